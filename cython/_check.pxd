@@ -1,0 +1,30 @@
+# cython: language_level=3
+# Status checking shared by every extension module.  It is inline so each
+# module reads the thread-local message of the engine copy it links.
+from libc.stdint cimport uint64_t
+from rowvoi cimport rv_status, rv_errmsg, rv_status_name, RV_OK, RV_E_INTERRUPTED
+
+cdef extern from "Python.h":
+    int _rv_signals "PyErr_CheckSignals" () nogil
+    void *_rv_err_occurred "PyErr_Occurred" ()
+
+
+cdef inline int check(rv_status st) except -1:
+    """Raise the exception for a failed status; call after leaving nogil."""
+    if st == RV_OK:
+        return 0
+    if st == RV_E_INTERRUPTED and _rv_err_occurred() != NULL:
+        return -1  # the progress callback left KeyboardInterrupt pending
+    from rowvoi.errors import raise_for_status
+    raise_for_status(<int>st, rv_status_name(st).decode("ascii"),
+                     rv_errmsg().decode("utf-8", "replace"))
+    return -1
+
+
+cdef inline int progress_check_signals(void *ctx, uint64_t done,
+                                       uint64_t total) noexcept nogil:
+    """rv_progress_fn that stops a kernel when Ctrl-C is pending."""
+    with gil:
+        if _rv_signals() != 0:
+            return 1
+    return 0

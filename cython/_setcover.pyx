@@ -1,0 +1,235 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: freethreading_compatible=True
+"""Private bindings of the set cover engine (cover.h).  Types in, types out;
+the public API, validation and labels live in rowvoi.setcover / rowvoi.keys."""
+
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+
+from rowvoi cimport *
+from _check cimport check, progress_check_signals
+
+cnp.import_array()
+
+STRATEGIES = {"greedy": RV_COVER_GREEDY, "exact": RV_COVER_EXACT,
+              "sa": RV_COVER_SA, "ga": RV_COVER_GA, "hybrid": RV_COVER_HYBRID}
+OBJECTIVES = {"coverage": RV_PATH_COVERAGE, "entropy": RV_PATH_ENTROPY}
+
+
+def version():
+    """(version string, version number) of the linked engine."""
+    return rv_version().decode("ascii"), rv_version_number()
+
+
+def header_version():
+    """Version macros as compiled from rowvoi.h."""
+    return (RV_VERSION_MAJOR, RV_VERSION_MINOR, RV_VERSION_PATCH,
+            RV_VERSION_NUMBER, RV_VERSION_STRING.decode("ascii"))
+
+
+cdef class CoverProblem:
+    """Owns one rv_cover handle."""
+    cdef rv_cover *p
+
+    def __cinit__(self):
+        self.p = NULL
+
+    def __dealloc__(self):
+        rv_cover_free(self.p)
+
+    @staticmethod
+    def from_csr(size_t n_elements, offsets, elements, costs=None):
+        cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] off = np.ascontiguousarray(offsets, dtype=np.uint64)
+        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] el = np.ascontiguousarray(elements, dtype=np.uint32)
+        cdef cnp.ndarray[double, ndim=1, mode="c"] c
+        cdef const double *cp = NULL
+        cdef size_t n_sets = off.shape[0] - 1
+        cdef const uint32_t *ep = NULL
+        if off.shape[0] < 1:
+            raise ValueError("offsets must have n_sets + 1 entries")
+        if costs is not None:
+            c = np.ascontiguousarray(costs, dtype=np.float64)
+            if <size_t>c.shape[0] != n_sets:
+                raise ValueError("costs must have one entry per set")
+            cp = &c[0] if n_sets else NULL
+        if el.shape[0]:
+            ep = &el[0]
+        cdef CoverProblem self = CoverProblem.__new__(CoverProblem)
+        cdef rv_status st
+        with nogil:
+            st = rv_cover_create(n_elements, n_sets, &off[0], ep, cp, &self.p)
+        check(st)
+        return self
+
+    @staticmethod
+    def from_codes(codes, costs=None, uint64_t max_bytes=0):
+        """codes: (n_cols, n_rows) int32 array."""
+        cdef cnp.ndarray[int32_t, ndim=2, mode="c"] cd = np.ascontiguousarray(codes, dtype=np.int32)
+        cdef size_t n_cols = cd.shape[0], n_rows = cd.shape[1]
+        cdef cnp.ndarray[double, ndim=1, mode="c"] c
+        cdef const double *cp = NULL
+        cdef const int32_t *dp = NULL
+        if costs is not None:
+            c = np.ascontiguousarray(costs, dtype=np.float64)
+            if <size_t>c.shape[0] != n_cols:
+                raise ValueError("costs must have one entry per column")
+            cp = &c[0] if n_cols else NULL
+        if n_cols and n_rows:
+            dp = &cd[0, 0]
+        cdef CoverProblem self = CoverProblem.__new__(CoverProblem)
+        cdef rv_status st
+        with nogil:
+            st = rv_cover_create_pairs(dp, n_rows, n_cols, cp, max_bytes, &self.p)
+        check(st)
+        return self
+
+    @property
+    def n_sets(self):
+        return rv_cover_n_sets(self.p)
+
+    @property
+    def n_elements(self):
+        return rv_cover_n_elements(self.p)
+
+    @property
+    def n_coverable(self):
+        return rv_cover_n_coverable(self.p)
+
+    def element_counts(self):
+        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] out = np.zeros(
+            max(<Py_ssize_t>rv_cover_n_elements(self.p), 1), dtype=np.uint32)
+        check(rv_cover_element_counts(self.p, &out[0]))
+        return out[:rv_cover_n_elements(self.p)]
+
+    def covered(self, sel, bint with_mask=False):
+        """(count, mask or None) for a selection of set indices."""
+        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] s = np.ascontiguousarray(sel, dtype=np.uint32)
+        cdef uint64_t m = rv_cover_n_elements(self.p)
+        cdef cnp.ndarray[uint8_t, ndim=1, mode="c"] mask = np.zeros(max(<Py_ssize_t>m, 1), dtype=np.uint8)
+        cdef uint64_t n = 0
+        cdef const uint32_t *sp = &s[0] if s.shape[0] else NULL
+        cdef rv_status st
+        with nogil:
+            st = rv_cover_covered(self.p, sp, s.shape[0], &mask[0] if with_mask else NULL, &n)
+        check(st)
+        return n, (mask[:m].astype(bool) if with_mask else None)
+
+    def solve(self, str strategy, n_required=None, double time_limit=0.0,
+              uint64_t seed=0, uint32_t iterations=0, uint32_t population=0,
+              uint32_t generations=0):
+        """Returns (selected set indices, info dict).  info["timed_out"] is
+        True when the exact solver stopped at its limit (answer unproven)."""
+        cdef rv_cover_options opt
+        rv_cover_options_init(&opt)
+        opt.strategy = STRATEGIES[strategy]
+        if n_required is not None:
+            opt.n_required = <uint64_t>n_required
+        opt.time_limit = time_limit
+        opt.seed = seed
+        opt.iterations = iterations
+        opt.population = population
+        opt.generations = generations
+        opt.progress = <rv_progress_fn>progress_check_signals
+        cdef size_t n = rv_cover_n_sets(self.p)
+        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] out = np.zeros(max(<Py_ssize_t>n, 1), dtype=np.uint32)
+        cdef size_t k = 0
+        cdef rv_cover_info info
+        cdef rv_status st
+        with nogil:
+            st = rv_cover_solve(self.p, &opt, &out[0], n, &k, &info)
+        timed_out = st == RV_E_TIMEOUT
+        if not timed_out:
+            check(st)
+        return out[:k].copy(), {
+            "cost": info.cost, "covered": info.covered, "optimal": bool(info.optimal),
+            "work": info.work, "seconds": info.seconds, "timed_out": timed_out,
+            "message": rv_errmsg().decode("utf-8", "replace") if timed_out else "",
+        }
+
+    def plan_path(self, str objective="coverage", weights=None):
+        """Returns (order, newly_covered, gain) arrays."""
+        cdef size_t n = rv_cover_n_sets(self.p)
+        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] order = np.zeros(max(<Py_ssize_t>n, 1), dtype=np.uint32)
+        cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] newly = np.zeros(max(<Py_ssize_t>n, 1), dtype=np.uint64)
+        cdef cnp.ndarray[double, ndim=1, mode="c"] gain = np.zeros(max(<Py_ssize_t>n, 1), dtype=np.float64)
+        cdef cnp.ndarray[double, ndim=1, mode="c"] w
+        cdef const double *wp = NULL
+        cdef rv_path_objective obj = OBJECTIVES[objective]
+        if weights is not None:
+            w = np.ascontiguousarray(weights, dtype=np.float64)
+            if <uint64_t>w.shape[0] != rv_cover_n_elements(self.p):
+                raise ValueError("weights must have one entry per element")
+            wp = &w[0] if w.shape[0] else NULL
+        cdef size_t k = 0
+        cdef rv_status st
+        with nogil:
+            st = rv_cover_plan_path(self.p, obj, wp, &order[0], &newly[0], &gain[0], n, &k)
+        check(st)
+        return order[:k].copy(), newly[:k].copy(), gain[:k].copy()
+
+
+def keys_plan_path(codes, costs=None, str objective="coverage", uint64_t stop_unresolved=0):
+    """Greedy key path by partition refinement.  codes: (n_cols, n_rows) int32.
+    Returns (order, newly_resolved, gain, unresolved_at_end)."""
+    cdef cnp.ndarray[int32_t, ndim=2, mode="c"] cd = np.ascontiguousarray(codes, dtype=np.int32)
+    cdef size_t n_cols = cd.shape[0], n_rows = cd.shape[1]
+    cdef cnp.ndarray[double, ndim=1, mode="c"] c
+    cdef const double *cp = NULL
+    cdef const int32_t *dp = NULL
+    if costs is not None:
+        c = np.ascontiguousarray(costs, dtype=np.float64)
+        if <size_t>c.shape[0] != n_cols:
+            raise ValueError("costs must have one entry per column")
+        cp = &c[0] if n_cols else NULL
+    if n_cols and n_rows:
+        dp = &cd[0, 0]
+    cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] order = np.zeros(max(<Py_ssize_t>n_cols, 1), dtype=np.uint32)
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] newly = np.zeros(max(<Py_ssize_t>n_cols, 1), dtype=np.uint64)
+    cdef cnp.ndarray[double, ndim=1, mode="c"] gain = np.zeros(max(<Py_ssize_t>n_cols, 1), dtype=np.float64)
+    cdef rv_path_objective obj = OBJECTIVES[objective]
+    cdef size_t k = 0
+    cdef uint64_t unresolved = 0
+    cdef rv_status st
+    with nogil:
+        st = rv_keys_plan_path(dp, n_rows, n_cols, cp, obj, stop_unresolved,
+                               <rv_progress_fn>progress_check_signals, NULL,
+                               &order[0], &newly[0], &gain[0], n_cols, &k, &unresolved)
+    check(st)
+    return order[:k].copy(), newly[:k].copy(), gain[:k].copy(), unresolved
+
+
+def keys_unresolved(codes, cols):
+    """Row pairs that agree on every column in cols.  codes: (n_cols, n_rows)."""
+    cdef cnp.ndarray[int32_t, ndim=2, mode="c"] cd = np.ascontiguousarray(codes, dtype=np.int32)
+    cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] cs = np.ascontiguousarray(cols, dtype=np.uint32)
+    cdef size_t n_cols = cd.shape[0], n_rows = cd.shape[1]
+    cdef const int32_t *dp = &cd[0, 0] if (n_cols and n_rows) else NULL
+    cdef const uint32_t *sp = &cs[0] if cs.shape[0] else NULL
+    cdef uint64_t out = 0
+    cdef rv_status st
+    with nogil:
+        st = rv_keys_unresolved(dp, n_rows, n_cols, sp, cs.shape[0], &out)
+    check(st)
+    return out
+
+
+def _fail_alloc_after(uint64_t n):
+    """Test hook: fail the n-th engine allocation on this thread (0: off)."""
+    return rv_test_fail_alloc_after(n)
+
+
+def _raise_status(int code):
+    """Test hook: produce an engine failure with the given status code."""
+    cdef rv_cover *p = NULL
+    cdef uint64_t off[2]
+    cdef uint32_t el[1]
+    cdef double cost[1]
+    cdef uint32_t sel[1]
+    cdef uint64_t n = 0
+    if code == RV_E_INVALID_ARG:
+        check(rv_cover_create(1, 0, NULL, NULL, NULL, &p))
+    elif code == RV_E_RANGE:
+        off[0] = 0; off[1] = 1; el[0] = 5
+        check(rv_cover_create(1, 1, off, el, NULL, &p))
+    raise ValueError(f"no trigger for status {code}")

@@ -1,0 +1,19 @@
+/*
+** rowvoi.h -- the public C API of the rowvoi engine.
+**
+** One header for C and C++ hosts.  It includes the per-area headers under
+** rowvoi/; each function's comment states units, ownership, errors and
+** thread-safety.  Link with -lrowvoi (pkg-config rowvoi, or CMake
+** find_package(rowvoi) and the target rowvoi::rowvoi).
+**
+**   core.h   status codes, error messages, version, RNG, bitsets
+**   cover.h  weighted set cover and the row-pair universe of keys
+*/
+#ifndef ROWVOI_H
+#define ROWVOI_H
+
+#include "rowvoi/version.h"
+#include "rowvoi/core.h"
+#include "rowvoi/cover.h"
+
+#endif /* ROWVOI_H */

@@ -1,0 +1,139 @@
+/*
+** rowvoi core: status codes, error messages, version, RNG, bitsets.
+**
+** Conventions used by every part of the C API (see include/rowvoi.h):
+**   - Every fallible function returns rv_status; RV_OK (0) means success.
+**     Results come back through trailing OUT parameters.
+**   - On failure rv_errmsg() returns a message for the calling thread that
+**     names the argument or file at fault.  Nothing aborts, nothing prints.
+**   - Opaque handles come in create/free pairs; free accepts NULL.
+**   - Inputs are borrowed for the duration of a call unless a comment says
+**     the engine copies them.
+*/
+#ifndef ROWVOI_CORE_H
+#define ROWVOI_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "version.h"
+
+#if defined(_WIN32) && defined(RV_SHARED)
+#  if defined(RV_BUILDING)
+#    define RV_API __declspec(dllexport)
+#  else
+#    define RV_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) || defined(__clang__)
+#  define RV_API __attribute__((visibility("default")))
+#else
+#  define RV_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+** Status codes.  The numbers are part of the ABI and never change; new codes
+** are only ever appended.
+*/
+typedef enum rv_status {
+    RV_OK = 0,
+    RV_E_INVALID_ARG = 1,  /* an argument is NULL, NaN, negative, ... */
+    RV_E_NOMEM = 2,        /* an allocation failed */
+    RV_E_SHAPE = 3,        /* array sizes disagree */
+    RV_E_RANGE = 4,        /* an index or size is out of its range */
+    RV_E_STATE = 5,        /* the handle is not in a state that allows this */
+    RV_E_CORRUPT = 6,      /* a file or buffer failed its integrity checks */
+    RV_E_VERSION = 7,      /* a file was written by another format version */
+    RV_E_IO = 8,           /* reading or writing a file failed */
+    RV_E_INTERRUPTED = 9,  /* a progress callback asked to stop */
+    RV_E_INFEASIBLE = 10,  /* the problem has no solution (e.g. uncoverable) */
+    RV_E_TIMEOUT = 11,     /* a time limit ran out; see the function's note */
+    RV_E_INTERNAL = 99     /* an invariant broke: a bug, please report */
+} rv_status;
+
+/*
+** Name of a status code, e.g. "RV_E_SHAPE".  Static storage, never NULL;
+** unknown values give "RV_E_UNKNOWN".
+*/
+RV_API const char *rv_status_name(rv_status status);
+
+/*
+** Detail message of the last failure on the calling thread ("" when none).
+** Thread-local storage owned by the library; valid until the next rowvoi call
+** on this thread.
+*/
+RV_API const char *rv_errmsg(void);
+
+/* Clear the calling thread's error message. */
+RV_API void rv_errmsg_clear(void);
+
+/* Library version as a string ("0.1.0") and as RV_VERSION_NUMBER. */
+RV_API const char *rv_version(void);
+RV_API int rv_version_number(void);
+
+/*
+** Progress and cancellation.  Long kernels call this from the calling thread
+** with the work done so far and the total (units are the kernel's own).  A
+** nonzero return stops the kernel with RV_E_INTERRUPTED.
+*/
+typedef int (*rv_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/*
+** Test hook: make the n-th allocation from now on fail (n >= 1) on the
+** calling thread; 0 switches failure injection off.  Returns the number of
+** allocations performed since the last call.  Used by the allocation-failure
+** tests; harmless in production (off by default, thread-local).
+*/
+RV_API uint64_t rv_test_fail_alloc_after(uint64_t n);
+
+/*
+** Seeded pseudo-random generator: splitmix64 expands the seed into the state
+** of xoshiro256**.  The same seed gives the same stream on every platform.
+** A plain struct so callers can keep one on the stack; no global state.
+*/
+typedef struct rv_rng {
+    uint64_t s[4];
+} rv_rng;
+
+/* Seed a generator.  Any seed, including 0, is valid. */
+RV_API void rv_rng_seed(rv_rng *rng, uint64_t seed);
+
+/* Seed a generator for work item `stream` of a job seeded with `seed`, so a
+** multi-threaded job draws the same numbers whatever the thread count. */
+RV_API void rv_rng_seed_stream(rv_rng *rng, uint64_t seed, uint64_t stream);
+
+/* Next 64 random bits. */
+RV_API uint64_t rv_rng_next(rv_rng *rng);
+
+/* Uniform integer in [0, bound) without modulo bias; bound 0 gives 0. */
+RV_API uint64_t rv_rng_below(rv_rng *rng, uint64_t bound);
+
+/* Uniform double in [0, 1) with 53 random bits. */
+RV_API double rv_rng_uniform(rv_rng *rng);
+
+/*
+** Bitsets are arrays of uint64_t words; bit i lives in word i / 64 at
+** position i % 64.  Helpers below take the number of words, and assume the
+** unused high bits of the last word are zero.
+*/
+#define RV_BITSET_WORDS(nbits) (((size_t)(nbits) + 63u) / 64u)
+
+/* Number of set bits in a[0..nwords). */
+RV_API uint64_t rv_bitset_count(const uint64_t *a, size_t nwords);
+
+/* Number of bits set in a and not set in b. */
+RV_API uint64_t rv_bitset_count_andnot(const uint64_t *a, const uint64_t *b,
+                                       size_t nwords);
+
+/* Number of bits set in both a and b. */
+RV_API uint64_t rv_bitset_count_and(const uint64_t *a, const uint64_t *b,
+                                    size_t nwords);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROWVOI_CORE_H */

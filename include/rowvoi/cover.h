@@ -1,0 +1,204 @@
+/*
+** rowvoi set cover: weighted set cover over bitsets, and the row-pair
+** universe of deterministic keys.
+**
+** A problem holds n_sets sets over a universe of n_elements elements
+** (elements are 0 .. n_elements-1).  Each set has a cost > 0.  Sets are
+** stored as bitsets, so coverage tests are word-wide AND/ANDNOT/popcount.
+**
+** Thread-safety: a built rv_cover is read-only; any number of threads may
+** solve or plan on the same problem at once.
+*/
+#ifndef ROWVOI_COVER_H
+#define ROWVOI_COVER_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rv_cover rv_cover;
+
+/*
+** Largest universe a problem may hold (elements are indexed by uint32_t).
+*/
+#define RV_COVER_MAX_ELEMENTS ((uint64_t)0x7fffffffu)
+
+/*
+** Create a problem from sets in compressed-row form.    CONSTRUCTOR: rv_cover
+** Set s covers elements[offsets[s] .. offsets[s+1]); offsets has n_sets+1
+** entries, offsets[0] == 0.  Repeated elements within a set are allowed.
+** costs holds n_sets values > 0 and finite, or is NULL for unit costs.
+** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL pointer, a cost that is
+** not finite and > 0, or decreasing offsets; RV_E_RANGE for an element
+** >= n_elements or n_elements > RV_COVER_MAX_ELEMENTS; RV_E_NOMEM.
+** Ownership: copies everything; free the result with rv_cover_free.
+*/
+RV_API rv_status rv_cover_create(size_t n_elements, size_t n_sets,
+                                 const uint64_t *offsets,
+                                 const uint32_t *elements,
+                                 const double *costs, rv_cover **out);
+
+/*
+** Create the row-pair universe of a key problem.        CONSTRUCTOR: rv_cover
+** codes holds n_cols columns of n_rows integer codes each, column after
+** column (codes[c * n_rows + r]); equal codes mean equal values.  Element
+** (i, j), i < j, is pair index i*n_rows - i*(i+1)/2 + (j - i - 1); column c
+** covers the pairs whose codes differ in column c.  costs: n_cols values or
+** NULL.  max_bytes caps the memory of the bitsets (0 means 2 GiB).
+** Returns RV_E_RANGE, naming the pair count and the limit, when the
+** universe exceeds RV_COVER_MAX_ELEMENTS or the bitsets exceed max_bytes;
+** RV_E_INVALID_ARG for a negative code or a bad cost; RV_E_NOMEM.
+** Ownership: copies what it needs; free with rv_cover_free.
+*/
+RV_API rv_status rv_cover_create_pairs(const int32_t *codes, size_t n_rows,
+                                       size_t n_cols, const double *costs,
+                                       uint64_t max_bytes, rv_cover **out);
+
+/* Free a problem.  NULL is a no-op. */
+RV_API void rv_cover_free(rv_cover *p);
+
+/* Sizes of a problem (0 for NULL). */
+RV_API size_t rv_cover_n_sets(const rv_cover *p);
+RV_API uint64_t rv_cover_n_elements(const rv_cover *p);
+
+/* Number of elements covered by at least one set. */
+RV_API uint64_t rv_cover_n_coverable(const rv_cover *p);
+
+/*
+** How many sets cover each element: writes n_elements counts into counts.
+** Returns RV_E_INVALID_ARG for NULL pointers.
+*/
+RV_API rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts);
+
+/*
+** Elements covered by a selection of set indices.  Writes the count to
+** *n_covered and, when mask is not NULL, one byte per element (1 covered,
+** 0 not) into mask (n_elements bytes).  Returns RV_E_RANGE for a set index
+** >= n_sets.
+*/
+RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel,
+                                  size_t n_sel, uint8_t *mask,
+                                  uint64_t *n_covered);
+
+typedef enum rv_cover_strategy {
+    RV_COVER_GREEDY = 0, /* best cost per newly covered element; ln(m)-approx */
+    RV_COVER_EXACT = 1,  /* branch and bound; proves optimality */
+    RV_COVER_SA = 2,     /* simulated annealing */
+    RV_COVER_GA = 3,     /* genetic algorithm */
+    RV_COVER_HYBRID = 4  /* simulated annealing seeding a genetic algorithm */
+} rv_cover_strategy;
+
+/*
+** Options of rv_cover_solve.  Initialise with rv_cover_options_init, then set
+** what you need; unknown future fields keep their defaults.
+*/
+typedef struct rv_cover_options {
+    rv_cover_strategy strategy;
+    uint64_t n_required;   /* elements the cover must reach; the default,
+                              RV_COVER_ALL, means every coverable element */
+    double time_limit;     /* seconds; <= 0 means none */
+    uint64_t seed;         /* SA/GA/hybrid: same seed, same answer */
+    uint32_t iterations;   /* SA moves (0: 2000 * n_sets, at least 20000) */
+    uint32_t population;   /* GA population (0: 40) */
+    uint32_t generations;  /* GA generations (0: 300) */
+    rv_progress_fn progress;   /* optional; nonzero return interrupts */
+    void *progress_ctx;
+} rv_cover_options;
+
+#define RV_COVER_ALL UINT64_MAX
+
+/* Fill *opt with the defaults (greedy, all coverable elements, seed 0). */
+RV_API void rv_cover_options_init(rv_cover_options *opt);
+
+/* What rv_cover_solve found out. */
+typedef struct rv_cover_info {
+    double cost;        /* total cost of the selection */
+    uint64_t covered;   /* elements it covers */
+    int optimal;        /* 1 only when the exact solver proved optimality */
+    uint64_t work;      /* B&B nodes, SA moves or GA evaluations */
+    double seconds;     /* wall time spent */
+} rv_cover_info;
+
+/*
+** Solve the problem.                                        METHOD: rv_cover
+** Writes the chosen set indices into selected (capacity >= n_sets slots) and
+** their number into *n_selected.  Greedy returns sets in the order it picked
+** them (ties go to the lowest index); the other strategies return ascending
+** set indices.  A selection never contains a set that adds nothing.
+** Returns RV_OK; RV_E_INFEASIBLE when n_required exceeds the coverable
+** elements; RV_E_TIMEOUT from the exact solver when the time limit ran out
+** before optimality was proven -- the best cover found is still written and
+** info->optimal is 0; SA/GA stop at the time limit with RV_OK (they never
+** claim optimality); RV_E_INTERRUPTED when the progress callback asked to
+** stop (nothing written); RV_E_INVALID_ARG / RV_E_NOMEM.
+** Determinism: identical inputs and options give identical output (with no
+** time limit; a time limit makes the result depend on machine speed).
+** Ownership: borrows everything.  Thread-safety: concurrent calls on one
+** problem are fine.
+*/
+RV_API rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt,
+                                uint32_t *selected, size_t capacity,
+                                size_t *n_selected, rv_cover_info *info);
+
+typedef enum rv_path_objective {
+    RV_PATH_COVERAGE = 0, /* gain = weight of newly covered elements */
+    RV_PATH_ENTROPY = 1   /* gain = drop in log2(1 + uncovered weight) for
+                             set covers; for keys, the drop in the expected
+                             log2 size of a row's cluster (bits) */
+} rv_path_objective;
+
+/*
+** Greedy acquisition order.                                 METHOD: rv_cover
+** Repeatedly picks the set with the best gain per cost (ties: lowest index)
+** until no set adds a newly covered element.  weights: n_elements values
+** >= 0 and finite, or NULL for 1.0 each.  Writes, per step, the set index
+** into order, the number of newly covered elements into newly_covered and
+** the objective gain into gain (each capacity >= n_sets; gain may be NULL).
+** Returns RV_OK and *n_steps; RV_E_INVALID_ARG for a bad weight or pointer.
+*/
+RV_API rv_status rv_cover_plan_path(const rv_cover *p,
+                                    rv_path_objective objective,
+                                    const double *weights, uint32_t *order,
+                                    uint64_t *newly_covered, double *gain,
+                                    size_t capacity, size_t *n_steps);
+
+/*
+** Greedy key path by partition refinement, in O(n_rows * n_cols) memory.
+** codes as in rv_cover_create_pairs.  Keeps the partition of the rows into
+** groups that agree on the chosen columns; unresolved pairs are the sum over
+** groups of C(size, 2).  Each step picks the column with the best gain per
+** cost (ties: lowest index): RV_PATH_COVERAGE gains newly resolved pairs,
+** RV_PATH_ENTROPY the drop in expected log2 cluster size (bits).  Stops when
+** unresolved pairs <= stop_unresolved or no column resolves another pair.
+** Writes per step the column, the newly resolved pairs and the gain (gain
+** may be NULL) into arrays of capacity >= n_cols; *unresolved gets the pairs
+** left unresolved at the end.  Gives the same path as rv_cover_plan_path on
+** rv_cover_create_pairs with unit weights and the coverage objective.
+** Returns RV_OK; RV_E_INVALID_ARG for negative codes or bad costs;
+** RV_E_INTERRUPTED via progress; RV_E_NOMEM.
+*/
+RV_API rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows,
+                                   size_t n_cols, const double *costs,
+                                   rv_path_objective objective,
+                                   uint64_t stop_unresolved,
+                                   rv_progress_fn progress, void *progress_ctx,
+                                   uint32_t *order, uint64_t *newly_resolved,
+                                   double *gain, size_t capacity,
+                                   size_t *n_steps, uint64_t *unresolved);
+
+/*
+** Pairs of rows that agree on every column in cols (unresolved pairs).
+** codes as in rv_cover_create_pairs; cols: n_sel column indices < n_cols.
+** Returns RV_OK and *unresolved; RV_E_RANGE for a bad column index.
+*/
+RV_API rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows,
+                                    size_t n_cols, const uint32_t *cols,
+                                    size_t n_sel, uint64_t *unresolved);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROWVOI_COVER_H */

@@ -1,0 +1,289 @@
+/*
+** Key paths by partition refinement.
+**
+** The rows that agree on every chosen column form groups; a pair is
+** unresolved exactly when both rows sit in one group, so the unresolved
+** pairs are the sum over groups of C(size, 2) and never need to be listed.
+** Rows are kept in `perm`, grouped into contiguous segments; groups of one
+** row are dropped as soon as they appear, so later steps only touch rows
+** that are still ambiguous.  Scoring a column over a segment counts its
+** codes with a scratch array indexed by code and a list of touched codes,
+** so one step costs O(active rows) per column with no hashing.
+*/
+#include <math.h>
+#include <string.h>
+
+#include "cover_internal.h"
+
+typedef struct rv__seg {
+    size_t start, len;
+} rv__seg;
+
+static uint64_t rv__c2(uint64_t n) { return n < 2 ? 0 : n * (n - 1) / 2; }
+
+static double rv__nlog2n(uint64_t n) { return n < 2 ? 0.0 : (double)n * log2((double)n); }
+
+/* Dense copies of the columns whose codes are not already 0 .. n-1-ish. */
+typedef struct rv__cols {
+    const int32_t **col;  /* n_cols pointers to n_rows dense codes */
+    uint32_t *card;       /* codes of column c are < card[c] */
+    int32_t **owned;      /* copies we made (NULL where borrowed) */
+    size_t n_cols;
+} rv__cols;
+
+static void rv__cols_free(rv__cols *c) {
+    if (c->owned)
+        for (size_t i = 0; i < c->n_cols; i++) rv__free(c->owned[i]);
+    rv__free(c->owned);
+    rv__free((void *)c->col);
+    rv__free(c->card);
+}
+
+static rv_status rv__cols_init(rv__cols *c, const int32_t *codes, size_t n_rows,
+                               size_t n_cols) {
+    memset(c, 0, sizeof *c);
+    c->n_cols = n_cols;
+    c->col = rv__calloc(n_cols ? n_cols : 1, sizeof(int32_t *));
+    c->card = rv__calloc(n_cols ? n_cols : 1, sizeof(uint32_t));
+    c->owned = rv__calloc(n_cols ? n_cols : 1, sizeof(int32_t *));
+    if (!c->col || !c->card || !c->owned) {
+        rv__cols_free(c);
+        return rv__nomem("column tables");
+    }
+    for (size_t j = 0; j < n_cols; j++) {
+        const int32_t *src = codes + j * n_rows;
+        int32_t maxc = -1;
+        for (size_t r = 0; r < n_rows; r++) {
+            if (src[r] < 0) {
+                rv__cols_free(c);
+                return rv__error(RV_E_INVALID_ARG,
+                                 "code %d in column %zu, row %zu is negative",
+                                 src[r], j, r);
+            }
+            if (src[r] > maxc) maxc = src[r];
+        }
+        if ((uint64_t)maxc < 2 * (uint64_t)n_rows + 64) {
+            c->col[j] = src;
+            c->card[j] = (uint32_t)(maxc + 1);
+            continue;
+        }
+        int32_t *d = rv__malloc(n_rows * sizeof(int32_t));
+        if (!d) {
+            rv__cols_free(c);
+            return rv__nomem("dense codes");
+        }
+        uint32_t k;
+        rv_status st = rv__dense_codes(src, n_rows, d, &k);
+        if (st) {
+            rv__free(d);
+            rv__cols_free(c);
+            return st;
+        }
+        c->owned[j] = d;
+        c->col[j] = d;
+        c->card[j] = k;
+    }
+    return RV_OK;
+}
+
+/* Pairs resolved and entropy drop (times n_rows, in bits) if the current
+** segments were split by column `code`. */
+static void rv__score(const int32_t *code, const uint32_t *perm, const rv__seg *segs,
+                      size_t n_segs, uint32_t *cnt, uint32_t *touched,
+                      uint64_t *resolved, double *ent) {
+    uint64_t res = 0;
+    double e = 0;
+    for (size_t g = 0; g < n_segs; g++) {
+        const uint32_t *rows = perm + segs[g].start;
+        size_t len = segs[g].len, nt = 0;
+        for (size_t i = 0; i < len; i++) {
+            int32_t v = code[rows[i]];
+            if (cnt[v]++ == 0) touched[nt++] = (uint32_t)v;
+        }
+        uint64_t same = 0;
+        double sub = 0;
+        for (size_t t = 0; t < nt; t++) {
+            uint32_t c = cnt[touched[t]];
+            same += rv__c2(c);
+            if (ent) sub += rv__nlog2n(c);
+            cnt[touched[t]] = 0;
+        }
+        res += rv__c2(len) - same;
+        if (ent) e += rv__nlog2n(len) - sub;
+    }
+    *resolved = res;
+    if (ent) *ent = e;
+}
+
+rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
+                            const double *costs, rv_path_objective objective,
+                            uint64_t stop_unresolved, rv_progress_fn progress,
+                            void *progress_ctx, uint32_t *order,
+                            uint64_t *newly_resolved, double *gain,
+                            size_t capacity, size_t *n_steps, uint64_t *unresolved) {
+    if (n_steps) *n_steps = 0;
+    if (!n_steps || !unresolved || !order || !newly_resolved || (!codes && n_rows && n_cols))
+        return rv__error(RV_E_INVALID_ARG,
+                         "codes, order, newly_resolved, n_steps and unresolved "
+                         "must not be NULL");
+    if (objective != RV_PATH_COVERAGE && objective != RV_PATH_ENTROPY)
+        return rv__error(RV_E_INVALID_ARG, "unknown path objective %d", (int)objective);
+    if (capacity < n_cols)
+        return rv__error(RV_E_SHAPE, "capacity %zu < n_cols %zu", capacity, n_cols);
+    if (n_rows > UINT32_MAX)
+        return rv__error(RV_E_RANGE, "n_rows = %zu exceeds %u", n_rows, UINT32_MAX);
+    if (costs)
+        for (size_t j = 0; j < n_cols; j++)
+            if (!(costs[j] > 0) || !isfinite(costs[j]))
+                return rv__error(RV_E_INVALID_ARG,
+                                 "costs[%zu] = %g: every column cost must be finite and > 0",
+                                 j, costs[j]);
+    rv__cols cols;
+    rv_status st = rv__cols_init(&cols, codes, n_rows, n_cols);
+    if (st) return st;
+    uint32_t maxcard = 1;
+    for (size_t j = 0; j < n_cols; j++)
+        if (cols.card[j] > maxcard) maxcard = cols.card[j];
+
+    uint32_t *perm = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
+    uint32_t *perm2 = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
+    rv__seg *segs = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
+    rv__seg *segs2 = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
+    uint32_t *cnt = rv__calloc(maxcard, sizeof(uint32_t));
+    uint32_t *touched = rv__malloc((size_t)maxcard * sizeof(uint32_t));
+    uint32_t *offs = rv__malloc((size_t)maxcard * sizeof(uint32_t));
+    uint8_t *used = rv__calloc(n_cols ? n_cols : 1, 1);
+    if (!perm || !perm2 || !segs || !segs2 || !cnt || !touched || !offs || !used) {
+        st = rv__nomem("partition refinement arrays");
+        goto done;
+    }
+    for (size_t r = 0; r < n_rows; r++) perm[r] = (uint32_t)r;
+    size_t n_segs = 0;
+    if (n_rows >= 2) {
+        segs[0].start = 0;
+        segs[0].len = n_rows;
+        n_segs = 1;
+    }
+    uint64_t unres = rv__c2(n_rows);
+    size_t steps = 0;
+    double scale = n_rows ? 1.0 / (double)n_rows : 0.0;
+
+    while (unres > stop_unresolved && n_segs > 0) {
+        if (progress && progress(progress_ctx, steps, n_cols)) {
+            st = rv__error(RV_E_INTERRUPTED, "key path interrupted");
+            goto done;
+        }
+        long best = -1;
+        double best_gain = 0;
+        uint64_t best_res = 0;
+        for (size_t j = 0; j < n_cols; j++) {
+            if (used[j]) continue;
+            uint64_t res;
+            double ent = 0;
+            rv__score(cols.col[j], perm, segs, n_segs, cnt, touched, &res,
+                      objective == RV_PATH_ENTROPY ? &ent : NULL);
+            if (res == 0) {
+                used[j] = 1; /* separates nothing now, never will */
+                continue;
+            }
+            double g = objective == RV_PATH_ENTROPY ? ent * scale : (double)res;
+            double cj = costs ? costs[j] : 1.0;
+            if (best < 0 ||
+                rv__ratio_better(g, cj, best_gain, costs ? costs[best] : 1.0)) {
+                best = (long)j;
+                best_gain = g;
+                best_res = res;
+            }
+        }
+        if (best < 0) break;
+        used[best] = 1;
+        order[steps] = (uint32_t)best;
+        newly_resolved[steps] = best_res;
+        if (gain) gain[steps] = best_gain;
+        steps++;
+        unres -= best_res;
+
+        /* Refine: counting-sort each segment by the chosen column's code;
+        ** keep only the new groups of two or more rows. */
+        const int32_t *code = cols.col[best];
+        size_t out = 0, n2 = 0;
+        for (size_t g = 0; g < n_segs; g++) {
+            const uint32_t *rows = perm + segs[g].start;
+            size_t len = segs[g].len, nt = 0;
+            for (size_t i = 0; i < len; i++) {
+                int32_t v = code[rows[i]];
+                if (cnt[v]++ == 0) touched[nt++] = (uint32_t)v;
+            }
+            /* offsets in order of first appearance, skipping singletons */
+            size_t pos = out;
+            for (size_t t = 0; t < nt; t++) {
+                uint32_t v = touched[t], c = cnt[v];
+                if (c >= 2) {
+                    offs[v] = (uint32_t)pos;
+                    segs2[n2].start = pos;
+                    segs2[n2].len = c;
+                    n2++;
+                    pos += c;
+                } else {
+                    offs[v] = UINT32_MAX;
+                }
+            }
+            for (size_t i = 0; i < len; i++) {
+                int32_t v = code[rows[i]];
+                if (offs[v] != UINT32_MAX) perm2[offs[v]++] = rows[i];
+            }
+            for (size_t t = 0; t < nt; t++) cnt[touched[t]] = 0;
+            out = pos;
+        }
+        uint32_t *tp = perm;
+        perm = perm2;
+        perm2 = tp;
+        rv__seg *ts = segs;
+        segs = segs2;
+        segs2 = ts;
+        n_segs = n2;
+    }
+    *n_steps = steps;
+    *unresolved = unres;
+done:
+    rv__free(perm);
+    rv__free(perm2);
+    rv__free(segs);
+    rv__free(segs2);
+    rv__free(cnt);
+    rv__free(touched);
+    rv__free(offs);
+    rv__free(used);
+    rv__cols_free(&cols);
+    return st;
+}
+
+rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
+                             const uint32_t *cols, size_t n_sel, uint64_t *unresolved) {
+    if (!unresolved || (n_sel && !cols) || (!codes && n_rows && n_cols))
+        return rv__error(RV_E_INVALID_ARG, "codes, cols and unresolved must not be NULL");
+    for (size_t k = 0; k < n_sel; k++)
+        if (cols[k] >= n_cols)
+            return rv__error(RV_E_RANGE, "column index %u >= n_cols = %zu", cols[k], n_cols);
+    /* Refine by the selected columns in turn, with a zero stop so the
+    ** refinement follows cols exactly: reuse the path kernel on a column
+    ** subset laid out contiguously. */
+    int32_t *sub = rv__malloc((n_sel ? n_sel : 1) * (n_rows ? n_rows : 1) * sizeof(int32_t));
+    uint32_t *order = rv__malloc((n_sel ? n_sel : 1) * sizeof(uint32_t));
+    uint64_t *newly = rv__malloc((n_sel ? n_sel : 1) * sizeof(uint64_t));
+    if (!sub || !order || !newly) {
+        rv__free(sub);
+        rv__free(order);
+        rv__free(newly);
+        return rv__nomem("a column subset");
+    }
+    for (size_t k = 0; k < n_sel; k++)
+        memcpy(sub + k * n_rows, codes + (size_t)cols[k] * n_rows, n_rows * sizeof(int32_t));
+    size_t steps;
+    rv_status st = rv_keys_plan_path(sub, n_rows, n_sel, NULL, RV_PATH_COVERAGE, 0, NULL,
+                                     NULL, order, newly, NULL, n_sel, &steps, unresolved);
+    rv__free(sub);
+    rv__free(order);
+    rv__free(newly);
+    return st;
+}

@@ -1,0 +1,86 @@
+/*
+** Internals shared by the engine's .c files.  Never installed.
+*/
+#ifndef ROWVOI_INTERNAL_H
+#define ROWVOI_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rowvoi.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#  define RV__LIKELY(x) __builtin_expect(!!(x), 1)
+#  define RV__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#  define RV__PRINTF(f, a)
+#  define RV__LIKELY(x) (x)
+#  define RV__UNLIKELY(x) (x)
+#endif
+
+/* Hot bitset kernels are compiled for several x86-64 levels and picked at
+** load time (GNU ifunc), so the default build runs on any x86-64 while
+** using POPCNT/AVX2 where present.  -DRV_NO_MULTIVERSION switches it off. */
+#if defined(__x86_64__) && defined(__linux__) && !defined(RV_NO_MULTIVERSION) \
+    && (defined(__GNUC__) || defined(__clang__))
+#  define RV__HOT_CLONES \
+    __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
+#else
+#  define RV__HOT_CLONES
+#endif
+
+/* All engine allocations go through these, so tests can inject failures.
+** rv__malloc(0) returns a valid unique pointer.  Sizes that overflow when
+** multiplied give NULL. */
+void *rv__malloc(size_t size);
+void *rv__calloc(size_t count, size_t size);
+void *rv__realloc(void *ptr, size_t size);
+void rv__free(void *ptr);
+
+/* Record a failure for rv_errmsg() and return the status, so call sites can
+** write `return rv__error(RV_E_RANGE, "...", ...);`. */
+rv_status rv__error(rv_status status, const char *fmt, ...) RV__PRINTF(2, 3);
+
+/* Shorthand for an allocation failure naming what was being allocated. */
+rv_status rv__nomem(const char *what);
+
+/* Monotonic clock in seconds. */
+double rv__now(void);
+
+/* Popcount of one word. */
+static inline unsigned rv__popcount64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (unsigned)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
+static inline unsigned rv__ctz64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(x);
+#else
+    unsigned n = 0;
+    while (!(x & 1u)) { x >>= 1; n++; }
+    return n;
+#endif
+}
+
+/* Is `a` better than `b` as a ratio, comparing a_num/a_den with b_num/b_den
+** (dens > 0) with a relative tolerance, so that values equal up to rounding
+** count as ties and the earlier candidate keeps its place.  Returns 1 when a
+** is strictly better. */
+static inline int rv__ratio_better(double a_num, double a_den, double b_num,
+                                   double b_den) {
+    double lhs = a_num * b_den, rhs = b_num * a_den;
+    double scale = (lhs > rhs ? lhs : rhs);
+    if (scale < 0) scale = -scale;
+    return lhs - rhs > 1e-12 * scale;
+}
+
+#endif /* ROWVOI_INTERNAL_H */
