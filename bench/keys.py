@@ -924,7 +924,8 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"  warning: subprocess imported rowvoi from {ours.module}")
             else:
                 ours = run_ours_inprocess(case, store, args, driver_ns)
-            log(f"  ours: {side_time(ours, args.ours_timeout)} {ours.message}".rstrip())
+            if ours.status != "off":
+                log(f"  ours: {side_time(ours, args.ours_timeout)} {ours.message}".rstrip())
 
             if args.no_ref or not case.ref:
                 ref = Outcome("off")
@@ -934,7 +935,8 @@ def main(argv: list[str] | None = None) -> int:
                 ref = run_ref(case, store, args, ref_python, driver_path, workdir)
                 if ref.status == "timeout":
                     capped_groups[case.group] = f"{case.nrows}x{case.ncols}"
-            log(f"  ref:  {side_time(ref, args.ref_timeout)} {ref.message}".rstrip())
+            if ref.status != "off":
+                log(f"  ref:  {side_time(ref, args.ref_timeout)} {ref.message}".rstrip())
             results.append((case, ours, ref))
 
     report = render_report(results, args, ours_info, ref_info, ref_venv, started)

@@ -115,6 +115,26 @@ cdef class CoverProblem:
         check(st)
         return n, (mask[:m].astype(bool) if with_mask else None)
 
+    def distinct_elements(self):
+        """(signatures as a bool matrix n_distinct x n_sets, multiplicities)."""
+        cdef size_t n = rv_cover_n_sets(self.p)
+        cdef size_t sw = (n + 63) // 64 if n else 1
+        cdef size_t need = 0
+        cdef rv_status st
+        with nogil:
+            st = rv_cover_distinct_elements(self.p, NULL, NULL, 0, &need)
+        if st != RV_OK and st != RV_E_SHAPE:
+            check(st)
+        cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] sig = np.zeros(max(need * sw, 1), dtype=np.uint64)
+        cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] mult = np.zeros(max(need, 1), dtype=np.uint64)
+        cdef size_t got = 0
+        with nogil:
+            st = rv_cover_distinct_elements(self.p, &sig[0], &mult[0], need, &got)
+        check(st)
+        bits = np.unpackbits(sig[:got * sw].reshape(got, sw).view(np.uint8).reshape(got, sw * 8),
+                             axis=1, bitorder="little")[:, :n].astype(bool)
+        return bits, mult[:got].copy()
+
     def solve(self, str strategy, n_required=None, double time_limit=0.0,
               uint64_t seed=0, uint32_t iterations=0, uint32_t population=0,
               uint32_t generations=0):

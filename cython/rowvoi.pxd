@@ -65,6 +65,10 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t n_sel,
                                uint8_t *mask, uint64_t *n_covered)
 
+    rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures,
+                                         uint64_t *mult, size_t capacity,
+                                         size_t *n_distinct)
+
     ctypedef enum rv_cover_strategy:
         RV_COVER_GREEDY
         RV_COVER_EXACT

@@ -82,6 +82,20 @@ RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel,
                                   size_t n_sel, uint8_t *mask,
                                   uint64_t *n_covered);
 
+/*
+** Distinct elements.  Elements covered by exactly the same sets are
+** interchangeable for every solver; this lists each distinct pattern once.
+** For pattern k writes the sets covering it as a bitset of sig_words =
+** ceil(n_sets / 64) words at signatures + k * sig_words, and in mult[k] how
+** many elements share it.  Uncoverable elements are left out.  When
+** capacity (patterns) is too small, returns RV_E_SHAPE with *n_distinct set
+** to the capacity needed; call again with a larger buffer.
+** Returns RV_OK and *n_distinct; RV_E_INVALID_ARG; RV_E_NOMEM.
+*/
+RV_API rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures,
+                                            uint64_t *mult, size_t capacity,
+                                            size_t *n_distinct);
+
 typedef enum rv_cover_strategy {
     RV_COVER_GREEDY = 0, /* best cost per newly covered element; ln(m)-approx */
     RV_COVER_EXACT = 1,  /* branch and bound; proves optimality */

@@ -1,1 +1,70 @@
-"""rowvoi"""
+"""rowvoi: value of information over candidate rows, with a native core.
+
+Three questions, answered exactly and fast:
+
+* **What settles it?** :func:`find_key` / :class:`SetCoverProblem`: the
+  cheapest set of columns (or chunks) that tells every candidate apart.
+* **What to ask next?** :func:`plan_key_path`: the order in which to acquire
+  columns, with coverage and cost per step.
+* **What do we believe now?** :class:`CandidateState`: hard filtering and
+  soft reweighting as evidence arrives.
+
+Importing rowvoi configures no logging and prints nothing.
+
+>>> import pandas as pd, rowvoi
+>>> df = pd.DataFrame({"a": [1, 1, 2], "b": [1, 2, 2]})
+>>> rowvoi.find_key(df, df.index)
+['a', 'b']
+"""
+
+from rowvoi._setcover import version as _engine_version
+from rowvoi.config import get_include, get_lib_dir
+from rowvoi.core import CandidateState, FeatureSuggestion
+from rowvoi.errors import (
+    IndexFormatError,
+    NotProvenOptimalWarning,
+    RvError,
+    SolverUnavailableError,
+)
+from rowvoi.keys import (
+    KeyPath,
+    KeyPathStep,
+    KeyProblem,
+    find_key,
+    pairwise_coverage,
+    plan_key_path,
+)
+from rowvoi.setcover import (
+    CoverPath,
+    CoverSolution,
+    CoverStep,
+    SetCoverProblem,
+    coverage_of,
+    solve_set_cover,
+)
+
+__version__ = _engine_version()[0]
+
+__all__ = [
+    "__version__",
+    "CandidateState",
+    "FeatureSuggestion",
+    "SetCoverProblem",
+    "CoverPath",
+    "CoverStep",
+    "CoverSolution",
+    "solve_set_cover",
+    "coverage_of",
+    "SolverUnavailableError",
+    "KeyProblem",
+    "KeyPath",
+    "KeyPathStep",
+    "find_key",
+    "plan_key_path",
+    "pairwise_coverage",
+    "RvError",
+    "IndexFormatError",
+    "NotProvenOptimalWarning",
+    "get_include",
+    "get_lib_dir",
+]

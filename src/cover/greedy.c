@@ -76,7 +76,11 @@ static rv_status rv__greedy_run(const rv_cover *p, rv_path_objective obj,
     } else {
         unc = (double)p->n_elements;
     }
-    for (size_t s = 0; s < n; s++) ub[s] = INFINITY;
+    /* Initial bound: everything a set covers is still new. */
+    for (size_t s = 0; s < n; s++) {
+        uint64_t cnt;
+        ub[s] = rv__new_weight(p, s, cov, weights, &cnt);
+    }
     uint64_t covered = 0;
     size_t steps = 0;
     while (covered < n_required) {

@@ -240,3 +240,30 @@ int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x,
     }
     return 0;
 }
+
+rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures,
+                                     uint64_t *mult, size_t capacity,
+                                     size_t *n_distinct) {
+    if (!p || !n_distinct)
+        return rv__error(RV_E_INVALID_ARG, "problem and n_distinct must not be NULL");
+    *n_distinct = 0;
+    rv__reduced r;
+    rv_status st = rv__reduce(p, &r);
+    if (st) return st;
+    *n_distinct = r.n_el;
+    if (capacity < r.n_el) {
+        rv__reduced_free(&r);
+        return rv__error(RV_E_SHAPE, "capacity %zu < %zu distinct elements",
+                         capacity, *n_distinct);
+    }
+    if (r.n_el && (!signatures || !mult)) {
+        rv__reduced_free(&r);
+        return rv__error(RV_E_INVALID_ARG, "signatures and mult must not be NULL");
+    }
+    if (r.n_el) {
+        memcpy(signatures, r.sig, r.n_el * r.sig_words * sizeof(uint64_t));
+        memcpy(mult, r.mult, r.n_el * sizeof(uint64_t));
+    }
+    rv__reduced_free(&r);
+    return RV_OK;
+}

@@ -1,0 +1,6 @@
+"""``python -m rowvoi`` runs the command line."""
+import sys
+
+from rowvoi.cli import main
+
+sys.exit(main())

@@ -1,0 +1,144 @@
+"""ILP and LP-relaxation set cover through pulp (CBC bundled, HiGHS if installed).
+
+Private: :func:`rowvoi.setcover.SetCoverProblem.solve` and
+:class:`rowvoi.keys.KeyProblem` call :func:`solve` with an engine problem.
+Elements that the same sets cover are merged first (the engine lists the
+distinct patterns with their multiplicity), which keeps the model small for
+pair universes.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from rowvoi.errors import SolverTimeoutError, SolverUnavailableError, warn_not_optimal
+
+
+def _solver(time_limit: float, relax: bool) -> Any:
+    try:
+        import pulp
+    except ImportError as exc:  # pragma: no cover - pulp is a dependency
+        raise SolverUnavailableError(
+            "strategy 'ilp'/'lp' needs the pulp package: pip install pulp") from exc
+    kwargs: dict[str, Any] = {"msg": False}
+    if time_limit > 0:
+        kwargs["timeLimit"] = time_limit
+    candidates = []
+    # Preference: a system CBC (COIN_CMD), pulp's bundled CBC, then HiGHS.
+    # pulp 3.x marks the bundled CBC deprecated; that is pulp's concern, not
+    # our users', so its warning is silenced here.
+    for name in ("COIN_CMD", "PULP_CBC_CMD", "HiGHS"):
+        cls = getattr(pulp, name, None)
+        if cls is None:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                candidates.append(cls(**kwargs))
+        except Exception:  # noqa: BLE001 - a broken solver entry is just unusable
+            continue
+    for solver in candidates:
+        try:
+            if solver.available():
+                return solver
+        except Exception:  # noqa: BLE001
+            continue
+    raise SolverUnavailableError(
+        "no LP solver is usable: pulp's bundled CBC is missing or cannot run on this "
+        "machine, and HiGHS is not installed (pip install highspy). rowvoi does not "
+        "substitute another strategy; use strategy='exact' for a proven optimum")
+
+
+def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
+          relax: bool) -> tuple[list[int], bool, bool]:
+    """Solve with pulp. Returns (set indices ascending, optimal, timed_out)."""
+    import pulp
+
+    n = int(engine.n_sets)
+    if required <= 0 or n == 0:
+        return [], True, False
+    sig, mult = engine.distinct_elements()
+    full = required >= int(mult.sum())
+    solver = _solver(time_limit, relax)
+    cat = pulp.LpContinuous if relax else pulp.LpBinary
+    prob = pulp.LpProblem("rowvoi_set_cover", pulp.LpMinimize)
+
+    def var(name: str) -> Any:
+        if hasattr(prob, "add_variable"):
+            return prob.add_variable(name, 0, 1, cat=cat)
+        return pulp.LpVariable(name, lowBound=0, upBound=1, cat=cat)
+
+    x = [var(f"x{i}") for i in range(n)]
+    prob += pulp.lpSum(float(costs[i]) * x[i] for i in range(n))
+    covering = [np.flatnonzero(row).tolist() for row in sig]
+    if full:
+        for k, sets in enumerate(covering):
+            prob += pulp.lpSum(x[i] for i in sets) >= 1, f"e{k}"
+    else:
+        y = [var(f"y{k}") for k in range(len(covering))]
+        for k, sets in enumerate(covering):
+            prob += y[k] <= pulp.lpSum(x[i] for i in sets), f"e{k}"
+        prob += pulp.lpSum(int(mult[k]) * y[k] for k in range(len(covering))) >= required
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        prob.solve(solver)
+    # pulp reports the *model* status "Optimal" even for a time-limited
+    # incumbent; only sol_status says whether optimality was proven.
+    sol_status = getattr(prob, "sol_status", None)
+    values = np.array([v.value() if v.value() is not None else 0.0 for v in x])
+    if not relax:
+        if sol_status == pulp.LpSolutionOptimal:
+            chosen = [i for i in range(n) if values[i] > 0.5]
+            return chosen, True, False
+        if sol_status == pulp.LpSolutionIntegerFeasible:
+            chosen = [i for i in range(n) if values[i] > 0.5]
+            warn_not_optimal(
+                f"strategy 'ilp' reached time_limit={time_limit:g}s before proving "
+                "optimality; returning the best cover found (solution.optimal is False)",
+                stacklevel=5)
+            return chosen, False, True
+        if pulp.LpStatus.get(prob.status) == "Not Solved" or sol_status in (
+                pulp.LpSolutionNoSolutionFound, None):
+            raise SolverTimeoutError(
+                f"strategy 'ilp' found no cover within time_limit={time_limit:g}s; "
+                "raise the limit or use strategy='greedy'", 11, "RV_E_TIMEOUT")
+        raise SolverUnavailableError(
+            f"the LP solver failed with status {pulp.LpStatus.get(prob.status)!r}")
+    if prob.status != pulp.LpStatusOptimal:
+        raise SolverUnavailableError(
+            f"the LP relaxation did not solve (status {pulp.LpStatus.get(prob.status)!r})")
+    return _round(engine, costs, values, required)
+
+
+def _round(engine: Any, costs: np.ndarray, values: np.ndarray,
+           required: int) -> tuple[list[int], bool, bool]:
+    """Deterministic rounding: take sets by LP value (desc, index asc) until the
+    target is met, then drop sets that became redundant, costliest first."""
+    n = len(values)
+    lp_cost = float(np.dot(costs, values))
+    integral = bool(np.all(np.minimum(np.abs(values), np.abs(values - 1)) < 1e-7))
+    order = sorted(range(n), key=lambda i: (-values[i], i))
+    chosen: list[int] = []
+    covered = 0
+    for i in order:  # every set is in `order`, so the target is reachable
+        if covered >= required:
+            break
+        chosen.append(i)
+        covered = int(engine.covered(chosen)[0])
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(chosen, key=lambda j: (-costs[j], -j)):
+            rest = [j for j in chosen if j != i]
+            if int(engine.covered(rest)[0] if rest else 0) >= required:
+                chosen = rest
+                changed = True
+                break
+    chosen.sort()
+    cost = float(sum(costs[i] for i in chosen))
+    optimal = integral and math.isclose(cost, lp_cost, rel_tol=1e-9, abs_tol=1e-9)
+    return chosen, optimal, False

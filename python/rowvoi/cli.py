@@ -1,0 +1,332 @@
+"""The ``rowvoi`` command line: a thin shell over the Python API.
+
+Exit codes: 0 success, 1 failure (bad data, impossible key, solver error),
+2 usage error (bad flags), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main", "build_parser"]
+
+
+class CliError(Exception):
+    """A failure to report as ``rowvoi: error: ...`` with exit code 1."""
+
+
+class UsageError(Exception):
+    """A bad flag value; exit code 2."""
+
+
+# ---------------------------------------------------------------- helpers
+def _read_table(path: str, index_col: str | None) -> Any:
+    import pandas as pd
+
+    p = Path(path)
+    if not p.exists():
+        raise CliError(f"{path}: no such file")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            try:
+                df = pd.read_parquet(p)
+            except ImportError as exc:
+                raise CliError(
+                    f"{path}: reading Parquet needs pyarrow: pip install 'rowvoi[parquet]'"
+                ) from exc
+        else:
+            df = pd.read_csv(p)
+    except CliError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any parse failure is a data error
+        raise CliError(f"{path}: cannot read table: {exc}") from exc
+    if index_col is not None:
+        if index_col not in df.columns:
+            raise UsageError(f"--index-col {index_col!r} is not a column of {path}")
+        df = df.set_index(index_col)
+    return df
+
+
+def _split_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _coerce_label(token: str, index: Any) -> Any:
+    """Match a command-line token to the index's label type."""
+    import pandas as pd
+
+    if pd.api.types.is_integer_dtype(index.dtype):
+        try:
+            return int(token)
+        except ValueError:
+            return token
+    if pd.api.types.is_float_dtype(index.dtype):
+        try:
+            return float(token)
+        except ValueError:
+            return token
+    return token
+
+
+def _parse_rows(df: Any, text: str | None, positions: bool) -> list[Any] | None:
+    if text is None:
+        return None
+    out: list[Any] = []
+    for tok in _split_list(text):
+        if positions:
+            if ":" in tok or "-" in tok[1:]:
+                sep = ":" if ":" in tok else "-"
+                a, b = tok.split(sep, 1)
+                try:
+                    lo, hi = int(a), int(b)
+                except ValueError:
+                    raise UsageError(f"--rows: {tok!r} is not a position range like 3:10") from None
+                if sep == "-":
+                    hi += 1  # "3-5" is inclusive
+                idx = range(lo, hi)
+            else:
+                try:
+                    idx = [int(tok)]
+                except ValueError:
+                    raise UsageError(f"--rows: {tok!r} is not a row position") from None
+            for i in idx:
+                if not 0 <= i < len(df):
+                    raise UsageError(f"--rows: position {i} is outside 0..{len(df) - 1}")
+                out.append(df.index[i])
+        else:
+            out.append(_coerce_label(tok, df.index))
+    if not out:
+        raise UsageError("--rows names no rows")
+    return out
+
+
+def _parse_costs(text: str | None) -> dict[str, float] | None:
+    if text is None:
+        return None
+    p = Path(text)
+    if text.endswith(".json") or (p.exists() and p.is_file()):
+        try:
+            data = json.loads(p.read_text())
+        except OSError as exc:
+            raise UsageError(f"--costs: cannot read {text}: {exc}") from exc
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--costs: {text} is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise UsageError(f"--costs: {text} must hold a JSON object of column -> cost")
+        return {str(k): v for k, v in data.items()}
+    out: dict[str, float] = {}
+    for item in _split_list(text):
+        if "=" not in item:
+            raise UsageError(f"--costs: {item!r} is not col=cost")
+        col, val = item.rsplit("=", 1)
+        try:
+            out[col.strip()] = float(val)
+        except ValueError:
+            raise UsageError(f"--costs: {val!r} in {item!r} is not a number") from None
+    return out
+
+
+def _json_value(v: Any) -> Any:
+    """Make numpy scalars and other labels JSON-friendly."""
+    if hasattr(v, "item") and callable(v.item):
+        try:
+            return v.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def _fmt_cost(x: float) -> str:
+    return f"{x:g}"
+
+
+def _problem(args: argparse.Namespace) -> Any:
+    from rowvoi.keys import KeyProblem
+
+    df = _read_table(args.file, args.index_col)
+    rows = _parse_rows(df, args.rows, args.positions)
+    columns = _split_list(args.columns) if args.columns else None
+    costs = _parse_costs(args.costs)
+    return KeyProblem(df, rows, columns=columns, costs=costs)
+
+
+# --------------------------------------------------------------- commands
+def _cmd_key(args: argparse.Namespace) -> int:
+    problem = _problem(args)
+    key = problem.minimal_key(args.strategy, epsilon_pairs=args.epsilon,
+                              time_limit=args.time_limit, seed=args.seed)
+    n_pairs = problem.n_pairs
+    covered = n_pairs - problem.unresolved_pairs(list(key))
+    coverage = 1.0 if n_pairs == 0 else covered / n_pairs
+    if args.json:
+        print(json.dumps({
+            "key": [_json_value(c) for c in key],
+            "cost": key.cost,
+            "strategy": key.strategy,
+            "optimal": key.optimal,
+            "timed_out": key.timed_out,
+            "rows": len(problem.rows),
+            "pairs": n_pairs,
+            "covered_pairs": covered,
+            "coverage": coverage,
+        }))
+        return 0
+    note = " (proven optimal)" if key.optimal else (
+        " (time limit reached; not proven optimal)" if key.timed_out else "")
+    print(f"key: {', '.join(str(c) for c in key) if key else '(no columns needed)'}")
+    print(f"cost: {_fmt_cost(key.cost)}{note}")
+    print(f"rows: {len(problem.rows)}  pairs told apart: {covered}/{n_pairs} "
+          f"({coverage:.1%})  strategy: {key.strategy}")
+    return 0
+
+
+def _cmd_path(args: argparse.Namespace) -> int:
+    problem = _problem(args)
+    path = problem.plan_path(objective=args.objective, weighting=args.weighting)
+    if args.budget is not None:
+        keep = len(path.prefix_for_budget(args.budget))
+        path.steps = path.steps[:keep]
+    if args.json:
+        print(json.dumps({
+            "rows": len(problem.rows),
+            "pairs": problem.n_pairs,
+            "objective": args.objective,
+            "weighting": args.weighting,
+            "steps": [{
+                "column": _json_value(s.col),
+                "newly_covered_pairs": s.newly_covered_pairs,
+                "cumulative_covered_pairs": s.cumulative_covered_pairs,
+                "coverage": s.coverage,
+                "cost": s.marginal_cost,
+                "cumulative_cost": s.cumulative_cost,
+                "gain": s.newly_covered_weight,
+            } for s in path.steps],
+        }))
+        return 0
+    head = ["step", "column", "new pairs", "covered", "coverage", "cost", "total cost"]
+    rows = [[str(i + 1), str(s.col), str(s.newly_covered_pairs),
+             str(s.cumulative_covered_pairs), f"{s.coverage:.1%}",
+             _fmt_cost(s.marginal_cost), _fmt_cost(s.cumulative_cost)]
+            for i, s in enumerate(path.steps)]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    right = {0, 2, 3, 4, 5, 6}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    print(f"{len(problem.rows)} rows, {problem.n_pairs} pairs to tell apart")
+    print(line(head))
+    for r in rows:
+        print(line(r))
+    if path.steps and path.steps[-1].coverage < 1.0:
+        left = problem.n_pairs - path.steps[-1].cumulative_covered_pairs
+        print(f"{left} pair(s) stay unresolved: some rows are identical on every column")
+    return 0
+
+
+# ----------------------------------------------------------------- parser
+def _add_table_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
+    p.add_argument("--rows", metavar="LIST",
+                   help="candidate rows, comma-separated labels of the index (default: "
+                        "every row); with --positions, 0-based positions and ranges "
+                        "such as 0:10 or 3-5")
+    p.add_argument("--positions", action="store_true",
+                   help="read --rows as positions instead of index labels")
+    p.add_argument("--index-col", metavar="COL",
+                   help="use this column as the row labels (default: row numbers 0..n-1)")
+    p.add_argument("--columns", metavar="LIST",
+                   help="comma-separated columns to consider (default: all)")
+    p.add_argument("--costs", metavar="SPEC",
+                   help="column costs as col=cost,col=cost or a JSON file "
+                        "{\"col\": cost}; unlisted columns cost 1")
+    p.add_argument("--json", action="store_true", help="print JSON for programs")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``rowvoi`` command."""
+    from rowvoi import __version__
+    from rowvoi.setcover import STRATEGIES
+
+    parser = argparse.ArgumentParser(
+        prog="rowvoi",
+        description="Value of information over candidate rows: which columns settle "
+                    "which row is meant, and in what order to ask them.")
+    parser.add_argument("--version", action="version", version=f"rowvoi {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    pk = sub.add_parser(
+        "key", help="cheapest set of columns that tells the rows apart",
+        description="Find the cheapest set of columns whose values tell every pair of "
+                    "candidate rows apart (a minimal key), and print it with its cost.")
+    _add_table_args(pk)
+    pk.add_argument("--strategy", choices=STRATEGIES, default="greedy",
+                    help="solver: greedy (fast, any size), exact (branch and bound, "
+                         "proves optimality), ilp/lp (pulp + CBC), sa, ga, hybrid "
+                         "(default: greedy)")
+    pk.add_argument("--epsilon", type=float, default=0.0, metavar="FRACTION",
+                    help="fraction of row pairs allowed to stay unresolved (default 0)")
+    pk.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="stop exact/ilp/sa/ga/hybrid after this long; an exact solver "
+                         "that stops early says its key is not proven optimal")
+    pk.add_argument("--seed", type=int, default=0,
+                    help="seed for sa, ga and hybrid (default 0)")
+    pk.set_defaults(func=_cmd_key)
+
+    pp = sub.add_parser(
+        "path", help="order in which to acquire columns, with coverage per step",
+        description="Plan the greedy order in which to acquire columns: each step "
+                    "shows the pairs it newly tells apart, the cumulative coverage "
+                    "and the cost.")
+    _add_table_args(pp)
+    pp.add_argument("--objective", choices=("pair_coverage", "entropy"),
+                    default="pair_coverage",
+                    help="gain per step: newly resolved pairs, or the drop in the "
+                         "expected log2 size of a row's cluster (default pair_coverage)")
+    pp.add_argument("--weighting", choices=("uniform", "pair_idf"), default="uniform",
+                    help="pair weights: uniform, or 1/(columns separating the pair)")
+    pp.add_argument("--budget", type=float, default=None, metavar="COST",
+                    help="print only the prefix of the path that fits this budget")
+    pp.set_defaults(func=_cmd_path)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``rowvoi`` command; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name in ("epsilon", "time_limit", "budget"):
+        value = getattr(args, name, None)
+        if value is not None and not math.isfinite(value):
+            parser.error(f"--{name.replace('_', '-')} must be a finite number")
+    try:
+        return int(args.func(args))
+    except UsageError as exc:
+        parser.error(str(exc))
+    except KeyboardInterrupt:
+        print("rowvoi: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except (CliError, ValueError, TypeError, KeyError, OSError, RuntimeError,
+            MemoryError) as exc:
+        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"rowvoi: error: {msg}", file=sys.stderr)
+        return 1
+    return 0  # pragma: no cover - parser.error exits
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Engine status codes map to the documented exception classes."""
+
+import numpy as np
+import pytest
+
+from rowvoi import _setcover
+from rowvoi.errors import (
+    IndexFormatError,
+    InfeasibleError,
+    InternalError,
+    InvalidArgumentError,
+    RangeError,
+    RvError,
+    RvIOError,
+    ShapeError,
+    SolverTimeoutError,
+    StateError,
+    raise_for_status,
+)
+
+CASES = [
+    (1, "RV_E_INVALID_ARG", InvalidArgumentError, ValueError),
+    (2, "RV_E_NOMEM", MemoryError, MemoryError),
+    (3, "RV_E_SHAPE", ShapeError, ValueError),
+    (4, "RV_E_RANGE", RangeError, ValueError),
+    (5, "RV_E_STATE", StateError, RuntimeError),
+    (6, "RV_E_CORRUPT", IndexFormatError, ValueError),
+    (7, "RV_E_VERSION", IndexFormatError, ValueError),
+    (8, "RV_E_IO", RvIOError, OSError),
+    (9, "RV_E_INTERRUPTED", InterruptedError, InterruptedError),
+    (10, "RV_E_INFEASIBLE", InfeasibleError, ValueError),
+    (11, "RV_E_TIMEOUT", SolverTimeoutError, TimeoutError),
+    (99, "RV_E_INTERNAL", InternalError, RuntimeError),
+]
+
+
+@pytest.mark.parametrize("code,name,cls,base", CASES)
+def test_mapping(code, name, cls, base):
+    with pytest.raises(cls) as info:
+        raise_for_status(code, name, "detail")
+    err = info.value
+    assert isinstance(err, base)
+    assert err.code == code and err.status_name == name
+    assert "detail" in str(err) and name in str(err)
+    if cls not in (MemoryError, InterruptedError):
+        assert isinstance(err, RvError)
+
+
+def test_engine_errors_come_through_the_boundary():
+    with pytest.raises(InvalidArgumentError, match="offsets must not be NULL") as info:
+        _setcover._raise_status(1)
+    assert info.value.code == 1
+    with pytest.raises(RangeError, match="element 5 is out of range"):
+        _setcover._raise_status(4)
+    with pytest.raises(InvalidArgumentError, match="costs\\[1\\]"):
+        _setcover.CoverProblem.from_csr(2, [0, 1, 2], [0, 1], [1.0, -1.0])
+    with pytest.raises(InvalidArgumentError, match="negative"):
+        _setcover.CoverProblem.from_codes(np.array([[0, -1]]))
+    with pytest.raises(RangeError, match="above the limit"):
+        _setcover.CoverProblem.from_codes(np.zeros((2, 3000), dtype=np.int32), max_bytes=1000)
+    p = _setcover.CoverProblem.from_csr(3, [0, 1, 2], [0, 1])
+    with pytest.raises(InfeasibleError, match="only 2 of 3"):
+        p.solve("exact", n_required=3)
+
+
+def test_out_of_memory_becomes_memoryerror():
+    try:
+        _setcover._fail_alloc_after(1)
+        with pytest.raises(MemoryError, match="RV_E_NOMEM"):
+            _setcover.CoverProblem.from_csr(2, [0, 1, 2], [0, 1])
+    finally:
+        _setcover._fail_alloc_after(0)
+    # and the engine works again afterwards
+    assert _setcover.CoverProblem.from_csr(2, [0, 1, 2], [0, 1]).n_coverable == 2
