@@ -8,6 +8,8 @@
 **
 **   core.h   status codes, error messages, version, RNG, bitsets
 **   cover.h  weighted set cover and the row-pair universe of keys
+**   text.h   text analysis: UTF-8 normalisation, tokens, stopwords, stemmer
+**   bm25.h   BM25 inverted index: build, search, explain, save/load
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -15,5 +17,6 @@
 #include "rowvoi/version.h"
 #include "rowvoi/core.h"
 #include "rowvoi/cover.h"
+#include "rowvoi/text.h"
 
 #endif /* ROWVOI_H */
