@@ -118,3 +118,127 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
                                  const uint32_t *cols, size_t n_sel,
                                  uint64_t *unresolved)
+
+    # text.h
+    int RV_ANALYZER_VERSION
+    int RV_ANALYZER_MAX_TOKEN_LEN
+
+    ctypedef enum rv_utf8_policy:
+        RV_UTF8_STRICT
+        RV_UTF8_REPLACE
+
+    ctypedef struct rv_analyzer_options:
+        int lowercase
+        int strip_accents
+        int stopwords
+        int stem
+        uint32_t min_token_len
+        uint32_t max_token_len
+        rv_utf8_policy utf8
+
+    void rv_analyzer_options_init(rv_analyzer_options *opt)
+    rv_status rv_analyzer_options_check(const rv_analyzer_options *opt)
+    rv_status rv_analyze(const rv_analyzer_options *opt, const char *text, size_t len,
+                         char *buf, size_t buf_cap, size_t *ends, size_t ends_cap,
+                         size_t *n_tokens, size_t *buf_len)
+    rv_status rv_stem_english(const char *word, size_t len, char *out, size_t out_cap,
+                              size_t *out_len)
+    int rv_is_stopword(const char *word, size_t len)
+    size_t rv_stopword_count()
+    const char *rv_stopword(size_t i)
+    const char *rv_unicode_version()
+
+    # bm25.h
+    ctypedef struct rv_bm25:
+        pass
+
+    int RV_BM25_FORMAT_VERSION
+    uint64_t RV_BM25_MAX_DOCS
+    uint32_t RV_BM25_NO_DOC
+    unsigned RV_BM25_EXHAUSTIVE
+    int RV_BM25_DOC_LIVE
+    int RV_BM25_DOC_TOMBSTONED
+    int RV_BM25_DOC_PURGED
+
+    ctypedef enum rv_bm25_variant:
+        RV_BM25_LUCENE
+        RV_BM25_ROBERTSON
+        RV_BM25_ATIRE
+        RV_BM25_L
+        RV_BM25_PLUS
+
+    ctypedef struct rv_bm25_params:
+        rv_bm25_variant variant
+        double k1
+        double b
+        double delta
+
+    void rv_bm25_params_init(rv_bm25_params *params)
+    rv_status rv_bm25_params_check(const rv_bm25_params *params)
+    rv_status rv_bm25_create(const rv_analyzer_options *analyzer,
+                             const rv_bm25_params *params, rv_bm25 **out)
+    void rv_bm25_free(rv_bm25 *index)
+    rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs, const char *const *texts,
+                          const size_t *lens, rv_progress_fn progress, void *progress_ctx,
+                          uint32_t *first_id)
+    rv_status rv_bm25_delete(rv_bm25 *index, const uint32_t *ids, size_t n, size_t *n_deleted)
+    rv_status rv_bm25_compact(rv_bm25 *index)
+    rv_status rv_bm25_set_params(rv_bm25 *index, const rv_bm25_params *params)
+    rv_status rv_bm25_get_params(const rv_bm25 *index, rv_bm25_params *out)
+    rv_status rv_bm25_get_analyzer(const rv_bm25 *index, rv_analyzer_options *out)
+
+    ctypedef struct rv_bm25_info:
+        uint64_t n_ids
+        uint64_t n_live
+        uint64_t n_tombstoned
+        uint64_t n_stats_docs
+        uint64_t total_len
+        double avgdl
+        uint64_t n_terms
+        uint64_t n_postings
+        uint64_t n_segments
+        uint64_t memory_bytes
+
+    rv_status rv_bm25_get_info(const rv_bm25 *index, rv_bm25_info *out)
+
+    ctypedef struct rv_bm25_search_info:
+        uint64_t n_query_terms
+        uint64_t docs_scored
+        uint64_t postings_scored
+        uint64_t postings_total
+
+    rv_status rv_bm25_search(const rv_bm25 *index, const char *query, size_t len, size_t k,
+                             unsigned flags, uint32_t *ids, float *scores, size_t *n_found,
+                             rv_bm25_search_info *info)
+    rv_status rv_bm25_search_terms(const rv_bm25 *index, const uint32_t *term_ids,
+                                   size_t n_terms, size_t k, unsigned flags, uint32_t *ids,
+                                   float *scores, size_t *n_found, rv_bm25_search_info *info)
+    rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
+                                   const char *const *queries, const size_t *lens, size_t k,
+                                   unsigned flags, unsigned n_threads, rv_progress_fn progress,
+                                   void *progress_ctx, uint32_t *ids, float *scores,
+                                   uint32_t *n_found)
+
+    ctypedef struct rv_bm25_explain_row:
+        uint32_t term_id
+        uint32_t qtf
+        uint32_t tf
+        uint64_t df
+        double idf
+        float weight
+        double contribution
+
+    rv_status rv_bm25_explain(const rv_bm25 *index, const char *query, size_t len,
+                              uint32_t doc, rv_bm25_explain_row *rows, size_t capacity,
+                              size_t *n_rows, float *score, uint32_t *doc_len)
+    rv_status rv_bm25_lookup(const rv_bm25 *index, const char *term, size_t len,
+                             uint32_t *term_id, int *found)
+    rv_status rv_bm25_term(const rv_bm25 *index, uint32_t term_id, const char **term,
+                           size_t *len)
+    rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id, uint64_t *df)
+    rv_status rv_bm25_doc(const rv_bm25 *index, uint32_t doc, uint32_t *doc_len, int *state)
+    rv_status rv_bm25_save(const rv_bm25 *index, const char *path)
+    rv_status rv_bm25_load(const char *path, rv_bm25 **out)
+    rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf, size_t capacity,
+                                  size_t *size)
+    rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out)

@@ -18,5 +18,6 @@
 #include "rowvoi/core.h"
 #include "rowvoi/cover.h"
 #include "rowvoi/text.h"
+#include "rowvoi/bm25.h"
 
 #endif /* ROWVOI_H */

@@ -13,6 +13,8 @@ MODULES = [
     "rowvoi.setcover",
     "rowvoi.keys",
     "rowvoi.config",
+    "rowvoi.text",
+    "rowvoi.lexical",
 ]
 
 

@@ -1,0 +1,503 @@
+"""BM25 lexical search: an inverted index in C, searched top-k.
+
+:class:`BM25Index` analyses documents with an :class:`~rowvoi.text.Analyzer`
+(recorded in the index and in saved files, so queries are analysed the same
+way), keeps posting lists with term frequencies, and answers top-k queries
+with MaxScore dynamic pruning -- which returns exactly what scoring every
+posting would (``exhaustive=True`` does that, for checking).
+
+Conventions
+-----------
+* **Document ids** are ``0, 1, 2, ...`` in the order documents were added;
+  they are never reused, and deleting or compacting does not change them.
+* **Scores** are ``float32``; results come in score order, ties broken by
+  the lower id. Only documents containing at least one query term are
+  returned, so fewer than ``k`` results is normal, and a query without a
+  known term returns an empty result (not an error).
+* **Variants** (``variant=``): ``"lucene"`` (default), ``"robertson"``,
+  ``"atire"``, ``"bm25l"`` and ``"bm25+"``, with ``k1`` (>= 0), ``b`` (in
+  [0, 1]) and, for BM25L/BM25+, ``delta`` (default 0.5 / 1.0). The formulas
+  are in ``include/rowvoi/bm25.h``; Lucene's matches ``bm25s``'s ``lucene``
+  method weight for weight.
+* **Empty documents** (or only stopwords) get an id and count in the
+  statistics but never match.
+* **Deletes** are tombstones: deleted documents are never returned, but they
+  keep counting in N, document frequencies and the average length until
+  :meth:`BM25Index.compact` (as in Lucene). Compaction keeps the ids.
+* **Threads**: searches release the GIL and may run concurrently;
+  :meth:`BM25Index.search_batch` spreads queries over threads and returns
+  the same results for any ``n_threads``. Mutations need exclusive access.
+
+Examples
+--------
+>>> from rowvoi.lexical import BM25Index
+>>> index = BM25Index()
+>>> index.add(["The quick brown fox", "A lazy brown dog", "Foxes are quick"]).tolist()
+[0, 1, 2]
+>>> result = index.search("quick fox", k=2)
+>>> result.ids.tolist(), [round(float(s), 3) for s in result.scores]
+([2, 0], [0.476, 0.407])
+>>> index.search("unknown words").ids.tolist()
+[]
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rowvoi import _bm25
+from rowvoi.text import Analyzer
+
+__all__ = [
+    "BM25Index",
+    "SearchResult",
+    "BatchResult",
+    "Explanation",
+    "TermExplanation",
+    "VARIANTS",
+    "FORMAT_VERSION",
+]
+
+#: The BM25 variants, by name.
+VARIANTS: tuple[str, ...] = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+
+#: On-disk format version of saved indexes.
+FORMAT_VERSION: int = _bm25.FORMAT_VERSION
+
+_DEFAULT_DELTA = {"bm25l": 0.5, "bm25+": 1.0}
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The top-k documents of one query.
+
+    Attributes
+    ----------
+    ids : numpy.ndarray
+        Document ids (``int64``), best first.
+    scores : numpy.ndarray
+        Their BM25 scores (``float32``), non-increasing.
+    stats : dict
+        Work done: ``n_query_terms`` (distinct known terms), ``docs_scored``,
+        ``postings_scored`` and ``postings_total`` (postings in the query
+        terms' lists); pruning shows as ``postings_scored < postings_total``.
+    """
+
+    ids: np.ndarray
+    scores: np.ndarray
+    stats: dict = field(default_factory=dict, compare=False)
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def __iter__(self):
+        return iter(zip(self.ids.tolist(), self.scores.tolist()))
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Top-k of many queries, one row per query.
+
+    Attributes
+    ----------
+    ids : numpy.ndarray
+        ``(n_queries, k)`` ``int64``; rows are padded with ``-1``.
+    scores : numpy.ndarray
+        ``(n_queries, k)`` ``float32``; padded with NaN.
+    counts : numpy.ndarray
+        ``(n_queries,)`` number of results of each query.
+    """
+
+    ids: np.ndarray
+    scores: np.ndarray
+    counts: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def __getitem__(self, q: int) -> SearchResult:
+        n = int(self.counts[q])
+        return SearchResult(self.ids[q, :n].copy(), self.scores[q, :n].copy())
+
+
+@dataclass(frozen=True)
+class TermExplanation:
+    """One query term's part of a score.
+
+    ``weight`` is the single-precision BM25 weight w(t, d) of the variant and
+    ``contribution = qtf * weight``.
+    """
+
+    term: str
+    qtf: int
+    tf: int
+    df: int
+    idf: float
+    weight: float
+    contribution: float
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a document got its score for a query.
+
+    ``terms`` lists the distinct query terms found in the index, in the
+    order the score is summed (ascending term id); the contributions add up
+    (in double precision, rounded to float32) to exactly ``score``, which is
+    what :meth:`BM25Index.search` reports. ``unknown_terms`` are query terms
+    the index has never seen (they contribute nothing).
+    """
+
+    doc_id: int
+    score: float
+    doc_len: int
+    avgdl: float
+    n_docs: int
+    params: dict
+    terms: list[TermExplanation]
+    unknown_terms: list[str]
+
+    def total(self) -> float:
+        """The contributions summed as the engine sums them."""
+        acc = 0.0
+        for t in self.terms:
+            acc += t.contribution
+        return float(np.float32(acc))
+
+
+def _check_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"k must be an int, not {k!r}")
+    k = int(k)
+    if k <= 0:
+        raise ValueError(f"k = {k}: must be >= 1")
+    return k
+
+
+def _check_text(name: str, value: Any) -> None:
+    if not isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be str or bytes, not {type(value).__name__}")
+
+
+def _check_texts(name: str, values: Any) -> list:
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of texts, not a single {type(values).__name__}")
+    values = list(values)
+    for i, v in enumerate(values):
+        if not isinstance(v, (str, bytes)):
+            raise TypeError(f"{name}[{i}] must be str or bytes, not {type(v).__name__}")
+    return values
+
+
+def _check_params(variant: Any, k1: Any, b: Any, delta: Any) -> tuple[str, float, float, float]:
+    if variant not in VARIANTS:
+        raise ValueError(f"variant = {variant!r}: must be one of {', '.join(VARIANTS)}")
+    for name, v in (("k1", k1), ("b", b)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a number, not {v!r}")
+    k1, b = float(k1), float(b)
+    if not (math.isfinite(k1) and 0.0 <= k1 <= 1e6):
+        raise ValueError(f"k1 = {k1}: must be finite, >= 0 and <= 1e6")
+    if not (0.0 <= b <= 1.0):
+        raise ValueError(f"b = {b}: must be in [0, 1]")
+    if delta is None:
+        delta = _DEFAULT_DELTA.get(variant, 0.0)
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"delta must be a number, not {delta!r}")
+    delta = float(delta)
+    if variant in _DEFAULT_DELTA:
+        if not (math.isfinite(delta) and 0.0 <= delta <= 1e6):
+            raise ValueError(f"delta = {delta}: must be finite, >= 0 and <= 1e6")
+    elif delta != 0.0:
+        raise ValueError(f"delta = {delta}: only 'bm25l' and 'bm25+' take a delta")
+    return variant, k1, b, delta
+
+
+class BM25Index:
+    """An inverted index over analysed text with BM25 top-k search.
+
+    Parameters
+    ----------
+    analyzer : Analyzer, optional
+        How documents and queries are analysed (default :class:`Analyzer()`).
+    variant : str, default "lucene"
+        One of :data:`VARIANTS`.
+    k1 : float, default 1.2
+        Term-frequency saturation, >= 0.
+    b : float, default 0.75
+        Length normalisation, in [0, 1].
+    delta : float, optional
+        BM25L / BM25+ lower bound (default 0.5 / 1.0); other variants take
+        none.
+
+    Examples
+    --------
+    >>> index = BM25Index(k1=0.9, b=0.4)
+    >>> ids = index.add(["red apples", "green apples and pears", "red cars"])
+    >>> index.search("red apple").ids.tolist()
+    [0, 2, 1]
+    >>> index.delete([0])
+    1
+    >>> index.search("red apple").ids.tolist()
+    [2, 1]
+    >>> index.n_docs, len(index)
+    (3, 2)
+    """
+
+    __slots__ = ("_core",)
+
+    def __init__(
+        self,
+        analyzer: Analyzer | None = None,
+        *,
+        variant: str = "lucene",
+        k1: float = 1.2,
+        b: float = 0.75,
+        delta: float | None = None,
+    ):
+        if analyzer is None:
+            analyzer = Analyzer()
+        if not isinstance(analyzer, Analyzer):
+            raise TypeError(f"analyzer must be a rowvoi.text.Analyzer, not {type(analyzer).__name__}")
+        variant, k1, b, delta = _check_params(variant, k1, b, delta)
+        self._core = _bm25.BM25Core.create(analyzer._engine_options(), variant, k1, b, delta)
+
+    @classmethod
+    def _wrap(cls, core: Any) -> "BM25Index":
+        self = cls.__new__(cls)
+        self._core = core
+        return self
+
+    # ------------------------------------------------------------- building
+    def add(self, documents: Iterable[str | bytes]) -> np.ndarray:
+        """Analyse and index documents; returns their ids (``int64``).
+
+        All or nothing: if any document fails (``bytes`` that are not valid
+        UTF-8 under ``on_invalid_utf8="error"``), nothing is added and the
+        :class:`ValueError` names the document and byte offset.
+
+        >>> index = BM25Index()
+        >>> index.add(["alpha", ""]).tolist(), index.add(["beta"]).tolist()
+        ([0, 1], [2])
+        """
+        docs = _check_texts("documents", documents)
+        first, n = self._core.add(docs)
+        return np.arange(first, first + n, dtype=np.int64)
+
+    def delete(self, ids: Iterable[int] | int) -> int:
+        """Delete documents by id; returns how many were newly deleted.
+
+        Ids already deleted are skipped; an id never handed out raises
+        :class:`ValueError` (nothing is deleted). Deleted documents keep
+        counting in the statistics until :meth:`compact`.
+        """
+        arr = np.atleast_1d(np.asarray(ids))
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError(f"ids must be integers, not {arr.dtype}")
+        arr = arr.astype(np.int64).ravel()
+        if arr.size and (arr.min() < 0 or arr.max() >= self.n_docs):
+            bad = int(arr[(arr < 0) | (arr >= self.n_docs)][0])
+            raise ValueError(f"document id {bad} out of range: the index has {self.n_docs} ids")
+        return int(self._core.delete(arr.astype(np.uint32)))
+
+    def compact(self) -> None:
+        """Purge deleted documents from the posting lists and statistics.
+
+        Ids do not change. Afterwards every score is exactly what an index
+        holding only the live documents (with the same ids) would give.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["apple pie", "apple tart", "cherry pie"])
+        >>> _ = index.delete([1])
+        >>> before = index.search("apple").scores[0]
+        >>> index.compact()
+        >>> float(index.search("apple").scores[0]) > float(before)
+        True
+        """
+        self._core.compact()
+
+    def set_params(self, *, variant: str | None = None, k1: float | None = None,
+                   b: float | None = None, delta: float | None = None) -> None:
+        """Change the scoring parameters (no re-indexing needed).
+
+        >>> index = BM25Index()
+        >>> index.set_params(variant="bm25+")
+        >>> index.params
+        {'variant': 'bm25+', 'k1': 1.2, 'b': 0.75, 'delta': 1.0}
+        """
+        cur = self.params
+        variant = cur["variant"] if variant is None else variant
+        if delta is None and variant == cur["variant"] and variant in _DEFAULT_DELTA:
+            delta = cur["delta"]
+        v, k1_, b_, d = _check_params(
+            variant, cur["k1"] if k1 is None else k1, cur["b"] if b is None else b, delta
+        )
+        self._core.set_params(v, k1_, b_, d)
+
+    # --------------------------------------------------------------- search
+    def search(self, query: str | bytes, k: int = 10, *, exhaustive: bool = False) -> SearchResult:
+        """The top ``k`` documents for a query (score desc, id asc).
+
+        ``exhaustive=True`` scores every posting instead of pruning; the
+        result is identical, only slower.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
+        >>> index.search("cats", k=5).ids.tolist()
+        [0, 2]
+        >>> index.search("", k=5).ids.tolist()
+        []
+        """
+        _check_text("query", query)
+        k = _check_k(k)
+        ids, scores, stats = self._core.search(query, k, bool(exhaustive))
+        return SearchResult(ids.astype(np.int64), scores, stats)
+
+    def search_batch(self, queries: Sequence[str | bytes], k: int = 10, *,
+                     n_threads: int = 0, exhaustive: bool = False) -> BatchResult:
+        """Search many queries on ``n_threads`` threads (0: all cores).
+
+        Results do not depend on ``n_threads``.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
+        >>> r = index.search_batch(["cats", "dogs", "fish"], k=2)
+        >>> r.ids.tolist(), r.counts.tolist()
+        ([[0, 2], [1, 2], [-1, -1]], [2, 2, 0])
+        """
+        qs = _check_texts("queries", queries)
+        k = _check_k(k)
+        if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
+            raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
+        ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads))
+        out = ids.astype(np.int64)
+        out[ids == _bm25.NO_DOC] = -1
+        return BatchResult(out, scores, counts.astype(np.int64))
+
+    def explain(self, query: str | bytes, doc_id: int) -> Explanation:
+        """Per-term contributions to one document's score for a query.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["red fish blue fish", "one fish"])
+        >>> e = index.explain("blue fish", 0)
+        >>> [(t.term, t.tf) for t in e.terms]
+        [('fish', 2), ('blue', 1)]
+        >>> e.total() == e.score == float(index.search("blue fish").scores[0])
+        True
+        """
+        _check_text("query", query)
+        if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
+            raise TypeError(f"doc_id must be an int, not {doc_id!r}")
+        doc_id = int(doc_id)
+        if not 0 <= doc_id < self.n_docs:
+            raise ValueError(f"document id {doc_id} out of range: the index has {self.n_docs} ids")
+        rows, score, dl = self._core.explain(query, doc_id)
+        terms = [
+            TermExplanation(self._core.term(t), int(qtf), int(tf), int(df), float(idf),
+                            float(w), float(c))
+            for (t, qtf, tf, df, idf, w, c) in rows
+        ]
+        unknown = []
+        for tok in self.analyzer.tokenize(query):
+            if self._core.lookup(tok) < 0 and tok not in unknown:
+                unknown.append(tok)
+        info = self._core.info()
+        return Explanation(doc_id, float(score), int(dl), float(info["avgdl"]),
+                           int(info["n_stats_docs"]), self.params, terms, unknown)
+
+    # ----------------------------------------------------------- inspection
+    @property
+    def analyzer(self) -> Analyzer:
+        """The analyzer documents and queries go through."""
+        return Analyzer._from_engine(self._core.analyzer())
+
+    @property
+    def params(self) -> dict:
+        """``{"variant", "k1", "b", "delta"}``."""
+        return self._core.params()
+
+    @property
+    def n_docs(self) -> int:
+        """Document ids handed out (live, deleted and purged)."""
+        return int(self._core.info()["n_ids"])
+
+    def __len__(self) -> int:
+        """Number of live (searchable) documents."""
+        return int(self._core.info()["n_live"])
+
+    def stats(self) -> dict:
+        """Sizes and statistics: ``n_ids``, ``n_live``, ``n_tombstoned``,
+        ``n_stats_docs`` (N), ``total_len``, ``avgdl``, ``n_terms``,
+        ``n_postings``, ``n_segments``, ``memory_bytes``."""
+        return self._core.info()
+
+    def doc_freq(self, term: str) -> int:
+        """Documents containing an analysed term (0 when unknown).
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["Running fast", "runs"])
+        >>> index.doc_freq("run"), index.doc_freq("running")
+        (2, 0)
+        """
+        _check_text("term", term)
+        t = self._core.lookup(term)
+        return 0 if t < 0 else int(self._core.doc_freq(t))
+
+    def doc(self, doc_id: int) -> tuple[int, str]:
+        """``(length, state)`` of a document; state is ``"live"``,
+        ``"tombstoned"`` (deleted, still in the statistics) or ``"purged"``."""
+        if not 0 <= int(doc_id) < self.n_docs:
+            raise ValueError(f"document id {doc_id} out of range: the index has {self.n_docs} ids")
+        return self._core.doc(int(doc_id))
+
+    def vocabulary(self) -> list[str]:
+        """Every term in the dictionary, by term id."""
+        return self._core.vocabulary()
+
+    # ---------------------------------------------------------- persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the index to ``path`` (via a temporary file renamed into
+        place, so a crash leaves the old file intact).
+
+        >>> import tempfile, os
+        >>> index = BM25Index()
+        >>> _ = index.add(["saved text"])
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     index.save(os.path.join(d, "lexical.rvx"))
+        ...     BM25Index.load(os.path.join(d, "lexical.rvx")).search("text").ids.tolist()
+        [0]
+        """
+        self._core.save(os.fspath(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "BM25Index":
+        """Read an index written by :meth:`save`.
+
+        Raises :class:`rowvoi.errors.IndexFormatError` (a ``ValueError``) for
+        a truncated, damaged or foreign file or another format version, and
+        :class:`OSError` when the file cannot be read.
+        """
+        return cls._wrap(_bm25.BM25Core.load(os.fspath(path)))
+
+    def to_bytes(self) -> bytes:
+        """The saved file's bytes, in memory."""
+        return self._core.to_bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "BM25Index":
+        """Inverse of :meth:`to_bytes`; errors as :meth:`load`."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}")
+        return cls._wrap(_bm25.BM25Core.from_bytes(bytes(data)))
+
+    def __repr__(self) -> str:
+        p = self.params
+        return (f"BM25Index(n_docs={self.n_docs}, live={len(self)}, variant={p['variant']!r}, "
+                f"k1={p['k1']}, b={p['b']})")

@@ -1,0 +1,146 @@
+/*
+** The term dictionary: term bytes -> dense term id.
+**
+** Open addressing with linear probing over a power-of-two table of term
+** ids (+1, 0 marks an empty slot), kept at most half full.  Each term's
+** 32-bit hash is stored, so probing compares hashes before bytes and
+** growing the table never rehashes strings.  Terms are never removed
+** (ids stay stable across deletes and compaction), except that a failed
+** add rolls back the terms it introduced (rv__dict_truncate).
+*/
+#include <string.h>
+
+#include "bm25_internal.h"
+
+/* A 32-bit hash of a byte string: 8 bytes at a time through a
+** multiply-xorshift mixer.  Not cryptographic; only needs to spread terms. */
+uint32_t rv__hash_bytes(const char *s, size_t n) {
+    const uint64_t m = 0x9E3779B97F4A7C15ULL;
+    uint64_t h = 0x243F6A8885A308D3ULL ^ (n * m);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * m;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    for (size_t j = 0; i < n; i++, j++) w |= (uint64_t)(unsigned char)s[i] << (8 * j);
+    h = (h ^ w) * m;
+    h ^= h >> 32;
+    h *= 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+static int rv__term_eq(const rv_bm25 *ix, uint32_t id, const char *s, size_t n) {
+    uint64_t a = ix->str_off[id], b = ix->str_off[id + 1];
+    return b - a == n && memcmp(ix->pool + a, s, n) == 0;
+}
+
+int rv__dict_find(const rv_bm25 *ix, const char *s, size_t n, uint32_t h, uint32_t *id) {
+    if (!ix->slots) return 0;
+    uint64_t i = h & ix->slot_mask;
+    for (;;) {
+        uint32_t v = ix->slots[i];
+        if (!v) return 0;
+        uint32_t t = v - 1;
+        if (ix->hashes[t] == h && rv__term_eq(ix, t, s, n)) {
+            *id = t;
+            return 1;
+        }
+        i = (i + 1) & ix->slot_mask;
+    }
+}
+
+static rv_status rv__dict_grow_slots(rv_bm25 *ix) {
+    uint64_t cap = ix->slots ? (ix->slot_mask + 1) * 2 : 1024;
+    uint32_t *slots = rv__calloc(cap, sizeof *slots);
+    if (!slots) return rv__nomem("the term dictionary's hash table");
+    uint64_t mask = cap - 1;
+    for (uint32_t t = 0; t < ix->n_terms; t++) {
+        uint64_t i = ix->hashes[t] & mask;
+        while (slots[i]) i = (i + 1) & mask;
+        slots[i] = t + 1;
+    }
+    rv__free(ix->slots);
+    ix->slots = slots;
+    ix->slot_mask = mask;
+    return RV_OK;
+}
+
+/* Grow the per-term arrays to hold at least `need` terms. */
+static rv_status rv__dict_grow_terms(rv_bm25 *ix, uint64_t need) {
+    if (need <= ix->term_cap) return RV_OK;
+    uint64_t cap = ix->term_cap ? (uint64_t)ix->term_cap * 2 : 1024;
+    while (cap < need) cap *= 2;
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    if (cap < need) return rv__error(RV_E_RANGE, "more than %u distinct terms", UINT32_MAX - 1);
+    uint64_t *so = rv__realloc(ix->str_off, (cap + 1) * sizeof *so);
+    if (!so) return rv__nomem("the term dictionary");
+    ix->str_off = so;
+    uint32_t *hs = rv__realloc(ix->hashes, cap * sizeof *hs);
+    if (!hs) return rv__nomem("the term dictionary");
+    ix->hashes = hs;
+    uint64_t *df = rv__realloc(ix->df, cap * sizeof *df);
+    if (!df) return rv__nomem("the document frequencies");
+    ix->df = df;
+    double *idf = rv__realloc(ix->idf, cap * sizeof *idf);
+    if (!idf) return rv__nomem("the idf table");
+    ix->idf = idf;
+    float *wf = rv__realloc(ix->idf32, cap * sizeof *wf);
+    if (!wf) return rv__nomem("the weight table");
+    ix->idf32 = wf;
+    ix->term_cap = (uint32_t)cap;
+    return RV_OK;
+}
+
+rv_status rv__dict_insert(rv_bm25 *ix, const char *s, size_t n, uint32_t h, uint32_t *id) {
+    if (ix->n_terms >= UINT32_MAX - 1)
+        return rv__error(RV_E_RANGE, "more than %u distinct terms", UINT32_MAX - 1);
+    rv_status st = rv__dict_grow_terms(ix, (uint64_t)ix->n_terms + 1);
+    if (st != RV_OK) return st;
+    if (!ix->slots || 2 * ((uint64_t)ix->n_terms + 1) > ix->slot_mask + 1) {
+        if ((st = rv__dict_grow_slots(ix)) != RV_OK) return st;
+    }
+    if (ix->pool_len + n > ix->pool_cap) {
+        uint64_t cap = ix->pool_cap ? ix->pool_cap * 2 : 8192;
+        while (cap < ix->pool_len + n) cap *= 2;
+        char *p = rv__realloc(ix->pool, cap);
+        if (!p) return rv__nomem("the term dictionary's strings");
+        ix->pool = p;
+        ix->pool_cap = cap;
+    }
+    uint32_t t = ix->n_terms;
+    if (t == 0) ix->str_off[0] = 0;
+    memcpy(ix->pool + ix->pool_len, s, n);
+    ix->pool_len += n;
+    ix->str_off[t + 1] = ix->pool_len;
+    ix->hashes[t] = h;
+    ix->df[t] = 0;
+    ix->idf[t] = 0;
+    ix->idf32[t] = 0;
+    uint64_t i = h & ix->slot_mask;
+    while (ix->slots[i]) i = (i + 1) & ix->slot_mask;
+    ix->slots[i] = t + 1;
+    ix->n_terms = t + 1;
+    *id = t;
+    return RV_OK;
+}
+
+/* Forget the terms with ids >= n_terms (a failed add's).  Linear probing
+** cannot delete single entries, so the table is refilled in place (no
+** allocation, so rolling back cannot fail). */
+void rv__dict_truncate(rv_bm25 *ix, uint32_t n_terms) {
+    if (n_terms >= ix->n_terms) return;
+    ix->n_terms = n_terms;
+    ix->pool_len = n_terms ? ix->str_off[n_terms] : 0;
+    if (!ix->slots) return;
+    uint64_t mask = ix->slot_mask;
+    for (uint64_t i = 0; i <= mask; i++) ix->slots[i] = 0;
+    for (uint32_t t = 0; t < n_terms; t++) {
+        uint64_t i = ix->hashes[t] & mask;
+        while (ix->slots[i]) i = (i + 1) & mask;
+        ix->slots[i] = t + 1;
+    }
+}

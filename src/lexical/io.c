@@ -1,0 +1,745 @@
+/*
+** Saving and loading BM25 indexes (format version 1, little-endian).
+**
+**   offset  size
+**   0       8    magic "RVBM25IX"
+**   8       4    format version (RV_BM25_FORMAT_VERSION)
+**   12      4    header size (32)
+**   16      8    payload size P
+**   24      4    analyzer version (RV_ANALYZER_VERSION)
+**   28      4    0
+**   32      P    payload, sections padded to 8-byte boundaries:
+**                params: u32 variant, u32 0, f64 k1, f64 b, f64 delta
+**                analyzer: u8 lowercase, strip_accents, stopwords, stem,
+**                          u32 min_token_len, max_token_len, utf8
+**                counts: u64 n_docs, n_terms, n_postings, n_over, pool_len
+**                u32 doc_len[n_docs]; u8 doc_state[n_docs]
+**                u64 str_off[n_terms + 1]; pool bytes[pool_len]
+**                u64 offsets[n_terms + 1]   postings of term t, in id order
+**                u32 docs[n_postings]; u8 tfs[n_postings] (255: see overflow)
+**                u64 over_pos[n_over]; u32 over_tf[n_over]
+**   32+P    4    CRC-32C of bytes [0, 32 + P)
+**   36+P    4    0
+**
+** Loading checks, in order: magic, format version, sizes, checksum,
+** analyzer version, then every structural invariant the search code relies
+** on (monotone offsets, increasing in-range document ids, tf >= 1, the
+** overflow table, unique valid-UTF-8 terms, document lengths equal to the
+** sum of their term frequencies).  A file that passes is as safe to search
+** as one built in memory; one that does not gives RV_E_CORRUPT or
+** RV_E_VERSION.  The posting arrays of a loaded index stay inside the file
+** image (no copy).
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bm25_internal.h"
+
+static const char rv__magic[8] = {'R', 'V', 'B', 'M', '2', '5', 'I', 'X'};
+#define RV__HEADER 32u
+#define RV__TRAILER 8u
+
+/* ------------------------------------------------------------ CRC-32C */
+
+void rv__crc32c_init(rv__crc_table *tab) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+        tab->t[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int s = 1; s < 8; s++)
+            tab->t[s][i] = (tab->t[s - 1][i] >> 8) ^ tab->t[0][tab->t[s - 1][i] & 0xFF];
+}
+
+uint32_t rv__crc32c(const rv__crc_table *tab, uint32_t crc, const void *data, size_t n) {
+    const unsigned char *p = data;
+    uint32_t c = ~crc;
+    while (n >= 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                           (uint32_t)p[3] << 24);
+        c = tab->t[7][lo & 0xFF] ^ tab->t[6][(lo >> 8) & 0xFF] ^ tab->t[5][(lo >> 16) & 0xFF] ^
+            tab->t[4][lo >> 24] ^ tab->t[3][p[4]] ^ tab->t[2][p[5]] ^ tab->t[1][p[6]] ^
+            tab->t[0][p[7]];
+        p += 8;
+        n -= 8;
+    }
+    while (n--) c = (c >> 8) ^ tab->t[0][(c ^ *p++) & 0xFF];
+    return ~c;
+}
+
+/* ---------------------------------------------------- little-endian I/O */
+
+static int rv__host_le(void) {
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+static void rv__put_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void rv__put_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t rv__get_u32(const unsigned char *p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint64_t rv__get_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint64_t rv__pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+
+/* --------------------------------------------------------------- writer */
+
+/* Bytes go to a caller buffer (buf) or a file descriptor (fd >= 0) through
+** a staging buffer; the checksum runs over everything written. */
+typedef struct {
+    unsigned char *buf;
+    uint64_t cap;
+    int fd;
+    unsigned char *stage;
+    size_t staged, stage_cap;
+    uint64_t pos;
+    uint32_t crc;
+    const rv__crc_table *tab;
+    int err; /* errno of a failed write */
+} rv__writer;
+
+static void rv__flush(rv__writer *w) {
+    size_t off = 0;
+    while (off < w->staged && !w->err) {
+        ssize_t r = write(w->fd, w->stage + off, w->staged - off);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            w->err = errno ? errno : EIO;
+            break;
+        }
+        off += (size_t)r;
+    }
+    w->staged = 0;
+}
+
+static void rv__emit(rv__writer *w, const void *p, size_t n) {
+    if (!n) return;
+    w->crc = rv__crc32c(w->tab, w->crc, p, n);
+    if (w->buf) {
+        if (w->pos + n <= w->cap) memcpy(w->buf + w->pos, p, n);
+    } else {
+        const unsigned char *s = p;
+        while (n && !w->err) {
+            size_t room = w->stage_cap - w->staged;
+            size_t m = n < room ? n : room;
+            memcpy(w->stage + w->staged, s, m);
+            w->staged += m;
+            s += m;
+            n -= m;
+            w->pos += m;
+            if (w->staged == w->stage_cap) rv__flush(w);
+        }
+        return;
+    }
+    w->pos += n;
+}
+
+static void rv__emit_u32(rv__writer *w, uint32_t v) {
+    unsigned char b[4];
+    rv__put_u32(b, v);
+    rv__emit(w, b, 4);
+}
+
+static void rv__emit_u64(rv__writer *w, uint64_t v) {
+    unsigned char b[8];
+    rv__put_u64(b, v);
+    rv__emit(w, b, 8);
+}
+
+static void rv__emit_f64(rv__writer *w, double v) {
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    rv__emit_u64(w, u);
+}
+
+static void rv__emit_pad(rv__writer *w) {
+    static const unsigned char zero[8] = {0};
+    size_t r = (size_t)(rv__pad8(w->pos) - w->pos);
+    rv__emit(w, zero, r);
+}
+
+/* Arrays of u32 / u64 in little-endian order, in chunks. */
+static void rv__emit_u32s(rv__writer *w, const uint32_t *a, uint64_t n) {
+    if (rv__host_le()) {
+        rv__emit(w, a, (size_t)n * 4);
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++) rv__emit_u32(w, a[i]);
+}
+
+static void rv__emit_u64s(rv__writer *w, const uint64_t *a, uint64_t n) {
+    if (rv__host_le()) {
+        rv__emit(w, a, (size_t)n * 8);
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++) rv__emit_u64(w, a[i]);
+}
+
+static uint64_t rv__payload_size(const rv_bm25 *ix, uint64_t n_post, uint64_t n_over) {
+    uint64_t p = 32 + 16 + 40;
+    p += rv__pad8((uint64_t)ix->n_docs * 4) + rv__pad8(ix->n_docs);
+    p += ((uint64_t)ix->n_terms + 1) * 8 + rv__pad8(ix->n_terms ? ix->pool_len : 0);
+    p += ((uint64_t)ix->n_terms + 1) * 8;
+    p += rv__pad8(n_post * 4) + rv__pad8(n_post);
+    p += n_over * 8 + rv__pad8(n_over * 4);
+    return p;
+}
+
+/* Per segment, the index of the next term to write. */
+static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
+                            uint64_t n_post, uint64_t n_over) {
+    unsigned char h[RV__HEADER];
+    memset(h, 0, sizeof h);
+    memcpy(h, rv__magic, 8);
+    rv__put_u32(h + 8, RV_BM25_FORMAT_VERSION);
+    rv__put_u32(h + 12, RV__HEADER);
+    rv__put_u64(h + 16, rv__payload_size(ix, n_post, n_over));
+    rv__put_u32(h + 24, RV_ANALYZER_VERSION);
+    rv__emit(w, h, sizeof h);
+    /* params, analyzer */
+    rv__emit_u32(w, (uint32_t)ix->par.variant);
+    rv__emit_u32(w, 0);
+    rv__emit_f64(w, ix->par.k1);
+    rv__emit_f64(w, ix->par.b);
+    rv__emit_f64(w, ix->par.delta);
+    unsigned char fl[4] = {(unsigned char)ix->an.lowercase, (unsigned char)ix->an.strip_accents,
+                           (unsigned char)ix->an.stopwords, (unsigned char)ix->an.stem};
+    rv__emit(w, fl, 4);
+    rv__emit_u32(w, ix->an.min_token_len);
+    rv__emit_u32(w, ix->an.max_token_len);
+    rv__emit_u32(w, (uint32_t)ix->an.utf8);
+    /* counts */
+    rv__emit_u64(w, ix->n_docs);
+    rv__emit_u64(w, ix->n_terms);
+    rv__emit_u64(w, n_post);
+    rv__emit_u64(w, n_over);
+    rv__emit_u64(w, ix->n_terms ? ix->pool_len : 0);
+    /* documents */
+    rv__emit_u32s(w, ix->doc_len, ix->n_docs);
+    rv__emit_pad(w);
+    rv__emit(w, ix->doc_state, ix->n_docs);
+    rv__emit_pad(w);
+    /* dictionary */
+    if (ix->n_terms) {
+        rv__emit_u64s(w, ix->str_off, (uint64_t)ix->n_terms + 1);
+        rv__emit(w, ix->pool, (size_t)ix->pool_len);
+    } else {
+        rv__emit_u64(w, 0);
+    }
+    rv__emit_pad(w);
+    /* offsets: prefix sums of df (df counts exactly the stored postings) */
+    uint64_t off = 0;
+    rv__emit_u64(w, 0);
+    for (uint32_t t = 0; t < ix->n_terms; t++) rv__emit_u64(w, off += ix->df[t]);
+    /* docs, then tfs, then overflow: three passes over the terms */
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
+        uint64_t outpos = 0;
+        for (uint32_t t = 0; t < ix->n_terms; t++) {
+            for (size_t si = 0; si < ix->n_segs; si++) {
+                const rv__seg *s = ix->segs[si];
+                size_t j = segpos[si];
+                if (j >= s->n_terms || s->term_ids[j] != t) continue;
+                segpos[si] = j + 1;
+                uint64_t a = s->offsets[j], e = s->offsets[j + 1];
+                if (pass == 0) {
+                    rv__emit_u32s(w, s->docs + a, e - a);
+                } else if (pass == 1) {
+                    rv__emit(w, s->tfs + a, (size_t)(e - a));
+                } else {
+                    for (uint64_t q = a; q < e; q++)
+                        if (s->tfs[q] == RV__TF_ESCAPE) rv__emit_u64(w, outpos + (q - a));
+                }
+                outpos += e - a;
+            }
+        }
+        if (pass < 2) rv__emit_pad(w);
+    }
+    /* overflow tfs, in the same order as their positions */
+    for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
+    for (uint32_t t = 0; t < ix->n_terms; t++) {
+        for (size_t si = 0; si < ix->n_segs; si++) {
+            const rv__seg *s = ix->segs[si];
+            size_t j = segpos[si];
+            if (j >= s->n_terms || s->term_ids[j] != t) continue;
+            segpos[si] = j + 1;
+            for (uint64_t q = s->offsets[j]; q < s->offsets[j + 1]; q++)
+                if (s->tfs[q] == RV__TF_ESCAPE) rv__emit_u32(w, rv__seg_tf(s, q));
+        }
+    }
+    rv__emit_pad(w);
+    unsigned char tr[RV__TRAILER];
+    memset(tr, 0, sizeof tr);
+    rv__put_u32(tr, w->crc);
+    /* the checksum covers everything before it, not itself */
+    uint32_t crc = w->crc;
+    rv__emit(w, tr, sizeof tr);
+    w->crc = crc;
+}
+
+static void rv__count(const rv_bm25 *ix, uint64_t *n_post, uint64_t *n_over) {
+    *n_post = *n_over = 0;
+    for (size_t i = 0; i < ix->n_segs; i++) {
+        *n_post += ix->segs[i]->n_post;
+        *n_over += ix->segs[i]->n_over;
+    }
+}
+
+rv_status rv_bm25_save_buffer(const rv_bm25 *ix, void *buf, size_t capacity, size_t *size) {
+    if (size) *size = 0;
+    if (!ix || !size) return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
+    if (!buf && capacity) return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
+    uint64_t n_post, n_over;
+    rv__count(ix, &n_post, &n_over);
+    uint64_t total = RV__HEADER + rv__payload_size(ix, n_post, n_over) + RV__TRAILER;
+    if (total > SIZE_MAX) return rv__error(RV_E_RANGE, "the index is too large for memory");
+    *size = (size_t)total;
+    if (total > capacity)
+        return rv__error(RV_E_SHAPE, "the index needs %zu bytes; capacity is %zu", (size_t)total,
+                         capacity);
+    size_t *segpos = rv__malloc((ix->n_segs ? ix->n_segs : 1) * sizeof *segpos);
+    rv__crc_table *tab = rv__malloc(sizeof *tab);
+    if (!segpos || !tab) {
+        rv__free(segpos);
+        rv__free(tab);
+        return rv__nomem("the save buffers");
+    }
+    rv__crc32c_init(tab);
+    rv__writer w;
+    memset(&w, 0, sizeof w);
+    w.buf = buf;
+    w.cap = capacity;
+    w.fd = -1;
+    w.tab = tab;
+    rv__write_index(ix, &w, segpos, n_post, n_over);
+    rv__free(segpos);
+    rv__free(tab);
+    if (w.pos != total) return rv__error(RV_E_INTERNAL, "wrote %llu bytes, expected %llu",
+                                         (unsigned long long)w.pos, (unsigned long long)total);
+    return RV_OK;
+}
+
+rv_status rv_bm25_save(const rv_bm25 *ix, const char *path) {
+    if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
+    size_t plen = strlen(path);
+    char *tmp = rv__malloc(plen + 32);
+    size_t *segpos = rv__malloc((ix->n_segs ? ix->n_segs : 1) * sizeof *segpos);
+    rv__crc_table *tab = rv__malloc(sizeof *tab);
+    unsigned char *stage = rv__malloc((size_t)1 << 20);
+    rv_status st = RV_OK;
+    int fd = -1;
+    if (!tmp || !segpos || !tab || !stage) {
+        st = rv__nomem("the save buffers");
+        goto done;
+    }
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        st = rv__error(RV_E_IO, "cannot create %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    uint64_t n_post, n_over;
+    rv__count(ix, &n_post, &n_over);
+    rv__crc32c_init(tab);
+    rv__writer w;
+    memset(&w, 0, sizeof w);
+    w.fd = fd;
+    w.stage = stage;
+    w.stage_cap = (size_t)1 << 20;
+    w.tab = tab;
+    rv__write_index(ix, &w, segpos, n_post, n_over);
+    rv__flush(&w);
+    if (!w.err && fsync(fd) != 0) w.err = errno;
+    if (close(fd) != 0 && !w.err) w.err = errno;
+    fd = -1;
+    if (w.err) {
+        st = rv__error(RV_E_IO, "cannot write %s: %s", tmp, strerror(w.err));
+        unlink(tmp);
+        goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        st = rv__error(RV_E_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        goto done;
+    }
+    /* make the rename itself durable (best effort: not every file system
+    ** lets a directory be opened) */
+    {
+        char *dir = tmp;
+        memcpy(dir, path, plen + 1);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir) slash[1] = '\0';
+        else if (slash) *slash = '\0';
+        else strcpy(dir, ".");
+        int dfd = open(dir, O_RDONLY);
+        if (dfd >= 0) {
+            (void)fsync(dfd);
+            close(dfd);
+        }
+    }
+done:
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    rv__free(tmp);
+    rv__free(segpos);
+    rv__free(tab);
+    rv__free(stage);
+    return st;
+}
+
+/* --------------------------------------------------------------- reader */
+
+typedef struct {
+    const unsigned char *p;
+    uint64_t size, pos;
+} rv__reader;
+
+/* Take n bytes (then pad to 8 when asked); NULL when the payload is short. */
+static const unsigned char *rv__take(rv__reader *r, uint64_t n, int pad) {
+    uint64_t need = pad ? rv__pad8(n) : n;
+    if (need < n || need > r->size - r->pos) return NULL;
+    const unsigned char *q = r->p + r->pos;
+    r->pos += need;
+    return q;
+}
+
+#define RV__CORRUPT(...) rv__error(RV_E_CORRUPT, __VA_ARGS__)
+
+static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, rv_bm25 **out) {
+    *out = NULL;
+    if (size < RV__HEADER + RV__TRAILER)
+        return RV__CORRUPT("not a BM25 index: %llu bytes is shorter than the header",
+                           (unsigned long long)size);
+    if (memcmp(buf, rv__magic, 8) != 0)
+        return RV__CORRUPT("not a BM25 index: bad magic number");
+    uint32_t version = rv__get_u32(buf + 8);
+    if (version != RV_BM25_FORMAT_VERSION)
+        return rv__error(RV_E_VERSION, "BM25 index format version %u; this library reads "
+                         "version %d", version, RV_BM25_FORMAT_VERSION);
+    if (rv__get_u32(buf + 12) != RV__HEADER || rv__get_u32(buf + 28) != 0)
+        return RV__CORRUPT("BM25 index header is damaged");
+    uint64_t payload = rv__get_u64(buf + 16);
+    if (payload > size || size - payload != RV__HEADER + RV__TRAILER)
+        return RV__CORRUPT("BM25 index is truncated or has trailing bytes: %llu bytes, header "
+                           "says %llu", (unsigned long long)size,
+                           (unsigned long long)(payload + RV__HEADER + RV__TRAILER));
+    rv__crc_table *tab = rv__malloc(sizeof *tab);
+    if (!tab) return rv__nomem("the checksum table");
+    rv__crc32c_init(tab);
+    uint32_t crc = rv__crc32c(tab, 0, buf, (size_t)(RV__HEADER + payload));
+    rv__free(tab);
+    const unsigned char *trailer = buf + RV__HEADER + payload;
+    if (crc != rv__get_u32(trailer) || rv__get_u32(trailer + 4) != 0)
+        return RV__CORRUPT("BM25 index fails its checksum (the file is damaged)");
+    uint32_t aver = rv__get_u32(buf + 24);
+    if (aver != RV_ANALYZER_VERSION)
+        return rv__error(RV_E_VERSION, "BM25 index was built with analyzer version %u; this "
+                         "library analyses text with version %d, so queries would not match",
+                         aver, RV_ANALYZER_VERSION);
+    rv__reader r = {buf + RV__HEADER, payload, 0};
+    const unsigned char *q = rv__take(&r, 32 + 16 + 40, 0);
+    if (!q) return RV__CORRUPT("BM25 index payload is too short");
+    rv_bm25_params par;
+    par.variant = (rv_bm25_variant)rv__get_u32(q);
+    uint64_t u;
+    u = rv__get_u64(q + 8);
+    memcpy(&par.k1, &u, 8);
+    u = rv__get_u64(q + 16);
+    memcpy(&par.b, &u, 8);
+    u = rv__get_u64(q + 24);
+    memcpy(&par.delta, &u, 8);
+    rv_analyzer_options an;
+    memset(&an, 0, sizeof an);
+    an.lowercase = q[32];
+    an.strip_accents = q[33];
+    an.stopwords = q[34];
+    an.stem = q[35];
+    an.min_token_len = rv__get_u32(q + 36);
+    an.max_token_len = rv__get_u32(q + 40);
+    an.utf8 = (rv_utf8_policy)rv__get_u32(q + 44);
+    if (rv__get_u32(q + 4) != 0 || rv_bm25_params_check(&par) != RV_OK ||
+        rv_analyzer_options_check(&an) != RV_OK)
+        return RV__CORRUPT("BM25 index has invalid parameters or analyzer options");
+    uint64_t n_docs = rv__get_u64(q + 48), n_terms = rv__get_u64(q + 56);
+    uint64_t n_post = rv__get_u64(q + 64), n_over = rv__get_u64(q + 72);
+    uint64_t pool_len = rv__get_u64(q + 80);
+    if (n_docs > RV_BM25_MAX_DOCS || n_terms >= UINT32_MAX || n_post > payload ||
+        n_over > n_post || pool_len > payload)
+        return RV__CORRUPT("BM25 index has impossible sizes");
+    /* every section must fit: checked as the reader takes it */
+    const unsigned char *p_len = rv__take(&r, n_docs * 4, 1);
+    const unsigned char *p_state = rv__take(&r, n_docs, 1);
+    const unsigned char *p_stroff = rv__take(&r, (n_terms + 1) * 8, 0);
+    const unsigned char *p_pool = rv__take(&r, n_terms ? pool_len : 0, 1);
+    const unsigned char *p_off = rv__take(&r, (n_terms + 1) * 8, 0);
+    const unsigned char *p_docs = rv__take(&r, n_post * 4, 1);
+    const unsigned char *p_tfs = rv__take(&r, n_post, 1);
+    const unsigned char *p_opos = rv__take(&r, n_over * 8, 0);
+    const unsigned char *p_otf = rv__take(&r, n_over * 4, 1);
+    if (!p_len || !p_state || !p_stroff || !p_pool || !p_off || !p_docs || !p_tfs ||
+        !p_opos || !p_otf || r.pos != r.size)
+        return RV__CORRUPT("BM25 index sections do not match its sizes");
+    if (!n_terms && (pool_len || n_post))
+        return RV__CORRUPT("BM25 index has postings but no terms");
+
+    rv_bm25 *ix = NULL;
+    rv__seg *seg = NULL;
+    uint64_t *sums = NULL;
+    rv_status st = rv_bm25_create(&an, &par, &ix);
+    if (st != RV_OK) return st;
+    /* documents */
+    if ((st = rv__bm25_reserve_docs(ix, n_docs)) != RV_OK) goto fail;
+    for (uint64_t d = 0; d < n_docs; d++) {
+        ix->doc_len[d] = rv__get_u32(p_len + 4 * d);
+        uint8_t s = p_state[d];
+        if (s > RV_BM25_DOC_PURGED) {
+            st = RV__CORRUPT("BM25 index: document %llu has state %u", (unsigned long long)d, s);
+            goto fail;
+        }
+        ix->doc_state[d] = s;
+        if (s != RV_BM25_DOC_PURGED) {
+            ix->n_stats_docs++;
+            ix->total_len += ix->doc_len[d];
+            if (s == RV_BM25_DOC_LIVE) ix->n_live++;
+            else ix->n_tombstoned++;
+        }
+    }
+    ix->n_docs = (uint32_t)n_docs;
+    /* dictionary */
+    if (rv__get_u64(p_stroff) != 0) {
+        st = RV__CORRUPT("BM25 index dictionary offsets do not start at 0");
+        goto fail;
+    }
+    for (uint64_t t = 0; t < n_terms; t++) {
+        uint64_t a = rv__get_u64(p_stroff + 8 * t), e = rv__get_u64(p_stroff + 8 * (t + 1));
+        if (e <= a || e > pool_len) {
+            st = RV__CORRUPT("BM25 index: term %llu has bad string offsets", (unsigned long long)t);
+            goto fail;
+        }
+        const char *s = (const char *)p_pool + a;
+        size_t len = (size_t)(e - a), i = 0;
+        uint32_t cp;
+        while (i < len)
+            if (!rv__utf8_next((const unsigned char *)s, len, &i, &cp)) {
+                st = RV__CORRUPT("BM25 index: term %llu is not valid UTF-8", (unsigned long long)t);
+                goto fail;
+            }
+        uint32_t h = rv__hash_bytes(s, len), id;
+        if (rv__dict_find(ix, s, len, h, &id)) {
+            st = RV__CORRUPT("BM25 index: term %llu repeats term %u", (unsigned long long)t, id);
+            goto fail;
+        }
+        if ((st = rv__dict_insert(ix, s, len, h, &id)) != RV_OK) goto fail;
+    }
+    if (n_terms && rv__get_u64(p_stroff + 8 * n_terms) != pool_len) {
+        st = RV__CORRUPT("BM25 index dictionary strings do not fill the pool");
+        goto fail;
+    }
+    /* postings: one segment over all documents, arrays left in the image */
+    seg = rv__calloc(1, sizeof *seg);
+    sums = rv__calloc(n_docs ? n_docs : 1, sizeof *sums);
+    if (!seg || !sums) {
+        st = rv__nomem("the loaded index");
+        goto fail;
+    }
+    seg->doc_base = 0;
+    seg->doc_end = (uint32_t)n_docs;
+    seg->n_post = n_post;
+    seg->n_over = n_over;
+    size_t nt = 0;
+    if (rv__get_u64(p_off) != 0) {
+        st = RV__CORRUPT("BM25 index posting offsets do not start at 0");
+        goto fail;
+    }
+    for (uint64_t t = 0; t < n_terms; t++) {
+        uint64_t a = rv__get_u64(p_off + 8 * t), e = rv__get_u64(p_off + 8 * (t + 1));
+        if (e < a || e > n_post) {
+            st = RV__CORRUPT("BM25 index: term %llu has bad posting offsets", (unsigned long long)t);
+            goto fail;
+        }
+        ix->df[t] = e - a;
+        nt += e > a;
+    }
+    if (rv__get_u64(p_off + 8 * n_terms) != n_post) {
+        st = RV__CORRUPT("BM25 index posting offsets do not cover the postings");
+        goto fail;
+    }
+    seg->n_terms = nt;
+    seg->term_ids = rv__malloc((nt ? nt : 1) * sizeof *seg->term_ids);
+    seg->offsets = rv__malloc((nt + 1) * sizeof *seg->offsets);
+    seg->over_pos = rv__malloc((n_over ? n_over : 1) * sizeof *seg->over_pos);
+    seg->over_tf = rv__malloc((n_over ? n_over : 1) * sizeof *seg->over_tf);
+    if (!seg->term_ids || !seg->offsets || !seg->over_pos || !seg->over_tf) {
+        st = rv__nomem("the loaded index");
+        goto fail;
+    }
+    if (rv__host_le()) {
+        seg->docs = (uint32_t *)(void *)p_docs; /* 8-aligned within an aligned image */
+    } else {
+        seg->docs = rv__malloc((n_post ? n_post : 1) * sizeof *seg->docs);
+        if (!seg->docs) {
+            st = rv__nomem("the loaded index");
+            goto fail;
+        }
+        for (uint64_t i = 0; i < n_post; i++) seg->docs[i] = rv__get_u32(p_docs + 4 * i);
+    }
+    seg->tfs = (uint8_t *)p_tfs;
+    size_t k = 0;
+    for (uint64_t t = 0; t < n_terms; t++) {
+        uint64_t a = rv__get_u64(p_off + 8 * t), e = rv__get_u64(p_off + 8 * (t + 1));
+        if (e == a) continue;
+        seg->term_ids[k] = (uint32_t)t;
+        seg->offsets[k++] = a;
+        for (uint64_t i = a; i < e; i++) {
+            uint32_t d = seg->docs[i];
+            if (d >= n_docs || (i > a && d <= seg->docs[i - 1]) ||
+                ix->doc_state[d] == RV_BM25_DOC_PURGED || p_tfs[i] == 0) {
+                st = RV__CORRUPT("BM25 index: posting %llu of term %llu is invalid",
+                                 (unsigned long long)(i - a), (unsigned long long)t);
+                goto fail;
+            }
+        }
+    }
+    seg->offsets[nt] = n_post;
+    uint64_t n_escape = 0;
+    for (uint64_t i = 0; i < n_post; i++) n_escape += p_tfs[i] == RV__TF_ESCAPE;
+    if (n_escape != n_over) {
+        st = RV__CORRUPT("BM25 index overflow table does not match its escapes");
+        goto fail;
+    }
+    for (uint64_t i = 0; i < n_over; i++) {
+        uint64_t pos = rv__get_u64(p_opos + 8 * i);
+        uint32_t tf = rv__get_u32(p_otf + 4 * i);
+        if (pos >= n_post || (i && pos <= seg->over_pos[i - 1]) || p_tfs[pos] != RV__TF_ESCAPE ||
+            tf < RV__TF_ESCAPE) {
+            st = RV__CORRUPT("BM25 index overflow entry %llu is invalid", (unsigned long long)i);
+            goto fail;
+        }
+        seg->over_pos[i] = pos;
+        seg->over_tf[i] = tf;
+    }
+    /* document lengths must equal the sum of their term frequencies */
+    for (size_t i = 0; i < nt; i++)
+        for (uint64_t p = seg->offsets[i]; p < seg->offsets[i + 1]; p++)
+            sums[seg->docs[p]] += rv__seg_tf(seg, p);
+    for (uint64_t d = 0; d < n_docs; d++) {
+        if (ix->doc_state[d] != RV_BM25_DOC_PURGED && sums[d] != ix->doc_len[d]) {
+            st = RV__CORRUPT("BM25 index: document %llu has length %u but %llu term occurrences",
+                             (unsigned long long)d, ix->doc_len[d], (unsigned long long)sums[d]);
+            goto fail;
+        }
+    }
+    rv__free(sums);
+    sums = NULL;
+    if ((st = rv__seg_derive_alloc(seg)) != RV_OK) goto fail;
+    ix->segs = rv__malloc(sizeof *ix->segs);
+    if (!ix->segs) {
+        st = rv__nomem("the segment list");
+        goto fail;
+    }
+    ix->segs[0] = seg;
+    ix->n_segs = 1;
+    if (rv__host_le()) seg->blob = owner; /* the segment now owns the image */
+    else rv__free(owner);
+    rv__bm25_refresh(ix);
+    *out = ix;
+    return RV_OK;
+fail:
+    rv__free(sums);
+    if (seg) {
+        if (rv__host_le()) seg->docs = NULL; /* points into the image */
+        seg->tfs = NULL;
+        rv__seg_free(seg);
+    }
+    rv_bm25_free(ix);
+    return st;
+}
+
+rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out) {
+    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    *out = NULL;
+    if (!buf && size) return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
+    /* copy into an 8-aligned image the index can own */
+    unsigned char *img = rv__malloc(size ? size : 1);
+    if (!img) return rv__nomem("the index image");
+    if (size) memcpy(img, buf, size);
+    rv_status st = rv__load(img, size, img, out);
+    if (st != RV_OK) rv__free(img);
+    return st;
+}
+
+rv_status rv_bm25_load(const char *path, rv_bm25 **out) {
+    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    *out = NULL;
+    if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return rv__error(RV_E_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return rv__error(RV_E_IO, "cannot stat %s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return rv__error(RV_E_IO, "%s is not a regular file", path);
+    }
+    uint64_t size = (uint64_t)sb.st_size;
+    if (size > SIZE_MAX) {
+        close(fd);
+        return rv__error(RV_E_RANGE, "%s is too large for memory", path);
+    }
+    unsigned char *img = rv__malloc(size ? (size_t)size : 1);
+    if (!img) {
+        close(fd);
+        return rv__nomem("the index image");
+    }
+    uint64_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, img + got, (size_t)(size - got));
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            rv__free(img);
+            return rv__error(RV_E_IO, "cannot read %s: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        got += (uint64_t)r;
+    }
+    close(fd);
+    rv_status st = rv__load(img, got, img, out);
+    if (st != RV_OK) {
+        rv__free(img);
+        if (st == RV_E_CORRUPT || st == RV_E_VERSION) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", rv_errmsg());
+            return rv__error(st, "%s: %s", path, msg);
+        }
+    }
+    return st;
+}
