@@ -36,7 +36,7 @@ Examples
 [0, 1, 2]
 >>> result = index.search("quick fox", k=2)
 >>> result.ids.tolist(), [round(float(s), 3) for s in result.scores]
-([2, 0], [0.476, 0.407])
+([2, 0], [0.476, 0.406])
 >>> index.search("unknown words").ids.tolist()
 []
 """
