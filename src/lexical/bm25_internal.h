@@ -12,9 +12,10 @@
 ** which holds the rare tf >= 255 sorted by posting position).
 **
 ** Derived data, recomputed whenever the statistics or parameters change
-** (rv__bm25_refresh): idf and the single-precision weight factor per term,
-** the length normalisation per document, and per block of RV__BLOCK
-** postings its last document id and the largest w(t, d) in it.
+** (rv__bm25_refresh): idf per term, the length normalisation per document,
+** the single-precision weight w(t, d) of every posting (so search streams
+** ids and weights instead of looking up lengths and dividing), and per
+** block of RV__BLOCK postings its last document id and largest weight.
 **
 ** Segments are immutable once built.  Adding documents builds a new
 ** segment; neighbours of similar size are merged (a logarithmic policy), so
@@ -41,6 +42,7 @@ typedef struct rv__seg {
     uint64_t *over_pos;         /* ascending posting positions */
     uint32_t *over_tf;
     /* derived */
+    float *w;                   /* n_post: w(t, d) of each posting */
     uint64_t *block_off;        /* n_terms + 1: first block of each term */
     uint32_t *block_last;       /* last doc of each block */
     float *block_max;           /* largest w(t, d) of each block */

@@ -63,6 +63,7 @@ void rv__seg_free(rv__seg *s) {
     }
     rv__free(s->over_pos);
     rv__free(s->over_tf);
+    rv__free(s->w);
     rv__free(s->block_off);
     rv__free(s->block_last);
     rv__free(s->block_max);
@@ -73,9 +74,10 @@ void rv__seg_free(rv__seg *s) {
 /* Allocate (and lay out) the derived arrays of a segment whose postings
 ** are in place; their values come from rv__bm25_refresh. */
 rv_status rv__seg_derive_alloc(rv__seg *s) {
+    s->w = rv__malloc((s->n_post ? s->n_post : 1) * sizeof *s->w);
     s->block_off = rv__malloc((s->n_terms + 1) * sizeof *s->block_off);
     s->term_max = rv__malloc((s->n_terms ? s->n_terms : 1) * sizeof *s->term_max);
-    if (!s->block_off || !s->term_max) return rv__nomem("the pruning bounds");
+    if (!s->w || !s->block_off || !s->term_max) return rv__nomem("the posting weights");
     uint64_t nb = 0;
     for (size_t i = 0; i < s->n_terms; i++) {
         s->block_off[i] = nb;
@@ -136,6 +138,7 @@ rv_status rv__bm25_refresh(rv_bm25 *ix) {
                 float m = 0.0f;
                 for (uint64_t q = a; q < last; q++) {
                     float w = rv__weight(&wp, idf, rv__seg_tf(s, q), ix->norm[s->docs[q]]);
+                    s->w[q] = w;
                     if (w > m) m = w;
                 }
                 s->block_max[bk] = m;
@@ -176,7 +179,7 @@ uint64_t rv__bm25_memory(const rv_bm25 *ix) {
     for (size_t i = 0; i < ix->n_segs; i++) {
         const rv__seg *s = ix->segs[i];
         uint64_t nb = s->block_off[s->n_terms];
-        m += sizeof *s + s->n_terms * (4 + 8 + 8 + 4) + 16 + s->n_post * 5 + s->n_over * 12 + nb * 8;
+        m += sizeof *s + s->n_terms * (4 + 8 + 8 + 4) + 16 + s->n_post * 9 + s->n_over * 12 + nb * 8;
     }
     return m;
 }

@@ -66,6 +66,14 @@ typedef struct {
     size_t cur_cap;
     rv__hit *heap;
     size_t heap_cap;
+    /* window kernel: per-document partial score, matched-term mask and
+    ** weights (term-major), a bitmap of touched documents, candidates */
+    double *wpart;
+    uint64_t *wmask;
+    float *wbuf;
+    size_t wbuf_terms;
+    uint64_t *wbits;
+    uint32_t *cand;
     const rv_bm25 *ix;
 } rv__scratch;
 
@@ -78,6 +86,11 @@ static void rv__scratch_free(rv__scratch *s) {
     rv__free(s->tq);
     rv__free(s->tw);
     rv__free(s->heap);
+    rv__free(s->wpart);
+    rv__free(s->wmask);
+    rv__free(s->wbuf);
+    rv__free(s->wbits);
+    rv__free(s->cand);
     memset(s, 0, sizeof *s);
 }
 
@@ -215,7 +228,10 @@ static uint64_t rv__find_block(const rv__cur *c, uint32_t target) {
     return a;
 }
 
-/* Move to the first posting with document >= target. */
+/* Move to the first posting with document >= target.  Probes come in
+** increasing order and are usually close, so the search gallops forward
+** from the current position (within the block found by rv__find_block)
+** before it bisects. */
 static void rv__next_geq(rv__cur *c, uint32_t target) {
     if (c->doc >= target) return;
     uint64_t b = rv__find_block(c, target);
@@ -230,13 +246,20 @@ static void rv__next_geq(rv__cur *c, uint32_t target) {
     uint64_t e = c->start + (b - c->blk0 + 1) * RV__BLOCK;
     if (e > c->end) e = c->end;
     /* the block's last document is >= target, so the answer is in [a, e) */
-    while (a < e) {
-        uint64_t mid = a + (e - a) / 2;
-        if (c->docs[mid] < target) a = mid + 1;
-        else e = mid;
+    const uint32_t *docs = c->docs;
+    uint64_t step = 1;
+    while (a + step < e && docs[a + step - 1] < target) {
+        a += step;
+        step *= 2;
+    }
+    uint64_t hi = a + step < e ? a + step : e;
+    while (a < hi) {
+        uint64_t mid = a + (hi - a) / 2;
+        if (docs[mid] < target) a = mid + 1;
+        else hi = mid;
     }
     c->pos = a;
-    c->doc = c->docs[a];
+    c->doc = docs[a];
 }
 
 static inline void rv__next(rv__cur *c) {
@@ -255,12 +278,16 @@ static inline void rv__next(rv__cur *c) {
 typedef struct {
     rv__scratch *s;
     size_t k, n_heap;
-    double theta;     /* k-th score once the heap is full */
+    double cut;       /* prune below: the float just under the k-th score */
     int full;
     int exhaustive;
     rv__wparams wp;
     rv_bm25_search_info info;
 } rv__run;
+
+static void rv__set_cut(rv__run *r) {
+    if (!r->exhaustive) r->cut = (double)nextafterf(r->s->heap[0].score, -INFINITY);
+}
 
 static void rv__offer(rv__run *r, uint32_t doc, float score) {
     rv__hit h = {score, doc};
@@ -270,14 +297,21 @@ static void rv__offer(rv__run *r, uint32_t doc, float score) {
         rv__sift_up(heap, r->n_heap++);
         if (r->n_heap == r->k) {
             r->full = 1;
-            r->theta = heap[0].score;
+            rv__set_cut(r);
         }
         return;
     }
     if (!rv__worse(heap[0], h)) return;
     heap[0] = h;
     rv__sift_down(heap, r->n_heap, 0);
-    r->theta = heap[0].score;
+    rv__set_cut(r);
+}
+
+/* Can a document whose score is at most `bound` be dropped?  Only when
+** even its rounded score stays strictly below the k-th score, so that no
+** tie (which a lower id would win) is lost, whatever the visiting order. */
+static inline int rv__hopeless(const rv__run *r, double bound) {
+    return bound * RV__MARGIN <= r->cut; /* cut is -inf until the heap is full */
 }
 
 /* Insertion sort of cursors by ub ascending (then term order). */
@@ -293,7 +327,9 @@ static void rv__sort_cursors(rv__cur *c, size_t n) {
     }
 }
 
-static void rv__search_seg(rv__run *r, const rv__seg *seg) {
+/* Cursors of the query terms present in seg, sorted by ub, with prefix
+** sums of ub; returns their number. */
+static size_t rv__cursors(rv__run *r, const rv__seg *seg) {
     rv__scratch *s = r->s;
     const rv_bm25 *ix = s->ix;
     rv__cur *cur = s->cur;
@@ -315,15 +351,31 @@ static void rv__search_seg(rv__run *r, const rv__seg *seg) {
         c->q = (uint32_t)q;
         r->info.postings_total += c->end - c->start;
     }
-    if (!nc) return;
     rv__sort_cursors(cur, nc);
-    double *prefix = s->prefix;
     double acc = 0;
-    for (size_t j = 0; j < nc; j++) prefix[j] = (acc += cur[j].ub);
-    size_t ne = 0; /* cursors [0, ne) are non-essential */
-    if (!r->exhaustive)
-        while (r->full && ne < nc && prefix[ne] * RV__MARGIN <= r->theta) ne++;
-    const float *norm = ix->norm;
+    for (size_t j = 0; j < nc; j++) s->prefix[j] = (acc += cur[j].ub);
+    return nc;
+}
+
+/* Number of leading cursors that are non-essential under the current cut. */
+static size_t rv__n_nonessential(const rv__run *r, size_t nc) {
+    size_t ne = 0;
+    while (ne < nc && rv__hopeless(r, r->s->prefix[ne])) ne++;
+    return ne;
+}
+
+/*
+** Document at a time: used for exhaustive search (every list essential,
+** nothing dropped) and for queries of more than 64 distinct terms.
+*/
+static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
+    rv__scratch *s = r->s;
+    const rv_bm25 *ix = s->ix;
+    rv__cur *cur = s->cur;
+    size_t nc = rv__cursors(r, seg);
+    if (!nc) return;
+    double *prefix = s->prefix;
+    size_t ne = rv__n_nonessential(r, nc); /* cursors [0, ne) are non-essential */
     const uint8_t *state = ix->doc_state;
     for (;;) {
         uint32_t d = UINT32_MAX;
@@ -337,11 +389,10 @@ static void rv__search_seg(rv__run *r, const rv__seg *seg) {
         }
         size_t nt = 0;
         double partial = 0;
-        float nd = norm[d];
         for (size_t j = ne; j < nc; j++) {
             rv__cur *c = &cur[j];
             if (c->doc != d) continue;
-            float w = rv__weight(&r->wp, c->idf, rv__seg_tf(seg, c->pos), nd);
+            float w = seg->w[c->pos];
             s->tq[nt] = c->q;
             s->tw[nt++] = w;
             partial += c->qtf * (double)w;
@@ -351,23 +402,21 @@ static void rv__search_seg(rv__run *r, const rv__seg *seg) {
         int keep = 1;
         for (size_t jj = ne; jj-- > 0;) {
             rv__cur *c = &cur[jj];
-            if (r->full) {
-                double rest = jj ? prefix[jj - 1] : 0.0;
-                if ((partial + c->ub + rest) * RV__MARGIN <= r->theta) {
-                    keep = 0;
-                    break;
-                }
-                uint64_t b = rv__find_block(c, d);
-                c->blk = b;
-                double bm = b < c->blk_end ? c->qtf * (double)seg->block_max[b] : 0.0;
-                if ((partial + bm + rest) * RV__MARGIN <= r->theta) {
-                    keep = 0;
-                    break;
-                }
+            double rest = jj ? prefix[jj - 1] : 0.0;
+            if (rv__hopeless(r, partial + c->ub + rest)) {
+                keep = 0;
+                break;
+            }
+            uint64_t b = rv__find_block(c, d);
+            c->blk = b;
+            double bm = b < c->blk_end ? c->qtf * (double)seg->block_max[b] : 0.0;
+            if (rv__hopeless(r, partial + bm + rest)) {
+                keep = 0;
+                break;
             }
             rv__next_geq(c, d);
             if (c->doc == d) {
-                float w = rv__weight(&r->wp, c->idf, rv__seg_tf(seg, c->pos), nd);
+                float w = seg->w[c->pos];
                 s->tq[nt] = c->q;
                 s->tw[nt++] = w;
                 partial += c->qtf * (double)w;
@@ -392,16 +441,229 @@ static void rv__search_seg(rv__run *r, const rv__seg *seg) {
         for (size_t i = 0; i < nt; i++) sum += (double)s->qtf[s->tq[i]] * (double)s->tw[i];
         r->info.docs_scored++;
         rv__offer(r, d, (float)sum);
-        if (!r->exhaustive && r->full) {
-            while (ne < nc && prefix[ne] * RV__MARGIN <= r->theta) ne++;
+        ne = rv__n_nonessential(r, nc);
+    }
+}
+
+/*
+** Window at a time (Lucene's MaxScore bulk scorer, with block-max window
+** skipping): documents are taken RV__WIN ids at a time.  In a window,
+**  1. if the block maxima of the essential lists plus the bounds of the
+**     non-essential ones cannot beat the cut, the window is skipped;
+**  2. the essential lists are added term at a time into per-document
+**     partial scores, a matched-term mask and the weights themselves;
+**  3. each non-essential list, largest ub first, first drops the candidates
+**     that cannot make it even with it and the lists below it, then adds its
+**     weights -- by walking its postings in the window when they are fewer
+**     than the candidates, else by probing each candidate;
+**  4. survivors are scored in canonical order (ascending term, from the mask
+**     and the stored weights) and offered to the heap in id order.
+*/
+#define RV__WIN 4096u
+
+static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
+    rv__scratch *s = r->s;
+    const rv_bm25 *ix = s->ix;
+    rv__cur *cur = s->cur;
+    size_t nc = rv__cursors(r, seg);
+    if (!nc) return;
+    double *prefix = s->prefix;
+    const uint8_t *state = ix->doc_state;
+    double *part = s->wpart;
+    uint64_t *mask = s->wmask;
+    float *wbuf = s->wbuf;
+    uint64_t *bits = s->wbits;
+    uint32_t *cand = s->cand;
+    uint32_t lo = seg->doc_base;
+    for (;;) {
+        size_t ne = rv__n_nonessential(r, nc);
+        if (ne == nc) break; /* nothing left can beat the cut */
+        uint32_t dmin = UINT32_MAX;
+        for (size_t j = ne; j < nc; j++) {
+            if (cur[j].doc < lo) rv__next_geq(&cur[j], lo);
+            if (cur[j].doc < dmin) dmin = cur[j].doc;
+        }
+        if (dmin == UINT32_MAX) break;
+        lo = dmin;
+        uint32_t hi = lo + RV__WIN > lo && lo + RV__WIN < seg->doc_end ? lo + RV__WIN : seg->doc_end;
+        double ne_ub = ne ? prefix[ne - 1] : 0.0;
+        /* 1. block-max bound of the window */
+        if (r->full) {
+            double wub = ne_ub;
+            for (size_t j = ne; j < nc; j++) {
+                const rv__cur *c = &cur[j];
+                if (c->doc >= hi) continue;
+                float m = 0;
+                for (uint64_t b = c->blk; b < c->blk_end; b++) {
+                    if (seg->block_max[b] > m) m = seg->block_max[b];
+                    if (seg->block_last[b] >= hi - 1) break;
+                }
+                wub += c->qtf * (double)m;
+            }
+            if (rv__hopeless(r, wub)) {
+                for (size_t j = ne; j < nc; j++) rv__next_geq(&cur[j], hi);
+                lo = hi;
+                continue;
+            }
+        }
+        /* 2. essential lists, term at a time */
+        for (size_t j = ne; j < nc; j++) {
+            rv__cur *c = &cur[j];
+            const uint64_t bit = (uint64_t)1 << c->q;
+            const float *wts = seg->w;
+            const double qtf = c->qtf;
+            uint64_t p = c->pos, e = c->end;
+            const uint32_t *docs = c->docs;
+            while (p < e && docs[p] < hi) {
+                uint32_t d = docs[p];
+                uint32_t i = d - lo;
+                float w = wts[p];
+                if (!mask[i]) {
+                    bits[i >> 6] |= (uint64_t)1 << (i & 63);
+                    part[i] = 0;
+                }
+                mask[i] |= bit;
+                wbuf[(size_t)c->q * RV__WIN + i] = w;
+                part[i] += qtf * (double)w;
+                p++;
+            }
+            r->info.postings_scored += p - c->pos;
+            /* resynchronise the cursor */
+            if (p >= e) {
+                c->pos = e;
+                c->doc = UINT32_MAX;
+                c->blk = c->blk_end;
+            } else {
+                c->pos = p;
+                c->doc = docs[p];
+                c->blk = c->blk0 + (p - c->start) / RV__BLOCK;
+            }
+        }
+        /* candidates in id order (the bitmap is cleared as it is read) */
+        size_t n = 0;
+        uint32_t nw = (hi - lo + 63) / 64;
+        for (uint32_t w = 0; w < nw; w++) {
+            uint64_t x = bits[w];
+            bits[w] = 0;
+            while (x) {
+                uint32_t i = (w << 6) + rv__ctz64(x);
+                x &= x - 1;
+                if (state[lo + i] == RV_BM25_DOC_LIVE) cand[n++] = i;
+                else mask[i] = 0;
+            }
+        }
+        /* 3. non-essential lists, largest bound first */
+        for (size_t jj = ne; jj-- > 0 && n;) {
+            rv__cur *c = &cur[jj];
+            double rest = prefix[jj];
+            size_t m = 0;
+            for (size_t t = 0; t < n; t++) {
+                uint32_t i = cand[t];
+                if (rv__hopeless(r, part[i] + rest)) mask[i] = 0;
+                else cand[m++] = i;
+            }
+            n = m;
+            if (!n) break;
+            const uint64_t bit = (uint64_t)1 << c->q;
+            rv__next_geq(c, lo + cand[0]);
+            if (c->doc >= hi) continue;
+            /* postings of this list in the window, roughly, from its blocks */
+            uint64_t bl = rv__find_block(c, hi);
+            uint64_t span = (bl - c->blk + 1) * RV__BLOCK;
+            if (span < 16 * n) { /* walk the list */
+                uint64_t p = c->pos, e = c->end;
+                while (p < e && c->docs[p] < hi) {
+                    uint32_t d = c->docs[p];
+                    uint32_t i = d - lo;
+                    if (mask[i]) {
+                        float w = seg->w[p];
+                        mask[i] |= bit;
+                        wbuf[(size_t)c->q * RV__WIN + i] = w;
+                        part[i] += c->qtf * (double)w;
+                        r->info.postings_scored++;
+                    }
+                    p++;
+                }
+                if (p >= e) {
+                    c->pos = e;
+                    c->doc = UINT32_MAX;
+                    c->blk = c->blk_end;
+                } else {
+                    c->pos = p;
+                    c->doc = c->docs[p];
+                    c->blk = c->blk0 + (p - c->start) / RV__BLOCK;
+                }
+            } else { /* probe each candidate */
+                for (size_t t = 0; t < n; t++) {
+                    uint32_t i = cand[t];
+                    rv__next_geq(c, lo + i);
+                    if (c->doc >= hi) break;
+                    if (c->doc != lo + i) continue;
+                    float w = seg->w[c->pos];
+                    mask[i] |= bit;
+                    wbuf[(size_t)c->q * RV__WIN + i] = w;
+                    part[i] += c->qtf * (double)w;
+                    r->info.postings_scored++;
+                }
+            }
+        }
+        /* 4. score the survivors in canonical order */
+        for (size_t t = 0; t < n; t++) {
+            uint32_t i = cand[t];
+            uint64_t mk = mask[i];
+            mask[i] = 0;
+            if (rv__hopeless(r, part[i])) continue;
+            double sum = 0;
+            while (mk) {
+                uint32_t q = rv__ctz64(mk);
+                mk &= mk - 1;
+                sum += (double)s->qtf[q] * (double)wbuf[(size_t)q * RV__WIN + i];
+            }
+            r->info.docs_scored++;
+            rv__offer(r, lo + i, (float)sum);
+        }
+        if (hi >= seg->doc_end) break;
+        lo = hi;
+    }
+}
+
+/* Allocate the window kernel's buffers (once per scratch); wbuf for
+** s->nq terms.  The mask and bitmap start (and are left) all zero. */
+static rv_status rv__window_alloc(rv__scratch *s) {
+    if (!s->wpart) {
+        s->wpart = rv__malloc(RV__WIN * sizeof *s->wpart);
+        s->wmask = rv__calloc(RV__WIN, sizeof *s->wmask);
+        s->wbits = rv__calloc(RV__WIN / 64, sizeof *s->wbits);
+        s->cand = rv__malloc(RV__WIN * sizeof *s->cand);
+        if (!s->wpart || !s->wmask || !s->wbits || !s->cand) {
+            rv__free(s->wpart);
+            rv__free(s->wmask);
+            rv__free(s->wbits);
+            rv__free(s->cand);
+            s->wpart = NULL;
+            s->wmask = NULL;
+            s->wbits = NULL;
+            s->cand = NULL;
+            return rv__nomem("the search window");
         }
     }
+    if (s->nq > s->wbuf_terms) {
+        rv__free(s->wbuf);
+        s->wbuf = rv__malloc(s->nq * RV__WIN * sizeof *s->wbuf);
+        if (!s->wbuf) {
+            s->wbuf_terms = 0;
+            return rv__nomem("the search window");
+        }
+        s->wbuf_terms = s->nq;
+    }
+    return RV_OK;
 }
 
 /* Run the prepared query in s over every segment; write results. */
 static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, uint32_t *ids,
                                float *scores, size_t *n_found, rv_bm25_search_info *info) {
     const rv_bm25 *ix = s->ix;
+    rv_status st;
     size_t heap_need = k;
     if (heap_need > ix->n_docs) heap_need = ix->n_docs;
     if (heap_need == 0) heap_need = 1;
@@ -421,8 +683,15 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, uint32_
     r.exhaustive = (flags & RV_BM25_EXHAUSTIVE) != 0;
     rv__wparams_of(ix, &r.wp);
     r.info.n_query_terms = s->nq;
-    if (s->nq)
-        for (size_t i = 0; i < ix->n_segs; i++) rv__search_seg(&r, ix->segs[i]);
+    int window = !r.exhaustive && s->nq <= 64;
+    if (window && s->nq && (st = rv__window_alloc(s)) != RV_OK) return st;
+    if (s->nq) {
+        r.cut = -INFINITY;
+        for (size_t i = 0; i < ix->n_segs; i++) {
+            if (window) rv__search_seg_window(&r, ix->segs[i]);
+            else rv__search_seg_daat(&r, ix->segs[i]);
+        }
+    }
     qsort(s->heap, r.n_heap, sizeof *s->heap, rv__cmp_hit);
     for (size_t i = 0; i < r.n_heap; i++) {
         ids[i] = s->heap[i].doc;
