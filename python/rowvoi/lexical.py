@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from rowvoi import _bm25
+from rowvoi.errors import RvError
 from rowvoi.text import Analyzer
 
 __all__ = [
@@ -288,7 +289,12 @@ class BM25Index:
         ([0, 1], [2])
         """
         docs = _check_texts("documents", documents)
-        first, n = self._core.add(docs)
+        try:
+            first, n = self._core.add(docs)
+        except RvError as e:
+            # the engine names its C parameter; name the Python one
+            raise type(e)(str(e).replace(": texts[", ": documents[", 1), e.code,
+                          e.status_name) from None
         return np.arange(first, first + n, dtype=np.int64)
 
     def delete(self, ids: Iterable[int] | int) -> int:
