@@ -73,7 +73,8 @@ rv_status rv_belief_reweight(const double *posterior, const double *likelihoods,
     for (size_t i = 0; i < n; i++) {
         double l = likelihoods[i];
         if (isnan(l))
-            return rv__error(RV_E_INVALID_ARG, "likelihoods[%zu] is NaN", i);
+            return rv__error(RV_E_INVALID_ARG,
+                             "likelihoods[%zu] is NaN: likelihoods must be finite", i);
         if (!isfinite(l))
             return rv__error(RV_E_INVALID_ARG,
                              "likelihoods[%zu] is infinite: likelihoods must be finite", i);
@@ -90,9 +91,9 @@ rv_status rv_belief_reweight(const double *posterior, const double *likelihoods,
         for (size_t i = 0; i < n; i++) total += posterior[i] * (likelihoods[i] / scale);
     if (!(total > 0))
         return rv__error(RV_E_INFEASIBLE,
-                         "likelihoods leave zero total mass: the evidence is impossible "
-                         "under every candidate (the candidate set is wrong, not merely "
-                         "narrowed)");
+                         "likelihoods leave zero total mass: the evidence has zero "
+                         "probability under every candidate (the candidate set is wrong, "
+                         "not merely narrowed)");
     for (size_t i = 0; i < n; i++)
         out[i] = posterior[i] * (likelihoods[i] / scale) / total;
     return RV_OK;

@@ -13,6 +13,11 @@ MODULES = [
     "rowvoi.setcover",
     "rowvoi.keys",
     "rowvoi.config",
+    "rowvoi.policies",
+    "rowvoi.session",
+    "rowvoi.ml",
+    "rowvoi.prob_keys",
+    "rowvoi.eval",
 ]
 
 
