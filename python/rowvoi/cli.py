@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 __all__ = ["main", "build_parser"]
 
 
@@ -235,6 +237,198 @@ def _cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
+# -------------------------------------------------------------------- ask
+_MISSING_LABEL = "(missing)"
+
+
+def _value_label(v: Any) -> str:
+    from rowvoi._candidates import is_missing
+
+    return _MISSING_LABEL if is_missing(v) else str(v)
+
+
+def _possible_values(df: Any, state: Any, col: Any) -> list[Any]:
+    """Distinct values of col among the candidates that still have mass."""
+    rows = [r for r, p in zip(state.candidate_rows, state.posterior) if p > 0]
+    seen: dict[str, Any] = {}
+    for v in df.loc[rows, col].tolist():
+        seen.setdefault(_value_label(v), v)
+    return [seen[k] for k in sorted(seen)]
+
+
+def _match_answer(values: list[Any], answer: str) -> tuple[bool, Any]:
+    """Find the value an answer names: exact text, then case-insensitive
+    text, then numeric equality. Returns (found, value)."""
+    labels = [_value_label(v) for v in values]
+    for i, lab in enumerate(labels):
+        if lab == answer:
+            return True, values[i]
+    folded = [i for i, lab in enumerate(labels) if lab.casefold() == answer.casefold()]
+    if len(folded) == 1:
+        return True, values[folded[0]]
+    try:
+        x = float(answer)
+    except ValueError:
+        return False, None
+    hits = []
+    for i, v in enumerate(values):
+        try:
+            if not isinstance(v, (bool, str)) and float(v) == x:
+                hits.append(i)
+        except (TypeError, ValueError):
+            continue
+    if len(hits) == 1:
+        return True, values[hits[0]]
+    return False, None
+
+
+def _shorten(values: list[Any], limit: int = 12) -> str:
+    labels = [_value_label(v) for v in values]
+    if len(labels) > limit:
+        return " / ".join(labels[:limit]) + f" / ... ({len(labels)} values)"
+    return " / ".join(labels)
+
+
+def _ask_policy(args: argparse.Namespace, df: Any, costs: dict[str, float] | None) -> Any:
+    from rowvoi.policies import CandidateMIPolicy, GreedyCoveragePolicy, MIPolicy
+
+    if args.noise is not None and args.policy != "model":
+        raise UsageError("--noise applies to --policy model only")
+    if args.noise is not None and not 0.0 <= args.noise < 1.0:
+        raise UsageError(f"--noise must be in [0, 1), got {args.noise:g}")
+    if args.policy == "mi":
+        return CandidateMIPolicy(costs=costs)
+    if args.policy == "coverage":
+        return GreedyCoveragePolicy(costs=costs)
+    from rowvoi.ml import RowVoiModel
+
+    model = RowVoiModel(noise=0.0 if args.noise is None else args.noise).fit(df)
+    return MIPolicy(model, objective="mi_over_cost", feature_costs=costs)
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from rowvoi.session import DisambiguationSession
+
+    df = _read_table(args.file, args.index_col)
+    rows = _parse_rows(df, args.rows, args.positions)
+    if rows is None:
+        rows = list(df.index)
+    if not rows:
+        raise CliError(f"{args.file}: the table has no rows")
+    columns = _split_list(args.columns) if args.columns else list(df.columns)
+    costs = _parse_costs(args.costs)
+    if args.max_questions is not None and args.max_questions < 0:
+        raise UsageError("--max-questions must be >= 0")
+    policy = _ask_policy(args, df, costs)
+    session = DisambiguationSession(df, rows, policy=policy, feature_costs=costs)
+    from rowvoi.frame import resolve_columns
+
+    columns = resolve_columns(df, columns, "--columns")
+    talk = sys.stderr if args.json else sys.stdout
+    interactive = sys.stdin.isatty()
+
+    def say(text: str = "", end: str = "\n") -> None:
+        print(text, end=end, file=talk, flush=True)
+
+    transcript: list[dict[str, Any]] = []
+    skipped: set[Any] = set()
+    asked = 0
+    reason = ""
+    say(f"{len(rows)} candidate rows in {args.file}; answer each question with a value, "
+        "or '?' (or nothing) if you don't know.")
+    while True:
+        state = session.state
+        alive = int((state.posterior > 0).sum())
+        top = ""
+        if alive > 1 and state.max_posterior >= 0.5:
+            best = state.candidate_rows[int(np.argmax(state.posterior))]
+            top = f"; most probable: {best} (p = {state.max_posterior:.2f})"
+        say(f"\n{alive} row{'s' if alive != 1 else ''} possible, "
+            f"{state.entropy:.2f} bits of uncertainty{top}")
+        if state.is_unique:
+            reason = "identified"
+            break
+        if args.max_questions is not None and asked >= args.max_questions:
+            reason = f"asked --max-questions ({args.max_questions})"
+            break
+        allowed = [c for c in columns if c not in state.observed_cols and c not in skipped]
+        if not allowed:
+            reason = "no columns left to ask"
+            break
+        suggestion = session.next_question(allowed)
+        col = suggestion.col
+        if col is None:
+            reason = "no remaining column tells the rows apart"
+            break
+        values = _possible_values(df, state, col)
+        bits = suggestion.expected_voi or 0.0
+        cost = session.feature_costs.get(col, 1.0)
+        say(f"{col}? [{_shorten(values)}]  (expected {bits:.2f} bits, cost {cost:g})")
+        say("> ", end="")
+        line = sys.stdin.readline()
+        if line == "":
+            if not interactive:
+                say("")
+            reason = "end of input"
+            break
+        answer = line.strip()
+        if not interactive:
+            say(answer)
+        asked += 1
+        entry: dict[str, Any] = {"column": _json_value(col), "answer": answer,
+                                 "expected_bits": bits, "cost": cost,
+                                 "rows_before": alive, "entropy_before": state.entropy}
+        if answer in ("", "?"):
+            skipped.add(col)
+            entry.update(skipped=True, accepted=True)
+            transcript.append(entry)
+            say(f"(skipping {col})")
+            continue
+        found, value = _match_answer(values, answer)
+        if not found:
+            entry.update(skipped=False, accepted=False)
+            transcript.append(entry)
+            say(f"no remaining row has {col} = {answer!r}; "
+                f"the possible values are: {_shorten(values, 30)}")
+            continue
+        step = session.observe(col, value)
+        after = session.state
+        entry.update(skipped=False, accepted=True, value=_json_value(value),
+                     rows_after=int((after.posterior > 0).sum()),
+                     entropy_after=step.entropy_after)
+        transcript.append(entry)
+    state = session.state
+    order = np.argsort(-state.posterior, kind="stable")
+    live = [int(i) for i in order if state.posterior[i] > 0]
+    labels = [state.candidate_rows[i] for i in live]
+    if args.json:
+        print(json.dumps({
+            "file": args.file,
+            "policy": args.policy,
+            "candidates": len(rows),
+            "steps": transcript,
+            "stop_reason": reason,
+            "unique": bool(state.is_unique),
+            "rows": [_json_value(r) for r in labels],
+            "probabilities": [float(state.posterior[i]) for i in live],
+            "questions": asked,
+            "total_cost": session.cumulative_cost,
+        }))
+        return 0
+    shown = labels[:10]
+    if state.is_unique:
+        say(f"\nidentified: {state.unique_row}")
+    else:
+        say(f"\nstopped ({reason}); {len(labels)} row{'s' if len(labels) != 1 else ''} "
+            f"still match{'es' if len(labels) == 1 else ''}"
+            + (", most probable first:" if labels else ""))
+    if shown:
+        print(df.loc[shown].to_string(), flush=True)
+    if len(labels) > len(shown):
+        print(f"... and {len(labels) - len(shown)} more", flush=True)
+    return 0
+
+
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
@@ -300,6 +494,32 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--budget", type=float, default=None, metavar="COST",
                     help="print only the prefix of the path that fits this budget")
     pp.set_defaults(func=_cmd_path)
+
+    pa = sub.add_parser(
+        "ask", help="find a row by answering the most informative questions",
+        description="Find one row of a table interactively. Each round shows how "
+                    "many rows are still possible and the remaining uncertainty, "
+                    "then asks for the column that is expected to tell the most "
+                    "(per unit cost). Answer with the value, or '?' (or an empty "
+                    "line) if you don't know -- that column is then skipped. The "
+                    "session ends when one row is left, or nothing left to ask can "
+                    "narrow the rows down, and prints the matching row(s). Answers "
+                    "are read line by line from stdin, so a session can be "
+                    "scripted: printf 'Porto\\n2024\\n' | rowvoi ask table.csv",
+        epilog="example: rowvoi ask examples/data/customers.csv --index-col customer_id "
+               "--costs examples/data/customers_costs.json")
+    _add_table_args(pa)
+    pa.add_argument("--policy", choices=("mi", "coverage", "model"), default="mi",
+                    help="how to pick questions: mi (expected information gain on the "
+                         "remaining rows), coverage (row pairs told apart), model "
+                         "(a RowVoiModel fitted to the table; see --noise) "
+                         "(default: mi)")
+    pa.add_argument("--noise", type=float, default=None, metavar="P",
+                    help="with --policy model: probability in [0, 1) that an answer is "
+                         "wrong, so answers reweight the rows instead of ruling them out")
+    pa.add_argument("--max-questions", type=int, default=None, metavar="N",
+                    help="stop after asking N questions")
+    pa.set_defaults(func=_cmd_ask)
     return parser
 
 
@@ -307,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``rowvoi`` command; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("epsilon", "time_limit", "budget"):
+    for name in ("epsilon", "time_limit", "budget", "noise"):
         value = getattr(args, name, None)
         if value is not None and not math.isfinite(value):
             parser.error(f"--{name.replace('_', '-')} must be a finite number")
