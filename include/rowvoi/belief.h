@@ -120,8 +120,10 @@ typedef struct rv_belief_options {
     double noise;           /* noise level in [0, 1); default 0 (exact) */
     const double *costs;    /* n_cols costs, finite and > 0, or NULL (1.0
                                each); only the choice of *best uses them */
-    unsigned n_threads;     /* worker threads: 0 (default) means one per
-                               online CPU; small inputs use one thread */
+    unsigned n_threads;     /* threads, the calling one included: 0 (the
+                               default) means one per online CPU, or just
+                               the calling thread for small inputs (under
+                               about 4 million candidate-column cells) */
     rv_progress_fn progress;    /* optional; called on the calling thread
                                    with (columns done, n_cols); a nonzero
                                    return stops with RV_E_INTERRUPTED */

@@ -36,8 +36,10 @@
 #  define RV__HAVE_PTHREADS 0
 #endif
 
-/* Below this many cells (candidates x columns) one thread is faster. */
-#define RV__MI_PARALLEL_MIN ((uint64_t)1 << 18)
+/* Below this many cells (candidates x columns, ~5 ms of work) one thread is
+** faster: starting and joining workers costs more than it saves, and on a
+** busy machine a late-scheduled worker delays the join. */
+#define RV__MI_PARALLEL_MIN ((uint64_t)1 << 22)
 
 typedef struct rv__mi_job {
     const int32_t *codes;
@@ -179,7 +181,8 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
 #if RV__HAVE_PTHREADS
     n_threads = opt->n_threads ? opt->n_threads : rv__online_cpus();
     if (n_threads > n_cols) n_threads = n_cols ? (unsigned)n_cols : 1u;
-    if ((uint64_t)n_cand * (uint64_t)n_cols < RV__MI_PARALLEL_MIN) n_threads = 1;
+    if (!opt->n_threads && (uint64_t)n_cand * (uint64_t)n_cols < RV__MI_PARALLEL_MIN)
+        n_threads = 1;
     if (n_threads > 64) n_threads = 64;
 #endif
     rv__bscratch scratch[64];
