@@ -66,7 +66,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
-import json
 import platform
 import sys
 import tempfile
@@ -323,7 +322,6 @@ def render(results, args, ref_info, ref_venv, started) -> str:
     """The markdown report."""
     import numpy as np
     import pandas as pd
-
     import rowvoi
 
     cap = args.ref_timeout

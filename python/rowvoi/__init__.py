@@ -30,6 +30,17 @@ from rowvoi.errors import (
     RvError,
     SolverUnavailableError,
 )
+from rowvoi.eval import (
+    AcquisitionResult,
+    KeyEvalResult,
+    PolicyEvalStats,
+    benchmark_policy,
+    compute_gold_key,
+    compute_gold_next_column_probabilistic,
+    evaluate_keys,
+    evaluate_policies,
+    sample_candidate_sets,
+)
 from rowvoi.keys import (
     KeyPath,
     KeyPathStep,
@@ -52,17 +63,6 @@ from rowvoi.prob_keys import (
     plan_key_path_probabilistic,
 )
 from rowvoi.session import DisambiguationSession, SessionStep, StopRules
-from rowvoi.eval import (
-    AcquisitionResult,
-    KeyEvalResult,
-    PolicyEvalStats,
-    benchmark_policy,
-    compute_gold_key,
-    compute_gold_next_column_probabilistic,
-    evaluate_keys,
-    evaluate_policies,
-    sample_candidate_sets,
-)
 from rowvoi.setcover import (
     CoverPath,
     CoverSolution,

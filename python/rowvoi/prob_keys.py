@@ -41,8 +41,8 @@ import numpy as np
 import pandas as pd
 
 from rowvoi import _belief, _candidates
-from rowvoi.keys import KeyPath, KeyPathStep, pairwise_coverage
 from rowvoi.frame import check_frame, resolve_columns, resolve_costs, resolve_rows
+from rowvoi.keys import KeyPath, KeyPathStep, pairwise_coverage
 from rowvoi.policies import best_index
 
 if TYPE_CHECKING:

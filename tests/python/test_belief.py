@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rowvoi import CandidateState, _belief
 from rowvoi.errors import InfeasibleError, InvalidArgumentError
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from rowvoi.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]

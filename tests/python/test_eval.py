@@ -6,8 +6,8 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-
 import rowvoi.eval as ev
+from conftest import random_frame
 from rowvoi import (
     CandidateMIPolicy,
     RandomPolicy,
@@ -20,8 +20,6 @@ from rowvoi import (
     sample_candidate_sets,
 )
 from rowvoi.setcover import CoverSolution
-
-from conftest import random_frame
 
 
 def brute_min_cost_key(df, rows, costs):

@@ -5,12 +5,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import random_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rowvoi import CandidateState, RowVoiModel, compute_gold_next_column_probabilistic
-
-from conftest import random_frame
 
 
 def noisy_mi(vals, post, noise):

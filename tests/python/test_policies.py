@@ -6,9 +6,9 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import random_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rowvoi import (
     CandidateMIPolicy,
     CandidateState,
@@ -18,8 +18,6 @@ from rowvoi import (
     RandomPolicy,
     RowVoiModel,
 )
-
-from conftest import random_frame
 
 
 def brute_mi(df, state, col):

@@ -6,17 +6,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
+from conftest import random_frame
 from rowvoi import (
     RowVoiModel,
     estimate_coverage_probability,
     find_key_probabilistic,
     pairwise_coverage,
     plan_key_path_probabilistic,
+    prob_keys,
 )
-from rowvoi import prob_keys
-
-from conftest import random_frame
 
 
 def test_find_key_probabilistic_reaches_the_target():

@@ -3,9 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import random_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rowvoi import (
     CandidateMIPolicy,
     CandidateState,
@@ -18,8 +18,6 @@ from rowvoi import (
     StopRules,
     pairwise_coverage,
 )
-
-from conftest import random_frame
 
 
 def unique_frame(n, m, seed, max_card=4):
