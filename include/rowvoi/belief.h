@@ -138,8 +138,9 @@ RV_API void rv_belief_options_init(rv_belief_options *opt);
 **
 ** codes holds n_cols columns of n_rows codes each, column after column
 ** (codes[c * n_rows + r]).  The candidates are rows[0 .. n_cand) (row
-** indices < n_rows, each at most once), or the first n_cand rows when rows
-** is NULL.  posterior[i] is the weight of candidate i (of rows[i]).
+** indices < n_rows; a row listed twice counts as two candidates), or the
+** first n_cand rows when rows is NULL.  posterior[i] is the weight of
+** candidate i (of rows[i]).
 **
 ** For each column c writes, in bits:
 **   mi[c]       I(R; X_c | E) = H(R|E) - E_x[ H(R | E, X_c = x) ] under the
