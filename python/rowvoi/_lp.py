@@ -100,8 +100,7 @@ def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
             chosen = [i for i in range(n) if values[i] > 0.5]
             warn_not_optimal(
                 f"strategy 'ilp' reached time_limit={time_limit:g}s before proving "
-                "optimality; returning the best cover found (solution.optimal is False)",
-                stacklevel=5)
+                "optimality; returning the best cover found (solution.optimal is False)")
             return chosen, False, True
         if pulp.LpStatus.get(prob.status) == "Not Solved" or sol_status in (
                 pulp.LpSolutionNoSolutionFound, None):

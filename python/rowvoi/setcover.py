@@ -290,7 +290,7 @@ def solve_engine(engine: Any, names: Sequence[Hashable], costs: np.ndarray,
             warn_not_optimal(
                 f"strategy {strategy!r} reached time_limit={time_limit:g}s before "
                 "proving optimality; returning the best cover found "
-                "(solution.optimal is False)", stacklevel=4)
+                "(solution.optimal is False)")
     idx = [int(i) for i in idx]
     covered = int(engine.covered(idx)[0]) if idx else 0
     cost = float(sum(costs[i] for i in idx))
