@@ -347,14 +347,12 @@ class SetCoverProblem:
                 index.setdefault(e, len(index))
         offsets = np.zeros(len(self._names) + 1, dtype=np.uint64)
         chunks: list[np.ndarray] = []
-        members: list[list[Hashable]] = []
         for i, name in enumerate(self._names):
             elems = sets[name]
             if isinstance(elems, (str, bytes)) or not isinstance(elems, Iterable):
                 raise TypeError(
                     f"sets[{name!r}] must be an iterable of elements, got {type(elems).__name__}")
             ids = []
-            kept = []
             for e in elems:
                 _hashable(e, f"element of set {name!r}")
                 k = index.get(e)
@@ -363,14 +361,11 @@ class SetCoverProblem:
                         continue
                     k = index[e] = len(index)
                 ids.append(k)
-                kept.append(e)
-            members.append(kept)
             arr = np.unique(np.asarray(ids, dtype=np.uint32)) if ids else np.zeros(0, np.uint32)
             chunks.append(arr)
             offsets[i + 1] = offsets[i] + len(arr)
         self._elements: list[Hashable] = list(index.keys())
         self._index = index
-        self._members = members
         self._set_elems = chunks
         self._costs = np.ones(len(self._names), dtype=np.float64)
         if costs is not None:
@@ -383,6 +378,45 @@ class SetCoverProblem:
         flat = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
         self._engine = _setcover.CoverProblem.from_csr(len(self._elements), offsets, flat,
                                                        self._costs)
+
+    @classmethod
+    def from_arrays(cls, names: Sequence[Hashable], universe: Sequence[Hashable],
+                    offsets: np.ndarray, elements: np.ndarray,
+                    costs: np.ndarray | None = None) -> SetCoverProblem:
+        """Build from compressed rows, skipping per-element Python work.
+
+        Set ``i`` covers ``universe[k]`` for ``k`` in
+        ``elements[offsets[i]:offsets[i + 1]]``. ``costs`` (one per set) must
+        already be validated (finite, > 0). Used by adapters that hold their
+        incidence as arrays (RAG support matrices).
+
+        >>> import numpy as np
+        >>> p = SetCoverProblem.from_arrays(["a", "b"], ["x", "y"],
+        ...                                 np.array([0, 1, 2]), np.array([0, 1]))
+        >>> p.solve(), p.covered(["b"])
+        (['a', 'b'], {'y'})
+        """
+        self = cls.__new__(cls)
+        self._names = list(names)
+        if len(self._pos_of(self._names)) != len(self._names):
+            raise ValueError("set names must be unique")
+        self._pos = self._pos_of(self._names)
+        self._elements = list(universe)
+        self._index = {e: k for k, e in enumerate(self._elements)}
+        off = np.ascontiguousarray(offsets, dtype=np.uint64)
+        el = np.ascontiguousarray(elements, dtype=np.uint32)
+        if len(off) != len(self._names) + 1:
+            raise ValueError("offsets must have one entry per set plus one")
+        self._set_elems = [np.unique(el[off[i]:off[i + 1]]) for i in range(len(self._names))]
+        self._costs = (np.ones(len(self._names)) if costs is None
+                       else np.ascontiguousarray(costs, dtype=np.float64))
+        self._engine = _setcover.CoverProblem.from_csr(len(self._elements), off, el,
+                                                       self._costs)
+        return self
+
+    @staticmethod
+    def _pos_of(names: Sequence[Hashable]) -> dict[Hashable, int]:
+        return {name: i for i, name in enumerate(names)}
 
     # ------------------------------------------------------------ accessors
     @property
