@@ -704,6 +704,14 @@ def mem_total() -> str:
     return "unknown"
 
 
+def load_average() -> str:
+    """1/5/15-minute load averages (other work on the machine skews timings)."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def git_commit() -> str:
     """HEAD of the repository (with ``-dirty`` when the tree has changes)."""
     try:
@@ -849,7 +857,7 @@ def render_report(
     cap = args.ref_timeout
     machine = (
         f"{platform.platform()}; CPU: {cpu_model()}; nproc: {nproc()}; "
-        f"memory: {mem_total()}"
+        f"memory: {mem_total()}; load average at start: {load_average()}"
     )
     python = (
         f"{platform.python_version()} ({sys.executable}); "

@@ -170,7 +170,7 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
         if not support.columns.is_unique:
             raise ValueError("support has a chunk id as more than one column")
         frame = support.reindex(index=[c for c in claims if c in support.index])
-        mat = frame.fillna(False).astype(bool).to_numpy()  # claims x chunks
+        mat = _truthy(frame)  # claims x chunks
         rows_claim = np.array([claim_pos[c] for c in frame.index], dtype=np.int64)
         cols_chunk = np.array([chunk_pos[c] for c in frame.columns], dtype=np.int64)
         ci, cj = np.nonzero(mat.T)  # (chunk column, claim row) pairs
@@ -203,6 +203,17 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
     offsets = np.zeros(len(ids) + 1, dtype=np.uint64)
     np.cumsum(np.bincount(chunk_idx, minlength=len(ids)), out=offsets[1:])
     return offsets, claim_idx.astype(np.uint32)
+
+
+def _truthy(frame: pd.DataFrame) -> np.ndarray:
+    """Boolean matrix of truthy, non-missing cells (vectorised per dtype)."""
+    missing = frame.isna().to_numpy()
+    values = frame.to_numpy()
+    if values.dtype.kind in "biuf":
+        return (values != 0) & ~missing
+    truth = np.frompyfunc(bool, 1, 1)(values).astype(bool) if values.size else \
+        np.zeros(values.shape, dtype=bool)
+    return truth & ~missing
 
 
 def _problem(chunks: Sequence[Any], claims: Sequence[Hashable],
