@@ -849,6 +849,7 @@ def render_report(
     ref_info: dict[str, str] | None,
     ref_venv: Path | None,
     started: datetime.datetime,
+    start_load: str,
 ) -> str:
     """Render the markdown report: header, table, keys."""
     import numpy as np
@@ -857,7 +858,7 @@ def render_report(
     cap = args.ref_timeout
     machine = (
         f"{platform.platform()}; CPU: {cpu_model()}; nproc: {nproc()}; "
-        f"memory: {mem_total()}; load average at start: {load_average()}"
+        f"memory: {mem_total()}; load average at start: {start_load}"
     )
     python = (
         f"{platform.python_version()} ({sys.executable}); "
@@ -1044,6 +1045,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the selected cases, print the table and write the report."""
     args = parse_args(argv)
     started = datetime.datetime.now(datetime.timezone.utc)
+    start_load = load_average()
     cases = select_cases(args)
     driver_ns = load_driver_namespace()
 
@@ -1120,7 +1122,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
             results.append((case, ours, ref))
 
-    report = render_report(results, args, ours_info, ref_info, ref_venv, started)
+    report = render_report(
+        results, args, ours_info, ref_info, ref_venv, started, start_load
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report, encoding="utf-8")
