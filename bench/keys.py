@@ -157,7 +157,10 @@ def call_once(rowvoi, df, rows, spec, costs):
     """Run the benchmarked call once; return (seconds, raw result)."""
     if spec["func"] == "find_key":
         t0 = time.perf_counter()
-        out = rowvoi.find_key(df, rows, costs=costs, strategy=spec["strategy"])
+        kwargs = {}
+        if spec.get("time_limit"):
+            kwargs["time_limit"] = spec["time_limit"]
+        out = rowvoi.find_key(df, rows, costs=costs, strategy=spec["strategy"], **kwargs)
         return time.perf_counter() - t0, out
     if spec["func"] == "plan_key_path":
         t0 = time.perf_counter()
@@ -203,6 +206,7 @@ def run_case(rowvoi, df, cost_map, spec):
         "cost": cost,
         "path_cost": path_cost,
         "valid": valid,
+        "optimal": getattr(out, "optimal", None),
         "module": os.path.abspath(getattr(rowvoi, "__file__", "") or ""),
         "version": str(getattr(rowvoi, "__version__", "?")),
     }
@@ -260,6 +264,7 @@ class Case:
     quick: bool = False
     ref: bool = True
     isolated: bool = False  # run ours in a subprocess (peak memory, 1 run)
+    time_limit: float | None = None  # passed to find_key (ours only cases)
 
     @property
     def group(self) -> str:
@@ -283,6 +288,10 @@ CASES: tuple[Case, ...] = (
     Case("path-1000x30", "plan_key_path", None, 1000, 30),
     Case("greedy-3000x40", "find_key", "greedy", 3000, 40),
     Case("path-3000x40", "plan_key_path", None, 3000, 40),
+    Case("exact-60x60", "find_key", "exact", 60, 60, ref=False, time_limit=60.0),
+    Case("ilp-60x60", "find_key", "ilp", 60, 60, ref=False, time_limit=60.0),
+    Case("exact-200x60", "find_key", "exact", 200, 60, ref=False, time_limit=60.0),
+    Case("ilp-200x60", "find_key", "ilp", 200, 60, ref=False, time_limit=60.0),
     Case(
         "greedy-1000000x50",
         "find_key",
@@ -309,6 +318,7 @@ class Outcome:
     loaded_mb: float | None = None
     module: str | None = None
     version: str | None = None
+    optimal: bool | None = None
     message: str = ""
 
     @classmethod
@@ -325,6 +335,7 @@ class Outcome:
             loaded_mb=res.get("loaded_mb"),
             module=res.get("module"),
             version=res.get("version"),
+            optimal=res.get("optimal"),
         )
 
 
@@ -446,6 +457,7 @@ def make_spec(
         "costs": args.costs,
         "func": case.func,
         "strategy": case.strategy,
+        "time_limit": case.time_limit,
         "repeat": repeat,
         "repeat_threshold": REPEAT_THRESHOLD,
     }
@@ -834,6 +846,9 @@ def notes_cell(case: Case, ours: Outcome, ref: Outcome) -> str:
             notes.append(
                 "ref 'exact' returns the first fewest-columns key, not the cheapest"
             )
+    if case.strategy in ("exact", "ilp") and ours.status == "ok" and ours.optimal is not None:
+        notes.append("ours proven optimal" if ours.optimal
+                     else f"ours NOT proven optimal (time limit {case.time_limit:g} s)")
     if case.isolated and ours.status == "ok" and ours.peak_mb is not None:
         loaded = ours.loaded_mb or 0.0
         notes.append(
