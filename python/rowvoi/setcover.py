@@ -366,7 +366,7 @@ class SetCoverProblem:
             offsets[i + 1] = offsets[i] + len(arr)
         self._elements: list[Hashable] = list(index.keys())
         self._index = index
-        self._set_elems = chunks
+        self._csr = (offsets, np.concatenate(chunks) if chunks else np.zeros(0, np.uint32))
         self._costs = np.ones(len(self._names), dtype=np.float64)
         if costs is not None:
             if not isinstance(costs, Mapping):
@@ -375,7 +375,7 @@ class SetCoverProblem:
                 if name not in self._pos:
                     raise ValueError(f"costs names {name!r}, which is not one of the sets")
                 self._costs[self._pos[name]] = check_cost(name, value)
-        flat = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
+        flat = self._csr[1]
         self._engine = _setcover.CoverProblem.from_csr(len(self._elements), offsets, flat,
                                                        self._costs)
 
@@ -407,7 +407,7 @@ class SetCoverProblem:
         el = np.ascontiguousarray(elements, dtype=np.uint32)
         if len(off) != len(self._names) + 1:
             raise ValueError("offsets must have one entry per set plus one")
-        self._set_elems = [np.unique(el[off[i]:off[i + 1]]) for i in range(len(self._names))]
+        self._csr = (off, el)
         self._costs = (np.ones(len(self._names)) if costs is None
                        else np.ascontiguousarray(costs, dtype=np.float64))
         self._engine = _setcover.CoverProblem.from_csr(len(self._elements), off, el,
@@ -605,7 +605,8 @@ class SetCoverProblem:
             cum_cov += int(n_new)
             new_w = None
             if w is not None:
-                elems = self._set_elems[s]
+                off, el = self._csr
+                elems = np.unique(el[int(off[s]):int(off[s + 1])]).astype(np.int64)
                 new_w = float(w[elems][~seen[elems]].sum())
                 seen[elems] = True
                 cum_w += new_w
