@@ -109,3 +109,13 @@ def test_version_and_console_script():
     proc = subprocess.run([sys.executable, "-m", "rowvoi", "key", "--help"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "--strategy" in proc.stdout
+
+
+def test_man_page_is_current():
+    pytest.importorskip("argparse_manpage")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "manpage.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text = (ROOT / "man" / "rowvoi.1").read_text()
+    for verb in ("rowvoi key", "rowvoi path"):
+        assert verb in text

@@ -13,6 +13,8 @@ MODULES = [
     "rowvoi.setcover",
     "rowvoi.keys",
     "rowvoi.config",
+    "rowvoi.rag.context",
+    "rowvoi.rag.protocols",
     "rowvoi.policies",
     "rowvoi.session",
     "rowvoi.ml",
