@@ -125,8 +125,9 @@ typedef struct rv_belief_options {
                                the calling thread for small inputs (under
                                about 4 million candidate-column cells) */
     rv_progress_fn progress;    /* optional; called on the calling thread
-                                   with (columns done, n_cols); a nonzero
-                                   return stops with RV_E_INTERRUPTED */
+                                   with (columns done, n_cols), at least
+                                   once per call; a nonzero return stops
+                                   with RV_E_INTERRUPTED */
     void *progress_ctx;
 } rv_belief_options;
 

@@ -215,18 +215,26 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
             if (pthread_create(&tids[started], NULL, rv__mi_thread, &workers[t]) == 0)
                 started++;
         }
+        int reported_all = 0;
         for (;;) {
             if (atomic_load_explicit(&sh.stop, memory_order_relaxed)) break;
             size_t c = atomic_fetch_add(&sh.next, 1);
             if (c >= n_cols) break;
             rv__mi_column(&job, &scratch[0], c);
             size_t done = atomic_fetch_add(&sh.done, 1) + 1;
+            reported_all = done == n_cols;
             if (opt->progress && opt->progress(opt->progress_ctx, done, n_cols)) {
                 atomic_store(&sh.stop, 1);
                 st = rv__error(RV_E_INTERRUPTED, "stopped by the progress callback");
             }
         }
         for (unsigned t = 0; t < started; t++) pthread_join(tids[t], NULL);
+        /* The workers may have taken every column before this thread took
+        ** any: report the final count once here, so the callback always runs
+        ** (and a pending interrupt is always honoured). */
+        if (!st && opt->progress && !reported_all &&
+            opt->progress(opt->progress_ctx, atomic_load(&sh.done), n_cols))
+            st = rv__error(RV_E_INTERRUPTED, "stopped by the progress callback");
     } else
 #endif
     {

@@ -117,5 +117,5 @@ def test_man_page_is_current():
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     text = (ROOT / "man" / "rowvoi.1").read_text()
-    for verb in ("rowvoi key", "rowvoi path"):
+    for verb in ("rowvoi key", "rowvoi path", "rowvoi ask"):
         assert verb in text
