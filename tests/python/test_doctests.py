@@ -15,6 +15,8 @@ MODULES = [
     "rowvoi.config",
     "rowvoi.rag.context",
     "rowvoi.rag.protocols",
+    "rowvoi.rag.questions",
+    "rowvoi.rag.retrieval",
     "rowvoi.policies",
     "rowvoi.session",
     "rowvoi.ml",

@@ -26,6 +26,14 @@ from rowvoi.rag.context import (
     plan_context_path,
     select_context,
 )
+from rowvoi.rag.questions import (
+    answer_frame,
+    answer_likelihoods,
+    next_question,
+    observe_answer,
+    question_values,
+)
+from rowvoi.rag.retrieval import ProbeStep, RetrievalSession
 from rowvoi.rag.protocols import (
     AnswerPredictor,
     ClaimExtractor,
@@ -40,6 +48,13 @@ __all__ = [
     "select_context",
     "plan_context_path",
     "extract_and_select",
+    "answer_frame",
+    "answer_likelihoods",
+    "next_question",
+    "observe_answer",
+    "question_values",
+    "RetrievalSession",
+    "ProbeStep",
     "AnswerPredictor",
     "ClaimExtractor",
     "ProbeRunner",
