@@ -429,6 +429,135 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+
+# ------------------------------------------------------------ RAG commands
+def _read_json(path: str) -> Any:
+    p = Path(path)
+    if not p.exists():
+        raise CliError(f"{path}: no such file")
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{path}: not valid JSON: {exc}") from exc
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read: {exc}") from exc
+
+
+def _context_inputs(path: str) -> tuple[list[Any], list[Any], dict[str, Any]]:
+    """Chunks, claims and support from a SUPPORT.json file."""
+    from rowvoi.rag import Chunk
+
+    data = _read_json(path)
+    if not isinstance(data, dict) or not {"chunks", "claims", "support"} <= set(data):
+        raise CliError(f"{path}: expected an object with \"chunks\", \"claims\" and "
+                       "\"support\" (see rowvoi context --help)")
+    chunks = []
+    for i, c in enumerate(data["chunks"]):
+        if isinstance(c, dict):
+            if "id" not in c:
+                raise CliError(f"{path}: chunks[{i}] has no \"id\"")
+            chunks.append(Chunk(c["id"], c.get("text", ""), c.get("tokens")))
+        elif isinstance(c, (str, int)):
+            chunks.append(c)
+        else:
+            raise CliError(f"{path}: chunks[{i}] must be an id or an object with an id")
+    if not isinstance(data["claims"], list):
+        raise CliError(f"{path}: \"claims\" must be a list")
+    if not isinstance(data["support"], dict):
+        raise CliError(f"{path}: \"support\" must map each claim to a list of chunk ids")
+    return chunks, data["claims"], data["support"]
+
+
+def _cmd_context(args: argparse.Namespace) -> int:
+    from rowvoi.rag import plan_context_path, select_context
+
+    chunks, claims, support = _context_inputs(args.file)
+    costs = _parse_costs(args.costs)
+    if args.budget is not None:
+        path = plan_context_path(chunks, claims, support, costs=costs,
+                                 weighting=args.weighting)
+        keep = path.prefix_for_budget(args.budget)
+        steps = path.steps[:len(keep)]
+        covered = steps[-1].cumulative_covered if steps else 0
+        total = len(claims)
+        result = {"chunks": keep, "cost": steps[-1].cumulative_cost if steps else 0.0,
+                  "budget": args.budget, "covered_claims": covered, "claims": total,
+                  "coverage": 1.0 if total == 0 else covered / total,
+                  "steps": [{"chunk": s.name, "newly_covered": s.newly_covered,
+                             "coverage": s.coverage, "cost": s.marginal_cost,
+                             "cumulative_cost": s.cumulative_cost} for s in steps]}
+        if args.json:
+            print(json.dumps(result))
+            return 0
+        print(f"within a budget of {args.budget:g}: {', '.join(map(str, keep)) or '(nothing)'}")
+        for s in steps:
+            print(f"  + {s.name}  covers {s.newly_covered} new claim(s), "
+                  f"{s.coverage:.0%} after {s.cumulative_cost:g}")
+        return 0
+    sel = select_context(chunks, claims, support, costs=costs, epsilon_claims=args.epsilon,
+                         strategy=args.strategy, time_limit=args.time_limit)
+    if args.json:
+        print(json.dumps({
+            "chunks": [_json_value(c) for c in sel.chunks], "cost": sel.total_cost,
+            "coverage": sel.coverage, "optimal": sel.optimal,
+            "covered_claims": sorted(map(str, sel.covered_claims)),
+            "missing_claims": sorted(map(str, sel.missing_claims)),
+        }))
+        return 0
+    print(f"chunks: {', '.join(map(str, sel.chunks)) or '(none)'}")
+    print(f"cost: {sel.total_cost:g}{' (proven optimal)' if sel.optimal else ''}")
+    print(f"claims supported: {len(sel.covered_claims)}/{len(claims)} ({sel.coverage:.0%})")
+    if sel.missing_claims:
+        print("unsupported: " + ", ".join(sorted(map(str, sel.missing_claims))))
+    return 0
+
+
+def _parse_prior(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    p = Path(text)
+    if text.endswith(".json") or (p.exists() and p.is_file()):
+        data = _read_json(text)
+        if not isinstance(data, list):
+            raise UsageError(f"--prior: {text} must hold a JSON list of weights")
+        return data
+    try:
+        return [float(t) for t in _split_list(text)]
+    except ValueError:
+        raise UsageError(f"--prior: {text!r} is not a comma-separated list of numbers") \
+            from None
+
+
+def _cmd_question(args: argparse.Namespace) -> int:
+    from rowvoi.rag import next_question, question_values
+
+    data = _read_json(args.file)
+    answers = data["answers"] if isinstance(data, dict) and isinstance(
+        data.get("answers"), dict) else data
+    if not isinstance(answers, dict):
+        raise CliError(f"{args.file}: expected an object mapping each question to the "
+                       "answers the candidates imply")
+    costs = _parse_costs(args.costs)
+    prior = _parse_prior(args.prior)
+    values = question_values(answers, prior=prior)
+    best = next_question(answers, prior=prior, costs=costs)
+    cost_of = {q: float((costs or {}).get(q, 1.0)) for q in values}
+    ranked = sorted(values, key=lambda q: -values[q] / cost_of[q])
+    if args.json:
+        print(json.dumps({
+            "best": best.col, "expected_bits": best.expected_voi,
+            "questions": [{"question": q, "bits": values[q], "cost": cost_of[q],
+                           "bits_per_cost": values[q] / cost_of[q]} for q in ranked],
+        }))
+        return 0
+    print(f"{'bits':>6}  {'per cost':>8}  question")
+    for q in ranked:
+        mark = "  <- ask this" if q == best.col else ""
+        print(f"{values[q]:6.2f}  {values[q] / cost_of[q]:8.2f}  {q}{mark}")
+    if best.col is None:
+        print("no question can tell the candidates apart")
+    return 0
+
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
@@ -520,6 +649,45 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--max-questions", type=int, default=None, metavar="N",
                     help="stop after asking N questions")
     pa.set_defaults(func=_cmd_ask)
+
+    pc = sub.add_parser(
+        "context", help="cheapest chunks that support every claim (RAG)",
+        description="Select the cheapest set of retrieved chunks that supports every "
+                    "claim an answer needs (weighted set cover, cost = tokens). FILE is "
+                    "JSON: {\"chunks\": [{\"id\": ..., \"tokens\": ..., \"text\": ...}], "
+                    "\"claims\": [...], \"support\": {claim: [chunk ids]}}. Claims no "
+                    "chunk supports are reported, never dropped.")
+    pc.add_argument("file", help="SUPPORT.json")
+    pc.add_argument("--strategy", choices=STRATEGIES, default="greedy",
+                    help="set cover solver (default: greedy)")
+    pc.add_argument("--epsilon", type=float, default=0.0, metavar="FRACTION",
+                    help="fraction of claims allowed to go unsupported (default 0)")
+    pc.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                    help="time limit for exact/ilp/sa/ga/hybrid")
+    pc.add_argument("--budget", type=float, default=None, metavar="TOKENS",
+                    help="instead of covering everything, print the greedy path's prefix "
+                         "that fits this budget")
+    pc.add_argument("--weighting", choices=("uniform", "idf"), default="uniform",
+                    help="with --budget: weight claims equally, or favour scarce evidence")
+    pc.add_argument("--costs", metavar="SPEC",
+                    help="chunk costs overriding tokens: id=cost,... or a JSON file")
+    pc.add_argument("--json", action="store_true", help="print JSON for programs")
+    pc.set_defaults(func=_cmd_context)
+
+    pq = sub.add_parser(
+        "question", help="rank clarifying questions by information gain (RAG)",
+        description="Rank clarifying questions by how many bits they are expected to "
+                    "resolve about which candidate is meant, per unit cost. FILE is "
+                    "JSON mapping each question to the answer each candidate implies "
+                    "(or {\"answers\": {...}}).")
+    pq.add_argument("file", help="ANSWERS.json")
+    pq.add_argument("--costs", metavar="SPEC",
+                    help="question costs (user patience): question=cost,... or a JSON file")
+    pq.add_argument("--prior", metavar="WEIGHTS",
+                    help="per-candidate prior weights, comma-separated or a JSON list "
+                         "(default: uniform)")
+    pq.add_argument("--json", action="store_true", help="print JSON for programs")
+    pq.set_defaults(func=_cmd_question)
     return parser
 
 
