@@ -144,7 +144,9 @@ def load_frame(path, dtype):
         elif dtype == "str":
             data[name] = np.array(labels, dtype=object)[col]
         elif dtype == "category":
-            data[name] = pd.Categorical.from_codes(col.astype(np.int16), categories=labels)
+            data[name] = pd.Categorical.from_codes(
+                col.astype(np.int16), categories=labels
+            )
         else:
             raise ValueError("unknown dtype %r" % (dtype,))
     df = pd.DataFrame(data)
@@ -155,7 +157,10 @@ def call_once(rowvoi, df, rows, spec, costs):
     """Run the benchmarked call once; return (seconds, raw result)."""
     if spec["func"] == "find_key":
         t0 = time.perf_counter()
-        out = rowvoi.find_key(df, rows, costs=costs, strategy=spec["strategy"])
+        kwargs = {}
+        if spec.get("time_limit"):
+            kwargs["time_limit"] = spec["time_limit"]
+        out = rowvoi.find_key(df, rows, costs=costs, strategy=spec["strategy"], **kwargs)
         return time.perf_counter() - t0, out
     if spec["func"] == "plan_key_path":
         t0 = time.perf_counter()
@@ -170,7 +175,7 @@ def run_case(rowvoi, df, cost_map, spec):
     costs = cost_map if spec["costs"] == "random" else None
     times = []
     out = None
-    for i in range(max(1, int(spec.get("repeat", 1)))):
+    for _ in range(max(1, int(spec.get("repeat", 1)))):
         seconds, out = call_once(rowvoi, df, rows, spec, costs)
         times.append(seconds)
         if seconds > spec.get("repeat_threshold", 10.0):
@@ -201,6 +206,7 @@ def run_case(rowvoi, df, cost_map, spec):
         "cost": cost,
         "path_cost": path_cost,
         "valid": valid,
+        "optimal": getattr(out, "optimal", None),
         "module": os.path.abspath(getattr(rowvoi, "__file__", "") or ""),
         "version": str(getattr(rowvoi, "__version__", "?")),
     }
@@ -258,6 +264,7 @@ class Case:
     quick: bool = False
     ref: bool = True
     isolated: bool = False  # run ours in a subprocess (peak memory, 1 run)
+    time_limit: float | None = None  # passed to find_key (ours only cases)
 
     @property
     def group(self) -> str:
@@ -281,7 +288,19 @@ CASES: tuple[Case, ...] = (
     Case("path-1000x30", "plan_key_path", None, 1000, 30),
     Case("greedy-3000x40", "find_key", "greedy", 3000, 40),
     Case("path-3000x40", "plan_key_path", None, 3000, 40),
-    Case("greedy-1000000x50", "find_key", "greedy", 1_000_000, 50, ref=False, isolated=True),
+    Case("exact-60x60", "find_key", "exact", 60, 60, ref=False, time_limit=60.0),
+    Case("ilp-60x60", "find_key", "ilp", 60, 60, ref=False, time_limit=60.0),
+    Case("exact-200x60", "find_key", "exact", 200, 60, ref=False, time_limit=60.0),
+    Case("ilp-200x60", "find_key", "ilp", 200, 60, ref=False, time_limit=60.0),
+    Case(
+        "greedy-1000000x50",
+        "find_key",
+        "greedy",
+        1_000_000,
+        50,
+        ref=False,
+        isolated=True,
+    ),
 )
 
 
@@ -299,6 +318,7 @@ class Outcome:
     loaded_mb: float | None = None
     module: str | None = None
     version: str | None = None
+    optimal: bool | None = None
     message: str = ""
 
     @classmethod
@@ -315,6 +335,7 @@ class Outcome:
             loaded_mb=res.get("loaded_mb"),
             module=res.get("module"),
             version=res.get("version"),
+            optimal=res.get("optimal"),
         )
 
 
@@ -333,7 +354,9 @@ def generate_codes(nrows: int, ncols: int, seed: int, max_attempts: int = 50):
     """
     import numpy as np
 
-    costs = np.round(np.random.default_rng([seed, nrows, ncols, 10_000]).uniform(1.0, 5.0, ncols), 2)
+    costs = np.round(
+        np.random.default_rng([seed, nrows, ncols, 10_000]).uniform(1.0, 5.0, ncols), 2
+    )
     for attempt in range(max_attempts):
         rng = np.random.default_rng([seed, nrows, ncols, attempt])
         cards = rng.integers(2, 13, size=ncols)
@@ -351,7 +374,9 @@ def has_duplicate_rows(codes) -> bool:
 
     if len(codes) < 2:
         return False
-    packed = np.ascontiguousarray(codes).view(np.dtype((np.void, codes.shape[1]))).ravel()
+    packed = (
+        np.ascontiguousarray(codes).view(np.dtype((np.void, codes.shape[1]))).ravel()
+    )
     return len(np.unique(packed)) != len(packed)
 
 
@@ -360,7 +385,13 @@ def write_frame(path: Path, codes, cards, costs) -> None:
     import numpy as np
 
     columns = np.array([f"c{j:02d}" for j in range(codes.shape[1])])
-    np.savez(path, codes=codes, cards=np.asarray(cards, dtype=np.int64), columns=columns, costs=costs)
+    np.savez(
+        path,
+        codes=codes,
+        cards=np.asarray(cards, dtype=np.int64),
+        columns=columns,
+        costs=costs,
+    )
 
 
 class FrameStore:
@@ -384,14 +415,18 @@ class FrameStore:
             p = self.workdir / f"frame_{nrows}x{ncols}.npz"
             write_frame(p, codes, cards, costs)
             self._paths[shape] = p
-            log(f"  generated {nrows}x{ncols} frame in {time.perf_counter() - t0:.1f} s")
+            log(
+                f"  generated {nrows}x{ncols} frame in {time.perf_counter() - t0:.1f} s"
+            )
         return self._paths[shape]
 
     def frame(self, nrows: int, ncols: int):
-        """In-process ``(DataFrame, cost_map)`` for this shape, built with the driver's loader."""
+        """In-process ``(DataFrame, cost_map)`` for this shape (driver's loader)."""
         shape = (nrows, ncols)
         if shape not in self._frames:
-            self._frames[shape] = self.driver_ns["load_frame"](str(self.path(nrows, ncols)), self.dtype)
+            self._frames[shape] = self.driver_ns["load_frame"](
+                str(self.path(nrows, ncols)), self.dtype
+            )
         return self._frames[shape]
 
 
@@ -412,14 +447,17 @@ def load_driver_namespace() -> dict[str, Any]:
     return ns
 
 
-def make_spec(case: Case, data: Path, args: argparse.Namespace, repeat: int) -> dict[str, Any]:
-    """The JSON spec handed to the driver for one case."""
+def make_spec(
+    case: Case, data: Path, args: argparse.Namespace, repeat: int
+) -> dict[str, Any]:
+    """Build the JSON spec handed to the driver for one case."""
     return {
         "data": str(data),
         "dtype": args.dtype,
         "costs": args.costs,
         "func": case.func,
         "strategy": case.strategy,
+        "time_limit": case.time_limit,
         "repeat": repeat,
         "repeat_threshold": REPEAT_THRESHOLD,
     }
@@ -476,7 +514,11 @@ def run_driver(
     ``isolated_env`` runs python with ``-I`` so neither ``PYTHONPATH``, the user
     site nor the current directory can shadow the venv's ``rowvoi``.
     """
-    cmd = [python] + (["-I"] if isolated_env else []) + [str(driver_path), json.dumps(spec)]
+    cmd = (
+        [python]
+        + (["-I"] if isolated_env else [])
+        + [str(driver_path), json.dumps(spec)]
+    )
     with tempfile.TemporaryFile(mode="w+") as errf:
         proc = subprocess.Popen(
             cmd,
@@ -498,7 +540,9 @@ def run_driver(
         except queue.Empty:
             _kill_group(proc)
             if stage == "load":
-                return Outcome("error", message=f"import/load took over {LOAD_TIMEOUT:.0f} s")
+                return Outcome(
+                    "error", message=f"import/load took over {LOAD_TIMEOUT:.0f} s"
+                )
             return Outcome("timeout", message=f"killed after {cap:g} s")
         proc.wait()
         if msg is not None and msg.get("event") == "result":
@@ -506,7 +550,9 @@ def run_driver(
         if msg is not None and msg.get("event") == "error":
             return Outcome("error", message=_last_line(msg.get("error", "")))
         errf.seek(0)
-        return Outcome("error", message=f"exit {proc.returncode}: {_last_line(errf.read())}")
+        return Outcome(
+            "error", message=f"exit {proc.returncode}: {_last_line(errf.read())}"
+        )
 
 
 def _last_line(text: str) -> str:
@@ -515,7 +561,9 @@ def _last_line(text: str) -> str:
     return lines[-1][:200] if lines else "(no output)"
 
 
-def run_ours_inprocess(case: Case, store: FrameStore, args: argparse.Namespace, driver_ns) -> Outcome:
+def run_ours_inprocess(
+    case: Case, store: FrameStore, args: argparse.Namespace, driver_ns
+) -> Outcome:
     """Time our rowvoi in this interpreter, best of ``--repeat``."""
     import rowvoi
 
@@ -527,16 +575,29 @@ def run_ours_inprocess(case: Case, store: FrameStore, args: argparse.Namespace, 
         return Outcome("error", message=f"{type(exc).__name__}: {exc}"[:200])
 
 
-def run_ours_subprocess(case: Case, store: FrameStore, args, driver_path: Path, workdir: Path) -> Outcome:
-    """Run our rowvoi once in a child of this interpreter (peak memory = child's max RSS)."""
+def run_ours_subprocess(
+    case: Case, store: FrameStore, args, driver_path: Path, workdir: Path
+) -> Outcome:
+    """Run our rowvoi once in a child of this interpreter, recording its peak RSS."""
     spec = make_spec(case, store.path(case.nrows, case.ncols), args, 1)
-    return run_driver(sys.executable, driver_path, spec, args.ours_timeout, isolated_env=False, cwd=workdir)
+    return run_driver(
+        sys.executable,
+        driver_path,
+        spec,
+        args.ours_timeout,
+        isolated_env=False,
+        cwd=workdir,
+    )
 
 
-def run_ref(case: Case, store: FrameStore, args, python: str, driver_path: Path, workdir: Path) -> Outcome:
+def run_ref(
+    case: Case, store: FrameStore, args, python: str, driver_path: Path, workdir: Path
+) -> Outcome:
     """Run the reference once in its venv, capped at ``--ref-timeout`` seconds."""
     spec = make_spec(case, store.path(case.nrows, case.ncols), args, 1)
-    return run_driver(python, driver_path, spec, args.ref_timeout, isolated_env=True, cwd=workdir)
+    return run_driver(
+        python, driver_path, spec, args.ref_timeout, isolated_env=True, cwd=workdir
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -545,17 +606,24 @@ def run_ref(case: Case, store: FrameStore, args, python: str, driver_path: Path,
 
 
 def venv_python(venv: Path) -> Path:
-    """The python executable inside a venv."""
+    """Return the python executable inside a venv."""
     return venv / "bin" / "python"
 
 
 def probe_ref(python: Path) -> dict[str, str] | None:
     """Versions of rowvoi/pandas/numpy/pulp/python in the venv, or None if unusable."""
-    code = (
-        "import json, platform, numpy, pandas, rowvoi\n"
-        "try:\n    import pulp; pv = pulp.__version__\nexcept Exception:\n    pv = 'missing'\n"
-        "print(json.dumps({'rowvoi': rowvoi.__version__, 'pandas': pandas.__version__,"
-        " 'numpy': numpy.__version__, 'pulp': pv, 'python': platform.python_version()}))\n"
+    code = "\n".join(
+        [
+            "import json, platform, numpy, pandas, rowvoi",
+            "try:",
+            "    import pulp",
+            "    pv = pulp.__version__",
+            "except Exception:",
+            "    pv = 'missing'",
+            "print(json.dumps({'rowvoi': rowvoi.__version__,",
+            "    'pandas': pandas.__version__, 'numpy': numpy.__version__,",
+            "    'pulp': pv, 'python': platform.python_version()}))",
+        ]
     )
     if not python.exists():
         return None
@@ -580,7 +648,11 @@ def probe_ref(python: Path) -> dict[str, str] | None:
 def ensure_ref_venv(venv: Path) -> dict[str, str]:
     """Make sure ``venv`` holds rowvoi==0.2.0 and pulp, creating it if needed."""
     info = probe_ref(venv_python(venv))
-    if info is not None and info.get("rowvoi") == REF_VERSION and info.get("pulp") != "missing":
+    if (
+        info is not None
+        and info.get("rowvoi") == REF_VERSION
+        and info.get("pulp") != "missing"
+    ):
         return info
     log(f"setting up reference venv at {venv} ({' '.join(REF_REQUIREMENTS)}) ...")
     if not venv_python(venv).exists():
@@ -592,7 +664,9 @@ def ensure_ref_venv(venv: Path) -> dict[str, str]:
     )
     info = probe_ref(venv_python(venv))
     if info is None or info.get("rowvoi") != REF_VERSION:
-        raise SystemExit(f"reference venv {venv} does not provide rowvoi {REF_VERSION}: {info}")
+        raise SystemExit(
+            f"reference venv {venv} does not provide rowvoi {REF_VERSION}: {info}"
+        )
     return info
 
 
@@ -642,6 +716,14 @@ def mem_total() -> str:
     return "unknown"
 
 
+def load_average() -> str:
+    """1/5/15-minute load averages (other work on the machine skews timings)."""
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def git_commit() -> str:
     """HEAD of the repository (with ``-dirty`` when the tree has changes)."""
     try:
@@ -654,7 +736,14 @@ def git_commit() -> str:
         if head.returncode != 0:
             return "unavailable (no commit yet?)"
         status = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+            [
+                "git",
+                "-C",
+                str(REPO_ROOT),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+            ],
             capture_output=True,
             text=True,
             timeout=30,
@@ -716,7 +805,12 @@ def ratio_cell(ours: Outcome, ref: Outcome, cap: float) -> str:
 
 def match_cell(ours: Outcome, ref: Outcome) -> str:
     """Whether the two keys cost the same (and whether they are the same key)."""
-    if ours.status != "ok" or ref.status != "ok" or ours.cost is None or ref.cost is None:
+    if (
+        ours.status != "ok"
+        or ref.status != "ok"
+        or ours.cost is None
+        or ref.cost is None
+    ):
         return "–"
     if abs(ours.cost - ref.cost) > 1e-9:
         better = "ours cheaper" if ours.cost < ref.cost else "ref cheaper"
@@ -729,7 +823,7 @@ def match_cell(ours: Outcome, ref: Outcome) -> str:
 
 
 def notes_cell(case: Case, ours: Outcome, ref: Outcome) -> str:
-    """Validity problems, errors, memory and other remarks."""
+    """Collect validity problems, errors, memory and other remarks."""
     notes = []
     for side, o in (("ours", ours), ("ref", ref)):
         if o.status == "ok" and o.valid is False:
@@ -740,12 +834,26 @@ def notes_cell(case: Case, ours: Outcome, ref: Outcome) -> str:
             notes.append(f"{side}: {o.message}")
         if o.status == "ok" and o.path_cost is not None and o.cost is not None:
             if abs(o.path_cost - o.cost) > 1e-6:
-                notes.append(f"{side} path cumulative_cost {o.path_cost:g} != {o.cost:g}")
+                notes.append(
+                    f"{side} path cumulative_cost {o.path_cost:g} != {o.cost:g}"
+                )
     if case.strategy == "exact" and ref.status == "ok" and ref.cost is not None:
-        if ours.status == "ok" and ours.cost is not None and ours.cost < ref.cost - 1e-9:
-            notes.append("ref 'exact' returns the first fewest-columns key, not the cheapest")
+        if (
+            ours.status == "ok"
+            and ours.cost is not None
+            and ours.cost < ref.cost - 1e-9
+        ):
+            notes.append(
+                "ref 'exact' returns the first fewest-columns key, not the cheapest"
+            )
+    if case.strategy in ("exact", "ilp") and ours.status == "ok" and ours.optimal is not None:
+        notes.append("ours proven optimal" if ours.optimal
+                     else f"ours NOT proven optimal (time limit {case.time_limit:g} s)")
     if case.isolated and ours.status == "ok" and ours.peak_mb is not None:
-        notes.append(f"ours peak RSS {ours.peak_mb:,.0f} MB (after load {ours.loaded_mb:,.0f} MB)")
+        loaded = ours.loaded_mb or 0.0
+        notes.append(
+            f"ours peak RSS {ours.peak_mb:,.0f} MB (after load {loaded:,.0f} MB)"
+        )
     return "; ".join(notes)
 
 
@@ -756,42 +864,73 @@ def render_report(
     ref_info: dict[str, str] | None,
     ref_venv: Path | None,
     started: datetime.datetime,
+    start_load: str,
 ) -> str:
-    """The markdown report: header, table, keys."""
+    """Render the markdown report: header, table, keys."""
     import numpy as np
     import pandas as pd
 
     cap = args.ref_timeout
+    machine = (
+        f"{platform.platform()}; CPU: {cpu_model()}; nproc: {nproc()}; "
+        f"memory: {mem_total()}; load average at start: {start_load}"
+    )
+    python = (
+        f"{platform.python_version()} ({sys.executable}); "
+        f"numpy {np.__version__}; pandas {pd.__version__}"
+    )
+    if ours_info:
+        ours_line = f"rowvoi {ours_info['version']} from {ours_info['module']}"
+    else:
+        ours_line = "not run (--no-ours)"
+    if ref_info:
+        ref_line = (
+            f"rowvoi {ref_info['rowvoi']} (pure Python) in {ref_venv}; "
+            f"python {ref_info['python']}, numpy {ref_info['numpy']}, "
+            f"pandas {ref_info['pandas']}, pulp {ref_info['pulp']}"
+        )
+    else:
+        ref_line = "not run (--no-ref)"
+    settings = (
+        f"seed {args.seed}; column dtype {args.dtype}; costs {args.costs}; "
+        f"ours best of {args.repeat} (1 run when over {REPEAT_THRESHOLD:g} s "
+        f"and for isolated cases); reference 1 run, capped at {cap:g} s"
+    )
+    command = " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
+    if args.costs == "random":
+        cost_meaning = "sum of column costs"
+    else:
+        cost_meaning = "number of key columns (unit costs)"
+    columns = [
+        "case",
+        "call",
+        "frame",
+        "ours",
+        "reference",
+        "ratio",
+        "our cost",
+        "ref cost",
+        "costs match",
+        "notes",
+    ]
     lines = [
         "# rowvoi key-finding benchmark",
         "",
         f"- date: {started.strftime('%Y-%m-%d %H:%M:%S %Z')}",
-        f"- machine: {platform.platform()}; CPU: {cpu_model()}; nproc: {nproc()}; memory: {mem_total()}",
-        f"- python: {platform.python_version()} ({sys.executable}); numpy {np.__version__}; pandas {pd.__version__}",
+        f"- machine: {machine}",
+        f"- python: {python}",
         f"- git commit of {REPO_ROOT.name}: {git_commit()}",
-    ]
-    if ours_info:
-        lines.append(f"- ours: rowvoi {ours_info['version']} from {ours_info['module']}")
-    else:
-        lines.append("- ours: not run (--no-ours)")
-    if ref_info:
-        lines.append(
-            f"- reference: rowvoi {ref_info['rowvoi']} (pure Python) in {ref_venv}; python {ref_info['python']}, "
-            f"numpy {ref_info['numpy']}, pandas {ref_info['pandas']}, pulp {ref_info['pulp']}"
-        )
-    else:
-        lines.append("- reference: not run (--no-ref)")
-    lines += [
-        f"- settings: seed {args.seed}; column dtype {args.dtype}; costs {args.costs}; "
-        f"ours best of {args.repeat} (1 run when over {REPEAT_THRESHOLD:g} s, 1 run for isolated cases); "
-        f"reference 1 run, capped at {cap:g} s",
-        "- rows: all rows of each frame; column cardinalities drawn from 2..12; no duplicate rows",
-        f"- command: `{' '.join([Path(sys.argv[0]).name] + sys.argv[1:])}`",
+        f"- ours: {ours_line}",
+        f"- reference: {ref_line}",
+        f"- settings: {settings}",
+        "- rows: all rows of each frame; column cardinalities drawn from 2..12; "
+        "no duplicate rows",
+        f"- command: `{command}`",
         "",
-        "Times exclude data loading. ratio = reference time / our time. cost = "
-        + ("sum of column costs." if args.costs == "random" else "number of key columns (unit costs)."),
+        "Times exclude data loading. ratio = reference time / our time. "
+        f"cost = {cost_meaning}.",
         "",
-        "| case | call | frame | ours | reference | ratio | our cost | ref cost | costs match | notes |",
+        "| " + " | ".join(columns) + " |",
         "|---|---|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for case, ours, ref in results:
@@ -818,7 +957,9 @@ def render_report(
         for side, o in (("ours", ours), ("ref", ref)):
             if o.status == "ok":
                 valid = "valid" if o.valid else "NOT a key"
-                lines.append(f"- {case.name} {side}: {', '.join(o.key) or '(empty)'} ({valid})")
+                lines.append(
+                    f"- {case.name} {side}: {', '.join(o.key) or '(empty)'} ({valid})"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -836,7 +977,9 @@ def select_cases(args: argparse.Namespace) -> list[Case]:
             if not any(fnmatch.fnmatchcase(c.name, p) for c in CASES):
                 known = ", ".join(c.name for c in CASES)
                 raise SystemExit(f"unknown case {p!r}; known cases: {known}")
-        cases = [c for c in cases if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
+        cases = [
+            c for c in cases if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)
+        ]
     if not cases:
         raise SystemExit("no case selected")
     return cases
@@ -845,26 +988,60 @@ def select_cases(args: argparse.Namespace) -> list[Case]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(
-        description="Benchmark rowvoi.find_key / plan_key_path against rowvoi==0.2.0 from PyPI.",
+        description="Benchmark rowvoi.find_key / plan_key_path against "
+        f"rowvoi=={REF_VERSION} from PyPI.",
         epilog="Cases: " + ", ".join(c.name for c in CASES),
     )
-    p.add_argument("--quick", action="store_true", help="only the small cases (200x20 and 30x15)")
-    p.add_argument("--cases", metavar="NAME,...", help="comma-separated case names or shell patterns")
+    p.add_argument(
+        "--quick", action="store_true", help="only the small cases (200x20 and 30x15)"
+    )
+    p.add_argument(
+        "--cases",
+        metavar="NAME,...",
+        help="comma-separated case names or shell patterns",
+    )
     p.add_argument("--no-ref", action="store_true", help="do not run the reference")
-    p.add_argument("--no-ours", action="store_true", help="do not run this repository's rowvoi")
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="markdown output (default: bench/results/keys.md)")
+    p.add_argument(
+        "--no-ours", action="store_true", help="do not run this repository's rowvoi"
+    )
+    p.add_argument(
+        "--out",
+        default=str(DEFAULT_OUT),
+        help="markdown output (default: bench/results/keys.md)",
+    )
     p.add_argument(
         "--ref-venv",
         metavar="PATH",
         help=f"venv for rowvoi=={REF_VERSION}, created when missing "
         f"(default: ${REF_VENV_ENV_VAR} or bench/.refvenv)",
     )
-    p.add_argument("--ref-timeout", type=float, default=120.0, help="cap in seconds per reference call (120)")
-    p.add_argument("--ref-all", action="store_true", help="run the reference on larger frames even after it hit the cap")
-    p.add_argument("--ours-timeout", type=float, default=1800.0, help="cap for our subprocess (1M-row) runs (1800)")
-    p.add_argument("--repeat", type=int, default=3, help="our runs per case, best taken (3)")
+    p.add_argument(
+        "--ref-timeout",
+        type=float,
+        default=120.0,
+        help="cap in seconds per reference call (120)",
+    )
+    p.add_argument(
+        "--ref-all",
+        action="store_true",
+        help="run the reference on larger frames even after it hit the cap",
+    )
+    p.add_argument(
+        "--ours-timeout",
+        type=float,
+        default=1800.0,
+        help="cap for our subprocess (1M-row) runs (1800)",
+    )
+    p.add_argument(
+        "--repeat", type=int, default=3, help="our runs per case, best taken (3)"
+    )
     p.add_argument("--seed", type=int, default=20240601, help="data seed")
-    p.add_argument("--dtype", choices=("int", "str", "category"), default="int", help="column dtype (int)")
+    p.add_argument(
+        "--dtype",
+        choices=("int", "str", "category"),
+        default="int",
+        help="column dtype (int)",
+    )
     p.add_argument(
         "--costs",
         choices=("unit", "random"),
@@ -883,6 +1060,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the selected cases, print the table and write the report."""
     args = parse_args(argv)
     started = datetime.datetime.now(datetime.timezone.utc)
+    start_load = load_average()
     cases = select_cases(args)
     driver_ns = load_driver_namespace()
 
@@ -891,11 +1069,21 @@ def main(argv: list[str] | None = None) -> int:
         try:
             import rowvoi
         except ImportError as exc:
-            raise SystemExit(f"cannot import rowvoi ({exc}); install the package or use --no-ours")
+            raise SystemExit(
+                f"cannot import rowvoi ({exc}); install the package or use --no-ours"
+            ) from exc
         module = os.path.abspath(getattr(rowvoi, "__file__", "") or "")
-        ours_info = {"version": str(getattr(rowvoi, "__version__", "?")), "module": module}
-        if getattr(rowvoi, "__version__", None) == REF_VERSION and "site-packages" in module:
-            log(f"warning: the imported rowvoi looks like the PyPI reference ({module})")
+        ours_info = {
+            "version": str(getattr(rowvoi, "__version__", "?")),
+            "module": module,
+        }
+        if (
+            getattr(rowvoi, "__version__", None) == REF_VERSION
+            and "site-packages" in module
+        ):
+            log(
+                f"warning: the imported rowvoi looks like the PyPI reference ({module})"
+            )
 
     ref_venv = ref_info = ref_python = None
     if not args.no_ref:
@@ -920,26 +1108,38 @@ def main(argv: list[str] | None = None) -> int:
                 ours = Outcome("off")
             elif case.isolated:
                 ours = run_ours_subprocess(case, store, args, driver_path, workdir)
-                if ours.status == "ok" and ours_info and ours.module != ours_info["module"]:
+                if (
+                    ours.status == "ok"
+                    and ours_info
+                    and ours.module != ours_info["module"]
+                ):
                     log(f"  warning: subprocess imported rowvoi from {ours.module}")
             else:
                 ours = run_ours_inprocess(case, store, args, driver_ns)
             if ours.status != "off":
-                log(f"  ours: {side_time(ours, args.ours_timeout)} {ours.message}".rstrip())
+                took = side_time(ours, args.ours_timeout)
+                log(f"  ours: {took} {ours.message}".rstrip())
 
             if args.no_ref or not case.ref:
                 ref = Outcome("off")
             elif case.group in capped_groups and not args.ref_all:
-                ref = Outcome("skipped", message=f"not run, hit the cap on {capped_groups[case.group]}")
+                ref = Outcome(
+                    "skipped",
+                    message=f"not run, hit the cap on {capped_groups[case.group]}",
+                )
             else:
                 ref = run_ref(case, store, args, ref_python, driver_path, workdir)
                 if ref.status == "timeout":
                     capped_groups[case.group] = f"{case.nrows}x{case.ncols}"
             if ref.status != "off":
-                log(f"  ref:  {side_time(ref, args.ref_timeout)} {ref.message}".rstrip())
+                log(
+                    f"  ref:  {side_time(ref, args.ref_timeout)} {ref.message}".rstrip()
+                )
             results.append((case, ours, ref))
 
-    report = render_report(results, args, ours_info, ref_info, ref_venv, started)
+    report = render_report(
+        results, args, ours_info, ref_info, ref_venv, started, start_load
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report, encoding="utf-8")

@@ -242,3 +242,30 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf, size_t capacity,
                                   size_t *size)
     rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out)
+    # belief.h
+    uint32_t RV_BELIEF_NONE
+    double RV_BELIEF_MIN_GAIN
+    uint64_t RV_BELIEF_MAX_CANDIDATES
+
+    rv_status rv_belief_entropy(const double *weights, size_t n, double *out)
+    rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t n,
+                               int32_t value, uint64_t *kept, double *out_posterior,
+                               size_t *n_kept)
+    rv_status rv_belief_reweight(const double *posterior, const double *likelihoods,
+                                 size_t n, double *out)
+    rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value,
+                                   double noise, double *out)
+
+    ctypedef struct rv_belief_options:
+        double noise
+        const double *costs
+        unsigned n_threads
+        rv_progress_fn progress
+        void *progress_ctx
+
+    void rv_belief_options_init(rv_belief_options *opt)
+    rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
+                           const uint64_t *rows, size_t n_cand, const double *posterior,
+                           const rv_belief_options *opt, double *mi, double *h_col,
+                           uint64_t *n_values, uint64_t *pairs, double *h_rows,
+                           uint32_t *best)

@@ -10,6 +10,7 @@
 **   cover.h  weighted set cover and the row-pair universe of keys
 **   text.h   text analysis: UTF-8 normalisation, tokens, stopwords, stemmer
 **   bm25.h   BM25 inverted index: build, search, explain, save/load
+**   belief.h posterior updates, entropy and information gain (noise model)
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -19,5 +20,6 @@
 #include "rowvoi/cover.h"
 #include "rowvoi/text.h"
 #include "rowvoi/bm25.h"
+#include "rowvoi/belief.h"
 
 #endif /* ROWVOI_H */

@@ -22,9 +22,18 @@
 
 /* Hot bitset kernels are compiled for several x86-64 levels and picked at
 ** load time (GNU ifunc), so the default build runs on any x86-64 while
-** using POPCNT/AVX2 where present.  -DRV_NO_MULTIVERSION switches it off. */
+** using POPCNT/AVX2 where present.  -DRV_NO_MULTIVERSION switches it off.
+** ThreadSanitizer builds switch it off too: the ifunc resolvers run during
+** relocation, before the TSan runtime is up, and crash every program. */
+#if defined(__SANITIZE_THREAD__)
+#  define RV__TSAN 1
+#elif defined(__has_feature)
+#  if __has_feature(thread_sanitizer)
+#    define RV__TSAN 1
+#  endif
+#endif
 #if defined(__x86_64__) && defined(__linux__) && !defined(RV_NO_MULTIVERSION) \
-    && (defined(__GNUC__) || defined(__clang__))
+    && !defined(RV__TSAN) && (defined(__GNUC__) || defined(__clang__))
 #  define RV__HOT_CLONES \
     __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
 #else

@@ -67,7 +67,8 @@ RV_API uint64_t rv_cover_n_elements(const rv_cover *p);
 RV_API uint64_t rv_cover_n_coverable(const rv_cover *p);
 
 /*
-** How many sets cover each element: writes n_elements counts into counts.
+** How many sets cover each element: writes n_elements counts into counts
+** (which may be NULL only when there are no elements).
 ** Returns RV_E_INVALID_ARG for NULL pointers.
 */
 RV_API rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts);
@@ -146,7 +147,8 @@ typedef struct rv_cover_info {
 ** before optimality was proven -- the best cover found is still written and
 ** info->optimal is 0; SA/GA stop at the time limit with RV_OK (they never
 ** claim optimality); RV_E_INTERRUPTED when the progress callback asked to
-** stop (nothing written); RV_E_INVALID_ARG / RV_E_NOMEM.
+** stop (nothing written); RV_E_SHAPE when capacity < n_sets;
+** RV_E_INVALID_ARG / RV_E_NOMEM.
 ** Determinism: identical inputs and options give identical output (with no
 ** time limit; a time limit makes the result depend on machine speed).
 ** Ownership: borrows everything.  Thread-safety: concurrent calls on one
@@ -170,7 +172,8 @@ typedef enum rv_path_objective {
 ** >= 0 and finite, or NULL for 1.0 each.  Writes, per step, the set index
 ** into order, the number of newly covered elements into newly_covered and
 ** the objective gain into gain (each capacity >= n_sets; gain may be NULL).
-** Returns RV_OK and *n_steps; RV_E_INVALID_ARG for a bad weight or pointer.
+** Returns RV_OK and *n_steps; RV_E_INVALID_ARG for a bad weight or pointer;
+** RV_E_SHAPE when capacity < n_sets.
 */
 RV_API rv_status rv_cover_plan_path(const rv_cover *p,
                                     rv_path_objective objective,

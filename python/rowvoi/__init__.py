@@ -8,6 +8,10 @@ Three questions, answered exactly and fast:
   columns, with coverage and cost per step.
 * **What do we believe now?** :class:`CandidateState`: hard filtering and
   soft reweighting as evidence arrives.
+* **Which question next?** :class:`CandidateMIPolicy`, :class:`MIPolicy`
+  (with a :class:`RowVoiModel` and its noise model) and
+  :class:`DisambiguationSession`: exact expected information gain of every
+  column, computed in one pass per column by the C engine.
 
 Importing rowvoi configures no logging and prints nothing.
 
@@ -26,6 +30,17 @@ from rowvoi.errors import (
     RvError,
     SolverUnavailableError,
 )
+from rowvoi.eval import (
+    AcquisitionResult,
+    KeyEvalResult,
+    PolicyEvalStats,
+    benchmark_policy,
+    compute_gold_key,
+    compute_gold_next_column_probabilistic,
+    evaluate_keys,
+    evaluate_policies,
+    sample_candidate_sets,
+)
 from rowvoi.keys import (
     KeyPath,
     KeyPathStep,
@@ -34,6 +49,20 @@ from rowvoi.keys import (
     pairwise_coverage,
     plan_key_path,
 )
+from rowvoi.ml import RowVoiModel
+from rowvoi.policies import (
+    CandidateMIPolicy,
+    GreedyCoveragePolicy,
+    MIPolicy,
+    Policy,
+    RandomPolicy,
+)
+from rowvoi.prob_keys import (
+    estimate_coverage_probability,
+    find_key_probabilistic,
+    plan_key_path_probabilistic,
+)
+from rowvoi.session import DisambiguationSession, SessionStep, StopRules
 from rowvoi.setcover import (
     CoverPath,
     CoverSolution,
@@ -62,6 +91,27 @@ __all__ = [
     "find_key",
     "plan_key_path",
     "pairwise_coverage",
+    "find_key_probabilistic",
+    "plan_key_path_probabilistic",
+    "estimate_coverage_probability",
+    "Policy",
+    "GreedyCoveragePolicy",
+    "MIPolicy",
+    "CandidateMIPolicy",
+    "RandomPolicy",
+    "StopRules",
+    "SessionStep",
+    "DisambiguationSession",
+    "RowVoiModel",
+    "sample_candidate_sets",
+    "compute_gold_key",
+    "compute_gold_next_column_probabilistic",
+    "evaluate_keys",
+    "evaluate_policies",
+    "benchmark_policy",
+    "KeyEvalResult",
+    "PolicyEvalStats",
+    "AcquisitionResult",
     "RvError",
     "IndexFormatError",
     "NotProvenOptimalWarning",

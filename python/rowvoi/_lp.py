@@ -74,6 +74,8 @@ def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
 
     x = [var(f"x{i}") for i in range(n)]
     prob += pulp.lpSum(float(costs[i]) * x[i] for i in range(n))
+    if full:
+        sig = _minimal_rows(sig)
     covering = [np.flatnonzero(row).tolist() for row in sig]
     if full:
         for k, sets in enumerate(covering):
@@ -98,8 +100,7 @@ def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
             chosen = [i for i in range(n) if values[i] > 0.5]
             warn_not_optimal(
                 f"strategy 'ilp' reached time_limit={time_limit:g}s before proving "
-                "optimality; returning the best cover found (solution.optimal is False)",
-                stacklevel=5)
+                "optimality; returning the best cover found (solution.optimal is False)")
             return chosen, False, True
         if pulp.LpStatus.get(prob.status) == "Not Solved" or sol_status in (
                 pulp.LpSolutionNoSolutionFound, None):
@@ -112,6 +113,27 @@ def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
         raise SolverUnavailableError(
             f"the LP relaxation did not solve (status {pulp.LpStatus.get(prob.status)!r})")
     return _round(engine, costs, values, required)
+
+
+def _minimal_rows(sig: np.ndarray, limit: int = 6000) -> np.ndarray:
+    """Drop dominated elements of a full cover.
+
+    Covering an element whose covering sets are a subset of another's also
+    covers the other, so only elements with minimal covering sets need a
+    constraint. Rows are distinct (the engine merged duplicates); a row is
+    dropped when some other row's sets are a proper subset of its own.
+    Skipped above `limit` rows, where the d x d check would cost too much.
+    """
+    d = sig.shape[0]
+    if d < 2 or d > limit:
+        return sig
+    a = sig.astype(np.float32)
+    # outside[i, j] = number of sets covering i but not j; 0 means sets(i) ⊆ sets(j)
+    outside = a @ (1.0 - a).T
+    subset = outside == 0
+    np.fill_diagonal(subset, False)
+    dominated = subset.any(axis=0)
+    return sig[~dominated]
 
 
 def _round(engine: Any, costs: np.ndarray, values: np.ndarray,

@@ -22,13 +22,6 @@ __all__ = ["CandidateState", "FeatureSuggestion"]
 UNIQUE_TOLERANCE = 1e-5
 
 
-def _is_missing(value: Any) -> bool:
-    try:
-        return bool(pd.isna(value)) if np.ndim(value) == 0 else False
-    except (TypeError, ValueError):
-        return False
-
-
 @dataclass
 class CandidateState:
     """Current uncertainty over which candidate row is "the one".
@@ -160,25 +153,25 @@ class CandidateState:
         >>> s.candidate_rows, s.posterior.tolist()
         (['a', 'c'], [0.5, 0.5])
         """
+        from rowvoi import _belief, _candidates
         from rowvoi.frame import check_frame, resolve_columns
 
         check_frame(df)
         resolve_columns(df, [col], "col")
-        cells = df.loc[self.candidate_rows, col] if self.candidate_rows else df[col].iloc[:0]
-        if _is_missing(value):
-            mask = cells.isna().to_numpy(dtype=bool)
-        else:
-            eq = (cells == value).to_numpy(dtype=object)
-            mask = np.array([v is True or v is np.True_ for v in eq], dtype=bool)
-            mask &= ~cells.isna().to_numpy(dtype=bool)
-        rows = [r for r, keep in zip(self.candidate_rows, mask) if keep]
-        post = self.posterior[mask]
-        total = float(post.sum())
         cols = self.observed_cols | {col}
         vals = {**self.observed_values, col: value}
-        if not rows or total <= 0:
+        pos = _candidates.positions(df, self)
+        enc = _candidates.encode_values(_candidates.column_at(df, col, pos), col)
+        code = enc.code_of(value)
+        if code is None:  # no cell of this column can equal value
             return CandidateState([], np.zeros(0), cols, vals)
-        return CandidateState(rows, post / total, cols, vals)
+        kept, post = _belief.filter_codes(enc.codes, self.posterior, code)
+        if len(kept) == 0:
+            return CandidateState([], np.zeros(0), cols, vals)
+        rows = self.candidate_rows
+        new = CandidateState([rows[i] for i in kept.tolist()], post, cols, vals)
+        _candidates.cache_positions(new, df, pos[kept.astype(np.int64)])
+        return new
 
     def reweight(self, likelihoods: Sequence[float] | np.ndarray, *,
                  observed_col: Hashable | None = None,
@@ -223,26 +216,28 @@ class CandidateState:
         >>> s.posterior.tolist(), s.observed_cols
         ([0.75, 0.25], {'q'})
         """
-        lik = np.asarray(likelihoods, dtype=np.float64)
+        from rowvoi import _belief
+
+        try:
+            lik = np.asarray(likelihoods, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"likelihoods must be a sequence of numbers: {exc}") from None
         if lik.ndim != 1 or len(lik) != len(self.candidate_rows):
             raise ValueError(
                 f"likelihoods has {lik.size} entries for {len(self.candidate_rows)} candidates")
-        if not np.all(np.isfinite(lik)):
-            raise ValueError("likelihoods must be finite (found NaN or infinity)")
-        if np.any(lik < 0):
-            raise ValueError("likelihoods must be non-negative")
-        post = self.posterior * lik
-        total = float(post.sum())
-        if not total > 0:
-            raise ValueError(
-                "the evidence has zero probability under every candidate: the candidate "
-                "set is wrong, not merely narrowed")
+        # The engine checks every entry (finite, >= 0) and the total mass;
+        # its errors are ValueErrors naming "likelihoods[i]".
+        post = _belief.reweight(self.posterior, lik)
         cols = set(self.observed_cols)
         vals = dict(self.observed_values)
         if observed_col is not None:
             cols.add(observed_col)
             vals[observed_col] = observed_value
-        return CandidateState(list(self.candidate_rows), post / total, cols, vals)
+        new = CandidateState(list(self.candidate_rows), post, cols, vals)
+        pos = self.__dict__.get("_rv_positions")
+        if pos is not None:  # same candidates, same positions
+            new.__dict__["_rv_positions"] = (pos[0], new.candidate_rows, pos[2], pos[3])
+        return new
 
 
 @dataclass

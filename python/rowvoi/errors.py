@@ -135,6 +135,18 @@ def raise_for_status(code: int, status_name: str, message: str) -> None:
     raise cls(text, code, status_name)
 
 
-def warn_not_optimal(message: str, stacklevel: int = 3) -> None:
-    """Emit a :class:`NotProvenOptimalWarning`."""
+def warn_not_optimal(message: str, stacklevel: int | None = None) -> None:
+    """Emit a :class:`NotProvenOptimalWarning` attributed to the caller's code.
+
+    The warning points at the first stack frame outside the rowvoi package,
+    so it shows the user's own call whatever the depth of the call chain.
+    """
+    if stacklevel is None:
+        import sys
+
+        frame = sys._getframe(1)
+        stacklevel = 2
+        while frame is not None and frame.f_globals.get("__name__", "").startswith("rowvoi"):
+            frame = frame.f_back
+            stacklevel += 1
     warnings.warn(message, NotProvenOptimalWarning, stacklevel=stacklevel)

@@ -57,9 +57,13 @@ def resolve_rows(df: pd.DataFrame, rows: Sequence[Hashable] | None) -> list[Hash
     label given twice or for an index with duplicate labels.
     """
     if rows is None:
-        out = list(df.index)
-    else:
-        out = _as_label_list(rows, "rows")
+        if not df.index.is_unique:
+            dup = df.index[df.index.duplicated()][0]
+            raise ValueError(
+                f"df.index has duplicate labels (e.g. {dup!r}), so rows cannot be "
+                "addressed by label; use df.reset_index(drop=True) first")
+        return list(df.index)
+    out = _as_label_list(rows, "rows")
     if not df.index.is_unique:
         dup = df.index[df.index.duplicated()][0]
         raise ValueError(
@@ -124,7 +128,21 @@ def resolve_costs(df: pd.DataFrame, costs: Mapping[Hashable, float] | None,
 
 
 def encode_series(s: pd.Series, name: Hashable) -> np.ndarray:
-    """Integer codes of one column (missing values share one code)."""
+    """Integer codes of one column (missing values share one code).
+
+    Codes are dense (0 .. k-1, missing last). Plain integer and boolean
+    columns with a compact range are coded by a lookup table instead of
+    hashing, in value order rather than order of appearance.
+    """
+    if s.dtype.kind in "iub" and len(s):
+        values = s.to_numpy()
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo <= 4 * len(values) + 64:
+            shifted = (values.astype(np.int64) - lo) if lo else values.astype(np.int64)
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[shifted] = True
+            remap = (np.cumsum(present) - 1).astype(np.int32)
+            return remap[shifted]
     try:
         codes, uniques = pd.factorize(s, use_na_sentinel=True)
     except TypeError as exc:

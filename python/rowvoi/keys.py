@@ -204,7 +204,12 @@ class KeyProblem:
         self.columns = resolve_columns(df, columns)
         self._costs = resolve_costs(df, costs, self.columns)
         self.costs = {c: float(v) for c, v in zip(self.columns, self._costs)}
-        sub = df.loc[self.rows, self.columns] if self.rows else df[self.columns].iloc[:0]
+        if rows is None:
+            sub = df[self.columns]
+        elif self.rows:
+            sub = df.loc[self.rows, self.columns]
+        else:
+            sub = df[self.columns].iloc[:0]
         self._codes = encode_columns(sub)
         self._col_pos = {c: i for i, c in enumerate(self.columns)}
         self._engine = None
@@ -257,8 +262,8 @@ class KeyProblem:
             groups.setdefault(tuple(self._codes[:, i].tolist()), []).append(self.rows[i])
         return list(groups.values())
 
-    def _check_duplicates(self, allowed: int) -> None:
-        unresolved = self.unresolved_pairs(self.columns) if self.columns else self.n_pairs
+    def _check_duplicates(self, allowed: int, unresolved: int) -> None:
+        """Raise when `unresolved` pairs (identical rows) exceed what is allowed."""
         if unresolved > allowed:
             groups = self.duplicate_groups()
             shown = "; ".join(", ".join(repr(r) for r in g[:6]) for g in groups[:5])
@@ -331,15 +336,18 @@ class KeyProblem:
         allowed = n - required_count(n, eps)
         if n == 0:
             return CoverSolution([], strategy=strategy, optimal=True)
-        self._check_duplicates(allowed)
         if strategy == "greedy":
+            # The path runs until `allowed` pairs are left or no column
+            # separates anything more, so what is left over is duplicates.
             order, newly, _, left = _setcover.keys_plan_path(
                 self._codes, self._costs, "coverage", allowed)
+            self._check_duplicates(allowed, int(left))
             cols = [self.columns[i] for i in order.tolist()]
             return CoverSolution(cols, strategy="greedy",
                                  cost=float(self._costs[order].sum()) if len(order) else 0.0,
                                  covered=n - int(left), total=n)
         engine = self._explicit_engine(f"strategy {strategy!r}")
+        self._check_duplicates(allowed, n - int(engine.n_coverable))
         return solve_engine(engine, self.columns, self._costs, n, strategy, eps, tl, sd)
 
     def plan_path(self, *, objective: Literal["pair_coverage", "entropy"] = "pair_coverage",

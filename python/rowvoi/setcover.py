@@ -290,7 +290,7 @@ def solve_engine(engine: Any, names: Sequence[Hashable], costs: np.ndarray,
             warn_not_optimal(
                 f"strategy {strategy!r} reached time_limit={time_limit:g}s before "
                 "proving optimality; returning the best cover found "
-                "(solution.optimal is False)", stacklevel=4)
+                "(solution.optimal is False)")
     idx = [int(i) for i in idx]
     covered = int(engine.covered(idx)[0]) if idx else 0
     cost = float(sum(costs[i] for i in idx))
@@ -347,14 +347,12 @@ class SetCoverProblem:
                 index.setdefault(e, len(index))
         offsets = np.zeros(len(self._names) + 1, dtype=np.uint64)
         chunks: list[np.ndarray] = []
-        members: list[list[Hashable]] = []
         for i, name in enumerate(self._names):
             elems = sets[name]
             if isinstance(elems, (str, bytes)) or not isinstance(elems, Iterable):
                 raise TypeError(
                     f"sets[{name!r}] must be an iterable of elements, got {type(elems).__name__}")
             ids = []
-            kept = []
             for e in elems:
                 _hashable(e, f"element of set {name!r}")
                 k = index.get(e)
@@ -363,15 +361,12 @@ class SetCoverProblem:
                         continue
                     k = index[e] = len(index)
                 ids.append(k)
-                kept.append(e)
-            members.append(kept)
             arr = np.unique(np.asarray(ids, dtype=np.uint32)) if ids else np.zeros(0, np.uint32)
             chunks.append(arr)
             offsets[i + 1] = offsets[i] + len(arr)
         self._elements: list[Hashable] = list(index.keys())
         self._index = index
-        self._members = members
-        self._set_elems = chunks
+        self._csr = (offsets, np.concatenate(chunks) if chunks else np.zeros(0, np.uint32))
         self._costs = np.ones(len(self._names), dtype=np.float64)
         if costs is not None:
             if not isinstance(costs, Mapping):
@@ -380,9 +375,48 @@ class SetCoverProblem:
                 if name not in self._pos:
                     raise ValueError(f"costs names {name!r}, which is not one of the sets")
                 self._costs[self._pos[name]] = check_cost(name, value)
-        flat = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
+        flat = self._csr[1]
         self._engine = _setcover.CoverProblem.from_csr(len(self._elements), offsets, flat,
                                                        self._costs)
+
+    @classmethod
+    def from_arrays(cls, names: Sequence[Hashable], universe: Sequence[Hashable],
+                    offsets: np.ndarray, elements: np.ndarray,
+                    costs: np.ndarray | None = None) -> SetCoverProblem:
+        """Build from compressed rows, skipping per-element Python work.
+
+        Set ``i`` covers ``universe[k]`` for ``k`` in
+        ``elements[offsets[i]:offsets[i + 1]]``. ``costs`` (one per set) must
+        already be validated (finite, > 0). Used by adapters that hold their
+        incidence as arrays (RAG support matrices).
+
+        >>> import numpy as np
+        >>> p = SetCoverProblem.from_arrays(["a", "b"], ["x", "y"],
+        ...                                 np.array([0, 1, 2]), np.array([0, 1]))
+        >>> p.solve(), p.covered(["b"])
+        (['a', 'b'], {'y'})
+        """
+        self = cls.__new__(cls)
+        self._names = list(names)
+        if len(self._pos_of(self._names)) != len(self._names):
+            raise ValueError("set names must be unique")
+        self._pos = self._pos_of(self._names)
+        self._elements = list(universe)
+        self._index = {e: k for k, e in enumerate(self._elements)}
+        off = np.ascontiguousarray(offsets, dtype=np.uint64)
+        el = np.ascontiguousarray(elements, dtype=np.uint32)
+        if len(off) != len(self._names) + 1:
+            raise ValueError("offsets must have one entry per set plus one")
+        self._csr = (off, el)
+        self._costs = (np.ones(len(self._names)) if costs is None
+                       else np.ascontiguousarray(costs, dtype=np.float64))
+        self._engine = _setcover.CoverProblem.from_csr(len(self._elements), off, el,
+                                                       self._costs)
+        return self
+
+    @staticmethod
+    def _pos_of(names: Sequence[Hashable]) -> dict[Hashable, int]:
+        return {name: i for i, name in enumerate(names)}
 
     # ------------------------------------------------------------ accessors
     @property
@@ -571,7 +605,8 @@ class SetCoverProblem:
             cum_cov += int(n_new)
             new_w = None
             if w is not None:
-                elems = self._set_elems[s]
+                off, el = self._csr
+                elems = np.unique(el[int(off[s]):int(off[s + 1])]).astype(np.int64)
                 new_w = float(w[elems][~seen[elems]].sum())
                 seen[elems] = True
                 cum_w += new_w

@@ -282,6 +282,7 @@ uint64_t rv_cover_n_coverable(const rv_cover *p) { return p ? p->n_coverable : 0
 rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts) {
     if (!p || (!counts && p->n_elements))
         return rv__error(RV_E_INVALID_ARG, "problem and counts must not be NULL");
+    if (p->n_elements == 0) return RV_OK; /* counts may be NULL: memset(NULL) is UB */
     memset(counts, 0, p->n_elements * sizeof(uint32_t));
     for (size_t s = 0; s < p->n_sets; s++) {
         const uint64_t *b = RV__SET(p, s);

@@ -37,10 +37,13 @@ static void rv__cols_free(rv__cols *c) {
     rv__free(c->owned);
     rv__free((void *)c->col);
     rv__free(c->card);
+    memset(c, 0, sizeof *c);
 }
 
-static rv_status rv__cols_init(rv__cols *c, const int32_t *codes, size_t n_rows,
-                               size_t n_cols) {
+/* colptr(j): column j of codes, either a block of a column-major matrix
+** (sel == NULL) or the selected column sel[j]. */
+static rv_status rv__cols_init(rv__cols *c, const int32_t *codes, const uint32_t *sel,
+                               size_t n_rows, size_t n_cols) {
     memset(c, 0, sizeof *c);
     c->n_cols = n_cols;
     c->col = rv__calloc(n_cols ? n_cols : 1, sizeof(int32_t *));
@@ -51,7 +54,7 @@ static rv_status rv__cols_init(rv__cols *c, const int32_t *codes, size_t n_rows,
         return rv__nomem("column tables");
     }
     for (size_t j = 0; j < n_cols; j++) {
-        const int32_t *src = codes + j * n_rows;
+        const int32_t *src = codes + (size_t)(sel ? sel[j] : j) * n_rows;
         int32_t maxc = -1;
         for (size_t r = 0; r < n_rows; r++) {
             if (src[r] < 0) {
@@ -115,6 +118,51 @@ static void rv__score(const int32_t *code, const uint32_t *perm, const rv__seg *
     if (ent) *ent = e;
 }
 
+/*
+** Split every segment by `code` with a counting sort; keep only the new
+** groups of two or more rows (order of first appearance).  Swaps the
+** buffers so *perm / *segs hold the result; returns the new segment count.
+*/
+static size_t rv__refine(const int32_t *code, uint32_t **perm_p, uint32_t **perm2_p,
+                         rv__seg **segs_p, rv__seg **segs2_p, size_t n_segs,
+                         uint32_t *cnt, uint32_t *touched, uint32_t *offs) {
+    uint32_t *perm = *perm_p, *perm2 = *perm2_p;
+    rv__seg *segs = *segs_p, *segs2 = *segs2_p;
+    size_t out = 0, n2 = 0;
+    for (size_t g = 0; g < n_segs; g++) {
+        const uint32_t *rows = perm + segs[g].start;
+        size_t len = segs[g].len, nt = 0;
+        for (size_t i = 0; i < len; i++) {
+            int32_t v = code[rows[i]];
+            if (cnt[v]++ == 0) touched[nt++] = (uint32_t)v;
+        }
+        size_t pos = out;
+        for (size_t t = 0; t < nt; t++) {
+            uint32_t v = touched[t], c = cnt[v];
+            if (c >= 2) {
+                offs[v] = (uint32_t)pos;
+                segs2[n2].start = pos;
+                segs2[n2].len = c;
+                n2++;
+                pos += c;
+            } else {
+                offs[v] = UINT32_MAX;
+            }
+        }
+        for (size_t i = 0; i < len; i++) {
+            int32_t v = code[rows[i]];
+            if (offs[v] != UINT32_MAX) perm2[offs[v]++] = rows[i];
+        }
+        for (size_t t = 0; t < nt; t++) cnt[touched[t]] = 0;
+        out = pos;
+    }
+    *perm_p = perm2;
+    *perm2_p = perm;
+    *segs_p = segs2;
+    *segs2_p = segs;
+    return n2;
+}
+
 rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
                             const double *costs, rv_path_objective objective,
                             uint64_t stop_unresolved, rv_progress_fn progress,
@@ -139,7 +187,7 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
                                  "costs[%zu] = %g: every column cost must be finite and > 0",
                                  j, costs[j]);
     rv__cols cols;
-    rv_status st = rv__cols_init(&cols, codes, n_rows, n_cols);
+    rv_status st = rv__cols_init(&cols, codes, NULL, n_rows, n_cols);
     if (st) return st;
     uint32_t maxcard = 1;
     for (size_t j = 0; j < n_cols; j++)
@@ -203,45 +251,8 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
         steps++;
         unres -= best_res;
 
-        /* Refine: counting-sort each segment by the chosen column's code;
-        ** keep only the new groups of two or more rows. */
-        const int32_t *code = cols.col[best];
-        size_t out = 0, n2 = 0;
-        for (size_t g = 0; g < n_segs; g++) {
-            const uint32_t *rows = perm + segs[g].start;
-            size_t len = segs[g].len, nt = 0;
-            for (size_t i = 0; i < len; i++) {
-                int32_t v = code[rows[i]];
-                if (cnt[v]++ == 0) touched[nt++] = (uint32_t)v;
-            }
-            /* offsets in order of first appearance, skipping singletons */
-            size_t pos = out;
-            for (size_t t = 0; t < nt; t++) {
-                uint32_t v = touched[t], c = cnt[v];
-                if (c >= 2) {
-                    offs[v] = (uint32_t)pos;
-                    segs2[n2].start = pos;
-                    segs2[n2].len = c;
-                    n2++;
-                    pos += c;
-                } else {
-                    offs[v] = UINT32_MAX;
-                }
-            }
-            for (size_t i = 0; i < len; i++) {
-                int32_t v = code[rows[i]];
-                if (offs[v] != UINT32_MAX) perm2[offs[v]++] = rows[i];
-            }
-            for (size_t t = 0; t < nt; t++) cnt[touched[t]] = 0;
-            out = pos;
-        }
-        uint32_t *tp = perm;
-        perm = perm2;
-        perm2 = tp;
-        rv__seg *ts = segs;
-        segs = segs2;
-        segs2 = ts;
-        n_segs = n2;
+        n_segs = rv__refine(cols.col[best], &perm, &perm2, &segs, &segs2, n_segs, cnt,
+                            touched, offs);
     }
     *n_steps = steps;
     *unresolved = unres;
@@ -262,28 +273,52 @@ rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
                              const uint32_t *cols, size_t n_sel, uint64_t *unresolved) {
     if (!unresolved || (n_sel && !cols) || (!codes && n_rows && n_cols))
         return rv__error(RV_E_INVALID_ARG, "codes, cols and unresolved must not be NULL");
+    *unresolved = 0;
     for (size_t k = 0; k < n_sel; k++)
         if (cols[k] >= n_cols)
             return rv__error(RV_E_RANGE, "column index %u >= n_cols = %zu", cols[k], n_cols);
-    /* Refine by the selected columns in turn, with a zero stop so the
-    ** refinement follows cols exactly: reuse the path kernel on a column
-    ** subset laid out contiguously. */
-    int32_t *sub = rv__malloc((n_sel ? n_sel : 1) * (n_rows ? n_rows : 1) * sizeof(int32_t));
-    uint32_t *order = rv__malloc((n_sel ? n_sel : 1) * sizeof(uint32_t));
-    uint64_t *newly = rv__malloc((n_sel ? n_sel : 1) * sizeof(uint64_t));
-    if (!sub || !order || !newly) {
-        rv__free(sub);
-        rv__free(order);
-        rv__free(newly);
-        return rv__nomem("a column subset");
-    }
+    if (n_rows > UINT32_MAX)
+        return rv__error(RV_E_RANGE, "n_rows = %zu exceeds %u", n_rows, UINT32_MAX);
+    rv__cols cs;
+    rv_status st = rv__cols_init(&cs, codes, cols, n_rows, n_sel);
+    if (st) return st;
+    uint32_t *perm = NULL, *perm2 = NULL, *cnt = NULL, *touched = NULL, *offs = NULL;
+    rv__seg *segs = NULL, *segs2 = NULL;
+    uint32_t maxcard = 1;
     for (size_t k = 0; k < n_sel; k++)
-        memcpy(sub + k * n_rows, codes + (size_t)cols[k] * n_rows, n_rows * sizeof(int32_t));
-    size_t steps;
-    rv_status st = rv_keys_plan_path(sub, n_rows, n_sel, NULL, RV_PATH_COVERAGE, 0, NULL,
-                                     NULL, order, newly, NULL, n_sel, &steps, unresolved);
-    rv__free(sub);
-    rv__free(order);
-    rv__free(newly);
+        if (cs.card[k] > maxcard) maxcard = cs.card[k];
+    perm = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
+    perm2 = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
+    segs = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
+    segs2 = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
+    cnt = rv__calloc(maxcard, sizeof(uint32_t));
+    touched = rv__malloc((size_t)maxcard * sizeof(uint32_t));
+    offs = rv__malloc((size_t)maxcard * sizeof(uint32_t));
+    if (!perm || !perm2 || !segs || !segs2 || !cnt || !touched || !offs) {
+        st = rv__nomem("partition refinement arrays");
+        goto done;
+    }
+    for (size_t r = 0; r < n_rows; r++) perm[r] = (uint32_t)r;
+    size_t n_segs = 0;
+    if (n_rows >= 2) {
+        segs[0].start = 0;
+        segs[0].len = n_rows;
+        n_segs = 1;
+    }
+    for (size_t k = 0; k < n_sel && n_segs; k++)
+        n_segs = rv__refine(cs.col[k], &perm, &perm2, &segs, &segs2, n_segs, cnt, touched,
+                            offs);
+    uint64_t u = 0;
+    for (size_t g = 0; g < n_segs; g++) u += rv__c2(segs[g].len);
+    *unresolved = u;
+done:
+    rv__free(perm);
+    rv__free(perm2);
+    rv__free(segs);
+    rv__free(segs2);
+    rv__free(cnt);
+    rv__free(touched);
+    rv__free(offs);
+    rv__cols_free(&cs);
     return st;
 }

@@ -5,6 +5,7 @@
 ** against the pair-universe path.
 */
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "rv_test.h"
@@ -418,6 +419,90 @@ static void test_element_counts_empty_universe(void) {
     rv_cover_free(p);
 }
 
+/* rv_cover_distinct_elements against a naive grouping of the elements by
+** the sets covering them (the order of the patterns is not documented, so
+** they are matched as a multiset). */
+static void test_distinct_elements(void) {
+    rv_rng r;
+    rv_rng_seed(&r, 515);
+    for (int trial = 0; trial < 25; trial++) {
+        inst_t in;
+        /* the last trials have > 1024 patterns, so the tables must grow */
+        size_t n_sets = trial >= 22 ? 12 : 1 + (size_t)rv_rng_below(&r, MAX_SETS);
+        size_t n_el = trial >= 22 ? 3000 : (size_t)rv_rng_below(&r, 200);
+        inst_random(&in, &r, n_el, n_sets, trial >= 22 ? 0.5 : 0.1 + 0.3 * rv_rng_uniform(&r), 0);
+        rv_cover *p = NULL;
+        if (inst_build(&in, &p) != RV_OK) {
+            inst_free(&in);
+            FAILF("create failed: %s", rv_errmsg());
+        }
+        size_t sw = (n_sets + 63) / 64;
+        /* naive: signature of every coverable element */
+        uint64_t *nsig = calloc(n_el * sw + 1, sizeof(uint64_t));
+        uint8_t *coverable = calloc(n_el + 1, 1);
+        for (size_t e = 0; e < n_el; e++)
+            for (size_t st = 0; st < n_sets; st++)
+                if (in.member[st * n_el + e]) {
+                    nsig[e * sw + st / 64] |= (uint64_t)1 << (st % 64);
+                    coverable[e] = 1;
+                }
+        size_t naive_distinct = 0;
+        for (size_t e = 0; e < n_el; e++) {
+            if (!coverable[e]) continue;
+            int first = 1;
+            for (size_t f = 0; f < e && first; f++)
+                if (coverable[f] && !memcmp(nsig + f * sw, nsig + e * sw, sw * sizeof(uint64_t)))
+                    first = 0;
+            naive_distinct += (size_t)first;
+        }
+        size_t nd = 0;
+        long before = rvt_n_failures;
+        uint64_t *sig = malloc((n_el * sw + 1) * sizeof(uint64_t));
+        uint64_t *mult = malloc((n_el + 1) * sizeof(uint64_t));
+        if (naive_distinct > 0) {
+            EXPECT_STATUS(RV_E_SHAPE, rv_cover_distinct_elements(p, sig, mult, naive_distinct - 1, &nd));
+            EXPECT_EQ(nd, naive_distinct);
+        }
+        EXPECT_OK(rv_cover_distinct_elements(p, sig, mult, n_el, &nd));
+        EXPECT_EQ(nd, naive_distinct);
+        uint64_t total = 0;
+        for (size_t k = 0; k < nd && rvt_n_failures == before; k++) {
+            uint64_t m = 0;
+            for (size_t e = 0; e < n_el; e++)
+                m += coverable[e] && !memcmp(nsig + e * sw, sig + k * sw, sw * sizeof(uint64_t));
+            if (m == 0 || m != mult[k])
+                rvt_fail(__FILE__, __LINE__, "pattern %zu: mult %llu, naive %llu", k,
+                         (unsigned long long)mult[k], (unsigned long long)m);
+            for (size_t j = 0; j < k; j++)
+                if (!memcmp(sig + j * sw, sig + k * sw, sw * sizeof(uint64_t)))
+                    rvt_fail(__FILE__, __LINE__, "patterns %zu and %zu are equal", j, k);
+            total += mult[k];
+        }
+        if (rvt_n_failures == before) EXPECT_EQ(total, rv_cover_n_coverable(p));
+        free(sig);
+        free(mult);
+        free(nsig);
+        free(coverable);
+        rv_cover_free(p);
+        inst_free(&in);
+        if (rvt_n_failures != before) FAILF("trial %d: %zu sets x %zu el", trial, n_sets, n_el);
+    }
+    size_t nd = 5;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_distinct_elements(NULL, NULL, NULL, 0, &nd));
+    inst_t in;
+    inst_from_lists(&in, 6, 4, SMALL_SETS, NULL);
+    rv_cover *p = NULL;
+    if (inst_build(&in, &p) == RV_OK) {
+        EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_distinct_elements(p, NULL, NULL, 10, &nd));
+        EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_distinct_elements(p, NULL, NULL, 10, NULL));
+        /* {0}:{S0}, {1}:{S0,S1}, {2}:{S1}, {4}:{S2} -> 4 patterns */
+        EXPECT_STATUS(RV_E_SHAPE, rv_cover_distinct_elements(p, NULL, NULL, 0, &nd));
+        EXPECT_EQ(nd, 4);
+    }
+    rv_cover_free(p);
+    inst_free(&in);
+}
+
 /* ------------------------------------------------------------- solving */
 
 static void test_solve_errors(void) {
@@ -745,12 +830,13 @@ static void test_exact_leq_others_midsize(void) {
     }
 }
 
-/* 60 sets over 400 elements, each element in ~3 sets: far more than 256
-** branch-and-bound nodes, so a 1 us limit must stop the search. */
+/* 60 sets over 400 elements, each element in ~12 sets: the branch and bound
+** runs for well over 100000 nodes, so a 1 us limit must stop the search
+** (the deadline is first looked at after 256 nodes). */
 static void make_hard(inst_t *in) {
     rv_rng r;
     rv_rng_seed(&r, 60400);
-    inst_random(in, &r, 400, 60, 0.05, 2);
+    inst_random(in, &r, 400, 60, 0.2, 2);
 }
 
 static void test_exact_timeout(void) {
@@ -847,6 +933,113 @@ static void test_solve_progress_interrupt(void) {
     EXPECT_TRUE(calls > 0);
     EXPECT_EQ(na, nb);
     EXPECT_TRUE(na == nb && memcmp(a, b, na * sizeof a[0]) == 0);
+    rv_cover_free(p);
+    inst_free(&in);
+}
+
+/* time_limit <= 0 or +inf means no limit: same answer as the default. */
+static void test_time_limit_none(void) {
+    rv_rng r;
+    rv_rng_seed(&r, 1212);
+    inst_t in;
+    inst_random(&in, &r, 60, 14, 0.12, 2);
+    rv_cover *p = NULL;
+    if (inst_build(&in, &p) != RV_OK) {
+        inst_free(&in);
+        FAILF("create failed: %s", rv_errmsg());
+    }
+    static const double limits[] = {-1.0, -INFINITY, INFINITY, 1e9};
+    for (int k = 0; k < N_STRATEGIES; k++) {
+        rv_cover_options o;
+        rv_cover_options_init(&o);
+        o.strategy = ALL_STRATEGIES[k];
+        o.iterations = 3000;
+        o.generations = 30;
+        o.seed = 9;
+        uint32_t a[MAX_SETS], b[MAX_SETS];
+        size_t na = 0, nb = 0;
+        rv_cover_info ia, ib;
+        EXPECT_OK(rv_cover_solve(p, &o, a, 14, &na, &ia));
+        for (int l = 0; l < 4; l++) {
+            o.time_limit = limits[l];
+            EXPECT_OK(rv_cover_solve(p, &o, b, 14, &nb, &ib));
+            EXPECT_EQ(na, nb);
+            EXPECT_TRUE(na == nb && memcmp(a, b, na * sizeof a[0]) == 0);
+            EXPECT_EQ(ia.optimal, ib.optimal);
+        }
+    }
+    rv_cover_free(p);
+    inst_free(&in);
+}
+
+/* A built problem is read-only: threads solving and planning on it at once
+** get exactly the single-threaded answers. */
+typedef struct {
+    const rv_cover *p;
+    int which; /* strategy index, or N_STRATEGIES for the path */
+    uint32_t sel[MAX_SETS];
+    uint64_t newly[MAX_SETS];
+    size_t n;
+    double cost;
+    rv_status st;
+} solve_job;
+
+static void do_job(solve_job *j) {
+    if (j->which == N_STRATEGIES) {
+        j->st = rv_cover_plan_path(j->p, RV_PATH_ENTROPY, NULL, j->sel, j->newly, NULL, MAX_SETS,
+                                   &j->n);
+        j->cost = 0;
+        return;
+    }
+    rv_cover_info info;
+    info.cost = -1;
+    j->st = run_solve(j->p, ALL_STRATEGIES[j->which], RV_COVER_ALL, 77, 1, j->sel, &j->n, &info);
+    j->cost = info.cost;
+}
+
+static void *job_thread(void *arg) {
+    solve_job *jobs = arg;
+    for (int k = 0; k <= N_STRATEGIES; k++) do_job(&jobs[k]);
+    return NULL;
+}
+
+static void test_concurrent_solves(void) {
+    enum { THREADS = 4 };
+    rv_rng r;
+    rv_rng_seed(&r, 4444);
+    inst_t in;
+    inst_random(&in, &r, 120, 24, 0.08, 2);
+    rv_cover *p = NULL;
+    if (inst_build(&in, &p) != RV_OK) {
+        inst_free(&in);
+        FAILF("create failed: %s", rv_errmsg());
+    }
+    static solve_job serial[N_STRATEGIES + 1], par[THREADS][N_STRATEGIES + 1];
+    for (int k = 0; k <= N_STRATEGIES; k++) {
+        serial[k].p = p;
+        serial[k].which = k;
+        do_job(&serial[k]);
+        EXPECT_OK(serial[k].st);
+        for (int t = 0; t < THREADS; t++) {
+            memset(&par[t][k], 0, sizeof par[t][k]);
+            par[t][k].p = p;
+            par[t][k].which = k;
+        }
+    }
+    pthread_t th[THREADS];
+    int started = 0;
+    for (int t = 0; t < THREADS; t++)
+        if (pthread_create(&th[t], NULL, job_thread, par[t]) == 0) started++;
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    EXPECT_EQ(started, THREADS);
+    for (int t = 0; t < started; t++)
+        for (int k = 0; k <= N_STRATEGIES; k++) {
+            EXPECT_OK(par[t][k].st);
+            EXPECT_EQ(par[t][k].n, serial[k].n);
+            EXPECT_TRUE(par[t][k].n == serial[k].n &&
+                        memcmp(par[t][k].sel, serial[k].sel, serial[k].n * sizeof(uint32_t)) == 0);
+            EXPECT_TRUE(par[t][k].cost == serial[k].cost);
+        }
     rv_cover_free(p);
     inst_free(&in);
 }
@@ -1618,6 +1811,7 @@ int main(void) {
     RUN_TEST(test_sizes_and_covered);
     RUN_TEST(test_element_counts_random);
     RUN_TEST(test_element_counts_empty_universe);
+    RUN_TEST(test_distinct_elements);
     RUN_TEST(test_solve_errors);
     RUN_TEST(test_solve_degenerate);
     RUN_TEST(test_greedy_known_order);
@@ -1629,6 +1823,8 @@ int main(void) {
     RUN_TEST(test_exact_leq_others_midsize);
     RUN_TEST(test_exact_timeout);
     RUN_TEST(test_solve_progress_interrupt);
+    RUN_TEST(test_time_limit_none);
+    RUN_TEST(test_concurrent_solves);
     RUN_TEST(test_exact_key_problem);
     RUN_TEST(test_pairs_vs_naive);
     RUN_TEST(test_pairs_errors);

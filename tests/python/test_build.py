@@ -61,3 +61,23 @@ def test_import_prints_nothing_and_configures_no_logging():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "" and proc.stderr == ""
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("cc") is None,
+                    reason="no cmake")
+def test_c_program_builds_with_cmake_find_package(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(ROOT / "examples" / "c" / "key.c", src / "key.c")
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.21)\n"
+        "project(host C)\n"
+        "find_package(rowvoi 0.1 REQUIRED)\n"
+        "add_executable(key key.c)\n"
+        "target_link_libraries(key PRIVATE rowvoi::rowvoi)\n")
+    build = tmp_path / "build"
+    cmake_dir = str(Path(get_lib_dir()) / "cmake" / "rowvoi")
+    subprocess.run(["cmake", "-S", str(src), "-B", str(build), f"-Drowvoi_DIR={cmake_dir}"],
+                   check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
+    assert subprocess.run([str(build / "key")], capture_output=True).returncode == 0

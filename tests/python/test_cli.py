@@ -109,3 +109,54 @@ def test_version_and_console_script():
     proc = subprocess.run([sys.executable, "-m", "rowvoi", "key", "--help"],
                           capture_output=True, text=True)
     assert proc.returncode == 0 and "--strategy" in proc.stdout
+
+
+def test_man_page_is_current():
+    pytest.importorskip("argparse_manpage")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "manpage.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    text = (ROOT / "man" / "rowvoi.1").read_text()
+    for verb in ("rowvoi key", "rowvoi path", "rowvoi ask", "rowvoi context",
+                 "rowvoi question"):
+        assert verb in text
+
+
+RAG = ROOT / "examples" / "rag"
+
+
+def test_context_command(capsys, tmp_path):
+    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--json")
+    data = json.loads(out)
+    assert code == 0 and sorted(data["chunks"]) == ["doc1#p2", "doc2#p1"]
+    assert data["cost"] == 330.0 and data["missing_claims"] == ["refund_policy"]
+    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--budget", "200",
+                       "--json")
+    assert json.loads(out)["chunks"] == ["doc2#p1"]
+    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--epsilon", "0.7")
+    assert code == 0 and out.startswith("chunks: doc2#p1\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"chunks": [{"id": "a", "tokens": 5}], "claims": ["c"],
+                               "support": {"c": ["zz"]}}))
+    code, _, err = run(capsys, "context", str(bad))
+    assert code == 1 and "not in chunks" in err
+    bad.write_text("{}")
+    code, _, err = run(capsys, "context", str(bad))
+    assert code == 1 and "expected an object" in err
+
+
+def test_question_command(capsys):
+    code, out, _ = run(capsys, "question", str(RAG / "answers.json"))
+    lines = out.splitlines()
+    assert code == 0 and lines[1].endswith("Which deployment?  <- ask this")
+    assert lines[3].split()[0] == "0.00"
+    code, out, _ = run(capsys, "question", str(RAG / "answers.json"), "--json",
+                       "--costs", "Which deployment?=5")
+    data = json.loads(out)
+    assert data["best"] == "Which version?"
+    assert [q["question"] for q in data["questions"]][0] == "Which version?"
+    code, out, _ = run(capsys, "question", str(RAG / "answers.json"), "--json",
+                       "--prior", "0,0,1,1")
+    assert json.loads(out)["best"] == "Which version?"
+    code, _, err = run(capsys, "question", str(RAG / "answers.json"), "--prior", "1,2")
+    assert code == 1 and "prior" in err

@@ -15,6 +15,15 @@ MODULES = [
     "rowvoi.config",
     "rowvoi.text",
     "rowvoi.lexical",
+    "rowvoi.rag.context",
+    "rowvoi.rag.protocols",
+    "rowvoi.rag.questions",
+    "rowvoi.rag.retrieval",
+    "rowvoi.policies",
+    "rowvoi.session",
+    "rowvoi.ml",
+    "rowvoi.prob_keys",
+    "rowvoi.eval",
 ]
 
 
