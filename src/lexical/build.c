@@ -617,7 +617,7 @@ rv_status rv_bm25_compact(rv_bm25 *ix) {
     for (size_t i = 0; i < ix->n_segs; i++) rv__seg_free(ix->segs[i]);
     ix->segs[0] = m;
     ix->n_segs = 1;
-    memset(ix->df, 0, (size_t)ix->n_terms * sizeof *ix->df);
+    if (ix->n_terms) memset(ix->df, 0, (size_t)ix->n_terms * sizeof *ix->df);
     for (size_t i = 0; i < m->n_terms; i++)
         ix->df[m->term_ids[i]] = m->offsets[i + 1] - m->offsets[i];
     for (uint32_t d = 0; d < ix->n_docs; d++) {

@@ -123,7 +123,7 @@ static int rv__cmp_u32(const void *x, const void *y) {
 /* s->raw -> distinct ascending terms with their counts; sizes the
 ** per-term scratch. */
 static rv_status rv__query_finish(rv__scratch *s) {
-    qsort(s->raw, s->n_raw, sizeof *s->raw, rv__cmp_u32);
+    if (s->n_raw > 1) qsort(s->raw, s->n_raw, sizeof *s->raw, rv__cmp_u32);
     size_t need = s->n_raw ? s->n_raw : 1;
     if (need > s->q_cap) {
         rv__free(s->qterm);

@@ -1,0 +1,101 @@
+/*
+** Fuzz target for loading BM25 indexes.  The first input byte chooses the
+** mode: even -- the rest is an index image whose trailing CRC-32C is
+** recomputed first, so mutations reach the structural checks behind the
+** checksum; odd -- the image is loaded as is.  Whatever loads must then
+** search, explain, compact and save without fault, and save back to an
+** image that loads again with the same results.  Aborts when an invariant
+** breaks; memory errors are the sanitizers' to catch.  Built as a libFuzzer
+** target with -DRV_BUILD_FUZZ=ON (clang); tests/c/test_fuzz_lexical.c
+** replays it under ctest.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rowvoi.h"
+
+#define FZB_CHECK(cond)                                                       \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
+                    __FILE__, __LINE__);                                      \
+            abort();                                                          \
+        }                                                                     \
+    } while (0)
+
+static uint32_t fzb_crc32c(const uint8_t *p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+    }
+    return ~c;
+}
+
+static void fzb_exercise(rv_bm25 *ix) {
+    static const char *qs[] = {"apple banana", "cherry", "a", "zz", ""};
+    rv_bm25_info info;
+    FZB_CHECK(rv_bm25_get_info(ix, &info) == RV_OK);
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        uint32_t ids[8], ide[8];
+        float sc[8], sce[8];
+        size_t nf = 0, nfe = 0;
+        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, 0, ids, sc, &nf, NULL) == RV_OK);
+        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, RV_BM25_EXHAUSTIVE, ide, sce, &nfe,
+                                 NULL) == RV_OK);
+        FZB_CHECK(nf == nfe);
+        for (size_t j = 0; j < nf; j++) FZB_CHECK(ids[j] == ide[j] && sc[j] == sce[j]);
+        for (size_t j = 0; j < nf; j++) FZB_CHECK(ids[j] < info.n_ids);
+        if (nf) {
+            size_t nr;
+            float s;
+            rv_bm25_explain_row rows[4];
+            rv_status st = rv_bm25_explain(ix, qs[i], strlen(qs[i]), ids[0], rows, 4, &nr, &s, NULL);
+            FZB_CHECK(st == RV_OK || st == RV_E_SHAPE);
+            if (st == RV_OK) FZB_CHECK(s == sc[0]);
+        }
+    }
+    /* terms round-trip through the dictionary */
+    for (uint64_t t = 0; t < info.n_terms && t < 16; t++) {
+        const char *s;
+        size_t l;
+        uint32_t id;
+        int found;
+        FZB_CHECK(rv_bm25_term(ix, (uint32_t)t, &s, &l) == RV_OK);
+        FZB_CHECK(rv_bm25_lookup(ix, s, l, &id, &found) == RV_OK && found && id == t);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1) return 0;
+    size_t n = size - 1;
+    uint8_t *img = malloc(n ? n : 1);
+    if (!img) return 0;
+    memcpy(img, data + 1, n);
+    if (data[0] % 2 == 0 && n >= 40) {
+        uint32_t c = fzb_crc32c(img, n - 8);
+        for (int i = 0; i < 4; i++) img[n - 8 + i] = (uint8_t)(c >> (8 * i));
+    }
+    rv_bm25 *ix = NULL;
+    rv_status st = rv_bm25_load_buffer(img, n, &ix);
+    FZB_CHECK(st == RV_OK || st == RV_E_CORRUPT || st == RV_E_VERSION || st == RV_E_NOMEM);
+    FZB_CHECK((st == RV_OK) == (ix != NULL));
+    if (ix) {
+        fzb_exercise(ix);
+        size_t need = 0;
+        FZB_CHECK(rv_bm25_save_buffer(ix, NULL, 0, &need) == RV_E_SHAPE);
+        uint8_t *out = malloc(need);
+        FZB_CHECK(out && rv_bm25_save_buffer(ix, out, need, &need) == RV_OK);
+        rv_bm25 *back = NULL;
+        FZB_CHECK(rv_bm25_load_buffer(out, need, &back) == RV_OK);
+        fzb_exercise(back);
+        rv_bm25_free(back);
+        free(out);
+        FZB_CHECK(rv_bm25_compact(ix) == RV_OK);
+        fzb_exercise(ix);
+        rv_bm25_free(ix);
+    }
+    free(img);
+    return 0;
+}
