@@ -1,26 +1,28 @@
 """BM25 side by side: rowvoi against bm25s, rank_bm25 and tantivy.
 
-Each engine runs in its own subprocess (so its memory is measured alone and
-one engine's caches or threads do not slow the next), on the same documents
-and the same queries, in one invocation:
-
     python bench/bm25_bench.py synth --docs 1000000 --queries 2000
-    python bench/bm25_bench.py cranfield
+    python bench/bm25_bench.py synth --docs 1000000 --queries 2000 --query-mode top10k
+    python bench/bm25_bench.py cranfield --queries 225 --rank-queries 225
 
-For every engine it reports the index build time (from raw text: each
-engine tokenizes with its own tokenizer -- on the synthetic corpus the words
-are plain lowercase ASCII, so every tokenizer sees the same terms), the
-index's memory (resident set growth while building and after), and queries
-per second with one thread and with every core, top-10 (wall clock, best of
---repeats runs after a warm-up).  rank_bm25 scores every document in Python
-for every query, so it is capped: it indexes the first --rank-docs documents
-and runs --rank-queries queries; its row says so.
+Every engine indexes the same documents and answers the same queries, in
+one process.  Builds run one after another: build time is from raw text
+(each engine tokenizes with its own tokenizer; on the synthetic corpus the
+words are plain lowercase ASCII, so every tokenizer sees the same terms),
+memory is the growth of the resident set, with a sampler thread for the
+peak during the build.  Queries then run in interleaved rounds -- every
+engine once per round, --repeats rounds, the best round kept -- so that the
+load of a shared machine, which changes from minute to minute, falls on all
+engines alike.  Single-thread figures are given in CPU time (the work a
+query costs, not counting time spent waiting for a core) and in wall clock;
+the all-core figure in wall clock.  rank_bm25 scores every document in
+Python for every query, so it is capped: it indexes the first --rank-docs
+documents and runs --rank-queries queries; its row says so.
 
 Engines and settings:
-  rowvoi     BM25Index, Lucene variant, k1=1.2 b=0.75; analyzer without
-             stemming or stopwords (the synthetic words are already terms).
-             "1 thread" = search_batch(n_threads=1); the per-call loop through
-             search() is reported too.  Build is single-threaded.
+  rowvoi     BM25Index, Lucene variant, k1=1.2 b=0.75; on the synthetic corpus
+             an analyzer without stemming or stopwords (the words are already
+             terms).  "1 thread" = search_batch(n_threads=1); calling search()
+             once per query is reported too.  Build is single-threaded.
   bm25s      method="lucene", k1=1.2, b=0.75, backend="numba" when numba
              imports; queries are tokenized and retrieved (n_threads=1 / -1).
   tantivy    in-RAM index, default tokenizer, freq-only postings; writer with
@@ -28,8 +30,8 @@ Engines and settings:
              with count=False (counting every match disables its pruning).
   rank_bm25  BM25Okapi (capped, see above).
 
-Results are printed as JSON lines and written to --json; --markdown updates
-the lexical section of bench/results/retrieval.md.
+Results are printed as JSON lines and written to --json; bench/lexical_report.py
+turns the JSON files into the lexical section of bench/results/retrieval.md.
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ import gc
 import json
 import os
 import platform
-import resource
-import subprocess
+import re
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,174 +55,263 @@ def rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def load_corpus(name: str, n_docs: int, n_queries: int):
+def load_corpus(name: str, n_docs: int, n_queries: int, query_mode: str = "zipf"):
     if name == "synth":
-        from synth_corpus import load_or_generate
+        from synth_corpus import load_or_generate, uniform_queries
 
         c = load_or_generate(os.path.join(HERE, ".cache"), n_docs=n_docs,
                              n_queries=max(n_queries, 10_000))
-        return c.docs, c.queries[:n_queries], c.params
+        qs = c.queries[:n_queries] if query_mode == "zipf" else uniform_queries(n_queries)
+        return c.docs, qs, c.params
     from cranfield import load_cranfield
 
     cr = load_cranfield()
-    return cr.texts, cr.queries, {"n_docs": len(cr.texts), "n_queries": len(cr.queries)}
+    return cr.texts, cr.queries[:n_queries], {"n_docs": len(cr.texts),
+                                               "n_queries": len(cr.queries)}
 
 
-def best_time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+class PeakRSS:
+    """Samples the resident set every 5 ms while a build runs."""
+
+    def __enter__(self):
+        self.base = self.peak = rss_mb()
+        self._stop = threading.Event()
+
+        def loop():
+            while not self._stop.wait(0.005):
+                self.peak = max(self.peak, rss_mb())
+
+        self._t = threading.Thread(target=loop, daemon=True)
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+        self.after = rss_mb()
+        self.peak = max(self.peak, self.after)
 
 
 # ---------------------------------------------------------------- engines
 
-def run_rowvoi(docs, queries, args, out):
-    from rowvoi.lexical import BM25Index
-    from rowvoi.text import Analyzer
+class Engine:
+    """build(docs); warm(queries); run1 / runall answer every query once."""
 
-    analyzer = Analyzer(stem=False, stopwords=False) if args.corpus == "synth" else Analyzer()
-    base = rss_mb()
-    t = time.perf_counter()
-    index = BM25Index(analyzer, k1=1.2, b=0.75)
-    index.add(docs)
-    out["build_s"] = time.perf_counter() - t
-    out["peak_build_mb"] = peak_mb() - base
-    out["index_mb"] = rss_mb() - base
-    out["engine_memory_mb"] = index.stats()["memory_bytes"] / 2**20
-    index.search_batch(queries[:50], 10, n_threads=1)
-    n = len(queries)
-    out["qps_1thread"] = n / best_time(lambda: index.search_batch(queries, 10, n_threads=1), args.repeats)
-    out["qps_1thread_per_call"] = n / best_time(lambda: [index.search(q, 10) for q in queries], args.repeats)
-    out["qps_all_cores"] = n / best_time(lambda: index.search_batch(queries, 10, n_threads=0), args.repeats)
-    r = index.search_batch(queries, 10, n_threads=1)
-    out["top10"] = r.ids.tolist()
-    stats = [index.search(q, 10).stats for q in queries[:500]]
-    out["postings_scored_fraction"] = sum(s["postings_scored"] for s in stats) / max(
-        1, sum(s["postings_total"] for s in stats))
+    name = ""
+    runall = None
+
+    def __init__(self, args, out):
+        self.args, self.out = args, out
+
+    def timed_build(self, docs):
+        gc.collect()
+        with PeakRSS() as m:
+            t = time.perf_counter()
+            self.build(docs)
+            self.out["build_s"] = time.perf_counter() - t
+            gc.collect()
+        self.out["peak_build_mb"] = m.peak - m.base
+        self.out["index_mb"] = m.after - m.base
+
+    def cases(self):
+        return [("qps_1thread", self.run1)]
 
 
-def run_bm25s(docs, queries, args, out):
-    import bm25s
+class Rowvoi(Engine):
+    name = "rowvoi"
 
-    try:
-        import numba  # noqa: F401
-        backend = "numba"
-    except ImportError:
-        backend = "numpy"
-    out["backend"] = backend
-    base = rss_mb()
-    t = time.perf_counter()
-    toks = bm25s.tokenize(docs, lower=True, stopwords=None, stemmer=None, show_progress=False)
-    r = bm25s.BM25(method="lucene", k1=1.2, b=0.75, backend=backend)
-    r.index(toks, show_progress=False)
-    out["build_s"] = time.perf_counter() - t
-    del toks
-    gc.collect()
-    out["peak_build_mb"] = peak_mb() - base
-    out["index_mb"] = rss_mb() - base
+    def build(self, docs):
+        from rowvoi.lexical import BM25Index
+        from rowvoi.text import Analyzer
 
-    def run(nt):
-        qt = bm25s.tokenize(queries, lower=True, stopwords=None, stemmer=None,
-                            return_ids=False, show_progress=False)
-        return r.retrieve(qt, k=10, n_threads=nt, show_progress=False)
+        analyzer = (Analyzer(stem=False, stopwords=False) if self.args.corpus == "synth"
+                    else Analyzer())
+        self.index = BM25Index(analyzer, k1=1.2, b=0.75)
+        self.index.add(docs)
+        self.out["engine_memory_mb"] = self.index.stats()["memory_bytes"] / 2**20
 
-    run(1), run(-1)  # compile the numba kernels
-    n = len(queries)
-    out["qps_1thread"] = n / best_time(lambda: run(1), args.repeats)
-    out["qps_all_cores"] = n / best_time(lambda: run(-1), args.repeats)
-    res = run(1)
-    out["top10"] = res.documents.tolist()
-    out["top10_scores"] = res.scores.tolist()
+    def warm(self, queries):
+        self.q = queries
+        self.index.search_batch(queries[:50], 10, n_threads=1)
+
+    def run1(self):
+        return self.index.search_batch(self.q, 10, n_threads=1)
+
+    def run1_per_call(self):
+        return [self.index.search(q, 10) for q in self.q]
+
+    def runall(self):
+        return self.index.search_batch(self.q, 10, n_threads=0)
+
+    def cases(self):
+        return [("qps_1thread", self.run1), ("qps_1thread_per_call", self.run1_per_call)]
+
+    def finish(self):
+        import numpy as np
+
+        r = self.run1()
+        self.out["top10"] = [row[row >= 0].tolist() for row in r.ids]
+        self.out["top10_scores"] = [row[~np.isnan(row)].tolist() for row in r.scores]
+        stats = [self.index.search(q, 10).stats for q in self.q[:500]]
+        self.out["postings_scored_fraction"] = sum(s["postings_scored"] for s in stats) / max(
+            1, sum(s["postings_total"] for s in stats))
 
 
-def run_tantivy(docs, queries, args, out):
-    import tantivy
-    from concurrent.futures import ThreadPoolExecutor
+class Bm25s(Engine):
+    name = "bm25s"
 
-    base = rss_mb()
-    t = time.perf_counter()
-    sb = tantivy.SchemaBuilder()
-    sb.add_text_field("body", stored=False, tokenizer_name="default", index_option="freq")
-    sb.add_unsigned_field("id", stored=True)
-    schema = sb.build()
-    index = tantivy.Index(schema)
-    writer = index.writer(heap_size=1_000_000_000)
-    for i, d in enumerate(docs):
-        writer.add_document(tantivy.Document(body=d, id=i))
-    writer.commit()
-    writer.wait_merging_threads()
-    index.reload()
-    out["build_s"] = time.perf_counter() - t
-    out["peak_build_mb"] = peak_mb() - base
-    searcher = index.searcher()
-    out["index_mb"] = rss_mb() - base
+    def build(self, docs):
+        import bm25s
 
-    def one(q):
+        try:
+            import numba  # noqa: F401
+            self.out["backend"] = "numba"
+        except ImportError:
+            self.out["backend"] = "numpy"
+        self.bm25s = bm25s
+        toks = bm25s.tokenize(docs, lower=True, stopwords=None, stemmer=None, show_progress=False)
+        self.r = bm25s.BM25(method="lucene", k1=1.2, b=0.75, backend=self.out["backend"])
+        self.r.index(toks, show_progress=False)
+        del toks
+
+    def _run(self, queries, nt):
+        qt = self.bm25s.tokenize(queries, lower=True, stopwords=None, stemmer=None,
+                                 return_ids=False, show_progress=False)
+        return self.r.retrieve(qt, k=10, n_threads=nt, show_progress=False)
+
+    def warm(self, queries):
+        self.q = queries
+        self._run(queries[:50], 1)
+        self._run(queries[:50], -1)  # compile the numba kernels
+
+    def run1(self):
+        return self._run(self.q, 1)
+
+    def runall(self):
+        return self._run(self.q, -1)
+
+    def finish(self):
+        res = self._run(self.q, 1)
+        # bm25s ranks every document; keep the matches (score > 0) as rowvoi does
+        self.out["top10"] = [d[s > 0].tolist() for d, s in zip(res.documents, res.scores)]
+        self.out["top10_scores"] = [s[s > 0].tolist() for s in res.scores]
+
+
+class Tantivy(Engine):
+    name = "tantivy"
+
+    def build(self, docs):
+        import tantivy
+
+        sb = tantivy.SchemaBuilder()
+        sb.add_text_field("body", stored=False, tokenizer_name="default", index_option="freq")
+        sb.add_unsigned_field("id", stored=True)
+        self.index = tantivy.Index(sb.build())
+        writer = self.index.writer(heap_size=1_000_000_000)
+        for i, d in enumerate(docs):
+            writer.add_document(tantivy.Document(body=d, id=i))
+        writer.commit()
+        writer.wait_merging_threads()
+        self.index.reload()
+        self.searcher = self.index.searcher()
+        self.out["n_segments"] = self.searcher.num_segments
+
+    def _one(self, q):
         # count=False: counting every match would switch off tantivy's pruning
-        return searcher.search(index.parse_query(q, ["body"]), 10, count=False).hits
+        return self.searcher.search(self.index.parse_query(q, ["body"]), 10, count=False).hits
 
-    for q in queries[:50]:
-        one(q)
-    n = len(queries)
-    out["qps_1thread"] = n / best_time(lambda: [one(q) for q in queries], args.repeats)
-    with ThreadPoolExecutor(os.cpu_count()) as ex:
-        out["qps_all_cores"] = n / best_time(lambda: list(ex.map(one, queries, chunksize=16)),
-                                             args.repeats)
-    out["n_segments"] = len(searcher.segment_ids()) if hasattr(searcher, "segment_ids") else None
-    out["top10"] = [[searcher.doc(addr)["id"][0] for _, addr in one(q)] for q in queries[:300]]
+    def warm(self, queries):
+        # tantivy's query language reserves punctuation (a '/' starts a
+        # regex): hand it the words only
+        self.q = [" ".join(re.findall(r"\w+", q)) for q in queries]
+        for q in self.q[:50]:
+            self._one(q)
+
+    def run1(self):
+        return [self._one(q) for q in self.q]
+
+    def runall(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(os.cpu_count()) as ex:
+            return list(ex.map(self._one, self.q, chunksize=16))
+
+    def finish(self):
+        self.out["top10"] = [[self.searcher.doc(a)["id"][0] for _, a in self._one(q)]
+                             for q in self.q[:300]]
 
 
-def run_rank_bm25(docs, queries, args, out):
-    from rank_bm25 import BM25Okapi
+class RankBm25(Engine):
+    name = "rank_bm25"
 
-    docs = docs[: args.rank_docs]
-    queries = queries[: args.rank_queries]
-    out["capped_docs"] = len(docs)
-    out["capped_queries"] = len(queries)
-    base = rss_mb()
-    t = time.perf_counter()
-    bm = BM25Okapi([d.split() for d in docs], k1=1.2, b=0.75)
-    out["build_s"] = time.perf_counter() - t
-    out["peak_build_mb"] = peak_mb() - base
-    out["index_mb"] = rss_mb() - base
-    import numpy as np
+    def build(self, docs):
+        from rank_bm25 import BM25Okapi
 
-    def run():
-        for q in queries:
-            s = bm.get_scores(q.split())
+        docs = docs[: self.args.rank_docs]
+        self.out["capped_docs"] = len(docs)
+        self.bm = BM25Okapi([d.split() for d in docs], k1=1.2, b=0.75)
+
+    def warm(self, queries):
+        self.q = queries[: self.args.rank_queries]
+        self.out["capped_queries"] = len(self.q)
+
+    def run1(self):
+        import numpy as np
+
+        for q in self.q:
+            s = self.bm.get_scores(q.split())
             np.argsort(-s, kind="stable")[:10]
 
-    out["qps_1thread"] = len(queries) / best_time(run, 1)
+    def finish(self):
+        pass
 
 
-ENGINES = {"rowvoi": run_rowvoi, "bm25s": run_bm25s, "tantivy": run_tantivy,
-           "rank_bm25": run_rank_bm25}
+ENGINES = {"rowvoi": Rowvoi, "bm25s": Bm25s, "tantivy": Tantivy, "rank_bm25": RankBm25}
 
 
-def child(args) -> None:
-    docs, queries, params = load_corpus(args.corpus, args.docs, args.queries)
-    gc.collect()
-    out = {"engine": args.engine, "corpus": args.corpus, "n_docs": len(docs),
-           "n_queries": len(queries)}
-    try:
-        ENGINES[args.engine](docs, queries, args, out)
-    except ImportError as e:
-        out["error"] = f"not installed: {e}"
-    sys.stdout.write(json.dumps(out) + "\n")
+def measure(engines: list[Engine], queries: list[str], repeats: int) -> None:
+    """Interleaved rounds: every engine once per round; best round kept."""
+    for e in engines:
+        e.warm(queries)
+    best: dict = {}
+    for rnd in range(repeats):
+        for e in engines:
+            if isinstance(e, RankBm25) and rnd:
+                continue  # seconds per query: one round is plenty
+            runs = list(e.cases())
+            if e.runall is not None:
+                runs.append(("qps_all_cores", e.runall))
+            for key, fn in runs:
+                gc.collect()
+                t, c = time.perf_counter(), time.process_time()
+                fn()
+                wall, cpu = time.perf_counter() - t, time.process_time() - c
+                b = best.setdefault((e, key), [float("inf"), float("inf")])
+                b[0], b[1] = min(b[0], wall), min(b[1], cpu)
+    for (e, key), (wall, cpu) in best.items():
+        n = len(e.q)
+        e.out[key] = n / wall
+        if key != "qps_all_cores":
+            e.out[key + "_cpu"] = n / cpu
+    for e in engines:
+        e.finish()
 
 
-def agreement(a: list, b: list) -> dict:
-    same = sum(1 for x, y in zip(a, b) if list(x) == list(y))
-    sets = sum(1 for x, y in zip(a, b) if set(x) == set(y))
-    return {"identical_lists": same, "same_sets": sets, "queries": min(len(a), len(b))}
+def agreement(a: dict, b: dict) -> dict:
+    """Top-10 agreement; with scores on both sides, also whether the score
+    sequences agree within float32 rounding -- then any difference in the ids
+    is only the order of tied documents."""
+    la, lb = a["top10"], b["top10"]
+    out = {"queries": min(len(la), len(lb)),
+           "identical_lists": sum(1 for x, y in zip(la, lb) if list(x) == list(y)),
+           "same_sets": sum(1 for x, y in zip(la, lb) if set(x) == set(y))}
+    if "top10_scores" in a and "top10_scores" in b:
+        def close(x, y):
+            return len(x) == len(y) and all(abs(p - q) <= 4e-7 * max(abs(p), abs(q), 1e-30)
+                                            for p, q in zip(x, y))
+        out["same_scores"] = sum(1 for x, y in zip(a["top10_scores"], b["top10_scores"])
+                                 if close(x, y))
+    return out
 
 
 def versions() -> dict:
@@ -243,47 +334,59 @@ def versions() -> dict:
     return v
 
 
+def short(d: dict) -> str:
+    return json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in d.items()
+                       if k not in ("top10", "top10_scores", "corpus_params")})
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("corpus", choices=["synth", "cranfield"])
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--query-mode", choices=["zipf", "top10k"], default="zipf",
+                    help="synth queries: drawn like the documents (zipf) or uniformly "
+                         "from the 10,000 most frequent words (top10k)")
     ap.add_argument("--engines", default="rowvoi,bm25s,tantivy,rank_bm25")
     ap.add_argument("--rank-docs", type=int, default=100_000)
     ap.add_argument("--rank-queries", type=int, default=20)
     ap.add_argument("--json", default=None)
-    ap.add_argument("--engine", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.engine:
-        child(args)
-        return
-    results = []
-    for eng in args.engines.split(","):
-        cmd = [sys.executable, __file__, args.corpus, "--engine", eng, "--docs", str(args.docs),
-               "--queries", str(args.queries), "--repeats", str(args.repeats),
-               "--rank-docs", str(args.rank_docs), "--rank-queries", str(args.rank_queries)]
-        t = time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            print(p.stderr, file=sys.stderr)
-            results.append({"engine": eng, "error": p.stderr.strip().splitlines()[-1:]})
-            continue
-        r = json.loads(p.stdout.strip().splitlines()[-1])
-        r["wall_s"] = time.perf_counter() - t
-        results.append(r)
-        show = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()
-                if k not in ("top10", "top10_scores")}
-        print(json.dumps(show), flush=True)
+    docs, queries, params = load_corpus(args.corpus, args.docs, args.queries, args.query_mode)
+    # import every engine first, so a build's memory is its index, not its code
+    for mod in ("rowvoi.lexical", "bm25s", "numba", "tantivy", "rank_bm25"):
+        try:
+            __import__(mod)
+        except ImportError:
+            pass
+    engines = []
+    for name in args.engines.split(","):
+        out = {"engine": name, "corpus": args.corpus, "n_docs": len(docs),
+               "n_queries": len(queries), "corpus_params": params}
+        e = ENGINES[name](args, out)
+        try:
+            e.timed_build(docs)
+        except ImportError as err:
+            out["error"] = f"not installed: {err}"
+        print(short(out), flush=True)
+        if "error" not in out:
+            engines.append(e)
+    measure(engines, queries, args.repeats)
+    results = [e.out for e in engines]
+    for r in results:
+        print(short(r), flush=True)
     by = {r["engine"]: r for r in results}
-    summary = {"corpus": args.corpus, "versions": versions(), "command": " ".join(sys.argv),
+    summary = {"corpus": args.corpus, "query_mode": args.query_mode, "versions": versions(),
+               "command": "python bench/bm25_bench.py " + " ".join(sys.argv[1:]),
                "results": [{k: v for k, v in r.items() if k not in ("top10", "top10_scores")}
                            for r in results]}
-    if "rowvoi" in by and "top10" in by["rowvoi"]:
+    # on Cranfield each engine tokenizes its own way, so top-10 lists are not
+    # comparable here (bench/cranfield.py compares them on shared tokens)
+    if args.corpus == "synth" and "rowvoi" in by:
         for other in ("bm25s", "tantivy"):
-            if other in by and "top10" in by[other]:
-                summary[f"top10_agreement_{other}"] = agreement(by["rowvoi"]["top10"],
-                                                                by[other]["top10"])
+            if other in by:
+                summary[f"top10_agreement_{other}"] = agreement(by["rowvoi"], by[other])
                 print(other, summary[f"top10_agreement_{other}"])
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

@@ -85,6 +85,18 @@ def generate(n_docs: int = DEFAULTS["n_docs"], vocab: int = DEFAULTS["vocab"],
     return Corpus(docs, queries, params)
 
 
+def uniform_queries(n_queries: int = DEFAULTS["n_queries"], top: int = 10_000,
+                    query_terms: int = DEFAULTS["query_terms"],
+                    seed: int = DEFAULTS["seed"] + 2) -> list[str]:
+    """Queries of distinct words drawn uniformly from the `top` most frequent
+    ranks: mid-frequency terms (document frequency from about 330 to most
+    documents at the default sizes) instead of the corpus distribution's
+    heavy head."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(word(int(r)) for r in rng.choice(top, query_terms, replace=False))
+            for _ in range(n_queries)]
+
+
 def load_or_generate(cache_dir: str | None = None, **kw) -> Corpus:
     """Generate, or read the cached copy written by an earlier run."""
     p = dict(DEFAULTS)

@@ -1,8 +1,12 @@
 /*
 ** bench_bm25: time BM25 top-k search through the C API, without Python.
 **
+**   cc -O2 -std=c11 bench/c/bench_bm25.c $(python -m rowvoi.config --cflags --libs) \
+**      -o bench_bm25
 **   bench_bm25 INDEX.rvx QUERIES.txt [k] [repeats] [n_threads]
 **
+** (An index file comes from rowvoi.lexical.BM25Index.save; queries are one
+** per line.)
 ** Loads a saved index, reads one query per line, and runs every query
 ** `repeats` times single-threaded (rv_bm25_search) and once as a batch on
 ** n_threads threads (0: all cores).  Prints one JSON line per case with

@@ -40,11 +40,17 @@
 **
 ** Search.  Top-k uses MaxScore dynamic pruning with block-max bounds
 ** (Turtle and Flood 1995; Ding and Suel 2011): posting lists are cut into
-** blocks of 128 with the largest w of each block, so documents that cannot
+** blocks of 128 with the largest w of each block, and documents are taken
+** a window of ids at a time, so documents (and whole windows) that cannot
 ** enter the top k are skipped without being scored.  Bounds are exact
 ** maxima of the same single-precision w, and the pruning test keeps a
-** relative margin of 1e-9, so pruned and exhaustive search
-** (RV_BM25_EXHAUSTIVE) return identical ids and scores.
+** relative margin of 1e-9 below the k-th score, so pruned and exhaustive
+** search (RV_BM25_EXHAUSTIVE) return identical ids and scores.
+**
+** Memory.  Per posting: the document id (4 bytes), tf (1 byte; larger
+** values in a side table) and w(t, d) (4 bytes, recomputed whenever the
+** statistics or parameters change, so that search only streams ids and
+** weights); per document: length, state and length norm (9 bytes).
 **
 ** Thread-safety: searches, explain, lookups and save may run concurrently
 ** on one index; add, delete, compact and set_params need exclusive access.

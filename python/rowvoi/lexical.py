@@ -362,7 +362,7 @@ class BM25Index:
         []
         """
         _check_text("query", query)
-        k = _check_k(k)
+        k = min(_check_k(k), max(1, self.n_docs))  # no buffers larger than the index
         ids, scores, stats = self._core.search(query, k, bool(exhaustive))
         return SearchResult(ids.astype(np.int64), scores, stats)
 
@@ -370,7 +370,9 @@ class BM25Index:
                      n_threads: int = 0, exhaustive: bool = False) -> BatchResult:
         """Search many queries on ``n_threads`` threads (0: all cores).
 
-        Results do not depend on ``n_threads``.
+        Results do not depend on ``n_threads``. Rows have ``min(k, n_docs)``
+        columns (at least 1): no query can return more documents than the
+        index holds.
 
         >>> index = BM25Index()
         >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
@@ -379,7 +381,7 @@ class BM25Index:
         ([[0, 2], [1, 2], [-1, -1]], [2, 2, 0])
         """
         qs = _check_texts("queries", queries)
-        k = _check_k(k)
+        k = min(_check_k(k), max(1, self.n_docs))
         if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
             raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
         ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads))

@@ -4,23 +4,34 @@
 **
 ** MaxScore (Turtle and Flood 1995): sort the query's posting lists by
 ** their largest possible contribution ub (qtf times the largest w in the
-** list).  Once the heap holds k documents with threshold theta (the k-th
-** score), the lists whose ub prefix sum is <= theta are "non-essential": a
-** document found only in them cannot beat theta.  Candidates therefore
-** come from the essential lists alone, document at a time in increasing
-** id; the non-essential lists are only probed for those candidates, from
-** the largest ub down, and probing stops as soon as the score so far plus
-** the remaining bounds cannot beat theta.  Each probe first looks at the
-** bound of the block the candidate falls in (Ding and Suel 2011's
-** block-max idea), which is usually much tighter than the list's ub.
+** list).  Once the heap holds k documents with k-th score theta, the lists
+** whose ub prefix sum cannot beat theta are "non-essential": a document
+** found only in them cannot enter.  Candidates come from the essential
+** lists alone; the non-essential lists are consulted only for candidates,
+** largest ub first, and a candidate is dropped as soon as its score so far
+** plus the remaining bounds cannot beat theta.
 **
-** Exactness.  Documents are visited in increasing id, so a new candidate
-** enters the heap only with a score strictly above theta (a tie loses to
-** the lower ids already there).  A candidate is dropped only when an upper
-** bound of its final score, inflated by 1e-9 relative, is <= theta; the
-** bounds are maxima of the same single-precision weights that are summed,
-** and all weights are >= 0, so the dropped document's final score is <=
-** theta too.  Hence pruned and exhaustive search agree exactly.
+** Two kernels implement it.  The main one works a window of 4096 document
+** ids at a time, as Lucene's MaxScore bulk scorer does: it skips the window
+** outright when the block maxima (Ding and Suel 2011) of the essential
+** lists plus the bounds of the others cannot beat theta; otherwise it adds
+** the essential lists term at a time into per-document partial scores, then
+** merges each non-essential list either by walking its postings in the
+** window or by probing the surviving candidates, whichever touches fewer
+** postings.  A document-at-a-time kernel serves exhaustive search (nothing
+** dropped, every list essential: an independent traversal to check the
+** other against) and queries of more than 64 distinct terms (the window
+** kernel keeps a 64-bit matched-term mask per document).
+**
+** Exactness.  A document's score is always summed the same way: qtf * w in
+** double precision, in ascending term order, rounded to float once.  A
+** candidate is dropped only when an upper bound of that sum, inflated by
+** 1e-9 relative, is <= the float just below theta; the bounds are maxima
+** of the same single-precision weights, and all weights are >= 0, so a
+** dropped document's score is strictly below theta and could not have
+** entered even by winning a tie on its id.  Hence pruned and exhaustive
+** search return identical ids and scores, whatever order documents are
+** visited in.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -507,6 +518,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
             }
         }
         /* 2. essential lists, term at a time */
+        size_t touched = 0;
         for (size_t j = ne; j < nc; j++) {
             rv__cur *c = &cur[j];
             const uint64_t bit = (uint64_t)1 << c->q;
@@ -521,6 +533,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 if (!mask[i]) {
                     bits[i >> 6] |= (uint64_t)1 << (i & 63);
                     part[i] = 0;
+                    cand[touched++] = i;
                 }
                 mask[i] |= bit;
                 wbuf[(size_t)c->q * RV__WIN + i] = w;
@@ -539,17 +552,36 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 c->blk = c->blk0 + (p - c->start) / RV__BLOCK;
             }
         }
-        /* candidates in id order (the bitmap is cleared as it is read) */
+        /* candidates in id order: a sparse window sorts the touched list, a
+        ** dense one reads the bitmap; either way the bitmap ends clear */
         size_t n = 0;
-        uint32_t nw = (hi - lo + 63) / 64;
-        for (uint32_t w = 0; w < nw; w++) {
-            uint64_t x = bits[w];
-            bits[w] = 0;
-            while (x) {
-                uint32_t i = (w << 6) + rv__ctz64(x);
-                x &= x - 1;
+        if (touched <= 16) {
+            for (size_t t = 0; t < touched; t++) {
+                uint32_t i = cand[t];
+                bits[i >> 6] = 0;
+                size_t u = t;
+                while (u && cand[u - 1] > i) {
+                    cand[u] = cand[u - 1];
+                    u--;
+                }
+                cand[u] = i;
+            }
+            for (size_t t = 0; t < touched; t++) {
+                uint32_t i = cand[t];
                 if (state[lo + i] == RV_BM25_DOC_LIVE) cand[n++] = i;
                 else mask[i] = 0;
+            }
+        } else {
+            uint32_t nw = (hi - lo + 63) / 64;
+            for (uint32_t w = 0; w < nw; w++) {
+                uint64_t x = bits[w];
+                bits[w] = 0;
+                while (x) {
+                    uint32_t i = (w << 6) + rv__ctz64(x);
+                    x &= x - 1;
+                    if (state[lo + i] == RV_BM25_DOC_LIVE) cand[n++] = i;
+                    else mask[i] = 0;
+                }
             }
         }
         /* 3. non-essential lists, largest bound first */

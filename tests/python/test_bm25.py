@@ -349,6 +349,9 @@ def test_batch_matches_single_for_any_thread_count():
         assert r1[i].scores.tolist() == s.scores.tolist()
     assert len(r1) == len(qs)
     assert ix.search_batch([], 3).ids.shape == (0, 3)
+    assert ix.search_batch(["apple"], 10**9).ids.shape == (1, 2000)
+    assert len(ix.search("apple", 10**12)) == ix.doc_freq("apple")
+    assert BM25Index().search_batch(["x"], 5).ids.shape == (1, 1)
     with pytest.raises(ValueError, match=r"queries\[1\]"):
         ix.search_batch(["apple", b"\xff"], 3)
     with pytest.raises(TypeError, match=r"queries\[0\]"):
