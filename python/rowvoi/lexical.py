@@ -24,9 +24,11 @@ Conventions
 * **Deletes** are tombstones: deleted documents are never returned, but they
   keep counting in N, document frequencies and the average length until
   :meth:`BM25Index.compact` (as in Lucene). Compaction keeps the ids.
-* **Threads**: searches release the GIL and may run concurrently;
+* **Threads**: searches release the GIL and run concurrently;
   :meth:`BM25Index.search_batch` spreads queries over threads and returns
-  the same results for any ``n_threads``. Mutations need exclusive access.
+  the same results for any ``n_threads``. Changes (add, delete, compact,
+  set_params) wait for running searches and block new ones until done, so
+  an index may be shared between Python threads.
 
 Examples
 --------
@@ -46,7 +48,9 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import threading
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -173,6 +177,46 @@ class Explanation:
         return float(np.float32(acc))
 
 
+class _RWLock:
+    """Many readers or one writer.  The engine lets searches run at once on
+    one index but needs exclusive access to change it, and both release the
+    GIL, so Python threads must take turns here rather than race in C."""
+
+    __slots__ = ("_cond", "_readers", "_writer")
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+
+    @contextmanager
+    def read(self):
+        with self._cond:
+            while self._writer:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self):
+        with self._cond:
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
 def _check_k(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"k must be an int, not {k!r}")
@@ -252,7 +296,7 @@ class BM25Index:
     (3, 2)
     """
 
-    __slots__ = ("_core",)
+    __slots__ = ("_core", "_lock")
 
     def __init__(
         self,
@@ -269,11 +313,13 @@ class BM25Index:
             raise TypeError(f"analyzer must be a rowvoi.text.Analyzer, not {type(analyzer).__name__}")
         variant, k1, b, delta = _check_params(variant, k1, b, delta)
         self._core = _bm25.BM25Core.create(analyzer._engine_options(), variant, k1, b, delta)
+        self._lock = _RWLock()
 
     @classmethod
     def _wrap(cls, core: Any) -> "BM25Index":
         self = cls.__new__(cls)
         self._core = core
+        self._lock = _RWLock()
         return self
 
     # ------------------------------------------------------------- building
@@ -290,7 +336,8 @@ class BM25Index:
         """
         docs = _check_texts("documents", documents)
         try:
-            first, n = self._core.add(docs)
+            with self._lock.write():
+                first, n = self._core.add(docs)
         except RvError as e:
             # the engine names its C parameter; name the Python one
             raise type(e)(str(e).replace(": texts[", ": documents[", 1), e.code,
@@ -311,7 +358,8 @@ class BM25Index:
         if arr.size and (arr.min() < 0 or arr.max() >= self.n_docs):
             bad = int(arr[(arr < 0) | (arr >= self.n_docs)][0])
             raise ValueError(f"document id {bad} out of range: the index has {self.n_docs} ids")
-        return int(self._core.delete(arr.astype(np.uint32)))
+        with self._lock.write():
+            return int(self._core.delete(arr.astype(np.uint32)))
 
     def compact(self) -> None:
         """Purge deleted documents from the posting lists and statistics.
@@ -327,7 +375,8 @@ class BM25Index:
         >>> float(index.search("apple").scores[0]) > float(before)
         True
         """
-        self._core.compact()
+        with self._lock.write():
+            self._core.compact()
 
     def set_params(self, *, variant: str | None = None, k1: float | None = None,
                    b: float | None = None, delta: float | None = None) -> None:
@@ -345,7 +394,8 @@ class BM25Index:
         v, k1_, b_, d = _check_params(
             variant, cur["k1"] if k1 is None else k1, cur["b"] if b is None else b, delta
         )
-        self._core.set_params(v, k1_, b_, d)
+        with self._lock.write():
+            self._core.set_params(v, k1_, b_, d)
 
     # --------------------------------------------------------------- search
     def search(self, query: str | bytes, k: int = 10, *, exhaustive: bool = False) -> SearchResult:
@@ -363,7 +413,8 @@ class BM25Index:
         """
         _check_text("query", query)
         k = min(_check_k(k), max(1, self.n_docs))  # no buffers larger than the index
-        ids, scores, stats = self._core.search(query, k, bool(exhaustive))
+        with self._lock.read():
+            ids, scores, stats = self._core.search(query, k, bool(exhaustive))
         return SearchResult(ids.astype(np.int64), scores, stats)
 
     def search_batch(self, queries: Sequence[str | bytes], k: int = 10, *,
@@ -384,7 +435,8 @@ class BM25Index:
         k = min(_check_k(k), max(1, self.n_docs))
         if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
             raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
-        ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads))
+        with self._lock.read():
+            ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads))
         out = ids.astype(np.int64)
         out[ids == _bm25.NO_DOC] = -1
         return BatchResult(out, scores, counts.astype(np.int64))
@@ -406,7 +458,9 @@ class BM25Index:
         doc_id = int(doc_id)
         if not 0 <= doc_id < self.n_docs:
             raise ValueError(f"document id {doc_id} out of range: the index has {self.n_docs} ids")
-        rows, score, dl = self._core.explain(query, doc_id)
+        with self._lock.read():
+            rows, score, dl = self._core.explain(query, doc_id)
+            info = self._core.info()
         terms = [
             TermExplanation(self._core.term(t), int(qtf), int(tf), int(df), float(idf),
                             float(w), float(c))
@@ -416,7 +470,6 @@ class BM25Index:
         for tok in self.analyzer.tokenize(query):
             if self._core.lookup(tok) < 0 and tok not in unknown:
                 unknown.append(tok)
-        info = self._core.info()
         return Explanation(doc_id, float(score), int(dl), float(info["avgdl"]),
                            int(info["n_stats_docs"]), self.params, terms, unknown)
 
@@ -482,7 +535,8 @@ class BM25Index:
         ...     BM25Index.load(os.path.join(d, "lexical.rvx")).search("text").ids.tolist()
         [0]
         """
-        self._core.save(os.fspath(path))
+        with self._lock.read():
+            self._core.save(os.fspath(path))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "BM25Index":
@@ -496,7 +550,8 @@ class BM25Index:
 
     def to_bytes(self) -> bytes:
         """The saved file's bytes, in memory."""
-        return self._core.to_bytes()
+        with self._lock.read():
+            return self._core.to_bytes()
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "BM25Index":

@@ -384,6 +384,41 @@ def test_concurrent_searches_from_threads():
     assert all(g == want for g in got)
 
 
+def test_adds_and_searches_from_threads_take_turns():
+    """Adds (exclusive) and searches (shared) from several threads: every
+    search sees a consistent index and the final index has every document."""
+    ix = BM25Index(PLAIN)
+    ix.add(["apple seed"])
+    errors = []
+
+    def adder(t):
+        try:
+            for i in range(30):
+                ix.add([f"apple w{t} n{i}", "banana"] * 5)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def searcher():
+        try:
+            for _ in range(200):
+                r = ix.search("apple banana", 10)
+                assert 1 <= len(r) <= 10
+                assert all(np.diff(r.scores) <= 0)
+                ix.search_batch(["apple", "banana"], 3, n_threads=2)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=adder, args=(t,)) for t in range(2)]
+    threads += [threading.Thread(target=searcher) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert ix.n_docs == 1 + 2 * 30 * 10
+    assert ix.doc_freq("apple") == 1 + 2 * 30 * 5
+
+
 # ------------------------------------------------------- deletes, stats
 
 def test_delete_and_compact_semantics():
