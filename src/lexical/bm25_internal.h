@@ -30,6 +30,15 @@
 #define RV__BLOCK 128u
 #define RV__TF_ESCAPE 255u
 
+/* A dictionary slot: the term's id + 1 (0: empty), its hash with the
+** length folded into the low byte, and its first 8 bytes -- so most
+** lookups settle in the slot without touching the term arrays. */
+typedef struct rv__slot {
+    uint64_t head;
+    uint32_t id1;
+    uint32_t hash_len;
+} rv__slot;
+
 typedef struct rv__seg {
     uint32_t doc_base, doc_end; /* documents [doc_base, doc_end) */
     size_t n_terms;             /* terms with postings here */
@@ -61,7 +70,7 @@ struct rv_bm25 {
     uint64_t *str_off;          /* n_terms + 1 (capacity term_cap + 1) */
     uint32_t *hashes;           /* per term (capacity term_cap) */
     uint32_t term_cap;
-    uint32_t *slots;            /* open addressing: term id + 1, 0 = empty */
+    rv__slot *slots;            /* open addressing (see dict.c) */
     uint64_t slot_mask;         /* capacity - 1 (power of two) */
     uint64_t *df;               /* per term (capacity term_cap) */
     double *idf;                /* per term (capacity term_cap) */

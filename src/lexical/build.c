@@ -173,7 +173,7 @@ rv_status rv__bm25_reserve_docs(rv_bm25 *ix, uint64_t n) {
 uint64_t rv__bm25_memory(const rv_bm25 *ix) {
     uint64_t m = sizeof *ix;
     m += ix->pool_cap + (uint64_t)(ix->term_cap + 1) * 8 + (uint64_t)ix->term_cap * (4 + 8 + 8 + 4);
-    m += ix->slots ? (ix->slot_mask + 1) * 4 : 0;
+    m += ix->slots ? (ix->slot_mask + 1) * sizeof(rv__slot) : 0;
     m += (uint64_t)ix->doc_cap * (4 + 1 + 4);
     m += ix->n_segs * sizeof(rv__seg *);
     for (size_t i = 0; i < ix->n_segs; i++) {
@@ -226,6 +226,14 @@ void rv_bm25_free(rv_bm25 *ix) {
 
 /* ------------------------------------------------------------------ add */
 
+/* Per term while adding: 1 + index of the last document it was seen in,
+** and its (term, tf) pair in that document. */
+typedef struct {
+    uint32_t doc1;
+    uint32_t pad;
+    uint64_t pair;
+} rv__tmark;
+
 /* State of one add: the (term, tf) pairs of the new documents, in document
 ** order, and per-term marks to count tf without sorting. */
 typedef struct {
@@ -233,40 +241,97 @@ typedef struct {
     uint32_t *pair_term;
     uint32_t *pair_tf;
     uint64_t n_pairs, pair_cap;
-    uint32_t *mark;     /* per term: 1 + index of the last document seen */
-    uint64_t *slot;     /* per term: its pair in that document */
+    rv__tmark *mark;    /* per term (one cache line visit per token) */
     uint64_t mark_cap;
     uint32_t cur;       /* 1 + index of the document being analysed */
     uint64_t cur_len;   /* its length so far */
+    /* the current document's terms, buffered until it is analysed */
+    char *tok_bytes;
+    size_t tok_len, tok_bytes_cap;
+    uint64_t *tok_end;
+    uint32_t *tok_hash;
+    uint32_t *tok_id;
+    size_t tok_n, tok_cap;
 } rv__adder;
 
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__PREFETCH(p) __builtin_prefetch(p)
+#else
+#  define RV__PREFETCH(p) ((void)0)
+#endif
+
+/* The analyser's callback: buffer the document's terms (bytes and hash);
+** rv__adder_flush resolves them once the document is analysed. */
 static rv_status rv__adder_term(void *ctx, const char *term, size_t len) {
     rv__adder *a = ctx;
-    rv_bm25 *ix = a->ix;
-    uint32_t h = rv__hash_bytes(term, len), t;
-    rv_status st;
-    if (!rv__dict_find(ix, term, len, h, &t)) {
-        if ((st = rv__dict_insert(ix, term, len, h, &t)) != RV_OK) return st;
+    if (a->tok_n == a->tok_cap) {
+        size_t cap = a->tok_cap ? a->tok_cap * 2 : 256;
+        uint64_t *te = rv__realloc(a->tok_end, cap * sizeof *te);
+        if (!te) return rv__nomem("a document's terms");
+        a->tok_end = te;
+        uint32_t *th = rv__realloc(a->tok_hash, cap * sizeof *th);
+        if (!th) return rv__nomem("a document's terms");
+        a->tok_hash = th;
+        uint32_t *ti = rv__realloc(a->tok_id, cap * sizeof *ti);
+        if (!ti) return rv__nomem("a document's terms");
+        a->tok_id = ti;
+        a->tok_cap = cap;
     }
-    if (t >= a->mark_cap) {
+    if (a->tok_len + len > a->tok_bytes_cap) {
+        size_t cap = a->tok_bytes_cap ? a->tok_bytes_cap * 2 : 4096;
+        while (cap < a->tok_len + len) cap *= 2;
+        char *tb = rv__realloc(a->tok_bytes, cap);
+        if (!tb) return rv__nomem("a document's terms");
+        a->tok_bytes = tb;
+        a->tok_bytes_cap = cap;
+    }
+    memcpy(a->tok_bytes + a->tok_len, term, len);
+    a->tok_len += len;
+    a->tok_end[a->tok_n] = a->tok_len;
+    uint32_t h = rv__hash_bytes(term, len);
+    a->tok_hash[a->tok_n++] = h;
+    /* start fetching the term's dictionary slot now; it is read in flush */
+    if (a->ix->slots) RV__PREFETCH(&a->ix->slots[h & a->ix->slot_mask]);
+    return RV_OK;
+}
+
+/*
+** Resolve the buffered terms of the current document: dictionary ids, then
+** per-term counters into (term, tf) pairs.  Each pass touches one random
+** location per term; issuing the loads of a whole document before using
+** them (prefetches) overlaps the cache misses instead of paying them one
+** after another.
+*/
+static rv_status rv__adder_flush(rv__adder *a) {
+    rv_bm25 *ix = a->ix;
+    rv_status st;
+    size_t n = a->tok_n;
+    uint64_t start = 0;
+    uint32_t maxid = 0;
+    for (size_t k = 0; k < n; k++) {
+        const char *term = a->tok_bytes + start;
+        size_t len = (size_t)(a->tok_end[k] - start);
+        uint32_t t;
+        if (!rv__dict_find(ix, term, len, a->tok_hash[k], &t)) {
+            if ((st = rv__dict_insert(ix, term, len, a->tok_hash[k], &t)) != RV_OK) return st;
+        }
+        a->tok_id[k] = t;
+        if (t > maxid) maxid = t;
+        start = a->tok_end[k];
+    }
+    if (n && maxid >= a->mark_cap) {
         uint64_t cap = a->mark_cap ? a->mark_cap * 2 : 4096;
-        while (cap <= t) cap *= 2;
-        uint32_t *mk = rv__realloc(a->mark, cap * sizeof *mk);
+        while (cap <= maxid) cap *= 2;
+        rv__tmark *mk = rv__realloc(a->mark, cap * sizeof *mk);
         if (!mk) return rv__nomem("term counters");
         memset(mk + a->mark_cap, 0, (cap - a->mark_cap) * sizeof *mk);
         a->mark = mk;
-        uint64_t *sl = rv__realloc(a->slot, cap * sizeof *sl);
-        if (!sl) return rv__nomem("term counters");
-        a->slot = sl;
         a->mark_cap = cap;
     }
-    a->cur_len++;
-    if (a->mark[t] == a->cur) {
-        a->pair_tf[a->slot[t]]++;
-        return RV_OK;
-    }
-    if (a->n_pairs == a->pair_cap) {
+    for (size_t k = 0; k < n; k++) RV__PREFETCH(&a->mark[a->tok_id[k]]);
+    if (a->n_pairs + n > a->pair_cap) {
         uint64_t cap = a->pair_cap ? a->pair_cap * 2 : 4096;
+        while (cap < a->n_pairs + n) cap *= 2;
         uint32_t *pt = rv__realloc(a->pair_term, cap * sizeof *pt);
         if (!pt) return rv__nomem("the postings of new documents");
         a->pair_term = pt;
@@ -275,12 +340,35 @@ static rv_status rv__adder_term(void *ctx, const char *term, size_t len) {
         a->pair_tf = pf;
         a->pair_cap = cap;
     }
-    a->mark[t] = a->cur;
-    a->slot[t] = a->n_pairs;
-    a->pair_term[a->n_pairs] = t;
-    a->pair_tf[a->n_pairs] = 1;
-    a->n_pairs++;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t t = a->tok_id[k];
+        rv__tmark *m = &a->mark[t];
+        if (m->doc1 == a->cur) {
+            a->pair_tf[m->pair]++;
+            continue;
+        }
+        m->doc1 = a->cur;
+        m->pair = a->n_pairs;
+        a->pair_term[a->n_pairs] = t;
+        a->pair_tf[a->n_pairs] = 1;
+        a->n_pairs++;
+    }
+    a->cur_len += n;
+    a->tok_n = 0;
+    a->tok_len = 0;
     return RV_OK;
+}
+
+static void rv__adder_free_tokens(rv__adder *a) {
+    rv__free(a->tok_bytes);
+    rv__free(a->tok_end);
+    rv__free(a->tok_hash);
+    rv__free(a->tok_id);
+    a->tok_bytes = NULL;
+    a->tok_end = NULL;
+    a->tok_hash = NULL;
+    a->tok_id = NULL;
+    a->tok_cap = a->tok_bytes_cap = 0;
 }
 
 static int rv__cmp_u64(const void *x, const void *y) {
@@ -516,7 +604,10 @@ rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts,
         a.cur_len = 0;
         uint64_t before = a.n_pairs;
         size_t bad = 0;
+        a.tok_n = 0;
+        a.tok_len = 0;
         st = rv__analyze_each(&ix->an, texts[i], lens[i], rv__adder_term, &a, &bad);
+        if (st == RV_OK) st = rv__adder_flush(&a);
         if (st == RV_E_INVALID_ARG) {
             st = rv__error(RV_E_INVALID_ARG, "texts[%zu]: invalid UTF-8 at byte offset %zu", i, bad);
             goto fail;
@@ -537,9 +628,8 @@ rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts,
         }
     }
     rv__free(a.mark);
-    rv__free(a.slot);
     a.mark = NULL;
-    a.slot = NULL;
+    rv__adder_free_tokens(&a);
     cnt = rv__calloc(ix->n_terms ? ix->n_terms : 1, sizeof *cnt);
     if (!cnt) {
         st = rv__nomem("the new segment");
@@ -579,7 +669,7 @@ fail:
     rv__free(a.pair_term);
     rv__free(a.pair_tf);
     rv__free(a.mark);
-    rv__free(a.slot);
+    rv__adder_free_tokens(&a);
     rv__seg_free(seg);
     rv__dict_truncate(ix, old_terms);
     return st;

@@ -1,10 +1,14 @@
 /*
 ** The term dictionary: term bytes -> dense term id.
 **
-** Open addressing with linear probing over a power-of-two table of term
-** ids (+1, 0 marks an empty slot), kept at most half full.  Each term's
-** 32-bit hash is stored, so probing compares hashes before bytes and
-** growing the table never rehashes strings.  Terms are never removed
+** Open addressing with linear probing over a power-of-two table, kept at
+** most half full.  A slot holds the term id + 1 (0 marks an empty slot),
+** the 32-bit hash with the low byte replaced by the length (capped at 255),
+** and the first 8 bytes of the term zero-padded: a term of at most 8 bytes
+** is identified by the slot alone, so a lookup costs one cache miss
+** instead of one per array it would otherwise visit.  Hashes are also kept
+** per term, so growing the table never rehashes strings.  Terms are never
+** removed
 ** (ids stay stable across deletes and compaction), except that a failed
 ** add rolls back the terms it introduced (rv__dict_truncate).
 */
@@ -33,35 +37,58 @@ uint32_t rv__hash_bytes(const char *s, size_t n) {
     return (uint32_t)h;
 }
 
-static int rv__term_eq(const rv_bm25 *ix, uint32_t id, const char *s, size_t n) {
-    uint64_t a = ix->str_off[id], b = ix->str_off[id + 1];
-    return b - a == n && memcmp(ix->pool + a, s, n) == 0;
+static uint64_t rv__head8(const char *s, size_t n) {
+    uint64_t w = 0;
+    size_t m = n < 8 ? n : 8;
+    for (size_t i = 0; i < m; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+    return w;
+}
+
+static uint32_t rv__hash_len(uint32_t h, size_t n) {
+    return (h & 0xFFFFFF00u) | (uint32_t)(n < 255 ? n : 255);
 }
 
 int rv__dict_find(const rv_bm25 *ix, const char *s, size_t n, uint32_t h, uint32_t *id) {
     if (!ix->slots) return 0;
+    uint64_t head = rv__head8(s, n);
+    uint32_t hl = rv__hash_len(h, n);
     uint64_t i = h & ix->slot_mask;
     for (;;) {
-        uint32_t v = ix->slots[i];
-        if (!v) return 0;
-        uint32_t t = v - 1;
-        if (ix->hashes[t] == h && rv__term_eq(ix, t, s, n)) {
-            *id = t;
-            return 1;
+        const rv__slot *sl = &ix->slots[i];
+        if (!sl->id1) return 0;
+        if (sl->hash_len == hl && sl->head == head) {
+            uint32_t t = sl->id1 - 1;
+            if (n <= 8) { /* the slot holds all of it (length and bytes) */
+                *id = t;
+                return 1;
+            }
+            uint64_t a = ix->str_off[t], b = ix->str_off[t + 1];
+            if (b - a == n && memcmp(ix->pool + a + 8, s + 8, n - 8) == 0) {
+                *id = t;
+                return 1;
+            }
         }
         i = (i + 1) & ix->slot_mask;
     }
 }
 
+static void rv__slot_put(rv__slot *slots, uint64_t mask, uint32_t t, uint32_t h,
+                         const char *s, size_t n) {
+    uint64_t i = h & mask;
+    while (slots[i].id1) i = (i + 1) & mask;
+    slots[i].head = rv__head8(s, n);
+    slots[i].id1 = t + 1;
+    slots[i].hash_len = rv__hash_len(h, n);
+}
+
 static rv_status rv__dict_grow_slots(rv_bm25 *ix) {
     uint64_t cap = ix->slots ? (ix->slot_mask + 1) * 2 : 1024;
-    uint32_t *slots = rv__calloc(cap, sizeof *slots);
+    rv__slot *slots = rv__calloc(cap, sizeof *slots);
     if (!slots) return rv__nomem("the term dictionary's hash table");
     uint64_t mask = cap - 1;
     for (uint32_t t = 0; t < ix->n_terms; t++) {
-        uint64_t i = ix->hashes[t] & mask;
-        while (slots[i]) i = (i + 1) & mask;
-        slots[i] = t + 1;
+        uint64_t a = ix->str_off[t], b = ix->str_off[t + 1];
+        rv__slot_put(slots, mask, t, ix->hashes[t], ix->pool + a, (size_t)(b - a));
     }
     rv__free(ix->slots);
     ix->slots = slots;
@@ -120,9 +147,7 @@ rv_status rv__dict_insert(rv_bm25 *ix, const char *s, size_t n, uint32_t h, uint
     ix->df[t] = 0;
     ix->idf[t] = 0;
     ix->idf32[t] = 0;
-    uint64_t i = h & ix->slot_mask;
-    while (ix->slots[i]) i = (i + 1) & ix->slot_mask;
-    ix->slots[i] = t + 1;
+    rv__slot_put(ix->slots, ix->slot_mask, t, h, s, n);
     ix->n_terms = t + 1;
     *id = t;
     return RV_OK;
@@ -137,10 +162,9 @@ void rv__dict_truncate(rv_bm25 *ix, uint32_t n_terms) {
     ix->pool_len = n_terms ? ix->str_off[n_terms] : 0;
     if (!ix->slots) return;
     uint64_t mask = ix->slot_mask;
-    for (uint64_t i = 0; i <= mask; i++) ix->slots[i] = 0;
+    memset(ix->slots, 0, (mask + 1) * sizeof *ix->slots);
     for (uint32_t t = 0; t < n_terms; t++) {
-        uint64_t i = ix->hashes[t] & mask;
-        while (ix->slots[i]) i = (i + 1) & mask;
-        ix->slots[i] = t + 1;
+        uint64_t a = ix->str_off[t], b = ix->str_off[t + 1];
+        rv__slot_put(ix->slots, mask, t, ix->hashes[t], ix->pool + a, (size_t)(b - a));
     }
 }
