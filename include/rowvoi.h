@@ -8,6 +8,7 @@
 **
 **   core.h   status codes, error messages, version, RNG, bitsets
 **   cover.h  weighted set cover and the row-pair universe of keys
+**   flat.h   exact vector search (flat index): top-k, deletes, save/load
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -15,5 +16,6 @@
 #include "rowvoi/version.h"
 #include "rowvoi/core.h"
 #include "rowvoi/cover.h"
+#include "rowvoi/flat.h"
 
 #endif /* ROWVOI_H */
