@@ -13,6 +13,7 @@ MODULES = [
     "rowvoi.setcover",
     "rowvoi.keys",
     "rowvoi.config",
+    "rowvoi.dense",
 ]
 
 
