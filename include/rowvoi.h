@@ -9,6 +9,7 @@
 **   core.h   status codes, error messages, version, RNG, bitsets
 **   cover.h  weighted set cover and the row-pair universe of keys
 **   flat.h   exact vector search (flat index): top-k, deletes, save/load
+**   hashing.h  feature-hashing text embedder (no model)
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -17,5 +18,6 @@
 #include "rowvoi/core.h"
 #include "rowvoi/cover.h"
 #include "rowvoi/flat.h"
+#include "rowvoi/hashing.h"
 
 #endif /* ROWVOI_H */
