@@ -183,3 +183,29 @@ cdef extern from "rowvoi.h" nogil:
                               int64_t *ids, float *scores, size_t *n_found)
     rv_status rv_flat_save(const rv_flat *index, const char *path)
     rv_status rv_flat_load(const char *path, rv_flat **out)
+
+    # hashing.h
+    ctypedef struct rv_hasher:
+        pass
+    unsigned int RV_HASHER_MAX_DIM
+    unsigned int RV_HASHER_MAX_WORD_NGRAMS
+    unsigned int RV_HASHER_MAX_CHAR_NGRAM
+
+    ctypedef struct rv_hasher_options:
+        uint32_t dim
+        uint32_t word_ngrams
+        uint32_t char_min
+        uint32_t char_max
+        float char_weight
+        uint64_t seed
+
+    void rv_hasher_options_init(rv_hasher_options *opt)
+    rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out)
+    void rv_hasher_free(rv_hasher *h)
+    uint32_t rv_hasher_dim(const rv_hasher *h)
+    const char *rv_hasher_id(const rv_hasher *h)
+    rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
+                              float *out)
+    rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
+                                    const uint64_t *offsets, size_t n,
+                                    uint32_t n_threads, float *out)

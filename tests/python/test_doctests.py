@@ -14,6 +14,7 @@ MODULES = [
     "rowvoi.keys",
     "rowvoi.config",
     "rowvoi.dense",
+    "rowvoi.embed",
 ]
 
 
