@@ -510,9 +510,12 @@ class HNSWIndex:
     """Approximate nearest neighbours with hnswlib, behind the FlatIndex
     interface.
 
-    The graph lives in hnswlib; an exact :class:`FlatIndex` twin holds the
-    same vectors for ``exact_rescore``, :meth:`get`, id bookkeeping and recall
-    checks (so vectors are held twice).
+    The graph lives in hnswlib; a :class:`FlatIndex` twin holds the same
+    vectors for ``exact_rescore``, :meth:`get`, id bookkeeping and recall
+    checks. The twin keeps its float32 rows row by row (``storage="int8"``,
+    which adds an int8 scan copy of a quarter of that size), so re-scoring a
+    candidate reads just that vector; search it with ``exact=True`` for exact
+    answers. Vectors are thus held about 2.25 times in all.
 
     Parameters
     ----------
@@ -574,7 +577,7 @@ class HNSWIndex:
         self.seed = _check_int("seed", seed, 0, 2**63 - 1)
         max_elements = _check_int("max_elements", max_elements, 1)
         self.n_threads = _threads("n_threads", n_threads)
-        self._exact = FlatIndex(dim, metric)
+        self._exact = FlatIndex(dim, metric, storage="int8")
         self._g = hnswlib.Index(space=_HNSW_SPACE[metric], dim=dim)
         self._g.init_index(max_elements=max_elements, M=self.M,
                            ef_construction=self.ef_construction, random_seed=self.seed)
@@ -592,7 +595,8 @@ class HNSWIndex:
 
     @property
     def exact(self) -> FlatIndex:
-        """The exact twin holding the same vectors."""
+        """The flat twin holding the same vectors (int8 scan copy; pass
+        ``exact=True`` to its search for exact answers)."""
         return self._exact
 
     def __len__(self) -> int:
@@ -734,7 +738,7 @@ class HNSWIndex:
             # hnswlib could not collect `pool` results (a tight filter or a
             # graph cut off by deletions): answer exactly instead.
             return self._exact.search(arr[0] if single else arr, k, filter=allowed,
-                                      n_threads=threads)
+                                      n_threads=threads, exact=True)
         labels = labels.astype(np.int64)
         if pool > k or exact_rescore:
             return self._exact.rescore(arr[0] if single else arr,
