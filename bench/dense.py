@@ -64,7 +64,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "retrieval.md"
-CRANFIELD = ROOT.parent / "shared" / "data" / "cranfield"
+# ../shared beside the repository (or beside the worktree folder)
+CRANFIELD = next((p / "shared" / "data" / "cranfield" for p in (ROOT.parent, ROOT.parent.parent)
+                  if (p / "shared" / "data" / "cranfield").is_dir()),
+                 ROOT.parent / "shared" / "data" / "cranfield")
 NCPU = os.cpu_count() or 1
 
 
@@ -368,7 +371,7 @@ def onnx_to_bert_dir(fp32_model: Path, tokenizer_json: Path, out: Path) -> Path:
             consumers.setdefault(name, []).append(node)
     state = {}
     for name, arr in inits.items():
-        if name.startswith("inner."):
+        if name.startswith("inner.") and not name.endswith("position_ids"):
             state[name[len("inner."):]] = torch.from_numpy(arr.copy())
     for node in m.graph.node:
         if node.op_type != "MatMul" or node.input[1] not in inits:
@@ -427,7 +430,8 @@ def part_embed(args):
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import sentence_transformers
         import torch
-        from sentence_transformers import SentenceTransformer, models
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer import modules as models
 
         bert_dir = onnx_to_bert_dir(fp32, tok, work / "bert")
         st_model = SentenceTransformer(modules=[
@@ -505,8 +509,8 @@ def main(argv=None):
     ap.add_argument("--hnsw-n", type=int, default=100000)
     ap.add_argument("--centers", type=int, default=100)
     ap.add_argument("--spread", type=float, default=1.0)
-    ap.add_argument("--n-short", type=int, default=1600)
-    ap.add_argument("--n-passages", type=int, default=200)
+    ap.add_argument("--n-short", type=int, default=800)
+    ap.add_argument("--n-passages", type=int, default=80)
     args = ap.parse_args(argv)
     {"exact": part_exact, "hnsw": part_hnsw, "embed": part_embed}[args.part](args)
     return 0
