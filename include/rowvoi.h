@@ -9,6 +9,8 @@
 **   core.h   status codes, error messages, version, RNG, bitsets
 **   cover.h  weighted set cover and the row-pair universe of keys
 **   belief.h posterior updates, entropy and information gain (noise model)
+**   flat.h   exact vector search (flat index): top-k, deletes, save/load
+**   hashing.h  feature-hashing text embedder (no model)
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -17,5 +19,7 @@
 #include "rowvoi/core.h"
 #include "rowvoi/cover.h"
 #include "rowvoi/belief.h"
+#include "rowvoi/flat.h"
+#include "rowvoi/hashing.h"
 
 #endif /* ROWVOI_H */

@@ -22,6 +22,8 @@ MODULES = [
     "rowvoi.ml",
     "rowvoi.prob_keys",
     "rowvoi.eval",
+    "rowvoi.dense",
+    "rowvoi.embed",
 ]
 
 
