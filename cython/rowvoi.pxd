@@ -1,6 +1,6 @@
 # cython: language_level=3
 # Declarations mirroring include/rowvoi.h one to one (nogil throughout).
-from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "rowvoi.h" nogil:
     ctypedef enum rv_status:
@@ -269,3 +269,93 @@ cdef extern from "rowvoi.h" nogil:
                            const rv_belief_options *opt, double *mi, double *h_col,
                            uint64_t *n_values, uint64_t *pairs, double *h_rows,
                            uint32_t *best)
+    # flat.h
+    ctypedef struct rv_flat:
+        pass
+    unsigned int RV_FLAT_MAX_DIM
+    int64_t RV_FLAT_MAX_ID
+    unsigned int RV_FLAT_FORMAT_VERSION
+
+    ctypedef enum rv_metric:
+        RV_METRIC_INNER_PRODUCT
+        RV_METRIC_COSINE
+        RV_METRIC_L2
+
+    ctypedef enum rv_flat_storage:
+        RV_FLAT_F32
+        RV_FLAT_F16
+        RV_FLAT_I8
+
+    ctypedef struct rv_flat_options:
+        uint32_t dim
+        rv_metric metric
+        rv_flat_storage storage
+        uint32_t rescore_factor
+
+    void rv_flat_options_init(rv_flat_options *opt)
+    rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out)
+    void rv_flat_free(rv_flat *index)
+    uint32_t rv_flat_dim(const rv_flat *index)
+    rv_metric rv_flat_metric(const rv_flat *index)
+    rv_flat_storage rv_flat_storage_kind(const rv_flat *index)
+    uint32_t rv_flat_rescore_factor(const rv_flat *index)
+    size_t rv_flat_size(const rv_flat *index)
+    size_t rv_flat_n_deleted(const rv_flat *index)
+    rv_status rv_flat_add(rv_flat *index, size_t n, const float *vectors,
+                          const int64_t *ids, int64_t *assigned)
+    rv_status rv_flat_remove(rv_flat *index, size_t n, const int64_t *ids,
+                             size_t *n_removed)
+    rv_status rv_flat_compact(rv_flat *index)
+    int rv_flat_contains(const rv_flat *index, int64_t id)
+    rv_status rv_flat_ids(const rv_flat *index, int64_t *ids, size_t capacity,
+                          size_t *n_ids)
+    rv_status rv_flat_get(const rv_flat *index, size_t n, const int64_t *ids,
+                          float *out)
+
+    ctypedef struct rv_flat_search_params:
+        size_t k
+        uint32_t n_threads
+        uint32_t rescore_factor
+        int exact
+        const int64_t *allow_ids
+        size_t n_allow
+        rv_progress_fn progress
+        void *progress_ctx
+
+    void rv_flat_search_params_init(rv_flat_search_params *p)
+    rv_status rv_flat_search(const rv_flat *index,
+                             const rv_flat_search_params *params,
+                             size_t n_queries, const float *queries,
+                             int64_t *ids, float *scores, size_t *n_found)
+    rv_status rv_flat_rescore(const rv_flat *index, size_t n_queries,
+                              const float *queries, size_t n_cand,
+                              const int64_t *cand, size_t k, uint32_t n_threads,
+                              int64_t *ids, float *scores, size_t *n_found)
+    rv_status rv_flat_save(const rv_flat *index, const char *path)
+    rv_status rv_flat_load(const char *path, rv_flat **out)
+
+    # hashing.h
+    ctypedef struct rv_hasher:
+        pass
+    unsigned int RV_HASHER_MAX_DIM
+    unsigned int RV_HASHER_MAX_WORD_NGRAMS
+    unsigned int RV_HASHER_MAX_CHAR_NGRAM
+
+    ctypedef struct rv_hasher_options:
+        uint32_t dim
+        uint32_t word_ngrams
+        uint32_t char_min
+        uint32_t char_max
+        float char_weight
+        uint64_t seed
+
+    void rv_hasher_options_init(rv_hasher_options *opt)
+    rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out)
+    void rv_hasher_free(rv_hasher *h)
+    uint32_t rv_hasher_dim(const rv_hasher *h)
+    const char *rv_hasher_id(const rv_hasher *h)
+    rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
+                              float *out)
+    rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
+                                    const uint64_t *offsets, size_t n,
+                                    uint32_t n_threads, float *out)

@@ -11,6 +11,8 @@
 **   text.h   text analysis: UTF-8 normalisation, tokens, stopwords, stemmer
 **   bm25.h   BM25 inverted index: build, search, explain, save/load
 **   belief.h posterior updates, entropy and information gain (noise model)
+**   flat.h   exact vector search (flat index): top-k, deletes, save/load
+**   hashing.h  feature-hashing text embedder (no model)
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -21,5 +23,7 @@
 #include "rowvoi/text.h"
 #include "rowvoi/bm25.h"
 #include "rowvoi/belief.h"
+#include "rowvoi/flat.h"
+#include "rowvoi/hashing.h"
 
 #endif /* ROWVOI_H */

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# hnswlib ships as source and compiles on install with -march=native unless
+# told otherwise; a portable build keeps the venv usable on other CPUs.
+export HNSWLIB_NO_NATIVE=1
 VENV=${ROWVOI_TEST_VENV:-.venv}
 
 "$PY" -m venv "$VENV"

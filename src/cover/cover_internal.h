@@ -62,6 +62,13 @@ void rv__reduced_free(rv__reduced *r);
 int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x,
                        uint32_t *cnt, uint64_t *covered);
 
+/* 1-opt improvement of a cover x (cnt/covered in sync): remove a chosen set,
+** re-cover without it, keep when strictly cheaper; costliest sets first.
+** Returns 0, or -2 on allocation failure (x is then still a valid cover). */
+int rv__reduced_local_search(const rv__reduced *r, uint64_t required, uint8_t *x,
+                             uint32_t *cnt, uint64_t *covered, double deadline,
+                             uint64_t max_rounds);
+
 /* Recompute cnt and return the covered multiplicity of x. */
 uint64_t rv__reduced_counts(const rv__reduced *r, const uint8_t *x, uint32_t *cnt);
 

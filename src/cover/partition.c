@@ -163,6 +163,57 @@ static size_t rv__refine(const int32_t *code, uint32_t **perm_p, uint32_t **perm
     return n2;
 }
 
+/* The partition being refined, and the counting scratch. */
+typedef struct rv__part {
+    uint32_t *perm, *perm2;   /* rows of the active segments, and a spare */
+    rv__seg *segs, *segs2;    /* active segments (groups of >= 2 rows) */
+    size_t n_segs;
+    uint32_t *cnt, *touched, *offs; /* per-code scratch of maxcard entries */
+} rv__part;
+
+static void rv__part_free(rv__part *pt) {
+    rv__free(pt->perm);
+    rv__free(pt->perm2);
+    rv__free(pt->segs);
+    rv__free(pt->segs2);
+    rv__free(pt->cnt);
+    rv__free(pt->touched);
+    rv__free(pt->offs);
+    memset(pt, 0, sizeof *pt);
+}
+
+/* All rows in one group; scratch for codes below the largest card. */
+static rv_status rv__part_init(rv__part *pt, const rv__cols *cols, size_t n_rows) {
+    memset(pt, 0, sizeof *pt);
+    uint32_t maxcard = 1;
+    for (size_t j = 0; j < cols->n_cols; j++)
+        if (cols->card[j] > maxcard) maxcard = cols->card[j];
+    pt->perm = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
+    pt->perm2 = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
+    pt->segs = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
+    pt->segs2 = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
+    pt->cnt = rv__calloc(maxcard, sizeof(uint32_t));
+    pt->touched = rv__malloc((size_t)maxcard * sizeof(uint32_t));
+    pt->offs = rv__malloc((size_t)maxcard * sizeof(uint32_t));
+    if (!pt->perm || !pt->perm2 || !pt->segs || !pt->segs2 || !pt->cnt || !pt->touched ||
+        !pt->offs) {
+        rv__part_free(pt);
+        return rv__nomem("partition refinement arrays");
+    }
+    for (size_t r = 0; r < n_rows; r++) pt->perm[r] = (uint32_t)r;
+    if (n_rows >= 2) {
+        pt->segs[0].start = 0;
+        pt->segs[0].len = n_rows;
+        pt->n_segs = 1;
+    }
+    return RV_OK;
+}
+
+static void rv__part_refine(rv__part *pt, const int32_t *code) {
+    pt->n_segs = rv__refine(code, &pt->perm, &pt->perm2, &pt->segs, &pt->segs2, pt->n_segs,
+                            pt->cnt, pt->touched, pt->offs);
+}
+
 rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
                             const double *costs, rv_path_objective objective,
                             uint64_t stop_unresolved, rv_progress_fn progress,
@@ -189,34 +240,22 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
     rv__cols cols;
     rv_status st = rv__cols_init(&cols, codes, NULL, n_rows, n_cols);
     if (st) return st;
-    uint32_t maxcard = 1;
-    for (size_t j = 0; j < n_cols; j++)
-        if (cols.card[j] > maxcard) maxcard = cols.card[j];
-
-    uint32_t *perm = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
-    uint32_t *perm2 = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
-    rv__seg *segs = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
-    rv__seg *segs2 = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
-    uint32_t *cnt = rv__calloc(maxcard, sizeof(uint32_t));
-    uint32_t *touched = rv__malloc((size_t)maxcard * sizeof(uint32_t));
-    uint32_t *offs = rv__malloc((size_t)maxcard * sizeof(uint32_t));
-    uint8_t *used = rv__calloc(n_cols ? n_cols : 1, 1);
-    if (!perm || !perm2 || !segs || !segs2 || !cnt || !touched || !offs || !used) {
-        st = rv__nomem("partition refinement arrays");
-        goto done;
+    rv__part pt;
+    uint8_t *used = NULL;
+    if ((st = rv__part_init(&pt, &cols, n_rows))) {
+        rv__cols_free(&cols);
+        return st;
     }
-    for (size_t r = 0; r < n_rows; r++) perm[r] = (uint32_t)r;
-    size_t n_segs = 0;
-    if (n_rows >= 2) {
-        segs[0].start = 0;
-        segs[0].len = n_rows;
-        n_segs = 1;
+    used = rv__calloc(n_cols ? n_cols : 1, 1);
+    if (!used) {
+        st = rv__nomem("column flags");
+        goto done;
     }
     uint64_t unres = rv__c2(n_rows);
     size_t steps = 0;
     double scale = n_rows ? 1.0 / (double)n_rows : 0.0;
 
-    while (unres > stop_unresolved && n_segs > 0) {
+    while (unres > stop_unresolved && pt.n_segs > 0) {
         if (progress && progress(progress_ctx, steps, n_cols)) {
             st = rv__error(RV_E_INTERRUPTED, "key path interrupted");
             goto done;
@@ -228,7 +267,7 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
             if (used[j]) continue;
             uint64_t res;
             double ent = 0;
-            rv__score(cols.col[j], perm, segs, n_segs, cnt, touched, &res,
+            rv__score(cols.col[j], pt.perm, pt.segs, pt.n_segs, pt.cnt, pt.touched, &res,
                       objective == RV_PATH_ENTROPY ? &ent : NULL);
             if (res == 0) {
                 used[j] = 1; /* separates nothing now, never will */
@@ -251,19 +290,12 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
         steps++;
         unres -= best_res;
 
-        n_segs = rv__refine(cols.col[best], &perm, &perm2, &segs, &segs2, n_segs, cnt,
-                            touched, offs);
+        rv__part_refine(&pt, cols.col[best]);
     }
     *n_steps = steps;
     *unresolved = unres;
 done:
-    rv__free(perm);
-    rv__free(perm2);
-    rv__free(segs);
-    rv__free(segs2);
-    rv__free(cnt);
-    rv__free(touched);
-    rv__free(offs);
+    rv__part_free(&pt);
     rv__free(used);
     rv__cols_free(&cols);
     return st;
@@ -282,43 +314,16 @@ rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
     rv__cols cs;
     rv_status st = rv__cols_init(&cs, codes, cols, n_rows, n_sel);
     if (st) return st;
-    uint32_t *perm = NULL, *perm2 = NULL, *cnt = NULL, *touched = NULL, *offs = NULL;
-    rv__seg *segs = NULL, *segs2 = NULL;
-    uint32_t maxcard = 1;
-    for (size_t k = 0; k < n_sel; k++)
-        if (cs.card[k] > maxcard) maxcard = cs.card[k];
-    perm = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
-    perm2 = rv__malloc((n_rows ? n_rows : 1) * sizeof(uint32_t));
-    segs = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
-    segs2 = rv__malloc((n_rows / 2 + 1) * sizeof(rv__seg));
-    cnt = rv__calloc(maxcard, sizeof(uint32_t));
-    touched = rv__malloc((size_t)maxcard * sizeof(uint32_t));
-    offs = rv__malloc((size_t)maxcard * sizeof(uint32_t));
-    if (!perm || !perm2 || !segs || !segs2 || !cnt || !touched || !offs) {
-        st = rv__nomem("partition refinement arrays");
-        goto done;
+    rv__part pt;
+    if ((st = rv__part_init(&pt, &cs, n_rows))) {
+        rv__cols_free(&cs);
+        return st;
     }
-    for (size_t r = 0; r < n_rows; r++) perm[r] = (uint32_t)r;
-    size_t n_segs = 0;
-    if (n_rows >= 2) {
-        segs[0].start = 0;
-        segs[0].len = n_rows;
-        n_segs = 1;
-    }
-    for (size_t k = 0; k < n_sel && n_segs; k++)
-        n_segs = rv__refine(cs.col[k], &perm, &perm2, &segs, &segs2, n_segs, cnt, touched,
-                            offs);
+    for (size_t k = 0; k < n_sel && pt.n_segs; k++) rv__part_refine(&pt, cs.col[k]);
     uint64_t u = 0;
-    for (size_t g = 0; g < n_segs; g++) u += rv__c2(segs[g].len);
+    for (size_t g = 0; g < pt.n_segs; g++) u += rv__c2(pt.segs[g].len);
     *unresolved = u;
-done:
-    rv__free(perm);
-    rv__free(perm2);
-    rv__free(segs);
-    rv__free(segs2);
-    rv__free(cnt);
-    rv__free(touched);
-    rv__free(offs);
+    rv__part_free(&pt);
     rv__cols_free(&cs);
-    return st;
+    return RV_OK;
 }

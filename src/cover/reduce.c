@@ -205,14 +205,16 @@ static uint64_t rv__gain_mult(const rv__reduced *r, size_t s, const uint32_t *cn
     return g;
 }
 
-int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x,
-                       uint32_t *cnt, uint64_t *covered) {
+/* Add sets (never `exclude`; pass SIZE_MAX for none) greedily until the
+** target is met, then drop redundant sets, costliest first. */
+static int rv__repair_excluding(const rv__reduced *r, uint64_t required, uint8_t *x,
+                                uint32_t *cnt, uint64_t *covered, size_t exclude) {
     size_t n = r->n_sets;
     while (*covered < required) {
         long best = -1;
         uint64_t best_g = 0;
         for (size_t s = 0; s < n; s++) {
-            if (x[s]) continue;
+            if (x[s] || s == exclude) continue;
             uint64_t g = rv__gain_mult(r, s, cnt);
             if (g == 0) continue;
             if (best < 0 || rv__ratio_better((double)g, r->costs[s], (double)best_g,
@@ -239,6 +241,67 @@ int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x,
         *covered += (uint64_t)rv__reduced_flip(r, (size_t)drop, 0, cnt);
     }
     return 0;
+}
+
+int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x,
+                       uint32_t *cnt, uint64_t *covered) {
+    return rv__repair_excluding(r, required, x, cnt, covered, SIZE_MAX);
+}
+
+/*
+** 1-opt local search: take a chosen set out, re-cover what it alone covered
+** with the other sets (greedy, then redundancy removal) and keep the result
+** when it is strictly cheaper.  Sets are tried costliest first (ties: the
+** higher index); every improvement restarts the scan.  Deterministic; stops
+** at a local optimum, after max_rounds improvements, or at the deadline.
+*/
+int rv__reduced_local_search(const rv__reduced *r, uint64_t required, uint8_t *x,
+                             uint32_t *cnt, uint64_t *covered, double deadline,
+                             uint64_t max_rounds) {
+    size_t n = r->n_sets, ne = r->n_el ? r->n_el : 1;
+    uint8_t *y = rv__malloc(n ? n : 1);
+    uint8_t *tried = rv__malloc(n ? n : 1);
+    uint32_t *cy = rv__malloc(ne * sizeof(uint32_t));
+    int rc = 0;
+    if (!y || !tried || !cy) {
+        rc = -2;
+        goto out;
+    }
+    for (uint64_t rounds = 0; rounds < max_rounds; rounds++) {
+        double cost_x = rv__selection_cost(r->costs, n, x);
+        int improved = 0;
+        memset(tried, 0, n);
+        for (;;) {
+            /* next candidate: costliest untried chosen set, ties by higher index */
+            long pick = -1;
+            for (size_t s = n; s-- > 0;)
+                if (x[s] && !tried[s] && (pick < 0 || r->costs[s] > r->costs[pick]))
+                    pick = (long)s;
+            if (pick < 0) break;
+            tried[pick] = 1;
+            if (deadline > 0 && rv__now() > deadline) goto out;
+            memcpy(y, x, n);
+            memcpy(cy, cnt, ne * sizeof(uint32_t));
+            uint64_t cov = *covered;
+            y[pick] = 0;
+            cov += (uint64_t)rv__reduced_flip(r, (size_t)pick, 0, cy);
+            if (rv__repair_excluding(r, required, y, cy, &cov, (size_t)pick) != 0) continue;
+            double cost_y = rv__selection_cost(r->costs, n, y);
+            if (cost_y < cost_x - 1e-9 * (cost_x > 1 ? cost_x : 1)) {
+                memcpy(x, y, n);
+                memcpy(cnt, cy, ne * sizeof(uint32_t));
+                *covered = cov;
+                improved = 1;
+                break;
+            }
+        }
+        if (!improved) break;
+    }
+out:
+    rv__free(y);
+    rv__free(tried);
+    rv__free(cy);
+    return rc;
 }
 
 rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures,

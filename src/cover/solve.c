@@ -62,6 +62,15 @@ rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt,
         st = rv__error(RV_E_INTERNAL, "greedy start is not a cover");
         goto out;
     }
+    /* Every strategy starts from the greedy cover polished by the
+    ** deterministic 1-opt local search (within a quarter of any time
+    ** limit): a better incumbent prunes more in branch and bound, seeds the
+    ** metaheuristics, and is what a timeout returns. */
+    double ls_deadline = deadline > 0 ? t_start + 0.25 * opt->time_limit : 0;
+    if (rv__reduced_local_search(&r, required, x, cnt, &cov, ls_deadline, 1000) != 0) {
+        st = rv__nomem("local search");
+        goto out;
+    }
     uint64_t work = 0;
     switch (opt->strategy) {
     case RV_COVER_EXACT:

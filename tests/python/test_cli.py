@@ -160,3 +160,13 @@ def test_question_command(capsys):
     assert json.loads(out)["best"] == "Which version?"
     code, _, err = run(capsys, "question", str(RAG / "answers.json"), "--prior", "1,2")
     assert code == 1 and "prior" in err
+
+
+def test_rag_pipeline_example_runs():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "rag_pipeline.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "chunks: ['pricing#p1', 'pricing#p4', 'release#v42']  (290 tokens" in out
+    assert "ask: 'Cloud or self-hosted?'" in out
+    assert "best candidate 3 at 86% after cost 2" in out

@@ -24,6 +24,8 @@ MODULES = [
     "rowvoi.ml",
     "rowvoi.prob_keys",
     "rowvoi.eval",
+    "rowvoi.dense",
+    "rowvoi.embed",
 ]
 
 

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from rowvoi import _belief
+from rowvoi._candidates import encode_columns_at, encode_values
 from rowvoi.core import CandidateState, FeatureSuggestion
-from rowvoi.frame import encode_series
 from rowvoi.setcover import check_cost
 
 __all__ = ["answer_frame", "question_values", "next_question", "answer_likelihoods",
@@ -75,7 +75,10 @@ def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = Non
     (2, 2)
     """
     if isinstance(answers, pd.DataFrame):
-        frame = answers.reset_index(drop=True)
+        frame = answers
+        if not (isinstance(frame.index, pd.RangeIndex) and frame.index.start == 0
+                and frame.index.step == 1):
+            frame = frame.reset_index(drop=True)
         if not frame.columns.is_unique:
             raise ValueError("the answer matrix names a question more than once")
     elif isinstance(answers, Mapping):
@@ -160,10 +163,8 @@ def normalize_prior(prior: Sequence[float], n: int) -> np.ndarray:
 
 
 def _codes(frame: pd.DataFrame) -> np.ndarray:
-    out = np.empty((frame.shape[1], frame.shape[0]), dtype=np.int32)
-    for j, q in enumerate(frame.columns):
-        out[j] = encode_series(frame.iloc[:, j], q)
-    return out
+    """(n_questions, n_candidates) int32 codes for the kernels."""
+    return encode_columns_at(frame, list(frame.columns), np.arange(frame.shape[0]))
 
 
 def _costs(frame: pd.DataFrame, costs: Mapping[Hashable, float] | None,
@@ -314,22 +315,18 @@ def next_question(answers: Answers, *, questions: Sequence[Hashable] | None = No
                                     "values": {q: float(v) for q, v in zip(qs, mi)}})
 
 
-def _value_code(frame: pd.DataFrame, question: Hashable, value: Any) -> tuple[np.ndarray, int]:
-    """Codes of one question's answers and the code of ``value`` (-1: unseen)."""
-    col = frame[question]
-    codes = encode_series(col, question)
-    try:
-        missing = bool(pd.isna(value)) if np.ndim(value) == 0 else False
-    except (TypeError, ValueError):
-        missing = False
-    if missing:
-        mask = col.isna().to_numpy()
-    else:
-        eq = (col == value).to_numpy(dtype=object)
-        mask = np.array([v is True or v is np.True_ for v in eq], dtype=bool)
-        mask &= ~col.isna().to_numpy()
-    hits = np.flatnonzero(mask)
-    return codes, (int(codes[hits[0]]) if len(hits) else -1)
+def likelihoods_of(frame: pd.DataFrame, question: Hashable, value: Any,
+                   noise: float) -> np.ndarray:
+    """Likelihood of receiving ``value`` for ``question``, per candidate.
+
+    An answer that no candidate predicts is impossible under the model:
+    likelihood 0 everywhere.
+    """
+    enc = encode_values(frame[question], question)
+    code = enc.code_of(value)
+    if code is None:
+        return np.zeros(frame.shape[0])
+    return np.asarray(_belief.likelihood(enc.codes, code, noise), dtype=np.float64)
 
 
 def answer_likelihoods(answers: Answers, question: Hashable, value: Any, *,
@@ -379,8 +376,7 @@ def answer_likelihoods(answers: Answers, question: Hashable, value: Any, *,
     frame = answer_frame(answers, questions=questions)
     if question not in frame.columns:
         raise KeyError(f"question {question!r} is not in the answer matrix")
-    codes, code = _value_code(frame, question, value)
-    return np.asarray(_belief.likelihood(codes, code, noise), dtype=np.float64)
+    return likelihoods_of(frame, question, value, noise)
 
 
 def check_noise(noise: Any) -> float:

@@ -22,15 +22,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.rag.questions import (
     Answers,
     _costs,
-    _value_code,
     answer_frame,
     check_noise,
     information,
+    likelihoods_of,
     normalize_prior,
 )
 
@@ -235,8 +234,7 @@ class RetrievalSession:
             lik = likelihoods
             recorded = None
         else:
-            codes, code = _value_code(self._frame, probe, outcome)
-            lik = _belief.likelihood(codes, code, self.noise)
+            lik = likelihoods_of(self._frame, probe, outcome, self.noise)
             recorded = outcome
         new = self._state.reweight(lik, observed_col=probe, observed_value=recorded)
         cost = self._cost_of[probe]

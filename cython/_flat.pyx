@@ -1,0 +1,185 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: freethreading_compatible=True
+"""Private bindings of the flat vector index (flat.h).  Types in, types out;
+validation with friendly messages and the public API live in rowvoi.dense."""
+
+import os
+
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int64_t, uint32_t
+
+from rowvoi cimport *
+from _check cimport check, progress_check_signals
+
+cnp.import_array()
+
+METRICS = {"ip": RV_METRIC_INNER_PRODUCT, "cosine": RV_METRIC_COSINE, "l2": RV_METRIC_L2}
+METRIC_NAMES = {v: k for k, v in METRICS.items()}
+STORAGES = {"float32": RV_FLAT_F32, "float16": RV_FLAT_F16, "int8": RV_FLAT_I8}
+STORAGE_NAMES = {v: k for k, v in STORAGES.items()}
+MAX_DIM = RV_FLAT_MAX_DIM
+MAX_ID = RV_FLAT_MAX_ID
+FORMAT_VERSION = RV_FLAT_FORMAT_VERSION
+
+
+cdef class FlatHandle:
+    """Owns one rv_flat handle."""
+    cdef rv_flat *p
+
+    def __cinit__(self):
+        self.p = NULL
+
+    def __dealloc__(self):
+        rv_flat_free(self.p)
+
+    @staticmethod
+    def create(uint32_t dim, str metric, str storage, uint32_t rescore_factor):
+        cdef rv_flat_options opt
+        rv_flat_options_init(&opt)
+        opt.dim = dim
+        opt.metric = METRICS[metric]
+        opt.storage = STORAGES[storage]
+        opt.rescore_factor = rescore_factor
+        cdef FlatHandle self = FlatHandle.__new__(FlatHandle)
+        check(rv_flat_create(&opt, &self.p))
+        return self
+
+    @staticmethod
+    def load(path):
+        cdef bytes b = os.fsencode(path)
+        cdef const char *cp = b
+        cdef FlatHandle self = FlatHandle.__new__(FlatHandle)
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_load(cp, &self.p)
+        check(st)
+        return self
+
+    def save(self, path):
+        cdef bytes b = os.fsencode(path)
+        cdef const char *cp = b
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_save(self.p, cp)
+        check(st)
+
+    @property
+    def dim(self):
+        return rv_flat_dim(self.p)
+
+    @property
+    def metric(self):
+        return METRIC_NAMES[rv_flat_metric(self.p)]
+
+    @property
+    def storage(self):
+        return STORAGE_NAMES[rv_flat_storage_kind(self.p)]
+
+    @property
+    def rescore_factor(self):
+        return rv_flat_rescore_factor(self.p)
+
+    @property
+    def size(self):
+        return rv_flat_size(self.p)
+
+    @property
+    def n_deleted(self):
+        return rv_flat_n_deleted(self.p)
+
+    def add(self, cnp.ndarray[float, ndim=2, mode="c"] vectors, ids):
+        """vectors: (n, dim) float32; ids: int64 array or None.  Returns the
+        ids used."""
+        cdef size_t n = vectors.shape[0]
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] out = np.empty(max(<Py_ssize_t>n, 1), dtype=np.int64)
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] idarr
+        cdef const int64_t *ip = NULL
+        cdef const float *vp = &vectors[0, 0] if n else NULL
+        if ids is not None:
+            idarr = ids
+            ip = &idarr[0] if n else NULL
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_add(self.p, n, vp, ip, &out[0])
+        check(st)
+        return out[:n]
+
+    def remove(self, cnp.ndarray[int64_t, ndim=1, mode="c"] ids):
+        cdef size_t n = ids.shape[0], removed = 0
+        check(rv_flat_remove(self.p, n, &ids[0] if n else NULL, &removed))
+        return removed
+
+    def compact(self):
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_compact(self.p)
+        check(st)
+
+    def contains(self, int64_t id):
+        return bool(rv_flat_contains(self.p, id))
+
+    def ids(self):
+        cdef size_t n = rv_flat_size(self.p), got = 0
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] out = np.empty(max(<Py_ssize_t>n, 1), dtype=np.int64)
+        check(rv_flat_ids(self.p, &out[0], n, &got))
+        return out[:got]
+
+    def get(self, cnp.ndarray[int64_t, ndim=1, mode="c"] ids):
+        cdef size_t n = ids.shape[0], d = rv_flat_dim(self.p)
+        cdef cnp.ndarray[float, ndim=2, mode="c"] out = np.empty((max(<Py_ssize_t>n, 1), d), dtype=np.float32)
+        check(rv_flat_get(self.p, n, &ids[0] if n else NULL, &out[0, 0]))
+        return out[:n]
+
+    def search(self, cnp.ndarray[float, ndim=2, mode="c"] queries, size_t k,
+               uint32_t n_threads=0, uint32_t rescore_factor=0, bint exact=False,
+               allow=None):
+        """Returns (ids (nq, k) int64, scores (nq, k) float32, n_found)."""
+        cdef size_t nq = queries.shape[0], found = 0
+        cdef cnp.ndarray[int64_t, ndim=2, mode="c"] ids = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.int64)
+        cdef cnp.ndarray[float, ndim=2, mode="c"] scores = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.float32)
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] allow_arr
+        cdef rv_flat_search_params prm
+        rv_flat_search_params_init(&prm)
+        prm.k = k
+        prm.n_threads = n_threads
+        prm.rescore_factor = rescore_factor
+        prm.exact = exact
+        prm.progress = progress_check_signals
+        if allow is not None:
+            allow_arr = allow
+            prm.allow_ids = &allow_arr[0] if allow_arr.shape[0] else <const int64_t *>&k
+            prm.n_allow = allow_arr.shape[0]
+        cdef const float *qp = &queries[0, 0] if nq else NULL
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_search(self.p, &prm, nq, qp, &ids[0, 0], &scores[0, 0], &found)
+        check(st)
+        return ids[:nq], scores[:nq], found
+
+    def rescore(self, cnp.ndarray[float, ndim=2, mode="c"] queries,
+                cnp.ndarray[int64_t, ndim=2, mode="c"] cand, size_t k,
+                uint32_t n_threads=0):
+        """Returns (ids (nq, k), scores (nq, k), n_found per query)."""
+        cdef size_t nq = queries.shape[0], nc = cand.shape[1]
+        cdef cnp.ndarray[int64_t, ndim=2, mode="c"] ids = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.int64)
+        cdef cnp.ndarray[float, ndim=2, mode="c"] scores = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.float32)
+        cdef cnp.ndarray[size_t, ndim=1, mode="c"] found = np.zeros(max(<Py_ssize_t>nq, 1), dtype=np.uintp)
+        cdef const float *qp = &queries[0, 0] if nq else NULL
+        cdef const int64_t *cp = &cand[0, 0] if nq and nc else NULL
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_rescore(self.p, nq, qp, nc, cp, k, n_threads,
+                                 &ids[0, 0], &scores[0, 0], &found[0])
+        check(st)
+        return ids[:nq], scores[:nq], found[:nq].astype(np.int64)
+
+
+def _raise_status(int code):
+    """Test hook: produce an engine failure from the flat index."""
+    cdef rv_flat *p = NULL
+    cdef rv_flat_options opt
+    rv_flat_options_init(&opt)
+    if code == RV_E_RANGE:
+        check(rv_flat_create(&opt, &p))
+    raise ValueError(f"no trigger for status {code}")

@@ -1,0 +1,235 @@
+/*
+** rowvoi flat index: exact (brute-force) vector search.
+**
+** An rv_flat holds vectors of one dimension under integer ids and answers
+** top-k queries by scoring every live vector.  Scores are computed in
+** float32; optional float16 or int8 storage makes the scan cheaper and is
+** always followed by exact float32 re-scoring of a candidate pool, so the
+** reported scores are float32 scores whatever the storage.
+**
+** Metrics and the score each search reports:
+**   RV_METRIC_INNER_PRODUCT  score = q . x                 (higher first)
+**   RV_METRIC_COSINE         score = q . x / (|q| |x|)     (higher first);
+**                            vectors are normalised when added, so
+**                            rv_flat_get returns unit vectors
+**   RV_METRIC_L2             score = |q - x|^2, squared    (lower first)
+** Ranking: best score first; equal scores are broken by the lower id.  The
+** ranking is identical for any thread count.
+**
+** Ids are int64 values in [0, RV_FLAT_MAX_ID]; each live id is unique.
+** Deleted vectors are tombstoned (no longer found, their id may be added
+** again) until rv_flat_compact or a save/load round trip drops them.
+**
+** Memory: float32 storage keeps n * dim floats.  float16 and int8 storage
+** keep the float32 rows for exact re-scoring plus the compact copy that is
+** scanned (dim * 2 or dim + 8 bytes per vector).
+**
+** Files: rv_flat_save writes a versioned binary file (magic, format version,
+** header and payload checksums) to a temporary name in the same directory,
+** fsyncs it and renames it over the target, so a crash leaves the previous
+** file intact.  rv_flat_load verifies everything before it trusts a size:
+** a truncated, altered or foreign file gives RV_E_CORRUPT, another format
+** version RV_E_VERSION.
+**
+** Thread-safety: searches, rescoring, rv_flat_get and rv_flat_save may run
+** concurrently on one index; rv_flat_add, rv_flat_remove and
+** rv_flat_compact need exclusive access.
+*/
+#ifndef ROWVOI_FLAT_H
+#define ROWVOI_FLAT_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rv_flat rv_flat;
+
+/* Largest dimension and largest id an index accepts. */
+#define RV_FLAT_MAX_DIM 65536u
+#define RV_FLAT_MAX_ID ((int64_t)0x7ffffffffffffffeLL)
+
+/* The on-disk format version written by rv_flat_save. */
+#define RV_FLAT_FORMAT_VERSION 1u
+
+typedef enum rv_metric {
+    RV_METRIC_INNER_PRODUCT = 0,
+    RV_METRIC_COSINE = 1,
+    RV_METRIC_L2 = 2
+} rv_metric;
+
+typedef enum rv_flat_storage {
+    RV_FLAT_F32 = 0, /* scan float32 rows: exact */
+    RV_FLAT_F16 = 1, /* scan IEEE half rows, then re-score in float32 */
+    RV_FLAT_I8 = 2   /* scan int8 rows (one scale per vector), then re-score */
+} rv_flat_storage;
+
+/*
+** Options of rv_flat_create.  Initialise with rv_flat_options_init, then set
+** dim (required) and what else you need.
+*/
+typedef struct rv_flat_options {
+    uint32_t dim;             /* 1 .. RV_FLAT_MAX_DIM */
+    rv_metric metric;         /* default RV_METRIC_COSINE */
+    rv_flat_storage storage;  /* default RV_FLAT_F32 */
+    uint32_t rescore_factor;  /* F16/I8: the scan keeps k * rescore_factor
+                                 candidates per query for exact re-scoring
+                                 (default 8, 1 .. 1024); ignored for F32 */
+} rv_flat_options;
+
+/* Fill *opt with the defaults (dim 0, which must be set). */
+RV_API void rv_flat_options_init(rv_flat_options *opt);
+
+/*
+** Create an empty index.                                 CONSTRUCTOR: rv_flat
+** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL pointer, an unknown
+** metric or storage, or rescore_factor outside 1 .. 1024 (0 means the
+** default); RV_E_RANGE for dim 0 or above RV_FLAT_MAX_DIM; RV_E_NOMEM.
+** Ownership: free the result with rv_flat_free.
+*/
+RV_API rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out);
+
+/* Free an index.  NULL is a no-op. */
+RV_API void rv_flat_free(rv_flat *index);
+
+/* Properties (0 for NULL).  rv_flat_size counts live vectors only. */
+RV_API uint32_t rv_flat_dim(const rv_flat *index);
+RV_API rv_metric rv_flat_metric(const rv_flat *index);
+RV_API rv_flat_storage rv_flat_storage_kind(const rv_flat *index);
+RV_API uint32_t rv_flat_rescore_factor(const rv_flat *index);
+RV_API size_t rv_flat_size(const rv_flat *index);
+RV_API size_t rv_flat_n_deleted(const rv_flat *index);
+
+/*
+** Add n vectors.                                              METHOD: rv_flat
+** vectors: n * dim floats, row after row.  ids: n ids, or NULL to number
+** them from one past the largest id ever added (0 for an empty index).
+** assigned: NULL or n slots that receive the ids used.
+** Every vector must be finite and its squared norm must not overflow float;
+** under the cosine metric its norm must be > 0; under float16 storage every
+** component of the stored (for cosine: normalised) vector must be within
+** +-65504.  All checks run before anything is added: on failure the index is
+** unchanged.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (vectors may be NULL
+** when n == 0), a NaN or infinite component (naming vector and component),
+** a zero vector under cosine, an id that is negative, above RV_FLAT_MAX_ID,
+** already live or repeated within ids; RV_E_RANGE for a float16 overflow or
+** a squared norm that overflows; RV_E_NOMEM.
+** Ownership: copies the vectors.  Thread-safety: exclusive access.
+*/
+RV_API rv_status rv_flat_add(rv_flat *index, size_t n, const float *vectors,
+                             const int64_t *ids, int64_t *assigned);
+
+/*
+** Delete vectors by id.                                       METHOD: rv_flat
+** Returns RV_OK and *n_removed (may be NULL); RV_E_RANGE naming the first id
+** that is not live (nothing is deleted then); RV_E_INVALID_ARG for NULL
+** pointers or an id repeated within ids.  Thread-safety: exclusive access.
+*/
+RV_API rv_status rv_flat_remove(rv_flat *index, size_t n, const int64_t *ids,
+                                size_t *n_removed);
+
+/*
+** Drop the storage of deleted vectors.                        METHOD: rv_flat
+** Live vectors keep their ids and order.  Returns RV_OK; RV_E_NOMEM (the
+** index is unchanged then).  Thread-safety: exclusive access.
+*/
+RV_API rv_status rv_flat_compact(rv_flat *index);
+
+/* Is id live?  0 or 1 (0 for NULL). */
+RV_API int rv_flat_contains(const rv_flat *index, int64_t id);
+
+/*
+** Live ids in insertion order.  Writes min(capacity, size) ids and sets
+** *n_ids to the number of live ids; returns RV_E_SHAPE when capacity is too
+** small (ids then holds the first capacity ids).  RV_E_INVALID_ARG for NULL
+** pointers (ids may be NULL when capacity == 0).
+*/
+RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids,
+                             size_t capacity, size_t *n_ids);
+
+/*
+** Stored vectors of the given ids (n * dim floats into out).  Under the
+** cosine metric these are the normalised vectors.  Returns RV_E_RANGE
+** naming the first id that is not live.
+*/
+RV_API rv_status rv_flat_get(const rv_flat *index, size_t n,
+                             const int64_t *ids, float *out);
+
+/*
+** Parameters of rv_flat_search.  Initialise with
+** rv_flat_search_params_init, then set k and what else you need.
+*/
+typedef struct rv_flat_search_params {
+    size_t k;                  /* results per query, >= 1 */
+    uint32_t n_threads;        /* 0: all cores; small jobs use one thread */
+    uint32_t rescore_factor;   /* 0: the index's; F16/I8 candidate pool is
+                                  k * rescore_factor per query */
+    int exact;                 /* nonzero: scan the float32 rows even when
+                                  the index has compact storage */
+    const int64_t *allow_ids;  /* NULL, or only these ids may be returned */
+    size_t n_allow;            /* ids in allow_ids; unknown ids are ignored */
+    rv_progress_fn progress;   /* optional; called from the calling thread */
+    void *progress_ctx;
+} rv_flat_search_params;
+
+/* Fill *p with the defaults (k 10, all cores, index rescore factor). */
+RV_API void rv_flat_search_params_init(rv_flat_search_params *p);
+
+/*
+** Top-k search for a batch of queries.                        METHOD: rv_flat
+** queries: n_queries * dim floats.  For query i writes up to k results into
+** ids[i*k ..] and scores[i*k ..], best first (see the metric table at the
+** top; ties by lower id).  Every query finds the same number of results,
+** *n_found = min(k, live vectors allowed); the slots past it get id -1 and
+** score NaN.
+** Returns RV_OK; RV_E_INVALID_ARG for NULL pointers, k == 0, a NaN or
+** infinite query component, or a zero query under cosine (naming the query);
+** RV_E_INTERRUPTED when progress asks to stop; RV_E_NOMEM.
+** Ownership: borrows everything for the call.
+** Thread-safety: concurrent searches on one index are fine.
+*/
+RV_API rv_status rv_flat_search(const rv_flat *index,
+                                const rv_flat_search_params *params,
+                                size_t n_queries, const float *queries,
+                                int64_t *ids, float *scores, size_t *n_found);
+
+/*
+** Exact re-scoring of given candidates.                       METHOD: rv_flat
+** For query i the candidates are cand[i*n_cand .. (i+1)*n_cand); -1 entries
+** are skipped, repeated ids count once.  Scores every candidate in float32
+** and writes the best k (ties by lower id) as rv_flat_search does, with the
+** count per query in n_found[i] (n_queries slots).
+** Returns RV_OK; RV_E_RANGE naming a candidate id that is not live;
+** RV_E_INVALID_ARG as rv_flat_search; RV_E_NOMEM.
+** Thread-safety: concurrent calls on one index are fine.
+*/
+RV_API rv_status rv_flat_rescore(const rv_flat *index, size_t n_queries,
+                                 const float *queries, size_t n_cand,
+                                 const int64_t *cand, size_t k,
+                                 uint32_t n_threads, int64_t *ids,
+                                 float *scores, size_t *n_found);
+
+/*
+** Save to path (UTF-8 on POSIX).  Writes only live vectors, through a
+** temporary file in the same directory that is fsynced and renamed over
+** path.  Returns RV_OK; RV_E_IO naming the path and the system error.
+** Thread-safety: may run concurrently with searches.
+*/
+RV_API rv_status rv_flat_save(const rv_flat *index, const char *path);
+
+/*
+** Load an index saved by rv_flat_save.                   CONSTRUCTOR: rv_flat
+** Returns RV_OK and *out; RV_E_IO when the file cannot be read;
+** RV_E_CORRUPT when it is not a rowvoi flat index or is truncated or altered
+** (naming the check that failed); RV_E_VERSION for another format version;
+** RV_E_NOMEM.  Never trusts a size before the header checksum passed.
+*/
+RV_API rv_status rv_flat_load(const char *path, rv_flat **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ROWVOI_FLAT_H */

@@ -1,0 +1,1145 @@
+/*
+** The flat (exact) vector index: storage, ids, deletes and batched top-k
+** search on several threads.
+**
+** Search plan.  The rows are cut into chunks of panels (flat_internal.h);
+** worker threads take chunks from an atomic counter and keep one bounded
+** heap per query.  Because a (query, row) score does not depend on which
+** thread computes it, and hits are ordered by (score desc, id asc), a total
+** order, merging the per-thread heaps gives the same answer for any thread
+** count or chunk schedule.  Compact storage (float16, int8) keeps a larger
+** candidate pool that is re-scored from the float32 rows.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flat_internal.h"
+
+#define RV__DEFAULT_RESCORE 8u
+/* Search mode beside the rv_flat_storage values: exact scores from the
+** float32 rows of a compact-storage index. */
+#define RV__MODE_ROWS 3
+#define RV__MAX_RESCORE 1024u
+
+/* ------------------------------------------------------------ utilities */
+
+static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+static size_t elem_bytes(rv_flat_storage s) {
+    return s == RV_FLAT_F32 ? 4 : s == RV_FLAT_F16 ? 2 : 1;
+}
+
+/* Bytes of one panel of 16 rows. */
+static size_t panel_bytes(const rv_flat *ix) {
+    if (ix->storage == RV_FLAT_I8) return (size_t)ix->dim4 * RV__PANEL;
+    return (size_t)ix->dim * RV__PANEL * elem_bytes(ix->storage);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* ------------------------------------------------------------ id -> row */
+
+static size_t map_find(const rv_flat *ix, int64_t id) {
+    if (!ix->map_cap) return SIZE_MAX;
+    size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
+    while (ix->map_key[i] != -1) {
+        if (ix->map_key[i] == id) return ix->map_row[i];
+        i = (i + 1) & mask;
+    }
+    return SIZE_MAX;
+}
+
+static void map_put(rv_flat *ix, int64_t id, size_t row) {
+    size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
+    while (ix->map_key[i] != -1) i = (i + 1) & mask;
+    ix->map_key[i] = id;
+    ix->map_row[i] = row;
+    ix->map_used++;
+}
+
+/* Linear-probing delete with backward shift, so no tombstones pile up. */
+static void map_erase(rv_flat *ix, int64_t id) {
+    size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
+    while (ix->map_key[i] != id) {
+        if (ix->map_key[i] == -1) return;
+        i = (i + 1) & mask;
+    }
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (ix->map_key[j] == -1) break;
+        size_t home = (size_t)rv__mix64((uint64_t)ix->map_key[j]) & mask;
+        /* Move j into the hole i unless its home lies cyclically in (i, j]. */
+        int stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            ix->map_key[i] = ix->map_key[j];
+            ix->map_row[i] = ix->map_row[j];
+            i = j;
+        }
+    }
+    ix->map_key[i] = -1;
+    ix->map_used--;
+}
+
+/* Make room for `entries` live ids at load factor <= 1/2. */
+static rv_status map_reserve(rv_flat *ix, size_t entries) {
+    size_t want = 16;
+    while (want < 2 * entries) {
+        if (want > SIZE_MAX / 4) return rv__nomem("the id map");
+        want *= 2;
+    }
+    if (want <= ix->map_cap) return RV_OK;
+    int64_t *keys = (int64_t *)rv__malloc(want * sizeof *keys);
+    size_t *rows = (size_t *)rv__malloc(want * sizeof *rows);
+    if (!keys || !rows || want > SIZE_MAX / sizeof *rows) {
+        rv__free(keys);
+        rv__free(rows);
+        return rv__nomem("the id map");
+    }
+    for (size_t i = 0; i < want; i++) keys[i] = -1;
+    int64_t *old_k = ix->map_key;
+    size_t *old_r = ix->map_row, old_cap = ix->map_cap;
+    ix->map_key = keys;
+    ix->map_row = rows;
+    ix->map_cap = want;
+    ix->map_used = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old_k[i] != -1) map_put(ix, old_k[i], old_r[i]);
+    rv__free(old_k);
+    rv__free(old_r);
+    return RV_OK;
+}
+
+/* ------------------------------------------------------- create and free */
+
+void rv_flat_options_init(rv_flat_options *opt) {
+    if (!opt) return;
+    memset(opt, 0, sizeof *opt);
+    opt->metric = RV_METRIC_COSINE;
+    opt->storage = RV_FLAT_F32;
+    opt->rescore_factor = RV__DEFAULT_RESCORE;
+}
+
+rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out) {
+    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    *out = NULL;
+    if (!opt) return rv__error(RV_E_INVALID_ARG, "opt must not be NULL");
+    if (opt->dim == 0 || opt->dim > RV_FLAT_MAX_DIM)
+        return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u",
+                         (unsigned)opt->dim, (unsigned)RV_FLAT_MAX_DIM);
+    if ((unsigned)opt->metric > (unsigned)RV_METRIC_L2)
+        return rv__error(RV_E_INVALID_ARG, "metric = %d: unknown metric",
+                         (int)opt->metric);
+    if ((unsigned)opt->storage > (unsigned)RV_FLAT_I8)
+        return rv__error(RV_E_INVALID_ARG, "storage = %d: unknown storage",
+                         (int)opt->storage);
+    if (opt->rescore_factor > RV__MAX_RESCORE)
+        return rv__error(RV_E_INVALID_ARG,
+                         "rescore_factor = %u: must be in 1 .. %u",
+                         (unsigned)opt->rescore_factor, RV__MAX_RESCORE);
+    rv_flat *ix = (rv_flat *)rv__calloc(1, sizeof *ix);
+    if (!ix) return rv__nomem("the flat index");
+    ix->dim = opt->dim;
+    ix->dim4 = (uint32_t)round_up(opt->dim, 4);
+    ix->metric = opt->metric;
+    ix->storage = opt->storage;
+    ix->rescore_factor = opt->rescore_factor ? opt->rescore_factor : RV__DEFAULT_RESCORE;
+    rv__flat_kernels_select(&ix->kern);
+    *out = ix;
+    return RV_OK;
+}
+
+static void free_contents(rv_flat *ix) {
+    rv__free(ix->row_id);
+    rv__free(ix->dead);
+    rv__free(ix->sqnorm);
+    rv__free(ix->panels_raw);
+    rv__free(ix->rows);
+    rv__free(ix->scale);
+    rv__free(ix->csum);
+    rv__free(ix->map_key);
+    rv__free(ix->map_row);
+}
+
+void rv_flat_free(rv_flat *ix) {
+    if (!ix) return;
+    free_contents(ix);
+    rv__free(ix);
+}
+
+uint32_t rv_flat_dim(const rv_flat *ix) { return ix ? ix->dim : 0; }
+rv_metric rv_flat_metric(const rv_flat *ix) {
+    return ix ? ix->metric : RV_METRIC_INNER_PRODUCT;
+}
+rv_flat_storage rv_flat_storage_kind(const rv_flat *ix) {
+    return ix ? ix->storage : RV_FLAT_F32;
+}
+uint32_t rv_flat_rescore_factor(const rv_flat *ix) {
+    return ix ? ix->rescore_factor : 0;
+}
+size_t rv_flat_size(const rv_flat *ix) { return ix ? ix->n_live : 0; }
+size_t rv_flat_n_deleted(const rv_flat *ix) {
+    return ix ? ix->n_rows - ix->n_live : 0;
+}
+
+int rv_flat_contains(const rv_flat *ix, int64_t id) {
+    return ix && id >= 0 && map_find(ix, id) != SIZE_MAX;
+}
+
+/* ------------------------------------------------------------- storage */
+
+static void *grow(void *p, size_t count, size_t size, int *ok) {
+    if (!*ok) return p;
+    if (size && count > SIZE_MAX / size) {
+        *ok = 0;
+        return p;
+    }
+    void *q = rv__realloc(p, count * size);
+    if (!q) {
+        *ok = 0;
+        return p;
+    }
+    return q;
+}
+
+/* Make room for `rows` rows.  On failure nothing observable changes. */
+static rv_status reserve_rows(rv_flat *ix, size_t rows) {
+    if (rows <= ix->cap_rows) return RV_OK;
+    size_t cap = ix->cap_rows ? ix->cap_rows : 64;
+    while (cap < rows) {
+        if (cap > SIZE_MAX / 2) return rv__nomem("the vectors");
+        cap = cap + cap / 2;
+    }
+    cap = round_up(cap, RV__PANEL);
+    size_t pb = panel_bytes(ix), n_pan = cap / RV__PANEL;
+    if (n_pan > (SIZE_MAX - 64) / pb) return rv__nomem("the vectors");
+    void *raw = rv__malloc(n_pan * pb + 64);
+    if (!raw) return rv__nomem("the vector panels");
+    void *pan = (void *)(((uintptr_t)raw + 63u) & ~(uintptr_t)63u);
+    int ok = 1;
+    ix->row_id = (int64_t *)grow(ix->row_id, cap, sizeof(int64_t), &ok);
+    ix->dead = (uint8_t *)grow(ix->dead, cap, 1, &ok);
+    ix->sqnorm = (float *)grow(ix->sqnorm, cap, sizeof(float), &ok);
+    if (ix->storage != RV_FLAT_F32) {
+        if ((size_t)ix->dim > SIZE_MAX / sizeof(float) / cap) ok = 0;
+        ix->rows = (float *)grow(ix->rows, cap * ix->dim, sizeof(float), &ok);
+    }
+    if (ix->storage == RV_FLAT_I8) {
+        ix->scale = (float *)grow(ix->scale, cap, sizeof(float), &ok);
+        ix->csum = (int32_t *)grow(ix->csum, cap, sizeof(int32_t), &ok);
+    }
+    if (!ok) {
+        rv__free(raw);
+        return rv__nomem("the vectors");
+    }
+    size_t used = round_up(ix->n_rows, RV__PANEL) / RV__PANEL * pb;
+    if (used) memcpy(pan, ix->panels, used);
+    memset((char *)pan + used, 0, n_pan * pb - used);
+    rv__free(ix->panels_raw);
+    ix->panels_raw = raw;
+    ix->panels = pan;
+    ix->cap_rows = cap;
+    return RV_OK;
+}
+
+/* Write a (validated, already normalised) vector into row r. */
+static void store_row(rv_flat *ix, size_t r, const float *x) {
+    size_t dim = ix->dim, p = r / RV__PANEL, l = r % RV__PANEL;
+    double nn = 0;
+    for (size_t j = 0; j < dim; j++) nn += (double)x[j] * x[j];
+    ix->sqnorm[r] = (float)nn;
+    if (ix->storage == RV_FLAT_F32) {
+        float *pan = (float *)ix->panels + p * dim * RV__PANEL;
+        for (size_t j = 0; j < dim; j++) pan[j * RV__PANEL + l] = x[j];
+        return;
+    }
+    memcpy(ix->rows + r * dim, x, dim * sizeof(float));
+    if (ix->storage == RV_FLAT_F16) {
+        uint16_t *pan = (uint16_t *)ix->panels + p * dim * RV__PANEL;
+        for (size_t j = 0; j < dim; j++)
+            pan[j * RV__PANEL + l] = rv__f32_to_f16(x[j]);
+        return;
+    }
+    /* int8: symmetric, one scale per vector: x ~= scale * code. */
+    float maxabs = 0;
+    for (size_t j = 0; j < dim; j++) {
+        float a = fabsf(x[j]);
+        if (a > maxabs) maxabs = a;
+    }
+    float scale = maxabs / 127.0f, inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
+    int8_t *pan = (int8_t *)ix->panels + p * (size_t)ix->dim4 * RV__PANEL;
+    int32_t sum = 0;
+    for (size_t j = 0; j < dim; j++) {
+        long c = lrintf(x[j] * inv);
+        if (c > 127) c = 127;
+        if (c < -127) c = -127;
+        pan[(j / 4) * 64 + l * 4 + (j % 4)] = (int8_t)c;
+        sum += (int32_t)c;
+    }
+    ix->scale[r] = scale;
+    ix->csum[r] = sum;
+}
+
+const float *rv__flat_row(const rv_flat *ix, size_t r, float *tmp) {
+    if (ix->storage != RV_FLAT_F32) return ix->rows + r * ix->dim;
+    const float *pan =
+        (const float *)ix->panels + (r / RV__PANEL) * ix->dim * RV__PANEL;
+    size_t l = r % RV__PANEL;
+    for (size_t j = 0; j < ix->dim; j++) tmp[j] = pan[j * RV__PANEL + l];
+    return tmp;
+}
+
+/* Check one input vector; *inv receives the factor to store it with. */
+static rv_status check_vector(const rv_flat *ix, const float *x, size_t i,
+                              const char *what, int norm_given, float *inv) {
+    double nn = 0;
+    for (size_t j = 0; j < ix->dim; j++) {
+        if (!isfinite(x[j]))
+            return rv__error(RV_E_INVALID_ARG,
+                             "%s[%zu][%zu] = %g: vectors must be finite", what,
+                             i, j, (double)x[j]);
+        nn += (double)x[j] * x[j];
+    }
+    if (nn > (double)FLT_MAX)
+        return rv__error(RV_E_RANGE,
+                         "%s[%zu]: its squared norm %g overflows float32",
+                         what, i, nn);
+    *inv = 1.0f;
+    if (ix->metric == RV_METRIC_COSINE) {
+        if (nn == 0)
+            return rv__error(RV_E_INVALID_ARG,
+                             "%s[%zu] is a zero vector, which has no cosine",
+                             what, i);
+        if (!norm_given) *inv = (float)(1.0 / sqrt(nn));
+    }
+    if (ix->storage == RV_FLAT_F16) {
+        for (size_t j = 0; j < ix->dim; j++)
+            if (fabsf(x[j] * *inv) > 65504.0f)
+                return rv__error(RV_E_RANGE,
+                                 "%s[%zu][%zu] = %g does not fit float16 "
+                                 "storage (|x| <= 65504)",
+                                 what, i, j, (double)x[j]);
+    }
+    return RV_OK;
+}
+
+rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
+                       const int64_t *ids, int64_t *assigned, int norm_given) {
+    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    if (n == 0) return RV_OK;
+    if (!vectors) return rv__error(RV_E_INVALID_ARG, "vectors must not be NULL");
+    if (n > SIZE_MAX / 2 - ix->n_rows)
+        return rv__error(RV_E_RANGE, "n = %zu vectors is too many", n);
+    size_t dim = ix->dim;
+    float inv;
+    for (size_t i = 0; i < n; i++) {
+        rv_status st = check_vector(ix, vectors + i * dim, i, "vectors",
+                                    norm_given, &inv);
+        if (st) return st;
+    }
+    int64_t max_id = -1;
+    if (ids) {
+        int64_t *sorted = (int64_t *)rv__malloc(n * sizeof *sorted);
+        if (!sorted) return rv__nomem("a copy of the ids");
+        for (size_t i = 0; i < n; i++) {
+            int64_t id = ids[i];
+            if (id < 0 || id > RV_FLAT_MAX_ID) {
+                rv__free(sorted);
+                return rv__error(RV_E_INVALID_ARG,
+                                 "ids[%zu] = %lld: ids must be in 0 .. %lld", i,
+                                 (long long)id, (long long)RV_FLAT_MAX_ID);
+            }
+            if (map_find(ix, id) != SIZE_MAX) {
+                rv__free(sorted);
+                return rv__error(RV_E_INVALID_ARG,
+                                 "ids[%zu] = %lld is already in the index "
+                                 "(remove it first to replace it)",
+                                 i, (long long)id);
+            }
+            sorted[i] = id;
+            if (id > max_id) max_id = id;
+        }
+        qsort(sorted, n, sizeof *sorted, cmp_i64);
+        for (size_t i = 1; i < n; i++)
+            if (sorted[i] == sorted[i - 1]) {
+                long long dup = (long long)sorted[i];
+                rv__free(sorted);
+                return rv__error(RV_E_INVALID_ARG,
+                                 "id %lld appears more than once in ids", dup);
+            }
+        rv__free(sorted);
+    } else {
+        if ((uint64_t)n - 1 > (uint64_t)(RV_FLAT_MAX_ID - ix->next_id))
+            return rv__error(RV_E_RANGE,
+                             "numbering %zu vectors from %lld passes the "
+                             "largest id %lld",
+                             n, (long long)ix->next_id, (long long)RV_FLAT_MAX_ID);
+        max_id = ix->next_id + (int64_t)n - 1;
+    }
+    rv_status st = reserve_rows(ix, ix->n_rows + n);
+    if (st) return st;
+    st = map_reserve(ix, ix->map_used + n);
+    if (st) return st;
+
+    float *tmp = NULL;
+    if (ix->metric == RV_METRIC_COSINE && !norm_given) {
+        tmp = (float *)rv__malloc(dim * sizeof *tmp);
+        if (!tmp) return rv__nomem("a scratch vector");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float *x = vectors + i * dim;
+        if (tmp) {
+            check_vector(ix, x, i, "vectors", 0, &inv);
+            for (size_t j = 0; j < dim; j++) tmp[j] = x[j] * inv;
+            x = tmp;
+        }
+        size_t r = ix->n_rows + i;
+        int64_t id = ids ? ids[i] : ix->next_id + (int64_t)i;
+        store_row(ix, r, x);
+        ix->row_id[r] = id;
+        ix->dead[r] = 0;
+        map_put(ix, id, r);
+        if (assigned) assigned[i] = id;
+    }
+    rv__free(tmp);
+    ix->n_rows += n;
+    ix->n_live += n;
+    if (max_id + 1 > ix->next_id) ix->next_id = max_id + 1;
+    return RV_OK;
+}
+
+rv_status rv_flat_add(rv_flat *ix, size_t n, const float *vectors,
+                      const int64_t *ids, int64_t *assigned) {
+    return rv__flat_add(ix, n, vectors, ids, assigned, 0);
+}
+
+rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids,
+                         size_t *n_removed) {
+    if (n_removed) *n_removed = 0;
+    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    if (n == 0) return RV_OK;
+    if (!ids) return rv__error(RV_E_INVALID_ARG, "ids must not be NULL");
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || map_find(ix, ids[i]) == SIZE_MAX)
+            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
+                             i, (long long)ids[i]);
+    int64_t *sorted = (int64_t *)rv__malloc(n * sizeof *sorted);
+    if (!sorted) return rv__nomem("a copy of the ids");
+    memcpy(sorted, ids, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_i64);
+    for (size_t i = 1; i < n; i++)
+        if (sorted[i] == sorted[i - 1]) {
+            long long dup = (long long)sorted[i];
+            rv__free(sorted);
+            return rv__error(RV_E_INVALID_ARG,
+                             "id %lld appears more than once in ids", dup);
+        }
+    rv__free(sorted);
+    for (size_t i = 0; i < n; i++) {
+        size_t r = map_find(ix, ids[i]);
+        ix->dead[r] = 1;
+        map_erase(ix, ids[i]);
+    }
+    ix->n_live -= n;
+    if (n_removed) *n_removed = n;
+    return RV_OK;
+}
+
+rv_status rv_flat_compact(rv_flat *ix) {
+    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    if (ix->n_live == ix->n_rows) return RV_OK;
+    rv_flat_options opt;
+    rv_flat_options_init(&opt);
+    opt.dim = ix->dim;
+    opt.metric = ix->metric;
+    opt.storage = ix->storage;
+    opt.rescore_factor = ix->rescore_factor;
+    rv_flat *nx = NULL;
+    rv_status st = rv_flat_create(&opt, &nx);
+    if (st) return st;
+    size_t batch = 256, dim = ix->dim;
+    float *buf = (float *)rv__malloc(batch * dim * sizeof *buf);
+    int64_t *idb = (int64_t *)rv__malloc(batch * sizeof *idb);
+    if (!buf || !idb) st = rv__nomem("the compaction buffers");
+    if (!st) st = reserve_rows(nx, ix->n_live);
+    if (!st) st = map_reserve(nx, ix->n_live);
+    size_t filled = 0;
+    for (size_t r = 0; !st && r < ix->n_rows; r++) {
+        if (ix->dead[r]) continue;
+        const float *x = rv__flat_row(ix, r, buf + filled * dim);
+        if (x != buf + filled * dim) memcpy(buf + filled * dim, x, dim * sizeof *buf);
+        idb[filled++] = ix->row_id[r];
+        if (filled == batch) {
+            st = rv__flat_add(nx, filled, buf, idb, NULL, 1);
+            filled = 0;
+        }
+    }
+    if (!st && filled) st = rv__flat_add(nx, filled, buf, idb, NULL, 1);
+    rv__free(buf);
+    rv__free(idb);
+    if (st) {
+        rv_flat_free(nx);
+        return st;
+    }
+    nx->next_id = ix->next_id;
+    free_contents(ix);
+    *ix = *nx;
+    rv__free(nx);
+    return RV_OK;
+}
+
+rv_status rv_flat_ids(const rv_flat *ix, int64_t *ids, size_t capacity,
+                      size_t *n_ids) {
+    if (!ix || !n_ids || (!ids && capacity))
+        return rv__error(RV_E_INVALID_ARG, "index, ids and n_ids must not be NULL");
+    *n_ids = ix->n_live;
+    size_t w = 0;
+    for (size_t r = 0; r < ix->n_rows && w < capacity; r++)
+        if (!ix->dead[r]) ids[w++] = ix->row_id[r];
+    if (capacity < ix->n_live)
+        return rv__error(RV_E_SHAPE, "capacity %zu < %zu live ids", capacity,
+                         ix->n_live);
+    return RV_OK;
+}
+
+rv_status rv_flat_get(const rv_flat *ix, size_t n, const int64_t *ids,
+                      float *out) {
+    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    if (n == 0) return RV_OK;
+    if (!ids || !out)
+        return rv__error(RV_E_INVALID_ARG, "ids and out must not be NULL");
+    for (size_t i = 0; i < n; i++) {
+        size_t r = ids[i] < 0 ? SIZE_MAX : map_find(ix, ids[i]);
+        if (r == SIZE_MAX)
+            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
+                             i, (long long)ids[i]);
+        float *dst = out + i * ix->dim;
+        const float *x = rv__flat_row(ix, r, dst);
+        if (x != dst) memcpy(dst, x, ix->dim * sizeof *dst);
+    }
+    return RV_OK;
+}
+
+/* --------------------------------------------------------------- search */
+
+typedef struct rv__hit {
+    float s;      /* internal score: higher is better */
+    int64_t id;
+    size_t row;
+} rv__hit;
+
+/* a ranks before b: higher score, then lower id. */
+static inline int hit_better(float sa, int64_t ia, float sb, int64_t ib) {
+    return sa > sb || (sa == sb && ia < ib);
+}
+
+static int cmp_hit(const void *pa, const void *pb) {
+    const rv__hit *a = (const rv__hit *)pa, *b = (const rv__hit *)pb;
+    if (hit_better(a->s, a->id, b->s, b->id)) return -1;
+    if (hit_better(b->s, b->id, a->s, a->id)) return 1;
+    return 0;
+}
+
+/* Bounded heap with the worst hit at the root. */
+static void heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
+    size_t i;
+    if (*n < cap) {
+        i = (*n)++;
+        while (i > 0) {
+            size_t p = (i - 1) / 2;
+            if (!hit_better(h[p].s, h[p].id, x.s, x.id)) break;
+            h[i] = h[p];
+            i = p;
+        }
+        h[i] = x;
+        return;
+    }
+    if (!hit_better(x.s, x.id, h[0].s, h[0].id)) return;
+    i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= cap) break;
+        if (c + 1 < cap && hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id))
+            c++;
+        if (!hit_better(x.s, x.id, h[c].s, h[c].id)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+static float exact_score(const rv_flat *ix, const float *q, size_t row,
+                         float *tmp);
+
+typedef struct rv__search {
+    const rv_flat *ix;
+    size_t nq;            /* queries in this pass */
+    size_t kk;            /* heap size per query */
+    unsigned qb;          /* queries per kernel block */
+    size_t nqb;           /* query blocks */
+    int mode;             /* storage scanned: RV_FLAT_F32 / F16 / I8 */
+    const float *qpack_f; /* float query blocks */
+    const uint8_t *qpack_b; /* int8 query blocks */
+    const float *qscale;  /* int8: per-query scale */
+    const float *qrows;   /* prepared queries, row-major (RV__MODE_ROWS) */
+    const uint8_t *skip;  /* per row: 1 = never return (dead or filtered) */
+    size_t chunk_rows;
+    size_t n_chunks;
+    atomic_size_t next_chunk;
+    atomic_size_t done_chunks;
+    atomic_int stop;
+    rv__hit *heaps;       /* [n_threads][nq][kk] */
+    size_t *counts;       /* [n_threads][nq] */
+    float *tiles;         /* [n_threads][qb * 16] floats or int32 */
+    rv_progress_fn progress;
+    void *progress_ctx;
+    uint64_t progress_base, progress_total;
+    int interrupted;
+} rv__search;
+
+typedef struct rv__worker {
+    rv__search *sr;
+    unsigned t;
+} rv__worker;
+
+static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
+    const rv_flat *ix = sr->ix;
+    size_t r0 = c * sr->chunk_rows, r1 = r0 + sr->chunk_rows;
+    if (r1 > ix->n_rows) r1 = ix->n_rows;
+    size_t nq = sr->nq, kk = sr->kk, dim = ix->dim;
+    unsigned qb = sr->qb;
+    rv__hit *heaps = sr->heaps + (size_t)t * nq * kk;
+    size_t *counts = sr->counts + (size_t)t * nq;
+    float *tile = sr->tiles + (size_t)t * qb * RV__PANEL;
+    int32_t *itile = (int32_t *)(void *)tile;
+    int l2 = ix->metric == RV_METRIC_L2;
+    size_t pb = panel_bytes(ix);
+    const char *pan0 = (const char *)ix->panels;
+    if (sr->mode == RV__MODE_ROWS) {
+        float *tmp = tile; /* unused for row-major rows */
+        for (size_t q = 0; q < nq; q++) {
+            rv__hit *h = heaps + q * kk;
+            size_t *cnt = counts + q;
+            for (size_t row = r0; row < r1; row++) {
+                if (sr->skip[row]) continue;
+                rv__hit x = {exact_score(ix, sr->qrows + q * dim, row, tmp),
+                             ix->row_id[row], row};
+                heap_push(h, cnt, kk, x);
+            }
+        }
+        return;
+    }
+    for (size_t b = 0; b < sr->nqb; b++) {
+        size_t q0 = b * qb;
+        for (size_t r = r0; r < r1; r += RV__PANEL) {
+            const void *pan = pan0 + (r / RV__PANEL) * pb;
+            if (sr->mode == RV_FLAT_F32)
+                ix->kern.f32((const float *)pan, dim, sr->qpack_f + q0 * dim, tile);
+            else if (sr->mode == RV_FLAT_F16)
+                ix->kern.f16((const uint16_t *)pan, dim, sr->qpack_f + q0 * dim, tile);
+            else
+                ix->kern.i8((const int8_t *)pan, ix->dim4,
+                            sr->qpack_b + q0 * ix->dim4, itile);
+            size_t lanes = r1 - r < RV__PANEL ? r1 - r : RV__PANEL;
+            for (unsigned i = 0; i < qb && q0 + i < nq; i++) {
+                size_t q = q0 + i;
+                rv__hit *h = heaps + q * kk;
+                size_t *cnt = counts + q;
+                float thr = *cnt < kk ? -INFINITY : h[0].s;
+                for (size_t l = 0; l < lanes; l++) {
+                    size_t row = r + l;
+                    float s;
+                    if (sr->mode == RV_FLAT_I8) {
+                        int32_t d = itile[i * RV__PANEL + l] - 128 * ix->csum[row];
+                        s = (float)d * ix->scale[row] * sr->qscale[q];
+                    } else {
+                        s = tile[i * RV__PANEL + l];
+                    }
+                    if (l2) s = 2.0f * s - ix->sqnorm[row];
+                    if (s < thr || sr->skip[row]) continue;
+                    rv__hit x = {s, ix->row_id[row], row};
+                    heap_push(h, cnt, kk, x);
+                    thr = *cnt < kk ? -INFINITY : h[0].s;
+                }
+            }
+        }
+    }
+}
+
+static void *search_worker(void *arg) {
+    rv__worker *w = (rv__worker *)arg;
+    rv__search *sr = w->sr;
+    for (;;) {
+        if (atomic_load(&sr->stop)) break;
+        size_t c = atomic_fetch_add(&sr->next_chunk, 1);
+        if (c >= sr->n_chunks) break;
+        scan_chunk(sr, w->t, c);
+        size_t done = atomic_fetch_add(&sr->done_chunks, 1) + 1;
+        if (w->t == 0 && sr->progress &&
+            sr->progress(sr->progress_ctx, sr->progress_base + done,
+                         sr->progress_total)) {
+            sr->interrupted = 1;
+            atomic_store(&sr->stop, 1);
+        }
+    }
+    return NULL;
+}
+
+/* Run the scan of one pass on n_threads threads (the caller is thread 0). */
+static void run_scan(rv__search *sr, unsigned n_threads) {
+    atomic_init(&sr->next_chunk, 0);
+    atomic_init(&sr->done_chunks, 0);
+    atomic_init(&sr->stop, 0);
+    rv__worker w[64];
+    pthread_t th[64];
+    int started[64] = {0};
+    for (unsigned t = 0; t < n_threads; t++) {
+        w[t].sr = sr;
+        w[t].t = t;
+    }
+    for (unsigned t = 1; t < n_threads; t++)
+        started[t] = pthread_create(&th[t], NULL, search_worker, &w[t]) == 0;
+    search_worker(&w[0]);
+    for (unsigned t = 1; t < n_threads; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+}
+
+static unsigned resolve_threads(uint32_t n_threads) {
+    long n = n_threads;
+    if (n == 0) {
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+        if (n < 1) n = 1;
+    }
+    if (n > 64) n = 64;
+    return (unsigned)n;
+}
+
+/* Check the queries and prepare them: normalised copies (cosine) and |q|^2
+** (L2). */
+static rv_status prepare_queries(const rv_flat *ix, size_t nq,
+                                 const float *queries, float *qn, float *qsq) {
+    size_t dim = ix->dim;
+    for (size_t i = 0; i < nq; i++) {
+        const float *q = queries + i * dim;
+        double nn = 0;
+        for (size_t j = 0; j < dim; j++) {
+            if (!isfinite(q[j]))
+                return rv__error(RV_E_INVALID_ARG,
+                                 "queries[%zu][%zu] = %g: queries must be finite",
+                                 i, j, (double)q[j]);
+            nn += (double)q[j] * q[j];
+        }
+        if (nn > (double)FLT_MAX)
+            return rv__error(RV_E_RANGE,
+                             "queries[%zu]: its squared norm %g overflows float32",
+                             i, nn);
+        float inv = 1.0f;
+        if (ix->metric == RV_METRIC_COSINE) {
+            if (nn == 0)
+                return rv__error(RV_E_INVALID_ARG,
+                                 "queries[%zu] is a zero vector, which has no "
+                                 "cosine", i);
+            inv = (float)(1.0 / sqrt(nn));
+        }
+        for (size_t j = 0; j < dim; j++) qn[i * dim + j] = q[j] * inv;
+        qsq[i] = (float)nn;
+    }
+    return RV_OK;
+}
+
+/* Exact internal score of a row for a prepared query (higher is better;
+** L2 gives minus the squared distance). */
+static float exact_score(const rv_flat *ix, const float *q, size_t row,
+                         float *tmp) {
+    const float *x = rv__flat_row(ix, row, tmp);
+    if (ix->metric != RV_METRIC_L2) return ix->kern.dot(q, x, ix->dim);
+    float acc[8] = {0};
+    size_t j = 0, dim = ix->dim;
+    for (; j + 8 <= dim; j += 8)
+        for (int l = 0; l < 8; l++) {
+            float d = q[j + l] - x[j + l];
+            acc[l] += d * d;
+        }
+    for (int l = 0; j < dim; j++, l++) {
+        float d = q[j] - x[j];
+        acc[l] += d * d;
+    }
+    return -(((acc[0] + acc[4]) + (acc[2] + acc[6])) +
+             ((acc[1] + acc[5]) + (acc[3] + acc[7])));
+}
+
+/* Output score of an internal score. */
+static float out_score(const rv_flat *ix, float s, float qsq, int rescored) {
+    if (ix->metric != RV_METRIC_L2) return s;
+    if (rescored) return -s;
+    float d = qsq - s;
+    return d > 0 ? d : 0.0f;
+}
+
+static int cmp_out_l2(const void *pa, const void *pb) {
+    const rv__hit *a = (const rv__hit *)pa, *b = (const rv__hit *)pb;
+    if (a->s != b->s) return a->s < b->s ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+void rv_flat_search_params_init(rv_flat_search_params *p) {
+    if (!p) return;
+    memset(p, 0, sizeof *p);
+    p->k = 10;
+}
+
+rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
+                         size_t n_queries, const float *queries, int64_t *ids,
+                         float *scores, size_t *n_found) {
+    if (n_found) *n_found = 0;
+    if (!ix || !prm || !n_found)
+        return rv__error(RV_E_INVALID_ARG,
+                         "index, params and n_found must not be NULL");
+    size_t k = prm->k;
+    if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
+    if (n_queries == 0) return RV_OK;
+    if (!queries || !ids || !scores)
+        return rv__error(RV_E_INVALID_ARG,
+                         "queries, ids and scores must not be NULL");
+    if (k > SIZE_MAX / n_queries / sizeof(rv__hit))
+        return rv__error(RV_E_RANGE, "k = %zu is too large", k);
+    if (prm->rescore_factor > RV__MAX_RESCORE)
+        return rv__error(RV_E_INVALID_ARG,
+                         "rescore_factor = %u: must be in 0 .. %u",
+                         (unsigned)prm->rescore_factor, RV__MAX_RESCORE);
+    if (prm->allow_ids == NULL && prm->n_allow)
+        return rv__error(RV_E_INVALID_ARG, "allow_ids is NULL but n_allow > 0");
+    size_t dim = ix->dim, nq_all = n_queries;
+    for (size_t i = 0; i < nq_all * k; i++) {
+        ids[i] = -1;
+        scores[i] = NAN;
+    }
+
+    /* Which storage to scan and how many candidates to keep. */
+    int mode = (int)ix->storage;
+    if (prm->exact && mode != RV_FLAT_F32) mode = RV__MODE_ROWS;
+    size_t kk = k;
+    if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
+        size_t f = prm->rescore_factor ? prm->rescore_factor : ix->rescore_factor;
+        kk = k > SIZE_MAX / f ? SIZE_MAX : k * f;
+    }
+    /* Eligible rows: live and allowed. */
+    rv_status st = RV_OK;
+    uint8_t *skip = (uint8_t *)rv__malloc(ix->n_rows ? ix->n_rows : 1);
+    if (!skip) return rv__nomem("the row mask");
+    size_t eligible = 0;
+    if (prm->allow_ids) {
+        memset(skip, 1, ix->n_rows);
+        for (size_t i = 0; i < prm->n_allow; i++) {
+            int64_t id = prm->allow_ids[i];
+            size_t r = id < 0 ? SIZE_MAX : map_find(ix, id);
+            if (r != SIZE_MAX) skip[r] = 0;
+        }
+    } else {
+        memcpy(skip, ix->dead, ix->n_rows);
+    }
+    for (size_t r = 0; r < ix->n_rows; r++) eligible += !skip[r];
+    if (kk > eligible) kk = eligible;
+    size_t found = k < eligible ? k : eligible;
+    if (found == 0) {
+        rv__free(skip);
+        return RV_OK;
+    }
+
+    /* Queries per pass, so that heaps stay within ~96 MB per thread. */
+    size_t per_pass = ((size_t)4 << 20) / kk;
+    if (per_pass < 1) per_pass = 1;
+    if (per_pass > 1024) per_pass = 1024;
+    if (per_pass > nq_all) per_pass = nq_all;
+
+    unsigned qb = mode == RV_FLAT_F16 ? ix->kern.qb_f16
+                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8 : ix->kern.qb_f32;
+    size_t max_nqb = (per_pass + qb - 1) / qb;
+    size_t eb = mode == RV_FLAT_F16 ? 2 : mode == RV_FLAT_I8 ? 1 : 4;
+    size_t chunk = (size_t)393216 / ((size_t)dim * eb);
+    chunk = chunk / RV__PANEL * RV__PANEL;
+    if (chunk < RV__PANEL) chunk = RV__PANEL;
+    if (chunk > 1024) chunk = 1024;
+    size_t n_chunks = (ix->n_rows + chunk - 1) / chunk;
+    unsigned T = resolve_threads(prm->n_threads);
+    double work = (double)ix->n_rows * (double)nq_all * (double)dim;
+    if (work < (double)(1u << 21)) T = 1;
+    if (T > n_chunks) T = (unsigned)n_chunks;
+    if (T < 1) T = 1;
+
+    float *qn = (float *)rv__malloc(per_pass * dim * sizeof *qn);
+    float *qsq = (float *)rv__malloc(per_pass * sizeof *qsq);
+    float *qpack_f = NULL, *qscale = NULL;
+    uint8_t *qpack_b = NULL;
+    if (mode == RV_FLAT_I8) {
+        qpack_b = (uint8_t *)rv__malloc(max_nqb * qb * ix->dim4);
+        qscale = (float *)rv__malloc(max_nqb * qb * sizeof *qscale);
+    } else {
+        qpack_f = (float *)rv__malloc(max_nqb * qb * dim * sizeof *qpack_f);
+    }
+    rv__hit *heaps = (rv__hit *)rv__malloc((size_t)T * per_pass * kk * sizeof *heaps);
+    size_t *counts = (size_t *)rv__malloc((size_t)T * per_pass * sizeof *counts);
+    float *tiles = (float *)rv__malloc((size_t)T * qb * RV__PANEL * sizeof *tiles);
+    rv__hit *merged = (rv__hit *)rv__malloc((size_t)T * kk * sizeof *merged);
+    float *tmp = (float *)rv__malloc(dim * sizeof *tmp);
+    if (!qn || !qsq || (mode == RV_FLAT_I8 ? (!qpack_b || !qscale) : !qpack_f) ||
+        !heaps || !counts || !tiles || !merged || !tmp)
+        st = rv__nomem("the search buffers");
+
+    size_t n_pass = (nq_all + per_pass - 1) / per_pass;
+    rv__search sr;
+    memset(&sr, 0, sizeof sr);
+    sr.ix = ix;
+    sr.kk = kk;
+    sr.qb = qb;
+    sr.mode = mode;
+    sr.skip = skip;
+    sr.chunk_rows = chunk;
+    sr.n_chunks = n_chunks;
+    sr.heaps = heaps;
+    sr.counts = counts;
+    sr.tiles = tiles;
+    sr.progress = prm->progress;
+    sr.progress_ctx = prm->progress_ctx;
+    sr.progress_total = (uint64_t)n_chunks * n_pass;
+
+    for (size_t pass = 0; !st && pass < n_pass; pass++) {
+        size_t qa = pass * per_pass, nq = nq_all - qa;
+        if (nq > per_pass) nq = per_pass;
+        st = prepare_queries(ix, nq, queries + qa * dim, qn, qsq);
+        if (st) break;
+        size_t nqb = (nq + qb - 1) / qb;
+        if (mode == RV_FLAT_I8) {
+            size_t d4 = ix->dim4;
+            memset(qpack_b, 128, nqb * qb * d4);
+            for (size_t i = 0; i < nqb * qb; i++) qscale[i] = 0;
+            for (size_t i = 0; i < nq; i++) {
+                const float *q = qn + i * dim;
+                float maxabs = 0;
+                for (size_t j = 0; j < dim; j++)
+                    if (fabsf(q[j]) > maxabs) maxabs = fabsf(q[j]);
+                float inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
+                qscale[i] = maxabs / 127.0f;
+                uint8_t *blk = qpack_b + (i / qb) * qb * d4;
+                size_t ii = i % qb;
+                for (size_t j = 0; j < dim; j++) {
+                    long c = lrintf(q[j] * inv);
+                    if (c > 127) c = 127;
+                    if (c < -127) c = -127;
+                    blk[((j / 4) * qb + ii) * 4 + (j % 4)] = (uint8_t)(c + 128);
+                }
+            }
+        } else {
+            memset(qpack_f, 0, nqb * qb * dim * sizeof *qpack_f);
+            for (size_t i = 0; i < nq; i++) {
+                float *blk = qpack_f + (i / qb) * qb * dim;
+                size_t ii = i % qb;
+                for (size_t j = 0; j < dim; j++) blk[j * qb + ii] = qn[i * dim + j];
+            }
+        }
+        sr.nq = nq;
+        sr.nqb = nqb;
+        sr.qpack_f = qpack_f;
+        sr.qpack_b = qpack_b;
+        sr.qscale = qscale;
+        sr.qrows = qn;
+        sr.progress_base = (uint64_t)pass * n_chunks;
+        memset(counts, 0, (size_t)T * nq * sizeof *counts);
+        run_scan(&sr, T);
+        if (sr.interrupted) {
+            st = rv__error(RV_E_INTERRUPTED, "search interrupted by the progress callback");
+            break;
+        }
+        for (size_t i = 0; i < nq; i++) {
+            size_t m = 0;
+            for (unsigned t = 0; t < T; t++) {
+                const rv__hit *h = heaps + ((size_t)t * nq + i) * kk;
+                size_t c = counts[(size_t)t * nq + i];
+                memcpy(merged + m, h, c * sizeof *h);
+                m += c;
+            }
+            qsort(merged, m, sizeof *merged, cmp_hit);
+            if (m > kk) m = kk;
+            int rescored = mode == RV__MODE_ROWS;
+            if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
+                for (size_t c = 0; c < m; c++)
+                    merged[c].s = exact_score(ix, qn + i * dim, merged[c].row, tmp);
+                qsort(merged, m, sizeof *merged, cmp_hit);
+                rescored = 1;
+            }
+            size_t out_n = m < k ? m : k;
+            for (size_t c = 0; c < out_n; c++)
+                merged[c].s = out_score(ix, merged[c].s, qsq[i], rescored);
+            if (ix->metric == RV_METRIC_L2)
+                qsort(merged, out_n, sizeof *merged, cmp_out_l2);
+            int64_t *oid = ids + (qa + i) * k;
+            float *osc = scores + (qa + i) * k;
+            for (size_t c = 0; c < out_n; c++) {
+                oid[c] = merged[c].id;
+                osc[c] = merged[c].s;
+            }
+        }
+    }
+    rv__free(qn);
+    rv__free(qsq);
+    rv__free(qpack_f);
+    rv__free(qpack_b);
+    rv__free(qscale);
+    rv__free(heaps);
+    rv__free(counts);
+    rv__free(tiles);
+    rv__free(merged);
+    rv__free(tmp);
+    rv__free(skip);
+    if (st) {
+        for (size_t i = 0; i < nq_all * k; i++) {
+            ids[i] = -1;
+            scores[i] = NAN;
+        }
+        return st;
+    }
+    *n_found = found;
+    return RV_OK;
+}
+
+/* ------------------------------------------------------------- rescore */
+
+typedef struct rv__rescore_job {
+    const rv_flat *ix;
+    size_t nq, n_cand, k;
+    const float *qn, *qsq;
+    const size_t *rows;   /* nq * n_cand rows, SIZE_MAX = skip */
+    rv__hit *scratch;     /* per thread n_cand hits */
+    float *tmp;           /* per thread dim floats */
+    int64_t *ids;
+    float *scores;
+    size_t *n_found;
+    unsigned T;
+} rv__rescore_job;
+
+typedef struct rv__rescore_worker {
+    rv__rescore_job *job;
+    unsigned t;
+} rv__rescore_worker;
+
+static void *rescore_worker(void *arg) {
+    rv__rescore_worker *w = (rv__rescore_worker *)arg;
+    rv__rescore_job *jb = w->job;
+    const rv_flat *ix = jb->ix;
+    size_t dim = ix->dim;
+    rv__hit *hits = jb->scratch + (size_t)w->t * jb->n_cand;
+    float *tmp = jb->tmp + (size_t)w->t * dim;
+    for (size_t i = w->t; i < jb->nq; i += jb->T) {
+        const size_t *rows = jb->rows + i * jb->n_cand;
+        size_t m = 0;
+        for (size_t c = 0; c < jb->n_cand; c++) {
+            if (rows[c] == SIZE_MAX) continue;
+            rv__hit h = {exact_score(ix, jb->qn + i * dim, rows[c], tmp),
+                         ix->row_id[rows[c]], rows[c]};
+            hits[m++] = h;
+        }
+        qsort(hits, m, sizeof *hits, cmp_hit);
+        size_t out_n = m < jb->k ? m : jb->k;
+        for (size_t c = 0; c < out_n; c++)
+            hits[c].s = out_score(ix, hits[c].s, jb->qsq[i], 1);
+        if (ix->metric == RV_METRIC_L2) qsort(hits, out_n, sizeof *hits, cmp_out_l2);
+        for (size_t c = 0; c < out_n; c++) {
+            jb->ids[i * jb->k + c] = hits[c].id;
+            jb->scores[i * jb->k + c] = hits[c].s;
+        }
+        jb->n_found[i] = out_n;
+    }
+    return NULL;
+}
+
+rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
+                          const float *queries, size_t n_cand,
+                          const int64_t *cand, size_t k, uint32_t n_threads,
+                          int64_t *ids, float *scores, size_t *n_found) {
+    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
+    if (n_queries == 0) return RV_OK;
+    if (!queries || !ids || !scores || !n_found || (!cand && n_cand))
+        return rv__error(RV_E_INVALID_ARG,
+                         "queries, cand, ids, scores and n_found must not be NULL");
+    if (k > SIZE_MAX / n_queries || (n_cand && n_queries > SIZE_MAX / n_cand / 8))
+        return rv__error(RV_E_RANGE, "k or n_cand is too large");
+    for (size_t i = 0; i < n_queries * k; i++) {
+        ids[i] = -1;
+        scores[i] = NAN;
+    }
+    for (size_t i = 0; i < n_queries; i++) n_found[i] = 0;
+    size_t dim = ix->dim, total = n_queries * n_cand;
+    rv_status st = RV_OK;
+    size_t *rows = (size_t *)rv__malloc((total ? total : 1) * sizeof *rows);
+    int64_t *sorted = (int64_t *)rv__malloc((n_cand ? n_cand : 1) * sizeof *sorted);
+    float *qn = (float *)rv__malloc(n_queries * dim * sizeof *qn);
+    float *qsq = (float *)rv__malloc(n_queries * sizeof *qsq);
+    if (!rows || !sorted || !qn || !qsq) st = rv__nomem("the rescoring buffers");
+    if (!st) st = prepare_queries(ix, n_queries, queries, qn, qsq);
+    /* Resolve ids to rows on this thread; repeated ids count once. */
+    for (size_t i = 0; !st && i < n_queries; i++) {
+        const int64_t *c = cand + i * n_cand;
+        memcpy(sorted, c, n_cand * sizeof *sorted);
+        qsort(sorted, n_cand, sizeof *sorted, cmp_i64);
+        size_t u = 0;
+        for (size_t j = 0; j < n_cand; j++)
+            if (sorted[j] != -1 && (u == 0 || sorted[u - 1] != sorted[j]))
+                sorted[u++] = sorted[j];
+        for (size_t j = 0; j < n_cand; j++) rows[i * n_cand + j] = SIZE_MAX;
+        for (size_t j = 0; j < u; j++) {
+            size_t r = sorted[j] < 0 ? SIZE_MAX : map_find(ix, sorted[j]);
+            if (r == SIZE_MAX) {
+                st = rv__error(RV_E_RANGE,
+                               "candidate id %lld (query %zu) is not in the index",
+                               (long long)sorted[j], i);
+                break;
+            }
+            rows[i * n_cand + j] = r;
+        }
+    }
+    unsigned T = resolve_threads(n_threads);
+    if ((double)total * dim < (double)(1u << 20)) T = 1;
+    if (T > n_queries) T = (unsigned)n_queries;
+    rv__hit *scratch = NULL;
+    float *tmp = NULL;
+    if (!st) {
+        scratch = (rv__hit *)rv__malloc((size_t)T * (n_cand ? n_cand : 1) * sizeof *scratch);
+        tmp = (float *)rv__malloc((size_t)T * dim * sizeof *tmp);
+        if (!scratch || !tmp) st = rv__nomem("the rescoring buffers");
+    }
+    if (!st) {
+        rv__rescore_job jb = {ix, n_queries, n_cand, k, qn, qsq, rows,
+                              scratch, tmp, ids, scores, n_found, T};
+        rv__rescore_worker w[64];
+        pthread_t th[64];
+        int started[64] = {0};
+        for (unsigned t = 0; t < T; t++) {
+            w[t].job = &jb;
+            w[t].t = t;
+        }
+        for (unsigned t = 1; t < T; t++)
+            started[t] = pthread_create(&th[t], NULL, rescore_worker, &w[t]) == 0;
+        rescore_worker(&w[0]);
+        for (unsigned t = 1; t < T; t++) {
+            if (started[t]) pthread_join(th[t], NULL);
+            else rescore_worker(&w[t]); /* could not start: do its share here */
+        }
+    }
+    rv__free(rows);
+    rv__free(sorted);
+    rv__free(qn);
+    rv__free(qsq);
+    rv__free(scratch);
+    rv__free(tmp);
+    return st;
+}

@@ -1,0 +1,419 @@
+/*
+** Scoring kernels of the flat index: one panel of 16 rows against a block
+** of queries, and a plain dot product for re-scoring.
+**
+** Portability: no -march flags.  On x86-64 with GCC or Clang the kernels
+** are compiled a second and third time for AVX2+FMA and for AVX-512 with
+** target attributes, and rv__flat_kernels_select picks one at run time
+** from the CPU's feature bits; everywhere else the portable versions run.
+** The float kernels use GCC vector extensions (plain C loops without them),
+** so the compiler emits full-width FMAs without intrinsics.  The int8 kernel
+** uses the AVX-512 VNNI dot-product instruction where the CPU has it; its
+** portable twin does the same integer arithmetic, so both give identical
+** results.
+**
+** Why panels: a dot product along the dimension ends in a horizontal sum
+** per (query, row) pair.  Interleaving 16 rows per dimension instead keeps
+** 16 independent sums in one vector register, one broadcast query value
+** multiplies all of them, and a block of queries reuses every panel load.
+*/
+#include <string.h>
+
+#include "flat_internal.h"
+
+/* The float kernels rely on a*b+c becoming one fused multiply-add; GCC does
+** not contract in ISO C mode unless asked.  Scores stay deterministic: the
+** same binary always takes the same path. */
+#if defined(__clang__)
+#  pragma STDC FP_CONTRACT ON
+#elif defined(__GNUC__)
+#  pragma GCC optimize("fp-contract=fast")
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__VEC_EXT 1
+#endif
+
+#if defined(__x86_64__) && defined(RV__VEC_EXT) && !defined(RV_NO_MULTIVERSION)
+#  define RV__X86_DISPATCH 1
+#  include <immintrin.h>
+#  define RV__T_AVX2 __attribute__((target("avx2,fma,f16c")))
+#  define RV__T_AVX512 \
+      __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#  define RV__T_VNNI \
+      __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#endif
+
+/* ------------------------------------------------------------ half floats */
+
+uint16_t rv__f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) /* inf or NaN */
+        return (uint16_t)(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
+    if (absx >= 0x477ff000u) /* rounds to >= 65520: overflow */
+        return (uint16_t)(sign | 0x7c00u);
+    if (absx < 0x38800000u) { /* below the smallest normal half: subnormal */
+        if (absx < 0x33000000u) return (uint16_t)sign; /* < half of 2^-24 */
+        uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+        unsigned shift = 126u - (absx >> 23); /* 14 .. 24 */
+        uint32_t h = mant >> shift;
+        uint32_t rem = mant & ((1u << shift) - 1u);
+        uint32_t half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (h & 1u))) h++;
+        return (uint16_t)(sign | h);
+    }
+    /* normal: rebias exponent 127 -> 15, keep 10 mantissa bits, round */
+    uint32_t h = ((absx - 0x38000000u) >> 13);
+    uint32_t rem = absx & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+}
+
+float rv__f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+    if (e == 0) {
+        if (m == 0) {
+            x = sign;
+        } else { /* subnormal: normalise */
+            e = 113;
+            while (!(m & 0x400u)) { m <<= 1; e--; }
+            x = sign | (e << 23) | ((m & 0x3ffu) << 13);
+        }
+    } else if (e == 31) {
+        x = sign | 0x7f800000u | (m << 13);
+    } else {
+        x = sign | ((e + 112u) << 23) | (m << 13);
+    }
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+/* --------------------------------------------------------- float kernels */
+
+#ifdef RV__VEC_EXT
+typedef float rv__v4f __attribute__((vector_size(16)));
+typedef float rv__v8f __attribute__((vector_size(32)));
+typedef float rv__v16f __attribute__((vector_size(64)));
+#  define RV__LOAD(VT, p) ({ VT ld__; memcpy(&ld__, (p), sizeof ld__); ld__; })
+#endif
+
+/* One template for every float kernel: QB queries, vectors of VL lanes
+** (16 / VL of them per panel row).  LOADROW(j, x) fills x[0 .. 16/VL) with
+** dimension j of the 16 rows as floats. */
+#define RV__FLOAT_TILE_BODY(QB, VT, VL, LOADROW)                              \
+    enum { NV_ = 16 / (VL) };                                                 \
+    VT acc[QB][NV_];                                                          \
+    for (int i = 0; i < (QB); i++)                                            \
+        for (int v = 0; v < NV_; v++) acc[i][v] = (VT){0};                    \
+    for (size_t j = 0; j < dim; j++) {                                        \
+        VT x[NV_];                                                            \
+        LOADROW(j, x);                                                        \
+        const float *qj = qpack + j * (QB);                                   \
+        for (int i = 0; i < (QB); i++) {                                      \
+            float s = qj[i];                                                  \
+            for (int v = 0; v < NV_; v++) acc[i][v] += x[v] * s;              \
+        }                                                                     \
+    }                                                                         \
+    for (int i = 0; i < (QB); i++)                                            \
+        for (int v = 0; v < NV_; v++)                                         \
+            memcpy(out + i * 16 + v * (VL), &acc[i][v], sizeof acc[i][v]);
+
+#ifdef RV__VEC_EXT
+#  define RV__LOADROW_F32(VT, VL, J, X)                                       \
+      for (int v_ = 0; v_ < 16 / (VL); v_++)                                  \
+          X[v_] = RV__LOAD(VT, panel + (J) * 16 + v_ * (VL))
+#endif
+
+/* Portable float32: 4-lane vectors (SSE2 on x86-64, NEON on arm64). */
+#define RV__QB_PORTABLE 3
+static void tile_f32_portable(const float *panel, size_t dim,
+                              const float *qpack, float *out) {
+#ifdef RV__VEC_EXT
+#  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v4f, 4, j_, x_)
+    RV__FLOAT_TILE_BODY(RV__QB_PORTABLE, rv__v4f, 4, LOADROW)
+#  undef LOADROW
+#else
+    float acc[RV__QB_PORTABLE][16] = {{0}};
+    for (size_t j = 0; j < dim; j++)
+        for (int i = 0; i < RV__QB_PORTABLE; i++)
+            for (int l = 0; l < 16; l++)
+                acc[i][l] += panel[j * 16 + l] * qpack[j * RV__QB_PORTABLE + i];
+    memcpy(out, acc, sizeof acc);
+#endif
+}
+
+/* Portable float16: convert 16 halves per dimension, then as float32. */
+static void tile_f16_portable(const uint16_t *panel, size_t dim,
+                              const float *qpack, float *out) {
+#ifdef RV__VEC_EXT
+#  define LOADROW(j_, x_)                                                     \
+      do {                                                                    \
+          float t_[16];                                                       \
+          for (int l_ = 0; l_ < 16; l_++)                                     \
+              t_[l_] = rv__f16_to_f32(panel[j_ * 16 + l_]);                   \
+          for (int v_ = 0; v_ < 4; v_++) x_[v_] = RV__LOAD(rv__v4f, t_ + 4 * v_); \
+      } while (0)
+    RV__FLOAT_TILE_BODY(RV__QB_PORTABLE, rv__v4f, 4, LOADROW)
+#  undef LOADROW
+#else
+    float acc[RV__QB_PORTABLE][16] = {{0}};
+    for (size_t j = 0; j < dim; j++)
+        for (int l = 0; l < 16; l++) {
+            float x = rv__f16_to_f32(panel[j * 16 + l]);
+            for (int i = 0; i < RV__QB_PORTABLE; i++)
+                acc[i][l] += x * qpack[j * RV__QB_PORTABLE + i];
+        }
+    memcpy(out, acc, sizeof acc);
+#endif
+}
+
+/* Portable int8: unsigned query bytes times signed row bytes, four per
+** 32-bit lane (the arithmetic of VPDPBUSD, exact in int32). */
+#define RV__QB_I8_PORTABLE 4
+static void tile_i8_portable(const int8_t *panel, size_t dim4,
+                             const uint8_t *qpack, int32_t *out) {
+    int32_t acc[RV__QB_I8_PORTABLE][16];
+    memset(acc, 0, sizeof acc);
+    for (size_t j = 0; j < dim4 / 4; j++) {
+        const int8_t *p = panel + j * 64;
+        const uint8_t *q = qpack + j * RV__QB_I8_PORTABLE * 4;
+        for (int i = 0; i < RV__QB_I8_PORTABLE; i++) {
+            int32_t q0 = q[i * 4], q1 = q[i * 4 + 1], q2 = q[i * 4 + 2],
+                    q3 = q[i * 4 + 3];
+            for (int l = 0; l < 16; l++)
+                acc[i][l] += q0 * p[l * 4] + q1 * p[l * 4 + 1] +
+                             q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
+        }
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
+/* Dot product with 16 independent partial sums (vectorises without
+** -ffast-math, since the order of additions is fixed by the source). */
+static float dot_portable(const float *a, const float *b, size_t n) {
+    float acc[16] = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; l++) acc[l] += a[i + l] * b[i + l];
+    for (int l = 0; i < n; i++, l++) acc[l] += a[i] * b[i];
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+    return acc[0];
+}
+
+#ifdef RV__X86_DISPATCH
+/* AVX2 + FMA: 4 queries x 2 ymm per panel row = 8 accumulators. */
+#  define RV__QB_AVX2 4
+RV__T_AVX2 static void tile_f32_avx2(const float *panel, size_t dim,
+                                     const float *qpack, float *out) {
+#  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v8f, 8, j_, x_)
+    RV__FLOAT_TILE_BODY(RV__QB_AVX2, rv__v8f, 8, LOADROW)
+#  undef LOADROW
+}
+
+RV__T_AVX2 static void tile_f16_avx2(const uint16_t *panel, size_t dim,
+                                     const float *qpack, float *out) {
+#  define LOADROW(j_, x_)                                                     \
+      do {                                                                    \
+          for (int v_ = 0; v_ < 2; v_++) {                                    \
+              __m128i h_ = _mm_loadu_si128(                                   \
+                  (const __m128i *)(const void *)(panel + j_ * 16 + v_ * 8)); \
+              __m256 f_ = _mm256_cvtph_ps(h_);                                \
+              memcpy(&x_[v_], &f_, 32);                                       \
+          }                                                                   \
+      } while (0)
+    RV__FLOAT_TILE_BODY(RV__QB_AVX2, rv__v8f, 8, LOADROW)
+#  undef LOADROW
+}
+
+RV__T_AVX2 static float dot_avx2(const float *a, const float *b, size_t n) {
+    float acc[16] = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; l++) acc[l] += a[i + l] * b[i + l];
+    for (int l = 0; i < n; i++, l++) acc[l] += a[i] * b[i];
+    for (int w = 8; w >= 1; w /= 2)
+        for (int l = 0; l < w; l++) acc[l] += acc[l + w];
+    return acc[0];
+}
+
+/* AVX-512: 8 queries x 1 zmm per panel row. */
+#  define RV__QB_AVX512 8
+RV__T_AVX512 static void tile_f32_avx512(const float *panel, size_t dim,
+                                         const float *qpack, float *out) {
+#  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v16f, 16, j_, x_)
+    RV__FLOAT_TILE_BODY(RV__QB_AVX512, rv__v16f, 16, LOADROW)
+#  undef LOADROW
+}
+
+RV__T_AVX512 static void tile_f16_avx512(const uint16_t *panel, size_t dim,
+                                         const float *qpack, float *out) {
+#  define LOADROW(j_, x_)                                                     \
+      do {                                                                    \
+          __m256i h_ = _mm256_loadu_si256(                                    \
+              (const __m256i *)(const void *)(panel + j_ * 16));              \
+          __m512 f_ = _mm512_cvtph_ps(h_);                                    \
+          memcpy(&x_[0], &f_, 64);                                            \
+      } while (0)
+    RV__FLOAT_TILE_BODY(RV__QB_AVX512, rv__v16f, 16, LOADROW)
+#  undef LOADROW
+}
+
+/* AVX-512 VNNI: VPDPBUSD multiplies 4 unsigned query bytes by 4 signed row
+** bytes and adds the sum to a 32-bit lane: 64 products per instruction. */
+#  define RV__QB_VNNI 8
+RV__T_VNNI static void tile_i8_vnni(const int8_t *panel, size_t dim4,
+                                    const uint8_t *qpack, int32_t *out) {
+    __m512i acc[RV__QB_VNNI];
+    for (int i = 0; i < RV__QB_VNNI; i++) acc[i] = _mm512_setzero_si512();
+    for (size_t j = 0; j < dim4 / 4; j++) {
+        __m512i x = _mm512_loadu_si512((const void *)(panel + j * 64));
+        const uint8_t *q = qpack + j * RV__QB_VNNI * 4;
+        for (int i = 0; i < RV__QB_VNNI; i++) {
+            int32_t w;
+            memcpy(&w, q + i * 4, 4);
+            acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_set1_epi32(w), x);
+        }
+    }
+    for (int i = 0; i < RV__QB_VNNI; i++)
+        _mm512_storeu_si512((void *)(out + i * 16), acc[i]);
+}
+#endif /* RV__X86_DISPATCH */
+
+void rv__flat_kernels_portable(rv__flat_kernels *k) {
+    k->f32 = tile_f32_portable;
+    k->qb_f32 = RV__QB_PORTABLE;
+    k->f16 = tile_f16_portable;
+    k->qb_f16 = RV__QB_PORTABLE;
+    k->i8 = tile_i8_portable;
+    k->qb_i8 = RV__QB_I8_PORTABLE;
+    k->dot = dot_portable;
+    k->name = "portable";
+}
+
+void rv__flat_kernels_select(rv__flat_kernels *k) {
+    rv__flat_kernels_portable(k);
+#ifdef RV__X86_DISPATCH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c")) {
+        k->f32 = tile_f32_avx2;
+        k->qb_f32 = RV__QB_AVX2;
+        k->f16 = tile_f16_avx2;
+        k->qb_f16 = RV__QB_AVX2;
+        k->dot = dot_avx2;
+        k->name = "avx2";
+        if (__builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512dq")) {
+            k->f32 = tile_f32_avx512;
+            k->qb_f32 = RV__QB_AVX512;
+            k->f16 = tile_f16_avx512;
+            k->qb_f16 = RV__QB_AVX512;
+            k->name = "avx512";
+            if (__builtin_cpu_supports("avx512vnni")) {
+                k->i8 = tile_i8_vnni;
+                k->qb_i8 = RV__QB_VNNI;
+                k->name = "avx512-vnni";
+            }
+        }
+    }
+#endif
+}
+
+/* ------------------------------------------------------------- checksum */
+
+#define RV__P1 0x9E3779B185EBCA87ULL
+#define RV__P2 0xC2B2AE3D27D4EB4FULL
+#define RV__P3 0x165667B19E3779F9ULL
+#define RV__P4 0x85EBCA77C2B2AE63ULL
+
+static inline uint64_t rv__rotl64(uint64_t x, unsigned r) {
+    return (x << r) | (x >> (64u - r));
+}
+
+static inline uint64_t rv__le64(const uint8_t *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
+           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+static inline uint64_t rv__sum_round(uint64_t acc, uint64_t w) {
+    acc += w * RV__P2;
+    acc = rv__rotl64(acc, 31);
+    return acc * RV__P1;
+}
+
+void rv__sum64_init(rv__sum64 *s, uint64_t seed) {
+    s->acc[0] = seed + RV__P1 + RV__P2;
+    s->acc[1] = seed + RV__P2;
+    s->acc[2] = seed;
+    s->acc[3] = seed - RV__P1;
+    s->buffered = 0;
+    s->total = 0;
+}
+
+static void rv__sum64_block(uint64_t acc[4], const uint8_t *p) {
+    acc[0] = rv__sum_round(acc[0], rv__le64(p));
+    acc[1] = rv__sum_round(acc[1], rv__le64(p + 8));
+    acc[2] = rv__sum_round(acc[2], rv__le64(p + 16));
+    acc[3] = rv__sum_round(acc[3], rv__le64(p + 24));
+}
+
+void rv__sum64_update(rv__sum64 *s, const void *data, size_t len) {
+    const uint8_t *p = (const uint8_t *)data;
+    s->total += len;
+    if (s->buffered) {
+        size_t take = 32 - s->buffered;
+        if (take > len) take = len;
+        memcpy(s->buf + s->buffered, p, take);
+        s->buffered += take;
+        p += take;
+        len -= take;
+        if (s->buffered < 32) return;
+        rv__sum64_block(s->acc, s->buf);
+        s->buffered = 0;
+    }
+    uint64_t a[4] = {s->acc[0], s->acc[1], s->acc[2], s->acc[3]};
+    while (len >= 32) {
+        rv__sum64_block(a, p);
+        p += 32;
+        len -= 32;
+    }
+    memcpy(s->acc, a, sizeof a);
+    if (len) {
+        memcpy(s->buf, p, len);
+        s->buffered = len;
+    }
+}
+
+uint64_t rv__sum64_final(const rv__sum64 *s) {
+    uint64_t h = rv__rotl64(s->acc[0], 1) + rv__rotl64(s->acc[1], 7) +
+                 rv__rotl64(s->acc[2], 12) + rv__rotl64(s->acc[3], 18);
+    for (int i = 0; i < 4; i++) {
+        h ^= rv__sum_round(0, s->acc[i]);
+        h = h * RV__P1 + RV__P4;
+    }
+    h += s->total;
+    size_t i = 0;
+    for (; i + 8 <= s->buffered; i += 8) {
+        h ^= rv__sum_round(0, rv__le64(s->buf + i));
+        h = rv__rotl64(h, 27) * RV__P1 + RV__P4;
+    }
+    for (; i < s->buffered; i++) {
+        h ^= (uint64_t)s->buf[i] * 0x27D4EB2F165667C5ULL;
+        h = rv__rotl64(h, 11) * RV__P1;
+    }
+    h ^= h >> 33;
+    h *= RV__P2;
+    h ^= h >> 29;
+    h *= RV__P3;
+    h ^= h >> 32;
+    return h;
+}

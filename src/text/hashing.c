@@ -1,0 +1,367 @@
+/*
+** The hashing embedder (include/rowvoi/hashing.h).
+**
+** Self-contained on purpose: its tokenizer and lowercasing live here, so
+** the vectors of an embedder id never change when the text analyzer of the
+** lexical index is tuned.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../internal.h"
+
+#define RV__HASH_ID_CAP 128
+
+struct rv_hasher {
+    rv_hasher_options opt;
+    char id[RV__HASH_ID_CAP];
+};
+
+/* Feature kinds, mixed into the seed so equal strings of different kinds
+** land apart. */
+#define RV__TAG_WORD 0x776f7264u   /* "word" */
+#define RV__TAG_CHAR 0x63686172u   /* "char" */
+#define RV__TAG_NGRAM 0x6e67726du  /* "ngrm" */
+
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+/* Hash n code points (FNV-1a over 32-bit units, then a full avalanche). */
+static inline uint64_t hash_cps(const uint32_t *c, size_t n, uint64_t seed) {
+    uint64_t h = 0xcbf29ce484222325ULL ^ mix64(seed + n);
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 0x100000001b3ULL;
+    }
+    return mix64(h);
+}
+
+void rv_hasher_options_init(rv_hasher_options *opt) {
+    if (!opt) return;
+    memset(opt, 0, sizeof *opt);
+    opt->dim = 384;
+    opt->word_ngrams = 2;
+    opt->char_min = 3;
+    opt->char_max = 5;
+    opt->char_weight = 1.0f;
+    opt->seed = 0;
+}
+
+rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out) {
+    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    *out = NULL;
+    if (!opt) return rv__error(RV_E_INVALID_ARG, "opt must not be NULL");
+    if (opt->dim == 0 || opt->dim > RV_HASHER_MAX_DIM)
+        return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u",
+                         (unsigned)opt->dim, (unsigned)RV_HASHER_MAX_DIM);
+    if (opt->word_ngrams > RV_HASHER_MAX_WORD_NGRAMS)
+        return rv__error(RV_E_RANGE, "word_ngrams = %u: must be in 0 .. %u",
+                         (unsigned)opt->word_ngrams, RV_HASHER_MAX_WORD_NGRAMS);
+    if (opt->char_min > 0 &&
+        (opt->char_max < opt->char_min || opt->char_max > RV_HASHER_MAX_CHAR_NGRAM))
+        return rv__error(RV_E_RANGE,
+                         "char n-grams %u .. %u: need char_min <= char_max <= %u",
+                         (unsigned)opt->char_min, (unsigned)opt->char_max,
+                         RV_HASHER_MAX_CHAR_NGRAM);
+    if (!isfinite(opt->char_weight) || opt->char_weight < 0)
+        return rv__error(RV_E_INVALID_ARG,
+                         "char_weight = %g: must be finite and >= 0",
+                         (double)opt->char_weight);
+    int chars = opt->char_min > 0 && opt->char_weight > 0;
+    if (opt->word_ngrams == 0 && !chars)
+        return rv__error(RV_E_INVALID_ARG,
+                         "no features: set word_ngrams >= 1 or character n-grams");
+    rv_hasher *h = (rv_hasher *)rv__calloc(1, sizeof *h);
+    if (!h) return rv__nomem("the hasher");
+    h->opt = *opt;
+    if (!chars) {
+        h->opt.char_min = h->opt.char_max = 0;
+        h->opt.char_weight = 0;
+    }
+    snprintf(h->id, sizeof h->id, "hash-v1:dim=%u,words=1-%u,chars=%u-%u,cw=%g,seed=%llu",
+             (unsigned)h->opt.dim, (unsigned)h->opt.word_ngrams,
+             (unsigned)h->opt.char_min, (unsigned)h->opt.char_max,
+             (double)h->opt.char_weight, (unsigned long long)h->opt.seed);
+    *out = h;
+    return RV_OK;
+}
+
+void rv_hasher_free(rv_hasher *h) { rv__free(h); }
+
+uint32_t rv_hasher_dim(const rv_hasher *h) { return h ? h->opt.dim : 0; }
+
+const char *rv_hasher_id(const rv_hasher *h) { return h ? h->id : ""; }
+
+/* ---------------------------------------------------------- characters */
+
+/* Decode one UTF-8 code point at s[*i] (< len).  Returns it and advances
+** *i, or returns UINT32_MAX for an invalid sequence (overlong forms,
+** surrogates and values above U+10FFFF are invalid). */
+static uint32_t utf8_next(const unsigned char *s, size_t len, size_t *i) {
+    unsigned char c = s[*i];
+    if (c < 0x80) {
+        (*i)++;
+        return c;
+    }
+    size_t n;
+    uint32_t cp, min;
+    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1fu; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0fu; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07u; min = 0x10000; }
+    else return UINT32_MAX;
+    if (len - *i <= n) return UINT32_MAX;
+    for (size_t k = 1; k <= n; k++) {
+        unsigned char t = s[*i + k];
+        if ((t & 0xc0u) != 0x80u) return UINT32_MAX;
+        cp = (cp << 6) | (t & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return UINT32_MAX;
+    *i += n + 1;
+    return cp;
+}
+
+/* Is cp part of a word?  ASCII letters and digits; above U+007F everything
+** except punctuation, symbol and space blocks. */
+static int is_word_char(uint32_t cp) {
+    if (cp < 0x80)
+        return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') ||
+               (cp >= 'A' && cp <= 'Z');
+    if (cp <= 0xbf) return cp == 0xaa || cp == 0xb5 || cp == 0xba;
+    if (cp == 0xd7 || cp == 0xf7) return 0;
+    if (cp >= 0x2000 && cp <= 0x2bff) return 0; /* punctuation, symbols, arrows */
+    if (cp >= 0x3000 && cp <= 0x303f) return 0; /* CJK punctuation */
+    if (cp >= 0xfe30 && cp <= 0xfe4f) return 0; /* CJK compatibility forms */
+    if (cp >= 0xff00 && cp <= 0xff0f) return 0; /* fullwidth punctuation */
+    if (cp >= 0xff1a && cp <= 0xff20) return 0;
+    if (cp >= 0xff3b && cp <= 0xff40) return 0;
+    if (cp >= 0xff5b && cp <= 0xff65) return 0;
+    if (cp >= 0x1f000 && cp <= 0x1faff) return 0; /* emoji and pictographs */
+    if (cp == 0xfeff) return 0;                    /* byte order mark */
+    return 1;
+}
+
+static uint32_t to_lower(uint32_t cp) {
+    if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
+    if (cp >= 0xc0 && cp <= 0xde && cp != 0xd7) return cp + 32;
+    if (cp >= 0x100 && cp <= 0x137) return cp | 1u;
+    if (cp >= 0x139 && cp <= 0x148) return (cp & 1u) ? cp + 1 : cp;
+    if (cp >= 0x14a && cp <= 0x177) return cp | 1u;
+    if (cp == 0x178) return 0xff;
+    if (cp >= 0x179 && cp <= 0x17e) return (cp & 1u) ? cp + 1 : cp;
+    if (cp >= 0x391 && cp <= 0x3a9 && cp != 0x3a2) return cp + 32;
+    if (cp >= 0x410 && cp <= 0x42f) return cp + 32;
+    if (cp >= 0x400 && cp <= 0x40f) return cp + 80;
+    return cp;
+}
+
+/* ------------------------------------------------------------ embedding */
+
+static inline void add_feature(float *out, uint32_t dim, uint64_t h, float w) {
+    uint32_t b = (uint32_t)((h & 0x7fffffffffffffffULL) % dim);
+    out[b] += (h >> 63) ? -w : w;
+}
+
+/* Features of one word held in cps[1 .. m] (cps[0] and cps[m+1] are free
+** for the boundary marks).  prev[0..2] hold the hashes of the previous
+** words (most recent first), n_prev how many there are. */
+static void word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
+                          uint64_t *prev, unsigned *n_prev, float *out) {
+    const rv_hasher_options *o = &hs->opt;
+    uint64_t hw = hash_cps(cps + 1, m, o->seed ^ RV__TAG_WORD);
+    if (o->word_ngrams >= 1) add_feature(out, o->dim, hw, 1.0f);
+    uint64_t g = hw;
+    for (unsigned n = 2; n <= o->word_ngrams && n - 2 < *n_prev; n++) {
+        g = mix64(g ^ (prev[n - 2] * 0x9E3779B97F4A7C15ULL) ^ (o->seed + RV__TAG_NGRAM + n));
+        add_feature(out, o->dim, g, 1.0f);
+    }
+    prev[2] = prev[1];
+    prev[1] = prev[0];
+    prev[0] = hw;
+    if (*n_prev < 3) (*n_prev)++;
+    if (o->char_min == 0) return;
+    size_t padded = m + 2, count = 0;
+    cps[0] = '<';
+    cps[m + 1] = '>';
+    for (size_t n = o->char_min; n <= o->char_max && n <= padded; n++)
+        count += padded - n + 1;
+    if (count == 0) return;
+    float w = (float)((double)o->char_weight / sqrt((double)count));
+    for (size_t n = o->char_min; n <= o->char_max && n <= padded; n++) {
+        uint64_t seed = o->seed ^ RV__TAG_CHAR ^ ((uint64_t)n << 40);
+        for (size_t s = 0; s + n <= padded; s++)
+            add_feature(out, o->dim, hash_cps(cps + s, n, seed), w);
+    }
+}
+
+/* Embed with a caller-provided scratch buffer of at least len + 2 code
+** points.  Returns 0, or 1 + the byte offset of invalid UTF-8. */
+static size_t embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
+                        uint32_t *cps, float *out) {
+    uint32_t dim = hs->opt.dim;
+    memset(out, 0, dim * sizeof *out);
+    uint64_t prev[3] = {0, 0, 0};
+    unsigned n_prev = 0;
+    size_t m = 0, i = 0;
+    while (i < len) {
+        size_t at = i;
+        uint32_t cp = utf8_next(s, len, &i);
+        if (cp == UINT32_MAX) {
+            memset(out, 0, dim * sizeof *out);
+            return at + 1;
+        }
+        if (is_word_char(cp)) {
+            cps[1 + m++] = to_lower(cp);
+            continue;
+        }
+        if (m) word_features(hs, cps, m, prev, &n_prev, out);
+        m = 0;
+    }
+    if (m) word_features(hs, cps, m, prev, &n_prev, out);
+    double nn = 0;
+    for (uint32_t j = 0; j < dim; j++) nn += (double)out[j] * out[j];
+    if (nn > 0) {
+        float inv = (float)(1.0 / sqrt(nn));
+        for (uint32_t j = 0; j < dim; j++) out[j] *= inv;
+    }
+    return 0;
+}
+
+rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
+                          float *out) {
+    if (!h || !out || (!text && len))
+        return rv__error(RV_E_INVALID_ARG, "hasher, text and out must not be NULL");
+    if (len > SIZE_MAX / sizeof(uint32_t) - 2)
+        return rv__error(RV_E_RANGE, "text of %zu bytes is too long", len);
+    uint32_t *cps = (uint32_t *)rv__malloc((len + 2) * sizeof *cps);
+    if (!cps) {
+        memset(out, 0, h->opt.dim * sizeof *out);
+        return rv__nomem("the word buffer");
+    }
+    size_t bad = embed_one(h, (const unsigned char *)text, len, cps, out);
+    rv__free(cps);
+    if (bad)
+        return rv__error(RV_E_INVALID_ARG, "text is not valid UTF-8 at byte %zu",
+                         bad - 1);
+    return RV_OK;
+}
+
+typedef struct rv__hash_job {
+    const rv_hasher *h;
+    const unsigned char *data;
+    const uint64_t *offsets;
+    size_t n;
+    float *out;
+    uint32_t *scratch;   /* per thread: max_len + 2 code points */
+    size_t scratch_len;
+    unsigned T;
+    size_t *bad_text;    /* per thread: first failing text index or SIZE_MAX */
+    size_t *bad_byte;
+} rv__hash_job;
+
+typedef struct rv__hash_worker {
+    rv__hash_job *job;
+    unsigned t;
+} rv__hash_worker;
+
+static void *hash_worker(void *arg) {
+    rv__hash_worker *w = (rv__hash_worker *)arg;
+    rv__hash_job *jb = w->job;
+    uint32_t *cps = jb->scratch + (size_t)w->t * jb->scratch_len;
+    uint32_t dim = jb->h->opt.dim;
+    /* contiguous blocks of texts per thread */
+    size_t per = (jb->n + jb->T - 1) / jb->T;
+    size_t a = (size_t)w->t * per, b = a + per > jb->n ? jb->n : a + per;
+    for (size_t i = a; i < b; i++) {
+        size_t bad = embed_one(jb->h, jb->data + jb->offsets[i],
+                               (size_t)(jb->offsets[i + 1] - jb->offsets[i]), cps,
+                               jb->out + i * dim);
+        if (bad && jb->bad_text[w->t] == SIZE_MAX) {
+            jb->bad_text[w->t] = i;
+            jb->bad_byte[w->t] = bad - 1;
+        }
+    }
+    return NULL;
+}
+
+rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
+                                const uint64_t *offsets, size_t n,
+                                uint32_t n_threads, float *out) {
+    if (!h) return rv__error(RV_E_INVALID_ARG, "hasher must not be NULL");
+    if (n == 0) return RV_OK;
+    if (!offsets || !out)
+        return rv__error(RV_E_INVALID_ARG, "offsets and out must not be NULL");
+    if (!data && offsets[n] != offsets[0])
+        return rv__error(RV_E_INVALID_ARG, "data must not be NULL");
+    size_t max_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (offsets[i + 1] < offsets[i])
+            return rv__error(RV_E_INVALID_ARG,
+                             "offsets[%zu] = %llu < offsets[%zu] = %llu: offsets "
+                             "must not decrease",
+                             i + 1, (unsigned long long)offsets[i + 1], i,
+                             (unsigned long long)offsets[i]);
+        size_t l = (size_t)(offsets[i + 1] - offsets[i]);
+        if (l > max_len) max_len = l;
+    }
+    long T = n_threads;
+    if (T == 0) {
+        T = sysconf(_SC_NPROCESSORS_ONLN);
+        if (T < 1) T = 1;
+    }
+    if (T > 64) T = 64;
+    if ((size_t)T > n) T = (long)n;
+    uint64_t total = offsets[n] - offsets[0];
+    if (total < 65536) T = 1; /* small jobs: threads cost more than they save */
+    size_t slen = max_len + 2;
+    if (slen > SIZE_MAX / sizeof(uint32_t) / (size_t)T)
+        return rv__error(RV_E_RANGE, "texts are too long");
+    uint32_t *scratch = (uint32_t *)rv__malloc((size_t)T * slen * sizeof *scratch);
+    size_t *bad_text = (size_t *)rv__malloc((size_t)T * sizeof *bad_text);
+    size_t *bad_byte = (size_t *)rv__malloc((size_t)T * sizeof *bad_byte);
+    if (!scratch || !bad_text || !bad_byte) {
+        rv__free(scratch);
+        rv__free(bad_text);
+        rv__free(bad_byte);
+        return rv__nomem("the embedding buffers");
+    }
+    for (long t = 0; t < T; t++) bad_text[t] = SIZE_MAX;
+    rv__hash_job jb = {h, (const unsigned char *)data, offsets, n, out, scratch,
+                       slen, (unsigned)T, bad_text, bad_byte};
+    rv__hash_worker w[64];
+    pthread_t th[64];
+    int started[64] = {0};
+    for (long t = 0; t < T; t++) {
+        w[t].job = &jb;
+        w[t].t = (unsigned)t;
+    }
+    for (long t = 1; t < T; t++)
+        started[t] = pthread_create(&th[t], NULL, hash_worker, &w[t]) == 0;
+    hash_worker(&w[0]);
+    for (long t = 1; t < T; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else hash_worker(&w[t]);
+    }
+    size_t first = SIZE_MAX, byte = 0;
+    for (long t = 0; t < T; t++)
+        if (bad_text[t] < first) {
+            first = bad_text[t];
+            byte = bad_byte[t];
+        }
+    rv__free(scratch);
+    rv__free(bad_text);
+    rv__free(bad_byte);
+    if (first != SIZE_MAX)
+        return rv__error(RV_E_INVALID_ARG,
+                         "texts[%zu] is not valid UTF-8 at byte %zu", first, byte);
+    return RV_OK;
+}

