@@ -199,6 +199,27 @@ def lexical_runs(cr: Cranfield, details: dict) -> dict[str, list[list[int]]]:
     return runs
 
 
+def dense_runs(cr: Cranfield, details: dict, quantize: bool = True
+               ) -> dict[str, list[list[int]]]:
+    """Dense run: all-MiniLM-L6-v2 (rowvoi.embed) into the exact FlatIndex (cosine)."""
+    from rowvoi.dense import FlatIndex
+    from rowvoi.embed import MiniLMEmbedder
+
+    num = np.array(cr.doc_numbers)
+    emb = MiniLMEmbedder(quantize=quantize)
+    t = time.perf_counter()
+    docs = emb.embed(cr.texts)
+    details["dense_embed_docs_s"] = time.perf_counter() - t
+    index = FlatIndex(docs.shape[1], "cosine")
+    index.add(docs)
+    t = time.perf_counter()
+    queries = emb.embed(cr.queries)
+    r = index.search(queries, DEPTH, n_threads=1)
+    details["dense_query_s"] = time.perf_counter() - t
+    name = "dense minilm" + (" int8" if quantize else " (shipped model)")
+    return {name: [num[row[row >= 0]].tolist() for row in r.ids]}
+
+
 def compare_top10(ours: list[list[int]], our_scores: list[list[float]], theirs: list[list[int]],
                   their_scores: list[list[float]], number_to_row: dict[int, int],
                   full_scores) -> dict:
@@ -261,6 +282,8 @@ def main() -> None:
     ap.add_argument("--data", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", default=None, help="write the lexical Cranfield section here")
+    ap.add_argument("--no-dense", action="store_true",
+                    help="skip the MiniLM dense run and the BM25 + dense fusion")
     args = ap.parse_args()
     cr = load_cranfield(args.data)
     details: dict = {}
@@ -268,6 +291,11 @@ def main() -> None:
     key = f"k1={SETTINGS[0][0]} b={SETTINGS[0][1]}"
     runs[f"rrf(rowvoi {key}, rowvoi k1={SETTINGS[1][0]} b={SETTINGS[1][1]})"] = rrf(
         runs[f"rowvoi bm25 {key}"], runs[f"rowvoi bm25 k1={SETTINGS[1][0]} b={SETTINGS[1][1]}"])
+    if not args.no_dense:
+        dense = dense_runs(cr, details)
+        runs.update(dense)
+        (dname, drun), = dense.items()
+        runs[f"rrf(rowvoi bm25 {key}, {dname})"] = rrf(runs[f"rowvoi bm25 {key}"], drun)
     results = {"command": "python bench/cranfield.py " + " ".join(sys.argv[1:]),
                "metrics": {name: evaluate(run, cr.qrels) for name, run in runs.items()},
                "top10_vs_bm25s": {}}
