@@ -58,6 +58,18 @@ rv_status rv__nomem(const char *what);
 /* Monotonic clock in seconds. */
 double rv__now(void);
 
+/* The splitmix64 finalizer (Steele, Lea & Flood 2014): a bijective 64-bit
+** mix with full avalanche.  Shared by the RNG's seeding, id hashing in the
+** flat index and the hashing embedder. */
+static inline uint64_t rv__mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
 /* Popcount of one word. */
 static inline unsigned rv__popcount64(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)

@@ -7,10 +7,7 @@
 #include "../internal.h"
 
 static uint64_t rv__splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return rv__mix64(*x += 0x9e3779b97f4a7c15ULL);
 }
 
 static inline uint64_t rv__rotl(uint64_t x, int k) {

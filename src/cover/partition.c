@@ -89,6 +89,19 @@ static rv_status rv__cols_init(rv__cols *c, const int32_t *codes, const uint32_t
     return RV_OK;
 }
 
+/* Count the codes of `rows` into cnt (which must be zero there); list each
+** distinct code once in touched, in order of first appearance.  Returns how
+** many distinct codes there are.  The caller resets cnt afterwards. */
+static inline size_t rv__count_codes(const int32_t *code, const uint32_t *rows, size_t len,
+                                     uint32_t *cnt, uint32_t *touched) {
+    size_t nt = 0;
+    for (size_t i = 0; i < len; i++) {
+        int32_t v = code[rows[i]];
+        if (cnt[v]++ == 0) touched[nt++] = (uint32_t)v;
+    }
+    return nt;
+}
+
 /* Pairs resolved and entropy drop (times n_rows, in bits) if the current
 ** segments were split by column `code`. */
 static void rv__score(const int32_t *code, const uint32_t *perm, const rv__seg *segs,
@@ -98,11 +111,7 @@ static void rv__score(const int32_t *code, const uint32_t *perm, const rv__seg *
     double e = 0;
     for (size_t g = 0; g < n_segs; g++) {
         const uint32_t *rows = perm + segs[g].start;
-        size_t len = segs[g].len, nt = 0;
-        for (size_t i = 0; i < len; i++) {
-            int32_t v = code[rows[i]];
-            if (cnt[v]++ == 0) touched[nt++] = (uint32_t)v;
-        }
+        size_t len = segs[g].len, nt = rv__count_codes(code, rows, len, cnt, touched);
         uint64_t same = 0;
         double sub = 0;
         for (size_t t = 0; t < nt; t++) {
@@ -131,11 +140,7 @@ static size_t rv__refine(const int32_t *code, uint32_t **perm_p, uint32_t **perm
     size_t out = 0, n2 = 0;
     for (size_t g = 0; g < n_segs; g++) {
         const uint32_t *rows = perm + segs[g].start;
-        size_t len = segs[g].len, nt = 0;
-        for (size_t i = 0; i < len; i++) {
-            int32_t v = code[rows[i]];
-            if (cnt[v]++ == 0) touched[nt++] = (uint32_t)v;
-        }
+        size_t len = segs[g].len, nt = rv__count_codes(code, rows, len, cnt, touched);
         size_t pos = out;
         for (size_t t = 0; t < nt; t++) {
             uint32_t v = touched[t], c = cnt[v];

@@ -46,6 +46,23 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* RV_E_INVALID_ARG when ids[0 .. n) lists an id twice (checked on a sorted
+** copy); RV_E_NOMEM; else RV_OK. */
+static rv_status check_ids_distinct(const int64_t *ids, size_t n) {
+    int64_t *sorted = (int64_t *)rv__malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) return rv__nomem("a copy of the ids");
+    if (n) memcpy(sorted, ids, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_i64);
+    for (size_t i = 1; i < n; i++)
+        if (sorted[i] == sorted[i - 1]) {
+            long long dup = (long long)sorted[i];
+            rv__free(sorted);
+            return rv__error(RV_E_INVALID_ARG, "id %lld appears more than once in ids", dup);
+        }
+    rv__free(sorted);
+    return RV_OK;
+}
+
 /* ------------------------------------------------------------ id -> row */
 
 static size_t map_find(const rv_flat *ix, int64_t id) {
@@ -348,35 +365,21 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
     }
     int64_t max_id = -1;
     if (ids) {
-        int64_t *sorted = (int64_t *)rv__malloc(n * sizeof *sorted);
-        if (!sorted) return rv__nomem("a copy of the ids");
         for (size_t i = 0; i < n; i++) {
             int64_t id = ids[i];
-            if (id < 0 || id > RV_FLAT_MAX_ID) {
-                rv__free(sorted);
+            if (id < 0 || id > RV_FLAT_MAX_ID)
                 return rv__error(RV_E_INVALID_ARG,
                                  "ids[%zu] = %lld: ids must be in 0 .. %lld", i,
                                  (long long)id, (long long)RV_FLAT_MAX_ID);
-            }
-            if (map_find(ix, id) != SIZE_MAX) {
-                rv__free(sorted);
+            if (map_find(ix, id) != SIZE_MAX)
                 return rv__error(RV_E_INVALID_ARG,
                                  "ids[%zu] = %lld is already in the index "
                                  "(remove it first to replace it)",
                                  i, (long long)id);
-            }
-            sorted[i] = id;
             if (id > max_id) max_id = id;
         }
-        qsort(sorted, n, sizeof *sorted, cmp_i64);
-        for (size_t i = 1; i < n; i++)
-            if (sorted[i] == sorted[i - 1]) {
-                long long dup = (long long)sorted[i];
-                rv__free(sorted);
-                return rv__error(RV_E_INVALID_ARG,
-                                 "id %lld appears more than once in ids", dup);
-            }
-        rv__free(sorted);
+        rv_status dst = check_ids_distinct(ids, n);
+        if (dst) return dst;
     } else {
         if ((uint64_t)n - 1 > (uint64_t)(RV_FLAT_MAX_ID - ix->next_id))
             return rv__error(RV_E_RANGE,
@@ -432,18 +435,8 @@ rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids,
         if (ids[i] < 0 || map_find(ix, ids[i]) == SIZE_MAX)
             return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
                              i, (long long)ids[i]);
-    int64_t *sorted = (int64_t *)rv__malloc(n * sizeof *sorted);
-    if (!sorted) return rv__nomem("a copy of the ids");
-    memcpy(sorted, ids, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_i64);
-    for (size_t i = 1; i < n; i++)
-        if (sorted[i] == sorted[i - 1]) {
-            long long dup = (long long)sorted[i];
-            rv__free(sorted);
-            return rv__error(RV_E_INVALID_ARG,
-                             "id %lld appears more than once in ids", dup);
-        }
-    rv__free(sorted);
+    rv_status dst = check_ids_distinct(ids, n);
+    if (dst) return dst;
     for (size_t i = 0; i < n; i++) {
         size_t r = map_find(ix, ids[i]);
         ix->dead[r] = 1;

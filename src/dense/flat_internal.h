@@ -113,14 +113,4 @@ rv_status rv__flat_add(rv_flat *index, size_t n, const float *vectors,
 ** float32 panels into tmp, dim floats). */
 const float *rv__flat_row(const rv_flat *index, size_t r, float *tmp);
 
-/* Mix function for hashing ids. */
-static inline uint64_t rv__mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 #endif /* ROWVOI_FLAT_INTERNAL_H */

@@ -27,23 +27,14 @@ struct rv_hasher {
 #define RV__TAG_CHAR 0x63686172u   /* "char" */
 #define RV__TAG_NGRAM 0x6e67726du  /* "ngrm" */
 
-static inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 /* Hash n code points (FNV-1a over 32-bit units, then a full avalanche). */
 static inline uint64_t hash_cps(const uint32_t *c, size_t n, uint64_t seed) {
-    uint64_t h = 0xcbf29ce484222325ULL ^ mix64(seed + n);
+    uint64_t h = 0xcbf29ce484222325ULL ^ rv__mix64(seed + n);
     for (size_t i = 0; i < n; i++) {
         h ^= c[i];
         h *= 0x100000001b3ULL;
     }
-    return mix64(h);
+    return rv__mix64(h);
 }
 
 void rv_hasher_options_init(rv_hasher_options *opt) {
@@ -181,7 +172,7 @@ static void word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
     if (o->word_ngrams >= 1) add_feature(out, o->dim, hw, 1.0f);
     uint64_t g = hw;
     for (unsigned n = 2; n <= o->word_ngrams && n - 2 < *n_prev; n++) {
-        g = mix64(g ^ (prev[n - 2] * 0x9E3779B97F4A7C15ULL) ^ (o->seed + RV__TAG_NGRAM + n));
+        g = rv__mix64(g ^ (prev[n - 2] * 0x9E3779B97F4A7C15ULL) ^ (o->seed + RV__TAG_NGRAM + n));
         add_feature(out, o->dim, g, 1.0f);
     }
     prev[2] = prev[1];

@@ -118,6 +118,15 @@ static rv_status inst_build(const inst_t *in, rv_cover **out) {
     return rv_cover_create(in->n_el, in->n_sets, in->off, in->el, inst_costs(in), out);
 }
 
+/* Build the problem of instance `in` into `p`, or free it and fail the test. */
+#define BUILD_OR_FAIL(in, p)                                                 \
+    do {                                                                     \
+        if (inst_build((in), (p)) != RV_OK) {                                \
+            inst_free(in);                                                   \
+            FAILF("create failed: %s", rv_errmsg());                         \
+        }                                                                    \
+    } while (0)
+
 static uint64_t naive_coverable(const inst_t *in) {
     uint64_t n = 0;
     for (size_t e = 0; e < in->n_el; e++) {
@@ -432,10 +441,7 @@ static void test_distinct_elements(void) {
         size_t n_el = trial >= 22 ? 3000 : (size_t)rv_rng_below(&r, 200);
         inst_random(&in, &r, n_el, n_sets, trial >= 22 ? 0.5 : 0.1 + 0.3 * rv_rng_uniform(&r), 0);
         rv_cover *p = NULL;
-        if (inst_build(&in, &p) != RV_OK) {
-            inst_free(&in);
-            FAILF("create failed: %s", rv_errmsg());
-        }
+        BUILD_OR_FAIL(&in, &p);
         size_t sw = (n_sets + 63) / 64;
         /* naive: signature of every coverable element */
         uint64_t *nsig = calloc(n_el * sw + 1, sizeof(uint64_t));
@@ -509,10 +515,7 @@ static void test_solve_errors(void) {
     inst_t in;
     inst_from_lists(&in, 6, 4, SMALL_SETS, NULL);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     rv_cover_options o;
     rv_cover_options_init(&o);
     EXPECT_EQ(o.strategy, RV_COVER_GREEDY);
@@ -579,10 +582,7 @@ static void test_greedy_known_order(void) {
     inst_t in;
     inst_from_lists(&in, 6, 4, sets, costs);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     uint32_t sel[4];
     size_t n = 0;
     rv_cover_info info;
@@ -617,10 +617,7 @@ static void test_strategies_valid_random(void) {
         size_t n_sets = 3 + (size_t)rv_rng_below(&r, 26), n_el = 5 + (size_t)rv_rng_below(&r, 150);
         inst_random(&in, &r, n_el, n_sets, 0.03 + 0.2 * rv_rng_uniform(&r), trial % 3);
         rv_cover *p = NULL;
-        if (inst_build(&in, &p) != RV_OK) {
-            inst_free(&in);
-            FAILF("create failed: %s", rv_errmsg());
-        }
+        BUILD_OR_FAIL(&in, &p);
         char ctx[96];
         snprintf(ctx, sizeof ctx, "trial %d (%zu sets x %zu elements)", trial, n_sets, n_el);
         double costs[N_STRATEGIES] = {0};
@@ -661,10 +658,7 @@ static void exact_vs_brute(int partial) {
         static const double dens[] = {0.08, 0.2, 0.4};
         inst_random(&in, &r, n_el, n_sets, dens[rv_rng_below(&r, 3)], trial % 3);
         rv_cover *p = NULL;
-        if (inst_build(&in, &p) != RV_OK) {
-            inst_free(&in);
-            FAILF("create failed: %s", rv_errmsg());
-        }
+        BUILD_OR_FAIL(&in, &p);
         uint64_t coverable = rv_cover_n_coverable(p);
         uint64_t required = partial ? rv_rng_below(&r, coverable + 1) : coverable;
         double opt = brute_force(&in, required);
@@ -722,10 +716,7 @@ static void test_infeasible_and_required_edges(void) {
     inst_t in;
     inst_random(&in, &r, 50, 10, 0.05, 2);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     uint64_t cov = rv_cover_n_coverable(p);
     EXPECT_TRUE(cov < 50); /* the instance leaves some elements uncovered */
     for (int k = 0; k < N_STRATEGIES; k++) {
@@ -763,10 +754,7 @@ static void test_seed_determinism(void) {
         inst_random(&in, &r, 40 + (size_t)rv_rng_below(&r, 60), 10 + (size_t)rv_rng_below(&r, 14),
                     0.08, 2);
         rv_cover *p = NULL;
-        if (inst_build(&in, &p) != RV_OK) {
-            inst_free(&in);
-            FAILF("create failed: %s", rv_errmsg());
-        }
+        BUILD_OR_FAIL(&in, &p);
         int fast = trial >= 2; /* the first two use the default effort */
         uint64_t required = trial % 2 ? rv_cover_n_coverable(p) * 3 / 4 : RV_COVER_ALL;
         long before = rvt_n_failures;
@@ -802,10 +790,7 @@ static void test_exact_leq_others_midsize(void) {
         inst_random(&in, &r, 80 + (size_t)rv_rng_below(&r, 100), 18 + (size_t)rv_rng_below(&r, 10),
                     0.06, trial % 3);
         rv_cover *p = NULL;
-        if (inst_build(&in, &p) != RV_OK) {
-            inst_free(&in);
-            FAILF("create failed: %s", rv_errmsg());
-        }
+        BUILD_OR_FAIL(&in, &p);
         uint64_t required = trial >= 6 ? rv_cover_n_coverable(p) * 9 / 10 : RV_COVER_ALL;
         uint64_t need = required == RV_COVER_ALL ? rv_cover_n_coverable(p) : required;
         char ctx[64];
@@ -843,10 +828,7 @@ static void test_exact_timeout(void) {
     inst_t in;
     make_hard(&in);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     rv_cover_options o;
     rv_cover_options_init(&o);
     o.strategy = RV_COVER_EXACT;
@@ -896,10 +878,7 @@ static void test_solve_progress_interrupt(void) {
     inst_t in;
     make_hard(&in);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     static const rv_cover_strategy s[] = {RV_COVER_EXACT, RV_COVER_SA, RV_COVER_GA,
                                           RV_COVER_HYBRID};
     for (int k = 0; k < 4; k++) {
@@ -944,10 +923,7 @@ static void test_time_limit_none(void) {
     inst_t in;
     inst_random(&in, &r, 60, 14, 0.12, 2);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     static const double limits[] = {-1.0, -INFINITY, INFINITY, 1e9};
     for (int k = 0; k < N_STRATEGIES; k++) {
         rv_cover_options o;
@@ -1010,10 +986,7 @@ static void test_concurrent_solves(void) {
     inst_t in;
     inst_random(&in, &r, 120, 24, 0.08, 2);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     static solve_job serial[N_STRATEGIES + 1], par[THREADS][N_STRATEGIES + 1];
     for (int k = 0; k <= N_STRATEGIES; k++) {
         serial[k].p = p;
@@ -1314,10 +1287,7 @@ static void test_plan_path_known(void) {
     inst_t in;
     inst_from_lists(&in, 7, 4, sets, costs); /* element 6 is uncoverable */
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     uint32_t order[4];
     uint64_t newly[4];
     double gain[4];
@@ -1363,10 +1333,7 @@ static void test_plan_path_ties_lowest_index(void) {
     inst_t in;
     inst_from_lists(&in, 5, 4, sets, NULL);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     uint32_t order[4];
     uint64_t newly[4];
     size_t steps = 0;
@@ -1398,10 +1365,7 @@ static void test_plan_path_errors(void) {
     inst_t in;
     inst_from_lists(&in, 6, 4, SMALL_SETS, NULL);
     rv_cover *p = NULL;
-    if (inst_build(&in, &p) != RV_OK) {
-        inst_free(&in);
-        FAILF("create failed: %s", rv_errmsg());
-    }
+    BUILD_OR_FAIL(&in, &p);
     uint32_t order[4];
     uint64_t newly[4];
     size_t steps = 0;
@@ -1443,10 +1407,7 @@ static void test_plan_path_vs_reference(void) {
         size_t n_sets = 1 + (size_t)rv_rng_below(&r, 30), n_el = 1 + (size_t)rv_rng_below(&r, 120);
         inst_random(&in, &r, n_el, n_sets, 0.02 + 0.3 * rv_rng_uniform(&r), trial % 3);
         rv_cover *p = NULL;
-        if (inst_build(&in, &p) != RV_OK) {
-            inst_free(&in);
-            FAILF("create failed: %s", rv_errmsg());
-        }
+        BUILD_OR_FAIL(&in, &p);
         rv_path_objective obj = (trial / 3) % 2 ? RV_PATH_ENTROPY : RV_PATH_COVERAGE;
         int weighted = (trial / 6) % 2;
         double *w = NULL, wtotal = (double)n_el;
@@ -1507,10 +1468,7 @@ static void test_greedy_solve_matches_path(void) {
         size_t n_sets = 1 + (size_t)rv_rng_below(&r, 30), n_el = 1 + (size_t)rv_rng_below(&r, 100);
         inst_random(&in, &r, n_el, n_sets, 0.1, trial % 3);
         rv_cover *p = NULL;
-        if (inst_build(&in, &p) != RV_OK) {
-            inst_free(&in);
-            FAILF("create failed: %s", rv_errmsg());
-        }
+        BUILD_OR_FAIL(&in, &p);
         uint32_t order[MAX_SETS], sel[MAX_SETS];
         uint64_t newly[MAX_SETS];
         size_t steps = 0, n = 0;
