@@ -333,6 +333,11 @@ cdef extern from "rowvoi.h" nogil:
                               int64_t *ids, float *scores, size_t *n_found)
     rv_status rv_flat_save(const rv_flat *index, const char *path)
     rv_status rv_flat_load(const char *path, rv_flat **out)
+    rv_status rv_flat_save_buffer(const rv_flat *index, void *buf, size_t capacity,
+                                  size_t *size)
+    rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out)
+    rv_status rv_flat_check_queries(const rv_flat *index, size_t n_queries,
+                                    const float *queries)
 
     # hashing.h
     ctypedef struct rv_hasher:

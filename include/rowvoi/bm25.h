@@ -284,7 +284,8 @@ RV_API rv_status rv_bm25_doc(const rv_bm25 *index, uint32_t doc,
 
 /*
 ** Save to path: written to a temporary file beside it, flushed to disk and
-** renamed over path, so a crash leaves either the old file or the new one.
+** renamed over path, so a crash leaves either the old file or the new one
+** (mode 0666 & ~umask; see "Files" in rowvoi/core.h).
 ** The format (little-endian) is a header with the magic "RVBM25IX", the
 ** format version and the payload size; the payload holds the parameters,
 ** the analyzer options and RV_ANALYZER_VERSION, document lengths and

@@ -9,6 +9,13 @@
 **   - Opaque handles come in create/free pairs; free accepts NULL.
 **   - Inputs are borrowed for the duration of a call unless a comment says
 **     the engine copies them.
+**   - Files: every save writes a temporary sibling "PATH.tmp-HOST-PID-RAND"
+**     (created with mode 0666 & ~umask, like any new file), fsyncs it,
+**     renames it over PATH and fsyncs the directory, so a crash leaves the
+**     previous file or the new one, never a mix.  A temporary left by a
+**     killed process is removed by the next save to the same PATH once its
+**     process is gone (same host: no process PID; another host: older
+**     than a day).
 */
 #ifndef ROWVOI_CORE_H
 #define ROWVOI_CORE_H

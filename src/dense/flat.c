@@ -716,33 +716,54 @@ static unsigned resolve_threads(uint32_t n_threads) {
     return (unsigned)n;
 }
 
+/* Check query i; *nn receives its squared norm. */
+static rv_status check_query(const rv_flat *ix, const float *q, size_t i,
+                             double *nn_out) {
+    double nn = 0;
+    for (size_t j = 0; j < ix->dim; j++) {
+        if (!isfinite(q[j]))
+            return rv__error(RV_E_INVALID_ARG,
+                             "queries[%zu][%zu] = %g: queries must be finite",
+                             i, j, (double)q[j]);
+        nn += (double)q[j] * q[j];
+    }
+    if (nn > (double)FLT_MAX)
+        return rv__error(RV_E_RANGE,
+                         "queries[%zu]: its squared norm %g overflows float32",
+                         i, nn);
+    if (ix->metric == RV_METRIC_COSINE && nn == 0)
+        return rv__error(RV_E_INVALID_ARG,
+                         "queries[%zu] is a zero vector, which has no cosine", i);
+    *nn_out = nn;
+    return RV_OK;
+}
+
+rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries,
+                                const float *queries) {
+    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    if (n_queries == 0) return RV_OK;
+    if (!queries) return rv__error(RV_E_INVALID_ARG, "queries must not be NULL");
+    double nn;
+    for (size_t i = 0; i < n_queries; i++) {
+        rv_status st = check_query(ix, queries + i * ix->dim, i, &nn);
+        if (st) return st;
+    }
+    return RV_OK;
+}
+
 /* Check the queries and prepare them: normalised copies (cosine) and |q|^2
 ** (L2). */
 static rv_status prepare_queries(const rv_flat *ix, size_t nq,
-                                 const float *queries, float *qn, float *qsq) {
+                                 const float *queries, size_t base, float *qn,
+                                 float *qsq) {
     size_t dim = ix->dim;
     for (size_t i = 0; i < nq; i++) {
         const float *q = queries + i * dim;
-        double nn = 0;
-        for (size_t j = 0; j < dim; j++) {
-            if (!isfinite(q[j]))
-                return rv__error(RV_E_INVALID_ARG,
-                                 "queries[%zu][%zu] = %g: queries must be finite",
-                                 i, j, (double)q[j]);
-            nn += (double)q[j] * q[j];
-        }
-        if (nn > (double)FLT_MAX)
-            return rv__error(RV_E_RANGE,
-                             "queries[%zu]: its squared norm %g overflows float32",
-                             i, nn);
+        double nn;
+        rv_status st = check_query(ix, q, base + i, &nn);
+        if (st) return st;
         float inv = 1.0f;
-        if (ix->metric == RV_METRIC_COSINE) {
-            if (nn == 0)
-                return rv__error(RV_E_INVALID_ARG,
-                                 "queries[%zu] is a zero vector, which has no "
-                                 "cosine", i);
-            inv = (float)(1.0 / sqrt(nn));
-        }
+        if (ix->metric == RV_METRIC_COSINE) inv = (float)(1.0 / sqrt(nn));
         for (size_t j = 0; j < dim; j++) qn[i * dim + j] = q[j] * inv;
         qsq[i] = (float)nn;
     }
@@ -908,7 +929,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     for (size_t pass = 0; !st && pass < n_pass; pass++) {
         size_t qa = pass * per_pass, nq = nq_all - qa;
         if (nq > per_pass) nq = per_pass;
-        st = prepare_queries(ix, nq, queries + qa * dim, qn, qsq);
+        st = prepare_queries(ix, nq, queries + qa * dim, qa, qn, qsq);
         if (st) break;
         size_t nqb = (nq + qb - 1) / qb;
         if (mode == RV_FLAT_I8) {
@@ -1078,7 +1099,7 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
     float *qn = (float *)rv__malloc(n_queries * dim * sizeof *qn);
     float *qsq = (float *)rv__malloc(n_queries * sizeof *qsq);
     if (!rows || !sorted || !qn || !qsq) st = rv__nomem("the rescoring buffers");
-    if (!st) st = prepare_queries(ix, n_queries, queries, qn, qsq);
+    if (!st) st = prepare_queries(ix, n_queries, queries, 0, qn, qsq);
     /* Resolve ids to rows on this thread; repeated ids count once. */
     for (size_t i = 0; !st && i < n_queries; i++) {
         const int64_t *c = cand + i * n_cand;

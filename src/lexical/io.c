@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/atomic_file.h"
 #include "bm25_internal.h"
 
 static const char rv__magic[8] = {'R', 'V', 'B', 'M', '2', '5', 'I', 'X'};
@@ -343,68 +344,35 @@ rv_status rv_bm25_save_buffer(const rv_bm25 *ix, void *buf, size_t capacity, siz
 
 rv_status rv_bm25_save(const rv_bm25 *ix, const char *path) {
     if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
-    size_t plen = strlen(path);
-    char *tmp = rv__malloc(plen + 32);
     size_t *segpos = rv__malloc((ix->n_segs ? ix->n_segs : 1) * sizeof *segpos);
     rv__crc_table *tab = rv__malloc(sizeof *tab);
     unsigned char *stage = rv__malloc((size_t)1 << 20);
+    rv__atomic_file af = {-1, NULL, NULL, NULL};
     rv_status st = RV_OK;
-    int fd = -1;
-    if (!tmp || !segpos || !tab || !stage) {
+    if (!segpos || !tab || !stage) {
         st = rv__nomem("the save buffers");
         goto done;
     }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        st = rv__error(RV_E_IO, "cannot create %s: %s", tmp, strerror(errno));
-        goto done;
-    }
+    /* a temporary sibling, fsynced and renamed over path (core/atomic_file) */
+    if ((st = rv__atomic_begin(&af, path)) != RV_OK) goto done;
     uint64_t n_post, n_over;
     rv__count(ix, &n_post, &n_over);
     rv__crc32c_init(tab);
     rv__writer w;
     memset(&w, 0, sizeof w);
-    w.fd = fd;
+    w.fd = af.fd;
     w.stage = stage;
     w.stage_cap = (size_t)1 << 20;
     w.tab = tab;
     rv__write_index(ix, &w, segpos, n_post, n_over);
     rv__flush(&w);
-    if (!w.err && fsync(fd) != 0) w.err = errno;
-    if (close(fd) != 0 && !w.err) w.err = errno;
-    fd = -1;
     if (w.err) {
-        st = rv__error(RV_E_IO, "cannot write %s: %s", tmp, strerror(w.err));
-        unlink(tmp);
+        st = rv__error(RV_E_IO, "cannot write %s: %s", af.tmp, strerror(w.err));
         goto done;
     }
-    if (rename(tmp, path) != 0) {
-        st = rv__error(RV_E_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    /* make the rename itself durable (best effort: not every file system
-    ** lets a directory be opened) */
-    {
-        char *dir = tmp;
-        memcpy(dir, path, plen + 1);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir) slash[1] = '\0';
-        else if (slash) *slash = '\0';
-        else strcpy(dir, ".");
-        int dfd = open(dir, O_RDONLY);
-        if (dfd >= 0) {
-            (void)fsync(dfd);
-            close(dfd);
-        }
-    }
+    st = rv__atomic_commit(&af);
 done:
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-    }
-    rv__free(tmp);
+    rv__atomic_abort(&af); /* no-op after a commit */
     rv__free(segpos);
     rv__free(tab);
     rv__free(stage);
