@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 cimport numpy as cnp
+from cpython.bytes cimport PyBytes_AsString, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint32_t
 
 from rowvoi cimport *
@@ -55,6 +56,38 @@ cdef class FlatHandle:
             st = rv_flat_load(cp, &self.p)
         check(st)
         return self
+
+    @staticmethod
+    def from_bytes(bytes data):
+        cdef const char *p = PyBytes_AsString(data)
+        cdef size_t n = len(data)
+        cdef FlatHandle self = FlatHandle.__new__(FlatHandle)
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_load_buffer(p, n, &self.p)
+        check(st)
+        return self
+
+    def to_bytes(self):
+        cdef size_t need = 0, got = 0
+        cdef rv_status st = rv_flat_save_buffer(self.p, NULL, 0, &need)
+        if st != RV_OK and st != RV_E_SHAPE:
+            check(st)
+        out = PyBytes_FromStringAndSize(NULL, need)
+        cdef char *buf = PyBytes_AsString(out)
+        with nogil:
+            st = rv_flat_save_buffer(self.p, buf, need, &got)
+        check(st)
+        return out
+
+    def check_queries(self, cnp.ndarray[float, ndim=2, mode="c"] queries):
+        """Raise what a search would raise for these queries."""
+        cdef size_t nq = queries.shape[0]
+        cdef const float *qp = &queries[0, 0] if nq else NULL
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_check_queries(self.p, nq, qp)
+        check(st)
 
     def save(self, path):
         cdef bytes b = os.fsencode(path)

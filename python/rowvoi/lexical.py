@@ -24,11 +24,19 @@ Conventions
 * **Deletes** are tombstones: deleted documents are never returned, but they
   keep counting in N, document frequencies and the average length until
   :meth:`BM25Index.compact` (as in Lucene). Compaction keeps the ids.
-* **Threads**: searches release the GIL and run concurrently;
-  :meth:`BM25Index.search_batch` spreads queries over threads and returns
-  the same results for any ``n_threads``. Changes (add, delete, compact,
-  set_params) wait for running searches and block new ones until done, so
-  an index may be shared between Python threads.
+* **Threads**: a :class:`BM25Index` may be shared between threads; every
+  method is thread-safe. Each index owns one phase-fair reader-writer lock
+  (:class:`rowvoi._rwlock.RWLock`): reads (searches, explain, sizes,
+  statistics, documents, vocabulary, save, to_bytes, pickling) share it and
+  run concurrently with the GIL released; changes (add, delete, compact,
+  set_params) take it alone, wait for running reads and hold back new ones,
+  so a change is never starved by back-to-back searches (nor the searches
+  by back-to-back changes). :meth:`BM25Index.search_batch` also spreads its
+  queries over threads and returns the same results for any ``n_threads``.
+* **Copies**: ``pickle`` and :func:`copy.deepcopy` go through
+  :meth:`BM25Index.to_bytes` (the saved file's bytes), so a copy is an
+  independent index that searches identically, and indexes can be sent to
+  ``multiprocessing`` workers.
 
 Examples
 --------
@@ -48,15 +56,14 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import threading
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rowvoi import _bm25
+from rowvoi._rwlock import RWLock
 from rowvoi.errors import RvError
 from rowvoi.text import Analyzer
 
@@ -177,46 +184,6 @@ class Explanation:
         return float(np.float32(acc))
 
 
-class _RWLock:
-    """Many readers or one writer.  The engine lets searches run at once on
-    one index but needs exclusive access to change it, and both release the
-    GIL, so Python threads must take turns here rather than race in C."""
-
-    __slots__ = ("_cond", "_readers", "_writer")
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writer = False
-
-    @contextmanager
-    def read(self):
-        with self._cond:
-            while self._writer:
-                self._cond.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
-
-    @contextmanager
-    def write(self):
-        with self._cond:
-            while self._writer or self._readers:
-                self._cond.wait()
-            self._writer = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writer = False
-                self._cond.notify_all()
-
-
 def _check_k(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"k must be an int, not {k!r}")
@@ -282,6 +249,12 @@ class BM25Index:
         BM25L / BM25+ lower bound (default 0.5 / 1.0); other variants take
         none.
 
+    Notes
+    -----
+    Thread-safety: every method may be called from any thread at any time
+    (see the module notes): reads share the index's lock, changes take it
+    alone and are never starved.
+
     Examples
     --------
     >>> index = BM25Index(k1=0.9, b=0.4)
@@ -313,14 +286,18 @@ class BM25Index:
             raise TypeError(f"analyzer must be a rowvoi.text.Analyzer, not {type(analyzer).__name__}")
         variant, k1, b, delta = _check_params(variant, k1, b, delta)
         self._core = _bm25.BM25Core.create(analyzer._engine_options(), variant, k1, b, delta)
-        self._lock = _RWLock()
+        self._lock = RWLock()
 
     @classmethod
     def _wrap(cls, core: Any) -> "BM25Index":
         self = cls.__new__(cls)
         self._core = core
-        self._lock = _RWLock()
+        self._lock = RWLock()
         return self
+
+    def __reduce__(self):
+        # pickle and copy.deepcopy: through the saved file's bytes
+        return (BM25Index.from_bytes, (self.to_bytes(),))
 
     # ------------------------------------------------------------- building
     def add(self, documents: Iterable[str | bytes]) -> np.ndarray:
@@ -355,10 +332,11 @@ class BM25Index:
         if arr.size and not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"ids must be integers, not {arr.dtype}")
         arr = arr.astype(np.int64).ravel()
-        if arr.size and (arr.min() < 0 or arr.max() >= self.n_docs):
-            bad = int(arr[(arr < 0) | (arr >= self.n_docs)][0])
-            raise ValueError(f"document id {bad} out of range: the index has {self.n_docs} ids")
         with self._lock.write():
+            n_ids = self._n_ids()
+            if arr.size and (arr.min() < 0 or arr.max() >= n_ids):
+                bad = int(arr[(arr < 0) | (arr >= n_ids)][0])
+                raise ValueError(f"document id {bad} out of range: the index has {n_ids} ids")
             return int(self._core.delete(arr.astype(np.uint32)))
 
     def compact(self) -> None:
@@ -387,14 +365,14 @@ class BM25Index:
         >>> index.params
         {'variant': 'bm25+', 'k1': 1.2, 'b': 0.75, 'delta': 1.0}
         """
-        cur = self.params
-        variant = cur["variant"] if variant is None else variant
-        if delta is None and variant == cur["variant"] and variant in _DEFAULT_DELTA:
-            delta = cur["delta"]
-        v, k1_, b_, d = _check_params(
-            variant, cur["k1"] if k1 is None else k1, cur["b"] if b is None else b, delta
-        )
         with self._lock.write():
+            cur = self._core.params()
+            variant = cur["variant"] if variant is None else variant
+            if delta is None and variant == cur["variant"] and variant in _DEFAULT_DELTA:
+                delta = cur["delta"]
+            v, k1_, b_, d = _check_params(
+                variant, cur["k1"] if k1 is None else k1, cur["b"] if b is None else b, delta
+            )
             self._core.set_params(v, k1_, b_, d)
 
     # --------------------------------------------------------------- search
@@ -412,8 +390,9 @@ class BM25Index:
         []
         """
         _check_text("query", query)
-        k = min(_check_k(k), max(1, self.n_docs))  # no buffers larger than the index
+        k = _check_k(k)
         with self._lock.read():
+            k = min(k, max(1, self._n_ids()))  # no buffers larger than the index
             ids, scores, stats = self._core.search(query, k, bool(exhaustive))
         return SearchResult(ids.astype(np.int64), scores, stats)
 
@@ -432,10 +411,11 @@ class BM25Index:
         ([[0, 2], [1, 2], [-1, -1]], [2, 2, 0])
         """
         qs = _check_texts("queries", queries)
-        k = min(_check_k(k), max(1, self.n_docs))
+        k = _check_k(k)
         if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
             raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
         with self._lock.read():
+            k = min(k, max(1, self._n_ids()))
             ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads))
         out = ids.astype(np.int64)
         out[ids == _bm25.NO_DOC] = -1
@@ -456,48 +436,59 @@ class BM25Index:
         if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
             raise TypeError(f"doc_id must be an int, not {doc_id!r}")
         doc_id = int(doc_id)
-        if not 0 <= doc_id < self.n_docs:
-            raise ValueError(f"document id {doc_id} out of range: the index has {self.n_docs} ids")
         with self._lock.read():
+            n_ids = self._n_ids()
+            if not 0 <= doc_id < n_ids:
+                raise ValueError(f"document id {doc_id} out of range: the index has {n_ids} ids")
             rows, score, dl = self._core.explain(query, doc_id)
             info = self._core.info()
-        terms = [
-            TermExplanation(self._core.term(t), int(qtf), int(tf), int(df), float(idf),
-                            float(w), float(c))
-            for (t, qtf, tf, df, idf, w, c) in rows
-        ]
-        unknown = []
-        for tok in self.analyzer.tokenize(query):
-            if self._core.lookup(tok) < 0 and tok not in unknown:
-                unknown.append(tok)
+            terms = [
+                TermExplanation(self._core.term(t), int(qtf), int(tf), int(df), float(idf),
+                                float(w), float(c))
+                for (t, qtf, tf, df, idf, w, c) in rows
+            ]
+            unknown = []
+            for tok in Analyzer._from_engine(self._core.analyzer()).tokenize(query):
+                if self._core.lookup(tok) < 0 and tok not in unknown:
+                    unknown.append(tok)
+            params = self._core.params()
         return Explanation(doc_id, float(score), int(dl), float(info["avgdl"]),
-                           int(info["n_stats_docs"]), self.params, terms, unknown)
+                           int(info["n_stats_docs"]), params, terms, unknown)
 
     # ----------------------------------------------------------- inspection
+    def _n_ids(self) -> int:
+        # callers hold the lock
+        return int(self._core.info()["n_ids"])
+
     @property
     def analyzer(self) -> Analyzer:
         """The analyzer documents and queries go through."""
-        return Analyzer._from_engine(self._core.analyzer())
+        with self._lock.read():
+            return Analyzer._from_engine(self._core.analyzer())
 
     @property
     def params(self) -> dict:
         """``{"variant", "k1", "b", "delta"}``."""
-        return self._core.params()
+        with self._lock.read():
+            return self._core.params()
 
     @property
     def n_docs(self) -> int:
         """Document ids handed out (live, deleted and purged)."""
-        return int(self._core.info()["n_ids"])
+        with self._lock.read():
+            return self._n_ids()
 
     def __len__(self) -> int:
         """Number of live (searchable) documents."""
-        return int(self._core.info()["n_live"])
+        with self._lock.read():
+            return int(self._core.info()["n_live"])
 
     def stats(self) -> dict:
         """Sizes and statistics: ``n_ids``, ``n_live``, ``n_tombstoned``,
         ``n_stats_docs`` (N), ``total_len``, ``avgdl``, ``n_terms``,
         ``n_postings``, ``n_segments``, ``memory_bytes``."""
-        return self._core.info()
+        with self._lock.read():
+            return self._core.info()
 
     def doc_freq(self, term: str) -> int:
         """Documents containing an analysed term (0 when unknown).
@@ -508,24 +499,34 @@ class BM25Index:
         (2, 0)
         """
         _check_text("term", term)
-        t = self._core.lookup(term)
-        return 0 if t < 0 else int(self._core.doc_freq(t))
+        with self._lock.read():
+            t = self._core.lookup(term)
+            return 0 if t < 0 else int(self._core.doc_freq(t))
 
     def doc(self, doc_id: int) -> tuple[int, str]:
         """``(length, state)`` of a document; state is ``"live"``,
         ``"tombstoned"`` (deleted, still in the statistics) or ``"purged"``."""
-        if not 0 <= int(doc_id) < self.n_docs:
-            raise ValueError(f"document id {doc_id} out of range: the index has {self.n_docs} ids")
-        return self._core.doc(int(doc_id))
+        with self._lock.read():
+            n_ids = self._n_ids()
+            if not 0 <= int(doc_id) < n_ids:
+                raise ValueError(f"document id {doc_id} out of range: the index has {n_ids} ids")
+            return self._core.doc(int(doc_id))
 
     def vocabulary(self) -> list[str]:
         """Every term in the dictionary, by term id."""
-        return self._core.vocabulary()
+        with self._lock.read():
+            return self._core.vocabulary()
 
     # ---------------------------------------------------------- persistence
     def save(self, path: str | os.PathLike) -> None:
-        """Write the index to ``path`` (via a temporary file renamed into
-        place, so a crash leaves the old file intact).
+        """Write the index to ``path`` atomically: a temporary sibling
+        (``PATH.tmp-HOST-PID-RAND``) is written, fsynced and renamed over
+        ``path``, so a crash leaves the old file or the new one, never a
+        mix. The file gets mode ``0666 & ~umask`` like any new file; a
+        temporary left by a killed save is removed by the next save to the
+        same path once its process is gone.
+
+        Thread-safety: a read -- runs alongside searches; changes wait.
 
         >>> import tempfile, os
         >>> index = BM25Index()
@@ -549,7 +550,15 @@ class BM25Index:
         return cls._wrap(_bm25.BM25Core.load(os.fspath(path)))
 
     def to_bytes(self) -> bytes:
-        """The saved file's bytes, in memory."""
+        """The saved file's bytes, in memory (also what ``pickle`` and
+        :func:`copy.deepcopy` use).
+
+        >>> import pickle
+        >>> index = BM25Index()
+        >>> _ = index.add(["pickled text", "other words"])
+        >>> pickle.loads(pickle.dumps(index)).search("text").ids.tolist()
+        [0]
+        """
         with self._lock.read():
             return self._core.to_bytes()
 
@@ -561,6 +570,8 @@ class BM25Index:
         return cls._wrap(_bm25.BM25Core.from_bytes(bytes(data)))
 
     def __repr__(self) -> str:
-        p = self.params
-        return (f"BM25Index(n_docs={self.n_docs}, live={len(self)}, variant={p['variant']!r}, "
-                f"k1={p['k1']}, b={p['b']})")
+        with self._lock.read():
+            p = self._core.params()
+            info = self._core.info()
+        return (f"BM25Index(n_docs={info['n_ids']}, live={info['n_live']}, "
+                f"variant={p['variant']!r}, k1={p['k1']}, b={p['b']})")

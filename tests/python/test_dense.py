@@ -1,5 +1,6 @@
 """Vector indexes: exact search against numpy, threads, files, HNSW recall."""
 
+import json
 import os
 
 import numpy as np
@@ -325,7 +326,8 @@ def test_hnsw_save_load(tmp_path, hnsw_setup):
     back = HNSWIndex.load(tmp_path / "ix")
     assert (back.M, back.ef_construction, back.ef, back.seed, len(back)) == (8, 60, 16, 1, 4000)
     np.testing.assert_array_equal(back.search(queries, k=10).ids, hnsw.search(queries, k=10).ids)
-    graph = tmp_path / "ix" / "hnsw.bin"
+    # the manifest names the generation's graph file
+    graph = tmp_path / "ix" / json.loads((tmp_path / "ix" / "hnsw.json").read_text())["hnsw_file"]
     blob = bytearray(graph.read_bytes())
     blob[len(blob) // 2] ^= 1
     graph.write_bytes(bytes(blob))
