@@ -71,6 +71,7 @@ import hashlib
 import json
 import numbers
 import os
+import pickle
 import re
 import threading
 from collections import Counter
@@ -148,10 +149,11 @@ def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.ascontiguousarray(arr, dtype=np.float32)
     if out.dtype != arr.dtype and not np.isfinite(out).all():
-        # a finite value that became infinite: say so, not "must be finite"
-        over = np.isinf(out) & np.isfinite(arr)
-        if over.any():
-            i, j = (int(v) for v in np.argwhere(over)[0])
+        # the first bad component: if it was finite before the conversion,
+        # it overflowed -- say so, not "must be finite" (the engine names
+        # NaN and infinite input itself)
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
+        if np.isfinite(arr[i, j]):
             raise_for_status(
                 4, "RV_E_RANGE",
                 f"{name}[{i}][{j}] = {float(arr[i, j])!r} overflows float32 (largest "
@@ -669,6 +671,11 @@ def _read_manifest(d: Path) -> dict:
             "the rowvoi that wrote it, or rebuild it", 7, "RV_E_VERSION")
     if meta["format_version"] == 1:
         meta["hnsw_file"], meta["exact_file"], meta["generation"] = (*_V1_PARTS, 0)
+        meta["superseded"] = []
+    superseded = meta.get("superseded")
+    if not isinstance(superseded, list) or not all(
+            isinstance(n, str) and (n in _V1_PARTS or _PART.match(n)) for n in superseded):
+        raise _corrupt(f"{d / _MANIFEST}: superseded is not a list of part file names")
     for key in ("hnsw_file", "exact_file"):
         name = meta.get(key)
         if not isinstance(name, str) or not (name in _V1_PARTS or _PART.match(name)):
@@ -831,12 +838,15 @@ class HNSWIndex:
         self._gate = _EfGate()
 
     def __reduce__(self):
-        # pickle and copy.deepcopy: hnswlib serialises its graph itself
+        # pickle and copy.deepcopy: hnswlib serialises its graph itself; both
+        # parts are turned into bytes here, under the lock, not later by the
+        # pickler (an add could run by then)
         with self._lock.read():
             state = {"M": self.M, "ef_construction": self.ef_construction, "ef": self.ef,
                      "seed": self.seed, "n_threads": self.n_threads,
-                     "exact": self._exact.to_bytes(), "graph": self._g}
-            return (_hnsw_from_state, (state,))
+                     "exact": self._exact.to_bytes(),
+                     "graph": pickle.dumps(self._g, protocol=pickle.HIGHEST_PROTOCOL)}
+        return (_hnsw_from_state, (state,))
 
     # properties --------------------------------------------------------
     @property
@@ -1035,9 +1045,11 @@ class HNSWIndex:
         ``hnsw.json`` atomically (temporary, fsync, rename): that rename is
         the one commit point, so a crash at any moment leaves a directory
         that loads either the previous index or the new one, never a mix.
-        After the commit the replaced generation's parts are deleted, as
-        are parts left by saves whose process is gone (``<tag>`` names the
-        host and process; the rule of :mod:`rowvoi._atomic`). Files get mode
+        After the commit the replaced generation's parts are deleted (the
+        manifest lists them as ``superseded``, so the next save deletes them
+        if this one is killed first), as are parts left by saves whose
+        process is gone (``<tag>`` names the host and process; the rule of
+        :mod:`rowvoi._atomic`). Files get mode
         ``0666 & ~umask``. A manifest was chosen over writing a new directory
         and renaming it because a non-empty directory cannot be renamed over
         another atomically on POSIX; the manifest keeps ``path`` a plain
@@ -1072,7 +1084,11 @@ class HNSWIndex:
                 old = _read_manifest(d)
             except IndexFormatError:
                 old = None
-            replaced = set() if old is None else {old["hnsw_file"], old["exact_file"]}
+            # what this commit supersedes: the current generation, and any
+            # generation an earlier commit superseded but did not get to delete
+            replaced = set() if old is None else {
+                old["hnsw_file"], old["exact_file"],
+                *(name for name in old["superseded"] if (d / name).exists())}
             n = 1 if old is None else old["generation"] + 1
             tag = owner_tag()
             graph = d / f"hnsw.{n}.{tag}.bin"
@@ -1095,6 +1111,7 @@ class HNSWIndex:
                     "generation": n,
                     "hnsw_file": graph.name,
                     "exact_file": exact.name,
+                    "superseded": sorted(replaced),
                     "dim": self.dim,
                     "metric": self.metric,
                     "M": self.M,
@@ -1196,7 +1213,7 @@ def _hnsw_from_state(state: dict) -> HNSWIndex:
     self.M, self.ef_construction, self.ef = state["M"], state["ef_construction"], state["ef"]
     self.seed, self.n_threads = state["seed"], state["n_threads"]
     self._exact = FlatIndex.from_bytes(state["exact"])
-    self._g = state["graph"]
+    self._g = pickle.loads(state["graph"])
     self._lock = RWLock()
     self._gate = _EfGate()
     return self
