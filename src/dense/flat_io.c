@@ -24,6 +24,10 @@
 ** load, so the file holds float32 only and every storage kind round-trips
 ** exactly.  The magic and the version sit at fixed offsets in every version,
 ** so a future reader can still say "version 2" rather than "corrupt".
+**
+** One writer (write_image) serves files and memory, one reader (load_image)
+** both sources, so rv_flat_save_buffer's bytes are the file's bytes.  Files
+** are replaced through core/atomic_file (temporary, fsync, rename).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

@@ -12,7 +12,6 @@ import operator
 import os
 import pickle
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -24,17 +23,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rowvoi._atomic import _host
 from rowvoi.dense import FlatIndex, HNSWIndex
 from rowvoi.embed import HashingEmbedder, MiniLMEmbedder
 from rowvoi.errors import IndexFormatError, InvalidArgumentError, RangeError
 from rowvoi.lexical import BM25Index
 
 RNG = np.random.default_rng(8)
-
-
-def _host():
-    import re
-    return re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname())[:32] or "host"
 
 
 def _dead_pid():
