@@ -252,22 +252,8 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any]) ->
     >>> json.load(open(target))
     {'a': 1}
     """
-    p = Path(path)
-    clean_stale(p)
-    fd, tmp = _create_temp(p)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            writer(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    fsync_dir(p.parent)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        writer(fh)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

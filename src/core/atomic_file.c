@@ -184,10 +184,13 @@ rv_status rv__atomic_begin(rv__atomic_file *af, const char *path) {
     return RV_OK;
 }
 
-rv_status rv__write_all(int fd, const void *data, size_t n, const char *what) {
+/* Write all n bytes, at offset off (pwrite) or, when off < 0, at the
+** current position; retry short writes and EINTR. */
+static rv_status write_loop(int fd, const void *data, size_t n, int64_t off,
+                            const char *what) {
     const unsigned char *p = (const unsigned char *)data;
     while (n) {
-        ssize_t w = write(fd, p, n);
+        ssize_t w = off < 0 ? write(fd, p, n) : pwrite(fd, p, n, (off_t)off);
         if (w < 0) {
             if (errno == EINTR) continue;
             return rv__error(RV_E_IO, "cannot write %s: %s", what, strerror(errno));
@@ -195,24 +198,20 @@ rv_status rv__write_all(int fd, const void *data, size_t n, const char *what) {
         if (w == 0) return rv__error(RV_E_IO, "cannot write %s: no progress", what);
         p += w;
         n -= (size_t)w;
+        if (off >= 0) off += w;
     }
     return RV_OK;
 }
 
+rv_status rv__write_all(int fd, const void *data, size_t n, const char *what) {
+    return write_loop(fd, data, n, -1, what);
+}
+
 rv_status rv__write_at(int fd, const void *data, size_t n, uint64_t off, const char *what) {
-    const unsigned char *p = (const unsigned char *)data;
-    while (n) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return rv__error(RV_E_IO, "cannot write %s: %s", what, strerror(errno));
-        }
-        if (w == 0) return rv__error(RV_E_IO, "cannot write %s: no progress", what);
-        p += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return RV_OK;
+    if (off > (uint64_t)INT64_MAX)
+        return rv__error(RV_E_RANGE, "cannot write %s at offset %llu", what,
+                         (unsigned long long)off);
+    return write_loop(fd, data, n, (int64_t)off, what);
 }
 
 rv_status rv__atomic_commit(rv__atomic_file *af) {

@@ -418,3 +418,25 @@ def test_pickled_indexes_work_in_a_spawned_process():
             want = ix.search(_query(ix), k=5)
             np.testing.assert_array_equal(got.ids, want.ids)
             np.testing.assert_array_equal(got.scores, want.scores)
+
+
+def test_atomic_write_failure_keeps_the_old_file(tmp_path):
+    from rowvoi._atomic import atomic_path, atomic_write, atomic_write_bytes, clean_stale
+
+    target = tmp_path / "meta.json"
+    atomic_write_bytes(target, b"old")
+
+    def broken(fh):
+        fh.write(b"half")
+        raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        atomic_write(target, broken)
+    with pytest.raises(KeyError):
+        with atomic_path(target) as tmp:
+            Path(tmp).write_bytes(b"half")
+            raise KeyError("stop")
+    assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["meta.json"]
+    stale = tmp_path / f"meta.json.tmp-{_host()}-{_dead_pid()}-0a1b2c3d"
+    stale.write_bytes(b"x")
+    assert clean_stale(target) == [stale.name]
