@@ -10,7 +10,7 @@ The language-model parts (claim extraction, support judgement, probe
 execution) are scripted stand-ins implementing rowvoi.rag.protocols, so the
 example is deterministic. Swap in real implementations for production.
 
-Run:  python examples/rag_pipeline.py
+Run:  python examples/rag/rag_pipeline_demo.py
 """
 
 from __future__ import annotations
