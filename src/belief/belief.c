@@ -108,6 +108,7 @@ rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value,
     if ((uint64_t)n > RV_BELIEF_MAX_CANDIDATES)
         return rv__error(RV_E_RANGE, "%zu candidates: at most %llu per call", n,
                          (unsigned long long)RV_BELIEF_MAX_CANDIDATES);
+    if (n == 0) return RV_OK;
     if (noise == 0.0) {
         /* Exact observations: a hard indicator (all zeros for a value no
         ** candidate has, which rv_belief_reweight reports as impossible). */
