@@ -261,6 +261,8 @@ class ClaudeClaimExtractor(_ClaudeAdapter):
     TypeError
         When ``client`` has no ``messages.create``, or ``model`` is not a
         string.
+    ValueError
+        When ``max_tokens`` is not a positive integer.
 
     Notes
     -----
@@ -350,16 +352,12 @@ class ClaudeSupportJudge(_ClaudeAdapter):
 
     Raises
     ------
-    ImportError
-        When ``client`` is None and ``anthropic`` is not installed.
-    TypeError
-        When ``client`` has no ``messages.create``, or ``model`` is not a
-        string.
+    ImportError, TypeError, ValueError
+        As :class:`ClaudeClaimExtractor`.
 
     Notes
     -----
-    Thread-safety: the object only holds its settings, so it may be shared
-    by threads as far as the client may (``anthropic.Anthropic`` may).
+    Thread-safety: as :class:`ClaudeClaimExtractor`.
 
     Examples
     --------
