@@ -25,7 +25,7 @@ How the requests are built:
   content block carrying ``cache_control: {"type": "ephemeral"}``, after the
   fixed tools and system prompt and before the claims. Judging new claims
   against the same chunks then reads the prefix from the cache (the API
-  caches prefixes above a model-dependent minimum length, about 1-4k tokens).
+  caches only prefixes above a model-dependent minimum length).
 * **Validated replies.** A claim or chunk id the model was not given is
   dropped (as :func:`rowvoi.rag.select_context` drops unknown chunk ids); a
   malformed reply -- no tool call, missing fields, wrong types, a reply cut
