@@ -137,9 +137,9 @@ def test_context_command(capsys, tmp_path):
     assert code == 0 and out.startswith("chunks: doc2#p1\n")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"chunks": [{"id": "a", "tokens": 5}], "claims": ["c"],
-                               "support": {"c": ["zz"]}}))
+                               "support": {"d": ["a"]}}))
     code, _, err = run(capsys, "context", str(bad))
-    assert code == 1 and "not in chunks" in err
+    assert code == 1 and "not in `claims`" in err
     bad.write_text("{}")
     code, _, err = run(capsys, "context", str(bad))
     assert code == 1 and "expected an object" in err
@@ -163,7 +163,7 @@ def test_question_command(capsys):
 
 
 def test_rag_pipeline_example_runs():
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "rag_pipeline.py")],
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "rag" / "rag_pipeline_demo.py")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

@@ -19,6 +19,7 @@ MODULES = [
     "rowvoi.rag.protocols",
     "rowvoi.rag.questions",
     "rowvoi.rag.retrieval",
+    "rowvoi.rag.claude",
     "rowvoi.policies",
     "rowvoi.session",
     "rowvoi.ml",
