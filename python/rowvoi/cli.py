@@ -489,7 +489,10 @@ def _ask_policy(args: argparse.Namespace, df: Any, costs: dict[str, float] | Non
     return MIPolicy(model, objective="mi_over_cost", feature_costs=costs)
 
 
-def _cmd_ask(args: argparse.Namespace) -> int:
+def _ask_setup(args: argparse.Namespace) -> tuple[Any, list[Any], list[Any], Any]:
+    """The table, candidate rows, columns to ask and the session of
+    ``rowvoi ask`` (arguments checked before the table is read)."""
+    from rowvoi.frame import resolve_columns
     from rowvoi.session import DisambiguationSession
 
     if args.noise is not None and args.policy != "model":
@@ -503,13 +506,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         rows = list(df.index)
     if not rows:
         raise CliError(f"{args.file}: the table has no rows")
-    if columns is None:
-        columns = list(df.columns)
+    columns = resolve_columns(df, list(df.columns) if columns is None else columns,
+                              "--columns")
     policy = _ask_policy(args, df, costs)
-    session = DisambiguationSession(df, rows, policy=policy, feature_costs=costs)
-    from rowvoi.frame import resolve_columns
+    return df, rows, columns, DisambiguationSession(df, rows, policy=policy,
+                                                    feature_costs=costs)
 
-    columns = resolve_columns(df, columns, "--columns")
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    df, rows, columns, session = _ask_setup(args)
     talk = sys.stderr if args.json else sys.stdout
     interactive = sys.stdin.isatty()
 
