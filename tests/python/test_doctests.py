@@ -13,6 +13,7 @@ MODULES = [
     "rowvoi.setcover",
     "rowvoi.keys",
     "rowvoi.config",
+    "rowvoi._paths",
     "rowvoi.text",
     "rowvoi.lexical",
     "rowvoi.rag.context",
