@@ -116,8 +116,9 @@ def _source(con: Any, source: Any, schema: QuerySchema, names: tuple[str, ...],
     A DataFrame is registered as a view whose name is appended to ``views``."""
     if isinstance(source, pd.DataFrame):
         frame = prepare_frame(source, schema, names)
-        if need_rows:
-            frame[_ROW] = np.arange(len(frame), dtype=np.int64)
+        # Always present: it also gives DuckDB a column when the query reads
+        # none (a bare row count).
+        frame[_ROW] = np.arange(len(frame), dtype=np.int64)
         view = f"__rowvoi_frame_{next(_names)}"
         con.register(view, frame)
         views.append(view)

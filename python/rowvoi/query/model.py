@@ -142,12 +142,14 @@ def _aggregations(value: Any, problems: list[str]) -> tuple[Aggregation, ...]:
     """Normalise the accepted forms into a tuple of :class:`Aggregation`.
 
     Forms: ``{"income": "mean"}``, ``{"income": ["mean", "max"], "*": "count"}``,
-    or a list of ``"count"`` / ``{"agg": "mean", "column": "income"}``.
+    ``"count"``, or a list of ``"count"`` / ``{"agg": "mean", "column": "income"}``.
     """
     if value is None:
         return ()
     if isinstance(value, Aggregation):
         return (value,)
+    if isinstance(value, str):
+        return (Aggregation(value),)
     out: list[Aggregation] = []
     if isinstance(value, Mapping):
         for column, funcs in value.items():

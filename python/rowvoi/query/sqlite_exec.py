@@ -104,7 +104,7 @@ def _column_values(s: pd.Series, column_type: str) -> list[Any]:
     """A canonical column as Python values SQLite stores (NULL for missing)."""
     missing = s.isna().to_numpy()
     if column_type == "date":
-        text = s.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").astype(object).to_numpy()
+        text = s.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").astype(object).to_numpy(copy=True)
         text[missing] = None
         return text.tolist()
     if column_type == "numeric":
