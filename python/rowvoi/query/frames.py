@@ -66,16 +66,24 @@ def _numeric(s: pd.Series, spec: ColumnSpec) -> pd.Series:
     return _numeric(out, spec)
 
 
+def _all_strings(s: pd.Series) -> bool:
+    """Every non-missing cell is a ``str`` (checked in C where the dtype allows)."""
+    dtype = s.dtype
+    if isinstance(dtype, pd.StringDtype):
+        return True
+    if isinstance(dtype, pd.CategoricalDtype):
+        return all(isinstance(c, str) for c in dtype.categories)
+    return pd.api.types.infer_dtype(s, skipna=True) in ("string", "empty")
+
+
 def _strings(s: pd.Series, spec: ColumnSpec) -> pd.Series:
     missing = s.isna().to_numpy()
     values = s.astype(object).to_numpy(copy=True)
     values[missing] = None
-    present = values[~missing]
-    if len(present):
-        is_str = np.fromiter((isinstance(v, str) for v in present), bool, len(present))
-        if not is_str.all():
-            raise QueryError(f"column {spec.name!r} is declared {spec.type} but holds "
-                             f"{describe_value(present[~is_str][0])}")
+    if not _all_strings(s):
+        bad = next(v for v in values[~missing] if not isinstance(v, str))
+        raise QueryError(f"column {spec.name!r} is declared {spec.type} but holds "
+                         f"{describe_value(bad)}")
     return pd.Series(values, index=s.index, dtype=object)
 
 
