@@ -120,6 +120,16 @@ class OrderKey:
         return {"column": self.column, "direction": "desc" if self.descending else "asc"}
 
 
+def _unknown_keys(item: Mapping[Any, Any], allowed: tuple[str, ...], path: str,
+                  problems: list[str]) -> bool:
+    """Report the first key of ``item`` outside ``allowed``; True if there was one."""
+    unknown = [k for k in item if not (isinstance(k, str) and k in allowed)]
+    if unknown:
+        problems.append(f"{path}: unknown key {describe_value(unknown[0])}; allowed: "
+                        f"{', '.join(allowed)}")
+    return bool(unknown)
+
+
 def _names(value: Any, path: str, problems: list[str]) -> tuple[str, ...]:
     """A column name or a list of names, as a tuple."""
     if value is None:
@@ -153,11 +163,11 @@ def _aggregations(value: Any, problems: list[str]) -> tuple[Aggregation, ...]:
     out: list[Aggregation] = []
     if isinstance(value, Mapping):
         for column, funcs in value.items():
-            path = f"aggregations.{column}"
             if not isinstance(column, str):
                 problems.append(f"aggregations: keys must be column names, got "
                                 f"{describe_value(column)}")
                 continue
+            path = f"aggregations.{column}"
             funcs = [funcs] if isinstance(funcs, str) else funcs
             if not isinstance(funcs, (list, tuple)) or not funcs:
                 problems.append(f"{path}: expected an aggregation name or a non-empty "
@@ -181,10 +191,7 @@ def _aggregations(value: Any, problems: list[str]) -> tuple[Aggregation, ...]:
         elif isinstance(item, str):
             out.append(Aggregation(item))
         elif isinstance(item, Mapping):
-            unknown = [k for k in item if k not in ("agg", "column")]
-            if unknown:
-                problems.append(f"{path}: unknown key {describe_value(unknown[0])}; "
-                                "allowed: agg, column")
+            unknown = _unknown_keys(item, ("agg", "column"), path, problems)
             func, column = item.get("agg"), item.get("column")
             if not isinstance(func, str):
                 problems.append(f"{path}.agg: expected an aggregation name "
@@ -216,15 +223,13 @@ def _order_by(value: Any, problems: list[str]) -> tuple[OrderKey, ...]:
         elif isinstance(item, str):
             out.append(OrderKey(item))
         elif isinstance(item, Mapping):
-            unknown = [k for k in item if k not in ("column", "direction")]
+            if _unknown_keys(item, ("column", "direction"), path, problems):
+                continue
             column, direction = item.get("column"), item.get("direction", "asc")
-            if unknown:
-                problems.append(f"{path}: unknown key {describe_value(unknown[0])}; "
-                                "allowed: column, direction")
-            elif not isinstance(column, str):
+            if not isinstance(column, str):
                 problems.append(f"{path}.column: expected a column name, got "
                                 f"{describe_value(column)}")
-            elif direction not in ("asc", "desc"):
+            elif not isinstance(direction, str) or direction not in ("asc", "desc"):
                 problems.append(f"{path}.direction: expected \"asc\" or \"desc\", got "
                                 f"{describe_value(direction)}")
             else:
@@ -340,9 +345,10 @@ class DFQuery:
             raise QueryError(f"a query must be an object with an \"operation\", got "
                              f"{describe_value(data)}")
         problems = [f"unknown key {describe_value(k)}; allowed: {', '.join(_QUERY_KEYS)}"
-                    for k in data if k not in _QUERY_KEYS]
-        kwargs = {k: data[k] for k in _QUERY_KEYS if k in data}
-        if "operation" not in data:
+                    for k in data if not (isinstance(k, str) and k in _QUERY_KEYS)]
+        given = {k for k in data if isinstance(k, str)}
+        kwargs = {k: data[k] for k in _QUERY_KEYS if k in given}
+        if "operation" not in given:
             problems.append(f"operation: missing; expected one of {', '.join(OPERATIONS)}")
             kwargs["operation"] = OPERATIONS[0]  # placeholder: still check the rest
         try:
