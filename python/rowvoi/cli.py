@@ -558,6 +558,7 @@ def _cmd_question(args: argparse.Namespace) -> int:
         print("no question can tell the candidates apart")
     return 0
 
+
 # ------------------------------------------------------------------ query
 def _query_json(path: str, what: str) -> Any:
     """A JSON argument file ('-' is stdin); unreadable or malformed is a usage error."""

@@ -707,3 +707,36 @@ def test_dates_in_query_results_are_iso(people, schema):
     assert [x["joined"] for x in r.records] == ["2020-02-29", "2022-12-25",
                                                 "2023-06-01T08:30:00", "2024-01-31", None]
     assert dt.date.fromisoformat(r.records[0]["joined"]) == dt.date(2020, 2, 29)
+
+
+def test_parquet_nan_and_timezones_are_normalised_by_duckdb(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({
+        "x": pa.array([1.0, float("nan"), None, 3.0], from_pandas=False),
+        "t": pa.array([dt.datetime(2024, 1, 1, 23, 0, tzinfo=dt.timezone.utc)] * 4,
+                      type=pa.timestamp("us", tz="Europe/Berlin")),
+    })
+    path = tmp_path / "nan.parquet"
+    pq.write_table(table, path)
+    schema = schema_from_file(path)
+    assert schema.to_dict()["columns"] == {"x": {"type": "numeric"}, "t": {"type": "date"}}
+    q = {"operation": "aggregate", "aggregations": {"x": ["mean", "count", "max"],
+                                                    "t": "min"}}
+    assert run_query(path, q, schema).records == [
+        {"mean_x": 2.0, "count_x": 2, "max_x": 3.0, "min_t": "2024-01-01T23:00:00"}]
+    missing = run_query(path, {"operation": "filter", "filters": {"x": {"$exists": False}}},
+                        schema)
+    assert [r["x"] for r in missing.records] == [None, None]
+
+
+def test_sqlite_value_refuses_what_the_type_cannot_hold():
+    assert sqlite_value(np.int64(3), "numeric") == 3 and sqlite_value(pd.NA, "text") is None
+    assert sqlite_value(pd.Timestamp("2024-05-06 07:08:09"), "date") == \
+        "2024-05-06T07:08:09.000000"
+    with pytest.raises(ValueError, match="expected a number"):
+        sqlite_value("3", "numeric")
+    with pytest.raises(ValueError, match="expected a string"):
+        sqlite_value(3, "text")
+    with pytest.raises(ValueError, match="ISO-8601"):
+        sqlite_value("yesterday", "date")

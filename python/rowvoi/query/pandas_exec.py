@@ -191,7 +191,7 @@ def _aggregate(func: str, s: pd.Series | None, gid: np.ndarray, n_groups: int) -
 
 def _int_sums(values: np.ndarray, g: np.ndarray, n_groups: int) -> list[int]:
     """Exact integer sums per group, in Python ints when int64 could overflow."""
-    big = int(np.abs(values).max()) if len(values) else 0
+    big = max(abs(int(values.max())), abs(int(values.min()))) if len(values) else 0
     if big * len(values) < 2 ** 63:
         return pd.Series(values).groupby(g).sum().reindex(range(n_groups),
                                                           fill_value=0).tolist()

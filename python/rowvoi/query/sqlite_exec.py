@@ -43,6 +43,7 @@ from rowvoi.query.result import QueryResult, build_result
 from rowvoi.query.schema import QuerySchema
 from rowvoi.query.sql import SQLITE, compile_query, compile_where, quote_ident
 from rowvoi.query.validate import ValidQuery, parse_filter, validate_query
+from rowvoi.query.values import SQLITE_DATE_FORMAT
 
 __all__ = ["compile_filter", "execute_sqlite", "load_frame"]
 
@@ -94,21 +95,25 @@ def compile_filter(filter_doc: Mapping[str, Any] | None, schema: QuerySchema, *,
     return sql + f" ORDER BY {ident}", params
 
 
+def _is_int(s: pd.Series) -> bool:
+    return s.dtype.kind in "iu" or isinstance(s.dtype, pd.Int64Dtype)
+
+
 def _sql_type(s: pd.Series, column_type: str) -> str:
     if column_type != "numeric":
         return "TEXT"
-    return "INTEGER" if s.dtype.kind in "iu" or isinstance(s.dtype, pd.Int64Dtype) else "REAL"
+    return "INTEGER" if _is_int(s) else "REAL"
 
 
 def _column_values(s: pd.Series, column_type: str) -> list[Any]:
     """A canonical column as Python values SQLite stores (NULL for missing)."""
     missing = s.isna().to_numpy()
     if column_type == "date":
-        text = s.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").astype(object).to_numpy(copy=True)
+        text = s.dt.strftime(SQLITE_DATE_FORMAT).astype(object).to_numpy(copy=True)
         text[missing] = None
         return text.tolist()
     if column_type == "numeric":
-        cast = int if s.dtype.kind in "iu" or isinstance(s.dtype, pd.Int64Dtype) else float
+        cast = int if _is_int(s) else float
         values = s.astype(object).to_numpy()
         return [None if m else cast(v) for v, m in zip(values, missing)]
     return s.tolist()
