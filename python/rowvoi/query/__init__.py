@@ -100,7 +100,7 @@ from rowvoi.query.schema import (
     QuerySchema,
     fold_category,
 )
-from rowvoi.query.sql import compile_where
+from rowvoi.query.sql import compile_where, quote_ident
 from rowvoi.query.sqlite_exec import compile_filter, execute_sqlite
 from rowvoi.query.validate import FilterNode, ValidQuery, parse_filter, validate_query
 from rowvoi.query.values import SQLITE_DATE_FORMAT, sqlite_value
@@ -139,6 +139,7 @@ __all__ = [
     "parse_filter",
     "parse_query",
     "plan_and_run",
+    "quote_ident",
     "run_query",
     "schema_from_file",
     "sqlite_value",

@@ -97,7 +97,7 @@ DUCKDB = Dialect("duckdb", _duckdb_param)
 SQLITE = Dialect("sqlite", _sqlite_param)
 
 
-def compile_where(node: FilterNode | None, dialect: Dialect,
+def compile_where(node: FilterNode | None, dialect: Dialect | None = None,
                   column: Callable[[str], str] = quote_ident) -> tuple[str, list[Any]]:
     """A filter tree as an SQL boolean expression and its parameters.
 
@@ -106,8 +106,8 @@ def compile_where(node: FilterNode | None, dialect: Dialect,
     node : FilterNode or None
         From :func:`~rowvoi.query.parse_filter` or a ``ValidQuery``.
         ``None`` compiles to an always-true expression.
-    dialect : Dialect
-        :data:`SQLITE` or :data:`DUCKDB`.
+    dialect : Dialect, optional
+        :data:`SQLITE` (the default) or :data:`DUCKDB`.
     column : callable, default quote_ident
         Maps a schema column name to its SQL expression (e.g. a qualified
         ``"m"."age"``); it receives only schema names.
@@ -117,8 +117,18 @@ def compile_where(node: FilterNode | None, dialect: Dialect,
     (str, list)
         The expression (parenthesised where needed) and its parameters, in
         placeholder order.
+
+    Examples
+    --------
+    For a join, qualify the columns (names reach ``column`` only from the schema):
+
+    >>> from rowvoi.query import QuerySchema, parse_filter
+    >>> node = parse_filter({"year": {"$in": [2020, 2021]}}, QuerySchema({"year": "numeric"}))
+    >>> compile_where(node, column=lambda name: "m." + quote_ident(name))
+    ('m."year" IN (?, ?)', [2020, 2021])
     """
     params: list[Any] = []
+    dialect = SQLITE if dialect is None else dialect
     sql = _where(node, dialect, column, params) if node is not None else "(1 = 1)"
     return sql, params
 

@@ -7,7 +7,9 @@ Two entry points:
   in-memory database first).
 * :func:`compile_filter` turns a filter document into one parameterised
   ``SELECT id FROM table WHERE ...`` for a metadata table: one row per
-  record, an integer id column, one typed column per filter field.
+  record, an integer id column, one typed column per filter field. (For a
+  join or extra conditions, :func:`~rowvoi.query.parse_filter` then
+  :func:`~rowvoi.query.compile_where` give the ``WHERE`` expression alone.)
 
 A table these read must store values as :func:`~rowvoi.query.values.sqlite_value`
 writes them: ``numeric`` as INTEGER/REAL, ``categorical``/``text`` as TEXT
