@@ -763,6 +763,115 @@ def _cmd_question(args: argparse.Namespace) -> int:
         print("no question can tell the candidates apart")
     return 0
 
+
+# ------------------------------------------------------------------ query
+def _query_json(path: str, what: str) -> Any:
+    """A JSON argument file ('-' is stdin); unreadable or malformed is a usage error."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{what} {path}: not valid JSON: {exc.msg} at line {exc.lineno} "
+                         f"column {exc.colno}") from None
+    except RecursionError:
+        raise UsageError(f"{what} {path}: JSON nested too deeply") from None
+
+
+def _query_table(columns: Sequence[str], records: list[dict[str, Any]]) -> list[str]:
+    cells = [[("null" if r[c] is None else str(r[c])) for c in columns] for r in records]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in records)
+               for c in columns]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(row, widths, numeric)).rstrip()
+
+    return [line(columns)] + [line(row) for row in cells]
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    try:
+        from rowvoi.query import QueryError, QuerySchema, infer_schema, run_query
+        import duckdb  # noqa: F401  (the CLI runs every query through DuckDB)
+    except ImportError:
+        raise CliError("rowvoi query needs duckdb: pip install 'rowvoi[query]'") from None
+    if args.describe == (args.query is not None):
+        raise UsageError("give a QUERY.json file, or --describe to print the table's schema")
+    if not Path(args.table).is_file():
+        raise CliError(f"{args.table}: no such file")
+    schema = None
+    if args.schema is not None:
+        try:
+            schema = QuerySchema.from_dict(_query_json(args.schema, "--schema"))
+        except QueryError as exc:
+            raise UsageError(f"--schema {args.schema}: {exc}") from None
+    if args.describe:
+        schema = schema or infer_schema(args.table)
+        if args.json:
+            print(json.dumps(schema.to_dict(), indent=2))
+            return 0
+        print(f"{args.table}: {len(schema)} queryable columns, at most {schema.max_limit} "
+              "rows per answer")
+        width = max((len(s.name) for s in schema.columns), default=0)
+        for spec in schema.columns:
+            detail = "integer" if spec.integer else ""
+            if spec.values is not None:
+                shown = ", ".join(spec.values[:8])
+                detail = f"{len(spec.values)} values: {shown}" + (
+                    ", ..." if len(spec.values) > 8 else "")
+            print(f"  {spec.name.ljust(width)}  {spec.type.ljust(11)}  {detail}".rstrip())
+        return 0
+    result = run_query(args.table, _query_json(args.query, "QUERY"), schema)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    if result.scalar:
+        for name in result.columns:
+            value = result.records[0][name]
+            print(f"{name}: {'null' if value is None else value}")
+        return 0
+    for line in _query_table(result.columns, result.records):
+        print(line)
+    n = len(result.records)
+    note = f"{n} row{'s' if n != 1 else ''}"
+    if result.truncated:
+        note += f"; more match (limit {result.limit})"
+    if result.clamped:
+        note += f"; limit {result.requested_limit} clamped to {result.limit}"
+    print(f"({note})")
+    return 0
+
+
+def _add_query_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "query", help="run a structured query (JSON, no code) over a CSV or Parquet file",
+        description="Run a structured query over a CSV or Parquet table with DuckDB "
+                    "(streamed: files larger than memory work). QUERY.json holds an object "
+                    "such as {\"operation\": \"filtered_aggregate\", \"filters\": "
+                    "{\"sector\": \"non-profit\"}, \"group_by\": \"sector\", "
+                    "\"aggregations\": {\"income\": \"mean\"}}; operations select, "
+                    "filter, aggregate, filtered_aggregate; filters use $eq $ne $in $nin "
+                    "$lt $lte $gt $gte $exists $contains $and $or. It is checked against "
+                    "the schema (inferred, or --schema) before it runs; every problem is "
+                    "reported. Exit 1 if the query is refused.",
+        epilog="example: rowvoi query table.parquet --describe --json > schema.json; "
+               "rowvoi query table.parquet query.json --schema schema.json")
+    p.add_argument("table", metavar="TABLE", help="the table: .csv, or .parquet/.pq")
+    p.add_argument("query", metavar="QUERY.json", nargs="?",
+                   help="the query as a JSON file ('-' reads standard input)")
+    p.add_argument("--schema", metavar="SCHEMA.json",
+                   help="allowed columns, types, operators and max_limit as JSON (the "
+                        "format --describe --json prints); default: inferred from TABLE")
+    p.add_argument("--describe", action="store_true",
+                   help="print the table's schema instead of running a query")
+    p.add_argument("--json", action="store_true", help="print JSON for programs")
+    p.set_defaults(func=_cmd_query, verb_parser=p)
+
+
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
@@ -913,6 +1022,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: uniform)")
     pq.add_argument("--json", action="store_true", help="print JSON for programs")
     pq.set_defaults(func=_cmd_question, verb_parser=pq)
+    _add_query_parser(sub)
     return parser
 
 

@@ -30,6 +30,19 @@ MODULES = [
     "rowvoi.embed",
     "rowvoi._rwlock",
     "rowvoi._atomic",
+    "rowvoi.query",
+    "rowvoi.query.model",
+    "rowvoi.query.values",
+    "rowvoi.query.schema",
+    "rowvoi.query.validate",
+    "rowvoi.query.result",
+    "rowvoi.query.frames",
+    "rowvoi.query.pandas_exec",
+    "rowvoi.query.sql",
+    "rowvoi.query.sqlite_exec",
+    "rowvoi.query.duckdb_exec",
+    "rowvoi.query.run",
+    "rowvoi.query.planner",
 ]
 
 
