@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from rowvoi import _setcover
-from rowvoi.frame import encode_series
 
 from ._values import merge_canon, value_keys
 
@@ -153,50 +152,83 @@ def _xlog2x(c: np.ndarray) -> list[float]:
     return (c * np.log2(c)).tolist()
 
 
-def finish_bucket(item: dict | None, n_cols: int) -> dict:
+def finish_bucket(item: dict | None, n_cols: int, dict_limit: int = 0) -> dict:
     """Per-column sums of one merged bucket: pairs that share a value, the
-    sum of c log2 c over values, distinct values, rows in shared values."""
+    sum of c log2 c over values, distinct values; and, for columns with at
+    most dict_limit distinct values here, the (keys, counts) themselves."""
     same = [0] * n_cols
     nlogn = [0.0] * n_cols
     distinct = [0] * n_cols
+    keys: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_cols
     if item is None:
-        return {"same": same, "nlogn": nlogn, "distinct": distinct, "clashes": {}}
-    for j, (_, cnt, _) in enumerate(item["cols"]):
+        return {"same": same, "nlogn": nlogn, "distinct": distinct, "clashes": {},
+                "keys": [(np.zeros(0, np.uint64), np.zeros(0, np.uint64))] * n_cols}
+    for j, (k, cnt, _) in enumerate(item["cols"]):
         c = cnt.astype(np.uint64)
         same[j] = int(np.sum(c * (c - np.uint64(1)) // np.uint64(2), dtype=np.uint64)) if len(c) else 0
         nlogn[j] = math.fsum(_xlog2x(cnt))
         distinct[j] = len(cnt)
+        if len(cnt) <= dict_limit:
+            keys[j] = (k, cnt)
     return {"same": same, "nlogn": nlogn, "distinct": distinct,
-            "clashes": dict(item.get("clashes", {}))}
+            "clashes": dict(item.get("clashes", {})), "keys": keys}
 
 
 # ------------------------------------------------------------------ groups
 def class_frame(part: pd.DataFrame, key_col: Hashable, key_dtype: Any, key_seed: int,
-                cand: Sequence[tuple[int, Hashable]], rows: pd.Index | None,
-                rows_order: bool, partition_info: dict | None = None) -> pd.DataFrame:
-    """Rows ready for the shuffle: the group key (value key of the first
-    chosen column), an order key, and the candidate columns as ``__rv_c{j}``.
+                key_coder: Any, key_counts: np.ndarray | None,
+                cand: Sequence[tuple[int, Hashable, Any, int]], coders: Sequence[Any],
+                rows: pd.Index | None, rows_order: bool,
+                partition_info: dict | None = None) -> pd.DataFrame:
+    """Rows ready for the shuffle, as integers only.
 
-    The order key is the row's position in ``rows`` when rows are given (the
-    in-memory order), else ``partition << 40 | position``.
+    ``__rv_cls`` is the row's group: its code (:func:`encode_keys`) or value
+    key in the first chosen column; ``__rv_ord`` its order key (position in
+    ``rows`` when rows are given -- the in-memory order -- else
+    ``partition << 40 | position``); ``__rv_c{j}`` candidate column j, coded
+    the same way. Rows alone in their group in the whole table (known from
+    the first pass's counts, ``key_counts[code]``) are settled and left out.
     """
     part, _ = _select_rows(part, rows)
     keys, _ = value_keys(part[key_col], key_dtype, key_seed, key_col)
+    cls = encode_keys(keys, key_coder)
     if rows_order:
         order = rows.get_indexer(part.index).astype(np.int64)
     else:
         number = int(partition_info["number"]) if partition_info else 0
         order = (np.int64(number) << np.int64(40)) + np.arange(len(part), dtype=np.int64)
-    out = part[[col for _, col in cand]].copy()
-    out.columns = [f"__rv_c{j}" for j, _ in cand]
-    out.index = pd.RangeIndex(len(part))
-    out.insert(0, "__rv_ord", order)
-    out.insert(0, "__rv_cls", keys)
-    return out
+    keep = None
+    if key_counts is not None and len(cls):
+        keep = key_counts[cls] >= 2
+        if keep.all():
+            keep = None
+    data = {"__rv_cls": cls, "__rv_ord": order}
+    for (j, col, dtype, seed), coder in zip(cand, coders):
+        keys, _ = value_keys(part[col], dtype, seed, col)
+        data[f"__rv_c{j}"] = encode_keys(keys, coder)
+    out = pd.DataFrame(data, index=pd.RangeIndex(len(part)))
+    return out if keep is None else out[keep].reset_index(drop=True)
 
 
-def _compact(codes: np.ndarray) -> np.ndarray:
-    k = int(codes.max()) + 1 if codes.size else 0
+def encode_keys(keys: np.ndarray, coder: Any) -> np.ndarray:
+    """Value keys -> small global codes with one of the first pass's coders:
+    ("offset", lo, k): integer values lo .. lo + k - 1, code = value - lo;
+    ("dict", sorted keys): code = position in the dictionary;
+    None: the keys themselves."""
+    if coder is None:
+        return keys
+    if coder[0] == "offset":
+        _, lo, k, signed = coder
+        vals = keys.view(np.int64) if signed else keys
+        return _compact_to(vals - vals.dtype.type(lo), k)
+    d = coder[1]
+    # Look up each distinct key once: the dictionary can be large and the
+    # keys are in no order, so a lookup per cell would miss the cache.
+    local, uniq = pd.factorize(keys)
+    return _compact_to(np.searchsorted(d, uniq)[local], len(d))
+
+
+def _compact_to(codes: np.ndarray, k: int) -> np.ndarray:
     if k <= 256:
         return codes.astype(np.uint8)
     if k <= 65536:
@@ -204,30 +236,30 @@ def _compact(codes: np.ndarray) -> np.ndarray:
     return codes.astype(np.int32)
 
 
-def make_block(part: pd.DataFrame, ids: Sequence[int], names: Sequence[Hashable]) -> dict:
-    """Group a shuffled partition by its group key and code its columns.
-
-    Groups of one row are settled and dropped. Columns are coded exactly as
-    in memory (:func:`rowvoi.frame.encode_series`), which is enough since
-    codes are compared only inside this partition.
-    """
-    cls = part["__rv_cls"].to_numpy(dtype=np.uint64)
+def make_block(part: pd.DataFrame, ids: Sequence[int], coded: Sequence[bool]) -> dict:
+    """Group a shuffled partition by its group key; keep the groups of two
+    or more rows (the others are settled). Columns with a dictionary arrive
+    as codes; the others (value keys) are numbered here, which is enough
+    since codes are compared only inside this partition."""
+    cls = part["__rv_cls"].to_numpy()
     ordv = part["__rv_ord"].to_numpy(dtype=np.int64)
-    order = np.lexsort((ordv, cls))
+    order = np.argsort(cls, kind="stable")
     cs = cls[order]
     if len(cs):
         starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
         lens = np.diff(np.r_[starts, len(cs)])
     else:
-        starts = lens = np.zeros(0, dtype=np.int64)
+        lens = np.zeros(0, dtype=np.int64)
     keep_run = lens >= 2
-    take = np.repeat(keep_run, lens)
-    sel = order[take]
+    sel = order[np.repeat(keep_run, lens)]
     offsets = np.r_[0, np.cumsum(lens[keep_run])].astype(np.uint64)
     codes = []
-    for j, name in zip(ids, names):
-        s = part[f"__rv_c{j}"].iloc[sel].reset_index(drop=True)
-        codes.append(_compact(encode_series(s, name)))
+    for j, is_coded in zip(ids, coded):
+        v = part[f"__rv_c{j}"].to_numpy()[sel]
+        if not is_coded:
+            local, uniq = pd.factorize(v)
+            v = _compact_to(np.asarray(local), len(uniq))
+        codes.append(v)
     return {"ids": list(ids), "codes": codes, "offsets": offsets, "ord": ordv[sel]}
 
 

@@ -60,6 +60,10 @@ __all__ = ["find_key", "plan_key_path"]
 #: Attempts at a collision-free hash seed per hashed column before giving up.
 MAX_SEED_TRIES = 8
 
+#: Most distinct values a column may have to travel through the shuffle as
+#: dictionary codes (the dictionary goes to every worker: 8 bytes a value).
+DICT_LIMIT = 1 << 22
+
 
 def _ratio_better(a: float, ca: float, b: float, cb: float) -> bool:
     """a/ca strictly better than b/cb up to a relative 1e-12 (the engine's rule)."""
@@ -148,24 +152,68 @@ class _Problem:
         for b in range(B):
             items = [delayed(operator.getitem)(bl, b) for bl in bucket_lists]
             merged = tree_reduce(items, _tasks.combine_buckets)
-            finals.append(delayed(_tasks.finish_bucket)(merged, len(self.columns)))
+            finals.append(delayed(_tasks.finish_bucket)(merged, len(self.columns),
+                                                        -(-DICT_LIMIT // B)))
         head = tree_reduce(heads, _tasks.combine_heads)
         out = self.runner.compute([head, *finals], label)
         return out[0], out[1:]
 
     # ------------------------------------------------------------- groups
-    def build_groups(self, first: int, cand: list[int]) -> list[Any]:
-        """Shuffle candidate rows by their value of column `first` and group them."""
+    def build_groups(self, first: int, cand: list[int], finals: list[dict]) -> list[Any]:
+        """Shuffle candidate rows by their value of column `first` and group them.
+
+        Columns whose distinct values the first pass collected (at most
+        DICT_LIMIT) travel as dictionary codes of 1, 2 or 4 bytes; the others
+        as 8-byte value keys."""
         sub = self.sub
-        names = [self.columns[j] for j in cand]
-        args = (self.columns[first], self.dtypes[first], self.seeds[first],
-                list(zip(cand, names)), self.rows, self.rows is not None)
-        meta = _tasks.class_frame(sub._meta, *args)
-        frame = sub.map_partitions(_tasks.class_frame, *args, meta=meta,
-                                   align_dataframes=False)
+        dicts = [self._dictionary(j, finals) for j in range(len(self.columns))]
+        key_coder = self._coder(first, dicts[first])
+        key_counts = None
+        if key_coder is not None:
+            keys, counts = dicts[first]
+            key_counts = np.zeros(key_coder[2] if key_coder[0] == "offset" else len(keys),
+                                  dtype=np.int64)
+            key_counts[_tasks.encode_keys(keys, key_coder).astype(np.int64)] = counts
+        cand_spec = [(j, self.columns[j], self.dtypes[j], self.seeds[j]) for j in cand]
+        coders = [self._coder(j, dicts[j]) for j in cand]
+        head = (self.columns[first], self.dtypes[first], self.seeds[first])
+        tail = (self.rows, self.rows is not None)
+        meta = _tasks.class_frame(sub._meta, *head, key_coder, key_counts, cand_spec, coders,
+                                  *tail)
+        # Large dictionaries enter the graph once, not once per partition.
+        frame = sub.map_partitions(_tasks.class_frame, *head, delayed(key_coder),
+                                   delayed(key_counts), cand_spec, delayed(coders), *tail,
+                                   meta=meta, align_dataframes=False)
         shuffled = frame.shuffle(on="__rv_cls", npartitions=max(1, sub.npartitions))
-        return [delayed(_tasks.make_block, pure=True)(p, cand, names)
+        coded = [c is not None for c in coders]
+        return [delayed(_tasks.make_block, pure=True)(p, cand, coded)
                 for p in shuffled.to_delayed()]
+
+    def _coder(self, j: int, d: tuple[np.ndarray, np.ndarray] | None) -> Any:
+        """How column j travels (see _tasks.encode_keys)."""
+        if d is None:
+            return None
+        keys = d[0]
+        dtype = self.dtypes[j]
+        if column_kind(dtype) == "bits" and dtype.kind in "iub" and len(keys):
+            signed = dtype.kind == "i"
+            vals = keys.view(np.int64) if signed else keys
+            lo, hi = int(vals.min()), int(vals.max())
+            if hi - lo < 4 * len(keys) + 64:
+                return ("offset", lo, hi - lo + 1, signed)
+        return ("dict", keys)
+
+    def _dictionary(self, j: int, finals: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Sorted distinct value keys of column j and their counts, if collected."""
+        parts = [f["keys"][j] for f in finals]
+        if any(p is None for p in parts):
+            return None
+        keys = np.concatenate([p[0] for p in parts])
+        counts = np.concatenate([p[1] for p in parts])
+        if len(keys) > DICT_LIMIT:
+            return None
+        order = np.argsort(keys, kind="stable")
+        return keys[order], counts[order]
 
 
 def _pick(resolved: dict[int, int], gains: dict[int, float], costs: np.ndarray,
@@ -238,7 +286,7 @@ def _greedy(pb: _Problem, entropy: bool, eps: float) -> _Run:
         try:
             if run.state is None:
                 cand = [j for j in range(m) if j not in used]
-                blocks = pb.build_groups(best, cand)
+                blocks = pb.build_groups(best, cand, finals)
                 tasks = [delayed(_tasks.block_step)(b, None, [], entropy) for b in blocks]
             else:
                 drop = sorted(j for j in used if j != best)
