@@ -8,9 +8,10 @@
 ** key's bucket depends on the key alone, every occurrence of a key meets the
 ** others in one bucket, so the merged counts are exact.
 **
-** Open addressing over a power-of-two table at load <= 1/2, slots holding the
-** index of the key's output entry, so one pass counts and a counting sort by
-** bucket keeps first-appearance order inside each bucket.
+** Open addressing over a power-of-two table at load <= 1/2 (or, for keys in
+** a range of at most about 4n, a table indexed by key - min), slots holding
+** the index of the key's output entry, so one pass counts and a counting
+** sort by bucket keeps first-appearance order inside each bucket.
 */
 #include <string.h>
 
@@ -48,8 +49,19 @@ rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights,
     memset(bucket_offsets, 0, ((size_t)n_buckets + 1) * sizeof(uint64_t));
     if (n == 0) return RV_OK;
 
+    /* Keys in a narrow range (small integers, codes) index the table
+    ** directly: no hashing, no probing, same output. */
+    uint64_t lo = keys[0], hi = keys[0];
+    for (size_t i = 1; i < n; i++) {
+        if (keys[i] < lo) lo = keys[i];
+        if (keys[i] > hi) hi = keys[i];
+    }
+    int direct = hi - lo < 4 * (uint64_t)n + 64;
     size_t cap = 16;
-    while (cap < 2 * n) cap <<= 1;
+    if (direct)
+        cap = (size_t)(hi - lo) + 1;
+    else
+        while (cap < 2 * n) cap <<= 1;
     uint32_t *slot = rv__malloc(cap * sizeof(uint32_t));
     uint64_t *tk = rv__malloc(n * sizeof(uint64_t));
     uint64_t *tc = rv__malloc(n * sizeof(uint64_t));
@@ -65,7 +77,21 @@ rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights,
     }
     memset(slot, 0xff, cap * sizeof(uint32_t));
     size_t mask = cap - 1, nd = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; direct && i < n; i++) {
+        uint64_t k = keys[i];
+        uint32_t *e = &slot[k - lo];
+        if (*e == UINT32_MAX) {
+            *e = (uint32_t)nd;
+            tk[nd] = k;
+            tc[nd] = weights ? weights[i] : 1;
+            if (tm) tm[nd] = mass[i];
+            nd++;
+        } else {
+            tc[*e] += weights ? weights[i] : 1;
+            if (tm) tm[*e] += mass[i];
+        }
+    }
+    for (size_t i = 0; !direct && i < n; i++) {
         uint64_t k = keys[i];
         size_t s = (size_t)rv__mix64(k ^ RV__SLOT_SALT) & mask;
         for (;;) {
