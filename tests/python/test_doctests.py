@@ -26,6 +26,8 @@ MODULES = [
     "rowvoi.eval",
     "rowvoi.dense",
     "rowvoi.embed",
+    "rowvoi.dask.keys",
+    "rowvoi.dask.belief",
 ]
 
 

@@ -315,7 +315,7 @@ def block_groups(block: dict, n_groups: int, n_rows: int) -> list[tuple[int, lis
 
 def labels_at(part: pd.DataFrame, positions: Sequence[int]) -> list[Hashable]:
     """Index labels of a partition at the given positions."""
-    return [part.index[p] for p in positions]
+    return part.index[list(positions)].tolist()
 
 
 # ------------------------------------------------------------------ belief

@@ -52,8 +52,14 @@ def column_kind(dtype: Any) -> str:
     return "hash"
 
 
-def _hash_key(seed: int) -> str:
-    return f"rowvoi-vk{seed % 10_000_000:07d}"
+def _hash_texts(texts: np.ndarray, seed: int) -> np.ndarray:
+    """64-bit keys of canonical texts (SipHash with a seed-derived key: the
+    same on every machine and process)."""
+    if not len(texts):
+        return np.zeros(0, dtype=np.uint64)
+    key = f"rowvoi-vk{seed % 10_000_000:07d}"
+    return np.asarray(pd.util.hash_array(texts, hash_key=key, categorize=False),
+                      dtype=np.uint64)
 
 
 def _bits(s: pd.Series, dtype: np.dtype) -> np.ndarray:
@@ -167,9 +173,7 @@ def value_keys(s: pd.Series, dtype: Any, seed: int, name: Hashable
     if has_missing:
         texts.append(MISSING)
     text_arr = np.array(texts, dtype=object)
-    ukeys = (pd.util.hash_array(text_arr, hash_key=_hash_key(seed), categorize=False)
-             if len(text_arr) else np.zeros(0, dtype=np.uint64))
-    ukeys = np.asarray(ukeys, dtype=np.uint64)
+    ukeys = _hash_texts(text_arr, seed)
     if has_missing:
         codes = np.where(codes < 0, len(texts) - 1, codes)
     keys = ukeys[codes] if codes.size else np.zeros(0, dtype=np.uint64)

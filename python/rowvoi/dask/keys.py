@@ -113,6 +113,7 @@ class _Problem:
     def __init__(self, ddf: Any, rows: Any, columns: Any, costs: Any, runner: Runner):
         self.ddf = check_ddf(ddf)
         self.rows = _resolve_rows(rows)
+        self.row_labels = None if self.rows is None else list(rows)
         self.columns = resolve_columns(ddf, columns)
         self.costs = resolve_costs(ddf, costs, self.columns)
         dtypes = ddf.dtypes
@@ -322,16 +323,15 @@ def _duplicate_groups(pb: _Problem, run: _Run) -> list[list[Hashable]]:
          for s in run.state], "")
     groups = sorted((g for blk in per_block for g in blk), key=lambda g: g[0])[:5]
     if rows is not None:
-        return [[rows[i] for i in members] for _, members in groups]
+        return [[pb.row_labels[i] for i in members] for _, members in groups]
     return _labels_by_order(pb, [members for _, members in groups])
 
 
 def _first_rows(pb: _Problem, k: int) -> list[Hashable]:
     """Labels of the first k candidate rows in the in-memory order."""
     if pb.rows is not None:
-        return list(pb.rows[:k])
-    lengths = pb.runner.compute([pb.sub.map_partitions(len).to_delayed()], "")[0]
-    lengths = [int(x) for x in (lengths if isinstance(lengths, (list, tuple)) else [lengths])]
+        return pb.row_labels[:k]
+    lengths = [int(x) for x in pb.runner.compute([pb.sub.map_partitions(len)], "")[0]]
     orders, need = [], k
     for p, ln in enumerate(lengths):
         take = min(ln, need)
