@@ -31,7 +31,7 @@ independent and uniform over their values, with cardinalities 2, 3, 4, 5, 7,
 10, 12, 16, 24, 31, 50, 100, 365, 1000, 3000, 10k, 30k, 100k, 300k and 1M;
 two of them are strings (50 and 365 city/day names), one is float64 with 2%
 NaN, the others the smallest unsigned integer type that holds them. With
-100M rows it takes about 4.7 GB of disk (`--data-dir`, default
+100M rows it takes about 2.4 GB of disk (`--data-dir`, default
 ``/tmp/rowvoi-bench-dask``; the script prints the size and never writes in
 the repository). Generation is skipped when the files are already there.
 
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = Path(args.data_dir)
     free = shutil.disk_usage(data_dir.parent if not data_dir.exists() else data_dir).free
     print(f"data dir {data_dir}: {free / 1e9:.0f} GB free; the 100M-row table needs "
-          "about 4.7 GB", file=sys.stderr)
+          "about 2.4 GB", file=sys.stderr)
     paths = {}
     for n in sorted(set(sizes) | {mem_rows}):
         t0 = time.perf_counter()
