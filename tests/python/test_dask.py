@@ -319,6 +319,15 @@ def test_canonical_values_follow_pandas_equality():
         pd.Timestamp("2024-01-01 01:00", tz="Europe/Paris"))
 
 
+def test_progress_bar_on_stderr(capsys):
+    df = pd.DataFrame({"a": [1, 1, 2, 2, 3], "b": [1, 2, 1, 2, 1], "c": [0, 0, 0, 1, 1]})
+    ddf = split(df, [2, 3])
+    res = find_key(ddf, scheduler="threads", progress=True)
+    err = capsys.readouterr().err
+    assert "rowvoi.dask: pass 1" in err and "100% Completed" in err
+    assert list(res) == list(mem.find_key(df, None))
+
+
 # ---------------------------------------------------------------- belief
 def _mi(df: pd.DataFrame, cols: list, post: np.ndarray, noise: float) -> np.ndarray:
     codes = _candidates.encode_columns_at(df, cols, np.arange(len(df)))

@@ -95,40 +95,40 @@ class Runner:
     # ------------------------------------------------------------ running
     def compute(self, objs: Sequence[Any], label: str = "") -> list[Any]:
         """Compute dask objects in one pass; returns their values in order."""
-        self.check_time()
-        self.passes += 1
-        if self.progress and label:
-            print(f"rowvoi.dask: {label}", file=sys.stderr, flush=True)
+        self._start(label)
         if self.client is not None:
             futures = self.client.compute(list(objs))
             self._wait(futures)
             return list(self.client.gather(futures))
-        if self.progress:
-            from dask.diagnostics import ProgressBar
-
-            with ProgressBar(out=sys.stderr):
-                return list(dask.compute(*objs, scheduler=self.scheduler))
-        return list(dask.compute(*objs, scheduler=self.scheduler))
+        return self._local(dask.compute, objs)
 
     def persist(self, objs: Sequence[Any], label: str = "") -> list[Any]:
         """Compute and keep results where they are (worker memory on a cluster,
         spilled to disk by the workers when it runs short)."""
-        self.check_time()
-        self.passes += 1
-        if self.progress and label:
-            print(f"rowvoi.dask: {label}", file=sys.stderr, flush=True)
+        self._start(label)
         if self.client is not None:
             out = self.client.persist(list(objs))
             from distributed import futures_of
 
             self._wait(futures_of(out))
             return list(out)
+        return self._local(dask.persist, objs)
+
+    def _start(self, label: str) -> None:
+        self.check_time()
+        self.passes += 1
+        if self.progress and label:
+            print(f"rowvoi.dask: {label}", file=sys.stderr, flush=True)
+
+    def _local(self, fn: Callable[..., Any], objs: Sequence[Any]) -> list[Any]:
+        """fn (dask.compute or dask.persist) on a local scheduler, with the
+        dask.diagnostics progress bar when asked."""
         if self.progress:
             from dask.diagnostics import ProgressBar
 
             with ProgressBar(out=sys.stderr):
-                return list(dask.persist(*objs, scheduler=self.scheduler))
-        return list(dask.persist(*objs, scheduler=self.scheduler))
+                return list(fn(*objs, scheduler=self.scheduler))
+        return list(fn(*objs, scheduler=self.scheduler))
 
     def _wait(self, futures: list[Any]) -> None:
         from distributed import wait
