@@ -79,16 +79,17 @@ def _pairs(n: int) -> int:
     return n * (n - 1) // 2
 
 
-def _resolve_rows(rows: Any) -> pd.Index | None:
+def _resolve_rows(rows: Any) -> tuple[pd.Index | None, list[Hashable] | None]:
+    """(index for lookups, the labels as given) or (None, None) for every row."""
     if rows is None:
-        return None
+        return None, None
     if isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
         raise TypeError(f"rows must be a sequence of labels, got {type(rows).__name__}")
     out = list(rows)
     idx = pd.Index(out, tupleize_cols=False) if out else pd.Index([], dtype=object)
     if not idx.is_unique:
         raise ValueError(f"rows lists {idx[idx.duplicated()][0]!r} more than once")
-    return idx
+    return idx, out
 
 
 def _check_labels(rows: pd.Index, found: pd.Series | None) -> None:
@@ -112,8 +113,7 @@ class _Problem:
 
     def __init__(self, ddf: Any, rows: Any, columns: Any, costs: Any, runner: Runner):
         self.ddf = check_ddf(ddf)
-        self.rows = _resolve_rows(rows)
-        self.row_labels = None if self.rows is None else list(rows)
+        self.rows, self.row_labels = _resolve_rows(rows)
         self.columns = resolve_columns(ddf, columns)
         self.costs = resolve_costs(ddf, costs, self.columns)
         dtypes = ddf.dtypes
