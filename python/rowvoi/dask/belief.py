@@ -205,6 +205,11 @@ def question_values(ddf: Any, posterior: Hashable | None = None, *,
         A posterior weight that is NaN, infinite or negative (naming its
         row), a zero total, an empty frame, noise outside [0, 1).
 
+    Notes
+    -----
+    Thread-safety: keeps no state between calls; concurrent calls (on one
+    cluster or several) are independent.
+
     Examples
     --------
     >>> import pandas as pd, dask.dataframe as dd
@@ -247,6 +252,11 @@ def suggest(ddf: Any, posterior: Hashable | None = None, *,
     FeatureSuggestion
         ``expected_voi`` the gain in bits, ``score`` gain per cost;
         ``debug`` has ``entropy_before``, ``n_values`` and ``column_entropy``.
+
+    Notes
+    -----
+    Thread-safety: keeps no state between calls; concurrent calls (on one
+    cluster or several) are independent.
 
     Examples
     --------
@@ -316,6 +326,11 @@ def filter_candidates(ddf: Any, col: Hashable, value: Any,
         Lazy: nothing is read until it is computed, and each computation
         reads ``ddf`` again (twice with a posterior: once for the surviving
         mass); ``persist()`` it to reuse it.
+
+    Notes
+    -----
+    Thread-safety: keeps no state between calls; concurrent calls (on one
+    cluster or several) are independent.
 
     Examples
     --------

@@ -526,6 +526,11 @@ def plan_key_path(ddf: Any, rows: Sequence[Hashable] | None = None, *,
     -------
     KeyPath
 
+    Notes
+    -----
+    Thread-safety: keeps no state between calls; concurrent calls (on one
+    cluster or several) are independent.
+
     Examples
     --------
     >>> import pandas as pd, dask.dataframe as dd
