@@ -445,3 +445,18 @@ def test_cluster_with_processes_matches_memory(client):
                             "p").compute()
     assert list(out.index) == kept.candidate_rows
     np.testing.assert_allclose(out["p"].to_numpy(), kept.posterior, rtol=1e-12)
+
+
+def _very_slow(p):
+    time.sleep(6)
+    return p
+
+
+def test_cluster_time_limit_cancels_a_running_pass(client):
+    df = pd.DataFrame({"a": [1, 2, 3, 4], "b": [1, 1, 2, 2]})
+    ddf = split(df, [2, 2]).map_partitions(_very_slow, meta=df.iloc[:0])
+    t0 = time.monotonic()
+    with pytest.warns(NotProvenOptimalWarning):
+        res = find_key(ddf, time_limit=0.5, scheduler=client)
+    assert time.monotonic() - t0 < 4.5   # did not wait for the 6 s pass
+    assert res.timed_out and list(res) == []
