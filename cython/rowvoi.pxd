@@ -118,6 +118,18 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
                                  const uint32_t *cols, size_t n_sel,
                                  uint64_t *unresolved)
+    rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights,
+                                   const double *mass, size_t n, uint32_t n_buckets,
+                                   uint64_t *out_keys, uint64_t *out_counts,
+                                   double *out_mass, uint64_t *bucket_offsets,
+                                   size_t capacity, size_t *n_distinct)
+    rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
+                                   const uint64_t *offsets, size_t n_groups,
+                                   uint64_t *resolved, double *entropy)
+    rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows,
+                                   const uint64_t *offsets, size_t n_groups,
+                                   uint32_t *rows_out, uint64_t *offsets_out,
+                                   size_t *n_rows_out, size_t *n_groups_out)
 
     # text.h
     int RV_ANALYZER_VERSION

@@ -135,7 +135,7 @@ def encode_series(s: pd.Series, name: Hashable) -> np.ndarray:
     columns with a compact range are coded by a lookup table instead of
     hashing, in value order rather than order of appearance.
     """
-    if s.dtype.kind in "iub" and len(s):
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iub" and len(s):
         values = s.to_numpy()
         lo, hi = int(values.min()), int(values.max())
         if hi - lo <= 4 * len(values) + 64:

@@ -43,6 +43,8 @@ MODULES = [
     "rowvoi.query.duckdb_exec",
     "rowvoi.query.run",
     "rowvoi.query.planner",
+    "rowvoi.dask.keys",
+    "rowvoi.dask.belief",
 ]
 
 
