@@ -60,8 +60,10 @@ import numpy as np
 
 from rowvoi import _flat
 from rowvoi.errors import IndexFormatError
+from rowvoi.idset import IdSet, _as_id_array, as_idset
 
-__all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES"]
+__all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES",
+           "FILTER_EXACT_FRACTION", "FILTER_EXACT_MIN"]
 
 METRICS = ("cosine", "ip", "l2")
 STORAGES = ("float32", "float16", "int8")
@@ -124,20 +126,10 @@ def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
 
 
 def _as_ids(name: str, ids: Any, n: int | None = None) -> np.ndarray:
-    arr = np.asarray(ids)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.size == 0:
-        arr = arr.astype(np.int64)
-    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be a 1-D array of integers, got dtype {arr.dtype} "
-                        f"and shape {arr.shape}")
+    arr = _as_id_array(name, ids)
     if n is not None and arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} entries for {n} vectors")
-    if arr.size and (arr.min() < 0 or (arr.dtype == np.uint64 and arr.max() > _flat.MAX_ID)):
-        bad = arr[arr < 0][0] if arr.min() < 0 else arr.max()
-        raise ValueError(f"{name} contains {bad}: ids must be in 0 .. {_flat.MAX_ID}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    return arr
 
 
 def _shape_result(ids: np.ndarray, scores: np.ndarray, single: bool) -> SearchResult:
@@ -368,7 +360,7 @@ class FlatIndex:
         queries: Any,
         k: int = 10,
         *,
-        filter: Iterable[int] | None = None,
+        filter: IdSet | Iterable[int] | None = None,
         n_threads: int | None = None,
         exact: bool = False,
         rescore_factor: int | None = None,
@@ -381,8 +373,12 @@ class FlatIndex:
             ``(n_queries, dim)`` or one ``(dim,)`` vector.
         k : int
             Results per query (>= 1).
-        filter : iterable of int, optional
-            Only these ids may be returned (unknown ids are ignored).
+        filter : IdSet or iterable of int, optional
+            Only these ids may be returned (ids not in the index are
+            ignored; each must be in ``0 .. MAX_ID``). Applied inside the
+            scan: only the panels of 16 rows holding an allowed vector are
+            scored, so the top-k is exact among the allowed vectors and a
+            small filter is cheap.
         n_threads : int, optional
             Threads for this search (0: all cores); the result is the same for
             any count.
@@ -410,12 +406,9 @@ class FlatIndex:
         k = _check_int("k", k, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
         rf = 0 if rescore_factor is None else _check_int("rescore_factor", rescore_factor, 1, 1024)
-        allow = None
-        if filter is not None:
-            allow = np.fromiter((int(i) for i in filter), dtype=np.int64) \
-                if not isinstance(filter, np.ndarray) else np.asarray(filter)
-            allow = _as_ids("filter", allow[allow >= 0] if allow.size else allow)
-        ids, scores, found = self._h.search(arr, k, threads, rf, bool(exact), allow)
+        flt = as_idset(filter)
+        cap = flt._capsule() if flt is not None else None
+        ids, scores, found = self._h.search(arr, k, threads, rf, bool(exact), cap)
         return _shape_result(ids[:, :found], scores[:, :found], single)
 
     def rescore(self, queries: Any, candidates: Any, k: int = 10, *,
@@ -493,6 +486,12 @@ class FlatIndex:
 
 _HNSW_FORMAT = 1
 _HNSW_SPACE = {"cosine": "cosine", "ip": "ip", "l2": "l2"}
+
+#: :meth:`HNSWIndex.filter_route`: filters allowing at most
+#: ``max(FILTER_EXACT_MIN, FILTER_EXACT_FRACTION * len(index))`` ids are
+#: answered by the exact twin (measured by ``bench/filters.py``).
+FILTER_EXACT_FRACTION: float = 0.1
+FILTER_EXACT_MIN: int = 2048
 
 
 def _import_hnswlib() -> Any:
@@ -663,6 +662,28 @@ class HNSWIndex:
         return n
 
     # search ------------------------------------------------------------
+    def filter_route(self, n_allowed: int) -> str:
+        """Which search answers a filter that allows ``n_allowed`` ids.
+
+        ``"exact"`` -- the exact twin, scanning only the allowed vectors --
+        when ``n_allowed <= max(FILTER_EXACT_MIN, FILTER_EXACT_FRACTION *
+        len(self))``, else ``"hnsw"`` (hnswlib with a filter callback). With
+        few allowed nodes a graph walk visits many disallowed ones before it
+        finds k, while the exact scan costs one panel of 16 vectors per
+        allowed vector; ``bench/filters.py`` measured where the two cross
+        (see ``bench/results/filters.md``).
+
+        Examples
+        --------
+        >>> h = HNSWIndex(8)
+        >>> _ = h.add(np.random.default_rng(0).normal(size=(1000, 8)))
+        >>> h.filter_route(10), h.filter_route(900)
+        ('exact', 'hnsw')
+        """
+        n_allowed = _check_int("n_allowed", n_allowed, 0)
+        limit = max(FILTER_EXACT_MIN, FILTER_EXACT_FRACTION * len(self))
+        return "exact" if n_allowed <= limit else "hnsw"
+
     def _to_scores(self, dist: np.ndarray) -> np.ndarray:
         if self.metric == "l2":
             return dist.astype(np.float32)
@@ -674,7 +695,7 @@ class HNSWIndex:
         k: int = 10,
         *,
         ef: int | None = None,
-        filter: Iterable[int] | None = None,
+        filter: IdSet | Iterable[int] | None = None,
         n_threads: int | None = None,
         exact_rescore: bool | int = False,
     ) -> SearchResult:
@@ -689,9 +710,13 @@ class HNSWIndex:
         ef : int, optional
             Candidate list size for this search (default: the index's
             ``ef``); raised to the number of results asked of the graph.
-        filter : iterable of int, optional
-            Only these ids may be returned. When the graph cannot reach k
-            allowed vectors, the exact twin answers instead.
+        filter : IdSet or iterable of int, optional
+            Only these ids may be returned. A filter of at most
+            :meth:`filter_route` ``"exact"`` size is answered by the exact
+            twin (exact top-k, and cheaper than walking a graph where few
+            nodes qualify); a larger one by hnswlib's filter callback. When
+            the graph cannot reach k allowed vectors, the exact twin answers
+            too.
         n_threads : int, optional
             Query threads (0: all cores); each query is independent, so the
             result does not depend on it.
@@ -711,11 +736,13 @@ class HNSWIndex:
         k = _check_int("k", k, 1)
         ef_q = self.ef if ef is None else _check_int("ef", ef, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
-        allowed: set[int] | None = None
+        flt = as_idset(filter)
         n_avail = len(self)
-        if filter is not None:
-            allowed = {int(i) for i in filter if i in self._exact}
-            n_avail = len(allowed)
+        if flt is not None:
+            if self.filter_route(len(flt)) == "exact":
+                return self._exact.search(arr[0] if single else arr, k, filter=flt,
+                                          n_threads=threads, exact=True)
+            n_avail = min(n_avail, len(flt))  # hnswlib raises if fewer qualify
         if exact_rescore is True:
             pool = max(4 * k, 2 * ef_q)
         elif exact_rescore is False or exact_rescore is None:
@@ -730,14 +757,14 @@ class HNSWIndex:
             return _shape_result(empty.astype(np.int64), empty.astype(np.float32), single)
         self._g.set_ef(max(ef_q, pool))
         fn: Callable[[int], bool] | None = None
-        if allowed is not None:
-            fn = allowed.__contains__
+        if flt is not None:
+            fn = flt.as_frozenset().__contains__
         try:
             labels, dist = self._g.knn_query(arr, k=pool, num_threads=threads or -1, filter=fn)
         except RuntimeError:
             # hnswlib could not collect `pool` results (a tight filter or a
             # graph cut off by deletions): answer exactly instead.
-            return self._exact.search(arr[0] if single else arr, k, filter=allowed,
+            return self._exact.search(arr[0] if single else arr, k, filter=flt,
                                       n_threads=threads, exact=True)
         labels = labels.astype(np.int64)
         if pool > k or exact_rescore:

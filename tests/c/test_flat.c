@@ -380,13 +380,15 @@ static void test_deletes_filters_and_ids(void) {
     EXPECT_STATUS(RV_E_RANGE, rv_flat_get(ix, 1, &missing, got));
     /* allow filter: only these ids, unknown ones ignored */
     int64_t allow[4] = {50, 60, 3, 999};
-    p.allow_ids = allow;
-    p.n_allow = 4;
+    rv_idset *set = NULL;
+    ASSERT_OK(rv_idset_create(allow, 4, &set));
+    p.filter = set;
     p.k = 3;
     ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
     EXPECT_EQ(found, 2);
     EXPECT_TRUE((out[0] == 50 && out[1] == 60) || (out[0] == 60 && out[1] == 50));
     EXPECT_EQ(out[2], -1);
+    rv_idset_free(set);
     rv_flat_free(ix);
     free(data);
 }
