@@ -25,11 +25,13 @@
 **
 **  - Nothing stored depends on the collection statistics.  Postings keep
 **    raw tf; documents keep their length dl.  The weight w(t, d) is computed
-**    at query time from tf, the term's idf (from N and df, a few logs per
-**    query) and the document's length norm K(dl) (k1 * B, or B for BM25L),
-**    read from a length-norm table ltab[dl] that is rebuilt after every
-**    change in O(distinct lengths), not O(documents): lengths beyond the
-**    table are computed directly.
+**    at query time as idf * g(tf, dl): idf from N and df (a few logs per
+**    query), g from a table over (tf, dl) -- tf < 8 and lengths up to the
+**    longest document (at most 8190) -- rebuilt after every change in
+**    O(distinct lengths), not O(documents); other pairs are computed from
+**    the formula.  Each posting stores its 16-bit place in the table beside
+**    its slot, so a weight is one sequential read and a lookup in a small
+**    table: about what reading a stored weight cost.
 **
 **  - Statistics follow every change at once: a delete takes the document
 **    out of N, the total length and the document frequency of each of its
@@ -68,7 +70,9 @@
 #define RV__TF_ESCAPE 255u
 #define RV__IMPACTS 8u               /* frontier pairs kept per block / list */
 #define RV__SLACK 1e-6               /* relative inflation of every bound */
-#define RV__LTAB_MAX (1u << 16)      /* lengths with a cached norm */
+#define RV__GTF 8u                   /* tf < RV__GTF have a cached g(tf, dl) */
+#define RV__LTAB_MAX 8191u           /* lengths with a cached norm and g */
+#define RV__CODE_ESCAPE 0xFFFFu      /* code: not in the g table */
 #define RV__NO_SLOT UINT32_MAX
 
 /* A dictionary slot: the term's id + 1 (0: empty), its hash with the
@@ -98,6 +102,7 @@ typedef struct rv__impact {
 
 typedef struct rv__seg {
     uint32_t doc_base, doc_end; /* slots [doc_base, doc_end) */
+    uint32_t n_dead;            /* of them, not live (deleted or purged) */
     size_t n_terms;             /* terms with postings here */
     uint32_t *term_ids;         /* n_terms, ascending */
     uint64_t *offsets;          /* n_terms + 1: postings of term_ids[i] */
@@ -107,6 +112,11 @@ typedef struct rv__seg {
     uint64_t n_over;            /* tf >= 255 */
     uint64_t *over_pos;         /* ascending posting positions */
     uint32_t *over_tf;
+    /* per posting, its place in the g table: dl * RV__GTF + tf when
+    ** tf < RV__GTF and dl < RV__LTAB_MAX, else RV__CODE_ESCAPE -- so the
+    ** weight of a posting is idf * gtab[code], read next to its slot (the
+    ** document's length would be a random access away) */
+    uint16_t *code;
     /* pruning: blocks of RV__BLOCK postings and their frontiers */
     uint64_t *block_off;        /* n_terms + 1: first block of each term */
     uint32_t *block_last;       /* last slot of each block */
@@ -150,9 +160,12 @@ struct rv_bm25 {
     uint32_t *idmap;
     uint64_t idmap_mask;        /* capacity - 1, or 0 with idmap NULL */
     uint64_t idmap_used;
-    /* length norms: ltab[dl] for dl < ltab_n (capacity ltab_cap) */
+    /* length norms: ltab[dl] for dl < ltab_n (capacity ltab_cap), and the
+    ** weights without idf: gtab[dl * RV__GTF + tf] (tf < RV__GTF) */
     float *ltab;
+    float *gtab;
     uint32_t ltab_n, ltab_cap;
+    uint32_t n_codes;           /* ltab_n * RV__GTF: codes below are valid */
     uint32_t max_dl;            /* longest document stored */
     /* postings */
     rv__seg **segs;
@@ -167,29 +180,30 @@ typedef struct rv__wparams {
     float k1, k1p1, delta;
 } rv__wparams;
 
-/* w(t, d) for tf >= 1 under variant v, given the term's idf (single
-** precision) and the document's norm (K = k1 * B, or B for BM25L).
-** Operations are ordered as bm25s orders them, so the Lucene weights agree
-** with its bit for bit.  Inlined with a constant v, the switch folds away. */
-static inline float rv__weight_v(rv_bm25_variant v, const rv__wparams *wp, float idf,
-                                 uint32_t tf, float norm) {
+/* w(t, d) = idf * g(tf, norm) for tf >= 1: g under variant v, given the
+** document's norm (K = k1 * B, or B for BM25L), and the term's idf (single
+** precision).  Operations are ordered as bm25s orders them, so the Lucene
+** weights agree with its bit for bit; every variant multiplies its idf in
+** last, which is what lets the (tf, dl) -> g table below stand in for the
+** formula exactly.  Inlined with a constant v, the switch folds away. */
+static inline float rv__g_v(rv_bm25_variant v, const rv__wparams *wp, uint32_t tf, float norm) {
     float t = (float)tf;
     switch (v) {
     case RV_BM25_ATIRE:
-        return idf * ((t * wp->k1p1) / (t + norm));
+        return (t * wp->k1p1) / (t + norm);
     case RV_BM25_L: {
         float c = t / norm;
-        return idf * ((wp->k1p1 * (c + wp->delta)) / (wp->k1 + c + wp->delta));
+        return (wp->k1p1 * (c + wp->delta)) / (wp->k1 + c + wp->delta);
     }
     case RV_BM25_PLUS:
-        return idf * ((wp->k1p1 * t) / (norm + t) + wp->delta);
+        return (wp->k1p1 * t) / (norm + t) + wp->delta;
     default:
-        return idf * (t / (norm + t));
+        return t / (norm + t);
     }
 }
 
 static inline float rv__weight(const rv__wparams *wp, float idf, uint32_t tf, float norm) {
-    return rv__weight_v(wp->v, wp, idf, tf, norm);
+    return idf * rv__g_v(wp->v, wp, tf, norm);
 }
 
 /* The length norm of a document of dl terms under the current statistics
@@ -198,6 +212,19 @@ float rv__norm_compute(const rv_bm25 *ix, uint32_t dl);
 
 static inline float rv__norm(const rv_bm25 *ix, uint32_t dl) {
     return dl < ix->ltab_n ? ix->ltab[dl] : rv__norm_compute(ix, dl);
+}
+
+/* w(t, d) of posting p of segment s for a term with the given idf. */
+static inline float rv__seg_weight(const rv_bm25 *ix, const rv__wparams *wp, const rv__seg *s,
+                                   uint64_t p, float idf);
+
+/* g(tf, dl) under the current statistics and parameters: from the table
+** gtab[dl * RV__GTF + tf] for tf < RV__GTF and cached lengths (the common
+** case: one load instead of a division), else from the formula.  tf must
+** be resolved (not the 255 escape). */
+static inline float rv__g(const rv_bm25 *ix, const rv__wparams *wp, uint32_t tf, uint32_t dl) {
+    if (RV__LIKELY(tf < RV__GTF && dl < ix->ltab_n)) return ix->gtab[(size_t)dl * RV__GTF + tf];
+    return rv__g_v(wp->v, wp, tf, rv__norm(ix, dl));
 }
 
 /* idf of a term with document frequency df under the current N. */
@@ -209,7 +236,7 @@ static inline double rv__impact_bound(const rv_bm25 *ix, const rv__wparams *wp, 
                                       const rv__impact *imp, uint64_t n) {
     float m = 0.0f;
     for (uint64_t i = 0; i < n; i++) {
-        float w = rv__weight(wp, idf, imp[i].tf, rv__norm(ix, imp[i].dl));
+        float w = idf * rv__g(ix, wp, imp[i].tf, imp[i].dl);
         if (w > m) m = w;
     }
     return (double)m * (1.0 + RV__SLACK);
@@ -226,6 +253,18 @@ static inline uint32_t rv__seg_tf(const rv__seg *s, uint64_t p) {
         else hi = mid;
     }
     return (lo < s->n_over && s->over_pos[lo] == p) ? s->over_tf[lo] : RV__TF_ESCAPE;
+}
+
+static inline float rv__seg_weight(const rv_bm25 *ix, const rv__wparams *wp, const rv__seg *s,
+                                   uint64_t p, float idf) {
+    uint32_t code = s->code[p];
+    if (RV__LIKELY(code < ix->n_codes)) return idf * ix->gtab[code];
+    return idf * rv__g(ix, wp, rv__seg_tf(s, p), ix->doc_len[s->docs[p]]);
+}
+
+/* The code of a posting (see rv__seg). */
+static inline uint16_t rv__code_of(uint32_t tf, uint32_t dl) {
+    return (uint16_t)(tf < RV__GTF && dl < RV__LTAB_MAX ? dl * RV__GTF + tf : RV__CODE_ESCAPE);
 }
 
 /* Index of term t among the segment's terms, or SIZE_MAX. */

@@ -73,13 +73,22 @@ float rv__norm_compute(const rv_bm25 *ix, uint32_t dl) {
     return (float)(p->variant == RV_BM25_L ? B : p->k1 * B);
 }
 
-/* Recompute avgdl and the length-norm table.  No allocation; O(ltab_n). */
+/* Recompute avgdl, the length-norm table and the g(tf, dl) table.  No
+** allocation; O(ltab_n * RV__GTF). */
 void rv__bm25_refresh(rv_bm25 *ix) {
     ix->avgdl = ix->n_live ? (double)ix->total_len / (double)ix->n_live : 0.0;
     uint32_t n = ix->max_dl < ix->ltab_cap ? ix->max_dl + 1 : ix->ltab_cap;
-    ix->ltab_n = 0; /* rv__norm_compute below must not read the table */
-    for (uint32_t dl = 0; dl < n; dl++) ix->ltab[dl] = rv__norm_compute(ix, dl);
+    rv__wparams wp;
+    rv__wparams_of(ix, &wp);
+    for (uint32_t dl = 0; dl < n; dl++) {
+        float norm = rv__norm_compute(ix, dl);
+        ix->ltab[dl] = norm;
+        float *g = ix->gtab + (size_t)dl * RV__GTF;
+        g[0] = 0.0f; /* tf 0 never occurs */
+        for (uint32_t tf = 1; tf < RV__GTF; tf++) g[tf] = rv__g_v(wp.v, &wp, tf, norm);
+    }
     ix->ltab_n = n;
+    ix->n_codes = n * RV__GTF;
 }
 
 rv_status rv__bm25_reserve_ltab(rv_bm25 *ix, uint32_t max_dl) {
@@ -92,6 +101,9 @@ rv_status rv__bm25_reserve_ltab(rv_bm25 *ix, uint32_t max_dl) {
     float *t = rv__realloc(ix->ltab, cap * sizeof *t);
     if (!t) return rv__nomem("the length-norm table");
     ix->ltab = t;
+    float *g = rv__realloc(ix->gtab, cap * RV__GTF * sizeof *g);
+    if (!g) return rv__nomem("the weight table");
+    ix->gtab = g;
     ix->ltab_cap = (uint32_t)cap;
     return RV_OK;
 }
@@ -181,6 +193,7 @@ void rv__seg_free(rv__seg *s) {
     }
     rv__free(s->over_pos);
     rv__free(s->over_tf);
+    rv__free(s->code);
     rv__free(s->block_off);
     rv__free(s->block_last);
     rv__free(s->imp_off);
@@ -237,6 +250,8 @@ static void rv__front_cap(rv__impact *f, uint32_t *n, uint32_t cap) {
 ** doc_len[slot] the lengths of its documents.  O(postings).
 */
 rv_status rv__seg_finish(rv__seg *s, const uint32_t *doc_len) {
+    s->code = rv__malloc((s->n_post ? s->n_post : 1) * sizeof *s->code);
+    if (!s->code) return rv__nomem("the posting codes");
     s->block_off = rv__malloc((s->n_terms + 1) * sizeof *s->block_off);
     s->timp_off = rv__malloc((s->n_terms + 1) * sizeof *s->timp_off);
     if (!s->block_off || !s->timp_off) return rv__nomem("the pruning bounds");
@@ -266,7 +281,9 @@ rv_status rv__seg_finish(rv__seg *s, const uint32_t *doc_len) {
             uint64_t last = a + RV__BLOCK < e ? a + RV__BLOCK : e;
             uint32_t nf = 0;
             for (uint64_t q = a; q < last; q++) {
-                rv__front_add(bf, &nf, rv__seg_tf(s, q), doc_len[s->docs[q]]);
+                uint32_t tf = rv__seg_tf(s, q), dl = doc_len[s->docs[q]];
+                s->code[q] = rv__code_of(tf, dl);
+                rv__front_add(bf, &nf, tf, dl);
                 if (nf == RV__FRONT_WORK) rv__front_cap(bf, &nf, RV__IMPACTS);
             }
             rv__front_cap(bf, &nf, RV__IMPACTS);
@@ -326,12 +343,12 @@ uint64_t rv__bm25_memory(const rv_bm25 *ix) {
     m += ix->slots ? (ix->slot_mask + 1) * sizeof(rv__slot) : 0;
     m += (uint64_t)ix->doc_cap * (4 + 1 + 8);
     m += ix->idmap ? (ix->idmap_mask + 1) * 4 : 0;
-    m += (uint64_t)ix->ltab_cap * 4;
+    m += (uint64_t)ix->ltab_cap * 4 * (1 + RV__GTF);
     m += ix->n_segs * sizeof(rv__seg *);
     for (size_t i = 0; i < ix->n_segs; i++) {
         const rv__seg *s = ix->segs[i];
         uint64_t nb = s->block_off[s->n_terms];
-        m += sizeof *s + s->n_terms * (4 + 8 + 8 + 8) + 16 + s->n_post * 5 + s->n_over * 12;
+        m += sizeof *s + s->n_terms * (4 + 8 + 8 + 8) + 16 + s->n_post * 7 + s->n_over * 12;
         m += nb * (4 + 8) + (s->imp_off[nb] + s->timp_off[s->n_terms]) * sizeof(rv__impact);
         if (s->fwd_term) m += ((uint64_t)(s->doc_end - s->doc_base) + 1) * 8 + s->n_post * 4;
     }
@@ -387,6 +404,7 @@ void rv_bm25_free(rv_bm25 *ix) {
     rv__free(ix->ext);
     rv__free(ix->idmap);
     rv__free(ix->ltab);
+    rv__free(ix->gtab);
     rv__free(ix);
 }
 
@@ -600,26 +618,26 @@ static rv_status rv__seg_from_pairs(rv_bm25 *ix, rv__adder *a, uint32_t base, si
         rv__seg_free(s);
         return rv__nomem("a segment's posting lists");
     }
+    /* marks[t].pos: first a count, then t's next write position (one
+    ** random access per pair, as a vocabulary-sized counter array would
+    ** have, without the vocabulary-sized array) */
+    rv__tmark *mk = ix->marks;
     for (uint64_t r = 0; r < nt; r++) {
         s->term_ids[r] = a->dterm[r];
-        ix->marks[a->dterm[r]].pos = r;
+        mk[a->dterm[r]].pos = 0;
     }
-    /* counts, then write positions */
-    for (uint64_t p = 0; p < a->n_pairs; p++) s->offsets[ix->marks[a->pair_term[p]].pos + 1]++;
-    for (uint64_t r = 0; r < nt; r++) s->offsets[r + 1] += s->offsets[r];
-    uint64_t *wpos = rv__malloc((nt ? nt : 1) * sizeof *wpos);
-    if (!wpos) {
-        rv__free(over_tmp);
-        rv__seg_free(s);
-        return rv__nomem("a segment's posting lists");
+    for (uint64_t p = 0; p < a->n_pairs; p++) mk[a->pair_term[p]].pos++;
+    for (uint64_t r = 0; r < nt; r++) {
+        uint64_t c = mk[a->dterm[r]].pos;
+        mk[a->dterm[r]].pos = s->offsets[r];
+        s->offsets[r + 1] = s->offsets[r] + c;
     }
-    memcpy(wpos, s->offsets, nt * sizeof *wpos);
     uint64_t p = 0, o = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t doc = base + (uint32_t)i;
         s->fwd_off[i] = p;
         for (uint32_t j = 0; j < npairs[i]; j++, p++) {
-            uint64_t pos = wpos[ix->marks[a->pair_term[p]].pos]++;
+            uint64_t pos = mk[a->pair_term[p]].pos++;
             uint32_t tf = a->pair_tf[p];
             s->docs[pos] = doc;
             s->tfs[pos] = (uint8_t)(tf >= RV__TF_ESCAPE ? RV__TF_ESCAPE : tf);
@@ -631,7 +649,6 @@ static rv_status rv__seg_from_pairs(rv_bm25 *ix, rv__adder *a, uint32_t base, si
         }
     }
     s->fwd_off[n] = p;
-    rv__free(wpos);
     if (n_over > 1) qsort(over_tmp, n_over, 2 * sizeof(uint64_t), rv__cmp_u64);
     for (uint64_t i = 0; i < n_over; i++) {
         s->over_pos[i] = over_tmp[2 * i];
@@ -690,6 +707,8 @@ static rv_status rv__seg_concat(const rv_bm25 *ix, rv__seg *const *segs, size_t 
     }
     s->doc_base = base;
     s->doc_end = end;
+    if (!remap)
+        for (uint32_t d = base; d < end; d++) s->n_dead += state[d] != RV_BM25_DOC_LIVE;
     /* pass 1: the union of the terms (a merge of sorted lists) with the
     ** postings each keeps */
     uint64_t n_post = 0, n_over = 0;
@@ -985,6 +1004,7 @@ rv_status rv_bm25_delete(rv_bm25 *ix, const int64_t *ids, size_t n, size_t *n_de
         const uint64_t *fo = g->fwd_off + (d - g->doc_base);
         for (uint64_t p = fo[0]; p < fo[1]; p++) ix->df[g->fwd_term[p]]--;
         ix->doc_state[d] = RV_BM25_DOC_TOMBSTONED;
+        ix->segs[rv__seg_of(ix, d)]->n_dead++;
         ix->total_len -= ix->doc_len[d];
         ix->n_live--;
         ix->n_tombstoned++;

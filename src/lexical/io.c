@@ -619,6 +619,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     }
     seg->doc_base = 0;
     seg->doc_end = (uint32_t)n_docs;
+    seg->n_dead = (uint32_t)(n_docs - ix->n_live);
     seg->n_post = n_post;
     seg->n_over = n_over;
     size_t nt = 0;

@@ -14,8 +14,9 @@
 **
 ** Bounds are impacts (bm25_internal.h): the (tf, dl) frontier of a list or
 ** block, turned into a weight under the current statistics and inflated
-** by RV__SLACK.  Weights themselves are computed here, from tf and the
-** length-norm table, because nothing stored depends on the statistics.
+** by RV__SLACK.  Weights themselves are computed here, as idf times the
+** g(tf, dl) table of the index, because nothing stored depends on the
+** statistics.
 **
 ** Three kernels.  The main one works a window of 4096 slots at a time, as
 ** Lucene's MaxScore bulk scorer does: it skips the window outright when
@@ -110,15 +111,13 @@ typedef struct {
     rv__hit *heap;
     size_t heap_cap;
     /* window kernel: per-document partial score, matched-term mask and
-    ** weights (term-major), a bitmap of touched documents, candidates, and
-    ** the weights of one list's postings in the window */
+    ** weights (term-major), a bitmap of touched documents, candidates */
     double *wpart;
     uint64_t *wmask;
     float *wbuf;
     size_t wbuf_terms;
     uint64_t *wbits;
     uint32_t *cand;
-    float *wtmp;
     const rv_bm25 *ix;
 } rv__scratch;
 
@@ -137,7 +136,6 @@ static void rv__scratch_free(rv__scratch *s) {
     rv__free(s->wbuf);
     rv__free(s->wbits);
     rv__free(s->cand);
-    rv__free(s->wtmp);
     memset(s, 0, sizeof *s);
 }
 
@@ -427,10 +425,14 @@ static inline int rv__eligible(const rv__run *r, uint32_t d) {
     return r->ix->doc_state[d] == RV_BM25_DOC_LIVE;
 }
 
+/* w(t, d) of posting p of segment g, for a term with the given idf. */
+static inline float rv__post_weight(const rv__run *r, const rv__seg *g, uint64_t p, float idf) {
+    return rv__seg_weight(r->ix, &r->wp, g, p, idf);
+}
+
 /* w(t, d) of the cursor's current posting. */
 static inline float rv__cur_weight(const rv__run *r, const rv__cur *c) {
-    return rv__weight(&r->wp, c->idf, rv__seg_tf(c->seg, c->pos),
-                      rv__norm(r->ix, r->ix->doc_len[c->doc]));
+    return rv__post_weight(r, c->seg, c->pos, c->idf);
 }
 
 /* Bound of w over block b of the cursor's list (qtf not included). */
@@ -440,52 +442,16 @@ static inline double rv__block_bound(const rv__run *r, const rv__cur *c, uint64_
                             g->imp_off[b + 1] - g->imp_off[b]);
 }
 
-/*
-** The weights of postings [a, e) of a list with the given idf, into out:
-** the loop is specialised per variant (so it has no branch but the length
-** cache) and then the few postings with tf >= 255 are fixed up.
-*/
-static void rv__weights(const rv__run *r, const rv__seg *g, float idf, uint64_t a, uint64_t e,
-                        float *out) {
-    const rv_bm25 *ix = r->ix;
-    const uint32_t *docs = g->docs, *dlen = ix->doc_len;
-    const uint8_t *tfs = g->tfs;
-    const float *lt = ix->ltab;
-    const uint32_t ln = ix->ltab_n;
-    const rv__wparams *wp = &r->wp;
-#define RV__WLOOP(V)                                                            \
-    for (uint64_t p = a; p < e; p++) {                                          \
-        uint32_t dl = dlen[docs[p]];                                            \
-        float nm = RV__LIKELY(dl < ln) ? lt[dl] : rv__norm_compute(ix, dl);     \
-        out[p - a] = rv__weight_v(V, wp, idf, tfs[p], nm);                      \
-    }
-    switch (wp->v) {
-    case RV_BM25_ATIRE: RV__WLOOP(RV_BM25_ATIRE); break;
-    case RV_BM25_L: RV__WLOOP(RV_BM25_L); break;
-    case RV_BM25_PLUS: RV__WLOOP(RV_BM25_PLUS); break;
-    default: RV__WLOOP(RV_BM25_LUCENE); break;
-    }
-#undef RV__WLOOP
-    if (!g->n_over) return;
-    uint64_t lo = 0, hi = g->n_over;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi) / 2;
-        if (g->over_pos[mid] < a) lo = mid + 1;
-        else hi = mid;
-    }
-    for (; lo < g->n_over && g->over_pos[lo] < e; lo++) {
-        uint64_t p = g->over_pos[lo];
-        out[p - a] = rv__weight(wp, idf, g->over_tf[lo], rv__norm(ix, dlen[docs[p]]));
-    }
-}
-
 static void rv__set_cut(rv__run *r) {
     if (!r->exhaustive) r->cut = (double)nextafterf(r->s->heap[0].score, -INFINITY);
 }
 
 static void rv__offer(rv__run *r, uint32_t doc, float score) {
-    rv__hit h = {score, doc, r->ix->ext[doc]};
     rv__hit *heap = r->s->heap;
+    /* most candidates lose on the score alone: read the caller id (a
+    ** random access) only for those that may enter */
+    if (r->n_heap == r->k && score < heap[0].score) return;
+    rv__hit h = {score, doc, r->ix->ext[doc]};
     if (r->n_heap < r->k) {
         heap[r->n_heap] = h;
         rv__sift_up(heap, r->n_heap++);
@@ -713,7 +679,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
     float *wbuf = s->wbuf;
     uint64_t *bits = s->wbits;
     uint32_t *cand = s->cand;
-    float *wtmp = s->wtmp;
+    const uint64_t *allow = r->allow;
     uint32_t lo = seg->doc_base;
     for (;;) {
         size_t ne = rv__n_nonessential(r, nc);
@@ -757,26 +723,32 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         }
         /* 2. essential lists, term at a time */
         size_t touched = 0;
+        const float *gtab = r->ix->gtab;
+        const uint32_t n_codes = r->ix->n_codes;
         for (size_t j = ne; j < nc; j++) {
             rv__cur *c = &cur[j];
             const uint64_t bit = (uint64_t)1 << c->q;
             const double qtf = c->qtf;
-            uint64_t p = c->pos, e = c->end, pe = p;
+            const float idf = c->idf;
+            uint64_t p = c->pos, e = c->end, p0 = c->pos;
             const uint32_t *docs = c->docs;
-            while (pe < e && docs[pe] < hi) pe++;
-            rv__weights(r, seg, c->idf, p, pe, wtmp);
-            for (uint64_t x = p; x < pe; x++) {
-                uint32_t i = docs[x] - lo;
-                float w = wtmp[x - p];
+            const uint16_t *code = seg->code;
+            float *wq = wbuf + (size_t)c->q * RV__WIN;
+            for (; p < e && docs[p] < hi; p++) {
+                uint32_t i = docs[p] - lo, cd = code[p];
+                float w = RV__LIKELY(cd < n_codes) ? idf * gtab[cd]
+                                                   : rv__post_weight(r, seg, p, idf);
                 if (!mask[i]) {
                     bits[i >> 6] |= (uint64_t)1 << (i & 63);
                     part[i] = 0;
                     cand[touched++] = i;
                 }
                 mask[i] |= bit;
-                wbuf[(size_t)c->q * RV__WIN + i] = w;
+                wq[i] = w;
                 part[i] += qtf * (double)w;
             }
+            uint64_t pe = p;
+            p = p0;
             r->info.postings_scored += pe - p;
             /* resynchronise the cursor */
             if (pe >= e) {
@@ -790,9 +762,34 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
             }
         }
         /* candidates in slot order: a sparse window sorts the touched list,
-        ** a dense one reads the bitmap; either way the bitmap ends clear */
+        ** a dense one reads the bitmap; either way the bitmap ends clear.
+        ** Only a filter or deleted documents in the segment need checking. */
         size_t n = 0;
-        if (touched <= 16) {
+        if (!allow && !seg->n_dead) {
+            if (touched <= 16) {
+                for (size_t t = 0; t < touched; t++) {
+                    uint32_t i = cand[t];
+                    bits[i >> 6] = 0;
+                    size_t u = t;
+                    while (u && cand[u - 1] > i) {
+                        cand[u] = cand[u - 1];
+                        u--;
+                    }
+                    cand[u] = i;
+                }
+                n = touched;
+            } else {
+                uint32_t nw = (hi - lo + 63) / 64;
+                for (uint32_t w = 0; w < nw; w++) {
+                    uint64_t x = bits[w];
+                    bits[w] = 0;
+                    while (x) {
+                        cand[n++] = (w << 6) + rv__ctz64(x);
+                        x &= x - 1;
+                    }
+                }
+            }
+        } else if (touched <= 16) {
             for (size_t t = 0; t < touched; t++) {
                 uint32_t i = cand[t];
                 bits[i >> 6] = 0;
@@ -845,8 +842,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                     uint32_t d = c->docs[p];
                     uint32_t i = d - lo;
                     if (mask[i]) {
-                        float w = rv__weight(&r->wp, c->idf, rv__seg_tf(seg, p),
-                                             rv__norm(r->ix, r->ix->doc_len[d]));
+                        float w = rv__post_weight(r, seg, p, c->idf);
                         mask[i] |= bit;
                         wbuf[(size_t)c->q * RV__WIN + i] = w;
                         part[i] += c->qtf * (double)w;
@@ -905,18 +901,15 @@ static rv_status rv__window_alloc(rv__scratch *s) {
         s->wmask = rv__calloc(RV__WIN, sizeof *s->wmask);
         s->wbits = rv__calloc(RV__WIN / 64, sizeof *s->wbits);
         s->cand = rv__malloc(RV__WIN * sizeof *s->cand);
-        s->wtmp = rv__malloc(RV__WIN * sizeof *s->wtmp);
-        if (!s->wpart || !s->wmask || !s->wbits || !s->cand || !s->wtmp) {
+        if (!s->wpart || !s->wmask || !s->wbits || !s->cand) {
             rv__free(s->wpart);
             rv__free(s->wmask);
             rv__free(s->wbits);
             rv__free(s->cand);
-            rv__free(s->wtmp);
             s->wpart = NULL;
             s->wmask = NULL;
             s->wbits = NULL;
             s->cand = NULL;
-            s->wtmp = NULL;
             return rv__nomem("the search window");
         }
     }
