@@ -364,7 +364,8 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
         rv_status dst = rv__ids_check_distinct(ids, n);
         if (dst) return dst;
     } else {
-        if ((uint64_t)n - 1 > (uint64_t)(RV_FLAT_MAX_ID - ix->next_id))
+        if (ix->next_id > RV_FLAT_MAX_ID ||
+            (uint64_t)n - 1 > (uint64_t)(RV_FLAT_MAX_ID - ix->next_id))
             return rv__error(RV_E_RANGE,
                              "numbering %zu vectors from %lld passes the "
                              "largest id %lld",

@@ -889,7 +889,7 @@ rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts,
         for (size_t i = 0; i < n_docs; i++)
             if (ids[i] > max_id) max_id = ids[i];
     } else {
-        if ((uint64_t)n_docs - 1 > (uint64_t)(RV_MAX_ID - ix->next_id))
+        if (ix->next_id > RV_MAX_ID || (uint64_t)n_docs - 1 > (uint64_t)(RV_MAX_ID - ix->next_id))
             return rv__error(RV_E_RANGE, "numbering %zu documents from %lld passes the "
                              "largest id %lld", n_docs, (long long)ix->next_id,
                              (long long)RV_MAX_ID);

@@ -937,6 +937,288 @@ static void test_corruption(void) {
     corpus_free(&c);
 }
 
+/* ------------------------------------------------------ ids and filters */
+
+/* Caller ids: any order, ties by the lower id, errors as the flat index's. */
+static void test_caller_ids(void) {
+    rv_bm25 *ix = NULL;
+    ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
+    const char *docs[4] = {"quick foxes", "quick foxes", "quick foxes", "zebra"};
+    size_t lens[4] = {11, 11, 11, 5};
+    int64_t ids[4] = {50, 7, 30, RV_MAX_ID}, got[4];
+    ASSERT_OK(rv_bm25_add(ix, 4, docs, lens, ids, NULL, NULL, got));
+    for (int i = 0; i < 4; i++) EXPECT_EQ(got[i], ids[i]);
+    int64_t out[4];
+    float sc[4];
+    size_t nf;
+    for (unsigned fl = 0; fl < 2; fl++) {
+        ASSERT_OK(rv_bm25_search(ix, "fox", 3, 4, fl, NULL, out, sc, &nf, NULL));
+        ASSERT_EQ(nf, 3);
+        EXPECT_EQ(out[0], 7); /* equal scores: ascending caller id, not slot */
+        EXPECT_EQ(out[1], 30);
+        EXPECT_EQ(out[2], 50);
+    }
+    uint32_t dl;
+    int st;
+    ASSERT_OK(rv_bm25_doc(ix, RV_MAX_ID, &dl, &st));
+    EXPECT_EQ(dl, 1);
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_doc(ix, 8, &dl, &st));
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_doc(ix, -1, &dl, &st));
+    rv_bm25_explain_row row;
+    size_t nr;
+    float score;
+    ASSERT_OK(rv_bm25_explain(ix, "fox", 3, 30, &row, 1, &nr, &score, NULL));
+    EXPECT_TRUE(score == sc[1]);
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_explain(ix, "fox", 3, 31, &row, 1, &nr, &score, NULL));
+    /* bad ids: nothing added */
+    int64_t neg = -1, dup[2] = {1, 1}, live = 7, big = RV_MAX_ID;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, docs, lens, &neg, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "ids[0] = -1");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 2, docs, lens, dup, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "more than once");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, docs, lens, &live, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "already in the index");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, docs, lens, &big, NULL, NULL, NULL));
+    /* numbering would pass RV_MAX_ID */
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_add(ix, 1, docs, lens, NULL, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "passes the largest id");
+    rv_bm25_info info;
+    ASSERT_OK(rv_bm25_get_info(ix, &info));
+    EXPECT_EQ(info.n_live, 4);
+    EXPECT_EQ(info.n_terms, 3);
+    rv_bm25_free(ix);
+    /* without ids: one past the largest id ever added, even once deleted */
+    ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
+    int64_t some[2] = {10, 4};
+    ASSERT_OK(rv_bm25_add(ix, 2, docs, lens, some, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_delete(ix, some, 1, NULL));
+    ASSERT_OK(rv_bm25_add(ix, 2, docs, lens, NULL, NULL, NULL, got));
+    EXPECT_EQ(got[0], 11);
+    EXPECT_EQ(got[1], 12);
+    ASSERT_OK(rv_bm25_get_info(ix, &info));
+    EXPECT_EQ(info.next_id, 13);
+    rv_bm25_free(ix);
+}
+
+/* Brute force: the exhaustive unfiltered ranking of every match,
+** restricted to the allowed ids, cut at k. */
+static size_t brute_filtered(rv_bm25 *ix, const char *q, size_t ql, const rv_idset *set,
+                             size_t k, int64_t *ids, float *sc, size_t cap) {
+    static int64_t all[20000];
+    static float all_sc[20000];
+    size_t nall = 0, m = 0;
+    if (rv_bm25_search(ix, q, ql, 20000, RV_BM25_EXHAUSTIVE, NULL, all, all_sc, &nall, NULL))
+        return SIZE_MAX;
+    for (size_t i = 0; i < nall && m < k && m < cap; i++)
+        if (rv_idset_contains(set, all[i])) {
+            ids[m] = all[i];
+            sc[m++] = all_sc[i];
+        }
+    return m;
+}
+
+/* Filtered search equals brute force, through the direct kernel (small
+** filters), the pruned kernel (large ones) and the exhaustive one; batches
+** equal single searches; a filter costs less as it shrinks. */
+static void test_filters(void) {
+    corpus c;
+    corpus_make_zipf(&c, 20000, 91, 3000, 30);
+    rv_bm25 *ix = build(&c, NULL, 3);
+    ASSERT_TRUE(ix != NULL);
+    int64_t del[40];
+    for (int i = 0; i < 40; i++) del[i] = i * 499;
+    ASSERT_OK(rv_bm25_delete(ix, del, 40, NULL)); /* filters naming deleted ids */
+    double *cdf = zipf_cdf(3000);
+    rv_rng rng;
+    rv_rng_seed(&rng, 17);
+    static const size_t sizes[] = {1, 5, 50, 300, 3000, 12000, 20000};
+    uint64_t scored[7] = {0};
+    int direct_seen = 0, kernel_seen = 0;
+    int64_t *pick = malloc(25000 * sizeof *pick);
+    for (size_t si = 0; si < 7; si++) {
+        for (int rep = 0; rep < 12; rep++) {
+            size_t m = 0;
+            for (size_t i = 0; i < sizes[si]; i++)
+                pick[m++] = (int64_t)rv_rng_below(&rng, 20000 + 200); /* some not in the index */
+            rv_idset *set = NULL;
+            ASSERT_OK(rv_idset_create(pick, m, &set));
+            char qt[160];
+            size_t ql = 0, nq = 1 + (size_t)rv_rng_below(&rng, 4);
+            for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 3000));
+            size_t k = rep % 3 == 0 ? 1 : rep % 3 == 1 ? 10 : 50;
+            int64_t ids[50], ide[50], idb[50];
+            float sc[50], sce[50], scb[50];
+            size_t nf, nfe;
+            rv_bm25_search_info info;
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, set, ids, sc, &nf, &info));
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, set, ide, sce, &nfe, NULL));
+            size_t nb = brute_filtered(ix, qt, ql, set, k, idb, scb, 50);
+            ASSERT_EQ(nf, nb);
+            ASSERT_EQ(nfe, nb);
+            for (size_t i = 0; i < nf; i++) {
+                EXPECT_EQ(ids[i], idb[i]);
+                EXPECT_TRUE(sc[i] == scb[i]);
+                EXPECT_EQ(ide[i], idb[i]);
+                EXPECT_TRUE(sce[i] == scb[i]);
+            }
+            direct_seen += info.filter_direct;
+            kernel_seen += !info.filter_direct;
+            if (k == 10) scored[si] += info.postings_scored;
+            rv_idset_free(set);
+        }
+    }
+    /* the direct kernel for the smallest filters, the pruned one for the largest */
+    EXPECT_TRUE(direct_seen > 0 && kernel_seen > 0);
+    fprintf(stderr, "  postings scored (k=10) by filter size:");
+    for (size_t si = 0; si < 7; si++) fprintf(stderr, " %zu:%llu", sizes[si], (unsigned long long)scored[si]);
+    fprintf(stderr, "\n");
+    EXPECT_TRUE(scored[0] < scored[4]); /* smaller filter, less work */
+    EXPECT_TRUE(scored[1] < scored[4]);
+    /* an empty filter finds nothing; batches match single searches */
+    rv_idset *empty = NULL, *half = NULL;
+    ASSERT_OK(rv_idset_create(NULL, 0, &empty));
+    int64_t ids[10];
+    float sc[10];
+    size_t nf;
+    ASSERT_OK(rv_bm25_search(ix, "t1 t2", 5, 10, 0, empty, ids, sc, &nf, NULL));
+    EXPECT_EQ(nf, 0);
+    for (int i = 0; i < 10000; i++) pick[i] = 2 * i;
+    ASSERT_OK(rv_idset_create(pick, 10000, &half));
+    enum { NQ = 40, K = 8 };
+    char *qs[NQ];
+    size_t qls[NQ];
+    for (int i = 0; i < NQ; i++) {
+        qs[i] = malloc(64);
+        qls[i] = (size_t)sprintf(qs[i], "t%u t%u", zipf_word(&rng, cdf, 3000), zipf_word(&rng, cdf, 3000));
+    }
+    static int64_t bid[NQ * K];
+    static float bsc[NQ * K];
+    static uint32_t bn[NQ];
+    for (unsigned th = 1; th <= 3; th += 2) {
+        ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, qls, K, 0, half, th, NULL,
+                                       NULL, bid, bsc, bn));
+        for (int i = 0; i < NQ; i++) {
+            int64_t one[K];
+            float osc[K];
+            ASSERT_OK(rv_bm25_search(ix, qs[i], qls[i], K, 0, half, one, osc, &nf, NULL));
+            ASSERT_EQ(bn[i], nf);
+            for (size_t j = 0; j < nf; j++) {
+                EXPECT_EQ(bid[i * K + j], one[j]);
+                EXPECT_TRUE(bsc[i * K + j] == osc[j]);
+                EXPECT_EQ(one[j] % 2, 0);
+            }
+        }
+    }
+    for (int i = 0; i < NQ; i++) free(qs[i]);
+    rv_idset_free(empty);
+    rv_idset_free(half);
+    free(pick);
+    free(cdf);
+    rv_bm25_free(ix);
+    corpus_free(&c);
+}
+
+/* An index changed incrementally -- adds in batches and one at a time,
+** deletes, deleted ids filed again with new text, merges -- ranks exactly
+** as a fresh build of its live documents: same ids, bit-identical scores. */
+static void test_incremental_equals_fresh(void) {
+    corpus c;
+    corpus_make_zipf(&c, 6000, 101, 2000, 25);
+    rv_analyzer_options o;
+    rv_analyzer_options_init(&o);
+    o.stem = 0;
+    rv_bm25 *inc = NULL, *fresh = NULL;
+    ASSERT_OK(rv_bm25_create(&o, NULL, &inc));
+    /* ids: doc i is filed under 3 * i + 1 */
+    int64_t *ids = malloc(c.n * sizeof *ids);
+    const char **text = malloc(c.n * sizeof *text);
+    size_t *len = malloc(c.n * sizeof *len);
+    for (size_t i = 0; i < c.n; i++) ids[i] = 3 * (int64_t)i + 1;
+    ASSERT_OK(rv_bm25_add(inc, 4000, (const char *const *)c.text, c.len, ids, NULL, NULL, NULL));
+    for (size_t i = 4000; i < 4500; i++) /* single adds: segments merge */
+        ASSERT_OK(rv_bm25_add(inc, 1, (const char *const *)c.text + i, c.len + i, ids + i, NULL,
+                              NULL, NULL));
+    rv_bm25_info a, b;
+    ASSERT_OK(rv_bm25_get_info(inc, &a));
+    EXPECT_TRUE(a.n_segments > 1 && a.n_segments < 20);
+    /* delete 300 documents, then file 200 of those ids again with the text
+    ** of documents 4500 .. 4699; add the rest as new ids */
+    int64_t gone[300];
+    for (int i = 0; i < 300; i++) gone[i] = ids[i * 13];
+    ASSERT_OK(rv_bm25_delete(inc, gone, 300, NULL));
+    ASSERT_OK(rv_bm25_add(inc, 200, (const char *const *)c.text + 4500, c.len + 4500, gone, NULL,
+                          NULL, NULL));
+    ASSERT_OK(rv_bm25_add(inc, c.n - 4700, (const char *const *)c.text + 4700, c.len + 4700,
+                          ids + 4700, NULL, NULL, NULL));
+    /* the live set: every doc but the 300 deleted, plus the 200 refiled */
+    uint8_t *alive = calloc(c.n, 1);
+    for (size_t i = 0; i < c.n; i++) alive[i] = i < 4500 || i >= 4700;
+    for (int i = 0; i < 300; i++) alive[(size_t)i * 13] = 0;
+    size_t m = 0;
+    for (size_t i = c.n; i-- > 0;) { /* fresh build in reverse order */
+        if (!alive[i]) continue;
+        text[m] = c.text[i];
+        len[m] = c.len[i];
+        ids[m++] = 3 * (int64_t)i + 1;
+    }
+    for (int i = 0; i < 200; i++) {
+        text[m] = c.text[4500 + i];
+        len[m] = c.len[4500 + i];
+        ids[m++] = gone[i];
+    }
+    ASSERT_OK(rv_bm25_create(&o, NULL, &fresh));
+    ASSERT_OK(rv_bm25_add(fresh, m, text, len, ids, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_get_info(inc, &a));
+    ASSERT_OK(rv_bm25_get_info(fresh, &b));
+    EXPECT_EQ(a.n_live, b.n_live);
+    EXPECT_EQ(a.total_len, b.total_len);
+    double *cdf = zipf_cdf(2000);
+    rv_rng rng;
+    rv_rng_seed(&rng, 5);
+    for (int round = 0; round < 3; round++) {
+        for (int qi = 0; qi < 150; qi++) {
+            char qt[160];
+            size_t ql = 0, nq = 1 + (size_t)rv_rng_below(&rng, 5);
+            for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 2000));
+            int64_t x[20], y[20];
+            float xs[20], ys[20];
+            size_t nx, ny;
+            unsigned fl = qi % 4 == 0 ? RV_BM25_EXHAUSTIVE : 0;
+            ASSERT_OK(rv_bm25_search(inc, qt, ql, 20, fl, NULL, x, xs, &nx, NULL));
+            ASSERT_OK(rv_bm25_search(fresh, qt, ql, 20, fl, NULL, y, ys, &ny, NULL));
+            ASSERT_EQ(nx, ny);
+            for (size_t i = 0; i < nx; i++) {
+                EXPECT_EQ(x[i], y[i]);
+                EXPECT_TRUE(xs[i] == ys[i]);
+            }
+        }
+        if (round == 0) { /* through a file: forward lists rebuilt on demand */
+            size_t need;
+            rv_bm25_save_buffer(inc, NULL, 0, &need);
+            void *buf = malloc(need);
+            ASSERT_OK(rv_bm25_save_buffer(inc, buf, need, &need));
+            rv_bm25 *back = NULL;
+            ASSERT_OK(rv_bm25_load_buffer(buf, need, &back));
+            free(buf);
+            rv_bm25_free(inc);
+            inc = back;
+            int64_t again = gone[0];
+            ASSERT_OK(rv_bm25_delete(inc, &again, 1, NULL));
+            ASSERT_OK(rv_bm25_delete(fresh, &again, 1, NULL));
+        } else if (round == 1) {
+            ASSERT_OK(rv_bm25_compact(inc));
+        }
+    }
+    free(cdf);
+    free(alive);
+    free(ids);
+    free(text);
+    free(len);
+    rv_bm25_free(inc);
+    rv_bm25_free(fresh);
+    corpus_free(&c);
+}
+
 /* ------------------------------------------------------ allocation sweep */
 
 typedef enum { OP_CREATE, OP_ADD, OP_ADD_IDS, OP_DELETE, OP_SEARCH, OP_SEARCH_SMALL,
@@ -1170,6 +1452,9 @@ int main(void) {
     RUN_TEST(test_large_tf);
     RUN_TEST(test_save_load);
     RUN_TEST(test_corruption);
+    RUN_TEST(test_caller_ids);
+    RUN_TEST(test_filters);
+    RUN_TEST(test_incremental_equals_fresh);
     RUN_TEST(test_alloc_failures);
     return RV_TEST_SUMMARY();
 }
