@@ -38,11 +38,10 @@
 ** bitmap for the kernels.  The window and document-at-a-time kernels offer
 ** only allowed documents to the heap and jump over windows and runs of
 ** slots that hold none; theta is then the k-th score among allowed
-** documents, so pruning stays exact.  The switch: the direct kernel when
-** (allowed documents) * (query terms) * RV__DIRECT_COST <= (postings of the
-** query terms); RV__DIRECT_COST was measured on the synthetic 1M-document
-** corpus (bench/filters.py), where a probe costs about as much as streaming
-** that many postings through the pruned kernel.
+** documents, so pruning stays exact.  The switch (rv__use_direct): the
+** direct kernel when the filter allows at most one document in 128 slots
+** and (allowed documents) * (query terms) <= 4 * (postings of the query
+** terms).
 **
 ** Exactness.  A document's score is always summed the same way: qtf * w in
 ** double precision, in ascending term order, rounded to float once.  A
@@ -67,7 +66,14 @@
 
 #define RV__MARGIN (1.0 + 1e-9)
 #define RV__WIN 4096u
-#define RV__DIRECT_COST 16u
+#define RV__DIRECT_SHARE 128u /* direct: at most one allowed document in this many slots */
+#define RV__PIPE 16               /* ids translated per group of prefetches */
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__PREFETCH(p) __builtin_prefetch(p)
+#else
+#  define RV__PREFETCH(p) ((void)0)
+#endif
 
 typedef struct {
     float score;
@@ -239,15 +245,15 @@ static rv_status rv__filter_bits(const rv_bm25 *ix, rv__filter *f) {
 /*
 ** Translate a filter into the live slots it allows: id by id through the
 ** id map when the set is smaller than the index, else slot by slot through
-** the set's hash table -- O(min(set, slots)).  A result of at most
-** n_docs / 64 slots is kept as a sorted list (all the direct kernel needs);
-** a larger one as a bitmap.
+** the set's hash table -- O(min(set, slots)).  A set of at most
+** n_docs / RV__DIRECT_SHARE ids is kept as a sorted list of slots (all the
+** direct kernel needs); a larger one as a bitmap.
 */
 static rv_status rv__filter_make(const rv_bm25 *ix, const rv_idset *set, rv__filter *f) {
     memset(f, 0, sizeof *f);
     if (!set) return RV_OK;
     f->on = 1;
-    size_t small = ix->n_docs / 64;
+    size_t small = ix->n_docs / RV__DIRECT_SHARE;
     if (set->n <= small) {
         f->list = rv__malloc((set->n ? set->n : 1) * sizeof *f->list);
         uint32_t *tmp = rv__malloc((set->n ? set->n : 1) * sizeof *tmp);
@@ -268,11 +274,30 @@ static rv_status rv__filter_make(const rv_bm25 *ix, const rv_idset *set, rv__fil
     f->bits = rv__calloc(words, sizeof *f->bits);
     if (!f->bits) return rv__nomem("the filter's bitmap");
     if (set->n < ix->n_docs) {
-        for (size_t i = 0; i < set->n; i++) {
-            uint32_t d = rv__idmap_find(ix, set->ids[i]);
-            if (d != RV__NO_SLOT && ix->doc_state[d] == RV_BM25_DOC_LIVE) {
-                f->bits[d >> 6] |= (uint64_t)1 << (d & 63);
-                f->n++;
+        /* id by id, RV__PIPE at a time: the id map's slots are fetched for
+        ** the whole group before any is read, so the cache misses overlap */
+        const uint32_t *map = ix->idmap;
+        const uint64_t mask = ix->idmap_mask;
+        uint64_t home[RV__PIPE];
+        for (size_t a = 0; a < set->n; a += RV__PIPE) {
+            size_t m = set->n - a < RV__PIPE ? set->n - a : RV__PIPE;
+            for (size_t j = 0; j < m; j++) {
+                home[j] = rv__mix64((uint64_t)set->ids[a + j]) & mask;
+                RV__PREFETCH(&map[home[j]]);
+            }
+            for (size_t j = 0; j < m; j++)
+                if (map[home[j]]) RV__PREFETCH(&ix->ext[map[home[j]] - 1]);
+            for (size_t j = 0; j < m; j++) {
+                uint32_t d = RV__NO_SLOT;
+                for (uint64_t h = home[j]; map[h]; h = (h + 1) & mask)
+                    if (ix->ext[map[h] - 1] == set->ids[a + j]) {
+                        d = map[h] - 1;
+                        break;
+                    }
+                if (d != RV__NO_SLOT && ix->doc_state[d] == RV_BM25_DOC_LIVE) {
+                    f->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                    f->n++;
+                }
             }
         }
     } else {
@@ -721,11 +746,48 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 continue;
             }
         }
-        /* 2. essential lists, term at a time */
+        /* 2. essential lists, term at a time -- or, when a filter allows
+        ** fewer documents in the window than the lists hold postings there,
+        ** allowed document at a time, probing each list for it */
         size_t touched = 0;
         const float *gtab = r->ix->gtab;
         const uint32_t n_codes = r->ix->n_codes;
-        for (size_t j = ne; j < nc; j++) {
+        int probe = 0;
+        if (allow) {
+            uint64_t n_allowed = 0, n_post = 0;
+            for (uint32_t w = lo >> 6; w <= (hi - 1) >> 6; w++) {
+                uint64_t x = allow[w];
+                if (w == lo >> 6) x &= ~(uint64_t)0 << (lo & 63);
+                if (w == (hi - 1) >> 6 && (hi & 63)) x &= ((uint64_t)1 << (hi & 63)) - 1;
+                n_allowed += rv__popcount64(x);
+            }
+            for (size_t j = ne; j < nc; j++)
+                n_post += (rv__find_block(&cur[j], hi) - cur[j].blk + 1) * RV__BLOCK;
+            probe = n_allowed * (nc - ne) < n_post;
+        }
+        if (probe) {
+            for (uint32_t d = rv__next_allowed(allow, r->ix->n_docs, lo); d < hi;
+                 d = rv__next_allowed(allow, r->ix->n_docs, d + 1)) {
+                uint32_t i = d - lo;
+                for (size_t j = ne; j < nc; j++) {
+                    rv__cur *c = &cur[j];
+                    if (c->doc < d) rv__next_geq(c, d);
+                    if (c->doc != d) continue;
+                    float w = rv__cur_weight(r, c);
+                    if (!mask[i]) {
+                        bits[i >> 6] |= (uint64_t)1 << (i & 63);
+                        part[i] = 0;
+                        cand[touched++] = i;
+                    }
+                    mask[i] |= (uint64_t)1 << c->q;
+                    wbuf[(size_t)c->q * RV__WIN + i] = w;
+                    part[i] += c->qtf * (double)w;
+                    r->info.postings_scored++;
+                }
+            }
+            for (size_t j = ne; j < nc; j++) rv__next_geq(&cur[j], hi);
+        }
+        for (size_t j = ne; j < nc && !probe; j++) {
             rv__cur *c = &cur[j];
             const uint64_t bit = (uint64_t)1 << c->q;
             const double qtf = c->qtf;
@@ -926,12 +988,18 @@ static rv_status rv__window_alloc(rv__scratch *s) {
 }
 
 /* Should a filtered query score the allowed documents directly?  When
-** probing each of them in each list costs less than the postings. */
+** they are few (a list exists only for at most one in RV__DIRECT_SHARE
+** slots) and there are at most 4 probes (documents times terms) per
+** posting in the query's lists.  Measured on 1M synthetic documents
+** (bench/filters.py): probing costs ~25 ns a term per allowed document, the
+** pruned kernel ~0.1-1 ms a query whatever the filter; they cross at
+** 5,000-9,000 allowed documents for both query mixes, while a query of
+** rare terms is cheaper through its few postings whatever the filter. */
 static int rv__use_direct(const rv__scratch *s, const rv__filter *f) {
     if (!f->list) return 0;
     uint64_t postings = 0;
     for (size_t q = 0; q < s->nq; q++) postings += s->ix->df[s->qterm[q]];
-    return (uint64_t)f->n * s->nq * RV__DIRECT_COST <= postings;
+    return (uint64_t)f->n * s->nq <= 4 * postings;
 }
 
 /* Run the prepared query in s over every segment; write results.  f may

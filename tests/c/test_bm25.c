@@ -1339,7 +1339,7 @@ static rv_status run_op(oom_fixture *f, op_kind op, rv_bm25 *work, int64_t *out_
 
 static void test_alloc_failures(void) {
     oom_fixture f;
-    corpus_make(&f.c, 120, 81, 15);
+    corpus_make(&f.c, 300, 81, 15);
     f.base = build(&f.c, NULL, 3);
     ASSERT_TRUE(f.base != NULL);
     int64_t del[2] = {7, 8};
