@@ -63,7 +63,7 @@ from rowvoi.errors import IndexFormatError
 from rowvoi.idset import IdSet, _as_id_array, as_idset
 
 __all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES",
-           "FILTER_EXACT_FRACTION", "FILTER_EXACT_MIN"]
+           "FILTER_EXACT_RATIO"]
 
 METRICS = ("cosine", "ip", "l2")
 STORAGES = ("float32", "float16", "int8")
@@ -487,11 +487,15 @@ class FlatIndex:
 _HNSW_FORMAT = 1
 _HNSW_SPACE = {"cosine": "cosine", "ip": "ip", "l2": "l2"}
 
-#: :meth:`HNSWIndex.filter_route`: filters allowing at most
-#: ``max(FILTER_EXACT_MIN, FILTER_EXACT_FRACTION * len(index))`` ids are
-#: answered by the exact twin (measured by ``bench/filters.py``).
-FILTER_EXACT_FRACTION: float = 0.1
-FILTER_EXACT_MIN: int = 2048
+#: :meth:`HNSWIndex.filter_route`: a filter allowing ``m`` ids of an index
+#: of ``n`` is answered by the exact twin when ``m * m <= FILTER_EXACT_RATIO
+#: * n``.  A filtered graph walk costs about ``c_walk * n / m`` (it visits
+#: nodes until ``ef`` allowed ones turn up), the exact scan about ``c_scan *
+#: m`` (one panel of 16 vectors per allowed vector); they cross at ``m =
+#: sqrt(c_walk / c_scan * n)``.  ``bench/filters.py`` measured ``c_walk /
+#: c_scan`` ~ 580 (384-d, M=16, ef=64): the switch at ~5,400 allowed of
+#: 50,000 (11%), ~24,000 of 1,000,000 (2.4%).
+FILTER_EXACT_RATIO: float = 580.0
 
 
 def _import_hnswlib() -> Any:
@@ -665,13 +669,13 @@ class HNSWIndex:
     def filter_route(self, n_allowed: int) -> str:
         """Which search answers a filter that allows ``n_allowed`` ids.
 
-        ``"exact"`` -- the exact twin, scanning only the allowed vectors --
-        when ``n_allowed <= max(FILTER_EXACT_MIN, FILTER_EXACT_FRACTION *
-        len(self))``, else ``"hnsw"`` (hnswlib with a filter callback). With
-        few allowed nodes a graph walk visits many disallowed ones before it
-        finds k, while the exact scan costs one panel of 16 vectors per
-        allowed vector; ``bench/filters.py`` measured where the two cross
-        (see ``bench/results/filters.md``).
+        ``"exact"`` -- the exact twin, scanning only the allowed vectors,
+        exact top-k -- when ``n_allowed ** 2 <= FILTER_EXACT_RATIO *
+        len(self)``, else ``"hnsw"`` (hnswlib's walk with a filter
+        callback). With few allowed nodes a walk visits many disallowed ones
+        before it finds ``ef`` allowed, while the exact scan costs one panel
+        of 16 vectors per allowed vector; ``bench/filters.py`` measured where
+        the two cross (``bench/results/filters.md``).
 
         Examples
         --------
@@ -681,8 +685,7 @@ class HNSWIndex:
         ('exact', 'hnsw')
         """
         n_allowed = _check_int("n_allowed", n_allowed, 0)
-        limit = max(FILTER_EXACT_MIN, FILTER_EXACT_FRACTION * len(self))
-        return "exact" if n_allowed <= limit else "hnsw"
+        return "exact" if n_allowed * n_allowed <= FILTER_EXACT_RATIO * len(self) else "hnsw"
 
     def _to_scores(self, dist: np.ndarray) -> np.ndarray:
         if self.metric == "l2":

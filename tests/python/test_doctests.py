@@ -15,6 +15,7 @@ MODULES = [
     "rowvoi.config",
     "rowvoi.text",
     "rowvoi.lexical",
+    "rowvoi.idset",
     "rowvoi.rag.context",
     "rowvoi.rag.protocols",
     "rowvoi.rag.questions",
