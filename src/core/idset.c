@@ -15,88 +15,58 @@
 
 /* ---------------------------------------------------------------- sort */
 
-void rv__sort_i64(int64_t *a, size_t n, int64_t *tmp) {
-    if (n < 2) return;
-    if (n <= 32) { /* insertion sort: no passes over 256 buckets */
-        for (size_t i = 1; i < n; i++) {
-            int64_t x = a[i];
-            size_t j = i;
-            while (j && a[j - 1] > x) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = x;
-        }
-        return;
+/*
+** LSD radix sort, one byte a pass, skipping the bytes every key shares (ids
+** below 2^24 take 3 passes); insertion sort for short arrays.  KEY maps a
+** value to an unsigned key of the same order (int64: flip the sign bit).
+*/
+#define RV__RADIX_SORT(NAME, T, U, BITS, KEY)                                      \
+    void NAME(T *a, size_t n, T *tmp) {                                           \
+        if (n < 2) return;                                                        \
+        if (n <= 32) {                                                            \
+            for (size_t i = 1; i < n; i++) {                                      \
+                T x = a[i];                                                       \
+                size_t j = i;                                                     \
+                while (j && a[j - 1] > x) {                                       \
+                    a[j] = a[j - 1];                                              \
+                    j--;                                                          \
+                }                                                                 \
+                a[j] = x;                                                         \
+            }                                                                     \
+            return;                                                               \
+        }                                                                         \
+        U all_or = 0, all_and = (U)~(U)0;                                         \
+        for (size_t i = 0; i < n; i++) {                                          \
+            all_or |= KEY(a[i]);                                                  \
+            all_and &= KEY(a[i]);                                                 \
+        }                                                                         \
+        U differ = all_or ^ all_and;                                              \
+        T *src = a, *dst = tmp;                                                   \
+        for (unsigned shift = 0; shift < BITS; shift += 8) {                      \
+            if (!((differ >> shift) & 0xFF)) continue;                            \
+            size_t count[256];                                                    \
+            memset(count, 0, sizeof count);                                       \
+            for (size_t i = 0; i < n; i++) count[(KEY(src[i]) >> shift) & 0xFF]++; \
+            size_t pos = 0;                                                       \
+            for (unsigned b = 0; b < 256; b++) {                                  \
+                size_t c = count[b];                                              \
+                count[b] = pos;                                                   \
+                pos += c;                                                         \
+            }                                                                     \
+            for (size_t i = 0; i < n; i++)                                        \
+                dst[count[(KEY(src[i]) >> shift) & 0xFF]++] = src[i];             \
+            T *t = src;                                                           \
+            src = dst;                                                            \
+            dst = t;                                                              \
+        }                                                                         \
+        if (src != a) memcpy(a, src, n * sizeof *a);                              \
     }
-    /* order-preserving map to unsigned: flip the sign bit */
-    const uint64_t flip = (uint64_t)1 << 63;
-    uint64_t all_or = 0, all_and = ~(uint64_t)0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u = (uint64_t)a[i] ^ flip;
-        all_or |= u;
-        all_and &= u;
-    }
-    uint64_t differ = all_or ^ all_and; /* bits that are not the same everywhere */
-    int64_t *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        if (!((differ >> shift) & 0xFF)) continue; /* every key has this byte */
-        size_t count[256];
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) count[(((uint64_t)src[i] ^ flip) >> shift) & 0xFF]++;
-        size_t pos = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            size_t c = count[b];
-            count[b] = pos;
-            pos += c;
-        }
-        for (size_t i = 0; i < n; i++) dst[count[(((uint64_t)src[i] ^ flip) >> shift) & 0xFF]++] = src[i];
-        int64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) memcpy(a, src, n * sizeof *a);
-}
 
-void rv__sort_u32(uint32_t *a, size_t n, uint32_t *tmp) {
-    if (n < 2) return;
-    if (n <= 32) {
-        for (size_t i = 1; i < n; i++) {
-            uint32_t x = a[i];
-            size_t j = i;
-            while (j && a[j - 1] > x) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = x;
-        }
-        return;
-    }
-    uint32_t all_or = 0, all_and = ~(uint32_t)0;
-    for (size_t i = 0; i < n; i++) {
-        all_or |= a[i];
-        all_and &= a[i];
-    }
-    uint32_t differ = all_or ^ all_and;
-    uint32_t *src = a, *dst = tmp;
-    for (unsigned shift = 0; shift < 32; shift += 8) {
-        if (!((differ >> shift) & 0xFF)) continue;
-        size_t count[256];
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) count[(src[i] >> shift) & 0xFF]++;
-        size_t pos = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            size_t c = count[b];
-            count[b] = pos;
-            pos += c;
-        }
-        for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 0xFF]++] = src[i];
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) memcpy(a, src, n * sizeof *a);
-}
+#define RV__KEY_I64(x) ((uint64_t)(x) ^ ((uint64_t)1 << 63))
+#define RV__KEY_U32(x) (x)
+
+RV__RADIX_SORT(rv__sort_i64, int64_t, uint64_t, 64, RV__KEY_I64)
+RV__RADIX_SORT(rv__sort_u32, uint32_t, uint32_t, 32, RV__KEY_U32)
 
 rv_status rv__ids_check_distinct(const int64_t *ids, size_t n) {
     if (n < 2) return RV_OK;

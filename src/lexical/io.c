@@ -217,6 +217,24 @@ static uint64_t rv__payload_size(const rv_bm25 *ix, uint64_t n_post, uint64_t n_
     return p;
 }
 
+/* The next list of term t at or after segment *si: 1 and its posting
+** range [*a, *e), or 0 when no segment is left.  Terms are taken in
+** ascending order; segpos[] holds each segment's place in its sorted term
+** list and moves past t. */
+static int rv__next_list(const rv_bm25 *ix, size_t *segpos, uint32_t t, size_t *si,
+                         uint64_t *a, uint64_t *e) {
+    for (; *si < ix->n_segs; (*si)++) {
+        const rv__seg *s = ix->segs[*si];
+        size_t j = segpos[*si];
+        if (j >= s->n_terms || s->term_ids[j] != t) continue;
+        segpos[*si] = j + 1;
+        *a = s->offsets[j];
+        *e = s->offsets[j + 1];
+        return 1;
+    }
+    return 0;
+}
+
 /* Per segment, the index of the next term to write. */
 static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
                             uint64_t n_post, uint64_t n_over) {
@@ -263,17 +281,11 @@ static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
     rv__emit_pad(w);
     /* offsets: prefix sums of the postings stored per term (live and
     ** deleted documents), one merge over the segments' sorted term lists */
-    uint64_t off = 0;
+    uint64_t off = 0, a, e;
     rv__emit_u64(w, 0);
     for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
     for (uint32_t t = 0; t < ix->n_terms; t++) {
-        for (size_t si = 0; si < ix->n_segs; si++) {
-            const rv__seg *s = ix->segs[si];
-            size_t j = segpos[si];
-            if (j >= s->n_terms || s->term_ids[j] != t) continue;
-            segpos[si] = j + 1;
-            off += s->offsets[j + 1] - s->offsets[j];
-        }
+        for (size_t si = 0; rv__next_list(ix, segpos, t, &si, &a, &e); si++) off += e - a;
         rv__emit_u64(w, off);
     }
     /* docs, then tfs, then overflow: three passes over the terms */
@@ -281,12 +293,8 @@ static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
         for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
         uint64_t outpos = 0;
         for (uint32_t t = 0; t < ix->n_terms; t++) {
-            for (size_t si = 0; si < ix->n_segs; si++) {
+            for (size_t si = 0; rv__next_list(ix, segpos, t, &si, &a, &e); si++) {
                 const rv__seg *s = ix->segs[si];
-                size_t j = segpos[si];
-                if (j >= s->n_terms || s->term_ids[j] != t) continue;
-                segpos[si] = j + 1;
-                uint64_t a = s->offsets[j], e = s->offsets[j + 1];
                 if (pass == 0) {
                     rv__emit_u32s(w, s->docs + a, e - a);
                 } else if (pass == 1) {
@@ -303,12 +311,9 @@ static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
     /* overflow tfs, in the same order as their positions */
     for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
     for (uint32_t t = 0; t < ix->n_terms; t++) {
-        for (size_t si = 0; si < ix->n_segs; si++) {
+        for (size_t si = 0; rv__next_list(ix, segpos, t, &si, &a, &e); si++) {
             const rv__seg *s = ix->segs[si];
-            size_t j = segpos[si];
-            if (j >= s->n_terms || s->term_ids[j] != t) continue;
-            segpos[si] = j + 1;
-            for (uint64_t q = s->offsets[j]; q < s->offsets[j + 1]; q++)
+            for (uint64_t q = a; q < e; q++)
                 if (s->tfs[q] == RV__TF_ESCAPE) rv__emit_u32(w, rv__seg_tf(s, q));
         }
     }

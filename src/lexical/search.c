@@ -827,31 +827,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         ** a dense one reads the bitmap; either way the bitmap ends clear.
         ** Only a filter or deleted documents in the segment need checking. */
         size_t n = 0;
-        if (!allow && !seg->n_dead) {
-            if (touched <= 16) {
-                for (size_t t = 0; t < touched; t++) {
-                    uint32_t i = cand[t];
-                    bits[i >> 6] = 0;
-                    size_t u = t;
-                    while (u && cand[u - 1] > i) {
-                        cand[u] = cand[u - 1];
-                        u--;
-                    }
-                    cand[u] = i;
-                }
-                n = touched;
-            } else {
-                uint32_t nw = (hi - lo + 63) / 64;
-                for (uint32_t w = 0; w < nw; w++) {
-                    uint64_t x = bits[w];
-                    bits[w] = 0;
-                    while (x) {
-                        cand[n++] = (w << 6) + rv__ctz64(x);
-                        x &= x - 1;
-                    }
-                }
-            }
-        } else if (touched <= 16) {
+        if (touched <= 16) {
             for (size_t t = 0; t < touched; t++) {
                 uint32_t i = cand[t];
                 bits[i >> 6] = 0;
@@ -862,23 +838,26 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 }
                 cand[u] = i;
             }
-            for (size_t t = 0; t < touched; t++) {
-                uint32_t i = cand[t];
-                if (rv__eligible(r, lo + i)) cand[n++] = i;
-                else mask[i] = 0;
-            }
+            n = touched;
         } else {
             uint32_t nw = (hi - lo + 63) / 64;
             for (uint32_t w = 0; w < nw; w++) {
                 uint64_t x = bits[w];
                 bits[w] = 0;
                 while (x) {
-                    uint32_t i = (w << 6) + rv__ctz64(x);
+                    cand[n++] = (w << 6) + rv__ctz64(x);
                     x &= x - 1;
-                    if (rv__eligible(r, lo + i)) cand[n++] = i;
-                    else mask[i] = 0;
                 }
             }
+        }
+        if (allow || seg->n_dead) {
+            size_t m = 0;
+            for (size_t t = 0; t < n; t++) {
+                uint32_t i = cand[t];
+                if (rv__eligible(r, lo + i)) cand[m++] = i;
+                else mask[i] = 0;
+            }
+            n = m;
         }
         /* 3. non-essential lists, largest bound first */
         for (size_t jj = ne; jj-- > 0 && n;) {
