@@ -152,6 +152,10 @@ struct rv_bm25 {
     uint32_t doc_cap;
     uint32_t *doc_len;
     uint8_t *doc_state;
+    uint64_t *dead;             /* bit per slot: 1 = not live; one spare word
+                                ** at the end (capacity doc_cap / 64 + 2) */
+    uint64_t *dead_sum;         /* bit per word of dead: 1 = it has a set bit
+                                ** (capacity doc_cap / 4096 + 3) */
     int64_t *ext;               /* caller id of each slot */
     uint64_t n_live, n_tombstoned, total_len; /* statistics: live documents */
     double avgdl;
@@ -204,6 +208,20 @@ static inline float rv__g_v(rv_bm25_variant v, const rv__wparams *wp, uint32_t t
 
 static inline float rv__weight(const rv__wparams *wp, float idf, uint32_t tf, float norm) {
     return idf * rv__g_v(wp->v, wp, tf, norm);
+}
+
+/* Bits [pos, pos + 64) of a bitmap over slots (which must have a word to
+** spare past its last slot). */
+static inline uint64_t rv__bits_at(const uint64_t *bm, uint32_t pos) {
+    size_t w = pos >> 6;
+    unsigned sh = pos & 63;
+    return sh ? (bm[w] >> sh) | (bm[w + 1] << (64 - sh)) : bm[w];
+}
+
+/* Mark slot d not live (both levels of the bitmap). */
+static inline void rv__mark_dead(rv_bm25 *ix, uint32_t d) {
+    ix->dead[d >> 6] |= (uint64_t)1 << (d & 63);
+    ix->dead_sum[d >> 12] |= (uint64_t)1 << ((d >> 6) & 63);
 }
 
 /* The length norm of a document of dl terms under the current statistics

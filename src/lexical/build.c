@@ -123,6 +123,16 @@ rv_status rv__bm25_reserve_docs(rv_bm25 *ix, uint64_t n) {
     int64_t *ex = rv__realloc(ix->ext, cap * sizeof *ex);
     if (!ex) return rv__nomem("the document ids");
     ix->ext = ex;
+    size_t old_words = ix->dead ? (size_t)ix->doc_cap / 64 + 2 : 0, words = (size_t)cap / 64 + 2;
+    uint64_t *dead = rv__realloc(ix->dead, words * sizeof *dead);
+    if (!dead) return rv__nomem("the deleted-document bitmap");
+    memset(dead + old_words, 0, (words - old_words) * sizeof *dead);
+    ix->dead = dead;
+    size_t old_sum = ix->dead_sum ? (size_t)ix->doc_cap / 4096 + 3 : 0, sum = (size_t)cap / 4096 + 3;
+    uint64_t *dsum = rv__realloc(ix->dead_sum, sum * sizeof *dsum);
+    if (!dsum) return rv__nomem("the deleted-document bitmap");
+    memset(dsum + old_sum, 0, (sum - old_sum) * sizeof *dsum);
+    ix->dead_sum = dsum;
     ix->doc_cap = (uint32_t)cap;
     return RV_OK;
 }
@@ -341,7 +351,8 @@ uint64_t rv__bm25_memory(const rv_bm25 *ix) {
     m += ix->pool_cap + (uint64_t)(ix->term_cap + 1) * 8 +
          (uint64_t)ix->term_cap * (4 + 8 + sizeof(rv__tmark));
     m += ix->slots ? (ix->slot_mask + 1) * sizeof(rv__slot) : 0;
-    m += (uint64_t)ix->doc_cap * (4 + 1 + 8);
+    m += (uint64_t)ix->doc_cap * (4 + 1 + 8) + ((uint64_t)ix->doc_cap / 64 + 2) * 8 +
+         ((uint64_t)ix->doc_cap / 4096 + 3) * 8;
     m += ix->idmap ? (ix->idmap_mask + 1) * 4 : 0;
     m += (uint64_t)ix->ltab_cap * 4 * (1 + RV__GTF);
     m += ix->n_segs * sizeof(rv__seg *);
@@ -402,6 +413,8 @@ void rv_bm25_free(rv_bm25 *ix) {
     rv__free(ix->doc_len);
     rv__free(ix->doc_state);
     rv__free(ix->ext);
+    rv__free(ix->dead);
+    rv__free(ix->dead_sum);
     rv__free(ix->idmap);
     rv__free(ix->ltab);
     rv__free(ix->gtab);
@@ -1004,6 +1017,7 @@ rv_status rv_bm25_delete(rv_bm25 *ix, const int64_t *ids, size_t n, size_t *n_de
         const uint64_t *fo = g->fwd_off + (d - g->doc_base);
         for (uint64_t p = fo[0]; p < fo[1]; p++) ix->df[g->fwd_term[p]]--;
         ix->doc_state[d] = RV_BM25_DOC_TOMBSTONED;
+        rv__mark_dead(ix, d);
         ix->segs[rv__seg_of(ix, d)]->n_dead++;
         ix->total_len -= ix->doc_len[d];
         ix->n_live--;
@@ -1024,11 +1038,13 @@ rv_status rv_bm25_compact(rv_bm25 *ix) {
     uint32_t *len = rv__malloc((nl ? nl : 1) * sizeof *len);
     uint8_t *state = rv__malloc(nl ? nl : 1);
     int64_t *ext = rv__malloc((nl ? nl : 1) * sizeof *ext);
+    uint64_t *dead = rv__calloc((size_t)nl / 64 + 2, sizeof *dead);
+    uint64_t *dead_sum = rv__calloc((size_t)nl / 4096 + 3, sizeof *dead_sum);
     uint32_t *idmap = NULL;
     rv__seg *m = NULL;
     rv__seg **segs = NULL;
     rv_status st = RV_OK;
-    if (!remap || !len || !state || !ext) {
+    if (!remap || !len || !state || !ext || !dead || !dead_sum) {
         st = rv__nomem("the compacted documents");
         goto fail;
     }
@@ -1063,11 +1079,15 @@ rv_status rv_bm25_compact(rv_bm25 *ix) {
     rv__free(ix->doc_len);
     rv__free(ix->doc_state);
     rv__free(ix->ext);
+    rv__free(ix->dead);
+    rv__free(ix->dead_sum);
     rv__free(ix->idmap);
     rv__free(remap);
     ix->doc_len = len;
     ix->doc_state = state;
     ix->ext = ext;
+    ix->dead = dead;
+    ix->dead_sum = dead_sum;
     ix->n_docs = ix->doc_cap = nl;
     ix->n_tombstoned = 0;
     ix->max_dl = max_dl;
@@ -1082,6 +1102,8 @@ fail:
     rv__free(len);
     rv__free(state);
     rv__free(ext);
+    rv__free(dead);
+    rv__free(dead_sum);
     rv__free(idmap);
     rv__free(segs);
     return st;

@@ -572,6 +572,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
             goto fail;
         }
         ix->doc_state[d] = s;
+        if (s != RV_BM25_DOC_LIVE) rv__mark_dead(ix, (uint32_t)d);
         ix->ext[d] = id;
         rv__idmap_put(ix, (uint32_t)d);
         if (ix->doc_len[d] > ix->max_dl) ix->max_dl = ix->doc_len[d];

@@ -231,7 +231,7 @@ static void rv__filter_free(rv__filter *f) {
 /* The slots as a bitmap (from the list when there is one). */
 static rv_status rv__filter_bits(const rv_bm25 *ix, rv__filter *f) {
     if (f->bits) return RV_OK;
-    size_t words = RV_BITSET_WORDS(ix->n_docs ? ix->n_docs : 1);
+    size_t words = RV_BITSET_WORDS(ix->n_docs) + 1; /* a spare: rv__bits_at */
     f->bits = rv__calloc(words, sizeof *f->bits);
     if (!f->bits) return rv__nomem("the filter's bitmap");
     if (f->list) {
@@ -270,7 +270,7 @@ static rv_status rv__filter_make(const rv_bm25 *ix, const rv_idset *set, rv__fil
         rv__free(tmp);
         return RV_OK;
     }
-    size_t words = RV_BITSET_WORDS(ix->n_docs ? ix->n_docs : 1);
+    size_t words = RV_BITSET_WORDS(ix->n_docs) + 1; /* a spare: rv__bits_at */
     f->bits = rv__calloc(words, sizeof *f->bits);
     if (!f->bits) return rv__nomem("the filter's bitmap");
     if (set->n < ix->n_docs) {
@@ -447,7 +447,7 @@ typedef struct {
 
 static inline int rv__eligible(const rv__run *r, uint32_t d) {
     if (r->allow) return (int)((r->allow[d >> 6] >> (d & 63)) & 1);
-    return r->ix->doc_state[d] == RV_BM25_DOC_LIVE;
+    return !((r->ix->dead[d >> 6] >> (d & 63)) & 1);
 }
 
 /* w(t, d) of posting p of segment g, for a term with the given idf. */
@@ -827,6 +827,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         ** a dense one reads the bitmap; either way the bitmap ends clear.
         ** Only a filter or deleted documents in the segment need checking. */
         size_t n = 0;
+        const int check = allow || seg->n_dead;
         if (touched <= 16) {
             for (size_t t = 0; t < touched; t++) {
                 uint32_t i = cand[t];
@@ -839,25 +840,39 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 cand[u] = i;
             }
             n = touched;
+            if (check) {
+                size_t m = 0;
+                for (size_t t = 0; t < n; t++) {
+                    uint32_t i = cand[t];
+                    if (rv__eligible(r, lo + i)) cand[m++] = i;
+                    else mask[i] = 0;
+                }
+                n = m;
+            }
         } else {
+            /* the bitmap, less the ineligible 64 at a time; without a
+            ** filter, only the words the summary marks can hold a deleted
+            ** document (bit w: global words lo / 64 + w and + w + 1) */
             uint32_t nw = (hi - lo + 63) / 64;
+            uint64_t marked = ~(uint64_t)0;
+            if (!allow && check)
+                marked = rv__bits_at(r->ix->dead_sum, lo >> 6) |
+                         rv__bits_at(r->ix->dead_sum, (lo >> 6) + 1);
             for (uint32_t w = 0; w < nw; w++) {
                 uint64_t x = bits[w];
                 bits[w] = 0;
+                if (check && ((marked >> w) & 1)) {
+                    uint64_t bad = allow ? ~rv__bits_at(allow, lo + (w << 6))
+                                         : rv__bits_at(r->ix->dead, lo + (w << 6));
+                    for (uint64_t drop = x & bad; drop; drop &= drop - 1)
+                        mask[(w << 6) + rv__ctz64(drop)] = 0;
+                    x &= ~bad;
+                }
                 while (x) {
                     cand[n++] = (w << 6) + rv__ctz64(x);
                     x &= x - 1;
                 }
             }
-        }
-        if (allow || seg->n_dead) {
-            size_t m = 0;
-            for (size_t t = 0; t < n; t++) {
-                uint32_t i = cand[t];
-                if (rv__eligible(r, lo + i)) cand[m++] = i;
-                else mask[i] = 0;
-            }
-            n = m;
         }
         /* 3. non-essential lists, largest bound first */
         for (size_t jj = ne; jj-- > 0 && n;) {
