@@ -724,6 +724,10 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 continue;
             }
         }
+        /* windows start on a multiple of 64 slots, so a window's words of
+        ** candidates line up with the words of the slot bitmaps; the slots
+        ** before dmin hold no essential posting and cost nothing */
+        lo &= ~(uint32_t)63;
         uint32_t hi = lo + RV__WIN > lo && lo + RV__WIN < seg->doc_end ? lo + RV__WIN : seg->doc_end;
         double ne_ub = ne ? prefix[ne - 1] : 0.0;
         /* 1. block bound of the window */
@@ -850,20 +854,17 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 n = m;
             }
         } else {
-            /* the bitmap, less the ineligible 64 at a time; without a
-            ** filter, only the words the summary marks can hold a deleted
-            ** document (bit w: global words lo / 64 + w and + w + 1) */
-            uint32_t nw = (hi - lo + 63) / 64;
+            /* the bitmap, less the ineligible 64 at a time (window word w
+            ** is word lo / 64 + w of the slot bitmaps); without a filter,
+            ** only the words the summary marks can hold a deleted document */
+            uint32_t nw = (hi - lo + 63) / 64, g0 = lo >> 6;
             uint64_t marked = ~(uint64_t)0;
-            if (!allow && check)
-                marked = rv__bits_at(r->ix->dead_sum, lo >> 6) |
-                         rv__bits_at(r->ix->dead_sum, (lo >> 6) + 1);
+            if (!allow && check) marked = rv__bits_at(r->ix->dead_sum, g0);
             for (uint32_t w = 0; w < nw; w++) {
                 uint64_t x = bits[w];
                 bits[w] = 0;
                 if (check && ((marked >> w) & 1)) {
-                    uint64_t bad = allow ? ~rv__bits_at(allow, lo + (w << 6))
-                                         : rv__bits_at(r->ix->dead, lo + (w << 6));
+                    uint64_t bad = allow ? ~allow[g0 + w] : r->ix->dead[g0 + w];
                     for (uint64_t drop = x & bad; drop; drop &= drop - 1)
                         mask[(w << 6) + rv__ctz64(drop)] = 0;
                     x &= ~bad;
