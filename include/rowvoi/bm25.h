@@ -59,7 +59,10 @@
 ** documents whose id is in the set are ranked, inside the kernel, so the
 ** top-k is exact among them.  A small set is scored document by document
 ** (probing each query term's list), a large one is a bitmap that the
-** pruned kernel consults, so the cost falls as the set shrinks.
+** pruned kernel consults, so the cost falls as the set shrinks.  The set
+** is translated to the index's documents once per call (once per batch):
+** O(min(set, index)) hash probes, which for a set of most of a large index
+** costs more than the search itself (bench/results/filters.md).
 **
 ** Changes cost work in proportion to the change: an add indexes the new
 ** documents into a new segment (neighbours of similar size are merged, a
