@@ -72,9 +72,11 @@
 ** forward lists (one loaded from a file, or rebuilt by a merge of segments
 ** without them) builds them once, in O(postings of that segment).
 **
-** Memory.  Per posting: the document slot (4 bytes) and tf (1 byte; larger
-** values in a side table), plus 4 bytes of forward list where one is kept;
-** per document: length, state and caller id (13 bytes) and an id-map slot.
+** Memory.  Per posting: the document slot (4 bytes), tf (1 byte; larger
+** values in a side table) and its place in the weight table (2 bytes),
+** plus 4 bytes of forward list where one is kept (segments built by add,
+** or after a delete); per document: length, state and caller id (13 bytes)
+** and an id-map slot; per block of 128 postings a few (tf, dl) pairs.
 **
 ** Thread-safety: searches, explain, lookups and save may run concurrently
 ** on one index; add, delete, compact and set_params need exclusive access.
