@@ -108,6 +108,15 @@ rv_status rv__bm25_reserve_ltab(rv_bm25 *ix, uint32_t max_dl) {
     return RV_OK;
 }
 
+/* Grow a bitmap from `have` to `want` words; the new words are zero. */
+static rv_status rv__grow_words(uint64_t **bm, uint64_t have, uint64_t want) {
+    uint64_t *p = rv__realloc(*bm, (size_t)want * sizeof *p);
+    if (!p) return rv__nomem("the deleted-document bitmap");
+    memset(p + have, 0, (size_t)(want - have) * sizeof *p);
+    *bm = p;
+    return RV_OK;
+}
+
 /* Grow the per-slot arrays to hold n slots. */
 rv_status rv__bm25_reserve_docs(rv_bm25 *ix, uint64_t n) {
     if (n <= ix->doc_cap) return RV_OK;
@@ -123,16 +132,11 @@ rv_status rv__bm25_reserve_docs(rv_bm25 *ix, uint64_t n) {
     int64_t *ex = rv__realloc(ix->ext, cap * sizeof *ex);
     if (!ex) return rv__nomem("the document ids");
     ix->ext = ex;
-    size_t old_words = ix->dead ? (size_t)ix->doc_cap / 64 + 2 : 0, words = (size_t)cap / 64 + 2;
-    uint64_t *dead = rv__realloc(ix->dead, words * sizeof *dead);
-    if (!dead) return rv__nomem("the deleted-document bitmap");
-    memset(dead + old_words, 0, (words - old_words) * sizeof *dead);
-    ix->dead = dead;
-    size_t old_sum = ix->dead_sum ? (size_t)ix->doc_cap / 4096 + 3 : 0, sum = (size_t)cap / 4096 + 3;
-    uint64_t *dsum = rv__realloc(ix->dead_sum, sum * sizeof *dsum);
-    if (!dsum) return rv__nomem("the deleted-document bitmap");
-    memset(dsum + old_sum, 0, (sum - old_sum) * sizeof *dsum);
-    ix->dead_sum = dsum;
+    rv_status st = rv__grow_words(&ix->dead, ix->dead ? ix->doc_cap / 64 + 2 : 0, cap / 64 + 2);
+    if (st == RV_OK)
+        st = rv__grow_words(&ix->dead_sum, ix->dead_sum ? ix->doc_cap / 4096 + 3 : 0,
+                            cap / 4096 + 3);
+    if (st != RV_OK) return st;
     ix->doc_cap = (uint32_t)cap;
     return RV_OK;
 }
