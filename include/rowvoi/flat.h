@@ -51,7 +51,7 @@ typedef struct rv_flat rv_flat;
 
 /* Largest dimension and largest id an index accepts. */
 #define RV_FLAT_MAX_DIM 65536u
-#define RV_FLAT_MAX_ID ((int64_t)0x7ffffffffffffffeLL)
+#define RV_FLAT_MAX_ID RV_MAX_ID
 
 /* The on-disk format version written by rv_flat_save. */
 #define RV_FLAT_FORMAT_VERSION 1u
@@ -171,8 +171,9 @@ typedef struct rv_flat_search_params {
                                   k * rescore_factor per query */
     int exact;                 /* nonzero: scan the float32 rows even when
                                   the index has compact storage */
-    const int64_t *allow_ids;  /* NULL, or only these ids may be returned */
-    size_t n_allow;            /* ids in allow_ids; unknown ids are ignored */
+    const rv_idset *filter;    /* NULL, or only ids in this set may be
+                                  returned (ids not in the index are
+                                  ignored); borrowed for the call */
     rv_progress_fn progress;   /* optional; called from the calling thread */
     void *progress_ctx;
 } rv_flat_search_params;
@@ -193,6 +194,10 @@ RV_API void rv_flat_search_params_init(rv_flat_search_params *p);
 ** Memory: the caller's ids and scores hold n_queries * k slots, so pass a k
 ** no larger than you need (at most rv_flat_size); the engine's own buffers
 ** are sized by min(k, live vectors), whatever k is.
+** Filter: only the panels of 16 rows that hold an allowed live row are
+** scanned, so the cost falls with the allowed set (down to one panel per
+** allowed row); the top-k is exact among the allowed rows for float32
+** storage (compact storage re-scores its candidate pool as usual).
 ** Ownership: borrows everything for the call.
 ** Thread-safety: concurrent searches on one index are fine.
 */

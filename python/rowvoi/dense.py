@@ -86,8 +86,10 @@ from rowvoi import _flat
 from rowvoi._atomic import atomic_write_bytes, fsync_dir, is_stale_tag, owner_tag
 from rowvoi._rwlock import RWLock
 from rowvoi.errors import IndexFormatError, RvIOError, raise_for_status
+from rowvoi.idset import IdSet, _as_id_array, as_idset
 
-__all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES"]
+__all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES",
+           "FILTER_EXACT_RATIO"]
 
 METRICS = ("cosine", "ip", "l2")
 STORAGES = ("float32", "float16", "int8")
@@ -162,20 +164,10 @@ def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
 
 
 def _as_ids(name: str, ids: Any, n: int | None = None) -> np.ndarray:
-    arr = np.asarray(ids)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.size == 0:
-        arr = arr.astype(np.int64)
-    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be a 1-D array of integers, got dtype {arr.dtype} "
-                        f"and shape {arr.shape}")
+    arr = _as_id_array(name, ids)
     if n is not None and arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} entries for {n} vectors")
-    if arr.size and (arr.min() < 0 or (arr.dtype == np.uint64 and arr.max() > _flat.MAX_ID)):
-        bad = arr[arr < 0][0] if arr.min() < 0 else arr.max()
-        raise ValueError(f"{name} contains {bad}: ids must be in 0 .. {_flat.MAX_ID}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    return arr
 
 
 def _shape_result(ids: np.ndarray, scores: np.ndarray, single: bool) -> SearchResult:
@@ -333,18 +325,6 @@ class FlatIndex:
         with self._lock.read():
             return self._h.contains(int(id))
 
-    def _live_subset(self, ids: Iterable[Any]) -> set[int]:
-        """The ids among ``ids`` that are live (non-integers are skipped)."""
-        out = set()
-        with self._lock.read():
-            for i in ids:
-                if isinstance(i, bool) or not isinstance(i, numbers.Integral):
-                    continue
-                i = int(i)
-                if 0 <= i <= _flat.MAX_ID and self._h.contains(i):
-                    out.add(i)
-        return out
-
     def __repr__(self) -> str:
         return (f"FlatIndex(dim={self.dim}, metric={self.metric!r}, storage={self.storage!r}, "
                 f"size={len(self)})")
@@ -435,7 +415,7 @@ class FlatIndex:
         queries: Any,
         k: int = 10,
         *,
-        filter: Iterable[int] | None = None,
+        filter: IdSet | Iterable[int] | None = None,
         n_threads: int | None = None,
         exact: bool = False,
         rescore_factor: int | None = None,
@@ -449,8 +429,12 @@ class FlatIndex:
         k : int
             Results per query (>= 1); at most the number of eligible vectors
             come back, and buffers are sized by that, not by ``k``.
-        filter : iterable of int, optional
-            Only these ids may be returned (unknown ids are ignored).
+        filter : IdSet or iterable of int, optional
+            Only these ids may be returned (ids not in the index are
+            ignored; each must be in ``0 .. MAX_ID``). Applied inside the
+            scan: only the panels of 16 rows holding an allowed vector are
+            scored, so the top-k is exact among the allowed vectors and a
+            small filter is cheap.
         n_threads : int, optional
             Threads for this search (0: all cores); the result is the same for
             any count.
@@ -478,16 +462,13 @@ class FlatIndex:
         k = _check_int("k", k, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
         rf = 0 if rescore_factor is None else _check_int("rescore_factor", rescore_factor, 1, 1024)
-        allow = None
-        if filter is not None:
-            allow = np.fromiter((int(i) for i in filter), dtype=np.int64) \
-                if not isinstance(filter, np.ndarray) else np.asarray(filter)
-            allow = _as_ids("filter", allow[allow >= 0] if allow.size else allow)
+        flt = as_idset(filter)
+        fcap = flt._capsule() if flt is not None else None
         with self._lock.read():
             # never allocate result slots for more vectors than can be found
-            cap = self._h.size if allow is None else min(self._h.size, len(allow))
+            cap = self._h.size if flt is None else min(self._h.size, len(flt))
             ids, scores, found = self._h.search(arr, min(k, max(1, cap)), threads, rf,
-                                                bool(exact), allow)
+                                                bool(exact), fcap)
         return _shape_result(ids[:, :found], scores[:, :found], single)
 
     def rescore(self, queries: Any, candidates: Any, k: int = 10, *,
@@ -621,6 +602,16 @@ _save_hook: Callable[[str], None] | None = None
 def _stage(name: str) -> None:
     if _save_hook is not None:
         _save_hook(name)
+
+#: :meth:`HNSWIndex.filter_route`: a filter allowing ``m`` ids of an index
+#: of ``n`` is answered by the exact twin when ``m * m <= FILTER_EXACT_RATIO
+#: * n``.  A filtered graph walk costs about ``c_walk * n / m`` (it visits
+#: nodes until ``ef`` allowed ones turn up), the exact scan about ``c_scan *
+#: m`` (one float32 row per allowed vector); they cross at ``m =
+#: sqrt(c_walk / c_scan * n)``.  ``bench/filters.py`` measured ``c_walk /
+#: c_scan`` ~ 580 on 50,000 384-d vectors (M=16, ef=64): the switch at
+#: ~5,400 allowed (11%); the model puts it at ~24,000 of 1,000,000 (2.4%).
+FILTER_EXACT_RATIO: float = 580.0
 
 
 def _import_hnswlib() -> Any:
@@ -936,6 +927,27 @@ class HNSWIndex:
             return n
 
     # search ------------------------------------------------------------
+    def filter_route(self, n_allowed: int) -> str:
+        """Which search answers a filter that allows ``n_allowed`` ids.
+
+        ``"exact"`` -- the exact twin, scanning only the allowed vectors,
+        exact top-k -- when ``n_allowed ** 2 <= FILTER_EXACT_RATIO *
+        len(self)``, else ``"hnsw"`` (hnswlib's walk with a filter
+        callback). With few allowed nodes a walk visits many disallowed ones
+        before it finds ``ef`` allowed, while the exact scan costs one panel
+        of 16 vectors per allowed vector; ``bench/filters.py`` measured where
+        the two cross (``bench/results/filters.md``).
+
+        Examples
+        --------
+        >>> h = HNSWIndex(8)
+        >>> _ = h.add(np.random.default_rng(0).normal(size=(1000, 8)))
+        >>> h.filter_route(10), h.filter_route(900)
+        ('exact', 'hnsw')
+        """
+        n_allowed = _check_int("n_allowed", n_allowed, 0)
+        return "exact" if n_allowed * n_allowed <= FILTER_EXACT_RATIO * len(self) else "hnsw"
+
     def _to_scores(self, dist: np.ndarray) -> np.ndarray:
         if self.metric == "l2":
             return dist.astype(np.float32)
@@ -947,7 +959,7 @@ class HNSWIndex:
         k: int = 10,
         *,
         ef: int | None = None,
-        filter: Iterable[int] | None = None,
+        filter: IdSet | Iterable[int] | None = None,
         n_threads: int | None = None,
         exact_rescore: bool | int = False,
     ) -> SearchResult:
@@ -964,9 +976,13 @@ class HNSWIndex:
         ef : int, optional
             Candidate list size for this search (default: the index's
             ``ef``); raised to the number of results asked of the graph.
-        filter : iterable of int, optional
-            Only these ids may be returned. When the graph cannot reach k
-            allowed vectors, the exact twin answers instead.
+        filter : IdSet or iterable of int, optional
+            Only these ids may be returned. A filter of at most
+            :meth:`filter_route` ``"exact"`` size is answered by the exact
+            twin (exact top-k, and cheaper than walking a graph where few
+            nodes qualify); a larger one by hnswlib's filter callback. When
+            the graph cannot reach k allowed vectors, the exact twin answers
+            too.
         n_threads : int, optional
             Query threads (0: all cores); each query is independent, so the
             result does not depend on it.
@@ -997,6 +1013,7 @@ class HNSWIndex:
         k = _check_int("k", k, 1)
         ef_q = self.ef if ef is None else _check_int("ef", ef, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
+        flt = as_idset(filter)
         if exact_rescore is True:
             pool = max(4 * k, 2 * ef_q)
         elif exact_rescore is False or exact_rescore is None:
@@ -1004,19 +1021,20 @@ class HNSWIndex:
         else:
             pool = max(_check_int("exact_rescore", exact_rescore, 1), k)
         with self._lock.read():
-            allowed: set[int] | None = None
             n_avail = len(self._exact)
-            if filter is not None:
-                allowed = self._exact._live_subset(filter)
-                n_avail = len(allowed)
+            if flt is not None:
+                if self.filter_route(len(flt)) == "exact":
+                    return self._exact.search(arr[0] if single else arr, k, filter=flt,
+                                              n_threads=threads, exact=True)
+                n_avail = min(n_avail, len(flt))  # hnswlib raises if fewer qualify
             pool = min(pool, n_avail)
             kk = min(k, n_avail)
             if kk == 0:
                 empty = np.empty((arr.shape[0], 0))
                 return _shape_result(empty.astype(np.int64), empty.astype(np.float32), single)
             fn: Callable[[int], bool] | None = None
-            if allowed is not None:
-                fn = allowed.__contains__
+            if flt is not None:
+                fn = flt.as_frozenset().__contains__
             try:
                 with self._gate.use(self._g, max(ef_q, pool)):
                     labels, dist = self._g.knn_query(arr, k=pool, num_threads=threads or -1,
@@ -1024,7 +1042,7 @@ class HNSWIndex:
             except RuntimeError:
                 # hnswlib could not collect `pool` results (a tight filter or a
                 # graph cut off by deletions): answer exactly instead.
-                return self._exact.search(arr[0] if single else arr, k, filter=allowed,
+                return self._exact.search(arr[0] if single else arr, k, filter=flt,
                                           n_threads=threads, exact=True)
             labels = labels.astype(np.int64)
             if pool > k or exact_rescore:

@@ -8,8 +8,13 @@ posting would (``exhaustive=True`` does that, for checking).
 
 Conventions
 -----------
-* **Document ids** are ``0, 1, 2, ...`` in the order documents were added;
-  they are never reused, and deleting or compacting does not change them.
+* **Document ids** are the caller's: ``add(documents, ids=[...])`` files
+  each document under an ``int64`` id in ``0 .. MAX_ID`` (a corpus passes
+  its record ids), as :meth:`rowvoi.dense.FlatIndex.add` does. Without
+  ``ids`` the documents get the next ids: one past the largest id ever
+  added, so ``0, 1, 2, ...`` for an index fed without ids. Results,
+  :meth:`~BM25Index.explain`, :meth:`~BM25Index.doc` and
+  :meth:`~BM25Index.delete` speak these ids.
 * **Scores** are ``float32``; results come in score order, ties broken by
   the lower id. Only documents containing at least one query term are
   returned, so fewer than ``k`` results is normal, and a query without a
@@ -21,9 +26,15 @@ Conventions
   method weight for weight.
 * **Empty documents** (or only stopwords) get an id and count in the
   statistics but never match.
-* **Deletes** are tombstones: deleted documents are never returned, but they
-  keep counting in N, document frequencies and the average length until
-  :meth:`BM25Index.compact` (as in Lucene). Compaction keeps the ids.
+* **Changes are incremental**: an add indexes only the new documents, a
+  delete takes a document out of the results *and* the statistics (N,
+  document frequencies, average length) at once, so scores always equal
+  those of an index built from the live documents alone. A deleted id may
+  be added again with new text. :meth:`BM25Index.compact` only reclaims the
+  memory of deleted documents; it changes no score and no id.
+* **Filters**: ``search(..., filter=ids)`` ranks only documents whose id is
+  in ``ids`` (an :class:`rowvoi.idset.IdSet` or any iterable of ids), inside
+  the kernel, so the top-k is exact and a small filter is cheap.
 * **Threads**: a :class:`BM25Index` may be shared between threads; every
   method is thread-safe. Each index owns one phase-fair reader-writer lock
   (:class:`rowvoi._rwlock.RWLock`): reads (searches, explain, sizes,
@@ -65,6 +76,7 @@ import numpy as np
 from rowvoi import _bm25
 from rowvoi._rwlock import RWLock
 from rowvoi.errors import RvError
+from rowvoi.idset import IdSet, _as_id_array, as_idset
 from rowvoi.text import Analyzer
 
 __all__ = [
@@ -100,6 +112,8 @@ class SearchResult:
         Work done: ``n_query_terms`` (distinct known terms), ``docs_scored``,
         ``postings_scored`` and ``postings_total`` (postings in the query
         terms' lists); pruning shows as ``postings_scored < postings_total``.
+        With a filter, ``filter_docs`` (live documents it allows) and
+        ``filter_direct`` (True when they were scored one by one).
     """
 
     ids: np.ndarray
@@ -267,6 +281,16 @@ class BM25Index:
     [2, 1]
     >>> index.n_docs, len(index)
     (3, 2)
+
+    Caller ids and filters:
+
+    >>> shop = BM25Index()
+    >>> shop.add(["red shoes", "red hat", "blue shoes"], ids=[101, 205, 307]).tolist()
+    [101, 205, 307]
+    >>> shop.search("red shoes").ids.tolist()
+    [101, 205, 307]
+    >>> shop.search("red shoes", filter=[205, 307]).ids.tolist()
+    [205, 307]
     """
 
     __slots__ = ("_core", "_lock")
@@ -300,58 +324,78 @@ class BM25Index:
         return (BM25Index.from_bytes, (self.to_bytes(),))
 
     # ------------------------------------------------------------- building
-    def add(self, documents: Iterable[str | bytes]) -> np.ndarray:
+    def add(self, documents: Iterable[str | bytes], ids: Any = None) -> np.ndarray:
         """Analyse and index documents; returns their ids (``int64``).
 
-        All or nothing: if any document fails (``bytes`` that are not valid
-        UTF-8 under ``on_invalid_utf8="error"``), nothing is added and the
-        :class:`ValueError` names the document and byte offset.
+        Parameters
+        ----------
+        documents : iterable of str or bytes
+            The texts (``bytes`` are UTF-8).
+        ids : array_like of int, optional
+            One id per document, each in ``0 .. MAX_ID``, distinct and not
+            live in the index (a deleted id may come back with new text). By
+            default the documents get the next ids: one past the largest id
+            ever added.
+
+        Cost is proportional to the new documents (their postings), not to
+        the index. All or nothing: if anything fails -- an id that is
+        negative, repeated or already live (:class:`ValueError` naming it),
+        ``bytes`` that are not valid UTF-8 under ``on_invalid_utf8="error"``
+        (the :class:`ValueError` names the document and byte offset) --
+        nothing is added.
 
         >>> index = BM25Index()
         >>> index.add(["alpha", ""]).tolist(), index.add(["beta"]).tolist()
         ([0, 1], [2])
+        >>> index.add(["gamma"], ids=[40]).tolist(), index.add(["delta"]).tolist()
+        ([40], [41])
         """
         docs = _check_texts("documents", documents)
+        idarr = None
+        if ids is not None:
+            idarr = _as_id_array("ids", ids)
+            if idarr.shape[0] != len(docs):
+                raise ValueError(f"ids has {idarr.shape[0]} entries for {len(docs)} documents")
         try:
             with self._lock.write():
-                first, n = self._core.add(docs)
+                return self._core.add(docs, idarr)
         except RvError as e:
             # the engine names its C parameter; name the Python one
             raise type(e)(str(e).replace(": texts[", ": documents[", 1), e.code,
                           e.status_name) from None
-        return np.arange(first, first + n, dtype=np.int64)
 
     def delete(self, ids: Iterable[int] | int) -> int:
-        """Delete documents by id; returns how many were newly deleted.
+        """Delete documents by id; returns how many were deleted.
 
-        Ids already deleted are skipped; an id never handed out raises
-        :class:`ValueError` (nothing is deleted). Deleted documents keep
-        counting in the statistics until :meth:`compact`.
+        They leave the results and the statistics at once. Raises
+        :class:`ValueError` naming the first id that is not live (unknown or
+        already deleted) or an id given twice; nothing is deleted then.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["apple pie", "apple tart"], ids=[7, 8])
+        >>> index.delete([7]), 7 in index, 8 in index
+        (1, False, True)
         """
         arr = np.atleast_1d(np.asarray(ids))
         if arr.size and not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"ids must be integers, not {arr.dtype}")
         arr = arr.astype(np.int64).ravel()
         with self._lock.write():
-            n_ids = self._n_ids()
-            if arr.size and (arr.min() < 0 or arr.max() >= n_ids):
-                bad = int(arr[(arr < 0) | (arr >= n_ids)][0])
-                raise ValueError(f"document id {bad} out of range: the index has {n_ids} ids")
-            return int(self._core.delete(arr.astype(np.uint32)))
+            return int(self._core.delete(np.ascontiguousarray(arr)))
 
     def compact(self) -> None:
-        """Purge deleted documents from the posting lists and statistics.
+        """Reclaim the memory of deleted documents (their postings).
 
-        Ids do not change. Afterwards every score is exactly what an index
-        holding only the live documents (with the same ids) would give.
+        Ids, statistics and scores do not change: deleted documents left the
+        statistics when they were deleted. O(index).
 
         >>> index = BM25Index()
         >>> _ = index.add(["apple pie", "apple tart", "cherry pie"])
         >>> _ = index.delete([1])
-        >>> before = index.search("apple").scores[0]
+        >>> before = index.search("apple").scores.tolist()
         >>> index.compact()
-        >>> float(index.search("apple").scores[0]) > float(before)
-        True
+        >>> index.search("apple").scores.tolist() == before, index.n_docs
+        (True, 2)
         """
         with self._lock.write():
             self._core.compact()
@@ -376,33 +420,43 @@ class BM25Index:
             self._core.set_params(v, k1_, b_, d)
 
     # --------------------------------------------------------------- search
-    def search(self, query: str | bytes, k: int = 10, *, exhaustive: bool = False) -> SearchResult:
+    def search(self, query: str | bytes, k: int = 10, *,
+               filter: IdSet | Iterable[int] | None = None,
+               exhaustive: bool = False) -> SearchResult:
         """The top ``k`` documents for a query (score desc, id asc).
 
-        ``exhaustive=True`` scores every posting instead of pruning; the
-        result is identical, only slower.
+        ``filter`` (an :class:`~rowvoi.idset.IdSet` or iterable of ids)
+        ranks only documents whose id is in it; the top-k is exact among
+        them (ids not in the index are ignored). ``exhaustive=True`` scores
+        every posting instead of pruning; the result is identical, only
+        slower.
 
         >>> index = BM25Index()
         >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
         >>> index.search("cats", k=5).ids.tolist()
         [0, 2]
+        >>> index.search("cats", k=5, filter=[1, 2]).ids.tolist()
+        [2]
         >>> index.search("", k=5).ids.tolist()
         []
         """
         _check_text("query", query)
+        flt = as_idset(filter)
         k = _check_k(k)
+        cap = flt._capsule() if flt is not None else None
         with self._lock.read():
-            k = min(k, max(1, self._n_ids()))  # no buffers larger than the index
-            ids, scores, stats = self._core.search(query, k, bool(exhaustive))
-        return SearchResult(ids.astype(np.int64), scores, stats)
+            k = min(k, max(1, self._n_live()))  # no buffers larger than the index
+            ids, scores, stats = self._core.search(query, k, bool(exhaustive), cap)
+        return SearchResult(ids, scores, stats)
 
     def search_batch(self, queries: Sequence[str | bytes], k: int = 10, *,
+                     filter: IdSet | Iterable[int] | None = None,
                      n_threads: int = 0, exhaustive: bool = False) -> BatchResult:
         """Search many queries on ``n_threads`` threads (0: all cores).
 
-        Results do not depend on ``n_threads``. Rows have ``min(k, n_docs)``
-        columns (at least 1): no query can return more documents than the
-        index holds.
+        Results do not depend on ``n_threads``. Rows have ``min(k, live
+        documents)`` columns (at least 1): no query can return more
+        documents than the index holds. ``filter`` applies to every query.
 
         >>> index = BM25Index()
         >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
@@ -411,15 +465,16 @@ class BM25Index:
         ([[0, 2], [1, 2], [-1, -1]], [2, 2, 0])
         """
         qs = _check_texts("queries", queries)
+        flt = as_idset(filter)
         k = _check_k(k)
         if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
             raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
+        cap = flt._capsule() if flt is not None else None
         with self._lock.read():
-            k = min(k, max(1, self._n_ids()))
-            ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads))
-        out = ids.astype(np.int64)
-        out[ids == _bm25.NO_DOC] = -1
-        return BatchResult(out, scores, counts.astype(np.int64))
+            k = min(k, max(1, self._n_live()))
+            ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads),
+                                                          cap)
+        return BatchResult(ids, scores, counts.astype(np.int64))
 
     def explain(self, query: str | bytes, doc_id: int) -> Explanation:
         """Per-term contributions to one document's score for a query.
@@ -436,10 +491,9 @@ class BM25Index:
         if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
             raise TypeError(f"doc_id must be an int, not {doc_id!r}")
         doc_id = int(doc_id)
+        if not 0 <= doc_id <= _bm25.MAX_ID:
+            raise ValueError(f"document id {doc_id} is not in the index")
         with self._lock.read():
-            n_ids = self._n_ids()
-            if not 0 <= doc_id < n_ids:
-                raise ValueError(f"document id {doc_id} out of range: the index has {n_ids} ids")
             rows, score, dl = self._core.explain(query, doc_id)
             info = self._core.info()
             terms = [
@@ -456,9 +510,9 @@ class BM25Index:
                            int(info["n_stats_docs"]), params, terms, unknown)
 
     # ----------------------------------------------------------- inspection
-    def _n_ids(self) -> int:
+    def _n_live(self) -> int:
         # callers hold the lock
-        return int(self._core.info()["n_ids"])
+        return int(self._core.info()["n_live"])
 
     @property
     def analyzer(self) -> Analyzer:
@@ -474,19 +528,34 @@ class BM25Index:
 
     @property
     def n_docs(self) -> int:
-        """Document ids handed out (live, deleted and purged)."""
+        """Documents held: live, and deleted ones until :meth:`compact`."""
         with self._lock.read():
-            return self._n_ids()
+            return int(self._core.info()["n_docs"])
 
     def __len__(self) -> int:
         """Number of live (searchable) documents."""
         with self._lock.read():
             return int(self._core.info()["n_live"])
 
+    def __contains__(self, doc_id: object) -> bool:
+        """Is a live document filed under ``doc_id``?"""
+        if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
+            return False
+        if not 0 <= int(doc_id) <= _bm25.MAX_ID:
+            return False
+        with self._lock.read():
+            return bool(self._core.contains(int(doc_id)))
+
+    def ids(self) -> np.ndarray:
+        """Live ids (``int64``) in the order their documents were added."""
+        with self._lock.read():
+            return self._core.ids()
+
     def stats(self) -> dict:
-        """Sizes and statistics: ``n_ids``, ``n_live``, ``n_tombstoned``,
-        ``n_stats_docs`` (N), ``total_len``, ``avgdl``, ``n_terms``,
-        ``n_postings``, ``n_segments``, ``memory_bytes``."""
+        """Sizes and statistics: ``n_docs``, ``n_live``, ``n_tombstoned``
+        (deleted, memory not yet reclaimed), ``n_stats_docs`` (N: the live
+        documents), ``total_len``, ``avgdl``, ``n_terms``, ``n_postings``,
+        ``n_segments``, ``memory_bytes``, ``next_id``."""
         with self._lock.read():
             return self._core.info()
 
@@ -504,12 +573,16 @@ class BM25Index:
             return 0 if t < 0 else int(self._core.doc_freq(t))
 
     def doc(self, doc_id: int) -> tuple[int, str]:
-        """``(length, state)`` of a document; state is ``"live"``,
-        ``"tombstoned"`` (deleted, still in the statistics) or ``"purged"``."""
+        """``(length, state)`` of the latest document filed under ``doc_id``;
+        state is ``"live"``, ``"tombstoned"`` (deleted, memory not yet
+        reclaimed) or ``"purged"`` (deleted, postings dropped). Raises
+        :class:`ValueError` for an id the index does not hold (deleted ids
+        are forgotten by :meth:`compact`)."""
+        if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
+            raise TypeError(f"doc_id must be an int, not {doc_id!r}")
+        if not 0 <= int(doc_id) <= _bm25.MAX_ID:
+            raise ValueError(f"document id {doc_id} is not in the index")
         with self._lock.read():
-            n_ids = self._n_ids()
-            if not 0 <= int(doc_id) < n_ids:
-                raise ValueError(f"document id {doc_id} out of range: the index has {n_ids} ids")
             return self._core.doc(int(doc_id))
 
     def vocabulary(self) -> list[str]:
@@ -573,5 +646,5 @@ class BM25Index:
         with self._lock.read():
             p = self._core.params()
             info = self._core.info()
-        return (f"BM25Index(n_docs={info['n_ids']}, live={info['n_live']}, "
+        return (f"BM25Index(n_docs={info['n_docs']}, live={info['n_live']}, "
                 f"variant={p['variant']!r}, k1={p['k1']}, b={p['b']})")

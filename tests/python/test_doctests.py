@@ -16,6 +16,7 @@ MODULES = [
     "rowvoi._paths",
     "rowvoi.text",
     "rowvoi.lexical",
+    "rowvoi.idset",
     "rowvoi.rag.context",
     "rowvoi.rag.protocols",
     "rowvoi.rag.questions",
