@@ -141,8 +141,8 @@ static void test_modes_follow_umask(void) {
     ASSERT_OK(rv_bm25_create(NULL, NULL, &bm));
     const char *docs[] = {"alpha beta", "beta gamma"};
     size_t lens[] = {10, 10};
-    uint32_t first = 0;
-    ASSERT_OK(rv_bm25_add(bm, 2, docs, lens, NULL, NULL, &first));
+    int64_t assigned[2];
+    ASSERT_OK(rv_bm25_add(bm, 2, docs, lens, NULL, NULL, NULL, assigned));
     rv_flat_options o;
     rv_flat_options_init(&o);
     o.dim = 3;

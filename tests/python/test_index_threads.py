@@ -14,6 +14,8 @@ import time
 import numpy as np
 import pytest
 
+import rowvoi.errors
+
 from rowvoi._rwlock import RWLock
 from rowvoi.dense import FlatIndex, HNSWIndex
 from rowvoi.lexical import BM25Index
@@ -74,14 +76,15 @@ def test_bm25_reads_and_saves_while_adding_and_deleting(tmp_path):
     ix = BM25Index()
     ix.add(_docs(rng, 2000))
     h = Hammer()
-    planned = [ix.n_docs]  # ids below this may exist
+    planned = [ix.stats()["next_id"]]  # ids below this may exist
     wrng = np.random.default_rng(1)
 
     def writer():
         planned[0] += 50
         ids = ix.add(_docs(wrng, 50))
         assert ids[0] >= 0 and ids[-1] < planned[0]
-        ix.delete(wrng.integers(0, ids[-1], size=5))
+        # deletes are strict (live ids only, no repeats); only this thread deletes
+        ix.delete(wrng.choice(ix.ids(), size=5, replace=False))
         if wrng.random() < 0.05:
             ix.compact()
 
@@ -101,26 +104,32 @@ def test_bm25_reads_and_saves_while_adding_and_deleting(tmp_path):
     last = {"n": 0}
 
     def inspector():
-        n_docs = ix.n_docs
-        assert n_docs >= last["n"]  # ids are handed out monotonically
-        last["n"] = n_docs
-        assert 0 < len(ix) and n_docs <= planned[0]
         st = ix.stats()  # one consistent snapshot
-        assert st["n_live"] + st["n_tombstoned"] <= st["n_ids"] <= planned[0]
-        assert st["n_ids"] >= n_docs
-        length, state = ix.doc(n_docs - 1)
-        assert state in ("live", "tombstoned", "purged") and length >= 0
+        assert st["next_id"] >= last["n"]  # ids are handed out monotonically
+        last["n"] = st["next_id"]
+        assert 0 < st["n_live"] and st["next_id"] <= planned[0]
+        assert st["n_live"] + st["n_tombstoned"] <= st["n_docs"] <= st["next_id"]
+        assert 0 < len(ix) <= ix.n_docs <= planned[0]
+        live = ix.ids()
+        assert len(set(live.tolist())) == len(live) and live.max() < planned[0]
+        for doc_id in (int(live[0]), int(live[-1])):
+            try:  # the writer may delete it (and compact) between the calls
+                length, state = ix.doc(doc_id)
+                assert state in ("live", "tombstoned", "purged") and length >= 0
+                ix.explain("w1 w2", doc_id)
+            except (rowvoi.errors.StateError, rowvoi.errors.RangeError):
+                assert doc_id not in ix
         assert ix.doc_freq("w7") >= 0 and len(ix.vocabulary()) <= len(WORDS)
-        ix.explain("w1 w2", 0)
         repr(ix)
 
     def saver():
         path = tmp_path / "lexical.rvx"
-        before = ix.n_docs
         ix.save(path)
         back = BM25Index.load(path)
-        assert before <= back.n_docs <= ix.n_docs
-        assert BM25Index.from_bytes(ix.to_bytes()).n_docs >= before
+        ids = back.ids()
+        assert len(back) == len(ids) > 0 and ids.max() < planned[0]
+        copy = BM25Index.from_bytes(ix.to_bytes())
+        assert 0 < len(copy) and copy.ids().max() < planned[0]
 
     h.go([("writer", writer), ("search-1", searcher(2)), ("search-2", searcher(3)),
           ("inspect", inspector), ("save", saver)])
@@ -269,7 +278,7 @@ def test_sizes_grow_monotonically_while_adding(kind):
 
         def read():
             st = ix.stats()
-            assert st["n_live"] == st["n_ids"]  # nothing deleted
+            assert st["n_live"] == st["n_docs"] == st["next_id"]  # nothing deleted
             n_docs = ix.n_docs
             ix.doc(n_docs - 1), ix.doc_freq("w3")
             return (len(ix), n_docs, st["n_postings"])

@@ -27,7 +27,7 @@ from dask import delayed
 
 from rowvoi.core import FeatureSuggestion
 from rowvoi.frame import resolve_columns, resolve_costs
-from rowvoi.policies import best_index
+from rowvoi.policies import best_index, nothing_to_learn
 
 from . import _tasks
 from ._run import Runner, check_ddf, tree_reduce
@@ -281,7 +281,9 @@ def suggest(ddf: Any, posterior: Hashable | None = None, *,
     h = res["h_rows"]
     none = FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
                              debug={"entropy_before": h})
-    if not sc.columns or res["n"] < 2:
+    if res["n"] == 1:  # as CandidateMIPolicy: the first column, worth 0 bits
+        return nothing_to_learn(sc.columns, cost_arr)
+    if not sc.columns:
         return none
     b = best_index(np.asarray(res["mi"]), cost_arr, MIN_GAIN)
     if b < 0:
