@@ -349,14 +349,18 @@ def _int8_rows(model: Any) -> int:
     ``Add`` that follows in the graph is untouched. uint8 activations with
     a fixed zero point (symmetric values shifted by 128) take onnxruntime's
     fast u8 x s8 kernels; signed int8 activations measured ~6x slower.
-    Measured against the previous per-call quantisation on 2 cores: about
-    0.93x its speed, closer to the float model (mean cosine 0.997 vs 0.993
-    on Cranfield titles and queries). Weight-only int8 (float matmuls) and
-    onnxruntime's MatMulNBits (per-block activation quantisation) were
-    measured too: both are batch-invariant but 1.5-2.5x and 1.3-1.8x
-    slower. Embedding tables (constant 2-D Gather inputs) become int8 with
-    a scale per row, dequantised after the Gather (weights only; the
-    derived file stays small).
+
+    Alternatives measured (bench/results/embed_invariance.md has the
+    chosen one): against the previous per-call quantisation this runs at
+    about 0.93x its speed and is closer to the float model (mean cosine
+    0.998 vs 0.995 on Cranfield documents). Weight-only int8 (weights
+    dequantised, float32 matmuls) is batch-invariant too but 1.5-2.3x
+    slower. onnxruntime's MatMulNBits with int8 compute (activations
+    quantised per block of a row) was 1.2-2x slower and, measured, not
+    batch-invariant (48 of 150 Cranfield documents changed when embedded
+    alone, cosine down to 0.9997). Embedding tables (constant 2-D Gather
+    inputs) become int8 with a scale per row, dequantised after the
+    Gather (weights only; the derived file stays small).
     """
     from onnx import TensorProto, helper, numpy_helper
 
