@@ -151,7 +151,7 @@ def main(argv=None) -> int:
 
     from rowvoi.embed import MiniLMEmbedder, derived_model, locate_minilm
 
-    load_start = os.getloadavg()[0]
+    note = machine_note()  # load average at the start
     cr = load_cranfield()
     docs = [" ".join(t.split()) for t in cr.texts][:args.n_docs]
     queries = [" ".join(q.split()) for q in cr.queries]
@@ -251,11 +251,11 @@ def main(argv=None) -> int:
 
     # ------------------------------------------------------------ report
     out = ["# MiniLM int8 embedder: batch invariance, accuracy, speed", "",
-           f"Machine: {machine_note()} (shared with other jobs: load average "
-           f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at the end). "
+           f"Machine: {note}, {os.getloadavg()[0]:.2f} at the end (shared with "
+           "other jobs). "
            f"Python {platform.python_version()}, numpy {np.__version__}, onnxruntime "
            f"{onnxruntime.__version__}; {st_note}.", "",
-           f"Command: `python bench/embed_invariance.py --rounds {args.rounds} --n-short "
+           f"Command: `bench/.refvenv/bin/python bench/embed_invariance.py --rounds {args.rounds} --n-short "
            f"{args.n_short} --n-passages {args.n_passages} --derive-runs {args.derive_runs}"
            + (f" --n-docs {args.n_docs}" if args.n_docs != 1400 else "") + "`",
            "", "Embedders (see the script's docstring): " + "; ".join(
@@ -305,10 +305,17 @@ def main(argv=None) -> int:
         for other in (ST, OLD, FP32):
             if (other, threads) not in encoders:
                 continue
-            r = [rate((NEW, threads), part)[0] / rate((other, threads), part)[0]
-                 for part in (0, 1)]
-            ratios.append([f"{NEW} / {other}", threads, f"{r[0]:.2f}x", f"{r[1]:.2f}x"])
-    out += ["Ratios of medians:", "", table(["ratio", "threads", "short", "passages"], ratios), ""]
+            cells = []
+            for part in (0, 1):
+                # per round: both ran within seconds of each other, so the
+                # ratio cancels most of the load that other jobs add
+                paired = [a / b for a, b in zip(times[(NEW, threads)][part],
+                                                times[(other, threads)][part])]
+                cells.append(f"{statistics.median(paired):.2f}x ({min(paired):.2f} - "
+                             f"{max(paired):.2f})")
+            ratios.append([f"{NEW} / {other}", threads, *cells])
+    out += ["Speed ratios: median over rounds of the ratio within each round (min - max):",
+            "", table(["ratio", "threads", "short", "passages"], ratios), ""]
     out += ["## 4. First-use derivation", "",
             f"`MiniLMEmbedder()` with an empty cache, in a new process (imports included): "
             f"{', '.join(f'{x:.1f}' for x in derive)} s (median "
