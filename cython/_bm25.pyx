@@ -10,10 +10,10 @@ cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AsString, PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 from rowvoi cimport *
-from _check cimport check, progress_check_signals
+from _check cimport check, idset_pointer, progress_check_signals
 from _analyzer cimport fill_options, options_dict, text_ptr
 
 cnp.import_array()
@@ -23,6 +23,7 @@ VARIANTS = {"lucene": RV_BM25_LUCENE, "robertson": RV_BM25_ROBERTSON,
 VARIANT_NAMES = {v: k for k, v in VARIANTS.items()}
 FORMAT_VERSION = RV_BM25_FORMAT_VERSION
 NO_DOC = RV_BM25_NO_DOC
+MAX_ID = RV_BM25_MAX_ID
 STATES = {RV_BM25_DOC_LIVE: "live", RV_BM25_DOC_TOMBSTONED: "tombstoned",
           RV_BM25_DOC_PURGED: "purged"}
 
@@ -127,22 +128,38 @@ cdef class BM25Core:
         check(st)
         return out
 
-    def add(self, texts):
+    def add(self, texts, ids=None):
+        """Returns the ids used (int64).  ids: int64 array or None."""
         cdef _Texts t = _Texts(texts, "documents")
-        cdef uint32_t first = 0
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] out = np.empty(max(t.count, 1), dtype=np.int64)
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] idarr
+        cdef const int64_t *ip = NULL
+        if ids is not None:
+            idarr = ids
+            ip = &idarr[0] if t.count else NULL
         cdef rv_status st
         with nogil:
-            st = rv_bm25_add(self.ix, <size_t>t.count, t.p, t.n,
-                             <rv_progress_fn>progress_check_signals, NULL, &first)
+            st = rv_bm25_add(self.ix, <size_t>t.count, t.p, t.n, ip,
+                             <rv_progress_fn>progress_check_signals, NULL, &out[0])
         check(st)
-        return first, t.count
+        return out[:t.count]
 
-    def delete(self, ids):
-        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] a = np.ascontiguousarray(ids, dtype=np.uint32)
+    def delete(self, cnp.ndarray[int64_t, ndim=1, mode="c"] ids):
         cdef size_t nd = 0
-        cdef const uint32_t *ap = &a[0] if a.shape[0] else NULL
-        check(rv_bm25_delete(self.ix, ap, a.shape[0], &nd))
+        cdef const int64_t *ap = &ids[0] if ids.shape[0] else NULL
+        check(rv_bm25_delete(self.ix, ap, ids.shape[0], &nd))
         return nd
+
+    def contains(self, int64_t id):
+        return bool(rv_bm25_contains(self.ix, id))
+
+    def ids(self):
+        cdef rv_bm25_info i
+        check(rv_bm25_get_info(self.ix, &i))
+        cdef size_t n = i.n_live, got = 0
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] out = np.empty(max(<Py_ssize_t>n, 1), dtype=np.int64)
+        check(rv_bm25_ids(self.ix, &out[0], n, &got))
+        return out[:got]
 
     def compact(self):
         cdef rv_status st
@@ -171,48 +188,56 @@ cdef class BM25Core:
     def info(self):
         cdef rv_bm25_info i
         check(rv_bm25_get_info(self.ix, &i))
-        return {"n_ids": i.n_ids, "n_live": i.n_live, "n_tombstoned": i.n_tombstoned,
+        return {"n_docs": i.n_docs, "n_live": i.n_live, "n_tombstoned": i.n_tombstoned,
                 "n_stats_docs": i.n_stats_docs, "total_len": i.total_len, "avgdl": i.avgdl,
                 "n_terms": i.n_terms, "n_postings": i.n_postings,
-                "n_segments": i.n_segments, "memory_bytes": i.memory_bytes}
+                "n_segments": i.n_segments, "memory_bytes": i.memory_bytes,
+                "next_id": i.next_id}
 
-    def search(self, query, size_t k, bint exhaustive=False):
-        """(ids uint32, scores float32, info dict)."""
+    def search(self, query, size_t k, bint exhaustive=False, filt=None):
+        """(ids int64, scores float32, info dict).  filt: an id-set capsule
+        or None."""
         cdef const char *p = NULL
         cdef Py_ssize_t n = 0
         text_ptr(query, &p, &n, "query")
-        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] ids = np.empty(k, dtype=np.uint32)
+        cdef const rv_idset *fp = <const rv_idset *>idset_pointer(filt)
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] ids = np.empty(k, dtype=np.int64)
         cdef cnp.ndarray[float, ndim=1, mode="c"] sc = np.empty(k, dtype=np.float32)
         cdef size_t nf = 0
         cdef rv_bm25_search_info info
         cdef unsigned flags = RV_BM25_EXHAUSTIVE if exhaustive else 0
         cdef rv_status st
         with nogil:
-            st = rv_bm25_search(self.ix, p, <size_t>n, k, flags, &ids[0], &sc[0], &nf, &info)
+            st = rv_bm25_search(self.ix, p, <size_t>n, k, flags, fp, &ids[0], &sc[0], &nf, &info)
         check(st)
         return ids[:nf].copy(), sc[:nf].copy(), {
             "n_query_terms": info.n_query_terms, "docs_scored": info.docs_scored,
-            "postings_scored": info.postings_scored, "postings_total": info.postings_total}
+            "postings_scored": info.postings_scored, "postings_total": info.postings_total,
+            "filter_docs": info.filter_docs, "filter_direct": bool(info.filter_direct)}
 
-    def search_terms(self, term_ids, size_t k, bint exhaustive=False):
+    def search_terms(self, term_ids, size_t k, bint exhaustive=False, filt=None):
         cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] t = np.ascontiguousarray(term_ids, dtype=np.uint32)
-        cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] ids = np.empty(k, dtype=np.uint32)
+        cdef const rv_idset *fp = <const rv_idset *>idset_pointer(filt)
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] ids = np.empty(k, dtype=np.int64)
         cdef cnp.ndarray[float, ndim=1, mode="c"] sc = np.empty(k, dtype=np.float32)
         cdef size_t nf = 0
         cdef const uint32_t *tp = &t[0] if t.shape[0] else NULL
         cdef unsigned flags = RV_BM25_EXHAUSTIVE if exhaustive else 0
         cdef rv_status st
         with nogil:
-            st = rv_bm25_search_terms(self.ix, tp, t.shape[0], k, flags, &ids[0], &sc[0], &nf, NULL)
+            st = rv_bm25_search_terms(self.ix, tp, t.shape[0], k, flags, fp, &ids[0], &sc[0],
+                                      &nf, NULL)
         check(st)
         return ids[:nf].copy(), sc[:nf].copy()
 
-    def search_batch(self, queries, size_t k, bint exhaustive=False, unsigned n_threads=0):
-        """(ids (n, k) uint32 padded with NO_DOC, scores (n, k) float32 padded
+    def search_batch(self, queries, size_t k, bint exhaustive=False, unsigned n_threads=0,
+                     filt=None):
+        """(ids (n, k) int64 padded with NO_DOC, scores (n, k) float32 padded
         with NaN, counts (n,) uint32)."""
         cdef _Texts t = _Texts(queries, "queries")
+        cdef const rv_idset *fp = <const rv_idset *>idset_pointer(filt)
         cdef Py_ssize_t nq = t.count
-        cdef cnp.ndarray[uint32_t, ndim=2, mode="c"] ids = np.empty((nq, k), dtype=np.uint32)
+        cdef cnp.ndarray[int64_t, ndim=2, mode="c"] ids = np.empty((nq, k), dtype=np.int64)
         cdef cnp.ndarray[float, ndim=2, mode="c"] sc = np.empty((nq, k), dtype=np.float32)
         cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] cnt = np.zeros(nq, dtype=np.uint32)
         if nq == 0:
@@ -220,13 +245,13 @@ cdef class BM25Core:
         cdef unsigned flags = RV_BM25_EXHAUSTIVE if exhaustive else 0
         cdef rv_status st
         with nogil:
-            st = rv_bm25_search_batch(self.ix, <size_t>nq, t.p, t.n, k, flags, n_threads,
+            st = rv_bm25_search_batch(self.ix, <size_t>nq, t.p, t.n, k, flags, fp, n_threads,
                                       <rv_progress_fn>progress_check_signals, NULL,
                                       &ids[0, 0], &sc[0, 0], &cnt[0])
         check(st)
         return ids, sc, cnt
 
-    def explain(self, query, uint32_t doc):
+    def explain(self, query, int64_t doc):
         """(rows as tuples (term_id, qtf, tf, df, idf, weight, contribution),
         score, doc_len)."""
         cdef const char *p = NULL
@@ -282,7 +307,7 @@ cdef class BM25Core:
         check(rv_bm25_doc_freq(self.ix, term_id, &df))
         return df
 
-    def doc(self, uint32_t doc):
+    def doc(self, int64_t doc):
         cdef uint32_t dl = 0
         cdef int state = 0
         check(rv_bm25_doc(self.ix, doc, &dl, &state))

@@ -28,3 +28,15 @@ cdef inline int progress_check_signals(void *ctx, uint64_t done,
         if _rv_signals() != 0:
             return 1
     return 0
+
+
+cdef extern from "Python.h":
+    void *_rv_capsule_pointer "PyCapsule_GetPointer" (object capsule, const char *name) except? NULL
+
+
+cdef inline const void *idset_pointer(object capsule) except? NULL:
+    """The rv_idset behind a capsule from rowvoi._idset (NULL for None).
+    The capsule keeps its set alive; hold it for the duration of the call."""
+    if capsule is None:
+        return NULL
+    return _rv_capsule_pointer(capsule, b"rowvoi.rv_idset")

@@ -7,10 +7,11 @@ import os
 
 import numpy as np
 cimport numpy as cnp
+from cpython.bytes cimport PyBytes_AsString, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint32_t
 
 from rowvoi cimport *
-from _check cimport check, progress_check_signals
+from _check cimport check, idset_pointer, progress_check_signals
 
 cnp.import_array()
 
@@ -55,6 +56,38 @@ cdef class FlatHandle:
             st = rv_flat_load(cp, &self.p)
         check(st)
         return self
+
+    @staticmethod
+    def from_bytes(bytes data):
+        cdef const char *p = PyBytes_AsString(data)
+        cdef size_t n = len(data)
+        cdef FlatHandle self = FlatHandle.__new__(FlatHandle)
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_load_buffer(p, n, &self.p)
+        check(st)
+        return self
+
+    def to_bytes(self):
+        cdef size_t need = 0, got = 0
+        cdef rv_status st = rv_flat_save_buffer(self.p, NULL, 0, &need)
+        if st != RV_OK and st != RV_E_SHAPE:
+            check(st)
+        out = PyBytes_FromStringAndSize(NULL, need)
+        cdef char *buf = PyBytes_AsString(out)
+        with nogil:
+            st = rv_flat_save_buffer(self.p, buf, need, &got)
+        check(st)
+        return out
+
+    def check_queries(self, cnp.ndarray[float, ndim=2, mode="c"] queries):
+        """Raise what a search would raise for these queries."""
+        cdef size_t nq = queries.shape[0]
+        cdef const float *qp = &queries[0, 0] if nq else NULL
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_check_queries(self.p, nq, qp)
+        check(st)
 
     def save(self, path):
         cdef bytes b = os.fsencode(path)
@@ -133,12 +166,12 @@ cdef class FlatHandle:
 
     def search(self, cnp.ndarray[float, ndim=2, mode="c"] queries, size_t k,
                uint32_t n_threads=0, uint32_t rescore_factor=0, bint exact=False,
-               allow=None):
-        """Returns (ids (nq, k) int64, scores (nq, k) float32, n_found)."""
+               filt=None):
+        """Returns (ids (nq, k) int64, scores (nq, k) float32, n_found).
+        filt: an id-set capsule (rowvoi._idset) or None."""
         cdef size_t nq = queries.shape[0], found = 0
         cdef cnp.ndarray[int64_t, ndim=2, mode="c"] ids = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.int64)
         cdef cnp.ndarray[float, ndim=2, mode="c"] scores = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.float32)
-        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] allow_arr
         cdef rv_flat_search_params prm
         rv_flat_search_params_init(&prm)
         prm.k = k
@@ -146,10 +179,7 @@ cdef class FlatHandle:
         prm.rescore_factor = rescore_factor
         prm.exact = exact
         prm.progress = progress_check_signals
-        if allow is not None:
-            allow_arr = allow
-            prm.allow_ids = &allow_arr[0] if allow_arr.shape[0] else <const int64_t *>&k
-            prm.n_allow = allow_arr.shape[0]
+        prm.filter = <const rv_idset *>idset_pointer(filt)
         cdef const float *qp = &queries[0, 0] if nq else NULL
         cdef rv_status st
         with nogil:

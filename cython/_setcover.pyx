@@ -234,6 +234,85 @@ def keys_unresolved(codes, cols):
     return out
 
 
+def keys_count_values(keys, weights=None, mass=None, uint32_t n_buckets=1):
+    """Distinct uint64 keys with summed weights (and masses), grouped by bucket.
+    Returns (keys, counts, masses or None, bucket_offsets)."""
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] k = np.ascontiguousarray(keys, dtype=np.uint64)
+    cdef size_t n = k.shape[0]
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] w
+    cdef cnp.ndarray[double, ndim=1, mode="c"] m
+    cdef const uint64_t *wp = NULL
+    cdef const double *mp = NULL
+    if weights is not None:
+        w = np.ascontiguousarray(weights, dtype=np.uint64)
+        if <size_t>w.shape[0] != n:
+            raise ValueError("weights must have one entry per key")
+        wp = &w[0] if n else NULL
+    if mass is not None:
+        m = np.ascontiguousarray(mass, dtype=np.float64)
+        if <size_t>m.shape[0] != n:
+            raise ValueError("mass must have one entry per key")
+        mp = &m[0] if n else NULL
+    cdef Py_ssize_t cap = max(<Py_ssize_t>n, 1)
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] ok = np.empty(cap, dtype=np.uint64)
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] oc = np.empty(cap, dtype=np.uint64)
+    cdef cnp.ndarray[double, ndim=1, mode="c"] om = np.empty(cap if mass is not None else 1,
+                                                            dtype=np.float64)
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] off = np.zeros(<Py_ssize_t>n_buckets + 1,
+                                                               dtype=np.uint64)
+    cdef const uint64_t *kp = &k[0] if n else NULL
+    cdef double *omp = &om[0] if mass is not None else NULL
+    cdef size_t nd = 0
+    cdef rv_status st
+    with nogil:
+        st = rv_keys_count_values(kp, wp, mp, n, n_buckets, &ok[0], &oc[0], omp, &off[0],
+                                  <size_t>cap, &nd)
+    check(st)
+    return (ok[:nd].copy(), oc[:nd].copy(), om[:nd].copy() if mass is not None else None, off)
+
+
+def keys_group_scores(codes, offsets, bint entropy=False):
+    """Pairs each column resolves inside the row groups [offsets[g], offsets[g+1]).
+    codes: (n_cols, n_rows).  Returns (resolved uint64, entropy float64 or None)."""
+    cdef cnp.ndarray[int32_t, ndim=2, mode="c"] cd = np.ascontiguousarray(codes, dtype=np.int32)
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] of = np.ascontiguousarray(offsets, dtype=np.uint64)
+    cdef size_t n_cols = cd.shape[0], n_rows = cd.shape[1]
+    cdef size_t n_groups = of.shape[0] - 1 if of.shape[0] else 0
+    cdef const int32_t *dp = &cd[0, 0] if (n_cols and n_rows) else NULL
+    cdef const uint64_t *op = &of[0] if of.shape[0] else NULL
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] res = np.zeros(max(<Py_ssize_t>n_cols, 1),
+                                                               dtype=np.uint64)
+    cdef cnp.ndarray[double, ndim=1, mode="c"] ent = np.zeros(max(<Py_ssize_t>n_cols, 1),
+                                                             dtype=np.float64)
+    cdef double *ep = &ent[0] if entropy else NULL
+    cdef rv_status st
+    with nogil:
+        st = rv_keys_group_scores(dp, n_rows, n_cols, op, n_groups, &res[0], ep)
+    check(st)
+    return res[:n_cols].copy(), (ent[:n_cols].copy() if entropy else None)
+
+
+def keys_group_refine(code, offsets):
+    """Split the row groups by one column, keeping parts of >= 2 rows.
+    Returns (rows uint32, offsets uint64)."""
+    cdef cnp.ndarray[int32_t, ndim=1, mode="c"] cd = np.ascontiguousarray(code, dtype=np.int32)
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] of = np.ascontiguousarray(offsets, dtype=np.uint64)
+    cdef size_t n_rows = cd.shape[0]
+    cdef size_t n_groups = of.shape[0] - 1 if of.shape[0] else 0
+    cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] rows = np.empty(max(<Py_ssize_t>n_rows, 1),
+                                                                dtype=np.uint32)
+    cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] oo = np.empty(<Py_ssize_t>(n_rows // 2 + 2),
+                                                              dtype=np.uint64)
+    cdef const int32_t *dp = &cd[0] if n_rows else NULL
+    cdef const uint64_t *op = &of[0] if of.shape[0] else NULL
+    cdef size_t n_out = 0, g_out = 0
+    cdef rv_status st
+    with nogil:
+        st = rv_keys_group_refine(dp, n_rows, op, n_groups, &rows[0], &oo[0], &n_out, &g_out)
+    check(st)
+    return rows[:n_out].copy(), oo[:g_out + 1].copy()
+
+
 def _fail_alloc_after(uint64_t n):
     """Test hook: fail the n-th engine allocation on this thread (0: off)."""
     return rv_test_fail_alloc_after(n)

@@ -33,6 +33,16 @@ cdef extern from "rowvoi.h" nogil:
 
     ctypedef int (*rv_progress_fn)(void *ctx, uint64_t done, uint64_t total)
 
+    # record ids and id sets (core.h)
+    int64_t RV_MAX_ID
+    ctypedef struct rv_idset:
+        pass
+    rv_status rv_idset_create(const int64_t *ids, size_t n, rv_idset **out)
+    void rv_idset_free(rv_idset *set)
+    size_t rv_idset_size(const rv_idset *set)
+    int rv_idset_contains(const rv_idset *set, int64_t id)
+    rv_status rv_idset_ids(const rv_idset *set, int64_t *out, size_t capacity, size_t *n)
+
     ctypedef struct rv_rng:
         uint64_t s[4]
     void rv_rng_seed(rv_rng *rng, uint64_t seed)
@@ -118,6 +128,18 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
                                  const uint32_t *cols, size_t n_sel,
                                  uint64_t *unresolved)
+    rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights,
+                                   const double *mass, size_t n, uint32_t n_buckets,
+                                   uint64_t *out_keys, uint64_t *out_counts,
+                                   double *out_mass, uint64_t *bucket_offsets,
+                                   size_t capacity, size_t *n_distinct)
+    rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
+                                   const uint64_t *offsets, size_t n_groups,
+                                   uint64_t *resolved, double *entropy)
+    rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows,
+                                   const uint64_t *offsets, size_t n_groups,
+                                   uint32_t *rows_out, uint64_t *offsets_out,
+                                   size_t *n_rows_out, size_t *n_groups_out)
 
     # text.h
     int RV_ANALYZER_VERSION
@@ -154,7 +176,8 @@ cdef extern from "rowvoi.h" nogil:
 
     int RV_BM25_FORMAT_VERSION
     uint64_t RV_BM25_MAX_DOCS
-    uint32_t RV_BM25_NO_DOC
+    int64_t RV_BM25_MAX_ID
+    int64_t RV_BM25_NO_DOC
     unsigned RV_BM25_EXHAUSTIVE
     int RV_BM25_DOC_LIVE
     int RV_BM25_DOC_TOMBSTONED
@@ -179,16 +202,16 @@ cdef extern from "rowvoi.h" nogil:
                              const rv_bm25_params *params, rv_bm25 **out)
     void rv_bm25_free(rv_bm25 *index)
     rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs, const char *const *texts,
-                          const size_t *lens, rv_progress_fn progress, void *progress_ctx,
-                          uint32_t *first_id)
-    rv_status rv_bm25_delete(rv_bm25 *index, const uint32_t *ids, size_t n, size_t *n_deleted)
+                          const size_t *lens, const int64_t *ids, rv_progress_fn progress,
+                          void *progress_ctx, int64_t *assigned)
+    rv_status rv_bm25_delete(rv_bm25 *index, const int64_t *ids, size_t n, size_t *n_deleted)
     rv_status rv_bm25_compact(rv_bm25 *index)
     rv_status rv_bm25_set_params(rv_bm25 *index, const rv_bm25_params *params)
     rv_status rv_bm25_get_params(const rv_bm25 *index, rv_bm25_params *out)
     rv_status rv_bm25_get_analyzer(const rv_bm25 *index, rv_analyzer_options *out)
 
     ctypedef struct rv_bm25_info:
-        uint64_t n_ids
+        uint64_t n_docs
         uint64_t n_live
         uint64_t n_tombstoned
         uint64_t n_stats_docs
@@ -198,6 +221,7 @@ cdef extern from "rowvoi.h" nogil:
         uint64_t n_postings
         uint64_t n_segments
         uint64_t memory_bytes
+        int64_t next_id
 
     rv_status rv_bm25_get_info(const rv_bm25 *index, rv_bm25_info *out)
 
@@ -206,18 +230,21 @@ cdef extern from "rowvoi.h" nogil:
         uint64_t docs_scored
         uint64_t postings_scored
         uint64_t postings_total
+        uint64_t filter_docs
+        int filter_direct
 
     rv_status rv_bm25_search(const rv_bm25 *index, const char *query, size_t len, size_t k,
-                             unsigned flags, uint32_t *ids, float *scores, size_t *n_found,
-                             rv_bm25_search_info *info)
+                             unsigned flags, const rv_idset *filter, int64_t *ids,
+                             float *scores, size_t *n_found, rv_bm25_search_info *info)
     rv_status rv_bm25_search_terms(const rv_bm25 *index, const uint32_t *term_ids,
-                                   size_t n_terms, size_t k, unsigned flags, uint32_t *ids,
-                                   float *scores, size_t *n_found, rv_bm25_search_info *info)
+                                   size_t n_terms, size_t k, unsigned flags,
+                                   const rv_idset *filter, int64_t *ids, float *scores,
+                                   size_t *n_found, rv_bm25_search_info *info)
     rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
                                    const char *const *queries, const size_t *lens, size_t k,
-                                   unsigned flags, unsigned n_threads, rv_progress_fn progress,
-                                   void *progress_ctx, uint32_t *ids, float *scores,
-                                   uint32_t *n_found)
+                                   unsigned flags, const rv_idset *filter, unsigned n_threads,
+                                   rv_progress_fn progress, void *progress_ctx, int64_t *ids,
+                                   float *scores, uint32_t *n_found)
 
     ctypedef struct rv_bm25_explain_row:
         uint32_t term_id
@@ -229,14 +256,16 @@ cdef extern from "rowvoi.h" nogil:
         double contribution
 
     rv_status rv_bm25_explain(const rv_bm25 *index, const char *query, size_t len,
-                              uint32_t doc, rv_bm25_explain_row *rows, size_t capacity,
+                              int64_t id, rv_bm25_explain_row *rows, size_t capacity,
                               size_t *n_rows, float *score, uint32_t *doc_len)
     rv_status rv_bm25_lookup(const rv_bm25 *index, const char *term, size_t len,
                              uint32_t *term_id, int *found)
     rv_status rv_bm25_term(const rv_bm25 *index, uint32_t term_id, const char **term,
                            size_t *len)
     rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id, uint64_t *df)
-    rv_status rv_bm25_doc(const rv_bm25 *index, uint32_t doc, uint32_t *doc_len, int *state)
+    rv_status rv_bm25_doc(const rv_bm25 *index, int64_t id, uint32_t *doc_len, int *state)
+    int rv_bm25_contains(const rv_bm25 *index, int64_t id)
+    rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids, size_t capacity, size_t *n_ids)
     rv_status rv_bm25_save(const rv_bm25 *index, const char *path)
     rv_status rv_bm25_load(const char *path, rv_bm25 **out)
     rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf, size_t capacity,
@@ -317,8 +346,7 @@ cdef extern from "rowvoi.h" nogil:
         uint32_t n_threads
         uint32_t rescore_factor
         int exact
-        const int64_t *allow_ids
-        size_t n_allow
+        const rv_idset *filter
         rv_progress_fn progress
         void *progress_ctx
 
@@ -333,6 +361,11 @@ cdef extern from "rowvoi.h" nogil:
                               int64_t *ids, float *scores, size_t *n_found)
     rv_status rv_flat_save(const rv_flat *index, const char *path)
     rv_status rv_flat_load(const char *path, rv_flat **out)
+    rv_status rv_flat_save_buffer(const rv_flat *index, void *buf, size_t capacity,
+                                  size_t *size)
+    rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out)
+    rv_status rv_flat_check_queries(const rv_flat *index, size_t n_queries,
+                                    const float *queries)
 
     # hashing.h
     ctypedef struct rv_hasher:

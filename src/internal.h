@@ -70,6 +70,37 @@ static inline uint64_t rv__mix64(uint64_t x) {
     return x;
 }
 
+/* ---- record ids and id sets (src/core/idset.c) */
+
+/* The id set behind rv_idset (core.h): n distinct ids in ascending order,
+** and a linear-probing table of mask + 1 slots (a power of two, at least
+** twice n) holding 1 + the position of an id in ids, 0 for an empty slot. */
+struct rv_idset {
+    size_t n;
+    int64_t *ids;
+    uint32_t *slots;
+    uint64_t mask;
+};
+
+static inline int rv__idset_has(const rv_idset *set, int64_t id) {
+    uint64_t i = rv__mix64((uint64_t)id) & set->mask;
+    for (;;) {
+        uint32_t s = set->slots[i];
+        if (!s) return 0;
+        if (set->ids[s - 1] == id) return 1;
+        i = (i + 1) & set->mask;
+    }
+}
+
+/* Sort n int64 values ascending (LSD radix on the bytes that differ; tmp
+** holds n values of scratch).  O(n) per differing byte. */
+void rv__sort_i64(int64_t *a, size_t n, int64_t *tmp);
+void rv__sort_u32(uint32_t *a, size_t n, uint32_t *tmp);
+
+/* RV_E_INVALID_ARG naming the first id listed twice in ids[0 .. n);
+** RV_E_NOMEM; else RV_OK.  Shared by every index that takes caller ids. */
+rv_status rv__ids_check_distinct(const int64_t *ids, size_t n);
+
 /* Popcount of one word. */
 static inline unsigned rv__popcount64(uint64_t x) {
 #if defined(__GNUC__) || defined(__clang__)

@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     fclose(f);
     rv_bm25_info info;
     rv_bm25_get_info(ix, &info);
-    uint32_t *ids = malloc(n * k * sizeof *ids);
+    int64_t *ids = malloc(n * k * sizeof *ids);
     float *sc = malloc(n * k * sizeof *sc);
     uint32_t *cnt = malloc(n * sizeof *cnt);
     double best = 1e30;
@@ -79,14 +79,14 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < n; i++) {
             size_t nf;
             rv_bm25_search_info si;
-            if (rv_bm25_search(ix, q[i], ql[i], k, 0, ids, sc, &nf, &si) != RV_OK) {
+            if (rv_bm25_search(ix, q[i], ql[i], k, 0, NULL, ids, sc, &nf, &si) != RV_OK) {
                 fprintf(stderr, "search: %s\n", rv_errmsg());
                 return 1;
             }
             docs_scored += si.docs_scored;
             post_scored += si.postings_scored;
             post_total += si.postings_total;
-            for (size_t j = 0; j < nf; j++) checksum = checksum * 31 + ids[j];
+            for (size_t j = 0; j < nf; j++) checksum = checksum * 31 + (uint64_t)ids[j];
         }
         double dt = now() - t;
         if (dt < best) best = dt;
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
            (double)n / best, (double)docs_scored / (double)n, (double)post_scored / (double)n,
            (double)post_total / (double)n, t_load, (unsigned long long)checksum);
     double t = now();
-    if (rv_bm25_search_batch(ix, n, (const char *const *)q, ql, k, 0, n_threads, NULL, NULL,
+    if (rv_bm25_search_batch(ix, n, (const char *const *)q, ql, k, 0, NULL, n_threads, NULL, NULL,
                              ids, sc, cnt) != RV_OK) {
         fprintf(stderr, "batch: %s\n", rv_errmsg());
         return 1;

@@ -22,12 +22,19 @@
 **                    = noise / (K - 1)      if x != v_r, x among the K values
 **                    = 0                    otherwise
 **
-** and a column on which every candidate agrees (K == 1) is observed exactly,
-** so it carries zero information at any noise level.  noise = 0 is the exact
-** model, under which observing a value is a hard filter.  The information
-** gain (rv_belief_mi) and the update (rv_belief_likelihood followed by
-** rv_belief_reweight) use this same model.  K counts every candidate passed
-** in, including candidates whose posterior is 0.
+** A column on which every candidate agrees (K == 1) gives every candidate
+** the same distribution, so it carries zero information at any noise level.
+** noise = 0 is the exact model, under which observing a value is a hard
+** filter.  The information gain (rv_belief_mi) and the update
+** (rv_belief_likelihood followed by rv_belief_reweight) use this same model.
+** K counts every candidate passed in, including candidates whose posterior
+** is 0.
+**
+** A value that no candidate has (outside the model's K values) is, under
+** noise > 0, surprising but not disqualifying: it counts as one more
+** observed answer, a miss for every candidate, so every candidate gets the
+** same likelihood noise / K and the posterior does not move.  Under
+** noise = 0 it is impossible (likelihood 0 everywhere).
 **
 ** Thread-safety: every function is reentrant and keeps no state between
 ** calls; inputs are only read.
@@ -89,9 +96,9 @@ RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior,
 ** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (when n > 0), a
 ** likelihood or posterior weight that is NaN, infinite or negative (the
 ** message names "likelihoods[i]" or "posterior[i]"); RV_E_INFEASIBLE when
-** the evidence leaves zero total mass (it is impossible under every
-** candidate: the candidate set is wrong, not merely narrowed), including
-** n == 0.  On failure out is left untouched.
+** the evidence leaves zero total mass (zero likelihood under every
+** candidate with posterior mass: the candidate set is wrong, not merely
+** narrowed), including n == 0.  On failure out is left untouched.
 ** Ownership: borrows everything.  Since: 0.1
 */
 RV_API rv_status rv_belief_reweight(const double *posterior,
@@ -100,9 +107,16 @@ RV_API rv_status rv_belief_reweight(const double *posterior,
 
 /*
 ** Likelihood of observing value in one column, for each candidate, under the
-** noise model above (codes: the column's n candidate codes).  A value that no
-** candidate has gets likelihood 0 everywhere: under the model it cannot be
-** observed, and rv_belief_reweight will report that as RV_E_INFEASIBLE.
+** noise model above (codes: the column's n candidate codes).  With A the
+** number of observed answers (the K values among the candidates, plus value
+** itself when no candidate has it):
+**     out[i] = 1 - noise             if codes[i] == value
+**            = noise / (A - 1)       otherwise
+** so a value every candidate has gives 1 - noise everywhere, and a value no
+** candidate has gives noise / K everywhere (the posterior does not move).
+** With noise == 0 this is the indicator codes[i] == value: a value no
+** candidate has gets 0 everywhere, which rv_belief_reweight reports as
+** RV_E_INFEASIBLE.
 ** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (when n > 0) or noise
 ** outside [0, 1) or NaN; RV_E_NOMEM (counting the distinct values needs
 ** O(n) scratch when noise > 0).

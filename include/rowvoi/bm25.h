@@ -1,23 +1,28 @@
 /*
 ** rowvoi BM25: an inverted index over analysed text, searched top-k.
 **
-** Documents.  rv_bm25_add analyses each text with the index's analyzer
-** (text.h) and gives it the next document id (0, 1, 2, ... in the order
-** added; ids are never reused).  Empty texts, and texts with no terms left
-** after analysis (only stopwords, say), are documents of length 0: they get
-** an id and count in the collection statistics, but no query finds them.
+** Documents and ids.  rv_bm25_add analyses each text with the index's
+** analyzer (text.h) and files it under a caller id: an int64 in
+** [0, RV_MAX_ID] chosen by the caller (a corpus owns its record ids), or,
+** when no ids are given, the next ids: one past the largest id ever added
+** (0, 1, 2, ... for an index fed without ids).  Results, explain, doc and
+** delete speak these ids.  Empty texts, and texts with no terms left after
+** analysis (only stopwords, say), are documents of length 0: they count in
+** the collection statistics, but no query finds them.
 **
-** Deletion.  rv_bm25_delete tombstones documents: they are never returned
-** again, but -- as in Lucene and Tantivy -- they keep counting in the
-** collection statistics (N, document frequencies, average length) until
-** rv_bm25_compact purges them.  Compaction keeps every id as it was.
+** Deletion.  rv_bm25_delete takes documents out of the results and out of
+** the collection statistics (N, document frequencies, average length) at
+** once, so scores always equal those of an index built from the live
+** documents alone; a deleted id may be added again (with new text).  The
+** postings of deleted documents stay in memory ("tombstoned") until a
+** segment merge or rv_bm25_compact drops them ("purged").
 **
 ** Scoring.  For a query with distinct terms t (query term frequency qtf_t):
 **
 **     score(d) = sum over t in d of  qtf_t * w(t, d)
 **
 ** with tf = frequency of t in d, dl = length of d (terms after analysis),
-** avgdl = mean length over the documents in the statistics, N = their number,
+** avgdl = mean length over the live documents, N = their number,
 ** df = number of them containing t, B = 1 - b + b * dl / avgdl, K = k1 * B:
 **
 **   RV_BM25_LUCENE     idf = ln(1 + (N - df + 0.5) / (df + 0.5))     w = idf * tf / (tf + K)
@@ -36,21 +41,42 @@
 ** double precision over the terms in ascending term id and is rounded to
 ** float once, so a document's score does not depend on how the search
 ** reached it.  Only documents containing at least one query term are
-** candidates.  Ties are broken by the lower document id.
+** candidates.  Ties are broken by the lower caller id.
 **
 ** Search.  Top-k uses MaxScore dynamic pruning with block-max bounds
 ** (Turtle and Flood 1995; Ding and Suel 2011): posting lists are cut into
-** blocks of 128 with the largest w of each block, and documents are taken
-** a window of ids at a time, so documents (and whole windows) that cannot
-** enter the top k are skipped without being scored.  Bounds are exact
-** maxima of the same single-precision w, and the pruning test keeps a
-** relative margin of 1e-9 below the k-th score, so pruned and exhaustive
-** search (RV_BM25_EXHAUSTIVE) return identical ids and scores.
+** blocks of 128, and documents are taken a window of ids at a time, so
+** documents (and whole windows) that cannot enter the top k are skipped
+** without being scored.  The bounds are "impacts" (as in Lucene): each
+** block stores the Pareto frontier of its (tf, dl) pairs, turned into a
+** weight bound under the current statistics at query time, so they stay
+** valid as documents come and go.  Pruning drops a document only when a
+** bound (inflated by a relative 1e-6) is below the k-th score, so pruned
+** and exhaustive search (RV_BM25_EXHAUSTIVE) return identical ids and
+** scores.
 **
-** Memory.  Per posting: the document id (4 bytes), tf (1 byte; larger
-** values in a side table) and w(t, d) (4 bytes, recomputed whenever the
-** statistics or parameters change, so that search only streams ids and
-** weights); per document: length, state and length norm (9 bytes).
+** Filters.  Every search takes an optional rv_idset (core.h): only live
+** documents whose id is in the set are ranked, inside the kernel, so the
+** top-k is exact among them.  A small set is scored document by document
+** (probing each query term's list), a large one is a bitmap that the
+** pruned kernel consults, so the cost falls as the set shrinks.  The set
+** is translated to the index's documents once per call (once per batch):
+** O(min(set, index)) hash probes, which for a set of most of a large index
+** costs more than the search itself (bench/results/filters.md).
+**
+** Changes cost work in proportion to the change: an add indexes the new
+** documents into a new segment (neighbours of similar size are merged, a
+** logarithmic policy); a delete updates the statistics from the document's
+** terms; nothing is re-weighted (weights are computed at query time from
+** tf and a length-norm table).  The first delete in a segment that has no
+** forward lists (one loaded from a file, or rebuilt by a merge of segments
+** without them) builds them once, in O(postings of that segment).
+**
+** Memory.  Per posting: the document slot (4 bytes), tf (1 byte; larger
+** values in a side table) and its place in the weight table (2 bytes),
+** plus 4 bytes of forward list where one is kept (segments built by add,
+** or after a delete); per document: length, state and caller id (13 bytes)
+** and an id-map slot; per block of 128 postings a few (tf, dl) pairs.
 **
 ** Thread-safety: searches, explain, lookups and save may run concurrently
 ** on one index; add, delete, compact and set_params need exclusive access.
@@ -67,14 +93,18 @@ extern "C" {
 
 typedef struct rv_bm25 rv_bm25;
 
-/* On-disk format version written by rv_bm25_save. */
-#define RV_BM25_FORMAT_VERSION 1
+/* On-disk format version written by rv_bm25_save (2: caller ids). */
+#define RV_BM25_FORMAT_VERSION 2
 
-/* Largest number of document ids an index can hand out. */
+/* Largest number of documents an index holds at once, live and deleted
+** (rv_bm25_compact drops the deleted ones). */
 #define RV_BM25_MAX_DOCS ((uint64_t)0xFFFFFFFEu)
 
+/* Largest caller id. */
+#define RV_BM25_MAX_ID RV_MAX_ID
+
 /* An unused result slot (batch search pads rows with it). */
-#define RV_BM25_NO_DOC ((uint32_t)0xFFFFFFFFu)
+#define RV_BM25_NO_DOC ((int64_t)-1)
 
 typedef enum rv_bm25_variant {
     RV_BM25_LUCENE = 0,
@@ -119,40 +149,50 @@ RV_API void rv_bm25_free(rv_bm25 *index);
 /*
 ** Add documents.                                        METHOD: rv_bm25
 ** texts[i] holds lens[i] bytes of UTF-8 (not NUL-terminated; NULL allowed
-** when lens[i] is 0).  The documents get ids *first_id .. *first_id +
-** n_docs - 1 (first_id may be NULL).  All or nothing: on any error the
-** index is unchanged.  Cost: analysis and posting lists of the new texts,
-** plus a pass over the whole index to refresh the pruning bounds (the
-** statistics changed), so add in batches rather than one by one.
+** when lens[i] is 0).  ids: n_docs caller ids, or NULL to number the
+** documents from one past the largest id ever added (0 for an empty index).
+** assigned: NULL or n_docs slots that receive the ids used.  All or
+** nothing: on any error the index is unchanged.  Cost: analysis and
+** posting lists of the new texts (O(their postings + their distinct terms
+** log that)), plus, now and then, a merge of recent segments (amortised
+** O(log n) per posting); never a pass over the whole index.
 ** progress (may be NULL) is called with documents analysed so far.
-** Returns RV_OK; RV_E_INVALID_ARG for a NULL array or, under the strict
-** UTF-8 policy, invalid UTF-8 (the message names the document and the byte
-** offset); RV_E_RANGE past RV_BM25_MAX_DOCS documents or 2^32 - 1 distinct
-** terms; RV_E_INTERRUPTED; RV_E_NOMEM.  Needs exclusive access.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL array, an id that is negative,
+** above RV_MAX_ID, already live or repeated within ids (naming it), or,
+** under the strict UTF-8 policy, invalid UTF-8 (the message names the
+** document and the byte offset); RV_E_RANGE past RV_BM25_MAX_DOCS
+** documents, 2^32 - 1 distinct terms, or when numbering passes RV_MAX_ID;
+** RV_E_INTERRUPTED; RV_E_NOMEM.  Ownership: copies what it keeps.
+** Needs exclusive access.  Since: 0.1
 */
 RV_API rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs,
                              const char *const *texts, const size_t *lens,
+                             const int64_t *ids,
                              rv_progress_fn progress, void *progress_ctx,
-                             uint32_t *first_id);
+                             int64_t *assigned);
 
 /*
-** Tombstone documents.  Ids already deleted are skipped; *n_deleted (may be
-** NULL) gets the number newly deleted.  Returns RV_E_RANGE (nothing
-** deleted) when an id >= the number of ids handed out; RV_E_INVALID_ARG for
-** NULL ids with n > 0.  Needs exclusive access.
+** Delete documents by caller id: they leave the results and the collection
+** statistics at once (their postings stay until a merge or compaction).
+** *n_deleted (may be NULL) gets n.  Returns RV_E_RANGE naming the first id
+** that is not live (nothing is deleted then); RV_E_INVALID_ARG for NULL ids
+** with n > 0 or an id repeated within ids; RV_E_NOMEM (nothing deleted)
+** when a segment's forward lists must be built.  Cost: the deleted
+** documents' terms.  Needs exclusive access.  Since: 0.1
 */
-RV_API rv_status rv_bm25_delete(rv_bm25 *index, const uint32_t *ids, size_t n,
+RV_API rv_status rv_bm25_delete(rv_bm25 *index, const int64_t *ids, size_t n,
                                 size_t *n_deleted);
 
 /*
-** Purge tombstoned documents from the posting lists and the statistics.
-** Ids do not change.  Returns RV_OK; RV_E_NOMEM (index unchanged).  Needs
-** exclusive access.
+** Drop the postings of deleted documents and renumber the live ones
+** internally (caller ids, statistics and scores do not change).  O(index).
+** Returns RV_OK; RV_E_NOMEM (index unchanged).  Needs exclusive access.
 */
 RV_API rv_status rv_bm25_compact(rv_bm25 *index);
 
-/* Change the scoring parameters (recomputes the pruning bounds).  Returns
-** RV_E_INVALID_ARG for bad parameters.  Needs exclusive access. */
+/* Change the scoring parameters (O(1): weights and bounds are computed at
+** query time).  Returns RV_E_INVALID_ARG for bad parameters.  Needs
+** exclusive access. */
 RV_API rv_status rv_bm25_set_params(rv_bm25 *index, const rv_bm25_params *params);
 
 /* Copy out the parameters / the analyzer options the index was built with.
@@ -162,16 +202,17 @@ RV_API rv_status rv_bm25_get_analyzer(const rv_bm25 *index, rv_analyzer_options 
 
 /* Sizes and statistics of an index. */
 typedef struct rv_bm25_info {
-    uint64_t n_ids;         /* document ids handed out */
+    uint64_t n_docs;        /* documents held: live + deleted not compacted */
     uint64_t n_live;        /* documents searchable */
-    uint64_t n_tombstoned;  /* deleted, still in the statistics */
-    uint64_t n_stats_docs;  /* N of the formulas: live + tombstoned */
+    uint64_t n_tombstoned;  /* deleted, postings still stored */
+    uint64_t n_stats_docs;  /* N of the formulas: the live documents */
     uint64_t total_len;     /* sum of dl over those documents */
     double avgdl;           /* total_len / n_stats_docs (0 when empty) */
     uint64_t n_terms;       /* distinct terms in the dictionary */
     uint64_t n_postings;    /* (term, document) pairs stored */
     uint64_t n_segments;    /* posting-list segments (compact makes one) */
     uint64_t memory_bytes;  /* heap bytes held by the index */
+    int64_t next_id;        /* the id an add without ids would use next */
 } rv_bm25_info;
 
 RV_API rv_status rv_bm25_get_info(const rv_bm25 *index, rv_bm25_info *out);
@@ -185,6 +226,10 @@ typedef struct rv_bm25_search_info {
     uint64_t docs_scored;     /* candidates whose full score was computed */
     uint64_t postings_scored; /* w(t, d) evaluations */
     uint64_t postings_total;  /* postings in the query terms' lists */
+    uint64_t filter_docs;     /* live documents the filter allows */
+    int filter_direct;        /* 1: the allowed documents were scored one by
+                                 one (a small filter); 0: the pruned kernel
+                                 skipped the others (or no filter) */
 } rv_bm25_search_info;
 
 /*
@@ -192,15 +237,19 @@ typedef struct rv_bm25_search_info {
 ** The query is analysed with the index's analyzer; terms missing from the
 ** dictionary are ignored (a query without known terms finds nothing: RV_OK
 ** with *n_found = 0).  A term repeated in the query counts that many times.
-** Writes the best min(k, matches) documents into ids/scores (score desc, id
-** asc); each must hold k slots.  info may be NULL.
+** filter: NULL, or only documents whose id is in the set are ranked (ids
+** not in the index are ignored); the top-k is exact among them.  Writes the
+** best min(k, matches) documents' caller ids and scores into ids/scores
+** (score desc, id asc); each must hold k slots.  info may be NULL.
 ** Returns RV_OK; RV_E_INVALID_ARG for k == 0, a NULL pointer, unknown
 ** flags or invalid UTF-8 (strict policy); RV_E_NOMEM.
-** Thread-safety: concurrent searches OK.
+** Ownership: borrows everything for the call.
+** Thread-safety: concurrent searches OK.  Since: 0.1
 */
 RV_API rv_status rv_bm25_search(const rv_bm25 *index, const char *query,
                                 size_t len, size_t k, unsigned flags,
-                                uint32_t *ids, float *scores, size_t *n_found,
+                                const rv_idset *filter, int64_t *ids,
+                                float *scores, size_t *n_found,
                                 rv_bm25_search_info *info);
 
 /*
@@ -209,7 +258,8 @@ RV_API rv_status rv_bm25_search(const rv_bm25 *index, const char *query,
 */
 RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index,
                                       const uint32_t *term_ids, size_t n_terms,
-                                      size_t k, unsigned flags, uint32_t *ids,
+                                      size_t k, unsigned flags,
+                                      const rv_idset *filter, int64_t *ids,
                                       float *scores, size_t *n_found,
                                       rv_bm25_search_info *info);
 
@@ -217,18 +267,20 @@ RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index,
 ** Search many text queries on n_threads threads (0: one per online CPU;
 ** small batches use fewer).  Row q of ids/scores (k slots each, n_queries
 ** rows) gets query q's results, padded with RV_BM25_NO_DOC and NaN;
-** n_found[q] gets their number.  Results do not depend on n_threads.
-** progress (may be NULL) is called on the calling thread with queries done;
-** a nonzero return stops the batch with RV_E_INTERRUPTED.
+** n_found[q] gets their number.  filter (may be NULL) applies to every
+** query and is translated once for the batch.  Results do not depend on
+** n_threads.  progress (may be NULL) is called on the calling thread with
+** queries done; a nonzero return stops the batch with RV_E_INTERRUPTED.
 ** Returns as rv_bm25_search; the first failing query (lowest index) names
 ** itself in the message.  Thread-safety: concurrent searches OK.
 */
 RV_API rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
                                       const char *const *queries,
                                       const size_t *lens, size_t k,
-                                      unsigned flags, unsigned n_threads,
+                                      unsigned flags, const rv_idset *filter,
+                                      unsigned n_threads,
                                       rv_progress_fn progress, void *progress_ctx,
-                                      uint32_t *ids, float *scores,
+                                      int64_t *ids, float *scores,
                                       uint32_t *n_found);
 
 /* One row of rv_bm25_explain. */
@@ -243,17 +295,18 @@ typedef struct rv_bm25_explain_row {
 } rv_bm25_explain_row;
 
 /*
-** Explain the score of document doc for a text query: one row per distinct
-** known query term, in ascending term id -- the order the score is summed
-** in -- so the contributions add up (in double precision, rounded to float)
-** to exactly the score search reports.  Writes at most capacity rows;
-** *n_rows gets the number of rows (RV_E_SHAPE when capacity is too small).
-** *score (may be NULL) gets the total, *doc_len (may be NULL) gets dl.
-** Returns RV_E_RANGE for doc >= ids handed out; RV_E_STATE for a deleted
-** document; RV_E_INVALID_ARG as rv_bm25_search.
+** Explain the score of the document with caller id `id` for a text query:
+** one row per distinct known query term, in ascending term id -- the order
+** the score is summed in -- so the contributions add up (in double
+** precision, rounded to float) to exactly the score search reports.
+** Writes at most capacity rows; *n_rows gets the number of rows
+** (RV_E_SHAPE when capacity is too small).  *score (may be NULL) gets the
+** total, *doc_len (may be NULL) gets dl.  Returns RV_E_RANGE for an id not
+** in the index; RV_E_STATE for a deleted document; RV_E_INVALID_ARG as
+** rv_bm25_search.
 */
 RV_API rv_status rv_bm25_explain(const rv_bm25 *index, const char *query,
-                                 size_t len, uint32_t doc,
+                                 size_t len, int64_t id,
                                  rv_bm25_explain_row *rows, size_t capacity,
                                  size_t *n_rows, float *score,
                                  uint32_t *doc_len);
@@ -274,22 +327,38 @@ RV_API rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id,
 
 /* Document state, from rv_bm25_doc. */
 #define RV_BM25_DOC_LIVE 0
-#define RV_BM25_DOC_TOMBSTONED 1 /* deleted, still in the statistics */
-#define RV_BM25_DOC_PURGED 2     /* deleted and compacted away */
+#define RV_BM25_DOC_TOMBSTONED 1 /* deleted, postings still stored */
+#define RV_BM25_DOC_PURGED 2     /* deleted, postings dropped by a merge */
 
-/* Length (terms after analysis) and state of a document.  RV_E_RANGE for
-** an id out of range. */
-RV_API rv_status rv_bm25_doc(const rv_bm25 *index, uint32_t doc,
+/* Length (terms after analysis) and state of the latest document filed
+** under caller id `id` (a deleted one until compaction forgets it).
+** RV_E_RANGE for an id not in the index.  Since: 0.1 */
+RV_API rv_status rv_bm25_doc(const rv_bm25 *index, int64_t id,
                              uint32_t *doc_len, int *state);
+
+/* Is a live document filed under id?  0 or 1 (0 for NULL).  O(1).
+** Since: 0.1 */
+RV_API int rv_bm25_contains(const rv_bm25 *index, int64_t id);
+
+/*
+** Live caller ids, in the order their documents were added (after a
+** compaction: the same order).  Writes min(capacity, live) ids and sets
+** *n_ids to the number of live documents; RV_E_SHAPE when capacity is too
+** small; RV_E_INVALID_ARG for NULL pointers (ids may be NULL when
+** capacity == 0).  Since: 0.1
+*/
+RV_API rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids, size_t capacity,
+                             size_t *n_ids);
 
 /*
 ** Save to path: written to a temporary file beside it, flushed to disk and
-** renamed over path, so a crash leaves either the old file or the new one.
+** renamed over path, so a crash leaves either the old file or the new one
+** (mode 0666 & ~umask; see "Files" in rowvoi/core.h).
 ** The format (little-endian) is a header with the magic "RVBM25IX", the
 ** format version and the payload size; the payload holds the parameters,
-** the analyzer options and RV_ANALYZER_VERSION, document lengths and
-** states, the dictionary and the posting lists; a CRC-32C of everything
-** before it ends the file.  Returns RV_E_IO naming the path and the
+** the analyzer options and RV_ANALYZER_VERSION, document lengths, states
+** and caller ids, the dictionary and the posting lists; a CRC-32C of
+** everything before it ends the file.  Returns RV_E_IO naming the path and the
 ** system's reason; RV_E_INVALID_ARG for NULL; RV_E_NOMEM.
 ** Thread-safety: may run concurrently with searches.
 */
@@ -300,8 +369,9 @@ RV_API rv_status rv_bm25_save(const rv_bm25 *index, const char *path);
 ** Returns RV_OK and *out; RV_E_IO when the file cannot be read;
 ** RV_E_CORRUPT when it is not an index, is truncated, fails its checksum or
 ** any structural check; RV_E_VERSION when it was written with another
-** format version or analyzer version; RV_E_NOMEM.  Never reads out of
-** bounds, whatever the bytes.
+** format version (version 1, before caller ids, must be rebuilt from its
+** documents; the message says so) or analyzer version; RV_E_NOMEM.  Never
+** reads out of bounds, whatever the bytes.
 */
 RV_API rv_status rv_bm25_load(const char *path, rv_bm25 **out);
 

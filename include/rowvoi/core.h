@@ -1,5 +1,6 @@
 /*
-** rowvoi core: status codes, error messages, version, RNG, bitsets.
+** rowvoi core: status codes, error messages, version, RNG, record ids,
+** id sets (the filter type of every search), bitsets.
 **
 ** Conventions used by every part of the C API (see include/rowvoi.h):
 **   - Every fallible function returns rv_status; RV_OK (0) means success.
@@ -9,6 +10,13 @@
 **   - Opaque handles come in create/free pairs; free accepts NULL.
 **   - Inputs are borrowed for the duration of a call unless a comment says
 **     the engine copies them.
+**   - Files: every save writes a temporary sibling "PATH.tmp-HOST-PID-RAND"
+**     (created with mode 0666 & ~umask, like any new file), fsyncs it,
+**     renames it over PATH and fsyncs the directory, so a crash leaves the
+**     previous file or the new one, never a mix.  A temporary left by a
+**     killed process is removed by the next save to the same PATH once its
+**     process is gone (same host: no process PID; another host: older
+**     than a day).
 */
 #ifndef ROWVOI_CORE_H
 #define ROWVOI_CORE_H
@@ -113,6 +121,56 @@ RV_API uint64_t rv_rng_below(rv_rng *rng, uint64_t bound);
 
 /* Uniform double in [0, 1) with 53 random bits. */
 RV_API double rv_rng_uniform(rv_rng *rng);
+
+/*
+** Record ids.  Every index (BM25, flat, HNSW through Python) keys its
+** entries by caller-chosen int64 ids in [0, RV_MAX_ID]; a corpus owns them.
+*/
+#define RV_MAX_ID ((int64_t)0x7ffffffffffffffeLL)
+
+/*
+** Id sets: the one filter type every search kernel takes.
+**
+** An rv_idset is an immutable set of record ids built once from an array
+** (repeats collapse) and then shared, read-only, by any number of searches
+** on any number of threads and indexes.  Membership is O(1) whatever the
+** size: the ids are kept sorted (for ordered walks and rv_idset_ids) with an
+** open-addressing hash table over them.  Memory: about 16 bytes per id.
+** Kernels translate a set into their own internal numbering once per call
+** (or once per batch), so a filtered top-k is exact -- only allowed entries
+** ever enter the result heap -- and costs less as the set shrinks.
+*/
+typedef struct rv_idset rv_idset;
+
+/*
+** Build a set from n ids (any order, repeats allowed).   CONSTRUCTOR: rv_idset
+** ids may be NULL when n == 0 (the empty set: a filter that allows nothing).
+** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL out, NULL ids with
+** n > 0, or an id outside 0 .. RV_MAX_ID (naming it); RV_E_RANGE for more
+** than 2^32 - 2 distinct ids; RV_E_NOMEM.
+** Ownership: copies the ids; free the set with rv_idset_free.
+** Cost: O(n) (radix sort, then the hash table).  Since: 0.1
+*/
+RV_API rv_status rv_idset_create(const int64_t *ids, size_t n, rv_idset **out);
+
+/* Free a set.  NULL is a no-op.  Since: 0.1 */
+RV_API void rv_idset_free(rv_idset *set);
+
+/* Number of distinct ids (0 for NULL).  Since: 0.1 */
+RV_API size_t rv_idset_size(const rv_idset *set);
+
+/* 1 when id is in the set, else 0 (0 for NULL).  O(1).  Thread-safety:
+** concurrent calls are fine.  Since: 0.1 */
+RV_API int rv_idset_contains(const rv_idset *set, int64_t id);
+
+/*
+** The ids in ascending order.  Writes min(capacity, size) ids and sets *n
+** to the size; returns RV_E_SHAPE when capacity is too small (out then holds
+** the smallest capacity ids); RV_E_INVALID_ARG for NULL set or n, or NULL
+** out with capacity > 0.  Since: 0.1
+*/
+RV_API rv_status rv_idset_ids(const rv_idset *set, int64_t *out, size_t capacity,
+                              size_t *n);
 
 /*
 ** Bitsets are arrays of uint64_t words; bit i lives in word i / 64 at

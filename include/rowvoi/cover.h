@@ -214,6 +214,82 @@ RV_API rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows,
                                     size_t n_cols, const uint32_t *cols,
                                     size_t n_sel, uint64_t *unresolved);
 
+/*
+** Keys over tables split into pieces (rowvoi.dask).  A greedy key step on a
+** table too large for one machine scores every column in two kinds of pass:
+** while all rows still form one group, each piece counts its values
+** (rv_keys_count_values) and the counts are merged bucket by bucket; once
+** the rows of every group sit in one piece, each piece scores its groups
+** (rv_keys_group_scores) and splits them by the chosen column
+** (rv_keys_group_refine), and the per-column sums over the pieces are the
+** scores of the whole table.
+*/
+
+/*
+** Count equal 64-bit keys, split into buckets.                   Since: 0.1
+** keys[0 .. n) with weights (NULL: 1 each; otherwise counts being merged)
+** and optional masses (NULL: none; summed per key in input order).  Writes
+** each distinct key once into out_keys, its summed weight into out_counts
+** and (when mass is given) its summed mass into out_mass, grouped by bucket:
+** the keys of bucket b sit at bucket_offsets[b] .. bucket_offsets[b+1]
+** (n_buckets + 1 offsets), in order of first appearance.  A key's bucket is
+** a fixed hash of the key alone (the same on every machine), so the counts
+** of one key from many pieces always meet in the same bucket.
+** Capacities: out_* hold >= n entries (capacity), bucket_offsets
+** n_buckets + 1.  *n_distinct gets the number of distinct keys.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer or n_buckets == 0;
+** RV_E_SHAPE when capacity < n; RV_E_RANGE for n >= 2^32 - 1; RV_E_NOMEM.
+** Cost: O(n) time and about 24 n bytes of scratch.
+** Ownership: borrows everything.  Thread-safety: reentrant.
+*/
+RV_API rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights,
+                                      const double *mass, size_t n, uint32_t n_buckets,
+                                      uint64_t *out_keys,       /* OUT: capacity */
+                                      uint64_t *out_counts,     /* OUT: capacity */
+                                      double *out_mass,         /* OUT: capacity or NULL */
+                                      uint64_t *bucket_offsets, /* OUT: n_buckets + 1 */
+                                      size_t capacity, size_t *n_distinct);
+
+/*
+** Score every column against groups of rows.                     Since: 0.1
+** codes as in rv_cover_create_pairs (n_cols columns of n_rows codes >= 0).
+** Group g is the rows offsets[g] .. offsets[g+1] (n_groups + 1 ascending
+** offsets, the last <= n_rows; rows outside every group are ignored).  For
+** each column c writes resolved[c], the row pairs inside one group that
+** column c tells apart (sum over groups of C(size, 2) minus, per value, the
+** C(count, 2) of rows sharing it), and, when entropy is not NULL,
+** entropy[c] = sum over groups of size log2 size - sum of count log2 count
+** (bits times rows: the drop in the groups' total log2 size).  These are
+** exactly rv_keys_plan_path's step scores for the partition given by the
+** groups.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer, a negative code or
+** offsets that do not ascend; RV_E_RANGE for n_rows > 2^32 - 1; RV_E_NOMEM.
+** Ownership: borrows everything.  Thread-safety: reentrant.
+*/
+RV_API rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
+                                      const uint64_t *offsets, size_t n_groups,
+                                      uint64_t *resolved,   /* OUT: n_cols */
+                                      double *entropy);     /* OUT: n_cols, or NULL */
+
+/*
+** Split groups of rows by one column; keep the parts of two or more rows.
+**                                                                Since: 0.1
+** code: n_rows codes >= 0; groups as in rv_keys_group_scores.  Writes into
+** rows_out the indices of the rows that stay, part after part (the parts of
+** a group in order of first appearance, rows within a part in input order),
+** and the parts' boundaries into offsets_out (n_parts + 1 entries starting
+** at 0).  Capacities: rows_out n_rows, offsets_out n_rows / 2 + 2.
+** *n_rows_out and *n_groups_out get the rows kept and the number of parts.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer, a negative code or
+** offsets that do not ascend; RV_E_RANGE for n_rows > 2^32 - 1; RV_E_NOMEM.
+** Ownership: borrows everything.  Thread-safety: reentrant.
+*/
+RV_API rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows,
+                                      const uint64_t *offsets, size_t n_groups,
+                                      uint32_t *rows_out,     /* OUT: n_rows */
+                                      uint64_t *offsets_out,  /* OUT: n_rows / 2 + 2 */
+                                      size_t *n_rows_out, size_t *n_groups_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,13 +27,16 @@
 ** Files: rv_flat_save writes a versioned binary file (magic, format version,
 ** header and payload checksums) to a temporary name in the same directory,
 ** fsyncs it and renames it over the target, so a crash leaves the previous
-** file intact.  rv_flat_load verifies everything before it trusts a size:
+** file intact.  The file is created with mode 0666 & ~umask, like any new
+** file; a temporary left by a killed process is removed by the next save to
+** the same path (see "Files" in rowvoi/core.h).  rv_flat_load verifies everything before it trusts a size:
 ** a truncated, altered or foreign file gives RV_E_CORRUPT, another format
 ** version RV_E_VERSION.
 **
-** Thread-safety: searches, rescoring, rv_flat_get and rv_flat_save may run
-** concurrently on one index; rv_flat_add, rv_flat_remove and
-** rv_flat_compact need exclusive access.
+** Thread-safety: searches, rescoring, rv_flat_get, rv_flat_ids,
+** rv_flat_contains, the properties and the saves may run concurrently on one
+** index; rv_flat_add, rv_flat_remove and rv_flat_compact need exclusive
+** access (no other call on the same index meanwhile).
 */
 #ifndef ROWVOI_FLAT_H
 #define ROWVOI_FLAT_H
@@ -48,7 +51,7 @@ typedef struct rv_flat rv_flat;
 
 /* Largest dimension and largest id an index accepts. */
 #define RV_FLAT_MAX_DIM 65536u
-#define RV_FLAT_MAX_ID ((int64_t)0x7ffffffffffffffeLL)
+#define RV_FLAT_MAX_ID RV_MAX_ID
 
 /* The on-disk format version written by rv_flat_save. */
 #define RV_FLAT_FORMAT_VERSION 1u
@@ -168,8 +171,9 @@ typedef struct rv_flat_search_params {
                                   k * rescore_factor per query */
     int exact;                 /* nonzero: scan the float32 rows even when
                                   the index has compact storage */
-    const int64_t *allow_ids;  /* NULL, or only these ids may be returned */
-    size_t n_allow;            /* ids in allow_ids; unknown ids are ignored */
+    const rv_idset *filter;    /* NULL, or only ids in this set may be
+                                  returned (ids not in the index are
+                                  ignored); borrowed for the call */
     rv_progress_fn progress;   /* optional; called from the calling thread */
     void *progress_ctx;
 } rv_flat_search_params;
@@ -187,6 +191,13 @@ RV_API void rv_flat_search_params_init(rv_flat_search_params *p);
 ** Returns RV_OK; RV_E_INVALID_ARG for NULL pointers, k == 0, a NaN or
 ** infinite query component, or a zero query under cosine (naming the query);
 ** RV_E_INTERRUPTED when progress asks to stop; RV_E_NOMEM.
+** Memory: the caller's ids and scores hold n_queries * k slots, so pass a k
+** no larger than you need (at most rv_flat_size); the engine's own buffers
+** are sized by min(k, live vectors), whatever k is.
+** Filter: only the panels of 16 rows that hold an allowed live row are
+** scanned, so the cost falls with the allowed set (down to one panel per
+** allowed row); the top-k is exact among the allowed rows for float32
+** storage (compact storage re-scores its candidate pool as usual).
 ** Ownership: borrows everything for the call.
 ** Thread-safety: concurrent searches on one index are fine.
 */
@@ -227,6 +238,34 @@ RV_API rv_status rv_flat_save(const rv_flat *index, const char *path);
 ** RV_E_NOMEM.  Never trusts a size before the header checksum passed.
 */
 RV_API rv_status rv_flat_load(const char *path, rv_flat **out);
+
+/*
+** The same, to and from memory (the bytes of the file, so a buffer saved
+** here loads with rv_flat_load once written to disk, and the other way
+** round).                                        METHOD / CONSTRUCTOR: rv_flat
+** rv_flat_save_buffer writes at most capacity bytes and sets *size to the
+** bytes needed: RV_E_SHAPE when capacity is too small (buf may be NULL with
+** capacity 0 to ask); RV_E_INVALID_ARG for NULL pointers; RV_E_NOMEM.
+** rv_flat_load_buffer copies what it needs (buf is not kept) and returns
+** what rv_flat_load returns for the same bytes.
+** Thread-safety: saving may run concurrently with searches.  Since: 0.1
+*/
+RV_API rv_status rv_flat_save_buffer(const rv_flat *index, void *buf,
+                                     size_t capacity, size_t *size);
+RV_API rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out);
+
+/*
+** Check queries as rv_flat_search and rv_flat_rescore do.     METHOD: rv_flat
+** For hosts that search the same vectors elsewhere (an HNSW graph) and want
+** the same contract for bad queries.  Returns RV_OK; RV_E_INVALID_ARG for a
+** NULL pointer (queries may be NULL when n_queries == 0), a NaN or infinite
+** component ("queries[i][j] = nan: queries must be finite") or a zero query
+** under cosine; RV_E_RANGE for a squared norm that overflows float32.
+** Thread-safety: reads only the dimension and metric, which never change;
+** may run concurrently with anything.  Since: 0.1
+*/
+RV_API rv_status rv_flat_check_queries(const rv_flat *index, size_t n_queries,
+                                       const float *queries);
 
 #ifdef __cplusplus
 }

@@ -61,7 +61,7 @@ typedef struct rv_analyzer_options {
     int stopwords;          /* 1: drop English stopwords */
     int stem;               /* 1: English Snowball stemmer */
     uint32_t min_token_len; /* code points, >= 1 (default 1) */
-    uint32_t max_token_len; /* code points, <= RV_ANALYZER_MAX_TOKEN_LEN (64) */
+    uint32_t max_token_len; /* code points, default 64, <= RV_ANALYZER_MAX_TOKEN_LEN (255) */
     rv_utf8_policy utf8;    /* default RV_UTF8_STRICT */
 } rv_analyzer_options;
 

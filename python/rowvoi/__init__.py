@@ -22,7 +22,7 @@ Importing rowvoi configures no logging and prints nothing.
 """
 
 from rowvoi._setcover import version as _engine_version
-from rowvoi.config import get_include, get_lib_dir
+from rowvoi._paths import get_include, get_lib_dir
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.errors import (
     IndexFormatError,

@@ -164,6 +164,28 @@ class Encoded:
             return None
         return int(loc) if isinstance(loc, (int, np.integer)) else None
 
+    def observed_code(self, value: Any) -> int:
+        """The code of ``value``, or one that no cell has when no cell equals it.
+
+        The likelihood kernel needs a code either way: an observed value
+        that no candidate has is still an observation (surprising under a
+        noisy model, impossible under an exact one), not an error.
+        """
+        code = self.code_of(value)
+        if code is not None:
+            return code
+        codes = self.codes
+        if codes.size == 0:
+            return 0
+        hi, lo = int(codes.max()), int(codes.min())
+        if hi < _I32_MAX:
+            return hi + 1
+        if lo > _I32_MIN:
+            return lo - 1
+        present = np.unique(codes)  # both ends taken: the first gap
+        gaps = np.flatnonzero(np.diff(present.astype(np.int64)) > 1)
+        return int(present[gaps[0]]) + 1
+
 
 def encode_values(values: Any, name: Hashable) -> Encoded:
     """Encode one column's cells (a Series or 1-D array) for the kernels."""

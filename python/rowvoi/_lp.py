@@ -1,7 +1,9 @@
 """ILP and LP-relaxation set cover through pulp (CBC bundled, HiGHS if installed).
 
-Private: :func:`rowvoi.setcover.SetCoverProblem.solve` and
-:class:`rowvoi.keys.KeyProblem` call :func:`solve` with an engine problem.
+Private: :func:`rowvoi.setcover.solve_engine` (behind
+:meth:`rowvoi.setcover.SetCoverProblem.solve` and
+:class:`rowvoi.keys.KeyProblem`) finds pulp and a solver through
+:func:`rowvoi.setcover._find_solver` and calls :func:`solve` with them.
 Elements that the same sets cover are merged first (the engine lists the
 distinct patterns with their multiplicity), which keeps the model small for
 pair universes.
@@ -18,52 +20,19 @@ import numpy as np
 from rowvoi.errors import SolverTimeoutError, SolverUnavailableError, warn_not_optimal
 
 
-def _solver(time_limit: float, relax: bool) -> Any:
-    try:
-        import pulp
-    except ImportError as exc:  # pragma: no cover - pulp is a dependency
-        raise SolverUnavailableError(
-            "strategy 'ilp'/'lp' needs the pulp package: pip install pulp") from exc
-    kwargs: dict[str, Any] = {"msg": False}
-    if time_limit > 0:
-        kwargs["timeLimit"] = time_limit
-    candidates = []
-    # Preference: a system CBC (COIN_CMD), pulp's bundled CBC, then HiGHS.
-    # pulp 3.x marks the bundled CBC deprecated; that is pulp's concern, not
-    # our users', so its warning is silenced here.
-    for name in ("COIN_CMD", "PULP_CBC_CMD", "HiGHS"):
-        cls = getattr(pulp, name, None)
-        if cls is None:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                candidates.append(cls(**kwargs))
-        except Exception:  # noqa: BLE001 - a broken solver entry is just unusable
-            continue
-    for solver in candidates:
-        try:
-            if solver.available():
-                return solver
-        except Exception:  # noqa: BLE001
-            continue
-    raise SolverUnavailableError(
-        "no LP solver is usable: pulp's bundled CBC is missing or cannot run on this "
-        "machine, and HiGHS is not installed (pip install highspy). rowvoi does not "
-        "substitute another strategy; use strategy='exact' for a proven optimum")
-
-
 def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
-          relax: bool) -> tuple[list[int], bool, bool]:
-    """Solve with pulp. Returns (set indices ascending, optimal, timed_out)."""
-    import pulp
+          relax: bool, *, pulp: Any, solver: Any) -> tuple[list[int], bool, bool]:
+    """Solve with pulp. Returns (set indices ascending, optimal, timed_out).
 
+    ``pulp`` is the imported package and ``solver`` a configured solver from
+    :func:`rowvoi.setcover._find_solver`; finding them (and failing with
+    SolverUnavailableError) is the caller's job.
+    """
     n = int(engine.n_sets)
     if required <= 0 or n == 0:
         return [], True, False
     sig, mult = engine.distinct_elements()
     full = required >= int(mult.sum())
-    solver = _solver(time_limit, relax)
     cat = pulp.LpContinuous if relax else pulp.LpBinary
     prob = pulp.LpProblem("rowvoi_set_cover", pulp.LpMinimize)
 

@@ -1,7 +1,21 @@
 """The ``rowvoi`` command line: a thin shell over the Python API.
 
-Exit codes: 0 success, 1 failure (bad data, impossible key, solver error),
-2 usage error (bad flags), 130 interrupted.
+One exit-code rule for every verb, applied in one place (:func:`main`):
+
+* **0** -- success.
+* **1** -- a well-formed request that fails: a file that does not exist or
+  cannot be read, data that do not fit the request (a column, row or chunk
+  the data do not have), an impossible key, an infeasible cover, input that
+  ends before ``rowvoi ask`` has found a row.
+* **2** -- a malformed request, wrong whatever the data say: an unknown flag;
+  a number that does not parse, is not finite or is out of range (a negative
+  budget, an epsilon outside [0, 1]); a ``--costs``/``--prior``/``--rows``
+  spec that does not parse; JSON that does not parse or does not have the
+  documented shape, given inline or in a file named on the command line.
+* **130** -- interrupted (Ctrl-C).
+
+Each error is one line on stderr, ``rowvoi VERB: error: ...``; a usage
+error (2) prints the verb's usage line before it, as argparse does.
 """
 
 from __future__ import annotations
@@ -9,22 +23,77 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import numbers
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
+from rowvoi.errors import RvError
+
 __all__ = ["main", "build_parser"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 class CliError(Exception):
-    """A failure to report as ``rowvoi: error: ...`` with exit code 1."""
+    """A well-formed request that failed: exit code 1."""
 
 
 class UsageError(Exception):
-    """A bad flag value; exit code 2."""
+    """A malformed argument: exit code 2.
+
+    ``parser`` is the (sub)parser whose usage line to print; ``None`` means
+    the parser of the verb being run.
+    """
+
+    def __init__(self, message: str, parser: argparse.ArgumentParser | None = None) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors raise :class:`UsageError` instead of exiting, so
+    that :func:`main` reports every error, and picks every exit code, in one
+    place. Subparsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self)
+
+
+def _number(what: str, *, low: float, high: float | None = None, low_open: bool = False,
+            high_open: bool = False, integer: bool = False) -> Callable[[str], Any]:
+    """An argparse ``type=`` accepting a finite number in a range.
+
+    Anything else (text, NaN, inf, out of range) is a usage error that
+    names ``what`` the option wants, e.g. "a fraction in [0, 1]".
+    """
+    def parse(text: str) -> Any:
+        try:
+            value: Any = int(text) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        inside = (math.isfinite(value)
+                  and (value > low if low_open else value >= low)
+                  and (high is None or (value < high if high_open else value <= high)))
+        if not inside:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    parse.__name__ = what
+    return parse
+
+
+_FRACTION = _number("a fraction in [0, 1]", low=0.0, high=1.0)
+_SECONDS = _number("a number of seconds > 0", low=0.0, low_open=True)
+_BUDGET = _number("a finite number >= 0", low=0.0)
+_PROBABILITY = _number("a probability in [0, 1)", low=0.0, high=1.0, high_open=True)
+_COUNT = _number("an integer >= 0", low=0, integer=True)
 
 
 # ---------------------------------------------------------------- helpers
@@ -51,13 +120,22 @@ def _read_table(path: str, index_col: str | None) -> Any:
         raise CliError(f"{path}: cannot read table: {exc}") from exc
     if index_col is not None:
         if index_col not in df.columns:
-            raise UsageError(f"--index-col {index_col!r} is not a column of {path}")
+            raise CliError(f"--index-col {index_col!r} is not a column of {path}")
         df = df.set_index(index_col)
     return df
 
 
 def _split_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _parse_columns(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    columns = _split_list(text)
+    if not columns:
+        raise UsageError(f"--columns {text!r} names no columns")
+    return columns
 
 
 def _coerce_label(token: str, index: Any) -> Any:
@@ -77,62 +155,156 @@ def _coerce_label(token: str, index: Any) -> Any:
     return token
 
 
-def _parse_rows(df: Any, text: str | None, positions: bool) -> list[Any] | None:
+def _row_spec(text: str | None, positions: bool) -> list[Any] | None:
+    """Parse ``--rows`` (usage errors only): labels as text, or positions
+    as ints with ranges ``3:10`` (half-open) and ``3-5`` (inclusive)."""
     if text is None:
         return None
     out: list[Any] = []
     for tok in _split_list(text):
-        if positions:
-            if ":" in tok or "-" in tok[1:]:
-                sep = ":" if ":" in tok else "-"
-                a, b = tok.split(sep, 1)
-                try:
-                    lo, hi = int(a), int(b)
-                except ValueError:
-                    raise UsageError(f"--rows: {tok!r} is not a position range like 3:10") from None
-                if sep == "-":
-                    hi += 1  # "3-5" is inclusive
-                idx = range(lo, hi)
-            else:
-                try:
-                    idx = [int(tok)]
-                except ValueError:
-                    raise UsageError(f"--rows: {tok!r} is not a row position") from None
-            for i in idx:
-                if not 0 <= i < len(df):
-                    raise UsageError(f"--rows: position {i} is outside 0..{len(df) - 1}")
-                out.append(df.index[i])
+        if not positions:
+            out.append(tok)
+        elif ":" in tok or "-" in tok[1:]:
+            sep = ":" if ":" in tok else "-"
+            a, b = tok.split(sep, 1)
+            try:
+                lo, hi = int(a), int(b)
+            except ValueError:
+                raise UsageError(f"--rows: {tok!r} is not a position range like 3:10") from None
+            out.extend(range(lo, hi + 1 if sep == "-" else hi))
         else:
-            out.append(_coerce_label(tok, df.index))
+            try:
+                out.append(int(tok))
+            except ValueError:
+                raise UsageError(f"--rows: {tok!r} is not a row position") from None
     if not out:
-        raise UsageError("--rows names no rows")
+        raise UsageError(f"--rows {text!r} names no rows")
     return out
 
 
-def _parse_costs(text: str | None) -> dict[str, float] | None:
+def _resolve_rows(df: Any, spec: list[Any] | None, positions: bool) -> list[Any] | None:
+    """Row labels of a parsed ``--rows`` in the table (positions checked
+    against its length; labels matched to the index's type)."""
+    if spec is None:
+        return None
+    if not positions:
+        return [_coerce_label(tok, df.index) for tok in spec]
+    for i in spec:
+        if not 0 <= i < len(df):
+            raise CliError(f"--rows: position {i} is outside 0..{len(df) - 1}")
+    return [df.index[i] for i in spec]
+
+
+def _read_json(path: str, option: str = "") -> Any:
+    """A JSON document in a file named on the command line.
+
+    A file that is missing or unreadable fails the request (exit 1); text
+    that is not JSON is a malformed argument (exit 2).
+    """
+    where = f"{option}: {path}" if option else path
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(f"{where}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{where} is not UTF-8 text: {exc}") from None
+    except OSError as exc:
+        raise CliError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where} is not valid JSON: {exc}") from None
+
+
+_PLAIN = object()  # _json_argument: the value is in the option's plain syntax
+
+
+def _json_argument(option: str, text: str) -> Any:
+    """The JSON an option value holds: inline (it starts with ``{`` or
+    ``[``) or in a file (a name ending in .json, or an existing file);
+    ``_PLAIN`` when it is neither and the caller parses its plain syntax."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{option}: {text!r} is not valid JSON: {exc}") from None
+    if text.endswith(".json") or Path(text).is_file():
+        return _read_json(text, option)
+    return _PLAIN
+
+
+def _parse_number(option: str, what: str, value: Any, *, text: bool) -> float:
+    """A number from a spec: text that parses as one (``text=True``, the
+    plain syntax) or a JSON number."""
+    if text and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise UsageError(f"{option}: {what} is {value!r}, which is not a number") from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise UsageError(f"{option}: {what} is {value!r}, which is not a number")
+    return float(value)
+
+
+def _parse_costs(text: str | None, item: str = "column", option: str = "--costs"
+                 ) -> dict[str, float] | None:
+    """``name=cost,...``, a JSON object inline or in a file; every cost a
+    finite number > 0 (anything else is a usage error)."""
     if text is None:
         return None
-    p = Path(text)
-    if text.endswith(".json") or (p.exists() and p.is_file()):
-        try:
-            data = json.loads(p.read_text())
-        except OSError as exc:
-            raise UsageError(f"--costs: cannot read {text}: {exc}") from exc
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--costs: {text} is not valid JSON: {exc}") from exc
+    data = _json_argument(option, text)
+    if data is not _PLAIN:
         if not isinstance(data, dict):
-            raise UsageError(f"--costs: {text} must hold a JSON object of column -> cost")
-        return {str(k): v for k, v in data.items()}
+            raise UsageError(f"{option}: {text} must hold a JSON object of {item} -> cost")
+        pairs: list[tuple[str, Any]] = [(str(k), v) for k, v in data.items()]
+    else:
+        pairs = []
+        for entry in _split_list(text):
+            name, eq, val = entry.rpartition("=")
+            if not eq or not name.strip():
+                raise UsageError(f"{option}: {entry!r} is not {item}=cost")
+            pairs.append((name.strip(), val.strip()))
+        if not pairs:
+            raise UsageError(f"{option} {text!r} names no costs")
     out: dict[str, float] = {}
-    for item in _split_list(text):
-        if "=" not in item:
-            raise UsageError(f"--costs: {item!r} is not col=cost")
-        col, val = item.rsplit("=", 1)
-        try:
-            out[col.strip()] = float(val)
-        except ValueError:
-            raise UsageError(f"--costs: {val!r} in {item!r} is not a number") from None
+    for name, val in pairs:
+        cost = _parse_number(option, f"the cost of {name!r}", val, text=data is _PLAIN)
+        if not (math.isfinite(cost) and cost > 0):
+            raise UsageError(f"{option}: the cost of {name!r} is {cost:g}; "
+                             "costs must be finite numbers > 0")
+        out[name] = cost
     return out
+
+
+def _parse_prior(text: str | None) -> list[float] | None:
+    """Comma-separated weights or a JSON list (inline or in a file): finite,
+    >= 0 and not all zero."""
+    if text is None:
+        return None
+    data = _json_argument("--prior", text)
+    plain = data is _PLAIN
+    if plain:
+        data = _split_list(text)
+    elif not isinstance(data, list):
+        raise UsageError(f"--prior: {text} must hold a JSON list of weights")
+    weights = [_parse_number("--prior", f"weight {i + 1}", w, text=plain)
+               for i, w in enumerate(data)]
+    if not weights:
+        raise UsageError(f"--prior {text!r} names no weights")
+    if not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
+        raise UsageError(f"--prior: weights must be finite and >= 0, not all zero; "
+                         f"got {text!r}")
+    return weights
+
+
+def _proof(strategy: str, optimal: bool, timed_out: bool = False) -> str:
+    """Name the solver and say whether its answer is proven optimal, e.g.
+    "exact (proven optimal)" or "greedy (not proven optimal)"."""
+    if optimal:
+        return f"{strategy} (proven optimal)"
+    if timed_out:
+        return f"{strategy} (time limit reached; not proven optimal)"
+    return f"{strategy} (not proven optimal)"
 
 
 def _json_value(v: Any) -> Any:
@@ -154,10 +326,11 @@ def _fmt_cost(x: float) -> str:
 def _problem(args: argparse.Namespace) -> Any:
     from rowvoi.keys import KeyProblem
 
-    df = _read_table(args.file, args.index_col)
-    rows = _parse_rows(df, args.rows, args.positions)
-    columns = _split_list(args.columns) if args.columns else None
+    spec = _row_spec(args.rows, args.positions)
+    columns = _parse_columns(args.columns)
     costs = _parse_costs(args.costs)
+    df = _read_table(args.file, args.index_col)
+    rows = _resolve_rows(df, spec, args.positions)
     return KeyProblem(df, rows, columns=columns, costs=costs)
 
 
@@ -182,27 +355,36 @@ def _cmd_key(args: argparse.Namespace) -> int:
             "coverage": coverage,
         }))
         return 0
-    note = " (proven optimal)" if key.optimal else (
-        " (time limit reached; not proven optimal)" if key.timed_out else "")
     print(f"key: {', '.join(str(c) for c in key) if key else '(no columns needed)'}")
-    print(f"cost: {_fmt_cost(key.cost)}{note}")
+    print(f"cost: {_fmt_cost(key.cost)}")
+    print(f"strategy: {_proof(key.strategy, key.optimal, key.timed_out)}")
     print(f"rows: {len(problem.rows)}  pairs told apart: {covered}/{n_pairs} "
-          f"({coverage:.1%})  strategy: {key.strategy}")
+          f"({coverage:.1%})")
     return 0
 
 
 def _cmd_path(args: argparse.Namespace) -> int:
     problem = _problem(args)
     path = problem.plan_path(objective=args.objective, weighting=args.weighting)
+    n_pairs = problem.n_pairs
+    # The whole greedy path stops only when no column tells another pair
+    # apart: what it leaves unresolved is rows identical on every column.
+    indistinct = n_pairs - (path.steps[-1].cumulative_covered_pairs if path.steps else 0)
+    steps = path.steps
     if args.budget is not None:
-        keep = len(path.prefix_for_budget(args.budget))
-        path.steps = path.steps[:keep]
+        steps = steps[:len(path.prefix_for_budget(args.budget))]
+    cut = path.steps[len(steps)] if len(steps) < len(path.steps) else None
+    unresolved = n_pairs - (steps[-1].cumulative_covered_pairs if steps else 0)
     if args.json:
         print(json.dumps({
             "rows": len(problem.rows),
-            "pairs": problem.n_pairs,
+            "pairs": n_pairs,
             "objective": args.objective,
             "weighting": args.weighting,
+            "budget": args.budget,
+            "stopped_by_budget": cut is not None,
+            "unresolved_pairs": unresolved,
+            "indistinguishable_pairs": indistinct,
             "steps": [{
                 "column": _json_value(s.col),
                 "newly_covered_pairs": s.newly_covered_pairs,
@@ -211,14 +393,14 @@ def _cmd_path(args: argparse.Namespace) -> int:
                 "cost": s.marginal_cost,
                 "cumulative_cost": s.cumulative_cost,
                 "gain": s.newly_covered_weight,
-            } for s in path.steps],
+            } for s in steps],
         }))
         return 0
     head = ["step", "column", "new pairs", "covered", "coverage", "cost", "total cost"]
     rows = [[str(i + 1), str(s.col), str(s.newly_covered_pairs),
              str(s.cumulative_covered_pairs), f"{s.coverage:.1%}",
              _fmt_cost(s.marginal_cost), _fmt_cost(s.cumulative_cost)]
-            for i, s in enumerate(path.steps)]
+            for i, s in enumerate(steps)]
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
               for i, h in enumerate(head)]
     right = {0, 2, 3, 4, 5, 6}
@@ -227,13 +409,18 @@ def _cmd_path(args: argparse.Namespace) -> int:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)
                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    print(f"{len(problem.rows)} rows, {problem.n_pairs} pairs to tell apart")
+    print(f"{len(problem.rows)} rows, {n_pairs} pairs to tell apart")
     print(line(head))
     for r in rows:
         print(line(r))
-    if path.steps and path.steps[-1].coverage < 1.0:
-        left = problem.n_pairs - path.steps[-1].cumulative_covered_pairs
-        print(f"{left} pair(s) stay unresolved: some rows are identical on every column")
+    identical = "some rows are identical on every column considered"
+    if cut is not None:
+        print(f"budget {_fmt_cost(args.budget)} reached: the next column, {cut.col} "
+              f"(cost {_fmt_cost(cut.marginal_cost)}), would bring the total to "
+              f"{_fmt_cost(cut.cumulative_cost)}; {unresolved} pair(s) stay unresolved"
+              + (f", {indistinct} of them for good: {identical}" if indistinct else ""))
+    elif unresolved:
+        print(f"{unresolved} pair(s) stay unresolved: {identical}")
     return 0
 
 
@@ -292,10 +479,6 @@ def _shorten(values: list[Any], limit: int = 12) -> str:
 def _ask_policy(args: argparse.Namespace, df: Any, costs: dict[str, float] | None) -> Any:
     from rowvoi.policies import CandidateMIPolicy, GreedyCoveragePolicy, MIPolicy
 
-    if args.noise is not None and args.policy != "model":
-        raise UsageError("--noise applies to --policy model only")
-    if args.noise is not None and not 0.0 <= args.noise < 1.0:
-        raise UsageError(f"--noise must be in [0, 1), got {args.noise:g}")
     if args.policy == "mi":
         return CandidateMIPolicy(costs=costs)
     if args.policy == "coverage":
@@ -306,24 +489,32 @@ def _ask_policy(args: argparse.Namespace, df: Any, costs: dict[str, float] | Non
     return MIPolicy(model, objective="mi_over_cost", feature_costs=costs)
 
 
-def _cmd_ask(args: argparse.Namespace) -> int:
+def _ask_setup(args: argparse.Namespace) -> tuple[Any, list[Any], list[Any], Any]:
+    """The table, candidate rows, columns to ask and the session of
+    ``rowvoi ask`` (arguments checked before the table is read)."""
+    from rowvoi.frame import resolve_columns
     from rowvoi.session import DisambiguationSession
 
+    if args.noise is not None and args.policy != "model":
+        raise UsageError("--noise applies to --policy model only")
+    spec = _row_spec(args.rows, args.positions)
+    columns = _parse_columns(args.columns)
+    costs = _parse_costs(args.costs)
     df = _read_table(args.file, args.index_col)
-    rows = _parse_rows(df, args.rows, args.positions)
+    rows = _resolve_rows(df, spec, args.positions)
     if rows is None:
         rows = list(df.index)
     if not rows:
         raise CliError(f"{args.file}: the table has no rows")
-    columns = _split_list(args.columns) if args.columns else list(df.columns)
-    costs = _parse_costs(args.costs)
-    if args.max_questions is not None and args.max_questions < 0:
-        raise UsageError("--max-questions must be >= 0")
+    columns = resolve_columns(df, list(df.columns) if columns is None else columns,
+                              "--columns")
     policy = _ask_policy(args, df, costs)
-    session = DisambiguationSession(df, rows, policy=policy, feature_costs=costs)
-    from rowvoi.frame import resolve_columns
+    return df, rows, columns, DisambiguationSession(df, rows, policy=policy,
+                                                    feature_costs=costs)
 
-    columns = resolve_columns(df, columns, "--columns")
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    df, rows, columns, session = _ask_setup(args)
     talk = sys.stderr if args.json else sys.stdout
     interactive = sys.stdin.isatty()
 
@@ -374,11 +565,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         answer = line.strip()
         if not interactive:
             say(answer)
-        asked += 1
         entry: dict[str, Any] = {"column": _json_value(col), "answer": answer,
                                  "expected_bits": bits, "cost": cost,
                                  "rows_before": alive, "entropy_before": state.entropy}
         if answer in ("", "?"):
+            asked += 1  # a "don't know" is an answer; a rejected one is not
             skipped.add(col)
             entry.update(skipped=True, accepted=True)
             transcript.append(entry)
@@ -391,6 +582,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             say(f"no remaining row has {col} = {answer!r}; "
                 f"the possible values are: {_shorten(values, 30)}")
             continue
+        asked += 1
         step = session.observe(col, value)
         after = session.state
         entry.update(skipped=False, accepted=True, value=_json_value(value),
@@ -414,7 +606,18 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             "questions": asked,
             "total_cost": session.cumulative_cost,
         }))
-        return 0
+    else:
+        _print_ask_outcome(df, state, labels, reason, say)
+    if reason == "end of input":
+        raise CliError(f"input ended before one row was identified; {len(labels)} rows "
+                       "still match")
+    return 0
+
+
+def _print_ask_outcome(df: Any, state: Any, labels: list[Any], reason: str,
+                       say: Callable[..., None]) -> None:
+    """The human ending of ``rowvoi ask``: the row found, or why it stopped
+    and the rows (at most 10) that still match, most probable first."""
     shown = labels[:10]
     if state.is_unique:
         say(f"\nidentified: {state.unique_row}")
@@ -426,119 +629,121 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         print(df.loc[shown].to_string(), flush=True)
     if len(labels) > len(shown):
         print(f"... and {len(labels) - len(shown)} more", flush=True)
-    return 0
-
 
 
 # ------------------------------------------------------------ RAG commands
-def _read_json(path: str) -> Any:
-    p = Path(path)
-    if not p.exists():
-        raise CliError(f"{path}: no such file")
-    try:
-        return json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise CliError(f"{path}: not valid JSON: {exc}") from exc
-    except OSError as exc:
-        raise CliError(f"{path}: cannot read: {exc}") from exc
+
+def _is_id(x: Any) -> bool:
+    """A chunk id as JSON gives it: a string or an integer."""
+    return isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool))
 
 
-def _context_inputs(path: str) -> tuple[list[Any], list[Any], dict[str, Any]]:
-    """Chunks, claims and support from a SUPPORT.json file."""
+def _context_inputs(path: str) -> tuple[list[Any], list[str], dict[str, list[Any]]]:
+    """Chunks, claims and support from a SUPPORT.json file.
+
+    A document that does not follow the format in ``rowvoi context --help``
+    is a usage error; ids that do not match up (support citing a chunk that
+    is not listed) are left to :mod:`rowvoi.rag`, a failure of the request.
+    """
     from rowvoi.rag import Chunk
 
     data = _read_json(path)
+
+    def bad(what: str) -> UsageError:
+        return UsageError(f"{path}: {what} (see rowvoi context --help)")
+
     if not isinstance(data, dict) or not {"chunks", "claims", "support"} <= set(data):
-        raise CliError(f"{path}: expected an object with \"chunks\", \"claims\" and "
-                       "\"support\" (see rowvoi context --help)")
-    chunks = []
+        raise bad('expected an object with "chunks", "claims" and "support"')
+    if not isinstance(data["chunks"], list):
+        raise bad('"chunks" must be a list')
+    chunks: list[Any] = []
     for i, c in enumerate(data["chunks"]):
-        if isinstance(c, dict):
-            if "id" not in c:
-                raise CliError(f"{path}: chunks[{i}] has no \"id\"")
-            chunks.append(Chunk(c["id"], c.get("text", ""), c.get("tokens")))
-        elif isinstance(c, (str, int)):
+        if _is_id(c):
             chunks.append(c)
-        else:
-            raise CliError(f"{path}: chunks[{i}] must be an id or an object with an id")
-    if not isinstance(data["claims"], list):
-        raise CliError(f"{path}: \"claims\" must be a list")
-    if not isinstance(data["support"], dict):
-        raise CliError(f"{path}: \"support\" must map each claim to a list of chunk ids")
-    return chunks, data["claims"], data["support"]
+            continue
+        if not isinstance(c, dict) or not _is_id(c.get("id")):
+            raise bad(f"chunks[{i}] must be an id or an object with a string or integer \"id\"")
+        tokens, text = c.get("tokens"), c.get("text", "")
+        if tokens is not None and not (isinstance(tokens, int) and not isinstance(tokens, bool)
+                                       and tokens > 0):
+            raise bad(f"chunks[{i}].tokens must be an integer > 0, got {tokens!r}")
+        if not isinstance(text, str):
+            raise bad(f"chunks[{i}].text must be a string")
+        chunks.append(Chunk(c["id"], text, tokens))
+    claims = data["claims"]
+    if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+        raise bad('"claims" must be a list of strings (the keys of "support")')
+    support = data["support"]
+    if not isinstance(support, dict) or not all(
+            isinstance(v, list) and all(_is_id(x) for x in v) for v in support.values()):
+        raise bad('"support" must map each claim to a list of chunk ids')
+    return chunks, claims, support
 
 
 def _cmd_context(args: argparse.Namespace) -> int:
     from rowvoi.rag import plan_context_path, select_context
 
+    costs = _parse_costs(args.costs, "chunk")
     chunks, claims, support = _context_inputs(args.file)
-    costs = _parse_costs(args.costs)
+    steps: list[Any] = []
     if args.budget is not None:
         path = plan_context_path(chunks, claims, support, costs=costs,
                                  weighting=args.weighting)
-        keep = path.prefix_for_budget(args.budget)
-        steps = path.steps[:len(keep)]
-        covered = steps[-1].cumulative_covered if steps else 0
-        total = len(claims)
-        result = {"chunks": keep, "cost": steps[-1].cumulative_cost if steps else 0.0,
-                  "budget": args.budget, "covered_claims": covered, "claims": total,
-                  "coverage": 1.0 if total == 0 else covered / total,
-                  "steps": [{"chunk": s.name, "newly_covered": s.newly_covered,
-                             "coverage": s.coverage, "cost": s.marginal_cost,
-                             "cumulative_cost": s.cumulative_cost} for s in steps]}
-        if args.json:
-            print(json.dumps(result))
-            return 0
-        print(f"within a budget of {args.budget:g}: {', '.join(map(str, keep)) or '(nothing)'}")
+        chosen = path.prefix_for_budget(args.budget)
+        steps = path.steps[:len(chosen)]
+        kept = set(chosen)
+        covered = {c for c in claims if any(x in kept for x in support.get(c, ()))}
+        cost = steps[-1].cumulative_cost if steps else 0.0
+        optimal = False
+    else:
+        sel = select_context(chunks, claims, support, costs=costs,
+                             epsilon_claims=args.epsilon, strategy=args.strategy,
+                             time_limit=args.time_limit)
+        chosen, covered, cost, optimal = sel.chunks, sel.covered_claims, sel.total_cost, \
+            sel.optimal
+    # One shape with and without --budget: claim ids in the order of "claims".
+    result: dict[str, Any] = {
+        "chunks": [_json_value(c) for c in chosen], "cost": cost,
+        "coverage": 1.0 if not claims else len(covered) / len(claims),
+        "optimal": optimal, "claims": len(claims),
+        "covered_claims": [c for c in claims if c in covered],
+        "missing_claims": [c for c in claims if c not in covered],
+    }
+    if args.budget is not None:
+        result["budget"] = args.budget
+        result["steps"] = [{"chunk": _json_value(s.name), "newly_covered": s.newly_covered,
+                            "coverage": s.coverage, "cost": s.marginal_cost,
+                            "cumulative_cost": s.cumulative_cost} for s in steps]
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    if args.budget is not None:
+        print(f"within a budget of {args.budget:g}: "
+              f"{', '.join(map(str, chosen)) or '(nothing)'}")
         for s in steps:
             print(f"  + {s.name}  covers {s.newly_covered} new claim(s), "
                   f"{s.coverage:.0%} after {s.cumulative_cost:g}")
-        return 0
-    sel = select_context(chunks, claims, support, costs=costs, epsilon_claims=args.epsilon,
-                         strategy=args.strategy, time_limit=args.time_limit)
-    if args.json:
-        print(json.dumps({
-            "chunks": [_json_value(c) for c in sel.chunks], "cost": sel.total_cost,
-            "coverage": sel.coverage, "optimal": sel.optimal,
-            "covered_claims": sorted(map(str, sel.covered_claims)),
-            "missing_claims": sorted(map(str, sel.missing_claims)),
-        }))
-        return 0
-    print(f"chunks: {', '.join(map(str, sel.chunks)) or '(none)'}")
-    print(f"cost: {sel.total_cost:g}{' (proven optimal)' if sel.optimal else ''}")
-    print(f"claims supported: {len(sel.covered_claims)}/{len(claims)} ({sel.coverage:.0%})")
-    if sel.missing_claims:
-        print("unsupported: " + ", ".join(sorted(map(str, sel.missing_claims))))
+    else:
+        print(f"chunks: {', '.join(map(str, chosen)) or '(none)'}")
+        print(f"cost: {cost:g}")
+        print(f"strategy: {_proof(args.strategy, optimal)}")
+    print(f"claims supported: {len(covered)}/{len(claims)} ({result['coverage']:.0%})")
+    if result["missing_claims"]:
+        print("unsupported: " + ", ".join(result["missing_claims"]))
     return 0
-
-
-def _parse_prior(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
-    p = Path(text)
-    if text.endswith(".json") or (p.exists() and p.is_file()):
-        data = _read_json(text)
-        if not isinstance(data, list):
-            raise UsageError(f"--prior: {text} must hold a JSON list of weights")
-        return data
-    try:
-        return [float(t) for t in _split_list(text)]
-    except ValueError:
-        raise UsageError(f"--prior: {text!r} is not a comma-separated list of numbers") \
-            from None
 
 
 def _cmd_question(args: argparse.Namespace) -> int:
     from rowvoi.rag import next_question, question_values
 
+    costs = _parse_costs(args.costs, "question")
+    prior = _parse_prior(args.prior)
     data = _read_json(args.file)
     answers = data["answers"] if isinstance(data, dict) and isinstance(
         data.get("answers"), dict) else data
-    if not isinstance(answers, dict):
-        raise CliError(f"{args.file}: expected an object mapping each question to the "
-                       "answers the candidates imply")
-    costs = _parse_costs(args.costs)
-    prior = _parse_prior(args.prior)
+    if not isinstance(answers, dict) or not all(isinstance(v, list) for v in answers.values()):
+        raise UsageError(f"{args.file}: expected an object mapping each question to the "
+                         "list of answers the candidates imply (see rowvoi question --help)")
     values = question_values(answers, prior=prior)
     best = next_question(answers, prior=prior, costs=costs)
     cost_of = {q: float((costs or {}).get(q, 1.0)) for q in values}
@@ -558,6 +763,115 @@ def _cmd_question(args: argparse.Namespace) -> int:
         print("no question can tell the candidates apart")
     return 0
 
+
+# ------------------------------------------------------------------ query
+def _query_json(path: str, what: str) -> Any:
+    """A JSON argument file ('-' is stdin); unreadable or malformed is a usage error."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text()
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{what} {path}: not valid JSON: {exc.msg} at line {exc.lineno} "
+                         f"column {exc.colno}") from None
+    except RecursionError:
+        raise UsageError(f"{what} {path}: JSON nested too deeply") from None
+
+
+def _query_table(columns: Sequence[str], records: list[dict[str, Any]]) -> list[str]:
+    cells = [[("null" if r[c] is None else str(r[c])) for c in columns] for r in records]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in records)
+               for c in columns]
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w)
+                         for v, w, num in zip(row, widths, numeric)).rstrip()
+
+    return [line(columns)] + [line(row) for row in cells]
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    try:
+        from rowvoi.query import QueryError, QuerySchema, infer_schema, run_query
+        import duckdb  # noqa: F401  (the CLI runs every query through DuckDB)
+    except ImportError:
+        raise CliError("rowvoi query needs duckdb: pip install 'rowvoi[query]'") from None
+    if args.describe == (args.query is not None):
+        raise UsageError("give a QUERY.json file, or --describe to print the table's schema")
+    if not Path(args.table).is_file():
+        raise CliError(f"{args.table}: no such file")
+    schema = None
+    if args.schema is not None:
+        try:
+            schema = QuerySchema.from_dict(_query_json(args.schema, "--schema"))
+        except QueryError as exc:
+            raise UsageError(f"--schema {args.schema}: {exc}") from None
+    if args.describe:
+        schema = schema or infer_schema(args.table)
+        if args.json:
+            print(json.dumps(schema.to_dict(), indent=2))
+            return 0
+        print(f"{args.table}: {len(schema)} queryable columns, at most {schema.max_limit} "
+              "rows per answer")
+        width = max((len(s.name) for s in schema.columns), default=0)
+        for spec in schema.columns:
+            detail = "integer" if spec.integer else ""
+            if spec.values is not None:
+                shown = ", ".join(spec.values[:8])
+                detail = f"{len(spec.values)} values: {shown}" + (
+                    ", ..." if len(spec.values) > 8 else "")
+            print(f"  {spec.name.ljust(width)}  {spec.type.ljust(11)}  {detail}".rstrip())
+        return 0
+    result = run_query(args.table, _query_json(args.query, "QUERY"), schema)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    if result.scalar:
+        for name in result.columns:
+            value = result.records[0][name]
+            print(f"{name}: {'null' if value is None else value}")
+        return 0
+    for line in _query_table(result.columns, result.records):
+        print(line)
+    n = len(result.records)
+    note = f"{n} row{'s' if n != 1 else ''}"
+    if result.truncated:
+        note += f"; more match (limit {result.limit})"
+    if result.clamped:
+        note += f"; limit {result.requested_limit} clamped to {result.limit}"
+    print(f"({note})")
+    return 0
+
+
+def _add_query_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "query", help="run a structured query (JSON, no code) over a CSV or Parquet file",
+        description="Run a structured query over a CSV or Parquet table with DuckDB "
+                    "(streamed: files larger than memory work). QUERY.json holds an object "
+                    "such as {\"operation\": \"filtered_aggregate\", \"filters\": "
+                    "{\"sector\": \"non-profit\"}, \"group_by\": \"sector\", "
+                    "\"aggregations\": {\"income\": \"mean\"}}; operations select, "
+                    "filter, aggregate, filtered_aggregate; filters use $eq $ne $in $nin "
+                    "$lt $lte $gt $gte $exists $contains $and $or. It is checked against "
+                    "the schema (inferred, or --schema) before it runs; every problem is "
+                    "reported. Exit 1 if the query is refused.",
+        epilog="example: rowvoi query table.parquet --describe --json > schema.json; "
+               "rowvoi query table.parquet query.json --schema schema.json")
+    p.add_argument("table", metavar="TABLE", help="the table: .csv, or .parquet/.pq")
+    p.add_argument("query", metavar="QUERY.json", nargs="?",
+                   help="the query as a JSON file ('-' reads standard input)")
+    p.add_argument("--schema", metavar="SCHEMA.json",
+                   help="allowed columns, types, operators and max_limit as JSON (the "
+                        "format --describe --json prints); default: inferred from TABLE")
+    p.add_argument("--describe", action="store_true",
+                   help="print the table's schema instead of running a query")
+    p.add_argument("--json", action="store_true", help="print JSON for programs")
+    p.set_defaults(func=_cmd_query, verb_parser=p)
+
+
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
@@ -572,8 +886,9 @@ def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--columns", metavar="LIST",
                    help="comma-separated columns to consider (default: all)")
     p.add_argument("--costs", metavar="SPEC",
-                   help="column costs as col=cost,col=cost or a JSON file "
-                        "{\"col\": cost}; unlisted columns cost 1")
+                   help="column costs as col=cost,col=cost, or a JSON object "
+                        "{\"col\": cost} inline or in a .json file; costs are finite "
+                        "numbers > 0; unlisted columns cost 1")
     p.add_argument("--json", action="store_true", help="print JSON for programs")
 
 
@@ -582,10 +897,14 @@ def build_parser() -> argparse.ArgumentParser:
     from rowvoi import __version__
     from rowvoi.setcover import STRATEGIES
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rowvoi",
         description="Value of information over candidate rows: which columns settle "
-                    "which row is meant, and in what order to ask them.")
+                    "which row is meant, and in what order to ask them.",
+        epilog="exit status: 0 success; 1 a well-formed request that fails (unreadable "
+               "file, data that do not fit the request, impossible key or cover, input "
+               "ending before 'ask' finds a row); 2 a malformed argument (bad number or "
+               "range, unparseable spec, invalid JSON); 130 interrupted")
     parser.add_argument("--version", action="version", version=f"rowvoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -593,20 +912,22 @@ def build_parser() -> argparse.ArgumentParser:
     pk = sub.add_parser(
         "key", help="cheapest set of columns that tells the rows apart",
         description="Find the cheapest set of columns whose values tell every pair of "
-                    "candidate rows apart (a minimal key), and print it with its cost.")
+                    "candidate rows apart (a minimal key), and print it with its cost "
+                    "and whether the strategy proved it optimal: the default, greedy, "
+                    "is fast but proves nothing; exact (or ilp) proves the optimum.")
     _add_table_args(pk)
     pk.add_argument("--strategy", choices=STRATEGIES, default="greedy",
                     help="solver: greedy (fast, any size), exact (branch and bound, "
                          "proves optimality), ilp/lp (pulp + CBC), sa, ga, hybrid "
                          "(default: greedy)")
-    pk.add_argument("--epsilon", type=float, default=0.0, metavar="FRACTION",
+    pk.add_argument("--epsilon", type=_FRACTION, default=0.0, metavar="FRACTION",
                     help="fraction of row pairs allowed to stay unresolved (default 0)")
-    pk.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+    pk.add_argument("--time-limit", type=_SECONDS, default=None, metavar="SECONDS",
                     help="stop exact/ilp/sa/ga/hybrid after this long; an exact solver "
                          "that stops early says its key is not proven optimal")
-    pk.add_argument("--seed", type=int, default=0,
+    pk.add_argument("--seed", type=_COUNT, default=0,
                     help="seed for sa, ga and hybrid (default 0)")
-    pk.set_defaults(func=_cmd_key)
+    pk.set_defaults(func=_cmd_key, verb_parser=pk)
 
     pp = sub.add_parser(
         "path", help="order in which to acquire columns, with coverage per step",
@@ -620,9 +941,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "expected log2 size of a row's cluster (default pair_coverage)")
     pp.add_argument("--weighting", choices=("uniform", "pair_idf"), default="uniform",
                     help="pair weights: uniform, or 1/(columns separating the pair)")
-    pp.add_argument("--budget", type=float, default=None, metavar="COST",
-                    help="print only the prefix of the path that fits this budget")
-    pp.set_defaults(func=_cmd_path)
+    pp.add_argument("--budget", type=_BUDGET, default=None, metavar="COST",
+                    help="print only the prefix of the path that fits this budget (>= 0), "
+                         "and say how many pairs it leaves unresolved")
+    pp.set_defaults(func=_cmd_path, verb_parser=pp)
 
     pa = sub.add_parser(
         "ask", help="find a row by answering the most informative questions",
@@ -633,22 +955,26 @@ def build_parser() -> argparse.ArgumentParser:
                     "line) if you don't know -- that column is then skipped. The "
                     "session ends when one row is left, or nothing left to ask can "
                     "narrow the rows down, and prints the matching row(s). Answers "
-                    "are read line by line from stdin, so a session can be "
-                    "scripted: printf 'Porto\\n2024\\n' | rowvoi ask table.csv",
-        epilog="example: rowvoi ask examples/data/customers.csv --index-col customer_id "
-               "--costs examples/data/customers_costs.json")
+                    "are read line by line from stdin, so a session can be scripted "
+                    "(example at the end). An answer no remaining row has is rejected, "
+                    "asked again and not counted as a question. Input that ends before "
+                    "a row is found exits with status 1. Example, run in the source "
+                    "tree (it identifies customer C007): "
+                    "printf 'Carla Reis\\npro\\n' | rowvoi ask examples/data/customers.csv "
+                    "--index-col customer_id --costs examples/data/customers_costs.json")
     _add_table_args(pa)
     pa.add_argument("--policy", choices=("mi", "coverage", "model"), default="mi",
                     help="how to pick questions: mi (expected information gain on the "
                          "remaining rows), coverage (row pairs told apart), model "
                          "(a RowVoiModel fitted to the table; see --noise) "
                          "(default: mi)")
-    pa.add_argument("--noise", type=float, default=None, metavar="P",
+    pa.add_argument("--noise", type=_PROBABILITY, default=None, metavar="P",
                     help="with --policy model: probability in [0, 1) that an answer is "
                          "wrong, so answers reweight the rows instead of ruling them out")
-    pa.add_argument("--max-questions", type=int, default=None, metavar="N",
-                    help="stop after asking N questions")
-    pa.set_defaults(func=_cmd_ask)
+    pa.add_argument("--max-questions", type=_COUNT, default=None, metavar="N",
+                    help="stop after N answered questions (a \"don't know\" counts, a "
+                         "rejected answer does not)")
+    pa.set_defaults(func=_cmd_ask, verb_parser=pa)
 
     pc = sub.add_parser(
         "context", help="cheapest chunks that support every claim (RAG)",
@@ -656,23 +982,28 @@ def build_parser() -> argparse.ArgumentParser:
                     "claim an answer needs (weighted set cover, cost = tokens). FILE is "
                     "JSON: {\"chunks\": [{\"id\": ..., \"tokens\": ..., \"text\": ...}], "
                     "\"claims\": [...], \"support\": {claim: [chunk ids]}}. Claims no "
-                    "chunk supports are reported, never dropped.")
+                    "chunk supports are reported, never dropped. With --json the output "
+                    "has the same fields with or without --budget: chunks, cost, "
+                    "coverage, optimal, claims (how many), covered_claims and "
+                    "missing_claims (lists of claim ids, in the order of \"claims\"); "
+                    "--budget adds budget and steps.")
     pc.add_argument("file", help="SUPPORT.json")
     pc.add_argument("--strategy", choices=STRATEGIES, default="greedy",
                     help="set cover solver (default: greedy)")
-    pc.add_argument("--epsilon", type=float, default=0.0, metavar="FRACTION",
+    pc.add_argument("--epsilon", type=_FRACTION, default=0.0, metavar="FRACTION",
                     help="fraction of claims allowed to go unsupported (default 0)")
-    pc.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+    pc.add_argument("--time-limit", type=_SECONDS, default=None, metavar="SECONDS",
                     help="time limit for exact/ilp/sa/ga/hybrid")
-    pc.add_argument("--budget", type=float, default=None, metavar="TOKENS",
+    pc.add_argument("--budget", type=_BUDGET, default=None, metavar="TOKENS",
                     help="instead of covering everything, print the greedy path's prefix "
-                         "that fits this budget")
+                         "that fits this budget (>= 0)")
     pc.add_argument("--weighting", choices=("uniform", "idf"), default="uniform",
                     help="with --budget: weight claims equally, or favour scarce evidence")
     pc.add_argument("--costs", metavar="SPEC",
-                    help="chunk costs overriding tokens: id=cost,... or a JSON file")
+                    help="chunk costs overriding tokens: id=cost,..., or a JSON object "
+                         "inline or in a .json file")
     pc.add_argument("--json", action="store_true", help="print JSON for programs")
-    pc.set_defaults(func=_cmd_context)
+    pc.set_defaults(func=_cmd_context, verb_parser=pc)
 
     pq = sub.add_parser(
         "question", help="rank clarifying questions by information gain (RAG)",
@@ -682,38 +1013,52 @@ def build_parser() -> argparse.ArgumentParser:
                     "(or {\"answers\": {...}}).")
     pq.add_argument("file", help="ANSWERS.json")
     pq.add_argument("--costs", metavar="SPEC",
-                    help="question costs (user patience): question=cost,... or a JSON file")
+                    help="question costs (user patience): question=cost,..., or a JSON "
+                         "object inline or in a .json file (use JSON when a question "
+                         "holds a comma)")
     pq.add_argument("--prior", metavar="WEIGHTS",
-                    help="per-candidate prior weights, comma-separated or a JSON list "
+                    help="per-candidate prior weights (finite, >= 0, not all zero), "
+                         "comma-separated, or a JSON list inline or in a .json file "
                          "(default: uniform)")
     pq.add_argument("--json", action="store_true", help="print JSON for programs")
-    pq.set_defaults(func=_cmd_question)
+    pq.set_defaults(func=_cmd_question, verb_parser=pq)
+    _add_query_parser(sub)
     return parser
 
 
+def _report(parser: argparse.ArgumentParser, code: int, message: str) -> int:
+    """Print one error line (after the usage line for a usage error) and
+    return the exit code: the one place that writes errors."""
+    if code == EXIT_USAGE:
+        parser.print_usage(sys.stderr)
+    print(f"{parser.prog}: error: {message}", file=sys.stderr, flush=True)
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``rowvoi`` command; returns the exit code."""
+    """Run the ``rowvoi`` command; returns the exit code (see the module
+    docstring for the rule: 0 ok, 1 failure, 2 usage, 130 interrupted)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    for name in ("epsilon", "time_limit", "budget", "noise"):
-        value = getattr(args, name, None)
-        if value is not None and not math.isfinite(value):
-            parser.error(f"--{name.replace('_', '-')} must be a finite number")
+    verb = parser
     try:
+        args, extra = parser.parse_known_args(argv)
+        verb = args.verb_parser
+        if extra:
+            raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
         return int(args.func(args))
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
     except UsageError as exc:
-        parser.error(str(exc))
+        return _report(exc.parser or verb, EXIT_USAGE, str(exc))
     except KeyboardInterrupt:
-        print("rowvoi: interrupted", file=sys.stderr)
-        return 130
+        print(f"{verb.prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 0
-    except (CliError, ValueError, TypeError, KeyError, OSError, RuntimeError,
+        return EXIT_OK
+    except (CliError, RvError, ValueError, TypeError, KeyError, OSError, RuntimeError,
             MemoryError) as exc:
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-        print(f"rowvoi: error: {msg}", file=sys.stderr)
-        return 1
-    return 0  # pragma: no cover - parser.error exits
+        return _report(verb, EXIT_FAILURE, msg)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,34 +14,21 @@ import argparse
 import sys
 from pathlib import Path
 
+from rowvoi._paths import get_include, get_lib_dir
+
 __all__ = ["get_include", "get_lib_dir", "main"]
 
 
-def _pkg_dir() -> Path:
-    # files() is a real directory for regular installs; for editable installs
-    # the compiled parts live where the extension module was installed.
-    from rowvoi import _setcover
-
-    return Path(_setcover.__file__).resolve().parent
-
-
-def get_include() -> str:
-    """Directory holding ``rowvoi.h`` (pass it to the compiler with -I).
-
-    >>> import os
-    >>> os.path.exists(os.path.join(get_include(), "rowvoi.h"))
-    True
-    """
-    return str(_pkg_dir() / "include")
-
-
-def get_lib_dir() -> str:
-    """Directory holding ``librowvoi.so`` (pass it with -L and an rpath)."""
-    return str(_pkg_dir() / "lib")
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Print compiler and linker flags; the ``python -m rowvoi.config`` command."""
+    """Print compiler and linker flags; the ``python -m rowvoi.config`` command.
+
+    Returns the exit code: 0, or 2 (after printing the help) when no flag
+    is asked for.
+
+    >>> main(["--cflags"])  # doctest: +ELLIPSIS
+    -I.../include
+    0
+    """
     parser = argparse.ArgumentParser(
         prog="python -m rowvoi.config",
         description="Print the flags a C or C++ program needs to use librowvoi.")

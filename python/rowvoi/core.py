@@ -8,7 +8,6 @@ state.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +19,8 @@ __all__ = ["CandidateState", "FeatureSuggestion"]
 
 #: A state counts as unique once one candidate holds more than 1 - this.
 UNIQUE_TOLERANCE = 1e-5
+#: How far from 1 a posterior's total may be (rounding drift) before it is refused.
+POSTERIOR_SUM_TOLERANCE = 1e-6
 
 
 @dataclass
@@ -32,7 +33,8 @@ class CandidateState:
         Labels (DataFrame index values) of the rows still under consideration.
     posterior : numpy.ndarray
         Probability of each candidate, in ``candidate_rows`` order; finite,
-        non-negative and summing to 1 (empty for an empty state).
+        non-negative and summing to 1 within 1e-6 (the drift is divided
+        out). Empty for an empty state.
     observed_cols : set
         Columns (or questions) observed so far.
     observed_values : Mapping
@@ -48,6 +50,21 @@ class CandidateState:
     >>> one = state.reweight([0.0, 1.0, 0.0, 0.0])
     >>> one.is_unique, one.unique_row
     (True, 'r2')
+
+    Construction validates, so a state is never inconsistent:
+
+    >>> CandidateState(["a", "b"], [0.5, 0.4])
+    Traceback (most recent call last):
+    ...
+    ValueError: Posterior must sum to 1, got 0.9; normalise it (posterior / posterior.sum()) first
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ ("Length mismatch"), or a non-empty posterior
+        is not finite, has a negative entry or does not sum to 1.
+    TypeError
+        If candidate_rows is a string.
     """
 
     candidate_rows: Sequence[Hashable]
@@ -64,13 +81,17 @@ class CandidateState:
             raise ValueError(f"posterior must be one-dimensional, got shape {post.shape}")
         if len(post) != len(self.candidate_rows):
             raise ValueError(
-                f"posterior has {len(post)} entries for {len(self.candidate_rows)} candidates")
+                f"Length mismatch: {len(self.candidate_rows)} candidates but the posterior "
+                f"has {len(post)} entries")
         if len(post):
             if not np.all(np.isfinite(post)) or np.any(post < 0):
                 raise ValueError("posterior must be finite and non-negative")
             total = float(post.sum())
-            if not math.isclose(total, 1.0, rel_tol=1e-9, abs_tol=1e-9):
-                raise ValueError(f"posterior must sum to 1, got {total!r}")
+            if abs(total - 1.0) > POSTERIOR_SUM_TOLERANCE:
+                raise ValueError(f"Posterior must sum to 1, got {total!r}; normalise it "
+                                 "(posterior / posterior.sum()) first")
+            if total != 1.0:  # rounding drift within the tolerance: make it exact
+                post = post / total
         self.posterior = post
         self.observed_cols = set(self.observed_cols or ())
         self.observed_values = dict(self.observed_values or {})
@@ -205,10 +226,12 @@ class CandidateState:
         Raises
         ------
         ValueError
-            If likelihoods has the wrong length, contains a negative or
-            non-finite value, or drives the total posterior mass to zero
-            (evidence impossible under every candidate: the candidate set is
-            wrong, not merely narrowed).
+            If likelihoods has the wrong length ("Expected N likelihoods"),
+            contains a negative or non-finite value, or drives the total
+            posterior mass to zero (a :class:`rowvoi.errors.InfeasibleError`
+            whose message says "zero likelihood": the evidence is
+            impossible under every candidate, so the candidate set is wrong,
+            not merely narrowed).
 
         Examples
         --------
@@ -224,7 +247,8 @@ class CandidateState:
             raise ValueError(f"likelihoods must be a sequence of numbers: {exc}") from None
         if lik.ndim != 1 or len(lik) != len(self.candidate_rows):
             raise ValueError(
-                f"likelihoods has {lik.size} entries for {len(self.candidate_rows)} candidates")
+                f"Expected {len(self.candidate_rows)} likelihoods (one per candidate), "
+                f"got {lik.size}")
         # The engine checks every entry (finite, >= 0) and the total mass;
         # its errors are ValueErrors naming "likelihoods[i]".
         post = _belief.reweight(self.posterior, lik)

@@ -27,9 +27,29 @@ Conventions
   ``scores``, each ``(n_queries, n_found)`` where ``n_found = min(k,
   eligible vectors)``; a single 1-D query gives 1-D arrays.
 * **Bad input** raises a ``ValueError`` naming the argument: vectors of the
-  wrong dimension, NaN or infinite components, zero vectors under cosine,
-  ``k < 1``. Loading a damaged or foreign file raises
+  wrong dimension, NaN or infinite components, values too large for float32
+  (:class:`rowvoi.errors.RangeError`), zero vectors under cosine, ``k < 1``
+  -- the same errors from both indexes, for vectors and queries alike. ``k``
+  larger than the index is fine (fewer results come back; nothing is
+  allocated for the missing ones). Loading a damaged or foreign file raises
   :class:`rowvoi.errors.IndexFormatError`.
+* **Threads**: every method of both indexes is thread-safe. Each index owns
+  one phase-fair reader-writer lock (:class:`rowvoi._rwlock.RWLock`):
+  reads (search, rescore, ids, get, ``len``, ``in``, sizes, save,
+  to_bytes, pickling) share it and run concurrently with the GIL released;
+  changes (add, remove, compact) take it alone, wait for running reads and
+  hold back new ones, so a change is never starved by back-to-back searches
+  (nor the searches by back-to-back changes). ``dim``, ``metric``,
+  ``storage`` and ``rescore_factor`` never change and are read without it.
+* **Files**: every file is written to a temporary sibling, fsynced and
+  renamed into place (mode ``0666 & ~umask``, like any new file), so a crash
+  leaves the previous index loadable; :meth:`HNSWIndex.save` publishes its
+  several files at once through its manifest (see there). Temporaries left
+  by a killed save are removed by the next save once their process is gone.
+* **Copies**: ``pickle`` and :func:`copy.deepcopy` give an independent index
+  that searches identically (through :meth:`FlatIndex.to_bytes`, the saved
+  file's bytes, and hnswlib's own serialisation), so indexes can be sent to
+  ``multiprocessing`` workers.
 
 Examples
 --------
@@ -51,17 +71,25 @@ import hashlib
 import json
 import numbers
 import os
-import tempfile
-from collections.abc import Callable, Iterable
+import pickle
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from rowvoi import _flat
-from rowvoi.errors import IndexFormatError
+from rowvoi._atomic import atomic_write_bytes, fsync_dir, is_stale_tag, owner_tag
+from rowvoi._rwlock import RWLock
+from rowvoi.errors import IndexFormatError, RvIOError, raise_for_status
+from rowvoi.idset import IdSet, _as_id_array, as_idset
 
-__all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES"]
+__all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES",
+           "FILTER_EXACT_RATIO"]
 
 METRICS = ("cosine", "ip", "l2")
 STORAGES = ("float32", "float16", "int8")
@@ -120,44 +148,32 @@ def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
             f"{name} has shape {np.shape(x)}; expected (n, {dim}) or ({dim},) "
             f"for this {dim}-dimensional index"
         )
-    return np.ascontiguousarray(arr, dtype=np.float32), single
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.ascontiguousarray(arr, dtype=np.float32)
+    if out.dtype != arr.dtype and not np.isfinite(out).all():
+        # the first bad component: if it was finite before the conversion,
+        # it overflowed -- say so, not "must be finite" (the engine names
+        # NaN and infinite input itself)
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
+        if np.isfinite(arr[i, j]):
+            raise_for_status(
+                4, "RV_E_RANGE",
+                f"{name}[{i}][{j}] = {float(arr[i, j])!r} overflows float32 (largest "
+                f"magnitude {float(np.finfo(np.float32).max):.8g}): scale the vectors down")
+    return out, single
 
 
 def _as_ids(name: str, ids: Any, n: int | None = None) -> np.ndarray:
-    arr = np.asarray(ids)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.size == 0:
-        arr = arr.astype(np.int64)
-    if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must be a 1-D array of integers, got dtype {arr.dtype} "
-                        f"and shape {arr.shape}")
+    arr = _as_id_array(name, ids)
     if n is not None and arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} entries for {n} vectors")
-    if arr.size and (arr.min() < 0 or (arr.dtype == np.uint64 and arr.max() > _flat.MAX_ID)):
-        bad = arr[arr < 0][0] if arr.min() < 0 else arr.max()
-        raise ValueError(f"{name} contains {bad}: ids must be in 0 .. {_flat.MAX_ID}")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    return arr
 
 
 def _shape_result(ids: np.ndarray, scores: np.ndarray, single: bool) -> SearchResult:
     if single:
         return SearchResult(ids[0], scores[0])
     return SearchResult(ids, scores)
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
@@ -211,6 +227,12 @@ class FlatIndex:
     n_threads : int
         Default threads for searches; 0 means all cores.
 
+    Notes
+    -----
+    Thread-safety: every method may be called from any thread at any time
+    (see the module notes); searches share the index, changes take it alone
+    and are never starved.
+
     Examples
     --------
     >>> import numpy as np
@@ -242,48 +264,66 @@ class FlatIndex:
             raise ValueError(f"storage={storage!r}: expected one of {', '.join(STORAGES)}")
         rescore_factor = _check_int("rescore_factor", rescore_factor, 1, 1024)
         self.n_threads = _threads("n_threads", n_threads)
-        self._h = _flat.FlatHandle.create(dim, metric, storage, rescore_factor)
+        self._setup(_flat.FlatHandle.create(dim, metric, storage, rescore_factor))
+
+    def _setup(self, handle: Any) -> None:
+        self._h = handle
+        self._lock = RWLock()
+        # fixed for the life of the handle, so read without the lock
+        self._dim = handle.dim
+        self._metric = handle.metric
+        self._storage = handle.storage
+        self._rescore_factor = handle.rescore_factor
 
     @classmethod
     def _wrap(cls, handle: Any, n_threads: int = 0) -> FlatIndex:
         self = cls.__new__(cls)
-        self._h = handle
         self.n_threads = n_threads
+        self._setup(handle)
         return self
+
+    def __reduce__(self):
+        # pickle and copy.deepcopy: through the saved file's bytes
+        return (_flat_from_state, (self.to_bytes(), self.n_threads))
 
     # properties --------------------------------------------------------
     @property
     def dim(self) -> int:
         """Vector dimension."""
-        return self._h.dim
+        return self._dim
 
     @property
     def metric(self) -> str:
         """``"cosine"``, ``"ip"`` or ``"l2"``."""
-        return self._h.metric
+        return self._metric
 
     @property
     def storage(self) -> str:
         """``"float32"``, ``"float16"`` or ``"int8"``."""
-        return self._h.storage
+        return self._storage
 
     @property
     def rescore_factor(self) -> int:
         """Candidate pool per result for compact storage."""
-        return self._h.rescore_factor
+        return self._rescore_factor
 
     @property
     def n_deleted(self) -> int:
         """Removed vectors whose storage :meth:`compact` would reclaim."""
-        return self._h.n_deleted
+        with self._lock.read():
+            return self._h.n_deleted
 
     def __len__(self) -> int:
-        return self._h.size
+        with self._lock.read():
+            return self._h.size
 
     def __contains__(self, id: object) -> bool:
         if isinstance(id, bool) or not isinstance(id, numbers.Integral):
             return False
-        return 0 <= int(id) <= _flat.MAX_ID and self._h.contains(int(id))
+        if not 0 <= int(id) <= _flat.MAX_ID:
+            return False
+        with self._lock.read():
+            return self._h.contains(int(id))
 
     def __repr__(self) -> str:
         return (f"FlatIndex(dim={self.dim}, metric={self.metric!r}, storage={self.storage!r}, "
@@ -328,7 +368,8 @@ class FlatIndex:
         """
         arr, _ = _as_matrix("vectors", vectors, self.dim)
         idarr = None if ids is None else _as_ids("ids", ids, arr.shape[0])
-        return self._h.add(arr, idarr)
+        with self._lock.write():
+            return self._h.add(arr, idarr)
 
     def remove(self, ids: Any) -> int:
         """Remove vectors by id; returns how many were removed.
@@ -347,28 +388,34 @@ class FlatIndex:
         >>> ix.ids()
         array([0, 2])
         """
-        return self._h.remove(_as_ids("ids", ids))
+        idarr = _as_ids("ids", ids)
+        with self._lock.write():
+            return self._h.remove(idarr)
 
     def compact(self) -> None:
         """Reclaim the storage of removed vectors (ids and order are kept)."""
-        self._h.compact()
+        with self._lock.write():
+            self._h.compact()
 
     # reading -----------------------------------------------------------
     def ids(self) -> np.ndarray:
         """Live ids in insertion order (int64)."""
-        return self._h.ids()
+        with self._lock.read():
+            return self._h.ids()
 
     def get(self, ids: Any) -> np.ndarray:
         """Stored vectors of the given ids, ``(n, dim)`` float32 (unit vectors
         under cosine)."""
-        return self._h.get(_as_ids("ids", ids))
+        idarr = _as_ids("ids", ids)
+        with self._lock.read():
+            return self._h.get(idarr)
 
     def search(
         self,
         queries: Any,
         k: int = 10,
         *,
-        filter: Iterable[int] | None = None,
+        filter: IdSet | Iterable[int] | None = None,
         n_threads: int | None = None,
         exact: bool = False,
         rescore_factor: int | None = None,
@@ -380,9 +427,14 @@ class FlatIndex:
         queries : array_like
             ``(n_queries, dim)`` or one ``(dim,)`` vector.
         k : int
-            Results per query (>= 1).
-        filter : iterable of int, optional
-            Only these ids may be returned (unknown ids are ignored).
+            Results per query (>= 1); at most the number of eligible vectors
+            come back, and buffers are sized by that, not by ``k``.
+        filter : IdSet or iterable of int, optional
+            Only these ids may be returned (ids not in the index are
+            ignored; each must be in ``0 .. MAX_ID``). Applied inside the
+            scan: only the panels of 16 rows holding an allowed vector are
+            scored, so the top-k is exact among the allowed vectors and a
+            small filter is cheap.
         n_threads : int, optional
             Threads for this search (0: all cores); the result is the same for
             any count.
@@ -410,12 +462,13 @@ class FlatIndex:
         k = _check_int("k", k, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
         rf = 0 if rescore_factor is None else _check_int("rescore_factor", rescore_factor, 1, 1024)
-        allow = None
-        if filter is not None:
-            allow = np.fromiter((int(i) for i in filter), dtype=np.int64) \
-                if not isinstance(filter, np.ndarray) else np.asarray(filter)
-            allow = _as_ids("filter", allow[allow >= 0] if allow.size else allow)
-        ids, scores, found = self._h.search(arr, k, threads, rf, bool(exact), allow)
+        flt = as_idset(filter)
+        fcap = flt._capsule() if flt is not None else None
+        with self._lock.read():
+            # never allocate result slots for more vectors than can be found
+            cap = self._h.size if flt is None else min(self._h.size, len(flt))
+            ids, scores, found = self._h.search(arr, min(k, max(1, cap)), threads, rf,
+                                                bool(exact), fcap)
         return _shape_result(ids[:, :found], scores[:, :found], single)
 
     def rescore(self, queries: Any, candidates: Any, k: int = 10, *,
@@ -429,13 +482,14 @@ class FlatIndex:
         candidates : array_like of int
             ``(n_queries, n_cand)`` ids (``-1`` = none; repeats count once).
         k : int
-            Results per query.
+            Results per query; rows have ``min(k, n_cand)`` columns (no
+            query can have more results than candidates).
 
         Returns
         -------
         SearchResult
-            Rows shorter than k (fewer candidates) are padded with id -1 and
-            score NaN.
+            Rows shorter than that (repeated or ``-1`` candidates) are padded
+            with id -1 and score NaN.
 
         Examples
         --------
@@ -451,15 +505,21 @@ class FlatIndex:
         if cand.ndim != 2 or cand.shape[0] != arr.shape[0] or not np.issubdtype(cand.dtype, np.integer):
             raise ValueError(f"candidates must be an integer array of shape ({arr.shape[0]}, n_cand), "
                              f"got {cand.dtype} {cand.shape}")
-        k = _check_int("k", k, 1)
+        k = min(_check_int("k", k, 1), max(1, cand.shape[1]))
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
-        ids, scores, _ = self._h.rescore(arr, np.ascontiguousarray(cand, dtype=np.int64), k, threads)
+        cand = np.ascontiguousarray(cand, dtype=np.int64)
+        with self._lock.read():
+            ids, scores, _ = self._h.rescore(arr, cand, k, threads)
         return _shape_result(ids, scores, single)
 
     # files -------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        """Write the index to ``path`` atomically (temporary file, fsync,
-        rename). Only live vectors are written.
+        """Write the index to ``path`` atomically (temporary sibling, fsync,
+        rename, fsync of the directory; mode ``0666 & ~umask``). Only live
+        vectors are written. A temporary left by a killed save is removed by
+        the next save to the same path once its process is gone.
+
+        Thread-safety: a read -- runs alongside searches; changes wait.
 
         Examples
         --------
@@ -472,7 +532,9 @@ class FlatIndex:
         >>> back.storage, len(back), back.search([0, 1, 2], k=1).ids
         ('int8', 4, array([0]))
         """
-        self._h.save(os.fspath(path))
+        path = os.fspath(path)
+        with self._lock.read():
+            self._h.save(path)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, n_threads: int = 0) -> FlatIndex:
@@ -488,11 +550,68 @@ class FlatIndex:
         """
         return cls._wrap(_flat.FlatHandle.load(os.fspath(path)), _threads("n_threads", n_threads))
 
+    def to_bytes(self) -> bytes:
+        """The bytes :meth:`save` would write (also what ``pickle`` and
+        :func:`copy.deepcopy` use).
+
+        Examples
+        --------
+        >>> import copy
+        >>> ix = FlatIndex(2, metric="ip")
+        >>> _ = ix.add([[1, 0], [0, 1]], ids=[4, 9])
+        >>> back = FlatIndex.from_bytes(ix.to_bytes())
+        >>> back.ids(), copy.deepcopy(ix).search([0, 1], k=1).ids
+        (array([4, 9]), array([9]))
+        """
+        with self._lock.read():
+            return self._h.to_bytes()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, n_threads: int = 0) -> FlatIndex:
+        """Inverse of :meth:`to_bytes`; errors as :meth:`load`."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, not {type(data).__name__}")
+        return cls._wrap(_flat.FlatHandle.from_bytes(bytes(data)), _threads("n_threads", n_threads))
+
+
+def _flat_from_state(data: bytes, n_threads: int) -> FlatIndex:
+    """Unpickle a :class:`FlatIndex` (module level, so pickle can name it)."""
+    return FlatIndex.from_bytes(data, n_threads=n_threads)
+
 
 # --------------------------------------------------------------- HNSWIndex
 
-_HNSW_FORMAT = 1
+#: Version of ``hnsw.json``. Version 2 names the generation's part files;
+#: version 1 (fixed names ``hnsw.bin`` and ``exact.rvf``) still loads.
+_HNSW_FORMAT = 2
+_HNSW_READS = (1, 2)
 _HNSW_SPACE = {"cosine": "cosine", "ip": "ip", "l2": "l2"}
+_MANIFEST = "hnsw.json"
+_V1_PARTS = ("hnsw.bin", "exact.rvf")
+# part files of a generation: hnsw.<n>.<tag>.bin, exact.<n>.<tag>.rvf, and the
+# temporaries of the engine's save of the latter (exact.<n>.<tag>.rvf.tmp-...)
+_PART = re.compile(r"^(?:hnsw|exact)\.(?P<n>[0-9]+)\.(?P<tag>[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16})"
+                   r"\.(?:bin|rvf)(?:\.tmp-.+)?$")
+
+#: Test hook: called with a stage name at each step of :meth:`HNSWIndex.save`
+#: (``"graph"``, ``"exact"``, ``"manifest"``, ``"committed"``). None, and
+#: never set by rowvoi itself; kill tests set it in a child process.
+_save_hook: Callable[[str], None] | None = None
+
+
+def _stage(name: str) -> None:
+    if _save_hook is not None:
+        _save_hook(name)
+
+#: :meth:`HNSWIndex.filter_route`: a filter allowing ``m`` ids of an index
+#: of ``n`` is answered by the exact twin when ``m * m <= FILTER_EXACT_RATIO
+#: * n``.  A filtered graph walk costs about ``c_walk * n / m`` (it visits
+#: nodes until ``ef`` allowed ones turn up), the exact scan about ``c_scan *
+#: m`` (one float32 row per allowed vector); they cross at ``m =
+#: sqrt(c_walk / c_scan * n)``.  ``bench/filters.py`` measured ``c_walk /
+#: c_scan`` ~ 580 on 50,000 384-d vectors (M=16, ef=64): the switch at
+#: ~5,400 allowed (11%); the model puts it at ~24,000 of 1,000,000 (2.4%).
+FILTER_EXACT_RATIO: float = 580.0
 
 
 def _import_hnswlib() -> Any:
@@ -504,6 +623,120 @@ def _import_hnswlib() -> Any:
             "(set HNSWLIB_NO_NATIVE=1 when building it for other machines)"
         ) from exc
     return hnswlib
+
+
+def _corrupt(msg: str) -> IndexFormatError:
+    return IndexFormatError(f"RV_E_CORRUPT: {msg}", 6, "RV_E_CORRUPT")
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_manifest(d: Path) -> dict:
+    """The parsed ``hnsw.json`` of directory d, checked for shape; raises
+    IndexFormatError for anything that is not a saved HNSWIndex."""
+    try:
+        meta = json.loads((d / _MANIFEST).read_text())
+    except NotADirectoryError as exc:
+        raise _corrupt(f"{d} is a file, not a saved HNSWIndex (HNSWIndex.save writes a "
+                       "directory)") from exc
+    except FileNotFoundError as exc:
+        what = "does not exist: no" if not d.exists() else "has no"
+        raise _corrupt(f"{d} {what} {_MANIFEST}; not a saved HNSWIndex") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _corrupt(f"{d / _MANIFEST}: not valid JSON ({exc})") from exc
+    keys = ("format", "format_version", "dim", "metric", "M", "ef_construction", "ef",
+            "seed", "max_elements", "element_count", "size", "hnsw_sha256")
+    if not isinstance(meta, dict) or meta.get("format") != "rowvoi-hnsw" or any(
+            key not in meta for key in keys):
+        raise _corrupt(f"{d / _MANIFEST}: not a rowvoi HNSW description")
+    if meta["format_version"] not in _HNSW_READS:
+        raise IndexFormatError(
+            f"RV_E_VERSION: {d}: HNSW format version {meta['format_version']}; this rowvoi "
+            f"reads versions {', '.join(map(str, _HNSW_READS))}: save the index again with "
+            "the rowvoi that wrote it, or rebuild it", 7, "RV_E_VERSION")
+    if meta["format_version"] == 1:
+        meta["hnsw_file"], meta["exact_file"], meta["generation"] = (*_V1_PARTS, 0)
+        meta["superseded"] = []
+    superseded = meta.get("superseded")
+    if not isinstance(superseded, list) or not all(
+            isinstance(n, str) and (n in _V1_PARTS or _PART.match(n)) for n in superseded):
+        raise _corrupt(f"{d / _MANIFEST}: superseded is not a list of part file names")
+    for key in ("hnsw_file", "exact_file"):
+        name = meta.get(key)
+        if not isinstance(name, str) or not (name in _V1_PARTS or _PART.match(name)):
+            raise _corrupt(f"{d / _MANIFEST}: {key} is not a part file name")
+    if not isinstance(meta.get("generation"), int) or meta["metric"] not in METRICS:
+        raise _corrupt(f"{d / _MANIFEST}: not a rowvoi HNSW description")
+    return meta
+
+
+def _clean_parts(d: Path, keep: set[str], replaced: set[str]) -> None:
+    """After a commit: remove the parts of the generation the commit replaced,
+    and parts (or their temporaries) of generations whose saving process is
+    gone. Parts of live processes' saves in progress stay."""
+    try:
+        entries = list(os.scandir(d))
+    except OSError:
+        return
+    for e in entries:
+        if e.name in keep:
+            continue
+        try:
+            if e.name in replaced:
+                os.unlink(e.path)
+                continue
+            m = _PART.match(e.name)
+            if m and is_stale_tag(m.group("tag"), e.stat(follow_symlinks=False).st_mtime):
+                os.unlink(e.path)
+        except OSError:
+            continue
+
+
+class _EfGate:
+    """hnswlib keeps one search ``ef`` per index (``set_ef``), read by every
+    ``knn_query``. Searches share the graph only with searches of the same
+    ``ef``; a search wanting another ``ef`` waits for the graph to drain
+    (and holds back newcomers meanwhile), then sets it."""
+
+    __slots__ = ("_cond", "_ef", "_users", "_waiting")
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._ef: int | None = None
+        self._users = 0
+        self._waiting: Counter[int] = Counter()
+
+    def _others_waiting(self, ef: int) -> bool:
+        return any(n for e, n in self._waiting.items() if e != ef)
+
+    @contextmanager
+    def use(self, graph: Any, ef: int) -> Iterator[None]:
+        with self._cond:
+            self._waiting[ef] += 1
+            try:
+                while self._users and (self._ef != ef or self._others_waiting(ef)):
+                    self._cond.wait()
+            finally:
+                self._waiting[ef] -= 1
+                if not self._waiting[ef]:
+                    del self._waiting[ef]
+            if self._ef != ef:
+                graph.set_ef(ef)
+                self._ef = ef
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._users -= 1
+                if not self._users:
+                    self._cond.notify_all()
 
 
 class HNSWIndex:
@@ -539,6 +772,17 @@ class HNSWIndex:
         Threads used by :meth:`add`. The default, 1, makes the graph (and so
         every result) deterministic; more threads build faster but insert in
         a varying order.
+
+    Notes
+    -----
+    Thread-safety: every method may be called from any thread at any time.
+    The index owns one phase-fair reader-writer lock: searches, ``get``,
+    ``ids``, ``len``, ``in``, :meth:`save` and pickling share it; :meth:`add`
+    and :meth:`remove` take it alone and are never starved. hnswlib keeps a
+    single search ``ef`` per graph, so concurrent searches asking for
+    different ``ef`` values (or ``exact_rescore`` pools) take turns; searches
+    with the same ``ef`` run together. Change the index through its own
+    methods only, not through :attr:`exact`.
 
     Examples
     --------
@@ -581,6 +825,19 @@ class HNSWIndex:
         self._g = hnswlib.Index(space=_HNSW_SPACE[metric], dim=dim)
         self._g.init_index(max_elements=max_elements, M=self.M,
                            ef_construction=self.ef_construction, random_seed=self.seed)
+        self._lock = RWLock()
+        self._gate = _EfGate()
+
+    def __reduce__(self):
+        # pickle and copy.deepcopy: hnswlib serialises its graph itself; both
+        # parts are turned into bytes here, under the lock, not later by the
+        # pickler (an add could run by then)
+        with self._lock.read():
+            state = {"M": self.M, "ef_construction": self.ef_construction, "ef": self.ef,
+                     "seed": self.seed, "n_threads": self.n_threads,
+                     "exact": self._exact.to_bytes(),
+                     "graph": pickle.dumps(self._g, protocol=pickle.HIGHEST_PROTOCOL)}
+        return (_hnsw_from_state, (state,))
 
     # properties --------------------------------------------------------
     @property
@@ -596,14 +853,17 @@ class HNSWIndex:
     @property
     def exact(self) -> FlatIndex:
         """The flat twin holding the same vectors (int8 scan copy; pass
-        ``exact=True`` to its search for exact answers)."""
+        ``exact=True`` to its search for exact answers). Read it; change the
+        index only through :class:`HNSWIndex` methods."""
         return self._exact
 
     def __len__(self) -> int:
-        return len(self._exact)
+        with self._lock.read():
+            return len(self._exact)
 
     def __contains__(self, id: object) -> bool:
-        return id in self._exact
+        with self._lock.read():
+            return id in self._exact
 
     def __repr__(self) -> str:
         return (f"HNSWIndex(dim={self.dim}, metric={self.metric!r}, M={self.M}, "
@@ -611,11 +871,13 @@ class HNSWIndex:
 
     def ids(self) -> np.ndarray:
         """Live ids in insertion order."""
-        return self._exact.ids()
+        with self._lock.read():
+            return self._exact.ids()
 
     def get(self, ids: Any) -> np.ndarray:
         """Stored vectors (unit vectors under cosine)."""
-        return self._exact.get(ids)
+        with self._lock.read():
+            return self._exact.get(ids)
 
     # mutation ----------------------------------------------------------
     def add(self, vectors: Any, ids: Any = None) -> np.ndarray:
@@ -637,32 +899,55 @@ class HNSWIndex:
         """
         arr, _ = _as_matrix("vectors", vectors, self.dim)
         idarr = None if ids is None else _as_ids("ids", ids, arr.shape[0])
-        assigned = self._exact.add(arr, idarr)  # validates everything first
-        if len(assigned) == 0:
+        with self._lock.write():
+            assigned = self._exact.add(arr, idarr)  # validates everything first
+            if len(assigned) == 0:
+                return assigned
+            try:
+                need = self._g.get_current_count() + len(assigned)
+                if need > self._g.get_max_elements():
+                    self._g.resize_index(max(need, 2 * self._g.get_max_elements()))
+                # hnswlib normalises cosine vectors itself; give it the same unit
+                # vectors the exact twin holds so both score identically.
+                data = self._exact.get(assigned) if self.metric == "cosine" else arr
+                self._g.add_items(data, assigned.astype(np.uint64),
+                                  num_threads=self.n_threads or -1)
+            except BaseException:
+                self._exact.remove(assigned)
+                raise
             return assigned
-        try:
-            need = self._g.get_current_count() + len(assigned)
-            if need > self._g.get_max_elements():
-                self._g.resize_index(max(need, 2 * self._g.get_max_elements()))
-            # hnswlib normalises cosine vectors itself; give it the same unit
-            # vectors the exact twin holds so both score identically.
-            data = self._exact.get(assigned) if self.metric == "cosine" else arr
-            self._g.add_items(data, assigned.astype(np.uint64),
-                              num_threads=self.n_threads or -1)
-        except BaseException:
-            self._exact.remove(assigned)
-            raise
-        return assigned
 
     def remove(self, ids: Any) -> int:
         """Remove vectors by id (hnswlib marks them deleted)."""
         idarr = _as_ids("ids", ids)
-        n = self._exact.remove(idarr)
-        for i in idarr:
-            self._g.mark_deleted(int(i))
-        return n
+        with self._lock.write():
+            n = self._exact.remove(idarr)
+            for i in idarr:
+                self._g.mark_deleted(int(i))
+            return n
 
     # search ------------------------------------------------------------
+    def filter_route(self, n_allowed: int) -> str:
+        """Which search answers a filter that allows ``n_allowed`` ids.
+
+        ``"exact"`` -- the exact twin, scanning only the allowed vectors,
+        exact top-k -- when ``n_allowed ** 2 <= FILTER_EXACT_RATIO *
+        len(self)``, else ``"hnsw"`` (hnswlib's walk with a filter
+        callback). With few allowed nodes a walk visits many disallowed ones
+        before it finds ``ef`` allowed, while the exact scan costs one panel
+        of 16 vectors per allowed vector; ``bench/filters.py`` measured where
+        the two cross (``bench/results/filters.md``).
+
+        Examples
+        --------
+        >>> h = HNSWIndex(8)
+        >>> _ = h.add(np.random.default_rng(0).normal(size=(1000, 8)))
+        >>> h.filter_route(10), h.filter_route(900)
+        ('exact', 'hnsw')
+        """
+        n_allowed = _check_int("n_allowed", n_allowed, 0)
+        return "exact" if n_allowed * n_allowed <= FILTER_EXACT_RATIO * len(self) else "hnsw"
+
     def _to_scores(self, dist: np.ndarray) -> np.ndarray:
         if self.metric == "l2":
             return dist.astype(np.float32)
@@ -674,7 +959,7 @@ class HNSWIndex:
         k: int = 10,
         *,
         ef: int | None = None,
-        filter: Iterable[int] | None = None,
+        filter: IdSet | Iterable[int] | None = None,
         n_threads: int | None = None,
         exact_rescore: bool | int = False,
     ) -> SearchResult:
@@ -683,15 +968,21 @@ class HNSWIndex:
         Parameters
         ----------
         queries : array_like
-            ``(n_queries, dim)`` or ``(dim,)``.
+            ``(n_queries, dim)`` or ``(dim,)``; checked as
+            :meth:`FlatIndex.search` checks them (NaN, infinite, too large
+            for float32, or zero under cosine: the same errors).
         k : int
             Results per query.
         ef : int, optional
             Candidate list size for this search (default: the index's
             ``ef``); raised to the number of results asked of the graph.
-        filter : iterable of int, optional
-            Only these ids may be returned. When the graph cannot reach k
-            allowed vectors, the exact twin answers instead.
+        filter : IdSet or iterable of int, optional
+            Only these ids may be returned. A filter of at most
+            :meth:`filter_route` ``"exact"`` size is answered by the exact
+            twin (exact top-k, and cheaper than walking a graph where few
+            nodes qualify); a larger one by hnswlib's filter callback. When
+            the graph cannot reach k allowed vectors, the exact twin answers
+            too.
         n_threads : int, optional
             Query threads (0: all cores); each query is independent, so the
             result does not depend on it.
@@ -706,51 +997,87 @@ class HNSWIndex:
         Returns
         -------
         SearchResult
+
+        Examples
+        --------
+        >>> h = HNSWIndex(2)
+        >>> _ = h.add([[1, 0], [0, 1]])
+        >>> h.search([0, 0], k=1)
+        Traceback (most recent call last):
+        ...
+        rowvoi.errors.InvalidArgumentError: RV_E_INVALID_ARG: queries[0] is a zero vector, which has no cosine
         """
         arr, single = _as_matrix("queries", queries, self.dim)
+        # the engine's own query checks, so both indexes reject the same input
+        self._exact._h.check_queries(arr)
         k = _check_int("k", k, 1)
         ef_q = self.ef if ef is None else _check_int("ef", ef, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
-        allowed: set[int] | None = None
-        n_avail = len(self)
-        if filter is not None:
-            allowed = {int(i) for i in filter if i in self._exact}
-            n_avail = len(allowed)
+        flt = as_idset(filter)
         if exact_rescore is True:
             pool = max(4 * k, 2 * ef_q)
         elif exact_rescore is False or exact_rescore is None:
             pool = k
         else:
-            pool = _check_int("exact_rescore", exact_rescore, 1)
-            pool = max(pool, k)
-        pool = min(pool, n_avail)
-        kk = min(k, n_avail)
-        if kk == 0:
-            empty = np.empty((arr.shape[0], 0))
-            return _shape_result(empty.astype(np.int64), empty.astype(np.float32), single)
-        self._g.set_ef(max(ef_q, pool))
-        fn: Callable[[int], bool] | None = None
-        if allowed is not None:
-            fn = allowed.__contains__
-        try:
-            labels, dist = self._g.knn_query(arr, k=pool, num_threads=threads or -1, filter=fn)
-        except RuntimeError:
-            # hnswlib could not collect `pool` results (a tight filter or a
-            # graph cut off by deletions): answer exactly instead.
-            return self._exact.search(arr[0] if single else arr, k, filter=allowed,
-                                      n_threads=threads, exact=True)
-        labels = labels.astype(np.int64)
-        if pool > k or exact_rescore:
-            return self._exact.rescore(arr[0] if single else arr,
-                                       labels[0] if single else labels, kk, n_threads=threads)
+            pool = max(_check_int("exact_rescore", exact_rescore, 1), k)
+        with self._lock.read():
+            n_avail = len(self._exact)
+            if flt is not None:
+                if self.filter_route(len(flt)) == "exact":
+                    return self._exact.search(arr[0] if single else arr, k, filter=flt,
+                                              n_threads=threads, exact=True)
+                n_avail = min(n_avail, len(flt))  # hnswlib raises if fewer qualify
+            pool = min(pool, n_avail)
+            kk = min(k, n_avail)
+            if kk == 0:
+                empty = np.empty((arr.shape[0], 0))
+                return _shape_result(empty.astype(np.int64), empty.astype(np.float32), single)
+            fn: Callable[[int], bool] | None = None
+            if flt is not None:
+                fn = flt.as_frozenset().__contains__
+            try:
+                with self._gate.use(self._g, max(ef_q, pool)):
+                    labels, dist = self._g.knn_query(arr, k=pool, num_threads=threads or -1,
+                                                     filter=fn)
+            except RuntimeError:
+                # hnswlib could not collect `pool` results (a tight filter or a
+                # graph cut off by deletions): answer exactly instead.
+                return self._exact.search(arr[0] if single else arr, k, filter=flt,
+                                          n_threads=threads, exact=True)
+            labels = labels.astype(np.int64)
+            if pool > k or exact_rescore:
+                return self._exact.rescore(arr[0] if single else arr,
+                                           labels[0] if single else labels, kk,
+                                           n_threads=threads)
         return _shape_result(labels, self._to_scores(dist), single)
 
     # files -------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        """Write the index into directory ``path``: ``hnsw.bin`` (hnswlib),
-        ``exact.rvf`` (the exact twin) and ``hnsw.json`` (parameters and a
-        SHA-256 of ``hnsw.bin``, written last). Each file is written to a
-        temporary name and renamed into place.
+        """Write the index into directory ``path``, atomically as a whole.
+
+        The directory holds one *generation* of part files --
+        ``hnsw.<n>.<tag>.bin`` (hnswlib's graph) and ``exact.<n>.<tag>.rvf``
+        (the exact twin) -- and the manifest ``hnsw.json`` (parameters, the
+        part names and a SHA-256 of the graph). A save writes and fsyncs the
+        new generation's parts beside the current ones, then replaces
+        ``hnsw.json`` atomically (temporary, fsync, rename): that rename is
+        the one commit point, so a crash at any moment leaves a directory
+        that loads either the previous index or the new one, never a mix.
+        After the commit the replaced generation's parts are deleted (the
+        manifest lists them as ``superseded``, so the next save deletes them
+        if this one is killed first), as are parts left by saves whose
+        process is gone (``<tag>`` names the host and process; the rule of
+        :mod:`rowvoi._atomic`). Files get mode
+        ``0666 & ~umask``. A manifest was chosen over writing a new directory
+        and renaming it because a non-empty directory cannot be renamed over
+        another atomically on POSIX; the manifest keeps ``path`` a plain
+        directory, as before. Directories saved by earlier versions (fixed
+        names ``hnsw.bin`` and ``exact.rvf``) still load, and are converted
+        by the next save.
+
+        Thread-safety: a read -- runs alongside searches; changes wait.
+        Two saves to one directory at once are safe (the later commit
+        wins), but keep to one writer per directory.
 
         Examples
         --------
@@ -759,42 +1086,72 @@ class HNSWIndex:
         >>> _ = h.add(np.arange(40.0).reshape(10, 4))
         >>> d = tempfile.mkdtemp()
         >>> h.save(d)
+        >>> h.save(d)  # replaces the first generation
+        >>> sorted(name.split(".")[0] for name in os.listdir(d))
+        ['exact', 'hnsw', 'hnsw']
         >>> back = HNSWIndex.load(d)
         >>> back.M, len(back), back.search([1, 1, 1, 1], k=2).ids
         (8, 10, array([9, 8]))
         """
         d = Path(path)
+        if d.exists() and not d.is_dir():
+            raise NotADirectoryError(f"{d} is a file; HNSWIndex.save writes a directory")
         d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="hnsw.bin.tmp-", dir=d)
-        os.close(fd)
-        try:
-            self._g.save_index(tmp)
-            with open(tmp, "rb") as fh:
-                digest = hashlib.sha256()
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-                os.fsync(fh.fileno())
-            os.replace(tmp, d / "hnsw.bin")
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        self._exact.save(d / "exact.rvf")
-        meta = {
-            "format": "rowvoi-hnsw",
-            "format_version": _HNSW_FORMAT,
-            "dim": self.dim,
-            "metric": self.metric,
-            "M": self.M,
-            "ef_construction": self.ef_construction,
-            "ef": self.ef,
-            "seed": self.seed,
-            "max_elements": int(self._g.get_max_elements()),
-            "element_count": int(self._g.get_current_count()),
-            "size": len(self),
-            "hnsw_sha256": digest.hexdigest(),
-        }
-        _atomic_write_bytes(d / "hnsw.json", json.dumps(meta, indent=1).encode())
+        with self._lock.read():
+            try:
+                old = _read_manifest(d)
+            except IndexFormatError:
+                old = None
+            # what this commit supersedes: the current generation, and any
+            # generation an earlier commit superseded but did not get to delete
+            replaced = set() if old is None else {
+                old["hnsw_file"], old["exact_file"],
+                *(name for name in old["superseded"] if (d / name).exists())}
+            n = 1 if old is None else old["generation"] + 1
+            tag = owner_tag()
+            graph = d / f"hnsw.{n}.{tag}.bin"
+            exact = d / f"exact.{n}.{tag}.rvf"
+            try:
+                self._g.save_index(str(graph))
+                digest = _sha256_file(graph)
+                fd = os.open(graph, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                _stage("graph")
+                self._exact.save(exact)
+                _stage("exact")
+                fsync_dir(d)
+                meta = {
+                    "format": "rowvoi-hnsw",
+                    "format_version": _HNSW_FORMAT,
+                    "generation": n,
+                    "hnsw_file": graph.name,
+                    "exact_file": exact.name,
+                    "superseded": sorted(replaced),
+                    "dim": self.dim,
+                    "metric": self.metric,
+                    "M": self.M,
+                    "ef_construction": self.ef_construction,
+                    "ef": self.ef,
+                    "seed": self.seed,
+                    "max_elements": int(self._g.get_max_elements()),
+                    "element_count": int(self._g.get_current_count()),
+                    "size": len(self._exact),
+                    "hnsw_sha256": digest,
+                }
+                _stage("manifest")
+                atomic_write_bytes(d / _MANIFEST, json.dumps(meta, indent=1).encode())
+            except BaseException:
+                for part in (graph, exact):
+                    try:
+                        part.unlink()
+                    except OSError:
+                        pass
+                raise
+        _stage("committed")
+        _clean_parts(d, keep={graph.name, exact.name}, replaced=replaced)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, n_threads: int = 1) -> HNSWIndex:
@@ -803,52 +1160,78 @@ class HNSWIndex:
         Raises
         ------
         rowvoi.errors.IndexFormatError
-            A file is missing, altered or of another format version (the
-            graph file is checked against its SHA-256 before hnswlib reads
-            it).
+            ``path`` is a file or not a saved index, a part is missing,
+            altered or of another format version (the graph file is checked
+            against its SHA-256 before hnswlib reads it).
+        OSError
+            A file exists but cannot be read (permissions).
         """
-        hnswlib = _import_hnswlib()
         d = Path(path)
+        meta = _read_manifest(d)
+        for _ in range(5):
+            try:
+                return cls._load_generation(d, meta, n_threads)
+            except _PartMissing as missing:
+                # a save may have committed a newer generation and removed
+                # this one between our reads: follow the manifest
+                newer = _read_manifest(d)
+                if (newer["hnsw_file"], newer["exact_file"]) == (meta["hnsw_file"],
+                                                                 meta["exact_file"]):
+                    raise _corrupt(f"{missing.args[0]}: missing (named by "
+                                   f"{d / _MANIFEST}); the index is incomplete") from None
+                meta = newer
+        raise _corrupt(f"{d}: the index kept changing while it was being loaded")
+
+    @classmethod
+    def _load_generation(cls, d: Path, meta: dict, n_threads: int) -> HNSWIndex:
+        hnswlib = _import_hnswlib()
+        graph, exact_path = d / meta["hnsw_file"], d / meta["exact_file"]
         try:
-            meta = json.loads((d / "hnsw.json").read_text())
-        except FileNotFoundError as exc:
-            raise IndexFormatError(f"{d}: no hnsw.json; not a saved HNSWIndex", 6,
-                                   "RV_E_CORRUPT") from exc
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise IndexFormatError(f"{d / 'hnsw.json'}: not valid JSON ({exc})", 6,
-                                   "RV_E_CORRUPT") from exc
-        keys = ("format", "format_version", "dim", "metric", "M", "ef_construction", "ef",
-                "seed", "max_elements", "element_count", "size", "hnsw_sha256")
-        if not isinstance(meta, dict) or meta.get("format") != "rowvoi-hnsw" or any(
-                key not in meta for key in keys):
-            raise IndexFormatError(f"{d / 'hnsw.json'}: not a rowvoi HNSW description", 6,
-                                   "RV_E_CORRUPT")
-        if meta["format_version"] != _HNSW_FORMAT:
-            raise IndexFormatError(
-                f"{d}: HNSW format version {meta['format_version']}; this rowvoi reads "
-                f"version {_HNSW_FORMAT}", 7, "RV_E_VERSION")
-        graph = d / "hnsw.bin"
+            digest = _sha256_file(graph)
+        except FileNotFoundError:
+            raise _PartMissing(graph) from None
+        if digest != meta["hnsw_sha256"]:
+            raise _corrupt(f"{graph}: checksum mismatch (altered or truncated)")
+        if not exact_path.is_file():
+            raise _PartMissing(exact_path)
         try:
-            with open(graph, "rb") as fh:
-                digest = hashlib.sha256()
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-        except FileNotFoundError as exc:
-            raise IndexFormatError(f"{graph}: missing", 6, "RV_E_CORRUPT") from exc
-        if digest.hexdigest() != meta["hnsw_sha256"]:
-            raise IndexFormatError(f"{graph}: checksum mismatch (altered or truncated)", 6,
-                                   "RV_E_CORRUPT")
-        exact = FlatIndex.load(d / "exact.rvf")
+            exact = FlatIndex.load(exact_path)
+        except RvIOError:
+            if not exact_path.exists():
+                raise _PartMissing(exact_path) from None
+            raise
         if exact.dim != meta["dim"] or exact.metric != meta["metric"] or len(exact) != meta["size"]:
-            raise IndexFormatError(f"{d}: exact.rvf does not match hnsw.json", 6, "RV_E_CORRUPT")
+            raise _corrupt(f"{d}: {exact_path.name} does not match {_MANIFEST}")
         self = cls.__new__(cls)
         self.M, self.ef_construction, self.ef = meta["M"], meta["ef_construction"], meta["ef"]
         self.seed = meta["seed"]
         self.n_threads = _threads("n_threads", n_threads)
         self._exact = exact
         self._g = hnswlib.Index(space=_HNSW_SPACE[meta["metric"]], dim=meta["dim"])
-        self._g.load_index(str(graph), max_elements=int(meta["max_elements"]))
+        try:
+            self._g.load_index(str(graph), max_elements=int(meta["max_elements"]))
+        except RuntimeError:
+            if not graph.exists():
+                raise _PartMissing(graph) from None
+            raise
         if self._g.get_current_count() != meta["element_count"]:
-            raise IndexFormatError(f"{graph}: element count does not match hnsw.json", 6,
-                                   "RV_E_CORRUPT")
+            raise _corrupt(f"{graph}: element count does not match {_MANIFEST}")
+        self._lock = RWLock()
+        self._gate = _EfGate()
         return self
+
+
+class _PartMissing(Exception):
+    """A part named by the manifest is not there (internal to load)."""
+
+
+def _hnsw_from_state(state: dict) -> HNSWIndex:
+    """Unpickle an :class:`HNSWIndex` (module level, so pickle can name it)."""
+    self = HNSWIndex.__new__(HNSWIndex)
+    self.M, self.ef_construction, self.ef = state["M"], state["ef_construction"], state["ef"]
+    self.seed, self.n_threads = state["seed"], state["n_threads"]
+    self._exact = FlatIndex.from_bytes(state["exact"])
+    self._g = pickle.loads(state["graph"])
+    self._lock = RWLock()
+    self._gate = _EfGate()
+    return self

@@ -81,6 +81,20 @@ def _texts(texts: Any) -> list[str]:
     return items
 
 
+def _utf8(items: list[str]) -> list[bytes]:
+    """The texts as UTF-8; a text that cannot be encoded (a lone surrogate
+    such as ``"\\ud800"``) raises ValueError naming the text and position,
+    the same from every embedder."""
+    out = []
+    for i, t in enumerate(items):
+        try:
+            out.append(t.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"texts[{i}] is not encodable as UTF-8: {exc.reason} "
+                             f"at position {exc.start}") from exc
+    return out
+
+
 def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
@@ -172,15 +186,7 @@ class HashingEmbedder:
         ValueError
             A text cannot be encoded as UTF-8 (a lone surrogate), naming it.
         """
-        items = _texts(texts)
-        encoded = []
-        for i, t in enumerate(items):
-            try:
-                encoded.append(t.encode("utf-8"))
-            except UnicodeEncodeError as exc:
-                raise ValueError(f"texts[{i}] is not encodable as UTF-8: {exc.reason} "
-                                 f"at position {exc.start}") from exc
-        return self._h.embed(encoded, self.n_threads)
+        return self._h.embed(_utf8(_texts(texts)), self.n_threads)
 
 
 # ------------------------------------------------------------------ MiniLM
@@ -674,8 +680,12 @@ class MiniLMEmbedder:
         ------
         TypeError
             ``texts`` is a single string or holds a non-string.
+        ValueError
+            A text cannot be encoded as UTF-8 (a lone surrogate), naming it
+            and the position, as :meth:`HashingEmbedder.embed` does.
         """
         items = _texts(texts)
+        _utf8(items)  # the tokenizer would fail on a lone surrogate, unnamed
         out = np.zeros((len(items), MINILM_DIM), dtype=np.float32)
         if not items:
             return out

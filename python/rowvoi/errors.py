@@ -29,6 +29,7 @@ __all__ = [
     "InternalError",
     "SolverUnavailableError",
     "NotProvenOptimalWarning",
+    "QueryError",
     "raise_for_status",
 ]
 
@@ -93,6 +94,28 @@ class SolverUnavailableError(RuntimeError):
     is an ln(m) approximation and ILP is exact, so returning one where the
     caller asked for the other is a silent correctness change.
     """
+
+
+class QueryError(ValueError):
+    """A structured query (or its schema) is invalid: every problem at once.
+
+    Raised by :mod:`rowvoi.query` before anything runs. ``problems`` holds
+    one message per problem, each naming the field at fault (``filters.age.$gt``)
+    and what is allowed there; ``str(err)`` lists them all.
+
+    >>> err = QueryError(["limit: must be a positive integer, got 'ten'"])
+    >>> isinstance(err, ValueError), err.problems
+    (True, ("limit: must be a positive integer, got 'ten'",))
+    """
+
+    def __init__(self, problems: str | list[str] | tuple[str, ...]):
+        items = (problems,) if isinstance(problems, str) else tuple(problems)
+        self.problems: tuple[str, ...] = items
+        if len(items) == 1:
+            text = items[0]
+        else:
+            text = f"{len(items)} problems:\n" + "\n".join(f"  - {p}" for p in items)
+        super().__init__(text)
 
 
 class NotProvenOptimalWarning(UserWarning):

@@ -104,12 +104,13 @@ def resolve_columns(df: pd.DataFrame, columns: Sequence[Hashable] | None,
 
 
 def resolve_costs(df: pd.DataFrame, costs: Mapping[Hashable, float] | None,
-                  columns: Sequence[Hashable]) -> np.ndarray:
+                  columns: Sequence[Hashable], what: str = "column") -> np.ndarray:
     """Costs of `columns` as float64 (1.0 when missing).
 
     Every cost given for a column in use must be finite and > 0 (ValueError
-    naming the column); a cost for a label that is not a column of df is a
-    ValueError (a typo would otherwise be silently ignored).
+    naming the column, which the message calls a ``what``); a cost for a
+    label that is not a column of df is a ValueError (a typo would otherwise
+    be silently ignored).
     """
     out = np.ones(len(columns), dtype=np.float64)
     if costs is None:
@@ -121,7 +122,7 @@ def resolve_costs(df: pd.DataFrame, costs: Mapping[Hashable, float] | None,
         raise ValueError(f"costs name columns that are not in df: {unknown[:5]!r}")
     pos = {c: i for i, c in enumerate(columns)}
     for col, value in costs.items():
-        v = check_cost(col, value, "column")
+        v = check_cost(col, value, what)
         if col in pos:
             out[pos[col]] = v
     return out
@@ -134,7 +135,7 @@ def encode_series(s: pd.Series, name: Hashable) -> np.ndarray:
     columns with a compact range are coded by a lookup table instead of
     hashing, in value order rather than order of appearance.
     """
-    if s.dtype.kind in "iub" and len(s):
+    if isinstance(s.dtype, np.dtype) and s.dtype.kind in "iub" and len(s):
         values = s.to_numpy()
         lo, hi = int(values.min()), int(values.max())
         if hi - lo <= 4 * len(values) + 64:

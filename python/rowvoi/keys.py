@@ -164,6 +164,47 @@ def _pairs(n: int) -> int:
     return n * (n - 1) // 2
 
 
+def duplicates_message(unresolved: int, groups: Sequence[Sequence[Hashable]]) -> str:
+    """The error text for rows no key can tell apart (first 5 groups, 6 rows each)."""
+    shown = "; ".join(", ".join(repr(r) for r in g[:6]) for g in groups[:5])
+    return (f"no key exists: {unresolved} row pair(s) are identical on every "
+            f"considered column (duplicate rows: {shown}); drop the duplicates, "
+            "add a distinguishing column, or allow them with epsilon_pairs")
+
+
+def check_path_options(objective: Any, weighting: Any) -> None:
+    """Validate plan_path's objective and weighting (ValueError naming the choices)."""
+    if objective not in ("pair_coverage", "entropy"):
+        raise ValueError(
+            f"unknown objective {objective!r}; choose 'pair_coverage' or 'entropy'")
+    if weighting not in ("uniform", "pair_idf"):
+        raise ValueError(f"unknown weighting {weighting!r}; choose 'uniform' or 'pair_idf'")
+    if objective == "entropy" and weighting != "uniform":
+        raise ValueError("objective='entropy' measures row clusters and takes no pair "
+                         "weights; use weighting='uniform'")
+
+
+def build_path(columns: Sequence[Hashable], costs: np.ndarray, order: Sequence[int],
+               newly: Sequence[int], gains: Sequence[float] | None, n_pairs: int) -> KeyPath:
+    """A :class:`KeyPath` from a greedy run's column indices, newly resolved
+    pairs and (weighted objectives only) gains."""
+    steps = []
+    cum_cost = 0.0
+    cum = 0
+    cum_w = 0.0
+    for k, (j, new) in enumerate(zip(order, newly)):
+        c = float(costs[j])
+        cum_cost += c
+        cum += int(new)
+        w = None
+        if gains is not None:
+            w = float(gains[k])
+            cum_w += w
+        steps.append(KeyPathStep(columns[j], int(new), cum, n_pairs, c, cum_cost, w,
+                                 cum_w if gains is not None else None))
+    return KeyPath(steps)
+
+
 class KeyProblem:
     """Deterministic key-finding problem for a fixed subset of rows.
 
@@ -265,12 +306,7 @@ class KeyProblem:
     def _check_duplicates(self, allowed: int, unresolved: int) -> None:
         """Raise when `unresolved` pairs (identical rows) exceed what is allowed."""
         if unresolved > allowed:
-            groups = self.duplicate_groups()
-            shown = "; ".join(", ".join(repr(r) for r in g[:6]) for g in groups[:5])
-            raise ValueError(
-                f"no key exists: {unresolved} row pair(s) are identical on every "
-                f"considered column (duplicate rows: {shown}); drop the duplicates, "
-                "add a distinguishing column, or allow them with epsilon_pairs")
+            raise ValueError(duplicates_message(unresolved, self.duplicate_groups()))
 
     def _explicit_engine(self, why: str) -> Any:
         if self._engine is None:
@@ -377,14 +413,7 @@ class KeyProblem:
         KeyPath
             Ordered sequence with coverage information.
         """
-        if objective not in ("pair_coverage", "entropy"):
-            raise ValueError(
-                f"unknown objective {objective!r}; choose 'pair_coverage' or 'entropy'")
-        if weighting not in ("uniform", "pair_idf"):
-            raise ValueError(f"unknown weighting {weighting!r}; choose 'uniform' or 'pair_idf'")
-        if objective == "entropy" and weighting != "uniform":
-            raise ValueError("objective='entropy' measures row clusters and takes no pair "
-                             "weights; use weighting='uniform'")
+        check_path_options(objective, weighting)
         n = self.n_pairs
         if n == 0:
             return KeyPath([])
@@ -399,21 +428,7 @@ class KeyProblem:
             weights = np.where(counts > 0, 1.0 / np.maximum(counts, 1.0), 1.0)
             order, newly, gain = engine.plan_path("coverage", weights)
             gains = gain.tolist()
-        steps = []
-        cum_cost = 0.0
-        cum = 0
-        cum_w = 0.0
-        for k, (j, new) in enumerate(zip(order.tolist(), newly.tolist())):
-            c = float(self._costs[j])
-            cum_cost += c
-            cum += int(new)
-            w = None
-            if gains is not None:
-                w = float(gains[k])
-                cum_w += w
-            steps.append(KeyPathStep(self.columns[j], int(new), cum, n, c, cum_cost, w,
-                                     cum_w if gains is not None else None))
-        return KeyPath(steps)
+        return build_path(self.columns, self._costs, order.tolist(), newly.tolist(), gains, n)
 
 
 def pairwise_coverage(df: pd.DataFrame, rows: Sequence[Hashable],

@@ -8,8 +8,13 @@ posting would (``exhaustive=True`` does that, for checking).
 
 Conventions
 -----------
-* **Document ids** are ``0, 1, 2, ...`` in the order documents were added;
-  they are never reused, and deleting or compacting does not change them.
+* **Document ids** are the caller's: ``add(documents, ids=[...])`` files
+  each document under an ``int64`` id in ``0 .. MAX_ID`` (a corpus passes
+  its record ids), as :meth:`rowvoi.dense.FlatIndex.add` does. Without
+  ``ids`` the documents get the next ids: one past the largest id ever
+  added, so ``0, 1, 2, ...`` for an index fed without ids. Results,
+  :meth:`~BM25Index.explain`, :meth:`~BM25Index.doc` and
+  :meth:`~BM25Index.delete` speak these ids.
 * **Scores** are ``float32``; results come in score order, ties broken by
   the lower id. Only documents containing at least one query term are
   returned, so fewer than ``k`` results is normal, and a query without a
@@ -21,14 +26,28 @@ Conventions
   method weight for weight.
 * **Empty documents** (or only stopwords) get an id and count in the
   statistics but never match.
-* **Deletes** are tombstones: deleted documents are never returned, but they
-  keep counting in N, document frequencies and the average length until
-  :meth:`BM25Index.compact` (as in Lucene). Compaction keeps the ids.
-* **Threads**: searches release the GIL and run concurrently;
-  :meth:`BM25Index.search_batch` spreads queries over threads and returns
-  the same results for any ``n_threads``. Changes (add, delete, compact,
-  set_params) wait for running searches and block new ones until done, so
-  an index may be shared between Python threads.
+* **Changes are incremental**: an add indexes only the new documents, a
+  delete takes a document out of the results *and* the statistics (N,
+  document frequencies, average length) at once, so scores always equal
+  those of an index built from the live documents alone. A deleted id may
+  be added again with new text. :meth:`BM25Index.compact` only reclaims the
+  memory of deleted documents; it changes no score and no id.
+* **Filters**: ``search(..., filter=ids)`` ranks only documents whose id is
+  in ``ids`` (an :class:`rowvoi.idset.IdSet` or any iterable of ids), inside
+  the kernel, so the top-k is exact and a small filter is cheap.
+* **Threads**: a :class:`BM25Index` may be shared between threads; every
+  method is thread-safe. Each index owns one phase-fair reader-writer lock
+  (:class:`rowvoi._rwlock.RWLock`): reads (searches, explain, sizes,
+  statistics, documents, vocabulary, save, to_bytes, pickling) share it and
+  run concurrently with the GIL released; changes (add, delete, compact,
+  set_params) take it alone, wait for running reads and hold back new ones,
+  so a change is never starved by back-to-back searches (nor the searches
+  by back-to-back changes). :meth:`BM25Index.search_batch` also spreads its
+  queries over threads and returns the same results for any ``n_threads``.
+* **Copies**: ``pickle`` and :func:`copy.deepcopy` go through
+  :meth:`BM25Index.to_bytes` (the saved file's bytes), so a copy is an
+  independent index that searches identically, and indexes can be sent to
+  ``multiprocessing`` workers.
 
 Examples
 --------
@@ -48,16 +67,16 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import threading
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rowvoi import _bm25
+from rowvoi._rwlock import RWLock
 from rowvoi.errors import RvError
+from rowvoi.idset import IdSet, _as_id_array, as_idset
 from rowvoi.text import Analyzer
 
 __all__ = [
@@ -93,6 +112,8 @@ class SearchResult:
         Work done: ``n_query_terms`` (distinct known terms), ``docs_scored``,
         ``postings_scored`` and ``postings_total`` (postings in the query
         terms' lists); pruning shows as ``postings_scored < postings_total``.
+        With a filter, ``filter_docs`` (live documents it allows) and
+        ``filter_direct`` (True when they were scored one by one).
     """
 
     ids: np.ndarray
@@ -177,46 +198,6 @@ class Explanation:
         return float(np.float32(acc))
 
 
-class _RWLock:
-    """Many readers or one writer.  The engine lets searches run at once on
-    one index but needs exclusive access to change it, and both release the
-    GIL, so Python threads must take turns here rather than race in C."""
-
-    __slots__ = ("_cond", "_readers", "_writer")
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writer = False
-
-    @contextmanager
-    def read(self):
-        with self._cond:
-            while self._writer:
-                self._cond.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
-
-    @contextmanager
-    def write(self):
-        with self._cond:
-            while self._writer or self._readers:
-                self._cond.wait()
-            self._writer = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writer = False
-                self._cond.notify_all()
-
-
 def _check_k(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(f"k must be an int, not {k!r}")
@@ -282,6 +263,12 @@ class BM25Index:
         BM25L / BM25+ lower bound (default 0.5 / 1.0); other variants take
         none.
 
+    Notes
+    -----
+    Thread-safety: every method may be called from any thread at any time
+    (see the module notes): reads share the index's lock, changes take it
+    alone and are never starved.
+
     Examples
     --------
     >>> index = BM25Index(k1=0.9, b=0.4)
@@ -294,6 +281,16 @@ class BM25Index:
     [2, 1]
     >>> index.n_docs, len(index)
     (3, 2)
+
+    Caller ids and filters:
+
+    >>> shop = BM25Index()
+    >>> shop.add(["red shoes", "red hat", "blue shoes"], ids=[101, 205, 307]).tolist()
+    [101, 205, 307]
+    >>> shop.search("red shoes").ids.tolist()
+    [101, 205, 307]
+    >>> shop.search("red shoes", filter=[205, 307]).ids.tolist()
+    [205, 307]
     """
 
     __slots__ = ("_core", "_lock")
@@ -313,67 +310,92 @@ class BM25Index:
             raise TypeError(f"analyzer must be a rowvoi.text.Analyzer, not {type(analyzer).__name__}")
         variant, k1, b, delta = _check_params(variant, k1, b, delta)
         self._core = _bm25.BM25Core.create(analyzer._engine_options(), variant, k1, b, delta)
-        self._lock = _RWLock()
+        self._lock = RWLock()
 
     @classmethod
     def _wrap(cls, core: Any) -> "BM25Index":
         self = cls.__new__(cls)
         self._core = core
-        self._lock = _RWLock()
+        self._lock = RWLock()
         return self
 
+    def __reduce__(self):
+        # pickle and copy.deepcopy: through the saved file's bytes
+        return (BM25Index.from_bytes, (self.to_bytes(),))
+
     # ------------------------------------------------------------- building
-    def add(self, documents: Iterable[str | bytes]) -> np.ndarray:
+    def add(self, documents: Iterable[str | bytes], ids: Any = None) -> np.ndarray:
         """Analyse and index documents; returns their ids (``int64``).
 
-        All or nothing: if any document fails (``bytes`` that are not valid
-        UTF-8 under ``on_invalid_utf8="error"``), nothing is added and the
-        :class:`ValueError` names the document and byte offset.
+        Parameters
+        ----------
+        documents : iterable of str or bytes
+            The texts (``bytes`` are UTF-8).
+        ids : array_like of int, optional
+            One id per document, each in ``0 .. MAX_ID``, distinct and not
+            live in the index (a deleted id may come back with new text). By
+            default the documents get the next ids: one past the largest id
+            ever added.
+
+        Cost is proportional to the new documents (their postings), not to
+        the index. All or nothing: if anything fails -- an id that is
+        negative, repeated or already live (:class:`ValueError` naming it),
+        ``bytes`` that are not valid UTF-8 under ``on_invalid_utf8="error"``
+        (the :class:`ValueError` names the document and byte offset) --
+        nothing is added.
 
         >>> index = BM25Index()
         >>> index.add(["alpha", ""]).tolist(), index.add(["beta"]).tolist()
         ([0, 1], [2])
+        >>> index.add(["gamma"], ids=[40]).tolist(), index.add(["delta"]).tolist()
+        ([40], [41])
         """
         docs = _check_texts("documents", documents)
+        idarr = None
+        if ids is not None:
+            idarr = _as_id_array("ids", ids)
+            if idarr.shape[0] != len(docs):
+                raise ValueError(f"ids has {idarr.shape[0]} entries for {len(docs)} documents")
         try:
             with self._lock.write():
-                first, n = self._core.add(docs)
+                return self._core.add(docs, idarr)
         except RvError as e:
             # the engine names its C parameter; name the Python one
             raise type(e)(str(e).replace(": texts[", ": documents[", 1), e.code,
                           e.status_name) from None
-        return np.arange(first, first + n, dtype=np.int64)
 
     def delete(self, ids: Iterable[int] | int) -> int:
-        """Delete documents by id; returns how many were newly deleted.
+        """Delete documents by id; returns how many were deleted.
 
-        Ids already deleted are skipped; an id never handed out raises
-        :class:`ValueError` (nothing is deleted). Deleted documents keep
-        counting in the statistics until :meth:`compact`.
+        They leave the results and the statistics at once. Raises
+        :class:`ValueError` naming the first id that is not live (unknown or
+        already deleted) or an id given twice; nothing is deleted then.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["apple pie", "apple tart"], ids=[7, 8])
+        >>> index.delete([7]), 7 in index, 8 in index
+        (1, False, True)
         """
         arr = np.atleast_1d(np.asarray(ids))
         if arr.size and not np.issubdtype(arr.dtype, np.integer):
             raise TypeError(f"ids must be integers, not {arr.dtype}")
         arr = arr.astype(np.int64).ravel()
-        if arr.size and (arr.min() < 0 or arr.max() >= self.n_docs):
-            bad = int(arr[(arr < 0) | (arr >= self.n_docs)][0])
-            raise ValueError(f"document id {bad} out of range: the index has {self.n_docs} ids")
         with self._lock.write():
-            return int(self._core.delete(arr.astype(np.uint32)))
+            return int(self._core.delete(np.ascontiguousarray(arr)))
 
     def compact(self) -> None:
-        """Purge deleted documents from the posting lists and statistics.
+        """Reclaim the memory of deleted documents (their postings).
 
-        Ids do not change. Afterwards every score is exactly what an index
-        holding only the live documents (with the same ids) would give.
+        Ids, statistics and scores do not change: deleted documents left the
+        statistics when they were deleted. O(index).
 
         >>> index = BM25Index()
         >>> _ = index.add(["apple pie", "apple tart", "cherry pie"])
         >>> _ = index.delete([1])
-        >>> before = index.search("apple").scores[0]
+        >>> before = index.search("apple").scores.tolist()
         >>> index.compact()
-        >>> float(index.search("apple").scores[0]) > float(before)
-        True
+        >>> index.search("apple").scores.tolist() == before, index.n_docs
+        (True, 2)
         """
         with self._lock.write():
             self._core.compact()
@@ -387,43 +409,54 @@ class BM25Index:
         >>> index.params
         {'variant': 'bm25+', 'k1': 1.2, 'b': 0.75, 'delta': 1.0}
         """
-        cur = self.params
-        variant = cur["variant"] if variant is None else variant
-        if delta is None and variant == cur["variant"] and variant in _DEFAULT_DELTA:
-            delta = cur["delta"]
-        v, k1_, b_, d = _check_params(
-            variant, cur["k1"] if k1 is None else k1, cur["b"] if b is None else b, delta
-        )
         with self._lock.write():
+            cur = self._core.params()
+            variant = cur["variant"] if variant is None else variant
+            if delta is None and variant == cur["variant"] and variant in _DEFAULT_DELTA:
+                delta = cur["delta"]
+            v, k1_, b_, d = _check_params(
+                variant, cur["k1"] if k1 is None else k1, cur["b"] if b is None else b, delta
+            )
             self._core.set_params(v, k1_, b_, d)
 
     # --------------------------------------------------------------- search
-    def search(self, query: str | bytes, k: int = 10, *, exhaustive: bool = False) -> SearchResult:
+    def search(self, query: str | bytes, k: int = 10, *,
+               filter: IdSet | Iterable[int] | None = None,
+               exhaustive: bool = False) -> SearchResult:
         """The top ``k`` documents for a query (score desc, id asc).
 
-        ``exhaustive=True`` scores every posting instead of pruning; the
-        result is identical, only slower.
+        ``filter`` (an :class:`~rowvoi.idset.IdSet` or iterable of ids)
+        ranks only documents whose id is in it; the top-k is exact among
+        them (ids not in the index are ignored). ``exhaustive=True`` scores
+        every posting instead of pruning; the result is identical, only
+        slower.
 
         >>> index = BM25Index()
         >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
         >>> index.search("cats", k=5).ids.tolist()
         [0, 2]
+        >>> index.search("cats", k=5, filter=[1, 2]).ids.tolist()
+        [2]
         >>> index.search("", k=5).ids.tolist()
         []
         """
         _check_text("query", query)
-        k = min(_check_k(k), max(1, self.n_docs))  # no buffers larger than the index
+        flt = as_idset(filter)
+        k = _check_k(k)
+        cap = flt._capsule() if flt is not None else None
         with self._lock.read():
-            ids, scores, stats = self._core.search(query, k, bool(exhaustive))
-        return SearchResult(ids.astype(np.int64), scores, stats)
+            k = min(k, max(1, self._n_live()))  # no buffers larger than the index
+            ids, scores, stats = self._core.search(query, k, bool(exhaustive), cap)
+        return SearchResult(ids, scores, stats)
 
     def search_batch(self, queries: Sequence[str | bytes], k: int = 10, *,
+                     filter: IdSet | Iterable[int] | None = None,
                      n_threads: int = 0, exhaustive: bool = False) -> BatchResult:
         """Search many queries on ``n_threads`` threads (0: all cores).
 
-        Results do not depend on ``n_threads``. Rows have ``min(k, n_docs)``
-        columns (at least 1): no query can return more documents than the
-        index holds.
+        Results do not depend on ``n_threads``. Rows have ``min(k, live
+        documents)`` columns (at least 1): no query can return more
+        documents than the index holds. ``filter`` applies to every query.
 
         >>> index = BM25Index()
         >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
@@ -432,14 +465,16 @@ class BM25Index:
         ([[0, 2], [1, 2], [-1, -1]], [2, 2, 0])
         """
         qs = _check_texts("queries", queries)
-        k = min(_check_k(k), max(1, self.n_docs))
+        flt = as_idset(filter)
+        k = _check_k(k)
         if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
             raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
+        cap = flt._capsule() if flt is not None else None
         with self._lock.read():
-            ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads))
-        out = ids.astype(np.int64)
-        out[ids == _bm25.NO_DOC] = -1
-        return BatchResult(out, scores, counts.astype(np.int64))
+            k = min(k, max(1, self._n_live()))
+            ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads),
+                                                          cap)
+        return BatchResult(ids, scores, counts.astype(np.int64))
 
     def explain(self, query: str | bytes, doc_id: int) -> Explanation:
         """Per-term contributions to one document's score for a query.
@@ -456,48 +491,73 @@ class BM25Index:
         if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
             raise TypeError(f"doc_id must be an int, not {doc_id!r}")
         doc_id = int(doc_id)
-        if not 0 <= doc_id < self.n_docs:
-            raise ValueError(f"document id {doc_id} out of range: the index has {self.n_docs} ids")
+        if not 0 <= doc_id <= _bm25.MAX_ID:
+            raise ValueError(f"document id {doc_id} is not in the index")
         with self._lock.read():
             rows, score, dl = self._core.explain(query, doc_id)
             info = self._core.info()
-        terms = [
-            TermExplanation(self._core.term(t), int(qtf), int(tf), int(df), float(idf),
-                            float(w), float(c))
-            for (t, qtf, tf, df, idf, w, c) in rows
-        ]
-        unknown = []
-        for tok in self.analyzer.tokenize(query):
-            if self._core.lookup(tok) < 0 and tok not in unknown:
-                unknown.append(tok)
+            terms = [
+                TermExplanation(self._core.term(t), int(qtf), int(tf), int(df), float(idf),
+                                float(w), float(c))
+                for (t, qtf, tf, df, idf, w, c) in rows
+            ]
+            unknown = []
+            for tok in Analyzer._from_engine(self._core.analyzer()).tokenize(query):
+                if self._core.lookup(tok) < 0 and tok not in unknown:
+                    unknown.append(tok)
+            params = self._core.params()
         return Explanation(doc_id, float(score), int(dl), float(info["avgdl"]),
-                           int(info["n_stats_docs"]), self.params, terms, unknown)
+                           int(info["n_stats_docs"]), params, terms, unknown)
 
     # ----------------------------------------------------------- inspection
+    def _n_live(self) -> int:
+        # callers hold the lock
+        return int(self._core.info()["n_live"])
+
     @property
     def analyzer(self) -> Analyzer:
         """The analyzer documents and queries go through."""
-        return Analyzer._from_engine(self._core.analyzer())
+        with self._lock.read():
+            return Analyzer._from_engine(self._core.analyzer())
 
     @property
     def params(self) -> dict:
         """``{"variant", "k1", "b", "delta"}``."""
-        return self._core.params()
+        with self._lock.read():
+            return self._core.params()
 
     @property
     def n_docs(self) -> int:
-        """Document ids handed out (live, deleted and purged)."""
-        return int(self._core.info()["n_ids"])
+        """Documents held: live, and deleted ones until :meth:`compact`."""
+        with self._lock.read():
+            return int(self._core.info()["n_docs"])
 
     def __len__(self) -> int:
         """Number of live (searchable) documents."""
-        return int(self._core.info()["n_live"])
+        with self._lock.read():
+            return int(self._core.info()["n_live"])
+
+    def __contains__(self, doc_id: object) -> bool:
+        """Is a live document filed under ``doc_id``?"""
+        if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
+            return False
+        if not 0 <= int(doc_id) <= _bm25.MAX_ID:
+            return False
+        with self._lock.read():
+            return bool(self._core.contains(int(doc_id)))
+
+    def ids(self) -> np.ndarray:
+        """Live ids (``int64``) in the order their documents were added."""
+        with self._lock.read():
+            return self._core.ids()
 
     def stats(self) -> dict:
-        """Sizes and statistics: ``n_ids``, ``n_live``, ``n_tombstoned``,
-        ``n_stats_docs`` (N), ``total_len``, ``avgdl``, ``n_terms``,
-        ``n_postings``, ``n_segments``, ``memory_bytes``."""
-        return self._core.info()
+        """Sizes and statistics: ``n_docs``, ``n_live``, ``n_tombstoned``
+        (deleted, memory not yet reclaimed), ``n_stats_docs`` (N: the live
+        documents), ``total_len``, ``avgdl``, ``n_terms``, ``n_postings``,
+        ``n_segments``, ``memory_bytes``, ``next_id``."""
+        with self._lock.read():
+            return self._core.info()
 
     def doc_freq(self, term: str) -> int:
         """Documents containing an analysed term (0 when unknown).
@@ -508,24 +568,38 @@ class BM25Index:
         (2, 0)
         """
         _check_text("term", term)
-        t = self._core.lookup(term)
-        return 0 if t < 0 else int(self._core.doc_freq(t))
+        with self._lock.read():
+            t = self._core.lookup(term)
+            return 0 if t < 0 else int(self._core.doc_freq(t))
 
     def doc(self, doc_id: int) -> tuple[int, str]:
-        """``(length, state)`` of a document; state is ``"live"``,
-        ``"tombstoned"`` (deleted, still in the statistics) or ``"purged"``."""
-        if not 0 <= int(doc_id) < self.n_docs:
-            raise ValueError(f"document id {doc_id} out of range: the index has {self.n_docs} ids")
-        return self._core.doc(int(doc_id))
+        """``(length, state)`` of the latest document filed under ``doc_id``;
+        state is ``"live"``, ``"tombstoned"`` (deleted, memory not yet
+        reclaimed) or ``"purged"`` (deleted, postings dropped). Raises
+        :class:`ValueError` for an id the index does not hold (deleted ids
+        are forgotten by :meth:`compact`)."""
+        if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
+            raise TypeError(f"doc_id must be an int, not {doc_id!r}")
+        if not 0 <= int(doc_id) <= _bm25.MAX_ID:
+            raise ValueError(f"document id {doc_id} is not in the index")
+        with self._lock.read():
+            return self._core.doc(int(doc_id))
 
     def vocabulary(self) -> list[str]:
         """Every term in the dictionary, by term id."""
-        return self._core.vocabulary()
+        with self._lock.read():
+            return self._core.vocabulary()
 
     # ---------------------------------------------------------- persistence
     def save(self, path: str | os.PathLike) -> None:
-        """Write the index to ``path`` (via a temporary file renamed into
-        place, so a crash leaves the old file intact).
+        """Write the index to ``path`` atomically: a temporary sibling
+        (``PATH.tmp-HOST-PID-RAND``) is written, fsynced and renamed over
+        ``path``, so a crash leaves the old file or the new one, never a
+        mix. The file gets mode ``0666 & ~umask`` like any new file; a
+        temporary left by a killed save is removed by the next save to the
+        same path once its process is gone.
+
+        Thread-safety: a read -- runs alongside searches; changes wait.
 
         >>> import tempfile, os
         >>> index = BM25Index()
@@ -549,7 +623,15 @@ class BM25Index:
         return cls._wrap(_bm25.BM25Core.load(os.fspath(path)))
 
     def to_bytes(self) -> bytes:
-        """The saved file's bytes, in memory."""
+        """The saved file's bytes, in memory (also what ``pickle`` and
+        :func:`copy.deepcopy` use).
+
+        >>> import pickle
+        >>> index = BM25Index()
+        >>> _ = index.add(["pickled text", "other words"])
+        >>> pickle.loads(pickle.dumps(index)).search("text").ids.tolist()
+        [0]
+        """
         with self._lock.read():
             return self._core.to_bytes()
 
@@ -561,6 +643,8 @@ class BM25Index:
         return cls._wrap(_bm25.BM25Core.from_bytes(bytes(data)))
 
     def __repr__(self) -> str:
-        p = self.params
-        return (f"BM25Index(n_docs={self.n_docs}, live={len(self)}, variant={p['variant']!r}, "
-                f"k1={p['k1']}, b={p['b']})")
+        with self._lock.read():
+            p = self._core.params()
+            info = self._core.info()
+        return (f"BM25Index(n_docs={info['n_docs']}, live={info['n_live']}, "
+                f"variant={p['variant']!r}, k1={p['k1']}, b={p['b']})")

@@ -16,7 +16,9 @@ The noise model: when a column is observed, the true row's own value is seen
 with probability ``1 - noise``; otherwise one of the *other* values the
 column takes among the candidates, uniformly. The information gain and the
 posterior update use this same model, so a column on which every candidate
-agrees carries zero information at any noise level. See
+agrees carries zero information at any noise level, and a value that no
+candidate has leaves a noisy model's posterior unchanged (surprising, not
+disqualifying; an exact model filters every candidate out). See
 ``include/rowvoi/belief.h`` for the formulas; the gain of every column is
 computed in one O(candidates) pass per column by the C engine.
 
@@ -53,6 +55,7 @@ import pandas as pd
 from rowvoi import _belief, _candidates
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import UnknownLabelError, check_frame, resolve_columns, resolve_costs
+from rowvoi.policies import check_state, columns_to_consider, nothing_to_learn
 
 __all__ = ["RowVoiModel"]
 
@@ -168,12 +171,14 @@ class RowVoiModel:
         Returns
         -------
         RowVoiModel
-            ``self``, fitted.
+            ``self``, fitted. A frame without rows or columns is accepted:
+            its columns get empty frequency tables, and a model fitted on a
+            frame without columns has nothing to suggest (``col=None``).
 
         Raises
         ------
         ValueError
-            For a df without rows or columns, an unknown column in
+            For duplicate column names, an unknown column in
             ``discrete_cols`` (also a KeyError), or ``bins`` < 1.
 
         Examples
@@ -187,8 +192,6 @@ class RowVoiModel:
         ['(1.0, 2.5]', '(2.5, 4.0]']
         """
         check_frame(df)
-        if df.shape[0] == 0 or df.shape[1] == 0:
-            raise ValueError(f"df has shape {df.shape}: fit needs rows and columns")
         if not df.columns.is_unique:
             raise ValueError("df has duplicate column names")
         if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins < 1:
@@ -242,9 +245,10 @@ class RowVoiModel:
         return e
 
     # --------------------------------------------------------- encoding
-    def _check_fitted(self) -> None:
+    def _check_fitted(self, what: str = "using the model") -> None:
         if self.columns_ is None:
-            raise RuntimeError("this RowVoiModel is not fitted yet: call fit(df) first")
+            raise RuntimeError(f"RowVoiModel.fit() must be called before {what}: this "
+                               "model is not fitted yet")
 
     def _check_known(self, cols: Sequence[Hashable], what: str) -> None:
         known = set(self.columns_ or ())
@@ -270,10 +274,11 @@ class RowVoiModel:
                  value: Any) -> CandidateState:
         """The state after observing ``col == value`` under the model.
 
-        noise == 0: a hard filter on the (binned) value. noise > 0: the
-        posterior is reweighted by the noise model's likelihood; a value
-        that no candidate has is impossible under the model and raises
-        ValueError (from :meth:`CandidateState.reweight`).
+        noise == 0: a hard filter on the (binned) value (a value no
+        candidate has leaves the empty state). noise > 0: the posterior is
+        reweighted by the noise model's likelihood; a value that no candidate
+        has is surprising, not disqualifying, and leaves the posterior as it
+        was (the engine's ``rv_belief_likelihood``).
         """
         self._check_fitted()
         self._check_known([col], "column")
@@ -292,10 +297,7 @@ class RowVoiModel:
             new = CandidateState([rows[i] for i in kept.tolist()], post, cols, vals)
             _candidates.cache_positions(new, df, pos[kept.astype(np.int64)])
             return new
-        if code is None:
-            lik = np.zeros(len(enc.codes))
-        else:
-            lik = _belief.likelihood(enc.codes, code, self.noise)
+        lik = _belief.likelihood(enc.codes, enc.observed_code(value), self.noise)
         return state.reweight(lik, observed_col=col, observed_value=value)
 
     # ---------------------------------------------------------- suggest
@@ -303,7 +305,7 @@ class RowVoiModel:
                              candidate_cols: Sequence[Hashable] | None = None,
                              objective: Literal["mi", "mi_over_cost"] = "mi",
                              feature_costs: Mapping[Hashable, float] | None = None
-                             ) -> FeatureSuggestion | None:
+                             ) -> FeatureSuggestion:
         """Rank candidate columns by expected information gain; return the best.
 
         Each candidate column's expected gain I(R; Y_col | E) (bits) under the
@@ -328,27 +330,32 @@ class RowVoiModel:
         objective : {"mi", "mi_over_cost"}
             Ranking criterion, see above.
         feature_costs : Mapping[Hashable, float] or None
-            Cost per column (default 1.0; finite and > 0). Used for ranking
-            with "mi_over_cost"; reported as ``marginal_cost`` either way.
+            Cost per column (finite and > 0; a column left out costs 1.0).
+            Required with "mi_over_cost"; reported as ``marginal_cost``
+            either way.
 
         Returns
         -------
-        FeatureSuggestion or None
+        FeatureSuggestion
             ``col``, ``score`` (MI or MI/cost), ``expected_voi`` (expected
             information gain in bits), ``marginal_cost`` and ``debug``
-            (``entropy_before``, ``expected_entropy_after``,
+            (``entropy_before`` and ``entropy_after``, the expected entropy
+            of the posterior after observing ``col``, both floats in bits;
             ``column_entropy`` among the candidates, ``noise``, and
-            ``normalized_mi`` when ``normalize_cols``). None when nothing
-            informative is left: one candidate, or no column that tells
-            candidates apart.
+            ``normalized_mi`` when ``normalize_cols``). With one candidate
+            (nothing to learn) the first column to consider, at 0 bits.
+            ``col`` is None when no column is left to consider, or several
+            candidates remain and no column tells any of them apart.
 
         Raises
         ------
         RuntimeError
-            If the model is not fitted.
+            If the model is not fitted ("RowVoiModel.fit() must be called").
         ValueError
-            For an empty candidate set, an unknown objective, costs <= 0, or
-            columns unknown to df or to the model (a KeyError as well).
+            For an empty candidate set (when there are columns to consider),
+            an unknown objective, "mi_over_cost" without ``feature_costs``,
+            a cost that is not positive ("feature costs must be positive"),
+            or columns unknown to df or to the model (a KeyError as well).
 
         Examples
         --------
@@ -363,38 +370,49 @@ class RowVoiModel:
         >>> model.suggest_next_feature(df, state, objective="mi_over_cost",
         ...                            feature_costs={"b": 4.0}).col
         'a'
-        >>> model.suggest_next_feature(df, CandidateState.uniform([0])) is None
-        True
+        >>> s = model.suggest_next_feature(df, CandidateState.uniform([0]))
+        >>> s.col, s.expected_voi
+        ('a', 0.0)
         """
-        self._check_fitted()
+        self._check_fitted("suggest_next_feature()")
         check_frame(df)
-        from rowvoi.policies import check_state, columns_to_consider
-
-        check_state(state)
+        if not isinstance(state, CandidateState):
+            raise TypeError(f"state must be a CandidateState, got {type(state).__name__}")
         if objective not in ("mi", "mi_over_cost"):
             raise ValueError(f"objective must be 'mi' or 'mi_over_cost', got {objective!r}")
         if feature_costs is not None and not isinstance(feature_costs, Mapping):
             raise TypeError("feature_costs must be a mapping of column -> cost, got "
                             f"{type(feature_costs).__name__}")
+        if objective == "mi_over_cost" and feature_costs is None:
+            raise ValueError("feature_costs must be provided for objective 'mi_over_cost' "
+                             "(or use objective='mi' to rank by bits alone)")
         cols = columns_to_consider(df, state, candidate_cols)
         self._check_known(cols, "columns")
-        costs = resolve_costs(df, feature_costs, cols)
-        if not cols or len(state.candidate_rows) < 2:
-            return None
+        costs = resolve_costs(df, feature_costs, cols, "feature")
+        if not cols:
+            return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
+                                     debug={"entropy_before": state.entropy,
+                                            "entropy_after": state.entropy,
+                                            "reason": "no column left to consider"})
+        check_state(state)
+        if len(state.candidate_rows) == 1:
+            return nothing_to_learn(cols, costs, noise=self.noise, objective=objective)
         pos = _candidates.positions(df, state)
         codes = _candidates.encode_columns_at(df, cols, pos, transform=self._transform)
         res = _belief.mutual_information(codes, None, state.posterior, self.noise,
                                          costs if objective == "mi_over_cost" else None)
+        h = float(res["h_rows"])
         b = res["best"]
         if b < 0:
-            return None
+            return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
+                                     debug={"entropy_before": h, "entropy_after": h,
+                                            "reason": "no column tells the candidates apart"})
         col = cols[b]
         mi = float(res["mi"][b])
         cost = float(costs[b])
-        h = float(res["h_rows"])
         debug: dict[str, Any] = {
             "entropy_before": h,
-            "expected_entropy_after": max(0.0, h - mi),
+            "entropy_after": max(0.0, h - mi),
             "column_entropy": float(res["h_col"][b]),
             "noise": self.noise,
             "objective": objective,
@@ -465,7 +483,7 @@ class RowVoiModel:
         >>> [s.col for s in steps]
         ['a', 'b']
         """
-        self._check_fitted()
+        self._check_fitted("run_acquisition()")
         check_frame(df)
         if not isinstance(initial_state, CandidateState):
             raise TypeError("initial_state must be a CandidateState, got "
@@ -491,7 +509,7 @@ class RowVoiModel:
                 break
             s = self.suggest_next_feature(df, state, candidate_cols, objective=objective,
                                           feature_costs=feature_costs)
-            if s is None:
+            if s.col is None or not s.expected_voi:
                 break
             state = self._observe(df, state, s.col, df.at[true_row, s.col])
             history.append(s)

@@ -10,9 +10,11 @@ Conventions shared by every policy here:
 * Rows are labels (the DataFrame index); ``state.candidate_rows`` must all
   be in ``df.index``.
 * Columns already in ``state.observed_cols`` are never suggested again.
-* When nothing informative is left to ask -- one candidate, or every
-  remaining column agrees across the candidates -- ``suggest`` returns a
-  suggestion with ``col=None`` rather than a zero-information column.
+* One candidate left (nothing to learn): ``suggest`` returns the first
+  unobserved column with ``score`` and ``expected_voi`` 0.0, as the
+  reference package did; ``col=None`` only when no column is left.
+* Several candidates but no column that tells any of them apart:
+  ``suggest`` returns ``col=None`` rather than a zero-information column.
 * Ties go to the column that comes first (in ``candidate_cols``, or in
   ``df.columns``); scores equal up to 1e-12 (relative) count as ties.
 * An empty candidate set is a ``ValueError``: there is nothing to
@@ -139,6 +141,21 @@ def _none(entropy: float, **debug: Any) -> FeatureSuggestion:
                              debug={"entropy_before": entropy, **debug})
 
 
+def nothing_to_learn(cols: Sequence[Hashable], costs: np.ndarray, **debug: Any
+                     ) -> FeatureSuggestion:
+    """The suggestion for a single candidate: the first column, worth 0 bits.
+
+    ``col`` is None when ``cols`` is empty. Shared by the policies and
+    :meth:`rowvoi.ml.RowVoiModel.suggest_next_feature`.
+    """
+    info = {"entropy_before": 0.0, "entropy_after": 0.0,
+            "reason": "one candidate left: nothing to learn", **debug}
+    if not len(cols):
+        return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None, debug=info)
+    return FeatureSuggestion(cols[0], 0.0, expected_voi=0.0, marginal_cost=float(costs[0]),
+                             debug=info)
+
+
 def _nonnegative(codes: np.ndarray) -> np.ndarray:
     """Codes with every row remapped onto 0..k-1 where any code is negative
     (the set cover engine wants non-negative codes)."""
@@ -245,12 +262,15 @@ class GreedyCoveragePolicy:
             ``expected_voi`` the column's information gain in bits;
             ``debug`` has ``newly_covered_pairs`` and ``total_pairs`` (pairs
             still unresolved before this column). ``col`` is None when no
-            column separates a remaining pair.
+            column separates a remaining pair (see the module notes for a
+            single candidate).
         """
         check_frame(df)
         check_state(state)
         cols = columns_to_consider(df, state, candidate_cols)
         costs = resolve_costs(df, self.costs, cols)
+        if len(state.candidate_rows) == 1:
+            return nothing_to_learn(cols, costs, total_pairs=0, newly_covered_pairs=0)
         pos, post = _positive_candidates(df, state)
         h = state.entropy
         n = len(pos)
@@ -401,15 +421,16 @@ class MIPolicy:
         -------
         FeatureSuggestion
             Recommendation for the next column. ``col`` is None when the
-            model has nothing left to suggest.
+            model has nothing left to suggest (see
+            :meth:`rowvoi.ml.RowVoiModel.suggest_next_feature`).
         """
         check_state(state)
-        s = self.model.suggest_next_feature(df, state, candidate_cols,
-                                            objective=self.objective,
-                                            feature_costs=self.feature_costs)
-        if s is None:
-            return _none(state.entropy)
-        return s
+        # Without costs every column costs 1.0, so MI per cost is MI: the
+        # model asks for costs only when "mi_over_cost" has some to use.
+        objective = self.objective if self.feature_costs is not None else "mi"
+        return self.model.suggest_next_feature(df, state, candidate_cols,
+                                               objective=objective,
+                                               feature_costs=self.feature_costs)
 
 
 # ------------------------------------------------------- model-free MI
@@ -473,15 +494,29 @@ class CandidateMIPolicy:
         FeatureSuggestion
             ``expected_voi`` is the MI in bits, ``score`` the MI per cost
             (divided by H(R|E) when ``normalize``); ``debug`` has
-            ``entropy_before``, ``n_values`` and ``column_entropy``. ``col``
-            is None when no column is informative.
+            ``entropy_before``, ``entropy_after`` (expected, bits),
+            ``n_values`` and ``column_entropy``. With one candidate, the
+            first unobserved column at 0 bits; ``col`` is None when no
+            column is left, or none is informative among several candidates.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from rowvoi import CandidateState
+        >>> df = pd.DataFrame({"a": [0, 1], "b": [2, 3]})
+        >>> one = CandidateState.uniform([1], observed_cols={"a"})
+        >>> s = CandidateMIPolicy().suggest(df, one)
+        >>> s.col, s.expected_voi
+        ('b', 0.0)
         """
         check_frame(df)
         check_state(state)
         cols = columns_to_consider(df, state, candidate_cols)
         costs = resolve_costs(df, self.costs, cols)
         h = state.entropy
-        if not cols or len(state.candidate_rows) < 2:
+        if len(state.candidate_rows) == 1:
+            return nothing_to_learn(cols, costs)
+        if not cols:
             return _none(h)
         pos = _candidates.positions(df, state)
         codes = _candidates.encode_columns_at(df, cols, pos)
@@ -497,6 +532,7 @@ class CandidateMIPolicy:
         return FeatureSuggestion(
             cols[b], score, expected_voi=mi, marginal_cost=c,
             debug={"entropy_before": float(res["h_rows"]),
+                   "entropy_after": max(0.0, float(res["h_rows"]) - mi),
                    "n_values": int(res["n_values"][b]),
                    "column_entropy": float(res["h_col"][b])})
 
@@ -586,13 +622,15 @@ class RandomPolicy:
         FeatureSuggestion
             The column drawn, with its information gain in bits as both
             ``score`` and ``expected_voi``; ``col`` is None when no column is
-            informative.
+            informative (see the module notes for a single candidate).
         """
         check_frame(df)
         check_state(state)
         cols = columns_to_consider(df, state, candidate_cols)
         h = state.entropy
-        if not cols or len(state.candidate_rows) < 2:
+        if len(state.candidate_rows) == 1:
+            return nothing_to_learn(cols, np.ones(len(cols)))
+        if not cols:
             return _none(h)
         pos = _candidates.positions(df, state)
         codes = _candidates.encode_columns_at(df, cols, pos)

@@ -67,10 +67,8 @@ class _Plan:
         check_frame(df)
         if not hasattr(model, "_observe") or not hasattr(model, "suggest_next_feature"):
             raise TypeError(f"model must be a RowVoiModel, got {type(model).__name__}")
-        model._check_fitted()
-        self.rows = resolve_rows(df, rows)
-        if not self.rows:
-            raise ValueError("rows is empty: nothing to tell apart")
+        model._check_fitted("planning with it")
+        self.rows = resolve_rows(df, rows)  # may be empty: nothing to tell apart
         self.columns = resolve_columns(df, columns, "columns")
         model._check_known(self.columns, "columns")
         self.costs = resolve_costs(df, costs, self.columns)
@@ -147,6 +145,8 @@ class _Plan:
         """sum_g P(g) max_{r in g} p(r | g), uniform within groups: the chance
         that the most probable row is the true one once the chosen columns
         are known exactly."""
+        if self.n == 0:
+            return 1.0  # no rows: nothing is uncertain
         sizes = np.bincount(self.groups)
         return float((sizes > 0).sum() / self.n)
 
@@ -193,7 +193,7 @@ def find_key_probabilistic(df: pd.DataFrame, rows: Sequence[Hashable], model: Ro
     df : DataFrame
         The data table.
     rows : Sequence[Hashable]
-        Row labels to distinguish (non-empty).
+        Row labels to distinguish; none (an empty list) gives ``[]``.
     model : RowVoiModel
         Trained model for computing expected information.
     epsilon_posterior : float
@@ -271,7 +271,8 @@ def plan_key_path_probabilistic(df: pd.DataFrame, rows: Sequence[Hashable],
     df : DataFrame
         The data table.
     rows : Sequence[Hashable]
-        Row labels to distinguish (non-empty).
+        Row labels to distinguish; none (an empty list) gives a path
+        without steps.
     model : RowVoiModel
         Trained model for computing expected information.
     objective : {"mi", "mi_over_cost", "expected_entropy_reduction"}
@@ -355,7 +356,8 @@ def estimate_coverage_probability(df: pd.DataFrame, rows: Sequence[Hashable],
     df : DataFrame
         The data table.
     rows : Sequence[Hashable]
-        Row labels to consider (non-empty).
+        Row labels to consider; none (an empty list) gives 1.0: there is
+        nothing to tell apart.
     cols : Sequence[Hashable]
         Columns to evaluate.
     model : RowVoiModel or None
@@ -385,14 +387,14 @@ def estimate_coverage_probability(df: pd.DataFrame, rows: Sequence[Hashable],
     """
     check_frame(df)
     rows = resolve_rows(df, rows)
-    if not rows:
-        raise ValueError("rows is empty: nothing to tell apart")
     cols = resolve_columns(df, cols, "cols")
     if model is None:
+        if len(rows) < 2:
+            return 1.0
         return 1.0 if pairwise_coverage(df, rows, cols) >= 1.0 else 0.0
     plan = _Plan(df, rows, model, cols, None)
     n = plan.n
-    if n == 1:
+    if n <= 1:
         return 1.0
     if plan.noise == 0.0:
         for j in range(len(cols)):

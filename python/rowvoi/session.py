@@ -36,7 +36,7 @@ Examples
 >>> [(s.col, s.observed_value) for s in steps], session.state.unique_row
 ([('city', 'Rome'), ('plan', 'a')], 'y')
 >>> session.stop_reason
-"unique row identified: 'y'"
+'Found unique row'
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ import pandas as pd
 
 from rowvoi import _candidates
 from rowvoi.core import CandidateState, FeatureSuggestion
-from rowvoi.errors import InfeasibleError
 from rowvoi.frame import (
     UnknownLabelError,
     check_frame,
@@ -109,9 +108,11 @@ class StopRules:
     >>> rules.should_stop(CandidateState.uniform(["a", "b"]), 1, 4.0)
     (False, '')
     >>> rules.should_stop(CandidateState.uniform(["a", "b"]), 3, 4.0)
-    (True, 'reached max_steps (3)')
+    (True, 'Reached max steps (3)')
+    >>> rules.should_stop(CandidateState.uniform(["a", "b"]), 1, 10.0)
+    (True, 'Reached cost budget (10.0)')
     >>> rules.should_stop(CandidateState.uniform(["a"]), 0, 0.0)
-    (True, "unique row identified: 'a'")
+    (True, 'Found unique row')
     >>> StopRules(epsilon_posterior=2)
     Traceback (most recent call last):
     ...
@@ -163,7 +164,11 @@ class StopRules:
         -------
         tuple[bool, str]
             (should_stop, reason) where reason explains why stopping ("" when
-            not).
+            not), in the reference package's words: "Reached max steps (5)",
+            "Reached cost budget (10.0)", "Found unique row", "Residual
+            uncertainty <= 0.1", "Pair coverage >= 0.95" (and "no candidate
+            matches the observed values" for an empty state). Rules are
+            checked in that order; the first that holds gives the reason.
 
         Raises
         ------
@@ -173,15 +178,14 @@ class StopRules:
         if len(state.candidate_rows) == 0:
             return True, "no candidate matches the observed values"
         if self.max_steps is not None and steps >= self.max_steps:
-            return True, f"reached max_steps ({self.max_steps})"
+            return True, f"Reached max steps ({self.max_steps})"
         if self.cost_budget is not None and total_cost >= self.cost_budget * (1 - 1e-12):
-            return True, f"reached the cost budget ({self.cost_budget:g})"
+            return True, f"Reached cost budget ({self.cost_budget})"
         if self.target_unique and state.is_unique:
-            return True, f"unique row identified: {state.unique_row!r}"
+            return True, "Found unique row"
         if self.epsilon_posterior is not None and \
                 state.residual_uncertainty <= self.epsilon_posterior:
-            return True, (f"residual uncertainty {state.residual_uncertainty:.3g} <= "
-                          f"epsilon_posterior ({self.epsilon_posterior:g})")
+            return True, f"Residual uncertainty <= {self.epsilon_posterior}"
         if self.epsilon_pairs is not None:
             if df is None:
                 raise ValueError("epsilon_pairs needs df to measure pair coverage")
@@ -191,8 +195,8 @@ class StopRules:
             cols = [c for c in state.observed_cols if c in df.columns]
             cov = pairwise_coverage(df, base, cols)
             if 1.0 - cov <= self.epsilon_pairs + 1e-12:
-                return True, (f"unresolved pair fraction {1.0 - cov:.3g} <= epsilon_pairs "
-                              f"({self.epsilon_pairs:g})")
+                # rounded so that epsilon 0.3 reads "0.7", not 0.7000000000000001
+                return True, f"Pair coverage >= {round(1.0 - self.epsilon_pairs, 12)}"
         return False, ""
 
 
@@ -450,9 +454,7 @@ class DisambiguationSession:
         Raises
         ------
         ValueError
-            If col is not a column of df (also a KeyError), or, under a
-            noisy model, if the value has zero probability under every
-            candidate (the candidate set is wrong).
+            If col is not a column of df (also a KeyError).
         """
         (col,) = resolve_columns(self.df, [col], "col")
         pending = self._pending
@@ -517,6 +519,10 @@ class DisambiguationSession:
                                             rows=self._start_rows)
             if done:
                 break
+            if len(self._state.candidate_rows) == 1:
+                # policies offer a zero-information column here; asking it buys nothing
+                reason = "one candidate left: nothing to learn"
+                break
             cols = [c for c in cols_allowed if c not in self._state.observed_cols]
             if stop.cost_budget is not None:
                 fits = [c for c in cols
@@ -536,13 +542,7 @@ class DisambiguationSession:
             if s.col not in cols:
                 reason = f"the policy suggested {s.col!r}, which may not be asked now"
                 break
-            value = self.df.at[true_row, s.col]
-            try:
-                self.observe(s.col, value)
-            except InfeasibleError as exc:
-                reason = (f"observing {s.col!r} = {value!r} has zero probability under "
-                          f"every candidate: {exc}")
-                break
+            self.observe(s.col, self.df.at[true_row, s.col])
         self._stop_reason = reason
         return self._history
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -238,9 +239,9 @@ def _check_time_limit(time_limit: Any) -> float:
 
 
 def _check_strategy(strategy: Any) -> str:
-    if strategy not in STRATEGIES:
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise ValueError(
-            f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+            f"Unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     return strategy
 
 
@@ -257,7 +258,7 @@ def check_cost(name: Hashable, value: Any, what: str = "set") -> float:
     v = float(value)
     if not math.isfinite(v) or v <= 0:
         raise ValueError(
-            f"cost of {what} {name!r} is {v!r}: costs must be finite and > 0")
+            f"cost of {what} {name!r} is {v!r}: {what} costs must be positive and finite")
     return v
 
 
@@ -280,8 +281,10 @@ def solve_engine(engine: Any, names: Sequence[Hashable], costs: np.ndarray,
     if strategy in ("ilp", "lp"):
         from rowvoi import _lp
 
+        pulp, solver = _lp_solver(strategy, time_limit)
         idx, optimal, timed_out = _lp.solve(engine, costs, required, time_limit,
-                                            relax=(strategy == "lp"))
+                                            relax=(strategy == "lp"), pulp=pulp,
+                                            solver=solver)
     else:
         idx, info = engine.solve(strategy, n_required=required, time_limit=time_limit,
                                  seed=seed)
@@ -297,6 +300,75 @@ def solve_engine(engine: Any, names: Sequence[Hashable], costs: np.ndarray,
     return CoverSolution([names[i] for i in idx], strategy=strategy, cost=cost,
                          covered=covered, total=n_elements, optimal=optimal,
                          timed_out=timed_out)
+
+
+def _find_solver(pulp: Any, *, time_limit: float | None = None) -> Any:
+    """A configured, usable pulp solver, or None when this machine has none.
+
+    The one place where ``ilp`` and ``lp`` look for a solver, so a test (ours
+    or a user's) can replace it -- ``monkeypatch.setattr(rowvoi.setcover,
+    "_find_solver", lambda pulp, **kw: None)`` -- to simulate a machine
+    without one. Preference: a system CBC (``COIN_CMD``), pulp's bundled CBC
+    (``PULP_CBC_CMD``), then HiGHS (``highspy``); the first whose
+    ``available()`` is true wins. Solvers are built quiet (``msg=False``)
+    with ``timeLimit`` set when ``time_limit`` is a positive number of
+    seconds.
+
+    Parameters
+    ----------
+    pulp : module
+        The imported ``pulp`` package.
+    time_limit : float or None
+        Seconds the solver may run (None or 0: no limit).
+
+    Returns
+    -------
+    pulp solver or None
+        Ready for ``LpProblem.solve``; None when no candidate is usable.
+
+    Examples
+    --------
+    >>> import pulp
+    >>> _find_solver(pulp, time_limit=5).timeLimit
+    5
+    """
+    kwargs: dict[str, Any] = {"msg": False}
+    if time_limit:
+        kwargs["timeLimit"] = time_limit
+    # pulp 3.x marks its bundled CBC deprecated; that is pulp's concern, not
+    # our users', so the warning is silenced here.
+    for name in ("COIN_CMD", "PULP_CBC_CMD", "HiGHS"):
+        cls = getattr(pulp, name, None)
+        if cls is None:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                solver = cls(**kwargs)
+                if solver.available():
+                    return solver
+        except Exception:  # noqa: BLE001 - a broken solver entry is just unusable
+            continue
+    return None
+
+
+def _lp_solver(strategy: str, time_limit: float) -> tuple[Any, Any]:
+    """(pulp, solver) for ``ilp``/``lp``, or SolverUnavailableError saying why not."""
+    try:
+        import pulp
+    except ImportError as exc:
+        raise SolverUnavailableError(
+            f"strategy {strategy!r} needs the pulp package, which cannot be imported "
+            f"({exc}): pip install pulp. rowvoi does not substitute another strategy; "
+            "use strategy='exact' for a proven optimum") from exc
+    solver = _find_solver(pulp, time_limit=time_limit or None)
+    if solver is None:
+        raise SolverUnavailableError(
+            f"strategy {strategy!r} found no usable LP solver: pulp's bundled CBC is "
+            "missing or cannot run on this machine, and HiGHS is not installed (pip "
+            "install highspy). rowvoi does not substitute another strategy; use "
+            "strategy='exact' for a proven optimum")
+    return pulp, solver
 
 
 class SetCoverProblem:
@@ -425,9 +497,13 @@ class SetCoverProblem:
         return list(self._names)
 
     @property
-    def universe(self) -> list[Hashable]:
-        """The elements to cover, in order."""
-        return list(self._elements)
+    def universe(self) -> frozenset:
+        """The elements to cover, as a frozenset (as the reference package gave a set).
+
+        :meth:`uncoverable` and the solutions keep the input order where
+        order matters.
+        """
+        return frozenset(self._elements)
 
     def _indices(self, names: Iterable[Hashable]) -> list[int]:
         if isinstance(names, (str, bytes)):
@@ -511,10 +587,11 @@ class SetCoverProblem:
         Raises
         ------
         ValueError
-            If strategy is not one of the supported names, or epsilon is not
-            in [0, 1].
+            If strategy is not one of the supported names (the message
+            starts "Unknown strategy"), or epsilon is not in [0, 1].
         rowvoi.SolverUnavailableError
-            For ``ilp``/``lp`` when no LP solver is usable.
+            For ``ilp``/``lp`` when pulp cannot be imported or no LP solver
+            is usable (:func:`_find_solver` found none).
         rowvoi.errors.SolverTimeoutError
             When ``ilp`` hits its time limit before finding any cover.
 

@@ -91,9 +91,9 @@ rv_status rv_belief_reweight(const double *posterior, const double *likelihoods,
         for (size_t i = 0; i < n; i++) total += posterior[i] * (likelihoods[i] / scale);
     if (!(total > 0))
         return rv__error(RV_E_INFEASIBLE,
-                         "likelihoods leave zero total mass: the evidence has zero "
-                         "probability under every candidate (the candidate set is wrong, "
-                         "not merely narrowed)");
+                         "zero likelihood under every candidate with posterior mass: the "
+                         "evidence has zero probability (zero total mass is left), so the "
+                         "candidate set is wrong, not merely narrowed");
     for (size_t i = 0; i < n; i++)
         out[i] = posterior[i] * (likelihoods[i] / scale) / total;
     return RV_OK;
@@ -108,30 +108,28 @@ rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value,
     if ((uint64_t)n > RV_BELIEF_MAX_CANDIDATES)
         return rv__error(RV_E_RANGE, "%zu candidates: at most %llu per call", n,
                          (unsigned long long)RV_BELIEF_MAX_CANDIDATES);
-    int found = 0;
-    for (size_t i = 0; i < n && !found; i++) found = codes[i] == value;
-    if (!found) {
-        /* Under the model a value no candidate has cannot be observed. */
-        for (size_t i = 0; i < n; i++) out[i] = 0.0;
-        return RV_OK;
-    }
+    if (n == 0) return RV_OK;
     if (noise == 0.0) {
+        /* Exact observations: a hard indicator (all zeros for a value no
+        ** candidate has, which rv_belief_reweight reports as impossible). */
         for (size_t i = 0; i < n; i++) out[i] = codes[i] == value ? 1.0 : 0.0;
         return RV_OK;
     }
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++) found = codes[i] == value;
     rv__bscratch s;
     rv_status st = rv__bscratch_init(&s, n);
     if (st) return st;
     rv__colstats cs;
     rv__column_hist(codes, NULL, n, NULL, &s, &cs);
     rv__bscratch_free(&s);
-    if (cs.k <= 1) {
-        /* Every candidate has the observed value: the column is observed
-        ** exactly and says nothing. */
-        for (size_t i = 0; i < n; i++) out[i] = 1.0;
-        return RV_OK;
-    }
-    double hit = 1.0 - noise, miss = noise / (double)(cs.k - 1);
+    /* The observed answers: the K values among the candidates, plus the
+    ** observed value when no candidate has it.  A miss spreads noise evenly
+    ** over a candidate's other answers, so it is noise / (answers - 1); with
+    ** a single answer there are no misses and every candidate gets 1 - noise. */
+    uint64_t answers = cs.k + (found ? 0u : 1u);
+    double hit = 1.0 - noise;
+    double miss = answers > 1 ? noise / (double)(answers - 1) : 0.0;
     for (size_t i = 0; i < n; i++) out[i] = codes[i] == value ? hit : miss;
     return RV_OK;
 }

@@ -332,3 +332,96 @@ rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
     rv__cols_free(&cs);
     return RV_OK;
 }
+
+/* Load caller groups (ranges of rows given by offsets) as the partition's
+** segments, keeping only the groups of two or more rows. */
+static rv_status rv__part_set_groups(rv__part *pt, const uint64_t *offsets, size_t n_groups,
+                                     size_t n_rows) {
+    size_t n = 0;
+    for (size_t g = 0; g < n_groups; g++) {
+        uint64_t a = offsets[g], b = offsets[g + 1];
+        if (b < a || b > n_rows)
+            return rv__error(RV_E_INVALID_ARG,
+                             "offsets[%zu .. %zu] = %llu .. %llu: offsets must ascend and "
+                             "stay <= n_rows = %zu",
+                             g, g + 1, (unsigned long long)a, (unsigned long long)b, n_rows);
+        if (b - a >= 2) {
+            pt->segs[n].start = (size_t)a;
+            pt->segs[n].len = (size_t)(b - a);
+            n++;
+        }
+    }
+    pt->n_segs = n;
+    return RV_OK;
+}
+
+static rv_status rv__check_groups(const uint64_t *offsets, size_t n_groups, size_t n_rows) {
+    if (n_groups && !offsets)
+        return rv__error(RV_E_INVALID_ARG, "offsets must not be NULL");
+    if (n_rows > UINT32_MAX)
+        return rv__error(RV_E_RANGE, "n_rows = %zu exceeds %u", n_rows, UINT32_MAX);
+    return RV_OK;
+}
+
+rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
+                               const uint64_t *offsets, size_t n_groups,
+                               uint64_t *resolved, double *entropy) {
+    if ((n_cols && !resolved) || (!codes && n_rows && n_cols))
+        return rv__error(RV_E_INVALID_ARG, "codes and resolved must not be NULL");
+    rv_status st = rv__check_groups(offsets, n_groups, n_rows);
+    if (st) return st;
+    rv__cols cols;
+    if ((st = rv__cols_init(&cols, codes, NULL, n_rows, n_cols))) return st;
+    rv__part pt;
+    if ((st = rv__part_init(&pt, &cols, n_rows))) {
+        rv__cols_free(&cols);
+        return st;
+    }
+    if (!(st = rv__part_set_groups(&pt, offsets, n_groups, n_rows))) {
+        for (size_t j = 0; j < n_cols; j++) {
+            double ent = 0;
+            rv__score(cols.col[j], pt.perm, pt.segs, pt.n_segs, pt.cnt, pt.touched,
+                      &resolved[j], entropy ? &ent : NULL);
+            if (entropy) entropy[j] = ent;
+        }
+    }
+    rv__part_free(&pt);
+    rv__cols_free(&cols);
+    return st;
+}
+
+rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows, const uint64_t *offsets,
+                               size_t n_groups, uint32_t *rows_out, uint64_t *offsets_out,
+                               size_t *n_rows_out, size_t *n_groups_out) {
+    if (n_rows_out) *n_rows_out = 0;
+    if (n_groups_out) *n_groups_out = 0;
+    if (!n_rows_out || !n_groups_out || !offsets_out || (n_rows && (!code || !rows_out)))
+        return rv__error(RV_E_INVALID_ARG,
+                         "code, rows_out, offsets_out, n_rows_out and n_groups_out must "
+                         "not be NULL");
+    rv_status st = rv__check_groups(offsets, n_groups, n_rows);
+    if (st) return st;
+    rv__cols cols;
+    if ((st = rv__cols_init(&cols, code, NULL, n_rows, 1))) return st;
+    rv__part pt;
+    if ((st = rv__part_init(&pt, &cols, n_rows))) {
+        rv__cols_free(&cols);
+        return st;
+    }
+    if (!(st = rv__part_set_groups(&pt, offsets, n_groups, n_rows))) {
+        rv__part_refine(&pt, cols.col[0]);
+        /* rv__refine lays the kept parts out from position 0, part after part. */
+        size_t kept = 0;
+        offsets_out[0] = 0;
+        for (size_t g = 0; g < pt.n_segs; g++) {
+            kept += pt.segs[g].len;
+            offsets_out[g + 1] = kept;
+        }
+        if (kept) memcpy(rows_out, pt.perm, kept * sizeof(uint32_t));
+        *n_rows_out = kept;
+        *n_groups_out = pt.n_segs;
+    }
+    rv__part_free(&pt);
+    rv__cols_free(&cols);
+    return st;
+}

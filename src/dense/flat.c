@@ -46,23 +46,6 @@ static int cmp_i64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* RV_E_INVALID_ARG when ids[0 .. n) lists an id twice (checked on a sorted
-** copy); RV_E_NOMEM; else RV_OK. */
-static rv_status check_ids_distinct(const int64_t *ids, size_t n) {
-    int64_t *sorted = (int64_t *)rv__malloc((n ? n : 1) * sizeof *sorted);
-    if (!sorted) return rv__nomem("a copy of the ids");
-    if (n) memcpy(sorted, ids, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_i64);
-    for (size_t i = 1; i < n; i++)
-        if (sorted[i] == sorted[i - 1]) {
-            long long dup = (long long)sorted[i];
-            rv__free(sorted);
-            return rv__error(RV_E_INVALID_ARG, "id %lld appears more than once in ids", dup);
-        }
-    rv__free(sorted);
-    return RV_OK;
-}
-
 /* ------------------------------------------------------------ id -> row */
 
 static size_t map_find(const rv_flat *ix, int64_t id) {
@@ -378,10 +361,11 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
                                  i, (long long)id);
             if (id > max_id) max_id = id;
         }
-        rv_status dst = check_ids_distinct(ids, n);
+        rv_status dst = rv__ids_check_distinct(ids, n);
         if (dst) return dst;
     } else {
-        if ((uint64_t)n - 1 > (uint64_t)(RV_FLAT_MAX_ID - ix->next_id))
+        if (ix->next_id > RV_FLAT_MAX_ID ||
+            (uint64_t)n - 1 > (uint64_t)(RV_FLAT_MAX_ID - ix->next_id))
             return rv__error(RV_E_RANGE,
                              "numbering %zu vectors from %lld passes the "
                              "largest id %lld",
@@ -435,7 +419,7 @@ rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids,
         if (ids[i] < 0 || map_find(ix, ids[i]) == SIZE_MAX)
             return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
                              i, (long long)ids[i]);
-    rv_status dst = check_ids_distinct(ids, n);
+    rv_status dst = rv__ids_check_distinct(ids, n);
     if (dst) return dst;
     for (size_t i = 0; i < n; i++) {
         size_t r = map_find(ix, ids[i]);
@@ -585,7 +569,9 @@ typedef struct rv__search {
     const float *qscale;  /* int8: per-query scale */
     const float *qrows;   /* prepared queries, row-major (RV__MODE_ROWS) */
     const uint8_t *skip;  /* per row: 1 = never return (dead or filtered) */
-    size_t chunk_rows;
+    const size_t *panels; /* panels holding at least one eligible row */
+    size_t chunk_panels;  /* panels per work item */
+    size_t n_panels;      /* entries of panels */
     size_t n_chunks;
     atomic_size_t next_chunk;
     atomic_size_t done_chunks;
@@ -604,10 +590,13 @@ typedef struct rv__worker {
     unsigned t;
 } rv__worker;
 
+/* Score the panels of work item c (a run of entries of sr->panels) for
+** every query of the pass.  Panels without an eligible row never get here,
+** so a filter that allows few rows scans few panels. */
 static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
     const rv_flat *ix = sr->ix;
-    size_t r0 = c * sr->chunk_rows, r1 = r0 + sr->chunk_rows;
-    if (r1 > ix->n_rows) r1 = ix->n_rows;
+    size_t p0 = c * sr->chunk_panels, p1 = p0 + sr->chunk_panels;
+    if (p1 > sr->n_panels) p1 = sr->n_panels;
     size_t nq = sr->nq, kk = sr->kk, dim = ix->dim;
     unsigned qb = sr->qb;
     rv__hit *heaps = sr->heaps + (size_t)t * nq * kk;
@@ -622,19 +611,24 @@ static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
         for (size_t q = 0; q < nq; q++) {
             rv__hit *h = heaps + q * kk;
             size_t *cnt = counts + q;
-            for (size_t row = r0; row < r1; row++) {
-                if (sr->skip[row]) continue;
-                rv__hit x = {exact_score(ix, sr->qrows + q * dim, row, tmp),
-                             ix->row_id[row], row};
-                heap_push(h, cnt, kk, x);
+            for (size_t pi = p0; pi < p1; pi++) {
+                size_t r0 = sr->panels[pi] * RV__PANEL, r1 = r0 + RV__PANEL;
+                if (r1 > ix->n_rows) r1 = ix->n_rows;
+                for (size_t row = r0; row < r1; row++) {
+                    if (sr->skip[row]) continue;
+                    rv__hit x = {exact_score(ix, sr->qrows + q * dim, row, tmp),
+                                 ix->row_id[row], row};
+                    heap_push(h, cnt, kk, x);
+                }
             }
         }
         return;
     }
     for (size_t b = 0; b < sr->nqb; b++) {
         size_t q0 = b * qb;
-        for (size_t r = r0; r < r1; r += RV__PANEL) {
-            const void *pan = pan0 + (r / RV__PANEL) * pb;
+        for (size_t pi = p0; pi < p1; pi++) {
+            size_t r = sr->panels[pi] * RV__PANEL;
+            const void *pan = pan0 + sr->panels[pi] * pb;
             if (sr->mode == RV_FLAT_F32)
                 ix->kern.f32((const float *)pan, dim, sr->qpack_f + q0 * dim, tile);
             else if (sr->mode == RV_FLAT_F16)
@@ -642,7 +636,7 @@ static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
             else
                 ix->kern.i8((const int8_t *)pan, ix->dim4,
                             sr->qpack_b + q0 * ix->dim4, itile);
-            size_t lanes = r1 - r < RV__PANEL ? r1 - r : RV__PANEL;
+            size_t lanes = ix->n_rows - r < RV__PANEL ? ix->n_rows - r : RV__PANEL;
             for (unsigned i = 0; i < qb && q0 + i < nq; i++) {
                 size_t q = q0 + i;
                 rv__hit *h = heaps + q * kk;
@@ -716,33 +710,54 @@ static unsigned resolve_threads(uint32_t n_threads) {
     return (unsigned)n;
 }
 
+/* Check query i; *nn receives its squared norm. */
+static rv_status check_query(const rv_flat *ix, const float *q, size_t i,
+                             double *nn_out) {
+    double nn = 0;
+    for (size_t j = 0; j < ix->dim; j++) {
+        if (!isfinite(q[j]))
+            return rv__error(RV_E_INVALID_ARG,
+                             "queries[%zu][%zu] = %g: queries must be finite",
+                             i, j, (double)q[j]);
+        nn += (double)q[j] * q[j];
+    }
+    if (nn > (double)FLT_MAX)
+        return rv__error(RV_E_RANGE,
+                         "queries[%zu]: its squared norm %g overflows float32",
+                         i, nn);
+    if (ix->metric == RV_METRIC_COSINE && nn == 0)
+        return rv__error(RV_E_INVALID_ARG,
+                         "queries[%zu] is a zero vector, which has no cosine", i);
+    *nn_out = nn;
+    return RV_OK;
+}
+
+rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries,
+                                const float *queries) {
+    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    if (n_queries == 0) return RV_OK;
+    if (!queries) return rv__error(RV_E_INVALID_ARG, "queries must not be NULL");
+    double nn;
+    for (size_t i = 0; i < n_queries; i++) {
+        rv_status st = check_query(ix, queries + i * ix->dim, i, &nn);
+        if (st) return st;
+    }
+    return RV_OK;
+}
+
 /* Check the queries and prepare them: normalised copies (cosine) and |q|^2
 ** (L2). */
 static rv_status prepare_queries(const rv_flat *ix, size_t nq,
-                                 const float *queries, float *qn, float *qsq) {
+                                 const float *queries, size_t base, float *qn,
+                                 float *qsq) {
     size_t dim = ix->dim;
     for (size_t i = 0; i < nq; i++) {
         const float *q = queries + i * dim;
-        double nn = 0;
-        for (size_t j = 0; j < dim; j++) {
-            if (!isfinite(q[j]))
-                return rv__error(RV_E_INVALID_ARG,
-                                 "queries[%zu][%zu] = %g: queries must be finite",
-                                 i, j, (double)q[j]);
-            nn += (double)q[j] * q[j];
-        }
-        if (nn > (double)FLT_MAX)
-            return rv__error(RV_E_RANGE,
-                             "queries[%zu]: its squared norm %g overflows float32",
-                             i, nn);
+        double nn;
+        rv_status st = check_query(ix, q, base + i, &nn);
+        if (st) return st;
         float inv = 1.0f;
-        if (ix->metric == RV_METRIC_COSINE) {
-            if (nn == 0)
-                return rv__error(RV_E_INVALID_ARG,
-                                 "queries[%zu] is a zero vector, which has no "
-                                 "cosine", i);
-            inv = (float)(1.0 / sqrt(nn));
-        }
+        if (ix->metric == RV_METRIC_COSINE) inv = (float)(1.0 / sqrt(nn));
         for (size_t j = 0; j < dim; j++) qn[i * dim + j] = q[j] * inv;
         qsq[i] = (float)nn;
     }
@@ -809,8 +824,6 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         return rv__error(RV_E_INVALID_ARG,
                          "rescore_factor = %u: must be in 0 .. %u",
                          (unsigned)prm->rescore_factor, RV__MAX_RESCORE);
-    if (prm->allow_ids == NULL && prm->n_allow)
-        return rv__error(RV_E_INVALID_ARG, "allow_ids is NULL but n_allow > 0");
     size_t dim = ix->dim, nq_all = n_queries;
     for (size_t i = 0; i < nq_all * k; i++) {
         ids[i] = -1;
@@ -825,26 +838,44 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         size_t f = prm->rescore_factor ? prm->rescore_factor : ix->rescore_factor;
         kk = k > SIZE_MAX / f ? SIZE_MAX : k * f;
     }
-    /* Eligible rows: live and allowed. */
+    /* Eligible rows (live and allowed) and the panels holding them.  A
+    ** filter smaller than the index is translated id by id, a larger one
+    ** row by row: O(min(filter, rows)) either way. */
     rv_status st = RV_OK;
     uint8_t *skip = (uint8_t *)rv__malloc(ix->n_rows ? ix->n_rows : 1);
-    if (!skip) return rv__nomem("the row mask");
-    size_t eligible = 0;
-    if (prm->allow_ids) {
+    size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
+    size_t *plist = (size_t *)rv__malloc((n_pan_all ? n_pan_all : 1) * sizeof *plist);
+    if (!skip || !plist) {
+        rv__free(skip);
+        rv__free(plist);
+        return rv__nomem("the row mask");
+    }
+    const rv_idset *filter = prm->filter;
+    if (!filter) {
+        memcpy(skip, ix->dead, ix->n_rows);
+    } else if (filter->n < ix->n_rows) {
         memset(skip, 1, ix->n_rows);
-        for (size_t i = 0; i < prm->n_allow; i++) {
-            int64_t id = prm->allow_ids[i];
-            size_t r = id < 0 ? SIZE_MAX : map_find(ix, id);
+        for (size_t i = 0; i < filter->n; i++) {
+            size_t r = map_find(ix, filter->ids[i]);
             if (r != SIZE_MAX) skip[r] = 0;
         }
     } else {
-        memcpy(skip, ix->dead, ix->n_rows);
+        for (size_t r = 0; r < ix->n_rows; r++)
+            skip[r] = ix->dead[r] || !rv__idset_has(filter, ix->row_id[r]);
     }
-    for (size_t r = 0; r < ix->n_rows; r++) eligible += !skip[r];
+    size_t eligible = 0, n_pan = 0;
+    for (size_t p = 0; p < n_pan_all; p++) {
+        size_t r0 = p * RV__PANEL, r1 = r0 + RV__PANEL, here = 0;
+        if (r1 > ix->n_rows) r1 = ix->n_rows;
+        for (size_t r = r0; r < r1; r++) here += !skip[r];
+        if (here) plist[n_pan++] = p;
+        eligible += here;
+    }
     if (kk > eligible) kk = eligible;
     size_t found = k < eligible ? k : eligible;
     if (found == 0) {
         rv__free(skip);
+        rv__free(plist);
         return RV_OK;
     }
 
@@ -862,9 +893,10 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     chunk = chunk / RV__PANEL * RV__PANEL;
     if (chunk < RV__PANEL) chunk = RV__PANEL;
     if (chunk > 1024) chunk = 1024;
-    size_t n_chunks = (ix->n_rows + chunk - 1) / chunk;
+    size_t chunk_panels = chunk / RV__PANEL;
+    size_t n_chunks = (n_pan + chunk_panels - 1) / chunk_panels;
     unsigned T = resolve_threads(prm->n_threads);
-    double work = (double)ix->n_rows * (double)nq_all * (double)dim;
+    double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
     if (work < (double)(1u << 21)) T = 1;
     if (T > n_chunks) T = (unsigned)n_chunks;
     if (T < 1) T = 1;
@@ -896,7 +928,9 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     sr.qb = qb;
     sr.mode = mode;
     sr.skip = skip;
-    sr.chunk_rows = chunk;
+    sr.panels = plist;
+    sr.chunk_panels = chunk_panels;
+    sr.n_panels = n_pan;
     sr.n_chunks = n_chunks;
     sr.heaps = heaps;
     sr.counts = counts;
@@ -908,7 +942,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     for (size_t pass = 0; !st && pass < n_pass; pass++) {
         size_t qa = pass * per_pass, nq = nq_all - qa;
         if (nq > per_pass) nq = per_pass;
-        st = prepare_queries(ix, nq, queries + qa * dim, qn, qsq);
+        st = prepare_queries(ix, nq, queries + qa * dim, qa, qn, qsq);
         if (st) break;
         size_t nqb = (nq + qb - 1) / qb;
         if (mode == RV_FLAT_I8) {
@@ -993,6 +1027,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     rv__free(merged);
     rv__free(tmp);
     rv__free(skip);
+    rv__free(plist);
     if (st) {
         for (size_t i = 0; i < nq_all * k; i++) {
             ids[i] = -1;
@@ -1078,7 +1113,7 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
     float *qn = (float *)rv__malloc(n_queries * dim * sizeof *qn);
     float *qsq = (float *)rv__malloc(n_queries * sizeof *qsq);
     if (!rows || !sorted || !qn || !qsq) st = rv__nomem("the rescoring buffers");
-    if (!st) st = prepare_queries(ix, n_queries, queries, qn, qsq);
+    if (!st) st = prepare_queries(ix, n_queries, queries, 0, qn, qsq);
     /* Resolve ids to rows on this thread; repeated ids count once. */
     for (size_t i = 0; !st && i < n_queries; i++) {
         const int64_t *c = cand + i * n_cand;

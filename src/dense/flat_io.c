@@ -24,6 +24,10 @@
 ** load, so the file holds float32 only and every storage kind round-trips
 ** exactly.  The magic and the version sit at fixed offsets in every version,
 ** so a future reader can still say "version 2" rather than "corrupt".
+**
+** One writer (write_image) serves files and memory, one reader (load_image)
+** both sources, so rv_flat_save_buffer's bytes are the file's bytes.  Files
+** are replaced through core/atomic_file (temporary, fsync, rename).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -34,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/atomic_file.h"
 #include "flat_internal.h"
 
 #define RV__HDR 96u
@@ -79,25 +84,6 @@ static rv_status io_error(const char *what, const char *path) {
     return rv__error(RV_E_IO, "%s %s: %s", what, path, strerror(errno));
 }
 
-/* fsync the directory holding path, so the rename itself is durable.  Best
-** effort: some file systems refuse to open directories. */
-static void sync_parent(const char *path) {
-    size_t len = strlen(path);
-    char *dir = (char *)rv__malloc(len + 2);
-    if (!dir) return;
-    memcpy(dir, path, len + 1);
-    char *slash = strrchr(dir, '/');
-    if (!slash) strcpy(dir, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
-    int fd = open(dir, O_RDONLY);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    rv__free(dir);
-}
-
 static void fill_header(uint8_t *h, const rv_flat *ix, uint64_t payload,
                         uint64_t sum) {
     memset(h, 0, RV__HDR);
@@ -118,42 +104,45 @@ static void fill_header(uint8_t *h, const rv_flat *ix, uint64_t payload,
     put64(h + 88, rv__sum64_final(&hs));
 }
 
-rv_status rv_flat_save(const rv_flat *ix, const char *path) {
-    if (!ix || !path)
-        return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
-    size_t dim = ix->dim, n = ix->n_live;
-    uint64_t payload = (uint64_t)n * 8 + (uint64_t)n * dim * 4;
-    size_t plen = strlen(path);
-    char *tmp = (char *)rv__malloc(plen + 16);
+/* Where a saved index goes: a file descriptor (fd >= 0) or caller memory
+** (large enough: rv_flat_save_buffer checks the size first). */
+typedef struct rv__sink {
+    int fd;
+    const char *name; /* for messages */
+    uint8_t *buf;
+    uint64_t pos;
+} rv__sink;
+
+static rv_status sink_put(rv__sink *s, const void *p, size_t n) {
+    if (s->fd >= 0) {
+        rv_status st = rv__write_all(s->fd, p, n, s->name);
+        if (st) return st;
+    } else {
+        memcpy(s->buf + s->pos, p, n);
+    }
+    s->pos += n;
+    return RV_OK;
+}
+
+static uint64_t payload_size(const rv_flat *ix) {
+    return (uint64_t)ix->n_live * 8 + (uint64_t)ix->n_live * ix->dim * 4;
+}
+
+/* Write the whole file image: a placeholder header, the ids, the vectors,
+** then the real header (with the payload checksum) over the placeholder. */
+static rv_status write_image(const rv_flat *ix, rv__sink *s) {
+    size_t dim = ix->dim;
+    uint64_t payload = payload_size(ix);
     float *buf = (float *)rv__malloc(RV__BATCH * dim * sizeof *buf);
     int64_t *idb = (int64_t *)rv__malloc(RV__BATCH * sizeof *idb);
-    if (!tmp || !buf || !idb) {
-        rv__free(tmp);
-        rv__free(buf);
-        rv__free(idb);
-        return rv__nomem("the save buffers");
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp-XXXXXX", 12);
     rv_status st = RV_OK;
-    FILE *f = NULL;
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = io_error("cannot create a temporary file beside", path);
+    if (!buf || !idb) {
+        st = rv__nomem("the save buffers");
         goto done;
-    }
-    f = fdopen(fd, "wb");
-    if (!f) {
-        st = io_error("cannot open a temporary file beside", path);
-        close(fd);
-        goto fail;
     }
     uint8_t hdr[RV__HDR];
     fill_header(hdr, ix, payload, 0); /* placeholder, rewritten below */
-    if (fwrite(hdr, 1, RV__HDR, f) != RV__HDR) {
-        st = io_error("cannot write", tmp);
-        goto fail;
-    }
+    if ((st = sink_put(s, hdr, RV__HDR)) != RV_OK) goto done;
     rv__sum64 ps;
     rv__sum64_init(&ps, 0);
     int swap = !host_is_le();
@@ -165,10 +154,7 @@ rv_status rv_flat_save(const rv_flat *ix, const char *path) {
         if (m == RV__BATCH || (r == ix->n_rows && m)) {
             if (swap) swap_items(idb, m, 8);
             rv__sum64_update(&ps, idb, m * 8);
-            if (fwrite(idb, 8, m, f) != m) {
-                st = io_error("cannot write", tmp);
-                goto fail;
-            }
+            if ((st = sink_put(s, idb, m * 8)) != RV_OK) goto done;
             m = 0;
         }
     }
@@ -183,68 +169,83 @@ rv_status rv_flat_save(const rv_flat *ix, const char *path) {
         if (m == RV__BATCH || (r == ix->n_rows && m)) {
             if (swap) swap_items(buf, m * dim, 4);
             rv__sum64_update(&ps, buf, m * dim * 4);
-            if (fwrite(buf, 4 * dim, m, f) != m) {
-                st = io_error("cannot write", tmp);
-                goto fail;
-            }
+            if ((st = sink_put(s, buf, m * dim * 4)) != RV_OK) goto done;
             m = 0;
         }
     }
     fill_header(hdr, ix, payload, rv__sum64_final(&ps));
-    if (fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, RV__HDR, f) != RV__HDR ||
-        fflush(f) != 0 || fsync(fileno(f)) != 0) {
-        st = io_error("cannot write", tmp);
-        goto fail;
-    }
-    if (fclose(f) != 0) {
-        f = NULL;
-        st = io_error("cannot close", tmp);
-        goto fail;
-    }
-    f = NULL;
-    if (rename(tmp, path) != 0) {
-        st = io_error("cannot rename the temporary file onto", path);
-        goto fail;
-    }
-    sync_parent(path);
-    goto done;
-fail:
-    if (f) fclose(f);
-    unlink(tmp);
+    if (s->fd >= 0) st = rv__write_at(s->fd, hdr, RV__HDR, 0, s->name);
+    else memcpy(s->buf, hdr, RV__HDR);
 done:
-    rv__free(tmp);
     rv__free(buf);
     rv__free(idb);
     return st;
+}
+
+rv_status rv_flat_save(const rv_flat *ix, const char *path) {
+    if (!ix || !path)
+        return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
+    /* a temporary sibling, fsynced and renamed over path (core/atomic_file) */
+    rv__atomic_file af;
+    rv_status st = rv__atomic_begin(&af, path);
+    if (st) return st;
+    rv__sink s = {af.fd, af.tmp, NULL, 0};
+    st = write_image(ix, &s);
+    if (st) {
+        rv__atomic_abort(&af);
+        return st;
+    }
+    return rv__atomic_commit(&af);
+}
+
+rv_status rv_flat_save_buffer(const rv_flat *ix, void *buf, size_t capacity,
+                              size_t *size) {
+    if (size) *size = 0;
+    if (!ix || !size)
+        return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
+    if (!buf && capacity)
+        return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
+    uint64_t total = RV__HDR + payload_size(ix);
+    if (total > SIZE_MAX)
+        return rv__error(RV_E_RANGE, "the index is too large for memory");
+    *size = (size_t)total;
+    if (total > capacity)
+        return rv__error(RV_E_SHAPE, "the index needs %zu bytes; capacity is %zu",
+                         (size_t)total, capacity);
+    rv__sink s = {-1, "memory", (uint8_t *)buf, 0};
+    return write_image(ix, &s);
 }
 
 static rv_status corrupt(const char *path, const char *why) {
     return rv__error(RV_E_CORRUPT, "%s: %s", path, why);
 }
 
-rv_status rv_flat_load(const char *path, rv_flat **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
-    *out = NULL;
-    if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
-    FILE *f = fopen(path, "rb");
-    if (!f) return io_error("cannot open", path);
+/* Where a saved index comes from: a FILE or memory. */
+typedef struct rv__source {
+    FILE *f;
+    const uint8_t *mem;
+    uint64_t size, pos;
+} rv__source;
+
+/* fread's contract: the number of whole items read. */
+static size_t src_read(rv__source *s, void *p, size_t width, size_t count) {
+    if (s->f) return fread(p, width, count, s->f);
+    uint64_t avail = (s->size - s->pos) / width;
+    size_t n = count < avail ? count : (size_t)avail;
+    memcpy(p, s->mem + s->pos, n * width);
+    s->pos += (uint64_t)n * width;
+    return n;
+}
+
+/* Parse and verify an image of fsize bytes; name is for messages. */
+static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
+                            rv_flat **out) {
     rv_status st = RV_OK;
     rv_flat *ix = NULL;
     int64_t *ids = NULL;
     float *buf = NULL;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0) {
-        st = io_error("cannot stat", path);
-        goto done;
-    }
-    if (S_ISDIR(sb.st_mode)) {
-        errno = EISDIR;
-        st = io_error("cannot read", path);
-        goto done;
-    }
-    uint64_t fsize = (uint64_t)sb.st_size;
     uint8_t h[RV__HDR];
-    size_t got = fread(h, 1, RV__HDR, f);
+    size_t got = src_read(src, h, 1, RV__HDR);
     if (got < 12) {
         st = corrupt(path, "too short to be a rowvoi flat index");
         goto done;
@@ -322,7 +323,7 @@ rv_status rv_flat_load(const char *path, rv_flat **out) {
     rv__sum64_init(&ps, 0);
     int swap = !host_is_le(), bad_content = 0;
     char why[600];
-    if (fread(ids, 8, (size_t)n, f) != (size_t)n) {
+    if (src_read(src, ids, 8, (size_t)n) != (size_t)n) {
         st = io_error("cannot read", path);
         goto done;
     }
@@ -330,7 +331,7 @@ rv_status rv_flat_load(const char *path, rv_flat **out) {
     if (swap) swap_items(ids, (size_t)n, 8);
     for (size_t r = 0; r < (size_t)n; r += RV__BATCH) {
         size_t m = (size_t)n - r < RV__BATCH ? (size_t)n - r : RV__BATCH;
-        if (fread(buf, 4 * (size_t)dim, m, f) != m) {
+        if (src_read(src, buf, 4 * (size_t)dim, m) != m) {
             st = io_error("cannot read", path);
             goto done;
         }
@@ -355,7 +356,6 @@ rv_status rv_flat_load(const char *path, rv_flat **out) {
     }
     if ((int64_t)next_id > ix->next_id) ix->next_id = (int64_t)next_id;
 done:
-    fclose(f);
     rv__free(ids);
     rv__free(buf);
     if (st) {
@@ -364,4 +364,35 @@ done:
     }
     *out = ix;
     return RV_OK;
+}
+
+rv_status rv_flat_load(const char *path, rv_flat **out) {
+    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    *out = NULL;
+    if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
+    FILE *f = fopen(path, "rb");
+    if (!f) return io_error("cannot open", path);
+    rv_status st;
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0) {
+        st = io_error("cannot stat", path);
+    } else if (S_ISDIR(sb.st_mode)) {
+        errno = EISDIR;
+        st = io_error("cannot read", path);
+    } else {
+        rv__source src = {f, NULL, 0, 0};
+        st = load_image(&src, path, (uint64_t)sb.st_size, out);
+    }
+    fclose(f);
+    return st;
+}
+
+rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out) {
+    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    *out = NULL;
+    if (!buf && size)
+        return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
+    static const uint8_t none = 0;
+    rv__source src = {NULL, buf ? (const uint8_t *)buf : &none, size, 0};
+    return load_image(&src, "flat index buffer", (uint64_t)size, out);
 }

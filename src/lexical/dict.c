@@ -112,12 +112,9 @@ static rv_status rv__dict_grow_terms(rv_bm25 *ix, uint64_t need) {
     uint64_t *df = rv__realloc(ix->df, cap * sizeof *df);
     if (!df) return rv__nomem("the document frequencies");
     ix->df = df;
-    double *idf = rv__realloc(ix->idf, cap * sizeof *idf);
-    if (!idf) return rv__nomem("the idf table");
-    ix->idf = idf;
-    float *wf = rv__realloc(ix->idf32, cap * sizeof *wf);
-    if (!wf) return rv__nomem("the weight table");
-    ix->idf32 = wf;
+    rv__tmark *mk = rv__realloc(ix->marks, cap * sizeof *mk);
+    if (!mk) return rv__nomem("the term counters");
+    ix->marks = mk;
     ix->term_cap = (uint32_t)cap;
     return RV_OK;
 }
@@ -145,8 +142,7 @@ rv_status rv__dict_insert(rv_bm25 *ix, const char *s, size_t n, uint32_t h, uint
     ix->str_off[t + 1] = ix->pool_len;
     ix->hashes[t] = h;
     ix->df[t] = 0;
-    ix->idf[t] = 0;
-    ix->idf32[t] = 0;
+    memset(&ix->marks[t], 0, sizeof ix->marks[t]);
     rv__slot_put(ix->slots, ix->slot_mask, t, h, s, n);
     ix->n_terms = t + 1;
     *id = t;

@@ -1,5 +1,5 @@
 /*
-** Saving and loading BM25 indexes (format version 1, little-endian).
+** Saving and loading BM25 indexes (format version 2, little-endian).
 **
 **   offset  size
 **   0       8    magic "RVBM25IX"
@@ -12,8 +12,9 @@
 **                params: u32 variant, u32 0, f64 k1, f64 b, f64 delta
 **                analyzer: u8 lowercase, strip_accents, stopwords, stem,
 **                          u32 min_token_len, max_token_len, utf8
-**                counts: u64 n_docs, n_terms, n_postings, n_over, pool_len
-**                u32 doc_len[n_docs]; u8 doc_state[n_docs]
+**                counts: u64 n_docs, n_terms, n_postings, n_over, pool_len,
+**                        i64 next_id
+**                u32 doc_len[n_docs]; u8 doc_state[n_docs]; i64 ext[n_docs]
 **                u64 str_off[n_terms + 1]; pool bytes[pool_len]
 **                u64 offsets[n_terms + 1]   postings of term t, in id order
 **                u32 docs[n_postings]; u8 tfs[n_postings] (255: see overflow)
@@ -21,11 +22,18 @@
 **   32+P    4    CRC-32C of bytes [0, 32 + P)
 **   36+P    4    0
 **
+** Documents are listed by slot (bm25_internal.h) with their caller id.
+** Format 1 (before caller ids) is refused with RV_E_VERSION and a message
+** saying to rebuild: its documents carried no ids to carry over.
+**
 ** Loading checks, in order: magic, format version, sizes, checksum,
 ** analyzer version, then every structural invariant the search code relies
-** on (monotone offsets, increasing in-range document ids, tf >= 1, the
-** overflow table, unique valid-UTF-8 terms, document lengths equal to the
-** sum of their term frequencies).  A file that passes is as safe to search
+** on (monotone offsets, increasing in-range slots, tf >= 1, the overflow
+** table, unique valid-UTF-8 terms, document lengths equal to the sum of
+** their term frequencies, caller ids in range with at most one live slot
+** per id and every earlier slot of an id deleted, next_id above every id).
+** Statistics (N, total length, document frequencies) are recomputed from
+** the live documents, never read.  A file that passes is as safe to search
 ** as one built in memory; one that does not gives RV_E_CORRUPT or
 ** RV_E_VERSION.  The posting arrays of a loaded index stay inside the file
 ** image (no copy).
@@ -38,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/atomic_file.h"
 #include "bm25_internal.h"
 
 static const char rv__magic[8] = {'R', 'V', 'B', 'M', '2', '5', 'I', 'X'};
@@ -197,14 +206,34 @@ static void rv__emit_u64s(rv__writer *w, const uint64_t *a, uint64_t n) {
     for (uint64_t i = 0; i < n; i++) rv__emit_u64(w, a[i]);
 }
 
+#define RV__FIXED (32 + 16 + 48) /* params, analyzer, counts */
+
 static uint64_t rv__payload_size(const rv_bm25 *ix, uint64_t n_post, uint64_t n_over) {
-    uint64_t p = 32 + 16 + 40;
-    p += rv__pad8((uint64_t)ix->n_docs * 4) + rv__pad8(ix->n_docs);
+    uint64_t p = RV__FIXED;
+    p += rv__pad8((uint64_t)ix->n_docs * 4) + rv__pad8(ix->n_docs) + (uint64_t)ix->n_docs * 8;
     p += ((uint64_t)ix->n_terms + 1) * 8 + rv__pad8(ix->n_terms ? ix->pool_len : 0);
     p += ((uint64_t)ix->n_terms + 1) * 8;
     p += rv__pad8(n_post * 4) + rv__pad8(n_post);
     p += n_over * 8 + rv__pad8(n_over * 4);
     return p;
+}
+
+/* The next list of term t at or after segment *si: 1 and its posting
+** range [*a, *e), or 0 when no segment is left.  Terms are taken in
+** ascending order; segpos[] holds each segment's place in its sorted term
+** list and moves past t. */
+static int rv__next_list(const rv_bm25 *ix, size_t *segpos, uint32_t t, size_t *si,
+                         uint64_t *a, uint64_t *e) {
+    for (; *si < ix->n_segs; (*si)++) {
+        const rv__seg *s = ix->segs[*si];
+        size_t j = segpos[*si];
+        if (j >= s->n_terms || s->term_ids[j] != t) continue;
+        segpos[*si] = j + 1;
+        *a = s->offsets[j];
+        *e = s->offsets[j + 1];
+        return 1;
+    }
+    return 0;
 }
 
 /* Per segment, the index of the next term to write. */
@@ -236,11 +265,13 @@ static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
     rv__emit_u64(w, n_post);
     rv__emit_u64(w, n_over);
     rv__emit_u64(w, ix->n_terms ? ix->pool_len : 0);
+    rv__emit_u64(w, (uint64_t)ix->next_id);
     /* documents */
     rv__emit_u32s(w, ix->doc_len, ix->n_docs);
     rv__emit_pad(w);
     rv__emit(w, ix->doc_state, ix->n_docs);
     rv__emit_pad(w);
+    rv__emit_u64s(w, (const uint64_t *)(const void *)ix->ext, ix->n_docs);
     /* dictionary */
     if (ix->n_terms) {
         rv__emit_u64s(w, ix->str_off, (uint64_t)ix->n_terms + 1);
@@ -249,21 +280,22 @@ static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
         rv__emit_u64(w, 0);
     }
     rv__emit_pad(w);
-    /* offsets: prefix sums of df (df counts exactly the stored postings) */
-    uint64_t off = 0;
+    /* offsets: prefix sums of the postings stored per term (live and
+    ** deleted documents), one merge over the segments' sorted term lists */
+    uint64_t off = 0, a, e;
     rv__emit_u64(w, 0);
-    for (uint32_t t = 0; t < ix->n_terms; t++) rv__emit_u64(w, off += ix->df[t]);
+    for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
+    for (uint32_t t = 0; t < ix->n_terms; t++) {
+        for (size_t si = 0; rv__next_list(ix, segpos, t, &si, &a, &e); si++) off += e - a;
+        rv__emit_u64(w, off);
+    }
     /* docs, then tfs, then overflow: three passes over the terms */
     for (int pass = 0; pass < 3; pass++) {
         for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
         uint64_t outpos = 0;
         for (uint32_t t = 0; t < ix->n_terms; t++) {
-            for (size_t si = 0; si < ix->n_segs; si++) {
+            for (size_t si = 0; rv__next_list(ix, segpos, t, &si, &a, &e); si++) {
                 const rv__seg *s = ix->segs[si];
-                size_t j = segpos[si];
-                if (j >= s->n_terms || s->term_ids[j] != t) continue;
-                segpos[si] = j + 1;
-                uint64_t a = s->offsets[j], e = s->offsets[j + 1];
                 if (pass == 0) {
                     rv__emit_u32s(w, s->docs + a, e - a);
                 } else if (pass == 1) {
@@ -280,12 +312,9 @@ static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
     /* overflow tfs, in the same order as their positions */
     for (size_t si = 0; si < ix->n_segs; si++) segpos[si] = 0;
     for (uint32_t t = 0; t < ix->n_terms; t++) {
-        for (size_t si = 0; si < ix->n_segs; si++) {
+        for (size_t si = 0; rv__next_list(ix, segpos, t, &si, &a, &e); si++) {
             const rv__seg *s = ix->segs[si];
-            size_t j = segpos[si];
-            if (j >= s->n_terms || s->term_ids[j] != t) continue;
-            segpos[si] = j + 1;
-            for (uint64_t q = s->offsets[j]; q < s->offsets[j + 1]; q++)
+            for (uint64_t q = a; q < e; q++)
                 if (s->tfs[q] == RV__TF_ESCAPE) rv__emit_u32(w, rv__seg_tf(s, q));
         }
     }
@@ -343,68 +372,35 @@ rv_status rv_bm25_save_buffer(const rv_bm25 *ix, void *buf, size_t capacity, siz
 
 rv_status rv_bm25_save(const rv_bm25 *ix, const char *path) {
     if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
-    size_t plen = strlen(path);
-    char *tmp = rv__malloc(plen + 32);
     size_t *segpos = rv__malloc((ix->n_segs ? ix->n_segs : 1) * sizeof *segpos);
     rv__crc_table *tab = rv__malloc(sizeof *tab);
     unsigned char *stage = rv__malloc((size_t)1 << 20);
+    rv__atomic_file af = {-1, NULL, NULL, NULL};
     rv_status st = RV_OK;
-    int fd = -1;
-    if (!tmp || !segpos || !tab || !stage) {
+    if (!segpos || !tab || !stage) {
         st = rv__nomem("the save buffers");
         goto done;
     }
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        st = rv__error(RV_E_IO, "cannot create %s: %s", tmp, strerror(errno));
-        goto done;
-    }
+    /* a temporary sibling, fsynced and renamed over path (core/atomic_file) */
+    if ((st = rv__atomic_begin(&af, path)) != RV_OK) goto done;
     uint64_t n_post, n_over;
     rv__count(ix, &n_post, &n_over);
     rv__crc32c_init(tab);
     rv__writer w;
     memset(&w, 0, sizeof w);
-    w.fd = fd;
+    w.fd = af.fd;
     w.stage = stage;
     w.stage_cap = (size_t)1 << 20;
     w.tab = tab;
     rv__write_index(ix, &w, segpos, n_post, n_over);
     rv__flush(&w);
-    if (!w.err && fsync(fd) != 0) w.err = errno;
-    if (close(fd) != 0 && !w.err) w.err = errno;
-    fd = -1;
     if (w.err) {
-        st = rv__error(RV_E_IO, "cannot write %s: %s", tmp, strerror(w.err));
-        unlink(tmp);
+        st = rv__error(RV_E_IO, "cannot write %s: %s", af.tmp, strerror(w.err));
         goto done;
     }
-    if (rename(tmp, path) != 0) {
-        st = rv__error(RV_E_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    /* make the rename itself durable (best effort: not every file system
-    ** lets a directory be opened) */
-    {
-        char *dir = tmp;
-        memcpy(dir, path, plen + 1);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir) slash[1] = '\0';
-        else if (slash) *slash = '\0';
-        else strcpy(dir, ".");
-        int dfd = open(dir, O_RDONLY);
-        if (dfd >= 0) {
-            (void)fsync(dfd);
-            close(dfd);
-        }
-    }
+    st = rv__atomic_commit(&af);
 done:
-    if (fd >= 0) {
-        close(fd);
-        unlink(tmp);
-    }
-    rv__free(tmp);
+    rv__atomic_abort(&af); /* no-op after a commit */
     rv__free(segpos);
     rv__free(tab);
     rv__free(stage);
@@ -437,6 +433,11 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     if (memcmp(buf, rv__magic, 8) != 0)
         return RV__CORRUPT("not a BM25 index: bad magic number");
     uint32_t version = rv__get_u32(buf + 8);
+    if (version == 1)
+        return rv__error(RV_E_VERSION, "BM25 index format version 1 was written before "
+                         "documents had caller ids (this library reads version %d): rebuild "
+                         "the index from its documents and save it again",
+                         RV_BM25_FORMAT_VERSION);
     if (version != RV_BM25_FORMAT_VERSION)
         return rv__error(RV_E_VERSION, "BM25 index format version %u; this library reads "
                          "version %d", version, RV_BM25_FORMAT_VERSION);
@@ -461,7 +462,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
                          "library analyses text with version %d, so queries would not match",
                          aver, RV_ANALYZER_VERSION);
     rv__reader r = {buf + RV__HEADER, payload, 0};
-    const unsigned char *q = rv__take(&r, 32 + 16 + 40, 0);
+    const unsigned char *q = rv__take(&r, RV__FIXED, 0);
     if (!q) return RV__CORRUPT("BM25 index payload is too short");
     rv_bm25_params par;
     par.variant = (rv_bm25_variant)rv__get_u32(q);
@@ -487,12 +488,16 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     uint64_t n_docs = rv__get_u64(q + 48), n_terms = rv__get_u64(q + 56);
     uint64_t n_post = rv__get_u64(q + 64), n_over = rv__get_u64(q + 72);
     uint64_t pool_len = rv__get_u64(q + 80);
+    int64_t next_id = (int64_t)rv__get_u64(q + 88);
     if (n_docs > RV_BM25_MAX_DOCS || n_terms >= UINT32_MAX || n_post > payload ||
-        n_over > n_post || pool_len > payload)
+        n_over > n_post || pool_len > payload || n_docs > payload)
         return RV__CORRUPT("BM25 index has impossible sizes");
+    if (next_id < 0 || (uint64_t)next_id > (uint64_t)RV_MAX_ID + 1)
+        return RV__CORRUPT("BM25 index has an impossible next id");
     /* every section must fit: checked as the reader takes it */
     const unsigned char *p_len = rv__take(&r, n_docs * 4, 1);
     const unsigned char *p_state = rv__take(&r, n_docs, 1);
+    const unsigned char *p_ext = rv__take(&r, n_docs * 8, 0);
     const unsigned char *p_stroff = rv__take(&r, (n_terms + 1) * 8, 0);
     const unsigned char *p_pool = rv__take(&r, n_terms ? pool_len : 0, 1);
     const unsigned char *p_off = rv__take(&r, (n_terms + 1) * 8, 0);
@@ -500,7 +505,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     const unsigned char *p_tfs = rv__take(&r, n_post, 1);
     const unsigned char *p_opos = rv__take(&r, n_over * 8, 0);
     const unsigned char *p_otf = rv__take(&r, n_over * 4, 1);
-    if (!p_len || !p_state || !p_stroff || !p_pool || !p_off || !p_docs || !p_tfs ||
+    if (!p_len || !p_state || !p_ext || !p_stroff || !p_pool || !p_off || !p_docs || !p_tfs ||
         !p_opos || !p_otf || r.pos != r.size)
         return RV__CORRUPT("BM25 index sections do not match its sizes");
     if (!n_terms && (pool_len || n_post))
@@ -511,24 +516,44 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     uint64_t *sums = NULL;
     rv_status st = rv_bm25_create(&an, &par, &ix);
     if (st != RV_OK) return st;
-    /* documents */
+    /* documents: lengths, states, caller ids (at most one live slot per
+    ** id, and a later slot of an id only after the earlier was deleted) */
     if ((st = rv__bm25_reserve_docs(ix, n_docs)) != RV_OK) goto fail;
+    if ((st = rv__idmap_reserve(ix, n_docs)) != RV_OK) goto fail;
     for (uint64_t d = 0; d < n_docs; d++) {
         ix->doc_len[d] = rv__get_u32(p_len + 4 * d);
         uint8_t s = p_state[d];
+        int64_t id = (int64_t)rv__get_u64(p_ext + 8 * d);
         if (s > RV_BM25_DOC_PURGED) {
             st = RV__CORRUPT("BM25 index: document %llu has state %u", (unsigned long long)d, s);
             goto fail;
         }
+        if (id < 0 || id > RV_MAX_ID || id >= next_id) {
+            st = RV__CORRUPT("BM25 index: document %llu has id %lld", (unsigned long long)d,
+                             (long long)id);
+            goto fail;
+        }
+        uint32_t prev = rv__idmap_find(ix, id);
+        if (prev != RV__NO_SLOT && ix->doc_state[prev] == RV_BM25_DOC_LIVE) {
+            st = RV__CORRUPT("BM25 index: id %lld is filed under two live documents",
+                             (long long)id);
+            goto fail;
+        }
         ix->doc_state[d] = s;
-        if (s != RV_BM25_DOC_PURGED) {
-            ix->n_stats_docs++;
+        if (s != RV_BM25_DOC_LIVE) rv__mark_dead(ix, (uint32_t)d);
+        ix->ext[d] = id;
+        rv__idmap_put(ix, (uint32_t)d);
+        if (ix->doc_len[d] > ix->max_dl) ix->max_dl = ix->doc_len[d];
+        if (s == RV_BM25_DOC_LIVE) {
+            ix->n_live++;
             ix->total_len += ix->doc_len[d];
-            if (s == RV_BM25_DOC_LIVE) ix->n_live++;
-            else ix->n_tombstoned++;
+        } else if (s == RV_BM25_DOC_TOMBSTONED) {
+            ix->n_tombstoned++;
         }
     }
     ix->n_docs = (uint32_t)n_docs;
+    ix->next_id = next_id;
+    if ((st = rv__bm25_reserve_ltab(ix, ix->max_dl)) != RV_OK) goto fail;
     /* dictionary */
     if (rv__get_u64(p_stroff) != 0) {
         st = RV__CORRUPT("BM25 index dictionary offsets do not start at 0");
@@ -568,6 +593,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     }
     seg->doc_base = 0;
     seg->doc_end = (uint32_t)n_docs;
+    seg->n_dead = (uint32_t)(n_docs - ix->n_live);
     seg->n_post = n_post;
     seg->n_over = n_over;
     size_t nt = 0;
@@ -581,7 +607,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
             st = RV__CORRUPT("BM25 index: term %llu has bad posting offsets", (unsigned long long)t);
             goto fail;
         }
-        ix->df[t] = e - a;
+        ix->df[t] = 0; /* counted from the live postings below */
         nt += e > a;
     }
     if (rv__get_u64(p_off + 8 * n_terms) != n_post) {
@@ -622,6 +648,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
                                  (unsigned long long)(i - a), (unsigned long long)t);
                 goto fail;
             }
+            ix->df[t] += ix->doc_state[d] == RV_BM25_DOC_LIVE;
         }
     }
     seg->offsets[nt] = n_post;
@@ -655,7 +682,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     }
     rv__free(sums);
     sums = NULL;
-    if ((st = rv__seg_derive_alloc(seg)) != RV_OK) goto fail;
+    if ((st = rv__seg_finish(seg, ix->doc_len)) != RV_OK) goto fail;
     ix->segs = rv__malloc(sizeof *ix->segs);
     if (!ix->segs) {
         st = rv__nomem("the segment list");

@@ -1,9 +1,10 @@
 /*
-** BM25 search: query preparation, top-k by MaxScore with block-max bounds,
-** batches on several threads, and explain.
+** BM25 search: query preparation, filters, top-k by MaxScore with
+** block-max bounds, the direct scorer of small filters, batches on several
+** threads, and explain.
 **
 ** MaxScore (Turtle and Flood 1995): sort the query's posting lists by
-** their largest possible contribution ub (qtf times the largest w in the
+** their largest possible contribution ub (qtf times a bound of w over the
 ** list).  Once the heap holds k documents with k-th score theta, the lists
 ** whose ub prefix sum cannot beat theta are "non-essential": a document
 ** found only in them cannot enter.  Candidates come from the essential
@@ -11,27 +12,46 @@
 ** largest ub first, and a candidate is dropped as soon as its score so far
 ** plus the remaining bounds cannot beat theta.
 **
-** Two kernels implement it.  The main one works a window of 4096 document
-** ids at a time, as Lucene's MaxScore bulk scorer does: it skips the window
-** outright when the block maxima (Ding and Suel 2011) of the essential
-** lists plus the bounds of the others cannot beat theta; otherwise it adds
-** the essential lists term at a time into per-document partial scores, then
-** merges each non-essential list either by walking its postings in the
-** window or by probing the surviving candidates, whichever touches fewer
-** postings.  A document-at-a-time kernel serves exhaustive search (nothing
-** dropped, every list essential: an independent traversal to check the
-** other against) and queries of more than 64 distinct terms (the window
-** kernel keeps a 64-bit matched-term mask per document).
+** Bounds are impacts (bm25_internal.h): the (tf, dl) frontier of a list or
+** block, turned into a weight under the current statistics and inflated
+** by RV__SLACK.  Weights themselves are computed here, as idf times the
+** g(tf, dl) table of the index, because nothing stored depends on the
+** statistics.
+**
+** Three kernels.  The main one works a window of 4096 slots at a time, as
+** Lucene's MaxScore bulk scorer does: it skips the window outright when
+** the block bounds (Ding and Suel 2011) of the essential lists plus the
+** bounds of the others cannot beat theta; otherwise it adds the essential
+** lists term at a time into per-document partial scores, then merges each
+** non-essential list either by walking its postings in the window or by
+** probing the surviving candidates, whichever touches fewer postings.  A
+** document-at-a-time kernel serves exhaustive search (nothing dropped,
+** every list essential: an independent traversal to check the other
+** against) and queries of more than 64 distinct terms (the window kernel
+** keeps a 64-bit matched-term mask per document).  The direct kernel
+** serves small filters: it visits the allowed documents in slot order and
+** probes each query term's list for them (galloping), so its cost follows
+** the filter, not the lists.
+**
+** Filters.  A filter (rv_idset) is translated once per call (once per
+** batch) into the live allowed slots: a sorted list when it is small, a
+** bitmap for the kernels.  The window and document-at-a-time kernels offer
+** only allowed documents to the heap and jump over windows and runs of
+** slots that hold none; theta is then the k-th score among allowed
+** documents, so pruning stays exact.  The switch (rv__use_direct): the
+** direct kernel when the filter allows at most one document in 128 slots
+** and (allowed documents) * (query terms) <= 4 * (postings of the query
+** terms).
 **
 ** Exactness.  A document's score is always summed the same way: qtf * w in
 ** double precision, in ascending term order, rounded to float once.  A
 ** candidate is dropped only when an upper bound of that sum, inflated by
-** 1e-9 relative, is <= the float just below theta; the bounds are maxima
-** of the same single-precision weights, and all weights are >= 0, so a
-** dropped document's score is strictly below theta and could not have
-** entered even by winning a tie on its id.  Hence pruned and exhaustive
-** search return identical ids and scores, whatever order documents are
-** visited in.
+** 1e-9 relative, is <= the float just below theta; the bounds dominate the
+** same single-precision weights, and all weights are >= 0, so a dropped
+** document's score is strictly below theta and could not have entered even
+** by winning a tie on its id.  Hence pruned, direct and exhaustive search
+** return identical ids and scores, whatever order documents are visited
+** in; ties are broken by the caller id, so the slot order never shows.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -45,10 +65,20 @@
 #include "bm25_internal.h"
 
 #define RV__MARGIN (1.0 + 1e-9)
+#define RV__WIN 4096u
+#define RV__DIRECT_SHARE 128u /* direct: at most one allowed document in this many slots */
+#define RV__PIPE 16               /* ids translated per group of prefetches */
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__PREFETCH(p) __builtin_prefetch(p)
+#else
+#  define RV__PREFETCH(p) ((void)0)
+#endif
 
 typedef struct {
     float score;
     uint32_t doc;
+    int64_t id;
 } rv__hit;
 
 typedef struct {
@@ -59,9 +89,17 @@ typedef struct {
     uint32_t doc;                 /* current document, UINT32_MAX at end */
     float idf;
     double qtf;
-    double ub;                    /* qtf * the list's largest w */
+    double ub;                    /* qtf * the list's bound */
     uint32_t q;                   /* index of the term in canonical order */
 } rv__cur;
+
+/* A filter translated for one index: the live allowed slots. */
+typedef struct {
+    int on;            /* a filter was given */
+    size_t n;          /* live documents it allows */
+    uint32_t *list;    /* those slots ascending, or NULL (too many) */
+    uint64_t *bits;    /* the same as a bitmap over the slots, or NULL */
+} rv__filter;
 
 /* Per-thread scratch, reused across the queries of a batch. */
 typedef struct {
@@ -69,6 +107,7 @@ typedef struct {
     size_t n_raw, raw_cap;
     uint32_t *qterm;     /* distinct, ascending */
     uint32_t *qtf;
+    float *qidf;         /* idf of each, single precision */
     size_t nq, q_cap;
     rv__cur *cur;
     double *prefix;
@@ -92,6 +131,7 @@ static void rv__scratch_free(rv__scratch *s) {
     rv__free(s->raw);
     rv__free(s->qterm);
     rv__free(s->qtf);
+    rv__free(s->qidf);
     rv__free(s->cur);
     rv__free(s->prefix);
     rv__free(s->tq);
@@ -131,7 +171,7 @@ static int rv__cmp_u32(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
-/* s->raw -> distinct ascending terms with their counts; sizes the
+/* s->raw -> distinct ascending terms with their counts and idf; sizes the
 ** per-term scratch. */
 static rv_status rv__query_finish(rv__scratch *s) {
     if (s->n_raw > 1) qsort(s->raw, s->n_raw, sizeof *s->raw, rv__cmp_u32);
@@ -139,17 +179,19 @@ static rv_status rv__query_finish(rv__scratch *s) {
     if (need > s->q_cap) {
         rv__free(s->qterm);
         rv__free(s->qtf);
+        rv__free(s->qidf);
         rv__free(s->cur);
         rv__free(s->prefix);
         rv__free(s->tq);
         rv__free(s->tw);
         s->qterm = rv__malloc(need * sizeof *s->qterm);
         s->qtf = rv__malloc(need * sizeof *s->qtf);
+        s->qidf = rv__malloc(need * sizeof *s->qidf);
         s->cur = rv__malloc(need * sizeof *s->cur);
         s->prefix = rv__malloc(need * sizeof *s->prefix);
         s->tq = rv__malloc(need * sizeof *s->tq);
         s->tw = rv__malloc(need * sizeof *s->tw);
-        if (!s->qterm || !s->qtf || !s->cur || !s->prefix || !s->tq || !s->tw) {
+        if (!s->qterm || !s->qtf || !s->qidf || !s->cur || !s->prefix || !s->tq || !s->tw) {
             s->q_cap = 0;
             return rv__nomem("the query's term cursors");
         }
@@ -165,6 +207,8 @@ static rv_status rv__query_finish(rv__scratch *s) {
         }
     }
     s->nq = nq;
+    for (size_t q = 0; q < nq; q++)
+        s->qidf[q] = (float)rv__idf(s->ix, s->ix->df[s->qterm[q]]);
     return RV_OK;
 }
 
@@ -176,11 +220,114 @@ static rv_status rv__query_text(rv__scratch *s, const char *query, size_t len) {
     return rv__query_finish(s);
 }
 
+/* ------------------------------------------------------------ filters */
+
+static void rv__filter_free(rv__filter *f) {
+    rv__free(f->list);
+    rv__free(f->bits);
+    memset(f, 0, sizeof *f);
+}
+
+/* The slots as a bitmap (from the list when there is one). */
+static rv_status rv__filter_bits(const rv_bm25 *ix, rv__filter *f) {
+    if (f->bits) return RV_OK;
+    size_t words = RV_BITSET_WORDS(ix->n_docs) + 1; /* a spare: rv__bits_at */
+    f->bits = rv__calloc(words, sizeof *f->bits);
+    if (!f->bits) return rv__nomem("the filter's bitmap");
+    if (f->list) {
+        for (size_t i = 0; i < f->n; i++) f->bits[f->list[i] >> 6] |= (uint64_t)1 << (f->list[i] & 63);
+        return RV_OK;
+    }
+    /* rv__filter_make gives large sets their bitmap at once */
+    return rv__error(RV_E_INTERNAL, "a filter without its documents");
+}
+
+/*
+** Translate a filter into the live slots it allows: id by id through the
+** id map when the set is smaller than the index, else slot by slot through
+** the set's hash table -- O(min(set, slots)).  A set of at most
+** n_docs / RV__DIRECT_SHARE ids is kept as a sorted list of slots (all the
+** direct kernel needs); a larger one as a bitmap.
+*/
+static rv_status rv__filter_make(const rv_bm25 *ix, const rv_idset *set, rv__filter *f) {
+    memset(f, 0, sizeof *f);
+    if (!set) return RV_OK;
+    f->on = 1;
+    size_t small = ix->n_docs / RV__DIRECT_SHARE;
+    if (set->n <= small) {
+        f->list = rv__malloc((set->n ? set->n : 1) * sizeof *f->list);
+        uint32_t *tmp = rv__malloc((set->n ? set->n : 1) * sizeof *tmp);
+        if (!f->list || !tmp) {
+            rv__free(tmp);
+            rv__filter_free(f);
+            return rv__nomem("the filter's documents");
+        }
+        for (size_t i = 0; i < set->n; i++) {
+            uint32_t d = rv__idmap_find(ix, set->ids[i]);
+            if (d != RV__NO_SLOT && ix->doc_state[d] == RV_BM25_DOC_LIVE) f->list[f->n++] = d;
+        }
+        rv__sort_u32(f->list, f->n, tmp);
+        rv__free(tmp);
+        return RV_OK;
+    }
+    size_t words = RV_BITSET_WORDS(ix->n_docs) + 1; /* a spare: rv__bits_at */
+    f->bits = rv__calloc(words, sizeof *f->bits);
+    if (!f->bits) return rv__nomem("the filter's bitmap");
+    if (set->n < ix->n_docs) {
+        /* id by id, RV__PIPE at a time: the id map's slots are fetched for
+        ** the whole group before any is read, so the cache misses overlap */
+        const uint32_t *map = ix->idmap;
+        const uint64_t mask = ix->idmap_mask;
+        uint64_t home[RV__PIPE];
+        for (size_t a = 0; a < set->n; a += RV__PIPE) {
+            size_t m = set->n - a < RV__PIPE ? set->n - a : RV__PIPE;
+            for (size_t j = 0; j < m; j++) {
+                home[j] = rv__mix64((uint64_t)set->ids[a + j]) & mask;
+                RV__PREFETCH(&map[home[j]]);
+            }
+            for (size_t j = 0; j < m; j++)
+                if (map[home[j]]) RV__PREFETCH(&ix->ext[map[home[j]] - 1]);
+            for (size_t j = 0; j < m; j++) {
+                uint32_t d = RV__NO_SLOT;
+                for (uint64_t h = home[j]; map[h]; h = (h + 1) & mask)
+                    if (ix->ext[map[h] - 1] == set->ids[a + j]) {
+                        d = map[h] - 1;
+                        break;
+                    }
+                if (d != RV__NO_SLOT && ix->doc_state[d] == RV_BM25_DOC_LIVE) {
+                    f->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                    f->n++;
+                }
+            }
+        }
+    } else {
+        for (uint32_t d = 0; d < ix->n_docs; d++)
+            if (ix->doc_state[d] == RV_BM25_DOC_LIVE && rv__idset_has(set, ix->ext[d])) {
+                f->bits[d >> 6] |= (uint64_t)1 << (d & 63);
+                f->n++;
+            }
+    }
+    return RV_OK;
+}
+
+/* First allowed slot >= d, or UINT32_MAX. */
+static uint32_t rv__next_allowed(const uint64_t *bits, uint32_t n_docs, uint32_t d) {
+    if (d >= n_docs) return UINT32_MAX;
+    size_t w = d >> 6, nw = RV_BITSET_WORDS(n_docs);
+    uint64_t x = bits[w] & (~(uint64_t)0 << (d & 63));
+    while (!x) {
+        if (++w >= nw) return UINT32_MAX;
+        x = bits[w];
+    }
+    uint32_t a = (uint32_t)(w << 6) + rv__ctz64(x);
+    return a < n_docs ? a : UINT32_MAX;
+}
+
 /* -------------------------------------------------------------- heap */
 
-/* a is worse than b: lower score, or equal score and higher id */
+/* a is worse than b: lower score, or equal score and higher caller id */
 static int rv__worse(rv__hit a, rv__hit b) {
-    return a.score < b.score || (a.score == b.score && a.doc > b.doc);
+    return a.score < b.score || (a.score == b.score && a.id > b.id);
 }
 
 static void rv__sift_down(rv__hit *h, size_t n, size_t i) {
@@ -210,7 +357,7 @@ static void rv__sift_up(rv__hit *h, size_t i) {
 static int rv__cmp_hit(const void *x, const void *y) {
     const rv__hit *a = x, *b = y;
     if (a->score != b->score) return a->score > b->score ? -1 : 1;
-    return a->doc < b->doc ? -1 : a->doc > b->doc;
+    return a->id < b->id ? -1 : a->id > b->id;
 }
 
 /* ------------------------------------------------------------ cursors */
@@ -288,21 +435,48 @@ static inline void rv__next(rv__cur *c) {
 
 typedef struct {
     rv__scratch *s;
+    const rv_bm25 *ix;
     size_t k, n_heap;
     double cut;       /* prune below: the float just under the k-th score */
     int full;
     int exhaustive;
     rv__wparams wp;
+    const uint64_t *allow; /* live allowed slots (a filter), or NULL */
     rv_bm25_search_info info;
 } rv__run;
+
+static inline int rv__eligible(const rv__run *r, uint32_t d) {
+    if (r->allow) return (int)((r->allow[d >> 6] >> (d & 63)) & 1);
+    return !((r->ix->dead[d >> 6] >> (d & 63)) & 1);
+}
+
+/* w(t, d) of posting p of segment g, for a term with the given idf. */
+static inline float rv__post_weight(const rv__run *r, const rv__seg *g, uint64_t p, float idf) {
+    return rv__seg_weight(r->ix, &r->wp, g, p, idf);
+}
+
+/* w(t, d) of the cursor's current posting. */
+static inline float rv__cur_weight(const rv__run *r, const rv__cur *c) {
+    return rv__post_weight(r, c->seg, c->pos, c->idf);
+}
+
+/* Bound of w over block b of the cursor's list (qtf not included). */
+static inline double rv__block_bound(const rv__run *r, const rv__cur *c, uint64_t b) {
+    const rv__seg *g = c->seg;
+    return rv__impact_bound(r->ix, &r->wp, c->idf, g->imp + g->imp_off[b],
+                            g->imp_off[b + 1] - g->imp_off[b]);
+}
 
 static void rv__set_cut(rv__run *r) {
     if (!r->exhaustive) r->cut = (double)nextafterf(r->s->heap[0].score, -INFINITY);
 }
 
 static void rv__offer(rv__run *r, uint32_t doc, float score) {
-    rv__hit h = {score, doc};
     rv__hit *heap = r->s->heap;
+    /* most candidates lose on the score alone: read the caller id (a
+    ** random access) only for those that may enter */
+    if (r->n_heap == r->k && score < heap[0].score) return;
+    rv__hit h = {score, doc, r->ix->ext[doc]};
     if (r->n_heap < r->k) {
         heap[r->n_heap] = h;
         rv__sift_up(heap, r->n_heap++);
@@ -338,11 +512,11 @@ static void rv__sort_cursors(rv__cur *c, size_t n) {
     }
 }
 
-/* Cursors of the query terms present in seg, sorted by ub, with prefix
-** sums of ub; returns their number. */
-static size_t rv__cursors(rv__run *r, const rv__seg *seg) {
+/* Cursors of the query terms present in seg, in canonical (ascending term)
+** order, with their bounds; returns their number. */
+static size_t rv__cursors_canonical(rv__run *r, const rv__seg *seg) {
     rv__scratch *s = r->s;
-    const rv_bm25 *ix = s->ix;
+    const rv_bm25 *ix = r->ix;
     rv__cur *cur = s->cur;
     size_t nc = 0;
     for (size_t q = 0; q < s->nq; q++) {
@@ -356,15 +530,23 @@ static size_t rv__cursors(rv__run *r, const rv__seg *seg) {
         c->blk = c->blk0 = seg->block_off[i];
         c->blk_end = seg->block_off[i + 1];
         c->doc = c->docs[c->pos];
-        c->idf = ix->idf32[s->qterm[q]];
+        c->idf = s->qidf[q];
         c->qtf = (double)s->qtf[q];
-        c->ub = c->qtf * (double)seg->term_max[i];
+        c->ub = c->qtf * rv__impact_bound(ix, &r->wp, c->idf, seg->timp + seg->timp_off[i],
+                                          seg->timp_off[i + 1] - seg->timp_off[i]);
         c->q = (uint32_t)q;
         r->info.postings_total += c->end - c->start;
     }
+    return nc;
+}
+
+/* The same, sorted by ub, with prefix sums of ub (for MaxScore). */
+static size_t rv__cursors(rv__run *r, const rv__seg *seg) {
+    size_t nc = rv__cursors_canonical(r, seg);
+    rv__cur *cur = r->s->cur;
     rv__sort_cursors(cur, nc);
     double acc = 0;
-    for (size_t j = 0; j < nc; j++) s->prefix[j] = (acc += cur[j].ub);
+    for (size_t j = 0; j < nc; j++) r->s->prefix[j] = (acc += cur[j].ub);
     return nc;
 }
 
@@ -381,21 +563,25 @@ static size_t rv__n_nonessential(const rv__run *r, size_t nc) {
 */
 static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
     rv__scratch *s = r->s;
-    const rv_bm25 *ix = s->ix;
     rv__cur *cur = s->cur;
     size_t nc = rv__cursors(r, seg);
     if (!nc) return;
     double *prefix = s->prefix;
     size_t ne = rv__n_nonessential(r, nc); /* cursors [0, ne) are non-essential */
-    const uint8_t *state = ix->doc_state;
     for (;;) {
         uint32_t d = UINT32_MAX;
         for (size_t j = ne; j < nc; j++)
             if (cur[j].doc < d) d = cur[j].doc;
         if (d == UINT32_MAX) break;
-        if (state[d] != RV_BM25_DOC_LIVE) {
+        if (!rv__eligible(r, d)) {
+            /* jump to the next allowed slot (a filter) or the next posting */
+            uint32_t to = d + 1;
+            if (r->allow) {
+                to = rv__next_allowed(r->allow, r->ix->n_docs, d + 1);
+                if (to == UINT32_MAX || to >= seg->doc_end) break;
+            }
             for (size_t j = ne; j < nc; j++)
-                if (cur[j].doc == d) rv__next(&cur[j]);
+                if (cur[j].doc < to) rv__next_geq(&cur[j], to);
             continue;
         }
         size_t nt = 0;
@@ -403,7 +589,7 @@ static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
         for (size_t j = ne; j < nc; j++) {
             rv__cur *c = &cur[j];
             if (c->doc != d) continue;
-            float w = seg->w[c->pos];
+            float w = rv__cur_weight(r, c);
             s->tq[nt] = c->q;
             s->tw[nt++] = w;
             partial += c->qtf * (double)w;
@@ -420,14 +606,14 @@ static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
             }
             uint64_t b = rv__find_block(c, d);
             c->blk = b;
-            double bm = b < c->blk_end ? c->qtf * (double)seg->block_max[b] : 0.0;
+            double bm = b < c->blk_end ? c->qtf * rv__block_bound(r, c, b) : 0.0;
             if (rv__hopeless(r, partial + bm + rest)) {
                 keep = 0;
                 break;
             }
             rv__next_geq(c, d);
             if (c->doc == d) {
-                float w = seg->w[c->pos];
+                float w = rv__cur_weight(r, c);
                 s->tq[nt] = c->q;
                 s->tw[nt++] = w;
                 partial += c->qtf * (double)w;
@@ -457,9 +643,44 @@ static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
 }
 
 /*
+** Direct: score the allowed documents of seg (list[0 .. n), ascending) one
+** by one, probing each query term's list for them.  Cursors are in
+** canonical order, so the sum needs no sorting.  Once the heap is full,
+** the rest of the segment goes when even every list's bound together
+** cannot beat the cut.
+*/
+static void rv__search_seg_direct(rv__run *r, const rv__seg *seg, const uint32_t *list,
+                                  size_t n) {
+    rv__scratch *s = r->s;
+    rv__cur *cur = s->cur;
+    size_t nc = rv__cursors_canonical(r, seg);
+    if (!nc || !n) return;
+    double total_ub = 0;
+    for (size_t j = 0; j < nc; j++) total_ub += cur[j].ub;
+    for (size_t i = 0; i < n; i++) {
+        if (rv__hopeless(r, total_ub)) break;
+        uint32_t d = list[i];
+        double sum = 0;
+        int matched = 0;
+        for (size_t j = 0; j < nc; j++) {
+            rv__cur *c = &cur[j];
+            if (c->doc < d) rv__next_geq(c, d);
+            if (c->doc != d) continue;
+            float w = rv__cur_weight(r, c);
+            sum += c->qtf * (double)w;
+            matched = 1;
+            r->info.postings_scored++;
+        }
+        if (!matched) continue;
+        r->info.docs_scored++;
+        rv__offer(r, d, (float)sum);
+    }
+}
+
+/*
 ** Window at a time (Lucene's MaxScore bulk scorer, with block-max window
-** skipping): documents are taken RV__WIN ids at a time.  In a window,
-**  1. if the block maxima of the essential lists plus the bounds of the
+** skipping): documents are taken RV__WIN slots at a time.  In a window,
+**  1. if the block bounds of the essential lists plus the bounds of the
 **     non-essential ones cannot beat the cut, the window is skipped;
 **  2. the essential lists are added term at a time into per-document
 **     partial scores, a matched-term mask and the weights themselves;
@@ -468,23 +689,22 @@ static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
 **     weights -- by walking its postings in the window when they are fewer
 **     than the candidates, else by probing each candidate;
 **  4. survivors are scored in canonical order (ascending term, from the mask
-**     and the stored weights) and offered to the heap in id order.
+**     and the stored weights) and offered to the heap in slot order.
+** With a filter, a window starts at an allowed slot, and only allowed
+** documents become candidates.
 */
-#define RV__WIN 4096u
-
 static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
     rv__scratch *s = r->s;
-    const rv_bm25 *ix = s->ix;
     rv__cur *cur = s->cur;
     size_t nc = rv__cursors(r, seg);
     if (!nc) return;
     double *prefix = s->prefix;
-    const uint8_t *state = ix->doc_state;
     double *part = s->wpart;
     uint64_t *mask = s->wmask;
     float *wbuf = s->wbuf;
     uint64_t *bits = s->wbits;
     uint32_t *cand = s->cand;
+    const uint64_t *allow = r->allow;
     uint32_t lo = seg->doc_base;
     for (;;) {
         size_t ne = rv__n_nonessential(r, nc);
@@ -496,20 +716,33 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         }
         if (dmin == UINT32_MAX) break;
         lo = dmin;
+        if (r->allow) { /* start the window at an allowed slot */
+            uint32_t a = rv__next_allowed(r->allow, r->ix->n_docs, lo);
+            if (a == UINT32_MAX || a >= seg->doc_end) break;
+            if (a > lo) {
+                lo = a;
+                continue;
+            }
+        }
+        /* windows start on a multiple of 64 slots, so a window's words of
+        ** candidates line up with the words of the slot bitmaps; the slots
+        ** before dmin hold no essential posting and cost nothing */
+        lo &= ~(uint32_t)63;
         uint32_t hi = lo + RV__WIN > lo && lo + RV__WIN < seg->doc_end ? lo + RV__WIN : seg->doc_end;
         double ne_ub = ne ? prefix[ne - 1] : 0.0;
-        /* 1. block-max bound of the window */
+        /* 1. block bound of the window */
         if (r->full) {
             double wub = ne_ub;
             for (size_t j = ne; j < nc; j++) {
                 const rv__cur *c = &cur[j];
                 if (c->doc >= hi) continue;
-                float m = 0;
+                double m = 0;
                 for (uint64_t b = c->blk; b < c->blk_end; b++) {
-                    if (seg->block_max[b] > m) m = seg->block_max[b];
+                    double bb = rv__block_bound(r, c, b);
+                    if (bb > m) m = bb;
                     if (seg->block_last[b] >= hi - 1) break;
                 }
-                wub += c->qtf * (double)m;
+                wub += c->qtf * m;
             }
             if (rv__hopeless(r, wub)) {
                 for (size_t j = ne; j < nc; j++) rv__next_geq(&cur[j], hi);
@@ -517,44 +750,88 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 continue;
             }
         }
-        /* 2. essential lists, term at a time */
+        /* 2. essential lists, term at a time -- or, when a filter allows
+        ** fewer documents in the window than the lists hold postings there,
+        ** allowed document at a time, probing each list for it */
         size_t touched = 0;
-        for (size_t j = ne; j < nc; j++) {
+        const float *gtab = r->ix->gtab;
+        const uint32_t n_codes = r->ix->n_codes;
+        int probe = 0;
+        if (allow) {
+            uint64_t n_allowed = 0, n_post = 0;
+            for (uint32_t w = lo >> 6; w <= (hi - 1) >> 6; w++) {
+                uint64_t x = allow[w];
+                if (w == lo >> 6) x &= ~(uint64_t)0 << (lo & 63);
+                if (w == (hi - 1) >> 6 && (hi & 63)) x &= ((uint64_t)1 << (hi & 63)) - 1;
+                n_allowed += rv__popcount64(x);
+            }
+            for (size_t j = ne; j < nc; j++)
+                n_post += (rv__find_block(&cur[j], hi) - cur[j].blk + 1) * RV__BLOCK;
+            probe = n_allowed * (nc - ne) < n_post;
+        }
+        if (probe) {
+            for (uint32_t d = rv__next_allowed(allow, r->ix->n_docs, lo); d < hi;
+                 d = rv__next_allowed(allow, r->ix->n_docs, d + 1)) {
+                uint32_t i = d - lo;
+                for (size_t j = ne; j < nc; j++) {
+                    rv__cur *c = &cur[j];
+                    if (c->doc < d) rv__next_geq(c, d);
+                    if (c->doc != d) continue;
+                    float w = rv__cur_weight(r, c);
+                    if (!mask[i]) {
+                        bits[i >> 6] |= (uint64_t)1 << (i & 63);
+                        part[i] = 0;
+                        cand[touched++] = i;
+                    }
+                    mask[i] |= (uint64_t)1 << c->q;
+                    wbuf[(size_t)c->q * RV__WIN + i] = w;
+                    part[i] += c->qtf * (double)w;
+                    r->info.postings_scored++;
+                }
+            }
+            for (size_t j = ne; j < nc; j++) rv__next_geq(&cur[j], hi);
+        }
+        for (size_t j = ne; j < nc && !probe; j++) {
             rv__cur *c = &cur[j];
             const uint64_t bit = (uint64_t)1 << c->q;
-            const float *wts = seg->w;
             const double qtf = c->qtf;
-            uint64_t p = c->pos, e = c->end;
+            const float idf = c->idf;
+            uint64_t p = c->pos, e = c->end, p0 = c->pos;
             const uint32_t *docs = c->docs;
-            while (p < e && docs[p] < hi) {
-                uint32_t d = docs[p];
-                uint32_t i = d - lo;
-                float w = wts[p];
+            const uint16_t *code = seg->code;
+            float *wq = wbuf + (size_t)c->q * RV__WIN;
+            for (; p < e && docs[p] < hi; p++) {
+                uint32_t i = docs[p] - lo, cd = code[p];
+                float w = RV__LIKELY(cd < n_codes) ? idf * gtab[cd]
+                                                   : rv__post_weight(r, seg, p, idf);
                 if (!mask[i]) {
                     bits[i >> 6] |= (uint64_t)1 << (i & 63);
                     part[i] = 0;
                     cand[touched++] = i;
                 }
                 mask[i] |= bit;
-                wbuf[(size_t)c->q * RV__WIN + i] = w;
+                wq[i] = w;
                 part[i] += qtf * (double)w;
-                p++;
             }
-            r->info.postings_scored += p - c->pos;
+            uint64_t pe = p;
+            p = p0;
+            r->info.postings_scored += pe - p;
             /* resynchronise the cursor */
-            if (p >= e) {
+            if (pe >= e) {
                 c->pos = e;
                 c->doc = UINT32_MAX;
                 c->blk = c->blk_end;
             } else {
-                c->pos = p;
-                c->doc = docs[p];
-                c->blk = c->blk0 + (p - c->start) / RV__BLOCK;
+                c->pos = pe;
+                c->doc = docs[pe];
+                c->blk = c->blk0 + (pe - c->start) / RV__BLOCK;
             }
         }
-        /* candidates in id order: a sparse window sorts the touched list, a
-        ** dense one reads the bitmap; either way the bitmap ends clear */
+        /* candidates in slot order: a sparse window sorts the touched list,
+        ** a dense one reads the bitmap; either way the bitmap ends clear.
+        ** Only a filter or deleted documents in the segment need checking. */
         size_t n = 0;
+        const int check = allow || seg->n_dead;
         if (touched <= 16) {
             for (size_t t = 0; t < touched; t++) {
                 uint32_t i = cand[t];
@@ -566,21 +843,35 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 }
                 cand[u] = i;
             }
-            for (size_t t = 0; t < touched; t++) {
-                uint32_t i = cand[t];
-                if (state[lo + i] == RV_BM25_DOC_LIVE) cand[n++] = i;
-                else mask[i] = 0;
+            n = touched;
+            if (check) {
+                size_t m = 0;
+                for (size_t t = 0; t < n; t++) {
+                    uint32_t i = cand[t];
+                    if (rv__eligible(r, lo + i)) cand[m++] = i;
+                    else mask[i] = 0;
+                }
+                n = m;
             }
         } else {
-            uint32_t nw = (hi - lo + 63) / 64;
+            /* the bitmap, less the ineligible 64 at a time (window word w
+            ** is word lo / 64 + w of the slot bitmaps); without a filter,
+            ** only the words the summary marks can hold a deleted document */
+            uint32_t nw = (hi - lo + 63) / 64, g0 = lo >> 6;
+            uint64_t marked = ~(uint64_t)0;
+            if (!allow && check) marked = rv__bits_at(r->ix->dead_sum, g0);
             for (uint32_t w = 0; w < nw; w++) {
                 uint64_t x = bits[w];
                 bits[w] = 0;
+                if (check && ((marked >> w) & 1)) {
+                    uint64_t bad = allow ? ~allow[g0 + w] : r->ix->dead[g0 + w];
+                    for (uint64_t drop = x & bad; drop; drop &= drop - 1)
+                        mask[(w << 6) + rv__ctz64(drop)] = 0;
+                    x &= ~bad;
+                }
                 while (x) {
-                    uint32_t i = (w << 6) + rv__ctz64(x);
+                    cand[n++] = (w << 6) + rv__ctz64(x);
                     x &= x - 1;
-                    if (state[lo + i] == RV_BM25_DOC_LIVE) cand[n++] = i;
-                    else mask[i] = 0;
                 }
             }
         }
@@ -608,7 +899,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                     uint32_t d = c->docs[p];
                     uint32_t i = d - lo;
                     if (mask[i]) {
-                        float w = seg->w[p];
+                        float w = rv__post_weight(r, seg, p, c->idf);
                         mask[i] |= bit;
                         wbuf[(size_t)c->q * RV__WIN + i] = w;
                         part[i] += c->qtf * (double)w;
@@ -631,7 +922,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                     rv__next_geq(c, lo + i);
                     if (c->doc >= hi) break;
                     if (c->doc != lo + i) continue;
-                    float w = seg->w[c->pos];
+                    float w = rv__cur_weight(r, c);
                     mask[i] |= bit;
                     wbuf[(size_t)c->q * RV__WIN + i] = w;
                     part[i] += c->qtf * (double)w;
@@ -691,13 +982,32 @@ static rv_status rv__window_alloc(rv__scratch *s) {
     return RV_OK;
 }
 
-/* Run the prepared query in s over every segment; write results. */
-static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, uint32_t *ids,
-                               float *scores, size_t *n_found, rv_bm25_search_info *info) {
+/* Should a filtered query score the allowed documents directly?  When
+** they are few (a list exists only for at most one in RV__DIRECT_SHARE
+** slots) and there are at most 4 probes (documents times terms) per
+** posting in the query's lists.  Measured on 1M synthetic documents
+** (bench/filters.py): probing costs ~25 ns a term per allowed document, the
+** pruned kernel ~0.1-1 ms a query whatever the filter; they cross at
+** 5,000-9,000 allowed documents for both query mixes, while a query of
+** rare terms is cheaper through its few postings whatever the filter. */
+static int rv__use_direct(const rv__scratch *s, const rv__filter *f) {
+    if (!f->list) return 0;
+    uint64_t postings = 0;
+    for (size_t q = 0; q < s->nq; q++) postings += s->ix->df[s->qterm[q]];
+    return (uint64_t)f->n * s->nq <= 4 * postings;
+}
+
+/* Run the prepared query in s over every segment; write results.  f may
+** gain its bitmap here (single searches build it on demand); a batch
+** builds it up front, as threads share f. */
+static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__filter *f,
+                               int64_t *ids, float *scores, size_t *n_found,
+                               rv_bm25_search_info *info) {
     const rv_bm25 *ix = s->ix;
     rv_status st;
     size_t heap_need = k;
-    if (heap_need > ix->n_docs) heap_need = ix->n_docs;
+    if (heap_need > ix->n_live) heap_need = ix->n_live;
+    if (f->on && heap_need > f->n) heap_need = f->n;
     if (heap_need == 0) heap_need = 1;
     if (heap_need > s->heap_cap) {
         rv__free(s->heap);
@@ -711,22 +1021,37 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, uint32_
     rv__run r;
     memset(&r, 0, sizeof r);
     r.s = s;
+    r.ix = ix;
     r.k = k < heap_need ? k : heap_need;
     r.exhaustive = (flags & RV_BM25_EXHAUSTIVE) != 0;
     rv__wparams_of(ix, &r.wp);
     r.info.n_query_terms = s->nq;
-    int window = !r.exhaustive && s->nq <= 64;
+    r.info.filter_docs = f->on ? f->n : ix->n_live;
+    int direct = f->on && !r.exhaustive && rv__use_direct(s, f);
+    r.info.filter_direct = direct;
+    if (f->on && !direct && (st = rv__filter_bits(ix, f)) != RV_OK) return st;
+    r.allow = f->on ? f->bits : NULL;
+    int window = !direct && !r.exhaustive && s->nq <= 64;
     if (window && s->nq && (st = rv__window_alloc(s)) != RV_OK) return st;
-    if (s->nq) {
+    if (s->nq && !(f->on && f->n == 0)) {
         r.cut = -INFINITY;
+        size_t at = 0; /* direct: the next allowed document */
         for (size_t i = 0; i < ix->n_segs; i++) {
-            if (window) rv__search_seg_window(&r, ix->segs[i]);
-            else rv__search_seg_daat(&r, ix->segs[i]);
+            const rv__seg *g = ix->segs[i];
+            if (direct) {
+                size_t from = at;
+                while (at < f->n && f->list[at] < g->doc_end) at++;
+                rv__search_seg_direct(&r, g, f->list + from, at - from);
+            } else if (window) {
+                rv__search_seg_window(&r, g);
+            } else {
+                rv__search_seg_daat(&r, g);
+            }
         }
     }
     qsort(s->heap, r.n_heap, sizeof *s->heap, rv__cmp_hit);
     for (size_t i = 0; i < r.n_heap; i++) {
-        ids[i] = s->heap[i].doc;
+        ids[i] = s->heap[i].id;
         scores[i] = s->heap[i].score;
     }
     *n_found = r.n_heap;
@@ -735,7 +1060,7 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, uint32_
 }
 
 static rv_status rv__check_search(const rv_bm25 *ix, size_t k, unsigned flags,
-                                  const uint32_t *ids, const float *scores,
+                                  const int64_t *ids, const float *scores,
                                   const size_t *n_found) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: must be >= 1");
@@ -747,8 +1072,8 @@ static rv_status rv__check_search(const rv_bm25 *ix, size_t k, unsigned flags,
 }
 
 rv_status rv_bm25_search(const rv_bm25 *ix, const char *query, size_t len, size_t k,
-                         unsigned flags, uint32_t *ids, float *scores, size_t *n_found,
-                         rv_bm25_search_info *info) {
+                         unsigned flags, const rv_idset *filter, int64_t *ids, float *scores,
+                         size_t *n_found, rv_bm25_search_info *info) {
     if (n_found) *n_found = 0;
     if (info) memset(info, 0, sizeof *info);
     rv_status st = rv__check_search(ix, k, flags, ids, scores, n_found);
@@ -757,15 +1082,19 @@ rv_status rv_bm25_search(const rv_bm25 *ix, const char *query, size_t len, size_
     rv__scratch s;
     memset(&s, 0, sizeof s);
     s.ix = ix;
+    rv__filter f;
     st = rv__query_text(&s, query, len);
-    if (st == RV_OK) st = rv__run_query(&s, k, flags, ids, scores, n_found, info);
+    if (st == RV_OK) st = rv__filter_make(ix, filter, &f);
+    else memset(&f, 0, sizeof f);
+    if (st == RV_OK) st = rv__run_query(&s, k, flags, &f, ids, scores, n_found, info);
+    rv__filter_free(&f);
     rv__scratch_free(&s);
     return st;
 }
 
 rv_status rv_bm25_search_terms(const rv_bm25 *ix, const uint32_t *term_ids, size_t n_terms,
-                               size_t k, unsigned flags, uint32_t *ids, float *scores,
-                               size_t *n_found, rv_bm25_search_info *info) {
+                               size_t k, unsigned flags, const rv_idset *filter, int64_t *ids,
+                               float *scores, size_t *n_found, rv_bm25_search_info *info) {
     if (n_found) *n_found = 0;
     if (info) memset(info, 0, sizeof *info);
     rv_status st = rv__check_search(ix, k, flags, ids, scores, n_found);
@@ -779,9 +1108,13 @@ rv_status rv_bm25_search_terms(const rv_bm25 *ix, const uint32_t *term_ids, size
     rv__scratch s;
     memset(&s, 0, sizeof s);
     s.ix = ix;
+    rv__filter f;
+    memset(&f, 0, sizeof f);
     for (size_t i = 0; i < n_terms && st == RV_OK; i++) st = rv__raw_push(&s, term_ids[i]);
     if (st == RV_OK) st = rv__query_finish(&s);
-    if (st == RV_OK) st = rv__run_query(&s, k, flags, ids, scores, n_found, info);
+    if (st == RV_OK) st = rv__filter_make(ix, filter, &f);
+    if (st == RV_OK) st = rv__run_query(&s, k, flags, &f, ids, scores, n_found, info);
+    rv__filter_free(&f);
     rv__scratch_free(&s);
     return st;
 }
@@ -795,7 +1128,8 @@ typedef struct {
     const size_t *lens;
     size_t k;
     unsigned flags;
-    uint32_t *ids;
+    const rv__filter *filter; /* read-only here: its bitmap is built up front */
+    int64_t *ids;
     float *scores;
     uint32_t *n_found;
     atomic_size_t next;
@@ -824,11 +1158,12 @@ static void rv__batch_work(rv__batch *b, rv_progress_fn progress, void *pctx) {
     rv__scratch s;
     memset(&s, 0, sizeof s);
     s.ix = b->ix;
+    rv__filter f = *b->filter; /* a shallow copy: never freed here */
     for (;;) {
         if (atomic_load(&b->stop)) break;
         size_t q = atomic_fetch_add(&b->next, 1);
         if (q >= b->n) break;
-        uint32_t *ids = b->ids + q * b->k;
+        int64_t *ids = b->ids + q * b->k;
         float *sc = b->scores + q * b->k;
         size_t nf = 0;
         rv_status st;
@@ -836,7 +1171,7 @@ static void rv__batch_work(rv__batch *b, rv_progress_fn progress, void *pctx) {
             st = rv__error(RV_E_INVALID_ARG, "query is NULL but its length is %zu", b->lens[q]);
         } else {
             st = rv__query_text(&s, b->queries[q], b->lens[q]);
-            if (st == RV_OK) st = rv__run_query(&s, b->k, b->flags, ids, sc, &nf, NULL);
+            if (st == RV_OK) st = rv__run_query(&s, b->k, b->flags, &f, ids, sc, &nf, NULL);
         }
         if (st != RV_OK) {
             rv__batch_fail(b, q, st);
@@ -870,9 +1205,9 @@ static void *rv__batch_thread(void *arg) {
 
 rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
                                const char *const *queries, const size_t *lens, size_t k,
-                               unsigned flags, unsigned n_threads, rv_progress_fn progress,
-                               void *progress_ctx, uint32_t *ids, float *scores,
-                               uint32_t *n_found) {
+                               unsigned flags, const rv_idset *filter, unsigned n_threads,
+                               rv_progress_fn progress, void *progress_ctx, int64_t *ids,
+                               float *scores, uint32_t *n_found) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: must be >= 1");
     if (flags & ~RV_BM25_EXHAUSTIVE)
@@ -882,6 +1217,13 @@ rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
         return rv__error(RV_E_INVALID_ARG, "queries, lens, ids, scores and n_found must not be NULL");
     if (n_queries > SIZE_MAX / k)
         return rv__error(RV_E_RANGE, "n_queries * k overflows");
+    rv__filter f;
+    rv_status st = rv__filter_make(ix, filter, &f);
+    if (st == RV_OK && f.on) st = rv__filter_bits(ix, &f); /* shared by the threads */
+    if (st != RV_OK) {
+        rv__filter_free(&f);
+        return st;
+    }
     rv__batch b;
     memset(&b, 0, sizeof b);
     b.ix = ix;
@@ -890,6 +1232,7 @@ rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
     b.lens = lens;
     b.k = k;
     b.flags = flags;
+    b.filter = &f;
     b.ids = ids;
     b.scores = scores;
     b.n_found = n_found;
@@ -898,8 +1241,10 @@ rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
     atomic_init(&b.stop, 0);
     b.err_q = SIZE_MAX;
     b.err = RV_OK;
-    if (pthread_mutex_init(&b.lock, NULL) != 0)
+    if (pthread_mutex_init(&b.lock, NULL) != 0) {
+        rv__filter_free(&f);
         return rv__error(RV_E_INTERNAL, "pthread_mutex_init failed");
+    }
     size_t nt = n_threads;
     if (nt == 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -916,6 +1261,7 @@ rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
     rv__batch_work(&b, progress, progress_ctx);
     for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&b.lock);
+    rv__filter_free(&f);
     if (b.err_q != SIZE_MAX) {
         if (b.err == RV_E_INTERRUPTED && b.err_q == n_queries)
             return rv__error(RV_E_INTERRUPTED, "%s", b.msg);
@@ -926,7 +1272,7 @@ rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
 
 /* ------------------------------------------------------------- explain */
 
-/* tf of term t in document doc (0 when absent). */
+/* tf of term t in the document in slot doc (0 when absent). */
 static uint32_t rv__tf_of(const rv_bm25 *ix, uint32_t t, uint32_t doc) {
     size_t lo = 0, hi = ix->n_segs;
     while (lo < hi) { /* the segment whose range holds doc */
@@ -948,7 +1294,7 @@ static uint32_t rv__tf_of(const rv_bm25 *ix, uint32_t t, uint32_t doc) {
     return 0;
 }
 
-rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, uint32_t doc,
+rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, int64_t id,
                           rv_bm25_explain_row *rows, size_t capacity, size_t *n_rows,
                           float *score, uint32_t *doc_len) {
     if (n_rows) *n_rows = 0;
@@ -957,10 +1303,11 @@ rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, uint
     if (!ix || !n_rows) return rv__error(RV_E_INVALID_ARG, "index and n_rows must not be NULL");
     if (!rows && capacity) return rv__error(RV_E_INVALID_ARG, "rows is NULL but capacity = %zu", capacity);
     if (!query && len) return rv__error(RV_E_INVALID_ARG, "query is NULL but len = %zu", len);
-    if (doc >= ix->n_docs)
-        return rv__error(RV_E_RANGE, "document %u: the index has %u document ids", doc, ix->n_docs);
+    uint32_t doc = id < 0 ? RV__NO_SLOT : rv__idmap_find(ix, id);
+    if (doc == RV__NO_SLOT)
+        return rv__error(RV_E_RANGE, "document id %lld is not in the index", (long long)id);
     if (ix->doc_state[doc] != RV_BM25_DOC_LIVE)
-        return rv__error(RV_E_STATE, "document %u is deleted", doc);
+        return rv__error(RV_E_STATE, "document id %lld is deleted", (long long)id);
     rv__scratch s;
     memset(&s, 0, sizeof s);
     s.ix = ix;
@@ -971,11 +1318,12 @@ rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, uint
     }
     rv__wparams wp;
     rv__wparams_of(ix, &wp);
+    float norm = rv__norm(ix, ix->doc_len[doc]);
     double sum = 0;
     for (size_t q = 0; q < s.nq; q++) {
         uint32_t t = s.qterm[q];
         uint32_t tf = rv__tf_of(ix, t, doc);
-        float w = tf ? rv__weight(&wp, ix->idf32[t], tf, ix->norm[doc]) : 0.0f;
+        float w = tf ? rv__weight(&wp, s.qidf[q], tf, norm) : 0.0f;
         double c = (double)s.qtf[q] * (double)w;
         sum += c;
         if (q < capacity) {
@@ -983,7 +1331,7 @@ rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, uint
             rows[q].qtf = s.qtf[q];
             rows[q].tf = tf;
             rows[q].df = ix->df[t];
-            rows[q].idf = ix->idf[t];
+            rows[q].idf = rv__idf(ix, ix->df[t]);
             rows[q].weight = w;
             rows[q].contribution = c;
         }

@@ -192,6 +192,7 @@ static void test_reweight(void) {
     double zero_l[3] = {0, 0, 0};
     ASSERT_STATUS(RV_E_INFEASIBLE, rv_belief_reweight(post, zero_l, 3, sentinel));
     ASSERT_STR_CONTAINS(rv_errmsg(), "zero probability");
+    ASSERT_STR_CONTAINS(rv_errmsg(), "zero likelihood");
     double only_zero_mass[3] = {0, 0, 1};
     double p0[3] = {0.5, 0.5, 0};
     ASSERT_STATUS(RV_E_INFEASIBLE, rv_belief_reweight(p0, only_zero_mass, 3, sentinel));
@@ -214,13 +215,20 @@ static void test_likelihood(void) {
     ASSERT_NEAR(out[1], 0.7, 1e-15);
     ASSERT_NEAR(out[0], 0.15, 1e-15); /* 0.3 spread over the 2 other values */
     ASSERT_NEAR(out[2], 0.15, 1e-15);
-    /* a value no candidate has cannot be observed under the model */
-    ASSERT_OK(rv_belief_likelihood(codes, 5, 9, 0.3, out));
+    /* a value no candidate has: impossible when exact ... */
+    ASSERT_OK(rv_belief_likelihood(codes, 5, 9, 0.0, out));
     for (int i = 0; i < 5; i++) ASSERT_EQ(out[i] == 0.0, 1);
-    /* a constant column is observed exactly */
+    /* ... and under noise one more answer, a miss for every candidate: 0.3 / 3 */
+    ASSERT_OK(rv_belief_likelihood(codes, 5, 9, 0.3, out));
+    for (int i = 0; i < 5; i++) ASSERT_NEAR(out[i], 0.1, 1e-15);
+    /* a constant column: every candidate hits (1 - noise), or misses alike */
     int32_t same[3] = {4, 4, 4};
     ASSERT_OK(rv_belief_likelihood(same, 3, 4, 0.5, out));
+    for (int i = 0; i < 3; i++) ASSERT_NEAR(out[i], 0.5, 1e-15);
+    ASSERT_OK(rv_belief_likelihood(same, 3, 4, 0.0, out));
     for (int i = 0; i < 3; i++) ASSERT_EQ(out[i] == 1.0, 1);
+    ASSERT_OK(rv_belief_likelihood(same, 3, 5, 0.2, out));
+    for (int i = 0; i < 3; i++) ASSERT_NEAR(out[i], 0.2, 1e-15);
     /* sparse codes use the hash path for the distinct count */
     int32_t sparse[4] = {INT32_MIN, INT32_MAX, 0, INT32_MAX};
     ASSERT_OK(rv_belief_likelihood(sparse, 4, INT32_MAX, 0.2, out));

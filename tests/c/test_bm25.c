@@ -114,7 +114,7 @@ static rv_bm25 *build(const corpus *c, const rv_bm25_params *p, size_t batches) 
     size_t step = (c->n + batches - 1) / batches;
     for (size_t a = 0; a < c->n; a += step) {
         size_t m = a + step < c->n ? step : c->n - a;
-        if (rv_bm25_add(ix, m, (const char *const *)c->text + a, c->len + a, NULL, NULL, NULL) != RV_OK) {
+        if (rv_bm25_add(ix, m, (const char *const *)c->text + a, c->len + a, NULL, NULL, NULL, NULL) != RV_OK) {
             rv_bm25_free(ix);
             return NULL;
         }
@@ -261,14 +261,15 @@ static void test_small_known(void) {
     size_t lens[3] = {19, 16, 15};
     rv_bm25 *ix = NULL;
     ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
-    uint32_t first = 99;
-    ASSERT_OK(rv_bm25_add(ix, 3, docs, lens, NULL, NULL, &first));
-    EXPECT_EQ(first, 0);
-    uint32_t ids[10];
+    int64_t first[3] = {99, 99, 99};
+    ASSERT_OK(rv_bm25_add(ix, 3, docs, lens, NULL, NULL, NULL, first));
+    EXPECT_EQ(first[0], 0);
+    EXPECT_EQ(first[2], 2);
+    int64_t ids[10];
     float sc[10];
     size_t nf = 0;
     rv_bm25_search_info info;
-    ASSERT_OK(rv_bm25_search(ix, "quick fox", 9, 10, 0, ids, sc, &nf, &info));
+    ASSERT_OK(rv_bm25_search(ix, "quick fox", 9, 10, 0, NULL, ids, sc, &nf, &info));
     ASSERT_EQ(nf, 2);
     /* N = 3, df = 2 for both terms, dl = 3, 3, 2, avgdl = 8/3 */
     double idf = log(1 + 1.5 / 2.5);
@@ -279,15 +280,15 @@ static void test_small_known(void) {
     EXPECT_NEAR(sc[1], 2 * idf / (1 + k0), 1e-6);
     EXPECT_EQ(info.n_query_terms, 2);
     /* unknown terms: empty result, not an error; k == 0 is an error */
-    ASSERT_OK(rv_bm25_search(ix, "zebra", 5, 10, 0, ids, sc, &nf, NULL));
+    ASSERT_OK(rv_bm25_search(ix, "zebra", 5, 10, 0, NULL, ids, sc, &nf, NULL));
     EXPECT_EQ(nf, 0);
-    ASSERT_OK(rv_bm25_search(ix, "", 0, 10, 0, ids, sc, &nf, NULL));
+    ASSERT_OK(rv_bm25_search(ix, "", 0, 10, 0, NULL, ids, sc, &nf, NULL));
     EXPECT_EQ(nf, 0);
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox", 3, 0, 0, ids, sc, &nf, NULL));
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox", 3, 10, 8, ids, sc, &nf, NULL));
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox\xFF", 4, 10, 0, ids, sc, &nf, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox", 3, 0, 0, NULL, ids, sc, &nf, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox", 3, 10, 8, NULL, ids, sc, &nf, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox\xFF", 4, 10, 0, NULL, ids, sc, &nf, NULL));
     /* k smaller than the matches */
-    ASSERT_OK(rv_bm25_search(ix, "brown", 5, 1, 0, ids, sc, &nf, NULL));
+    ASSERT_OK(rv_bm25_search(ix, "brown", 5, 1, 0, NULL, ids, sc, &nf, NULL));
     EXPECT_EQ(nf, 1);
     EXPECT_EQ(ids[0], 0); /* docs 0 and 1 tie (same tf and length): lower id */
     /* dictionary */
@@ -306,7 +307,7 @@ static void test_small_known(void) {
     EXPECT_EQ(found, 0);
     EXPECT_STATUS(RV_E_RANGE, rv_bm25_term(ix, 1000, &s, &sl));
     uint32_t bad = 1000;
-    EXPECT_STATUS(RV_E_RANGE, rv_bm25_search_terms(ix, &bad, 1, 10, 0, ids, sc, &nf, NULL));
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_search_terms(ix, &bad, 1, 10, 0, NULL, ids, sc, &nf, NULL));
     rv_bm25_free(ix);
 }
 
@@ -320,13 +321,13 @@ static void test_tie_order(void) {
     }
     rv_bm25 *ix = NULL;
     ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
-    ASSERT_OK(rv_bm25_add(ix, 3, docs, lens, NULL, NULL, NULL));
-    ASSERT_OK(rv_bm25_add(ix, 3, docs, lens, NULL, NULL, NULL));
-    uint32_t ids[4];
+    ASSERT_OK(rv_bm25_add(ix, 3, docs, lens, NULL, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_add(ix, 3, docs, lens, NULL, NULL, NULL, NULL));
+    int64_t ids[4];
     float sc[4];
     size_t nf;
     for (unsigned fl = 0; fl < 2; fl++) {
-        ASSERT_OK(rv_bm25_search(ix, "words", 5, 4, fl, ids, sc, &nf, NULL));
+        ASSERT_OK(rv_bm25_search(ix, "words", 5, 4, fl, NULL, ids, sc, &nf, NULL));
         ASSERT_EQ(nf, 4);
         for (uint32_t i = 0; i < 4; i++) EXPECT_EQ(ids[i], i);
         EXPECT_TRUE(sc[0] == sc[3]);
@@ -359,11 +360,11 @@ static void test_variants_vs_reference(void) {
             char qt[128];
             size_t ql = query_text(q, nq, qt);
             size_t k = 1 + (size_t)rv_rng_below(&rng, 15);
-            uint32_t ids[32], ide[32];
+            int64_t ids[32], ide[32];
             float sc[32], sce[32];
             size_t nf, nfe;
-            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, ids, sc, &nf, NULL));
-            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, ide, sce, &nfe, NULL));
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, NULL, ids, sc, &nf, NULL));
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, NULL, ide, sce, &nfe, NULL));
             ASSERT_EQ(nf, nfe);
             for (size_t i = 0; i < nf; i++) {
                 EXPECT_EQ(ids[i], ide[i]);
@@ -377,7 +378,7 @@ static void test_variants_vs_reference(void) {
             size_t matching = 0;
             for (size_t d = 0; d < c.n; d++) {
                 int in = 0;
-                for (size_t i = 0; i < nf; i++) in |= ids[i] == d;
+                for (size_t i = 0; i < nf; i++) in |= ids[i] == (int64_t)d;
                 int matches = 0;
                 for (size_t j = 0; j < nq; j++) matches |= R.tf[d * NV + q[j]] != 0;
                 matching += matches;
@@ -398,8 +399,8 @@ static void test_pruning(void) {
     corpus_make_zipf(&c, 20000, 21, 5000, 40);
     rv_bm25 *ix = build(&c, NULL, 3);
     ASSERT_TRUE(ix != NULL);
-    uint32_t del[50];
-    for (uint32_t i = 0; i < 50; i++) del[i] = i * 397 % 20000;
+    int64_t del[50];
+    for (int64_t i = 0; i < 50; i++) del[i] = i * 397 % 20000;
     double *cdf = zipf_cdf(5000);
     rv_rng rng;
     rv_rng_seed(&rng, 8);
@@ -411,12 +412,12 @@ static void test_pruning(void) {
         size_t ql = 0;
         for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 5000));
         size_t k = qi % 3 == 0 ? 1 : qi % 3 == 1 ? 10 : 100;
-        uint32_t ids[100], ide[100];
+        int64_t ids[100], ide[100];
         float sc[100], sce[100];
         size_t nf, nfe;
         rv_bm25_search_info a, b;
-        ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, ids, sc, &nf, &a));
-        ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, ide, sce, &nfe, &b));
+        ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, NULL, ids, sc, &nf, &a));
+        ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, NULL, ide, sce, &nfe, &b));
         ASSERT_EQ(nf, nfe);
         for (size_t i = 0; i < nf; i++) {
             EXPECT_EQ(ids[i], ide[i]);
@@ -446,25 +447,25 @@ static void test_long_query(void) {
     o.stem = 0;
     rv_bm25 *ix = NULL;
     ASSERT_OK(rv_bm25_create(&o, NULL, &ix));
-    ASSERT_OK(rv_bm25_add(ix, c.n, (const char *const *)c.text, c.len, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_add(ix, c.n, (const char *const *)c.text, c.len, NULL, NULL, NULL, NULL));
     /* add 60 more terms so a query can name 90 distinct ones */
     char extra[2000];
     size_t o2 = 0;
     for (int i = 0; i < 60; i++) o2 += (size_t)sprintf(extra + o2, "zz%dq ", i);
     const char *ep = extra;
-    ASSERT_OK(rv_bm25_add(ix, 1, &ep, &o2, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_add(ix, 1, &ep, &o2, NULL, NULL, NULL, NULL));
     char q[4000];
     size_t ql = 0;
     for (size_t v = 0; v < NV; v++) ql += (size_t)sprintf(q + ql, "%s ", vocab[v]);
     memcpy(q + ql, extra, o2);
     ql += o2;
-    uint32_t ids[20], ide[20];
+    int64_t ids[20], ide[20];
     float sc[20], sce[20];
     size_t nf, nfe;
     rv_bm25_search_info info;
-    ASSERT_OK(rv_bm25_search(ix, q, ql, 20, 0, ids, sc, &nf, &info));
+    ASSERT_OK(rv_bm25_search(ix, q, ql, 20, 0, NULL, ids, sc, &nf, &info));
     EXPECT_TRUE(info.n_query_terms > 64);
-    ASSERT_OK(rv_bm25_search(ix, q, ql, 20, RV_BM25_EXHAUSTIVE, ide, sce, &nfe, NULL));
+    ASSERT_OK(rv_bm25_search(ix, q, ql, 20, RV_BM25_EXHAUSTIVE, NULL, ide, sce, &nfe, NULL));
     ASSERT_EQ(nf, nfe);
     for (size_t i = 0; i < nf; i++) {
         EXPECT_EQ(ids[i], ide[i]);
@@ -497,17 +498,16 @@ static void test_batch(void) {
         qs[i] = malloc(128);
         ql[i] = query_text(q, nq, qs[i]);
     }
-    static uint32_t ids1[NQ * K], ids4[NQ * K], n1[NQ], n4[NQ];
+    static int64_t ids1[NQ * K], ids4[NQ * K];
+    static uint32_t n1[NQ], n4[NQ];
     static float sc1[NQ * K], sc4[NQ * K];
-    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, 1, NULL, NULL,
-                                   ids1, sc1, n1));
-    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, 4, NULL, NULL,
-                                   ids4, sc4, n4));
+    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 1, NULL, NULL, ids1, sc1, n1));
+    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 4, NULL, NULL, ids4, sc4, n4));
     for (int i = 0; i < NQ; i++) {
-        uint32_t ids[K];
+        int64_t ids[K];
         float sc[K];
         size_t nf;
-        ASSERT_OK(rv_bm25_search(ix, qs[i], ql[i], K, 0, ids, sc, &nf, NULL));
+        ASSERT_OK(rv_bm25_search(ix, qs[i], ql[i], K, 0, NULL, ids, sc, &nf, NULL));
         EXPECT_EQ(n1[i], nf);
         EXPECT_EQ(n4[i], nf);
         for (size_t j = 0; j < K; j++) {
@@ -525,14 +525,11 @@ static void test_batch(void) {
     char *bad = "ok \xFF";
     char *qq[3] = {qs[0], qs[1], bad};
     size_t qql[3] = {ql[0], ql[1], 4};
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 3, (const char *const *)qq, qql, K, 0,
-                                                         2, NULL, NULL, ids1, sc1, n1));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 3, (const char *const *)qq, qql, K, 0, NULL, 2, NULL, NULL, ids1, sc1, n1));
     EXPECT_STR_CONTAINS(rv_errmsg(), "queries[2]");
-    EXPECT_STATUS(RV_E_INTERRUPTED, rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, 1,
-                                                         stop_after_3, NULL, ids1, sc1, n1));
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 2, (const char *const *)qs, ql, 0, 0, 1,
-                                                         NULL, NULL, ids1, sc1, n1));
-    ASSERT_OK(rv_bm25_search_batch(ix, 0, NULL, NULL, K, 0, 1, NULL, NULL, NULL, NULL, NULL));
+    EXPECT_STATUS(RV_E_INTERRUPTED, rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 1, stop_after_3, NULL, ids1, sc1, n1));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 2, (const char *const *)qs, ql, 0, 0, NULL, 1, NULL, NULL, ids1, sc1, n1));
+    ASSERT_OK(rv_bm25_search_batch(ix, 0, NULL, NULL, K, 0, NULL, 1, NULL, NULL, NULL, NULL, NULL));
     for (int i = 0; i < NQ; i++) free(qs[i]);
     rv_bm25_free(ix);
     corpus_free(&c);
@@ -548,10 +545,10 @@ static void test_explain(void) {
     rv_bm25 *ix = build(&c, &p, 2);
     ASSERT_TRUE(ix != NULL);
     const char *q = "apple apple banana zebra cherry";
-    uint32_t ids[10];
+    int64_t ids[10];
     float sc[10];
     size_t nf;
-    ASSERT_OK(rv_bm25_search(ix, q, strlen(q), 10, 0, ids, sc, &nf, NULL));
+    ASSERT_OK(rv_bm25_search(ix, q, strlen(q), 10, 0, NULL, ids, sc, &nf, NULL));
     ASSERT_TRUE(nf > 0);
     for (size_t i = 0; i < nf; i++) {
         rv_bm25_explain_row rows[8];
@@ -580,15 +577,16 @@ static void test_explain(void) {
     EXPECT_STATUS(RV_E_RANGE, rv_bm25_explain(ix, q, strlen(q), 500, NULL, 0, &nr, NULL, NULL));
     EXPECT_STATUS(RV_E_SHAPE, rv_bm25_explain(ix, q, strlen(q), 0, NULL, 0, &nr, NULL, NULL));
     EXPECT_EQ(nr, 3);
-    uint32_t del = ids[0];
+    int64_t del = ids[0];
     ASSERT_OK(rv_bm25_delete(ix, &del, 1, NULL));
     EXPECT_STATUS(RV_E_STATE, rv_bm25_explain(ix, q, strlen(q), del, NULL, 0, &nr, NULL, NULL));
     rv_bm25_free(ix);
     corpus_free(&c);
 }
 
-/* Deletes hide documents but keep the statistics; compaction equals an
-** index of the live documents only. */
+/* Deletes take documents out of the results and the statistics at once:
+** scores equal those of an index of the live documents only, before and
+** after compaction (which only drops postings and renumbers slots). */
 static void test_delete_compact(void) {
     corpus c;
     corpus_make(&c, 800, 51, 30);
@@ -596,63 +594,93 @@ static void test_delete_compact(void) {
     ASSERT_TRUE(ix != NULL);
     rv_bm25_info before, after;
     ASSERT_OK(rv_bm25_get_info(ix, &before));
-    uint32_t del[300];
+    int64_t del[300];
     size_t nd = 0;
-    for (uint32_t d = 0; d < 800; d += 3) del[nd++] = d;
+    for (int64_t d = 0; d < 800; d += 3) del[nd++] = d;
     size_t got;
     ASSERT_OK(rv_bm25_delete(ix, del, nd, &got));
     EXPECT_EQ(got, nd);
-    ASSERT_OK(rv_bm25_delete(ix, del, 5, &got));
-    EXPECT_EQ(got, 0);
-    uint32_t out_of_range[2] = {1, 800};
+    /* ids that are not live, or repeated: nothing deleted */
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_delete(ix, del, 5, &got));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "ids[0] = 0 is not in the index");
+    int64_t out_of_range[2] = {1, 800};
     EXPECT_STATUS(RV_E_RANGE, rv_bm25_delete(ix, out_of_range, 2, &got));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "800");
+    int64_t twice[2] = {1, 1};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_delete(ix, twice, 2, &got));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "more than once");
+    EXPECT_TRUE(rv_bm25_contains(ix, 1));
+    EXPECT_TRUE(!rv_bm25_contains(ix, 0));
     int st;
     ASSERT_OK(rv_bm25_doc(ix, 1, NULL, &st));
     EXPECT_EQ(st, RV_BM25_DOC_LIVE);
+    ASSERT_OK(rv_bm25_doc(ix, 3, NULL, &st));
+    EXPECT_EQ(st, RV_BM25_DOC_TOMBSTONED);
     ASSERT_OK(rv_bm25_get_info(ix, &after));
     EXPECT_EQ(after.n_live, 800 - nd);
     EXPECT_EQ(after.n_tombstoned, nd);
-    EXPECT_EQ(after.n_stats_docs, before.n_stats_docs);
-    EXPECT_NEAR(after.avgdl, before.avgdl, 0);
+    EXPECT_EQ(after.n_stats_docs, 800 - nd);
+    EXPECT_EQ(after.n_docs, 800);
     /* the reference of the live documents only */
     reference R;
     ref_make(&R, &c);
     uint8_t *live = malloc(800);
     for (uint32_t d = 0; d < 800; d++) live[d] = d % 3 != 0;
+    R.counted = live;
+    double tot = 0;
+    for (uint32_t d = 0; d < 800; d++) tot += live[d] ? R.dl[d] : 0;
+    EXPECT_NEAR(after.avgdl, tot / (800 - nd), 1e-12);
     rv_bm25_params p;
     rv_bm25_params_init(&p);
     const char *q = "apple cherry golf";
     size_t qv[3] = {0, 2, 6};
-    uint32_t ids[800];
-    float sc[800];
-    size_t nf;
-    ASSERT_OK(rv_bm25_search(ix, q, strlen(q), 800, 0, ids, sc, &nf, NULL));
+    int64_t ids[800], ids2[800];
+    float sc[800], sc2[800];
+    size_t nf, nf2;
+    size_t matching = 0;
+    for (uint32_t d = 0; d < 800; d++)
+        if (live[d] && (R.tf[d * NV + 0] || R.tf[d * NV + 2] || R.tf[d * NV + 6])) matching++;
+    ASSERT_OK(rv_bm25_search(ix, q, strlen(q), 800, 0, NULL, ids, sc, &nf, NULL));
+    EXPECT_EQ(nf, matching);
     for (size_t i = 0; i < nf; i++) {
         EXPECT_TRUE(ids[i] % 3 != 0);
-        EXPECT_NEAR(sc[i], ref_score(&R, &p, qv, 3, ids[i]), 1e-5); /* stats of all */
+        EXPECT_NEAR(sc[i], ref_score(&R, &p, qv, 3, (size_t)ids[i]), 1e-5);
     }
     ASSERT_OK(rv_bm25_compact(ix));
     ASSERT_OK(rv_bm25_get_info(ix, &after));
     EXPECT_EQ(after.n_segments, 1);
     EXPECT_EQ(after.n_tombstoned, 0);
     EXPECT_EQ(after.n_stats_docs, 800 - nd);
-    EXPECT_EQ(after.n_ids, 800);
-    ASSERT_OK(rv_bm25_doc(ix, 0, NULL, &st));
-    EXPECT_EQ(st, RV_BM25_DOC_PURGED);
-    R.counted = live;
-    ASSERT_OK(rv_bm25_search(ix, q, strlen(q), 800, 0, ids, sc, &nf, NULL));
-    size_t matching = 0;
-    for (uint32_t d = 0; d < 800; d++)
-        if (live[d] && (R.tf[d * NV + 0] || R.tf[d * NV + 2] || R.tf[d * NV + 6])) matching++;
-    EXPECT_EQ(nf, matching);
-    for (size_t i = 0; i < nf; i++) EXPECT_NEAR(sc[i], ref_score(&R, &p, qv, 3, ids[i]), 1e-5);
-    /* adding after compaction continues the ids */
-    uint32_t first;
+    EXPECT_EQ(after.n_docs, 800 - nd);
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_doc(ix, 0, NULL, &st)); /* forgotten */
+    /* compaction changes no score and no id */
+    ASSERT_OK(rv_bm25_search(ix, q, strlen(q), 800, 0, NULL, ids2, sc2, &nf2, NULL));
+    ASSERT_EQ(nf2, nf);
+    for (size_t i = 0; i < nf; i++) {
+        EXPECT_EQ(ids2[i], ids[i]);
+        EXPECT_TRUE(sc2[i] == sc[i]);
+    }
+    size_t n_ids = 0;
+    int64_t *all = malloc(800 * sizeof *all);
+    ASSERT_OK(rv_bm25_ids(ix, all, 800, &n_ids));
+    EXPECT_EQ(n_ids, 800 - nd);
+    EXPECT_EQ(all[0], 1);
+    EXPECT_EQ(all[1], 2);
+    EXPECT_STATUS(RV_E_SHAPE, rv_bm25_ids(ix, all, 3, &n_ids));
+    free(all);
+    /* adding after compaction continues the ids; a deleted id comes back */
+    int64_t first;
     const char *t = "apple";
     size_t tl = 5;
-    ASSERT_OK(rv_bm25_add(ix, 1, &t, &tl, NULL, NULL, &first));
+    ASSERT_OK(rv_bm25_add(ix, 1, &t, &tl, NULL, NULL, NULL, &first));
     EXPECT_EQ(first, 800);
+    int64_t again = 0;
+    ASSERT_OK(rv_bm25_add(ix, 1, &t, &tl, &again, NULL, NULL, NULL));
+    EXPECT_TRUE(rv_bm25_contains(ix, 0));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, &t, &tl, &again, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "already in the index");
     ASSERT_OK(rv_bm25_compact(ix));
+    EXPECT_TRUE(rv_bm25_contains(ix, 0) && rv_bm25_contains(ix, 800));
     free(live);
     ref_free(&R);
     rv_bm25_free(ix);
@@ -664,32 +692,32 @@ static void test_add_errors(void) {
     ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
     const char *docs[3] = {"good text", "more good words", "bad \xC3"};
     size_t lens[3] = {9, 15, 5};
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 3, docs, lens, NULL, NULL, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 3, docs, lens, NULL, NULL, NULL, NULL));
     EXPECT_STR_CONTAINS(rv_errmsg(), "texts[2]");
     EXPECT_STR_CONTAINS(rv_errmsg(), "byte offset 4");
     rv_bm25_info info;
     ASSERT_OK(rv_bm25_get_info(ix, &info));
-    EXPECT_EQ(info.n_ids, 0);
+    EXPECT_EQ(info.n_docs, 0);
     EXPECT_EQ(info.n_terms, 0); /* the new terms were rolled back */
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, NULL, lens, NULL, NULL, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, NULL, lens, NULL, NULL, NULL, NULL));
     const char *nul[1] = {NULL};
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, nul, lens, NULL, NULL, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, nul, lens, NULL, NULL, NULL, NULL));
     size_t zero = 0;
-    ASSERT_OK(rv_bm25_add(ix, 1, nul, &zero, NULL, NULL, NULL)); /* NULL with length 0 */
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(NULL, 1, docs, lens, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_add(ix, 1, nul, &zero, NULL, NULL, NULL, NULL)); /* NULL with length 0 */
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(NULL, 1, docs, lens, NULL, NULL, NULL, NULL));
     /* stopword-only and empty documents: ids, length 0, never found */
     const char *sw[2] = {"the of and", ""};
     size_t swl[2] = {10, 0};
-    uint32_t first;
-    ASSERT_OK(rv_bm25_add(ix, 2, sw, swl, NULL, NULL, &first));
-    EXPECT_EQ(first, 1);
+    int64_t first[2];
+    ASSERT_OK(rv_bm25_add(ix, 2, sw, swl, NULL, NULL, NULL, first));
+    EXPECT_EQ(first[0], 1);
     uint32_t dl = 9;
     ASSERT_OK(rv_bm25_doc(ix, 1, &dl, NULL));
     EXPECT_EQ(dl, 0);
-    uint32_t ids[4];
+    int64_t ids[4];
     float sc[4];
     size_t nf;
-    ASSERT_OK(rv_bm25_search(ix, "the of", 6, 4, 0, ids, sc, &nf, NULL));
+    ASSERT_OK(rv_bm25_search(ix, "the of", 6, 4, 0, NULL, ids, sc, &nf, NULL));
     EXPECT_EQ(nf, 0);
     rv_bm25_free(ix);
 }
@@ -708,7 +736,7 @@ static void test_large_tf(void) {
     size_t lens[2] = {o, 4};
     rv_bm25 *ix = NULL;
     ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
-    ASSERT_OK(rv_bm25_add(ix, 2, docs, lens, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_add(ix, 2, docs, lens, NULL, NULL, NULL, NULL));
     for (int round = 0; round < 2; round++) {
         rv_bm25_explain_row row;
         size_t nr;
@@ -736,11 +764,11 @@ static int same_results(rv_bm25 *a, rv_bm25 *b) {
     const char *qs[] = {"apple", "banana cherry", "delta echo foxtrot golf", "cat dog mouse",
                         "zulu yankee", "nothing"};
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
-        uint32_t ia[20], ib[20];
+        int64_t ia[20], ib[20];
         float sa[20], sb[20];
         size_t na, nb;
-        if (rv_bm25_search(a, qs[i], strlen(qs[i]), 20, 0, ia, sa, &na, NULL) != RV_OK) return 0;
-        if (rv_bm25_search(b, qs[i], strlen(qs[i]), 20, 0, ib, sb, &nb, NULL) != RV_OK) return 0;
+        if (rv_bm25_search(a, qs[i], strlen(qs[i]), 20, 0, NULL, ia, sa, &na, NULL) != RV_OK) return 0;
+        if (rv_bm25_search(b, qs[i], strlen(qs[i]), 20, 0, NULL, ib, sb, &nb, NULL) != RV_OK) return 0;
         if (na != nb) return 0;
         for (size_t j = 0; j < na; j++)
             if (ia[j] != ib[j] || sa[j] != sb[j]) return 0;
@@ -759,7 +787,7 @@ static void test_save_load(void) {
     p.b = 0.4;
     rv_bm25 *ix = build(&c, &p, 3);
     ASSERT_TRUE(ix != NULL);
-    uint32_t del[3] = {4, 5, 6};
+    int64_t del[3] = {4, 5, 6};
     ASSERT_OK(rv_bm25_delete(ix, del, 3, NULL));
     char path[] = "/tmp/rowvoi_test_bm25_XXXXXX";
     int fd = mkstemp(path);
@@ -786,8 +814,8 @@ static void test_save_load(void) {
     /* a loaded index keeps working: add, delete, compact, save again */
     const char *t = "apple banana";
     size_t tl = 12;
-    ASSERT_OK(rv_bm25_add(back, 1, &t, &tl, NULL, NULL, NULL));
-    ASSERT_OK(rv_bm25_add(ix, 1, &t, &tl, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_add(back, 1, &t, &tl, NULL, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_add(ix, 1, &t, &tl, NULL, NULL, NULL, NULL));
     EXPECT_TRUE(same_results(ix, back));
     ASSERT_OK(rv_bm25_compact(back));
     ASSERT_OK(rv_bm25_compact(ix));
@@ -825,7 +853,7 @@ static void test_corruption(void) {
     corpus_make(&c, 25, 71, 8);
     rv_bm25 *ix = build(&c, NULL, 2);
     ASSERT_TRUE(ix != NULL);
-    uint32_t del = 3;
+    int64_t del = 3;
     ASSERT_OK(rv_bm25_delete(ix, &del, 1, NULL));
     size_t n;
     EXPECT_STATUS(RV_E_SHAPE, rv_bm25_save_buffer(ix, NULL, 0, &n));
@@ -862,9 +890,13 @@ static void test_corruption(void) {
     EXPECT_TRUE(version_hits > 0); /* the version fields */
     /* another format version and another analyzer version */
     memcpy(bad, buf, n);
-    put32(bad + 8, 2);
+    put32(bad + 8, 3);
     EXPECT_STATUS(RV_E_VERSION, rv_bm25_load_buffer(bad, n, &out));
-    EXPECT_STR_CONTAINS(rv_errmsg(), "version 2");
+    EXPECT_STR_CONTAINS(rv_errmsg(), "version 3");
+    memcpy(bad, buf, n); /* format 1 predates caller ids: rebuild */
+    put32(bad + 8, 1);
+    EXPECT_STATUS(RV_E_VERSION, rv_bm25_load_buffer(bad, n, &out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "rebuild");
     memcpy(bad, buf, n);
     put32(bad + 24, 99);
     put32(bad + n - 8, crc32c_ref(bad, n - 8));
@@ -886,12 +918,11 @@ static void test_corruption(void) {
             EXPECT_TRUE(st == RV_OK || st == RV_E_CORRUPT);
             if (st == RV_OK) {
                 accepted++;
-                uint32_t ids[30];
+                int64_t ids[30];
                 float sc[30];
                 size_t nf;
-                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, 0, ids, sc, &nf, NULL));
-                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, RV_BM25_EXHAUSTIVE,
-                                         ids, sc, &nf, NULL));
+                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, 0, NULL, ids, sc, &nf, NULL));
+                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, RV_BM25_EXHAUSTIVE, NULL, ids, sc, &nf, NULL));
                 EXPECT_OK(rv_bm25_compact(out));
                 rv_bm25_free(out);
             }
@@ -906,24 +937,310 @@ static void test_corruption(void) {
     corpus_free(&c);
 }
 
+/* ------------------------------------------------------ ids and filters */
+
+/* Caller ids: any order, ties by the lower id, errors as the flat index's. */
+static void test_caller_ids(void) {
+    rv_bm25 *ix = NULL;
+    ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
+    const char *docs[4] = {"quick foxes", "quick foxes", "quick foxes", "zebra"};
+    size_t lens[4] = {11, 11, 11, 5};
+    int64_t ids[4] = {50, 7, 30, RV_MAX_ID}, got[4];
+    ASSERT_OK(rv_bm25_add(ix, 4, docs, lens, ids, NULL, NULL, got));
+    for (int i = 0; i < 4; i++) EXPECT_EQ(got[i], ids[i]);
+    int64_t out[4];
+    float sc[4];
+    size_t nf;
+    for (unsigned fl = 0; fl < 2; fl++) {
+        ASSERT_OK(rv_bm25_search(ix, "fox", 3, 4, fl, NULL, out, sc, &nf, NULL));
+        ASSERT_EQ(nf, 3);
+        EXPECT_EQ(out[0], 7); /* equal scores: ascending caller id, not slot */
+        EXPECT_EQ(out[1], 30);
+        EXPECT_EQ(out[2], 50);
+    }
+    uint32_t dl;
+    int st;
+    ASSERT_OK(rv_bm25_doc(ix, RV_MAX_ID, &dl, &st));
+    EXPECT_EQ(dl, 1);
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_doc(ix, 8, &dl, &st));
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_doc(ix, -1, &dl, &st));
+    rv_bm25_explain_row row;
+    size_t nr;
+    float score;
+    ASSERT_OK(rv_bm25_explain(ix, "fox", 3, 30, &row, 1, &nr, &score, NULL));
+    EXPECT_TRUE(score == sc[1]);
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_explain(ix, "fox", 3, 31, &row, 1, &nr, &score, NULL));
+    /* bad ids: nothing added */
+    int64_t neg = -1, dup[2] = {1, 1}, live = 7, big = RV_MAX_ID;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, docs, lens, &neg, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "ids[0] = -1");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 2, docs, lens, dup, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "more than once");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, docs, lens, &live, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "already in the index");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_add(ix, 1, docs, lens, &big, NULL, NULL, NULL));
+    /* numbering would pass RV_MAX_ID */
+    EXPECT_STATUS(RV_E_RANGE, rv_bm25_add(ix, 1, docs, lens, NULL, NULL, NULL, NULL));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "passes the largest id");
+    rv_bm25_info info;
+    ASSERT_OK(rv_bm25_get_info(ix, &info));
+    EXPECT_EQ(info.n_live, 4);
+    EXPECT_EQ(info.n_terms, 3);
+    rv_bm25_free(ix);
+    /* without ids: one past the largest id ever added, even once deleted */
+    ASSERT_OK(rv_bm25_create(NULL, NULL, &ix));
+    int64_t some[2] = {10, 4};
+    ASSERT_OK(rv_bm25_add(ix, 2, docs, lens, some, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_delete(ix, some, 1, NULL));
+    ASSERT_OK(rv_bm25_add(ix, 2, docs, lens, NULL, NULL, NULL, got));
+    EXPECT_EQ(got[0], 11);
+    EXPECT_EQ(got[1], 12);
+    ASSERT_OK(rv_bm25_get_info(ix, &info));
+    EXPECT_EQ(info.next_id, 13);
+    rv_bm25_free(ix);
+}
+
+/* Brute force: the exhaustive unfiltered ranking of every match,
+** restricted to the allowed ids, cut at k. */
+static size_t brute_filtered(rv_bm25 *ix, const char *q, size_t ql, const rv_idset *set,
+                             size_t k, int64_t *ids, float *sc, size_t cap) {
+    static int64_t all[20000];
+    static float all_sc[20000];
+    size_t nall = 0, m = 0;
+    if (rv_bm25_search(ix, q, ql, 20000, RV_BM25_EXHAUSTIVE, NULL, all, all_sc, &nall, NULL))
+        return SIZE_MAX;
+    for (size_t i = 0; i < nall && m < k && m < cap; i++)
+        if (rv_idset_contains(set, all[i])) {
+            ids[m] = all[i];
+            sc[m++] = all_sc[i];
+        }
+    return m;
+}
+
+/* Filtered search equals brute force, through the direct kernel (small
+** filters), the pruned kernel (large ones) and the exhaustive one; batches
+** equal single searches; a filter costs less as it shrinks. */
+static void test_filters(void) {
+    corpus c;
+    corpus_make_zipf(&c, 20000, 91, 3000, 30);
+    rv_bm25 *ix = build(&c, NULL, 3);
+    ASSERT_TRUE(ix != NULL);
+    int64_t del[40];
+    for (int i = 0; i < 40; i++) del[i] = i * 499;
+    ASSERT_OK(rv_bm25_delete(ix, del, 40, NULL)); /* filters naming deleted ids */
+    double *cdf = zipf_cdf(3000);
+    rv_rng rng;
+    rv_rng_seed(&rng, 17);
+    static const size_t sizes[] = {1, 5, 50, 300, 3000, 12000, 20000};
+    uint64_t scored[7] = {0};
+    int direct_seen = 0, kernel_seen = 0;
+    int64_t *pick = malloc(25000 * sizeof *pick);
+    for (size_t si = 0; si < 7; si++) {
+        for (int rep = 0; rep < 12; rep++) {
+            size_t m = 0;
+            for (size_t i = 0; i < sizes[si]; i++)
+                pick[m++] = (int64_t)rv_rng_below(&rng, 20000 + 200); /* some not in the index */
+            rv_idset *set = NULL;
+            ASSERT_OK(rv_idset_create(pick, m, &set));
+            char qt[160];
+            size_t ql = 0, nq = 1 + (size_t)rv_rng_below(&rng, 4);
+            for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 3000));
+            size_t k = rep % 3 == 0 ? 1 : rep % 3 == 1 ? 10 : 50;
+            int64_t ids[50], ide[50], idb[50];
+            float sc[50], sce[50], scb[50];
+            size_t nf, nfe;
+            rv_bm25_search_info info;
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, set, ids, sc, &nf, &info));
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, set, ide, sce, &nfe, NULL));
+            size_t nb = brute_filtered(ix, qt, ql, set, k, idb, scb, 50);
+            ASSERT_EQ(nf, nb);
+            ASSERT_EQ(nfe, nb);
+            for (size_t i = 0; i < nf; i++) {
+                EXPECT_EQ(ids[i], idb[i]);
+                EXPECT_TRUE(sc[i] == scb[i]);
+                EXPECT_EQ(ide[i], idb[i]);
+                EXPECT_TRUE(sce[i] == scb[i]);
+            }
+            direct_seen += info.filter_direct;
+            kernel_seen += !info.filter_direct;
+            if (k == 10) scored[si] += info.postings_scored;
+            rv_idset_free(set);
+        }
+    }
+    /* the direct kernel for the smallest filters, the pruned one for the largest */
+    EXPECT_TRUE(direct_seen > 0 && kernel_seen > 0);
+    fprintf(stderr, "  postings scored (k=10) by filter size:");
+    for (size_t si = 0; si < 7; si++) fprintf(stderr, " %zu:%llu", sizes[si], (unsigned long long)scored[si]);
+    fprintf(stderr, "\n");
+    EXPECT_TRUE(scored[0] < scored[4]); /* smaller filter, less work */
+    EXPECT_TRUE(scored[1] < scored[4]);
+    /* an empty filter finds nothing; batches match single searches */
+    rv_idset *empty = NULL, *half = NULL;
+    ASSERT_OK(rv_idset_create(NULL, 0, &empty));
+    int64_t ids[10];
+    float sc[10];
+    size_t nf;
+    ASSERT_OK(rv_bm25_search(ix, "t1 t2", 5, 10, 0, empty, ids, sc, &nf, NULL));
+    EXPECT_EQ(nf, 0);
+    for (int i = 0; i < 10000; i++) pick[i] = 2 * i;
+    ASSERT_OK(rv_idset_create(pick, 10000, &half));
+    enum { NQ = 40, K = 8 };
+    char *qs[NQ];
+    size_t qls[NQ];
+    for (int i = 0; i < NQ; i++) {
+        qs[i] = malloc(64);
+        qls[i] = (size_t)sprintf(qs[i], "t%u t%u", zipf_word(&rng, cdf, 3000), zipf_word(&rng, cdf, 3000));
+    }
+    static int64_t bid[NQ * K];
+    static float bsc[NQ * K];
+    static uint32_t bn[NQ];
+    for (unsigned th = 1; th <= 3; th += 2) {
+        ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, qls, K, 0, half, th, NULL,
+                                       NULL, bid, bsc, bn));
+        for (int i = 0; i < NQ; i++) {
+            int64_t one[K];
+            float osc[K];
+            ASSERT_OK(rv_bm25_search(ix, qs[i], qls[i], K, 0, half, one, osc, &nf, NULL));
+            ASSERT_EQ(bn[i], nf);
+            for (size_t j = 0; j < nf; j++) {
+                EXPECT_EQ(bid[i * K + j], one[j]);
+                EXPECT_TRUE(bsc[i * K + j] == osc[j]);
+                EXPECT_EQ(one[j] % 2, 0);
+            }
+        }
+    }
+    for (int i = 0; i < NQ; i++) free(qs[i]);
+    rv_idset_free(empty);
+    rv_idset_free(half);
+    free(pick);
+    free(cdf);
+    rv_bm25_free(ix);
+    corpus_free(&c);
+}
+
+/* An index changed incrementally -- adds in batches and one at a time,
+** deletes, deleted ids filed again with new text, merges -- ranks exactly
+** as a fresh build of its live documents: same ids, bit-identical scores. */
+static void test_incremental_equals_fresh(void) {
+    corpus c;
+    corpus_make_zipf(&c, 6000, 101, 2000, 25);
+    rv_analyzer_options o;
+    rv_analyzer_options_init(&o);
+    o.stem = 0;
+    rv_bm25 *inc = NULL, *fresh = NULL;
+    ASSERT_OK(rv_bm25_create(&o, NULL, &inc));
+    /* ids: doc i is filed under 3 * i + 1 */
+    int64_t *ids = malloc(c.n * sizeof *ids);
+    const char **text = malloc(c.n * sizeof *text);
+    size_t *len = malloc(c.n * sizeof *len);
+    for (size_t i = 0; i < c.n; i++) ids[i] = 3 * (int64_t)i + 1;
+    ASSERT_OK(rv_bm25_add(inc, 4000, (const char *const *)c.text, c.len, ids, NULL, NULL, NULL));
+    for (size_t i = 4000; i < 4500; i++) /* single adds: segments merge */
+        ASSERT_OK(rv_bm25_add(inc, 1, (const char *const *)c.text + i, c.len + i, ids + i, NULL,
+                              NULL, NULL));
+    rv_bm25_info a, b;
+    ASSERT_OK(rv_bm25_get_info(inc, &a));
+    EXPECT_TRUE(a.n_segments > 1 && a.n_segments < 20);
+    /* delete 300 documents, then file 200 of those ids again with the text
+    ** of documents 4500 .. 4699; add the rest as new ids */
+    int64_t gone[300];
+    for (int i = 0; i < 300; i++) gone[i] = ids[i * 13];
+    ASSERT_OK(rv_bm25_delete(inc, gone, 300, NULL));
+    ASSERT_OK(rv_bm25_add(inc, 200, (const char *const *)c.text + 4500, c.len + 4500, gone, NULL,
+                          NULL, NULL));
+    ASSERT_OK(rv_bm25_add(inc, c.n - 4700, (const char *const *)c.text + 4700, c.len + 4700,
+                          ids + 4700, NULL, NULL, NULL));
+    /* the live set: every doc but the 300 deleted, plus the 200 refiled */
+    uint8_t *alive = calloc(c.n, 1);
+    for (size_t i = 0; i < c.n; i++) alive[i] = i < 4500 || i >= 4700;
+    for (int i = 0; i < 300; i++) alive[(size_t)i * 13] = 0;
+    size_t m = 0;
+    for (size_t i = c.n; i-- > 0;) { /* fresh build in reverse order */
+        if (!alive[i]) continue;
+        text[m] = c.text[i];
+        len[m] = c.len[i];
+        ids[m++] = 3 * (int64_t)i + 1;
+    }
+    for (int i = 0; i < 200; i++) {
+        text[m] = c.text[4500 + i];
+        len[m] = c.len[4500 + i];
+        ids[m++] = gone[i];
+    }
+    ASSERT_OK(rv_bm25_create(&o, NULL, &fresh));
+    ASSERT_OK(rv_bm25_add(fresh, m, text, len, ids, NULL, NULL, NULL));
+    ASSERT_OK(rv_bm25_get_info(inc, &a));
+    ASSERT_OK(rv_bm25_get_info(fresh, &b));
+    EXPECT_EQ(a.n_live, b.n_live);
+    EXPECT_EQ(a.total_len, b.total_len);
+    double *cdf = zipf_cdf(2000);
+    rv_rng rng;
+    rv_rng_seed(&rng, 5);
+    for (int round = 0; round < 3; round++) {
+        for (int qi = 0; qi < 150; qi++) {
+            char qt[160];
+            size_t ql = 0, nq = 1 + (size_t)rv_rng_below(&rng, 5);
+            for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 2000));
+            int64_t x[20], y[20];
+            float xs[20], ys[20];
+            size_t nx, ny;
+            unsigned fl = qi % 4 == 0 ? RV_BM25_EXHAUSTIVE : 0;
+            ASSERT_OK(rv_bm25_search(inc, qt, ql, 20, fl, NULL, x, xs, &nx, NULL));
+            ASSERT_OK(rv_bm25_search(fresh, qt, ql, 20, fl, NULL, y, ys, &ny, NULL));
+            ASSERT_EQ(nx, ny);
+            for (size_t i = 0; i < nx; i++) {
+                EXPECT_EQ(x[i], y[i]);
+                EXPECT_TRUE(xs[i] == ys[i]);
+            }
+        }
+        if (round == 0) { /* through a file: forward lists rebuilt on demand */
+            size_t need;
+            rv_bm25_save_buffer(inc, NULL, 0, &need);
+            void *buf = malloc(need);
+            ASSERT_OK(rv_bm25_save_buffer(inc, buf, need, &need));
+            rv_bm25 *back = NULL;
+            ASSERT_OK(rv_bm25_load_buffer(buf, need, &back));
+            free(buf);
+            rv_bm25_free(inc);
+            inc = back;
+            int64_t again = gone[0];
+            ASSERT_OK(rv_bm25_delete(inc, &again, 1, NULL));
+            ASSERT_OK(rv_bm25_delete(fresh, &again, 1, NULL));
+        } else if (round == 1) {
+            ASSERT_OK(rv_bm25_compact(inc));
+        }
+    }
+    free(cdf);
+    free(alive);
+    free(ids);
+    free(text);
+    free(len);
+    rv_bm25_free(inc);
+    rv_bm25_free(fresh);
+    corpus_free(&c);
+}
+
 /* ------------------------------------------------------ allocation sweep */
 
-typedef enum { OP_CREATE, OP_ADD, OP_SEARCH, OP_BATCH, OP_EXPLAIN, OP_SAVE, OP_LOAD,
-               OP_COMPACT, OP_SEARCH_LONG } op_kind;
+typedef enum { OP_CREATE, OP_ADD, OP_ADD_IDS, OP_DELETE, OP_SEARCH, OP_SEARCH_SMALL,
+               OP_SEARCH_LARGE, OP_BATCH, OP_BATCH_FILTER, OP_EXPLAIN, OP_SAVE, OP_LOAD,
+               OP_COMPACT, OP_SEARCH_LONG, OP_IDSET } op_kind;
 
 typedef struct {
     corpus c;
     rv_bm25 *base;   /* a built index (not touched by failing operations) */
     unsigned char *image;
     size_t image_len;
+    rv_idset *small; /* filters: scored directly / through the bitmap */
+    rv_idset *large;
 } oom_fixture;
 
 /* Run one operation; returns its status.  Mutating operations run on a
 ** fresh copy loaded from the image (loaded before failure injection). */
-static rv_status run_op(oom_fixture *f, op_kind op, rv_bm25 *work, uint32_t *out_ids, size_t *nf) {
-    uint32_t ids[16];
+static rv_status run_op(oom_fixture *f, op_kind op, rv_bm25 *work, int64_t *out_ids, size_t *nf) {
+    int64_t ids[16];
     float sc[16];
-    static uint32_t bids[4 * 16], bn[4];
+    static int64_t bids[4 * 16];
+    static uint32_t bn[4];
     static float bsc[4 * 16];
     const char *qs[4] = {"apple banana", "cherry", "cat dog", "zulu apple"};
     size_t ql[4] = {12, 6, 7, 10};
@@ -937,22 +1254,56 @@ static rv_status run_op(oom_fixture *f, op_kind op, rv_bm25 *work, uint32_t *out
         break;
     }
     case OP_ADD:
-        st = rv_bm25_add(work, f->c.n, (const char *const *)f->c.text, f->c.len, NULL, NULL, NULL);
+        st = rv_bm25_add(work, f->c.n, (const char *const *)f->c.text, f->c.len, NULL, NULL, NULL, NULL);
         break;
+    case OP_ADD_IDS: {
+        int64_t nid[5] = {1000, 7, 1002, 1003, 1004}; /* 7 was deleted: comes back */
+        st = rv_bm25_add(work, 5, (const char *const *)f->c.text, f->c.len, nid, NULL, NULL, NULL);
+        break;
+    }
+    case OP_DELETE: {
+        int64_t did[3] = {1, 2, 100};
+        st = rv_bm25_delete(work, did, 3, NULL);
+        break;
+    }
     case OP_SEARCH:
-        st = rv_bm25_search(f->base, "apple banana cherry", 19, 16, 0, ids, sc, nf, NULL);
-        if (st == RV_OK) memcpy(out_ids, ids, *nf * sizeof *ids);
+    case OP_SEARCH_SMALL:
+    case OP_SEARCH_LARGE: {
+        const rv_idset *flt = op == OP_SEARCH ? NULL : op == OP_SEARCH_SMALL ? f->small : f->large;
+        rv_bm25_search_info si;
+        st = rv_bm25_search(f->base, "apple banana cherry", 19, 16, 0, flt, ids, sc, nf, &si);
+        if (st == RV_OK) {
+            memcpy(out_ids, ids, *nf * sizeof *ids);
+            if (op != OP_SEARCH && si.filter_direct != (op == OP_SEARCH_SMALL)) st = RV_E_INTERNAL;
+        }
         break;
+    }
+    case OP_BATCH_FILTER:
+        st = rv_bm25_search_batch(f->base, 4, qs, ql, 16, 0, f->large, 1, NULL, NULL, bids, bsc, bn);
+        if (st == RV_OK) {
+            *nf = bn[0];
+            memcpy(out_ids, bids, 16 * sizeof *bids);
+        }
+        break;
+    case OP_IDSET: {
+        int64_t many[200];
+        for (int i = 0; i < 200; i++) many[i] = (int64_t)(i * 7919) % 1000;
+        rv_idset *x = NULL;
+        st = rv_idset_create(many, 200, &x);
+        *nf = rv_idset_size(x);
+        rv_idset_free(x);
+        break;
+    }
     case OP_SEARCH_LONG: {
         char q[400];
         size_t l = 0;
         for (size_t v = 0; v < NV; v++) l += (size_t)sprintf(q + l, "%s ", vocab[v]);
-        st = rv_bm25_search(f->base, q, l, 16, RV_BM25_EXHAUSTIVE, ids, sc, nf, NULL);
+        st = rv_bm25_search(f->base, q, l, 16, RV_BM25_EXHAUSTIVE, NULL, ids, sc, nf, NULL);
         if (st == RV_OK) memcpy(out_ids, ids, *nf * sizeof *ids);
         break;
     }
     case OP_BATCH:
-        st = rv_bm25_search_batch(f->base, 4, qs, ql, 16, 0, 1, NULL, NULL, bids, bsc, bn);
+        st = rv_bm25_search_batch(f->base, 4, qs, ql, 16, 0, NULL, 1, NULL, NULL, bids, bsc, bn);
         if (st == RV_OK) {
             *nf = bn[0];
             memcpy(out_ids, bids, 16 * sizeof *bids);
@@ -988,28 +1339,39 @@ static rv_status run_op(oom_fixture *f, op_kind op, rv_bm25 *work, uint32_t *out
 
 static void test_alloc_failures(void) {
     oom_fixture f;
-    corpus_make(&f.c, 120, 81, 15);
+    corpus_make(&f.c, 300, 81, 15);
     f.base = build(&f.c, NULL, 3);
     ASSERT_TRUE(f.base != NULL);
-    uint32_t del[2] = {7, 8};
+    int64_t del[2] = {7, 8};
     ASSERT_OK(rv_bm25_delete(f.base, del, 2, NULL));
     rv_bm25_save_buffer(f.base, NULL, 0, &f.image_len);
     f.image = malloc(f.image_len);
     ASSERT_OK(rv_bm25_save_buffer(f.base, f.image, f.image_len, &f.image_len));
-    const op_kind ops[] = {OP_CREATE, OP_ADD, OP_SEARCH, OP_SEARCH_LONG, OP_BATCH, OP_EXPLAIN,
-                           OP_SAVE, OP_LOAD, OP_COMPACT};
-    const char *names[] = {"create", "add", "search", "search_long", "batch", "explain", "save",
-                           "load", "compact"};
+    int64_t one = 5, half[60];
+    for (int i = 0; i < 60; i++) half[i] = 2 * i;
+    ASSERT_OK(rv_idset_create(&one, 1, &f.small));
+    ASSERT_OK(rv_idset_create(half, 60, &f.large));
+    const op_kind ops[] = {OP_CREATE, OP_ADD, OP_ADD_IDS, OP_DELETE, OP_SEARCH, OP_SEARCH_SMALL,
+                           OP_SEARCH_LARGE, OP_SEARCH_LONG, OP_BATCH, OP_BATCH_FILTER,
+                           OP_EXPLAIN, OP_SAVE, OP_LOAD, OP_COMPACT, OP_IDSET};
+    const char *names[] = {"create", "add", "add_ids", "delete", "search", "search_small",
+                           "search_large", "search_long", "batch", "batch_filter", "explain",
+                           "save", "load", "compact", "idset"};
     for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
         op_kind op = ops[oi];
         /* the reference outcome without injection */
         rv_bm25 *work = NULL;
         ASSERT_OK(rv_bm25_load_buffer(f.image, f.image_len, &work));
-        uint32_t want[16], got[16];
+        int64_t want[16], got[16];
         size_t want_n, got_n;
         ASSERT_OK(run_op(&f, op, work, want, &want_n));
         rv_bm25_info want_info;
         rv_bm25_get_info(work, &want_info);
+        int64_t want_probe[16];
+        float want_probe_sc[16];
+        size_t want_probe_n = 0;
+        ASSERT_OK(rv_bm25_search(work, "apple banana cherry", 19, 16, 0, NULL, want_probe,
+                                 want_probe_sc, &want_probe_n, NULL));
         rv_bm25_free(work);
         int completed = 0;
         for (uint64_t n = 1; n < 10000 && !completed; n++) {
@@ -1024,13 +1386,30 @@ static void test_alloc_failures(void) {
             if (st == RV_OK) {
                 completed = used < n;
                 EXPECT_EQ(got_n, want_n);
-                if (op == OP_SEARCH || op == OP_BATCH || op == OP_SEARCH_LONG)
+                if (op == OP_SEARCH || op == OP_SEARCH_SMALL || op == OP_SEARCH_LARGE ||
+                    op == OP_BATCH || op == OP_BATCH_FILTER || op == OP_SEARCH_LONG)
                     for (size_t i = 0; i < got_n && i < 16; i++) EXPECT_EQ(got[i], want[i]);
-                if (op == OP_ADD || op == OP_COMPACT) {
+                if (op == OP_ADD || op == OP_ADD_IDS || op == OP_DELETE || op == OP_COMPACT) {
+                    /* the same index as without injection: sizes, statistics and
+                    ** results (an add's segment merge is best effort, so only
+                    ** compaction must give the same postings) */
                     rv_bm25_info now;
                     rv_bm25_get_info(w, &now);
-                    EXPECT_EQ(now.n_postings, want_info.n_postings);
-                    EXPECT_EQ(now.n_ids, want_info.n_ids);
+                    if (op == OP_COMPACT) EXPECT_EQ(now.n_postings, want_info.n_postings);
+                    EXPECT_EQ(now.n_docs, want_info.n_docs);
+                    EXPECT_EQ(now.n_live, want_info.n_live);
+                    EXPECT_EQ(now.total_len, want_info.total_len);
+                    EXPECT_EQ(now.n_terms, want_info.n_terms);
+                    int64_t pa[16];
+                    float ps[16];
+                    size_t pn = 0;
+                    EXPECT_OK(rv_bm25_search(w, "apple banana cherry", 19, 16, 0, NULL, pa, ps,
+                                             &pn, NULL));
+                    EXPECT_EQ(pn, want_probe_n);
+                    for (size_t i = 0; i < pn && i < want_probe_n; i++) {
+                        EXPECT_EQ(pa[i], want_probe[i]);
+                        EXPECT_TRUE(ps[i] == want_probe_sc[i]);
+                    }
                 }
             } else {
                 if (st != RV_E_NOMEM)
@@ -1041,16 +1420,20 @@ static void test_alloc_failures(void) {
                 /* a failed mutation leaves the index as it was */
                 rv_bm25_info now;
                 rv_bm25_get_info(w, &now);
-                EXPECT_EQ(now.n_ids, before.n_ids);
+                EXPECT_EQ(now.n_docs, before.n_docs);
                 EXPECT_EQ(now.n_postings, before.n_postings);
                 EXPECT_EQ(now.n_terms, before.n_terms);
                 EXPECT_EQ(now.n_tombstoned, before.n_tombstoned);
+                EXPECT_EQ(now.n_live, before.n_live);
+                EXPECT_EQ(now.total_len, before.total_len);
             }
             rv_bm25_free(w);
         }
         EXPECT_TRUE(completed);
     }
     free(f.image);
+    rv_idset_free(f.small);
+    rv_idset_free(f.large);
     rv_bm25_free(f.base);
     corpus_free(&f.c);
 }
@@ -1069,6 +1452,9 @@ int main(void) {
     RUN_TEST(test_large_tf);
     RUN_TEST(test_save_load);
     RUN_TEST(test_corruption);
+    RUN_TEST(test_caller_ids);
+    RUN_TEST(test_filters);
+    RUN_TEST(test_incremental_equals_fresh);
     RUN_TEST(test_alloc_failures);
     return RV_TEST_SUMMARY();
 }

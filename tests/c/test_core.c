@@ -405,6 +405,88 @@ static void test_bitset_counts(void) {
     ASSERT_EQ(RV_BITSET_WORDS(65), 2);
 }
 
+/* ------------------------------------------------------------- id sets */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Id sets against a sorted reference: sizes from empty to large, repeats,
+** ids spread over the whole range (so every radix pass runs), errors. */
+static void test_idset(void) {
+    rv_rng r;
+    rv_rng_seed(&r, 314);
+    static const size_t sizes[] = {0, 1, 2, 31, 33, 1000, 100000};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        int64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+        int64_t *ref = malloc((n ? n : 1) * sizeof *ref);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = rv_rng_next(&r);
+            ids[i] = si % 2 ? (int64_t)(x >> 1) % RV_MAX_ID : (int64_t)(x % 500); /* repeats */
+            ref[i] = ids[i];
+        }
+        qsort(ref, n, sizeof *ref, cmp_i64);
+        size_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            if (!u || ref[u - 1] != ref[i]) ref[u++] = ref[i];
+        rv_idset *set = NULL;
+        ASSERT_OK(rv_idset_create(ids, n, &set));
+        EXPECT_EQ(rv_idset_size(set), u);
+        int64_t *out = malloc((u ? u : 1) * sizeof *out);
+        size_t got = 0;
+        ASSERT_OK(rv_idset_ids(set, out, u, &got));
+        EXPECT_EQ(got, u);
+        EXPECT_TRUE(u == 0 || memcmp(out, ref, u * sizeof *out) == 0);
+        for (size_t i = 0; i < n; i++) EXPECT_TRUE(rv_idset_contains(set, ids[i]));
+        size_t absent = 0;
+        for (int t = 0; t < 2000; t++) {
+            int64_t x = (int64_t)(rv_rng_next(&r) >> 1) % RV_MAX_ID;
+            int in = bsearch(&x, ref, u, sizeof *ref, cmp_i64) != NULL;
+            EXPECT_EQ(rv_idset_contains(set, x), in);
+            absent += !in;
+        }
+        EXPECT_TRUE(absent > 0);
+        if (u > 1) EXPECT_STATUS(RV_E_SHAPE, rv_idset_ids(set, out, 1, &got));
+        EXPECT_EQ(got, u);
+        rv_idset_free(set);
+        free(out);
+        free(ids);
+        free(ref);
+    }
+    rv_idset *set = NULL;
+    int64_t bad[2] = {3, -4};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_idset_create(bad, 2, &set));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "ids[1] = -4");
+    EXPECT_TRUE(set == NULL);
+    bad[1] = INT64_MAX;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_idset_create(bad, 2, &set));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_idset_create(NULL, 2, &set));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_idset_create(bad, 1, NULL));
+    EXPECT_EQ(rv_idset_size(NULL), 0);
+    EXPECT_EQ(rv_idset_contains(NULL, 3), 0);
+    rv_idset_free(NULL);
+    /* allocation failures: NOMEM, nothing leaked, nothing returned */
+    int64_t some[100];
+    for (int i = 0; i < 100; i++) some[i] = i * 37;
+    int done = 0;
+    for (uint64_t k = 1; k < 20 && !done; k++) {
+        rv_test_fail_alloc_after(k);
+        rv_status st = rv_idset_create(some, 100, &set);
+        rv_test_fail_alloc_after(0);
+        if (st == RV_OK) {
+            done = 1;
+            EXPECT_EQ(rv_idset_size(set), 100);
+            rv_idset_free(set);
+        } else {
+            EXPECT_EQ(st, RV_E_NOMEM);
+            EXPECT_TRUE(set == NULL);
+        }
+    }
+    EXPECT_TRUE(done);
+}
+
 int main(void) {
     RUN_TEST(test_status_names);
     RUN_TEST(test_errmsg_set_and_cleared);
@@ -419,5 +501,6 @@ int main(void) {
     RUN_TEST(test_rng_below_uniform);
     RUN_TEST(test_rng_uniform);
     RUN_TEST(test_bitset_counts);
+    RUN_TEST(test_idset);
     return RV_TEST_SUMMARY();
 }

@@ -1763,6 +1763,173 @@ static void test_keys_progress_and_errors(void) {
     free(codes);
 }
 
+/* ------------------------------------------------- keys over table pieces */
+
+static void test_count_values_vs_naive(void) {
+    rv_rng r;
+    rv_rng_seed(&r, 41);
+    static const uint64_t spans[] = {1, 3, 50, 1000, 0};  /* 0: full 64-bit keys */
+    static const uint32_t buckets[] = {1, 3, 7};
+    for (int t = 0; t < 60; t++) {
+        size_t n = (size_t)rv_rng_below(&r, 300);
+        uint64_t span = spans[t % 5], base = rv_rng_next(&r) >> (t % 2 ? 0 : 40);
+        uint32_t nb = buckets[t % 3];
+        int weighted = t % 4 == 1, massed = t % 3 == 2;
+        uint64_t *keys = malloc((n + 1) * sizeof(uint64_t)), *w = malloc((n + 1) * 8);
+        double *m = malloc((n + 1) * sizeof(double));
+        for (size_t i = 0; i < n; i++) {
+            keys[i] = span ? base + rv_rng_below(&r, span) : rv_rng_next(&r);
+            if (span == 0 && i && rv_rng_below(&r, 3) == 0) keys[i] = keys[rv_rng_below(&r, i)];
+            w[i] = 1 + rv_rng_below(&r, 5);
+            m[i] = (double)rv_rng_below(&r, 100) / 8.0;
+        }
+        uint64_t *ok = malloc((n + 1) * 8), *oc = malloc((n + 1) * 8), off[8];
+        double *om = malloc((n + 1) * sizeof(double));
+        size_t nd = 0;
+        ASSERT_OK(rv_keys_count_values(keys, weighted ? w : NULL, massed ? m : NULL, n, nb, ok,
+                                       oc, massed ? om : NULL, off, n, &nd));
+        EXPECT_EQ(off[0], 0);
+        EXPECT_EQ(off[nb], nd);
+        size_t distinct = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t first = i;
+            for (size_t k = 0; k < i; k++)
+                if (keys[k] == keys[i]) { first = k; break; }
+            if (first != i) continue;
+            distinct++;
+            uint64_t want_c = 0;
+            double want_m = 0;
+            for (size_t k = 0; k < n; k++)
+                if (keys[k] == keys[i]) {
+                    want_c += weighted ? w[k] : 1;
+                    want_m += m[k];
+                }
+            size_t at = nd;
+            for (size_t e = 0; e < nd; e++)
+                if (ok[e] == keys[i]) at = e;
+            ASSERT_TRUE(at < nd);
+            EXPECT_EQ(oc[at], want_c);
+            if (massed) EXPECT_NEAR(om[at], want_m, 1e-12);
+            /* A key's bucket does not depend on the other keys. */
+            uint64_t one_k, one_c, one_off[8];
+            size_t one_n;
+            ASSERT_OK(rv_keys_count_values(&keys[i], NULL, NULL, 1, nb, &one_k, &one_c, NULL,
+                                           one_off, 1, &one_n));
+            for (uint32_t b = 0; b < nb; b++)
+                if (one_off[b + 1] == 1 && one_off[b] == 0) {
+                    EXPECT_TRUE(at >= off[b] && at < off[b + 1]);
+                }
+        }
+        EXPECT_EQ(nd, distinct);
+        /* First appearance order inside each bucket. */
+        for (uint32_t b = 0; b < nb; b++)
+            for (uint64_t e = off[b]; e + 1 < off[b + 1]; e++) {
+                size_t fa = n, fb = n;
+                for (size_t k = 0; k < n; k++) {
+                    if (fa == n && keys[k] == ok[e]) fa = k;
+                    if (fb == n && keys[k] == ok[e + 1]) fb = k;
+                }
+                EXPECT_TRUE(fa < fb);
+            }
+        free(keys); free(w); free(m); free(ok); free(oc); free(om);
+    }
+    uint64_t k = 1, o[2];
+    size_t nd;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_count_values(&k, NULL, NULL, 1, 0, o, o, NULL, o,
+                                                         1, &nd));
+    EXPECT_STATUS(RV_E_SHAPE, rv_keys_count_values(&k, NULL, NULL, 1, 1, o, o, NULL, o, 0, &nd));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_count_values(NULL, NULL, NULL, 1, 1, o, o, NULL, o,
+                                                         1, &nd));
+    EXPECT_OK(rv_keys_count_values(NULL, NULL, NULL, 0, 1, NULL, NULL, NULL, o, 0, &nd));
+    EXPECT_EQ(nd, 0);
+}
+
+static void test_group_scores_and_refine_vs_brute(void) {
+    rv_rng r;
+    rv_rng_seed(&r, 43);
+    for (int t = 0; t < 40; t++) {
+        size_t n = (size_t)rv_rng_below(&r, 90), cols = 4;
+        uint32_t card[4] = {1 + (uint32_t)rv_rng_below(&r, 6), 1 + (uint32_t)rv_rng_below(&r, 4),
+                            1 + (uint32_t)rv_rng_below(&r, 9), t % 2 ? 5000u : 2u};
+        int32_t *raw = random_codes(&r, n, cols, card);
+        /* Rows sorted by column 0, so its values form contiguous groups. */
+        int32_t *codes = malloc((n * cols + 1) * sizeof(int32_t));
+        uint64_t *off = malloc((n + 2) * sizeof(uint64_t));
+        size_t at = 0, g = 0;
+        off[0] = 0;
+        for (int32_t v = 0; v < (int32_t)card[0]; v++) {
+            size_t before = at;
+            for (size_t i = 0; i < n; i++)
+                if (raw[i] == v) {
+                    for (size_t c = 0; c < cols; c++) codes[c * n + at] = raw[c * n + i];
+                    at++;
+                }
+            if (at > before) off[++g] = at;
+        }
+        uint64_t res[4];
+        double ent[4];
+        ASSERT_OK(rv_keys_group_scores(codes, n, cols, off, g, res, ent));
+        uint32_t sel0[1] = {0};
+        uint64_t base = brute_unresolved(codes, n, sel0, 1);
+        for (uint32_t c = 0; c < cols; c++) {
+            uint32_t sel[2] = {0, c};
+            EXPECT_EQ(res[c], base - brute_unresolved(codes, n, sel, 2));
+            /* entropy: sum over groups of len log2 len - sum over (group, value) */
+            double want = 0;
+            for (size_t k = 0; k < g; k++) {
+                size_t len = (size_t)(off[k + 1] - off[k]);
+                want += len > 1 ? (double)len * log2((double)len) : 0;
+                for (size_t i = (size_t)off[k]; i < (size_t)off[k + 1]; i++) {
+                    size_t cnt = 0, seen = 0;
+                    for (size_t j = (size_t)off[k]; j < (size_t)off[k + 1]; j++) {
+                        if (codes[c * n + j] == codes[c * n + i]) cnt++;
+                        if (j < i && codes[c * n + j] == codes[c * n + i]) seen = 1;
+                    }
+                    if (!seen && cnt > 1) want -= (double)cnt * log2((double)cnt);
+                }
+            }
+            EXPECT_NEAR(ent[c], want, 1e-9 * (1 + fabs(want)));
+        }
+        /* Refine by column 1: parts share columns 0 and 1, have >= 2 rows,
+        ** and their pairs are the pairs unresolved by {0, 1}. */
+        uint32_t *rows = malloc((n + 1) * sizeof(uint32_t));
+        uint64_t *off2 = malloc((n / 2 + 2) * sizeof(uint64_t));
+        size_t kept = 0, parts = 0;
+        ASSERT_OK(rv_keys_group_refine(codes + n, n, off, g, rows, off2, &kept, &parts));
+        uint32_t sel01[2] = {0, 1};
+        uint64_t pairs = 0;
+        EXPECT_EQ(off2[0], 0);
+        EXPECT_EQ(off2[parts], kept);
+        for (size_t k = 0; k < parts; k++) {
+            uint64_t len = off2[k + 1] - off2[k];
+            EXPECT_TRUE(len >= 2);
+            pairs += len * (len - 1) / 2;
+            for (uint64_t i = off2[k] + 1; i < off2[k + 1]; i++) {
+                EXPECT_EQ(codes[rows[i]], codes[rows[off2[k]]]);
+                EXPECT_EQ(codes[n + rows[i]], codes[n + rows[off2[k]]]);
+                EXPECT_TRUE(rows[i] > rows[i - 1]); /* input order inside a part */
+            }
+        }
+        EXPECT_EQ(pairs, brute_unresolved(codes, n, sel01, 2));
+        free(raw); free(codes); free(off); free(rows); free(off2);
+    }
+    int32_t bad[3] = {0, -1, 0};
+    uint64_t off[2] = {0, 3}, desc[2] = {2, 1}, res[1], o2[4];
+    uint32_t rows[3];
+    size_t a, b;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_group_scores(bad, 3, 1, off, 1, res, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_group_refine(bad, 3, off, 1, rows, o2, &a, &b));
+    int32_t good[3] = {0, 1, 0};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_group_scores(good, 3, 1, desc, 1, res, NULL));
+    uint64_t past[2] = {0, 4};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_group_refine(good, 3, past, 1, rows, o2, &a, &b));
+    EXPECT_OK(rv_keys_group_refine(good, 3, off, 1, rows, o2, &a, &b));
+    EXPECT_EQ(a, 2);
+    EXPECT_EQ(b, 1);
+    EXPECT_EQ(rows[0], 0);
+    EXPECT_EQ(rows[1], 2);
+}
+
 int main(void) {
     RUN_TEST(test_create_errors);
     RUN_TEST(test_free_null_and_sizes_of_null);
@@ -1797,5 +1964,7 @@ int main(void) {
     RUN_TEST(test_keys_stop_unresolved);
     RUN_TEST(test_keys_unresolved_vs_brute);
     RUN_TEST(test_keys_progress_and_errors);
+    RUN_TEST(test_count_values_vs_naive);
+    RUN_TEST(test_group_scores_and_refine_vs_brute);
     return RV_TEST_SUMMARY();
 }

@@ -380,13 +380,15 @@ static void test_deletes_filters_and_ids(void) {
     EXPECT_STATUS(RV_E_RANGE, rv_flat_get(ix, 1, &missing, got));
     /* allow filter: only these ids, unknown ones ignored */
     int64_t allow[4] = {50, 60, 3, 999};
-    p.allow_ids = allow;
-    p.n_allow = 4;
+    rv_idset *set = NULL;
+    ASSERT_OK(rv_idset_create(allow, 4, &set));
+    p.filter = set;
     p.k = 3;
     ASSERT_OK(rv_flat_search(ix, &p, 1, q, out, sc, &found));
     EXPECT_EQ(found, 2);
     EXPECT_TRUE((out[0] == 50 && out[1] == 60) || (out[0] == 60 && out[1] == 50));
     EXPECT_EQ(out[2], -1);
+    rv_idset_free(set);
     rv_flat_free(ix);
     free(data);
 }
@@ -642,6 +644,69 @@ static void test_corrupt_files(void) {
     free(data);
 }
 
+/* Filtered search equals the unfiltered exact ranking restricted to the
+** allowed ids, for every storage, metric and filter size; ids past the
+** largest one given cannot be numbered. */
+static void test_filters_match_brute_force(void) {
+    size_t n = 1000, dim = 12;
+    float *data = gauss_vectors(n, dim, 71);
+    rv_rng r;
+    rv_rng_seed(&r, 72);
+    static const size_t sizes[] = {0, 1, 3, 20, 200, 900, 2000};
+    for (int mi = 0; mi < 3; mi++) {
+        rv_flat *ix = make((uint32_t)dim, (rv_metric)mi, RV_FLAT_F32);
+        int64_t *ids = malloc(n * sizeof *ids);
+        for (size_t i = 0; i < n; i++) ids[i] = (int64_t)(n - i) * 7; /* not in row order */
+        ASSERT_OK(rv_flat_add(ix, n, data, ids, NULL));
+        int64_t gone[50];
+        for (int i = 0; i < 50; i++) gone[i] = ids[i * 19];
+        ASSERT_OK(rv_flat_remove(ix, 50, gone, NULL));
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            int64_t *pick = malloc((sizes[si] ? sizes[si] : 1) * sizeof *pick);
+            for (size_t i = 0; i < sizes[si]; i++) pick[i] = (int64_t)rv_rng_below(&r, 7 * n + 50);
+            rv_idset *set = NULL;
+            ASSERT_OK(rv_idset_create(pick, sizes[si], &set));
+            float q[2 * 12];
+            for (size_t j = 0; j < 2 * dim; j++) q[j] = (float)rv_rng_uniform(&r) - 0.5f;
+            rv_flat_search_params p;
+            rv_flat_search_params_init(&p);
+            p.k = n;
+            p.n_threads = 1;
+            int64_t *all = malloc(2 * n * sizeof *all), out[2 * 10];
+            float *all_sc = malloc(2 * n * sizeof *all_sc), sc[2 * 10];
+            size_t n_all, found;
+            ASSERT_OK(rv_flat_search(ix, &p, 2, q, all, all_sc, &n_all));
+            p.k = 10;
+            p.filter = set;
+            ASSERT_OK(rv_flat_search(ix, &p, 2, q, out, sc, &found));
+            for (size_t qi = 0; qi < 2; qi++) {
+                size_t m = 0;
+                for (size_t i = 0; i < n_all && m < 10; i++) {
+                    if (!rv_idset_contains(set, all[qi * n + i])) continue;
+                    EXPECT_EQ(out[qi * 10 + m], all[qi * n + i]);
+                    EXPECT_TRUE(sc[qi * 10 + m] == all_sc[qi * n + i]);
+                    m++;
+                }
+                EXPECT_EQ(found, m);
+            }
+            free(all);
+            free(all_sc);
+            free(pick);
+            rv_idset_free(set);
+        }
+        free(ids);
+        rv_flat_free(ix);
+    }
+    /* numbering past the largest id is refused, not wrapped */
+    rv_flat *ix = make((uint32_t)dim, RV_METRIC_COSINE, RV_FLAT_F32);
+    int64_t top = RV_FLAT_MAX_ID;
+    ASSERT_OK(rv_flat_add(ix, 1, data, &top, NULL));
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_add(ix, 1, data, NULL, NULL));
+    EXPECT_EQ(rv_flat_size(ix), 1);
+    rv_flat_free(ix);
+    free(data);
+}
+
 /* Fail allocation 1, 2, 3, ... through a full life cycle: every failure is
 ** RV_E_NOMEM with nothing leaked (ASan checks the leaks). */
 static rv_status life_cycle(const char *path, const float *data, size_t n,
@@ -664,6 +729,12 @@ static rv_status life_cycle(const char *path, const float *data, size_t n,
     float sc[8];
     size_t found, fnd[2];
     if (!st) st = rv_flat_search(ix, &p, 2, data, out, sc, &found);
+    rv_idset *set = NULL; /* a filtered search: the id set and the panel list */
+    if (!st) st = rv_idset_create((const int64_t[]){3, 9, 40, 120}, 4, &set);
+    p.filter = set;
+    if (!st) st = rv_flat_search(ix, &p, 2, data, out, sc, &found);
+    p.filter = NULL;
+    rv_idset_free(set);
     if (!st) st = rv_flat_rescore(ix, 2, data, 3, (const int64_t[]){0, 2, 3, 4, 6, 7}, 4, 1, out, sc, fnd);
     if (!st) st = rv_flat_compact(ix);
     if (!st) st = rv_flat_save(ix, path);
@@ -706,6 +777,7 @@ int main(void) {
     RUN_TEST(test_portable_kernels_agree);
     RUN_TEST(test_half_conversion);
     RUN_TEST(test_deletes_filters_and_ids);
+    RUN_TEST(test_filters_match_brute_force);
     RUN_TEST(test_bad_input);
     RUN_TEST(test_rescore);
     RUN_TEST(test_progress_interrupts);

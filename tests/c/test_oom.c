@@ -41,6 +41,12 @@ typedef struct {
     uint64_t *sig;
     uint64_t mult[BIG_EL];
     rv_status last;
+    /* outputs of the keys-over-pieces kernels */
+    uint32_t rows_out[ROWS];
+    uint64_t off_out[ROWS / 2 + 2];
+    uint64_t keys_out[ROWS], cnt_out[ROWS], boff[4];
+    double ent[COLS];
+    size_t n_out, g_out;
     /* the operation's parameters */
     rv_cover_strategy strategy;
     uint64_t required;
@@ -343,6 +349,51 @@ static void test_oom_keys(void) {
     sweep(&F, &un, "");
 }
 
+static const uint64_t GROUPS[3] = {0, 30, ROWS};
+
+static rv_status run_group_scores(fixture *f) {
+    return rv_keys_group_scores(f->codes, ROWS, COLS, GROUPS, 2, f->newly, f->ent);
+}
+
+static uint64_t print_group_scores(fixture *f) {
+    return fnv(fnv(FNV0, f->newly, COLS * sizeof f->newly[0]), f->ent, sizeof f->ent);
+}
+
+static rv_status run_group_refine(fixture *f) {
+    return rv_keys_group_refine(f->codes + ROWS, ROWS, GROUPS, 2, f->rows_out, f->off_out,
+                                &f->n_out, &f->g_out);
+}
+
+static uint64_t print_group_refine(fixture *f) {
+    uint64_t h = fnv(FNV0, f->rows_out, f->n_out * sizeof f->rows_out[0]);
+    return fnv(h, f->off_out, (f->g_out + 1) * sizeof f->off_out[0]);
+}
+
+static rv_status run_count_values(fixture *f) {
+    uint64_t keys[ROWS];
+    for (size_t i = 0; i < ROWS; i++)  /* a spread-out column: the hashed path */
+        keys[i] = (uint64_t)f->codes[2 * ROWS + i] * 0x9e3779b97f4a7c15ULL;
+    return rv_keys_count_values(keys, NULL, NULL, ROWS, 3, f->keys_out, f->cnt_out, NULL,
+                                f->boff, ROWS, &f->n_out);
+}
+
+static uint64_t print_count_values(fixture *f) {
+    uint64_t h = fnv(FNV0, f->keys_out, f->n_out * sizeof f->keys_out[0]);
+    return fnv(fnv(h, f->cnt_out, f->n_out * sizeof f->cnt_out[0]), f->boff, sizeof f->boff);
+}
+
+static void test_oom_keys_pieces(void) {
+    static const operation sc = {"rv_keys_group_scores", run_group_scores, print_group_scores,
+                                 cleared_nothing};
+    sweep(&F, &sc, "");
+    static const operation rf = {"rv_keys_group_refine", run_group_refine, print_group_refine,
+                                 cleared_nothing};
+    sweep(&F, &rf, "");
+    static const operation cv = {"rv_keys_count_values", run_count_values, print_count_values,
+                                 cleared_nothing};
+    sweep(&F, &cv, "");
+}
+
 static void test_oom_queries(void) {
     static const operation cov = {"rv_cover_covered", run_covered, print_path, cleared_nothing};
     sweep(&F, &cov, "");
@@ -365,6 +416,7 @@ int main(void) {
     RUN_TEST(test_oom_plan_path);
     RUN_TEST(test_oom_keys);
     RUN_TEST(test_oom_queries);
+    RUN_TEST(test_oom_keys_pieces);
     printf("%ld injected runs, %ld gave RV_E_NOMEM\n", total_runs, total_nomem);
     fixture_free(&F);
     return RV_TEST_SUMMARY();

@@ -3,8 +3,8 @@
 ** mode: even -- the rest is an index image whose trailing CRC-32C is
 ** recomputed first, so mutations reach the structural checks behind the
 ** checksum; odd -- the image is loaded as is.  Whatever loads must then
-** search, explain, compact and save without fault, and save back to an
-** image that loads again with the same results.  Aborts when an invariant
+** search (with and without a filter), explain, change, compact and save
+** without fault, and save back to an image that loads again.  Aborts when an invariant
 ** breaks; memory errors are the sanitizers' to catch.  Built as a libFuzzer
 ** target with -DRV_BUILD_FUZZ=ON (clang); tests/c/test_fuzz_lexical.c
 ** replays it under ctest.
@@ -33,20 +33,45 @@ static uint32_t fzb_crc32c(const uint8_t *p, size_t n) {
     return ~c;
 }
 
+/* Whatever loaded must search safely; pruned == exhaustive; a filtered
+** search equals the unfiltered ranking restricted to the filter. */
 static void fzb_exercise(rv_bm25 *ix) {
     static const char *qs[] = {"apple banana", "cherry", "a", "zz", ""};
     rv_bm25_info info;
     FZB_CHECK(rv_bm25_get_info(ix, &info) == RV_OK);
+    /* a filter: every other live id, plus an id that is not in the index */
+    int64_t live[64], pick[65];
+    size_t n_live = 0, n_pick = 0;
+    rv_status lst = rv_bm25_ids(ix, live, 64, &n_live);
+    FZB_CHECK(lst == RV_OK || lst == RV_E_SHAPE);
+    FZB_CHECK(n_live == info.n_live);
+    for (size_t i = 0; i < n_live && i < 64; i += 2) pick[n_pick++] = live[i];
+    pick[n_pick++] = RV_MAX_ID;
+    rv_idset *set = NULL;
+    FZB_CHECK(rv_idset_create(pick, n_pick, &set) == RV_OK || set == NULL);
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
-        uint32_t ids[8], ide[8];
-        float sc[8], sce[8];
-        size_t nf = 0, nfe = 0;
-        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, 0, ids, sc, &nf, NULL) == RV_OK);
-        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, RV_BM25_EXHAUSTIVE, ide, sce, &nfe,
-                                 NULL) == RV_OK);
+        int64_t ids[8], ide[8], idf[64], idall[64];
+        float sc[8], sce[8], scf[64], scall[64];
+        size_t nf = 0, nfe = 0, nff = 0, nall = 0;
+        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, 0, NULL, ids, sc, &nf, NULL) == RV_OK);
+        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, RV_BM25_EXHAUSTIVE, NULL, ide, sce,
+                                 &nfe, NULL) == RV_OK);
         FZB_CHECK(nf == nfe);
         for (size_t j = 0; j < nf; j++) FZB_CHECK(ids[j] == ide[j] && sc[j] == sce[j]);
-        for (size_t j = 0; j < nf; j++) FZB_CHECK(ids[j] < info.n_ids);
+        for (size_t j = 0; j < nf; j++) FZB_CHECK(rv_bm25_contains(ix, ids[j]));
+        if (set && n_live <= 64) {
+            FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, NULL, idall, scall, &nall,
+                                     NULL) == RV_OK);
+            FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, set, idf, scf, &nff,
+                                     NULL) == RV_OK);
+            size_t m = 0;
+            for (size_t j = 0; j < nall; j++) {
+                if (!rv_idset_contains(set, idall[j])) continue;
+                FZB_CHECK(m < nff && idf[m] == idall[j] && scf[m] == scall[j]);
+                m++;
+            }
+            FZB_CHECK(m == nff);
+        }
         if (nf) {
             size_t nr;
             float s;
@@ -56,6 +81,7 @@ static void fzb_exercise(rv_bm25 *ix) {
             if (st == RV_OK) FZB_CHECK(s == sc[0]);
         }
     }
+    rv_idset_free(set);
     /* terms round-trip through the dictionary */
     for (uint64_t t = 0; t < info.n_terms && t < 16; t++) {
         const char *s;
@@ -65,6 +91,21 @@ static void fzb_exercise(rv_bm25 *ix) {
         FZB_CHECK(rv_bm25_term(ix, (uint32_t)t, &s, &l) == RV_OK);
         FZB_CHECK(rv_bm25_lookup(ix, s, l, &id, &found) == RV_OK && found && id == t);
     }
+}
+
+/* Deleting and re-adding a live document keeps the index consistent. */
+static void fzb_change(rv_bm25 *ix) {
+    int64_t first;
+    size_t n = 0;
+    rv_status st = rv_bm25_ids(ix, &first, 1, &n);
+    FZB_CHECK(st == RV_OK || st == RV_E_SHAPE);
+    if (!n) return;
+    FZB_CHECK(rv_bm25_delete(ix, &first, 1, NULL) == RV_OK);
+    FZB_CHECK(!rv_bm25_contains(ix, first));
+    const char *t = "apple cherry";
+    size_t tl = strlen(t);
+    FZB_CHECK(rv_bm25_add(ix, 1, &t, &tl, &first, NULL, NULL, NULL) == RV_OK);
+    FZB_CHECK(rv_bm25_contains(ix, first));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -92,6 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fzb_exercise(back);
         rv_bm25_free(back);
         free(out);
+        fzb_change(ix);
+        fzb_exercise(ix);
         FZB_CHECK(rv_bm25_compact(ix) == RV_OK);
         fzb_exercise(ix);
         rv_bm25_free(ix);

@@ -103,7 +103,10 @@ def test_constant_column_carries_nothing_at_any_noise(n, noise, value, seed):
     post = rng.random(n) + 0.01
     assert _belief.mutual_information(codes, None, post, noise)["mi"][0] == 0.0
     assert _belief.mutual_information(codes, None, post, noise)["best"] == -1
-    assert _belief.likelihood(codes[0], value, noise).tolist() == [1.0] * n
+    # every candidate gets the same likelihood (1 - noise), so the posterior cannot move
+    lik = _belief.likelihood(codes[0], value, noise)
+    assert lik.tolist() == pytest.approx([1.0 - noise] * n, abs=1e-15)
+    assert _belief.reweight(post, lik) == pytest.approx(post / post.sum(), abs=1e-12)
 
 
 @SETTINGS
@@ -160,7 +163,8 @@ def test_likelihood_and_reweight_match_numpy(data, pick):
     value = int(col[pick % len(col)])
     lik = _belief.likelihood(col, value, noise)
     k = len(np.unique(col))
-    want = np.where(col == value, 1.0 - noise, noise / (k - 1)) if k > 1 else np.ones(len(col))
+    want = np.where(col == value, 1.0 - noise, noise / (k - 1)) if k > 1 else \
+        np.full(len(col), 1.0 - noise)
     if noise == 0:
         want = (col == value).astype(float)
     assert lik == pytest.approx(want, abs=1e-15)
@@ -171,8 +175,12 @@ def test_likelihood_and_reweight_match_numpy(data, pick):
     else:
         with pytest.raises(InfeasibleError, match="zero probability"):
             _belief.reweight(post, lik)
+    # an answer no candidate has: impossible when exact, uninformative when noisy
     absent = _belief.likelihood(col, int(col.max()) + 1, noise)
-    assert not absent.any()
+    if noise == 0:
+        assert not absent.any()
+    else:
+        assert absent == pytest.approx(np.full(len(col), noise / k), abs=1e-15)
 
 
 def test_reweight_errors_name_the_argument():

@@ -41,45 +41,47 @@ def weight(variant, tf, dl, avgdl, N, df, k1, b, delta):
 
 
 class Reference:
-    """Documents as token lists; live / tombstoned / purged as the engine."""
+    """Documents as token lists under caller ids, as the engine files them:
+    live documents make the statistics; deleted ones are gone from them at
+    once (compaction changes nothing a search can see)."""
 
     def __init__(self, variant="lucene", k1=1.2, b=0.75, delta=0.0):
-        self.docs, self.state = [], []
+        self.live = {}       # id -> Counter of the live document
+        self.next_id = 0
         self.variant, self.k1, self.b, self.delta = variant, k1, b, delta
 
-    def add(self, token_lists):
-        first = len(self.docs)
-        for toks in token_lists:
-            self.docs.append(Counter(toks))
-            self.state.append("live")
-        return list(range(first, len(self.docs)))
+    def add(self, token_lists, ids=None):
+        if ids is None:
+            ids = list(range(self.next_id, self.next_id + len(token_lists)))
+        for i, toks in zip(ids, token_lists):
+            assert i not in self.live
+            self.live[i] = Counter(toks)
+        if ids:
+            self.next_id = max(self.next_id, max(ids) + 1)
+        return list(ids)
 
     def delete(self, ids):
-        n = 0
         for i in ids:
-            if self.state[i] == "live":
-                self.state[i] = "tombstoned"
-                n += 1
-        return n
+            del self.live[i]
+        return len(ids)
 
     def compact(self):
-        self.state = ["purged" if s == "tombstoned" else s for s in self.state]
+        pass
 
-    def scores(self, query_tokens):
-        counted = [i for i, s in enumerate(self.state) if s != "purged"]
-        N = len(counted)
-        lens = {i: sum(self.docs[i].values()) for i in counted}
+    def scores(self, query_tokens, allowed=None):
+        N = len(self.live)
+        lens = {i: sum(c.values()) for i, c in self.live.items()}
         avgdl = sum(lens.values()) / N if N else 0.0
         q = Counter(query_tokens)
-        df = {t: sum(1 for i in counted if self.docs[i][t]) for t in q}
+        df = {t: sum(1 for c in self.live.values() if c[t]) for t in q}
         out = {}
-        for i, s in enumerate(self.state):
-            if s != "live":
+        for i, c in self.live.items():
+            if allowed is not None and i not in allowed:
                 continue
-            terms = [t for t in q if self.docs[i][t]]
+            terms = [t for t in q if c[t]]
             if not terms:
                 continue
-            out[i] = sum(q[t] * weight(self.variant, self.docs[i][t], lens[i], avgdl, N, df[t],
+            out[i] = sum(q[t] * weight(self.variant, c[t], lens[i], avgdl, N, df[t],
                                        self.k1, self.b, self.delta) for t in terms)
         return out
 
@@ -233,7 +235,10 @@ def test_monotone_in_length(variant, k1, b, tf, filler, extra):
     ix = make_index(variant, k1, b, [short, long, "pad other"])
     s_short = ix.explain("zed", 0).score
     s_long = ix.explain("zed", 1).score
-    assert s_short >= s_long
+    # monotone up to float32 rounding: BM25L's c / (k1 + c + delta) can move
+    # by an ulp the wrong way when the two norms differ by an ulp (found by
+    # hypothesis with b = 1e-6; the same on every earlier version)
+    assert s_short >= s_long - 4 * float(np.spacing(np.float32(s_long)))
     if b == 0.0:
         assert s_short == s_long
 
@@ -283,8 +288,9 @@ def test_explain_sums_to_the_score(corpus, q, variant):
 # ------------------------------------------------------- stateful model
 
 class IndexMachine(RuleBasedStateMachine):
-    """Random add / delete / compact / save-load sequences against the
-    reference model, checking every search against it."""
+    """Random add (with and without caller ids, re-adding deleted ids) /
+    delete / compact / save-load sequences against the reference model,
+    checking every search -- filtered or not -- against it."""
 
     def __init__(self):
         super().__init__()
@@ -296,11 +302,31 @@ class IndexMachine(RuleBasedStateMachine):
         got = self.ix.add([" ".join(d) for d in docs]).tolist()
         assert got == self.ref.add(docs)
 
-    @precondition(lambda self: self.ref.docs)
+    @rule(docs=st.lists(st.lists(st.sampled_from(WORDS[:8]), max_size=8), min_size=1, max_size=4),
+          data=st.data())
+    def add_with_ids(self, docs, data):
+        ids = data.draw(st.lists(st.integers(0, 40), min_size=len(docs), max_size=len(docs),
+                                 unique=True))
+        if any(i in self.ref.live for i in ids):
+            with pytest.raises(ValueError, match="already in the index"):
+                self.ix.add([" ".join(d) for d in docs], ids=ids)
+        else:
+            assert self.ix.add([" ".join(d) for d in docs], ids=ids).tolist() == ids
+            self.ref.add(docs, ids)
+
+    @precondition(lambda self: self.ref.live)
     @rule(data=st.data())
     def delete(self, data):
-        ids = data.draw(st.lists(st.integers(0, len(self.ref.docs) - 1), max_size=4))
+        ids = data.draw(st.lists(st.sampled_from(sorted(self.ref.live)), max_size=4, unique=True))
         assert self.ix.delete(ids) == self.ref.delete(ids)
+
+    @rule(bad=st.integers(41, 60))
+    def delete_missing(self, bad):
+        n = len(self.ix)
+        live = bad in self.ref.live  # ids run past 40 once added without ids
+        with pytest.raises(ValueError, match="more than once" if live else "not in the index"):
+            self.ix.delete([bad, bad] if live else [bad])
+        assert len(self.ix) == n
 
     @rule()
     def compact(self):
@@ -311,16 +337,18 @@ class IndexMachine(RuleBasedStateMachine):
     def save_and_load(self):
         self.ix = BM25Index.from_bytes(self.ix.to_bytes())
 
-    @rule(q=st.lists(st.sampled_from(WORDS[:10]), min_size=1, max_size=4), k=st.integers(1, 12))
-    def search(self, q, k):
-        check_topk(self.ix.search(" ".join(q), k), self.ref.scores(q), k)
+    @rule(q=st.lists(st.sampled_from(WORDS[:10]), min_size=1, max_size=4), k=st.integers(1, 12),
+          allowed=st.none() | st.sets(st.integers(0, 50)))
+    def search(self, q, k, allowed):
+        r = self.ix.search(" ".join(q), k, filter=allowed)
+        check_topk(r, self.ref.scores(q, allowed), k)
 
     @invariant()
     def sizes(self):
         st_ = self.ix.stats()
-        assert st_["n_ids"] == len(self.ref.docs)
-        assert st_["n_live"] == sum(s == "live" for s in self.ref.state)
-        assert st_["n_tombstoned"] == sum(s == "tombstoned" for s in self.ref.state)
+        assert st_["n_live"] == st_["n_stats_docs"] == len(self.ref.live)
+        assert sorted(self.ix.ids().tolist()) == sorted(self.ref.live)
+        assert st_["total_len"] == sum(sum(c.values()) for c in self.ref.live.values())
 
 
 IndexMachine.TestCase.settings = settings(max_examples=40, stateful_step_count=25, deadline=None)
@@ -424,28 +452,41 @@ def test_adds_and_searches_from_threads_take_turns():
 def test_delete_and_compact_semantics():
     ix = BM25Index(PLAIN)
     ix.add(["apple pie", "apple tart", "cherry pie", "apple apple"])
-    before = ix.stats()
-    assert ix.delete([1, 1, 3]) == 2
-    assert ix.delete(np.array([1], dtype=np.uint8)) == 0
+    fresh = BM25Index(PLAIN)
+    fresh.add(["apple pie", "cherry pie"], ids=[0, 2])
+    assert ix.delete([1, 3]) == 2
     assert ix.search("apple").ids.tolist() == [0]
+    # deleted documents left the statistics: scores equal a fresh build
+    for q in ("apple", "pie", "cherry apple"):
+        assert ix.search(q).scores.tolist() == fresh.search(q).scores.tolist()
     st_ = ix.stats()
-    assert (st_["n_live"], st_["n_tombstoned"], st_["n_stats_docs"]) == (2, 2, 4)
-    assert st_["avgdl"] == before["avgdl"]
-    assert ix.doc(1) == (2, "tombstoned")
+    assert (st_["n_live"], st_["n_tombstoned"], st_["n_stats_docs"], st_["n_docs"]) == (2, 2, 2, 4)
+    assert st_["avgdl"] == 2.0
+    assert ix.doc(1) == (2, "tombstoned") and 1 not in ix and 0 in ix
     with pytest.raises(StateError, match="deleted"):
         ix.explain("apple", 1)
-    with pytest.raises(ValueError, match="out of range"):
-        ix.delete([4])
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match="not in the index"):
+        ix.delete([1])  # already deleted: nothing is deleted
+    with pytest.raises(ValueError, match="not in the index"):
+        ix.delete([0, 4])
+    assert 0 in ix
+    with pytest.raises(ValueError, match="more than once"):
+        ix.delete([0, 0])
+    with pytest.raises(ValueError, match="not in the index"):
         ix.delete([-1])
     with pytest.raises(TypeError):
         ix.delete([0.5])
+    before = ix.search("apple pie").scores.tolist()
     ix.compact()
+    assert ix.search("apple pie").scores.tolist() == before
     st_ = ix.stats()
-    assert (st_["n_stats_docs"], st_["n_segments"], st_["avgdl"]) == (2, 1, 2.0)
-    assert ix.doc(1) == (2, "purged")
+    assert (st_["n_stats_docs"], st_["n_segments"], st_["avgdl"], st_["n_docs"]) == (2, 1, 2.0, 2)
+    with pytest.raises(ValueError, match="not in the index"):
+        ix.doc(1)  # compaction forgets deleted ids
     assert ix.doc_freq("apple") == 1
     assert ix.add(["apple"]).tolist() == [4]
+    assert ix.add(["apple crumble"], ids=[1]).tolist() == [1]  # a deleted id comes back
+    assert ix.ids().tolist() == [0, 2, 4, 1]
     with pytest.raises(ValueError):
         ix.doc(99)
 

@@ -60,7 +60,7 @@ def test_reweight():
     assert r.posterior.tolist() == pytest.approx([2 / 3, 1 / 3, 0.0])
     assert r.candidate_rows == ["a", "b", "c"]
     assert r.observed_values == {"q": "yes"}
-    with pytest.raises(ValueError, match="entries"):
+    with pytest.raises(ValueError, match="Expected 3 likelihoods"):
         s.reweight([1.0, 1.0])
     with pytest.raises(ValueError, match="non-negative"):
         s.reweight([1.0, -1.0, 1.0])

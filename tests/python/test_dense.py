@@ -1,5 +1,6 @@
 """Vector indexes: exact search against numpy, threads, files, HNSW recall."""
 
+import json
 import os
 
 import numpy as np
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from rowvoi.dense import FlatIndex, HNSWIndex, recall_at_k
 from rowvoi.errors import IndexFormatError, InvalidArgumentError, RangeError
+from rowvoi.idset import IdSet
 
 
 def numpy_knn(data, ids, queries, k, metric):
@@ -325,7 +327,8 @@ def test_hnsw_save_load(tmp_path, hnsw_setup):
     back = HNSWIndex.load(tmp_path / "ix")
     assert (back.M, back.ef_construction, back.ef, back.seed, len(back)) == (8, 60, 16, 1, 4000)
     np.testing.assert_array_equal(back.search(queries, k=10).ids, hnsw.search(queries, k=10).ids)
-    graph = tmp_path / "ix" / "hnsw.bin"
+    # the manifest names the generation's graph file
+    graph = tmp_path / "ix" / json.loads((tmp_path / "ix" / "hnsw.json").read_text())["hnsw_file"]
     blob = bytearray(graph.read_bytes())
     blob[len(blob) // 2] ^= 1
     graph.write_bytes(bytes(blob))
@@ -333,3 +336,75 @@ def test_hnsw_save_load(tmp_path, hnsw_setup):
         HNSWIndex.load(tmp_path / "ix")
     with pytest.raises(IndexFormatError, match="hnsw.json"):
         HNSWIndex.load(tmp_path / "nothing")
+
+
+# ------------------------------------------------------------------ filters
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300), st.sampled_from(["cosine", "ip", "l2"]),
+       st.sampled_from(["float32", "int8"]), st.integers(1, 12),
+       st.lists(st.integers(0, 400), max_size=120), st.integers(0, 2**32 - 1))
+def test_flat_filter_equals_numpy_brute_force(n, metric, storage, k, allowed, seed):
+    """A filtered search ranks exactly the allowed vectors (float32 rows:
+    exact=True also under int8 storage): it equals the unfiltered ranking
+    restricted to the filter, and numpy's where float32 is exact (integer
+    data under ip and l2; cosine normalises, so numpy's float64 can order
+    near-parallel vectors differently)."""
+    rng = np.random.default_rng(seed)
+    data = int_data(rng, n, 6)
+    data[np.all(data == 0, axis=1), 0] = 1  # no zero vectors under cosine
+    ids = rng.permutation(n).astype(np.int64) * 2 + 1  # odd ids, any order
+    ix = FlatIndex(6, metric, storage=storage)
+    ix.add(data, ids=ids)
+    gone = ids[: n // 10]
+    if len(gone):
+        ix.remove(gone)
+    q = int_data(rng, 3, 6)
+    q[np.all(q == 0, axis=1), 0] = 1
+    keep = np.isin(ids, np.array(sorted(set(allowed)), dtype=np.int64)) & ~np.isin(ids, gone)
+    res = ix.search(q, k=k, filter=allowed, exact=True)
+    kk = min(k, int(keep.sum()))
+    assert res.ids.shape == (3, kk)
+    full = ix.search(q, k=n, exact=True)
+    allowed_set = set(allowed)
+    for row in range(3):
+        want = [(i, sc) for i, sc in zip(full.ids[row].tolist(), full.scores[row].tolist())
+                if i in allowed_set][:kk]
+        assert list(zip(res.ids[row].tolist(), res.scores[row].tolist())) == want
+    if kk and metric != "cosine":
+        want_ids, want_scores = numpy_knn(data[keep], ids[keep], q, kk, metric)
+        np.testing.assert_array_equal(res.ids, want_ids)
+        np.testing.assert_array_equal(res.scores, want_scores.astype(np.float32))
+
+
+def test_hnsw_filter_routes_both_sides():
+    """Small filters go to the exact twin (results identical to the exact
+    index); large ones walk the graph with hnswlib's filter (recall)."""
+    rng = np.random.default_rng(21)
+    n, d = 3000, 16
+    centers = rng.normal(size=(20, d))
+    data = (centers[rng.integers(0, 20, n)] + 0.3 * rng.normal(size=(n, d))).astype(np.float32)
+    queries = (centers[rng.integers(0, 20, 40)] + 0.3 * rng.normal(size=(40, d))).astype(np.float32)
+    h = HNSWIndex(d, "cosine", M=16, ef_construction=100, ef=64, seed=3)
+    h.add(data)
+    limit = int((580.0 * n) ** 0.5)  # FILTER_EXACT_RATIO: 1,319 of 3,000
+    small = IdSet(rng.choice(n, 300, replace=False))
+    large = IdSet(rng.choice(n, 2400, replace=False))
+    assert h.filter_route(len(small)) == "exact" and h.filter_route(limit) == "exact"
+    assert h.filter_route(len(large)) == "hnsw" and h.filter_route(limit + 1) == "hnsw"
+    exact = FlatIndex(d, "cosine")
+    exact.add(data)
+    got = h.search(queries, k=10, filter=small)
+    want = exact.search(queries, k=10, filter=small)
+    np.testing.assert_array_equal(got.ids, want.ids)  # exact side: identical
+    np.testing.assert_allclose(got.scores, want.scores, rtol=1e-6)  # row vs panel kernel
+    got = h.search(queries, k=10, filter=large)
+    want = exact.search(queries, k=10, filter=large)
+    assert set(got.ids.ravel().tolist()) <= set(large)
+    assert recall_at_k(got.ids, want.ids) >= 0.9  # walk side: recall
+    # a filter naming ids the index lacks cannot make the walk fail
+    mostly_missing = IdSet(list(range(0, 40)) + list(range(10**6, 10**6 + 3000)))
+    got = h.search(queries[0], k=10, filter=mostly_missing)
+    assert sorted(got.ids.tolist()) == sorted(
+        exact.search(queries[0], k=10, filter=mostly_missing).ids.tolist())

@@ -220,7 +220,7 @@ def test_bad_arguments():
         find_key({"a": [1, 2]}, [0, 1])
     with pytest.raises(TypeError, match="sequence"):
         find_key(df, "01")
-    with pytest.raises(ValueError, match="unknown strategy"):
+    with pytest.raises(ValueError, match="Unknown strategy"):
         find_key(df, [0, 1], strategy="fast")
     with pytest.raises(ValueError, match="epsilon_pairs"):
         find_key(df, [0, 1], epsilon_pairs=2)

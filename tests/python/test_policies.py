@@ -69,7 +69,11 @@ def test_candidate_mi_normalize_and_nothing_left():
     # after observing a, only the constant column is left: col=None, not 'b'
     s2 = CandidateMIPolicy().suggest(df, state.filter_candidates(df, "a", 0))
     assert s2.col is None and s2.score == 0.0
-    assert CandidateMIPolicy().suggest(df, CandidateState.uniform([2])).col is None
+    # one candidate: nothing to learn, the first unobserved column at 0 bits
+    one = CandidateMIPolicy().suggest(df, CandidateState.uniform([2], observed_cols={"a"}))
+    assert one.col == "b" and one.expected_voi == 0.0
+    done = CandidateState.uniform([2], observed_cols={"a", "b"})
+    assert CandidateMIPolicy().suggest(df, done).col is None
     # candidate_cols restricts; observed columns are skipped
     assert CandidateMIPolicy().suggest(df, state, ["b"]).col is None
     assert isinstance(CandidateMIPolicy(), Policy)
@@ -128,7 +132,9 @@ def test_mi_policy_forwards_costs_and_objective():
     s = MIPolicy(model, feature_costs={"b": 4.0}).suggest(df, state)
     assert s.col == "a" and s.score == 1.0 and s.marginal_cost == 1.0
     assert MIPolicy(model, objective="mi", feature_costs={"b": 4.0}).suggest(df, state).col == "b"
-    none = MIPolicy(model).suggest(df, CandidateState.uniform([0]))
+    one = MIPolicy(model).suggest(df, CandidateState.uniform([0]))
+    assert one.col == "a" and one.expected_voi == 0.0
+    none = MIPolicy(model).suggest(df, CandidateState.uniform([0], observed_cols={"a", "b"}))
     assert none.col is None
     with pytest.raises(ValueError, match="objective"):
         MIPolicy(model, objective="bits")

@@ -43,8 +43,7 @@ def test_find_key_probabilistic_respects_costs_and_objective():
         find_key_probabilistic(df, df.index, model, objective="expected_entropy_reduction")
     with pytest.raises(ValueError, match="epsilon_posterior"):
         find_key_probabilistic(df, df.index, model, epsilon_posterior=1.5)
-    with pytest.raises(ValueError, match="empty"):
-        find_key_probabilistic(df, [], model)
+    assert find_key_probabilistic(df, [], model) == []
 
 
 def test_path_objectives_are_all_computed():
@@ -125,7 +124,7 @@ def test_coverage_probability(monkeypatch):
         mc2 = estimate_coverage_probability(df, df.index, ["b", "c"], model)
         monkeypatch.undo()
         assert mc1 == mc2 and mc1 == pytest.approx(want, abs=0.05)
-    with pytest.raises(ValueError, match="empty"):
-        estimate_coverage_probability(df, [], ["b"])
+    assert estimate_coverage_probability(df, [], ["b"]) == 1.0
+    assert estimate_coverage_probability(df, [], ["b"], model) == 1.0
     with pytest.raises(KeyError):
         estimate_coverage_probability(df, df.index, ["zz"], exact)

@@ -17,6 +17,9 @@ Everything here is deterministic and depends only on pandas and numpy (and
 rowvoi's engine): the functions take matrices and return selections.
 Producing those matrices is what needs a language model, and that boundary
 is :mod:`rowvoi.rag.protocols`; no LLM SDK is imported by ``rowvoi.rag``.
+For an Anthropic-backed implementation, install the ``claude`` extra and
+import :mod:`rowvoi.rag.claude` explicitly: it is deliberately not imported
+here.
 """
 
 from rowvoi.rag.context import (

@@ -37,7 +37,8 @@ class Chunk:
     id : Hashable
         Stable identifier, used everywhere else in this module.
     text : str
-        The chunk body.
+        The chunk body (a ``str``; anything else is a ``TypeError``, so a
+        token count passed positionally as the text is caught).
     tokens : int or None
         Token count, used as the set-cover cost. When omitted, cost falls back
         to an explicit costs mapping and then to 1.0 (chunk-count
@@ -47,6 +48,10 @@ class Chunk:
     --------
     >>> Chunk("doc1#p2", "The Pro plan costs $40/seat/mo.", tokens=180)
     Chunk(id='doc1#p2', text='The Pro plan costs $40/seat/mo.', tokens=180)
+    >>> Chunk("a", 5)
+    Traceback (most recent call last):
+    ...
+    TypeError: Chunk 'a': text must be a str, got int 5 (a token count goes in tokens=5)
     """
 
     id: Hashable
@@ -58,6 +63,12 @@ class Chunk:
             hash(self.id)
         except TypeError:
             raise TypeError(f"Chunk id {self.id!r} is unhashable; use a string or tuple") from None
+        if not isinstance(self.text, str):
+            hint = (f" (a token count goes in tokens={self.text!r})"
+                    if isinstance(self.text, numbers.Integral) and
+                    not isinstance(self.text, bool) else "")
+            raise TypeError(f"Chunk {self.id!r}: text must be a str, got "
+                            f"{type(self.text).__name__} {self.text!r}{hint}")
         if self.tokens is not None:
             t = self.tokens
             if isinstance(t, bool) or not isinstance(t, numbers.Integral):
@@ -121,7 +132,8 @@ def _chunk_ids_and_costs(chunks: Sequence[Any],
     pos: dict[Hashable, int] = {}
     for i, cid in enumerate(ids):
         if cid in pos:
-            raise ValueError(f"chunk id {cid!r} appears more than once in chunks")
+            raise ValueError(f"chunk ids must be unique: {cid!r} appears more than once in "
+                             "chunks")
         pos[cid] = i
     out = np.array([float(t) if t is not None else 1.0 for t in tokens], dtype=np.float64)
     if costs is not None:
@@ -155,21 +167,22 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
                ) -> tuple[np.ndarray, np.ndarray]:
     """CSR (offsets over chunks, claim indices) of which chunk supports which claim.
 
-    Claims in support that are not in ``claims`` are ignored (they are not
-    required); chunk ids in support that are not in ``chunks`` are an error.
+    A claim in support that is not in ``claims`` is an error (a typo or a
+    stale judgement would otherwise drop a requirement silently); a chunk id
+    in support that is not in ``chunks`` is ignored (a judge that names a
+    chunk it was not shown must not break the cover).
     """
     chunk_pos = {cid: i for i, cid in enumerate(ids)}
     claim_pos = {c: k for k, c in enumerate(claims)}
     if isinstance(support, pd.DataFrame):
-        unknown = [c for c in support.columns if c not in chunk_pos]
-        if unknown:
-            raise ValueError(f"support names chunk ids that are not in chunks: {unknown[:5]!r}")
+        _check_claims(support.index, claim_pos)
         if not support.index.is_unique:
             dup = support.index[support.index.duplicated()][0]
             raise ValueError(f"support lists claim {dup!r} more than once")
         if not support.columns.is_unique:
             raise ValueError("support has a chunk id as more than one column")
         frame = support.reindex(index=[c for c in claims if c in support.index])
+        frame = frame.loc[:, [c in chunk_pos for c in frame.columns]]
         mat = _truthy(frame)  # claims x chunks
         rows_claim = np.array([claim_pos[c] for c in frame.index], dtype=np.int64)
         cols_chunk = np.array([chunk_pos[c] for c in frame.columns], dtype=np.int64)
@@ -177,6 +190,7 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
         chunk_idx = cols_chunk[ci] if len(ci) else np.zeros(0, np.int64)
         claim_idx = rows_claim[cj] if len(cj) else np.zeros(0, np.int64)
     elif isinstance(support, Mapping):
+        _check_claims(support.keys(), claim_pos)
         chunk_list: list[int] = []
         claim_list: list[int] = []
         for claim, supporters in support.items():
@@ -184,13 +198,13 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
                 raise TypeError(
                     f"support[{claim!r}] must be an iterable of chunk ids, got "
                     f"{type(supporters).__name__}")
-            k = claim_pos.get(claim)
+            k = claim_pos[claim]
             for cid in supporters:
-                i = chunk_pos.get(cid)
-                if i is None:
-                    raise ValueError(
-                        f"support for claim {claim!r} names chunk {cid!r}, which is not in chunks")
-                if k is not None:
+                try:
+                    i = chunk_pos.get(cid)
+                except TypeError:  # an unhashable id cannot be one of the chunks
+                    i = None
+                if i is not None:
                     chunk_list.append(i)
                     claim_list.append(k)
         chunk_idx = np.asarray(chunk_list, dtype=np.int64)
@@ -205,9 +219,24 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
     return offsets, claim_idx.astype(np.uint32)
 
 
+def _check_claims(named: Iterable[Any], claim_pos: Mapping[Hashable, int]) -> None:
+    """Every claim that support names must be one of ``claims``."""
+    unknown = []
+    for c in named:
+        try:
+            known = c in claim_pos
+        except TypeError:
+            known = False
+        if not known:
+            unknown.append(c)
+    if unknown:
+        raise ValueError(f"support names claims that are not in `claims`: {unknown[:5]!r}; "
+                         "add them to claims or drop them from support")
+
+
 def _truthy(frame: pd.DataFrame) -> np.ndarray:
     """Boolean matrix of truthy, non-missing cells (vectorised per dtype)."""
-    missing = frame.isna().to_numpy()
+    missing = frame.isna().to_numpy(dtype=bool)
     values = frame.to_numpy()
     if values.dtype.kind in "biuf":
         return (values != 0) & ~missing
@@ -246,8 +275,10 @@ def select_context(chunks: Sequence[Chunk] | Sequence[Any], claims: Sequence[Has
     support : Mapping[Any, Iterable[Any]] or DataFrame
         Which chunks support which claims. As a DataFrame: claims on the
         index, chunk ids as columns, truthy cells meaning support (missing
-        cells mean no support). Chunk ids that are not in ``chunks`` are a
-        ``ValueError``; claims that are not in ``claims`` are ignored.
+        cells mean no support). A claim that is not in ``claims`` is a
+        ``ValueError`` ("not in `claims`"); a chunk id that is not in
+        ``chunks`` is ignored (a judge that invents an id must not break the
+        cover).
     costs : Mapping[Any, float] or None
         Per-chunk cost, overriding Chunk.tokens. Defaults to 1.0.
     epsilon_claims : float
@@ -263,6 +294,14 @@ def select_context(chunks: Sequence[Chunk] | Sequence[Any], claims: Sequence[Has
     ContextSelection
         Selected chunks plus coverage accounting. Claims no chunk supports
         are reported in ``missing_claims``; they never make the solver fail.
+
+    Raises
+    ------
+    ValueError
+        For duplicate chunk ids ("unique") or claims, support naming a claim
+        not in ``claims``, a bad cost, epsilon or strategy.
+    TypeError
+        For chunks, claims or support of the wrong type.
 
     Examples
     --------
@@ -304,7 +343,8 @@ def plan_context_path(chunks: Sequence[Chunk] | Sequence[Any], claims: Sequence[
     claims : Sequence[Hashable]
         Claims the answer must support.
     support : Mapping[Any, Iterable[Any]] or DataFrame
-        Which chunks support which claims.
+        Which chunks support which claims, validated as in
+        :func:`select_context`.
     costs : Mapping[Any, float] or None
         Per-chunk cost, overriding Chunk.tokens.
     weighting : str

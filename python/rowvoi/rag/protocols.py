@@ -3,8 +3,10 @@
 The matrices rowvoi works on (which chunks support which claims, what answer
 each question gets per candidate, what a probe returns) are what a model
 produces. These ``typing.Protocol`` classes are that boundary: implement them
-with any model or rule you like. No LLM SDK is imported anywhere in
-``rowvoi.rag``.
+with any model or rule you like, or use the Claude-backed
+:class:`~rowvoi.rag.claude.ClaudeClaimExtractor` and
+:class:`~rowvoi.rag.claude.ClaudeSupportJudge` (the ``claude`` extra; the
+SDK is imported only when one of them builds its own client).
 
 >>> from rowvoi.rag.protocols import ClaimExtractor
 >>> class Split:

@@ -14,8 +14,11 @@ answer, "missing".
 
 The noise model (``answer_likelihoods``, ``observe_answer``): with
 probability ``1 - noise`` a candidate produces its predicted answer, and
-otherwise one of the *other* answers observed for that question, uniformly.
-A question every candidate answers alike carries no information at any noise.
+otherwise one of the *other* answers observed for that question, uniformly
+(the answers the candidates predict, plus the received one when no candidate
+predicted it). A question every candidate answers alike carries no
+information at any noise, and under ``noise > 0`` an answer nobody predicted
+is surprising, not disqualifying: it leaves the belief where it was.
 """
 
 from __future__ import annotations
@@ -91,13 +94,14 @@ def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = Non
             lengths[q] = len(vals)
             cols[q] = vals
         if len(set(lengths.values())) > 1:
-            raise ValueError(f"ragged answer matrix: questions have different numbers of "
-                             f"answers {lengths}")
+            raise ValueError(f"ragged answer matrix: each question needs one answer per "
+                             f"candidate, got {lengths}")
         frame = pd.DataFrame({q: pd.Series(v, dtype=object) for q, v in cols.items()})
     elif isinstance(answers, Iterable) and not isinstance(answers, (str, bytes)):
         if questions is None:
-            raise ValueError("a nested-sequence answer matrix needs questions=[...] to "
-                             "label its columns")
+            raise ValueError("`questions` is required for a nested-sequence answer matrix "
+                             "(answers[i][q]): pass questions=[...] to label its columns")
+        questions = list(questions)
         rows = []
         for i, row in enumerate(answers):
             if isinstance(row, (str, bytes)) or not isinstance(row, Iterable):
@@ -105,7 +109,7 @@ def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = Non
             vals = list(row)
             if len(vals) != len(questions):
                 raise ValueError(f"ragged answer matrix: row {i} has {len(vals)} answers for "
-                                 f"{len(questions)} questions")
+                                 f"{len(questions)} questions; each row needs one per question")
             rows.append(vals)
         qs = list(questions)
         if len(set(qs)) != len(qs):
@@ -149,17 +153,20 @@ def normalize_prior(prior: Sequence[float], n: int) -> np.ndarray:
     Raises ValueError for the wrong length, a NaN/infinite/negative weight,
     or an all-zero prior.
     """
-    p = np.asarray(prior, dtype=np.float64)
+    if isinstance(prior, (str, bytes)):
+        raise TypeError("prior must be a sequence of per-candidate weights, not a string")
+    try:
+        p = np.asarray(prior, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"prior must be a sequence of {n} numbers, got {prior!r}") from None
     if p.ndim != 1 or len(p) != n:
-        raise ValueError(f"prior has {p.size} weights for {n} candidates")
+        raise ValueError(f"expected {n} prior weights (one per candidate), got {p.size}")
     if not np.all(np.isfinite(p)):
         raise ValueError("prior weights must be finite")
-    if np.any(p < 0):
-        raise ValueError("prior weights must be non-negative")
-    total = float(p.sum())
-    if not total > 0:
-        raise ValueError("prior weights sum to zero; at least one candidate must be possible")
-    return p / total
+    if np.any(p < 0) or not float(p.sum()) > 0:
+        raise ValueError("prior weights must be non-negative with a positive total (at "
+                         "least one candidate must be possible)")
+    return p / float(p.sum())
 
 
 def _codes(frame: pd.DataFrame) -> np.ndarray:
@@ -234,6 +241,13 @@ def question_values(answers: Answers, *, questions: Sequence[Hashable] | None = 
         Mutual information per question, in bits (or fractions if
         normalized), in the matrix's question order.
 
+    Raises
+    ------
+    ValueError
+        For a malformed answer matrix (see :func:`answer_frame`), a prior of
+        the wrong length ("expected N prior weights") or one that is
+        negative or all zero ("non-negative"), or both state and prior.
+
     Examples
     --------
     >>> answers = {"q1": ["a", "a", "b", "b"], "q2": ["a", "b", "c", "d"], "q3": ["x"] * 4}
@@ -283,6 +297,12 @@ def next_question(answers: Answers, *, questions: Sequence[Hashable] | None = No
         None when no question is left to ask (all asked, or none can tell
         the candidates apart).
 
+    Raises
+    ------
+    ValueError
+        As :func:`question_values`, and for a cost that is not finite and
+        > 0 or names an unknown question.
+
     Examples
     --------
     >>> from rowvoi.rag import next_question
@@ -319,13 +339,12 @@ def likelihoods_of(frame: pd.DataFrame, question: Hashable, value: Any,
                    noise: float) -> np.ndarray:
     """Likelihood of receiving ``value`` for ``question``, per candidate.
 
-    An answer that no candidate predicts is impossible under the model:
-    likelihood 0 everywhere.
+    The engine's noise model (``rv_belief_likelihood``): an answer no
+    candidate predicts gets likelihood 0 everywhere with ``noise == 0`` and
+    ``noise / K`` everywhere otherwise (K distinct predicted answers).
     """
     enc = encode_values(frame[question], question)
-    code = enc.code_of(value)
-    if code is None:
-        return np.zeros(frame.shape[0])
+    code = enc.observed_code(value)
     return np.asarray(_belief.likelihood(enc.codes, code, noise), dtype=np.float64)
 
 
@@ -337,8 +356,12 @@ def answer_likelihoods(answers: Answers, question: Hashable, value: Any, *,
     With noise=0 this is a hard indicator. With noise>0 a candidate whose
     predicted answer disagrees keeps a share of the mass, so one surprising
     answer (a user typo, a shaky prediction) cannot eliminate the right
-    candidate outright. An answer no candidate predicts has likelihood 0
-    everywhere.
+    candidate outright. The formula, with A the number of observed answers
+    (the distinct predicted ones, plus ``value`` when no candidate
+    predicted it): ``1 - noise`` for a candidate that predicted ``value``,
+    ``noise / (A - 1)`` for the others. So when every candidate predicts
+    ``value`` each gets ``1 - noise``, and an answer no candidate predicted
+    gives every candidate the same likelihood (0 when ``noise == 0``).
 
     Parameters
     ----------
@@ -371,6 +394,10 @@ def answer_likelihoods(answers: Answers, question: Hashable, value: Any, *,
     --------
     >>> answer_likelihoods({"q": ["a", "a", "b"]}, "q", "b", noise=0.1).tolist()
     [0.1, 0.1, 0.9]
+    >>> answer_likelihoods({"q": ["a", "a"]}, "q", "a", noise=0.2).tolist()
+    [0.8, 0.8]
+    >>> answer_likelihoods({"q": ["a", "a", "b"]}, "q", "zzz", noise=0.1).tolist()
+    [0.05, 0.05, 0.05]
     """
     noise = check_noise(noise)
     frame = answer_frame(answers, questions=questions)
@@ -422,16 +449,21 @@ def observe_answer(state: CandidateState, answers: Answers, question: Hashable, 
 
     Note
     ----
-    Propagates ``ValueError`` from :meth:`rowvoi.CandidateState.reweight`
-    when no candidate could have produced value (with noise=0). That means
-    the candidate set is wrong, not merely narrowed: re-retrieve rather than
-    continuing to ask.
+    With ``noise > 0`` an answer no candidate predicted is surprising, not
+    disqualifying: every candidate keeps its share and the posterior is
+    unchanged (the question is still recorded as asked). With ``noise == 0``
+    it propagates the ``ValueError`` of
+    :meth:`rowvoi.CandidateState.reweight` ("zero likelihood"): no candidate
+    could have produced ``value``, so the candidate set is wrong, not merely
+    narrowed; re-retrieve rather than continuing to ask.
 
     Examples
     --------
     >>> state = CandidateState.uniform(range(3))
     >>> observe_answer(state, {"q": ["a", "a", "b"]}, "q", "a").posterior.tolist()
     [0.5, 0.5, 0.0]
+    >>> observe_answer(state, {"q": ["a", "a", "b"]}, "q", "c", noise=0.1).posterior.round(3)
+    array([0.333, 0.333, 0.333])
     """
     if not isinstance(state, CandidateState):
         raise TypeError(f"state must be a CandidateState, got {type(state).__name__}")

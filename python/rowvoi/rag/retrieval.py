@@ -10,7 +10,9 @@ Scoring and updating use one noise model: with probability ``1 - noise`` a
 probe returns the outcome predicted for the right candidate, otherwise one of
 the other predicted outcomes of that probe, uniformly. So the information a
 probe is expected to give (``next_probe``) is exactly what ``observe`` will
-realise on average.
+realise on average. An outcome that no candidate predicted leaves the belief
+unchanged when ``noise > 0`` (and is an error when ``noise == 0``), as in
+:func:`rowvoi.rag.questions.observe_answer`.
 """
 
 from __future__ import annotations
@@ -103,8 +105,9 @@ class RetrievalSession:
     Raises
     ------
     ValueError
-        If prior has the wrong length, or is negative or all-zero; if noise
-        is outside [0, 1); if costs name an unknown probe or are not > 0.
+        If prior has the wrong length ("expected N prior weights"), or is
+        negative or all-zero ("non-negative"); if noise is outside [0, 1);
+        if costs name an unknown probe or are not > 0.
 
     Examples
     --------
@@ -225,7 +228,9 @@ class RetrievalSession:
             If probe is not a column of the outcome matrix.
         ValueError
             If the outcome (or likelihood vector) is impossible under every
-            candidate, or likelihoods are malformed; the belief is unchanged.
+            candidate ("zero likelihood"; only possible with ``noise == 0``
+            or supplied likelihoods), or likelihoods are malformed; the
+            belief is unchanged.
         """
         if probe not in self._cost_of:
             raise KeyError(f"probe {probe!r} is not in the outcome matrix")
@@ -270,8 +275,9 @@ class RetrievalSession:
         Raises
         ------
         ValueError
-            If no runner is available, or a runner's outcome is impossible
-            under every candidate (the candidate set is wrong).
+            If no runner is available ("needs a ProbeRunner"), or a runner's
+            outcome is impossible under every candidate (the candidate set is
+            wrong; only possible with ``noise == 0``).
         """
         from rowvoi.session import StopRules
 
@@ -279,9 +285,9 @@ class RetrievalSession:
             raise TypeError(f"stop must be a StopRules, got {type(stop).__name__}")
         runner = runner if runner is not None else self.runner
         if runner is None or not callable(getattr(runner, "run", None)):
-            raise ValueError("run() needs a runner with a run(probe) method; pass runner= "
-                             "here or to the constructor, or drive the session with "
-                             "next_probe() / observe()")
+            raise ValueError("RetrievalSession.run() needs a ProbeRunner (an object with a "
+                             "run(probe) method); pass runner= here or to the constructor, "
+                             "or drive the session with next_probe() / observe()")
         rows = list(range(self._frame.shape[0]))
         while True:
             done, reason = stop.should_stop(self._state, self.steps_taken, self._cum_cost,

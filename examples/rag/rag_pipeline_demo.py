@@ -8,9 +8,11 @@ Three capabilities on one small support-desk scenario:
 
 The language-model parts (claim extraction, support judgement, probe
 execution) are scripted stand-ins implementing rowvoi.rag.protocols, so the
-example is deterministic. Swap in real implementations for production.
+example is deterministic. Swap in real implementations for production, such
+as rowvoi.rag.claude's ClaudeClaimExtractor and ClaudeSupportJudge
+(pip install "rowvoi[claude]").
 
-Run:  python examples/rag_pipeline.py
+Run:  python examples/rag/rag_pipeline_demo.py
 """
 
 from __future__ import annotations

@@ -1,0 +1,268 @@
+"""Atomic file replacement: the one durability path of the Python layer
+(ground floor: imports only the standard library).
+
+Every file rowvoi writes from Python goes through here, the same way the C
+engine's saves go through ``src/core/atomic_file.c``:
+
+1. write the new content to a temporary sibling of the target,
+   ``NAME.tmp-HOST-PID-RAND``, created with mode ``0666 & ~umask`` (like any
+   ``open()``; :func:`tempfile.mkstemp` would give ``0600``);
+2. ``fsync`` it;
+3. ``rename`` it over the target (atomic on POSIX: a reader sees the old
+   file or the new one, never a mix);
+4. ``fsync`` the directory, so the rename itself survives a power cut.
+
+A crash before step 3 leaves the old file intact and a temporary behind.
+**Stale temporaries** are removed by the next write to the same target (and
+by :func:`clean_stale`): a temporary of this naming is stale when the
+process named in it is gone -- same host (``HOST`` is this machine's name)
+and ``kill(PID, 0)`` reports no such process -- or, for a temporary written
+on another host (a shared file system), when it is older than
+:data:`FOREIGN_MAX_AGE` seconds.  Temporaries of a live process, including
+this one, are never touched; only names of exactly this pattern are.
+
+API
+---
+:func:`atomic_path`
+    context manager yielding a temporary path to write by name (for
+    libraries that only write to a path); commits on normal exit, removes
+    the temporary on an exception.
+:func:`atomic_write`
+    ``atomic_write(path, writer)`` calls ``writer(file_object)``.
+:func:`atomic_write_bytes`
+    writes a bytes object.
+:func:`owner_tag`, :func:`owner_alive`
+    the ``HOST-PID-RAND`` tags, for callers that name whole generations of
+    files (see :class:`rowvoi.dense.HNSWIndex`).
+
+Examples
+--------
+>>> import os, tempfile
+>>> from rowvoi._atomic import atomic_write_bytes, atomic_write
+>>> d = tempfile.mkdtemp()
+>>> target = os.path.join(d, "notes.txt")
+>>> atomic_write_bytes(target, b"first")
+>>> atomic_write(target, lambda fh: fh.write(b"second"))
+>>> open(target, "rb").read(), os.listdir(d)
+(b'second', ['notes.txt'])
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+import socket
+import stat
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "atomic_path",
+    "atomic_write",
+    "atomic_write_bytes",
+    "clean_stale",
+    "fsync_dir",
+    "owner_tag",
+    "owner_alive",
+    "is_stale_tag",
+    "FOREIGN_MAX_AGE",
+]
+
+#: Age (seconds) after which a temporary written on another host counts as
+#: stale (its process cannot be checked from here).
+FOREIGN_MAX_AGE = 24 * 3600
+
+_TAG = re.compile(r"^(?P<host>[A-Za-z0-9_-]+)-(?P<pid>[0-9]+)-(?P<rand>[0-9a-f]{8,16})$")
+
+
+def _host() -> str:
+    """This machine's name, reduced to ``[A-Za-z0-9_-]`` and 32 characters
+    (the C engine reduces it the same way)."""
+    name = socket.gethostname() or "host"
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:32] or "host"
+
+
+def owner_tag() -> str:
+    """A fresh ``HOST-PID-RAND`` tag naming this process.
+
+    >>> import os
+    >>> tag = owner_tag()
+    >>> f"-{os.getpid()}-" in tag, owner_alive(tag)
+    (True, True)
+    """
+    return f"{_host()}-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not a pid we could have written: do not touch
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return True
+    return True
+
+
+def owner_alive(tag: str) -> bool | None:
+    """Is the process named by a tag alive?  None when it ran on another
+    host (or the tag is not one of ours), where it cannot be checked."""
+    m = _TAG.match(tag)
+    if not m or m.group("host") != _host():
+        return None
+    return _pid_alive(int(m.group("pid")))
+
+
+def is_stale_tag(tag: str, mtime: float, now: float | None = None) -> bool:
+    """The staleness rule of the module notes, for a tag and a file's
+    modification time.
+
+    >>> is_stale_tag(owner_tag(), 0.0)           # this live process: never
+    False
+    >>> is_stale_tag("elsewhere_host-1-abcdef01", 0.0)  # foreign and ancient
+    True
+    >>> is_stale_tag("not a tag", 0.0)
+    False
+    """
+    if not _TAG.match(tag):
+        return False
+    alive = owner_alive(tag)
+    if alive is None:
+        now = time.time() if now is None else now
+        return now - mtime > FOREIGN_MAX_AGE
+    return not alive
+
+
+def _temp_prefix(path: Path) -> str:
+    return path.name + ".tmp-"
+
+
+def clean_stale(path: str | os.PathLike) -> list[str]:
+    """Remove stale temporaries of ``path`` (see the module notes); returns
+    the names removed.  Best effort: errors are ignored."""
+    p = Path(path)
+    prefix = _temp_prefix(p)
+    removed = []
+    try:
+        entries = list(os.scandir(p.parent))
+    except OSError:
+        return removed
+    for e in entries:
+        if not e.name.startswith(prefix):
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if is_stale_tag(e.name[len(prefix):], st.st_mtime):
+                os.unlink(e.path)
+                removed.append(e.name)
+        except OSError:
+            continue
+    return removed
+
+
+def fsync_dir(directory: str | os.PathLike) -> None:
+    """fsync a directory so renames in it are durable (best effort: some
+    file systems refuse to open directories)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _fsync_path(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    """Create a new temporary sibling of path, mode 0666 & ~umask."""
+    prefix = str(path.parent / _temp_prefix(path))
+    for _ in range(100):
+        tmp = prefix + owner_tag()
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         0o666)
+        except FileExistsError:
+            continue
+        return fd, tmp
+    raise FileExistsError(errno.EEXIST, "cannot find a free temporary name beside", str(path))
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+    """Yield a temporary path beside ``path``; on normal exit fsync it and
+    rename it over ``path`` (then fsync the directory); on an exception
+    remove it and leave ``path`` untouched.
+
+    The temporary exists (empty) when the block starts; the block may
+    rewrite or replace it by name.  Stale temporaries of ``path`` are
+    removed first.
+
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "graph.bin")
+    >>> with atomic_path(target) as tmp:
+    ...     with open(tmp, "wb") as fh:
+    ...         _ = fh.write(b"data")
+    >>> open(target, "rb").read()
+    b'data'
+    """
+    p = Path(path)
+    clean_stale(p)
+    fd, tmp = _create_temp(p)
+    os.close(fd)
+    try:
+        yield tmp
+        _fsync_path(tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_dir(p.parent)
+
+
+def atomic_write(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any]) -> None:
+    """Replace ``path`` atomically with what ``writer(fh)`` writes to the
+    binary file object it is given.
+
+    >>> import json, os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "meta.json")
+    >>> atomic_write(target, lambda fh: fh.write(json.dumps({"a": 1}).encode()))
+    >>> json.load(open(target))
+    {'a': 1}
+    """
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        writer(fh)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Replace ``path`` atomically with ``data``.
+
+    >>> import os, tempfile
+    >>> target = os.path.join(tempfile.mkdtemp(), "x.bin")
+    >>> atomic_write_bytes(target, b"\\x00\\x01")
+    >>> open(target, "rb").read()
+    b'\\x00\\x01'
+    """
+    atomic_write(path, lambda fh: fh.write(data))
