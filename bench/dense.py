@@ -18,7 +18,7 @@ Parts (``--part``, each well under 10 minutes on 2 cores):
 ``embed``
     Texts per second on short sentences (Cranfield titles and queries) and
     ~200-token passages (Cranfield abstracts cut to 150 words) for
-    ``MiniLMEmbedder`` (dynamic int8; the shipped file), onnxruntime on the
+    ``MiniLMEmbedder`` (per-token int8; the shipped file), onnxruntime on the
     fp32 export of the same model, and sentence-transformers fp32 on torch
     CPU (weights rebuilt from that fp32 export, see below), with cosine
     agreement to the fp32 reference.
