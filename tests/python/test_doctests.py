@@ -46,6 +46,8 @@ MODULES = [
     "rowvoi.query.planner",
     "rowvoi.dask.keys",
     "rowvoi.dask.belief",
+    "rowvoi.corpus",
+    "rowvoi.corpus.base",
 ]
 
 
