@@ -55,6 +55,8 @@ MODULES = [
     "rowvoi.corpus.store",
     "rowvoi.corpus.build",
     "rowvoi.corpus.search",
+    "rowvoi.corpus.registry",
+    "rowvoi.corpus.cli",
 ]
 
 

@@ -583,9 +583,7 @@ def _allowed(c: Corpus, snap: Snapshot, loaded: _Loaded, filter: Mapping[str, An
         try:
             node = parse_filter(filter, loaded.schema)
         except QueryError as exc:
-            fields = ", ".join(loaded.schema.names) or "none"
-            raise QueryError([f"{c.label}: {p}" for p in exc.problems]
-                             + [f"(filter fields of {c.label}: {fields})"]) from None
+            raise QueryError([f"{c.label}: {p}" for p in exc.problems]) from None
         if node is not None:
             where, args = compile_where(node, SQLITE)
     return IdSet(snap.ids_where(where, args, kinds))
