@@ -125,8 +125,8 @@ class BuildReport:
         New index files were written.
     rebuild : str or None
         Why everything was re-indexed (``"first build"``, ``"embedder
-        changed"``, ``"strategy changed"``, ``"analyzer changed"``,
-        ``"compaction requested"``), or ``None``.
+        changed"``, ``"strategy changed"``, ``"analyzer changed"``),
+        or ``None``.
     seconds : float
         Wall time, and ``embed_seconds`` of it in the embedder.
     took_over_lock_of : int or None
@@ -153,7 +153,8 @@ class BuildReport:
     @property
     def changed(self) -> bool:
         """Did the build commit anything?"""
-        return bool(self.n_new or self.n_changed or self.n_deleted or self.rebuild)
+        return bool(self.n_new or self.n_changed or self.n_deleted or self.rebuild
+                    or self.compacted)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -485,10 +486,10 @@ class _Builder:
             stale, deleted, ledger = self._scan()
             _stage("scanned")
             self.report.generation = int(self.state.get("generation", 0))
-            if not stale and not deleted and self.rebuild is None and self.compact is not True:
+            pending = snap.counts() if self.compact is True else {}
+            has_delta = bool(pending.get("n_delta") or pending.get("n_tombstones"))
+            if not stale and not deleted and self.rebuild is None and not has_delta:
                 return self.report
-            if self.rebuild is None and self.compact is True:
-                self.rebuild = "compaction requested"
             self.report.rebuild = self.rebuild
             self._write(stale, deleted, ledger)
             return self.report
@@ -567,7 +568,8 @@ class _Builder:
                 self.report.n_deleted += 1
             self._reindex(stale, ledger, old_vectors)
             self.fields.finish()
-            compacting = self.direct is not None or self._should_compact()
+            compacting = (self.direct is not None or self.compact is True
+                          or self._should_compact())
             state = dict(self.state)
             if compacting:
                 state["base"] = self._compact(gen)
@@ -652,7 +654,12 @@ class _Builder:
         batch: list[tuple[str, str, Any, list]] = []
         n = 0
         for artifact_id, version in stale:
-            raw = self.source.get(artifact_id)
+            try:
+                raw = self.source.get(artifact_id)
+            except KeyError:
+                raise CorpusError(f"artifact {artifact_id!r} left the source during the build "
+                                  "(a file deleted meanwhile?); nothing was committed: run "
+                                  "the build again") from None
             try:
                 plan = self.strategy.decompose(artifact_id, raw)
                 fields = self.source.filter_fields(artifact_id, raw, plan.filter_fields)

@@ -35,8 +35,11 @@ Candidates and collapse
 Each index returns ``fetch_k`` candidates (default ``max(5 k, 50)`` when
 collapsing per artifact or weighting surfaces, else ``k``); surface
 weights multiply each candidate's first-stage score; ``per_artifact=True``
-keeps the best surface per artifact; then the top ``k``. Ties break by the
-lower record id, so results are deterministic.
+keeps the best surface per artifact; then the top ``k``. Equal scores are
+ordered by artifact id, then surface index: deterministic, and independent
+of the build history (an incremental build ranks as a fresh build of the
+same documents). Only at an index's own ``fetch_k`` cut do exact ties go
+to the lower record id.
 
 Every hit carries ``explain``: which indexes returned it
 (``answered_by``), its rank and raw score on each side, the fused score
@@ -617,13 +620,24 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
     if want_lex:
         res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
         lex_hits = list(zip(res.ids.tolist(), res.scores.tolist()))
+    # ties: artifact id, then surface index -- an order that does not depend
+    # on the build history (record ids do); also within each list, so that
+    # RRF's ranks do not depend on it either
+    brief = snap.brief(list(dict(dense_hits + lex_hits)))
+
+    def order(t: tuple[int, float]) -> tuple[float, str, int]:
+        return (-t[1], brief[t[0]][2], brief[t[0]][3])
+
+    dense_hits.sort(key=order)
+    lex_hits.sort(key=order)
     cands = _fuse(loaded, query, qvec, dense_hits, lex_hits, p)
     if not cands:
         return []
-    brief = snap.brief([cid for cid, _ in cands])
+    if len(cands) > len(brief):
+        brief.update(snap.brief([cid for cid, _ in cands if cid not in brief]))
     if p.weights:
-        cands = [(cid, s * p.weights.get(brief[cid][1], 1.0)) for cid, s in cands if cid in brief]
-        cands.sort(key=lambda t: (-t[1], t[0]))
+        cands = [(cid, s * p.weights.get(brief[cid][1], 1.0)) for cid, s in cands]
+    cands.sort(key=order)
     cands = cands[:p.fetch_k]
     if p.per_artifact:
         seen: set[int] = set()

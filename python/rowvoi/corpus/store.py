@@ -570,14 +570,16 @@ class Snapshot:
                        "text": r[5], "metadata": r[6], "artifact_id": r[7],
                        "filter_fields": r[8]} for r in cur}
 
-    def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str]]:
-        """``{id: (aid, kind)}`` for live ids (cheap: no text)."""
+    def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str, str, int]]:
+        """``{id: (aid, kind, artifact_id, surface_index)}`` for live ids
+        (cheap: no text)."""
         if len(ids) == 0:
             return {}
-        cur = self.con.execute("SELECT id, aid, kind FROM records WHERE id IN "
-                               "(SELECT value FROM json_each(?))",
-                               (json.dumps([int(i) for i in ids]),))
-        return {r[0]: (r[1], r[2]) for r in cur}
+        cur = self.con.execute(
+            "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
+            "JOIN artifacts a ON a.aid = r.aid WHERE r.id IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(i) for i in ids]),))
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in cur}
 
     def artifact(self, artifact_id: str) -> dict[str, Any] | None:
         """The ledger entry of an artifact, or ``None``."""
