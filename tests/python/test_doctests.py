@@ -53,8 +53,8 @@ MODULES = [
     "rowvoi.corpus.strategy",
     "rowvoi.corpus.sources",
     "rowvoi.corpus.store",
-    "rowvoi.corpus.build",
-    "rowvoi.corpus.search",
+    "rowvoi.corpus.index",
+    "rowvoi.corpus.retrieve",
     "rowvoi.corpus.registry",
     "rowvoi.corpus.cli",
 ]

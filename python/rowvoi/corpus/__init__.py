@@ -22,9 +22,9 @@ One module per stage:
     embedder specs and ids: :func:`make_embedder`, :func:`embedder_for_id`.
 ``store``
     :class:`CorpusStore`: the directory, its SQLite file and commit protocol.
-``build``
+``index``
     :func:`build`, incremental and crash-safe; :class:`BuildReport`.
-``search``
+``retrieve``
     :class:`Corpus`, :func:`open_corpus`, :func:`search`,
     :func:`records_for_artifact`.
 ``registry``, ``paths``
@@ -67,10 +67,10 @@ from rowvoi.corpus.base import (
 )
 
 # -- stages -------------------------------------------------------------------
-from rowvoi.corpus.build import DFLT_BATCH_SIZE, BuildReport, build
+from rowvoi.corpus.index import DFLT_BATCH_SIZE, BuildReport, build
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
 from rowvoi.corpus.paths import corpora_dir, corpus_dir, registry_path
-from rowvoi.corpus.search import (
+from rowvoi.corpus.retrieve import (
     DFLT_BLEND_ALPHA,
     DFLT_BM25_SAT_K,
     DFLT_RRF_K,

@@ -220,7 +220,7 @@ def _pinned_spec(name: str) -> str | None:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
-    from rowvoi.corpus.build import build
+    from rowvoi.corpus.index import build
 
     CliError, _ = _errors()
     entry = _register_from_flags(args.name, args, required=False)
@@ -266,7 +266,7 @@ def _snippet(text: str, width: int = 96) -> str:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.search import open_corpus, search
+    from rowvoi.corpus.retrieve import open_corpus, search
 
     _, UsageError = _errors()
     flt = None
@@ -349,7 +349,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 
 def _cmd_info(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
-    from rowvoi.corpus.search import open_corpus
+    from rowvoi.corpus.retrieve import open_corpus
 
     info = open_corpus(args.name).info()
     info["registry"] = registry.get(args.name)

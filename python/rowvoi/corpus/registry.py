@@ -258,8 +258,8 @@ def source_for(name: str) -> CorpusSource:
 
 
 def build_corpus(name: str, **build_kwargs: Any) -> Any:
-    """Build the registered corpus ``name`` (see :func:`rowvoi.corpus.build`)."""
-    from rowvoi.corpus.build import build
+    """Build the registered corpus ``name`` (see :func:`rowvoi.corpus.index`)."""
+    from rowvoi.corpus.index import build
 
     return build(source_for(name), **build_kwargs)
 

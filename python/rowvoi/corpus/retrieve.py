@@ -157,7 +157,7 @@ class Corpus:
     Attributes
     ----------
     last_build : BuildReport or None
-        Set by :func:`rowvoi.corpus.build`.
+        Set by :func:`rowvoi.corpus.index`.
 
     Notes
     -----

@@ -1,7 +1,7 @@
 """Build a corpus: incremental, idempotent, crash-safe.
 
 :func:`build` turns a :class:`~rowvoi.corpus.sources.CorpusSource` into a
-queryable :class:`~rowvoi.corpus.search.Corpus`, stored in a
+queryable :class:`~rowvoi.corpus.retrieve.Corpus`, stored in a
 :class:`~rowvoi.corpus.store.CorpusStore`.
 
 What a build does
@@ -447,7 +447,7 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
     report.seconds = time.perf_counter() - t0
-    from rowvoi.corpus.search import Corpus
+    from rowvoi.corpus.retrieve import Corpus
 
     corpus = Corpus(source.name, st, embedder=emb)
     corpus.last_build = report
