@@ -69,6 +69,7 @@ from rowvoi.corpus.base import (
 # -- stages -------------------------------------------------------------------
 from rowvoi.corpus.index import DFLT_BATCH_SIZE, BuildReport, build
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
+from rowvoi.corpus import registry
 from rowvoi.corpus.paths import corpora_dir, corpus_dir, registry_path
 from rowvoi.corpus.retrieve import (
     DFLT_BLEND_ALPHA,
@@ -125,5 +126,5 @@ __all__ = [
     "search", "records_for_artifact", "MODES", "FUSIONS", "DFLT_RRF_K", "DFLT_BLEND_ALPHA",
     "DFLT_BM25_SAT_K",
     # paths
-    "corpora_dir", "corpus_dir", "registry_path",
+    "corpora_dir", "corpus_dir", "registry_path", "registry",
 ]
