@@ -452,3 +452,35 @@ def test_records_for_artifact_in_plan_order(home):
     assert records_for_artifact(c, "d", surface_kind="nothing") == []
     hit = search(c, "sentence", mode="lexical", k=1, per_artifact=False)[0]
     assert recs[hit.surface_index].record_id == hit.record_id
+
+
+def test_hnsw_corpus(home):
+    rng = np.random.default_rng(3)
+    words = np.array("wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer "
+                     "supersonic subsonic turbulent laminar pressure cone jet wake".split())
+    docs = {f"d{i}": " ".join(rng.choice(words, size=12)) for i in range(300)}
+    c = build(from_mapping(docs, name="h", embedder="hashing:32"), hnsw=True)
+    assert c.last_build.compacted
+    files = [p.name for p in c.store.files()]
+    assert not [f for f in files if f.startswith("dense.")]
+    assert any(p.parent.name.startswith("hnsw.") for p in c.store.files())
+    q = "turbulent boundary layer on a wing"
+    exact = search(c, q, k=10, index="flat", per_artifact=False)
+    approx = search(c, q, k=10, per_artifact=False)
+    assert approx[0].explain["answered_by"] == ["hnsw"]
+    assert exact[0].explain["answered_by"] == ["flat"]
+    assert len({h.record_id for h in exact} & {h.record_id for h in approx}) >= 8
+    assert [h.artifact_id for h in search(c, q, k=3, index="hnsw", mode="hybrid")]
+    # incremental: a small change goes to the delta, added to the graph on load
+    docs["d0"] = "hypersonic reentry capsule ablation"
+    c = build(from_mapping(docs, name="h", embedder="hashing:32"))
+    assert not c.last_build.compacted
+    top = search(open_corpus("h"), "hypersonic reentry capsule ablation", k=1)[0]
+    assert top.artifact_id == "d0" and top.explain["answered_by"] == ["hnsw"]
+    # switching back to flat rewrites the index files
+    c = build(from_mapping(docs, name="h", embedder="hashing:32"), hnsw=False)
+    assert c.last_build.compacted
+    assert not [p for p in c.store.files() if p.parent.name.startswith("hnsw.")]
+    with pytest.raises(ValueError, match="has no HNSW index"):
+        search(c, q, index="hnsw")
+    assert search(c, q, k=1, index="flat")[0].artifact_id == exact[0].artifact_id

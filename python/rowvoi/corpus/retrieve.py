@@ -88,6 +88,7 @@ from rowvoi.corpus.store import (
     load_dense,
     load_lexical,
 )
+from rowvoi.dense import HNSWIndex
 from rowvoi.errors import QueryError
 
 __all__ = [
@@ -599,6 +600,10 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
         raise CorpusEmpty(c._empty_message())
     want_dense = p.mode in ("dense", "hybrid")
     want_lex = p.mode in ("lexical", "hybrid")
+    if want_dense and p.index == "hnsw" and not state.get("hnsw"):
+        fix = f"rowvoi build {c.name} --hnsw" if c.name else "build(..., hnsw=True)"
+        raise ValueError(f"{c.label} has no HNSW index; build one ({fix}) or search with "
+                         "index='flat' or 'auto'")
     if want_dense and qvec is None:
         emb = c._query_embedder(state)  # before loading: fail fast without a model
     loaded = c._indexes(snap, lexical=want_lex, dense=want_dense)
@@ -615,7 +620,14 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
             raise EmbedderMismatch(f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
                                    f"holds {loaded.dense.dim}-dimensional vectors")
         if np.any(qvec):
-            ids, scores = loaded.dense.search(qvec, p.fetch_k, filter=allowed)
+            index = loaded.dense
+            if isinstance(index, HNSWIndex) and p.index != "flat":
+                # approximate; candidates re-scored exactly (float32 cosines)
+                answered_dense = "hnsw"
+                ids, scores = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
+            else:
+                index = getattr(index, "exact", index)  # an HNSW graph's exact twin
+                ids, scores = index.search(qvec, p.fetch_k, filter=allowed, exact=True)
             dense_hits = list(zip(ids.tolist(), scores.tolist()))
     if want_lex:
         res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
@@ -685,7 +697,8 @@ def _fuse(loaded: _Loaded, query: str, qvec: np.ndarray | None,
         union = list(dict.fromkeys([cid for cid, _ in dense_hits] + [cid for cid, _ in lex_hits]))
         need_cos = [cid for cid in union if cid not in cos]
         if need_cos and qvec is not None and loaded.dense is not None and np.any(qvec):
-            r = loaded.dense.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
+            flat = getattr(loaded.dense, "exact", loaded.dense)
+            r = flat.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
             cos.update((int(i), float(s)) for i, s in zip(r.ids, r.scores) if i >= 0)
         need_bm = [cid for cid in union if cid not in bm]
         if need_bm and loaded.lexical is not None:
