@@ -87,6 +87,7 @@ from rowvoi.corpus.store import (
     new_lexical,
 )
 from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
+from rowvoi.errors import IndexFormatError
 
 __all__ = ["build", "BuildReport", "DFLT_BATCH_SIZE"]
 
@@ -452,7 +453,8 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
                         persistent=not st.temporary)
     t0 = time.perf_counter()
     with st.lock() as previous:
-        st.create()
+        if not st.exists():
+            st.create()
         report = _Builder(source, st, emb, full=bool(full), batch_size=int(batch_size),
                           progress=progress, compact=compact, hnsw=hnsw).run()
     dead = previous.get("pid")
@@ -490,7 +492,13 @@ class _Builder:
     def run(self) -> BuildReport:
         con = self.store.writer_connection()
         try:
-            snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
+            try:
+                snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
+            except IndexFormatError:
+                if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
+                    raise
+                self.store.create()  # a creation killed before its commit: redo it
+                snap = Snapshot(self.store, con)
             self.state = snap.state
             self.base = snap.base
             self.store.clean_files(base_files(self.base))
@@ -512,8 +520,9 @@ class _Builder:
             self.report.rebuild = self.rebuild
             self._write(stale, deleted, ledger)
             return self.report
-        finally:
-            con.close()
+        except BaseException:
+            self.store.close_writer()  # a clean connection for the next build
+            raise
 
     def _rebuild_reason(self, snap: Snapshot) -> str | None:
         s = self.state
@@ -626,13 +635,9 @@ class _Builder:
         self.report.texts_embedded = self.emb.texts_embedded - self._emb_start
         self.report.embed_calls = self.emb.calls - self._calls_start
         snap = Snapshot(self.store, con)
-        self.store.write_manifest(snap.state, snap.counts())
+        self.store.write_manifest(snap.state)
         self.store.clean_files(base_files(snap.base))
         _stage("cleaned")
-        try:
-            con.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error:
-            pass
 
     # ----------------------------------------------------------- pieces
     def _reset(self) -> None:

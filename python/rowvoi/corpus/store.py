@@ -289,15 +289,27 @@ class CorpusStore:
         return con
 
     def writer_connection(self) -> sqlite3.Connection:
-        """A new connection for a builder (``synchronous=FULL``: a commit is
-        durable before the old generation's files are deleted). The caller
-        closes it."""
+        """The builder's connection (``synchronous=FULL``: a commit is
+        durable before the old generation's files are deleted). Kept open
+        between builds of this store object, so that closing it does not
+        checkpoint the WAL after every build; only the holder of
+        :meth:`lock` uses it, one build at a time."""
         self.require()
-        con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
-                              isolation_level=None)
-        con.execute("PRAGMA busy_timeout = 60000")
-        con.execute("PRAGMA synchronous=FULL")
+        con = getattr(self, "_writer", None)
+        if con is None:
+            con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
+                                  isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA busy_timeout = 60000")
+            con.execute("PRAGMA synchronous=FULL")
+            self._writer = con
         return con
+
+    def close_writer(self) -> None:
+        """Close the builder's connection (``rm`` does before deleting)."""
+        con = getattr(self, "_writer", None)
+        if con is not None:
+            self._writer = None
+            con.close()
 
     def close(self) -> None:
         """Close the calling thread's connection (others close with their
@@ -428,28 +440,33 @@ class CorpusStore:
             fsync_dir(self.path)
         return removed
 
-    def write_manifest(self, state: Mapping[str, Any], counts: Mapping[str, int]) -> None:
-        """Replace ``manifest.json`` (atomically) with a description of the
-        committed state."""
-        base = state.get("base") or {}
+    def write_manifest(self, state: Mapping[str, Any]) -> bool:
+        """Describe the corpus in ``manifest.json``: format, name, embedder
+        (id, dimension, spec), strategy, analyzer and BM25 settings, vector
+        index, source -- what stays put between builds (generations and
+        counts live in ``docs.sqlite``). Replaced atomically, and only when
+        the description changes; returns whether it was written."""
         doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "name": state.get("name"),
-            "generation": state.get("generation"),
             "embedder": {"id": state.get("embedder_id"), "dim": state.get("dim"),
                          "spec": state.get("embedder_spec")},
             "strategy": {"id": state.get("strategy_id"), "spec": state.get("strategy_spec")},
             "lexical": state.get("lexical"),
+            "hnsw": state.get("hnsw"),
             "source": state.get("source"),
-            "files": {"lexical": base.get("lexical"), "dense": base.get("dense"),
-                      "hnsw": base.get("hnsw"), "base_generation": base.get("generation")},
-            "counts": dict(counts),
             "created": state.get("created"),
-            "updated": state.get("updated"),
-            "note": "a description of docs.sqlite's committed state; docs.sqlite is the truth",
+            "note": "a description; docs.sqlite holds the committed generation and its rows",
         }
-        atomic_write_bytes(self.path / MANIFEST, json.dumps(doc, indent=1).encode())
+        data = json.dumps(doc, indent=1).encode()
+        try:
+            if (self.path / MANIFEST).read_bytes() == data:
+                return False
+        except OSError:
+            pass
+        atomic_write_bytes(self.path / MANIFEST, data)
+        return True
 
 
 def base_files(base: Mapping[str, Any]) -> list[str]:
@@ -649,6 +666,7 @@ def remove_corpus(store: CorpusStore) -> None:
     store.require()
     with store.lock():
         store.close()
+        store.close_writer()
         for p in list(store.path.iterdir()):
             if p.name == LOCK:
                 continue
