@@ -79,6 +79,7 @@ from rowvoi.corpus.store import (
     COMPACT_RATIO,
     CorpusStore,
     Snapshot,
+    FLAT_STORAGE,
     HNSW_PARAMS,
     base_files,
     default_lexical,
@@ -709,47 +710,48 @@ class _Builder:
     def _reindex(self, stale: list[tuple[str, str]], ledger: dict[str, tuple[int, str]],
                  old_vectors: tuple[dict[bytes, int], Any] | None) -> None:
         self._emb_start, self._calls_start = self.emb.texts_embedded, self.emb.calls
-        built: dict[bytes, np.ndarray] = {}
+        self._seen: dict[bytes, int] = {}  # direct mode: text hash -> a record id
         bar = _Progress(self.progress, len(stale), f"building {self.source.name or 'corpus'}")
         try:
             for batch in self._plans(stale):
                 texts = [s.text for _, _, _, surfs in batch for s in surfs]
                 hashes = [_hash_text(t) for t in texts]
-                vectors = self._vectors(texts, hashes, built, old_vectors)
+                vectors = self._vectors(texts, hashes, old_vectors)
                 _stage("embedded")
-                pos = 0
+                rows: list[tuple] = []
                 for artifact_id, version, fields, surfs in batch:
                     entry = ledger.get(artifact_id)
                     if entry is not None:
                         self._remove_artifact(entry[0])
                     aid = self._put_artifact(artifact_id, version, fields,
                                              None if entry is None else entry[0])
-                    n = len(surfs)
-                    self._put_records(aid, surfs, hashes[pos:pos + n], vectors[pos:pos + n])
-                    pos += n
+                    rows += [(aid, j, s) for j, s in enumerate(surfs)]
+                self._put_records(rows, hashes, vectors)
                 bar.update(len(batch), embedded=self.emb.texts_embedded - self._emb_start)
         finally:
             bar.close()
 
-    def _vectors(self, texts: list[str], hashes: list[bytes], built: dict[bytes, np.ndarray],
+    def _vectors(self, texts: list[str], hashes: list[bytes],
                  old_vectors: tuple[dict[bytes, int], Any] | None) -> np.ndarray:
-        """The batch's vectors: cache first (this build, then the corpus),
-        then the embedder for the rest (each distinct text once)."""
+        """The batch's vectors: the cache first (the old generation's
+        vectors in a rebuild under the same embedder; this build's; the
+        delta's), then the embedder for the rest, each distinct text once."""
         found: dict[bytes, np.ndarray] = {}
-        for h in hashes:
-            if h in built:
-                found[h] = built[h]
-        missing = [h for h in dict.fromkeys(hashes) if h not in found]
-        if missing and old_vectors is not None:
+        distinct = list(dict.fromkeys(hashes))
+        if old_vectors is not None:
             by_hash, dense = old_vectors
-            pairs = [(h, by_hash[h]) for h in missing if h in by_hash]
+            pairs = [(h, by_hash[h]) for h in distinct if h in by_hash]
             if pairs:
-                vecs = dense.get([i for _, i in pairs])
-                for (h, _), v in zip(pairs, vecs):
+                for (h, _), v in zip(pairs, dense.get([i for _, i in pairs])):
                     found[h] = v
-        elif missing and self.rebuild is None:
-            found.update(self._delta_cache(missing))
-        todo = [h for h in dict.fromkeys(hashes) if h not in found]
+        if self.direct is not None and self.direct[1] is not None:
+            pairs = [(h, self._seen[h]) for h in distinct if h not in found and h in self._seen]
+            if pairs:
+                for (h, _), v in zip(pairs, self.direct[1].get([i for _, i in pairs])):
+                    found[h] = v
+        elif self.rebuild is None:
+            found.update(self._delta_cache([h for h in distinct if h not in found]))
+        todo = [h for h in distinct if h not in found]
         if todo:
             first = {}
             for t, h in zip(texts, hashes):
@@ -767,8 +769,6 @@ class _Builder:
                 found[h] = v
         embedded = set(todo)
         self.report.cache_hits += sum(1 for h in hashes if h not in embedded)
-        for h in hashes:
-            built[h] = found[h]
         if not hashes:
             return np.zeros((0, self.dim or 1), dtype=np.float32)
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
@@ -807,32 +807,38 @@ class _Builder:
         self.fields.write(aid, artifact_id, fields)
         return aid
 
-    def _put_records(self, aid: int, surfaces: Sequence[Surface], hashes: Sequence[bytes],
+    def _put_records(self, rows: list[tuple[int, int, Surface]], hashes: Sequence[bytes],
                      vectors: np.ndarray) -> None:
-        n = len(surfaces)
+        """Write a batch of records ``(aid, surface_index, surface)`` with
+        their hashes and vectors: rows, then the in-memory indexes (a full
+        rebuild) or the delta's vectors."""
+        n = len(rows)
         if n == 0:
             return
         ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
         self.next_id += n
+        id_list = ids.tolist()
         self.con.executemany(
             "INSERT INTO records (id, aid, surface_index, kind, granularity, text, metadata, "
             "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(int(i), aid, j, s.kind, s.granularity, s.text,
-              json.dumps({k: _jsonable(v) for k, v in s.metadata.items()}, default=str), h)
-             for j, (i, s, h) in enumerate(zip(ids.tolist(), surfaces, hashes))])
+            [(i, aid, j, s.kind, s.granularity, s.text,
+              json.dumps({k: _jsonable(v) for k, v in s.metadata.items()}, default=str)
+              if s.metadata else "{}", h)
+             for i, (aid, j, s), h in zip(id_list, rows, hashes)])
         if self.direct is not None:
             lexical, dense = self.direct
-            lexical.add([s.text for s in surfaces], ids=ids)
+            lexical.add([s.text for _, _, s in rows], ids=ids)
             if dense is None:
                 from rowvoi.dense import FlatIndex
 
-                dense = FlatIndex(int(vectors.shape[1]), metric="ip")
+                dense = FlatIndex(int(vectors.shape[1]), metric="ip", storage=FLAT_STORAGE)
                 self.direct = (lexical, dense)
             dense.add(vectors, ids=ids)
+            for i, h in zip(id_list, hashes):
+                self._seen.setdefault(h, i)
         else:
             self.con.executemany("INSERT INTO delta_vectors VALUES (?, ?)",
-                                 [(int(i), v.tobytes()) for i, v in zip(ids.tolist(),
-                                                                        vectors)])
+                                 [(i, v.tobytes()) for i, v in zip(id_list, vectors)])
         self.report.records_added += n
 
     def _should_compact(self) -> bool:

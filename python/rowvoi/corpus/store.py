@@ -105,6 +105,7 @@ __all__ = [
     "is_corpus_dir",
     "remove_corpus",
     "HNSW_PARAMS",
+    "FLAT_STORAGE",
     "base_files",
     "FORMAT",
     "FORMAT_VERSION",
@@ -129,6 +130,11 @@ AID_COLUMN = "__rowvoi_aid"
 #: HNSW settings of corpora built with ``hnsw=True`` (single-threaded
 #: insertion: the graph, and so every result, is deterministic).
 HNSW_PARAMS = {"M": 16, "ef_construction": 200, "ef": 64, "seed": 100}
+
+#: Storage of the flat vector index: float32 rows plus an int8 copy, so that
+#: a large corpus is scanned in int8 and its candidates re-scored exactly in
+#: float32 (``search(index="auto")``), while ``index="flat"`` scans float32.
+FLAT_STORAGE = "int8"
 
 MANIFEST = "manifest.json"
 DB = "docs.sqlite"
@@ -285,6 +291,8 @@ class CorpusStore:
         except sqlite3.OperationalError as exc:
             raise CorpusNotFound(f"{self._label()}: cannot open {self.db_path}: {exc}") from None
         con.execute("PRAGMA busy_timeout = 60000")
+        # reads map the file (no copy into SQLite's page cache per lookup)
+        con.execute("PRAGMA mmap_size = 1073741824")
         self._local.con = con
         return con
 
@@ -609,25 +617,29 @@ class Snapshot:
         absent)."""
         if len(ids) == 0:
             return {}
-        cur = self.con.execute(
-            "SELECT r.id, r.aid, r.surface_index, r.kind, r.granularity, r.text, r.metadata, "
-            "a.artifact_id, a.filter_fields FROM records r JOIN artifacts a ON a.aid = r.aid "
-            "WHERE r.id IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(i) for i in ids]),))
-        return {r[0]: {"aid": r[1], "surface_index": r[2], "kind": r[3], "granularity": r[4],
-                       "text": r[5], "metadata": r[6], "artifact_id": r[7],
-                       "filter_fields": r[8]} for r in cur}
+        out = {}
+        for part in _chunks([int(i) for i in ids]):
+            cur = self.con.execute(
+                "SELECT r.id, r.aid, r.surface_index, r.kind, r.granularity, r.text, r.metadata, "
+                "a.artifact_id, a.filter_fields FROM records r JOIN artifacts a ON a.aid = r.aid "
+                f"WHERE r.id IN ({_marks(len(part))})", part)
+            out.update((r[0], {"aid": r[1], "surface_index": r[2], "kind": r[3],
+                               "granularity": r[4], "text": r[5], "metadata": r[6],
+                               "artifact_id": r[7], "filter_fields": r[8]}) for r in cur)
+        return out
 
     def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str, str, int]]:
         """``{id: (aid, kind, artifact_id, surface_index)}`` for live ids
         (cheap: no text)."""
         if len(ids) == 0:
             return {}
-        cur = self.con.execute(
-            "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
-            "JOIN artifacts a ON a.aid = r.aid WHERE r.id IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(i) for i in ids]),))
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in cur}
+        out = {}
+        for part in _chunks([int(i) for i in ids]):
+            cur = self.con.execute(
+                "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
+                f"JOIN artifacts a ON a.aid = r.aid WHERE r.id IN ({_marks(len(part))})", part)
+            out.update((r[0], (r[1], r[2], r[3], r[4])) for r in cur)
+        return out
 
     def artifact(self, artifact_id: str) -> dict[str, Any] | None:
         """The ledger entry of an artifact, or ``None``."""
@@ -653,6 +665,15 @@ class Snapshot:
         """Surface kinds and their record counts."""
         return dict(self.con.execute("SELECT kind, count(*) FROM records GROUP BY kind "
                                      "ORDER BY kind"))
+
+
+def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
+    for i in range(0, len(ids), size):
+        yield ids[i:i + size]
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
 
 
 def is_corpus_dir(path: Path) -> bool:
@@ -780,7 +801,7 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
     elif snap.state.get("hnsw"):
         index = HNSWIndex(int(dim), metric="ip", **snap.state["hnsw"])
     else:
-        index = FlatIndex(int(dim), metric="ip")
+        index = FlatIndex(int(dim), metric="ip", storage=FLAT_STORAGE)
     tomb = snap.tombstones()
     if len(tomb):
         index.remove(tomb)
