@@ -217,6 +217,8 @@ class _Fields:
         self.columns = {r[1] for r in con.execute("PRAGMA table_info(filter_values)")}
         self.folded = {c.casefold(): c for c in self.columns}
         self._rewrite: set[str] = set()
+        self._valued: set[str] = set()  # fields given a value in this build
+        self._pending: dict[tuple[str, ...], list[list[Any]]] = {}
 
     def _column(self, name: str) -> None:
         from rowvoi.query.sql import quote_ident
@@ -259,13 +261,15 @@ class _Fields:
                 if cur is None:  # only missing so far: a placeholder type
                     self.types[name] = ("text", False, False)
                 continue
+            first_value = name not in self._valued
+            self._valued.add(name)
             integer = cls == "numeric" and isinstance(value, (bool, numbers.Integral))
             if cur is None:
                 self.types[name] = (cls, integer, False)
                 continue
             t, was_int, _ = cur
             nt = _widen(t, cls)
-            if t == "text" and cls != "text" and self._all_missing(name):
+            if t == "text" and cls != "text" and first_value and self._all_missing(name):
                 # a field seen only empty so far takes the first real type
                 self.types[name] = (cls, integer, False)
                 continue
@@ -303,22 +307,29 @@ class _Fields:
                              f"{t}: {exc}") from None
 
     def write(self, aid: int, artifact_id: str, fields: Mapping[str, Any]) -> None:
-        """Insert (or replace) one artifact's row of ``filter_values``."""
-        from rowvoi.query.sql import quote_ident
-
-        names = [n for n in fields if self.types.get(n, ("json",))[0] != "json"]
+        """Queue one artifact's row of ``filter_values`` (see :meth:`flush`)."""
+        names = tuple(n for n in fields if self.types.get(n, ("json",))[0] != "json")
         for n in names:
             self._column(n)
-        cols = [quote_ident(AID_COLUMN)] + [quote_ident(n) for n in names]
         vals = [aid] + [self.stored(artifact_id, n, fields[n]) for n in names]
-        self.con.execute(f"INSERT OR REPLACE INTO filter_values ({', '.join(cols)}) VALUES "
-                         f"({', '.join('?' * len(cols))})", vals)
+        self._pending.setdefault(names, []).append(vals)
+
+    def flush(self) -> None:
+        """Insert the queued rows, one statement per set of columns."""
+        from rowvoi.query.sql import quote_ident
+
+        for names, rows in self._pending.items():
+            cols = [quote_ident(AID_COLUMN)] + [quote_ident(n) for n in names]
+            self.con.executemany(f"INSERT OR REPLACE INTO filter_values ({', '.join(cols)}) "
+                                 f"VALUES ({', '.join('?' * len(cols))})", rows)
+        self._pending.clear()
 
     def finish(self) -> None:
         """Rewrite columns whose type changed, from the ledger's JSON, and
         store the field types."""
         from rowvoi.query.sql import quote_ident
 
+        self.flush()
         for name in sorted(self._rewrite):
             t = self.types[name][0]
             if t == "json":
@@ -591,6 +602,8 @@ class _Builder:
             else:
                 self.direct = None
             self.fields = _Fields(con, self.source.filter_types)
+            self.next_aid = con.execute("SELECT coalesce(max(aid), 0) + 1 FROM artifacts"
+                                        ).fetchone()[0]
             for artifact_id in deleted:
                 if artifact_id in ledger:
                     self._remove_artifact(ledger[artifact_id][0])
@@ -719,13 +732,18 @@ class _Builder:
                 vectors = self._vectors(texts, hashes, old_vectors)
                 _stage("embedded")
                 rows: list[tuple] = []
+                artifacts: list[tuple] = []
                 for artifact_id, version, fields, surfs in batch:
                     entry = ledger.get(artifact_id)
                     if entry is not None:
                         self._remove_artifact(entry[0])
-                    aid = self._put_artifact(artifact_id, version, fields,
+                    aid = self._put_artifact(artifacts, artifact_id, version, fields,
                                              None if entry is None else entry[0])
                     rows += [(aid, j, s) for j, s in enumerate(surfs)]
+                self.con.executemany(
+                    "INSERT INTO artifacts (aid, artifact_id, version, strategy_id, embedder_id, "
+                    "filter_fields) VALUES (?, ?, ?, ?, ?, ?)", artifacts)
+                self.fields.flush()
                 self._put_records(rows, hashes, vectors)
                 bar.update(len(batch), embedded=self.emb.texts_embedded - self._emb_start)
         finally:
@@ -795,15 +813,18 @@ class _Builder:
                 "AND r.id >= ?", (*chunk, base_next)).fetchall()
         return out
 
-    def _put_artifact(self, artifact_id: str, version: str, fields: Mapping[str, Any],
-                      aid: int | None) -> int:
+    def _put_artifact(self, out: list[tuple], artifact_id: str, version: str,
+                      fields: Mapping[str, Any], aid: int | None) -> int:
+        """Queue an artifact's ledger row (into ``out``) and filter row;
+        returns its internal id (a changed artifact keeps its own)."""
         self.fields.observe(artifact_id, fields)
-        doc = json.dumps({k: _jsonable(v) for k, v in fields.items()}, default=str)
-        cur = self.con.execute(
-            "INSERT INTO artifacts (aid, artifact_id, version, strategy_id, embedder_id, "
-            "filter_fields) VALUES (?, ?, ?, ?, ?, ?)",
-            (aid, ledger_key(artifact_id), version, self.strategy_id, self.emb.embedder_id, doc))
-        aid = int(cur.lastrowid) if aid is None else aid
+        doc = json.dumps({k: _jsonable(v) for k, v in fields.items()}, default=str) \
+            if fields else "{}"
+        if aid is None:
+            aid = self.next_aid
+            self.next_aid += 1
+        out.append((aid, ledger_key(artifact_id), version, self.strategy_id,
+                    self.emb.embedder_id, doc))
         self.fields.write(aid, artifact_id, fields)
         return aid
 
