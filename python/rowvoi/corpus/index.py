@@ -137,6 +137,10 @@ class BuildReport:
         Wall time, and ``embed_seconds`` of it in the embedder.
     took_over_lock_of : int or None
         The pid of a dead builder whose lock this build took over.
+
+    >>> r = BuildReport(n_seen=3, n_new=1, n_unchanged=2)
+    >>> r.changed, r.to_dict()["n_new"]
+    (True, 1)
     """
 
     generation: int = 0
@@ -454,6 +458,18 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
     Thread-safety: one build per corpus at a time (the lock refuses a
     second, in any process); searches of the corpus, in any thread or
     process, keep answering from the committed generation meanwhile.
+
+    Examples
+    --------
+    >>> from rowvoi.corpus import CorpusStore, from_mapping
+    >>> store = CorpusStore.memory()
+    >>> docs = {"a": "lift of a wing", "b": "drag of a body"}
+    >>> build(from_mapping(docs, embedder="hashing:32"), store=store).last_build.n_new
+    2
+    >>> docs["b"] = "drag of a slender body"; del docs["a"]
+    >>> r = build(from_mapping(docs, embedder="hashing:32"), store=store).last_build
+    >>> r.n_changed, r.n_deleted, r.texts_embedded
+    (1, 1, 1)
     """
     if not isinstance(source, CorpusSource):
         raise TypeError(f"source must be a CorpusSource, not {type(source).__name__}")

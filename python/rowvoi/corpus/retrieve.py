@@ -172,7 +172,7 @@ class Corpus:
     Attributes
     ----------
     last_build : BuildReport or None
-        Set by :func:`rowvoi.corpus.index`.
+        Set by :func:`rowvoi.corpus.build`.
 
     Notes
     -----
@@ -180,6 +180,16 @@ class Corpus:
     once, also while another process builds it: each search reads one
     committed generation (indexes and rows from one snapshot); the indexes
     of a new generation are loaded once, by the first search that sees it.
+
+    Examples
+    --------
+    >>> from rowvoi.corpus import build, from_mapping
+    >>> corpus = build(from_mapping({"a": "lift of a wing"}, embedder="hashing:16"),
+    ...                store=CorpusStore.memory())
+    >>> [h.artifact_id for h in corpus.search("wing", mode="lexical")]
+    ['a']
+    >>> corpus.embedder_id
+    'hash-v1:dim=16,words=1-2,chars=3-5,cw=1,seed=0'
     """
 
     def __init__(self, name: str | None, store: CorpusStore, embedder: Any = None) -> None:
@@ -530,6 +540,18 @@ def search(corpus: Corpus | str, query: str, *, k: int = 10, mode: str = "dense"
     Notes
     -----
     Thread-safe (see :class:`Corpus`).
+
+    Examples
+    --------
+    >>> from rowvoi.corpus import build, from_mapping
+    >>> corpus = build(from_mapping({"a": "lift of a wing", "b": "shock on a wedge"},
+    ...                             embedder="hashing"), store=CorpusStore.memory())
+    >>> [h.artifact_id for h in search(corpus, "wedge shock", mode="hybrid", fusion="blend")]
+    ['b', 'a']
+    >>> search(corpus, "wing", k=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: k=0: must be in 1 .. 100000
     """
     c = _as_corpus(corpus)
     if not isinstance(query, str):

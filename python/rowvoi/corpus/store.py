@@ -200,6 +200,18 @@ class CorpusStore:
     Thread-safety: a store may be shared by threads; each thread reads
     through its own SQLite connection. One builder per corpus at a time,
     across processes (:meth:`lock`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store = CorpusStore(tempfile.mkdtemp() + "/papers", name="papers")
+    >>> store.exists()
+    False
+    >>> store.create(); store.exists(), [p.name for p in store.files()][:1]
+    (True, ['docs.sqlite'])
+    >>> with store.snapshot() as snap:
+    ...     snap.generation, snap.counts()["n_records"]
+    (0, 0)
     """
 
     def __init__(self, path: str | os.PathLike, *, name: str | None = None) -> None:
@@ -478,7 +490,11 @@ class CorpusStore:
 
 
 def base_files(base: Mapping[str, Any]) -> list[str]:
-    """The names of a base's index files and directories."""
+    """The names of a base's index files and directories.
+
+    >>> base_files({"lexical": "lexical.3.rvx", "dense": None, "hnsw": "hnsw.3"})
+    ['lexical.3.rvx', 'hnsw.3']
+    """
     return [base[k] for k in ("lexical", "dense", "hnsw") if base.get(k)]
 
 
@@ -503,6 +519,12 @@ class Snapshot:
     Obtained from :meth:`CorpusStore.snapshot`; valid inside its ``with``
     block, in the thread that opened it. Methods return plain Python
     values.
+
+    >>> from rowvoi.corpus import build, from_mapping
+    >>> c = build(from_mapping({"a": "x"}, embedder="hashing:8"), store=CorpusStore.memory())
+    >>> with c.store.snapshot() as snap:
+    ...     snap.generation, snap.kinds(), snap.base["lexical"]
+    (1, {'document': 1}, 'lexical.1.rvx')
     """
 
     def __init__(self, store: CorpusStore, con: sqlite3.Connection) -> None:
@@ -677,13 +699,24 @@ def _marks(n: int) -> str:
 
 
 def is_corpus_dir(path: Path) -> bool:
-    """Does ``path`` hold a corpus (a ``docs.sqlite``)?"""
+    """Does ``path`` hold a corpus (a ``docs.sqlite``)?
+
+    >>> import tempfile, pathlib
+    >>> is_corpus_dir(pathlib.Path(tempfile.mkdtemp()))
+    False
+    """
     return (path / DB).is_file()
 
 
 def remove_corpus(store: CorpusStore) -> None:
     """Delete a corpus directory (under its builder lock, so a running
-    build is never pulled from under; raises :class:`CorpusLocked` then)."""
+    build is never pulled from under; raises :class:`CorpusLocked` then).
+
+    >>> import tempfile
+    >>> store = CorpusStore(tempfile.mkdtemp() + "/old", name="old"); store.create()
+    >>> remove_corpus(store); store.path.exists()
+    False
+    """
     store.require()
     with store.lock():
         store.close()
@@ -707,7 +740,11 @@ def remove_corpus(store: CorpusStore) -> None:
 
 class BaseFileGone(FileNotFoundError):
     """A base file named by a snapshot is gone: a newer commit replaced it.
-    Readers retry on a fresh snapshot."""
+    Readers retry on a fresh snapshot.
+
+    >>> issubclass(BaseFileGone, FileNotFoundError)
+    True
+    """
 
 
 #: The lexical settings a build uses unless told otherwise: the default
@@ -725,7 +762,11 @@ def default_lexical() -> dict[str, Any]:
 
 
 def new_lexical(conf: Mapping[str, Any]) -> Any:
-    """An empty BM25 index with a corpus's lexical settings."""
+    """An empty BM25 index with a corpus's lexical settings.
+
+    >>> new_lexical(default_lexical()).params["variant"]
+    'lucene'
+    """
     from rowvoi.lexical import BM25Index
     from rowvoi.text import Analyzer
 
@@ -740,6 +781,13 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> Any:
     ------
     BaseFileGone
         The base file was deleted by a newer commit (retry).
+
+    >>> from rowvoi.corpus import build, from_mapping
+    >>> c = build(from_mapping({"a": "lift", "b": "drag"}, embedder="hashing:8"),
+    ...           store=CorpusStore.memory())
+    >>> with c.store.snapshot() as snap:
+    ...     len(load_lexical(c.store, snap)), load_dense(c.store, snap).dim
+    (2, 8)
     """
     from rowvoi.lexical import BM25Index
 
@@ -773,6 +821,11 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
     ------
     BaseFileGone
         The base file was deleted by a newer commit (retry).
+
+    >>> store = CorpusStore.memory(); store.create()
+    >>> with store.snapshot() as snap:
+    ...     load_dense(store, snap) is None   # nothing embedded yet
+    True
     """
     from rowvoi.dense import FlatIndex
 
