@@ -91,6 +91,7 @@ from rowvoi.corpus.store import (
     load_lexical,
 )
 from rowvoi.dense import HNSWIndex
+from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 from rowvoi.errors import QueryError
 
 __all__ = [
@@ -407,16 +408,6 @@ def _as_corpus(corpus: Any) -> Corpus:
 
 
 # ------------------------------------------------------------- validation
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, not {value!r}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in {low} .. {high}"
-        raise ValueError(f"{name}={value}: must be {bound}")
-    return value
 
 
 def _check_real(name: str, value: Any, low: float, high: float | None = None, *,
