@@ -304,20 +304,35 @@ def scale_minilm(n_docs, scratch):
     c = build(from_mapping(mapping, name="minilm", strategy=WholeText(), embedder="minilm"),
               store=store, progress=False)
     build_s = time.perf_counter() - t0
-    lat, emb_lat = [], []
-    for q in queries[:200]:
-        t0 = time.perf_counter()
-        search(c, q, k=10, mode="hybrid")
-        lat.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        c.embedder.embed([q])
-        emb_lat.append(time.perf_counter() - t0)
-    return {"n_docs": n_docs, "build_s": build_s,
-            "embed_s": c.last_build.embed_seconds,
-            "hybrid_p50_ms": float(np.percentile(lat, 50) * 1000),
-            "hybrid_p95_ms": float(np.percentile(lat, 95) * 1000),
-            "query_embed_p50_ms": float(np.percentile(emb_lat, 50) * 1000),
-            "files": len(store.files()), "bytes": store.disk_bytes()}
+    embed_s = c.last_build.embed_seconds
+
+    def latencies():
+        lat, emb_lat = [], []
+        search(c, queries[0], k=10, mode="hybrid")  # load the indexes
+        for q in queries[:200]:
+            t0 = time.perf_counter()
+            search(c, q, k=10, mode="hybrid")
+            lat.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            c.embedder.embed([q])
+            emb_lat.append(time.perf_counter() - t0)
+        return (float(np.percentile(lat, 50) * 1000), float(np.percentile(lat, 95) * 1000),
+                float(np.percentile(emb_lat, 50) * 1000))
+
+    flat = latencies()
+    out = {"n_docs": n_docs, "build_s": build_s, "embed_s": embed_s,
+           "hybrid_p50_ms": flat[0], "hybrid_p95_ms": flat[1], "query_embed_p50_ms": flat[2],
+           "files": len(store.files()), "bytes": store.disk_bytes()}
+    # the same corpus with an HNSW graph: no text is embedded again
+    t0 = time.perf_counter()
+    c = build(from_mapping(mapping, name="minilm", strategy=WholeText(), embedder="minilm"),
+              store=store, progress=False, hnsw=True)
+    out["hnsw_build_s"] = time.perf_counter() - t0
+    out["hnsw_texts_embedded"] = c.last_build.texts_embedded
+    g = latencies()
+    out.update({"hnsw_hybrid_p50_ms": g[0], "hnsw_hybrid_p95_ms": g[1],
+                "hnsw_query_embed_p50_ms": g[2]})
+    return out
 
 
 # ------------------------------------------------------------------ main
@@ -406,11 +421,14 @@ def main() -> None:
                    "queries: the first 200 Cranfield queries, each embedded by MiniLM inside "
                    "the search.", "",
                    f"Hybrid (RRF) query latency, query embedding included: p50 "
-                   f"{m['hybrid_p50_ms']:.2f} ms, p95 {m['hybrid_p95_ms']:.2f} ms (goal p50 "
-                   f"under 15 ms); of which MiniLM query embedding p50 "
-                   f"{m['query_embed_p50_ms']:.2f} ms. Build {m['build_s']:.0f} s "
-                   f"({m['embed_s']:.0f} s embedding). {m['files']} files, "
-                   f"{m['bytes']:,} bytes.", ""]
+                   f"{m['hybrid_p50_ms']:.2f} ms, p95 {m['hybrid_p95_ms']:.2f} ms with the flat "
+                   f"index (int8 scan, exact re-scoring); {m['hnsw_hybrid_p50_ms']:.2f} ms, p95 "
+                   f"{m['hnsw_hybrid_p95_ms']:.2f} ms with the HNSW graph (goal p50 under "
+                   f"15 ms); MiniLM query embedding alone p50 {m['query_embed_p50_ms']:.2f} / "
+                   f"{m['hnsw_query_embed_p50_ms']:.2f} ms in the same runs. Build "
+                   f"{m['build_s']:.0f} s ({m['embed_s']:.0f} s embedding); adding the HNSW "
+                   f"graph: {m['hnsw_build_s']:.0f} s, {m['hnsw_texts_embedded']} texts "
+                   f"embedded. {m['files']} files, {m['bytes']:,} bytes (flat).", ""]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(os.path.dirname(args.markdown), exist_ok=True)
