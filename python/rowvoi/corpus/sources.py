@@ -54,7 +54,7 @@ from typing import Any
 
 from rowvoi.corpus.base import ledger_key
 from rowvoi.corpus.paths import check_name
-from rowvoi.corpus.strategy import Chunked, WholeText, strategy_id, text_of
+from rowvoi.corpus.strategy import Chunked, WholeText, strategy_id
 
 __all__ = [
     "CorpusSource",
