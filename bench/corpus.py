@@ -352,7 +352,8 @@ def main() -> None:
 
     scratch = tempfile.mkdtemp(prefix="rowvoi-bench-corpus-")
     results: dict = {"command": "python bench/corpus.py " + " ".join(
-        a for a in sys.argv[1:] if not a.startswith("/")),
+        "IR_VENV/bin/python" if a.startswith("/") and "python" in a else a
+        for a in sys.argv[1:] if not a.startswith("/") or "python" in a),
         "rowvoi": rowvoi.__version__, "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
         "load_average_start": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M")}
