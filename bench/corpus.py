@@ -360,7 +360,9 @@ def main() -> None:
     md = ["# Corpus benchmarks", "",
           f"Produced by `{results['command']}` on a {results['machine']} machine "
           f"(load average {results['load_average_start']:.2f} at start), Python "
-          f"{results['python']}, rowvoi {results['rowvoi']}, {results['date']}.", ""]
+          f"{results['python']}, rowvoi {results['rowvoi']}, {results['date']}. The peer: "
+          "`python -m venv IR_VENV && IR_VENV/bin/pip install ir==0.1.61`, driven as a "
+          "subprocess (`bench/_corpus_peer_ir.py`).", ""]
     try:
         if not args.skip_cranfield:
             docs, edits, queries, qrels = cranfield()
