@@ -46,6 +46,17 @@ MODULES = [
     "rowvoi.query.planner",
     "rowvoi.dask.keys",
     "rowvoi.dask.belief",
+    "rowvoi.corpus",
+    "rowvoi.corpus.base",
+    "rowvoi.corpus.paths",
+    "rowvoi.corpus.embedders",
+    "rowvoi.corpus.strategy",
+    "rowvoi.corpus.sources",
+    "rowvoi.corpus.store",
+    "rowvoi.corpus.index",
+    "rowvoi.corpus.retrieve",
+    "rowvoi.corpus.registry",
+    "rowvoi.corpus.cli",
 ]
 
 
