@@ -1007,6 +1007,14 @@ def _add_discover_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_discover, verb_parser=p)
 
 
+def _add_corpus_parsers(sub: Any) -> None:
+    """The corpus verbs (build, register, search, ls, info, rm) live in
+    :mod:`rowvoi.corpus.cli`."""
+    from rowvoi.corpus.cli import add_parsers
+
+    add_parsers(sub)
+
+
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
@@ -1158,6 +1166,7 @@ def build_parser() -> argparse.ArgumentParser:
     pq.add_argument("--json", action="store_true", help="print JSON for programs")
     pq.set_defaults(func=_cmd_question, verb_parser=pq)
     _add_query_parser(sub)
+    _add_corpus_parsers(sub)
     _add_discover_parser(sub)
     return parser
 

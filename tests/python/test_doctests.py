@@ -48,6 +48,15 @@ MODULES = [
     "rowvoi.dask.belief",
     "rowvoi.corpus",
     "rowvoi.corpus.base",
+    "rowvoi.corpus.paths",
+    "rowvoi.corpus.embedders",
+    "rowvoi.corpus.strategy",
+    "rowvoi.corpus.sources",
+    "rowvoi.corpus.store",
+    "rowvoi.corpus.build",
+    "rowvoi.corpus.search",
+    "rowvoi.corpus.registry",
+    "rowvoi.corpus.cli",
 ]
 
 

@@ -13,12 +13,31 @@ One module per stage:
     the data model: :class:`Artifact`, :class:`Surface`, :class:`IndexPlan`,
     :class:`Record`, :class:`SearchHit`, :func:`best_per_artifact`,
     :func:`tag_source`, and the errors.
+``sources``
+    :class:`CorpusSource`, :func:`from_mapping`, :func:`from_files`,
+    :func:`from_records`, :func:`from_records_file`, :func:`from_dataframe`.
+``strategy``
+    :class:`WholeText`, :class:`Chunked`, :class:`Fields`, :func:`text_of`.
+``embedders``
+    embedder specs and ids: :func:`make_embedder`, :func:`embedder_for_id`.
+``store``
+    :class:`CorpusStore`: the directory, its SQLite file and commit protocol.
+``build``
+    :func:`build`, incremental and crash-safe; :class:`BuildReport`.
+``search``
+    :class:`Corpus`, :func:`open_corpus`, :func:`search`,
+    :func:`records_for_artifact`.
+``registry``, ``paths``
+    named corpora: where they live, how to rebuild them.
 
 Examples
 --------
->>> from rowvoi.corpus import SearchHit
->>> SearchHit("doc-1", "document", 0.5, "text").to_dict()["artifact_id"]
-'doc-1'
+>>> from rowvoi.corpus import CorpusStore, build, from_mapping, search
+>>> docs = {"wing.md": "Lift and drag of a thin wing at low speed",
+...         "pipe.md": "Heat transfer to a fluid in a pipe"}
+>>> corpus = build(from_mapping(docs, embedder="hashing"), store=CorpusStore.memory())
+>>> [(h.artifact_id, round(h.score, 3)) for h in search(corpus, "wing drag", mode="lexical")]
+[('wing.md', 0.582)]
 """
 
 # -- data model and errors (base) --------------------------------------------
@@ -47,6 +66,45 @@ from rowvoi.corpus.base import (
     tag_source,
 )
 
+# -- stages -------------------------------------------------------------------
+from rowvoi.corpus.build import DFLT_BATCH_SIZE, BuildReport, build
+from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
+from rowvoi.corpus.paths import corpora_dir, corpus_dir, registry_path
+from rowvoi.corpus.search import (
+    DFLT_BLEND_ALPHA,
+    DFLT_BM25_SAT_K,
+    DFLT_RRF_K,
+    FUSIONS,
+    MODES,
+    Corpus,
+    open_corpus,
+    records_for_artifact,
+    search,
+)
+from rowvoi.corpus.sources import (
+    DFLT_EXCLUDE_DIRS,
+    CorpusSource,
+    content_hash_signal,
+    from_dataframe,
+    from_files,
+    from_mapping,
+    from_records,
+    from_records_file,
+    resolve_fetcher,
+)
+from rowvoi.corpus.store import CorpusStore
+from rowvoi.corpus.strategy import (
+    DFLT_CHUNK_MAX_TOKENS,
+    STRATEGY_REGISTRY,
+    Chunked,
+    Fields,
+    IndexingStrategy,
+    WholeText,
+    strategy_from_spec,
+    strategy_to_spec,
+    text_of,
+)
+
 __all__ = [
     # base
     "Artifact", "Surface", "IndexPlan", "Record", "SearchHit", "FilterFields",
@@ -54,4 +112,18 @@ __all__ = [
     "ledger_key", "plain",
     "CorpusError", "CorpusNotFound", "CorpusExists", "CorpusEmpty", "CorpusLocked",
     "NoLedgerEntry", "EmbedderError", "EmbedderMismatch", "EmbedderUnavailable",
+    # sources
+    "CorpusSource", "from_mapping", "from_files", "from_records", "from_records_file",
+    "from_dataframe", "resolve_fetcher", "content_hash_signal", "DFLT_EXCLUDE_DIRS",
+    # strategy
+    "IndexingStrategy", "WholeText", "Chunked", "Fields", "text_of", "STRATEGY_REGISTRY",
+    "strategy_to_spec", "strategy_from_spec", "DFLT_CHUNK_MAX_TOKENS",
+    # embedders
+    "CorpusEmbedder", "make_embedder", "embedder_for_id",
+    # store, build, search
+    "CorpusStore", "build", "BuildReport", "DFLT_BATCH_SIZE", "Corpus", "open_corpus",
+    "search", "records_for_artifact", "MODES", "FUSIONS", "DFLT_RRF_K", "DFLT_BLEND_ALPHA",
+    "DFLT_BM25_SAT_K",
+    # paths
+    "corpora_dir", "corpus_dir", "registry_path",
 ]

@@ -1,0 +1,846 @@
+"""Build a corpus: incremental, idempotent, crash-safe.
+
+:func:`build` turns a :class:`~rowvoi.corpus.sources.CorpusSource` into a
+queryable :class:`~rowvoi.corpus.search.Corpus`, stored in a
+:class:`~rowvoi.corpus.store.CorpusStore`.
+
+What a build does
+-----------------
+1. **Scan**: every artifact's change signal is compared with the corpus's
+   ledger. Unchanged artifacts cost one signal each: no decomposition, no
+   embedding, no index work. A build with nothing changed writes nothing
+   at all.
+2. **Re-index** new and changed artifacts: decompose (strategy), embed the
+   surfaces in batches of ``batch_size`` texts -- each text's vector is
+   looked up first by (embedder id, content hash) among the corpus's own
+   vectors and the build's, so an unchanged text is never embedded twice --
+   and replace the artifact's records. With ``full=True`` (the default),
+   artifacts the source no longer has are pruned from every index.
+3. **Identity changes** rebuild, never mix: a corpus built with another
+   embedder is re-embedded entirely; a change of strategy re-decomposes
+   every artifact (vectors of texts that did not change are kept); a
+   change of analyzer or BM25 settings re-indexes the text. Each is
+   reported in :attr:`BuildReport.rebuild`.
+4. **Commit** (see :mod:`rowvoi.corpus.store`): the change is written as
+   delta rows, or -- when the delta has grown past the compaction
+   threshold, or everything was rebuilt -- as new index files of the new
+   generation, fsynced before the one SQLite transaction that publishes
+   the generation with its rows.
+
+Progress goes to stderr as a bar (tqdm) when stderr is a terminal (or
+``progress=True``); nothing is printed otherwise.
+
+Where the embedding cache lives
+-------------------------------
+In the corpus itself. Records carry the hash of their text; the corpus has
+one pinned embedder id; so ``(embedder id, content hash)`` is answered by
+the corpus's own vectors (``delta_vectors`` rows, or the base index file
+when a rebuild loads it), with no second copy of every vector in a cache
+directory. Texts repeated within one build are embedded once.
+
+Examples
+--------
+>>> from rowvoi.corpus import CorpusStore, from_mapping
+>>> src = from_mapping({"a": "Lift on a wing", "b": "Heat transfer in a pipe"},
+...                    embedder="hashing:64")
+>>> corpus = build(src, store=CorpusStore.memory())
+>>> corpus.last_build.n_new, corpus.last_build.texts_embedded
+(2, 2)
+>>> build(src, store=corpus.store).last_build.texts_embedded   # nothing changed
+0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import hashlib
+import json
+import math
+import numbers
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rowvoi.corpus.base import CorpusError, EmbedderMismatch, Surface, ledger_key
+from rowvoi.corpus.embedders import CorpusEmbedder, make_embedder
+from rowvoi.corpus.sources import CorpusSource
+from rowvoi.corpus.store import (
+    AID_COLUMN,
+    COMPACT_MIN,
+    COMPACT_RATIO,
+    CorpusStore,
+    Snapshot,
+    default_lexical,
+    load_dense,
+    load_lexical,
+    new_lexical,
+)
+from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
+
+__all__ = ["build", "BuildReport", "DFLT_BATCH_SIZE"]
+
+#: Texts per embedder call.
+DFLT_BATCH_SIZE = 256
+
+#: Test hook: called with a stage name at each step of a build
+#: (``"scanned"``, ``"embedded"`` after each batch, ``"lexical-written"``,
+#: ``"dense-written"``, ``"commit"``, ``"committed"``, ``"cleaned"``). None,
+#: and never set by rowvoi itself; the crash tests set it in a child process.
+_stage_hook: Callable[[str], None] | None = None
+
+
+def _stage(name: str) -> None:
+    if _stage_hook is not None:
+        _stage_hook(name)
+
+
+@dataclass
+class BuildReport:
+    """What a build did.
+
+    Attributes
+    ----------
+    generation : int
+        The committed generation after the build (unchanged by a no-op).
+    n_seen : int
+        Artifacts in the source.
+    n_new, n_changed, n_unchanged, n_deleted : int
+        Artifacts added, re-indexed, skipped, pruned.
+    records_added, records_removed : int
+        Records (surfaces) written and removed.
+    texts_embedded : int
+        Texts sent to the embedder.
+    embed_calls : int
+        Embedder calls.
+    cache_hits : int
+        Surfaces whose vector came from the embedding cache.
+    compacted : bool
+        New index files were written.
+    rebuild : str or None
+        Why everything was re-indexed (``"first build"``, ``"embedder
+        changed"``, ``"strategy changed"``, ``"analyzer changed"``,
+        ``"compaction requested"``), or ``None``.
+    seconds : float
+        Wall time, and ``embed_seconds`` of it in the embedder.
+    took_over_lock_of : int or None
+        The pid of a dead builder whose lock this build took over.
+    """
+
+    generation: int = 0
+    n_seen: int = 0
+    n_new: int = 0
+    n_changed: int = 0
+    n_unchanged: int = 0
+    n_deleted: int = 0
+    records_added: int = 0
+    records_removed: int = 0
+    texts_embedded: int = 0
+    embed_calls: int = 0
+    cache_hits: int = 0
+    compacted: bool = False
+    rebuild: str | None = None
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    took_over_lock_of: int | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Did the build commit anything?"""
+        return bool(self.n_new or self.n_changed or self.n_deleted or self.rebuild)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return dataclasses.asdict(self)
+
+
+# ------------------------------------------------------------ filter types
+
+
+def _value_class(v: Any) -> str | None:
+    """numeric / date / text / json, or None for a missing value."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, (bool, numbers.Real)) and not isinstance(v, complex):
+        return "numeric"
+    if isinstance(v, (_dt.date, _dt.datetime)):
+        return "date"
+    if isinstance(v, str):
+        return "text"
+    if hasattr(v, "item"):
+        return _value_class(v.item())
+    return "json"
+
+
+def _widen(a: str | None, b: str | None) -> str | None:
+    if a is None or a == b:
+        return b if a is None else a
+    if b is None:
+        return a
+    if "json" in (a, b):
+        return "json"
+    return "text"
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (_dt.date, _dt.datetime)):
+        return v.isoformat()
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        return v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+class _Fields:
+    """The typed filter columns, kept in step with ``filter_values``."""
+
+    def __init__(self, con: sqlite3.Connection, declared: Mapping[str, str]) -> None:
+        self.con = con
+        self.declared = dict(declared)
+        self.types: dict[str, tuple[str, bool, bool]] = {
+            n: (t, bool(i), bool(d)) for n, t, i, d in
+            con.execute("SELECT name, type, integer, declared FROM fields")}
+        self.columns = {r[1] for r in con.execute("PRAGMA table_info(filter_values)")}
+        self.folded = {c.casefold(): c for c in self.columns}
+        self._rewrite: set[str] = set()
+
+    def _column(self, name: str) -> None:
+        from rowvoi.query.sql import quote_ident
+
+        if name in self.columns:
+            return
+        if name.startswith("__rowvoi"):
+            raise ValueError(f"filter field {name!r}: names starting with '__rowvoi' are "
+                             "reserved")
+        other = self.folded.get(name.casefold())
+        if other is not None:
+            raise ValueError(f"filter fields {other!r} and {name!r} differ only in case; "
+                             "SQLite column names ignore case: rename one")
+        self.con.execute(f"ALTER TABLE filter_values ADD COLUMN {quote_ident(name)}")
+        self.columns.add(name)
+        self.folded[name.casefold()] = name
+
+    def observe(self, artifact_id: str, fields: Mapping[str, Any]) -> None:
+        """Type the fields of one artifact (widening inferred types)."""
+        for name, value in fields.items():
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"artifact {artifact_id!r}: filter field names must be "
+                                 f"non-empty str, not {name!r}")
+            cls = _value_class(value)
+            if name in self.declared:
+                t = self.declared[name]
+                integer = False
+                if cls is not None and t == "numeric":
+                    integer = isinstance(value, (bool, numbers.Integral))
+                cur = self.types.get(name)
+                if cur is None or cur[0] != t or not cur[2]:
+                    self.types[name] = (t, integer, True)
+                    if cur is not None:
+                        self._rewrite.add(name)  # stored under another type so far
+                elif cur[1] and not integer and cls is not None:
+                    self.types[name] = (t, False, True)
+                continue
+            cur = self.types.get(name)
+            if cls is None:
+                if cur is None:  # only missing so far: a placeholder type
+                    self.types[name] = ("text", False, False)
+                continue
+            integer = cls == "numeric" and isinstance(value, (bool, numbers.Integral))
+            if cur is None:
+                self.types[name] = (cls, integer, False)
+                continue
+            t, was_int, _ = cur
+            nt = _widen(t, cls)
+            if t == "text" and cls != "text" and self._all_missing(name):
+                # a field seen only empty so far takes the first real type
+                self.types[name] = (cls, integer, False)
+                continue
+            if nt != t:
+                self.types[name] = (nt, integer if nt == "numeric" else False, False)
+                self._rewrite.add(name)  # values stored as `t` must become `nt`
+            elif nt == "numeric" and was_int and not integer:
+                self.types[name] = ("numeric", False, False)
+
+    def _all_missing(self, name: str) -> bool:
+        from rowvoi.query.sql import quote_ident
+
+        if name not in self.columns:
+            return True
+        q = quote_ident(name)
+        return self.con.execute(f"SELECT 1 FROM filter_values WHERE {q} IS NOT NULL LIMIT 1"
+                                ).fetchone() is None
+
+    def stored(self, artifact_id: str, name: str, value: Any) -> Any:
+        """The value as the filter table stores it (``None`` for json)."""
+        from rowvoi.query.values import sqlite_value
+
+        t = self.types[name][0]
+        if t == "json":
+            return None
+        if isinstance(value, bool):
+            value = int(value)
+        if t == "text" and value is not None and not isinstance(value, str):
+            value = json.dumps(_jsonable(value)) if isinstance(value, (list, dict)) \
+                else str(_jsonable(value))
+        try:
+            return sqlite_value(value, t)
+        except ValueError as exc:
+            raise ValueError(f"artifact {artifact_id!r}: filter field {name!r} is declared "
+                             f"{t}: {exc}") from None
+
+    def write(self, aid: int, artifact_id: str, fields: Mapping[str, Any]) -> None:
+        """Insert (or replace) one artifact's row of ``filter_values``."""
+        from rowvoi.query.sql import quote_ident
+
+        names = [n for n in fields if self.types.get(n, ("json",))[0] != "json"]
+        for n in names:
+            self._column(n)
+        cols = [quote_ident(AID_COLUMN)] + [quote_ident(n) for n in names]
+        vals = [aid] + [self.stored(artifact_id, n, fields[n]) for n in names]
+        self.con.execute(f"INSERT OR REPLACE INTO filter_values ({', '.join(cols)}) VALUES "
+                         f"({', '.join('?' * len(cols))})", vals)
+
+    def finish(self) -> None:
+        """Rewrite columns whose type changed, from the ledger's JSON, and
+        store the field types."""
+        from rowvoi.query.sql import quote_ident
+
+        for name in sorted(self._rewrite):
+            t = self.types[name][0]
+            if t == "json":
+                if name in self.columns:
+                    self.con.execute(f"UPDATE filter_values SET {quote_ident(name)} = NULL")
+                continue
+            self._column(name)
+            rows = self.con.execute("SELECT aid, artifact_id, filter_fields FROM artifacts"
+                                    ).fetchall()
+            updates = []
+            for aid, artifact_id, ff in rows:
+                value = json.loads(ff).get(name)
+                updates.append((self.stored(artifact_id, name, value), aid))
+            self.con.executemany(f"UPDATE filter_values SET {quote_ident(name)} = ? "
+                                 f"WHERE {quote_ident(AID_COLUMN)} = ?", updates)
+        self.con.execute("DELETE FROM fields")
+        self.con.executemany("INSERT INTO fields VALUES (?, ?, ?, ?)",
+                             [(n, t, int(i), int(d)) for n, (t, i, d) in self.types.items()])
+
+
+# ----------------------------------------------------------------- progress
+
+
+class _Progress:
+    """A tqdm bar on stderr when it is a terminal (or forced); else silent."""
+
+    def __init__(self, enabled: bool | None, total: int, desc: str) -> None:
+        if enabled is None:
+            enabled = sys.stderr.isatty()
+        self.bar = None
+        if enabled and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="doc", file=sys.stderr, leave=False,
+                            dynamic_ncols=True)
+
+    def update(self, n: int, **postfix: Any) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+            if postfix:
+                self.bar.set_postfix(postfix, refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# -------------------------------------------------------------------- build
+
+
+def _hash_text(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
+
+
+def _resolve_store(source: CorpusSource, store: Any) -> CorpusStore:
+    if isinstance(store, CorpusStore):
+        return store
+    if store is None:
+        if source.name is None:
+            return CorpusStore.memory()
+        return CorpusStore.local(source.name)
+    if isinstance(store, (str, os.PathLike)):
+        return CorpusStore(store, name=source.name)
+    raise TypeError(f"store must be a CorpusStore, a path or None, not {type(store).__name__}")
+
+
+def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None = None,
+          embedder: Any = None, full: bool = True, batch_size: int = DFLT_BATCH_SIZE,
+          progress: bool | None = None, compact: bool | None = None) -> Any:
+    """Build or incrementally update a corpus from ``source``.
+
+    Parameters
+    ----------
+    source : CorpusSource
+    store : CorpusStore, path, or None
+        Where the corpus lives: default the named corpus's directory
+        (:meth:`CorpusStore.local`), or an in-memory store for an unnamed
+        source.
+    embedder : spec, optional
+        Overrides ``source.embedder`` (see :mod:`rowvoi.corpus.embedders`).
+        A different embedder than the corpus's re-embeds everything.
+    full : bool
+        Prune artifacts the source no longer has (default True).
+    batch_size : int
+        Texts per embedder call (default 256).
+    progress : bool, optional
+        Force the progress bar on or off (default: when stderr is a
+        terminal).
+    compact : bool, optional
+        True: write new index files even for a small change; False: never
+        compact in this build (the delta grows); None (default): by the
+        rule of :mod:`rowvoi.corpus.store`.
+
+    Returns
+    -------
+    Corpus
+        Open on the built corpus; ``.last_build`` is the
+        :class:`BuildReport`.
+
+    Raises
+    ------
+    CorpusLocked
+        Another process is building this corpus.
+    EmbedderError
+        A bad embedder spec, a callable without an id for a stored corpus,
+        or an embedder returning vectors of the wrong shape.
+    ValueError, TypeError
+        A strategy, change signal or metadata function failing on an
+        artifact (named), a filter field value that does not fit its
+        declared type. Nothing is committed then.
+
+    Notes
+    -----
+    Thread-safety: one build per corpus at a time (the lock refuses a
+    second, in any process); searches of the corpus, in any thread or
+    process, keep answering from the committed generation meanwhile.
+    """
+    if not isinstance(source, CorpusSource):
+        raise TypeError(f"source must be a CorpusSource, not {type(source).__name__}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) \
+            or batch_size < 1:
+        raise ValueError(f"batch_size={batch_size!r}: must be an integer >= 1")
+    st = _resolve_store(source, store)
+    emb = make_embedder(source.embedder if embedder is None else embedder,
+                        persistent=not st.temporary)
+    t0 = time.perf_counter()
+    with st.lock() as previous:
+        st.create()
+        report = _Builder(source, st, emb, full=bool(full), batch_size=int(batch_size),
+                          progress=progress, compact=compact).run()
+    dead = previous.get("pid")
+    if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
+        report.took_over_lock_of = int(dead)
+    report.seconds = time.perf_counter() - t0
+    from rowvoi.corpus.search import Corpus
+
+    corpus = Corpus(source.name, st, embedder=emb)
+    corpus.last_build = report
+    return corpus
+
+
+class _Builder:
+    """One build, as named steps (see the module notes)."""
+
+    def __init__(self, source: CorpusSource, store: CorpusStore, emb: CorpusEmbedder, *,
+                 full: bool, batch_size: int, progress: bool | None,
+                 compact: bool | None) -> None:
+        self.source = source
+        self.store = store
+        self.emb = emb
+        self.full = full
+        self.batch_size = batch_size
+        self.progress = progress
+        self.compact = compact
+        self.report = BuildReport()
+        self.strategy = source.indexing_strategy
+        self.strategy_id = strategy_id(self.strategy)
+        self.lexical_conf = default_lexical()
+        self.new_files: list[str] = []
+
+    # ------------------------------------------------------------ steps
+    def run(self) -> BuildReport:
+        con = self.store.writer_connection()
+        try:
+            snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
+            self.state = snap.state
+            self.base = snap.base
+            self.store.clean_files([self.base.get("lexical"), self.base.get("dense")])
+            self.con = con
+            self.rebuild = self._rebuild_reason(snap)
+            stale, deleted, ledger = self._scan()
+            _stage("scanned")
+            self.report.generation = int(self.state.get("generation", 0))
+            if not stale and not deleted and self.rebuild is None and self.compact is not True:
+                return self.report
+            if self.rebuild is None and self.compact is True:
+                self.rebuild = "compaction requested"
+            self.report.rebuild = self.rebuild
+            self._write(stale, deleted, ledger)
+            return self.report
+        finally:
+            con.close()
+
+    def _rebuild_reason(self, snap: Snapshot) -> str | None:
+        s = self.state
+        if snap.generation == 0 or snap.n_records() == 0 and not s.get("embedder_id"):
+            return "first build"
+        if s.get("embedder_id") != self.emb.embedder_id:
+            return "embedder changed"
+        if s.get("lexical") != self.lexical_conf:
+            return "analyzer changed"
+        if s.get("strategy_id") != self.strategy_id:
+            return "strategy changed"
+        return None
+
+    def _scan(self) -> tuple[list[tuple[str, str]], list[str], dict[str, tuple[int, str]]]:
+        """(stale (id, version) pairs, ledger ids to prune, ledger)."""
+        ledger = {a: (aid, v) for aid, a, v in self.con.execute(
+            "SELECT aid, artifact_id, version FROM artifacts")}
+        stale: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        signal = self.source.change_signal
+        for artifact_id, raw in self.source.items():
+            if artifact_id in seen:
+                raise ValueError(f"the source yields artifact {artifact_id!r} twice; ids must "
+                                 "be unique")
+            seen.add(artifact_id)
+            try:
+                version = signal(artifact_id, raw)
+            except Exception as exc:
+                raise type(exc)(f"change_signal failed on artifact {artifact_id!r}: {exc}") \
+                    from exc
+            if not isinstance(version, str):
+                raise TypeError(f"change_signal({artifact_id!r}) returned "
+                                f"{type(version).__name__}, not a str")
+            entry = ledger.get(artifact_id)
+            if self.rebuild is not None or entry is None or entry[1] != version:
+                stale.append((artifact_id, version))
+            else:
+                self.report.n_unchanged += 1
+        self.report.n_seen = len(seen)
+        deleted = [a for a in ledger if a not in seen] if (self.full or self.rebuild) else []
+        for artifact_id, _ in stale:
+            if self.rebuild is None and artifact_id in ledger:
+                self.report.n_changed += 1
+            else:
+                self.report.n_new += 1
+        return stale, deleted, ledger
+
+    def _write(self, stale: list[tuple[str, str]], deleted: list[str],
+               ledger: dict[str, tuple[int, str]]) -> None:
+        con = self.con
+        gen = int(self.state.get("generation", 0)) + 1
+        self.next_id = int(self.state.get("next_id", 0))
+        self.dim = self.state.get("dim") if self.rebuild != "embedder changed" else None
+        if self.dim is None and self.emb.dim:
+            self.dim = int(self.emb.dim)
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            old_vectors = self._old_vectors() if self.rebuild not in (None, "first build",
+                                                                       "embedder changed") \
+                else None
+            if self.rebuild is not None:
+                self._reset()
+                ledger = {}
+                self.direct = (new_lexical(self.lexical_conf), None)
+            else:
+                self.direct = None
+            self.fields = _Fields(con, self.source.filter_types)
+            for artifact_id in deleted:
+                if artifact_id in ledger:
+                    self._remove_artifact(ledger[artifact_id][0])
+                self.report.n_deleted += 1
+            self._reindex(stale, ledger, old_vectors)
+            self.fields.finish()
+            compacting = self.direct is not None or self._should_compact()
+            state = dict(self.state)
+            if compacting:
+                state["base"] = self._compact(gen)
+            state.update({
+                "generation": gen, "next_id": self.next_id, "dim": self.dim,
+                "embedder_id": self.emb.embedder_id, "embedder_spec": self.emb.spec,
+                "strategy_id": self.strategy_id, "strategy_spec": _spec_or_none(self.strategy),
+                "lexical": self.lexical_conf, "name": self.source.name,
+                "source": self.source.spec, "updated": time.time(),
+                "n_records": con.execute("SELECT count(*) FROM records").fetchone()[0],
+                "n_artifacts": con.execute("SELECT count(*) FROM artifacts").fetchone()[0],
+            })
+            con.executemany("INSERT OR REPLACE INTO state VALUES (?, ?)",
+                            [(k, json.dumps(v)) for k, v in state.items()])
+            _stage("commit")
+            con.execute("COMMIT")
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            for name in self.new_files:
+                try:
+                    (self.store.path / name).unlink()
+                except OSError:
+                    pass
+            raise
+        _stage("committed")
+        self.report.generation = gen
+        self.report.compacted = compacting
+        self.report.texts_embedded = self.emb.texts_embedded - self._emb_start
+        self.report.embed_calls = self.emb.calls - self._calls_start
+        snap = Snapshot(self.store, con)
+        self.store.write_manifest(snap.state, snap.counts())
+        self.store.clean_files([snap.base.get("lexical"), snap.base.get("dense")])
+        _stage("cleaned")
+        try:
+            con.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            pass
+
+    # ----------------------------------------------------------- pieces
+    def _reset(self) -> None:
+        con = self.con
+        for table in ("records", "artifacts", "delta_vectors", "tombstones", "fields"):
+            con.execute(f"DELETE FROM {table}")
+        con.execute("DROP TABLE filter_values")
+        con.execute(f'CREATE TABLE filter_values ("{AID_COLUMN}" INTEGER PRIMARY KEY)')
+
+    def _old_vectors(self) -> tuple[dict[bytes, int], Any] | None:
+        """For a rebuild under the same embedder: ``({content hash: id},
+        old dense index)`` -- the embedding cache of the old generation."""
+        if not self.state.get("dim"):
+            return None
+        snap = Snapshot(self.store, self.con)
+        dense = load_dense(self.store, snap)
+        if dense is None:
+            return None
+        by_hash = {h: i for i, h in self.con.execute("SELECT id, content_hash FROM records")}
+        return by_hash, dense
+
+    def _remove_artifact(self, aid: int) -> None:
+        """Delete an artifact's records (tombstones for base records), its
+        ledger entry and filter row."""
+        con = self.con
+        base_next = int(self.base.get("next_id", 0))
+        ids = [r[0] for r in con.execute("SELECT id FROM records WHERE aid = ?", (aid,))]
+        in_base = [(i,) for i in ids if i < base_next]
+        if in_base:
+            con.executemany("INSERT INTO tombstones VALUES (?)", in_base)
+        delta = [(i,) for i in ids if i >= base_next]
+        if delta:
+            con.executemany("DELETE FROM delta_vectors WHERE id = ?", delta)
+        con.execute("DELETE FROM records WHERE aid = ?", (aid,))
+        con.execute("DELETE FROM artifacts WHERE aid = ?", (aid,))
+        con.execute(f'DELETE FROM filter_values WHERE "{AID_COLUMN}" = ?', (aid,))
+        self.report.records_removed += len(ids)
+
+    def _plans(self, stale: list[tuple[str, str]]) -> Iterator[list[tuple[str, str, Any, list]]]:
+        """Batches of (artifact_id, version, filter fields, surfaces), about
+        ``batch_size`` surfaces each."""
+        batch: list[tuple[str, str, Any, list]] = []
+        n = 0
+        for artifact_id, version in stale:
+            raw = self.source.get(artifact_id)
+            try:
+                plan = self.strategy.decompose(artifact_id, raw)
+                fields = self.source.filter_fields(artifact_id, raw, plan.filter_fields)
+            except Exception as exc:
+                raise type(exc)(f"indexing artifact {artifact_id!r} failed: {exc}") from exc
+            surfaces = [s for s in plan.surfaces if isinstance(s, Surface) and s.text.strip()]
+            if len(surfaces) != len([s for s in plan.surfaces if getattr(s, "text", "")
+                                     .strip()]):
+                raise TypeError(f"artifact {artifact_id!r}: the strategy returned surfaces "
+                                "that are not rowvoi.corpus.Surface objects")
+            batch.append((artifact_id, version, fields, surfaces))
+            n += len(surfaces)
+            if n >= self.batch_size:
+                yield batch
+                batch, n = [], 0
+        if batch:
+            yield batch
+
+    def _reindex(self, stale: list[tuple[str, str]], ledger: dict[str, tuple[int, str]],
+                 old_vectors: tuple[dict[bytes, int], Any] | None) -> None:
+        self._emb_start, self._calls_start = self.emb.texts_embedded, self.emb.calls
+        built: dict[bytes, np.ndarray] = {}
+        bar = _Progress(self.progress, len(stale), f"building {self.source.name or 'corpus'}")
+        try:
+            for batch in self._plans(stale):
+                texts = [s.text for _, _, _, surfs in batch for s in surfs]
+                hashes = [_hash_text(t) for t in texts]
+                vectors = self._vectors(texts, hashes, built, old_vectors)
+                _stage("embedded")
+                pos = 0
+                for artifact_id, version, fields, surfs in batch:
+                    entry = ledger.get(artifact_id)
+                    if entry is not None:
+                        self._remove_artifact(entry[0])
+                    aid = self._put_artifact(artifact_id, version, fields,
+                                             None if entry is None else entry[0])
+                    n = len(surfs)
+                    self._put_records(aid, surfs, hashes[pos:pos + n], vectors[pos:pos + n])
+                    pos += n
+                bar.update(len(batch), embedded=self.emb.texts_embedded - self._emb_start)
+        finally:
+            bar.close()
+
+    def _vectors(self, texts: list[str], hashes: list[bytes], built: dict[bytes, np.ndarray],
+                 old_vectors: tuple[dict[bytes, int], Any] | None) -> np.ndarray:
+        """The batch's vectors: cache first (this build, then the corpus),
+        then the embedder for the rest (each distinct text once)."""
+        found: dict[bytes, np.ndarray] = {}
+        for h in hashes:
+            if h in built:
+                found[h] = built[h]
+        missing = [h for h in dict.fromkeys(hashes) if h not in found]
+        if missing and old_vectors is not None:
+            by_hash, dense = old_vectors
+            pairs = [(h, by_hash[h]) for h in missing if h in by_hash]
+            if pairs:
+                vecs = dense.get([i for _, i in pairs])
+                for (h, _), v in zip(pairs, vecs):
+                    found[h] = v
+        elif missing and self.rebuild is None:
+            found.update(self._delta_cache(missing))
+        todo = [h for h in dict.fromkeys(hashes) if h not in found]
+        if todo:
+            first = {}
+            for t, h in zip(texts, hashes):
+                first.setdefault(h, t)
+            t0 = time.perf_counter()
+            vecs = self.emb.embed([first[h] for h in todo])
+            self.report.embed_seconds += time.perf_counter() - t0
+            if self.dim is None:
+                self.dim = int(vecs.shape[1])
+            elif vecs.shape[1] != self.dim:
+                raise EmbedderMismatch(
+                    f"embedder {self.emb.embedder_id!r} returned {vecs.shape[1]}-dimensional "
+                    f"vectors; this corpus holds {self.dim}-dimensional ones")
+            for h, v in zip(todo, vecs):
+                found[h] = v
+        embedded = set(todo)
+        self.report.cache_hits += sum(1 for h in hashes if h not in embedded)
+        for h in hashes:
+            built[h] = found[h]
+        if not hashes:
+            return np.zeros((0, self.dim or 1), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
+    def _delta_cache(self, missing: list[bytes]) -> dict[bytes, np.ndarray]:
+        """Vectors of texts already in the delta (same embedder: the corpus's)."""
+        if not self.dim:
+            return {}
+        base_next = int(self.base.get("next_id", 0))
+        rows = self.con.execute(
+            "SELECT r.content_hash, v.vector FROM records r JOIN delta_vectors v ON v.id = r.id "
+            "WHERE r.content_hash IN (SELECT unhex(value) FROM json_each(?)) AND r.id >= ?",
+            (json.dumps([h.hex() for h in missing]), base_next)).fetchall() \
+            if _HAS_UNHEX else self._delta_cache_rows(missing, base_next)
+        return {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
+
+    def _delta_cache_rows(self, missing: list[bytes], base_next: int) -> list[tuple]:
+        out = []
+        for i in range(0, len(missing), 500):
+            chunk = missing[i:i + 500]
+            out += self.con.execute(
+                "SELECT r.content_hash, v.vector FROM records r JOIN delta_vectors v ON "
+                f"v.id = r.id WHERE r.content_hash IN ({', '.join('?' * len(chunk))}) "
+                "AND r.id >= ?", (*chunk, base_next)).fetchall()
+        return out
+
+    def _put_artifact(self, artifact_id: str, version: str, fields: Mapping[str, Any],
+                      aid: int | None) -> int:
+        self.fields.observe(artifact_id, fields)
+        doc = json.dumps({k: _jsonable(v) for k, v in fields.items()}, default=str)
+        cur = self.con.execute(
+            "INSERT INTO artifacts (aid, artifact_id, version, strategy_id, embedder_id, "
+            "filter_fields) VALUES (?, ?, ?, ?, ?, ?)",
+            (aid, ledger_key(artifact_id), version, self.strategy_id, self.emb.embedder_id, doc))
+        aid = int(cur.lastrowid) if aid is None else aid
+        self.fields.write(aid, artifact_id, fields)
+        return aid
+
+    def _put_records(self, aid: int, surfaces: Sequence[Surface], hashes: Sequence[bytes],
+                     vectors: np.ndarray) -> None:
+        n = len(surfaces)
+        if n == 0:
+            return
+        ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
+        self.next_id += n
+        self.con.executemany(
+            "INSERT INTO records (id, aid, surface_index, kind, granularity, text, metadata, "
+            "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(int(i), aid, j, s.kind, s.granularity, s.text,
+              json.dumps({k: _jsonable(v) for k, v in s.metadata.items()}, default=str), h)
+             for j, (i, s, h) in enumerate(zip(ids.tolist(), surfaces, hashes))])
+        if self.direct is not None:
+            lexical, dense = self.direct
+            lexical.add([s.text for s in surfaces], ids=ids)
+            if dense is None:
+                from rowvoi.dense import FlatIndex
+
+                dense = FlatIndex(int(vectors.shape[1]), metric="ip")
+                self.direct = (lexical, dense)
+            dense.add(vectors, ids=ids)
+        else:
+            self.con.executemany("INSERT INTO delta_vectors VALUES (?, ?)",
+                                 [(int(i), v.tobytes()) for i, v in zip(ids.tolist(),
+                                                                        vectors)])
+        self.report.records_added += n
+
+    def _should_compact(self) -> bool:
+        if self.compact is False:
+            return False
+        base_next = int(self.base.get("next_id", 0))
+        c = self.con
+        n_delta = c.execute("SELECT count(*) FROM records WHERE id >= ?",
+                            (base_next,)).fetchone()[0]
+        n_tomb = c.execute("SELECT count(*) FROM tombstones").fetchone()[0]
+        n_live = c.execute("SELECT count(*) FROM records").fetchone()[0]
+        return n_delta + n_tomb > max(COMPACT_MIN, COMPACT_RATIO * n_live)
+
+    def _compact(self, gen: int) -> dict[str, Any]:
+        """Write the index files of generation ``gen`` (all live records)
+        and clear the delta; returns the new base description."""
+        if self.direct is not None:
+            lexical, dense = self.direct
+        else:
+            snap = Snapshot(self.store, self.con)  # sees this transaction's rows
+            lexical = load_lexical(self.store, snap)
+            dense = load_dense(self.store, snap)
+        lex_name, dense_name = f"lexical.{gen}.rvx", None
+        self.new_files.append(lex_name)
+        lexical.compact()
+        lexical.save(self.store.path / lex_name)
+        _stage("lexical-written")
+        if dense is not None and len(dense):
+            dense_name = f"dense.{gen}.rvf"
+            self.new_files.append(dense_name)
+            dense.save(self.store.path / dense_name)
+        _stage("dense-written")
+        self.con.execute("DELETE FROM tombstones")
+        self.con.execute("DELETE FROM delta_vectors")
+        return {"generation": gen, "lexical": lex_name, "dense": dense_name,
+                "next_id": self.next_id}
+
+
+def _spec_or_none(strategy: Any) -> dict[str, Any] | None:
+    try:
+        return strategy_to_spec(strategy)
+    except ValueError:
+        return None
+
+
+_HAS_UNHEX = sqlite3.sqlite_version_info >= (3, 41, 0)

@@ -1,0 +1,265 @@
+"""The corpus registry: how to rebuild each named corpus, as data.
+
+``corpora.json`` (see :func:`rowvoi.corpus.paths.registry_path`) maps each
+corpus name to the recipe that rebuilds it, so ``rowvoi build NAME`` works
+again next week without repeating the flags::
+
+    {"format": "rowvoi-corpora", "version": 1,
+     "corpora": {
+       "notes": {"kind": "files", "root": "/home/me/notes", "pattern": "\\\\.md$",
+                 "embedder": "minilm"},
+       "papers": {"kind": "records", "path": "/data/papers.jsonl", "id_key": "id",
+                  "text_key": "abstract", "metadata_keys": ["year"],
+                  "embedder": "hashing",
+                  "strategy": {"name": "Chunked", "params": {"max_tokens": 250, ...}}}}}
+
+Kinds:
+
+``files``
+    ``root`` (a folder), optional ``pattern`` (a regular expression) and
+    ``exclude`` (directory names): :func:`~rowvoi.corpus.sources.from_files`.
+``records``
+    ``path`` (a ``.jsonl``/``.json``/``.csv``/``.parquet`` file) or
+    ``fetcher`` (a ``"module:attr"`` reference: building imports that
+    module, which runs its code), with ``id_key``, ``text_key`` and
+    ``metadata_keys``: :func:`~rowvoi.corpus.sources.from_records`.
+
+Each entry may also hold ``embedder`` (a spec string), ``strategy`` (a
+shipped strategy's spec) and ``filter_types``. Keys this version does not
+know are kept as they are when the file is rewritten (later versions add
+maintenance policies), and the file is replaced atomically under a lock, so
+concurrent registrations do not lose each other.
+
+Examples
+--------
+>>> import os, tempfile
+>>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+>>> notes = tempfile.mkdtemp()
+>>> register("notes", "files", root=notes)["kind"]
+'files'
+>>> sorted(registered())
+['notes']
+>>> source_for("notes").indexing_strategy
+WholeText(text_key=None, kind='document')
+>>> unregister("notes"); get("notes") is None
+True
+>>> del os.environ["ROWVOI_HOME"]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from rowvoi._atomic import atomic_write_bytes
+from rowvoi.corpus.base import CorpusNotFound
+from rowvoi.corpus.paths import check_name, registry_path
+from rowvoi.corpus.sources import (
+    FILTER_TYPES,
+    CorpusSource,
+    from_files,
+    from_records,
+    from_records_file,
+)
+from rowvoi.corpus.strategy import strategy_from_spec, strategy_to_spec
+
+__all__ = ["KINDS", "REGISTRY_VERSION", "register", "unregister", "get", "registered",
+           "source_from_entry", "source_for", "build_corpus"]
+
+#: The kinds of registered corpora.
+KINDS = ("files", "records")
+#: Version of ``corpora.json``.
+REGISTRY_VERSION = 1
+_FORMAT = "rowvoi-corpora"
+_PARAMS = {
+    "files": {"root", "pattern", "exclude"},
+    "records": {"path", "fetcher", "id_key", "text_key", "metadata_keys"},
+}
+_COMMON = {"kind", "embedder", "strategy", "filter_types"}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"format": _FORMAT, "version": REGISTRY_VERSION, "corpora": {}}
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc}); fix or remove the file") from None
+    if not isinstance(doc, dict) or doc.get("format") != _FORMAT or \
+            not isinstance(doc.get("corpora"), dict):
+        raise ValueError(f"{path}: not a rowvoi corpus registry; fix or remove the file")
+    if not isinstance(doc.get("version"), int) or doc["version"] > REGISTRY_VERSION:
+        raise ValueError(f"{path}: registry version {doc.get('version')!r}; this rowvoi reads "
+                         f"version {REGISTRY_VERSION} (upgrade rowvoi)")
+    return doc
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Read-modify-write of the registry under an exclusive lock."""
+    path = registry_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        doc = _read(path)
+        yield path, doc
+        atomic_write_bytes(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
+    kind = entry.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"corpus {name!r}: kind {kind!r}; kinds are {', '.join(KINDS)}")
+    unknown = set(entry) - _PARAMS[kind] - _COMMON
+    if unknown:
+        raise ValueError(f"corpus {name!r}: {kind} corpora take no "
+                         f"{', '.join(sorted(unknown))} (they take "
+                         f"{', '.join(sorted(_PARAMS[kind]))})")
+    out = {k: v for k, v in entry.items() if v is not None}
+    if kind == "files":
+        if not isinstance(out.get("root"), str) or not out["root"]:
+            raise ValueError(f"corpus {name!r}: a files corpus needs root=FOLDER")
+        out["root"] = str(Path(out["root"]).expanduser().resolve())
+    else:
+        has = [k for k in ("path", "fetcher") if out.get(k)]
+        if len(has) != 1:
+            raise ValueError(f"corpus {name!r}: a records corpus needs exactly one of "
+                             "path=FILE or fetcher='module:attr'")
+        if "path" in out:
+            out["path"] = str(Path(out["path"]).expanduser().resolve())
+        keys = out.get("metadata_keys")
+        if keys is not None and (isinstance(keys, str) or not all(
+                isinstance(k, str) for k in keys)):
+            raise ValueError(f"corpus {name!r}: metadata_keys must be a list of field names")
+        if keys is not None:
+            out["metadata_keys"] = list(keys)
+    spec = out.get("embedder", "default")
+    if not isinstance(spec, str):
+        raise ValueError(f"corpus {name!r}: the registry stores embedder specs as strings "
+                         "('minilm', 'hashing', 'hashing:DIM'); build callables from Python")
+    out["embedder"] = spec
+    strategy = out.get("strategy")
+    if strategy is not None and not isinstance(strategy, Mapping):
+        out["strategy"] = strategy_to_spec(strategy)
+    elif strategy is not None:
+        strategy_from_spec(strategy)  # validates
+        out["strategy"] = dict(strategy)
+    types = out.get("filter_types")
+    if types is not None:
+        if not isinstance(types, Mapping) or any(v not in FILTER_TYPES for v in types.values()):
+            raise ValueError(f"corpus {name!r}: filter_types maps fields to one of "
+                             f"{', '.join(FILTER_TYPES)}")
+        out["filter_types"] = dict(types)
+    return out
+
+
+def register(name: str, kind: str, *, embedder: str = "default", strategy: Any = None,
+             **params: Any) -> dict[str, Any]:
+    """Register (or overwrite) the recipe of corpus ``name``; returns the
+    stored entry. Built data is not touched; the next build uses it.
+
+    Parameters
+    ----------
+    name : str
+    kind : {"files", "records"}
+    embedder : str
+        An embedder spec string.
+    strategy : IndexingStrategy or spec dict, optional
+        A shipped strategy (stored as its spec).
+    **params
+        The kind's parameters (see the module notes), and ``filter_types``.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind or parameter, a missing ``root``/``path``/``fetcher``,
+        a non-string embedder, a custom strategy.
+    """
+    check_name(name)
+    entry = _check_entry(name, {"kind": kind, "embedder": embedder, "strategy": strategy,
+                                **params})
+    with _locked() as (_, doc):
+        old = doc["corpora"].get(name) or {}
+        # keys of later versions (maintenance policies, ...) survive a re-registration
+        known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
+        keep = {k: v for k, v in old.items() if k not in known}
+        doc["corpora"][name] = {**keep, **entry}
+        return dict(doc["corpora"][name])
+
+
+def unregister(name: str) -> None:
+    """Remove ``name`` from the registry (built data is kept). Unknown
+    names are ignored."""
+    check_name(name)
+    if not registry_path().exists():
+        return
+    with _locked() as (_, doc):
+        doc["corpora"].pop(name, None)
+
+
+def get(name: str) -> dict[str, Any] | None:
+    """The registry entry of ``name``, or ``None``."""
+    check_name(name)
+    entry = _read(registry_path())["corpora"].get(name)
+    return None if entry is None else dict(entry)
+
+
+def registered() -> dict[str, dict[str, Any]]:
+    """Every registered entry, by name."""
+    return {k: dict(v) for k, v in _read(registry_path())["corpora"].items()}
+
+
+def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
+    """The :class:`CorpusSource` a registry entry describes.
+
+    Raises
+    ------
+    ValueError
+        A malformed entry (named).
+    """
+    known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
+    e = _check_entry(name, {k: v for k, v in entry.items() if k in known})
+    strategy = strategy_from_spec(e.get("strategy"))
+    common = {"name": name, "strategy": strategy, "embedder": e.get("embedder", "default")}
+    if e.get("filter_types"):
+        common["filter_types"] = e["filter_types"]
+    if e["kind"] == "files":
+        kw = {k: e[k] for k in ("pattern", "exclude") if k in e}
+        return from_files(e["root"], **kw, **common)
+    kw = {k: e[k] for k in ("id_key", "text_key", "metadata_keys") if k in e}
+    if "path" in e:
+        return from_records_file(e["path"], **kw, **common)
+    return from_records(fetcher=e["fetcher"], **kw, **common)
+
+
+def source_for(name: str) -> CorpusSource:
+    """The registered source of ``name``.
+
+    Raises
+    ------
+    CorpusNotFound
+        ``name`` is not registered; the message says how to register it.
+    """
+    entry = get(name)
+    if entry is None:
+        raise CorpusNotFound(f"corpus {name!r} is not registered: give its source "
+                             f"(rowvoi build {name} --files FOLDER, or --records FILE), or "
+                             f"register it: rowvoi register {name} --files FOLDER")
+    return source_from_entry(name, entry)
+
+
+def build_corpus(name: str, **build_kwargs: Any) -> Any:
+    """Build the registered corpus ``name`` (see :func:`rowvoi.corpus.build`)."""
+    from rowvoi.corpus.build import build
+
+    return build(source_for(name), **build_kwargs)
+

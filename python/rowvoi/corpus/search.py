@@ -1,0 +1,775 @@
+"""Search a corpus: dense, lexical or hybrid, with hard metadata filters.
+
+:func:`search` ranks a corpus's records for a query in one of
+:data:`MODES`:
+
+``"dense"`` (default)
+    cosine similarity of the query's embedding (exact flat index, or the
+    HNSW graph when the corpus has one and ``index`` allows it);
+``"lexical"``
+    Okapi BM25 (Lucene variant, k1 = 1.2, b = 0.75) over the analysed text;
+    never loads the embedding model;
+``"hybrid"``
+    both, fused by one of :data:`FUSIONS`: ``"rrf"`` (reciprocal rank
+    fusion, ``sum 1 / (rrf_k + rank)`` over the two candidate lists) or
+    ``"blend"`` (``alpha * cosine + (1 - alpha) * bm25 / (bm25 +
+    bm25_sat_k)``, which keeps the magnitude of the scores: better for
+    abstention floors). Blend scores every candidate of either list on both
+    sides exactly (a record BM25 did not return has BM25 score 0; a
+    record the vector search did not return gets its exact cosine), so a
+    fused score never mixes scales -- also when one side finds nothing: the
+    other side's hits are then scored on the fused scale all the same.
+
+Filters and surfaces
+--------------------
+``filter`` is a document of the :mod:`rowvoi.query` filter language over
+the corpus's filter fields (``{"year": {"$gte": 1960}, "venue":
+"JAS"}``), validated against their declared types and compiled by the
+query layer to parameterised SQL over the typed ``filter_values`` table.
+``surfaces`` restricts to surface kinds. Both become one
+:class:`~rowvoi.idset.IdSet` that the kernels apply while they rank, so a
+filtered top-k is exact.
+
+Candidates and collapse
+-----------------------
+Each index returns ``fetch_k`` candidates (default ``max(5 k, 50)`` when
+collapsing per artifact or weighting surfaces, else ``k``); surface
+weights multiply each candidate's first-stage score; ``per_artifact=True``
+keeps the best surface per artifact; then the top ``k``. Ties break by the
+lower record id, so results are deterministic.
+
+Every hit carries ``explain``: which indexes returned it
+(``answered_by``), its rank and raw score on each side, the fused score
+and the surface weight; ``explain=True`` adds each query term's BM25
+contribution.
+
+Examples
+--------
+>>> from rowvoi.corpus import CorpusStore, build, from_mapping
+>>> docs = {"a": "Lift and drag of a thin wing", "b": "Heat transfer in pipes",
+...         "c": "Wing flutter at high speed"}
+>>> corpus = build(from_mapping(docs, embedder="hashing"), store=CorpusStore.memory())
+>>> [h.artifact_id for h in search(corpus, "wing lift", mode="lexical", k=2)]
+['a', 'c']
+>>> hit = search(corpus, "wing", mode="hybrid", k=1)[0]
+>>> hit.explain["answered_by"], hit.explain["fusion"]
+(['flat', 'bm25'], 'rrf')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rowvoi.corpus.base import (
+    CorpusEmpty,
+    EmbedderMismatch,
+    EmbedderUnavailable,
+    NoLedgerEntry,
+    Record,
+    SearchHit,
+    ledger_key,
+)
+from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
+from rowvoi.corpus.store import (
+    BaseFileGone,
+    CorpusStore,
+    Snapshot,
+    load_dense,
+    load_lexical,
+)
+from rowvoi.errors import QueryError
+
+__all__ = [
+    "Corpus",
+    "open_corpus",
+    "search",
+    "records_for_artifact",
+    "MODES",
+    "FUSIONS",
+    "INDEXES",
+    "DFLT_RRF_K",
+    "DFLT_BLEND_ALPHA",
+    "DFLT_BM25_SAT_K",
+    "MAX_FETCH_K",
+]
+
+#: Ranking modes of :func:`search`.
+MODES = ("dense", "lexical", "hybrid")
+#: Hybrid fusion methods.
+FUSIONS = ("rrf", "blend")
+#: Vector index choices.
+INDEXES = ("auto", "flat", "hnsw")
+#: The RRF rank constant (``1 / (rrf_k + rank)``).
+DFLT_RRF_K = 60
+#: Dense weight of the blend fusion.
+DFLT_BLEND_ALPHA = 0.5
+#: BM25 saturation of the blend fusion: ``bm25 / (bm25 + k)`` lies in [0, 1)
+#: without per-query normalisation, so absolute magnitudes survive.
+DFLT_BM25_SAT_K = 8.0
+#: Largest ``fetch_k`` accepted.
+MAX_FETCH_K = 100_000
+#: Categorical filter fields with at most this many distinct values get
+#: them as their canonical values (case- and spacing-insensitive matching).
+_MAX_CATEGORIES = 10_000
+_RETRIES = 8
+
+
+@dataclass
+class _Loaded:
+    """Indexes loaded for one generation."""
+
+    generation: int
+    lexical: Any = None
+    dense: Any = None
+    has_lexical: bool = False
+    has_dense: bool = False
+    schema: Any = None
+
+
+class _Stale(Exception):
+    """The snapshot is older than what is loaded: take a fresh one."""
+
+
+class Corpus:
+    """A built, queryable corpus: a store plus its (lazily loaded) embedder.
+
+    Parameters
+    ----------
+    name : str or None
+        The corpus name (``None`` for an anonymous corpus).
+    store : CorpusStore
+    embedder : spec, optional
+        The embedder to query with; it must be the one the corpus was built
+        with (:class:`EmbedderMismatch` otherwise). Default: recreated from
+        the corpus's pinned embedder id at the first dense query.
+
+    Attributes
+    ----------
+    last_build : BuildReport or None
+        Set by :func:`rowvoi.corpus.build`.
+
+    Notes
+    -----
+    Thread-safety: a corpus may be searched from any number of threads at
+    once, also while another process builds it: each search reads one
+    committed generation (indexes and rows from one snapshot); the indexes
+    of a new generation are loaded once, by the first search that sees it.
+    """
+
+    def __init__(self, name: str | None, store: CorpusStore, embedder: Any = None) -> None:
+        if not isinstance(store, CorpusStore):
+            raise TypeError(f"store must be a CorpusStore, not {type(store).__name__}")
+        self.name = name
+        self.store = store
+        self._explicit = embedder is not None
+        self._embedder: CorpusEmbedder | None = (
+            None if embedder is None else make_embedder(embedder, persistent=not store.temporary))
+        self._lock = threading.Lock()
+        self._loaded: _Loaded | None = None
+        self.last_build: Any = None
+
+    def __repr__(self) -> str:
+        return f"Corpus({self.name!r}, {str(self.store.path)!r})"
+
+    @property
+    def label(self) -> str:
+        """``corpus 'NAME'`` (or the path of an anonymous one), for messages."""
+        return f"corpus {self.name!r}" if self.name else f"the corpus at {self.store.path}"
+
+    @property
+    def embedder_id(self) -> str | None:
+        """The embedder id the corpus was built with (``None`` before a build)."""
+        with self.store.snapshot() as snap:
+            return snap.state.get("embedder_id")
+
+    @property
+    def embedder(self) -> CorpusEmbedder:
+        """The embedder queries use (recreated from the pinned id on first
+        use). Raises :class:`EmbedderUnavailable` when it cannot be."""
+        with self.store.snapshot() as snap:
+            return self._query_embedder(snap.state)
+
+    def _query_embedder(self, state: Mapping[str, Any]) -> CorpusEmbedder:
+        eid = state.get("embedder_id")
+        if eid is None:
+            raise CorpusEmpty(self._empty_message())
+        emb = self._embedder
+        if emb is not None and emb.embedder_id == eid:
+            return emb
+        if emb is not None and self._explicit:
+            fix = f"rowvoi build {self.name} --embedder SPEC" if self.name else "rebuild it"
+            raise EmbedderMismatch(
+                f"{self.label} was built with embedder {eid!r}, not {emb.embedder_id!r}: "
+                f"query it with the embedder it was built with, or rebuild it with this one "
+                f"({fix})")
+        with self._lock:
+            if self._embedder is None or self._embedder.embedder_id != eid:
+                made = embedder_for_id(eid, corpus=self.name)
+                if made is None:
+                    who = repr(self.name) if self.name else "..."
+                    raise EmbedderUnavailable(
+                        f"{self.label} was built with the callable embedder {eid!r}, which "
+                        f"cannot be recreated from its id; pass it again: "
+                        f"open_corpus({who}, embedder=(function, {eid!r}))")
+                self._embedder = made
+            return self._embedder
+
+    def _empty_message(self) -> str:
+        if self.name:
+            return f"corpus {self.name!r} is empty; build it first: rowvoi build {self.name}"
+        return f"{self.label} is empty; build it first"
+
+    # ------------------------------------------------------------ loading
+    def _indexes(self, snap: Snapshot, lexical: bool, dense: bool) -> _Loaded:
+        """The indexes of the snapshot's generation (loading what is missing)."""
+        gen = snap.generation
+        with self._lock:
+            cur = self._loaded
+            if cur is not None and cur.generation > gen:
+                raise _Stale()
+            if cur is None or cur.generation != gen:
+                cur = _Loaded(gen)
+            if lexical and not cur.has_lexical:
+                cur.lexical = load_lexical(self.store, snap)
+                cur.has_lexical = True
+            if dense and not cur.has_dense:
+                cur.dense = load_dense(self.store, snap)
+                cur.has_dense = True
+            if cur.schema is None:
+                cur.schema = _schema(snap)
+            self._loaded = cur
+            return cur
+
+    # --------------------------------------------------------------- API
+    def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
+        """:func:`search` on this corpus."""
+        return search(self, query, **kwargs)
+
+    def records_for_artifact(self, artifact_id: str, *, surface_kind: str | None = None
+                             ) -> list[Record]:
+        """:func:`records_for_artifact` on this corpus."""
+        return records_for_artifact(self, artifact_id, surface_kind=surface_kind)
+
+    def info(self) -> dict[str, Any]:
+        """What the corpus holds: name, path, generation, counts, surface
+        kinds, filter fields and types, embedder, strategy, analyzer,
+        files and bytes on disk. Loads no index and no model.
+
+        >>> from rowvoi.corpus import CorpusStore, build, from_mapping
+        >>> c = build(from_mapping({"a": "x y"}, embedder="hashing:16"),
+        ...           store=CorpusStore.memory())
+        >>> info = c.info()
+        >>> info["n_artifacts"], info["n_records"], info["kinds"], info["embedder"]["dim"]
+        (1, 1, {'document': 1}, 16)
+        """
+        with self.store.snapshot() as snap:
+            s = snap.state
+            counts = snap.counts()
+            out = {
+                "name": self.name,
+                "path": str(self.store.path),
+                "generation": snap.generation,
+                **counts,
+                "kinds": snap.kinds(),
+                "fields": {n: t for n, t, _ in snap.fields()},
+                "embedder": {"id": s.get("embedder_id"), "dim": s.get("dim"),
+                             "spec": s.get("embedder_spec")},
+                "strategy": {"id": s.get("strategy_id"), "spec": s.get("strategy_spec")},
+                "lexical": s.get("lexical"),
+                "source": s.get("source"),
+                "base_generation": snap.base.get("generation"),
+                "created": s.get("created"),
+                "updated": s.get("updated"),
+            }
+        files = self.store.files()
+        out["files"] = {p.name: p.stat().st_size for p in files if p.exists()}
+        out["bytes"] = sum(out["files"].values())
+        return out
+
+
+def _schema(snap: Snapshot) -> Any:
+    """The filter schema of a generation (its typed, filterable fields)."""
+    from rowvoi.query import QuerySchema
+
+    cols: dict[str, Any] = {}
+    for name, t, integer in snap.fields():
+        if t == "json":
+            continue
+        spec: dict[str, Any] = {"type": t}
+        if t == "numeric":
+            spec["integer"] = integer
+        if t == "categorical":
+            values = snap.distinct_values(name, _MAX_CATEGORIES + 1)
+            if len(values) <= _MAX_CATEGORIES:
+                spec["values"] = [str(v) for v in values]
+        cols[name] = spec
+    return QuerySchema(cols)
+
+
+def open_corpus(name: str | None = None, *, embedder: Any = None,
+                store: CorpusStore | None = None) -> Corpus:
+    """Open a built corpus by name (or its store), without loading anything.
+
+    The embedding model is loaded at the first dense or hybrid query (so
+    ``info``, lexical search and sibling lookups never load it), and it is
+    the embedder the corpus was built with: pinned by id, recreated
+    strictly.
+
+    Parameters
+    ----------
+    name : str, optional
+        The corpus name (see :mod:`rowvoi.corpus.paths`).
+    embedder : spec, optional
+        Query with this embedder instead of recreating the pinned one (a
+        callable's corpus needs it); its id must match.
+    store : CorpusStore, optional
+        Open this store instead of the named one.
+
+    Raises
+    ------
+    CorpusNotFound
+        No such corpus (nothing is created).
+    EmbedderMismatch
+        ``embedder`` is not the corpus's.
+    rowvoi.errors.IndexFormatError
+        The directory holds another format version.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> open_corpus("nothing-here")
+    Traceback (most recent call last):
+    ...
+    rowvoi.corpus.base.CorpusNotFound: no corpus 'nothing-here' (looked in ...); build it first: rowvoi build nothing-here --files DIR
+    >>> os.path.exists(os.path.join(os.environ["ROWVOI_HOME"], "corpora", "nothing-here"))
+    False
+    >>> del os.environ["ROWVOI_HOME"]
+    """
+    if store is None:
+        if name is None:
+            raise TypeError("open_corpus needs a name or a store")
+        store = CorpusStore.local(name)
+    elif name is None:
+        name = store.name
+    store.require()
+    corpus = Corpus(name, store, embedder=embedder)
+    with store.snapshot() as snap:
+        eid = snap.state.get("embedder_id")
+        if embedder is not None and eid is not None:
+            corpus._query_embedder(snap.state)
+    return corpus
+
+
+def _as_corpus(corpus: Any) -> Corpus:
+    if isinstance(corpus, Corpus):
+        return corpus
+    if isinstance(corpus, str):
+        return open_corpus(corpus)
+    if isinstance(corpus, CorpusStore):
+        return open_corpus(store=corpus)
+    raise TypeError(f"corpus must be a Corpus, a corpus name or a CorpusStore, not "
+                    f"{type(corpus).__name__}")
+
+
+# ------------------------------------------------------------- validation
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, not {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        bound = f">= {low}" if high is None else f"in {low} .. {high}"
+        raise ValueError(f"{name}={value}: must be {bound}")
+    return value
+
+
+def _check_real(name: str, value: Any, low: float, high: float | None = None, *,
+                low_open: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, not {value!r}")
+    value = float(value)
+    ok = math.isfinite(value) and (value > low if low_open else value >= low) and (
+        high is None or value <= high)
+    if not ok:
+        rng = f"{'>' if low_open else '>='} {low:g}" + ("" if high is None else f" and <= {high:g}")
+        raise ValueError(f"{name}={value!r}: must be finite and {rng}")
+    return value
+
+
+def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}: expected one of {', '.join(map(repr, choices))}")
+    return value
+
+
+def _check_surfaces(surfaces: Any) -> list[str] | None:
+    if surfaces is None:
+        return None
+    if isinstance(surfaces, str):
+        surfaces = [surfaces]
+    try:
+        kinds = list(surfaces)
+    except TypeError:
+        raise TypeError("surfaces must be a surface kind or an iterable of kinds") from None
+    for k in kinds:
+        if not isinstance(k, str):
+            raise TypeError(f"surfaces holds {k!r}, not a kind name")
+    return sorted(set(kinds))
+
+
+def _check_weights(weights: Any) -> dict[str, float] | None:
+    if weights is None:
+        return None
+    if not isinstance(weights, Mapping):
+        raise TypeError("surface_weights must be a mapping {kind: weight}")
+    out = {}
+    for kind, w in weights.items():
+        if not isinstance(kind, str):
+            raise TypeError(f"surface_weights key {kind!r} is not a kind name")
+        out[kind] = _check_real(f"surface_weights[{kind!r}]", w, 0.0)
+    return out
+
+
+# ----------------------------------------------------------------- search
+
+
+def search(corpus: Corpus | str, query: str, *, k: int = 10, mode: str = "dense",
+           fusion: str = "rrf", rrf_k: int = DFLT_RRF_K, alpha: float = DFLT_BLEND_ALPHA,
+           bm25_sat_k: float = DFLT_BM25_SAT_K, filter: Mapping[str, Any] | None = None,
+           surfaces: Iterable[str] | str | None = None, per_artifact: bool = True,
+           surface_weights: Mapping[str, float] | None = None, fetch_k: int | None = None,
+           index: str = "auto", explain: bool = False,
+           query_vector: Any = None) -> list[SearchHit]:
+    """The top ``k`` hits for ``query`` (see the module notes).
+
+    Parameters
+    ----------
+    corpus : Corpus or str
+        An open corpus, or a corpus name.
+    query : str
+        The query text, embedded verbatim (dense) and analysed (lexical).
+    k : int
+        Hits to return (>= 1).
+    mode : {"dense", "lexical", "hybrid"}
+    fusion : {"rrf", "blend"}
+        Hybrid fusion (ignored otherwise).
+    rrf_k : int
+        RRF rank constant (>= 1).
+    alpha : float
+        Blend's dense weight, in [0, 1].
+    bm25_sat_k : float
+        Blend's BM25 saturation constant (> 0).
+    filter : mapping, optional
+        A :mod:`rowvoi.query` filter over the corpus's filter fields.
+    surfaces : str or iterable of str, optional
+        Only these surface kinds.
+    per_artifact : bool
+        Keep the best surface per artifact (default True).
+    surface_weights : mapping, optional
+        ``{kind: weight}`` (finite, >= 0) multiplying first-stage scores;
+        kinds the corpus lacks are ignored.
+    fetch_k : int, optional
+        Candidates per index (see the module notes); >= ``k``.
+    index : {"auto", "flat", "hnsw"}
+        The vector index: the HNSW graph when the corpus has one
+        (``"auto"``), or exact search (``"flat"``).
+    explain : bool
+        Add per-term BM25 contributions to each hit's ``explain``.
+    query_vector : array_like, optional
+        Use this embedding of the query instead of embedding ``query``
+        (dense and hybrid modes).
+
+    Returns
+    -------
+    list of SearchHit
+        Best first; fewer than ``k`` when fewer records qualify.
+
+    Raises
+    ------
+    CorpusNotFound
+        A corpus name that does not exist.
+    CorpusEmpty
+        The corpus has no records: ``corpus 'X' is empty; build it first:
+        rowvoi build X``.
+    ValueError, TypeError
+        ``k <= 0``, an unknown mode, fusion or index, bad numbers.
+    rowvoi.errors.QueryError
+        A filter naming an unknown field, using an operator its type does
+        not allow, or a value of the wrong type (every problem listed).
+    EmbedderMismatch, EmbedderUnavailable
+        The corpus's embedder cannot be used here (dense and hybrid).
+
+    Notes
+    -----
+    Thread-safe (see :class:`Corpus`).
+    """
+    c = _as_corpus(corpus)
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, not {type(query).__name__}")
+    k = _check_int("k", k, 1, MAX_FETCH_K)
+    mode = _check_choice("mode", mode, MODES)
+    fusion = _check_choice("fusion", fusion, FUSIONS)
+    rrf_k = _check_int("rrf_k", rrf_k, 1)
+    alpha = _check_real("alpha", alpha, 0.0, 1.0)
+    bm25_sat_k = _check_real("bm25_sat_k", bm25_sat_k, 0.0, low_open=True)
+    index = _check_choice("index", index, INDEXES)
+    kinds = _check_surfaces(surfaces)
+    weights = _check_weights(surface_weights)
+    if fetch_k is None:
+        fetch_k = max(5 * k, 50) if (per_artifact or weights) else k
+    else:
+        fetch_k = _check_int("fetch_k", fetch_k, k, MAX_FETCH_K)
+    if filter is not None and not isinstance(filter, Mapping):
+        raise TypeError(f"filter must be a mapping (a filter document), not "
+                        f"{type(filter).__name__}")
+    qvec = None if query_vector is None else _query_vector(query_vector)
+    params = _Params(k, mode, fusion, rrf_k, alpha, bm25_sat_k, kinds, bool(per_artifact),
+                     weights, fetch_k, index, bool(explain))
+    for _ in range(_RETRIES):
+        try:
+            with c.store.snapshot() as snap:
+                return _search_snapshot(c, snap, query, qvec, filter, params)
+        except (_Stale, BaseFileGone):
+            continue
+    raise RuntimeError(f"{c.label} kept changing during the search ({_RETRIES} commits); "
+                       "retry")
+
+
+@dataclass(frozen=True)
+class _Params:
+    k: int
+    mode: str
+    fusion: str
+    rrf_k: int
+    alpha: float
+    sat_k: float
+    kinds: list[str] | None
+    per_artifact: bool
+    weights: dict[str, float] | None
+    fetch_k: int
+    index: str
+    explain: bool
+
+
+def _query_vector(v: Any) -> np.ndarray:
+    arr = np.asarray(v, dtype=np.float64)
+    if arr.ndim == 2 and arr.shape[0] == 1:
+        arr = arr[0]
+    if arr.ndim != 1 or arr.size == 0 or not np.isfinite(arr).all():
+        raise ValueError("query_vector must be one finite vector, shape (dim,)")
+    n = np.linalg.norm(arr)
+    return (arr / n if n > 0 else arr).astype(np.float32)
+
+
+def _allowed(c: Corpus, snap: Snapshot, loaded: _Loaded, filter: Mapping[str, Any] | None,
+             kinds: list[str] | None) -> Any:
+    """The IdSet of records a filter and surface restriction allow (None: all)."""
+    from rowvoi.idset import IdSet
+    from rowvoi.query import compile_where, parse_filter
+    from rowvoi.query.sql import SQLITE
+
+    if not filter and kinds is None:
+        return None
+    where, args = None, []
+    if filter:
+        try:
+            node = parse_filter(filter, loaded.schema)
+        except QueryError as exc:
+            raise QueryError([f"{c.label}: {p}" for p in exc.problems]) from None
+        if node is not None:
+            where, args = compile_where(node, SQLITE)
+    return IdSet(snap.ids_where(where, args, kinds))
+
+
+def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | None,
+                     filter: Mapping[str, Any] | None, p: _Params) -> list[SearchHit]:
+    state = snap.state
+    if snap.generation == 0 or not state.get("n_records"):
+        raise CorpusEmpty(c._empty_message())
+    want_dense = p.mode in ("dense", "hybrid")
+    want_lex = p.mode in ("lexical", "hybrid")
+    if want_dense and qvec is None:
+        emb = c._query_embedder(state)  # before loading: fail fast without a model
+    loaded = c._indexes(snap, lexical=want_lex, dense=want_dense)
+    allowed = _allowed(c, snap, loaded, filter, p.kinds)
+    if allowed is not None and len(allowed) == 0:
+        return []
+    dense_hits: list[tuple[int, float]] = []
+    lex_hits: list[tuple[int, float]] = []
+    answered_dense = "flat"
+    if want_dense and loaded.dense is not None:
+        if qvec is None:
+            qvec = emb.embed([query])[0]
+        elif qvec.shape[0] != loaded.dense.dim:
+            raise EmbedderMismatch(f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
+                                   f"holds {loaded.dense.dim}-dimensional vectors")
+        if np.any(qvec):
+            ids, scores = loaded.dense.search(qvec, p.fetch_k, filter=allowed)
+            dense_hits = list(zip(ids.tolist(), scores.tolist()))
+    if want_lex:
+        res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
+        lex_hits = list(zip(res.ids.tolist(), res.scores.tolist()))
+    cands = _fuse(loaded, query, qvec, dense_hits, lex_hits, p)
+    if not cands:
+        return []
+    brief = snap.brief([cid for cid, _ in cands])
+    if p.weights:
+        cands = [(cid, s * p.weights.get(brief[cid][1], 1.0)) for cid, s in cands if cid in brief]
+        cands.sort(key=lambda t: (-t[1], t[0]))
+    cands = cands[:p.fetch_k]
+    if p.per_artifact:
+        seen: set[int] = set()
+        kept = []
+        for cid, s in cands:
+            aid = brief[cid][0]
+            if aid not in seen:
+                seen.add(aid)
+                kept.append((cid, s))
+        cands = kept
+    cands = cands[:p.k]
+    rows = snap.rows([cid for cid, _ in cands])
+    d_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(dense_hits)}
+    l_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(lex_hits)}
+    hits = []
+    for cid, score in cands:
+        row = rows[cid]
+        meta = json.loads(row["metadata"])
+        meta.update(json.loads(row["filter_fields"]))
+        why = _explain(c, loaded, query, cid, score, row["kind"], d_rank, l_rank, p,
+                       answered_dense)
+        hits.append(SearchHit(row["artifact_id"], row["kind"], float(score), row["text"], meta,
+                              source=c.name, surface_index=row["surface_index"],
+                              record_id=int(cid), explain=why))
+    return hits
+
+
+def _fuse(loaded: _Loaded, query: str, qvec: np.ndarray | None,
+          dense_hits: list[tuple[int, float]], lex_hits: list[tuple[int, float]],
+          p: _Params) -> list[tuple[int, float]]:
+    """(record id, first-stage score) candidates, best first (ties: lower id)."""
+    if p.mode == "dense":
+        out = dense_hits
+    elif p.mode == "lexical":
+        out = lex_hits
+    elif p.fusion == "rrf":
+        acc: dict[int, float] = {}
+        for hits in (dense_hits, lex_hits):
+            for rank, (cid, _) in enumerate(hits, 1):
+                acc[cid] = acc.get(cid, 0.0) + 1.0 / (p.rrf_k + rank)
+        out = list(acc.items())
+    else:
+        cos = dict(dense_hits)
+        bm = dict(lex_hits)
+        union = list(dict.fromkeys([cid for cid, _ in dense_hits] + [cid for cid, _ in lex_hits]))
+        need_cos = [cid for cid in union if cid not in cos]
+        if need_cos and qvec is not None and loaded.dense is not None and np.any(qvec):
+            r = loaded.dense.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
+            cos.update((int(i), float(s)) for i, s in zip(r.ids, r.scores) if i >= 0)
+        need_bm = [cid for cid in union if cid not in bm]
+        if need_bm and loaded.lexical is not None:
+            r = loaded.lexical.search(query, len(need_bm), filter=need_bm)
+            bm.update(zip(r.ids.tolist(), r.scores.tolist()))
+        out = []
+        for cid in union:
+            b = max(bm.get(cid, 0.0), 0.0)
+            out.append((cid, p.alpha * cos.get(cid, 0.0) + (1.0 - p.alpha) * b / (b + p.sat_k)))
+    out = sorted(out, key=lambda t: (-t[1], t[0]))
+    return [(int(cid), float(s)) for cid, s in out]
+
+
+def _explain(c: Corpus, loaded: _Loaded, query: str, cid: int, score: float, kind: str,
+             d_rank: dict, l_rank: dict, p: _Params, dense_index: str) -> dict[str, Any]:
+    d = d_rank.get(cid)
+    lx = l_rank.get(cid)
+    answered = ([dense_index] if d else []) + (["bm25"] if lx else [])
+    out: dict[str, Any] = {
+        "mode": p.mode,
+        "answered_by": answered,
+        "dense": None if d is None else {"rank": d[0], "cosine": d[1]},
+        "lexical": None if lx is None else {"rank": lx[0], "bm25": lx[1]},
+        "surface_weight": 1.0 if not p.weights else p.weights.get(kind, 1.0),
+    }
+    if p.mode == "hybrid":
+        out["fusion"] = p.fusion
+        out["fused"] = score
+    if p.explain and lx is not None and loaded.lexical is not None:
+        e = loaded.lexical.explain(query, cid)
+        out["lexical"]["terms"] = [{"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf,
+                                    "contribution": t.contribution} for t in e.terms]
+    return out
+
+
+# --------------------------------------------------------------- siblings
+
+
+def records_for_artifact(store_or_corpus: Any, artifact_id: str, *,
+                         surface_kind: str | None = None) -> list[Record]:
+    """All stored records of an artifact, in plan order (``surface_index``).
+
+    The sibling lookup beneath expansion: a hit names its artifact and its
+    ``surface_index``; this returns every surface of that artifact, read
+    from the ledger in one snapshot (never by re-deriving ids). No model
+    and no index is loaded; ``vector`` is ``None``.
+
+    Parameters
+    ----------
+    store_or_corpus : Corpus, CorpusStore or str
+        A corpus, its store, or a corpus name.
+    artifact_id : str
+    surface_kind : str, optional
+        Only records of this kind (a known artifact without such records
+        gives ``[]``).
+
+    Raises
+    ------
+    NoLedgerEntry
+        The corpus has no such artifact (a ``KeyError``).
+    CorpusNotFound
+        No such corpus.
+
+    >>> from rowvoi.corpus import CorpusStore, build, from_mapping, Fields
+    >>> src = from_mapping({"d1": {"title": "Wings", "body": "Lift. Drag."}},
+    ...                    strategy=Fields(("title", "body")), embedder="hashing:16")
+    >>> corpus = build(src, store=CorpusStore.memory())
+    >>> [(r.surface_index, r.surface_kind, r.text) for r in records_for_artifact(corpus, "d1")]
+    [(0, 'title', 'Wings'), (1, 'body', 'Lift. Drag.')]
+    >>> records_for_artifact(corpus, "nope")
+    Traceback (most recent call last):
+    ...
+    rowvoi.corpus.base.NoLedgerEntry: artifact 'nope' is not in the corpus at ...
+    """
+    if isinstance(store_or_corpus, Corpus):
+        store, label = store_or_corpus.store, store_or_corpus.label
+    elif isinstance(store_or_corpus, CorpusStore):
+        store = store_or_corpus
+        label = f"corpus {store.name!r}" if store.name else f"the corpus at {store.path}"
+    elif isinstance(store_or_corpus, str):
+        store = CorpusStore.local(store_or_corpus)
+        label = f"corpus {store_or_corpus!r}"
+    elif hasattr(store_or_corpus, "store"):
+        return records_for_artifact(store_or_corpus.store, artifact_id,
+                                    surface_kind=surface_kind)
+    else:
+        raise TypeError(f"expected a Corpus, CorpusStore or corpus name, not "
+                        f"{type(store_or_corpus).__name__}")
+    key = ledger_key(artifact_id)
+    with store.snapshot() as snap:
+        entry = snap.artifact(key)
+        if entry is None:
+            raise NoLedgerEntry(f"artifact {key!r} is not in {label}")
+        rows = snap.artifact_records(entry["aid"], surface_kind)
+    out = []
+    for rid, idx, kind, gran, text, meta in rows:
+        m = json.loads(meta)
+        m.update(entry["filter_fields"])
+        out.append(Record(Record.make_id(key, kind, idx), key, kind, idx, text, None, m,
+                          record_id=int(rid), granularity=gran))
+    return out

@@ -1,0 +1,688 @@
+"""Corpus sources: what a corpus holds and how to tell what changed.
+
+A :class:`CorpusSource` says *what* a corpus is, independent of how it is
+stored:
+
+``scope``
+    a mapping ``{artifact id: raw payload}`` enumerating the corpus (a
+    dict, a lazy view of a folder, records fetched by a function);
+``change_signal``
+    ``(artifact_id, raw) -> version string``; a build re-indexes an
+    artifact when its version differs from the one in the corpus's ledger
+    (default :func:`content_hash_signal`);
+``indexing_strategy``
+    how a payload becomes surfaces (:mod:`rowvoi.corpus.strategy`);
+``embedder``
+    the embedder spec (:mod:`rowvoi.corpus.embedders`);
+``metadata_of``
+    ``(artifact_id, raw) -> dict`` of filter fields, added to the
+    strategy's; ``filter_types`` declares their types where inference
+    would guess wrong (``{"year": "numeric", "published": "date",
+    "venue": "categorical"}``).
+
+Constructors: :func:`from_mapping`, :func:`from_files` (lazy: files are
+read when the build asks for them), :func:`from_records` (a fetcher
+function, or a ``"module:attr"`` reference -- importing it runs that
+module's code, so only name modules you trust), :func:`from_dataframe`, and
+:func:`from_records_file` (JSON Lines, CSV or Parquet, as the ``rowvoi
+build --records`` command reads them).
+
+Examples
+--------
+>>> src = from_mapping({"a": "Lift and drag", "b": "Heat transfer"}, name="notes")
+>>> sorted(aid for aid, _ in src.items())
+['a', 'b']
+>>> src = from_records(name="papers", fetcher=lambda: [
+...     {"id": 1, "text": "Flow over wings", "year": 1962}], metadata_keys=["year"])
+>>> [(aid, src.metadata_of(aid, raw)) for aid, raw in src.items()]
+[('1', {'year': 1962})]
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import importlib
+import json
+import math
+import numbers
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rowvoi.corpus.base import ledger_key
+from rowvoi.corpus.paths import check_name
+from rowvoi.corpus.strategy import Chunked, WholeText, strategy_id, text_of
+
+__all__ = [
+    "CorpusSource",
+    "FileScope",
+    "content_hash_signal",
+    "resolve_fetcher",
+    "from_mapping",
+    "from_files",
+    "from_records",
+    "from_records_file",
+    "from_dataframe",
+    "read_records",
+    "DFLT_EXCLUDE_DIRS",
+    "DFLT_FILE_PATTERN",
+    "FILTER_TYPES",
+]
+
+#: Directory names :func:`from_files` never descends into (also any name
+#: starting with a dot).
+DFLT_EXCLUDE_DIRS = frozenset({".git", ".hg", ".ipynb_checkpoints", ".obsidian", ".svn", ".tox",
+                               ".venv", "__pycache__", "build", "dist", "node_modules",
+                               "site-packages", "venv"})
+#: Default :func:`from_files` pattern: Markdown and text files.
+DFLT_FILE_PATTERN = r".*\.(md|markdown|txt|rst)$"
+#: Types a filter field may be declared with (those of
+#: :class:`rowvoi.query.QuerySchema`).
+FILTER_TYPES = ("numeric", "categorical", "text", "date")
+
+
+def _canonical(raw: Any) -> bytes:
+    """Bytes that identify a payload's content: text as UTF-8, mappings and
+    lists as canonical JSON (sorted keys; dates in ISO form)."""
+    if isinstance(raw, str):
+        return b"s" + raw.encode("utf-8", "surrogatepass")
+    if isinstance(raw, (bytes, bytearray)):
+        return b"b" + bytes(raw)
+
+    def default(o: Any) -> Any:
+        if isinstance(o, (_dt.date, _dt.datetime)):
+            return o.isoformat()
+        if hasattr(o, "item"):
+            return o.item()
+        if isinstance(o, (set, frozenset)):
+            return sorted(o, key=repr)
+        return repr(o)
+
+    return b"j" + json.dumps(raw, sort_keys=True, default=default, ensure_ascii=False,
+                             separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+def content_hash_signal(artifact_id: str, raw: Any) -> str:
+    """The default change signal: SHA-256 (hex) of the payload's content
+    (text as is; mappings as canonical JSON, so key order does not count).
+
+    >>> content_hash_signal("a", {"x": 1, "y": 2}) == content_hash_signal("a", {"y": 2, "x": 1})
+    True
+    >>> len(content_hash_signal("a", "text"))
+    64
+    """
+    return hashlib.sha256(_canonical(raw)).hexdigest()
+
+
+class CorpusSource:
+    """A corpus definition: scope, change signal, strategy, embedder.
+
+    Parameters
+    ----------
+    name : str or None
+        The corpus name (see :func:`rowvoi.corpus.paths.check_name`);
+        ``None`` for an unnamed source (build it into a given store).
+    scope : mapping
+        ``{artifact id: raw}``; ids are strings (ints are turned into their
+        decimal text).
+    indexing_strategy : IndexingStrategy, optional
+        Default :class:`~rowvoi.corpus.strategy.WholeText`.
+    change_signal : callable, optional
+        ``(artifact_id, raw) -> str``; default :func:`content_hash_signal`.
+    embedder : str, callable or embedder
+        The embedder spec (default ``"default"``, MiniLM).
+    metadata_of : callable, optional
+        ``(artifact_id, raw) -> dict`` of filter fields.
+    filter_types : mapping, optional
+        Declared filter field types (:data:`FILTER_TYPES`); other fields
+        are typed from their values (numbers numeric, dates date, strings
+        text, booleans 0/1 numbers).
+    spec : dict, optional
+        How to recreate this source from data (set by the constructors that
+        can: files, records files, ``module:attr`` fetchers); the registry
+        stores it.
+
+    Thread-safety: a source is read by one build at a time; its scope is
+    iterated once per build.
+    """
+
+    def __init__(self, name: str | None, scope: Mapping[Any, Any],
+                 indexing_strategy: Any = None, change_signal: Callable[[str, Any], str] | None
+                 = None, embedder: Any = "default",
+                 metadata_of: Callable[[str, Any], Mapping[str, Any]] | None = None, *,
+                 filter_types: Mapping[str, str] | None = None,
+                 spec: Mapping[str, Any] | None = None) -> None:
+        self.name = None if name is None else check_name(name)
+        if not isinstance(scope, Mapping):
+            raise TypeError(f"scope must be a mapping {{id: raw}}, not {type(scope).__name__}")
+        self.scope = scope
+        self.indexing_strategy = WholeText() if indexing_strategy is None else indexing_strategy
+        strategy_id(self.indexing_strategy)  # a strategy, or TypeError now
+        self.change_signal = content_hash_signal if change_signal is None else change_signal
+        if not callable(self.change_signal):
+            raise TypeError("change_signal must be a callable (artifact_id, raw) -> str")
+        if metadata_of is not None and not callable(metadata_of):
+            raise TypeError("metadata_of must be a callable (artifact_id, raw) -> dict")
+        self.embedder = embedder
+        self.metadata_of = metadata_of
+        self.filter_types = _check_filter_types(filter_types)
+        self.spec = None if spec is None else dict(spec)
+
+    def __repr__(self) -> str:
+        return (f"CorpusSource(name={self.name!r}, strategy={self.indexing_strategy!r}, "
+                f"embedder={self.embedder!r})")
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """``(artifact_id, raw)`` pairs of the scope, ids as strings."""
+        for key in self.scope:
+            yield ledger_key(key), self.scope[key]
+
+    def ids(self) -> Iterator[str]:
+        """The artifact ids of the scope (without reading payloads)."""
+        for key in self.scope:
+            yield ledger_key(key)
+
+    def get(self, artifact_id: str) -> Any:
+        """The payload of one artifact (``KeyError`` if absent)."""
+        if artifact_id in self.scope:
+            return self.scope[artifact_id]
+        for key in self.scope:
+            if ledger_key(key) == artifact_id:
+                return self.scope[key]
+        raise KeyError(artifact_id)
+
+    def filter_fields(self, artifact_id: str, raw: Any, plan_fields: Mapping[str, Any]
+                      ) -> dict[str, Any]:
+        """The artifact's filter fields: the plan's, then ``metadata_of``'s."""
+        out = dict(plan_fields)
+        if self.metadata_of is not None:
+            extra = self.metadata_of(artifact_id, raw)
+            if extra:
+                if not isinstance(extra, Mapping):
+                    raise TypeError(f"metadata_of({artifact_id!r}) returned "
+                                    f"{type(extra).__name__}, not a dict")
+                out.update(extra)
+        return out
+
+    # the ir spellings
+    from_mapping = staticmethod(lambda *a, **k: from_mapping(*a, **k))
+    from_files = staticmethod(lambda *a, **k: from_files(*a, **k))
+    from_records = staticmethod(lambda *a, **k: from_records(*a, **k))
+    from_dataframe = staticmethod(lambda *a, **k: from_dataframe(*a, **k))
+
+
+def _check_filter_types(types: Mapping[str, str] | None) -> dict[str, str]:
+    if types is None:
+        return {}
+    if not isinstance(types, Mapping):
+        raise TypeError("filter_types must be a mapping {field: type}")
+    out = {}
+    for k, v in types.items():
+        if not isinstance(k, str) or v not in FILTER_TYPES:
+            raise ValueError(f"filter_types[{k!r}] = {v!r}: types are "
+                             f"{', '.join(FILTER_TYPES)}")
+        out[k] = v
+    return out
+
+
+def from_mapping(mapping: Mapping[Any, Any], *, name: str | None = None, strategy: Any = None,
+                 **kwargs: Any) -> CorpusSource:
+    """Any mapping ``{id: raw}`` as a corpus (an ad-hoc corpus: it cannot be
+    recreated from the registry).
+
+    Other keyword arguments go to :class:`CorpusSource`.
+
+    >>> from_mapping({"x": "text"}, name="tmp").indexing_strategy
+    WholeText(text_key=None, kind='document')
+    """
+    return CorpusSource(name, mapping, strategy, **kwargs)
+
+
+# ------------------------------------------------------------------- files
+
+
+class FileScope(Mapping):
+    """A lazy mapping over the text files of a folder: keys are paths
+    relative to ``root`` (with ``/``), values the files' text, read on
+    access (UTF-8; invalid bytes replaced).
+
+    The key list is taken once, at the first access, in sorted order.
+    Directories named in ``exclude`` (default :data:`DFLT_EXCLUDE_DIRS`)
+    and names starting with a dot are skipped, as are files whose first
+    8 KB hold a NUL byte (binary files). Symbolic links to directories are
+    not followed.
+    """
+
+    def __init__(self, root: str | os.PathLike, pattern: str = DFLT_FILE_PATTERN,
+                 exclude: Iterable[str] | None = None) -> None:
+        self.root = Path(root).expanduser().resolve()
+        try:
+            self._pattern = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from None
+        self.pattern = pattern
+        self.exclude = DFLT_EXCLUDE_DIRS if exclude is None else frozenset(exclude)
+        self._keys: list[str] | None = None
+
+    def _scan(self) -> list[str]:
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"{self.root}: no such directory")
+        keys = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames
+                                 if d not in self.exclude and not d.startswith("."))
+            rel_dir = Path(dirpath).relative_to(self.root)
+            for f in sorted(filenames):
+                if f.startswith("."):
+                    continue
+                rel = (rel_dir / f).as_posix()
+                if self._pattern.search(rel) and not self._binary(Path(dirpath) / f):
+                    keys.append(rel)
+        return sorted(keys)
+
+    @staticmethod
+    def _binary(path: Path) -> bool:
+        try:
+            with open(path, "rb") as fh:
+                return b"\x00" in fh.read(8192)
+        except OSError:
+            return True
+
+    def keys_list(self) -> list[str]:
+        """The relative paths (scanned once)."""
+        if self._keys is None:
+            self._keys = self._scan()
+        return self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys_list())
+
+    def __len__(self) -> int:
+        return len(self.keys_list())
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and key in set(self.keys_list())
+
+    def __getitem__(self, key: str) -> str:
+        if not isinstance(key, str) or key not in self:
+            raise KeyError(key)
+        return (self.root / key).read_bytes().decode("utf-8", "replace")
+
+    def path(self, key: str) -> Path:
+        """The absolute path of a key."""
+        return self.root / key
+
+
+def from_files(root: str | os.PathLike, *, name: str | None = None,
+               pattern: str = DFLT_FILE_PATTERN, exclude: Iterable[str] | None = None,
+               strategy: Any = None, **kwargs: Any) -> CorpusSource:
+    """A folder of text files as a corpus (lazy: files are read when the
+    build asks for them).
+
+    Parameters
+    ----------
+    root : path
+        The folder; artifact ids are file paths relative to it.
+    name : str, optional
+        Corpus name (default: none).
+    pattern : str
+        Regular expression searched in each relative path (default
+        :data:`DFLT_FILE_PATTERN`: ``.md .markdown .txt .rst``).
+    exclude : iterable of str, optional
+        Directory names to skip (default :data:`DFLT_EXCLUDE_DIRS`).
+    strategy : IndexingStrategy, optional
+        Default :class:`~rowvoi.corpus.strategy.WholeText`.
+
+    Each artifact's filter fields are ``path`` (absolute: the disclosure
+    pointer), ``name`` (the relative path) and ``suffix`` (``".md"``).
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.md").write_text("Lift"); _ = (d / "b.png").write_bytes(b"\\x00")
+    >>> [aid for aid, _ in from_files(d).items()]
+    ['a.md']
+    """
+    scope = FileScope(root, pattern, exclude)
+
+    def metadata_of(artifact_id: str, raw: Any) -> dict[str, Any]:
+        p = scope.path(artifact_id)
+        return {"path": str(p), "name": artifact_id, "suffix": p.suffix}
+
+    spec = {"kind": "files", "root": str(scope.root), "pattern": pattern}
+    if exclude is not None:
+        spec["exclude"] = sorted(scope.exclude)
+    return CorpusSource(name, scope, strategy, metadata_of=metadata_of, spec=spec, **kwargs)
+
+
+# ----------------------------------------------------------------- records
+
+
+def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
+    """A zero-argument callable returning records, from a callable or an
+    import reference.
+
+    A string is ``"package.module:attribute"`` (or
+    ``"package.module.attribute"``): the module is **imported, which runs
+    its code** -- name only modules you trust. Dotted attributes
+    (``"pkg.mod:Class.method"``) are followed.
+
+    Raises
+    ------
+    ValueError
+        The reference does not name an importable attribute; the message
+        says which part failed.
+    TypeError
+        ``fetcher`` is neither a callable nor a string, or names something
+        that is not callable.
+
+    >>> resolve_fetcher(lambda: [])()
+    []
+    >>> resolve_fetcher("rowvoi.corpus.sources:DFLT_EXCLUDE_DIRS")
+    Traceback (most recent call last):
+    ...
+    TypeError: fetcher 'rowvoi.corpus.sources:DFLT_EXCLUDE_DIRS' names a frozenset, not a callable
+    """
+    if callable(fetcher):
+        return fetcher
+    if not isinstance(fetcher, str) or not fetcher:
+        raise TypeError(f"fetcher must be a callable or a 'module:attr' string, not {fetcher!r}")
+    if ":" in fetcher:
+        mod_name, _, attr = fetcher.partition(":")
+    else:
+        mod_name, _, attr = fetcher.rpartition(".")
+    if not mod_name or not attr:
+        raise ValueError(f"fetcher {fetcher!r}: expected 'package.module:attribute'")
+    try:
+        obj: Any = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise ValueError(f"fetcher {fetcher!r}: cannot import module {mod_name!r} ({exc})") \
+            from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ValueError(f"fetcher {fetcher!r}: {mod_name!r} has no attribute "
+                             f"{attr!r}") from None
+    if not callable(obj):
+        raise TypeError(f"fetcher {fetcher!r} names a {type(obj).__name__}, not a callable")
+    return obj
+
+
+class _Records(Mapping):
+    """Records fetched once, on first access, keyed by their id field."""
+
+    def __init__(self, fetch: Callable[[], Any], id_key: str) -> None:
+        self._fetch = fetch
+        self._id_key = id_key
+        self._data: dict[str, Any] | None = None
+
+    def _load(self) -> dict[str, Any]:
+        if self._data is None:
+            data: dict[str, Any] = {}
+            for i, rec in enumerate(self._fetch()):
+                if not isinstance(rec, Mapping):
+                    raise TypeError(f"record {i} is a {type(rec).__name__}, not a mapping")
+                if self._id_key not in rec or _missing(rec[self._id_key]):
+                    raise ValueError(f"record {i} has no {self._id_key!r} (the id key); every "
+                                     "record needs an id")
+                key = _id_text(rec[self._id_key])
+                if key in data:
+                    raise ValueError(f"record {i}: id {key!r} is repeated; ids must be unique")
+                data[key] = rec
+            self._data = data
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._load()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+def _missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _id_text(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return ledger_key(v if isinstance(v, (str, numbers.Integral)) else str(v))
+
+
+def from_records(*, name: str | None, fetcher: Any, strategy: Any = None,
+                 metadata_keys: Sequence[str] | None = None, id_key: str = "id",
+                 text_key: str = "text", **kwargs: Any) -> CorpusSource:
+    """Records produced by a function as a corpus.
+
+    Parameters
+    ----------
+    name : str or None
+    fetcher : callable or str
+        ``() -> iterable of mappings``, or a ``"module:attr"`` reference to
+        one (see :func:`resolve_fetcher`: importing runs code). Called once
+        per build.
+    strategy : IndexingStrategy, optional
+        Default ``Chunked(text_key=text_key)``.
+    metadata_keys : sequence of str, optional
+        Record fields lifted into filter fields (missing ones are ``None``).
+    id_key, text_key : str
+        The id field (ids must be present and unique) and the text field.
+
+    Raises
+    ------
+    ValueError
+        At the build: a record without an id, a repeated id.
+    """
+    fetch = resolve_fetcher(fetcher)
+    keys = _check_keys(metadata_keys)
+    if strategy is None:
+        strategy = Chunked(text_key=text_key)
+
+    def metadata_of(artifact_id: str, raw: Any) -> dict[str, Any]:
+        return {k: raw.get(k) for k in keys}
+
+    spec = None
+    if isinstance(fetcher, str):
+        spec = {"kind": "records", "fetcher": fetcher, "id_key": id_key, "text_key": text_key,
+                "metadata_keys": list(keys)}
+    spec = kwargs.pop("spec", spec)
+    return CorpusSource(name, _Records(fetch, id_key), strategy,
+                        metadata_of=metadata_of if keys else None, spec=spec, **kwargs)
+
+
+def _check_keys(keys: Sequence[str] | None) -> tuple[str, ...]:
+    if keys is None:
+        return ()
+    if isinstance(keys, str):
+        raise TypeError("metadata_keys must be a list of field names, not one str")
+    keys = tuple(keys)
+    for k in keys:
+        if not isinstance(k, str) or not k:
+            raise TypeError(f"metadata_keys holds {k!r}, not a field name")
+    return keys
+
+
+def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The records of a JSON Lines (``.jsonl``/``.ndjson``), JSON (a list of
+    objects), CSV or Parquet file, as dicts (missing CSV/Parquet cells are
+    ``None``).
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    ValueError
+        An unknown extension, a line that is not a JSON object (named by
+        number), a table that cannot be read.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such file")
+    suffix = p.suffix.lower()
+    if suffix in (".jsonl", ".ndjson"):
+        out = []
+        with open(p, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{p}:{n}: not valid JSON ({exc.msg})") from None
+                if not isinstance(rec, dict):
+                    raise ValueError(f"{p}:{n}: a record must be a JSON object")
+                out.append(rec)
+        return out
+    if suffix == ".json":
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{p}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise ValueError(f"{p}: expected a JSON list of objects")
+        return data
+    if suffix in (".csv", ".parquet", ".pq"):
+        import pandas as pd
+
+        try:
+            if suffix == ".csv":
+                df = pd.read_csv(p)
+            else:
+                df = pd.read_parquet(p)
+        except ImportError as exc:
+            raise ValueError(f"{p}: reading Parquet needs pyarrow: pip install "
+                             f"'rowvoi[parquet]' ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - any parse failure is a data error
+            raise ValueError(f"{p}: cannot read the table: {exc}") from None
+        return _frame_records(df)
+    raise ValueError(f"{p}: records files are .jsonl, .ndjson, .json, .csv or .parquet")
+
+
+def _frame_records(df: Any) -> list[dict[str, Any]]:
+    import pandas as pd
+
+    cols = [str(c) for c in df.columns]
+    out = []
+    for row in df.itertuples(index=False, name=None):
+        rec = {}
+        for c, v in zip(cols, row):
+            if v is not None and not isinstance(v, (list, dict, str)) and pd.isna(v):
+                v = None
+            elif isinstance(v, pd.Timestamp):
+                v = v.to_pydatetime()
+            elif hasattr(v, "item") and not isinstance(v, (str, bytes)):
+                v = v.item()
+            rec[c] = v
+        out.append(rec)
+    return out
+
+
+class _FileFetcher:
+    """A fetcher reading a records file at each build (picklable)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self) -> list[dict[str, Any]]:
+        return read_records(self.path)
+
+
+def from_records_file(path: str | os.PathLike, *, name: str | None, id_key: str = "id",
+                      text_key: str = "text", metadata_keys: Sequence[str] | None = None,
+                      strategy: Any = None, **kwargs: Any) -> CorpusSource:
+    """A records file (see :func:`read_records`) as a corpus, re-read at
+    each build.
+
+    >>> import json, tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "notes.jsonl"
+    >>> _ = f.write_text(json.dumps({"id": "n1", "text": "Lift", "year": 1962}) + "\\n")
+    >>> src = from_records_file(f, name="notes", metadata_keys=["year"])
+    >>> [(aid, raw["text"]) for aid, raw in src.items()]
+    [('n1', 'Lift')]
+    """
+    p = Path(path).expanduser().resolve()
+    keys = _check_keys(metadata_keys)
+    spec = {"kind": "records", "path": str(p), "id_key": id_key, "text_key": text_key,
+            "metadata_keys": list(keys)}
+    return from_records(name=name, fetcher=_FileFetcher(p), strategy=strategy,
+                        metadata_keys=keys, id_key=id_key, text_key=text_key, spec=spec,
+                        **kwargs)
+
+
+def from_dataframe(df: Any, *, name: str | None, text_column: str = "text",
+                   id_column: str | None = None, metadata_columns: Sequence[str] | None = None,
+                   strategy: Any = None, **kwargs: Any) -> CorpusSource:
+    """A pandas DataFrame as a corpus: one artifact per row.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    name : str or None
+    text_column : str
+        The text (default ``"text"``); with a :class:`Fields` strategy the
+        fields name columns instead.
+    id_column : str, optional
+        The id column (default: the row index).
+    metadata_columns : sequence of str, optional
+        Columns lifted into filter fields, typed from their dtypes
+        (numbers numeric, datetimes date, ``category`` categorical, strings
+        text) unless ``filter_types`` says otherwise.
+    strategy : IndexingStrategy, optional
+        Default ``Chunked(text_key=text_column)``.
+
+    Raises
+    ------
+    ValueError
+        A named column is missing, or the ids repeat.
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"text": ["Lift", "Drag"], "year": [1962, 1970]}, index=["a", "b"])
+    >>> src = from_dataframe(df, name="p", metadata_columns=["year"])
+    >>> [(aid, src.metadata_of(aid, raw)) for aid, raw in src.items()]
+    [('a', {'year': 1962}), ('b', {'year': 1970})]
+    >>> src.filter_types
+    {'year': 'numeric'}
+    """
+    import pandas as pd
+
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas DataFrame, not {type(df).__name__}")
+    keys = _check_keys(metadata_columns)
+    strat = Chunked(text_key=text_column) if strategy is None else strategy
+    needed = list(keys) + ([] if strategy is not None else [text_column])
+    if id_column is not None:
+        needed.append(id_column)
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise ValueError(f"the DataFrame has no column {', '.join(map(repr, missing))}; its "
+                         f"columns: {', '.join(map(str, df.columns))}")
+    types: dict[str, str] = {}
+    for c in keys:
+        kind = df[c].dtype
+        if isinstance(kind, pd.CategoricalDtype):
+            types[c] = "categorical"
+        elif pd.api.types.is_bool_dtype(kind) or pd.api.types.is_numeric_dtype(kind):
+            types[c] = "numeric"
+        elif pd.api.types.is_datetime64_any_dtype(kind):
+            types[c] = "date"
+    types.update(kwargs.pop("filter_types", None) or {})
+    frame = df.reset_index(drop=id_column is not None)
+    id_col = id_column if id_column is not None else frame.columns[0]
+    records = _frame_records(frame)
+
+    def fetch() -> list[dict[str, Any]]:
+        return records
+
+    src = from_records(name=name, fetcher=fetch, strategy=strat, metadata_keys=keys,
+                       id_key=str(id_col), text_key=text_column, filter_types=types, **kwargs)
+    return src

@@ -1,0 +1,723 @@
+"""The corpus store: one directory, one commit point.
+
+Layout of a corpus directory (DESIGN §5)::
+
+    manifest.json       a description (format, embedder, analyzer, strategy,
+                        counts); replaced atomically after each commit; never
+                        read to decide anything
+    docs.sqlite         the truth, in WAL mode (plus -wal and -shm while open)
+    build.lock          the builder lock; holds the builder's pid
+    lexical.<g>.rvx     the BM25 index of base generation g (engine file)
+    dense.<g>.rvf       the flat vector index of base generation g
+
+``docs.sqlite`` holds the ``state`` (committed generation, base files,
+embedder id and dimension, analyzer and BM25 settings, strategy id, the
+record id counter), the ``artifacts`` (the ledger: version, strategy id,
+embedder id and filter fields per artifact), the ``records`` (one per
+surface: int64 id, artifact, plan-global surface index, kind, text,
+surface metadata, content hash), the typed ``filter_values`` table that
+filters run against (one typed column per filter field; ``fields`` lists
+their types), the ``delta_vectors`` and ``tombstones`` described below,
+and the empty ``links`` and ``calibration`` tables reserved for the graph
+and evaluation layers.
+
+Base plus delta
+---------------
+The index files are written only when a build *compacts*: they then hold
+every live record, and carry the generation in their names. Between
+compactions a build writes nothing but SQLite rows: records added since the
+base (ids at or above the base's ``next_id``, their vectors in
+``delta_vectors``) and ``tombstones`` (ids in the base files that are no
+longer live). A reader loads the base files, deletes the tombstones and
+adds the delta -- with the engine's incremental BM25 and flat index, so the
+scores equal those of a fresh build -- which makes an edit cost work in
+proportion to the change, at build time and in bytes written. A build
+compacts when the delta exceeds :data:`COMPACT_MIN` records and
+:data:`COMPACT_RATIO` of the live ones (or when it rebuilds everything).
+
+Commit protocol
+---------------
+1. New index files (if compacting) are written under their generation's
+   names, fsynced, and the directory fsynced.
+2. One SQLite transaction publishes the new generation together with its
+   rows (ledger, records, delta, tombstones, state): the single commit
+   point. ``synchronous=FULL``, so a committed generation survives a power
+   cut.
+3. ``manifest.json`` is replaced (a description only).
+4. Index files of other generations are deleted (and the next builder
+   deletes any left by a killed one).
+
+A SIGKILL before step 2 leaves the previous generation (the uncommitted
+transaction is rolled back by SQLite; stray files are ignored, then
+removed); after it, the new one. Readers read the generation and its rows
+from one SQLite snapshot (WAL: never blocked by the builder); a reader
+whose snapshot names base files a newer commit has since deleted retries
+on a fresh snapshot.
+
+One builder at a time: ``build.lock`` is held with ``flock`` and names the
+holder's pid; a second builder gets :class:`CorpusLocked`. The kernel
+drops the lock of a process that dies, so a killed builder's lock is taken
+over by the next build.
+
+Examples
+--------
+>>> store = CorpusStore.memory()
+>>> store.exists(), store.name
+(False, None)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import shutil
+import sqlite3
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rowvoi._atomic import atomic_write_bytes, fsync_dir
+from rowvoi.corpus.base import CorpusError, CorpusLocked, CorpusNotFound
+from rowvoi.corpus.paths import check_name, corpus_dir
+from rowvoi.errors import IndexFormatError
+
+__all__ = [
+    "CorpusStore",
+    "Snapshot",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "COMPACT_MIN",
+    "COMPACT_RATIO",
+    "AID_COLUMN",
+]
+
+#: The ``format`` written in ``manifest.json`` and in the state table.
+FORMAT = "rowvoi-corpus"
+#: Version of the directory layout and SQLite schema.
+FORMAT_VERSION = 1
+#: A build compacts (rewrites the index files) when the delta exceeds this
+#: many records ...
+COMPACT_MIN = 1000
+#: ... and this fraction of the live records.
+COMPACT_RATIO = 0.05
+#: The artifact key column of ``filter_values`` (reserved prefix: it can
+#: never clash with a filter field).
+AID_COLUMN = "__rowvoi_aid"
+
+MANIFEST = "manifest.json"
+DB = "docs.sqlite"
+LOCK = "build.lock"
+_INDEX_FILE = re.compile(r"^(?:lexical\.\d+\.rvx|dense\.\d+\.rvf)(?:\.tmp-.+)?$")
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS artifacts (
+    aid INTEGER PRIMARY KEY,
+    artifact_id TEXT NOT NULL UNIQUE,
+    version TEXT NOT NULL,
+    strategy_id TEXT NOT NULL,
+    embedder_id TEXT NOT NULL,
+    filter_fields TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY,
+    aid INTEGER NOT NULL,
+    surface_index INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    granularity TEXT NOT NULL,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    content_hash BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS records_by_artifact ON records (aid, surface_index);
+CREATE INDEX IF NOT EXISTS records_by_hash ON records (content_hash);
+CREATE TABLE IF NOT EXISTS delta_vectors (id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS tombstones (id INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS fields (
+    name TEXT PRIMARY KEY, type TEXT NOT NULL, integer INTEGER NOT NULL,
+    declared INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS filter_values ("{AID_COLUMN}" INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS links (
+    source_aid TEXT NOT NULL, edge_type TEXT NOT NULL, target TEXT NOT NULL,
+    PRIMARY KEY (source_aid, edge_type, target)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS calibration (mode TEXT PRIMARY KEY, record TEXT NOT NULL)
+    WITHOUT ROWID;
+"""
+
+
+def _shm_dir() -> str | None:
+    d = "/dev/shm"
+    return d if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK) else None
+
+
+class CorpusStore:
+    """The directory of one corpus (see the module notes).
+
+    Parameters
+    ----------
+    path : path
+        The corpus directory. Nothing is created until a build runs.
+    name : str, optional
+        The corpus name (default: the directory's name for
+        :meth:`local`, none otherwise).
+
+    Notes
+    -----
+    Thread-safety: a store may be shared by threads; each thread reads
+    through its own SQLite connection. One builder per corpus at a time,
+    across processes (:meth:`lock`).
+    """
+
+    def __init__(self, path: str | os.PathLike, *, name: str | None = None) -> None:
+        self.path = Path(path).expanduser().absolute()
+        self.name = name
+        self.temporary = False
+        self._local = threading.local()
+        self._conns: weakref.WeakSet = weakref.WeakSet()
+
+    def __repr__(self) -> str:
+        return f"CorpusStore({str(self.path)!r}, name={self.name!r})"
+
+    @classmethod
+    def local(cls, name: str) -> CorpusStore:
+        """The store of the named corpus under
+        :func:`rowvoi.corpus.paths.corpora_dir` (not created).
+
+        >>> import os; os.environ["ROWVOI_HOME"] = "/tmp/rv-doc"
+        >>> str(CorpusStore.local("papers").path)
+        '/tmp/rv-doc/corpora/papers'
+        >>> del os.environ["ROWVOI_HOME"]
+        """
+        return cls(corpus_dir(name), name=check_name(name))
+
+    @classmethod
+    def memory(cls) -> CorpusStore:
+        """An anonymous corpus for tests and notebooks, in a temporary
+        directory (in ``/dev/shm``, a memory file system, where there is
+        one) that is deleted when the store is garbage-collected or the
+        process exits. It behaves exactly as a stored corpus.
+        """
+        d = tempfile.mkdtemp(prefix="rowvoi-corpus-", dir=_shm_dir())
+        store = cls(d)
+        store.temporary = True
+        weakref.finalize(store, shutil.rmtree, d, True)
+        return store
+
+    # ------------------------------------------------------------- files
+    @property
+    def db_path(self) -> Path:
+        """``docs.sqlite``."""
+        return self.path / DB
+
+    def exists(self) -> bool:
+        """Has a build created this corpus (its ``docs.sqlite``)?"""
+        return self.db_path.is_file()
+
+    def _label(self) -> str:
+        return f"corpus {self.name!r}" if self.name else f"the corpus at {self.path}"
+
+    def require(self) -> None:
+        """Raise :class:`CorpusNotFound` unless the corpus exists (creates
+        nothing)."""
+        if not self.exists():
+            if self.name:
+                raise CorpusNotFound(f"no corpus {self.name!r} (looked in {self.path}); build "
+                                     f"it first: rowvoi build {self.name} --files DIR")
+            raise CorpusNotFound(f"no corpus at {self.path}: build one there first")
+
+    def files(self) -> list[Path]:
+        """The corpus's files (sorted)."""
+        if not self.path.is_dir():
+            return []
+        return sorted(p for p in self.path.iterdir() if p.is_file())
+
+    def disk_bytes(self) -> int:
+        """Bytes on disk of the corpus's files."""
+        return sum(p.stat().st_size for p in self.files())
+
+    # -------------------------------------------------------- connections
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection to ``docs.sqlite`` (opened once per
+        thread; never creates the file: :class:`CorpusNotFound` if absent).
+        Autocommit mode: transactions are explicit."""
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            return con
+        self.require()
+        try:
+            con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
+                                  isolation_level=None, check_same_thread=True)
+        except sqlite3.OperationalError as exc:
+            raise CorpusNotFound(f"{self._label()}: cannot open {self.db_path}: {exc}") from None
+        con.execute("PRAGMA busy_timeout = 60000")
+        self._local.con = con
+        return con
+
+    def writer_connection(self) -> sqlite3.Connection:
+        """A new connection for a builder (``synchronous=FULL``: a commit is
+        durable before the old generation's files are deleted). The caller
+        closes it."""
+        self.require()
+        con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
+                              isolation_level=None)
+        con.execute("PRAGMA busy_timeout = 60000")
+        con.execute("PRAGMA synchronous=FULL")
+        return con
+
+    def close(self) -> None:
+        """Close the calling thread's connection (others close with their
+        threads)."""
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            self._local.con = None
+            con.close()
+
+    def create(self) -> None:
+        """Create the directory and an empty corpus (builders only; idempotent).
+
+        Raises
+        ------
+        CorpusExists
+            ``path`` is a file, or a non-empty directory that is not a corpus.
+        """
+        from rowvoi.corpus.base import CorpusExists
+
+        if self.path.exists() and not self.path.is_dir():
+            raise CorpusExists(f"{self.path} is a file, not a corpus directory")
+        if self.path.is_dir() and not self.exists() and any(
+                p.name not in (LOCK,) for p in self.path.iterdir()):
+            raise CorpusExists(f"{self.path} is a non-empty directory that is not a corpus; "
+                               "choose another name or path")
+        self.path.mkdir(parents=True, exist_ok=True)
+        con = sqlite3.connect(str(self.db_path), timeout=60.0, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=FULL")
+            con.execute("BEGIN IMMEDIATE")
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    con.execute(stmt)
+            have = {k for (k,) in con.execute("SELECT key FROM state")}
+            init = {"format": FORMAT, "format_version": FORMAT_VERSION, "generation": 0,
+                    "next_id": 0, "base": {"generation": 0, "lexical": None, "dense": None,
+                                           "next_id": 0},
+                    "created": time.time()}
+            con.executemany("INSERT INTO state VALUES (?, ?)",
+                            [(k, json.dumps(v)) for k, v in init.items() if k not in have])
+            con.execute("COMMIT")
+        finally:
+            con.close()
+        fsync_dir(self.path)
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Snapshot]:
+        """A read transaction: the committed generation and its rows, as one
+        consistent snapshot (a builder's later commit is not seen; it never
+        waits for a builder).
+
+        Raises
+        ------
+        CorpusNotFound
+            The corpus does not exist.
+        rowvoi.errors.IndexFormatError
+            ``docs.sqlite`` is not a corpus of this format version.
+        """
+        con = self.connection()
+        con.execute("BEGIN")
+        try:
+            snap = Snapshot(self, con)
+            yield snap
+        finally:
+            try:
+                con.execute("COMMIT")
+            except sqlite3.Error:
+                pass
+
+    # --------------------------------------------------------------- lock
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[dict[str, Any]]:
+        """Hold the builder lock (``build.lock``, ``flock``). Yields what the
+        file said before (``{"pid": ...}`` of the previous holder, which
+        may be a dead builder's: the kernel released its lock).
+
+        Raises
+        ------
+        CorpusLocked
+            Another live process holds it; the message names its pid.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                     0o666)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+                holder = _read_lock(fd)
+                who = f"process {holder.get('pid')}" if holder.get("pid") else "another process"
+                raise CorpusLocked(
+                    f"{self._label()} is being built by {who} (on {holder.get('host', '?')}, "
+                    f"since {_when(holder.get('started'))}); one build at a time: wait for it "
+                    "to finish") from None
+            previous = _read_lock(fd)
+            info = {"pid": os.getpid(), "host": os.uname().nodename, "started": time.time()}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(info).encode(), 0)
+            try:
+                yield previous
+            finally:
+                os.ftruncate(fd, 0)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    # ------------------------------------------------------------ cleanup
+    def clean_files(self, keep: Sequence[str | None]) -> list[str]:
+        """Delete index files (and their temporaries) not named in ``keep``;
+        returns the names deleted. Only a lock holder calls this."""
+        removed = []
+        keep_set = {k for k in keep if k}
+        for p in self.path.iterdir() if self.path.is_dir() else ():
+            if p.name in keep_set or not _INDEX_FILE.match(p.name):
+                continue
+            try:
+                p.unlink()
+                removed.append(p.name)
+            except OSError:
+                continue
+        if removed:
+            fsync_dir(self.path)
+        return removed
+
+    def write_manifest(self, state: Mapping[str, Any], counts: Mapping[str, int]) -> None:
+        """Replace ``manifest.json`` (atomically) with a description of the
+        committed state."""
+        base = state.get("base") or {}
+        doc = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "name": state.get("name"),
+            "generation": state.get("generation"),
+            "embedder": {"id": state.get("embedder_id"), "dim": state.get("dim"),
+                         "spec": state.get("embedder_spec")},
+            "strategy": {"id": state.get("strategy_id"), "spec": state.get("strategy_spec")},
+            "lexical": state.get("lexical"),
+            "source": state.get("source"),
+            "files": {"lexical": base.get("lexical"), "dense": base.get("dense"),
+                      "base_generation": base.get("generation")},
+            "counts": dict(counts),
+            "created": state.get("created"),
+            "updated": state.get("updated"),
+            "note": "a description of docs.sqlite's committed state; docs.sqlite is the truth",
+        }
+        atomic_write_bytes(self.path / MANIFEST, json.dumps(doc, indent=1).encode())
+
+
+def _read_lock(fd: int) -> dict[str, Any]:
+    try:
+        data = os.pread(fd, 4096, 0)
+        info = json.loads(data.decode()) if data.strip() else {}
+        return info if isinstance(info, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _when(t: Any) -> str:
+    if not isinstance(t, (int, float)):
+        return "an unknown time"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+class Snapshot:
+    """One read transaction over a corpus: the committed state and rows.
+
+    Obtained from :meth:`CorpusStore.snapshot`; valid inside its ``with``
+    block, in the thread that opened it. Methods return plain Python
+    values.
+    """
+
+    def __init__(self, store: CorpusStore, con: sqlite3.Connection) -> None:
+        self.store = store
+        self.con = con
+        try:
+            rows = con.execute("SELECT key, value FROM state").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus "
+                                   f"({exc})", 6, "RV_E_CORRUPT") from None
+        self.state: dict[str, Any] = {k: json.loads(v) for k, v in rows}
+        if self.state.get("format") != FORMAT:
+            raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus",
+                                   6, "RV_E_CORRUPT")
+        if self.state.get("format_version") != FORMAT_VERSION:
+            raise IndexFormatError(
+                f"RV_E_VERSION: {store.db_path}: corpus format version "
+                f"{self.state.get('format_version')}; this rowvoi reads version "
+                f"{FORMAT_VERSION}: rebuild the corpus (delete it and run rowvoi build)",
+                7, "RV_E_VERSION")
+
+    @property
+    def generation(self) -> int:
+        """The committed generation (0: never built)."""
+        return int(self.state.get("generation", 0))
+
+    @property
+    def base(self) -> dict[str, Any]:
+        """``{"generation", "lexical", "dense", "next_id"}`` of the base files."""
+        return dict(self.state.get("base") or {})
+
+    def counts(self) -> dict[str, int]:
+        """``n_artifacts``, ``n_records``, ``n_delta`` (records added since
+        the base) and ``n_tombstones``."""
+        c = self.con
+        base_next = int(self.base.get("next_id", 0))
+        return {
+            "n_artifacts": c.execute("SELECT count(*) FROM artifacts").fetchone()[0],
+            "n_records": c.execute("SELECT count(*) FROM records").fetchone()[0],
+            "n_delta": c.execute("SELECT count(*) FROM records WHERE id >= ?",
+                                 (base_next,)).fetchone()[0],
+            "n_tombstones": c.execute("SELECT count(*) FROM tombstones").fetchone()[0],
+        }
+
+    def n_records(self) -> int:
+        """Live records."""
+        return int(self.con.execute("SELECT count(*) FROM records").fetchone()[0])
+
+    def tombstones(self) -> np.ndarray:
+        """Ids in the base files that are no longer live (int64, ascending)."""
+        rows = self.con.execute("SELECT id FROM tombstones ORDER BY id").fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    def delta_texts(self, batch: int = 10_000) -> Iterator[tuple[np.ndarray, list[str]]]:
+        """``(ids, texts)`` batches of the records added since the base."""
+        cur = self.con.execute("SELECT id, text FROM records WHERE id >= ? ORDER BY id",
+                               (int(self.base.get("next_id", 0)),))
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                return
+            yield (np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
+
+    def delta_vectors(self, dim: int, batch: int = 10_000
+                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(ids, vectors)`` batches of the delta's vectors."""
+        cur = self.con.execute("SELECT id, vector FROM delta_vectors ORDER BY id")
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                return
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+            yield ids, vecs.reshape(len(rows), dim)
+
+    def fields(self) -> list[tuple[str, str, bool]]:
+        """``(name, type, integer)`` of every filter field, by name."""
+        return [(n, t, bool(i)) for n, t, i in self.con.execute(
+            "SELECT name, type, integer FROM fields ORDER BY name")]
+
+    def distinct_values(self, field: str, limit: int) -> list[Any]:
+        """Up to ``limit`` distinct non-null values of a filter field."""
+        from rowvoi.query.sql import quote_ident
+
+        q = quote_ident(field)
+        return [v for (v,) in self.con.execute(
+            f"SELECT DISTINCT {q} FROM filter_values WHERE {q} IS NOT NULL ORDER BY {q} "
+            "LIMIT ?", (limit,))]
+
+    def ids_where(self, where_sql: str | None, params: Sequence[Any],
+                  kinds: Sequence[str] | None) -> np.ndarray:
+        """Record ids whose artifact's filter values satisfy ``where_sql``
+        (a compiled filter over ``filter_values``, or ``None``) and whose
+        kind is in ``kinds`` (or any kind), ascending."""
+        sql = "SELECT id FROM records"
+        conds: list[str] = []
+        args: list[Any] = []
+        if where_sql is not None:
+            conds.append(f'aid IN (SELECT "{AID_COLUMN}" FROM filter_values WHERE {where_sql})')
+            args.extend(params)
+        if kinds is not None:
+            conds.append("kind IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(list(kinds)))
+        if conds:
+            sql += " WHERE " + " AND ".join(conds)
+        rows = self.con.execute(sql + " ORDER BY id", args).fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64)
+
+    def rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Records by id: ``{id: {artifact_id, aid, surface_index, kind,
+        granularity, text, metadata, filter_fields}}`` (ids not live are
+        absent)."""
+        if len(ids) == 0:
+            return {}
+        cur = self.con.execute(
+            "SELECT r.id, r.aid, r.surface_index, r.kind, r.granularity, r.text, r.metadata, "
+            "a.artifact_id, a.filter_fields FROM records r JOIN artifacts a ON a.aid = r.aid "
+            "WHERE r.id IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(i) for i in ids]),))
+        return {r[0]: {"aid": r[1], "surface_index": r[2], "kind": r[3], "granularity": r[4],
+                       "text": r[5], "metadata": r[6], "artifact_id": r[7],
+                       "filter_fields": r[8]} for r in cur}
+
+    def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        """``{id: (aid, kind)}`` for live ids (cheap: no text)."""
+        if len(ids) == 0:
+            return {}
+        cur = self.con.execute("SELECT id, aid, kind FROM records WHERE id IN "
+                               "(SELECT value FROM json_each(?))",
+                               (json.dumps([int(i) for i in ids]),))
+        return {r[0]: (r[1], r[2]) for r in cur}
+
+    def artifact(self, artifact_id: str) -> dict[str, Any] | None:
+        """The ledger entry of an artifact, or ``None``."""
+        row = self.con.execute("SELECT aid, version, strategy_id, embedder_id, filter_fields "
+                               "FROM artifacts WHERE artifact_id = ?", (artifact_id,)).fetchone()
+        if row is None:
+            return None
+        return {"aid": row[0], "version": row[1], "strategy_id": row[2], "embedder_id": row[3],
+                "filter_fields": json.loads(row[4])}
+
+    def artifact_records(self, aid: int, kind: str | None = None) -> list[tuple]:
+        """``(id, surface_index, kind, granularity, text, metadata)`` rows of
+        one artifact in plan order."""
+        sql = ("SELECT id, surface_index, kind, granularity, text, metadata FROM records "
+               "WHERE aid = ?")
+        args: list[Any] = [aid]
+        if kind is not None:
+            sql += " AND kind = ?"
+            args.append(kind)
+        return self.con.execute(sql + " ORDER BY surface_index", args).fetchall()
+
+    def kinds(self) -> dict[str, int]:
+        """Surface kinds and their record counts."""
+        return dict(self.con.execute("SELECT kind, count(*) FROM records GROUP BY kind "
+                                     "ORDER BY kind"))
+
+
+def is_corpus_dir(path: Path) -> bool:
+    """Does ``path`` hold a corpus (a ``docs.sqlite``)?"""
+    return (path / DB).is_file()
+
+
+def remove_corpus(store: CorpusStore) -> None:
+    """Delete a corpus directory (under its builder lock, so a running
+    build is never pulled from under; raises :class:`CorpusLocked` then)."""
+    store.require()
+    with store.lock():
+        store.close()
+        for p in list(store.path.iterdir()):
+            if p.name == LOCK:
+                continue
+            if p.is_dir():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+    try:
+        (store.path / LOCK).unlink()
+        store.path.rmdir()
+    except OSError as exc:
+        raise CorpusError(f"{store.path}: could not remove the directory ({exc})") from None
+
+
+# ------------------------------------------------------------ index loading
+
+
+class BaseFileGone(FileNotFoundError):
+    """A base file named by a snapshot is gone: a newer commit replaced it.
+    Readers retry on a fresh snapshot."""
+
+
+#: The lexical settings a build uses unless told otherwise: the default
+#: analyzer and Lucene BM25 (k1 = 1.2, b = 0.75).
+def default_lexical() -> dict[str, Any]:
+    """``{"analyzer": ..., "bm25": {...}}`` of a new corpus.
+
+    >>> default_lexical()["bm25"]
+    {'variant': 'lucene', 'k1': 1.2, 'b': 0.75}
+    """
+    from rowvoi.text import Analyzer
+
+    return {"analyzer": Analyzer().to_dict(), "bm25": {"variant": "lucene", "k1": 1.2,
+                                                       "b": 0.75}}
+
+
+def new_lexical(conf: Mapping[str, Any]) -> Any:
+    """An empty BM25 index with a corpus's lexical settings."""
+    from rowvoi.lexical import BM25Index
+    from rowvoi.text import Analyzer
+
+    return BM25Index(Analyzer.from_dict(conf["analyzer"]), **conf["bm25"])
+
+
+def load_lexical(store: CorpusStore, snap: Snapshot) -> Any:
+    """The BM25 index of the snapshot's generation: the base file, minus
+    the tombstones, plus the delta's texts (added with their record ids).
+
+    Raises
+    ------
+    BaseFileGone
+        The base file was deleted by a newer commit (retry).
+    """
+    from rowvoi.lexical import BM25Index
+
+    name = snap.base.get("lexical")
+    if name:
+        try:
+            index = BM25Index.load(store.path / name)
+        except OSError:
+            if not (store.path / name).exists():
+                raise BaseFileGone(str(store.path / name)) from None
+            raise
+    else:
+        index = new_lexical(snap.state.get("lexical") or default_lexical())
+    tomb = snap.tombstones()
+    if len(tomb):
+        index.delete(tomb)
+    for ids, texts in snap.delta_texts():
+        index.add(texts, ids=ids)
+    return index
+
+
+def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
+    """The flat vector index (inner product over unit vectors = cosine) of
+    the snapshot's generation: base file, minus tombstones, plus delta
+    vectors. ``None`` when the corpus has no dimension yet (nothing was
+    ever embedded).
+
+    Raises
+    ------
+    BaseFileGone
+        The base file was deleted by a newer commit (retry).
+    """
+    from rowvoi.dense import FlatIndex
+
+    dim = snap.state.get("dim")
+    if not dim:
+        return None
+    name = snap.base.get("dense")
+    if name:
+        try:
+            index = FlatIndex.load(store.path / name)
+        except OSError:
+            if not (store.path / name).exists():
+                raise BaseFileGone(str(store.path / name)) from None
+            raise
+    else:
+        index = FlatIndex(int(dim), metric="ip")
+    tomb = snap.tombstones()
+    if len(tomb):
+        index.remove(tomb)
+    for ids, vecs in snap.delta_vectors(int(dim)):
+        index.add(vecs, ids=ids)
+    return index
