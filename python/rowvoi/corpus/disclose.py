@@ -30,8 +30,9 @@ Pointers come from the indexed data, so a document could point anywhere
 (``../../etc/passwd``, a symlink to ``~/.ssh``). The default loader reads a
 pointer only if it resolves -- after ``..`` and every symbolic link -- to a
 regular file inside one of the *allowed roots*: those given as ``roots=``,
-else the allowed roots of the hit's corpus (for a corpus built from files,
-its root; see :func:`allowed_roots`). A pointer outside them, or a hit whose
+else the allowed roots of the hit's corpus -- the one given as ``corpus=``,
+else the named corpus of the hit's ``source`` -- which for a corpus built
+from files is its root (see :func:`allowed_roots`). A pointer outside them, or a hit whose
 roots are unknown, is refused with a note. Relative pointers are resolved
 against the roots in order. The file is opened without following a final
 symbolic link and checked again after opening, so a link swapped in between
@@ -55,6 +56,7 @@ from typing import Any
 from rowvoi.corpus.base import SearchHit, plain
 from rowvoi.corpus.expand import NeighborhoodPolicy, SeedNotFound, expand as _expand
 from rowvoi.corpus.select import Selection
+from rowvoi.corpus.store import CorpusStore
 
 __all__ = [
     "Disclosure",
@@ -153,22 +155,54 @@ class Disclosure:
 
 
 # ------------------------------------------------------------ root guard
+def _state(corpus: Any) -> Mapping[str, Any] | None:
+    """The committed state of a corpus, its store or a corpus name (None
+    when there is no such corpus)."""
+    store = corpus if isinstance(corpus, CorpusStore) else getattr(corpus, "store", None)
+    if isinstance(corpus, str):
+        store = CorpusStore.local(corpus)
+    if not isinstance(store, CorpusStore) or not store.exists():
+        return None
+    with store.snapshot() as snap:
+        return dict(snap.state)
+
+
 def allowed_roots(corpus: Any) -> tuple[str, ...]:
     """The directories whose files a corpus's pointers may name.
 
-    For a corpus built from files this is its root; other corpora allow
-    none unless configured. ``corpus`` is an open corpus (or anything with
-    an ``allowed_roots`` attribute); anything else allows none.
+    The corpus's ``allowed_roots`` setting when it has one, else, for a
+    corpus built from files (:func:`~rowvoi.corpus.from_files`), its root;
+    other corpora allow none (pass ``roots=`` to :func:`disclose`).
 
-    >>> allowed_roots(object())
+    Parameters
+    ----------
+    corpus : Corpus, CorpusStore or str
+        An open corpus, its store or a corpus name; anything else allows
+        none.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from rowvoi.corpus import CorpusStore, build, from_files, from_mapping
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.md").write_text("Lift")
+    >>> notes = build(from_files(d, embedder="hashing"), store=CorpusStore.memory())
+    >>> allowed_roots(notes) == (str(d.resolve()),)
+    True
+    >>> allowed_roots(build(from_mapping({"a": "x"}, embedder="hashing"),
+    ...                     store=CorpusStore.memory()))
     ()
     """
-    roots = getattr(corpus, "allowed_roots", None)
-    if roots is None:
+    state = _state(corpus)
+    if state is None:
         return ()
-    if isinstance(roots, (str, os.PathLike)):
-        roots = (roots,)
-    return tuple(os.fspath(r) for r in roots)
+    configured = state.get("allowed_roots")
+    if isinstance(configured, list):
+        return tuple(str(r) for r in configured)
+    source = state.get("source")
+    if isinstance(source, Mapping) and source.get("kind") == "files" and source.get("root"):
+        return (str(source["root"]),)
+    return ()
 
 
 def _inside(path: str, root: str) -> bool:
@@ -314,7 +348,15 @@ def _load_body(hit: SearchHit, *, loader: BodyLoader | None, store: ResourceStor
         if isinstance(payload, str):
             return payload, None
         return None, f"the store holds {type(payload).__name__} for {pointer!r}, not text"
-    allowed = roots if roots is not None else allowed_roots(_by_source(corpus, hit))
+    if roots is not None:
+        allowed: Sequence[str] = roots
+    else:
+        owner = _by_source(corpus, hit) if corpus is not None else hit.source
+        try:
+            allowed = allowed_roots(owner)
+        except (OSError, ValueError) as exc:  # the corpus is gone or unreadable
+            return None, (f"pointer {pointer!r}: the allowed roots of its corpus could not "
+                          f"be read ({exc}); not read")
     try:
         body, cut = read_pointer(pointer, allowed)
     except PointerRefused as exc:

@@ -37,6 +37,7 @@ corpora (searches only read).
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import warnings
@@ -73,6 +74,7 @@ __all__ = [
     "calibration_key",
     "NoFloorWarning",
     "MERGES",
+    "stored_calibration",
 ]
 
 #: The named ways federated discovery merges its sources.
@@ -167,6 +169,34 @@ def calibration_key(mode: str, fusion: str = "rrf") -> str:
     return mode
 
 
+def stored_calibration(corpus: Any, key: str) -> dict[str, Any] | None:
+    """The calibration record stored on ``corpus`` under ``key``, or None.
+
+    Records live in the corpus's ``calibration`` table as JSON objects; the
+    fields read here are ``min_score`` (the floor, on the scale of the
+    searches ``key`` names) and ``embedder_id`` (the embedder the floor was
+    calibrated with).
+
+    >>> from rowvoi.corpus import CorpusStore, build, from_mapping
+    >>> c = build(from_mapping({"a": "x"}, embedder="hashing"), store=CorpusStore.memory())
+    >>> stored_calibration(c, "hybrid") is None
+    True
+    """
+    store = getattr(corpus, "store", None)
+    if store is None:
+        return None
+    with store.snapshot() as snap:
+        row = snap.con.execute("SELECT record FROM calibration WHERE mode = ?",
+                               (key,)).fetchone()
+    if row is None:
+        return None
+    try:
+        record = json.loads(row[0])
+    except (TypeError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def _calibrated_floor(corpus: Any, mode: str, search_kw: Mapping[str, Any]) -> float | None:
     """The floor stored for ``corpus`` and this search, or None (warned)."""
     name = getattr(corpus, "name", None)
@@ -177,7 +207,7 @@ def _calibrated_floor(corpus: Any, mode: str, search_kw: Mapping[str, Any]) -> f
                       stacklevel=4)
         return None
     key = calibration_key(mode, str(search_kw.get("fusion", "rrf")))
-    record = corpus.calibration(key)
+    record = stored_calibration(corpus, key)
     if record is None:
         warnings.warn(f"{label}: no floor is calibrated for {key!r} searches; not abstaining "
                       "by absolute score (calibrate one, or pass min_score=<number>)",
@@ -294,14 +324,15 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
 
     Examples
     --------
-    >>> from rowvoi.corpus import build, from_mapping
+    >>> from rowvoi.corpus import CorpusStore, build, from_mapping
     >>> docs = from_mapping({"a": "wing stall at high angle of attack",
     ...                      "b": "boundary layer transition on a flat plate",
-    ...                      "c": "shock waves in supersonic nozzles"}, name="aero")
-    >>> aero = build(docs, embedder="hashing", progress=False)
+    ...                      "c": "shock waves in supersonic nozzles"},
+    ...                     name="aero", embedder="hashing")
+    >>> aero = build(docs, store=CorpusStore.memory(), progress=False)
     >>> res = discover(aero, "stall of a wing", mode="lexical")
     >>> res.ids, res.reason
-    (['a'], 'rel_threshold')
+    (['a'], 'exhausted')
     >>> res.to_dict()["results"][0]["summary"]
     'wing stall at high angle of attack'
     """

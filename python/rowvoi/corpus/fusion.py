@@ -22,7 +22,7 @@ the same files); a callable ``hit -> hashable`` merges hits with equal keys
 
 Everything here is pure (input hits are never modified) and thread-safe.
 
->>> from rowvoi.corpus.base import SearchHit, tag_source
+>>> from rowvoi.corpus.base import SearchHit
 >>> a = [SearchHit("x", "document", 0.9, ""), SearchHit("y", "document", 0.5, "")]
 >>> b = [SearchHit("y", "document", 14.0, ""), SearchHit("z", "document", 3.0, "")]
 >>> fused = fuse_hits({"docs": a, "wiki": b}, rrf_k=60)
@@ -41,12 +41,10 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Union
 
 from rowvoi.corpus.base import SearchHit, tag_source
+from rowvoi.corpus.search import DFLT_RRF_K
 from rowvoi.corpus.select import ranked
 
 __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
-
-#: The standard reciprocal-rank-fusion constant.
-DFLT_RRF_K = 60
 
 #: How cross-source duplicates are recognised: ``None`` (never merge),
 #: ``"pointer"`` (equal pointers merge) or a callable ``hit -> hashable``.
@@ -180,7 +178,7 @@ def fuse_hits(hits_by_source: Mapping[str | None, Sequence[SearchHit]], *,
     --------
     The same file indexed by two corpora merges under ``identity="pointer"``:
 
-    >>> from rowvoi.corpus.base import SearchHit, tag_source
+    >>> from rowvoi.corpus.base import SearchHit
     >>> a = [SearchHit("1", "document", 0.8, "", {"path": "/d/x.md"})]
     >>> b = [SearchHit("x.md", "chunk", 7.0, "", {"path": "/d/x.md"})]
     >>> [h.artifact_id for h in fuse_hits({"a": a, "b": b})]

@@ -189,7 +189,7 @@ def hits_to_chunks(hits: Sequence[SearchHit], *,
     ...         SearchHit("faq", "chunk", 0.7, "Pro costs $40 per seat; it shipped in May.")]
     >>> chunks = hits_to_chunks(hits, tokens="words")
     >>> [(c.id, c.tokens) for c in chunks]
-    [('pricing', 6), ('faq', 11)]
+    [('pricing', 7), ('faq', 12)]
     >>> support = {"price": {"pricing", "faq"}, "date": {"faq"}}
     >>> select_context(chunks, ["price", "date"], support).chunks
     ['faq']
