@@ -140,3 +140,386 @@ def test_fuse_bad_input():
     with pytest.raises(TypeError, match="unhashable"):
         fuse_hits({"a": [hit("x", 1.0)], "b": []}, identity=lambda h: [1])
     assert json.dumps([h.to_dict() for h in fuse_hits({"a": [hit("x", 1)], "b": []})])
+
+
+# ------------------------------------------------------------------ disclose
+import os  # noqa: E402
+import pathlib  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from rowvoi.corpus import (  # noqa: E402
+    CorpusStore,
+    NoFloorWarning,
+    PointerRefused,
+    build,
+    disclose,
+    discover,
+    from_files,
+    from_mapping,
+    parent_policy,
+    search,
+    select,
+    sentence_window_policy,
+    tools,
+)
+from rowvoi.corpus.disclose import allowed_roots, read_pointer  # noqa: E402
+
+
+def sel_of(*hits):
+    return select(list(hits), strategy="top_k", max_k=10)
+
+
+@pytest.fixture()
+def tree(tmp_path):
+    """root/ holds the corpus files; outside/ a secret next to it."""
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.md").write_text("alpha body")
+    (root / "sub" / "b.md").write_text("beta body")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("do not read")
+    os.symlink(outside / "secret.txt", root / "link_out.md")
+    os.symlink(root / "a.md", root / "link_in.md")
+    os.symlink(outside, root / "dir_out")
+    return root, outside
+
+
+def test_root_guard_refuses_escapes(tree):
+    root, outside = tree
+    assert read_pointer("a.md", [root]) == ("alpha body", False)
+    assert read_pointer(str(root / "sub" / "b.md"), [root])[0] == "beta body"
+    assert read_pointer("sub/../a.md", [root])[0] == "alpha body"
+    assert read_pointer("link_in.md", [root])[0] == "alpha body"  # a link inside is fine
+    for bad in ["../outside/secret.txt", str(outside / "secret.txt"), "link_out.md",
+                "dir_out/secret.txt", str(root / "sub" / ".." / ".." / "outside" / "secret.txt"),
+                "/etc/passwd"]:
+        with pytest.raises(PointerRefused):
+            read_pointer(bad, [root])
+    with pytest.raises(PointerRefused, match="no allowed roots"):
+        read_pointer("a.md", [])
+    with pytest.raises(PointerRefused, match="regular file"):
+        read_pointer("sub", [root])
+    with pytest.raises(FileNotFoundError):
+        read_pointer("missing.md", [root])
+    os.mkfifo(root / "pipe.md")
+    with pytest.raises(PointerRefused, match="regular file"):
+        read_pointer("pipe.md", [root])  # never blocks on a FIFO
+
+
+def test_root_guard_through_a_symlinked_root(tree, tmp_path):
+    root, outside = tree
+    alias = tmp_path / "alias"
+    os.symlink(root, alias)
+    assert read_pointer(str(alias / "a.md"), [alias])[0] == "alpha body"
+    assert read_pointer(str(root / "a.md"), [alias])[0] == "alpha body"
+    with pytest.raises(PointerRefused):
+        read_pointer(str(alias / "link_out.md"), [alias])
+
+
+def test_read_pointer_cuts_long_bodies(tree):
+    root, _ = tree
+    (root / "big.md").write_text("x" * 100)
+    assert read_pointer("big.md", [root], max_bytes=10) == ("x" * 10, True)
+
+
+def test_disclose_never_raises_and_notes_why(tree):
+    root, outside = tree
+    hits = [SearchHit("a", "document", 0.9, "alpha", {"path": str(root / "a.md"),
+                                                      "name": "Alpha"}),
+            SearchHit("s", "document", 0.8, "secret", {"path": str(outside / "secret.txt")}),
+            SearchHit("l", "document", 0.7, "link", {"path": str(root / "link_out.md")}),
+            SearchHit("m", "document", 0.6, "gone", {"path": str(root / "missing.md")}),
+            SearchHit("n", "document", 0.5, "no pointer")]
+    sel = sel_of(*hits)
+    before = [dict(h.metadata) for h in sel.selected]
+    out = disclose(sel, roots=[root])
+    assert [d.artifact_id for d in out] == ["a", "s", "l", "m", "n"]
+    a, s, l, m, n = out
+    assert (a.body, a.name, a.pointer, a.summary, a.level) == \
+        ("alpha body", "Alpha", str(root / "a.md"), "alpha", "body")
+    assert "disclosure" not in a.metadata
+    for d in (s, l):
+        assert d.body is None and "outside the allowed roots" in d.metadata["disclosure"]
+    assert m.body is None and "could not be read" in m.metadata["disclosure"]
+    assert n.body is None and "disclosure" not in n.metadata and n.name == "n"
+    assert [dict(h.metadata) for h in sel.selected] == before  # pure
+    # without roots nothing is read
+    assert disclose(sel_of(hits[0]))[0].metadata["disclosure"].startswith("pointer")
+    # metadata level: no I/O at all
+    meta = disclose(sel, level="metadata", roots=[root])
+    assert all(d.body is None and "disclosure" not in d.metadata for d in meta)
+    assert json.loads(json.dumps([d.to_dict() for d in out]))[0]["body"] == "alpha body"
+
+
+def test_disclose_loader_and_store(tree):
+    root, _ = tree
+    hits = [SearchHit("a", "document", 0.9, "alpha", {"path": "p/a"}),
+            SearchHit("b", "document", 0.8, "beta", {"path": "p/b"}),
+            SearchHit("c", "document", 0.7, "gamma", {"path": "p/c"})]
+    store = {"p/a": "from store", "p/b": b"bytes \xff"}
+    a, b, c = disclose(sel_of(*hits), store=store)
+    assert (a.body, b.body, c.body) == ("from store", "bytes \ufffd", None)
+    assert "not in the store" in c.metadata["disclosure"]
+
+    def loader(meta):
+        if meta["path"] == "p/c":
+            raise RuntimeError("backend down")
+        return meta["path"].upper()
+
+    a, b, c = disclose(sel_of(*hits), loader=loader, level="bundled")
+    assert (a.body, b.body, c.body, a.level) == ("P/A", "P/B", None, "bundled")
+    assert "backend down" in c.metadata["disclosure"]
+    with pytest.raises(ValueError, match="not both"):
+        disclose(sel_of(*hits), loader=loader, store=store)
+    with pytest.raises(ValueError, match="unknown disclosure level"):
+        disclose(sel_of(*hits), level="full")
+    with pytest.raises(ValueError, match="corpus="):
+        disclose(sel_of(*hits), expand=parent_policy())
+    with pytest.raises(TypeError, match="Selection"):
+        disclose(hits)
+
+
+@pytest.fixture(scope="module")
+def files_corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("notes")
+    (root / "wing.md").write_text("Wing stall at a high angle of attack. " * 20)
+    (root / "pipe.md").write_text("Heat transfer to a fluid in a pipe.")
+    (root / "tax.md").write_text("The yearly tax return form.")
+    src = from_files(root, name="notes", embedder="hashing")
+    return build(src, store=CorpusStore.memory(), progress=False), root
+
+
+def test_files_corpus_roots_and_expansion(files_corpus):
+    c, root = files_corpus
+    assert allowed_roots(c) == (str(root.resolve()),)
+    sel = select(search(c, "wing stall", mode="lexical"))
+    (d,) = disclose(sel, corpus=c, expand=parent_policy())
+    assert d.body == (root / "wing.md").read_text()
+    assert d.passage == (root / "wing.md").read_text().strip()
+    # federated form: corpora by source; a source without corpus gets a note
+    hit = SearchHit("wing.md", "document", 1.0, "x", {"path": str(root / "wing.md")},
+                    source="elsewhere", surface_index=0)
+    (d,) = disclose(sel_of(hit), corpus={"notes": c}, expand=sentence_window_policy())
+    assert d.passage is None and "no corpus given" in d.metadata["expansion"]
+    assert d.body is None  # no corpus, so no roots for that source either
+    # a stale or foreign hit: a note, never an exception
+    ghost = SearchHit("ghost.md", "document", 1.0, "x", source="notes", surface_index=0)
+    (d,) = disclose(sel_of(ghost), corpus={"notes": c}, expand=sentence_window_policy())
+    assert d.passage is None and "ghost.md" in d.metadata["expansion"]
+
+
+# ------------------------------------------------------------------ discover
+def mem(docs, name, embedder="hashing", **kw):
+    return build(from_mapping(docs, name=name, embedder=embedder, **kw),
+                 store=CorpusStore.memory(), progress=False)
+
+
+@pytest.fixture(scope="module")
+def two():
+    a = mem({"x": "wing stall and lift", "y": "wing flutter at high speed",
+             "z": "pipe flow heat transfer"}, "a")
+    b = mem({"x": "tax forms and wing nuts", "w": "wing design for gliders",
+             "v": "nothing relevant here"}, "b")
+    return a, b
+
+
+def plain_types(obj):
+    if isinstance(obj, dict):
+        return all(isinstance(k, str) and plain_types(v) for k, v in obj.items())
+    if isinstance(obj, list):
+        return all(plain_types(v) for v in obj)
+    return obj is None or type(obj) in (str, int, float, bool)
+
+
+def test_discover_one_corpus(two):
+    a, _ = two
+    res = discover(a, "wing stall", mode="lexical")
+    hits = search(a, "wing stall", mode="lexical", k=10)
+    assert res.ids == select(hits).selected_ids
+    assert res.n_retrieved == len(hits)
+    assert res.results[0].source == "a"
+    d = res.to_dict()
+    assert plain_types(d)
+    assert set(d) == {"query", "mode", "strategy", "disclose_level", "results", "abstained",
+                      "reason", "n_retrieved", "signals"}
+    res = discover(a, "wing stall", mode="lexical", min_score=1e9)
+    assert res.abstained and res.reason == "abstain:below_floor" and res.results == []
+    assert res.signals["floor_from"] == "given"
+    res = discover(a, "wing", mode="lexical", strategy="top_k", max_k=1)
+    assert len(res.results) == 1 and res.strategy == "top_k"
+    res = discover(a, "wing", mode="lexical", strategy=lambda hs: hs[-1:])
+    assert res.strategy == "<lambda>" and len(res.results) == 1
+
+
+def test_federated_floors_gate_each_source_before_fusion(two):
+    a, b = two
+    ha = search(a, "wing", mode="lexical")
+    hb = search(b, "wing", mode="lexical")
+    assert len(ha) >= 2 and len(hb) >= 2
+    # a floor between a's first and second raw scores keeps a's first only;
+    # b has no floor and keeps all. Applied after fusion (on ~1/61-scale
+    # scores) the same floor would have removed every result.
+    cut = (ha[0].score + ha[1].score) / 2
+    res = discover([a, b], "wing", mode="lexical", min_score={"a": cut}, strategy="top_k",
+                   max_k=10)
+    fused = res.selection.selected
+    from_a = [h for h in fused if h.source == "a"]
+    assert [h.artifact_id for h in from_a] == [ha[0].artifact_id]
+    assert [h.artifact_id for h in fused if h.source == "b"] == [h.artifact_id for h in hb]
+    assert from_a[0].metadata["source_score"] == pytest.approx(ha[0].score)
+    assert all(h.score < cut for h in fused)  # fused scores live on the RRF scale
+    assert from_a[0].score == pytest.approx(1 / 61)
+    ps = res.signals["per_source"]
+    assert ps["a"] == {"n_retrieved": len(ha), "top_score": pytest.approx(ha[0].score),
+                       "floor": cut, "abstained": False}
+    assert ps["b"]["floor"] is None and ps["b"]["n_retrieved"] == len(hb)
+    assert res.n_retrieved == len(ha) + len(hb)
+    # the same artifact id in two corpora stays two results
+    res = discover([a, b], "wing", mode="lexical", strategy="top_k", max_k=10)
+    pairs = [(d.source, d.artifact_id) for d in res.results]
+    assert ("a", "x") in pairs and ("b", "x") in pairs
+    assert len(pairs) == len(set(pairs))
+    # a source whose top is below its floor is gated entirely
+    res = discover([a, b], "wing", mode="lexical", min_score={"a": 1e9})
+    assert res.signals["per_source"]["a"]["abstained"] is True
+    assert {d.source for d in res.results} == {"b"}
+    res = discover([a, b], "wing", mode="lexical", min_score={"a": 1e9, "b": 1e9})
+    assert res.abstained and res.reason == "abstain:below_floor"
+    res = discover([a, b], "zzzz", mode="lexical")
+    assert res.abstained and res.reason == "abstain:no_candidates"
+
+
+def test_federated_merges(two):
+    a, b = two
+    res = discover([a, b], "wing", mode="lexical", merge="score", strategy="top_k", max_k=10)
+    scores = [d.score for d in res.results]
+    raw = sorted([h.score for h in search(a, "wing", mode="lexical")] +
+                 [h.score for h in search(b, "wing", mode="lexical")], reverse=True)
+    assert scores == pytest.approx(raw[:len(scores)])
+    c = mem({"q": "wing"}, "c", embedder="hashing:32")
+    with pytest.raises(ValueError, match="one embedder"):
+        discover([a, c], "wing", mode="lexical", merge="score")
+    res = discover([a, b], "wing", mode="lexical",
+                   merge=lambda by: by["b"], strategy="top_k", max_k=10)
+    assert {d.source for d in res.results} == {"b"}
+    res = discover([a, b], "wing", mode="lexical", merge_weights={"b": 3.0})
+    assert res.results[0].source == "b"
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"min_score": 0.5}, ValueError, "cannot apply to several corpora"),
+    ({"min_score": {"nope": 1.0}}, ValueError, "not searched"),
+    ({"min_score": "high"}, ValueError, "min_score"),
+    ({"merge_weights": {"zz": 1.0}}, ValueError, "not searched"),
+    ({"merge": "max"}, ValueError, "unknown merge"),
+    ({"strategy": "best"}, ValueError, "strategy"),
+    ({"disclose_level": "all"}, ValueError, "disclosure level"),
+    ({"k": 0}, ValueError, "k must be"),
+])
+def test_discover_bad_arguments(two, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        discover(list(two), "wing", mode="lexical", **kwargs)
+
+
+def test_discover_bad_corpora(two):
+    a, _ = two
+    with pytest.raises(ValueError, match="listed twice"):
+        discover([a, a], "wing")
+    with pytest.raises(ValueError, match="empty list"):
+        discover([], "wing")
+    anon = build(from_mapping({"x": "wing"}, embedder="hashing"), store=CorpusStore.memory(),
+                 progress=False)
+    with pytest.raises(ValueError, match="by name"):
+        discover([a, anon], "wing")
+    with pytest.raises(TypeError, match="several corpora"):
+        discover(a, "wing", min_score={"a": 1.0})
+
+
+def write_calibration(corpus, key, record):
+    con = corpus.store.writer_connection()
+    try:
+        con.execute("INSERT OR REPLACE INTO calibration VALUES (?, ?)",
+                    (key, json.dumps(record)))
+    finally:
+        con.close()
+
+
+def test_auto_floor_reads_the_calibration_table():
+    c = mem({"x": "wing stall and lift", "y": "wing flutter"}, "cal")
+    with pytest.warns(NoFloorWarning, match="no floor is calibrated"):
+        res = discover(c, "wing", mode="lexical", min_score="auto")
+    assert not res.abstained and res.signals["floor_from"] is None
+    write_calibration(c, "lexical", {"min_score": 1e6, "embedder_id": c.embedder_id})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = discover(c, "wing", mode="lexical", min_score="auto")
+    assert res.abstained and res.reason == "abstain:below_floor"
+    assert res.signals["min_score"] == 1e6 and res.signals["floor_from"] == "calibration"
+    # hybrid searches use their own key; a blend fusion another one
+    with pytest.warns(NoFloorWarning, match="'hybrid'"):
+        discover(c, "wing", min_score="auto")
+    write_calibration(c, "hybrid+blend", {"min_score": 0.0, "embedder_id": c.embedder_id})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = discover(c, "wing", min_score="auto", fusion="blend")
+    assert res.signals["min_score"] == 0.0
+    # a stale floor (another embedder) and reweighted scores are not used
+    write_calibration(c, "dense", {"min_score": 0.1, "embedder_id": "other-embedder"})
+    with pytest.warns(NoFloorWarning, match="other-embedder"):
+        res = discover(c, "wing", mode="dense", min_score="auto")
+    assert res.signals["min_score"] is None
+    with pytest.warns(NoFloorWarning, match="surface_weights"):
+        discover(c, "wing", mode="lexical", min_score="auto",
+                 surface_weights={"document": 2.0})
+    # federated "auto": each source's own floor
+    d = mem({"x": "wing"}, "other")
+    with pytest.warns(NoFloorWarning):
+        res = discover([c, d], "wing", mode="lexical", min_score="auto")
+    assert res.signals["per_source"]["cal"]["floor"] == 1e6
+    assert res.signals["per_source"]["other"]["floor"] is None
+    assert {r.source for r in res.results} == {"other"}
+
+
+def test_tools(two):
+    a, b = two
+    out = tools.search("wing stall", corpus=a, mode="lexical")
+    assert plain_types(out) and json.loads(json.dumps(out)) == out
+    assert out["results"][0]["artifact_id"] == "x"
+    out = tools.search("wing", corpus=[a, b], k=2, mode="lexical")
+    assert set(out["signals"]["per_source"]) == {"a", "b"}
+    assert all(p["n_retrieved"] <= 2 for p in out["signals"]["per_source"].values())
+    tool = tools.make_search(a, name="aero_search", description="Aero notes.", k=3,
+                             mode="lexical")
+    assert tool.__name__ == "aero_search" and tool.__doc__ == "Aero notes."
+    assert tool("wing")["n_retrieved"] <= 3
+    assert tools.make_search(b).__name__ == "search_b"
+    with pytest.raises(ValueError, match="mode"):
+        tools.make_search(a, mode="fuzzy")
+    retrieve = tools.as_retriever(a, mode="lexical", k=1)
+    assert retrieve.corpus is a
+    assert len(retrieve("wing")) == 1 and len(retrieve("wing", k=3)) == 2
+    with pytest.raises(TypeError, match="search does not take"):
+        tools.as_retriever(a, top=3)
+
+
+def test_unknown_corpus_names_are_not_created(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path))
+    from rowvoi.corpus import CorpusNotFound
+
+    with pytest.raises(CorpusNotFound):
+        discover("nope", "wing")
+    with pytest.raises(CorpusNotFound):
+        tools.make_search("nope")
+    with pytest.raises(CorpusNotFound):
+        tools.as_retriever("nope")
+    assert not (tmp_path / "corpora" / "nope").exists()
+
+
+def test_numpy_free_json_through_hits_with_numpy_metadata():
+    sel = sel_of(SearchHit("a", "d", np.float32(0.5), "t", {"n": np.int64(3),
+                                                            "v": np.array([1.5])}))
+    d = disclose(sel, level="metadata")[0].to_dict()
+    assert plain_types(d) and d["metadata"] == {"n": 3, "v": [1.5]}
