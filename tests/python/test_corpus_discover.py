@@ -523,3 +523,98 @@ def test_numpy_free_json_through_hits_with_numpy_metadata():
                                                             "v": np.array([1.5])}))
     d = disclose(sel, level="metadata")[0].to_dict()
     assert plain_types(d) and d["metadata"] == {"n": 3, "v": [1.5]}
+
+
+# ---------------------------------------------------------------------- CLI
+import contextlib  # noqa: E402
+import io  # noqa: E402
+
+from rowvoi.cli import main  # noqa: E402
+
+
+def run_cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(args)
+    return rc, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "wing.md").write_text("# Wing stall\nLift and drag of a wing at high angle of "
+                                   "attack.\n")
+    (notes / "pipe.md").write_text("Heat transfer in a pipe.\n")
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    (wiki / "wing.md").write_text("Wing flutter and wing design.\n")
+    for name, folder in (("notes", notes), ("wiki", wiki)):
+        rc, _, err = run_cli(["build", name, "--files", str(folder), "--embedder", "hashing"])
+        assert rc == 0, err
+    return tmp_path
+
+
+def test_cli_discover(home):
+    rc, out, err = run_cli(["discover", "notes", "wing stall", "--json"])
+    assert rc == 0 and err == ""
+    d = json.loads(out)
+    assert [r["artifact_id"] for r in d["results"]][0] == "wing.md"
+    assert d["disclose_level"] == "metadata" and d["results"][0]["body"] is None
+    rc, out, _ = run_cli(["discover", "notes", "wing stall", "--disclose", "--mode", "lexical"])
+    assert rc == 0
+    assert out.splitlines()[0].startswith("1 of 1 retrieved (lexical, conservative)")
+    assert "wing.md" in out and "Lift and drag of a wing" in out and "---" in out
+    rc, out, _ = run_cli(["discover", "notes,wiki", "wing", "--mode", "lexical", "--json",
+                          "--strategy", "top_k", "--max-k", "5"])
+    d = json.loads(out)
+    assert {(r["source"], r["artifact_id"]) for r in d["results"]} == \
+        {("notes", "wing.md"), ("wiki", "wing.md")}
+    assert set(d["signals"]["per_source"]) == {"notes", "wiki"}
+    rc, out, _ = run_cli(["discover", "notes,wiki", "wing", "--mode", "lexical",
+                          "--min-score", "notes=1e9,wiki=0"])
+    assert rc == 0 and "notes: 1 retrieved" in out and "gated" in out
+    assert "wiki/wing.md" in out
+    rc, out, _ = run_cli(["discover", "notes", "wing", "--min-score", "1e9"])
+    assert rc == 0 and "abstain:below_floor" in out and "below the floor" in out
+    rc, out, err = run_cli(["discover", "notes", "wing", "--min-score", "auto"])
+    assert rc == 0 and "warning: corpus 'notes': no floor is calibrated" in err
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["discover", "notes,wiki", "wing", "--min-score", "0.3"], 2, "several corpora"),
+    (["discover", "notes", "wing", "--min-score", "high"], 2, "not a number"),
+    (["discover", "notes", "wing", "--min-score", "inf"], 2, "finite"),
+    (["discover", "notes,wiki", "wing", "--min-score", "zz=1"], 2, "not one of the corpora"),
+    (["discover", "notes", "wing", "--rel", "0"], 2, "(0, 1]"),
+    (["discover", "notes", "wing", "--k", "0"], 2, "integer >= 1"),
+    (["discover", "notes", "wing", "--strategy", "best"], 2, "invalid choice"),
+    (["discover", ",", "wing"], 2, "names no corpus"),
+    (["discover", "nope", "wing"], 1, "nope"),
+    (["discover", "notes,nope", "wing"], 1, "nope"),
+])
+def test_cli_discover_errors(home, args, code, message):
+    rc, out, err = run_cli(args)
+    assert rc == code and out == ""
+    assert message in err and err.startswith("usage:" if code == 2 else "rowvoi discover:")
+    assert not (home / "home" / "corpora" / "nope").exists()
+
+
+def test_readme_discover_section_holds(home):
+    import re
+    import shlex
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = readme.index("### Discover: the few results worth acting on")
+    section = readme[start:readme.index("\n### ", start + 10)]
+    commands = re.search(r"```sh\n(.*?)\n```", section, re.S).group(1)
+    discovers = [shlex.split(c) for line in commands.splitlines()
+                 for c in line.split("&&") if c.strip().startswith("rowvoi discover")]
+    assert len(discovers) == 2
+    for argv in discovers:  # the README's commands run on corpora of those names
+        rc, out, err = run_cli(argv[1:])
+        assert rc == 0, err
+    python = re.search(r"```python\n(.*?)\n```", section, re.S).group(1)
+    exec(python.splitlines()[0], {})  # the names it imports exist
+    assert "rel` (0.9)" in section and "`--max-k` (3)" in section

@@ -57,6 +57,14 @@ MODULES = [
     "rowvoi.corpus.search",
     "rowvoi.corpus.registry",
     "rowvoi.corpus.cli",
+    # after the search (select, expand, disclose, discover, fusion, tools)
+    "rowvoi.corpus.select",
+    "rowvoi.corpus.fusion",
+    "rowvoi.corpus.expand",
+    "rowvoi.corpus.disclose",
+    "rowvoi.corpus.discover",
+    "rowvoi.corpus.tools",
+    "rowvoi.rag.corpus",
 ]
 
 
