@@ -60,12 +60,12 @@ from rowvoi.corpus.select import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,
     DFLT_REL_THRESHOLD,
-    SELECT_STRATEGIES,
     Selection,
     Selector,
     check_floor,
     ranked,
     select,
+    strategy_name,
 )
 
 __all__ = [
@@ -242,17 +242,6 @@ def _floor(corpus: Any, spec: Any, mode: str, search_kw: Mapping[str, Any]
 
 
 # ------------------------------------------------------------------ checks
-def _strategy_name(strategy: Any) -> str:
-    if isinstance(strategy, str):
-        if strategy not in SELECT_STRATEGIES:
-            raise ValueError(f"unknown selection strategy {strategy!r}; use one of "
-                             f"{', '.join(SELECT_STRATEGIES)} or a callable hits -> subset")
-        return strategy
-    if callable(strategy):
-        return str(getattr(strategy, "__name__", "custom"))
-    raise TypeError(f"strategy must be a name or a callable, got {type(strategy).__name__}")
-
-
 def _open(corpus: Any) -> Any:
     if isinstance(corpus, str):
         return open_corpus(corpus)
@@ -337,7 +326,7 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     'wing stall at high angle of attack'
     """
     k = check_k(k)
-    strategy_name = _strategy_name(strategy)
+    strategy_label = strategy_name(strategy)
     if disclose_level not in DISCLOSURE_LEVELS:
         raise ValueError(f"unknown disclosure level {disclose_level!r}; use one of "
                          f"{', '.join(DISCLOSURE_LEVELS)}")
@@ -345,7 +334,7 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     disclosure = dict(level=disclose_level, loader=loader, store=store, expand=expand,
                       roots=roots)
     if isinstance(corpus, (list, tuple)):
-        return _federated(list(corpus), query, k=k, mode=mode, strategy_name=strategy_name,
+        return _federated(list(corpus), query, k=k, mode=mode, strategy_label=strategy_label,
                           filter=filter, surfaces=surfaces, min_score=min_score, merge=merge,
                           merge_weights=merge_weights, merge_rrf_k=merge_rrf_k,
                           common=common, disclosure=disclosure, search_kw=search_kw)
@@ -359,12 +348,12 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     results = disclose(selection, corpus=c, **disclosure)
     signals = dict(selection.signals)
     signals["floor_from"] = floor_from
-    return DiscoveryResult(query, mode, strategy_name, disclose_level, results,
+    return DiscoveryResult(query, mode, strategy_label, disclose_level, results,
                            selection.abstained, selection.reason, len(hits), signals,
                            selection)
 
 
-def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_name: str,
+def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_label: str,
                filter: Any, surfaces: Any, min_score: Any, merge: Any,
                merge_weights: Any, merge_rrf_k: Any, common: dict[str, Any],
                disclosure: dict[str, Any], search_kw: dict[str, Any]) -> DiscoveryResult:
@@ -417,7 +406,7 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_na
     signals = dict(selection.signals)
     signals["floor_from"] = floor_from
     signals["per_source"] = per_source
-    return DiscoveryResult(query, mode, strategy_name, str(disclosure["level"]), results,
+    return DiscoveryResult(query, mode, strategy_label, str(disclosure["level"]), results,
                            selection.abstained, reason, n_retrieved, signals, selection)
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "Selection",
     "Selector",
     "select",
+    "strategy_name",
     "SELECT_STRATEGIES",
     "DFLT_MAX_K",
     "DFLT_REL_THRESHOLD",
@@ -214,6 +215,27 @@ def ranked(hits: Sequence[SearchHit]) -> list[SearchHit]:
     return [hits[i] for i in order]
 
 
+def strategy_name(strategy: Any) -> str:
+    """The name of a selection strategy: a named strategy itself, a
+    callable's ``__name__`` (``"selector"`` without one).
+
+    Raises ``ValueError`` for an unknown name and ``TypeError`` for
+    anything else, before any search runs.
+
+    >>> strategy_name("score_gap"), strategy_name(lambda hits: hits[:1])
+    ('score_gap', '<lambda>')
+    """
+    if isinstance(strategy, str):
+        if strategy not in SELECT_STRATEGIES:
+            raise ValueError(f"unknown selection strategy {strategy!r}; use one of "
+                             f"{', '.join(SELECT_STRATEGIES)} or a callable hits -> subset")
+        return strategy
+    if callable(strategy):
+        return str(getattr(strategy, "__name__", "selector"))
+    raise TypeError(f"strategy must be a name or a callable hits -> subset, got "
+                    f"{type(strategy).__name__}")
+
+
 # ------------------------------------------------------------------ rules
 def _relative_band(hits: list[SearchHit], rel: float) -> list[SearchHit]:
     top = float(hits[0].score)
@@ -295,8 +317,9 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
         ``min_score``; a relative strategy whose top score (after the floor)
         is negative; a selector answering with a hit it was not given.
     TypeError
-        A hit that is not a :class:`SearchHit`, or a selector that does not
-        return a sequence.
+        A hit that is not a :class:`SearchHit`, a strategy that is neither
+        a name nor a callable, or a selector that does not return a
+        sequence.
 
     Examples
     --------
@@ -315,13 +338,8 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
     """
     max_k = _check_max_k(max_k)
     floor = check_floor(min_score)
-    if callable(strategy) and not isinstance(strategy, str):
-        name = None
-    elif isinstance(strategy, str) and strategy in SELECT_STRATEGIES:
-        name = strategy
-    else:
-        raise ValueError(f"unknown selection strategy {strategy!r}; use one of "
-                         f"{', '.join(SELECT_STRATEGIES)} or a callable hits -> subset")
+    strategy_name(strategy)  # an unknown name or a non-callable fails here
+    name = strategy if isinstance(strategy, str) else None
     if name in ("conservative", "rel_threshold"):
         rel = _check_ratio("rel", rel)
     if name == "score_gap":
