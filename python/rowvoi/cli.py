@@ -918,7 +918,7 @@ def _indent(text: str, prefix: str = "     ", max_lines: int = 40) -> list[str]:
 def _cmd_discover(args: argparse.Namespace) -> int:
     import warnings
 
-    from rowvoi.corpus.discover import NoFloorWarning, discover
+    from rowvoi.corpus.discovery import NoFloorWarning, discover
 
     names = _split_list(args.names)
     if not names:
@@ -965,7 +965,7 @@ def _cmd_discover(args: argparse.Namespace) -> int:
 
 
 def _add_discover_parser(sub: Any) -> None:
-    from rowvoi.corpus.select import SELECT_STRATEGIES
+    from rowvoi.corpus.selection import SELECT_STRATEGIES
 
     p = sub.add_parser(
         "discover", help="search corpora and commit to the few results worth reading",

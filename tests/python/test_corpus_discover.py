@@ -1,4 +1,4 @@
-"""rowvoi.corpus.fusion and rowvoi.corpus.discover: rank fusion across
+"""rowvoi.corpus.fusion, .disclosure, .discovery and .tools: rank fusion across
 sources, federated discovery with per-source floors, tools."""
 
 import json
@@ -164,7 +164,7 @@ from rowvoi.corpus import (  # noqa: E402
     sentence_window_policy,
     tools,
 )
-from rowvoi.corpus.disclose import allowed_roots, read_pointer  # noqa: E402
+from rowvoi.corpus.disclosure import allowed_roots, read_pointer  # noqa: E402
 
 
 def sel_of(*hits):

@@ -22,14 +22,14 @@ One module per stage:
     embedder specs and ids: :func:`make_embedder`, :func:`embedder_for_id`.
 ``store``
     :class:`CorpusStore`: the directory, its SQLite file and commit protocol.
-``build``
+``index``
     :func:`build`, incremental and crash-safe; :class:`BuildReport`.
-``search``
+``retrieve``
     :class:`Corpus`, :func:`open_corpus`, :func:`search`,
     :func:`records_for_artifact`.
 ``registry``, ``paths``
     named corpora: where they live, how to rebuild them.
-``select``, ``expand``, ``disclose``, ``discover``, ``fusion``, ``tools``
+``selection``, ``expansion``, ``disclosure``, ``discovery``, ``fusion``, ``tools``
     after the search: :func:`select` commits to a few hits or abstains,
     :func:`expand` stitches a hit's neighbouring surfaces into a
     :class:`Passage`, :func:`disclose` hands back each selected hit's
@@ -74,10 +74,11 @@ from rowvoi.corpus.base import (
 )
 
 # -- stages -------------------------------------------------------------------
-from rowvoi.corpus.build import DFLT_BATCH_SIZE, BuildReport, build
+from rowvoi.corpus.index import DFLT_BATCH_SIZE, BuildReport, build
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
+from rowvoi.corpus import registry
 from rowvoi.corpus.paths import corpora_dir, corpus_dir, registry_path
-from rowvoi.corpus.search import (
+from rowvoi.corpus.retrieve import (
     DFLT_BLEND_ALPHA,
     DFLT_BM25_SAT_K,
     DFLT_RRF_K,
@@ -114,9 +115,9 @@ from rowvoi.corpus.strategy import (
 
 # -- after the search: select, expand, disclose, discover, fuse, tools -------
 from rowvoi.corpus import tools
-from rowvoi.corpus.disclose import DISCLOSURE_LEVELS, Disclosure, PointerRefused, disclose
-from rowvoi.corpus.discover import DiscoveryResult, NoFloorWarning, calibration_key, discover
-from rowvoi.corpus.expand import (
+from rowvoi.corpus.disclosure import DISCLOSURE_LEVELS, Disclosure, PointerRefused, disclose
+from rowvoi.corpus.discovery import DiscoveryResult, NoFloorWarning, calibration_key, discover
+from rowvoi.corpus.expansion import (
     Passage,
     SeedNotFound,
     expand,
@@ -124,7 +125,7 @@ from rowvoi.corpus.expand import (
     sentence_window_policy,
 )
 from rowvoi.corpus.fusion import Identity, fuse_hits
-from rowvoi.corpus.select import SELECT_STRATEGIES, Selection, select
+from rowvoi.corpus.selection import SELECT_STRATEGIES, Selection, select
 from rowvoi.corpus.tools import as_retriever, make_search
 
 __all__ = [
@@ -147,7 +148,7 @@ __all__ = [
     "search", "records_for_artifact", "MODES", "FUSIONS", "DFLT_RRF_K", "DFLT_BLEND_ALPHA",
     "DFLT_BM25_SAT_K",
     # paths
-    "corpora_dir", "corpus_dir", "registry_path",
+    "corpora_dir", "corpus_dir", "registry_path", "registry",
     # after the search
     "select", "Selection", "SELECT_STRATEGIES", "expand", "Passage", "SeedNotFound",
     "sentence_window_policy", "parent_policy", "disclose", "Disclosure", "PointerRefused",

@@ -220,7 +220,7 @@ def _pinned_spec(name: str) -> str | None:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
-    from rowvoi.corpus.build import build
+    from rowvoi.corpus.index import build
 
     CliError, _ = _errors()
     entry = _register_from_flags(args.name, args, required=False)
@@ -229,7 +229,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
                        f"(rowvoi build {args.name} --files FOLDER, or --records FILE)")
     source = registry.source_from_entry(args.name, entry)
     progress = False if args.json else None
-    corpus = build(source, full=not args.keep_missing, progress=progress)
+    corpus = build(source, full=not args.keep_missing, progress=progress, hnsw=args.hnsw)
     r = corpus.last_build
     if args.json:
         print(json.dumps({"corpus": args.name, "path": str(corpus.store.path),
@@ -266,7 +266,7 @@ def _snippet(text: str, width: int = 96) -> str:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.search import open_corpus, search
+    from rowvoi.corpus.retrieve import open_corpus, search
 
     _, UsageError = _errors()
     flt = None
@@ -280,7 +280,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                              "'{\"year\": {\"$gte\": 1960}}'")
     corpus = open_corpus(args.name)
     hits = search(corpus, args.query, k=args.k, mode=args.mode, fusion=args.fusion, filter=flt,
-                  surfaces=args.surfaces, explain=args.explain)
+                  surfaces=args.surfaces, explain=args.explain, index=args.index)
     if args.json:
         print(json.dumps({"corpus": args.name, "query": args.query, "mode": args.mode,
                           "fusion": args.fusion if args.mode == "hybrid" else None,
@@ -349,7 +349,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 
 def _cmd_info(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
-    from rowvoi.corpus.search import open_corpus
+    from rowvoi.corpus.retrieve import open_corpus
 
     info = open_corpus(args.name).info()
     info["registry"] = registry.get(args.name)
@@ -413,6 +413,11 @@ def add_parsers(sub: Any) -> None:
     _add_source_args(p)
     p.add_argument("--keep-missing", action="store_true",
                    help="keep items the source no longer has (default: remove them)")
+    h = p.add_mutually_exclusive_group()
+    h.add_argument("--hnsw", dest="hnsw", action="store_true", default=None,
+                   help="keep an HNSW graph for approximate vector search (large corpora)")
+    h.add_argument("--no-hnsw", dest="hnsw", action="store_false",
+                   help="exact vector search only (the default for a new corpus)")
     p.add_argument("--json", action="store_true", help="print the build report as JSON")
     p.set_defaults(func=_cmd_build, verb_parser=p)
 
@@ -445,6 +450,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--filter", metavar="JSON", help="a filter over the filter fields")
     p.add_argument("--surfaces", type=_csv, metavar="K1,K2",
                    help="only these surface kinds")
+    p.add_argument("--index", choices=("auto", "flat", "hnsw"), default="auto",
+                   help="vector index: the HNSW graph when the corpus has one (auto), or "
+                        "exact search (flat)")
     p.add_argument("--explain", action="store_true",
                    help="with --json: each query term's BM25 contribution per hit")
     p.add_argument("--json", action="store_true", help="print JSON for programs")

@@ -66,6 +66,7 @@ __all__ = [
     "embedder_for_id",
     "spec_for_id",
     "check_pinned",
+    "check_spec",
     "MINILM_SPECS",
     "HASHING_SPECS",
 ]
@@ -178,7 +179,34 @@ def _minilm(quantize: bool = True) -> CorpusEmbedder:
                           spec="minilm" if quantize else "minilm:shipped", engine=eng)
 
 
+def check_spec(spec: str) -> str:
+    """Check an embedder spec string without loading anything; returns it.
+
+    Raises
+    ------
+    EmbedderError
+        An unknown spec or a bad ``hashing:DIM``.
+
+    >>> check_spec("hashing:128")
+    'hashing:128'
+    """
+    if not isinstance(spec, str):
+        raise EmbedderError(f"an embedder spec string is expected, not {type(spec).__name__}")
+    s = spec.strip().lower()
+    if s in MINILM_SPECS or s in HASHING_SPECS or s == "minilm:shipped":
+        return spec
+    head, sep, tail = s.partition(":")
+    if head in HASHING_SPECS and sep:
+        if not tail.isdigit() or not 1 <= int(tail) <= 1 << 24:
+            raise EmbedderError(f"embedder spec {spec!r}: the dimension must be an integer in "
+                                f"1 .. {1 << 24}, e.g. 'hashing:256'")
+        return spec
+    raise EmbedderError(f"unknown embedder spec {spec!r}; expected 'minilm' (default), "
+                        "'hashing', 'hashing:DIM', or a callable with an id")
+
+
 def _from_string(spec: str) -> CorpusEmbedder:
+    check_spec(spec)
     s = spec.strip().lower()
     if s in MINILM_SPECS:
         return _minilm()
@@ -186,18 +214,7 @@ def _from_string(spec: str) -> CorpusEmbedder:
         return _minilm(quantize=False)
     if s in HASHING_SPECS:
         return _hashing()
-    head, sep, tail = s.partition(":")
-    if head in HASHING_SPECS and sep:
-        try:
-            dim = int(tail)
-        except ValueError:
-            dim = -1
-        if not 1 <= dim <= 1 << 24:
-            raise EmbedderError(f"embedder spec {spec!r}: the dimension must be an integer in "
-                                f"1 .. {1 << 24}, e.g. 'hashing:256'")
-        return _hashing(dim)
-    raise EmbedderError(f"unknown embedder spec {spec!r}; expected 'minilm' (default), "
-                        "'hashing', 'hashing:DIM', or a callable with an id")
+    return _hashing(int(s.partition(":")[2]))
 
 
 def make_embedder(spec: Any = "default", *, persistent: bool = True) -> CorpusEmbedder:

@@ -41,8 +41,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, Union
 
 from rowvoi.corpus.base import SearchHit, tag_source
-from rowvoi.corpus.search import DFLT_RRF_K
-from rowvoi.corpus.select import ranked
+from rowvoi.corpus.retrieve import DFLT_RRF_K
+from rowvoi.corpus.selection import ranked
 
 __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 

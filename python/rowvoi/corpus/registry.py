@@ -57,7 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from rowvoi._atomic import atomic_write_bytes
-from rowvoi.corpus.base import CorpusNotFound
+from rowvoi.corpus.base import CorpusNotFound, EmbedderError
+from rowvoi.corpus.embedders import check_spec
 from rowvoi.corpus.paths import check_name, registry_path
 from rowvoi.corpus.sources import (
     FILTER_TYPES,
@@ -146,7 +147,10 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(spec, str):
         raise ValueError(f"corpus {name!r}: the registry stores embedder specs as strings "
                          "('minilm', 'hashing', 'hashing:DIM'); build callables from Python")
-    out["embedder"] = spec
+    try:
+        out["embedder"] = check_spec(spec)
+    except EmbedderError as exc:
+        raise ValueError(f"corpus {name!r}: {exc}") from None
     strategy = out.get("strategy")
     if strategy is not None and not isinstance(strategy, Mapping):
         out["strategy"] = strategy_to_spec(strategy)
@@ -258,8 +262,8 @@ def source_for(name: str) -> CorpusSource:
 
 
 def build_corpus(name: str, **build_kwargs: Any) -> Any:
-    """Build the registered corpus ``name`` (see :func:`rowvoi.corpus.build`)."""
-    from rowvoi.corpus.build import build
+    """Build the registered corpus ``name`` (see :func:`rowvoi.corpus.index`)."""
+    from rowvoi.corpus.index import build
 
     return build(source_for(name), **build_kwargs)
 

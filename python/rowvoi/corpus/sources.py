@@ -249,7 +249,8 @@ class FileScope(Mapping):
     relative to ``root`` (with ``/``), values the files' text, read on
     access (UTF-8; invalid bytes replaced).
 
-    The key list is taken once, at the first access, in sorted order.
+    Each iteration walks the folder again (a source object can serve many
+    builds), in sorted order.
     Directories named in ``exclude`` (default :data:`DFLT_EXCLUDE_DIRS`)
     and names starting with a dot are skipped, as are files whose first
     8 KB hold a NUL byte (binary files). Symbolic links to directories are
@@ -292,9 +293,8 @@ class FileScope(Mapping):
             return True
 
     def keys_list(self) -> list[str]:
-        """The relative paths (scanned once)."""
-        if self._keys is None:
-            self._keys = self._scan()
+        """The relative paths, scanned now."""
+        self._keys = self._scan()
         return self._keys
 
     def __iter__(self) -> Iterator[str]:
@@ -304,12 +304,16 @@ class FileScope(Mapping):
         return len(self.keys_list())
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and key in set(self.keys_list())
+        return (isinstance(key, str) and bool(self._pattern.search(key))
+                and (self.root / key).is_file() and ".." not in Path(key).parts)
 
     def __getitem__(self, key: str) -> str:
-        if not isinstance(key, str) or key not in self:
+        if key not in self:
             raise KeyError(key)
-        return (self.root / key).read_bytes().decode("utf-8", "replace")
+        try:
+            return (self.root / key).read_bytes().decode("utf-8", "replace")
+        except FileNotFoundError:
+            raise KeyError(key) from None
 
     def path(self, key: str) -> Path:
         """The absolute path of a key."""

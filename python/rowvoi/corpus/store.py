@@ -8,7 +8,10 @@ Layout of a corpus directory (DESIGN §5)::
     docs.sqlite         the truth, in WAL mode (plus -wal and -shm while open)
     build.lock          the builder lock; holds the builder's pid
     lexical.<g>.rvx     the BM25 index of base generation g (engine file)
-    dense.<g>.rvf       the flat vector index of base generation g
+    dense.<g>.rvf       the flat vector index of base generation g, or
+    hnsw.<g>/           its HNSW graph (a directory written by
+                        rowvoi.dense.HNSWIndex.save, whose exact twin also
+                        answers exact searches) when the corpus has one
 
 ``docs.sqlite`` holds the ``state`` (committed generation, base files,
 embedder id and dimension, analyzer and BM25 settings, strategy id, the
@@ -94,6 +97,15 @@ from rowvoi.errors import IndexFormatError
 __all__ = [
     "CorpusStore",
     "Snapshot",
+    "BaseFileGone",
+    "default_lexical",
+    "new_lexical",
+    "load_lexical",
+    "load_dense",
+    "is_corpus_dir",
+    "remove_corpus",
+    "HNSW_PARAMS",
+    "base_files",
     "FORMAT",
     "FORMAT_VERSION",
     "COMPACT_MIN",
@@ -114,10 +126,14 @@ COMPACT_RATIO = 0.05
 #: never clash with a filter field).
 AID_COLUMN = "__rowvoi_aid"
 
+#: HNSW settings of corpora built with ``hnsw=True`` (single-threaded
+#: insertion: the graph, and so every result, is deterministic).
+HNSW_PARAMS = {"M": 16, "ef_construction": 200, "ef": 64, "seed": 100}
+
 MANIFEST = "manifest.json"
 DB = "docs.sqlite"
 LOCK = "build.lock"
-_INDEX_FILE = re.compile(r"^(?:lexical\.\d+\.rvx|dense\.\d+\.rvf)(?:\.tmp-.+)?$")
+_INDEX_FILE = re.compile(r"^(?:lexical\.\d+\.rvx|dense\.\d+\.rvf|hnsw\.\d+)(?:\.tmp-.+)?$")
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -238,14 +254,21 @@ class CorpusStore:
             raise CorpusNotFound(f"no corpus at {self.path}: build one there first")
 
     def files(self) -> list[Path]:
-        """The corpus's files (sorted)."""
+        """The corpus's files, including those inside its index directories
+        (``hnsw.<g>/``), sorted."""
         if not self.path.is_dir():
             return []
-        return sorted(p for p in self.path.iterdir() if p.is_file())
+        return sorted(p for p in self.path.rglob("*") if p.is_file())
 
     def disk_bytes(self) -> int:
         """Bytes on disk of the corpus's files."""
-        return sum(p.stat().st_size for p in self.files())
+        total = 0
+        for p in self.files():
+            try:
+                total += p.stat().st_size
+            except OSError:
+                continue
+        return total
 
     # -------------------------------------------------------- connections
     def connection(self) -> sqlite3.Connection:
@@ -394,7 +417,10 @@ class CorpusStore:
             if p.name in keep_set or not _INDEX_FILE.match(p.name):
                 continue
             try:
-                p.unlink()
+                if p.is_dir():
+                    shutil.rmtree(p)
+                else:
+                    p.unlink()
                 removed.append(p.name)
             except OSError:
                 continue
@@ -417,13 +443,18 @@ class CorpusStore:
             "lexical": state.get("lexical"),
             "source": state.get("source"),
             "files": {"lexical": base.get("lexical"), "dense": base.get("dense"),
-                      "base_generation": base.get("generation")},
+                      "hnsw": base.get("hnsw"), "base_generation": base.get("generation")},
             "counts": dict(counts),
             "created": state.get("created"),
             "updated": state.get("updated"),
             "note": "a description of docs.sqlite's committed state; docs.sqlite is the truth",
         }
         atomic_write_bytes(self.path / MANIFEST, json.dumps(doc, indent=1).encode())
+
+
+def base_files(base: Mapping[str, Any]) -> list[str]:
+    """The names of a base's index files and directories."""
+    return [base[k] for k in ("lexical", "dense", "hnsw") if base.get(k)]
 
 
 def _read_lock(fd: int) -> dict[str, Any]:
@@ -570,14 +601,16 @@ class Snapshot:
                        "text": r[5], "metadata": r[6], "artifact_id": r[7],
                        "filter_fields": r[8]} for r in cur}
 
-    def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str]]:
-        """``{id: (aid, kind)}`` for live ids (cheap: no text)."""
+    def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str, str, int]]:
+        """``{id: (aid, kind, artifact_id, surface_index)}`` for live ids
+        (cheap: no text)."""
         if len(ids) == 0:
             return {}
-        cur = self.con.execute("SELECT id, aid, kind FROM records WHERE id IN "
-                               "(SELECT value FROM json_each(?))",
-                               (json.dumps([int(i) for i in ids]),))
-        return {r[0]: (r[1], r[2]) for r in cur}
+        cur = self.con.execute(
+            "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
+            "JOIN artifacts a ON a.aid = r.aid WHERE r.id IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(i) for i in ids]),))
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in cur}
 
     def artifact(self, artifact_id: str) -> dict[str, Any] | None:
         """The ledger entry of an artifact, or ``None``."""
@@ -690,10 +723,12 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> Any:
 
 
 def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
-    """The flat vector index (inner product over unit vectors = cosine) of
-    the snapshot's generation: base file, minus tombstones, plus delta
-    vectors. ``None`` when the corpus has no dimension yet (nothing was
-    ever embedded).
+    """The vector index (inner product over unit vectors = cosine) of the
+    snapshot's generation: base file, minus tombstones, plus delta vectors
+    -- a :class:`~rowvoi.dense.FlatIndex`, or an
+    :class:`~rowvoi.dense.HNSWIndex` for a corpus built with ``hnsw=True``.
+    ``None`` when the corpus has no dimension yet (nothing was ever
+    embedded).
 
     Raises
     ------
@@ -702,17 +737,30 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
     """
     from rowvoi.dense import FlatIndex
 
+    from rowvoi.dense import HNSWIndex
+    from rowvoi.errors import IndexFormatError as _Format
+
     dim = snap.state.get("dim")
     if not dim:
         return None
     name = snap.base.get("dense")
-    if name:
+    hnsw = snap.base.get("hnsw")
+    if hnsw:
+        try:
+            index = HNSWIndex.load(store.path / hnsw)
+        except (OSError, _Format):
+            if not (store.path / hnsw).exists():
+                raise BaseFileGone(str(store.path / hnsw)) from None
+            raise
+    elif name:
         try:
             index = FlatIndex.load(store.path / name)
         except OSError:
             if not (store.path / name).exists():
                 raise BaseFileGone(str(store.path / name)) from None
             raise
+    elif snap.state.get("hnsw"):
+        index = HNSWIndex(int(dim), metric="ip", **snap.state["hnsw"])
     else:
         index = FlatIndex(int(dim), metric="ip")
     tomb = snap.tombstones()

@@ -284,9 +284,10 @@ class Chunked(_Strategy):
     chunk_size : int
         Longest chunk in characters (default 1200). Chunks end at a
         paragraph break, else a sentence end, else whitespace.
-    overlap : int
-        Characters shared by consecutive chunks (default 200, less than
-        ``chunk_size``); in token mode, the same *fraction* of tokens.
+    overlap : int, optional
+        Characters shared by consecutive chunks, less than ``chunk_size``
+        (default 200, or a sixth of a smaller ``chunk_size``); in token
+        mode, the same *fraction* of tokens.
     text_key : str, optional
         For mapping payloads: the key holding the text.
     kind : str
@@ -318,10 +319,12 @@ class Chunked(_Strategy):
 
     _params = ("chunk_size", "overlap", "text_key", "kind", "max_tokens", "token_model")
 
-    def __init__(self, *, chunk_size: int = DFLT_CHUNK_SIZE, overlap: int = DFLT_CHUNK_OVERLAP,
+    def __init__(self, *, chunk_size: int = DFLT_CHUNK_SIZE, overlap: int | None = None,
                  text_key: str | None = None, kind: str = "chunk",
                  max_tokens: int | None = None, token_model: str | None = None) -> None:
         self.chunk_size = _check_pos_int("chunk_size", chunk_size)
+        if overlap is None:
+            overlap = min(DFLT_CHUNK_OVERLAP, self.chunk_size // 6)
         self.overlap = _check_pos_int("overlap", overlap, 0)
         if self.overlap >= self.chunk_size:
             raise ValueError(f"overlap={overlap} must be less than chunk_size={chunk_size}")
@@ -391,7 +394,7 @@ class Fields(_Strategy):
     _params = ("fields", "chunked", "chunk_size", "overlap", "max_tokens", "token_model")
 
     def __init__(self, fields: Sequence[str] = ("title", "body"), *, chunked: Sequence[str] = (),
-                 chunk_size: int = DFLT_CHUNK_SIZE, overlap: int = DFLT_CHUNK_OVERLAP,
+                 chunk_size: int = DFLT_CHUNK_SIZE, overlap: int | None = None,
                  max_tokens: int | None = None, token_model: str | None = None) -> None:
         if isinstance(fields, str) or isinstance(chunked, str):
             raise TypeError("fields and chunked must be sequences of str, not one str")

@@ -29,10 +29,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.discover import discover
+from rowvoi.corpus.discovery import discover
 from rowvoi.corpus.fusion import check_k
-from rowvoi.corpus.search import open_corpus
-from rowvoi.corpus.search import search as _search
+from rowvoi.corpus.retrieve import open_corpus
+from rowvoi.corpus.retrieve import search as _search
 
 __all__ = ["search", "make_search", "as_retriever", "Retriever"]
 

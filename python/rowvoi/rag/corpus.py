@@ -52,8 +52,8 @@ import pandas as pd
 
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.fusion import check_k
-from rowvoi.corpus.search import search
-from rowvoi.corpus.select import check_floor
+from rowvoi.corpus.retrieve import search
+from rowvoi.corpus.selection import check_floor
 from rowvoi.corpus.strategy import _tokenizer
 from rowvoi.embed import ModelNotFoundError
 from rowvoi.rag.context import Chunk

@@ -1,6 +1,6 @@
 """Disclose: hand back the payload of each selected hit, at a chosen depth.
 
-:func:`disclose` turns a :class:`~rowvoi.corpus.select.Selection` into one
+:func:`disclose` turns a :class:`~rowvoi.corpus.selection.Selection` into one
 :class:`Disclosure` per committed hit, best first, at one of three levels:
 
 ``"metadata"``
@@ -15,7 +15,7 @@
     Reserved for bodies with attachments; today the same as ``"body"``.
 
 Independently of the level, ``expand=`` (a neighbourhood policy, see
-:mod:`rowvoi.corpus.expand`) adds a ``passage`` stitched from the corpus's
+:mod:`rowvoi.corpus.expansion`) adds a ``passage`` stitched from the corpus's
 stored records.
 
 Disclosure is a pure read: the selection and its hits are never modified,
@@ -54,8 +54,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rowvoi.corpus.base import SearchHit, plain
-from rowvoi.corpus.expand import NeighborhoodPolicy, SeedNotFound, expand as _expand
-from rowvoi.corpus.select import Selection
+from rowvoi.corpus.expansion import NeighborhoodPolicy, SeedNotFound, expand as _expand
+from rowvoi.corpus.selection import Selection
 from rowvoi.corpus.store import CorpusStore
 
 __all__ = [
@@ -260,7 +260,7 @@ def read_pointer(pointer: str, roots: Iterable[str | os.PathLike], *,
     >>> read_pointer("../a.md", [root / "sub"])
     Traceback (most recent call last):
     ...
-    rowvoi.corpus.disclose.PointerRefused: pointer '../a.md' resolves outside the allowed roots (...); not read
+    rowvoi.corpus.disclosure.PointerRefused: pointer '../a.md' resolves outside the allowed roots (...); not read
     """
     real_roots = [os.path.realpath(os.fspath(r)) for r in roots]
     if not real_roots:
@@ -432,7 +432,7 @@ def disclose(selection: Selection, *, level: str = "body", loader: BodyLoader | 
     --------
     >>> import pathlib, tempfile
     >>> from rowvoi.corpus.base import SearchHit
-    >>> from rowvoi.corpus.select import select
+    >>> from rowvoi.corpus.selection import select
     >>> root = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (root / "a.md").write_text("# A\\nthe whole file")
     >>> hits = [SearchHit("a", "chunk", 0.9, "the whole", {"path": str(root / "a.md")}),

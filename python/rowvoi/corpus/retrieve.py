@@ -35,8 +35,11 @@ Candidates and collapse
 Each index returns ``fetch_k`` candidates (default ``max(5 k, 50)`` when
 collapsing per artifact or weighting surfaces, else ``k``); surface
 weights multiply each candidate's first-stage score; ``per_artifact=True``
-keeps the best surface per artifact; then the top ``k``. Ties break by the
-lower record id, so results are deterministic.
+keeps the best surface per artifact; then the top ``k``. Equal scores are
+ordered by artifact id, then surface index: deterministic, and independent
+of the build history (an incremental build ranks as a fresh build of the
+same documents). Only at an index's own ``fetch_k`` cut do exact ties go
+to the lower record id.
 
 Every hit carries ``explain``: which indexes returned it
 (``answered_by``), its rank and raw score on each side, the fused score
@@ -85,6 +88,7 @@ from rowvoi.corpus.store import (
     load_dense,
     load_lexical,
 )
+from rowvoi.dense import HNSWIndex
 from rowvoi.errors import QueryError
 
 __all__ = [
@@ -154,7 +158,7 @@ class Corpus:
     Attributes
     ----------
     last_build : BuildReport or None
-        Set by :func:`rowvoi.corpus.build`.
+        Set by :func:`rowvoi.corpus.index`.
 
     Notes
     -----
@@ -596,6 +600,10 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
         raise CorpusEmpty(c._empty_message())
     want_dense = p.mode in ("dense", "hybrid")
     want_lex = p.mode in ("lexical", "hybrid")
+    if want_dense and p.index == "hnsw" and not state.get("hnsw"):
+        fix = f"rowvoi build {c.name} --hnsw" if c.name else "build(..., hnsw=True)"
+        raise ValueError(f"{c.label} has no HNSW index; build one ({fix}) or search with "
+                         "index='flat' or 'auto'")
     if want_dense and qvec is None:
         emb = c._query_embedder(state)  # before loading: fail fast without a model
     loaded = c._indexes(snap, lexical=want_lex, dense=want_dense)
@@ -612,18 +620,36 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
             raise EmbedderMismatch(f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
                                    f"holds {loaded.dense.dim}-dimensional vectors")
         if np.any(qvec):
-            ids, scores = loaded.dense.search(qvec, p.fetch_k, filter=allowed)
+            index = loaded.dense
+            if isinstance(index, HNSWIndex) and p.index != "flat":
+                # approximate; candidates re-scored exactly (float32 cosines)
+                answered_dense = "hnsw"
+                ids, scores = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
+            else:
+                index = getattr(index, "exact", index)  # an HNSW graph's exact twin
+                ids, scores = index.search(qvec, p.fetch_k, filter=allowed, exact=True)
             dense_hits = list(zip(ids.tolist(), scores.tolist()))
     if want_lex:
         res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
         lex_hits = list(zip(res.ids.tolist(), res.scores.tolist()))
+    # ties: artifact id, then surface index -- an order that does not depend
+    # on the build history (record ids do); also within each list, so that
+    # RRF's ranks do not depend on it either
+    brief = snap.brief(list(dict(dense_hits + lex_hits)))
+
+    def order(t: tuple[int, float]) -> tuple[float, str, int]:
+        return (-t[1], brief[t[0]][2], brief[t[0]][3])
+
+    dense_hits.sort(key=order)
+    lex_hits.sort(key=order)
     cands = _fuse(loaded, query, qvec, dense_hits, lex_hits, p)
     if not cands:
         return []
-    brief = snap.brief([cid for cid, _ in cands])
+    if len(cands) > len(brief):
+        brief.update(snap.brief([cid for cid, _ in cands if cid not in brief]))
     if p.weights:
-        cands = [(cid, s * p.weights.get(brief[cid][1], 1.0)) for cid, s in cands if cid in brief]
-        cands.sort(key=lambda t: (-t[1], t[0]))
+        cands = [(cid, s * p.weights.get(brief[cid][1], 1.0)) for cid, s in cands]
+    cands.sort(key=order)
     cands = cands[:p.fetch_k]
     if p.per_artifact:
         seen: set[int] = set()
@@ -671,7 +697,8 @@ def _fuse(loaded: _Loaded, query: str, qvec: np.ndarray | None,
         union = list(dict.fromkeys([cid for cid, _ in dense_hits] + [cid for cid, _ in lex_hits]))
         need_cos = [cid for cid in union if cid not in cos]
         if need_cos and qvec is not None and loaded.dense is not None and np.any(qvec):
-            r = loaded.dense.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
+            flat = getattr(loaded.dense, "exact", loaded.dense)
+            r = flat.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
             cos.update((int(i), float(s)) for i, s in zip(r.ids, r.scores) if i >= 0)
         need_bm = [cid for cid in union if cid not in bm]
         if need_bm and loaded.lexical is not None:

@@ -1,8 +1,8 @@
 """Discover: the one-call search tool -- retrieve, select, disclose.
 
 :func:`discover` runs a search, commits to the few results worth acting on
-(or abstains; :func:`~rowvoi.corpus.select.select`) and hands back each
-committed result's payload (:func:`~rowvoi.corpus.disclose.disclose`) as a
+(or abstains; :func:`~rowvoi.corpus.selection.select`) and hands back each
+committed result's payload (:func:`~rowvoi.corpus.disclosure.disclose`) as a
 :class:`DiscoveryResult` whose :meth:`~DiscoveryResult.to_dict` is plain
 JSON -- what an agent's tool or an HTTP endpoint returns.
 
@@ -46,17 +46,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rowvoi.corpus.base import SearchHit, plain, tag_source
-from rowvoi.corpus.disclose import (
+from rowvoi.corpus.disclosure import (
     DISCLOSURE_LEVELS,
     BodyLoader,
     Disclosure,
     ResourceStore,
     disclose,
 )
-from rowvoi.corpus.expand import NeighborhoodPolicy
+from rowvoi.corpus.expansion import NeighborhoodPolicy
 from rowvoi.corpus.fusion import DFLT_RRF_K, check_k, fuse_hits
-from rowvoi.corpus.search import open_corpus, search
-from rowvoi.corpus.select import (
+from rowvoi.corpus.retrieve import open_corpus, search
+from rowvoi.corpus.selection import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,
     DFLT_REL_THRESHOLD,
@@ -276,7 +276,7 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     mode : {"hybrid", "dense", "lexical"}
         The search mode (default hybrid).
     strategy, max_k, rel, gap_ratio
-        Selection (see :func:`~rowvoi.corpus.select.select`).
+        Selection (see :func:`~rowvoi.corpus.selection.select`).
     disclose_level : {"metadata", "body", "bundled"}
         How much to load for each committed hit (default ``"metadata"``,
         no I/O).
@@ -292,7 +292,7 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
         Federated only: the RRF constant across corpora (default 60;
         distinct from a hybrid search's own ``rrf_k`` in ``search_kw``).
     loader, store, expand, roots
-        Disclosure options (see :func:`~rowvoi.corpus.disclose.disclose`);
+        Disclosure options (see :func:`~rowvoi.corpus.disclosure.disclose`);
         roots default to each corpus's allowed roots.
     **search_kw
         Any other :func:`rowvoi.corpus.search` keyword (``fusion``,

@@ -1,7 +1,7 @@
 """Build a corpus: incremental, idempotent, crash-safe.
 
 :func:`build` turns a :class:`~rowvoi.corpus.sources.CorpusSource` into a
-queryable :class:`~rowvoi.corpus.search.Corpus`, stored in a
+queryable :class:`~rowvoi.corpus.retrieve.Corpus`, stored in a
 :class:`~rowvoi.corpus.store.CorpusStore`.
 
 What a build does
@@ -59,6 +59,7 @@ import json
 import math
 import numbers
 import os
+import shutil
 import sqlite3
 import sys
 import time
@@ -68,6 +69,7 @@ from typing import Any
 
 import numpy as np
 
+from rowvoi._atomic import fsync_dir
 from rowvoi.corpus.base import CorpusError, EmbedderMismatch, Surface, ledger_key
 from rowvoi.corpus.embedders import CorpusEmbedder, make_embedder
 from rowvoi.corpus.sources import CorpusSource
@@ -77,6 +79,8 @@ from rowvoi.corpus.store import (
     COMPACT_RATIO,
     CorpusStore,
     Snapshot,
+    HNSW_PARAMS,
+    base_files,
     default_lexical,
     load_dense,
     load_lexical,
@@ -125,8 +129,8 @@ class BuildReport:
         New index files were written.
     rebuild : str or None
         Why everything was re-indexed (``"first build"``, ``"embedder
-        changed"``, ``"strategy changed"``, ``"analyzer changed"``,
-        ``"compaction requested"``), or ``None``.
+        changed"``, ``"strategy changed"``, ``"analyzer changed"``),
+        or ``None``.
     seconds : float
         Wall time, and ``embed_seconds`` of it in the embedder.
     took_over_lock_of : int or None
@@ -153,7 +157,8 @@ class BuildReport:
     @property
     def changed(self) -> bool:
         """Did the build commit anything?"""
-        return bool(self.n_new or self.n_changed or self.n_deleted or self.rebuild)
+        return bool(self.n_new or self.n_changed or self.n_deleted or self.rebuild
+                    or self.compacted)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -380,7 +385,8 @@ def _resolve_store(source: CorpusSource, store: Any) -> CorpusStore:
 
 def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None = None,
           embedder: Any = None, full: bool = True, batch_size: int = DFLT_BATCH_SIZE,
-          progress: bool | None = None, compact: bool | None = None) -> Any:
+          progress: bool | None = None, compact: bool | None = None,
+          hnsw: bool | None = None) -> Any:
     """Build or incrementally update a corpus from ``source``.
 
     Parameters
@@ -404,6 +410,13 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
         True: write new index files even for a small change; False: never
         compact in this build (the delta grows); None (default): by the
         rule of :mod:`rowvoi.corpus.store`.
+    hnsw : bool, optional
+        True: keep an HNSW graph (:class:`rowvoi.dense.HNSWIndex`,
+        :data:`~rowvoi.corpus.store.HNSW_PARAMS`) as the corpus's vector
+        index, for approximate search on large corpora (its exact twin
+        still answers ``index="flat"``); False: exact flat index only;
+        None (default): keep the corpus's current choice (flat for a new
+        corpus). A change rewrites the index files.
 
     Returns
     -------
@@ -441,12 +454,12 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
     with st.lock() as previous:
         st.create()
         report = _Builder(source, st, emb, full=bool(full), batch_size=int(batch_size),
-                          progress=progress, compact=compact).run()
+                          progress=progress, compact=compact, hnsw=hnsw).run()
     dead = previous.get("pid")
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
     report.seconds = time.perf_counter() - t0
-    from rowvoi.corpus.search import Corpus
+    from rowvoi.corpus.retrieve import Corpus
 
     corpus = Corpus(source.name, st, embedder=emb)
     corpus.last_build = report
@@ -458,7 +471,7 @@ class _Builder:
 
     def __init__(self, source: CorpusSource, store: CorpusStore, emb: CorpusEmbedder, *,
                  full: bool, batch_size: int, progress: bool | None,
-                 compact: bool | None) -> None:
+                 compact: bool | None, hnsw: bool | None) -> None:
         self.source = source
         self.store = store
         self.emb = emb
@@ -466,6 +479,7 @@ class _Builder:
         self.batch_size = batch_size
         self.progress = progress
         self.compact = compact
+        self.hnsw_arg = hnsw
         self.report = BuildReport()
         self.strategy = source.indexing_strategy
         self.strategy_id = strategy_id(self.strategy)
@@ -479,16 +493,22 @@ class _Builder:
             snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
             self.state = snap.state
             self.base = snap.base
-            self.store.clean_files([self.base.get("lexical"), self.base.get("dense")])
+            self.store.clean_files(base_files(self.base))
             self.con = con
             self.rebuild = self._rebuild_reason(snap)
+            cur_hnsw = self.state.get("hnsw")
+            self.hnsw = cur_hnsw if self.hnsw_arg is None else (
+                dict(HNSW_PARAMS) if self.hnsw_arg else None)
+            if self.hnsw != cur_hnsw and self.compact is not False:
+                self.compact = True  # the vector index changes kind: rewrite it
             stale, deleted, ledger = self._scan()
             _stage("scanned")
             self.report.generation = int(self.state.get("generation", 0))
-            if not stale and not deleted and self.rebuild is None and self.compact is not True:
+            pending = snap.counts() if self.compact is True else {}
+            has_delta = bool(pending.get("n_delta") or pending.get("n_tombstones")
+                             or self.hnsw != cur_hnsw)
+            if not stale and not deleted and self.rebuild is None and not has_delta:
                 return self.report
-            if self.rebuild is None and self.compact is True:
-                self.rebuild = "compaction requested"
             self.report.rebuild = self.rebuild
             self._write(stale, deleted, ledger)
             return self.report
@@ -567,7 +587,8 @@ class _Builder:
                 self.report.n_deleted += 1
             self._reindex(stale, ledger, old_vectors)
             self.fields.finish()
-            compacting = self.direct is not None or self._should_compact()
+            compacting = (self.direct is not None or self.compact is True
+                          or self._should_compact())
             state = dict(self.state)
             if compacting:
                 state["base"] = self._compact(gen)
@@ -575,7 +596,7 @@ class _Builder:
                 "generation": gen, "next_id": self.next_id, "dim": self.dim,
                 "embedder_id": self.emb.embedder_id, "embedder_spec": self.emb.spec,
                 "strategy_id": self.strategy_id, "strategy_spec": _spec_or_none(self.strategy),
-                "lexical": self.lexical_conf, "name": self.source.name,
+                "lexical": self.lexical_conf, "name": self.source.name, "hnsw": self.hnsw,
                 "source": self.source.spec, "updated": time.time(),
                 "n_records": con.execute("SELECT count(*) FROM records").fetchone()[0],
                 "n_artifacts": con.execute("SELECT count(*) FROM artifacts").fetchone()[0],
@@ -590,8 +611,12 @@ class _Builder:
             except sqlite3.Error:
                 pass
             for name in self.new_files:
+                path = self.store.path / name
                 try:
-                    (self.store.path / name).unlink()
+                    if path.is_dir():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
                 except OSError:
                     pass
             raise
@@ -602,7 +627,7 @@ class _Builder:
         self.report.embed_calls = self.emb.calls - self._calls_start
         snap = Snapshot(self.store, con)
         self.store.write_manifest(snap.state, snap.counts())
-        self.store.clean_files([snap.base.get("lexical"), snap.base.get("dense")])
+        self.store.clean_files(base_files(snap.base))
         _stage("cleaned")
         try:
             con.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -652,7 +677,12 @@ class _Builder:
         batch: list[tuple[str, str, Any, list]] = []
         n = 0
         for artifact_id, version in stale:
-            raw = self.source.get(artifact_id)
+            try:
+                raw = self.source.get(artifact_id)
+            except KeyError:
+                raise CorpusError(f"artifact {artifact_id!r} left the source during the build "
+                                  "(a file deleted meanwhile?); nothing was committed: run "
+                                  "the build again") from None
             try:
                 plan = self.strategy.decompose(artifact_id, raw)
                 fields = self.source.filter_fields(artifact_id, raw, plan.filter_fields)
@@ -820,19 +850,36 @@ class _Builder:
             snap = Snapshot(self.store, self.con)  # sees this transaction's rows
             lexical = load_lexical(self.store, snap)
             dense = load_dense(self.store, snap)
-        lex_name, dense_name = f"lexical.{gen}.rvx", None
+        lex_name, dense_name, hnsw_name = f"lexical.{gen}.rvx", None, None
         self.new_files.append(lex_name)
         lexical.compact()
         lexical.save(self.store.path / lex_name)
         _stage("lexical-written")
-        if dense is not None and len(dense):
-            dense_name = f"dense.{gen}.rvf"
-            self.new_files.append(dense_name)
-            dense.save(self.store.path / dense_name)
+        flat = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
+        if flat is not None and len(flat):
+            if self.hnsw:
+                # a fresh graph of the live vectors (no deleted nodes), built
+                # in ascending id order on one thread: deterministic
+                from rowvoi.dense import HNSWIndex
+
+                ids = np.sort(flat.ids())
+                graph = HNSWIndex(flat.dim, metric="ip", max_elements=max(1, len(ids)),
+                                  **self.hnsw)
+                for i in range(0, len(ids), 50_000):
+                    part = ids[i:i + 50_000]
+                    graph.add(flat.get(part), ids=part)
+                hnsw_name = f"hnsw.{gen}"
+                self.new_files.append(hnsw_name)
+                graph.save(self.store.path / hnsw_name)
+                fsync_dir(self.store.path)
+            else:
+                dense_name = f"dense.{gen}.rvf"
+                self.new_files.append(dense_name)
+                flat.save(self.store.path / dense_name)
         _stage("dense-written")
         self.con.execute("DELETE FROM tombstones")
         self.con.execute("DELETE FROM delta_vectors")
-        return {"generation": gen, "lexical": lex_name, "dense": dense_name,
+        return {"generation": gen, "lexical": lex_name, "dense": dense_name, "hnsw": hnsw_name,
                 "next_id": self.next_id}
 
 
