@@ -618,3 +618,37 @@ def test_readme_discover_section_holds(home):
     python = re.search(r"```python\n(.*?)\n```", section, re.S).group(1)
     exec(python.splitlines()[0], {})  # the names it imports exist
     assert "rel` (0.9)" in section and "`--max-k` (3)" in section
+
+
+# ------------------------------------------------------------ Cranfield, end to end
+def test_cranfield_discover_end_to_end():
+    """The 225 Cranfield queries through discover: committing to the top 10
+    loses nothing against search; the conservative commit is more precise
+    than the top 10; and the collection split into two corpora, searched
+    separately and fused by rank, keeps 95% of the whole's nDCG@10."""
+    from test_corpus_cranfield import DOCS, QRELS, QUERIES, ndcg10
+
+    whole = mem(DOCS, "cran")
+    odd = mem({i: t for i, t in DOCS.items() if int(i) % 2}, "odd")
+    even = mem({i: t for i, t in DOCS.items() if not int(i) % 2}, "even")
+    whole_ndcg, fused_ndcg, p10, p_sel, n_abstain = [], [], [], [], 0
+    for q, text in enumerate(QUERIES, 1):
+        rel = QRELS[q]
+        hits = search(whole, text, k=10, mode="lexical")
+        top = discover(whole, text, k=10, mode="lexical", strategy="top_k", max_k=10)
+        assert top.ids == [h.artifact_id for h in hits]
+        whole_ndcg.append(ndcg10(top.ids, rel))
+        fused = discover([odd, even], text, k=10, mode="lexical", strategy="top_k", max_k=10)
+        assert {r.source for r in fused.results} <= {"odd", "even"}
+        fused_ndcg.append(ndcg10(fused.ids, rel))
+        committed = discover(whole, text, k=10, mode="lexical")
+        assert committed.ids == top.ids[:len(committed.ids)]
+        p10.append(np.mean([h.artifact_id in rel for h in hits]))
+        if committed.abstained:
+            n_abstain += 1
+        else:
+            p_sel.append(np.mean([a in rel for a in committed.ids]))
+    assert n_abstain == 0  # no floor: never abstains
+    assert np.mean(whole_ndcg) >= 0.37
+    assert np.mean(fused_ndcg) >= 0.95 * np.mean(whole_ndcg)
+    assert np.mean(p_sel) >= np.mean(p10) + 0.05
