@@ -878,6 +878,7 @@ def _discover_floor(text: str | None, names: list[str]) -> Any:
     NAME=FLOAT|auto,... for several (usage errors only)."""
     if text is None:
         return None
+
     def one(token: str, option: str) -> Any:
         if token == "auto":
             return "auto"
@@ -929,10 +930,13 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         result = discover(names if len(names) > 1 else names[0], args.query, k=args.k,
                           mode=args.mode, strategy=args.strategy, max_k=args.max_k,
                           rel=args.rel, min_score=floor, fusion=args.fusion,
-                          disclose_level="body" if args.disclose else "metadata")
+                          disclose_level="body" if args.disclose else "metadata",
+                          roots=args.root)
     for w in caught:
         if issubclass(w.category, NoFloorWarning):
             print(f"{args.verb_parser.prog}: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if args.json:
         print(json.dumps(result.to_dict()))
         return 0
@@ -978,7 +982,8 @@ def _add_discover_parser(sub: Any) -> None:
                     "compared. --min-score turns on abstention: a floor on the search's "
                     "own score scale, 'auto' for the floor calibrated for the corpus "
                     "(none stored: a warning, and no floor), or NAME=FLOAT,... per corpus. "
-                    "--disclose reads each result's file (only inside the corpus's root). "
+                    "--disclose reads each result's file (only inside the corpus's root, or "
+                    "the --root folders). "
                     "Exit 1 for an unknown or empty corpus or a bad filter.",
         epilog="example: rowvoi discover notes 'how do I rotate the TLS certificate' "
                "--disclose; rowvoi discover notes,wiki 'vpn setup' --min-score auto --json")
@@ -1003,6 +1008,9 @@ def _add_discover_parser(sub: Any) -> None:
                    help="abstain below this floor (default: never abstain)")
     p.add_argument("--disclose", action="store_true",
                    help="also print each result's body (the file it points to)")
+    p.add_argument("--root", metavar="DIR", action="append",
+                   help="with --disclose: read bodies only from inside DIR (repeatable; "
+                        "default: the folder each corpus was built from)")
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_discover, verb_parser=p)
 

@@ -209,6 +209,29 @@ def test_root_guard_refuses_escapes(tree):
         read_pointer("pipe.md", [root])  # never blocks on a FIFO
 
 
+@pytest.mark.parametrize("proc", [True, False])
+def test_root_guard_checks_again_after_opening(tree, monkeypatch, proc):
+    """A file swapped between the check and the open (simulated: the open
+    lands on the secret outside) is refused, whether the opened path is
+    read back from /proc or compared by inode."""
+    import rowvoi.corpus.disclosure as disclosure
+
+    root, outside = tree
+    real_open = os.open
+
+    def swapped_open(path, flags, *args, **kw):
+        if str(path).endswith("a.md"):
+            path = str(outside / "secret.txt")
+        return real_open(path, flags, *args, **kw)
+
+    monkeypatch.setattr(disclosure.os, "open", swapped_open)
+    if not proc:
+        monkeypatch.setattr(disclosure, "_fd_path", lambda fd: None)
+    with pytest.raises(PointerRefused, match="while it was opened"):
+        read_pointer("a.md", [root])
+    assert read_pointer("sub/b.md", [root])[0] == "beta body"
+
+
 def test_root_guard_through_a_symlinked_root(tree, tmp_path):
     root, outside = tree
     alias = tmp_path / "alias"
@@ -580,6 +603,10 @@ def test_cli_discover(home):
     assert rc == 0 and "abstain:below_floor" in out and "below the floor" in out
     rc, out, err = run_cli(["discover", "notes", "wing", "--min-score", "auto"])
     assert rc == 0 and "warning: corpus 'notes': no floor is calibrated" in err
+    # --root replaces the corpus's own root: the file is now outside it
+    rc, out, _ = run_cli(["discover", "notes", "wing stall", "--disclose", "--mode", "lexical",
+                          "--root", str(home / "wiki")])
+    assert rc == 0 and "(body not read: pointer" in out and "outside the allowed roots" in out
 
 
 @pytest.mark.parametrize("args, code, message", [
