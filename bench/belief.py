@@ -331,13 +331,13 @@ def render(results, args, ref_info, ref_venv, started) -> str:
         f"- date: {started.strftime('%Y-%m-%d %H:%M:%S %Z')}",
         f"- machine: {platform.platform()}; CPU: {harness.cpu_model()}; "
         f"nproc: {harness.nproc()}; memory: {harness.mem_total()}",
-        f"- python: {platform.python_version()} ({sys.executable}); numpy {np.__version__}; "
+        f"- python: {platform.python_version()} numpy {np.__version__}; "
         f"pandas {pd.__version__}",
         f"- git commit of {REPO_ROOT.name}: {harness.git_commit()}",
-        f"- ours: rowvoi {rowvoi.__version__} from {Path(rowvoi.__file__).parent}",
+        f"- ours: rowvoi {rowvoi.__version__} (this checkout, installed)",
     ]
     if ref_info:
-        lines.append(f"- reference: rowvoi {ref_info['rowvoi']} (pure Python) in {ref_venv}; "
+        lines.append(f"- reference: rowvoi {ref_info['rowvoi']} (pure Python, from PyPI in its own venv); "
                      f"python {ref_info['python']}, numpy {ref_info['numpy']}, "
                      f"pandas {ref_info['pandas']}")
     else:
@@ -346,7 +346,7 @@ def render(results, args, ref_info, ref_venv, started) -> str:
         f"- settings: seed {args.seed}; int64 columns, cardinalities 2..12, no duplicate "
         f"rows; state uniform over all rows; ours best of {args.repeat} (fresh state each "
         f"run); reference 1 run, capped at {cap:g} s",
-        f"- command: `{' '.join([Path(sys.argv[0]).name] + sys.argv[1:])}`",
+        f"- command: `{harness.shown_command()}`",
         "",
         "Times exclude loading, model fitting and state construction. "
         "ratio = reference time / our time.",

@@ -670,6 +670,19 @@ def ensure_ref_venv(venv: Path) -> dict[str, str]:
     return info
 
 
+def shown_command() -> str:
+    """This run's command line for a results file: the script's name and
+    its arguments, with the value of ``--ref-venv`` (a machine path) shown
+    as ``REF_VENV``."""
+    args = list(sys.argv[1:])
+    for i, a in enumerate(args):
+        if a == "--ref-venv" and i + 1 < len(args):
+            args[i + 1] = "REF_VENV"
+        elif a.startswith("--ref-venv="):
+            args[i] = "--ref-venv=REF_VENV"
+    return " ".join([Path(sys.argv[0]).name] + args)
+
+
 def resolve_ref_venv(arg: str | None) -> Path:
     """``--ref-venv``, else ``$ROWVOI_REF_VENV``, else ``bench/.refvenv``."""
     if arg:
@@ -876,16 +889,16 @@ def render_report(
         f"memory: {mem_total()}; load average at start: {start_load}"
     )
     python = (
-        f"{platform.python_version()} ({sys.executable}); "
+        f"{platform.python_version()} "
         f"numpy {np.__version__}; pandas {pd.__version__}"
     )
     if ours_info:
-        ours_line = f"rowvoi {ours_info['version']} from {ours_info['module']}"
+        ours_line = f"rowvoi {ours_info['version']} (this checkout, installed)"
     else:
         ours_line = "not run (--no-ours)"
     if ref_info:
         ref_line = (
-            f"rowvoi {ref_info['rowvoi']} (pure Python) in {ref_venv}; "
+            f"rowvoi {ref_info['rowvoi']} (pure Python, from PyPI in its own venv); "
             f"python {ref_info['python']}, numpy {ref_info['numpy']}, "
             f"pandas {ref_info['pandas']}, pulp {ref_info['pulp']}"
         )
@@ -896,7 +909,7 @@ def render_report(
         f"ours best of {args.repeat} (1 run when over {REPEAT_THRESHOLD:g} s "
         f"and for isolated cases); reference 1 run, capped at {cap:g} s"
     )
-    command = " ".join([Path(sys.argv[0]).name] + sys.argv[1:])
+    command = shown_command()
     if args.costs == "random":
         cost_meaning = "sum of column costs"
     else:

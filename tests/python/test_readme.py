@@ -115,14 +115,18 @@ def test_retrieval_section_says_what_it_should_and_it_holds(tmp_path, monkeypatc
     from rowvoi.embed import cache_dir
     from rowvoi.lexical import BM25Index
 
-    # BM25 ids: positions in the order of add, across calls
-    assert "0, 1, 2, … in the order you `add` them" in text
+    # every index: the caller's ids, else numbering one past the largest
+    assert "files entries under int64 ids you choose" in text
+    assert "one past the largest id ever added (0, 1, 2, … for a" in text
     index = BM25Index()
     assert index.add(["red apples", "green pears"]).tolist() == [0, 1]
     assert index.add(["red cars"]).tolist() == [2]
     assert index.search("red", k=2).ids.tolist() == [0, 2]
-    # flat and HNSW: the caller's ids, else numbering after the largest
-    assert "take your own int64 ids" in text
+    keyed = BM25Index()
+    assert keyed.add(["red apples", "red cars"], ids=[70, 9]).tolist() == [70, 9]
+    assert keyed.search("red", k=2).ids.tolist() == [9, 70]
+    keyed.delete([70])
+    assert keyed.add(["blue apples"], ids=[70]).tolist() == [70]  # a deleted id comes back
     flat_index = FlatIndex(2, "l2")
     assert flat_index.add(np.eye(2), ids=[10, 42]).tolist() == [10, 42]
     assert flat_index.add([[3.0, 4.0]]).tolist() == [43]
