@@ -484,3 +484,37 @@ def test_hnsw_corpus(home):
     with pytest.raises(ValueError, match="has no HNSW index"):
         search(c, q, index="hnsw")
     assert search(c, q, k=1, index="flat")[0].artifact_id == exact[0].artifact_id
+
+
+def test_analyzer_change_reindexes_text_without_embedding(home):
+    emb = Counting()
+    c = build(from_mapping(DOCS, name="notes", embedder=emb))
+    # a corpus written by a rowvoi whose analyzer differed
+    con = c.store.writer_connection()
+    con.execute("UPDATE state SET value = ? WHERE key = 'lexical'",
+                ('{"analyzer": {"stem": false}, "bm25": {"variant": "lucene", "k1": 1.2, '
+                 '"b": 0.75}}',))
+    emb.texts.clear()
+    c = build(from_mapping(DOCS, name="notes", embedder=emb))
+    assert c.last_build.rebuild == "analyzer changed" and emb.texts == []
+    assert c.last_build.cache_hits == 5
+    assert lexical_ids(c, "oblique shocks") == ["shock.md"]
+
+
+def test_lexical_search_and_info_never_load_the_model(home):
+    build(from_mapping(DOCS, name="notes", embedder="hashing:16"))
+    c = open_corpus("notes")
+    search(c, "wing", mode="lexical")
+    c.info()
+    records_for_artifact(c, "wing.md")
+    assert c._embedder is None
+    search(c, "wing", mode="dense")
+    assert c._embedder is not None
+
+
+def test_progress_bar_on_request(home, capsys):
+    build(from_mapping(DOCS, name="notes", embedder="hashing:16"), progress=True)
+    err = capsys.readouterr().err
+    assert "building notes" in err and "/5 [" in err
+    build(from_mapping({**DOCS, "x.md": "new"}, name="notes", embedder="hashing:16"))
+    assert capsys.readouterr().err == ""  # not a terminal: silent

@@ -24,21 +24,18 @@ import pytest
 
 from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, open_corpus, search
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "cranfield"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "cranfield"
 
 
 def smart_records(path):
-    recs, field = [], None
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(".I"):
-            recs.append({"I": line[2:].strip()})
-            field = None
-        elif len(line) == 2 and line[0] == "." and line[1] in "TABW":
-            field = line[1]
-            recs[-1].setdefault(field, "")
-        elif field is not None:
-            recs[-1][field] += line + "\n"
-    return recs
+    """The records of a SMART-format file (the parser of bench/cranfield.py)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from cranfield import _records
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return _records(str(path))
 
 
 DOCS = {r["I"]: (r.get("T", "") + " " + r.get("W", "")).strip()

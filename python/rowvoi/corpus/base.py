@@ -119,7 +119,11 @@ class CorpusError(Exception):
     """Base class of the corpus layer's errors. Each concrete error also
     derives from the built-in exception a caller would expect
     (``ValueError``, ``KeyError``, ``FileNotFoundError``, ``RuntimeError``),
-    and its message says what to do."""
+    and its message says what to do.
+
+    >>> issubclass(CorpusEmpty, CorpusError) and issubclass(CorpusEmpty, ValueError)
+    True
+    """
 
 
 class CorpusNotFound(CorpusError, FileNotFoundError):
@@ -132,17 +136,29 @@ class CorpusNotFound(CorpusError, FileNotFoundError):
 
 
 class CorpusExists(CorpusError, FileExistsError):
-    """A directory that is not a corpus is in the way of a new one."""
+    """A directory that is not a corpus is in the way of a new one.
+
+    >>> issubclass(CorpusExists, FileExistsError)
+    True
+    """
 
 
 class CorpusEmpty(CorpusError, ValueError):
     """The corpus has no records yet (``corpus 'X' is empty; build it
-    first: rowvoi build X``)."""
+    first: rowvoi build X``).
+
+    >>> isinstance(CorpusEmpty("corpus 'x' is empty; build it first: rowvoi build x"), ValueError)
+    True
+    """
 
 
 class CorpusLocked(CorpusError, RuntimeError):
     """Another live process is building this corpus (its pid is named);
-    one builder at a time. Readers are never refused."""
+    one builder at a time. Readers are never refused.
+
+    >>> issubclass(CorpusLocked, RuntimeError)
+    True
+    """
 
 
 class NoLedgerEntry(CorpusError, KeyError):
@@ -160,17 +176,29 @@ class NoLedgerEntry(CorpusError, KeyError):
 
 class EmbedderError(CorpusError, ValueError):
     """A corpus cannot be built or queried with the embedder at hand. The
-    message says what is wrong and the command or argument that fixes it."""
+    message says what is wrong and the command or argument that fixes it.
+
+    >>> issubclass(EmbedderError, ValueError)
+    True
+    """
 
 
 class EmbedderMismatch(EmbedderError):
     """The embedder at hand is not the one the corpus was built with (its
-    id or dimension differs)."""
+    id or dimension differs).
+
+    >>> issubclass(EmbedderMismatch, EmbedderError)
+    True
+    """
 
 
 class EmbedderUnavailable(EmbedderError):
     """The embedder a corpus was built with cannot be recreated here (a
-    missing model, or a callable that must be passed again)."""
+    missing model, or a callable that must be passed again).
+
+    >>> issubclass(EmbedderUnavailable, EmbedderError)
+    True
+    """
 
 
 # ---------------------------------------------------------------- helpers
@@ -444,7 +472,8 @@ class SearchHit:
         The corpus's int64 record id (``None`` for a hand-built hit).
     explain : dict or None
         How the score came about: ``mode``, ``answered_by`` (the indexes
-        that returned this record: ``"bm25"``, ``"flat"``, ``"hnsw"``),
+        that returned this record: ``"bm25"``, ``"flat"``, ``"flat-int8"``
+        (int8 scan, exact re-scoring), ``"hnsw"``),
         ``dense`` (``{"rank", "cosine"}``) and ``lexical`` (``{"rank",
         "bm25"}``, plus ``"terms"`` -- each query term's contribution --
         when the search was asked to ``explain``), ``fusion`` and

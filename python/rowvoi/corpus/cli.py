@@ -398,7 +398,13 @@ def _cmd_rm(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: Any) -> None:
-    """Register the corpus verbs on the ``rowvoi`` subparsers."""
+    """Register the corpus verbs on the ``rowvoi`` subparsers.
+
+    >>> import argparse
+    >>> sub = argparse.ArgumentParser(prog="rowvoi").add_subparsers()
+    >>> add_parsers(sub); sorted(sub.choices)
+    ['build', 'info', 'ls', 'register', 'rm', 'search']
+    """
     p = sub.add_parser(
         "build", help="build or update a corpus (incremental)",
         description="Build the corpus NAME, or bring it up to date: only new and changed "

@@ -374,6 +374,13 @@ def check_pinned(embedder: CorpusEmbedder, embedder_id: str, *, corpus: str | No
     ------
     EmbedderMismatch
         Naming both ids and how to rebuild.
+
+    >>> check_pinned(make_embedder("hashing:8"), "hash-v1:dim=8,words=1-2,chars=3-5,cw=1,seed=0",
+    ...              corpus="notes")
+    >>> check_pinned(make_embedder("hashing:8"), "minilm-l6-v2:x", corpus="notes")
+    Traceback (most recent call last):
+    ...
+    rowvoi.corpus.base.EmbedderMismatch: corpus 'notes' was built with embedder 'minilm-l6-v2:x', ...
     """
     if embedder.embedder_id != embedder_id:
         label = f"corpus {corpus!r}" if corpus else "this corpus"

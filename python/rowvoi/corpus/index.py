@@ -79,6 +79,7 @@ from rowvoi.corpus.store import (
     COMPACT_RATIO,
     CorpusStore,
     Snapshot,
+    FLAT_STORAGE,
     HNSW_PARAMS,
     base_files,
     default_lexical,
@@ -87,6 +88,7 @@ from rowvoi.corpus.store import (
     new_lexical,
 )
 from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
+from rowvoi.errors import IndexFormatError
 
 __all__ = ["build", "BuildReport", "DFLT_BATCH_SIZE"]
 
@@ -135,6 +137,10 @@ class BuildReport:
         Wall time, and ``embed_seconds`` of it in the embedder.
     took_over_lock_of : int or None
         The pid of a dead builder whose lock this build took over.
+
+    >>> r = BuildReport(n_seen=3, n_new=1, n_unchanged=2)
+    >>> r.changed, r.to_dict()["n_new"]
+    (True, 1)
     """
 
     generation: int = 0
@@ -215,6 +221,8 @@ class _Fields:
         self.columns = {r[1] for r in con.execute("PRAGMA table_info(filter_values)")}
         self.folded = {c.casefold(): c for c in self.columns}
         self._rewrite: set[str] = set()
+        self._valued: set[str] = set()  # fields given a value in this build
+        self._pending: dict[tuple[str, ...], list[list[Any]]] = {}
 
     def _column(self, name: str) -> None:
         from rowvoi.query.sql import quote_ident
@@ -257,13 +265,15 @@ class _Fields:
                 if cur is None:  # only missing so far: a placeholder type
                     self.types[name] = ("text", False, False)
                 continue
+            first_value = name not in self._valued
+            self._valued.add(name)
             integer = cls == "numeric" and isinstance(value, (bool, numbers.Integral))
             if cur is None:
                 self.types[name] = (cls, integer, False)
                 continue
             t, was_int, _ = cur
             nt = _widen(t, cls)
-            if t == "text" and cls != "text" and self._all_missing(name):
+            if t == "text" and cls != "text" and first_value and self._all_missing(name):
                 # a field seen only empty so far takes the first real type
                 self.types[name] = (cls, integer, False)
                 continue
@@ -301,22 +311,29 @@ class _Fields:
                              f"{t}: {exc}") from None
 
     def write(self, aid: int, artifact_id: str, fields: Mapping[str, Any]) -> None:
-        """Insert (or replace) one artifact's row of ``filter_values``."""
-        from rowvoi.query.sql import quote_ident
-
-        names = [n for n in fields if self.types.get(n, ("json",))[0] != "json"]
+        """Queue one artifact's row of ``filter_values`` (see :meth:`flush`)."""
+        names = tuple(n for n in fields if self.types.get(n, ("json",))[0] != "json")
         for n in names:
             self._column(n)
-        cols = [quote_ident(AID_COLUMN)] + [quote_ident(n) for n in names]
         vals = [aid] + [self.stored(artifact_id, n, fields[n]) for n in names]
-        self.con.execute(f"INSERT OR REPLACE INTO filter_values ({', '.join(cols)}) VALUES "
-                         f"({', '.join('?' * len(cols))})", vals)
+        self._pending.setdefault(names, []).append(vals)
+
+    def flush(self) -> None:
+        """Insert the queued rows, one statement per set of columns."""
+        from rowvoi.query.sql import quote_ident
+
+        for names, rows in self._pending.items():
+            cols = [quote_ident(AID_COLUMN)] + [quote_ident(n) for n in names]
+            self.con.executemany(f"INSERT OR REPLACE INTO filter_values ({', '.join(cols)}) "
+                                 f"VALUES ({', '.join('?' * len(cols))})", rows)
+        self._pending.clear()
 
     def finish(self) -> None:
         """Rewrite columns whose type changed, from the ledger's JSON, and
         store the field types."""
         from rowvoi.query.sql import quote_ident
 
+        self.flush()
         for name in sorted(self._rewrite):
             t = self.types[name][0]
             if t == "json":
@@ -441,6 +458,18 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
     Thread-safety: one build per corpus at a time (the lock refuses a
     second, in any process); searches of the corpus, in any thread or
     process, keep answering from the committed generation meanwhile.
+
+    Examples
+    --------
+    >>> from rowvoi.corpus import CorpusStore, from_mapping
+    >>> store = CorpusStore.memory()
+    >>> docs = {"a": "lift of a wing", "b": "drag of a body"}
+    >>> build(from_mapping(docs, embedder="hashing:32"), store=store).last_build.n_new
+    2
+    >>> docs["b"] = "drag of a slender body"; del docs["a"]
+    >>> r = build(from_mapping(docs, embedder="hashing:32"), store=store).last_build
+    >>> r.n_changed, r.n_deleted, r.texts_embedded
+    (1, 1, 1)
     """
     if not isinstance(source, CorpusSource):
         raise TypeError(f"source must be a CorpusSource, not {type(source).__name__}")
@@ -452,7 +481,8 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
                         persistent=not st.temporary)
     t0 = time.perf_counter()
     with st.lock() as previous:
-        st.create()
+        if not st.exists():
+            st.create()
         report = _Builder(source, st, emb, full=bool(full), batch_size=int(batch_size),
                           progress=progress, compact=compact, hnsw=hnsw).run()
     dead = previous.get("pid")
@@ -490,7 +520,13 @@ class _Builder:
     def run(self) -> BuildReport:
         con = self.store.writer_connection()
         try:
-            snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
+            try:
+                snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
+            except IndexFormatError:
+                if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
+                    raise
+                self.store.create()  # a creation killed before its commit: redo it
+                snap = Snapshot(self.store, con)
             self.state = snap.state
             self.base = snap.base
             self.store.clean_files(base_files(self.base))
@@ -512,8 +548,9 @@ class _Builder:
             self.report.rebuild = self.rebuild
             self._write(stale, deleted, ledger)
             return self.report
-        finally:
-            con.close()
+        except BaseException:
+            self.store.close_writer()  # a clean connection for the next build
+            raise
 
     def _rebuild_reason(self, snap: Snapshot) -> str | None:
         s = self.state
@@ -581,6 +618,8 @@ class _Builder:
             else:
                 self.direct = None
             self.fields = _Fields(con, self.source.filter_types)
+            self.next_aid = con.execute("SELECT coalesce(max(aid), 0) + 1 FROM artifacts"
+                                        ).fetchone()[0]
             for artifact_id in deleted:
                 if artifact_id in ledger:
                     self._remove_artifact(ledger[artifact_id][0])
@@ -626,13 +665,9 @@ class _Builder:
         self.report.texts_embedded = self.emb.texts_embedded - self._emb_start
         self.report.embed_calls = self.emb.calls - self._calls_start
         snap = Snapshot(self.store, con)
-        self.store.write_manifest(snap.state, snap.counts())
+        self.store.write_manifest(snap.state)
         self.store.clean_files(base_files(snap.base))
         _stage("cleaned")
-        try:
-            con.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error:
-            pass
 
     # ----------------------------------------------------------- pieces
     def _reset(self) -> None:
@@ -704,47 +739,53 @@ class _Builder:
     def _reindex(self, stale: list[tuple[str, str]], ledger: dict[str, tuple[int, str]],
                  old_vectors: tuple[dict[bytes, int], Any] | None) -> None:
         self._emb_start, self._calls_start = self.emb.texts_embedded, self.emb.calls
-        built: dict[bytes, np.ndarray] = {}
+        self._seen: dict[bytes, int] = {}  # direct mode: text hash -> a record id
         bar = _Progress(self.progress, len(stale), f"building {self.source.name or 'corpus'}")
         try:
             for batch in self._plans(stale):
                 texts = [s.text for _, _, _, surfs in batch for s in surfs]
                 hashes = [_hash_text(t) for t in texts]
-                vectors = self._vectors(texts, hashes, built, old_vectors)
+                vectors = self._vectors(texts, hashes, old_vectors)
                 _stage("embedded")
-                pos = 0
+                rows: list[tuple] = []
+                artifacts: list[tuple] = []
                 for artifact_id, version, fields, surfs in batch:
                     entry = ledger.get(artifact_id)
                     if entry is not None:
                         self._remove_artifact(entry[0])
-                    aid = self._put_artifact(artifact_id, version, fields,
+                    aid = self._put_artifact(artifacts, artifact_id, version, fields,
                                              None if entry is None else entry[0])
-                    n = len(surfs)
-                    self._put_records(aid, surfs, hashes[pos:pos + n], vectors[pos:pos + n])
-                    pos += n
+                    rows += [(aid, j, s) for j, s in enumerate(surfs)]
+                self.con.executemany(
+                    "INSERT INTO artifacts (aid, artifact_id, version, strategy_id, embedder_id, "
+                    "filter_fields) VALUES (?, ?, ?, ?, ?, ?)", artifacts)
+                self.fields.flush()
+                self._put_records(rows, hashes, vectors)
                 bar.update(len(batch), embedded=self.emb.texts_embedded - self._emb_start)
         finally:
             bar.close()
 
-    def _vectors(self, texts: list[str], hashes: list[bytes], built: dict[bytes, np.ndarray],
+    def _vectors(self, texts: list[str], hashes: list[bytes],
                  old_vectors: tuple[dict[bytes, int], Any] | None) -> np.ndarray:
-        """The batch's vectors: cache first (this build, then the corpus),
-        then the embedder for the rest (each distinct text once)."""
+        """The batch's vectors: the cache first (the old generation's
+        vectors in a rebuild under the same embedder; this build's; the
+        delta's), then the embedder for the rest, each distinct text once."""
         found: dict[bytes, np.ndarray] = {}
-        for h in hashes:
-            if h in built:
-                found[h] = built[h]
-        missing = [h for h in dict.fromkeys(hashes) if h not in found]
-        if missing and old_vectors is not None:
+        distinct = list(dict.fromkeys(hashes))
+        if old_vectors is not None:
             by_hash, dense = old_vectors
-            pairs = [(h, by_hash[h]) for h in missing if h in by_hash]
+            pairs = [(h, by_hash[h]) for h in distinct if h in by_hash]
             if pairs:
-                vecs = dense.get([i for _, i in pairs])
-                for (h, _), v in zip(pairs, vecs):
+                for (h, _), v in zip(pairs, dense.get([i for _, i in pairs])):
                     found[h] = v
-        elif missing and self.rebuild is None:
-            found.update(self._delta_cache(missing))
-        todo = [h for h in dict.fromkeys(hashes) if h not in found]
+        if self.direct is not None and self.direct[1] is not None:
+            pairs = [(h, self._seen[h]) for h in distinct if h not in found and h in self._seen]
+            if pairs:
+                for (h, _), v in zip(pairs, self.direct[1].get([i for _, i in pairs])):
+                    found[h] = v
+        elif self.rebuild is None:
+            found.update(self._delta_cache([h for h in distinct if h not in found]))
+        todo = [h for h in distinct if h not in found]
         if todo:
             first = {}
             for t, h in zip(texts, hashes):
@@ -762,8 +803,6 @@ class _Builder:
                 found[h] = v
         embedded = set(todo)
         self.report.cache_hits += sum(1 for h in hashes if h not in embedded)
-        for h in hashes:
-            built[h] = found[h]
         if not hashes:
             return np.zeros((0, self.dim or 1), dtype=np.float32)
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
@@ -790,44 +829,53 @@ class _Builder:
                 "AND r.id >= ?", (*chunk, base_next)).fetchall()
         return out
 
-    def _put_artifact(self, artifact_id: str, version: str, fields: Mapping[str, Any],
-                      aid: int | None) -> int:
+    def _put_artifact(self, out: list[tuple], artifact_id: str, version: str,
+                      fields: Mapping[str, Any], aid: int | None) -> int:
+        """Queue an artifact's ledger row (into ``out``) and filter row;
+        returns its internal id (a changed artifact keeps its own)."""
         self.fields.observe(artifact_id, fields)
-        doc = json.dumps({k: _jsonable(v) for k, v in fields.items()}, default=str)
-        cur = self.con.execute(
-            "INSERT INTO artifacts (aid, artifact_id, version, strategy_id, embedder_id, "
-            "filter_fields) VALUES (?, ?, ?, ?, ?, ?)",
-            (aid, ledger_key(artifact_id), version, self.strategy_id, self.emb.embedder_id, doc))
-        aid = int(cur.lastrowid) if aid is None else aid
+        doc = json.dumps({k: _jsonable(v) for k, v in fields.items()}, default=str) \
+            if fields else "{}"
+        if aid is None:
+            aid = self.next_aid
+            self.next_aid += 1
+        out.append((aid, ledger_key(artifact_id), version, self.strategy_id,
+                    self.emb.embedder_id, doc))
         self.fields.write(aid, artifact_id, fields)
         return aid
 
-    def _put_records(self, aid: int, surfaces: Sequence[Surface], hashes: Sequence[bytes],
+    def _put_records(self, rows: list[tuple[int, int, Surface]], hashes: Sequence[bytes],
                      vectors: np.ndarray) -> None:
-        n = len(surfaces)
+        """Write a batch of records ``(aid, surface_index, surface)`` with
+        their hashes and vectors: rows, then the in-memory indexes (a full
+        rebuild) or the delta's vectors."""
+        n = len(rows)
         if n == 0:
             return
         ids = np.arange(self.next_id, self.next_id + n, dtype=np.int64)
         self.next_id += n
+        id_list = ids.tolist()
         self.con.executemany(
             "INSERT INTO records (id, aid, surface_index, kind, granularity, text, metadata, "
             "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(int(i), aid, j, s.kind, s.granularity, s.text,
-              json.dumps({k: _jsonable(v) for k, v in s.metadata.items()}, default=str), h)
-             for j, (i, s, h) in enumerate(zip(ids.tolist(), surfaces, hashes))])
+            [(i, aid, j, s.kind, s.granularity, s.text,
+              json.dumps({k: _jsonable(v) for k, v in s.metadata.items()}, default=str)
+              if s.metadata else "{}", h)
+             for i, (aid, j, s), h in zip(id_list, rows, hashes)])
         if self.direct is not None:
             lexical, dense = self.direct
-            lexical.add([s.text for s in surfaces], ids=ids)
+            lexical.add([s.text for _, _, s in rows], ids=ids)
             if dense is None:
                 from rowvoi.dense import FlatIndex
 
-                dense = FlatIndex(int(vectors.shape[1]), metric="ip")
+                dense = FlatIndex(int(vectors.shape[1]), metric="ip", storage=FLAT_STORAGE)
                 self.direct = (lexical, dense)
             dense.add(vectors, ids=ids)
+            for i, h in zip(id_list, hashes):
+                self._seen.setdefault(h, i)
         else:
             self.con.executemany("INSERT INTO delta_vectors VALUES (?, ?)",
-                                 [(int(i), v.tobytes()) for i, v in zip(ids.tolist(),
-                                                                        vectors)])
+                                 [(i, v.tobytes()) for i, v in zip(id_list, vectors)])
         self.report.records_added += n
 
     def _should_compact(self) -> bool:

@@ -47,6 +47,9 @@ def check_name(name: object) -> str:
     ValueError
         It is empty, too long, or has a character outside ``A-Z a-z 0-9 .
         _ -`` (or starts with one of ``. _ -``); the message says so.
+
+    >>> check_name("cranfield-1.4")
+    'cranfield-1.4'
     """
     if not isinstance(name, str):
         raise TypeError(f"a corpus name must be a str, not {type(name).__name__}")
@@ -62,7 +65,13 @@ def _env_dir(var: str, default: str) -> Path:
 
 
 def corpora_dir() -> Path:
-    """The folder holding one sub-folder per named corpus."""
+    """The folder holding one sub-folder per named corpus.
+
+    >>> import os; os.environ["ROWVOI_HOME"] = "/srv/rv"
+    >>> str(corpora_dir())
+    '/srv/rv/corpora'
+    >>> del os.environ["ROWVOI_HOME"]
+    """
     home = os.environ.get("ROWVOI_HOME")
     if home:
         return Path(home) / "corpora"
@@ -71,12 +80,22 @@ def corpora_dir() -> Path:
 
 def corpus_dir(name: str) -> Path:
     """The folder of the corpus called ``name`` (checked by
-    :func:`check_name`; not created)."""
+    :func:`check_name`; not created).
+
+    >>> corpus_dir("notes").name
+    'notes'
+    """
     return corpora_dir() / check_name(name)
 
 
 def config_dir() -> Path:
-    """The folder holding ``corpora.json``."""
+    """The folder holding ``corpora.json``.
+
+    >>> import os; os.environ["XDG_CONFIG_HOME"] = "/cfg"
+    >>> str(config_dir()) if "ROWVOI_HOME" not in os.environ else "/cfg/rowvoi"
+    '/cfg/rowvoi'
+    >>> del os.environ["XDG_CONFIG_HOME"]
+    """
     home = os.environ.get("ROWVOI_HOME")
     if home:
         return Path(home)
@@ -84,5 +103,9 @@ def config_dir() -> Path:
 
 
 def registry_path() -> Path:
-    """Path of the corpus registry, ``corpora.json``."""
+    """Path of the corpus registry, ``corpora.json``.
+
+    >>> registry_path().name
+    'corpora.json'
+    """
     return config_dir() / "corpora.json"

@@ -187,6 +187,17 @@ def register(name: str, kind: str, *, embedder: str = "default", strategy: Any =
     ValueError
         An unknown kind or parameter, a missing ``root``/``path``/``fetcher``,
         a non-string embedder, a custom strategy.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> register("papers", "records", path="papers.jsonl", metadata_keys=["year"],
+    ...          embedder="hashing")["kind"]
+    'records'
+    >>> register("papers", "skills")
+    Traceback (most recent call last):
+    ...
+    ValueError: corpus 'papers': kind 'skills'; kinds are files, records
+    >>> del os.environ["ROWVOI_HOME"]
     """
     check_name(name)
     entry = _check_entry(name, {"kind": kind, "embedder": embedder, "strategy": strategy,
@@ -202,7 +213,14 @@ def register(name: str, kind: str, *, embedder: str = "default", strategy: Any =
 
 def unregister(name: str) -> None:
     """Remove ``name`` from the registry (built data is kept). Unknown
-    names are ignored."""
+    names are ignored.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> unregister("never-registered"); registered()
+    {}
+    >>> del os.environ["ROWVOI_HOME"]
+    """
     check_name(name)
     if not registry_path().exists():
         return
@@ -211,14 +229,28 @@ def unregister(name: str) -> None:
 
 
 def get(name: str) -> dict[str, Any] | None:
-    """The registry entry of ``name``, or ``None``."""
+    """The registry entry of ``name``, or ``None``.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> get("notes") is None
+    True
+    >>> del os.environ["ROWVOI_HOME"]
+    """
     check_name(name)
     entry = _read(registry_path())["corpora"].get(name)
     return None if entry is None else dict(entry)
 
 
 def registered() -> dict[str, dict[str, Any]]:
-    """Every registered entry, by name."""
+    """Every registered entry, by name.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> _ = register("a", "records", fetcher="json:loads"); list(registered())
+    ['a']
+    >>> del os.environ["ROWVOI_HOME"]
+    """
     return {k: dict(v) for k, v in _read(registry_path())["corpora"].items()}
 
 
@@ -229,6 +261,10 @@ def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
     ------
     ValueError
         A malformed entry (named).
+
+    >>> source_from_entry("p", {"kind": "records", "fetcher": "json:loads",
+    ...                         "text_key": "abstract", "maintenance": {}}).name
+    'p'
     """
     known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
     e = _check_entry(name, {k: v for k, v in entry.items() if k in known})
@@ -252,6 +288,14 @@ def source_for(name: str) -> CorpusSource:
     ------
     CorpusNotFound
         ``name`` is not registered; the message says how to register it.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> source_for("ghost")
+    Traceback (most recent call last):
+    ...
+    rowvoi.corpus.base.CorpusNotFound: corpus 'ghost' is not registered: ...
+    >>> del os.environ["ROWVOI_HOME"]
     """
     entry = get(name)
     if entry is None:
@@ -262,7 +306,16 @@ def source_for(name: str) -> CorpusSource:
 
 
 def build_corpus(name: str, **build_kwargs: Any) -> Any:
-    """Build the registered corpus ``name`` (see :func:`rowvoi.corpus.index`)."""
+    """Build the registered corpus ``name`` (see :func:`rowvoi.corpus.build`).
+
+    >>> import os, tempfile, pathlib
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "a.md").write_text("lift")
+    >>> _ = register("notes", "files", root=str(d), embedder="hashing:16")
+    >>> build_corpus("notes").last_build.n_new
+    1
+    >>> del os.environ["ROWVOI_HOME"]
+    """
     from rowvoi.corpus.index import build
 
     return build(source_for(name), **build_kwargs)

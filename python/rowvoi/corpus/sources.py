@@ -147,6 +147,14 @@ class CorpusSource:
 
     Thread-safety: a source is read by one build at a time; its scope is
     iterated once per build.
+
+    Examples
+    --------
+    >>> src = CorpusSource("papers", {"p1": {"text": "Lift", "year": 1962}},
+    ...                    metadata_of=lambda aid, raw: {"year": raw["year"]},
+    ...                    filter_types={"year": "numeric"}, embedder="hashing")
+    >>> [(aid, src.filter_fields(aid, raw, {})) for aid, raw in src.items()]
+    [('p1', {'year': 1962})]
     """
 
     def __init__(self, name: str | None, scope: Mapping[Any, Any],
@@ -208,10 +216,25 @@ class CorpusSource:
         return out
 
     # the ir spellings
-    from_mapping = staticmethod(lambda *a, **k: from_mapping(*a, **k))
-    from_files = staticmethod(lambda *a, **k: from_files(*a, **k))
-    from_records = staticmethod(lambda *a, **k: from_records(*a, **k))
-    from_dataframe = staticmethod(lambda *a, **k: from_dataframe(*a, **k))
+    @staticmethod
+    def from_mapping(*args: Any, **kwargs: Any) -> CorpusSource:
+        """:func:`from_mapping` (the ``ir`` spelling)."""
+        return from_mapping(*args, **kwargs)
+
+    @staticmethod
+    def from_files(*args: Any, **kwargs: Any) -> CorpusSource:
+        """:func:`from_files` (the ``ir`` spelling)."""
+        return from_files(*args, **kwargs)
+
+    @staticmethod
+    def from_records(*args: Any, **kwargs: Any) -> CorpusSource:
+        """:func:`from_records` (the ``ir`` spelling)."""
+        return from_records(*args, **kwargs)
+
+    @staticmethod
+    def from_dataframe(*args: Any, **kwargs: Any) -> CorpusSource:
+        """:func:`from_dataframe`."""
+        return from_dataframe(*args, **kwargs)
 
 
 def _check_filter_types(types: Mapping[str, str] | None) -> dict[str, str]:
@@ -255,6 +278,12 @@ class FileScope(Mapping):
     and names starting with a dot are skipped, as are files whose first
     8 KB hold a NUL byte (binary files). Symbolic links to directories are
     not followed.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "a.md").write_text("hi")
+    >>> scope = FileScope(d)
+    >>> list(scope), scope["a.md"], "b.md" in scope
+    (['a.md'], 'hi', False)
     """
 
     def __init__(self, root: str | os.PathLike, pattern: str = DFLT_FILE_PATTERN,
@@ -486,6 +515,10 @@ def from_records(*, name: str | None, fetcher: Any, strategy: Any = None,
     ------
     ValueError
         At the build: a record without an id, a repeated id.
+
+    >>> src = from_records(name="n", fetcher=lambda: [{"id": 7, "text": "Lift"}])
+    >>> [(aid, raw["text"]) for aid, raw in src.items()]
+    [('7', 'Lift')]
     """
     fetch = resolve_fetcher(fetcher)
     keys = _check_keys(metadata_keys)
@@ -528,6 +561,12 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
     ValueError
         An unknown extension, a line that is not a JSON object (named by
         number), a table that cannot be read.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
+    >>> _ = f.write_text("id,text,year\\n1,Lift,1962\\n2,Drag,\\n")
+    >>> read_records(f)
+    [{'id': 1, 'text': 'Lift', 'year': 1962.0}, {'id': 2, 'text': 'Drag', 'year': None}]
     """
     p = Path(path)
     if not p.is_file():

@@ -105,6 +105,7 @@ __all__ = [
     "is_corpus_dir",
     "remove_corpus",
     "HNSW_PARAMS",
+    "FLAT_STORAGE",
     "base_files",
     "FORMAT",
     "FORMAT_VERSION",
@@ -129,6 +130,11 @@ AID_COLUMN = "__rowvoi_aid"
 #: HNSW settings of corpora built with ``hnsw=True`` (single-threaded
 #: insertion: the graph, and so every result, is deterministic).
 HNSW_PARAMS = {"M": 16, "ef_construction": 200, "ef": 64, "seed": 100}
+
+#: Storage of the flat vector index: float32 rows plus an int8 copy, so that
+#: a large corpus is scanned in int8 and its candidates re-scored exactly in
+#: float32 (``search(index="auto")``), while ``index="flat"`` scans float32.
+FLAT_STORAGE = "int8"
 
 MANIFEST = "manifest.json"
 DB = "docs.sqlite"
@@ -194,6 +200,18 @@ class CorpusStore:
     Thread-safety: a store may be shared by threads; each thread reads
     through its own SQLite connection. One builder per corpus at a time,
     across processes (:meth:`lock`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> store = CorpusStore(tempfile.mkdtemp() + "/papers", name="papers")
+    >>> store.exists()
+    False
+    >>> store.create(); store.exists(), [p.name for p in store.files()][:1]
+    (True, ['docs.sqlite'])
+    >>> with store.snapshot() as snap:
+    ...     snap.generation, snap.counts()["n_records"]
+    (0, 0)
     """
 
     def __init__(self, path: str | os.PathLike, *, name: str | None = None) -> None:
@@ -285,19 +303,33 @@ class CorpusStore:
         except sqlite3.OperationalError as exc:
             raise CorpusNotFound(f"{self._label()}: cannot open {self.db_path}: {exc}") from None
         con.execute("PRAGMA busy_timeout = 60000")
+        # reads map the file (no copy into SQLite's page cache per lookup)
+        con.execute("PRAGMA mmap_size = 1073741824")
         self._local.con = con
         return con
 
     def writer_connection(self) -> sqlite3.Connection:
-        """A new connection for a builder (``synchronous=FULL``: a commit is
-        durable before the old generation's files are deleted). The caller
-        closes it."""
+        """The builder's connection (``synchronous=FULL``: a commit is
+        durable before the old generation's files are deleted). Kept open
+        between builds of this store object, so that closing it does not
+        checkpoint the WAL after every build; only the holder of
+        :meth:`lock` uses it, one build at a time."""
         self.require()
-        con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
-                              isolation_level=None)
-        con.execute("PRAGMA busy_timeout = 60000")
-        con.execute("PRAGMA synchronous=FULL")
+        con = getattr(self, "_writer", None)
+        if con is None:
+            con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
+                                  isolation_level=None, check_same_thread=False)
+            con.execute("PRAGMA busy_timeout = 60000")
+            con.execute("PRAGMA synchronous=FULL")
+            self._writer = con
         return con
+
+    def close_writer(self) -> None:
+        """Close the builder's connection (``rm`` does before deleting)."""
+        con = getattr(self, "_writer", None)
+        if con is not None:
+            self._writer = None
+            con.close()
 
     def close(self) -> None:
         """Close the calling thread's connection (others close with their
@@ -428,32 +460,41 @@ class CorpusStore:
             fsync_dir(self.path)
         return removed
 
-    def write_manifest(self, state: Mapping[str, Any], counts: Mapping[str, int]) -> None:
-        """Replace ``manifest.json`` (atomically) with a description of the
-        committed state."""
-        base = state.get("base") or {}
+    def write_manifest(self, state: Mapping[str, Any]) -> bool:
+        """Describe the corpus in ``manifest.json``: format, name, embedder
+        (id, dimension, spec), strategy, analyzer and BM25 settings, vector
+        index, source -- what stays put between builds (generations and
+        counts live in ``docs.sqlite``). Replaced atomically, and only when
+        the description changes; returns whether it was written."""
         doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "name": state.get("name"),
-            "generation": state.get("generation"),
             "embedder": {"id": state.get("embedder_id"), "dim": state.get("dim"),
                          "spec": state.get("embedder_spec")},
             "strategy": {"id": state.get("strategy_id"), "spec": state.get("strategy_spec")},
             "lexical": state.get("lexical"),
+            "hnsw": state.get("hnsw"),
             "source": state.get("source"),
-            "files": {"lexical": base.get("lexical"), "dense": base.get("dense"),
-                      "hnsw": base.get("hnsw"), "base_generation": base.get("generation")},
-            "counts": dict(counts),
             "created": state.get("created"),
-            "updated": state.get("updated"),
-            "note": "a description of docs.sqlite's committed state; docs.sqlite is the truth",
+            "note": "a description; docs.sqlite holds the committed generation and its rows",
         }
-        atomic_write_bytes(self.path / MANIFEST, json.dumps(doc, indent=1).encode())
+        data = json.dumps(doc, indent=1).encode()
+        try:
+            if (self.path / MANIFEST).read_bytes() == data:
+                return False
+        except OSError:
+            pass
+        atomic_write_bytes(self.path / MANIFEST, data)
+        return True
 
 
 def base_files(base: Mapping[str, Any]) -> list[str]:
-    """The names of a base's index files and directories."""
+    """The names of a base's index files and directories.
+
+    >>> base_files({"lexical": "lexical.3.rvx", "dense": None, "hnsw": "hnsw.3"})
+    ['lexical.3.rvx', 'hnsw.3']
+    """
     return [base[k] for k in ("lexical", "dense", "hnsw") if base.get(k)]
 
 
@@ -478,6 +519,12 @@ class Snapshot:
     Obtained from :meth:`CorpusStore.snapshot`; valid inside its ``with``
     block, in the thread that opened it. Methods return plain Python
     values.
+
+    >>> from rowvoi.corpus import build, from_mapping
+    >>> c = build(from_mapping({"a": "x"}, embedder="hashing:8"), store=CorpusStore.memory())
+    >>> with c.store.snapshot() as snap:
+    ...     snap.generation, snap.kinds(), snap.base["lexical"]
+    (1, {'document': 1}, 'lexical.1.rvx')
     """
 
     def __init__(self, store: CorpusStore, con: sqlite3.Connection) -> None:
@@ -592,25 +639,29 @@ class Snapshot:
         absent)."""
         if len(ids) == 0:
             return {}
-        cur = self.con.execute(
-            "SELECT r.id, r.aid, r.surface_index, r.kind, r.granularity, r.text, r.metadata, "
-            "a.artifact_id, a.filter_fields FROM records r JOIN artifacts a ON a.aid = r.aid "
-            "WHERE r.id IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(i) for i in ids]),))
-        return {r[0]: {"aid": r[1], "surface_index": r[2], "kind": r[3], "granularity": r[4],
-                       "text": r[5], "metadata": r[6], "artifact_id": r[7],
-                       "filter_fields": r[8]} for r in cur}
+        out = {}
+        for part in _chunks([int(i) for i in ids]):
+            cur = self.con.execute(
+                "SELECT r.id, r.aid, r.surface_index, r.kind, r.granularity, r.text, r.metadata, "
+                "a.artifact_id, a.filter_fields FROM records r JOIN artifacts a ON a.aid = r.aid "
+                f"WHERE r.id IN ({_marks(len(part))})", part)
+            out.update((r[0], {"aid": r[1], "surface_index": r[2], "kind": r[3],
+                               "granularity": r[4], "text": r[5], "metadata": r[6],
+                               "artifact_id": r[7], "filter_fields": r[8]}) for r in cur)
+        return out
 
     def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str, str, int]]:
         """``{id: (aid, kind, artifact_id, surface_index)}`` for live ids
         (cheap: no text)."""
         if len(ids) == 0:
             return {}
-        cur = self.con.execute(
-            "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
-            "JOIN artifacts a ON a.aid = r.aid WHERE r.id IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(i) for i in ids]),))
-        return {r[0]: (r[1], r[2], r[3], r[4]) for r in cur}
+        out = {}
+        for part in _chunks([int(i) for i in ids]):
+            cur = self.con.execute(
+                "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
+                f"JOIN artifacts a ON a.aid = r.aid WHERE r.id IN ({_marks(len(part))})", part)
+            out.update((r[0], (r[1], r[2], r[3], r[4])) for r in cur)
+        return out
 
     def artifact(self, artifact_id: str) -> dict[str, Any] | None:
         """The ledger entry of an artifact, or ``None``."""
@@ -638,17 +689,38 @@ class Snapshot:
                                      "ORDER BY kind"))
 
 
+def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
+    for i in range(0, len(ids), size):
+        yield ids[i:i + size]
+
+
+def _marks(n: int) -> str:
+    return ", ".join("?" * n)
+
+
 def is_corpus_dir(path: Path) -> bool:
-    """Does ``path`` hold a corpus (a ``docs.sqlite``)?"""
+    """Does ``path`` hold a corpus (a ``docs.sqlite``)?
+
+    >>> import tempfile, pathlib
+    >>> is_corpus_dir(pathlib.Path(tempfile.mkdtemp()))
+    False
+    """
     return (path / DB).is_file()
 
 
 def remove_corpus(store: CorpusStore) -> None:
     """Delete a corpus directory (under its builder lock, so a running
-    build is never pulled from under; raises :class:`CorpusLocked` then)."""
+    build is never pulled from under; raises :class:`CorpusLocked` then).
+
+    >>> import tempfile
+    >>> store = CorpusStore(tempfile.mkdtemp() + "/old", name="old"); store.create()
+    >>> remove_corpus(store); store.path.exists()
+    False
+    """
     store.require()
     with store.lock():
         store.close()
+        store.close_writer()
         for p in list(store.path.iterdir()):
             if p.name == LOCK:
                 continue
@@ -668,7 +740,11 @@ def remove_corpus(store: CorpusStore) -> None:
 
 class BaseFileGone(FileNotFoundError):
     """A base file named by a snapshot is gone: a newer commit replaced it.
-    Readers retry on a fresh snapshot."""
+    Readers retry on a fresh snapshot.
+
+    >>> issubclass(BaseFileGone, FileNotFoundError)
+    True
+    """
 
 
 #: The lexical settings a build uses unless told otherwise: the default
@@ -686,7 +762,11 @@ def default_lexical() -> dict[str, Any]:
 
 
 def new_lexical(conf: Mapping[str, Any]) -> Any:
-    """An empty BM25 index with a corpus's lexical settings."""
+    """An empty BM25 index with a corpus's lexical settings.
+
+    >>> new_lexical(default_lexical()).params["variant"]
+    'lucene'
+    """
     from rowvoi.lexical import BM25Index
     from rowvoi.text import Analyzer
 
@@ -701,6 +781,13 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> Any:
     ------
     BaseFileGone
         The base file was deleted by a newer commit (retry).
+
+    >>> from rowvoi.corpus import build, from_mapping
+    >>> c = build(from_mapping({"a": "lift", "b": "drag"}, embedder="hashing:8"),
+    ...           store=CorpusStore.memory())
+    >>> with c.store.snapshot() as snap:
+    ...     len(load_lexical(c.store, snap)), load_dense(c.store, snap).dim
+    (2, 8)
     """
     from rowvoi.lexical import BM25Index
 
@@ -734,6 +821,11 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
     ------
     BaseFileGone
         The base file was deleted by a newer commit (retry).
+
+    >>> store = CorpusStore.memory(); store.create()
+    >>> with store.snapshot() as snap:
+    ...     load_dense(store, snap) is None   # nothing embedded yet
+    True
     """
     from rowvoi.dense import FlatIndex
 
@@ -762,7 +854,7 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
     elif snap.state.get("hnsw"):
         index = HNSWIndex(int(dim), metric="ip", **snap.state["hnsw"])
     else:
-        index = FlatIndex(int(dim), metric="ip")
+        index = FlatIndex(int(dim), metric="ip", storage=FLAT_STORAGE)
     tomb = snap.tombstones()
     if len(tomb):
         index.remove(tomb)

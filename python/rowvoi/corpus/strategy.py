@@ -464,6 +464,9 @@ def strategy_from_spec(spec: Mapping[str, Any] | None) -> Any:
     ------
     ValueError
         An unknown name, or parameters the strategy does not take.
+
+    >>> strategy_from_spec({"name": "Chunked", "params": {"chunk_size": 300}})
+    Chunked(chunk_size=300, overlap=50, text_key=None, kind='chunk', max_tokens=None, token_model=None)
     """
     if spec is None:
         return None
