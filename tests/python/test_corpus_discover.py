@@ -462,7 +462,11 @@ def test_discover_bad_corpora(two):
 
 
 def write_calibration(corpus, key, record):
-    con = corpus.store.writer_connection()
+    """What the evaluation issue's calibration will store (no writer exists
+    yet): one JSON record per key in the corpus's calibration table."""
+    import sqlite3
+
+    con = sqlite3.connect(corpus.store.db_path, isolation_level=None)
     try:
         con.execute("INSERT OR REPLACE INTO calibration VALUES (?, ?)",
                     (key, json.dumps(record)))
@@ -628,23 +632,43 @@ def test_cli_discover_errors(home, args, code, message):
     assert not (home / "home" / "corpora" / "nope").exists()
 
 
-def test_readme_discover_section_holds(home):
+def test_readme_discover_section_holds(tmp_path, monkeypatch):
     import re
     import shlex
 
-    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
-    start = readme.index("### Discover: the few results worth acting on")
-    section = readme[start:readme.index("\n### ", start + 10)]
-    commands = re.search(r"```sh\n(.*?)\n```", section, re.S).group(1)
-    discovers = [shlex.split(c) for line in commands.splitlines()
-                 for c in line.split("&&") if c.strip().startswith("rowvoi discover")]
-    assert len(discovers) == 2
-    for argv in discovers:  # the README's commands run on corpora of those names
+    root = pathlib.Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    start = readme.index("#### Discover: the few results worth acting on")
+    section = readme[start:readme.index("\n## ", start)]
+    commands = re.search(r"```sh\n(.*?)\n```", section, re.S).group(1).splitlines()
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path))
+    monkeypatch.chdir(root)
+    outputs = []
+    for line in commands:
+        argv = shlex.split(line)
+        assert argv[0] == "rowvoi"
         rc, out, err = run_cli(argv[1:])
-        assert rc == 0, err
+        assert rc == 0 and err == "", (line, err)
+        outputs.append(out)
+    assert outputs[2].splitlines()[0].startswith("2 of 6 retrieved (hybrid, conservative)")
+    assert "---" in outputs[2] and "A wing stalls when the angle of attack" in outputs[2]
+    assert "notes/flutter.md" in outputs[3] and "wings/flutter.md" in outputs[3]
+    gated = json.loads(outputs[4])
+    notes_top = gated["signals"]["per_source"]["notes"]["top_score"]
+    wings_top = gated["signals"]["per_source"]["wings"]["top_score"]
+    assert f"top BM25 score {notes_top:.2f}" in flat_text(section)
+    assert f"({wings_top:.2f})" in section
+    assert gated["signals"]["per_source"]["wings"]["abstained"] is True
+    assert gated["results"] and {r["source"] for r in gated["results"]} == {"notes"}
     python = re.search(r"```python\n(.*?)\n```", section, re.S).group(1)
-    exec(python.splitlines()[0], {})  # the names it imports exist
+    ns: dict = {}
+    exec(python, ns)  # the snippet runs on the corpus the commands built
+    assert ns["res"].ids and ns["tool"]("flutter")["results"]
     assert "rel` (0.9)" in section and "`--max-k` (3)" in section
+
+
+def flat_text(text):
+    return " ".join(text.split())
 
 
 # ------------------------------------------------------------ Cranfield, end to end
