@@ -125,7 +125,7 @@ def test_fuse_does_not_mutate_inputs():
     ({"rrf_k": -1}, ValueError, "rrf_k"),
     ({"weights": {"a": -1}}, ValueError, "weights"),
     ({"weights": [1]}, TypeError, "weights"),
-    ({"k": 0}, ValueError, "k must be"),
+    ({"k": 0}, ValueError, "k=0: must be >= 1"),
     ({"identity": "path"}, ValueError, "unknown identity"),
     ({"identity": 3}, TypeError, "identity"),
 ])
@@ -440,7 +440,7 @@ def test_federated_merges(two):
     ({"merge": "max"}, ValueError, "unknown merge"),
     ({"strategy": "best"}, ValueError, "strategy"),
     ({"disclose_level": "all"}, ValueError, "disclosure level"),
-    ({"k": 0}, ValueError, "k must be"),
+    ({"k": 0}, ValueError, "k=0: must be >= 1"),
 ])
 def test_discover_bad_arguments(two, kwargs, exc, match):
     with pytest.raises(exc, match=match):

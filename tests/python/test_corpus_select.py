@@ -150,8 +150,8 @@ def test_numpy_scores_and_json():
 @pytest.mark.parametrize("kwargs, exc, match", [
     ({"strategy": "best"}, ValueError, "unknown selection strategy"),
     ({"max_k": 0}, ValueError, "max_k"),
-    ({"max_k": 2.5}, ValueError, "max_k"),
-    ({"max_k": True}, ValueError, "max_k"),
+    ({"max_k": 2.5}, TypeError, "max_k"),
+    ({"max_k": True}, TypeError, "max_k"),
     ({"rel": 0.0}, ValueError, "rel"),
     ({"rel": 1.5}, ValueError, "rel"),
     ({"rel": "high"}, TypeError, "rel"),

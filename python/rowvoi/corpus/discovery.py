@@ -54,7 +54,7 @@ from rowvoi.corpus.disclosure import (
     disclose,
 )
 from rowvoi.corpus.expansion import NeighborhoodPolicy
-from rowvoi.corpus.fusion import DFLT_RRF_K, check_k, fuse_hits
+from rowvoi.corpus.fusion import DFLT_RRF_K, fuse_hits
 from rowvoi.corpus.retrieve import open_corpus, search
 from rowvoi.corpus.selection import (
     DFLT_GAP_RATIO,
@@ -67,6 +67,7 @@ from rowvoi.corpus.selection import (
     select,
     strategy_name,
 )
+from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 
 __all__ = [
     "DiscoveryResult",
@@ -325,7 +326,7 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     >>> res.to_dict()["results"][0]["summary"]
     'wing stall at high angle of attack'
     """
-    k = check_k(k)
+    k = _check_int("k", k, 1)
     strategy_label = strategy_name(strategy)
     if disclose_level not in DISCLOSURE_LEVELS:
         raise ValueError(f"unknown disclosure level {disclose_level!r}; use one of "

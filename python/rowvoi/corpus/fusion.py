@@ -43,6 +43,7 @@ from typing import Any, Union
 from rowvoi.corpus.base import SearchHit, tag_source
 from rowvoi.corpus.retrieve import DFLT_RRF_K
 from rowvoi.corpus.selection import ranked
+from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 
 __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 
@@ -56,17 +57,6 @@ def _check_rrf_k(rrf_k: Any) -> float:
             not math.isfinite(rrf_k) or rrf_k < 0:
         raise ValueError(f"rrf_k must be a finite number >= 0, got {rrf_k!r}")
     return float(rrf_k)
-
-
-def check_k(k: Any, what: str = "k") -> int:
-    """Validate a result count: an integer >= 1.
-
-    >>> check_k(3)
-    3
-    """
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"{what} must be an integer >= 1, got {k!r}")
-    return int(k)
 
 
 def _check_weights(weights: Mapping[Any, Any] | None) -> dict[Any, float]:
@@ -172,7 +162,8 @@ def fuse_hits(hits_by_source: Mapping[str | None, Sequence[SearchHit]], *,
         ``rrf_k`` < 0, a negative or non-finite weight, ``k`` < 1, an
         unknown identity name, or a non-finite score.
     TypeError
-        ``hits_by_source`` is not a mapping, or holds a non-hit.
+        ``hits_by_source`` is not a mapping, or holds a non-hit; ``k`` is not
+        an integer.
 
     Examples
     --------
@@ -192,7 +183,7 @@ def fuse_hits(hits_by_source: Mapping[str | None, Sequence[SearchHit]], *,
                         f"{type(hits_by_source).__name__}")
     rrf = _check_rrf_k(rrf_k)
     w = _check_weights(weights)
-    limit = None if k is None else check_k(k)
+    limit = None if k is None else _check_int("k", k, 1)
     key = _identity_fn(identity)
     lists: list[tuple[Any, list[SearchHit]]] = []
     for name, hits in hits_by_source.items():

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rowvoi.corpus.base import SearchHit
+from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 
 __all__ = [
     "Selection",
@@ -155,12 +156,6 @@ class Selection:
 
 
 # ------------------------------------------------------------- validation
-def _check_max_k(max_k: Any) -> int:
-    if isinstance(max_k, bool) or not isinstance(max_k, numbers.Integral) or max_k < 1:
-        raise ValueError(f"max_k must be an integer >= 1, got {max_k!r}")
-    return int(max_k)
-
-
 def _check_ratio(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number in (0, 1], got {value!r}")
@@ -317,8 +312,8 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
         ``min_score``; a relative strategy whose top score (after the floor)
         is negative; a selector answering with a hit it was not given.
     TypeError
-        A hit that is not a :class:`SearchHit`, a strategy that is neither
-        a name nor a callable, or a selector that does not return a
+        A hit that is not a :class:`SearchHit`, a ``max_k`` that is not an
+        integer, a strategy that is neither a name nor a callable, or a selector that does not return a
         sequence.
 
     Examples
@@ -336,7 +331,7 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
     >>> select(hits, strategy=lambda hs: [hs[3], hs[0]]).selected_ids
     ['a', 'd']
     """
-    max_k = _check_max_k(max_k)
+    max_k = _check_int("max_k", max_k, 1)
     floor = check_floor(min_score)
     strategy_name(strategy)  # an unknown name or a non-callable fails here
     name = strategy if isinstance(strategy, str) else None

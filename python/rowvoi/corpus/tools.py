@@ -30,9 +30,9 @@ from typing import Any
 
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.discovery import discover
-from rowvoi.corpus.fusion import check_k
 from rowvoi.corpus.retrieve import open_corpus
 from rowvoi.corpus.retrieve import search as _search
+from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 
 __all__ = ["search", "make_search", "as_retriever", "Retriever"]
 
@@ -138,7 +138,7 @@ def make_search(corpus: Any, *, name: str | None = None, description: str | None
     ('search_notes', 'vpn')
     """
     bound = open_corpus(corpus) if isinstance(corpus, str) else corpus
-    default_k = check_k(k)
+    default_k = _check_int("k", k, 1)
     if mode not in ("hybrid", "dense", "lexical"):
         raise ValueError(f"unknown mode {mode!r}; use hybrid, dense or lexical")
     label = getattr(bound, "name", None) or "corpus"

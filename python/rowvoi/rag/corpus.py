@@ -51,10 +51,10 @@ import numpy as np
 import pandas as pd
 
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.fusion import check_k
 from rowvoi.corpus.retrieve import search
 from rowvoi.corpus.selection import check_floor
 from rowvoi.corpus.strategy import _tokenizer
+from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 from rowvoi.embed import ModelNotFoundError
 from rowvoi.rag.context import Chunk
 
@@ -353,7 +353,7 @@ def probe_outcomes(corpus: Any, candidates: Sequence[str | SearchHit],
         raise ValueError("probe_outcomes needs at least one probe")
     if len(set(plist)) != len(plist):
         raise ValueError("probes must be unique")
-    depth = check_k(depth, "depth")
+    depth = _check_int("depth", depth, 1)
     floor = check_floor(min_score)
     columns: dict[Any, list[str]] = {}
     for given, p in zip(probes, plist):
