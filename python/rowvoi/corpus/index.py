@@ -566,33 +566,41 @@ class _Builder:
 
     def _scan(self) -> tuple[list[tuple[str, str]], list[str], dict[str, tuple[int, str]]]:
         """(stale (id, version) pairs, ledger ids to prune, ledger)."""
-        ledger = {a: (aid, v) for aid, a, v in self.con.execute(
-            "SELECT aid, artifact_id, version FROM artifacts")}
+        versions = dict(self.con.execute("SELECT artifact_id, version FROM artifacts"))
         stale: list[tuple[str, str]] = []
         seen: set[str] = set()
         signal = self.source.change_signal
+        rebuild = self.rebuild is not None
+        n_before = 0
         for artifact_id, raw in self.source.items():
-            if artifact_id in seen:
+            seen.add(artifact_id)
+            n_before += 1
+            if len(seen) != n_before:
                 raise ValueError(f"the source yields artifact {artifact_id!r} twice; ids must "
                                  "be unique")
-            seen.add(artifact_id)
             try:
                 version = signal(artifact_id, raw)
             except Exception as exc:
                 raise type(exc)(f"change_signal failed on artifact {artifact_id!r}: {exc}") \
                     from exc
-            if not isinstance(version, str):
-                raise TypeError(f"change_signal({artifact_id!r}) returned "
-                                f"{type(version).__name__}, not a str")
-            entry = ledger.get(artifact_id)
-            if self.rebuild is not None or entry is None or entry[1] != version:
+            if rebuild or versions.get(artifact_id) != version:
+                if type(version) is not str:
+                    raise TypeError(f"change_signal({artifact_id!r}) returned "
+                                    f"{type(version).__name__}, not a str")
                 stale.append((artifact_id, version))
-            else:
-                self.report.n_unchanged += 1
         self.report.n_seen = len(seen)
-        deleted = [a for a in ledger if a not in seen] if (self.full or self.rebuild) else []
+        self.report.n_unchanged = len(seen) - len(stale)
+        deleted = [a for a in versions if a not in seen] if (self.full or self.rebuild) else []
+        # internal ids only for the artifacts this build touches
+        touched = [a for a, _ in stale if a in versions] + deleted
+        ledger: dict[str, tuple[int, str]] = {}
+        for i in range(0, len(touched), 500):
+            part = touched[i:i + 500]
+            ledger.update((a, (aid, v)) for aid, a, v in self.con.execute(
+                "SELECT aid, artifact_id, version FROM artifacts WHERE artifact_id IN "
+                f"({', '.join('?' * len(part))})", part))
         for artifact_id, _ in stale:
-            if self.rebuild is None and artifact_id in ledger:
+            if self.rebuild is None and artifact_id in versions:
                 self.report.n_changed += 1
             else:
                 self.report.n_new += 1

@@ -114,6 +114,8 @@ def content_hash_signal(artifact_id: str, raw: Any) -> str:
     >>> len(content_hash_signal("a", "text"))
     64
     """
+    if type(raw) is str:  # the common case, without the dispatch of _canonical
+        return hashlib.sha256(b"s" + raw.encode("utf-8", "surrogatepass")).hexdigest()
     return hashlib.sha256(_canonical(raw)).hexdigest()
 
 
@@ -185,8 +187,12 @@ class CorpusSource:
 
     def items(self) -> Iterator[tuple[str, Any]]:
         """``(artifact_id, raw)`` pairs of the scope, ids as strings."""
-        for key in self.scope:
-            yield ledger_key(key), self.scope[key]
+        scope = self.scope
+        for key in scope:
+            if type(key) is str and key and "\x00" not in key:
+                yield key, scope[key]
+            else:
+                yield ledger_key(key), scope[key]
 
     def ids(self) -> Iterator[str]:
         """The artifact ids of the scope (without reading payloads)."""

@@ -219,7 +219,7 @@ class CorpusStore:
         self.name = name
         self.temporary = False
         self._local = threading.local()
-        self._conns: weakref.WeakSet = weakref.WeakSet()
+        self._states: dict[str, dict[str, Any]] = {}  # committed generation -> state
 
     def __repr__(self) -> str:
         return f"CorpusStore({str(self.path)!r}, name={self.name!r})"
@@ -531,11 +531,22 @@ class Snapshot:
         self.store = store
         self.con = con
         try:
-            rows = con.execute("SELECT key, value FROM state").fetchall()
+            row = con.execute("SELECT value FROM state WHERE key = 'generation'").fetchone()
+            writer = con is getattr(store, "_writer", None)
+            cached = store._states.get(row[0]) if row is not None and not writer else None
+            if cached is None:
+                rows = con.execute("SELECT key, value FROM state").fetchall()
         except sqlite3.DatabaseError as exc:
             raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus "
                                    f"({exc})", 6, "RV_E_CORRUPT") from None
-        self.state: dict[str, Any] = {k: json.loads(v) for k, v in rows}
+        if cached is None:
+            cached = {k: json.loads(v) for k, v in rows}
+            # a committed generation names one state (every commit writes a new
+            # one), so readers decode it once per store; the builder's own
+            # connection may see its uncommitted state and never caches
+            if row is not None and not writer:
+                store._states = {row[0]: cached}
+        self.state: dict[str, Any] = cached
         if self.state.get("format") != FORMAT:
             raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus",
                                    6, "RV_E_CORRUPT")
