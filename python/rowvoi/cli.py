@@ -872,6 +872,149 @@ def _add_query_parser(sub: Any) -> None:
     p.set_defaults(func=_cmd_query, verb_parser=p)
 
 
+# --------------------------------------------------------------- discover
+def _discover_floor(text: str | None, names: list[str]) -> Any:
+    """``--min-score``: FLOAT or auto for one corpus; auto or
+    NAME=FLOAT|auto,... for several (usage errors only)."""
+    if text is None:
+        return None
+
+    def one(token: str, option: str) -> Any:
+        if token == "auto":
+            return "auto"
+        try:
+            value = float(token)
+        except ValueError:
+            raise UsageError(f"{option}: {token!r} is not a number or 'auto'") from None
+        if not math.isfinite(value):
+            raise UsageError(f"{option}: {token!r} must be finite")
+        return value
+    if "=" not in text:
+        value = one(text.strip(), "--min-score")
+        if len(names) > 1 and value != "auto":
+            raise UsageError("--min-score: one number cannot be the floor of several "
+                             "corpora (their scores live on different scales); give "
+                             "'auto' or NAME=FLOAT,NAME=FLOAT")
+        return value
+    floors: dict[str, Any] = {}
+    for item in _split_list(text):
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--min-score: {item!r} is not NAME=FLOAT or NAME=auto")
+        if name.strip() not in names:
+            raise UsageError(f"--min-score names {name.strip()!r}, which is not one of the "
+                             f"corpora searched ({', '.join(names)})")
+        floors[name.strip()] = one(value.strip(), f"--min-score {name.strip()}")
+    return floors if len(names) > 1 else floors[names[0]]
+
+
+def _indent(text: str, prefix: str = "     ", max_lines: int = 40) -> list[str]:
+    lines = text.splitlines() or [""]
+    out = [prefix + line for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        out.append(f"{prefix}... ({len(lines) - max_lines} more lines)")
+    return out
+
+
+def _cmd_discover(args: argparse.Namespace) -> int:
+    import warnings
+
+    from rowvoi.corpus.discovery import NoFloorWarning, discover
+
+    names = _split_list(args.names)
+    if not names:
+        raise UsageError(f"NAME {args.names!r} names no corpus")
+    floor = _discover_floor(args.min_score, names)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoFloorWarning)
+        result = discover(names if len(names) > 1 else names[0], args.query, k=args.k,
+                          mode=args.mode, strategy=args.strategy, max_k=args.max_k,
+                          rel=args.rel, min_score=floor, fusion=args.fusion,
+                          disclose_level="body" if args.disclose else "metadata",
+                          roots=args.root)
+    for w in caught:
+        if issubclass(w.category, NoFloorWarning):
+            print(f"{args.verb_parser.prog}: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if args.json:
+        print(json.dumps(result.to_dict()))
+        return 0
+    sig = result.signals
+    print(f"{len(result.results)} of {result.n_retrieved} retrieved "
+          f"({result.mode}, {result.strategy}): {result.reason}")
+    for name, ps in (sig.get("per_source") or {}).items():
+        top = "-" if ps["top_score"] is None else f"{ps['top_score']:.4g}"
+        floor_text = "" if ps["floor"] is None else f", floor {ps['floor']:.4g}"
+        gated = "; gated" if ps["abstained"] and ps["n_retrieved"] else ""
+        print(f"  {name}: {ps['n_retrieved']} retrieved, top {top}{floor_text}{gated}")
+    if result.abstained and sig.get("min_score") is not None and sig.get("top_score") is not None:
+        print(f"  top score {sig['top_score']:.4g} is below the floor {sig['min_score']:.4g}")
+    for i, d in enumerate(result.results, 1):
+        who = f"{d.source}/{d.artifact_id}" if len(names) > 1 else d.artifact_id
+        name = f"  {d.name}" if d.name != str(d.artifact_id) else ""
+        print(f"{i:2d}. {d.score:.4g}  {who}{name}")
+        if d.pointer:
+            print(f"     {d.pointer}")
+        summary = " ".join(d.summary.split())
+        print(f"     {summary[:160]}{'...' if len(summary) > 160 else ''}")
+        if args.disclose:
+            if d.body is not None:
+                print("     ---")
+                for line in _indent(d.body):
+                    print(line)
+            elif d.metadata.get("disclosure"):
+                print(f"     (body not read: {d.metadata['disclosure']})")
+    return 0
+
+
+def _add_discover_parser(sub: Any) -> None:
+    from rowvoi.corpus.selection import SELECT_STRATEGIES
+
+    p = sub.add_parser(
+        "discover", help="search corpora and commit to the few results worth reading",
+        description="Search one or more built corpora, then commit to the few results an "
+                    "agent or a person should act on -- or abstain. The conservative "
+                    "strategy keeps the top result and those scoring at least --rel times "
+                    "its score, at most --max-k. Several corpora (NAME,NAME) are searched "
+                    "separately, each gated on its own floor, then fused by rank "
+                    "(reciprocal rank fusion): scores of different corpora are never "
+                    "compared. --min-score turns on abstention: a floor on the search's "
+                    "own score scale, 'auto' for the floor calibrated for the corpus "
+                    "(none stored: a warning, and no floor), or NAME=FLOAT,... per corpus. "
+                    "--disclose reads each result's file (only inside the corpus's root, or "
+                    "the --root folders). "
+                    "Exit 1 for an unknown or empty corpus or a bad filter.",
+        epilog="example: rowvoi discover notes 'how do I rotate the TLS certificate' "
+               "--disclose; rowvoi discover notes,wiki 'vpn setup' --min-score auto --json")
+    p.add_argument("names", metavar="NAME[,NAME...]", help="the corpus, or several, "
+                   "comma-separated")
+    p.add_argument("query", metavar="QUERY", help="what to look for (searched verbatim)")
+    p.add_argument("--k", type=_number("an integer >= 1", low=1, integer=True), default=10,
+                   help="candidates retrieved per corpus (default 10)")
+    p.add_argument("--mode", choices=("hybrid", "dense", "lexical"), default="hybrid",
+                   help="search mode (default hybrid)")
+    p.add_argument("--fusion", choices=("rrf", "blend"), default="rrf",
+                   help="hybrid fusion: rrf (rank-based, default) or blend (keeps score "
+                        "magnitudes; pairs with --min-score)")
+    p.add_argument("--strategy", choices=SELECT_STRATEGIES, default="conservative",
+                   help="selection rule (default conservative)")
+    p.add_argument("--max-k", type=_number("an integer >= 1", low=1, integer=True), default=3,
+                   help="commit to at most this many results (default 3)")
+    p.add_argument("--rel", type=_number("a number in (0, 1]", low=0.0, low_open=True,
+                                         high=1.0), default=0.9,
+                   help="keep results scoring at least this fraction of the top (default 0.9)")
+    p.add_argument("--min-score", metavar="FLOAT|auto|NAME=FLOAT,...",
+                   help="abstain below this floor (default: never abstain)")
+    p.add_argument("--disclose", action="store_true",
+                   help="also print each result's body (the file it points to)")
+    p.add_argument("--root", metavar="DIR", action="append",
+                   help="with --disclose: read bodies only from inside DIR (repeatable; "
+                        "default: the folder each corpus was built from)")
+    p.add_argument("--json", action="store_true", help="print JSON for programs")
+    p.set_defaults(func=_cmd_discover, verb_parser=p)
+
+
 def _add_corpus_parsers(sub: Any) -> None:
     """The corpus verbs (build, register, search, ls, info, rm) live in
     :mod:`rowvoi.corpus.cli`."""
@@ -1032,6 +1175,7 @@ def build_parser() -> argparse.ArgumentParser:
     pq.set_defaults(func=_cmd_question, verb_parser=pq)
     _add_query_parser(sub)
     _add_corpus_parsers(sub)
+    _add_discover_parser(sub)
     return parser
 
 

@@ -57,6 +57,14 @@ MODULES = [
     "rowvoi.corpus.retrieve",
     "rowvoi.corpus.registry",
     "rowvoi.corpus.cli",
+    # after the search (select, expand, disclose, discover, fusion, tools)
+    "rowvoi.corpus.selection",
+    "rowvoi.corpus.fusion",
+    "rowvoi.corpus.expansion",
+    "rowvoi.corpus.disclosure",
+    "rowvoi.corpus.discovery",
+    "rowvoi.corpus.tools",
+    "rowvoi.rag.corpus",
 ]
 
 

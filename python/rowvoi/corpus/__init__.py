@@ -29,6 +29,13 @@ One module per stage:
     :func:`records_for_artifact`.
 ``registry``, ``paths``
     named corpora: where they live, how to rebuild them.
+``selection``, ``expansion``, ``disclosure``, ``discovery``, ``fusion``, ``tools``
+    after the search: :func:`select` commits to a few hits or abstains,
+    :func:`expand` stitches a hit's neighbouring surfaces into a
+    :class:`Passage`, :func:`disclose` hands back each selected hit's
+    payload, :func:`discover` does all three over one corpus or several
+    (:func:`fuse_hits`: rank fusion across corpora), and
+    :mod:`~rowvoi.corpus.tools` returns it all as plain JSON.
 
 Examples
 --------
@@ -106,6 +113,21 @@ from rowvoi.corpus.strategy import (
     text_of,
 )
 
+# -- after the search: select, expand, disclose, discover, fuse, tools -------
+from rowvoi.corpus import tools
+from rowvoi.corpus.disclosure import DISCLOSURE_LEVELS, Disclosure, PointerRefused, disclose
+from rowvoi.corpus.discovery import DiscoveryResult, NoFloorWarning, calibration_key, discover
+from rowvoi.corpus.expansion import (
+    Passage,
+    SeedNotFound,
+    expand,
+    parent_policy,
+    sentence_window_policy,
+)
+from rowvoi.corpus.fusion import Identity, fuse_hits
+from rowvoi.corpus.selection import SELECT_STRATEGIES, Selection, select
+from rowvoi.corpus.tools import as_retriever, make_search
+
 __all__ = [
     # base
     "Artifact", "Surface", "IndexPlan", "Record", "SearchHit", "FilterFields",
@@ -127,4 +149,9 @@ __all__ = [
     "DFLT_BM25_SAT_K",
     # paths
     "corpora_dir", "corpus_dir", "registry_path", "registry",
+    # after the search
+    "select", "Selection", "SELECT_STRATEGIES", "expand", "Passage", "SeedNotFound",
+    "sentence_window_policy", "parent_policy", "disclose", "Disclosure", "PointerRefused",
+    "DISCLOSURE_LEVELS", "discover", "DiscoveryResult", "NoFloorWarning", "calibration_key",
+    "fuse_hits", "Identity", "as_retriever", "make_search", "tools",
 ]
