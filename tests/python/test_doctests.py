@@ -46,6 +46,12 @@ MODULES = [
     "rowvoi.query.planner",
     "rowvoi.dask.keys",
     "rowvoi.dask.belief",
+    "rowvoi.graph",
+    "rowvoi.graph._time",
+    "rowvoi.graph.store",
+    "rowvoi.graph.selection",
+    "rowvoi.graph.text",
+    "rowvoi.graph.walk",
 ]
 
 
