@@ -52,6 +52,7 @@ MODULES = [
     "rowvoi.graph.selection",
     "rowvoi.graph.text",
     "rowvoi.graph.walk",
+    "rowvoi.graph.kuzu_store",
 ]
 
 
