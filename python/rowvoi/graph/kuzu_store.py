@@ -24,7 +24,8 @@ Examples
 >>> import tempfile, os
 >>> from rowvoi.graph.kuzu_store import KuzuGraph
 >>> path = os.path.join(tempfile.mkdtemp(), "db")
->>> g = KuzuGraph.from_edges(path, [("app", "lib", "REF"), ("cli", "lib", "REF")])
+>>> g = KuzuGraph.from_edges(path, [("app", "lib", "REF"), ("cli", "lib", "REF")],
+...                          max_db_size=1 << 30)
 >>> g.reverse_neighbors("lib"), g.fan_in("lib")
 (['app', 'cli'], 2)
 >>> g.close()
@@ -73,14 +74,20 @@ class KuzuGraph:
         Used by :meth:`snapshot` to embed documents (selections, walks).
     table_prefix : str
         Prefix of the two table names (letters, digits, underscores).
+    **database_options
+        Passed to ``kuzu.Database`` when this store opens it (e.g.
+        ``buffer_pool_size``, ``max_db_size`` in bytes: Kùzu reserves 8 TiB
+        of address space per database unless told otherwise).
     """
 
-    def __init__(self, database: Any, *, embedder: Any = None, table_prefix: str = "Rv") -> None:
+    def __init__(self, database: Any, *, embedder: Any = None, table_prefix: str = "Rv",
+                 **database_options: Any) -> None:
         kuzu = _import_kuzu()
         if not table_prefix.replace("_", "").isalnum():
             raise ValueError(f"table_prefix={table_prefix!r}: letters, digits and underscores")
-        self._db = database if isinstance(database, kuzu.Database) else \
-            kuzu.Database(os.fspath(database))
+        self._owns_db = not isinstance(database, kuzu.Database)
+        self._db = kuzu.Database(os.fspath(database), **database_options) \
+            if self._owns_db else database
         self._con = kuzu.Connection(self._db)
         self._lock = threading.RLock()
         self.embedder = embedder
@@ -105,17 +112,20 @@ class KuzuGraph:
             return rows
 
     def close(self) -> None:
-        """Close the connection (the database files stay)."""
+        """Close the connection, and the database when this store opened
+        it (the files stay)."""
         with self._lock:
             self._con.close()
+            if self._owns_db:
+                self._db.close()
 
     # ------------------------------------------------------------ writing
     @classmethod
     def from_edges(cls, database: Any, edges: Any, nodes: Any = None, *, embedder: Any = None,
-                   table_prefix: str = "Rv") -> KuzuGraph:
+                   table_prefix: str = "Rv", **database_options: Any) -> KuzuGraph:
         """A store holding the given edges and nodes (the formats of
         :meth:`rowvoi.graph.MemoryGraph.from_edges`)."""
-        g = cls(database, embedder=embedder, table_prefix=table_prefix)
+        g = cls(database, embedder=embedder, table_prefix=table_prefix, **database_options)
         data = GraphData()
         for v, text, t in _node_rows(nodes if nodes is not None else []):
             data.node_ids.append(v)

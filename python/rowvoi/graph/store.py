@@ -537,7 +537,7 @@ class MemoryGraph:
 
         def times(arr: np.ndarray | None, k: int) -> list:
             if arr is None:
-                return []
+                return [None] * k
             return [None if t == NO_TIME else t for t in arr.tolist()[:k]]
 
         return GraphData(

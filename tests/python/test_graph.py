@@ -1,0 +1,348 @@
+"""rowvoi.graph: the built-in store, graph-to-text against a plain-Python
+model of the walk, traverse's safety (cycles, self-loops, dangling edges,
+100,000-edge fan-out, a policy that never stops), the two policies, and the
+Kùzu store answering exactly as the built-in one."""
+
+import itertools
+import os
+import tempfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rowvoi.embed import HashingEmbedder
+from rowvoi.graph import (
+    GraphData,
+    GraphStore,
+    MemoryGraph,
+    Node,
+    WalkHit,
+    collapsed_tree_policy,
+    empty_selection,
+    graph_to_text,
+    nodes_by_similarity,
+    reverse_dependency_policy,
+    snapshot,
+    traverse,
+)
+from rowvoi.graph.walk import MemorySurfaces
+
+EMB = HashingEmbedder(dim=32)
+
+
+# ------------------------------------------------------------------ store
+
+
+def test_store_from_frames_and_protocol():
+    edges = pd.DataFrame({"src": ["a", "a", "b", "a", "c"], "dst": ["b", "c", "c", "b", "a"],
+                          "type": ["R", "R", "S", "S", "R"],
+                          "text": ["a to b", None, "b to c", None, None],
+                          "time": [1, 2, None, 4, 5]})
+    nodes = pd.DataFrame({"id": ["a", "b", "z"], "text": ["node a", "node b", None],
+                          "time": ["2024-01-01", None, None]})
+    g = MemoryGraph.from_edges(edges, nodes, embedder=EMB)
+    assert isinstance(g, GraphStore)
+    assert g.node_ids() == ["a", "b", "z", "c"]  # listed nodes, then dangling endpoints
+    assert g.neighbors("a") == ["b", "c"]          # de-duplicated, first seen first
+    assert g.neighbors("a", "S") == ["b"]
+    assert g.reverse_neighbors("c") == ["a", "b"]
+    assert g.fan_in("b") == 1 and g.fan_in("b", "S") == 1 and g.fan_in("nowhere") == 0
+    assert g.max_fan_in() == 2 and g.max_fan_in("R") == 1 and g.max_fan_in("T") == 0
+    assert g.edge_types("a") == ["R", "S"] and g.edge_types() == ["R", "S"]
+    assert g.documents("a") == ["node a"] and g.documents("c") == []
+    assert g["a"] == Node("a", 1704067200000) and g["c"] == Node("c", None)
+    with pytest.raises(KeyError):
+        g["nowhere"]
+    assert [e.index for e in g.edges_of("b", "both")] == [2, 0, 3]
+    assert g.edges_of("a", "out", window=(2, 5)) == []  # a itself (2024) is outside
+    assert [e.index for e in g.edges_of("b", "both", window=(0, 10))] == [2]  # far a outside
+    assert g.n_documents == 4 and g.dim == 32
+    again = MemoryGraph.from_data(g.export(), embedder=EMB)
+    assert again.export() == g.export()
+    assert np.array_equal(again._vectors, g._vectors)
+
+
+def test_bfs_safety_and_order():
+    g = MemoryGraph.from_edges([(0, 1), (1, 2), (2, 0), (2, 2), (1, 3)])
+    assert g.bfs([1], max_depth=5, direction="out") == [(1, 0), (2, 1), (3, 1), (0, 2)]
+    assert g.bfs([1, 1, "unknown"], max_depth=0) == [(1, 0)]
+    assert len(g.bfs([0], max_depth=10, node_budget=2)) == 2
+    with pytest.raises(ValueError, match="direction"):
+        g.bfs([0], direction="up")
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match="edges\\[1\\]"):
+        MemoryGraph.from_edges([("a", "b"), ("a",)])
+    with pytest.raises(ValueError, match="listed twice"):
+        MemoryGraph.from_edges([], nodes=["a", "a"])
+    with pytest.raises(ValueError, match="ISO-8601"):
+        MemoryGraph.from_edges([("a", "b", "R", None, "not a date")])
+    with pytest.raises(ValueError, match="one row per document"):
+        MemoryGraph.from_edges([("a", "b", "R", "t")], vectors=np.ones((2, 3)))
+    with pytest.raises(TypeError, match="embed"):
+        MemoryGraph.from_edges([("a", "b", "R", "t")], embedder=object())
+    with pytest.raises(ValueError, match="vectors must be finite"):
+        MemoryGraph.from_edges([("a", "b", "R", "t")], vectors=np.array([[np.nan, 1.0]]))
+
+
+# ---------------------------------------------------------- graph to text
+
+
+def facts_model(g, seeds, depth, max_edges, per, bridges):
+    """The walk of graph_to_text, written plainly over edges_of()."""
+    queue = []
+    for s in seeds:
+        if s in g and s not in [q for q, _ in queue]:
+            queue.append((s, 0))
+    seen = {q for q, _ in queue}
+    done, lines, count = set(), [], {}
+    i = 0
+    while i < len(queue) and len(lines) < max_edges:
+        u, d = queue[i]
+        i += 1
+        if d >= depth:
+            break
+        for e in g.edges_of(u, "both"):
+            if len(lines) >= max_edges:
+                break
+            if e.index in done:
+                continue
+            done.add(e.index)
+            far = e.dst if e.src == u else e.src
+            if e.type not in bridges and (not per or count.get(e.src, 0) < per):
+                count[e.src] = count.get(e.src, 0) + 1
+                lines.append(f"{e.src} --{e.type}--> {e.dst}")
+            if far not in seen:
+                seen.add(far)
+                queue.append((far, d + 1))
+    return lines
+
+
+@st.composite
+def typed_graphs(draw):
+    n = draw(st.integers(1, 8))
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                    st.sampled_from(["M", "R", "S"])), max_size=20))
+    return n, edges
+
+
+@given(typed_graphs(), st.lists(st.integers(0, 9), min_size=1, max_size=3), st.integers(0, 4),
+       st.integers(0, 12), st.integers(0, 3), st.sets(st.sampled_from(["M", "R", "S"])))
+@settings(max_examples=200, deadline=None)
+def test_graph_to_text_matches_the_model(graph, seeds, depth, max_edges, per, bridges):
+    n, edges = graph
+    g = MemoryGraph.from_edges(edges, nodes=list(range(n)))
+    out = graph_to_text(g, seeds, depth=depth, max_edges=max_edges,
+                        max_edges_per_subject=per or None, bridge_edge_types=bridges)
+    expected = facts_model(g, seeds, depth, max_edges, per, bridges)
+    assert out.lines == expected
+    assert len(out.lines) <= max_edges
+    assert all(e.type not in bridges for e in out.edges)  # bridges never printed
+    if per:
+        subjects = [e.src for e in out.edges]
+        assert all(subjects.count(s) <= per for s in subjects)
+    # every node in the text has an alias that resolves back
+    for e in out.edges:
+        assert out.resolve(out.alias_of(e.src)) == e.src
+
+
+def test_graph_to_text_fills_the_budget_through_bridges():
+    edges = [("chunk", f"e{i}", "MENTIONED_IN") for i in range(40)]
+    edges += [(f"e{i}", f"e{(i + 1) % 40}", "KNOWS") for i in range(40)]
+    g = MemoryGraph.from_edges(edges)
+    out = graph_to_text(g, ["chunk"], depth=3, max_edges=25, max_edges_per_subject=1,
+                        bridge_edge_types={"MENTIONED_IN"})
+    assert len(out.lines) == 25  # exactly the budget, all printable
+    assert not any("MENTIONED_IN" in line for line in out.lines)
+    only_bridges = graph_to_text(g, ["chunk"], depth=1, bridge_edge_types=["MENTIONED_IN"])
+    assert only_bridges.lines == []  # depth 1: the chunk's own edges are all bridges
+    aliased = graph_to_text(g, ["chunk"], depth=2, max_edges=2, aliases=True,
+                            bridge_edge_types=["MENTIONED_IN"])
+    assert aliased.lines == ["N2 --KNOWS--> N3", "N4 --KNOWS--> N2"]
+    assert list(aliased.aliases.values()) == ["chunk", "e0", "e1", "e39"]
+    assert aliased.resolve("N2") == "e0" and aliased.aliases["N1"] == "chunk"
+    assert "N1 = chunk" in aliased.legend()
+    with pytest.raises(KeyError, match="known"):
+        aliased.resolve("N99")
+
+
+# --------------------------------------------------------------- traverse
+
+
+class EndlessPolicy:
+    """Never stops; expand cycles forever and repeats itself."""
+
+    def seed(self, query, store, state):
+        return [0]
+
+    def score(self, node, store, state):
+        return 1.0 / (1 + node)
+
+    def select(self, scored, state):
+        return scored
+
+    def expand(self, node, store, state):
+        return itertools.cycle([node, node + 1, 0])  # an endless generator
+
+    def node_id(self, node):
+        return node
+
+    def stop(self, state):
+        return False
+
+    def to_hit(self, node, score, depth, seed, store, state):
+        return WalkHit(node, "n", score, str(node), {"walk_depth": depth, "seed": seed})
+
+
+def test_walker_owns_the_safety():
+    hits = traverse("q", None, policy=EndlessPolicy(), max_depth=1000, node_budget=30, k=100,
+                    max_fan_out=50)
+    assert len(hits) == 30  # the budget
+    assert len({h.artifact_id for h in hits}) == 30  # the visited set
+    depth_capped = traverse("q", None, policy=EndlessPolicy(), max_depth=3, node_budget=64, k=100)
+    assert max(h.metadata["walk_depth"] for h in depth_capped) == 3
+    assert [h.artifact_id for h in traverse("q", None, policy=EndlessPolicy(), k=2)] == [0, 1]
+    with pytest.raises(ValueError, match="node_budget"):
+        traverse("q", None, policy=EndlessPolicy(), node_budget=0)
+
+
+def test_reverse_walk_on_cycles_self_loops_dangling_and_huge_fan_in():
+    fan = 100_000
+    edges = [("hub", "hub", "REF"), ("a", "b", "REF"), ("b", "a", "REF"),
+             ("b", "hub", "REF"), ("hub", "missing-lib", "REF")]
+    edges += [(f"dep{i}", "hub", "REF") for i in range(fan)]
+    nodes = [{"id": "hub", "text": "central hub"}, {"id": "a", "text": "alpha"},
+             {"id": "b", "text": "beta hub user"}, {"id": "dep7", "text": "hub plugin"}]
+    g = MemoryGraph.from_edges(edges, nodes, embedder=EMB)
+    pol = reverse_dependency_policy(seeds=["missing-lib", "hub"], fan_in_weight=0.5)
+    hits = traverse("hub", g, policy=pol, max_depth=6, node_budget=64, k=10)
+    ids = [h.artifact_id for h in hits]
+    assert "missing-lib" not in ids  # no documents: routes only
+    assert ids[0] == "hub" and hits[0].metadata["fan_in"] == fan + 2
+    assert len(ids) == len(set(ids)) <= 10
+    by_id = {h.artifact_id: h for h in hits}
+    # hub is committed first (it scores higher than the routing seed), so
+    # its dependents carry it as their seed
+    assert by_id["b"].metadata["walk_depth"] == 1 and by_id["b"].metadata["seed"] == "hub"
+    assert set(ids) == {"hub", "b", "dep7"}  # the budget ran out in level 1: a is 2 away
+    # the fan-out cap: at most max_fan_out neighbours are read from one node
+    capped = traverse("hub", g, policy=pol, max_depth=6, node_budget=64, k=10, max_fan_out=3)
+    assert {h.artifact_id for h in capped} == {"hub", "b", "a"}
+    a = next(h for h in capped if h.artifact_id == "a")
+    assert a.metadata["walk_depth"] == 2 and a.metadata["seed"] == "hub"
+
+
+def test_collapsed_tree_routes_summaries_to_leaves():
+    store = MemorySurfaces({
+        "pandas": [("description", "dataframes for tabular data"),
+                   ("chunk", "read csv files into a dataframe"),
+                   ("chunk", "group by and aggregate columns")],
+        "requests": [("description", "http for humans"),
+                     ("chunk", "send a get request with headers")],
+        "tiny": [("description", "tabular data helpers")],  # no leaves: emitted itself
+    }, EMB)
+    hits = traverse("tabular data aggregate", store, policy=collapsed_tree_policy(seed_k=3),
+                    max_depth=1, k=10)
+    kinds = {(h.artifact_id, h.surface_kind) for h in hits}
+    assert ("pandas", "description") not in kinds  # a router
+    assert ("pandas", "chunk") in kinds and ("tiny", "description") in kinds
+    assert all(h.metadata["walk_depth"] == (h.surface_kind == "chunk") for h in hits)
+    assert hits == sorted(hits, key=lambda h: -h.score)
+    assert hits[0].to_dict()["score"] == pytest.approx(hits[0].score)
+
+
+# ---------------------------------------------------------- Kùzu parity
+
+kuzu = pytest.importorskip("kuzu")
+from rowvoi.graph.kuzu_store import KuzuGraph  # noqa: E402
+
+
+@st.composite
+def rich_graphs(draw):
+    n = draw(st.integers(1, 7))
+    ids = draw(st.lists(st.one_of(st.integers(0, 50), st.text("abc", min_size=1, max_size=3)),
+                        min_size=n, max_size=n, unique_by=lambda v: (type(v), v)))
+    nodes = [{"id": v, "text": draw(st.lists(st.sampled_from(["red", "blue", "red fox"]),
+                                             max_size=2)),
+              "time": draw(st.one_of(st.none(), st.integers(0, 9)))} for v in ids]
+    edges = draw(st.lists(st.tuples(st.sampled_from(ids), st.sampled_from(ids + ["ext"]),
+                                    st.sampled_from(["REF", "PARENT"]),
+                                    st.one_of(st.none(), st.sampled_from(["fox", "blue sky"])),
+                                    st.one_of(st.none(), st.integers(0, 9))), max_size=12))
+    return nodes, edges
+
+
+_counter = itertools.count()
+SMALL = {"buffer_pool_size": 64 << 20, "max_db_size": 1 << 30}
+
+
+@given(rich_graphs(), st.lists(st.integers(0, 6), min_size=1, max_size=2))
+@settings(max_examples=25, deadline=None)
+def test_kuzu_store_answers_like_the_memory_store(graph, picks):
+    nodes, edges = graph
+    mem = MemoryGraph.from_edges(edges, nodes, embedder=EMB)
+    path = os.path.join(tempfile.mkdtemp(), f"db{next(_counter)}")
+    kg = KuzuGraph.from_edges(path, edges, nodes, embedder=EMB, **SMALL)
+    try:
+        assert isinstance(kg, GraphStore)
+        assert kg.export() == mem.export()
+        all_ids = mem.node_ids() + ["absent"]
+        for v in all_ids:
+            for t in (None, "REF", "PARENT"):
+                assert kg.neighbors(v, t) == mem.neighbors(v, t)
+                assert kg.reverse_neighbors(v, t) == mem.reverse_neighbors(v, t)
+                assert kg.fan_in(v, t) == mem.fan_in(v, t)
+            assert kg.edge_types(v) == mem.edge_types(v)
+            assert kg.documents(v) == mem.documents(v)
+            assert (v in kg) == (v in mem)
+        assert kg.edge_types() == mem.edge_types()
+        assert kg.max_fan_in("REF") == mem.max_fan_in("REF")
+        seeds = [mem.node_ids()[p % mem.n_nodes] for p in picks]
+        # walks
+        pol = reverse_dependency_policy(seeds=seeds, edge_type=None, fan_in_weight=0.3)
+        walk_k = traverse("red fox", kg, policy=pol, max_depth=3, node_budget=8)
+        walk_m = traverse("red fox", mem, policy=pol, max_depth=3, node_budget=8)
+        assert [h.to_dict() for h in walk_k] == [h.to_dict() for h in walk_m]
+        assert graph_to_text(kg, seeds, depth=2, max_edges=5).lines == \
+            graph_to_text(mem, seeds, depth=2, max_edges=5).lines
+        # selections
+        snap = snapshot(kg)
+        assert snap is snapshot(kg)  # cached
+        if mem.n_documents:
+            a = nodes_by_similarity(kg, "blue fox", 2)
+            b = nodes_by_similarity(mem, "blue fox", 2)
+            for s in (a, b):
+                s.add_nodes(seeds)
+                s.expand_documents_by_similarity("red sky", 6, window=(0, 7))
+                s.expand_entities_by_similarity("fox", 2)
+                s.expand(1)
+            assert [(d.id, d.content, d.entity) for d in a.get_documents()] == \
+                [(d.id, d.content, d.entity) for d in b.get_documents()]
+            assert [s for _, s in a.get_documents_with_scores()] == \
+                [s for _, s in b.get_documents_with_scores()]
+    finally:
+        kg.close()
+
+
+def test_kuzu_store_snapshot_follows_writes_and_checks_input():
+    path = os.path.join(tempfile.mkdtemp(), "db")
+    kg = KuzuGraph.from_edges(path, [("a", "b", "R")], embedder=EMB, **SMALL)
+    first = kg.snapshot()
+    kg.add(GraphData(node_ids=["c"], node_texts=[["c text"]], edge_src=["c"], edge_dst=["a"],
+                     edge_types=["R"]))
+    assert kg.snapshot() is not first and kg.snapshot().n_edges == 2
+    assert kg.reverse_neighbors("a") == ["c"]
+    sel = empty_selection(kg)
+    sel.add_nodes(["c"])
+    assert [d.content for d in sel.get_documents()] == ["c text"]
+    with pytest.raises(ValueError, match="already in the store"):
+        kg.add(GraphData(node_ids=["a"]))
+    with pytest.raises(TypeError, match="str or int"):
+        kg.neighbors(("tuple", "id"))
+    reopened = KuzuGraph(kg._db)
+    assert reopened.neighbors("c") == ["a"]
+    kg.close()
