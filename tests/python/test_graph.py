@@ -346,3 +346,36 @@ def test_kuzu_store_snapshot_follows_writes_and_checks_input():
     reopened = KuzuGraph(kg._db)
     assert reopened.neighbors("c") == ["a"]
     kg.close()
+
+
+@given(typed_graphs())
+@settings(max_examples=40, deadline=None)
+def test_from_arrays_equals_from_edges(graph):
+    n, edges = graph
+    names = ["M", "R", "S"]
+    texts = [f"edge {e}" for e in range(len(edges))]
+    a = MemoryGraph.from_edges([(s, d, t, x) for (s, d, t), x in zip(edges, texts)],
+                               nodes=[{"id": i, "text": f"node {i}"} for i in range(n)],
+                               embedder=EMB)
+    b = MemoryGraph.from_arrays(
+        [s for s, _, _ in edges], [d for _, d, _ in edges], n_nodes=n,
+        edge_type=[names.index(t) for _, _, t in edges], type_names=names,
+        doc_entity=list(range(n)) + [n + e for e in range(len(edges))],
+        doc_text=[f"node {i}" for i in range(n)] + texts, embedder=EMB)
+    ea, eb = a.export(), b.export()
+    assert (ea.node_ids, ea.node_texts, ea.edge_src, ea.edge_dst, ea.edge_texts) == \
+        (eb.node_ids, eb.node_texts, eb.edge_src, eb.edge_dst, eb.edge_texts)
+    assert [e for e in ea.edge_types] == [e for e in eb.edge_types]
+    for v in range(n):
+        assert a.neighbors(v) == b.neighbors(v) and a.reverse_neighbors(v) == b.reverse_neighbors(v)
+
+
+def test_from_arrays_checks_its_input():
+    with pytest.raises(ValueError, match="outside"):
+        MemoryGraph.from_arrays([0], [5], n_nodes=2)
+    with pytest.raises(ValueError, match="one length"):
+        MemoryGraph.from_arrays([0, 1], [1])
+    with pytest.raises(ValueError, match="texts"):
+        MemoryGraph.from_arrays([0], [1], doc_entity=[0])
+    with pytest.raises(ValueError, match="type_names"):
+        MemoryGraph.from_arrays([0], [1], edge_type=[3], type_names=["a"])

@@ -233,10 +233,6 @@ class MemoryGraph:
 
     def __init__(self, data: GraphData, *, embedder: Any = None, vectors: Any = None,
                  metric: str = "cosine") -> None:
-        if metric not in ("cosine", "ip"):
-            raise ValueError(f"metric={metric!r}: use 'cosine' or 'ip' (inner product)")
-        self.embedder = embedder
-        self.metric = metric
         ids: list = []
         index: dict = {}
         for i, v in enumerate(data.node_ids):
@@ -258,10 +254,7 @@ class MemoryGraph:
                     j = index[v] = len(ids)
                     ids.append(v)
                 (dst if k else src)[e] = j
-        self._ids = ids
-        self._index = index
         n, m = len(ids), len(src)
-        self._src, self._dst = src, dst
         types: dict[str, int] = {}
         etype = np.zeros(m, dtype=np.uint16)
         for e, t in enumerate(data.edge_types or [None] * m):
@@ -271,12 +264,9 @@ class MemoryGraph:
                     raise ValueError("more than 65536 edge types")
                 types[t] = len(types)
             etype[e] = types[t]
-        self._type_code = types
-        self._type_names = list(types)
-        self._etype = etype
         node_times = list(data.node_times) + [None] * (n - len(data.node_times))
-        self._node_time = times_array(node_times, n, "node_times") if data.node_times else None
-        self._etime = times_array(data.edge_times, m, "edge_times") if data.edge_times else None
+        node_time = times_array(node_times, n, "node_times") if data.node_times else None
+        etime = times_array(data.edge_times, m, "edge_times") if data.edge_times else None
         # documents: node texts in node order, then edge texts in edge order
         doc_entity: list[int] = []
         doc_text: list[str] = []
@@ -289,8 +279,25 @@ class MemoryGraph:
             for tt in _texts_of(t, f"edge {e}"):
                 doc_entity.append(n + e)
                 doc_text.append(tt)
-        self._doc_entity = np.asarray(doc_entity, dtype=np.int64)
-        self._doc_text = doc_text
+        self._build(ids, index, src, dst, etype, list(types), node_time, etime,
+                    np.asarray(doc_entity, dtype=np.int64), doc_text, embedder, vectors, metric)
+
+    def _build(self, ids: list, index: dict, src: np.ndarray, dst: np.ndarray,
+               etype: np.ndarray, type_names: list[str], node_time: np.ndarray | None,
+               etime: np.ndarray | None, doc_entity: np.ndarray, doc_text: list[str],
+               embedder: Any, vectors: Any, metric: str) -> None:
+        """Checked arrays in, engine handle out (shared by every builder)."""
+        if metric not in ("cosine", "ip"):
+            raise ValueError(f"metric={metric!r}: use 'cosine' or 'ip' (inner product)")
+        self.embedder = embedder
+        self.metric = metric
+        self._ids, self._index = ids, index
+        self._src, self._dst, self._etype = src, dst, etype
+        self._type_names = type_names
+        self._type_code = {t: i for i, t in enumerate(type_names)}
+        self._node_time, self._etime = node_time, etime
+        self._doc_entity, self._doc_text = doc_entity, doc_text
+        n = len(ids)
         vec = self._vectors_for(doc_text, embedder, vectors)
         self._vectors = vec
         # the engine's node ids are the indexes themselves (its identity fast
@@ -298,9 +305,98 @@ class MemoryGraph:
         # the engine need not compute norms for them.
         unit = vectors is None and isinstance(embedder, (HashingEmbedder, MiniLMEmbedder))
         self._h = _graph.GraphHandle.create(
-            np.arange(n, dtype=np.int64), self._node_time, src, dst, etype, self._etime,
-            self._doc_entity, vec, None, metric, False, True, unit)
+            np.arange(n, dtype=np.int64), node_time, src, dst, etype, etime, doc_entity, vec,
+            None, metric, False, True, unit)
         self._n_nodes = n
+
+    @classmethod
+    def from_arrays(cls, src: Any, dst: Any, *, node_ids: Sequence | None = None,
+                    n_nodes: int | None = None, edge_type: Any = None,
+                    type_names: Sequence[str] | None = None, node_time: Any = None,
+                    edge_time: Any = None, doc_entity: Any = None,
+                    doc_text: Sequence[str] | None = None, embedder: Any = None,
+                    vectors: Any = None, metric: str = "cosine") -> MemoryGraph:
+        """Build from integer arrays, without a Python loop over the edges
+        (for large graphs, and for stores that keep integer codes).
+
+        Parameters
+        ----------
+        src, dst : int arrays
+            Node indexes ``0 .. n_nodes - 1`` of each edge's ends.
+        node_ids : sequence, optional
+            The id of each node index (default: the indexes themselves).
+        n_nodes : int, optional
+            Number of nodes when ``node_ids`` is not given (default: one
+            past the largest index used).
+        edge_type : int array, optional
+            Type code of each edge (0 .. 65535) naming ``type_names[code]``
+            (default names: the codes as strings).
+        node_time, edge_time : int arrays, optional
+            Times, with ``-2**63`` for "no time".
+        doc_entity : int array, optional
+            Entity of each document: node index, or ``n_nodes + edge index``.
+        doc_text : sequence of str, optional
+            Each document's text (required with ``doc_entity``).
+        embedder, vectors, metric
+            As :meth:`from_edges`.
+
+        Raises
+        ------
+        ValueError
+            Arrays of different lengths, an index out of range, repeated ids.
+        """
+        src = np.ascontiguousarray(src, dtype=np.int64)
+        dst = np.ascontiguousarray(dst, dtype=np.int64)
+        if src.ndim != 1 or src.shape != dst.shape:
+            raise ValueError(f"src and dst must be 1-D of one length, got {src.shape} and "
+                             f"{dst.shape}")
+        if node_ids is None:
+            n = int(n_nodes) if n_nodes is not None else \
+                (int(max(src.max(), dst.max())) + 1 if len(src) else 0)
+            ids = list(range(n))
+            index = {i: i for i in ids}
+        else:
+            ids = list(node_ids)
+            index = {}
+            for i, v in enumerate(ids):
+                if index.setdefault(_check_id(v, f"node_ids[{i}]"), i) != i:
+                    raise ValueError(f"node id {v!r} is listed twice")
+            n = len(ids)
+        for name, a in (("src", src), ("dst", dst)):
+            if len(a) and (a.min() < 0 or a.max() >= n):
+                raise ValueError(f"{name} holds node indexes outside 0 .. {n - 1}")
+        m = len(src)
+        if edge_type is None:
+            etype = np.zeros(m, dtype=np.uint16)
+        else:
+            codes = np.asarray(edge_type)
+            if codes.shape != (m,) or (m and (codes.min() < 0 or codes.max() > 65535)):
+                raise ValueError("edge_type must hold one code in 0 .. 65535 per edge")
+            etype = np.ascontiguousarray(codes, dtype=np.uint16)
+        top = int(etype.max()) + 1 if m else 1
+        names = [str(i) for i in range(top)] if type_names is None else [str(t) for t in type_names]
+        if len(names) < top:
+            raise ValueError(f"type_names has {len(names)} names for codes up to {top - 1}")
+
+        def times(a: Any, k: int, name: str) -> np.ndarray | None:
+            if a is None:
+                return None
+            a = np.ascontiguousarray(a, dtype=np.int64)
+            if a.shape != (k,):
+                raise ValueError(f"{name} must hold {k} times, got shape {a.shape}")
+            return a
+
+        ent = np.zeros(0, dtype=np.int64) if doc_entity is None else \
+            np.ascontiguousarray(doc_entity, dtype=np.int64)
+        texts = list(doc_text) if doc_text is not None else []
+        if len(texts) != len(ent):
+            raise ValueError(f"{len(ent)} document entities but {len(texts)} texts")
+        if len(ent) and (ent.min() < 0 or ent.max() >= n + m):
+            raise ValueError(f"doc_entity holds entities outside 0 .. {n + m - 1}")
+        g = cls.__new__(cls)
+        g._build(ids, index, src, dst, etype, names, times(node_time, n, "node_time"),
+                 times(edge_time, m, "edge_time"), ent, texts, embedder, vectors, metric)
+        return g
 
     @staticmethod
     def _vectors_for(texts: list[str], embedder: Any, vectors: Any) -> np.ndarray | None:
