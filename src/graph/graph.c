@@ -236,11 +236,23 @@ static rv_status build_vectors(rv_graph *g, const rv_graph_spec *s) {
             g->doc_row[d] = (uint32_t)r;
         }
     }
-    for (size_t i = 0; i < nv * dim; i++)
-        if (!isfinite(s->vectors[i]))
-            return rv__error(RV_E_INVALID_ARG,
-                             "vectors[%zu][%zu] = %g: vectors must be finite", i / dim,
-                             i % dim, (double)s->vectors[i]);
+    /* one pass over the exponent bits (vectorises; isfinite per element
+    ** does not), then a second look only at a row that failed */
+    for (size_t r = 0; r < nv; r++) {
+        const float *row = s->vectors + r * dim;
+        uint32_t bad = 0;
+        for (size_t j = 0; j < dim; j++) {
+            uint32_t bits;
+            memcpy(&bits, row + j, sizeof bits);
+            bad |= (uint32_t)((bits & 0x7f800000u) == 0x7f800000u);
+        }
+        if (RV__UNLIKELY(bad))
+            for (size_t j = 0; j < dim; j++)
+                if (!isfinite(row[j]))
+                    return rv__error(RV_E_INVALID_ARG,
+                                     "vectors[%zu][%zu] = %g: vectors must be finite", r, j,
+                                     (double)row[j]);
+    }
     g->dim = s->dim;
     g->metric = s->metric;
     g->n_vec = nv;
