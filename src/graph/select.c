@@ -224,6 +224,34 @@ static rv_status check_out(const rv_graph *g, int64_t *out, float *scores, size_
     return RV_OK;
 }
 
+/* Best score of an entity's documents; 0 documents gives 0 (never asked). */
+static float entity_score(const rv_graph *g, const float *q, uint32_t x) {
+    float best = 0;
+    for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
+        float s = rv__graph_score(g, q, g->ent_doc[p]);
+        if (p == g->ent_off[x] || s > best) best = s;
+    }
+    return best;
+}
+
+/* Score every candidate of a round in one batch into *sc (grown as
+** needed): documents, or entities by their best document. */
+static rv_status score_round(const rv_graph *g, const float *q, const ubuf *cand,
+                             int entities, scored **sc, size_t *cap) {
+    if (cand->n > *cap) {
+        scored *t = (scored *)rv__realloc(*sc, cand->n * sizeof *t);
+        if (!t) return rv__nomem("the candidates' scores");
+        *sc = t;
+        *cap = cand->n;
+    }
+    for (size_t i = 0; i < cand->n; i++) {
+        (*sc)[i].i = cand->a[i];
+        (*sc)[i].s = entities ? entity_score(g, q, cand->a[i])
+                              : rv__graph_score(g, q, cand->a[i]);
+    }
+    return RV_OK;
+}
+
 rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *sel,
                                 const float *query, size_t max_new, const int64_t *window,
                                 int64_t *out, float *scores, size_t capacity, size_t *n) {
@@ -249,54 +277,30 @@ rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *
     ubuf cand = {0};
     scored *sc = NULL;
     size_t sc_cap = 0, k = 0;
-    uint32_t *taken = NULL;
     while (k < max_new && s.nf) {
         cand.n = 0;
         st = doc_round(g, s.frontier, s.nf, window, s.selected, s.expanded, &cand);
         if (st || !cand.n) break;
-        if (cand.n > sc_cap) {
-            scored *t = (scored *)rv__realloc(sc, cand.n * sizeof *t);
-            uint32_t *tk = (uint32_t *)rv__realloc(taken, cand.n * sizeof *tk);
-            if (t) sc = t;
-            if (tk) taken = tk;
-            if (!t || !tk) {
-                st = rv__nomem("the candidates' scores");
-                break;
-            }
-            sc_cap = cand.n;
-        }
-        /* one batch: every candidate of the round is scored once */
-        for (size_t i = 0; i < cand.n; i++) {
-            sc[i].i = cand.a[i];
-            sc[i].s = rv__graph_score(g, q, cand.a[i]);
-        }
+        st = score_round(g, q, &cand, 0, &sc, &sc_cap);
+        if (st) break;
         size_t take = max_new - k < cand.n ? max_new - k : cand.n;
         rank_top(sc, cand.n, take);
+        /* the round's additions, in order, become the next frontier (the
+        ** candidate buffer is free again and holds at least take slots) */
         for (size_t i = 0; i < take; i++, k++) {
             out[k] = sc[i].i;
             scores[k] = sc[i].s;
-            taken[i] = sc[i].i;
+            cand.a[i] = sc[i].i;
         }
-        st = sel_advance(&s, taken, take);
+        st = sel_advance(&s, cand.a, take);
         if (st) break;
     }
     if (!st) *n = k;
     rv__free(q);
     rv__free(cand.a);
     rv__free(sc);
-    rv__free(taken);
     sel_free(&s);
     return st;
-}
-
-/* Best score of an entity's documents; 0 documents gives 0 (never asked). */
-static float entity_score(const rv_graph *g, const float *q, uint32_t x) {
-    float best = 0;
-    for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
-        float s = rv__graph_score(g, q, g->ent_doc[p]);
-        if (p == g->ent_off[x] || s > best) best = s;
-    }
-    return best;
 }
 
 /* Push entity y as a candidate when it is of the wanted kinds, unmarked,
@@ -399,19 +403,8 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
         cand.n = 0;
         st = entity_round(g, frontier.a, frontier.n, kinds, window, mark, expanded, &cand);
         if (st || !cand.n) break;
-        if (cand.n > sc_cap) {
-            scored *t = (scored *)rv__realloc(sc, cand.n * sizeof *t);
-            if (!t) {
-                st = rv__nomem("the candidates' scores");
-                break;
-            }
-            sc = t;
-            sc_cap = cand.n;
-        }
-        for (size_t i = 0; i < cand.n; i++) {
-            sc[i].i = cand.a[i];
-            sc[i].s = entity_score(g, q, cand.a[i]);
-        }
+        st = score_round(g, q, &cand, 1, &sc, &sc_cap);
+        if (st) break;
         size_t take = max_new - added < cand.n ? max_new - added : cand.n;
         rank_top(sc, cand.n, take);
         frontier.n = 0;

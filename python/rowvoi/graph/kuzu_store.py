@@ -39,7 +39,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from rowvoi.graph._time import to_time
-from rowvoi.graph.store import GraphData, MemoryGraph, Node, _edge_rows, _node_rows, _texts_of
+from rowvoi.graph.store import GraphData, MemoryGraph, Node, _texts_of
 
 __all__ = ["KuzuGraph"]
 
@@ -126,18 +126,7 @@ class KuzuGraph:
         """A store holding the given edges and nodes (the formats of
         :meth:`rowvoi.graph.MemoryGraph.from_edges`)."""
         g = cls(database, embedder=embedder, table_prefix=table_prefix, **database_options)
-        data = GraphData()
-        for v, text, t in _node_rows(nodes if nodes is not None else []):
-            data.node_ids.append(v)
-            data.node_texts.append(text)
-            data.node_times.append(t)
-        for s, d, typ, text, t in _edge_rows(edges):
-            data.edge_src.append(s)
-            data.edge_dst.append(d)
-            data.edge_types.append(typ)
-            data.edge_texts.append(text)
-            data.edge_times.append(t)
-        g.add(data)
+        g.add(GraphData.from_rows(edges, nodes))
         return g
 
     def add(self, data: GraphData) -> None:

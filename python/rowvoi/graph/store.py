@@ -109,6 +109,23 @@ class GraphData:
     edge_times: list = field(default_factory=list)
     edge_texts: list = field(default_factory=list)
 
+    @classmethod
+    def from_rows(cls, edges: Any, nodes: Any = None) -> GraphData:
+        """Edge and node rows in the formats of
+        :meth:`MemoryGraph.from_edges`, as lists."""
+        data = cls()
+        for v, text, t in _node_rows(nodes if nodes is not None else []):
+            data.node_ids.append(v)
+            data.node_texts.append(text)
+            data.node_times.append(t)
+        for s, d, typ, text, t in _edge_rows(edges):
+            data.edge_src.append(s)
+            data.edge_dst.append(d)
+            data.edge_types.append(typ)
+            data.edge_texts.append(text)
+            data.edge_times.append(t)
+        return data
+
 
 @runtime_checkable
 class GraphStore(Protocol):
@@ -448,22 +465,8 @@ class MemoryGraph:
         ValueError, TypeError
             A malformed row (naming it), a repeated node id, a bad time.
         """
-        data = GraphData()
-        for v, text, t in _node_rows(nodes if nodes is not None else []):
-            data.node_ids.append(v)
-            data.node_texts.append(text)
-            data.node_times.append(t)
-        if not any(t is not None for t in data.node_times):
-            data.node_times = []
-        for s, d, typ, text, t in _edge_rows(edges):
-            data.edge_src.append(s)
-            data.edge_dst.append(d)
-            data.edge_types.append(typ)
-            data.edge_texts.append(text)
-            data.edge_times.append(t)
-        if not any(t is not None for t in data.edge_times):
-            data.edge_times = []
-        return cls(data, embedder=embedder, vectors=vectors, metric=metric)
+        return cls(GraphData.from_rows(edges, nodes), embedder=embedder, vectors=vectors,
+                   metric=metric)
 
     @classmethod
     def from_data(cls, data: GraphData, *, embedder: Any = None, vectors: Any = None,
