@@ -298,6 +298,10 @@ def test_kuzu_store_answers_like_the_memory_store(graph, picks):
                 assert kg.fan_in(v, t) == mem.fan_in(v, t)
             assert kg.edge_types(v) == mem.edge_types(v)
             assert kg.documents(v) == mem.documents(v)
+            for direction in ("out", "in", "both"):
+                assert kg.edges_of(v, direction) == mem.edges_of(v, direction)
+                assert kg.edges_of(v, direction, "REF", window=(2, 7)) == \
+                    mem.edges_of(v, direction, "REF", window=(2, 7))
             assert (v in kg) == (v in mem)
         assert kg.edge_types() == mem.edge_types()
         assert kg.max_fan_in("REF") == mem.max_fan_in("REF")

@@ -38,8 +38,8 @@ import threading
 from collections.abc import Hashable
 from typing import Any
 
-from rowvoi.graph._time import to_time
-from rowvoi.graph.store import GraphData, MemoryGraph, Node, _texts_of
+from rowvoi.graph._time import to_time, to_window
+from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node, _texts_of
 
 __all__ = ["KuzuGraph"]
 
@@ -238,6 +238,41 @@ class KuzuGraph:
             rows = self._rows(f"MATCH (n:{self._n} {{id: $id}})-[e:{self._e}]->() "
                               "RETURN e.type ORDER BY e.idx", {"id": _enc(node_id)})
         return list(dict.fromkeys(r[0] for r in rows))
+
+    def edges_of(self, node_id: Hashable, direction: str = "out",
+                 edge_type: str | None = None, window: Any = None) -> list[Edge]:
+        """Edges of a node: ``direction`` "out", "in" or "both" (out-edges
+        first), each in edge order; under ``window`` only edges inside it
+        whose far end is inside too, and none when the node is outside (as
+        :meth:`rowvoi.graph.MemoryGraph.edges_of`)."""
+        if direction not in ("out", "in", "both"):
+            raise ValueError(f"direction={direction!r}: use 'out', 'in' or 'both'")
+        w = to_window(window)
+
+        def inside(t: int | None) -> bool:
+            return w is None or t is None or w[0] <= t < w[1]
+
+        where = "" if edge_type is None else "WHERE e.type = $t "
+        params: dict = {"id": _enc(node_id)}
+        if edge_type is not None:
+            params["t"] = str(edge_type)
+        rows = self._rows(f"MATCH (n:{self._n} {{id: $id}}) RETURN n.time", {"id": params["id"]})
+        if not rows or not inside(rows[0][0]):
+            return []
+        out: list[Edge] = []
+        for side in ("out", "in"):
+            if direction not in (side, "both"):
+                continue
+            pattern = (f"(n:{self._n} {{id: $id}})-[e:{self._e}]->(m:{self._n})" if side == "out"
+                       else f"(m:{self._n})-[e:{self._e}]->(n:{self._n} {{id: $id}})")
+            for idx, typ, t, far, far_t in self._rows(
+                    f"MATCH {pattern} {where}RETURN e.idx, e.type, e.time, m.id, m.time "
+                    "ORDER BY e.idx", params):
+                if not (inside(t) and inside(far_t)):
+                    continue
+                a, b = (node_id, _dec(far)) if side == "out" else (_dec(far), node_id)
+                out.append(Edge(int(idx), a, b, typ, t))
+        return out
 
     def documents(self, node_id: Hashable) -> list[str]:
         """The node's document texts (``[]`` when none or unknown)."""

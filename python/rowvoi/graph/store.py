@@ -137,7 +137,9 @@ class GraphStore(Protocol):
     targets / in-edge sources, of one type or any, de-duplicated, first
     seen first; ``[]`` for an unknown node); ``fan_in`` counts distinct
     sources; ``edge_types`` lists the types on a node's out-edges (or in the
-    whole graph); ``documents`` lists a node's document texts; ``export``
+    whole graph); ``documents`` lists a node's document texts; ``edges_of``
+    lists a node's :class:`Edge` objects (types, times; out-edges before
+    in-edges, in edge order; optionally inside a window); ``export``
     returns the whole graph as :class:`GraphData` (what the C engine's CSR
     is built from).  ``isinstance(x, GraphStore)`` checks method names only.
     """
@@ -153,6 +155,9 @@ class GraphStore(Protocol):
     def edge_types(self, node_id: Hashable | None = None) -> list[str]: ...
 
     def documents(self, node_id: Hashable) -> list[str]: ...
+
+    def edges_of(self, node_id: Hashable, direction: str = "out", edge_type: str | None = None,
+                 window: Any = None) -> list[Edge]: ...
 
     def export(self) -> GraphData: ...
 
