@@ -383,3 +383,17 @@ def test_from_arrays_checks_its_input():
         MemoryGraph.from_arrays([0], [1], doc_entity=[0])
     with pytest.raises(ValueError, match="type_names"):
         MemoryGraph.from_arrays([0], [1], edge_type=[3], type_names=["a"])
+
+
+def test_example_runs():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "examples" / "graph_demo.py"
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, check=True)
+    out = proc.stdout
+    assert "Ada Lovelace wrote the first program for the Analytical Engine" in out
+    assert "N2 --WROTE_ABOUT--> N3" in out and "MENTIONED_IN" not in out
+    assert "Charles Babbage (depth 1)" in out
