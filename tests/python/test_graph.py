@@ -19,6 +19,7 @@ from rowvoi.graph import (
     WalkHit,
     collapsed_tree_policy,
     graph_to_text,
+    nodes_by_similarity,
     reverse_dependency_policy,
     traverse,
 )
@@ -269,6 +270,22 @@ def test_from_arrays_equals_from_edges(graph):
     assert [e for e in ea.edge_types] == [e for e in eb.edge_types]
     for v in range(n):
         assert a.neighbors(v) == b.neighbors(v) and a.reverse_neighbors(v) == b.reverse_neighbors(v)
+
+
+def test_from_arrays_shares_vector_rows():
+    mat = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=np.float32)
+    g = MemoryGraph.from_arrays([0], [1], doc_entity=[0, 1, 2], doc_text=["a", "b", "edge"],
+                                vectors=mat, vector_rows=[2, 2, 0])
+    sel = nodes_by_similarity(g, [1.0, 0.0], 2)
+    assert [d.content for d in sel.get_documents()] == ["a", "b"]  # tie: lower number first
+    assert [s for _, s in sel.get_documents_with_scores()] == pytest.approx([0.7071068] * 2)
+    assert g._vectors is mat  # used in place
+    with pytest.raises(ValueError, match="vector_rows"):
+        MemoryGraph.from_arrays([0], [1], doc_entity=[0], doc_text=["a"], vectors=mat,
+                                vector_rows=[0, 1])
+    with pytest.raises(ValueError, match="doc_vector_row"):
+        MemoryGraph.from_arrays([0], [1], doc_entity=[0], doc_text=["a"], vectors=mat,
+                                vector_rows=[7])
 
 
 def test_from_arrays_checks_its_input():

@@ -307,7 +307,8 @@ class MemoryGraph:
     def _build(self, ids: list, index: dict, src: np.ndarray, dst: np.ndarray,
                etype: np.ndarray, type_names: list[str], node_time: np.ndarray | None,
                etime: np.ndarray | None, doc_entity: np.ndarray, doc_text: list[str],
-               embedder: Any, vectors: Any, metric: str) -> None:
+               embedder: Any, vectors: Any, metric: str,
+               vector_rows: np.ndarray | None = None) -> None:
         """Checked arrays in, engine handle out (shared by every builder)."""
         if metric not in ("cosine", "ip"):
             raise ValueError(f"metric={metric!r}: use 'cosine' or 'ip' (inner product)")
@@ -320,7 +321,7 @@ class MemoryGraph:
         self._node_time, self._etime = node_time, etime
         self._doc_entity, self._doc_text = doc_entity, doc_text
         n = len(ids)
-        vec = self._vectors_for(doc_text, embedder, vectors)
+        vec = self._vectors_for(doc_text, embedder, vectors, vector_rows)
         self._vectors = vec
         # the engine's node ids are the indexes themselves (its identity fast
         # path); labels stay here.  Our embedders' rows are unit or zero, so
@@ -328,7 +329,7 @@ class MemoryGraph:
         unit = vectors is None and isinstance(embedder, (HashingEmbedder, MiniLMEmbedder))
         self._h = _graph.GraphHandle.create(
             np.arange(n, dtype=np.int64), node_time, src, dst, etype, etime, doc_entity, vec,
-            None, metric, False, True, unit)
+            vector_rows, metric, False, True, unit)
         self._n_nodes = n
 
     @classmethod
@@ -337,7 +338,8 @@ class MemoryGraph:
                     type_names: Sequence[str] | None = None, node_time: Any = None,
                     edge_time: Any = None, doc_entity: Any = None,
                     doc_text: Sequence[str] | None = None, embedder: Any = None,
-                    vectors: Any = None, metric: str = "cosine") -> MemoryGraph:
+                    vectors: Any = None, metric: str = "cosine",
+                    vector_rows: Any = None) -> MemoryGraph:
         """Build from integer arrays, without a Python loop over the edges
         (for large graphs, and for stores that keep integer codes).
 
@@ -361,6 +363,10 @@ class MemoryGraph:
             Each document's text (required with ``doc_entity``).
         embedder, vectors, metric
             As :meth:`from_edges`.
+        vector_rows : int array, optional
+            Row of ``vectors`` for each document, so documents may share
+            rows and ``vectors`` may be a larger matrix (a corpus's whole
+            dense index, say) that is used in place, not copied.
 
         Raises
         ------
@@ -417,14 +423,22 @@ class MemoryGraph:
             raise ValueError(f"doc_entity holds entities outside 0 .. {n + m - 1}")
         g = cls.__new__(cls)
         g._build(ids, index, src, dst, etype, names, times(node_time, n, "node_time"),
-                 times(edge_time, m, "edge_time"), ent, texts, embedder, vectors, metric)
+                 times(edge_time, m, "edge_time"), ent, texts, embedder, vectors, metric,
+                 None if vector_rows is None else
+                 np.ascontiguousarray(vector_rows, dtype=np.int64))
         return g
 
     @staticmethod
-    def _vectors_for(texts: list[str], embedder: Any, vectors: Any) -> np.ndarray | None:
+    def _vectors_for(texts: list[str], embedder: Any, vectors: Any,
+                     vector_rows: np.ndarray | None = None) -> np.ndarray | None:
         if vectors is not None:
             vec = np.ascontiguousarray(vectors, dtype=np.float32)
-            if vec.ndim != 2 or vec.shape[0] != len(texts):
+            if vector_rows is not None:
+                if vec.ndim != 2 or vector_rows.shape != (len(texts),):
+                    raise ValueError(f"vectors has shape {vec.shape} and vector_rows "
+                                     f"{vector_rows.shape}: need a 2-D matrix and one row "
+                                     f"number per document ({len(texts)})")
+            elif vec.ndim != 2 or vec.shape[0] != len(texts):
                 raise ValueError(f"vectors has shape {vec.shape}: need one row per document "
                                  f"({len(texts)}, dim)")
             if vec.shape[1] == 0:
