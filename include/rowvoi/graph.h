@@ -307,7 +307,8 @@ RV_API rv_status rv_graph_facts(const rv_graph *graph,
 ** from each document its own entity's documents, then (a node) the
 ** documents of its out-edges then in-edges, or (an edge) those of its
 ** source then its destination.  Sets *n; at most capacity documents are
-** written (RV_E_SHAPE if more were due: n_docs - n_sel always suffices).
+** written (RV_E_SHAPE if more were due: n_docs minus the number of distinct
+** selected documents always suffices).
 ** Returns RV_OK; RV_E_RANGE naming a document out of range;
 ** RV_E_INVALID_ARG for NULL pointers; RV_E_NOMEM.
 ** Cost: O(documents and edges touched) plus bitmaps of n_docs and
