@@ -286,6 +286,7 @@ def part_peer(args: argparse.Namespace) -> None:
             "expand_documents_by_similarity, 200 new documents from 10 nodes": ("docs", True),
             "expand_entities_by_similarity, 50 new entities": ("entities", True),
             "expand_nodes_by_similarity, 50 new nodes": ("nodes", True),
+            "expand_edges_by_similarity, 50 new edges": ("edges", True),
             "documents_by_similarity (search), top 100": ("search", True),
         }
         ours_t: dict[str, list[float]] = {k: [] for k in ops}

@@ -23,7 +23,7 @@
 ** each plus 4 per entity.  Ids map to indexes by an open-addressing table,
 ** skipped when the ids are 0 .. n_nodes - 1 in order.  Building is
 ** O(n_nodes + n_edges + n_docs): stable bucket and counting sorts, no
-** comparison sort (bench/results/graph.md: 0.2-0.4 s for 5M edges on a
+** comparison sort (bench/results/graph.md: about 0.2 s for 5M edges on a
 ** shared machine, mostly page faults of the fresh arrays).
 **
 ** Order.  Everything these functions list comes in a documented,
