@@ -33,6 +33,15 @@ Parts (``--part``):
     docstring, so the comparison calls rowvoi with ``limit = len(selection)
     + L`` against Raphtory's ``L`` and reports the difference of one
     identical call as well.
+``windows``
+    Windows, on a small graph with node and edge times (``--window-nodes``
+    200 nodes, 600 edges, times 0-9): ``expand(2)`` and
+    ``expand_documents_by_similarity`` under windows, rowvoi against
+    Raphtory, twice: with the node times given to rowvoi, and with nodes
+    left untimed.  Raphtory counts a node as inside a window when it has
+    any activity there (its own or an edge's); rowvoi uses the node's own
+    time (an untimed node is in every window).  The part reports how many
+    selections agree in each case.
 
 How to run (from the repository root, rowvoi installed in this
 interpreter; the Raphtory venv made with ``python3 -m venv
@@ -41,6 +50,7 @@ raphtory==0.15.1``)::
 
     python bench/graph.py --part big
     python bench/graph.py --part peer --raphtory-python /work/refvenv-raphtory/bin/python
+    python bench/graph.py --part windows --raphtory-python /work/refvenv-raphtory/bin/python
 
 Each part rewrites its own block of ``bench/results/graph.md``.  The machine
 is a 2-core box shared with other jobs: medians over interleaved rounds,
@@ -94,7 +104,10 @@ def write_block(name: str, text: str) -> None:
     old = RESULTS.read_text() if RESULTS.exists() else (
         "# Graph benchmarks\n\nProduced by `bench/graph.py`; see its docstring for what "
         "each figure measures.\n\n<!-- graph:big:begin -->\n<!-- graph:big:end -->\n\n"
-        "<!-- graph:peer:begin -->\n<!-- graph:peer:end -->\n")
+        "<!-- graph:peer:begin -->\n<!-- graph:peer:end -->\n\n"
+        "<!-- graph:windows:begin -->\n<!-- graph:windows:end -->\n")
+    if f"<!-- graph:{name}:begin -->" not in old:
+        old += f"\n<!-- graph:{name}:begin -->\n<!-- graph:{name}:end -->\n"
     begin, end = f"<!-- graph:{name}:begin -->", f"<!-- graph:{name}:end -->"
     new = re.sub(re.escape(begin) + ".*?" + re.escape(end),
                  lambda _: f"{begin}\n{text.rstrip()}\n{end}", old, flags=re.S)
@@ -364,18 +377,90 @@ def part_peer(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def part_windows(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(2)
+    n, m = args.window_nodes, 3 * args.window_nodes
+    pairs: set[tuple[int, int]] = set()
+    while len(pairs) < m:
+        a, b = (int(x) for x in rng.integers(0, n, 2))
+        if a != b:
+            pairs.add((a, b))
+    edges = sorted(pairs)
+    src = np.array([a for a, _ in edges], dtype=np.int64)
+    dst = np.array([b for _, b in edges], dtype=np.int64)
+    node_time = rng.integers(0, 10, n).astype(np.int64)
+    edge_time = rng.integers(0, 10, m).astype(np.int64)
+    ntext = [node_text(i) for i in range(n)]
+    etext = [edge_text(e, e % 4, int(s), int(d)) for e, (s, d) in enumerate(edges)]
+    emb = HashingEmbedder(dim=384)
+    vectors = emb.embed(ntext + etext)
+    common = dict(node_ids=[f"n{i}" for i in range(n)], doc_entity=np.arange(n + m),
+                  doc_text=ntext + etext, vectors=vectors, embedder=emb, edge_time=edge_time)
+    graphs = {"node times given to rowvoi": MemoryGraph.from_arrays(src, dst, node_time=node_time,
+                                                                    **common),
+              "nodes untimed in rowvoi": MemoryGraph.from_arrays(src, dst, **common)}
+    windows = [(0, 10), (2, 8), (4, 6), (5, 6)]
+    q = emb.embed(["topic 5 area 7 links"])[0]
+    counts = {name: {"expand": [0, 0], "docs": [0, 0]} for name in graphs}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "graph.npz")
+        np.savez(data, src=src, dst=dst, node_text=np.array(ntext), edge_text=np.array(etext),
+                 vectors=vectors, node_time=node_time, edge_time=edge_time)
+        peer = Peer(args.raphtory_python, data)
+        for w in windows:
+            for seed in range(0, n, max(1, n // 25)):
+                seeds = [f"n{seed}"]
+                want_x = peer.ask(op="expand", seeds=seeds, hops=2, window=list(w))["docs"]
+                want_d = peer.ask(op="docs", seeds=seeds, q=q.tolist(), limit=10,
+                                  window=list(w))["docs"]
+                for name, g in graphs.items():
+                    sel = empty_selection(g)
+                    sel.add_nodes(seeds)
+                    sel.expand(2, window=w)
+                    same, _ = agree(ours_described(g, sel), want_x, False)
+                    counts[name]["expand"][0] += same
+                    counts[name]["expand"][1] += 1
+                    sel = empty_selection(g)
+                    sel.add_nodes(seeds)
+                    sel.expand_documents_by_similarity(q, len(sel) + 10, window=w)
+                    same, _ = agree(ours_described(g, sel), want_d, True)
+                    counts[name]["docs"][0] += same
+                    counts[name]["docs"][1] += 1
+        peer.close()
+    lines = [f"### Windows, side by side with Raphtory {peer.hello['raphtory']}\n",
+             environment("python bench/graph.py --part windows --raphtory-python <venv with "
+                         "raphtory 0.15.1>"),
+             f"Graph: {n} nodes and {m} distinct edges with times 0-9, one document each; "
+             f"windows {', '.join(f'[{a}, {b})' for a, b in windows)}; one seed node at a "
+             "time.\n",
+             "| rowvoi graph | `expand(2, window)` agree | "
+             "`expand_documents_by_similarity(q, 10 new, window)` agree |",
+             "|---|---:|---:|"]
+    for name, c in counts.items():
+        lines.append(f"| {name} | {c['expand'][0]}/{c['expand'][1]} | "
+                     f"{c['docs'][0]}/{c['docs'][1]} |")
+    lines += ["", "Raphtory counts a node as inside a window when it has any activity there "
+              "(its own time or an edge's); rowvoi uses the node's own time, and an untimed "
+              "node belongs to every window. Where the two differ is exactly the nodes whose "
+              "own time is outside the window while an edge of theirs is inside: leave node "
+              "times out of a rowvoi graph to get Raphtory's windows."]
+    write_block("windows", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=["big", "peer"], required=True)
+    ap.add_argument("--part", choices=["big", "peer", "windows"], required=True)
     ap.add_argument("--nodes", type=int, default=1_000_000)
     ap.add_argument("--edges", type=int, default=5_000_000)
     ap.add_argument("--edge-doc-every", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--peer-nodes", type=int, default=100_000)
     ap.add_argument("--peer-edges", type=int, default=500_000)
+    ap.add_argument("--window-nodes", type=int, default=200)
     ap.add_argument("--raphtory-python", default="/work/refvenv-raphtory/bin/python")
     args = ap.parse_args()
-    part_big(args) if args.part == "big" else part_peer(args)
+    {"big": part_big, "peer": part_peer, "windows": part_windows}[args.part](args)
     return 0
 
 

@@ -3,14 +3,15 @@
 virtual environment holding ``raphtory==0.15.1``; see bench/graph.py).
 
 Reads the graph that bench/graph.py wrote (``--data``: an ``.npz`` with
-edge endpoints, node and edge texts and the document vectors), builds a
+edge endpoints, node and edge texts, the document vectors and optionally
+node and edge times, else all at time 1), builds a
 Raphtory graph with one document per node and per edge, vectorises it with
 an embedding function that returns *our* vector for each text (so both
 sides score the same vectors), then answers JSON commands, one per line on
 stdin, with one JSON line on stdout:
 
-  {"op": "expand", "seeds": [...], "hops": 2}
-  {"op": "docs", "seeds": [...], "q": [...], "limit": L}
+  {"op": "expand", "seeds": [...], "hops": 2, "window": [start, end] or null}
+  {"op": "docs", "seeds": [...], "q": [...], "limit": L, "window": ...}
   {"op": "entities", "seeds": [...], "q": [...], "limit": L, "kind": "entities"}
   {"op": "search", "q": [...], "k": K}
   {"op": "quit"}
@@ -38,11 +39,14 @@ def load(path: str):
     node_text = [str(t) for t in data["node_text"]]
     edge_text = [str(t) for t in data["edge_text"]]
     vectors = data["vectors"]
+    # optional times (default: everything at time 1)
+    node_time = data["node_time"].tolist() if "node_time" in data else [1] * len(node_text)
+    edge_time = data["edge_time"].tolist() if "edge_time" in data else [1] * len(edge_text)
     g = Graph()
-    for i, text in enumerate(node_text):
-        g.add_node(1, f"n{i}", properties={"text": text})
-    for s, d, text in zip(src.tolist(), dst.tolist(), edge_text):
-        g.add_edge(1, f"n{s}", f"n{d}", properties={"text": text})
+    for i, (text, t) in enumerate(zip(node_text, node_time)):
+        g.add_node(t, f"n{i}", properties={"text": text})
+    for s, d, text, t in zip(src.tolist(), dst.tolist(), edge_text, edge_time):
+        g.add_edge(t, f"n{s}", f"n{d}", properties={"text": text})
     table = {t: vectors[i] for i, t in enumerate(node_text + edge_text)}
 
     def embed(texts):
@@ -77,6 +81,7 @@ def main() -> int:
         op = cmd["op"]
         if op == "quit":
             break
+        w = tuple(cmd["window"]) if cmd.get("window") else None
         t0 = time.perf_counter()
         if op == "search":
             sel = v.documents_by_similarity(cmd["q"], cmd["k"])
@@ -84,9 +89,9 @@ def main() -> int:
             sel = v.empty_selection()
             sel.add_nodes(cmd["seeds"])
             if op == "expand":
-                sel.expand(cmd["hops"])
+                sel.expand(cmd["hops"], window=w)
             elif op == "docs":
-                sel.expand_documents_by_similarity(cmd["q"], cmd["limit"])
+                sel.expand_documents_by_similarity(cmd["q"], cmd["limit"], window=w)
             else:
                 method = {"entities": sel.expand_entities_by_similarity,
                           "nodes": sel.expand_nodes_by_similarity,

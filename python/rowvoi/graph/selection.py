@@ -28,7 +28,9 @@ Rules every method keeps
   (strings become milliseconds since the Unix epoch, UTC when no zone).
   Under a window only entities whose time is inside it (or that have no
   time) take part: a hop never starts from, passes through or lands on an
-  entity outside.
+  entity outside.  (Raphtory counts a node as inside a window when it has
+  any activity there, its own or an edge's; leave node times unset and
+  give edges their times to get the same windows.)
 * **Queries** are text (embedded with the graph's embedder) or a vector of
   the graph's dimension.  Similarity is the graph's metric (cosine by
   default).
