@@ -392,3 +392,107 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
                                     const uint64_t *offsets, size_t n,
                                     uint32_t n_threads, float *out)
+
+    # graph.h
+    ctypedef struct rv_graph:
+        pass
+    int64_t RV_GRAPH_NO_TIME
+    unsigned int RV_GRAPH_MAX_ITEMS
+    ctypedef enum rv_graph_dir:
+        RV_GRAPH_OUT
+        RV_GRAPH_IN
+        RV_GRAPH_BOTH
+    ctypedef enum rv_graph_kinds:
+        RV_GRAPH_NODES
+        RV_GRAPH_EDGES
+        RV_GRAPH_ENTITIES
+    unsigned int RV_GRAPH_IMPLICIT_NODES
+    unsigned int RV_GRAPH_BORROW_VECTORS
+    unsigned int RV_GRAPH_UNIT_ROWS
+
+    ctypedef struct rv_graph_spec:
+        size_t n_nodes
+        const int64_t *node_ids
+        const int64_t *node_time
+        size_t n_edges
+        const int64_t *edge_src
+        const int64_t *edge_dst
+        const uint16_t *edge_type
+        const int64_t *edge_time
+        size_t n_docs
+        const int64_t *doc_entity
+        uint32_t dim
+        size_t n_vectors
+        const float *vectors
+        const int64_t *doc_vector_row
+        rv_metric metric
+        unsigned flags
+
+    void rv_graph_spec_init(rv_graph_spec *spec)
+    rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out)
+    void rv_graph_free(rv_graph *graph)
+    size_t rv_graph_n_nodes(const rv_graph *graph)
+    size_t rv_graph_n_edges(const rv_graph *graph)
+    size_t rv_graph_n_docs(const rv_graph *graph)
+    uint32_t rv_graph_dim(const rv_graph *graph)
+    size_t rv_graph_max_entity_docs(const rv_graph *graph)
+    rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n, const int64_t *ids,
+                                  int64_t *out)
+    rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out, size_t capacity,
+                                size_t *n)
+    rv_status rv_graph_neighbours(const rv_graph *graph, int64_t node, rv_graph_dir dir,
+                                  int32_t type, const int64_t *window, int64_t *edges,
+                                  int64_t *nbrs, size_t capacity, size_t *n)
+    rv_status rv_graph_degree(const rv_graph *graph, int64_t node, rv_graph_dir dir,
+                              int32_t type, size_t *n)
+    rv_status rv_graph_edges(const rv_graph *graph, size_t n, const int64_t *edges,
+                             int64_t *src, int64_t *dst, int32_t *type, int64_t *time)
+    rv_status rv_graph_entity_docs(const rv_graph *graph, size_t n,
+                                   const int64_t *entities, int64_t *out,
+                                   size_t capacity, size_t *n_out)
+    rv_status rv_graph_doc_entities(const rv_graph *graph, size_t n, const int64_t *docs,
+                                    int64_t *out)
+
+    ctypedef struct rv_graph_walk:
+        uint32_t max_depth
+        size_t node_budget
+        rv_graph_dir dir
+        const uint16_t *types
+        size_t n_types
+        const int64_t *window
+    void rv_graph_walk_init(rv_graph_walk *walk)
+    rv_status rv_graph_bfs(const rv_graph *graph, const rv_graph_walk *walk,
+                           size_t n_seeds, const int64_t *seeds, int64_t *nodes,
+                           uint32_t *depths, size_t capacity, size_t *n)
+
+    ctypedef struct rv_graph_facts_params:
+        uint32_t depth
+        size_t max_edges
+        size_t max_edges_per_subject
+        const uint16_t *bridge_types
+        size_t n_bridge_types
+        size_t node_budget
+        const int64_t *window
+    void rv_graph_facts_init(rv_graph_facts_params *p)
+    rv_status rv_graph_facts(const rv_graph *graph, const rv_graph_facts_params *p,
+                             size_t n_seeds, const int64_t *seeds, int64_t *edges,
+                             uint32_t *depths, size_t capacity, size_t *n)
+
+    rv_status rv_graph_doc_hops(const rv_graph *graph, size_t n_sel, const int64_t *sel,
+                                uint32_t hops, const int64_t *window, int64_t *out,
+                                size_t capacity, size_t *n)
+    rv_status rv_graph_similar_docs(const rv_graph *graph, size_t n_sel,
+                                    const int64_t *sel, const float *query,
+                                    size_t max_new, const int64_t *window,
+                                    int64_t *out, float *scores, size_t capacity,
+                                    size_t *n)
+    rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel,
+                                        const int64_t *sel, rv_graph_kinds kinds,
+                                        const float *query, size_t max_new,
+                                        const int64_t *window, int64_t *out,
+                                        float *scores, size_t capacity, size_t *n)
+    rv_status rv_graph_top_k(const rv_graph *graph, int kinds, const float *query,
+                             size_t k, const int64_t *window, int64_t *out,
+                             float *scores, size_t capacity, size_t *n)
+    rv_status rv_graph_score_docs(const rv_graph *graph, const float *query, size_t n,
+                                  const int64_t *docs, float *scores)

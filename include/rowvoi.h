@@ -13,6 +13,7 @@
 **   belief.h posterior updates, entropy and information gain (noise model)
 **   flat.h   exact vector search (flat index): top-k, deletes, save/load
 **   hashing.h  feature-hashing text embedder (no model)
+**   graph.h  link graph (CSR): hops, facts, similarity-ordered selections
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -25,5 +26,6 @@
 #include "rowvoi/belief.h"
 #include "rowvoi/flat.h"
 #include "rowvoi/hashing.h"
+#include "rowvoi/graph.h"
 
 #endif /* ROWVOI_H */

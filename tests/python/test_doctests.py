@@ -65,6 +65,13 @@ MODULES = [
     "rowvoi.corpus.discovery",
     "rowvoi.corpus.tools",
     "rowvoi.rag.corpus",
+    "rowvoi.graph",
+    "rowvoi.graph._time",
+    "rowvoi.graph.store",
+    "rowvoi.graph.selection",
+    "rowvoi.graph.text",
+    "rowvoi.graph.walk",
+    "rowvoi.graph.kuzu_store",
 ]
 
 

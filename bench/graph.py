@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""Benchmark rowvoi.graph: the CSR engine at a million nodes, and vector
+selections side by side with Raphtory 0.15.1.
+
+Parts (``--part``):
+
+``big``
+    A synthetic graph of ``--nodes`` nodes (default 1,000,000) and
+    ``--edges`` edges (default 5,000,000; endpoints uniform at random,
+    seed 0; four edge types; edge times).  Every node has a document and
+    every ``--edge-doc-every``-th edge (default 5th) has one, each embedded
+    with the hashing embedder (384-d): 1M node documents and 1M edge
+    documents, 3 GB of float32 vectors (a document on each of the 5M edges
+    would need 7.7 GB, too much for this shared machine).  After loading,
+    over ``--rounds`` rounds with fresh random seeds: the engine's CSR
+    build (``rv_graph_create`` on the arrays, vectors borrowed), ``expand(2)``
+    from 10 seed nodes, ``expand_documents_by_similarity`` from 10 seed
+    nodes to 1,000 documents, and a 3-hop ``graph_to_text`` with 25 edges
+    from one node.  Goal: each under 50 ms.
+``peer``
+    A graph Raphtory can hold (``--peer-nodes`` 100,000 nodes, 500,000
+    distinct edges without self-loops, one document per node and per edge,
+    the same hashing vectors on both sides: Raphtory's embedding function
+    looks our vectors up by text).  Raphtory runs in its own interpreter
+    (``--raphtory-python``, a venv with ``raphtory==0.15.1``) behind a
+    JSON-lines pipe (bench/graph_raphtory_peer.py); the two sides run
+    each operation in turn, round by round, with the same seeds and
+    queries.  Reported: medians and spread of the selection calls, ratios,
+    and whether the selections agree (document by document, and scores to
+    1e-5).  Raphtory 0.15.1 counts ``limit`` of
+    ``expand_documents_by_similarity`` as *new* documents, where its
+    docstring and seed 002 say the selection's *total*; rowvoi follows the
+    docstring, so the comparison calls rowvoi with ``limit = len(selection)
+    + L`` against Raphtory's ``L`` and reports the difference of one
+    identical call as well.
+``windows``
+    Windows, on a small graph with node and edge times (``--window-nodes``
+    200 nodes, 600 edges, times 0-9): ``expand(2)`` and
+    ``expand_documents_by_similarity`` under windows, rowvoi against
+    Raphtory, twice: with the node times given to rowvoi, and with nodes
+    left untimed.  Raphtory counts a node as inside a window when it has
+    any activity there (its own or an edge's); rowvoi uses the node's own
+    time (an untimed node is in every window).  The part reports how many
+    selections agree in each case.
+
+How to run (from the repository root, rowvoi installed in this
+interpreter; the Raphtory venv made with ``python3 -m venv
+/work/refvenv-raphtory && /work/refvenv-raphtory/bin/pip install
+raphtory==0.15.1``)::
+
+    python bench/graph.py --part big
+    python bench/graph.py --part peer --raphtory-python /work/refvenv-raphtory/bin/python
+    python bench/graph.py --part windows --raphtory-python /work/refvenv-raphtory/bin/python
+
+Each part rewrites its own block of ``bench/results/graph.md``.  The machine
+is a 2-core box shared with other jobs: medians over interleaved rounds,
+with min and max.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rowvoi
+from rowvoi import _graph
+from rowvoi.embed import HashingEmbedder
+from rowvoi.graph import MemoryGraph, documents_by_similarity, empty_selection, graph_to_text
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "graph.md"
+TYPES = ["CITES", "LINKS", "PART_OF", "MENTIONS"]
+
+
+def node_text(i: int) -> str:
+    return f"node {i} about topic {i % 1009} in area {i % 97} with tag {i % 13}"
+
+
+def edge_text(e: int, t: int, s: int, d: int) -> str:
+    return f"edge {e} {TYPES[t].lower()} from node {s} to node {d} topic {(s + d) % 1009}"
+
+
+def stats(xs: list[float]) -> tuple[float, float, float]:
+    return statistics.median(xs), min(xs), max(xs)
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.2f}"
+
+
+def write_block(name: str, text: str) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    old = RESULTS.read_text() if RESULTS.exists() else (
+        "# Graph benchmarks\n\nProduced by `bench/graph.py`; see its docstring for what "
+        "each figure measures.\n\n<!-- graph:big:begin -->\n<!-- graph:big:end -->\n\n"
+        "<!-- graph:peer:begin -->\n<!-- graph:peer:end -->\n\n"
+        "<!-- graph:windows:begin -->\n<!-- graph:windows:end -->\n")
+    if f"<!-- graph:{name}:begin -->" not in old:
+        old += f"\n<!-- graph:{name}:begin -->\n<!-- graph:{name}:end -->\n"
+    begin, end = f"<!-- graph:{name}:begin -->", f"<!-- graph:{name}:end -->"
+    new = re.sub(re.escape(begin) + ".*?" + re.escape(end),
+                 lambda _: f"{begin}\n{text.rstrip()}\n{end}", old, flags=re.S)
+    RESULTS.write_text(new)
+
+
+def environment(cmd: str) -> str:
+    load = os.getloadavg()
+    return (f"Command: `{cmd}`  \nrowvoi {rowvoi.__version__}, numpy {np.__version__}, "
+            f"Python {platform.python_version()}, {platform.machine()}, "
+            f"{os.cpu_count()} cores (shared; load average {load[0]:.2f} at the end)\n")
+
+
+# ------------------------------------------------------------------ big
+
+
+def part_big(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(0)
+    n, m = args.nodes, args.edges
+    t0 = time.perf_counter()
+    src = rng.integers(0, n, m, dtype=np.int64)
+    dst = rng.integers(0, n, m, dtype=np.int64)
+    etype = rng.integers(0, len(TYPES), m).astype(np.uint16)
+    etime = rng.integers(0, 1_000_000, m, dtype=np.int64)
+    with_doc = np.arange(0, m, args.edge_doc_every)
+    texts = [node_text(i) for i in range(n)]
+    texts += [edge_text(int(e), int(etype[e]), int(src[e]), int(dst[e])) for e in with_doc]
+    doc_entity = np.concatenate([np.arange(n, dtype=np.int64), n + with_doc])
+    gen_s = time.perf_counter() - t0
+    emb = HashingEmbedder(dim=384)
+    t0 = time.perf_counter()
+    vectors = emb.embed(texts)
+    embed_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    g = MemoryGraph.from_arrays(src, dst, n_nodes=n, edge_type=etype, type_names=TYPES,
+                                edge_time=etime, doc_entity=doc_entity, doc_text=texts,
+                                vectors=vectors, embedder=emb, metric="ip")
+    load_s = time.perf_counter() - t0
+    print(f"generated in {gen_s:.1f} s, embedded {len(texts)} texts in {embed_s:.1f} s, "
+          f"loaded in {load_s:.1f} s", file=sys.stderr)
+    # inner product on the embedder's unit rows is the cosine, without norms
+    query = emb.embed(["topic 17 in area 5 cites"])[0]
+    timings: dict[str, list[float]] = {"csr": [], "full": [], "expand2": [], "docs1000": [],
+                                       "text": []}
+    sizes: dict[str, list[int]] = {"expand2": [], "docs1000": [], "text": []}
+    nodes_arg = np.arange(n, dtype=np.int64)
+    for r in range(args.rounds):
+        seeds = [int(x) for x in rng.integers(0, n, 10)]
+        t0 = time.perf_counter()
+        h = _graph.GraphHandle.create(nodes_arg, None, src, dst, etype, etime, doc_entity,
+                                      None, None, "ip", False, True, True)
+        timings["csr"].append(time.perf_counter() - t0)
+        del h
+        t0 = time.perf_counter()
+        h = _graph.GraphHandle.create(nodes_arg, None, src, dst, etype, etime, doc_entity,
+                                      g._vectors, None, "ip", False, True, True)
+        timings["full"].append(time.perf_counter() - t0)
+        del h
+        t0 = time.perf_counter()
+        sel = empty_selection(g)
+        sel.add_nodes(seeds)
+        sel.expand(2)
+        timings["expand2"].append(time.perf_counter() - t0)
+        sizes["expand2"].append(len(sel))
+        t0 = time.perf_counter()
+        sel = empty_selection(g)
+        sel.add_nodes(seeds)
+        sel.expand_documents_by_similarity(query, 1000)
+        timings["docs1000"].append(time.perf_counter() - t0)
+        sizes["docs1000"].append(len(sel))
+        t0 = time.perf_counter()
+        out = graph_to_text(g, [seeds[0]], depth=3, max_edges=25)
+        timings["text"].append(time.perf_counter() - t0)
+        sizes["text"].append(len(out.lines))
+    rows = [
+        ("CSR build (`rv_graph_create`: both directions, documents table)", "csr", None),
+        ("the same plus the vectors (borrowed; one pass checking they are finite)", "full",
+         None),
+        ("`expand(2)` from 10 seed nodes", "expand2", "documents selected"),
+        ("`expand_documents_by_similarity` from 10 seed nodes to 1,000 documents",
+         "docs1000", "documents selected"),
+        ("`graph_to_text(depth=3, max_edges=25)` from one node", "text", "lines"),
+    ]
+    lines = [f"### 1M nodes, 5M edges ({len(texts):,} documents, 384-d)\n",
+             environment(f"python bench/graph.py --part big --rounds {args.rounds}"),
+             f"Graph: {n:,} nodes, {m:,} edges, {n:,} node documents and {len(with_doc):,} "
+             f"edge documents (every {args.edge_doc_every}th edge), hashing embedder, 384-d "
+             f"({g._vectors.nbytes / 2**30:.1f} GiB of vectors). Generated in {gen_s:.1f} s, "
+             f"embedded in {embed_s:.1f} s, loaded (`MemoryGraph.from_arrays`, Python side "
+             f"included) in {load_s:.2f} s.\n",
+             f"{args.rounds} rounds, fresh random seeds each round.\n",
+             "| operation | median ms | min ms | max ms | result size (median) | goal < 50 ms |",
+             "|---|---:|---:|---:|---:|---|"]
+    for label, key, what in rows:
+        med, lo, hi = stats(timings[key])
+        size = f"{int(statistics.median(sizes[key]))} {what}" if what else "-"
+        lines.append(f"| {label} | {ms(med)} | {ms(lo)} | {ms(hi)} | {size} | "
+                     f"{'met' if med < 0.05 else 'missed'} |")
+    write_block("big", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+# ----------------------------------------------------------------- peer
+
+
+class Peer:
+    """The Raphtory process behind a JSON-lines pipe."""
+
+    def __init__(self, python: str, data: str) -> None:
+        self.p = subprocess.Popen([python, str(HERE / "graph_raphtory_peer.py"), "--data", data],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.hello = json.loads(self.p.stdout.readline())
+
+    def ask(self, **cmd) -> dict:
+        self.p.stdin.write(json.dumps(cmd) + "\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())
+
+    def close(self) -> None:
+        self.p.stdin.write(json.dumps({"op": "quit"}) + "\n")
+        self.p.stdin.flush()
+        self.p.wait(timeout=60)
+
+
+def ours_described(g: MemoryGraph, sel) -> list:
+    out = []
+    for doc, score in sel.get_documents_with_scores():
+        ent = doc.entity
+        if hasattr(ent, "src"):
+            out.append(["e", ent.src, ent.dst, score])
+        else:
+            out.append(["n", ent.id, None, score])
+    return out
+
+
+def agree(a: list, b: list, ordered: bool) -> tuple[bool, str]:
+    ka = [tuple(x[:3]) for x in a]
+    kb = [tuple(x[:3]) for x in b]
+    if not ordered:
+        same = sorted(ka, key=str) == sorted(kb, key=str)
+        return same, "same set" if same else f"sets differ ({len(ka)} vs {len(kb)})"
+    if ka != kb and len(a) == len(b) and all(abs(x[3] - y[3]) <= 1e-6 for x, y in zip(a, b)):
+        return True, ("same scores position by position; tied scores in another order "
+                      "(rowvoi breaks ties by the lower document number)")
+    if ka != kb:
+        first = next((i for i, (x, y) in enumerate(zip(ka, kb)) if x != y), min(len(ka), len(kb)))
+        detail = ""
+        if first < min(len(a), len(b)):
+            detail = (f"; there rowvoi has {a[first][:3]} at {a[first][3]:.7f}, Raphtory "
+                      f"{b[first][:3]} at {b[first][3]:.7f}")
+            ours = {tuple(x[:3]): x[3] for x in a}
+            if tuple(b[first][:3]) in ours:
+                detail += f" (rowvoi scores it {ours[tuple(b[first][:3])]:.7f})"
+        return False, f"differ from position {first} ({len(ka)} vs {len(kb)} documents{detail})"
+    worst = max((abs(x[3] - y[3]) for x, y in zip(a, b)), default=0.0)
+    return worst <= 1e-5, f"identical, max score difference {worst:.1e}"
+
+
+def part_peer(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(1)
+    n, m = args.peer_nodes, args.peer_edges
+    pairs: set[tuple[int, int]] = set()
+    while len(pairs) < m:
+        s = rng.integers(0, n, m)
+        d = rng.integers(0, n, m)
+        for a, b in zip(s.tolist(), d.tolist()):
+            if a != b and len(pairs) < m:
+                pairs.add((a, b))
+    edges = sorted(pairs)
+    src = np.array([a for a, _ in edges], dtype=np.int64)
+    dst = np.array([b for _, b in edges], dtype=np.int64)
+    ntext = [node_text(i) for i in range(n)]
+    etext = [edge_text(e, e % 4, int(s), int(d)) for e, (s, d) in enumerate(edges)]
+    emb = HashingEmbedder(dim=384)
+    vectors = emb.embed(ntext + etext)
+    g = MemoryGraph.from_arrays(src, dst, node_ids=[f"n{i}" for i in range(n)],
+                                doc_entity=np.arange(n + m), doc_text=ntext + etext,
+                                vectors=vectors, embedder=emb)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "graph.npz")
+        np.savez(data, src=src, dst=dst, node_text=np.array(ntext), edge_text=np.array(etext),
+                 vectors=vectors)
+        t0 = time.perf_counter()
+        peer = Peer(args.raphtory_python, data)
+        print(f"raphtory ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        queries = [emb.embed([f"topic {k * 37 % 1009} area {k % 97} links"])[0] for k in range(8)]
+        ops = {
+            "expand(2) from 10 nodes": ("expand", False),
+            "expand_documents_by_similarity, 200 new documents from 10 nodes": ("docs", True),
+            "expand_entities_by_similarity, 50 new entities": ("entities", True),
+            "expand_nodes_by_similarity, 50 new nodes": ("nodes", True),
+            "expand_edges_by_similarity, 50 new edges": ("edges", True),
+            "documents_by_similarity (search), top 100": ("search", True),
+        }
+        ours_t: dict[str, list[float]] = {k: [] for k in ops}
+        peer_t: dict[str, list[float]] = {k: [] for k in ops}
+        verdict: dict[str, list[str]] = {k: [] for k in ops}
+        ok: dict[str, int] = {k: 0 for k in ops}
+        literal: list[str] = []
+        for r in range(args.rounds):
+            seed_idx = rng.integers(0, n, 10)
+            seeds = [f"n{i}" for i in seed_idx.tolist()]
+            q = queries[r % len(queries)]
+            for label, (op, ordered) in ops.items():
+                t0 = time.perf_counter()
+                if op == "search":
+                    sel = documents_by_similarity(g, q, 100)
+                    cmd = {"op": op, "q": q.tolist(), "k": 100}
+                else:
+                    sel = empty_selection(g)
+                    sel.add_nodes(seeds)
+                    base = len(sel)
+                    if op == "expand":
+                        sel.expand(2)
+                        cmd = {"op": op, "seeds": seeds, "hops": 2}
+                    elif op == "docs":
+                        sel.expand_documents_by_similarity(q, base + 200)
+                        cmd = {"op": op, "seeds": seeds, "q": q.tolist(), "limit": 200}
+                    else:
+                        getattr(sel, f"expand_{op}_by_similarity")(q, 50)
+                        cmd = {"op": "entities", "kind": op, "seeds": seeds, "q": q.tolist(),
+                               "limit": 50}
+                ours_t[label].append(time.perf_counter() - t0)
+                answer = peer.ask(**cmd)
+                peer_t[label].append(answer["seconds"])
+                same, why = agree(ours_described(g, sel), answer["docs"], ordered)
+                ok[label] += same
+                if not why.startswith(("same set", "identical")):
+                    verdict[label].append(why)
+            if r == 0:  # the literal call: same limit on both sides
+                sel = empty_selection(g)
+                sel.add_nodes(seeds)
+                sel.expand_documents_by_similarity(q, 200)
+                answer = peer.ask(op="docs", seeds=seeds, q=q.tolist(), limit=200)
+                literal.append(f"`expand_documents_by_similarity(q, limit=200)` after "
+                               f"`add_nodes` of 10 seeds ({base} documents): rowvoi's selection "
+                               f"holds {len(sel)} documents (limit = total), Raphtory's "
+                               f"{len(answer['docs'])} (limit = new).")
+        peer.close()
+    lines = [f"### Side by side with Raphtory {peer.hello['raphtory']}\n",
+             environment(f"python bench/graph.py --part peer --rounds {args.rounds} "
+                         "--raphtory-python <venv with raphtory 0.15.1>"),
+             f"Graph: {n:,} nodes, {m:,} distinct edges, one document per node and per edge "
+             f"({n + m:,} documents), the same 384-d hashing vectors on both sides (Raphtory's "
+             f"vectorise took {peer.hello['vectorise_seconds']:.1f} s). {args.rounds} "
+             "interleaved rounds, 10 random seed nodes and one query per round; times cover "
+             "the selection calls (creating the selection, `add_nodes`, the expansion), not "
+             "reading the documents out.\n",
+             "| operation | rowvoi median ms (min-max) | Raphtory median ms (min-max) | "
+             "Raphtory / rowvoi | selections agree |",
+             "|---|---:|---:|---:|---|"]
+    for label in ops:
+        a, b = stats(ours_t[label]), stats(peer_t[label])
+        agree_txt = f"{ok[label]}/{args.rounds}"
+        if verdict[label]:
+            agree_txt += "; " + "; ".join(sorted(set(verdict[label])))
+        lines.append(f"| {label} | {ms(a[0])} ({ms(a[1])}-{ms(a[2])}) | {ms(b[0])} "
+                     f"({ms(b[1])}-{ms(b[2])}) | {b[0] / a[0]:.1f}x | {agree_txt} |")
+    lines.append("")
+    lines.append("`expand(2)` is compared as sets (score-0 documents come in discovery "
+                 "order, which the two engines define differently); the similarity calls are "
+                 "compared document by document in order, with scores. rowvoi is called with "
+                 "`limit = len(selection) + 200` for the documents variant (its limit is the "
+                 "total). The same call on both sides differs by design:")
+    lines += ["", *literal]
+    write_block("peer", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def part_windows(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(2)
+    n, m = args.window_nodes, 3 * args.window_nodes
+    pairs: set[tuple[int, int]] = set()
+    while len(pairs) < m:
+        a, b = (int(x) for x in rng.integers(0, n, 2))
+        if a != b:
+            pairs.add((a, b))
+    edges = sorted(pairs)
+    src = np.array([a for a, _ in edges], dtype=np.int64)
+    dst = np.array([b for _, b in edges], dtype=np.int64)
+    node_time = rng.integers(0, 10, n).astype(np.int64)
+    edge_time = rng.integers(0, 10, m).astype(np.int64)
+    ntext = [node_text(i) for i in range(n)]
+    etext = [edge_text(e, e % 4, int(s), int(d)) for e, (s, d) in enumerate(edges)]
+    emb = HashingEmbedder(dim=384)
+    vectors = emb.embed(ntext + etext)
+    common = dict(node_ids=[f"n{i}" for i in range(n)], doc_entity=np.arange(n + m),
+                  doc_text=ntext + etext, vectors=vectors, embedder=emb, edge_time=edge_time)
+    graphs = {"node times given to rowvoi": MemoryGraph.from_arrays(src, dst, node_time=node_time,
+                                                                    **common),
+              "nodes untimed in rowvoi": MemoryGraph.from_arrays(src, dst, **common)}
+    windows = [(0, 10), (2, 8), (4, 6), (5, 6)]
+    q = emb.embed(["topic 5 area 7 links"])[0]
+    counts = {name: {"expand": [0, 0], "docs": [0, 0]} for name in graphs}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "graph.npz")
+        np.savez(data, src=src, dst=dst, node_text=np.array(ntext), edge_text=np.array(etext),
+                 vectors=vectors, node_time=node_time, edge_time=edge_time)
+        peer = Peer(args.raphtory_python, data)
+        for w in windows:
+            for seed in range(0, n, max(1, n // 25)):
+                seeds = [f"n{seed}"]
+                want_x = peer.ask(op="expand", seeds=seeds, hops=2, window=list(w))["docs"]
+                want_d = peer.ask(op="docs", seeds=seeds, q=q.tolist(), limit=10,
+                                  window=list(w))["docs"]
+                for name, g in graphs.items():
+                    sel = empty_selection(g)
+                    sel.add_nodes(seeds)
+                    sel.expand(2, window=w)
+                    same, _ = agree(ours_described(g, sel), want_x, False)
+                    counts[name]["expand"][0] += same
+                    counts[name]["expand"][1] += 1
+                    sel = empty_selection(g)
+                    sel.add_nodes(seeds)
+                    sel.expand_documents_by_similarity(q, len(sel) + 10, window=w)
+                    same, _ = agree(ours_described(g, sel), want_d, True)
+                    counts[name]["docs"][0] += same
+                    counts[name]["docs"][1] += 1
+        peer.close()
+    lines = [f"### Windows, side by side with Raphtory {peer.hello['raphtory']}\n",
+             environment("python bench/graph.py --part windows --raphtory-python <venv with "
+                         "raphtory 0.15.1>"),
+             f"Graph: {n} nodes and {m} distinct edges with times 0-9, one document each; "
+             f"windows {', '.join(f'[{a}, {b})' for a, b in windows)}; one seed node at a "
+             "time.\n",
+             "| rowvoi graph | `expand(2, window)` agree | "
+             "`expand_documents_by_similarity(q, 10 new, window)` agree |",
+             "|---|---:|---:|"]
+    for name, c in counts.items():
+        lines.append(f"| {name} | {c['expand'][0]}/{c['expand'][1]} | "
+                     f"{c['docs'][0]}/{c['docs'][1]} |")
+    lines += ["", "Raphtory counts a node as inside a window when it has any activity there "
+              "(its own time or an edge's); rowvoi uses the node's own time, and an untimed "
+              "node belongs to every window. Where the two differ is exactly the nodes whose "
+              "own time is outside the window while an edge of theirs is inside: leave node "
+              "times out of a rowvoi graph to get Raphtory's windows."]
+    write_block("windows", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--part", choices=["big", "peer", "windows"], required=True)
+    ap.add_argument("--nodes", type=int, default=1_000_000)
+    ap.add_argument("--edges", type=int, default=5_000_000)
+    ap.add_argument("--edge-doc-every", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--peer-nodes", type=int, default=100_000)
+    ap.add_argument("--peer-edges", type=int, default=500_000)
+    ap.add_argument("--window-nodes", type=int, default=200)
+    ap.add_argument("--raphtory-python", default="/work/refvenv-raphtory/bin/python")
+    args = ap.parse_args()
+    {"big": part_big, "peer": part_peer, "windows": part_windows}[args.part](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

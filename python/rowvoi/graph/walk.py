@@ -1,0 +1,473 @@
+"""A safe graph walk: :func:`traverse` under a pluggable :class:`WalkPolicy`.
+
+The loop -- *score the frontier, select, commit, expand* -- belongs to
+:func:`traverse`, and so does the safety, which no policy can opt out of:
+
+* a **visited set**: a node (by ``policy.node_id``) is committed at most once;
+* a **depth cap**: nodes at ``max_depth`` are committed but not expanded;
+* a **node budget**: at most ``node_budget`` nodes are committed;
+* a **fan-out cap**: at most ``max_fan_out`` items are read from one
+  ``policy.expand`` call, so even an endless generator ends.
+
+So cycles, self-loops, dangling edges (neighbours that are not nodes),
+huge fan-out and a policy whose ``stop`` never fires all terminate.
+
+Policies see the store verbatim.  Two ship here:
+
+* :func:`collapsed_tree_policy` -- a match on a *summary* surface routes to
+  that artifact's best *leaf* surfaces; it needs a :class:`SurfaceStore`
+  (a ``search`` callable and a per-artifact ``surfaces`` accessor;
+  :class:`MemorySurfaces` is the in-memory one, and a corpus will provide
+  the same two methods);
+* :func:`reverse_dependency_policy` -- from caller-chosen seeds, walk
+  reverse edges (dependents of a library) over any
+  :class:`~rowvoi.graph.GraphStore`, scoring each node's best document.
+
+Results are :class:`WalkHit` objects, best first: the fields of a search
+hit (``artifact_id``, ``surface_kind``, ``score``, ``text``, ``metadata``,
+``source``, ``surface_index``) with ``metadata["walk_depth"]`` and
+``metadata["seed"]`` (the seed the walk came from).
+
+Examples
+--------
+>>> from rowvoi.embed import HashingEmbedder
+>>> from rowvoi.graph import (MemoryGraph, reverse_dependency_policy,
+...                           traverse)
+>>> g = MemoryGraph.from_edges(
+...     [("plotting", "numpy", "REF"), ("stats", "numpy", "REF"),
+...      ("report", "stats", "REF"), ("report", "report", "REF")],
+...     nodes=[{"id": "plotting", "text": "draw charts and plots"},
+...            {"id": "stats", "text": "statistical tests and models"},
+...            {"id": "report", "text": "statistical reports with charts"}],
+...     embedder=HashingEmbedder(dim=64))
+>>> hits = traverse("statistics", g, policy=reverse_dependency_policy(seeds=["numpy"]))
+>>> [(h.artifact_id, h.metadata["walk_depth"], h.metadata["seed"]) for h in hits]
+[('stats', 1, 'numpy'), ('report', 2, 'numpy'), ('plotting', 1, 'numpy')]
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from rowvoi.graph.store import snapshot
+
+__all__ = [
+    "WalkHit",
+    "WalkState",
+    "WalkPolicy",
+    "traverse",
+    "SurfaceStore",
+    "Surface",
+    "MemorySurfaces",
+    "collapsed_tree_policy",
+    "reverse_dependency_policy",
+]
+
+
+@dataclass
+class WalkHit:
+    """A scored result of a walk, shaped like a search hit (higher score =
+    closer).  ``metadata`` carries ``walk_depth`` and ``seed``."""
+
+    artifact_id: Hashable
+    surface_kind: str
+    score: float
+    text: str
+    metadata: dict = field(default_factory=dict)
+    source: str | None = None
+    surface_index: int | None = None
+
+    def to_dict(self) -> dict:
+        """Plain Python types (the score as a float)."""
+        return {"artifact_id": self.artifact_id, "surface_kind": self.surface_kind,
+                "score": float(self.score), "text": self.text, "metadata": dict(self.metadata),
+                "source": self.source, "surface_index": self.surface_index}
+
+
+@dataclass
+class WalkState:
+    """The walker-owned state of one :func:`traverse` call.
+
+    ``visited`` (committed node ids), ``budget`` and ``max_depth`` are the
+    safety the walker enforces; ``results`` are the emitted hits; ``cache``
+    is scratch space for the policy (e.g. the query's vector).  A policy may
+    read all of it; the walker alone changes ``visited`` and ``results``.
+    """
+
+    query: Any
+    max_depth: int
+    budget: int
+    visited: set = field(default_factory=set)
+    results: list = field(default_factory=list)
+    cache: dict = field(default_factory=dict)
+
+
+@runtime_checkable
+class WalkPolicy(Protocol):
+    """The graph semantics of a walk (never its safety).
+
+    ``seed(query, store, state)`` gives the first frontier;
+    ``score(node, store, state)`` a float (higher is better);
+    ``select(scored, state)`` picks which ``(node, score)`` pairs to commit
+    this step (best first); ``expand(node, store, state)`` yields
+    neighbours; ``node_id(node)`` is the hashable visited-set key;
+    ``stop(state)`` ends the walk early; ``to_hit(node, score, depth, seed,
+    store, state)`` makes a :class:`WalkHit`, or None for a router-only
+    node (one that routes but is not itself a result).
+    """
+
+    def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]: ...
+
+    def score(self, node: Any, store: Any, state: WalkState) -> float: ...
+
+    def select(self, scored: list[tuple[Any, float]], state: WalkState) -> list[tuple[Any, float]]: ...
+
+    def expand(self, node: Any, store: Any, state: WalkState) -> Iterable[Any]: ...
+
+    def node_id(self, node: Any) -> Hashable: ...
+
+    def stop(self, state: WalkState) -> bool: ...
+
+    def to_hit(self, node: Any, score: float, depth: int, seed: Hashable, store: Any,
+               state: WalkState) -> WalkHit | None: ...
+
+
+def _count(value: Any, name: str, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
+        raise ValueError(f"{name}={value!r}: must be an int >= {lo}")
+    return int(value)
+
+
+def traverse(query: Any, store: Any, *, policy: WalkPolicy, max_depth: int = 2,
+             node_budget: int = 64, k: int = 10, max_fan_out: int = 100_000) -> list[WalkHit]:
+    """Walk ``store`` from ``query`` under ``policy``; return the top ``k``
+    hits, best first (ties keep commit order).
+
+    Each step scores the frontier (distinct, unvisited nodes), lets the
+    policy select, commits the selection best first (until the budget),
+    emits hits, and gathers the next frontier from the committed nodes
+    above ``max_depth``.  See the module notes for the safety.
+
+    Parameters
+    ----------
+    query : str or vector
+        Passed to the policy.
+    store : object
+        Passed to the policy verbatim.
+    policy : WalkPolicy
+    max_depth : int
+        Hops from a seed; nodes at this depth are not expanded.
+    node_budget : int
+        Nodes committed, at most.
+    k : int
+        Hits returned, at most.
+    max_fan_out : int
+        Items read from one ``policy.expand`` call, at most.
+
+    Raises
+    ------
+    ValueError
+        A negative depth, a budget, ``k`` or ``max_fan_out`` below 1.
+    """
+    max_depth = _count(max_depth, "max_depth", 0)
+    node_budget = _count(node_budget, "node_budget", 1)
+    k = _count(k, "k", 1)
+    max_fan_out = _count(max_fan_out, "max_fan_out", 1)
+    state = WalkState(query=query, max_depth=max_depth, budget=node_budget)
+    frontier: list[tuple[Any, int, Hashable]] = []
+    for node in itertools.islice(policy.seed(query, store, state), max_fan_out):
+        frontier.append((node, 0, policy.node_id(node)))
+    stopped = False
+    while frontier and not stopped and len(state.visited) < node_budget:
+        # distinct unvisited nodes, first occurrence (and its seed) wins
+        info: dict[Hashable, tuple[int, Hashable]] = {}
+        pending = []
+        for node, depth, seed in frontier:
+            nid = policy.node_id(node)
+            if nid in state.visited or nid in info:
+                continue
+            info[nid] = (depth, seed)
+            pending.append(node)
+        scored = [(node, float(policy.score(node, store, state))) for node in pending]
+        chosen = policy.select(scored, state)
+        frontier = []
+        for node, score in chosen:
+            nid = policy.node_id(node)
+            if nid in state.visited or nid not in info:
+                continue
+            if len(state.visited) >= node_budget:
+                break
+            depth, seed = info[nid]
+            state.visited.add(nid)
+            hit = policy.to_hit(node, score, depth, seed, store, state)
+            if hit is not None:
+                state.results.append(hit)
+            if policy.stop(state):
+                stopped = True
+                break
+            if depth < max_depth:
+                for nxt in itertools.islice(policy.expand(node, store, state), max_fan_out):
+                    if policy.node_id(nxt) not in state.visited:
+                        frontier.append((nxt, depth + 1, seed))
+    ranked = sorted(range(len(state.results)), key=lambda i: -state.results[i].score)
+    return [state.results[i] for i in ranked[:k]]
+
+
+def _best_first(scored: list[tuple[Any, float]], state: WalkState) -> list[tuple[Any, float]]:
+    """Every scored node, best first (ties keep frontier order)."""
+    return sorted(scored, key=lambda p: -p[1])
+
+
+# ------------------------------------------------------- surface stores
+
+
+@dataclass(frozen=True)
+class Surface:
+    """One embeddable text unit of an artifact: ``kind`` (e.g. "summary",
+    "chunk"), ``text``, its position ``index`` among the artifact's
+    surfaces, and its ``vector`` (float32, or None)."""
+
+    artifact_id: Hashable
+    kind: str
+    text: str
+    index: int
+    vector: Any = None
+
+
+@runtime_checkable
+class SurfaceStore(Protocol):
+    """What :func:`collapsed_tree_policy` needs: ``search(query, k, kinds)``
+    returns the best ``k`` surfaces of those kinds as hits (objects with
+    ``artifact_id``, ``surface_kind``, ``score``, ``text``,
+    ``surface_index``), ``surfaces(artifact_id)`` an artifact's
+    :class:`Surface` list in order, and ``embed_query(query)`` the query's
+    vector (cosine against surface vectors)."""
+
+    def search(self, query: Any, k: int, kinds: Sequence[str]) -> list: ...
+
+    def surfaces(self, artifact_id: Hashable) -> list[Surface]: ...
+
+    def embed_query(self, query: Any) -> np.ndarray: ...
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
+
+
+class MemorySurfaces:
+    """An in-memory :class:`SurfaceStore`: artifacts with ``(kind, text)``
+    surfaces, embedded once with ``embedder``; search is exact cosine
+    (ties: earlier surface first).
+
+    Parameters
+    ----------
+    artifacts : mapping
+        ``artifact_id -> [(kind, text), ...]`` in plan order.
+    embedder : object with ``embed(texts)``
+
+    Thread-safety: immutable once built.
+    """
+
+    def __init__(self, artifacts: Mapping[Hashable, Sequence[tuple[str, str]]],
+                 embedder: Any) -> None:
+        self.embedder = embedder
+        self._surfaces: dict[Hashable, list[Surface]] = {}
+        flat: list[Surface] = []
+        texts: list[str] = []
+        for aid, items in artifacts.items():
+            for i, (kind, text) in enumerate(items):
+                texts.append(text)
+                flat.append(Surface(aid, str(kind), text, i))
+        vecs = np.asarray(embedder.embed(texts), dtype=np.float32) if texts else \
+            np.zeros((0, 1), np.float32)
+        self._flat = []
+        for s, v in zip(flat, vecs):
+            s = Surface(s.artifact_id, s.kind, s.text, s.index, _unit(v))
+            self._flat.append(s)
+            self._surfaces.setdefault(s.artifact_id, []).append(s)
+        self._matrix = np.stack([s.vector for s in self._flat]) if self._flat else vecs
+
+    def embed_query(self, query: Any) -> np.ndarray:
+        """The query as a unit vector (text through the embedder)."""
+        if isinstance(query, str):
+            return _unit(np.asarray(self.embedder.embed([query]), dtype=np.float32)[0])
+        return _unit(np.asarray(query, dtype=np.float32))
+
+    def surfaces(self, artifact_id: Hashable) -> list[Surface]:
+        """An artifact's surfaces in order (``[]`` when unknown)."""
+        return list(self._surfaces.get(artifact_id, []))
+
+    def search(self, query: Any, k: int, kinds: Sequence[str]) -> list[WalkHit]:
+        """The best ``k`` surfaces of the given kinds by cosine."""
+        q = self.embed_query(query)
+        keep = [i for i, s in enumerate(self._flat) if s.kind in set(kinds)]
+        if not keep:
+            return []
+        scores = self._matrix[keep] @ q
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [WalkHit(self._flat[keep[i]].artifact_id, self._flat[keep[i]].kind,
+                        float(scores[i]), self._flat[keep[i]].text,
+                        surface_index=self._flat[keep[i]].index) for i in order]
+
+
+# ------------------------------------------------------------- policies
+
+
+@dataclass
+class _CollapsedTree:
+    summary_kinds: tuple[str, ...]
+    leaf_kinds: tuple[str, ...]
+    seed_k: int
+    select: Callable = _best_first
+
+    def _q(self, store: Any, state: WalkState) -> np.ndarray:
+        if "q" not in state.cache:
+            state.cache["q"] = store.embed_query(state.query)
+        return state.cache["q"]
+
+    def _leaves(self, store: Any, aid: Hashable) -> list[Surface]:
+        return [s for s in store.surfaces(aid) if s.kind in self.leaf_kinds]
+
+    def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]:
+        return [("summary", h) for h in store.search(query, self.seed_k, self.summary_kinds)]
+
+    def score(self, node: Any, store: Any, state: WalkState) -> float:
+        if node[0] == "summary":
+            return float(node[1].score)
+        v = node[1].vector
+        return 0.0 if v is None else float(np.dot(self._q(store, state), v))
+
+    def expand(self, node: Any, store: Any, state: WalkState) -> Iterable[Any]:
+        if node[0] != "summary":
+            return []
+        return [("leaf", s) for s in self._leaves(store, node[1].artifact_id)]
+
+    def node_id(self, node: Any) -> Hashable:
+        if node[0] == "summary":
+            return ("summary", node[1].artifact_id)
+        return ("leaf", node[1].artifact_id, node[1].index)
+
+    def stop(self, state: WalkState) -> bool:
+        return False
+
+    def to_hit(self, node: Any, score: float, depth: int, seed: Hashable, store: Any,
+               state: WalkState) -> WalkHit | None:
+        kind, item = node
+        if kind == "summary":
+            if self._leaves(store, item.artifact_id):
+                return None  # a router: its leaves are the results
+            return WalkHit(item.artifact_id, item.surface_kind, score, item.text,
+                           {"walk_depth": depth, "seed": seed[1]},
+                           surface_index=item.surface_index)
+        return WalkHit(item.artifact_id, item.kind, score, item.text,
+                       {"walk_depth": depth, "seed": seed[1]}, surface_index=item.index)
+
+
+def collapsed_tree_policy(*, summary_kinds: Sequence[str] = ("description", "synopsis",
+                                                               "capability", "document"),
+                          leaf_kinds: Sequence[str] = ("chunk", "readme_chunk"),
+                          seed_k: int = 10) -> WalkPolicy:
+    """Route a summary match to that artifact's best leaf surfaces.
+
+    Seeds on the top ``seed_k`` matches among ``summary_kinds`` surfaces
+    (``store.search``) and descends to each routed artifact's
+    ``leaf_kinds`` surfaces, scored by cosine to the query.  A summary is a
+    router (not a result) only when its artifact has leaves, so a corpus of
+    single-surface artifacts returns its summaries instead of nothing.  The
+    store is a :class:`SurfaceStore`; use ``max_depth >= 1``.
+    """
+    return _CollapsedTree(tuple(summary_kinds), tuple(leaf_kinds), _count(seed_k, "seed_k", 1))
+
+
+@dataclass
+class _ReverseDependency:
+    seeds: tuple
+    edge_type: str | None
+    fan_in_weight: float
+    proximity_weight: float
+    select: Callable = _best_first
+
+    def _graph(self, store: Any, state: WalkState):
+        if "graph" not in state.cache:
+            g = snapshot(store)
+            state.cache["graph"] = g
+            state.cache["max_fan_in"] = store.max_fan_in(self.edge_type) \
+                if hasattr(store, "max_fan_in") else g.max_fan_in(self.edge_type)
+            q = state.query
+            state.cache["q"] = None if g.dim == 0 else (
+                np.asarray(g.embedder.embed([q]), dtype=np.float32)[0]
+                if isinstance(q, str) else np.asarray(q, dtype=np.float32))
+        return state.cache["graph"]
+
+    def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]:
+        return list(self.seeds)
+
+    def _best(self, node: Hashable, store: Any, state: WalkState) -> tuple[float, str, int | None]:
+        g = self._graph(store, state)
+        i = g._node_index(node)
+        q = state.cache["q"]
+        if i is None or q is None:
+            return 0.0, "", None
+        docs = g._h.entity_docs(np.array([i], dtype=np.int64))
+        if not len(docs):
+            return 0.0, "", None
+        scores = g._h.score_docs(np.ascontiguousarray(q, dtype=np.float32), docs)
+        j = int(np.argmax(scores))
+        return float(scores[j]), g._doc_text[int(docs[j])], j
+
+    def score(self, node: Any, store: Any, state: WalkState) -> float:
+        return self._best(node, store, state)[0]
+
+    def expand(self, node: Any, store: Any, state: WalkState) -> Iterable[Any]:
+        return store.reverse_neighbors(node, self.edge_type)
+
+    def node_id(self, node: Any) -> Hashable:
+        return node
+
+    def stop(self, state: WalkState) -> bool:
+        return False
+
+    def to_hit(self, node: Any, score: float, depth: int, seed: Hashable, store: Any,
+               state: WalkState) -> WalkHit | None:
+        if not store.documents(node):
+            return None  # no documents (a seed outside the corpus, a dangling target)
+        cos, text, idx = self._best(node, store, state)
+        fan = store.fan_in(node, self.edge_type)
+        top = state.cache["max_fan_in"]
+        total = cos + self.fan_in_weight * (fan / top if top else 0.0) \
+            + self.proximity_weight / (1 + depth)
+        meta = {"walk_depth": depth, "fan_in": fan}
+        if depth > 0:
+            meta["seed"] = seed
+        return WalkHit(node, "document", total, text, meta, surface_index=idx)
+
+
+def reverse_dependency_policy(*, seeds: Iterable[Hashable], edge_type: str | None = "REF",
+                              fan_in_weight: float = 0.0,
+                              proximity_weight: float = 0.0) -> WalkPolicy:
+    """Walk ``edge_type`` edges backwards from caller-chosen ``seeds``.
+
+    Commits each seed that is a node of the store, then its dependents (the
+    nodes whose ``edge_type`` edges point at it; any type when None), then
+    theirs, up to ``max_depth``.  A node without documents (a seed outside
+    the corpus, a dangling edge target) routes without being a result.  Score: the best cosine of the node's documents to the
+    query, plus ``fan_in_weight`` times its fan-in over the largest fan-in,
+    plus ``proximity_weight / (1 + hops)``.  Hits carry
+    ``metadata["walk_depth"]``, ``["fan_in"]`` and, for dependents,
+    ``["seed"]``.  The store is any :class:`~rowvoi.graph.GraphStore`
+    (scored on its snapshot's document vectors).
+    """
+    if isinstance(seeds, (str, bytes)):
+        raise TypeError("seeds must be a list of node ids (wrap a single id in a list)")
+    for name, w in (("fan_in_weight", fan_in_weight), ("proximity_weight", proximity_weight)):
+        if not isinstance(w, numbers.Real) or not np.isfinite(w) or w < 0:
+            raise ValueError(f"{name}={w!r}: must be finite and >= 0")
+    return _ReverseDependency(tuple(seeds), edge_type, float(fan_in_weight),
+                              float(proximity_weight))

@@ -1,0 +1,87 @@
+/*
+** Internals of the graph engine, shared by graph.c, walk.c and select.c.
+*/
+#ifndef ROWVOI_GRAPH_INTERNAL_H
+#define ROWVOI_GRAPH_INTERNAL_H
+
+#include "../dense/flat_internal.h"
+#include "../internal.h"
+
+/* One CSR direction: the edges of node v are slots off[v] .. off[v+1]; each
+** slot holds the edge index and the node at its other end (the neighbour is
+** kept beside the edge so a hop reads one cache line, not two). */
+typedef struct rv__csr {
+    uint32_t *off;  /* n_nodes + 1 */
+    uint32_t *edge; /* n_edges */
+    uint32_t *nbr;  /* n_edges */
+} rv__csr;
+
+struct rv_graph {
+    size_t n_nodes, n_edges, n_docs;
+    int64_t *node_id;      /* n_nodes */
+    int64_t *node_time;    /* NULL: no node has a time */
+    int identity_ids;      /* node_id[i] == i for every i: no table */
+    uint32_t *slots;       /* id table: 1 + node index, 0 empty */
+    uint64_t mask;         /* slots - 1 (a power of two minus one) */
+
+    uint32_t *src, *dst;   /* n_edges */
+    uint16_t *etype;       /* n_edges */
+    int64_t *etime;        /* NULL: no edge has a time */
+    rv__csr out, in;
+
+    uint32_t *doc_entity;  /* n_docs */
+    uint32_t *ent_off;     /* n_nodes + n_edges + 1 */
+    uint32_t *ent_doc;     /* n_docs, grouped by entity, document order */
+    size_t max_entity_docs;
+
+    uint32_t dim;
+    rv_metric metric;
+    const float *vec;      /* n_vec * dim (owned or borrowed) */
+    float *vec_owned;
+    size_t n_vec;
+    uint32_t *doc_row;     /* NULL: document i is row i */
+    float *inv_norm;       /* NULL: rows are unit (or inner product) */
+    rv__dot_fn dot;
+};
+
+/* Node index of an id, or -1. */
+int64_t rv__graph_find(const rv_graph *g, int64_t id);
+
+/* Window tests (w NULL: everything is inside). */
+static inline int rv__in_window(int64_t t, const int64_t *w) {
+    return !w || t == RV_GRAPH_NO_TIME || (t >= w[0] && t < w[1]);
+}
+static inline int rv__node_in(const rv_graph *g, uint32_t v, const int64_t *w) {
+    return !w || !g->node_time || rv__in_window(g->node_time[v], w);
+}
+static inline int rv__edge_in(const rv_graph *g, uint32_t e, const int64_t *w) {
+    return !w || !g->etime || rv__in_window(g->etime[e], w);
+}
+static inline int rv__entity_in(const rv_graph *g, uint32_t x, const int64_t *w) {
+    return x < g->n_nodes ? rv__node_in(g, x, w)
+                          : rv__edge_in(g, (uint32_t)(x - g->n_nodes), w);
+}
+
+/* Bitmaps of n bits (calloc'd words). */
+static inline int rv__bit(const uint64_t *b, size_t i) {
+    return (int)((b[i >> 6] >> (i & 63)) & 1u);
+}
+static inline void rv__set(uint64_t *b, size_t i) { b[i >> 6] |= 1ull << (i & 63); }
+
+/* Check a selection of documents and mark it in a fresh bitmap of n_docs
+** bits (*selected, caller frees with rv__free). */
+rv_status rv__graph_mark_docs(const rv_graph *g, size_t n_sel, const int64_t *sel,
+                              uint64_t **selected);
+
+/* Unit query (cosine) or a copy (inner product) into q (dim floats);
+** RV_E_INVALID_ARG naming a bad component. */
+rv_status rv__graph_query(const rv_graph *g, const float *query, float *q);
+
+/* Score of document d against a prepared query. */
+static inline float rv__graph_score(const rv_graph *g, const float *q, uint32_t d) {
+    size_t row = g->doc_row ? g->doc_row[d] : d;
+    float s = g->dot(q, g->vec + row * (size_t)g->dim, g->dim);
+    return g->inv_norm ? s * g->inv_norm[row] : s;
+}
+
+#endif /* ROWVOI_GRAPH_INTERNAL_H */
