@@ -1176,6 +1176,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_parser(sub)
     _add_corpus_parsers(sub)
     _add_discover_parser(sub)
+    from rowvoi.corpus.calibrate_cli import add_parser as add_calibrate_parser
+    add_calibrate_parser(sub)
     return parser
 
 
