@@ -34,6 +34,7 @@ from rowvoi.corpus import (
 )
 from rowvoi.corpus.calibration import (
     abstention_rates,
+    best_floor,
     calibration_problem,
     read_queries,
     stored_calibration,
@@ -90,18 +91,16 @@ def test_lexical_floor_separates_and_is_saved():
 
 def test_weight_trades_sensitivity_for_specificity():
     pos, neg = [0.9, 0.8, 0.5, 0.45], [0.1, 0.2, 0.55, 0.6]
-    from rowvoi.corpus.calibration import _choose_floor
-
-    balanced = _choose_floor(pos, neg, 0.5)
+    balanced = best_floor(pos, neg, 0.5)
     assert abstention_rates(pos, neg, balanced[0]) == {"sensitivity": balanced[1],
                                                        "specificity": balanced[2]}
-    eager = _choose_floor(pos, neg, 0.95)      # answering matters most
-    strict = _choose_floor(pos, neg, 0.05)     # refusing matters most
+    eager = best_floor(pos, neg, 0.95)      # answering matters most
+    strict = best_floor(pos, neg, 0.05)     # refusing matters most
     assert eager[1] == 1.0 and eager[0] < 0.45
     assert strict[2] == 1.0 and strict[0] > 0.6
     assert eager[0] <= balanced[0] <= strict[0]
     # no hit at all is refused at any floor
-    assert _choose_floor([0.5], [-math.inf], 0.5)[2] == 1.0
+    assert best_floor([0.5], [-math.inf], 0.5)[2] == 1.0
 
 
 def test_input_errors():

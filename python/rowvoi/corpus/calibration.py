@@ -110,6 +110,7 @@ __all__ = [
     "stored_calibration",
     "top_scores",
     "abstention_rates",
+    "best_floor",
     "read_queries",
     "DFLT_CALIB_WEIGHT",
     "DFLT_CALIB_K",
@@ -366,11 +367,27 @@ def abstention_rates(in_scores: Sequence[float], out_scores: Sequence[float],
     return {"sensitivity": sens, "specificity": spec}
 
 
-def _choose_floor(pos: list[float], neg: list[float], weight: float
-                  ) -> tuple[float, float, float, float]:
-    """``(floor, sensitivity, specificity, margin)`` maximising the weighted
-    objective; floors sit halfway between adjacent distinct scores (and
-    just outside the extremes)."""
+def best_floor(in_scores: Sequence[float], out_scores: Sequence[float],
+               weight: float = DFLT_CALIB_WEIGHT) -> tuple[float, float, float, float]:
+    """``(floor, sensitivity, specificity, margin)``: the floor that
+    maximises ``weight x sensitivity + (1 - weight) x specificity`` over
+    two lists of best scores (see the module docstring for the candidates
+    and the tie-breaks). :func:`calibrate_min_score` without the searches,
+    for scores you already have.
+
+    >>> floor, sens, spec, margin = best_floor([0.6, 0.7, 0.8], [0.1, 0.3, 0.65])
+    >>> round(floor, 4), sens, round(spec, 4), round(margin, 4)
+    (0.45, 1.0, 0.6667, 0.15)
+    >>> floor, sens, spec, margin = best_floor([0.6, 0.7, 0.8], [0.1, 0.3, 0.65], weight=0.2)
+    >>> round(floor, 4), round(sens, 4), spec
+    (0.675, 0.6667, 1.0)
+    """
+    pos, neg = [float(x) for x in in_scores], [float(x) for x in out_scores]
+    if not pos or not neg:
+        raise ValueError("best_floor needs scores of both kinds, in scope and out of scope")
+    if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or \
+            not 0.0 <= float(weight) <= 1.0:
+        raise ValueError(f"weight must be a number in [0, 1], got {weight!r}")
     finite = sorted({s for s in pos + neg if math.isfinite(s)})
     if not finite:
         return 0.0, 0.0, 1.0, 0.0
@@ -691,7 +708,7 @@ def calibrate_min_score(corpus: Any, in_scope: Sequence[Any], out_of_scope: Sequ
                  "lexical": snap.state.get("lexical")}
     scores = top_scores(c, pos_q + neg_q, mode=mode, fusion=fusion, k=k, **search_kw)
     pos, neg = scores[:len(pos_q)], scores[len(pos_q):]
-    floor, sens, spec, margin = _choose_floor(pos, neg, float(weight))
+    floor, sens, spec, margin = best_floor(pos, neg, float(weight))
     eff_fusion = fusion if mode == "hybrid" else "rrf"
     cal = Calibration(c.name, calibration_key(mode, fusion), mode, eff_fusion, float(floor),
                       sens, spec, float(weight), float(margin), tuple(pos), tuple(neg), k,
