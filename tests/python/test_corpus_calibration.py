@@ -390,7 +390,7 @@ def test_cli_errors(home, monkeypatch):
     assert rc == 1 and "pip install 'rowvoi[plot]'" in err
     assert not (home / "x.png").exists()
     with pytest.raises(ImportError, match=r"rowvoi\[plot\]"):
-        Calibration(None, "dense", "dense", "rrf", 0.5, 1.0, 1.0, 0.5, 0.1, (0.6,), (0.4,),
+        Calibration(None, "dense", "dense", None, 0.5, 1.0, 1.0, 0.5, 0.1, (0.6,), (0.4,),
                     10).plot(home / "y.png")
 
 
@@ -434,3 +434,15 @@ def test_readme_calibrated_abstention(tmp_path):
     floor, sens, spec = proc.stdout.splitlines()[0].split()
     assert float(floor) > 0 and sens == "1.0" and spec == "1.0"
     assert proc.stdout.splitlines()[1] == "True"
+
+
+def test_discover_reports_the_evidence_it_floored(home):
+    rc, _, err = run("calibrate", "aero", "--in-scope", str(home / "in.txt"),
+                     "--out-of-scope", str(home / "out.txt"))          # hybrid RRF
+    assert rc == 0, err
+    rc, out, _ = run("discover", "aero", OUT[4], "--min-score", "auto", "--json")
+    d = json.loads(out)
+    assert d["abstained"] and d["signals"]["top_evidence"] < d["signals"]["min_score"]
+    assert d["signals"]["top_score"] == pytest.approx(2 / 61)   # the RRF score, not floored
+    rc, out, _ = run("discover", "aero", OUT[4], "--min-score", "auto")
+    assert f"top evidence {d['signals']['top_evidence']:.4g} is below the floor" in out

@@ -416,8 +416,10 @@ class Calibration:
     ----------
     corpus : str or None
         The corpus name.
-    key, mode, fusion : str
+    key, mode : str
         What searches the floor is for (:func:`calibration_key`).
+    fusion : str or None
+        The hybrid fusion (None for dense and lexical searches).
     min_score : float
         The floor, on the scale of :func:`~rowvoi.corpus.selection.floor_score`
         (``explain["evidence"]`` for RRF hits).
@@ -446,7 +448,7 @@ class Calibration:
 
     Examples
     --------
-    >>> cal = Calibration("aero", "dense", "dense", "rrf", 0.45, 1.0, 0.96, 0.5, 0.01,
+    >>> cal = Calibration("aero", "dense", "dense", None, 0.45, 1.0, 0.96, 0.5, 0.01,
     ...                   (0.6, 0.7), (0.2, 0.65), 10)
     >>> cal.balanced_accuracy, cal.separable, cal.to_dict()["n_in"]
     (0.98, False, 2)
@@ -455,7 +457,7 @@ class Calibration:
     corpus: str | None
     key: str
     mode: str
-    fusion: str
+    fusion: str | None
     min_score: float
     sensitivity: float
     specificity: float
@@ -512,7 +514,7 @@ class Calibration:
         """The inverse of :meth:`to_dict` (``KeyError`` for a record that
         is not a full calibration, such as a hand-written floor).
 
-        >>> cal = Calibration(None, "lexical", "lexical", "rrf", 2.5, 1.0, 1.0, 0.5, 0.5,
+        >>> cal = Calibration(None, "lexical", "lexical", None, 2.5, 1.0, 1.0, 0.5, 0.5,
         ...                   (3.0,), (2.0, float("-inf")), 10)
         >>> Calibration.from_dict(cal.to_dict()) == cal
         True
@@ -520,7 +522,7 @@ class Calibration:
         def floats(xs: Sequence[Any]) -> tuple[float, ...]:
             return tuple(-math.inf if x is None else float(x) for x in xs)
 
-        return cls(d.get("corpus"), d["key"], d["mode"], d["fusion"], float(d["min_score"]),
+        return cls(d.get("corpus"), d["key"], d["mode"], d.get("fusion"), float(d["min_score"]),
                    float(d["sensitivity"]), float(d["specificity"]), float(d["weight"]),
                    float(d["margin"]), floats(d["in_scores"]), floats(d["out_scores"]),
                    int(d["k"]), d.get("embedder_id"), d.get("strategy_id"),
@@ -709,7 +711,7 @@ def calibrate_min_score(corpus: Any, in_scope: Sequence[Any], out_of_scope: Sequ
     scores = top_scores(c, pos_q + neg_q, mode=mode, fusion=fusion, k=k, **search_kw)
     pos, neg = scores[:len(pos_q)], scores[len(pos_q):]
     floor, sens, spec, margin = best_floor(pos, neg, float(weight))
-    eff_fusion = fusion if mode == "hybrid" else "rrf"
+    eff_fusion = fusion if mode == "hybrid" else None
     cal = Calibration(c.name, calibration_key(mode, fusion), mode, eff_fusion, float(floor),
                       sens, spec, float(weight), float(margin), tuple(pos), tuple(neg), k,
                       fp["embedder_id"], fp["strategy_id"], fp["lexical_id"],

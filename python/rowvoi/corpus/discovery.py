@@ -113,8 +113,10 @@ class DiscoveryResult:
     signals : dict
         The selection's signals (``top_score``, ``n_candidates``,
         ``n_selected``, ``min_ratio``, ``min_score``), ``floor_from``
-        (``"given"``, ``"calibration"`` or None) and, for several corpora,
-        ``per_source``: ``{name: {n_retrieved, top_score, floor, abstained}}``.
+        (``"given"``, ``"calibration"`` or None), ``top_evidence`` for a
+        hybrid RRF search (the best evidence among the hits: what the floor
+        compared) and, for several corpora, ``per_source``: ``{name:
+        {n_retrieved, top_score, floor, abstained}}`` (plus ``top_evidence``).
     selection : Selection or None
         The selection behind the results (its hits keep every field; not
         part of :meth:`to_dict`).
@@ -310,6 +312,8 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     results = disclose(selection, corpus=c, **disclosure)
     signals = dict(selection.signals)
     signals["floor_from"] = floor_from
+    if _has_evidence(hits):
+        signals["top_evidence"] = max(floor_score(h) for h in hits)
     return DiscoveryResult(query, mode, strategy_label, disclose_level, results,
                            selection.abstained, selection.reason, len(hits), signals,
                            selection)
@@ -358,6 +362,8 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_la
         per_source[name] = {"n_retrieved": len(hits),
                             "top_score": float(hits[0].score) if hits else None,
                             "floor": floor, "abstained": not kept}
+        if _has_evidence(hits):
+            per_source[name]["top_evidence"] = max(floor_score(h) for h in hits)
     merged = _merge(survivors, merge, merge_weights, merge_rrf_k, k)
     selection = select(merged, min_score=None, **common)
     reason = selection.reason
@@ -370,6 +376,11 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_la
     signals["per_source"] = per_source
     return DiscoveryResult(query, mode, strategy_label, str(disclosure["level"]), results,
                            selection.abstained, reason, n_retrieved, signals, selection)
+
+
+def _has_evidence(hits: Sequence[SearchHit]) -> bool:
+    """Do the hits carry evidence (a hybrid RRF search's), which floors compare?"""
+    return any(h.explain is not None and "evidence" in h.explain for h in hits)
 
 
 def _federated_floor_specs(min_score: Any, names: list[str]) -> dict[str, Any]:
