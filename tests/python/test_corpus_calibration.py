@@ -369,7 +369,7 @@ def test_cli_json_no_save_and_plot(home):
     assert d["key"] == "hybrid" and d["saved"] is False and d["plot"] == str(png)
     assert d["n_in"] == len(IN) and d["n_out"] == len(OUT)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
-    assert not list(home.glob(".floor.png.*"))      # no temporary left behind
+    assert not list(home.glob("floor.png.tmp*"))      # no temporary left behind
     rc, out, _ = run("calibrate", "aero", "--in-scope", str(home / "in.txt"),
                      "--out-of-scope", str(home / "out.txt"), "--json")
     assert rc == 0 and json.loads(out)["saved"] is True

@@ -39,6 +39,8 @@ import json
 import sys
 from typing import Any
 
+from rowvoi.corpus.cli import _K  # the corpus verbs' integer >= 1
+
 __all__ = ["add_parser"]
 
 
@@ -49,16 +51,6 @@ def _weight(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}") from None
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
-    return value
-
-
-def _k(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
     return value
 
 
@@ -127,7 +119,7 @@ def add_parser(sub: Any) -> None:
                    help="search mode to calibrate (default hybrid, as discover)")
     p.add_argument("--fusion", choices=("rrf", "blend"), default="rrf",
                    help="hybrid fusion (default rrf)")
-    p.add_argument("--k", type=_k, default=10,
+    p.add_argument("--k", type=_K, default=10,
                    help="hits per query searched, as discover's --k (default 10)")
     p.add_argument("--weight", type=_weight, default=0.5,
                    help="weight on answering in-scope queries against refusing the others, "

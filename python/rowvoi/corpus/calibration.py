@@ -582,7 +582,7 @@ def plot_distributions(in_scores: Sequence[float], out_scores: Sequence[float],
     """Histogram two score distributions with a floor line and save it.
 
     Uses matplotlib's non-interactive Agg canvas (no display needed); the
-    file is written atomically (a temporary file, then renamed).
+    file is written atomically (:func:`rowvoi._atomic.atomic_write`).
 
     Raises
     ------
@@ -594,9 +594,7 @@ def plot_distributions(in_scores: Sequence[float], out_scores: Sequence[float],
         from matplotlib.figure import Figure
     except ImportError:
         raise ImportError("plotting needs matplotlib: pip install 'rowvoi[plot]'") from None
-    import os
-    import tempfile
-    from pathlib import Path
+    from rowvoi._atomic import atomic_write
 
     ins = [s for s in in_scores if math.isfinite(s)]
     outs = [s for s in out_scores if math.isfinite(s)]
@@ -619,19 +617,10 @@ def plot_distributions(in_scores: Sequence[float], out_scores: Sequence[float],
         ax.set_title(title)
     ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
-    target = Path(path)
-    fmt = target.suffix.lstrip(".").lower() or "png"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent or "."))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=fmt)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from pathlib import Path
+
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    atomic_write(path, lambda fh: fig.savefig(fh, format=fmt))
 
 
 # ------------------------------------------------------------------ calibrate
