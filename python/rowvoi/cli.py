@@ -949,7 +949,10 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         gated = "; gated" if ps["abstained"] and ps["n_retrieved"] else ""
         print(f"  {name}: {ps['n_retrieved']} retrieved, top {top}{floor_text}{gated}")
     if result.abstained and sig.get("min_score") is not None and sig.get("top_score") is not None:
-        print(f"  top score {sig['top_score']:.4g} is below the floor {sig['min_score']:.4g}")
+        # a hybrid RRF search is floored on its hits' evidence, not on RRF scores
+        what, top = (("top evidence", sig["top_evidence"]) if sig.get("top_evidence") is not None
+                     else ("top score", sig["top_score"]))
+        print(f"  {what} {top:.4g} is below the floor {sig['min_score']:.4g}")
     for i, d in enumerate(result.results, 1):
         who = f"{d.source}/{d.artifact_id}" if len(names) > 1 else d.artifact_id
         name = f"  {d.name}" if d.name != str(d.artifact_id) else ""
@@ -1178,6 +1181,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query_parser(sub)
     _add_corpus_parsers(sub)
     _add_discover_parser(sub)
+    from rowvoi.corpus.calibrate_cli import add_parser as add_calibrate_parser
+    add_calibrate_parser(sub)
     return parser
 
 

@@ -72,6 +72,9 @@ MODULES = [
     "rowvoi.graph.text",
     "rowvoi.graph.walk",
     "rowvoi.graph.kuzu_store",
+    # calibrated abstention
+    "rowvoi.corpus.calibration",
+    "rowvoi.corpus.calibrate_cli",
 ]
 
 

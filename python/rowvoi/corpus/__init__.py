@@ -129,6 +129,9 @@ from rowvoi.corpus.fusion import Identity, fuse_hits
 from rowvoi.corpus.selection import SELECT_STRATEGIES, Selection, select
 from rowvoi.corpus.tools import as_retriever, make_search
 
+# -- calibrated abstention ------------------------------------------------------
+from rowvoi.corpus.calibration import Calibration, calibrate_min_score, load_calibration
+
 __all__ = [
     # base
     "Artifact", "Surface", "IndexPlan", "Record", "SearchHit", "FilterFields",
@@ -155,4 +158,6 @@ __all__ = [
     "sentence_window_policy", "parent_policy", "disclose", "Disclosure", "PointerRefused",
     "DISCLOSURE_LEVELS", "discover", "DiscoveryResult", "NoFloorWarning", "calibration_key",
     "fuse_hits", "Identity", "as_retriever", "make_search", "tools",
+    # calibrated abstention
+    "Calibration", "calibrate_min_score", "load_calibration",
 ]

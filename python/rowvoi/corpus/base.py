@@ -477,7 +477,9 @@ class SearchHit:
         ``dense`` (``{"rank", "cosine"}``) and ``lexical`` (``{"rank",
         "bm25"}``, plus ``"terms"`` -- each query term's contribution --
         when the search was asked to ``explain``), ``fusion`` and
-        ``fused`` for hybrid searches, ``surface_weight``. Ranks are
+        ``fused`` for hybrid searches, ``evidence`` for hybrid RRF searches
+        (the hit's absolute blend score, what floors compare: see
+        :mod:`rowvoi.corpus.retrieve`), ``surface_weight``. Ranks are
         1-based within each index's candidate list; a side that did not
         return the record is ``None``.
 

@@ -26,10 +26,13 @@ Floors
 ``{name: number | "auto" | None}`` (a bare number raises: one number cannot
 be right on several scales). ``"auto"`` reads the floor calibrated for the
 corpus and the search's mode from the corpus's ``calibration`` table (see
-:func:`calibration_key`); when none is stored, or it was calibrated with
-another embedder, or the search reweights scores (``surface_weights``),
-:class:`NoFloorWarning` is issued and no floor applies -- never a guessed
-one.
+:func:`calibration_key` and :mod:`rowvoi.corpus.calibration`); when none
+is stored, or it no longer applies (another embedder, analyzer or
+strategy, other blend parameters: :func:`calibration_problem`), or the
+search reweights scores (``surface_weights``), :class:`NoFloorWarning` is
+issued and no floor applies -- never a guessed one. A floor compares each
+hit's :func:`~rowvoi.corpus.selection.floor_score`: for a hybrid RRF
+search, the hit's absolute evidence rather than its rank-only RRF score.
 
 Thread-safety: :func:`discover` is safe to call from many threads on shared
 corpora (searches only read).
@@ -37,7 +40,6 @@ corpora (searches only read).
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import warnings
@@ -46,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rowvoi.corpus.base import SearchHit, plain, tag_source
+from rowvoi.corpus.calibration import calibration_key, calibration_problem, stored_calibration
 from rowvoi.corpus.disclosure import (
     DISCLOSURE_LEVELS,
     BodyLoader,
@@ -63,6 +66,7 @@ from rowvoi.corpus.selection import (
     Selection,
     Selector,
     check_floor,
+    floor_score,
     ranked,
     select,
     strategy_name,
@@ -109,8 +113,10 @@ class DiscoveryResult:
     signals : dict
         The selection's signals (``top_score``, ``n_candidates``,
         ``n_selected``, ``min_ratio``, ``min_score``), ``floor_from``
-        (``"given"``, ``"calibration"`` or None) and, for several corpora,
-        ``per_source``: ``{name: {n_retrieved, top_score, floor, abstained}}``.
+        (``"given"``, ``"calibration"`` or None), ``top_evidence`` for a
+        hybrid RRF search (the best evidence among the hits: what the floor
+        compared) and, for several corpora, ``per_source``: ``{name:
+        {n_retrieved, top_score, floor, abstained}}`` (plus ``top_evidence``).
     selection : Selection or None
         The selection behind the results (its hits keep every field; not
         part of :meth:`to_dict`).
@@ -155,49 +161,6 @@ class DiscoveryResult:
 
 
 # ------------------------------------------------------------------ floors
-def calibration_key(mode: str, fusion: str = "rrf") -> str:
-    """The key a calibrated floor is stored under for a search.
-
-    The mode, and for a hybrid search with a fusion other than RRF the
-    fusion too (``"hybrid+blend"``): floors live on the scale of the score
-    they were calibrated on.
-
-    >>> calibration_key("dense"), calibration_key("hybrid"), calibration_key("hybrid", "blend")
-    ('dense', 'hybrid', 'hybrid+blend')
-    """
-    if mode == "hybrid" and fusion != "rrf":
-        return f"{mode}+{fusion}"
-    return mode
-
-
-def stored_calibration(corpus: Any, key: str) -> dict[str, Any] | None:
-    """The calibration record stored on ``corpus`` under ``key``, or None.
-
-    Records live in the corpus's ``calibration`` table as JSON objects; the
-    fields read here are ``min_score`` (the floor, on the scale of the
-    searches ``key`` names) and ``embedder_id`` (the embedder the floor was
-    calibrated with).
-
-    >>> from rowvoi.corpus import CorpusStore, build, from_mapping
-    >>> c = build(from_mapping({"a": "x"}, embedder="hashing"), store=CorpusStore.memory())
-    >>> stored_calibration(c, "hybrid") is None
-    True
-    """
-    store = getattr(corpus, "store", None)
-    if store is None:
-        return None
-    with store.snapshot() as snap:
-        row = snap.con.execute("SELECT record FROM calibration WHERE mode = ?",
-                               (key,)).fetchone()
-    if row is None:
-        return None
-    try:
-        record = json.loads(row[0])
-    except (TypeError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
-
-
 def _calibrated_floor(corpus: Any, mode: str, search_kw: Mapping[str, Any]) -> float | None:
     """The floor stored for ``corpus`` and this search, or None (warned)."""
     name = getattr(corpus, "name", None)
@@ -214,12 +177,12 @@ def _calibrated_floor(corpus: Any, mode: str, search_kw: Mapping[str, Any]) -> f
                       "by absolute score (calibrate one, or pass min_score=<number>)",
                       NoFloorWarning, stacklevel=4)
         return None
-    floor = record.get("min_score") if isinstance(record, Mapping) else None
-    built_with = record.get("embedder_id") if isinstance(record, Mapping) else None
-    if built_with is not None and built_with != corpus.embedder_id:
-        warnings.warn(f"{label}: the floor for {key!r} was calibrated with embedder "
-                      f"{built_with!r}, not {corpus.embedder_id!r}; not abstaining by absolute "
-                      "score (calibrate again)", NoFloorWarning, stacklevel=4)
+    floor = record.get("min_score")
+    problem = calibration_problem(corpus, record, mode, search_kw)
+    if problem is not None:
+        warnings.warn(f"{label}: the floor for {key!r} was {problem}; not abstaining by "
+                      "absolute score (calibrate again: rowvoi calibrate, or "
+                      "rowvoi.corpus.calibrate_min_score)", NoFloorWarning, stacklevel=4)
         return None
     if floor is None or isinstance(floor, bool) or not isinstance(floor, numbers.Real) \
             or not math.isfinite(floor):
@@ -349,6 +312,8 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     results = disclose(selection, corpus=c, **disclosure)
     signals = dict(selection.signals)
     signals["floor_from"] = floor_from
+    if _has_evidence(hits):
+        signals["top_evidence"] = max(floor_score(h) for h in hits)
     return DiscoveryResult(query, mode, strategy_label, disclose_level, results,
                            selection.abstained, selection.reason, len(hits), signals,
                            selection)
@@ -391,12 +356,14 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_la
         floor, floor_from[name] = _floor(c, floors.get(name), mode, search_kw)
         hits = tag_source(ranked(search(c, query, k=k, mode=mode, filter=filter,
                                         surfaces=surfaces, **search_kw)), name)
-        kept = hits if floor is None else [h for h in hits if float(h.score) >= floor]
+        kept = hits if floor is None else [h for h in hits if floor_score(h) >= floor]
         n_retrieved += len(hits)
         survivors[name] = kept
         per_source[name] = {"n_retrieved": len(hits),
                             "top_score": float(hits[0].score) if hits else None,
                             "floor": floor, "abstained": not kept}
+        if _has_evidence(hits):
+            per_source[name]["top_evidence"] = max(floor_score(h) for h in hits)
     merged = _merge(survivors, merge, merge_weights, merge_rrf_k, k)
     selection = select(merged, min_score=None, **common)
     reason = selection.reason
@@ -409,6 +376,11 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_la
     signals["per_source"] = per_source
     return DiscoveryResult(query, mode, strategy_label, str(disclosure["level"]), results,
                            selection.abstained, reason, n_retrieved, signals, selection)
+
+
+def _has_evidence(hits: Sequence[SearchHit]) -> bool:
+    """Do the hits carry evidence (a hybrid RRF search's), which floors compare?"""
+    return any(h.explain is not None and "evidence" in h.explain for h in hits)
 
 
 def _federated_floor_specs(min_score: Any, names: list[str]) -> dict[str, Any]:

@@ -22,6 +22,20 @@
     fused score never mixes scales -- also when one side finds nothing: the
     other side's hits are then scored on the fused scale all the same.
 
+Floors and RRF
+--------------
+An RRF score is ``sum 1 / (rrf_k + rank)``: it depends on ranks only, so
+a query about cooking and a query about wing flutter both give their top
+hit about ``2 / (rrf_k + 1)``, and no absolute floor can tell them apart.
+Each hit of a hybrid RRF search therefore also carries its **evidence**,
+``explain["evidence"]``: the blend score of that hit (the formula above,
+with the search's ``alpha`` and ``bm25_sat_k``, both sides scored
+exactly), an absolute quantity. Floors -- ``min_score`` of
+:func:`rowvoi.corpus.select`, :func:`rowvoi.corpus.discover` and the
+calibrated ones of :mod:`rowvoi.corpus.calibration` -- compare the
+evidence of an RRF hit and the score of any other hit
+(:func:`rowvoi.corpus.selection.floor_score`); the RRF order is kept.
+
 Filters and surfaces
 --------------------
 ``filter`` is a document of the :mod:`rowvoi.query` filter language over
@@ -695,6 +709,12 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
                 kept.append((cid, s))
         cands = kept
     cands = cands[:p.k]
+    evidence: dict[int, float] = {}
+    if p.mode == "hybrid" and p.fusion == "rrf":
+        # RRF scores depend on ranks only, so they cannot be floored; each hit
+        # carries its absolute evidence (its blend score) for floors instead
+        evidence = _blend_scores(loaded, query, qvec, dense_hits, lex_hits,
+                                 [cid for cid, _ in cands], p)
     rows = snap.rows([cid for cid, _ in cands])
     d_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(dense_hits)}
     l_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(lex_hits)}
@@ -705,6 +725,8 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
         meta.update(json.loads(row["filter_fields"]))
         why = _explain(c, loaded, query, cid, score, row["kind"], d_rank, l_rank, p,
                        answered_dense)
+        if cid in evidence:
+            why["evidence"] = float(evidence[cid])
         hits.append(SearchHit(row["artifact_id"], row["kind"], float(score), row["text"], meta,
                               source=c.name, surface_index=row["surface_index"],
                               record_id=int(cid), explain=why))
@@ -726,24 +748,34 @@ def _fuse(loaded: _Loaded, query: str, qvec: np.ndarray | None,
                 acc[cid] = acc.get(cid, 0.0) + 1.0 / (p.rrf_k + rank)
         out = list(acc.items())
     else:
-        cos = dict(dense_hits)
-        bm = dict(lex_hits)
         union = list(dict.fromkeys([cid for cid, _ in dense_hits] + [cid for cid, _ in lex_hits]))
-        need_cos = [cid for cid in union if cid not in cos]
-        if need_cos and qvec is not None and loaded.dense is not None and np.any(qvec):
-            flat = getattr(loaded.dense, "exact", loaded.dense)
-            r = flat.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
-            cos.update((int(i), float(s)) for i, s in zip(r.ids, r.scores) if i >= 0)
-        need_bm = [cid for cid in union if cid not in bm]
-        if need_bm and loaded.lexical is not None:
-            r = loaded.lexical.search(query, len(need_bm), filter=need_bm)
-            bm.update(zip(r.ids.tolist(), r.scores.tolist()))
-        out = []
-        for cid in union:
-            b = max(bm.get(cid, 0.0), 0.0)
-            out.append((cid, p.alpha * cos.get(cid, 0.0) + (1.0 - p.alpha) * b / (b + p.sat_k)))
+        out = list(_blend_scores(loaded, query, qvec, dense_hits, lex_hits, union, p).items())
     out = sorted(out, key=lambda t: (-t[1], t[0]))
     return [(int(cid), float(s)) for cid, s in out]
+
+
+def _blend_scores(loaded: _Loaded, query: str, qvec: np.ndarray | None,
+                  dense_hits: list[tuple[int, float]], lex_hits: list[tuple[int, float]],
+                  cids: list[int], p: _Params) -> dict[int, float]:
+    """``{record id: alpha * cosine + (1 - alpha) * bm25 / (bm25 + sat_k)}``
+    of ``cids``, each side scored exactly (a side that did not return a
+    record is asked for its score; a record BM25 does not match scores 0)."""
+    cos = dict(dense_hits)
+    bm = dict(lex_hits)
+    need_cos = [cid for cid in cids if cid not in cos]
+    if need_cos and qvec is not None and loaded.dense is not None and np.any(qvec):
+        flat = getattr(loaded.dense, "exact", loaded.dense)
+        r = flat.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
+        cos.update((int(i), float(s)) for i, s in zip(r.ids, r.scores) if i >= 0)
+    need_bm = [cid for cid in cids if cid not in bm]
+    if need_bm and loaded.lexical is not None:
+        r = loaded.lexical.search(query, len(need_bm), filter=need_bm)
+        bm.update(zip(r.ids.tolist(), r.scores.tolist()))
+    out = {}
+    for cid in cids:
+        b = max(bm.get(cid, 0.0), 0.0)
+        out[cid] = p.alpha * cos.get(cid, 0.0) + (1.0 - p.alpha) * b / (b + p.sat_k)
+    return out
 
 
 def _explain(c: Corpus, loaded: _Loaded, query: str, cid: int, score: float, kind: str,

@@ -30,8 +30,12 @@ irrelevant" from "everything is relevant", so only an absolute floor can.
 ``min_score`` is that floor, for every strategy: hits below it are never
 selected, and when even the top hit is below it the selection abstains
 (``reason == "abstain:below_floor"``). Floors are specific to a corpus, a
-mode and an embedder (a cosine, a BM25 score and a fused rank score live on
-different scales); :func:`rowvoi.corpus.discover` can load a calibrated one.
+mode and an embedder (a cosine, a BM25 score and a blend score live on
+different scales); :func:`rowvoi.corpus.discover` can load a calibrated one
+(:mod:`rowvoi.corpus.calibration`). A floor compares each hit's
+:func:`floor_score`: its score, except for hits of a hybrid RRF search,
+whose rank-only score cannot be floored and whose absolute evidence is
+compared instead (see :mod:`rowvoi.corpus.retrieve`).
 
 Relative rules (``conservative``, ``rel_threshold``, ``score_gap``) need a
 non-negative top score: a ratio to a negative number means nothing, so they
@@ -64,6 +68,7 @@ from rowvoi.corpus.base import SearchHit
 from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 
 __all__ = [
+    "floor_score",
     "Selection",
     "Selector",
     "select",
@@ -184,6 +189,26 @@ def check_floor(min_score: Any, what: str = "min_score") -> float | None:
     return v
 
 
+def floor_score(hit: SearchHit) -> float:
+    """The number an absolute floor compares for ``hit``.
+
+    Its ``explain["evidence"]`` when it has one -- a hit of a hybrid RRF
+    search, whose score depends on ranks only and cannot be floored -- and
+    its score otherwise.
+
+    >>> from rowvoi.corpus.base import SearchHit
+    >>> floor_score(SearchHit("a", "d", 0.8, "")), floor_score(
+    ...     SearchHit("a", "d", 0.0325, "", explain={"evidence": 0.61}))
+    (0.8, 0.61)
+    """
+    why = hit.explain
+    if why is not None:
+        ev = why.get("evidence")
+        if isinstance(ev, numbers.Real) and not isinstance(ev, bool) and math.isfinite(ev):
+            return float(ev)
+    return float(hit.score)
+
+
 def ranked(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """The hits sorted by score, highest first; equal scores keep input order.
 
@@ -295,9 +320,9 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
         The elbow of ``score_gap``, in (0, 1].
     min_score : float or None
         An absolute floor on the hits' own scale, for every strategy: hits
-        below it are never selected and the selection abstains when the top
-        hit is below it. None (default) never abstains. Required by
-        ``abs_threshold``.
+        whose :func:`floor_score` is below it are never selected, and the
+        selection abstains when no hit reaches it. None (default) never
+        abstains. Required by ``abs_threshold``.
 
     Returns
     -------
@@ -353,7 +378,7 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
     if not candidates:
         return Selection([], candidates, True, "abstain:no_candidates", signals)
     eligible = candidates if floor is None else [h for h in candidates
-                                                 if float(h.score) >= floor]
+                                                 if floor_score(h) >= floor]
     if not eligible:
         return Selection([], candidates, True, "abstain:below_floor", signals)
     floor_cut = len(eligible) < len(candidates)

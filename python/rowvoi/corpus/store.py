@@ -21,8 +21,10 @@ surface: int64 id, artifact, plan-global surface index, kind, text,
 surface metadata, content hash), the typed ``filter_values`` table that
 filters run against (one typed column per filter field; ``fields`` lists
 their types), the ``delta_vectors`` and ``tombstones`` described below,
-and the empty ``links`` and ``calibration`` tables reserved for the graph
-and evaluation layers.
+the ``links`` table of the graph layer and the ``calibration`` table of
+calibrated abstention floors (one JSON record per search key, written by
+:meth:`CorpusStore.set_calibration` under the builder lock; see
+:mod:`rowvoi.corpus.calibration`).
 
 Base plus delta
 ---------------
@@ -438,6 +440,70 @@ class CorpusStore:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    # -------------------------------------------------------- calibration
+    def calibration(self, key: str) -> dict[str, Any] | None:
+        """The calibration record stored under ``key`` (a JSON object), or
+        None when there is none; ``{}`` when the stored text is not a JSON
+        object. Reads one snapshot."""
+        with self.snapshot() as snap:
+            row = snap.con.execute("SELECT record FROM calibration WHERE mode = ?",
+                                   (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            record = json.loads(row[0])
+        except (TypeError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
+    def set_calibration(self, key: str, record: Mapping[str, Any], *,
+                        expect: Mapping[str, Any] | None = None) -> None:
+        """Store (or replace) the calibration record under ``key``.
+
+        Written under the builder lock (:meth:`lock`), through the builder's
+        connection, in one transaction: readers see the old record or the new
+        one, never a mix, and a build never runs meanwhile. ``expect`` maps
+        state keys (``embedder_id``, ...) to the values the record was
+        computed against; if the committed state differs (a build changed
+        the corpus since), nothing is written.
+
+        Raises
+        ------
+        CorpusLocked
+            A build holds the lock: calibrate again once it is done.
+        CorpusError
+            The corpus changed in a way ``expect`` forbids.
+        """
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"a calibration key must be a non-empty str, got {key!r}")
+        data = json.dumps(dict(record), sort_keys=True, allow_nan=False)
+        self.require()
+        with self.lock():
+            con = self.writer_connection()
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if expect:
+                    state = {k: json.loads(v) for k, v in con.execute(
+                        "SELECT key, value FROM state WHERE key IN (SELECT value FROM "
+                        "json_each(?))", (json.dumps(list(expect)),))}
+                    changed = [k for k, v in expect.items() if state.get(k) != v]
+                    if changed:
+                        raise CorpusError(
+                            f"{self._label()} changed ({', '.join(sorted(changed))}) while it "
+                            "was being calibrated; calibrate again")
+                con.execute("INSERT OR REPLACE INTO calibration (mode, record) VALUES (?, ?)",
+                            (key, data))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def calibration_keys(self) -> list[str]:
+        """The keys of the stored calibration records, sorted."""
+        with self.snapshot() as snap:
+            return [k for (k,) in snap.con.execute(
+                "SELECT mode FROM calibration ORDER BY mode")]
 
     # ------------------------------------------------------------ cleanup
     def clean_files(self, keep: Sequence[str | None]) -> list[str]:
