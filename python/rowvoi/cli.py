@@ -1177,6 +1177,8 @@ def build_parser() -> argparse.ArgumentParser:
     pq.set_defaults(func=_cmd_question, verb_parser=pq)
     _add_query_parser(sub)
     _add_corpus_parsers(sub)
+    from rowvoi.corpus.eval_cli import add_parsers as add_eval_parsers
+    add_eval_parsers(sub)  # eval, eval-select, sweep-select
     _add_discover_parser(sub)
     return parser
 
