@@ -234,8 +234,10 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
         return 0
     print(f"corpus {args.name!r}: {sweep}")
     front = sweep.frontier()
-    print("precision/recall frontier (max_k/rel): " +
-          ", ".join(f"{p.max_k}/{p.rel:g}" for p in front))
+    floors = any(p.min_score is not None for p in sweep.points)
+    print("precision/recall frontier (max_k/rel" + ("/min_score" if floors else "") + "): " +
+          ", ".join(f"{p.max_k}/{p.rel:g}" + (f"/{p.min_score}" if floors else "")
+                    for p in front))
     if args.plot:
         print(f"plot: {args.plot}")
     return 0

@@ -13,6 +13,11 @@ names (``.png``, ``.svg``, ``.pdf``). Drawing uses matplotlib's
 object-oriented API on a private figure, so concurrent calls do not share
 state; matplotlib itself is not documented as thread-safe, so draw from
 one thread at a time.
+
+>>> import tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "curve.png")
+>>> plot_distractor_curve({1: 1.0, 8: 0.75, 64: 0.5}, path).name
+'curve.png'
 """
 
 from __future__ import annotations
@@ -108,7 +113,9 @@ def plot_frontier(sweep: Any, path: str | os.PathLike, *, x: str = "selection_re
     bx, by = best.report.metric(x), best.report.metric(y)
     if bx is not None and by is not None:
         ax.scatter([bx], [by], marker="*", s=160, color="tab:red", zorder=3,
-                   label=f"best {sweep.objective} (max_k={best.max_k}, rel={best.rel:g})")
+                   label=f"best {sweep.objective} (max_k={best.max_k}, rel={best.rel:g}"
+                         + ("" if best.min_score is None else f", min_score={best.min_score:g}")
+                         + ")")
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel(y.replace("_", " "))
     c = sweep.config

@@ -319,6 +319,15 @@ def _check_metric(metric: str) -> str:
     return metric
 
 
+def _tiebreak(index: int, p: SelectionGridPoint) -> tuple:
+    """Among equally good points: the smaller mean selection, then the
+    smaller max_k, the larger rel, the higher floor (None lowest), then
+    grid order -- fewer, surer commits."""
+    size = p.report.mean_selected_size
+    return (math.inf if size is None else size, p.max_k, -p.rel,
+            math.inf if p.min_score is None else -p.min_score, index)
+
+
 @dataclass(frozen=True)
 class SelectionGridPoint:
     """One setting of a sweep and its :class:`SelectionReport`."""
@@ -370,39 +379,33 @@ class SelectionSweep:
         metric = _check_metric(metric or self.objective)
         if not self.points:
             raise ValueError("the sweep has no points")
-
-        def key(ip: tuple[int, SelectionGridPoint]) -> tuple:
-            i, p = ip
-            size = p.report.mean_selected_size
-            return (-_rank_value(p.report.metric(metric), metric, minimize),
-                    math.inf if size is None else size, p.max_k, -p.rel,
-                    math.inf if p.min_score is None else -p.min_score, i)
-
-        return min(enumerate(self.points), key=key)[1]
+        return min(enumerate(self.points), key=lambda ip: (
+            -_rank_value(ip[1].report.metric(metric), metric, minimize), *_tiebreak(*ip)))[1]
 
     def frontier(self, *, x: str = "selection_recall", y: str = "selection_precision"
                  ) -> list[SelectionGridPoint]:
         """The Pareto front of ``x`` against ``y`` (both better when larger;
         a size metric on an axis is better when smaller): the points no
         other point matches on both axes and beats on one. Sorted by ``x``
-        ascending; of points with identical coordinates the first in grid
-        order is kept. Points where either metric is None are left out.
+        ascending; of points with identical coordinates the one :meth:`best`
+        would prefer is kept. Points where either metric is None are left out.
         """
         _check_metric(x)
         _check_metric(y)
         pts = [(p, _rank_value(p.report.metric(x), x), _rank_value(p.report.metric(y), y))
                for p in self.points]
         pts = [t for t in pts if math.isfinite(t[1]) and math.isfinite(t[2])]
-        front: list[tuple[SelectionGridPoint, float, float]] = []
-        seen: set[tuple[float, float]] = set()
+        order = {id(p): i for i, p in enumerate(self.points)}
+        front: dict[tuple[float, float], SelectionGridPoint] = {}
         for p, px, py in pts:
             dominated = any(qx >= px and qy >= py and (qx > px or qy > py)
                             for _, qx, qy in pts)
-            if not dominated and (px, py) not in seen:
-                seen.add((px, py))
-                front.append((p, px, py))
-        front.sort(key=lambda t: t[1])
-        return [t[0] for t in front]
+            if dominated:
+                continue
+            held = front.get((px, py))
+            if held is None or _tiebreak(order[id(p)], p) < _tiebreak(order[id(held)], held):
+                front[(px, py)] = p
+        return [front[c] for c in sorted(front)]
 
     def table(self, *, sort_by: str | None = None) -> str:
         """The grid as text, one row per point, best ``sort_by`` (default
