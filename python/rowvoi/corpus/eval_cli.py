@@ -38,13 +38,9 @@ import json
 import sys
 from typing import Any
 
+from rowvoi.corpus.cli import _errors, _int  # one rule for the corpus verbs' flags
+
 __all__ = ["add_parsers"]
-
-
-def _errors() -> tuple[type, type]:
-    from rowvoi.cli import CliError, UsageError
-
-    return CliError, UsageError
 
 
 def _ints(text: str) -> list[int]:
@@ -90,16 +86,6 @@ def _float(text: str) -> float:
 
 
 _float.__name__ = "a number"
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-
-
-_int.__name__ = "an integer"
 
 
 class _Bar:

@@ -30,7 +30,6 @@ import json
 import math
 import numbers
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,23 +183,15 @@ class DiscoveryCase:
 
 # ------------------------------------------------------------------ files
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically: a temporary file in the same
-    folder renamed over ``path``, so a crash leaves the old file or the new
-    one, never half of one. Parent folders are created. Returns the path.
+    """Write ``text`` (UTF-8) to ``path`` through :mod:`rowvoi._atomic`: a
+    crash leaves the old file or the new one, never half of one. Parent
+    folders are created. Returns the path.
     """
+    from rowvoi._atomic import atomic_write_bytes
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write_bytes(path, text.encode("utf-8"))
     return path
 
 

@@ -8,7 +8,7 @@ marked. :func:`plot_distractor_curve` draws one or more distractor curves
 matplotlib is imported only when a picture is asked for, with the
 non-interactive Agg backend (no display needed); without it the functions
 raise :class:`PlotUnavailable`, naming the extra to install. Files are
-written atomically (a temporary file renamed), in the format the suffix
+written atomically (:mod:`rowvoi._atomic`), in the format the suffix
 names (``.png``, ``.svg``, ``.pdf``). Drawing uses matplotlib's
 object-oriented API on a private figure, so concurrent calls do not share
 state; matplotlib itself is not documented as thread-safe, so draw from
@@ -23,10 +23,11 @@ one thread at a time.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from rowvoi._atomic import atomic_path
 
 __all__ = ["PlotUnavailable", "require_matplotlib", "plot_frontier", "plot_distractor_curve"]
 
@@ -62,17 +63,8 @@ def _save(fig: Any, path: str | os.PathLike) -> Path:
     if fmt not in ("png", "svg", "pdf"):
         raise ValueError(f"{path}: give a .png, .svg or .pdf file name")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=f".{fmt}", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         fig.savefig(tmp, format=fmt, bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     return path
 
 
