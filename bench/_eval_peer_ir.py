@@ -9,8 +9,9 @@ CONFIG names the documents (JSONL), the cases (JSONL: query, gold), an
 the parent with rowvoi's MiniLM, so both systems see identical vectors), a
 scratch directory and the search configurations to score. For each, the
 script runs ``ir``'s own ``evaluate_selection`` (default selector) and
-``sweep_selector`` (default grid), and ``ir.discover`` per case for the
-committed ids, and prints one JSON object. It imports nothing from rowvoi.
+``sweep_selector`` (default grid), ``ir.discover`` per case for the
+committed ids, and ``ir.select`` over each case's 10 candidates for every
+setting of the default grid, and prints one JSON object. It imports nothing from rowvoi.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ def main() -> None:
 
     import ir
     from ir import CorpusSource, WholeText
-    from ir.eval import DiscoveryCase, evaluate_selection, sweep_selector
+    from ir.eval import DFLT_SWEEP_MAX_K, DFLT_SWEEP_REL, DiscoveryCase, evaluate_selection, \
+        sweep_selector
+    from ir.select import select
 
     docs = {d["id"]: d["text"] for d in map(json.loads, open(cfg["docs"]))}
     cases = [DiscoveryCase(query=c["query"], gold=tuple(c["gold"]))
@@ -56,10 +59,17 @@ def main() -> None:
         for c in cases:
             res = ir.discover(corpus, c.query, **kw)
             committed.append([r.artifact_id for r in res.results])
+        # ir's own selector over ir's own 10 candidates, for every grid setting:
+        # the parent scores these with one formula for both systems
+        hits = [ir.search(corpus, c.query, k=10, per_artifact=True, **kw) for c in cases]
+        grid = {f"{mk}/{rl}": [[h.artifact_id for h in select(hs, max_k=mk, rel=rl).selected]
+                               for hs in hits]
+                for mk in DFLT_SWEEP_MAX_K for rl in DFLT_SWEEP_REL}
         out["configs"][label] = {
             "default": rep.to_dict(),
             "best": {"max_k": best.max_k, "rel": best.rel, **best.report.to_dict()},
             "committed": committed,
+            "grid": grid,
             "seconds": time.perf_counter() - t0,
         }
     json.dump(out, sys.stdout)

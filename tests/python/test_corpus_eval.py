@@ -257,6 +257,7 @@ def test_selection_metrics_by_hand(monkeypatch):
     assert r.mean_selected_size == 2.0 and r.abstention_accuracy == 0.0
     assert r.commit_precision == pytest.approx(2 / 5)  # a, n of a,b,x,m,n
     assert r.results_per_query == pytest.approx(5 / 3)
+    assert r.overall_f1 == pytest.approx((0.5 + 0.0 + 2 / 3) / 3)  # misses count 0
     assert [row["selected"] for row in r.rows] == [["a", "b"], ["x"], ["m", "n"], ["p"]]
     floor = evaluate_selection("corpus", cases, max_k=1, min_score=0.5)
     assert floor.abstention_accuracy == 1.0 and floor.selection_precision == 0.5

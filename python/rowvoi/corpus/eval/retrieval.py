@@ -343,7 +343,10 @@ def evaluate_discovery(corpus: Any, cases: Sequence[DiscoveryCase], *,
         Score abstention cases: correct when the top score is below it.
     depth : int or None
         Hits retrieved per case (default: the largest cutoff; at least
-        that). MAP over a 1000-deep run: ``k_values=(10, 1000)``.
+        that). MAP over a 1000-deep run: ``k_values=(10, 1000)``. Every
+        cutoff is scored on this one ranking; a hybrid search fetches its
+        candidates in proportion to the depth, so its top 10 may differ
+        between depths 10 and 1000 (the metrics describe the search run).
     progress : callable or None
         ``progress(done, total)`` after each case.
     **search_kw

@@ -28,6 +28,12 @@ every selection metric, so a low number here is the selector's doing.
     :func:`~rowvoi.corpus.discover` as a user sees it.
 ``results_per_query``
     mean number of committed results over every gold case.
+``overall_f1``
+    mean per-case F1 over every gold case against *all* its gold ids,
+    retrieval misses included (an empty commit scores 0): search and
+    selection together, as a user meets them. Unlike the conditioned
+    metrics, it does not reward a ranking for failing to retrieve a hard
+    case's gold (which drops the case from their denominator).
 
 :func:`sweep_selector` scores a grid ``max_k x rel x min_score`` from one
 retrieval pass per case (selection does not change the ranking), and
@@ -96,12 +102,18 @@ __all__ = [
 #: ``results_per_query`` are better when smaller.
 SWEEP_METRICS = ("selection_f1", "selection_precision", "selection_recall",
                  "conditional_commit_rate", "abstention_accuracy", "commit_precision",
-                 "mean_selected_size", "results_per_query")
+                 "overall_f1", "mean_selected_size", "results_per_query")
 _MINIMIZE = frozenset({"mean_selected_size", "results_per_query"})
 DFLT_SWEEP_MAX_K = (1, 2, 3, 5, 8)
 DFLT_SWEEP_REL = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 DFLT_SWEEP_MIN_SCORE: tuple[float | None, ...] = (None,)
 DFLT_SWEEP_OBJECTIVE = "selection_f1"
+
+
+def _f1(hit: int, n_selected: int, n_gold: int) -> float:
+    """F1 of a commit of ``n_selected`` holding ``hit`` of ``n_gold``
+    (0 when nothing is selected or nothing hit)."""
+    return 2 * hit / (n_selected + n_gold) if hit else 0.0
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -117,7 +129,7 @@ class SelectionReport:
     ----------
     conditional_commit_rate, selection_precision, selection_recall,
     selection_f1, mean_selected_size, abstention_accuracy, commit_precision,
-    results_per_query : float or None
+    overall_f1, results_per_query : float or None
     n_cases, n_gold, n_abstention, n_gold_retrieved : int
         ``n_gold_retrieved`` is the shared denominator of the conditioned
         metrics.
@@ -137,6 +149,7 @@ class SelectionReport:
     mean_selected_size: float | None
     abstention_accuracy: float | None
     commit_precision: float | None
+    overall_f1: float | None
     results_per_query: float | None
     n_cases: int
     n_gold: int
@@ -178,6 +191,7 @@ class SelectionReport:
             f"mean selected size:      {f(self.mean_selected_size)}",
             f"commit precision:        {f(self.commit_precision)} "
             f"at {f(self.results_per_query)} results per query",
+            f"overall F1:              {f(self.overall_f1)} (every gold case, all its gold)",
             f"abstention accuracy:     {f(self.abstention_accuracy)}",
         ])
 
@@ -192,6 +206,7 @@ def score_selection(scored: Sequence[tuple[int, DiscoveryCase, list[Any]]], *,
     f1s: list[float] = []
     sizes: list[int] = []
     all_sizes: list[int] = []
+    overall: list[float] = []
     pooled_hit = pooled_sel = 0
     n_gold = n_retrieved = n_committed = n_abst = n_abst_ok = 0
     rows: list[dict[str, Any]] = []
@@ -215,6 +230,7 @@ def score_selection(scored: Sequence[tuple[int, DiscoveryCase, list[Any]]], *,
         all_sizes.append(len(chosen))
         pooled_hit += hit
         pooled_sel += len(chosen)
+        overall.append(_f1(hit, len(chosen), len(gold)))
         if not gold_retrieved:
             continue
         n_retrieved += 1
@@ -224,8 +240,7 @@ def score_selection(scored: Sequence[tuple[int, DiscoveryCase, list[Any]]], *,
         sizes.append(len(chosen))
         if precision is not None:
             precisions.append(precision)
-        f1s.append(2 * precision * recall / (precision + recall)
-                   if precision and recall else 0.0)
+        f1s.append(_f1(hit, len(chosen), len(gold_retrieved)))
         n_committed += hit > 0
     return SelectionReport(
         conditional_commit_rate=n_committed / n_retrieved if n_retrieved else None,
@@ -233,6 +248,7 @@ def score_selection(scored: Sequence[tuple[int, DiscoveryCase, list[Any]]], *,
         selection_f1=_mean(f1s), mean_selected_size=_mean(sizes),
         abstention_accuracy=n_abst_ok / n_abst if n_abst else None,
         commit_precision=pooled_hit / pooled_sel if pooled_sel else None,
+        overall_f1=_mean(overall),
         results_per_query=_mean(all_sizes), n_cases=len(scored), n_gold=n_gold,
         n_abstention=n_abst, n_gold_retrieved=n_retrieved,
         config={**config, "max_k": max_k, "rel": rel, "gap_ratio": gap_ratio,
