@@ -70,6 +70,7 @@ def main() -> None:
             "best": {"max_k": best.max_k, "rel": best.rel, **best.report.to_dict()},
             "committed": committed,
             "grid": grid,
+            "retrieved": [[h.artifact_id for h in hs] for hs in hits],
             "seconds": time.perf_counter() - t0,
         }
     json.dump(out, sys.stdout)

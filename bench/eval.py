@@ -99,6 +99,34 @@ def overall_f1(cases, selections):
     return float(np.mean(f1))
 
 
+def conditioned_f1(cases, retrieved, selections, keep):
+    """Mean per-case F1 against the gold among the candidates, over the case
+    indexes in ``keep`` -- ``evaluate_selection``'s selection F1 when
+    ``keep`` is the cases whose gold was retrieved."""
+    f1 = []
+    for i in keep:
+        gold = set(cases[i].gold) & set(retrieved[i])
+        hit = len(set(selections[i]) & gold)
+        f1.append(2 * hit / (len(set(selections[i])) + len(gold)) if hit else 0.0)
+    return float(np.mean(f1))
+
+
+def gold_retrieved(cases, retrieved):
+    return {i for i, c in enumerate(cases) if set(c.gold) & set(retrieved[i])}
+
+
+def grid_of(corpus, cases, kw):
+    """rowvoi's candidates and selections for every default grid setting,
+    in the shape the ir driver returns."""
+    from rowvoi.corpus import search, select
+    from rowvoi.corpus.eval import DFLT_SWEEP_MAX_K, DFLT_SWEEP_REL
+
+    hits = [search(corpus, c.query, k=10, per_artifact=True, **kw) for c in cases]
+    grid = {f"{mk}/{rl}": [select(hs, max_k=mk, rel=rl).selected_ids for hs in hits]
+            for mk in DFLT_SWEEP_MAX_K for rl in DFLT_SWEEP_REL}
+    return [[h.artifact_id for h in hs] for hs in hits], grid
+
+
 def run_ours(docs, cases, table):
     from rowvoi.corpus import CorpusStore, WholeText, build, discover, from_mapping
     from rowvoi.corpus.eval import evaluate_discovery, evaluate_selection, sweep_selector
@@ -125,6 +153,10 @@ def run_ours(docs, cases, table):
         best = sweep.best()
         best_overall = sweep.best("overall_f1")
         committed = [discover(corpus, c.query, **kw).ids for c in cases]
+        retrieved, grid = grid_of(corpus, cases, kw)
+        assert abs(conditioned_f1(cases, retrieved, grid["3/0.9"],
+                                  gold_retrieved(cases, retrieved))
+                   - default.selection_f1) < 1e-12
         out[label] = {"ndcg@10": disc.metrics["ndcg@10"], "map": disc.metrics["map@1000"],
                       "default": default.to_dict(rows=False),
                       "best": {"max_k": best.max_k, "rel": best.rel,
@@ -132,7 +164,8 @@ def run_ours(docs, cases, table):
                       "discover": discover_figures(cases, committed),
                       "best_overall": {"max_k": best_overall.max_k, "rel": best_overall.rel,
                                        "overall_f1": best_overall.report.overall_f1},
-                      "seconds": time.perf_counter() - t0, "_sweep": sweep}
+                      "seconds": time.perf_counter() - t0, "_sweep": sweep,
+                      "retrieved": retrieved, "grid": grid}
     return corpus, emb, out
 
 
@@ -157,7 +190,7 @@ def run_peer(ir_python, docs, cases, table, scratch):
     out = json.loads(p.stdout)["configs"]
     for label, r in out.items():
         r["discover"] = discover_figures(cases, r.pop("committed"))
-        grid = {key: overall_f1(cases, sel) for key, sel in r.pop("grid").items()}
+        grid = {key: overall_f1(cases, sel) for key, sel in r["grid"].items()}
         r["default"]["overall_f1"] = grid["3/0.9"]
         top = max(grid.values())
         mk, rl = next(key for key, v in grid.items() if v == top).split("/")
@@ -197,10 +230,15 @@ def markdown(res, cmd):
              "MiniLM, looked up by text). Selection figures: each system's own "
              "`evaluate_selection` / `sweep_selector` (selection precision and F1 are over "
              "the cases whose gold was among the 10 candidates); discover precision: every "
-             "id `discover()` committed, pooled over the queries, by this script for both.",
+             "id `discover()` committed, pooled over the queries, by this script for both. "
+             "Selection F1 is conditioned on the cases whose gold reached the candidates, so "
+             "a ranking that surfaces gold for more (harder) cases is charged for them; the "
+             "rows 'on the cases both retrieved' score both systems' selections (each "
+             "system's own `select` over its own candidates) on one set of cases, and "
+             "overall F1 counts every gold case against all its gold (misses score 0).",
              "", "## Headline (hybrid RRF, both systems' default)", "",
              "| figure | rowvoi | ir 0.1.61 |", "|---|---|---|"]
-    none = {"discover": {}, "default": {}, "best": {}, "best_overall": {}}
+    none = {"discover": {}, "default": {}, "best": {}, "best_overall": {}, "common": {}}
     o, p = ours["hybrid rrf (default)"], peer.get("hybrid rrf (default)", none)
     rows = [("discover precision (pooled)", "discover", "precision"),
             ("results per query", "discover", "results_per_query"),
@@ -208,9 +246,11 @@ def markdown(res, cmd):
             ("selection precision, default", "default", "selection_precision"),
             ("conditional commit rate, default", "default", "conditional_commit_rate"),
             ("best sweep selection F1", "best", "selection_f1"),
+            ("selection F1, default, on the cases both retrieved", "common", "default_f1"),
+            ("best sweep selection F1, on the cases both retrieved", "common", "best_f1"),
             ("overall F1, default selector", "default", "overall_f1"),
             ("best sweep overall F1", "best_overall", "overall_f1")]
-    rows = [(name, o[part].get(m), p[part].get(m)) for name, part, m in rows]
+    rows = [(name, o.get(part, {}).get(m), p.get(part, {}).get(m)) for name, part, m in rows]
     for name, a, b in rows:
         lines.append(f"| {name} | {fmt(a)} | {fmt(b)} |")
     lines.append(f"| best sweep setting (max_k/rel) | {o['best']['max_k']}/{o['best']['rel']} "
@@ -291,8 +331,23 @@ def main() -> None:
                                   "robustness")
         res["plots"] = [os.path.relpath(f, os.path.dirname(HERE)) for f in (f1, f2)
                         if os.path.exists(f)]
-    for r in ours.values():
-        r.pop("_sweep")
+    for label, o in ours.items():
+        p = peer.get(label)
+        if p is not None:  # selection F1 on the cases whose gold BOTH retrieved
+            keep = sorted(gold_retrieved(cases, o["retrieved"])
+                          & gold_retrieved(cases, p["retrieved"]))
+            for r in (o, p):
+                f1 = {key: conditioned_f1(cases, r["retrieved"], sel, keep)
+                      for key, sel in r["grid"].items()}
+                best = max(f1.values())
+                r["common"] = {"n_cases": len(keep), "default_f1": f1["3/0.9"],
+                               "best_f1": best,
+                               "best": next(key for key, v in f1.items() if v == best)}
+        for r in (o, p):
+            if r is not None:
+                r.pop("retrieved", None)
+                r.pop("grid", None)
+        o.pop("_sweep")
     argv = ["$IR_PY" if a == args.ir_python else a for a in sys.argv[1:]]
     cmd = " ".join(["python bench/eval.py", *argv])
     text = markdown(res, cmd)

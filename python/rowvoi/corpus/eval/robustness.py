@@ -9,7 +9,8 @@ because the catalog was small.
 
 Sizes are capped at the pool size and de-duplicated, so the keys of the
 result are the catalog sizes actually built. ``N = 1`` (the gold alone) is
-always 1.0. A size that uses the whole pool leaves nothing to sample, so it
+1.0 in dense and hybrid mode; a lexical probe that shares no term with its
+gold finds nothing even then, and the anchor shows it. A size that uses the whole pool leaves nothing to sample, so it
 runs one trial instead of ``trials``.
 
 Draws come from :class:`random.Random` seeded by ``seed`` and ``N``: the
