@@ -1180,6 +1180,8 @@ def build_parser() -> argparse.ArgumentParser:
     pq.set_defaults(func=_cmd_question, verb_parser=pq)
     _add_query_parser(sub)
     _add_corpus_parsers(sub)
+    from rowvoi.corpus.eval_cli import add_parsers as add_eval_parsers
+    add_eval_parsers(sub)  # eval, eval-select, sweep-select
     _add_discover_parser(sub)
     from rowvoi.corpus.calibrate_cli import add_parser as add_calibrate_parser
     add_calibrate_parser(sub)

@@ -1,0 +1,364 @@
+"""Evaluation benchmark: rowvoi.corpus.eval beside ``ir`` 0.1.61 on Cranfield.
+
+    python bench/eval.py --ir-python /work/refvenv-ir/bin/python \\
+        [--markdown bench/results/eval.md] [--json bench/results/eval.json] \\
+        [--plots bench/results] [--curve-probes 40] [--curve-trials 5]
+
+Cranfield: 1,400 documents (title + abstract as one surface), 225 queries
+numbered by position; a case's gold ids are the judged documents of grades
+1..4 (-1 rows dropped), graded gain 5 - grade. Both systems index the SAME
+MiniLM vectors: a table computed once with rowvoi's MiniLM, looked up by
+the SHA-256 of each text (``bench/corpus.py``'s ``minilm_table``); ``ir``
+runs in its own virtual environment as a subprocess
+(``bench/_eval_peer_ir.py``).
+
+For each search configuration (hybrid RRF -- both systems' default --,
+hybrid blend, dense; lexical for rowvoi):
+
+* ranking quality with ``evaluate_discovery`` (nDCG@10, MAP over a
+  1000-deep run);
+* the default selector (conservative, max_k 3, rel 0.9), scored by each
+  system's own ``evaluate_selection`` (selection precision, F1,
+  conditional commit rate, mean selected size);
+* ``discover()`` as a user sees it: precision of everything committed
+  (pooled over the 225 queries) and results per query, computed by this
+  script with one formula from each system's committed ids;
+* the default sweep (max_k 1,2,3,5,8 x rel 0.4..0.9), best selection F1,
+  scored by each system's own ``sweep_selector``.
+
+rowvoi alone: the distractor curve (gold = a query's top-graded document,
+ties by smallest id) in each mode with MiniLM, and the sweep's
+precision/recall frontier; ``--plots DIR`` draws both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from corpus import key, minilm_table  # noqa: E402  (bench/corpus.py)
+from cranfield import load_cranfield  # noqa: E402
+
+CONFIGS = {"hybrid rrf (default)": {"mode": "hybrid", "fusion": "rrf"},
+           "hybrid blend": {"mode": "hybrid", "fusion": "blend"},
+           "dense": {"mode": "dense"},
+           "lexical": {"mode": "lexical"}}
+PEER_CONFIGS = ("hybrid rrf (default)", "hybrid blend", "dense")
+
+
+def cases_of(cran):
+    from rowvoi.corpus.eval import DiscoveryCase
+
+    out = []
+    for i, q in enumerate(cran.queries, 1):
+        rel = cran.qrels[i]
+        out.append(DiscoveryCase(q, [str(d) for d in rel], {str(d): 5 - g for d, g in rel.items()},
+                                 source_id=str(i)))
+    return out
+
+
+def discover_figures(cases, committed):
+    """Pooled precision of everything committed, mean per-query precision
+    (queries that committed), results per query."""
+    hit = sel = 0
+    per_query = []
+    for case, ids in zip(cases, committed):
+        gold = set(case.gold)
+        h = sum(1 for i in ids if i in gold)
+        hit += h
+        sel += len(ids)
+        if ids:
+            per_query.append(h / len(ids))
+    return {"precision": hit / sel if sel else None,
+            "mean_query_precision": float(np.mean(per_query)) if per_query else None,
+            "results_per_query": sel / len(cases)}
+
+
+def overall_f1(cases, selections):
+    """Mean per-case F1 of the selected ids against all gold, every gold
+    case (a retrieval miss or an empty commit scores 0) -- the formula of
+    rowvoi's ``SelectionReport.overall_f1``, applied here to both systems'
+    selections."""
+    f1 = []
+    for case, ids in zip(cases, selections):
+        if case.gold_is_none:
+            continue
+        hit = len(set(ids) & set(case.gold))
+        f1.append(2 * hit / (len(set(ids)) + len(case.gold)) if hit else 0.0)
+    return float(np.mean(f1))
+
+
+def conditioned_f1(cases, retrieved, selections, keep):
+    """Mean per-case F1 against the gold among the candidates, over the case
+    indexes in ``keep`` -- ``evaluate_selection``'s selection F1 when
+    ``keep`` is the cases whose gold was retrieved."""
+    f1 = []
+    for i in keep:
+        gold = set(cases[i].gold) & set(retrieved[i])
+        hit = len(set(selections[i]) & gold)
+        f1.append(2 * hit / (len(set(selections[i])) + len(gold)) if hit else 0.0)
+    return float(np.mean(f1))
+
+
+def gold_retrieved(cases, retrieved):
+    return {i for i, c in enumerate(cases) if set(c.gold) & set(retrieved[i])}
+
+
+def grid_of(corpus, cases, kw):
+    """rowvoi's candidates and selections for every default grid setting,
+    in the shape the ir driver returns."""
+    from rowvoi.corpus import search, select
+    from rowvoi.corpus.eval import DFLT_SWEEP_MAX_K, DFLT_SWEEP_REL
+
+    hits = [search(corpus, c.query, k=10, per_artifact=True, **kw) for c in cases]
+    grid = {f"{mk}/{rl}": [select(hs, max_k=mk, rel=rl).selected_ids for hs in hits]
+            for mk in DFLT_SWEEP_MAX_K for rl in DFLT_SWEEP_REL}
+    return [[h.artifact_id for h in hs] for hs in hits], grid
+
+
+def run_ours(docs, cases, table):
+    from rowvoi.corpus import CorpusStore, WholeText, build, discover, from_mapping
+    from rowvoi.corpus.eval import evaluate_discovery, evaluate_selection, sweep_selector
+
+    data = np.load(table[0])
+    lut = dict(zip(data["keys"].tolist(), data["vectors"]))
+
+    def fn(texts):
+        return np.stack([lut[key(t)] for t in texts])
+
+    emb = (fn, "table:" + table[1])
+    corpus = build(from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),
+                   store=CorpusStore.memory(), progress=False)
+    out = {}
+    for label, kw in CONFIGS.items():
+        t0 = time.perf_counter()
+        disc = evaluate_discovery(corpus, cases, k_values=(10, 1000), metrics=("ndcg", "map"),
+                                  **kw)
+        default = evaluate_selection(corpus, cases, **kw)
+        # the bench's formula is the library's: checked on every run
+        assert abs(overall_f1(cases, [r["selected"] for r in default.rows])
+                   - default.overall_f1) < 1e-12
+        sweep = sweep_selector(corpus, cases, **kw)
+        best = sweep.best()
+        best_overall = sweep.best("overall_f1")
+        committed = [discover(corpus, c.query, **kw).ids for c in cases]
+        retrieved, grid = grid_of(corpus, cases, kw)
+        assert abs(conditioned_f1(cases, retrieved, grid["3/0.9"],
+                                  gold_retrieved(cases, retrieved))
+                   - default.selection_f1) < 1e-12
+        out[label] = {"ndcg@10": disc.metrics["ndcg@10"], "map": disc.metrics["map@1000"],
+                      "default": default.to_dict(rows=False),
+                      "best": {"max_k": best.max_k, "rel": best.rel,
+                               **best.report.to_dict(rows=False)},
+                      "discover": discover_figures(cases, committed),
+                      "best_overall": {"max_k": best_overall.max_k, "rel": best_overall.rel,
+                                       "overall_f1": best_overall.report.overall_f1},
+                      "seconds": time.perf_counter() - t0, "_sweep": sweep,
+                      "retrieved": retrieved, "grid": grid}
+    return corpus, emb, out
+
+
+def run_peer(ir_python, docs, cases, table, scratch):
+    d = tempfile.mkdtemp(dir=scratch)
+    with open(os.path.join(d, "docs.jsonl"), "w") as f:
+        for k, t in docs.items():
+            f.write(json.dumps({"id": k, "text": t}) + "\n")
+    with open(os.path.join(d, "cases.jsonl"), "w") as f:
+        for c in cases:
+            f.write(json.dumps({"query": c.query, "gold": list(c.gold)}) + "\n")
+    cfg = {"docs": os.path.join(d, "docs.jsonl"), "cases": os.path.join(d, "cases.jsonl"),
+           "table": table[0], "table_id": table[1], "scratch": d,
+           "configs": {label: CONFIGS[label] for label in PEER_CONFIGS}}
+    with open(os.path.join(d, "cfg.json"), "w") as f:
+        json.dump(cfg, f)
+    p = subprocess.run([ir_python, os.path.join(HERE, "_eval_peer_ir.py"),
+                        os.path.join(d, "cfg.json")], capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    if p.returncode != 0:
+        raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
+    out = json.loads(p.stdout)["configs"]
+    for label, r in out.items():
+        r["discover"] = discover_figures(cases, r.pop("committed"))
+        grid = {key: overall_f1(cases, sel) for key, sel in r["grid"].items()}
+        r["default"]["overall_f1"] = grid["3/0.9"]
+        top = max(grid.values())
+        mk, rl = next(key for key, v in grid.items() if v == top).split("/")
+        r["best_overall"] = {"max_k": int(mk), "rel": float(rl), "overall_f1": top}
+    return out
+
+
+def curves(docs, cases, emb, probes, trials):
+    from rowvoi.corpus.eval import distractor_robustness_curve
+
+    pairs = []
+    for c in cases[:probes]:
+        top = max(c.gains.values())
+        pairs.append((c.query, min((d for d, g in c.gains.items() if g == top), key=int)))
+    out = {}
+    for label, kw in (("lexical", {"mode": "lexical"}), ("dense", {"mode": "dense"}),
+                      ("hybrid rrf", {"mode": "hybrid", "fusion": "rrf"}),
+                      ("hybrid blend", {"mode": "hybrid", "fusion": "blend"})):
+        t0 = time.perf_counter()
+        out[label] = distractor_robustness_curve(docs, pairs, embedder=emb, trials=trials,
+                                                 sizes=(1, 4, 16, 64, 256, 1400), **kw)
+        print(f"  curve {label}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return out
+
+
+def fmt(v, nd=3):
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def markdown(res, cmd):
+    ours, peer = res["ours"], res["ir"]
+    lines = ["# Retrieval evaluation on Cranfield: rowvoi beside ir 0.1.61", "",
+             f"Command: `{cmd}`  ", f"Python {res['python']}, rowvoi {res['rowvoi']}, "
+             f"{res['date']}; machine shared with other jobs (figures are quality, not time).",
+             "", "Cranfield, 225 queries; gold = judged documents of grades 1..4 (-1 rows "
+             "dropped), gain 5 - grade; both systems index identical MiniLM vectors (rowvoi's "
+             "MiniLM, looked up by text). Selection figures: each system's own "
+             "`evaluate_selection` / `sweep_selector` (selection precision and F1 are over "
+             "the cases whose gold was among the 10 candidates); discover precision: every "
+             "id `discover()` committed, pooled over the queries, by this script for both. "
+             "Selection F1 is conditioned on the cases whose gold reached the candidates, so "
+             "a ranking that surfaces gold for more (harder) cases is charged for them; the "
+             "rows 'on the cases both retrieved' score both systems' selections (each "
+             "system's own `select` over its own candidates) on one set of cases, and "
+             "overall F1 counts every gold case against all its gold (misses score 0).",
+             "", "## Headline (hybrid RRF, both systems' default)", "",
+             "| figure | rowvoi | ir 0.1.61 |", "|---|---|---|"]
+    none = {"discover": {}, "default": {}, "best": {}, "best_overall": {}, "common": {}}
+    o, p = ours["hybrid rrf (default)"], peer.get("hybrid rrf (default)", none)
+    rows = [("discover precision (pooled)", "discover", "precision"),
+            ("results per query", "discover", "results_per_query"),
+            ("selection F1, default selector", "default", "selection_f1"),
+            ("selection precision, default", "default", "selection_precision"),
+            ("conditional commit rate, default", "default", "conditional_commit_rate"),
+            ("best sweep selection F1", "best", "selection_f1"),
+            ("selection F1, default, on the cases both retrieved", "common", "default_f1"),
+            ("best sweep selection F1, on the cases both retrieved", "common", "best_f1"),
+            ("overall F1, default selector", "default", "overall_f1"),
+            ("best sweep overall F1", "best_overall", "overall_f1")]
+    rows = [(name, o.get(part, {}).get(m), p.get(part, {}).get(m)) for name, part, m in rows]
+    for name, a, b in rows:
+        lines.append(f"| {name} | {fmt(a)} | {fmt(b)} |")
+    lines.append(f"| best sweep setting (max_k/rel) | {o['best']['max_k']}/{o['best']['rel']} "
+                 f"| {p['best'].get('max_k', '-')}/{p['best'].get('rel', '-')} |")
+    lines += ["", "## Every configuration", "",
+              "| config | system | nDCG@10 | MAP | discover P | results/q | sel. P | sel. F1 "
+              "| commit rate | best F1 (max_k/rel) | overall F1 | best overall F1 |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for label in CONFIGS:
+        for sysname, r in (("rowvoi", ours.get(label)), ("ir", peer.get(label))):
+            if r is None:
+                continue
+            lines.append(
+                f"| {label} | {sysname} | {fmt(r.get('ndcg@10'), 4)} | {fmt(r.get('map'), 4)} "
+                f"| {fmt(r['discover']['precision'])} | {fmt(r['discover']['results_per_query'], 2)} "
+                f"| {fmt(r['default']['selection_precision'])} "
+                f"| {fmt(r['default']['selection_f1'])} "
+                f"| {fmt(r['default']['conditional_commit_rate'])} "
+                f"| {fmt(r['best']['selection_f1'])} ({r['best']['max_k']}/{r['best']['rel']}) "
+                f"| {fmt(r['default'].get('overall_f1'))} "
+                f"| {fmt(r['best_overall']['overall_f1'])} "
+                f"({r['best_overall']['max_k']}/{r['best_overall']['rel']}) |")
+    if res.get("curves"):
+        sizes = sorted({int(n) for c in res["curves"].values() for n in c})
+        lines += ["", "## Distractor curve (rowvoi, MiniLM): gold in top 1", "",
+                  f"{res['curve_probes']} probes (query, top-graded document), "
+                  f"{res['curve_trials']} draws per size.", "",
+                  "| mode | " + " | ".join(f"N={n}" for n in sizes) + " |",
+                  "|---|" + "---|" * len(sizes)]
+        for label, c in res["curves"].items():
+            lines.append(f"| {label} | " + " | ".join(fmt(c.get(str(n), c.get(n)))
+                                                      for n in sizes) + " |")
+    if res.get("plots"):
+        lines += ["", "Pictures: " + ", ".join(f"`{p}`" for p in res["plots"])]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ir-python", default=os.environ.get("IR_PY"),
+                    help="python of a virtual environment with ir 0.1.61")
+    ap.add_argument("--data", default=None)
+    ap.add_argument("--markdown", default=None)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--plots", default=None, metavar="DIR")
+    ap.add_argument("--curve-probes", type=int, default=40)
+    ap.add_argument("--curve-trials", type=int, default=5)
+    args = ap.parse_args()
+    import rowvoi
+
+    cran = load_cranfield(args.data)
+    docs = {str(n): t for n, t in zip(cran.doc_numbers, cran.texts)}
+    cases = cases_of(cran)
+    table = minilm_table(list(docs.values()) + [c.query for c in cases])
+    print("rowvoi ...", file=sys.stderr)
+    corpus, emb, ours = run_ours(docs, cases, table)
+    peer = {}
+    if args.ir_python:
+        print("ir ...", file=sys.stderr)
+        with tempfile.TemporaryDirectory() as scratch:
+            peer = run_peer(args.ir_python, docs, cases, table, scratch)
+    res = {"python": platform.python_version(), "rowvoi": rowvoi.__version__,
+           "date": time.strftime("%Y-%m-%d"), "ours": ours, "ir": peer,
+           "curve_probes": args.curve_probes, "curve_trials": args.curve_trials}
+    if args.curve_probes:
+        print("distractor curves ...", file=sys.stderr)
+        res["curves"] = curves(docs, cases, emb, args.curve_probes, args.curve_trials)
+    if args.plots:
+        from rowvoi.corpus.eval import plot_distractor_curve, plot_frontier
+
+        os.makedirs(args.plots, exist_ok=True)
+        f1 = os.path.join(args.plots, "eval_frontier.png")
+        plot_frontier(ours["hybrid rrf (default)"]["_sweep"], f1,
+                      title="Cranfield, MiniLM: selector sweep, hybrid rrf")
+        f2 = os.path.join(args.plots, "eval_distractor_curve.png")
+        if res.get("curves"):
+            plot_distractor_curve(res["curves"], f2, title="Cranfield, MiniLM: distractor "
+                                  "robustness")
+        res["plots"] = [os.path.relpath(f, os.path.dirname(HERE)) for f in (f1, f2)
+                        if os.path.exists(f)]
+    for label, o in ours.items():
+        p = peer.get(label)
+        if p is not None:  # selection F1 on the cases whose gold BOTH retrieved
+            keep = sorted(gold_retrieved(cases, o["retrieved"])
+                          & gold_retrieved(cases, p["retrieved"]))
+            for r in (o, p):
+                f1 = {key: conditioned_f1(cases, r["retrieved"], sel, keep)
+                      for key, sel in r["grid"].items()}
+                best = max(f1.values())
+                r["common"] = {"n_cases": len(keep), "default_f1": f1["3/0.9"],
+                               "best_f1": best,
+                               "best": next(key for key, v in f1.items() if v == best)}
+        for r in (o, p):
+            if r is not None:
+                r.pop("retrieved", None)
+                r.pop("grid", None)
+        o.pop("_sweep")
+    argv = ["$IR_PY" if a == args.ir_python else a for a in sys.argv[1:]]
+    cmd = " ".join(["python bench/eval.py", *argv])
+    text = markdown(res, cmd)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1, default=str)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
