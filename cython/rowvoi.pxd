@@ -23,7 +23,6 @@ cdef extern from "rowvoi.h" nogil:
     void rv_errmsg_clear()
     const char *rv_version()
     int rv_version_number()
-    uint64_t rv_test_fail_alloc_after(uint64_t n)
 
     int RV_VERSION_MAJOR
     int RV_VERSION_MINOR

@@ -89,13 +89,6 @@ RV_API int rv_version_number(void);
 */
 typedef int (*rv_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
-/*
-** Test hook: make the n-th allocation from now on fail (n >= 1) on the
-** calling thread; 0 switches failure injection off.  Returns the number of
-** allocations performed since the last call.  Used by the allocation-failure
-** tests; harmless in production (off by default, thread-local).
-*/
-RV_API uint64_t rv_test_fail_alloc_after(uint64_t n);
 
 /*
 ** Seeded pseudo-random generator: splitmix64 expands the seed into the state

@@ -294,9 +294,9 @@ static void test_failures(void) {
     char path[512];
     in_tmp(path, sizeof path, "oom.bin");
     for (uint64_t n = 1; n <= 3; n++) {
-        rv_test_fail_alloc_after(n);
+        rv__test_fail_alloc_after(n);
         rv_status st = rv__atomic_begin(&af, path);
-        rv_test_fail_alloc_after(0);
+        rv__test_fail_alloc_after(0);
         if (st == RV_OK) {
             rv__atomic_abort(&af);
             break;

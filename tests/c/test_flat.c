@@ -752,9 +752,9 @@ static void test_allocation_failures(void) {
     for (int s = 0; s < 3; s++) {
         int finished = 0;
         for (uint64_t fail = 1; fail < 400 && !finished; fail++) {
-            rv_test_fail_alloc_after(fail);
+            rv__test_fail_alloc_after(fail);
             rv_status st = life_cycle(path, data, n, dim, (rv_flat_storage)s);
-            rv_test_fail_alloc_after(0);
+            rv__test_fail_alloc_after(0);
             if (st == RV_OK) finished = 1;
             else if (st != RV_E_NOMEM)
                 FAILF("failing allocation %llu gave %s (%s)",
