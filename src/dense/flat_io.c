@@ -45,41 +45,6 @@
 #define RV__BATCH 256u
 static const uint8_t rv__magic[8] = {0x89, 'R', 'V', 'F', 'L', 'A', 'T', '\n'};
 
-static void put32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-static int host_is_le(void) {
-    const uint16_t one = 1;
-    uint8_t b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-/* Reverse the bytes of each `width`-byte item in place (big-endian hosts). */
-static void swap_items(void *data, size_t count, size_t width) {
-    uint8_t *p = (uint8_t *)data;
-    for (size_t i = 0; i < count; i++, p += width)
-        for (size_t a = 0, b = width - 1; a < b; a++, b--) {
-            uint8_t t = p[a];
-            p[a] = p[b];
-            p[b] = t;
-        }
-}
-
 static rv_status io_error(const char *what, const char *path) {
     return rv__error(RV_E_IO, "%s %s: %s", what, path, strerror(errno));
 }
@@ -88,20 +53,20 @@ static void fill_header(uint8_t *h, const rv_flat *ix, uint64_t payload,
                         uint64_t sum) {
     memset(h, 0, RV__HDR);
     memcpy(h, rv__magic, 8);
-    put32(h + 8, RV_FLAT_FORMAT_VERSION);
-    put32(h + 12, RV__HDR);
-    put32(h + 16, ix->dim);
-    put32(h + 20, (uint32_t)ix->metric);
-    put32(h + 24, (uint32_t)ix->storage);
-    put32(h + 28, ix->rescore_factor);
-    put64(h + 32, ix->n_live);
-    put64(h + 40, (uint64_t)ix->next_id);
-    put64(h + 48, payload);
-    put64(h + 56, sum);
+    rv__put_u32(h + 8, RV_FLAT_FORMAT_VERSION);
+    rv__put_u32(h + 12, RV__HDR);
+    rv__put_u32(h + 16, ix->dim);
+    rv__put_u32(h + 20, (uint32_t)ix->metric);
+    rv__put_u32(h + 24, (uint32_t)ix->storage);
+    rv__put_u32(h + 28, ix->rescore_factor);
+    rv__put_u64(h + 32, ix->n_live);
+    rv__put_u64(h + 40, (uint64_t)ix->next_id);
+    rv__put_u64(h + 48, payload);
+    rv__put_u64(h + 56, sum);
     rv__sum64 hs;
     rv__sum64_init(&hs, 0);
     rv__sum64_update(&hs, h, 88);
-    put64(h + 88, rv__sum64_final(&hs));
+    rv__put_u64(h + 88, rv__sum64_final(&hs));
 }
 
 /* Where a saved index goes: a file descriptor (fd >= 0) or caller memory
@@ -145,14 +110,14 @@ static rv_status write_image(const rv_flat *ix, rv__sink *s) {
     if ((st = sink_put(s, hdr, RV__HDR)) != RV_OK) goto done;
     rv__sum64 ps;
     rv__sum64_init(&ps, 0);
-    int swap = !host_is_le();
+    int swap = !rv__host_le();
     /* ids, in row order */
     size_t m = 0;
     for (size_t r = 0; r <= ix->n_rows; r++) {
         if (r < ix->n_rows && ix->dead[r]) continue;
         if (r < ix->n_rows) idb[m++] = ix->row_id[r];
         if (m == RV__BATCH || (r == ix->n_rows && m)) {
-            if (swap) swap_items(idb, m, 8);
+            if (swap) rv__swap_items(idb, m, 8);
             rv__sum64_update(&ps, idb, m * 8);
             if ((st = sink_put(s, idb, m * 8)) != RV_OK) goto done;
             m = 0;
@@ -167,7 +132,7 @@ static rv_status write_image(const rv_flat *ix, rv__sink *s) {
             m++;
         }
         if (m == RV__BATCH || (r == ix->n_rows && m)) {
-            if (swap) swap_items(buf, m * dim, 4);
+            if (swap) rv__swap_items(buf, m * dim, 4);
             rv__sum64_update(&ps, buf, m * dim * 4);
             if ((st = sink_put(s, buf, m * dim * 4)) != RV_OK) goto done;
             m = 0;
@@ -254,7 +219,7 @@ static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
         st = corrupt(path, "not a rowvoi flat index (bad magic number)");
         goto done;
     }
-    uint32_t version = get32(h + 8);
+    uint32_t version = rv__get_u32(h + 8);
     if (version != RV_FLAT_FORMAT_VERSION) {
         st = rv__error(RV_E_VERSION,
                        "%s: flat index format version %u; this library reads "
@@ -269,14 +234,14 @@ static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
     rv__sum64 hs;
     rv__sum64_init(&hs, 0);
     rv__sum64_update(&hs, h, 88);
-    if (rv__sum64_final(&hs) != get64(h + 88)) {
+    if (rv__sum64_final(&hs) != rv__get_u64(h + 88)) {
         st = corrupt(path, "header checksum mismatch");
         goto done;
     }
-    uint32_t hsize = get32(h + 12), dim = get32(h + 16), metric = get32(h + 20),
-             storage = get32(h + 24), rescore = get32(h + 28);
-    uint64_t n = get64(h + 32), next_id = get64(h + 40), payload = get64(h + 48),
-             want_sum = get64(h + 56);
+    uint32_t hsize = rv__get_u32(h + 12), dim = rv__get_u32(h + 16), metric = rv__get_u32(h + 20),
+             storage = rv__get_u32(h + 24), rescore = rv__get_u32(h + 28);
+    uint64_t n = rv__get_u64(h + 32), next_id = rv__get_u64(h + 40), payload = rv__get_u64(h + 48),
+             want_sum = rv__get_u64(h + 56);
     for (int i = 64; i < 88; i++)
         if (h[i]) {
             st = corrupt(path, "reserved header bytes are not zero");
@@ -321,14 +286,14 @@ static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
     }
     rv__sum64 ps;
     rv__sum64_init(&ps, 0);
-    int swap = !host_is_le(), bad_content = 0;
+    int swap = !rv__host_le(), bad_content = 0;
     char why[600];
     if (src_read(src, ids, 8, (size_t)n) != (size_t)n) {
         st = io_error("cannot read", path);
         goto done;
     }
     rv__sum64_update(&ps, ids, (size_t)n * 8);
-    if (swap) swap_items(ids, (size_t)n, 8);
+    if (swap) rv__swap_items(ids, (size_t)n, 8);
     for (size_t r = 0; r < (size_t)n; r += RV__BATCH) {
         size_t m = (size_t)n - r < RV__BATCH ? (size_t)n - r : RV__BATCH;
         if (src_read(src, buf, 4 * (size_t)dim, m) != m) {
@@ -336,7 +301,7 @@ static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
             goto done;
         }
         rv__sum64_update(&ps, buf, m * dim * 4);
-        if (swap) swap_items(buf, m * dim, 4);
+        if (swap) rv__swap_items(buf, m * dim, 4);
         if (bad_content) continue; /* keep reading: the checksum says more */
         st = rv__flat_add(ix, m, buf, ids + r, NULL, 1);
         if (st == RV_E_INVALID_ARG || st == RV_E_RANGE) {

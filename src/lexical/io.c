@@ -53,66 +53,6 @@ static const char rv__magic[8] = {'R', 'V', 'B', 'M', '2', '5', 'I', 'X'};
 #define RV__HEADER 32u
 #define RV__TRAILER 8u
 
-/* ------------------------------------------------------------ CRC-32C */
-
-void rv__crc32c_init(rv__crc_table *tab) {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-        tab->t[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; i++)
-        for (int s = 1; s < 8; s++)
-            tab->t[s][i] = (tab->t[s - 1][i] >> 8) ^ tab->t[0][tab->t[s - 1][i] & 0xFF];
-}
-
-uint32_t rv__crc32c(const rv__crc_table *tab, uint32_t crc, const void *data, size_t n) {
-    const unsigned char *p = data;
-    uint32_t c = ~crc;
-    while (n >= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                           (uint32_t)p[3] << 24);
-        c = tab->t[7][lo & 0xFF] ^ tab->t[6][(lo >> 8) & 0xFF] ^ tab->t[5][(lo >> 16) & 0xFF] ^
-            tab->t[4][lo >> 24] ^ tab->t[3][p[4]] ^ tab->t[2][p[5]] ^ tab->t[1][p[6]] ^
-            tab->t[0][p[7]];
-        p += 8;
-        n -= 8;
-    }
-    while (n--) c = (c >> 8) ^ tab->t[0][(c ^ *p++) & 0xFF];
-    return ~c;
-}
-
-/* ---------------------------------------------------- little-endian I/O */
-
-static int rv__host_le(void) {
-    const uint16_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-static void rv__put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void rv__put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t rv__get_u32(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t rv__get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t rv__pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
-
 /* --------------------------------------------------------------- writer */
 
 /* Bytes go to a caller buffer (buf) or a file descriptor (fd >= 0) through
