@@ -264,8 +264,8 @@ RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index,
                                       rv_bm25_search_info *info);
 
 /*
-** Search many text queries on n_threads threads (0: one per online CPU;
-** small batches use fewer).  Row q of ids/scores (k slots each, n_queries
+** Search many text queries on n_threads threads (core.h "Threads"; 0: one
+** per online CPU; never more than n_queries).  Row q of ids/scores (k slots each, n_queries
 ** rows) gets query q's results, padded with RV_BM25_NO_DOC and NaN;
 ** n_found[q] gets their number.  filter (may be NULL) applies to every
 ** query and is translated once for the batch.  Results do not depend on

@@ -43,6 +43,15 @@ extern "C" {
 #endif
 
 /*
+** Threads.  Every function taking n_threads follows one rule: a positive
+** count is used as given, capped at 64 and at the number of independent work
+** items (columns, chunks, queries, texts); 0 means one thread per online CPU,
+** except that a job below the function's size threshold (stated with it)
+** runs on the calling thread alone.  The calling thread always takes part.
+** Results never depend on the thread count.
+*/
+
+/*
 ** Status codes.  The numbers are part of the ABI and never change; new codes
 ** are only ever appended.
 */

@@ -166,7 +166,8 @@ RV_API rv_status rv_flat_get(const rv_flat *index, size_t n,
 */
 typedef struct rv_flat_search_params {
     size_t k;                  /* results per query, >= 1 */
-    uint32_t n_threads;        /* 0: all cores; small jobs use one thread */
+    uint32_t n_threads;        /* see core.h "Threads"; 0: all cores, one
+                                  below 2^21 row-query-dim products */
     uint32_t rescore_factor;   /* 0: the index's; F16/I8 candidate pool is
                                   k * rescore_factor per query */
     int exact;                 /* nonzero: scan the float32 rows even when
@@ -211,7 +212,8 @@ RV_API rv_status rv_flat_search(const rv_flat *index,
 ** For query i the candidates are cand[i*n_cand .. (i+1)*n_cand); -1 entries
 ** are skipped, repeated ids count once.  Scores every candidate in float32
 ** and writes the best k (ties by lower id) as rv_flat_search does, with the
-** count per query in n_found[i] (n_queries slots).
+** count per query in n_found[i] (n_queries slots).  n_threads: core.h
+** "Threads" (0: all cores, one below 2^20 candidate-dim products).
 ** Returns RV_OK; RV_E_RANGE naming a candidate id that is not live;
 ** RV_E_INVALID_ARG as rv_flat_search; RV_E_NOMEM.
 ** Thread-safety: concurrent calls on one index are fine.

@@ -86,8 +86,8 @@ RV_API rv_status rv_hasher_embed(const rv_hasher *h, const char *text,
 /*
 ** Embed n texts stored back to back: text i is data[offsets[i] ..
 ** offsets[i+1]) (offsets has n+1 non-decreasing entries).  Writes n * dim
-** floats into out.  n_threads: 0 means all cores; the output does not
-** depend on it.  Returns RV_OK; RV_E_INVALID_ARG for NULL pointers,
+** floats into out.  n_threads: see core.h "Threads" (0: all cores, one
+** below 64 KiB of text); the output does not depend on it.  Returns RV_OK; RV_E_INVALID_ARG for NULL pointers,
 ** decreasing offsets, or invalid UTF-8 (naming the first bad text and byte);
 ** RV_E_NOMEM.                                              METHOD: rv_hasher
 */

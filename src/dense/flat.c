@@ -13,12 +13,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../core/parallel.h"
 #include "flat_internal.h"
 
 #define RV__DEFAULT_RESCORE 8u
@@ -585,11 +584,6 @@ typedef struct rv__search {
     int interrupted;
 } rv__search;
 
-typedef struct rv__worker {
-    rv__search *sr;
-    unsigned t;
-} rv__worker;
-
 /* Score the panels of work item c (a run of entries of sr->panels) for
 ** every query of the pass.  Panels without an eligible row never get here,
 ** so a filter that allows few rows scans few panels. */
@@ -662,23 +656,23 @@ static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
     }
 }
 
-static void *search_worker(void *arg) {
-    rv__worker *w = (rv__worker *)arg;
-    rv__search *sr = w->sr;
+/* Worker t of a pass's scan (rv__worker_fn): chunks are taken from a shared
+** counter; each worker keeps its own heaps, merged afterwards. */
+static void rv__scan_worker(void *ctx, unsigned t) {
+    rv__search *sr = (rv__search *)ctx;
     for (;;) {
         if (atomic_load(&sr->stop)) break;
         size_t c = atomic_fetch_add(&sr->next_chunk, 1);
         if (c >= sr->n_chunks) break;
-        scan_chunk(sr, w->t, c);
+        scan_chunk(sr, t, c);
         size_t done = atomic_fetch_add(&sr->done_chunks, 1) + 1;
-        if (w->t == 0 && sr->progress &&
+        if (t == 0 && sr->progress &&
             sr->progress(sr->progress_ctx, sr->progress_base + done,
                          sr->progress_total)) {
             sr->interrupted = 1;
             atomic_store(&sr->stop, 1);
         }
     }
-    return NULL;
 }
 
 /* Run the scan of one pass on n_threads threads (the caller is thread 0). */
@@ -686,28 +680,7 @@ static void run_scan(rv__search *sr, unsigned n_threads) {
     atomic_init(&sr->next_chunk, 0);
     atomic_init(&sr->done_chunks, 0);
     atomic_init(&sr->stop, 0);
-    rv__worker w[64];
-    pthread_t th[64];
-    int started[64] = {0};
-    for (unsigned t = 0; t < n_threads; t++) {
-        w[t].sr = sr;
-        w[t].t = t;
-    }
-    for (unsigned t = 1; t < n_threads; t++)
-        started[t] = pthread_create(&th[t], NULL, search_worker, &w[t]) == 0;
-    search_worker(&w[0]);
-    for (unsigned t = 1; t < n_threads; t++)
-        if (started[t]) pthread_join(th[t], NULL);
-}
-
-static unsigned resolve_threads(uint32_t n_threads) {
-    long n = n_threads;
-    if (n == 0) {
-        n = sysconf(_SC_NPROCESSORS_ONLN);
-        if (n < 1) n = 1;
-    }
-    if (n > 64) n = 64;
-    return (unsigned)n;
+    rv__parallel_run(n_threads, rv__scan_worker, sr);
 }
 
 /* Check query i; *nn receives its squared norm. */
@@ -895,11 +868,9 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     if (chunk > 1024) chunk = 1024;
     size_t chunk_panels = chunk / RV__PANEL;
     size_t n_chunks = (n_pan + chunk_panels - 1) / chunk_panels;
-    unsigned T = resolve_threads(prm->n_threads);
+    /* work: row-query-dimension products; below 2^21 one thread */
     double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
-    if (work < (double)(1u << 21)) T = 1;
-    if (T > n_chunks) T = (unsigned)n_chunks;
-    if (T < 1) T = 1;
+    unsigned T = rv__threads_for(prm->n_threads, n_chunks, work, (double)(1u << 21));
 
     float *qn = (float *)rv__malloc(per_pass * dim * sizeof *qn);
     float *qsq = (float *)rv__malloc(per_pass * sizeof *qsq);
@@ -1054,19 +1025,14 @@ typedef struct rv__rescore_job {
     unsigned T;
 } rv__rescore_job;
 
-typedef struct rv__rescore_worker {
-    rv__rescore_job *job;
-    unsigned t;
-} rv__rescore_worker;
-
-static void *rescore_worker(void *arg) {
-    rv__rescore_worker *w = (rv__rescore_worker *)arg;
-    rv__rescore_job *jb = w->job;
+/* Worker t re-scores queries t, t + T, ... (rv__worker_fn). */
+static void rv__rescore_worker(void *ctx, unsigned t) {
+    rv__rescore_job *jb = (rv__rescore_job *)ctx;
     const rv_flat *ix = jb->ix;
     size_t dim = ix->dim;
-    rv__hit *hits = jb->scratch + (size_t)w->t * jb->n_cand;
-    float *tmp = jb->tmp + (size_t)w->t * dim;
-    for (size_t i = w->t; i < jb->nq; i += jb->T) {
+    rv__hit *hits = jb->scratch + (size_t)t * jb->n_cand;
+    float *tmp = jb->tmp + (size_t)t * dim;
+    for (size_t i = t; i < jb->nq; i += jb->T) {
         const size_t *rows = jb->rows + i * jb->n_cand;
         size_t m = 0;
         for (size_t c = 0; c < jb->n_cand; c++) {
@@ -1086,7 +1052,6 @@ static void *rescore_worker(void *arg) {
         }
         jb->n_found[i] = out_n;
     }
-    return NULL;
 }
 
 rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
@@ -1135,9 +1100,8 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
             rows[i * n_cand + j] = r;
         }
     }
-    unsigned T = resolve_threads(n_threads);
-    if ((double)total * dim < (double)(1u << 20)) T = 1;
-    if (T > n_queries) T = (unsigned)n_queries;
+    /* work: candidate-dimension products; below 2^20 one thread */
+    unsigned T = rv__threads_for(n_threads, n_queries, (double)total * dim, (double)(1u << 20));
     rv__hit *scratch = NULL;
     float *tmp = NULL;
     if (!st) {
@@ -1148,20 +1112,7 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
     if (!st) {
         rv__rescore_job jb = {ix, n_queries, n_cand, k, qn, qsq, rows,
                               scratch, tmp, ids, scores, n_found, T};
-        rv__rescore_worker w[64];
-        pthread_t th[64];
-        int started[64] = {0};
-        for (unsigned t = 0; t < T; t++) {
-            w[t].job = &jb;
-            w[t].t = t;
-        }
-        for (unsigned t = 1; t < T; t++)
-            started[t] = pthread_create(&th[t], NULL, rescore_worker, &w[t]) == 0;
-        rescore_worker(&w[0]);
-        for (unsigned t = 1; t < T; t++) {
-            if (started[t]) pthread_join(th[t], NULL);
-            else rescore_worker(&w[t]); /* could not start: do its share here */
-        }
+        rv__parallel_run(T, rv__rescore_worker, &jb);
     }
     rv__free(rows);
     rv__free(sorted);

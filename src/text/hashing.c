@@ -7,12 +7,11 @@
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../internal.h"
+#include "../core/parallel.h"
 
 #define RV__HASH_ID_CAP 128
 
@@ -259,29 +258,22 @@ typedef struct rv__hash_job {
     size_t *bad_byte;
 } rv__hash_job;
 
-typedef struct rv__hash_worker {
-    rv__hash_job *job;
-    unsigned t;
-} rv__hash_worker;
-
-static void *hash_worker(void *arg) {
-    rv__hash_worker *w = (rv__hash_worker *)arg;
-    rv__hash_job *jb = w->job;
-    uint32_t *cps = jb->scratch + (size_t)w->t * jb->scratch_len;
+/* Worker t embeds its contiguous block of texts (rv__worker_fn). */
+static void rv__hash_block(void *ctx, unsigned t) {
+    rv__hash_job *jb = (rv__hash_job *)ctx;
+    uint32_t *cps = jb->scratch + (size_t)t * jb->scratch_len;
     uint32_t dim = jb->h->opt.dim;
-    /* contiguous blocks of texts per thread */
-    size_t per = (jb->n + jb->T - 1) / jb->T;
-    size_t a = (size_t)w->t * per, b = a + per > jb->n ? jb->n : a + per;
+    size_t a, b;
+    rv__parallel_block(jb->n, jb->T, t, &a, &b);
     for (size_t i = a; i < b; i++) {
         size_t bad = embed_one(jb->h, jb->data + jb->offsets[i],
                                (size_t)(jb->offsets[i + 1] - jb->offsets[i]), cps,
                                jb->out + i * dim);
-        if (bad && jb->bad_text[w->t] == SIZE_MAX) {
-            jb->bad_text[w->t] = i;
-            jb->bad_byte[w->t] = bad - 1;
+        if (bad && jb->bad_text[t] == SIZE_MAX) {
+            jb->bad_text[t] = i;
+            jb->bad_byte[t] = bad - 1;
         }
     }
-    return NULL;
 }
 
 rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
@@ -304,15 +296,8 @@ rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
         size_t l = (size_t)(offsets[i + 1] - offsets[i]);
         if (l > max_len) max_len = l;
     }
-    long T = n_threads;
-    if (T == 0) {
-        T = sysconf(_SC_NPROCESSORS_ONLN);
-        if (T < 1) T = 1;
-    }
-    if (T > 64) T = 64;
-    if ((size_t)T > n) T = (long)n;
-    uint64_t total = offsets[n] - offsets[0];
-    if (total < 65536) T = 1; /* small jobs: threads cost more than they save */
+    /* work: bytes of text; below 64 KiB threads cost more than they save */
+    unsigned T = rv__threads_for(n_threads, n, (double)(offsets[n] - offsets[0]), 65536.0);
     size_t slen = max_len + 2;
     if (slen > SIZE_MAX / sizeof(uint32_t) / (size_t)T)
         return rv__error(RV_E_RANGE, "texts are too long");
@@ -325,25 +310,12 @@ rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
         rv__free(bad_byte);
         return rv__nomem("the embedding buffers");
     }
-    for (long t = 0; t < T; t++) bad_text[t] = SIZE_MAX;
+    for (unsigned t = 0; t < T; t++) bad_text[t] = SIZE_MAX;
     rv__hash_job jb = {h, (const unsigned char *)data, offsets, n, out, scratch,
-                       slen, (unsigned)T, bad_text, bad_byte};
-    rv__hash_worker w[64];
-    pthread_t th[64];
-    int started[64] = {0};
-    for (long t = 0; t < T; t++) {
-        w[t].job = &jb;
-        w[t].t = (unsigned)t;
-    }
-    for (long t = 1; t < T; t++)
-        started[t] = pthread_create(&th[t], NULL, hash_worker, &w[t]) == 0;
-    hash_worker(&w[0]);
-    for (long t = 1; t < T; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        else hash_worker(&w[t]);
-    }
+                       slen, T, bad_text, bad_byte};
+    rv__parallel_run(T, rv__hash_block, &jb);
     size_t first = SIZE_MAX, byte = 0;
-    for (long t = 0; t < T; t++)
+    for (unsigned t = 0; t < T; t++)
         if (bad_text[t] < first) {
             first = bad_text[t];
             byte = bad_byte[t];
