@@ -131,7 +131,7 @@ typedef float rv__v16f __attribute__((vector_size(64)));
 
 /* Portable float32: 4-lane vectors (SSE2 on x86-64, NEON on arm64). */
 #define RV__QB_PORTABLE 3
-static void tile_f32_portable(const float *panel, size_t dim,
+static void rv__tile_f32_portable(const float *panel, size_t dim,
                               const float *qpack, float *out) {
 #ifdef RV__VEC_EXT
 #  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v4f, 4, j_, x_)
@@ -148,7 +148,7 @@ static void tile_f32_portable(const float *panel, size_t dim,
 }
 
 /* Portable float16: convert 16 halves per dimension, then as float32. */
-static void tile_f16_portable(const uint16_t *panel, size_t dim,
+static void rv__tile_f16_portable(const uint16_t *panel, size_t dim,
                               const float *qpack, float *out) {
 #ifdef RV__VEC_EXT
 #  define LOADROW(j_, x_)                                                     \
@@ -175,7 +175,7 @@ static void tile_f16_portable(const uint16_t *panel, size_t dim,
 /* Portable int8: unsigned query bytes times signed row bytes, four per
 ** 32-bit lane (the arithmetic of VPDPBUSD, exact in int32). */
 #define RV__QB_I8_PORTABLE 4
-static void tile_i8_portable(const int8_t *panel, size_t dim4,
+static void rv__tile_i8_portable(const int8_t *panel, size_t dim4,
                              const uint8_t *qpack, int32_t *out) {
     int32_t acc[RV__QB_I8_PORTABLE][16];
     memset(acc, 0, sizeof acc);
@@ -195,7 +195,7 @@ static void tile_i8_portable(const int8_t *panel, size_t dim4,
 
 /* Dot product with 16 independent partial sums (vectorises without
 ** -ffast-math, since the order of additions is fixed by the source). */
-static float dot_portable(const float *a, const float *b, size_t n) {
+static float rv__dot_portable(const float *a, const float *b, size_t n) {
     float acc[16] = {0};
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
@@ -286,13 +286,13 @@ RV__T_VNNI static void tile_i8_vnni(const int8_t *panel, size_t dim4,
 #endif /* RV__X86_DISPATCH */
 
 void rv__flat_kernels_portable(rv__flat_kernels *k) {
-    k->f32 = tile_f32_portable;
+    k->f32 = rv__tile_f32_portable;
     k->qb_f32 = RV__QB_PORTABLE;
-    k->f16 = tile_f16_portable;
+    k->f16 = rv__tile_f16_portable;
     k->qb_f16 = RV__QB_PORTABLE;
-    k->i8 = tile_i8_portable;
+    k->i8 = rv__tile_i8_portable;
     k->qb_i8 = RV__QB_I8_PORTABLE;
-    k->dot = dot_portable;
+    k->dot = rv__dot_portable;
     k->name = "portable";
 }
 

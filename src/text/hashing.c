@@ -27,7 +27,7 @@ struct rv_hasher {
 #define RV__TAG_NGRAM 0x6e67726du  /* "ngrm" */
 
 /* Hash n code points (FNV-1a over 32-bit units, then a full avalanche). */
-static inline uint64_t hash_cps(const uint32_t *c, size_t n, uint64_t seed) {
+static inline uint64_t rv__hash_cps(const uint32_t *c, size_t n, uint64_t seed) {
     uint64_t h = 0xcbf29ce484222325ULL ^ rv__mix64(seed + n);
     for (size_t i = 0; i < n; i++) {
         h ^= c[i];
@@ -97,7 +97,7 @@ const char *rv_hasher_id(const rv_hasher *h) { return h ? h->id : ""; }
 /* Decode one UTF-8 code point at s[*i] (< len).  Returns it and advances
 ** *i, or returns UINT32_MAX for an invalid sequence (overlong forms,
 ** surrogates and values above U+10FFFF are invalid). */
-static uint32_t utf8_next(const unsigned char *s, size_t len, size_t *i) {
+static uint32_t rv__utf8_next(const unsigned char *s, size_t len, size_t *i) {
     unsigned char c = s[*i];
     if (c < 0x80) {
         (*i)++;
@@ -122,7 +122,7 @@ static uint32_t utf8_next(const unsigned char *s, size_t len, size_t *i) {
 
 /* Is cp part of a word?  ASCII letters and digits; above U+007F everything
 ** except punctuation, symbol and space blocks. */
-static int is_word_char(uint32_t cp) {
+static int rv__is_word_char(uint32_t cp) {
     if (cp < 0x80)
         return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') ||
                (cp >= 'A' && cp <= 'Z');
@@ -140,7 +140,7 @@ static int is_word_char(uint32_t cp) {
     return 1;
 }
 
-static uint32_t to_lower(uint32_t cp) {
+static uint32_t rv__to_lower(uint32_t cp) {
     if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
     if (cp >= 0xc0 && cp <= 0xde && cp != 0xd7) return cp + 32;
     if (cp >= 0x100 && cp <= 0x137) return cp | 1u;
@@ -156,7 +156,7 @@ static uint32_t to_lower(uint32_t cp) {
 
 /* ------------------------------------------------------------ embedding */
 
-static inline void add_feature(float *out, uint32_t dim, uint64_t h, float w) {
+static inline void rv__add_feature(float *out, uint32_t dim, uint64_t h, float w) {
     uint32_t b = (uint32_t)((h & 0x7fffffffffffffffULL) % dim);
     out[b] += (h >> 63) ? -w : w;
 }
@@ -164,15 +164,15 @@ static inline void add_feature(float *out, uint32_t dim, uint64_t h, float w) {
 /* Features of one word held in cps[1 .. m] (cps[0] and cps[m+1] are free
 ** for the boundary marks).  prev[0..2] hold the hashes of the previous
 ** words (most recent first), n_prev how many there are. */
-static void word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
+static void rv__word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
                           uint64_t *prev, unsigned *n_prev, float *out) {
     const rv_hasher_options *o = &hs->opt;
-    uint64_t hw = hash_cps(cps + 1, m, o->seed ^ RV__TAG_WORD);
-    if (o->word_ngrams >= 1) add_feature(out, o->dim, hw, 1.0f);
+    uint64_t hw = rv__hash_cps(cps + 1, m, o->seed ^ RV__TAG_WORD);
+    if (o->word_ngrams >= 1) rv__add_feature(out, o->dim, hw, 1.0f);
     uint64_t g = hw;
     for (unsigned n = 2; n <= o->word_ngrams && n - 2 < *n_prev; n++) {
         g = rv__mix64(g ^ (prev[n - 2] * 0x9E3779B97F4A7C15ULL) ^ (o->seed + RV__TAG_NGRAM + n));
-        add_feature(out, o->dim, g, 1.0f);
+        rv__add_feature(out, o->dim, g, 1.0f);
     }
     prev[2] = prev[1];
     prev[1] = prev[0];
@@ -189,13 +189,13 @@ static void word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
     for (size_t n = o->char_min; n <= o->char_max && n <= padded; n++) {
         uint64_t seed = o->seed ^ RV__TAG_CHAR ^ ((uint64_t)n << 40);
         for (size_t s = 0; s + n <= padded; s++)
-            add_feature(out, o->dim, hash_cps(cps + s, n, seed), w);
+            rv__add_feature(out, o->dim, rv__hash_cps(cps + s, n, seed), w);
     }
 }
 
 /* Embed with a caller-provided scratch buffer of at least len + 2 code
 ** points.  Returns 0, or 1 + the byte offset of invalid UTF-8. */
-static size_t embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
+static size_t rv__embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
                         uint32_t *cps, float *out) {
     uint32_t dim = hs->opt.dim;
     memset(out, 0, dim * sizeof *out);
@@ -204,19 +204,19 @@ static size_t embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
     size_t m = 0, i = 0;
     while (i < len) {
         size_t at = i;
-        uint32_t cp = utf8_next(s, len, &i);
+        uint32_t cp = rv__utf8_next(s, len, &i);
         if (cp == UINT32_MAX) {
             memset(out, 0, dim * sizeof *out);
             return at + 1;
         }
-        if (is_word_char(cp)) {
-            cps[1 + m++] = to_lower(cp);
+        if (rv__is_word_char(cp)) {
+            cps[1 + m++] = rv__to_lower(cp);
             continue;
         }
-        if (m) word_features(hs, cps, m, prev, &n_prev, out);
+        if (m) rv__word_features(hs, cps, m, prev, &n_prev, out);
         m = 0;
     }
-    if (m) word_features(hs, cps, m, prev, &n_prev, out);
+    if (m) rv__word_features(hs, cps, m, prev, &n_prev, out);
     double nn = 0;
     for (uint32_t j = 0; j < dim; j++) nn += (double)out[j] * out[j];
     if (nn > 0) {
@@ -237,7 +237,7 @@ rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
         memset(out, 0, h->opt.dim * sizeof *out);
         return rv__nomem("the word buffer");
     }
-    size_t bad = embed_one(h, (const unsigned char *)text, len, cps, out);
+    size_t bad = rv__embed_one(h, (const unsigned char *)text, len, cps, out);
     rv__free(cps);
     if (bad)
         return rv__error(RV_E_INVALID_ARG, "text is not valid UTF-8 at byte %zu",
@@ -266,7 +266,7 @@ static void rv__hash_block(void *ctx, unsigned t) {
     size_t a, b;
     rv__parallel_block(jb->n, jb->T, t, &a, &b);
     for (size_t i = a; i < b; i++) {
-        size_t bad = embed_one(jb->h, jb->data + jb->offsets[i],
+        size_t bad = rv__embed_one(jb->h, jb->data + jb->offsets[i],
                                (size_t)(jb->offsets[i + 1] - jb->offsets[i]), cps,
                                jb->out + i * dim);
         if (bad && jb->bad_text[t] == SIZE_MAX) {
