@@ -408,7 +408,7 @@ rv_status rv_flat_add(rv_flat *ix, size_t n, const float *vectors,
     return rv__flat_add(ix, n, vectors, ids, assigned, 0);
 }
 
-rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids,
+rv_status rv_flat_delete(rv_flat *ix, size_t n, const int64_t *ids,
                          size_t *n_removed) {
     if (n_removed) *n_removed = 0;
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
@@ -428,6 +428,10 @@ rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids,
     ix->n_live -= n;
     if (n_removed) *n_removed = n;
     return RV_OK;
+}
+
+rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids, size_t *n_removed) {
+    return rv_flat_delete(ix, n, ids, n_removed);
 }
 
 rv_status rv_flat_compact(rv_flat *ix) {
