@@ -782,52 +782,25 @@ void rv_flat_search_params_init(rv_flat_search_params *p) {
     p->k = 10;
 }
 
-rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
-                         size_t n_queries, const float *queries, int64_t *ids,
-                         float *scores, size_t *n_found) {
-    if (n_found) *n_found = 0;
-    if (!ix || !prm || !n_found)
-        return rv__error(RV_E_INVALID_ARG,
-                         "index, params and n_found must not be NULL");
-    size_t k = prm->k;
-    if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
-    if (n_queries == 0) return RV_OK;
-    if (!queries || !ids || !scores)
-        return rv__error(RV_E_INVALID_ARG,
-                         "queries, ids and scores must not be NULL");
+/* Search step: the arguments rv_flat_search checks before it writes. */
+static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_queries,
+                                  size_t k) {
     if (k > SIZE_MAX / n_queries / sizeof(rv__hit))
         return rv__error(RV_E_RANGE, "k = %zu is too large", k);
     if (prm->rescore_factor > RV__MAX_RESCORE)
         return rv__error(RV_E_INVALID_ARG,
                          "rescore_factor = %u: must be in 0 .. %u",
                          (unsigned)prm->rescore_factor, RV__MAX_RESCORE);
-    size_t dim = ix->dim, nq_all = n_queries;
-    for (size_t i = 0; i < nq_all * k; i++) {
-        ids[i] = -1;
-        scores[i] = NAN;
-    }
+    return RV_OK;
+}
 
-    /* Which storage to scan and how many candidates to keep. */
-    int mode = (int)ix->storage;
-    if (prm->exact && mode != RV_FLAT_F32) mode = RV__MODE_ROWS;
-    size_t kk = k;
-    if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
-        size_t f = prm->rescore_factor ? prm->rescore_factor : ix->rescore_factor;
-        kk = k > SIZE_MAX / f ? SIZE_MAX : k * f;
-    }
-    /* Eligible rows (live and allowed) and the panels holding them.  A
-    ** filter smaller than the index is translated id by id, a larger one
-    ** row by row: O(min(filter, rows)) either way. */
-    rv_status st = RV_OK;
-    uint8_t *skip = (uint8_t *)rv__malloc(ix->n_rows ? ix->n_rows : 1);
+/* Search step: mark the rows a search skips (deleted, or outside the
+** filter) in skip, list the panels holding an eligible row in plist, and
+** count them.  A filter smaller than the index is translated id by id, a
+** larger one row by row: O(min(filter, rows)) either way. */
+static void rv__search_mask(const rv_flat *ix, const rv_idset *filter, uint8_t *skip,
+                            size_t *plist, size_t *n_pan_out, size_t *eligible_out) {
     size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
-    size_t *plist = (size_t *)rv__malloc((n_pan_all ? n_pan_all : 1) * sizeof *plist);
-    if (!skip || !plist) {
-        rv__free(skip);
-        rv__free(plist);
-        return rv__nomem("the row mask");
-    }
-    const rv_idset *filter = prm->filter;
     if (!filter) {
         memcpy(skip, ix->dead, ix->n_rows);
     } else if (filter->n < ix->n_rows) {
@@ -848,6 +821,218 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         if (here) plist[n_pan++] = p;
         eligible += here;
     }
+    *n_pan_out = n_pan;
+    *eligible_out = eligible;
+}
+
+/* Search step: pack nq prepared queries (rows of qn) into blocks of qb for
+** the int8 kernel: offset-binary codes, 4 dimensions interleaved per query,
+** with one scale per query. */
+static void rv__pack_queries_i8(const rv_flat *ix, const float *qn, size_t nq, size_t nqb,
+                                unsigned qb, uint8_t *qpack_b, float *qscale) {
+    size_t dim = ix->dim;
+    size_t d4 = ix->dim4;
+    memset(qpack_b, 128, nqb * qb * d4);
+    for (size_t i = 0; i < nqb * qb; i++) qscale[i] = 0;
+    for (size_t i = 0; i < nq; i++) {
+        const float *q = qn + i * dim;
+        float maxabs = 0;
+        for (size_t j = 0; j < dim; j++)
+            if (fabsf(q[j]) > maxabs) maxabs = fabsf(q[j]);
+        float inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
+        qscale[i] = maxabs / 127.0f;
+        uint8_t *blk = qpack_b + (i / qb) * qb * d4;
+        size_t ii = i % qb;
+        for (size_t j = 0; j < dim; j++) {
+            long c = lrintf(q[j] * inv);
+            if (c > 127) c = 127;
+            if (c < -127) c = -127;
+            blk[((j / 4) * qb + ii) * 4 + (j % 4)] = (uint8_t)(c + 128);
+        }
+    }
+}
+
+/* Search step: pack nq prepared queries into blocks of qb, dimension-major,
+** for the float32 and float16 kernels. */
+static void rv__pack_queries_f(size_t dim, const float *qn, size_t nq, size_t nqb, unsigned qb,
+                               float *qpack_f) {
+    memset(qpack_f, 0, nqb * qb * dim * sizeof *qpack_f);
+    for (size_t i = 0; i < nq; i++) {
+        float *blk = qpack_f + (i / qb) * qb * dim;
+        size_t ii = i % qb;
+        for (size_t j = 0; j < dim; j++) blk[j * qb + ii] = qn[i * dim + j];
+    }
+}
+
+/* Search step: merge query i's per-thread heaps into its k results (scores
+** re-ranked in float32 for float16/int8 storage, output scores by metric),
+** written to oid/osc. */
+static void rv__search_merge(const rv__search *sr, unsigned T, size_t i, size_t k,
+                             const float *qrow, float qsq, rv__hit *merged, float *tmp,
+                             int64_t *oid, float *osc) {
+    const rv_flat *ix = sr->ix;
+    size_t nq = sr->nq, kk = sr->kk;
+    int mode = sr->mode;
+    const rv__hit *heaps = sr->heaps;
+    const size_t *counts = sr->counts;
+    size_t m = 0;
+    for (unsigned t = 0; t < T; t++) {
+        const rv__hit *h = heaps + ((size_t)t * nq + i) * kk;
+        size_t c = counts[(size_t)t * nq + i];
+        memcpy(merged + m, h, c * sizeof *h);
+        m += c;
+    }
+    qsort(merged, m, sizeof *merged, rv__cmp_hit);
+    if (m > kk) m = kk;
+    int rescored = mode == RV__MODE_ROWS;
+    if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
+        for (size_t c = 0; c < m; c++)
+            merged[c].s = rv__exact_score(ix, qrow, merged[c].row, tmp);
+        qsort(merged, m, sizeof *merged, rv__cmp_hit);
+        rescored = 1;
+    }
+    size_t out_n = m < k ? m : k;
+    for (size_t c = 0; c < out_n; c++)
+        merged[c].s = rv__out_score(ix, merged[c].s, qsq, rescored);
+    if (ix->metric == RV_METRIC_L2)
+        qsort(merged, out_n, sizeof *merged, rv__cmp_out_l2);
+    for (size_t c = 0; c < out_n; c++) {
+        oid[c] = merged[c].id;
+        osc[c] = merged[c].s;
+    }
+}
+
+/* How a search is cut up: queries per pass, query block size, row chunks
+** and threads. */
+typedef struct rv__search_plan {
+    size_t per_pass;      /* queries per pass (heaps stay within ~96 MB per thread) */
+    unsigned qb;          /* queries per kernel block */
+    size_t max_nqb;       /* query blocks in a full pass */
+    size_t chunk_panels;  /* panels per work chunk (~384 KiB of rows) */
+    size_t n_chunks;
+    unsigned T;           /* threads (core/parallel.h) */
+} rv__search_plan;
+
+/* Search step: plan a search of nq_all queries over n_pan panels keeping kk
+** candidates per query in the given mode. */
+static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t nq_all,
+                                 size_t n_pan, uint32_t n_threads, rv__search_plan *pl) {
+    size_t dim = ix->dim;
+    size_t per_pass = ((size_t)4 << 20) / kk;
+    if (per_pass < 1) per_pass = 1;
+    if (per_pass > 1024) per_pass = 1024;
+    if (per_pass > nq_all) per_pass = nq_all;
+    unsigned qb = mode == RV_FLAT_F16 ? ix->kern.qb_f16
+                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8 : ix->kern.qb_f32;
+    size_t eb = mode == RV_FLAT_F16 ? 2 : mode == RV_FLAT_I8 ? 1 : 4;
+    size_t chunk = (size_t)393216 / ((size_t)dim * eb);
+    chunk = chunk / RV__PANEL * RV__PANEL;
+    if (chunk < RV__PANEL) chunk = RV__PANEL;
+    if (chunk > 1024) chunk = 1024;
+    pl->per_pass = per_pass;
+    pl->qb = qb;
+    pl->max_nqb = (per_pass + qb - 1) / qb;
+    pl->chunk_panels = chunk / RV__PANEL;
+    pl->n_chunks = (n_pan + pl->chunk_panels - 1) / pl->chunk_panels;
+    /* work: row-query-dimension products; below 2^21 one thread */
+    double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
+    pl->T = rv__threads_for(n_threads, pl->n_chunks, work, (double)(1u << 21));
+}
+
+/* The working buffers of one search. */
+typedef struct rv__search_bufs {
+    float *qn, *qsq;          /* prepared queries and |q|^2 (one pass) */
+    float *qpack_f, *qscale;  /* packed float queries, or int8 scales */
+    uint8_t *qpack_b;         /* packed int8 queries */
+    rv__hit *heaps;           /* [T][per_pass][kk] */
+    size_t *counts;           /* [T][per_pass] */
+    float *tiles;             /* [T][qb * panel] */
+    rv__hit *merged;          /* T * kk */
+    float *tmp;               /* one decoded row */
+} rv__search_bufs;
+
+static void rv__search_bufs_free(rv__search_bufs *b) {
+    rv__free(b->qn);
+    rv__free(b->qsq);
+    rv__free(b->qpack_f);
+    rv__free(b->qpack_b);
+    rv__free(b->qscale);
+    rv__free(b->heaps);
+    rv__free(b->counts);
+    rv__free(b->tiles);
+    rv__free(b->merged);
+    rv__free(b->tmp);
+    memset(b, 0, sizeof *b);
+}
+
+/* Search step: allocate the buffers of a plan.  RV_E_NOMEM (nothing held). */
+static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
+                                       const rv__search_plan *pl, rv__search_bufs *b) {
+    size_t dim = ix->dim, per_pass = pl->per_pass, max_nqb = pl->max_nqb;
+    unsigned qb = pl->qb, T = pl->T;
+    memset(b, 0, sizeof *b);
+    b->qn = (float *)rv__malloc(per_pass * dim * sizeof *b->qn);
+    b->qsq = (float *)rv__malloc(per_pass * sizeof *b->qsq);
+    if (mode == RV_FLAT_I8) {
+        b->qpack_b = (uint8_t *)rv__malloc(max_nqb * qb * ix->dim4);
+        b->qscale = (float *)rv__malloc(max_nqb * qb * sizeof *b->qscale);
+    } else {
+        b->qpack_f = (float *)rv__malloc(max_nqb * qb * dim * sizeof *b->qpack_f);
+    }
+    b->heaps = (rv__hit *)rv__malloc((size_t)T * per_pass * kk * sizeof *b->heaps);
+    b->counts = (size_t *)rv__malloc((size_t)T * per_pass * sizeof *b->counts);
+    b->tiles = (float *)rv__malloc((size_t)T * qb * RV__PANEL * sizeof *b->tiles);
+    b->merged = (rv__hit *)rv__malloc((size_t)T * kk * sizeof *b->merged);
+    b->tmp = (float *)rv__malloc(dim * sizeof *b->tmp);
+    if (!b->qn || !b->qsq || (mode == RV_FLAT_I8 ? (!b->qpack_b || !b->qscale) : !b->qpack_f) ||
+        !b->heaps || !b->counts || !b->tiles || !b->merged || !b->tmp) {
+        rv__search_bufs_free(b);
+        return rv__nomem("the search buffers");
+    }
+
+    return RV_OK;
+}
+
+rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
+                         size_t n_queries, const float *queries, int64_t *ids,
+                         float *scores, size_t *n_found) {
+    if (n_found) *n_found = 0;
+    if (!ix || !prm || !n_found)
+        return rv__error(RV_E_INVALID_ARG,
+                         "index, params and n_found must not be NULL");
+    size_t k = prm->k;
+    if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
+    if (n_queries == 0) return RV_OK;
+    if (!queries || !ids || !scores)
+        return rv__error(RV_E_INVALID_ARG,
+                         "queries, ids and scores must not be NULL");
+    rv_status st = rv__search_check(prm, n_queries, k);
+    if (st) return st;
+    size_t dim = ix->dim, nq_all = n_queries;
+    for (size_t i = 0; i < nq_all * k; i++) {
+        ids[i] = -1;
+        scores[i] = NAN;
+    }
+
+    /* Which storage to scan and how many candidates to keep. */
+    int mode = (int)ix->storage;
+    if (prm->exact && mode != RV_FLAT_F32) mode = RV__MODE_ROWS;
+    size_t kk = k;
+    if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
+        size_t f = prm->rescore_factor ? prm->rescore_factor : ix->rescore_factor;
+        kk = k > SIZE_MAX / f ? SIZE_MAX : k * f;
+    }
+    /* Eligible rows (live and allowed) and the panels holding them. */
+    uint8_t *skip = (uint8_t *)rv__malloc(ix->n_rows ? ix->n_rows : 1);
+    size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
+    size_t *plist = (size_t *)rv__malloc((n_pan_all ? n_pan_all : 1) * sizeof *plist);
+    if (!skip || !plist) {
+        rv__free(skip);
+        rv__free(plist);
+        return rv__nomem("the row mask");
+    }
+    size_t eligible = 0, n_pan = 0;
+    rv__search_mask(ix, prm->filter, skip, plist, &n_pan, &eligible);
     if (kk > eligible) kk = eligible;
     size_t found = k < eligible ? k : eligible;
     if (found == 0) {
@@ -856,44 +1041,16 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         return RV_OK;
     }
 
-    /* Queries per pass, so that heaps stay within ~96 MB per thread. */
-    size_t per_pass = ((size_t)4 << 20) / kk;
-    if (per_pass < 1) per_pass = 1;
-    if (per_pass > 1024) per_pass = 1024;
-    if (per_pass > nq_all) per_pass = nq_all;
+    rv__search_plan pl;
+    rv__search_plan_make(ix, mode, kk, nq_all, n_pan, prm->n_threads, &pl);
+    size_t per_pass = pl.per_pass;
+    size_t chunk_panels = pl.chunk_panels, n_chunks = pl.n_chunks;
+    unsigned qb = pl.qb, T = pl.T;
 
-    unsigned qb = mode == RV_FLAT_F16 ? ix->kern.qb_f16
-                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8 : ix->kern.qb_f32;
-    size_t max_nqb = (per_pass + qb - 1) / qb;
-    size_t eb = mode == RV_FLAT_F16 ? 2 : mode == RV_FLAT_I8 ? 1 : 4;
-    size_t chunk = (size_t)393216 / ((size_t)dim * eb);
-    chunk = chunk / RV__PANEL * RV__PANEL;
-    if (chunk < RV__PANEL) chunk = RV__PANEL;
-    if (chunk > 1024) chunk = 1024;
-    size_t chunk_panels = chunk / RV__PANEL;
-    size_t n_chunks = (n_pan + chunk_panels - 1) / chunk_panels;
-    /* work: row-query-dimension products; below 2^21 one thread */
-    double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
-    unsigned T = rv__threads_for(prm->n_threads, n_chunks, work, (double)(1u << 21));
-
-    float *qn = (float *)rv__malloc(per_pass * dim * sizeof *qn);
-    float *qsq = (float *)rv__malloc(per_pass * sizeof *qsq);
-    float *qpack_f = NULL, *qscale = NULL;
-    uint8_t *qpack_b = NULL;
-    if (mode == RV_FLAT_I8) {
-        qpack_b = (uint8_t *)rv__malloc(max_nqb * qb * ix->dim4);
-        qscale = (float *)rv__malloc(max_nqb * qb * sizeof *qscale);
-    } else {
-        qpack_f = (float *)rv__malloc(max_nqb * qb * dim * sizeof *qpack_f);
-    }
-    rv__hit *heaps = (rv__hit *)rv__malloc((size_t)T * per_pass * kk * sizeof *heaps);
-    size_t *counts = (size_t *)rv__malloc((size_t)T * per_pass * sizeof *counts);
-    float *tiles = (float *)rv__malloc((size_t)T * qb * RV__PANEL * sizeof *tiles);
-    rv__hit *merged = (rv__hit *)rv__malloc((size_t)T * kk * sizeof *merged);
-    float *tmp = (float *)rv__malloc(dim * sizeof *tmp);
-    if (!qn || !qsq || (mode == RV_FLAT_I8 ? (!qpack_b || !qscale) : !qpack_f) ||
-        !heaps || !counts || !tiles || !merged || !tmp)
-        st = rv__nomem("the search buffers");
+    rv__search_bufs bf;
+    st = rv__search_bufs_alloc(ix, mode, kk, &pl, &bf);
+    float *qn = bf.qn, *qsq = bf.qsq;
+    size_t *counts = bf.counts;
 
     size_t n_pass = (nq_all + per_pass - 1) / per_pass;
     rv__search sr;
@@ -907,9 +1064,9 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     sr.chunk_panels = chunk_panels;
     sr.n_panels = n_pan;
     sr.n_chunks = n_chunks;
-    sr.heaps = heaps;
+    sr.heaps = bf.heaps;
     sr.counts = counts;
-    sr.tiles = tiles;
+    sr.tiles = bf.tiles;
     sr.progress = prm->progress;
     sr.progress_ctx = prm->progress_ctx;
     sr.progress_total = (uint64_t)n_chunks * n_pass;
@@ -920,39 +1077,13 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         st = rv__prepare_queries(ix, nq, queries + qa * dim, qa, qn, qsq);
         if (st) break;
         size_t nqb = (nq + qb - 1) / qb;
-        if (mode == RV_FLAT_I8) {
-            size_t d4 = ix->dim4;
-            memset(qpack_b, 128, nqb * qb * d4);
-            for (size_t i = 0; i < nqb * qb; i++) qscale[i] = 0;
-            for (size_t i = 0; i < nq; i++) {
-                const float *q = qn + i * dim;
-                float maxabs = 0;
-                for (size_t j = 0; j < dim; j++)
-                    if (fabsf(q[j]) > maxabs) maxabs = fabsf(q[j]);
-                float inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
-                qscale[i] = maxabs / 127.0f;
-                uint8_t *blk = qpack_b + (i / qb) * qb * d4;
-                size_t ii = i % qb;
-                for (size_t j = 0; j < dim; j++) {
-                    long c = lrintf(q[j] * inv);
-                    if (c > 127) c = 127;
-                    if (c < -127) c = -127;
-                    blk[((j / 4) * qb + ii) * 4 + (j % 4)] = (uint8_t)(c + 128);
-                }
-            }
-        } else {
-            memset(qpack_f, 0, nqb * qb * dim * sizeof *qpack_f);
-            for (size_t i = 0; i < nq; i++) {
-                float *blk = qpack_f + (i / qb) * qb * dim;
-                size_t ii = i % qb;
-                for (size_t j = 0; j < dim; j++) blk[j * qb + ii] = qn[i * dim + j];
-            }
-        }
+        if (mode == RV_FLAT_I8) rv__pack_queries_i8(ix, qn, nq, nqb, qb, bf.qpack_b, bf.qscale);
+        else rv__pack_queries_f(dim, qn, nq, nqb, qb, bf.qpack_f);
         sr.nq = nq;
         sr.nqb = nqb;
-        sr.qpack_f = qpack_f;
-        sr.qpack_b = qpack_b;
-        sr.qscale = qscale;
+        sr.qpack_f = bf.qpack_f;
+        sr.qpack_b = bf.qpack_b;
+        sr.qscale = bf.qscale;
         sr.qrows = qn;
         sr.progress_base = (uint64_t)pass * n_chunks;
         memset(counts, 0, (size_t)T * nq * sizeof *counts);
@@ -961,46 +1092,11 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
             st = rv__error(RV_E_INTERRUPTED, "search interrupted by the progress callback");
             break;
         }
-        for (size_t i = 0; i < nq; i++) {
-            size_t m = 0;
-            for (unsigned t = 0; t < T; t++) {
-                const rv__hit *h = heaps + ((size_t)t * nq + i) * kk;
-                size_t c = counts[(size_t)t * nq + i];
-                memcpy(merged + m, h, c * sizeof *h);
-                m += c;
-            }
-            qsort(merged, m, sizeof *merged, rv__cmp_hit);
-            if (m > kk) m = kk;
-            int rescored = mode == RV__MODE_ROWS;
-            if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
-                for (size_t c = 0; c < m; c++)
-                    merged[c].s = rv__exact_score(ix, qn + i * dim, merged[c].row, tmp);
-                qsort(merged, m, sizeof *merged, rv__cmp_hit);
-                rescored = 1;
-            }
-            size_t out_n = m < k ? m : k;
-            for (size_t c = 0; c < out_n; c++)
-                merged[c].s = rv__out_score(ix, merged[c].s, qsq[i], rescored);
-            if (ix->metric == RV_METRIC_L2)
-                qsort(merged, out_n, sizeof *merged, rv__cmp_out_l2);
-            int64_t *oid = ids + (qa + i) * k;
-            float *osc = scores + (qa + i) * k;
-            for (size_t c = 0; c < out_n; c++) {
-                oid[c] = merged[c].id;
-                osc[c] = merged[c].s;
-            }
-        }
+        for (size_t i = 0; i < nq; i++)
+            rv__search_merge(&sr, T, i, k, qn + i * dim, qsq[i], bf.merged, bf.tmp,
+                             ids + (qa + i) * k, scores + (qa + i) * k);
     }
-    rv__free(qn);
-    rv__free(qsq);
-    rv__free(qpack_f);
-    rv__free(qpack_b);
-    rv__free(qscale);
-    rv__free(heaps);
-    rv__free(counts);
-    rv__free(tiles);
-    rv__free(merged);
-    rv__free(tmp);
+    rv__search_bufs_free(&bf);
     rv__free(skip);
     rv__free(plist);
     if (st) {
