@@ -1,6 +1,7 @@
 # cython: language_level=3
-# Status checking shared by every extension module.  It is inline so each
-# module reads the thread-local message of the engine copy it links.
+# Status checking shared by every extension module.  Every module links the
+# one shared librowvoi, so the thread-local message read here is the one the
+# failing call wrote, whichever module made it.
 from libc.stdint cimport uint64_t
 from rowvoi cimport rv_status, rv_errmsg, rv_status_name, RV_OK, RV_E_INTERRUPTED
 

@@ -140,7 +140,7 @@ cdef class FlatHandle:
 
     def remove(self, cnp.ndarray[int64_t, ndim=1, mode="c"] ids):
         cdef size_t n = ids.shape[0], removed = 0
-        check(rv_flat_remove(self.p, n, &ids[0] if n else NULL, &removed))
+        check(rv_flat_delete(self.p, n, &ids[0] if n else NULL, &removed))
         return removed
 
     def compact(self):

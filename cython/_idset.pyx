@@ -64,3 +64,13 @@ cdef class IdSetCore:
         Py_INCREF(self)
         PyCapsule_SetContext(cap, <void *>self)
         return cap
+
+
+def _last_error():
+    """Test hook: the calling thread's last engine message (``rv_errmsg``).
+
+    Every extension links one shared librowvoi, so a failure raised through
+    any module is readable here; the tests use that to prove one engine
+    image per process.
+    """
+    return rv_errmsg().decode("utf-8", "replace")

@@ -313,11 +313,6 @@ def keys_group_refine(code, offsets):
     return rows[:n_out].copy(), oo[:g_out + 1].copy()
 
 
-def _fail_alloc_after(uint64_t n):
-    """Test hook: fail the n-th engine allocation on this thread (0: off)."""
-    return rv_test_fail_alloc_after(n)
-
-
 def _raise_status(int code):
     """Test hook: produce an engine failure with the given status code."""
     cdef rv_cover *p = NULL

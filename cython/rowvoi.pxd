@@ -23,7 +23,6 @@ cdef extern from "rowvoi.h" nogil:
     void rv_errmsg_clear()
     const char *rv_version()
     int rv_version_number()
-    uint64_t rv_test_fail_alloc_after(uint64_t n)
 
     int RV_VERSION_MAJOR
     int RV_VERSION_MINOR
@@ -332,8 +331,8 @@ cdef extern from "rowvoi.h" nogil:
     size_t rv_flat_n_deleted(const rv_flat *index)
     rv_status rv_flat_add(rv_flat *index, size_t n, const float *vectors,
                           const int64_t *ids, int64_t *assigned)
-    rv_status rv_flat_remove(rv_flat *index, size_t n, const int64_t *ids,
-                             size_t *n_removed)
+    rv_status rv_flat_delete(rv_flat *index, size_t n, const int64_t *ids,
+                             size_t *n_deleted)
     rv_status rv_flat_compact(rv_flat *index)
     int rv_flat_contains(const rv_flat *index, int64_t id)
     rv_status rv_flat_ids(const rv_flat *index, int64_t *ids, size_t capacity,

@@ -48,6 +48,16 @@ void *rv__calloc(size_t count, size_t size);
 void *rv__realloc(void *ptr, size_t size);
 void rv__free(void *ptr);
 
+#ifdef RV_TEST_HOOKS
+/* Test hook, compiled only into test builds (CMake RV_BUILD_TESTS=ON defines
+** RV_TEST_HOOKS; never in a wheel): make the n-th allocation from now on
+** fail (n >= 1) on the calling thread; 0 switches failure injection off.
+** Returns the number of allocations performed since the last call.  It is
+** exported from librowvoi in test builds only, so C tests can link either
+** library. */
+RV_API uint64_t rv__test_fail_alloc_after(uint64_t n);
+#endif
+
 /* Record a failure for rv_errmsg() and return the status, so call sites can
 ** write `return rv__error(RV_E_RANGE, "...", ...);`. */
 rv_status rv__error(rv_status status, const char *fmt, ...) RV__PRINTF(2, 3);

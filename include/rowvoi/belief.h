@@ -66,7 +66,7 @@ extern "C" {
 ** total with n > 0.
 ** Ownership: borrows weights.  Since: 0.1
 */
-RV_API rv_status rv_belief_entropy(const double *weights, size_t n, double *out);
+RV_API rv_status rv_belief_entropy(const double *weights, size_t n, double *out /* OUT */);
 
 /*
 ** Hard filter: keep the candidates whose code equals value.
@@ -85,7 +85,7 @@ RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior,
                                   size_t n, int32_t value,
                                   uint64_t *kept,          /* OUT: n slots */
                                   double *out_posterior,   /* OUT: n slots */
-                                  size_t *n_kept);         /* OUT */
+                                  size_t *n_kept /* OUT */);         /* OUT */
 
 /*
 ** Soft evidence: out[i] = posterior[i] * likelihoods[i] / sum_j (same).
@@ -103,7 +103,7 @@ RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior,
 */
 RV_API rv_status rv_belief_reweight(const double *posterior,
                                     const double *likelihoods, size_t n,
-                                    double *out);            /* OUT: n slots */
+                                    double *out /* OUT */);            /* OUT: n slots */
 
 /*
 ** Likelihood of observing value in one column, for each candidate, under the
@@ -124,7 +124,7 @@ RV_API rv_status rv_belief_reweight(const double *posterior,
 */
 RV_API rv_status rv_belief_likelihood(const int32_t *codes, size_t n,
                                       int32_t value, double noise,
-                                      double *out);          /* OUT: n slots */
+                                      double *out /* OUT */);          /* OUT: n slots */
 
 /*
 ** Options of rv_belief_mi.  Initialise with rv_belief_options_init (or pass
@@ -145,8 +145,8 @@ typedef struct rv_belief_options {
     void *progress_ctx;
 } rv_belief_options;
 
-/* Fill *opt with the defaults (noise 0, unit costs, all CPUs, no progress). */
-RV_API void rv_belief_options_init(rv_belief_options *opt);
+/* Fill *opt with the defaults (noise 0, unit costs, all CPUs, no progress).  Since: 0.1 */
+RV_API void rv_belief_options_init(rv_belief_options *opt /* OUT */);
 
 /*
 ** Information gain of every column at once.
@@ -195,7 +195,7 @@ RV_API rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols
                               uint64_t *n_values,   /* OUT: n_cols, or NULL */
                               uint64_t *pairs,      /* OUT: n_cols, or NULL */
                               double *h_rows,       /* OUT, or NULL */
-                              uint32_t *best);      /* OUT, or NULL */
+                              uint32_t *best /* OUT */);      /* OUT, or NULL */
 
 #ifdef __cplusplus
 }

@@ -124,13 +124,14 @@ typedef struct rv_bm25_params {
                                 must be 0 for the other variants */
 } rv_bm25_params;
 
-/* Defaults: Lucene, k1 = 1.2, b = 0.75, delta = 0. */
-RV_API void rv_bm25_params_init(rv_bm25_params *params);
+/* Defaults: Lucene, k1 = 1.2, b = 0.75, delta = 0.  Since: 0.1 */
+RV_API void rv_bm25_params_init(rv_bm25_params *params /* OUT */);
 
 /*
 ** Check parameters.  Returns RV_E_INVALID_ARG naming the field for an
 ** unknown variant, k1 or delta negative, NaN, infinite or above 1e6, b
 ** outside [0, 1], or a nonzero delta for a variant that has none.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_params_check(const rv_bm25_params *params);
 
@@ -139,11 +140,12 @@ RV_API rv_status rv_bm25_params_check(const rv_bm25_params *params);
 ** analyzer and params may be NULL for the defaults.  Both are copied and
 ** recorded in saved files.  Returns RV_E_INVALID_ARG for bad options or a
 ** NULL out; RV_E_NOMEM.  Free with rv_bm25_free.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_create(const rv_analyzer_options *analyzer,
-                                const rv_bm25_params *params, rv_bm25 **out);
+                                const rv_bm25_params *params, rv_bm25 **out /* OUT */);
 
-/* Free an index.  NULL is a no-op. */
+/* Free an index.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_bm25_free(rv_bm25 *index);
 
 /*
@@ -169,7 +171,7 @@ RV_API rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs,
                              const char *const *texts, const size_t *lens,
                              const int64_t *ids,
                              rv_progress_fn progress, void *progress_ctx,
-                             int64_t *assigned);
+                             int64_t *assigned /* OUT */);
 
 /*
 ** Delete documents by caller id: they leave the results and the collection
@@ -181,24 +183,25 @@ RV_API rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs,
 ** documents' terms.  Needs exclusive access.  Since: 0.1
 */
 RV_API rv_status rv_bm25_delete(rv_bm25 *index, const int64_t *ids, size_t n,
-                                size_t *n_deleted);
+                                size_t *n_deleted /* OUT */);
 
 /*
 ** Drop the postings of deleted documents and renumber the live ones
 ** internally (caller ids, statistics and scores do not change).  O(index).
 ** Returns RV_OK; RV_E_NOMEM (index unchanged).  Needs exclusive access.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_compact(rv_bm25 *index);
 
 /* Change the scoring parameters (O(1): weights and bounds are computed at
 ** query time).  Returns RV_E_INVALID_ARG for bad parameters.  Needs
-** exclusive access. */
+** exclusive access.  Since: 0.1 */
 RV_API rv_status rv_bm25_set_params(rv_bm25 *index, const rv_bm25_params *params);
 
 /* Copy out the parameters / the analyzer options the index was built with.
-** Returns RV_E_INVALID_ARG for NULL pointers. */
-RV_API rv_status rv_bm25_get_params(const rv_bm25 *index, rv_bm25_params *out);
-RV_API rv_status rv_bm25_get_analyzer(const rv_bm25 *index, rv_analyzer_options *out);
+** Returns RV_E_INVALID_ARG for NULL pointers.  Since: 0.1 */
+RV_API rv_status rv_bm25_get_params(const rv_bm25 *index, rv_bm25_params *out /* OUT */);
+RV_API rv_status rv_bm25_get_analyzer(const rv_bm25 *index, rv_analyzer_options *out /* OUT */);
 
 /* Sizes and statistics of an index. */
 typedef struct rv_bm25_info {
@@ -215,7 +218,8 @@ typedef struct rv_bm25_info {
     int64_t next_id;        /* the id an add without ids would use next */
 } rv_bm25_info;
 
-RV_API rv_status rv_bm25_get_info(const rv_bm25 *index, rv_bm25_info *out);
+/* Since: 0.1 */
+RV_API rv_status rv_bm25_get_info(const rv_bm25 *index, rv_bm25_info *out /* OUT */);
 
 /* Search flags. */
 #define RV_BM25_EXHAUSTIVE 1u /* score every posting (no pruning) */
@@ -248,24 +252,25 @@ typedef struct rv_bm25_search_info {
 */
 RV_API rv_status rv_bm25_search(const rv_bm25 *index, const char *query,
                                 size_t len, size_t k, unsigned flags,
-                                const rv_idset *filter, int64_t *ids,
-                                float *scores, size_t *n_found,
-                                rv_bm25_search_info *info);
+                                const rv_idset *filter, int64_t *ids /* OUT */,
+                                float *scores /* OUT */, size_t *n_found /* OUT */,
+                                rv_bm25_search_info *info /* OUT */);
 
 /*
 ** Search with term ids (from rv_bm25_lookup); repeats count.  As
 ** rv_bm25_search otherwise; RV_E_RANGE for a term id >= the number of terms.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index,
                                       const uint32_t *term_ids, size_t n_terms,
                                       size_t k, unsigned flags,
-                                      const rv_idset *filter, int64_t *ids,
-                                      float *scores, size_t *n_found,
-                                      rv_bm25_search_info *info);
+                                      const rv_idset *filter, int64_t *ids /* OUT */,
+                                      float *scores /* OUT */, size_t *n_found /* OUT */,
+                                      rv_bm25_search_info *info /* OUT */);
 
 /*
-** Search many text queries on n_threads threads (0: one per online CPU;
-** small batches use fewer).  Row q of ids/scores (k slots each, n_queries
+** Search many text queries on n_threads threads (core.h "Threads"; 0: one
+** per online CPU; never more than n_queries).  Row q of ids/scores (k slots each, n_queries
 ** rows) gets query q's results, padded with RV_BM25_NO_DOC and NaN;
 ** n_found[q] gets their number.  filter (may be NULL) applies to every
 ** query and is translated once for the batch.  Results do not depend on
@@ -273,6 +278,7 @@ RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index,
 ** queries done; a nonzero return stops the batch with RV_E_INTERRUPTED.
 ** Returns as rv_bm25_search; the first failing query (lowest index) names
 ** itself in the message.  Thread-safety: concurrent searches OK.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
                                       const char *const *queries,
@@ -280,8 +286,8 @@ RV_API rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
                                       unsigned flags, const rv_idset *filter,
                                       unsigned n_threads,
                                       rv_progress_fn progress, void *progress_ctx,
-                                      int64_t *ids, float *scores,
-                                      uint32_t *n_found);
+                                      int64_t *ids /* OUT */, float *scores /* OUT */,
+                                      uint32_t *n_found /* OUT */);
 
 /* One row of rv_bm25_explain. */
 typedef struct rv_bm25_explain_row {
@@ -304,12 +310,13 @@ typedef struct rv_bm25_explain_row {
 ** total, *doc_len (may be NULL) gets dl.  Returns RV_E_RANGE for an id not
 ** in the index; RV_E_STATE for a deleted document; RV_E_INVALID_ARG as
 ** rv_bm25_search.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_explain(const rv_bm25 *index, const char *query,
                                  size_t len, int64_t id,
-                                 rv_bm25_explain_row *rows, size_t capacity,
-                                 size_t *n_rows, float *score,
-                                 uint32_t *doc_len);
+                                 rv_bm25_explain_row *rows /* OUT */, size_t capacity,
+                                 size_t *n_rows /* OUT */, float *score /* OUT */,
+                                 uint32_t *doc_len /* OUT */);
 
 /*
 ** Dictionary lookups.  rv_bm25_lookup finds an analysed term (exact bytes):
@@ -317,13 +324,14 @@ RV_API rv_status rv_bm25_explain(const rv_bm25 *index, const char *query,
 ** bytes (*term points into the index: valid until the next add, compact or
 ** free) and rv_bm25_doc_freq its document frequency.  RV_E_RANGE for an id
 ** out of range; RV_E_INVALID_ARG for NULL pointers.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_lookup(const rv_bm25 *index, const char *term,
-                                size_t len, uint32_t *term_id, int *found);
+                                size_t len, uint32_t *term_id /* OUT */, int *found /* OUT */);
 RV_API rv_status rv_bm25_term(const rv_bm25 *index, uint32_t term_id,
-                              const char **term, size_t *len);
+                              const char **term, size_t *len /* OUT */);
 RV_API rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id,
-                                  uint64_t *df);
+                                  uint64_t *df /* OUT */);
 
 /* Document state, from rv_bm25_doc. */
 #define RV_BM25_DOC_LIVE 0
@@ -334,7 +342,7 @@ RV_API rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id,
 ** under caller id `id` (a deleted one until compaction forgets it).
 ** RV_E_RANGE for an id not in the index.  Since: 0.1 */
 RV_API rv_status rv_bm25_doc(const rv_bm25 *index, int64_t id,
-                             uint32_t *doc_len, int *state);
+                             uint32_t *doc_len /* OUT */, int *state /* OUT */);
 
 /* Is a live document filed under id?  0 or 1 (0 for NULL).  O(1).
 ** Since: 0.1 */
@@ -347,8 +355,8 @@ RV_API int rv_bm25_contains(const rv_bm25 *index, int64_t id);
 ** small; RV_E_INVALID_ARG for NULL pointers (ids may be NULL when
 ** capacity == 0).  Since: 0.1
 */
-RV_API rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids, size_t capacity,
-                             size_t *n_ids);
+RV_API rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids /* OUT */, size_t capacity,
+                             size_t *n_ids /* OUT */);
 
 /*
 ** Save to path: written to a temporary file beside it, flushed to disk and
@@ -361,6 +369,7 @@ RV_API rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids, size_t capacity
 ** everything before it ends the file.  Returns RV_E_IO naming the path and the
 ** system's reason; RV_E_INVALID_ARG for NULL; RV_E_NOMEM.
 ** Thread-safety: may run concurrently with searches.
+** Since: 0.1
 */
 RV_API rv_status rv_bm25_save(const rv_bm25 *index, const char *path);
 
@@ -372,15 +381,16 @@ RV_API rv_status rv_bm25_save(const rv_bm25 *index, const char *path);
 ** format version (version 1, before caller ids, must be rebuilt from its
 ** documents; the message says so) or analyzer version; RV_E_NOMEM.  Never
 ** reads out of bounds, whatever the bytes.
+** Since: 0.1
 */
-RV_API rv_status rv_bm25_load(const char *path, rv_bm25 **out);
+RV_API rv_status rv_bm25_load(const char *path, rv_bm25 **out /* OUT */);
 
 /* The same, from and to memory.  rv_bm25_save_buffer writes at most
 ** capacity bytes and sets *size to the bytes needed (RV_E_SHAPE when
-** capacity is too small; buf may be NULL with capacity 0 to ask). */
+** capacity is too small; buf may be NULL with capacity 0 to ask).  Since: 0.1 */
 RV_API rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf,
-                                     size_t capacity, size_t *size);
-RV_API rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out);
+                                     size_t capacity, size_t *size /* OUT */);
+RV_API rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out /* OUT */);
 
 #ifdef __cplusplus
 }

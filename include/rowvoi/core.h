@@ -43,6 +43,15 @@ extern "C" {
 #endif
 
 /*
+** Threads.  Every function taking n_threads follows one rule: a positive
+** count is used as given, capped at 64 and at the number of independent work
+** items (columns, chunks, queries, texts); 0 means one thread per online CPU,
+** except that a job below the function's size threshold (stated with it)
+** runs on the calling thread alone.  The calling thread always takes part.
+** Results never depend on the thread count.
+*/
+
+/*
 ** Status codes.  The numbers are part of the ABI and never change; new codes
 ** are only ever appended.
 */
@@ -65,6 +74,7 @@ typedef enum rv_status {
 /*
 ** Name of a status code, e.g. "RV_E_SHAPE".  Static storage, never NULL;
 ** unknown values give "RV_E_UNKNOWN".
+** Since: 0.1
 */
 RV_API const char *rv_status_name(rv_status status);
 
@@ -72,13 +82,14 @@ RV_API const char *rv_status_name(rv_status status);
 ** Detail message of the last failure on the calling thread ("" when none).
 ** Thread-local storage owned by the library; valid until the next rowvoi call
 ** on this thread.
+** Since: 0.1
 */
 RV_API const char *rv_errmsg(void);
 
-/* Clear the calling thread's error message. */
+/* Clear the calling thread's error message.  Since: 0.1 */
 RV_API void rv_errmsg_clear(void);
 
-/* Library version as a string ("0.1.0") and as RV_VERSION_NUMBER. */
+/* Library version as a string ("0.1.0") and as RV_VERSION_NUMBER.  Since: 0.1 */
 RV_API const char *rv_version(void);
 RV_API int rv_version_number(void);
 
@@ -89,13 +100,6 @@ RV_API int rv_version_number(void);
 */
 typedef int (*rv_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
-/*
-** Test hook: make the n-th allocation from now on fail (n >= 1) on the
-** calling thread; 0 switches failure injection off.  Returns the number of
-** allocations performed since the last call.  Used by the allocation-failure
-** tests; harmless in production (off by default, thread-local).
-*/
-RV_API uint64_t rv_test_fail_alloc_after(uint64_t n);
 
 /*
 ** Seeded pseudo-random generator: splitmix64 expands the seed into the state
@@ -106,20 +110,20 @@ typedef struct rv_rng {
     uint64_t s[4];
 } rv_rng;
 
-/* Seed a generator.  Any seed, including 0, is valid. */
+/* Seed a generator.  Any seed, including 0, is valid.  Since: 0.1 */
 RV_API void rv_rng_seed(rv_rng *rng, uint64_t seed);
 
 /* Seed a generator for work item `stream` of a job seeded with `seed`, so a
-** multi-threaded job draws the same numbers whatever the thread count. */
+** multi-threaded job draws the same numbers whatever the thread count.  Since: 0.1 */
 RV_API void rv_rng_seed_stream(rv_rng *rng, uint64_t seed, uint64_t stream);
 
-/* Next 64 random bits. */
+/* Next 64 random bits.  Since: 0.1 */
 RV_API uint64_t rv_rng_next(rv_rng *rng);
 
-/* Uniform integer in [0, bound) without modulo bias; bound 0 gives 0. */
+/* Uniform integer in [0, bound) without modulo bias; bound 0 gives 0.  Since: 0.1 */
 RV_API uint64_t rv_rng_below(rv_rng *rng, uint64_t bound);
 
-/* Uniform double in [0, 1) with 53 random bits. */
+/* Uniform double in [0, 1) with 53 random bits.  Since: 0.1 */
 RV_API double rv_rng_uniform(rv_rng *rng);
 
 /*
@@ -151,7 +155,7 @@ typedef struct rv_idset rv_idset;
 ** Ownership: copies the ids; free the set with rv_idset_free.
 ** Cost: O(n) (radix sort, then the hash table).  Since: 0.1
 */
-RV_API rv_status rv_idset_create(const int64_t *ids, size_t n, rv_idset **out);
+RV_API rv_status rv_idset_create(const int64_t *ids, size_t n, rv_idset **out /* OUT */);
 
 /* Free a set.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_idset_free(rv_idset *set);
@@ -169,8 +173,8 @@ RV_API int rv_idset_contains(const rv_idset *set, int64_t id);
 ** the smallest capacity ids); RV_E_INVALID_ARG for NULL set or n, or NULL
 ** out with capacity > 0.  Since: 0.1
 */
-RV_API rv_status rv_idset_ids(const rv_idset *set, int64_t *out, size_t capacity,
-                              size_t *n);
+RV_API rv_status rv_idset_ids(const rv_idset *set, int64_t *out /* OUT */, size_t capacity,
+                              size_t *n /* OUT */);
 
 /*
 ** Bitsets are arrays of uint64_t words; bit i lives in word i / 64 at
@@ -179,14 +183,14 @@ RV_API rv_status rv_idset_ids(const rv_idset *set, int64_t *out, size_t capacity
 */
 #define RV_BITSET_WORDS(nbits) (((size_t)(nbits) + 63u) / 64u)
 
-/* Number of set bits in a[0..nwords). */
+/* Number of set bits in a[0..nwords).  Since: 0.1 */
 RV_API uint64_t rv_bitset_count(const uint64_t *a, size_t nwords);
 
-/* Number of bits set in a and not set in b. */
+/* Number of bits set in a and not set in b.  Since: 0.1 */
 RV_API uint64_t rv_bitset_count_andnot(const uint64_t *a, const uint64_t *b,
                                        size_t nwords);
 
-/* Number of bits set in both a and b. */
+/* Number of bits set in both a and b.  Since: 0.1 */
 RV_API uint64_t rv_bitset_count_and(const uint64_t *a, const uint64_t *b,
                                     size_t nwords);
 

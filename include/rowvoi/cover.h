@@ -34,11 +34,12 @@ typedef struct rv_cover rv_cover;
 ** not finite and > 0, or decreasing offsets; RV_E_RANGE for an element
 ** >= n_elements or n_elements > RV_COVER_MAX_ELEMENTS; RV_E_NOMEM.
 ** Ownership: copies everything; free the result with rv_cover_free.
+** Since: 0.1
 */
 RV_API rv_status rv_cover_create(size_t n_elements, size_t n_sets,
                                  const uint64_t *offsets,
                                  const uint32_t *elements,
-                                 const double *costs, rv_cover **out);
+                                 const double *costs, rv_cover **out /* OUT */);
 
 /*
 ** Create the row-pair universe of a key problem.        CONSTRUCTOR: rv_cover
@@ -51,37 +52,40 @@ RV_API rv_status rv_cover_create(size_t n_elements, size_t n_sets,
 ** universe exceeds RV_COVER_MAX_ELEMENTS or the bitsets exceed max_bytes;
 ** RV_E_INVALID_ARG for a negative code or a bad cost; RV_E_NOMEM.
 ** Ownership: copies what it needs; free with rv_cover_free.
+** Since: 0.1
 */
 RV_API rv_status rv_cover_create_pairs(const int32_t *codes, size_t n_rows,
                                        size_t n_cols, const double *costs,
-                                       uint64_t max_bytes, rv_cover **out);
+                                       uint64_t max_bytes, rv_cover **out /* OUT */);
 
-/* Free a problem.  NULL is a no-op. */
+/* Free a problem.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_cover_free(rv_cover *p);
 
-/* Sizes of a problem (0 for NULL). */
+/* Sizes of a problem (0 for NULL).  Since: 0.1 */
 RV_API size_t rv_cover_n_sets(const rv_cover *p);
 RV_API uint64_t rv_cover_n_elements(const rv_cover *p);
 
-/* Number of elements covered by at least one set. */
+/* Number of elements covered by at least one set.  Since: 0.1 */
 RV_API uint64_t rv_cover_n_coverable(const rv_cover *p);
 
 /*
 ** How many sets cover each element: writes n_elements counts into counts
 ** (which may be NULL only when there are no elements).
 ** Returns RV_E_INVALID_ARG for NULL pointers.
+** Since: 0.1
 */
-RV_API rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts);
+RV_API rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts /* OUT */);
 
 /*
 ** Elements covered by a selection of set indices.  Writes the count to
 ** *n_covered and, when mask is not NULL, one byte per element (1 covered,
 ** 0 not) into mask (n_elements bytes).  Returns RV_E_RANGE for a set index
 ** >= n_sets.
+** Since: 0.1
 */
 RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel,
-                                  size_t n_sel, uint8_t *mask,
-                                  uint64_t *n_covered);
+                                  size_t n_sel, uint8_t *mask /* OUT */,
+                                  uint64_t *n_covered /* OUT */);
 
 /*
 ** Distinct elements.  Elements covered by exactly the same sets are
@@ -92,10 +96,11 @@ RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel,
 ** capacity (patterns) is too small, returns RV_E_SHAPE with *n_distinct set
 ** to the capacity needed; call again with a larger buffer.
 ** Returns RV_OK and *n_distinct; RV_E_INVALID_ARG; RV_E_NOMEM.
+** Since: 0.1
 */
-RV_API rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures,
-                                            uint64_t *mult, size_t capacity,
-                                            size_t *n_distinct);
+RV_API rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures /* OUT */,
+                                            uint64_t *mult /* OUT */, size_t capacity,
+                                            size_t *n_distinct /* OUT */);
 
 typedef enum rv_cover_strategy {
     RV_COVER_GREEDY = 0, /* best cost per newly covered element; ln(m)-approx */
@@ -124,8 +129,8 @@ typedef struct rv_cover_options {
 
 #define RV_COVER_ALL UINT64_MAX
 
-/* Fill *opt with the defaults (greedy, all coverable elements, seed 0). */
-RV_API void rv_cover_options_init(rv_cover_options *opt);
+/* Fill *opt with the defaults (greedy, all coverable elements, seed 0).  Since: 0.1 */
+RV_API void rv_cover_options_init(rv_cover_options *opt /* OUT */);
 
 /* What rv_cover_solve found out. */
 typedef struct rv_cover_info {
@@ -153,10 +158,11 @@ typedef struct rv_cover_info {
 ** time limit; a time limit makes the result depend on machine speed).
 ** Ownership: borrows everything.  Thread-safety: concurrent calls on one
 ** problem are fine.
+** Since: 0.1
 */
 RV_API rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt,
-                                uint32_t *selected, size_t capacity,
-                                size_t *n_selected, rv_cover_info *info);
+                                uint32_t *selected /* OUT */, size_t capacity,
+                                size_t *n_selected /* OUT */, rv_cover_info *info /* OUT */);
 
 typedef enum rv_path_objective {
     RV_PATH_COVERAGE = 0, /* gain = weight of newly covered elements */
@@ -174,12 +180,13 @@ typedef enum rv_path_objective {
 ** the objective gain into gain (each capacity >= n_sets; gain may be NULL).
 ** Returns RV_OK and *n_steps; RV_E_INVALID_ARG for a bad weight or pointer;
 ** RV_E_SHAPE when capacity < n_sets.
+** Since: 0.1
 */
 RV_API rv_status rv_cover_plan_path(const rv_cover *p,
                                     rv_path_objective objective,
-                                    const double *weights, uint32_t *order,
-                                    uint64_t *newly_covered, double *gain,
-                                    size_t capacity, size_t *n_steps);
+                                    const double *weights, uint32_t *order /* OUT */,
+                                    uint64_t *newly_covered /* OUT */, double *gain /* OUT */,
+                                    size_t capacity, size_t *n_steps /* OUT */);
 
 /*
 ** Greedy key path by partition refinement, in O(n_rows * n_cols) memory.
@@ -195,24 +202,26 @@ RV_API rv_status rv_cover_plan_path(const rv_cover *p,
 ** rv_cover_create_pairs with unit weights and the coverage objective.
 ** Returns RV_OK; RV_E_INVALID_ARG for negative codes or bad costs;
 ** RV_E_INTERRUPTED via progress; RV_E_NOMEM.
+** Since: 0.1
 */
 RV_API rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows,
                                    size_t n_cols, const double *costs,
                                    rv_path_objective objective,
                                    uint64_t stop_unresolved,
                                    rv_progress_fn progress, void *progress_ctx,
-                                   uint32_t *order, uint64_t *newly_resolved,
-                                   double *gain, size_t capacity,
-                                   size_t *n_steps, uint64_t *unresolved);
+                                   uint32_t *order /* OUT */, uint64_t *newly_resolved /* OUT */,
+                                   double *gain /* OUT */, size_t capacity,
+                                   size_t *n_steps /* OUT */, uint64_t *unresolved /* OUT */);
 
 /*
 ** Pairs of rows that agree on every column in cols (unresolved pairs).
 ** codes as in rv_cover_create_pairs; cols: n_sel column indices < n_cols.
 ** Returns RV_OK and *unresolved; RV_E_RANGE for a bad column index.
+** Since: 0.1
 */
 RV_API rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows,
                                     size_t n_cols, const uint32_t *cols,
-                                    size_t n_sel, uint64_t *unresolved);
+                                    size_t n_sel, uint64_t *unresolved /* OUT */);
 
 /*
 ** Keys over tables split into pieces (rowvoi.dask).  A greedy key step on a
@@ -248,7 +257,7 @@ RV_API rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weig
                                       uint64_t *out_counts,     /* OUT: capacity */
                                       double *out_mass,         /* OUT: capacity or NULL */
                                       uint64_t *bucket_offsets, /* OUT: n_buckets + 1 */
-                                      size_t capacity, size_t *n_distinct);
+                                      size_t capacity, size_t *n_distinct /* OUT */);
 
 /*
 ** Score every column against groups of rows.                     Since: 0.1
@@ -269,7 +278,7 @@ RV_API rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weig
 RV_API rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
                                       const uint64_t *offsets, size_t n_groups,
                                       uint64_t *resolved,   /* OUT: n_cols */
-                                      double *entropy);     /* OUT: n_cols, or NULL */
+                                      double *entropy /* OUT */);     /* OUT: n_cols, or NULL */
 
 /*
 ** Split groups of rows by one column; keep the parts of two or more rows.
@@ -288,7 +297,7 @@ RV_API rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows,
                                       const uint64_t *offsets, size_t n_groups,
                                       uint32_t *rows_out,     /* OUT: n_rows */
                                       uint64_t *offsets_out,  /* OUT: n_rows / 2 + 2 */
-                                      size_t *n_rows_out, size_t *n_groups_out);
+                                      size_t *n_rows_out /* OUT */, size_t *n_groups_out /* OUT */);
 
 #ifdef __cplusplus
 }

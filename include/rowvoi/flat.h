@@ -81,8 +81,8 @@ typedef struct rv_flat_options {
                                  (default 8, 1 .. 1024); ignored for F32 */
 } rv_flat_options;
 
-/* Fill *opt with the defaults (dim 0, which must be set). */
-RV_API void rv_flat_options_init(rv_flat_options *opt);
+/* Fill *opt with the defaults (dim 0, which must be set).  Since: 0.1 */
+RV_API void rv_flat_options_init(rv_flat_options *opt /* OUT */);
 
 /*
 ** Create an empty index.                                 CONSTRUCTOR: rv_flat
@@ -90,13 +90,14 @@ RV_API void rv_flat_options_init(rv_flat_options *opt);
 ** metric or storage, or rescore_factor outside 1 .. 1024 (0 means the
 ** default); RV_E_RANGE for dim 0 or above RV_FLAT_MAX_DIM; RV_E_NOMEM.
 ** Ownership: free the result with rv_flat_free.
+** Since: 0.1
 */
-RV_API rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out);
+RV_API rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out /* OUT */);
 
-/* Free an index.  NULL is a no-op. */
+/* Free an index.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_flat_free(rv_flat *index);
 
-/* Properties (0 for NULL).  rv_flat_size counts live vectors only. */
+/* Properties (0 for NULL).  rv_flat_size counts live vectors only.  Since: 0.1 */
 RV_API uint32_t rv_flat_dim(const rv_flat *index);
 RV_API rv_metric rv_flat_metric(const rv_flat *index);
 RV_API rv_flat_storage rv_flat_storage_kind(const rv_flat *index);
@@ -120,27 +121,39 @@ RV_API size_t rv_flat_n_deleted(const rv_flat *index);
 ** already live or repeated within ids; RV_E_RANGE for a float16 overflow or
 ** a squared norm that overflows; RV_E_NOMEM.
 ** Ownership: copies the vectors.  Thread-safety: exclusive access.
+** Since: 0.1
 */
 RV_API rv_status rv_flat_add(rv_flat *index, size_t n, const float *vectors,
-                             const int64_t *ids, int64_t *assigned);
+                             const int64_t *ids, int64_t *assigned /* OUT */);
 
 /*
 ** Delete vectors by id.                                       METHOD: rv_flat
-** Returns RV_OK and *n_removed (may be NULL); RV_E_RANGE naming the first id
-** that is not live (nothing is deleted then); RV_E_INVALID_ARG for NULL
-** pointers or an id repeated within ids.  Thread-safety: exclusive access.
+** "Delete" is the one verb for taking records out of any index (as
+** rv_bm25_delete).  n ids; *n_deleted (OUT, may be NULL) gets the number
+** deleted.  Returns RV_OK; RV_E_RANGE naming the first id that is not live
+** (nothing is deleted then); RV_E_INVALID_ARG for NULL pointers or an id
+** repeated within ids.  Thread-safety: exclusive access.  Since: 0.1
+*/
+RV_API rv_status rv_flat_delete(rv_flat *index, size_t n, const int64_t *ids,
+                                size_t *n_deleted /* OUT */);
+
+/*
+** Deprecated alias of rv_flat_delete (same arguments and statuses), kept so
+** C hosts written against the earlier name keep building and linking; new
+** code calls rv_flat_delete.  Since: 0.1 (deprecated)
 */
 RV_API rv_status rv_flat_remove(rv_flat *index, size_t n, const int64_t *ids,
-                                size_t *n_removed);
+                                size_t *n_removed /* OUT */);
 
 /*
 ** Drop the storage of deleted vectors.                        METHOD: rv_flat
 ** Live vectors keep their ids and order.  Returns RV_OK; RV_E_NOMEM (the
 ** index is unchanged then).  Thread-safety: exclusive access.
+** Since: 0.1
 */
 RV_API rv_status rv_flat_compact(rv_flat *index);
 
-/* Is id live?  0 or 1 (0 for NULL). */
+/* Is id live?  0 or 1 (0 for NULL).  Since: 0.1 */
 RV_API int rv_flat_contains(const rv_flat *index, int64_t id);
 
 /*
@@ -148,17 +161,19 @@ RV_API int rv_flat_contains(const rv_flat *index, int64_t id);
 ** *n_ids to the number of live ids; returns RV_E_SHAPE when capacity is too
 ** small (ids then holds the first capacity ids).  RV_E_INVALID_ARG for NULL
 ** pointers (ids may be NULL when capacity == 0).
+** Since: 0.1
 */
-RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids,
-                             size_t capacity, size_t *n_ids);
+RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids /* OUT */,
+                             size_t capacity, size_t *n_ids /* OUT */);
 
 /*
 ** Stored vectors of the given ids (n * dim floats into out).  Under the
 ** cosine metric these are the normalised vectors.  Returns RV_E_RANGE
 ** naming the first id that is not live.
+** Since: 0.1
 */
 RV_API rv_status rv_flat_get(const rv_flat *index, size_t n,
-                             const int64_t *ids, float *out);
+                             const int64_t *ids, float *out /* OUT */);
 
 /*
 ** Parameters of rv_flat_search.  Initialise with
@@ -166,7 +181,8 @@ RV_API rv_status rv_flat_get(const rv_flat *index, size_t n,
 */
 typedef struct rv_flat_search_params {
     size_t k;                  /* results per query, >= 1 */
-    uint32_t n_threads;        /* 0: all cores; small jobs use one thread */
+    uint32_t n_threads;        /* see core.h "Threads"; 0: all cores, one
+                                  below 2^21 row-query-dim products */
     uint32_t rescore_factor;   /* 0: the index's; F16/I8 candidate pool is
                                   k * rescore_factor per query */
     int exact;                 /* nonzero: scan the float32 rows even when
@@ -178,8 +194,8 @@ typedef struct rv_flat_search_params {
     void *progress_ctx;
 } rv_flat_search_params;
 
-/* Fill *p with the defaults (k 10, all cores, index rescore factor). */
-RV_API void rv_flat_search_params_init(rv_flat_search_params *p);
+/* Fill *p with the defaults (k 10, all cores, index rescore factor).  Since: 0.1 */
+RV_API void rv_flat_search_params_init(rv_flat_search_params *p /* OUT */);
 
 /*
 ** Top-k search for a batch of queries.                        METHOD: rv_flat
@@ -200,33 +216,38 @@ RV_API void rv_flat_search_params_init(rv_flat_search_params *p);
 ** storage (compact storage re-scores its candidate pool as usual).
 ** Ownership: borrows everything for the call.
 ** Thread-safety: concurrent searches on one index are fine.
+** Since: 0.1
 */
 RV_API rv_status rv_flat_search(const rv_flat *index,
                                 const rv_flat_search_params *params,
                                 size_t n_queries, const float *queries,
-                                int64_t *ids, float *scores, size_t *n_found);
+                                int64_t *ids /* OUT */, float *scores /* OUT */,
+                                size_t *n_found /* OUT */);
 
 /*
 ** Exact re-scoring of given candidates.                       METHOD: rv_flat
 ** For query i the candidates are cand[i*n_cand .. (i+1)*n_cand); -1 entries
 ** are skipped, repeated ids count once.  Scores every candidate in float32
 ** and writes the best k (ties by lower id) as rv_flat_search does, with the
-** count per query in n_found[i] (n_queries slots).
+** count per query in n_found[i] (n_queries slots).  n_threads: core.h
+** "Threads" (0: all cores, one below 2^20 candidate-dim products).
 ** Returns RV_OK; RV_E_RANGE naming a candidate id that is not live;
 ** RV_E_INVALID_ARG as rv_flat_search; RV_E_NOMEM.
 ** Thread-safety: concurrent calls on one index are fine.
+** Since: 0.1
 */
 RV_API rv_status rv_flat_rescore(const rv_flat *index, size_t n_queries,
                                  const float *queries, size_t n_cand,
                                  const int64_t *cand, size_t k,
-                                 uint32_t n_threads, int64_t *ids,
-                                 float *scores, size_t *n_found);
+                                 uint32_t n_threads, int64_t *ids /* OUT */,
+                                 float *scores /* OUT */, size_t *n_found /* OUT */);
 
 /*
 ** Save to path (UTF-8 on POSIX).  Writes only live vectors, through a
 ** temporary file in the same directory that is fsynced and renamed over
 ** path.  Returns RV_OK; RV_E_IO naming the path and the system error.
 ** Thread-safety: may run concurrently with searches.
+** Since: 0.1
 */
 RV_API rv_status rv_flat_save(const rv_flat *index, const char *path);
 
@@ -236,8 +257,9 @@ RV_API rv_status rv_flat_save(const rv_flat *index, const char *path);
 ** RV_E_CORRUPT when it is not a rowvoi flat index or is truncated or altered
 ** (naming the check that failed); RV_E_VERSION for another format version;
 ** RV_E_NOMEM.  Never trusts a size before the header checksum passed.
+** Since: 0.1
 */
-RV_API rv_status rv_flat_load(const char *path, rv_flat **out);
+RV_API rv_status rv_flat_load(const char *path, rv_flat **out /* OUT */);
 
 /*
 ** The same, to and from memory (the bytes of the file, so a buffer saved
@@ -251,8 +273,8 @@ RV_API rv_status rv_flat_load(const char *path, rv_flat **out);
 ** Thread-safety: saving may run concurrently with searches.  Since: 0.1
 */
 RV_API rv_status rv_flat_save_buffer(const rv_flat *index, void *buf,
-                                     size_t capacity, size_t *size);
-RV_API rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out);
+                                     size_t capacity, size_t *size /* OUT */);
+RV_API rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out /* OUT */);
 
 /*
 ** Check queries as rv_flat_search and rv_flat_rescore do.     METHOD: rv_flat

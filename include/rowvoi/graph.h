@@ -117,7 +117,7 @@ typedef struct rv_graph_spec {
 
 /* Fill *spec with an empty graph: no nodes, edges, documents or vectors,
 ** cosine, no flags.  Since: 0.1 */
-RV_API void rv_graph_spec_init(rv_graph_spec *spec);
+RV_API void rv_graph_spec_init(rv_graph_spec *spec /* OUT */);
 
 /*
 ** Build a graph.                                        CONSTRUCTOR: rv_graph
@@ -135,7 +135,7 @@ RV_API void rv_graph_spec_init(rv_graph_spec *spec);
 ** Ownership: copies everything except borrowed vectors; free with
 ** rv_graph_free.  Since: 0.1
 */
-RV_API rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out);
+RV_API rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out /* OUT */);
 
 /* Free a graph.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_graph_free(rv_graph *graph);
@@ -155,7 +155,7 @@ RV_API size_t rv_graph_max_entity_docs(const rv_graph *graph);
 ** may be NULL when n == 0).  O(1) per id.  Since: 0.1
 */
 RV_API rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n,
-                                     const int64_t *ids, int64_t *out);
+                                     const int64_t *ids, int64_t *out /* OUT */);
 
 /*
 ** Ids of the nodes (node index order, implicit nodes included): writes
@@ -163,8 +163,8 @@ RV_API rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n,
 ** capacity is too small; RV_E_INVALID_ARG for NULL pointers (out may be
 ** NULL with capacity 0).  Since: 0.1
 */
-RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out,
-                                   size_t capacity, size_t *n);
+RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out /* OUT */,
+                                   size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Edges of one node.                                         METHOD: rv_graph
@@ -182,8 +182,8 @@ RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out,
 */
 RV_API rv_status rv_graph_neighbours(const rv_graph *graph, int64_t node,
                                      rv_graph_dir dir, int32_t type,
-                                     const int64_t *window, int64_t *edges,
-                                     int64_t *nbrs, size_t capacity, size_t *n);
+                                     const int64_t *window, int64_t *edges /* OUT */,
+                                     int64_t *nbrs /* OUT */, size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Number of edges of a node in a direction, of one type (type >= 0) or of
@@ -191,7 +191,7 @@ RV_API rv_status rv_graph_neighbours(const rv_graph *graph, int64_t node,
 ** Cost: O(1) for every type, O(degree) for one.  Since: 0.1
 */
 RV_API rv_status rv_graph_degree(const rv_graph *graph, int64_t node,
-                                 rv_graph_dir dir, int32_t type, size_t *n);
+                                 rv_graph_dir dir, int32_t type, size_t *n /* OUT */);
 
 /*
 ** Endpoints, type and time of n edges (each output may be NULL).
@@ -199,8 +199,9 @@ RV_API rv_status rv_graph_degree(const rv_graph *graph, int64_t node,
 ** RV_E_INVALID_ARG for a NULL graph, or NULL edges with n > 0.  Since: 0.1
 */
 RV_API rv_status rv_graph_edges(const rv_graph *graph, size_t n,
-                                const int64_t *edges, int64_t *src,
-                                int64_t *dst, int32_t *type, int64_t *time);
+                                const int64_t *edges, int64_t *src /* OUT */,
+                                int64_t *dst /* OUT */, int32_t *type /* OUT */,
+                                int64_t *time /* OUT */);
 
 /*
 ** Documents of n entities, entity by entity, each entity's in document
@@ -210,13 +211,13 @@ RV_API rv_status rv_graph_edges(const rv_graph *graph, size_t n,
 ** of range; RV_E_INVALID_ARG for NULL pointers.  Since: 0.1
 */
 RV_API rv_status rv_graph_entity_docs(const rv_graph *graph, size_t n,
-                                      const int64_t *entities, int64_t *out,
-                                      size_t capacity, size_t *n_out);
+                                      const int64_t *entities, int64_t *out /* OUT */,
+                                      size_t capacity, size_t *n_out /* OUT */);
 
 /* Entity of each of n documents into out.  RV_E_RANGE naming a document
 ** out of range.  Since: 0.1 */
 RV_API rv_status rv_graph_doc_entities(const rv_graph *graph, size_t n,
-                                       const int64_t *docs, int64_t *out);
+                                       const int64_t *docs, int64_t *out /* OUT */);
 
 /*
 ** Parameters of rv_graph_bfs.  Initialise with rv_graph_walk_init.
@@ -231,8 +232,8 @@ typedef struct rv_graph_walk {
     const int64_t *window;    /* NULL, or {start, end}: see "Windows" */
 } rv_graph_walk;
 
-/* Defaults: depth 1, no budget, both directions, every type, no window. */
-RV_API void rv_graph_walk_init(rv_graph_walk *walk);
+/* Defaults: depth 1, no budget, both directions, every type, no window.  Since: 0.1 */
+RV_API void rv_graph_walk_init(rv_graph_walk *walk /* OUT */);
 
 /*
 ** Breadth-first hop expansion.                               METHOD: rv_graph
@@ -252,8 +253,8 @@ RV_API void rv_graph_walk_init(rv_graph_walk *walk);
 */
 RV_API rv_status rv_graph_bfs(const rv_graph *graph, const rv_graph_walk *walk,
                               size_t n_seeds, const int64_t *seeds,
-                              int64_t *nodes, uint32_t *depths,
-                              size_t capacity, size_t *n);
+                              int64_t *nodes /* OUT */, uint32_t *depths /* OUT */,
+                              size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Parameters of rv_graph_facts.  Initialise with rv_graph_facts_init.
@@ -270,8 +271,8 @@ typedef struct rv_graph_facts_params {
     const int64_t *window;       /* NULL, or {start, end} */
 } rv_graph_facts_params;
 
-/* Defaults: depth 3, 25 edges, no per-subject cap, no bridges, no budget. */
-RV_API void rv_graph_facts_init(rv_graph_facts_params *p);
+/* Defaults: depth 3, 25 edges, no per-subject cap, no bridges, no budget.  Since: 0.1 */
+RV_API void rv_graph_facts_init(rv_graph_facts_params *p /* OUT */);
 
 /*
 ** Facts of a neighbourhood, for prompts (graph to text).     METHOD: rv_graph
@@ -292,8 +293,8 @@ RV_API void rv_graph_facts_init(rv_graph_facts_params *p);
 */
 RV_API rv_status rv_graph_facts(const rv_graph *graph,
                                 const rv_graph_facts_params *p, size_t n_seeds,
-                                const int64_t *seeds, int64_t *edges,
-                                uint32_t *depths, size_t capacity, size_t *n);
+                                const int64_t *seeds, int64_t *edges /* OUT */,
+                                uint32_t *depths /* OUT */, size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Document hops (VectorSelection.expand).                    METHOD: rv_graph
@@ -316,8 +317,8 @@ RV_API rv_status rv_graph_facts(const rv_graph *graph,
 */
 RV_API rv_status rv_graph_doc_hops(const rv_graph *graph, size_t n_sel,
                                    const int64_t *sel, uint32_t hops,
-                                   const int64_t *window, int64_t *out,
-                                   size_t capacity, size_t *n);
+                                   const int64_t *window, int64_t *out /* OUT */,
+                                   size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Similarity expansion of documents                          METHOD: rv_graph
@@ -340,8 +341,8 @@ RV_API rv_status rv_graph_doc_hops(const rv_graph *graph, size_t n_sel,
 RV_API rv_status rv_graph_similar_docs(const rv_graph *graph, size_t n_sel,
                                        const int64_t *sel, const float *query,
                                        size_t max_new, const int64_t *window,
-                                       int64_t *out, float *scores,
-                                       size_t capacity, size_t *n);
+                                       int64_t *out /* OUT */, float *scores /* OUT */,
+                                       size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Similarity expansion of entities                           METHOD: rv_graph
@@ -362,9 +363,9 @@ RV_API rv_status rv_graph_similar_docs(const rv_graph *graph, size_t n_sel,
 RV_API rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel,
                                            const int64_t *sel, rv_graph_kinds kinds,
                                            const float *query, size_t max_new,
-                                           const int64_t *window, int64_t *out,
-                                           float *scores, size_t capacity,
-                                           size_t *n);
+                                           const int64_t *window, int64_t *out /* OUT */,
+                                           float *scores /* OUT */, size_t capacity,
+                                           size_t *n /* OUT */);
 
 /*
 ** Top-k documents, or entities, by similarity to a query     METHOD: rv_graph
@@ -379,8 +380,8 @@ RV_API rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel,
 */
 RV_API rv_status rv_graph_top_k(const rv_graph *graph, int kinds,
                                 const float *query, size_t k,
-                                const int64_t *window, int64_t *out,
-                                float *scores, size_t capacity, size_t *n);
+                                const int64_t *window, int64_t *out /* OUT */,
+                                float *scores /* OUT */, size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Scores of n documents against a query (the graph's metric) into
@@ -388,7 +389,7 @@ RV_API rv_status rv_graph_top_k(const rv_graph *graph, int kinds,
 */
 RV_API rv_status rv_graph_score_docs(const rv_graph *graph, const float *query,
                                      size_t n, const int64_t *docs,
-                                     float *scores);
+                                     float *scores /* OUT */);
 
 #ifdef __cplusplus
 }

@@ -52,8 +52,8 @@ typedef struct rv_hasher_options {
     uint64_t seed;         /* hash seed (default 0) */
 } rv_hasher_options;
 
-/* Fill *opt with the defaults. */
-RV_API void rv_hasher_options_init(rv_hasher_options *opt);
+/* Fill *opt with the defaults.  Since: 0.1 */
+RV_API void rv_hasher_options_init(rv_hasher_options *opt /* OUT */);
 
 /*
 ** Create a hasher.                                     CONSTRUCTOR: rv_hasher
@@ -61,17 +61,18 @@ RV_API void rv_hasher_options_init(rv_hasher_options *opt);
 ** word_ngrams > 3, char_max > 16 or char_min > char_max (with char_min > 0);
 ** RV_E_INVALID_ARG for a NULL pointer, a negative or non-finite
 ** char_weight, or settings with no features at all; RV_E_NOMEM.
+** Since: 0.1
 */
-RV_API rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out);
+RV_API rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out /* OUT */);
 
-/* Free a hasher.  NULL is a no-op. */
+/* Free a hasher.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_hasher_free(rv_hasher *h);
 
-/* Output dimension (0 for NULL). */
+/* Output dimension (0 for NULL).  Since: 0.1 */
 RV_API uint32_t rv_hasher_dim(const rv_hasher *h);
 
 /* The embedder id naming every setting.  Owned by the hasher; valid until
-** rv_hasher_free.  "" for NULL. */
+** rv_hasher_free.  "" for NULL.  Since: 0.1 */
 RV_API const char *rv_hasher_id(const rv_hasher *h);
 
 /*
@@ -79,21 +80,24 @@ RV_API const char *rv_hasher_id(const rv_hasher *h);
 ** Returns RV_OK; RV_E_INVALID_ARG for NULL pointers (text may be NULL when
 ** len == 0) or bytes that are not valid UTF-8 (naming the byte offset);
 ** RV_E_NOMEM.  out is zero on failure.
+** Since: 0.1
 */
 RV_API rv_status rv_hasher_embed(const rv_hasher *h, const char *text,
-                                 size_t len, float *out);
+                                 size_t len, float *out /* OUT */);
 
 /*
 ** Embed n texts stored back to back: text i is data[offsets[i] ..
 ** offsets[i+1]) (offsets has n+1 non-decreasing entries).  Writes n * dim
-** floats into out.  n_threads: 0 means all cores; the output does not
-** depend on it.  Returns RV_OK; RV_E_INVALID_ARG for NULL pointers,
+** floats into out.  n_threads: see core.h "Threads" (0: all cores, one
+** below 64 KiB of text); the output does not depend on it.
+** Returns RV_OK; RV_E_INVALID_ARG for NULL pointers,
 ** decreasing offsets, or invalid UTF-8 (naming the first bad text and byte);
 ** RV_E_NOMEM.                                              METHOD: rv_hasher
+** Since: 0.1
 */
 RV_API rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
                                        const uint64_t *offsets, size_t n,
-                                       uint32_t n_threads, float *out);
+                                       uint32_t n_threads, float *out /* OUT */);
 
 #ifdef __cplusplus
 }

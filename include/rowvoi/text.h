@@ -65,13 +65,14 @@ typedef struct rv_analyzer_options {
     rv_utf8_policy utf8;    /* default RV_UTF8_STRICT */
 } rv_analyzer_options;
 
-/* Fill *opt with the defaults: everything on, lengths 1..64, strict UTF-8. */
-RV_API void rv_analyzer_options_init(rv_analyzer_options *opt);
+/* Fill *opt with the defaults: everything on, lengths 1..64, strict UTF-8.  Since: 0.1 */
+RV_API void rv_analyzer_options_init(rv_analyzer_options *opt /* OUT */);
 
 /*
 ** Check options.  Returns RV_OK; RV_E_INVALID_ARG (naming the field) for a
 ** NULL pointer, a flag other than 0/1, an unknown UTF-8 policy,
 ** min_token_len == 0, min > max, or max > RV_ANALYZER_MAX_TOKEN_LEN.
+** Since: 0.1
 */
 RV_API rv_status rv_analyzer_options_check(const rv_analyzer_options *opt);
 
@@ -87,11 +88,12 @@ RV_API rv_status rv_analyzer_options_check(const rv_analyzer_options *opt);
 ** bad options, a NULL pointer, or (strict policy) invalid UTF-8 -- the
 ** message names the byte offset.
 ** Ownership: borrows everything for the call.
+** Since: 0.1
 */
 RV_API rv_status rv_analyze(const rv_analyzer_options *opt, const char *text,
-                            size_t len, char *buf, size_t buf_cap,
-                            size_t *ends, size_t ends_cap, size_t *n_tokens,
-                            size_t *buf_len);
+                            size_t len, char *buf /* OUT */, size_t buf_cap,
+                            size_t *ends /* OUT */, size_t ends_cap, size_t *n_tokens /* OUT */,
+                            size_t *buf_len /* OUT */);
 
 /*
 ** Stem one word with the English Snowball stemmer (Porter2, as in the
@@ -102,22 +104,24 @@ RV_API rv_status rv_analyze(const rv_analyzer_options *opt, const char *text,
 ** needed otherwise.  Returns RV_E_INVALID_ARG for invalid UTF-8 (naming the
 ** byte offset) or a NULL pointer; RV_E_RANGE when the word is longer than
 ** 65535 code points; RV_E_NOMEM.
+** Since: 0.1
 */
-RV_API rv_status rv_stem_english(const char *word, size_t len, char *out,
-                                 size_t out_cap, size_t *out_len);
+RV_API rv_status rv_stem_english(const char *word, size_t len, char *out /* OUT */,
+                                 size_t out_cap, size_t *out_len /* OUT */);
 
 /*
 ** Is the word (UTF-8, exact bytes, already lowercase) in the English
 ** stopword list?  Returns 1 or 0; 0 for NULL.
+** Since: 0.1
 */
 RV_API int rv_is_stopword(const char *word, size_t len);
 
 /* Number of stopwords, and the i-th (NUL-terminated, static); NULL when
-** i >= rv_stopword_count(). */
+** i >= rv_stopword_count().  Since: 0.1 */
 RV_API size_t rv_stopword_count(void);
 RV_API const char *rv_stopword(size_t i);
 
-/* Unicode version of the character tables, e.g. "14.0.0" (static). */
+/* Unicode version of the character tables, e.g. "14.0.0" (static).  Since: 0.1 */
 RV_API const char *rv_unicode_version(void);
 
 #ifdef __cplusplus

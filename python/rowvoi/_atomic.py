@@ -67,6 +67,7 @@ __all__ = [
     "atomic_write_bytes",
     "clean_stale",
     "fsync_dir",
+    "fsync_path",
     "owner_tag",
     "owner_alive",
     "is_stale_tag",
@@ -185,7 +186,9 @@ def fsync_dir(directory: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def _fsync_path(path: str) -> None:
+def fsync_path(path: str | os.PathLike) -> None:
+    """fsync a file another writer produced (e.g. a peer library's save), so
+    its bytes are durable before a rename or manifest publishes it."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -231,7 +234,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     os.close(fd)
     try:
         yield tmp
-        _fsync_path(tmp)
+        fsync_path(tmp)
         os.replace(tmp, p)
     except BaseException:
         try:

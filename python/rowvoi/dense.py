@@ -83,7 +83,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi import _flat
-from rowvoi._atomic import atomic_write_bytes, fsync_dir, is_stale_tag, owner_tag
+from rowvoi._atomic import atomic_write_bytes, fsync_dir, fsync_path, is_stale_tag, owner_tag
 from rowvoi._rwlock import RWLock
 from rowvoi.errors import IndexFormatError, RvIOError, raise_for_status
 from rowvoi.idset import IdSet, _as_id_array, as_idset
@@ -1114,11 +1114,7 @@ class HNSWIndex:
             try:
                 self._g.save_index(str(graph))
                 digest = _sha256_file(graph)
-                fd = os.open(graph, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                fsync_path(graph)
                 _stage("graph")
                 self._exact.save(exact)
                 _stage("exact")

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from rowvoi import _hashing
+from rowvoi._atomic import fsync_path
 
 __all__ = [
     "HashingEmbedder",
@@ -504,8 +505,7 @@ def _derive(src: Path, dest: Path, variant: str) -> None:
                                  "is it all-MiniLM-L6-v2?")
             out = Path(tmp) / "int8.onnx"
             onnx.save(fused, str(out))
-        with open(out, "rb+") as fh:
-            os.fsync(fh.fileno())
+        fsync_path(out)
         os.replace(out, dest)
 
 

@@ -172,9 +172,12 @@ static void rv__dense_count4(const int32_t *col, const uint64_t *rows, size_t n,
     }
 }
 
+/* The kernel itself is static: GCC gives the ifunc resolver of a non-static
+** target_clones function default visibility, which would export it from
+** librowvoi. */
 RV__HOT_CLONES
-void rv__column_hist(const int32_t *col, const uint64_t *rows, size_t n,
-                     const double *p, rv__bscratch *s, rv__colstats *out) {
+static void rv__column_hist_kernel(const int32_t *col, const uint64_t *rows, size_t n,
+                                   const double *p, rv__bscratch *s, rv__colstats *out) {
     out->k = 0;
     out->same_pairs = 0;
     if (n == 0) return;
@@ -215,4 +218,9 @@ void rv__column_hist(const int32_t *col, const uint64_t *rows, size_t n,
     }
     out->k = k;
     out->same_pairs = same;
+}
+
+void rv__column_hist(const int32_t *col, const uint64_t *rows, size_t n,
+                     const double *p, rv__bscratch *s, rv__colstats *out) {
+    rv__column_hist_kernel(col, rows, n, p, s, out);
 }

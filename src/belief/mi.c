@@ -25,16 +25,9 @@
 
 #include "belief_internal.h"
 
-/* POSIX threads and C11 atomics; elsewhere the kernel runs on the calling
-** thread only (same results, by construction). */
-#if !defined(_WIN32) && !defined(__STDC_NO_ATOMICS__)
-#  define RV__HAVE_PTHREADS 1
-#  include <pthread.h>
-#  include <stdatomic.h>
-#  include <unistd.h>
-#else
-#  define RV__HAVE_PTHREADS 0
-#endif
+#include <stdatomic.h>
+
+#include "../core/parallel.h"
 
 /* Below this many cells (candidates x columns, ~5 ms of work) one thread is
 ** faster: starting and joining workers costs more than it saves, and on a
@@ -88,37 +81,40 @@ static void rv__mi_column(const rv__mi_job *job, rv__bscratch *s, size_t c) {
     if (job->pairs) job->pairs[c] = rv__c2(job->n_cand) - cs.same_pairs;
 }
 
-#if RV__HAVE_PTHREADS
+/* The columns of one call, shared by its workers. */
 typedef struct rv__mi_shared {
     const rv__mi_job *job;
-    atomic_size_t next;
-    atomic_size_t done;
-    atomic_int stop;
+    rv__bscratch *scratch;        /* one per worker */
+    const rv_belief_options *opt;
+    atomic_size_t next;           /* next column to take */
+    atomic_size_t done;           /* columns finished */
+    atomic_int stop;              /* set when the progress callback stops */
+    int reported_all;             /* worker 0 only: its last report was n_cols */
+    rv_status st;                 /* worker 0 only: RV_E_INTERRUPTED */
 } rv__mi_shared;
 
-typedef struct rv__mi_worker {
-    rv__mi_shared *sh;
-    rv__bscratch *s;
-} rv__mi_worker;
-
-static void *rv__mi_thread(void *arg) {
-    rv__mi_worker *w = arg;
-    rv__mi_shared *sh = w->sh;
+/* Worker t takes columns from the shared counter until none are left
+** (rv__worker_fn).  Worker 0 is the calling thread and alone reports
+** progress.  Each column's results go to its own slots, so the output does
+** not depend on which worker computed it. */
+static void rv__mi_worker(void *ctx, unsigned t) {
+    rv__mi_shared *sh = (rv__mi_shared *)ctx;
+    const rv_belief_options *opt = sh->opt;
+    size_t n_cols = sh->job->n_cols;
     for (;;) {
         if (atomic_load_explicit(&sh->stop, memory_order_relaxed)) break;
         size_t c = atomic_fetch_add(&sh->next, 1);
-        if (c >= sh->job->n_cols) break;
-        rv__mi_column(sh->job, w->s, c);
-        atomic_fetch_add(&sh->done, 1);
+        if (c >= n_cols) break;
+        rv__mi_column(sh->job, &sh->scratch[t], c);
+        size_t done = atomic_fetch_add(&sh->done, 1) + 1;
+        if (t != 0) continue;
+        sh->reported_all = done == n_cols;
+        if (opt->progress && opt->progress(opt->progress_ctx, done, n_cols)) {
+            atomic_store(&sh->stop, 1);
+            sh->st = rv__error(RV_E_INTERRUPTED, "stopped by the progress callback");
+        }
     }
-    return NULL;
 }
-
-static unsigned rv__online_cpus(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1u : (n > 256 ? 256u : (unsigned)n);
-}
-#endif
 
 rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
                        const uint64_t *rows, size_t n_cand, const double *posterior,
@@ -177,15 +173,11 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
     rv__mi_job job = {codes, n_rows, n_cols, n_cand, rows, post, hr, opt->noise,
                       mi, h_col, n_values, pairs};
 
-    unsigned n_threads = 1;
-#if RV__HAVE_PTHREADS
-    n_threads = opt->n_threads ? opt->n_threads : rv__online_cpus();
-    if (n_threads > n_cols) n_threads = n_cols ? (unsigned)n_cols : 1u;
-    if (!opt->n_threads && (uint64_t)n_cand * (uint64_t)n_cols < RV__MI_PARALLEL_MIN)
-        n_threads = 1;
-    if (n_threads > 64) n_threads = 64;
-#endif
-    rv__bscratch scratch[64];
+    /* work: candidate-column cells; below RV__MI_PARALLEL_MIN one thread */
+    unsigned n_threads = rv__threads_for(opt->n_threads, n_cols,
+                                         (double)n_cand * (double)n_cols,
+                                         (double)RV__MI_PARALLEL_MIN);
+    rv__bscratch scratch[RV__MAX_THREADS];
     unsigned n_scratch = 0;
     for (; n_scratch < n_threads; n_scratch++) {
         st = rv__bscratch_init(&scratch[n_scratch], n_cand);
@@ -197,55 +189,23 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
         return st;
     }
 
-    st = RV_OK;
-#if RV__HAVE_PTHREADS
-    if (n_threads > 1) {
-        rv__mi_shared sh;
-        sh.job = &job;
-        atomic_init(&sh.next, 0);
-        atomic_init(&sh.done, 0);
-        atomic_init(&sh.stop, 0);
-        rv__mi_worker workers[64];
-        pthread_t tids[64];
-        unsigned started = 0;
-        for (unsigned t = 1; t < n_threads; t++) {
-            workers[t].sh = &sh;
-            workers[t].s = &scratch[t];
-            /* A worker that cannot start just leaves its share to the rest. */
-            if (pthread_create(&tids[started], NULL, rv__mi_thread, &workers[t]) == 0)
-                started++;
-        }
-        int reported_all = 0;
-        for (;;) {
-            if (atomic_load_explicit(&sh.stop, memory_order_relaxed)) break;
-            size_t c = atomic_fetch_add(&sh.next, 1);
-            if (c >= n_cols) break;
-            rv__mi_column(&job, &scratch[0], c);
-            size_t done = atomic_fetch_add(&sh.done, 1) + 1;
-            reported_all = done == n_cols;
-            if (opt->progress && opt->progress(opt->progress_ctx, done, n_cols)) {
-                atomic_store(&sh.stop, 1);
-                st = rv__error(RV_E_INTERRUPTED, "stopped by the progress callback");
-            }
-        }
-        for (unsigned t = 0; t < started; t++) pthread_join(tids[t], NULL);
-        /* The workers may have taken every column before this thread took
-        ** any: report the final count once here, so the callback always runs
-        ** (and a pending interrupt is always honoured). */
-        if (!st && opt->progress && !reported_all &&
-            opt->progress(opt->progress_ctx, atomic_load(&sh.done), n_cols))
-            st = rv__error(RV_E_INTERRUPTED, "stopped by the progress callback");
-    } else
-#endif
-    {
-        for (size_t c = 0; c < n_cols; c++) {
-            rv__mi_column(&job, &scratch[0], c);
-            if (opt->progress && opt->progress(opt->progress_ctx, c + 1, n_cols)) {
-                st = rv__error(RV_E_INTERRUPTED, "stopped by the progress callback");
-                break;
-            }
-        }
-    }
+    rv__mi_shared sh;
+    sh.job = &job;
+    sh.scratch = scratch;
+    sh.opt = opt;
+    atomic_init(&sh.next, 0);
+    atomic_init(&sh.done, 0);
+    atomic_init(&sh.stop, 0);
+    sh.reported_all = 0;
+    sh.st = RV_OK;
+    rv__parallel_run(n_threads, rv__mi_worker, &sh);
+    st = sh.st;
+    /* The other workers may have taken every column before the calling
+    ** thread took any: report the final count once here, so the callback
+    ** always runs (and a pending interrupt is always honoured). */
+    if (!st && opt->progress && !sh.reported_all &&
+        opt->progress(opt->progress_ctx, atomic_load(&sh.done), n_cols))
+        st = rv__error(RV_E_INTERRUPTED, "stopped by the progress callback");
     for (unsigned t = 0; t < n_scratch; t++) rv__bscratch_free(&scratch[t]);
     rv__free(post);
     if (st) return st;

@@ -22,7 +22,7 @@
 
 /* This machine's name reduced to [A-Za-z0-9_-] and RV__HOST_MAX characters
 ** (rowvoi/_atomic.py reduces it the same way). */
-static void host_tag(char out[RV__HOST_MAX + 1]) {
+static void rv__host_tag(char out[RV__HOST_MAX + 1]) {
     char name[256];
     if (gethostname(name, sizeof name) != 0) name[0] = '\0';
     name[sizeof name - 1] = '\0';
@@ -42,7 +42,7 @@ static void host_tag(char out[RV__HOST_MAX + 1]) {
 
 /* Split path into a freshly allocated directory string and a pointer to
 ** the base name inside path.  NULL on allocation failure. */
-static char *dir_of(const char *path, const char **base) {
+static char *rv__dir_of(const char *path, const char **base) {
     const char *slash = strrchr(path, '/');
     size_t n = slash ? (size_t)(slash - path) : 1;
     if (slash == path) n = 1;
@@ -59,7 +59,7 @@ static char *dir_of(const char *path, const char **base) {
 }
 
 /* Parse "HOST-PID-RAND" (HOST may hold '-'); 1 when it has that shape. */
-static int parse_tag(const char *tag, size_t *host_len, long long *pid) {
+static int rv__parse_tag(const char *tag, size_t *host_len, long long *pid) {
     const char *last = strrchr(tag, '-');
     if (!last || last == tag) return 0;
     size_t rl = strlen(last + 1);
@@ -85,19 +85,19 @@ static int parse_tag(const char *tag, size_t *host_len, long long *pid) {
     return 1;
 }
 
-static int pid_gone(long long pid) {
+static int rv__pid_gone(long long pid) {
     if (pid <= 0 || pid != (long long)(pid_t)pid) return 0;
     return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-static size_t clean_in(const char *dir, const char *base) {
+static size_t rv__clean_in(const char *dir, const char *base) {
     size_t blen = strlen(base), mlen = strlen(RV__TMP_MARK), removed = 0;
     if (blen == 0) return 0;
     DIR *d = opendir(dir);
     if (!d) return 0;
     int dfd = dirfd(d);
     char host[RV__HOST_MAX + 1];
-    host_tag(host);
+    rv__host_tag(host);
     size_t hlen = strlen(host);
     time_t now = time(NULL);
     struct dirent *e;
@@ -108,12 +108,12 @@ static size_t clean_in(const char *dir, const char *base) {
         const char *tag = name + blen + mlen;
         size_t tl;
         long long pid;
-        if (!parse_tag(tag, &tl, &pid)) continue;
+        if (!rv__parse_tag(tag, &tl, &pid)) continue;
         struct stat sb;
         if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode)) continue;
         int stale;
         if (tl == hlen && memcmp(tag, host, hlen) == 0)
-            stale = pid_gone(pid);
+            stale = rv__pid_gone(pid);
         else
             stale = now - sb.st_mtime > RV__ATOMIC_FOREIGN_AGE;
         if (stale && unlinkat(dfd, name, 0) == 0) removed++;
@@ -125,14 +125,14 @@ static size_t clean_in(const char *dir, const char *base) {
 size_t rv__atomic_clean_stale(const char *path) {
     if (!path) return 0;
     const char *base;
-    char *dir = dir_of(path, &base);
+    char *dir = rv__dir_of(path, &base);
     if (!dir) return 0;
-    size_t n = clean_in(dir, base);
+    size_t n = rv__clean_in(dir, base);
     rv__free(dir);
     return n;
 }
 
-static void sync_dir(const char *dir) {
+static void rv__sync_dir(const char *dir) {
     int fd = open(dir, O_RDONLY);
     if (fd < 0) return;
     (void)fsync(fd);
@@ -146,11 +146,11 @@ rv_status rv__atomic_begin(rv__atomic_file *af, const char *path) {
     af->path = path;
     if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
     const char *base;
-    char *dir = dir_of(path, &base);
+    char *dir = rv__dir_of(path, &base);
     if (!dir) return rv__nomem("a directory name");
-    clean_in(dir, base);
+    rv__clean_in(dir, base);
     char host[RV__HOST_MAX + 1];
-    host_tag(host);
+    rv__host_tag(host);
     size_t cap = strlen(path) + strlen(RV__TMP_MARK) + RV__HOST_MAX + 48;
     char *tmp = (char *)rv__malloc(cap);
     if (!tmp) {
@@ -186,7 +186,7 @@ rv_status rv__atomic_begin(rv__atomic_file *af, const char *path) {
 
 /* Write all n bytes, at offset off (pwrite) or, when off < 0, at the
 ** current position; retry short writes and EINTR. */
-static rv_status write_loop(int fd, const void *data, size_t n, int64_t off,
+static rv_status rv__write_loop(int fd, const void *data, size_t n, int64_t off,
                             const char *what) {
     const unsigned char *p = (const unsigned char *)data;
     while (n) {
@@ -204,14 +204,14 @@ static rv_status write_loop(int fd, const void *data, size_t n, int64_t off,
 }
 
 rv_status rv__write_all(int fd, const void *data, size_t n, const char *what) {
-    return write_loop(fd, data, n, -1, what);
+    return rv__write_loop(fd, data, n, -1, what);
 }
 
 rv_status rv__write_at(int fd, const void *data, size_t n, uint64_t off, const char *what) {
     if (off > (uint64_t)INT64_MAX)
         return rv__error(RV_E_RANGE, "cannot write %s at offset %llu", what,
                          (unsigned long long)off);
-    return write_loop(fd, data, n, (int64_t)off, what);
+    return rv__write_loop(fd, data, n, (int64_t)off, what);
 }
 
 rv_status rv__atomic_commit(rv__atomic_file *af) {
@@ -230,7 +230,7 @@ rv_status rv__atomic_commit(rv__atomic_file *af) {
         rv__atomic_abort(af);
         return st;
     }
-    sync_dir(af->dir);
+    rv__sync_dir(af->dir);
     rv__free(af->tmp);
     rv__free(af->dir);
     af->tmp = af->dir = NULL;

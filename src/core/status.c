@@ -20,9 +20,11 @@
 
 static RV__THREAD_LOCAL char rv__errbuf[RV__ERRMSG_CAP];
 
+#ifdef RV_TEST_HOOKS
 /* Allocation failure injection (tests): fail when the countdown hits 0. */
 static RV__THREAD_LOCAL uint64_t rv__alloc_fail_countdown;
 static RV__THREAD_LOCAL uint64_t rv__alloc_count;
+#endif
 
 const char *rv_status_name(rv_status status) {
     switch (status) {
@@ -63,7 +65,8 @@ rv_status rv__nomem(const char *what) {
     return rv__error(RV_E_NOMEM, "out of memory allocating %s", what);
 }
 
-uint64_t rv_test_fail_alloc_after(uint64_t n) {
+#ifdef RV_TEST_HOOKS
+uint64_t rv__test_fail_alloc_after(uint64_t n) {
     uint64_t done = rv__alloc_count;
     rv__alloc_count = 0;
     rv__alloc_fail_countdown = n;
@@ -77,6 +80,10 @@ static int rv__alloc_should_fail(void) {
     if (--rv__alloc_fail_countdown == 0) return 1;
     return 0;
 }
+#else
+/* Product builds carry no failure injection. */
+#  define rv__alloc_should_fail() 0
+#endif
 
 void *rv__malloc(size_t size) {
     if (rv__alloc_should_fail()) return NULL;

@@ -13,12 +13,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../core/parallel.h"
 #include "flat_internal.h"
 
 #define RV__DEFAULT_RESCORE 8u
@@ -29,26 +28,26 @@
 
 /* ------------------------------------------------------------ utilities */
 
-static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t rv__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
-static size_t elem_bytes(rv_flat_storage s) {
+static size_t rv__elem_bytes(rv_flat_storage s) {
     return s == RV_FLAT_F32 ? 4 : s == RV_FLAT_F16 ? 2 : 1;
 }
 
 /* Bytes of one panel of 16 rows. */
-static size_t panel_bytes(const rv_flat *ix) {
+static size_t rv__panel_bytes(const rv_flat *ix) {
     if (ix->storage == RV_FLAT_I8) return (size_t)ix->dim4 * RV__PANEL;
-    return (size_t)ix->dim * RV__PANEL * elem_bytes(ix->storage);
+    return (size_t)ix->dim * RV__PANEL * rv__elem_bytes(ix->storage);
 }
 
-static int cmp_i64(const void *a, const void *b) {
+static int rv__cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
 /* ------------------------------------------------------------ id -> row */
 
-static size_t map_find(const rv_flat *ix, int64_t id) {
+static size_t rv__map_find(const rv_flat *ix, int64_t id) {
     if (!ix->map_cap) return SIZE_MAX;
     size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
     while (ix->map_key[i] != -1) {
@@ -58,7 +57,7 @@ static size_t map_find(const rv_flat *ix, int64_t id) {
     return SIZE_MAX;
 }
 
-static void map_put(rv_flat *ix, int64_t id, size_t row) {
+static void rv__map_put(rv_flat *ix, int64_t id, size_t row) {
     size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
     while (ix->map_key[i] != -1) i = (i + 1) & mask;
     ix->map_key[i] = id;
@@ -67,7 +66,7 @@ static void map_put(rv_flat *ix, int64_t id, size_t row) {
 }
 
 /* Linear-probing delete with backward shift, so no tombstones pile up. */
-static void map_erase(rv_flat *ix, int64_t id) {
+static void rv__map_erase(rv_flat *ix, int64_t id) {
     size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
     while (ix->map_key[i] != id) {
         if (ix->map_key[i] == -1) return;
@@ -91,7 +90,7 @@ static void map_erase(rv_flat *ix, int64_t id) {
 }
 
 /* Make room for `entries` live ids at load factor <= 1/2. */
-static rv_status map_reserve(rv_flat *ix, size_t entries) {
+static rv_status rv__map_reserve(rv_flat *ix, size_t entries) {
     size_t want = 16;
     while (want < 2 * entries) {
         if (want > SIZE_MAX / 4) return rv__nomem("the id map");
@@ -113,7 +112,7 @@ static rv_status map_reserve(rv_flat *ix, size_t entries) {
     ix->map_cap = want;
     ix->map_used = 0;
     for (size_t i = 0; i < old_cap; i++)
-        if (old_k[i] != -1) map_put(ix, old_k[i], old_r[i]);
+        if (old_k[i] != -1) rv__map_put(ix, old_k[i], old_r[i]);
     rv__free(old_k);
     rv__free(old_r);
     return RV_OK;
@@ -149,7 +148,7 @@ rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out) {
     rv_flat *ix = (rv_flat *)rv__calloc(1, sizeof *ix);
     if (!ix) return rv__nomem("the flat index");
     ix->dim = opt->dim;
-    ix->dim4 = (uint32_t)round_up(opt->dim, 4);
+    ix->dim4 = (uint32_t)rv__round_up(opt->dim, 4);
     ix->metric = opt->metric;
     ix->storage = opt->storage;
     ix->rescore_factor = opt->rescore_factor ? opt->rescore_factor : RV__DEFAULT_RESCORE;
@@ -158,7 +157,7 @@ rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out) {
     return RV_OK;
 }
 
-static void free_contents(rv_flat *ix) {
+static void rv__free_contents(rv_flat *ix) {
     rv__free(ix->row_id);
     rv__free(ix->dead);
     rv__free(ix->sqnorm);
@@ -172,7 +171,7 @@ static void free_contents(rv_flat *ix) {
 
 void rv_flat_free(rv_flat *ix) {
     if (!ix) return;
-    free_contents(ix);
+    rv__free_contents(ix);
     rv__free(ix);
 }
 
@@ -192,12 +191,12 @@ size_t rv_flat_n_deleted(const rv_flat *ix) {
 }
 
 int rv_flat_contains(const rv_flat *ix, int64_t id) {
-    return ix && id >= 0 && map_find(ix, id) != SIZE_MAX;
+    return ix && id >= 0 && rv__map_find(ix, id) != SIZE_MAX;
 }
 
 /* ------------------------------------------------------------- storage */
 
-static void *grow(void *p, size_t count, size_t size, int *ok) {
+static void *rv__grow(void *p, size_t count, size_t size, int *ok) {
     if (!*ok) return p;
     if (size && count > SIZE_MAX / size) {
         *ok = 0;
@@ -212,36 +211,36 @@ static void *grow(void *p, size_t count, size_t size, int *ok) {
 }
 
 /* Make room for `rows` rows.  On failure nothing observable changes. */
-static rv_status reserve_rows(rv_flat *ix, size_t rows) {
+static rv_status rv__reserve_rows(rv_flat *ix, size_t rows) {
     if (rows <= ix->cap_rows) return RV_OK;
     size_t cap = ix->cap_rows ? ix->cap_rows : 64;
     while (cap < rows) {
         if (cap > SIZE_MAX / 2) return rv__nomem("the vectors");
         cap = cap + cap / 2;
     }
-    cap = round_up(cap, RV__PANEL);
-    size_t pb = panel_bytes(ix), n_pan = cap / RV__PANEL;
+    cap = rv__round_up(cap, RV__PANEL);
+    size_t pb = rv__panel_bytes(ix), n_pan = cap / RV__PANEL;
     if (n_pan > (SIZE_MAX - 64) / pb) return rv__nomem("the vectors");
     void *raw = rv__malloc(n_pan * pb + 64);
     if (!raw) return rv__nomem("the vector panels");
     void *pan = (void *)(((uintptr_t)raw + 63u) & ~(uintptr_t)63u);
     int ok = 1;
-    ix->row_id = (int64_t *)grow(ix->row_id, cap, sizeof(int64_t), &ok);
-    ix->dead = (uint8_t *)grow(ix->dead, cap, 1, &ok);
-    ix->sqnorm = (float *)grow(ix->sqnorm, cap, sizeof(float), &ok);
+    ix->row_id = (int64_t *)rv__grow(ix->row_id, cap, sizeof(int64_t), &ok);
+    ix->dead = (uint8_t *)rv__grow(ix->dead, cap, 1, &ok);
+    ix->sqnorm = (float *)rv__grow(ix->sqnorm, cap, sizeof(float), &ok);
     if (ix->storage != RV_FLAT_F32) {
         if ((size_t)ix->dim > SIZE_MAX / sizeof(float) / cap) ok = 0;
-        ix->rows = (float *)grow(ix->rows, cap * ix->dim, sizeof(float), &ok);
+        ix->rows = (float *)rv__grow(ix->rows, cap * ix->dim, sizeof(float), &ok);
     }
     if (ix->storage == RV_FLAT_I8) {
-        ix->scale = (float *)grow(ix->scale, cap, sizeof(float), &ok);
-        ix->csum = (int32_t *)grow(ix->csum, cap, sizeof(int32_t), &ok);
+        ix->scale = (float *)rv__grow(ix->scale, cap, sizeof(float), &ok);
+        ix->csum = (int32_t *)rv__grow(ix->csum, cap, sizeof(int32_t), &ok);
     }
     if (!ok) {
         rv__free(raw);
         return rv__nomem("the vectors");
     }
-    size_t used = round_up(ix->n_rows, RV__PANEL) / RV__PANEL * pb;
+    size_t used = rv__round_up(ix->n_rows, RV__PANEL) / RV__PANEL * pb;
     if (used) memcpy(pan, ix->panels, used);
     memset((char *)pan + used, 0, n_pan * pb - used);
     rv__free(ix->panels_raw);
@@ -252,7 +251,7 @@ static rv_status reserve_rows(rv_flat *ix, size_t rows) {
 }
 
 /* Write a (validated, already normalised) vector into row r. */
-static void store_row(rv_flat *ix, size_t r, const float *x) {
+static void rv__store_row(rv_flat *ix, size_t r, const float *x) {
     size_t dim = ix->dim, p = r / RV__PANEL, l = r % RV__PANEL;
     double nn = 0;
     for (size_t j = 0; j < dim; j++) nn += (double)x[j] * x[j];
@@ -299,7 +298,7 @@ const float *rv__flat_row(const rv_flat *ix, size_t r, float *tmp) {
 }
 
 /* Check one input vector; *inv receives the factor to store it with. */
-static rv_status check_vector(const rv_flat *ix, const float *x, size_t i,
+static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i,
                               const char *what, int norm_given, float *inv) {
     double nn = 0;
     for (size_t j = 0; j < ix->dim; j++) {
@@ -342,7 +341,7 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
     size_t dim = ix->dim;
     float inv;
     for (size_t i = 0; i < n; i++) {
-        rv_status st = check_vector(ix, vectors + i * dim, i, "vectors",
+        rv_status st = rv__check_vector(ix, vectors + i * dim, i, "vectors",
                                     norm_given, &inv);
         if (st) return st;
     }
@@ -354,7 +353,7 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
                 return rv__error(RV_E_INVALID_ARG,
                                  "ids[%zu] = %lld: ids must be in 0 .. %lld", i,
                                  (long long)id, (long long)RV_FLAT_MAX_ID);
-            if (map_find(ix, id) != SIZE_MAX)
+            if (rv__map_find(ix, id) != SIZE_MAX)
                 return rv__error(RV_E_INVALID_ARG,
                                  "ids[%zu] = %lld is already in the index "
                                  "(remove it first to replace it)",
@@ -372,9 +371,9 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
                              n, (long long)ix->next_id, (long long)RV_FLAT_MAX_ID);
         max_id = ix->next_id + (int64_t)n - 1;
     }
-    rv_status st = reserve_rows(ix, ix->n_rows + n);
+    rv_status st = rv__reserve_rows(ix, ix->n_rows + n);
     if (st) return st;
-    st = map_reserve(ix, ix->map_used + n);
+    st = rv__map_reserve(ix, ix->map_used + n);
     if (st) return st;
 
     float *tmp = NULL;
@@ -385,16 +384,16 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
     for (size_t i = 0; i < n; i++) {
         const float *x = vectors + i * dim;
         if (tmp) {
-            check_vector(ix, x, i, "vectors", 0, &inv);
+            rv__check_vector(ix, x, i, "vectors", 0, &inv);
             for (size_t j = 0; j < dim; j++) tmp[j] = x[j] * inv;
             x = tmp;
         }
         size_t r = ix->n_rows + i;
         int64_t id = ids ? ids[i] : ix->next_id + (int64_t)i;
-        store_row(ix, r, x);
+        rv__store_row(ix, r, x);
         ix->row_id[r] = id;
         ix->dead[r] = 0;
-        map_put(ix, id, r);
+        rv__map_put(ix, id, r);
         if (assigned) assigned[i] = id;
     }
     rv__free(tmp);
@@ -409,26 +408,30 @@ rv_status rv_flat_add(rv_flat *ix, size_t n, const float *vectors,
     return rv__flat_add(ix, n, vectors, ids, assigned, 0);
 }
 
-rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids,
+rv_status rv_flat_delete(rv_flat *ix, size_t n, const int64_t *ids,
                          size_t *n_removed) {
     if (n_removed) *n_removed = 0;
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (n == 0) return RV_OK;
     if (!ids) return rv__error(RV_E_INVALID_ARG, "ids must not be NULL");
     for (size_t i = 0; i < n; i++)
-        if (ids[i] < 0 || map_find(ix, ids[i]) == SIZE_MAX)
+        if (ids[i] < 0 || rv__map_find(ix, ids[i]) == SIZE_MAX)
             return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
                              i, (long long)ids[i]);
     rv_status dst = rv__ids_check_distinct(ids, n);
     if (dst) return dst;
     for (size_t i = 0; i < n; i++) {
-        size_t r = map_find(ix, ids[i]);
+        size_t r = rv__map_find(ix, ids[i]);
         ix->dead[r] = 1;
-        map_erase(ix, ids[i]);
+        rv__map_erase(ix, ids[i]);
     }
     ix->n_live -= n;
     if (n_removed) *n_removed = n;
     return RV_OK;
+}
+
+rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids, size_t *n_removed) {
+    return rv_flat_delete(ix, n, ids, n_removed);
 }
 
 rv_status rv_flat_compact(rv_flat *ix) {
@@ -447,8 +450,8 @@ rv_status rv_flat_compact(rv_flat *ix) {
     float *buf = (float *)rv__malloc(batch * dim * sizeof *buf);
     int64_t *idb = (int64_t *)rv__malloc(batch * sizeof *idb);
     if (!buf || !idb) st = rv__nomem("the compaction buffers");
-    if (!st) st = reserve_rows(nx, ix->n_live);
-    if (!st) st = map_reserve(nx, ix->n_live);
+    if (!st) st = rv__reserve_rows(nx, ix->n_live);
+    if (!st) st = rv__map_reserve(nx, ix->n_live);
     size_t filled = 0;
     for (size_t r = 0; !st && r < ix->n_rows; r++) {
         if (ix->dead[r]) continue;
@@ -468,7 +471,7 @@ rv_status rv_flat_compact(rv_flat *ix) {
         return st;
     }
     nx->next_id = ix->next_id;
-    free_contents(ix);
+    rv__free_contents(ix);
     *ix = *nx;
     rv__free(nx);
     return RV_OK;
@@ -495,7 +498,7 @@ rv_status rv_flat_get(const rv_flat *ix, size_t n, const int64_t *ids,
     if (!ids || !out)
         return rv__error(RV_E_INVALID_ARG, "ids and out must not be NULL");
     for (size_t i = 0; i < n; i++) {
-        size_t r = ids[i] < 0 ? SIZE_MAX : map_find(ix, ids[i]);
+        size_t r = ids[i] < 0 ? SIZE_MAX : rv__map_find(ix, ids[i]);
         if (r == SIZE_MAX)
             return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
                              i, (long long)ids[i]);
@@ -515,46 +518,46 @@ typedef struct rv__hit {
 } rv__hit;
 
 /* a ranks before b: higher score, then lower id. */
-static inline int hit_better(float sa, int64_t ia, float sb, int64_t ib) {
+static inline int rv__hit_better(float sa, int64_t ia, float sb, int64_t ib) {
     return sa > sb || (sa == sb && ia < ib);
 }
 
-static int cmp_hit(const void *pa, const void *pb) {
+static int rv__cmp_hit(const void *pa, const void *pb) {
     const rv__hit *a = (const rv__hit *)pa, *b = (const rv__hit *)pb;
-    if (hit_better(a->s, a->id, b->s, b->id)) return -1;
-    if (hit_better(b->s, b->id, a->s, a->id)) return 1;
+    if (rv__hit_better(a->s, a->id, b->s, b->id)) return -1;
+    if (rv__hit_better(b->s, b->id, a->s, a->id)) return 1;
     return 0;
 }
 
 /* Bounded heap with the worst hit at the root. */
-static void heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
+static void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
     size_t i;
     if (*n < cap) {
         i = (*n)++;
         while (i > 0) {
             size_t p = (i - 1) / 2;
-            if (!hit_better(h[p].s, h[p].id, x.s, x.id)) break;
+            if (!rv__hit_better(h[p].s, h[p].id, x.s, x.id)) break;
             h[i] = h[p];
             i = p;
         }
         h[i] = x;
         return;
     }
-    if (!hit_better(x.s, x.id, h[0].s, h[0].id)) return;
+    if (!rv__hit_better(x.s, x.id, h[0].s, h[0].id)) return;
     i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= cap) break;
-        if (c + 1 < cap && hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id))
+        if (c + 1 < cap && rv__hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id))
             c++;
-        if (!hit_better(x.s, x.id, h[c].s, h[c].id)) break;
+        if (!rv__hit_better(x.s, x.id, h[c].s, h[c].id)) break;
         h[i] = h[c];
         i = c;
     }
     h[i] = x;
 }
 
-static float exact_score(const rv_flat *ix, const float *q, size_t row,
+static float rv__exact_score(const rv_flat *ix, const float *q, size_t row,
                          float *tmp);
 
 typedef struct rv__search {
@@ -585,15 +588,10 @@ typedef struct rv__search {
     int interrupted;
 } rv__search;
 
-typedef struct rv__worker {
-    rv__search *sr;
-    unsigned t;
-} rv__worker;
-
 /* Score the panels of work item c (a run of entries of sr->panels) for
 ** every query of the pass.  Panels without an eligible row never get here,
 ** so a filter that allows few rows scans few panels. */
-static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
+static void rv__scan_chunk(rv__search *sr, unsigned t, size_t c) {
     const rv_flat *ix = sr->ix;
     size_t p0 = c * sr->chunk_panels, p1 = p0 + sr->chunk_panels;
     if (p1 > sr->n_panels) p1 = sr->n_panels;
@@ -604,7 +602,7 @@ static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
     float *tile = sr->tiles + (size_t)t * qb * RV__PANEL;
     int32_t *itile = (int32_t *)(void *)tile;
     int l2 = ix->metric == RV_METRIC_L2;
-    size_t pb = panel_bytes(ix);
+    size_t pb = rv__panel_bytes(ix);
     const char *pan0 = (const char *)ix->panels;
     if (sr->mode == RV__MODE_ROWS) {
         float *tmp = tile; /* unused for row-major rows */
@@ -616,9 +614,9 @@ static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
                 if (r1 > ix->n_rows) r1 = ix->n_rows;
                 for (size_t row = r0; row < r1; row++) {
                     if (sr->skip[row]) continue;
-                    rv__hit x = {exact_score(ix, sr->qrows + q * dim, row, tmp),
+                    rv__hit x = {rv__exact_score(ix, sr->qrows + q * dim, row, tmp),
                                  ix->row_id[row], row};
-                    heap_push(h, cnt, kk, x);
+                    rv__heap_push(h, cnt, kk, x);
                 }
             }
         }
@@ -654,7 +652,7 @@ static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
                     if (l2) s = 2.0f * s - ix->sqnorm[row];
                     if (s < thr || sr->skip[row]) continue;
                     rv__hit x = {s, ix->row_id[row], row};
-                    heap_push(h, cnt, kk, x);
+                    rv__heap_push(h, cnt, kk, x);
                     thr = *cnt < kk ? -INFINITY : h[0].s;
                 }
             }
@@ -662,56 +660,35 @@ static void scan_chunk(rv__search *sr, unsigned t, size_t c) {
     }
 }
 
-static void *search_worker(void *arg) {
-    rv__worker *w = (rv__worker *)arg;
-    rv__search *sr = w->sr;
+/* Worker t of a pass's scan (rv__worker_fn): chunks are taken from a shared
+** counter; each worker keeps its own heaps, merged afterwards. */
+static void rv__scan_worker(void *ctx, unsigned t) {
+    rv__search *sr = (rv__search *)ctx;
     for (;;) {
         if (atomic_load(&sr->stop)) break;
         size_t c = atomic_fetch_add(&sr->next_chunk, 1);
         if (c >= sr->n_chunks) break;
-        scan_chunk(sr, w->t, c);
+        rv__scan_chunk(sr, t, c);
         size_t done = atomic_fetch_add(&sr->done_chunks, 1) + 1;
-        if (w->t == 0 && sr->progress &&
+        if (t == 0 && sr->progress &&
             sr->progress(sr->progress_ctx, sr->progress_base + done,
                          sr->progress_total)) {
             sr->interrupted = 1;
             atomic_store(&sr->stop, 1);
         }
     }
-    return NULL;
 }
 
 /* Run the scan of one pass on n_threads threads (the caller is thread 0). */
-static void run_scan(rv__search *sr, unsigned n_threads) {
+static void rv__run_scan(rv__search *sr, unsigned n_threads) {
     atomic_init(&sr->next_chunk, 0);
     atomic_init(&sr->done_chunks, 0);
     atomic_init(&sr->stop, 0);
-    rv__worker w[64];
-    pthread_t th[64];
-    int started[64] = {0};
-    for (unsigned t = 0; t < n_threads; t++) {
-        w[t].sr = sr;
-        w[t].t = t;
-    }
-    for (unsigned t = 1; t < n_threads; t++)
-        started[t] = pthread_create(&th[t], NULL, search_worker, &w[t]) == 0;
-    search_worker(&w[0]);
-    for (unsigned t = 1; t < n_threads; t++)
-        if (started[t]) pthread_join(th[t], NULL);
-}
-
-static unsigned resolve_threads(uint32_t n_threads) {
-    long n = n_threads;
-    if (n == 0) {
-        n = sysconf(_SC_NPROCESSORS_ONLN);
-        if (n < 1) n = 1;
-    }
-    if (n > 64) n = 64;
-    return (unsigned)n;
+    rv__parallel_run(n_threads, rv__scan_worker, sr);
 }
 
 /* Check query i; *nn receives its squared norm. */
-static rv_status check_query(const rv_flat *ix, const float *q, size_t i,
+static rv_status rv__check_query(const rv_flat *ix, const float *q, size_t i,
                              double *nn_out) {
     double nn = 0;
     for (size_t j = 0; j < ix->dim; j++) {
@@ -739,7 +716,7 @@ rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries,
     if (!queries) return rv__error(RV_E_INVALID_ARG, "queries must not be NULL");
     double nn;
     for (size_t i = 0; i < n_queries; i++) {
-        rv_status st = check_query(ix, queries + i * ix->dim, i, &nn);
+        rv_status st = rv__check_query(ix, queries + i * ix->dim, i, &nn);
         if (st) return st;
     }
     return RV_OK;
@@ -747,14 +724,14 @@ rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries,
 
 /* Check the queries and prepare them: normalised copies (cosine) and |q|^2
 ** (L2). */
-static rv_status prepare_queries(const rv_flat *ix, size_t nq,
+static rv_status rv__prepare_queries(const rv_flat *ix, size_t nq,
                                  const float *queries, size_t base, float *qn,
                                  float *qsq) {
     size_t dim = ix->dim;
     for (size_t i = 0; i < nq; i++) {
         const float *q = queries + i * dim;
         double nn;
-        rv_status st = check_query(ix, q, base + i, &nn);
+        rv_status st = rv__check_query(ix, q, base + i, &nn);
         if (st) return st;
         float inv = 1.0f;
         if (ix->metric == RV_METRIC_COSINE) inv = (float)(1.0 / sqrt(nn));
@@ -766,7 +743,7 @@ static rv_status prepare_queries(const rv_flat *ix, size_t nq,
 
 /* Exact internal score of a row for a prepared query (higher is better;
 ** L2 gives minus the squared distance). */
-static float exact_score(const rv_flat *ix, const float *q, size_t row,
+static float rv__exact_score(const rv_flat *ix, const float *q, size_t row,
                          float *tmp) {
     const float *x = rv__flat_row(ix, row, tmp);
     if (ix->metric != RV_METRIC_L2) return ix->kern.dot(q, x, ix->dim);
@@ -786,14 +763,14 @@ static float exact_score(const rv_flat *ix, const float *q, size_t row,
 }
 
 /* Output score of an internal score. */
-static float out_score(const rv_flat *ix, float s, float qsq, int rescored) {
+static float rv__out_score(const rv_flat *ix, float s, float qsq, int rescored) {
     if (ix->metric != RV_METRIC_L2) return s;
     if (rescored) return -s;
     float d = qsq - s;
     return d > 0 ? d : 0.0f;
 }
 
-static int cmp_out_l2(const void *pa, const void *pb) {
+static int rv__cmp_out_l2(const void *pa, const void *pb) {
     const rv__hit *a = (const rv__hit *)pa, *b = (const rv__hit *)pb;
     if (a->s != b->s) return a->s < b->s ? -1 : 1;
     return (a->id > b->id) - (a->id < b->id);
@@ -803,6 +780,217 @@ void rv_flat_search_params_init(rv_flat_search_params *p) {
     if (!p) return;
     memset(p, 0, sizeof *p);
     p->k = 10;
+}
+
+/* Search step: the arguments rv_flat_search checks before it writes. */
+static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_queries,
+                                  size_t k) {
+    if (k > SIZE_MAX / n_queries / sizeof(rv__hit))
+        return rv__error(RV_E_RANGE, "k = %zu is too large", k);
+    if (prm->rescore_factor > RV__MAX_RESCORE)
+        return rv__error(RV_E_INVALID_ARG,
+                         "rescore_factor = %u: must be in 0 .. %u",
+                         (unsigned)prm->rescore_factor, RV__MAX_RESCORE);
+    return RV_OK;
+}
+
+/* Search step: mark the rows a search skips (deleted, or outside the
+** filter) in skip, list the panels holding an eligible row in plist, and
+** count them.  A filter smaller than the index is translated id by id, a
+** larger one row by row: O(min(filter, rows)) either way. */
+static void rv__search_mask(const rv_flat *ix, const rv_idset *filter, uint8_t *skip,
+                            size_t *plist, size_t *n_pan_out, size_t *eligible_out) {
+    size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
+    if (!filter) {
+        memcpy(skip, ix->dead, ix->n_rows);
+    } else if (filter->n < ix->n_rows) {
+        memset(skip, 1, ix->n_rows);
+        for (size_t i = 0; i < filter->n; i++) {
+            size_t r = rv__map_find(ix, filter->ids[i]);
+            if (r != SIZE_MAX) skip[r] = 0;
+        }
+    } else {
+        for (size_t r = 0; r < ix->n_rows; r++)
+            skip[r] = ix->dead[r] || !rv__idset_has(filter, ix->row_id[r]);
+    }
+    size_t eligible = 0, n_pan = 0;
+    for (size_t p = 0; p < n_pan_all; p++) {
+        size_t r0 = p * RV__PANEL, r1 = r0 + RV__PANEL, here = 0;
+        if (r1 > ix->n_rows) r1 = ix->n_rows;
+        for (size_t r = r0; r < r1; r++) here += !skip[r];
+        if (here) plist[n_pan++] = p;
+        eligible += here;
+    }
+    *n_pan_out = n_pan;
+    *eligible_out = eligible;
+}
+
+/* Search step: pack nq prepared queries (rows of qn) into blocks of qb for
+** the int8 kernel: offset-binary codes, 4 dimensions interleaved per query,
+** with one scale per query. */
+static void rv__pack_queries_i8(const rv_flat *ix, const float *qn, size_t nq, size_t nqb,
+                                unsigned qb, uint8_t *qpack_b, float *qscale) {
+    size_t dim = ix->dim;
+    size_t d4 = ix->dim4;
+    memset(qpack_b, 128, nqb * qb * d4);
+    for (size_t i = 0; i < nqb * qb; i++) qscale[i] = 0;
+    for (size_t i = 0; i < nq; i++) {
+        const float *q = qn + i * dim;
+        float maxabs = 0;
+        for (size_t j = 0; j < dim; j++)
+            if (fabsf(q[j]) > maxabs) maxabs = fabsf(q[j]);
+        float inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
+        qscale[i] = maxabs / 127.0f;
+        uint8_t *blk = qpack_b + (i / qb) * qb * d4;
+        size_t ii = i % qb;
+        for (size_t j = 0; j < dim; j++) {
+            long c = lrintf(q[j] * inv);
+            if (c > 127) c = 127;
+            if (c < -127) c = -127;
+            blk[((j / 4) * qb + ii) * 4 + (j % 4)] = (uint8_t)(c + 128);
+        }
+    }
+}
+
+/* Search step: pack nq prepared queries into blocks of qb, dimension-major,
+** for the float32 and float16 kernels. */
+static void rv__pack_queries_f(size_t dim, const float *qn, size_t nq, size_t nqb, unsigned qb,
+                               float *qpack_f) {
+    memset(qpack_f, 0, nqb * qb * dim * sizeof *qpack_f);
+    for (size_t i = 0; i < nq; i++) {
+        float *blk = qpack_f + (i / qb) * qb * dim;
+        size_t ii = i % qb;
+        for (size_t j = 0; j < dim; j++) blk[j * qb + ii] = qn[i * dim + j];
+    }
+}
+
+/* Search step: merge query i's per-thread heaps into its k results (scores
+** re-ranked in float32 for float16/int8 storage, output scores by metric),
+** written to oid/osc. */
+static void rv__search_merge(const rv__search *sr, unsigned T, size_t i, size_t k,
+                             const float *qrow, float qsq, rv__hit *merged, float *tmp,
+                             int64_t *oid, float *osc) {
+    const rv_flat *ix = sr->ix;
+    size_t nq = sr->nq, kk = sr->kk;
+    int mode = sr->mode;
+    const rv__hit *heaps = sr->heaps;
+    const size_t *counts = sr->counts;
+    size_t m = 0;
+    for (unsigned t = 0; t < T; t++) {
+        const rv__hit *h = heaps + ((size_t)t * nq + i) * kk;
+        size_t c = counts[(size_t)t * nq + i];
+        memcpy(merged + m, h, c * sizeof *h);
+        m += c;
+    }
+    qsort(merged, m, sizeof *merged, rv__cmp_hit);
+    if (m > kk) m = kk;
+    int rescored = mode == RV__MODE_ROWS;
+    if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
+        for (size_t c = 0; c < m; c++)
+            merged[c].s = rv__exact_score(ix, qrow, merged[c].row, tmp);
+        qsort(merged, m, sizeof *merged, rv__cmp_hit);
+        rescored = 1;
+    }
+    size_t out_n = m < k ? m : k;
+    for (size_t c = 0; c < out_n; c++)
+        merged[c].s = rv__out_score(ix, merged[c].s, qsq, rescored);
+    if (ix->metric == RV_METRIC_L2)
+        qsort(merged, out_n, sizeof *merged, rv__cmp_out_l2);
+    for (size_t c = 0; c < out_n; c++) {
+        oid[c] = merged[c].id;
+        osc[c] = merged[c].s;
+    }
+}
+
+/* How a search is cut up: queries per pass, query block size, row chunks
+** and threads. */
+typedef struct rv__search_plan {
+    size_t per_pass;      /* queries per pass (heaps stay within ~96 MB per thread) */
+    unsigned qb;          /* queries per kernel block */
+    size_t max_nqb;       /* query blocks in a full pass */
+    size_t chunk_panels;  /* panels per work chunk (~384 KiB of rows) */
+    size_t n_chunks;
+    unsigned T;           /* threads (core/parallel.h) */
+} rv__search_plan;
+
+/* Search step: plan a search of nq_all queries over n_pan panels keeping kk
+** candidates per query in the given mode. */
+static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t nq_all,
+                                 size_t n_pan, uint32_t n_threads, rv__search_plan *pl) {
+    size_t dim = ix->dim;
+    size_t per_pass = ((size_t)4 << 20) / kk;
+    if (per_pass < 1) per_pass = 1;
+    if (per_pass > 1024) per_pass = 1024;
+    if (per_pass > nq_all) per_pass = nq_all;
+    unsigned qb = mode == RV_FLAT_F16 ? ix->kern.qb_f16
+                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8 : ix->kern.qb_f32;
+    size_t eb = mode == RV_FLAT_F16 ? 2 : mode == RV_FLAT_I8 ? 1 : 4;
+    size_t chunk = (size_t)393216 / ((size_t)dim * eb);
+    chunk = chunk / RV__PANEL * RV__PANEL;
+    if (chunk < RV__PANEL) chunk = RV__PANEL;
+    if (chunk > 1024) chunk = 1024;
+    pl->per_pass = per_pass;
+    pl->qb = qb;
+    pl->max_nqb = (per_pass + qb - 1) / qb;
+    pl->chunk_panels = chunk / RV__PANEL;
+    pl->n_chunks = (n_pan + pl->chunk_panels - 1) / pl->chunk_panels;
+    /* work: row-query-dimension products; below 2^21 one thread */
+    double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
+    pl->T = rv__threads_for(n_threads, pl->n_chunks, work, (double)(1u << 21));
+}
+
+/* The working buffers of one search. */
+typedef struct rv__search_bufs {
+    float *qn, *qsq;          /* prepared queries and |q|^2 (one pass) */
+    float *qpack_f, *qscale;  /* packed float queries, or int8 scales */
+    uint8_t *qpack_b;         /* packed int8 queries */
+    rv__hit *heaps;           /* [T][per_pass][kk] */
+    size_t *counts;           /* [T][per_pass] */
+    float *tiles;             /* [T][qb * panel] */
+    rv__hit *merged;          /* T * kk */
+    float *tmp;               /* one decoded row */
+} rv__search_bufs;
+
+static void rv__search_bufs_free(rv__search_bufs *b) {
+    rv__free(b->qn);
+    rv__free(b->qsq);
+    rv__free(b->qpack_f);
+    rv__free(b->qpack_b);
+    rv__free(b->qscale);
+    rv__free(b->heaps);
+    rv__free(b->counts);
+    rv__free(b->tiles);
+    rv__free(b->merged);
+    rv__free(b->tmp);
+    memset(b, 0, sizeof *b);
+}
+
+/* Search step: allocate the buffers of a plan.  RV_E_NOMEM (nothing held). */
+static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
+                                       const rv__search_plan *pl, rv__search_bufs *b) {
+    size_t dim = ix->dim, per_pass = pl->per_pass, max_nqb = pl->max_nqb;
+    unsigned qb = pl->qb, T = pl->T;
+    memset(b, 0, sizeof *b);
+    b->qn = (float *)rv__malloc(per_pass * dim * sizeof *b->qn);
+    b->qsq = (float *)rv__malloc(per_pass * sizeof *b->qsq);
+    if (mode == RV_FLAT_I8) {
+        b->qpack_b = (uint8_t *)rv__malloc(max_nqb * qb * ix->dim4);
+        b->qscale = (float *)rv__malloc(max_nqb * qb * sizeof *b->qscale);
+    } else {
+        b->qpack_f = (float *)rv__malloc(max_nqb * qb * dim * sizeof *b->qpack_f);
+    }
+    b->heaps = (rv__hit *)rv__malloc((size_t)T * per_pass * kk * sizeof *b->heaps);
+    b->counts = (size_t *)rv__malloc((size_t)T * per_pass * sizeof *b->counts);
+    b->tiles = (float *)rv__malloc((size_t)T * qb * RV__PANEL * sizeof *b->tiles);
+    b->merged = (rv__hit *)rv__malloc((size_t)T * kk * sizeof *b->merged);
+    b->tmp = (float *)rv__malloc(dim * sizeof *b->tmp);
+    if (!b->qn || !b->qsq || (mode == RV_FLAT_I8 ? (!b->qpack_b || !b->qscale) : !b->qpack_f) ||
+        !b->heaps || !b->counts || !b->tiles || !b->merged || !b->tmp) {
+        rv__search_bufs_free(b);
+        return rv__nomem("the search buffers");
+    }
+
+    return RV_OK;
 }
 
 rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
@@ -818,12 +1006,8 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     if (!queries || !ids || !scores)
         return rv__error(RV_E_INVALID_ARG,
                          "queries, ids and scores must not be NULL");
-    if (k > SIZE_MAX / n_queries / sizeof(rv__hit))
-        return rv__error(RV_E_RANGE, "k = %zu is too large", k);
-    if (prm->rescore_factor > RV__MAX_RESCORE)
-        return rv__error(RV_E_INVALID_ARG,
-                         "rescore_factor = %u: must be in 0 .. %u",
-                         (unsigned)prm->rescore_factor, RV__MAX_RESCORE);
+    rv_status st = rv__search_check(prm, n_queries, k);
+    if (st) return st;
     size_t dim = ix->dim, nq_all = n_queries;
     for (size_t i = 0; i < nq_all * k; i++) {
         ids[i] = -1;
@@ -838,10 +1022,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         size_t f = prm->rescore_factor ? prm->rescore_factor : ix->rescore_factor;
         kk = k > SIZE_MAX / f ? SIZE_MAX : k * f;
     }
-    /* Eligible rows (live and allowed) and the panels holding them.  A
-    ** filter smaller than the index is translated id by id, a larger one
-    ** row by row: O(min(filter, rows)) either way. */
-    rv_status st = RV_OK;
+    /* Eligible rows (live and allowed) and the panels holding them. */
     uint8_t *skip = (uint8_t *)rv__malloc(ix->n_rows ? ix->n_rows : 1);
     size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
     size_t *plist = (size_t *)rv__malloc((n_pan_all ? n_pan_all : 1) * sizeof *plist);
@@ -850,27 +1031,8 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         rv__free(plist);
         return rv__nomem("the row mask");
     }
-    const rv_idset *filter = prm->filter;
-    if (!filter) {
-        memcpy(skip, ix->dead, ix->n_rows);
-    } else if (filter->n < ix->n_rows) {
-        memset(skip, 1, ix->n_rows);
-        for (size_t i = 0; i < filter->n; i++) {
-            size_t r = map_find(ix, filter->ids[i]);
-            if (r != SIZE_MAX) skip[r] = 0;
-        }
-    } else {
-        for (size_t r = 0; r < ix->n_rows; r++)
-            skip[r] = ix->dead[r] || !rv__idset_has(filter, ix->row_id[r]);
-    }
     size_t eligible = 0, n_pan = 0;
-    for (size_t p = 0; p < n_pan_all; p++) {
-        size_t r0 = p * RV__PANEL, r1 = r0 + RV__PANEL, here = 0;
-        if (r1 > ix->n_rows) r1 = ix->n_rows;
-        for (size_t r = r0; r < r1; r++) here += !skip[r];
-        if (here) plist[n_pan++] = p;
-        eligible += here;
-    }
+    rv__search_mask(ix, prm->filter, skip, plist, &n_pan, &eligible);
     if (kk > eligible) kk = eligible;
     size_t found = k < eligible ? k : eligible;
     if (found == 0) {
@@ -879,46 +1041,16 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         return RV_OK;
     }
 
-    /* Queries per pass, so that heaps stay within ~96 MB per thread. */
-    size_t per_pass = ((size_t)4 << 20) / kk;
-    if (per_pass < 1) per_pass = 1;
-    if (per_pass > 1024) per_pass = 1024;
-    if (per_pass > nq_all) per_pass = nq_all;
+    rv__search_plan pl;
+    rv__search_plan_make(ix, mode, kk, nq_all, n_pan, prm->n_threads, &pl);
+    size_t per_pass = pl.per_pass;
+    size_t chunk_panels = pl.chunk_panels, n_chunks = pl.n_chunks;
+    unsigned qb = pl.qb, T = pl.T;
 
-    unsigned qb = mode == RV_FLAT_F16 ? ix->kern.qb_f16
-                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8 : ix->kern.qb_f32;
-    size_t max_nqb = (per_pass + qb - 1) / qb;
-    size_t eb = mode == RV_FLAT_F16 ? 2 : mode == RV_FLAT_I8 ? 1 : 4;
-    size_t chunk = (size_t)393216 / ((size_t)dim * eb);
-    chunk = chunk / RV__PANEL * RV__PANEL;
-    if (chunk < RV__PANEL) chunk = RV__PANEL;
-    if (chunk > 1024) chunk = 1024;
-    size_t chunk_panels = chunk / RV__PANEL;
-    size_t n_chunks = (n_pan + chunk_panels - 1) / chunk_panels;
-    unsigned T = resolve_threads(prm->n_threads);
-    double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
-    if (work < (double)(1u << 21)) T = 1;
-    if (T > n_chunks) T = (unsigned)n_chunks;
-    if (T < 1) T = 1;
-
-    float *qn = (float *)rv__malloc(per_pass * dim * sizeof *qn);
-    float *qsq = (float *)rv__malloc(per_pass * sizeof *qsq);
-    float *qpack_f = NULL, *qscale = NULL;
-    uint8_t *qpack_b = NULL;
-    if (mode == RV_FLAT_I8) {
-        qpack_b = (uint8_t *)rv__malloc(max_nqb * qb * ix->dim4);
-        qscale = (float *)rv__malloc(max_nqb * qb * sizeof *qscale);
-    } else {
-        qpack_f = (float *)rv__malloc(max_nqb * qb * dim * sizeof *qpack_f);
-    }
-    rv__hit *heaps = (rv__hit *)rv__malloc((size_t)T * per_pass * kk * sizeof *heaps);
-    size_t *counts = (size_t *)rv__malloc((size_t)T * per_pass * sizeof *counts);
-    float *tiles = (float *)rv__malloc((size_t)T * qb * RV__PANEL * sizeof *tiles);
-    rv__hit *merged = (rv__hit *)rv__malloc((size_t)T * kk * sizeof *merged);
-    float *tmp = (float *)rv__malloc(dim * sizeof *tmp);
-    if (!qn || !qsq || (mode == RV_FLAT_I8 ? (!qpack_b || !qscale) : !qpack_f) ||
-        !heaps || !counts || !tiles || !merged || !tmp)
-        st = rv__nomem("the search buffers");
+    rv__search_bufs bf;
+    st = rv__search_bufs_alloc(ix, mode, kk, &pl, &bf);
+    float *qn = bf.qn, *qsq = bf.qsq;
+    size_t *counts = bf.counts;
 
     size_t n_pass = (nq_all + per_pass - 1) / per_pass;
     rv__search sr;
@@ -932,9 +1064,9 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     sr.chunk_panels = chunk_panels;
     sr.n_panels = n_pan;
     sr.n_chunks = n_chunks;
-    sr.heaps = heaps;
+    sr.heaps = bf.heaps;
     sr.counts = counts;
-    sr.tiles = tiles;
+    sr.tiles = bf.tiles;
     sr.progress = prm->progress;
     sr.progress_ctx = prm->progress_ctx;
     sr.progress_total = (uint64_t)n_chunks * n_pass;
@@ -942,90 +1074,29 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     for (size_t pass = 0; !st && pass < n_pass; pass++) {
         size_t qa = pass * per_pass, nq = nq_all - qa;
         if (nq > per_pass) nq = per_pass;
-        st = prepare_queries(ix, nq, queries + qa * dim, qa, qn, qsq);
+        st = rv__prepare_queries(ix, nq, queries + qa * dim, qa, qn, qsq);
         if (st) break;
         size_t nqb = (nq + qb - 1) / qb;
-        if (mode == RV_FLAT_I8) {
-            size_t d4 = ix->dim4;
-            memset(qpack_b, 128, nqb * qb * d4);
-            for (size_t i = 0; i < nqb * qb; i++) qscale[i] = 0;
-            for (size_t i = 0; i < nq; i++) {
-                const float *q = qn + i * dim;
-                float maxabs = 0;
-                for (size_t j = 0; j < dim; j++)
-                    if (fabsf(q[j]) > maxabs) maxabs = fabsf(q[j]);
-                float inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
-                qscale[i] = maxabs / 127.0f;
-                uint8_t *blk = qpack_b + (i / qb) * qb * d4;
-                size_t ii = i % qb;
-                for (size_t j = 0; j < dim; j++) {
-                    long c = lrintf(q[j] * inv);
-                    if (c > 127) c = 127;
-                    if (c < -127) c = -127;
-                    blk[((j / 4) * qb + ii) * 4 + (j % 4)] = (uint8_t)(c + 128);
-                }
-            }
-        } else {
-            memset(qpack_f, 0, nqb * qb * dim * sizeof *qpack_f);
-            for (size_t i = 0; i < nq; i++) {
-                float *blk = qpack_f + (i / qb) * qb * dim;
-                size_t ii = i % qb;
-                for (size_t j = 0; j < dim; j++) blk[j * qb + ii] = qn[i * dim + j];
-            }
-        }
+        if (mode == RV_FLAT_I8) rv__pack_queries_i8(ix, qn, nq, nqb, qb, bf.qpack_b, bf.qscale);
+        else rv__pack_queries_f(dim, qn, nq, nqb, qb, bf.qpack_f);
         sr.nq = nq;
         sr.nqb = nqb;
-        sr.qpack_f = qpack_f;
-        sr.qpack_b = qpack_b;
-        sr.qscale = qscale;
+        sr.qpack_f = bf.qpack_f;
+        sr.qpack_b = bf.qpack_b;
+        sr.qscale = bf.qscale;
         sr.qrows = qn;
         sr.progress_base = (uint64_t)pass * n_chunks;
         memset(counts, 0, (size_t)T * nq * sizeof *counts);
-        run_scan(&sr, T);
+        rv__run_scan(&sr, T);
         if (sr.interrupted) {
             st = rv__error(RV_E_INTERRUPTED, "search interrupted by the progress callback");
             break;
         }
-        for (size_t i = 0; i < nq; i++) {
-            size_t m = 0;
-            for (unsigned t = 0; t < T; t++) {
-                const rv__hit *h = heaps + ((size_t)t * nq + i) * kk;
-                size_t c = counts[(size_t)t * nq + i];
-                memcpy(merged + m, h, c * sizeof *h);
-                m += c;
-            }
-            qsort(merged, m, sizeof *merged, cmp_hit);
-            if (m > kk) m = kk;
-            int rescored = mode == RV__MODE_ROWS;
-            if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
-                for (size_t c = 0; c < m; c++)
-                    merged[c].s = exact_score(ix, qn + i * dim, merged[c].row, tmp);
-                qsort(merged, m, sizeof *merged, cmp_hit);
-                rescored = 1;
-            }
-            size_t out_n = m < k ? m : k;
-            for (size_t c = 0; c < out_n; c++)
-                merged[c].s = out_score(ix, merged[c].s, qsq[i], rescored);
-            if (ix->metric == RV_METRIC_L2)
-                qsort(merged, out_n, sizeof *merged, cmp_out_l2);
-            int64_t *oid = ids + (qa + i) * k;
-            float *osc = scores + (qa + i) * k;
-            for (size_t c = 0; c < out_n; c++) {
-                oid[c] = merged[c].id;
-                osc[c] = merged[c].s;
-            }
-        }
+        for (size_t i = 0; i < nq; i++)
+            rv__search_merge(&sr, T, i, k, qn + i * dim, qsq[i], bf.merged, bf.tmp,
+                             ids + (qa + i) * k, scores + (qa + i) * k);
     }
-    rv__free(qn);
-    rv__free(qsq);
-    rv__free(qpack_f);
-    rv__free(qpack_b);
-    rv__free(qscale);
-    rv__free(heaps);
-    rv__free(counts);
-    rv__free(tiles);
-    rv__free(merged);
-    rv__free(tmp);
+    rv__search_bufs_free(&bf);
     rv__free(skip);
     rv__free(plist);
     if (st) {
@@ -1054,39 +1125,33 @@ typedef struct rv__rescore_job {
     unsigned T;
 } rv__rescore_job;
 
-typedef struct rv__rescore_worker {
-    rv__rescore_job *job;
-    unsigned t;
-} rv__rescore_worker;
-
-static void *rescore_worker(void *arg) {
-    rv__rescore_worker *w = (rv__rescore_worker *)arg;
-    rv__rescore_job *jb = w->job;
+/* Worker t re-scores queries t, t + T, ... (rv__worker_fn). */
+static void rv__rescore_worker(void *ctx, unsigned t) {
+    rv__rescore_job *jb = (rv__rescore_job *)ctx;
     const rv_flat *ix = jb->ix;
     size_t dim = ix->dim;
-    rv__hit *hits = jb->scratch + (size_t)w->t * jb->n_cand;
-    float *tmp = jb->tmp + (size_t)w->t * dim;
-    for (size_t i = w->t; i < jb->nq; i += jb->T) {
+    rv__hit *hits = jb->scratch + (size_t)t * jb->n_cand;
+    float *tmp = jb->tmp + (size_t)t * dim;
+    for (size_t i = t; i < jb->nq; i += jb->T) {
         const size_t *rows = jb->rows + i * jb->n_cand;
         size_t m = 0;
         for (size_t c = 0; c < jb->n_cand; c++) {
             if (rows[c] == SIZE_MAX) continue;
-            rv__hit h = {exact_score(ix, jb->qn + i * dim, rows[c], tmp),
+            rv__hit h = {rv__exact_score(ix, jb->qn + i * dim, rows[c], tmp),
                          ix->row_id[rows[c]], rows[c]};
             hits[m++] = h;
         }
-        qsort(hits, m, sizeof *hits, cmp_hit);
+        qsort(hits, m, sizeof *hits, rv__cmp_hit);
         size_t out_n = m < jb->k ? m : jb->k;
         for (size_t c = 0; c < out_n; c++)
-            hits[c].s = out_score(ix, hits[c].s, jb->qsq[i], 1);
-        if (ix->metric == RV_METRIC_L2) qsort(hits, out_n, sizeof *hits, cmp_out_l2);
+            hits[c].s = rv__out_score(ix, hits[c].s, jb->qsq[i], 1);
+        if (ix->metric == RV_METRIC_L2) qsort(hits, out_n, sizeof *hits, rv__cmp_out_l2);
         for (size_t c = 0; c < out_n; c++) {
             jb->ids[i * jb->k + c] = hits[c].id;
             jb->scores[i * jb->k + c] = hits[c].s;
         }
         jb->n_found[i] = out_n;
     }
-    return NULL;
 }
 
 rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
@@ -1113,19 +1178,19 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
     float *qn = (float *)rv__malloc(n_queries * dim * sizeof *qn);
     float *qsq = (float *)rv__malloc(n_queries * sizeof *qsq);
     if (!rows || !sorted || !qn || !qsq) st = rv__nomem("the rescoring buffers");
-    if (!st) st = prepare_queries(ix, n_queries, queries, 0, qn, qsq);
+    if (!st) st = rv__prepare_queries(ix, n_queries, queries, 0, qn, qsq);
     /* Resolve ids to rows on this thread; repeated ids count once. */
     for (size_t i = 0; !st && i < n_queries; i++) {
         const int64_t *c = cand + i * n_cand;
         memcpy(sorted, c, n_cand * sizeof *sorted);
-        qsort(sorted, n_cand, sizeof *sorted, cmp_i64);
+        qsort(sorted, n_cand, sizeof *sorted, rv__cmp_i64);
         size_t u = 0;
         for (size_t j = 0; j < n_cand; j++)
             if (sorted[j] != -1 && (u == 0 || sorted[u - 1] != sorted[j]))
                 sorted[u++] = sorted[j];
         for (size_t j = 0; j < n_cand; j++) rows[i * n_cand + j] = SIZE_MAX;
         for (size_t j = 0; j < u; j++) {
-            size_t r = sorted[j] < 0 ? SIZE_MAX : map_find(ix, sorted[j]);
+            size_t r = sorted[j] < 0 ? SIZE_MAX : rv__map_find(ix, sorted[j]);
             if (r == SIZE_MAX) {
                 st = rv__error(RV_E_RANGE,
                                "candidate id %lld (query %zu) is not in the index",
@@ -1135,9 +1200,8 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
             rows[i * n_cand + j] = r;
         }
     }
-    unsigned T = resolve_threads(n_threads);
-    if ((double)total * dim < (double)(1u << 20)) T = 1;
-    if (T > n_queries) T = (unsigned)n_queries;
+    /* work: candidate-dimension products; below 2^20 one thread */
+    unsigned T = rv__threads_for(n_threads, n_queries, (double)total * dim, (double)(1u << 20));
     rv__hit *scratch = NULL;
     float *tmp = NULL;
     if (!st) {
@@ -1148,20 +1212,7 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
     if (!st) {
         rv__rescore_job jb = {ix, n_queries, n_cand, k, qn, qsq, rows,
                               scratch, tmp, ids, scores, n_found, T};
-        rv__rescore_worker w[64];
-        pthread_t th[64];
-        int started[64] = {0};
-        for (unsigned t = 0; t < T; t++) {
-            w[t].job = &jb;
-            w[t].t = t;
-        }
-        for (unsigned t = 1; t < T; t++)
-            started[t] = pthread_create(&th[t], NULL, rescore_worker, &w[t]) == 0;
-        rescore_worker(&w[0]);
-        for (unsigned t = 1; t < T; t++) {
-            if (started[t]) pthread_join(th[t], NULL);
-            else rescore_worker(&w[t]); /* could not start: do its share here */
-        }
+        rv__parallel_run(T, rv__rescore_worker, &jb);
     }
     rv__free(rows);
     rv__free(sorted);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../internal.h"
+#include "../core/binfile.h"
 
 /* Rows are scanned in panels of 16: panel p holds rows 16p .. 16p+15 with
 ** element j of lane l at [j * 16 + l] (float32/float16) or, for int8, byte t
@@ -56,19 +57,6 @@ void rv__flat_kernels_portable(rv__flat_kernels *k);
 uint16_t rv__f32_to_f16(float f);
 float rv__f16_to_f32(uint16_t h);
 
-/* Streaming 64-bit checksum (four 64-bit lanes of multiply-rotate rounds
-** over little-endian words, then an avalanche finish).  Not cryptographic:
-** it detects accidental damage. */
-typedef struct rv__sum64 {
-    uint64_t acc[4];
-    uint8_t buf[32];
-    size_t buffered;
-    uint64_t total;
-} rv__sum64;
-
-void rv__sum64_init(rv__sum64 *s, uint64_t seed);
-void rv__sum64_update(rv__sum64 *s, const void *data, size_t len);
-uint64_t rv__sum64_final(const rv__sum64 *s);
 
 /* The index itself. */
 struct rv_flat {

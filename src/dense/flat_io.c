@@ -25,7 +25,7 @@
 ** exactly.  The magic and the version sit at fixed offsets in every version,
 ** so a future reader can still say "version 2" rather than "corrupt".
 **
-** One writer (write_image) serves files and memory, one reader (load_image)
+** One writer (rv__write_image) serves files and memory, one reader (rv__load_image)
 ** both sources, so rv_flat_save_buffer's bytes are the file's bytes.  Files
 ** are replaced through core/atomic_file (temporary, fsync, rename).
 */
@@ -45,63 +45,28 @@
 #define RV__BATCH 256u
 static const uint8_t rv__magic[8] = {0x89, 'R', 'V', 'F', 'L', 'A', 'T', '\n'};
 
-static void put32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p) {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
-    return v;
-}
-
-static int host_is_le(void) {
-    const uint16_t one = 1;
-    uint8_t b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-/* Reverse the bytes of each `width`-byte item in place (big-endian hosts). */
-static void swap_items(void *data, size_t count, size_t width) {
-    uint8_t *p = (uint8_t *)data;
-    for (size_t i = 0; i < count; i++, p += width)
-        for (size_t a = 0, b = width - 1; a < b; a++, b--) {
-            uint8_t t = p[a];
-            p[a] = p[b];
-            p[b] = t;
-        }
-}
-
-static rv_status io_error(const char *what, const char *path) {
+static rv_status rv__io_error(const char *what, const char *path) {
     return rv__error(RV_E_IO, "%s %s: %s", what, path, strerror(errno));
 }
 
-static void fill_header(uint8_t *h, const rv_flat *ix, uint64_t payload,
+static void rv__fill_header(uint8_t *h, const rv_flat *ix, uint64_t payload,
                         uint64_t sum) {
     memset(h, 0, RV__HDR);
     memcpy(h, rv__magic, 8);
-    put32(h + 8, RV_FLAT_FORMAT_VERSION);
-    put32(h + 12, RV__HDR);
-    put32(h + 16, ix->dim);
-    put32(h + 20, (uint32_t)ix->metric);
-    put32(h + 24, (uint32_t)ix->storage);
-    put32(h + 28, ix->rescore_factor);
-    put64(h + 32, ix->n_live);
-    put64(h + 40, (uint64_t)ix->next_id);
-    put64(h + 48, payload);
-    put64(h + 56, sum);
+    rv__put_u32(h + 8, RV_FLAT_FORMAT_VERSION);
+    rv__put_u32(h + 12, RV__HDR);
+    rv__put_u32(h + 16, ix->dim);
+    rv__put_u32(h + 20, (uint32_t)ix->metric);
+    rv__put_u32(h + 24, (uint32_t)ix->storage);
+    rv__put_u32(h + 28, ix->rescore_factor);
+    rv__put_u64(h + 32, ix->n_live);
+    rv__put_u64(h + 40, (uint64_t)ix->next_id);
+    rv__put_u64(h + 48, payload);
+    rv__put_u64(h + 56, sum);
     rv__sum64 hs;
     rv__sum64_init(&hs, 0);
     rv__sum64_update(&hs, h, 88);
-    put64(h + 88, rv__sum64_final(&hs));
+    rv__put_u64(h + 88, rv__sum64_final(&hs));
 }
 
 /* Where a saved index goes: a file descriptor (fd >= 0) or caller memory
@@ -113,7 +78,7 @@ typedef struct rv__sink {
     uint64_t pos;
 } rv__sink;
 
-static rv_status sink_put(rv__sink *s, const void *p, size_t n) {
+static rv_status rv__sink_put(rv__sink *s, const void *p, size_t n) {
     if (s->fd >= 0) {
         rv_status st = rv__write_all(s->fd, p, n, s->name);
         if (st) return st;
@@ -124,15 +89,15 @@ static rv_status sink_put(rv__sink *s, const void *p, size_t n) {
     return RV_OK;
 }
 
-static uint64_t payload_size(const rv_flat *ix) {
+static uint64_t rv__payload_size(const rv_flat *ix) {
     return (uint64_t)ix->n_live * 8 + (uint64_t)ix->n_live * ix->dim * 4;
 }
 
 /* Write the whole file image: a placeholder header, the ids, the vectors,
 ** then the real header (with the payload checksum) over the placeholder. */
-static rv_status write_image(const rv_flat *ix, rv__sink *s) {
+static rv_status rv__write_image(const rv_flat *ix, rv__sink *s) {
     size_t dim = ix->dim;
-    uint64_t payload = payload_size(ix);
+    uint64_t payload = rv__payload_size(ix);
     float *buf = (float *)rv__malloc(RV__BATCH * dim * sizeof *buf);
     int64_t *idb = (int64_t *)rv__malloc(RV__BATCH * sizeof *idb);
     rv_status st = RV_OK;
@@ -141,20 +106,20 @@ static rv_status write_image(const rv_flat *ix, rv__sink *s) {
         goto done;
     }
     uint8_t hdr[RV__HDR];
-    fill_header(hdr, ix, payload, 0); /* placeholder, rewritten below */
-    if ((st = sink_put(s, hdr, RV__HDR)) != RV_OK) goto done;
+    rv__fill_header(hdr, ix, payload, 0); /* placeholder, rewritten below */
+    if ((st = rv__sink_put(s, hdr, RV__HDR)) != RV_OK) goto done;
     rv__sum64 ps;
     rv__sum64_init(&ps, 0);
-    int swap = !host_is_le();
+    int swap = !rv__host_le();
     /* ids, in row order */
     size_t m = 0;
     for (size_t r = 0; r <= ix->n_rows; r++) {
         if (r < ix->n_rows && ix->dead[r]) continue;
         if (r < ix->n_rows) idb[m++] = ix->row_id[r];
         if (m == RV__BATCH || (r == ix->n_rows && m)) {
-            if (swap) swap_items(idb, m, 8);
+            if (swap) rv__swap_items(idb, m, 8);
             rv__sum64_update(&ps, idb, m * 8);
-            if ((st = sink_put(s, idb, m * 8)) != RV_OK) goto done;
+            if ((st = rv__sink_put(s, idb, m * 8)) != RV_OK) goto done;
             m = 0;
         }
     }
@@ -167,13 +132,13 @@ static rv_status write_image(const rv_flat *ix, rv__sink *s) {
             m++;
         }
         if (m == RV__BATCH || (r == ix->n_rows && m)) {
-            if (swap) swap_items(buf, m * dim, 4);
+            if (swap) rv__swap_items(buf, m * dim, 4);
             rv__sum64_update(&ps, buf, m * dim * 4);
-            if ((st = sink_put(s, buf, m * dim * 4)) != RV_OK) goto done;
+            if ((st = rv__sink_put(s, buf, m * dim * 4)) != RV_OK) goto done;
             m = 0;
         }
     }
-    fill_header(hdr, ix, payload, rv__sum64_final(&ps));
+    rv__fill_header(hdr, ix, payload, rv__sum64_final(&ps));
     if (s->fd >= 0) st = rv__write_at(s->fd, hdr, RV__HDR, 0, s->name);
     else memcpy(s->buf, hdr, RV__HDR);
 done:
@@ -190,7 +155,7 @@ rv_status rv_flat_save(const rv_flat *ix, const char *path) {
     rv_status st = rv__atomic_begin(&af, path);
     if (st) return st;
     rv__sink s = {af.fd, af.tmp, NULL, 0};
-    st = write_image(ix, &s);
+    st = rv__write_image(ix, &s);
     if (st) {
         rv__atomic_abort(&af);
         return st;
@@ -205,7 +170,7 @@ rv_status rv_flat_save_buffer(const rv_flat *ix, void *buf, size_t capacity,
         return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
     if (!buf && capacity)
         return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
-    uint64_t total = RV__HDR + payload_size(ix);
+    uint64_t total = RV__HDR + rv__payload_size(ix);
     if (total > SIZE_MAX)
         return rv__error(RV_E_RANGE, "the index is too large for memory");
     *size = (size_t)total;
@@ -213,10 +178,10 @@ rv_status rv_flat_save_buffer(const rv_flat *ix, void *buf, size_t capacity,
         return rv__error(RV_E_SHAPE, "the index needs %zu bytes; capacity is %zu",
                          (size_t)total, capacity);
     rv__sink s = {-1, "memory", (uint8_t *)buf, 0};
-    return write_image(ix, &s);
+    return rv__write_image(ix, &s);
 }
 
-static rv_status corrupt(const char *path, const char *why) {
+static rv_status rv__corrupt(const char *path, const char *why) {
     return rv__error(RV_E_CORRUPT, "%s: %s", path, why);
 }
 
@@ -228,7 +193,7 @@ typedef struct rv__source {
 } rv__source;
 
 /* fread's contract: the number of whole items read. */
-static size_t src_read(rv__source *s, void *p, size_t width, size_t count) {
+static size_t rv__src_read(rv__source *s, void *p, size_t width, size_t count) {
     if (s->f) return fread(p, width, count, s->f);
     uint64_t avail = (s->size - s->pos) / width;
     size_t n = count < avail ? count : (size_t)avail;
@@ -238,23 +203,23 @@ static size_t src_read(rv__source *s, void *p, size_t width, size_t count) {
 }
 
 /* Parse and verify an image of fsize bytes; name is for messages. */
-static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
+static rv_status rv__load_image(rv__source *src, const char *path, uint64_t fsize,
                             rv_flat **out) {
     rv_status st = RV_OK;
     rv_flat *ix = NULL;
     int64_t *ids = NULL;
     float *buf = NULL;
     uint8_t h[RV__HDR];
-    size_t got = src_read(src, h, 1, RV__HDR);
+    size_t got = rv__src_read(src, h, 1, RV__HDR);
     if (got < 12) {
-        st = corrupt(path, "too short to be a rowvoi flat index");
+        st = rv__corrupt(path, "too short to be a rowvoi flat index");
         goto done;
     }
     if (memcmp(h, rv__magic, 8) != 0) {
-        st = corrupt(path, "not a rowvoi flat index (bad magic number)");
+        st = rv__corrupt(path, "not a rowvoi flat index (bad magic number)");
         goto done;
     }
-    uint32_t version = get32(h + 8);
+    uint32_t version = rv__get_u32(h + 8);
     if (version != RV_FLAT_FORMAT_VERSION) {
         st = rv__error(RV_E_VERSION,
                        "%s: flat index format version %u; this library reads "
@@ -263,34 +228,34 @@ static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
         goto done;
     }
     if (got < RV__HDR) {
-        st = corrupt(path, "truncated header");
+        st = rv__corrupt(path, "truncated header");
         goto done;
     }
     rv__sum64 hs;
     rv__sum64_init(&hs, 0);
     rv__sum64_update(&hs, h, 88);
-    if (rv__sum64_final(&hs) != get64(h + 88)) {
-        st = corrupt(path, "header checksum mismatch");
+    if (rv__sum64_final(&hs) != rv__get_u64(h + 88)) {
+        st = rv__corrupt(path, "header checksum mismatch");
         goto done;
     }
-    uint32_t hsize = get32(h + 12), dim = get32(h + 16), metric = get32(h + 20),
-             storage = get32(h + 24), rescore = get32(h + 28);
-    uint64_t n = get64(h + 32), next_id = get64(h + 40), payload = get64(h + 48),
-             want_sum = get64(h + 56);
+    uint32_t hsize = rv__get_u32(h + 12), dim = rv__get_u32(h + 16), metric = rv__get_u32(h + 20),
+             storage = rv__get_u32(h + 24), rescore = rv__get_u32(h + 28);
+    uint64_t n = rv__get_u64(h + 32), next_id = rv__get_u64(h + 40), payload = rv__get_u64(h + 48),
+             want_sum = rv__get_u64(h + 56);
     for (int i = 64; i < 88; i++)
         if (h[i]) {
-            st = corrupt(path, "reserved header bytes are not zero");
+            st = rv__corrupt(path, "reserved header bytes are not zero");
             goto done;
         }
     if (hsize != RV__HDR || dim == 0 || dim > RV_FLAT_MAX_DIM ||
         metric > RV_METRIC_L2 || storage > RV_FLAT_I8 || rescore == 0 ||
         rescore > 1024 || next_id > (uint64_t)RV_FLAT_MAX_ID + 1) {
-        st = corrupt(path, "header field out of range");
+        st = rv__corrupt(path, "header field out of range");
         goto done;
     }
     uint64_t row_bytes = 8 + (uint64_t)dim * 4;
     if (n > (UINT64_MAX - RV__HDR) / row_bytes || payload != n * row_bytes) {
-        st = corrupt(path, "payload size does not match the vector count");
+        st = rv__corrupt(path, "payload size does not match the vector count");
         goto done;
     }
     if (fsize != RV__HDR + payload) {
@@ -321,22 +286,22 @@ static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
     }
     rv__sum64 ps;
     rv__sum64_init(&ps, 0);
-    int swap = !host_is_le(), bad_content = 0;
+    int swap = !rv__host_le(), bad_content = 0;
     char why[600];
-    if (src_read(src, ids, 8, (size_t)n) != (size_t)n) {
-        st = io_error("cannot read", path);
+    if (rv__src_read(src, ids, 8, (size_t)n) != (size_t)n) {
+        st = rv__io_error("cannot read", path);
         goto done;
     }
     rv__sum64_update(&ps, ids, (size_t)n * 8);
-    if (swap) swap_items(ids, (size_t)n, 8);
+    if (swap) rv__swap_items(ids, (size_t)n, 8);
     for (size_t r = 0; r < (size_t)n; r += RV__BATCH) {
         size_t m = (size_t)n - r < RV__BATCH ? (size_t)n - r : RV__BATCH;
-        if (src_read(src, buf, 4 * (size_t)dim, m) != m) {
-            st = io_error("cannot read", path);
+        if (rv__src_read(src, buf, 4 * (size_t)dim, m) != m) {
+            st = rv__io_error("cannot read", path);
             goto done;
         }
         rv__sum64_update(&ps, buf, m * dim * 4);
-        if (swap) swap_items(buf, m * dim, 4);
+        if (swap) rv__swap_items(buf, m * dim, 4);
         if (bad_content) continue; /* keep reading: the checksum says more */
         st = rv__flat_add(ix, m, buf, ids + r, NULL, 1);
         if (st == RV_E_INVALID_ARG || st == RV_E_RANGE) {
@@ -347,11 +312,11 @@ static rv_status load_image(rv__source *src, const char *path, uint64_t fsize,
         if (st) goto done;
     }
     if (rv__sum64_final(&ps) != want_sum) {
-        st = corrupt(path, "payload checksum mismatch");
+        st = rv__corrupt(path, "payload checksum mismatch");
         goto done;
     }
     if (bad_content) {
-        st = corrupt(path, why);
+        st = rv__corrupt(path, why);
         goto done;
     }
     if ((int64_t)next_id > ix->next_id) ix->next_id = (int64_t)next_id;
@@ -371,17 +336,17 @@ rv_status rv_flat_load(const char *path, rv_flat **out) {
     *out = NULL;
     if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
     FILE *f = fopen(path, "rb");
-    if (!f) return io_error("cannot open", path);
+    if (!f) return rv__io_error("cannot open", path);
     rv_status st;
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0) {
-        st = io_error("cannot stat", path);
+        st = rv__io_error("cannot stat", path);
     } else if (S_ISDIR(sb.st_mode)) {
         errno = EISDIR;
-        st = io_error("cannot read", path);
+        st = rv__io_error("cannot read", path);
     } else {
         rv__source src = {f, NULL, 0, 0};
-        st = load_image(&src, path, (uint64_t)sb.st_size, out);
+        st = rv__load_image(&src, path, (uint64_t)sb.st_size, out);
     }
     fclose(f);
     return st;
@@ -394,5 +359,5 @@ rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out) {
         return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
     static const uint8_t none = 0;
     rv__source src = {NULL, buf ? (const uint8_t *)buf : &none, size, 0};
-    return load_image(&src, "flat index buffer", (uint64_t)size, out);
+    return rv__load_image(&src, "flat index buffer", (uint64_t)size, out);
 }

@@ -131,7 +131,7 @@ typedef float rv__v16f __attribute__((vector_size(64)));
 
 /* Portable float32: 4-lane vectors (SSE2 on x86-64, NEON on arm64). */
 #define RV__QB_PORTABLE 3
-static void tile_f32_portable(const float *panel, size_t dim,
+static void rv__tile_f32_portable(const float *panel, size_t dim,
                               const float *qpack, float *out) {
 #ifdef RV__VEC_EXT
 #  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v4f, 4, j_, x_)
@@ -148,7 +148,7 @@ static void tile_f32_portable(const float *panel, size_t dim,
 }
 
 /* Portable float16: convert 16 halves per dimension, then as float32. */
-static void tile_f16_portable(const uint16_t *panel, size_t dim,
+static void rv__tile_f16_portable(const uint16_t *panel, size_t dim,
                               const float *qpack, float *out) {
 #ifdef RV__VEC_EXT
 #  define LOADROW(j_, x_)                                                     \
@@ -175,7 +175,7 @@ static void tile_f16_portable(const uint16_t *panel, size_t dim,
 /* Portable int8: unsigned query bytes times signed row bytes, four per
 ** 32-bit lane (the arithmetic of VPDPBUSD, exact in int32). */
 #define RV__QB_I8_PORTABLE 4
-static void tile_i8_portable(const int8_t *panel, size_t dim4,
+static void rv__tile_i8_portable(const int8_t *panel, size_t dim4,
                              const uint8_t *qpack, int32_t *out) {
     int32_t acc[RV__QB_I8_PORTABLE][16];
     memset(acc, 0, sizeof acc);
@@ -195,7 +195,7 @@ static void tile_i8_portable(const int8_t *panel, size_t dim4,
 
 /* Dot product with 16 independent partial sums (vectorises without
 ** -ffast-math, since the order of additions is fixed by the source). */
-static float dot_portable(const float *a, const float *b, size_t n) {
+static float rv__dot_portable(const float *a, const float *b, size_t n) {
     float acc[16] = {0};
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
@@ -286,13 +286,13 @@ RV__T_VNNI static void tile_i8_vnni(const int8_t *panel, size_t dim4,
 #endif /* RV__X86_DISPATCH */
 
 void rv__flat_kernels_portable(rv__flat_kernels *k) {
-    k->f32 = tile_f32_portable;
+    k->f32 = rv__tile_f32_portable;
     k->qb_f32 = RV__QB_PORTABLE;
-    k->f16 = tile_f16_portable;
+    k->f16 = rv__tile_f16_portable;
     k->qb_f16 = RV__QB_PORTABLE;
-    k->i8 = tile_i8_portable;
+    k->i8 = rv__tile_i8_portable;
     k->qb_i8 = RV__QB_I8_PORTABLE;
-    k->dot = dot_portable;
+    k->dot = rv__dot_portable;
     k->name = "portable";
 }
 
@@ -327,93 +327,3 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
 #endif
 }
 
-/* ------------------------------------------------------------- checksum */
-
-#define RV__P1 0x9E3779B185EBCA87ULL
-#define RV__P2 0xC2B2AE3D27D4EB4FULL
-#define RV__P3 0x165667B19E3779F9ULL
-#define RV__P4 0x85EBCA77C2B2AE63ULL
-
-static inline uint64_t rv__rotl64(uint64_t x, unsigned r) {
-    return (x << r) | (x >> (64u - r));
-}
-
-static inline uint64_t rv__le64(const uint8_t *p) {
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
-}
-
-static inline uint64_t rv__sum_round(uint64_t acc, uint64_t w) {
-    acc += w * RV__P2;
-    acc = rv__rotl64(acc, 31);
-    return acc * RV__P1;
-}
-
-void rv__sum64_init(rv__sum64 *s, uint64_t seed) {
-    s->acc[0] = seed + RV__P1 + RV__P2;
-    s->acc[1] = seed + RV__P2;
-    s->acc[2] = seed;
-    s->acc[3] = seed - RV__P1;
-    s->buffered = 0;
-    s->total = 0;
-}
-
-static void rv__sum64_block(uint64_t acc[4], const uint8_t *p) {
-    acc[0] = rv__sum_round(acc[0], rv__le64(p));
-    acc[1] = rv__sum_round(acc[1], rv__le64(p + 8));
-    acc[2] = rv__sum_round(acc[2], rv__le64(p + 16));
-    acc[3] = rv__sum_round(acc[3], rv__le64(p + 24));
-}
-
-void rv__sum64_update(rv__sum64 *s, const void *data, size_t len) {
-    const uint8_t *p = (const uint8_t *)data;
-    s->total += len;
-    if (s->buffered) {
-        size_t take = 32 - s->buffered;
-        if (take > len) take = len;
-        memcpy(s->buf + s->buffered, p, take);
-        s->buffered += take;
-        p += take;
-        len -= take;
-        if (s->buffered < 32) return;
-        rv__sum64_block(s->acc, s->buf);
-        s->buffered = 0;
-    }
-    uint64_t a[4] = {s->acc[0], s->acc[1], s->acc[2], s->acc[3]};
-    while (len >= 32) {
-        rv__sum64_block(a, p);
-        p += 32;
-        len -= 32;
-    }
-    memcpy(s->acc, a, sizeof a);
-    if (len) {
-        memcpy(s->buf, p, len);
-        s->buffered = len;
-    }
-}
-
-uint64_t rv__sum64_final(const rv__sum64 *s) {
-    uint64_t h = rv__rotl64(s->acc[0], 1) + rv__rotl64(s->acc[1], 7) +
-                 rv__rotl64(s->acc[2], 12) + rv__rotl64(s->acc[3], 18);
-    for (int i = 0; i < 4; i++) {
-        h ^= rv__sum_round(0, s->acc[i]);
-        h = h * RV__P1 + RV__P4;
-    }
-    h += s->total;
-    size_t i = 0;
-    for (; i + 8 <= s->buffered; i += 8) {
-        h ^= rv__sum_round(0, rv__le64(s->buf + i));
-        h = rv__rotl64(h, 27) * RV__P1 + RV__P4;
-    }
-    for (; i < s->buffered; i++) {
-        h ^= (uint64_t)s->buf[i] * 0x27D4EB2F165667C5ULL;
-        h = rv__rotl64(h, 11) * RV__P1;
-    }
-    h ^= h >> 33;
-    h *= RV__P2;
-    h ^= h >> 29;
-    h *= RV__P3;
-    h ^= h >> 32;
-    return h;
-}

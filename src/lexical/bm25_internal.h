@@ -316,10 +316,7 @@ rv_status rv__bm25_reserve_ltab(rv_bm25 *ix, uint32_t max_dl);
 uint64_t rv__bm25_memory(const rv_bm25 *ix);
 void rv__wparams_of(const rv_bm25 *ix, rv__wparams *wp);
 
-/* CRC-32C (Castagnoli), slicing by 8, for the file format (io.c).  The
-** table is built by the caller (on the stack: no global state). */
-typedef struct { uint32_t t[8][256]; } rv__crc_table;
-void rv__crc32c_init(rv__crc_table *tab);
-uint32_t rv__crc32c(const rv__crc_table *tab, uint32_t crc, const void *data, size_t n);
+/* CRC-32C for the file format (io.c) lives in the file toolkit. */
+#include "../core/binfile.h"
 
 #endif /* ROWVOI_BM25_INTERNAL_H */

@@ -53,66 +53,6 @@ static const char rv__magic[8] = {'R', 'V', 'B', 'M', '2', '5', 'I', 'X'};
 #define RV__HEADER 32u
 #define RV__TRAILER 8u
 
-/* ------------------------------------------------------------ CRC-32C */
-
-void rv__crc32c_init(rv__crc_table *tab) {
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-        tab->t[0][i] = c;
-    }
-    for (uint32_t i = 0; i < 256; i++)
-        for (int s = 1; s < 8; s++)
-            tab->t[s][i] = (tab->t[s - 1][i] >> 8) ^ tab->t[0][tab->t[s - 1][i] & 0xFF];
-}
-
-uint32_t rv__crc32c(const rv__crc_table *tab, uint32_t crc, const void *data, size_t n) {
-    const unsigned char *p = data;
-    uint32_t c = ~crc;
-    while (n >= 8) {
-        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                           (uint32_t)p[3] << 24);
-        c = tab->t[7][lo & 0xFF] ^ tab->t[6][(lo >> 8) & 0xFF] ^ tab->t[5][(lo >> 16) & 0xFF] ^
-            tab->t[4][lo >> 24] ^ tab->t[3][p[4]] ^ tab->t[2][p[5]] ^ tab->t[1][p[6]] ^
-            tab->t[0][p[7]];
-        p += 8;
-        n -= 8;
-    }
-    while (n--) c = (c >> 8) ^ tab->t[0][(c ^ *p++) & 0xFF];
-    return ~c;
-}
-
-/* ---------------------------------------------------- little-endian I/O */
-
-static int rv__host_le(void) {
-    const uint16_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
-
-static void rv__put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void rv__put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t rv__get_u32(const unsigned char *p) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t rv__get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t rv__pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
-
 /* --------------------------------------------------------------- writer */
 
 /* Bytes go to a caller buffer (buf) or a file descriptor (fd >= 0) through
@@ -425,8 +365,9 @@ static const unsigned char *rv__take(rv__reader *r, uint64_t n, int pad) {
 
 #define RV__CORRUPT(...) rv__error(RV_E_CORRUPT, __VA_ARGS__)
 
-static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, rv_bm25 **out) {
-    *out = NULL;
+/* Load step 1: magic, format version, header fields, size, checksum and
+** analyzer version; *payload_out gets the payload's size. */
+static rv_status rv__load_header(const unsigned char *buf, uint64_t size, uint64_t *payload_out) {
     if (size < RV__HEADER + RV__TRAILER)
         return RV__CORRUPT("not a BM25 index: %llu bytes is shorter than the header",
                            (unsigned long long)size);
@@ -444,6 +385,7 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     if (rv__get_u32(buf + 12) != RV__HEADER || rv__get_u32(buf + 28) != 0)
         return RV__CORRUPT("BM25 index header is damaged");
     uint64_t payload = rv__get_u64(buf + 16);
+    *payload_out = payload;
     if (payload > size || size - payload != RV__HEADER + RV__TRAILER)
         return RV__CORRUPT("BM25 index is truncated or has trailing bytes: %llu bytes, header "
                            "says %llu", (unsigned long long)size,
@@ -461,83 +403,99 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
         return rv__error(RV_E_VERSION, "BM25 index was built with analyzer version %u; this "
                          "library analyses text with version %d, so queries would not match",
                          aver, RV_ANALYZER_VERSION);
+    return RV_OK;
+}
+
+/* The fixed fields and the section pointers of a checked image. */
+typedef struct rv__image {
+    rv_bm25_params par;
+    rv_analyzer_options an;
+    uint64_t n_docs, n_terms, n_post, n_over, pool_len;
+    int64_t next_id;
+    const unsigned char *p_len, *p_state, *p_ext, *p_stroff, *p_pool, *p_off, *p_docs, *p_tfs,
+        *p_opos, *p_otf;
+} rv__image;
+
+/* Load step 2: the parameters, analyzer options and counts, and every
+** section's place; the sections must fill the payload exactly. */
+static rv_status rv__load_layout(const unsigned char *buf, uint64_t payload, rv__image *im) {
     rv__reader r = {buf + RV__HEADER, payload, 0};
     const unsigned char *q = rv__take(&r, RV__FIXED, 0);
     if (!q) return RV__CORRUPT("BM25 index payload is too short");
-    rv_bm25_params par;
-    par.variant = (rv_bm25_variant)rv__get_u32(q);
+    im->par.variant = (rv_bm25_variant)rv__get_u32(q);
     uint64_t u;
     u = rv__get_u64(q + 8);
-    memcpy(&par.k1, &u, 8);
+    memcpy(&im->par.k1, &u, 8);
     u = rv__get_u64(q + 16);
-    memcpy(&par.b, &u, 8);
+    memcpy(&im->par.b, &u, 8);
     u = rv__get_u64(q + 24);
-    memcpy(&par.delta, &u, 8);
-    rv_analyzer_options an;
-    memset(&an, 0, sizeof an);
-    an.lowercase = q[32];
-    an.strip_accents = q[33];
-    an.stopwords = q[34];
-    an.stem = q[35];
-    an.min_token_len = rv__get_u32(q + 36);
-    an.max_token_len = rv__get_u32(q + 40);
-    an.utf8 = (rv_utf8_policy)rv__get_u32(q + 44);
-    if (rv__get_u32(q + 4) != 0 || rv_bm25_params_check(&par) != RV_OK ||
-        rv_analyzer_options_check(&an) != RV_OK)
+    memcpy(&im->par.delta, &u, 8);
+    memset(&im->an, 0, sizeof im->an);
+    im->an.lowercase = q[32];
+    im->an.strip_accents = q[33];
+    im->an.stopwords = q[34];
+    im->an.stem = q[35];
+    im->an.min_token_len = rv__get_u32(q + 36);
+    im->an.max_token_len = rv__get_u32(q + 40);
+    im->an.utf8 = (rv_utf8_policy)rv__get_u32(q + 44);
+    if (rv__get_u32(q + 4) != 0 || rv_bm25_params_check(&im->par) != RV_OK ||
+        rv_analyzer_options_check(&im->an) != RV_OK)
         return RV__CORRUPT("BM25 index has invalid parameters or analyzer options");
-    uint64_t n_docs = rv__get_u64(q + 48), n_terms = rv__get_u64(q + 56);
-    uint64_t n_post = rv__get_u64(q + 64), n_over = rv__get_u64(q + 72);
-    uint64_t pool_len = rv__get_u64(q + 80);
-    int64_t next_id = (int64_t)rv__get_u64(q + 88);
-    if (n_docs > RV_BM25_MAX_DOCS || n_terms >= UINT32_MAX || n_post > payload ||
-        n_over > n_post || pool_len > payload || n_docs > payload)
+    im->n_docs = rv__get_u64(q + 48);
+    im->n_terms = rv__get_u64(q + 56);
+    im->n_post = rv__get_u64(q + 64);
+    im->n_over = rv__get_u64(q + 72);
+    im->pool_len = rv__get_u64(q + 80);
+    im->next_id = (int64_t)rv__get_u64(q + 88);
+    if (im->n_docs > RV_BM25_MAX_DOCS || im->n_terms >= UINT32_MAX || im->n_post > payload ||
+        im->n_over > im->n_post || im->pool_len > payload || im->n_docs > payload)
         return RV__CORRUPT("BM25 index has impossible sizes");
-    if (next_id < 0 || (uint64_t)next_id > (uint64_t)RV_MAX_ID + 1)
+    if (im->next_id < 0 || (uint64_t)im->next_id > (uint64_t)RV_MAX_ID + 1)
         return RV__CORRUPT("BM25 index has an impossible next id");
     /* every section must fit: checked as the reader takes it */
-    const unsigned char *p_len = rv__take(&r, n_docs * 4, 1);
-    const unsigned char *p_state = rv__take(&r, n_docs, 1);
-    const unsigned char *p_ext = rv__take(&r, n_docs * 8, 0);
-    const unsigned char *p_stroff = rv__take(&r, (n_terms + 1) * 8, 0);
-    const unsigned char *p_pool = rv__take(&r, n_terms ? pool_len : 0, 1);
-    const unsigned char *p_off = rv__take(&r, (n_terms + 1) * 8, 0);
-    const unsigned char *p_docs = rv__take(&r, n_post * 4, 1);
-    const unsigned char *p_tfs = rv__take(&r, n_post, 1);
-    const unsigned char *p_opos = rv__take(&r, n_over * 8, 0);
-    const unsigned char *p_otf = rv__take(&r, n_over * 4, 1);
-    if (!p_len || !p_state || !p_ext || !p_stroff || !p_pool || !p_off || !p_docs || !p_tfs ||
-        !p_opos || !p_otf || r.pos != r.size)
+    im->p_len = rv__take(&r, im->n_docs * 4, 1);
+    im->p_state = rv__take(&r, im->n_docs, 1);
+    im->p_ext = rv__take(&r, im->n_docs * 8, 0);
+    im->p_stroff = rv__take(&r, (im->n_terms + 1) * 8, 0);
+    im->p_pool = rv__take(&r, im->n_terms ? im->pool_len : 0, 1);
+    im->p_off = rv__take(&r, (im->n_terms + 1) * 8, 0);
+    im->p_docs = rv__take(&r, im->n_post * 4, 1);
+    im->p_tfs = rv__take(&r, im->n_post, 1);
+    im->p_opos = rv__take(&r, im->n_over * 8, 0);
+    im->p_otf = rv__take(&r, im->n_over * 4, 1);
+    if (!im->p_len || !im->p_state || !im->p_ext || !im->p_stroff || !im->p_pool ||
+        !im->p_off || !im->p_docs || !im->p_tfs || !im->p_opos || !im->p_otf || r.pos != r.size)
         return RV__CORRUPT("BM25 index sections do not match its sizes");
-    if (!n_terms && (pool_len || n_post))
+    if (!im->n_terms && (im->pool_len || im->n_post))
         return RV__CORRUPT("BM25 index has postings but no terms");
+    return RV_OK;
+}
 
-    rv_bm25 *ix = NULL;
-    rv__seg *seg = NULL;
-    uint64_t *sums = NULL;
-    rv_status st = rv_bm25_create(&an, &par, &ix);
-    if (st != RV_OK) return st;
-    /* documents: lengths, states, caller ids (at most one live slot per
-    ** id, and a later slot of an id only after the earlier was deleted) */
-    if ((st = rv__bm25_reserve_docs(ix, n_docs)) != RV_OK) goto fail;
-    if ((st = rv__idmap_reserve(ix, n_docs)) != RV_OK) goto fail;
-    for (uint64_t d = 0; d < n_docs; d++) {
-        ix->doc_len[d] = rv__get_u32(p_len + 4 * d);
-        uint8_t s = p_state[d];
-        int64_t id = (int64_t)rv__get_u64(p_ext + 8 * d);
+/* Load step 3: documents: lengths, states, caller ids (at most one live
+** slot per id, and a later slot of an id only after the earlier was
+** deleted). */
+static rv_status rv__load_docs(rv_bm25 *ix, const rv__image *im) {
+    rv_status st;
+    if ((st = rv__bm25_reserve_docs(ix, im->n_docs)) != RV_OK) return st;
+    if ((st = rv__idmap_reserve(ix, im->n_docs)) != RV_OK) return st;
+    for (uint64_t d = 0; d < im->n_docs; d++) {
+        ix->doc_len[d] = rv__get_u32(im->p_len + 4 * d);
+        uint8_t s = im->p_state[d];
+        int64_t id = (int64_t)rv__get_u64(im->p_ext + 8 * d);
         if (s > RV_BM25_DOC_PURGED) {
             st = RV__CORRUPT("BM25 index: document %llu has state %u", (unsigned long long)d, s);
-            goto fail;
+            return st;
         }
-        if (id < 0 || id > RV_MAX_ID || id >= next_id) {
+        if (id < 0 || id > RV_MAX_ID || id >= im->next_id) {
             st = RV__CORRUPT("BM25 index: document %llu has id %lld", (unsigned long long)d,
                              (long long)id);
-            goto fail;
+            return st;
         }
         uint32_t prev = rv__idmap_find(ix, id);
         if (prev != RV__NO_SLOT && ix->doc_state[prev] == RV_BM25_DOC_LIVE) {
             st = RV__CORRUPT("BM25 index: id %lld is filed under two live documents",
                              (long long)id);
-            goto fail;
+            return st;
         }
         ix->doc_state[d] = s;
         if (s != RV_BM25_DOC_LIVE) rv__mark_dead(ix, (uint32_t)d);
@@ -551,120 +509,130 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
             ix->n_tombstoned++;
         }
     }
-    ix->n_docs = (uint32_t)n_docs;
-    ix->next_id = next_id;
-    if ((st = rv__bm25_reserve_ltab(ix, ix->max_dl)) != RV_OK) goto fail;
-    /* dictionary */
-    if (rv__get_u64(p_stroff) != 0) {
+    ix->n_docs = (uint32_t)im->n_docs;
+    ix->next_id = im->next_id;
+    if ((st = rv__bm25_reserve_ltab(ix, ix->max_dl)) != RV_OK) return st;
+    return RV_OK;
+}
+
+/* Load step 4: the dictionary: offsets from 0, valid UTF-8, no repeated
+** term, and the strings fill the pool. */
+static rv_status rv__load_dict(rv_bm25 *ix, const rv__image *im) {
+    rv_status st;
+    if (rv__get_u64(im->p_stroff) != 0) {
         st = RV__CORRUPT("BM25 index dictionary offsets do not start at 0");
-        goto fail;
+        return st;
     }
-    for (uint64_t t = 0; t < n_terms; t++) {
-        uint64_t a = rv__get_u64(p_stroff + 8 * t), e = rv__get_u64(p_stroff + 8 * (t + 1));
-        if (e <= a || e > pool_len) {
+    for (uint64_t t = 0; t < im->n_terms; t++) {
+        uint64_t a = rv__get_u64(im->p_stroff + 8 * t), e = rv__get_u64(im->p_stroff + 8 * (t + 1));
+        if (e <= a || e > im->pool_len) {
             st = RV__CORRUPT("BM25 index: term %llu has bad string offsets", (unsigned long long)t);
-            goto fail;
+            return st;
         }
-        const char *s = (const char *)p_pool + a;
+        const char *s = (const char *)im->p_pool + a;
         size_t len = (size_t)(e - a), i = 0;
         uint32_t cp;
         while (i < len)
             if (!rv__utf8_next((const unsigned char *)s, len, &i, &cp)) {
                 st = RV__CORRUPT("BM25 index: term %llu is not valid UTF-8", (unsigned long long)t);
-                goto fail;
+                return st;
             }
         uint32_t h = rv__hash_bytes(s, len), id;
         if (rv__dict_find(ix, s, len, h, &id)) {
             st = RV__CORRUPT("BM25 index: term %llu repeats term %u", (unsigned long long)t, id);
-            goto fail;
+            return st;
         }
-        if ((st = rv__dict_insert(ix, s, len, h, &id)) != RV_OK) goto fail;
+        if ((st = rv__dict_insert(ix, s, len, h, &id)) != RV_OK) return st;
     }
-    if (n_terms && rv__get_u64(p_stroff + 8 * n_terms) != pool_len) {
+    if (im->n_terms && rv__get_u64(im->p_stroff + 8 * im->n_terms) != im->pool_len) {
         st = RV__CORRUPT("BM25 index dictionary strings do not fill the pool");
-        goto fail;
+        return st;
     }
-    /* postings: one segment over all documents, arrays left in the image */
-    seg = rv__calloc(1, sizeof *seg);
-    sums = rv__calloc(n_docs ? n_docs : 1, sizeof *sums);
-    if (!seg || !sums) {
-        st = rv__nomem("the loaded index");
-        goto fail;
-    }
+    return RV_OK;
+}
+
+/* Load step 5: the postings as one segment over all documents, arrays left
+** in the image (seg comes zeroed and the caller frees it on failure; sums
+** has n_docs zeroed slots).  Checks offsets, postings and overflow entries,
+** and that each document's length is the sum of its term frequencies. */
+static rv_status rv__load_postings(rv_bm25 *ix, const rv__image *im, rv__seg *seg,
+                                   uint64_t *sums) {
+    rv_status st;
     seg->doc_base = 0;
-    seg->doc_end = (uint32_t)n_docs;
-    seg->n_dead = (uint32_t)(n_docs - ix->n_live);
-    seg->n_post = n_post;
-    seg->n_over = n_over;
+    seg->doc_end = (uint32_t)im->n_docs;
+    seg->n_dead = (uint32_t)(im->n_docs - ix->n_live);
+    seg->n_post = im->n_post;
+    seg->n_over = im->n_over;
     size_t nt = 0;
-    if (rv__get_u64(p_off) != 0) {
+    if (rv__get_u64(im->p_off) != 0) {
         st = RV__CORRUPT("BM25 index posting offsets do not start at 0");
-        goto fail;
+        return st;
     }
-    for (uint64_t t = 0; t < n_terms; t++) {
-        uint64_t a = rv__get_u64(p_off + 8 * t), e = rv__get_u64(p_off + 8 * (t + 1));
-        if (e < a || e > n_post) {
+    for (uint64_t t = 0; t < im->n_terms; t++) {
+        uint64_t a = rv__get_u64(im->p_off + 8 * t), e = rv__get_u64(im->p_off + 8 * (t + 1));
+        if (e < a || e > im->n_post) {
             st = RV__CORRUPT("BM25 index: term %llu has bad posting offsets", (unsigned long long)t);
-            goto fail;
+            return st;
         }
         ix->df[t] = 0; /* counted from the live postings below */
         nt += e > a;
     }
-    if (rv__get_u64(p_off + 8 * n_terms) != n_post) {
+    if (rv__get_u64(im->p_off + 8 * im->n_terms) != im->n_post) {
         st = RV__CORRUPT("BM25 index posting offsets do not cover the postings");
-        goto fail;
+        return st;
     }
     seg->n_terms = nt;
     seg->term_ids = rv__malloc((nt ? nt : 1) * sizeof *seg->term_ids);
     seg->offsets = rv__malloc((nt + 1) * sizeof *seg->offsets);
-    seg->over_pos = rv__malloc((n_over ? n_over : 1) * sizeof *seg->over_pos);
-    seg->over_tf = rv__malloc((n_over ? n_over : 1) * sizeof *seg->over_tf);
+    seg->over_pos = rv__malloc((im->n_over ? im->n_over : 1) * sizeof *seg->over_pos);
+    seg->over_tf = rv__malloc((im->n_over ? im->n_over : 1) * sizeof *seg->over_tf);
     if (!seg->term_ids || !seg->offsets || !seg->over_pos || !seg->over_tf) {
         st = rv__nomem("the loaded index");
-        goto fail;
+        return st;
     }
     if (rv__host_le()) {
-        seg->docs = (uint32_t *)(void *)p_docs; /* 8-aligned within an aligned image */
+        seg->docs = (uint32_t *)(void *)im->p_docs; /* 8-aligned within an aligned image */
     } else {
-        seg->docs = rv__malloc((n_post ? n_post : 1) * sizeof *seg->docs);
+        seg->docs = rv__malloc((im->n_post ? im->n_post : 1) * sizeof *seg->docs);
         if (!seg->docs) {
             st = rv__nomem("the loaded index");
-            goto fail;
+            return st;
         }
-        for (uint64_t i = 0; i < n_post; i++) seg->docs[i] = rv__get_u32(p_docs + 4 * i);
+        for (uint64_t i = 0; i < im->n_post; i++) seg->docs[i] = rv__get_u32(im->p_docs + 4 * i);
     }
-    seg->tfs = (uint8_t *)p_tfs;
+    seg->tfs = (uint8_t *)im->p_tfs;
     size_t k = 0;
-    for (uint64_t t = 0; t < n_terms; t++) {
-        uint64_t a = rv__get_u64(p_off + 8 * t), e = rv__get_u64(p_off + 8 * (t + 1));
+    for (uint64_t t = 0; t < im->n_terms; t++) {
+        uint64_t a = rv__get_u64(im->p_off + 8 * t), e = rv__get_u64(im->p_off + 8 * (t + 1));
         if (e == a) continue;
         seg->term_ids[k] = (uint32_t)t;
         seg->offsets[k++] = a;
         for (uint64_t i = a; i < e; i++) {
             uint32_t d = seg->docs[i];
-            if (d >= n_docs || (i > a && d <= seg->docs[i - 1]) ||
-                ix->doc_state[d] == RV_BM25_DOC_PURGED || p_tfs[i] == 0) {
+            if (d >= im->n_docs || (i > a && d <= seg->docs[i - 1]) ||
+                ix->doc_state[d] == RV_BM25_DOC_PURGED || im->p_tfs[i] == 0) {
                 st = RV__CORRUPT("BM25 index: posting %llu of term %llu is invalid",
                                  (unsigned long long)(i - a), (unsigned long long)t);
-                goto fail;
+                return st;
             }
             ix->df[t] += ix->doc_state[d] == RV_BM25_DOC_LIVE;
         }
     }
-    seg->offsets[nt] = n_post;
+    seg->offsets[nt] = im->n_post;
     uint64_t n_escape = 0;
-    for (uint64_t i = 0; i < n_post; i++) n_escape += p_tfs[i] == RV__TF_ESCAPE;
-    if (n_escape != n_over) {
+    for (uint64_t i = 0; i < im->n_post; i++) n_escape += im->p_tfs[i] == RV__TF_ESCAPE;
+    if (n_escape != im->n_over) {
         st = RV__CORRUPT("BM25 index overflow table does not match its escapes");
-        goto fail;
+        return st;
     }
-    for (uint64_t i = 0; i < n_over; i++) {
-        uint64_t pos = rv__get_u64(p_opos + 8 * i);
-        uint32_t tf = rv__get_u32(p_otf + 4 * i);
-        if (pos >= n_post || (i && pos <= seg->over_pos[i - 1]) || p_tfs[pos] != RV__TF_ESCAPE ||
+    for (uint64_t i = 0; i < im->n_over; i++) {
+        uint64_t pos = rv__get_u64(im->p_opos + 8 * i);
+        uint32_t tf = rv__get_u32(im->p_otf + 4 * i);
+        if (pos >= im->n_post || (i && pos <= seg->over_pos[i - 1]) ||
+            im->p_tfs[pos] != RV__TF_ESCAPE ||
             tf < RV__TF_ESCAPE) {
             st = RV__CORRUPT("BM25 index overflow entry %llu is invalid", (unsigned long long)i);
-            goto fail;
+            return st;
         }
         seg->over_pos[i] = pos;
         seg->over_tf[i] = tf;
@@ -673,13 +641,39 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     for (size_t i = 0; i < nt; i++)
         for (uint64_t p = seg->offsets[i]; p < seg->offsets[i + 1]; p++)
             sums[seg->docs[p]] += rv__seg_tf(seg, p);
-    for (uint64_t d = 0; d < n_docs; d++) {
+    for (uint64_t d = 0; d < im->n_docs; d++) {
         if (ix->doc_state[d] != RV_BM25_DOC_PURGED && sums[d] != ix->doc_len[d]) {
             st = RV__CORRUPT("BM25 index: document %llu has length %u but %llu term occurrences",
                              (unsigned long long)d, ix->doc_len[d], (unsigned long long)sums[d]);
-            goto fail;
+            return st;
         }
     }
+    return RV_OK;
+}
+
+/* Load an image (buf, size bytes, 8-aligned) that owner will back: the
+** steps above, then install the segment. */
+static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, rv_bm25 **out) {
+    *out = NULL;
+    uint64_t payload;
+    rv__image im;
+    rv_status st = rv__load_header(buf, size, &payload);
+    if (st == RV_OK) st = rv__load_layout(buf, payload, &im);
+    if (st != RV_OK) return st;
+
+    rv_bm25 *ix = NULL;
+    rv__seg *seg = NULL;
+    uint64_t *sums = NULL;
+    if ((st = rv_bm25_create(&im.an, &im.par, &ix)) != RV_OK) return st;
+    if ((st = rv__load_docs(ix, &im)) != RV_OK) goto fail;
+    if ((st = rv__load_dict(ix, &im)) != RV_OK) goto fail;
+    seg = rv__calloc(1, sizeof *seg);
+    sums = rv__calloc(im.n_docs ? im.n_docs : 1, sizeof *sums);
+    if (!seg || !sums) {
+        st = rv__nomem("the loaded index");
+        goto fail;
+    }
+    if ((st = rv__load_postings(ix, &im, seg, sums)) != RV_OK) goto fail;
     rv__free(sums);
     sums = NULL;
     if ((st = rv__seg_finish(seg, ix->doc_len)) != RV_OK) goto fail;

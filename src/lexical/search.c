@@ -62,6 +62,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/parallel.h"
 #include "bm25_internal.h"
 
 #define RV__MARGIN (1.0 + 1e-9)
@@ -1139,6 +1140,8 @@ typedef struct {
     size_t err_q;          /* lowest failing query, or SIZE_MAX */
     rv_status err;
     char msg[256];
+    rv_progress_fn progress; /* worker 0 only */
+    void *progress_ctx;
 } rv__batch;
 
 static void rv__batch_fail(rv__batch *b, size_t q, rv_status st) {
@@ -1198,9 +1201,13 @@ static void rv__batch_work(rv__batch *b, rv_progress_fn progress, void *pctx) {
     rv__scratch_free(&s);
 }
 
-static void *rv__batch_thread(void *arg) {
-    rv__batch_work(arg, NULL, NULL);
-    return NULL;
+/* Worker t of a batch (rv__worker_fn): queries come from a shared counter
+** and each writes its own rows; worker 0 (the calling thread) alone reports
+** progress. */
+static void rv__batch_worker(void *ctx, unsigned t) {
+    rv__batch *b = (rv__batch *)ctx;
+    if (t == 0) rv__batch_work(b, b->progress, b->progress_ctx);
+    else rv__batch_work(b, NULL, NULL);
 }
 
 rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
@@ -1245,21 +1252,12 @@ rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
         rv__filter_free(&f);
         return rv__error(RV_E_INTERNAL, "pthread_mutex_init failed");
     }
-    size_t nt = n_threads;
-    if (nt == 0) {
-        long c = sysconf(_SC_NPROCESSORS_ONLN);
-        nt = c > 0 ? (size_t)c : 1;
-    }
-    if (nt > 256) nt = 256;
-    if (nt > n_queries) nt = n_queries;
-    pthread_t th[256];
-    size_t started = 0;
-    for (size_t i = 1; i < nt; i++) {
-        if (pthread_create(&th[started], NULL, rv__batch_thread, &b) != 0) break;
-        started++;
-    }
-    rv__batch_work(&b, progress, progress_ctx);
-    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    b.progress = progress;
+    b.progress_ctx = progress_ctx;
+    /* work: queries; one per thread at most, no size threshold (a query's
+    ** cost is unknown before it runs) */
+    unsigned nt = rv__threads_for(n_threads, n_queries, (double)n_queries, 0.0);
+    rv__parallel_run(nt, rv__batch_worker, &b);
     pthread_mutex_destroy(&b.lock);
     rv__filter_free(&f);
     if (b.err_q != SIZE_MAX) {

@@ -7,12 +7,11 @@
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../internal.h"
+#include "../core/parallel.h"
 
 #define RV__HASH_ID_CAP 128
 
@@ -28,7 +27,7 @@ struct rv_hasher {
 #define RV__TAG_NGRAM 0x6e67726du  /* "ngrm" */
 
 /* Hash n code points (FNV-1a over 32-bit units, then a full avalanche). */
-static inline uint64_t hash_cps(const uint32_t *c, size_t n, uint64_t seed) {
+static inline uint64_t rv__hash_cps(const uint32_t *c, size_t n, uint64_t seed) {
     uint64_t h = 0xcbf29ce484222325ULL ^ rv__mix64(seed + n);
     for (size_t i = 0; i < n; i++) {
         h ^= c[i];
@@ -98,7 +97,7 @@ const char *rv_hasher_id(const rv_hasher *h) { return h ? h->id : ""; }
 /* Decode one UTF-8 code point at s[*i] (< len).  Returns it and advances
 ** *i, or returns UINT32_MAX for an invalid sequence (overlong forms,
 ** surrogates and values above U+10FFFF are invalid). */
-static uint32_t utf8_next(const unsigned char *s, size_t len, size_t *i) {
+static uint32_t rv__utf8_next(const unsigned char *s, size_t len, size_t *i) {
     unsigned char c = s[*i];
     if (c < 0x80) {
         (*i)++;
@@ -123,7 +122,7 @@ static uint32_t utf8_next(const unsigned char *s, size_t len, size_t *i) {
 
 /* Is cp part of a word?  ASCII letters and digits; above U+007F everything
 ** except punctuation, symbol and space blocks. */
-static int is_word_char(uint32_t cp) {
+static int rv__is_word_char(uint32_t cp) {
     if (cp < 0x80)
         return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') ||
                (cp >= 'A' && cp <= 'Z');
@@ -141,7 +140,7 @@ static int is_word_char(uint32_t cp) {
     return 1;
 }
 
-static uint32_t to_lower(uint32_t cp) {
+static uint32_t rv__to_lower(uint32_t cp) {
     if (cp < 0x80) return (cp >= 'A' && cp <= 'Z') ? cp + 32 : cp;
     if (cp >= 0xc0 && cp <= 0xde && cp != 0xd7) return cp + 32;
     if (cp >= 0x100 && cp <= 0x137) return cp | 1u;
@@ -157,7 +156,7 @@ static uint32_t to_lower(uint32_t cp) {
 
 /* ------------------------------------------------------------ embedding */
 
-static inline void add_feature(float *out, uint32_t dim, uint64_t h, float w) {
+static inline void rv__add_feature(float *out, uint32_t dim, uint64_t h, float w) {
     uint32_t b = (uint32_t)((h & 0x7fffffffffffffffULL) % dim);
     out[b] += (h >> 63) ? -w : w;
 }
@@ -165,15 +164,15 @@ static inline void add_feature(float *out, uint32_t dim, uint64_t h, float w) {
 /* Features of one word held in cps[1 .. m] (cps[0] and cps[m+1] are free
 ** for the boundary marks).  prev[0..2] hold the hashes of the previous
 ** words (most recent first), n_prev how many there are. */
-static void word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
+static void rv__word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
                           uint64_t *prev, unsigned *n_prev, float *out) {
     const rv_hasher_options *o = &hs->opt;
-    uint64_t hw = hash_cps(cps + 1, m, o->seed ^ RV__TAG_WORD);
-    if (o->word_ngrams >= 1) add_feature(out, o->dim, hw, 1.0f);
+    uint64_t hw = rv__hash_cps(cps + 1, m, o->seed ^ RV__TAG_WORD);
+    if (o->word_ngrams >= 1) rv__add_feature(out, o->dim, hw, 1.0f);
     uint64_t g = hw;
     for (unsigned n = 2; n <= o->word_ngrams && n - 2 < *n_prev; n++) {
         g = rv__mix64(g ^ (prev[n - 2] * 0x9E3779B97F4A7C15ULL) ^ (o->seed + RV__TAG_NGRAM + n));
-        add_feature(out, o->dim, g, 1.0f);
+        rv__add_feature(out, o->dim, g, 1.0f);
     }
     prev[2] = prev[1];
     prev[1] = prev[0];
@@ -190,13 +189,13 @@ static void word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
     for (size_t n = o->char_min; n <= o->char_max && n <= padded; n++) {
         uint64_t seed = o->seed ^ RV__TAG_CHAR ^ ((uint64_t)n << 40);
         for (size_t s = 0; s + n <= padded; s++)
-            add_feature(out, o->dim, hash_cps(cps + s, n, seed), w);
+            rv__add_feature(out, o->dim, rv__hash_cps(cps + s, n, seed), w);
     }
 }
 
 /* Embed with a caller-provided scratch buffer of at least len + 2 code
 ** points.  Returns 0, or 1 + the byte offset of invalid UTF-8. */
-static size_t embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
+static size_t rv__embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
                         uint32_t *cps, float *out) {
     uint32_t dim = hs->opt.dim;
     memset(out, 0, dim * sizeof *out);
@@ -205,19 +204,19 @@ static size_t embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
     size_t m = 0, i = 0;
     while (i < len) {
         size_t at = i;
-        uint32_t cp = utf8_next(s, len, &i);
+        uint32_t cp = rv__utf8_next(s, len, &i);
         if (cp == UINT32_MAX) {
             memset(out, 0, dim * sizeof *out);
             return at + 1;
         }
-        if (is_word_char(cp)) {
-            cps[1 + m++] = to_lower(cp);
+        if (rv__is_word_char(cp)) {
+            cps[1 + m++] = rv__to_lower(cp);
             continue;
         }
-        if (m) word_features(hs, cps, m, prev, &n_prev, out);
+        if (m) rv__word_features(hs, cps, m, prev, &n_prev, out);
         m = 0;
     }
-    if (m) word_features(hs, cps, m, prev, &n_prev, out);
+    if (m) rv__word_features(hs, cps, m, prev, &n_prev, out);
     double nn = 0;
     for (uint32_t j = 0; j < dim; j++) nn += (double)out[j] * out[j];
     if (nn > 0) {
@@ -238,7 +237,7 @@ rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
         memset(out, 0, h->opt.dim * sizeof *out);
         return rv__nomem("the word buffer");
     }
-    size_t bad = embed_one(h, (const unsigned char *)text, len, cps, out);
+    size_t bad = rv__embed_one(h, (const unsigned char *)text, len, cps, out);
     rv__free(cps);
     if (bad)
         return rv__error(RV_E_INVALID_ARG, "text is not valid UTF-8 at byte %zu",
@@ -259,29 +258,22 @@ typedef struct rv__hash_job {
     size_t *bad_byte;
 } rv__hash_job;
 
-typedef struct rv__hash_worker {
-    rv__hash_job *job;
-    unsigned t;
-} rv__hash_worker;
-
-static void *hash_worker(void *arg) {
-    rv__hash_worker *w = (rv__hash_worker *)arg;
-    rv__hash_job *jb = w->job;
-    uint32_t *cps = jb->scratch + (size_t)w->t * jb->scratch_len;
+/* Worker t embeds its contiguous block of texts (rv__worker_fn). */
+static void rv__hash_block(void *ctx, unsigned t) {
+    rv__hash_job *jb = (rv__hash_job *)ctx;
+    uint32_t *cps = jb->scratch + (size_t)t * jb->scratch_len;
     uint32_t dim = jb->h->opt.dim;
-    /* contiguous blocks of texts per thread */
-    size_t per = (jb->n + jb->T - 1) / jb->T;
-    size_t a = (size_t)w->t * per, b = a + per > jb->n ? jb->n : a + per;
+    size_t a, b;
+    rv__parallel_block(jb->n, jb->T, t, &a, &b);
     for (size_t i = a; i < b; i++) {
-        size_t bad = embed_one(jb->h, jb->data + jb->offsets[i],
+        size_t bad = rv__embed_one(jb->h, jb->data + jb->offsets[i],
                                (size_t)(jb->offsets[i + 1] - jb->offsets[i]), cps,
                                jb->out + i * dim);
-        if (bad && jb->bad_text[w->t] == SIZE_MAX) {
-            jb->bad_text[w->t] = i;
-            jb->bad_byte[w->t] = bad - 1;
+        if (bad && jb->bad_text[t] == SIZE_MAX) {
+            jb->bad_text[t] = i;
+            jb->bad_byte[t] = bad - 1;
         }
     }
-    return NULL;
 }
 
 rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
@@ -304,15 +296,8 @@ rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
         size_t l = (size_t)(offsets[i + 1] - offsets[i]);
         if (l > max_len) max_len = l;
     }
-    long T = n_threads;
-    if (T == 0) {
-        T = sysconf(_SC_NPROCESSORS_ONLN);
-        if (T < 1) T = 1;
-    }
-    if (T > 64) T = 64;
-    if ((size_t)T > n) T = (long)n;
-    uint64_t total = offsets[n] - offsets[0];
-    if (total < 65536) T = 1; /* small jobs: threads cost more than they save */
+    /* work: bytes of text; below 64 KiB threads cost more than they save */
+    unsigned T = rv__threads_for(n_threads, n, (double)(offsets[n] - offsets[0]), 65536.0);
     size_t slen = max_len + 2;
     if (slen > SIZE_MAX / sizeof(uint32_t) / (size_t)T)
         return rv__error(RV_E_RANGE, "texts are too long");
@@ -325,25 +310,12 @@ rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
         rv__free(bad_byte);
         return rv__nomem("the embedding buffers");
     }
-    for (long t = 0; t < T; t++) bad_text[t] = SIZE_MAX;
+    for (unsigned t = 0; t < T; t++) bad_text[t] = SIZE_MAX;
     rv__hash_job jb = {h, (const unsigned char *)data, offsets, n, out, scratch,
-                       slen, (unsigned)T, bad_text, bad_byte};
-    rv__hash_worker w[64];
-    pthread_t th[64];
-    int started[64] = {0};
-    for (long t = 0; t < T; t++) {
-        w[t].job = &jb;
-        w[t].t = (unsigned)t;
-    }
-    for (long t = 1; t < T; t++)
-        started[t] = pthread_create(&th[t], NULL, hash_worker, &w[t]) == 0;
-    hash_worker(&w[0]);
-    for (long t = 1; t < T; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        else hash_worker(&w[t]);
-    }
+                       slen, T, bad_text, bad_byte};
+    rv__parallel_run(T, rv__hash_block, &jb);
     size_t first = SIZE_MAX, byte = 0;
-    for (long t = 0; t < T; t++)
+    for (unsigned t = 0; t < T; t++)
         if (bad_text[t] < first) {
             first = bad_text[t];
             byte = bad_byte[t];

@@ -25,6 +25,10 @@
 
 #include <rowvoi.h>
 
+/* The allocation-failure hook of test builds (src/core/status.c; CMake
+** defines RV_TEST_HOOKS for the engine when RV_BUILD_TESTS=ON). */
+RV_API uint64_t rv__test_fail_alloc_after(uint64_t n);
+
 #if defined(__GNUC__) || defined(__clang__)
 #  define RVT__UNUSED __attribute__((unused))
 #  define RVT__PRINTF(f, a) __attribute__((format(printf, f, a)))

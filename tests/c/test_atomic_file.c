@@ -294,9 +294,9 @@ static void test_failures(void) {
     char path[512];
     in_tmp(path, sizeof path, "oom.bin");
     for (uint64_t n = 1; n <= 3; n++) {
-        rv_test_fail_alloc_after(n);
+        rv__test_fail_alloc_after(n);
         rv_status st = rv__atomic_begin(&af, path);
-        rv_test_fail_alloc_after(0);
+        rv__test_fail_alloc_after(0);
         if (st == RV_OK) {
             rv__atomic_abort(&af);
             break;
@@ -321,7 +321,7 @@ static void test_flat_buffer_round_trip(void) {
     int64_t ids[10] = {5, 9, 2, 40, 41, 7, 8, 100, 3, 1};
     ASSERT_OK(rv_flat_add(fl, 10, v, ids, NULL));
     int64_t gone = 9;
-    ASSERT_OK(rv_flat_remove(fl, 1, &gone, NULL));
+    ASSERT_OK(rv_flat_delete(fl, 1, &gone, NULL));
     size_t need = 0;
     EXPECT_STATUS(RV_E_SHAPE, rv_flat_save_buffer(fl, NULL, 0, &need));
     ASSERT_EQ(need, (size_t)(96 + 9 * (8 + 5 * 4)));

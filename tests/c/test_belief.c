@@ -527,14 +527,14 @@ static rv_status op_lik(void *p) {
 ** Each run returns RV_OK or RV_E_NOMEM; an OK run matches the clean one. */
 static void sweep(op_fn op, mi_ctx *ctx, size_t out_bytes, void *out) {
     unsigned char *clean = malloc(out_bytes);
-    rv_test_fail_alloc_after(0);
+    rv__test_fail_alloc_after(0);
     ASSERT_OK(op(ctx));
     memcpy(clean, out, out_bytes);
     for (uint64_t n = 1; n < 200; n++) {
         memset(out, 0, out_bytes);
-        rv_test_fail_alloc_after(n);
+        rv__test_fail_alloc_after(n);
         rv_status st = op(ctx);
-        uint64_t used = rv_test_fail_alloc_after(0);
+        uint64_t used = rv__test_fail_alloc_after(0);
         if (st == RV_E_NOMEM) {
             EXPECT_STR_CONTAINS(rv_errmsg(), "out of memory");
             continue;

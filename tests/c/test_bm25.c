@@ -1380,9 +1380,9 @@ static void test_alloc_failures(void) {
             rv_bm25_info before;
             rv_bm25_get_info(w, &before);
             rv_errmsg_clear();
-            rv_test_fail_alloc_after(n);
+            rv__test_fail_alloc_after(n);
             rv_status st = run_op(&f, op, w, got, &got_n);
-            uint64_t used = rv_test_fail_alloc_after(0);
+            uint64_t used = rv__test_fail_alloc_after(0);
             if (st == RV_OK) {
                 completed = used < n;
                 EXPECT_EQ(got_n, want_n);

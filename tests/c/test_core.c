@@ -472,9 +472,9 @@ static void test_idset(void) {
     for (int i = 0; i < 100; i++) some[i] = i * 37;
     int done = 0;
     for (uint64_t k = 1; k < 20 && !done; k++) {
-        rv_test_fail_alloc_after(k);
+        rv__test_fail_alloc_after(k);
         rv_status st = rv_idset_create(some, 100, &set);
-        rv_test_fail_alloc_after(0);
+        rv__test_fail_alloc_after(0);
         if (st == RV_OK) {
             done = 1;
             EXPECT_EQ(rv_idset_size(set), 100);

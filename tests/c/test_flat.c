@@ -334,7 +334,7 @@ static void test_deletes_filters_and_ids(void) {
     EXPECT_EQ(out[0], 17);
     EXPECT_NEAR(sc[0], 0, 0);
     int64_t del[2] = {17, 3};
-    ASSERT_OK(rv_flat_remove(ix, 2, del, &removed));
+    ASSERT_OK(rv_flat_delete(ix, 2, del, &removed));
     EXPECT_EQ(removed, 2);
     EXPECT_EQ(rv_flat_size(ix), 198);
     EXPECT_EQ(rv_flat_n_deleted(ix), 2);
@@ -346,11 +346,15 @@ static void test_deletes_filters_and_ids(void) {
     memcpy(before, out, sizeof out);
     /* removing an absent id fails and removes nothing */
     int64_t bad[2] = {18, 17};
-    EXPECT_STATUS(RV_E_RANGE, rv_flat_remove(ix, 2, bad, &removed));
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_delete(ix, 2, bad, &removed));
     EXPECT_STR_CONTAINS(rv_errmsg(), "17");
     EXPECT_TRUE(rv_flat_contains(ix, 18));
     int64_t twice[2] = {18, 18};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_delete(ix, 2, twice, &removed));
+    /* the deprecated name is the same function */
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_remove(ix, 2, twice, &removed));
+    EXPECT_STATUS(RV_E_RANGE, rv_flat_remove(ix, 2, bad, &removed));
+    EXPECT_TRUE(rv_flat_contains(ix, 18));
     /* compaction keeps ids, order and results */
     ASSERT_OK(rv_flat_compact(ix));
     EXPECT_EQ(rv_flat_n_deleted(ix), 0);
@@ -543,7 +547,7 @@ static void test_save_load_round_trip(void) {
             rv_flat *ix = make((uint32_t)dim, (rv_metric)m, (rv_flat_storage)s);
             ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
             int64_t del[3] = {0, 150, 299};
-            ASSERT_OK(rv_flat_remove(ix, 3, del, NULL));
+            ASSERT_OK(rv_flat_delete(ix, 3, del, NULL));
             ASSERT_OK(rv_flat_save(ix, path));
             rv_flat *back = NULL;
             ASSERT_OK(rv_flat_load(path, &back));
@@ -660,7 +664,7 @@ static void test_filters_match_brute_force(void) {
         ASSERT_OK(rv_flat_add(ix, n, data, ids, NULL));
         int64_t gone[50];
         for (int i = 0; i < 50; i++) gone[i] = ids[i * 19];
-        ASSERT_OK(rv_flat_remove(ix, 50, gone, NULL));
+        ASSERT_OK(rv_flat_delete(ix, 50, gone, NULL));
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             int64_t *pick = malloc((sizes[si] ? sizes[si] : 1) * sizeof *pick);
             for (size_t i = 0; i < sizes[si]; i++) pick[i] = (int64_t)rv_rng_below(&r, 7 * n + 50);
@@ -720,7 +724,7 @@ static rv_status life_cycle(const char *path, const float *data, size_t n,
     if (!st) st = rv_flat_add(ix, n / 2, data, NULL, NULL);
     if (!st) st = rv_flat_add(ix, n - n / 2, data + (n / 2) * dim, NULL, NULL);
     int64_t del[2] = {1, 5};
-    if (!st) st = rv_flat_remove(ix, 2, del, NULL);
+    if (!st) st = rv_flat_delete(ix, 2, del, NULL);
     rv_flat_search_params p;
     rv_flat_search_params_init(&p);
     p.k = 4;
@@ -752,9 +756,9 @@ static void test_allocation_failures(void) {
     for (int s = 0; s < 3; s++) {
         int finished = 0;
         for (uint64_t fail = 1; fail < 400 && !finished; fail++) {
-            rv_test_fail_alloc_after(fail);
+            rv__test_fail_alloc_after(fail);
             rv_status st = life_cycle(path, data, n, dim, (rv_flat_storage)s);
-            rv_test_fail_alloc_after(0);
+            rv__test_fail_alloc_after(0);
             if (st == RV_OK) finished = 1;
             else if (st != RV_E_NOMEM)
                 FAILF("failing allocation %llu gave %s (%s)",

@@ -450,9 +450,9 @@ static void test_oom(void) {
     rv_graph *g = NULL;
     uint64_t k = 1;
     for (;; k++) {
-        rv_test_fail_alloc_after(k);
+        rv__test_fail_alloc_after(k);
         g = doc_graph(NULL);
-        rv_test_fail_alloc_after(0);
+        rv__test_fail_alloc_after(0);
         if (g) break;
         EXPECT_STATUS(RV_E_NOMEM, doc_graph_status);
         ASSERT_LE(k, 100);
@@ -462,9 +462,9 @@ static void test_oom(void) {
         rv_status st = RV_E_NOMEM;
         uint64_t j = 1;
         for (; st == RV_E_NOMEM && j < 100; j++) {
-            rv_test_fail_alloc_after(j);
+            rv__test_fail_alloc_after(j);
             st = call_kernel(g, i);
-            rv_test_fail_alloc_after(0);
+            rv__test_fail_alloc_after(0);
             if (st != RV_OK) EXPECT_STATUS(RV_E_NOMEM, st);
         }
         EXPECT_OK(st);

@@ -206,7 +206,7 @@ static void test_batch_matches_single_for_any_threads(void) {
 static void test_allocation_failures(void) {
     int finished = 0;
     for (uint64_t fail = 1; fail < 50 && !finished; fail++) {
-        rv_test_fail_alloc_after(fail);
+        rv__test_fail_alloc_after(fail);
         rv_hasher *h = NULL;
         rv_hasher_options o;
         rv_hasher_options_init(&o);
@@ -216,7 +216,7 @@ static void test_allocation_failures(void) {
         uint64_t off[3] = {0, 3, 7};
         if (!st) st = rv_hasher_embed(h, "abc", 3, out);
         if (!st) st = rv_hasher_embed_batch(h, "abc defg", off, 2, 1, out);
-        rv_test_fail_alloc_after(0);
+        rv__test_fail_alloc_after(0);
         rv_hasher_free(h);
         if (st == RV_OK) finished = 1;
         else if (st != RV_E_NOMEM) FAILF("allocation %llu: %s", (unsigned long long)fail,

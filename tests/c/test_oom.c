@@ -239,9 +239,9 @@ static long total_runs, total_nomem;
 
 static void sweep(fixture *f, const operation *op, const char *variant) {
     /* baseline, no injection */
-    rv_test_fail_alloc_after(0);
+    rv__test_fail_alloc_after(0);
     rv_status st = op->run(f);
-    uint64_t allocs = rv_test_fail_alloc_after(0);
+    uint64_t allocs = rv__test_fail_alloc_after(0);
     if (st != RV_OK) FAILF("%s%s: baseline gave %s (%s)", op->name, variant, rv_status_name(st), rv_errmsg());
     uint64_t want = op->print(f);
     if (allocs == 0) FAILF("%s%s: baseline made no allocation through the engine", op->name, variant);
@@ -249,9 +249,9 @@ static void sweep(fixture *f, const operation *op, const char *variant) {
     for (uint64_t n = 1;; n++) {
         if (n > allocs + 5) FAILF("%s%s: still failing at n = %llu", op->name, variant, (unsigned long long)n);
         rv_errmsg_clear();
-        rv_test_fail_alloc_after(n);
+        rv__test_fail_alloc_after(n);
         st = op->run(f);
-        uint64_t done = rv_test_fail_alloc_after(0);
+        uint64_t done = rv__test_fail_alloc_after(0);
         total_runs++;
         rvt_n_checks++;
         if (st != RV_OK && st != RV_E_NOMEM)

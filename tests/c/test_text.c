@@ -273,9 +273,9 @@ static void test_stem_oom(void) {
     memset(w, 'a', sizeof w);
     char out[1000];
     size_t ol;
-    rv_test_fail_alloc_after(1);
+    rv__test_fail_alloc_after(1);
     EXPECT_STATUS(RV_E_NOMEM, rv_stem_english(w, sizeof w, out, sizeof out, &ol));
-    rv_test_fail_alloc_after(0);
+    rv__test_fail_alloc_after(0);
     EXPECT_OK(rv_stem_english(w, sizeof w, out, sizeof out, &ol));
 }
 
