@@ -313,10 +313,21 @@ def test_bad_fetcher_path(env, capsys):
     assert [(r.name, r.action) for r in report] == [("bad", "error"), ("notes", "built")]
     code, out, err = run(capsys, "maintain", "bad")
     assert code == 1 and "cannot import module 'no_such_module_xyz'" in err
+    assert [e["action"] for e in maintenance_log("bad")] == ["error"] * 3
     registry.register("bad", "records", fetcher="json:JSONDecodeError.nope",
                       embedder="hashing:32")
     code, out, err = run(capsys, "maintain", "bad")
     assert code == 1 and "has no attribute" in err
+
+
+def test_fetcher_raising_anything_is_recorded_in_a_sweep(env, fetcher):
+    fetcher.write_text("not json")
+    registry.register("papers", "records", fetcher="feedmod:papers", embedder="hashing:32")
+    files_corpus(env)
+    report = maintain(all=True)
+    assert [(r.name, r.action, r.reason) for r in report] == [
+        ("notes", "built", "never built"), ("papers", "error", "JSONDecodeError")]
+    assert report.errors == report.results[1:] and not report.nothing_to_do
 
 
 def test_records_file(env):

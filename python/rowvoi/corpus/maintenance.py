@@ -671,13 +671,14 @@ def maintain(name: str | None = None, *, all: bool = False, dry_run: bool = Fals
     Parameters
     ----------
     name : str, optional
-        One registered corpus. Errors are raised. A ``manual`` corpus is
-        rebuilt when named.
+        One registered corpus. Errors are logged, then raised. A
+        ``manual`` corpus is rebuilt when named.
     all : bool
         Every registered corpus, in name order (give ``name`` or
-        ``all=True``, not both). An error on one corpus is recorded in its
-        result (``action == "error"``) and the sweep goes on; ``manual``
-        corpora are skipped.
+        ``all=True``, not both). An error on one corpus (any exception: a
+        fetcher is user code) is recorded in its result (``action ==
+        "error"``) and log, and the sweep goes on; ``manual`` corpora are
+        skipped.
     dry_run : bool
         Decide only: build nothing, write no state and no log, take no lock.
         (Checking a fetcher corpus's source still calls the fetcher.)
@@ -731,18 +732,12 @@ def maintain(name: str | None = None, *, all: bool = False, dry_run: bool = Fals
         for i, n in enumerate(names, 1):
             if show:
                 print(f"rowvoi maintain: [{i}/{len(names)}] {n}", file=sys.stderr, flush=True)
-            if name is not None:
-                report.results.append(_maintain_one(n, named=True, force=force,
-                                                    dry_run=dry_run, now=when,
-                                                    progress=progress))
-                continue
             t0 = time.perf_counter()
             try:
-                report.results.append(_maintain_one(n, named=False, force=force,
+                report.results.append(_maintain_one(n, named=name is not None, force=force,
                                                     dry_run=dry_run, now=when,
                                                     progress=progress))
-            except (CorpusLocked, OSError, ValueError, TypeError, KeyError,
-                    RuntimeError, ImportError) as exc:
+            except Exception as exc:  # a fetcher is user code: it may raise anything
                 msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
                 entry = registry.get(n) or {}
                 try:
@@ -751,9 +746,11 @@ def maintain(name: str | None = None, *, all: bool = False, dry_run: bool = Fals
                     spec = repr(entry.get("maintenance"))
                 res = MaintenanceResult(n, "error", type(exc).__name__, spec, error=msg,
                                         seconds=time.perf_counter() - t0)
-                report.results.append(res)
                 if not dry_run:
                     _log(res, when)
+                if name is not None:
+                    raise
+                report.results.append(res)
 
     if dry_run:
         run()
