@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rowvoi._atomic import atomic_write_bytes
+from rowvoi._atomic import atomic_write_bytes, sha256_file
 from rowvoi.corpus.base import CorpusLocked, CorpusNotFound
 from rowvoi.corpus.paths import check_name, corpora_dir
 from rowvoi.corpus.sources import FileScope, content_hash_signal
@@ -460,14 +460,6 @@ def _default_pattern() -> str:
     return DFLT_FILE_PATTERN
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _records_file_change(entry: Mapping[str, Any], state: Mapping[str, Any]
                          ) -> tuple[str | None, dict[str, Any]]:
     path = Path(entry["path"])
@@ -480,7 +472,7 @@ def _records_file_change(entry: Mapping[str, Any], state: Mapping[str, Any]
     if (prev.get("size") == st.st_size and prev.get("mtime_ns") == st.st_mtime_ns
             and st.st_mtime_ns < int(prev.get("taken_ns") or 0) - _RACY_NS):
         return None, {"records_file": prev}
-    digest = _sha256_file(path)
+    digest = sha256_file(path)
     fp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest,
           "taken_ns": time.time_ns()}
     if not prev:
