@@ -455,3 +455,16 @@ def test_help(capsys):
     for verb in ("maintain", "coverage"):
         code, out, _ = run(capsys, verb, "--help")
         assert code == 0 and f"usage: rowvoi {verb}" in out and "--json" in out
+
+
+def test_api_bad_input(env):
+    files_corpus(env)
+    with pytest.raises(ValueError, match="give a corpus name or all=True"):
+        maintain()
+    with pytest.raises(ValueError, match="give a corpus name or all=True"):
+        maintain("notes", all=True)
+    with pytest.raises(CorpusNotFound, match="corpus 'ghost' is not registered"):
+        maintain("ghost")
+    with pytest.raises(ValueError, match="corpus name 'bad name'"):
+        maintain("bad name")
+    assert not maintenance_dir().exists()  # refused before anything was written
