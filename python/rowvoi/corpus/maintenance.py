@@ -426,9 +426,10 @@ def _files_change(entry: Mapping[str, Any], state: Mapping[str, Any],
     now_ns = time.time_ns()
     new: dict[str, list] = {}
     n_new = n_changed = 0
+    root = str(scope.root)
     for key in scope.keys_list():
         try:
-            st = os.stat(scope.path(key))
+            st = os.stat(os.path.join(root, key))
         except FileNotFoundError:
             continue  # gone between the walk and now: it is not in the source
         version = ledger.get(key)
