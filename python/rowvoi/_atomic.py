@@ -34,6 +34,9 @@ API
 :func:`owner_tag`, :func:`owner_alive`
     the ``HOST-PID-RAND`` tags, for callers that name whole generations of
     files (see :class:`rowvoi.dense.HNSWIndex`).
+:func:`sha256_file`
+    the SHA-256 of a file's bytes, read in 1 MiB blocks (the checksum the
+    files above are verified with).
 
 Examples
 --------
@@ -50,6 +53,7 @@ Examples
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import secrets
@@ -72,6 +76,7 @@ __all__ = [
     "owner_alive",
     "is_stale_tag",
     "FOREIGN_MAX_AGE",
+    "sha256_file",
 ]
 
 #: Age (seconds) after which a temporary written on another host counts as
@@ -269,3 +274,19 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     b'\\x00\\x01'
     """
     atomic_write(path, lambda fh: fh.write(data))
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of the bytes of the file ``path``, read in 1 MiB
+    blocks (constant memory). Raises ``OSError`` if it cannot be read.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "f"); _ = open(p, "wb").write(b"abc")
+    >>> sha256_file(p)[:16]
+    'ba7816bf8f01cfea'
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1022,10 +1022,13 @@ def _add_discover_parser(sub: Any) -> None:
 
 def _add_corpus_parsers(sub: Any) -> None:
     """The corpus verbs (build, register, search, ls, info, rm) live in
-    :mod:`rowvoi.corpus.cli`."""
+    :mod:`rowvoi.corpus.cli`; maintain and coverage in
+    :mod:`rowvoi.corpus.maintain_cli`."""
     from rowvoi.corpus.cli import add_parsers
+    from rowvoi.corpus.maintain_cli import add_parsers as add_maintain_parsers
 
     add_parsers(sub)
+    add_maintain_parsers(sub)  # maintain, coverage
 
 
 # ----------------------------------------------------------------- parser

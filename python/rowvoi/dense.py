@@ -67,7 +67,6 @@ array([0.981, 0.832], dtype=float32)
 
 from __future__ import annotations
 
-import hashlib
 import json
 import numbers
 import os
@@ -83,7 +82,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi import _flat
-from rowvoi._atomic import atomic_write_bytes, fsync_dir, fsync_path, is_stale_tag, owner_tag
+from rowvoi._atomic import (
+    atomic_write_bytes,
+    fsync_dir,
+    fsync_path,
+    is_stale_tag,
+    owner_tag,
+    sha256_file,
+)
 from rowvoi._rwlock import RWLock
 from rowvoi.errors import IndexFormatError, RvIOError, raise_for_status
 from rowvoi.idset import IdSet, _as_id_array, as_idset
@@ -629,14 +635,6 @@ def _corrupt(msg: str) -> IndexFormatError:
     return IndexFormatError(f"RV_E_CORRUPT: {msg}", 6, "RV_E_CORRUPT")
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _read_manifest(d: Path) -> dict:
     """The parsed ``hnsw.json`` of directory d, checked for shape; raises
     IndexFormatError for anything that is not a saved HNSWIndex."""
@@ -1113,7 +1111,7 @@ class HNSWIndex:
             exact = d / f"exact.{n}.{tag}.rvf"
             try:
                 self._g.save_index(str(graph))
-                digest = _sha256_file(graph)
+                digest = sha256_file(graph)
                 fsync_path(graph)
                 _stage("graph")
                 self._exact.save(exact)
@@ -1183,7 +1181,7 @@ class HNSWIndex:
         hnswlib = _import_hnswlib()
         graph, exact_path = d / meta["hnsw_file"], d / meta["exact_file"]
         try:
-            digest = _sha256_file(graph)
+            digest = sha256_file(graph)
         except FileNotFoundError:
             raise _PartMissing(graph) from None
         if digest != meta["hnsw_sha256"]:

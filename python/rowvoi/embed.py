@@ -31,7 +31,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import numbers
 import os
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from rowvoi import _hashing
-from rowvoi._atomic import fsync_path
+from rowvoi._atomic import fsync_path, sha256_file
 
 __all__ = [
     "HashingEmbedder",
@@ -268,14 +267,6 @@ def cache_dir(override: str | os.PathLike | None = None) -> Path:
         return Path(os.environ["ROWVOI_HOME"]) / "cache"
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "rowvoi"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _fold_weights(src: Path) -> Any:
@@ -532,7 +523,7 @@ def derived_model(source: str | os.PathLike, variant: str = "int8",
     if variant not in ("int8", "fp32"):
         raise ValueError(f"variant={variant!r}: expected 'int8' or 'fp32'")
     src = Path(source)
-    digest = _sha256(src)
+    digest = sha256_file(src)
     name = f"minilm-{variant}-{_QUANT_RECIPE}-ort{onnxruntime.__version__}-{digest[:24]}.onnx"
     dest = cache_dir(cache) / "models" / name
     if dest.is_file():
@@ -627,7 +618,7 @@ class MiniLMEmbedder:
             raise ModelNotFoundError(
                 f"MiniLMEmbedder needs onnxruntime and tokenizers: pip install onnxruntime "
                 f"tokenizers ({exc})") from exc
-        self._source_sha = _sha256(self.source_path)
+        self._source_sha = sha256_file(self.source_path)
         if self.quantize:
             try:
                 self.model_path = derived_model(self.source_path, "int8", cache_dir)

@@ -57,6 +57,8 @@ MODULES = [
     "rowvoi.corpus.retrieve",
     "rowvoi.corpus.registry",
     "rowvoi.corpus.cli",
+    "rowvoi.corpus.maintenance",
+    "rowvoi.corpus.maintain_cli",
     # after the search (select, expand, disclose, discover, fusion, tools)
     "rowvoi.corpus.selection",
     "rowvoi.corpus.fusion",

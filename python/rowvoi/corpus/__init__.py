@@ -29,6 +29,10 @@ One module per stage:
     :func:`records_for_artifact`.
 ``registry``, ``paths``
     named corpora: where they live, how to rebuild them.
+``maintenance``
+    keeping them fresh: policies as data, :func:`~rowvoi.corpus.maintenance.maintain`
+    (idempotent, logged, one run at a time) and
+    :func:`~rowvoi.corpus.maintenance.coverage`.
 ``selection``, ``expansion``, ``disclosure``, ``discovery``, ``fusion``, ``tools``
     after the search: :func:`select` commits to a few hits or abstains,
     :func:`expand` stitches a hit's neighbouring surfaces into a

@@ -39,7 +39,7 @@ import json
 import sys
 from typing import Any
 
-from rowvoi.corpus.cli import _K  # the corpus verbs' integer >= 1
+from rowvoi.corpus.cli import _int  # range checked by the library (exit 1)
 
 __all__ = ["add_parser"]
 
@@ -119,7 +119,7 @@ def add_parser(sub: Any) -> None:
                    help="search mode to calibrate (default hybrid, as discover)")
     p.add_argument("--fusion", choices=("rrf", "blend"), default="rrf",
                    help="hybrid fusion (default rrf)")
-    p.add_argument("--k", type=_K, default=10,
+    p.add_argument("--k", type=_int, default=10,
                    help="hits per query searched, as discover's --k (default 10)")
     p.add_argument("--weight", type=_weight, default=0.5,
                    help="weight on answering in-scope queries against refusing the others, "

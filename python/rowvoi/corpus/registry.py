@@ -25,9 +25,10 @@ Kinds:
     ``metadata_keys``: :func:`~rowvoi.corpus.sources.from_records`.
 
 Each entry may also hold ``embedder`` (a spec string), ``strategy`` (a
-shipped strategy's spec) and ``filter_types``. Keys this version does not
-know are kept as they are when the file is rewritten (later versions add
-maintenance policies), and the file is replaced atomically under a lock, so
+shipped strategy's spec), ``filter_types`` and ``maintenance`` (a policy,
+see :mod:`rowvoi.corpus.maintenance`; a re-registration without one keeps
+the old one). Keys this version does not know are kept as they are when the
+file is rewritten, and the file is replaced atomically under a lock, so
 concurrent registrations do not lose each other.
 
 Examples
@@ -81,7 +82,7 @@ _PARAMS = {
     "files": {"root", "pattern", "exclude"},
     "records": {"path", "fetcher", "id_key", "text_key", "metadata_keys"},
 }
-_COMMON = {"kind", "embedder", "strategy", "filter_types"}
+_COMMON = {"kind", "embedder", "strategy", "filter_types", "maintenance"}
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -157,6 +158,13 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     elif strategy is not None:
         strategy_from_spec(strategy)  # validates
         out["strategy"] = dict(strategy)
+    if out.get("maintenance") is not None:
+        from rowvoi.corpus.maintenance import policy_from_spec
+
+        try:
+            out["maintenance"] = policy_from_spec(out["maintenance"]).to_dict()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"corpus {name!r}: maintenance {exc}") from None
     types = out.get("filter_types")
     if types is not None:
         if not isinstance(types, Mapping) or any(v not in FILTER_TYPES for v in types.values()):
@@ -180,7 +188,9 @@ def register(name: str, kind: str, *, embedder: str = "default", strategy: Any =
     strategy : IndexingStrategy or spec dict, optional
         A shipped strategy (stored as its spec).
     **params
-        The kind's parameters (see the module notes), and ``filter_types``.
+        The kind's parameters (see the module notes), ``filter_types``, and
+        ``maintenance`` (a policy spec such as ``"interval:24h"``: see
+        :func:`rowvoi.corpus.maintenance.policy_from_spec`).
 
     Raises
     ------
@@ -206,7 +216,7 @@ def register(name: str, kind: str, *, embedder: str = "default", strategy: Any =
         old = doc["corpora"].get(name) or {}
         # keys of later versions (maintenance policies, ...) survive a re-registration
         known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
-        keep = {k: v for k, v in old.items() if k not in known}
+        keep = {k: v for k, v in old.items() if k not in known or k == "maintenance"}
         doc["corpora"][name] = {**keep, **entry}
         return dict(doc["corpora"][name])
 
@@ -266,7 +276,7 @@ def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
     ...                         "text_key": "abstract", "maintenance": {}}).name
     'p'
     """
-    known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
+    known = (_COMMON - {"maintenance"}) | _PARAMS["files"] | _PARAMS["records"]
     e = _check_entry(name, {k: v for k, v in entry.items() if k in known})
     strategy = strategy_from_spec(e.get("strategy"))
     common = {"name": name, "strategy": strategy, "embedder": e.get("embedder", "default")}

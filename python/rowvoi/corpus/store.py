@@ -85,7 +85,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,8 @@ __all__ = [
     "HNSW_PARAMS",
     "FLAT_STORAGE",
     "base_files",
+    "pid_lock",
+    "holder_text",
     "FORMAT",
     "FORMAT_VERSION",
     "COMPACT_MIN",
@@ -405,9 +407,9 @@ class CorpusStore:
     # --------------------------------------------------------------- lock
     @contextlib.contextmanager
     def lock(self) -> Iterator[dict[str, Any]]:
-        """Hold the builder lock (``build.lock``, ``flock``). Yields what the
-        file said before (``{"pid": ...}`` of the previous holder, which
-        may be a dead builder's: the kernel released its lock).
+        """Hold the builder lock (``build.lock``, :func:`pid_lock`). Yields
+        what the file said before (``{"pid": ...}`` of the previous holder,
+        which may be a dead builder's: the kernel released its lock).
 
         Raises
         ------
@@ -415,31 +417,13 @@ class CorpusStore:
             Another live process holds it; the message names its pid.
         """
         self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
-                     0o666)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    raise
-                holder = _read_lock(fd)
-                who = f"process {holder.get('pid')}" if holder.get("pid") else "another process"
-                raise CorpusLocked(
-                    f"{self._label()} is being built by {who} (on {holder.get('host', '?')}, "
-                    f"since {_when(holder.get('started'))}); one build at a time: wait for it "
-                    "to finish") from None
-            previous = _read_lock(fd)
-            info = {"pid": os.getpid(), "host": os.uname().nodename, "started": time.time()}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(info).encode(), 0)
-            try:
-                yield previous
-            finally:
-                os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+
+        def busy(holder: Mapping[str, Any]) -> BaseException:
+            return CorpusLocked(f"{self._label()} is being built by {holder_text(holder)}; "
+                                "one build at a time: wait for it to finish")
+
+        with pid_lock(self.path / LOCK, busy) as previous:
+            yield previous
 
     # -------------------------------------------------------- calibration
     def calibration(self, key: str) -> dict[str, Any] | None:
@@ -553,6 +537,70 @@ class CorpusStore:
             pass
         atomic_write_bytes(self.path / MANIFEST, data)
         return True
+
+
+@contextlib.contextmanager
+def pid_lock(path: str | os.PathLike, busy: Callable[[Mapping[str, Any]], BaseException]
+             ) -> Iterator[dict[str, Any]]:
+    """Hold an exclusive, non-blocking ``flock`` on the file ``path``, which
+    names the holder (``{"pid", "host", "started"}``) while it is held.
+
+    The kernel drops the lock of a process that dies, so a lock left by a
+    killed holder is simply taken over: the context yields what the file
+    said before (the dead holder's pid, or ``{}``), so that the caller can
+    report the takeover. The file is emptied on release. The folder of
+    ``path`` must exist.
+
+    Parameters
+    ----------
+    path : path
+        The lock file (created if absent).
+    busy : callable
+        ``holder -> exception`` raised (with the live holder's info) when
+        another open file description holds the lock -- another process,
+        or another ``pid_lock`` on the same file in this one.
+
+    Thread-safety: one holder per file, across threads and processes.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.lock")
+    >>> with pid_lock(p, lambda h: RuntimeError(holder_text(h))) as before:
+    ...     try:
+    ...         with pid_lock(p, lambda h: RuntimeError("busy")):
+    ...             pass
+    ...     except RuntimeError as exc:
+    ...         print(exc, before)
+    busy {}
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise busy(_read_lock(fd)) from None
+        previous = _read_lock(fd)
+        info = {"pid": os.getpid(), "host": os.uname().nodename, "started": time.time()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        try:
+            yield previous
+        finally:
+            os.ftruncate(fd, 0)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def holder_text(holder: Mapping[str, Any]) -> str:
+    """How a lock holder is named in messages.
+
+    >>> holder_text({"pid": 12, "host": "h", "started": None})
+    'process 12 (on h, since an unknown time)'
+    """
+    who = f"process {holder.get('pid')}" if holder.get("pid") else "another process"
+    return f"{who} (on {holder.get('host', '?')}, since {_when(holder.get('started'))})"
 
 
 def base_files(base: Mapping[str, Any]) -> list[str]:
@@ -739,6 +787,11 @@ class Snapshot:
                 f"JOIN artifacts a ON a.aid = r.aid WHERE r.id IN ({_marks(len(part))})", part)
             out.update((r[0], (r[1], r[2], r[3], r[4])) for r in cur)
         return out
+
+    def ledger(self) -> dict[str, str]:
+        """``{artifact id: version}`` of every artifact in the ledger (the
+        version is the change signal the build recorded)."""
+        return dict(self.con.execute("SELECT artifact_id, version FROM artifacts"))
 
     def artifact(self, artifact_id: str) -> dict[str, Any] | None:
         """The ledger entry of an artifact, or ``None``."""
