@@ -1023,6 +1023,13 @@ def _add_corpus_parsers(sub: Any) -> None:
     add_parsers(sub)
 
 
+def _add_graph_parser(sub: Any) -> None:
+    """``rowvoi graph`` lives in :mod:`rowvoi.graph.cli`."""
+    from rowvoi.graph.cli import add_parser
+
+    add_parser(sub)
+
+
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
@@ -1175,6 +1182,7 @@ def build_parser() -> argparse.ArgumentParser:
     pq.set_defaults(func=_cmd_question, verb_parser=pq)
     _add_query_parser(sub)
     _add_corpus_parsers(sub)
+    _add_graph_parser(sub)
     _add_discover_parser(sub)
     return parser
 

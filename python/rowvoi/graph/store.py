@@ -722,7 +722,9 @@ def _window_array(window: Any) -> np.ndarray | None:
 
 def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     """The :class:`MemoryGraph` a store's selections and walks run on: the
-    store itself when it is one, else one built from ``store.export()``
+    store itself when it is one, a store's own ``snapshot()`` (a
+    :class:`~rowvoi.graph.CorpusGraph`'s; a :class:`rowvoi.corpus.Corpus`
+    is wrapped in one), else one built from ``store.export()``
     (with the store's ``embedder`` attribute unless one is given).
 
     Raises
@@ -732,6 +734,12 @@ def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     """
     if isinstance(store, MemoryGraph) and embedder is None:
         return store
+    from rowvoi.corpus.retrieve import Corpus
+
+    if isinstance(store, Corpus):  # a corpus's link graph, documents and vectors
+        from rowvoi.graph.corpus import CorpusGraph
+
+        store = CorpusGraph(store)
     snap = getattr(store, "snapshot", None)
     if callable(snap) and not isinstance(store, MemoryGraph):
         return snap() if embedder is None else snap(embedder=embedder)
