@@ -64,6 +64,7 @@ MODULES = [
     "rowvoi.corpus.disclosure",
     "rowvoi.corpus.discovery",
     "rowvoi.corpus.tools",
+    "rowvoi.corpus.edges",
     "rowvoi.rag.corpus",
     "rowvoi.graph",
     "rowvoi.graph._time",
@@ -72,6 +73,8 @@ MODULES = [
     "rowvoi.graph.text",
     "rowvoi.graph.walk",
     "rowvoi.graph.kuzu_store",
+    "rowvoi.graph.corpus",
+    "rowvoi.graph.cli",
 ]
 
 

@@ -476,7 +476,9 @@ class CorpusGraph:
         """Walk results as ordinary :class:`~rowvoi.corpus.SearchHit`
         objects of this corpus: ``source``, ``record_id`` and the record's
         metadata (its surface metadata and the artifact's filter fields)
-        filled in; ``walk_depth`` and ``seed`` kept in ``metadata``."""
+        and surface kind filled in (by ``artifact_id`` and
+        ``surface_index``); ``walk_depth`` and ``seed`` kept in
+        ``metadata``."""
         from rowvoi.corpus.base import SearchHit, ledger_key
 
         hits = list(hits)
@@ -485,17 +487,17 @@ class CorpusGraph:
             for h in hits:
                 entry = snap.artifact(ledger_key(h.artifact_id)) \
                     if isinstance(h.artifact_id, (str, int)) else None
-                rid, meta = h.record_id, {}
+                rid, meta, kind = h.record_id, {}, h.surface_kind
                 if entry is not None and h.surface_index is not None:
                     row = snap.con.execute(
-                        "SELECT id, metadata FROM records WHERE aid = ? AND surface_index = ?",
-                        (entry["aid"], int(h.surface_index))).fetchone()
+                        "SELECT id, metadata, kind FROM records WHERE aid = ? AND "
+                        "surface_index = ?", (entry["aid"], int(h.surface_index))).fetchone()
                     if row is not None:
-                        rid = int(row[0])
+                        rid, kind = int(row[0]), row[2]
                         meta = json.loads(row[1])
                     meta.update(entry["filter_fields"])
                 meta.update(h.metadata)
-                out.append(SearchHit(h.artifact_id, h.surface_kind, float(h.score), h.text,
+                out.append(SearchHit(h.artifact_id, kind, float(h.score), h.text,
                                      meta, source=self.source, surface_index=h.surface_index,
                                      record_id=rid, explain=h.explain))
         return out
