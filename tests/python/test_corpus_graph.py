@@ -491,3 +491,21 @@ def test_cli_graph_exit_codes(home):
     assert _run(["build", "aero", "--edge-fields", "parent="])[0] == 2
     rc, out, _ = _run(["graph", "--help"])
     assert rc == 0 and "neighbours" in out
+
+
+def test_corpus_from_before_links_gets_the_table():
+    """A corpus built before links were written has the old, always empty,
+    reserved table: readers see no links, the next build replaces it."""
+    store = CorpusStore.memory()
+    c = build(_src({"a": {"text": "x", "links": ["b"]}, "b": "y"}), store=store)
+    con = store.writer_connection()
+    con.execute("DROP TABLE links")
+    con.execute("CREATE TABLE links (source_aid TEXT NOT NULL, edge_type TEXT NOT NULL, "
+                "target TEXT NOT NULL, PRIMARY KEY (source_aid, edge_type, target)) "
+                "WITHOUT ROWID")
+    store._graph_cache = {}
+    assert CorpusGraph(c).n_edges == 0
+    r = build(_src({"a": {"text": "x", "links": ["b"]}, "b": "y"}), store=store,
+              edges=FieldEdges(["links"])).last_build
+    assert r.links_extracted == 2 and _links(c) == {("a", "LINKS", "", "b")}
+    assert CorpusGraph(c).neighbors("a") == ["b"]

@@ -177,8 +177,9 @@ CREATE TABLE IF NOT EXISTS filter_values ("{AID_COLUMN}" INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL, edge_type TEXT NOT NULL, target_source TEXT NOT NULL,
     target TEXT NOT NULL, seq INTEGER NOT NULL, text TEXT, time INTEGER,
-    PRIMARY KEY (source, edge_type, target_source, target)
+    PRIMARY KEY (source, seq)
 ) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS links_once ON links (source, edge_type, target_source, target);
 CREATE TABLE IF NOT EXISTS calibration (mode TEXT PRIMARY KEY, record TEXT NOT NULL)
     WITHOUT ROWID;
 """
@@ -198,8 +199,9 @@ def ensure_links_table(con: sqlite3.Connection) -> None:
         raise IndexFormatError("RV_E_CORRUPT: docs.sqlite: a links table of an unknown layout "
                                "holds rows; rebuild the corpus", 6, "RV_E_CORRUPT")
     con.execute("DROP TABLE IF EXISTS links")
-    stmt = next(s for s in _SCHEMA.split(";") if "TABLE IF NOT EXISTS links" in s)
-    con.execute(stmt)
+    for stmt in _SCHEMA.split(";"):
+        if "IF NOT EXISTS links" in stmt:
+            con.execute(stmt)
 
 
 def _shm_dir() -> str | None:

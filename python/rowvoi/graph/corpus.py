@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from rowvoi.graph._time import NO_TIME, to_time
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
@@ -83,6 +84,7 @@ class _Generation:
     topology: MemoryGraph
     full: MemoryGraph | None = None
     record_ids: np.ndarray | None = None
+    max_fan_in: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -111,48 +113,48 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
                       for _, a, t in arts]
     rows = snap.links()
     m = len(rows)
-    src = np.empty(m, dtype=np.int64)
-    dst = np.empty(m, dtype=np.int64)
-    etype = np.empty(m, dtype=np.uint16)
-    etime = np.full(m, NO_TIME, dtype=np.int64)
-    types: dict[str, int] = {}
-    texts: list = [None] * m
+    if m:
+        s_col, typ_col, tsrc_col, tgt_col, text_col, t_col = zip(*rows)
+    else:
+        s_col = typ_col = tsrc_col = tgt_col = text_col = t_col = ()
+    get = index.get
+    src = np.fromiter((get(v, -1) for v in s_col), dtype=np.int64, count=m)
+    dst = np.fromiter((-1 if ts else get(v, -1) for ts, v in zip(tsrc_col, tgt_col)),
+                      dtype=np.int64, count=m)
+    if m and src.min() < 0:  # a link whose source left: never committed (defensive)
+        keep = np.flatnonzero(src >= 0)
+        src, dst = src[keep], dst[keep]
+        pick = keep.tolist()
+        typ_col, tsrc_col, tgt_col, text_col, t_col = (
+            [c[i] for i in pick] for c in (typ_col, tsrc_col, tgt_col, text_col, t_col))
+        m = len(pick)
+    codes, uniques = pd.factorize(pd.Series(typ_col, dtype=object), sort=False)
+    if len(uniques) > 65536:
+        raise ValueError("the corpus's links use more than 65536 edge types")
+    etype = codes.astype(np.uint16)
+    names = [str(u) for u in uniques] or [""]
     n_dangling = 0
-    has_time = False
-    j = 0
-    for source, typ, tsrc, target, text, t in rows:
-        s = index.get(source)
-        if s is None:  # a link whose source left (never committed; defensive)
-            continue
-        key: Hashable = target if not tsrc else (tsrc, target)
+    for j in np.flatnonzero(dst < 0).tolist():  # targets that are not artifacts
+        key: Hashable = tgt_col[j] if not tsrc_col[j] else (tsrc_col[j], tgt_col[j])
         d = index.get(key)
-        if d is None or d >= n_art:
-            n_dangling += 1
-            if d is None:
-                d = index[key] = len(ids)
-                ids.append(key)
-        code = types.get(typ)
-        if code is None:
-            if len(types) >= 65536:
-                raise ValueError("the corpus's links use more than 65536 edge types")
-            code = types[typ] = len(types)
-        src[j], dst[j], etype[j] = s, d, code
-        if t is not None:
-            etime[j] = int(t)
-            has_time = True
-        texts[j] = text
-        j += 1
-    src, dst, etype, etime, texts = src[:j], dst[:j], etype[:j], etime[:j], texts[:j]
+        if d is None:
+            d = index[key] = len(ids)
+            ids.append(key)
+        dst[j] = d
+        n_dangling += 1
+    has_time = any(t is not None for t in t_col)
+    etime = np.fromiter((NO_TIME if t is None else t for t in t_col), dtype=np.int64,
+                        count=m) if has_time else None
+    texts = list(text_col)
     n = len(ids)
     ntime = None
     if node_times is not None:
         ntime = np.full(n, NO_TIME, dtype=np.int64)
         ntime[:n_art] = node_times
-    names = list(types) or [""]
     topo = MemoryGraph.from_arrays(src, dst, node_ids=ids, edge_type=etype, type_names=names,
-                                   node_time=ntime, edge_time=etime if has_time else None)
+                                   node_time=ntime, edge_time=etime)
     return _Generation(snap.generation, ids, n_art, src, dst, etype, names, ntime,
-                       etime if has_time else None, texts, n_dangling, topo)
+                       etime, texts, n_dangling, topo)
 
 
 class CorpusGraph:
@@ -386,8 +388,12 @@ class CorpusGraph:
         return self.topology().fan_in(node_id, edge_type)
 
     def max_fan_in(self, edge_type: str | None = None) -> int:
-        """The largest :meth:`fan_in` in the graph."""
-        return self.topology().max_fan_in(edge_type)
+        """The largest :meth:`fan_in` in the graph (computed once per
+        generation and type)."""
+        gen = self._current()
+        if edge_type not in gen.max_fan_in:
+            gen.max_fan_in[edge_type] = gen.topology.max_fan_in(edge_type)
+        return gen.max_fan_in[edge_type]
 
     def edge_types(self, node_id: Hashable | None = None) -> list[str]:
         """Types on a node's out-links, or every type in the corpus."""
