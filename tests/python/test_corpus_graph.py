@@ -237,7 +237,8 @@ def test_csr_matches_committed_generation_while_building():
     assert not errors, errors[:3]
     assert checks[0] > 10 and gen > 3
     g = CorpusGraph(c)
-    assert g.generation == c.store.snapshot().__enter__().generation or True
+    with c.store.snapshot() as snap:
+        assert g.generation == snap.generation == gen + 1
     assert g.topology() is g.topology()  # cached per generation
 
 
@@ -509,3 +510,45 @@ def test_corpus_from_before_links_gets_the_table():
               edges=FieldEdges(["links"])).last_build
     assert r.links_extracted == 2 and _links(c) == {("a", "LINKS", "", "b")}
     assert CorpusGraph(c).neighbors("a") == ["b"]
+
+
+def test_walks_and_selections_from_threads_while_building():
+    store = CorpusStore.memory()
+    n = 40
+
+    def docs_for(gen: int) -> dict:
+        return {f"d{i}": {"text": f"note {i} on topic {(i + gen) % 5}",
+                          "links": [f"d{(i + 1) % n}", f"d{(i + gen) % n}"]}
+                for i in range(n)}
+
+    c = build(_src(docs_for(0)), store=store, edges=FieldEdges({"links": "REF"}))
+    g = CorpusGraph(c)
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    done = [0]
+
+    def worker():
+        try:
+            while not stop.is_set():
+                hits = traverse("topic 3", g, policy=reverse_dependency_policy(seeds=["d0"]),
+                                max_depth=2, node_budget=20, k=5)
+                assert 0 < len(hits) <= 5 and all(h.record_id is not None for h in hits)
+                sel = documents_by_similarity(g, "topic 2", 3)
+                sel.expand(1)
+                assert len(sel) >= 3
+                done[0] += 1
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    t0, gen = time.monotonic(), 0
+    while time.monotonic() - t0 < 2.0:
+        gen += 1
+        build(_src(docs_for(gen)), store=store, edges=FieldEdges({"links": "REF"}))
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not errors, repr(errors[0])
+    assert done[0] > 2

@@ -256,6 +256,7 @@ class CorpusGraph:
             The corpus's embedder cannot be recreated here (pass the
             corpus opened with it).
         """
+        from rowvoi.corpus.retrieve import _Stale
         from rowvoi.corpus.store import BaseFileGone
 
         for _ in range(8):
@@ -265,7 +266,7 @@ class CorpusGraph:
                     if gen.full is not None and embedder is None:
                         return gen.full
                     return self._full(snap, gen, embedder)
-            except BaseFileGone:
+            except (BaseFileGone, _Stale):  # a newer commit: read that one
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing while its graph was loaded; "
                            "retry")
@@ -466,17 +467,25 @@ class CorpusGraph:
         from rowvoi.corpus.base import ledger_key
         from rowvoi.graph.walk import Surface
 
+        from rowvoi.corpus.retrieve import _Stale
+        from rowvoi.corpus.store import BaseFileGone
+
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
             return []
-        with self.corpus.store.snapshot() as snap:
-            entry = snap.artifact(ledger_key(artifact_id))
-            if entry is None:
-                return []
-            rows = snap.artifact_records(entry["aid"])
-            loaded = self.corpus._indexes(snap, lexical=False, dense=True)
-            vecs = loaded.dense.get([r[0] for r in rows]) if rows and loaded.dense is not None \
-                else [None] * len(rows)
-        return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
+        for _ in range(8):
+            try:
+                with self.corpus.store.snapshot() as snap:
+                    entry = snap.artifact(ledger_key(artifact_id))
+                    if entry is None:
+                        return []
+                    rows = snap.artifact_records(entry["aid"])
+                    loaded = self.corpus._indexes(snap, lexical=False, dense=True)
+                    vecs = loaded.dense.get([r[0] for r in rows]) \
+                        if rows and loaded.dense is not None else [None] * len(rows)
+                return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
+            except (BaseFileGone, _Stale):
+                continue
+        raise RuntimeError(f"{self.corpus.label} kept changing; retry")
 
     def search_hits(self, hits: Iterable[Any]) -> list:
         """Walk results as ordinary :class:`~rowvoi.corpus.SearchHit`
