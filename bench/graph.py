@@ -127,6 +127,18 @@ def write_block(name: str, text: str) -> None:
     RESULTS.write_text(new)
 
 
+def table_rows(rows: list, timings: dict, sizes: dict, goal: float | None = None) -> list[str]:
+    """Markdown rows ``| label | median | min | max | size [| goal] |``
+    for ``(label, key, what)`` rows (times in seconds, printed in ms)."""
+    out = []
+    for label, key, what in rows:
+        med, lo, hi = stats(timings[key])
+        size = f"{int(statistics.median(sizes[key]))} {what}" if what else "-"
+        met = "" if goal is None else f" {'met' if med < goal else 'missed'} |"
+        out.append(f"| {label} | {ms(med)} | {ms(lo)} | {ms(hi)} | {size} |{met}")
+    return out
+
+
 def environment(cmd: str) -> str:
     load = os.getloadavg()
     return (f"Command: `{cmd}`  \nrowvoi {rowvoi.__version__}, numpy {np.__version__}, "
@@ -214,11 +226,7 @@ def part_big(args: argparse.Namespace) -> None:
              f"{args.rounds} rounds, fresh random seeds each round.\n",
              "| operation | median ms | min ms | max ms | result size (median) | goal < 50 ms |",
              "|---|---:|---:|---:|---:|---|"]
-    for label, key, what in rows:
-        med, lo, hi = stats(timings[key])
-        size = f"{int(statistics.median(sizes[key]))} {what}" if what else "-"
-        lines.append(f"| {label} | {ms(med)} | {ms(lo)} | {ms(hi)} | {size} | "
-                     f"{'met' if med < 0.05 else 'missed'} |")
+    lines += table_rows(rows, timings, sizes, goal=0.05)
     write_block("big", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -567,10 +575,7 @@ def part_corpus(args: argparse.Namespace) -> None:
              f"{args.rounds} rounds, fresh random seeds and queries each round.\n",
              "| operation | median ms | min ms | max ms | result size (median) |",
              "|---|---:|---:|---:|---:|"]
-    for label, key, what in rows_:
-        med, lo, hi = stats(timings[key])
-        size = f"{int(statistics.median(sizes[key]))} {what}" if what else "-"
-        lines.append(f"| {label} | {ms(med)} | {ms(lo)} | {ms(hi)} | {size} |")
+    lines += table_rows(rows_, timings, sizes)
     write_block("corpus", "\n".join(lines) + "\n")
     print("\n".join(lines))
 

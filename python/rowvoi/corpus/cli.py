@@ -319,15 +319,21 @@ def _cmd_search(args: argparse.Namespace) -> int:
                           "fusion": args.fusion if args.mode == "hybrid" else None,
                           "hits": [h.to_dict() for h in hits]}))
         return 0
+    print_hits(hits)
+    return 0
+
+
+def print_hits(hits: list, note: Any = None) -> None:
+    """One hit per two lines (rank, score, id, kind, ``note(hit)``; the
+    snippet), then its pointer; ``(no hits)`` for none."""
     if not hits:
         print("(no hits)")
-        return 0
     for rank, h in enumerate(hits, 1):
-        print(f"{rank:3d}  {h.score:8.4f}  {h.artifact_id}  [{h.surface_kind}]")
+        extra = f"  {note(h)}" if note is not None else ""
+        print(f"{rank:3d}  {h.score:8.4f}  {h.artifact_id}  [{h.surface_kind}]{extra}")
         print(f"     {_snippet(h.text)}")
         if h.pointer:
             print(f"     {h.pointer}")
-    return 0
 
 
 def _corpus_rows() -> list[dict[str, Any]]:

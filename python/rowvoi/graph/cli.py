@@ -90,6 +90,7 @@ def _cmd_neighbours(args: argparse.Namespace) -> int:
 
 
 def _cmd_walk(args: argparse.Namespace) -> int:
+    from rowvoi.corpus.cli import print_hits
     from rowvoi.graph.walk import collapsed_tree_policy, reverse_dependency_policy, traverse
 
     CliError, UsageError = _errors()
@@ -115,14 +116,8 @@ def _cmd_walk(args: argparse.Namespace) -> int:
         print(json.dumps({"corpus": args.name, "query": args.query, "policy": args.policy,
                           "hits": [h.to_dict() for h in hits]}))
         return 0
-    if not hits:
-        print("(no hits)")
-        return 0
-    for rank, h in enumerate(hits, 1):
-        via = f" via {h.metadata['seed']}" if "seed" in h.metadata else ""
-        print(f"{rank:3d}  {h.score:8.4f}  {h.artifact_id}  [{h.surface_kind}]  depth "
-              f"{h.metadata.get('walk_depth')}{via}")
-        print(f"     {' '.join(h.text.split())[:93]}")
+    print_hits(hits, lambda h: f"depth {h.metadata.get('walk_depth')}" + (
+        f" via {h.metadata['seed']}" if "seed" in h.metadata else ""))
     return 0
 
 
