@@ -57,6 +57,11 @@ def test_field_edges_values():
     assert ex.extract("a", {"parent": "x"}, {"parent": 7})[0].target == "7"
     with pytest.raises(ValueError, match="artifact 'a', field 'links'"):
         ex.extract("a", {"links": [["only-one"]]}, {})
+    timed = FieldEdges(["links"], time_field="date")
+    assert timed.extract("a", {"links": ["b"], "date": "1970-01-01T00:00:01"}, {})[0].time == 1000
+    assert timed.extractor_id != FieldEdges(["links"]).extractor_id
+    with pytest.raises(ValueError, match="artifact 'a', field 'date'"):
+        timed.extract("a", {"links": ["b"], "date": "yesterday"}, {})
     with pytest.raises(TypeError):
         FieldEdges("parent")
     with pytest.raises(ValueError):
@@ -141,6 +146,19 @@ def test_edges_survive_incremental_builds_and_are_pruned():
     docs["guide"]["text"] = "the guide"
     build(from_mapping(docs, embedder="hashing:32"), store=store)
     assert _links(c) == set()
+
+
+def test_node_and_link_times_on_a_corpus():
+    docs = {"a": {"text": "old note", "year": 1990, "links": ["b"]},
+            "b": {"text": "new note", "year": 2020, "links": ["a"]}}
+    src = from_mapping(docs, embedder=EMB, metadata_of=lambda aid, raw: {"year": raw["year"]})
+    c = build(src, store=CorpusStore.memory(), edges=FieldEdges(["links"], time_field="year"))
+    g = CorpusGraph(c, time_field="year")
+    assert g["a"].time == 1990 and g["b"].time == 2020
+    assert [e.time for e in g.edges_of("a", "both")] == [1990, 2020]
+    assert g.edges_of("a", "out", window=(2000, 2030)) == []  # a is outside the window
+    assert [v for v, _ in g.bfs(["b"], max_depth=2, window=(2000, 2030))] == ["b"]
+    assert CorpusGraph(c)["a"].time is None  # without time_field: untimed
 
 
 def test_edge_list_kept_and_replaced():

@@ -187,6 +187,9 @@ class FieldEdges:
     casefold : bool
         Lower-case every target id (for ids such as package names that
         are case-insensitive); default False.
+    time_field : str, optional
+        A field whose value (an int, or an ISO-8601 string or date) is the
+        time of every link of the artifact (e.g. when it was written).
 
     Notes
     -----
@@ -207,7 +210,7 @@ class FieldEdges:
     uses_content = True
 
     def __init__(self, fields: Mapping[str, str] | Sequence[str] | None = None, *,
-                 casefold: bool = False) -> None:
+                 casefold: bool = False, time_field: str | None = None) -> None:
         if fields is None:
             fields = DEFAULT_EDGE_FIELDS
         if isinstance(fields, str):
@@ -223,29 +226,47 @@ class FieldEdges:
             out[f] = t
         if not out:
             raise ValueError("FieldEdges needs at least one field")
+        if time_field is not None and (not isinstance(time_field, str) or not time_field):
+            raise TypeError("time_field must be a field name (a non-empty str) or None")
         self.fields = out
         self.casefold = bool(casefold)
+        self.time_field = time_field
 
     def __repr__(self) -> str:
-        return f"FieldEdges({self.fields!r}, casefold={self.casefold})"
+        extra = f", time_field={self.time_field!r}" if self.time_field else ""
+        return f"FieldEdges({self.fields!r}, casefold={self.casefold}{extra})"
 
     @property
     def extractor_id(self) -> str:
-        """``fields:`` plus the sorted field map (and ``casefold``)."""
-        return "fields:" + json.dumps({"fields": self.fields, "casefold": self.casefold},
-                                      sort_keys=True, separators=(",", ":"))
+        """``fields:`` plus the sorted field map (``casefold``,
+        ``time_field``)."""
+        doc: dict[str, Any] = {"fields": self.fields, "casefold": self.casefold}
+        if self.time_field:
+            doc["time_field"] = self.time_field
+        return "fields:" + json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
     def spec(self) -> dict[str, Any]:
         """The JSON spec :func:`extractor_from_spec` recreates it from."""
-        return {"kind": "fields", "fields": dict(self.fields), "casefold": self.casefold}
+        out = {"kind": "fields", "fields": dict(self.fields), "casefold": self.casefold}
+        if self.time_field:
+            out["time_field"] = self.time_field
+        return out
+
+    def _value(self, name: str, raw: Any, fields: Mapping[str, Any]) -> Any:
+        return fields.get(name) if name in fields else (
+            raw.get(name) if isinstance(raw, Mapping) else None)
 
     def extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list[Link]:
         """The artifact's links, field by field in the order configured."""
         out: list[Link] = []
         seen: set[tuple[str, str | None, str]] = set()
+        when = None
+        if self.time_field:
+            t = self._value(self.time_field, raw, fields)
+            when = None if _missing(t) else _time(
+                t, f"artifact {artifact_id!r}, field {self.time_field!r}")
         for name, etype in self.fields.items():
-            value = fields.get(name) if name in fields else (
-                raw.get(name) if isinstance(raw, Mapping) else None)
+            value = self._value(name, raw, fields)
             if _missing(value):
                 continue
             if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
@@ -271,7 +292,7 @@ class FieldEdges:
                 key = (etype, src, target)
                 if key not in seen:
                     seen.add(key)
-                    out.append(Link(etype, target, target_source=src))
+                    out.append(Link(etype, target, time=when, target_source=src))
         return out
 
 
@@ -441,7 +462,8 @@ def extractor_from_spec(spec: Mapping[str, Any] | None) -> EdgeExtractor | None:
         return None
     kind = spec.get("kind")
     if kind == "fields":
-        return FieldEdges(spec.get("fields"), casefold=bool(spec.get("casefold", False)))
+        return FieldEdges(spec.get("fields"), casefold=bool(spec.get("casefold", False)),
+                          time_field=spec.get("time_field"))
     if kind == "all":
         return CombinedEdges([extractor_from_spec(p) for p in spec.get("parts", [])])
     raise ValueError(f"edge extractor spec {dict(spec)!r}: kinds are 'fields' and 'all'")
