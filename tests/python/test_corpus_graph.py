@@ -492,6 +492,8 @@ def test_cli_graph_verbs(home):
     rc, out, _ = _run(["graph", "aero", "walk", "lift", "--summary-kinds", "chunk",
                        "--leaf-kinds", "chunk"])
     assert rc == 0 and "flaps  [chunk]  depth 1 via wings" in out
+    rc, out, _ = _run(["info", "aero"])
+    assert rc == 0 and "  links: 4 (extractor fields:" in out
     # the registry remembers --edge-fields: a plain rebuild keeps the links
     rc, out, _ = _run(["build", "aero", "--json"])
     assert rc == 0 and json.loads(out)["n_links"] == 4

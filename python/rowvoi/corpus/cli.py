@@ -404,6 +404,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
           + (", ".join(f"{k} {n}" for k, n in info["kinds"].items()) or "none"))
     print(f"  embedder: {emb['id']} ({emb['dim']} dimensions)")
     print(f"  strategy: {info['strategy']['id']}")
+    if info.get("n_links") or info.get("edges"):
+        print(f"  links: {info['n_links']} (extractor {(info.get('edges') or {}).get('id')})")
     fields = info["fields"]
     print("  filter fields: " + (", ".join(f"{n} ({t})" for n, t in fields.items()) or "none"))
     print(f"  files: {len(info['files'])}, {info['bytes']:,} bytes")
