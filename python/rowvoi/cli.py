@@ -990,11 +990,13 @@ def _add_discover_parser(sub: Any) -> None:
     p.add_argument("names", metavar="NAME[,NAME...]", help="the corpus, or several, "
                    "comma-separated")
     p.add_argument("query", metavar="QUERY", help="what to look for (searched verbatim)")
-    p.add_argument("--k", type=_number("an integer >= 1", low=1, integer=True), default=10,
-                   help="candidates retrieved per corpus (default 10)")
-    p.add_argument("--mode", choices=("hybrid", "dense", "lexical"), default="hybrid",
+    # k, mode and fusion are checked by discover() itself: a bad value is the
+    # library's ValueError (exit 1), as for 'rowvoi search' (issue 10).
+    p.add_argument("--k", type=_number("an integer", low=-math.inf, integer=True), default=10,
+                   help="candidates retrieved per corpus, >= 1 (default 10)")
+    p.add_argument("--mode", default="hybrid", metavar="{hybrid,dense,lexical}",
                    help="search mode (default hybrid)")
-    p.add_argument("--fusion", choices=("rrf", "blend"), default="rrf",
+    p.add_argument("--fusion", default="rrf", metavar="{rrf,blend}",
                    help="hybrid fusion: rrf (rank-based, default) or blend (keeps score "
                         "magnitudes; pairs with --min-score)")
     p.add_argument("--strategy", choices=SELECT_STRATEGIES, default="conservative",

@@ -67,7 +67,7 @@ def test_token_count_fallback_is_documented_and_warned(monkeypatch):
     def missing(path):
         raise ModelNotFoundError("the MiniLM tokenizer is not installed")
 
-    monkeypatch.setattr(bridge, "_tokenizer", missing)
+    monkeypatch.setattr(bridge, "minilm_tokenizer", missing)
     monkeypatch.setattr(bridge, "_fallback_warned", False)
     with pytest.warns(RuntimeWarning, match="fall back to words"):
         assert count_tokens(["The shock attaches."]) == [4]

@@ -101,10 +101,18 @@ def test_errors_and_exit_codes(env, capsys):
     code, _, err = run(capsys, "search", "void", "wing")
     assert code == 1 and "corpus 'void' is empty; build it first: rowvoi build void" in err
     run(capsys, "build", "notes", "--files", str(env / "notes"), "--embedder", "hashing")
+    # Values out of range are the library's errors (exit 1, issue 10); text
+    # where a number belongs is a usage error (exit 2).
     code, _, err = run(capsys, "search", "notes", "wing", "--k", "0")
+    assert code == 1 and "k=0: must be in 1 .. 100000" in err
+    code, _, err = run(capsys, "search", "notes", "wing", "--k", "two")
     assert code == 2 and "--k" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--mode", "semantic")
-    assert code == 2
+    assert code == 1 and "mode='semantic': expected one of 'dense', 'lexical', 'hybrid'" in err
+    code, _, err = run(capsys, "search", "notes", "wing", "--fusion", "sum")
+    assert code == 1 and "fusion='sum': expected one of 'rrf', 'blend'" in err
+    code, _, err = run(capsys, "search", "notes", "wing", "--index", "ivf")
+    assert code == 1 and "index='ivf'" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--filter", "{year: 1}")
     assert code == 2 and "not valid JSON" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--filter", '{"year": 1}')

@@ -111,6 +111,7 @@ from rowvoi.corpus.strategy import (
     Fields,
     IndexingStrategy,
     WholeText,
+    minilm_tokenizer,
     strategy_from_spec,
     strategy_to_spec,
     text_of,
@@ -144,7 +145,7 @@ __all__ = [
     "from_dataframe", "resolve_fetcher", "content_hash_signal", "DFLT_EXCLUDE_DIRS",
     # strategy
     "IndexingStrategy", "WholeText", "Chunked", "Fields", "text_of", "STRATEGY_REGISTRY",
-    "strategy_to_spec", "strategy_from_spec", "DFLT_CHUNK_MAX_TOKENS",
+    "minilm_tokenizer", "strategy_to_spec", "strategy_from_spec", "DFLT_CHUNK_MAX_TOKENS",
     # embedders
     "CorpusEmbedder", "make_embedder", "embedder_for_id",
     # store, build, search

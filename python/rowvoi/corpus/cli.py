@@ -56,7 +56,16 @@ def _positive_int(what: str):
     return parse
 
 
-_K = _positive_int("an integer >= 1")
+def _int(text: str) -> int:
+    """An integer flag; its range is the library's to check (exit 1, not 2),
+    so ``--k 0`` fails like ``search(..., k=0)`` does."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+_int.__name__ = "an integer"
 
 
 def _csv(text: str) -> list[str]:
@@ -489,15 +498,15 @@ def add_parsers(sub: Any) -> None:
         epilog="example: rowvoi search notes 'wing drag' --mode hybrid --k 5")
     p.add_argument("name", metavar="NAME")
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--k", type=_K, default=10, help="hits to show (default 10)")
-    p.add_argument("--mode", choices=("dense", "lexical", "hybrid"), default="dense",
+    p.add_argument("--k", type=_int, default=10, help="hits to show, >= 1 (default 10)")
+    p.add_argument("--mode", default="dense", metavar="{dense,lexical,hybrid}",
                    help="ranking (default dense)")
-    p.add_argument("--fusion", choices=("rrf", "blend"), default="rrf",
+    p.add_argument("--fusion", default="rrf", metavar="{rrf,blend}",
                    help="hybrid fusion: rrf (by rank, default) or blend (by score)")
     p.add_argument("--filter", metavar="JSON", help="a filter over the filter fields")
     p.add_argument("--surfaces", type=_csv, metavar="K1,K2",
                    help="only these surface kinds")
-    p.add_argument("--index", choices=("auto", "flat", "hnsw"), default="auto",
+    p.add_argument("--index", default="auto", metavar="{auto,flat,hnsw}",
                    help="vector index: the HNSW graph when the corpus has one (auto), or "
                         "exact search (flat)")
     p.add_argument("--explain", action="store_true",

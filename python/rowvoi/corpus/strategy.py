@@ -65,6 +65,7 @@ __all__ = [
     "Chunked",
     "Fields",
     "text_of",
+    "minilm_tokenizer",
     "STRATEGY_REGISTRY",
     "strategy_to_spec",
     "strategy_from_spec",
@@ -241,7 +242,21 @@ def _char_spans(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=4)
-def _tokenizer(path: str | None) -> Any:
+def minilm_tokenizer(path: str | None = None) -> Any:
+    """The MiniLM WordPiece tokenizer (a ``tokenizers.Tokenizer`` with no
+    truncation and no padding) that ``Chunked(max_tokens=...)`` counts with.
+
+    ``path`` is a ``tokenizer.json``; None finds the installed MiniLM
+    model's. Loaded once per path and shared (a ``tokenizers.Tokenizer``
+    may be used from several threads). Count tokens of a text as
+    ``len(minilm_tokenizer().encode(text, add_special_tokens=False).ids)``.
+
+    Raises
+    ------
+    rowvoi.embed.ModelNotFoundError
+        No path given and the MiniLM model package is not installed (the
+        message names the package to install).
+    """
     from tokenizers import Tokenizer
 
     if path is None:
@@ -261,7 +276,7 @@ def _tokenizer(path: str | None) -> Any:
 def _token_spans(text: str, max_tokens: int, overlap_tokens: int,
                  token_model: str | None) -> list[tuple[int, int]]:
     """(start, end) character spans of windows of ``max_tokens`` tokens."""
-    offsets = _tokenizer(token_model).encode(text, add_special_tokens=False).offsets
+    offsets = minilm_tokenizer(token_model).encode(text, add_special_tokens=False).offsets
     if not offsets:
         return []
     spans = []

@@ -53,7 +53,7 @@ import pandas as pd
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.retrieve import search
 from rowvoi.corpus.selection import check_floor
-from rowvoi.corpus.strategy import _tokenizer
+from rowvoi.corpus.strategy import minilm_tokenizer
 from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 from rowvoi.embed import ModelNotFoundError
 from rowvoi.rag.context import Chunk
@@ -112,7 +112,7 @@ def count_tokens(texts: Iterable[str], *, tokens: str = "auto") -> list[int]:
         raise ValueError(f"tokens must be 'auto', 'minilm', 'words' or a callable, got "
                          f"{tokens!r}")
     try:
-        tok = _tokenizer(None)
+        tok = minilm_tokenizer(None)
     except (ModelNotFoundError, ImportError) as exc:
         if tokens == "minilm":
             raise
