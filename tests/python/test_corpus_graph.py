@@ -507,7 +507,10 @@ def test_cli_graph_exit_codes(home):
     rc, _, err = _run(["graph", "aero", "neighbours", "ghost"])
     assert rc == 1 and "'ghost' is neither an artifact" in err
     assert _run(["graph", "aero"])[0] == 2
-    assert _run(["graph", "aero", "text", "wings", "--depth", "0"])[0] == 2
+    assert _run(["graph", "aero", "text", "wings", "--depth", "two"])[0] == 2
+    rc, _, err = _run(["graph", "aero", "text", "wings", "--depth", "-1"])
+    assert rc == 1 and "depth=-1" in err  # the library's range check
+    assert _run(["graph", "aero", "walk", "q", "--k", "0"])[0] == 1
     assert _run(["graph", "aero", "walk", "q", "--policy", "reverse-deps"])[0] == 2
     assert _run(["graph", "aero", "walk", "q", "--seed", "wings"])[0] == 2
     assert _run(["build", "aero", "--edge-fields", "parent="])[0] == 2

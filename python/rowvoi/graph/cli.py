@@ -154,7 +154,9 @@ def add_parser(sub: Any) -> None:
     >>> add_parser(sub); print(sub.choices["graph"].format_usage().strip())
     usage: rowvoi graph [-h] NAME ACTION ...
     """
-    from rowvoi.corpus.cli import _K, _csv, _positive_int
+    # integer flags: text that is no integer is a usage error (exit 2); the
+    # range is the library's to check (exit 1), as for rowvoi search --k
+    from rowvoi.corpus.cli import _csv, _int
 
     p = sub.add_parser(
         "graph", help="a corpus's link graph: neighbours, walks, text for prompts",
@@ -197,11 +199,11 @@ def add_parser(sub: Any) -> None:
                         "synopsis, capability, document)")
     a.add_argument("--leaf-kinds", type=_csv, metavar="K1,K2",
                    help="collapsed-tree: surface kinds returned (default chunk, readme_chunk)")
-    a.add_argument("--depth", type=_positive_int("an integer >= 1"), default=2,
-                   help="hops from a seed (default 2)")
-    a.add_argument("--budget", type=_positive_int("an integer >= 1"), default=64,
-                   help="nodes visited, at most (default 64)")
-    a.add_argument("--k", type=_K, default=10, help="hits to show (default 10)")
+    a.add_argument("--depth", type=_int, default=2,
+                   help="hops from a seed, >= 0 (default 2)")
+    a.add_argument("--budget", type=_int, default=64,
+                   help="nodes visited, at most, >= 1 (default 64)")
+    a.add_argument("--k", type=_int, default=10, help="hits to show, >= 1 (default 10)")
     a.add_argument("--json", action="store_true", help="print JSON for programs")
     a.set_defaults(func=_cmd_walk, verb_parser=a, edge_type=None)
 
@@ -209,11 +211,11 @@ def add_parser(sub: Any) -> None:
                         description="Facts for a prompt: the links around ID... breadth "
                                     "first, one line each, within the edge budgets.")
     a.add_argument("ids", metavar="ID", nargs="+", help="start items")
-    a.add_argument("--depth", type=_positive_int("an integer >= 1"), default=3,
+    a.add_argument("--depth", type=_int, default=3,
                    help="items within DEPTH-1 hops are expanded (default 3)")
-    a.add_argument("--max-edges", type=_positive_int("an integer >= 1"), default=25,
+    a.add_argument("--max-edges", type=_int, default=25,
                    help="lines, at most (default 25)")
-    a.add_argument("--max-edges-per-subject", type=_positive_int("an integer >= 1"),
+    a.add_argument("--max-edges-per-subject", type=_int,
                    metavar="N", help="lines with one subject, at most")
     a.add_argument("--bridge", type=_csv, metavar="T1,T2",
                    help="link types followed but never printed")
