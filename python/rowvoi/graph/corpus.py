@@ -117,10 +117,14 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
         s_col, typ_col, tsrc_col, tgt_col, text_col, t_col = zip(*rows)
     else:
         s_col = typ_col = tsrc_col = tgt_col = text_col = t_col = ()
-    get = index.get
-    src = np.fromiter((get(v, -1) for v in s_col), dtype=np.int64, count=m)
-    dst = np.fromiter((-1 if ts else get(v, -1) for ts, v in zip(tsrc_col, tgt_col)),
-                      dtype=np.int64, count=m)
+    # ids -> node indexes by pandas' hash index (C), -1 when absent
+    by_id = pd.Index(ids[:n_art], dtype=object)
+    src = by_id.get_indexer(pd.Index(s_col, dtype=object)).astype(np.int64) if m else \
+        np.zeros(0, dtype=np.int64)
+    dst = by_id.get_indexer(pd.Index(tgt_col, dtype=object)).astype(np.int64) if m else \
+        np.zeros(0, dtype=np.int64)
+    if m:
+        dst[np.fromiter((bool(ts) for ts in tsrc_col), dtype=bool, count=m)] = -1
     if m and src.min() < 0:  # a link whose source left: never committed (defensive)
         keep = np.flatnonzero(src >= 0)
         src, dst = src[keep], dst[keep]

@@ -621,10 +621,11 @@ class MemoryGraph:
         if t == -2 or not self.n_edges:
             return 0
         keep = np.ones(self.n_edges, dtype=bool) if t < 0 else self._etype == t
-        pairs = np.unique(np.stack([self._dst[keep], self._src[keep]]), axis=1)
-        if not pairs.shape[1]:
+        # distinct (dst, src) pairs as one int64 key each (node indexes < 2**32)
+        keys = np.unique(self._dst[keep] * np.int64(1 << 32) + self._src[keep])
+        if not len(keys):
             return 0
-        return int(np.bincount(pairs[0]).max())
+        return int(np.bincount(keys >> 32).max())
 
     def edge_types(self, node_id: Hashable | None = None) -> list[str]:
         """Types on the node's out-edges (first seen first), or every type

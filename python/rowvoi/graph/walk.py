@@ -17,8 +17,9 @@ Policies see the store verbatim.  Two ship here:
 * :func:`collapsed_tree_policy` -- a match on a *summary* surface routes to
   that artifact's best *leaf* surfaces; it needs a :class:`SurfaceStore`
   (a ``search`` callable and a per-artifact ``surfaces`` accessor;
-  :class:`MemorySurfaces` is the in-memory one, and a corpus will provide
-  the same two methods);
+  :class:`MemorySurfaces` is the in-memory one; a corpus's
+  :class:`~rowvoi.graph.CorpusGraph` is another, which also routes to the
+  leaves of child artifacts through ``PARENT`` links);
 * :func:`reverse_dependency_policy` -- from caller-chosen seeds, walk
   reverse edges (dependents of a library) over any
   :class:`~rowvoi.graph.GraphStore`, scoring each node's best document.
@@ -428,8 +429,9 @@ class _ReverseDependency:
         if "graph" not in state.cache:
             g = snapshot(store)
             state.cache["graph"] = g
-            state.cache["max_fan_in"] = store.max_fan_in(self.edge_type) \
-                if hasattr(store, "max_fan_in") else g.max_fan_in(self.edge_type)
+            if self.fan_in_weight > 0:  # the prior's scale, only when it counts
+                state.cache["max_fan_in"] = store.max_fan_in(self.edge_type) \
+                    if hasattr(store, "max_fan_in") else g.max_fan_in(self.edge_type)
             q = state.query
             state.cache["q"] = None if g.dim == 0 else (
                 np.asarray(g.embedder.embed([q]), dtype=np.float32)[0]
@@ -470,7 +472,7 @@ class _ReverseDependency:
             return None  # no documents (a seed outside the corpus, a dangling target)
         cos, text, idx = self._best(node, store, state)
         fan = store.fan_in(node, self.edge_type)
-        top = state.cache["max_fan_in"]
+        top = state.cache.get("max_fan_in", 0)
         total = cos + self.fan_in_weight * (fan / top if top else 0.0) \
             + self.proximity_weight / (1 + depth)
         meta = {"walk_depth": depth, "fan_in": fan}
