@@ -1031,6 +1031,13 @@ def _add_corpus_parsers(sub: Any) -> None:
     add_maintain_parsers(sub)  # maintain, coverage
 
 
+def _add_graph_parser(sub: Any) -> None:
+    """``rowvoi graph`` lives in :mod:`rowvoi.graph.cli`."""
+    from rowvoi.graph.cli import add_parser
+
+    add_parser(sub)
+
+
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
@@ -1185,6 +1192,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_parsers(sub)
     from rowvoi.corpus.eval_cli import add_parsers as add_eval_parsers
     add_eval_parsers(sub)  # eval, eval-select, sweep-select
+    _add_graph_parser(sub)
     _add_discover_parser(sub)
     from rowvoi.corpus.calibrate_cli import add_parser as add_calibrate_parser
     add_calibrate_parser(sub)

@@ -1,5 +1,7 @@
-"""The README's "Search your own documents" commands run as written."""
+"""The README's "Search your own documents" and "Links between documents"
+commands run as written."""
 
+import json
 import os
 import re
 import shlex
@@ -43,3 +45,33 @@ def test_search_your_own_documents(tmp_path):
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("shock-waves.md ")
+
+
+def test_links_between_documents(tmp_path):
+    text = section("#### Links between documents")
+    block = re.search(r"```sh\n(.*?)\n```", text, re.S).group(1)
+    env = dict(os.environ, ROWVOI_HOME=str(tmp_path / "home"))
+    outputs = []
+    for line in block.splitlines():
+        argv = shlex.split(line)
+        assert argv[0] == "rowvoi"
+        proc = subprocess.run([str(ROWVOI), *argv[1:]], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, (line, proc.stderr)
+        outputs.append(proc.stdout)
+    assert "6 artifacts" in outputs[0] and "7 links" in outputs[0]
+    assert outputs[1].splitlines()[0] == "wings: 1 out, 3 in (fan-in 3)"
+    assert "stall --PARENT--> wings" in outputs[2].splitlines()
+    assert len(outputs[2].splitlines()) == 5  # every edge within two hops (budget 6)
+    first = outputs[3].splitlines()[0].split()
+    assert first[2:] == ["stall", "[body]", "depth", "1", "via", "wings"]
+    hits = json.loads(outputs[4])["hits"]
+    assert hits[0]["artifact_id"] == "stall" and hits[0]["metadata"]["seed"] == "wings"
+    assert not (tmp_path / "home" / "corpora" / "aero").exists()
+    code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[")]
+    assert lines[0].startswith("[('stall', 1, 'wings')")
+    assert lines[1] == "['flaps', 'flutter', 'stall'] ['shock-waves']"

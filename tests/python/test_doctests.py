@@ -77,6 +77,7 @@ MODULES = [
     "rowvoi.corpus.eval.generate",
     "rowvoi.corpus.eval.plots",
     "rowvoi.corpus.eval_cli",
+    "rowvoi.corpus.edges",
     "rowvoi.rag.corpus",
     "rowvoi.graph",
     "rowvoi.graph._time",
@@ -88,6 +89,8 @@ MODULES = [
     # calibrated abstention
     "rowvoi.corpus.calibration",
     "rowvoi.corpus.calibrate_cli",
+    "rowvoi.graph.corpus",
+    "rowvoi.graph.cli",
 ]
 
 

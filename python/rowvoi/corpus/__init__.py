@@ -27,6 +27,9 @@ One module per stage:
 ``retrieve``
     :class:`Corpus`, :func:`open_corpus`, :func:`search`,
     :func:`records_for_artifact`.
+``edges``
+    the link graph's edges, found at build time: :class:`FieldEdges`,
+    :class:`EdgeList` (:class:`rowvoi.graph.CorpusGraph` serves them).
 ``registry``, ``paths``
     named corpora: where they live, how to rebuild them.
 ``maintenance``
@@ -130,6 +133,7 @@ from rowvoi.corpus.expansion import (
     sentence_window_policy,
 )
 from rowvoi.corpus.fusion import Identity, fuse_hits
+from rowvoi.corpus.edges import EdgeExtractor, EdgeList, FieldEdges, Link
 from rowvoi.corpus.selection import SELECT_STRATEGIES, Selection, select
 from rowvoi.corpus.tools import as_retriever, make_search
 
@@ -162,6 +166,7 @@ __all__ = [
     "sentence_window_policy", "parent_policy", "disclose", "Disclosure", "PointerRefused",
     "DISCLOSURE_LEVELS", "discover", "DiscoveryResult", "NoFloorWarning", "calibration_key",
     "fuse_hits", "Identity", "as_retriever", "make_search", "tools",
+    "EdgeExtractor", "FieldEdges", "EdgeList", "Link",
     # calibrated abstention
     "Calibration", "calibrate_min_score", "load_calibration",
 ]

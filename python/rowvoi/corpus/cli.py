@@ -184,6 +184,29 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
                    help="with --strategy fields: the record fields, in order")
     s.add_argument("--chunked-fields", type=_csv, metavar="F1,...",
                    help="with --strategy fields: fields to chunk")
+    e = p.add_argument_group("links (the corpus's graph: rowvoi graph NAME ...)")
+    e.add_argument("--edge-fields", type=_csv, metavar="F[=TYPE],...",
+                   help="metadata fields naming other items, each an edge type: parent "
+                        "(PARENT), links and deps (REF), any other FIELD (FIELD upper-cased) "
+                        "or FIELD=TYPE; e.g. --edge-fields parent,links")
+
+
+def _edges_spec(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The edge extractor spec --edge-fields asks for (None: not given)."""
+    from rowvoi.corpus.edges import DEFAULT_EDGE_FIELDS, FieldEdges
+
+    _, UsageError = _errors()
+    items = getattr(args, "edge_fields", None)
+    if items is None:
+        return None
+    fields: dict[str, str] = {}
+    for item in items:
+        name, _, etype = item.partition("=")
+        name, etype = name.strip(), etype.strip()
+        if not name or ("=" in item and not etype):
+            raise UsageError(f"--edge-fields: {item!r} is not FIELD or FIELD=TYPE")
+        fields[name] = etype or DEFAULT_EDGE_FIELDS.get(name, name.upper())
+    return FieldEdges(fields).spec()
 
 
 def _register_from_flags(name: str, args: argparse.Namespace, *, required: bool
@@ -196,16 +219,22 @@ def _register_from_flags(name: str, args: argparse.Namespace, *, required: bool
     entry = _entry_from_flags(args)
     old = registry.get(name)
     strategy = _strategy_spec(args)
+    edges = _edges_spec(args)
     if entry is None:
         if required:
             raise UsageError("give the source: --files FOLDER, --records FILE or --fetcher "
                              "MODULE:ATTR")
         if old is None:
             return None
-        if args.embedder is None and strategy is None:
+        if args.embedder is None and strategy is None and edges is None:
             return old
         entry = {k: v for k, v in old.items()}
-    params = {k: v for k, v in entry.items() if k not in ("kind", "embedder", "strategy")}
+    params = {k: v for k, v in entry.items() if k not in ("kind", "embedder", "strategy",
+                                                          "edges")}
+    if edges is None and old is not None:
+        edges = old.get("edges")
+    if edges is not None:
+        params["edges"] = edges
     embedder = args.embedder or (old or {}).get("embedder") or _pinned_spec(name) or "default"
     if strategy is None and old is not None and old.get("kind") == entry["kind"]:
         strategy = old.get("strategy")
@@ -236,9 +265,12 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if entry is None:
         raise CliError(f"corpus {args.name!r} is not registered: give its source "
                        f"(rowvoi build {args.name} --files FOLDER, or --records FILE)")
+    from rowvoi.corpus.edges import extractor_from_spec
+
     source = registry.source_from_entry(args.name, entry)
     progress = False if args.json else None
-    corpus = build(source, full=not args.keep_missing, progress=progress, hnsw=args.hnsw)
+    corpus = build(source, full=not args.keep_missing, progress=progress, hnsw=args.hnsw,
+                   edges=extractor_from_spec(entry.get("edges")))
     r = corpus.last_build
     if args.json:
         print(json.dumps({"corpus": args.name, "path": str(corpus.store.path),
@@ -254,7 +286,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     print(f"built corpus {args.name!r} (generation {r.generation}): {n} artifacts -- "
           f"{r.n_new} new, {r.n_changed} changed, {r.n_unchanged} unchanged, {r.n_deleted} "
           f"deleted; {r.records_added} records written, {r.texts_embedded} texts embedded "
-          f"({r.cache_hits} from the cache){extra}; {r.seconds:.2f} s")
+          f"({r.cache_hits} from the cache){extra}"
+          + (f"; {r.n_links} links" if r.n_links else "") + f"; {r.seconds:.2f} s")
     return 0
 
 
@@ -295,15 +328,21 @@ def _cmd_search(args: argparse.Namespace) -> int:
                           "fusion": args.fusion if args.mode == "hybrid" else None,
                           "hits": [h.to_dict() for h in hits]}))
         return 0
+    print_hits(hits)
+    return 0
+
+
+def print_hits(hits: list, note: Any = None) -> None:
+    """One hit per two lines (rank, score, id, kind, ``note(hit)``; the
+    snippet), then its pointer; ``(no hits)`` for none."""
     if not hits:
         print("(no hits)")
-        return 0
     for rank, h in enumerate(hits, 1):
-        print(f"{rank:3d}  {h.score:8.4f}  {h.artifact_id}  [{h.surface_kind}]")
+        extra = f"  {note(h)}" if note is not None else ""
+        print(f"{rank:3d}  {h.score:8.4f}  {h.artifact_id}  [{h.surface_kind}]{extra}")
         print(f"     {_snippet(h.text)}")
         if h.pointer:
             print(f"     {h.pointer}")
-    return 0
 
 
 def _corpus_rows() -> list[dict[str, Any]]:
@@ -374,6 +413,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
           + (", ".join(f"{k} {n}" for k, n in info["kinds"].items()) or "none"))
     print(f"  embedder: {emb['id']} ({emb['dim']} dimensions)")
     print(f"  strategy: {info['strategy']['id']}")
+    if info.get("n_links") or info.get("edges"):
+        print(f"  links: {info['n_links']} (extractor {(info.get('edges') or {}).get('id')})")
     fields = info["fields"]
     print("  filter fields: " + (", ".join(f"{n} ({t})" for n, t in fields.items()) or "none"))
     print(f"  files: {len(info['files'])}, {info['bytes']:,} bytes")

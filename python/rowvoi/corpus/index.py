@@ -83,6 +83,7 @@ from rowvoi.corpus.store import (
     HNSW_PARAMS,
     base_files,
     default_lexical,
+    ensure_links_table,
     load_dense,
     load_lexical,
     new_lexical,
@@ -137,6 +138,13 @@ class BuildReport:
         Wall time, and ``embed_seconds`` of it in the embedder.
     took_over_lock_of : int or None
         The pid of a dead builder whose lock this build took over.
+    links_extracted : int
+        Artifacts whose links the edge extractor produced in this build.
+    links_dropped : int
+        Links deleted wholesale because the extractor changed (or
+        ``edges=False``), before re-extraction.
+    n_links : int
+        Links stored after the build (dangling ones included).
 
     >>> r = BuildReport(n_seen=3, n_new=1, n_unchanged=2)
     >>> r.changed, r.to_dict()["n_new"]
@@ -159,12 +167,15 @@ class BuildReport:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     took_over_lock_of: int | None = None
+    links_extracted: int = 0
+    links_dropped: int = 0
+    n_links: int = 0
 
     @property
     def changed(self) -> bool:
         """Did the build commit anything?"""
         return bool(self.n_new or self.n_changed or self.n_deleted or self.rebuild
-                    or self.compacted)
+                    or self.compacted or self.links_extracted or self.links_dropped)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -403,7 +414,7 @@ def _resolve_store(source: CorpusSource, store: Any) -> CorpusStore:
 def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None = None,
           embedder: Any = None, full: bool = True, batch_size: int = DFLT_BATCH_SIZE,
           progress: bool | None = None, compact: bool | None = None,
-          hnsw: bool | None = None) -> Any:
+          hnsw: bool | None = None, edges: Any = None) -> Any:
     """Build or incrementally update a corpus from ``source``.
 
     Parameters
@@ -434,6 +445,17 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
         still answers ``index="flat"``); False: exact flat index only;
         None (default): keep the corpus's current choice (flat for a new
         corpus). A change rewrites the index files.
+    edges : EdgeExtractor, list, DataFrame, edge rows or False, optional
+        The link graph's edges (:mod:`rowvoi.corpus.edges`): an extractor
+        such as :class:`~rowvoi.corpus.edges.FieldEdges`, several in a
+        list, or explicit edges (rows or a DataFrame with ``src``,
+        ``dst``, ``type``, ``text``, ``time``). Written into
+        ``docs.sqlite`` in the generation's own commit: new and changed
+        artifacts' links are (re-)extracted, unchanged ones keep theirs,
+        pruned ones lose theirs; another extractor than the corpus's
+        re-extracts every artifact's links (no embedding). None (default):
+        the corpus's extractor again when it has a spec, else keep the
+        stored links; False: remove every link.
 
     Returns
     -------
@@ -449,9 +471,10 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
         A bad embedder spec, a callable without an id for a stored corpus,
         or an embedder returning vectors of the wrong shape.
     ValueError, TypeError
-        A strategy, change signal or metadata function failing on an
-        artifact (named), a filter field value that does not fit its
-        declared type. Nothing is committed then.
+        A strategy, change signal, metadata function or edge extractor
+        failing on an artifact (named), a filter field value that does not
+        fit its declared type, a malformed ``edges``. Nothing is committed
+        then.
 
     Notes
     -----
@@ -476,6 +499,9 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
     if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) \
             or batch_size < 1:
         raise ValueError(f"batch_size={batch_size!r}: must be an integer >= 1")
+    from rowvoi.corpus.edges import as_extractor
+
+    extractor = False if edges is False else as_extractor(edges)
     st = _resolve_store(source, store)
     emb = make_embedder(source.embedder if embedder is None else embedder,
                         persistent=not st.temporary)
@@ -484,7 +510,8 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
         if not st.exists():
             st.create()
         report = _Builder(source, st, emb, full=bool(full), batch_size=int(batch_size),
-                          progress=progress, compact=compact, hnsw=hnsw).run()
+                          progress=progress, compact=compact, hnsw=hnsw,
+                          edges=extractor).run()
     dead = previous.get("pid")
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
@@ -501,7 +528,7 @@ class _Builder:
 
     def __init__(self, source: CorpusSource, store: CorpusStore, emb: CorpusEmbedder, *,
                  full: bool, batch_size: int, progress: bool | None,
-                 compact: bool | None, hnsw: bool | None) -> None:
+                 compact: bool | None, hnsw: bool | None, edges: Any = None) -> None:
         self.source = source
         self.store = store
         self.emb = emb
@@ -510,6 +537,7 @@ class _Builder:
         self.progress = progress
         self.compact = compact
         self.hnsw_arg = hnsw
+        self.edges_arg = edges  # an extractor, False (none) or None (the corpus's)
         self.report = BuildReport()
         self.strategy = source.indexing_strategy
         self.strategy_id = strategy_id(self.strategy)
@@ -537,13 +565,16 @@ class _Builder:
                 dict(HNSW_PARAMS) if self.hnsw_arg else None)
             if self.hnsw != cur_hnsw and self.compact is not False:
                 self.compact = True  # the vector index changes kind: rewrite it
+            self._resolve_edges()
             stale, deleted, ledger = self._scan()
             _stage("scanned")
             self.report.generation = int(self.state.get("generation", 0))
             pending = snap.counts() if self.compact is True else {}
             has_delta = bool(pending.get("n_delta") or pending.get("n_tombstones")
                              or self.hnsw != cur_hnsw)
-            if not stale and not deleted and self.rebuild is None and not has_delta:
+            if not stale and not deleted and self.rebuild is None and not has_delta \
+                    and not self.edges_all:
+                self.report.n_links = snap.n_links()
                 return self.report
             self.report.rebuild = self.rebuild
             self._write(stale, deleted, ledger)
@@ -551,6 +582,48 @@ class _Builder:
         except BaseException:
             self.store.close_writer()  # a clean connection for the next build
             raise
+
+    def _resolve_edges(self) -> None:
+        """Which extractor runs, and whether every artifact's links are
+        re-extracted (``edges_all``): see :mod:`rowvoi.corpus.edges`."""
+        from rowvoi.corpus.edges import extractor_from_spec
+
+        stored = self.state.get("edges")
+        self.edges_keep = False  # keep the stored links of changed artifacts
+        if self.edges_arg is False:
+            self.extractor = None
+            self.edges_all = stored is not None
+        elif self.edges_arg is None:
+            self.edges_all = False
+            spec = (stored or {}).get("spec")
+            self.extractor = extractor_from_spec(spec) if spec else None
+            if stored is not None and self.extractor is None:
+                self.edges_keep = True
+            elif self.extractor is not None and \
+                    self.extractor.extractor_id != stored.get("id"):
+                self.edges_all = True  # a spec whose extractor changed meaning
+        else:
+            self.extractor = self.edges_arg
+            self.edges_all = stored is None or stored.get("id") != self.extractor.extractor_id
+        if self.extractor is None:
+            self.edges_state = None if not self.edges_keep else stored
+        else:
+            spec = getattr(self.extractor, "spec", None)
+            self.edges_state = {"id": self.extractor.extractor_id,
+                                "spec": spec() if callable(spec) else None}
+        self.pending_links: dict[str, list] = {}
+
+    def _extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list:
+        from rowvoi.corpus.edges import check_links
+
+        try:
+            links = self.extractor.extract(artifact_id, raw, fields)
+            return check_links(artifact_id, links)
+        except (TypeError, ValueError) as exc:
+            if str(exc).startswith("artifact "):
+                raise
+            raise type(exc)(f"edge extraction of artifact {artifact_id!r} failed: {exc}") \
+                from exc
 
     def _rebuild_reason(self, snap: Snapshot) -> str | None:
         s = self.state
@@ -588,6 +661,13 @@ class _Builder:
                     raise TypeError(f"change_signal({artifact_id!r}) returned "
                                     f"{type(version).__name__}, not a str")
                 stale.append((artifact_id, version))
+            elif self.edges_all and self.extractor is not None:
+                # unchanged, but the extractor is new: its links from the
+                # raw item and the stored filter fields (no decomposition)
+                key = ledger_key(artifact_id)
+                uses = getattr(self.extractor, "uses_content", True)
+                fields = self._stored_fields(key) if uses else {}
+                self.pending_links[key] = self._extract(key, raw if uses else None, fields)
         self.report.n_seen = len(seen)
         self.report.n_unchanged = len(seen) - len(stale)
         deleted = [a for a in versions if a not in seen] if (self.full or self.rebuild) else []
@@ -606,6 +686,22 @@ class _Builder:
                 self.report.n_new += 1
         return stale, deleted, ledger
 
+    def _stored_fields(self, key: str) -> dict[str, Any]:
+        row = self.con.execute("SELECT filter_fields FROM artifacts WHERE artifact_id = ?",
+                               (key,)).fetchone()
+        return {} if row is None else json.loads(row[0])
+
+    def _put_links(self, key: str, links: list) -> None:
+        """Replace one artifact's links."""
+        self.con.execute("DELETE FROM links WHERE source = ?", (key,))
+        if links:
+            self.con.executemany(
+                "INSERT OR REPLACE INTO links (source, edge_type, target_source, target, seq, "
+                "text, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(key, ln.type, ln.target_source or "", ln.target, i, ln.text, ln.time)
+                 for i, ln in enumerate(links)])
+        self.report.links_extracted += 1
+
     def _write(self, stale: list[tuple[str, str]], deleted: list[str],
                ledger: dict[str, tuple[int, str]]) -> None:
         con = self.con
@@ -616,6 +712,11 @@ class _Builder:
             self.dim = int(self.emb.dim)
         con.execute("BEGIN IMMEDIATE")
         try:
+            ensure_links_table(con)
+            if self.edges_all:
+                self.report.links_dropped = con.execute("DELETE FROM links").rowcount
+            for key, links in self.pending_links.items():
+                self._put_links(key, links)
             old_vectors = self._old_vectors() if self.rebuild not in (None, "first build",
                                                                        "embedder changed") \
                 else None
@@ -631,9 +732,14 @@ class _Builder:
             for artifact_id in deleted:
                 if artifact_id in ledger:
                     self._remove_artifact(ledger[artifact_id][0])
+                con.execute("DELETE FROM links WHERE source = ?", (artifact_id,))
                 self.report.n_deleted += 1
             self._reindex(stale, ledger, old_vectors)
             self.fields.finish()
+            if deleted or self.rebuild is not None:
+                # links belong to their source artifact: none may outlive it
+                con.execute("DELETE FROM links WHERE source NOT IN "
+                            "(SELECT artifact_id FROM artifacts)")
             compacting = (self.direct is not None or self.compact is True
                           or self._should_compact())
             state = dict(self.state)
@@ -645,11 +751,13 @@ class _Builder:
                 "strategy_id": self.strategy_id, "strategy_spec": _spec_or_none(self.strategy),
                 "lexical": self.lexical_conf, "name": self.source.name, "hnsw": self.hnsw,
                 "source": self.source.spec, "updated": time.time(),
+                "edges": self.edges_state,
                 "n_records": con.execute("SELECT count(*) FROM records").fetchone()[0],
                 "n_artifacts": con.execute("SELECT count(*) FROM artifacts").fetchone()[0],
             })
             con.executemany("INSERT OR REPLACE INTO state VALUES (?, ?)",
                             [(k, json.dumps(v)) for k, v in state.items()])
+            self.report.n_links = con.execute("SELECT count(*) FROM links").fetchone()[0]
             _stage("commit")
             con.execute("COMMIT")
         except BaseException:
@@ -714,10 +822,10 @@ class _Builder:
         con.execute(f'DELETE FROM filter_values WHERE "{AID_COLUMN}" = ?', (aid,))
         self.report.records_removed += len(ids)
 
-    def _plans(self, stale: list[tuple[str, str]]) -> Iterator[list[tuple[str, str, Any, list]]]:
-        """Batches of (artifact_id, version, filter fields, surfaces), about
-        ``batch_size`` surfaces each."""
-        batch: list[tuple[str, str, Any, list]] = []
+    def _plans(self, stale: list[tuple[str, str]]) -> Iterator[list[tuple]]:
+        """Batches of (artifact_id, version, filter fields, surfaces, links
+        or None), about ``batch_size`` surfaces each."""
+        batch: list[tuple] = []
         n = 0
         for artifact_id, version in stale:
             try:
@@ -736,7 +844,10 @@ class _Builder:
                                      .strip()]):
                 raise TypeError(f"artifact {artifact_id!r}: the strategy returned surfaces "
                                 "that are not rowvoi.corpus.Surface objects")
-            batch.append((artifact_id, version, fields, surfaces))
+            links = None
+            if self.extractor is not None:
+                links = self._extract(ledger_key(artifact_id), raw, fields)
+            batch.append((artifact_id, version, fields, surfaces, links))
             n += len(surfaces)
             if n >= self.batch_size:
                 yield batch
@@ -751,13 +862,15 @@ class _Builder:
         bar = _Progress(self.progress, len(stale), f"building {self.source.name or 'corpus'}")
         try:
             for batch in self._plans(stale):
-                texts = [s.text for _, _, _, surfs in batch for s in surfs]
+                texts = [s.text for _, _, _, surfs, _ in batch for s in surfs]
                 hashes = [_hash_text(t) for t in texts]
                 vectors = self._vectors(texts, hashes, old_vectors)
                 _stage("embedded")
                 rows: list[tuple] = []
                 artifacts: list[tuple] = []
-                for artifact_id, version, fields, surfs in batch:
+                for artifact_id, version, fields, surfs, links in batch:
+                    if links is not None:
+                        self._put_links(ledger_key(artifact_id), links)
                     entry = ledger.get(artifact_id)
                     if entry is not None:
                         self._remove_artifact(entry[0])

@@ -25,7 +25,9 @@ Kinds:
     ``metadata_keys``: :func:`~rowvoi.corpus.sources.from_records`.
 
 Each entry may also hold ``embedder`` (a spec string), ``strategy`` (a
-shipped strategy's spec), ``filter_types`` and ``maintenance`` (a policy,
+shipped strategy's spec), ``filter_types``, ``edges`` (an edge
+extractor's spec, e.g. ``{"kind": "fields", "fields": {"parent":
+"PARENT"}}``: see :mod:`rowvoi.corpus.edges`) and ``maintenance`` (a policy,
 see :mod:`rowvoi.corpus.maintenance`; a re-registration without one keeps
 the old one). Keys this version does not know are kept as they are when the
 file is rewritten, and the file is replaced atomically under a lock, so
@@ -82,7 +84,7 @@ _PARAMS = {
     "files": {"root", "pattern", "exclude"},
     "records": {"path", "fetcher", "id_key", "text_key", "metadata_keys"},
 }
-_COMMON = {"kind", "embedder", "strategy", "filter_types", "maintenance"}
+_COMMON = {"kind", "embedder", "strategy", "filter_types", "edges", "maintenance"}
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -158,6 +160,17 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     elif strategy is not None:
         strategy_from_spec(strategy)  # validates
         out["strategy"] = dict(strategy)
+    edges = out.get("edges")
+    if edges is not None:
+        from rowvoi.corpus.edges import extractor_from_spec
+
+        if not isinstance(edges, Mapping):
+            raise ValueError(f"corpus {name!r}: edges is an edge extractor spec (a mapping)")
+        try:
+            extractor_from_spec(edges)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"corpus {name!r}: {exc}") from None
+        out["edges"] = dict(edges)
     if out.get("maintenance") is not None:
         from rowvoi.corpus.maintenance import policy_from_spec
 
@@ -326,7 +339,11 @@ def build_corpus(name: str, **build_kwargs: Any) -> Any:
     1
     >>> del os.environ["ROWVOI_HOME"]
     """
+    from rowvoi.corpus.edges import extractor_from_spec
     from rowvoi.corpus.index import build
 
+    entry = get(name)
+    if entry is not None and entry.get("edges") and "edges" not in build_kwargs:
+        build_kwargs["edges"] = extractor_from_spec(entry["edges"])
     return build(source_for(name), **build_kwargs)
 

@@ -303,8 +303,9 @@ class Corpus:
 
     def info(self) -> dict[str, Any]:
         """What the corpus holds: name, path, generation, counts, surface
-        kinds, filter fields and types, embedder, strategy, analyzer,
-        files and bytes on disk. Loads no index and no model.
+        kinds, links (``n_links``) and the edge extractor (``edges``),
+        filter fields and types, embedder, strategy, analyzer, files and
+        bytes on disk. Loads no index and no model.
 
         >>> from rowvoi.corpus import CorpusStore, build, from_mapping
         >>> c = build(from_mapping({"a": "x y"}, embedder="hashing:16"),
@@ -322,6 +323,8 @@ class Corpus:
                 "generation": snap.generation,
                 **counts,
                 "kinds": snap.kinds(),
+                "n_links": snap.n_links(),
+                "edges": s.get("edges"),
                 "fields": {n: t for n, t, _ in snap.fields()},
                 "embedder": {"id": s.get("embedder_id"), "dim": s.get("dim"),
                              "spec": s.get("embedder_spec")},

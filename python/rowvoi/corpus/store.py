@@ -21,7 +21,10 @@ surface: int64 id, artifact, plan-global surface index, kind, text,
 surface metadata, content hash), the typed ``filter_values`` table that
 filters run against (one typed column per filter field; ``fields`` lists
 their types), the ``delta_vectors`` and ``tombstones`` described below,
-the ``links`` table of the graph layer and the ``calibration`` table of
+the ``links`` of the link graph (one row per edge: source artifact id,
+edge type, target corpus -- ``''`` for this one -- and artifact id, its
+position among the source's links, optional text and time; see
+:mod:`rowvoi.corpus.edges`), and the ``calibration`` table of
 calibrated abstention floors (one JSON record per search key, written by
 :meth:`CorpusStore.set_calibration` under the builder lock; see
 :mod:`rowvoi.corpus.calibration`).
@@ -116,6 +119,7 @@ __all__ = [
     "COMPACT_MIN",
     "COMPACT_RATIO",
     "AID_COLUMN",
+    "ensure_links_table",
 ]
 
 #: The ``format`` written in ``manifest.json`` and in the state table.
@@ -175,12 +179,33 @@ CREATE TABLE IF NOT EXISTS fields (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS filter_values ("{AID_COLUMN}" INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS links (
-    source_aid TEXT NOT NULL, edge_type TEXT NOT NULL, target TEXT NOT NULL,
-    PRIMARY KEY (source_aid, edge_type, target)
+    source TEXT NOT NULL, edge_type TEXT NOT NULL, target_source TEXT NOT NULL,
+    target TEXT NOT NULL, seq INTEGER NOT NULL, text TEXT, time INTEGER,
+    PRIMARY KEY (source, seq)
 ) WITHOUT ROWID;
+CREATE UNIQUE INDEX IF NOT EXISTS links_once ON links (source, edge_type, target_source, target);
 CREATE TABLE IF NOT EXISTS calibration (mode TEXT PRIMARY KEY, record TEXT NOT NULL)
     WITHOUT ROWID;
 """
+
+
+_LINK_COLUMNS = ["source", "edge_type", "target_source", "target", "seq", "text", "time"]
+
+
+def ensure_links_table(con: sqlite3.Connection) -> None:
+    """Give a corpus created before links were written (whose reserved
+    ``links`` table was always empty) the current ``links`` table. Only a
+    builder calls this, inside its transaction."""
+    cols = [r[1] for r in con.execute("PRAGMA table_info(links)")]
+    if cols == _LINK_COLUMNS:
+        return
+    if cols and con.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None:
+        raise IndexFormatError("RV_E_CORRUPT: docs.sqlite: a links table of an unknown layout "
+                               "holds rows; rebuild the corpus", 6, "RV_E_CORRUPT")
+    con.execute("DROP TABLE IF EXISTS links")
+    for stmt in _SCHEMA.split(";"):
+        if "IF NOT EXISTS links" in stmt:
+            con.execute(stmt)
 
 
 def _shm_dir() -> str | None:
@@ -812,6 +837,24 @@ class Snapshot:
             sql += " AND kind = ?"
             args.append(kind)
         return self.con.execute(sql + " ORDER BY surface_index", args).fetchall()
+
+    def links(self) -> list[tuple]:
+        """Every stored link as ``(source, edge_type, target_source, target,
+        text, time)``, by source artifact id, then in extraction order
+        (``target_source`` is ``''`` for this corpus). ``[]`` for a corpus
+        whose links table predates the link graph."""
+        cols = [r[1] for r in self.con.execute("PRAGMA table_info(links)")]
+        if cols != _LINK_COLUMNS:
+            return []
+        return self.con.execute("SELECT source, edge_type, target_source, target, text, time "
+                                "FROM links ORDER BY source, seq").fetchall()
+
+    def n_links(self) -> int:
+        """Stored links (dangling ones included)."""
+        cols = [r[1] for r in self.con.execute("PRAGMA table_info(links)")]
+        if cols != _LINK_COLUMNS:
+            return 0
+        return int(self.con.execute("SELECT count(*) FROM links").fetchone()[0])
 
     def kinds(self) -> dict[str, int]:
         """Surface kinds and their record counts."""

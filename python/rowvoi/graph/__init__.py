@@ -5,6 +5,9 @@ a safe walker (``traverse``).
 * :class:`MemoryGraph` -- the built-in store: CSR adjacency (both
   directions) over typed, directed edges with optional times and texts;
   documents on nodes and edges, with vectors from an embedder.
+* :class:`CorpusGraph` -- the link graph inside a corpus (its ``links``,
+  written at build time by :mod:`rowvoi.corpus.edges`), cached per
+  generation; its documents are the corpus's records and vectors.
 * :class:`GraphStore` -- the protocol other stores implement
   (:class:`rowvoi.graph.kuzu.KuzuGraph` for the embedded Kùzu database).
 * :class:`VectorSelection` and its constructors -- scored document sets
@@ -29,6 +32,7 @@ from rowvoi.graph.selection import (
     entities_by_similarity,
     nodes_by_similarity,
 )
+from rowvoi.graph.corpus import CorpusGraph
 from rowvoi.graph.store import Document, Edge, GraphData, GraphStore, MemoryGraph, Node, snapshot
 from rowvoi.graph.text import GraphText, graph_to_text
 from rowvoi.graph.walk import (
@@ -42,6 +46,7 @@ from rowvoi.graph.walk import (
 
 __all__ = [
     "MemoryGraph",
+    "CorpusGraph",
     "GraphStore",
     "GraphData",
     "Node",

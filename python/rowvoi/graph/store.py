@@ -621,10 +621,11 @@ class MemoryGraph:
         if t == -2 or not self.n_edges:
             return 0
         keep = np.ones(self.n_edges, dtype=bool) if t < 0 else self._etype == t
-        pairs = np.unique(np.stack([self._dst[keep], self._src[keep]]), axis=1)
-        if not pairs.shape[1]:
+        # distinct (dst, src) pairs as one int64 key each (node indexes < 2**32)
+        keys = np.unique(self._dst[keep] * np.int64(1 << 32) + self._src[keep])
+        if not len(keys):
             return 0
-        return int(np.bincount(pairs[0]).max())
+        return int(np.bincount(keys >> 32).max())
 
     def edge_types(self, node_id: Hashable | None = None) -> list[str]:
         """Types on the node's out-edges (first seen first), or every type
@@ -722,7 +723,9 @@ def _window_array(window: Any) -> np.ndarray | None:
 
 def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     """The :class:`MemoryGraph` a store's selections and walks run on: the
-    store itself when it is one, else one built from ``store.export()``
+    store itself when it is one, a store's own ``snapshot()`` (a
+    :class:`~rowvoi.graph.CorpusGraph`'s; a :class:`rowvoi.corpus.Corpus`
+    is wrapped in one), else one built from ``store.export()``
     (with the store's ``embedder`` attribute unless one is given).
 
     Raises
@@ -732,6 +735,12 @@ def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     """
     if isinstance(store, MemoryGraph) and embedder is None:
         return store
+    from rowvoi.corpus.retrieve import Corpus
+
+    if isinstance(store, Corpus):  # a corpus's link graph, documents and vectors
+        from rowvoi.graph.corpus import CorpusGraph
+
+        store = CorpusGraph(store)
     snap = getattr(store, "snapshot", None)
     if callable(snap) and not isinstance(store, MemoryGraph):
         return snap() if embedder is None else snap(embedder=embedder)

@@ -141,7 +141,8 @@ def graph_to_text(graph: Any, ids: Iterable[Hashable], *, depth: int = 3, max_ed
     ValueError
         A negative depth or budget, a bad window.
     """
-    g = snapshot(graph)
+    topo = getattr(graph, "topology", None)  # a CorpusGraph: no documents needed
+    g = topo() if callable(topo) else snapshot(graph)
     depth = _count(depth, "depth", 0)
     max_edges = _count(max_edges, "max_edges", 0)
     per = 0 if max_edges_per_subject is None else _count(max_edges_per_subject,

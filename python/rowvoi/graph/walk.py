@@ -17,16 +17,20 @@ Policies see the store verbatim.  Two ship here:
 * :func:`collapsed_tree_policy` -- a match on a *summary* surface routes to
   that artifact's best *leaf* surfaces; it needs a :class:`SurfaceStore`
   (a ``search`` callable and a per-artifact ``surfaces`` accessor;
-  :class:`MemorySurfaces` is the in-memory one, and a corpus will provide
-  the same two methods);
+  :class:`MemorySurfaces` is the in-memory one; a corpus's
+  :class:`~rowvoi.graph.CorpusGraph` is another, which also routes to the
+  leaves of child artifacts through ``PARENT`` links);
 * :func:`reverse_dependency_policy` -- from caller-chosen seeds, walk
   reverse edges (dependents of a library) over any
   :class:`~rowvoi.graph.GraphStore`, scoring each node's best document.
 
-Results are :class:`WalkHit` objects, best first: the fields of a search
-hit (``artifact_id``, ``surface_kind``, ``score``, ``text``, ``metadata``,
-``source``, ``surface_index``) with ``metadata["walk_depth"]`` and
-``metadata["seed"]`` (the seed the walk came from).
+Results are search hits (:class:`rowvoi.corpus.SearchHit`; ``WalkHit`` is
+the same class), best first, with ``metadata["walk_depth"]`` and
+``metadata["seed"]`` (the seed the walk came from).  On a corpus
+(a :class:`rowvoi.corpus.Corpus` or a :class:`~rowvoi.graph.CorpusGraph`)
+they are ordinary hits of that corpus -- ``source``, ``record_id``,
+``surface_index`` and the record's metadata filled in -- so they fuse with
+flat search results (:func:`rowvoi.corpus.fuse_hits`).
 
 Examples
 --------
@@ -55,6 +59,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rowvoi.corpus.base import SearchHit
 from rowvoi.graph.store import snapshot
 
 __all__ = [
@@ -70,24 +75,11 @@ __all__ = [
 ]
 
 
-@dataclass
-class WalkHit:
-    """A scored result of a walk, shaped like a search hit (higher score =
-    closer).  ``metadata`` carries ``walk_depth`` and ``seed``."""
-
-    artifact_id: Hashable
-    surface_kind: str
-    score: float
-    text: str
-    metadata: dict = field(default_factory=dict)
-    source: str | None = None
-    surface_index: int | None = None
-
-    def to_dict(self) -> dict:
-        """Plain Python types (the score as a float)."""
-        return {"artifact_id": self.artifact_id, "surface_kind": self.surface_kind,
-                "score": float(self.score), "text": self.text, "metadata": dict(self.metadata),
-                "source": self.source, "surface_index": self.surface_index}
+#: A walk's result is an ordinary search hit (one hit type for corpus
+#: results): :class:`rowvoi.corpus.SearchHit`, with ``metadata["walk_depth"]``
+#: and ``metadata["seed"]``, so walks fuse with searches
+#: (:func:`rowvoi.corpus.fuse_hits`).
+WalkHit = SearchHit
 
 
 @dataclass
@@ -159,7 +151,10 @@ def traverse(query: Any, store: Any, *, policy: WalkPolicy, max_depth: int = 2,
     query : str or vector
         Passed to the policy.
     store : object
-        Passed to the policy verbatim.
+        Passed to the policy verbatim -- except a
+        :class:`rowvoi.corpus.Corpus`, which is wrapped in a
+        :class:`~rowvoi.graph.CorpusGraph` (its links, surfaces and search);
+        the hits are then the corpus's own (see the module notes).
     policy : WalkPolicy
     max_depth : int
         Hops from a seed; nodes at this depth are not expanded.
@@ -179,6 +174,9 @@ def traverse(query: Any, store: Any, *, policy: WalkPolicy, max_depth: int = 2,
     node_budget = _count(node_budget, "node_budget", 1)
     k = _count(k, "k", 1)
     max_fan_out = _count(max_fan_out, "max_fan_out", 1)
+    corpus_graph = _corpus_graph(store)
+    if corpus_graph is not None:
+        store = corpus_graph
     state = WalkState(query=query, max_depth=max_depth, budget=node_budget)
     frontier: list[tuple[Any, int, Hashable]] = []
     for node in itertools.islice(policy.seed(query, store, state), max_fan_out):
@@ -216,7 +214,20 @@ def traverse(query: Any, store: Any, *, policy: WalkPolicy, max_depth: int = 2,
                     if policy.node_id(nxt) not in state.visited:
                         frontier.append((nxt, depth + 1, seed))
     ranked = sorted(range(len(state.results)), key=lambda i: -state.results[i].score)
-    return [state.results[i] for i in ranked[:k]]
+    hits = [state.results[i] for i in ranked[:k]]
+    return hits if corpus_graph is None else corpus_graph.search_hits(hits)
+
+
+def _corpus_graph(store: Any) -> Any:
+    """A CorpusGraph for a Corpus or CorpusGraph store, else None."""
+    from rowvoi.corpus.retrieve import Corpus
+    from rowvoi.graph.corpus import CorpusGraph
+
+    if isinstance(store, CorpusGraph):
+        return store
+    if isinstance(store, Corpus):
+        return CorpusGraph(store)
+    return None
 
 
 def _best_first(scored: list[tuple[Any, float]], state: WalkState) -> list[tuple[Any, float]]:
@@ -325,6 +336,7 @@ class _CollapsedTree:
     summary_kinds: tuple[str, ...]
     leaf_kinds: tuple[str, ...]
     seed_k: int
+    child_edge_type: str | None = "PARENT"
     select: Callable = _best_first
 
     def _q(self, store: Any, state: WalkState) -> np.ndarray:
@@ -333,7 +345,14 @@ class _CollapsedTree:
         return state.cache["q"]
 
     def _leaves(self, store: Any, aid: Hashable) -> list[Surface]:
-        return [s for s in store.surfaces(aid) if s.kind in self.leaf_kinds]
+        """The artifact's own leaves, then its children's (artifacts whose
+        ``child_edge_type`` links point at it, when the store has links)."""
+        own = [s for s in store.surfaces(aid) if s.kind in self.leaf_kinds]
+        if self.child_edge_type is None or not hasattr(store, "reverse_neighbors"):
+            return own
+        for child in store.reverse_neighbors(aid, self.child_edge_type):
+            own += [s for s in store.surfaces(child) if s.kind in self.leaf_kinds]
+        return own
 
     def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]:
         return [("summary", h) for h in store.search(query, self.seed_k, self.summary_kinds)]
@@ -373,7 +392,8 @@ class _CollapsedTree:
 def collapsed_tree_policy(*, summary_kinds: Sequence[str] = ("description", "synopsis",
                                                                "capability", "document"),
                           leaf_kinds: Sequence[str] = ("chunk", "readme_chunk"),
-                          seed_k: int = 10) -> WalkPolicy:
+                          seed_k: int = 10,
+                          child_edge_type: str | None = "PARENT") -> WalkPolicy:
     """Route a summary match to that artifact's best leaf surfaces.
 
     Seeds on the top ``seed_k`` matches among ``summary_kinds`` surfaces
@@ -382,8 +402,19 @@ def collapsed_tree_policy(*, summary_kinds: Sequence[str] = ("description", "syn
     router (not a result) only when its artifact has leaves, so a corpus of
     single-surface artifacts returns its summaries instead of nothing.  The
     store is a :class:`SurfaceStore`; use ``max_depth >= 1``.
+
+    On a store with links (a corpus: :class:`~rowvoi.graph.CorpusGraph`),
+    an artifact's leaves are its own leaf surfaces and those of its
+    children -- the artifacts whose ``child_edge_type`` links (default
+    ``"PARENT"``: child -> parent) point at it -- so a summary document
+    routes to the best chunks of the documents filed under it.  None:
+    own surfaces only.
     """
-    return _CollapsedTree(tuple(summary_kinds), tuple(leaf_kinds), _count(seed_k, "seed_k", 1))
+    if child_edge_type is not None and (not isinstance(child_edge_type, str)
+                                        or not child_edge_type):
+        raise TypeError("child_edge_type must be an edge type (str) or None")
+    return _CollapsedTree(tuple(summary_kinds), tuple(leaf_kinds), _count(seed_k, "seed_k", 1),
+                          child_edge_type)
 
 
 @dataclass
@@ -398,8 +429,9 @@ class _ReverseDependency:
         if "graph" not in state.cache:
             g = snapshot(store)
             state.cache["graph"] = g
-            state.cache["max_fan_in"] = store.max_fan_in(self.edge_type) \
-                if hasattr(store, "max_fan_in") else g.max_fan_in(self.edge_type)
+            if self.fan_in_weight > 0:  # the prior's scale, only when it counts
+                state.cache["max_fan_in"] = store.max_fan_in(self.edge_type) \
+                    if hasattr(store, "max_fan_in") else g.max_fan_in(self.edge_type)
             q = state.query
             state.cache["q"] = None if g.dim == 0 else (
                 np.asarray(g.embedder.embed([q]), dtype=np.float32)[0]
@@ -440,7 +472,7 @@ class _ReverseDependency:
             return None  # no documents (a seed outside the corpus, a dangling target)
         cos, text, idx = self._best(node, store, state)
         fan = store.fan_in(node, self.edge_type)
-        top = state.cache["max_fan_in"]
+        top = state.cache.get("max_fan_in", 0)
         total = cos + self.fan_in_weight * (fan / top if top else 0.0) \
             + self.proximity_weight / (1 + depth)
         meta = {"walk_depth": depth, "fan_in": fan}
