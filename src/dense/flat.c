@@ -852,7 +852,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
     }
     const rv_idset *filter = prm->filter;
     if (!filter) {
-        memcpy(skip, ix->dead, ix->n_rows);
+        if (ix->n_rows) memcpy(skip, ix->dead, ix->n_rows); /* dead is NULL when empty */
     } else if (filter->n < ix->n_rows) {
         memset(skip, 1, ix->n_rows);
         for (size_t i = 0; i < filter->n; i++) {
