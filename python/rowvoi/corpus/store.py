@@ -534,18 +534,20 @@ class Snapshot:
             row = con.execute("SELECT value FROM state WHERE key = 'generation'").fetchone()
             writer = con is getattr(store, "_writer", None)
             cached = store._states.get(row[0]) if row is not None and not writer else None
-            if cached is None:
+            fresh = cached is None
+            if fresh:
                 rows = con.execute("SELECT key, value FROM state").fetchall()
-        except sqlite3.DatabaseError as exc:
+                # a damaged file may hold text that is not UTF-8 (sqlite3
+                # raises UnicodeDecodeError) or values that are not JSON
+                cached = {k: json.loads(v) for k, v in rows}
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus "
                                    f"({exc})", 6, "RV_E_CORRUPT") from None
-        if cached is None:
-            cached = {k: json.loads(v) for k, v in rows}
+        if fresh and row is not None and not writer:
             # a committed generation names one state (every commit writes a new
             # one), so readers decode it once per store; the builder's own
             # connection may see its uncommitted state and never caches
-            if row is not None and not writer:
-                store._states = {row[0]: cached}
+            store._states = {row[0]: cached}
         self.state: dict[str, Any] = cached
         if self.state.get("format") != FORMAT:
             raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus",

@@ -18,7 +18,8 @@ Usage::
 
 Runs batches of examples (fresh random seeds) until the time is up; prints
 examples, examples per second and any falsifying input (saved under
-tests/fuzz/corpus/py_<target>/ as a reproducer for the replay test).
+tests/fuzz/corpus/py_<target>/ as a reproducer for the replay test;
+the run goes on after a finding and exits 1 at the end).
 """
 
 from __future__ import annotations
@@ -94,20 +95,22 @@ def run(target: str, seconds: float) -> int:
             raise
 
     start = time.monotonic()
+    findings = 0
     while time.monotonic() - start < seconds:
         try:
             check()
-        except Exception as exc:  # a finding: save the smallest input and stop
+        except Exception as exc:  # a finding: save the (shrunk) input, go on
+            findings += 1
             data = found[-1]
             out = HERE.parent / "corpus" / f"py_{target}" / (
                 "crash-" + hashlib.sha1(data).hexdigest()[:12])
             out.write_bytes(data)
             print(f"FINDING after {count[0]} examples: {type(exc).__name__}: {exc}\n"
-                  f"reproducer: {out}")
-            return 1
+                  f"reproducer: {out}", flush=True)
     took = time.monotonic() - start
-    print(f"{target}: {count[0]} examples in {took:.0f} s ({count[0] / took:.1f}/s), no finding")
-    return 0
+    print(f"{target}: {count[0]} examples in {took:.0f} s ({count[0] / took:.1f}/s), "
+          f"{findings} finding(s)")
+    return 1 if findings else 0
 
 
 if __name__ == "__main__":
