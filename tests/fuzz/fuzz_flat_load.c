@@ -16,16 +16,8 @@
 #include <string.h>
 
 #include "rowvoi.h"
+#include "fuzz_util.h"
 #include "../../src/dense/flat_internal.h"
-
-#define FZF_CHECK(cond)                                                       \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
 
 /* Header layout of src/dense/flat_io.c: payload checksum at 56, header
 ** checksum over bytes 0 .. 87 at 88, payload from 96. */
@@ -48,21 +40,21 @@ static void fzf_fix_sums(uint8_t *img, size_t n) {
 ** score order, the filtered search is the unfiltered one restricted. */
 static void fzf_exercise(const rv_flat *ix) {
     size_t n = rv_flat_size(ix), dim = rv_flat_dim(ix);
-    FZF_CHECK(dim >= 1 && dim <= RV_FLAT_MAX_DIM);
+    RVF_CHECK(dim >= 1 && dim <= RV_FLAT_MAX_DIM);
     if (dim > 256) return; /* keep executions fast; loading was the point */
     int64_t ids[64];
     size_t n_ids = 0;
     rv_status st = rv_flat_ids(ix, ids, 64, &n_ids);
-    FZF_CHECK(st == RV_OK || st == RV_E_SHAPE);
-    FZF_CHECK(n_ids == n);
+    RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
+    RVF_CHECK(n_ids == n);
     size_t shown = n < 64 ? n : 64;
-    for (size_t i = 0; i < shown; i++) FZF_CHECK(rv_flat_contains(ix, ids[i]));
+    for (size_t i = 0; i < shown; i++) RVF_CHECK(rv_flat_contains(ix, ids[i]));
     float *q = malloc(dim * sizeof *q);
     float *rows = malloc((shown ? shown : 1) * dim * sizeof *rows);
-    FZF_CHECK(q && rows);
+    RVF_CHECK(q && rows);
     for (size_t j = 0; j < dim; j++) q[j] = (float)((j % 7) + 1) * 0.25f;
-    if (shown) FZF_CHECK(rv_flat_get(ix, shown, ids, rows) == RV_OK);
-    for (size_t i = 0; i < shown * dim; i++) FZF_CHECK(isfinite(rows[i]));
+    if (shown) RVF_CHECK(rv_flat_get(ix, shown, ids, rows) == RV_OK);
+    for (size_t i = 0; i < shown * dim; i++) RVF_CHECK(isfinite(rows[i]));
     enum { K = 8 };
     int64_t ri[K], rf[K], re[K];
     float rs[K], fs[K], es[K];
@@ -72,17 +64,17 @@ static void fzf_exercise(const rv_flat *ix) {
     p.k = K;
     p.n_threads = 1;
     st = rv_flat_search(ix, &p, 1, q, ri, rs, &nf);
-    FZF_CHECK(st == RV_OK);
-    FZF_CHECK(nf == (n < K ? n : K));
+    RVF_CHECK(st == RV_OK);
+    RVF_CHECK(nf == (n < K ? n : K));
     for (size_t i = 0; i < nf; i++) {
-        FZF_CHECK(rv_flat_contains(ix, ri[i]));
-        if (i && rv_flat_metric(ix) == RV_METRIC_L2) FZF_CHECK(!(rs[i] < rs[i - 1]));
-        else if (i) FZF_CHECK(!(rs[i] > rs[i - 1]));
+        RVF_CHECK(rv_flat_contains(ix, ri[i]));
+        if (i && rv_flat_metric(ix) == RV_METRIC_L2) RVF_CHECK(!(rs[i] < rs[i - 1]));
+        else if (i) RVF_CHECK(!(rs[i] > rs[i - 1]));
     }
     p.exact = 1;
-    FZF_CHECK(rv_flat_search(ix, &p, 1, q, re, es, &nfe) == RV_OK && nfe == nf);
+    RVF_CHECK(rv_flat_search(ix, &p, 1, q, re, es, &nfe) == RV_OK && nfe == nf);
     if (rv_flat_storage_kind(ix) == RV_FLAT_F32)
-        for (size_t i = 0; i < nf; i++) FZF_CHECK(re[i] == ri[i] && es[i] == rs[i]);
+        for (size_t i = 0; i < nf; i++) RVF_CHECK(re[i] == ri[i] && es[i] == rs[i]);
     p.exact = 0;
     /* a filter of every other listed id (and one id not in the index) */
     int64_t pick[33];
@@ -92,14 +84,14 @@ static void fzf_exercise(const rv_flat *ix) {
     rv_idset *set = NULL;
     if (rv_idset_create(pick, n_pick, &set) == RV_OK) {
         p.filter = set;
-        FZF_CHECK(rv_flat_search(ix, &p, 1, q, rf, fs, &nff) == RV_OK);
-        for (size_t i = 0; i < nff; i++) FZF_CHECK(rv_idset_contains(set, rf[i]));
+        RVF_CHECK(rv_flat_search(ix, &p, 1, q, rf, fs, &nff) == RV_OK);
+        for (size_t i = 0; i < nff; i++) RVF_CHECK(rv_idset_contains(set, rf[i]));
         rv_idset_free(set);
     }
     if (nf) {
         size_t nr[1];
-        FZF_CHECK(rv_flat_rescore(ix, 1, q, nf, ri, K, 1, rf, fs, nr) == RV_OK);
-        FZF_CHECK(nr[0] == nf);
+        RVF_CHECK(rv_flat_rescore(ix, 1, q, nf, ri, K, 1, rf, fs, nr) == RV_OK);
+        RVF_CHECK(nr[0] == nf);
     }
     free(q);
     free(rows);
@@ -114,18 +106,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (data[0] % 2 == 0) fzf_fix_sums(img, n);
     rv_flat *ix = NULL;
     rv_status st = rv_flat_load_buffer(img, n, &ix);
-    FZF_CHECK(st == RV_OK || st == RV_E_CORRUPT || st == RV_E_VERSION || st == RV_E_NOMEM);
-    FZF_CHECK((st == RV_OK) == (ix != NULL));
+    RVF_CHECK(st == RV_OK || st == RV_E_CORRUPT || st == RV_E_VERSION || st == RV_E_NOMEM);
+    RVF_CHECK((st == RV_OK) == (ix != NULL));
     if (ix) {
         fzf_exercise(ix);
         /* save, reload: the same ids and vectors */
         size_t need = 0;
-        FZF_CHECK(rv_flat_save_buffer(ix, NULL, 0, &need) == RV_E_SHAPE);
+        RVF_CHECK(rv_flat_save_buffer(ix, NULL, 0, &need) == RV_E_SHAPE);
         uint8_t *out = malloc(need);
-        FZF_CHECK(out && rv_flat_save_buffer(ix, out, need, &need) == RV_OK);
+        RVF_CHECK(out && rv_flat_save_buffer(ix, out, need, &need) == RV_OK);
         rv_flat *back = NULL;
-        FZF_CHECK(rv_flat_load_buffer(out, need, &back) == RV_OK);
-        FZF_CHECK(rv_flat_size(back) == rv_flat_size(ix) && rv_flat_dim(back) == rv_flat_dim(ix));
+        RVF_CHECK(rv_flat_load_buffer(out, need, &back) == RV_OK);
+        RVF_CHECK(rv_flat_size(back) == rv_flat_size(ix) && rv_flat_dim(back) == rv_flat_dim(ix));
         fzf_exercise(back);
         rv_flat_free(back);
         free(out);
@@ -133,16 +125,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int64_t first;
         size_t got = 0;
         st = rv_flat_ids(ix, &first, 1, &got);
-        FZF_CHECK(st == RV_OK || st == RV_E_SHAPE);
+        RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
         if (got && rv_flat_dim(ix) <= 256) {
             size_t removed = 0;
-            FZF_CHECK(rv_flat_remove(ix, 1, &first, &removed) == RV_OK && removed == 1);
-            FZF_CHECK(!rv_flat_contains(ix, first));
+            RVF_CHECK(rv_flat_remove(ix, 1, &first, &removed) == RV_OK && removed == 1);
+            RVF_CHECK(!rv_flat_contains(ix, first));
             float v[256];
             for (uint32_t j = 0; j < rv_flat_dim(ix); j++) v[j] = 1.0f + (float)j;
-            FZF_CHECK(rv_flat_add(ix, 1, v, &first, NULL) == RV_OK);
-            FZF_CHECK(rv_flat_contains(ix, first));
-            FZF_CHECK(rv_flat_compact(ix) == RV_OK);
+            RVF_CHECK(rv_flat_add(ix, 1, v, &first, NULL) == RV_OK);
+            RVF_CHECK(rv_flat_contains(ix, first));
+            RVF_CHECK(rv_flat_compact(ix) == RV_OK);
             fzf_exercise(ix);
         }
         rv_flat_free(ix);

@@ -16,15 +16,7 @@
 #include <string.h>
 
 #include "rowvoi.h"
-
-#define FZG_CHECK(cond)                                                       \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_util.h"
 
 typedef struct fzg_in {
     const uint8_t *p;
@@ -47,20 +39,20 @@ static void fzg_walks(const rv_graph *g, fzg_in *in) {
     for (size_t v = 0; v < nn; v++) {
         int32_t type = (int32_t)(fzg_byte(in) % 4) - 1;
         rv_graph_dir dir = (rv_graph_dir)(1 + fzg_byte(in) % 3);
-        FZG_CHECK(rv_graph_neighbours(g, (int64_t)v, dir, type, win, edges, nbrs,
+        RVF_CHECK(rv_graph_neighbours(g, (int64_t)v, dir, type, win, edges, nbrs,
                                       2 * FZG_EDGES + 2, &n) == RV_OK);
         size_t deg = 0;
-        FZG_CHECK(rv_graph_degree(g, (int64_t)v, dir, type, &deg) == RV_OK);
-        if (!win) FZG_CHECK(deg == n);
+        RVF_CHECK(rv_graph_degree(g, (int64_t)v, dir, type, &deg) == RV_OK);
+        if (!win) RVF_CHECK(deg == n);
         for (size_t i = 0; i < n; i++) {
-            FZG_CHECK(edges[i] >= 0 && (size_t)edges[i] < ne);
-            FZG_CHECK(nbrs[i] >= 0 && (size_t)nbrs[i] < nn);
+            RVF_CHECK(edges[i] >= 0 && (size_t)edges[i] < ne);
+            RVF_CHECK(nbrs[i] >= 0 && (size_t)nbrs[i] < nn);
             int64_t s, d;
-            FZG_CHECK(rv_graph_edges(g, 1, &edges[i], &s, &d, NULL, NULL) == RV_OK);
-            FZG_CHECK(s == (int64_t)v || d == (int64_t)v);
+            RVF_CHECK(rv_graph_edges(g, 1, &edges[i], &s, &d, NULL, NULL) == RV_OK);
+            RVF_CHECK(s == (int64_t)v || d == (int64_t)v);
         }
     }
-    FZG_CHECK(rv_graph_neighbours(g, (int64_t)nn, RV_GRAPH_OUT, -1, NULL, edges, nbrs, 1, &n) ==
+    RVF_CHECK(rv_graph_neighbours(g, (int64_t)nn, RV_GRAPH_OUT, -1, NULL, edges, nbrs, 1, &n) ==
               RV_E_RANGE);
     /* BFS from up to three seeds (one maybe out of range) */
     int64_t seeds[3];
@@ -84,14 +76,14 @@ static void fzg_walks(const rv_graph *g, fzg_in *in) {
     uint32_t depths[FZG_NODES + 2 * FZG_EDGES];
     rv_status st = rv_graph_bfs(g, &w, n_seeds, seeds, nodes, depths, nn, &n);
     if (bad_seed) {
-        FZG_CHECK(st == RV_E_RANGE);
+        RVF_CHECK(st == RV_E_RANGE);
     } else {
-        FZG_CHECK(st == RV_OK);
-        FZG_CHECK(n <= nn && (!w.node_budget || n <= w.node_budget));
+        RVF_CHECK(st == RV_OK);
+        RVF_CHECK(n <= nn && (!w.node_budget || n <= w.node_budget));
         for (size_t i = 0; i < n; i++) {
-            FZG_CHECK(nodes[i] >= 0 && (size_t)nodes[i] < nn && depths[i] <= w.max_depth);
-            if (i) FZG_CHECK(depths[i] >= depths[i - 1]);
-            for (size_t j = 0; j < i; j++) FZG_CHECK(nodes[j] != nodes[i]);
+            RVF_CHECK(nodes[i] >= 0 && (size_t)nodes[i] < nn && depths[i] <= w.max_depth);
+            if (i) RVF_CHECK(depths[i] >= depths[i - 1]);
+            for (size_t j = 0; j < i; j++) RVF_CHECK(nodes[j] != nodes[i]);
         }
         /* facts from the same seeds */
         rv_graph_facts_params fp;
@@ -107,14 +99,14 @@ static void fzg_walks(const rv_graph *g, fzg_in *in) {
         }
         int64_t fe[12];
         uint32_t fd[12];
-        FZG_CHECK(rv_graph_facts(g, &fp, n_seeds, seeds, fe, fd, 12, &n) == RV_OK);
-        FZG_CHECK(n <= fp.max_edges);
+        RVF_CHECK(rv_graph_facts(g, &fp, n_seeds, seeds, fe, fd, 12, &n) == RV_OK);
+        RVF_CHECK(n <= fp.max_edges);
         for (size_t i = 0; i < n; i++) {
-            FZG_CHECK(fe[i] >= 0 && (size_t)fe[i] < ne);
+            RVF_CHECK(fe[i] >= 0 && (size_t)fe[i] < ne);
             int32_t ty;
-            FZG_CHECK(rv_graph_edges(g, 1, &fe[i], NULL, NULL, &ty, NULL) == RV_OK);
-            if (fp.n_bridge_types) FZG_CHECK(ty != (int32_t)bridge);
-            for (size_t j = 0; j < i; j++) FZG_CHECK(fe[j] != fe[i]);
+            RVF_CHECK(rv_graph_edges(g, 1, &fe[i], NULL, NULL, &ty, NULL) == RV_OK);
+            if (fp.n_bridge_types) RVF_CHECK(ty != (int32_t)bridge);
+            for (size_t j = 0; j < i; j++) RVF_CHECK(fe[j] != fe[i]);
         }
     }
     if (!nd) return;
@@ -125,20 +117,20 @@ static void fzg_walks(const rv_graph *g, fzg_in *in) {
     int64_t out[FZG_DOCS];
     float sc[FZG_DOCS];
     uint32_t hops = fzg_byte(in) % 4;
-    FZG_CHECK(rv_graph_doc_hops(g, n_sel, sel, hops, win, out, FZG_DOCS, &n) == RV_OK);
+    RVF_CHECK(rv_graph_doc_hops(g, n_sel, sel, hops, win, out, FZG_DOCS, &n) == RV_OK);
     for (size_t i = 0; i < n; i++) {
-        FZG_CHECK(out[i] >= 0 && (size_t)out[i] < nd);
-        for (size_t j = 0; j < n_sel; j++) FZG_CHECK(out[i] != sel[j]);
-        for (size_t j = 0; j < i; j++) FZG_CHECK(out[j] != out[i]);
+        RVF_CHECK(out[i] >= 0 && (size_t)out[i] < nd);
+        for (size_t j = 0; j < n_sel; j++) RVF_CHECK(out[i] != sel[j]);
+        for (size_t j = 0; j < i; j++) RVF_CHECK(out[j] != out[i]);
     }
     int64_t de[FZG_DOCS];
-    FZG_CHECK(rv_graph_doc_entities(g, n_sel, sel, de) == RV_OK);
-    for (size_t i = 0; i < n_sel; i++) FZG_CHECK(de[i] >= 0 && (size_t)de[i] < ent);
+    RVF_CHECK(rv_graph_doc_entities(g, n_sel, sel, de) == RV_OK);
+    for (size_t i = 0; i < n_sel; i++) RVF_CHECK(de[i] >= 0 && (size_t)de[i] < ent);
     size_t ned = 0;
     st = rv_graph_entity_docs(g, n_sel, de, out, FZG_DOCS, &ned);
-    FZG_CHECK(st == RV_OK || (st == RV_E_SHAPE && ned > FZG_DOCS)); /* repeats list again */
-    FZG_CHECK(ned >= n_sel && ned <= n_sel * nd);
-    for (size_t i = 0; i < ned && i < FZG_DOCS; i++) FZG_CHECK(out[i] >= 0 && (size_t)out[i] < nd);
+    RVF_CHECK(st == RV_OK || (st == RV_E_SHAPE && ned > FZG_DOCS)); /* repeats list again */
+    RVF_CHECK(ned >= n_sel && ned <= n_sel * nd);
+    for (size_t i = 0; i < ned && i < FZG_DOCS; i++) RVF_CHECK(out[i] >= 0 && (size_t)out[i] < nd);
     if (!rv_graph_dim(g)) return;
     /* similarity: a query from the input (nonzero, finite) */
     float q[FZG_DIM];
@@ -147,23 +139,23 @@ static void fzg_walks(const rv_graph *g, fzg_in *in) {
     q[0] = q[0] == 0.0f ? 1.0f : q[0];
     size_t max_new = fzg_byte(in) % 6;
     size_t cap = max_new < nd ? max_new : nd;
-    FZG_CHECK(rv_graph_similar_docs(g, n_sel, sel, q, max_new, win, out, sc, cap, &n) ==
+    RVF_CHECK(rv_graph_similar_docs(g, n_sel, sel, q, max_new, win, out, sc, cap, &n) ==
               RV_OK);
-    FZG_CHECK(n <= cap);
-    for (size_t i = 0; i < n; i++) FZG_CHECK((size_t)out[i] < nd && !isnan(sc[i]));
+    RVF_CHECK(n <= cap);
+    for (size_t i = 0; i < n; i++) RVF_CHECK((size_t)out[i] < nd && !isnan(sc[i]));
     rv_graph_kinds kinds = (rv_graph_kinds)(1 + fzg_byte(in) % 3);
     size_t med = rv_graph_max_entity_docs(g);
     cap = max_new * med < nd ? max_new * med : nd;
-    FZG_CHECK(rv_graph_similar_entities(g, n_sel, sel, kinds, q, max_new, win, out, sc, cap,
+    RVF_CHECK(rv_graph_similar_entities(g, n_sel, sel, kinds, q, max_new, win, out, sc, cap,
                                         &n) == RV_OK);
-    FZG_CHECK(n <= cap);
+    RVF_CHECK(n <= cap);
     size_t k = 1 + fzg_byte(in) % 4;
     int tk = (int)(fzg_byte(in) % 4);
     cap = tk ? (k * med < nd ? k * med : nd) : (k < nd ? k : nd);
-    FZG_CHECK(rv_graph_top_k(g, tk, q, k, win, out, sc, cap, &n) == RV_OK);
-    FZG_CHECK(n <= cap);
-    for (size_t i = 1; i < n && !tk; i++) FZG_CHECK(!(sc[i] > sc[i - 1]));
-    FZG_CHECK(rv_graph_score_docs(g, q, n_sel, sel, sc) == RV_OK);
+    RVF_CHECK(rv_graph_top_k(g, tk, q, k, win, out, sc, cap, &n) == RV_OK);
+    RVF_CHECK(n <= cap);
+    for (size_t i = 1; i < n && !tk; i++) RVF_CHECK(!(sc[i] > sc[i - 1]));
+    RVF_CHECK(rv_graph_score_docs(g, q, n_sel, sel, sc) == RV_OK);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -228,19 +220,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     spec.flags = (fl & 1 ? RV_GRAPH_IMPLICIT_NODES : 0u) | (fl & 2 ? RV_GRAPH_BORROW_VECTORS : 0u);
     rv_graph *g = NULL;
     rv_status st = rv_graph_create(&spec, &g);
-    FZG_CHECK((st == RV_OK) == (g != NULL));
+    RVF_CHECK((st == RV_OK) == (g != NULL));
     int known = 0;
     for (size_t i = 0; i < sizeof fzg_build_ok / sizeof fzg_build_ok[0]; i++)
         known |= st == fzg_build_ok[i];
-    FZG_CHECK(known);
+    RVF_CHECK(known);
     if (!g) return 0;
-    FZG_CHECK(rv_graph_n_edges(g) == ne && rv_graph_n_docs(g) == nd);
-    FZG_CHECK(rv_graph_n_nodes(g) >= nn && rv_graph_n_nodes(g) <= nn + 2 * ne);
+    RVF_CHECK(rv_graph_n_edges(g) == ne && rv_graph_n_docs(g) == nd);
+    RVF_CHECK(rv_graph_n_nodes(g) >= nn && rv_graph_n_nodes(g) <= nn + 2 * ne);
     /* every given id maps back to its index */
     int64_t idx[FZG_NODES];
     if (nn) {
-        FZG_CHECK(rv_graph_find_nodes(g, nn, node_ids, idx) == RV_OK);
-        for (size_t i = 0; i < nn; i++) FZG_CHECK(idx[i] == (int64_t)i);
+        RVF_CHECK(rv_graph_find_nodes(g, nn, node_ids, idx) == RV_OK);
+        for (size_t i = 0; i < nn; i++) RVF_CHECK(idx[i] == (int64_t)i);
     }
     fzg_walks(g, &in);
     rv_graph_free(g);

@@ -15,39 +15,7 @@
 #include <string.h>
 
 #include "rowvoi.h"
-
-#define FZH_CHECK(cond)                                                       \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
-
-/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF). */
-static int fzh_valid_utf8(const uint8_t *s, size_t len) {
-    size_t i = 0;
-    while (i < len) {
-        uint8_t c = s[i];
-        size_t k;
-        uint32_t v;
-        if (c < 0x80) { i++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) { k = 1; v = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { k = 2; v = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { k = 3; v = c & 0x07; }
-        else return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if (i + j >= len || (s[i + j] & 0xC0) != 0x80) return 0;
-            v = (v << 6) | (s[i + j] & 0x3F);
-        }
-        if ((k == 2 && v < 0x800) || (k == 3 && (v < 0x10000 || v > 0x10FFFF)) ||
-            (v >= 0xD800 && v <= 0xDFFF))
-            return 0;
-        i += k + 1;
-    }
-    return 1;
-}
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 6) return 0;
@@ -66,13 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     rv_hasher *h = NULL;
     rv_status st = rv_hasher_create(&o, &h);
-    FZH_CHECK((st == RV_OK) == (h != NULL));
+    RVF_CHECK((st == RV_OK) == (h != NULL));
     if (st != RV_OK) {
-        FZH_CHECK(st == RV_E_RANGE || st == RV_E_INVALID_ARG);
+        RVF_CHECK(st == RV_E_RANGE || st == RV_E_INVALID_ARG);
         return 0;
     }
     uint32_t dim = rv_hasher_dim(h);
-    FZH_CHECK(dim == o.dim && strlen(rv_hasher_id(h)) > 0);
+    RVF_CHECK(dim == o.dim && strlen(rv_hasher_id(h)) > 0);
 
     /* up to three texts, cut at len * cut/256 and half way after that */
     uint64_t off[4] = {0, 0, 0, len};
@@ -82,24 +50,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (n == 1) off[1] = len;
     float *one = calloc((size_t)dim * n, sizeof *one);
     float *batch = calloc((size_t)dim * n, sizeof *batch);
-    FZH_CHECK(one && batch);
+    RVF_CHECK(one && batch);
     int all_valid = 1;
     for (size_t i = 0; i < n; i++) {
         const char *t = (const char *)text + off[i];
         size_t tl = (size_t)(off[i + 1] - off[i]);
-        int valid = fzh_valid_utf8((const uint8_t *)t, tl);
+        int valid = rvf_valid_utf8((const uint8_t *)t, tl, NULL);
         all_valid &= valid;
         st = rv_hasher_embed(h, tl ? t : NULL, tl, one + i * dim);
-        FZH_CHECK(valid ? st == RV_OK : st == RV_E_INVALID_ARG);
+        RVF_CHECK(valid ? st == RV_OK : st == RV_E_INVALID_ARG);
         for (uint32_t j = 0; j < dim; j++) {
-            FZH_CHECK(isfinite(one[i * dim + j]));
-            if (!valid) FZH_CHECK(one[i * dim + j] == 0.0f);
+            RVF_CHECK(isfinite(one[i * dim + j]));
+            if (!valid) RVF_CHECK(one[i * dim + j] == 0.0f);
         }
     }
     for (uint32_t threads = 1; threads <= 2; threads++) {
         st = rv_hasher_embed_batch(h, (const char *)text, off, n, threads, batch);
-        FZH_CHECK(all_valid ? st == RV_OK : st == RV_E_INVALID_ARG);
-        if (all_valid) FZH_CHECK(memcmp(one, batch, (size_t)dim * n * sizeof *one) == 0);
+        RVF_CHECK(all_valid ? st == RV_OK : st == RV_E_INVALID_ARG);
+        if (all_valid) RVF_CHECK(memcmp(one, batch, (size_t)dim * n * sizeof *one) == 0);
         if (n == 1 || len < 64) break; /* threads only pay off on longer inputs */
     }
     free(one);
