@@ -387,13 +387,23 @@ class CorpusStore:
         CorpusNotFound
             The corpus does not exist.
         rowvoi.errors.IndexFormatError
-            ``docs.sqlite`` is not a corpus of this format version.
+            ``docs.sqlite`` is not a corpus of this format version, or is
+            damaged (raised by the first query that reads the damage).
         """
         con = self.connection()
         con.execute("BEGIN")
         try:
             snap = Snapshot(self, con)
-            yield snap
+            try:
+                yield snap
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+                # damage past the state table surfaces at the first query
+                # that reads it: plain DatabaseError ("malformed") or text
+                # that is not UTF-8; busy, locked and the like stay as they are
+                if type(exc) is sqlite3.DatabaseError or isinstance(exc, UnicodeDecodeError):
+                    raise IndexFormatError(f"RV_E_CORRUPT: {self.db_path}: damaged corpus "
+                                           f"database ({exc})", 6, "RV_E_CORRUPT") from None
+                raise
         finally:
             try:
                 con.execute("COMMIT")
