@@ -398,9 +398,14 @@ class CorpusStore:
                 yield snap
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
                 # damage past the state table surfaces at the first query
-                # that reads it: plain DatabaseError ("malformed") or text
-                # that is not UTF-8; busy, locked and the like stay as they are
-                if type(exc) is sqlite3.DatabaseError or isinstance(exc, UnicodeDecodeError):
+                # that reads it: plain DatabaseError ("malformed"), a schema
+                # without the corpus's tables or columns ("no such ..."), or
+                # text that is not UTF-8; busy, locked and the like stay
+                damaged = (type(exc) is sqlite3.DatabaseError
+                           or isinstance(exc, UnicodeDecodeError)
+                           or (isinstance(exc, sqlite3.OperationalError)
+                               and str(exc).startswith("no such ")))
+                if damaged:
                     raise IndexFormatError(f"RV_E_CORRUPT: {self.db_path}: damaged corpus "
                                            f"database ({exc})", 6, "RV_E_CORRUPT") from None
                 raise
