@@ -24,7 +24,10 @@
 ** load time (GNU ifunc), so the default build runs on any x86-64 while
 ** using POPCNT/AVX2 where present.  -DRV_NO_MULTIVERSION switches it off.
 ** ThreadSanitizer builds switch it off too: the ifunc resolvers run during
-** relocation, before the TSan runtime is up, and crash every program. */
+** relocation, before the TSan runtime is up, and crash every program.
+** GCC only: clang 14 emits the clones of these external functions without
+** the dispatcher symbol, so the library fails to link (clang builds, the
+** fuzz tier, take the portable loop). */
 #if defined(__SANITIZE_THREAD__)
 #  define RV__TSAN 1
 #elif defined(__has_feature)
@@ -33,7 +36,7 @@
 #  endif
 #endif
 #if defined(__x86_64__) && defined(__linux__) && !defined(RV_NO_MULTIVERSION) \
-    && !defined(RV__TSAN) && (defined(__GNUC__) || defined(__clang__))
+    && !defined(RV__TSAN) && defined(__GNUC__) && !defined(__clang__)
 #  define RV__HOT_CLONES \
     __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
 #else

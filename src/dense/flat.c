@@ -802,7 +802,7 @@ static void rv__search_mask(const rv_flat *ix, const rv_idset *filter, uint8_t *
                             size_t *plist, size_t *n_pan_out, size_t *eligible_out) {
     size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
     if (!filter) {
-        memcpy(skip, ix->dead, ix->n_rows);
+        if (ix->n_rows) memcpy(skip, ix->dead, ix->n_rows); /* dead is NULL when empty */
     } else if (filter->n < ix->n_rows) {
         memset(skip, 1, ix->n_rows);
         for (size_t i = 0; i < filter->n; i++) {

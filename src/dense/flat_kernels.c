@@ -36,6 +36,7 @@
 
 #if defined(__x86_64__) && defined(RV__VEC_EXT) && !defined(RV_NO_MULTIVERSION)
 #  define RV__X86_DISPATCH 1
+#  include <cpuid.h>
 #  include <immintrin.h>
 #  define RV__T_AVX2 __attribute__((target("avx2,fma,f16c")))
 #  define RV__T_AVX512 \
@@ -296,12 +297,22 @@ void rv__flat_kernels_portable(rv__flat_kernels *k) {
     k->name = "portable";
 }
 
+#ifdef RV__X86_DISPATCH
+/* F16C from CPUID leaf 1 (ECX bit 29): clang before 15 does not accept
+** "f16c" in __builtin_cpu_supports, so ask the processor directly. */
+static int rv__cpu_has_f16c(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    return (c >> 29) & 1u;
+}
+#endif
+
 void rv__flat_kernels_select(rv__flat_kernels *k) {
     rv__flat_kernels_portable(k);
 #ifdef RV__X86_DISPATCH
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c")) {
+        rv__cpu_has_f16c()) {
         k->f32 = tile_f32_avx2;
         k->qb_f32 = RV__QB_AVX2;
         k->f16 = tile_f16_avx2;

@@ -14,15 +14,7 @@
 #include <string.h>
 
 #include "rowvoi.h"
-
-#define FZB_CHECK(cond)                                                       \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_util.h"
 
 static uint32_t fzb_crc32c(const uint8_t *p, size_t n) {
     uint32_t c = 0xFFFFFFFFu;
@@ -38,47 +30,47 @@ static uint32_t fzb_crc32c(const uint8_t *p, size_t n) {
 static void fzb_exercise(rv_bm25 *ix) {
     static const char *qs[] = {"apple banana", "cherry", "a", "zz", ""};
     rv_bm25_info info;
-    FZB_CHECK(rv_bm25_get_info(ix, &info) == RV_OK);
+    RVF_CHECK(rv_bm25_get_info(ix, &info) == RV_OK);
     /* a filter: every other live id, plus an id that is not in the index */
     int64_t live[64], pick[65];
     size_t n_live = 0, n_pick = 0;
     rv_status lst = rv_bm25_ids(ix, live, 64, &n_live);
-    FZB_CHECK(lst == RV_OK || lst == RV_E_SHAPE);
-    FZB_CHECK(n_live == info.n_live);
+    RVF_CHECK(lst == RV_OK || lst == RV_E_SHAPE);
+    RVF_CHECK(n_live == info.n_live);
     for (size_t i = 0; i < n_live && i < 64; i += 2) pick[n_pick++] = live[i];
     pick[n_pick++] = RV_MAX_ID;
     rv_idset *set = NULL;
-    FZB_CHECK(rv_idset_create(pick, n_pick, &set) == RV_OK || set == NULL);
+    RVF_CHECK(rv_idset_create(pick, n_pick, &set) == RV_OK || set == NULL);
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
         int64_t ids[8], ide[8], idf[64], idall[64];
         float sc[8], sce[8], scf[64], scall[64];
         size_t nf = 0, nfe = 0, nff = 0, nall = 0;
-        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, 0, NULL, ids, sc, &nf, NULL) == RV_OK);
-        FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, RV_BM25_EXHAUSTIVE, NULL, ide, sce,
+        RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, 0, NULL, ids, sc, &nf, NULL) == RV_OK);
+        RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, RV_BM25_EXHAUSTIVE, NULL, ide, sce,
                                  &nfe, NULL) == RV_OK);
-        FZB_CHECK(nf == nfe);
-        for (size_t j = 0; j < nf; j++) FZB_CHECK(ids[j] == ide[j] && sc[j] == sce[j]);
-        for (size_t j = 0; j < nf; j++) FZB_CHECK(rv_bm25_contains(ix, ids[j]));
+        RVF_CHECK(nf == nfe);
+        for (size_t j = 0; j < nf; j++) RVF_CHECK(ids[j] == ide[j] && sc[j] == sce[j]);
+        for (size_t j = 0; j < nf; j++) RVF_CHECK(rv_bm25_contains(ix, ids[j]));
         if (set && n_live <= 64) {
-            FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, NULL, idall, scall, &nall,
+            RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, NULL, idall, scall, &nall,
                                      NULL) == RV_OK);
-            FZB_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, set, idf, scf, &nff,
+            RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, set, idf, scf, &nff,
                                      NULL) == RV_OK);
             size_t m = 0;
             for (size_t j = 0; j < nall; j++) {
                 if (!rv_idset_contains(set, idall[j])) continue;
-                FZB_CHECK(m < nff && idf[m] == idall[j] && scf[m] == scall[j]);
+                RVF_CHECK(m < nff && idf[m] == idall[j] && scf[m] == scall[j]);
                 m++;
             }
-            FZB_CHECK(m == nff);
+            RVF_CHECK(m == nff);
         }
         if (nf) {
             size_t nr;
             float s;
             rv_bm25_explain_row rows[4];
             rv_status st = rv_bm25_explain(ix, qs[i], strlen(qs[i]), ids[0], rows, 4, &nr, &s, NULL);
-            FZB_CHECK(st == RV_OK || st == RV_E_SHAPE);
-            if (st == RV_OK) FZB_CHECK(s == sc[0]);
+            RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
+            if (st == RV_OK) RVF_CHECK(s == sc[0]);
         }
     }
     rv_idset_free(set);
@@ -88,8 +80,8 @@ static void fzb_exercise(rv_bm25 *ix) {
         size_t l;
         uint32_t id;
         int found;
-        FZB_CHECK(rv_bm25_term(ix, (uint32_t)t, &s, &l) == RV_OK);
-        FZB_CHECK(rv_bm25_lookup(ix, s, l, &id, &found) == RV_OK && found && id == t);
+        RVF_CHECK(rv_bm25_term(ix, (uint32_t)t, &s, &l) == RV_OK);
+        RVF_CHECK(rv_bm25_lookup(ix, s, l, &id, &found) == RV_OK && found && id == t);
     }
 }
 
@@ -98,14 +90,14 @@ static void fzb_change(rv_bm25 *ix) {
     int64_t first;
     size_t n = 0;
     rv_status st = rv_bm25_ids(ix, &first, 1, &n);
-    FZB_CHECK(st == RV_OK || st == RV_E_SHAPE);
+    RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
     if (!n) return;
-    FZB_CHECK(rv_bm25_delete(ix, &first, 1, NULL) == RV_OK);
-    FZB_CHECK(!rv_bm25_contains(ix, first));
+    RVF_CHECK(rv_bm25_delete(ix, &first, 1, NULL) == RV_OK);
+    RVF_CHECK(!rv_bm25_contains(ix, first));
     const char *t = "apple cherry";
     size_t tl = strlen(t);
-    FZB_CHECK(rv_bm25_add(ix, 1, &t, &tl, &first, NULL, NULL, NULL) == RV_OK);
-    FZB_CHECK(rv_bm25_contains(ix, first));
+    RVF_CHECK(rv_bm25_add(ix, 1, &t, &tl, &first, NULL, NULL, NULL) == RV_OK);
+    RVF_CHECK(rv_bm25_contains(ix, first));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -120,22 +112,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     rv_bm25 *ix = NULL;
     rv_status st = rv_bm25_load_buffer(img, n, &ix);
-    FZB_CHECK(st == RV_OK || st == RV_E_CORRUPT || st == RV_E_VERSION || st == RV_E_NOMEM);
-    FZB_CHECK((st == RV_OK) == (ix != NULL));
+    RVF_CHECK(st == RV_OK || st == RV_E_CORRUPT || st == RV_E_VERSION || st == RV_E_NOMEM);
+    RVF_CHECK((st == RV_OK) == (ix != NULL));
     if (ix) {
         fzb_exercise(ix);
         size_t need = 0;
-        FZB_CHECK(rv_bm25_save_buffer(ix, NULL, 0, &need) == RV_E_SHAPE);
+        RVF_CHECK(rv_bm25_save_buffer(ix, NULL, 0, &need) == RV_E_SHAPE);
         uint8_t *out = malloc(need);
-        FZB_CHECK(out && rv_bm25_save_buffer(ix, out, need, &need) == RV_OK);
+        RVF_CHECK(out && rv_bm25_save_buffer(ix, out, need, &need) == RV_OK);
         rv_bm25 *back = NULL;
-        FZB_CHECK(rv_bm25_load_buffer(out, need, &back) == RV_OK);
+        RVF_CHECK(rv_bm25_load_buffer(out, need, &back) == RV_OK);
         fzb_exercise(back);
         rv_bm25_free(back);
         free(out);
         fzb_change(ix);
         fzb_exercise(ix);
-        FZB_CHECK(rv_bm25_compact(ix) == RV_OK);
+        RVF_CHECK(rv_bm25_compact(ix) == RV_OK);
         fzb_exercise(ix);
         rv_bm25_free(ix);
     }

@@ -16,15 +16,7 @@
 #include <string.h>
 
 #include "rowvoi.h"
-
-#define FZ_CHECK(cond)                                                        \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
+#include "fuzz_util.h"
 
 typedef struct fz_in {
     const uint8_t *p;
@@ -47,7 +39,7 @@ static void fz_cover(fz_in *in) {
     }
     unsigned target = fz_byte(in);
     rv_cover *p = NULL;
-    FZ_CHECK(rv_cover_create(n_el, n_sets, offsets, elems, costs, &p) == RV_OK);
+    RVF_CHECK(rv_cover_create(n_el, n_sets, offsets, elems, costs, &p) == RV_OK);
     uint64_t coverable = rv_cover_n_coverable(p);
     uint64_t required = target % 2 ? RV_COVER_ALL : target % (n_el + 2);
     uint64_t need = required == RV_COVER_ALL ? coverable : required;
@@ -67,21 +59,21 @@ static void fz_cover(fz_in *in) {
             rv_cover_info info;
             rv_status st = rv_cover_solve(p, &opt, sel, n_sets, &n_sel, &info);
             if (need > coverable) {
-                FZ_CHECK(st == RV_E_INFEASIBLE);
+                RVF_CHECK(st == RV_E_INFEASIBLE);
                 continue;
             }
-            FZ_CHECK(st == RV_OK);
+            RVF_CHECK(st == RV_OK);
             uint64_t got = 0;
-            FZ_CHECK(rv_cover_covered(p, sel, n_sel, NULL, &got) == RV_OK);
-            FZ_CHECK(got >= need);
+            RVF_CHECK(rv_cover_covered(p, sel, n_sel, NULL, &got) == RV_OK);
+            RVF_CHECK(got >= need);
             double c = 0;
             for (size_t i = 0; i < n_sel; i++) c += costs[sel[i]];
-            FZ_CHECK(c == info.cost);
+            RVF_CHECK(c == info.cost);
             if (st2 == RV_COVER_EXACT) {
-                FZ_CHECK(info.optimal);
+                RVF_CHECK(info.optimal);
                 exact_cost = c;
             } else if (exact_cost >= 0) {
-                FZ_CHECK(exact_cost <= c + 1e-9);
+                RVF_CHECK(exact_cost <= c + 1e-9);
             }
         }
     }
@@ -98,17 +90,17 @@ static void fz_keys(fz_in *in) {
         costs[c] = 1 + fz_byte(in) % 3;
     }
     rv_cover *p = NULL;
-    FZ_CHECK(rv_cover_create_pairs(codes, rows, cols, costs, 0, &p) == RV_OK);
+    RVF_CHECK(rv_cover_create_pairs(codes, rows, cols, costs, 0, &p) == RV_OK);
     uint32_t o1[6], o2[6];
     uint64_t n1[6], n2[6], left = 0;
     size_t s1 = 0, s2 = 0;
-    FZ_CHECK(rv_cover_plan_path(p, RV_PATH_COVERAGE, NULL, o1, n1, NULL, cols, &s1) == RV_OK);
-    FZ_CHECK(rv_keys_plan_path(codes, rows, cols, costs, RV_PATH_COVERAGE, 0, NULL, NULL, o2,
+    RVF_CHECK(rv_cover_plan_path(p, RV_PATH_COVERAGE, NULL, o1, n1, NULL, cols, &s1) == RV_OK);
+    RVF_CHECK(rv_keys_plan_path(codes, rows, cols, costs, RV_PATH_COVERAGE, 0, NULL, NULL, o2,
                                n2, NULL, cols, &s2, &left) == RV_OK);
-    FZ_CHECK(s1 == s2);
-    for (size_t i = 0; i < s1; i++) FZ_CHECK(o1[i] == o2[i] && n1[i] == n2[i]);
+    RVF_CHECK(s1 == s2);
+    for (size_t i = 0; i < s1; i++) RVF_CHECK(o1[i] == o2[i] && n1[i] == n2[i]);
     uint64_t pairs = (uint64_t)rows * (rows - 1) / 2;
-    FZ_CHECK(pairs - left == rv_cover_n_coverable(p));
+    RVF_CHECK(pairs - left == rv_cover_n_coverable(p));
     rv_cover_free(p);
 }
 

@@ -11,41 +11,7 @@
 #include <string.h>
 
 #include "rowvoi.h"
-
-#define FZT_CHECK(cond)                                                       \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
-    } while (0)
-
-/* Independent UTF-8 validity check; counts code points into *n. */
-static int fzt_valid_utf8(const uint8_t *s, size_t len, size_t *n) {
-    size_t i = 0, count = 0;
-    while (i < len) {
-        uint8_t c = s[i];
-        size_t k;
-        uint32_t v;
-        if (c < 0x80) { i++; count++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) { k = 1; v = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { k = 2; v = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { k = 3; v = c & 0x07; }
-        else return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if (i + j >= len || (s[i + j] & 0xC0) != 0x80) return 0;
-            v = (v << 6) | (s[i + j] & 0x3F);
-        }
-        if ((k == 2 && v < 0x800) || (k == 3 && (v < 0x10000 || v > 0x10FFFF)) ||
-            (v >= 0xD800 && v <= 0xDFFF))
-            return 0;
-        i += k + 1;
-        count++;
-    }
-    *n = count;
-    return 1;
-}
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
@@ -63,32 +29,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.max_token_len = (m >> 6) & 1 ? 4 : 64;
     size_t n_tok = 0, blen = 0, dummy;
     rv_status st = rv_analyze(&o, text, len, NULL, 0, NULL, 0, &n_tok, &blen);
-    int valid = fzt_valid_utf8((const uint8_t *)text, len, &dummy);
-    if (o.utf8 == RV_UTF8_STRICT) FZT_CHECK(valid ? (st == RV_OK || st == RV_E_SHAPE)
+    int valid = rvf_valid_utf8((const uint8_t *)text, len, &dummy);
+    if (o.utf8 == RV_UTF8_STRICT) RVF_CHECK(valid ? (st == RV_OK || st == RV_E_SHAPE)
                                                   : st == RV_E_INVALID_ARG);
-    else FZT_CHECK(st == RV_OK || st == RV_E_SHAPE);
+    else RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
     if (st != RV_OK && st != RV_E_SHAPE) return 0;
-    FZT_CHECK(blen <= 2 * len && n_tok <= len);
+    RVF_CHECK(blen <= 2 * len && n_tok <= len);
     char *buf = malloc(blen ? blen : 1);
     size_t *ends = malloc((n_tok ? n_tok : 1) * sizeof *ends);
     size_t n2 = 0, b2 = 0;
-    FZT_CHECK(rv_analyze(&o, text, len, buf, blen, ends, n_tok, &n2, &b2) == RV_OK);
-    FZT_CHECK(n2 == n_tok && b2 == blen);
+    RVF_CHECK(rv_analyze(&o, text, len, buf, blen, ends, n_tok, &n2, &b2) == RV_OK);
+    RVF_CHECK(n2 == n_tok && b2 == blen);
     size_t a = 0;
     for (size_t i = 0; i < n2; i++) {
         size_t cps = 0;
-        FZT_CHECK(ends[i] > a && ends[i] <= b2);
-        FZT_CHECK(fzt_valid_utf8((const uint8_t *)buf + a, ends[i] - a, &cps));
-        FZT_CHECK(cps <= o.max_token_len);
-        if (!o.stem) FZT_CHECK(cps >= o.min_token_len);
-        if (o.stopwords && !o.stem) FZT_CHECK(!rv_is_stopword(buf + a, ends[i] - a));
+        RVF_CHECK(ends[i] > a && ends[i] <= b2);
+        RVF_CHECK(rvf_valid_utf8((const uint8_t *)buf + a, ends[i] - a, &cps));
+        RVF_CHECK(cps <= o.max_token_len);
+        if (!o.stem) RVF_CHECK(cps >= o.min_token_len);
+        if (o.stopwords && !o.stem) RVF_CHECK(!rv_is_stopword(buf + a, ends[i] - a));
         a = ends[i];
     }
     if (valid) {
         char *out = malloc(len ? len : 1);
         size_t ol = 0;
-        FZT_CHECK(rv_stem_english(text, len, out, len, &ol) == RV_OK);
-        FZT_CHECK(ol <= len);
+        RVF_CHECK(rv_stem_english(text, len, out, len, &ol) == RV_OK);
+        RVF_CHECK(ol <= len);
         free(out);
     }
     free(buf);

@@ -416,13 +416,28 @@ class CorpusStore:
         CorpusNotFound
             The corpus does not exist.
         rowvoi.errors.IndexFormatError
-            ``docs.sqlite`` is not a corpus of this format version.
+            ``docs.sqlite`` is not a corpus of this format version, or is
+            damaged (raised by the first query that reads the damage).
         """
         con = self.connection()
         con.execute("BEGIN")
         try:
             snap = Snapshot(self, con)
-            yield snap
+            try:
+                yield snap
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+                # damage past the state table surfaces at the first query
+                # that reads it: plain DatabaseError ("malformed"), a schema
+                # without the corpus's tables or columns ("no such ..."), or
+                # text that is not UTF-8; busy, locked and the like stay
+                damaged = (type(exc) is sqlite3.DatabaseError
+                           or isinstance(exc, UnicodeDecodeError)
+                           or (isinstance(exc, sqlite3.OperationalError)
+                               and str(exc).startswith("no such ")))
+                if damaged:
+                    raise IndexFormatError(f"RV_E_CORRUPT: {self.db_path}: damaged corpus "
+                                           f"database ({exc})", 6, "RV_E_CORRUPT") from None
+                raise
         finally:
             try:
                 con.execute("COMMIT")
@@ -673,18 +688,20 @@ class Snapshot:
             row = con.execute("SELECT value FROM state WHERE key = 'generation'").fetchone()
             writer = con is getattr(store, "_writer", None)
             cached = store._states.get(row[0]) if row is not None and not writer else None
-            if cached is None:
+            fresh = cached is None
+            if fresh:
                 rows = con.execute("SELECT key, value FROM state").fetchall()
-        except sqlite3.DatabaseError as exc:
+                # a damaged file may hold text that is not UTF-8 (sqlite3
+                # raises UnicodeDecodeError) or values that are not JSON
+                cached = {k: json.loads(v) for k, v in rows}
+        except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus "
                                    f"({exc})", 6, "RV_E_CORRUPT") from None
-        if cached is None:
-            cached = {k: json.loads(v) for k, v in rows}
+        if fresh and row is not None and not writer:
             # a committed generation names one state (every commit writes a new
             # one), so readers decode it once per store; the builder's own
             # connection may see its uncommitted state and never caches
-            if row is not None and not writer:
-                store._states = {row[0]: cached}
+            store._states = {row[0]: cached}
         self.state: dict[str, Any] = cached
         if self.state.get("format") != FORMAT:
             raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus",
