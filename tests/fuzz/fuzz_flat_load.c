@@ -128,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
         if (got && rv_flat_dim(ix) <= 256) {
             size_t removed = 0;
-            RVF_CHECK(rv_flat_remove(ix, 1, &first, &removed) == RV_OK && removed == 1);
+            RVF_CHECK(rv_flat_delete(ix, 1, &first, &removed) == RV_OK && removed == 1);
             RVF_CHECK(!rv_flat_contains(ix, first));
             float v[256];
             for (uint32_t j = 0; j < rv_flat_dim(ix); j++) v[j] = 1.0f + (float)j;
