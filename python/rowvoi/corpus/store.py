@@ -429,11 +429,14 @@ class CorpusStore:
                 # damage past the state table surfaces at the first query
                 # that reads it: plain DatabaseError ("malformed"), a schema
                 # without the corpus's tables or columns ("no such ..."), or
-                # text that is not UTF-8; busy, locked and the like stay
+                # text that is not UTF-8 (decoded by Python, or by SQLite's
+                # own "Could not decode to UTF-8" in a pragma's result); busy,
+                # locked and the like stay
                 damaged = (type(exc) is sqlite3.DatabaseError
                            or isinstance(exc, UnicodeDecodeError)
                            or (isinstance(exc, sqlite3.OperationalError)
-                               and str(exc).startswith("no such ")))
+                               and str(exc).startswith(("no such ",
+                                                        "Could not decode to UTF-8"))))
                 if damaged:
                     raise IndexFormatError(f"RV_E_CORRUPT: {self.db_path}: damaged corpus "
                                            f"database ({exc})", 6, "RV_E_CORRUPT") from None
