@@ -72,7 +72,7 @@ int64_t rv__graph_find(const rv_graph *g, int64_t id) {
 
 /* Insert node index v (its id already in node_id); returns the index that
 ** already holds the id, or -1 when v was inserted. */
-static int64_t table_insert(rv_graph *g, uint32_t v) {
+static int64_t rv__table_insert(rv_graph *g, uint32_t v) {
     int64_t id = g->node_id[v];
     uint64_t i = rv__mix64((uint64_t)id) & g->mask;
     for (;;) {
@@ -86,7 +86,7 @@ static int64_t table_insert(rv_graph *g, uint32_t v) {
     }
 }
 
-static rv_status alloc_table(rv_graph *g, size_t cap_nodes) {
+static rv_status rv__alloc_table(rv_graph *g, size_t cap_nodes) {
     uint64_t size = 16;
     while (size < 2 * (uint64_t)cap_nodes) size <<= 1;
     g->slots = (uint32_t *)rv__calloc(size, sizeof *g->slots);
@@ -96,7 +96,7 @@ static rv_status alloc_table(rv_graph *g, size_t cap_nodes) {
 }
 
 /* Node ids, with implicit endpoints appended; fills src/dst indexes. */
-static rv_status build_nodes(rv_graph *g, const rv_graph_spec *s) {
+static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
     size_t n = s->n_nodes, cap = n;
     int implicit = (s->flags & RV_GRAPH_IMPLICIT_NODES) != 0;
     int identity = 1;
@@ -119,10 +119,10 @@ static rv_status build_nodes(rv_graph *g, const rv_graph_spec *s) {
     g->n_nodes = n;
     g->identity_ids = identity;
     if (!identity) {
-        rv_status st = alloc_table(g, cap);
+        rv_status st = rv__alloc_table(g, cap);
         if (st) return st;
         for (size_t i = 0; i < n; i++) {
-            int64_t had = table_insert(g, (uint32_t)i);
+            int64_t had = rv__table_insert(g, (uint32_t)i);
             if (had >= 0)
                 return rv__error(RV_E_INVALID_ARG,
                                  "node_ids[%zu] = %lld repeats node_ids[%lld]: node ids "
@@ -145,7 +145,7 @@ static rv_status build_nodes(rv_graph *g, const rv_graph_spec *s) {
                                      (unsigned)RV_GRAPH_MAX_ITEMS);
                 v = (int64_t)g->n_nodes++;
                 g->node_id[v] = id;
-                table_insert(g, (uint32_t)v);
+                rv__table_insert(g, (uint32_t)v);
             }
             (side ? g->dst : g->src)[e] = (uint32_t)v;
         }
@@ -171,7 +171,7 @@ static rv_status build_nodes(rv_graph *g, const rv_graph_spec *s) {
 ** counters and slots stay in cache.  Both passes keep input order, so each
 ** node's edges come in input order, as documented.
 */
-static rv_status build_csr(rv_graph *g, rv__csr *c, const uint32_t *key,
+static rv_status rv__build_csr(rv_graph *g, rv__csr *c, const uint32_t *key,
                            const uint32_t *other, uint32_t *tkey, uint64_t *tval) {
     size_t n = g->n_nodes, m = g->n_edges;
     unsigned shift = 12;
@@ -212,7 +212,7 @@ done:
     return st;
 }
 
-static rv_status build_docs(rv_graph *g, const rv_graph_spec *s) {
+static rv_status rv__build_docs(rv_graph *g, const rv_graph_spec *s) {
     size_t nd = s->n_docs, ne = g->n_nodes + g->n_edges;
     g->n_docs = nd;
     g->doc_entity = (uint32_t *)rv__malloc((nd ? nd : 1) * sizeof *g->doc_entity);
@@ -240,7 +240,7 @@ static rv_status build_docs(rv_graph *g, const rv_graph_spec *s) {
     return RV_OK;
 }
 
-static rv_status build_vectors(rv_graph *g, const rv_graph_spec *s) {
+static rv_status rv__build_vectors(rv_graph *g, const rv_graph_spec *s) {
     if (s->dim == 0) return RV_OK;
     if (s->dim > RV_FLAT_MAX_DIM)
         return rv__error(RV_E_RANGE, "dim = %u: at most %u", s->dim, RV_FLAT_MAX_DIM);
@@ -310,7 +310,7 @@ static rv_status build_vectors(rv_graph *g, const rv_graph_spec *s) {
     return RV_OK;
 }
 
-static rv_status check_spec(const rv_graph_spec *s) {
+static rv_status rv__check_spec(const rv_graph_spec *s) {
     if (s->n_nodes && !s->node_ids) return rv__error(RV_E_INVALID_ARG, "node_ids is NULL");
     if (s->n_edges && (!s->edge_src || !s->edge_dst))
         return rv__error(RV_E_INVALID_ARG, "edge_src or edge_dst is NULL");
@@ -325,12 +325,12 @@ static rv_status check_spec(const rv_graph_spec *s) {
 rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
     if (out) *out = NULL;
     if (!s || !out) return rv__error(RV_E_INVALID_ARG, "spec or out is NULL");
-    rv_status st = check_spec(s);
+    rv_status st = rv__check_spec(s);
     if (st) return st;
     rv_graph *g = (rv_graph *)rv__calloc(1, sizeof *g);
     if (!g) return rv__nomem("a graph");
     g->n_edges = s->n_edges;
-    st = build_nodes(g, s);
+    st = rv__build_nodes(g, s);
     if (!st && s->n_edges) {
         g->etype = (uint16_t *)rv__malloc(s->n_edges * sizeof *g->etype);
         if (!g->etype) st = rv__nomem("edge types");
@@ -350,12 +350,12 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
         tval = (uint64_t *)rv__malloc((s->n_edges ? s->n_edges : 1) * sizeof *tval);
         if (!tkey || !tval) st = rv__nomem("the adjacency sort's scratch");
     }
-    if (!st) st = build_csr(g, &g->out, g->src, g->dst, tkey, tval);
-    if (!st) st = build_csr(g, &g->in, g->dst, g->src, tkey, tval);
+    if (!st) st = rv__build_csr(g, &g->out, g->src, g->dst, tkey, tval);
+    if (!st) st = rv__build_csr(g, &g->in, g->dst, g->src, tkey, tval);
     rv__free(tkey);
     rv__free(tval);
-    if (!st) st = build_docs(g, s);
-    if (!st) st = build_vectors(g, s);
+    if (!st) st = rv__build_docs(g, s);
+    if (!st) st = rv__build_vectors(g, s);
     if (st) {
         rv_graph_free(g);
         return st;
@@ -391,7 +391,7 @@ rv_status rv_graph_node_ids(const rv_graph *g, int64_t *out, size_t capacity, si
     return RV_OK;
 }
 
-static rv_status check_node(const rv_graph *g, int64_t node, rv_graph_dir dir, int32_t type) {
+static rv_status rv__check_node(const rv_graph *g, int64_t node, rv_graph_dir dir, int32_t type) {
     if (node < 0 || (uint64_t)node >= g->n_nodes)
         return rv__error(RV_E_RANGE, "node index %lld: the graph has %zu nodes",
                          (long long)node, g->n_nodes);
@@ -408,7 +408,7 @@ rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir,
                               int64_t *nbrs, size_t capacity, size_t *n) {
     if (!g || !n) return rv__error(RV_E_INVALID_ARG, "graph or n is NULL");
     *n = 0;
-    rv_status st = check_node(g, node, dir, type);
+    rv_status st = rv__check_node(g, node, dir, type);
     if (st) return st;
     if (!rv__node_in(g, (uint32_t)node, window)) return RV_OK;
     size_t k = 0;
@@ -436,7 +436,7 @@ rv_status rv_graph_degree(const rv_graph *g, int64_t node, rv_graph_dir dir,
                           int32_t type, size_t *n) {
     if (!g || !n) return rv__error(RV_E_INVALID_ARG, "graph or n is NULL");
     *n = 0;
-    rv_status st = check_node(g, node, dir, type);
+    rv_status st = rv__check_node(g, node, dir, type);
     if (st) return st;
     size_t k = 0;
     for (int side = 0; side < 2; side++) {

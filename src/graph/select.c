@@ -27,23 +27,23 @@ typedef struct scored {
 } scored;
 
 /* a before b: higher score, then lower index (NaN compares as a tie). */
-static inline int better(scored a, scored b) {
+static inline int rv__better(scored a, scored b) {
     if (a.s > b.s) return 1;
     if (a.s < b.s) return 0;
     return a.i < b.i;
 }
 
-static int cmp_scored(const void *pa, const void *pb) {
+static int rv__cmp_scored(const void *pa, const void *pb) {
     scored a = *(const scored *)pa, b = *(const scored *)pb;
-    return better(a, b) ? -1 : better(b, a) ? 1 : 0;
+    return rv__better(a, b) ? -1 : rv__better(b, a) ? 1 : 0;
 }
 
 /* Min-heap on "better" (the root is the worst kept). */
-static void sift_down(scored *h, size_t n, size_t i) {
+static void rv__graph_sift_down(scored *h, size_t n, size_t i) {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, w = i;
-        if (l < n && better(h[w], h[l])) w = l;
-        if (r < n && better(h[w], h[r])) w = r;
+        if (l < n && rv__better(h[w], h[l])) w = l;
+        if (r < n && rv__better(h[w], h[r])) w = r;
         if (w == i) return;
         scored t = h[i];
         h[i] = h[w];
@@ -54,18 +54,18 @@ static void sift_down(scored *h, size_t n, size_t i) {
 
 /* Put the best `take` of a[0 .. n) first, best first.  A bounded heap when
 ** take is small next to n (O(n log take)), else one sort. */
-static void rank_top(scored *a, size_t n, size_t take) {
+static void rv__rank_top(scored *a, size_t n, size_t take) {
     if (take > n) take = n;
     if (take == 0) return;
     if (take * 4 < n) {
-        for (size_t i = take / 2; i-- > 0;) sift_down(a, take, i);
+        for (size_t i = take / 2; i-- > 0;) rv__graph_sift_down(a, take, i);
         for (size_t i = take; i < n; i++)
-            if (better(a[i], a[0])) {
+            if (rv__better(a[i], a[0])) {
                 a[0] = a[i];
-                sift_down(a, take, 0);
+                rv__graph_sift_down(a, take, 0);
             }
     }
-    qsort(a, take * 4 < n ? take : n, sizeof *a, cmp_scored);
+    qsort(a, take * 4 < n ? take : n, sizeof *a, rv__cmp_scored);
 }
 
 /* ------------------------------------------------------- growing arrays */
@@ -75,7 +75,7 @@ typedef struct ubuf {
     size_t n, cap;
 } ubuf;
 
-static rv_status ubuf_push(ubuf *b, uint32_t x) {
+static rv_status rv__ubuf_push(ubuf *b, uint32_t x) {
     if (b->n == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 256;
         uint32_t *a = (uint32_t *)rv__realloc(b->a, cap * sizeof *a);
@@ -90,12 +90,12 @@ static rv_status ubuf_push(ubuf *b, uint32_t x) {
 /* ------------------------------------------------------- document hops */
 
 /* Push the unmarked documents of entity x (marking them). */
-static rv_status push_docs(const rv_graph *g, uint32_t x, uint64_t *mark, ubuf *out) {
+static rv_status rv__push_docs(const rv_graph *g, uint32_t x, uint64_t *mark, ubuf *out) {
     for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
         uint32_t d = g->ent_doc[p];
         if (rv__bit(mark, d)) continue;
         rv__set(mark, d);
-        rv_status st = ubuf_push(out, d);
+        rv_status st = rv__ubuf_push(out, d);
         if (st) return st;
     }
     return RV_OK;
@@ -104,9 +104,9 @@ static rv_status push_docs(const rv_graph *g, uint32_t x, uint64_t *mark, ubuf *
 /* Gather the documents one hop from entity x (x inside the window):
 ** x's own, then a node's edges' (out, then in) or an edge's endpoints'
 ** (source, then destination). */
-static rv_status gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t *w,
+static rv_status rv__gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t *w,
                                 uint64_t *mark, ubuf *out) {
-    rv_status st = push_docs(g, x, mark, out);
+    rv_status st = rv__push_docs(g, x, mark, out);
     if (st) return st;
     size_t nn = g->n_nodes;
     if (x < nn) {
@@ -115,7 +115,7 @@ static rv_status gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t *w,
             for (uint32_t p = c->off[x]; p < c->off[x + 1]; p++) {
                 uint32_t e = c->edge[p];
                 if (!rv__edge_in(g, e, w)) continue;
-                st = push_docs(g, (uint32_t)(nn + e), mark, out);
+                st = rv__push_docs(g, (uint32_t)(nn + e), mark, out);
                 if (st) return st;
             }
         }
@@ -123,7 +123,7 @@ static rv_status gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t *w,
         uint32_t e = (uint32_t)(x - nn), ends[2] = {g->src[e], g->dst[e]};
         for (int k = 0; k < 2; k++) {
             if (!rv__node_in(g, ends[k], w)) continue;
-            st = push_docs(g, ends[k], mark, out);
+            st = rv__push_docs(g, ends[k], mark, out);
             if (st) return st;
         }
     }
@@ -132,7 +132,7 @@ static rv_status gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t *w,
 
 /* One round of document hops from frontier docs: the new documents go to
 ** out (marked).  `expanded` marks entities already gathered. */
-static rv_status doc_round(const rv_graph *g, const uint32_t *frontier, size_t nf,
+static rv_status rv__doc_round(const rv_graph *g, const uint32_t *frontier, size_t nf,
                            const int64_t *w, uint64_t *selected, uint64_t *expanded,
                            ubuf *out) {
     for (size_t i = 0; i < nf; i++) {
@@ -140,7 +140,7 @@ static rv_status doc_round(const rv_graph *g, const uint32_t *frontier, size_t n
         if (rv__bit(expanded, x)) continue;
         rv__set(expanded, x);
         if (!rv__entity_in(g, x, w)) continue;
-        rv_status st = gather_doc_hop(g, x, w, selected, out);
+        rv_status st = rv__gather_doc_hop(g, x, w, selected, out);
         if (st) return st;
     }
     return RV_OK;
@@ -153,14 +153,14 @@ typedef struct sel_state {
     size_t nf;
 } sel_state;
 
-static void sel_free(sel_state *s) {
+static void rv__sel_free(sel_state *s) {
     rv__free(s->selected);
     rv__free(s->expanded);
     rv__free(s->frontier);
 }
 
 /* Selection bitmap, entity bitmap and round-0 frontier (the selection). */
-static rv_status sel_init(const rv_graph *g, size_t n_sel, const int64_t *sel, sel_state *s) {
+static rv_status rv__sel_init(const rv_graph *g, size_t n_sel, const int64_t *sel, sel_state *s) {
     memset(s, 0, sizeof *s);
     rv_status st = rv__graph_mark_docs(g, n_sel, sel, &s->selected);
     if (st) return st;
@@ -168,7 +168,7 @@ static rv_status sel_init(const rv_graph *g, size_t n_sel, const int64_t *sel, s
                                          sizeof *s->expanded);
     s->frontier = (uint32_t *)rv__malloc((n_sel ? n_sel : 1) * sizeof *s->frontier);
     if (!s->expanded || !s->frontier) {
-        sel_free(s);
+        rv__sel_free(s);
         return rv__nomem("the selection state");
     }
     for (size_t i = 0; i < n_sel; i++) s->frontier[i] = (uint32_t)sel[i];
@@ -177,7 +177,7 @@ static rv_status sel_init(const rv_graph *g, size_t n_sel, const int64_t *sel, s
 }
 
 /* Make the last additions the next frontier. */
-static rv_status sel_advance(sel_state *s, const uint32_t *added, size_t n) {
+static rv_status rv__sel_advance(sel_state *s, const uint32_t *added, size_t n) {
     uint32_t *f = (uint32_t *)rv__realloc(s->frontier, (n ? n : 1) * sizeof *f);
     if (!f) return rv__nomem("the selection frontier");
     if (n) memcpy(f, added, n * sizeof *f);
@@ -193,14 +193,14 @@ rv_status rv_graph_doc_hops(const rv_graph *g, size_t n_sel, const int64_t *sel,
         return rv__error(RV_E_INVALID_ARG, "graph, out or n is NULL");
     *n = 0;
     sel_state s;
-    rv_status st = sel_init(g, n_sel, sel, &s);
+    rv_status st = rv__sel_init(g, n_sel, sel, &s);
     if (st) return st;
     ubuf added = {0};
     size_t k = 0;
     for (uint32_t h = 0; h < hops && s.nf; h++) {
         added.n = 0;
-        st = doc_round(g, s.frontier, s.nf, window, s.selected, s.expanded, &added);
-        if (!st) st = sel_advance(&s, added.a, added.n);
+        st = rv__doc_round(g, s.frontier, s.nf, window, s.selected, s.expanded, &added);
+        if (!st) st = rv__sel_advance(&s, added.a, added.n);
         if (st) break;
         for (size_t i = 0; i < added.n; i++, k++)
             if (k < capacity) out[k] = added.a[i];
@@ -211,13 +211,13 @@ rv_status rv_graph_doc_hops(const rv_graph *g, size_t n_sel, const int64_t *sel,
             st = rv__error(RV_E_SHAPE, "capacity %zu < %zu documents added", capacity, k);
     }
     rv__free(added.a);
-    sel_free(&s);
+    rv__sel_free(&s);
     return st;
 }
 
 /* --------------------------------------------------- similarity rounds */
 
-static rv_status check_out(const rv_graph *g, int64_t *out, float *scores, size_t *n) {
+static rv_status rv__check_out(const rv_graph *g, int64_t *out, float *scores, size_t *n) {
     if (!g || !n || !out || !scores)
         return rv__error(RV_E_INVALID_ARG, "graph, out, scores or n is NULL");
     *n = 0;
@@ -225,7 +225,7 @@ static rv_status check_out(const rv_graph *g, int64_t *out, float *scores, size_
 }
 
 /* Best score of an entity's documents; 0 documents gives 0 (never asked). */
-static float entity_score(const rv_graph *g, const float *q, uint32_t x) {
+static float rv__entity_score(const rv_graph *g, const float *q, uint32_t x) {
     float best = 0;
     for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
         float s = rv__graph_score(g, q, g->ent_doc[p]);
@@ -236,7 +236,7 @@ static float entity_score(const rv_graph *g, const float *q, uint32_t x) {
 
 /* Score every candidate of a round in one batch into *sc (grown as
 ** needed): documents, or entities by their best document. */
-static rv_status score_round(const rv_graph *g, const float *q, const ubuf *cand,
+static rv_status rv__score_round(const rv_graph *g, const float *q, const ubuf *cand,
                              int entities, scored **sc, size_t *cap) {
     if (cand->n > *cap) {
         scored *t = (scored *)rv__realloc(*sc, cand->n * sizeof *t);
@@ -246,7 +246,7 @@ static rv_status score_round(const rv_graph *g, const float *q, const ubuf *cand
     }
     for (size_t i = 0; i < cand->n; i++) {
         (*sc)[i].i = cand->a[i];
-        (*sc)[i].s = entities ? entity_score(g, q, cand->a[i])
+        (*sc)[i].s = entities ? rv__entity_score(g, q, cand->a[i])
                               : rv__graph_score(g, q, cand->a[i]);
     }
     return RV_OK;
@@ -255,7 +255,7 @@ static rv_status score_round(const rv_graph *g, const float *q, const ubuf *cand
 rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *sel,
                                 const float *query, size_t max_new, const int64_t *window,
                                 int64_t *out, float *scores, size_t capacity, size_t *n) {
-    rv_status st = check_out(g, out, scores, n);
+    rv_status st = rv__check_out(g, out, scores, n);
     if (st) return st;
     size_t need = max_new < g->n_docs ? max_new : g->n_docs;
     if (capacity < need)
@@ -269,7 +269,7 @@ rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *
         return st;
     }
     sel_state s;
-    st = sel_init(g, n_sel, sel, &s);
+    st = rv__sel_init(g, n_sel, sel, &s);
     if (st) {
         rv__free(q);
         return st;
@@ -279,12 +279,12 @@ rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *
     size_t sc_cap = 0, k = 0;
     while (k < max_new && s.nf) {
         cand.n = 0;
-        st = doc_round(g, s.frontier, s.nf, window, s.selected, s.expanded, &cand);
+        st = rv__doc_round(g, s.frontier, s.nf, window, s.selected, s.expanded, &cand);
         if (st || !cand.n) break;
-        st = score_round(g, q, &cand, 0, &sc, &sc_cap);
+        st = rv__score_round(g, q, &cand, 0, &sc, &sc_cap);
         if (st) break;
         size_t take = max_new - k < cand.n ? max_new - k : cand.n;
-        rank_top(sc, cand.n, take);
+        rv__rank_top(sc, cand.n, take);
         /* the round's additions, in order, become the next frontier (the
         ** candidate buffer is free again and holds at least take slots) */
         for (size_t i = 0; i < take; i++, k++) {
@@ -292,31 +292,31 @@ rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *
             scores[k] = sc[i].s;
             cand.a[i] = sc[i].i;
         }
-        st = sel_advance(&s, cand.a, take);
+        st = rv__sel_advance(&s, cand.a, take);
         if (st) break;
     }
     if (!st) *n = k;
     rv__free(q);
     rv__free(cand.a);
     rv__free(sc);
-    sel_free(&s);
+    rv__sel_free(&s);
     return st;
 }
 
 /* Push entity y as a candidate when it is of the wanted kinds, unmarked,
 ** inside the window and has documents. */
-static rv_status entity_candidate(const rv_graph *g, uint32_t y, rv_graph_kinds kinds,
+static rv_status rv__entity_candidate(const rv_graph *g, uint32_t y, rv_graph_kinds kinds,
                                   const int64_t *w, uint64_t *mark, ubuf *cand) {
     int is_node = y < g->n_nodes;
     if (!(kinds & (is_node ? RV_GRAPH_NODES : RV_GRAPH_EDGES))) return RV_OK;
     if (rv__bit(mark, y)) return RV_OK;
     if (g->ent_off[y] == g->ent_off[y + 1] || !rv__entity_in(g, y, w)) return RV_OK;
     rv__set(mark, y);
-    return ubuf_push(cand, y);
+    return rv__ubuf_push(cand, y);
 }
 
 /* The edges on node v (inside the window) and, with nodes, the far nodes. */
-static rv_status entity_around_node(const rv_graph *g, uint32_t v, rv_graph_kinds kinds,
+static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_kinds kinds,
                                     const int64_t *w, uint64_t *mark, ubuf *cand) {
     size_t nn = g->n_nodes;
     rv_status st = RV_OK;
@@ -328,9 +328,9 @@ static rv_status entity_around_node(const rv_graph *g, uint32_t v, rv_graph_kind
             for (uint32_t p = c->off[v]; p < c->off[v + 1] && !st; p++) {
                 uint32_t e = c->edge[p];
                 if (!rv__edge_in(g, e, w)) continue;
-                st = pass ? entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
+                st = pass ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
                           : (rv__node_in(g, c->nbr[p], w)
-                                 ? entity_candidate(g, c->nbr[p], kinds, w, mark, cand)
+                                 ? rv__entity_candidate(g, c->nbr[p], kinds, w, mark, cand)
                                  : RV_OK);
             }
         }
@@ -338,7 +338,7 @@ static rv_status entity_around_node(const rv_graph *g, uint32_t v, rv_graph_kind
     return st;
 }
 
-static rv_status entity_round(const rv_graph *g, const uint32_t *frontier, size_t nf,
+static rv_status rv__entity_round(const rv_graph *g, const uint32_t *frontier, size_t nf,
                               rv_graph_kinds kinds, const int64_t *w, uint64_t *mark,
                               uint64_t *expanded, ubuf *cand) {
     size_t nn = g->n_nodes;
@@ -349,17 +349,17 @@ static rv_status entity_round(const rv_graph *g, const uint32_t *frontier, size_
         rv__set(expanded, x);
         if (!rv__entity_in(g, x, w)) continue;
         if (x < nn) {
-            st = entity_around_node(g, x, kinds, w, mark, cand);
+            st = rv__entity_around_node(g, x, kinds, w, mark, cand);
             continue;
         }
         uint32_t e = (uint32_t)(x - nn), ends[2] = {g->src[e], g->dst[e]};
         /* an edge: its endpoints, then the edges on either endpoint */
         for (int k = 0; k < 2 && !st; k++)
-            if (kinds & RV_GRAPH_NODES) st = entity_candidate(g, ends[k], kinds, w, mark, cand);
+            if (kinds & RV_GRAPH_NODES) st = rv__entity_candidate(g, ends[k], kinds, w, mark, cand);
         if (!(kinds & RV_GRAPH_EDGES)) continue;
         for (int k = 0; k < 2 && !st; k++)
             if (rv__node_in(g, ends[k], w))
-                st = entity_around_node(g, ends[k], RV_GRAPH_EDGES, w, mark, cand);
+                st = rv__entity_around_node(g, ends[k], RV_GRAPH_EDGES, w, mark, cand);
     }
     return st;
 }
@@ -368,7 +368,7 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
                                     rv_graph_kinds kinds, const float *query,
                                     size_t max_new, const int64_t *window, int64_t *out,
                                     float *scores, size_t capacity, size_t *n) {
-    rv_status st = check_out(g, out, scores, n);
+    rv_status st = rv__check_out(g, out, scores, n);
     if (st) return st;
     if (kinds != RV_GRAPH_NODES && kinds != RV_GRAPH_EDGES && kinds != RV_GRAPH_ENTITIES)
         return rv__error(RV_E_INVALID_ARG, "kinds %d: use RV_GRAPH_NODES, _EDGES or "
@@ -397,16 +397,16 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
         uint32_t x = g->doc_entity[sel[i]];
         if (rv__bit(mark, x)) continue;
         rv__set(mark, x);
-        st = ubuf_push(&frontier, x);
+        st = rv__ubuf_push(&frontier, x);
     }
     while (!st && added < max_new && frontier.n) {
         cand.n = 0;
-        st = entity_round(g, frontier.a, frontier.n, kinds, window, mark, expanded, &cand);
+        st = rv__entity_round(g, frontier.a, frontier.n, kinds, window, mark, expanded, &cand);
         if (st || !cand.n) break;
-        st = score_round(g, q, &cand, 1, &sc, &sc_cap);
+        st = rv__score_round(g, q, &cand, 1, &sc, &sc_cap);
         if (st) break;
         size_t take = max_new - added < cand.n ? max_new - added : cand.n;
-        rank_top(sc, cand.n, take);
+        rv__rank_top(sc, cand.n, take);
         frontier.n = 0;
         for (size_t i = 0; i < take && !st; i++) {
             uint32_t x = sc[i].i;
@@ -416,7 +416,7 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
                 out[k] = d;
                 scores[k++] = sc[i].s;
             }
-            st = ubuf_push(&frontier, x);
+            st = rv__ubuf_push(&frontier, x);
         }
         added += take;
     }
@@ -436,7 +436,7 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
 rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_t k,
                          const int64_t *window, int64_t *out, float *scores,
                          size_t capacity, size_t *n) {
-    rv_status st = check_out(g, out, scores, n);
+    rv_status st = rv__check_out(g, out, scores, n);
     if (st) return st;
     if (kinds != 0 && kinds != RV_GRAPH_NODES && kinds != RV_GRAPH_EDGES &&
         kinds != RV_GRAPH_ENTITIES)
@@ -464,7 +464,7 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
             if (g->ent_off[x] == g->ent_off[x + 1] || !rv__entity_in(g, (uint32_t)x, window))
                 continue;
             sc[m].i = (uint32_t)x;
-            sc[m++].s = entity_score(g, q, (uint32_t)x);
+            sc[m++].s = rv__entity_score(g, q, (uint32_t)x);
         } else {
             if (!rv__entity_in(g, g->doc_entity[x], window)) continue;
             sc[m].i = (uint32_t)x;
@@ -473,7 +473,7 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
     }
     if (!st) {
         size_t take = k < m ? k : m;
-        rank_top(sc, m, take);
+        rv__rank_top(sc, m, take);
         for (size_t i = 0; i < take; i++) {
             if (!kinds) {
                 out[w] = sc[i].i;

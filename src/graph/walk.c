@@ -13,7 +13,7 @@
 
 /* A bitmap of the 65536 edge types (8 KiB on the stack is too much for
 ** some hosts' threads; it is allocated). */
-static rv_status type_mask(const uint16_t *types, size_t n, uint64_t **mask) {
+static rv_status rv__type_mask(const uint16_t *types, size_t n, uint64_t **mask) {
     *mask = NULL;
     if (!n) return RV_OK;
     if (!types) return rv__error(RV_E_INVALID_ARG, "types is NULL with n_types > 0");
@@ -24,7 +24,7 @@ static rv_status type_mask(const uint16_t *types, size_t n, uint64_t **mask) {
     return RV_OK;
 }
 
-static rv_status check_seeds(const rv_graph *g, size_t n_seeds, const int64_t *seeds) {
+static rv_status rv__check_seeds(const rv_graph *g, size_t n_seeds, const int64_t *seeds) {
     if (n_seeds && !seeds) return rv__error(RV_E_INVALID_ARG, "seeds is NULL");
     for (size_t i = 0; i < n_seeds; i++)
         if (seeds[i] < 0 || (uint64_t)seeds[i] >= g->n_nodes)
@@ -41,12 +41,12 @@ rv_status rv_graph_bfs(const rv_graph *g, const rv_graph_walk *w, size_t n_seeds
     if (w->dir != RV_GRAPH_OUT && w->dir != RV_GRAPH_IN && w->dir != RV_GRAPH_BOTH)
         return rv__error(RV_E_INVALID_ARG, "dir %d: use RV_GRAPH_OUT, _IN or _BOTH",
                          (int)w->dir);
-    rv_status st = check_seeds(g, n_seeds, seeds);
+    rv_status st = rv__check_seeds(g, n_seeds, seeds);
     if (st) return st;
     size_t budget = w->node_budget ? w->node_budget : (size_t)-1;
     uint64_t *mask = NULL, *seen = NULL;
     uint32_t *queue = NULL;
-    st = type_mask(w->types, w->n_types, &mask);
+    st = rv__type_mask(w->types, w->n_types, &mask);
     if (st) return st;
     size_t limit = g->n_nodes < budget ? g->n_nodes : budget;
     seen = (uint64_t *)rv__calloc(RV_BITSET_WORDS(g->n_nodes) + 1, sizeof *seen);
@@ -112,7 +112,7 @@ typedef struct facts_walk {
     size_t subj_mask;
 } facts_walk;
 
-static rv_status facts_push(facts_walk *fw, uint32_t v, uint32_t d) {
+static rv_status rv__facts_push(facts_walk *fw, uint32_t v, uint32_t d) {
     if (fw->n == fw->cap) {
         size_t cap = fw->cap ? 2 * fw->cap : 64;
         uint32_t *q = (uint32_t *)rv__realloc(fw->queue, cap * sizeof *q);
@@ -131,7 +131,7 @@ static rv_status facts_push(facts_walk *fw, uint32_t v, uint32_t d) {
 
 /* Slot of subject v in the per-subject table (max_edges subjects at most,
 ** so a table of twice that never fills). */
-static uint32_t *subject_count(facts_walk *fw, uint32_t v) {
+static uint32_t *rv__subject_count(facts_walk *fw, uint32_t v) {
     size_t i = rv__mix64(v) & fw->subj_mask;
     while (fw->subj_key[i] && fw->subj_key[i] != v + 1) i = (i + 1) & fw->subj_mask;
     if (!fw->subj_key[i]) fw->subj_key[i] = v + 1;
@@ -146,13 +146,13 @@ rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p,
     if (p->max_edges && !edges) return rv__error(RV_E_INVALID_ARG, "edges is NULL");
     if (capacity < p->max_edges)
         return rv__error(RV_E_SHAPE, "capacity %zu < max_edges %zu", capacity, p->max_edges);
-    rv_status st = check_seeds(g, n_seeds, seeds);
+    rv_status st = rv__check_seeds(g, n_seeds, seeds);
     if (st) return st;
     if (!p->max_edges || !p->depth) return RV_OK;
     facts_walk fw;
     memset(&fw, 0, sizeof fw);
     uint64_t *bridge = NULL;
-    st = type_mask(p->bridge_types, p->n_bridge_types, &bridge);
+    st = rv__type_mask(p->bridge_types, p->n_bridge_types, &bridge);
     if (st) return st;
     size_t ts = 16;
     while (ts < 2 * p->max_edges) ts <<= 1;
@@ -167,7 +167,7 @@ rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p,
     }
     for (size_t i = 0; i < n_seeds && !st; i++) {
         uint32_t v = (uint32_t)seeds[i];
-        if (!rv__bit(fw.seen, v) && rv__node_in(g, v, p->window)) st = facts_push(&fw, v, 0);
+        if (!rv__bit(fw.seen, v) && rv__node_in(g, v, p->window)) st = rv__facts_push(&fw, v, 0);
     }
     size_t written = 0, cap_subject = p->max_edges_per_subject;
     size_t budget = p->node_budget ? p->node_budget : (size_t)-1;
@@ -182,7 +182,7 @@ rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p,
                 if (!rv__edge_in(g, e, p->window) || !rv__node_in(g, v, p->window)) continue;
                 rv__set(fw.done_edge, e);
                 if (!(bridge && rv__bit(bridge, g->etype[e]))) {
-                    uint32_t *cnt = subject_count(&fw, g->src[e]);
+                    uint32_t *cnt = rv__subject_count(&fw, g->src[e]);
                     if (!cap_subject || *cnt < cap_subject) {
                         (*cnt)++;
                         if (depths) depths[written] = d;
@@ -190,7 +190,7 @@ rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p,
                     }
                 }
                 if (!rv__bit(fw.seen, v)) {
-                    st = facts_push(&fw, v, d + 1);
+                    st = rv__facts_push(&fw, v, d + 1);
                     if (st) break;
                 }
             }
