@@ -357,6 +357,26 @@ def cranfield_texts():
     return titles + queries, abstracts
 
 
+def sentence_transformers_model(fp32_model: Path, tokenizer_json: Path, work: Path):
+    """The sentence-transformers peer on the same fp32 weights (torch, CPU,
+    mean pooling, normalised): ``(model, "sentence-transformers X, torch Y")``.
+    Raises whatever the import or the conversion raises, for the caller to
+    report."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import sentence_transformers
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models
+
+    bert_dir = onnx_to_bert_dir(fp32_model, tokenizer_json, work)
+    model = SentenceTransformer(modules=[
+        models.Transformer(str(bert_dir), max_seq_length=256),
+        models.Pooling(384, pooling_mode="mean"), models.Normalize()], device="cpu")
+    return model, (f"sentence-transformers {sentence_transformers.__version__}, torch "
+                   f"{torch.__version__}")
+
+
 def onnx_to_bert_dir(fp32_model: Path, tokenizer_json: Path, out: Path) -> Path:
     """Write a transformers BERT directory with the weights of an ONNX export
     of all-MiniLM-L6-v2 (MatMul weights mapped through the bias they feed)."""
@@ -428,19 +448,8 @@ def part_embed(args):
     st_model = None
     st_note = ""
     try:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import sentence_transformers
-        import torch
-        from sentence_transformers import SentenceTransformer
-        from sentence_transformers.sentence_transformer import modules as models
-
-        bert_dir = onnx_to_bert_dir(fp32, tok, work / "bert")
-        st_model = SentenceTransformer(modules=[
-            models.Transformer(str(bert_dir), max_seq_length=256),
-            models.Pooling(384, pooling_mode="mean"), models.Normalize()], device="cpu")
-        st_note = (f"sentence-transformers {sentence_transformers.__version__}, torch "
-                   f"{torch.__version__}, fp32, batch 32")
+        st_model, st_note = sentence_transformers_model(fp32, tok, work / "bert")
+        st_note += ", fp32, batch 32"
     except Exception as exc:  # noqa: BLE001 - report why the peer is missing
         st_note = f"sentence-transformers unavailable: {exc!r}"
 

@@ -63,7 +63,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cranfield import evaluate, load_cranfield  # noqa: E402
-from dense import cranfield_texts, machine_note, onnx_to_bert_dir, table  # noqa: E402
+from dense import cranfield_texts, machine_note, sentence_transformers_model, table  # noqa: E402
 
 RESULTS = HERE / "results" / "embed_invariance.md"
 NEW, OLD, FP32, ST = ("int8 per-token (new)", "int8 per-call (old)", "fp32 export (onnxruntime)",
@@ -209,19 +209,8 @@ def main(argv=None) -> int:
             encoders[(name, threads)] = make(name, threads).embed
     st_note = ""
     try:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import sentence_transformers
+        st_model, st_note = sentence_transformers_model(fp32_path, tok, work / "bert")
         import torch
-        from sentence_transformers import SentenceTransformer
-        from sentence_transformers.sentence_transformer import modules as st_modules
-
-        bert = onnx_to_bert_dir(fp32_path, tok, work / "bert")
-        st_model = SentenceTransformer(modules=[
-            st_modules.Transformer(str(bert), max_seq_length=256),
-            st_modules.Pooling(384, pooling_mode="mean"), st_modules.Normalize()], device="cpu")
-        st_note = (f"sentence-transformers {sentence_transformers.__version__}, torch "
-                   f"{torch.__version__}")
 
         def st_encoder(threads):
             def enc(texts):
