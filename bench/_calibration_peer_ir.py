@@ -44,9 +44,12 @@ def main() -> None:
     from importlib.metadata import version
 
     out = {"ir_version": version("ir"), "tops": {}}
-    for label, kw in (("dense", {"mode": "dense"}), ("lexical", {"mode": "lexical"}),
-                      ("rrf", {"mode": "hybrid", "fusion": "rrf"}),
-                      ("blend", {"mode": "hybrid", "fusion": "blend"})):
+    for label, kw in (
+        ("dense", {"mode": "dense"}),
+        ("lexical", {"mode": "lexical"}),
+        ("rrf", {"mode": "hybrid", "fusion": "rrf"}),
+        ("blend", {"mode": "hybrid", "fusion": "blend"}),
+    ):
         tops = []
         for q in cfg["queries"]:
             hits = ir.search(corpus, q, k=10, **kw)

@@ -44,6 +44,7 @@ def main() -> None:
 
         def base(texts, **_):
             return np.stack([table[hashlib.sha256(t.encode()).hexdigest()] for t in texts])
+
         ident = cfg["table_id"]
     else:
         from ir.embed import make_embedder
@@ -80,9 +81,12 @@ def main() -> None:
     corpus, out["restore"] = timed_build(docs)  # back to the judged documents
     corpus = ir.open_corpus(name, embedder=embedder)
     runs = {}
-    for label, kw in (("lexical", {"mode": "lexical"}), ("dense", {"mode": "dense"}),
-                      ("rrf", {"mode": "hybrid", "fusion": "rrf"}),
-                      ("blend", {"mode": "hybrid", "fusion": "blend"})):
+    for label, kw in (
+        ("lexical", {"mode": "lexical"}),
+        ("dense", {"mode": "dense"}),
+        ("rrf", {"mode": "hybrid", "fusion": "rrf"}),
+        ("blend", {"mode": "hybrid", "fusion": "blend"}),
+    ):
         lat, ranked = [], []
         for q in queries:
             spent["embed"] = 0.0

@@ -25,20 +25,30 @@ import time
 
 def main() -> None:
     cfg = json.load(open(sys.argv[1]))
-    for var, sub in (("IR_DATA_DIR", "data"), ("IR_CONFIG_DIR", "config"),
-                     ("IR_CACHE_DIR", "cache")):
+    for var, sub in (
+        ("IR_DATA_DIR", "data"),
+        ("IR_CONFIG_DIR", "config"),
+        ("IR_CACHE_DIR", "cache"),
+    ):
         os.environ[var] = os.path.join(cfg["scratch"], sub)
     import numpy as np
 
     import ir
     from ir import CorpusSource, WholeText
-    from ir.eval import DFLT_SWEEP_MAX_K, DFLT_SWEEP_REL, DiscoveryCase, evaluate_selection, \
-        sweep_selector
+    from ir.eval import (
+        DFLT_SWEEP_MAX_K,
+        DFLT_SWEEP_REL,
+        DiscoveryCase,
+        evaluate_selection,
+        sweep_selector,
+    )
     from ir.select import select
 
     docs = {d["id"]: d["text"] for d in map(json.loads, open(cfg["docs"]))}
-    cases = [DiscoveryCase(query=c["query"], gold=tuple(c["gold"]))
-             for c in map(json.loads, open(cfg["cases"]))]
+    cases = [
+        DiscoveryCase(query=c["query"], gold=tuple(c["gold"]))
+        for c in map(json.loads, open(cfg["cases"]))
+    ]
     data = np.load(cfg["table"])
     table = dict(zip(data["keys"].tolist(), data["vectors"]))
 
@@ -62,9 +72,13 @@ def main() -> None:
         # ir's own selector over ir's own 10 candidates, for every grid setting:
         # the parent scores these with one formula for both systems
         hits = [ir.search(corpus, c.query, k=10, per_artifact=True, **kw) for c in cases]
-        grid = {f"{mk}/{rl}": [[h.artifact_id for h in select(hs, max_k=mk, rel=rl).selected]
-                               for hs in hits]
-                for mk in DFLT_SWEEP_MAX_K for rl in DFLT_SWEEP_REL}
+        grid = {
+            f"{mk}/{rl}": [
+                [h.artifact_id for h in select(hs, max_k=mk, rel=rl).selected] for hs in hits
+            ]
+            for mk in DFLT_SWEEP_MAX_K
+            for rl in DFLT_SWEEP_REL
+        }
         out["configs"][label] = {
             "default": rep.to_dict(),
             "best": {"max_k": best.max_k, "rel": best.rel, **best.report.to_dict()},

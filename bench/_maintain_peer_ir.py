@@ -29,17 +29,31 @@ def main() -> None:
     from ir.maintenance import maintain
 
     if step == "register":
-        registry.register("bench", "files", embedder="light", root=cfg["root"],
-                          strategy=WholeText(),
-                          pattern=cfg["pattern"], maintenance={"reindex": {"on": "source-change"}})
+        registry.register(
+            "bench",
+            "files",
+            embedder="light",
+            root=cfg["root"],
+            strategy=WholeText(),
+            pattern=cfg["pattern"],
+            maintenance={"reindex": {"on": "source-change"}},
+        )
         print(json.dumps({"ok": True}))
         return
     t0 = time.perf_counter()
     results = maintain(all=True)
     seconds = time.perf_counter() - t0
-    print(json.dumps({"seconds": seconds,
-                      "results": [{"name": r.name, "ran": r.ran, "reason": r.reason,
-                                   "error": r.error} for r in results]}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "results": [
+                    {"name": r.name, "ran": r.ran, "reason": r.reason, "error": r.error}
+                    for r in results
+                ],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

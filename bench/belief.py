@@ -211,9 +211,11 @@ class Case:
     @property
     def label(self) -> str:
         """The call, for the table."""
-        return {"candidate_mi": "CandidateMIPolicy.suggest",
-                "mi_policy": "MIPolicy.suggest",
-                "session": "DisambiguationSession.run"}[self.func]
+        return {
+            "candidate_mi": "CandidateMIPolicy.suggest",
+            "mi_policy": "MIPolicy.suggest",
+            "session": "DisambiguationSession.run",
+        }[self.func]
 
 
 CASES: tuple[Case, ...] = (
@@ -222,10 +224,18 @@ CASES: tuple[Case, ...] = (
     Case("mip-1000x20", "mi_policy", 1000, 20, quick=True),
     Case("mip-5000x20", "mi_policy", 5000, 20, target=1000.0),
     Case("session-1000x20", "session", 1000, 20, quick=True),
-    Case("cmi-1000000x100", "candidate_mi", 1_000_000, 100, ref=False, isolated=True,
-         max_seconds=1.0),
-    Case("mip-1000000x100", "mi_policy", 1_000_000, 100, ref=False, isolated=True,
-         max_seconds=1.0),
+    Case(
+        "cmi-1000000x100",
+        "candidate_mi",
+        1_000_000,
+        100,
+        ref=False,
+        isolated=True,
+        max_seconds=1.0,
+    ),
+    Case(
+        "mip-1000000x100", "mi_policy", 1_000_000, 100, ref=False, isolated=True, max_seconds=1.0
+    ),
 )
 
 
@@ -235,16 +245,22 @@ def select_cases(spec: str | None, quick: bool) -> list[Case]:
         pats = [p.strip() for p in spec.split(",") if p.strip()]
         out = [c for c in CASES if any(fnmatch.fnmatch(c.name, p) for p in pats)]
         if not out:
-            raise SystemExit(f"--cases {spec!r} matches no case: "
-                             + ", ".join(c.name for c in CASES))
+            raise SystemExit(
+                f"--cases {spec!r} matches no case: " + ", ".join(c.name for c in CASES)
+            )
         return out
     return [c for c in CASES if c.quick or not quick]
 
 
 def make_spec(case: Case, data: Path, repeat: int) -> dict[str, Any]:
     """The JSON spec handed to the driver."""
-    return {"data": str(data), "dtype": "int", "func": case.func, "repeat": repeat,
-            "repeat_threshold": harness.REPEAT_THRESHOLD}
+    return {
+        "data": str(data),
+        "dtype": "int",
+        "func": case.func,
+        "repeat": repeat,
+        "repeat_threshold": harness.REPEAT_THRESHOLD,
+    }
 
 
 def frame_path(workdir: Path, case: Case, seed: int, cache: dict) -> Path:
@@ -262,8 +278,14 @@ def run_ours(case: Case, data: Path, args, workdir: Path, driver_ns: dict) -> ha
     """Ours: in-process (best of --repeat), or in a child for the isolated cases."""
     spec = make_spec(case, data, args.repeat)
     if case.isolated:
-        return harness.run_driver(sys.executable, workdir / DRIVER_NAME, spec,
-                                  args.ours_timeout, isolated_env=False, cwd=workdir)
+        return harness.run_driver(
+            sys.executable,
+            workdir / DRIVER_NAME,
+            spec,
+            args.ours_timeout,
+            isolated_env=False,
+            cwd=workdir,
+        )
     import rowvoi
 
     try:
@@ -276,8 +298,9 @@ def run_ours(case: Case, data: Path, args, workdir: Path, driver_ns: dict) -> ha
 def run_ref(case: Case, data: Path, args, python: str, workdir: Path) -> harness.Outcome:
     """The reference, once, in its venv, capped at --ref-timeout seconds."""
     spec = make_spec(case, data, 1)
-    return harness.run_driver(python, workdir / DRIVER_NAME, spec, args.ref_timeout,
-                              isolated_env=True, cwd=workdir)
+    return harness.run_driver(
+        python, workdir / DRIVER_NAME, spec, args.ref_timeout, isolated_env=True, cwd=workdir
+    )
 
 
 def agree_cell(case: Case, ours: harness.Outcome, ref: harness.Outcome) -> str:
@@ -308,7 +331,9 @@ def target_cell(case: Case, ours: harness.Outcome, ref: harness.Outcome, cap: fl
             return f"≥{case.target:,.0f}×: {'met' if r >= case.target else 'NOT met'}"
         if ref.status in ("timeout", "skipped"):
             r = cap / ours.seconds
-            return f"≥{case.target:,.0f}×: {'met (lower bound)' if r >= case.target else 'unknown'}"
+            return (
+                f"≥{case.target:,.0f}×: {'met (lower bound)' if r >= case.target else 'unknown'}"
+            )
         return f"≥{case.target:,.0f}×: no reference time"
     if case.max_seconds is not None:
         if ours.status != "ok":
@@ -331,15 +356,16 @@ def render(results, args, ref_info, ref_venv, started) -> str:
         f"- date: {started.strftime('%Y-%m-%d %H:%M:%S %Z')}",
         f"- machine: {platform.platform()}; CPU: {harness.cpu_model()}; "
         f"nproc: {harness.nproc()}; memory: {harness.mem_total()}",
-        f"- python: {platform.python_version()} numpy {np.__version__}; "
-        f"pandas {pd.__version__}",
+        f"- python: {platform.python_version()} numpy {np.__version__}; pandas {pd.__version__}",
         f"- git commit of {REPO_ROOT.name}: {harness.git_commit()}",
         f"- ours: rowvoi {rowvoi.__version__} (this checkout, installed)",
     ]
     if ref_info:
-        lines.append(f"- reference: rowvoi {ref_info['rowvoi']} (pure Python, from PyPI in its own venv); "
-                     f"python {ref_info['python']}, numpy {ref_info['numpy']}, "
-                     f"pandas {ref_info['pandas']}")
+        lines.append(
+            f"- reference: rowvoi {ref_info['rowvoi']} (pure Python, from PyPI in its own venv); "
+            f"python {ref_info['python']}, numpy {ref_info['numpy']}, "
+            f"pandas {ref_info['pandas']}"
+        )
     else:
         lines.append("- reference: not run (--no-ref)")
     lines += [
@@ -361,17 +387,35 @@ def render(results, args, ref_info, ref_venv, started) -> str:
             if o.status == "error":
                 notes.append(f"{side} error: {o.message}")
         if case.isolated and ours.status == "ok" and ours.peak_mb is not None:
-            notes.append(f"ours peak RSS {ours.peak_mb:,.0f} MB "
-                         f"(after load {ours.loaded_mb:,.0f} MB)")
-        if ref.status == "ok" and ours.status == "ok" and case.func != "session" \
-                and ref.cost is not None and ours.cost is not None:
+            notes.append(
+                f"ours peak RSS {ours.peak_mb:,.0f} MB (after load {ours.loaded_mb:,.0f} MB)"
+            )
+        if (
+            ref.status == "ok"
+            and ours.status == "ok"
+            and case.func != "session"
+            and ref.cost is not None
+            and ours.cost is not None
+        ):
             notes.append(f"ref reports {ref.cost:.4f} bits")
-        lines.append("| " + " | ".join([
-            case.name, case.label, f"{case.nrows:,} × {case.ncols}",
-            harness.side_time(ours, args.ours_timeout), harness.side_time(ref, cap),
-            harness.ratio_cell(ours, ref, cap), target_cell(case, ours, ref, cap),
-            result_cell(case, ours), agree_cell(case, ours, ref), "; ".join(notes),
-        ]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    case.name,
+                    case.label,
+                    f"{case.nrows:,} × {case.ncols}",
+                    harness.side_time(ours, args.ours_timeout),
+                    harness.side_time(ref, cap),
+                    harness.ratio_cell(ours, ref, cap),
+                    target_cell(case, ours, ref, cap),
+                    result_cell(case, ours),
+                    agree_cell(case, ours, ref),
+                    "; ".join(notes),
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -383,10 +427,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-ref", action="store_true", help="do not run the reference")
     p.add_argument("--no-ours", action="store_true", help="do not run ours")
     p.add_argument("--ref-venv", help="venv holding rowvoi==0.2.0")
-    p.add_argument("--ref-timeout", type=float, default=300.0,
-                   help="seconds before a reference call is killed (default 300)")
-    p.add_argument("--ours-timeout", type=float, default=600.0,
-                   help="seconds before an isolated run of ours is killed (default 600)")
+    p.add_argument(
+        "--ref-timeout",
+        type=float,
+        default=300.0,
+        help="seconds before a reference call is killed (default 300)",
+    )
+    p.add_argument(
+        "--ours-timeout",
+        type=float,
+        default=600.0,
+        help="seconds before an isolated run of ours is killed (default 600)",
+    )
     p.add_argument("--repeat", type=int, default=3, help="our runs per case (best of)")
     p.add_argument("--seed", type=int, default=0, help="frame seed (default 0)")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="markdown report path")
@@ -404,21 +456,30 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         (workdir / KEYS_DRIVER_NAME).write_text(harness.DRIVER_SOURCE, encoding="utf-8")
         (workdir / DRIVER_NAME).write_text(DRIVER_SOURCE, encoding="utf-8")
-        driver_ns: dict[str, Any] = {"__name__": "rowvoi_belief_driver",
-                                     "__file__": str(workdir / DRIVER_NAME)}
+        driver_ns: dict[str, Any] = {
+            "__name__": "rowvoi_belief_driver",
+            "__file__": str(workdir / DRIVER_NAME),
+        }
         exec(compile(DRIVER_SOURCE, str(workdir / DRIVER_NAME), "exec"), driver_ns)
         frames: dict = {}
         for case in cases:
             harness.log(f"{case.name}: {case.label} on {case.nrows:,} x {case.ncols}")
             data = frame_path(workdir, case, args.seed, frames)
-            ours = harness.Outcome("off") if args.no_ours else run_ours(
-                case, data, args, workdir, driver_ns)
-            harness.log(f"  ours: {harness.side_time(ours, args.ours_timeout)} "
-                        f"{ours.key[:1]} {ours.message}")
+            ours = (
+                harness.Outcome("off")
+                if args.no_ours
+                else run_ours(case, data, args, workdir, driver_ns)
+            )
+            harness.log(
+                f"  ours: {harness.side_time(ours, args.ours_timeout)} "
+                f"{ours.key[:1]} {ours.message}"
+            )
             if case.ref and python is not None:
                 ref = run_ref(case, data, args, python, workdir)
-                harness.log(f"  ref:  {harness.side_time(ref, args.ref_timeout)} "
-                            f"{ref.key[:1]} {ref.message}")
+                harness.log(
+                    f"  ref:  {harness.side_time(ref, args.ref_timeout)} "
+                    f"{ref.key[:1]} {ref.message}"
+                )
             else:
                 ref = harness.Outcome("off")
             results.append((case, ours, ref))

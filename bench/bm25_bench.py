@@ -59,15 +59,19 @@ def load_corpus(name: str, n_docs: int, n_queries: int, query_mode: str = "zipf"
     if name == "synth":
         from synth_corpus import load_or_generate, uniform_queries
 
-        c = load_or_generate(os.path.join(HERE, ".cache"), n_docs=n_docs,
-                             n_queries=max(n_queries, 10_000))
+        c = load_or_generate(
+            os.path.join(HERE, ".cache"), n_docs=n_docs, n_queries=max(n_queries, 10_000)
+        )
         qs = c.queries[:n_queries] if query_mode == "zipf" else uniform_queries(n_queries)
         return c.docs, qs, c.params
     from cranfield import load_cranfield
 
     cr = load_cranfield()
-    return cr.texts, cr.queries[:n_queries], {"n_docs": len(cr.texts),
-                                               "n_queries": len(cr.queries)}
+    return (
+        cr.texts,
+        cr.queries[:n_queries],
+        {"n_docs": len(cr.texts), "n_queries": len(cr.queries)},
+    )
 
 
 class PeakRSS:
@@ -93,6 +97,7 @@ class PeakRSS:
 
 
 # ---------------------------------------------------------------- engines
+
 
 class Engine:
     """build(docs); warm(queries); run1 / runall answer every query once."""
@@ -124,8 +129,9 @@ class Rowvoi(Engine):
         from rowvoi.lexical import BM25Index
         from rowvoi.text import Analyzer
 
-        analyzer = (Analyzer(stem=False, stopwords=False) if self.args.corpus == "synth"
-                    else Analyzer())
+        analyzer = (
+            Analyzer(stem=False, stopwords=False) if self.args.corpus == "synth" else Analyzer()
+        )
         self.index = BM25Index(analyzer, k1=1.2, b=0.75)
         self.index.add(docs)
         self.out["engine_memory_mb"] = self.index.stats()["memory_bytes"] / 2**20
@@ -154,7 +160,8 @@ class Rowvoi(Engine):
         self.out["top10_scores"] = [row[~np.isnan(row)].tolist() for row in r.scores]
         stats = [self.index.search(q, 10).stats for q in self.q[:500]]
         self.out["postings_scored_fraction"] = sum(s["postings_scored"] for s in stats) / max(
-            1, sum(s["postings_total"] for s in stats))
+            1, sum(s["postings_total"] for s in stats)
+        )
 
 
 class Bm25s(Engine):
@@ -165,6 +172,7 @@ class Bm25s(Engine):
 
         try:
             import numba  # noqa: F401
+
             self.out["backend"] = "numba"
         except ImportError:
             self.out["backend"] = "numpy"
@@ -175,8 +183,14 @@ class Bm25s(Engine):
         del toks
 
     def _run(self, queries, nt):
-        qt = self.bm25s.tokenize(queries, lower=True, stopwords=None, stemmer=None,
-                                 return_ids=False, show_progress=False)
+        qt = self.bm25s.tokenize(
+            queries,
+            lower=True,
+            stopwords=None,
+            stemmer=None,
+            return_ids=False,
+            show_progress=False,
+        )
         return self.r.retrieve(qt, k=10, n_threads=nt, show_progress=False)
 
     def warm(self, queries):
@@ -237,8 +251,9 @@ class Tantivy(Engine):
             return list(ex.map(self._one, self.q, chunksize=16))
 
     def finish(self):
-        self.out["top10"] = [[self.searcher.doc(a)["id"][0] for _, a in self._one(q)]
-                             for q in self.q[:300]]
+        self.out["top10"] = [
+            [self.searcher.doc(a)["id"][0] for _, a in self._one(q)] for q in self.q[:300]
+        ]
 
 
 class RankBm25(Engine):
@@ -302,21 +317,30 @@ def agreement(a: dict, b: dict) -> dict:
     sequences agree within float32 rounding -- then any difference in the ids
     is only the order of tied documents."""
     la, lb = a["top10"], b["top10"]
-    out = {"queries": min(len(la), len(lb)),
-           "identical_lists": sum(1 for x, y in zip(la, lb) if list(x) == list(y)),
-           "same_sets": sum(1 for x, y in zip(la, lb) if set(x) == set(y))}
+    out = {
+        "queries": min(len(la), len(lb)),
+        "identical_lists": sum(1 for x, y in zip(la, lb) if list(x) == list(y)),
+        "same_sets": sum(1 for x, y in zip(la, lb) if set(x) == set(y)),
+    }
     if "top10_scores" in a and "top10_scores" in b:
+
         def close(x, y):
-            return len(x) == len(y) and all(abs(p - q) <= 4e-7 * max(abs(p), abs(q), 1e-30)
-                                            for p, q in zip(x, y))
-        out["same_scores"] = sum(1 for x, y in zip(a["top10_scores"], b["top10_scores"])
-                                 if close(x, y))
+            return len(x) == len(y) and all(
+                abs(p - q) <= 4e-7 * max(abs(p), abs(q), 1e-30) for p, q in zip(x, y)
+            )
+
+        out["same_scores"] = sum(
+            1 for x, y in zip(a["top10_scores"], b["top10_scores"]) if close(x, y)
+        )
     return out
 
 
 def versions() -> dict:
-    v = {"python": platform.python_version(), "machine": platform.machine(),
-         "cpus": os.cpu_count()}
+    v = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
     for mod in ("rowvoi", "bm25s", "tantivy", "rank_bm25", "numba", "numpy"):
         try:
             m = __import__(mod)
@@ -335,8 +359,13 @@ def versions() -> dict:
 
 
 def short(d: dict) -> str:
-    return json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in d.items()
-                       if k not in ("top10", "top10_scores", "corpus_params")})
+    return json.dumps(
+        {
+            k: (round(v, 3) if isinstance(v, float) else v)
+            for k, v in d.items()
+            if k not in ("top10", "top10_scores", "corpus_params")
+        }
+    )
 
 
 def main() -> None:
@@ -345,9 +374,13 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--query-mode", choices=["zipf", "top10k"], default="zipf",
-                    help="synth queries: drawn like the documents (zipf) or uniformly "
-                         "from the 10,000 most frequent words (top10k)")
+    ap.add_argument(
+        "--query-mode",
+        choices=["zipf", "top10k"],
+        default="zipf",
+        help="synth queries: drawn like the documents (zipf) or uniformly "
+        "from the 10,000 most frequent words (top10k)",
+    )
     ap.add_argument("--engines", default="rowvoi,bm25s,tantivy,rank_bm25")
     ap.add_argument("--rank-docs", type=int, default=100_000)
     ap.add_argument("--rank-queries", type=int, default=20)
@@ -362,8 +395,13 @@ def main() -> None:
             pass
     engines = []
     for name in args.engines.split(","):
-        out = {"engine": name, "corpus": args.corpus, "n_docs": len(docs),
-               "n_queries": len(queries), "corpus_params": params}
+        out = {
+            "engine": name,
+            "corpus": args.corpus,
+            "n_docs": len(docs),
+            "n_queries": len(queries),
+            "corpus_params": params,
+        }
         e = ENGINES[name](args, out)
         try:
             e.timed_build(docs)
@@ -377,10 +415,15 @@ def main() -> None:
     for r in results:
         print(short(r), flush=True)
     by = {r["engine"]: r for r in results}
-    summary = {"corpus": args.corpus, "query_mode": args.query_mode, "versions": versions(),
-               "command": "python bench/bm25_bench.py " + " ".join(sys.argv[1:]),
-               "results": [{k: v for k, v in r.items() if k not in ("top10", "top10_scores")}
-                           for r in results]}
+    summary = {
+        "corpus": args.corpus,
+        "query_mode": args.query_mode,
+        "versions": versions(),
+        "command": "python bench/bm25_bench.py " + " ".join(sys.argv[1:]),
+        "results": [
+            {k: v for k, v in r.items() if k not in ("top10", "top10_scores")} for r in results
+        ],
+    }
     # on Cranfield each engine tokenizes its own way, so top-10 lists are not
     # comparable here (bench/cranfield.py compares them on shared tokens)
     if args.corpus == "synth" and "rowvoi" in by:

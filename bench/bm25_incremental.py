@@ -51,12 +51,14 @@ RESULTS = HERE / "results" / "bm25_incremental.md"
 
 def corpus(n_docs: int, n_queries: int):
     from synth_corpus import load_or_generate, uniform_queries
+
     c = load_or_generate(str(HERE / ".cache"), n_docs=n_docs, n_queries=max(n_queries, 2000))
     return c.docs, {"zipf": c.queries[:n_queries], "top10k": uniform_queries(n_queries)}
 
 
 def analyzer():
     from rowvoi.text import Analyzer
+
     return Analyzer(stem=False, stopwords=False)
 
 
@@ -67,6 +69,7 @@ def run_round(ix, qs) -> float:
 
 
 # ------------------------------------------------- worker (any rowvoi version)
+
 
 def worker(args) -> None:
     """Serve the previous engine: build, then timed query rounds, on
@@ -81,8 +84,10 @@ def worker(args) -> None:
             t = time.process_time()
             ix = BM25Index(analyzer())
             ix.add(docs)
-            out = {"build_cpu": time.process_time() - t,
-                   "memory_mb": ix.stats()["memory_bytes"] / 2**20}
+            out = {
+                "build_cpu": time.process_time() - t,
+                "memory_mb": ix.stats()["memory_bytes"] / 2**20,
+            }
             ix.search_batch(mixes["zipf"][:50], 10, n_threads=1)
         elif cmd["cmd"] == "round":
             out = {"cpu": run_round(ix, mixes[cmd["mix"]])}
@@ -94,12 +99,26 @@ def worker(args) -> None:
 class Baseline:
     def __init__(self, python: str, args):
         self.p = subprocess.Popen(
-            [python, __file__, "--worker", "--docs", str(args.docs), "--queries",
-             str(args.queries)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-            cwd=tempfile.gettempdir())  # never import this tree's rowvoi
+            [
+                python,
+                __file__,
+                "--worker",
+                "--docs",
+                str(args.docs),
+                "--queries",
+                str(args.queries),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=tempfile.gettempdir(),
+        )  # never import this tree's rowvoi
         self.version = subprocess.run(
-            [python, "-c", "import rowvoi; print(rowvoi.__version__)"], capture_output=True,
-            text=True, cwd=tempfile.gettempdir()).stdout.strip()
+            [python, "-c", "import rowvoi; print(rowvoi.__version__)"],
+            capture_output=True,
+            text=True,
+            cwd=tempfile.gettempdir(),
+        ).stdout.strip()
 
     def ask(self, **cmd) -> dict:
         self.p.stdin.write(json.dumps(cmd) + "\n")
@@ -117,6 +136,7 @@ class Baseline:
 
 # -------------------------------------------------------------------- main
 
+
 def timed(fn):
     w, c = time.perf_counter(), time.process_time()
     out = fn()
@@ -133,8 +153,11 @@ def main() -> None:
     ap.add_argument("--changes", type=int, default=1000)
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--baseline-python", default=None,
-                    help="an interpreter with the previous rowvoi installed (today's main)")
+    ap.add_argument(
+        "--baseline-python",
+        default=None,
+        help="an interpreter with the previous rowvoi installed (today's main)",
+    )
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -193,18 +216,33 @@ def main() -> None:
         a = inc.search_batch(qs, 10, n_threads=1)
         b = fresh.search_batch(qs, 10, n_threads=1)
         c = loaded.search_batch(qs, 10, n_threads=1)
-        same[mix] = (int(sum(np.array_equal(a.ids[q], b.ids[q]) and
-                             np.array_equal(a.scores[q], b.scores[q], equal_nan=True)
-                             for q in range(len(qs)))),
-                     int(sum(np.array_equal(c.ids[q], b.ids[q]) and
-                             np.array_equal(c.scores[q], b.scores[q], equal_nan=True)
-                             for q in range(len(qs)))))
+        same[mix] = (
+            int(
+                sum(
+                    np.array_equal(a.ids[q], b.ids[q])
+                    and np.array_equal(a.scores[q], b.scores[q], equal_nan=True)
+                    for q in range(len(qs))
+                )
+            ),
+            int(
+                sum(
+                    np.array_equal(c.ids[q], b.ids[q])
+                    and np.array_equal(c.scores[q], b.scores[q], equal_nan=True)
+                    for q in range(len(qs))
+                )
+            ),
+        )
 
     # 5. query speed, interleaved rounds
-    engines = {"incremental (batch)": inc, "incremental (one by one, after load)": loaded,
-               "fresh build": fresh}
-    times = {mix: {name: [] for name in list(engines) + (["previous engine"] if base else [])}
-             for mix in mixes}
+    engines = {
+        "incremental (batch)": inc,
+        "incremental (one by one, after load)": loaded,
+        "fresh build": fresh,
+    }
+    times = {
+        mix: {name: [] for name in list(engines) + (["previous engine"] if base else [])}
+        for mix in mixes
+    }
     for mix, qs in mixes.items():
         for ix in engines.values():
             ix.search_batch(qs[:50], 10, n_threads=1)
@@ -216,28 +254,40 @@ def main() -> None:
     if base:
         base.ask_quit()
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
+    ).stdout.strip()
     say("# Incremental BM25")
     say()
-    say(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores shared "
+    say(
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores shared "
         f"with other jobs (load average {os.getloadavg()[0]:.2f} at the end), Python "
         f"{platform.python_version()}, numpy {np.__version__}, rowvoi {rowvoi.__version__} "
-        f"commit {commit}" + (f"; previous engine: rowvoi {base.version} (today's main) in a "
-                              "worker process" if base else "") + ".")
+        f"commit {commit}"
+        + (
+            f"; previous engine: rowvoi {base.version} (today's main) in a worker process"
+            if base
+            else ""
+        )
+        + "."
+    )
     say()
-    say(f"Corpus: {n:,} synthetic Zipf documents (bench/synth_corpus.py, ids 0 .. {n - 1:,}); "
+    say(
+        f"Corpus: {n:,} synthetic Zipf documents (bench/synth_corpus.py, ids 0 .. {n - 1:,}); "
         f"{args.changes:,} of them changed: deleted and added again under the same ids with "
         f"new texts from the same distribution.  Queries: {args.queries:,} Zipf queries and "
-        f"{args.queries:,} mid-frequency (top 10k) queries, top-10.")
+        f"{args.queries:,} mid-frequency (top 10k) queries, top-10."
+    )
     say()
     say("## Applying the changes")
     say()
     say("| how | wall s | CPU s | target |")
     say("| --- | ---: | ---: | --- |")
     say(f"| one batch: delete(ids) + add(texts, ids) | {cw:.3f} | {cc:.3f} | < 2 s |")
-    say(f"| one document at a time, on the index loaded from its file (the first delete "
-        f"builds the big segment's forward lists) | {ow:.3f} | {oc:.3f} | < 2 s |")
+    say(
+        f"| one document at a time, on the index loaded from its file (the first delete "
+        f"builds the big segment's forward lists) | {ow:.3f} | {oc:.3f} | < 2 s |"
+    )
     say()
     say("## Builds")
     say()
@@ -248,23 +298,31 @@ def main() -> None:
     say(f"| ours, fresh build of the final documents | {fc:.2f} | {mem(fresh):,.0f} |")
     say(f"| ours, loaded from its file | - | {mem(loaded):,.0f} (after the changes) |")
     if base:
-        say(f"| previous engine, {n:,} documents | {base_build['build_cpu']:.2f} | "
-            f"{base_build['memory_mb']:,.0f} |")
+        say(
+            f"| previous engine, {n:,} documents | {base_build['build_cpu']:.2f} | "
+            f"{base_build['memory_mb']:,.0f} |"
+        )
         say()
-        say(f"Build time, ours / previous engine: **{bc / base_build['build_cpu']:.2f}x**.  "
+        say(
+            f"Build time, ours / previous engine: **{bc / base_build['build_cpu']:.2f}x**.  "
             "Ours keeps each segment's forward lists (4 bytes a posting) from the add, "
-            "for deletes; an index loaded from a file builds them on its first delete.")
+            "for deletes; an index loaded from a file builds them on its first delete."
+        )
     say()
     say("## Results and query speed")
     say()
     for mix in mixes:
         a, b = same[mix]
-        say(f"{mix}: top-10 ids and scores identical to the fresh build for **{a} of "
+        say(
+            f"{mix}: top-10 ids and scores identical to the fresh build for **{a} of "
             f"{len(mixes[mix])}** queries (batch), **{b} of {len(mixes[mix])}** (one by one, "
-            "after load).")
+            "after load)."
+        )
     say()
-    say("Single-thread queries per second (CPU time), median (min-max) over "
-        f"{args.rounds} interleaved rounds:")
+    say(
+        "Single-thread queries per second (CPU time), median (min-max) over "
+        f"{args.rounds} interleaved rounds:"
+    )
     say()
     say("| queries | index | QPS | vs fresh build | vs previous engine |")
     say("| --- | --- | ---: | ---: | ---: |")
@@ -275,13 +333,20 @@ def main() -> None:
         for name, xs in qps.items():
             m = med(xs)
             vs_base = f"{m[0] / base_m:.3f}x" if base_m else "-"
-            say(f"| {mix} | {name} | {m[0]:,.0f} ({m[1]:,.0f}-{m[2]:,.0f}) | "
-                f"{m[0] / fresh_m:.3f}x | {vs_base} |")
+            say(
+                f"| {mix} | {name} | {m[0]:,.0f} ({m[1]:,.0f}-{m[2]:,.0f}) | "
+                f"{m[0] / fresh_m:.3f}x | {vs_base} |"
+            )
     say()
     shown = []
     for a in sys.argv[1:]:
-        shown.append("<main venv>/bin/python" if a == args.baseline_python else
-                     os.path.relpath(a, HERE.parent) if a == args.out else a)
+        shown.append(
+            "<main venv>/bin/python"
+            if a == args.baseline_python
+            else os.path.relpath(a, HERE.parent)
+            if a == args.out
+            else a
+        )
     cmd = "python bench/bm25_incremental.py " + " ".join(shown)
     say(f"Command: `{cmd.strip()}`")
     Path(args.out).write_text("\n".join(lines) + "\n")

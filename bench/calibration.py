@@ -48,8 +48,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 ROOT = os.path.dirname(HERE)
 ABST = os.path.join(ROOT, "tests", "data", "abstention")
-CONFIGS = (("dense", "dense", "rrf"), ("blend", "hybrid", "blend"), ("rrf", "hybrid", "rrf"),
-           ("lexical", "lexical", "rrf"))
+CONFIGS = (
+    ("dense", "dense", "rrf"),
+    ("blend", "hybrid", "blend"),
+    ("rrf", "hybrid", "rrf"),
+    ("lexical", "lexical", "rrf"),
+)
 PLOTTED = ("dense", "blend", "rrf")
 
 
@@ -72,13 +76,21 @@ def run_ir(ir_python, docs, queries, table, scratch):
     with open(os.path.join(d, "docs.jsonl"), "w") as f:
         for k, t in docs.items():
             f.write(json.dumps({"id": k, "text": t}) + "\n")
-    cfg = {"docs": os.path.join(d, "docs.jsonl"), "queries": queries, "scratch": d,
-           "table": table[0], "table_id": table[1]}
+    cfg = {
+        "docs": os.path.join(d, "docs.jsonl"),
+        "queries": queries,
+        "scratch": d,
+        "table": table[0],
+        "table_id": table[1],
+    }
     with open(os.path.join(d, "cfg.json"), "w") as f:
         json.dump(cfg, f)
-    p = subprocess.run([ir_python, os.path.join(HERE, "_calibration_peer_ir.py"),
-                        os.path.join(d, "cfg.json")], capture_output=True, text=True,
-                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    p = subprocess.run(
+        [ir_python, os.path.join(HERE, "_calibration_peer_ir.py"), os.path.join(d, "cfg.json")],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     if p.returncode != 0:
         raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
     return json.loads(p.stdout)
@@ -95,8 +107,7 @@ def main() -> None:
     import rowvoi
     from corpus import cranfield, key, minilm_table
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
-    from rowvoi.corpus.calibration import best_floor, plot_distributions, read_queries, \
-        top_scores
+    from rowvoi.corpus.calibration import best_floor, plot_distributions, read_queries, top_scores
 
     t0 = time.time()
     docs, _, queries, _ = cranfield()
@@ -114,45 +125,55 @@ def main() -> None:
     scratch = tempfile.mkdtemp(prefix="rv-calib-bench-")
     results: dict = {}
     for emb_label, emb in (("MiniLM", (fn, "table:" + table[1])), ("hashing", "hashing")):
-        c = build(from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),
-                  store=CorpusStore(os.path.join(scratch, emb_label), name="cran"),
-                  progress=False)
+        c = build(
+            from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),
+            store=CorpusStore(os.path.join(scratch, emb_label), name="cran"),
+            progress=False,
+        )
         for label, mode, fusion in CONFIGS:
             if emb_label == "hashing" and mode == "lexical":
                 continue  # BM25 does not depend on the embedder
             s = top_scores(c, allq, mode=mode, fusion=fusion)
-            results[emb_label, label] = (s[:n], s[n:n + f], s[n + f:])
+            results[emb_label, label] = (s[:n], s[n : n + f], s[n + f :])
         # the raw RRF score of the top hit (what cannot be floored)
         vecs = c.embedder.embed(allq)
         raw = []
         for q, v in zip(allq, vecs):
             hits = search(c, q, k=10, mode="hybrid", fusion="rrf", query_vector=v)
             raw.append(hits[0].score if hits else float("-inf"))
-        results[emb_label, "rrf-raw"] = (raw[:n], raw[n:n + f], raw[n + f:])
+        results[emb_label, "rrf-raw"] = (raw[:n], raw[n : n + f], raw[n + f :])
 
     peer = None
     if args.ir_python:
         peer = run_ir(args.ir_python, docs, allq, table, scratch)
         for label in ("dense", "blend", "rrf", "lexical"):
             s = [float("-inf") if x is None else x for x in peer["tops"][label]]
-            results["ir", label] = (s[:n], s[n:n + f], s[n + f:])
+            results["ir", label] = (s[:n], s[n : n + f], s[n + f :])
 
     os.makedirs(args.out, exist_ok=True)
     for label in PLOTTED:
         ins, fars, nears = results["MiniLM", label]
         for set_label, outs in (("far", fars), ("near", nears)):
             floor = best_floor(ins, outs)[0]
-            xl = ("evidence (blend score) of the best RRF hit" if label == "rrf"
-                  else f"best {label} score in the top 10")
-            plot_distributions(ins, outs, floor,
-                               os.path.join(args.out, f"calibration_{label}_{set_label}.png"),
-                               title=f"Cranfield, MiniLM, {label}: in scope vs {set_label} "
-                                     f"out of scope (floor {floor:.3f})",
-                               xlabel=xl, labels=("in scope (Cranfield)",
-                                                  f"{set_label} out of scope"))
+            xl = (
+                "evidence (blend score) of the best RRF hit"
+                if label == "rrf"
+                else f"best {label} score in the top 10"
+            )
+            plot_distributions(
+                ins,
+                outs,
+                floor,
+                os.path.join(args.out, f"calibration_{label}_{set_label}.png"),
+                title=f"Cranfield, MiniLM, {label}: in scope vs {set_label} "
+                f"out of scope (floor {floor:.3f})",
+                xlabel=xl,
+                labels=("in scope (Cranfield)", f"{set_label} out of scope"),
+            )
 
     lines = [
-        "# Calibrated abstention on Cranfield", "",
+        "# Calibrated abstention on Cranfield",
+        "",
         f"Command: `python bench/calibration.py"
         f"{' --ir-python <venv with ir 0.1.61>/bin/python' if peer else ''}`",
         "",
@@ -178,17 +199,21 @@ def main() -> None:
         "",
     ]
     for set_label, idx in (("far", 1), ("near", 2)):
-        lines += [f"## {set_label.capitalize()} out-of-scope set", "",
-                  "| embedder | config | answered (in scope) | refused (out of scope) | "
-                  "balanced | floors (fold 1, 2) |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            f"## {set_label.capitalize()} out-of-scope set",
+            "",
+            "| embedder | config | answered (in scope) | refused (out of scope) | "
+            "balanced | floors (fold 1, 2) |",
+            "|---|---|---|---|---|---|",
+        ]
         for (emb_label, label), trio in results.items():
             ins, outs = trio[0], trio[idx]
             ans, ref, floors, a2, r2 = held_out(ins, outs)
             lines.append(
                 f"| {emb_label} | {label} | {ans:.3f} ({a2[0]:.3f}, {a2[1]:.3f}) | "
                 f"{ref:.3f} ({r2[0]:.3f}, {r2[1]:.3f}) | {(ans + ref) / 2:.3f} | "
-                f"{floors[0]:.4g}, {floors[1]:.4g} |")
+                f"{floors[0]:.4g}, {floors[1]:.4g} |"
+            )
         lines.append("")
     lines += ["## Score distributions (MiniLM, floor calibrated on all queries)", ""]
     for label in PLOTTED:

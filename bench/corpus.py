@@ -52,18 +52,24 @@ sys.path.insert(0, HERE)
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "tests", "data", "cranfield")
 CACHE = os.path.join(HERE, ".cache")
-MODES = (("lexical", {"mode": "lexical"}), ("dense", {"mode": "dense"}),
-         ("rrf", {"mode": "hybrid", "fusion": "rrf"}),
-         ("blend", {"mode": "hybrid", "fusion": "blend"}))
+MODES = (
+    ("lexical", {"mode": "lexical"}),
+    ("dense", {"mode": "dense"}),
+    ("rrf", {"mode": "hybrid", "fusion": "rrf"}),
+    ("blend", {"mode": "hybrid", "fusion": "blend"}),
+)
 
 
 # ------------------------------------------------------------------ data
 
+
 def cranfield():
     from cranfield import _records
 
-    docs = {r["I"]: (r.get("T", "") + " " + r.get("W", "")).strip()
-            for r in _records(os.path.join(DATA, "cran.all.1400"))}
+    docs = {
+        r["I"]: (r.get("T", "") + " " + r.get("W", "")).strip()
+        for r in _records(os.path.join(DATA, "cran.all.1400"))
+    }
     queries = [r.get("W", "").strip() for r in _records(os.path.join(DATA, "cran.qry"))]
     qrels: dict[int, dict[str, int]] = {}
     for line in open(os.path.join(DATA, "cranqrel")):
@@ -71,8 +77,10 @@ def cranfield():
         if len(p) >= 3 and int(p[2]) != -1:
             qrels.setdefault(int(p[0]), {})[p[1]] = int(p[2])
     keys = sorted(docs, key=int)
-    edits = {k: docs[k] + " Revised: the flow was re-measured in a larger tunnel."
-             for k in keys[100:1100:100]}
+    edits = {
+        k: docs[k] + " Revised: the flow was re-measured in a larger tunnel."
+        for k in keys[100:1100:100]
+    }
     return docs, edits, queries, qrels
 
 
@@ -107,6 +115,7 @@ def minilm_table(texts: list[str]) -> tuple[str, str]:
 
 # ------------------------------------------------------------------ ours
 
+
 def run_ours(docs, edits, queries, embedder_kind, table, scratch):
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, open_corpus, search
 
@@ -116,14 +125,18 @@ def run_ours(docs, edits, queries, embedder_kind, table, scratch):
 
         def fn(texts):
             return np.stack([lut[key(t)] for t in texts])
+
         emb = (fn, "table:" + table[1])
     else:
         emb = "hashing:512"
     store = CorpusStore(os.path.join(scratch, "cran"), name="cran")
 
     def timed(mapping):
-        c = build(from_mapping(mapping, name="cran", strategy=WholeText(), embedder=emb),
-                  store=store, progress=False)
+        c = build(
+            from_mapping(mapping, name="cran", strategy=WholeText(), embedder=emb),
+            store=store,
+            progress=False,
+        )
         r = c.last_build
         return c, {"total": r.seconds, "embed": r.embed_seconds, "texts": r.texts_embedded}
 
@@ -164,20 +177,31 @@ def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
     with open(os.path.join(d, "edits.jsonl"), "w") as f:
         for k, t in edits.items():
             f.write(json.dumps({"id": k, "text": t}) + "\n")
-    cfg = {"docs": os.path.join(d, "docs.jsonl"), "edits": os.path.join(d, "edits.jsonl"),
-           "queries": queries, "embedder": embedder_kind, "scratch": d, "name": "cran",
-           "table": table[0] if table else None, "table_id": table[1] if table else None}
+    cfg = {
+        "docs": os.path.join(d, "docs.jsonl"),
+        "edits": os.path.join(d, "edits.jsonl"),
+        "queries": queries,
+        "embedder": embedder_kind,
+        "scratch": d,
+        "name": "cran",
+        "table": table[0] if table else None,
+        "table_id": table[1] if table else None,
+    }
     with open(os.path.join(d, "cfg.json"), "w") as f:
         json.dump(cfg, f)
-    p = subprocess.run([ir_python, os.path.join(HERE, "_corpus_peer_ir.py"),
-                        os.path.join(d, "cfg.json")], capture_output=True, text=True,
-                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    p = subprocess.run(
+        [ir_python, os.path.join(HERE, "_corpus_peer_ir.py"), os.path.join(d, "cfg.json")],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     if p.returncode != 0:
         raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
     return json.loads(p.stdout)
 
 
 # ------------------------------------------------------------- reporting
+
 
 def med(xs):
     return float(np.median(xs))
@@ -196,16 +220,23 @@ def summarize(rounds, qrels):
         s = {}
         for step in ("build", "noop", "edit10"):
             own = [r[step]["total"] - r[step]["embed"] for r in rs]
-            s[step] = {"own": med(own), "own_spread": spread(own),
-                       "total": med([r[step]["total"] for r in rs]),
-                       "texts": rs[0][step]["texts"]}
+            s[step] = {
+                "own": med(own),
+                "own_spread": spread(own),
+                "total": med([r[step]["total"] for r in rs]),
+                "texts": rs[0][step]["texts"],
+            }
         for label, _ in MODES:
             p50 = [np.percentile(r["runs"][label]["latency"], 50) * 1000 for r in rs]
             p95 = [np.percentile(r["runs"][label]["latency"], 95) * 1000 for r in rs]
             ranked = rs[0]["runs"][label]["ranked"]
             nd = float(np.mean([ndcg10(ranked[q - 1], qrels[q]) for q in range(1, 226)]))
-            s[label] = {"p50_ms": med(p50), "p50_spread": spread(p50), "p95_ms": med(p95),
-                        "ndcg10": nd}
+            s[label] = {
+                "p50_ms": med(p50),
+                "p50_spread": spread(p50),
+                "p95_ms": med(p95),
+                "ndcg10": nd,
+            }
         s["files"], s["bytes"] = rs[0]["files"], rs[0]["bytes"]
         out[sysname] = s
     return out
@@ -213,16 +244,25 @@ def summarize(rounds, qrels):
 
 def table_md(title, summ, note=""):
     o, r = summ["ours"], summ["ir"]
-    lines = [f"### {title}", "", note, "" if note else None,
-             "| measure | rowvoi | ir 0.1.61 | ir / rowvoi |", "|---|---|---|---|"]
+    lines = [
+        f"### {title}",
+        "",
+        note,
+        "" if note else None,
+        "| measure | rowvoi | ir 0.1.61 | ir / rowvoi |",
+        "|---|---|---|---|",
+    ]
     lines = [x for x in lines if x is not None]
 
     def row(name, a, b, fmt="{:.4f}", ratio=True):
         rat = f"{b / a:.1f}x" if ratio and a > 0 else "-"
         lines.append(f"| {name} | {fmt.format(a)} | {fmt.format(b)} | {rat} |")
 
-    for step, name in (("build", "first build, own s"), ("noop", "no-op rebuild, own s"),
-                       ("edit10", "rebuild after 10 edits, own s")):
+    for step, name in (
+        ("build", "first build, own s"),
+        ("noop", "no-op rebuild, own s"),
+        ("edit10", "rebuild after 10 edits, own s"),
+    ):
         row(name, o[step]["own"], r[step]["own"], "{:.4f}")
     for step, name in (("build", "first build, total s"), ("edit10", "10 edits, total s")):
         row(name, o[step]["total"], r[step]["total"], "{:.3f}")
@@ -234,15 +274,21 @@ def table_md(title, summ, note=""):
     row("files on disk", o["files"], r["files"], "{:d}")
     row("bytes on disk", o["bytes"], r["bytes"], "{:,}")
     lines.append("")
-    lines.append("Spread (min-max over rounds) of own time, rowvoi / ir: " + "; ".join(
-        f"{s} {o[s]['own_spread']} / {r[s]['own_spread']}" for s in ("build", "noop", "edit10"))
-        + "; query p50 ms: " + "; ".join(
-        f"{m} {o[m]['p50_spread']} / {r[m]['p50_spread']}" for m, _ in MODES) + ".")
+    lines.append(
+        "Spread (min-max over rounds) of own time, rowvoi / ir: "
+        + "; ".join(
+            f"{s} {o[s]['own_spread']} / {r[s]['own_spread']}" for s in ("build", "noop", "edit10")
+        )
+        + "; query p50 ms: "
+        + "; ".join(f"{m} {o[m]['p50_spread']} / {r[m]['p50_spread']}" for m, _ in MODES)
+        + "."
+    )
     lines.append("")
     return lines
 
 
 # ----------------------------------------------------------------- scale
+
 
 def scale_hashing(n_docs, scratch):
     from synth_corpus import load_or_generate
@@ -258,8 +304,12 @@ def scale_hashing(n_docs, scratch):
         src = from_mapping(mapping, name="scale", strategy=WholeText(), embedder="hashing")
         c = build(src, store=store, progress=False)
         r = c.last_build
-        out[label] = {"seconds": r.seconds, "embed_seconds": r.embed_seconds,
-                      "texts_embedded": r.texts_embedded, "compacted": r.compacted}
+        out[label] = {
+            "seconds": r.seconds,
+            "embed_seconds": r.embed_seconds,
+            "texts_embedded": r.texts_embedded,
+            "compacted": r.compacted,
+        }
         return c
 
     timed(docs, "build")
@@ -293,16 +343,24 @@ def scale_minilm(n_docs, scratch):
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
 
     docs, _, queries, _ = cranfield()
-    sentences = [s.strip() for t in docs.values() for s in re.split(r"(?<=[.])\s+", t)
-                 if len(s.split()) >= 6]
+    sentences = [
+        s.strip()
+        for t in docs.values()
+        for s in re.split(r"(?<=[.])\s+", t)
+        if len(s.split()) >= 6
+    ]
     rng = np.random.default_rng(3)
     picks = rng.integers(0, len(sentences), size=(n_docs, 2))
-    mapping = {f"m{i}": sentences[a] + " " + sentences[b] for i, (a, b) in
-               enumerate(picks.tolist())}
+    mapping = {
+        f"m{i}": sentences[a] + " " + sentences[b] for i, (a, b) in enumerate(picks.tolist())
+    }
     store = CorpusStore(os.path.join(scratch, "minilm"), name="minilm")
     t0 = time.perf_counter()
-    c = build(from_mapping(mapping, name="minilm", strategy=WholeText(), embedder="minilm"),
-              store=store, progress=False)
+    c = build(
+        from_mapping(mapping, name="minilm", strategy=WholeText(), embedder="minilm"),
+        store=store,
+        progress=False,
+    )
     build_s = time.perf_counter() - t0
     embed_s = c.last_build.embed_seconds
 
@@ -316,26 +374,42 @@ def scale_minilm(n_docs, scratch):
             t0 = time.perf_counter()
             c.embedder.embed([q])
             emb_lat.append(time.perf_counter() - t0)
-        return (float(np.percentile(lat, 50) * 1000), float(np.percentile(lat, 95) * 1000),
-                float(np.percentile(emb_lat, 50) * 1000))
+        return (
+            float(np.percentile(lat, 50) * 1000),
+            float(np.percentile(lat, 95) * 1000),
+            float(np.percentile(emb_lat, 50) * 1000),
+        )
 
     flat = latencies()
-    out = {"n_docs": n_docs, "build_s": build_s, "embed_s": embed_s,
-           "hybrid_p50_ms": flat[0], "hybrid_p95_ms": flat[1], "query_embed_p50_ms": flat[2],
-           "files": len(store.files()), "bytes": store.disk_bytes()}
+    out = {
+        "n_docs": n_docs,
+        "build_s": build_s,
+        "embed_s": embed_s,
+        "hybrid_p50_ms": flat[0],
+        "hybrid_p95_ms": flat[1],
+        "query_embed_p50_ms": flat[2],
+        "files": len(store.files()),
+        "bytes": store.disk_bytes(),
+    }
     # the same corpus with an HNSW graph: no text is embedded again
     t0 = time.perf_counter()
-    c = build(from_mapping(mapping, name="minilm", strategy=WholeText(), embedder="minilm"),
-              store=store, progress=False, hnsw=True)
+    c = build(
+        from_mapping(mapping, name="minilm", strategy=WholeText(), embedder="minilm"),
+        store=store,
+        progress=False,
+        hnsw=True,
+    )
     out["hnsw_build_s"] = time.perf_counter() - t0
     out["hnsw_texts_embedded"] = c.last_build.texts_embedded
     g = latencies()
-    out.update({"hnsw_hybrid_p50_ms": g[0], "hnsw_hybrid_p95_ms": g[1],
-                "hnsw_query_embed_p50_ms": g[2]})
+    out.update(
+        {"hnsw_hybrid_p50_ms": g[0], "hnsw_hybrid_p95_ms": g[1], "hnsw_query_embed_p50_ms": g[2]}
+    )
     return out
 
 
 # ------------------------------------------------------------------ main
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -351,18 +425,29 @@ def main() -> None:
     import rowvoi
 
     scratch = tempfile.mkdtemp(prefix="rowvoi-bench-corpus-")
-    results: dict = {"command": "python bench/corpus.py " + " ".join(
-        "IR_VENV/bin/python" if a.startswith("/") and "python" in a else a
-        for a in sys.argv[1:] if not a.startswith("/") or "python" in a),
-        "rowvoi": rowvoi.__version__, "python": platform.python_version(),
+    results: dict = {
+        "command": "python bench/corpus.py "
+        + " ".join(
+            "IR_VENV/bin/python" if a.startswith("/") and "python" in a else a
+            for a in sys.argv[1:]
+            if not a.startswith("/") or "python" in a
+        ),
+        "rowvoi": rowvoi.__version__,
+        "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
-        "load_average_start": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d %H:%M")}
-    md = ["# Corpus benchmarks", "",
-          f"Produced by `{results['command']}` on a {results['machine']} machine "
-          f"(load average {results['load_average_start']:.2f} at start), Python "
-          f"{results['python']}, rowvoi {results['rowvoi']}, {results['date']}. The peer: "
-          "`python -m venv IR_VENV && IR_VENV/bin/pip install ir==0.1.61`, driven as a "
-          "subprocess (`bench/_corpus_peer_ir.py`).", ""]
+        "load_average_start": os.getloadavg()[0],
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+    }
+    md = [
+        "# Corpus benchmarks",
+        "",
+        f"Produced by `{results['command']}` on a {results['machine']} machine "
+        f"(load average {results['load_average_start']:.2f} at start), Python "
+        f"{results['python']}, rowvoi {results['rowvoi']}, {results['date']}. The peer: "
+        "`python -m venv IR_VENV && IR_VENV/bin/pip install ir==0.1.61`, driven as a "
+        "subprocess (`bench/_corpus_peer_ir.py`).",
+        "",
+    ]
     try:
         if not args.skip_cranfield:
             docs, edits, queries, qrels = cranfield()
@@ -379,8 +464,7 @@ def main() -> None:
                         if who == "ours":
                             rnd["ours"] = run_ours(docs, edits, queries, kind, tab, d)
                         elif args.ir_python:
-                            rnd["ir"] = run_ir(args.ir_python, docs, edits, queries, kind, tab,
-                                               d)
+                            rnd["ir"] = run_ir(args.ir_python, docs, edits, queries, kind, tab, d)
                         shutil.rmtree(d, ignore_errors=True)
                     if "ir" not in rnd:
                         rnd["ir"] = rnd["ours"]
@@ -388,50 +472,72 @@ def main() -> None:
                     print(f"{kind}: round {i + 1} done", file=sys.stderr)
                 summ = summarize(rounds, qrels)
                 results[f"cranfield_{kind}"] = summ
-                title = ("Cranfield, hashing embedders (512 dimensions; each system's own)"
-                         if kind == "hashing" else
-                         "Cranfield, MiniLM vectors through a callable (identical on both sides)")
+                title = (
+                    "Cranfield, hashing embedders (512 dimensions; each system's own)"
+                    if kind == "hashing"
+                    else "Cranfield, MiniLM vectors through a callable (identical on both sides)"
+                )
                 md += table_md(title, summ, f"Medians over {args.rounds} interleaved rounds.")
             emb_ms = query_embed_ms(queries)
             results["minilm_query_embed_ms"] = emb_ms
-            md.append(f"MiniLM query embedding (rowvoi, one query per call, 225 queries): "
-                      f"p50 {emb_ms['p50']:.2f} ms, p95 {emb_ms['p95']:.2f} ms -- add it to "
-                      "the dense and hybrid latencies above for a query embedded on the fly "
-                      "(the same model serves both systems).")
+            md.append(
+                f"MiniLM query embedding (rowvoi, one query per call, 225 queries): "
+                f"p50 {emb_ms['p50']:.2f} ms, p95 {emb_ms['p95']:.2f} ms -- add it to "
+                "the dense and hybrid latencies above for a query embedded on the fly "
+                "(the same model serves both systems)."
+            )
             md.append("")
         if args.scale_docs:
             s = scale_hashing(args.scale_docs, scratch)
             results["scale_hashing"] = s
-            md += ["### At scale: synthetic Zipfian corpus, hashing embedder (rowvoi alone)", "",
-                   f"{s['n_docs']:,} documents (mean 45 words), {s['embedder']}.", "",
-                   "| step | seconds | of which embedding | texts embedded | index files "
-                   "rewritten |", "|---|---|---|---|---|"]
-            for step, name in (("build", "full build"), ("noop", "no-op rebuild"),
-                               ("edit1000", "1,000 edited documents")):
+            md += [
+                "### At scale: synthetic Zipfian corpus, hashing embedder (rowvoi alone)",
+                "",
+                f"{s['n_docs']:,} documents (mean 45 words), {s['embedder']}.",
+                "",
+                "| step | seconds | of which embedding | texts embedded | index files rewritten |",
+                "|---|---|---|---|---|",
+            ]
+            for step, name in (
+                ("build", "full build"),
+                ("noop", "no-op rebuild"),
+                ("edit1000", "1,000 edited documents"),
+            ):
                 r = s[step]
-                md.append(f"| {name} | {r['seconds']:.2f} | {r['embed_seconds']:.2f} | "
-                          f"{r['texts_embedded']:,} | {'yes' if r['compacted'] else 'no'} |")
-            md += ["", f"No-op rebuild / full build: {s['noop']['seconds'] / s['build']['seconds']:.1%}"
-                   f" (goal under 5 %). Hybrid query (hashing) p50 {s['hybrid_p50_ms']:.2f} ms, "
-                   f"p95 {s['hybrid_p95_ms']:.2f} ms; cold open + first hybrid query "
-                   f"{s['cold_open_first_hybrid_s']:.2f} s. {s['files']} files, "
-                   f"{s['bytes']:,} bytes.", ""]
+                md.append(
+                    f"| {name} | {r['seconds']:.2f} | {r['embed_seconds']:.2f} | "
+                    f"{r['texts_embedded']:,} | {'yes' if r['compacted'] else 'no'} |"
+                )
+            md += [
+                "",
+                f"No-op rebuild / full build: {s['noop']['seconds'] / s['build']['seconds']:.1%}"
+                f" (goal under 5 %). Hybrid query (hashing) p50 {s['hybrid_p50_ms']:.2f} ms, "
+                f"p95 {s['hybrid_p95_ms']:.2f} ms; cold open + first hybrid query "
+                f"{s['cold_open_first_hybrid_s']:.2f} s. {s['files']} files, "
+                f"{s['bytes']:,} bytes.",
+                "",
+            ]
         if args.minilm_docs:
             m = scale_minilm(args.minilm_docs, scratch)
             results["scale_minilm"] = m
-            md += [f"### Hybrid latency at {m['n_docs']:,} documents with MiniLM (rowvoi alone)",
-                   "", "Documents: two random sentences of Cranfield abstracts each; "
-                   "queries: the first 200 Cranfield queries, each embedded by MiniLM inside "
-                   "the search.", "",
-                   f"Hybrid (RRF) query latency, query embedding included: p50 "
-                   f"{m['hybrid_p50_ms']:.2f} ms, p95 {m['hybrid_p95_ms']:.2f} ms with the flat "
-                   f"index (int8 scan, exact re-scoring); {m['hnsw_hybrid_p50_ms']:.2f} ms, p95 "
-                   f"{m['hnsw_hybrid_p95_ms']:.2f} ms with the HNSW graph (goal p50 under "
-                   f"15 ms); MiniLM query embedding alone p50 {m['query_embed_p50_ms']:.2f} / "
-                   f"{m['hnsw_query_embed_p50_ms']:.2f} ms in the same runs. Build "
-                   f"{m['build_s']:.0f} s ({m['embed_s']:.0f} s embedding); adding the HNSW "
-                   f"graph: {m['hnsw_build_s']:.0f} s, {m['hnsw_texts_embedded']} texts "
-                   f"embedded. {m['files']} files, {m['bytes']:,} bytes (flat).", ""]
+            md += [
+                f"### Hybrid latency at {m['n_docs']:,} documents with MiniLM (rowvoi alone)",
+                "",
+                "Documents: two random sentences of Cranfield abstracts each; "
+                "queries: the first 200 Cranfield queries, each embedded by MiniLM inside "
+                "the search.",
+                "",
+                f"Hybrid (RRF) query latency, query embedding included: p50 "
+                f"{m['hybrid_p50_ms']:.2f} ms, p95 {m['hybrid_p95_ms']:.2f} ms with the flat "
+                f"index (int8 scan, exact re-scoring); {m['hnsw_hybrid_p50_ms']:.2f} ms, p95 "
+                f"{m['hnsw_hybrid_p95_ms']:.2f} ms with the HNSW graph (goal p50 under "
+                f"15 ms); MiniLM query embedding alone p50 {m['query_embed_p50_ms']:.2f} / "
+                f"{m['hnsw_query_embed_p50_ms']:.2f} ms in the same runs. Build "
+                f"{m['build_s']:.0f} s ({m['embed_s']:.0f} s embedding); adding the HNSW "
+                f"graph: {m['hnsw_build_s']:.0f} s, {m['hnsw_texts_embedded']} texts "
+                f"embedded. {m['files']} files, {m['bytes']:,} bytes (flat).",
+                "",
+            ]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(os.path.dirname(args.markdown), exist_ok=True)
@@ -451,8 +557,10 @@ def query_embed_ms(queries):
         t0 = time.perf_counter()
         emb.embed([q])
         lat.append(time.perf_counter() - t0)
-    return {"p50": float(np.percentile(lat, 50) * 1000),
-            "p95": float(np.percentile(lat, 95) * 1000)}
+    return {
+        "p50": float(np.percentile(lat, 50) * 1000),
+        "p95": float(np.percentile(lat, 95) * 1000),
+    }
 
 
 if __name__ == "__main__":

@@ -38,19 +38,23 @@ DEPTH = 1000  # ranked documents kept per query (MAP, recall@100)
 
 # ------------------------------------------------------------------ data
 
+
 @dataclass
 class Cranfield:
-    doc_numbers: list[int]       # document number (.I) of each text
-    texts: list[str]             # title + abstract
-    queries: list[str]           # in file order; query id = position + 1
+    doc_numbers: list[int]  # document number (.I) of each text
+    texts: list[str]  # title + abstract
+    queries: list[str]  # in file order; query id = position + 1
     qrels: dict[int, dict[int, int]]  # query id -> {document number: grade 1..4}
 
 
 def find_data(explicit: str | None = None) -> str:
-    cands = [explicit, os.environ.get("ROWVOI_CRANFIELD"),
-             os.path.join(HERE, "..", "..", "shared", "data", "cranfield"),
-             os.path.join(HERE, "..", "..", "..", "shared", "data", "cranfield"),
-             "/work/shared/data/cranfield"]
+    cands = [
+        explicit,
+        os.environ.get("ROWVOI_CRANFIELD"),
+        os.path.join(HERE, "..", "..", "shared", "data", "cranfield"),
+        os.path.join(HERE, "..", "..", "..", "shared", "data", "cranfield"),
+        "/work/shared/data/cranfield",
+    ]
     for c in cands:
         if c and os.path.exists(os.path.join(c, "cran.all.1400")):
             return os.path.abspath(c)
@@ -96,6 +100,7 @@ def load_cranfield(data: str | None = None) -> Cranfield:
 
 # --------------------------------------------------------------- metrics
 
+
 def ndcg_at(ranked: list[int], rel: dict[int, int], k: int = 10) -> float:
     gains = {d: 5 - g for d, g in rel.items()}
     dcg = sum(gains.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
@@ -128,7 +133,9 @@ def evaluate(run: list[list[int]], qrels: dict[int, dict[int, int]]) -> dict[str
     }
 
 
-def rrf(a: list[list[int]], b: list[list[int]], k: int = 60, depth: int = DEPTH) -> list[list[int]]:
+def rrf(
+    a: list[list[int]], b: list[list[int]], k: int = 60, depth: int = DEPTH
+) -> list[list[int]]:
     """Reciprocal-rank fusion (Cormack, Clarke and Buettcher 2009) of two
     runs: score(d) = sum over runs of 1 / (k + rank), ranks from 1; ties by
     the lower document number."""
@@ -164,7 +171,8 @@ def lexical_runs(cr: Cranfield, details: dict) -> dict[str, list[list[int]]]:
         r = index.search_batch(cr.queries, DEPTH, n_threads=1)
         runs[f"rowvoi bm25 k1={k1} b={b}"] = [num[row[row >= 0]].tolist() for row in r.ids]
         details[f"rowvoi_scores k1={k1} b={b}"] = [
-            row[~np.isnan(row)].tolist() for row in r.scores]
+            row[~np.isnan(row)].tolist() for row in r.scores
+        ]
     doc_tokens = analyzer.tokenize_many(cr.texts)
     query_tokens = analyzer.tokenize_many(cr.queries)
     details["tokens"] = query_tokens
@@ -176,11 +184,13 @@ def lexical_runs(cr: Cranfield, details: dict) -> dict[str, list[list[int]]]:
         for k1, b in SETTINGS:
             ret = bm25s.BM25(method="lucene", k1=k1, b=b)
             ret.index([t or [""] for t in doc_tokens], show_progress=False)
-            docs, scores = ret.retrieve([q or [""] for q in query_tokens], k=DEPTH,
-                                        show_progress=False)
+            docs, scores = ret.retrieve(
+                [q or [""] for q in query_tokens], k=DEPTH, show_progress=False
+            )
             # bm25s returns every document, zero scores included: keep matches
             runs[f"bm25s lucene k1={k1} b={b}"] = [
-                num[d[s > 0]].tolist() for d, s in zip(docs, scores)]
+                num[d[s > 0]].tolist() for d, s in zip(docs, scores)
+            ]
             details[f"bm25s_scores k1={k1} b={b}"] = [s[s > 0].tolist() for s in scores]
             details[f"bm25s_full k1={k1} b={b}"] = ret
     try:
@@ -199,8 +209,7 @@ def lexical_runs(cr: Cranfield, details: dict) -> dict[str, list[list[int]]]:
     return runs
 
 
-def dense_runs(cr: Cranfield, details: dict, quantize: bool = True
-               ) -> dict[str, list[list[int]]]:
+def dense_runs(cr: Cranfield, details: dict, quantize: bool = True) -> dict[str, list[list[int]]]:
     """Dense run: all-MiniLM-L6-v2 (rowvoi.embed) into the exact FlatIndex (cosine)."""
     from rowvoi.dense import FlatIndex
     from rowvoi.embed import MiniLMEmbedder
@@ -220,9 +229,14 @@ def dense_runs(cr: Cranfield, details: dict, quantize: bool = True
     return {name: [num[row[row >= 0]].tolist() for row in r.ids]}
 
 
-def compare_top10(ours: list[list[int]], our_scores: list[list[float]], theirs: list[list[int]],
-                  their_scores: list[list[float]], number_to_row: dict[int, int],
-                  full_scores) -> dict:
+def compare_top10(
+    ours: list[list[int]],
+    our_scores: list[list[float]],
+    theirs: list[list[int]],
+    their_scores: list[list[float]],
+    number_to_row: dict[int, int],
+    full_scores,
+) -> dict:
     """Compare top-10 lists; classify every difference."""
     same, diffs = 0, []
     for qi, (a, b) in enumerate(zip(ours, theirs)):
@@ -243,36 +257,60 @@ def compare_top10(ours: list[list[int]], our_scores: list[list[float]], theirs: 
             if sx is not None and sy is not None:
                 gap = abs(sx - sy)
                 ulp = float(np.spacing(np.float32(max(sx, sy))))
-                kind = "tie in bm25s's float32 scores" if gap == 0 else (
-                    f"scores differ by {gap / ulp:.0f} ulp (float32 summation order)"
-                    if gap <= 4 * ulp else f"scores differ by {gap:.3g}")
+                kind = (
+                    "tie in bm25s's float32 scores"
+                    if gap == 0
+                    else (
+                        f"scores differ by {gap / ulp:.0f} ulp (float32 summation order)"
+                        if gap <= 4 * ulp
+                        else f"scores differ by {gap:.3g}"
+                    )
+                )
             else:
                 kind = "one list is shorter"
-            notes.append({"position": pos + 1, "rowvoi": x, "bm25s": y,
-                          "bm25s_score_rowvoi_doc": sx, "bm25s_score_bm25s_doc": sy,
-                          "why": kind})
+            notes.append(
+                {
+                    "position": pos + 1,
+                    "rowvoi": x,
+                    "bm25s": y,
+                    "bm25s_score_rowvoi_doc": sx,
+                    "bm25s_score_bm25s_doc": sy,
+                    "why": kind,
+                }
+            )
         diffs.append({"query": qi + 1, "differences": notes})
     return {"identical": same, "queries": len(ours), "differing": diffs}
 
 
 # ------------------------------------------------------------------ main
 
+
 def markdown(results: dict) -> str:
-    lines = ["### Cranfield (title + abstract, 1,400 documents, 225 queries)", "",
-             "Relevance: `cranqrel` without its -1 rows; nDCG gain = 5 - grade; grades 1-4 "
-             "relevant for MAP and recall@100. Every BM25 row uses rowvoi's analyzer output "
-             "(lowercase, accents stripped, English stopwords, Snowball English stemmer) as "
-             "its tokens, so only the scoring differs.", "",
-             "| run | nDCG@10 | MAP | recall@100 |", "| --- | ---: | ---: | ---: |"]
+    lines = [
+        "### Cranfield (title + abstract, 1,400 documents, 225 queries)",
+        "",
+        "Relevance: `cranqrel` without its -1 rows; nDCG gain = 5 - grade; grades 1-4 "
+        "relevant for MAP and recall@100. Every BM25 row uses rowvoi's analyzer output "
+        "(lowercase, accents stripped, English stopwords, Snowball English stemmer) as "
+        "its tokens, so only the scoring differs.",
+        "",
+        "| run | nDCG@10 | MAP | recall@100 |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for name, m in results["metrics"].items():
         lines.append(f"| {name} | {m['ndcg@10']:.4f} | {m['map']:.4f} | {m['recall@100']:.4f} |")
     for key, cmp in results.get("top10_vs_bm25s", {}).items():
-        lines += ["", f"Top-10 lists, rowvoi vs bm25s Lucene ({key}): identical for "
-                  f"{cmp['identical']} of {cmp['queries']} queries."]
+        lines += [
+            "",
+            f"Top-10 lists, rowvoi vs bm25s Lucene ({key}): identical for "
+            f"{cmp['identical']} of {cmp['queries']} queries.",
+        ]
         for d in cmp["differing"]:
             for n in d["differences"]:
-                lines.append(f"- query {d['query']}, rank {n['position']}: rowvoi doc "
-                             f"{n['rowvoi']}, bm25s doc {n['bm25s']} -- {n['why']}")
+                lines.append(
+                    f"- query {d['query']}, rank {n['position']}: rowvoi doc "
+                    f"{n['rowvoi']}, bm25s doc {n['bm25s']} -- {n['why']}"
+                )
     lines += ["", f"Command: `{results['command']}`"]
     return "\n".join(lines) + "\n"
 
@@ -282,23 +320,29 @@ def main() -> None:
     ap.add_argument("--data", default=None)
     ap.add_argument("--json", default=None)
     ap.add_argument("--markdown", default=None, help="write the lexical Cranfield section here")
-    ap.add_argument("--no-dense", action="store_true",
-                    help="skip the MiniLM dense run and the BM25 + dense fusion")
+    ap.add_argument(
+        "--no-dense",
+        action="store_true",
+        help="skip the MiniLM dense run and the BM25 + dense fusion",
+    )
     args = ap.parse_args()
     cr = load_cranfield(args.data)
     details: dict = {}
     runs = lexical_runs(cr, details)
     key = f"k1={SETTINGS[0][0]} b={SETTINGS[0][1]}"
     runs[f"rrf(rowvoi {key}, rowvoi k1={SETTINGS[1][0]} b={SETTINGS[1][1]})"] = rrf(
-        runs[f"rowvoi bm25 {key}"], runs[f"rowvoi bm25 k1={SETTINGS[1][0]} b={SETTINGS[1][1]}"])
+        runs[f"rowvoi bm25 {key}"], runs[f"rowvoi bm25 k1={SETTINGS[1][0]} b={SETTINGS[1][1]}"]
+    )
     if not args.no_dense:
         dense = dense_runs(cr, details)
         runs.update(dense)
-        (dname, drun), = dense.items()
+        ((dname, drun),) = dense.items()
         runs[f"rrf(rowvoi bm25 {key}, {dname})"] = rrf(runs[f"rowvoi bm25 {key}"], drun)
-    results = {"command": "python bench/cranfield.py " + " ".join(sys.argv[1:]),
-               "metrics": {name: evaluate(run, cr.qrels) for name, run in runs.items()},
-               "top10_vs_bm25s": {}}
+    results = {
+        "command": "python bench/cranfield.py " + " ".join(sys.argv[1:]),
+        "metrics": {name: evaluate(run, cr.qrels) for name, run in runs.items()},
+        "top10_vs_bm25s": {},
+    }
     row_of = {n: i for i, n in enumerate(cr.doc_numbers)}
     for k1, b in SETTINGS:
         k = f"k1={k1} b={b}"
@@ -307,11 +351,17 @@ def main() -> None:
         ret = details[f"bm25s_full {k}"]
         toks = details["tokens"]
         results["top10_vs_bm25s"][k] = compare_top10(
-            runs[f"rowvoi bm25 {k}"], details[f"rowvoi_scores {k}"], runs[f"bm25s lucene {k}"],
-            details[f"bm25s_scores {k}"], row_of,
-            lambda qi: ret.get_scores(toks[qi]) if toks[qi] else np.zeros(len(cr.texts)))
+            runs[f"rowvoi bm25 {k}"],
+            details[f"rowvoi_scores {k}"],
+            runs[f"bm25s lucene {k}"],
+            details[f"bm25s_scores {k}"],
+            row_of,
+            lambda qi: ret.get_scores(toks[qi]) if toks[qi] else np.zeros(len(cr.texts)),
+        )
     for name, m in results["metrics"].items():
-        print(f"{name:55s} nDCG@10 {m['ndcg@10']:.4f}  MAP {m['map']:.4f}  R@100 {m['recall@100']:.4f}")
+        print(
+            f"{name:55s} nDCG@10 {m['ndcg@10']:.4f}  MAP {m['map']:.4f}  R@100 {m['recall@100']:.4f}"
+        )
     for k, c in results["top10_vs_bm25s"].items():
         print(f"top-10 identical to bm25s ({k}): {c['identical']}/{c['queries']}")
         for d in c["differing"]:

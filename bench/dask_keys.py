@@ -63,10 +63,30 @@ from pathlib import Path
 
 import numpy as np
 
-CARDS = [2, 3, 4, 5, 7, 10, 12, 16, 24, 31, 50, 100, 365, 1000, 3000, 10_000, 30_000,
-         100_000, 300_000, 1_000_000]
-STRING_COLS = {10: "city", 12: "day"}   # column index -> prefix of its values
-FLOAT_COL = 13                          # float64 with 2% NaN
+CARDS = [
+    2,
+    3,
+    4,
+    5,
+    7,
+    10,
+    12,
+    16,
+    24,
+    31,
+    50,
+    100,
+    365,
+    1000,
+    3000,
+    10_000,
+    30_000,
+    100_000,
+    300_000,
+    1_000_000,
+]
+STRING_COLS = {10: "city", 12: "day"}  # column index -> prefix of its values
+FLOAT_COL = 13  # float64 with 2% NaN
 CHUNK = 2_000_000
 ROOT = Path(__file__).resolve().parent
 
@@ -111,11 +131,18 @@ def generate(data_dir: Path, n_rows: int, seed: int) -> Path:
     t0 = time.perf_counter()
     for i, start in enumerate(range(0, n_rows, CHUNK)):
         n = min(CHUNK, n_rows - start)
-        pq.write_table(_chunk_table(i, n, seed), path / f"part-{i:05d}.parquet",
-                       compression="snappy", row_group_size=500_000)
+        pq.write_table(
+            _chunk_table(i, n, seed),
+            path / f"part-{i:05d}.parquet",
+            compression="snappy",
+            row_group_size=500_000,
+        )
     size = sum(f.stat().st_size for f in path.glob("*.parquet"))
-    marker.write_text(json.dumps({"rows": n_rows, "seed": seed, "bytes": size,
-                                  "seconds": time.perf_counter() - t0}))
+    marker.write_text(
+        json.dumps(
+            {"rows": n_rows, "seed": seed, "bytes": size, "seconds": time.perf_counter() - t0}
+        )
+    )
     return path
 
 
@@ -126,8 +153,7 @@ def _maxrss_mb() -> float:
 
 
 def _steps(path) -> list:
-    return [[str(s.col), int(s.newly_covered_pairs), float(s.cumulative_cost)]
-            for s in path.steps]
+    return [[str(s.col), int(s.newly_covered_pairs), float(s.cumulative_cost)] for s in path.steps]
 
 
 # --------------------------------------------------------- child processes
@@ -139,22 +165,38 @@ def child_dask(path: str, what: str, workers: int, memory: str, partition_rows: 
     from rowvoi.dask import find_key, plan_key_path
 
     dask.config.set({"dataframe.shuffle.method": "p2p"})
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      memory_limit=memory, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=memory,
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         ddf = dd.read_parquet(path, split_row_groups=True)
         t0 = time.perf_counter()
         if what == "key":
             res = find_key(ddf, scheduler=client)
-            answer = {"key": [str(c) for c in res], "cost": res.cost,
-                      "covered": res.covered, "total": res.total}
+            answer = {
+                "key": [str(c) for c in res],
+                "cost": res.cost,
+                "covered": res.covered,
+                "total": res.total,
+            }
         else:
             res = plan_key_path(ddf, scheduler=client)
             answer = {"steps": _steps(res)}
         seconds = time.perf_counter() - t0
         peaks = client.run(_maxrss_mb)
-    return {"seconds": seconds, "worker_peak_mb": max(peaks.values()),
-            "driver_peak_mb": _maxrss_mb(), "partitions": ddf.npartitions, **answer}
+    return {
+        "seconds": seconds,
+        "worker_peak_mb": max(peaks.values()),
+        "driver_peak_mb": _maxrss_mb(),
+        "partitions": ddf.npartitions,
+        **answer,
+    }
 
 
 def child_memory(path: str, what: str) -> dict:
@@ -167,8 +209,12 @@ def child_memory(path: str, what: str) -> dict:
     t0 = time.perf_counter()
     if what == "key":
         res = find_key(df, None)
-        answer = {"key": [str(c) for c in res], "cost": res.cost,
-                  "covered": res.covered, "total": res.total}
+        answer = {
+            "key": [str(c) for c in res],
+            "cost": res.cost,
+            "covered": res.covered,
+            "total": res.total,
+        }
     else:
         answer = {"steps": _steps(plan_key_path(df, None))}
     seconds = time.perf_counter() - t0
@@ -176,8 +222,9 @@ def child_memory(path: str, what: str) -> dict:
 
 
 def run_child(args: list[str]) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", *args],
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=False
+    )
     if out.returncode != 0:
         raise RuntimeError(f"child {args} failed:\n{out.stderr[-4000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -192,12 +239,19 @@ def _versions() -> dict:
 
     import rowvoi
 
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
-                            capture_output=True, text=True).stdout.strip()
-    return {"python": platform.python_version(), "numpy": np.__version__,
-            "pandas": pd.__version__, "pyarrow": pyarrow.__version__,
-            "dask": dask.__version__, "distributed": distributed.__version__,
-            "rowvoi": getattr(rowvoi, "__version__", "?"), "commit": commit}
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "pyarrow": pyarrow.__version__,
+        "dask": dask.__version__,
+        "distributed": distributed.__version__,
+        "rowvoi": getattr(rowvoi, "__version__", "?"),
+        "commit": commit,
+    }
 
 
 def _fmt_s(x: float) -> str:
@@ -206,8 +260,7 @@ def _fmt_s(x: float) -> str:
 
 def write_report(stem: Path, meta: dict, results: list[dict]) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
-    stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results},
-                                                    indent=2))
+    stem.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
     lines = ["# rowvoi.dask key-finding benchmark", ""]
     v = meta["versions"]
     lines += [
@@ -235,16 +288,17 @@ def write_report(stem: Path, meta: dict, results: list[dict]) -> None:
         rng = f" [{_fmt_s(min(ts))} - {_fmt_s(max(ts))}]" if len(ts) > 1 else ""
         per = med / (r["rows"] / 10_000_000)
         if r["side"] == "dask":
-            mem = (f"worker {r['worker_peak_mb']:,.0f} MB, driver "
-                   f"{r['driver_peak_mb']:,.0f} MB")
+            mem = f"worker {r['worker_peak_mb']:,.0f} MB, driver {r['driver_peak_mb']:,.0f} MB"
         else:
             mem = f"{r['peak_mb']:,.0f} MB (after load {r['loaded_mb']:,.0f} MB)"
         if r["what"] == "key":
             ans = f"{len(r['key'])} columns: {', '.join(r['key'])}"
         else:
             ans = f"{len(r['steps'])} steps: {', '.join(s[0] for s in r['steps'])}"
-        lines.append(f"| {r['side']} {r['what']} | {r['rows']:,} | {_fmt_s(med)}{rng} | "
-                     f"{_fmt_s(per)} | {mem} | {ans} |")
+        lines.append(
+            f"| {r['side']} {r['what']} | {r['rows']:,} | {_fmt_s(med)}{rng} | "
+            f"{_fmt_s(per)} | {mem} | {ans} |"
+        )
     lines.append("")
     for note in meta["notes"]:
         lines.append(f"- {note}")
@@ -253,10 +307,17 @@ def write_report(stem: Path, meta: dict, results: list[dict]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rows", default="10000000,30000000,100000000",
-                    help="comma-separated row counts (default 10M,30M,100M)")
-    ap.add_argument("--memory-rows", type=int, default=None,
-                    help="row count of the in-memory comparison (default: the smallest)")
+    ap.add_argument(
+        "--rows",
+        default="10000000,30000000,100000000",
+        help="comma-separated row counts (default 10M,30M,100M)",
+    )
+    ap.add_argument(
+        "--memory-rows",
+        type=int,
+        default=None,
+        help="row count of the in-memory comparison (default: the smallest)",
+    )
     ap.add_argument("--data-dir", default="/tmp/rowvoi-bench-dask")
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--workers", type=int, default=2)
@@ -280,20 +341,24 @@ def main(argv: list[str] | None = None) -> int:
     whats = args.what.split(",")
     data_dir = Path(args.data_dir)
     free = shutil.disk_usage(data_dir.parent if not data_dir.exists() else data_dir).free
-    print(f"data dir {data_dir}: {free / 1e9:.0f} GB free; the 100M-row table needs "
-          "about 2.4 GB", file=sys.stderr)
+    print(
+        f"data dir {data_dir}: {free / 1e9:.0f} GB free; the 100M-row table needs about 2.4 GB",
+        file=sys.stderr,
+    )
     paths = {}
     for n in sorted(set(sizes) | {mem_rows}):
         t0 = time.perf_counter()
         paths[n] = generate(data_dir, n, args.seed)
         print(f"table {n:,} rows ready in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    runs = [("memory", w, mem_rows) for w in whats] + \
-        [("dask", w, n) for n in sizes for w in whats]
+    runs = [("memory", w, mem_rows) for w in whats] + [
+        ("dask", w, n) for n in sizes for w in whats
+    ]
     results = {r: [] for r in runs}
     for rnd in range(args.rounds):
         for side, what, n in runs:
             child = [side, str(paths[n]), what] + (
-                [str(args.workers), args.memory] if side == "dask" else [])
+                [str(args.workers), args.memory] if side == "dask" else []
+            )
             print(f"round {rnd + 1}: {side} {what} {n:,} rows ...", file=sys.stderr, flush=True)
             res = run_child(child)
             print(f"  {res['seconds']:.1f} s", file=sys.stderr, flush=True)
@@ -301,34 +366,55 @@ def main(argv: list[str] | None = None) -> int:
     rows_out, notes = [], []
     for (side, what, n), rs in results.items():
         last = rs[-1]
-        rows_out.append({"side": side, "what": what, "rows": n,
-                         "seconds": [r["seconds"] for r in rs],
-                         **{k: v for k, v in last.items() if k != "seconds"}})
+        rows_out.append(
+            {
+                "side": side,
+                "what": what,
+                "rows": n,
+                "seconds": [r["seconds"] for r in rs],
+                **{k: v for k, v in last.items() if k != "seconds"},
+            }
+        )
     by = {(r["side"], r["what"], r["rows"]): r for r in rows_out}
     for what in whats:
         mem, dsk = by.get(("memory", what, mem_rows)), by.get(("dask", what, mem_rows))
         if mem and dsk:
-            same = (mem.get("key") == dsk.get("key") and mem.get("cost") == dsk.get("cost")
-                    if what == "key" else mem["steps"] == dsk["steps"])
+            same = (
+                mem.get("key") == dsk.get("key") and mem.get("cost") == dsk.get("cost")
+                if what == "key"
+                else mem["steps"] == dsk["steps"]
+            )
             ratio = statistics.median(dsk["seconds"]) / statistics.median(mem["seconds"])
-            notes.append(f"{what} at {mem_rows:,} rows: dask / in-memory time = {ratio:.1f}x; "
-                         f"answers {'identical' if same else 'DIFFER'}")
+            notes.append(
+                f"{what} at {mem_rows:,} rows: dask / in-memory time = {ratio:.1f}x; "
+                f"answers {'identical' if same else 'DIFFER'}"
+            )
         ds = [by[("dask", what, n)] for n in sizes if ("dask", what, n) in by]
         if len(ds) >= 2:
             per = [statistics.median(d["seconds"]) / d["rows"] * 1e7 for d in ds]
-            notes.append(f"{what} scaling: seconds per 10M rows " + ", ".join(
-                f"{d['rows'] // 1_000_000}M: {p:.1f}" for d, p in zip(ds, per)))
+            notes.append(
+                f"{what} scaling: seconds per 10M rows "
+                + ", ".join(f"{d['rows'] // 1_000_000}M: {p:.1f}" for d, p in zip(ds, per))
+            )
     disk = ", ".join(
         f"{n // 1_000_000}M rows: "
         f"{json.loads((paths[n] / '_complete.json').read_text())['bytes'] / 1e9:.2f} GB"
-        for n in sorted(paths))
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-            "machine": f"{platform.platform()}", "nproc": os.cpu_count(),
-            "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-            "versions": _versions(), "workers": args.workers, "memory": args.memory,
-            "seed": args.seed, "rounds": args.rounds, "disk": f"Parquet size {disk}",
-            "command": "python bench/dask_keys.py " + " ".join(argv or sys.argv[1:]),
-            "notes": notes}
+        for n in sorted(paths)
+    )
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "machine": f"{platform.platform()}",
+        "nproc": os.cpu_count(),
+        "load": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "versions": _versions(),
+        "workers": args.workers,
+        "memory": args.memory,
+        "seed": args.seed,
+        "rounds": args.rounds,
+        "disk": f"Parquet size {disk}",
+        "command": "python bench/dask_keys.py " + " ".join(argv or sys.argv[1:]),
+        "notes": notes,
+    }
     write_report(Path(args.out), meta, rows_out)
     print((Path(args.out).with_suffix(".md")).read_text())
     return 0

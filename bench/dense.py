@@ -67,9 +67,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "retrieval.md"
 # ../shared beside the repository (or beside the worktree folder)
-CRANFIELD = next((p / "shared" / "data" / "cranfield" for p in (ROOT.parent, ROOT.parent.parent)
-                  if (p / "shared" / "data" / "cranfield").is_dir()),
-                 ROOT.parent / "shared" / "data" / "cranfield")
+CRANFIELD = next(
+    (
+        p / "shared" / "data" / "cranfield"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared" / "data" / "cranfield").is_dir()
+    ),
+    ROOT.parent / "shared" / "data" / "cranfield",
+)
 NCPU = os.cpu_count() or 1
 
 
@@ -94,6 +99,7 @@ def best_time(fn, repeat=3, warmup=1):
 
 def recall(found, truth):
     from rowvoi.dense import recall_at_k
+
     return recall_at_k(np.asarray(found), np.asarray(truth))
 
 
@@ -112,13 +118,18 @@ def machine_note():
     except OSError:
         pass
     try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except OSError:
         commit = "?"
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return (f"{cpu}, {NCPU} cores, Python {platform.python_version()}, commit {commit}, "
-            f"load average {load:.2f} at start, {time.strftime('%Y-%m-%d %H:%M')}")
+    return (
+        f"{cpu}, {NCPU} cores, Python {platform.python_version()}, commit {commit}, "
+        f"load average {load:.2f} at start, {time.strftime('%Y-%m-%d %H:%M')}"
+    )
 
 
 def write_block(name: str, text: str) -> None:
@@ -127,9 +138,11 @@ def write_block(name: str, text: str) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     doc = RESULTS.read_text() if RESULTS.exists() else "# Retrieval benchmarks\n"
     if "## Dense retrieval" not in doc:
-        doc = doc.rstrip() + ("\n\n## Dense retrieval (exact vector search, HNSW, embedders)\n\n"
-                              "Produced by `bench/dense.py`; see its docstring for what each "
-                              "figure measures.\n")
+        doc = doc.rstrip() + (
+            "\n\n## Dense retrieval (exact vector search, HNSW, embedders)\n\n"
+            "Produced by `bench/dense.py`; see its docstring for what each "
+            "figure measures.\n"
+        )
     block = f"{begin}\n{text.rstrip()}\n{end}"
     if begin in doc:
         doc = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda m: block, doc, flags=re.S)
@@ -159,8 +172,11 @@ def part_exact(args):
     rng = np.random.default_rng(0)
     big = unit(rng.standard_normal((max(sizes), d), dtype=np.float32))
     queries = unit(rng.standard_normal((nq, d), dtype=np.float32))
-    blas = [f"{i['internal_api']} {i.get('version')} ({i.get('architecture')})"
-            for i in threadpool_info() if i["user_api"] == "blas"]
+    blas = [
+        f"{i['internal_api']} {i.get('version')} ({i.get('architecture')})"
+        for i in threadpool_info()
+        if i["user_api"] == "blas"
+    ]
     rows = []
     notes = []
     for n in sizes:
@@ -206,38 +222,72 @@ def part_exact(args):
         for threads in (1, NCPU):
             faiss.omp_set_num_threads(threads)
             t, r = best_time(lambda: fi.search(queries, k), args.repeat)
-            res[("faiss IndexFlatIP", 0 if threads == NCPU else 1)] = (nq / t, recall(r[1], truth),
-                                                                        build)
+            res[("faiss IndexFlatIP", 0 if threads == NCPU else 1)] = (
+                nq / t,
+                recall(r[1], truth),
+                build,
+            )
         del fi
         gc.collect()
         faiss_1 = res[("faiss IndexFlatIP", 1)][0]
         ours_1 = res[("ours float32", 1)][0]
-        for name in ("ours float32", "ours float16 + rescore", "ours int8 + rescore",
-                     "numpy BLAS", "faiss IndexFlatIP"):
+        for name in (
+            "ours float32",
+            "ours float16 + rescore",
+            "ours int8 + rescore",
+            "numpy BLAS",
+            "faiss IndexFlatIP",
+        ):
             q1, r1, b = res[(name, 1)]
             qa, _, _ = res[(name, 0)]
-            rows.append([f"{n:,}", name, f"{b:.2f}", f"{q1:,.0f}", f"{qa:,.0f}", f"{r1:.4f}",
-                         f"{q1 / faiss_1:.2f}x", f"{q1 / ours_1:.2f}x"])
-        notes.append(f"{n:,}: ours float32 / faiss single-threaded = {ours_1 / faiss_1:.2f}x; "
-                     f"int8+rescore / ours float32 = {res[('ours int8 + rescore', 1)][0] / ours_1:.2f}x "
-                     f"single-threaded, {res[('ours int8 + rescore', 0)][0] / res[('ours float32', 0)][0]:.2f}x "
-                     f"on all cores")
+            rows.append(
+                [
+                    f"{n:,}",
+                    name,
+                    f"{b:.2f}",
+                    f"{q1:,.0f}",
+                    f"{qa:,.0f}",
+                    f"{r1:.4f}",
+                    f"{q1 / faiss_1:.2f}x",
+                    f"{q1 / ours_1:.2f}x",
+                ]
+            )
+        notes.append(
+            f"{n:,}: ours float32 / faiss single-threaded = {ours_1 / faiss_1:.2f}x; "
+            f"int8+rescore / ours float32 = {res[('ours int8 + rescore', 1)][0] / ours_1:.2f}x "
+            f"single-threaded, {res[('ours int8 + rescore', 0)][0] / res[('ours float32', 0)][0]:.2f}x "
+            f"on all cores"
+        )
     from rowvoi import _flat  # noqa: F401  (kernel choice is printed below)
-    text = "\n".join([
-        "### Exact search: 384-d unit vectors, batches of 64 queries, top-10",
-        "",
-        f"Machine: {machine_note()}. BLAS: {'; '.join(blas)}. faiss {faiss.__version__}.",
-        "QPS = queries per second (best of runs); 1 thread and all cores; recall@10 against",
-        "our float32 result; build = add time in seconds (numpy: none).",
-        "",
-        table(["vectors", "method", "build s", "QPS 1 thread", f"QPS {NCPU} threads",
-               "recall@10", "vs faiss (1 thr)", "vs ours f32 (1 thr)"], rows),
-        "",
-        "Ratios: " + "; ".join(notes) + ".",
-        "",
-        "Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/dense.py "
-        f"--part exact --sizes {args.sizes}`",
-    ])
+
+    text = "\n".join(
+        [
+            "### Exact search: 384-d unit vectors, batches of 64 queries, top-10",
+            "",
+            f"Machine: {machine_note()}. BLAS: {'; '.join(blas)}. faiss {faiss.__version__}.",
+            "QPS = queries per second (best of runs); 1 thread and all cores; recall@10 against",
+            "our float32 result; build = add time in seconds (numpy: none).",
+            "",
+            table(
+                [
+                    "vectors",
+                    "method",
+                    "build s",
+                    "QPS 1 thread",
+                    f"QPS {NCPU} threads",
+                    "recall@10",
+                    "vs faiss (1 thr)",
+                    "vs ours f32 (1 thr)",
+                ],
+                rows,
+            ),
+            "",
+            "Ratios: " + "; ".join(notes) + ".",
+            "",
+            "Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/dense.py "
+            f"--part exact --sizes {args.sizes}`",
+        ]
+    )
     write_block("exact", text)
 
 
@@ -273,8 +323,16 @@ def part_hnsw(args):
     direct_build = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    ours = HNSWIndex(d, metric="cosine", M=M, ef_construction=efc, ef=ef, seed=seed,
-                     max_elements=n, n_threads=NCPU)
+    ours = HNSWIndex(
+        d,
+        metric="cosine",
+        M=M,
+        ef_construction=efc,
+        ef=ef,
+        seed=seed,
+        max_elements=n,
+        n_threads=NCPU,
+    )
     ours.add(x)
     ours_build = time.perf_counter() - t0
 
@@ -294,16 +352,25 @@ def part_hnsw(args):
         res[("hnswlib direct", threads)] = (nq / bd, recall(rd.astype(np.int64), truth))
         res[("rowvoi HNSWIndex", threads)] = (nq / bo, recall(ro.ids, truth))
         for pool in (96, 128):
-            t, r = best_time(lambda: ours.search(queries, k, n_threads=threads,
-                                                 exact_rescore=pool), args.repeat)
-            res[(f"rowvoi HNSWIndex, exact_rescore={pool}", threads)] = (nq / t, recall(r.ids, truth))
+            t, r = best_time(
+                lambda: ours.search(queries, k, n_threads=threads, exact_rescore=pool), args.repeat
+            )
+            res[(f"rowvoi HNSWIndex, exact_rescore={pool}", threads)] = (
+                nq / t,
+                recall(r.ids, truth),
+            )
         t, r = best_time(lambda: direct(threads, 128), args.repeat)
         res[("hnswlib direct, ef=128", threads)] = (nq / t, recall(r.astype(np.int64), truth))
     t, r = best_time(lambda: exact.search(queries, k, n_threads=0), args.repeat)
     res[("rowvoi FlatIndex (exact)", NCPU)] = (nq / t, 1.0)
     builds = {"hnswlib direct": direct_build, "rowvoi HNSWIndex": ours_build}
-    names = ["hnswlib direct", "rowvoi HNSWIndex", "rowvoi HNSWIndex, exact_rescore=96",
-             "rowvoi HNSWIndex, exact_rescore=128", "hnswlib direct, ef=128"]
+    names = [
+        "hnswlib direct",
+        "rowvoi HNSWIndex",
+        "rowvoi HNSWIndex, exact_rescore=96",
+        "rowvoi HNSWIndex, exact_rescore=128",
+        "hnswlib direct, ef=128",
+    ]
     for name in names:
         q1, r1 = res[(name, 1)]
         qa, _ = res[(name, NCPU)]
@@ -314,24 +381,26 @@ def part_hnsw(args):
     dq1, dr = res[("hnswlib direct", 1)]
     oq1, orr = res[("rowvoi HNSWIndex", 1)]
     dqa, oqa = res[("hnswlib direct", NCPU)][0], res[("rowvoi HNSWIndex", NCPU)][0]
-    text = "\n".join([
-        f"### HNSW: {n:,} clustered 384-d unit vectors ({args.centers} centers, spread "
-        f"{args.spread}), {nq} queries, top-10",
-        "",
-        f"Machine: {machine_note()}. hnswlib {getattr(hnswlib, '__version__', '0.8.0')}, "
-        f"built with HNSWLIB_NO_NATIVE={os.environ.get('HNSWLIB_NO_NATIVE', '(unset)')} at install.",
-        f"M={M}, ef_construction={efc}, seed {seed}, ef={ef}; both builds on {NCPU} threads. "
-        "Recall@10 against the exact index.",
-        "",
-        table(["method", "build s", "QPS 1 thread", f"QPS {NCPU} threads", "recall@10"], rows),
-        "",
-        f"Ours vs direct: recall {orr - dr:+.4f}; QPS {oq1 / dq1:.3f}x (1 thread), "
-        f"{oqa / dqa:.3f}x ({NCPU} threads); build {ours_build / direct_build:.3f}x the time "
-        "(ours also fills the exact twin).",
-        "",
-        f"Command: `python bench/dense.py --part hnsw --hnsw-n {n} --centers {args.centers} "
-        f"--spread {args.spread}`",
-    ])
+    text = "\n".join(
+        [
+            f"### HNSW: {n:,} clustered 384-d unit vectors ({args.centers} centers, spread "
+            f"{args.spread}), {nq} queries, top-10",
+            "",
+            f"Machine: {machine_note()}. hnswlib {getattr(hnswlib, '__version__', '0.8.0')}, "
+            f"built with HNSWLIB_NO_NATIVE={os.environ.get('HNSWLIB_NO_NATIVE', '(unset)')} at install.",
+            f"M={M}, ef_construction={efc}, seed {seed}, ef={ef}; both builds on {NCPU} threads. "
+            "Recall@10 against the exact index.",
+            "",
+            table(["method", "build s", "QPS 1 thread", f"QPS {NCPU} threads", "recall@10"], rows),
+            "",
+            f"Ours vs direct: recall {orr - dr:+.4f}; QPS {oq1 / dq1:.3f}x (1 thread), "
+            f"{oqa / dqa:.3f}x ({NCPU} threads); build {ours_build / direct_build:.3f}x the time "
+            "(ours also fills the exact twin).",
+            "",
+            f"Command: `python bench/dense.py --part hnsw --hnsw-n {n} --centers {args.centers} "
+            f"--spread {args.spread}`",
+        ]
+    )
     write_block("hnsw", text)
 
 
@@ -343,8 +412,9 @@ def cranfield_texts():
     docs = re.split(r"^\.I ", raw, flags=re.M)[1:]
     titles, abstracts = [], []
     for doc in docs:
-        fields = dict(re.findall(r"^\.([TAWB])\n(.*?)(?=^\.[TAWBI] |^\.[TAWB]\n|\Z)", doc,
-                                 flags=re.S | re.M))
+        fields = dict(
+            re.findall(r"^\.([TAWB])\n(.*?)(?=^\.[TAWBI] |^\.[TAWB]\n|\Z)", doc, flags=re.S | re.M)
+        )
         title = " ".join(fields.get("T", "").split())
         body = " ".join(fields.get("W", "").split())
         if title:
@@ -353,7 +423,9 @@ def cranfield_texts():
         if len(words) >= 150:
             abstracts.append(" ".join(words[:150]))
     qraw = (CRANFIELD / "cran.qry").read_text(errors="replace")
-    queries = [" ".join(q.split()) for q in re.split(r"^\.I .*\n\.W\n", qraw, flags=re.M) if q.strip()]
+    queries = [
+        " ".join(q.split()) for q in re.split(r"^\.I .*\n\.W\n", qraw, flags=re.M) if q.strip()
+    ]
     return titles + queries, abstracts
 
 
@@ -370,11 +442,17 @@ def sentence_transformers_model(fp32_model: Path, tokenizer_json: Path, work: Pa
     from sentence_transformers.sentence_transformer import modules as models
 
     bert_dir = onnx_to_bert_dir(fp32_model, tokenizer_json, work)
-    model = SentenceTransformer(modules=[
-        models.Transformer(str(bert_dir), max_seq_length=256),
-        models.Pooling(384, pooling_mode="mean"), models.Normalize()], device="cpu")
-    return model, (f"sentence-transformers {sentence_transformers.__version__}, torch "
-                   f"{torch.__version__}")
+    model = SentenceTransformer(
+        modules=[
+            models.Transformer(str(bert_dir), max_seq_length=256),
+            models.Pooling(384, pooling_mode="mean"),
+            models.Normalize(),
+        ],
+        device="cpu",
+    )
+    return model, (
+        f"sentence-transformers {sentence_transformers.__version__}, torch {torch.__version__}"
+    )
 
 
 def onnx_to_bert_dir(fp32_model: Path, tokenizer_json: Path, out: Path) -> Path:
@@ -394,7 +472,7 @@ def onnx_to_bert_dir(fp32_model: Path, tokenizer_json: Path, out: Path) -> Path:
     state = {}
     for name, arr in inits.items():
         if name.startswith("inner.") and not name.endswith("position_ids"):
-            state[name[len("inner."):]] = torch.from_numpy(arr.copy())
+            state[name[len("inner.") :]] = torch.from_numpy(arr.copy())
     for node in m.graph.node:
         if node.op_type != "MatMul" or node.input[1] not in inits:
             continue
@@ -402,11 +480,18 @@ def onnx_to_bert_dir(fp32_model: Path, tokenizer_json: Path, out: Path) -> Path:
         bias = [i for a in adds for i in a.input if i.endswith(".bias") and i in inits]
         if len(bias) != 1:
             raise RuntimeError(f"cannot map MatMul {node.name}")
-        key = bias[0][len("inner."):-len(".bias")] + ".weight"
+        key = bias[0][len("inner.") : -len(".bias")] + ".weight"
         state[key] = torch.from_numpy(inits[node.input[1]].T.copy())
-    cfg = BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=6,
-                     num_attention_heads=12, intermediate_size=1536, max_position_embeddings=512,
-                     hidden_act="gelu", layer_norm_eps=1e-12)
+    cfg = BertConfig(
+        vocab_size=30522,
+        hidden_size=384,
+        num_hidden_layers=6,
+        num_attention_heads=12,
+        intermediate_size=1536,
+        max_position_embeddings=512,
+        hidden_act="gelu",
+        layer_norm_eps=1e-12,
+    )
     model = BertModel(cfg, add_pooling_layer=False)
     missing, unexpected = model.load_state_dict(state, strict=False)
     missing = [k for k in missing if "position_ids" not in k]
@@ -414,8 +499,9 @@ def onnx_to_bert_dir(fp32_model: Path, tokenizer_json: Path, out: Path) -> Path:
         raise RuntimeError(f"weights do not fit: missing {missing}, unexpected {unexpected}")
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
-    tok = BertTokenizerFast(tokenizer_file=str(tokenizer_json), do_lower_case=True,
-                            model_max_length=256)
+    tok = BertTokenizerFast(
+        tokenizer_file=str(tokenizer_json), do_lower_case=True, model_max_length=256
+    )
     tok.save_pretrained(out)
     return out
 
@@ -441,10 +527,12 @@ def part_embed(args):
     configs = {}
     for threads in (1, NCPU):
         configs[("rowvoi MiniLM int8 (default)", threads)] = MiniLMEmbedder(threads=threads)
-        configs[("rowvoi MiniLM, shipped file", threads)] = MiniLMEmbedder(quantize=False,
-                                                                           threads=threads)
-        configs[("onnxruntime fp32 export", threads)] = MiniLMEmbedder(fdir, quantize=False,
-                                                                       threads=threads)
+        configs[("rowvoi MiniLM, shipped file", threads)] = MiniLMEmbedder(
+            quantize=False, threads=threads
+        )
+        configs[("onnxruntime fp32 export", threads)] = MiniLMEmbedder(
+            fdir, quantize=False, threads=threads
+        )
     st_model = None
     st_note = ""
     try:
@@ -462,8 +550,10 @@ def part_embed(args):
         def st_encoder(threads):
             def enc(texts):
                 torch.set_num_threads(threads)
-                return st_model.encode(texts, batch_size=32, convert_to_numpy=True,
-                                       normalize_embeddings=True)
+                return st_model.encode(
+                    texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True
+                )
+
             return enc
 
         for threads in (1, NCPU):
@@ -484,42 +574,72 @@ def part_embed(args):
             t = time.perf_counter()
             enc(passages)
             best_p[key] = min(best_p[key], time.perf_counter() - t)
-    res = {key: (len(short) / best_s[key], len(passages) / best_p[key]) + cos[key]
-           for key in encoders}
+    res = {
+        key: (len(short) / best_s[key], len(passages) / best_p[key]) + cos[key] for key in encoders
+    }
     rows = []
-    names = ["rowvoi MiniLM int8 (default)", "rowvoi MiniLM, shipped file",
-             "onnxruntime fp32 export"]
+    names = [
+        "rowvoi MiniLM int8 (default)",
+        "rowvoi MiniLM, shipped file",
+        "onnxruntime fp32 export",
+    ]
     if st_model is not None:
         names.append("sentence-transformers fp32 (torch)")
-    base = "sentence-transformers fp32 (torch)" if st_model is not None else "onnxruntime fp32 export"
+    base = (
+        "sentence-transformers fp32 (torch)" if st_model is not None else "onnxruntime fp32 export"
+    )
     for name in names:
         for threads in (1, NCPU):
             s, p, cs, cp = res[(name, threads)]
             bs, bp = res[(base, threads)][:2]
-            rows.append([name, threads, f"{s:,.0f}", f"{p:,.1f}", f"{s / bs:.2f}x", f"{p / bp:.2f}x",
-                         f"{cs.mean():.4f} / {cs.min():.4f}", f"{cp.mean():.4f} / {cp.min():.4f}"])
-    text = "\n".join([
-        "### Embedder throughput: all-MiniLM-L6-v2, texts per second",
-        "",
-        f"Machine: {machine_note()}. onnxruntime {onnxruntime.__version__}. {st_note}.",
-        f"Short: {len(short)} Cranfield titles and queries (mean {ntok_short:.1f} tokens); "
-        f"passages: {len(passages)} Cranfield abstracts cut to 150 words (mean "
-        f"{ntok_pass:.1f} tokens). Cosine agreement (mean / min) is against onnxruntime "
-        "on the fp32 export. sentence-transformers cannot download its weights here, so its "
-        "model is rebuilt in torch from that same fp32 export (see the script's docstring): "
-        "it runs the same network in fp32.",
-        "",
-        table(["embedder", "threads", "short /s", "passages /s", f"short vs {base}",
-               f"passages vs {base}", "cos short", "cos passages"], rows),
-        "",
-        f"Command: `python bench/dense.py --part embed --n-short {args.n_short} "
-        f"--n-passages {args.n_passages}`",
-    ])
+            rows.append(
+                [
+                    name,
+                    threads,
+                    f"{s:,.0f}",
+                    f"{p:,.1f}",
+                    f"{s / bs:.2f}x",
+                    f"{p / bp:.2f}x",
+                    f"{cs.mean():.4f} / {cs.min():.4f}",
+                    f"{cp.mean():.4f} / {cp.min():.4f}",
+                ]
+            )
+    text = "\n".join(
+        [
+            "### Embedder throughput: all-MiniLM-L6-v2, texts per second",
+            "",
+            f"Machine: {machine_note()}. onnxruntime {onnxruntime.__version__}. {st_note}.",
+            f"Short: {len(short)} Cranfield titles and queries (mean {ntok_short:.1f} tokens); "
+            f"passages: {len(passages)} Cranfield abstracts cut to 150 words (mean "
+            f"{ntok_pass:.1f} tokens). Cosine agreement (mean / min) is against onnxruntime "
+            "on the fp32 export. sentence-transformers cannot download its weights here, so its "
+            "model is rebuilt in torch from that same fp32 export (see the script's docstring): "
+            "it runs the same network in fp32.",
+            "",
+            table(
+                [
+                    "embedder",
+                    "threads",
+                    "short /s",
+                    "passages /s",
+                    f"short vs {base}",
+                    f"passages vs {base}",
+                    "cos short",
+                    "cos passages",
+                ],
+                rows,
+            ),
+            "",
+            f"Command: `python bench/dense.py --part embed --n-short {args.n_short} "
+            f"--n-passages {args.n_passages}`",
+        ]
+    )
     write_block("embed", text)
 
 
 def _tokenizer(path):
     from tokenizers import Tokenizer
+
     t = Tokenizer.from_file(str(path))
     t.no_padding()
     t.enable_truncation(max_length=256)

@@ -66,8 +66,12 @@ from cranfield import evaluate, load_cranfield  # noqa: E402
 from dense import cranfield_texts, machine_note, sentence_transformers_model, table  # noqa: E402
 
 RESULTS = HERE / "results" / "embed_invariance.md"
-NEW, OLD, FP32, ST = ("int8 per-token (new)", "int8 per-call (old)", "fp32 export (onnxruntime)",
-                      "sentence-transformers fp32 (torch)")
+NEW, OLD, FP32, ST = (
+    "int8 per-token (new)",
+    "int8 per-call (old)",
+    "fp32 export (onnxruntime)",
+    "sentence-transformers fp32 (torch)",
+)
 
 
 def old_int8_model(src: Path, dest: Path) -> Path:
@@ -82,8 +86,9 @@ def old_int8_model(src: Path, dest: Path) -> Path:
         fp32 = Path(tmp) / "fp32.onnx"
         onnx.save(_fold_weights(src), str(fp32))
         fused = Path(tmp) / "fused.onnx"
-        optimize_model(str(fp32), model_type="bert", num_heads=12, hidden_size=MINILM_DIM,
-                       opt_level=0).save_model_to_file(str(fused))
+        optimize_model(
+            str(fp32), model_type="bert", num_heads=12, hidden_size=MINILM_DIM, opt_level=0
+        ).save_model_to_file(str(fused))
         quantize_dynamic(str(fused), str(dest), per_channel=True, weight_type=QuantType.QInt8)
     return dest
 
@@ -103,14 +108,17 @@ def cos_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def derivation_seconds(runs: int) -> list[float]:
     """Wall seconds of MiniLMEmbedder() with an empty cache, in a new process
     each time (imports included)."""
-    code = ("import time, tempfile; t = time.perf_counter(); "
-            "from rowvoi.embed import MiniLMEmbedder; "
-            "MiniLMEmbedder(threads=1, cache_dir=tempfile.mkdtemp()); "
-            "print(time.perf_counter() - t)")
+    code = (
+        "import time, tempfile; t = time.perf_counter(); "
+        "from rowvoi.embed import MiniLMEmbedder; "
+        "MiniLMEmbedder(threads=1, cache_dir=tempfile.mkdtemp()); "
+        "print(time.perf_counter() - t)"
+    )
     out = []
     for _ in range(runs):
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           check=True)
+        r = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         out.append(float(r.stdout.strip().splitlines()[-1]))
     return out
 
@@ -122,13 +130,22 @@ def invariance(emb, docs, edits):
     rows = []
     for e in edits:
         edited = list(docs)
-        edited[e] = edited[e] + " This revised abstract adds a further sentence on the " \
-                                "experimental conditions and the accuracy of the measurements."
+        edited[e] = (
+            edited[e] + " This revised abstract adds a further sentence on the "
+            "experimental conditions and the accuracy of the measurements."
+        )
         v = emb.embed(edited)
         keep = np.arange(len(docs)) != e
         c = cos_rows(v[keep], ref[keep])
-        rows.append((e, int((v[keep] != ref[keep]).any(axis=1).sum()), int((c < 0.99999).sum()),
-                     int((c < 0.999).sum()), float(c.min())))
+        rows.append(
+            (
+                e,
+                int((v[keep] != ref[keep]).any(axis=1).sum()),
+                int((c < 0.99999).sum()),
+                int((c < 0.999).sum()),
+                float(c.min()),
+            )
+        )
     return ref, rows
 
 
@@ -153,10 +170,10 @@ def main(argv=None) -> int:
 
     note = machine_note()  # load average at the start
     cr = load_cranfield()
-    docs = [" ".join(t.split()) for t in cr.texts][:args.n_docs]
+    docs = [" ".join(t.split()) for t in cr.texts][: args.n_docs]
     queries = [" ".join(q.split()) for q in cr.queries]
     short, passages = cranfield_texts()
-    short, passages = short[:args.n_short], passages[:args.n_passages]
+    short, passages = short[: args.n_short], passages[: args.n_passages]
     edits = sorted({round(i * (len(docs) - 1) / 4) for i in range(5)})
 
     derive = derivation_seconds(args.derive_runs)
@@ -215,8 +232,10 @@ def main(argv=None) -> int:
         def st_encoder(threads):
             def enc(texts):
                 torch.set_num_threads(threads)
-                return st_model.encode(texts, batch_size=32, convert_to_numpy=True,
-                                       normalize_embeddings=True)
+                return st_model.encode(
+                    texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True
+                )
+
             return enc
 
         for threads in (1, 2):
@@ -239,55 +258,106 @@ def main(argv=None) -> int:
         return statistics.median(xs), min(xs), max(xs)
 
     # ------------------------------------------------------------ report
-    out = ["# MiniLM int8 embedder: batch invariance, accuracy, speed", "",
-           f"Machine: {note}, {os.getloadavg()[0]:.2f} at the end (shared with "
-           "other jobs). "
-           f"Python {platform.python_version()}, numpy {np.__version__}, onnxruntime "
-           f"{onnxruntime.__version__}; {st_note}.", "",
-           f"Command: `bench/.refvenv/bin/python bench/embed_invariance.py --rounds {args.rounds} --n-short "
-           f"{args.n_short} --n-passages {args.n_passages} --derive-runs {args.derive_runs}"
-           + (f" --n-docs {args.n_docs}" if args.n_docs != 1400 else "") + "`",
-           "", "Embedders (see the script's docstring): " + "; ".join(
-               [f"**{NEW}**: `MiniLMEmbedder()` of this tree",
+    out = [
+        "# MiniLM int8 embedder: batch invariance, accuracy, speed",
+        "",
+        f"Machine: {note}, {os.getloadavg()[0]:.2f} at the end (shared with "
+        "other jobs). "
+        f"Python {platform.python_version()}, numpy {np.__version__}, onnxruntime "
+        f"{onnxruntime.__version__}; {st_note}.",
+        "",
+        f"Command: `bench/.refvenv/bin/python bench/embed_invariance.py --rounds {args.rounds} --n-short "
+        f"{args.n_short} --n-passages {args.n_passages} --derive-runs {args.derive_runs}"
+        + (f" --n-docs {args.n_docs}" if args.n_docs != 1400 else "")
+        + "`",
+        "",
+        "Embedders (see the script's docstring): "
+        + "; ".join(
+            [
+                f"**{NEW}**: `MiniLMEmbedder()` of this tree",
                 f"**{OLD}**: main's previous recipe (onnxruntime dynamic quantisation)",
                 f"**{FP32}**: the float reference",
-                f"**{ST}**: the same fp32 weights in torch"]) + ".", "",
-           "## 1. Batch invariance on Cranfield", "",
-           f"The {len(docs):,} documents (title + abstract) embedded with default settings "
-           "(batch 32, all cores); then one document gets a sentence longer and all are "
-           f"embedded again. Counted over the other {len(docs) - 1:,} vectors:", ""]
+                f"**{ST}**: the same fp32 weights in torch",
+            ]
+        )
+        + ".",
+        "",
+        "## 1. Batch invariance on Cranfield",
+        "",
+        f"The {len(docs):,} documents (title + abstract) embedded with default settings "
+        "(batch 32, all cores); then one document gets a sentence longer and all are "
+        f"embedded again. Counted over the other {len(docs) - 1:,} vectors:",
+        "",
+    ]
     rows = []
     for name in (NEW, OLD, FP32):
         for e, bits, c5, c3, cmin in inv[name]:
             rows.append([name, e + 1, bits, c5, c3, f"{cmin:.6f}"])
-    out += [table(["embedder", "edited doc", "vectors with any changed bit",
-                   "cos < 0.99999", "cos < 0.999", "min cos"], rows), ""]
-    out += [f"Alone vs in the batch ({NEW}): {alone_docs[0]} of {len(docs)} documents and "
-            f"{alone_queries[0]} of {len(queries)} queries differ in any bit (min cosine "
-            f"{min(alone_docs[1], alone_queries[1]):.7f}). {OLD}: {old_alone_docs[0]} of "
-            f"{len(docs)} documents differ, min cosine {old_alone_docs[1]:.4f}.", ""]
-    out += ["## 2. Cosine to the fp32 export", "",
-            table(["embedder", "documents mean", "documents min", "queries mean", "queries min"],
-                  [[name, f"{a:.4f}", f"{b:.4f}", f"{c:.4f}", f"{d:.4f}"]
-                   for name, (a, b, c, d) in agree.items()]), ""]
+    out += [
+        table(
+            [
+                "embedder",
+                "edited doc",
+                "vectors with any changed bit",
+                "cos < 0.99999",
+                "cos < 0.999",
+                "min cos",
+            ],
+            rows,
+        ),
+        "",
+    ]
+    out += [
+        f"Alone vs in the batch ({NEW}): {alone_docs[0]} of {len(docs)} documents and "
+        f"{alone_queries[0]} of {len(queries)} queries differ in any bit (min cosine "
+        f"{min(alone_docs[1], alone_queries[1]):.7f}). {OLD}: {old_alone_docs[0]} of "
+        f"{len(docs)} documents differ, min cosine {old_alone_docs[1]:.4f}.",
+        "",
+    ]
+    out += [
+        "## 2. Cosine to the fp32 export",
+        "",
+        table(
+            ["embedder", "documents mean", "documents min", "queries mean", "queries min"],
+            [
+                [name, f"{a:.4f}", f"{b:.4f}", f"{c:.4f}", f"{d:.4f}"]
+                for name, (a, b, c, d) in agree.items()
+            ],
+        ),
+        "",
+    ]
     if ndcg:
-        out += ["Dense retrieval with these vectors (exact cosine ranking of the 1,400 "
-                "documents for the 225 queries; nDCG@10 with gain 5 - grade, -1 rows "
-                "dropped, as in `bench/cranfield.py`): " + "; ".join(
-                    f"{name} {v:.4f}" for name, v in ndcg.items()) + ".", ""]
+        out += [
+            "Dense retrieval with these vectors (exact cosine ranking of the 1,400 "
+            "documents for the 225 queries; nDCG@10 with gain 5 - grade, -1 rows "
+            "dropped, as in `bench/cranfield.py`): "
+            + "; ".join(f"{name} {v:.4f}" for name, v in ndcg.items())
+            + ".",
+            "",
+        ]
     ntok = [np.mean([len(x) for x in new._tok.encode_batch(t)]) for t in (short, passages)]
-    out += ["## 3. Texts per second", "",
-            f"Short: {len(short)} Cranfield titles and queries (mean {ntok[0]:.1f} tokens); "
-            f"passages: {len(passages)} abstracts cut to 150 words (mean {ntok[1]:.1f} tokens). "
-            f"Median of {args.rounds} interleaved rounds (min - max in brackets).", ""]
+    out += [
+        "## 3. Texts per second",
+        "",
+        f"Short: {len(short)} Cranfield titles and queries (mean {ntok[0]:.1f} tokens); "
+        f"passages: {len(passages)} abstracts cut to 150 words (mean {ntok[1]:.1f} tokens). "
+        f"Median of {args.rounds} interleaved rounds (min - max in brackets).",
+        "",
+    ]
     rows = []
     for threads in (1, 2):
         for name in (NEW, OLD, FP32, ST):
             if (name, threads) not in encoders:
                 continue
             s, p = rate((name, threads), 0), rate((name, threads), 1)
-            rows.append([name, threads, f"{s[0]:,.0f} ({s[1]:,.0f} - {s[2]:,.0f})",
-                         f"{p[0]:,.1f} ({p[1]:,.1f} - {p[2]:,.1f})"])
+            rows.append(
+                [
+                    name,
+                    threads,
+                    f"{s[0]:,.0f} ({s[1]:,.0f} - {s[2]:,.0f})",
+                    f"{p[0]:,.1f} ({p[1]:,.1f} - {p[2]:,.1f})",
+                ]
+            )
     out += [table(["embedder", "threads", "short texts/s", "passages/s"], rows), ""]
     ratios = []
     for threads in (1, 2):
@@ -298,17 +368,28 @@ def main(argv=None) -> int:
             for part in (0, 1):
                 # per round: both ran within seconds of each other, so the
                 # ratio cancels most of the load that other jobs add
-                paired = [a / b for a, b in zip(times[(NEW, threads)][part],
-                                                times[(other, threads)][part])]
-                cells.append(f"{statistics.median(paired):.2f}x ({min(paired):.2f} - "
-                             f"{max(paired):.2f})")
+                paired = [
+                    a / b
+                    for a, b in zip(times[(NEW, threads)][part], times[(other, threads)][part])
+                ]
+                cells.append(
+                    f"{statistics.median(paired):.2f}x ({min(paired):.2f} - {max(paired):.2f})"
+                )
             ratios.append([f"{NEW} / {other}", threads, *cells])
-    out += ["Speed ratios: median over rounds of the ratio within each round (min - max):",
-            "", table(["ratio", "threads", "short", "passages"], ratios), ""]
-    out += ["## 4. First-use derivation", "",
-            f"`MiniLMEmbedder()` with an empty cache, in a new process (imports included): "
-            f"{', '.join(f'{x:.1f}' for x in derive)} s (median "
-            f"{statistics.median(derive):.1f} s). Later constructions find the cached file.", ""]
+    out += [
+        "Speed ratios: median over rounds of the ratio within each round (min - max):",
+        "",
+        table(["ratio", "threads", "short", "passages"], ratios),
+        "",
+    ]
+    out += [
+        "## 4. First-use derivation",
+        "",
+        f"`MiniLMEmbedder()` with an empty cache, in a new process (imports included): "
+        f"{', '.join(f'{x:.1f}' for x in derive)} s (median "
+        f"{statistics.median(derive):.1f} s). Later constructions find the cached file.",
+        "",
+    ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(out))
     print("\n".join(out))

@@ -50,10 +50,12 @@ sys.path.insert(0, HERE)
 from corpus import key, minilm_table  # noqa: E402  (bench/corpus.py)
 from cranfield import load_cranfield  # noqa: E402
 
-CONFIGS = {"hybrid rrf (default)": {"mode": "hybrid", "fusion": "rrf"},
-           "hybrid blend": {"mode": "hybrid", "fusion": "blend"},
-           "dense": {"mode": "dense"},
-           "lexical": {"mode": "lexical"}}
+CONFIGS = {
+    "hybrid rrf (default)": {"mode": "hybrid", "fusion": "rrf"},
+    "hybrid blend": {"mode": "hybrid", "fusion": "blend"},
+    "dense": {"mode": "dense"},
+    "lexical": {"mode": "lexical"},
+}
 PEER_CONFIGS = ("hybrid rrf (default)", "hybrid blend", "dense")
 
 
@@ -63,8 +65,11 @@ def cases_of(cran):
     out = []
     for i, q in enumerate(cran.queries, 1):
         rel = cran.qrels[i]
-        out.append(DiscoveryCase(q, [str(d) for d in rel], {str(d): 5 - g for d, g in rel.items()},
-                                 source_id=str(i)))
+        out.append(
+            DiscoveryCase(
+                q, [str(d) for d in rel], {str(d): 5 - g for d, g in rel.items()}, source_id=str(i)
+            )
+        )
     return out
 
 
@@ -80,9 +85,11 @@ def discover_figures(cases, committed):
         sel += len(ids)
         if ids:
             per_query.append(h / len(ids))
-    return {"precision": hit / sel if sel else None,
-            "mean_query_precision": float(np.mean(per_query)) if per_query else None,
-            "results_per_query": sel / len(cases)}
+    return {
+        "precision": hit / sel if sel else None,
+        "mean_query_precision": float(np.mean(per_query)) if per_query else None,
+        "results_per_query": sel / len(cases),
+    }
 
 
 def overall_f1(cases, selections):
@@ -122,8 +129,11 @@ def grid_of(corpus, cases, kw):
     from rowvoi.corpus.eval import DFLT_SWEEP_MAX_K, DFLT_SWEEP_REL
 
     hits = [search(corpus, c.query, k=10, per_artifact=True, **kw) for c in cases]
-    grid = {f"{mk}/{rl}": [select(hs, max_k=mk, rel=rl).selected_ids for hs in hits]
-            for mk in DFLT_SWEEP_MAX_K for rl in DFLT_SWEEP_REL}
+    grid = {
+        f"{mk}/{rl}": [select(hs, max_k=mk, rel=rl).selected_ids for hs in hits]
+        for mk in DFLT_SWEEP_MAX_K
+        for rl in DFLT_SWEEP_REL
+    }
     return [[h.artifact_id for h in hs] for hs in hits], grid
 
 
@@ -138,34 +148,51 @@ def run_ours(docs, cases, table):
         return np.stack([lut[key(t)] for t in texts])
 
     emb = (fn, "table:" + table[1])
-    corpus = build(from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),
-                   store=CorpusStore.memory(), progress=False)
+    corpus = build(
+        from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),
+        store=CorpusStore.memory(),
+        progress=False,
+    )
     out = {}
     for label, kw in CONFIGS.items():
         t0 = time.perf_counter()
-        disc = evaluate_discovery(corpus, cases, k_values=(10, 1000), metrics=("ndcg", "map"),
-                                  **kw)
+        disc = evaluate_discovery(
+            corpus, cases, k_values=(10, 1000), metrics=("ndcg", "map"), **kw
+        )
         default = evaluate_selection(corpus, cases, **kw)
         # the bench's formula is the library's: checked on every run
-        assert abs(overall_f1(cases, [r["selected"] for r in default.rows])
-                   - default.overall_f1) < 1e-12
+        assert (
+            abs(overall_f1(cases, [r["selected"] for r in default.rows]) - default.overall_f1)
+            < 1e-12
+        )
         sweep = sweep_selector(corpus, cases, **kw)
         best = sweep.best()
         best_overall = sweep.best("overall_f1")
         committed = [discover(corpus, c.query, **kw).ids for c in cases]
         retrieved, grid = grid_of(corpus, cases, kw)
-        assert abs(conditioned_f1(cases, retrieved, grid["3/0.9"],
-                                  gold_retrieved(cases, retrieved))
-                   - default.selection_f1) < 1e-12
-        out[label] = {"ndcg@10": disc.metrics["ndcg@10"], "map": disc.metrics["map@1000"],
-                      "default": default.to_dict(rows=False),
-                      "best": {"max_k": best.max_k, "rel": best.rel,
-                               **best.report.to_dict(rows=False)},
-                      "discover": discover_figures(cases, committed),
-                      "best_overall": {"max_k": best_overall.max_k, "rel": best_overall.rel,
-                                       "overall_f1": best_overall.report.overall_f1},
-                      "seconds": time.perf_counter() - t0, "_sweep": sweep,
-                      "retrieved": retrieved, "grid": grid}
+        assert (
+            abs(
+                conditioned_f1(cases, retrieved, grid["3/0.9"], gold_retrieved(cases, retrieved))
+                - default.selection_f1
+            )
+            < 1e-12
+        )
+        out[label] = {
+            "ndcg@10": disc.metrics["ndcg@10"],
+            "map": disc.metrics["map@1000"],
+            "default": default.to_dict(rows=False),
+            "best": {"max_k": best.max_k, "rel": best.rel, **best.report.to_dict(rows=False)},
+            "discover": discover_figures(cases, committed),
+            "best_overall": {
+                "max_k": best_overall.max_k,
+                "rel": best_overall.rel,
+                "overall_f1": best_overall.report.overall_f1,
+            },
+            "seconds": time.perf_counter() - t0,
+            "_sweep": sweep,
+            "retrieved": retrieved,
+            "grid": grid,
+        }
     return corpus, emb, out
 
 
@@ -177,14 +204,22 @@ def run_peer(ir_python, docs, cases, table, scratch):
     with open(os.path.join(d, "cases.jsonl"), "w") as f:
         for c in cases:
             f.write(json.dumps({"query": c.query, "gold": list(c.gold)}) + "\n")
-    cfg = {"docs": os.path.join(d, "docs.jsonl"), "cases": os.path.join(d, "cases.jsonl"),
-           "table": table[0], "table_id": table[1], "scratch": d,
-           "configs": {label: CONFIGS[label] for label in PEER_CONFIGS}}
+    cfg = {
+        "docs": os.path.join(d, "docs.jsonl"),
+        "cases": os.path.join(d, "cases.jsonl"),
+        "table": table[0],
+        "table_id": table[1],
+        "scratch": d,
+        "configs": {label: CONFIGS[label] for label in PEER_CONFIGS},
+    }
     with open(os.path.join(d, "cfg.json"), "w") as f:
         json.dump(cfg, f)
-    p = subprocess.run([ir_python, os.path.join(HERE, "_eval_peer_ir.py"),
-                        os.path.join(d, "cfg.json")], capture_output=True, text=True,
-                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    p = subprocess.run(
+        [ir_python, os.path.join(HERE, "_eval_peer_ir.py"), os.path.join(d, "cfg.json")],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
     if p.returncode != 0:
         raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
     out = json.loads(p.stdout)["configs"]
@@ -206,12 +241,16 @@ def curves(docs, cases, emb, probes, trials):
         top = max(c.gains.values())
         pairs.append((c.query, min((d for d, g in c.gains.items() if g == top), key=int)))
     out = {}
-    for label, kw in (("lexical", {"mode": "lexical"}), ("dense", {"mode": "dense"}),
-                      ("hybrid rrf", {"mode": "hybrid", "fusion": "rrf"}),
-                      ("hybrid blend", {"mode": "hybrid", "fusion": "blend"})):
+    for label, kw in (
+        ("lexical", {"mode": "lexical"}),
+        ("dense", {"mode": "dense"}),
+        ("hybrid rrf", {"mode": "hybrid", "fusion": "rrf"}),
+        ("hybrid blend", {"mode": "hybrid", "fusion": "blend"}),
+    ):
         t0 = time.perf_counter()
-        out[label] = distractor_robustness_curve(docs, pairs, embedder=emb, trials=trials,
-                                                 sizes=(1, 4, 16, 64, 256, 1400), **kw)
+        out[label] = distractor_robustness_curve(
+            docs, pairs, embedder=emb, trials=trials, sizes=(1, 4, 16, 64, 256, 1400), **kw
+        )
         print(f"  curve {label}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return out
 
@@ -222,43 +261,59 @@ def fmt(v, nd=3):
 
 def markdown(res, cmd):
     ours, peer = res["ours"], res["ir"]
-    lines = ["# Retrieval evaluation on Cranfield: rowvoi beside ir 0.1.61", "",
-             f"Command: `{cmd}`  ", f"Python {res['python']}, rowvoi {res['rowvoi']}, "
-             f"{res['date']}; machine shared with other jobs (figures are quality, not time).",
-             "", "Cranfield, 225 queries; gold = judged documents of grades 1..4 (-1 rows "
-             "dropped), gain 5 - grade; both systems index identical MiniLM vectors (rowvoi's "
-             "MiniLM, looked up by text). Selection figures: each system's own "
-             "`evaluate_selection` / `sweep_selector` (selection precision and F1 are over "
-             "the cases whose gold was among the 10 candidates); discover precision: every "
-             "id `discover()` committed, pooled over the queries, by this script for both. "
-             "Selection F1 is conditioned on the cases whose gold reached the candidates, so "
-             "a ranking that surfaces gold for more (harder) cases is charged for them; the "
-             "rows 'on the cases both retrieved' score both systems' selections (each "
-             "system's own `select` over its own candidates) on one set of cases, and "
-             "overall F1 counts every gold case against all its gold (misses score 0).",
-             "", "## Headline (hybrid RRF, both systems' default)", "",
-             "| figure | rowvoi | ir 0.1.61 |", "|---|---|---|"]
+    lines = [
+        "# Retrieval evaluation on Cranfield: rowvoi beside ir 0.1.61",
+        "",
+        f"Command: `{cmd}`  ",
+        f"Python {res['python']}, rowvoi {res['rowvoi']}, "
+        f"{res['date']}; machine shared with other jobs (figures are quality, not time).",
+        "",
+        "Cranfield, 225 queries; gold = judged documents of grades 1..4 (-1 rows "
+        "dropped), gain 5 - grade; both systems index identical MiniLM vectors (rowvoi's "
+        "MiniLM, looked up by text). Selection figures: each system's own "
+        "`evaluate_selection` / `sweep_selector` (selection precision and F1 are over "
+        "the cases whose gold was among the 10 candidates); discover precision: every "
+        "id `discover()` committed, pooled over the queries, by this script for both. "
+        "Selection F1 is conditioned on the cases whose gold reached the candidates, so "
+        "a ranking that surfaces gold for more (harder) cases is charged for them; the "
+        "rows 'on the cases both retrieved' score both systems' selections (each "
+        "system's own `select` over its own candidates) on one set of cases, and "
+        "overall F1 counts every gold case against all its gold (misses score 0).",
+        "",
+        "## Headline (hybrid RRF, both systems' default)",
+        "",
+        "| figure | rowvoi | ir 0.1.61 |",
+        "|---|---|---|",
+    ]
     none = {"discover": {}, "default": {}, "best": {}, "best_overall": {}, "common": {}}
     o, p = ours["hybrid rrf (default)"], peer.get("hybrid rrf (default)", none)
-    rows = [("discover precision (pooled)", "discover", "precision"),
-            ("results per query", "discover", "results_per_query"),
-            ("selection F1, default selector", "default", "selection_f1"),
-            ("selection precision, default", "default", "selection_precision"),
-            ("conditional commit rate, default", "default", "conditional_commit_rate"),
-            ("best sweep selection F1", "best", "selection_f1"),
-            ("selection F1, default, on the cases both retrieved", "common", "default_f1"),
-            ("best sweep selection F1, on the cases both retrieved", "common", "best_f1"),
-            ("overall F1, default selector", "default", "overall_f1"),
-            ("best sweep overall F1", "best_overall", "overall_f1")]
+    rows = [
+        ("discover precision (pooled)", "discover", "precision"),
+        ("results per query", "discover", "results_per_query"),
+        ("selection F1, default selector", "default", "selection_f1"),
+        ("selection precision, default", "default", "selection_precision"),
+        ("conditional commit rate, default", "default", "conditional_commit_rate"),
+        ("best sweep selection F1", "best", "selection_f1"),
+        ("selection F1, default, on the cases both retrieved", "common", "default_f1"),
+        ("best sweep selection F1, on the cases both retrieved", "common", "best_f1"),
+        ("overall F1, default selector", "default", "overall_f1"),
+        ("best sweep overall F1", "best_overall", "overall_f1"),
+    ]
     rows = [(name, o.get(part, {}).get(m), p.get(part, {}).get(m)) for name, part, m in rows]
     for name, a, b in rows:
         lines.append(f"| {name} | {fmt(a)} | {fmt(b)} |")
-    lines.append(f"| best sweep setting (max_k/rel) | {o['best']['max_k']}/{o['best']['rel']} "
-                 f"| {p['best'].get('max_k', '-')}/{p['best'].get('rel', '-')} |")
-    lines += ["", "## Every configuration", "",
-              "| config | system | nDCG@10 | MAP | discover P | results/q | sel. P | sel. F1 "
-              "| commit rate | best F1 (max_k/rel) | overall F1 | best overall F1 |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines.append(
+        f"| best sweep setting (max_k/rel) | {o['best']['max_k']}/{o['best']['rel']} "
+        f"| {p['best'].get('max_k', '-')}/{p['best'].get('rel', '-')} |"
+    )
+    lines += [
+        "",
+        "## Every configuration",
+        "",
+        "| config | system | nDCG@10 | MAP | discover P | results/q | sel. P | sel. F1 "
+        "| commit rate | best F1 (max_k/rel) | overall F1 | best overall F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for label in CONFIGS:
         for sysname, r in (("rowvoi", ours.get(label)), ("ir", peer.get(label))):
             if r is None:
@@ -272,17 +327,24 @@ def markdown(res, cmd):
                 f"| {fmt(r['best']['selection_f1'])} ({r['best']['max_k']}/{r['best']['rel']}) "
                 f"| {fmt(r['default'].get('overall_f1'))} "
                 f"| {fmt(r['best_overall']['overall_f1'])} "
-                f"({r['best_overall']['max_k']}/{r['best_overall']['rel']}) |")
+                f"({r['best_overall']['max_k']}/{r['best_overall']['rel']}) |"
+            )
     if res.get("curves"):
         sizes = sorted({int(n) for c in res["curves"].values() for n in c})
-        lines += ["", "## Distractor curve (rowvoi, MiniLM): gold in top 1", "",
-                  f"{res['curve_probes']} probes (query, top-graded document), "
-                  f"{res['curve_trials']} draws per size.", "",
-                  "| mode | " + " | ".join(f"N={n}" for n in sizes) + " |",
-                  "|---|" + "---|" * len(sizes)]
+        lines += [
+            "",
+            "## Distractor curve (rowvoi, MiniLM): gold in top 1",
+            "",
+            f"{res['curve_probes']} probes (query, top-graded document), "
+            f"{res['curve_trials']} draws per size.",
+            "",
+            "| mode | " + " | ".join(f"N={n}" for n in sizes) + " |",
+            "|---|" + "---|" * len(sizes),
+        ]
         for label, c in res["curves"].items():
-            lines.append(f"| {label} | " + " | ".join(fmt(c.get(str(n), c.get(n)))
-                                                      for n in sizes) + " |")
+            lines.append(
+                f"| {label} | " + " | ".join(fmt(c.get(str(n), c.get(n))) for n in sizes) + " |"
+            )
     if res.get("plots"):
         lines += ["", "Pictures: " + ", ".join(f"`{p}`" for p in res["plots"])]
     return "\n".join(lines) + "\n"
@@ -290,8 +352,11 @@ def markdown(res, cmd):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ir-python", default=os.environ.get("IR_PY"),
-                    help="python of a virtual environment with ir 0.1.61")
+    ap.add_argument(
+        "--ir-python",
+        default=os.environ.get("IR_PY"),
+        help="python of a virtual environment with ir 0.1.61",
+    )
     ap.add_argument("--data", default=None)
     ap.add_argument("--markdown", default=None)
     ap.add_argument("--json", default=None)
@@ -312,9 +377,15 @@ def main() -> None:
         print("ir ...", file=sys.stderr)
         with tempfile.TemporaryDirectory() as scratch:
             peer = run_peer(args.ir_python, docs, cases, table, scratch)
-    res = {"python": platform.python_version(), "rowvoi": rowvoi.__version__,
-           "date": time.strftime("%Y-%m-%d"), "ours": ours, "ir": peer,
-           "curve_probes": args.curve_probes, "curve_trials": args.curve_trials}
+    res = {
+        "python": platform.python_version(),
+        "rowvoi": rowvoi.__version__,
+        "date": time.strftime("%Y-%m-%d"),
+        "ours": ours,
+        "ir": peer,
+        "curve_probes": args.curve_probes,
+        "curve_trials": args.curve_trials,
+    }
     if args.curve_probes:
         print("distractor curves ...", file=sys.stderr)
         res["curves"] = curves(docs, cases, emb, args.curve_probes, args.curve_trials)
@@ -323,26 +394,37 @@ def main() -> None:
 
         os.makedirs(args.plots, exist_ok=True)
         f1 = os.path.join(args.plots, "eval_frontier.png")
-        plot_frontier(ours["hybrid rrf (default)"]["_sweep"], f1,
-                      title="Cranfield, MiniLM: selector sweep, hybrid rrf")
+        plot_frontier(
+            ours["hybrid rrf (default)"]["_sweep"],
+            f1,
+            title="Cranfield, MiniLM: selector sweep, hybrid rrf",
+        )
         f2 = os.path.join(args.plots, "eval_distractor_curve.png")
         if res.get("curves"):
-            plot_distractor_curve(res["curves"], f2, title="Cranfield, MiniLM: distractor "
-                                  "robustness")
-        res["plots"] = [os.path.relpath(f, os.path.dirname(HERE)) for f in (f1, f2)
-                        if os.path.exists(f)]
+            plot_distractor_curve(
+                res["curves"], f2, title="Cranfield, MiniLM: distractor robustness"
+            )
+        res["plots"] = [
+            os.path.relpath(f, os.path.dirname(HERE)) for f in (f1, f2) if os.path.exists(f)
+        ]
     for label, o in ours.items():
         p = peer.get(label)
         if p is not None:  # selection F1 on the cases whose gold BOTH retrieved
-            keep = sorted(gold_retrieved(cases, o["retrieved"])
-                          & gold_retrieved(cases, p["retrieved"]))
+            keep = sorted(
+                gold_retrieved(cases, o["retrieved"]) & gold_retrieved(cases, p["retrieved"])
+            )
             for r in (o, p):
-                f1 = {key: conditioned_f1(cases, r["retrieved"], sel, keep)
-                      for key, sel in r["grid"].items()}
+                f1 = {
+                    key: conditioned_f1(cases, r["retrieved"], sel, keep)
+                    for key, sel in r["grid"].items()
+                }
                 best = max(f1.values())
-                r["common"] = {"n_cases": len(keep), "default_f1": f1["3/0.9"],
-                               "best_f1": best,
-                               "best": next(key for key, v in f1.items() if v == best)}
+                r["common"] = {
+                    "n_cases": len(keep),
+                    "default_f1": f1["3/0.9"],
+                    "best_f1": best,
+                    "best": next(key for key, v in f1.items() if v == best),
+                }
         for r in (o, p):
             if r is not None:
                 r.pop("retrieved", None)

@@ -73,6 +73,7 @@ def random_ids(rng: np.random.Generator, n: int, share: float) -> np.ndarray:
 
 # --------------------------------------------------------------------- bm25
 
+
 def bench_bm25(args) -> list[str]:
     from synth_corpus import load_or_generate, uniform_queries
 
@@ -108,8 +109,10 @@ def bench_bm25(args) -> list[str]:
         for s in filters:
             label = "no filter" if s is None else f"{s:g}"
             allowed = args.docs if s is None else len(filters[s])
-            rows.append(f"| {mix} | {label} | {allowed:,} | {fmt(med(single[s]))} | "
-                        f"{fmt(med(batch[s]))} | {info[s][0]:.0%} | {info[s][1]:,.0f} |")
+            rows.append(
+                f"| {mix} | {label} | {allowed:,} | {fmt(med(single[s]))} | "
+                f"{fmt(med(batch[s]))} | {info[s][0]:.0%} | {info[s][1]:,.0f} |"
+            )
             print(rows[-1], flush=True)
     head = [
         f"### BM25: {args.docs:,} synthetic documents, top-10, one thread",
@@ -131,6 +134,7 @@ def bench_bm25(args) -> list[str]:
 
 
 # --------------------------------------------------------------------- flat
+
 
 def unit(x: np.ndarray) -> np.ndarray:
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
@@ -159,22 +163,26 @@ def bench_flat(args) -> list[str]:
         allowed = n if s is None else len(filters[s])
         rows.append(f"| {label} | {allowed:,} | {fmt(med(times[s]))} |")
         print(rows[-1], flush=True)
-    return [f"### Flat: {n:,} random 384-d unit vectors, float32, batches of 16 queries, "
-            "top-10, one thread",
-            "",
-            "Only the panels of 16 vectors holding an allowed vector are scanned.  CPU "
-            f"microseconds per query, median (min-max) of {args.rounds} rounds.",
-            "",
-            "| allowed share | allowed vectors | us/query |",
-            "| ---: | ---: | ---: |"] + rows
+    return [
+        f"### Flat: {n:,} random 384-d unit vectors, float32, batches of 16 queries, "
+        "top-10, one thread",
+        "",
+        "Only the panels of 16 vectors holding an allowed vector are scanned.  CPU "
+        f"microseconds per query, median (min-max) of {args.rounds} rounds.",
+        "",
+        "| allowed share | allowed vectors | us/query |",
+        "| ---: | ---: | ---: |",
+    ] + rows
 
 
 # --------------------------------------------------------------------- hnsw
 
+
 def clustered(rng, n, d, n_centers=100, spread=1.0):
     centers = rng.standard_normal((n_centers, d), dtype=np.float32)
-    x = centers[rng.integers(0, n_centers, n)] + spread * rng.standard_normal((n, d),
-                                                                             dtype=np.float32)
+    x = centers[rng.integers(0, n_centers, n)] + spread * rng.standard_normal(
+        (n, d), dtype=np.float32
+    )
     return unit(x)
 
 
@@ -201,13 +209,15 @@ def bench_hnsw(args) -> tuple[list[str], float | None]:
             t = cpu()
             got = []
             for qv in queries:
-                ids, _ = h._g.knn_query(qv, k=10, num_threads=1,
-                                        filter=f.as_frozenset().__contains__)
+                ids, _ = h._g.knn_query(
+                    qv, k=10, num_threads=1, filter=f.as_frozenset().__contains__
+                )
                 got.append(ids[0].astype(np.int64))
             walk[s].append((cpu() - t) / nq)
             t = cpu()
-            truth = [h.exact.search(qv, 10, filter=f, n_threads=1, exact=True).ids
-                     for qv in queries]
+            truth = [
+                h.exact.search(qv, 10, filter=f, n_threads=1, exact=True).ids for qv in queries
+            ]
             exact[s].append((cpu() - t) / nq)
             if r == 0:
                 recall[s] = recall_at_k(np.array(got), np.array(truth))
@@ -219,37 +229,45 @@ def bench_hnsw(args) -> tuple[list[str], float | None]:
             switch = s
         if w[0] >= e[0]:
             switch = None  # the walk must stay faster for every larger share
-        rows.append(f"| {s:g} | {len(filters[s]):,} | {fmt(w)} | {fmt(e)} | "
-                    f"{recall[s]:.3f} | {faster} |")
+        rows.append(
+            f"| {s:g} | {len(filters[s]):,} | {fmt(w)} | {fmt(e)} | {recall[s]:.3f} | {faster} |"
+        )
         print(rows[-1], flush=True)
-    head = [f"### HNSW with a filter: {n:,} clustered 384-d unit vectors, top-10, one thread",
-            "",
-            f"M=16, ef_construction=100, ef=64 (build {build:.1f} s on 2 threads).  Per "
-            "query: hnswlib's walk with its filter callback against the exact twin "
-            "scanning only the allowed vectors (exact=True), and the walk's recall@10 "
-            f"against the exact answer.  CPU microseconds per query, median (min-max) of "
-            f"{args.rounds} rounds.",
-            "",
-            "| allowed share | allowed | hnsw walk us/query | exact scan us/query "
-            "| walk recall@10 | faster |",
-            "| ---: | ---: | ---: | ---: | ---: | --- |"]
+    head = [
+        f"### HNSW with a filter: {n:,} clustered 384-d unit vectors, top-10, one thread",
+        "",
+        f"M=16, ef_construction=100, ef=64 (build {build:.1f} s on 2 threads).  Per "
+        "query: hnswlib's walk with its filter callback against the exact twin "
+        "scanning only the allowed vectors (exact=True), and the walk's recall@10 "
+        f"against the exact answer.  CPU microseconds per query, median (min-max) of "
+        f"{args.rounds} rounds.",
+        "",
+        "| allowed share | allowed | hnsw walk us/query | exact scan us/query "
+        "| walk recall@10 | faster |",
+        "| ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
     return head + rows, switch
 
 
 # --------------------------------------------------------------------- main
 
+
 def machine() -> str:
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE,
-                                capture_output=True, text=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         commit = "?"
     import hnswlib  # noqa: F401  (version below)
     import rowvoi
-    return (f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
-            f"shared with other jobs (load average {os.getloadavg()[0]:.2f} at start), Python "
-            f"{platform.python_version()}, numpy {np.__version__}, rowvoi {rowvoi.__version__} "
-            f"commit {commit}.")
+
+    return (
+        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores "
+        f"shared with other jobs (load average {os.getloadavg()[0]:.2f} at start), Python "
+        f"{platform.python_version()}, numpy {np.__version__}, rowvoi {rowvoi.__version__} "
+        f"commit {commit}."
+    )
 
 
 def main() -> None:
@@ -270,13 +288,19 @@ def main() -> None:
     if "hnsw" in parts:
         rows, switch = bench_hnsw(args)
         out += rows + [""]
-        out.append("Smallest allowed share from which the walk stays faster: "
-                   + (f"**{switch:g}**" if switch is not None else "none measured") + ".")
+        out.append(
+            "Smallest allowed share from which the walk stays faster: "
+            + (f"**{switch:g}**" if switch is not None else "none measured")
+            + "."
+        )
         from rowvoi.dense import FILTER_EXACT_RATIO
+
         m = (FILTER_EXACT_RATIO * args.hnsw_n) ** 0.5
-        out.append(f"`HNSWIndex.filter_route` sends a filter allowing m ids to the exact twin "
-                   f"when m^2 <= {FILTER_EXACT_RATIO:g} x size: here up to {m:,.0f} allowed "
-                   f"({m / args.hnsw_n:.1%}).")
+        out.append(
+            f"`HNSWIndex.filter_route` sends a filter allowing m ids to the exact twin "
+            f"when m^2 <= {FILTER_EXACT_RATIO:g} x size: here up to {m:,.0f} allowed "
+            f"({m / args.hnsw_n:.1%})."
+        )
         out.append("")
     cmd = "python bench/filters.py " + " ".join(sys.argv[1:])
     out.append(f"Command: `{cmd.strip()}`")

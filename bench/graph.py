@@ -114,16 +114,25 @@ def ms(x: float) -> str:
 
 def write_block(name: str, text: str) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    old = RESULTS.read_text() if RESULTS.exists() else (
-        "# Graph benchmarks\n\nProduced by `bench/graph.py`; see its docstring for what "
-        "each figure measures.\n\n<!-- graph:big:begin -->\n<!-- graph:big:end -->\n\n"
-        "<!-- graph:peer:begin -->\n<!-- graph:peer:end -->\n\n"
-        "<!-- graph:windows:begin -->\n<!-- graph:windows:end -->\n")
+    old = (
+        RESULTS.read_text()
+        if RESULTS.exists()
+        else (
+            "# Graph benchmarks\n\nProduced by `bench/graph.py`; see its docstring for what "
+            "each figure measures.\n\n<!-- graph:big:begin -->\n<!-- graph:big:end -->\n\n"
+            "<!-- graph:peer:begin -->\n<!-- graph:peer:end -->\n\n"
+            "<!-- graph:windows:begin -->\n<!-- graph:windows:end -->\n"
+        )
+    )
     if f"<!-- graph:{name}:begin -->" not in old:
         old += f"\n<!-- graph:{name}:begin -->\n<!-- graph:{name}:end -->\n"
     begin, end = f"<!-- graph:{name}:begin -->", f"<!-- graph:{name}:end -->"
-    new = re.sub(re.escape(begin) + ".*?" + re.escape(end),
-                 lambda _: f"{begin}\n{text.rstrip()}\n{end}", old, flags=re.S)
+    new = re.sub(
+        re.escape(begin) + ".*?" + re.escape(end),
+        lambda _: f"{begin}\n{text.rstrip()}\n{end}",
+        old,
+        flags=re.S,
+    )
     RESULTS.write_text(new)
 
 
@@ -141,9 +150,11 @@ def table_rows(rows: list, timings: dict, sizes: dict, goal: float | None = None
 
 def environment(cmd: str) -> str:
     load = os.getloadavg()
-    return (f"Command: `{cmd}`  \nrowvoi {rowvoi.__version__}, numpy {np.__version__}, "
-            f"Python {platform.python_version()}, {platform.machine()}, "
-            f"{os.cpu_count()} cores (shared; load average {load[0]:.2f} at the end)\n")
+    return (
+        f"Command: `{cmd}`  \nrowvoi {rowvoi.__version__}, numpy {np.__version__}, "
+        f"Python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores (shared; load average {load[0]:.2f} at the end)\n"
+    )
 
 
 # ------------------------------------------------------------------ big
@@ -167,28 +178,72 @@ def part_big(args: argparse.Namespace) -> None:
     vectors = emb.embed(texts)
     embed_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    g = MemoryGraph.from_arrays(src, dst, n_nodes=n, edge_type=etype, type_names=TYPES,
-                                edge_time=etime, doc_entity=doc_entity, doc_text=texts,
-                                vectors=vectors, embedder=emb, metric="ip")
+    g = MemoryGraph.from_arrays(
+        src,
+        dst,
+        n_nodes=n,
+        edge_type=etype,
+        type_names=TYPES,
+        edge_time=etime,
+        doc_entity=doc_entity,
+        doc_text=texts,
+        vectors=vectors,
+        embedder=emb,
+        metric="ip",
+    )
     load_s = time.perf_counter() - t0
-    print(f"generated in {gen_s:.1f} s, embedded {len(texts)} texts in {embed_s:.1f} s, "
-          f"loaded in {load_s:.1f} s", file=sys.stderr)
+    print(
+        f"generated in {gen_s:.1f} s, embedded {len(texts)} texts in {embed_s:.1f} s, "
+        f"loaded in {load_s:.1f} s",
+        file=sys.stderr,
+    )
     # inner product on the embedder's unit rows is the cosine, without norms
     query = emb.embed(["topic 17 in area 5 cites"])[0]
-    timings: dict[str, list[float]] = {"csr": [], "full": [], "expand2": [], "docs1000": [],
-                                       "text": []}
+    timings: dict[str, list[float]] = {
+        "csr": [],
+        "full": [],
+        "expand2": [],
+        "docs1000": [],
+        "text": [],
+    }
     sizes: dict[str, list[int]] = {"expand2": [], "docs1000": [], "text": []}
     nodes_arg = np.arange(n, dtype=np.int64)
     for r in range(args.rounds):
         seeds = [int(x) for x in rng.integers(0, n, 10)]
         t0 = time.perf_counter()
-        h = _graph.GraphHandle.create(nodes_arg, None, src, dst, etype, etime, doc_entity,
-                                      None, None, "ip", False, True, True)
+        h = _graph.GraphHandle.create(
+            nodes_arg,
+            None,
+            src,
+            dst,
+            etype,
+            etime,
+            doc_entity,
+            None,
+            None,
+            "ip",
+            False,
+            True,
+            True,
+        )
         timings["csr"].append(time.perf_counter() - t0)
         del h
         t0 = time.perf_counter()
-        h = _graph.GraphHandle.create(nodes_arg, None, src, dst, etype, etime, doc_entity,
-                                      g._vectors, None, "ip", False, True, True)
+        h = _graph.GraphHandle.create(
+            nodes_arg,
+            None,
+            src,
+            dst,
+            etype,
+            etime,
+            doc_entity,
+            g._vectors,
+            None,
+            "ip",
+            False,
+            True,
+            True,
+        )
         timings["full"].append(time.perf_counter() - t0)
         del h
         t0 = time.perf_counter()
@@ -209,23 +264,27 @@ def part_big(args: argparse.Namespace) -> None:
         sizes["text"].append(len(out.lines))
     rows = [
         ("CSR build (`rv_graph_create`: both directions, documents table)", "csr", None),
-        ("the same plus the vectors (borrowed; one pass checking they are finite)", "full",
-         None),
+        ("the same plus the vectors (borrowed; one pass checking they are finite)", "full", None),
         ("`expand(2)` from 10 seed nodes", "expand2", "documents selected"),
-        ("`expand_documents_by_similarity` from 10 seed nodes to 1,000 documents",
-         "docs1000", "documents selected"),
+        (
+            "`expand_documents_by_similarity` from 10 seed nodes to 1,000 documents",
+            "docs1000",
+            "documents selected",
+        ),
         ("`graph_to_text(depth=3, max_edges=25)` from one node", "text", "lines"),
     ]
-    lines = [f"### 1M nodes, 5M edges ({len(texts):,} documents, 384-d)\n",
-             environment(f"python bench/graph.py --part big --rounds {args.rounds}"),
-             f"Graph: {n:,} nodes, {m:,} edges, {n:,} node documents and {len(with_doc):,} "
-             f"edge documents (every {args.edge_doc_every}th edge), hashing embedder, 384-d "
-             f"({g._vectors.nbytes / 2**30:.1f} GiB of vectors). Generated in {gen_s:.1f} s, "
-             f"embedded in {embed_s:.1f} s, loaded (`MemoryGraph.from_arrays`, Python side "
-             f"included) in {load_s:.2f} s.\n",
-             f"{args.rounds} rounds, fresh random seeds each round.\n",
-             "| operation | median ms | min ms | max ms | result size (median) | goal < 50 ms |",
-             "|---|---:|---:|---:|---:|---|"]
+    lines = [
+        f"### 1M nodes, 5M edges ({len(texts):,} documents, 384-d)\n",
+        environment(f"python bench/graph.py --part big --rounds {args.rounds}"),
+        f"Graph: {n:,} nodes, {m:,} edges, {n:,} node documents and {len(with_doc):,} "
+        f"edge documents (every {args.edge_doc_every}th edge), hashing embedder, 384-d "
+        f"({g._vectors.nbytes / 2**30:.1f} GiB of vectors). Generated in {gen_s:.1f} s, "
+        f"embedded in {embed_s:.1f} s, loaded (`MemoryGraph.from_arrays`, Python side "
+        f"included) in {load_s:.2f} s.\n",
+        f"{args.rounds} rounds, fresh random seeds each round.\n",
+        "| operation | median ms | min ms | max ms | result size (median) | goal < 50 ms |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
     lines += table_rows(rows, timings, sizes, goal=0.05)
     write_block("big", "\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -238,8 +297,12 @@ class Peer:
     """The Raphtory process behind a JSON-lines pipe."""
 
     def __init__(self, python: str, data: str) -> None:
-        self.p = subprocess.Popen([python, str(HERE / "graph_raphtory_peer.py"), "--data", data],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.p = subprocess.Popen(
+            [python, str(HERE / "graph_raphtory_peer.py"), "--data", data],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.hello = json.loads(self.p.stdout.readline())
 
     def ask(self, **cmd) -> dict:
@@ -271,14 +334,18 @@ def agree(a: list, b: list, ordered: bool) -> tuple[bool, str]:
         same = sorted(ka, key=str) == sorted(kb, key=str)
         return same, "same set" if same else f"sets differ ({len(ka)} vs {len(kb)})"
     if ka != kb and len(a) == len(b) and all(abs(x[3] - y[3]) <= 1e-6 for x, y in zip(a, b)):
-        return True, ("same scores position by position; tied scores in another order "
-                      "(rowvoi breaks ties by the lower document number)")
+        return True, (
+            "same scores position by position; tied scores in another order "
+            "(rowvoi breaks ties by the lower document number)"
+        )
     if ka != kb:
         first = next((i for i, (x, y) in enumerate(zip(ka, kb)) if x != y), min(len(ka), len(kb)))
         detail = ""
         if first < min(len(a), len(b)):
-            detail = (f"; there rowvoi has {a[first][:3]} at {a[first][3]:.7f}, Raphtory "
-                      f"{b[first][:3]} at {b[first][3]:.7f}")
+            detail = (
+                f"; there rowvoi has {a[first][:3]} at {a[first][3]:.7f}, Raphtory "
+                f"{b[first][:3]} at {b[first][3]:.7f}"
+            )
             ours = {tuple(x[:3]): x[3] for x in a}
             if tuple(b[first][:3]) in ours:
                 detail += f" (rowvoi scores it {ours[tuple(b[first][:3])]:.7f})"
@@ -304,13 +371,25 @@ def part_peer(args: argparse.Namespace) -> None:
     etext = [edge_text(e, e % 4, int(s), int(d)) for e, (s, d) in enumerate(edges)]
     emb = HashingEmbedder(dim=384)
     vectors = emb.embed(ntext + etext)
-    g = MemoryGraph.from_arrays(src, dst, node_ids=[f"n{i}" for i in range(n)],
-                                doc_entity=np.arange(n + m), doc_text=ntext + etext,
-                                vectors=vectors, embedder=emb)
+    g = MemoryGraph.from_arrays(
+        src,
+        dst,
+        node_ids=[f"n{i}" for i in range(n)],
+        doc_entity=np.arange(n + m),
+        doc_text=ntext + etext,
+        vectors=vectors,
+        embedder=emb,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "graph.npz")
-        np.savez(data, src=src, dst=dst, node_text=np.array(ntext), edge_text=np.array(etext),
-                 vectors=vectors)
+        np.savez(
+            data,
+            src=src,
+            dst=dst,
+            node_text=np.array(ntext),
+            edge_text=np.array(etext),
+            vectors=vectors,
+        )
         t0 = time.perf_counter()
         peer = Peer(args.raphtory_python, data)
         print(f"raphtory ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
@@ -349,8 +428,13 @@ def part_peer(args: argparse.Namespace) -> None:
                         cmd = {"op": op, "seeds": seeds, "q": q.tolist(), "limit": 200}
                     else:
                         getattr(sel, f"expand_{op}_by_similarity")(q, 50)
-                        cmd = {"op": "entities", "kind": op, "seeds": seeds, "q": q.tolist(),
-                               "limit": 50}
+                        cmd = {
+                            "op": "entities",
+                            "kind": op,
+                            "seeds": seeds,
+                            "q": q.tolist(),
+                            "limit": 50,
+                        }
                 ours_t[label].append(time.perf_counter() - t0)
                 answer = peer.ask(**cmd)
                 peer_t[label].append(answer["seconds"])
@@ -363,36 +447,46 @@ def part_peer(args: argparse.Namespace) -> None:
                 sel.add_nodes(seeds)
                 sel.expand_documents_by_similarity(q, 200)
                 answer = peer.ask(op="docs", seeds=seeds, q=q.tolist(), limit=200)
-                literal.append(f"`expand_documents_by_similarity(q, limit=200)` after "
-                               f"`add_nodes` of 10 seeds ({base} documents): rowvoi's selection "
-                               f"holds {len(sel)} documents (limit = total), Raphtory's "
-                               f"{len(answer['docs'])} (limit = new).")
+                literal.append(
+                    f"`expand_documents_by_similarity(q, limit=200)` after "
+                    f"`add_nodes` of 10 seeds ({base} documents): rowvoi's selection "
+                    f"holds {len(sel)} documents (limit = total), Raphtory's "
+                    f"{len(answer['docs'])} (limit = new)."
+                )
         peer.close()
-    lines = [f"### Side by side with Raphtory {peer.hello['raphtory']}\n",
-             environment(f"python bench/graph.py --part peer --rounds {args.rounds} "
-                         "--raphtory-python <venv with raphtory 0.15.1>"),
-             f"Graph: {n:,} nodes, {m:,} distinct edges, one document per node and per edge "
-             f"({n + m:,} documents), the same 384-d hashing vectors on both sides (Raphtory's "
-             f"vectorise took {peer.hello['vectorise_seconds']:.1f} s). {args.rounds} "
-             "interleaved rounds, 10 random seed nodes and one query per round; times cover "
-             "the selection calls (creating the selection, `add_nodes`, the expansion), not "
-             "reading the documents out.\n",
-             "| operation | rowvoi median ms (min-max) | Raphtory median ms (min-max) | "
-             "Raphtory / rowvoi | selections agree |",
-             "|---|---:|---:|---:|---|"]
+    lines = [
+        f"### Side by side with Raphtory {peer.hello['raphtory']}\n",
+        environment(
+            f"python bench/graph.py --part peer --rounds {args.rounds} "
+            "--raphtory-python <venv with raphtory 0.15.1>"
+        ),
+        f"Graph: {n:,} nodes, {m:,} distinct edges, one document per node and per edge "
+        f"({n + m:,} documents), the same 384-d hashing vectors on both sides (Raphtory's "
+        f"vectorise took {peer.hello['vectorise_seconds']:.1f} s). {args.rounds} "
+        "interleaved rounds, 10 random seed nodes and one query per round; times cover "
+        "the selection calls (creating the selection, `add_nodes`, the expansion), not "
+        "reading the documents out.\n",
+        "| operation | rowvoi median ms (min-max) | Raphtory median ms (min-max) | "
+        "Raphtory / rowvoi | selections agree |",
+        "|---|---:|---:|---:|---|",
+    ]
     for label in ops:
         a, b = stats(ours_t[label]), stats(peer_t[label])
         agree_txt = f"{ok[label]}/{args.rounds}"
         if verdict[label]:
             agree_txt += "; " + "; ".join(sorted(set(verdict[label])))
-        lines.append(f"| {label} | {ms(a[0])} ({ms(a[1])}-{ms(a[2])}) | {ms(b[0])} "
-                     f"({ms(b[1])}-{ms(b[2])}) | {b[0] / a[0]:.1f}x | {agree_txt} |")
+        lines.append(
+            f"| {label} | {ms(a[0])} ({ms(a[1])}-{ms(a[2])}) | {ms(b[0])} "
+            f"({ms(b[1])}-{ms(b[2])}) | {b[0] / a[0]:.1f}x | {agree_txt} |"
+        )
     lines.append("")
-    lines.append("`expand(2)` is compared as sets (score-0 documents come in discovery "
-                 "order, which the two engines define differently); the similarity calls are "
-                 "compared document by document in order, with scores. rowvoi is called with "
-                 "`limit = len(selection) + 200` for the documents variant (its limit is the "
-                 "total). The same call on both sides differs by design:")
+    lines.append(
+        "`expand(2)` is compared as sets (score-0 documents come in discovery "
+        "order, which the two engines define differently); the similarity calls are "
+        "compared document by document in order, with scores. rowvoi is called with "
+        "`limit = len(selection) + 200` for the documents variant (its limit is the "
+        "total). The same call on both sides differs by design:"
+    )
     lines += ["", *literal]
     write_block("peer", "\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -415,25 +509,43 @@ def part_windows(args: argparse.Namespace) -> None:
     etext = [edge_text(e, e % 4, int(s), int(d)) for e, (s, d) in enumerate(edges)]
     emb = HashingEmbedder(dim=384)
     vectors = emb.embed(ntext + etext)
-    common = dict(node_ids=[f"n{i}" for i in range(n)], doc_entity=np.arange(n + m),
-                  doc_text=ntext + etext, vectors=vectors, embedder=emb, edge_time=edge_time)
-    graphs = {"node times given to rowvoi": MemoryGraph.from_arrays(src, dst, node_time=node_time,
-                                                                    **common),
-              "nodes untimed in rowvoi": MemoryGraph.from_arrays(src, dst, **common)}
+    common = dict(
+        node_ids=[f"n{i}" for i in range(n)],
+        doc_entity=np.arange(n + m),
+        doc_text=ntext + etext,
+        vectors=vectors,
+        embedder=emb,
+        edge_time=edge_time,
+    )
+    graphs = {
+        "node times given to rowvoi": MemoryGraph.from_arrays(
+            src, dst, node_time=node_time, **common
+        ),
+        "nodes untimed in rowvoi": MemoryGraph.from_arrays(src, dst, **common),
+    }
     windows = [(0, 10), (2, 8), (4, 6), (5, 6)]
     q = emb.embed(["topic 5 area 7 links"])[0]
     counts = {name: {"expand": [0, 0], "docs": [0, 0]} for name in graphs}
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "graph.npz")
-        np.savez(data, src=src, dst=dst, node_text=np.array(ntext), edge_text=np.array(etext),
-                 vectors=vectors, node_time=node_time, edge_time=edge_time)
+        np.savez(
+            data,
+            src=src,
+            dst=dst,
+            node_text=np.array(ntext),
+            edge_text=np.array(etext),
+            vectors=vectors,
+            node_time=node_time,
+            edge_time=edge_time,
+        )
         peer = Peer(args.raphtory_python, data)
         for w in windows:
             for seed in range(0, n, max(1, n // 25)):
                 seeds = [f"n{seed}"]
                 want_x = peer.ask(op="expand", seeds=seeds, hops=2, window=list(w))["docs"]
-                want_d = peer.ask(op="docs", seeds=seeds, q=q.tolist(), limit=10,
-                                  window=list(w))["docs"]
+                want_d = peer.ask(op="docs", seeds=seeds, q=q.tolist(), limit=10, window=list(w))[
+                    "docs"
+                ]
                 for name, g in graphs.items():
                     sel = empty_selection(g)
                     sel.add_nodes(seeds)
@@ -448,23 +560,30 @@ def part_windows(args: argparse.Namespace) -> None:
                     counts[name]["docs"][0] += same
                     counts[name]["docs"][1] += 1
         peer.close()
-    lines = [f"### Windows, side by side with Raphtory {peer.hello['raphtory']}\n",
-             environment("python bench/graph.py --part windows --raphtory-python <venv with "
-                         "raphtory 0.15.1>"),
-             f"Graph: {n} nodes and {m} distinct edges with times 0-9, one document each; "
-             f"windows {', '.join(f'[{a}, {b})' for a, b in windows)}; one seed node at a "
-             "time.\n",
-             "| rowvoi graph | `expand(2, window)` agree | "
-             "`expand_documents_by_similarity(q, 10 new, window)` agree |",
-             "|---|---:|---:|"]
+    lines = [
+        f"### Windows, side by side with Raphtory {peer.hello['raphtory']}\n",
+        environment(
+            "python bench/graph.py --part windows --raphtory-python <venv with raphtory 0.15.1>"
+        ),
+        f"Graph: {n} nodes and {m} distinct edges with times 0-9, one document each; "
+        f"windows {', '.join(f'[{a}, {b})' for a, b in windows)}; one seed node at a "
+        "time.\n",
+        "| rowvoi graph | `expand(2, window)` agree | "
+        "`expand_documents_by_similarity(q, 10 new, window)` agree |",
+        "|---|---:|---:|",
+    ]
     for name, c in counts.items():
-        lines.append(f"| {name} | {c['expand'][0]}/{c['expand'][1]} | "
-                     f"{c['docs'][0]}/{c['docs'][1]} |")
-    lines += ["", "Raphtory counts a node as inside a window when it has any activity there "
-              "(its own time or an edge's); rowvoi uses the node's own time, and an untimed "
-              "node belongs to every window. Where the two differ is exactly the nodes whose "
-              "own time is outside the window while an edge of theirs is inside: leave node "
-              "times out of a rowvoi graph to get Raphtory's windows."]
+        lines.append(
+            f"| {name} | {c['expand'][0]}/{c['expand'][1]} | {c['docs'][0]}/{c['docs'][1]} |"
+        )
+    lines += [
+        "",
+        "Raphtory counts a node as inside a window when it has any activity there "
+        "(its own time or an edge's); rowvoi uses the node's own time, and an untimed "
+        "node belongs to every window. Where the two differ is exactly the nodes whose "
+        "own time is outside the window while an edge of theirs is inside: leave node "
+        "times out of a rowvoi graph to get Raphtory's windows.",
+    ]
     write_block("windows", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -475,8 +594,12 @@ def part_windows(args: argparse.Namespace) -> None:
 def part_corpus(args: argparse.Namespace) -> None:
     from rowvoi.corpus import CorpusStore, Fields, build, from_mapping
     from rowvoi.corpus.edges import FieldEdges
-    from rowvoi.graph import (CorpusGraph, collapsed_tree_policy, reverse_dependency_policy,
-                              traverse)
+    from rowvoi.graph import (
+        CorpusGraph,
+        collapsed_tree_policy,
+        reverse_dependency_policy,
+        traverse,
+    )
     from rowvoi.graph.corpus import _load
 
     n = args.corpus_artifacts
@@ -488,9 +611,12 @@ def part_corpus(args: argparse.Namespace) -> None:
         for i in range(n):
             v = version.get(i, 0)
             ln = [f"a{j}" if (i + k) % 10 else f"gone{j}" for k, j in enumerate(links[i])]
-            out[f"a{i}"] = {"summary": node_text(i) + (f" v{v}" if v else ""),
-                            "body": f"body of artifact {i}: " + node_text(i * 7 + 3),
-                            "parent": f"a{i // 10}" if i else None, "links": ln}
+            out[f"a{i}"] = {
+                "summary": node_text(i) + (f" v{v}" if v else ""),
+                "body": f"body of artifact {i}: " + node_text(i * 7 + 3),
+                "parent": f"a{i // 10}" if i else None,
+                "links": ln,
+            }
         return out
 
     strategy = Fields(("summary", "body"))
@@ -498,19 +624,28 @@ def part_corpus(args: argparse.Namespace) -> None:
     store = CorpusStore.memory()
     d = docs({})
     t0 = time.perf_counter()
-    corpus = build(from_mapping(d, embedder="hashing", strategy=strategy), store=store,
-                   edges=edges, progress=False)
+    corpus = build(
+        from_mapping(d, embedder="hashing", strategy=strategy),
+        store=store,
+        edges=edges,
+        progress=False,
+    )
     build_s = time.perf_counter() - t0
     report = corpus.last_build
     changed = {int(i): 1 for i in rng.choice(n, 1000, replace=False)}
     d2 = docs(changed)
     t0 = time.perf_counter()
-    r2 = build(from_mapping(d2, embedder="hashing", strategy=strategy), store=store,
-               edges=edges, progress=False).last_build
+    r2 = build(
+        from_mapping(d2, embedder="hashing", strategy=strategy),
+        store=store,
+        edges=edges,
+        progress=False,
+    ).last_build
     inc_s = time.perf_counter() - t0
     g = CorpusGraph(corpus)
-    timings: dict[str, list[float]] = {k: [] for k in (
-        "links", "csr", "vectors", "nbrs", "fanin", "bfs", "revdep", "tree")}
+    timings: dict[str, list[float]] = {
+        k: [] for k in ("links", "csr", "vectors", "nbrs", "fanin", "bfs", "revdep", "tree")
+    }
     sizes: dict[str, list[int]] = {k: [] for k in timings}
     for r in range(args.rounds):
         with store.snapshot() as snap:
@@ -542,39 +677,59 @@ def part_corpus(args: argparse.Namespace) -> None:
         sizes["bfs"].append(len(out))
         q = node_text(int(rng.integers(0, n)))
         t0 = time.perf_counter()
-        hits = traverse(q, g, policy=reverse_dependency_policy(seeds=seeds[:1], edge_type="REF"),
-                        max_depth=2, node_budget=64, k=10)
+        hits = traverse(
+            q,
+            g,
+            policy=reverse_dependency_policy(seeds=seeds[:1], edge_type="REF"),
+            max_depth=2,
+            node_budget=64,
+            k=10,
+        )
         timings["revdep"].append(time.perf_counter() - t0)
         sizes["revdep"].append(len(hits))
         t0 = time.perf_counter()
-        hits = traverse(q, g, policy=collapsed_tree_policy(summary_kinds=["summary"],
-                                                           leaf_kinds=["body"], seed_k=5),
-                        max_depth=1, node_budget=64, k=10)
+        hits = traverse(
+            q,
+            g,
+            policy=collapsed_tree_policy(summary_kinds=["summary"], leaf_kinds=["body"], seed_k=5),
+            max_depth=1,
+            node_budget=64,
+            k=10,
+        )
         timings["tree"].append(time.perf_counter() - t0)
         sizes["tree"].append(len(hits))
     rows_ = [
         ("read the committed links (one snapshot, SQLite)", "links", "links"),
-        ("CSR build from the links (read + id mapping + C build; per new generation)", "csr",
-         None),
-        ("attach documents and vectors (the corpus's own; per new generation)", "vectors",
-         "documents"),
+        (
+            "CSR build from the links (read + id mapping + C build; per new generation)",
+            "csr",
+            None,
+        ),
+        (
+            "attach documents and vectors (the corpus's own; per new generation)",
+            "vectors",
+            "documents",
+        ),
         ("neighbours + reverse neighbours of one artifact", "nbrs", "ids"),
         ("fan-in of one artifact", "fanin", "sources"),
         ("BFS, 2 hops from 10 artifacts (budget 10,000)", "bfs", "nodes"),
         ("`traverse`, reverse dependencies (depth 2, budget 64)", "revdep", "hits"),
         ("`traverse`, collapsed tree via PARENT edges (seed_k 5, budget 64)", "tree", "hits"),
     ]
-    lines = [f"### A corpus's own graph: {n:,} artifacts\n",
-             environment(f"python bench/graph.py --part corpus --corpus-artifacts {n} "
-                         f"--rounds {args.rounds}"),
-             f"Corpus: {n:,} artifacts, {2 * n:,} records (summary and body), hashing "
-             f"embedder (384-d), {report.n_links:,} links ({g.n_dangling:,} dangling). Build "
-             f"with links: {build_s:.1f} s. Incremental build changing 1,000 artifacts "
-             f"({r2.links_extracted:,} artifacts' links re-extracted, {r2.texts_embedded:,} "
-             f"texts embedded): {inc_s:.2f} s.\n",
-             f"{args.rounds} rounds, fresh random seeds and queries each round.\n",
-             "| operation | median ms | min ms | max ms | result size (median) |",
-             "|---|---:|---:|---:|---:|"]
+    lines = [
+        f"### A corpus's own graph: {n:,} artifacts\n",
+        environment(
+            f"python bench/graph.py --part corpus --corpus-artifacts {n} --rounds {args.rounds}"
+        ),
+        f"Corpus: {n:,} artifacts, {2 * n:,} records (summary and body), hashing "
+        f"embedder (384-d), {report.n_links:,} links ({g.n_dangling:,} dangling). Build "
+        f"with links: {build_s:.1f} s. Incremental build changing 1,000 artifacts "
+        f"({r2.links_extracted:,} artifacts' links re-extracted, {r2.texts_embedded:,} "
+        f"texts embedded): {inc_s:.2f} s.\n",
+        f"{args.rounds} rounds, fresh random seeds and queries each round.\n",
+        "| operation | median ms | min ms | max ms | result size (median) |",
+        "|---|---:|---:|---:|---:|",
+    ]
     lines += table_rows(rows_, timings, sizes)
     write_block("corpus", "\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -593,8 +748,9 @@ def main() -> int:
     ap.add_argument("--window-nodes", type=int, default=200)
     ap.add_argument("--raphtory-python", default="/work/refvenv-raphtory/bin/python")
     args = ap.parse_args()
-    {"big": part_big, "peer": part_peer, "windows": part_windows,
-     "corpus": part_corpus}[args.part](args)
+    {"big": part_big, "peer": part_peer, "windows": part_windows, "corpus": part_corpus}[
+        args.part
+    ](args)
     return 0
 
 

@@ -53,8 +53,9 @@ def load(path: str):
         return [table[t].tolist() for t in texts]
 
     t0 = time.perf_counter()
-    v = g.vectorise(embed, nodes="{{ properties.text }}", edges="{{ properties.text }}",
-                    graph=False)
+    v = g.vectorise(
+        embed, nodes="{{ properties.text }}", edges="{{ properties.text }}", graph=False
+    )
     return v, time.perf_counter() - t0
 
 
@@ -74,8 +75,12 @@ def main() -> int:
     ap.add_argument("--data", required=True)
     args = ap.parse_args()
     v, vec_seconds = load(args.data)
-    print(json.dumps({"ready": True, "raphtory": raphtory.__version__,
-                      "vectorise_seconds": vec_seconds}), flush=True)
+    print(
+        json.dumps(
+            {"ready": True, "raphtory": raphtory.__version__, "vectorise_seconds": vec_seconds}
+        ),
+        flush=True,
+    )
     for line in sys.stdin:
         cmd = json.loads(line)
         op = cmd["op"]
@@ -93,9 +98,11 @@ def main() -> int:
             elif op == "docs":
                 sel.expand_documents_by_similarity(cmd["q"], cmd["limit"], window=w)
             else:
-                method = {"entities": sel.expand_entities_by_similarity,
-                          "nodes": sel.expand_nodes_by_similarity,
-                          "edges": sel.expand_edges_by_similarity}[cmd["kind"]]
+                method = {
+                    "entities": sel.expand_entities_by_similarity,
+                    "nodes": sel.expand_nodes_by_similarity,
+                    "edges": sel.expand_edges_by_similarity,
+                }[cmd["kind"]]
                 method(cmd["q"], cmd["limit"])
         seconds = time.perf_counter() - t0
         print(json.dumps({"docs": describe(sel), "seconds": seconds}), flush=True)

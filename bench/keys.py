@@ -374,9 +374,7 @@ def has_duplicate_rows(codes) -> bool:
 
     if len(codes) < 2:
         return False
-    packed = (
-        np.ascontiguousarray(codes).view(np.dtype((np.void, codes.shape[1]))).ravel()
-    )
+    packed = np.ascontiguousarray(codes).view(np.dtype((np.void, codes.shape[1]))).ravel()
     return len(np.unique(packed)) != len(packed)
 
 
@@ -415,9 +413,7 @@ class FrameStore:
             p = self.workdir / f"frame_{nrows}x{ncols}.npz"
             write_frame(p, codes, cards, costs)
             self._paths[shape] = p
-            log(
-                f"  generated {nrows}x{ncols} frame in {time.perf_counter() - t0:.1f} s"
-            )
+            log(f"  generated {nrows}x{ncols} frame in {time.perf_counter() - t0:.1f} s")
         return self._paths[shape]
 
     def frame(self, nrows: int, ncols: int):
@@ -447,9 +443,7 @@ def load_driver_namespace() -> dict[str, Any]:
     return ns
 
 
-def make_spec(
-    case: Case, data: Path, args: argparse.Namespace, repeat: int
-) -> dict[str, Any]:
+def make_spec(case: Case, data: Path, args: argparse.Namespace, repeat: int) -> dict[str, Any]:
     """Build the JSON spec handed to the driver for one case."""
     return {
         "data": str(data),
@@ -514,11 +508,7 @@ def run_driver(
     ``isolated_env`` runs python with ``-I`` so neither ``PYTHONPATH``, the user
     site nor the current directory can shadow the venv's ``rowvoi``.
     """
-    cmd = (
-        [python]
-        + (["-I"] if isolated_env else [])
-        + [str(driver_path), json.dumps(spec)]
-    )
+    cmd = [python] + (["-I"] if isolated_env else []) + [str(driver_path), json.dumps(spec)]
     with tempfile.TemporaryFile(mode="w+") as errf:
         proc = subprocess.Popen(
             cmd,
@@ -540,9 +530,7 @@ def run_driver(
         except queue.Empty:
             _kill_group(proc)
             if stage == "load":
-                return Outcome(
-                    "error", message=f"import/load took over {LOAD_TIMEOUT:.0f} s"
-                )
+                return Outcome("error", message=f"import/load took over {LOAD_TIMEOUT:.0f} s")
             return Outcome("timeout", message=f"killed after {cap:g} s")
         proc.wait()
         if msg is not None and msg.get("event") == "result":
@@ -550,9 +538,7 @@ def run_driver(
         if msg is not None and msg.get("event") == "error":
             return Outcome("error", message=_last_line(msg.get("error", "")))
         errf.seek(0)
-        return Outcome(
-            "error", message=f"exit {proc.returncode}: {_last_line(errf.read())}"
-        )
+        return Outcome("error", message=f"exit {proc.returncode}: {_last_line(errf.read())}")
 
 
 def _last_line(text: str) -> str:
@@ -595,9 +581,7 @@ def run_ref(
 ) -> Outcome:
     """Run the reference once in its venv, capped at ``--ref-timeout`` seconds."""
     spec = make_spec(case, store.path(case.nrows, case.ncols), args, 1)
-    return run_driver(
-        python, driver_path, spec, args.ref_timeout, isolated_env=True, cwd=workdir
-    )
+    return run_driver(python, driver_path, spec, args.ref_timeout, isolated_env=True, cwd=workdir)
 
 
 # ---------------------------------------------------------------------------
@@ -648,11 +632,7 @@ def probe_ref(python: Path) -> dict[str, str] | None:
 def ensure_ref_venv(venv: Path) -> dict[str, str]:
     """Make sure ``venv`` holds rowvoi==0.2.0 and pulp, creating it if needed."""
     info = probe_ref(venv_python(venv))
-    if (
-        info is not None
-        and info.get("rowvoi") == REF_VERSION
-        and info.get("pulp") != "missing"
-    ):
+    if info is not None and info.get("rowvoi") == REF_VERSION and info.get("pulp") != "missing":
         return info
     log(f"setting up reference venv at {venv} ({' '.join(REF_REQUIREMENTS)}) ...")
     if not venv_python(venv).exists():
@@ -664,9 +644,7 @@ def ensure_ref_venv(venv: Path) -> dict[str, str]:
     )
     info = probe_ref(venv_python(venv))
     if info is None or info.get("rowvoi") != REF_VERSION:
-        raise SystemExit(
-            f"reference venv {venv} does not provide rowvoi {REF_VERSION}: {info}"
-        )
+        raise SystemExit(f"reference venv {venv} does not provide rowvoi {REF_VERSION}: {info}")
     return info
 
 
@@ -818,12 +796,7 @@ def ratio_cell(ours: Outcome, ref: Outcome, cap: float) -> str:
 
 def match_cell(ours: Outcome, ref: Outcome) -> str:
     """Whether the two keys cost the same (and whether they are the same key)."""
-    if (
-        ours.status != "ok"
-        or ref.status != "ok"
-        or ours.cost is None
-        or ref.cost is None
-    ):
+    if ours.status != "ok" or ref.status != "ok" or ours.cost is None or ref.cost is None:
         return "–"
     if abs(ours.cost - ref.cost) > 1e-9:
         better = "ours cheaper" if ours.cost < ref.cost else "ref cheaper"
@@ -847,26 +820,19 @@ def notes_cell(case: Case, ours: Outcome, ref: Outcome) -> str:
             notes.append(f"{side}: {o.message}")
         if o.status == "ok" and o.path_cost is not None and o.cost is not None:
             if abs(o.path_cost - o.cost) > 1e-6:
-                notes.append(
-                    f"{side} path cumulative_cost {o.path_cost:g} != {o.cost:g}"
-                )
+                notes.append(f"{side} path cumulative_cost {o.path_cost:g} != {o.cost:g}")
     if case.strategy == "exact" and ref.status == "ok" and ref.cost is not None:
-        if (
-            ours.status == "ok"
-            and ours.cost is not None
-            and ours.cost < ref.cost - 1e-9
-        ):
-            notes.append(
-                "ref 'exact' returns the first fewest-columns key, not the cheapest"
-            )
+        if ours.status == "ok" and ours.cost is not None and ours.cost < ref.cost - 1e-9:
+            notes.append("ref 'exact' returns the first fewest-columns key, not the cheapest")
     if case.strategy in ("exact", "ilp") and ours.status == "ok" and ours.optimal is not None:
-        notes.append("ours proven optimal" if ours.optimal
-                     else f"ours NOT proven optimal (time limit {case.time_limit:g} s)")
+        notes.append(
+            "ours proven optimal"
+            if ours.optimal
+            else f"ours NOT proven optimal (time limit {case.time_limit:g} s)"
+        )
     if case.isolated and ours.status == "ok" and ours.peak_mb is not None:
         loaded = ours.loaded_mb or 0.0
-        notes.append(
-            f"ours peak RSS {ours.peak_mb:,.0f} MB (after load {loaded:,.0f} MB)"
-        )
+        notes.append(f"ours peak RSS {ours.peak_mb:,.0f} MB (after load {loaded:,.0f} MB)")
     return "; ".join(notes)
 
 
@@ -888,10 +854,7 @@ def render_report(
         f"{platform.platform()}; CPU: {cpu_model()}; nproc: {nproc()}; "
         f"memory: {mem_total()}; load average at start: {start_load}"
     )
-    python = (
-        f"{platform.python_version()} "
-        f"numpy {np.__version__}; pandas {pd.__version__}"
-    )
+    python = f"{platform.python_version()} numpy {np.__version__}; pandas {pd.__version__}"
     if ours_info:
         ours_line = f"rowvoi {ours_info['version']} (this checkout, installed)"
     else:
@@ -936,12 +899,10 @@ def render_report(
         f"- ours: {ours_line}",
         f"- reference: {ref_line}",
         f"- settings: {settings}",
-        "- rows: all rows of each frame; column cardinalities drawn from 2..12; "
-        "no duplicate rows",
+        "- rows: all rows of each frame; column cardinalities drawn from 2..12; no duplicate rows",
         f"- command: `{command}`",
         "",
-        "Times exclude data loading. ratio = reference time / our time. "
-        f"cost = {cost_meaning}.",
+        f"Times exclude data loading. ratio = reference time / our time. cost = {cost_meaning}.",
         "",
         "| " + " | ".join(columns) + " |",
         "|---|---|---|---:|---:|---:|---:|---:|---|---|",
@@ -970,9 +931,7 @@ def render_report(
         for side, o in (("ours", ours), ("ref", ref)):
             if o.status == "ok":
                 valid = "valid" if o.valid else "NOT a key"
-                lines.append(
-                    f"- {case.name} {side}: {', '.join(o.key) or '(empty)'} ({valid})"
-                )
+                lines.append(f"- {case.name} {side}: {', '.join(o.key) or '(empty)'} ({valid})")
     return "\n".join(lines) + "\n"
 
 
@@ -990,9 +949,7 @@ def select_cases(args: argparse.Namespace) -> list[Case]:
             if not any(fnmatch.fnmatchcase(c.name, p) for c in CASES):
                 known = ", ".join(c.name for c in CASES)
                 raise SystemExit(f"unknown case {p!r}; known cases: {known}")
-        cases = [
-            c for c in cases if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)
-        ]
+        cases = [c for c in cases if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)]
     if not cases:
         raise SystemExit("no case selected")
     return cases
@@ -1005,18 +962,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         f"rowvoi=={REF_VERSION} from PyPI.",
         epilog="Cases: " + ", ".join(c.name for c in CASES),
     )
-    p.add_argument(
-        "--quick", action="store_true", help="only the small cases (200x20 and 30x15)"
-    )
+    p.add_argument("--quick", action="store_true", help="only the small cases (200x20 and 30x15)")
     p.add_argument(
         "--cases",
         metavar="NAME,...",
         help="comma-separated case names or shell patterns",
     )
     p.add_argument("--no-ref", action="store_true", help="do not run the reference")
-    p.add_argument(
-        "--no-ours", action="store_true", help="do not run this repository's rowvoi"
-    )
+    p.add_argument("--no-ours", action="store_true", help="do not run this repository's rowvoi")
     p.add_argument(
         "--out",
         default=str(DEFAULT_OUT),
@@ -1045,9 +998,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1800.0,
         help="cap for our subprocess (1M-row) runs (1800)",
     )
-    p.add_argument(
-        "--repeat", type=int, default=3, help="our runs per case, best taken (3)"
-    )
+    p.add_argument("--repeat", type=int, default=3, help="our runs per case, best taken (3)")
     p.add_argument("--seed", type=int, default=20240601, help="data seed")
     p.add_argument(
         "--dtype",
@@ -1090,13 +1041,8 @@ def main(argv: list[str] | None = None) -> int:
             "version": str(getattr(rowvoi, "__version__", "?")),
             "module": module,
         }
-        if (
-            getattr(rowvoi, "__version__", None) == REF_VERSION
-            and "site-packages" in module
-        ):
-            log(
-                f"warning: the imported rowvoi looks like the PyPI reference ({module})"
-            )
+        if getattr(rowvoi, "__version__", None) == REF_VERSION and "site-packages" in module:
+            log(f"warning: the imported rowvoi looks like the PyPI reference ({module})")
 
     ref_venv = ref_info = ref_python = None
     if not args.no_ref:
@@ -1121,11 +1067,7 @@ def main(argv: list[str] | None = None) -> int:
                 ours = Outcome("off")
             elif case.isolated:
                 ours = run_ours_subprocess(case, store, args, driver_path, workdir)
-                if (
-                    ours.status == "ok"
-                    and ours_info
-                    and ours.module != ours_info["module"]
-                ):
+                if ours.status == "ok" and ours_info and ours.module != ours_info["module"]:
                     log(f"  warning: subprocess imported rowvoi from {ours.module}")
             else:
                 ours = run_ours_inprocess(case, store, args, driver_ns)
@@ -1145,14 +1087,10 @@ def main(argv: list[str] | None = None) -> int:
                 if ref.status == "timeout":
                     capped_groups[case.group] = f"{case.nrows}x{case.ncols}"
             if ref.status != "off":
-                log(
-                    f"  ref:  {side_time(ref, args.ref_timeout)} {ref.message}".rstrip()
-                )
+                log(f"  ref:  {side_time(ref, args.ref_timeout)} {ref.message}".rstrip())
             results.append((case, ours, ref))
 
-    report = render_report(
-        results, args, ours_info, ref_info, ref_venv, started, start_load
-    )
+    report = render_report(results, args, ours_info, ref_info, ref_venv, started, start_load)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(report, encoding="utf-8")

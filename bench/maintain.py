@@ -47,8 +47,10 @@ def docs_of(n: int) -> dict[str, str]:
 
     path = os.environ.get("CRANFIELD", os.path.join(DATA, "cran.all.1400"))
     base = [(r.get("T", "") + " " + r.get("W", "")).strip() for r in _records(path)]
-    return {f"d{i:06d}.md": base[i % len(base)] + ("" if i < len(base) else f" (copy {i})")
-            for i in range(n)}
+    return {
+        f"d{i:06d}.md": base[i % len(base)] + ("" if i < len(base) else f" (copy {i})")
+        for i in range(n)
+    }
 
 
 def write_tree(root: str, docs: dict[str, str]) -> None:
@@ -61,7 +63,7 @@ def write_tree(root: str, docs: dict[str, str]) -> None:
 
 def change(root: str, step: str, round_no: int) -> None:
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs)
-    picked = files[round_no * 10 % len(files):][:10]
+    picked = files[round_no * 10 % len(files) :][:10]
     for p in picked:
         if step == "touch10":
             t = time.time_ns() - 10**10  # not in the racy window: a plain touch
@@ -79,13 +81,21 @@ def ours(home: str, step: str) -> dict:
     report = maintain(all=True)
     seconds = time.perf_counter() - t0
     r = report.results[0]
-    return {"seconds": seconds, "action": r.action, "reason": r.reason,
-            "texts": (r.counts or {}).get("texts_embedded", 0)}
+    return {
+        "seconds": seconds,
+        "action": r.action,
+        "reason": r.reason,
+        "texts": (r.counts or {}).get("texts_embedded", 0),
+    }
 
 
 def theirs(ir_python: str, cfg_path: str, step: str) -> dict:
-    p = subprocess.run([ir_python, os.path.join(HERE, "_maintain_peer_ir.py"), cfg_path, step],
-                       capture_output=True, text=True, check=True)
+    p = subprocess.run(
+        [ir_python, os.path.join(HERE, "_maintain_peer_ir.py"), cfg_path, step],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -99,8 +109,14 @@ def bench_size(n: int, rounds: int, ir_python: str, scratch: str) -> dict:
     os.environ["ROWVOI_HOME"] = home
     from rowvoi.corpus import registry
 
-    registry.register("bench", "files", root=root_ours, embedder="hashing",
-                      pattern=r"\.md$", maintenance="on_source_change")
+    registry.register(
+        "bench",
+        "files",
+        root=root_ours,
+        embedder="hashing",
+        pattern=r"\.md$",
+        maintenance="on_source_change",
+    )
     cfg = {"root": root_ir, "pattern": r"\.md$", "scratch": os.path.join(scratch, f"irdata-{n}")}
     cfg_path = os.path.join(scratch, f"ir-{n}.json")
     json.dump(cfg, open(cfg_path, "w"))
@@ -122,39 +138,51 @@ def bench_size(n: int, rounds: int, ir_python: str, scratch: str) -> dict:
         o = [r["seconds"] for r in runs[step]["ours"]]
         t = [r["seconds"] for r in runs[step]["ir"]]
         out["steps"][step] = {
-            "ours_s": float(np.median(o)), "ours_spread": [min(o), max(o)],
-            "ir_s": float(np.median(t)), "ir_spread": [min(t), max(t)],
+            "ours_s": float(np.median(o)),
+            "ours_spread": [min(o), max(o)],
+            "ir_s": float(np.median(t)),
+            "ir_spread": [min(t), max(t)],
             "ratio_ir_over_ours": float(np.median(t) / np.median(o)),
             "ours_action": runs[step]["ours"][-1]["action"],
             "ours_reason": runs[step]["ours"][-1]["reason"],
-            "ir_reason": runs[step]["ir"][-1]["results"][0]["reason"]}
+            "ir_reason": runs[step]["ir"][-1]["results"][0]["reason"],
+        }
     return out
 
 
 def markdown(results: list[dict], argv: list[str], rounds: int) -> str:
     import rowvoi
 
-    lines = ["# Corpus maintenance: `maintain --all`, rowvoi vs ir 0.1.61", "",
-             f"Command: `python bench/maintain.py {' '.join(argv)}`  ",
-             f"rowvoi {rowvoi.__version__}, ir 0.1.61, Python {platform.python_version()}, "
-             f"{platform.machine()}; {rounds} interleaved rounds, medians (min-max). "
-             "Wall seconds of one `maintain(all=True)` call, in-process. The machine was "
-             "shared (2 cores, several users): absolute times are noisy, ratios less so.", ""]
+    lines = [
+        "# Corpus maintenance: `maintain --all`, rowvoi vs ir 0.1.61",
+        "",
+        f"Command: `python bench/maintain.py {' '.join(argv)}`  ",
+        f"rowvoi {rowvoi.__version__}, ir 0.1.61, Python {platform.python_version()}, "
+        f"{platform.machine()}; {rounds} interleaved rounds, medians (min-max). "
+        "Wall seconds of one `maintain(all=True)` call, in-process. The machine was "
+        "shared (2 cores, several users): absolute times are noisy, ratios less so.",
+        "",
+    ]
     for res in results:
         n = res["n_docs"]
         f = res["first"]
-        lines += [f"## {n:,} files", "",
-                  f"First run (build): rowvoi {f['ours']['seconds']:.2f} s, "
-                  f"ir {f['ir']['seconds']:.2f} s.", "",
-                  "| after | rowvoi s | ir s | ir / rowvoi | rowvoi says | ir says |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            f"## {n:,} files",
+            "",
+            f"First run (build): rowvoi {f['ours']['seconds']:.2f} s, "
+            f"ir {f['ir']['seconds']:.2f} s.",
+            "",
+            "| after | rowvoi s | ir s | ir / rowvoi | rowvoi says | ir says |",
+            "|---|---|---|---|---|---|",
+        ]
         for step in STEPS:
             s = res["steps"][step]
             lines.append(
                 f"| {step} | {s['ours_s']:.4f} ({s['ours_spread'][0]:.4f}-"
                 f"{s['ours_spread'][1]:.4f}) | {s['ir_s']:.3f} ({s['ir_spread'][0]:.3f}-"
                 f"{s['ir_spread'][1]:.3f}) | {s['ratio_ir_over_ours']:.1f}x | "
-                f"{s['ours_action']} ({s['ours_reason']}) | {s['ir_reason']} |")
+                f"{s['ours_action']} ({s['ours_reason']}) | {s['ir_reason']} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -172,13 +200,21 @@ def main() -> None:
         for n in (int(x) for x in args.docs.split(",")):
             results.append(bench_size(n, args.rounds, args.ir_python, scratch))
             print(json.dumps(results[-1]["steps"]), file=sys.stderr)
-    argv = [a if "/" not in a or a.startswith("bench/") else os.path.basename(a)
-            for a in sys.argv[1:]]
+    argv = [
+        a if "/" not in a or a.startswith("bench/") else os.path.basename(a) for a in sys.argv[1:]
+    ]
     with open(args.markdown, "w") as fh:
         fh.write(markdown(results, argv, args.rounds))
     with open(args.json, "w") as fh:
-        json.dump({"command": "python bench/maintain.py " + " ".join(argv),
-                   "rounds": args.rounds, "results": results}, fh, indent=1)
+        json.dump(
+            {
+                "command": "python bench/maintain.py " + " ".join(argv),
+                "rounds": args.rounds,
+                "results": results,
+            },
+            fh,
+            indent=1,
+        )
 
 
 if __name__ == "__main__":

@@ -62,8 +62,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTORS = ["Corporation", "Non-Profit", "Individual", "Partnership", "Trust", "Estate",
-           "Cooperative", "Government"]
+SECTORS = [
+    "Corporation",
+    "Non-Profit",
+    "Individual",
+    "Partnership",
+    "Trust",
+    "Estate",
+    "Cooperative",
+    "Government",
+]
 STATES = [f"S{i:02d}" for i in range(50)]
 SCHEMA = {
     "max_limit": 1000,
@@ -79,17 +87,25 @@ SCHEMA = {
     },
 }
 QUERIES = {
-    "grouped": {"operation": "filtered_aggregate",
-                "filters": {"year": {"$gte": 2020},
-                            "state": {"$in": ["S01", "S07", "S13", "S21", "S42"]}},
-                "group_by": "sector",
-                "aggregations": {"income": "mean", "tax_owed": "max", "*": "count"}},
-    "top": {"operation": "filter",
-            "filters": {"sector": "non profit", "income": {"$gt": 250000}},
-            "columns": ["id", "state", "income", "tax_owed"],
-            "order_by": {"column": "income", "direction": "desc"}, "limit": 100},
-    "scan": {"operation": "filter", "filters": {"name": {"$contains": "77777"}},
-             "columns": ["id", "name", "filed_on"], "limit": 100},
+    "grouped": {
+        "operation": "filtered_aggregate",
+        "filters": {"year": {"$gte": 2020}, "state": {"$in": ["S01", "S07", "S13", "S21", "S42"]}},
+        "group_by": "sector",
+        "aggregations": {"income": "mean", "tax_owed": "max", "*": "count"},
+    },
+    "top": {
+        "operation": "filter",
+        "filters": {"sector": "non profit", "income": {"$gt": 250000}},
+        "columns": ["id", "state", "income", "tax_owed"],
+        "order_by": {"column": "income", "direction": "desc"},
+        "limit": 100,
+    },
+    "scan": {
+        "operation": "filter",
+        "filters": {"name": {"$contains": "77777"}},
+        "columns": ["id", "name", "filed_on"],
+        "limit": 100,
+    },
 }
 PATHS = ("duckdb", "pandas", "pandas-cols")
 
@@ -110,18 +126,21 @@ def make_file(path: Path, rows: int, seed: int = 0, chunk: int = 1_000_000) -> N
         for start in range(0, rows, chunk):
             n = min(chunk, rows - start)
             income = rng.lognormal(11.5, 1.0, n).round(2)
-            income_mask = rng.random(n) < 0.02          # 2% missing
-            table = pa.table({
-                "id": pa.array(np.arange(start, start + n, dtype=np.int64)),
-                "sector": pa.array(np.array(SECTORS)[rng.integers(0, len(SECTORS), n)]),
-                "state": pa.array(np.array(STATES)[rng.integers(0, len(STATES), n)]),
-                "year": pa.array(rng.integers(2015, 2025, n).astype(np.int64)),
-                "income": pa.array(income, mask=income_mask),
-                "tax_owed": pa.array((income * rng.uniform(0, 0.35, n)).round(2)),
-                "filed_on": pa.array(base + rng.integers(0, 3650, n).astype("timedelta64[D]")),
-                "name": pa.array(np.char.add("taxpayer-",
-                                             rng.integers(0, 10 ** 7, n).astype(str))),
-            })
+            income_mask = rng.random(n) < 0.02  # 2% missing
+            table = pa.table(
+                {
+                    "id": pa.array(np.arange(start, start + n, dtype=np.int64)),
+                    "sector": pa.array(np.array(SECTORS)[rng.integers(0, len(SECTORS), n)]),
+                    "state": pa.array(np.array(STATES)[rng.integers(0, len(STATES), n)]),
+                    "year": pa.array(rng.integers(2015, 2025, n).astype(np.int64)),
+                    "income": pa.array(income, mask=income_mask),
+                    "tax_owed": pa.array((income * rng.uniform(0, 0.35, n)).round(2)),
+                    "filed_on": pa.array(base + rng.integers(0, 3650, n).astype("timedelta64[D]")),
+                    "name": pa.array(
+                        np.char.add("taxpayer-", rng.integers(0, 10**7, n).astype(str))
+                    ),
+                }
+            )
             if writer is None:
                 writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
             writer.write_table(table, row_group_size=chunk)
@@ -170,13 +189,23 @@ def worker(path: str, query_name: str, how: str) -> dict:
         load = time.perf_counter() - t0
         result = execute_pandas(df, query, schema)
     total = time.perf_counter() - t0
-    return {"total_s": total, "load_s": load, "query_s": total - load,
-            "peak_mb": _rss_mb(), "base_mb": base, "records": result.records}
+    return {
+        "total_s": total,
+        "load_s": load,
+        "query_s": total - load,
+        "peak_mb": _rss_mb(),
+        "base_mb": base,
+        "records": result.records,
+    }
 
 
 def run_worker(path: Path, query_name: str, how: str) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--worker", str(path), query_name, how],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", str(path), query_name, how],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{query_name}/{how} failed:\n{proc.stderr}")
     return json.loads(proc.stdout)
@@ -218,15 +247,22 @@ def versions() -> str:
 
     import rowvoi
 
-    return (f"python {platform.python_version()}; rowvoi {rowvoi.__version__}; duckdb "
-            f"{duckdb.__version__}; pandas {pandas.__version__}; pyarrow "
-            f"{pyarrow.__version__}; numpy {numpy.__version__}")
+    return (
+        f"python {platform.python_version()}; rowvoi {rowvoi.__version__}; duckdb "
+        f"{duckdb.__version__}; pandas {pandas.__version__}; pyarrow "
+        f"{pyarrow.__version__}; numpy {numpy.__version__}"
+    )
 
 
 def git_commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -237,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", default=",".join(QUERIES))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "query.md")
-    parser.add_argument("--worker", nargs=3, metavar=("PATH", "QUERY", "HOW"),
-                        help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--worker", nargs=3, metavar=("PATH", "QUERY", "HOW"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(*args.worker)))
@@ -249,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         make_file(path, args.rows)
         print(f"wrote {path.name} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    size_mb = path.stat().st_size / 2 ** 20
+    size_mb = path.stat().st_size / 2**20
     names = [q for q in args.queries.split(",") if q]
     runs: dict[tuple[str, str], list[dict]] = {(q, h): [] for q in names for h in PATHS}
     for r in range(args.rounds):
@@ -257,8 +294,11 @@ def main(argv: list[str] | None = None) -> int:
             for how in PATHS:
                 got = run_worker(path, q, how)
                 runs[q, how].append(got)
-                print(f"round {r + 1} {q:8s} {how:12s} {got['total_s']:7.2f} s "
-                      f"{got['peak_mb']:8.0f} MB", file=sys.stderr)
+                print(
+                    f"round {r + 1} {q:8s} {how:12s} {got['total_s']:7.2f} s "
+                    f"{got['peak_mb']:8.0f} MB",
+                    file=sys.stderr,
+                )
 
     lines = [
         "# rowvoi.query benchmark: DuckDB vs pandas on a large Parquet file",
@@ -271,8 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         f"- git commit: {git_commit()}",
         f"- data: {args.rows:,} rows × 8 columns (id, sector, state, year, income, tax_owed, "
         f"filed_on, name), zstd Parquet, {size_mb:,.0f} MB, row groups of 1M rows, seed 0",
-        f"- rounds: {args.rounds}, interleaved; each run a fresh subprocess; medians "
-        "(min–max)",
+        f"- rounds: {args.rounds}, interleaved; each run a fresh subprocess; medians (min–max)",
         f"- command: `python bench/query.py{'' if args.rows == 10_000_000 else f' --rows {args.rows}'}"
         f"{'' if args.rounds == 3 else f' --rounds {args.rounds}'}`",
         "",
@@ -294,13 +333,19 @@ def main(argv: list[str] | None = None) -> int:
             m = statistics.median(x["peak_mb"] for x in got)
             agree = all(same(x["records"], duck[0]["records"]) for x in got)
             query_col = "–" if how == "duckdb" else fmt_s([x["query_s"] for x in got])
-            lines.append(f"| {q} | {how} | {fmt_s([x['total_s'] for x in got])} | {query_col} "
-                         f"| {fmt_mb([x['peak_mb'] for x in got])} | {t / d_time:.1f}× | "
-                         f"{m / d_mem:.1f}× | {'yes' if agree else 'NO'} | "
-                         f"{fmt_mb([x['base_mb'] for x in got])} |")
+            lines.append(
+                f"| {q} | {how} | {fmt_s([x['total_s'] for x in got])} | {query_col} "
+                f"| {fmt_mb([x['peak_mb'] for x in got])} | {t / d_time:.1f}× | "
+                f"{m / d_mem:.1f}× | {'yes' if agree else 'NO'} | "
+                f"{fmt_mb([x['base_mb'] for x in got])} |"
+            )
     worst = max(statistics.median(x["peak_mb"] for x in runs[q, "duckdb"]) for q in names)
-    lines += ["", f"Goal: the DuckDB path under 1 GB peak memory: "
-              f"{'met' if worst < 1024 else 'NOT met'} (worst median {worst:,.0f} MB).", ""]
+    lines += [
+        "",
+        f"Goal: the DuckDB path under 1 GB peak memory: "
+        f"{'met' if worst < 1024 else 'NOT met'} (worst median {worst:,.0f} MB).",
+        "",
+    ]
     lines += ["Queries:", ""]
     lines += [f"- `{q}`: `{json.dumps(QUERIES[q])}`" for q in names]
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -47,8 +47,7 @@ def context_case(n_chunks, n_claims, seed):
     chunks = [Chunk(i, tokens=int(t)) for i, t in zip(ids, tokens)]
     claims = [f"k{j}" for j in range(n_claims)]
     density = min(0.2, 4.0 / n_claims * 2)
-    frame = pd.DataFrame(rng.random((n_claims, n_chunks)) < density, index=claims,
-                         columns=ids)
+    frame = pd.DataFrame(rng.random((n_claims, n_chunks)) < density, index=claims, columns=ids)
     return chunks, claims, frame, dict(zip(ids, tokens.astype(float)))
 
 
@@ -105,47 +104,74 @@ def main() -> int:
         ours_t, sel = best_of(lambda: select_context(chunks, claims, frame))
         base_t, base = best_of(lambda: baseline_greedy(claims, frame, cost_map), 3)
         same = sorted(sel.chunks) == sorted(base)
-        rows.append(("select_context greedy", f"{n_chunks}x{n_claims}", ours_t, base_t,
-                     f"same chunks: {same}; cost {sel.total_cost:g}"))
+        rows.append(
+            (
+                "select_context greedy",
+                f"{n_chunks}x{n_claims}",
+                ours_t,
+                base_t,
+                f"same chunks: {same}; cost {sel.total_cost:g}",
+            )
+        )
         t0 = time.perf_counter()
-        ex = select_context(chunks, claims, frame, strategy="exact",
-                            time_limit=args.exact_time_limit)
+        ex = select_context(
+            chunks, claims, frame, strategy="exact", time_limit=args.exact_time_limit
+        )
         ex_t = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ilp = select_context(chunks, claims, frame, strategy="ilp",
-                             time_limit=args.exact_time_limit)
+        ilp = select_context(
+            chunks, claims, frame, strategy="ilp", time_limit=args.exact_time_limit
+        )
         ilp_t = time.perf_counter() - t0
-        rows.append(("select_context exact (vs ilp/CBC)", f"{n_chunks}x{n_claims}", ex_t,
-                     ilp_t, f"exact cost {ex.total_cost:g} optimal={ex.optimal}; "
-                            f"ilp cost {ilp.total_cost:g} optimal={ilp.optimal}; "
-                            f"greedy cost {sel.total_cost:g}"))
+        rows.append(
+            (
+                "select_context exact (vs ilp/CBC)",
+                f"{n_chunks}x{n_claims}",
+                ex_t,
+                ilp_t,
+                f"exact cost {ex.total_cost:g} optimal={ex.optimal}; "
+                f"ilp cost {ilp.total_cost:g} optimal={ilp.optimal}; "
+                f"greedy cost {sel.total_cost:g}",
+            )
+        )
     for n_cand, n_q in ((1000, 50), (100_000, 200)):
         answers, codes, prior, costs = question_case(n_cand, n_q, 11)
         ours_t, sug = best_of(lambda: next_question(answers, prior=prior, costs=costs))
         cost_arr = [costs[f"q{j}"] for j in range(n_q)]
         base_t, (b, _) = best_of(lambda: baseline_mi(answers, prior, cost_arr), 3)
-        rows.append(("next_question", f"{n_cand}x{n_q}", ours_t, base_t,
-                     f"same question: {sug.col == f'q{b}'}"))
+        rows.append(
+            (
+                "next_question",
+                f"{n_cand}x{n_q}",
+                ours_t,
+                base_t,
+                f"same question: {sug.col == f'q{b}'}",
+            )
+        )
 
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     lines = [
-        "# rowvoi RAG adapters benchmark", "",
+        "# rowvoi RAG adapters benchmark",
+        "",
         f"- date: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}",
-        f"- machine: {platform.platform()}; nproc {os.cpu_count()}; "
-        f"load {os.getloadavg()[0]:.2f}",
+        f"- machine: {platform.platform()}; nproc {os.cpu_count()}; load {os.getloadavg()[0]:.2f}",
         f"- rowvoi {rowvoi.__version__} at commit {commit}; numpy {np.__version__}; "
         f"pandas {pd.__version__}",
-        "- command: `python bench/rag.py`", "",
+        "- command: `python bench/rag.py`",
+        "",
         "Whole-call times (best of 5 ours, best of 3 baseline). The baseline is a plain",
         "Python/numpy implementation written in this script; for exact, the peer is",
-        f"pulp/CBC ILP (time limit {args.exact_time_limit:g} s each).", "",
+        f"pulp/CBC ILP (time limit {args.exact_time_limit:g} s each).",
+        "",
         "| case | size | ours | baseline | ratio | notes |",
         "|---|---|---:|---:|---:|---|",
     ]
     for name, size, a, b, note in rows:
-        lines.append(f"| {name} | {size} | {a * 1e3:.2f} ms | {b * 1e3:.2f} ms | "
-                     f"{b / a:.1f}x | {note} |")
+        lines.append(
+            f"| {name} | {size} | {a * 1e3:.2f} ms | {b * 1e3:.2f} ms | {b / a:.1f}x | {note} |"
+        )
     text = "\n".join(lines) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(text)

@@ -22,8 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULTS = dict(n_docs=1_000_000, vocab=500_000, zipf_s=1.0, mean_len=45,
-                n_queries=10_000, query_terms=5, seed=20240601)
+DEFAULTS = dict(
+    n_docs=1_000_000,
+    vocab=500_000,
+    zipf_s=1.0,
+    mean_len=45,
+    n_queries=10_000,
+    query_terms=5,
+    seed=20240601,
+)
 
 
 def word(rank: int) -> str:
@@ -49,16 +56,21 @@ class Corpus:
 
 def _zipf_sampler(vocab: int, s: float):
     ranks = np.arange(1, vocab + 1, dtype=np.float64)
-    p = ranks ** -s
+    p = ranks**-s
     cdf = np.cumsum(p)
     cdf /= cdf[-1]
     return cdf
 
 
-def generate(n_docs: int = DEFAULTS["n_docs"], vocab: int = DEFAULTS["vocab"],
-             zipf_s: float = DEFAULTS["zipf_s"], mean_len: int = DEFAULTS["mean_len"],
-             n_queries: int = DEFAULTS["n_queries"], query_terms: int = DEFAULTS["query_terms"],
-             seed: int = DEFAULTS["seed"]) -> Corpus:
+def generate(
+    n_docs: int = DEFAULTS["n_docs"],
+    vocab: int = DEFAULTS["vocab"],
+    zipf_s: float = DEFAULTS["zipf_s"],
+    mean_len: int = DEFAULTS["mean_len"],
+    n_queries: int = DEFAULTS["n_queries"],
+    query_terms: int = DEFAULTS["query_terms"],
+    seed: int = DEFAULTS["seed"],
+) -> Corpus:
     rng = np.random.default_rng(seed)
     cdf = _zipf_sampler(vocab, zipf_s)
     words = np.array([word(r) for r in range(vocab)], dtype=object)
@@ -79,22 +91,34 @@ def generate(n_docs: int = DEFAULTS["n_docs"], vocab: int = DEFAULTS["vocab"],
             if t not in picked:
                 picked.append(t)
         queries.append(" ".join(words[picked]))
-    params = dict(n_docs=n_docs, vocab=vocab, zipf_s=zipf_s, mean_len=mean_len,
-                  n_queries=n_queries, query_terms=query_terms, seed=seed,
-                  total_tokens=total)
+    params = dict(
+        n_docs=n_docs,
+        vocab=vocab,
+        zipf_s=zipf_s,
+        mean_len=mean_len,
+        n_queries=n_queries,
+        query_terms=query_terms,
+        seed=seed,
+        total_tokens=total,
+    )
     return Corpus(docs, queries, params)
 
 
-def uniform_queries(n_queries: int = DEFAULTS["n_queries"], top: int = 10_000,
-                    query_terms: int = DEFAULTS["query_terms"],
-                    seed: int = DEFAULTS["seed"] + 2) -> list[str]:
+def uniform_queries(
+    n_queries: int = DEFAULTS["n_queries"],
+    top: int = 10_000,
+    query_terms: int = DEFAULTS["query_terms"],
+    seed: int = DEFAULTS["seed"] + 2,
+) -> list[str]:
     """Queries of distinct words drawn uniformly from the `top` most frequent
     ranks: mid-frequency terms (document frequency from about 330 to most
     documents at the default sizes) instead of the corpus distribution's
     heavy head."""
     rng = np.random.default_rng(seed)
-    return [" ".join(word(int(r)) for r in rng.choice(top, query_terms, replace=False))
-            for _ in range(n_queries)]
+    return [
+        " ".join(word(int(r)) for r in rng.choice(top, query_terms, replace=False))
+        for _ in range(n_queries)
+    ]
 
 
 def load_or_generate(cache_dir: str | None = None, **kw) -> Corpus:
@@ -109,7 +133,7 @@ def load_or_generate(cache_dir: str | None = None, **kw) -> Corpus:
         with open(path, encoding="ascii") as f:
             lines = f.read().split("\n")
         nd = p["n_docs"]
-        docs, queries = lines[:nd], lines[nd:nd + p["n_queries"]]
+        docs, queries = lines[:nd], lines[nd : nd + p["n_queries"]]
         params = dict(p)
         params["total_tokens"] = sum(d.count(" ") + 1 for d in docs)
         return Corpus(docs, queries, params)

@@ -29,21 +29,34 @@ SCRIPT = {
     # The first plan for this question uses a column that does not exist
     # ("tax_rate"); the planner fixes it once it sees the refusal.
     "Average income of non-profits and corporations in 2022?": [
-        {"operation": "filtered_aggregate",
-         "filters": {"year": 2022, "entity_type": {"$in": ["non-profit", "corporation"]}},
-         "group_by": "entity_type", "aggregations": {"income": "mean", "tax_rate": "mean"}},
-        {"operation": "filtered_aggregate",
-         "filters": {"year": 2022, "entity_type": {"$in": ["non-profit", "corporation"]}},
-         "group_by": "entity_type", "aggregations": {"income": "mean", "tax_owed": "max"}},
+        {
+            "operation": "filtered_aggregate",
+            "filters": {"year": 2022, "entity_type": {"$in": ["non-profit", "corporation"]}},
+            "group_by": "entity_type",
+            "aggregations": {"income": "mean", "tax_rate": "mean"},
+        },
+        {
+            "operation": "filtered_aggregate",
+            "filters": {"year": 2022, "entity_type": {"$in": ["non-profit", "corporation"]}},
+            "group_by": "entity_type",
+            "aggregations": {"income": "mean", "tax_owed": "max"},
+        },
     ],
     "Which taxpayers in New York owe the most?": [
-        {"operation": "filter", "filters": {"state": "ny", "tax_owed": {"$gt": 0}},
-         "columns": ["taxpayer_id", "entity_type", "tax_owed"],
-         "order_by": {"column": "tax_owed", "direction": "desc"}, "limit": 3},
+        {
+            "operation": "filter",
+            "filters": {"state": "ny", "tax_owed": {"$gt": 0}},
+            "columns": ["taxpayer_id", "entity_type", "tax_owed"],
+            "order_by": {"column": "tax_owed", "direction": "desc"},
+            "limit": 3,
+        },
     ],
     "How many returns were filed, per state?": [
-        {"operation": "aggregate", "group_by": "state",
-         "aggregations": ["count", {"agg": "count", "column": "filed_on"}]},
+        {
+            "operation": "aggregate",
+            "group_by": "state",
+            "aggregations": ["count", {"agg": "count", "column": "filed_on"}],
+        },
     ],
 }
 
@@ -62,9 +75,15 @@ class ScriptedPlanner:
 
 def main() -> None:
     df = pd.read_csv(DATA)
-    schema = QuerySchema.from_frame(df, types={"entity_type": "categorical",
-                                               "state": "categorical", "filed_on": "date",
-                                               "taxpayer_id": "text"})
+    schema = QuerySchema.from_frame(
+        df,
+        types={
+            "entity_type": "categorical",
+            "state": "categorical",
+            "filed_on": "date",
+            "taxpayer_id": "text",
+        },
+    )
     # Narrow the inferred schema: ids may be shown but not filtered on.
     schema = schema.with_column("taxpayer_id", operators=["$eq"], aggregations=["count"])
     planner = ScriptedPlanner(SCRIPT)

@@ -1,7 +1,7 @@
 """Render man/rowvoi.1 from the argparse parser (needs argparse-manpage).
 
-    python scripts/manpage.py            # rewrite man/rowvoi.1
-    python scripts/manpage.py --check    # exit 1 if man/rowvoi.1 is stale
+python scripts/manpage.py            # rewrite man/rowvoi.1
+python scripts/manpage.py --check    # exit 1 if man/rowvoi.1 is stale
 """
 
 from __future__ import annotations
@@ -24,9 +24,13 @@ def render() -> str:
     parser.man_short_description = "value of information over candidate rows"
     text = str(Manpage(parser, format="single-commands-section"))
     # argparse-manpage stamps today's date; pin the header to the version.
-    return re.sub(r'^\.TH ROWVOI "1" "[^"]*" "[^"]*" "[^"]*"',
-                  f'.TH ROWVOI "1" "" "rowvoi {__version__}" "User Commands"', text,
-                  count=1, flags=re.M)
+    return re.sub(
+        r'^\.TH ROWVOI "1" "[^"]*" "[^"]*" "[^"]*"',
+        f'.TH ROWVOI "1" "" "rowvoi {__version__}" "User Commands"',
+        text,
+        count=1,
+        flags=re.M,
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -12,11 +12,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define RV__PRINTF(f, a) __attribute__((format(printf, f, a)))
-#  define RV__LIKELY(x) __builtin_expect(!!(x), 1)
-#  define RV__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define RV__LIKELY(x)    __builtin_expect(!!(x), 1)
+#  define RV__UNLIKELY(x)  __builtin_expect(!!(x), 0)
 #else
 #  define RV__PRINTF(f, a)
-#  define RV__LIKELY(x) (x)
+#  define RV__LIKELY(x)   (x)
 #  define RV__UNLIKELY(x) (x)
 #endif
 
@@ -35,10 +35,10 @@
 #    define RV__TSAN 1
 #  endif
 #endif
-#if defined(__x86_64__) && defined(__linux__) && !defined(RV_NO_MULTIVERSION) \
-    && !defined(RV__TSAN) && defined(__GNUC__) && !defined(__clang__)
-#  define RV__HOT_CLONES \
-    __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
+#if defined(__x86_64__) && defined(__linux__) && !defined(RV_NO_MULTIVERSION) &&                   \
+    !defined(RV__TSAN) && defined(__GNUC__) && !defined(__clang__)
+#  define RV__HOT_CLONES                                                                           \
+      __attribute__((target_clones("arch=x86-64-v3", "arch=x86-64-v2", "default")))
 #else
 #  define RV__HOT_CLONES
 #endif
@@ -131,7 +131,10 @@ static inline unsigned rv__ctz64(uint64_t x) {
     return (unsigned)__builtin_ctzll(x);
 #else
     unsigned n = 0;
-    while (!(x & 1u)) { x >>= 1; n++; }
+    while (!(x & 1u)) {
+        x >>= 1;
+        n++;
+    }
     return n;
 #endif
 }
@@ -140,8 +143,7 @@ static inline unsigned rv__ctz64(uint64_t x) {
 ** (dens > 0) with a relative tolerance, so that values equal up to rounding
 ** count as ties and the earlier candidate keeps its place.  Returns 1 when a
 ** is strictly better. */
-static inline int rv__ratio_better(double a_num, double a_den, double b_num,
-                                   double b_den) {
+static inline int rv__ratio_better(double a_num, double a_den, double b_num, double b_den) {
     double lhs = a_num * b_den, rhs = b_num * a_den;
     double scale = (lhs > rhs ? lhs : rhs);
     if (scale < 0) scale = -scale;

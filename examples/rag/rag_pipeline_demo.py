@@ -56,22 +56,29 @@ class KeywordJudge:
     CUES = {"price": ("$40",), "release": ("4.2",), "sso": ("sso",)}
 
     def judge(self, chunks, claims):
-        return {c: {cid for cid, text in chunks
-                    if any(cue in text.lower() for cue in self.CUES[c])} for c in claims}
+        return {
+            c: {cid for cid, text in chunks if any(cue in text.lower() for cue in self.CUES[c])}
+            for c in claims
+        }
 
 
 def context_demo() -> None:
     print("1. Minimal sufficient context")
     extractor, judge = KeywordExtractor(), KeywordJudge()
     assert isinstance(extractor, ClaimExtractor) and isinstance(judge, SupportJudge)
-    selection = extract_and_select(QUERY, CHUNKS, extractor=extractor, judge=judge,
-                                   strategy="exact")
+    selection = extract_and_select(
+        QUERY, CHUNKS, extractor=extractor, judge=judge, strategy="exact"
+    )
     print(f"   claims: {KeywordExtractor().extract(QUERY)}")
-    print(f"   chunks: {sorted(selection.chunks)}  ({selection.total_cost:g} tokens, "
-          f"{selection.coverage:.0%} of claims, optimal={selection.optimal})")
+    print(
+        f"   chunks: {sorted(selection.chunks)}  ({selection.total_cost:g} tokens, "
+        f"{selection.coverage:.0%} of claims, optimal={selection.optimal})"
+    )
     top_by_length = sorted(CHUNKS, key=lambda c: -c.tokens)[:2]
-    print(f"   (the two biggest 'catch-all' chunks would cost "
-          f"{sum(c.tokens for c in top_by_length)} tokens)")
+    print(
+        f"   (the two biggest 'catch-all' chunks would cost "
+        f"{sum(c.tokens for c in top_by_length)} tokens)"
+    )
     claims = extractor.extract(QUERY)
     support = judge.judge([(c.id, c.text) for c in CHUNKS], claims)
     path = plan_context_path(CHUNKS, claims, support)
@@ -97,8 +104,10 @@ def question_demo() -> None:
     state = observe_answer(state, answers, best.col, "self", noise=0.02)
     follow = next_question(answers, state=state, costs=costs)
     state = observe_answer(state, answers, follow.col, "v3", noise=0.02)
-    print(f"   after answers 'self' and 'v3': posterior "
-          f"{state.posterior.round(3).tolist()} -> candidate {int(state.posterior.argmax())}")
+    print(
+        f"   after answers 'self' and 'v3': posterior "
+        f"{state.posterior.round(3).tolist()} -> candidate {int(state.posterior.argmax())}"
+    )
 
 
 class ScriptedRunner:
@@ -120,16 +129,24 @@ def retrieval_demo() -> None:
     }
     runner = ScriptedRunner(outcomes)
     assert isinstance(runner, ProbeRunner)
-    session = RetrievalSession(outcomes, runner=runner, prior=[0.20, 0.15, 0.45, 0.20],
-                               costs={"bm25": 1.0, "metadata:version": 1.0, "rerank": 12.0},
-                               noise=0.05)
+    session = RetrievalSession(
+        outcomes,
+        runner=runner,
+        prior=[0.20, 0.15, 0.45, 0.20],
+        costs={"bm25": 1.0, "metadata:version": 1.0, "rerank": 12.0},
+        noise=0.05,
+    )
     session.run(StopRules(epsilon_posterior=0.15, target_unique=False))
     for step in session.history:
-        print(f"   probe {step.probe!r}: got {step.outcome!r}, expected "
-              f"{step.expected_voi:.3f} bits, realised {step.realized_gain:.3f}")
-    print(f"   best candidate {session.best_candidate} at "
-          f"{session.state.max_posterior:.0%} after cost {session.cumulative_cost:g} "
-          f"({session.stop_reason})")
+        print(
+            f"   probe {step.probe!r}: got {step.outcome!r}, expected "
+            f"{step.expected_voi:.3f} bits, realised {step.realized_gain:.3f}"
+        )
+    print(
+        f"   best candidate {session.best_candidate} at "
+        f"{session.state.max_posterior:.0%} after cost {session.cumulative_cost:g} "
+        f"({session.stop_reason})"
+    )
 
 
 if __name__ == "__main__":

@@ -81,11 +81,10 @@ RV_API rv_status rv_belief_entropy(const double *weights, size_t n, double *out 
 ** n == 0) or a posterior weight that is NaN, infinite or negative.
 ** Ownership: borrows everything.  Since: 0.1
 */
-RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior,
-                                  size_t n, int32_t value,
-                                  uint64_t *kept,          /* OUT: n slots */
-                                  double *out_posterior,   /* OUT: n slots */
-                                  size_t *n_kept /* OUT */);         /* OUT */
+RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t n,
+                                  int32_t value, uint64_t *kept, /* OUT: n slots */
+                                  double *out_posterior,         /* OUT: n slots */
+                                  size_t *n_kept /* OUT */);     /* OUT */
 
 /*
 ** Soft evidence: out[i] = posterior[i] * likelihoods[i] / sum_j (same).
@@ -101,9 +100,8 @@ RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior,
 ** narrowed), including n == 0.  On failure out is left untouched.
 ** Ownership: borrows everything.  Since: 0.1
 */
-RV_API rv_status rv_belief_reweight(const double *posterior,
-                                    const double *likelihoods, size_t n,
-                                    double *out /* OUT */);            /* OUT: n slots */
+RV_API rv_status rv_belief_reweight(const double *posterior, const double *likelihoods, size_t n,
+                                    double *out /* OUT */); /* OUT: n slots */
 
 /*
 ** Likelihood of observing value in one column, for each candidate, under the
@@ -122,23 +120,22 @@ RV_API rv_status rv_belief_reweight(const double *posterior,
 ** O(n) scratch when noise > 0).
 ** Ownership: borrows codes.  Since: 0.1
 */
-RV_API rv_status rv_belief_likelihood(const int32_t *codes, size_t n,
-                                      int32_t value, double noise,
-                                      double *out /* OUT */);          /* OUT: n slots */
+RV_API rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value, double noise,
+                                      double *out /* OUT */); /* OUT: n slots */
 
 /*
 ** Options of rv_belief_mi.  Initialise with rv_belief_options_init (or pass
 ** NULL for the defaults), then set what you need.
 */
 typedef struct rv_belief_options {
-    double noise;           /* noise level in [0, 1); default 0 (exact) */
-    const double *costs;    /* n_cols costs, finite and > 0, or NULL (1.0
+    double noise;            /* noise level in [0, 1); default 0 (exact) */
+    const double *costs;     /* n_cols costs, finite and > 0, or NULL (1.0
                                each); only the choice of *best uses them */
-    unsigned n_threads;     /* threads, the calling one included: 0 (the
+    unsigned n_threads;      /* threads, the calling one included: 0 (the
                                default) means one per online CPU, or just
                                the calling thread for small inputs (under
                                about 4 million candidate-column cells) */
-    rv_progress_fn progress;    /* optional; called on the calling thread
+    rv_progress_fn progress; /* optional; called on the calling thread
                                    with (columns done, n_cols), at least
                                    once per call; a nonzero return stops
                                    with RV_E_INTERRUPTED */
@@ -187,15 +184,13 @@ RV_API void rv_belief_options_init(rv_belief_options *opt /* OUT */);
 ** Ownership: borrows everything.  Thread-safety: reentrant.  Since: 0.1
 */
 RV_API rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
-                              const uint64_t *rows, size_t n_cand,
-                              const double *posterior,
-                              const rv_belief_options *opt,
-                              double *mi,           /* OUT: n_cols */
-                              double *h_col,        /* OUT: n_cols, or NULL */
-                              uint64_t *n_values,   /* OUT: n_cols, or NULL */
-                              uint64_t *pairs,      /* OUT: n_cols, or NULL */
-                              double *h_rows,       /* OUT, or NULL */
-                              uint32_t *best /* OUT */);      /* OUT, or NULL */
+                              const uint64_t *rows, size_t n_cand, const double *posterior,
+                              const rv_belief_options *opt, double *mi, /* OUT: n_cols */
+                              double *h_col,                            /* OUT: n_cols, or NULL */
+                              uint64_t *n_values,                       /* OUT: n_cols, or NULL */
+                              uint64_t *pairs,                          /* OUT: n_cols, or NULL */
+                              double *h_rows,                           /* OUT, or NULL */
+                              uint32_t *best /* OUT */);                /* OUT, or NULL */
 
 #ifdef __cplusplus
 }

@@ -142,8 +142,8 @@ RV_API rv_status rv_bm25_params_check(const rv_bm25_params *params);
 ** NULL out; RV_E_NOMEM.  Free with rv_bm25_free.
 ** Since: 0.1
 */
-RV_API rv_status rv_bm25_create(const rv_analyzer_options *analyzer,
-                                const rv_bm25_params *params, rv_bm25 **out /* OUT */);
+RV_API rv_status rv_bm25_create(const rv_analyzer_options *analyzer, const rv_bm25_params *params,
+                                rv_bm25 **out /* OUT */);
 
 /* Free an index.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_bm25_free(rv_bm25 *index);
@@ -167,11 +167,9 @@ RV_API void rv_bm25_free(rv_bm25 *index);
 ** RV_E_INTERRUPTED; RV_E_NOMEM.  Ownership: copies what it keeps.
 ** Needs exclusive access.  Since: 0.1
 */
-RV_API rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs,
-                             const char *const *texts, const size_t *lens,
-                             const int64_t *ids,
-                             rv_progress_fn progress, void *progress_ctx,
-                             int64_t *assigned /* OUT */);
+RV_API rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs, const char *const *texts,
+                             const size_t *lens, const int64_t *ids, rv_progress_fn progress,
+                             void *progress_ctx, int64_t *assigned /* OUT */);
 
 /*
 ** Delete documents by caller id: they leave the results and the collection
@@ -205,17 +203,17 @@ RV_API rv_status rv_bm25_get_analyzer(const rv_bm25 *index, rv_analyzer_options 
 
 /* Sizes and statistics of an index. */
 typedef struct rv_bm25_info {
-    uint64_t n_docs;        /* documents held: live + deleted not compacted */
-    uint64_t n_live;        /* documents searchable */
-    uint64_t n_tombstoned;  /* deleted, postings still stored */
-    uint64_t n_stats_docs;  /* N of the formulas: the live documents */
-    uint64_t total_len;     /* sum of dl over those documents */
-    double avgdl;           /* total_len / n_stats_docs (0 when empty) */
-    uint64_t n_terms;       /* distinct terms in the dictionary */
-    uint64_t n_postings;    /* (term, document) pairs stored */
-    uint64_t n_segments;    /* posting-list segments (compact makes one) */
-    uint64_t memory_bytes;  /* heap bytes held by the index */
-    int64_t next_id;        /* the id an add without ids would use next */
+    uint64_t n_docs;       /* documents held: live + deleted not compacted */
+    uint64_t n_live;       /* documents searchable */
+    uint64_t n_tombstoned; /* deleted, postings still stored */
+    uint64_t n_stats_docs; /* N of the formulas: the live documents */
+    uint64_t total_len;    /* sum of dl over those documents */
+    double avgdl;          /* total_len / n_stats_docs (0 when empty) */
+    uint64_t n_terms;      /* distinct terms in the dictionary */
+    uint64_t n_postings;   /* (term, document) pairs stored */
+    uint64_t n_segments;   /* posting-list segments (compact makes one) */
+    uint64_t memory_bytes; /* heap bytes held by the index */
+    int64_t next_id;       /* the id an add without ids would use next */
 } rv_bm25_info;
 
 /* Since: 0.1 */
@@ -250,9 +248,8 @@ typedef struct rv_bm25_search_info {
 ** Ownership: borrows everything for the call.
 ** Thread-safety: concurrent searches OK.  Since: 0.1
 */
-RV_API rv_status rv_bm25_search(const rv_bm25 *index, const char *query,
-                                size_t len, size_t k, unsigned flags,
-                                const rv_idset *filter, int64_t *ids /* OUT */,
+RV_API rv_status rv_bm25_search(const rv_bm25 *index, const char *query, size_t len, size_t k,
+                                unsigned flags, const rv_idset *filter, int64_t *ids /* OUT */,
                                 float *scores /* OUT */, size_t *n_found /* OUT */,
                                 rv_bm25_search_info *info /* OUT */);
 
@@ -261,9 +258,8 @@ RV_API rv_status rv_bm25_search(const rv_bm25 *index, const char *query,
 ** rv_bm25_search otherwise; RV_E_RANGE for a term id >= the number of terms.
 ** Since: 0.1
 */
-RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index,
-                                      const uint32_t *term_ids, size_t n_terms,
-                                      size_t k, unsigned flags,
+RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index, const uint32_t *term_ids,
+                                      size_t n_terms, size_t k, unsigned flags,
                                       const rv_idset *filter, int64_t *ids /* OUT */,
                                       float *scores /* OUT */, size_t *n_found /* OUT */,
                                       rv_bm25_search_info *info /* OUT */);
@@ -281,10 +277,8 @@ RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index,
 ** Since: 0.1
 */
 RV_API rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
-                                      const char *const *queries,
-                                      const size_t *lens, size_t k,
-                                      unsigned flags, const rv_idset *filter,
-                                      unsigned n_threads,
+                                      const char *const *queries, const size_t *lens, size_t k,
+                                      unsigned flags, const rv_idset *filter, unsigned n_threads,
                                       rv_progress_fn progress, void *progress_ctx,
                                       int64_t *ids /* OUT */, float *scores /* OUT */,
                                       uint32_t *n_found /* OUT */);
@@ -292,11 +286,11 @@ RV_API rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
 /* One row of rv_bm25_explain. */
 typedef struct rv_bm25_explain_row {
     uint32_t term_id;
-    uint32_t qtf;       /* times the term occurs in the query */
-    uint32_t tf;        /* times it occurs in the document (0: absent) */
-    uint64_t df;        /* documents containing it (statistics) */
-    double idf;         /* the variant's idf */
-    float weight;       /* w(t, d), single precision as scored; 0 if absent */
+    uint32_t qtf;        /* times the term occurs in the query */
+    uint32_t tf;         /* times it occurs in the document (0: absent) */
+    uint64_t df;         /* documents containing it (statistics) */
+    double idf;          /* the variant's idf */
+    float weight;        /* w(t, d), single precision as scored; 0 if absent */
     double contribution; /* qtf * weight */
 } rv_bm25_explain_row;
 
@@ -312,8 +306,7 @@ typedef struct rv_bm25_explain_row {
 ** rv_bm25_search.
 ** Since: 0.1
 */
-RV_API rv_status rv_bm25_explain(const rv_bm25 *index, const char *query,
-                                 size_t len, int64_t id,
+RV_API rv_status rv_bm25_explain(const rv_bm25 *index, const char *query, size_t len, int64_t id,
                                  rv_bm25_explain_row *rows /* OUT */, size_t capacity,
                                  size_t *n_rows /* OUT */, float *score /* OUT */,
                                  uint32_t *doc_len /* OUT */);
@@ -326,23 +319,22 @@ RV_API rv_status rv_bm25_explain(const rv_bm25 *index, const char *query,
 ** out of range; RV_E_INVALID_ARG for NULL pointers.
 ** Since: 0.1
 */
-RV_API rv_status rv_bm25_lookup(const rv_bm25 *index, const char *term,
-                                size_t len, uint32_t *term_id /* OUT */, int *found /* OUT */);
-RV_API rv_status rv_bm25_term(const rv_bm25 *index, uint32_t term_id,
-                              const char **term, size_t *len /* OUT */);
-RV_API rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id,
-                                  uint64_t *df /* OUT */);
+RV_API rv_status rv_bm25_lookup(const rv_bm25 *index, const char *term, size_t len,
+                                uint32_t *term_id /* OUT */, int *found /* OUT */);
+RV_API rv_status rv_bm25_term(const rv_bm25 *index, uint32_t term_id, const char **term,
+                              size_t *len /* OUT */);
+RV_API rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id, uint64_t *df /* OUT */);
 
 /* Document state, from rv_bm25_doc. */
-#define RV_BM25_DOC_LIVE 0
+#define RV_BM25_DOC_LIVE       0
 #define RV_BM25_DOC_TOMBSTONED 1 /* deleted, postings still stored */
-#define RV_BM25_DOC_PURGED 2     /* deleted, postings dropped by a merge */
+#define RV_BM25_DOC_PURGED     2 /* deleted, postings dropped by a merge */
 
 /* Length (terms after analysis) and state of the latest document filed
 ** under caller id `id` (a deleted one until compaction forgets it).
 ** RV_E_RANGE for an id not in the index.  Since: 0.1 */
-RV_API rv_status rv_bm25_doc(const rv_bm25 *index, int64_t id,
-                             uint32_t *doc_len /* OUT */, int *state /* OUT */);
+RV_API rv_status rv_bm25_doc(const rv_bm25 *index, int64_t id, uint32_t *doc_len /* OUT */,
+                             int *state /* OUT */);
 
 /* Is a live document filed under id?  0 or 1 (0 for NULL).  O(1).
 ** Since: 0.1 */
@@ -388,8 +380,8 @@ RV_API rv_status rv_bm25_load(const char *path, rv_bm25 **out /* OUT */);
 /* The same, from and to memory.  rv_bm25_save_buffer writes at most
 ** capacity bytes and sets *size to the bytes needed (RV_E_SHAPE when
 ** capacity is too small; buf may be NULL with capacity 0 to ask).  Since: 0.1 */
-RV_API rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf,
-                                     size_t capacity, size_t *size /* OUT */);
+RV_API rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf, size_t capacity,
+                                     size_t *size /* OUT */);
 RV_API rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out /* OUT */);
 
 #ifdef __cplusplus

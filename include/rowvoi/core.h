@@ -57,18 +57,18 @@ extern "C" {
 */
 typedef enum rv_status {
     RV_OK = 0,
-    RV_E_INVALID_ARG = 1,  /* an argument is NULL, NaN, negative, ... */
-    RV_E_NOMEM = 2,        /* an allocation failed */
-    RV_E_SHAPE = 3,        /* array sizes disagree */
-    RV_E_RANGE = 4,        /* an index or size is out of its range */
-    RV_E_STATE = 5,        /* the handle is not in a state that allows this */
-    RV_E_CORRUPT = 6,      /* a file or buffer failed its integrity checks */
-    RV_E_VERSION = 7,      /* a file was written by another format version */
-    RV_E_IO = 8,           /* reading or writing a file failed */
-    RV_E_INTERRUPTED = 9,  /* a progress callback asked to stop */
-    RV_E_INFEASIBLE = 10,  /* the problem has no solution (e.g. uncoverable) */
-    RV_E_TIMEOUT = 11,     /* a time limit ran out; see the function's note */
-    RV_E_INTERNAL = 99     /* an invariant broke: a bug, please report */
+    RV_E_INVALID_ARG = 1, /* an argument is NULL, NaN, negative, ... */
+    RV_E_NOMEM = 2,       /* an allocation failed */
+    RV_E_SHAPE = 3,       /* array sizes disagree */
+    RV_E_RANGE = 4,       /* an index or size is out of its range */
+    RV_E_STATE = 5,       /* the handle is not in a state that allows this */
+    RV_E_CORRUPT = 6,     /* a file or buffer failed its integrity checks */
+    RV_E_VERSION = 7,     /* a file was written by another format version */
+    RV_E_IO = 8,          /* reading or writing a file failed */
+    RV_E_INTERRUPTED = 9, /* a progress callback asked to stop */
+    RV_E_INFEASIBLE = 10, /* the problem has no solution (e.g. uncoverable) */
+    RV_E_TIMEOUT = 11,    /* a time limit ran out; see the function's note */
+    RV_E_INTERNAL = 99    /* an invariant broke: a bug, please report */
 } rv_status;
 
 /*
@@ -187,12 +187,10 @@ RV_API rv_status rv_idset_ids(const rv_idset *set, int64_t *out /* OUT */, size_
 RV_API uint64_t rv_bitset_count(const uint64_t *a, size_t nwords);
 
 /* Number of bits set in a and not set in b.  Since: 0.1 */
-RV_API uint64_t rv_bitset_count_andnot(const uint64_t *a, const uint64_t *b,
-                                       size_t nwords);
+RV_API uint64_t rv_bitset_count_andnot(const uint64_t *a, const uint64_t *b, size_t nwords);
 
 /* Number of bits set in both a and b.  Since: 0.1 */
-RV_API uint64_t rv_bitset_count_and(const uint64_t *a, const uint64_t *b,
-                                    size_t nwords);
+RV_API uint64_t rv_bitset_count_and(const uint64_t *a, const uint64_t *b, size_t nwords);
 
 #ifdef __cplusplus
 }

@@ -36,10 +36,9 @@ typedef struct rv_cover rv_cover;
 ** Ownership: copies everything; free the result with rv_cover_free.
 ** Since: 0.1
 */
-RV_API rv_status rv_cover_create(size_t n_elements, size_t n_sets,
-                                 const uint64_t *offsets,
-                                 const uint32_t *elements,
-                                 const double *costs, rv_cover **out /* OUT */);
+RV_API rv_status rv_cover_create(size_t n_elements, size_t n_sets, const uint64_t *offsets,
+                                 const uint32_t *elements, const double *costs,
+                                 rv_cover **out /* OUT */);
 
 /*
 ** Create the row-pair universe of a key problem.        CONSTRUCTOR: rv_cover
@@ -54,9 +53,9 @@ RV_API rv_status rv_cover_create(size_t n_elements, size_t n_sets,
 ** Ownership: copies what it needs; free with rv_cover_free.
 ** Since: 0.1
 */
-RV_API rv_status rv_cover_create_pairs(const int32_t *codes, size_t n_rows,
-                                       size_t n_cols, const double *costs,
-                                       uint64_t max_bytes, rv_cover **out /* OUT */);
+RV_API rv_status rv_cover_create_pairs(const int32_t *codes, size_t n_rows, size_t n_cols,
+                                       const double *costs, uint64_t max_bytes,
+                                       rv_cover **out /* OUT */);
 
 /* Free a problem.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_cover_free(rv_cover *p);
@@ -83,9 +82,8 @@ RV_API rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts /* 
 ** >= n_sets.
 ** Since: 0.1
 */
-RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel,
-                                  size_t n_sel, uint8_t *mask /* OUT */,
-                                  uint64_t *n_covered /* OUT */);
+RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t n_sel,
+                                  uint8_t *mask /* OUT */, uint64_t *n_covered /* OUT */);
 
 /*
 ** Distinct elements.  Elements covered by exactly the same sets are
@@ -116,14 +114,14 @@ typedef enum rv_cover_strategy {
 */
 typedef struct rv_cover_options {
     rv_cover_strategy strategy;
-    uint64_t n_required;   /* elements the cover must reach; the default,
+    uint64_t n_required;     /* elements the cover must reach; the default,
                               RV_COVER_ALL, means every coverable element */
-    double time_limit;     /* seconds; <= 0 means none */
-    uint64_t seed;         /* SA/GA/hybrid: same seed, same answer */
-    uint32_t iterations;   /* SA moves (0: 2000 * n_sets, at least 20000) */
-    uint32_t population;   /* GA population (0: 40) */
-    uint32_t generations;  /* GA generations (0: 300) */
-    rv_progress_fn progress;   /* optional; nonzero return interrupts */
+    double time_limit;       /* seconds; <= 0 means none */
+    uint64_t seed;           /* SA/GA/hybrid: same seed, same answer */
+    uint32_t iterations;     /* SA moves (0: 2000 * n_sets, at least 20000) */
+    uint32_t population;     /* GA population (0: 40) */
+    uint32_t generations;    /* GA generations (0: 300) */
+    rv_progress_fn progress; /* optional; nonzero return interrupts */
     void *progress_ctx;
 } rv_cover_options;
 
@@ -134,11 +132,11 @@ RV_API void rv_cover_options_init(rv_cover_options *opt /* OUT */);
 
 /* What rv_cover_solve found out. */
 typedef struct rv_cover_info {
-    double cost;        /* total cost of the selection */
-    uint64_t covered;   /* elements it covers */
-    int optimal;        /* 1 only when the exact solver proved optimality */
-    uint64_t work;      /* B&B nodes, SA moves or GA evaluations */
-    double seconds;     /* wall time spent */
+    double cost;      /* total cost of the selection */
+    uint64_t covered; /* elements it covers */
+    int optimal;      /* 1 only when the exact solver proved optimality */
+    uint64_t work;    /* B&B nodes, SA moves or GA evaluations */
+    double seconds;   /* wall time spent */
 } rv_cover_info;
 
 /*
@@ -182,8 +180,7 @@ typedef enum rv_path_objective {
 ** RV_E_SHAPE when capacity < n_sets.
 ** Since: 0.1
 */
-RV_API rv_status rv_cover_plan_path(const rv_cover *p,
-                                    rv_path_objective objective,
+RV_API rv_status rv_cover_plan_path(const rv_cover *p, rv_path_objective objective,
                                     const double *weights, uint32_t *order /* OUT */,
                                     uint64_t *newly_covered /* OUT */, double *gain /* OUT */,
                                     size_t capacity, size_t *n_steps /* OUT */);
@@ -204,14 +201,13 @@ RV_API rv_status rv_cover_plan_path(const rv_cover *p,
 ** RV_E_INTERRUPTED via progress; RV_E_NOMEM.
 ** Since: 0.1
 */
-RV_API rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows,
-                                   size_t n_cols, const double *costs,
-                                   rv_path_objective objective,
-                                   uint64_t stop_unresolved,
-                                   rv_progress_fn progress, void *progress_ctx,
-                                   uint32_t *order /* OUT */, uint64_t *newly_resolved /* OUT */,
-                                   double *gain /* OUT */, size_t capacity,
-                                   size_t *n_steps /* OUT */, uint64_t *unresolved /* OUT */);
+RV_API rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
+                                   const double *costs, rv_path_objective objective,
+                                   uint64_t stop_unresolved, rv_progress_fn progress,
+                                   void *progress_ctx, uint32_t *order /* OUT */,
+                                   uint64_t *newly_resolved /* OUT */, double *gain /* OUT */,
+                                   size_t capacity, size_t *n_steps /* OUT */,
+                                   uint64_t *unresolved /* OUT */);
 
 /*
 ** Pairs of rows that agree on every column in cols (unresolved pairs).
@@ -219,9 +215,9 @@ RV_API rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows,
 ** Returns RV_OK and *unresolved; RV_E_RANGE for a bad column index.
 ** Since: 0.1
 */
-RV_API rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows,
-                                    size_t n_cols, const uint32_t *cols,
-                                    size_t n_sel, uint64_t *unresolved /* OUT */);
+RV_API rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
+                                    const uint32_t *cols, size_t n_sel,
+                                    uint64_t *unresolved /* OUT */);
 
 /*
 ** Keys over tables split into pieces (rowvoi.dask).  A greedy key step on a
@@ -277,8 +273,8 @@ RV_API rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weig
 */
 RV_API rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
                                       const uint64_t *offsets, size_t n_groups,
-                                      uint64_t *resolved,   /* OUT: n_cols */
-                                      double *entropy /* OUT */);     /* OUT: n_cols, or NULL */
+                                      uint64_t *resolved,         /* OUT: n_cols */
+                                      double *entropy /* OUT */); /* OUT: n_cols, or NULL */
 
 /*
 ** Split groups of rows by one column; keep the parts of two or more rows.
@@ -293,10 +289,9 @@ RV_API rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_
 ** offsets that do not ascend; RV_E_RANGE for n_rows > 2^32 - 1; RV_E_NOMEM.
 ** Ownership: borrows everything.  Thread-safety: reentrant.
 */
-RV_API rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows,
-                                      const uint64_t *offsets, size_t n_groups,
-                                      uint32_t *rows_out,     /* OUT: n_rows */
-                                      uint64_t *offsets_out,  /* OUT: n_rows / 2 + 2 */
+RV_API rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows, const uint64_t *offsets,
+                                      size_t n_groups, uint32_t *rows_out, /* OUT: n_rows */
+                                      uint64_t *offsets_out,               /* OUT: n_rows / 2 + 2 */
                                       size_t *n_rows_out /* OUT */, size_t *n_groups_out /* OUT */);
 
 #ifdef __cplusplus

@@ -51,7 +51,7 @@ typedef struct rv_flat rv_flat;
 
 /* Largest dimension and largest id an index accepts. */
 #define RV_FLAT_MAX_DIM 65536u
-#define RV_FLAT_MAX_ID RV_MAX_ID
+#define RV_FLAT_MAX_ID  RV_MAX_ID
 
 /* The on-disk format version written by rv_flat_save. */
 #define RV_FLAT_FORMAT_VERSION 1u
@@ -73,10 +73,10 @@ typedef enum rv_flat_storage {
 ** dim (required) and what else you need.
 */
 typedef struct rv_flat_options {
-    uint32_t dim;             /* 1 .. RV_FLAT_MAX_DIM */
-    rv_metric metric;         /* default RV_METRIC_COSINE */
-    rv_flat_storage storage;  /* default RV_FLAT_F32 */
-    uint32_t rescore_factor;  /* F16/I8: the scan keeps k * rescore_factor
+    uint32_t dim;            /* 1 .. RV_FLAT_MAX_DIM */
+    rv_metric metric;        /* default RV_METRIC_COSINE */
+    rv_flat_storage storage; /* default RV_FLAT_F32 */
+    uint32_t rescore_factor; /* F16/I8: the scan keeps k * rescore_factor
                                  candidates per query for exact re-scoring
                                  (default 8, 1 .. 1024); ignored for F32 */
 } rv_flat_options;
@@ -123,8 +123,8 @@ RV_API size_t rv_flat_n_deleted(const rv_flat *index);
 ** Ownership: copies the vectors.  Thread-safety: exclusive access.
 ** Since: 0.1
 */
-RV_API rv_status rv_flat_add(rv_flat *index, size_t n, const float *vectors,
-                             const int64_t *ids, int64_t *assigned /* OUT */);
+RV_API rv_status rv_flat_add(rv_flat *index, size_t n, const float *vectors, const int64_t *ids,
+                             int64_t *assigned /* OUT */);
 
 /*
 ** Delete vectors by id.                                       METHOD: rv_flat
@@ -163,8 +163,8 @@ RV_API int rv_flat_contains(const rv_flat *index, int64_t id);
 ** pointers (ids may be NULL when capacity == 0).
 ** Since: 0.1
 */
-RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids /* OUT */,
-                             size_t capacity, size_t *n_ids /* OUT */);
+RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids /* OUT */, size_t capacity,
+                             size_t *n_ids /* OUT */);
 
 /*
 ** Stored vectors of the given ids (n * dim floats into out).  Under the
@@ -172,25 +172,25 @@ RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids /* OUT */,
 ** naming the first id that is not live.
 ** Since: 0.1
 */
-RV_API rv_status rv_flat_get(const rv_flat *index, size_t n,
-                             const int64_t *ids, float *out /* OUT */);
+RV_API rv_status rv_flat_get(const rv_flat *index, size_t n, const int64_t *ids,
+                             float *out /* OUT */);
 
 /*
 ** Parameters of rv_flat_search.  Initialise with
 ** rv_flat_search_params_init, then set k and what else you need.
 */
 typedef struct rv_flat_search_params {
-    size_t k;                  /* results per query, >= 1 */
-    uint32_t n_threads;        /* see core.h "Threads"; 0: all cores, one
+    size_t k;                /* results per query, >= 1 */
+    uint32_t n_threads;      /* see core.h "Threads"; 0: all cores, one
                                   below 2^21 row-query-dim products */
-    uint32_t rescore_factor;   /* 0: the index's; F16/I8 candidate pool is
+    uint32_t rescore_factor; /* 0: the index's; F16/I8 candidate pool is
                                   k * rescore_factor per query */
-    int exact;                 /* nonzero: scan the float32 rows even when
+    int exact;               /* nonzero: scan the float32 rows even when
                                   the index has compact storage */
-    const rv_idset *filter;    /* NULL, or only ids in this set may be
+    const rv_idset *filter;  /* NULL, or only ids in this set may be
                                   returned (ids not in the index are
                                   ignored); borrowed for the call */
-    rv_progress_fn progress;   /* optional; called from the calling thread */
+    rv_progress_fn progress; /* optional; called from the calling thread */
     void *progress_ctx;
 } rv_flat_search_params;
 
@@ -218,11 +218,9 @@ RV_API void rv_flat_search_params_init(rv_flat_search_params *p /* OUT */);
 ** Thread-safety: concurrent searches on one index are fine.
 ** Since: 0.1
 */
-RV_API rv_status rv_flat_search(const rv_flat *index,
-                                const rv_flat_search_params *params,
-                                size_t n_queries, const float *queries,
-                                int64_t *ids /* OUT */, float *scores /* OUT */,
-                                size_t *n_found /* OUT */);
+RV_API rv_status rv_flat_search(const rv_flat *index, const rv_flat_search_params *params,
+                                size_t n_queries, const float *queries, int64_t *ids /* OUT */,
+                                float *scores /* OUT */, size_t *n_found /* OUT */);
 
 /*
 ** Exact re-scoring of given candidates.                       METHOD: rv_flat
@@ -236,11 +234,10 @@ RV_API rv_status rv_flat_search(const rv_flat *index,
 ** Thread-safety: concurrent calls on one index are fine.
 ** Since: 0.1
 */
-RV_API rv_status rv_flat_rescore(const rv_flat *index, size_t n_queries,
-                                 const float *queries, size_t n_cand,
-                                 const int64_t *cand, size_t k,
-                                 uint32_t n_threads, int64_t *ids /* OUT */,
-                                 float *scores /* OUT */, size_t *n_found /* OUT */);
+RV_API rv_status rv_flat_rescore(const rv_flat *index, size_t n_queries, const float *queries,
+                                 size_t n_cand, const int64_t *cand, size_t k, uint32_t n_threads,
+                                 int64_t *ids /* OUT */, float *scores /* OUT */,
+                                 size_t *n_found /* OUT */);
 
 /*
 ** Save to path (UTF-8 on POSIX).  Writes only live vectors, through a
@@ -272,8 +269,8 @@ RV_API rv_status rv_flat_load(const char *path, rv_flat **out /* OUT */);
 ** what rv_flat_load returns for the same bytes.
 ** Thread-safety: saving may run concurrently with searches.  Since: 0.1
 */
-RV_API rv_status rv_flat_save_buffer(const rv_flat *index, void *buf,
-                                     size_t capacity, size_t *size /* OUT */);
+RV_API rv_status rv_flat_save_buffer(const rv_flat *index, void *buf, size_t capacity,
+                                     size_t *size /* OUT */);
 RV_API rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out /* OUT */);
 
 /*

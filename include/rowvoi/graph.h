@@ -67,9 +67,9 @@ typedef struct rv_graph rv_graph;
 
 /* Edge directions, seen from a node. */
 typedef enum rv_graph_dir {
-    RV_GRAPH_OUT = 1,  /* edges leaving the node */
-    RV_GRAPH_IN = 2,   /* edges arriving at the node */
-    RV_GRAPH_BOTH = 3  /* out-edges, then in-edges (a self-loop shows twice) */
+    RV_GRAPH_OUT = 1, /* edges leaving the node */
+    RV_GRAPH_IN = 2,  /* edges arriving at the node */
+    RV_GRAPH_BOTH = 3 /* out-edges, then in-edges (a self-loop shows twice) */
 } rv_graph_dir;
 
 /* Which entities an entity-similarity expansion considers. */
@@ -80,12 +80,14 @@ typedef enum rv_graph_kinds {
 } rv_graph_kinds;
 
 /* Flags of rv_graph_spec.flags. */
-#define RV_GRAPH_IMPLICIT_NODES 1u  /* edge endpoints not among node_ids become
+#define RV_GRAPH_IMPLICIT_NODES                                                                    \
+    1u                             /* edge endpoints not among node_ids become
                                        nodes (no time), appended in order of
                                        first appearance (src before dst);
                                        otherwise such an edge is RV_E_RANGE */
-#define RV_GRAPH_BORROW_VECTORS 2u  /* keep the vectors pointer, do not copy */
-#define RV_GRAPH_UNIT_ROWS 4u       /* the caller promises every vector row has
+#define RV_GRAPH_BORROW_VECTORS 2u /* keep the vectors pointer, do not copy */
+#define RV_GRAPH_UNIT_ROWS                                                                         \
+    4u /* the caller promises every vector row has
                                        norm 1 or 0: cosine skips the norms */
 
 /*
@@ -95,24 +97,24 @@ typedef enum rv_graph_kinds {
 */
 typedef struct rv_graph_spec {
     size_t n_nodes;
-    const int64_t *node_ids;     /* n_nodes distinct ids; NULL when n_nodes 0 */
-    const int64_t *node_time;    /* NULL (no times) or n_nodes */
+    const int64_t *node_ids;  /* n_nodes distinct ids; NULL when n_nodes 0 */
+    const int64_t *node_time; /* NULL (no times) or n_nodes */
     size_t n_edges;
-    const int64_t *edge_src;     /* n_edges node ids */
-    const int64_t *edge_dst;     /* n_edges node ids */
-    const uint16_t *edge_type;   /* NULL (all type 0) or n_edges */
-    const int64_t *edge_time;    /* NULL (no times) or n_edges */
+    const int64_t *edge_src;   /* n_edges node ids */
+    const int64_t *edge_dst;   /* n_edges node ids */
+    const uint16_t *edge_type; /* NULL (all type 0) or n_edges */
+    const int64_t *edge_time;  /* NULL (no times) or n_edges */
     size_t n_docs;
-    const int64_t *doc_entity;   /* n_docs entity indexes (see "Model"; with
+    const int64_t *doc_entity;     /* n_docs entity indexes (see "Model"; with
                                     implicit nodes, edges start after them) */
-    uint32_t dim;                /* 0: no vectors; else 1 .. RV_FLAT_MAX_DIM */
-    size_t n_vectors;            /* rows in vectors */
-    const float *vectors;        /* n_vectors * dim floats, finite */
+    uint32_t dim;                  /* 0: no vectors; else 1 .. RV_FLAT_MAX_DIM */
+    size_t n_vectors;              /* rows in vectors */
+    const float *vectors;          /* n_vectors * dim floats, finite */
     const int64_t *doc_vector_row; /* NULL: document i uses row i (then
                                       n_vectors >= n_docs); else n_docs rows */
-    rv_metric metric;            /* RV_METRIC_COSINE (default) or
+    rv_metric metric;              /* RV_METRIC_COSINE (default) or
                                     RV_METRIC_INNER_PRODUCT */
-    unsigned flags;              /* RV_GRAPH_* flags */
+    unsigned flags;                /* RV_GRAPH_* flags */
 } rv_graph_spec;
 
 /* Fill *spec with an empty graph: no nodes, edges, documents or vectors,
@@ -154,8 +156,8 @@ RV_API size_t rv_graph_max_entity_docs(const rv_graph *graph);
 ** slots).  Returns RV_OK; RV_E_INVALID_ARG for NULL pointers (ids and out
 ** may be NULL when n == 0).  O(1) per id.  Since: 0.1
 */
-RV_API rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n,
-                                     const int64_t *ids, int64_t *out /* OUT */);
+RV_API rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n, const int64_t *ids,
+                                     int64_t *out /* OUT */);
 
 /*
 ** Ids of the nodes (node index order, implicit nodes included): writes
@@ -163,8 +165,8 @@ RV_API rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n,
 ** capacity is too small; RV_E_INVALID_ARG for NULL pointers (out may be
 ** NULL with capacity 0).  Since: 0.1
 */
-RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out /* OUT */,
-                                   size_t capacity, size_t *n /* OUT */);
+RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out /* OUT */, size_t capacity,
+                                   size_t *n /* OUT */);
 
 /*
 ** Edges of one node.                                         METHOD: rv_graph
@@ -180,9 +182,8 @@ RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out /* OUT */
 ** RV_E_INVALID_ARG for a NULL graph or n, or an unknown dir.
 ** Cost: O(degree).  Since: 0.1
 */
-RV_API rv_status rv_graph_neighbours(const rv_graph *graph, int64_t node,
-                                     rv_graph_dir dir, int32_t type,
-                                     const int64_t *window, int64_t *edges /* OUT */,
+RV_API rv_status rv_graph_neighbours(const rv_graph *graph, int64_t node, rv_graph_dir dir,
+                                     int32_t type, const int64_t *window, int64_t *edges /* OUT */,
                                      int64_t *nbrs /* OUT */, size_t capacity, size_t *n /* OUT */);
 
 /*
@@ -190,18 +191,17 @@ RV_API rv_status rv_graph_neighbours(const rv_graph *graph, int64_t node,
 ** any (-1): the fan-in for RV_GRAPH_IN.  Errors as rv_graph_neighbours.
 ** Cost: O(1) for every type, O(degree) for one.  Since: 0.1
 */
-RV_API rv_status rv_graph_degree(const rv_graph *graph, int64_t node,
-                                 rv_graph_dir dir, int32_t type, size_t *n /* OUT */);
+RV_API rv_status rv_graph_degree(const rv_graph *graph, int64_t node, rv_graph_dir dir,
+                                 int32_t type, size_t *n /* OUT */);
 
 /*
 ** Endpoints, type and time of n edges (each output may be NULL).
 ** Returns RV_OK; RV_E_RANGE naming an edge index out of range;
 ** RV_E_INVALID_ARG for a NULL graph, or NULL edges with n > 0.  Since: 0.1
 */
-RV_API rv_status rv_graph_edges(const rv_graph *graph, size_t n,
-                                const int64_t *edges, int64_t *src /* OUT */,
-                                int64_t *dst /* OUT */, int32_t *type /* OUT */,
-                                int64_t *time /* OUT */);
+RV_API rv_status rv_graph_edges(const rv_graph *graph, size_t n, const int64_t *edges,
+                                int64_t *src /* OUT */, int64_t *dst /* OUT */,
+                                int32_t *type /* OUT */, int64_t *time /* OUT */);
 
 /*
 ** Documents of n entities, entity by entity, each entity's in document
@@ -210,26 +210,26 @@ RV_API rv_status rv_graph_edges(const rv_graph *graph, size_t n,
 ** RV_E_SHAPE when capacity is too small; RV_E_RANGE naming an entity out
 ** of range; RV_E_INVALID_ARG for NULL pointers.  Since: 0.1
 */
-RV_API rv_status rv_graph_entity_docs(const rv_graph *graph, size_t n,
-                                      const int64_t *entities, int64_t *out /* OUT */,
-                                      size_t capacity, size_t *n_out /* OUT */);
+RV_API rv_status rv_graph_entity_docs(const rv_graph *graph, size_t n, const int64_t *entities,
+                                      int64_t *out /* OUT */, size_t capacity,
+                                      size_t *n_out /* OUT */);
 
 /* Entity of each of n documents into out.  RV_E_RANGE naming a document
 ** out of range.  Since: 0.1 */
-RV_API rv_status rv_graph_doc_entities(const rv_graph *graph, size_t n,
-                                       const int64_t *docs, int64_t *out /* OUT */);
+RV_API rv_status rv_graph_doc_entities(const rv_graph *graph, size_t n, const int64_t *docs,
+                                       int64_t *out /* OUT */);
 
 /*
 ** Parameters of rv_graph_bfs.  Initialise with rv_graph_walk_init.
 */
 typedef struct rv_graph_walk {
-    uint32_t max_depth;       /* hops from the seeds (0: the seeds alone) */
-    size_t node_budget;       /* most nodes reported, seeds included (0: no
+    uint32_t max_depth;    /* hops from the seeds (0: the seeds alone) */
+    size_t node_budget;    /* most nodes reported, seeds included (0: no
                                  limit) */
-    rv_graph_dir dir;         /* which edges a hop follows (default BOTH) */
-    const uint16_t *types;    /* NULL, or only edges of these types */
+    rv_graph_dir dir;      /* which edges a hop follows (default BOTH) */
+    const uint16_t *types; /* NULL, or only edges of these types */
     size_t n_types;
-    const int64_t *window;    /* NULL, or {start, end}: see "Windows" */
+    const int64_t *window; /* NULL, or {start, end}: see "Windows" */
 } rv_graph_walk;
 
 /* Defaults: depth 1, no budget, both directions, every type, no window.  Since: 0.1 */
@@ -251,24 +251,23 @@ RV_API void rv_graph_walk_init(rv_graph_walk *walk /* OUT */);
 ** Cost: O(visited nodes' degrees) plus one bitmap of n_nodes bits.
 ** Since: 0.1
 */
-RV_API rv_status rv_graph_bfs(const rv_graph *graph, const rv_graph_walk *walk,
-                              size_t n_seeds, const int64_t *seeds,
-                              int64_t *nodes /* OUT */, uint32_t *depths /* OUT */,
-                              size_t capacity, size_t *n /* OUT */);
+RV_API rv_status rv_graph_bfs(const rv_graph *graph, const rv_graph_walk *walk, size_t n_seeds,
+                              const int64_t *seeds, int64_t *nodes /* OUT */,
+                              uint32_t *depths /* OUT */, size_t capacity, size_t *n /* OUT */);
 
 /*
 ** Parameters of rv_graph_facts.  Initialise with rv_graph_facts_init.
 */
 typedef struct rv_graph_facts_params {
-    uint32_t depth;              /* nodes within depth - 1 hops are expanded
+    uint32_t depth;               /* nodes within depth - 1 hops are expanded
                                     (default 3; 0 gives nothing) */
-    size_t max_edges;            /* facts written, at most (default 25) */
+    size_t max_edges;             /* facts written, at most (default 25) */
     size_t max_edges_per_subject; /* facts with one source node, at most
                                     (0: no limit; default 0) */
     const uint16_t *bridge_types; /* types traversed but never written */
     size_t n_bridge_types;
-    size_t node_budget;          /* nodes expanded, at most (0: no limit) */
-    const int64_t *window;       /* NULL, or {start, end} */
+    size_t node_budget;    /* nodes expanded, at most (0: no limit) */
+    const int64_t *window; /* NULL, or {start, end} */
 } rv_graph_facts_params;
 
 /* Defaults: depth 3, 25 edges, no per-subject cap, no bridges, no budget.  Since: 0.1 */
@@ -291,9 +290,8 @@ RV_API void rv_graph_facts_init(rv_graph_facts_params *p /* OUT */);
 ** of range; RV_E_SHAPE when capacity < max_edges; RV_E_INVALID_ARG for
 ** NULL pointers; RV_E_NOMEM.  Since: 0.1
 */
-RV_API rv_status rv_graph_facts(const rv_graph *graph,
-                                const rv_graph_facts_params *p, size_t n_seeds,
-                                const int64_t *seeds, int64_t *edges /* OUT */,
+RV_API rv_status rv_graph_facts(const rv_graph *graph, const rv_graph_facts_params *p,
+                                size_t n_seeds, const int64_t *seeds, int64_t *edges /* OUT */,
                                 uint32_t *depths /* OUT */, size_t capacity, size_t *n /* OUT */);
 
 /*
@@ -315,9 +313,8 @@ RV_API rv_status rv_graph_facts(const rv_graph *graph,
 ** Cost: O(documents and edges touched) plus bitmaps of n_docs and
 ** entity bits.  Since: 0.1
 */
-RV_API rv_status rv_graph_doc_hops(const rv_graph *graph, size_t n_sel,
-                                   const int64_t *sel, uint32_t hops,
-                                   const int64_t *window, int64_t *out /* OUT */,
+RV_API rv_status rv_graph_doc_hops(const rv_graph *graph, size_t n_sel, const int64_t *sel,
+                                   uint32_t hops, const int64_t *window, int64_t *out /* OUT */,
                                    size_t capacity, size_t *n /* OUT */);
 
 /*
@@ -338,9 +335,8 @@ RV_API rv_status rv_graph_doc_hops(const rv_graph *graph, size_t n_sel,
 ** RV_E_RANGE for a document out of range; RV_E_SHAPE for a small
 ** capacity; RV_E_NOMEM.  Since: 0.1
 */
-RV_API rv_status rv_graph_similar_docs(const rv_graph *graph, size_t n_sel,
-                                       const int64_t *sel, const float *query,
-                                       size_t max_new, const int64_t *window,
+RV_API rv_status rv_graph_similar_docs(const rv_graph *graph, size_t n_sel, const int64_t *sel,
+                                       const float *query, size_t max_new, const int64_t *window,
                                        int64_t *out /* OUT */, float *scores /* OUT */,
                                        size_t capacity, size_t *n /* OUT */);
 
@@ -360,9 +356,8 @@ RV_API rv_status rv_graph_similar_docs(const rv_graph *graph, size_t n_sel,
 ** max_entity_docs, n_docs).  Errors as rv_graph_similar_docs, plus
 ** RV_E_INVALID_ARG for unknown kinds.  Since: 0.1
 */
-RV_API rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel,
-                                           const int64_t *sel, rv_graph_kinds kinds,
-                                           const float *query, size_t max_new,
+RV_API rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel, const int64_t *sel,
+                                           rv_graph_kinds kinds, const float *query, size_t max_new,
                                            const int64_t *window, int64_t *out /* OUT */,
                                            float *scores /* OUT */, size_t capacity,
                                            size_t *n /* OUT */);
@@ -378,8 +373,7 @@ RV_API rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel,
 ** k * max_entity_docs (entities), capped at n_docs.  Errors as
 ** rv_graph_similar_docs.  Cost: one score per document.  Since: 0.1
 */
-RV_API rv_status rv_graph_top_k(const rv_graph *graph, int kinds,
-                                const float *query, size_t k,
+RV_API rv_status rv_graph_top_k(const rv_graph *graph, int kinds, const float *query, size_t k,
                                 const int64_t *window, int64_t *out /* OUT */,
                                 float *scores /* OUT */, size_t capacity, size_t *n /* OUT */);
 
@@ -387,9 +381,8 @@ RV_API rv_status rv_graph_top_k(const rv_graph *graph, int kinds,
 ** Scores of n documents against a query (the graph's metric) into
 ** scores.  Errors as rv_graph_similar_docs.  Since: 0.1
 */
-RV_API rv_status rv_graph_score_docs(const rv_graph *graph, const float *query,
-                                     size_t n, const int64_t *docs,
-                                     float *scores /* OUT */);
+RV_API rv_status rv_graph_score_docs(const rv_graph *graph, const float *query, size_t n,
+                                     const int64_t *docs, float *scores /* OUT */);
 
 #ifdef __cplusplus
 }

@@ -38,18 +38,18 @@ extern "C" {
 
 typedef struct rv_hasher rv_hasher;
 
-#define RV_HASHER_MAX_DIM (1u << 24)
+#define RV_HASHER_MAX_DIM         (1u << 24)
 #define RV_HASHER_MAX_WORD_NGRAMS 3u
-#define RV_HASHER_MAX_CHAR_NGRAM 16u
+#define RV_HASHER_MAX_CHAR_NGRAM  16u
 
 typedef struct rv_hasher_options {
-    uint32_t dim;          /* 1 .. RV_HASHER_MAX_DIM (default 384) */
-    uint32_t word_ngrams;  /* 0 .. 3: longest word n-gram (default 2) */
-    uint32_t char_min;     /* shortest character n-gram, 0 = none (default 3) */
-    uint32_t char_max;     /* longest, char_min .. 16 (default 5) */
-    float char_weight;     /* total weight of one word's character n-grams,
+    uint32_t dim;         /* 1 .. RV_HASHER_MAX_DIM (default 384) */
+    uint32_t word_ngrams; /* 0 .. 3: longest word n-gram (default 2) */
+    uint32_t char_min;    /* shortest character n-gram, 0 = none (default 3) */
+    uint32_t char_max;    /* longest, char_min .. 16 (default 5) */
+    float char_weight;    /* total weight of one word's character n-grams,
                               finite and >= 0 (default 1) */
-    uint64_t seed;         /* hash seed (default 0) */
+    uint64_t seed;        /* hash seed (default 0) */
 } rv_hasher_options;
 
 /* Fill *opt with the defaults.  Since: 0.1 */
@@ -82,8 +82,8 @@ RV_API const char *rv_hasher_id(const rv_hasher *h);
 ** RV_E_NOMEM.  out is zero on failure.
 ** Since: 0.1
 */
-RV_API rv_status rv_hasher_embed(const rv_hasher *h, const char *text,
-                                 size_t len, float *out /* OUT */);
+RV_API rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
+                                 float *out /* OUT */);
 
 /*
 ** Embed n texts stored back to back: text i is data[offsets[i] ..
@@ -96,8 +96,8 @@ RV_API rv_status rv_hasher_embed(const rv_hasher *h, const char *text,
 ** Since: 0.1
 */
 RV_API rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
-                                       const uint64_t *offsets, size_t n,
-                                       uint32_t n_threads, float *out /* OUT */);
+                                       const uint64_t *offsets, size_t n, uint32_t n_threads,
+                                       float *out /* OUT */);
 
 #ifdef __cplusplus
 }

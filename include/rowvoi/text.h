@@ -47,8 +47,8 @@ extern "C" {
 
 /* What to do with bytes that are not valid UTF-8. */
 typedef enum rv_utf8_policy {
-    RV_UTF8_STRICT = 0,  /* RV_E_INVALID_ARG naming the byte offset */
-    RV_UTF8_REPLACE = 1  /* read each maximal invalid sequence as U+FFFD */
+    RV_UTF8_STRICT = 0, /* RV_E_INVALID_ARG naming the byte offset */
+    RV_UTF8_REPLACE = 1 /* read each maximal invalid sequence as U+FFFD */
 } rv_utf8_policy;
 
 /*
@@ -90,10 +90,9 @@ RV_API rv_status rv_analyzer_options_check(const rv_analyzer_options *opt);
 ** Ownership: borrows everything for the call.
 ** Since: 0.1
 */
-RV_API rv_status rv_analyze(const rv_analyzer_options *opt, const char *text,
-                            size_t len, char *buf /* OUT */, size_t buf_cap,
-                            size_t *ends /* OUT */, size_t ends_cap, size_t *n_tokens /* OUT */,
-                            size_t *buf_len /* OUT */);
+RV_API rv_status rv_analyze(const rv_analyzer_options *opt, const char *text, size_t len,
+                            char *buf /* OUT */, size_t buf_cap, size_t *ends /* OUT */,
+                            size_t ends_cap, size_t *n_tokens /* OUT */, size_t *buf_len /* OUT */);
 
 /*
 ** Stem one word with the English Snowball stemmer (Porter2, as in the
@@ -106,8 +105,8 @@ RV_API rv_status rv_analyze(const rv_analyzer_options *opt, const char *text,
 ** 65535 code points; RV_E_NOMEM.
 ** Since: 0.1
 */
-RV_API rv_status rv_stem_english(const char *word, size_t len, char *out /* OUT */,
-                                 size_t out_cap, size_t *out_len /* OUT */);
+RV_API rv_status rv_stem_english(const char *word, size_t len, char *out /* OUT */, size_t out_cap,
+                                 size_t *out_len /* OUT */);
 
 /*
 ** Is the word (UTF-8, exact bytes, already lowercase) in the English

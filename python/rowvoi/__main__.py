@@ -1,4 +1,5 @@
 """``python -m rowvoi`` runs the command line."""
+
 import sys
 
 from rowvoi.cli import main

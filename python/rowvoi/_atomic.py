@@ -168,7 +168,7 @@ def clean_stale(path: str | os.PathLike) -> list[str]:
             st = e.stat(follow_symlinks=False)
             if not stat.S_ISREG(st.st_mode):
                 continue
-            if is_stale_tag(e.name[len(prefix):], st.st_mtime):
+            if is_stale_tag(e.name[len(prefix) :], st.st_mtime):
                 os.unlink(e.path)
                 removed.append(e.name)
         except OSError:
@@ -207,8 +207,9 @@ def _create_temp(path: Path) -> tuple[int, str]:
     for _ in range(100):
         tmp = prefix + owner_tag()
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                         0o666)
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666
+            )
         except FileExistsError:
             continue
         return fd, tmp

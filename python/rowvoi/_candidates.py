@@ -25,8 +25,14 @@ import pandas as pd
 
 from rowvoi.frame import UnknownLabelError, encode_series
 
-__all__ = ["Encoded", "encode_values", "positions", "cache_positions", "encode_columns_at",
-           "is_missing"]
+__all__ = [
+    "Encoded",
+    "encode_values",
+    "positions",
+    "cache_positions",
+    "encode_columns_at",
+    "is_missing",
+]
 
 _I32_MIN = np.iinfo(np.int32).min
 _I32_MAX = np.iinfo(np.int32).max
@@ -67,8 +73,12 @@ def positions(df: pd.DataFrame, state_or_rows: Any) -> np.ndarray:
 def cache_positions(state: Any, df: pd.DataFrame, pos: np.ndarray) -> None:
     """Remember that ``state``'s candidates sit at ``pos`` in ``df.index``."""
     try:
-        state.__dict__[_POS_ATTR] = (df.index, state.candidate_rows,
-                                     len(state.candidate_rows), pos)
+        state.__dict__[_POS_ATTR] = (
+            df.index,
+            state.candidate_rows,
+            len(state.candidate_rows),
+            pos,
+        )
     except AttributeError:  # pragma: no cover - states always have a __dict__
         pass
 
@@ -79,7 +89,8 @@ def _lookup(index: pd.Index, rows: Sequence[Hashable]) -> np.ndarray:
         dup = index[index.duplicated()][0]
         raise ValueError(
             f"df.index has duplicate labels (e.g. {dup!r}), so rows cannot be addressed "
-            "by label; use df.reset_index(drop=True) first")
+            "by label; use df.reset_index(drop=True) first"
+        )
     pos = None
     if isinstance(index, pd.RangeIndex) and len(rows):
         arr = np.asarray(rows)
@@ -93,20 +104,19 @@ def _lookup(index: pd.Index, rows: Sequence[Hashable]) -> np.ndarray:
             else:
                 bad = arr[~ok][:5]
                 raise UnknownLabelError(
-                    "rows not in df.index: " + ", ".join(repr(b) for b in bad.tolist()))
+                    "rows not in df.index: " + ", ".join(repr(b) for b in bad.tolist())
+                )
     if pos is None:
         if len(rows) == 0:
             return np.zeros(0, dtype=np.int64)
         try:
             pos = index.get_indexer(pd.Index(list(rows), tupleize_cols=False))
         except TypeError:
-            pos = np.array([index.get_loc(r) if r in index else -1 for r in rows],
-                           dtype=np.int64)
+            pos = np.array([index.get_loc(r) if r in index else -1 for r in rows], dtype=np.int64)
         pos = np.asarray(pos, dtype=np.int64)
         if (pos < 0).any():
             bad = [rows[i] for i in np.flatnonzero(pos < 0)[:5]]
-            raise UnknownLabelError(
-                "rows not in df.index: " + ", ".join(repr(b) for b in bad))
+            raise UnknownLabelError("rows not in df.index: " + ", ".join(repr(b) for b in bad))
     if len(pos) > 1:
         counts = np.bincount(pos, minlength=0)
         if counts.max() > 1:
@@ -130,8 +140,9 @@ class Encoded:
 
     __slots__ = ("codes", "_kind", "_lookup", "_missing")
 
-    def __init__(self, codes: np.ndarray, kind: str, lookup: Any = None,
-                 missing: int | None = None):
+    def __init__(
+        self, codes: np.ndarray, kind: str, lookup: Any = None, missing: int | None = None
+    ):
         self.codes = codes
         self._kind = kind
         self._lookup = lookup
@@ -155,7 +166,8 @@ class Encoded:
             return v if _I32_MIN <= v <= _I32_MAX else None
         if self._kind == "bins":
             if isinstance(value, (bool, np.bool_)) or not isinstance(
-                    value, (int, float, np.integer, np.floating)):
+                value, (int, float, np.integer, np.floating)
+            ):
                 return None
             return int(np.searchsorted(self._lookup, float(value), side="left"))
         try:
@@ -221,8 +233,9 @@ def encode_bins(values: Any, inner_edges: np.ndarray) -> Encoded:
     ``pandas.qcut``); values beyond the outer edges fall into the first or
     last bin; missing values get code -1.
     """
-    arr = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64,
-                                                                     na_value=np.nan)
+    arr = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan
+    )
     codes = np.searchsorted(inner_edges, arr, side="left").astype(np.int32)
     codes[np.isnan(arr)] = -1
     return Encoded(codes, "bins", np.asarray(inner_edges, dtype=np.float64), -1)
@@ -238,8 +251,9 @@ def column_at(df: pd.DataFrame, col: Hashable, pos: np.ndarray) -> pd.Series:
     return s.iloc[pos]
 
 
-def encode_columns_at(df: pd.DataFrame, columns: Sequence[Hashable], pos: np.ndarray,
-                      transform: Any = None) -> np.ndarray:
+def encode_columns_at(
+    df: pd.DataFrame, columns: Sequence[Hashable], pos: np.ndarray, transform: Any = None
+) -> np.ndarray:
     """(n_cols, len(pos)) int32 codes of ``columns`` at row positions ``pos``.
 
     ``transform(col, series) -> Encoded | None`` may replace the default

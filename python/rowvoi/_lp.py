@@ -20,8 +20,16 @@ import numpy as np
 from rowvoi.errors import SolverTimeoutError, SolverUnavailableError, warn_not_optimal
 
 
-def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
-          relax: bool, *, pulp: Any, solver: Any) -> tuple[list[int], bool, bool]:
+def solve(
+    engine: Any,
+    costs: np.ndarray,
+    required: int,
+    time_limit: float,
+    relax: bool,
+    *,
+    pulp: Any,
+    solver: Any,
+) -> tuple[list[int], bool, bool]:
     """Solve with pulp. Returns (set indices ascending, optimal, timed_out).
 
     ``pulp`` is the imported package and ``solver`` a configured solver from
@@ -69,18 +77,26 @@ def solve(engine: Any, costs: np.ndarray, required: int, time_limit: float,
             chosen = [i for i in range(n) if values[i] > 0.5]
             warn_not_optimal(
                 f"strategy 'ilp' reached time_limit={time_limit:g}s before proving "
-                "optimality; returning the best cover found (solution.optimal is False)")
+                "optimality; returning the best cover found (solution.optimal is False)"
+            )
             return chosen, False, True
         if pulp.LpStatus.get(prob.status) == "Not Solved" or sol_status in (
-                pulp.LpSolutionNoSolutionFound, None):
+            pulp.LpSolutionNoSolutionFound,
+            None,
+        ):
             raise SolverTimeoutError(
                 f"strategy 'ilp' found no cover within time_limit={time_limit:g}s; "
-                "raise the limit or use strategy='greedy'", 11, "RV_E_TIMEOUT")
+                "raise the limit or use strategy='greedy'",
+                11,
+                "RV_E_TIMEOUT",
+            )
         raise SolverUnavailableError(
-            f"the LP solver failed with status {pulp.LpStatus.get(prob.status)!r}")
+            f"the LP solver failed with status {pulp.LpStatus.get(prob.status)!r}"
+        )
     if prob.status != pulp.LpStatusOptimal:
         raise SolverUnavailableError(
-            f"the LP relaxation did not solve (status {pulp.LpStatus.get(prob.status)!r})")
+            f"the LP relaxation did not solve (status {pulp.LpStatus.get(prob.status)!r})"
+        )
     return _round(engine, costs, values, required)
 
 
@@ -105,8 +121,9 @@ def _minimal_rows(sig: np.ndarray, limit: int = 6000) -> np.ndarray:
     return sig[~dominated]
 
 
-def _round(engine: Any, costs: np.ndarray, values: np.ndarray,
-           required: int) -> tuple[list[int], bool, bool]:
+def _round(
+    engine: Any, costs: np.ndarray, values: np.ndarray, required: int
+) -> tuple[list[int], bool, bool]:
     """Deterministic rounding: take sets by LP value (desc, index asc) until the
     target is met, then drop sets that became redundant, costliest first."""
     n = len(values)

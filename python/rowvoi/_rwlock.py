@@ -60,18 +60,27 @@ class RWLock:
     state the parent's was).
     """
 
-    __slots__ = ("_cond", "_readers", "_writer", "_write_depth", "_writers_waiting",
-                 "_readers_waiting", "_handoff", "_phase", "_depth")
+    __slots__ = (
+        "_cond",
+        "_readers",
+        "_writer",
+        "_write_depth",
+        "_writers_waiting",
+        "_readers_waiting",
+        "_handoff",
+        "_phase",
+        "_depth",
+    )
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
-        self._readers = 0           # threads holding the read lock
+        self._readers = 0  # threads holding the read lock
         self._writer: int | None = None  # ident of the writing thread
         self._write_depth = 0
         self._writers_waiting = 0
         self._readers_waiting = 0
-        self._handoff = 0           # readers owed admission by the last writer
-        self._phase = 0             # bumped at every write release
+        self._handoff = 0  # readers owed admission by the last writer
+        self._phase = 0  # bumped at every write release
         self._depth: dict[int, int] = {}  # reading thread -> nesting depth
 
     # ----------------------------------------------------------- acquire
@@ -135,8 +144,10 @@ class RWLock:
                 self._write_depth += 1
                 return
             if self._depth.get(me):
-                raise RuntimeError("cannot take the write lock while holding the read lock "
-                                   "(it would wait for itself)")
+                raise RuntimeError(
+                    "cannot take the write lock while holding the read lock "
+                    "(it would wait for itself)"
+                )
             self._writers_waiting += 1
             admitted = False
             try:
@@ -194,7 +205,14 @@ class RWLock:
 
     def __repr__(self) -> str:
         with self._cond:
-            state = ("writing" if self._writer is not None
-                     else f"{self._readers} reader(s)" if self._readers else "free")
-            return (f"<RWLock {state}, {self._writers_waiting} writer(s) and "
-                    f"{self._readers_waiting} reader(s) waiting>")
+            state = (
+                "writing"
+                if self._writer is not None
+                else f"{self._readers} reader(s)"
+                if self._readers
+                else "free"
+            )
+            return (
+                f"<RWLock {state}, {self._writers_waiting} writer(s) and "
+                f"{self._readers_waiting} reader(s) waiting>"
+            )

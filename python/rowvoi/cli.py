@@ -66,21 +66,31 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, self)
 
 
-def _number(what: str, *, low: float, high: float | None = None, low_open: bool = False,
-            high_open: bool = False, integer: bool = False) -> Callable[[str], Any]:
+def _number(
+    what: str,
+    *,
+    low: float,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+) -> Callable[[str], Any]:
     """An argparse ``type=`` accepting a finite number in a range.
 
     Anything else (text, NaN, inf, out of range) is a usage error that
     names ``what`` the option wants, e.g. "a fraction in [0, 1]".
     """
+
     def parse(text: str) -> Any:
         try:
             value: Any = int(text) if integer else float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        inside = (math.isfinite(value)
-                  and (value > low if low_open else value >= low)
-                  and (high is None or (value < high if high_open else value <= high)))
+        inside = (
+            math.isfinite(value)
+            and (value > low if low_open else value >= low)
+            and (high is None or (value < high if high_open else value <= high))
+        )
         if not inside:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
         return value
@@ -246,8 +256,9 @@ def _parse_number(option: str, what: str, value: Any, *, text: bool) -> float:
     return float(value)
 
 
-def _parse_costs(text: str | None, item: str = "column", option: str = "--costs"
-                 ) -> dict[str, float] | None:
+def _parse_costs(
+    text: str | None, item: str = "column", option: str = "--costs"
+) -> dict[str, float] | None:
     """``name=cost,...``, a JSON object inline or in a file; every cost a
     finite number > 0 (anything else is a usage error)."""
     if text is None:
@@ -270,8 +281,9 @@ def _parse_costs(text: str | None, item: str = "column", option: str = "--costs"
     for name, val in pairs:
         cost = _parse_number(option, f"the cost of {name!r}", val, text=data is _PLAIN)
         if not (math.isfinite(cost) and cost > 0):
-            raise UsageError(f"{option}: the cost of {name!r} is {cost:g}; "
-                             "costs must be finite numbers > 0")
+            raise UsageError(
+                f"{option}: the cost of {name!r} is {cost:g}; costs must be finite numbers > 0"
+            )
         out[name] = cost
     return out
 
@@ -287,13 +299,13 @@ def _parse_prior(text: str | None) -> list[float] | None:
         data = _split_list(text)
     elif not isinstance(data, list):
         raise UsageError(f"--prior: {text} must hold a JSON list of weights")
-    weights = [_parse_number("--prior", f"weight {i + 1}", w, text=plain)
-               for i, w in enumerate(data)]
+    weights = [
+        _parse_number("--prior", f"weight {i + 1}", w, text=plain) for i, w in enumerate(data)
+    ]
     if not weights:
         raise UsageError(f"--prior {text!r} names no weights")
     if not all(math.isfinite(w) and w >= 0 for w in weights) or sum(weights) <= 0:
-        raise UsageError(f"--prior: weights must be finite and >= 0, not all zero; "
-                         f"got {text!r}")
+        raise UsageError(f"--prior: weights must be finite and >= 0, not all zero; got {text!r}")
     return weights
 
 
@@ -337,29 +349,33 @@ def _problem(args: argparse.Namespace) -> Any:
 # --------------------------------------------------------------- commands
 def _cmd_key(args: argparse.Namespace) -> int:
     problem = _problem(args)
-    key = problem.minimal_key(args.strategy, epsilon_pairs=args.epsilon,
-                              time_limit=args.time_limit, seed=args.seed)
+    key = problem.minimal_key(
+        args.strategy, epsilon_pairs=args.epsilon, time_limit=args.time_limit, seed=args.seed
+    )
     n_pairs = problem.n_pairs
     covered = n_pairs - problem.unresolved_pairs(list(key))
     coverage = 1.0 if n_pairs == 0 else covered / n_pairs
     if args.json:
-        print(json.dumps({
-            "key": [_json_value(c) for c in key],
-            "cost": key.cost,
-            "strategy": key.strategy,
-            "optimal": key.optimal,
-            "timed_out": key.timed_out,
-            "rows": len(problem.rows),
-            "pairs": n_pairs,
-            "covered_pairs": covered,
-            "coverage": coverage,
-        }))
+        print(
+            json.dumps(
+                {
+                    "key": [_json_value(c) for c in key],
+                    "cost": key.cost,
+                    "strategy": key.strategy,
+                    "optimal": key.optimal,
+                    "timed_out": key.timed_out,
+                    "rows": len(problem.rows),
+                    "pairs": n_pairs,
+                    "covered_pairs": covered,
+                    "coverage": coverage,
+                }
+            )
+        )
         return 0
     print(f"key: {', '.join(str(c) for c in key) if key else '(no columns needed)'}")
     print(f"cost: {_fmt_cost(key.cost)}")
     print(f"strategy: {_proof(key.strategy, key.optimal, key.timed_out)}")
-    print(f"rows: {len(problem.rows)}  pairs told apart: {covered}/{n_pairs} "
-          f"({coverage:.1%})")
+    print(f"rows: {len(problem.rows)}  pairs told apart: {covered}/{n_pairs} ({coverage:.1%})")
     return 0
 
 
@@ -372,42 +388,59 @@ def _cmd_path(args: argparse.Namespace) -> int:
     indistinct = n_pairs - (path.steps[-1].cumulative_covered_pairs if path.steps else 0)
     steps = path.steps
     if args.budget is not None:
-        steps = steps[:len(path.prefix_for_budget(args.budget))]
+        steps = steps[: len(path.prefix_for_budget(args.budget))]
     cut = path.steps[len(steps)] if len(steps) < len(path.steps) else None
     unresolved = n_pairs - (steps[-1].cumulative_covered_pairs if steps else 0)
     if args.json:
-        print(json.dumps({
-            "rows": len(problem.rows),
-            "pairs": n_pairs,
-            "objective": args.objective,
-            "weighting": args.weighting,
-            "budget": args.budget,
-            "stopped_by_budget": cut is not None,
-            "unresolved_pairs": unresolved,
-            "indistinguishable_pairs": indistinct,
-            "steps": [{
-                "column": _json_value(s.col),
-                "newly_covered_pairs": s.newly_covered_pairs,
-                "cumulative_covered_pairs": s.cumulative_covered_pairs,
-                "coverage": s.coverage,
-                "cost": s.marginal_cost,
-                "cumulative_cost": s.cumulative_cost,
-                "gain": s.newly_covered_weight,
-            } for s in steps],
-        }))
+        print(
+            json.dumps(
+                {
+                    "rows": len(problem.rows),
+                    "pairs": n_pairs,
+                    "objective": args.objective,
+                    "weighting": args.weighting,
+                    "budget": args.budget,
+                    "stopped_by_budget": cut is not None,
+                    "unresolved_pairs": unresolved,
+                    "indistinguishable_pairs": indistinct,
+                    "steps": [
+                        {
+                            "column": _json_value(s.col),
+                            "newly_covered_pairs": s.newly_covered_pairs,
+                            "cumulative_covered_pairs": s.cumulative_covered_pairs,
+                            "coverage": s.coverage,
+                            "cost": s.marginal_cost,
+                            "cumulative_cost": s.cumulative_cost,
+                            "gain": s.newly_covered_weight,
+                        }
+                        for s in steps
+                    ],
+                }
+            )
+        )
         return 0
     head = ["step", "column", "new pairs", "covered", "coverage", "cost", "total cost"]
-    rows = [[str(i + 1), str(s.col), str(s.newly_covered_pairs),
-             str(s.cumulative_covered_pairs), f"{s.coverage:.1%}",
-             _fmt_cost(s.marginal_cost), _fmt_cost(s.cumulative_cost)]
-            for i, s in enumerate(steps)]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
-              for i, h in enumerate(head)]
+    rows = [
+        [
+            str(i + 1),
+            str(s.col),
+            str(s.newly_covered_pairs),
+            str(s.cumulative_covered_pairs),
+            f"{s.coverage:.1%}",
+            _fmt_cost(s.marginal_cost),
+            _fmt_cost(s.cumulative_cost),
+        ]
+        for i, s in enumerate(steps)
+    ]
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)
+    ]
     right = {0, 2, 3, 4, 5, 6}
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
 
     print(f"{len(problem.rows)} rows, {n_pairs} pairs to tell apart")
     print(line(head))
@@ -415,10 +448,12 @@ def _cmd_path(args: argparse.Namespace) -> int:
         print(line(r))
     identical = "some rows are identical on every column considered"
     if cut is not None:
-        print(f"budget {_fmt_cost(args.budget)} reached: the next column, {cut.col} "
-              f"(cost {_fmt_cost(cut.marginal_cost)}), would bring the total to "
-              f"{_fmt_cost(cut.cumulative_cost)}; {unresolved} pair(s) stay unresolved"
-              + (f", {indistinct} of them for good: {identical}" if indistinct else ""))
+        print(
+            f"budget {_fmt_cost(args.budget)} reached: the next column, {cut.col} "
+            f"(cost {_fmt_cost(cut.marginal_cost)}), would bring the total to "
+            f"{_fmt_cost(cut.cumulative_cost)}; {unresolved} pair(s) stay unresolved"
+            + (f", {indistinct} of them for good: {identical}" if indistinct else "")
+        )
     elif unresolved:
         print(f"{unresolved} pair(s) stay unresolved: {identical}")
     return 0
@@ -506,11 +541,9 @@ def _ask_setup(args: argparse.Namespace) -> tuple[Any, list[Any], list[Any], Any
         rows = list(df.index)
     if not rows:
         raise CliError(f"{args.file}: the table has no rows")
-    columns = resolve_columns(df, list(df.columns) if columns is None else columns,
-                              "--columns")
+    columns = resolve_columns(df, list(df.columns) if columns is None else columns, "--columns")
     policy = _ask_policy(args, df, costs)
-    return df, rows, columns, DisambiguationSession(df, rows, policy=policy,
-                                                    feature_costs=costs)
+    return df, rows, columns, DisambiguationSession(df, rows, policy=policy, feature_costs=costs)
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
@@ -525,8 +558,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     skipped: set[Any] = set()
     asked = 0
     reason = ""
-    say(f"{len(rows)} candidate rows in {args.file}; answer each question with a value, "
-        "or '?' (or nothing) if you don't know.")
+    say(
+        f"{len(rows)} candidate rows in {args.file}; answer each question with a value, "
+        "or '?' (or nothing) if you don't know."
+    )
     while True:
         state = session.state
         alive = int((state.posterior > 0).sum())
@@ -534,8 +569,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         if alive > 1 and state.max_posterior >= 0.5:
             best = state.candidate_rows[int(np.argmax(state.posterior))]
             top = f"; most probable: {best} (p = {state.max_posterior:.2f})"
-        say(f"\n{alive} row{'s' if alive != 1 else ''} possible, "
-            f"{state.entropy:.2f} bits of uncertainty{top}")
+        say(
+            f"\n{alive} row{'s' if alive != 1 else ''} possible, "
+            f"{state.entropy:.2f} bits of uncertainty{top}"
+        )
         if state.is_unique:
             reason = "identified"
             break
@@ -565,9 +602,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         answer = line.strip()
         if not interactive:
             say(answer)
-        entry: dict[str, Any] = {"column": _json_value(col), "answer": answer,
-                                 "expected_bits": bits, "cost": cost,
-                                 "rows_before": alive, "entropy_before": state.entropy}
+        entry: dict[str, Any] = {
+            "column": _json_value(col),
+            "answer": answer,
+            "expected_bits": bits,
+            "cost": cost,
+            "rows_before": alive,
+            "entropy_before": state.entropy,
+        }
         if answer in ("", "?"):
             asked += 1  # a "don't know" is an answer; a rejected one is not
             skipped.add(col)
@@ -579,52 +621,66 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         if not found:
             entry.update(skipped=False, accepted=False)
             transcript.append(entry)
-            say(f"no remaining row has {col} = {answer!r}; "
-                f"the possible values are: {_shorten(values, 30)}")
+            say(
+                f"no remaining row has {col} = {answer!r}; "
+                f"the possible values are: {_shorten(values, 30)}"
+            )
             continue
         asked += 1
         step = session.observe(col, value)
         after = session.state
-        entry.update(skipped=False, accepted=True, value=_json_value(value),
-                     rows_after=int((after.posterior > 0).sum()),
-                     entropy_after=step.entropy_after)
+        entry.update(
+            skipped=False,
+            accepted=True,
+            value=_json_value(value),
+            rows_after=int((after.posterior > 0).sum()),
+            entropy_after=step.entropy_after,
+        )
         transcript.append(entry)
     state = session.state
     order = np.argsort(-state.posterior, kind="stable")
     live = [int(i) for i in order if state.posterior[i] > 0]
     labels = [state.candidate_rows[i] for i in live]
     if args.json:
-        print(json.dumps({
-            "file": args.file,
-            "policy": args.policy,
-            "candidates": len(rows),
-            "steps": transcript,
-            "stop_reason": reason,
-            "unique": bool(state.is_unique),
-            "rows": [_json_value(r) for r in labels],
-            "probabilities": [float(state.posterior[i]) for i in live],
-            "questions": asked,
-            "total_cost": session.cumulative_cost,
-        }))
+        print(
+            json.dumps(
+                {
+                    "file": args.file,
+                    "policy": args.policy,
+                    "candidates": len(rows),
+                    "steps": transcript,
+                    "stop_reason": reason,
+                    "unique": bool(state.is_unique),
+                    "rows": [_json_value(r) for r in labels],
+                    "probabilities": [float(state.posterior[i]) for i in live],
+                    "questions": asked,
+                    "total_cost": session.cumulative_cost,
+                }
+            )
+        )
     else:
         _print_ask_outcome(df, state, labels, reason, say)
     if reason == "end of input":
-        raise CliError(f"input ended before one row was identified; {len(labels)} rows "
-                       "still match")
+        raise CliError(
+            f"input ended before one row was identified; {len(labels)} rows still match"
+        )
     return 0
 
 
-def _print_ask_outcome(df: Any, state: Any, labels: list[Any], reason: str,
-                       say: Callable[..., None]) -> None:
+def _print_ask_outcome(
+    df: Any, state: Any, labels: list[Any], reason: str, say: Callable[..., None]
+) -> None:
     """The human ending of ``rowvoi ask``: the row found, or why it stopped
     and the rows (at most 10) that still match, most probable first."""
     shown = labels[:10]
     if state.is_unique:
         say(f"\nidentified: {state.unique_row}")
     else:
-        say(f"\nstopped ({reason}); {len(labels)} row{'s' if len(labels) != 1 else ''} "
+        say(
+            f"\nstopped ({reason}); {len(labels)} row{'s' if len(labels) != 1 else ''} "
             f"still match{'es' if len(labels) == 1 else ''}"
-            + (", most probable first:" if labels else ""))
+            + (", most probable first:" if labels else "")
+        )
     if shown:
         print(df.loc[shown].to_string(), flush=True)
     if len(labels) > len(shown):
@@ -632,6 +688,7 @@ def _print_ask_outcome(df: Any, state: Any, labels: list[Any], reason: str,
 
 
 # ------------------------------------------------------------ RAG commands
+
 
 def _is_id(x: Any) -> bool:
     """A chunk id as JSON gives it: a string or an integer."""
@@ -662,10 +719,11 @@ def _context_inputs(path: str) -> tuple[list[Any], list[str], dict[str, list[Any
             chunks.append(c)
             continue
         if not isinstance(c, dict) or not _is_id(c.get("id")):
-            raise bad(f"chunks[{i}] must be an id or an object with a string or integer \"id\"")
+            raise bad(f'chunks[{i}] must be an id or an object with a string or integer "id"')
         tokens, text = c.get("tokens"), c.get("text", "")
-        if tokens is not None and not (isinstance(tokens, int) and not isinstance(tokens, bool)
-                                       and tokens > 0):
+        if tokens is not None and not (
+            isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0
+        ):
             raise bad(f"chunks[{i}].tokens must be an integer > 0, got {tokens!r}")
         if not isinstance(text, str):
             raise bad(f"chunks[{i}].text must be a string")
@@ -675,7 +733,8 @@ def _context_inputs(path: str) -> tuple[list[Any], list[str], dict[str, list[Any
         raise bad('"claims" must be a list of strings (the keys of "support")')
     support = data["support"]
     if not isinstance(support, dict) or not all(
-            isinstance(v, list) and all(_is_id(x) for x in v) for v in support.values()):
+        isinstance(v, list) and all(_is_id(x) for x in v) for v in support.values()
+    ):
         raise bad('"support" must map each claim to a list of chunk ids')
     return chunks, claims, support
 
@@ -687,42 +746,61 @@ def _cmd_context(args: argparse.Namespace) -> int:
     chunks, claims, support = _context_inputs(args.file)
     steps: list[Any] = []
     if args.budget is not None:
-        path = plan_context_path(chunks, claims, support, costs=costs,
-                                 weighting=args.weighting)
+        path = plan_context_path(chunks, claims, support, costs=costs, weighting=args.weighting)
         chosen = path.prefix_for_budget(args.budget)
-        steps = path.steps[:len(chosen)]
+        steps = path.steps[: len(chosen)]
         kept = set(chosen)
         covered = {c for c in claims if any(x in kept for x in support.get(c, ()))}
         cost = steps[-1].cumulative_cost if steps else 0.0
         optimal = False
     else:
-        sel = select_context(chunks, claims, support, costs=costs,
-                             epsilon_claims=args.epsilon, strategy=args.strategy,
-                             time_limit=args.time_limit)
-        chosen, covered, cost, optimal = sel.chunks, sel.covered_claims, sel.total_cost, \
-            sel.optimal
+        sel = select_context(
+            chunks,
+            claims,
+            support,
+            costs=costs,
+            epsilon_claims=args.epsilon,
+            strategy=args.strategy,
+            time_limit=args.time_limit,
+        )
+        chosen, covered, cost, optimal = (
+            sel.chunks,
+            sel.covered_claims,
+            sel.total_cost,
+            sel.optimal,
+        )
     # One shape with and without --budget: claim ids in the order of "claims".
     result: dict[str, Any] = {
-        "chunks": [_json_value(c) for c in chosen], "cost": cost,
+        "chunks": [_json_value(c) for c in chosen],
+        "cost": cost,
         "coverage": 1.0 if not claims else len(covered) / len(claims),
-        "optimal": optimal, "claims": len(claims),
+        "optimal": optimal,
+        "claims": len(claims),
         "covered_claims": [c for c in claims if c in covered],
         "missing_claims": [c for c in claims if c not in covered],
     }
     if args.budget is not None:
         result["budget"] = args.budget
-        result["steps"] = [{"chunk": _json_value(s.name), "newly_covered": s.newly_covered,
-                            "coverage": s.coverage, "cost": s.marginal_cost,
-                            "cumulative_cost": s.cumulative_cost} for s in steps]
+        result["steps"] = [
+            {
+                "chunk": _json_value(s.name),
+                "newly_covered": s.newly_covered,
+                "coverage": s.coverage,
+                "cost": s.marginal_cost,
+                "cumulative_cost": s.cumulative_cost,
+            }
+            for s in steps
+        ]
     if args.json:
         print(json.dumps(result))
         return 0
     if args.budget is not None:
-        print(f"within a budget of {args.budget:g}: "
-              f"{', '.join(map(str, chosen)) or '(nothing)'}")
+        print(f"within a budget of {args.budget:g}: {', '.join(map(str, chosen)) or '(nothing)'}")
         for s in steps:
-            print(f"  + {s.name}  covers {s.newly_covered} new claim(s), "
-                  f"{s.coverage:.0%} after {s.cumulative_cost:g}")
+            print(
+                f"  + {s.name}  covers {s.newly_covered} new claim(s), "
+                f"{s.coverage:.0%} after {s.cumulative_cost:g}"
+            )
     else:
         print(f"chunks: {', '.join(map(str, chosen)) or '(none)'}")
         print(f"cost: {cost:g}")
@@ -739,21 +817,38 @@ def _cmd_question(args: argparse.Namespace) -> int:
     costs = _parse_costs(args.costs, "question")
     prior = _parse_prior(args.prior)
     data = _read_json(args.file)
-    answers = data["answers"] if isinstance(data, dict) and isinstance(
-        data.get("answers"), dict) else data
+    answers = (
+        data["answers"]
+        if isinstance(data, dict) and isinstance(data.get("answers"), dict)
+        else data
+    )
     if not isinstance(answers, dict) or not all(isinstance(v, list) for v in answers.values()):
-        raise UsageError(f"{args.file}: expected an object mapping each question to the "
-                         "list of answers the candidates imply (see rowvoi question --help)")
+        raise UsageError(
+            f"{args.file}: expected an object mapping each question to the "
+            "list of answers the candidates imply (see rowvoi question --help)"
+        )
     values = question_values(answers, prior=prior)
     best = next_question(answers, prior=prior, costs=costs)
     cost_of = {q: float((costs or {}).get(q, 1.0)) for q in values}
     ranked = sorted(values, key=lambda q: -values[q] / cost_of[q])
     if args.json:
-        print(json.dumps({
-            "best": best.col, "expected_bits": best.expected_voi,
-            "questions": [{"question": q, "bits": values[q], "cost": cost_of[q],
-                           "bits_per_cost": values[q] / cost_of[q]} for q in ranked],
-        }))
+        print(
+            json.dumps(
+                {
+                    "best": best.col,
+                    "expected_bits": best.expected_voi,
+                    "questions": [
+                        {
+                            "question": q,
+                            "bits": values[q],
+                            "cost": cost_of[q],
+                            "bits_per_cost": values[q] / cost_of[q],
+                        }
+                        for q in ranked
+                    ],
+                }
+            )
+        )
         return 0
     print(f"{'bits':>6}  {'per cost':>8}  question")
     for q in ranked:
@@ -774,8 +869,9 @@ def _query_json(path: str, what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"{what} {path}: not valid JSON: {exc.msg} at line {exc.lineno} "
-                         f"column {exc.colno}") from None
+        raise UsageError(
+            f"{what} {path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     except RecursionError:
         raise UsageError(f"{what} {path}: JSON nested too deeply") from None
 
@@ -783,12 +879,14 @@ def _query_json(path: str, what: str) -> Any:
 def _query_table(columns: Sequence[str], records: list[dict[str, Any]]) -> list[str]:
     cells = [[("null" if r[c] is None else str(r[c])) for c in columns] for r in records]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    numeric = [all(isinstance(r[c], (int, float)) or r[c] is None for r in records)
-               for c in columns]
+    numeric = [
+        all(isinstance(r[c], (int, float)) or r[c] is None for r in records) for c in columns
+    ]
 
     def line(row: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w)
-                         for v, w, num in zip(row, widths, numeric)).rstrip()
+        return "  ".join(
+            v.rjust(w) if num else v.ljust(w) for v, w, num in zip(row, widths, numeric)
+        ).rstrip()
 
     return [line(columns)] + [line(row) for row in cells]
 
@@ -814,15 +912,18 @@ def _cmd_query(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(schema.to_dict(), indent=2))
             return 0
-        print(f"{args.table}: {len(schema)} queryable columns, at most {schema.max_limit} "
-              "rows per answer")
+        print(
+            f"{args.table}: {len(schema)} queryable columns, at most {schema.max_limit} "
+            "rows per answer"
+        )
         width = max((len(s.name) for s in schema.columns), default=0)
         for spec in schema.columns:
             detail = "integer" if spec.integer else ""
             if spec.values is not None:
                 shown = ", ".join(spec.values[:8])
                 detail = f"{len(spec.values)} values: {shown}" + (
-                    ", ..." if len(spec.values) > 8 else "")
+                    ", ..." if len(spec.values) > 8 else ""
+                )
             print(f"  {spec.name.ljust(width)}  {spec.type.ljust(11)}  {detail}".rstrip())
         return 0
     result = run_query(args.table, _query_json(args.query, "QUERY"), schema)
@@ -848,26 +949,38 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
 def _add_query_parser(sub: Any) -> None:
     p = sub.add_parser(
-        "query", help="run a structured query (JSON, no code) over a CSV or Parquet file",
+        "query",
+        help="run a structured query (JSON, no code) over a CSV or Parquet file",
         description="Run a structured query over a CSV or Parquet table with DuckDB "
-                    "(streamed: files larger than memory work). QUERY.json holds an object "
-                    "such as {\"operation\": \"filtered_aggregate\", \"filters\": "
-                    "{\"sector\": \"non-profit\"}, \"group_by\": \"sector\", "
-                    "\"aggregations\": {\"income\": \"mean\"}}; operations select, "
-                    "filter, aggregate, filtered_aggregate; filters use $eq $ne $in $nin "
-                    "$lt $lte $gt $gte $exists $contains $and $or. It is checked against "
-                    "the schema (inferred, or --schema) before it runs; every problem is "
-                    "reported. Exit 1 if the query is refused.",
+        "(streamed: files larger than memory work). QUERY.json holds an object "
+        'such as {"operation": "filtered_aggregate", "filters": '
+        '{"sector": "non-profit"}, "group_by": "sector", '
+        '"aggregations": {"income": "mean"}}; operations select, '
+        "filter, aggregate, filtered_aggregate; filters use $eq $ne $in $nin "
+        "$lt $lte $gt $gte $exists $contains $and $or. It is checked against "
+        "the schema (inferred, or --schema) before it runs; every problem is "
+        "reported. Exit 1 if the query is refused.",
         epilog="example: rowvoi query table.parquet --describe --json > schema.json; "
-               "rowvoi query table.parquet query.json --schema schema.json")
+        "rowvoi query table.parquet query.json --schema schema.json",
+    )
     p.add_argument("table", metavar="TABLE", help="the table: .csv, or .parquet/.pq")
-    p.add_argument("query", metavar="QUERY.json", nargs="?",
-                   help="the query as a JSON file ('-' reads standard input)")
-    p.add_argument("--schema", metavar="SCHEMA.json",
-                   help="allowed columns, types, operators and max_limit as JSON (the "
-                        "format --describe --json prints); default: inferred from TABLE")
-    p.add_argument("--describe", action="store_true",
-                   help="print the table's schema instead of running a query")
+    p.add_argument(
+        "query",
+        metavar="QUERY.json",
+        nargs="?",
+        help="the query as a JSON file ('-' reads standard input)",
+    )
+    p.add_argument(
+        "--schema",
+        metavar="SCHEMA.json",
+        help="allowed columns, types, operators and max_limit as JSON (the "
+        "format --describe --json prints); default: inferred from TABLE",
+    )
+    p.add_argument(
+        "--describe",
+        action="store_true",
+        help="print the table's schema instead of running a query",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_query, verb_parser=p)
 
@@ -889,12 +1002,15 @@ def _discover_floor(text: str | None, names: list[str]) -> Any:
         if not math.isfinite(value):
             raise UsageError(f"{option}: {token!r} must be finite")
         return value
+
     if "=" not in text:
         value = one(text.strip(), "--min-score")
         if len(names) > 1 and value != "auto":
-            raise UsageError("--min-score: one number cannot be the floor of several "
-                             "corpora (their scores live on different scales); give "
-                             "'auto' or NAME=FLOAT,NAME=FLOAT")
+            raise UsageError(
+                "--min-score: one number cannot be the floor of several "
+                "corpora (their scores live on different scales); give "
+                "'auto' or NAME=FLOAT,NAME=FLOAT"
+            )
         return value
     floors: dict[str, Any] = {}
     for item in _split_list(text):
@@ -902,8 +1018,10 @@ def _discover_floor(text: str | None, names: list[str]) -> Any:
         if not sep or not name.strip():
             raise UsageError(f"--min-score: {item!r} is not NAME=FLOAT or NAME=auto")
         if name.strip() not in names:
-            raise UsageError(f"--min-score names {name.strip()!r}, which is not one of the "
-                             f"corpora searched ({', '.join(names)})")
+            raise UsageError(
+                f"--min-score names {name.strip()!r}, which is not one of the "
+                f"corpora searched ({', '.join(names)})"
+            )
         floors[name.strip()] = one(value.strip(), f"--min-score {name.strip()}")
     return floors if len(names) > 1 else floors[names[0]]
 
@@ -927,11 +1045,19 @@ def _cmd_discover(args: argparse.Namespace) -> int:
     floor = _discover_floor(args.min_score, names)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoFloorWarning)
-        result = discover(names if len(names) > 1 else names[0], args.query, k=args.k,
-                          mode=args.mode, strategy=args.strategy, max_k=args.max_k,
-                          rel=args.rel, min_score=floor, fusion=args.fusion,
-                          disclose_level="body" if args.disclose else "metadata",
-                          roots=args.root)
+        result = discover(
+            names if len(names) > 1 else names[0],
+            args.query,
+            k=args.k,
+            mode=args.mode,
+            strategy=args.strategy,
+            max_k=args.max_k,
+            rel=args.rel,
+            min_score=floor,
+            fusion=args.fusion,
+            disclose_level="body" if args.disclose else "metadata",
+            roots=args.root,
+        )
     for w in caught:
         if issubclass(w.category, NoFloorWarning):
             print(f"{args.verb_parser.prog}: warning: {w.message}", file=sys.stderr)
@@ -941,8 +1067,10 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict()))
         return 0
     sig = result.signals
-    print(f"{len(result.results)} of {result.n_retrieved} retrieved "
-          f"({result.mode}, {result.strategy}): {result.reason}")
+    print(
+        f"{len(result.results)} of {result.n_retrieved} retrieved "
+        f"({result.mode}, {result.strategy}): {result.reason}"
+    )
     for name, ps in (sig.get("per_source") or {}).items():
         top = "-" if ps["top_score"] is None else f"{ps['top_score']:.4g}"
         floor_text = "" if ps["floor"] is None else f", floor {ps['floor']:.4g}"
@@ -950,8 +1078,11 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         print(f"  {name}: {ps['n_retrieved']} retrieved, top {top}{floor_text}{gated}")
     if result.abstained and sig.get("min_score") is not None and sig.get("top_score") is not None:
         # a hybrid RRF search is floored on its hits' evidence, not on RRF scores
-        what, top = (("top evidence", sig["top_evidence"]) if sig.get("top_evidence") is not None
-                     else ("top score", sig["top_score"]))
+        what, top = (
+            ("top evidence", sig["top_evidence"])
+            if sig.get("top_evidence") is not None
+            else ("top score", sig["top_score"])
+        )
         print(f"  {what} {top:.4g} is below the floor {sig['min_score']:.4g}")
     for i, d in enumerate(result.results, 1):
         who = f"{d.source}/{d.artifact_id}" if len(names) > 1 else d.artifact_id
@@ -975,47 +1106,83 @@ def _add_discover_parser(sub: Any) -> None:
     from rowvoi.corpus.selection import SELECT_STRATEGIES
 
     p = sub.add_parser(
-        "discover", help="search corpora and commit to the few results worth reading",
+        "discover",
+        help="search corpora and commit to the few results worth reading",
         description="Search one or more built corpora, then commit to the few results an "
-                    "agent or a person should act on -- or abstain. The conservative "
-                    "strategy keeps the top result and those scoring at least --rel times "
-                    "its score, at most --max-k. Several corpora (NAME,NAME) are searched "
-                    "separately, each gated on its own floor, then fused by rank "
-                    "(reciprocal rank fusion): scores of different corpora are never "
-                    "compared. --min-score turns on abstention: a floor on the search's "
-                    "own score scale, 'auto' for the floor calibrated for the corpus "
-                    "(none stored: a warning, and no floor), or NAME=FLOAT,... per corpus. "
-                    "--disclose reads each result's file (only inside the corpus's root, or "
-                    "the --root folders). "
-                    "Exit 1 for an unknown or empty corpus or a bad filter.",
+        "agent or a person should act on -- or abstain. The conservative "
+        "strategy keeps the top result and those scoring at least --rel times "
+        "its score, at most --max-k. Several corpora (NAME,NAME) are searched "
+        "separately, each gated on its own floor, then fused by rank "
+        "(reciprocal rank fusion): scores of different corpora are never "
+        "compared. --min-score turns on abstention: a floor on the search's "
+        "own score scale, 'auto' for the floor calibrated for the corpus "
+        "(none stored: a warning, and no floor), or NAME=FLOAT,... per corpus. "
+        "--disclose reads each result's file (only inside the corpus's root, or "
+        "the --root folders). "
+        "Exit 1 for an unknown or empty corpus or a bad filter.",
         epilog="example: rowvoi discover notes 'how do I rotate the TLS certificate' "
-               "--disclose; rowvoi discover notes,wiki 'vpn setup' --min-score auto --json")
-    p.add_argument("names", metavar="NAME[,NAME...]", help="the corpus, or several, "
-                   "comma-separated")
+        "--disclose; rowvoi discover notes,wiki 'vpn setup' --min-score auto --json",
+    )
+    p.add_argument(
+        "names", metavar="NAME[,NAME...]", help="the corpus, or several, comma-separated"
+    )
     p.add_argument("query", metavar="QUERY", help="what to look for (searched verbatim)")
     # k, mode and fusion are checked by discover() itself: a bad value is the
     # library's ValueError (exit 1), as for 'rowvoi search' (issue 10).
-    p.add_argument("--k", type=_number("an integer", low=-math.inf, integer=True), default=10,
-                   help="candidates retrieved per corpus, >= 1 (default 10)")
-    p.add_argument("--mode", default="hybrid", metavar="{hybrid,dense,lexical}",
-                   help="search mode (default hybrid)")
-    p.add_argument("--fusion", default="rrf", metavar="{rrf,blend}",
-                   help="hybrid fusion: rrf (rank-based, default) or blend (keeps score "
-                        "magnitudes; pairs with --min-score)")
-    p.add_argument("--strategy", choices=SELECT_STRATEGIES, default="conservative",
-                   help="selection rule (default conservative)")
-    p.add_argument("--max-k", type=_number("an integer >= 1", low=1, integer=True), default=3,
-                   help="commit to at most this many results (default 3)")
-    p.add_argument("--rel", type=_number("a number in (0, 1]", low=0.0, low_open=True,
-                                         high=1.0), default=0.9,
-                   help="keep results scoring at least this fraction of the top (default 0.9)")
-    p.add_argument("--min-score", metavar="FLOAT|auto|NAME=FLOAT,...",
-                   help="abstain below this floor (default: never abstain)")
-    p.add_argument("--disclose", action="store_true",
-                   help="also print each result's body (the file it points to)")
-    p.add_argument("--root", metavar="DIR", action="append",
-                   help="with --disclose: read bodies only from inside DIR (repeatable; "
-                        "default: the folder each corpus was built from)")
+    p.add_argument(
+        "--k",
+        type=_number("an integer", low=-math.inf, integer=True),
+        default=10,
+        help="candidates retrieved per corpus, >= 1 (default 10)",
+    )
+    p.add_argument(
+        "--mode",
+        default="hybrid",
+        metavar="{hybrid,dense,lexical}",
+        help="search mode (default hybrid)",
+    )
+    p.add_argument(
+        "--fusion",
+        default="rrf",
+        metavar="{rrf,blend}",
+        help="hybrid fusion: rrf (rank-based, default) or blend (keeps score "
+        "magnitudes; pairs with --min-score)",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=SELECT_STRATEGIES,
+        default="conservative",
+        help="selection rule (default conservative)",
+    )
+    p.add_argument(
+        "--max-k",
+        type=_number("an integer >= 1", low=1, integer=True),
+        default=3,
+        help="commit to at most this many results (default 3)",
+    )
+    p.add_argument(
+        "--rel",
+        type=_number("a number in (0, 1]", low=0.0, low_open=True, high=1.0),
+        default=0.9,
+        help="keep results scoring at least this fraction of the top (default 0.9)",
+    )
+    p.add_argument(
+        "--min-score",
+        metavar="FLOAT|auto|NAME=FLOAT,...",
+        help="abstain below this floor (default: never abstain)",
+    )
+    p.add_argument(
+        "--disclose",
+        action="store_true",
+        help="also print each result's body (the file it points to)",
+    )
+    p.add_argument(
+        "--root",
+        metavar="DIR",
+        action="append",
+        help="with --disclose: read bodies only from inside DIR (repeatable; "
+        "default: the folder each corpus was built from)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_discover, verb_parser=p)
 
@@ -1041,20 +1208,31 @@ def _add_graph_parser(sub: Any) -> None:
 # ----------------------------------------------------------------- parser
 def _add_table_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="table to read: .csv, or .parquet/.pq (needs pyarrow)")
-    p.add_argument("--rows", metavar="LIST",
-                   help="candidate rows, comma-separated labels of the index (default: "
-                        "every row); with --positions, 0-based positions and ranges "
-                        "such as 0:10 or 3-5")
-    p.add_argument("--positions", action="store_true",
-                   help="read --rows as positions instead of index labels")
-    p.add_argument("--index-col", metavar="COL",
-                   help="use this column as the row labels (default: row numbers 0..n-1)")
-    p.add_argument("--columns", metavar="LIST",
-                   help="comma-separated columns to consider (default: all)")
-    p.add_argument("--costs", metavar="SPEC",
-                   help="column costs as col=cost,col=cost, or a JSON object "
-                        "{\"col\": cost} inline or in a .json file; costs are finite "
-                        "numbers > 0; unlisted columns cost 1")
+    p.add_argument(
+        "--rows",
+        metavar="LIST",
+        help="candidate rows, comma-separated labels of the index (default: "
+        "every row); with --positions, 0-based positions and ranges "
+        "such as 0:10 or 3-5",
+    )
+    p.add_argument(
+        "--positions", action="store_true", help="read --rows as positions instead of index labels"
+    )
+    p.add_argument(
+        "--index-col",
+        metavar="COL",
+        help="use this column as the row labels (default: row numbers 0..n-1)",
+    )
+    p.add_argument(
+        "--columns", metavar="LIST", help="comma-separated columns to consider (default: all)"
+    )
+    p.add_argument(
+        "--costs",
+        metavar="SPEC",
+        help="column costs as col=cost,col=cost, or a JSON object "
+        '{"col": cost} inline or in a .json file; costs are finite '
+        "numbers > 0; unlisted columns cost 1",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
 
 
@@ -1066,135 +1244,221 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rowvoi",
         description="Value of information over candidate rows: which columns settle "
-                    "which row is meant, and in what order to ask them.",
+        "which row is meant, and in what order to ask them.",
         epilog="exit status: 0 success; 1 a well-formed request that fails (unreadable "
-               "file, data that do not fit the request, impossible key or cover, input "
-               "ending before 'ask' finds a row); 2 a malformed argument (bad number or "
-               "range, unparseable spec, invalid JSON); 130 interrupted")
+        "file, data that do not fit the request, impossible key or cover, input "
+        "ending before 'ask' finds a row); 2 a malformed argument (bad number or "
+        "range, unparseable spec, invalid JSON); 130 interrupted",
+    )
     parser.add_argument("--version", action="version", version=f"rowvoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     pk = sub.add_parser(
-        "key", help="cheapest set of columns that tells the rows apart",
+        "key",
+        help="cheapest set of columns that tells the rows apart",
         description="Find the cheapest set of columns whose values tell every pair of "
-                    "candidate rows apart (a minimal key), and print it with its cost "
-                    "and whether the strategy proved it optimal: the default, greedy, "
-                    "is fast but proves nothing; exact (or ilp) proves the optimum.")
+        "candidate rows apart (a minimal key), and print it with its cost "
+        "and whether the strategy proved it optimal: the default, greedy, "
+        "is fast but proves nothing; exact (or ilp) proves the optimum.",
+    )
     _add_table_args(pk)
-    pk.add_argument("--strategy", choices=STRATEGIES, default="greedy",
-                    help="solver: greedy (fast, any size), exact (branch and bound, "
-                         "proves optimality), ilp/lp (pulp + CBC), sa, ga, hybrid "
-                         "(default: greedy)")
-    pk.add_argument("--epsilon", type=_FRACTION, default=0.0, metavar="FRACTION",
-                    help="fraction of row pairs allowed to stay unresolved (default 0)")
-    pk.add_argument("--time-limit", type=_SECONDS, default=None, metavar="SECONDS",
-                    help="stop exact/ilp/sa/ga/hybrid after this long; an exact solver "
-                         "that stops early says its key is not proven optimal")
-    pk.add_argument("--seed", type=_COUNT, default=0,
-                    help="seed for sa, ga and hybrid (default 0)")
+    pk.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="greedy",
+        help="solver: greedy (fast, any size), exact (branch and bound, "
+        "proves optimality), ilp/lp (pulp + CBC), sa, ga, hybrid "
+        "(default: greedy)",
+    )
+    pk.add_argument(
+        "--epsilon",
+        type=_FRACTION,
+        default=0.0,
+        metavar="FRACTION",
+        help="fraction of row pairs allowed to stay unresolved (default 0)",
+    )
+    pk.add_argument(
+        "--time-limit",
+        type=_SECONDS,
+        default=None,
+        metavar="SECONDS",
+        help="stop exact/ilp/sa/ga/hybrid after this long; an exact solver "
+        "that stops early says its key is not proven optimal",
+    )
+    pk.add_argument(
+        "--seed", type=_COUNT, default=0, help="seed for sa, ga and hybrid (default 0)"
+    )
     pk.set_defaults(func=_cmd_key, verb_parser=pk)
 
     pp = sub.add_parser(
-        "path", help="order in which to acquire columns, with coverage per step",
+        "path",
+        help="order in which to acquire columns, with coverage per step",
         description="Plan the greedy order in which to acquire columns: each step "
-                    "shows the pairs it newly tells apart, the cumulative coverage "
-                    "and the cost.")
+        "shows the pairs it newly tells apart, the cumulative coverage "
+        "and the cost.",
+    )
     _add_table_args(pp)
-    pp.add_argument("--objective", choices=("pair_coverage", "entropy"),
-                    default="pair_coverage",
-                    help="gain per step: newly resolved pairs, or the drop in the "
-                         "expected log2 size of a row's cluster (default pair_coverage)")
-    pp.add_argument("--weighting", choices=("uniform", "pair_idf"), default="uniform",
-                    help="pair weights: uniform, or 1/(columns separating the pair)")
-    pp.add_argument("--budget", type=_BUDGET, default=None, metavar="COST",
-                    help="print only the prefix of the path that fits this budget (>= 0), "
-                         "and say how many pairs it leaves unresolved")
+    pp.add_argument(
+        "--objective",
+        choices=("pair_coverage", "entropy"),
+        default="pair_coverage",
+        help="gain per step: newly resolved pairs, or the drop in the "
+        "expected log2 size of a row's cluster (default pair_coverage)",
+    )
+    pp.add_argument(
+        "--weighting",
+        choices=("uniform", "pair_idf"),
+        default="uniform",
+        help="pair weights: uniform, or 1/(columns separating the pair)",
+    )
+    pp.add_argument(
+        "--budget",
+        type=_BUDGET,
+        default=None,
+        metavar="COST",
+        help="print only the prefix of the path that fits this budget (>= 0), "
+        "and say how many pairs it leaves unresolved",
+    )
     pp.set_defaults(func=_cmd_path, verb_parser=pp)
 
     pa = sub.add_parser(
-        "ask", help="find a row by answering the most informative questions",
+        "ask",
+        help="find a row by answering the most informative questions",
         description="Find one row of a table interactively. Each round shows how "
-                    "many rows are still possible and the remaining uncertainty, "
-                    "then asks for the column that is expected to tell the most "
-                    "(per unit cost). Answer with the value, or '?' (or an empty "
-                    "line) if you don't know -- that column is then skipped. The "
-                    "session ends when one row is left, or nothing left to ask can "
-                    "narrow the rows down, and prints the matching row(s). Answers "
-                    "are read line by line from stdin, so a session can be scripted "
-                    "(example at the end). An answer no remaining row has is rejected, "
-                    "asked again and not counted as a question. Input that ends before "
-                    "a row is found exits with status 1. Example, run in the source "
-                    "tree (it identifies customer C007): "
-                    "printf 'Carla Reis\\npro\\n' | rowvoi ask examples/data/customers.csv "
-                    "--index-col customer_id --costs examples/data/customers_costs.json")
+        "many rows are still possible and the remaining uncertainty, "
+        "then asks for the column that is expected to tell the most "
+        "(per unit cost). Answer with the value, or '?' (or an empty "
+        "line) if you don't know -- that column is then skipped. The "
+        "session ends when one row is left, or nothing left to ask can "
+        "narrow the rows down, and prints the matching row(s). Answers "
+        "are read line by line from stdin, so a session can be scripted "
+        "(example at the end). An answer no remaining row has is rejected, "
+        "asked again and not counted as a question. Input that ends before "
+        "a row is found exits with status 1. Example, run in the source "
+        "tree (it identifies customer C007): "
+        "printf 'Carla Reis\\npro\\n' | rowvoi ask examples/data/customers.csv "
+        "--index-col customer_id --costs examples/data/customers_costs.json",
+    )
     _add_table_args(pa)
-    pa.add_argument("--policy", choices=("mi", "coverage", "model"), default="mi",
-                    help="how to pick questions: mi (expected information gain on the "
-                         "remaining rows), coverage (row pairs told apart), model "
-                         "(a RowVoiModel fitted to the table; see --noise) "
-                         "(default: mi)")
-    pa.add_argument("--noise", type=_PROBABILITY, default=None, metavar="P",
-                    help="with --policy model: probability in [0, 1) that an answer is "
-                         "wrong, so answers reweight the rows instead of ruling them out")
-    pa.add_argument("--max-questions", type=_COUNT, default=None, metavar="N",
-                    help="stop after N answered questions (a \"don't know\" counts, a "
-                         "rejected answer does not)")
+    pa.add_argument(
+        "--policy",
+        choices=("mi", "coverage", "model"),
+        default="mi",
+        help="how to pick questions: mi (expected information gain on the "
+        "remaining rows), coverage (row pairs told apart), model "
+        "(a RowVoiModel fitted to the table; see --noise) "
+        "(default: mi)",
+    )
+    pa.add_argument(
+        "--noise",
+        type=_PROBABILITY,
+        default=None,
+        metavar="P",
+        help="with --policy model: probability in [0, 1) that an answer is "
+        "wrong, so answers reweight the rows instead of ruling them out",
+    )
+    pa.add_argument(
+        "--max-questions",
+        type=_COUNT,
+        default=None,
+        metavar="N",
+        help='stop after N answered questions (a "don\'t know" counts, a '
+        "rejected answer does not)",
+    )
     pa.set_defaults(func=_cmd_ask, verb_parser=pa)
 
     pc = sub.add_parser(
-        "context", help="cheapest chunks that support every claim (RAG)",
+        "context",
+        help="cheapest chunks that support every claim (RAG)",
         description="Select the cheapest set of retrieved chunks that supports every "
-                    "claim an answer needs (weighted set cover, cost = tokens). FILE is "
-                    "JSON: {\"chunks\": [{\"id\": ..., \"tokens\": ..., \"text\": ...}], "
-                    "\"claims\": [...], \"support\": {claim: [chunk ids]}}. Claims no "
-                    "chunk supports are reported, never dropped. With --json the output "
-                    "has the same fields with or without --budget: chunks, cost, "
-                    "coverage, optimal, claims (how many), covered_claims and "
-                    "missing_claims (lists of claim ids, in the order of \"claims\"); "
-                    "--budget adds budget and steps.")
+        "claim an answer needs (weighted set cover, cost = tokens). FILE is "
+        'JSON: {"chunks": [{"id": ..., "tokens": ..., "text": ...}], '
+        '"claims": [...], "support": {claim: [chunk ids]}}. Claims no '
+        "chunk supports are reported, never dropped. With --json the output "
+        "has the same fields with or without --budget: chunks, cost, "
+        "coverage, optimal, claims (how many), covered_claims and "
+        'missing_claims (lists of claim ids, in the order of "claims"); '
+        "--budget adds budget and steps.",
+    )
     pc.add_argument("file", help="SUPPORT.json")
-    pc.add_argument("--strategy", choices=STRATEGIES, default="greedy",
-                    help="set cover solver (default: greedy)")
-    pc.add_argument("--epsilon", type=_FRACTION, default=0.0, metavar="FRACTION",
-                    help="fraction of claims allowed to go unsupported (default 0)")
-    pc.add_argument("--time-limit", type=_SECONDS, default=None, metavar="SECONDS",
-                    help="time limit for exact/ilp/sa/ga/hybrid")
-    pc.add_argument("--budget", type=_BUDGET, default=None, metavar="TOKENS",
-                    help="instead of covering everything, print the greedy path's prefix "
-                         "that fits this budget (>= 0)")
-    pc.add_argument("--weighting", choices=("uniform", "idf"), default="uniform",
-                    help="with --budget: weight claims equally, or favour scarce evidence")
-    pc.add_argument("--costs", metavar="SPEC",
-                    help="chunk costs overriding tokens: id=cost,..., or a JSON object "
-                         "inline or in a .json file")
+    pc.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="greedy",
+        help="set cover solver (default: greedy)",
+    )
+    pc.add_argument(
+        "--epsilon",
+        type=_FRACTION,
+        default=0.0,
+        metavar="FRACTION",
+        help="fraction of claims allowed to go unsupported (default 0)",
+    )
+    pc.add_argument(
+        "--time-limit",
+        type=_SECONDS,
+        default=None,
+        metavar="SECONDS",
+        help="time limit for exact/ilp/sa/ga/hybrid",
+    )
+    pc.add_argument(
+        "--budget",
+        type=_BUDGET,
+        default=None,
+        metavar="TOKENS",
+        help="instead of covering everything, print the greedy path's prefix "
+        "that fits this budget (>= 0)",
+    )
+    pc.add_argument(
+        "--weighting",
+        choices=("uniform", "idf"),
+        default="uniform",
+        help="with --budget: weight claims equally, or favour scarce evidence",
+    )
+    pc.add_argument(
+        "--costs",
+        metavar="SPEC",
+        help="chunk costs overriding tokens: id=cost,..., or a JSON object "
+        "inline or in a .json file",
+    )
     pc.add_argument("--json", action="store_true", help="print JSON for programs")
     pc.set_defaults(func=_cmd_context, verb_parser=pc)
 
     pq = sub.add_parser(
-        "question", help="rank clarifying questions by information gain (RAG)",
+        "question",
+        help="rank clarifying questions by information gain (RAG)",
         description="Rank clarifying questions by how many bits they are expected to "
-                    "resolve about which candidate is meant, per unit cost. FILE is "
-                    "JSON mapping each question to the answer each candidate implies "
-                    "(or {\"answers\": {...}}).")
+        "resolve about which candidate is meant, per unit cost. FILE is "
+        "JSON mapping each question to the answer each candidate implies "
+        '(or {"answers": {...}}).',
+    )
     pq.add_argument("file", help="ANSWERS.json")
-    pq.add_argument("--costs", metavar="SPEC",
-                    help="question costs (user patience): question=cost,..., or a JSON "
-                         "object inline or in a .json file (use JSON when a question "
-                         "holds a comma)")
-    pq.add_argument("--prior", metavar="WEIGHTS",
-                    help="per-candidate prior weights (finite, >= 0, not all zero), "
-                         "comma-separated, or a JSON list inline or in a .json file "
-                         "(default: uniform)")
+    pq.add_argument(
+        "--costs",
+        metavar="SPEC",
+        help="question costs (user patience): question=cost,..., or a JSON "
+        "object inline or in a .json file (use JSON when a question "
+        "holds a comma)",
+    )
+    pq.add_argument(
+        "--prior",
+        metavar="WEIGHTS",
+        help="per-candidate prior weights (finite, >= 0, not all zero), "
+        "comma-separated, or a JSON list inline or in a .json file "
+        "(default: uniform)",
+    )
     pq.add_argument("--json", action="store_true", help="print JSON for programs")
     pq.set_defaults(func=_cmd_question, verb_parser=pq)
     _add_query_parser(sub)
     _add_corpus_parsers(sub)
     from rowvoi.corpus.eval_cli import add_parsers as add_eval_parsers
+
     add_eval_parsers(sub)  # eval, eval-select, sweep-select
     _add_graph_parser(sub)
     _add_discover_parser(sub)
     from rowvoi.corpus.calibrate_cli import add_parser as add_calibrate_parser
+
     add_calibrate_parser(sub)
     return parser
 
@@ -1228,8 +1492,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
-    except (CliError, RvError, ValueError, TypeError, KeyError, OSError, RuntimeError,
-            MemoryError) as exc:
+    except (
+        CliError,
+        RvError,
+        ValueError,
+        TypeError,
+        KeyError,
+        OSError,
+        RuntimeError,
+        MemoryError,
+    ) as exc:
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         return _report(verb, EXIT_FAILURE, msg)
 

@@ -31,13 +31,16 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(
         prog="python -m rowvoi.config",
-        description="Print the flags a C or C++ program needs to use librowvoi.")
+        description="Print the flags a C or C++ program needs to use librowvoi.",
+    )
     parser.add_argument("--cflags", action="store_true", help="print the include flag")
     parser.add_argument("--libs", action="store_true", help="print the linker flags")
-    parser.add_argument("--pkg-config-dir", action="store_true",
-                        help="print the directory holding rowvoi.pc")
-    parser.add_argument("--cmake-dir", action="store_true",
-                        help="print the directory holding rowvoiConfig.cmake")
+    parser.add_argument(
+        "--pkg-config-dir", action="store_true", help="print the directory holding rowvoi.pc"
+    )
+    parser.add_argument(
+        "--cmake-dir", action="store_true", help="print the directory holding rowvoiConfig.cmake"
+    )
     args = parser.parse_args(argv)
     out = []
     if args.cflags:

@@ -82,14 +82,17 @@ class CandidateState:
         if len(post) != len(self.candidate_rows):
             raise ValueError(
                 f"Length mismatch: {len(self.candidate_rows)} candidates but the posterior "
-                f"has {len(post)} entries")
+                f"has {len(post)} entries"
+            )
         if len(post):
             if not np.all(np.isfinite(post)) or np.any(post < 0):
                 raise ValueError("posterior must be finite and non-negative")
             total = float(post.sum())
             if abs(total - 1.0) > POSTERIOR_SUM_TOLERANCE:
-                raise ValueError(f"Posterior must sum to 1, got {total!r}; normalise it "
-                                 "(posterior / posterior.sum()) first")
+                raise ValueError(
+                    f"Posterior must sum to 1, got {total!r}; normalise it "
+                    "(posterior / posterior.sum()) first"
+                )
             if total != 1.0:  # rounding drift within the tolerance: make it exact
                 post = post / total
         self.posterior = post
@@ -130,9 +133,12 @@ class CandidateState:
 
     # ------------------------------------------------------------ creation
     @classmethod
-    def uniform(cls, candidate_rows: Sequence[Hashable],
-                observed_cols: set | None = None,
-                observed_values: Mapping | None = None) -> CandidateState:
+    def uniform(
+        cls,
+        candidate_rows: Sequence[Hashable],
+        observed_cols: set | None = None,
+        observed_values: Mapping | None = None,
+    ) -> CandidateState:
         """A state with a uniform posterior over the candidates.
 
         >>> CandidateState.uniform(range(4)).posterior.tolist()
@@ -194,9 +200,13 @@ class CandidateState:
         _candidates.cache_positions(new, df, pos[kept.astype(np.int64)])
         return new
 
-    def reweight(self, likelihoods: Sequence[float] | np.ndarray, *,
-                 observed_col: Hashable | None = None,
-                 observed_value: Any = None) -> CandidateState:
+    def reweight(
+        self,
+        likelihoods: Sequence[float] | np.ndarray,
+        *,
+        observed_col: Hashable | None = None,
+        observed_value: Any = None,
+    ) -> CandidateState:
         """Apply soft evidence: multiply the posterior by a likelihood vector.
 
         The soft counterpart to :meth:`filter_candidates`. Where that method
@@ -248,7 +258,8 @@ class CandidateState:
         if lik.ndim != 1 or len(lik) != len(self.candidate_rows):
             raise ValueError(
                 f"Expected {len(self.candidate_rows)} likelihoods (one per candidate), "
-                f"got {lik.size}")
+                f"got {lik.size}"
+            )
         # The engine checks every entry (finite, >= 0) and the total mass;
         # its errors are ValueErrors naming "likelihoods[i]".
         post = _belief.reweight(self.posterior, lik)

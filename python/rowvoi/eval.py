@@ -43,9 +43,17 @@ if TYPE_CHECKING:
     from rowvoi.ml import RowVoiModel
     from rowvoi.policies import Policy
 
-__all__ = ["sample_candidate_sets", "compute_gold_key",
-           "compute_gold_next_column_probabilistic", "KeyEvalResult", "evaluate_keys",
-           "PolicyEvalStats", "evaluate_policies", "AcquisitionResult", "benchmark_policy"]
+__all__ = [
+    "sample_candidate_sets",
+    "compute_gold_key",
+    "compute_gold_next_column_probabilistic",
+    "KeyEvalResult",
+    "evaluate_keys",
+    "PolicyEvalStats",
+    "evaluate_policies",
+    "AcquisitionResult",
+    "benchmark_policy",
+]
 
 
 def _rng(random_state: Any) -> np.random.Generator:
@@ -53,10 +61,15 @@ def _rng(random_state: Any) -> np.random.Generator:
         return random_state
     if random_state is None:
         return np.random.default_rng()
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) \
-            or random_state < 0:
-        raise ValueError("random_state must be a non-negative int, a numpy Generator or "
-                         f"None, got {random_state!r}")
+    if (
+        isinstance(random_state, bool)
+        or not isinstance(random_state, numbers.Integral)
+        or random_state < 0
+    ):
+        raise ValueError(
+            "random_state must be a non-negative int, a numpy Generator or "
+            f"None, got {random_state!r}"
+        )
     return np.random.default_rng(int(random_state))
 
 
@@ -66,9 +79,13 @@ def _positive_int(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def sample_candidate_sets(df: pd.DataFrame, *, subset_size: int, n_samples: int,
-                          random_state: int | np.random.Generator | None = None
-                          ) -> list[list[Hashable]]:
+def sample_candidate_sets(
+    df: pd.DataFrame,
+    *,
+    subset_size: int,
+    n_samples: int,
+    random_state: int | np.random.Generator | None = None,
+) -> list[list[Hashable]]:
     """Randomly sample subsets of rows from a DataFrame.
 
     Each subset is drawn without replacement and listed in index order.
@@ -108,15 +125,22 @@ def sample_candidate_sets(df: pd.DataFrame, *, subset_size: int, n_samples: int,
         raise ValueError(f"subset_size ({size}) cannot exceed number of rows ({len(df)})")
     rng = _rng(random_state)
     labels = df.index
-    return [labels[np.sort(rng.choice(len(df), size=size, replace=False))].tolist()
-            for _ in range(count)]
+    return [
+        labels[np.sort(rng.choice(len(df), size=size, replace=False))].tolist()
+        for _ in range(count)
+    ]
 
 
-def compute_gold_key(df: pd.DataFrame, rows: Sequence[Hashable], *,
-                     columns: Sequence[Hashable] | None = None,
-                     costs: Mapping[Hashable, float] | None = None,
-                     epsilon_pairs: float = 0.0, time_limit: float = 10.0,
-                     allow_approximate: bool = False) -> list[Hashable]:
+def compute_gold_key(
+    df: pd.DataFrame,
+    rows: Sequence[Hashable],
+    *,
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    epsilon_pairs: float = 0.0,
+    time_limit: float = 10.0,
+    allow_approximate: bool = False,
+) -> list[Hashable]:
     """Compute the provably optimal deterministic key.
 
     Tries ILP, then exhaustive search. Both are exact, so whichever answers
@@ -180,8 +204,15 @@ def compute_gold_key(df: pd.DataFrame, rows: Sequence[Hashable], *,
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotProvenOptimalWarning)
-                key = find_key(df, rows, columns=columns, costs=costs, strategy=strategy,
-                               epsilon_pairs=epsilon_pairs, time_limit=time_limit)
+                key = find_key(
+                    df,
+                    rows,
+                    columns=columns,
+                    costs=costs,
+                    strategy=strategy,
+                    epsilon_pairs=epsilon_pairs,
+                    time_limit=time_limit,
+                )
         except SolverUnavailableError as exc:
             failures.append(f"{strategy}: {exc}")
             continue
@@ -190,23 +221,29 @@ def compute_gold_key(df: pd.DataFrame, rows: Sequence[Hashable], *,
             continue
         if key.optimal:
             return key
-        failures.append(f"{strategy}: stopped at time_limit={time_limit:g}s without "
-                        "proving optimality")
+        failures.append(
+            f"{strategy}: stopped at time_limit={time_limit:g}s without proving optimality"
+        )
     if allow_approximate:
-        return find_key(df, rows, columns=columns, costs=costs, strategy="greedy",
-                        epsilon_pairs=epsilon_pairs)
+        return find_key(
+            df, rows, columns=columns, costs=costs, strategy="greedy", epsilon_pairs=epsilon_pairs
+        )
     raise SolverUnavailableError(
-        "no exact strategy produced a provably optimal key (" + "; ".join(failures) +
-        "); pass allow_approximate=True to accept a greedy key (not a valid "
-        "optimality baseline)")
+        "no exact strategy produced a provably optimal key ("
+        + "; ".join(failures)
+        + "); pass allow_approximate=True to accept a greedy key (not a valid "
+        "optimality baseline)"
+    )
 
 
-def compute_gold_next_column_probabilistic(df: pd.DataFrame, state: CandidateState,
-                                           model: RowVoiModel, *,
-                                           candidate_cols: Sequence[Hashable] | None = None,
-                                           objective: Literal["mi",
-                                                              "expected_entropy_reduction"
-                                                              ] = "mi") -> Hashable | None:
+def compute_gold_next_column_probabilistic(
+    df: pd.DataFrame,
+    state: CandidateState,
+    model: RowVoiModel,
+    *,
+    candidate_cols: Sequence[Hashable] | None = None,
+    objective: Literal["mi", "expected_entropy_reduction"] = "mi",
+) -> Hashable | None:
     """Compute the 'gold standard' next column under a model.
 
     Exhaustive and independent of the engine's fast path: every candidate
@@ -252,8 +289,9 @@ def compute_gold_next_column_probabilistic(df: pd.DataFrame, state: CandidateSta
     from rowvoi.policies import check_state, columns_to_consider
 
     if objective not in ("mi", "expected_entropy_reduction"):
-        raise ValueError("objective must be 'mi' or 'expected_entropy_reduction', got "
-                         f"{objective!r}")
+        raise ValueError(
+            f"objective must be 'mi' or 'expected_entropy_reduction', got {objective!r}"
+        )
     model._check_fitted()
     check_frame(df)
     check_state(state)
@@ -330,13 +368,15 @@ class KeyEvalResult:
     optimality_gap: float | None = None
 
 
-def evaluate_keys(df: pd.DataFrame, candidate_sets: Sequence[Sequence[Hashable]],
-                  methods: Mapping[str, Callable[[pd.DataFrame, Sequence[Hashable]],
-                                                 Sequence[Hashable]]], *,
-                  costs: Mapping[Hashable, float] | None = None,
-                  epsilon_pairs: float = 0.0,
-                  gold_solver: Callable[..., Sequence[Hashable]] | None = None
-                  ) -> list[KeyEvalResult]:
+def evaluate_keys(
+    df: pd.DataFrame,
+    candidate_sets: Sequence[Sequence[Hashable]],
+    methods: Mapping[str, Callable[[pd.DataFrame, Sequence[Hashable]], Sequence[Hashable]]],
+    *,
+    costs: Mapping[Hashable, float] | None = None,
+    epsilon_pairs: float = 0.0,
+    gold_solver: Callable[..., Sequence[Hashable]] | None = None,
+) -> list[KeyEvalResult]:
     """Evaluate multiple key-finding methods on candidate sets.
 
     Each method is called as ``method(df, rows)`` and timed with a
@@ -408,8 +448,11 @@ def evaluate_keys(df: pd.DataFrame, candidate_sets: Sequence[Sequence[Hashable]]
             key_cost = float(sum(cost_of[c] for c in key))
             coverage = pairwise_coverage(df, list(rows_t), key)
             gap = key_cost - gold_cost if gold_cost is not None else None
-            results.append(KeyEvalResult(name, rows_t, key, key_cost, coverage, runtime,
-                                         gold_key, gold_cost, gap))
+            results.append(
+                KeyEvalResult(
+                    name, rows_t, key, key_cost, coverage, runtime, gold_key, gold_cost, gap
+                )
+            )
     return results
 
 
@@ -448,12 +491,16 @@ class PolicyEvalStats:
     success_rate: float = 0.0
 
 
-def evaluate_policies(df: pd.DataFrame, candidate_sets: Sequence[Sequence[Hashable]],
-                      policies: Mapping[str, Policy], *,
-                      feature_costs: Mapping[Hashable, float] | None = None,
-                      stop: StopRules | None = None, n_repeats: int = 1,
-                      random_state: int | np.random.Generator | None = None
-                      ) -> list[PolicyEvalStats]:
+def evaluate_policies(
+    df: pd.DataFrame,
+    candidate_sets: Sequence[Sequence[Hashable]],
+    policies: Mapping[str, Policy],
+    *,
+    feature_costs: Mapping[Hashable, float] | None = None,
+    stop: StopRules | None = None,
+    n_repeats: int = 1,
+    random_state: int | np.random.Generator | None = None,
+) -> list[PolicyEvalStats]:
     """Evaluate disambiguation policies on candidate sets.
 
     For every candidate set (of at least two rows) and repeat, a true row is
@@ -508,23 +555,39 @@ def evaluate_policies(df: pd.DataFrame, candidate_sets: Sequence[Sequence[Hashab
         for _ in range(repeats):
             true_row = rows_l[int(rng.integers(len(rows_l)))]
             for name, policy in policies.items():
-                session = DisambiguationSession(df, rows_l, policy=policy,
-                                                feature_costs=feature_costs)
+                session = DisambiguationSession(
+                    df, rows_l, policy=policy, feature_costs=feature_costs
+                )
                 steps = session.run(stop, true_row=true_row)
                 final = session.state
                 coverage = steps[-1].pair_coverage_after if steps else 0.0
                 success = final.is_unique and final.unique_row == true_row
-                runs[name].append((len(steps), session.cumulative_cost, final.entropy,
-                                   float(coverage), bool(success)))
+                runs[name].append(
+                    (
+                        len(steps),
+                        session.cumulative_cost,
+                        final.entropy,
+                        float(coverage),
+                        bool(success),
+                    )
+                )
     out = []
     for name, rs in runs.items():
         if not rs:
             continue
         a = np.array([r[:4] for r in rs], dtype=np.float64)
-        out.append(PolicyEvalStats(
-            name, float(a[:, 0].mean()), float(a[:, 1].mean()), float(a[:, 2].mean()),
-            float(a[:, 3].mean()), float(a[:, 0].std()), float(a[:, 1].std()),
-            float(np.mean([r[4] for r in rs]))))
+        out.append(
+            PolicyEvalStats(
+                name,
+                float(a[:, 0].mean()),
+                float(a[:, 1].mean()),
+                float(a[:, 2].mean()),
+                float(a[:, 3].mean()),
+                float(a[:, 0].std()),
+                float(a[:, 1].std()),
+                float(np.mean([r[4] for r in rs])),
+            )
+        )
     return out
 
 
@@ -553,12 +616,17 @@ class AcquisitionResult:
     cols_used: list[Hashable] | None = None
 
 
-def benchmark_policy(df: pd.DataFrame, policy: Policy, subset_sizes: Sequence[int],
-                     n_samples: int, *, compute_optimal: bool = True,
-                     max_cols_for_exact: int = 10,
-                     feature_costs: Mapping[Hashable, float] | None = None,
-                     random_state: int | np.random.Generator | None = None
-                     ) -> dict[int, list[AcquisitionResult]]:
+def benchmark_policy(
+    df: pd.DataFrame,
+    policy: Policy,
+    subset_sizes: Sequence[int],
+    n_samples: int,
+    *,
+    compute_optimal: bool = True,
+    max_cols_for_exact: int = 10,
+    feature_costs: Mapping[Hashable, float] | None = None,
+    random_state: int | np.random.Generator | None = None,
+) -> dict[int, list[AcquisitionResult]]:
     """Benchmark a policy across different subset sizes.
 
     For each size, ``n_samples`` candidate sets are sampled and a true row
@@ -610,11 +678,9 @@ def benchmark_policy(df: pd.DataFrame, policy: Policy, subset_sizes: Sequence[in
     for size in subset_sizes:
         size = _positive_int("subset sizes", size, 1)
         results = []
-        for rows in sample_candidate_sets(df, subset_size=size, n_samples=count,
-                                          random_state=rng):
+        for rows in sample_candidate_sets(df, subset_size=size, n_samples=count, random_state=rng):
             true_row = rows[int(rng.integers(len(rows)))]
-            session = DisambiguationSession(df, rows, policy=policy,
-                                            feature_costs=feature_costs)
+            session = DisambiguationSession(df, rows, policy=policy, feature_costs=feature_costs)
             steps = session.run(stop, true_row=true_row)
             optimal = None
             if compute_optimal and df.shape[1] <= max_cols_for_exact:
@@ -622,7 +688,10 @@ def benchmark_policy(df: pd.DataFrame, policy: Policy, subset_sizes: Sequence[in
                     optimal = len(compute_gold_key(df, rows, time_limit=10.0))
                 except (SolverUnavailableError, ValueError):
                     optimal = None
-            results.append(AcquisitionResult(size, len(steps), session.state.is_unique,
-                                             optimal, [s.col for s in steps]))
+            results.append(
+                AcquisitionResult(
+                    size, len(steps), session.state.is_unique, optimal, [s.col for s in steps]
+                )
+            )
         out[size] = results
     return out

@@ -22,8 +22,14 @@ import pandas as pd
 
 from rowvoi.setcover import check_cost
 
-__all__ = ["UnknownLabelError", "encode_columns", "resolve_rows", "resolve_columns",
-           "resolve_costs", "check_frame"]
+__all__ = [
+    "UnknownLabelError",
+    "encode_columns",
+    "resolve_rows",
+    "resolve_columns",
+    "resolve_costs",
+    "check_frame",
+]
 
 
 class UnknownLabelError(KeyError, ValueError):
@@ -61,30 +67,36 @@ def resolve_rows(df: pd.DataFrame, rows: Sequence[Hashable] | None) -> list[Hash
             dup = df.index[df.index.duplicated()][0]
             raise ValueError(
                 f"df.index has duplicate labels (e.g. {dup!r}), so rows cannot be "
-                "addressed by label; use df.reset_index(drop=True) first")
+                "addressed by label; use df.reset_index(drop=True) first"
+            )
         return list(df.index)
     out = _as_label_list(rows, "rows")
     if not df.index.is_unique:
         dup = df.index[df.index.duplicated()][0]
         raise ValueError(
             f"df.index has duplicate labels (e.g. {dup!r}), so rows cannot be addressed "
-            "by label; use df.reset_index(drop=True) first")
+            "by label; use df.reset_index(drop=True) first"
+        )
     seen: set[Hashable] = set()
     for r in out:
         if r in seen:
             raise ValueError(f"rows lists {r!r} more than once")
         seen.add(r)
     if out:
-        missing = pd.Index(out).difference(df.index) if len(out) > 64 else [
-            r for r in out if r not in df.index]
+        missing = (
+            pd.Index(out).difference(df.index)
+            if len(out) > 64
+            else [r for r in out if r not in df.index]
+        )
         if len(missing):
             shown = ", ".join(repr(m) for m in list(missing)[:5])
             raise UnknownLabelError(f"rows not in df.index: {shown}")
     return out
 
 
-def resolve_columns(df: pd.DataFrame, columns: Sequence[Hashable] | None,
-                    what: str = "columns") -> list[Hashable]:
+def resolve_columns(
+    df: pd.DataFrame, columns: Sequence[Hashable] | None, what: str = "columns"
+) -> list[Hashable]:
     """Validate column labels; None means every column."""
     if columns is None:
         out = list(df.columns)
@@ -103,8 +115,12 @@ def resolve_columns(df: pd.DataFrame, columns: Sequence[Hashable] | None,
     return out
 
 
-def resolve_costs(df: pd.DataFrame, costs: Mapping[Hashable, float] | None,
-                  columns: Sequence[Hashable], what: str = "column") -> np.ndarray:
+def resolve_costs(
+    df: pd.DataFrame,
+    costs: Mapping[Hashable, float] | None,
+    columns: Sequence[Hashable],
+    what: str = "column",
+) -> np.ndarray:
     """Costs of `columns` as float64 (1.0 when missing).
 
     Every cost given for a column in use must be finite and > 0 (ValueError
@@ -150,7 +166,8 @@ def encode_series(s: pd.Series, name: Hashable) -> np.ndarray:
         bad = next((v for v in s if not _is_hashable(v)), None)
         raise TypeError(
             f"column {name!r} holds unhashable values ({type(bad).__name__}); "
-            "convert them to tuples or strings first") from exc
+            "convert them to tuples or strings first"
+        ) from exc
     codes = np.asarray(codes, dtype=np.int64)
     if codes.size and codes.min() < 0:
         codes = np.where(codes < 0, len(uniques), codes)

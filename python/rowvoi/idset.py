@@ -50,16 +50,18 @@ def _as_id_array(name: str, ids: Any) -> np.ndarray:
         try:
             items = list(ids)
         except TypeError:
-            raise TypeError(f"{name} must be an iterable of integer ids, "
-                            f"not {type(ids).__name__}") from None
+            raise TypeError(
+                f"{name} must be an iterable of integer ids, not {type(ids).__name__}"
+            ) from None
         arr = np.asarray(items) if items else np.empty(0, dtype=np.int64)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.size == 0:
         arr = arr.astype(np.int64)
     if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must be a 1-D array of integers, got dtype {arr.dtype} "
-                        f"and shape {arr.shape}")
+        raise TypeError(
+            f"{name} must be a 1-D array of integers, got dtype {arr.dtype} and shape {arr.shape}"
+        )
     if arr.size and (arr.min() < 0 or (arr.dtype == np.uint64 and arr.max() > MAX_ID)):
         bad = arr[arr < 0][0] if arr.min() < 0 else arr.max()
         raise ValueError(f"{name} contains {bad}: ids must be in 0 .. {MAX_ID}")

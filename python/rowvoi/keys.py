@@ -67,8 +67,15 @@ from rowvoi.setcover import (
     solve_engine,
 )
 
-__all__ = ["KeyPathStep", "KeyPath", "KeyProblem", "find_key", "plan_key_path",
-           "pairwise_coverage", "MAX_EXPLICIT_PAIRS"]
+__all__ = [
+    "KeyPathStep",
+    "KeyPath",
+    "KeyProblem",
+    "find_key",
+    "plan_key_path",
+    "pairwise_coverage",
+    "MAX_EXPLICIT_PAIRS",
+]
 
 #: Largest pair universe (C(rows, 2)) the explicit strategies build: 50 million
 #: pairs, about 10,000 rows, at most ~6 MB of bitset per column.
@@ -167,25 +174,34 @@ def _pairs(n: int) -> int:
 def duplicates_message(unresolved: int, groups: Sequence[Sequence[Hashable]]) -> str:
     """The error text for rows no key can tell apart (first 5 groups, 6 rows each)."""
     shown = "; ".join(", ".join(repr(r) for r in g[:6]) for g in groups[:5])
-    return (f"no key exists: {unresolved} row pair(s) are identical on every "
-            f"considered column (duplicate rows: {shown}); drop the duplicates, "
-            "add a distinguishing column, or allow them with epsilon_pairs")
+    return (
+        f"no key exists: {unresolved} row pair(s) are identical on every "
+        f"considered column (duplicate rows: {shown}); drop the duplicates, "
+        "add a distinguishing column, or allow them with epsilon_pairs"
+    )
 
 
 def check_path_options(objective: Any, weighting: Any) -> None:
     """Validate plan_path's objective and weighting (ValueError naming the choices)."""
     if objective not in ("pair_coverage", "entropy"):
-        raise ValueError(
-            f"unknown objective {objective!r}; choose 'pair_coverage' or 'entropy'")
+        raise ValueError(f"unknown objective {objective!r}; choose 'pair_coverage' or 'entropy'")
     if weighting not in ("uniform", "pair_idf"):
         raise ValueError(f"unknown weighting {weighting!r}; choose 'uniform' or 'pair_idf'")
     if objective == "entropy" and weighting != "uniform":
-        raise ValueError("objective='entropy' measures row clusters and takes no pair "
-                         "weights; use weighting='uniform'")
+        raise ValueError(
+            "objective='entropy' measures row clusters and takes no pair "
+            "weights; use weighting='uniform'"
+        )
 
 
-def build_path(columns: Sequence[Hashable], costs: np.ndarray, order: Sequence[int],
-               newly: Sequence[int], gains: Sequence[float] | None, n_pairs: int) -> KeyPath:
+def build_path(
+    columns: Sequence[Hashable],
+    costs: np.ndarray,
+    order: Sequence[int],
+    newly: Sequence[int],
+    gains: Sequence[float] | None,
+    n_pairs: int,
+) -> KeyPath:
     """A :class:`KeyPath` from a greedy run's column indices, newly resolved
     pairs and (weighted objectives only) gains."""
     steps = []
@@ -200,8 +216,18 @@ def build_path(columns: Sequence[Hashable], costs: np.ndarray, order: Sequence[i
         if gains is not None:
             w = float(gains[k])
             cum_w += w
-        steps.append(KeyPathStep(columns[j], int(new), cum, n_pairs, c, cum_cost, w,
-                                 cum_w if gains is not None else None))
+        steps.append(
+            KeyPathStep(
+                columns[j],
+                int(new),
+                cum,
+                n_pairs,
+                c,
+                cum_cost,
+                w,
+                cum_w if gains is not None else None,
+            )
+        )
     return KeyPath(steps)
 
 
@@ -236,9 +262,14 @@ class KeyProblem:
     (True, 0.6666666666666666)
     """
 
-    def __init__(self, df: pd.DataFrame, rows: Sequence[Hashable] | None, *,
-                 columns: Sequence[Hashable] | None = None,
-                 costs: Mapping[Hashable, float] | None = None):
+    def __init__(
+        self,
+        df: pd.DataFrame,
+        rows: Sequence[Hashable] | None,
+        *,
+        columns: Sequence[Hashable] | None = None,
+        costs: Mapping[Hashable, float] | None = None,
+    ):
         check_frame(df)
         self.df = df
         self.rows = resolve_rows(df, rows)
@@ -317,15 +348,22 @@ class KeyProblem:
                     f"give {n} pairs, above the limit of {MAX_EXPLICIT_PAIRS} "
                     "(rowvoi.keys.MAX_EXPLICIT_PAIRS, about 10,000 rows). Use "
                     "strategy='greedy' / weighting='uniform' (partition refinement, any "
-                    "size) or fewer rows", 4, "RV_E_RANGE")
+                    "size) or fewer rows",
+                    4,
+                    "RV_E_RANGE",
+                )
             self._engine = _setcover.CoverProblem.from_codes(self._codes, self._costs)
         return self._engine
 
     # ------------------------------------------------------------ solving
-    def minimal_key(self, strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp",
-                                            "hybrid"] = "greedy", *,
-                    epsilon_pairs: float = 0.0, time_limit: float | None = None,
-                    seed: int = 0) -> CoverSolution:
+    def minimal_key(
+        self,
+        strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"] = "greedy",
+        *,
+        epsilon_pairs: float = 0.0,
+        time_limit: float | None = None,
+        seed: int = 0,
+    ) -> CoverSolution:
         """Solve deterministic min-key / set-cover for this row set.
 
         Parameters
@@ -376,18 +414,27 @@ class KeyProblem:
             # The path runs until `allowed` pairs are left or no column
             # separates anything more, so what is left over is duplicates.
             order, newly, _, left = _setcover.keys_plan_path(
-                self._codes, self._costs, "coverage", allowed)
+                self._codes, self._costs, "coverage", allowed
+            )
             self._check_duplicates(allowed, int(left))
             cols = [self.columns[i] for i in order.tolist()]
-            return CoverSolution(cols, strategy="greedy",
-                                 cost=float(self._costs[order].sum()) if len(order) else 0.0,
-                                 covered=n - int(left), total=n)
+            return CoverSolution(
+                cols,
+                strategy="greedy",
+                cost=float(self._costs[order].sum()) if len(order) else 0.0,
+                covered=n - int(left),
+                total=n,
+            )
         engine = self._explicit_engine(f"strategy {strategy!r}")
         self._check_duplicates(allowed, n - int(engine.n_coverable))
         return solve_engine(engine, self.columns, self._costs, n, strategy, eps, tl, sd)
 
-    def plan_path(self, *, objective: Literal["pair_coverage", "entropy"] = "pair_coverage",
-                  weighting: Literal["uniform", "pair_idf"] = "uniform") -> KeyPath:
+    def plan_path(
+        self,
+        *,
+        objective: Literal["pair_coverage", "entropy"] = "pair_coverage",
+        weighting: Literal["uniform", "pair_idf"] = "uniform",
+    ) -> KeyPath:
         """Build a greedy ordering of columns for this row set.
 
         Each step takes the column with the best gain per unit cost (ties: the
@@ -419,8 +466,8 @@ class KeyProblem:
             return KeyPath([])
         if weighting == "uniform":
             order, newly, gain, _ = _setcover.keys_plan_path(
-                self._codes, self._costs,
-                "entropy" if objective == "entropy" else "coverage", 0)
+                self._codes, self._costs, "entropy" if objective == "entropy" else "coverage", 0
+            )
             gains = gain.tolist() if objective == "entropy" else None
         else:
             engine = self._explicit_engine("weighting='pair_idf'")
@@ -431,8 +478,9 @@ class KeyProblem:
         return build_path(self.columns, self._costs, order.tolist(), newly.tolist(), gains, n)
 
 
-def pairwise_coverage(df: pd.DataFrame, rows: Sequence[Hashable],
-                      cols: Sequence[Hashable]) -> float:
+def pairwise_coverage(
+    df: pd.DataFrame, rows: Sequence[Hashable], cols: Sequence[Hashable]
+) -> float:
     """Fraction of unordered row pairs in rows that are distinguished by cols.
 
     Parameters
@@ -461,12 +509,17 @@ def pairwise_coverage(df: pd.DataFrame, rows: Sequence[Hashable],
     return KeyProblem(df, rows, columns=cols).pairwise_coverage(cols)
 
 
-def find_key(df: pd.DataFrame, rows: Sequence[Hashable] | None, *,
-             columns: Sequence[Hashable] | None = None,
-             costs: Mapping[Hashable, float] | None = None,
-             strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"] = "greedy",
-             epsilon_pairs: float = 0.0, time_limit: float | None = None,
-             seed: int = 0) -> CoverSolution:
+def find_key(
+    df: pd.DataFrame,
+    rows: Sequence[Hashable] | None,
+    *,
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"] = "greedy",
+    epsilon_pairs: float = 0.0,
+    time_limit: float | None = None,
+    seed: int = 0,
+) -> CoverSolution:
     """Find a minimal key for distinguishing a set of rows.
 
     Convenience wrapper around :meth:`KeyProblem.minimal_key`.
@@ -481,14 +534,19 @@ def find_key(df: pd.DataFrame, rows: Sequence[Hashable] | None, *,
     ['id']
     """
     return KeyProblem(df, rows, columns=columns, costs=costs).minimal_key(
-        strategy, epsilon_pairs=epsilon_pairs, time_limit=time_limit, seed=seed)
+        strategy, epsilon_pairs=epsilon_pairs, time_limit=time_limit, seed=seed
+    )
 
 
-def plan_key_path(df: pd.DataFrame, rows: Sequence[Hashable] | None, *,
-                  columns: Sequence[Hashable] | None = None,
-                  costs: Mapping[Hashable, float] | None = None,
-                  objective: Literal["pair_coverage", "entropy"] = "pair_coverage",
-                  weighting: Literal["uniform", "pair_idf"] = "uniform") -> KeyPath:
+def plan_key_path(
+    df: pd.DataFrame,
+    rows: Sequence[Hashable] | None,
+    *,
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    objective: Literal["pair_coverage", "entropy"] = "pair_coverage",
+    weighting: Literal["uniform", "pair_idf"] = "uniform",
+) -> KeyPath:
     """Plan an ordered path of columns for disambiguation.
 
     Convenience wrapper around :meth:`KeyProblem.plan_path`.
@@ -501,4 +559,5 @@ def plan_key_path(df: pd.DataFrame, rows: Sequence[Hashable] | None, *,
     [('b', 6)]
     """
     return KeyProblem(df, rows, columns=columns, costs=costs).plan_path(
-        objective=objective, weighting=weighting)
+        objective=objective, weighting=weighting
+    )

@@ -214,7 +214,9 @@ def _check_text(name: str, value: Any) -> None:
 
 def _check_texts(name: str, values: Any) -> list:
     if isinstance(values, (str, bytes)):
-        raise TypeError(f"{name} must be a sequence of texts, not a single {type(values).__name__}")
+        raise TypeError(
+            f"{name} must be a sequence of texts, not a single {type(values).__name__}"
+        )
     values = list(values)
     for i, v in enumerate(values):
         if not isinstance(v, (str, bytes)):
@@ -307,7 +309,9 @@ class BM25Index:
         if analyzer is None:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
-            raise TypeError(f"analyzer must be a rowvoi.text.Analyzer, not {type(analyzer).__name__}")
+            raise TypeError(
+                f"analyzer must be a rowvoi.text.Analyzer, not {type(analyzer).__name__}"
+            )
         variant, k1, b, delta = _check_params(variant, k1, b, delta)
         self._core = _bm25.BM25Core.create(analyzer._engine_options(), variant, k1, b, delta)
         self._lock = RWLock()
@@ -361,8 +365,9 @@ class BM25Index:
                 return self._core.add(docs, idarr)
         except RvError as e:
             # the engine names its C parameter; name the Python one
-            raise type(e)(str(e).replace(": texts[", ": documents[", 1), e.code,
-                          e.status_name) from None
+            raise type(e)(
+                str(e).replace(": texts[", ": documents[", 1), e.code, e.status_name
+            ) from None
 
     def delete(self, ids: Iterable[int] | int) -> int:
         """Delete documents by id; returns how many were deleted.
@@ -400,8 +405,14 @@ class BM25Index:
         with self._lock.write():
             self._core.compact()
 
-    def set_params(self, *, variant: str | None = None, k1: float | None = None,
-                   b: float | None = None, delta: float | None = None) -> None:
+    def set_params(
+        self,
+        *,
+        variant: str | None = None,
+        k1: float | None = None,
+        b: float | None = None,
+        delta: float | None = None,
+    ) -> None:
         """Change the scoring parameters (no re-indexing needed).
 
         >>> index = BM25Index()
@@ -420,9 +431,14 @@ class BM25Index:
             self._core.set_params(v, k1_, b_, d)
 
     # --------------------------------------------------------------- search
-    def search(self, query: str | bytes, k: int = 10, *,
-               filter: IdSet | Iterable[int] | None = None,
-               exhaustive: bool = False) -> SearchResult:
+    def search(
+        self,
+        query: str | bytes,
+        k: int = 10,
+        *,
+        filter: IdSet | Iterable[int] | None = None,
+        exhaustive: bool = False,
+    ) -> SearchResult:
         """The top ``k`` documents for a query (score desc, id asc).
 
         ``filter`` (an :class:`~rowvoi.idset.IdSet` or iterable of ids)
@@ -449,9 +465,15 @@ class BM25Index:
             ids, scores, stats = self._core.search(query, k, bool(exhaustive), cap)
         return SearchResult(ids, scores, stats)
 
-    def search_batch(self, queries: Sequence[str | bytes], k: int = 10, *,
-                     filter: IdSet | Iterable[int] | None = None,
-                     n_threads: int = 0, exhaustive: bool = False) -> BatchResult:
+    def search_batch(
+        self,
+        queries: Sequence[str | bytes],
+        k: int = 10,
+        *,
+        filter: IdSet | Iterable[int] | None = None,
+        n_threads: int = 0,
+        exhaustive: bool = False,
+    ) -> BatchResult:
         """Search many queries on ``n_threads`` threads (0: all cores).
 
         Results do not depend on ``n_threads``. Rows have ``min(k, live
@@ -467,13 +489,18 @@ class BM25Index:
         qs = _check_texts("queries", queries)
         flt = as_idset(filter)
         k = _check_k(k)
-        if isinstance(n_threads, bool) or not isinstance(n_threads, numbers.Integral) or n_threads < 0:
+        if (
+            isinstance(n_threads, bool)
+            or not isinstance(n_threads, numbers.Integral)
+            or n_threads < 0
+        ):
             raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
         cap = flt._capsule() if flt is not None else None
         with self._lock.read():
             k = min(k, max(1, self._n_live()))
-            ids, scores, counts = self._core.search_batch(qs, k, bool(exhaustive), int(n_threads),
-                                                          cap)
+            ids, scores, counts = self._core.search_batch(
+                qs, k, bool(exhaustive), int(n_threads), cap
+            )
         return BatchResult(ids, scores, counts.astype(np.int64))
 
     def explain(self, query: str | bytes, doc_id: int) -> Explanation:
@@ -497,8 +524,9 @@ class BM25Index:
             rows, score, dl = self._core.explain(query, doc_id)
             info = self._core.info()
             terms = [
-                TermExplanation(self._core.term(t), int(qtf), int(tf), int(df), float(idf),
-                                float(w), float(c))
+                TermExplanation(
+                    self._core.term(t), int(qtf), int(tf), int(df), float(idf), float(w), float(c)
+                )
                 for (t, qtf, tf, df, idf, w, c) in rows
             ]
             unknown = []
@@ -506,8 +534,16 @@ class BM25Index:
                 if self._core.lookup(tok) < 0 and tok not in unknown:
                     unknown.append(tok)
             params = self._core.params()
-        return Explanation(doc_id, float(score), int(dl), float(info["avgdl"]),
-                           int(info["n_stats_docs"]), params, terms, unknown)
+        return Explanation(
+            doc_id,
+            float(score),
+            int(dl),
+            float(info["avgdl"]),
+            int(info["n_stats_docs"]),
+            params,
+            terms,
+            unknown,
+        )
 
     # ----------------------------------------------------------- inspection
     def _n_live(self) -> int:
@@ -646,5 +682,7 @@ class BM25Index:
         with self._lock.read():
             p = self._core.params()
             info = self._core.info()
-        return (f"BM25Index(n_docs={info['n_docs']}, live={info['n_live']}, "
-                f"variant={p['variant']!r}, k1={p['k1']}, b={p['b']})")
+        return (
+            f"BM25Index(n_docs={info['n_docs']}, live={info['n_live']}, "
+            f"variant={p['variant']!r}, k1={p['k1']}, b={p['b']})"
+        )

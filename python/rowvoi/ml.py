@@ -128,8 +128,9 @@ class RowVoiModel:
     ValueError: noise must be in [0, 1), got 1.0
     """
 
-    def __init__(self, smoothing: float = 1e-6, noise: float = 0.0,
-                 normalize_cols: bool = True) -> None:
+    def __init__(
+        self, smoothing: float = 1e-6, noise: float = 0.0, normalize_cols: bool = True
+    ) -> None:
         s = _check_real("smoothing", smoothing)
         if not math.isfinite(s) or s < 0:
             raise ValueError(f"smoothing must be finite and >= 0, got {smoothing!r}")
@@ -137,8 +138,7 @@ class RowVoiModel:
         if not 0.0 <= e < 1.0:
             raise ValueError(f"noise must be in [0, 1), got {noise!r}")
         if not isinstance(normalize_cols, (bool, np.bool_)):
-            raise TypeError(
-                f"normalize_cols must be a bool, got {type(normalize_cols).__name__}")
+            raise TypeError(f"normalize_cols must be a bool, got {type(normalize_cols).__name__}")
         self.smoothing = s
         self.noise = e
         self.normalize_cols = bool(normalize_cols)
@@ -148,12 +148,15 @@ class RowVoiModel:
         self.entropies_: dict[Hashable, float] = {}
 
     def __repr__(self) -> str:
-        return (f"RowVoiModel(smoothing={self.smoothing!r}, noise={self.noise!r}, "
-                f"normalize_cols={self.normalize_cols!r})")
+        return (
+            f"RowVoiModel(smoothing={self.smoothing!r}, noise={self.noise!r}, "
+            f"normalize_cols={self.normalize_cols!r})"
+        )
 
     # -------------------------------------------------------------- fit
-    def fit(self, df: pd.DataFrame, discrete_cols: Sequence[Hashable] | None = None,
-            bins: int = 3) -> RowVoiModel:
+    def fit(
+        self, df: pd.DataFrame, discrete_cols: Sequence[Hashable] | None = None, bins: int = 3
+    ) -> RowVoiModel:
         """Learn column frequencies and entropies (and bins) from a DataFrame.
 
         Parameters
@@ -197,8 +200,11 @@ class RowVoiModel:
         if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins < 1:
             raise ValueError(f"bins must be an integer >= 1, got {bins!r}")
         columns = list(df.columns)
-        discrete = set(columns if discrete_cols is None
-                       else resolve_columns(df, discrete_cols, "discrete_cols"))
+        discrete = set(
+            columns
+            if discrete_cols is None
+            else resolve_columns(df, discrete_cols, "discrete_cols")
+        )
         edges: dict[Hashable, np.ndarray] = {}
         freqs: dict[Hashable, pd.Series] = {}
         ents: dict[Hashable, float] = {}
@@ -209,8 +215,11 @@ class RowVoiModel:
                 e = self._quantile_edges(s, int(bins))
                 edges[col] = e
                 enc = _candidates.encode_bins(s, e[1:-1])
-                labels = (pd.IntervalIndex.from_breaks(e, closed="right")
-                          if len(e) >= 2 else pd.Index([], dtype=object))
+                labels = (
+                    pd.IntervalIndex.from_breaks(e, closed="right")
+                    if len(e) >= 2
+                    else pd.Index([], dtype=object)
+                )
                 counts = np.bincount(enc.codes[enc.codes >= 0], minlength=len(labels))
                 index = list(labels)
                 vals = counts.astype(np.float64).tolist()
@@ -247,8 +256,9 @@ class RowVoiModel:
     # --------------------------------------------------------- encoding
     def _check_fitted(self, what: str = "using the model") -> None:
         if self.columns_ is None:
-            raise RuntimeError(f"RowVoiModel.fit() must be called before {what}: this "
-                               "model is not fitted yet")
+            raise RuntimeError(
+                f"RowVoiModel.fit() must be called before {what}: this model is not fitted yet"
+            )
 
     def _check_known(self, cols: Sequence[Hashable], what: str) -> None:
         known = set(self.columns_ or ())
@@ -256,7 +266,8 @@ class RowVoiModel:
         if unknown:
             raise UnknownLabelError(
                 f"{what} {unknown[:5]!r} were not seen by fit(); refit the model on a "
-                "frame with these columns")
+                "frame with these columns"
+            )
 
     def _transform(self, col: Hashable, s: pd.Series) -> _candidates.Encoded | None:
         e = self.bin_edges_.get(col)
@@ -264,14 +275,14 @@ class RowVoiModel:
             return None
         return _candidates.encode_bins(s, e[1:-1])
 
-    def _encode(self, df: pd.DataFrame, col: Hashable, pos: np.ndarray
-                ) -> _candidates.Encoded:
+    def _encode(self, df: pd.DataFrame, col: Hashable, pos: np.ndarray) -> _candidates.Encoded:
         s = _candidates.column_at(df, col, pos)
         enc = self._transform(col, s)
         return enc if enc is not None else _candidates.encode_values(s, col)
 
-    def _observe(self, df: pd.DataFrame, state: CandidateState, col: Hashable,
-                 value: Any) -> CandidateState:
+    def _observe(
+        self, df: pd.DataFrame, state: CandidateState, col: Hashable, value: Any
+    ) -> CandidateState:
         """The state after observing ``col == value`` under the model.
 
         noise == 0: a hard filter on the (binned) value (a value no
@@ -301,11 +312,14 @@ class RowVoiModel:
         return state.reweight(lik, observed_col=col, observed_value=value)
 
     # ---------------------------------------------------------- suggest
-    def suggest_next_feature(self, df: pd.DataFrame, state: CandidateState,
-                             candidate_cols: Sequence[Hashable] | None = None,
-                             objective: Literal["mi", "mi_over_cost"] = "mi",
-                             feature_costs: Mapping[Hashable, float] | None = None
-                             ) -> FeatureSuggestion:
+    def suggest_next_feature(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None = None,
+        objective: Literal["mi", "mi_over_cost"] = "mi",
+        feature_costs: Mapping[Hashable, float] | None = None,
+    ) -> FeatureSuggestion:
         """Rank candidate columns by expected information gain; return the best.
 
         Each candidate column's expected gain I(R; Y_col | E) (bits) under the
@@ -381,32 +395,56 @@ class RowVoiModel:
         if objective not in ("mi", "mi_over_cost"):
             raise ValueError(f"objective must be 'mi' or 'mi_over_cost', got {objective!r}")
         if feature_costs is not None and not isinstance(feature_costs, Mapping):
-            raise TypeError("feature_costs must be a mapping of column -> cost, got "
-                            f"{type(feature_costs).__name__}")
+            raise TypeError(
+                "feature_costs must be a mapping of column -> cost, got "
+                f"{type(feature_costs).__name__}"
+            )
         if objective == "mi_over_cost" and feature_costs is None:
-            raise ValueError("feature_costs must be provided for objective 'mi_over_cost' "
-                             "(or use objective='mi' to rank by bits alone)")
+            raise ValueError(
+                "feature_costs must be provided for objective 'mi_over_cost' "
+                "(or use objective='mi' to rank by bits alone)"
+            )
         cols = columns_to_consider(df, state, candidate_cols)
         self._check_known(cols, "columns")
         costs = resolve_costs(df, feature_costs, cols, "feature")
         if not cols:
-            return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
-                                     debug={"entropy_before": state.entropy,
-                                            "entropy_after": state.entropy,
-                                            "reason": "no column left to consider"})
+            return FeatureSuggestion(
+                None,
+                0.0,
+                expected_voi=0.0,
+                marginal_cost=None,
+                debug={
+                    "entropy_before": state.entropy,
+                    "entropy_after": state.entropy,
+                    "reason": "no column left to consider",
+                },
+            )
         check_state(state)
         if len(state.candidate_rows) == 1:
             return nothing_to_learn(cols, costs, noise=self.noise, objective=objective)
         pos = _candidates.positions(df, state)
         codes = _candidates.encode_columns_at(df, cols, pos, transform=self._transform)
-        res = _belief.mutual_information(codes, None, state.posterior, self.noise,
-                                         costs if objective == "mi_over_cost" else None)
+        res = _belief.mutual_information(
+            codes,
+            None,
+            state.posterior,
+            self.noise,
+            costs if objective == "mi_over_cost" else None,
+        )
         h = float(res["h_rows"])
         b = res["best"]
         if b < 0:
-            return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
-                                     debug={"entropy_before": h, "entropy_after": h,
-                                            "reason": "no column tells the candidates apart"})
+            return FeatureSuggestion(
+                None,
+                0.0,
+                expected_voi=0.0,
+                marginal_cost=None,
+                debug={
+                    "entropy_before": h,
+                    "entropy_after": h,
+                    "reason": "no column tells the candidates apart",
+                },
+            )
         col = cols[b]
         mi = float(res["mi"][b])
         cost = float(costs[b])
@@ -421,17 +459,20 @@ class RowVoiModel:
             hc = self.entropies_.get(col, 0.0)
             debug["normalized_mi"] = mi / hc if hc > 0 else 0.0
         score = mi / cost if objective == "mi_over_cost" else mi
-        return FeatureSuggestion(col, score, expected_voi=mi, marginal_cost=cost,
-                                 debug=debug)
+        return FeatureSuggestion(col, score, expected_voi=mi, marginal_cost=cost, debug=debug)
 
     # ------------------------------------------------------ simulation
-    def run_acquisition(self, df: pd.DataFrame, true_row: Hashable,
-                        initial_state: CandidateState,
-                        candidate_cols: Sequence[Hashable] | None = None,
-                        stop_when_unique: bool = True, max_steps: int | None = None,
-                        objective: Literal["mi", "mi_over_cost"] = "mi",
-                        feature_costs: Mapping[Hashable, float] | None = None
-                        ) -> list[FeatureSuggestion]:
+    def run_acquisition(
+        self,
+        df: pd.DataFrame,
+        true_row: Hashable,
+        initial_state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None = None,
+        stop_when_unique: bool = True,
+        max_steps: int | None = None,
+        objective: Literal["mi", "mi_over_cost"] = "mi",
+        feature_costs: Mapping[Hashable, float] | None = None,
+    ) -> list[FeatureSuggestion]:
         """Simulate a sequential acquisition session against a known true row.
 
         Repeatedly asks :meth:`suggest_next_feature`, reads the suggested
@@ -486,29 +527,36 @@ class RowVoiModel:
         self._check_fitted("run_acquisition()")
         check_frame(df)
         if not isinstance(initial_state, CandidateState):
-            raise TypeError("initial_state must be a CandidateState, got "
-                            f"{type(initial_state).__name__}")
+            raise TypeError(
+                f"initial_state must be a CandidateState, got {type(initial_state).__name__}"
+            )
         if true_row not in df.index:
             raise UnknownLabelError(f"true_row {true_row!r} is not in df.index")
         if true_row not in set(initial_state.candidate_rows):
             raise ValueError(f"true_row {true_row!r} is not one of the candidate rows")
-        if max_steps is not None and (isinstance(max_steps, bool) or
-                                      not isinstance(max_steps, numbers.Integral)
-                                      or max_steps < 0):
-            raise ValueError(f"max_steps must be a non-negative integer or None, "
-                             f"got {max_steps!r}")
-        state = CandidateState(list(initial_state.candidate_rows),
-                               initial_state.posterior.copy(),
-                               set(initial_state.observed_cols),
-                               dict(initial_state.observed_values))
+        if max_steps is not None and (
+            isinstance(max_steps, bool)
+            or not isinstance(max_steps, numbers.Integral)
+            or max_steps < 0
+        ):
+            raise ValueError(
+                f"max_steps must be a non-negative integer or None, got {max_steps!r}"
+            )
+        state = CandidateState(
+            list(initial_state.candidate_rows),
+            initial_state.posterior.copy(),
+            set(initial_state.observed_cols),
+            dict(initial_state.observed_values),
+        )
         history: list[FeatureSuggestion] = []
         while True:
             if stop_when_unique and state.is_unique:
                 break
             if max_steps is not None and len(history) >= max_steps:
                 break
-            s = self.suggest_next_feature(df, state, candidate_cols, objective=objective,
-                                          feature_costs=feature_costs)
+            s = self.suggest_next_feature(
+                df, state, candidate_cols, objective=objective, feature_costs=feature_costs
+            )
             if s.col is None or not s.expected_voi:
                 break
             state = self._observe(df, state, s.col, df.at[true_row, s.col])

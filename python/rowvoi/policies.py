@@ -52,8 +52,7 @@ from rowvoi.frame import check_frame, resolve_columns, resolve_costs
 if TYPE_CHECKING:
     from rowvoi.ml import RowVoiModel
 
-__all__ = ["Policy", "GreedyCoveragePolicy", "MIPolicy", "CandidateMIPolicy",
-           "RandomPolicy"]
+__all__ = ["Policy", "GreedyCoveragePolicy", "MIPolicy", "CandidateMIPolicy", "RandomPolicy"]
 
 
 @runtime_checkable
@@ -69,8 +68,12 @@ class Policy(Protocol):
     True
     """
 
-    def suggest(self, df: pd.DataFrame, state: CandidateState,
-                candidate_cols: Sequence[Hashable] | None = None) -> FeatureSuggestion:
+    def suggest(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None = None,
+    ) -> FeatureSuggestion:
         """Suggest the next best column to query.
 
         Parameters
@@ -99,12 +102,14 @@ def check_state(state: Any) -> CandidateState:
     if len(state.candidate_rows) == 0:
         raise ValueError(
             "state has no candidate rows: nothing to disambiguate (an earlier "
-            "observation matched no candidate, or the candidate set was empty)")
+            "observation matched no candidate, or the candidate set was empty)"
+        )
     return state
 
 
-def columns_to_consider(df: pd.DataFrame, state: CandidateState,
-                        candidate_cols: Sequence[Hashable] | None) -> list[Hashable]:
+def columns_to_consider(
+    df: pd.DataFrame, state: CandidateState, candidate_cols: Sequence[Hashable] | None
+) -> list[Hashable]:
     """candidate_cols (default: every column of df) minus the observed ones."""
     cols = resolve_columns(df, candidate_cols, "candidate_cols")
     return [c for c in cols if c not in state.observed_cols]
@@ -132,28 +137,34 @@ def best_index(gains: np.ndarray, costs: np.ndarray, min_gain: float) -> int:
 
 def _check_costs_mapping(costs: Any, name: str) -> None:
     if costs is not None and not isinstance(costs, Mapping):
-        raise TypeError(f"{name} must be a mapping of column -> cost, got "
-                        f"{type(costs).__name__}")
+        raise TypeError(f"{name} must be a mapping of column -> cost, got {type(costs).__name__}")
 
 
 def _none(entropy: float, **debug: Any) -> FeatureSuggestion:
-    return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
-                             debug={"entropy_before": entropy, **debug})
+    return FeatureSuggestion(
+        None, 0.0, expected_voi=0.0, marginal_cost=None, debug={"entropy_before": entropy, **debug}
+    )
 
 
-def nothing_to_learn(cols: Sequence[Hashable], costs: np.ndarray, **debug: Any
-                     ) -> FeatureSuggestion:
+def nothing_to_learn(
+    cols: Sequence[Hashable], costs: np.ndarray, **debug: Any
+) -> FeatureSuggestion:
     """The suggestion for a single candidate: the first column, worth 0 bits.
 
     ``col`` is None when ``cols`` is empty. Shared by the policies and
     :meth:`rowvoi.ml.RowVoiModel.suggest_next_feature`.
     """
-    info = {"entropy_before": 0.0, "entropy_after": 0.0,
-            "reason": "one candidate left: nothing to learn", **debug}
+    info = {
+        "entropy_before": 0.0,
+        "entropy_after": 0.0,
+        "reason": "one candidate left: nothing to learn",
+        **debug,
+    }
     if not len(cols):
         return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None, debug=info)
-    return FeatureSuggestion(cols[0], 0.0, expected_voi=0.0, marginal_cost=float(costs[0]),
-                             debug=info)
+    return FeatureSuggestion(
+        cols[0], 0.0, expected_voi=0.0, marginal_cost=float(costs[0]), debug=info
+    )
 
 
 def _nonnegative(codes: np.ndarray) -> np.ndarray:
@@ -168,8 +179,7 @@ def _nonnegative(codes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _positive_candidates(df: pd.DataFrame, state: CandidateState
-                         ) -> tuple[np.ndarray, np.ndarray]:
+def _positive_candidates(df: pd.DataFrame, state: CandidateState) -> tuple[np.ndarray, np.ndarray]:
     """Positions and weights of the candidates that still have mass."""
     pos = _candidates.positions(df, state)
     post = state.posterior
@@ -231,18 +241,19 @@ class GreedyCoveragePolicy:
 
     def __post_init__(self) -> None:
         if self.objective not in ("pairs", "entropy"):
-            raise ValueError(
-                f"objective must be 'pairs' or 'entropy', got {self.objective!r}")
+            raise ValueError(f"objective must be 'pairs' or 'entropy', got {self.objective!r}")
         if self.weighting not in ("uniform", "pair_idf"):
-            raise ValueError(
-                f"weighting must be 'uniform' or 'pair_idf', got {self.weighting!r}")
+            raise ValueError(f"weighting must be 'uniform' or 'pair_idf', got {self.weighting!r}")
         if self.objective == "entropy" and self.weighting != "uniform":
-            raise ValueError("objective='entropy' takes no pair weights; use "
-                             "weighting='uniform'")
+            raise ValueError("objective='entropy' takes no pair weights; use weighting='uniform'")
         _check_costs_mapping(self.costs, "costs")
 
-    def suggest(self, df: pd.DataFrame, state: CandidateState,
-                candidate_cols: Sequence[Hashable] | None = None) -> FeatureSuggestion:
+    def suggest(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None = None,
+    ) -> FeatureSuggestion:
         """Suggest column with best coverage gain (per unit cost).
 
         Parameters
@@ -282,8 +293,9 @@ class GreedyCoveragePolicy:
         observed = [c for c in state.observed_cols if c in df.columns]
         if observed:
             obs_codes = _candidates.encode_columns_at(df, observed, pos)
-            split = bool((_belief.mutual_information(obs_codes, None, np.ones(n))
-                          ["n_values"] > 1).any())
+            split = bool(
+                (_belief.mutual_information(obs_codes, None, np.ones(n))["n_values"] > 1).any()
+            )
         else:
             obs_codes, split = None, False
         n_pairs = n * (n - 1) // 2
@@ -308,15 +320,22 @@ class GreedyCoveragePolicy:
             return _none(h, total_pairs=int(unresolved))
         c = float(costs[best])
         return FeatureSuggestion(
-            cols[best], float(gains[best]) / c, expected_voi=float(mi[best]),
+            cols[best],
+            float(gains[best]) / c,
+            expected_voi=float(mi[best]),
             marginal_cost=c,
-            debug={"objective": self.objective, "weighting": self.weighting,
-                   "gain": float(gains[best]), "newly_covered_pairs": int(newly[best]),
-                   "total_pairs": int(unresolved), "entropy_before": h})
+            debug={
+                "objective": self.objective,
+                "weighting": self.weighting,
+                "gain": float(gains[best]),
+                "newly_covered_pairs": int(newly[best]),
+                "total_pairs": int(unresolved),
+                "entropy_before": h,
+            },
+        )
 
     @staticmethod
-    def _newly_unresolved(codes: np.ndarray, obs_codes: np.ndarray
-                          ) -> tuple[np.ndarray, int]:
+    def _newly_unresolved(codes: np.ndarray, obs_codes: np.ndarray) -> tuple[np.ndarray, int]:
         """Pairs unresolved by the observed columns that each column resolves."""
         k = len(obs_codes)
         obs_codes = _nonnegative(obs_codes)
@@ -330,8 +349,9 @@ class GreedyCoveragePolicy:
         return newly, base
 
     @staticmethod
-    def _idf_gains(codes: np.ndarray, obs_codes: np.ndarray | None, costs: np.ndarray,
-                   n_pairs: int) -> tuple[np.ndarray, np.ndarray, int]:
+    def _idf_gains(
+        codes: np.ndarray, obs_codes: np.ndarray | None, costs: np.ndarray, n_pairs: int
+    ) -> tuple[np.ndarray, np.ndarray, int]:
         from rowvoi.keys import MAX_EXPLICIT_PAIRS
 
         if n_pairs > MAX_EXPLICIT_PAIRS:
@@ -339,7 +359,9 @@ class GreedyCoveragePolicy:
                 f"weighting='pair_idf' needs the explicit universe of row pairs: "
                 f"{n_pairs} pairs exceed the limit of {MAX_EXPLICIT_PAIRS} "
                 "(rowvoi.keys.MAX_EXPLICIT_PAIRS); use weighting='uniform'",
-                4, "RV_E_RANGE")
+                4,
+                "RV_E_RANGE",
+            )
         engine = _setcover.CoverProblem.from_codes(_nonnegative(codes), costs)
         counts = engine.element_counts().astype(np.float64)
         weights = np.where(counts > 0, 1.0 / np.maximum(counts, 1.0), 0.0)
@@ -393,15 +415,17 @@ class MIPolicy:
 
     def __post_init__(self) -> None:
         if self.objective not in ("mi", "mi_over_cost"):
-            raise ValueError(
-                f"objective must be 'mi' or 'mi_over_cost', got {self.objective!r}")
+            raise ValueError(f"objective must be 'mi' or 'mi_over_cost', got {self.objective!r}")
         if not hasattr(self.model, "suggest_next_feature"):
-            raise TypeError(
-                f"model must be a RowVoiModel, got {type(self.model).__name__}")
+            raise TypeError(f"model must be a RowVoiModel, got {type(self.model).__name__}")
         _check_costs_mapping(self.feature_costs, "feature_costs")
 
-    def suggest(self, df: pd.DataFrame, state: CandidateState,
-                candidate_cols: Sequence[Hashable] | None = None) -> FeatureSuggestion:
+    def suggest(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None = None,
+    ) -> FeatureSuggestion:
         """Use the model to suggest the next feature.
 
         The objective and costs are forwarded to the model, so cost affects
@@ -428,9 +452,9 @@ class MIPolicy:
         # Without costs every column costs 1.0, so MI per cost is MI: the
         # model asks for costs only when "mi_over_cost" has some to use.
         objective = self.objective if self.feature_costs is not None else "mi"
-        return self.model.suggest_next_feature(df, state, candidate_cols,
-                                               objective=objective,
-                                               feature_costs=self.feature_costs)
+        return self.model.suggest_next_feature(
+            df, state, candidate_cols, objective=objective, feature_costs=self.feature_costs
+        )
 
 
 # ------------------------------------------------------- model-free MI
@@ -475,8 +499,12 @@ class CandidateMIPolicy:
             raise TypeError(f"normalize must be a bool, got {type(self.normalize).__name__}")
         _check_costs_mapping(self.costs, "costs")
 
-    def suggest(self, df: pd.DataFrame, state: CandidateState,
-                candidate_cols: Sequence[Hashable] | None = None) -> FeatureSuggestion:
+    def suggest(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None = None,
+    ) -> FeatureSuggestion:
         """Compute MI for each column and suggest the best.
 
         Parameters
@@ -530,11 +558,17 @@ class CandidateMIPolicy:
         if self.normalize:
             score = score / res["h_rows"] if res["h_rows"] > 0 else 0.0
         return FeatureSuggestion(
-            cols[b], score, expected_voi=mi, marginal_cost=c,
-            debug={"entropy_before": float(res["h_rows"]),
-                   "entropy_after": max(0.0, float(res["h_rows"]) - mi),
-                   "n_values": int(res["n_values"][b]),
-                   "column_entropy": float(res["h_col"][b])})
+            cols[b],
+            score,
+            expected_voi=mi,
+            marginal_cost=c,
+            debug={
+                "entropy_before": float(res["h_rows"]),
+                "entropy_after": max(0.0, float(res["h_rows"]) - mi),
+                "n_values": int(res["n_values"][b]),
+                "column_entropy": float(res["h_col"][b]),
+            },
+        )
 
     def compute_mi(self, df: pd.DataFrame, state: CandidateState, col: Hashable) -> float:
         """Compute conditional mutual information I(R; X_col | E) in bits.
@@ -598,14 +632,20 @@ class RandomPolicy:
     _rng: np.random.Generator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.seed is not None and (isinstance(self.seed, bool) or
-                                      not isinstance(self.seed, numbers.Integral)
-                                      or self.seed < 0):
+        if self.seed is not None and (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, numbers.Integral)
+            or self.seed < 0
+        ):
             raise ValueError(f"seed must be a non-negative integer or None, got {self.seed!r}")
         self._rng = np.random.default_rng(self.seed)
 
-    def suggest(self, df: pd.DataFrame, state: CandidateState,
-                candidate_cols: Sequence[Hashable] | None = None) -> FeatureSuggestion:
+    def suggest(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None = None,
+    ) -> FeatureSuggestion:
         """Select a random informative column.
 
         Parameters
@@ -639,5 +679,9 @@ class RandomPolicy:
         if len(useful) == 0:
             return _none(h)
         j = int(useful[int(self._rng.integers(len(useful)))])
-        return FeatureSuggestion(cols[j], float(mi[j]), expected_voi=float(mi[j]),
-                                 debug={"entropy_before": h, "n_choices": len(useful)})
+        return FeatureSuggestion(
+            cols[j],
+            float(mi[j]),
+            expected_voi=float(mi[j]),
+            debug={"entropy_before": h, "n_choices": len(useful)},
+        )

@@ -48,8 +48,11 @@ from rowvoi.policies import best_index
 if TYPE_CHECKING:
     from rowvoi.ml import RowVoiModel
 
-__all__ = ["find_key_probabilistic", "plan_key_path_probabilistic",
-           "estimate_coverage_probability"]
+__all__ = [
+    "find_key_probabilistic",
+    "plan_key_path_probabilistic",
+    "estimate_coverage_probability",
+]
 
 #: Monte Carlo draws used by estimate_coverage_probability under a noisy model
 #: when exact enumeration would cost more than EXACT_COVERAGE_WORK.
@@ -61,9 +64,14 @@ EXACT_COVERAGE_WORK = 4_000_000
 class _Plan:
     """Greedy non-adaptive column selection over candidate groups."""
 
-    def __init__(self, df: pd.DataFrame, rows: Sequence[Hashable], model: RowVoiModel,
-                 columns: Sequence[Hashable] | None,
-                 costs: Mapping[Hashable, float] | None):
+    def __init__(
+        self,
+        df: pd.DataFrame,
+        rows: Sequence[Hashable],
+        model: RowVoiModel,
+        columns: Sequence[Hashable] | None,
+        costs: Mapping[Hashable, float] | None,
+    ):
         check_frame(df)
         if not hasattr(model, "_observe") or not hasattr(model, "suggest_next_feature"):
             raise TypeError(f"model must be a RowVoiModel, got {type(model).__name__}")
@@ -73,8 +81,9 @@ class _Plan:
         model._check_known(self.columns, "columns")
         self.costs = resolve_costs(df, costs, self.columns)
         pos = _candidates.positions(df, self.rows)
-        self.codes = _candidates.encode_columns_at(df, self.columns, pos,
-                                                   transform=model._transform)
+        self.codes = _candidates.encode_columns_at(
+            df, self.columns, pos, transform=model._transform
+        )
         self.noise = model.noise
         n = len(self.rows)
         self.n = n
@@ -97,8 +106,9 @@ class _Plan:
         for idx in self._members():
             w = len(idx) / self.n
             sub = np.ascontiguousarray(self.codes[:, idx])
-            res = _belief.mutual_information(sub, None, np.full(len(idx), 1.0 / len(idx)),
-                                             self.noise)
+            res = _belief.mutual_information(
+                sub, None, np.full(len(idx), 1.0 / len(idx)), self.noise
+            )
             out += w * res["mi"]
         out[self.chosen] = 0.0
         return out
@@ -166,16 +176,22 @@ class _Plan:
 
 def _check_objective(objective: str, allowed: tuple[str, ...]) -> None:
     if objective not in allowed:
-        raise ValueError(f"objective must be one of {', '.join(map(repr, allowed))}, "
-                         f"got {objective!r}")
+        raise ValueError(
+            f"objective must be one of {', '.join(map(repr, allowed))}, got {objective!r}"
+        )
 
 
-def find_key_probabilistic(df: pd.DataFrame, rows: Sequence[Hashable], model: RowVoiModel,
-                           *, epsilon_posterior: float = 0.05,
-                           columns: Sequence[Hashable] | None = None,
-                           costs: Mapping[Hashable, float] | None = None,
-                           objective: Literal["mi", "mi_over_cost"] = "mi_over_cost",
-                           max_steps: int | None = None) -> list[Hashable]:
+def find_key_probabilistic(
+    df: pd.DataFrame,
+    rows: Sequence[Hashable],
+    model: RowVoiModel,
+    *,
+    epsilon_posterior: float = 0.05,
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    objective: Literal["mi", "mi_over_cost"] = "mi_over_cost",
+    max_steps: int | None = None,
+) -> list[Hashable]:
     """Find a probabilistic min-key under a model.
 
     Runs a greedy MI/VOI policy (non-adaptively) until max_r p(r | E) >=
@@ -227,11 +243,15 @@ def find_key_probabilistic(df: pd.DataFrame, rows: Sequence[Hashable], model: Ro
     ['a']
     """
     _check_objective(objective, ("mi", "mi_over_cost"))
-    if isinstance(epsilon_posterior, bool) or not isinstance(epsilon_posterior, numbers.Real) \
-            or not 0.0 <= float(epsilon_posterior) <= 1.0:
+    if (
+        isinstance(epsilon_posterior, bool)
+        or not isinstance(epsilon_posterior, numbers.Real)
+        or not 0.0 <= float(epsilon_posterior) <= 1.0
+    ):
         raise ValueError(f"epsilon_posterior must be in [0, 1], got {epsilon_posterior!r}")
-    if max_steps is not None and (isinstance(max_steps, bool) or
-                                  not isinstance(max_steps, numbers.Integral) or max_steps < 0):
+    if max_steps is not None and (
+        isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or max_steps < 0
+    ):
         raise ValueError(f"max_steps must be a non-negative integer or None, got {max_steps!r}")
     plan = _Plan(df, rows, model, columns, costs)
     target = 1.0 - float(epsilon_posterior)
@@ -247,13 +267,15 @@ def find_key_probabilistic(df: pd.DataFrame, rows: Sequence[Hashable], model: Ro
     return [plan.columns[j] for j in plan.chosen]
 
 
-def plan_key_path_probabilistic(df: pd.DataFrame, rows: Sequence[Hashable],
-                                model: RowVoiModel, *,
-                                objective: Literal["mi", "mi_over_cost",
-                                                   "expected_entropy_reduction"
-                                                   ] = "mi_over_cost",
-                                columns: Sequence[Hashable] | None = None,
-                                costs: Mapping[Hashable, float] | None = None) -> KeyPath:
+def plan_key_path_probabilistic(
+    df: pd.DataFrame,
+    rows: Sequence[Hashable],
+    model: RowVoiModel,
+    *,
+    objective: Literal["mi", "mi_over_cost", "expected_entropy_reduction"] = "mi_over_cost",
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+) -> KeyPath:
     """Build an expected greedy path under the model.
 
     For each step, compute MI or expected entropy reduction for each column
@@ -329,14 +351,20 @@ def plan_key_path_probabilistic(df: pd.DataFrame, rows: Sequence[Hashable],
         cum_cost += c
         cum_pairs += newly
         cum_bits += bits
-        steps.append(KeyPathStep(plan.columns[j], newly, cum_pairs, plan.total_pairs, c,
-                                 cum_cost, bits, cum_bits))
+        steps.append(
+            KeyPathStep(
+                plan.columns[j], newly, cum_pairs, plan.total_pairs, c, cum_cost, bits, cum_bits
+            )
+        )
     return KeyPath(steps)
 
 
-def estimate_coverage_probability(df: pd.DataFrame, rows: Sequence[Hashable],
-                                  cols: Sequence[Hashable],
-                                  model: RowVoiModel | None = None) -> float:
+def estimate_coverage_probability(
+    df: pd.DataFrame,
+    rows: Sequence[Hashable],
+    cols: Sequence[Hashable],
+    model: RowVoiModel | None = None,
+) -> float:
     """Estimate the probability that cols will distinguish rows.
 
     Without a model the values are taken as known and exact: the answer is

@@ -127,13 +127,16 @@ class StopRules:
 
     def __post_init__(self) -> None:
         m = self.max_steps
-        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral)
-                              or m < 0):
+        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0):
             raise ValueError(f"max_steps must be a non-negative integer or None, got {m!r}")
         b = self.cost_budget
         if b is not None:
-            if isinstance(b, bool) or not isinstance(b, numbers.Real) or not math.isfinite(b) \
-                    or b < 0:
+            if (
+                isinstance(b, bool)
+                or not isinstance(b, numbers.Real)
+                or not math.isfinite(b)
+                or b < 0
+            ):
                 raise ValueError(f"cost_budget must be a finite number >= 0 or None, got {b!r}")
             self.cost_budget = float(b)
         _opt_fraction("epsilon_posterior", self.epsilon_posterior)
@@ -141,9 +144,15 @@ class StopRules:
         if not isinstance(self.target_unique, (bool, np.bool_)):
             raise TypeError("target_unique must be a bool")
 
-    def should_stop(self, state: CandidateState, steps: int, total_cost: float,
-                    df: pd.DataFrame | None = None, *,
-                    rows: Sequence[Hashable] | None = None) -> tuple[bool, str]:
+    def should_stop(
+        self,
+        state: CandidateState,
+        steps: int,
+        total_cost: float,
+        df: pd.DataFrame | None = None,
+        *,
+        rows: Sequence[Hashable] | None = None,
+    ) -> tuple[bool, str]:
         """Check if any stopping condition is met.
 
         Parameters
@@ -183,8 +192,10 @@ class StopRules:
             return True, f"Reached cost budget ({self.cost_budget})"
         if self.target_unique and state.is_unique:
             return True, "Found unique row"
-        if self.epsilon_posterior is not None and \
-                state.residual_uncertainty <= self.epsilon_posterior:
+        if (
+            self.epsilon_posterior is not None
+            and state.residual_uncertainty <= self.epsilon_posterior
+        ):
             return True, f"Residual uncertainty <= {self.epsilon_posterior}"
         if self.epsilon_pairs is not None:
             if df is None:
@@ -245,8 +256,9 @@ def _make_prior(rows: list[Hashable], prior: Any) -> np.ndarray:
         pos = {r: i for i, r in enumerate(rows)}
         unknown = [k for k in prior if k not in pos]
         if unknown:
-            raise ValueError(f"prior has entries for rows that are not candidates: "
-                             f"{unknown[:5]!r}")
+            raise ValueError(
+                f"prior has entries for rows that are not candidates: {unknown[:5]!r}"
+            )
         w = np.zeros(n)
         for k, v in prior.items():
             w[pos[k]] = _prior_weight(k, v)
@@ -319,20 +331,26 @@ class DisambiguationSession:
     ([0, 1, 2], 0)
     """
 
-    def __init__(self, df: pd.DataFrame, candidate_rows: Sequence[Hashable], *,
-                 prior: Mapping[Hashable, float] | Sequence[float] | None = None,
-                 policy: Any, feature_costs: Mapping[Hashable, float] | None = None
-                 ) -> None:
+    def __init__(
+        self,
+        df: pd.DataFrame,
+        candidate_rows: Sequence[Hashable],
+        *,
+        prior: Mapping[Hashable, float] | Sequence[float] | None = None,
+        policy: Any,
+        feature_costs: Mapping[Hashable, float] | None = None,
+    ) -> None:
         check_frame(df)
         if not hasattr(policy, "suggest"):
-            raise TypeError(f"policy must have a suggest() method, got "
-                            f"{type(policy).__name__}")
+            raise TypeError(f"policy must have a suggest() method, got {type(policy).__name__}")
         rows = resolve_rows(df, candidate_rows)
         if not rows:
             raise ValueError("candidate_rows is empty: nothing to disambiguate")
         if feature_costs is not None and not isinstance(feature_costs, Mapping):
-            raise TypeError("feature_costs must be a mapping of column -> cost, got "
-                            f"{type(feature_costs).__name__}")
+            raise TypeError(
+                "feature_costs must be a mapping of column -> cost, got "
+                f"{type(feature_costs).__name__}"
+            )
         all_cols = list(df.columns)
         costs = resolve_costs(df, feature_costs, all_cols)
         self.df = df
@@ -371,7 +389,8 @@ class DisambiguationSession:
         if self._start_pos is None:
             self._start_pos = _candidates.positions(self.df, self._start_rows)
         codes = _candidates.encode_values(
-            _candidates.column_at(self.df, col, self._start_pos), col).codes.astype(np.int64)
+            _candidates.column_at(self.df, col, self._start_pos), col
+        ).codes.astype(np.int64)
         codes -= codes.min()
         key = self._groups * (int(codes.max()) + 1) + codes
         self._groups = pd.factorize(key)[0].astype(np.int64)
@@ -405,8 +424,7 @@ class DisambiguationSession:
         """Why the last :meth:`run` stopped ("" before any run)."""
         return self._stop_reason
 
-    def next_question(self, candidate_cols: Sequence[Hashable] | None = None
-                      ) -> FeatureSuggestion:
+    def next_question(self, candidate_cols: Sequence[Hashable] | None = None) -> FeatureSuggestion:
         """Ask the policy for the next best column.
 
         Does NOT update state yet - just returns the suggestion (remembered,
@@ -430,8 +448,7 @@ class DisambiguationSession:
         """
         s = self.policy.suggest(self.df, self._state, candidate_cols)
         if not isinstance(s, FeatureSuggestion):
-            raise TypeError(f"policy.suggest returned {type(s).__name__}, not a "
-                            "FeatureSuggestion")
+            raise TypeError(f"policy.suggest returned {type(s).__name__}, not a FeatureSuggestion")
         self._pending = s
         return s
 
@@ -471,15 +488,21 @@ class DisambiguationSession:
         cost = self._cost(col)
         self._cumulative_cost += cost
         coverage = self._refine_pairs(col)
-        step = SessionStep(col, value, suggestion, cost, self._cumulative_cost, before,
-                           new.entropy, coverage)
+        step = SessionStep(
+            col, value, suggestion, cost, self._cumulative_cost, before, new.entropy, coverage
+        )
         self._state = new
         self._history.append(step)
         self._pending = None
         return step
 
-    def run(self, stop: StopRules, *, candidate_cols: Sequence[Hashable] | None = None,
-            true_row: Hashable | None = None) -> list[SessionStep]:
+    def run(
+        self,
+        stop: StopRules,
+        *,
+        candidate_cols: Sequence[Hashable] | None = None,
+        true_row: Hashable | None = None,
+    ) -> list[SessionStep]:
         """Run an entire session until a stop rule triggers.
 
         Parameters
@@ -514,9 +537,13 @@ class DisambiguationSession:
         elif true_row not in self.df.index:
             raise UnknownLabelError(f"true_row {true_row!r} is not in df.index")
         while True:
-            done, reason = stop.should_stop(self._state, self.steps_taken,
-                                            self._cumulative_cost, self.df,
-                                            rows=self._start_rows)
+            done, reason = stop.should_stop(
+                self._state,
+                self.steps_taken,
+                self._cumulative_cost,
+                self.df,
+                rows=self._start_rows,
+            )
             if done:
                 break
             if len(self._state.candidate_rows) == 1:
@@ -525,11 +552,16 @@ class DisambiguationSession:
                 break
             cols = [c for c in cols_allowed if c not in self._state.observed_cols]
             if stop.cost_budget is not None:
-                fits = [c for c in cols
-                        if _fits(self._cumulative_cost + self._cost(c), stop.cost_budget)]
+                fits = [
+                    c
+                    for c in cols
+                    if _fits(self._cumulative_cost + self._cost(c), stop.cost_budget)
+                ]
                 if cols and not fits:
-                    reason = (f"no remaining column fits the cost budget "
-                              f"({stop.cost_budget:g}; spent {self._cumulative_cost:g})")
+                    reason = (
+                        f"no remaining column fits the cost budget "
+                        f"({stop.cost_budget:g}; spent {self._cumulative_cost:g})"
+                    )
                     break
                 cols = fits
             if not cols:

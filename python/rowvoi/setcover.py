@@ -196,9 +196,17 @@ class CoverSolution(list):
         :class:`rowvoi.errors.NotProvenOptimalWarning` is also emitted).
     """
 
-    def __init__(self, names: Iterable[Hashable] = (), *, strategy: str = "",
-                 cost: float = 0.0, covered: int = 0, total: int = 0,
-                 optimal: bool = False, timed_out: bool = False):
+    def __init__(
+        self,
+        names: Iterable[Hashable] = (),
+        *,
+        strategy: str = "",
+        cost: float = 0.0,
+        covered: int = 0,
+        total: int = 0,
+        optimal: bool = False,
+        timed_out: bool = False,
+    ):
         super().__init__(names)
         self.strategy = strategy
         self.cost = float(cost)
@@ -240,8 +248,7 @@ def _check_time_limit(time_limit: Any) -> float:
 
 def _check_strategy(strategy: Any) -> str:
     if not isinstance(strategy, str) or strategy not in STRATEGIES:
-        raise ValueError(
-            f"Unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
+        raise ValueError(f"Unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     return strategy
 
 
@@ -258,7 +265,8 @@ def check_cost(name: Hashable, value: Any, what: str = "set") -> float:
     v = float(value)
     if not math.isfinite(v) or v <= 0:
         raise ValueError(
-            f"cost of {what} {name!r} is {v!r}: {what} costs must be positive and finite")
+            f"cost of {what} {name!r} is {v!r}: {what} costs must be positive and finite"
+        )
     return v
 
 
@@ -268,9 +276,16 @@ def required_count(n_elements: int, epsilon: float) -> int:
     return max(0, n_elements - allowed)
 
 
-def solve_engine(engine: Any, names: Sequence[Hashable], costs: np.ndarray,
-                 n_elements: int, strategy: str, epsilon: float,
-                 time_limit: float, seed: int) -> CoverSolution:
+def solve_engine(
+    engine: Any,
+    names: Sequence[Hashable],
+    costs: np.ndarray,
+    n_elements: int,
+    strategy: str,
+    epsilon: float,
+    time_limit: float,
+    seed: int,
+) -> CoverSolution:
     """Run a strategy on a built engine problem; shared by sets, keys and RAG.
 
     Returns a :class:`CoverSolution` of names. Targets ``required_count``
@@ -282,24 +297,30 @@ def solve_engine(engine: Any, names: Sequence[Hashable], costs: np.ndarray,
         from rowvoi import _lp
 
         pulp, solver = _lp_solver(strategy, time_limit)
-        idx, optimal, timed_out = _lp.solve(engine, costs, required, time_limit,
-                                            relax=(strategy == "lp"), pulp=pulp,
-                                            solver=solver)
+        idx, optimal, timed_out = _lp.solve(
+            engine, costs, required, time_limit, relax=(strategy == "lp"), pulp=pulp, solver=solver
+        )
     else:
-        idx, info = engine.solve(strategy, n_required=required, time_limit=time_limit,
-                                 seed=seed)
+        idx, info = engine.solve(strategy, n_required=required, time_limit=time_limit, seed=seed)
         optimal, timed_out = info["optimal"], info["timed_out"]
         if timed_out:
             warn_not_optimal(
                 f"strategy {strategy!r} reached time_limit={time_limit:g}s before "
                 "proving optimality; returning the best cover found "
-                "(solution.optimal is False)")
+                "(solution.optimal is False)"
+            )
     idx = [int(i) for i in idx]
     covered = int(engine.covered(idx)[0]) if idx else 0
     cost = float(sum(costs[i] for i in idx))
-    return CoverSolution([names[i] for i in idx], strategy=strategy, cost=cost,
-                         covered=covered, total=n_elements, optimal=optimal,
-                         timed_out=timed_out)
+    return CoverSolution(
+        [names[i] for i in idx],
+        strategy=strategy,
+        cost=cost,
+        covered=covered,
+        total=n_elements,
+        optimal=optimal,
+        timed_out=timed_out,
+    )
 
 
 def _find_solver(pulp: Any, *, time_limit: float | None = None) -> Any:
@@ -360,14 +381,16 @@ def _lp_solver(strategy: str, time_limit: float) -> tuple[Any, Any]:
         raise SolverUnavailableError(
             f"strategy {strategy!r} needs the pulp package, which cannot be imported "
             f"({exc}): pip install pulp. rowvoi does not substitute another strategy; "
-            "use strategy='exact' for a proven optimum") from exc
+            "use strategy='exact' for a proven optimum"
+        ) from exc
     solver = _find_solver(pulp, time_limit=time_limit or None)
     if solver is None:
         raise SolverUnavailableError(
             f"strategy {strategy!r} found no usable LP solver: pulp's bundled CBC is "
             "missing or cannot run on this machine, and HiGHS is not installed (pip "
             "install highspy). rowvoi does not substitute another strategy; use "
-            "strategy='exact' for a proven optimum")
+            "strategy='exact' for a proven optimum"
+        )
     return pulp, solver
 
 
@@ -402,11 +425,17 @@ class SetCoverProblem:
     True
     """
 
-    def __init__(self, sets: Mapping[Any, Iterable[Any]], *,
-                 universe: Iterable[Any] | None = None,
-                 costs: Mapping[Any, float] | None = None):
+    def __init__(
+        self,
+        sets: Mapping[Any, Iterable[Any]],
+        *,
+        universe: Iterable[Any] | None = None,
+        costs: Mapping[Any, float] | None = None,
+    ):
         if not isinstance(sets, Mapping):
-            raise TypeError(f"sets must be a mapping of name -> elements, got {type(sets).__name__}")
+            raise TypeError(
+                f"sets must be a mapping of name -> elements, got {type(sets).__name__}"
+            )
         self._names: list[Hashable] = list(sets.keys())
         self._pos = {name: i for i, name in enumerate(self._names)}
         explicit = universe is not None
@@ -423,7 +452,8 @@ class SetCoverProblem:
             elems = sets[name]
             if isinstance(elems, (str, bytes)) or not isinstance(elems, Iterable):
                 raise TypeError(
-                    f"sets[{name!r}] must be an iterable of elements, got {type(elems).__name__}")
+                    f"sets[{name!r}] must be an iterable of elements, got {type(elems).__name__}"
+                )
             ids = []
             for e in elems:
                 _hashable(e, f"element of set {name!r}")
@@ -442,19 +472,27 @@ class SetCoverProblem:
         self._costs = np.ones(len(self._names), dtype=np.float64)
         if costs is not None:
             if not isinstance(costs, Mapping):
-                raise TypeError(f"costs must be a mapping of name -> cost, got {type(costs).__name__}")
+                raise TypeError(
+                    f"costs must be a mapping of name -> cost, got {type(costs).__name__}"
+                )
             for name, value in costs.items():
                 if name not in self._pos:
                     raise ValueError(f"costs names {name!r}, which is not one of the sets")
                 self._costs[self._pos[name]] = check_cost(name, value)
         flat = self._csr[1]
-        self._engine = _setcover.CoverProblem.from_csr(len(self._elements), offsets, flat,
-                                                       self._costs)
+        self._engine = _setcover.CoverProblem.from_csr(
+            len(self._elements), offsets, flat, self._costs
+        )
 
     @classmethod
-    def from_arrays(cls, names: Sequence[Hashable], universe: Sequence[Hashable],
-                    offsets: np.ndarray, elements: np.ndarray,
-                    costs: np.ndarray | None = None) -> SetCoverProblem:
+    def from_arrays(
+        cls,
+        names: Sequence[Hashable],
+        universe: Sequence[Hashable],
+        offsets: np.ndarray,
+        elements: np.ndarray,
+        costs: np.ndarray | None = None,
+    ) -> SetCoverProblem:
         """Build from compressed rows, skipping per-element Python work.
 
         Set ``i`` covers ``universe[k]`` for ``k`` in
@@ -480,10 +518,12 @@ class SetCoverProblem:
         if len(off) != len(self._names) + 1:
             raise ValueError("offsets must have one entry per set plus one")
         self._csr = (off, el)
-        self._costs = (np.ones(len(self._names)) if costs is None
-                       else np.ascontiguousarray(costs, dtype=np.float64))
-        self._engine = _setcover.CoverProblem.from_csr(len(self._elements), off, el,
-                                                       self._costs)
+        self._costs = (
+            np.ones(len(self._names))
+            if costs is None
+            else np.ascontiguousarray(costs, dtype=np.float64)
+        )
+        self._engine = _setcover.CoverProblem.from_csr(len(self._elements), off, el, self._costs)
         return self
 
     @staticmethod
@@ -552,8 +592,14 @@ class SetCoverProblem:
         return [self._elements[k] for k in np.flatnonzero(counts == 0)]
 
     # -------------------------------------------------------------- solving
-    def solve(self, strategy: Strategy = "greedy", *, epsilon: float = 0.0,
-              time_limit: float | None = None, seed: int = 0) -> CoverSolution:
+    def solve(
+        self,
+        strategy: Strategy = "greedy",
+        *,
+        epsilon: float = 0.0,
+        time_limit: float | None = None,
+        seed: int = 0,
+    ) -> CoverSolution:
         """Find a minimum-cost selection covering (1-epsilon) of the universe.
 
         Parameters
@@ -607,11 +653,13 @@ class SetCoverProblem:
         eps = _check_fraction("epsilon", epsilon)
         tl = _check_time_limit(time_limit)
         sd = _check_seed(seed)
-        return solve_engine(self._engine, self._names, self._costs, len(self._elements),
-                            strategy, eps, tl, sd)
+        return solve_engine(
+            self._engine, self._names, self._costs, len(self._elements), strategy, eps, tl, sd
+        )
 
-    def element_weights(self, weighting: Literal["uniform", "idf"] = "uniform"
-                        ) -> dict[Hashable, float]:
+    def element_weights(
+        self, weighting: Literal["uniform", "idf"] = "uniform"
+    ) -> dict[Hashable, float]:
         """Per-element weights used by the path planner.
 
         "idf" gives each element the weight 1 / (number of sets covering it),
@@ -634,8 +682,12 @@ class SetCoverProblem:
         counts = self._engine.element_counts().astype(np.float64)
         return np.where(counts > 0, 1.0 / np.maximum(counts, 1.0), 1.0)
 
-    def plan_path(self, *, objective: Literal["coverage", "entropy"] = "coverage",
-                  weighting: Literal["uniform", "idf"] = "uniform") -> CoverPath:
+    def plan_path(
+        self,
+        *,
+        objective: Literal["coverage", "entropy"] = "coverage",
+        weighting: Literal["uniform", "idf"] = "uniform",
+    ) -> CoverPath:
         """Build a greedy ordering of sets, tracking coverage and cost per step.
 
         Unlike :meth:`solve`, which returns an unordered selection, this returns
@@ -683,12 +735,22 @@ class SetCoverProblem:
             new_w = None
             if w is not None:
                 off, el = self._csr
-                elems = np.unique(el[int(off[s]):int(off[s + 1])]).astype(np.int64)
+                elems = np.unique(el[int(off[s]) : int(off[s + 1])]).astype(np.int64)
                 new_w = float(w[elems][~seen[elems]].sum())
                 seen[elems] = True
                 cum_w += new_w
-            steps.append(CoverStep(self._names[s], int(n_new), cum_cov, m, c, cum_cost,
-                                   new_w, cum_w if w is not None else None))
+            steps.append(
+                CoverStep(
+                    self._names[s],
+                    int(n_new),
+                    cum_cov,
+                    m,
+                    c,
+                    cum_cost,
+                    new_w,
+                    cum_w if w is not None else None,
+                )
+            )
         return CoverPath(steps)
 
 
@@ -696,15 +758,21 @@ def _hashable(e: Any, what: str) -> None:
     try:
         hash(e)
     except TypeError:
-        raise TypeError(f"{what} {e!r} is unhashable ({type(e).__name__}); "
-                        "use tuples or strings") from None
+        raise TypeError(
+            f"{what} {e!r} is unhashable ({type(e).__name__}); use tuples or strings"
+        ) from None
 
 
-def solve_set_cover(sets: Mapping[Any, Iterable[Any]], *,
-                    universe: Iterable[Any] | None = None,
-                    costs: Mapping[Any, float] | None = None,
-                    strategy: Strategy = "greedy", epsilon: float = 0.0,
-                    time_limit: float | None = None, seed: int = 0) -> CoverSolution:
+def solve_set_cover(
+    sets: Mapping[Any, Iterable[Any]],
+    *,
+    universe: Iterable[Any] | None = None,
+    costs: Mapping[Any, float] | None = None,
+    strategy: Strategy = "greedy",
+    epsilon: float = 0.0,
+    time_limit: float | None = None,
+    seed: int = 0,
+) -> CoverSolution:
     """Solve a weighted set cover instance.
 
     Convenience wrapper around :meth:`SetCoverProblem.solve`.
@@ -713,11 +781,16 @@ def solve_set_cover(sets: Mapping[Any, Iterable[Any]], *,
     ['ab']
     """
     return SetCoverProblem(sets, universe=universe, costs=costs).solve(
-        strategy, epsilon=epsilon, time_limit=time_limit, seed=seed)
+        strategy, epsilon=epsilon, time_limit=time_limit, seed=seed
+    )
 
 
-def coverage_of(sets: Mapping[Any, Iterable[Any]], selection: Sequence[Hashable], *,
-                universe: Iterable[Any] | None = None) -> float:
+def coverage_of(
+    sets: Mapping[Any, Iterable[Any]],
+    selection: Sequence[Hashable],
+    *,
+    universe: Iterable[Any] | None = None,
+) -> float:
     """Fraction of the universe covered by selection.
 
     >>> coverage_of({"a": {1, 2}, "b": {3}}, ["a"])

@@ -205,8 +205,13 @@ class Analyzer:
                 f"analyses text with version {ANALYZER_VERSION}"
             )
         unknown = set(s) - {
-            "lowercase", "strip_accents", "stopwords", "stem", "min_token_len",
-            "max_token_len", "on_invalid_utf8",
+            "lowercase",
+            "strip_accents",
+            "stopwords",
+            "stem",
+            "min_token_len",
+            "max_token_len",
+            "on_invalid_utf8",
         }
         if unknown:
             raise ValueError(f"unknown analyzer settings: {sorted(unknown)}")

@@ -35,9 +35,8 @@ rv_status rv_belief_entropy(const double *weights, size_t n, double *out) {
     return RV_OK;
 }
 
-rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t n,
-                           int32_t value, uint64_t *kept, double *out_posterior,
-                           size_t *n_kept) {
+rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t n, int32_t value,
+                           uint64_t *kept, double *out_posterior, size_t *n_kept) {
     if (!n_kept || (n && (!codes || !posterior || !kept || !out_posterior)))
         return rv__error(RV_E_INVALID_ARG,
                          "codes, posterior, kept, out_posterior and n_kept must not be NULL");
@@ -64,11 +63,10 @@ rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t
     return RV_OK;
 }
 
-rv_status rv_belief_reweight(const double *posterior, const double *likelihoods,
-                             size_t n, double *out) {
+rv_status rv_belief_reweight(const double *posterior, const double *likelihoods, size_t n,
+                             double *out) {
     if (n && (!posterior || !likelihoods || !out))
-        return rv__error(RV_E_INVALID_ARG,
-                         "posterior, likelihoods and out must not be NULL");
+        return rv__error(RV_E_INVALID_ARG, "posterior, likelihoods and out must not be NULL");
     double scale = 0.0;
     for (size_t i = 0; i < n; i++) {
         double l = likelihoods[i];
@@ -94,15 +92,13 @@ rv_status rv_belief_reweight(const double *posterior, const double *likelihoods,
                          "zero likelihood under every candidate with posterior mass: the "
                          "evidence has zero probability (zero total mass is left), so the "
                          "candidate set is wrong, not merely narrowed");
-    for (size_t i = 0; i < n; i++)
-        out[i] = posterior[i] * (likelihoods[i] / scale) / total;
+    for (size_t i = 0; i < n; i++) out[i] = posterior[i] * (likelihoods[i] / scale) / total;
     return RV_OK;
 }
 
-rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value,
-                               double noise, double *out) {
-    if (n && (!codes || !out))
-        return rv__error(RV_E_INVALID_ARG, "codes and out must not be NULL");
+rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value, double noise,
+                               double *out) {
+    if (n && (!codes || !out)) return rv__error(RV_E_INVALID_ARG, "codes and out must not be NULL");
     if (!(noise >= 0.0 && noise < 1.0))
         return rv__error(RV_E_INVALID_ARG, "noise = %g: must be in [0, 1)", noise);
     if ((uint64_t)n > RV_BELIEF_MAX_CANDIDATES)

@@ -45,19 +45,16 @@ void rv__bscratch_free(rv__bscratch *s) {
     memset(s, 0, sizeof *s);
 }
 
-rv_status rv__check_weights(const double *w, size_t n, const char *what,
-                            double *total) {
+rv_status rv__check_weights(const double *w, size_t n, const char *what, double *total) {
     double t = 0.0;
     for (size_t i = 0; i < n; i++) {
         double x = w[i];
         if (!(x >= 0.0) || !isfinite(x))
             return rv__error(RV_E_INVALID_ARG,
-                             "%s[%zu] = %g: weights must be finite and non-negative",
-                             what, i, x);
+                             "%s[%zu] = %g: weights must be finite and non-negative", what, i, x);
         t += x;
     }
-    if (!isfinite(t))
-        return rv__error(RV_E_INVALID_ARG, "%s sums to infinity", what);
+    if (!isfinite(t)) return rv__error(RV_E_INVALID_ARG, "%s sums to infinity", what);
     *total = t;
     return RV_OK;
 }
@@ -70,8 +67,8 @@ static inline int32_t rv__code_at(const int32_t *col, const uint64_t *rows, size
     return rows ? col[rows[i]] : col[i];
 }
 
-static void rv__range(const int32_t *col, const uint64_t *rows, size_t n,
-                      int32_t *lo_out, int32_t *hi_out) {
+static void rv__range(const int32_t *col, const uint64_t *rows, size_t n, int32_t *lo_out,
+                      int32_t *hi_out) {
     int32_t lo = INT32_MAX, hi = INT32_MIN;
     if (rows) {
         for (size_t i = 0; i < n; i++) {
@@ -92,8 +89,8 @@ static void rv__range(const int32_t *col, const uint64_t *rows, size_t n,
 
 /* Dense counting: slot = code - lo.  Split by the presence of rows and of
 ** weights so the common loops stay branch-free. */
-static void rv__dense_count(const int32_t *col, const uint64_t *rows, size_t n,
-                            const double *p, int32_t lo, double *w, uint32_t *cnt) {
+static void rv__dense_count(const int32_t *col, const uint64_t *rows, size_t n, const double *p,
+                            int32_t lo, double *w, uint32_t *cnt) {
     if (rows && p) {
         for (size_t i = 0; i < n; i++) {
             uint32_t k = (uint32_t)((int64_t)col[rows[i]] - lo);
@@ -117,9 +114,8 @@ static void rv__dense_count(const int32_t *col, const uint64_t *rows, size_t n,
 ** dependent read-modify-writes on a handful of slots.  Four interleaved
 ** partial histograms break the chain; they are merged in a fixed order, so
 ** the result still depends on nothing but the input. */
-static void rv__dense_count4(const int32_t *col, const uint64_t *rows, size_t n,
-                             const double *p, int32_t lo, size_t range, double *w,
-                             uint32_t *cnt) {
+static void rv__dense_count4(const int32_t *col, const uint64_t *rows, size_t n, const double *p,
+                             int32_t lo, size_t range, double *w, uint32_t *cnt) {
     double *w0 = w, *w1 = w + range, *w2 = w + 2 * range, *w3 = w + 3 * range;
     uint32_t *c0 = cnt, *c1 = cnt + range, *c2 = cnt + 2 * range, *c3 = cnt + 3 * range;
     size_t i = 0;
@@ -220,7 +216,7 @@ static void rv__column_hist_kernel(const int32_t *col, const uint64_t *rows, siz
     out->same_pairs = same;
 }
 
-void rv__column_hist(const int32_t *col, const uint64_t *rows, size_t n,
-                     const double *p, rv__bscratch *s, rv__colstats *out) {
+void rv__column_hist(const int32_t *col, const uint64_t *rows, size_t n, const double *p,
+                     rv__bscratch *s, rv__colstats *out) {
     rv__column_hist_kernel(col, rows, n, p, s, out);
 }

@@ -38,19 +38,20 @@ typedef struct rv__mi_job {
     const int32_t *codes;
     size_t n_rows, n_cols, n_cand;
     const uint64_t *rows;
-    const double *post;  /* normalised to sum to 1 */
+    const double *post; /* normalised to sum to 1 */
     double h_rows;
     double noise;
     double *mi, *h_col;
     uint64_t *n_values, *pairs;
 } rv__mi_job;
 
-static uint64_t rv__c2(uint64_t n) { return n < 2 ? 0 : n * (n - 1) / 2; }
+static uint64_t rv__c2(uint64_t n) {
+    return n < 2 ? 0 : n * (n - 1) / 2;
+}
 
 static void rv__mi_column(const rv__mi_job *job, rv__bscratch *s, size_t c) {
     rv__colstats cs;
-    rv__column_hist(job->codes + c * job->n_rows, job->rows, job->n_cand, job->post, s,
-                    &cs);
+    rv__column_hist(job->codes + c * job->n_rows, job->rows, job->n_cand, job->post, s, &cs);
     double hv = 0.0;
     for (uint64_t j = 0; j < cs.k; j++) hv += rv__xlog2x_neg(s->vals[j]);
     if (hv < 0) hv = 0.0;
@@ -84,13 +85,13 @@ static void rv__mi_column(const rv__mi_job *job, rv__bscratch *s, size_t c) {
 /* The columns of one call, shared by its workers. */
 typedef struct rv__mi_shared {
     const rv__mi_job *job;
-    rv__bscratch *scratch;        /* one per worker */
+    rv__bscratch *scratch; /* one per worker */
     const rv_belief_options *opt;
-    atomic_size_t next;           /* next column to take */
-    atomic_size_t done;           /* columns finished */
-    atomic_int stop;              /* set when the progress callback stops */
-    int reported_all;             /* worker 0 only: its last report was n_cols */
-    rv_status st;                 /* worker 0 only: RV_E_INTERRUPTED */
+    atomic_size_t next; /* next column to take */
+    atomic_size_t done; /* columns finished */
+    atomic_int stop;    /* set when the progress callback stops */
+    int reported_all;   /* worker 0 only: its last report was n_cols */
+    rv_status st;       /* worker 0 only: RV_E_INTERRUPTED */
 } rv__mi_shared;
 
 /* Worker t takes columns from the shared counter until none are left
@@ -116,11 +117,10 @@ static void rv__mi_worker(void *ctx, unsigned t) {
     }
 }
 
-rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
-                       const uint64_t *rows, size_t n_cand, const double *posterior,
-                       const rv_belief_options *opt, double *mi, double *h_col,
-                       uint64_t *n_values, uint64_t *pairs, double *h_rows,
-                       uint32_t *best) {
+rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols, const uint64_t *rows,
+                       size_t n_cand, const double *posterior, const rv_belief_options *opt,
+                       double *mi, double *h_col, uint64_t *n_values, uint64_t *pairs,
+                       double *h_rows, uint32_t *best) {
     rv_belief_options defaults;
     if (!opt) {
         rv_belief_options_init(&defaults);
@@ -133,8 +133,7 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
     if (!(opt->noise >= 0.0 && opt->noise < 1.0))
         return rv__error(RV_E_INVALID_ARG, "noise = %g: must be in [0, 1)", opt->noise);
     if (n_cols > (size_t)UINT32_MAX - 1)
-        return rv__error(RV_E_RANGE, "%zu columns: at most %u per call", n_cols,
-                         UINT32_MAX - 1);
+        return rv__error(RV_E_RANGE, "%zu columns: at most %u per call", n_cols, UINT32_MAX - 1);
     if ((uint64_t)n_cand > RV_BELIEF_MAX_CANDIDATES)
         return rv__error(RV_E_RANGE, "%zu candidates: at most %llu per call", n_cand,
                          (unsigned long long)RV_BELIEF_MAX_CANDIDATES);
@@ -142,8 +141,8 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
         for (size_t c = 0; c < n_cols; c++) {
             double v = opt->costs[c];
             if (!(v > 0) || !isfinite(v))
-                return rv__error(RV_E_INVALID_ARG,
-                                 "costs[%zu] = %g: costs must be finite and > 0", c, v);
+                return rv__error(RV_E_INVALID_ARG, "costs[%zu] = %g: costs must be finite and > 0",
+                                 c, v);
         }
     if (rows) {
         for (size_t i = 0; i < n_cand; i++)
@@ -151,8 +150,8 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
                 return rv__error(RV_E_RANGE, "rows[%zu] = %llu is >= n_rows = %zu", i,
                                  (unsigned long long)rows[i], n_rows);
     } else if (n_cand > n_rows) {
-        return rv__error(RV_E_RANGE, "n_cand = %zu exceeds n_rows = %zu (rows is NULL)",
-                         n_cand, n_rows);
+        return rv__error(RV_E_RANGE, "n_cand = %zu exceeds n_rows = %zu (rows is NULL)", n_cand,
+                         n_rows);
     }
     double total;
     rv_status st = rv__check_weights(posterior, n_cand, "posterior", &total);
@@ -170,12 +169,11 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols,
     }
     if (hr < 0) hr = 0.0;
 
-    rv__mi_job job = {codes, n_rows, n_cols, n_cand, rows, post, hr, opt->noise,
-                      mi, h_col, n_values, pairs};
+    rv__mi_job job = {codes, n_rows,     n_cols, n_cand, rows,     post,
+                      hr,    opt->noise, mi,     h_col,  n_values, pairs};
 
     /* work: candidate-column cells; below RV__MI_PARALLEL_MIN one thread */
-    unsigned n_threads = rv__threads_for(opt->n_threads, n_cols,
-                                         (double)n_cand * (double)n_cols,
+    unsigned n_threads = rv__threads_for(opt->n_threads, n_cols, (double)n_cand * (double)n_cols,
                                          (double)RV__MI_PARALLEL_MIN);
     rv__bscratch scratch[RV__MAX_THREADS];
     unsigned n_scratch = 0;

@@ -29,8 +29,8 @@ static void rv__host_tag(char out[RV__HOST_MAX + 1]) {
     size_t n = 0;
     for (const char *p = name; *p && n < RV__HOST_MAX; p++) {
         char c = *p;
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '_' || c == '-';
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-';
         out[n++] = ok ? c : '_';
     }
     if (n == 0) {
@@ -48,8 +48,10 @@ static char *rv__dir_of(const char *path, const char **base) {
     if (slash == path) n = 1;
     char *dir = (char *)rv__malloc(n + 1);
     if (!dir) return NULL;
-    if (!slash) memcpy(dir, ".", 2);
-    else if (slash == path) memcpy(dir, "/", 2);
+    if (!slash)
+        memcpy(dir, ".", 2);
+    else if (slash == path)
+        memcpy(dir, "/", 2);
     else {
         memcpy(dir, path, n);
         dir[n] = '\0';
@@ -186,8 +188,7 @@ rv_status rv__atomic_begin(rv__atomic_file *af, const char *path) {
 
 /* Write all n bytes, at offset off (pwrite) or, when off < 0, at the
 ** current position; retry short writes and EINTR. */
-static rv_status rv__write_loop(int fd, const void *data, size_t n, int64_t off,
-                            const char *what) {
+static rv_status rv__write_loop(int fd, const void *data, size_t n, int64_t off, const char *what) {
     const unsigned char *p = (const unsigned char *)data;
     while (n) {
         ssize_t w = off < 0 ? write(fd, p, n) : pwrite(fd, p, n, (off_t)off);
@@ -224,8 +225,7 @@ rv_status rv__atomic_commit(rv__atomic_file *af) {
         st = rv__error(RV_E_IO, "cannot close %s: %s", af->tmp, strerror(errno));
     af->fd = -1;
     if (st == RV_OK && rename(af->tmp, af->path) != 0)
-        st = rv__error(RV_E_IO, "cannot rename %s to %s: %s", af->tmp, af->path,
-                       strerror(errno));
+        st = rv__error(RV_E_IO, "cannot rename %s to %s: %s", af->tmp, af->path, strerror(errno));
     if (st != RV_OK) {
         rv__atomic_abort(af);
         return st;

@@ -57,9 +57,9 @@ static inline uint64_t rv__rotl64(uint64_t x, unsigned r) {
 }
 
 static inline uint64_t rv__le64(const uint8_t *p) {
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+           (uint64_t)p[7] << 56;
 }
 
 static inline uint64_t rv__sum_round(uint64_t acc, uint64_t w) {
@@ -112,8 +112,8 @@ void rv__sum64_update(rv__sum64 *s, const void *data, size_t len) {
 }
 
 uint64_t rv__sum64_final(const rv__sum64 *s) {
-    uint64_t h = rv__rotl64(s->acc[0], 1) + rv__rotl64(s->acc[1], 7) +
-                 rv__rotl64(s->acc[2], 12) + rv__rotl64(s->acc[3], 18);
+    uint64_t h = rv__rotl64(s->acc[0], 1) + rv__rotl64(s->acc[1], 7) + rv__rotl64(s->acc[2], 12) +
+                 rv__rotl64(s->acc[3], 18);
     for (int i = 0; i < 4; i++) {
         h ^= rv__sum_round(0, s->acc[i]);
         h = h * RV__P1 + RV__P4;

@@ -63,7 +63,9 @@ static inline uint64_t rv__get_u64(const void *src) {
 }
 
 /* n rounded up to a multiple of 8 (section padding). */
-static inline uint64_t rv__pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+static inline uint64_t rv__pad8(uint64_t n) {
+    return (n + 7) & ~(uint64_t)7;
+}
 
 /* Reverse the bytes of each `width`-byte item in place (big-endian hosts). */
 void rv__swap_items(void *data, size_t count, size_t width);
@@ -73,7 +75,9 @@ void rv__swap_items(void *data, size_t count, size_t width);
 /* CRC-32C (Castagnoli), slicing by 8.  The table is built by the caller
 ** (8 KiB; on the heap or stack: no global state).  rv__crc32c continues a
 ** running crc (start with 0) over n bytes. */
-typedef struct { uint32_t t[8][256]; } rv__crc_table;
+typedef struct {
+    uint32_t t[8][256];
+} rv__crc_table;
 void rv__crc32c_init(rv__crc_table *tab);
 uint32_t rv__crc32c(const rv__crc_table *tab, uint32_t crc, const void *data, size_t n);
 

@@ -13,16 +13,14 @@ uint64_t rv_bitset_count(const uint64_t *a, size_t nwords) {
 }
 
 RV__HOT_CLONES
-uint64_t rv_bitset_count_andnot(const uint64_t *a, const uint64_t *b,
-                                size_t nwords) {
+uint64_t rv_bitset_count_andnot(const uint64_t *a, const uint64_t *b, size_t nwords) {
     uint64_t n = 0;
     for (size_t i = 0; i < nwords; i++) n += rv__popcount64(a[i] & ~b[i]);
     return n;
 }
 
 RV__HOT_CLONES
-uint64_t rv_bitset_count_and(const uint64_t *a, const uint64_t *b,
-                             size_t nwords) {
+uint64_t rv_bitset_count_and(const uint64_t *a, const uint64_t *b, size_t nwords) {
     uint64_t n = 0;
     for (size_t i = 0; i < nwords; i++) n += rv__popcount64(a[i] & b[i]);
     return n;

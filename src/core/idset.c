@@ -20,46 +20,45 @@
 ** below 2^24 take 3 passes); insertion sort for short arrays.  KEY maps a
 ** value to an unsigned key of the same order (int64: flip the sign bit).
 */
-#define RV__RADIX_SORT(NAME, T, U, BITS, KEY)                                      \
-    void NAME(T *a, size_t n, T *tmp) {                                           \
-        if (n < 2) return;                                                        \
-        if (n <= 32) {                                                            \
-            for (size_t i = 1; i < n; i++) {                                      \
-                T x = a[i];                                                       \
-                size_t j = i;                                                     \
-                while (j && a[j - 1] > x) {                                       \
-                    a[j] = a[j - 1];                                              \
-                    j--;                                                          \
-                }                                                                 \
-                a[j] = x;                                                         \
-            }                                                                     \
-            return;                                                               \
-        }                                                                         \
-        U all_or = 0, all_and = (U)~(U)0;                                         \
-        for (size_t i = 0; i < n; i++) {                                          \
-            all_or |= KEY(a[i]);                                                  \
-            all_and &= KEY(a[i]);                                                 \
-        }                                                                         \
-        U differ = all_or ^ all_and;                                              \
-        T *src = a, *dst = tmp;                                                   \
-        for (unsigned shift = 0; shift < BITS; shift += 8) {                      \
-            if (!((differ >> shift) & 0xFF)) continue;                            \
-            size_t count[256];                                                    \
-            memset(count, 0, sizeof count);                                       \
-            for (size_t i = 0; i < n; i++) count[(KEY(src[i]) >> shift) & 0xFF]++; \
-            size_t pos = 0;                                                       \
-            for (unsigned b = 0; b < 256; b++) {                                  \
-                size_t c = count[b];                                              \
-                count[b] = pos;                                                   \
-                pos += c;                                                         \
-            }                                                                     \
-            for (size_t i = 0; i < n; i++)                                        \
-                dst[count[(KEY(src[i]) >> shift) & 0xFF]++] = src[i];             \
-            T *t = src;                                                           \
-            src = dst;                                                            \
-            dst = t;                                                              \
-        }                                                                         \
-        if (src != a) memcpy(a, src, n * sizeof *a);                              \
+#define RV__RADIX_SORT(NAME, T, U, BITS, KEY)                                                      \
+    void NAME(T *a, size_t n, T *tmp) {                                                            \
+        if (n < 2) return;                                                                         \
+        if (n <= 32) {                                                                             \
+            for (size_t i = 1; i < n; i++) {                                                       \
+                T x = a[i];                                                                        \
+                size_t j = i;                                                                      \
+                while (j && a[j - 1] > x) {                                                        \
+                    a[j] = a[j - 1];                                                               \
+                    j--;                                                                           \
+                }                                                                                  \
+                a[j] = x;                                                                          \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        U all_or = 0, all_and = (U) ~(U)0;                                                         \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            all_or |= KEY(a[i]);                                                                   \
+            all_and &= KEY(a[i]);                                                                  \
+        }                                                                                          \
+        U differ = all_or ^ all_and;                                                               \
+        T *src = a, *dst = tmp;                                                                    \
+        for (unsigned shift = 0; shift < BITS; shift += 8) {                                       \
+            if (!((differ >> shift) & 0xFF)) continue;                                             \
+            size_t count[256];                                                                     \
+            memset(count, 0, sizeof count);                                                        \
+            for (size_t i = 0; i < n; i++) count[(KEY(src[i]) >> shift) & 0xFF]++;                 \
+            size_t pos = 0;                                                                        \
+            for (unsigned b = 0; b < 256; b++) {                                                   \
+                size_t c = count[b];                                                               \
+                count[b] = pos;                                                                    \
+                pos += c;                                                                          \
+            }                                                                                      \
+            for (size_t i = 0; i < n; i++) dst[count[(KEY(src[i]) >> shift) & 0xFF]++] = src[i];   \
+            T *t = src;                                                                            \
+            src = dst;                                                                             \
+            dst = t;                                                                               \
+        }                                                                                          \
+        if (src != a) memcpy(a, src, n * sizeof *a);                                               \
     }
 
 #define RV__KEY_I64(x) ((uint64_t)(x) ^ ((uint64_t)1 << 63))
@@ -148,9 +147,13 @@ void rv_idset_free(rv_idset *s) {
     rv__free(s);
 }
 
-size_t rv_idset_size(const rv_idset *s) { return s ? s->n : 0; }
+size_t rv_idset_size(const rv_idset *s) {
+    return s ? s->n : 0;
+}
 
-int rv_idset_contains(const rv_idset *s, int64_t id) { return s && rv__idset_has(s, id); }
+int rv_idset_contains(const rv_idset *s, int64_t id) {
+    return s && rv__idset_has(s, id);
+}
 
 rv_status rv_idset_ids(const rv_idset *s, int64_t *out, size_t capacity, size_t *n) {
     if (n) *n = 0;

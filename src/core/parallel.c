@@ -47,7 +47,9 @@ void rv__parallel_run(unsigned n_threads, rv__worker_fn fn, void *ctx) {
     }
     fn(ctx, 0);
     for (unsigned t = 1; t < n_threads; t++) {
-        if (started[t]) pthread_join(th[t], NULL);
-        else fn(ctx, t); /* could not start: run its share here */
+        if (started[t])
+            pthread_join(th[t], NULL);
+        else
+            fn(ctx, t); /* could not start: run its share here */
     }
 }

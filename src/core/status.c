@@ -28,30 +28,51 @@ static RV__THREAD_LOCAL uint64_t rv__alloc_count;
 
 const char *rv_status_name(rv_status status) {
     switch (status) {
-    case RV_OK: return "RV_OK";
-    case RV_E_INVALID_ARG: return "RV_E_INVALID_ARG";
-    case RV_E_NOMEM: return "RV_E_NOMEM";
-    case RV_E_SHAPE: return "RV_E_SHAPE";
-    case RV_E_RANGE: return "RV_E_RANGE";
-    case RV_E_STATE: return "RV_E_STATE";
-    case RV_E_CORRUPT: return "RV_E_CORRUPT";
-    case RV_E_VERSION: return "RV_E_VERSION";
-    case RV_E_IO: return "RV_E_IO";
-    case RV_E_INTERRUPTED: return "RV_E_INTERRUPTED";
-    case RV_E_INFEASIBLE: return "RV_E_INFEASIBLE";
-    case RV_E_TIMEOUT: return "RV_E_TIMEOUT";
-    case RV_E_INTERNAL: return "RV_E_INTERNAL";
+    case RV_OK:
+        return "RV_OK";
+    case RV_E_INVALID_ARG:
+        return "RV_E_INVALID_ARG";
+    case RV_E_NOMEM:
+        return "RV_E_NOMEM";
+    case RV_E_SHAPE:
+        return "RV_E_SHAPE";
+    case RV_E_RANGE:
+        return "RV_E_RANGE";
+    case RV_E_STATE:
+        return "RV_E_STATE";
+    case RV_E_CORRUPT:
+        return "RV_E_CORRUPT";
+    case RV_E_VERSION:
+        return "RV_E_VERSION";
+    case RV_E_IO:
+        return "RV_E_IO";
+    case RV_E_INTERRUPTED:
+        return "RV_E_INTERRUPTED";
+    case RV_E_INFEASIBLE:
+        return "RV_E_INFEASIBLE";
+    case RV_E_TIMEOUT:
+        return "RV_E_TIMEOUT";
+    case RV_E_INTERNAL:
+        return "RV_E_INTERNAL";
     }
     return "RV_E_UNKNOWN";
 }
 
-const char *rv_errmsg(void) { return rv__errbuf; }
+const char *rv_errmsg(void) {
+    return rv__errbuf;
+}
 
-void rv_errmsg_clear(void) { rv__errbuf[0] = '\0'; }
+void rv_errmsg_clear(void) {
+    rv__errbuf[0] = '\0';
+}
 
-const char *rv_version(void) { return RV_VERSION_STRING; }
+const char *rv_version(void) {
+    return RV_VERSION_STRING;
+}
 
-int rv_version_number(void) { return RV_VERSION_NUMBER; }
+int rv_version_number(void) {
+    return RV_VERSION_NUMBER;
+}
 
 rv_status rv__error(rv_status status, const char *fmt, ...) {
     va_list ap;
@@ -102,7 +123,9 @@ void *rv__realloc(void *ptr, size_t size) {
     return realloc(ptr, size ? size : 1);
 }
 
-void rv__free(void *ptr) { free(ptr); }
+void rv__free(void *ptr) {
+    free(ptr);
+}
 
 double rv__now(void) {
     struct timespec ts;

@@ -20,7 +20,7 @@
 /* Mixing for the table slot and the bucket: the splitmix64 finaliser of the
 ** key under two different offsets (the bucket hash must not correlate with
 ** the slot, or a bucket's keys would crowd into a few slots when merged). */
-#define RV__SLOT_SALT 0x9e3779b97f4a7c15ULL
+#define RV__SLOT_SALT   0x9e3779b97f4a7c15ULL
 #define RV__BUCKET_SALT 0xd1b54a32d192ed03ULL
 
 static uint32_t rv__value_bucket(uint64_t key, uint32_t n_buckets) {
@@ -29,21 +29,17 @@ static uint32_t rv__value_bucket(uint64_t key, uint32_t n_buckets) {
     return (uint32_t)(((h >> 32) * (uint64_t)n_buckets) >> 32);
 }
 
-rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights,
-                               const double *mass, size_t n, uint32_t n_buckets,
-                               uint64_t *out_keys, uint64_t *out_counts, double *out_mass,
-                               uint64_t *bucket_offsets, size_t capacity,
-                               size_t *n_distinct) {
+rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights, const double *mass,
+                               size_t n, uint32_t n_buckets, uint64_t *out_keys,
+                               uint64_t *out_counts, double *out_mass, uint64_t *bucket_offsets,
+                               size_t capacity, size_t *n_distinct) {
     if (n_distinct) *n_distinct = 0;
     if (!n_distinct || !bucket_offsets || (n && (!keys || !out_keys || !out_counts)) ||
         (mass && n && !out_mass))
-        return rv__error(RV_E_INVALID_ARG,
-                         "keys, out_keys, out_counts, out_mass (with mass), "
-                         "bucket_offsets and n_distinct must not be NULL");
-    if (n_buckets == 0)
-        return rv__error(RV_E_INVALID_ARG, "n_buckets must be >= 1");
-    if (capacity < n)
-        return rv__error(RV_E_SHAPE, "capacity %zu < n %zu", capacity, n);
+        return rv__error(RV_E_INVALID_ARG, "keys, out_keys, out_counts, out_mass (with mass), "
+                                           "bucket_offsets and n_distinct must not be NULL");
+    if (n_buckets == 0) return rv__error(RV_E_INVALID_ARG, "n_buckets must be >= 1");
+    if (capacity < n) return rv__error(RV_E_SHAPE, "capacity %zu < n %zu", capacity, n);
     if (n > (size_t)UINT32_MAX - 1)
         return rv__error(RV_E_RANGE, "n = %zu keys: at most %u per call", n, UINT32_MAX - 1);
     memset(bucket_offsets, 0, ((size_t)n_buckets + 1) * sizeof(uint64_t));

@@ -14,14 +14,13 @@ static rv_status rv__check_costs(const double *costs, size_t n, const char *what
         double c = costs[i];
         if (!(c > 0) || !isfinite(c))
             return rv__error(RV_E_INVALID_ARG,
-                             "costs[%zu] = %g: every %s cost must be finite and > 0",
-                             i, c, what);
+                             "costs[%zu] = %g: every %s cost must be finite and > 0", i, c, what);
     }
     return RV_OK;
 }
 
-static rv_status rv__cover_alloc(uint64_t n_elements, size_t n_sets,
-                                 const double *costs, rv_cover **out) {
+static rv_status rv__cover_alloc(uint64_t n_elements, size_t n_sets, const double *costs,
+                                 rv_cover **out) {
     rv_cover *p = rv__calloc(1, sizeof *p);
     if (!p) return rv__nomem("a set cover problem");
     p->n_sets = n_sets;
@@ -53,15 +52,14 @@ static rv_status rv__cover_finish(rv_cover *p) {
     return RV_OK;
 }
 
-rv_status rv_cover_create(size_t n_elements, size_t n_sets,
-                          const uint64_t *offsets, const uint32_t *elements,
-                          const double *costs, rv_cover **out) {
+rv_status rv_cover_create(size_t n_elements, size_t n_sets, const uint64_t *offsets,
+                          const uint32_t *elements, const double *costs, rv_cover **out) {
     if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
     *out = NULL;
     if (!offsets) return rv__error(RV_E_INVALID_ARG, "offsets must not be NULL");
     if ((uint64_t)n_elements > RV_COVER_MAX_ELEMENTS)
-        return rv__error(RV_E_RANGE, "n_elements = %zu exceeds the limit of %llu",
-                         n_elements, (unsigned long long)RV_COVER_MAX_ELEMENTS);
+        return rv__error(RV_E_RANGE, "n_elements = %zu exceeds the limit of %llu", n_elements,
+                         (unsigned long long)RV_COVER_MAX_ELEMENTS);
     if (offsets[0] != 0)
         return rv__error(RV_E_INVALID_ARG, "offsets[0] must be 0, got %llu",
                          (unsigned long long)offsets[0]);
@@ -105,13 +103,11 @@ static int rv__cmp_code_row(const void *a, const void *b) {
     return (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-rv_status rv__dense_codes(const int32_t *codes, size_t n, int32_t *out,
-                          uint32_t *n_distinct) {
+rv_status rv__dense_codes(const int32_t *codes, size_t n, int32_t *out, uint32_t *n_distinct) {
     int32_t maxc = -1;
     for (size_t i = 0; i < n; i++) {
         if (codes[i] < 0)
-            return rv__error(RV_E_INVALID_ARG,
-                             "code %d at row %zu is negative; codes must be >= 0",
+            return rv__error(RV_E_INVALID_ARG, "code %d at row %zu is negative; codes must be >= 0",
                              codes[i], i);
         if (codes[i] > maxc) maxc = codes[i];
     }
@@ -177,34 +173,30 @@ uint64_t rv__pair_count(size_t n_rows) {
     return n_rows < 2 ? 0 : (uint64_t)n_rows * (n_rows - 1) / 2;
 }
 
-rv_status rv_cover_create_pairs(const int32_t *codes, size_t n_rows,
-                                size_t n_cols, const double *costs,
-                                uint64_t max_bytes, rv_cover **out) {
+rv_status rv_cover_create_pairs(const int32_t *codes, size_t n_rows, size_t n_cols,
+                                const double *costs, uint64_t max_bytes, rv_cover **out) {
     if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
     *out = NULL;
-    if (!codes && n_rows && n_cols)
-        return rv__error(RV_E_INVALID_ARG, "codes must not be NULL");
+    if (!codes && n_rows && n_cols) return rv__error(RV_E_INVALID_ARG, "codes must not be NULL");
     uint64_t m = rv__pair_count(n_rows);
     if (max_bytes == 0) max_bytes = (uint64_t)2 << 30;
     if (m > RV_COVER_MAX_ELEMENTS)
         return rv__error(RV_E_RANGE,
                          "%zu rows give %llu row pairs, above the limit of %llu "
                          "pairs for an explicit pair universe",
-                         n_rows, (unsigned long long)m,
-                         (unsigned long long)RV_COVER_MAX_ELEMENTS);
+                         n_rows, (unsigned long long)m, (unsigned long long)RV_COVER_MAX_ELEMENTS);
     uint64_t bytes = (uint64_t)RV_BITSET_WORDS(m) * 8 * (n_cols ? n_cols : 1);
     if (bytes > max_bytes)
         return rv__error(RV_E_RANGE,
                          "%zu rows x %zu columns need %llu bytes of pair bitsets "
                          "(%llu pairs), above the limit of %llu bytes",
-                         n_rows, n_cols, (unsigned long long)bytes,
-                         (unsigned long long)m, (unsigned long long)max_bytes);
+                         n_rows, n_cols, (unsigned long long)bytes, (unsigned long long)m,
+                         (unsigned long long)max_bytes);
     rv_status st = rv__check_costs(costs, n_cols, "column");
     if (st) return st;
     for (size_t k = 0; k < n_rows * n_cols; k++)
         if (codes[k] < 0)
-            return rv__error(RV_E_INVALID_ARG,
-                             "code %d in column %zu, row %zu is negative",
+            return rv__error(RV_E_INVALID_ARG, "code %d in column %zu, row %zu is negative",
                              codes[k], k / n_rows, k % n_rows);
 
     rv_cover *p;
@@ -273,11 +265,17 @@ void rv_cover_free(rv_cover *p) {
     rv__free(p);
 }
 
-size_t rv_cover_n_sets(const rv_cover *p) { return p ? p->n_sets : 0; }
+size_t rv_cover_n_sets(const rv_cover *p) {
+    return p ? p->n_sets : 0;
+}
 
-uint64_t rv_cover_n_elements(const rv_cover *p) { return p ? p->n_elements : 0; }
+uint64_t rv_cover_n_elements(const rv_cover *p) {
+    return p ? p->n_elements : 0;
+}
 
-uint64_t rv_cover_n_coverable(const rv_cover *p) { return p ? p->n_coverable : 0; }
+uint64_t rv_cover_n_coverable(const rv_cover *p) {
+    return p ? p->n_coverable : 0;
+}
 
 rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts) {
     if (!p || (!counts && p->n_elements))
@@ -297,8 +295,8 @@ rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts) {
     return RV_OK;
 }
 
-rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t n_sel,
-                           uint8_t *mask, uint64_t *n_covered) {
+rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t n_sel, uint8_t *mask,
+                           uint64_t *n_covered) {
     if (!p || !n_covered || (n_sel && !sel))
         return rv__error(RV_E_INVALID_ARG, "problem, sel and n_covered must not be NULL");
     for (size_t k = 0; k < n_sel; k++)

@@ -30,16 +30,16 @@ typedef struct rv__bb {
     uint64_t required;
     double deadline;
     const rv_cover_options *opt;
-    int full;              /* full cover: element branching */
+    int full; /* full cover: element branching */
     double best_cost;
-    uint8_t *best;         /* n_sets */
-    uint8_t *x;            /* current selection */
-    uint8_t *excluded;     /* sets ruled out on this path */
-    uint32_t *cnt;         /* cover counts over reduced elements */
+    uint8_t *best;     /* n_sets */
+    uint8_t *x;        /* current selection */
+    uint8_t *excluded; /* sets ruled out on this path */
+    uint32_t *cnt;     /* cover counts over reduced elements */
     uint64_t covered;
     double cost;
     uint64_t nodes;
-    rv_status stop;        /* RV_E_TIMEOUT / RV_E_INTERRUPTED once stopping */
+    rv_status stop; /* RV_E_TIMEOUT / RV_E_INTERRUPTED once stopping */
     /* scratch for the bounds */
     double *ratio;
     uint64_t *gain;
@@ -229,9 +229,8 @@ static void rv__bb_search(rv__bb *b) {
     b->excluded[pick] = 0;
 }
 
-rv_status rv__cover_exact(const rv__reduced *r, uint64_t required,
-                          const rv_cover_options *opt, double deadline,
-                          uint8_t *best, uint64_t *work, int *optimal) {
+rv_status rv__cover_exact(const rv__reduced *r, uint64_t required, const rv_cover_options *opt,
+                          double deadline, uint8_t *best, uint64_t *work, int *optimal) {
     size_t n = r->n_sets;
     rv__bb b;
     memset(&b, 0, sizeof b);

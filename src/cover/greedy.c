@@ -56,9 +56,8 @@ static double rv__objective_gain(rv_path_objective obj, double unc, double w) {
 ** One greedy run shared by solve and plan_path.  Stops when `covered`
 ** reaches n_required or no set adds a new element.  Writes picks in order.
 */
-static rv_status rv__greedy_run(const rv_cover *p, rv_path_objective obj,
-                                const double *weights, uint64_t n_required,
-                                uint32_t *order, uint64_t *newly, double *gain,
+static rv_status rv__greedy_run(const rv_cover *p, rv_path_objective obj, const double *weights,
+                                uint64_t n_required, uint32_t *order, uint64_t *newly, double *gain,
                                 size_t *n_steps) {
     size_t n = p->n_sets;
     uint64_t *cov = rv__calloc(p->nwords ? p->nwords : 1, sizeof(uint64_t));
@@ -91,8 +90,7 @@ static rv_status rv__greedy_run(const rv_cover *p, rv_path_objective obj,
             if (used[s]) continue;
             if (best >= 0) {
                 double bound = rv__objective_gain(obj, unc, ub[s]);
-                if (!rv__ratio_better(bound, p->costs[s], best_gain, p->costs[best]))
-                    continue;
+                if (!rv__ratio_better(bound, p->costs[s], best_gain, p->costs[best])) continue;
             }
             uint64_t cnt;
             double w = rv__new_weight(p, s, cov, weights, &cnt);
@@ -126,15 +124,13 @@ static rv_status rv__greedy_run(const rv_cover *p, rv_path_objective obj,
     return RV_OK;
 }
 
-rv_status rv__cover_greedy(const rv_cover *p, uint64_t n_required,
-                           uint32_t *selected, size_t *n_selected) {
-    return rv__greedy_run(p, RV_PATH_COVERAGE, NULL, n_required, selected, NULL,
-                          NULL, n_selected);
+rv_status rv__cover_greedy(const rv_cover *p, uint64_t n_required, uint32_t *selected,
+                           size_t *n_selected) {
+    return rv__greedy_run(p, RV_PATH_COVERAGE, NULL, n_required, selected, NULL, NULL, n_selected);
 }
 
-rv_status rv_cover_plan_path(const rv_cover *p, rv_path_objective objective,
-                             const double *weights, uint32_t *order,
-                             uint64_t *newly_covered, double *gain,
+rv_status rv_cover_plan_path(const rv_cover *p, rv_path_objective objective, const double *weights,
+                             uint32_t *order, uint64_t *newly_covered, double *gain,
                              size_t capacity, size_t *n_steps) {
     if (!p || !order || !newly_covered || !n_steps)
         return rv__error(RV_E_INVALID_ARG,
@@ -150,6 +146,5 @@ rv_status rv_cover_plan_path(const rv_cover *p, rv_path_objective objective,
                 return rv__error(RV_E_INVALID_ARG,
                                  "weights[%llu] = %g: weights must be finite and >= 0",
                                  (unsigned long long)e, weights[e]);
-    return rv__greedy_run(p, objective, weights, UINT64_MAX, order, newly_covered,
-                          gain, n_steps);
+    return rv__greedy_run(p, objective, weights, UINT64_MAX, order, newly_covered, gain, n_steps);
 }

@@ -17,9 +17,8 @@
 ** cooling geometrically from the mean set cost to 1/1000 of it.  The best
 ** feasible state seen is repaired (redundant sets dropped) at the end.
 */
-rv_status rv__cover_sa(const rv__reduced *r, uint64_t required,
-                       const rv_cover_options *opt, double deadline,
-                       uint8_t *best, uint64_t *work) {
+rv_status rv__cover_sa(const rv__reduced *r, uint64_t required, const rv_cover_options *opt,
+                       double deadline, uint8_t *best, uint64_t *work) {
     size_t n = r->n_sets;
     if (n == 0) return RV_OK;
     uint8_t *x = rv__malloc(n);
@@ -102,10 +101,9 @@ static int rv__same(const uint8_t *a, const uint8_t *b, size_t n) {
 ** crossover, and a mutation of about one set; the child replaces the worst
 ** individual when it is cheaper and not a duplicate.
 */
-rv_status rv__cover_ga(const rv__reduced *r, uint64_t required,
-                       const rv_cover_options *opt, double deadline,
-                       const uint8_t *const *seeds, size_t n_seeds,
-                       uint8_t *best, uint64_t *work) {
+rv_status rv__cover_ga(const rv__reduced *r, uint64_t required, const rv_cover_options *opt,
+                       double deadline, const uint8_t *const *seeds, size_t n_seeds, uint8_t *best,
+                       uint64_t *work) {
     size_t n = r->n_sets;
     if (n == 0) return RV_OK;
     size_t pop = opt->population ? opt->population : 40;

@@ -19,15 +19,19 @@ typedef struct rv__seg {
     size_t start, len;
 } rv__seg;
 
-static uint64_t rv__c2(uint64_t n) { return n < 2 ? 0 : n * (n - 1) / 2; }
+static uint64_t rv__c2(uint64_t n) {
+    return n < 2 ? 0 : n * (n - 1) / 2;
+}
 
-static double rv__nlog2n(uint64_t n) { return n < 2 ? 0.0 : (double)n * log2((double)n); }
+static double rv__nlog2n(uint64_t n) {
+    return n < 2 ? 0.0 : (double)n * log2((double)n);
+}
 
 /* Dense copies of the columns whose codes are not already 0 .. n-1-ish. */
 typedef struct rv__cols {
-    const int32_t **col;  /* n_cols pointers to n_rows dense codes */
-    uint32_t *card;       /* codes of column c are < card[c] */
-    int32_t **owned;      /* copies we made (NULL where borrowed) */
+    const int32_t **col; /* n_cols pointers to n_rows dense codes */
+    uint32_t *card;      /* codes of column c are < card[c] */
+    int32_t **owned;     /* copies we made (NULL where borrowed) */
     size_t n_cols;
 } rv__cols;
 
@@ -59,8 +63,7 @@ static rv_status rv__cols_init(rv__cols *c, const int32_t *codes, const uint32_t
         for (size_t r = 0; r < n_rows; r++) {
             if (src[r] < 0) {
                 rv__cols_free(c);
-                return rv__error(RV_E_INVALID_ARG,
-                                 "code %d in column %zu, row %zu is negative",
+                return rv__error(RV_E_INVALID_ARG, "code %d in column %zu, row %zu is negative",
                                  src[r], j, r);
             }
             if (src[r] > maxc) maxc = src[r];
@@ -104,9 +107,8 @@ static inline size_t rv__count_codes(const int32_t *code, const uint32_t *rows, 
 
 /* Pairs resolved and entropy drop (times n_rows, in bits) if the current
 ** segments were split by column `code`. */
-static void rv__score(const int32_t *code, const uint32_t *perm, const rv__seg *segs,
-                      size_t n_segs, uint32_t *cnt, uint32_t *touched,
-                      uint64_t *resolved, double *ent) {
+static void rv__score(const int32_t *code, const uint32_t *perm, const rv__seg *segs, size_t n_segs,
+                      uint32_t *cnt, uint32_t *touched, uint64_t *resolved, double *ent) {
     uint64_t res = 0;
     double e = 0;
     for (size_t g = 0; g < n_segs; g++) {
@@ -133,8 +135,8 @@ static void rv__score(const int32_t *code, const uint32_t *perm, const rv__seg *
 ** buffers so *perm / *segs hold the result; returns the new segment count.
 */
 static size_t rv__refine(const int32_t *code, uint32_t **perm_p, uint32_t **perm2_p,
-                         rv__seg **segs_p, rv__seg **segs2_p, size_t n_segs,
-                         uint32_t *cnt, uint32_t *touched, uint32_t *offs) {
+                         rv__seg **segs_p, rv__seg **segs2_p, size_t n_segs, uint32_t *cnt,
+                         uint32_t *touched, uint32_t *offs) {
     uint32_t *perm = *perm_p, *perm2 = *perm2_p;
     rv__seg *segs = *segs_p, *segs2 = *segs2_p;
     size_t out = 0, n2 = 0;
@@ -170,8 +172,8 @@ static size_t rv__refine(const int32_t *code, uint32_t **perm_p, uint32_t **perm
 
 /* The partition being refined, and the counting scratch. */
 typedef struct rv__part {
-    uint32_t *perm, *perm2;   /* rows of the active segments, and a spare */
-    rv__seg *segs, *segs2;    /* active segments (groups of >= 2 rows) */
+    uint32_t *perm, *perm2; /* rows of the active segments, and a spare */
+    rv__seg *segs, *segs2;  /* active segments (groups of >= 2 rows) */
     size_t n_segs;
     uint32_t *cnt, *touched, *offs; /* per-code scratch of maxcard entries */
 } rv__part;
@@ -215,21 +217,19 @@ static rv_status rv__part_init(rv__part *pt, const rv__cols *cols, size_t n_rows
 }
 
 static void rv__part_refine(rv__part *pt, const int32_t *code) {
-    pt->n_segs = rv__refine(code, &pt->perm, &pt->perm2, &pt->segs, &pt->segs2, pt->n_segs,
-                            pt->cnt, pt->touched, pt->offs);
+    pt->n_segs = rv__refine(code, &pt->perm, &pt->perm2, &pt->segs, &pt->segs2, pt->n_segs, pt->cnt,
+                            pt->touched, pt->offs);
 }
 
-rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
-                            const double *costs, rv_path_objective objective,
-                            uint64_t stop_unresolved, rv_progress_fn progress,
-                            void *progress_ctx, uint32_t *order,
-                            uint64_t *newly_resolved, double *gain,
-                            size_t capacity, size_t *n_steps, uint64_t *unresolved) {
+rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols, const double *costs,
+                            rv_path_objective objective, uint64_t stop_unresolved,
+                            rv_progress_fn progress, void *progress_ctx, uint32_t *order,
+                            uint64_t *newly_resolved, double *gain, size_t capacity,
+                            size_t *n_steps, uint64_t *unresolved) {
     if (n_steps) *n_steps = 0;
     if (!n_steps || !unresolved || !order || !newly_resolved || (!codes && n_rows && n_cols))
-        return rv__error(RV_E_INVALID_ARG,
-                         "codes, order, newly_resolved, n_steps and unresolved "
-                         "must not be NULL");
+        return rv__error(RV_E_INVALID_ARG, "codes, order, newly_resolved, n_steps and unresolved "
+                                           "must not be NULL");
     if (objective != RV_PATH_COVERAGE && objective != RV_PATH_ENTROPY)
         return rv__error(RV_E_INVALID_ARG, "unknown path objective %d", (int)objective);
     if (capacity < n_cols)
@@ -240,8 +240,8 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
         for (size_t j = 0; j < n_cols; j++)
             if (!(costs[j] > 0) || !isfinite(costs[j]))
                 return rv__error(RV_E_INVALID_ARG,
-                                 "costs[%zu] = %g: every column cost must be finite and > 0",
-                                 j, costs[j]);
+                                 "costs[%zu] = %g: every column cost must be finite and > 0", j,
+                                 costs[j]);
     rv__cols cols;
     rv_status st = rv__cols_init(&cols, codes, NULL, n_rows, n_cols);
     if (st) return st;
@@ -280,8 +280,7 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
             }
             double g = objective == RV_PATH_ENTROPY ? ent * scale : (double)res;
             double cj = costs ? costs[j] : 1.0;
-            if (best < 0 ||
-                rv__ratio_better(g, cj, best_gain, costs ? costs[best] : 1.0)) {
+            if (best < 0 || rv__ratio_better(g, cj, best_gain, costs ? costs[best] : 1.0)) {
                 best = (long)j;
                 best_gain = g;
                 best_res = res;
@@ -356,16 +355,15 @@ static rv_status rv__part_set_groups(rv__part *pt, const uint64_t *offsets, size
 }
 
 static rv_status rv__check_groups(const uint64_t *offsets, size_t n_groups, size_t n_rows) {
-    if (n_groups && !offsets)
-        return rv__error(RV_E_INVALID_ARG, "offsets must not be NULL");
+    if (n_groups && !offsets) return rv__error(RV_E_INVALID_ARG, "offsets must not be NULL");
     if (n_rows > UINT32_MAX)
         return rv__error(RV_E_RANGE, "n_rows = %zu exceeds %u", n_rows, UINT32_MAX);
     return RV_OK;
 }
 
 rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
-                               const uint64_t *offsets, size_t n_groups,
-                               uint64_t *resolved, double *entropy) {
+                               const uint64_t *offsets, size_t n_groups, uint64_t *resolved,
+                               double *entropy) {
     if ((n_cols && !resolved) || (!codes && n_rows && n_cols))
         return rv__error(RV_E_INVALID_ARG, "codes and resolved must not be NULL");
     rv_status st = rv__check_groups(offsets, n_groups, n_rows);
@@ -380,8 +378,8 @@ rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_col
     if (!(st = rv__part_set_groups(&pt, offsets, n_groups, n_rows))) {
         for (size_t j = 0; j < n_cols; j++) {
             double ent = 0;
-            rv__score(cols.col[j], pt.perm, pt.segs, pt.n_segs, pt.cnt, pt.touched,
-                      &resolved[j], entropy ? &ent : NULL);
+            rv__score(cols.col[j], pt.perm, pt.segs, pt.n_segs, pt.cnt, pt.touched, &resolved[j],
+                      entropy ? &ent : NULL);
             if (entropy) entropy[j] = ent;
         }
     }

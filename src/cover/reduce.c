@@ -207,8 +207,8 @@ static uint64_t rv__gain_mult(const rv__reduced *r, size_t s, const uint32_t *cn
 
 /* Add sets (never `exclude`; pass SIZE_MAX for none) greedily until the
 ** target is met, then drop redundant sets, costliest first. */
-static int rv__repair_excluding(const rv__reduced *r, uint64_t required, uint8_t *x,
-                                uint32_t *cnt, uint64_t *covered, size_t exclude) {
+static int rv__repair_excluding(const rv__reduced *r, uint64_t required, uint8_t *x, uint32_t *cnt,
+                                uint64_t *covered, size_t exclude) {
     size_t n = r->n_sets;
     while (*covered < required) {
         long best = -1;
@@ -217,8 +217,8 @@ static int rv__repair_excluding(const rv__reduced *r, uint64_t required, uint8_t
             if (x[s] || s == exclude) continue;
             uint64_t g = rv__gain_mult(r, s, cnt);
             if (g == 0) continue;
-            if (best < 0 || rv__ratio_better((double)g, r->costs[s], (double)best_g,
-                                             r->costs[best])) {
+            if (best < 0 ||
+                rv__ratio_better((double)g, r->costs[s], (double)best_g, r->costs[best])) {
                 best = (long)s;
                 best_g = g;
             }
@@ -243,8 +243,8 @@ static int rv__repair_excluding(const rv__reduced *r, uint64_t required, uint8_t
     return 0;
 }
 
-int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x,
-                       uint32_t *cnt, uint64_t *covered) {
+int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x, uint32_t *cnt,
+                       uint64_t *covered) {
     return rv__repair_excluding(r, required, x, cnt, covered, SIZE_MAX);
 }
 
@@ -255,9 +255,8 @@ int rv__reduced_repair(const rv__reduced *r, uint64_t required, uint8_t *x,
 ** higher index); every improvement restarts the scan.  Deterministic; stops
 ** at a local optimum, after max_rounds improvements, or at the deadline.
 */
-int rv__reduced_local_search(const rv__reduced *r, uint64_t required, uint8_t *x,
-                             uint32_t *cnt, uint64_t *covered, double deadline,
-                             uint64_t max_rounds) {
+int rv__reduced_local_search(const rv__reduced *r, uint64_t required, uint8_t *x, uint32_t *cnt,
+                             uint64_t *covered, double deadline, uint64_t max_rounds) {
     size_t n = r->n_sets, ne = r->n_el ? r->n_el : 1;
     uint8_t *y = rv__malloc(n ? n : 1);
     uint8_t *tried = rv__malloc(n ? n : 1);
@@ -275,8 +274,7 @@ int rv__reduced_local_search(const rv__reduced *r, uint64_t required, uint8_t *x
             /* next candidate: costliest untried chosen set, ties by higher index */
             long pick = -1;
             for (size_t s = n; s-- > 0;)
-                if (x[s] && !tried[s] && (pick < 0 || r->costs[s] > r->costs[pick]))
-                    pick = (long)s;
+                if (x[s] && !tried[s] && (pick < 0 || r->costs[s] > r->costs[pick])) pick = (long)s;
             if (pick < 0) break;
             tried[pick] = 1;
             if (deadline > 0 && rv__now() > deadline) goto out;
@@ -304,9 +302,8 @@ out:
     return rc;
 }
 
-rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures,
-                                     uint64_t *mult, size_t capacity,
-                                     size_t *n_distinct) {
+rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures, uint64_t *mult,
+                                     size_t capacity, size_t *n_distinct) {
     if (!p || !n_distinct)
         return rv__error(RV_E_INVALID_ARG, "problem and n_distinct must not be NULL");
     *n_distinct = 0;
@@ -316,8 +313,7 @@ rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures,
     *n_distinct = r.n_el;
     if (capacity < r.n_el) {
         rv__reduced_free(&r);
-        return rv__error(RV_E_SHAPE, "capacity %zu < %zu distinct elements",
-                         capacity, *n_distinct);
+        return rv__error(RV_E_SHAPE, "capacity %zu < %zu distinct elements", capacity, *n_distinct);
     }
     if (r.n_el && (!signatures || !mult)) {
         rv__reduced_free(&r);

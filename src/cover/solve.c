@@ -13,17 +13,15 @@ void rv_cover_options_init(rv_cover_options *opt) {
     opt->n_required = RV_COVER_ALL;
 }
 
-rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt,
-                         uint32_t *selected, size_t capacity,
-                         size_t *n_selected, rv_cover_info *info) {
+rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt, uint32_t *selected,
+                         size_t capacity, size_t *n_selected, rv_cover_info *info) {
     if (n_selected) *n_selected = 0;
     if (!p || !opt || !n_selected || (!selected && p->n_sets))
         return rv__error(RV_E_INVALID_ARG,
                          "problem, options, selected and n_selected must not be NULL");
     if (capacity < p->n_sets)
         return rv__error(RV_E_SHAPE, "capacity %zu < n_sets %zu", capacity, p->n_sets);
-    if (isnan(opt->time_limit))
-        return rv__error(RV_E_INVALID_ARG, "time_limit is NaN");
+    if (isnan(opt->time_limit)) return rv__error(RV_E_INVALID_ARG, "time_limit is NaN");
     if ((unsigned)opt->strategy > RV_COVER_HYBRID)
         return rv__error(RV_E_INVALID_ARG, "unknown strategy %d", (int)opt->strategy);
     uint64_t required = opt->n_required == RV_COVER_ALL ? p->n_coverable : opt->n_required;
@@ -31,8 +29,7 @@ rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt,
         return rv__error(RV_E_INFEASIBLE,
                          "%llu elements must be covered but only %llu of %llu are "
                          "covered by any set",
-                         (unsigned long long)required,
-                         (unsigned long long)p->n_coverable,
+                         (unsigned long long)required, (unsigned long long)p->n_coverable,
                          (unsigned long long)p->n_elements);
     double t_start = rv__now();
     double deadline = opt->time_limit > 0 ? t_start + opt->time_limit : 0;

@@ -23,12 +23,14 @@
 #define RV__DEFAULT_RESCORE 8u
 /* Search mode beside the rv_flat_storage values: exact scores from the
 ** float32 rows of a compact-storage index. */
-#define RV__MODE_ROWS 3
+#define RV__MODE_ROWS   3
 #define RV__MAX_RESCORE 1024u
 
 /* ------------------------------------------------------------ utilities */
 
-static size_t rv__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t rv__round_up(size_t x, size_t m) {
+    return (x + m - 1) / m * m;
+}
 
 static size_t rv__elem_bytes(rv_flat_storage s) {
     return s == RV_FLAT_F32 ? 4 : s == RV_FLAT_F16 ? 2 : 1;
@@ -133,17 +135,14 @@ rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out) {
     *out = NULL;
     if (!opt) return rv__error(RV_E_INVALID_ARG, "opt must not be NULL");
     if (opt->dim == 0 || opt->dim > RV_FLAT_MAX_DIM)
-        return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u",
-                         (unsigned)opt->dim, (unsigned)RV_FLAT_MAX_DIM);
+        return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u", (unsigned)opt->dim,
+                         (unsigned)RV_FLAT_MAX_DIM);
     if ((unsigned)opt->metric > (unsigned)RV_METRIC_L2)
-        return rv__error(RV_E_INVALID_ARG, "metric = %d: unknown metric",
-                         (int)opt->metric);
+        return rv__error(RV_E_INVALID_ARG, "metric = %d: unknown metric", (int)opt->metric);
     if ((unsigned)opt->storage > (unsigned)RV_FLAT_I8)
-        return rv__error(RV_E_INVALID_ARG, "storage = %d: unknown storage",
-                         (int)opt->storage);
+        return rv__error(RV_E_INVALID_ARG, "storage = %d: unknown storage", (int)opt->storage);
     if (opt->rescore_factor > RV__MAX_RESCORE)
-        return rv__error(RV_E_INVALID_ARG,
-                         "rescore_factor = %u: must be in 1 .. %u",
+        return rv__error(RV_E_INVALID_ARG, "rescore_factor = %u: must be in 1 .. %u",
                          (unsigned)opt->rescore_factor, RV__MAX_RESCORE);
     rv_flat *ix = (rv_flat *)rv__calloc(1, sizeof *ix);
     if (!ix) return rv__nomem("the flat index");
@@ -175,7 +174,9 @@ void rv_flat_free(rv_flat *ix) {
     rv__free(ix);
 }
 
-uint32_t rv_flat_dim(const rv_flat *ix) { return ix ? ix->dim : 0; }
+uint32_t rv_flat_dim(const rv_flat *ix) {
+    return ix ? ix->dim : 0;
+}
 rv_metric rv_flat_metric(const rv_flat *ix) {
     return ix ? ix->metric : RV_METRIC_INNER_PRODUCT;
 }
@@ -185,7 +186,9 @@ rv_flat_storage rv_flat_storage_kind(const rv_flat *ix) {
 uint32_t rv_flat_rescore_factor(const rv_flat *ix) {
     return ix ? ix->rescore_factor : 0;
 }
-size_t rv_flat_size(const rv_flat *ix) { return ix ? ix->n_live : 0; }
+size_t rv_flat_size(const rv_flat *ix) {
+    return ix ? ix->n_live : 0;
+}
 size_t rv_flat_n_deleted(const rv_flat *ix) {
     return ix ? ix->n_rows - ix->n_live : 0;
 }
@@ -264,8 +267,7 @@ static void rv__store_row(rv_flat *ix, size_t r, const float *x) {
     memcpy(ix->rows + r * dim, x, dim * sizeof(float));
     if (ix->storage == RV_FLAT_F16) {
         uint16_t *pan = (uint16_t *)ix->panels + p * dim * RV__PANEL;
-        for (size_t j = 0; j < dim; j++)
-            pan[j * RV__PANEL + l] = rv__f32_to_f16(x[j]);
+        for (size_t j = 0; j < dim; j++) pan[j * RV__PANEL + l] = rv__f32_to_f16(x[j]);
         return;
     }
     /* int8: symmetric, one scale per vector: x ~= scale * code. */
@@ -290,33 +292,28 @@ static void rv__store_row(rv_flat *ix, size_t r, const float *x) {
 
 const float *rv__flat_row(const rv_flat *ix, size_t r, float *tmp) {
     if (ix->storage != RV_FLAT_F32) return ix->rows + r * ix->dim;
-    const float *pan =
-        (const float *)ix->panels + (r / RV__PANEL) * ix->dim * RV__PANEL;
+    const float *pan = (const float *)ix->panels + (r / RV__PANEL) * ix->dim * RV__PANEL;
     size_t l = r % RV__PANEL;
     for (size_t j = 0; j < ix->dim; j++) tmp[j] = pan[j * RV__PANEL + l];
     return tmp;
 }
 
 /* Check one input vector; *inv receives the factor to store it with. */
-static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i,
-                              const char *what, int norm_given, float *inv) {
+static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i, const char *what,
+                                  int norm_given, float *inv) {
     double nn = 0;
     for (size_t j = 0; j < ix->dim; j++) {
         if (!isfinite(x[j]))
-            return rv__error(RV_E_INVALID_ARG,
-                             "%s[%zu][%zu] = %g: vectors must be finite", what,
-                             i, j, (double)x[j]);
+            return rv__error(RV_E_INVALID_ARG, "%s[%zu][%zu] = %g: vectors must be finite", what, i,
+                             j, (double)x[j]);
         nn += (double)x[j] * x[j];
     }
     if (nn > (double)FLT_MAX)
-        return rv__error(RV_E_RANGE,
-                         "%s[%zu]: its squared norm %g overflows float32",
-                         what, i, nn);
+        return rv__error(RV_E_RANGE, "%s[%zu]: its squared norm %g overflows float32", what, i, nn);
     *inv = 1.0f;
     if (ix->metric == RV_METRIC_COSINE) {
         if (nn == 0)
-            return rv__error(RV_E_INVALID_ARG,
-                             "%s[%zu] is a zero vector, which has no cosine",
+            return rv__error(RV_E_INVALID_ARG, "%s[%zu] is a zero vector, which has no cosine",
                              what, i);
         if (!norm_given) *inv = (float)(1.0 / sqrt(nn));
     }
@@ -331,8 +328,8 @@ static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i,
     return RV_OK;
 }
 
-rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
-                       const int64_t *ids, int64_t *assigned, int norm_given) {
+rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_t *ids,
+                       int64_t *assigned, int norm_given) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (n == 0) return RV_OK;
     if (!vectors) return rv__error(RV_E_INVALID_ARG, "vectors must not be NULL");
@@ -341,8 +338,7 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
     size_t dim = ix->dim;
     float inv;
     for (size_t i = 0; i < n; i++) {
-        rv_status st = rv__check_vector(ix, vectors + i * dim, i, "vectors",
-                                    norm_given, &inv);
+        rv_status st = rv__check_vector(ix, vectors + i * dim, i, "vectors", norm_given, &inv);
         if (st) return st;
     }
     int64_t max_id = -1;
@@ -350,8 +346,7 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
         for (size_t i = 0; i < n; i++) {
             int64_t id = ids[i];
             if (id < 0 || id > RV_FLAT_MAX_ID)
-                return rv__error(RV_E_INVALID_ARG,
-                                 "ids[%zu] = %lld: ids must be in 0 .. %lld", i,
+                return rv__error(RV_E_INVALID_ARG, "ids[%zu] = %lld: ids must be in 0 .. %lld", i,
                                  (long long)id, (long long)RV_FLAT_MAX_ID);
             if (rv__map_find(ix, id) != SIZE_MAX)
                 return rv__error(RV_E_INVALID_ARG,
@@ -403,21 +398,20 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors,
     return RV_OK;
 }
 
-rv_status rv_flat_add(rv_flat *ix, size_t n, const float *vectors,
-                      const int64_t *ids, int64_t *assigned) {
+rv_status rv_flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_t *ids,
+                      int64_t *assigned) {
     return rv__flat_add(ix, n, vectors, ids, assigned, 0);
 }
 
-rv_status rv_flat_delete(rv_flat *ix, size_t n, const int64_t *ids,
-                         size_t *n_removed) {
+rv_status rv_flat_delete(rv_flat *ix, size_t n, const int64_t *ids, size_t *n_removed) {
     if (n_removed) *n_removed = 0;
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (n == 0) return RV_OK;
     if (!ids) return rv__error(RV_E_INVALID_ARG, "ids must not be NULL");
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || rv__map_find(ix, ids[i]) == SIZE_MAX)
-            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
-                             i, (long long)ids[i]);
+            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index", i,
+                             (long long)ids[i]);
     rv_status dst = rv__ids_check_distinct(ids, n);
     if (dst) return dst;
     for (size_t i = 0; i < n; i++) {
@@ -477,8 +471,7 @@ rv_status rv_flat_compact(rv_flat *ix) {
     return RV_OK;
 }
 
-rv_status rv_flat_ids(const rv_flat *ix, int64_t *ids, size_t capacity,
-                      size_t *n_ids) {
+rv_status rv_flat_ids(const rv_flat *ix, int64_t *ids, size_t capacity, size_t *n_ids) {
     if (!ix || !n_ids || (!ids && capacity))
         return rv__error(RV_E_INVALID_ARG, "index, ids and n_ids must not be NULL");
     *n_ids = ix->n_live;
@@ -486,22 +479,19 @@ rv_status rv_flat_ids(const rv_flat *ix, int64_t *ids, size_t capacity,
     for (size_t r = 0; r < ix->n_rows && w < capacity; r++)
         if (!ix->dead[r]) ids[w++] = ix->row_id[r];
     if (capacity < ix->n_live)
-        return rv__error(RV_E_SHAPE, "capacity %zu < %zu live ids", capacity,
-                         ix->n_live);
+        return rv__error(RV_E_SHAPE, "capacity %zu < %zu live ids", capacity, ix->n_live);
     return RV_OK;
 }
 
-rv_status rv_flat_get(const rv_flat *ix, size_t n, const int64_t *ids,
-                      float *out) {
+rv_status rv_flat_get(const rv_flat *ix, size_t n, const int64_t *ids, float *out) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (n == 0) return RV_OK;
-    if (!ids || !out)
-        return rv__error(RV_E_INVALID_ARG, "ids and out must not be NULL");
+    if (!ids || !out) return rv__error(RV_E_INVALID_ARG, "ids and out must not be NULL");
     for (size_t i = 0; i < n; i++) {
         size_t r = ids[i] < 0 ? SIZE_MAX : rv__map_find(ix, ids[i]);
         if (r == SIZE_MAX)
-            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index",
-                             i, (long long)ids[i]);
+            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index", i,
+                             (long long)ids[i]);
         float *dst = out + i * ix->dim;
         const float *x = rv__flat_row(ix, r, dst);
         if (x != dst) memcpy(dst, x, ix->dim * sizeof *dst);
@@ -512,7 +502,7 @@ rv_status rv_flat_get(const rv_flat *ix, size_t n, const int64_t *ids,
 /* --------------------------------------------------------------- search */
 
 typedef struct rv__hit {
-    float s;      /* internal score: higher is better */
+    float s; /* internal score: higher is better */
     int64_t id;
     size_t row;
 } rv__hit;
@@ -548,8 +538,7 @@ static void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= cap) break;
-        if (c + 1 < cap && rv__hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id))
-            c++;
+        if (c + 1 < cap && rv__hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id)) c++;
         if (!rv__hit_better(x.s, x.id, h[c].s, h[c].id)) break;
         h[i] = h[c];
         i = c;
@@ -557,31 +546,30 @@ static void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
     h[i] = x;
 }
 
-static float rv__exact_score(const rv_flat *ix, const float *q, size_t row,
-                         float *tmp);
+static float rv__exact_score(const rv_flat *ix, const float *q, size_t row, float *tmp);
 
 typedef struct rv__search {
     const rv_flat *ix;
-    size_t nq;            /* queries in this pass */
-    size_t kk;            /* heap size per query */
-    unsigned qb;          /* queries per kernel block */
-    size_t nqb;           /* query blocks */
-    int mode;             /* storage scanned: RV_FLAT_F32 / F16 / I8 */
-    const float *qpack_f; /* float query blocks */
+    size_t nq;              /* queries in this pass */
+    size_t kk;              /* heap size per query */
+    unsigned qb;            /* queries per kernel block */
+    size_t nqb;             /* query blocks */
+    int mode;               /* storage scanned: RV_FLAT_F32 / F16 / I8 */
+    const float *qpack_f;   /* float query blocks */
     const uint8_t *qpack_b; /* int8 query blocks */
-    const float *qscale;  /* int8: per-query scale */
-    const float *qrows;   /* prepared queries, row-major (RV__MODE_ROWS) */
-    const uint8_t *skip;  /* per row: 1 = never return (dead or filtered) */
-    const size_t *panels; /* panels holding at least one eligible row */
-    size_t chunk_panels;  /* panels per work item */
-    size_t n_panels;      /* entries of panels */
+    const float *qscale;    /* int8: per-query scale */
+    const float *qrows;     /* prepared queries, row-major (RV__MODE_ROWS) */
+    const uint8_t *skip;    /* per row: 1 = never return (dead or filtered) */
+    const size_t *panels;   /* panels holding at least one eligible row */
+    size_t chunk_panels;    /* panels per work item */
+    size_t n_panels;        /* entries of panels */
     size_t n_chunks;
     atomic_size_t next_chunk;
     atomic_size_t done_chunks;
     atomic_int stop;
-    rv__hit *heaps;       /* [n_threads][nq][kk] */
-    size_t *counts;       /* [n_threads][nq] */
-    float *tiles;         /* [n_threads][qb * 16] floats or int32 */
+    rv__hit *heaps; /* [n_threads][nq][kk] */
+    size_t *counts; /* [n_threads][nq] */
+    float *tiles;   /* [n_threads][qb * 16] floats or int32 */
     rv_progress_fn progress;
     void *progress_ctx;
     uint64_t progress_base, progress_total;
@@ -632,8 +620,7 @@ static void rv__scan_chunk(rv__search *sr, unsigned t, size_t c) {
             else if (sr->mode == RV_FLAT_F16)
                 ix->kern.f16((const uint16_t *)pan, dim, sr->qpack_f + q0 * dim, tile);
             else
-                ix->kern.i8((const int8_t *)pan, ix->dim4,
-                            sr->qpack_b + q0 * ix->dim4, itile);
+                ix->kern.i8((const int8_t *)pan, ix->dim4, sr->qpack_b + q0 * ix->dim4, itile);
             size_t lanes = ix->n_rows - r < RV__PANEL ? ix->n_rows - r : RV__PANEL;
             for (unsigned i = 0; i < qb && q0 + i < nq; i++) {
                 size_t q = q0 + i;
@@ -671,8 +658,7 @@ static void rv__scan_worker(void *ctx, unsigned t) {
         rv__scan_chunk(sr, t, c);
         size_t done = atomic_fetch_add(&sr->done_chunks, 1) + 1;
         if (t == 0 && sr->progress &&
-            sr->progress(sr->progress_ctx, sr->progress_base + done,
-                         sr->progress_total)) {
+            sr->progress(sr->progress_ctx, sr->progress_base + done, sr->progress_total)) {
             sr->interrupted = 1;
             atomic_store(&sr->stop, 1);
         }
@@ -688,29 +674,23 @@ static void rv__run_scan(rv__search *sr, unsigned n_threads) {
 }
 
 /* Check query i; *nn receives its squared norm. */
-static rv_status rv__check_query(const rv_flat *ix, const float *q, size_t i,
-                             double *nn_out) {
+static rv_status rv__check_query(const rv_flat *ix, const float *q, size_t i, double *nn_out) {
     double nn = 0;
     for (size_t j = 0; j < ix->dim; j++) {
         if (!isfinite(q[j]))
-            return rv__error(RV_E_INVALID_ARG,
-                             "queries[%zu][%zu] = %g: queries must be finite",
-                             i, j, (double)q[j]);
+            return rv__error(RV_E_INVALID_ARG, "queries[%zu][%zu] = %g: queries must be finite", i,
+                             j, (double)q[j]);
         nn += (double)q[j] * q[j];
     }
     if (nn > (double)FLT_MAX)
-        return rv__error(RV_E_RANGE,
-                         "queries[%zu]: its squared norm %g overflows float32",
-                         i, nn);
+        return rv__error(RV_E_RANGE, "queries[%zu]: its squared norm %g overflows float32", i, nn);
     if (ix->metric == RV_METRIC_COSINE && nn == 0)
-        return rv__error(RV_E_INVALID_ARG,
-                         "queries[%zu] is a zero vector, which has no cosine", i);
+        return rv__error(RV_E_INVALID_ARG, "queries[%zu] is a zero vector, which has no cosine", i);
     *nn_out = nn;
     return RV_OK;
 }
 
-rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries,
-                                const float *queries) {
+rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries, const float *queries) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (n_queries == 0) return RV_OK;
     if (!queries) return rv__error(RV_E_INVALID_ARG, "queries must not be NULL");
@@ -724,9 +704,8 @@ rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries,
 
 /* Check the queries and prepare them: normalised copies (cosine) and |q|^2
 ** (L2). */
-static rv_status rv__prepare_queries(const rv_flat *ix, size_t nq,
-                                 const float *queries, size_t base, float *qn,
-                                 float *qsq) {
+static rv_status rv__prepare_queries(const rv_flat *ix, size_t nq, const float *queries,
+                                     size_t base, float *qn, float *qsq) {
     size_t dim = ix->dim;
     for (size_t i = 0; i < nq; i++) {
         const float *q = queries + i * dim;
@@ -743,8 +722,7 @@ static rv_status rv__prepare_queries(const rv_flat *ix, size_t nq,
 
 /* Exact internal score of a row for a prepared query (higher is better;
 ** L2 gives minus the squared distance). */
-static float rv__exact_score(const rv_flat *ix, const float *q, size_t row,
-                         float *tmp) {
+static float rv__exact_score(const rv_flat *ix, const float *q, size_t row, float *tmp) {
     const float *x = rv__flat_row(ix, row, tmp);
     if (ix->metric != RV_METRIC_L2) return ix->kern.dot(q, x, ix->dim);
     float acc[8] = {0};
@@ -758,8 +736,7 @@ static float rv__exact_score(const rv_flat *ix, const float *q, size_t row,
         float d = q[j] - x[j];
         acc[l] += d * d;
     }
-    return -(((acc[0] + acc[4]) + (acc[2] + acc[6])) +
-             ((acc[1] + acc[5]) + (acc[3] + acc[7])));
+    return -(((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7])));
 }
 
 /* Output score of an internal score. */
@@ -783,13 +760,11 @@ void rv_flat_search_params_init(rv_flat_search_params *p) {
 }
 
 /* Search step: the arguments rv_flat_search checks before it writes. */
-static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_queries,
-                                  size_t k) {
+static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_queries, size_t k) {
     if (k > SIZE_MAX / n_queries / sizeof(rv__hit))
         return rv__error(RV_E_RANGE, "k = %zu is too large", k);
     if (prm->rescore_factor > RV__MAX_RESCORE)
-        return rv__error(RV_E_INVALID_ARG,
-                         "rescore_factor = %u: must be in 0 .. %u",
+        return rv__error(RV_E_INVALID_ARG, "rescore_factor = %u: must be in 0 .. %u",
                          (unsigned)prm->rescore_factor, RV__MAX_RESCORE);
     return RV_OK;
 }
@@ -798,8 +773,8 @@ static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_que
 ** filter) in skip, list the panels holding an eligible row in plist, and
 ** count them.  A filter smaller than the index is translated id by id, a
 ** larger one row by row: O(min(filter, rows)) either way. */
-static void rv__search_mask(const rv_flat *ix, const rv_idset *filter, uint8_t *skip,
-                            size_t *plist, size_t *n_pan_out, size_t *eligible_out) {
+static void rv__search_mask(const rv_flat *ix, const rv_idset *filter, uint8_t *skip, size_t *plist,
+                            size_t *n_pan_out, size_t *eligible_out) {
     size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
     if (!filter) {
         if (ix->n_rows) memcpy(skip, ix->dead, ix->n_rows); /* dead is NULL when empty */
@@ -886,16 +861,13 @@ static void rv__search_merge(const rv__search *sr, unsigned T, size_t i, size_t 
     if (m > kk) m = kk;
     int rescored = mode == RV__MODE_ROWS;
     if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
-        for (size_t c = 0; c < m; c++)
-            merged[c].s = rv__exact_score(ix, qrow, merged[c].row, tmp);
+        for (size_t c = 0; c < m; c++) merged[c].s = rv__exact_score(ix, qrow, merged[c].row, tmp);
         qsort(merged, m, sizeof *merged, rv__cmp_hit);
         rescored = 1;
     }
     size_t out_n = m < k ? m : k;
-    for (size_t c = 0; c < out_n; c++)
-        merged[c].s = rv__out_score(ix, merged[c].s, qsq, rescored);
-    if (ix->metric == RV_METRIC_L2)
-        qsort(merged, out_n, sizeof *merged, rv__cmp_out_l2);
+    for (size_t c = 0; c < out_n; c++) merged[c].s = rv__out_score(ix, merged[c].s, qsq, rescored);
+    if (ix->metric == RV_METRIC_L2) qsort(merged, out_n, sizeof *merged, rv__cmp_out_l2);
     for (size_t c = 0; c < out_n; c++) {
         oid[c] = merged[c].id;
         osc[c] = merged[c].s;
@@ -905,12 +877,12 @@ static void rv__search_merge(const rv__search *sr, unsigned T, size_t i, size_t 
 /* How a search is cut up: queries per pass, query block size, row chunks
 ** and threads. */
 typedef struct rv__search_plan {
-    size_t per_pass;      /* queries per pass (heaps stay within ~96 MB per thread) */
-    unsigned qb;          /* queries per kernel block */
-    size_t max_nqb;       /* query blocks in a full pass */
-    size_t chunk_panels;  /* panels per work chunk (~384 KiB of rows) */
+    size_t per_pass;     /* queries per pass (heaps stay within ~96 MB per thread) */
+    unsigned qb;         /* queries per kernel block */
+    size_t max_nqb;      /* query blocks in a full pass */
+    size_t chunk_panels; /* panels per work chunk (~384 KiB of rows) */
     size_t n_chunks;
-    unsigned T;           /* threads (core/parallel.h) */
+    unsigned T; /* threads (core/parallel.h) */
 } rv__search_plan;
 
 /* Search step: plan a search of nq_all queries over n_pan panels keeping kk
@@ -922,8 +894,9 @@ static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t 
     if (per_pass < 1) per_pass = 1;
     if (per_pass > 1024) per_pass = 1024;
     if (per_pass > nq_all) per_pass = nq_all;
-    unsigned qb = mode == RV_FLAT_F16 ? ix->kern.qb_f16
-                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8 : ix->kern.qb_f32;
+    unsigned qb = mode == RV_FLAT_F16  ? ix->kern.qb_f16
+                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8
+                                       : ix->kern.qb_f32;
     size_t eb = mode == RV_FLAT_F16 ? 2 : mode == RV_FLAT_I8 ? 1 : 4;
     size_t chunk = (size_t)393216 / ((size_t)dim * eb);
     chunk = chunk / RV__PANEL * RV__PANEL;
@@ -941,14 +914,14 @@ static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t 
 
 /* The working buffers of one search. */
 typedef struct rv__search_bufs {
-    float *qn, *qsq;          /* prepared queries and |q|^2 (one pass) */
-    float *qpack_f, *qscale;  /* packed float queries, or int8 scales */
-    uint8_t *qpack_b;         /* packed int8 queries */
-    rv__hit *heaps;           /* [T][per_pass][kk] */
-    size_t *counts;           /* [T][per_pass] */
-    float *tiles;             /* [T][qb * panel] */
-    rv__hit *merged;          /* T * kk */
-    float *tmp;               /* one decoded row */
+    float *qn, *qsq;         /* prepared queries and |q|^2 (one pass) */
+    float *qpack_f, *qscale; /* packed float queries, or int8 scales */
+    uint8_t *qpack_b;        /* packed int8 queries */
+    rv__hit *heaps;          /* [T][per_pass][kk] */
+    size_t *counts;          /* [T][per_pass] */
+    float *tiles;            /* [T][qb * panel] */
+    rv__hit *merged;         /* T * kk */
+    float *tmp;              /* one decoded row */
 } rv__search_bufs;
 
 static void rv__search_bufs_free(rv__search_bufs *b) {
@@ -993,19 +966,16 @@ static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
     return RV_OK;
 }
 
-rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
-                         size_t n_queries, const float *queries, int64_t *ids,
-                         float *scores, size_t *n_found) {
+rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, size_t n_queries,
+                         const float *queries, int64_t *ids, float *scores, size_t *n_found) {
     if (n_found) *n_found = 0;
     if (!ix || !prm || !n_found)
-        return rv__error(RV_E_INVALID_ARG,
-                         "index, params and n_found must not be NULL");
+        return rv__error(RV_E_INVALID_ARG, "index, params and n_found must not be NULL");
     size_t k = prm->k;
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
     if (n_queries == 0) return RV_OK;
     if (!queries || !ids || !scores)
-        return rv__error(RV_E_INVALID_ARG,
-                         "queries, ids and scores must not be NULL");
+        return rv__error(RV_E_INVALID_ARG, "queries, ids and scores must not be NULL");
     rv_status st = rv__search_check(prm, n_queries, k);
     if (st) return st;
     size_t dim = ix->dim, nq_all = n_queries;
@@ -1077,8 +1047,10 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm,
         st = rv__prepare_queries(ix, nq, queries + qa * dim, qa, qn, qsq);
         if (st) break;
         size_t nqb = (nq + qb - 1) / qb;
-        if (mode == RV_FLAT_I8) rv__pack_queries_i8(ix, qn, nq, nqb, qb, bf.qpack_b, bf.qscale);
-        else rv__pack_queries_f(dim, qn, nq, nqb, qb, bf.qpack_f);
+        if (mode == RV_FLAT_I8)
+            rv__pack_queries_i8(ix, qn, nq, nqb, qb, bf.qpack_b, bf.qscale);
+        else
+            rv__pack_queries_f(dim, qn, nq, nqb, qb, bf.qpack_f);
         sr.nq = nq;
         sr.nqb = nqb;
         sr.qpack_f = bf.qpack_f;
@@ -1116,9 +1088,9 @@ typedef struct rv__rescore_job {
     const rv_flat *ix;
     size_t nq, n_cand, k;
     const float *qn, *qsq;
-    const size_t *rows;   /* nq * n_cand rows, SIZE_MAX = skip */
-    rv__hit *scratch;     /* per thread n_cand hits */
-    float *tmp;           /* per thread dim floats */
+    const size_t *rows; /* nq * n_cand rows, SIZE_MAX = skip */
+    rv__hit *scratch;   /* per thread n_cand hits */
+    float *tmp;         /* per thread dim floats */
     int64_t *ids;
     float *scores;
     size_t *n_found;
@@ -1137,14 +1109,13 @@ static void rv__rescore_worker(void *ctx, unsigned t) {
         size_t m = 0;
         for (size_t c = 0; c < jb->n_cand; c++) {
             if (rows[c] == SIZE_MAX) continue;
-            rv__hit h = {rv__exact_score(ix, jb->qn + i * dim, rows[c], tmp),
-                         ix->row_id[rows[c]], rows[c]};
+            rv__hit h = {rv__exact_score(ix, jb->qn + i * dim, rows[c], tmp), ix->row_id[rows[c]],
+                         rows[c]};
             hits[m++] = h;
         }
         qsort(hits, m, sizeof *hits, rv__cmp_hit);
         size_t out_n = m < jb->k ? m : jb->k;
-        for (size_t c = 0; c < out_n; c++)
-            hits[c].s = rv__out_score(ix, hits[c].s, jb->qsq[i], 1);
+        for (size_t c = 0; c < out_n; c++) hits[c].s = rv__out_score(ix, hits[c].s, jb->qsq[i], 1);
         if (ix->metric == RV_METRIC_L2) qsort(hits, out_n, sizeof *hits, rv__cmp_out_l2);
         for (size_t c = 0; c < out_n; c++) {
             jb->ids[i * jb->k + c] = hits[c].id;
@@ -1154,10 +1125,9 @@ static void rv__rescore_worker(void *ctx, unsigned t) {
     }
 }
 
-rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
-                          const float *queries, size_t n_cand,
-                          const int64_t *cand, size_t k, uint32_t n_threads,
-                          int64_t *ids, float *scores, size_t *n_found) {
+rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries, const float *queries, size_t n_cand,
+                          const int64_t *cand, size_t k, uint32_t n_threads, int64_t *ids,
+                          float *scores, size_t *n_found) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
     if (n_queries == 0) return RV_OK;
@@ -1186,14 +1156,12 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
         qsort(sorted, n_cand, sizeof *sorted, rv__cmp_i64);
         size_t u = 0;
         for (size_t j = 0; j < n_cand; j++)
-            if (sorted[j] != -1 && (u == 0 || sorted[u - 1] != sorted[j]))
-                sorted[u++] = sorted[j];
+            if (sorted[j] != -1 && (u == 0 || sorted[u - 1] != sorted[j])) sorted[u++] = sorted[j];
         for (size_t j = 0; j < n_cand; j++) rows[i * n_cand + j] = SIZE_MAX;
         for (size_t j = 0; j < u; j++) {
             size_t r = sorted[j] < 0 ? SIZE_MAX : rv__map_find(ix, sorted[j]);
             if (r == SIZE_MAX) {
-                st = rv__error(RV_E_RANGE,
-                               "candidate id %lld (query %zu) is not in the index",
+                st = rv__error(RV_E_RANGE, "candidate id %lld (query %zu) is not in the index",
                                (long long)sorted[j], i);
                 break;
             }
@@ -1210,8 +1178,8 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries,
         if (!scratch || !tmp) st = rv__nomem("the rescoring buffers");
     }
     if (!st) {
-        rv__rescore_job jb = {ix, n_queries, n_cand, k, qn, qsq, rows,
-                              scratch, tmp, ids, scores, n_found, T};
+        rv__rescore_job jb = {ix,      n_queries, n_cand, k,      qn,      qsq, rows,
+                              scratch, tmp,       ids,    scores, n_found, T};
         rv__parallel_run(T, rv__rescore_worker, &jb);
     }
     rv__free(rows);

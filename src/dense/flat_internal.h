@@ -25,12 +25,10 @@
 /* Kernels.  qpack holds a block of qb queries interleaved by dimension
 ** (float: qpack[j * qb + i]; int8: the 4 bytes of quad j/4 of query i at
 ** qpack[((j/4) * qb + i) * 4]).  out receives qb rows of 16 lane scores. */
-typedef void (*rv__tile_f32_fn)(const float *panel, size_t dim,
-                                const float *qpack, float *out);
-typedef void (*rv__tile_f16_fn)(const uint16_t *panel, size_t dim,
-                                const float *qpack, float *out);
-typedef void (*rv__tile_i8_fn)(const int8_t *panel, size_t dim4,
-                               const uint8_t *qpack, int32_t *out);
+typedef void (*rv__tile_f32_fn)(const float *panel, size_t dim, const float *qpack, float *out);
+typedef void (*rv__tile_f16_fn)(const uint16_t *panel, size_t dim, const float *qpack, float *out);
+typedef void (*rv__tile_i8_fn)(const int8_t *panel, size_t dim4, const uint8_t *qpack,
+                               int32_t *out);
 typedef float (*rv__dot_fn)(const float *a, const float *b, size_t n);
 
 typedef struct rv__flat_kernels {
@@ -61,41 +59,41 @@ float rv__f16_to_f32(uint16_t h);
 /* The index itself. */
 struct rv_flat {
     uint32_t dim;
-    uint32_t dim4;            /* dim rounded up to a multiple of 4 (int8) */
+    uint32_t dim4; /* dim rounded up to a multiple of 4 (int8) */
     rv_metric metric;
     rv_flat_storage storage;
     uint32_t rescore_factor;
     rv__flat_kernels kern;
 
-    size_t n_rows;            /* rows stored, deleted ones included */
-    size_t cap_rows;          /* capacity, a multiple of RV__PANEL */
+    size_t n_rows;   /* rows stored, deleted ones included */
+    size_t cap_rows; /* capacity, a multiple of RV__PANEL */
     size_t n_live;
-    int64_t next_id;          /* one past the largest id ever added */
+    int64_t next_id; /* one past the largest id ever added */
 
-    int64_t *row_id;          /* cap_rows */
-    uint8_t *dead;            /* cap_rows; 1 for a deleted row */
-    float *sqnorm;            /* cap_rows; |x|^2 of the stored row (L2) */
+    int64_t *row_id; /* cap_rows */
+    uint8_t *dead;   /* cap_rows; 1 for a deleted row */
+    float *sqnorm;   /* cap_rows; |x|^2 of the stored row (L2) */
 
     /* F32: panels of float32 only (rows are read back from the panels).
     ** F16/I8: float32 rows row-major for re-scoring, plus the panels. */
-    void *panels_raw;         /* allocation behind panels (for alignment) */
-    void *panels;             /* 64-byte aligned */
-    float *rows;              /* F16/I8 only: cap_rows * dim */
-    float *scale;             /* I8 only: per-row scale */
-    int32_t *csum;            /* I8 only: per-row sum of the int8 codes */
+    void *panels_raw; /* allocation behind panels (for alignment) */
+    void *panels;     /* 64-byte aligned */
+    float *rows;      /* F16/I8 only: cap_rows * dim */
+    float *scale;     /* I8 only: per-row scale */
+    int32_t *csum;    /* I8 only: per-row sum of the int8 codes */
 
     /* id -> row: open addressing, linear probing, backward-shift deletes.
     ** Empty slots hold key -1. */
     int64_t *map_key;
     size_t *map_row;
-    size_t map_cap;           /* power of two */
+    size_t map_cap; /* power of two */
     size_t map_used;
 };
 
 /* Internal add used by load: norm_given != 0 keeps cosine vectors as they
 ** are (they were normalised when first added). */
-rv_status rv__flat_add(rv_flat *index, size_t n, const float *vectors,
-                       const int64_t *ids, int64_t *assigned, int norm_given);
+rv_status rv__flat_add(rv_flat *index, size_t n, const float *vectors, const int64_t *ids,
+                       int64_t *assigned, int norm_given);
 
 /* Row r of the index as float32 (points into rows, or gathers from the
 ** float32 panels into tmp, dim floats). */

@@ -41,7 +41,7 @@
 #include "../core/atomic_file.h"
 #include "flat_internal.h"
 
-#define RV__HDR 96u
+#define RV__HDR   96u
 #define RV__BATCH 256u
 static const uint8_t rv__magic[8] = {0x89, 'R', 'V', 'F', 'L', 'A', 'T', '\n'};
 
@@ -49,8 +49,7 @@ static rv_status rv__io_error(const char *what, const char *path) {
     return rv__error(RV_E_IO, "%s %s: %s", what, path, strerror(errno));
 }
 
-static void rv__fill_header(uint8_t *h, const rv_flat *ix, uint64_t payload,
-                        uint64_t sum) {
+static void rv__fill_header(uint8_t *h, const rv_flat *ix, uint64_t payload, uint64_t sum) {
     memset(h, 0, RV__HDR);
     memcpy(h, rv__magic, 8);
     rv__put_u32(h + 8, RV_FLAT_FORMAT_VERSION);
@@ -139,8 +138,10 @@ static rv_status rv__write_image(const rv_flat *ix, rv__sink *s) {
         }
     }
     rv__fill_header(hdr, ix, payload, rv__sum64_final(&ps));
-    if (s->fd >= 0) st = rv__write_at(s->fd, hdr, RV__HDR, 0, s->name);
-    else memcpy(s->buf, hdr, RV__HDR);
+    if (s->fd >= 0)
+        st = rv__write_at(s->fd, hdr, RV__HDR, 0, s->name);
+    else
+        memcpy(s->buf, hdr, RV__HDR);
 done:
     rv__free(buf);
     rv__free(idb);
@@ -148,8 +149,7 @@ done:
 }
 
 rv_status rv_flat_save(const rv_flat *ix, const char *path) {
-    if (!ix || !path)
-        return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
+    if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
     /* a temporary sibling, fsynced and renamed over path (core/atomic_file) */
     rv__atomic_file af;
     rv_status st = rv__atomic_begin(&af, path);
@@ -163,20 +163,17 @@ rv_status rv_flat_save(const rv_flat *ix, const char *path) {
     return rv__atomic_commit(&af);
 }
 
-rv_status rv_flat_save_buffer(const rv_flat *ix, void *buf, size_t capacity,
-                              size_t *size) {
+rv_status rv_flat_save_buffer(const rv_flat *ix, void *buf, size_t capacity, size_t *size) {
     if (size) *size = 0;
-    if (!ix || !size)
-        return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
+    if (!ix || !size) return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
     if (!buf && capacity)
         return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
     uint64_t total = RV__HDR + rv__payload_size(ix);
-    if (total > SIZE_MAX)
-        return rv__error(RV_E_RANGE, "the index is too large for memory");
+    if (total > SIZE_MAX) return rv__error(RV_E_RANGE, "the index is too large for memory");
     *size = (size_t)total;
     if (total > capacity)
-        return rv__error(RV_E_SHAPE, "the index needs %zu bytes; capacity is %zu",
-                         (size_t)total, capacity);
+        return rv__error(RV_E_SHAPE, "the index needs %zu bytes; capacity is %zu", (size_t)total,
+                         capacity);
     rv__sink s = {-1, "memory", (uint8_t *)buf, 0};
     return rv__write_image(ix, &s);
 }
@@ -203,8 +200,7 @@ static size_t rv__src_read(rv__source *s, void *p, size_t width, size_t count) {
 }
 
 /* Parse and verify an image of fsize bytes; name is for messages. */
-static rv_status rv__load_image(rv__source *src, const char *path, uint64_t fsize,
-                            rv_flat **out) {
+static rv_status rv__load_image(rv__source *src, const char *path, uint64_t fsize, rv_flat **out) {
     rv_status st = RV_OK;
     rv_flat *ix = NULL;
     int64_t *ids = NULL;
@@ -247,9 +243,9 @@ static rv_status rv__load_image(rv__source *src, const char *path, uint64_t fsiz
             st = rv__corrupt(path, "reserved header bytes are not zero");
             goto done;
         }
-    if (hsize != RV__HDR || dim == 0 || dim > RV_FLAT_MAX_DIM ||
-        metric > RV_METRIC_L2 || storage > RV_FLAT_I8 || rescore == 0 ||
-        rescore > 1024 || next_id > (uint64_t)RV_FLAT_MAX_ID + 1) {
+    if (hsize != RV__HDR || dim == 0 || dim > RV_FLAT_MAX_DIM || metric > RV_METRIC_L2 ||
+        storage > RV_FLAT_I8 || rescore == 0 || rescore > 1024 ||
+        next_id > (uint64_t)RV_FLAT_MAX_ID + 1) {
         st = rv__corrupt(path, "header field out of range");
         goto done;
     }
@@ -262,8 +258,7 @@ static rv_status rv__load_image(rv__source *src, const char *path, uint64_t fsiz
         st = rv__error(RV_E_CORRUPT,
                        "%s: truncated or extended: the header promises %llu "
                        "bytes, the file has %llu",
-                       path, (unsigned long long)(RV__HDR + payload),
-                       (unsigned long long)fsize);
+                       path, (unsigned long long)(RV__HDR + payload), (unsigned long long)fsize);
         goto done;
     }
     if (n > SIZE_MAX / 16) {
@@ -355,8 +350,7 @@ rv_status rv_flat_load(const char *path, rv_flat **out) {
 rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out) {
     if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
     *out = NULL;
-    if (!buf && size)
-        return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
+    if (!buf && size) return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
     static const uint8_t none = 0;
     rv__source src = {NULL, buf ? (const uint8_t *)buf : &none, size, 0};
     return rv__load_image(&src, "flat index buffer", (uint64_t)size, out);

@@ -38,11 +38,9 @@
 #  define RV__X86_DISPATCH 1
 #  include <cpuid.h>
 #  include <immintrin.h>
-#  define RV__T_AVX2 __attribute__((target("avx2,fma,f16c")))
-#  define RV__T_AVX512 \
-      __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
-#  define RV__T_VNNI \
-      __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#  define RV__T_AVX2   __attribute__((target("avx2,fma,f16c")))
+#  define RV__T_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#  define RV__T_VNNI   __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 #endif
 
 /* ------------------------------------------------------------ half floats */
@@ -81,7 +79,10 @@ float rv__f16_to_f32(uint16_t h) {
             x = sign;
         } else { /* subnormal: normalise */
             e = 113;
-            while (!(m & 0x400u)) { m <<= 1; e--; }
+            while (!(m & 0x400u)) {
+                m <<= 1;
+                e--;
+            }
             x = sign | (e << 23) | ((m & 0x3ffu) << 13);
         }
     } else if (e == 31) {
@@ -100,40 +101,42 @@ float rv__f16_to_f32(uint16_t h) {
 typedef float rv__v4f __attribute__((vector_size(16)));
 typedef float rv__v8f __attribute__((vector_size(32)));
 typedef float rv__v16f __attribute__((vector_size(64)));
-#  define RV__LOAD(VT, p) ({ VT ld__; memcpy(&ld__, (p), sizeof ld__); ld__; })
+#  define RV__LOAD(VT, p)                                                                          \
+      ({                                                                                           \
+        VT ld__;                                                                                   \
+        memcpy(&ld__, (p), sizeof ld__);                                                           \
+        ld__;                                                                                      \
+      })
 #endif
 
 /* One template for every float kernel: QB queries, vectors of VL lanes
 ** (16 / VL of them per panel row).  LOADROW(j, x) fills x[0 .. 16/VL) with
 ** dimension j of the 16 rows as floats. */
-#define RV__FLOAT_TILE_BODY(QB, VT, VL, LOADROW)                              \
-    enum { NV_ = 16 / (VL) };                                                 \
-    VT acc[QB][NV_];                                                          \
-    for (int i = 0; i < (QB); i++)                                            \
-        for (int v = 0; v < NV_; v++) acc[i][v] = (VT){0};                    \
-    for (size_t j = 0; j < dim; j++) {                                        \
-        VT x[NV_];                                                            \
-        LOADROW(j, x);                                                        \
-        const float *qj = qpack + j * (QB);                                   \
-        for (int i = 0; i < (QB); i++) {                                      \
-            float s = qj[i];                                                  \
-            for (int v = 0; v < NV_; v++) acc[i][v] += x[v] * s;              \
-        }                                                                     \
-    }                                                                         \
-    for (int i = 0; i < (QB); i++)                                            \
-        for (int v = 0; v < NV_; v++)                                         \
-            memcpy(out + i * 16 + v * (VL), &acc[i][v], sizeof acc[i][v]);
+#define RV__FLOAT_TILE_BODY(QB, VT, VL, LOADROW)                                                   \
+    enum { NV_ = 16 / (VL) };                                                                      \
+    VT acc[QB][NV_];                                                                               \
+    for (int i = 0; i < (QB); i++)                                                                 \
+        for (int v = 0; v < NV_; v++) acc[i][v] = (VT){0};                                         \
+    for (size_t j = 0; j < dim; j++) {                                                             \
+        VT x[NV_];                                                                                 \
+        LOADROW(j, x);                                                                             \
+        const float *qj = qpack + j * (QB);                                                        \
+        for (int i = 0; i < (QB); i++) {                                                           \
+            float s = qj[i];                                                                       \
+            for (int v = 0; v < NV_; v++) acc[i][v] += x[v] * s;                                   \
+        }                                                                                          \
+    }                                                                                              \
+    for (int i = 0; i < (QB); i++)                                                                 \
+        for (int v = 0; v < NV_; v++) memcpy(out + i * 16 + v * (VL), &acc[i][v], sizeof acc[i][v]);
 
 #ifdef RV__VEC_EXT
-#  define RV__LOADROW_F32(VT, VL, J, X)                                       \
-      for (int v_ = 0; v_ < 16 / (VL); v_++)                                  \
-          X[v_] = RV__LOAD(VT, panel + (J) * 16 + v_ * (VL))
+#  define RV__LOADROW_F32(VT, VL, J, X)                                                            \
+      for (int v_ = 0; v_ < 16 / (VL); v_++) X[v_] = RV__LOAD(VT, panel + (J) * 16 + v_ * (VL))
 #endif
 
 /* Portable float32: 4-lane vectors (SSE2 on x86-64, NEON on arm64). */
 #define RV__QB_PORTABLE 3
-static void rv__tile_f32_portable(const float *panel, size_t dim,
-                              const float *qpack, float *out) {
+static void rv__tile_f32_portable(const float *panel, size_t dim, const float *qpack, float *out) {
 #ifdef RV__VEC_EXT
 #  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v4f, 4, j_, x_)
     RV__FLOAT_TILE_BODY(RV__QB_PORTABLE, rv__v4f, 4, LOADROW)
@@ -149,15 +152,14 @@ static void rv__tile_f32_portable(const float *panel, size_t dim,
 }
 
 /* Portable float16: convert 16 halves per dimension, then as float32. */
-static void rv__tile_f16_portable(const uint16_t *panel, size_t dim,
-                              const float *qpack, float *out) {
+static void rv__tile_f16_portable(const uint16_t *panel, size_t dim, const float *qpack,
+                                  float *out) {
 #ifdef RV__VEC_EXT
-#  define LOADROW(j_, x_)                                                     \
-      do {                                                                    \
-          float t_[16];                                                       \
-          for (int l_ = 0; l_ < 16; l_++)                                     \
-              t_[l_] = rv__f16_to_f32(panel[j_ * 16 + l_]);                   \
-          for (int v_ = 0; v_ < 4; v_++) x_[v_] = RV__LOAD(rv__v4f, t_ + 4 * v_); \
+#  define LOADROW(j_, x_)                                                                          \
+      do {                                                                                         \
+          float t_[16];                                                                            \
+          for (int l_ = 0; l_ < 16; l_++) t_[l_] = rv__f16_to_f32(panel[j_ * 16 + l_]);            \
+          for (int v_ = 0; v_ < 4; v_++) x_[v_] = RV__LOAD(rv__v4f, t_ + 4 * v_);                  \
       } while (0)
     RV__FLOAT_TILE_BODY(RV__QB_PORTABLE, rv__v4f, 4, LOADROW)
 #  undef LOADROW
@@ -176,19 +178,18 @@ static void rv__tile_f16_portable(const uint16_t *panel, size_t dim,
 /* Portable int8: unsigned query bytes times signed row bytes, four per
 ** 32-bit lane (the arithmetic of VPDPBUSD, exact in int32). */
 #define RV__QB_I8_PORTABLE 4
-static void rv__tile_i8_portable(const int8_t *panel, size_t dim4,
-                             const uint8_t *qpack, int32_t *out) {
+static void rv__tile_i8_portable(const int8_t *panel, size_t dim4, const uint8_t *qpack,
+                                 int32_t *out) {
     int32_t acc[RV__QB_I8_PORTABLE][16];
     memset(acc, 0, sizeof acc);
     for (size_t j = 0; j < dim4 / 4; j++) {
         const int8_t *p = panel + j * 64;
         const uint8_t *q = qpack + j * RV__QB_I8_PORTABLE * 4;
         for (int i = 0; i < RV__QB_I8_PORTABLE; i++) {
-            int32_t q0 = q[i * 4], q1 = q[i * 4 + 1], q2 = q[i * 4 + 2],
-                    q3 = q[i * 4 + 3];
+            int32_t q0 = q[i * 4], q1 = q[i * 4 + 1], q2 = q[i * 4 + 2], q3 = q[i * 4 + 3];
             for (int l = 0; l < 16; l++)
-                acc[i][l] += q0 * p[l * 4] + q1 * p[l * 4 + 1] +
-                             q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
+                acc[i][l] +=
+                    q0 * p[l * 4] + q1 * p[l * 4 + 1] + q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
         }
     }
     memcpy(out, acc, sizeof acc);
@@ -210,23 +211,23 @@ static float rv__dot_portable(const float *a, const float *b, size_t n) {
 #ifdef RV__X86_DISPATCH
 /* AVX2 + FMA: 4 queries x 2 ymm per panel row = 8 accumulators. */
 #  define RV__QB_AVX2 4
-RV__T_AVX2 static void tile_f32_avx2(const float *panel, size_t dim,
-                                     const float *qpack, float *out) {
+RV__T_AVX2 static void tile_f32_avx2(const float *panel, size_t dim, const float *qpack,
+                                     float *out){
 #  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v8f, 8, j_, x_)
     RV__FLOAT_TILE_BODY(RV__QB_AVX2, rv__v8f, 8, LOADROW)
 #  undef LOADROW
 }
 
-RV__T_AVX2 static void tile_f16_avx2(const uint16_t *panel, size_t dim,
-                                     const float *qpack, float *out) {
-#  define LOADROW(j_, x_)                                                     \
-      do {                                                                    \
-          for (int v_ = 0; v_ < 2; v_++) {                                    \
-              __m128i h_ = _mm_loadu_si128(                                   \
-                  (const __m128i *)(const void *)(panel + j_ * 16 + v_ * 8)); \
-              __m256 f_ = _mm256_cvtph_ps(h_);                                \
-              memcpy(&x_[v_], &f_, 32);                                       \
-          }                                                                   \
+RV__T_AVX2
+    static void tile_f16_avx2(const uint16_t *panel, size_t dim, const float *qpack, float *out) {
+#  define LOADROW(j_, x_)                                                                          \
+      do {                                                                                         \
+          for (int v_ = 0; v_ < 2; v_++) {                                                         \
+              __m128i h_ =                                                                         \
+                  _mm_loadu_si128((const __m128i *)(const void *)(panel + j_ * 16 + v_ * 8));      \
+              __m256 f_ = _mm256_cvtph_ps(h_);                                                     \
+              memcpy(&x_[v_], &f_, 32);                                                            \
+          }                                                                                        \
       } while (0)
     RV__FLOAT_TILE_BODY(RV__QB_AVX2, rv__v8f, 8, LOADROW)
 #  undef LOADROW
@@ -245,21 +246,20 @@ RV__T_AVX2 static float dot_avx2(const float *a, const float *b, size_t n) {
 
 /* AVX-512: 8 queries x 1 zmm per panel row. */
 #  define RV__QB_AVX512 8
-RV__T_AVX512 static void tile_f32_avx512(const float *panel, size_t dim,
-                                         const float *qpack, float *out) {
+RV__T_AVX512 static void tile_f32_avx512(const float *panel, size_t dim, const float *qpack,
+                                         float *out){
 #  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v16f, 16, j_, x_)
     RV__FLOAT_TILE_BODY(RV__QB_AVX512, rv__v16f, 16, LOADROW)
 #  undef LOADROW
 }
 
-RV__T_AVX512 static void tile_f16_avx512(const uint16_t *panel, size_t dim,
-                                         const float *qpack, float *out) {
-#  define LOADROW(j_, x_)                                                     \
-      do {                                                                    \
-          __m256i h_ = _mm256_loadu_si256(                                    \
-              (const __m256i *)(const void *)(panel + j_ * 16));              \
-          __m512 f_ = _mm512_cvtph_ps(h_);                                    \
-          memcpy(&x_[0], &f_, 64);                                            \
+RV__T_AVX512
+    static void tile_f16_avx512(const uint16_t *panel, size_t dim, const float *qpack, float *out) {
+#  define LOADROW(j_, x_)                                                                          \
+      do {                                                                                         \
+          __m256i h_ = _mm256_loadu_si256((const __m256i *)(const void *)(panel + j_ * 16));       \
+          __m512 f_ = _mm512_cvtph_ps(h_);                                                         \
+          memcpy(&x_[0], &f_, 64);                                                                 \
       } while (0)
     RV__FLOAT_TILE_BODY(RV__QB_AVX512, rv__v16f, 16, LOADROW)
 #  undef LOADROW
@@ -268,8 +268,8 @@ RV__T_AVX512 static void tile_f16_avx512(const uint16_t *panel, size_t dim,
 /* AVX-512 VNNI: VPDPBUSD multiplies 4 unsigned query bytes by 4 signed row
 ** bytes and adds the sum to a 32-bit lane: 64 products per instruction. */
 #  define RV__QB_VNNI 8
-RV__T_VNNI static void tile_i8_vnni(const int8_t *panel, size_t dim4,
-                                    const uint8_t *qpack, int32_t *out) {
+RV__T_VNNI static void tile_i8_vnni(const int8_t *panel, size_t dim4, const uint8_t *qpack,
+                                    int32_t *out) {
     __m512i acc[RV__QB_VNNI];
     for (int i = 0; i < RV__QB_VNNI; i++) acc[i] = _mm512_setzero_si512();
     for (size_t j = 0; j < dim4 / 4; j++) {
@@ -281,8 +281,7 @@ RV__T_VNNI static void tile_i8_vnni(const int8_t *panel, size_t dim4,
             acc[i] = _mm512_dpbusd_epi32(acc[i], _mm512_set1_epi32(w), x);
         }
     }
-    for (int i = 0; i < RV__QB_VNNI; i++)
-        _mm512_storeu_si512((void *)(out + i * 16), acc[i]);
+    for (int i = 0; i < RV__QB_VNNI; i++) _mm512_storeu_si512((void *)(out + i * 16), acc[i]);
 }
 #endif /* RV__X86_DISPATCH */
 
@@ -311,18 +310,15 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
     rv__flat_kernels_portable(k);
 #ifdef RV__X86_DISPATCH
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        rv__cpu_has_f16c()) {
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && rv__cpu_has_f16c()) {
         k->f32 = tile_f32_avx2;
         k->qb_f32 = RV__QB_AVX2;
         k->f16 = tile_f16_avx2;
         k->qb_f16 = RV__QB_AVX2;
         k->dot = dot_avx2;
         k->name = "avx2";
-        if (__builtin_cpu_supports("avx512f") &&
-            __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512vl") &&
-            __builtin_cpu_supports("avx512dq")) {
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
             k->f32 = tile_f32_avx512;
             k->qb_f32 = RV__QB_AVX512;
             k->f16 = tile_f16_avx512;
@@ -337,4 +333,3 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
     }
 #endif
 }
-

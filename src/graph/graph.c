@@ -105,12 +105,11 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
         /* endpoints outside 0 .. n-1 may appear: the fast path holds only
         ** when every endpoint is already a node */
         for (size_t e = 0; e < s->n_edges && identity; e++)
-            identity = s->edge_src[e] >= 0 && (uint64_t)s->edge_src[e] < n &&
-                       s->edge_dst[e] >= 0 && (uint64_t)s->edge_dst[e] < n;
+            identity = s->edge_src[e] >= 0 && (uint64_t)s->edge_src[e] < n && s->edge_dst[e] >= 0 &&
+                       (uint64_t)s->edge_dst[e] < n;
         if (!identity) cap = n + 2 * s->n_edges;
     }
-    if (cap > RV_GRAPH_MAX_ITEMS)
-        cap = RV_GRAPH_MAX_ITEMS;
+    if (cap > RV_GRAPH_MAX_ITEMS) cap = RV_GRAPH_MAX_ITEMS;
     g->node_id = (int64_t *)rv__malloc((cap ? cap : 1) * sizeof *g->node_id);
     g->src = (uint32_t *)rv__malloc((s->n_edges ? s->n_edges : 1) * sizeof *g->src);
     g->dst = (uint32_t *)rv__malloc((s->n_edges ? s->n_edges : 1) * sizeof *g->dst);
@@ -126,8 +125,8 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
             if (had >= 0)
                 return rv__error(RV_E_INVALID_ARG,
                                  "node_ids[%zu] = %lld repeats node_ids[%lld]: node ids "
-                                 "must be distinct", i, (long long)s->node_ids[i],
-                                 (long long)had);
+                                 "must be distinct",
+                                 i, (long long)s->node_ids[i], (long long)had);
         }
     }
     for (size_t e = 0; e < s->n_edges; e++) {
@@ -171,8 +170,8 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
 ** counters and slots stay in cache.  Both passes keep input order, so each
 ** node's edges come in input order, as documented.
 */
-static rv_status rv__build_csr(rv_graph *g, rv__csr *c, const uint32_t *key,
-                           const uint32_t *other, uint32_t *tkey, uint64_t *tval) {
+static rv_status rv__build_csr(rv_graph *g, rv__csr *c, const uint32_t *key, const uint32_t *other,
+                               uint32_t *tkey, uint64_t *tval) {
     size_t n = g->n_nodes, m = g->n_edges;
     unsigned shift = 12;
     while ((n >> shift) + 1 > 4096) shift++;
@@ -224,7 +223,8 @@ static rv_status rv__build_docs(rv_graph *g, const rv_graph_spec *s) {
         if (x < 0 || (uint64_t)x >= ne)
             return rv__error(RV_E_INVALID_ARG,
                              "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, "
-                             "then edges)", d, (long long)x, ne ? ne - 1 : 0);
+                             "then edges)",
+                             d, (long long)x, ne ? ne - 1 : 0);
         g->doc_entity[d] = (uint32_t)x;
         g->ent_off[x + 1]++;
     }
@@ -245,23 +245,23 @@ static rv_status rv__build_vectors(rv_graph *g, const rv_graph_spec *s) {
     if (s->dim > RV_FLAT_MAX_DIM)
         return rv__error(RV_E_RANGE, "dim = %u: at most %u", s->dim, RV_FLAT_MAX_DIM);
     if (s->metric != RV_METRIC_COSINE && s->metric != RV_METRIC_INNER_PRODUCT)
-        return rv__error(RV_E_INVALID_ARG,
-                         "metric %d: graphs score by cosine or inner product", (int)s->metric);
+        return rv__error(RV_E_INVALID_ARG, "metric %d: graphs score by cosine or inner product",
+                         (int)s->metric);
     if (s->n_vectors && !s->vectors) return rv__error(RV_E_INVALID_ARG, "vectors is NULL");
     size_t dim = s->dim, nv = s->n_vectors;
     if (!s->doc_vector_row && nv < g->n_docs)
         return rv__error(RV_E_SHAPE,
                          "%zu vector rows for %zu documents: give a row per document "
-                         "or doc_vector_row", nv, g->n_docs);
+                         "or doc_vector_row",
+                         nv, g->n_docs);
     if (s->doc_vector_row) {
         g->doc_row = (uint32_t *)rv__malloc((g->n_docs ? g->n_docs : 1) * sizeof *g->doc_row);
         if (!g->doc_row) return rv__nomem("document vector rows");
         for (size_t d = 0; d < g->n_docs; d++) {
             int64_t r = s->doc_vector_row[d];
             if (r < 0 || (uint64_t)r >= nv)
-                return rv__error(RV_E_INVALID_ARG,
-                                 "doc_vector_row[%zu] = %lld: rows are 0 .. %lld", d,
-                                 (long long)r, (long long)nv - 1);
+                return rv__error(RV_E_INVALID_ARG, "doc_vector_row[%zu] = %lld: rows are 0 .. %lld",
+                                 d, (long long)r, (long long)nv - 1);
             g->doc_row[d] = (uint32_t)r;
         }
     }
@@ -333,14 +333,19 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
     st = rv__build_nodes(g, s);
     if (!st && s->n_edges) {
         g->etype = (uint16_t *)rv__malloc(s->n_edges * sizeof *g->etype);
-        if (!g->etype) st = rv__nomem("edge types");
-        else if (s->edge_type) memcpy(g->etype, s->edge_type, s->n_edges * sizeof *g->etype);
-        else memset(g->etype, 0, s->n_edges * sizeof *g->etype);
+        if (!g->etype)
+            st = rv__nomem("edge types");
+        else if (s->edge_type)
+            memcpy(g->etype, s->edge_type, s->n_edges * sizeof *g->etype);
+        else
+            memset(g->etype, 0, s->n_edges * sizeof *g->etype);
     }
     if (!st && s->edge_time && s->n_edges) {
         g->etime = (int64_t *)rv__malloc(s->n_edges * sizeof *g->etime);
-        if (!g->etime) st = rv__nomem("edge times");
-        else memcpy(g->etime, s->edge_time, s->n_edges * sizeof *g->etime);
+        if (!g->etime)
+            st = rv__nomem("edge times");
+        else
+            memcpy(g->etime, s->edge_time, s->n_edges * sizeof *g->etime);
     }
     /* scratch of the two-pass sort, shared by both directions */
     uint32_t *tkey = NULL;
@@ -366,14 +371,23 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
 
 /* ---------------------------------------------------------- properties */
 
-size_t rv_graph_n_nodes(const rv_graph *g) { return g ? g->n_nodes : 0; }
-size_t rv_graph_n_edges(const rv_graph *g) { return g ? g->n_edges : 0; }
-size_t rv_graph_n_docs(const rv_graph *g) { return g ? g->n_docs : 0; }
-uint32_t rv_graph_dim(const rv_graph *g) { return g ? g->dim : 0; }
-size_t rv_graph_max_entity_docs(const rv_graph *g) { return g ? g->max_entity_docs : 0; }
+size_t rv_graph_n_nodes(const rv_graph *g) {
+    return g ? g->n_nodes : 0;
+}
+size_t rv_graph_n_edges(const rv_graph *g) {
+    return g ? g->n_edges : 0;
+}
+size_t rv_graph_n_docs(const rv_graph *g) {
+    return g ? g->n_docs : 0;
+}
+uint32_t rv_graph_dim(const rv_graph *g) {
+    return g ? g->dim : 0;
+}
+size_t rv_graph_max_entity_docs(const rv_graph *g) {
+    return g ? g->max_entity_docs : 0;
+}
 
-rv_status rv_graph_find_nodes(const rv_graph *g, size_t n, const int64_t *ids,
-                              int64_t *out) {
+rv_status rv_graph_find_nodes(const rv_graph *g, size_t n, const int64_t *ids, int64_t *out) {
     if (!g || (n && (!ids || !out)))
         return rv__error(RV_E_INVALID_ARG, "graph, ids or out is NULL");
     for (size_t i = 0; i < n; i++) out[i] = rv__graph_find(g, ids[i]);
@@ -393,19 +407,18 @@ rv_status rv_graph_node_ids(const rv_graph *g, int64_t *out, size_t capacity, si
 
 static rv_status rv__check_node(const rv_graph *g, int64_t node, rv_graph_dir dir, int32_t type) {
     if (node < 0 || (uint64_t)node >= g->n_nodes)
-        return rv__error(RV_E_RANGE, "node index %lld: the graph has %zu nodes",
-                         (long long)node, g->n_nodes);
+        return rv__error(RV_E_RANGE, "node index %lld: the graph has %zu nodes", (long long)node,
+                         g->n_nodes);
     if (dir != RV_GRAPH_OUT && dir != RV_GRAPH_IN && dir != RV_GRAPH_BOTH)
         return rv__error(RV_E_INVALID_ARG, "dir %d: use RV_GRAPH_OUT, _IN or _BOTH", (int)dir);
     if (type < -1 || type > 65535)
-        return rv__error(RV_E_RANGE, "type %d: types are 0 .. 65535 (or -1 for any)",
-                         (int)type);
+        return rv__error(RV_E_RANGE, "type %d: types are 0 .. 65535 (or -1 for any)", (int)type);
     return RV_OK;
 }
 
-rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir,
-                              int32_t type, const int64_t *window, int64_t *edges,
-                              int64_t *nbrs, size_t capacity, size_t *n) {
+rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir, int32_t type,
+                              const int64_t *window, int64_t *edges, int64_t *nbrs, size_t capacity,
+                              size_t *n) {
     if (!g || !n) return rv__error(RV_E_INVALID_ARG, "graph or n is NULL");
     *n = 0;
     rv_status st = rv__check_node(g, node, dir, type);
@@ -427,13 +440,12 @@ rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir,
         }
     }
     *n = k;
-    if (k > capacity)
-        return rv__error(RV_E_SHAPE, "capacity %zu < %zu edges", capacity, k);
+    if (k > capacity) return rv__error(RV_E_SHAPE, "capacity %zu < %zu edges", capacity, k);
     return RV_OK;
 }
 
-rv_status rv_graph_degree(const rv_graph *g, int64_t node, rv_graph_dir dir,
-                          int32_t type, size_t *n) {
+rv_status rv_graph_degree(const rv_graph *g, int64_t node, rv_graph_dir dir, int32_t type,
+                          size_t *n) {
     if (!g || !n) return rv__error(RV_E_INVALID_ARG, "graph or n is NULL");
     *n = 0;
     rv_status st = rv__check_node(g, node, dir, type);
@@ -469,8 +481,8 @@ rv_status rv_graph_edges(const rv_graph *g, size_t n, const int64_t *edges, int6
     return RV_OK;
 }
 
-rv_status rv_graph_entity_docs(const rv_graph *g, size_t n, const int64_t *entities,
-                               int64_t *out, size_t capacity, size_t *n_out) {
+rv_status rv_graph_entity_docs(const rv_graph *g, size_t n, const int64_t *entities, int64_t *out,
+                               size_t capacity, size_t *n_out) {
     if (!g || !n_out || (n && !entities) || (capacity && !out))
         return rv__error(RV_E_INVALID_ARG, "graph, entities, out or n_out is NULL");
     *n_out = 0;
@@ -488,8 +500,7 @@ rv_status rv_graph_entity_docs(const rv_graph *g, size_t n, const int64_t *entit
     return RV_OK;
 }
 
-rv_status rv_graph_doc_entities(const rv_graph *g, size_t n, const int64_t *docs,
-                                int64_t *out) {
+rv_status rv_graph_doc_entities(const rv_graph *g, size_t n, const int64_t *docs, int64_t *out) {
     if (!g || (n && (!docs || !out)))
         return rv__error(RV_E_INVALID_ARG, "graph, docs or out is NULL");
     for (size_t i = 0; i < n; i++) {

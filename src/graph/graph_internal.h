@@ -18,29 +18,29 @@ typedef struct rv__csr {
 
 struct rv_graph {
     size_t n_nodes, n_edges, n_docs;
-    int64_t *node_id;      /* n_nodes */
-    int64_t *node_time;    /* NULL: no node has a time */
-    int identity_ids;      /* node_id[i] == i for every i: no table */
-    uint32_t *slots;       /* id table: 1 + node index, 0 empty */
-    uint64_t mask;         /* slots - 1 (a power of two minus one) */
+    int64_t *node_id;   /* n_nodes */
+    int64_t *node_time; /* NULL: no node has a time */
+    int identity_ids;   /* node_id[i] == i for every i: no table */
+    uint32_t *slots;    /* id table: 1 + node index, 0 empty */
+    uint64_t mask;      /* slots - 1 (a power of two minus one) */
 
-    uint32_t *src, *dst;   /* n_edges */
-    uint16_t *etype;       /* n_edges */
-    int64_t *etime;        /* NULL: no edge has a time */
+    uint32_t *src, *dst; /* n_edges */
+    uint16_t *etype;     /* n_edges */
+    int64_t *etime;      /* NULL: no edge has a time */
     rv__csr out, in;
 
-    uint32_t *doc_entity;  /* n_docs */
-    uint32_t *ent_off;     /* n_nodes + n_edges + 1 */
-    uint32_t *ent_doc;     /* n_docs, grouped by entity, document order */
+    uint32_t *doc_entity; /* n_docs */
+    uint32_t *ent_off;    /* n_nodes + n_edges + 1 */
+    uint32_t *ent_doc;    /* n_docs, grouped by entity, document order */
     size_t max_entity_docs;
 
     uint32_t dim;
     rv_metric metric;
-    const float *vec;      /* n_vec * dim (owned or borrowed) */
+    const float *vec; /* n_vec * dim (owned or borrowed) */
     float *vec_owned;
     size_t n_vec;
-    uint32_t *doc_row;     /* NULL: document i is row i */
-    float *inv_norm;       /* NULL: rows are unit (or inner product) */
+    uint32_t *doc_row; /* NULL: document i is row i */
+    float *inv_norm;   /* NULL: rows are unit (or inner product) */
     rv__dot_fn dot;
 };
 
@@ -58,15 +58,16 @@ static inline int rv__edge_in(const rv_graph *g, uint32_t e, const int64_t *w) {
     return !w || !g->etime || rv__in_window(g->etime[e], w);
 }
 static inline int rv__entity_in(const rv_graph *g, uint32_t x, const int64_t *w) {
-    return x < g->n_nodes ? rv__node_in(g, x, w)
-                          : rv__edge_in(g, (uint32_t)(x - g->n_nodes), w);
+    return x < g->n_nodes ? rv__node_in(g, x, w) : rv__edge_in(g, (uint32_t)(x - g->n_nodes), w);
 }
 
 /* Bitmaps of n bits (calloc'd words). */
 static inline int rv__bit(const uint64_t *b, size_t i) {
     return (int)((b[i >> 6] >> (i & 63)) & 1u);
 }
-static inline void rv__set(uint64_t *b, size_t i) { b[i >> 6] |= 1ull << (i & 63); }
+static inline void rv__set(uint64_t *b, size_t i) {
+    b[i >> 6] |= 1ull << (i & 63);
+}
 
 /* Check a selection of documents and mark it in a fresh bitmap of n_docs
 ** bits (*selected, caller frees with rv__free). */

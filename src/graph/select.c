@@ -104,8 +104,8 @@ static rv_status rv__push_docs(const rv_graph *g, uint32_t x, uint64_t *mark, ub
 /* Gather the documents one hop from entity x (x inside the window):
 ** x's own, then a node's edges' (out, then in) or an edge's endpoints'
 ** (source, then destination). */
-static rv_status rv__gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t *w,
-                                uint64_t *mark, ubuf *out) {
+static rv_status rv__gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t *w, uint64_t *mark,
+                                    ubuf *out) {
     rv_status st = rv__push_docs(g, x, mark, out);
     if (st) return st;
     size_t nn = g->n_nodes;
@@ -133,8 +133,8 @@ static rv_status rv__gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t
 /* One round of document hops from frontier docs: the new documents go to
 ** out (marked).  `expanded` marks entities already gathered. */
 static rv_status rv__doc_round(const rv_graph *g, const uint32_t *frontier, size_t nf,
-                           const int64_t *w, uint64_t *selected, uint64_t *expanded,
-                           ubuf *out) {
+                               const int64_t *w, uint64_t *selected, uint64_t *expanded,
+                               ubuf *out) {
     for (size_t i = 0; i < nf; i++) {
         uint32_t x = g->doc_entity[frontier[i]];
         if (rv__bit(expanded, x)) continue;
@@ -164,8 +164,8 @@ static rv_status rv__sel_init(const rv_graph *g, size_t n_sel, const int64_t *se
     memset(s, 0, sizeof *s);
     rv_status st = rv__graph_mark_docs(g, n_sel, sel, &s->selected);
     if (st) return st;
-    s->expanded = (uint64_t *)rv__calloc(RV_BITSET_WORDS(g->n_nodes + g->n_edges) + 1,
-                                         sizeof *s->expanded);
+    s->expanded =
+        (uint64_t *)rv__calloc(RV_BITSET_WORDS(g->n_nodes + g->n_edges) + 1, sizeof *s->expanded);
     s->frontier = (uint32_t *)rv__malloc((n_sel ? n_sel : 1) * sizeof *s->frontier);
     if (!s->expanded || !s->frontier) {
         rv__sel_free(s);
@@ -186,9 +186,8 @@ static rv_status rv__sel_advance(sel_state *s, const uint32_t *added, size_t n) 
     return RV_OK;
 }
 
-rv_status rv_graph_doc_hops(const rv_graph *g, size_t n_sel, const int64_t *sel,
-                            uint32_t hops, const int64_t *window, int64_t *out,
-                            size_t capacity, size_t *n) {
+rv_status rv_graph_doc_hops(const rv_graph *g, size_t n_sel, const int64_t *sel, uint32_t hops,
+                            const int64_t *window, int64_t *out, size_t capacity, size_t *n) {
     if (!g || !n || (capacity && !out))
         return rv__error(RV_E_INVALID_ARG, "graph, out or n is NULL");
     *n = 0;
@@ -236,8 +235,8 @@ static float rv__entity_score(const rv_graph *g, const float *q, uint32_t x) {
 
 /* Score every candidate of a round in one batch into *sc (grown as
 ** needed): documents, or entities by their best document. */
-static rv_status rv__score_round(const rv_graph *g, const float *q, const ubuf *cand,
-                             int entities, scored **sc, size_t *cap) {
+static rv_status rv__score_round(const rv_graph *g, const float *q, const ubuf *cand, int entities,
+                                 scored **sc, size_t *cap) {
     if (cand->n > *cap) {
         scored *t = (scored *)rv__realloc(*sc, cand->n * sizeof *t);
         if (!t) return rv__nomem("the candidates' scores");
@@ -246,8 +245,8 @@ static rv_status rv__score_round(const rv_graph *g, const float *q, const ubuf *
     }
     for (size_t i = 0; i < cand->n; i++) {
         (*sc)[i].i = cand->a[i];
-        (*sc)[i].s = entities ? rv__entity_score(g, q, cand->a[i])
-                              : rv__graph_score(g, q, cand->a[i]);
+        (*sc)[i].s =
+            entities ? rv__entity_score(g, q, cand->a[i]) : rv__graph_score(g, q, cand->a[i]);
     }
     return RV_OK;
 }
@@ -259,8 +258,7 @@ rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *
     if (st) return st;
     size_t need = max_new < g->n_docs ? max_new : g->n_docs;
     if (capacity < need)
-        return rv__error(RV_E_SHAPE, "capacity %zu < min(max_new, n_docs) = %zu", capacity,
-                         need);
+        return rv__error(RV_E_SHAPE, "capacity %zu < min(max_new, n_docs) = %zu", capacity, need);
     float *q = (float *)rv__malloc((g->dim ? g->dim : 1) * sizeof *q);
     if (!q) return rv__nomem("the query");
     st = rv__graph_query(g, query, q);
@@ -306,7 +304,7 @@ rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *
 /* Push entity y as a candidate when it is of the wanted kinds, unmarked,
 ** inside the window and has documents. */
 static rv_status rv__entity_candidate(const rv_graph *g, uint32_t y, rv_graph_kinds kinds,
-                                  const int64_t *w, uint64_t *mark, ubuf *cand) {
+                                      const int64_t *w, uint64_t *mark, ubuf *cand) {
     int is_node = y < g->n_nodes;
     if (!(kinds & (is_node ? RV_GRAPH_NODES : RV_GRAPH_EDGES))) return RV_OK;
     if (rv__bit(mark, y)) return RV_OK;
@@ -317,7 +315,7 @@ static rv_status rv__entity_candidate(const rv_graph *g, uint32_t y, rv_graph_ki
 
 /* The edges on node v (inside the window) and, with nodes, the far nodes. */
 static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_kinds kinds,
-                                    const int64_t *w, uint64_t *mark, ubuf *cand) {
+                                        const int64_t *w, uint64_t *mark, ubuf *cand) {
     size_t nn = g->n_nodes;
     rv_status st = RV_OK;
     /* nodes first, then edges, as Raphtory lists a document's context */
@@ -339,8 +337,8 @@ static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_
 }
 
 static rv_status rv__entity_round(const rv_graph *g, const uint32_t *frontier, size_t nf,
-                              rv_graph_kinds kinds, const int64_t *w, uint64_t *mark,
-                              uint64_t *expanded, ubuf *cand) {
+                                  rv_graph_kinds kinds, const int64_t *w, uint64_t *mark,
+                                  uint64_t *expanded, ubuf *cand) {
     size_t nn = g->n_nodes;
     rv_status st = RV_OK;
     for (size_t i = 0; i < nf && !st; i++) {
@@ -365,19 +363,24 @@ static rv_status rv__entity_round(const rv_graph *g, const uint32_t *frontier, s
 }
 
 rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64_t *sel,
-                                    rv_graph_kinds kinds, const float *query,
-                                    size_t max_new, const int64_t *window, int64_t *out,
-                                    float *scores, size_t capacity, size_t *n) {
+                                    rv_graph_kinds kinds, const float *query, size_t max_new,
+                                    const int64_t *window, int64_t *out, float *scores,
+                                    size_t capacity, size_t *n) {
     rv_status st = rv__check_out(g, out, scores, n);
     if (st) return st;
     if (kinds != RV_GRAPH_NODES && kinds != RV_GRAPH_EDGES && kinds != RV_GRAPH_ENTITIES)
-        return rv__error(RV_E_INVALID_ARG, "kinds %d: use RV_GRAPH_NODES, _EDGES or "
-                         "_ENTITIES", (int)kinds);
+        return rv__error(RV_E_INVALID_ARG,
+                         "kinds %d: use RV_GRAPH_NODES, _EDGES or "
+                         "_ENTITIES",
+                         (int)kinds);
     size_t per = g->max_entity_docs, need = g->n_docs;
-    if (per && max_new < g->n_docs / per + 1) need = max_new * per < g->n_docs ? max_new * per : g->n_docs;
+    if (per && max_new < g->n_docs / per + 1)
+        need = max_new * per < g->n_docs ? max_new * per : g->n_docs;
     if (capacity < need)
-        return rv__error(RV_E_SHAPE, "capacity %zu < min(max_new * max_entity_docs, "
-                         "n_docs) = %zu", capacity, need);
+        return rv__error(RV_E_SHAPE,
+                         "capacity %zu < min(max_new * max_entity_docs, "
+                         "n_docs) = %zu",
+                         capacity, need);
     size_t ne = g->n_nodes + g->n_edges;
     float *q = (float *)rv__malloc((g->dim ? g->dim : 1) * sizeof *q);
     if (!q) return rv__nomem("the query");
@@ -434,18 +437,19 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
 /* ----------------------------------------------------- whole-graph top-k */
 
 rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_t k,
-                         const int64_t *window, int64_t *out, float *scores,
-                         size_t capacity, size_t *n) {
+                         const int64_t *window, int64_t *out, float *scores, size_t capacity,
+                         size_t *n) {
     rv_status st = rv__check_out(g, out, scores, n);
     if (st) return st;
     if (kinds != 0 && kinds != RV_GRAPH_NODES && kinds != RV_GRAPH_EDGES &&
         kinds != RV_GRAPH_ENTITIES)
-        return rv__error(RV_E_INVALID_ARG, "kinds %d: use 0 (documents), RV_GRAPH_NODES, "
-                         "_EDGES or _ENTITIES", kinds);
+        return rv__error(RV_E_INVALID_ARG,
+                         "kinds %d: use 0 (documents), RV_GRAPH_NODES, "
+                         "_EDGES or _ENTITIES",
+                         kinds);
     size_t per = kinds ? g->max_entity_docs : 1, need = g->n_docs;
     if (per && k < g->n_docs / per + 1) need = k * per < g->n_docs ? k * per : g->n_docs;
-    if (capacity < need)
-        return rv__error(RV_E_SHAPE, "capacity %zu < %zu", capacity, need);
+    if (capacity < need) return rv__error(RV_E_SHAPE, "capacity %zu < %zu", capacity, need);
     float *q = (float *)rv__malloc((g->dim ? g->dim : 1) * sizeof *q);
     if (!q) return rv__nomem("the query");
     st = rv__graph_query(g, query, q);
@@ -492,8 +496,8 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
     return st;
 }
 
-rv_status rv_graph_score_docs(const rv_graph *g, const float *query, size_t n,
-                              const int64_t *docs, float *scores) {
+rv_status rv_graph_score_docs(const rv_graph *g, const float *query, size_t n, const int64_t *docs,
+                              float *scores) {
     if (!g || (n && (!docs || !scores)))
         return rv__error(RV_E_INVALID_ARG, "graph, docs or scores is NULL");
     float *q = (float *)rv__malloc((g->dim ? g->dim : 1) * sizeof *q);

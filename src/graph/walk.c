@@ -34,13 +34,12 @@ static rv_status rv__check_seeds(const rv_graph *g, size_t n_seeds, const int64_
 }
 
 rv_status rv_graph_bfs(const rv_graph *g, const rv_graph_walk *w, size_t n_seeds,
-                       const int64_t *seeds, int64_t *nodes, uint32_t *depths,
-                       size_t capacity, size_t *n) {
+                       const int64_t *seeds, int64_t *nodes, uint32_t *depths, size_t capacity,
+                       size_t *n) {
     if (!g || !w || !n) return rv__error(RV_E_INVALID_ARG, "graph, walk or n is NULL");
     *n = 0;
     if (w->dir != RV_GRAPH_OUT && w->dir != RV_GRAPH_IN && w->dir != RV_GRAPH_BOTH)
-        return rv__error(RV_E_INVALID_ARG, "dir %d: use RV_GRAPH_OUT, _IN or _BOTH",
-                         (int)w->dir);
+        return rv__error(RV_E_INVALID_ARG, "dir %d: use RV_GRAPH_OUT, _IN or _BOTH", (int)w->dir);
     rv_status st = rv__check_seeds(g, n_seeds, seeds);
     if (st) return st;
     size_t budget = w->node_budget ? w->node_budget : (size_t)-1;
@@ -76,8 +75,7 @@ rv_status rv_graph_bfs(const rv_graph *g, const rv_graph_walk *w, size_t n_seeds
                     uint32_t e = c->edge[p], v = c->nbr[p];
                     if (rv__bit(seen, v)) continue;
                     if (mask && !rv__bit(mask, g->etype[e])) continue;
-                    if (!rv__edge_in(g, e, w->window) || !rv__node_in(g, v, w->window))
-                        continue;
+                    if (!rv__edge_in(g, e, w->window) || !rv__node_in(g, v, w->window)) continue;
                     rv__set(seen, v);
                     qdepth[k] = (uint32_t)d + 1;
                     queue[k++] = v;
@@ -91,8 +89,10 @@ rv_status rv_graph_bfs(const rv_graph *g, const rv_graph_walk *w, size_t n_seeds
         if (depths) depths[i] = qdepth[i];
     }
     if (k > capacity)
-        st = rv__error(RV_E_SHAPE, "capacity %zu < %zu nodes reached: raise capacity or set "
-                       "a node budget", capacity, k);
+        st = rv__error(RV_E_SHAPE,
+                       "capacity %zu < %zu nodes reached: raise capacity or set "
+                       "a node budget",
+                       capacity, k);
 done:
     rv__free(mask);
     rv__free(seen);
@@ -138,9 +138,9 @@ static uint32_t *rv__subject_count(facts_walk *fw, uint32_t v) {
     return &fw->subj_count[i];
 }
 
-rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p,
-                         size_t n_seeds, const int64_t *seeds, int64_t *edges,
-                         uint32_t *depths, size_t capacity, size_t *n) {
+rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p, size_t n_seeds,
+                         const int64_t *seeds, int64_t *edges, uint32_t *depths, size_t capacity,
+                         size_t *n) {
     if (!g || !p || !n) return rv__error(RV_E_INVALID_ARG, "graph, params or n is NULL");
     *n = 0;
     if (p->max_edges && !edges) return rv__error(RV_E_INVALID_ARG, "edges is NULL");

@@ -66,14 +66,14 @@
 #include "../internal.h"
 #include "../text/text_internal.h"
 
-#define RV__BLOCK 128u
-#define RV__TF_ESCAPE 255u
-#define RV__IMPACTS 8u               /* frontier pairs kept per block / list */
-#define RV__SLACK 1e-6               /* relative inflation of every bound */
-#define RV__GTF 8u                   /* tf < RV__GTF have a cached g(tf, dl) */
-#define RV__LTAB_MAX 8191u           /* lengths with a cached norm and g */
-#define RV__CODE_ESCAPE 0xFFFFu      /* code: not in the g table */
-#define RV__NO_SLOT UINT32_MAX
+#define RV__BLOCK       128u
+#define RV__TF_ESCAPE   255u
+#define RV__IMPACTS     8u      /* frontier pairs kept per block / list */
+#define RV__SLACK       1e-6    /* relative inflation of every bound */
+#define RV__GTF         8u      /* tf < RV__GTF have a cached g(tf, dl) */
+#define RV__LTAB_MAX    8191u   /* lengths with a cached norm and g */
+#define RV__CODE_ESCAPE 0xFFFFu /* code: not in the g table */
+#define RV__NO_SLOT     UINT32_MAX
 
 /* A dictionary slot: the term's id + 1 (0: empty), its hash with the
 ** length folded into the low byte, and its first 8 bytes -- so most
@@ -109,8 +109,8 @@ typedef struct rv__seg {
     uint32_t *docs;             /* n_post */
     uint8_t *tfs;               /* n_post */
     uint64_t n_post;
-    uint64_t n_over;            /* tf >= 255 */
-    uint64_t *over_pos;         /* ascending posting positions */
+    uint64_t n_over;    /* tf >= 255 */
+    uint64_t *over_pos; /* ascending posting positions */
     uint32_t *over_tf;
     /* per posting, its place in the g table: dl * RV__GTF + tf when
     ** tf < RV__GTF and dl < RV__LTAB_MAX, else RV__CODE_ESCAPE -- so the
@@ -118,11 +118,11 @@ typedef struct rv__seg {
     ** document's length would be a random access away) */
     uint16_t *code;
     /* pruning: blocks of RV__BLOCK postings and their frontiers */
-    uint64_t *block_off;        /* n_terms + 1: first block of each term */
-    uint32_t *block_last;       /* last slot of each block */
-    uint64_t *imp_off;          /* n_blocks + 1: block b's impacts */
+    uint64_t *block_off;  /* n_terms + 1: first block of each term */
+    uint32_t *block_last; /* last slot of each block */
+    uint64_t *imp_off;    /* n_blocks + 1: block b's impacts */
     rv__impact *imp;
-    uint64_t *timp_off;         /* n_terms + 1: each whole list's impacts */
+    uint64_t *timp_off; /* n_terms + 1: each whole list's impacts */
     rv__impact *timp;
     /* forward lists, or NULL until needed: the term ids of slot
     ** doc_base + i are fwd_term[fwd_off[i] .. fwd_off[i + 1]) */
@@ -137,40 +137,40 @@ struct rv_bm25 {
     rv_bm25_params par;
     /* dictionary */
     uint32_t n_terms;
-    char *pool;                 /* term bytes, back to back */
+    char *pool; /* term bytes, back to back */
     uint64_t pool_len, pool_cap;
-    uint64_t *str_off;          /* n_terms + 1 (capacity term_cap + 1) */
-    uint32_t *hashes;           /* per term (capacity term_cap) */
+    uint64_t *str_off; /* n_terms + 1 (capacity term_cap + 1) */
+    uint32_t *hashes;  /* per term (capacity term_cap) */
     uint32_t term_cap;
-    rv__slot *slots;            /* open addressing (see dict.c) */
-    uint64_t slot_mask;         /* capacity - 1 (power of two) */
-    uint64_t *df;               /* per term: live documents containing it */
-    rv__tmark *marks;           /* per term: scratch of rv_bm25_add */
+    rv__slot *slots;    /* open addressing (see dict.c) */
+    uint64_t slot_mask; /* capacity - 1 (power of two) */
+    uint64_t *df;       /* per term: live documents containing it */
+    rv__tmark *marks;   /* per term: scratch of rv_bm25_add */
     uint32_t doc_stamp, add_stamp;
     /* documents, by slot */
-    uint32_t n_docs;            /* slots in use */
+    uint32_t n_docs; /* slots in use */
     uint32_t doc_cap;
     uint32_t *doc_len;
     uint8_t *doc_state;
-    uint64_t *dead;             /* bit per slot: 1 = not live; one spare word
+    uint64_t *dead;                           /* bit per slot: 1 = not live; one spare word
                                 ** at the end (capacity doc_cap / 64 + 2) */
-    uint64_t *dead_sum;         /* bit per word of dead: 1 = it has a set bit
+    uint64_t *dead_sum;                       /* bit per word of dead: 1 = it has a set bit
                                 ** (capacity doc_cap / 4096 + 3) */
-    int64_t *ext;               /* caller id of each slot */
+    int64_t *ext;                             /* caller id of each slot */
     uint64_t n_live, n_tombstoned, total_len; /* statistics: live documents */
     double avgdl;
-    int64_t next_id;            /* one past the largest id ever added */
+    int64_t next_id; /* one past the largest id ever added */
     /* caller id -> latest slot with that id (slot + 1; 0: empty) */
     uint32_t *idmap;
-    uint64_t idmap_mask;        /* capacity - 1, or 0 with idmap NULL */
+    uint64_t idmap_mask; /* capacity - 1, or 0 with idmap NULL */
     uint64_t idmap_used;
     /* length norms: ltab[dl] for dl < ltab_n (capacity ltab_cap), and the
     ** weights without idf: gtab[dl * RV__GTF + tf] (tf < RV__GTF) */
     float *ltab;
     float *gtab;
     uint32_t ltab_n, ltab_cap;
-    uint32_t n_codes;           /* ltab_n * RV__GTF: codes below are valid */
-    uint32_t max_dl;            /* longest document stored */
+    uint32_t n_codes; /* ltab_n * RV__GTF: codes below are valid */
+    uint32_t max_dl;  /* longest document stored */
     /* postings */
     rv__seg **segs;
     size_t n_segs;
@@ -267,8 +267,10 @@ static inline uint32_t rv__seg_tf(const rv__seg *s, uint64_t p) {
     uint64_t lo = 0, hi = s->n_over;
     while (lo < hi) {
         uint64_t mid = (lo + hi) / 2;
-        if (s->over_pos[mid] < p) lo = mid + 1;
-        else hi = mid;
+        if (s->over_pos[mid] < p)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return (lo < s->n_over && s->over_pos[lo] == p) ? s->over_tf[lo] : RV__TF_ESCAPE;
 }
@@ -290,8 +292,10 @@ static inline size_t rv__seg_find(const rv__seg *s, uint32_t t) {
     size_t lo = 0, hi = s->n_terms;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s->term_ids[mid] < t) lo = mid + 1;
-        else hi = mid;
+        if (s->term_ids[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return (lo < s->n_terms && s->term_ids[lo] == t) ? lo : SIZE_MAX;
 }

@@ -38,8 +38,10 @@ rv_status rv_bm25_params_check(const rv_bm25_params *p) {
             return rv__error(RV_E_INVALID_ARG, "delta = %g: must be finite, >= 0 and <= 1e6",
                              p->delta);
     } else if (p->delta != 0.0) {
-        return rv__error(RV_E_INVALID_ARG, "delta = %g: only BM25L and BM25+ take a delta "
-                         "(use 0 for this variant)", p->delta);
+        return rv__error(RV_E_INVALID_ARG,
+                         "delta = %g: only BM25L and BM25+ take a delta "
+                         "(use 0 for this variant)",
+                         p->delta);
     }
     return RV_OK;
 }
@@ -59,10 +61,14 @@ double rv__idf(const rv_bm25 *ix, uint64_t df_) {
         double x = log((N - df + 0.5) / (df + 0.5));
         return x > 0 ? x : 0.0;
     }
-    case RV_BM25_ATIRE: return log(N / df);
-    case RV_BM25_L: return log((N + 1.0) / (df + 0.5));
-    case RV_BM25_PLUS: return log((N + 1.0) / df);
-    default: return log(1.0 + (N - df + 0.5) / (df + 0.5));
+    case RV_BM25_ATIRE:
+        return log(N / df);
+    case RV_BM25_L:
+        return log((N + 1.0) / (df + 0.5));
+    case RV_BM25_PLUS:
+        return log((N + 1.0) / df);
+    default:
+        return log(1.0 + (N - df + 0.5) / (df + 0.5));
     }
 }
 
@@ -227,7 +233,7 @@ static void rv__front_add(rv__impact *f, uint32_t *n, uint32_t tf, uint32_t dl) 
     uint32_t m = *n, i = 0;
     while (i < m && f[i].tf < tf) i++;
     if (i < m && f[i].dl <= dl) return; /* f[i] has tf' >= tf and dl' <= dl */
-    uint32_t k = 0; /* f[0 .. k) keep: their dl < dl */
+    uint32_t k = 0;                     /* f[0 .. k) keep: their dl < dl */
     while (k < i && f[k].dl < dl) k++;
     uint32_t j = i < m && f[i].tf == tf ? i + 1 : i; /* f[i] with equal tf, larger dl */
     memmove(f + k + 1, f + j, (m - j) * sizeof *f);
@@ -375,24 +381,30 @@ static size_t rv__seg_of(const rv_bm25 *ix, uint32_t d) {
     size_t lo = 0, hi = ix->n_segs;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (ix->segs[mid]->doc_end <= d) lo = mid + 1;
-        else hi = mid;
+        if (ix->segs[mid]->doc_end <= d)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
 
 /* --------------------------------------------------------------- create */
 
-rv_status rv_bm25_create(const rv_analyzer_options *analyzer,
-                         const rv_bm25_params *params, rv_bm25 **out) {
+rv_status rv_bm25_create(const rv_analyzer_options *analyzer, const rv_bm25_params *params,
+                         rv_bm25 **out) {
     if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
     *out = NULL;
     rv_analyzer_options an;
     rv_bm25_params par;
-    if (analyzer) an = *analyzer;
-    else rv_analyzer_options_init(&an);
-    if (params) par = *params;
-    else rv_bm25_params_init(&par);
+    if (analyzer)
+        an = *analyzer;
+    else
+        rv_analyzer_options_init(&an);
+    if (params)
+        par = *params;
+    else
+        rv_bm25_params_init(&par);
     rv_status st = rv_analyzer_options_check(&an);
     if (st != RV_OK) return st;
     if ((st = rv_bm25_params_check(&par)) != RV_OK) return st;
@@ -435,9 +447,9 @@ typedef struct {
     uint32_t *pair_term;
     uint32_t *pair_tf;
     uint64_t n_pairs, pair_cap;
-    uint32_t *dterm;    /* distinct terms of this add, in first-seen order */
+    uint32_t *dterm; /* distinct terms of this add, in first-seen order */
     uint64_t n_dterm, dterm_cap;
-    uint64_t cur_len;   /* the current document's length so far */
+    uint64_t cur_len; /* the current document's length so far */
     /* the current document's terms, buffered until it is analysed */
     char *tok_bytes;
     size_t tok_len, tok_bytes_cap;
@@ -694,8 +706,7 @@ static rv_status rv__seg_from_pairs(rv_bm25 *ix, rv__adder *a, uint32_t base, si
 ** of the inputs), never O(vocabulary).
 */
 static rv_status rv__seg_concat(const rv_bm25 *ix, rv__seg *const *segs, size_t n,
-                                const uint32_t *remap, const uint32_t *new_len,
-                                rv__seg **out) {
+                                const uint32_t *remap, const uint32_t *new_len, rv__seg **out) {
     *out = NULL;
     rv__seg *s = rv__calloc(1, sizeof *s);
     size_t *cur = rv__calloc(n ? n : 1, sizeof *cur);
@@ -878,24 +889,25 @@ static rv_status rv__check_new_ids(const rv_bm25 *ix, const int64_t *ids, size_t
         if (s != RV__NO_SLOT && ix->doc_state[s] == RV_BM25_DOC_LIVE)
             return rv__error(RV_E_INVALID_ARG,
                              "ids[%zu] = %lld is already in the index (delete it first to "
-                             "replace it)", i, (long long)id);
+                             "replace it)",
+                             i, (long long)id);
     }
     return rv__ids_check_distinct(ids, n);
 }
 
-rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts,
-                      const size_t *lens, const int64_t *ids, rv_progress_fn progress,
-                      void *progress_ctx, int64_t *assigned) {
+rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts, const size_t *lens,
+                      const int64_t *ids, rv_progress_fn progress, void *progress_ctx,
+                      int64_t *assigned) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (n_docs == 0) return RV_OK;
-    if (!texts || !lens)
-        return rv__error(RV_E_INVALID_ARG, "texts and lens must not be NULL");
+    if (!texts || !lens) return rv__error(RV_E_INVALID_ARG, "texts and lens must not be NULL");
     for (size_t i = 0; i < n_docs; i++)
         if (!texts[i] && lens[i])
-            return rv__error(RV_E_INVALID_ARG, "texts[%zu] is NULL but lens[%zu] = %zu", i,
-                             i, lens[i]);
+            return rv__error(RV_E_INVALID_ARG, "texts[%zu] is NULL but lens[%zu] = %zu", i, i,
+                             lens[i]);
     if ((uint64_t)ix->n_docs + n_docs > RV_BM25_MAX_DOCS)
-        return rv__error(RV_E_RANGE, "%zu more documents would exceed the limit of %llu "
+        return rv__error(RV_E_RANGE,
+                         "%zu more documents would exceed the limit of %llu "
                          "(compact the index to reuse deleted slots)",
                          n_docs, (unsigned long long)RV_BM25_MAX_DOCS);
     rv_status st;
@@ -907,9 +919,10 @@ rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts,
             if (ids[i] > max_id) max_id = ids[i];
     } else {
         if (ix->next_id > RV_MAX_ID || (uint64_t)n_docs - 1 > (uint64_t)(RV_MAX_ID - ix->next_id))
-            return rv__error(RV_E_RANGE, "numbering %zu documents from %lld passes the "
-                             "largest id %lld", n_docs, (long long)ix->next_id,
-                             (long long)RV_MAX_ID);
+            return rv__error(RV_E_RANGE,
+                             "numbering %zu documents from %lld passes the "
+                             "largest id %lld",
+                             n_docs, (long long)ix->next_id, (long long)RV_MAX_ID);
         max_id = ix->next_id + (int64_t)n_docs - 1;
     }
     if ((st = rv__bm25_reserve_docs(ix, (uint64_t)ix->n_docs + n_docs)) != RV_OK) return st;
@@ -935,7 +948,8 @@ rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts,
         st = rv__analyze_each(&ix->an, texts[i], lens[i], rv__adder_term, &a, &bad);
         if (st == RV_OK) st = rv__adder_flush(&a, add_stamp);
         if (st == RV_E_INVALID_ARG) {
-            st = rv__error(RV_E_INVALID_ARG, "texts[%zu]: invalid UTF-8 at byte offset %zu", i, bad);
+            st =
+                rv__error(RV_E_INVALID_ARG, "texts[%zu]: invalid UTF-8 at byte offset %zu", i, bad);
             goto fail;
         }
         if (st != RV_OK) goto fail;
@@ -950,8 +964,8 @@ rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts,
         if ((uint32_t)a.cur_len > max_dl) max_dl = (uint32_t)a.cur_len;
         if (progress && ((i + 1) % 1024 == 0 || i + 1 == n_docs) &&
             progress(progress_ctx, i + 1, n_docs)) {
-            st = rv__error(RV_E_INTERRUPTED, "add interrupted after %zu of %zu documents",
-                           i + 1, n_docs);
+            st = rv__error(RV_E_INTERRUPTED, "add interrupted after %zu of %zu documents", i + 1,
+                           n_docs);
             goto fail;
         }
     }
@@ -1153,8 +1167,8 @@ rv_status rv_bm25_get_info(const rv_bm25 *ix, rv_bm25_info *out) {
     return RV_OK;
 }
 
-rv_status rv_bm25_lookup(const rv_bm25 *ix, const char *term, size_t len,
-                         uint32_t *term_id, int *found) {
+rv_status rv_bm25_lookup(const rv_bm25 *ix, const char *term, size_t len, uint32_t *term_id,
+                         int *found) {
     if (found) *found = 0;
     if (term_id) *term_id = 0;
     if (!ix || !term_id || !found || (!term && len))

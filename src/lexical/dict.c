@@ -72,8 +72,8 @@ int rv__dict_find(const rv_bm25 *ix, const char *s, size_t n, uint32_t h, uint32
     }
 }
 
-static void rv__slot_put(rv__slot *slots, uint64_t mask, uint32_t t, uint32_t h,
-                         const char *s, size_t n) {
+static void rv__slot_put(rv__slot *slots, uint64_t mask, uint32_t t, uint32_t h, const char *s,
+                         size_t n) {
     uint64_t i = h & mask;
     while (slots[i].id1) i = (i + 1) & mask;
     slots[i].head = rv__head8(s, n);

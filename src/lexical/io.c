@@ -50,7 +50,7 @@
 #include "bm25_internal.h"
 
 static const char rv__magic[8] = {'R', 'V', 'B', 'M', '2', '5', 'I', 'X'};
-#define RV__HEADER 32u
+#define RV__HEADER  32u
 #define RV__TRAILER 8u
 
 /* --------------------------------------------------------------- writer */
@@ -162,8 +162,8 @@ static uint64_t rv__payload_size(const rv_bm25 *ix, uint64_t n_post, uint64_t n_
 ** range [*a, *e), or 0 when no segment is left.  Terms are taken in
 ** ascending order; segpos[] holds each segment's place in its sorted term
 ** list and moves past t. */
-static int rv__next_list(const rv_bm25 *ix, size_t *segpos, uint32_t t, size_t *si,
-                         uint64_t *a, uint64_t *e) {
+static int rv__next_list(const rv_bm25 *ix, size_t *segpos, uint32_t t, size_t *si, uint64_t *a,
+                         uint64_t *e) {
     for (; *si < ix->n_segs; (*si)++) {
         const rv__seg *s = ix->segs[*si];
         size_t j = segpos[*si];
@@ -177,8 +177,8 @@ static int rv__next_list(const rv_bm25 *ix, size_t *segpos, uint32_t t, size_t *
 }
 
 /* Per segment, the index of the next term to write. */
-static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos,
-                            uint64_t n_post, uint64_t n_over) {
+static void rv__write_index(const rv_bm25 *ix, rv__writer *w, size_t *segpos, uint64_t n_post,
+                            uint64_t n_over) {
     unsigned char h[RV__HEADER];
     memset(h, 0, sizeof h);
     memcpy(h, rv__magic, 8);
@@ -279,7 +279,8 @@ static void rv__count(const rv_bm25 *ix, uint64_t *n_post, uint64_t *n_over) {
 rv_status rv_bm25_save_buffer(const rv_bm25 *ix, void *buf, size_t capacity, size_t *size) {
     if (size) *size = 0;
     if (!ix || !size) return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
-    if (!buf && capacity) return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
+    if (!buf && capacity)
+        return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
     uint64_t n_post, n_over;
     rv__count(ix, &n_post, &n_over);
     uint64_t total = RV__HEADER + rv__payload_size(ix, n_post, n_over) + RV__TRAILER;
@@ -305,8 +306,9 @@ rv_status rv_bm25_save_buffer(const rv_bm25 *ix, void *buf, size_t capacity, siz
     rv__write_index(ix, &w, segpos, n_post, n_over);
     rv__free(segpos);
     rv__free(tab);
-    if (w.pos != total) return rv__error(RV_E_INTERNAL, "wrote %llu bytes, expected %llu",
-                                         (unsigned long long)w.pos, (unsigned long long)total);
+    if (w.pos != total)
+        return rv__error(RV_E_INTERNAL, "wrote %llu bytes, expected %llu",
+                         (unsigned long long)w.pos, (unsigned long long)total);
     return RV_OK;
 }
 
@@ -371,24 +373,27 @@ static rv_status rv__load_header(const unsigned char *buf, uint64_t size, uint64
     if (size < RV__HEADER + RV__TRAILER)
         return RV__CORRUPT("not a BM25 index: %llu bytes is shorter than the header",
                            (unsigned long long)size);
-    if (memcmp(buf, rv__magic, 8) != 0)
-        return RV__CORRUPT("not a BM25 index: bad magic number");
+    if (memcmp(buf, rv__magic, 8) != 0) return RV__CORRUPT("not a BM25 index: bad magic number");
     uint32_t version = rv__get_u32(buf + 8);
     if (version == 1)
-        return rv__error(RV_E_VERSION, "BM25 index format version 1 was written before "
+        return rv__error(RV_E_VERSION,
+                         "BM25 index format version 1 was written before "
                          "documents had caller ids (this library reads version %d): rebuild "
                          "the index from its documents and save it again",
                          RV_BM25_FORMAT_VERSION);
     if (version != RV_BM25_FORMAT_VERSION)
-        return rv__error(RV_E_VERSION, "BM25 index format version %u; this library reads "
-                         "version %d", version, RV_BM25_FORMAT_VERSION);
+        return rv__error(RV_E_VERSION,
+                         "BM25 index format version %u; this library reads "
+                         "version %d",
+                         version, RV_BM25_FORMAT_VERSION);
     if (rv__get_u32(buf + 12) != RV__HEADER || rv__get_u32(buf + 28) != 0)
         return RV__CORRUPT("BM25 index header is damaged");
     uint64_t payload = rv__get_u64(buf + 16);
     *payload_out = payload;
     if (payload > size || size - payload != RV__HEADER + RV__TRAILER)
         return RV__CORRUPT("BM25 index is truncated or has trailing bytes: %llu bytes, header "
-                           "says %llu", (unsigned long long)size,
+                           "says %llu",
+                           (unsigned long long)size,
                            (unsigned long long)(payload + RV__HEADER + RV__TRAILER));
     rv__crc_table *tab = rv__malloc(sizeof *tab);
     if (!tab) return rv__nomem("the checksum table");
@@ -400,7 +405,8 @@ static rv_status rv__load_header(const unsigned char *buf, uint64_t size, uint64
         return RV__CORRUPT("BM25 index fails its checksum (the file is damaged)");
     uint32_t aver = rv__get_u32(buf + 24);
     if (aver != RV_ANALYZER_VERSION)
-        return rv__error(RV_E_VERSION, "BM25 index was built with analyzer version %u; this "
+        return rv__error(RV_E_VERSION,
+                         "BM25 index was built with analyzer version %u; this "
                          "library analyses text with version %d, so queries would not match",
                          aver, RV_ANALYZER_VERSION);
     return RV_OK;
@@ -463,8 +469,8 @@ static rv_status rv__load_layout(const unsigned char *buf, uint64_t payload, rv_
     im->p_tfs = rv__take(&r, im->n_post, 1);
     im->p_opos = rv__take(&r, im->n_over * 8, 0);
     im->p_otf = rv__take(&r, im->n_over * 4, 1);
-    if (!im->p_len || !im->p_state || !im->p_ext || !im->p_stroff || !im->p_pool ||
-        !im->p_off || !im->p_docs || !im->p_tfs || !im->p_opos || !im->p_otf || r.pos != r.size)
+    if (!im->p_len || !im->p_state || !im->p_ext || !im->p_stroff || !im->p_pool || !im->p_off ||
+        !im->p_docs || !im->p_tfs || !im->p_opos || !im->p_otf || r.pos != r.size)
         return RV__CORRUPT("BM25 index sections do not match its sizes");
     if (!im->n_terms && (im->pool_len || im->n_post))
         return RV__CORRUPT("BM25 index has postings but no terms");
@@ -493,8 +499,8 @@ static rv_status rv__load_docs(rv_bm25 *ix, const rv__image *im) {
         }
         uint32_t prev = rv__idmap_find(ix, id);
         if (prev != RV__NO_SLOT && ix->doc_state[prev] == RV_BM25_DOC_LIVE) {
-            st = RV__CORRUPT("BM25 index: id %lld is filed under two live documents",
-                             (long long)id);
+            st =
+                RV__CORRUPT("BM25 index: id %lld is filed under two live documents", (long long)id);
             return st;
         }
         ix->doc_state[d] = s;
@@ -555,8 +561,7 @@ static rv_status rv__load_dict(rv_bm25 *ix, const rv__image *im) {
 ** in the image (seg comes zeroed and the caller frees it on failure; sums
 ** has n_docs zeroed slots).  Checks offsets, postings and overflow entries,
 ** and that each document's length is the sum of its term frequencies. */
-static rv_status rv__load_postings(rv_bm25 *ix, const rv__image *im, rv__seg *seg,
-                                   uint64_t *sums) {
+static rv_status rv__load_postings(rv_bm25 *ix, const rv__image *im, rv__seg *seg, uint64_t *sums) {
     rv_status st;
     seg->doc_base = 0;
     seg->doc_end = (uint32_t)im->n_docs;
@@ -571,7 +576,8 @@ static rv_status rv__load_postings(rv_bm25 *ix, const rv__image *im, rv__seg *se
     for (uint64_t t = 0; t < im->n_terms; t++) {
         uint64_t a = rv__get_u64(im->p_off + 8 * t), e = rv__get_u64(im->p_off + 8 * (t + 1));
         if (e < a || e > im->n_post) {
-            st = RV__CORRUPT("BM25 index: term %llu has bad posting offsets", (unsigned long long)t);
+            st =
+                RV__CORRUPT("BM25 index: term %llu has bad posting offsets", (unsigned long long)t);
             return st;
         }
         ix->df[t] = 0; /* counted from the live postings below */
@@ -629,8 +635,7 @@ static rv_status rv__load_postings(rv_bm25 *ix, const rv__image *im, rv__seg *se
         uint64_t pos = rv__get_u64(im->p_opos + 8 * i);
         uint32_t tf = rv__get_u32(im->p_otf + 4 * i);
         if (pos >= im->n_post || (i && pos <= seg->over_pos[i - 1]) ||
-            im->p_tfs[pos] != RV__TF_ESCAPE ||
-            tf < RV__TF_ESCAPE) {
+            im->p_tfs[pos] != RV__TF_ESCAPE || tf < RV__TF_ESCAPE) {
             st = RV__CORRUPT("BM25 index overflow entry %llu is invalid", (unsigned long long)i);
             return st;
         }
@@ -684,8 +689,10 @@ static rv_status rv__load(const unsigned char *buf, uint64_t size, void *owner, 
     }
     ix->segs[0] = seg;
     ix->n_segs = 1;
-    if (rv__host_le()) seg->blob = owner; /* the segment now owns the image */
-    else rv__free(owner);
+    if (rv__host_le())
+        seg->blob = owner; /* the segment now owns the image */
+    else
+        rv__free(owner);
     rv__bm25_refresh(ix);
     *out = ix;
     return RV_OK;

@@ -65,10 +65,10 @@
 #include "../core/parallel.h"
 #include "bm25_internal.h"
 
-#define RV__MARGIN (1.0 + 1e-9)
-#define RV__WIN 4096u
+#define RV__MARGIN       (1.0 + 1e-9)
+#define RV__WIN          4096u
 #define RV__DIRECT_SHARE 128u /* direct: at most one allowed document in this many slots */
-#define RV__PIPE 16               /* ids translated per group of prefetches */
+#define RV__PIPE         16   /* ids translated per group of prefetches */
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define RV__PREFETCH(p) __builtin_prefetch(p)
@@ -85,34 +85,34 @@ typedef struct {
 typedef struct {
     const uint32_t *docs;
     const rv__seg *seg;
-    uint64_t pos, end, start;     /* posting positions of the list */
-    uint64_t blk, blk0, blk_end;  /* current, first and end block */
-    uint32_t doc;                 /* current document, UINT32_MAX at end */
+    uint64_t pos, end, start;    /* posting positions of the list */
+    uint64_t blk, blk0, blk_end; /* current, first and end block */
+    uint32_t doc;                /* current document, UINT32_MAX at end */
     float idf;
     double qtf;
-    double ub;                    /* qtf * the list's bound */
-    uint32_t q;                   /* index of the term in canonical order */
+    double ub;  /* qtf * the list's bound */
+    uint32_t q; /* index of the term in canonical order */
 } rv__cur;
 
 /* A filter translated for one index: the live allowed slots. */
 typedef struct {
-    int on;            /* a filter was given */
-    size_t n;          /* live documents it allows */
-    uint32_t *list;    /* those slots ascending, or NULL (too many) */
-    uint64_t *bits;    /* the same as a bitmap over the slots, or NULL */
+    int on;         /* a filter was given */
+    size_t n;       /* live documents it allows */
+    uint32_t *list; /* those slots ascending, or NULL (too many) */
+    uint64_t *bits; /* the same as a bitmap over the slots, or NULL */
 } rv__filter;
 
 /* Per-thread scratch, reused across the queries of a batch. */
 typedef struct {
-    uint32_t *raw;       /* analysed query term ids, with repeats */
+    uint32_t *raw; /* analysed query term ids, with repeats */
     size_t n_raw, raw_cap;
-    uint32_t *qterm;     /* distinct, ascending */
+    uint32_t *qterm; /* distinct, ascending */
     uint32_t *qtf;
-    float *qidf;         /* idf of each, single precision */
+    float *qidf; /* idf of each, single precision */
     size_t nq, q_cap;
     rv__cur *cur;
     double *prefix;
-    uint32_t *tq;        /* terms matched by the current candidate */
+    uint32_t *tq; /* terms matched by the current candidate */
     float *tw;
     size_t cur_cap;
     rv__hit *heap;
@@ -208,8 +208,7 @@ static rv_status rv__query_finish(rv__scratch *s) {
         }
     }
     s->nq = nq;
-    for (size_t q = 0; q < nq; q++)
-        s->qidf[q] = (float)rv__idf(s->ix, s->ix->df[s->qterm[q]]);
+    for (size_t q = 0; q < nq; q++) s->qidf[q] = (float)rv__idf(s->ix, s->ix->df[s->qterm[q]]);
     return RV_OK;
 }
 
@@ -236,7 +235,8 @@ static rv_status rv__filter_bits(const rv_bm25 *ix, rv__filter *f) {
     f->bits = rv__calloc(words, sizeof *f->bits);
     if (!f->bits) return rv__nomem("the filter's bitmap");
     if (f->list) {
-        for (size_t i = 0; i < f->n; i++) f->bits[f->list[i] >> 6] |= (uint64_t)1 << (f->list[i] & 63);
+        for (size_t i = 0; i < f->n; i++)
+            f->bits[f->list[i] >> 6] |= (uint64_t)1 << (f->list[i] & 63);
         return RV_OK;
     }
     /* rv__filter_make gives large sets their bitmap at once */
@@ -381,8 +381,10 @@ static uint64_t rv__find_block(const rv__cur *c, uint32_t target) {
     uint64_t a = lo + 1, e = hi;
     while (a < e) {
         uint64_t mid = a + (e - a) / 2;
-        if (last[mid] < target) a = mid + 1;
-        else e = mid;
+        if (last[mid] < target)
+            a = mid + 1;
+        else
+            e = mid;
     }
     return a;
 }
@@ -414,8 +416,10 @@ static void rv__next_geq(rv__cur *c, uint32_t target) {
     uint64_t hi = a + step < e ? a + step : e;
     while (a < hi) {
         uint64_t mid = a + (hi - a) / 2;
-        if (docs[mid] < target) a = mid + 1;
-        else hi = mid;
+        if (docs[mid] < target)
+            a = mid + 1;
+        else
+            hi = mid;
     }
     c->pos = a;
     c->doc = docs[a];
@@ -438,7 +442,7 @@ typedef struct {
     rv__scratch *s;
     const rv_bm25 *ix;
     size_t k, n_heap;
-    double cut;       /* prune below: the float just under the k-th score */
+    double cut; /* prune below: the float just under the k-th score */
     int full;
     int exhaustive;
     rv__wparams wp;
@@ -650,8 +654,7 @@ static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
 ** the rest of the segment goes when even every list's bound together
 ** cannot beat the cut.
 */
-static void rv__search_seg_direct(rv__run *r, const rv__seg *seg, const uint32_t *list,
-                                  size_t n) {
+static void rv__search_seg_direct(rv__run *r, const rv__seg *seg, const uint32_t *list, size_t n) {
     rv__scratch *s = r->s;
     rv__cur *cur = s->cur;
     size_t nc = rv__cursors_canonical(r, seg);
@@ -729,7 +732,8 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         ** candidates line up with the words of the slot bitmaps; the slots
         ** before dmin hold no essential posting and cost nothing */
         lo &= ~(uint32_t)63;
-        uint32_t hi = lo + RV__WIN > lo && lo + RV__WIN < seg->doc_end ? lo + RV__WIN : seg->doc_end;
+        uint32_t hi =
+            lo + RV__WIN > lo && lo + RV__WIN < seg->doc_end ? lo + RV__WIN : seg->doc_end;
         double ne_ub = ne ? prefix[ne - 1] : 0.0;
         /* 1. block bound of the window */
         if (r->full) {
@@ -803,8 +807,8 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
             float *wq = wbuf + (size_t)c->q * RV__WIN;
             for (; p < e && docs[p] < hi; p++) {
                 uint32_t i = docs[p] - lo, cd = code[p];
-                float w = RV__LIKELY(cd < n_codes) ? idf * gtab[cd]
-                                                   : rv__post_weight(r, seg, p, idf);
+                float w =
+                    RV__LIKELY(cd < n_codes) ? idf * gtab[cd] : rv__post_weight(r, seg, p, idf);
                 if (!mask[i]) {
                     bits[i >> 6] |= (uint64_t)1 << (i & 63);
                     part[i] = 0;
@@ -849,8 +853,10 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                 size_t m = 0;
                 for (size_t t = 0; t < n; t++) {
                     uint32_t i = cand[t];
-                    if (rv__eligible(r, lo + i)) cand[m++] = i;
-                    else mask[i] = 0;
+                    if (rv__eligible(r, lo + i))
+                        cand[m++] = i;
+                    else
+                        mask[i] = 0;
                 }
                 n = m;
             }
@@ -883,8 +889,10 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
             size_t m = 0;
             for (size_t t = 0; t < n; t++) {
                 uint32_t i = cand[t];
-                if (rv__hopeless(r, part[i] + rest)) mask[i] = 0;
-                else cand[m++] = i;
+                if (rv__hopeless(r, part[i] + rest))
+                    mask[i] = 0;
+                else
+                    cand[m++] = i;
             }
             n = m;
             if (!n) break;
@@ -1060,9 +1068,8 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
     return RV_OK;
 }
 
-static rv_status rv__check_search(const rv_bm25 *ix, size_t k, unsigned flags,
-                                  const int64_t *ids, const float *scores,
-                                  const size_t *n_found) {
+static rv_status rv__check_search(const rv_bm25 *ix, size_t k, unsigned flags, const int64_t *ids,
+                                  const float *scores, const size_t *n_found) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: must be >= 1");
     if (!ids || !scores || !n_found)
@@ -1072,9 +1079,9 @@ static rv_status rv__check_search(const rv_bm25 *ix, size_t k, unsigned flags,
     return RV_OK;
 }
 
-rv_status rv_bm25_search(const rv_bm25 *ix, const char *query, size_t len, size_t k,
-                         unsigned flags, const rv_idset *filter, int64_t *ids, float *scores,
-                         size_t *n_found, rv_bm25_search_info *info) {
+rv_status rv_bm25_search(const rv_bm25 *ix, const char *query, size_t len, size_t k, unsigned flags,
+                         const rv_idset *filter, int64_t *ids, float *scores, size_t *n_found,
+                         rv_bm25_search_info *info) {
     if (n_found) *n_found = 0;
     if (info) memset(info, 0, sizeof *info);
     rv_status st = rv__check_search(ix, k, flags, ids, scores, n_found);
@@ -1085,8 +1092,10 @@ rv_status rv_bm25_search(const rv_bm25 *ix, const char *query, size_t len, size_
     s.ix = ix;
     rv__filter f;
     st = rv__query_text(&s, query, len);
-    if (st == RV_OK) st = rv__filter_make(ix, filter, &f);
-    else memset(&f, 0, sizeof f);
+    if (st == RV_OK)
+        st = rv__filter_make(ix, filter, &f);
+    else
+        memset(&f, 0, sizeof f);
     if (st == RV_OK) st = rv__run_query(&s, k, flags, &f, ids, scores, n_found, info);
     rv__filter_free(&f);
     rv__scratch_free(&s);
@@ -1137,7 +1146,7 @@ typedef struct {
     atomic_size_t done;
     atomic_int stop;
     pthread_mutex_t lock;
-    size_t err_q;          /* lowest failing query, or SIZE_MAX */
+    size_t err_q; /* lowest failing query, or SIZE_MAX */
     rv_status err;
     char msg[256];
     rv_progress_fn progress; /* worker 0 only */
@@ -1206,24 +1215,25 @@ static void rv__batch_work(rv__batch *b, rv_progress_fn progress, void *pctx) {
 ** progress. */
 static void rv__batch_worker(void *ctx, unsigned t) {
     rv__batch *b = (rv__batch *)ctx;
-    if (t == 0) rv__batch_work(b, b->progress, b->progress_ctx);
-    else rv__batch_work(b, NULL, NULL);
+    if (t == 0)
+        rv__batch_work(b, b->progress, b->progress_ctx);
+    else
+        rv__batch_work(b, NULL, NULL);
 }
 
-rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries,
-                               const char *const *queries, const size_t *lens, size_t k,
-                               unsigned flags, const rv_idset *filter, unsigned n_threads,
-                               rv_progress_fn progress, void *progress_ctx, int64_t *ids,
-                               float *scores, uint32_t *n_found) {
+rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries, const char *const *queries,
+                               const size_t *lens, size_t k, unsigned flags, const rv_idset *filter,
+                               unsigned n_threads, rv_progress_fn progress, void *progress_ctx,
+                               int64_t *ids, float *scores, uint32_t *n_found) {
     if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: must be >= 1");
     if (flags & ~RV_BM25_EXHAUSTIVE)
         return rv__error(RV_E_INVALID_ARG, "flags = 0x%x: unknown bits", flags);
     if (n_queries == 0) return RV_OK;
     if (!queries || !lens || !ids || !scores || !n_found)
-        return rv__error(RV_E_INVALID_ARG, "queries, lens, ids, scores and n_found must not be NULL");
-    if (n_queries > SIZE_MAX / k)
-        return rv__error(RV_E_RANGE, "n_queries * k overflows");
+        return rv__error(RV_E_INVALID_ARG,
+                         "queries, lens, ids, scores and n_found must not be NULL");
+    if (n_queries > SIZE_MAX / k) return rv__error(RV_E_RANGE, "n_queries * k overflows");
     rv__filter f;
     rv_status st = rv__filter_make(ix, filter, &f);
     if (st == RV_OK && f.on) st = rv__filter_bits(ix, &f); /* shared by the threads */
@@ -1275,8 +1285,10 @@ static uint32_t rv__tf_of(const rv_bm25 *ix, uint32_t t, uint32_t doc) {
     size_t lo = 0, hi = ix->n_segs;
     while (lo < hi) { /* the segment whose range holds doc */
         size_t mid = (lo + hi) / 2;
-        if (ix->segs[mid]->doc_end <= doc) lo = mid + 1;
-        else hi = mid;
+        if (ix->segs[mid]->doc_end <= doc)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     if (lo >= ix->n_segs || ix->segs[lo]->doc_base > doc) return 0;
     const rv__seg *s = ix->segs[lo];
@@ -1285,21 +1297,24 @@ static uint32_t rv__tf_of(const rv_bm25 *ix, uint32_t t, uint32_t doc) {
     uint64_t a = s->offsets[i], e = s->offsets[i + 1];
     while (a < e) {
         uint64_t mid = a + (e - a) / 2;
-        if (s->docs[mid] < doc) a = mid + 1;
-        else e = mid;
+        if (s->docs[mid] < doc)
+            a = mid + 1;
+        else
+            e = mid;
     }
     if (a < s->offsets[i + 1] && s->docs[a] == doc) return rv__seg_tf(s, a);
     return 0;
 }
 
 rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, int64_t id,
-                          rv_bm25_explain_row *rows, size_t capacity, size_t *n_rows,
-                          float *score, uint32_t *doc_len) {
+                          rv_bm25_explain_row *rows, size_t capacity, size_t *n_rows, float *score,
+                          uint32_t *doc_len) {
     if (n_rows) *n_rows = 0;
     if (score) *score = 0;
     if (doc_len) *doc_len = 0;
     if (!ix || !n_rows) return rv__error(RV_E_INVALID_ARG, "index and n_rows must not be NULL");
-    if (!rows && capacity) return rv__error(RV_E_INVALID_ARG, "rows is NULL but capacity = %zu", capacity);
+    if (!rows && capacity)
+        return rv__error(RV_E_INVALID_ARG, "rows is NULL but capacity = %zu", capacity);
     if (!query && len) return rv__error(RV_E_INVALID_ARG, "query is NULL but len = %zu", len);
     uint32_t doc = id < 0 ? RV__NO_SLOT : rv__idmap_find(ix, id);
     if (doc == RV__NO_SLOT)

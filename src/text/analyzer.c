@@ -33,13 +33,17 @@ int rv__utf8_next(const unsigned char *s, size_t len, size_t *pos, uint32_t *cp)
     } else if (c >= 0xE0 && c <= 0xEF) {
         need = 2;
         v = c & 0x0F;
-        if (c == 0xE0) lo = 0xA0;      /* no overlongs */
-        else if (c == 0xED) hi = 0x9F; /* no surrogates */
+        if (c == 0xE0)
+            lo = 0xA0; /* no overlongs */
+        else if (c == 0xED)
+            hi = 0x9F; /* no surrogates */
     } else if (c >= 0xF0 && c <= 0xF4) {
         need = 3;
         v = c & 0x07;
-        if (c == 0xF0) lo = 0x90;      /* no overlongs */
-        else if (c == 0xF4) hi = 0x8F; /* <= U+10FFFF */
+        if (c == 0xF0)
+            lo = 0x90; /* no overlongs */
+        else if (c == 0xF4)
+            hi = 0x8F; /* <= U+10FFFF */
     } else {
         *pos = i + 1; /* C0, C1, F5..FF, or a stray continuation byte */
         return 0;
@@ -95,27 +99,29 @@ static int rv__in_ranges(const rv__cp_range *r, size_t n, uint32_t cp) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (cp < r[mid].first) hi = mid;
-        else if (cp > r[mid].last) lo = mid + 1;
-        else return 1;
+        if (cp < r[mid].first)
+            hi = mid;
+        else if (cp > r[mid].last)
+            lo = mid + 1;
+        else
+            return 1;
     }
     return 0;
 }
 
 /* Scripts written without spaces between words: one token per character. */
 static int rv__is_single(uint32_t cp) {
-    return (cp >= 0x3040 && cp <= 0x309F) ||   /* Hiragana */
-           (cp >= 0x3400 && cp <= 0x4DBF) ||   /* CJK Ext A */
-           (cp >= 0x4E00 && cp <= 0x9FFF) ||   /* CJK Unified */
-           (cp >= 0xF900 && cp <= 0xFAFF) ||   /* CJK Compatibility */
-           (cp >= 0x20000 && cp <= 0x3134F);   /* CJK Ext B..G */
+    return (cp >= 0x3040 && cp <= 0x309F) || /* Hiragana */
+           (cp >= 0x3400 && cp <= 0x4DBF) || /* CJK Ext A */
+           (cp >= 0x4E00 && cp <= 0x9FFF) || /* CJK Unified */
+           (cp >= 0xF900 && cp <= 0xFAFF) || /* CJK Compatibility */
+           (cp >= 0x20000 && cp <= 0x3134F); /* CJK Ext B..G */
 }
 
 static int rv__class(uint32_t cp) {
     if (rv__in_ranges(rv__alnum_ranges, RV__ARRAY_LEN(rv__alnum_ranges), cp))
         return rv__is_single(cp) ? RV__SINGLE : RV__ALNUM;
-    if (rv__in_ranges(rv__mark_ranges, RV__ARRAY_LEN(rv__mark_ranges), cp))
-        return RV__MARK;
+    if (rv__in_ranges(rv__mark_ranges, RV__ARRAY_LEN(rv__mark_ranges), cp)) return RV__MARK;
     return RV__SEP;
 }
 
@@ -125,9 +131,12 @@ static uint32_t rv__lower(uint32_t cp) {
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         const rv__lower_run *r = &rv__lower_runs[mid];
-        if (cp < r->first) hi = mid;
-        else if (cp > r->last) lo = mid + 1;
-        else return (cp - r->first) % r->stride == 0 ? (uint32_t)((int32_t)cp + r->delta) : cp;
+        if (cp < r->first)
+            hi = mid;
+        else if (cp > r->last)
+            lo = mid + 1;
+        else
+            return (cp - r->first) % r->stride == 0 ? (uint32_t)((int32_t)cp + r->delta) : cp;
     }
     return cp;
 }
@@ -136,27 +145,29 @@ static const char *rv__fold(uint32_t cp) {
     size_t lo = 0, hi = RV__ARRAY_LEN(rv__latin_folds);
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (cp < rv__latin_folds[mid].cp) hi = mid;
-        else if (cp > rv__latin_folds[mid].cp) lo = mid + 1;
-        else return rv__latin_folds[mid].to;
+        if (cp < rv__latin_folds[mid].cp)
+            hi = mid;
+        else if (cp > rv__latin_folds[mid].cp)
+            lo = mid + 1;
+        else
+            return rv__latin_folds[mid].to;
     }
     return NULL;
 }
 
 /* Letters of the Latin script (and ASCII digits): their marks are accents. */
 static int rv__is_latin(uint32_t cp) {
-    return cp < 0x0250 || (cp >= 0x1E00 && cp <= 0x1EFF) ||
-           (cp >= 0x2C60 && cp <= 0x2C7F) || (cp >= 0xA720 && cp <= 0xA7FF) ||
-           (cp >= 0xAB30 && cp <= 0xAB6F) || (cp >= 0xFB00 && cp <= 0xFB06) ||
-           (cp >= 0xFF21 && cp <= 0xFF5A);
+    return cp < 0x0250 || (cp >= 0x1E00 && cp <= 0x1EFF) || (cp >= 0x2C60 && cp <= 0x2C7F) ||
+           (cp >= 0xA720 && cp <= 0xA7FF) || (cp >= 0xAB30 && cp <= 0xAB6F) ||
+           (cp >= 0xFB00 && cp <= 0xFB06) || (cp >= 0xFF21 && cp <= 0xFF5A);
 }
 
 /* ASCII classes: 0 separator, 1 digit or lowercase, 2 uppercase. */
 static const unsigned char rv__ascii[128] = {
-    0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0,
-    0,0,0,0,0,0,0,0, 0,0,0,0,0,0,0,0, 1,1,1,1,1,1,1,1, 1,1,0,0,0,0,0,0,
-    0,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2, 2,2,2,2,2,2,2,2, 2,2,2,0,0,0,0,0,
-    0,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1, 1,1,1,1,1,1,1,1, 1,1,1,0,0,0,0,0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+    0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0,
+    0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
 };
 
 /* ------------------------------------------------------------------ options */
@@ -175,30 +186,40 @@ void rv_analyzer_options_init(rv_analyzer_options *opt) {
 
 rv_status rv_analyzer_options_check(const rv_analyzer_options *opt) {
     if (!opt) return rv__error(RV_E_INVALID_ARG, "analyzer options must not be NULL");
-    const struct { const char *name; int v; } flags[] = {
-        {"lowercase", opt->lowercase}, {"strip_accents", opt->strip_accents},
-        {"stopwords", opt->stopwords}, {"stem", opt->stem},
+    const struct {
+        const char *name;
+        int v;
+    } flags[] = {
+        {"lowercase", opt->lowercase},
+        {"strip_accents", opt->strip_accents},
+        {"stopwords", opt->stopwords},
+        {"stem", opt->stem},
     };
     for (size_t i = 0; i < RV__ARRAY_LEN(flags); i++)
         if (flags[i].v != 0 && flags[i].v != 1)
             return rv__error(RV_E_INVALID_ARG, "analyzer option %s = %d: must be 0 or 1",
                              flags[i].name, flags[i].v);
     if (opt->utf8 != RV_UTF8_STRICT && opt->utf8 != RV_UTF8_REPLACE)
-        return rv__error(RV_E_INVALID_ARG, "analyzer option utf8 = %d: must be "
-                         "RV_UTF8_STRICT (0) or RV_UTF8_REPLACE (1)", (int)opt->utf8);
+        return rv__error(RV_E_INVALID_ARG,
+                         "analyzer option utf8 = %d: must be "
+                         "RV_UTF8_STRICT (0) or RV_UTF8_REPLACE (1)",
+                         (int)opt->utf8);
     if (opt->min_token_len < 1)
         return rv__error(RV_E_INVALID_ARG, "analyzer option min_token_len = 0: must be >= 1");
     if (opt->max_token_len > RV_ANALYZER_MAX_TOKEN_LEN)
         return rv__error(RV_E_INVALID_ARG, "analyzer option max_token_len = %u: must be <= %d",
                          (unsigned)opt->max_token_len, RV_ANALYZER_MAX_TOKEN_LEN);
     if (opt->min_token_len > opt->max_token_len)
-        return rv__error(RV_E_INVALID_ARG, "analyzer option min_token_len = %u exceeds "
-                         "max_token_len = %u", (unsigned)opt->min_token_len,
-                         (unsigned)opt->max_token_len);
+        return rv__error(RV_E_INVALID_ARG,
+                         "analyzer option min_token_len = %u exceeds "
+                         "max_token_len = %u",
+                         (unsigned)opt->min_token_len, (unsigned)opt->max_token_len);
     return RV_OK;
 }
 
-const char *rv_unicode_version(void) { return RV__UNICODE_VERSION; }
+const char *rv_unicode_version(void) {
+    return RV__UNICODE_VERSION;
+}
 
 /* ------------------------------------------------------------- the analyzer */
 
@@ -250,9 +271,8 @@ static rv_status rv__tok_flush(rv__tok *t) {
     return t->fn(t->ctx, out, len);
 }
 
-rv_status rv__analyze_each(const rv_analyzer_options *opt, const char *text,
-                           size_t len, rv__term_fn fn, void *ctx,
-                           size_t *bad_offset) {
+rv_status rv__analyze_each(const rv_analyzer_options *opt, const char *text, size_t len,
+                           rv__term_fn fn, void *ctx, size_t *bad_offset) {
     rv__tok t;
     t.n = 0;
     t.too_long = 0;
@@ -289,9 +309,8 @@ rv_status rv__analyze_each(const rv_analyzer_options *opt, const char *text,
         if (!rv__utf8_next(s, len, &i, &cp)) {
             if (opt->utf8 == RV_UTF8_STRICT) {
                 if (bad_offset) *bad_offset = at;
-                return rv__error(RV_E_INVALID_ARG,
-                                 "invalid UTF-8 at byte offset %zu (byte 0x%02X)", at,
-                                 (unsigned)s[at]);
+                return rv__error(RV_E_INVALID_ARG, "invalid UTF-8 at byte offset %zu (byte 0x%02X)",
+                                 at, (unsigned)s[at]);
             }
             cp = 0xFFFD; /* a symbol: separates tokens */
         }
@@ -334,17 +353,16 @@ static rv_status rv__collect_term(void *ctx, const char *term, size_t len) {
     return RV_OK;
 }
 
-rv_status rv_analyze(const rv_analyzer_options *opt, const char *text,
-                     size_t len, char *buf, size_t buf_cap, size_t *ends,
-                     size_t ends_cap, size_t *n_tokens, size_t *buf_len) {
+rv_status rv_analyze(const rv_analyzer_options *opt, const char *text, size_t len, char *buf,
+                     size_t buf_cap, size_t *ends, size_t ends_cap, size_t *n_tokens,
+                     size_t *buf_len) {
     if (n_tokens) *n_tokens = 0;
     if (buf_len) *buf_len = 0;
     rv_status st = rv_analyzer_options_check(opt);
     if (st != RV_OK) return st;
     if (!n_tokens || !buf_len)
         return rv__error(RV_E_INVALID_ARG, "n_tokens and buf_len must not be NULL");
-    if (!text && len)
-        return rv__error(RV_E_INVALID_ARG, "text is NULL but len = %zu", len);
+    if (!text && len) return rv__error(RV_E_INVALID_ARG, "text is NULL but len = %zu", len);
     if ((!buf && buf_cap) || (!ends && ends_cap))
         return rv__error(RV_E_INVALID_ARG, "a NULL buffer must have capacity 0");
     rv__collect c = {buf, buf_cap, 0, ends, ends_cap, 0};
@@ -353,17 +371,20 @@ rv_status rv_analyze(const rv_analyzer_options *opt, const char *text,
     *n_tokens = c.n;
     *buf_len = c.buf_len;
     if (c.buf_len > buf_cap || c.n > ends_cap)
-        return rv__error(RV_E_SHAPE, "output needs %zu bytes and %zu term ends; "
-                         "capacities are %zu and %zu", c.buf_len, c.n, buf_cap, ends_cap);
+        return rv__error(RV_E_SHAPE,
+                         "output needs %zu bytes and %zu term ends; "
+                         "capacities are %zu and %zu",
+                         c.buf_len, c.n, buf_cap, ends_cap);
     return RV_OK;
 }
 
-rv_status rv_stem_english(const char *word, size_t len, char *out,
-                          size_t out_cap, size_t *out_len) {
+rv_status rv_stem_english(const char *word, size_t len, char *out, size_t out_cap,
+                          size_t *out_len) {
     if (out_len) *out_len = 0;
     if (!out_len) return rv__error(RV_E_INVALID_ARG, "out_len must not be NULL");
     if (!word && len) return rv__error(RV_E_INVALID_ARG, "word is NULL but len = %zu", len);
-    if (!out && out_cap) return rv__error(RV_E_INVALID_ARG, "out is NULL but out_cap = %zu", out_cap);
+    if (!out && out_cap)
+        return rv__error(RV_E_INVALID_ARG, "out is NULL but out_cap = %zu", out_cap);
     uint32_t local[256];
     uint32_t *w = local;
     size_t n = 0;
@@ -374,12 +395,11 @@ rv_status rv_stem_english(const char *word, size_t len, char *out,
         size_t at = i;
         uint32_t cp;
         if (!rv__utf8_next(s, len, &i, &cp))
-            return rv__error(RV_E_INVALID_ARG, "invalid UTF-8 at byte offset %zu (byte 0x%02X)",
-                             at, (unsigned)s[at]);
+            return rv__error(RV_E_INVALID_ARG, "invalid UTF-8 at byte offset %zu (byte 0x%02X)", at,
+                             (unsigned)s[at]);
         n++;
     }
-    if (n > 65535)
-        return rv__error(RV_E_RANGE, "word of %zu characters: at most 65535", n);
+    if (n > 65535) return rv__error(RV_E_RANGE, "word of %zu characters: at most 65535", n);
     if (n > RV__ARRAY_LEN(local)) {
         w = rv__malloc(n * sizeof *w);
         if (!w) return rv__nomem("the stemmer's word buffer");

@@ -22,9 +22,9 @@ struct rv_hasher {
 
 /* Feature kinds, mixed into the seed so equal strings of different kinds
 ** land apart. */
-#define RV__TAG_WORD 0x776f7264u   /* "word" */
-#define RV__TAG_CHAR 0x63686172u   /* "char" */
-#define RV__TAG_NGRAM 0x6e67726du  /* "ngrm" */
+#define RV__TAG_WORD  0x776f7264u /* "word" */
+#define RV__TAG_CHAR  0x63686172u /* "char" */
+#define RV__TAG_NGRAM 0x6e67726du /* "ngrm" */
 
 /* Hash n code points (FNV-1a over 32-bit units, then a full avalanche). */
 static inline uint64_t rv__hash_cps(const uint32_t *c, size_t n, uint64_t seed) {
@@ -52,20 +52,18 @@ rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out) {
     *out = NULL;
     if (!opt) return rv__error(RV_E_INVALID_ARG, "opt must not be NULL");
     if (opt->dim == 0 || opt->dim > RV_HASHER_MAX_DIM)
-        return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u",
-                         (unsigned)opt->dim, (unsigned)RV_HASHER_MAX_DIM);
+        return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u", (unsigned)opt->dim,
+                         (unsigned)RV_HASHER_MAX_DIM);
     if (opt->word_ngrams > RV_HASHER_MAX_WORD_NGRAMS)
         return rv__error(RV_E_RANGE, "word_ngrams = %u: must be in 0 .. %u",
                          (unsigned)opt->word_ngrams, RV_HASHER_MAX_WORD_NGRAMS);
     if (opt->char_min > 0 &&
         (opt->char_max < opt->char_min || opt->char_max > RV_HASHER_MAX_CHAR_NGRAM))
-        return rv__error(RV_E_RANGE,
-                         "char n-grams %u .. %u: need char_min <= char_max <= %u",
+        return rv__error(RV_E_RANGE, "char n-grams %u .. %u: need char_min <= char_max <= %u",
                          (unsigned)opt->char_min, (unsigned)opt->char_max,
                          RV_HASHER_MAX_CHAR_NGRAM);
     if (!isfinite(opt->char_weight) || opt->char_weight < 0)
-        return rv__error(RV_E_INVALID_ARG,
-                         "char_weight = %g: must be finite and >= 0",
+        return rv__error(RV_E_INVALID_ARG, "char_weight = %g: must be finite and >= 0",
                          (double)opt->char_weight);
     int chars = opt->char_min > 0 && opt->char_weight > 0;
     if (opt->word_ngrams == 0 && !chars)
@@ -79,18 +77,24 @@ rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out) {
         h->opt.char_weight = 0;
     }
     snprintf(h->id, sizeof h->id, "hash-v1:dim=%u,words=1-%u,chars=%u-%u,cw=%g,seed=%llu",
-             (unsigned)h->opt.dim, (unsigned)h->opt.word_ngrams,
-             (unsigned)h->opt.char_min, (unsigned)h->opt.char_max,
-             (double)h->opt.char_weight, (unsigned long long)h->opt.seed);
+             (unsigned)h->opt.dim, (unsigned)h->opt.word_ngrams, (unsigned)h->opt.char_min,
+             (unsigned)h->opt.char_max, (double)h->opt.char_weight,
+             (unsigned long long)h->opt.seed);
     *out = h;
     return RV_OK;
 }
 
-void rv_hasher_free(rv_hasher *h) { rv__free(h); }
+void rv_hasher_free(rv_hasher *h) {
+    rv__free(h);
+}
 
-uint32_t rv_hasher_dim(const rv_hasher *h) { return h ? h->opt.dim : 0; }
+uint32_t rv_hasher_dim(const rv_hasher *h) {
+    return h ? h->opt.dim : 0;
+}
 
-const char *rv_hasher_id(const rv_hasher *h) { return h ? h->id : ""; }
+const char *rv_hasher_id(const rv_hasher *h) {
+    return h ? h->id : "";
+}
 
 /* ---------------------------------------------------------- characters */
 
@@ -105,10 +109,20 @@ static uint32_t rv__utf8_next(const unsigned char *s, size_t len, size_t *i) {
     }
     size_t n;
     uint32_t cp, min;
-    if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1fu; min = 0x80; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0fu; min = 0x800; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07u; min = 0x10000; }
-    else return UINT32_MAX;
+    if (c >= 0xc2 && c <= 0xdf) {
+        n = 1;
+        cp = c & 0x1fu;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        n = 2;
+        cp = c & 0x0fu;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 3;
+        cp = c & 0x07u;
+        min = 0x10000;
+    } else
+        return UINT32_MAX;
     if (len - *i <= n) return UINT32_MAX;
     for (size_t k = 1; k <= n; k++) {
         unsigned char t = s[*i + k];
@@ -124,8 +138,7 @@ static uint32_t rv__utf8_next(const unsigned char *s, size_t len, size_t *i) {
 ** except punctuation, symbol and space blocks. */
 static int rv__is_word_char(uint32_t cp) {
     if (cp < 0x80)
-        return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') ||
-               (cp >= 'A' && cp <= 'Z');
+        return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
     if (cp <= 0xbf) return cp == 0xaa || cp == 0xb5 || cp == 0xba;
     if (cp == 0xd7 || cp == 0xf7) return 0;
     if (cp >= 0x2000 && cp <= 0x2bff) return 0; /* punctuation, symbols, arrows */
@@ -136,7 +149,7 @@ static int rv__is_word_char(uint32_t cp) {
     if (cp >= 0xff3b && cp <= 0xff40) return 0;
     if (cp >= 0xff5b && cp <= 0xff65) return 0;
     if (cp >= 0x1f000 && cp <= 0x1faff) return 0; /* emoji and pictographs */
-    if (cp == 0xfeff) return 0;                    /* byte order mark */
+    if (cp == 0xfeff) return 0;                   /* byte order mark */
     return 1;
 }
 
@@ -164,8 +177,8 @@ static inline void rv__add_feature(float *out, uint32_t dim, uint64_t h, float w
 /* Features of one word held in cps[1 .. m] (cps[0] and cps[m+1] are free
 ** for the boundary marks).  prev[0..2] hold the hashes of the previous
 ** words (most recent first), n_prev how many there are. */
-static void rv__word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
-                          uint64_t *prev, unsigned *n_prev, float *out) {
+static void rv__word_features(const rv_hasher *hs, uint32_t *cps, size_t m, uint64_t *prev,
+                              unsigned *n_prev, float *out) {
     const rv_hasher_options *o = &hs->opt;
     uint64_t hw = rv__hash_cps(cps + 1, m, o->seed ^ RV__TAG_WORD);
     if (o->word_ngrams >= 1) rv__add_feature(out, o->dim, hw, 1.0f);
@@ -182,8 +195,7 @@ static void rv__word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
     size_t padded = m + 2, count = 0;
     cps[0] = '<';
     cps[m + 1] = '>';
-    for (size_t n = o->char_min; n <= o->char_max && n <= padded; n++)
-        count += padded - n + 1;
+    for (size_t n = o->char_min; n <= o->char_max && n <= padded; n++) count += padded - n + 1;
     if (count == 0) return;
     float w = (float)((double)o->char_weight / sqrt((double)count));
     for (size_t n = o->char_min; n <= o->char_max && n <= padded; n++) {
@@ -195,8 +207,8 @@ static void rv__word_features(const rv_hasher *hs, uint32_t *cps, size_t m,
 
 /* Embed with a caller-provided scratch buffer of at least len + 2 code
 ** points.  Returns 0, or 1 + the byte offset of invalid UTF-8. */
-static size_t rv__embed_one(const rv_hasher *hs, const unsigned char *s, size_t len,
-                        uint32_t *cps, float *out) {
+static size_t rv__embed_one(const rv_hasher *hs, const unsigned char *s, size_t len, uint32_t *cps,
+                            float *out) {
     uint32_t dim = hs->opt.dim;
     memset(out, 0, dim * sizeof *out);
     uint64_t prev[3] = {0, 0, 0};
@@ -226,8 +238,7 @@ static size_t rv__embed_one(const rv_hasher *hs, const unsigned char *s, size_t 
     return 0;
 }
 
-rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
-                          float *out) {
+rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len, float *out) {
     if (!h || !out || (!text && len))
         return rv__error(RV_E_INVALID_ARG, "hasher, text and out must not be NULL");
     if (len > SIZE_MAX / sizeof(uint32_t) - 2)
@@ -239,9 +250,7 @@ rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
     }
     size_t bad = rv__embed_one(h, (const unsigned char *)text, len, cps, out);
     rv__free(cps);
-    if (bad)
-        return rv__error(RV_E_INVALID_ARG, "text is not valid UTF-8 at byte %zu",
-                         bad - 1);
+    if (bad) return rv__error(RV_E_INVALID_ARG, "text is not valid UTF-8 at byte %zu", bad - 1);
     return RV_OK;
 }
 
@@ -251,10 +260,10 @@ typedef struct rv__hash_job {
     const uint64_t *offsets;
     size_t n;
     float *out;
-    uint32_t *scratch;   /* per thread: max_len + 2 code points */
+    uint32_t *scratch; /* per thread: max_len + 2 code points */
     size_t scratch_len;
     unsigned T;
-    size_t *bad_text;    /* per thread: first failing text index or SIZE_MAX */
+    size_t *bad_text; /* per thread: first failing text index or SIZE_MAX */
     size_t *bad_byte;
 } rv__hash_job;
 
@@ -266,9 +275,9 @@ static void rv__hash_block(void *ctx, unsigned t) {
     size_t a, b;
     rv__parallel_block(jb->n, jb->T, t, &a, &b);
     for (size_t i = a; i < b; i++) {
-        size_t bad = rv__embed_one(jb->h, jb->data + jb->offsets[i],
-                               (size_t)(jb->offsets[i + 1] - jb->offsets[i]), cps,
-                               jb->out + i * dim);
+        size_t bad =
+            rv__embed_one(jb->h, jb->data + jb->offsets[i],
+                          (size_t)(jb->offsets[i + 1] - jb->offsets[i]), cps, jb->out + i * dim);
         if (bad && jb->bad_text[t] == SIZE_MAX) {
             jb->bad_text[t] = i;
             jb->bad_byte[t] = bad - 1;
@@ -276,13 +285,11 @@ static void rv__hash_block(void *ctx, unsigned t) {
     }
 }
 
-rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
-                                const uint64_t *offsets, size_t n,
-                                uint32_t n_threads, float *out) {
+rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data, const uint64_t *offsets,
+                                size_t n, uint32_t n_threads, float *out) {
     if (!h) return rv__error(RV_E_INVALID_ARG, "hasher must not be NULL");
     if (n == 0) return RV_OK;
-    if (!offsets || !out)
-        return rv__error(RV_E_INVALID_ARG, "offsets and out must not be NULL");
+    if (!offsets || !out) return rv__error(RV_E_INVALID_ARG, "offsets and out must not be NULL");
     if (!data && offsets[n] != offsets[0])
         return rv__error(RV_E_INVALID_ARG, "data must not be NULL");
     size_t max_len = 0;
@@ -311,8 +318,8 @@ rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
         return rv__nomem("the embedding buffers");
     }
     for (unsigned t = 0; t < T; t++) bad_text[t] = SIZE_MAX;
-    rv__hash_job jb = {h, (const unsigned char *)data, offsets, n, out, scratch,
-                       slen, T, bad_text, bad_byte};
+    rv__hash_job jb = {
+        h, (const unsigned char *)data, offsets, n, out, scratch, slen, T, bad_text, bad_byte};
     rv__parallel_run(T, rv__hash_block, &jb);
     size_t first = SIZE_MAX, byte = 0;
     for (unsigned t = 0; t < T; t++)
@@ -324,7 +331,7 @@ rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,
     rv__free(bad_text);
     rv__free(bad_byte);
     if (first != SIZE_MAX)
-        return rv__error(RV_E_INVALID_ARG,
-                         "texts[%zu] is not valid UTF-8 at byte %zu", first, byte);
+        return rv__error(RV_E_INVALID_ARG, "texts[%zu] is not valid UTF-8 at byte %zu", first,
+                         byte);
     return RV_OK;
 }

@@ -23,9 +23,9 @@
 
 typedef struct {
     uint32_t *w;
-    size_t n;   /* current length */
-    size_t p1;  /* start of R1 */
-    size_t p2;  /* start of R2 */
+    size_t n;  /* current length */
+    size_t p1; /* start of R1 */
+    size_t p2; /* start of R2 */
 } rv__stem;
 
 static int rv__v(uint32_t c) {
@@ -72,8 +72,7 @@ static void rv__set_tail(rv__stem *z, size_t drop, const char *s) {
 /* Is there a short syllable ending at position e (chars before e)? */
 static int rv__shortv(const rv__stem *z, size_t e) {
     const uint32_t *w = z->w;
-    if (e >= 3 && rv__nonv_wxy(w[e - 1]) && rv__v(w[e - 2]) && !rv__v(w[e - 3]))
-        return 1;
+    if (e >= 3 && rv__nonv_wxy(w[e - 1]) && rv__v(w[e - 2]) && !rv__v(w[e - 3])) return 1;
     if (e == 2 && !rv__v(w[1]) && rv__v(w[0])) return 1;
     if (rv__ends_at(z, e, "past", 4)) return 1;
     return 0;
@@ -88,13 +87,13 @@ static int rv__has_vowel(const rv__stem *z, size_t end) {
 
 /* Words handled whole, before anything else. */
 static int rv__exception1(rv__stem *z) {
-    static const struct { const char *word, *stem; } ex[] = {
-        {"skis", "ski"}, {"skies", "sky"},
-        {"idly", "idl"}, {"gently", "gentl"}, {"ugly", "ugli"},
-        {"early", "earli"}, {"only", "onli"}, {"singly", "singl"},
-        {"sky", "sky"}, {"news", "news"}, {"howe", "howe"},
-        {"atlas", "atlas"}, {"cosmos", "cosmos"}, {"bias", "bias"},
-        {"andes", "andes"},
+    static const struct {
+        const char *word, *stem;
+    } ex[] = {
+        {"skis", "ski"},      {"skies", "sky"},   {"idly", "idl"},    {"gently", "gentl"},
+        {"ugly", "ugli"},     {"early", "earli"}, {"only", "onli"},   {"singly", "singl"},
+        {"sky", "sky"},       {"news", "news"},   {"howe", "howe"},   {"atlas", "atlas"},
+        {"cosmos", "cosmos"}, {"bias", "bias"},   {"andes", "andes"},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         if (rv__is(z->w, z->n, ex[i].word)) {
@@ -139,8 +138,7 @@ static size_t rv__region_after(const rv__stem *z, size_t from) {
 
 static void rv__mark_regions(rv__stem *z) {
     static const char *const prefixes[] = {
-        "univers", "commun", "gener", "arsen", "later", "emerg", "organ",
-        "inter", "past",
+        "univers", "commun", "gener", "arsen", "later", "emerg", "organ", "inter", "past",
     };
     z->p1 = z->p2 = z->n;
     size_t p1 = SIZE_MAX;
@@ -167,9 +165,12 @@ static void rv__mark_regions(rv__stem *z) {
 }
 
 static void rv__step_1a(rv__stem *z) {
-    if (rv__ends(z, "'s'")) z->n -= 3;
-    else if (rv__ends(z, "'s")) z->n -= 2;
-    else if (rv__ends(z, "'")) z->n -= 1;
+    if (rv__ends(z, "'s'"))
+        z->n -= 3;
+    else if (rv__ends(z, "'s"))
+        z->n -= 2;
+    else if (rv__ends(z, "'"))
+        z->n -= 1;
 
     if (rv__ends(z, "sses")) {
         z->n -= 2;
@@ -188,8 +189,7 @@ static void rv__step_1a(rv__stem *z) {
 static void rv__step_1b_general(rv__stem *z, size_t s) {
     if (!rv__has_vowel(z, s)) return;
     z->n = s;
-    static const char *const doubles[] = {"bb", "dd", "ff", "gg", "mm",
-                                          "nn", "pp", "rr", "tt"};
+    static const char *const doubles[] = {"bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt"};
     if (rv__ends(z, "at") || rv__ends(z, "bl") || rv__ends(z, "iz")) {
         rv__set_tail(z, 0, "e");
         return;
@@ -220,8 +220,7 @@ static void rv__step_1b(rv__stem *z) {
     const char *m = sfx[k];
     if (m[0] == 'e' && m[1] == 'e') { /* eed, eedly */
         if (s >= z->p1) {
-            if (rv__is(z->w, s, "proc") || rv__is(z->w, s, "exc") ||
-                rv__is(z->w, s, "succ"))
+            if (rv__is(z->w, s, "proc") || rv__is(z->w, s, "exc") || rv__is(z->w, s, "succ"))
                 return;
             z->n = s + 2; /* -> ee */
         }
@@ -232,8 +231,8 @@ static void rv__step_1b(rv__stem *z) {
         for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
             size_t kl = strlen(keep[i]);
             if (rv__ends_at(z, s, keep[i], kl)) {
-                if (s == kl) return;            /* inning, outing, ... */
-                rv__step_1b_general(z, s);      /* listed ending, not whole */
+                if (s == kl) return;       /* inning, outing, ... */
+                rv__step_1b_general(z, s); /* listed ending, not whole */
                 return;
             }
         }
@@ -256,19 +255,17 @@ static void rv__step_1c(rv__stem *z) {
 
 typedef struct {
     const char *sfx;
-    const char *to;   /* replacement; NULL for a special rule */
+    const char *to; /* replacement; NULL for a special rule */
 } rv__rule;
 
 static void rv__step_2(rv__stem *z) {
     static const rv__rule rules[] = {
-        {"ational", "ate"}, {"fulness", "ful"}, {"iveness", "ive"},
-        {"ization", "ize"}, {"ousness", "ous"},
-        {"tional", "tion"}, {"biliti", "ble"}, {"lessli", "less"},
-        {"entli", "ent"}, {"ation", "ate"}, {"alism", "al"}, {"aliti", "al"},
-        {"ousli", "ous"}, {"iviti", "ive"}, {"fulli", "ful"}, {"ogist", "og"},
-        {"enci", "ence"}, {"anci", "ance"}, {"abli", "able"}, {"izer", "ize"},
-        {"ator", "ate"}, {"alli", "al"},
-        {"bli", "ble"}, {"ogi", NULL},
+        {"ational", "ate"}, {"fulness", "ful"}, {"iveness", "ive"}, {"ization", "ize"},
+        {"ousness", "ous"}, {"tional", "tion"}, {"biliti", "ble"},  {"lessli", "less"},
+        {"entli", "ent"},   {"ation", "ate"},   {"alism", "al"},    {"aliti", "al"},
+        {"ousli", "ous"},   {"iviti", "ive"},   {"fulli", "ful"},   {"ogist", "og"},
+        {"enci", "ence"},   {"anci", "ance"},   {"abli", "able"},   {"izer", "ize"},
+        {"ator", "ate"},    {"alli", "al"},     {"bli", "ble"},     {"ogi", NULL},
         {"li", NULL},
     };
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
@@ -283,8 +280,8 @@ static void rv__step_2(rv__stem *z) {
         } else { /* li: after a valid li-ending */
             if (s >= 1) {
                 uint32_t c = z->w[s - 1];
-                if (c == 'c' || c == 'd' || c == 'e' || c == 'g' || c == 'h' ||
-                    c == 'k' || c == 'm' || c == 'n' || c == 'r' || c == 't')
+                if (c == 'c' || c == 'd' || c == 'e' || c == 'g' || c == 'h' || c == 'k' ||
+                    c == 'm' || c == 'n' || c == 'r' || c == 't')
                     z->n = s;
             }
         }
@@ -294,26 +291,26 @@ static void rv__step_2(rv__stem *z) {
 
 static void rv__step_3(rv__stem *z) {
     static const rv__rule rules[] = {
-        {"ational", "ate"}, {"tional", "tion"}, {"alize", "al"},
-        {"icate", "ic"}, {"iciti", "ic"}, {"ative", NULL},
-        {"ical", "ic"}, {"ness", ""}, {"ful", ""},
+        {"ational", "ate"}, {"tional", "tion"}, {"alize", "al"}, {"icate", "ic"}, {"iciti", "ic"},
+        {"ative", NULL},    {"ical", "ic"},     {"ness", ""},    {"ful", ""},
     };
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
         size_t sl = strlen(rules[i].sfx);
         if (!rv__ends_at(z, z->n, rules[i].sfx, sl)) continue;
         size_t s = z->n - sl;
         if (s < z->p1) return;
-        if (rules[i].to) rv__set_tail(z, sl, rules[i].to);
-        else if (s >= z->p2) z->n = s; /* ative: only in R2 */
+        if (rules[i].to)
+            rv__set_tail(z, sl, rules[i].to);
+        else if (s >= z->p2)
+            z->n = s; /* ative: only in R2 */
         return;
     }
 }
 
 static void rv__step_4(rv__stem *z) {
     static const char *const sfx[] = {
-        "ement", "ance", "ence", "able", "ible", "ment",
-        "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion",
-        "al", "er", "ic",
+        "ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism",
+        "ate",   "iti",  "ous",  "ive",  "ize",  "ion",  "al",  "er",  "ic",
     };
     for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
         size_t sl = strlen(sfx[i]);

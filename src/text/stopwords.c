@@ -10,27 +10,29 @@
 #include "text_internal.h"
 
 static const char *const rv__stopwords[] = {
-    "a", "about", "above", "after", "again", "against", "ain", "all", "am",
-    "an", "and", "any", "are", "aren", "as", "at", "be", "because", "been",
-    "before", "being", "below", "between", "both", "but", "by", "can",
-    "could", "couldn", "d", "did", "didn", "do", "does", "doesn", "doing",
-    "don", "down", "during", "each", "few", "for", "from", "further", "had",
-    "hadn", "has", "hasn", "have", "haven", "having", "he", "her", "here",
-    "hers", "herself", "him", "himself", "his", "how", "i", "if", "in",
-    "into", "is", "isn", "it", "its", "itself", "just", "ll", "m", "me",
-    "mightn", "more", "most", "mustn", "my", "myself", "needn", "no", "nor",
-    "not", "now", "o", "of", "off", "on", "once", "only", "or", "other",
-    "our", "ours", "ourselves", "out", "over", "own", "re", "s", "same",
-    "shan", "she", "should", "shouldn", "so", "some", "such", "t", "than",
-    "that", "the", "their", "theirs", "them", "themselves", "then", "there",
-    "these", "they", "this", "those", "through", "to", "too", "under",
-    "until", "up", "ve", "very", "was", "wasn", "we", "were", "weren", "what",
-    "when", "where", "which", "while", "who", "whom", "why", "will", "with",
-    "won", "would", "wouldn", "y", "you", "your", "yours", "yourself",
-    "yourselves",
+    "a",        "about",      "above",   "after",      "again",  "against", "ain",       "all",
+    "am",       "an",         "and",     "any",        "are",    "aren",    "as",        "at",
+    "be",       "because",    "been",    "before",     "being",  "below",   "between",   "both",
+    "but",      "by",         "can",     "could",      "couldn", "d",       "did",       "didn",
+    "do",       "does",       "doesn",   "doing",      "don",    "down",    "during",    "each",
+    "few",      "for",        "from",    "further",    "had",    "hadn",    "has",       "hasn",
+    "have",     "haven",      "having",  "he",         "her",    "here",    "hers",      "herself",
+    "him",      "himself",    "his",     "how",        "i",      "if",      "in",        "into",
+    "is",       "isn",        "it",      "its",        "itself", "just",    "ll",        "m",
+    "me",       "mightn",     "more",    "most",       "mustn",  "my",      "myself",    "needn",
+    "no",       "nor",        "not",     "now",        "o",      "of",      "off",       "on",
+    "once",     "only",       "or",      "other",      "our",    "ours",    "ourselves", "out",
+    "over",     "own",        "re",      "s",          "same",   "shan",    "she",       "should",
+    "shouldn",  "so",         "some",    "such",       "t",      "than",    "that",      "the",
+    "their",    "theirs",     "them",    "themselves", "then",   "there",   "these",     "they",
+    "this",     "those",      "through", "to",         "too",    "under",   "until",     "up",
+    "ve",       "very",       "was",     "wasn",       "we",     "were",    "weren",     "what",
+    "when",     "where",      "which",   "while",      "who",    "whom",    "why",       "will",
+    "with",     "won",        "would",   "wouldn",     "y",      "you",     "your",      "yours",
+    "yourself", "yourselves",
 };
 
-#define RV__N_STOP (sizeof rv__stopwords / sizeof rv__stopwords[0])
+#define RV__N_STOP      (sizeof rv__stopwords / sizeof rv__stopwords[0])
 #define RV__STOP_MAXLEN 10
 
 static int rv__stop_cmp(const char *a, size_t al, const char *b) {
@@ -48,8 +50,10 @@ int rv_is_stopword(const char *word, size_t len) {
         size_t mid = (lo + hi) / 2;
         int c = rv__stop_cmp(word, len, rv__stopwords[mid]);
         if (c == 0) return 1;
-        if (c < 0) hi = mid;
-        else lo = mid + 1;
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return 0;
 }
@@ -64,6 +68,10 @@ int rv__is_stopword_cp(const uint32_t *w, size_t n) {
     return rv_is_stopword(buf, n);
 }
 
-size_t rv_stopword_count(void) { return RV__N_STOP; }
+size_t rv_stopword_count(void) {
+    return RV__N_STOP;
+}
 
-const char *rv_stopword(size_t i) { return i < RV__N_STOP ? rv__stopwords[i] : NULL; }
+const char *rv_stopword(size_t i) {
+    return i < RV__N_STOP ? rv__stopwords[i] : NULL;
+}

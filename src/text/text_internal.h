@@ -30,8 +30,7 @@ int rv__is_stopword_cp(const uint32_t *w, size_t n);
 ** so a caller can name the document too.  Options must have been checked.
 */
 typedef rv_status (*rv__term_fn)(void *ctx, const char *term, size_t len);
-rv_status rv__analyze_each(const rv_analyzer_options *opt, const char *text,
-                           size_t len, rv__term_fn fn, void *ctx,
-                           size_t *bad_offset);
+rv_status rv__analyze_each(const rv_analyzer_options *opt, const char *text, size_t len,
+                           rv__term_fn fn, void *ctx, size_t *bad_offset);
 
 #endif /* ROWVOI_TEXT_INTERNAL_H */

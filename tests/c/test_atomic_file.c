@@ -186,18 +186,16 @@ static void test_stale_temporaries(void) {
     if (child == 0) _exit(0);
     waitpid(child, NULL, 0);
 
-    char path[512], dead[700], live[700], parent[700], foreign_new[700],
-        foreign_old[700], other_target[700], not_ours[700], short_rand[700];
+    char path[512], dead[700], live[700], parent[700], foreign_new[700], foreign_old[700],
+        other_target[700], not_ours[700], short_rand[700];
     in_tmp(path, sizeof path, "ix.rvf");
     snprintf(dead, sizeof dead, "%s.tmp-%s-%ld-0123abcd", path, host, (long)child);
     snprintf(live, sizeof live, "%s.tmp-%s-%ld-0123abcd", path, host, (long)getpid());
     snprintf(parent, sizeof parent, "%s.tmp-%s-%ld-89abcdef", path, host, (long)getppid());
-    snprintf(foreign_new, sizeof foreign_new, "%s.tmp-elsewhere-%ld-0123abcd", path,
+    snprintf(foreign_new, sizeof foreign_new, "%s.tmp-elsewhere-%ld-0123abcd", path, (long)child);
+    snprintf(foreign_old, sizeof foreign_old, "%s.tmp-elsewhere-%ld-fedcba98", path, (long)child);
+    snprintf(other_target, sizeof other_target, "%s/other.rvf.tmp-%s-%ld-0123abcd", tmpdir, host,
              (long)child);
-    snprintf(foreign_old, sizeof foreign_old, "%s.tmp-elsewhere-%ld-fedcba98", path,
-             (long)child);
-    snprintf(other_target, sizeof other_target, "%s/other.rvf.tmp-%s-%ld-0123abcd", tmpdir,
-             host, (long)child);
     snprintf(not_ours, sizeof not_ours, "%s.tmp-%s-%ld-XYZ", path, host, (long)child);
     snprintf(short_rand, sizeof short_rand, "%s.tmp-%s-%ld-abc", path, host, (long)child);
     touch(dead, 0);

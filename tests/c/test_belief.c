@@ -11,13 +11,14 @@
 
 /* ------------------------------------------------------------ reference */
 
-static double xlog2x_neg(double x) { return x > 0 ? -x * log2(x) : 0.0; }
+static double xlog2x_neg(double x) {
+    return x > 0 ? -x * log2(x) : 0.0;
+}
 
 /* The definition, O(n * K): branch on every observable value x, compute the
 ** posterior given Y = x and its entropy. */
-static double ref_mi(const int32_t *col, const uint64_t *rows, size_t n,
-                     const double *post, double noise, double *h_col_out,
-                     uint64_t *k_out) {
+static double ref_mi(const int32_t *col, const uint64_t *rows, size_t n, const double *post,
+                     double noise, double *h_col_out, uint64_t *k_out) {
     int32_t *vals = malloc((n ? n : 1) * sizeof(int32_t));
     size_t k = 0;
     double total = 0;
@@ -65,8 +66,7 @@ static double ref_mi(const int32_t *col, const uint64_t *rows, size_t n,
 
 /* A random frame: n_rows x n_cols codes; column c has 1 + c % 5 values,
 ** scattered over a wide range when `sparse`. */
-static void fill_frame(int32_t *codes, size_t n_rows, size_t n_cols, uint64_t seed,
-                       int sparse) {
+static void fill_frame(int32_t *codes, size_t n_rows, size_t n_cols, uint64_t seed, int sparse) {
     rv_rng r;
     rv_rng_seed(&r, seed);
     for (size_t c = 0; c < n_cols; c++)
@@ -244,8 +244,8 @@ static void test_likelihood(void) {
 
 /* ------------------------------------------------------------------- MI */
 
-static void check_against_reference(size_t n_rows, size_t n_cols, int sparse,
-                                    int use_rows, double noise, uint64_t seed) {
+static void check_against_reference(size_t n_rows, size_t n_cols, int sparse, int use_rows,
+                                    double noise, uint64_t seed) {
     int32_t *codes = malloc(n_rows * n_cols * sizeof(int32_t));
     fill_frame(codes, n_rows, n_cols, seed, sparse);
     size_t n_cand = use_rows ? n_rows / 2 + 1 : n_rows;
@@ -267,8 +267,8 @@ static void check_against_reference(size_t n_rows, size_t n_cols, int sparse,
     rv_belief_options_init(&opt);
     opt.noise = noise;
     opt.n_threads = 1;
-    rv_status st = rv_belief_mi(codes, n_rows, n_cols, rows, n_cand, post, &opt, mi, hc,
-                                kv, pairs, &hr, &best);
+    rv_status st = rv_belief_mi(codes, n_rows, n_cols, rows, n_cand, post, &opt, mi, hc, kv, pairs,
+                                &hr, &best);
     EXPECT_OK(st);
     double total = 0;
     for (size_t i = 0; i < n_cand; i++) total += post[i];
@@ -320,8 +320,7 @@ static void test_mi_small_cases(void) {
     uint64_t kv[2], pairs[2];
     double hr;
     uint32_t best;
-    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post, NULL, mi, hc, kv, pairs, &hr,
-                           &best));
+    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post, NULL, mi, hc, kv, pairs, &hr, &best));
     ASSERT_NEAR(mi[0], 1.0, 1e-15);
     ASSERT_EQ(mi[1] == 0.0, 1);
     ASSERT_EQ(best, 0);
@@ -331,30 +330,25 @@ static void test_mi_small_cases(void) {
     rv_belief_options opt;
     rv_belief_options_init(&opt);
     opt.noise = 0.1;
-    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post, &opt, mi, NULL, NULL, NULL, NULL,
-                           NULL));
+    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post, &opt, mi, NULL, NULL, NULL, NULL, NULL));
     ASSERT_NEAR(mi[0], 1.0 + 0.1 * log2(0.1) + 0.9 * log2(0.9), 1e-15);
     ASSERT_EQ(mi[1] == 0.0, 1);
     /* unnormalised posterior is normalised */
     double post2[2] = {3, 3};
-    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post2, NULL, mi, NULL, NULL, NULL, &hr,
-                           NULL));
+    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post2, NULL, mi, NULL, NULL, NULL, &hr, NULL));
     ASSERT_NEAR(hr, 1.0, 1e-15);
     ASSERT_NEAR(mi[0], 1.0, 1e-15);
     /* a candidate with zero posterior: the column still has K = 2 values but
     ** the gain is 0, and nothing is informative */
     double post3[2] = {1, 0};
-    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post3, &opt, mi, NULL, kv, NULL, &hr,
-                           &best));
+    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 2, post3, &opt, mi, NULL, kv, NULL, &hr, &best));
     ASSERT_EQ(kv[0], 2);
     ASSERT_EQ(mi[0] == 0.0, 1);
     ASSERT_EQ(best, RV_BELIEF_NONE);
     /* no candidates, no columns */
-    ASSERT_OK(rv_belief_mi(NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, &hr,
-                           &best));
+    ASSERT_OK(rv_belief_mi(NULL, 0, 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, &hr, &best));
     ASSERT_EQ(best, RV_BELIEF_NONE);
-    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 0, NULL, NULL, mi, NULL, NULL, NULL, &hr,
-                           &best));
+    ASSERT_OK(rv_belief_mi(codes, 2, 2, NULL, 0, NULL, NULL, mi, NULL, NULL, NULL, &hr, &best));
     ASSERT_EQ(mi[0] == 0.0 && mi[1] == 0.0, 1);
     ASSERT_EQ(best, RV_BELIEF_NONE);
 }
@@ -365,27 +359,24 @@ static void test_mi_best_costs_and_ties(void) {
     double post[4] = {1, 1, 1, 1};
     double mi[3];
     uint32_t best;
-    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, NULL, mi, NULL, NULL, NULL, NULL,
-                           &best));
+    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, NULL, mi, NULL, NULL, NULL, NULL, &best));
     ASSERT_EQ(best, 0);
     rv_belief_options opt;
     rv_belief_options_init(&opt);
     double costs[3] = {3.0, 1.0, 1.0};
     opt.costs = costs;
-    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL, NULL, NULL,
-                           &best));
+    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL, NULL, NULL, &best));
     ASSERT_EQ(best, 1); /* 2/3 < 1/1; the tie between 1 and 2 goes to 1 */
     costs[0] = 2.0;     /* 2/2 == 1/1: a tie, the lower index wins */
-    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL, NULL, NULL,
-                           &best));
+    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL, NULL, NULL, &best));
     ASSERT_EQ(best, 0);
     costs[1] = 0.0;
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL,
-                                                 NULL, NULL, NULL, &best));
+    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL,
+                                                 NULL, NULL, &best));
     ASSERT_STR_CONTAINS(rv_errmsg(), "costs[1]");
     costs[1] = NAN;
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL,
-                                                 NULL, NULL, NULL, &best));
+    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL,
+                                                 NULL, NULL, &best));
 }
 
 static void test_mi_errors(void) {
@@ -395,29 +386,29 @@ static void test_mi_errors(void) {
     rv_belief_options opt;
     rv_belief_options_init(&opt);
     opt.noise = 1.0;
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 2, 2, NULL, 2, post, &opt, mi, NULL,
-                                                 NULL, NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_INVALID_ARG,
+                  rv_belief_mi(codes, 2, 2, NULL, 2, post, &opt, mi, NULL, NULL, NULL, NULL, NULL));
     ASSERT_STR_CONTAINS(rv_errmsg(), "noise");
     opt.noise = NAN;
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 2, 2, NULL, 2, post, &opt, mi, NULL,
-                                                 NULL, NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_INVALID_ARG,
+                  rv_belief_mi(codes, 2, 2, NULL, 2, post, &opt, mi, NULL, NULL, NULL, NULL, NULL));
     uint64_t rows[2] = {0, 2};
-    ASSERT_STATUS(RV_E_RANGE, rv_belief_mi(codes, 2, 2, rows, 2, post, NULL, mi, NULL, NULL,
-                                           NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_RANGE,
+                  rv_belief_mi(codes, 2, 2, rows, 2, post, NULL, mi, NULL, NULL, NULL, NULL, NULL));
     ASSERT_STR_CONTAINS(rv_errmsg(), "rows[1]");
-    ASSERT_STATUS(RV_E_RANGE, rv_belief_mi(codes, 2, 2, NULL, 3, post, NULL, mi, NULL, NULL,
-                                           NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_RANGE,
+                  rv_belief_mi(codes, 2, 2, NULL, 3, post, NULL, mi, NULL, NULL, NULL, NULL, NULL));
     double zero[2] = {0, 0};
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 2, 2, NULL, 2, zero, NULL, mi, NULL,
-                                                 NULL, NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_INVALID_ARG,
+                  rv_belief_mi(codes, 2, 2, NULL, 2, zero, NULL, mi, NULL, NULL, NULL, NULL, NULL));
     double nanp[2] = {NAN, 1};
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 2, 2, NULL, 2, nanp, NULL, mi, NULL,
-                                                 NULL, NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_INVALID_ARG,
+                  rv_belief_mi(codes, 2, 2, NULL, 2, nanp, NULL, mi, NULL, NULL, NULL, NULL, NULL));
     ASSERT_STR_CONTAINS(rv_errmsg(), "posterior[0]");
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 2, 2, NULL, 2, post, NULL, NULL,
-                                                 NULL, NULL, NULL, NULL, NULL));
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(NULL, 2, 2, NULL, 2, post, NULL, mi, NULL,
-                                                 NULL, NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 2, 2, NULL, 2, post, NULL, NULL, NULL, NULL,
+                                                 NULL, NULL, NULL));
+    ASSERT_STATUS(RV_E_INVALID_ARG,
+                  rv_belief_mi(NULL, 2, 2, NULL, 2, post, NULL, mi, NULL, NULL, NULL, NULL, NULL));
 }
 
 /* Large enough to run threaded (>= 2^18 cells): bit-identical outputs for
@@ -439,21 +430,21 @@ static void test_mi_threads_deterministic(void) {
             rv_belief_options_init(&opt);
             opt.noise = 0.15;
             opt.n_threads = 1;
-            ASSERT_OK(rv_belief_mi(codes, R, C, use_rows ? rows : NULL, R, post, &opt, mi1,
-                                   hc1, NULL, p1, NULL, &b1));
+            ASSERT_OK(rv_belief_mi(codes, R, C, use_rows ? rows : NULL, R, post, &opt, mi1, hc1,
+                                   NULL, p1, NULL, &b1));
             const unsigned threads[3] = {2, 3, 8};
             for (int t = 0; t < 3; t++) {
                 opt.n_threads = threads[t];
-                ASSERT_OK(rv_belief_mi(codes, R, C, use_rows ? rows : NULL, R, post, &opt,
-                                       mi2, hc2, NULL, p2, NULL, &b2));
+                ASSERT_OK(rv_belief_mi(codes, R, C, use_rows ? rows : NULL, R, post, &opt, mi2, hc2,
+                                       NULL, p2, NULL, &b2));
                 ASSERT_EQ(memcmp(mi1, mi2, sizeof mi1), 0);
                 ASSERT_EQ(memcmp(hc1, hc2, sizeof hc1), 0);
                 ASSERT_EQ(memcmp(p1, p2, sizeof p1), 0);
                 ASSERT_EQ(b1, b2);
             }
             /* spot-check one column against the definition */
-            double want = ref_mi(codes + 4 * (size_t)R, use_rows ? rows : NULL, R, post,
-                                 0.15, NULL, NULL);
+            double want =
+                ref_mi(codes + 4 * (size_t)R, use_rows ? rows : NULL, R, post, 0.15, NULL, NULL);
             ASSERT_NEAR(mi1[4], want, 1e-11);
         }
     }
@@ -483,8 +474,8 @@ static void test_mi_progress_interrupts(void) {
         opt.progress = stop_after_3;
         opt.progress_ctx = &calls;
         uint32_t best = 0;
-        EXPECT_STATUS(RV_E_INTERRUPTED, rv_belief_mi(codes, R, C, NULL, R, post, &opt, mi,
-                                                     NULL, NULL, NULL, NULL, &best));
+        EXPECT_STATUS(RV_E_INTERRUPTED, rv_belief_mi(codes, R, C, NULL, R, post, &opt, mi, NULL,
+                                                     NULL, NULL, NULL, &best));
         EXPECT_TRUE(calls >= 1);
         EXPECT_EQ(best, RV_BELIEF_NONE);
     }
@@ -514,8 +505,8 @@ static rv_status op_mi(void *p) {
     rv_belief_options_init(&opt);
     opt.n_threads = c->threads;
     opt.noise = c->noise;
-    return rv_belief_mi(c->codes, c->n_rows, c->n_cols, c->rows, c->n_cand, c->post, &opt,
-                        c->mi, NULL, NULL, NULL, NULL, &c->best);
+    return rv_belief_mi(c->codes, c->n_rows, c->n_cols, c->rows, c->n_cand, c->post, &opt, c->mi,
+                        NULL, NULL, NULL, NULL, &c->best);
 }
 
 static rv_status op_lik(void *p) {

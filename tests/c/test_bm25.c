@@ -23,10 +23,10 @@ typedef struct {
 } corpus;
 
 static const char *const vocab[] = {
-    "apple", "banana", "cherry", "delta", "echo", "foxtrot", "golf", "hotel",
-    "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa",
-    "quebec", "romeo", "sierra", "tango", "uniform", "victor", "whiskey", "xray",
-    "yankee", "zulu", "alpha", "bravo", "charlie", "dog", "cat", "mouse",
+    "apple",  "banana", "cherry", "delta", "echo",    "foxtrot",  "golf",    "hotel",
+    "india",  "juliet", "kilo",   "lima",  "mike",    "november", "oscar",   "papa",
+    "quebec", "romeo",  "sierra", "tango", "uniform", "victor",   "whiskey", "xray",
+    "yankee", "zulu",   "alpha",  "bravo", "charlie", "dog",      "cat",     "mouse",
 };
 #define NV (sizeof vocab / sizeof vocab[0])
 
@@ -68,8 +68,10 @@ static uint32_t zipf_word(rv_rng *r, const double *cdf, uint32_t V) {
     uint32_t lo = 0, hi = V - 1;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (cdf[mid] < u) lo = mid + 1;
-        else hi = mid;
+        if (cdf[mid] < u)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -92,7 +94,8 @@ static void corpus_make_zipf(corpus *c, size_t n, uint64_t seed, uint32_t V, siz
         size_t words = meanlen / 2 + (size_t)rv_rng_below(&r, meanlen + 1);
         char *t = malloc(words * 8 + 16);
         size_t o = 0;
-        for (size_t w = 0; w < words; w++) o += (size_t)sprintf(t + o, "t%u ", zipf_word(&r, cdf, V));
+        for (size_t w = 0; w < words; w++)
+            o += (size_t)sprintf(t + o, "t%u ", zipf_word(&r, cdf, V));
         c->text[i] = t;
         c->len[i] = o;
     }
@@ -114,7 +117,8 @@ static rv_bm25 *build(const corpus *c, const rv_bm25_params *p, size_t batches) 
     size_t step = (c->n + batches - 1) / batches;
     for (size_t a = 0; a < c->n; a += step) {
         size_t m = a + step < c->n ? step : c->n - a;
-        if (rv_bm25_add(ix, m, (const char *const *)c->text + a, c->len + a, NULL, NULL, NULL, NULL) != RV_OK) {
+        if (rv_bm25_add(ix, m, (const char *const *)c->text + a, c->len + a, NULL, NULL, NULL,
+                        NULL) != RV_OK) {
             rv_bm25_free(ix);
             return NULL;
         }
@@ -129,7 +133,7 @@ static rv_bm25 *build(const corpus *c, const rv_bm25_params *p, size_t batches) 
 ** is the only stopword). */
 typedef struct {
     size_t n;
-    uint32_t *tf;     /* n * NV */
+    uint32_t *tf; /* n * NV */
     uint32_t *dl;
     const uint8_t *counted; /* documents in the statistics (NULL: all) */
 } reference;
@@ -154,8 +158,8 @@ static void ref_make(reference *R, const corpus *c) {
     }
 }
 
-static double ref_score(const reference *R, const rv_bm25_params *p, const size_t *q,
-                        size_t nq, size_t d) {
+static double ref_score(const reference *R, const rv_bm25_params *p, const size_t *q, size_t nq,
+                        size_t d) {
     double N = 0, tot = 0;
     for (size_t i = 0; i < R->n; i++)
         if (!R->counted || R->counted[i]) {
@@ -286,7 +290,8 @@ static void test_small_known(void) {
     EXPECT_EQ(nf, 0);
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox", 3, 0, 0, NULL, ids, sc, &nf, NULL));
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox", 3, 10, 8, NULL, ids, sc, &nf, NULL));
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search(ix, "fox\xFF", 4, 10, 0, NULL, ids, sc, &nf, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_bm25_search(ix, "fox\xFF", 4, 10, 0, NULL, ids, sc, &nf, NULL));
     /* k smaller than the matches */
     ASSERT_OK(rv_bm25_search(ix, "brown", 5, 1, 0, NULL, ids, sc, &nf, NULL));
     EXPECT_EQ(nf, 1);
@@ -364,14 +369,16 @@ static void test_variants_vs_reference(void) {
             float sc[32], sce[32];
             size_t nf, nfe;
             ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, NULL, ids, sc, &nf, NULL));
-            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, NULL, ide, sce, &nfe, NULL));
+            ASSERT_OK(
+                rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, NULL, ide, sce, &nfe, NULL));
             ASSERT_EQ(nf, nfe);
             for (size_t i = 0; i < nf; i++) {
                 EXPECT_EQ(ids[i], ide[i]);
                 EXPECT_TRUE(sc[i] == sce[i]);
                 double want = ref_score(&R, &p, q, nq, ids[i]);
                 EXPECT_NEAR(sc[i], want, 1e-5 * (1 + want));
-                if (i) EXPECT_TRUE(sc[i - 1] > sc[i] || (sc[i - 1] == sc[i] && ids[i - 1] < ids[i]));
+                if (i)
+                    EXPECT_TRUE(sc[i - 1] > sc[i] || (sc[i - 1] == sc[i] && ids[i - 1] < ids[i]));
             }
             /* nothing left out scores above the last one returned */
             double last = nf ? sc[nf - 1] : 0;
@@ -382,7 +389,8 @@ static void test_variants_vs_reference(void) {
                 int matches = 0;
                 for (size_t j = 0; j < nq; j++) matches |= R.tf[d * NV + q[j]] != 0;
                 matching += matches;
-                if (!in && matches) EXPECT_TRUE(ref_score(&R, &p, q, nq, d) <= last + 1e-5 * (1 + last));
+                if (!in && matches)
+                    EXPECT_TRUE(ref_score(&R, &p, q, nq, d) <= last + 1e-5 * (1 + last));
             }
             EXPECT_EQ(nf, matching < k ? matching : k);
         }
@@ -410,7 +418,8 @@ static void test_pruning(void) {
         size_t nq = 1 + (size_t)rv_rng_below(&rng, 6);
         char qt[160];
         size_t ql = 0;
-        for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 5000));
+        for (size_t j = 0; j < nq; j++)
+            ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 5000));
         size_t k = qi % 3 == 0 ? 1 : qi % 3 == 1 ? 10 : 100;
         int64_t ids[100], ide[100];
         float sc[100], sce[100];
@@ -501,8 +510,10 @@ static void test_batch(void) {
     static int64_t ids1[NQ * K], ids4[NQ * K];
     static uint32_t n1[NQ], n4[NQ];
     static float sc1[NQ * K], sc4[NQ * K];
-    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 1, NULL, NULL, ids1, sc1, n1));
-    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 4, NULL, NULL, ids4, sc4, n4));
+    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 1, NULL, NULL,
+                                   ids1, sc1, n1));
+    ASSERT_OK(rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 4, NULL, NULL,
+                                   ids4, sc4, n4));
     for (int i = 0; i < NQ; i++) {
         int64_t ids[K];
         float sc[K];
@@ -525,10 +536,14 @@ static void test_batch(void) {
     char *bad = "ok \xFF";
     char *qq[3] = {qs[0], qs[1], bad};
     size_t qql[3] = {ql[0], ql[1], 4};
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 3, (const char *const *)qq, qql, K, 0, NULL, 2, NULL, NULL, ids1, sc1, n1));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 3, (const char *const *)qq, qql, K, 0,
+                                                         NULL, 2, NULL, NULL, ids1, sc1, n1));
     EXPECT_STR_CONTAINS(rv_errmsg(), "queries[2]");
-    EXPECT_STATUS(RV_E_INTERRUPTED, rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 1, stop_after_3, NULL, ids1, sc1, n1));
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 2, (const char *const *)qs, ql, 0, 0, NULL, 1, NULL, NULL, ids1, sc1, n1));
+    EXPECT_STATUS(RV_E_INTERRUPTED,
+                  rv_bm25_search_batch(ix, NQ, (const char *const *)qs, ql, K, 0, NULL, 1,
+                                       stop_after_3, NULL, ids1, sc1, n1));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_search_batch(ix, 2, (const char *const *)qs, ql, 0, 0,
+                                                         NULL, 1, NULL, NULL, ids1, sc1, n1));
     ASSERT_OK(rv_bm25_search_batch(ix, 0, NULL, NULL, K, 0, NULL, 1, NULL, NULL, NULL, NULL, NULL));
     for (int i = 0; i < NQ; i++) free(qs[i]);
     rv_bm25_free(ix);
@@ -761,14 +776,16 @@ static void test_large_tf(void) {
 /* ------------------------------------------------------------- save/load */
 
 static int same_results(rv_bm25 *a, rv_bm25 *b) {
-    const char *qs[] = {"apple", "banana cherry", "delta echo foxtrot golf", "cat dog mouse",
-                        "zulu yankee", "nothing"};
+    const char *qs[] = {"apple",         "banana cherry", "delta echo foxtrot golf",
+                        "cat dog mouse", "zulu yankee",   "nothing"};
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
         int64_t ia[20], ib[20];
         float sa[20], sb[20];
         size_t na, nb;
-        if (rv_bm25_search(a, qs[i], strlen(qs[i]), 20, 0, NULL, ia, sa, &na, NULL) != RV_OK) return 0;
-        if (rv_bm25_search(b, qs[i], strlen(qs[i]), 20, 0, NULL, ib, sb, &nb, NULL) != RV_OK) return 0;
+        if (rv_bm25_search(a, qs[i], strlen(qs[i]), 20, 0, NULL, ia, sa, &na, NULL) != RV_OK)
+            return 0;
+        if (rv_bm25_search(b, qs[i], strlen(qs[i]), 20, 0, NULL, ib, sb, &nb, NULL) != RV_OK)
+            return 0;
         if (na != nb) return 0;
         for (size_t j = 0; j < na; j++)
             if (ia[j] != ib[j] || sa[j] != sb[j]) return 0;
@@ -911,8 +928,10 @@ static void test_corruption(void) {
     for (size_t i = 32; i < n - 8; i++) {
         for (int f = 0; f < 4; f++) {
             memcpy(bad, buf, n);
-            bad[i] = f == 0 ? 0 : f == 1 ? 0xFF : f == 2 ? (unsigned char)(bad[i] + 1)
-                                                          : (unsigned char)rv_rng_below(&r, 256);
+            bad[i] = f == 0   ? 0
+                     : f == 1 ? 0xFF
+                     : f == 2 ? (unsigned char)(bad[i] + 1)
+                              : (unsigned char)rv_rng_below(&r, 256);
             put32(bad + n - 8, crc32c_ref(bad, n - 8));
             rv_status st = rv_bm25_load_buffer(bad, n, &out);
             EXPECT_TRUE(st == RV_OK || st == RV_E_CORRUPT);
@@ -921,8 +940,10 @@ static void test_corruption(void) {
                 int64_t ids[30];
                 float sc[30];
                 size_t nf;
-                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, 0, NULL, ids, sc, &nf, NULL));
-                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, RV_BM25_EXHAUSTIVE, NULL, ids, sc, &nf, NULL));
+                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, 0, NULL, ids, sc, &nf,
+                                         NULL));
+                EXPECT_OK(rv_bm25_search(out, "apple banana cherry", 19, 30, RV_BM25_EXHAUSTIVE,
+                                         NULL, ids, sc, &nf, NULL));
                 EXPECT_OK(rv_bm25_compact(out));
                 rv_bm25_free(out);
             }
@@ -1002,8 +1023,8 @@ static void test_caller_ids(void) {
 
 /* Brute force: the exhaustive unfiltered ranking of every match,
 ** restricted to the allowed ids, cut at k. */
-static size_t brute_filtered(rv_bm25 *ix, const char *q, size_t ql, const rv_idset *set,
-                             size_t k, int64_t *ids, float *sc, size_t cap) {
+static size_t brute_filtered(rv_bm25 *ix, const char *q, size_t ql, const rv_idset *set, size_t k,
+                             int64_t *ids, float *sc, size_t cap) {
     static int64_t all[20000];
     static float all_sc[20000];
     size_t nall = 0, m = 0;
@@ -1044,7 +1065,8 @@ static void test_filters(void) {
             ASSERT_OK(rv_idset_create(pick, m, &set));
             char qt[160];
             size_t ql = 0, nq = 1 + (size_t)rv_rng_below(&rng, 4);
-            for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 3000));
+            for (size_t j = 0; j < nq; j++)
+                ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 3000));
             size_t k = rep % 3 == 0 ? 1 : rep % 3 == 1 ? 10 : 50;
             int64_t ids[50], ide[50], idb[50];
             float sc[50], sce[50], scb[50];
@@ -1070,7 +1092,8 @@ static void test_filters(void) {
     /* the direct kernel for the smallest filters, the pruned one for the largest */
     EXPECT_TRUE(direct_seen > 0 && kernel_seen > 0);
     fprintf(stderr, "  postings scored (k=10) by filter size:");
-    for (size_t si = 0; si < 7; si++) fprintf(stderr, " %zu:%llu", sizes[si], (unsigned long long)scored[si]);
+    for (size_t si = 0; si < 7; si++)
+        fprintf(stderr, " %zu:%llu", sizes[si], (unsigned long long)scored[si]);
     fprintf(stderr, "\n");
     EXPECT_TRUE(scored[0] < scored[4]); /* smaller filter, less work */
     EXPECT_TRUE(scored[1] < scored[4]);
@@ -1089,7 +1112,8 @@ static void test_filters(void) {
     size_t qls[NQ];
     for (int i = 0; i < NQ; i++) {
         qs[i] = malloc(64);
-        qls[i] = (size_t)sprintf(qs[i], "t%u t%u", zipf_word(&rng, cdf, 3000), zipf_word(&rng, cdf, 3000));
+        qls[i] = (size_t)sprintf(qs[i], "t%u t%u", zipf_word(&rng, cdf, 3000),
+                                 zipf_word(&rng, cdf, 3000));
     }
     static int64_t bid[NQ * K];
     static float bsc[NQ * K];
@@ -1179,7 +1203,8 @@ static void test_incremental_equals_fresh(void) {
         for (int qi = 0; qi < 150; qi++) {
             char qt[160];
             size_t ql = 0, nq = 1 + (size_t)rv_rng_below(&rng, 5);
-            for (size_t j = 0; j < nq; j++) ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 2000));
+            for (size_t j = 0; j < nq; j++)
+                ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 2000));
             int64_t x[20], y[20];
             float xs[20], ys[20];
             size_t nx, ny;
@@ -1221,13 +1246,27 @@ static void test_incremental_equals_fresh(void) {
 
 /* ------------------------------------------------------ allocation sweep */
 
-typedef enum { OP_CREATE, OP_ADD, OP_ADD_IDS, OP_DELETE, OP_SEARCH, OP_SEARCH_SMALL,
-               OP_SEARCH_LARGE, OP_BATCH, OP_BATCH_FILTER, OP_EXPLAIN, OP_SAVE, OP_LOAD,
-               OP_COMPACT, OP_SEARCH_LONG, OP_IDSET } op_kind;
+typedef enum {
+    OP_CREATE,
+    OP_ADD,
+    OP_ADD_IDS,
+    OP_DELETE,
+    OP_SEARCH,
+    OP_SEARCH_SMALL,
+    OP_SEARCH_LARGE,
+    OP_BATCH,
+    OP_BATCH_FILTER,
+    OP_EXPLAIN,
+    OP_SAVE,
+    OP_LOAD,
+    OP_COMPACT,
+    OP_SEARCH_LONG,
+    OP_IDSET
+} op_kind;
 
 typedef struct {
     corpus c;
-    rv_bm25 *base;   /* a built index (not touched by failing operations) */
+    rv_bm25 *base; /* a built index (not touched by failing operations) */
     unsigned char *image;
     size_t image_len;
     rv_idset *small; /* filters: scored directly / through the bitmap */
@@ -1254,7 +1293,8 @@ static rv_status run_op(oom_fixture *f, op_kind op, rv_bm25 *work, int64_t *out_
         break;
     }
     case OP_ADD:
-        st = rv_bm25_add(work, f->c.n, (const char *const *)f->c.text, f->c.len, NULL, NULL, NULL, NULL);
+        st = rv_bm25_add(work, f->c.n, (const char *const *)f->c.text, f->c.len, NULL, NULL, NULL,
+                         NULL);
         break;
     case OP_ADD_IDS: {
         int64_t nid[5] = {1000, 7, 1002, 1003, 1004}; /* 7 was deleted: comes back */
@@ -1279,7 +1319,8 @@ static rv_status run_op(oom_fixture *f, op_kind op, rv_bm25 *work, int64_t *out_
         break;
     }
     case OP_BATCH_FILTER:
-        st = rv_bm25_search_batch(f->base, 4, qs, ql, 16, 0, f->large, 1, NULL, NULL, bids, bsc, bn);
+        st =
+            rv_bm25_search_batch(f->base, 4, qs, ql, 16, 0, f->large, 1, NULL, NULL, bids, bsc, bn);
         if (st == RV_OK) {
             *nf = bn[0];
             memcpy(out_ids, bids, 16 * sizeof *bids);
@@ -1351,12 +1392,13 @@ static void test_alloc_failures(void) {
     for (int i = 0; i < 60; i++) half[i] = 2 * i;
     ASSERT_OK(rv_idset_create(&one, 1, &f.small));
     ASSERT_OK(rv_idset_create(half, 60, &f.large));
-    const op_kind ops[] = {OP_CREATE, OP_ADD, OP_ADD_IDS, OP_DELETE, OP_SEARCH, OP_SEARCH_SMALL,
-                           OP_SEARCH_LARGE, OP_SEARCH_LONG, OP_BATCH, OP_BATCH_FILTER,
-                           OP_EXPLAIN, OP_SAVE, OP_LOAD, OP_COMPACT, OP_IDSET};
-    const char *names[] = {"create", "add", "add_ids", "delete", "search", "search_small",
-                           "search_large", "search_long", "batch", "batch_filter", "explain",
-                           "save", "load", "compact", "idset"};
+    const op_kind ops[] = {OP_CREATE, OP_ADD,          OP_ADD_IDS,      OP_DELETE,
+                           OP_SEARCH, OP_SEARCH_SMALL, OP_SEARCH_LARGE, OP_SEARCH_LONG,
+                           OP_BATCH,  OP_BATCH_FILTER, OP_EXPLAIN,      OP_SAVE,
+                           OP_LOAD,   OP_COMPACT,      OP_IDSET};
+    const char *names[] = {"create",       "add",          "add_ids",     "delete",  "search",
+                           "search_small", "search_large", "search_long", "batch",   "batch_filter",
+                           "explain",      "save",         "load",        "compact", "idset"};
     for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
         op_kind op = ops[oi];
         /* the reference outcome without injection */
@@ -1403,8 +1445,8 @@ static void test_alloc_failures(void) {
                     int64_t pa[16];
                     float ps[16];
                     size_t pn = 0;
-                    EXPECT_OK(rv_bm25_search(w, "apple banana cherry", 19, 16, 0, NULL, pa, ps,
-                                             &pn, NULL));
+                    EXPECT_OK(rv_bm25_search(w, "apple banana cherry", 19, 16, 0, NULL, pa, ps, &pn,
+                                             NULL));
                     EXPECT_EQ(pn, want_probe_n);
                     for (size_t i = 0; i < pn && i < want_probe_n; i++) {
                         EXPECT_EQ(pa[i], want_probe[i]);

@@ -110,8 +110,7 @@ static void test_version(void) {
     ASSERT_EQ(rv_version_number(),
               RV_VERSION_MAJOR * 10000 + RV_VERSION_MINOR * 100 + RV_VERSION_PATCH);
     char buf[64];
-    snprintf(buf, sizeof buf, "%d.%d.%d", RV_VERSION_MAJOR, RV_VERSION_MINOR,
-             RV_VERSION_PATCH);
+    snprintf(buf, sizeof buf, "%d.%d.%d", RV_VERSION_MAJOR, RV_VERSION_MINOR, RV_VERSION_PATCH);
     ASSERT_STR_EQ(rv_version(), buf);
     ASSERT_TRUE(RV_VERSION_MINOR < 100 && RV_VERSION_PATCH < 100);
 }
@@ -174,8 +173,8 @@ static void test_rng_reference_seed0(void) {
     uint64_t want = ref_next(&ref);
     uint64_t got = rv_rng_next(&rng);
     if (got != want)
-        FAILF("seed 0 first output: got 0x%016llx, reference 0x%016llx",
-              (unsigned long long)got, (unsigned long long)want);
+        FAILF("seed 0 first output: got 0x%016llx, reference 0x%016llx", (unsigned long long)got,
+              (unsigned long long)want);
     /* the value pinned, so a change to both would still be noticed */
     ASSERT_TRUE(want == UINT64_C(0x99ec5f36cb75f2b4));
     ASSERT_TRUE(rv_rng_next(&rng) == UINT64_C(0xbf6e1f784956452a));
@@ -183,8 +182,7 @@ static void test_rng_reference_seed0(void) {
 }
 
 static void test_rng_matches_reference_stream(void) {
-    static const uint64_t seeds[] = {0, 1, 2, 42, 12345, UINT64_C(0xdeadbeefcafef00d),
-                                     UINT64_MAX};
+    static const uint64_t seeds[] = {0, 1, 2, 42, 12345, UINT64_C(0xdeadbeefcafef00d), UINT64_MAX};
     for (size_t k = 0; k < sizeof seeds / sizeof seeds[0]; k++) {
         rv_rng rng;
         ref_xoshiro ref;
@@ -269,8 +267,17 @@ static void test_rng_below_range(void) {
     rv_rng_seed(&r, 99);
     ASSERT_TRUE(rv_rng_below(&r, 0) == 0);
     for (int i = 0; i < 100; i++) ASSERT_TRUE(rv_rng_below(&r, 1) == 0);
-    static const uint64_t bounds[] = {2, 3, 5, 7, 10, 1000, 1u << 31, UINT64_C(1) << 32,
-                                      (UINT64_C(1) << 63) + 1, UINT64_MAX - 1, UINT64_MAX};
+    static const uint64_t bounds[] = {2,
+                                      3,
+                                      5,
+                                      7,
+                                      10,
+                                      1000,
+                                      1u << 31,
+                                      UINT64_C(1) << 32,
+                                      (UINT64_C(1) << 63) + 1,
+                                      UINT64_MAX - 1,
+                                      UINT64_MAX};
     for (size_t k = 0; k < sizeof bounds / sizeof bounds[0]; k++)
         for (int i = 0; i < 5000; i++) {
             uint64_t v = rv_rng_below(&r, bounds[k]);
@@ -303,7 +310,8 @@ static void test_rng_below_uniform(void) {
         }
         /* critical values at ~1e-5: dof 6 -> 33, dof 9 -> 40, dof 15 -> 50 */
         double limit = b == 7 ? 33 : b == 10 ? 40 : 50;
-        if (!(chi2 < limit)) FAILF("bound %llu: chi2 = %g >= %g", (unsigned long long)b, chi2, limit);
+        if (!(chi2 < limit))
+            FAILF("bound %llu: chi2 = %g >= %g", (unsigned long long)b, chi2, limit);
     }
 }
 
@@ -365,11 +373,16 @@ static uint64_t naive_count_andnot(const uint64_t *a, const uint64_t *b, size_t 
 /* A word with roughly `density`/8 of its bits set. */
 static uint64_t random_word(rv_rng *r, int density) {
     switch (density) {
-    case 0: return 0;
-    case 1: return rv_rng_next(r) & rv_rng_next(r) & rv_rng_next(r);
-    case 2: return rv_rng_next(r);
-    case 3: return rv_rng_next(r) | rv_rng_next(r) | rv_rng_next(r);
-    default: return UINT64_MAX;
+    case 0:
+        return 0;
+    case 1:
+        return rv_rng_next(r) & rv_rng_next(r) & rv_rng_next(r);
+    case 2:
+        return rv_rng_next(r);
+    case 3:
+        return rv_rng_next(r) | rv_rng_next(r) | rv_rng_next(r);
+    default:
+        return UINT64_MAX;
     }
 }
 

@@ -13,25 +13,29 @@
 #define MAX_SETS 64 /* every instance here has at most this many sets */
 
 /* Run `call` (a helper built from ASSERTs); return if it recorded failures. */
-#define CHECKED(call)                                                        \
-    do {                                                                     \
-        long rvt_f_ = rvt_n_failures;                                        \
-        call;                                                                \
-        if (rvt_n_failures != rvt_f_) return;                                \
+#define CHECKED(call)                                                                              \
+    do {                                                                                           \
+        long rvt_f_ = rvt_n_failures;                                                              \
+        call;                                                                                      \
+        if (rvt_n_failures != rvt_f_) return;                                                      \
     } while (0)
 
-static const rv_cover_strategy ALL_STRATEGIES[] = {RV_COVER_GREEDY, RV_COVER_EXACT,
-                                                   RV_COVER_SA, RV_COVER_GA,
-                                                   RV_COVER_HYBRID};
+static const rv_cover_strategy ALL_STRATEGIES[] = {RV_COVER_GREEDY, RV_COVER_EXACT, RV_COVER_SA,
+                                                   RV_COVER_GA, RV_COVER_HYBRID};
 #define N_STRATEGIES 5
 
 static const char *strategy_name(rv_cover_strategy s) {
     switch (s) {
-    case RV_COVER_GREEDY: return "greedy";
-    case RV_COVER_EXACT: return "exact";
-    case RV_COVER_SA: return "sa";
-    case RV_COVER_GA: return "ga";
-    case RV_COVER_HYBRID: return "hybrid";
+    case RV_COVER_GREEDY:
+        return "greedy";
+    case RV_COVER_EXACT:
+        return "exact";
+    case RV_COVER_SA:
+        return "sa";
+    case RV_COVER_GA:
+        return "ga";
+    case RV_COVER_HYBRID:
+        return "hybrid";
     }
     return "?";
 }
@@ -42,9 +46,9 @@ static const char *strategy_name(rv_cover_strategy s) {
 ** naive checks use. */
 typedef struct {
     size_t n_el, n_sets;
-    uint64_t *off;   /* n_sets + 1 */
+    uint64_t *off; /* n_sets + 1 */
     uint32_t *el;
-    double *cost;    /* n_sets values; passed as NULL when unit */
+    double *cost; /* n_sets values; passed as NULL when unit */
     int unit;
     uint8_t *member; /* n_sets * n_el */
 } inst_t;
@@ -57,15 +61,19 @@ static void inst_free(inst_t *in) {
     memset(in, 0, sizeof *in);
 }
 
-static const double *inst_costs(const inst_t *in) { return in->unit ? NULL : in->cost; }
+static const double *inst_costs(const inst_t *in) {
+    return in->unit ? NULL : in->cost;
+}
 
-static double inst_cost(const inst_t *in, size_t s) { return in->unit ? 1.0 : in->cost[s]; }
+static double inst_cost(const inst_t *in, size_t s) {
+    return in->unit ? 1.0 : in->cost[s];
+}
 
 /* Random instance: each element joins each set with probability `density`;
 ** cost_kind 0 unit, 1 integers 1..5 (many ties), 2 reals in [0.1, 10).
 ** About one entry in eight is written twice (duplicates are allowed). */
-static void inst_random(inst_t *in, rv_rng *r, size_t n_el, size_t n_sets,
-                        double density, int cost_kind) {
+static void inst_random(inst_t *in, rv_rng *r, size_t n_el, size_t n_sets, double density,
+                        int cost_kind) {
     memset(in, 0, sizeof *in);
     in->n_el = n_el;
     in->n_sets = n_sets;
@@ -84,8 +92,8 @@ static void inst_random(inst_t *in, rv_rng *r, size_t n_el, size_t n_sets,
             }
         }
         in->off[s + 1] = k;
-        in->cost[s] = cost_kind == 1 ? (double)(1 + rv_rng_below(r, 5))
-                                     : 0.1 + 9.9 * rv_rng_uniform(r);
+        in->cost[s] =
+            cost_kind == 1 ? (double)(1 + rv_rng_below(r, 5)) : 0.1 + 9.9 * rv_rng_uniform(r);
     }
 }
 
@@ -119,12 +127,12 @@ static rv_status inst_build(const inst_t *in, rv_cover **out) {
 }
 
 /* Build the problem of instance `in` into `p`, or free it and fail the test. */
-#define BUILD_OR_FAIL(in, p)                                                 \
-    do {                                                                     \
-        if (inst_build((in), (p)) != RV_OK) {                                \
-            inst_free(in);                                                   \
-            FAILF("create failed: %s", rv_errmsg());                         \
-        }                                                                    \
+#define BUILD_OR_FAIL(in, p)                                                                       \
+    do {                                                                                           \
+        if (inst_build((in), (p)) != RV_OK) {                                                      \
+            inst_free(in);                                                                         \
+            FAILF("create failed: %s", rv_errmsg());                                               \
+        }                                                                                          \
     } while (0)
 
 static uint64_t naive_coverable(const inst_t *in) {
@@ -154,8 +162,7 @@ static double brute_force(const inst_t *in, uint64_t required) {
         size_t low = (size_t)__builtin_ctzll((unsigned long long)m), rest = m & (m - 1);
         uni[m] = uni[rest] | mask[low];
         cost[m] = cost[rest] + inst_cost(in, low);
-        if ((uint64_t)__builtin_popcountll(uni[m]) >= required && cost[m] < best)
-            best = cost[m];
+        if ((uint64_t)__builtin_popcountll(uni[m]) >= required && cost[m] < best) best = cost[m];
     }
     free(uni);
     free(cost);
@@ -180,9 +187,8 @@ static size_t max_set_size(const inst_t *in) {
 }
 
 /* rv_cover_solve with quick metaheuristic settings when `fast`. */
-static rv_status run_solve(const rv_cover *p, rv_cover_strategy s, uint64_t required,
-                           uint64_t seed, int fast, uint32_t *sel, size_t *n,
-                           rv_cover_info *info) {
+static rv_status run_solve(const rv_cover *p, rv_cover_strategy s, uint64_t required, uint64_t seed,
+                           int fast, uint32_t *sel, size_t *n, rv_cover_info *info) {
     rv_cover_options o;
     rv_cover_options_init(&o);
     o.strategy = s;
@@ -209,14 +215,16 @@ static uint64_t covered_by(const rv_cover *p, const uint32_t *sel, size_t n) {
 ** one set loses an element).  `nonredundant` 0 skips that last check.
 */
 static void check_cover(const rv_cover *p, const inst_t *in, rv_cover_strategy strat,
-                        uint64_t required, const uint32_t *sel, size_t n,
-                        const rv_cover_info *info, int nonredundant, const char *ctx) {
+                        uint64_t required, const uint32_t *sel, size_t n, const rv_cover_info *info,
+                        int nonredundant, const char *ctx) {
     uint8_t seen[MAX_SETS] = {0};
     uint32_t tmp[MAX_SETS];
-    if (n > in->n_sets) FAILF("%s %s: %zu sets selected of %zu", ctx, strategy_name(strat), n, in->n_sets);
+    if (n > in->n_sets)
+        FAILF("%s %s: %zu sets selected of %zu", ctx, strategy_name(strat), n, in->n_sets);
     double cost = 0;
     for (size_t i = 0; i < n; i++) {
-        if (sel[i] >= in->n_sets) FAILF("%s %s: index %u out of range", ctx, strategy_name(strat), sel[i]);
+        if (sel[i] >= in->n_sets)
+            FAILF("%s %s: index %u out of range", ctx, strategy_name(strat), sel[i]);
         if (seen[sel[i]]) FAILF("%s %s: set %u selected twice", ctx, strategy_name(strat), sel[i]);
         seen[sel[i]] = 1;
         if (strat != RV_COVER_GREEDY && i > 0 && sel[i] <= sel[i - 1])
@@ -232,15 +240,15 @@ static void check_cover(const rv_cover *p, const inst_t *in, rv_cover_strategy s
             FAILF("%s %s: info.covered %llu, actual %llu", ctx, strategy_name(strat),
                   (unsigned long long)info->covered, (unsigned long long)cov);
         if (!(fabs(info->cost - cost) <= 1e-9 * (1 + cost)))
-            FAILF("%s %s: info.cost %.17g, actual %.17g", ctx, strategy_name(strat), info->cost, cost);
+            FAILF("%s %s: info.cost %.17g, actual %.17g", ctx, strategy_name(strat), info->cost,
+                  cost);
     }
     if (!nonredundant) return;
     if (strat == RV_COVER_GREEDY) {
         uint64_t prev = 0;
         for (size_t i = 0; i < n; i++) {
             uint64_t c = covered_by(p, sel, i + 1);
-            if (c <= prev)
-                FAILF("%s greedy: pick %zu (set %u) adds nothing", ctx, i, sel[i]);
+            if (c <= prev) FAILF("%s greedy: pick %zu (set %u) adds nothing", ctx, i, sel[i]);
             prev = c;
         }
     } else {
@@ -249,7 +257,8 @@ static void check_cover(const rv_cover *p, const inst_t *in, rv_cover_strategy s
             for (size_t j = 0; j < n; j++)
                 if (j != i) tmp[m++] = sel[j];
             if (covered_by(p, tmp, m) >= cov)
-                FAILF("%s %s: set %u adds nothing to the selection", ctx, strategy_name(strat), sel[i]);
+                FAILF("%s %s: set %u adds nothing to the selection", ctx, strategy_name(strat),
+                      sel[i]);
         }
     }
 }
@@ -287,8 +296,8 @@ static void test_create_errors(void) {
     ASSERT_STATUS(RV_E_RANGE, rv_cover_create(4, 3, off, el_big, costs, &p));
     ASSERT_STR_CONTAINS(rv_errmsg(), "element 4");
 
-    ASSERT_STATUS(RV_E_RANGE, rv_cover_create((size_t)RV_COVER_MAX_ELEMENTS + 1, 3, off, el,
-                                              costs, &p));
+    ASSERT_STATUS(RV_E_RANGE,
+                  rv_cover_create((size_t)RV_COVER_MAX_ELEMENTS + 1, 3, off, el, costs, &p));
     ASSERT_STR_CONTAINS(rv_errmsg(), "n_elements");
 
     const double bad[] = {0.0, -1.0, -0.0, NAN, INFINITY, -INFINITY};
@@ -466,7 +475,8 @@ static void test_distinct_elements(void) {
         uint64_t *sig = malloc((n_el * sw + 1) * sizeof(uint64_t));
         uint64_t *mult = malloc((n_el + 1) * sizeof(uint64_t));
         if (naive_distinct > 0) {
-            EXPECT_STATUS(RV_E_SHAPE, rv_cover_distinct_elements(p, sig, mult, naive_distinct - 1, &nd));
+            EXPECT_STATUS(RV_E_SHAPE,
+                          rv_cover_distinct_elements(p, sig, mult, naive_distinct - 1, &nd));
             EXPECT_EQ(nd, naive_distinct);
         }
         EXPECT_OK(rv_cover_distinct_elements(p, sig, mult, n_el, &nd));
@@ -567,7 +577,8 @@ static void test_solve_degenerate(void) {
         EXPECT_OK(run_solve(empty, ALL_STRATEGIES[k], RV_COVER_ALL, 1, 1, sel, &n, &info));
         EXPECT_EQ(n, 0);
         EXPECT_TRUE(info.cost == 0.0);
-        EXPECT_STATUS(RV_E_INFEASIBLE, run_solve(empty, ALL_STRATEGIES[k], 1, 1, 1, sel, &n, &info));
+        EXPECT_STATUS(RV_E_INFEASIBLE,
+                      run_solve(empty, ALL_STRATEGIES[k], 1, 1, 1, sel, &n, &info));
     }
     rv_cover_free(none);
     rv_cover_free(empty);
@@ -626,17 +637,20 @@ static void test_strategies_valid_random(void) {
             uint32_t sel[MAX_SETS];
             size_t n = 0;
             rv_cover_info info;
-            rv_status st = run_solve(p, ALL_STRATEGIES[k], RV_COVER_ALL, (uint64_t)trial, 1, sel, &n, &info);
+            rv_status st =
+                run_solve(p, ALL_STRATEGIES[k], RV_COVER_ALL, (uint64_t)trial, 1, sel, &n, &info);
             if (st != RV_OK) {
-                rvt_fail(__FILE__, __LINE__, "%s %s: %s (%s)", ctx, strategy_name(ALL_STRATEGIES[k]),
-                         rv_status_name(st), rv_errmsg());
+                rvt_fail(__FILE__, __LINE__, "%s %s: %s (%s)", ctx,
+                         strategy_name(ALL_STRATEGIES[k]), rv_status_name(st), rv_errmsg());
                 break;
             }
             check_cover(p, &in, ALL_STRATEGIES[k], rv_cover_n_coverable(p), sel, n, &info, 1, ctx);
             EXPECT_EQ(info.covered, rv_cover_n_coverable(p));
             costs[k] = info.cost;
-            if (ALL_STRATEGIES[k] == RV_COVER_EXACT) EXPECT_EQ(info.optimal, 1);
-            else EXPECT_EQ(info.optimal, 0);
+            if (ALL_STRATEGIES[k] == RV_COVER_EXACT)
+                EXPECT_EQ(info.optimal, 1);
+            else
+                EXPECT_EQ(info.optimal, 0);
         }
         for (int k = 0; k < N_STRATEGIES && rvt_n_failures == before; k++)
             if (costs[1] > costs[k] * (1 + 1e-9))
@@ -664,8 +678,8 @@ static void exact_vs_brute(int partial) {
         double opt = brute_force(&in, required);
         char ctx[128];
         snprintf(ctx, sizeof ctx, "%s trial %d (%zu sets x %zu el, required %llu of %llu)",
-                 partial ? "partial" : "full", trial, n_sets, n_el,
-                 (unsigned long long)required, (unsigned long long)coverable);
+                 partial ? "partial" : "full", trial, n_sets, n_el, (unsigned long long)required,
+                 (unsigned long long)coverable);
         long before = rvt_n_failures;
         EXPECT_EQ(coverable, naive_coverable(&in));
         for (int k = 0; k < N_STRATEGIES && rvt_n_failures == before; k++) {
@@ -704,9 +718,13 @@ static void exact_vs_brute(int partial) {
     }
 }
 
-static void test_exact_vs_bruteforce_full(void) { exact_vs_brute(0); }
+static void test_exact_vs_bruteforce_full(void) {
+    exact_vs_brute(0);
+}
 
-static void test_exact_vs_bruteforce_partial(void) { exact_vs_brute(1); }
+static void test_exact_vs_bruteforce_partial(void) {
+    exact_vs_brute(1);
+}
 
 /* n_required beyond the coverable elements is infeasible for every strategy;
 ** n_required == coverable is the same as RV_COVER_ALL. */
@@ -724,7 +742,8 @@ static void test_infeasible_and_required_edges(void) {
         size_t n = 5;
         rv_cover_info info, info2;
         rv_errmsg_clear();
-        EXPECT_STATUS(RV_E_INFEASIBLE, run_solve(p, ALL_STRATEGIES[k], cov + 1, 0, 1, sel, &n, &info));
+        EXPECT_STATUS(RV_E_INFEASIBLE,
+                      run_solve(p, ALL_STRATEGIES[k], cov + 1, 0, 1, sel, &n, &info));
         EXPECT_EQ(n, 0);
         EXPECT_TRUE(rv_errmsg()[0] != '\0');
         EXPECT_STATUS(RV_E_INFEASIBLE, run_solve(p, ALL_STRATEGIES[k], 50, 0, 1, sel, &n, &info));
@@ -1118,9 +1137,8 @@ static void test_pairs_vs_naive(void) {
                     differ += (uint64_t)d;
                     if (mask[idx] != d) {
                         rvt_fail(__FILE__, __LINE__,
-                                 "rows %zu col %u pair (%zu,%zu): bit %d, codes %d vs %d",
-                                 n_rows, c, i, j, mask[idx], codes[c * n_rows + i],
-                                 codes[c * n_rows + j]);
+                                 "rows %zu col %u pair (%zu,%zu): bit %d, codes %d vs %d", n_rows,
+                                 c, i, j, mask[idx], codes[c * n_rows + i], codes[c * n_rows + j]);
                         break;
                     }
                 }
@@ -1233,8 +1251,8 @@ static int ref_better(double a, double ca, double b, double cb) {
 }
 
 /* The greedy path by full rescans each step, straight from the header. */
-static size_t ref_path(const inst_t *in, rv_path_objective obj, const double *w,
-                       uint32_t *order, uint64_t *newly, double *gain) {
+static size_t ref_path(const inst_t *in, rv_path_objective obj, const double *w, uint32_t *order,
+                       uint64_t *newly, double *gain) {
     uint8_t *cov = calloc(in->n_el + 1, 1), used[MAX_SETS] = {0};
     double unc = 0;
     for (size_t e = 0; e < in->n_el; e++) unc += w ? w[e] : 1.0;
@@ -1444,8 +1462,8 @@ static void test_plan_path_vs_reference(void) {
                 for (size_t s = 0; s < n_sets && !any; s++) any = in.member[s * n_el + e];
                 if (any) wcov += w ? w[e] : 1.0;
             }
-            double expect = obj == RV_PATH_ENTROPY ? log2(1 + wtotal) - log2(1 + (wtotal - wcov))
-                                                   : wcov;
+            double expect =
+                obj == RV_PATH_ENTROPY ? log2(1 + wtotal) - log2(1 + (wtotal - wcov)) : wcov;
             EXPECT_NEAR(gsum, expect, 1e-9 * (1 + expect));
         }
         free(w);
@@ -1473,7 +1491,8 @@ static void test_greedy_solve_matches_path(void) {
         uint64_t newly[MAX_SETS];
         size_t steps = 0, n = 0;
         long before = rvt_n_failures;
-        EXPECT_OK(rv_cover_plan_path(p, RV_PATH_COVERAGE, NULL, order, newly, NULL, n_sets, &steps));
+        EXPECT_OK(
+            rv_cover_plan_path(p, RV_PATH_COVERAGE, NULL, order, newly, NULL, n_sets, &steps));
         uint64_t req = rv_rng_below(&r, rv_cover_n_coverable(p) + 1);
         EXPECT_OK(run_solve(p, RV_COVER_GREEDY, req, 0, 0, sel, &n, NULL));
         /* the shortest prefix of the path reaching req */
@@ -1506,7 +1525,8 @@ static void test_keys_path_vs_cover_path(void) {
             memcpy(codes + 2 * n_rows, codes, n_rows * sizeof(int32_t));
         /* a sparse-coded column */
         if (n_cols >= 2 && trial % 5 == 0)
-            for (size_t i = 0; i < n_rows; i++) codes[n_rows + i] = codes[n_rows + i] * 40000000 + 7;
+            for (size_t i = 0; i < n_rows; i++)
+                codes[n_rows + i] = codes[n_rows + i] * 40000000 + 7;
         int kind = trial % 3;
         double costs[16];
         for (size_t c = 0; c < n_cols; c++)
@@ -1612,8 +1632,9 @@ static void test_keys_entropy_path(void) {
                 double gc = h0 - ref_nlogn_groups(codes, n_rows, trial_cols, i + 1) / n;
                 double cc = cp ? cp[c] : 1.0, cb = cp ? cp[order[i]] : 1.0;
                 if (gc / cc > gain[i] / cb + 1e-9)
-                    rvt_fail(__FILE__, __LINE__, "step %zu: column %u gains %.17g/%g, chosen %u %.17g/%g",
-                             i, c, gc, cc, order[i], gain[i], cb);
+                    rvt_fail(__FILE__, __LINE__,
+                             "step %zu: column %u gains %.17g/%g, chosen %u %.17g/%g", i, c, gc, cc,
+                             order[i], gain[i], cb);
             }
         }
         uint32_t all[16];
@@ -1677,7 +1698,8 @@ static void test_keys_unresolved_vs_brute(void) {
         EXPECT_OK(rv_keys_unresolved(codes, n_rows, n_cols, cols, n_sel, &u));
         EXPECT_EQ(u, brute_unresolved(codes, n_rows, cols, n_sel));
         free(codes);
-        if (rvt_n_failures != before) FAILF("trial %d: %zu rows, %zu selected", trial, n_rows, n_sel);
+        if (rvt_n_failures != before)
+            FAILF("trial %d: %zu rows, %zu selected", trial, n_rows, n_sel);
     }
     int32_t codes[6] = {0, 1, 0, 1, 1, 1};
     uint32_t bad[2] = {0, 2};
@@ -1723,8 +1745,8 @@ static void test_keys_progress_and_errors(void) {
 
     codes[3 * ROWS + 7] = -1;
     EXPECT_STATUS(RV_E_INVALID_ARG,
-                  rv_keys_plan_path(codes, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL,
-                                    order, newly, NULL, COLS, &steps, &unres));
+                  rv_keys_plan_path(codes, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
+                                    newly, NULL, COLS, &steps, &unres));
     EXPECT_STR_CONTAINS(rv_errmsg(), "negative");
     codes[3 * ROWS + 7] = 0;
     double costs[COLS] = {1, 1, 1, 1, NAN, 1};
@@ -1737,27 +1759,27 @@ static void test_keys_progress_and_errors(void) {
                   rv_keys_plan_path(codes, ROWS, COLS, costs, RV_PATH_COVERAGE, 0, NULL, NULL,
                                     order, newly, NULL, COLS, &steps, &unres));
     EXPECT_STATUS(RV_E_SHAPE,
-                  rv_keys_plan_path(codes, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL,
-                                    order, newly, NULL, COLS - 1, &steps, &unres));
+                  rv_keys_plan_path(codes, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
+                                    newly, NULL, COLS - 1, &steps, &unres));
     EXPECT_STATUS(RV_E_INVALID_ARG,
                   rv_keys_plan_path(codes, ROWS, COLS, NULL, (rv_path_objective)7, 0, NULL, NULL,
                                     order, newly, NULL, COLS, &steps, &unres));
     EXPECT_STATUS(RV_E_INVALID_ARG,
-                  rv_keys_plan_path(NULL, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL,
-                                    order, newly, NULL, COLS, &steps, &unres));
+                  rv_keys_plan_path(NULL, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
+                                    newly, NULL, COLS, &steps, &unres));
     EXPECT_STATUS(RV_E_INVALID_ARG,
-                  rv_keys_plan_path(codes, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL,
-                                    order, newly, NULL, COLS, &steps, NULL));
+                  rv_keys_plan_path(codes, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
+                                    newly, NULL, COLS, &steps, NULL));
     /* degenerate frames: no rows, one row, no columns */
-    EXPECT_OK(rv_keys_plan_path(codes, 0, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
-                                newly, NULL, COLS, &steps, &unres));
+    EXPECT_OK(rv_keys_plan_path(codes, 0, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order, newly,
+                                NULL, COLS, &steps, &unres));
     EXPECT_EQ(steps, 0);
     EXPECT_EQ(unres, 0);
-    EXPECT_OK(rv_keys_plan_path(codes, 1, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
-                                newly, NULL, COLS, &steps, &unres));
+    EXPECT_OK(rv_keys_plan_path(codes, 1, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order, newly,
+                                NULL, COLS, &steps, &unres));
     EXPECT_EQ(unres, 0);
-    EXPECT_OK(rv_keys_plan_path(codes, ROWS, 0, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
-                                newly, NULL, 0, &steps, &unres));
+    EXPECT_OK(rv_keys_plan_path(codes, ROWS, 0, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order, newly,
+                                NULL, 0, &steps, &unres));
     EXPECT_EQ(steps, 0);
     EXPECT_EQ(unres, ROWS * (ROWS - 1) / 2);
     free(codes);
@@ -1768,7 +1790,7 @@ static void test_keys_progress_and_errors(void) {
 static void test_count_values_vs_naive(void) {
     rv_rng r;
     rv_rng_seed(&r, 41);
-    static const uint64_t spans[] = {1, 3, 50, 1000, 0};  /* 0: full 64-bit keys */
+    static const uint64_t spans[] = {1, 3, 50, 1000, 0}; /* 0: full 64-bit keys */
     static const uint32_t buckets[] = {1, 3, 7};
     for (int t = 0; t < 60; t++) {
         size_t n = (size_t)rv_rng_below(&r, 300);
@@ -1786,15 +1808,18 @@ static void test_count_values_vs_naive(void) {
         uint64_t *ok = malloc((n + 1) * 8), *oc = malloc((n + 1) * 8), off[8];
         double *om = malloc((n + 1) * sizeof(double));
         size_t nd = 0;
-        ASSERT_OK(rv_keys_count_values(keys, weighted ? w : NULL, massed ? m : NULL, n, nb, ok,
-                                       oc, massed ? om : NULL, off, n, &nd));
+        ASSERT_OK(rv_keys_count_values(keys, weighted ? w : NULL, massed ? m : NULL, n, nb, ok, oc,
+                                       massed ? om : NULL, off, n, &nd));
         EXPECT_EQ(off[0], 0);
         EXPECT_EQ(off[nb], nd);
         size_t distinct = 0;
         for (size_t i = 0; i < n; i++) {
             size_t first = i;
             for (size_t k = 0; k < i; k++)
-                if (keys[k] == keys[i]) { first = k; break; }
+                if (keys[k] == keys[i]) {
+                    first = k;
+                    break;
+                }
             if (first != i) continue;
             distinct++;
             uint64_t want_c = 0;
@@ -1831,15 +1856,20 @@ static void test_count_values_vs_naive(void) {
                 }
                 EXPECT_TRUE(fa < fb);
             }
-        free(keys); free(w); free(m); free(ok); free(oc); free(om);
+        free(keys);
+        free(w);
+        free(m);
+        free(ok);
+        free(oc);
+        free(om);
     }
     uint64_t k = 1, o[2];
     size_t nd;
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_count_values(&k, NULL, NULL, 1, 0, o, o, NULL, o,
-                                                         1, &nd));
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_keys_count_values(&k, NULL, NULL, 1, 0, o, o, NULL, o, 1, &nd));
     EXPECT_STATUS(RV_E_SHAPE, rv_keys_count_values(&k, NULL, NULL, 1, 1, o, o, NULL, o, 0, &nd));
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_keys_count_values(NULL, NULL, NULL, 1, 1, o, o, NULL, o,
-                                                         1, &nd));
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_keys_count_values(NULL, NULL, NULL, 1, 1, o, o, NULL, o, 1, &nd));
     EXPECT_OK(rv_keys_count_values(NULL, NULL, NULL, 0, 1, NULL, NULL, NULL, o, 0, &nd));
     EXPECT_EQ(nd, 0);
 }
@@ -1911,7 +1941,11 @@ static void test_group_scores_and_refine_vs_brute(void) {
             }
         }
         EXPECT_EQ(pairs, brute_unresolved(codes, n, sel01, 2));
-        free(raw); free(codes); free(off); free(rows); free(off2);
+        free(raw);
+        free(codes);
+        free(off);
+        free(rows);
+        free(off2);
     }
     int32_t bad[3] = {0, -1, 0};
     uint64_t off[2] = {0, 3}, desc[2] = {2, 1}, res[1], o2[4];

@@ -58,9 +58,8 @@ static int cmp_ref(const void *pa, const void *pb) {
     return (a->id > b->id) - (a->id < b->id);
 }
 
-static void reference(const float *data, const int64_t *ids, size_t n,
-                      size_t dim, rv_metric metric, const float *q, size_t k,
-                      int64_t *out_ids, double *out_s) {
+static void reference(const float *data, const int64_t *ids, size_t n, size_t dim, rv_metric metric,
+                      const float *q, size_t k, int64_t *out_ids, double *out_s) {
     ref_hit *h = (ref_hit *)malloc(n * sizeof *h);
     double qn = 0;
     for (size_t j = 0; j < dim; j++) qn += (double)q[j] * q[j];
@@ -73,8 +72,9 @@ static void reference(const float *data, const int64_t *ids, size_t n,
             d2 += (x - q[j]) * (x - q[j]);
         }
         h[i].id = ids ? ids[i] : (int64_t)i;
-        h[i].s = metric == RV_METRIC_L2 ? d2
-                 : metric == RV_METRIC_COSINE ? dot / sqrt(xn * qn) : dot;
+        h[i].s = metric == RV_METRIC_L2       ? d2
+                 : metric == RV_METRIC_COSINE ? dot / sqrt(xn * qn)
+                                              : dot;
     }
     ref_metric_l2 = metric == RV_METRIC_L2;
     qsort(h, n, sizeof *h, cmp_ref);
@@ -119,8 +119,7 @@ static void test_options_and_create_errors(void) {
 }
 
 /* Exact search equals the reference, scores and ties included. */
-static void check_exact(rv_metric metric, size_t n, size_t dim, size_t nq,
-                        size_t k, int range) {
+static void check_exact(rv_metric metric, size_t n, size_t dim, size_t nq, size_t k, int range) {
     float *data = int_vectors(n, dim, 11 + dim, range);
     float *qs = int_vectors(nq, dim, 99 + dim, range);
     /* make zero rows impossible under cosine */
@@ -163,12 +162,12 @@ static void check_exact(rv_metric metric, size_t n, size_t dim, size_t nq,
 }
 
 static void test_exact_matches_reference(void) {
-    check_exact(RV_METRIC_INNER_PRODUCT, 300, 7, 9, 10, 2);   /* many ties */
+    check_exact(RV_METRIC_INNER_PRODUCT, 300, 7, 9, 10, 2); /* many ties */
     check_exact(RV_METRIC_L2, 300, 7, 9, 10, 2);
     check_exact(RV_METRIC_INNER_PRODUCT, 1000, 33, 13, 25, 5);
     check_exact(RV_METRIC_L2, 1000, 33, 13, 25, 5);
     check_exact(RV_METRIC_COSINE, 500, 16, 5, 8, 4);
-    check_exact(RV_METRIC_INNER_PRODUCT, 5, 4, 3, 10, 3);    /* k > n */
+    check_exact(RV_METRIC_INNER_PRODUCT, 5, 4, 3, 10, 3); /* k > n */
 }
 
 static void test_ties_go_to_lower_id(void) {
@@ -194,8 +193,8 @@ static void test_ties_go_to_lower_id(void) {
     rv_flat_free(ix);
 }
 
-static void search_all(const rv_flat *ix, size_t nq, const float *qs, size_t k,
-                       uint32_t threads, int64_t *ids, float *sc) {
+static void search_all(const rv_flat *ix, size_t nq, const float *qs, size_t k, uint32_t threads,
+                       int64_t *ids, float *sc) {
     rv_flat_search_params p;
     rv_flat_search_params_init(&p);
     p.k = k;
@@ -248,12 +247,10 @@ static void test_compact_storage_recall(void) {
             size_t hit = 0;
             for (size_t q = 0; q < nq; q++)
                 for (size_t i = 0; i < k; i++)
-                    for (size_t j = 0; j < k; j++)
-                        hit += got[q * k + i] == want[q * k + j];
+                    for (size_t j = 0; j < k; j++) hit += got[q * k + i] == want[q * k + j];
             EXPECT_EQ(hit, nq * k);
             /* re-scored scores are float32 scores of the same vectors */
-            for (size_t i = 0; i < nq * k; i++)
-                EXPECT_NEAR(sg[i], sw[i], 1e-4 * (1 + fabs(sw[i])));
+            for (size_t i = 0; i < nq * k; i++) EXPECT_NEAR(sg[i], sw[i], 1e-4 * (1 + fabs(sw[i])));
             /* exact = 1 scans the float32 rows instead */
             rv_flat_search_params p;
             rv_flat_search_params_init(&p);
@@ -302,8 +299,8 @@ static void test_half_conversion(void) {
     EXPECT_EQ(rv__f32_to_f16(1.0f), 0x3c00);
     EXPECT_EQ(rv__f32_to_f16(-2.0f), 0xc000);
     EXPECT_EQ(rv__f32_to_f16(65504.0f), 0x7bff);
-    EXPECT_EQ(rv__f32_to_f16(65520.0f), 0x7c00);       /* rounds to inf */
-    EXPECT_EQ(rv__f32_to_f16(5.9604645e-8f), 0x0001);  /* smallest subnormal */
+    EXPECT_EQ(rv__f32_to_f16(65520.0f), 0x7c00);           /* rounds to inf */
+    EXPECT_EQ(rv__f32_to_f16(5.9604645e-8f), 0x0001);      /* smallest subnormal */
     EXPECT_EQ(rv__f32_to_f16(1.0f + 1.0f / 2048), 0x3c00); /* tie to even */
     EXPECT_EQ(rv__f32_to_f16(1.0f + 3.0f / 2048), 0x3c02);
     /* every finite half converts to float and back unchanged */
@@ -465,12 +462,14 @@ static void test_rescore(void) {
         }
         for (int i = 0; i < 3; i++) {
             int pos = -1;
-            for (int c = 0; c < nu; c++) if (uniq[qi][c] == out[qi * 3 + i]) pos = c;
+            for (int c = 0; c < nu; c++)
+                if (uniq[qi][c] == out[qi * 3 + i]) pos = c;
             ASSERT_TRUE(pos >= 0);
             EXPECT_NEAR(sc[qi * 3 + i], best[pos], 0);
-            if (i > 0) EXPECT_TRUE(sc[qi * 3 + i] < sc[qi * 3 + i - 1] ||
-                                   (sc[qi * 3 + i] == sc[qi * 3 + i - 1] &&
-                                    out[qi * 3 + i] > out[qi * 3 + i - 1]));
+            if (i > 0)
+                EXPECT_TRUE(sc[qi * 3 + i] < sc[qi * 3 + i - 1] ||
+                            (sc[qi * 3 + i] == sc[qi * 3 + i - 1] &&
+                             out[qi * 3 + i] > out[qi * 3 + i - 1]));
         }
     }
     int64_t bad[1] = {777};
@@ -713,8 +712,8 @@ static void test_filters_match_brute_force(void) {
 
 /* Fail allocation 1, 2, 3, ... through a full life cycle: every failure is
 ** RV_E_NOMEM with nothing leaked (ASan checks the leaks). */
-static rv_status life_cycle(const char *path, const float *data, size_t n,
-                            size_t dim, rv_flat_storage s) {
+static rv_status life_cycle(const char *path, const float *data, size_t n, size_t dim,
+                            rv_flat_storage s) {
     rv_flat_options o;
     rv_flat_options_init(&o);
     o.dim = (uint32_t)dim;
@@ -739,7 +738,9 @@ static rv_status life_cycle(const char *path, const float *data, size_t n,
     if (!st) st = rv_flat_search(ix, &p, 2, data, out, sc, &found);
     p.filter = NULL;
     rv_idset_free(set);
-    if (!st) st = rv_flat_rescore(ix, 2, data, 3, (const int64_t[]){0, 2, 3, 4, 6, 7}, 4, 1, out, sc, fnd);
+    if (!st)
+        st = rv_flat_rescore(ix, 2, data, 3, (const int64_t[]){0, 2, 3, 4, 6, 7}, 4, 1, out, sc,
+                             fnd);
     if (!st) st = rv_flat_compact(ix);
     if (!st) st = rv_flat_save(ix, path);
     if (!st) st = rv_flat_load(path, &back);
@@ -759,10 +760,11 @@ static void test_allocation_failures(void) {
             rv__test_fail_alloc_after(fail);
             rv_status st = life_cycle(path, data, n, dim, (rv_flat_storage)s);
             rv__test_fail_alloc_after(0);
-            if (st == RV_OK) finished = 1;
+            if (st == RV_OK)
+                finished = 1;
             else if (st != RV_E_NOMEM)
-                FAILF("failing allocation %llu gave %s (%s)",
-                      (unsigned long long)fail, rv_status_name(st), rv_errmsg());
+                FAILF("failing allocation %llu gave %s (%s)", (unsigned long long)fail,
+                      rv_status_name(st), rv_errmsg());
         }
         EXPECT_TRUE(finished);
     }

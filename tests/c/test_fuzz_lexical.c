@@ -77,7 +77,7 @@ int main(void) {
             if (kind < 7) {
                 buf[at] = (uint8_t)rv_rng_next(&rng);
             } else if (kind < 9) {
-                n = at; /* truncate */
+                n = at;                      /* truncate */
             } else if (n + 8 < sizeof buf) { /* insert bytes */
                 memmove(buf + at + 8, buf + at, n - at);
                 for (int j = 0; j < 8; j++) buf[at + j] = (uint8_t)rv_rng_next(&rng);

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #include "../fuzz/fuzz_setcover.c"
 
 #ifndef RV_FUZZ_CORPUS
-#define RV_FUZZ_CORPUS "tests/fuzz/corpus/setcover"
+#  define RV_FUZZ_CORPUS "tests/fuzz/corpus/setcover"
 #endif
 
 int main(void) {

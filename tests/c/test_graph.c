@@ -375,8 +375,7 @@ static void test_similarity_rounds(void) {
     ASSERT_EQ(n, 2);
     EXPECT_EQ(out[0], 1);
     EXPECT_EQ(out[1], 2);
-    ASSERT_OK(rv_graph_similar_entities(g, 1, sel, RV_GRAPH_ENTITIES, q, 2, NULL, out, sc, 8,
-                                        &n));
+    ASSERT_OK(rv_graph_similar_entities(g, 1, sel, RV_GRAPH_ENTITIES, q, 2, NULL, out, sc, 8, &n));
     ASSERT_EQ(n, 2); /* round 1: b (1.0) and e0 (0.894) */
     EXPECT_EQ(out[0], 1);
     EXPECT_EQ(out[1], 3);
@@ -398,11 +397,13 @@ static void test_similarity_rounds(void) {
     EXPECT_EQ(out[1], 5);
     EXPECT_NEAR(sc[1], 1.0, 1e-6);
     float zero[2] = {0, 0}, nan2[2] = {NAN, 0};
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_graph_similar_docs(g, 1, sel, zero, 1, NULL, out, sc, 8, &n));
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_graph_similar_docs(g, 1, sel, nan2, 1, NULL, out, sc, 8, &n));
-    EXPECT_STATUS(RV_E_SHAPE, rv_graph_similar_docs(g, 1, sel, q, 5, NULL, out, sc, 2, &n));
     EXPECT_STATUS(RV_E_INVALID_ARG,
-                  rv_graph_similar_entities(g, 1, sel, (rv_graph_kinds)0, q, 1, NULL, out, sc, 8, &n));
+                  rv_graph_similar_docs(g, 1, sel, zero, 1, NULL, out, sc, 8, &n));
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_graph_similar_docs(g, 1, sel, nan2, 1, NULL, out, sc, 8, &n));
+    EXPECT_STATUS(RV_E_SHAPE, rv_graph_similar_docs(g, 1, sel, q, 5, NULL, out, sc, 2, &n));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_graph_similar_entities(g, 1, sel, (rv_graph_kinds)0, q, 1,
+                                                              NULL, out, sc, 8, &n));
     int64_t docs[2] = {2, 0};
     ASSERT_OK(rv_graph_score_docs(g, q, 2, docs, sc));
     EXPECT_NEAR(sc[0], sqrt(0.5), 1e-6);
@@ -434,15 +435,20 @@ static rv_status call_kernel(rv_graph *g, int i) {
     p.bridge_types = &t;
     p.n_bridge_types = 1;
     switch (i) {
-    case 0: return rv_graph_bfs(g, &w, 1, &seed, out, dep, 16, &n);
-    case 1: return rv_graph_facts(g, &p, 1, &seed, out, dep, 25, &n);
-    case 2: return rv_graph_doc_hops(g, 1, sel, 3, NULL, out, 16, &n);
-    case 3: return rv_graph_similar_docs(g, 1, sel, q, 9, NULL, out, sc, 16, &n);
+    case 0:
+        return rv_graph_bfs(g, &w, 1, &seed, out, dep, 16, &n);
+    case 1:
+        return rv_graph_facts(g, &p, 1, &seed, out, dep, 25, &n);
+    case 2:
+        return rv_graph_doc_hops(g, 1, sel, 3, NULL, out, 16, &n);
+    case 3:
+        return rv_graph_similar_docs(g, 1, sel, q, 9, NULL, out, sc, 16, &n);
     case 4:
-        return rv_graph_similar_entities(g, 1, sel, RV_GRAPH_ENTITIES, q, 9, NULL, out, sc,
-                                         16, &n);
-    case 5: return rv_graph_top_k(g, RV_GRAPH_ENTITIES, q, 3, NULL, out, sc, 16, &n);
-    default: return rv_graph_score_docs(g, q, 1, sel, sc);
+        return rv_graph_similar_entities(g, 1, sel, RV_GRAPH_ENTITIES, q, 9, NULL, out, sc, 16, &n);
+    case 5:
+        return rv_graph_top_k(g, RV_GRAPH_ENTITIES, q, 3, NULL, out, sc, 16, &n);
+    default:
+        return rv_graph_score_docs(g, q, 1, sel, sc);
     }
 }
 

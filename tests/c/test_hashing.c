@@ -10,7 +10,7 @@
 #endif
 
 #define RV_FINGERPRINT_BUCKET 419
-#define RV_FINGERPRINT_SIGN -1
+#define RV_FINGERPRINT_SIGN   -1
 
 static rv_hasher *make(uint32_t dim, uint32_t words, uint32_t cmin, uint32_t cmax) {
     rv_hasher_options o;
@@ -139,8 +139,12 @@ static void test_unicode_and_empty(void) {
     rv_hasher *h = make(128, 1, 2, 3);
     float a[128], b[128];
     /* accented capitals lowercase: "ÉCOLE ŁÓDŹ" == "école łódź" */
-    const char *up = "\xc3\x89" "COLE \xc5\x81\xc3\x93" "D\xc5\xb9";
-    const char *lo = "\xc3\xa9" "cole \xc5\x82\xc3\xb3" "d\xc5\xba";
+    const char *up = "\xc3\x89"
+                     "COLE \xc5\x81\xc3\x93"
+                     "D\xc5\xb9";
+    const char *lo = "\xc3\xa9"
+                     "cole \xc5\x82\xc3\xb3"
+                     "d\xc5\xba";
     ASSERT_OK(rv_hasher_embed(h, up, strlen(up), a));
     ASSERT_OK(rv_hasher_embed(h, lo, strlen(lo), b));
     EXPECT_TRUE(memcmp(a, b, sizeof a) == 0);
@@ -169,8 +173,8 @@ static void test_batch_matches_single_for_any_threads(void) {
     offsets[0] = 0;
     rv_rng rng;
     rv_rng_seed(&rng, 3);
-    const char *words[] = {"alpha", "beta", "gamma", "delta", "eps", "zeta",
-                           "\xce\xb7\xcf\x84\xce\xb1", "theta"};
+    const char *words[] = {
+        "alpha", "beta", "gamma", "delta", "eps", "zeta", "\xce\xb7\xcf\x84\xce\xb1", "theta"};
     for (int i = 0; i < N; i++) {
         size_t pos = offsets[i];
         int nw = (int)rv_rng_below(&rng, 150);
@@ -218,9 +222,10 @@ static void test_allocation_failures(void) {
         if (!st) st = rv_hasher_embed_batch(h, "abc defg", off, 2, 1, out);
         rv__test_fail_alloc_after(0);
         rv_hasher_free(h);
-        if (st == RV_OK) finished = 1;
-        else if (st != RV_E_NOMEM) FAILF("allocation %llu: %s", (unsigned long long)fail,
-                                         rv_status_name(st));
+        if (st == RV_OK)
+            finished = 1;
+        else if (st != RV_E_NOMEM)
+            FAILF("allocation %llu: %s", (unsigned long long)fail, rv_status_name(st));
     }
     EXPECT_TRUE(finished);
 }

@@ -28,8 +28,8 @@ typedef struct {
     /* key frame: column-major codes, one sparse-coded column */
     int32_t codes[ROWS * COLS];
     double col_cost[COLS];
-    rv_cover *p;     /* built once, for the solvers */
-    rv_cover *big;   /* built once */
+    rv_cover *p;   /* built once, for the solvers */
+    rv_cover *big; /* built once */
     /* outputs of the operation under test */
     rv_cover *made;
     uint32_t sel[64];
@@ -152,7 +152,9 @@ static uint64_t print_made(fixture *f) {
     return h;
 }
 
-static int cleared_made(const fixture *f) { return f->made == NULL; }
+static int cleared_made(const fixture *f) {
+    return f->made == NULL;
+}
 
 static rv_status run_solve(fixture *f) {
     rv_cover_options o;
@@ -183,12 +185,14 @@ static rv_status run_solve_big(fixture *f) {
     return rv_cover_solve(f->big, &o, f->sel, BIG_SETS, &f->n_sel, &f->info);
 }
 
-static int cleared_solve(const fixture *f) { return f->n_sel == 0; }
+static int cleared_solve(const fixture *f) {
+    return f->n_sel == 0;
+}
 
 static rv_status run_plan_path(fixture *f) {
     f->n_sel = 99;
-    return rv_cover_plan_path(f->p, f->objective, f->weighted ? f->weights : NULL, f->sel,
-                              f->newly, f->gain, SETS, &f->n_sel);
+    return rv_cover_plan_path(f->p, f->objective, f->weighted ? f->weights : NULL, f->sel, f->newly,
+                              f->gain, SETS, &f->n_sel);
 }
 
 static uint64_t print_path(fixture *f) {
@@ -242,12 +246,15 @@ static void sweep(fixture *f, const operation *op, const char *variant) {
     rv__test_fail_alloc_after(0);
     rv_status st = op->run(f);
     uint64_t allocs = rv__test_fail_alloc_after(0);
-    if (st != RV_OK) FAILF("%s%s: baseline gave %s (%s)", op->name, variant, rv_status_name(st), rv_errmsg());
+    if (st != RV_OK)
+        FAILF("%s%s: baseline gave %s (%s)", op->name, variant, rv_status_name(st), rv_errmsg());
     uint64_t want = op->print(f);
-    if (allocs == 0) FAILF("%s%s: baseline made no allocation through the engine", op->name, variant);
+    if (allocs == 0)
+        FAILF("%s%s: baseline made no allocation through the engine", op->name, variant);
 
     for (uint64_t n = 1;; n++) {
-        if (n > allocs + 5) FAILF("%s%s: still failing at n = %llu", op->name, variant, (unsigned long long)n);
+        if (n > allocs + 5)
+            FAILF("%s%s: still failing at n = %llu", op->name, variant, (unsigned long long)n);
         rv_errmsg_clear();
         rv__test_fail_alloc_after(n);
         st = op->run(f);
@@ -260,12 +267,15 @@ static void sweep(fixture *f, const operation *op, const char *variant) {
         if (done < n) {
             /* the failure was never reached: a clean, complete run */
             if (st != RV_OK)
-                FAILF("%s%s: %s without an injected failure", op->name, variant, rv_status_name(st));
-            if (op->print(f) != want) FAILF("%s%s: output differs from the baseline", op->name, variant);
+                FAILF("%s%s: %s without an injected failure", op->name, variant,
+                      rv_status_name(st));
+            if (op->print(f) != want)
+                FAILF("%s%s: output differs from the baseline", op->name, variant);
             if (done != allocs)
-                FAILF("%s%s: %llu allocations, baseline %llu (not deterministic)", op->name, variant,
-                      (unsigned long long)done, (unsigned long long)allocs);
-            printf("  %s%s: %llu allocations swept\n", op->name, variant, (unsigned long long)allocs);
+                FAILF("%s%s: %llu allocations, baseline %llu (not deterministic)", op->name,
+                      variant, (unsigned long long)done, (unsigned long long)allocs);
+            printf("  %s%s: %llu allocations swept\n", op->name, variant,
+                   (unsigned long long)allocs);
             return;
         }
         if (st == RV_E_NOMEM) {
@@ -292,19 +302,21 @@ static fixture F;
 static void test_oom_create(void) {
     static const operation op = {"rv_cover_create", run_create, print_made, cleared_made};
     sweep(&F, &op, "");
-    static const operation big = {"rv_cover_create (big)", run_create_big, print_made, cleared_made};
+    static const operation big = {"rv_cover_create (big)", run_create_big, print_made,
+                                  cleared_made};
     sweep(&F, &big, "");
 }
 
 static void test_oom_create_pairs(void) {
-    static const operation op = {"rv_cover_create_pairs", run_create_pairs, print_made, cleared_made};
+    static const operation op = {"rv_cover_create_pairs", run_create_pairs, print_made,
+                                 cleared_made};
     sweep(&F, &op, "");
 }
 
 static void test_oom_solve(void) {
     static const operation op = {"rv_cover_solve", run_solve, print_solve, cleared_solve};
-    static const rv_cover_strategy s[] = {RV_COVER_GREEDY, RV_COVER_EXACT, RV_COVER_SA,
-                                          RV_COVER_GA, RV_COVER_HYBRID};
+    static const rv_cover_strategy s[] = {RV_COVER_GREEDY, RV_COVER_EXACT, RV_COVER_SA, RV_COVER_GA,
+                                          RV_COVER_HYBRID};
     static const char *names[] = {" greedy", " exact", " sa", " ga", " hybrid"};
     static const char *partial_names[] = {" greedy partial", " exact partial", " sa partial",
                                           " ga partial", " hybrid partial"};
@@ -345,7 +357,8 @@ static void test_oom_keys(void) {
         F.objective = RV_PATH_ENTROPY;
         sweep(&F, &op, w ? " entropy costs" : " entropy");
     }
-    static const operation un = {"rv_keys_unresolved", run_keys_unresolved, print_path, cleared_nothing};
+    static const operation un = {"rv_keys_unresolved", run_keys_unresolved, print_path,
+                                 cleared_nothing};
     sweep(&F, &un, "");
 }
 
@@ -371,10 +384,10 @@ static uint64_t print_group_refine(fixture *f) {
 
 static rv_status run_count_values(fixture *f) {
     uint64_t keys[ROWS];
-    for (size_t i = 0; i < ROWS; i++)  /* a spread-out column: the hashed path */
+    for (size_t i = 0; i < ROWS; i++) /* a spread-out column: the hashed path */
         keys[i] = (uint64_t)f->codes[2 * ROWS + i] * 0x9e3779b97f4a7c15ULL;
-    return rv_keys_count_values(keys, NULL, NULL, ROWS, 3, f->keys_out, f->cnt_out, NULL,
-                                f->boff, ROWS, &f->n_out);
+    return rv_keys_count_values(keys, NULL, NULL, ROWS, 3, f->keys_out, f->cnt_out, NULL, f->boff,
+                                ROWS, &f->n_out);
 }
 
 static uint64_t print_count_values(fixture *f) {

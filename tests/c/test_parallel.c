@@ -34,8 +34,7 @@ typedef struct {
 static void fanout_worker(void *ctx, unsigned t) {
     fanout_ctx *c = (fanout_ctx *)ctx;
     atomic_fetch_add(&c->runs[t], 1);
-    if (t == 0 && pthread_equal(pthread_self(), c->caller))
-        atomic_store(&c->caller_was_zero, 1);
+    if (t == 0 && pthread_equal(pthread_self(), c->caller)) atomic_store(&c->caller_was_zero, 1);
 }
 
 static void test_every_worker_runs_once(void) {
@@ -84,7 +83,7 @@ static void test_blocks_cover_once_and_results_match(void) {
             for (unsigned t = 0; t < T; t++) {
                 size_t lo, hi;
                 rv__parallel_block(n, T, t, &lo, &hi);
-                EXPECT_EQ(lo, prev_hi);  /* contiguous, in worker order */
+                EXPECT_EQ(lo, prev_hi); /* contiguous, in worker order */
                 EXPECT_TRUE(hi - lo <= n / T + 1);
                 prev_hi = hi;
             }

@@ -8,7 +8,7 @@
 #include "rv_test.h"
 
 #ifndef EXPECT_STR_EQ
-#define EXPECT_STR_EQ(a, b) RVT__STR_EQ(a, b, (void)0)
+#  define EXPECT_STR_EQ(a, b) RVT__STR_EQ(a, b, (void)0)
 #endif
 
 /* Analyse `text` with opt and join the terms with '|' into out. */
@@ -93,7 +93,9 @@ static void test_unicode(void) {
     o.stem = 0;
     o.stopwords = 0;
     /* accents folded, sharp s expanded, Latin ligature split */
-    EXPECT_STR_EQ(terms(&o, "Caf\xC3\xA9 na\xC3\xAFve \xC3\x89" "COLE Stra\xC3\x9F" "e \xEF\xAC\x81n"),
+    EXPECT_STR_EQ(terms(&o, "Caf\xC3\xA9 na\xC3\xAFve \xC3\x89"
+                            "COLE Stra\xC3\x9F"
+                            "e \xEF\xAC\x81n"),
                   "cafe|naive|ecole|strasse|fin");
     /* decomposed accent: e + U+0301 */
     EXPECT_STR_EQ(terms(&o, "cafe\xCC\x81 ok"), "cafe|ok");
@@ -101,7 +103,8 @@ static void test_unicode(void) {
     EXPECT_STR_EQ(terms(&o, "\xD0\x99\xD0\x9E\xD0\x93\xD0\xA3\xD0\xA0\xD0\xA2"),
                   "\xD0\xB9\xD0\xBE\xD0\xB3\xD1\x83\xD1\x80\xD1\x82");
     /* Greek capital with tonos lowercases to the small letter with tonos */
-    EXPECT_STR_EQ(terms(&o, "\xCE\x86\xCE\xBB\xCF\x86\xCE\xB1"), "\xCE\xAC\xCE\xBB\xCF\x86\xCE\xB1");
+    EXPECT_STR_EQ(terms(&o, "\xCE\x86\xCE\xBB\xCF\x86\xCE\xB1"),
+                  "\xCE\xAC\xCE\xBB\xCF\x86\xCE\xB1");
     /* a mark after a Greek letter stays: alpha + U+0301 */
     EXPECT_STR_EQ(terms(&o, "\xCE\xB1\xCC\x81"), "\xCE\xB1\xCC\x81");
     /* Han and Hiragana: one token per character; Katakana runs stay whole */
@@ -110,7 +113,10 @@ static void test_unicode(void) {
     /* U+0130 lowercases to plain i */
     EXPECT_STR_EQ(terms(&o, "\xC4\xB0stanbul"), "istanbul");
     /* symbols, punctuation and emoji separate */
-    EXPECT_STR_EQ(terms(&o, "a\xE2\x80\x94" "b\xF0\x9F\x98\x80" "c"), "a|b|c");
+    EXPECT_STR_EQ(terms(&o, "a\xE2\x80\x94"
+                            "b\xF0\x9F\x98\x80"
+                            "c"),
+                  "a|b|c");
     /* without stripping, precomposed letters stay */
     o.strip_accents = 0;
     EXPECT_STR_EQ(terms(&o, "Caf\xC3\xA9"), "caf\xC3\xA9");
@@ -126,7 +132,9 @@ static void test_lengths(void) {
     o.max_token_len = 5;
     EXPECT_STR_EQ(terms(&o, "a ab abc abcde abcdef"), "abc|abcde");
     /* lengths count code points after normalisation: U+00DF becomes "ss" */
-    EXPECT_STR_EQ(terms(&o, "\xC3\x9F" "a \xC3\xA9\xC3\xA9\xC3\xA9"), "ssa|eee");
+    EXPECT_STR_EQ(terms(&o, "\xC3\x9F"
+                            "a \xC3\xA9\xC3\xA9\xC3\xA9"),
+                  "ssa|eee");
     o.min_token_len = 1;
     o.max_token_len = RV_ANALYZER_MAX_TOKEN_LEN;
     char long_word[600];
@@ -140,15 +148,19 @@ static void test_utf8(void) {
     rv_analyzer_options_init(&o);
     o.stem = 0;
     char out[256];
-    static const struct { const char *s; size_t len; size_t offset; } bad[] = {
-        {"ok \xFF", 4, 3},                  /* never valid */
-        {"ok \xC0\xAF", 5, 3},              /* overlong '/' */
-        {"ok \xE0\x80\xAF", 6, 3},          /* overlong, 3 bytes */
-        {"ok \xED\xA0\x80", 6, 3},          /* surrogate D800 */
-        {"ok \xF4\x90\x80\x80", 7, 3},      /* above U+10FFFF */
-        {"ok \xE2\x82", 5, 3},              /* truncated */
-        {"ok \x80", 4, 3},                  /* stray continuation */
-        {"abc\xC3", 4, 3},                  /* truncated at the end */
+    static const struct {
+        const char *s;
+        size_t len;
+        size_t offset;
+    } bad[] = {
+        {"ok \xFF", 4, 3},             /* never valid */
+        {"ok \xC0\xAF", 5, 3},         /* overlong '/' */
+        {"ok \xE0\x80\xAF", 6, 3},     /* overlong, 3 bytes */
+        {"ok \xED\xA0\x80", 6, 3},     /* surrogate D800 */
+        {"ok \xF4\x90\x80\x80", 7, 3}, /* above U+10FFFF */
+        {"ok \xE2\x82", 5, 3},         /* truncated */
+        {"ok \x80", 4, 3},             /* stray continuation */
+        {"abc\xC3", 4, 3},             /* truncated at the end */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         rv_status st = analyze_join(&o, bad[i].s, bad[i].len, out, sizeof out);
@@ -158,7 +170,11 @@ static void test_utf8(void) {
         EXPECT_STR_CONTAINS(rv_errmsg(), want);
     }
     o.utf8 = RV_UTF8_REPLACE;
-    ASSERT_OK(analyze_join(&o, "ab\xFF" "cd \xE2\x82" "ef", 10, out, sizeof out));
+    ASSERT_OK(analyze_join(&o,
+                           "ab\xFF"
+                           "cd \xE2\x82"
+                           "ef",
+                           10, out, sizeof out));
     EXPECT_STR_EQ(out, "ab|cd|ef");
     /* valid 4-byte letters are fine (U+20000 is a CJK ideograph) */
     o.utf8 = RV_UTF8_STRICT;
@@ -194,7 +210,8 @@ static void test_stopwords(void) {
     EXPECT_EQ(rv_is_stopword("theory", 6), 0);
     EXPECT_EQ(rv_is_stopword("", 0), 0);
     EXPECT_EQ(rv_is_stopword(NULL, 3), 0);
-    for (size_t i = 0; i < n; i++) EXPECT_EQ(rv_is_stopword(rv_stopword(i), strlen(rv_stopword(i))), 1);
+    for (size_t i = 0; i < n; i++)
+        EXPECT_EQ(rv_is_stopword(rv_stopword(i), strlen(rv_stopword(i))), 1);
 }
 
 static const char *stem_of(const char *w) {
@@ -258,7 +275,8 @@ static void test_stem_golden(void) {
         *tab = 0;
         const char *got = stem_of(line);
         if (strcmp(got, tab + 1) != 0) {
-            if (bad < 10) fprintf(stderr, "  stem(%s) = %s, PyStemmer says %s\n", line, got, tab + 1);
+            if (bad < 10)
+                fprintf(stderr, "  stem(%s) = %s, PyStemmer says %s\n", line, got, tab + 1);
             bad++;
         }
         n++;

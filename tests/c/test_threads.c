@@ -18,9 +18,9 @@ enum { CALLERS = 4, ROUNDS = 3 };
 
 typedef struct caller {
     void *(*fn)(struct caller *);
-    const void *shared;  /* the object every caller uses */
-    unsigned fan;        /* worker threads per call */
-    void *out;           /* this caller's answer */
+    const void *shared; /* the object every caller uses */
+    unsigned fan;       /* worker threads per call */
+    void *out;          /* this caller's answer */
     size_t out_bytes;
     rv_status st;
 } caller;
@@ -48,8 +48,10 @@ static void run_callers(caller proto, const void *want) {
             started[i] = pthread_create(&th[i], NULL, caller_main, &cs[i]) == 0;
         }
         for (int i = 0; i < CALLERS; i++) {
-            if (started[i]) pthread_join(th[i], NULL);
-            else caller_main(&cs[i]);
+            if (started[i])
+                pthread_join(th[i], NULL);
+            else
+                caller_main(&cs[i]);
         }
         for (int i = 0; i < CALLERS; i++) {
             EXPECT_OK(cs[i].st);
@@ -62,7 +64,10 @@ static void run_callers(caller proto, const void *want) {
 /* --------------------------------------------------------------- belief MI */
 
 enum { MI_R = 6007, MI_C = 48 };
-typedef struct { const int32_t *codes; const double *post; } mi_data;
+typedef struct {
+    const int32_t *codes;
+    const double *post;
+} mi_data;
 
 static rv_status mi_call(const mi_data *d, unsigned fan, double *mi) {
     rv_belief_options opt;
@@ -70,8 +75,8 @@ static rv_status mi_call(const mi_data *d, unsigned fan, double *mi) {
     opt.noise = 0.1;
     opt.n_threads = fan;
     uint32_t best;
-    return rv_belief_mi(d->codes, MI_R, MI_C, NULL, MI_R, d->post, &opt, mi, NULL, NULL, NULL,
-                        NULL, &best);
+    return rv_belief_mi(d->codes, MI_R, MI_C, NULL, MI_R, d->post, &opt, mi, NULL, NULL, NULL, NULL,
+                        &best);
 }
 
 static void *mi_caller(caller *c) {
@@ -100,7 +105,10 @@ static void test_mi_shared_inputs(void) {
 
 /* n_rows * n_queries * dim >= 2^21: the size at which a search fans out */
 enum { FL_N = 8192, FL_D = 32, FL_Q = 10, FL_K = 10 };
-typedef struct { const rv_flat *ix; const float *q; } flat_data;
+typedef struct {
+    const rv_flat *ix;
+    const float *q;
+} flat_data;
 
 static rv_status flat_call(const flat_data *d, unsigned fan, int64_t *ids) {
     rv_flat_search_params p;
@@ -148,9 +156,9 @@ static void test_flat_search_shared_index(void) {
 /* ------------------------------------------------------- BM25 batch search */
 
 enum { BM_DOCS = 1500, BM_Q = 40, BM_K = 8 };
-static const char *bm_words[] = {"river", "stone",  "bridge", "lamp",  "north", "copper",
-                                 "glass", "harbor", "violet", "ember", "quartz", "meadow",
-                                 "falcon", "cedar", "signal", "lantern"};
+static const char *bm_words[] = {"river",  "stone",  "bridge", "lamp",   "north",  "copper",
+                                 "glass",  "harbor", "violet", "ember",  "quartz", "meadow",
+                                 "falcon", "cedar",  "signal", "lantern"};
 typedef struct {
     const rv_bm25 *ix;
     const char *const *q;
@@ -160,8 +168,8 @@ typedef struct {
 static rv_status bm_call(const bm_data *d, unsigned fan, int64_t *ids) {
     float sc[BM_Q * BM_K];
     uint32_t nf[BM_Q];
-    rv_status st = rv_bm25_search_batch(d->ix, BM_Q, d->q, d->ql, BM_K, 0, NULL, fan, NULL,
-                                        NULL, ids, sc, nf);
+    rv_status st =
+        rv_bm25_search_batch(d->ix, BM_Q, d->q, d->ql, BM_K, 0, NULL, fan, NULL, NULL, ids, sc, nf);
     memset(ids + BM_Q * BM_K, 0, BM_Q * BM_K * sizeof *ids);
     memcpy(ids + BM_Q * BM_K, sc, sizeof sc); /* ids, then scores' bits */
     return st;
@@ -195,7 +203,8 @@ static void test_bm25_batch_shared_index(void) {
     rv_rng_seed(&rng, 7);
     char *docs[BM_DOCS], *qs[BM_Q];
     size_t dl[BM_DOCS], ql[BM_Q];
-    for (size_t i = 0; i < BM_DOCS; i++) docs[i] = bm_text(&rng, 5 + rv_rng_below(&rng, 30), &dl[i]);
+    for (size_t i = 0; i < BM_DOCS; i++)
+        docs[i] = bm_text(&rng, 5 + rv_rng_below(&rng, 30), &dl[i]);
     for (size_t i = 0; i < BM_Q; i++) qs[i] = bm_text(&rng, 1 + rv_rng_below(&rng, 4), &ql[i]);
     ASSERT_OK(rv_bm25_add(ix, BM_DOCS, (const char *const *)docs, dl, NULL, NULL, NULL, NULL));
     bm_data d = {ix, (const char *const *)qs, ql};

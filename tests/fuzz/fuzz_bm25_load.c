@@ -45,7 +45,8 @@ static void fzb_exercise(rv_bm25 *ix) {
         int64_t ids[8], ide[8], idf[64], idall[64];
         float sc[8], sce[8], scf[64], scall[64];
         size_t nf = 0, nfe = 0, nff = 0, nall = 0;
-        RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, 0, NULL, ids, sc, &nf, NULL) == RV_OK);
+        RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, 0, NULL, ids, sc, &nf, NULL) ==
+                  RV_OK);
         RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 8, RV_BM25_EXHAUSTIVE, NULL, ide, sce,
                                  &nfe, NULL) == RV_OK);
         RVF_CHECK(nf == nfe);
@@ -54,8 +55,8 @@ static void fzb_exercise(rv_bm25 *ix) {
         if (set && n_live <= 64) {
             RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, NULL, idall, scall, &nall,
                                      NULL) == RV_OK);
-            RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, set, idf, scf, &nff,
-                                     NULL) == RV_OK);
+            RVF_CHECK(rv_bm25_search(ix, qs[i], strlen(qs[i]), 64, 0, set, idf, scf, &nff, NULL) ==
+                      RV_OK);
             size_t m = 0;
             for (size_t j = 0; j < nall; j++) {
                 if (!rv_idset_contains(set, idall[j])) continue;
@@ -68,7 +69,8 @@ static void fzb_exercise(rv_bm25 *ix) {
             size_t nr;
             float s;
             rv_bm25_explain_row rows[4];
-            rv_status st = rv_bm25_explain(ix, qs[i], strlen(qs[i]), ids[0], rows, 4, &nr, &s, NULL);
+            rv_status st =
+                rv_bm25_explain(ix, qs[i], strlen(qs[i]), ids[0], rows, 4, &nr, &s, NULL);
             RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
             if (st == RV_OK) RVF_CHECK(s == sc[0]);
         }

@@ -68,8 +68,10 @@ static void fzf_exercise(const rv_flat *ix) {
     RVF_CHECK(nf == (n < K ? n : K));
     for (size_t i = 0; i < nf; i++) {
         RVF_CHECK(rv_flat_contains(ix, ri[i]));
-        if (i && rv_flat_metric(ix) == RV_METRIC_L2) RVF_CHECK(!(rs[i] < rs[i - 1]));
-        else if (i) RVF_CHECK(!(rs[i] > rs[i - 1]));
+        if (i && rv_flat_metric(ix) == RV_METRIC_L2)
+            RVF_CHECK(!(rs[i] < rs[i - 1]));
+        else if (i)
+            RVF_CHECK(!(rs[i] > rs[i - 1]));
     }
     p.exact = 1;
     RVF_CHECK(rv_flat_search(ix, &p, 1, q, re, es, &nfe) == RV_OK && nfe == nf);

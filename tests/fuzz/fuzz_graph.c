@@ -23,7 +23,9 @@ typedef struct fzg_in {
     size_t n, i;
 } fzg_in;
 
-static unsigned fzg_byte(fzg_in *in) { return in->i < in->n ? in->p[in->i++] : 0u; }
+static unsigned fzg_byte(fzg_in *in) {
+    return in->i < in->n ? in->p[in->i++] : 0u;
+}
 
 enum { FZG_NODES = 24, FZG_EDGES = 48, FZG_DOCS = 32, FZG_DIM = 4 };
 
@@ -39,8 +41,8 @@ static void fzg_walks(const rv_graph *g, fzg_in *in) {
     for (size_t v = 0; v < nn; v++) {
         int32_t type = (int32_t)(fzg_byte(in) % 4) - 1;
         rv_graph_dir dir = (rv_graph_dir)(1 + fzg_byte(in) % 3);
-        RVF_CHECK(rv_graph_neighbours(g, (int64_t)v, dir, type, win, edges, nbrs,
-                                      2 * FZG_EDGES + 2, &n) == RV_OK);
+        RVF_CHECK(rv_graph_neighbours(g, (int64_t)v, dir, type, win, edges, nbrs, 2 * FZG_EDGES + 2,
+                                      &n) == RV_OK);
         size_t deg = 0;
         RVF_CHECK(rv_graph_degree(g, (int64_t)v, dir, type, &deg) == RV_OK);
         if (!win) RVF_CHECK(deg == n);
@@ -139,15 +141,14 @@ static void fzg_walks(const rv_graph *g, fzg_in *in) {
     q[0] = q[0] == 0.0f ? 1.0f : q[0];
     size_t max_new = fzg_byte(in) % 6;
     size_t cap = max_new < nd ? max_new : nd;
-    RVF_CHECK(rv_graph_similar_docs(g, n_sel, sel, q, max_new, win, out, sc, cap, &n) ==
-              RV_OK);
+    RVF_CHECK(rv_graph_similar_docs(g, n_sel, sel, q, max_new, win, out, sc, cap, &n) == RV_OK);
     RVF_CHECK(n <= cap);
     for (size_t i = 0; i < n; i++) RVF_CHECK((size_t)out[i] < nd && !isnan(sc[i]));
     rv_graph_kinds kinds = (rv_graph_kinds)(1 + fzg_byte(in) % 3);
     size_t med = rv_graph_max_entity_docs(g);
     cap = max_new * med < nd ? max_new * med : nd;
-    RVF_CHECK(rv_graph_similar_entities(g, n_sel, sel, kinds, q, max_new, win, out, sc, cap,
-                                        &n) == RV_OK);
+    RVF_CHECK(rv_graph_similar_entities(g, n_sel, sel, kinds, q, max_new, win, out, sc, cap, &n) ==
+              RV_OK);
     RVF_CHECK(n <= cap);
     size_t k = 1 + fzg_byte(in) % 4;
     int tk = (int)(fzg_byte(in) % 4);

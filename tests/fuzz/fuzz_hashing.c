@@ -22,8 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     rv_hasher_options o;
     rv_hasher_options_init(&o);
     o.dim = data[0] % 2 ? (uint32_t)(data[0] >> 1) : 1u + (data[0] >> 1) % 48u;
-    o.word_ngrams = data[1] % 5u;             /* 4 is out of range */
-    o.char_min = (data[2] & 0x0Fu) % 18u;     /* 17 is out of range */
+    o.word_ngrams = data[1] % 5u;         /* 4 is out of range */
+    o.char_min = (data[2] & 0x0Fu) % 18u; /* 17 is out of range */
     o.char_max = (data[2] >> 4) + (data[3] & 3u);
     static const float weights[] = {1.0f, 0.0f, 0.5f, 3.0f, -1.0f, NAN, INFINITY, 1e30f};
     o.char_weight = weights[(data[3] >> 2) % 8u];

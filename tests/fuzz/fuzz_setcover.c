@@ -23,7 +23,9 @@ typedef struct fz_in {
     size_t n, i;
 } fz_in;
 
-static unsigned fz_byte(fz_in *in) { return in->i < in->n ? in->p[in->i++] : 0u; }
+static unsigned fz_byte(fz_in *in) {
+    return in->i < in->n ? in->p[in->i++] : 0u;
+}
 
 static void fz_cover(fz_in *in) {
     size_t n_el = 1 + fz_byte(in) % 40, n_sets = 1 + fz_byte(in) % 12;
@@ -95,8 +97,8 @@ static void fz_keys(fz_in *in) {
     uint64_t n1[6], n2[6], left = 0;
     size_t s1 = 0, s2 = 0;
     RVF_CHECK(rv_cover_plan_path(p, RV_PATH_COVERAGE, NULL, o1, n1, NULL, cols, &s1) == RV_OK);
-    RVF_CHECK(rv_keys_plan_path(codes, rows, cols, costs, RV_PATH_COVERAGE, 0, NULL, NULL, o2,
-                               n2, NULL, cols, &s2, &left) == RV_OK);
+    RVF_CHECK(rv_keys_plan_path(codes, rows, cols, costs, RV_PATH_COVERAGE, 0, NULL, NULL, o2, n2,
+                                NULL, cols, &s2, &left) == RV_OK);
     RVF_CHECK(s1 == s2);
     for (size_t i = 0; i < s1; i++) RVF_CHECK(o1[i] == o2[i] && n1[i] == n2[i]);
     uint64_t pairs = (uint64_t)rows * (rows - 1) / 2;

@@ -30,9 +30,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n_tok = 0, blen = 0, dummy;
     rv_status st = rv_analyze(&o, text, len, NULL, 0, NULL, 0, &n_tok, &blen);
     int valid = rvf_valid_utf8((const uint8_t *)text, len, &dummy);
-    if (o.utf8 == RV_UTF8_STRICT) RVF_CHECK(valid ? (st == RV_OK || st == RV_E_SHAPE)
-                                                  : st == RV_E_INVALID_ARG);
-    else RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
+    if (o.utf8 == RV_UTF8_STRICT)
+        RVF_CHECK(valid ? (st == RV_OK || st == RV_E_SHAPE) : st == RV_E_INVALID_ARG);
+    else
+        RVF_CHECK(st == RV_OK || st == RV_E_SHAPE);
     if (st != RV_OK && st != RV_E_SHAPE) return 0;
     RVF_CHECK(blen <= 2 * len && n_tok <= len);
     char *buf = malloc(blen ? blen : 1);

@@ -11,13 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define RVF_CHECK(cond)                                                       \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond,     \
-                    __FILE__, __LINE__);                                      \
-            abort();                                                          \
-        }                                                                     \
+#define RVF_CHECK(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);     \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF):
@@ -28,11 +27,22 @@ static inline int rvf_valid_utf8(const uint8_t *s, size_t len, size_t *n) {
         uint8_t c = s[i];
         size_t k;
         uint32_t v;
-        if (c < 0x80) { i++; count++; continue; }
-        if (c >= 0xC2 && c <= 0xDF) { k = 1; v = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { k = 2; v = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { k = 3; v = c & 0x07; }
-        else return 0;
+        if (c < 0x80) {
+            i++;
+            count++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            k = 1;
+            v = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            k = 2;
+            v = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 3;
+            v = c & 0x07;
+        } else
+            return 0;
         for (size_t j = 1; j <= k; j++) {
             if (i + j >= len || (s[i + j] & 0xC0) != 0x80) return 0;
             v = (v << 6) | (s[i + j] & 0x3F);

@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from rowvoi import CandidateState, _belief
 from rowvoi.errors import InfeasibleError, InvalidArgumentError
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ------------------------------------------------------------ reference
@@ -91,8 +90,8 @@ def test_mi_bounds(data):
     codes, post, noise = data
     res = _belief.mutual_information(codes, None, post, noise)
     assert np.all(res["mi"] >= 0.0)
-    assert np.all(res["mi"] <= res["h_rows"])          # MI <= H(R|E)
-    assert np.all(res["mi"] <= res["h_col"])           # MI <= H(X_col)
+    assert np.all(res["mi"] <= res["h_rows"])  # MI <= H(R|E)
+    assert np.all(res["mi"] <= res["h_col"])  # MI <= H(X_col)
 
 
 @SETTINGS
@@ -163,8 +162,11 @@ def test_likelihood_and_reweight_match_numpy(data, pick):
     value = int(col[pick % len(col)])
     lik = _belief.likelihood(col, value, noise)
     k = len(np.unique(col))
-    want = np.where(col == value, 1.0 - noise, noise / (k - 1)) if k > 1 else \
-        np.full(len(col), 1.0 - noise)
+    want = (
+        np.where(col == value, 1.0 - noise, noise / (k - 1))
+        if k > 1
+        else np.full(len(col), 1.0 - noise)
+    )
     if noise == 0:
         want = (col == value).astype(float)
     assert lik == pytest.approx(want, abs=1e-15)
@@ -199,8 +201,9 @@ def test_reweight_errors_name_the_argument():
 @given(frames(max_rows=25, max_cols=2), st.integers(0, 100))
 def test_filter_then_reweight_commute(data, seed):
     codes, post, _ = data
-    df = pd.DataFrame({"c": codes[0], "d": codes[-1]},
-                      index=[f"r{i}" for i in range(codes.shape[1])])
+    df = pd.DataFrame(
+        {"c": codes[0], "d": codes[-1]}, index=[f"r{i}" for i in range(codes.shape[1])]
+    )
     state = CandidateState(list(df.index), post)
     rng = np.random.default_rng(seed)
     lik = rng.random(len(post)) + 0.05
@@ -217,14 +220,17 @@ def test_filter_then_reweight_commute(data, seed):
 
 
 def test_filter_matches_pandas_equality_across_dtypes():
-    df = pd.DataFrame({
-        "i": [1, 2, 1, 3],
-        "f": [1.5, np.nan, 1.5, 2.0],
-        "b": [True, False, True, True],
-        "cat": pd.Categorical(["x", None, "x", "y"]),
-        "o": ["a", None, "a", 1],
-        "big": [2**40, 5, 2**40, 7],
-    }, index=["p", "q", "r", "s"])
+    df = pd.DataFrame(
+        {
+            "i": [1, 2, 1, 3],
+            "f": [1.5, np.nan, 1.5, 2.0],
+            "b": [True, False, True, True],
+            "cat": pd.Categorical(["x", None, "x", "y"]),
+            "o": ["a", None, "a", 1],
+            "big": [2**40, 5, 2**40, 7],
+        },
+        index=["p", "q", "r", "s"],
+    )
     s = CandidateState.uniform(df.index)
     assert s.filter_candidates(df, "i", 1).candidate_rows == ["p", "r"]
     assert s.filter_candidates(df, "i", 1.0).candidate_rows == ["p", "r"]

@@ -16,12 +16,29 @@ from rowvoi.errors import IndexFormatError, StateError
 from rowvoi.lexical import VARIANTS, BM25Index
 from rowvoi.text import Analyzer
 
-WORDS = ["apple", "banana", "cherry", "delta", "echo", "foxtrot", "golf", "hotel",
-         "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"]
+WORDS = [
+    "apple",
+    "banana",
+    "cherry",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+]
 PLAIN = Analyzer(stem=False, stopwords=False)
 
 
 # ------------------------------------------------------------ reference
+
 
 def weight(variant, tf, dl, avgdl, N, df, k1, b, delta):
     B = 1 - b + b * dl / avgdl
@@ -46,7 +63,7 @@ class Reference:
     once (compaction changes nothing a search can see)."""
 
     def __init__(self, variant="lucene", k1=1.2, b=0.75, delta=0.0):
-        self.live = {}       # id -> Counter of the live document
+        self.live = {}  # id -> Counter of the live document
         self.next_id = 0
         self.variant, self.k1, self.b, self.delta = variant, k1, b, delta
 
@@ -81,8 +98,11 @@ class Reference:
             terms = [t for t in q if c[t]]
             if not terms:
                 continue
-            out[i] = sum(q[t] * weight(self.variant, c[t], lens[i], avgdl, N, df[t],
-                                       self.k1, self.b, self.delta) for t in terms)
+            out[i] = sum(
+                q[t]
+                * weight(self.variant, c[t], lens[i], avgdl, N, df[t], self.k1, self.b, self.delta)
+                for t in terms
+            )
         return out
 
 
@@ -92,8 +112,10 @@ def check_topk(result, ref_scores, k, tol=1e-5):
     assert len(ids) == min(k, len(ref_scores))
     for i, s in zip(ids, scores):
         assert s == pytest.approx(ref_scores[i], rel=tol, abs=tol)
-    assert all(a > b or (a == b and x < y)
-               for (a, x), (b, y) in zip(zip(scores, ids), zip(scores[1:], ids[1:])))
+    assert all(
+        a > b or (a == b and x < y)
+        for (a, x), (b, y) in zip(zip(scores, ids), zip(scores[1:], ids[1:]))
+    )
     if ids:
         last = scores[-1]
         returned = set(ids)
@@ -103,15 +125,22 @@ def check_topk(result, ref_scores, k, tol=1e-5):
 
 
 def make_corpus(rng, n, vocab=WORDS, maxlen=12):
-    return [[vocab[min(int(rng.pareto(1.2)), len(vocab) - 1)] for _ in range(rng.integers(0, maxlen))]
-            for _ in range(n)]
+    return [
+        [vocab[min(int(rng.pareto(1.2)), len(vocab) - 1)] for _ in range(rng.integers(0, maxlen))]
+        for _ in range(n)
+    ]
 
 
 # --------------------------------------------------------------- basics
 
+
 def test_add_search_basics():
     ix = BM25Index()
-    assert ix.add(["The quick brown fox", "A lazy brown dog", "Foxes are quick"]).tolist() == [0, 1, 2]
+    assert ix.add(["The quick brown fox", "A lazy brown dog", "Foxes are quick"]).tolist() == [
+        0,
+        1,
+        2,
+    ]
     r = ix.search("quick fox", k=10)
     assert r.ids.dtype == np.int64 and r.scores.dtype == np.float32
     assert r.ids.tolist() == [2, 0]
@@ -146,11 +175,16 @@ def test_k_validation():
 
 
 def test_params_validation():
-    for kw, err in [(dict(variant="okapi"), ValueError), (dict(k1=-0.1), ValueError),
-                    (dict(k1=float("nan")), ValueError), (dict(b=1.01), ValueError),
-                    (dict(k1="1"), TypeError), (dict(delta=0.5), ValueError),
-                    (dict(variant="bm25+", delta=-1.0), ValueError),
-                    (dict(variant="bm25l", delta=float("inf")), ValueError)]:
+    for kw, err in [
+        (dict(variant="okapi"), ValueError),
+        (dict(k1=-0.1), ValueError),
+        (dict(k1=float("nan")), ValueError),
+        (dict(b=1.01), ValueError),
+        (dict(k1="1"), TypeError),
+        (dict(delta=0.5), ValueError),
+        (dict(variant="bm25+", delta=-1.0), ValueError),
+        (dict(variant="bm25l", delta=float("inf")), ValueError),
+    ]:
         with pytest.raises(err):
             BM25Index(**kw)
     with pytest.raises(TypeError, match="analyzer"):
@@ -194,7 +228,9 @@ def test_set_params_rescores():
         ix.set_params(variant=variant, k1=k1, b=b)
         ref = Reference(variant, k1, b)
         ref.add(corpus)
-        check_topk(ix.search("apple banana cherry", 50), ref.scores(["apple", "banana", "cherry"]), 50)
+        check_topk(
+            ix.search("apple banana cherry", 50), ref.scores(["apple", "banana", "cherry"]), 50
+        )
 
 
 # ------------------------------------------------------------ hypothesis
@@ -248,14 +284,19 @@ queries = st.lists(st.sampled_from(WORDS + ["unknown"]), min_size=0, max_size=8)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(corpora, st.lists(queries, min_size=1, max_size=5), st.integers(1, 30), variants,
-       st.integers(1, 4))
+@given(
+    corpora,
+    st.lists(queries, min_size=1, max_size=5),
+    st.integers(1, 30),
+    variants,
+    st.integers(1, 4),
+)
 def test_pruned_equals_exhaustive(corpus, qs, k, variant, batches):
     delta = {"bm25l": 0.5, "bm25+": 1.0}.get(variant, 0.0)
     ix = BM25Index(PLAIN, variant=variant, delta=delta)
     step = max(1, len(corpus) // batches)
     for a in range(0, len(corpus), step):
-        ix.add([" ".join(d) for d in corpus[a:a + step]])
+        ix.add([" ".join(d) for d in corpus[a : a + step]])
     ref = Reference(variant, 1.2, 0.75, delta)
     ref.add(corpus)
     for q in qs:
@@ -287,6 +328,7 @@ def test_explain_sums_to_the_score(corpus, q, variant):
 
 # ------------------------------------------------------- stateful model
 
+
 class IndexMachine(RuleBasedStateMachine):
     """Random add (with and without caller ids, re-adding deleted ids) /
     delete / compact / save-load sequences against the reference model,
@@ -302,11 +344,14 @@ class IndexMachine(RuleBasedStateMachine):
         got = self.ix.add([" ".join(d) for d in docs]).tolist()
         assert got == self.ref.add(docs)
 
-    @rule(docs=st.lists(st.lists(st.sampled_from(WORDS[:8]), max_size=8), min_size=1, max_size=4),
-          data=st.data())
+    @rule(
+        docs=st.lists(st.lists(st.sampled_from(WORDS[:8]), max_size=8), min_size=1, max_size=4),
+        data=st.data(),
+    )
     def add_with_ids(self, docs, data):
-        ids = data.draw(st.lists(st.integers(0, 40), min_size=len(docs), max_size=len(docs),
-                                 unique=True))
+        ids = data.draw(
+            st.lists(st.integers(0, 40), min_size=len(docs), max_size=len(docs), unique=True)
+        )
         if any(i in self.ref.live for i in ids):
             with pytest.raises(ValueError, match="already in the index"):
                 self.ix.add([" ".join(d) for d in docs], ids=ids)
@@ -337,8 +382,11 @@ class IndexMachine(RuleBasedStateMachine):
     def save_and_load(self):
         self.ix = BM25Index.from_bytes(self.ix.to_bytes())
 
-    @rule(q=st.lists(st.sampled_from(WORDS[:10]), min_size=1, max_size=4), k=st.integers(1, 12),
-          allowed=st.none() | st.sets(st.integers(0, 50)))
+    @rule(
+        q=st.lists(st.sampled_from(WORDS[:10]), min_size=1, max_size=4),
+        k=st.integers(1, 12),
+        allowed=st.none() | st.sets(st.integers(0, 50)),
+    )
     def search(self, q, k, allowed):
         r = self.ix.search(" ".join(q), k, filter=allowed)
         check_topk(r, self.ref.scores(q, allowed), k)
@@ -357,13 +405,16 @@ test_stateful_add_delete_compact = IndexMachine.TestCase
 
 # ---------------------------------------------------------------- batch
 
+
 def test_batch_matches_single_for_any_thread_count():
     rng = np.random.default_rng(9)
     corpus = make_corpus(rng, 2000, maxlen=20)
     ix = BM25Index(PLAIN)
     ix.add([" ".join(d) for d in corpus])
-    qs = [" ".join(WORDS[int(x)] for x in rng.integers(0, len(WORDS), rng.integers(0, 5)))
-          for _ in range(200)] + ["unknown words"]
+    qs = [
+        " ".join(WORDS[int(x)] for x in rng.integers(0, len(WORDS), rng.integers(0, 5)))
+        for _ in range(200)
+    ] + ["unknown words"]
     r1 = ix.search_batch(qs, 7, n_threads=1)
     r4 = ix.search_batch(qs, 7, n_threads=4)
     r0 = ix.search_batch(qs, 7)
@@ -449,6 +500,7 @@ def test_adds_and_searches_from_threads_take_turns():
 
 # ------------------------------------------------------- deletes, stats
 
+
 def test_delete_and_compact_semantics():
     ix = BM25Index(PLAIN)
     ix.add(["apple pie", "apple tart", "cherry pie", "apple apple"])
@@ -531,6 +583,7 @@ def test_large_term_frequency():
 
 # ---------------------------------------------------------- persistence
 
+
 def test_save_load_round_trip(tmp_path):
     rng = np.random.default_rng(5)
     ix = BM25Index(Analyzer(stem=False, min_token_len=2), variant="bm25+", k1=0.8, b=0.5)
@@ -580,6 +633,7 @@ def test_corrupt_files_raise_index_format_error(tmp_path):
 
 # --------------------------------------------------------------- parity
 
+
 def test_lucene_scores_match_bm25s():
     bm25s = pytest.importorskip("bm25s")
     rng = np.random.default_rng(11)
@@ -609,7 +663,9 @@ def test_robertson_matches_rank_bm25_up_to_its_constant():
     rank_bm25 = pytest.importorskip("rank_bm25")
     rng = np.random.default_rng(12)
     vocab = [f"w{i}" for i in range(400)]
-    corpus = [[vocab[int(x)] for x in rng.integers(50, 400, rng.integers(5, 30))] for _ in range(400)]
+    corpus = [
+        [vocab[int(x)] for x in rng.integers(50, 400, rng.integers(5, 30))] for _ in range(400)
+    ]
     ix = BM25Index(PLAIN, variant="robertson", k1=1.5, b=0.75)
     ix.add([" ".join(d) for d in corpus])
     okapi = rank_bm25.BM25Okapi(corpus, k1=1.5, b=0.75)

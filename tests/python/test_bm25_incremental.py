@@ -32,14 +32,21 @@ def same_results(a: BM25Index, b: BM25Index, qs, k=10, flt=None):
 
 
 ops = st.lists(
-    st.tuples(st.sampled_from(["add", "add1", "delete", "replace", "compact", "reload"]),
-              st.lists(st.tuples(st.integers(0, 60), texts), min_size=1, max_size=6)),
-    min_size=1, max_size=12)
+    st.tuples(
+        st.sampled_from(["add", "add1", "delete", "replace", "compact", "reload"]),
+        st.lists(st.tuples(st.integers(0, 60), texts), min_size=1, max_size=6),
+    ),
+    min_size=1,
+    max_size=12,
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops, st.lists(queries, min_size=1, max_size=4), st.sampled_from(
-    ["lucene", "robertson", "atire", "bm25l", "bm25+"]))
+@given(
+    ops,
+    st.lists(queries, min_size=1, max_size=4),
+    st.sampled_from(["lucene", "robertson", "atire", "bm25l", "bm25+"]),
+)
 def test_incremental_changes_equal_a_fresh_build(ops, qs, variant):
     """Any sequence of adds (batched and one by one), deletes, replacements
     (delete + re-add under the same id), compactions and save/load rounds
@@ -52,7 +59,7 @@ def test_incremental_changes_equal_a_fresh_build(ops, qs, variant):
             new = [(i, t) for i, t in items if i not in live]
             if op == "add" and new:
                 ix.add([t for _, t in new], ids=[i for i, _ in new])
-            for i, t in (new if op == "add1" else []):
+            for i, t in new if op == "add1" else []:
                 ix.add([t], ids=[i])
             live.update(new)
         elif op == "delete":
@@ -82,15 +89,20 @@ def test_incremental_changes_equal_a_fresh_build(ops, qs, variant):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(texts, min_size=1, max_size=80), st.lists(queries, min_size=1, max_size=4),
-       st.sets(st.integers(0, 100)), st.integers(1, 15), st.integers(1, 3))
+@given(
+    st.lists(texts, min_size=1, max_size=80),
+    st.lists(queries, min_size=1, max_size=4),
+    st.sets(st.integers(0, 100)),
+    st.integers(1, 15),
+    st.integers(1, 3),
+)
 def test_filtered_search_equals_brute_force(docs, qs, allowed, k, batches):
     """The filtered top-k is the unfiltered ranking restricted to the
     filter, cut at k -- never a truncated list filtered afterwards."""
     ix = BM25Index(PLAIN)
     step = max(1, len(docs) // batches)
     for a in range(0, len(docs), step):
-        ix.add(docs[a:a + step], ids=[3 * i for i in range(a, min(a + step, len(docs)))])
+        ix.add(docs[a : a + step], ids=[3 * i for i in range(a, min(a + step, len(docs)))])
     if len(docs) > 2:
         ix.delete([3])
     flt = IdSet(allowed)

@@ -33,38 +33,51 @@ def test_installed_files():
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
 def test_c_program_builds_with_config_flags(tmp_path):
-    flags = subprocess.run([sys.executable, "-m", "rowvoi.config", "--cflags", "--libs"],
-                           check=True, capture_output=True, text=True).stdout.split()
+    flags = subprocess.run(
+        [sys.executable, "-m", "rowvoi.config", "--cflags", "--libs"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     exe = tmp_path / "key"
-    subprocess.run(["cc", str(ROOT / "examples" / "c" / "key.c"), *flags, "-o", str(exe)],
-                   check=True)
+    subprocess.run(
+        ["cc", str(ROOT / "examples" / "c" / "key.c"), *flags, "-o", str(exe)], check=True
+    )
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     assert "key of cost 2.0 (optimal): city plan" in out
 
 
-@pytest.mark.skipif(shutil.which("pkg-config") is None or shutil.which("cc") is None,
-                    reason="no pkg-config")
+@pytest.mark.skipif(
+    shutil.which("pkg-config") is None or shutil.which("cc") is None, reason="no pkg-config"
+)
 def test_c_program_builds_with_pkg_config(tmp_path):
     env = dict(os.environ, PKG_CONFIG_PATH=str(Path(get_lib_dir()) / "pkgconfig"))
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "rowvoi"], env=env,
-                           check=True, capture_output=True, text=True).stdout.split()
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "rowvoi"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     exe = tmp_path / "key"
-    subprocess.run(["cc", str(ROOT / "examples" / "c" / "key.c"), *flags, "-o", str(exe)],
-                   check=True)
+    subprocess.run(
+        ["cc", str(ROOT / "examples" / "c" / "key.c"), *flags, "-o", str(exe)], check=True
+    )
     assert subprocess.run([str(exe)], capture_output=True).returncode == 0
 
 
 def test_import_prints_nothing_and_configures_no_logging():
-    code = ("import logging, rowvoi; "
-            "assert not logging.getLogger().handlers; "
-            "assert logging.getLogger('rowvoi').handlers == []")
+    code = (
+        "import logging, rowvoi; "
+        "assert not logging.getLogger().handlers; "
+        "assert logging.getLogger('rowvoi').handlers == []"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "" and proc.stderr == ""
 
 
-@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("cc") is None,
-                    reason="no cmake")
+@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("cc") is None, reason="no cmake")
 def test_c_program_builds_with_cmake_find_package(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
@@ -74,10 +87,14 @@ def test_c_program_builds_with_cmake_find_package(tmp_path):
         "project(host C)\n"
         "find_package(rowvoi 0.1 REQUIRED)\n"
         "add_executable(key key.c)\n"
-        "target_link_libraries(key PRIVATE rowvoi::rowvoi)\n")
+        "target_link_libraries(key PRIVATE rowvoi::rowvoi)\n"
+    )
     build = tmp_path / "build"
     cmake_dir = str(Path(get_lib_dir()) / "cmake" / "rowvoi")
-    subprocess.run(["cmake", "-S", str(src), "-B", str(build), f"-Drowvoi_DIR={cmake_dir}"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["cmake", "-S", str(src), "-B", str(build), f"-Drowvoi_DIR={cmake_dir}"],
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
     assert subprocess.run([str(build / "key")], capture_output=True).returncode == 0

@@ -23,12 +23,23 @@ def run(capsys, *argv):
 
 
 def test_key_human_and_json(capsys):
-    code, out, _ = run(capsys, "key", str(CSV), "--index-col", "customer_id",
-                       "--costs", str(COSTS))
+    code, out, _ = run(
+        capsys, "key", str(CSV), "--index-col", "customer_id", "--costs", str(COSTS)
+    )
     assert code == 0
     assert out.splitlines()[0].startswith("key: ")
-    code, out, _ = run(capsys, "key", str(CSV), "--index-col", "customer_id",
-                       "--costs", str(COSTS), "--strategy", "exact", "--json")
+    code, out, _ = run(
+        capsys,
+        "key",
+        str(CSV),
+        "--index-col",
+        "customer_id",
+        "--costs",
+        str(COSTS),
+        "--strategy",
+        "exact",
+        "--json",
+    )
     data = json.loads(out)
     assert data["optimal"] is True and data["coverage"] == 1.0
     assert data["pairs"] == 66 and data["covered_pairs"] == 66
@@ -41,22 +52,61 @@ def test_key_human_and_json(capsys):
 
 
 def test_rows_by_label_and_by_position(capsys):
-    code, out, _ = run(capsys, "key", str(CSV), "--index-col", "customer_id",
-                       "--rows", "C001,C002,C003", "--json", "--strategy", "exact")
+    code, out, _ = run(
+        capsys,
+        "key",
+        str(CSV),
+        "--index-col",
+        "customer_id",
+        "--rows",
+        "C001,C002,C003",
+        "--json",
+        "--strategy",
+        "exact",
+    )
     assert code == 0 and json.loads(out)["rows"] == 3
-    code, out2, _ = run(capsys, "key", str(CSV), "--index-col", "customer_id", "--rows",
-                        "0:3", "--positions", "--json", "--strategy", "exact")
+    code, out2, _ = run(
+        capsys,
+        "key",
+        str(CSV),
+        "--index-col",
+        "customer_id",
+        "--rows",
+        "0:3",
+        "--positions",
+        "--json",
+        "--strategy",
+        "exact",
+    )
     assert code == 0 and json.loads(out2)["key"] == json.loads(out)["key"]
-    code, out3, _ = run(capsys, "key", str(CSV), "--rows", "0,1,2", "--json",
-                        "--strategy", "exact", "--columns",
-                        "name,city,plan,signup_year,card_last4,email_domain,phone_area")
+    code, out3, _ = run(
+        capsys,
+        "key",
+        str(CSV),
+        "--rows",
+        "0,1,2",
+        "--json",
+        "--strategy",
+        "exact",
+        "--columns",
+        "name,city,plan,signup_year,card_last4,email_domain,phone_area",
+    )
     assert json.loads(out3)["key"] == json.loads(out)["key"]
 
 
 def test_inline_costs_change_the_key(capsys):
-    code, out, _ = run(capsys, "key", str(CSV), "--rows", "0,1", "--json",
-                       "--costs", "city=10,plan=10,signup_year=10,card_last4=10,"
-                       "email_domain=10,phone_area=0.5,name=10", "--strategy", "exact")
+    code, out, _ = run(
+        capsys,
+        "key",
+        str(CSV),
+        "--rows",
+        "0,1",
+        "--json",
+        "--costs",
+        "city=10,plan=10,signup_year=10,card_last4=10,email_domain=10,phone_area=0.5,name=10",
+        "--strategy",
+        "exact",
+    )
     assert json.loads(out)["key"] == ["phone_area"]
 
 
@@ -97,22 +147,26 @@ def test_errors_and_exit_codes(capsys, tmp_path):
 
 
 def test_version_and_console_script():
-    proc = subprocess.run([sys.executable, "-m", "rowvoi", "--version"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rowvoi", "--version"], capture_output=True, text=True
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("rowvoi ")
-    proc = subprocess.run([sys.executable, "-m", "rowvoi", "key", "--help"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rowvoi", "key", "--help"], capture_output=True, text=True
+    )
     assert proc.returncode == 0 and "--strategy" in proc.stdout
 
 
 def test_man_page_is_current():
     pytest.importorskip("argparse_manpage")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "manpage.py"), "--check"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "manpage.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     text = (ROOT / "man" / "rowvoi.1").read_text()
-    for verb in ("rowvoi key", "rowvoi path", "rowvoi ask", "rowvoi context",
-                 "rowvoi question"):
+    for verb in ("rowvoi key", "rowvoi path", "rowvoi ask", "rowvoi context", "rowvoi question"):
         assert verb in text
 
 
@@ -124,14 +178,16 @@ def test_context_command(capsys, tmp_path):
     data = json.loads(out)
     assert code == 0 and sorted(data["chunks"]) == ["doc1#p2", "doc2#p1"]
     assert data["cost"] == 330.0 and data["missing_claims"] == ["refund_policy"]
-    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--budget", "200",
-                       "--json")
+    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--budget", "200", "--json")
     assert json.loads(out)["chunks"] == ["doc2#p1"]
     code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--epsilon", "0.7")
     assert code == 0 and out.startswith("chunks: doc2#p1\n")
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"chunks": [{"id": "a", "tokens": 5}], "claims": ["c"],
-                               "support": {"d": ["a"]}}))
+    bad.write_text(
+        json.dumps(
+            {"chunks": [{"id": "a", "tokens": 5}], "claims": ["c"], "support": {"d": ["a"]}}
+        )
+    )
     code, _, err = run(capsys, "context", str(bad))
     assert code == 1 and "not in `claims`" in err
     bad.write_text("{}")
@@ -144,21 +200,27 @@ def test_question_command(capsys):
     lines = out.splitlines()
     assert code == 0 and lines[1].endswith("Which deployment?  <- ask this")
     assert lines[3].split()[0] == "0.00"
-    code, out, _ = run(capsys, "question", str(RAG / "answers.json"), "--json",
-                       "--costs", "Which deployment?=5")
+    code, out, _ = run(
+        capsys, "question", str(RAG / "answers.json"), "--json", "--costs", "Which deployment?=5"
+    )
     data = json.loads(out)
     assert data["best"] == "Which version?"
     assert [q["question"] for q in data["questions"]][0] == "Which version?"
-    code, out, _ = run(capsys, "question", str(RAG / "answers.json"), "--json",
-                       "--prior", "0,0,1,1")
+    code, out, _ = run(
+        capsys, "question", str(RAG / "answers.json"), "--json", "--prior", "0,0,1,1"
+    )
     assert json.loads(out)["best"] == "Which version?"
     code, _, err = run(capsys, "question", str(RAG / "answers.json"), "--prior", "1,2")
     assert code == 1 and "prior" in err
 
 
 def test_rag_pipeline_example_runs():
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "rag" / "rag_pipeline_demo.py")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "rag" / "rag_pipeline_demo.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "chunks: ['pricing#p1', 'pricing#p4', 'release#v42']  (290 tokens" in out
@@ -180,21 +242,50 @@ def test_key_plain_output_says_whether_the_key_is_proven(capsys):
 
 
 def test_path_budget_cut_is_not_blamed_on_identical_rows(capsys):
-    code, out, _ = run(capsys, "path", str(CSV), "--index-col", "customer_id",
-                       "--costs", str(COSTS), "--budget", "3")
+    code, out, _ = run(
+        capsys,
+        "path",
+        str(CSV),
+        "--index-col",
+        "customer_id",
+        "--costs",
+        str(COSTS),
+        "--budget",
+        "3",
+    )
     assert code == 0
     last = out.splitlines()[-1]
-    assert last.startswith("budget 3 reached: the next column, signup_year (cost 2), "
-                           "would bring the total to 5")
+    assert last.startswith(
+        "budget 3 reached: the next column, signup_year (cost 2), would bring the total to 5"
+    )
     assert last.endswith("; 1 pair(s) stay unresolved") and "identical" not in out
-    code, out, _ = run(capsys, "path", str(CSV), "--index-col", "customer_id",
-                       "--costs", str(COSTS), "--budget", "3", "--json")
+    code, out, _ = run(
+        capsys,
+        "path",
+        str(CSV),
+        "--index-col",
+        "customer_id",
+        "--costs",
+        str(COSTS),
+        "--budget",
+        "3",
+        "--json",
+    )
     data = json.loads(out)
     assert data["stopped_by_budget"] is True and data["unresolved_pairs"] == 1
     assert data["indistinguishable_pairs"] == 0 and len(data["steps"]) == 3
     # a budget that fits the whole path cuts nothing
-    code, out, _ = run(capsys, "path", str(CSV), "--index-col", "customer_id",
-                       "--costs", str(COSTS), "--budget", "5")
+    code, out, _ = run(
+        capsys,
+        "path",
+        str(CSV),
+        "--index-col",
+        "customer_id",
+        "--costs",
+        str(COSTS),
+        "--budget",
+        "5",
+    )
     assert out.splitlines()[-1].split()[4] == "100.0%" and "budget" not in out
 
 
@@ -203,12 +294,14 @@ def test_path_names_identical_rows_when_they_are_the_reason(capsys, tmp_path):
     table.write_text("id,x,y\na,1,1\nb,1,1\nc,2,1\nd,2,2\n")
     code, out, _ = run(capsys, "path", str(table), "--index-col", "id")
     assert code == 0 and out.splitlines()[-1] == (
-        "1 pair(s) stay unresolved: some rows are identical on every column considered")
+        "1 pair(s) stay unresolved: some rows are identical on every column considered"
+    )
     code, out, _ = run(capsys, "path", str(table), "--index-col", "id", "--budget", "1")
     assert out.splitlines()[-1] == (
         "budget 1 reached: the next column, y (cost 1), would bring the total to 2; "
         "2 pair(s) stay unresolved, 1 of them for good: some rows are identical on "
-        "every column considered")
+        "every column considered"
+    )
     # two identical rows: no column helps, the path is empty, and says why
     table.write_text("id,x\na,1\nb,1\n")
     code, out, _ = run(capsys, "path", str(table), "--index-col", "id")
@@ -218,11 +311,17 @@ def test_path_names_identical_rows_when_they_are_the_reason(capsys, tmp_path):
 def test_context_json_has_one_shape_with_and_without_budget(capsys):
     code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--json")
     full = json.loads(out)
-    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--budget", "200",
-                       "--json")
+    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--budget", "200", "--json")
     cut = json.loads(out)
-    shared = {"chunks", "cost", "coverage", "optimal", "claims", "covered_claims",
-              "missing_claims"}
+    shared = {
+        "chunks",
+        "cost",
+        "coverage",
+        "optimal",
+        "claims",
+        "covered_claims",
+        "missing_claims",
+    }
     assert shared <= set(full) and shared <= set(cut) and {"budget", "steps"} <= set(cut)
     for data in (full, cut):
         assert isinstance(data["covered_claims"], list)
@@ -317,20 +416,35 @@ EXIT_CASES = [
 def files(tmp_path):
     (tmp_path / "bad.json").write_text('{"chunks": [')
     (tmp_path / "list.json").write_text("[1, 2]")
-    (tmp_path / "tokens.json").write_text(json.dumps(
-        {"chunks": [{"id": "a", "tokens": 0}], "claims": ["c"], "support": {"c": ["a"]}}))
-    (tmp_path / "dup.json").write_text(json.dumps(
-        {"chunks": ["a"], "claims": ["dup_claim", "dup_claim"],
-         "support": {"dup_claim": ["a"]}}))
-    return {"csv": str(CSV), "support": str(SUPPORT), "answers": str(ANSWERS),
-            "missing": str(tmp_path / "missing"), "badjson": str(tmp_path / "bad.json"),
-            "list_json": str(tmp_path / "list.json"),
-            "bad_tokens": str(tmp_path / "tokens.json"),
-            "dup_claims": str(tmp_path / "dup.json")}
+    (tmp_path / "tokens.json").write_text(
+        json.dumps(
+            {"chunks": [{"id": "a", "tokens": 0}], "claims": ["c"], "support": {"c": ["a"]}}
+        )
+    )
+    (tmp_path / "dup.json").write_text(
+        json.dumps(
+            {
+                "chunks": ["a"],
+                "claims": ["dup_claim", "dup_claim"],
+                "support": {"dup_claim": ["a"]},
+            }
+        )
+    )
+    return {
+        "csv": str(CSV),
+        "support": str(SUPPORT),
+        "answers": str(ANSWERS),
+        "missing": str(tmp_path / "missing"),
+        "badjson": str(tmp_path / "bad.json"),
+        "list_json": str(tmp_path / "list.json"),
+        "bad_tokens": str(tmp_path / "tokens.json"),
+        "dup_claims": str(tmp_path / "dup.json"),
+    }
 
 
-@pytest.mark.parametrize("argv,code,fragment", EXIT_CASES,
-                         ids=[" ".join(c[0]) for c in EXIT_CASES])
+@pytest.mark.parametrize(
+    "argv,code,fragment", EXIT_CASES, ids=[" ".join(c[0]) for c in EXIT_CASES]
+)
 def test_one_exit_code_rule_for_every_verb(capsys, monkeypatch, files, argv, code, fragment):
     monkeypatch.setattr(sys, "stdin", io.StringIO("Porto\n"))
     for name, value in files.items():

@@ -39,25 +39,38 @@ from rowvoi.setcover import SetCoverProblem, solve_set_cover
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = {"deploy": ["cloud", "cloud", "self", "self"], "version": ["v4", "v3", "v4", "v3"]}
-TABLE = pd.DataFrame({"city": ["Oslo", "Oslo", "Rome", "Rome"],
-                      "plan": ["a", "b", "a", "b"],
-                      "tier": [1, 1, 1, 2]})
+TABLE = pd.DataFrame(
+    {"city": ["Oslo", "Oslo", "Rome", "Rome"], "plan": ["a", "b", "a", "b"], "tier": [1, 1, 1, 2]}
+)
 
 
 # 1 ---------------------------------------------------------------------
 def test_01_candidate_state_validates_on_construction():
     with pytest.raises(ValueError, match="Length mismatch"):
-        CandidateState(candidate_rows=[0, 1, 2], posterior=np.array([0.5, 0.5]),
-                       observed_cols=set(), observed_values={})
+        CandidateState(
+            candidate_rows=[0, 1, 2],
+            posterior=np.array([0.5, 0.5]),
+            observed_cols=set(),
+            observed_values={},
+        )
     with pytest.raises(ValueError, match="Posterior must sum to 1"):
-        CandidateState(candidate_rows=[0, 1], posterior=np.array([0.5, 0.4]),
-                       observed_cols=set(), observed_values={})
+        CandidateState(
+            candidate_rows=[0, 1],
+            posterior=np.array([0.5, 0.4]),
+            observed_cols=set(),
+            observed_values={},
+        )
     # within the 1e-6 tolerance: accepted (and the drift divided out)
-    near = CandidateState(candidate_rows=[0, 1], posterior=np.array([0.5, 0.5 + 5e-7]),
-                          observed_cols=set(), observed_values={})
+    near = CandidateState(
+        candidate_rows=[0, 1],
+        posterior=np.array([0.5, 0.5 + 5e-7]),
+        observed_cols=set(),
+        observed_values={},
+    )
     assert near.posterior.sum() == pytest.approx(1.0, abs=1e-15)
-    empty = CandidateState(candidate_rows=[], posterior=np.array([]), observed_cols=set(),
-                           observed_values={})
+    empty = CandidateState(
+        candidate_rows=[], posterior=np.array([]), observed_cols=set(), observed_values={}
+    )
     assert empty.entropy == 0.0 and not empty.is_unique
 
 
@@ -76,8 +89,9 @@ def test_02_reweight_errors():
 
 # 3 ---------------------------------------------------------------------
 def test_03_noisy_likelihood_follows_the_formula_when_everyone_agrees():
-    assert answer_likelihoods({"q": ["a"] * 4}, "q", "a", noise=0.2).tolist() == \
-        pytest.approx([0.8] * 4)
+    assert answer_likelihoods({"q": ["a"] * 4}, "q", "a", noise=0.2).tolist() == pytest.approx(
+        [0.8] * 4
+    )
     # the general case: 1 - p for a match, p spread over the other observed answers
     lik = answer_likelihoods({"q": ["a", "b", "c", "c"]}, "q", "c", noise=0.2)
     assert lik.tolist() == pytest.approx([0.1, 0.1, 0.8, 0.8])
@@ -101,8 +115,11 @@ def test_04_unpredicted_answer_is_surprising_not_disqualifying():
 
 
 # 5 ---------------------------------------------------------------------
-CHUNKS = [Chunk("a", "price", tokens=100), Chunk("b", "date", tokens=100),
-          Chunk("c", "both", tokens=400)]
+CHUNKS = [
+    Chunk("a", "price", tokens=100),
+    Chunk("b", "date", tokens=100),
+    Chunk("c", "both", tokens=400),
+]
 
 
 def test_05_select_context_validates_support():
@@ -111,8 +128,7 @@ def test_05_select_context_validates_support():
     with pytest.raises(ValueError, match="not in `claims`"):
         plan_context_path(CHUNKS, ["price"], {"price": {"a"}, "refunds": {"c"}})
     # a hallucinated chunk id is ignored, not fatal
-    sel = select_context(CHUNKS, ["price", "date"],
-                         {"price": {"a", "zz#9"}, "date": {"b", "c"}})
+    sel = select_context(CHUNKS, ["price", "date"], {"price": {"a", "zz#9"}, "date": {"b", "c"}})
     assert sorted(sel.chunks) == ["a", "b"] and sel.coverage == 1.0
     with pytest.raises(ValueError, match="unique"):
         select_context([Chunk("a"), Chunk("a")], ["price"], {"price": {"a"}})
@@ -159,23 +175,32 @@ def test_07_prior_validation_and_missing_runner():
 def test_08_stop_reasons_are_the_reference_sentences():
     two = CandidateState.uniform(["x", "y"])
     assert StopRules(max_steps=5).should_stop(two, 5, 0.0) == (True, "Reached max steps (5)")
-    assert StopRules(cost_budget=10).should_stop(two, 1, 10.0) == \
-        (True, "Reached cost budget (10.0)")
-    assert StopRules().should_stop(CandidateState.uniform(["x"]), 0, 0.0) == \
-        (True, "Found unique row")
+    assert StopRules(cost_budget=10).should_stop(two, 1, 10.0) == (
+        True,
+        "Reached cost budget (10.0)",
+    )
+    assert StopRules().should_stop(CandidateState.uniform(["x"]), 0, 0.0) == (
+        True,
+        "Found unique row",
+    )
     sharp = CandidateState(["x", "y"], np.array([0.95, 0.05]))
-    assert StopRules(epsilon_posterior=0.1, target_unique=False).should_stop(sharp, 1, 1.0) \
-        == (True, "Residual uncertainty <= 0.1")
+    assert StopRules(epsilon_posterior=0.1, target_unique=False).should_stop(sharp, 1, 1.0) == (
+        True,
+        "Residual uncertainty <= 0.1",
+    )
     told = CandidateState.uniform([0, 1, 2, 3], observed_cols={"plan", "city"})
-    assert StopRules(epsilon_pairs=0.05, target_unique=False).should_stop(
-        told, 2, 2.0, TABLE) == (True, "Pair coverage >= 0.95")
+    assert StopRules(epsilon_pairs=0.05, target_unique=False).should_stop(told, 2, 2.0, TABLE) == (
+        True,
+        "Pair coverage >= 0.95",
+    )
     assert StopRules(max_steps=5).should_stop(two, 4, 0.0) == (False, "")
 
 
 def test_08_kept_difference_sessions_never_overspend_the_budget():
     costs = {"city": 3.0, "plan": 3.0, "tier": 3.0}
-    session = DisambiguationSession(TABLE, TABLE.index, policy=CandidateMIPolicy(),
-                                    feature_costs=costs)
+    session = DisambiguationSession(
+        TABLE, TABLE.index, policy=CandidateMIPolicy(), feature_costs=costs
+    )
     session.run(StopRules(cost_budget=5.0), true_row=1)
     assert session.cumulative_cost == 3.0  # a second column would reach 6 > 5
     assert "budget" in session.stop_reason
@@ -184,9 +209,11 @@ def test_08_kept_difference_sessions_never_overspend_the_budget():
 # 9 ---------------------------------------------------------------------
 def test_09_one_candidate_suggests_the_first_unobserved_column():
     one = CandidateState.uniform([2], observed_cols={"city"})
-    for s in (CandidateMIPolicy().suggest(TABLE, one),
-              RowVoiModel().fit(TABLE).suggest_next_feature(TABLE, one),
-              MIPolicy(RowVoiModel().fit(TABLE)).suggest(TABLE, one)):
+    for s in (
+        CandidateMIPolicy().suggest(TABLE, one),
+        RowVoiModel().fit(TABLE).suggest_next_feature(TABLE, one),
+        MIPolicy(RowVoiModel().fit(TABLE)).suggest(TABLE, one),
+    ):
         assert s.col == "plan" and s.expected_voi == 0.0
     done = CandidateState.uniform([2], observed_cols={"city", "plan", "tier"})
     assert CandidateMIPolicy().suggest(TABLE, done).col is None
@@ -205,8 +232,12 @@ def test_10_model_fit_costs_and_debug():
         model.suggest_next_feature(TABLE, state, objective="mi_over_cost")
     for bad in (0, -1.0):
         with pytest.raises(ValueError, match="feature costs must be positive"):
-            model.suggest_next_feature(TABLE, state, objective="mi_over_cost",
-                                       feature_costs={"city": bad, "plan": 1.0, "tier": 1.0})
+            model.suggest_next_feature(
+                TABLE,
+                state,
+                objective="mi_over_cost",
+                feature_costs={"city": bad, "plan": 1.0, "tier": 1.0},
+            )
     with pytest.raises(RuntimeError, match=r"RowVoiModel\.fit\(\) must be called"):
         RowVoiModel().suggest_next_feature(TABLE, state)
     s = model.suggest_next_feature(TABLE, state)

@@ -85,10 +85,17 @@ def test_pointer_order():
 
 
 def test_to_dict_is_plain_json():
-    hit = SearchHit("a", "chunk", np.float32(0.25), "t",
-                    {"n": np.int64(2), "v": np.array([1.5]), "path": "x.md"},
-                    source="docs", surface_index=np.int64(3), record_id=np.int64(9),
-                    explain={"dense": {"rank": np.int64(1), "cosine": np.float32(0.5)}})
+    hit = SearchHit(
+        "a",
+        "chunk",
+        np.float32(0.25),
+        "t",
+        {"n": np.int64(2), "v": np.array([1.5]), "path": "x.md"},
+        source="docs",
+        surface_index=np.int64(3),
+        record_id=np.int64(9),
+        explain={"dense": {"rank": np.int64(1), "cosine": np.float32(0.5)}},
+    )
     d = hit.to_dict()
     text = json.dumps(d)
     back = json.loads(text)
@@ -105,14 +112,19 @@ def test_best_per_artifact():
         SearchHit("a", "chunk", 0.3, "a0"),
         SearchHit("b", "chunk", 0.9, "b0"),
         SearchHit("a", "title", 0.8, "a1"),
-        SearchHit("a", "chunk", 0.8, "a2"),        # tie with a1: first wins
+        SearchHit("a", "chunk", 0.8, "a2"),  # tie with a1: first wins
         SearchHit("a", "chunk", 0.95, "a3", source="other"),  # other source
         SearchHit("c", "chunk", float("nan"), "c0"),
-        SearchHit("d", "chunk", 0.8, "d0"),        # ties a1's score: input order
+        SearchHit("d", "chunk", 0.8, "d0"),  # ties a1's score: input order
     ]
     out = best_per_artifact(hits)
     assert [(h.source, h.text) for h in out] == [
-        ("other", "a3"), (None, "b0"), (None, "a1"), (None, "d0"), (None, "c0")]
+        ("other", "a3"),
+        (None, "b0"),
+        (None, "a1"),
+        (None, "d0"),
+        (None, "c0"),
+    ]
     assert best_per_artifact([]) == []
 
 

@@ -28,17 +28,25 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def mem(docs, name, **kw):
-    return build(from_mapping(docs, name=name, embedder="hashing", **kw),
-                 store=CorpusStore.memory(), progress=False)
+    return build(
+        from_mapping(docs, name=name, embedder="hashing", **kw),
+        store=CorpusStore.memory(),
+        progress=False,
+    )
 
 
 @pytest.fixture(scope="module")
 def kb():
-    return mem({"cert": "the tls certificate expired on the gateway",
-                "pool": "database connection pool exhausted, too many connections",
-                "disk": "no space left on device, the disk is full",
-                "dns": "temporary failure in name resolution",
-                "misc": "vpn setup notes"}, "kb")
+    return mem(
+        {
+            "cert": "the tls certificate expired on the gateway",
+            "pool": "database connection pool exhausted, too many connections",
+            "disk": "no space left on device, the disk is full",
+            "dns": "temporary failure in name resolution",
+            "misc": "vpn setup notes",
+        },
+        "kb",
+    )
 
 
 def test_token_counts_use_the_minilm_tokenizer():
@@ -94,18 +102,23 @@ def test_hits_to_chunks_and_select_context(kb):
 
 
 def test_chunk_ids_are_unique_and_readable():
-    hits = [SearchHit("a", "chunk", 1.0, "", surface_index=0),
-            SearchHit("a", "chunk", 0.9, "", surface_index=3),
-            SearchHit("a", "chunk", 0.8, "", source="other", surface_index=0),
-            SearchHit("b", "doc", 0.5, "")]
+    hits = [
+        SearchHit("a", "chunk", 1.0, "", surface_index=0),
+        SearchHit("a", "chunk", 0.9, "", surface_index=3),
+        SearchHit("a", "chunk", 0.8, "", source="other", surface_index=0),
+        SearchHit("b", "doc", 0.5, ""),
+    ]
     assert chunk_ids(hits) == ["a#0", "a#3", "other/a", "b"]
     with pytest.raises(ValueError, match="chunk id"):
         chunk_ids([SearchHit("a", "d", 1.0, ""), SearchHit("a", "d", 0.5, "")])
 
 
 def test_prior_from_hits():
-    hits = [SearchHit("a", "d", 3.0, ""), SearchHit("b", "d", 1.0, ""),
-            SearchHit("c", "d", -2.0, "")]
+    hits = [
+        SearchHit("a", "d", 3.0, ""),
+        SearchHit("b", "d", 1.0, ""),
+        SearchHit("c", "d", -2.0, ""),
+    ]
     assert prior_from_hits(hits).tolist() == [0.75, 0.25, 0.0]
     assert prior_from_hits([SearchHit("a", "d", -1.0, "")] * 2).tolist() == [0.5, 0.5]
     with pytest.raises(ValueError, match="at least one"):
@@ -116,8 +129,13 @@ def test_prior_from_hits():
 
 def test_probe_outcomes_are_real_searches(kb):
     cands = ["cert", "pool", "disk", "dns"]
-    probes = ["certificate expired", "too many connections", SearchProbe("disk full"),
-              "name resolution", "vpn"]
+    probes = [
+        "certificate expired",
+        "too many connections",
+        SearchProbe("disk full"),
+        "name resolution",
+        "vpn",
+    ]
     frame = probe_outcomes(kb, cands, probes)
     assert frame.attrs["candidates"] == cands
     assert list(frame.columns) == probes
@@ -166,8 +184,10 @@ def test_runner_searches_the_evidence(kb):
     assert SearchProbeRunner(logs, min_score=1e9).run("certificate expired") == MISS
     # shared between threads: every run is logged
     shared = SearchProbeRunner(logs)
-    threads = [threading.Thread(target=lambda: [shared.run("health") for _ in range(20)])
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: [shared.run("health") for _ in range(20)])
+        for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -183,7 +203,8 @@ def test_retrieval_session_and_next_question_on_searches(kb):
     outcomes = probe_outcomes(kb, cands, probes)
     suggestion = next_question(outcomes)
     assert suggestion.col in probes and suggestion.expected_voi == pytest.approx(
-        -(0.25 * np.log2(0.25) + 0.75 * np.log2(0.75)))
+        -(0.25 * np.log2(0.25) + 0.75 * np.log2(0.75))
+    )
     session = RetrievalSession(outcomes, runner=SearchProbeRunner(logs), noise=0.0)
     session.run(StopRules(epsilon_posterior=0.01))
     assert cands[session.best_candidate] == "disk"

@@ -85,7 +85,8 @@ def test_second_build_does_nothing(tmp_path, home):
     after = {p.name: p.stat().st_mtime_ns for p in c2.store.files() if p.name != "build.lock"}
     assert {k: v for k, v in before.items() if k in after and k != "build.lock"} == after
     assert [h.artifact_id for h in search(c2, "supersonic wedge", mode="lexical", k=1)] == [
-        "shock.md"]
+        "shock.md"
+    ]
 
 
 def test_edit_reembeds_only_that_artifact(tmp_path, home):
@@ -172,15 +173,19 @@ def test_strategy_change_reuses_vectors_by_content(home):
     build(from_mapping(DOCS, name="notes", embedder=emb, strategy=WholeText()))
     emb.texts.clear()
     # short texts: one chunk each, identical to the whole text -- all cache hits
-    c = build(from_mapping(DOCS, name="notes", embedder=emb,
-                           strategy=Chunked(chunk_size=500, overlap=50)))
+    c = build(
+        from_mapping(
+            DOCS, name="notes", embedder=emb, strategy=Chunked(chunk_size=500, overlap=50)
+        )
+    )
     r = c.last_build
     assert r.rebuild == "strategy changed" and r.n_new == 5
     assert emb.texts == [] and r.cache_hits == 5 and r.texts_embedded == 0
     assert {h.surface_kind for h in search(c, "wing", mode="lexical")} == {"chunk"}
     # a real change of the texts embeds only the new texts
-    c = build(from_mapping(DOCS, name="notes", embedder=emb,
-                           strategy=Chunked(chunk_size=30, overlap=0)))
+    c = build(
+        from_mapping(DOCS, name="notes", embedder=emb, strategy=Chunked(chunk_size=30, overlap=0))
+    )
     assert 0 < c.last_build.texts_embedded == len(emb.texts)
     assert all(h.surface_kind == "chunk" for h in search(c, "wing", mode="lexical"))
 
@@ -197,8 +202,9 @@ def results(c, queries):
             for fusion in ("rrf", "blend"):
                 # fetch_k above the corpus size: no kernel cut, so ties are
                 # ordered by (artifact id, surface index) whatever the history
-                hits = search(c, q, mode=mode, fusion=fusion, k=8, per_artifact=False,
-                              fetch_k=5000)
+                hits = search(
+                    c, q, mode=mode, fusion=fusion, k=8, per_artifact=False, fetch_k=5000
+                )
                 out.append([(h.artifact_id, h.surface_index, round(h.score, 5)) for h in hits])
     return out
 
@@ -206,16 +212,18 @@ def results(c, queries):
 @pytest.mark.parametrize("compact", [False, None, True])
 def test_incremental_equals_fresh_build(home, compact):
     rng = random.Random(7)
-    words = ("wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer "
-             "supersonic subsonic turbulent laminar pressure").split()
-    docs = {f"d{i}": " ".join(rng.choice(words) for _ in range(rng.randint(3, 40)))
-            for i in range(40)}
+    words = (
+        "wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer "
+        "supersonic subsonic turbulent laminar pressure"
+    ).split()
+    docs = {
+        f"d{i}": " ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) for i in range(40)
+    }
     emb = Counting(dim=32)
     strategy = Chunked(chunk_size=60, overlap=10)
     queries = ["wing lift", "turbulent boundary layer", "shock wedge supersonic", "heat"]
     for step in range(6):
-        c = build(from_mapping(docs, name="inc", embedder=emb, strategy=strategy),
-                  compact=compact)
+        c = build(from_mapping(docs, name="inc", embedder=emb, strategy=strategy), compact=compact)
         assert results(c, queries) == fresh_results(docs, emb, queries, strategy), step
         for _ in range(rng.randint(1, 6)):
             op = rng.random()
@@ -226,7 +234,8 @@ def test_incremental_equals_fresh_build(home, compact):
                 del docs[key]
             else:
                 docs[f"n{step}-{rng.randint(0, 10**6)}"] = " ".join(
-                    rng.choice(words) for _ in range(rng.randint(3, 40)))
+                    rng.choice(words) for _ in range(rng.randint(3, 40))
+                )
 
 
 def test_empty_and_unknown_corpora(tmp_path, home):
@@ -238,8 +247,9 @@ def test_empty_and_unknown_corpora(tmp_path, home):
         records_for_artifact("ghost", "x")
     assert not (home / "corpora" / "ghost").exists()
     c = build(from_mapping({}, name="void", embedder="hashing:16"))
-    with pytest.raises(CorpusEmpty, match="corpus 'void' is empty; build it first: rowvoi "
-                                          "build void"):
+    with pytest.raises(
+        CorpusEmpty, match="corpus 'void' is empty; build it first: rowvoi build void"
+    ):
         search(c, "anything")
     c = build(from_mapping({"a": "   "}, name="blank", embedder="hashing:16"))
     with pytest.raises(CorpusEmpty):
@@ -248,18 +258,27 @@ def test_empty_and_unknown_corpora(tmp_path, home):
 
 def test_bad_search_arguments(home):
     c = build(from_mapping(DOCS, name="notes", embedder="hashing:16"))
-    for kw, exc in [({"k": 0}, ValueError), ({"k": -1}, ValueError), ({"k": 1.5}, TypeError),
-                    ({"mode": "semantic"}, ValueError), ({"fusion": "max"}, ValueError),
-                    ({"index": "ivf"}, ValueError), ({"alpha": 1.5}, ValueError),
-                    ({"rrf_k": 0}, ValueError), ({"bm25_sat_k": 0}, ValueError),
-                    ({"fetch_k": 3, "k": 5}, ValueError),
-                    ({"surface_weights": {"document": -1}}, ValueError),
-                    ({"surface_weights": {"document": float("nan")}}, ValueError),
-                    ({"filter": "year > 3"}, TypeError), ({"surfaces": 3}, TypeError)]:
+    for kw, exc in [
+        ({"k": 0}, ValueError),
+        ({"k": -1}, ValueError),
+        ({"k": 1.5}, TypeError),
+        ({"mode": "semantic"}, ValueError),
+        ({"fusion": "max"}, ValueError),
+        ({"index": "ivf"}, ValueError),
+        ({"alpha": 1.5}, ValueError),
+        ({"rrf_k": 0}, ValueError),
+        ({"bm25_sat_k": 0}, ValueError),
+        ({"fetch_k": 3, "k": 5}, ValueError),
+        ({"surface_weights": {"document": -1}}, ValueError),
+        ({"surface_weights": {"document": float("nan")}}, ValueError),
+        ({"filter": "year > 3"}, TypeError),
+        ({"surfaces": 3}, TypeError),
+    ]:
         with pytest.raises(exc):
             search(c, "wing", **kw)
-    with pytest.raises(ValueError, match="mode='semantic': expected one of 'dense', "
-                                         "'lexical', 'hybrid'"):
+    with pytest.raises(
+        ValueError, match="mode='semantic': expected one of 'dense', 'lexical', 'hybrid'"
+    ):
         search(c, "wing", mode="semantic")
     with pytest.raises(TypeError):
         search(c, None)
@@ -298,27 +317,60 @@ def test_locked_corpus_is_refused(home):
 
 
 FIELDS_DOCS = {
-    "p1": {"text": "Lift of a swept wing", "year": 1958, "venue": "JAS",
-           "published": dt.date(1958, 3, 1), "pages": 12.5, "open": True},
-    "p2": {"text": "Drag of a delta wing", "year": 1963, "venue": "jas",
-           "published": dt.date(1963, 7, 9), "pages": 8, "open": False},
-    "p3": {"text": "Shock tube heat transfer", "year": 1970, "venue": "AIAA",
-           "published": None, "pages": 20, "open": True},
-    "p4": {"text": "Wing flutter in a wind tunnel", "year": None, "venue": "NACA TN",
-           "published": dt.date(1955, 1, 1), "pages": None, "open": False},
+    "p1": {
+        "text": "Lift of a swept wing",
+        "year": 1958,
+        "venue": "JAS",
+        "published": dt.date(1958, 3, 1),
+        "pages": 12.5,
+        "open": True,
+    },
+    "p2": {
+        "text": "Drag of a delta wing",
+        "year": 1963,
+        "venue": "jas",
+        "published": dt.date(1963, 7, 9),
+        "pages": 8,
+        "open": False,
+    },
+    "p3": {
+        "text": "Shock tube heat transfer",
+        "year": 1970,
+        "venue": "AIAA",
+        "published": None,
+        "pages": 20,
+        "open": True,
+    },
+    "p4": {
+        "text": "Wing flutter in a wind tunnel",
+        "year": None,
+        "venue": "NACA TN",
+        "published": dt.date(1955, 1, 1),
+        "pages": None,
+        "open": False,
+    },
 }
 
 
 def test_filters_are_typed_and_exact(home):
     keys = ["year", "venue", "published", "pages", "open"]
-    src = from_mapping(FIELDS_DOCS, name="papers", embedder="hashing:32",
-                       strategy=WholeText(text_key="text"),
-                       metadata_of=lambda aid, raw: {k: raw[k] for k in keys},
-                       filter_types={"venue": "categorical"})
+    src = from_mapping(
+        FIELDS_DOCS,
+        name="papers",
+        embedder="hashing:32",
+        strategy=WholeText(text_key="text"),
+        metadata_of=lambda aid, raw: {k: raw[k] for k in keys},
+        filter_types={"venue": "categorical"},
+    )
     c = build(src)
     info = c.info()
-    assert info["fields"] == {"open": "numeric", "pages": "numeric", "published": "date",
-                              "venue": "categorical", "year": "numeric"}
+    assert info["fields"] == {
+        "open": "numeric",
+        "pages": "numeric",
+        "published": "date",
+        "venue": "categorical",
+        "year": "numeric",
+    }
 
     def ids(flt, mode="lexical", q="wing"):
         return sorted(h.artifact_id for h in search(c, q, mode=mode, k=10, filter=flt))
@@ -330,8 +382,10 @@ def test_filters_are_typed_and_exact(home):
     assert ids({"published": {"$lt": "1960-01-01"}}) == ["p1", "p4"]
     assert ids({"pages": {"$gt": 10}}, q="wing heat transfer") == ["p1", "p3"]
     assert ids({"open": 1}, mode="dense", q="wing") == ["p1", "p3"]
-    assert ids({"$or": [{"year": 1958}, {"venue": "AIAA"}]}, mode="hybrid",
-               q="wing heat") == ["p1", "p3"]
+    assert ids({"$or": [{"year": 1958}, {"venue": "AIAA"}]}, mode="hybrid", q="wing heat") == [
+        "p1",
+        "p3",
+    ]
     hit = search(c, "swept", mode="lexical", k=1)[0]
     assert hit.metadata["year"] == 1958 and hit.metadata["published"] == "1958-03-01"
     with pytest.raises(QueryError, match="unknown column; allowed"):
@@ -346,46 +400,63 @@ def test_filters_are_typed_and_exact(home):
 
 def test_filter_types_widen_across_builds(home):
     docs = {"a": {"text": "wing", "n": 1}, "b": {"text": "wing wing", "n": 2}}
-    meta = {"metadata_of": lambda aid, raw: {"n": raw["n"]}, "strategy": WholeText(),
-            "embedder": "hashing:16"}
+    meta = {
+        "metadata_of": lambda aid, raw: {"n": raw["n"]},
+        "strategy": WholeText(),
+        "embedder": "hashing:16",
+    }
     c = build(from_mapping(docs, name="w", **meta))
     assert c.info()["fields"] == {"n": "numeric"}
     docs["c"] = {"text": "wing again", "n": 2.5}
     c = build(from_mapping(docs, name="w", **meta))
     assert c.info()["fields"] == {"n": "numeric"}
-    assert sorted(h.artifact_id for h in search(c, "wing", mode="lexical",
-                                                filter={"n": {"$gt": 1.5}})) == ["b", "c"]
+    assert sorted(
+        h.artifact_id for h in search(c, "wing", mode="lexical", filter={"n": {"$gt": 1.5}})
+    ) == ["b", "c"]
     docs["d"] = {"text": "wing once more", "n": "many"}
     c = build(from_mapping(docs, name="w", **meta))
     assert c.info()["fields"] == {"n": "text"}
-    assert sorted(h.artifact_id for h in search(c, "wing", mode="lexical",
-                                                filter={"n": {"$in": ["2", "many"]}})) == [
-        "b", "d"]
+    assert sorted(
+        h.artifact_id
+        for h in search(c, "wing", mode="lexical", filter={"n": {"$in": ["2", "many"]}})
+    ) == ["b", "d"]
 
 
 def test_surfaces_weights_and_collapse(home):
-    docs = {f"d{i}": {"title": t, "body": b} for i, (t, b) in enumerate([
-        ("Wing lift", "A study of the drag of a wing and of bodies of revolution."),
-        ("Drag of bodies", "Lift of a wing near the ground, and wing tip vortices."),
-        ("Heat transfer", "Nothing about the wing."),
-    ])}
-    c = build(from_mapping(docs, name="f", embedder="hashing:32",
-                           strategy=Fields(("title", "body"))))
+    docs = {
+        f"d{i}": {"title": t, "body": b}
+        for i, (t, b) in enumerate(
+            [
+                ("Wing lift", "A study of the drag of a wing and of bodies of revolution."),
+                ("Drag of bodies", "Lift of a wing near the ground, and wing tip vortices."),
+                ("Heat transfer", "Nothing about the wing."),
+            ]
+        )
+    }
+    c = build(
+        from_mapping(docs, name="f", embedder="hashing:32", strategy=Fields(("title", "body")))
+    )
     hits = search(c, "wing", mode="lexical", per_artifact=False, k=10)
     assert {h.surface_kind for h in hits} == {"title", "body"}
     assert len({h.artifact_id for h in hits}) < len(hits)
     collapsed = search(c, "wing", mode="lexical", k=10)
     assert len({h.artifact_id for h in collapsed}) == len(collapsed) == 3
-    assert all(h.surface_kind == "title" for h in search(c, "wing", mode="lexical",
-                                                           surfaces="title", k=10))
+    assert all(
+        h.surface_kind == "title"
+        for h in search(c, "wing", mode="lexical", surfaces="title", k=10)
+    )
     assert [h.surface_index for h in search(c, "heat", mode="lexical", surfaces=["title"])] == [0]
     heavy = search(c, "wing", mode="lexical", k=3, surface_weights={"body": 10.0})
     assert heavy[0].surface_kind == "body" and heavy[0].explain["surface_weight"] == 10.0
     plain = search(c, "wing", mode="lexical", k=3)
-    assert heavy[0].score == pytest.approx(10.0 * max(
-        h.explain["lexical"]["bm25"] for h in search(c, "wing", mode="lexical", k=10,
-                                                        per_artifact=False,
-                                                        surfaces="body")), rel=1e-6)
+    assert heavy[0].score == pytest.approx(
+        10.0
+        * max(
+            h.explain["lexical"]["bm25"]
+            for h in search(c, "wing", mode="lexical", k=10, per_artifact=False, surfaces="body")
+        ),
+        rel=1e-6,
+    )
     assert plain[0].explain["surface_weight"] == 1.0
 
 
@@ -397,29 +468,34 @@ def test_fused_scores_never_mix_scales(home):
     assert [h.score for h in rrf] == pytest.approx([1 / (60 + r) for r in range(1, 6)])
     blend = search(c, "zzqx", mode="hybrid", fusion="blend", alpha=0.3, k=5)
     assert [h.score for h in blend] == pytest.approx(
-        [0.3 * h.explain["dense"]["cosine"] for h in blend])
+        [0.3 * h.explain["dense"]["cosine"] for h in blend]
+    )
     # dense finds nothing (a zero query vector): lexical hits get fused scores
     zero = np.zeros(32)
     rrf = search(c, "wing", mode="hybrid", k=5, query_vector=zero)
     assert rrf and [h.score for h in rrf] == pytest.approx(
-        [1 / (60 + r) for r in range(1, len(rrf) + 1)])
+        [1 / (60 + r) for r in range(1, len(rrf) + 1)]
+    )
     blend = search(c, "wing", mode="hybrid", fusion="blend", k=5, query_vector=zero)
     assert [h.score for h in blend] == pytest.approx(
-        [0.5 * b / (b + 8.0) for b in (h.explain["lexical"]["bm25"] for h in blend)])
+        [0.5 * b / (b + 8.0) for b in (h.explain["lexical"]["bm25"] for h in blend)]
+    )
     assert all(0 <= h.score < 1 for h in blend)
 
 
 def test_blend_scores_both_sides_exactly(home):
     c = build(from_mapping(DOCS, name="notes", embedder="hashing:32"))
-    hits = search(c, "wing flow", mode="hybrid", fusion="blend", k=5, per_artifact=False,
-                  fetch_k=5)
+    hits = search(
+        c, "wing flow", mode="hybrid", fusion="blend", k=5, per_artifact=False, fetch_k=5
+    )
     dense = {h.record_id: h.score for h in search(c, "wing flow", k=50, per_artifact=False)}
-    lex = {h.record_id: h.score for h in search(c, "wing flow", mode="lexical", k=50,
-                                               per_artifact=False)}
+    lex = {
+        h.record_id: h.score
+        for h in search(c, "wing flow", mode="lexical", k=50, per_artifact=False)
+    }
     for h in hits:
         b = lex.get(h.record_id, 0.0)
-        assert h.score == pytest.approx(0.5 * dense[h.record_id] + 0.5 * b / (b + 8.0),
-                                        rel=1e-5)
+        assert h.score == pytest.approx(0.5 * dense[h.record_id] + 0.5 * b / (b + 8.0), rel=1e-5)
 
 
 def test_explain(home):
@@ -430,7 +506,8 @@ def test_explain(home):
     assert e["answered_by"] == ["flat", "bm25"]
     assert {t["term"] for t in e["lexical"]["terms"]} == {"thin", "wing"}
     assert sum(t["contribution"] for t in e["lexical"]["terms"]) == pytest.approx(
-        e["lexical"]["bm25"], rel=1e-5)
+        e["lexical"]["bm25"], rel=1e-5
+    )
     assert e["dense"]["rank"] >= 1 and -1 <= e["dense"]["cosine"] <= 1
     d = h.to_dict()
     assert d["record_id"] == h.record_id and d["explain"]["answered_by"] == ["flat", "bm25"]
@@ -438,11 +515,15 @@ def test_explain(home):
 
 def test_records_for_artifact_in_plan_order(home):
     text = "First sentence here. " * 30
-    c = build(from_mapping({"d": {"title": "T", "body": text, "year": 1}}, name="r",
-                           embedder="hashing:16",
-                           strategy=Fields(("title", "body"), chunked=("body",),
-                                           chunk_size=100, overlap=20),
-                           metadata_of=lambda a, r: {"year": r["year"]}))
+    c = build(
+        from_mapping(
+            {"d": {"title": "T", "body": text, "year": 1}},
+            name="r",
+            embedder="hashing:16",
+            strategy=Fields(("title", "body"), chunked=("body",), chunk_size=100, overlap=20),
+            metadata_of=lambda a, r: {"year": r["year"]},
+        )
+    )
     recs = records_for_artifact("r", "d")
     assert [r.surface_index for r in recs] == list(range(len(recs)))
     assert recs[0].surface_kind == "title" and all(r.surface_kind == "body" for r in recs[1:])
@@ -456,8 +537,10 @@ def test_records_for_artifact_in_plan_order(home):
 
 def test_hnsw_corpus(home):
     rng = np.random.default_rng(3)
-    words = np.array("wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer "
-                     "supersonic subsonic turbulent laminar pressure cone jet wake".split())
+    words = np.array(
+        "wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer "
+        "supersonic subsonic turbulent laminar pressure cone jet wake".split()
+    )
     docs = {f"d{i}": " ".join(rng.choice(words, size=12)) for i in range(300)}
     c = build(from_mapping(docs, name="h", embedder="hashing:32"), hnsw=True)
     assert c.last_build.compacted
@@ -491,9 +574,10 @@ def test_analyzer_change_reindexes_text_without_embedding(home):
     c = build(from_mapping(DOCS, name="notes", embedder=emb))
     # a corpus written by a rowvoi whose analyzer differed
     con = c.store.writer_connection()
-    con.execute("UPDATE state SET value = ? WHERE key = 'lexical'",
-                ('{"analyzer": {"stem": false}, "bm25": {"variant": "lucene", "k1": 1.2, '
-                 '"b": 0.75}}',))
+    con.execute(
+        "UPDATE state SET value = ? WHERE key = 'lexical'",
+        ('{"analyzer": {"stem": false}, "bm25": {"variant": "lucene", "k1": 1.2, "b": 0.75}}',),
+    )
     emb.texts.clear()
     c = build(from_mapping(DOCS, name="notes", embedder=emb))
     assert c.last_build.rebuild == "analyzer changed" and emb.texts == []

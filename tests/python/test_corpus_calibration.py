@@ -50,16 +50,29 @@ DOCS = {
     "heat": "heat transfer to a blunt body in hypersonic flow",
     "nozzle": "flow in a convergent divergent nozzle with a normal shock",
 }
-IN = ["wing lift and drag", "shock waves on a wedge", "boundary layer transition",
-      "panel flutter supersonic", "hypersonic heat transfer blunt body", "nozzle normal shock"]
-OUT = ["apple pie recipe with cinnamon", "football league results", "how to knit a scarf",
-       "best pizza in naples", "heat the oven and bake"]
+IN = [
+    "wing lift and drag",
+    "shock waves on a wedge",
+    "boundary layer transition",
+    "panel flutter supersonic",
+    "hypersonic heat transfer blunt body",
+    "nozzle normal shock",
+]
+OUT = [
+    "apple pie recipe with cinnamon",
+    "football league results",
+    "how to knit a scarf",
+    "best pizza in naples",
+    "heat the oven and bake",
+]
 
 
 def corpus(name="aero", docs=DOCS, embedder="hashing", strategy=None, store=None):
-    return build(from_mapping(docs, name=name, embedder=embedder,
-                              strategy=strategy or WholeText()),
-                 store=store or CorpusStore.memory(), progress=False)
+    return build(
+        from_mapping(docs, name=name, embedder=embedder, strategy=strategy or WholeText()),
+        store=store or CorpusStore.memory(),
+        progress=False,
+    )
 
 
 # ------------------------------------------------------------------ choosing
@@ -92,10 +105,12 @@ def test_lexical_floor_separates_and_is_saved():
 def test_weight_trades_sensitivity_for_specificity():
     pos, neg = [0.9, 0.8, 0.5, 0.45], [0.1, 0.2, 0.55, 0.6]
     balanced = best_floor(pos, neg, 0.5)
-    assert abstention_rates(pos, neg, balanced[0]) == {"sensitivity": balanced[1],
-                                                       "specificity": balanced[2]}
-    eager = best_floor(pos, neg, 0.95)      # answering matters most
-    strict = best_floor(pos, neg, 0.05)     # refusing matters most
+    assert abstention_rates(pos, neg, balanced[0]) == {
+        "sensitivity": balanced[1],
+        "specificity": balanced[2],
+    }
+    eager = best_floor(pos, neg, 0.95)  # answering matters most
+    strict = best_floor(pos, neg, 0.05)  # refusing matters most
     assert eager[1] == 1.0 and eager[0] < 0.45
     assert strict[2] == 1.0 and strict[0] > 0.6
     assert eager[0] <= balanced[0] <= strict[0]
@@ -123,12 +138,15 @@ def test_input_errors():
         calibrate_min_score(c, IN, OUT, mode="hybrid", fusion="max")
     with pytest.raises(ValueError, match="surface_weights"):
         calibrate_min_score(c, IN, OUT, surface_weights={"document": 2.0})
+
     # objects with a .query work (evaluation cases)
     class Case:
         def __init__(self, q):
             self.query = q
-    cal = calibrate_min_score(c, [Case(q) for q in IN], [Case(q) for q in OUT],
-                              mode="lexical", save=False)
+
+    cal = calibrate_min_score(
+        c, [Case(q) for q in IN], [Case(q) for q in OUT], mode="lexical", save=False
+    )
     assert not cal.saved and load_calibration(c, "lexical") is None
 
 
@@ -152,8 +170,7 @@ def test_rrf_hits_carry_their_blend_score_as_evidence():
     c = corpus()
     for q in IN + OUT:
         rrf = search(c, q, k=6, mode="hybrid", fusion="rrf")
-        blend = {h.artifact_id: h.score for h in search(c, q, k=6, mode="hybrid",
-                                                          fusion="blend")}
+        blend = {h.artifact_id: h.score for h in search(c, q, k=6, mode="hybrid", fusion="blend")}
         for h in rrf:
             assert h.explain["evidence"] == pytest.approx(blend[h.artifact_id], abs=1e-6)
             assert floor_score(h) == h.explain["evidence"]
@@ -168,6 +185,7 @@ def test_raw_rrf_scores_cannot_be_floored_but_evidence_can():
     def top_rrf(q):
         hits = search(c, q, k=6, mode="hybrid", fusion="rrf")
         return hits[0].score if hits else 0.0
+
     # the raw RRF top score is about 2 / (60 + 1) for in-scope and off-topic
     # queries alike: no floor separates them
     raw_in = [top_rrf(q) for q in IN]
@@ -188,7 +206,8 @@ def test_raw_rrf_scores_cannot_be_floored_but_evidence_can():
     hits = search(c, IN[0], k=6, mode="hybrid")
     assert select(hits, min_score=cal.min_score).selected_ids
     assert select(hits, min_score=floor_score(hits[0]) + 1e-9).abstained is (
-        max(floor_score(h) for h in hits) <= floor_score(hits[0]))
+        max(floor_score(h) for h in hits) <= floor_score(hits[0])
+    )
 
 
 # ------------------------------------------------------------------ invalidation
@@ -198,7 +217,7 @@ def test_floor_is_ignored_after_the_embedder_changes_only_where_it_matters():
     for mode, fusion in (("lexical", "rrf"), ("dense", "rrf"), ("hybrid", "blend")):
         calibrate_min_score(c, IN, OUT, mode=mode, fusion=fusion)
     before = c.embedder_id
-    c2 = corpus(store=store, embedder="hashing:64")   # rebuilt with another embedder
+    c2 = corpus(store=store, embedder="hashing:64")  # rebuilt with another embedder
     assert c2.embedder_id != before
     with pytest.warns(NoFloorWarning, match="calibrated with embedder"):
         res = discover(c2, OUT[0], mode="dense", min_score="auto")
@@ -234,7 +253,7 @@ def test_floor_is_ignored_after_the_strategy_or_analyzer_changes():
     c3.store._states.clear()
     with pytest.warns(NoFloorWarning, match="analyzer and BM25 settings"):
         discover(c3, OUT[0], mode="lexical", min_score="auto")
-    with warnings.catch_warnings():   # a dense floor does not read the analyzer
+    with warnings.catch_warnings():  # a dense floor does not read the analyzer
         warnings.simplefilter("error")
         discover(c3, OUT[0], mode="dense", min_score="auto")
 
@@ -255,16 +274,24 @@ def test_blend_parameters_must_match():
 
 def test_federated_discovery_gates_each_corpus_on_its_own_floor():
     aero = corpus("aero")
-    food = corpus("food", docs={"pie": "apple pie with cinnamon and butter pastry",
-                                "pizza": "neapolitan pizza dough with tomato and mozzarella",
-                                "soup": "miso soup with tofu and seaweed"})
+    food = corpus(
+        "food",
+        docs={
+            "pie": "apple pie with cinnamon and butter pastry",
+            "pizza": "neapolitan pizza dough with tomato and mozzarella",
+            "soup": "miso soup with tofu and seaweed",
+        },
+    )
     calibrate_min_score(aero, IN, OUT, mode="lexical")
-    calibrate_min_score(food, ["apple pie", "pizza dough", "miso soup"],
-                        ["wing lift", "shock wave"], mode="lexical")
+    calibrate_min_score(
+        food,
+        ["apple pie", "pizza dough", "miso soup"],
+        ["wing lift", "shock wave"],
+        mode="lexical",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        res = discover([aero, food], "apple pie with cinnamon", mode="lexical",
-                       min_score="auto")
+        res = discover([aero, food], "apple pie with cinnamon", mode="lexical", min_score="auto")
     ps = res.signals["per_source"]
     assert ps["aero"]["abstained"] and not ps["food"]["abstained"]
     assert ps["aero"]["floor"] == load_calibration(aero, "lexical").min_score
@@ -280,8 +307,9 @@ def test_saving_takes_the_builder_lock_and_checks_the_corpus_did_not_change():
             calibrate_min_score(c, IN, OUT, mode="lexical")
     assert stored_calibration(c, "lexical") is None
     with pytest.raises(CorpusError, match="changed"):
-        c.store.set_calibration("lexical", {"min_score": 1.0},
-                                expect={"embedder_id": "something-else"})
+        c.store.set_calibration(
+            "lexical", {"min_score": 1.0}, expect={"embedder_id": "something-else"}
+        )
     assert stored_calibration(c, "lexical") is None
     with pytest.raises(ValueError, match="key"):
         c.store.set_calibration("", {"min_score": 1.0})
@@ -310,9 +338,11 @@ def test_recalibrating_while_discovering_from_threads():
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 
-    threads = [threading.Thread(target=reader, args=(IN[0], False)),
-               threading.Thread(target=reader, args=(OUT[0], True)),
-               threading.Thread(target=writer)]
+    threads = [
+        threading.Thread(target=reader, args=(IN[0], False)),
+        threading.Thread(target=reader, args=(OUT[0], True)),
+        threading.Thread(target=writer),
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -346,32 +376,62 @@ def home(tmp_path, monkeypatch):
 
 
 def test_cli_calibrate_then_discover_auto(home):
-    rc, out, err = run("calibrate", "aero", "--in-scope", str(home / "in.txt"),
-                       "--out-of-scope", str(home / "out.txt"), "--mode", "lexical")
+    rc, out, err = run(
+        "calibrate",
+        "aero",
+        "--in-scope",
+        str(home / "in.txt"),
+        "--out-of-scope",
+        str(home / "out.txt"),
+        "--mode",
+        "lexical",
+    )
     assert rc == 0, err
     assert out.startswith("floor ") and "'lexical' searches of corpus 'aero'" in out
     assert "saved: discover" in out
-    rc, out, err = run("discover", "aero", OUT[1], "--mode", "lexical", "--min-score", "auto",
-                       "--json")
+    rc, out, err = run(
+        "discover", "aero", OUT[1], "--mode", "lexical", "--min-score", "auto", "--json"
+    )
     assert rc == 0 and json.loads(out)["abstained"] is True, err
-    rc, out, err = run("discover", "aero", IN[1], "--mode", "lexical", "--min-score", "auto",
-                       "--json")
+    rc, out, err = run(
+        "discover", "aero", IN[1], "--mode", "lexical", "--min-score", "auto", "--json"
+    )
     assert rc == 0 and json.loads(out)["results"][0]["artifact_id"] == "shock.md"
 
 
 def test_cli_json_no_save_and_plot(home):
     png = home / "floor.png"
-    rc, out, err = run("calibrate", "aero", "--in-scope", str(home / "in.txt"),
-                       "--out-of-scope", str(home / "out.txt"), "--mode", "hybrid",
-                       "--fusion", "rrf", "--no-save", "--plot", str(png), "--json")
+    rc, out, err = run(
+        "calibrate",
+        "aero",
+        "--in-scope",
+        str(home / "in.txt"),
+        "--out-of-scope",
+        str(home / "out.txt"),
+        "--mode",
+        "hybrid",
+        "--fusion",
+        "rrf",
+        "--no-save",
+        "--plot",
+        str(png),
+        "--json",
+    )
     assert rc == 0, err
     d = json.loads(out)
     assert d["key"] == "hybrid" and d["saved"] is False and d["plot"] == str(png)
     assert d["n_in"] == len(IN) and d["n_out"] == len(OUT)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
-    assert not list(home.glob("floor.png.tmp*"))      # no temporary left behind
-    rc, out, _ = run("calibrate", "aero", "--in-scope", str(home / "in.txt"),
-                     "--out-of-scope", str(home / "out.txt"), "--json")
+    assert not list(home.glob("floor.png.tmp*"))  # no temporary left behind
+    rc, out, _ = run(
+        "calibrate",
+        "aero",
+        "--in-scope",
+        str(home / "in.txt"),
+        "--out-of-scope",
+        str(home / "out.txt"),
+        "--json",
+    )
     assert rc == 0 and json.loads(out)["saved"] is True
 
 
@@ -381,17 +441,24 @@ def test_cli_errors(home, monkeypatch):
     assert rc == 1 and "no corpus 'nope'" in err
     rc, _, err = run("calibrate", "aero", *args, "--weight", "2")
     assert rc == 2 and "[0, 1]" in err
-    rc, _, err = run("calibrate", "aero", "--in-scope", str(home / "missing.txt"),
-                     "--out-of-scope", str(home / "out.txt"))
+    rc, _, err = run(
+        "calibrate",
+        "aero",
+        "--in-scope",
+        str(home / "missing.txt"),
+        "--out-of-scope",
+        str(home / "out.txt"),
+    )
     assert rc == 1 and "missing.txt" in err
     for mod in [m for m in sys.modules if m.split(".")[0] == "matplotlib"] + ["matplotlib"]:
-        monkeypatch.setitem(sys.modules, mod, None)        # matplotlib not installed
+        monkeypatch.setitem(sys.modules, mod, None)  # matplotlib not installed
     rc, _, err = run("calibrate", "aero", *args, "--plot", str(home / "x.png"))
     assert rc == 1 and "pip install 'rowvoi[plot]'" in err
     assert not (home / "x.png").exists()
     with pytest.raises(ImportError, match=r"rowvoi\[plot\]"):
-        Calibration(None, "dense", "dense", None, 0.5, 1.0, 1.0, 0.5, 0.1, (0.6,), (0.4,),
-                    10).plot(home / "y.png")
+        Calibration(
+            None, "dense", "dense", None, 0.5, 1.0, 1.0, 0.5, 0.1, (0.6,), (0.4,), 10
+        ).plot(home / "y.png")
 
 
 # ------------------------------------------------------------------ README
@@ -407,7 +474,7 @@ def test_readme_calibrated_abstention(tmp_path):
     readme = (root / "README.md").read_text()
     start = readme.index("### Calibrated abstention")
     nxt = re.compile(r"^#{1,3} ", re.M).search(readme, start + 10)
-    text = readme[start:nxt.start() if nxt else len(readme)]
+    text = readme[start : nxt.start() if nxt else len(readme)]
     block = re.search(r"```sh\n(.*?)\n```", text, re.S).group(1)
     env = dict(os.environ, ROWVOI_HOME=str(tmp_path / "home"))
     rowvoi = Path(sys.executable).with_name("rowvoi")
@@ -415,8 +482,14 @@ def test_readme_calibrated_abstention(tmp_path):
     for line in block.splitlines():
         argv = shlex.split(line)
         assert argv[0] == "rowvoi"
-        proc = subprocess.run([str(rowvoi), *argv[1:]], cwd=root, env=env,
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [str(rowvoi), *argv[1:]],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, (line, proc.stderr)
         outputs.append(proc.stdout)
     assert "refused  100.0%" in outputs[1] and "answered 100.0%" in outputs[1]
@@ -428,8 +501,14 @@ def test_readme_calibrated_abstention(tmp_path):
     assert d["sensitivity"] == 1.0
     assert not (tmp_path / "home" / "corpora" / "notes").exists()
     code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     floor, sens, spec = proc.stdout.splitlines()[0].split()
     assert float(floor) > 0 and sens == "1.0" and spec == "1.0"
@@ -437,12 +516,18 @@ def test_readme_calibrated_abstention(tmp_path):
 
 
 def test_discover_reports_the_evidence_it_floored(home):
-    rc, _, err = run("calibrate", "aero", "--in-scope", str(home / "in.txt"),
-                     "--out-of-scope", str(home / "out.txt"))          # hybrid RRF
+    rc, _, err = run(
+        "calibrate",
+        "aero",
+        "--in-scope",
+        str(home / "in.txt"),
+        "--out-of-scope",
+        str(home / "out.txt"),
+    )  # hybrid RRF
     assert rc == 0, err
     rc, out, _ = run("discover", "aero", OUT[4], "--min-score", "auto", "--json")
     d = json.loads(out)
     assert d["abstained"] and d["signals"]["top_evidence"] < d["signals"]["min_score"]
-    assert d["signals"]["top_score"] == pytest.approx(2 / 61)   # the RRF score, not floored
+    assert d["signals"]["top_score"] == pytest.approx(2 / 61)  # the RRF score, not floored
     rc, out, _ = run("discover", "aero", OUT[4], "--min-score", "auto")
     assert f"top evidence {d['signals']['top_evidence']:.4g} is below the floor" in out

@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from rowvoi.corpus import CorpusStore, WholeText, build, calibrate_min_score, discover, from_mapping
+from rowvoi.corpus import (
+    CorpusStore,
+    WholeText,
+    build,
+    calibrate_min_score,
+    discover,
+    from_mapping,
+)
 from rowvoi.corpus.calibration import abstention_rates, best_floor, read_queries, top_scores
 
 from test_corpus_cranfield import DOCS, QUERIES
@@ -48,7 +55,7 @@ def scores(corpus, mode, fusion):
     if (mode, fusion) not in _SCORES:
         allq = top_scores(corpus, QUERIES + FAR + NEAR, mode=mode, fusion=fusion)
         n, f = len(QUERIES), len(FAR)
-        _SCORES[mode, fusion] = {"in": allq[:n], "far": allq[n:n + f], "near": allq[n + f:]}
+        _SCORES[mode, fusion] = {"in": allq[:n], "far": allq[n : n + f], "near": allq[n + f :]}
     return _SCORES[mode, fusion]
 
 
@@ -67,13 +74,11 @@ def held_out(corpus, which, mode, fusion):
 @pytest.mark.parametrize("mode,fusion", CONFIGS)
 def test_calibrate_min_score_chooses_from_the_same_scores(cran, mode, fusion):
     negatives = FAR[0::2]
-    cal = calibrate_min_score(cran, QUERIES[0::2], negatives, mode=mode, fusion=fusion,
-                              save=False)
+    cal = calibrate_min_score(cran, QUERIES[0::2], negatives, mode=mode, fusion=fusion, save=False)
     s = scores(cran, mode, fusion)
     assert list(cal.in_scores) == pytest.approx(s["in"][0::2], abs=1e-6)
     assert list(cal.out_scores) == pytest.approx(s["far"][0::2], abs=1e-6)
-    assert cal.min_score == pytest.approx(best_floor(s["in"][0::2], s["far"][0::2])[0],
-                                          abs=1e-6)
+    assert cal.min_score == pytest.approx(best_floor(s["in"][0::2], s["far"][0::2])[0], abs=1e-6)
 
 
 @pytest.mark.parametrize("mode,fusion", CONFIGS)

@@ -26,8 +26,9 @@ def run(capsys, *argv):
 
 
 def test_build_search_info_ls_rm(env, capsys):
-    code, out, err = run(capsys, "build", "notes", "--files", str(env / "notes"),
-                         "--embedder", "hashing")
+    code, out, err = run(
+        capsys, "build", "notes", "--files", str(env / "notes"), "--embedder", "hashing"
+    )
     assert code == 0 and out.startswith("built corpus 'notes' (generation 1): 3 artifacts")
     code, out, _ = run(capsys, "build", "notes")
     assert code == 0 and "up to date" in out and "nothing embedded" in out
@@ -35,12 +36,14 @@ def test_build_search_info_ls_rm(env, capsys):
     code, out, _ = run(capsys, "build", "notes", "--json")
     report = json.loads(out)
     assert code == 0 and report["n_changed"] == 1 and report["texts_embedded"] == 1
-    code, out, _ = run(capsys, "search", "notes", "swept wing suction", "--mode", "hybrid",
-                       "--k", "2")
+    code, out, _ = run(
+        capsys, "search", "notes", "swept wing suction", "--mode", "hybrid", "--k", "2"
+    )
     assert code == 0 and out.splitlines()[0].split()[2] == "pipe.md"
     assert str(env / "notes" / "pipe.md") in out  # the pointer
-    code, out, _ = run(capsys, "search", "notes", "wing", "--mode", "lexical", "--json",
-                       "--explain")
+    code, out, _ = run(
+        capsys, "search", "notes", "wing", "--mode", "lexical", "--json", "--explain"
+    )
     doc = json.loads(out)
     assert doc["mode"] == "lexical" and doc["hits"][0]["explain"]["lexical"]["terms"]
     code, out, _ = run(capsys, "search", "notes", "zzzz", "--mode", "lexical")
@@ -63,9 +66,21 @@ def test_build_search_info_ls_rm(env, capsys):
 
 
 def test_register_then_build(env, capsys):
-    code, out, _ = run(capsys, "register", "papers", "--files", str(env / "notes"),
-                       "--pattern", r"wing\.md$", "--embedder", "hashing:32",
-                       "--strategy", "chunked", "--chunk-size", "20")
+    code, out, _ = run(
+        capsys,
+        "register",
+        "papers",
+        "--files",
+        str(env / "notes"),
+        "--pattern",
+        r"wing\.md$",
+        "--embedder",
+        "hashing:32",
+        "--strategy",
+        "chunked",
+        "--chunk-size",
+        "20",
+    )
     assert code == 0 and "registered 'papers'" in out
     assert not (env / "home" / "corpora" / "papers").exists()
     code, out, _ = run(capsys, "build", "papers", "--json")

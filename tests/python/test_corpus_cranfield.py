@@ -38,8 +38,10 @@ def smart_records(path):
     return _records(str(path))
 
 
-DOCS = {r["I"]: (r.get("T", "") + " " + r.get("W", "")).strip()
-        for r in smart_records(DATA / "cran.all.1400")}
+DOCS = {
+    r["I"]: (r.get("T", "") + " " + r.get("W", "")).strip()
+    for r in smart_records(DATA / "cran.all.1400")
+}
 QUERIES = [r.get("W", "").strip() for r in smart_records(DATA / "cran.qry")]
 
 
@@ -109,8 +111,10 @@ def test_minilm_incremental_rebuild_keeps_quality(minilm_corpus):
         docs[key] = docs[key] + " (revised)"
     emb = minilm_corpus.embedder
     before = emb.texts_embedded
-    c = build(from_mapping(docs, name="cranfield", strategy=WholeText(), embedder=emb),
-              store=minilm_corpus.store)
+    c = build(
+        from_mapping(docs, name="cranfield", strategy=WholeText(), embedder=emb),
+        store=minilm_corpus.store,
+    )
     assert c.last_build.n_changed == 10 and emb.texts_embedded - before == 10
     assert mean_ndcg(c, mode="hybrid", fusion="rrf") >= 0.41
 
@@ -124,27 +128,46 @@ def test_cli_build_and_search(tmp_path):
     cli = [sys.executable, "-m", "rowvoi"]
 
     def run(*args):
-        return subprocess.run(cli + list(args), env=env, capture_output=True, text=True,
-                              timeout=300)
+        return subprocess.run(
+            cli + list(args), env=env, capture_output=True, text=True, timeout=300
+        )
 
-    p = run("build", "cran", "--records", str(records), "--id-key", "id", "--text-key", "text",
-            "--metadata-keys", "n", "--strategy", "whole", "--embedder", "hashing", "--json")
+    p = run(
+        "build",
+        "cran",
+        "--records",
+        str(records),
+        "--id-key",
+        "id",
+        "--text-key",
+        "text",
+        "--metadata-keys",
+        "n",
+        "--strategy",
+        "whole",
+        "--embedder",
+        "hashing",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
     assert report["n_new"] == 1400 and report["records_added"] == 1398  # 2 empty abstracts
-    p = run("build", "cran", "--json")   # registered: no flags needed; nothing to do
+    p = run("build", "cran", "--json")  # registered: no flags needed; nothing to do
     assert p.returncode == 0 and json.loads(p.stdout)["texts_embedded"] == 0
-    corpus = open_corpus("cran", store=CorpusStore(tmp_path / "home" / "corpora" / "cran",
-                                                   name="cran"))
+    corpus = open_corpus(
+        "cran", store=CorpusStore(tmp_path / "home" / "corpora" / "cran", name="cran")
+    )
     assert mean_ndcg(corpus, mode="lexical") >= 0.37
     for mode in ("lexical", "dense", "hybrid"):
         p = run("search", "cran", QUERIES[0], "--mode", mode, "--k", "5", "--json")
         assert p.returncode == 0, p.stderr
         cli_hits = [(h["artifact_id"], round(h["score"], 5)) for h in json.loads(p.stdout)["hits"]]
-        py_hits = [(h.artifact_id, round(h.score, 5)) for h in search(corpus, QUERIES[0],
-                                                                       mode=mode, k=5)]
+        py_hits = [
+            (h.artifact_id, round(h.score, 5)) for h in search(corpus, QUERIES[0], mode=mode, k=5)
+        ]
         assert cli_hits == py_hits and len(cli_hits) == 5
-    p = run("search", "cran", "flow", "--mode", "lexical", "--filter", '{"n": {"$lte": 10}}',
-            "--json")
+    p = run(
+        "search", "cran", "flow", "--mode", "lexical", "--filter", '{"n": {"$lte": 10}}', "--json"
+    )
     hits = json.loads(p.stdout)["hits"]
     assert hits and all(int(h["artifact_id"]) <= 10 for h in hits)

@@ -17,15 +17,20 @@ def hit(aid, score, source=None, **meta):
 # ------------------------------------------------------------------ fuse_hits
 lists = st.dictionaries(
     st.sampled_from(["s1", "s2", "s3"]),
-    st.lists(st.tuples(st.sampled_from("abcdef"), st.floats(0, 10, allow_nan=False)),
-             max_size=8),
-    min_size=2, max_size=3)
+    st.lists(st.tuples(st.sampled_from("abcdef"), st.floats(0, 10, allow_nan=False)), max_size=8),
+    min_size=2,
+    max_size=3,
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(data=lists, rrf_k=st.integers(0, 100),
-       weights=st.dictionaries(st.sampled_from(["s1", "s2", "s3", "zz"]),
-                               st.floats(0, 5, allow_nan=False), max_size=4))
+@given(
+    data=lists,
+    rrf_k=st.integers(0, 100),
+    weights=st.dictionaries(
+        st.sampled_from(["s1", "s2", "s3", "zz"]), st.floats(0, 5, allow_nan=False), max_size=4
+    ),
+)
 def test_rrf_by_hand(data, rrf_k, weights):
     by_source = {name: [hit(a, s) for a, s in pairs] for name, pairs in data.items()}
     fused = fuse_hits(by_source, rrf_k=rrf_k, weights=weights)
@@ -61,16 +66,19 @@ def test_same_id_in_two_sources_stays_two_results():
 
 def test_per_list_dedupe_keeps_best_raw_score():
     fused = fuse_hits({"a": [hit("x", 0.2), hit("y", 0.5), hit("x", 0.9)], "b": []})
-    assert [(h.artifact_id, h.metadata["source_rank"], h.metadata["source_score"])
-            for h in fused] == [("x", 1, 0.9), ("y", 2, 0.5)]
+    assert [
+        (h.artifact_id, h.metadata["source_rank"], h.metadata["source_score"]) for h in fused
+    ] == [("x", 1, 0.9), ("y", 2, 0.5)]
     assert fused[0].score == pytest.approx(1 / 61) and fused[1].score == pytest.approx(1 / 62)
 
 
 def test_single_source_passes_through_with_raw_scores():
     hits = [hit("y", 0.5), hit("x", 0.9), hit("y", 0.1)]
     out = fuse_hits({"docs": hits}, k=5)
-    assert [(h.artifact_id, h.score, h.source) for h in out] == [("x", 0.9, "docs"),
-                                                                ("y", 0.5, "docs")]
+    assert [(h.artifact_id, h.score, h.source) for h in out] == [
+        ("x", 0.9, "docs"),
+        ("y", 0.5, "docs"),
+    ]
     assert "source_score" not in out[0].metadata
     # two lists, one empty: fused scale, never raw scores
     out = fuse_hits({"docs": hits, "other": []})
@@ -78,9 +86,13 @@ def test_single_source_passes_through_with_raw_scores():
 
 
 def test_existing_source_tags_win_and_none_key_stays_untagged():
-    fused = fuse_hits({"k1": [hit("x", 1.0, source="corpus")],
-                       "k2": [hit("x", 5.0, source="corpus")],
-                       None: [hit("x", 3.0)]})
+    fused = fuse_hits(
+        {
+            "k1": [hit("x", 1.0, source="corpus")],
+            "k2": [hit("x", 5.0, source="corpus")],
+            None: [hit("x", 3.0)],
+        }
+    )
     assert [(h.source, h.artifact_id) for h in fused] == [("corpus", "x"), (None, "x")]
     assert fused[0].score == pytest.approx(2 / 61)
     assert fused[0].metadata["fused_sources"] == ["corpus"]
@@ -95,16 +107,19 @@ def test_identity_pointer_and_callable():
     assert fused[0].metadata["fused_sources"] == ["a", "b"]
     assert fused[0].score == pytest.approx(2 / 61)
     # a callable; a falsy key falls back to (source, artifact_id)
-    fused = fuse_hits({"a": a, "b": b}, identity=lambda h: h.artifact_id if h.artifact_id == "2"
-                      else None)
+    fused = fuse_hits(
+        {"a": a, "b": b}, identity=lambda h: h.artifact_id if h.artifact_id == "2" else None
+    )
     got = [(h.source, h.artifact_id, round(h.score * 61 * 62, 6)) for h in fused]
     assert got == [("a", "2", 2 * 61.0), ("a", "1", 62.0), ("b", "x.md", 62.0)]
     # the representative is the best-ranked hit; "2" ranks 2nd in both lists,
     # so the earlier list's hit represents it
     assert fused[0].metadata["source_score"] == 0.7
     # identity-duplicates inside one list collapse before ranking
-    fused = fuse_hits({"a": [hit("p", 0.9, path="/f"), hit("q", 0.8, path="/f")],
-                       "b": [hit("r", 1.0)]}, identity="pointer")
+    fused = fuse_hits(
+        {"a": [hit("p", 0.9, path="/f"), hit("q", 0.8, path="/f")], "b": [hit("r", 1.0)]},
+        identity="pointer",
+    )
     assert [h.artifact_id for h in fused] == ["p", "r"]
 
 
@@ -121,14 +136,17 @@ def test_fuse_does_not_mutate_inputs():
     assert h.source is None and dict(h.metadata) == {"path": "/p"}
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"rrf_k": -1}, ValueError, "rrf_k"),
-    ({"weights": {"a": -1}}, ValueError, "weights"),
-    ({"weights": [1]}, TypeError, "weights"),
-    ({"k": 0}, ValueError, "k=0: must be >= 1"),
-    ({"identity": "path"}, ValueError, "unknown identity"),
-    ({"identity": 3}, TypeError, "identity"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"rrf_k": -1}, ValueError, "rrf_k"),
+        ({"weights": {"a": -1}}, ValueError, "weights"),
+        ({"weights": [1]}, TypeError, "weights"),
+        ({"k": 0}, ValueError, "k=0: must be >= 1"),
+        ({"identity": "path"}, ValueError, "unknown identity"),
+        ({"identity": 3}, TypeError, "identity"),
+    ],
+)
 def test_fuse_bad_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         fuse_hits({"a": [hit("x", 1.0)], "b": []}, **kwargs)
@@ -193,9 +211,14 @@ def test_root_guard_refuses_escapes(tree):
     assert read_pointer(str(root / "sub" / "b.md"), [root])[0] == "beta body"
     assert read_pointer("sub/../a.md", [root])[0] == "alpha body"
     assert read_pointer("link_in.md", [root])[0] == "alpha body"  # a link inside is fine
-    for bad in ["../outside/secret.txt", str(outside / "secret.txt"), "link_out.md",
-                "dir_out/secret.txt", str(root / "sub" / ".." / ".." / "outside" / "secret.txt"),
-                "/etc/passwd"]:
+    for bad in [
+        "../outside/secret.txt",
+        str(outside / "secret.txt"),
+        "link_out.md",
+        "dir_out/secret.txt",
+        str(root / "sub" / ".." / ".." / "outside" / "secret.txt"),
+        "/etc/passwd",
+    ]:
         with pytest.raises(PointerRefused):
             read_pointer(bad, [root])
     with pytest.raises(PointerRefused, match="no allowed roots"):
@@ -250,19 +273,25 @@ def test_read_pointer_cuts_long_bodies(tree):
 
 def test_disclose_never_raises_and_notes_why(tree):
     root, outside = tree
-    hits = [SearchHit("a", "document", 0.9, "alpha", {"path": str(root / "a.md"),
-                                                      "name": "Alpha"}),
-            SearchHit("s", "document", 0.8, "secret", {"path": str(outside / "secret.txt")}),
-            SearchHit("l", "document", 0.7, "link", {"path": str(root / "link_out.md")}),
-            SearchHit("m", "document", 0.6, "gone", {"path": str(root / "missing.md")}),
-            SearchHit("n", "document", 0.5, "no pointer")]
+    hits = [
+        SearchHit("a", "document", 0.9, "alpha", {"path": str(root / "a.md"), "name": "Alpha"}),
+        SearchHit("s", "document", 0.8, "secret", {"path": str(outside / "secret.txt")}),
+        SearchHit("l", "document", 0.7, "link", {"path": str(root / "link_out.md")}),
+        SearchHit("m", "document", 0.6, "gone", {"path": str(root / "missing.md")}),
+        SearchHit("n", "document", 0.5, "no pointer"),
+    ]
     sel = sel_of(*hits)
     before = [dict(h.metadata) for h in sel.selected]
     out = disclose(sel, roots=[root])
     assert [d.artifact_id for d in out] == ["a", "s", "l", "m", "n"]
     a, s, l, m, n = out
-    assert (a.body, a.name, a.pointer, a.summary, a.level) == \
-        ("alpha body", "Alpha", str(root / "a.md"), "alpha", "body")
+    assert (a.body, a.name, a.pointer, a.summary, a.level) == (
+        "alpha body",
+        "Alpha",
+        str(root / "a.md"),
+        "alpha",
+        "body",
+    )
     assert "disclosure" not in a.metadata
     for d in (s, l):
         assert d.body is None and "outside the allowed roots" in d.metadata["disclosure"]
@@ -279,9 +308,11 @@ def test_disclose_never_raises_and_notes_why(tree):
 
 def test_disclose_loader_and_store(tree):
     root, _ = tree
-    hits = [SearchHit("a", "document", 0.9, "alpha", {"path": "p/a"}),
-            SearchHit("b", "document", 0.8, "beta", {"path": "p/b"}),
-            SearchHit("c", "document", 0.7, "gamma", {"path": "p/c"})]
+    hits = [
+        SearchHit("a", "document", 0.9, "alpha", {"path": "p/a"}),
+        SearchHit("b", "document", 0.8, "beta", {"path": "p/b"}),
+        SearchHit("c", "document", 0.7, "gamma", {"path": "p/c"}),
+    ]
     store = {"p/a": "from store", "p/b": b"bytes \xff"}
     a, b, c = disclose(sel_of(*hits), store=store)
     assert (a.body, b.body, c.body) == ("from store", "bytes \ufffd", None)
@@ -323,8 +354,15 @@ def test_files_corpus_roots_and_expansion(files_corpus):
     assert d.body == (root / "wing.md").read_text()
     assert d.passage == (root / "wing.md").read_text().strip()
     # federated form: corpora by source; a source without corpus gets a note
-    hit = SearchHit("wing.md", "document", 1.0, "x", {"path": str(root / "wing.md")},
-                    source="elsewhere", surface_index=0)
+    hit = SearchHit(
+        "wing.md",
+        "document",
+        1.0,
+        "x",
+        {"path": str(root / "wing.md")},
+        source="elsewhere",
+        surface_index=0,
+    )
     (d,) = disclose(sel_of(hit), corpus={"notes": c}, expand=sentence_window_policy())
     assert d.passage is None and "no corpus given" in d.metadata["expansion"]
     assert d.body is None  # no corpus, so no roots for that source either
@@ -336,16 +374,31 @@ def test_files_corpus_roots_and_expansion(files_corpus):
 
 # ------------------------------------------------------------------ discover
 def mem(docs, name, embedder="hashing", **kw):
-    return build(from_mapping(docs, name=name, embedder=embedder, **kw),
-                 store=CorpusStore.memory(), progress=False)
+    return build(
+        from_mapping(docs, name=name, embedder=embedder, **kw),
+        store=CorpusStore.memory(),
+        progress=False,
+    )
 
 
 @pytest.fixture(scope="module")
 def two():
-    a = mem({"x": "wing stall and lift", "y": "wing flutter at high speed",
-             "z": "pipe flow heat transfer"}, "a")
-    b = mem({"x": "tax forms and wing nuts", "w": "wing design for gliders",
-             "v": "nothing relevant here"}, "b")
+    a = mem(
+        {
+            "x": "wing stall and lift",
+            "y": "wing flutter at high speed",
+            "z": "pipe flow heat transfer",
+        },
+        "a",
+    )
+    b = mem(
+        {
+            "x": "tax forms and wing nuts",
+            "w": "wing design for gliders",
+            "v": "nothing relevant here",
+        },
+        "b",
+    )
     return a, b
 
 
@@ -366,8 +419,17 @@ def test_discover_one_corpus(two):
     assert res.results[0].source == "a"
     d = res.to_dict()
     assert plain_types(d)
-    assert set(d) == {"query", "mode", "strategy", "disclose_level", "results", "abstained",
-                      "reason", "n_retrieved", "signals"}
+    assert set(d) == {
+        "query",
+        "mode",
+        "strategy",
+        "disclose_level",
+        "results",
+        "abstained",
+        "reason",
+        "n_retrieved",
+        "signals",
+    }
     res = discover(a, "wing stall", mode="lexical", min_score=1e9)
     assert res.abstained and res.reason == "abstain:below_floor" and res.results == []
     assert res.signals["floor_from"] == "given"
@@ -386,8 +448,9 @@ def test_federated_floors_gate_each_source_before_fusion(two):
     # b has no floor and keeps all. Applied after fusion (on ~1/61-scale
     # scores) the same floor would have removed every result.
     cut = (ha[0].score + ha[1].score) / 2
-    res = discover([a, b], "wing", mode="lexical", min_score={"a": cut}, strategy="top_k",
-                   max_k=10)
+    res = discover(
+        [a, b], "wing", mode="lexical", min_score={"a": cut}, strategy="top_k", max_k=10
+    )
     fused = res.selection.selected
     from_a = [h for h in fused if h.source == "a"]
     assert [h.artifact_id for h in from_a] == [ha[0].artifact_id]
@@ -396,8 +459,12 @@ def test_federated_floors_gate_each_source_before_fusion(two):
     assert all(h.score < cut for h in fused)  # fused scores live on the RRF scale
     assert from_a[0].score == pytest.approx(1 / 61)
     ps = res.signals["per_source"]
-    assert ps["a"] == {"n_retrieved": len(ha), "top_score": pytest.approx(ha[0].score),
-                       "floor": cut, "abstained": False}
+    assert ps["a"] == {
+        "n_retrieved": len(ha),
+        "top_score": pytest.approx(ha[0].score),
+        "floor": cut,
+        "abstained": False,
+    }
     assert ps["b"]["floor"] is None and ps["b"]["n_retrieved"] == len(hb)
     assert res.n_retrieved == len(ha) + len(hb)
     # the same artifact id in two corpora stays two results
@@ -419,29 +486,36 @@ def test_federated_merges(two):
     a, b = two
     res = discover([a, b], "wing", mode="lexical", merge="score", strategy="top_k", max_k=10)
     scores = [d.score for d in res.results]
-    raw = sorted([h.score for h in search(a, "wing", mode="lexical")] +
-                 [h.score for h in search(b, "wing", mode="lexical")], reverse=True)
-    assert scores == pytest.approx(raw[:len(scores)])
+    raw = sorted(
+        [h.score for h in search(a, "wing", mode="lexical")]
+        + [h.score for h in search(b, "wing", mode="lexical")],
+        reverse=True,
+    )
+    assert scores == pytest.approx(raw[: len(scores)])
     c = mem({"q": "wing"}, "c", embedder="hashing:32")
     with pytest.raises(ValueError, match="one embedder"):
         discover([a, c], "wing", mode="lexical", merge="score")
-    res = discover([a, b], "wing", mode="lexical",
-                   merge=lambda by: by["b"], strategy="top_k", max_k=10)
+    res = discover(
+        [a, b], "wing", mode="lexical", merge=lambda by: by["b"], strategy="top_k", max_k=10
+    )
     assert {d.source for d in res.results} == {"b"}
     res = discover([a, b], "wing", mode="lexical", merge_weights={"b": 3.0})
     assert res.results[0].source == "b"
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"min_score": 0.5}, ValueError, "cannot apply to several corpora"),
-    ({"min_score": {"nope": 1.0}}, ValueError, "not searched"),
-    ({"min_score": "high"}, ValueError, "min_score"),
-    ({"merge_weights": {"zz": 1.0}}, ValueError, "not searched"),
-    ({"merge": "max"}, ValueError, "unknown merge"),
-    ({"strategy": "best"}, ValueError, "strategy"),
-    ({"disclose_level": "all"}, ValueError, "disclosure level"),
-    ({"k": 0}, ValueError, "k=0: must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"min_score": 0.5}, ValueError, "cannot apply to several corpora"),
+        ({"min_score": {"nope": 1.0}}, ValueError, "not searched"),
+        ({"min_score": "high"}, ValueError, "min_score"),
+        ({"merge_weights": {"zz": 1.0}}, ValueError, "not searched"),
+        ({"merge": "max"}, ValueError, "unknown merge"),
+        ({"strategy": "best"}, ValueError, "strategy"),
+        ({"disclose_level": "all"}, ValueError, "disclosure level"),
+        ({"k": 0}, ValueError, "k=0: must be >= 1"),
+    ],
+)
 def test_discover_bad_arguments(two, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         discover(list(two), "wing", mode="lexical", **kwargs)
@@ -453,8 +527,9 @@ def test_discover_bad_corpora(two):
         discover([a, a], "wing")
     with pytest.raises(ValueError, match="empty list"):
         discover([], "wing")
-    anon = build(from_mapping({"x": "wing"}, embedder="hashing"), store=CorpusStore.memory(),
-                 progress=False)
+    anon = build(
+        from_mapping({"x": "wing"}, embedder="hashing"), store=CorpusStore.memory(), progress=False
+    )
     with pytest.raises(ValueError, match="by name"):
         discover([a, anon], "wing")
     with pytest.raises(TypeError, match="several corpora"):
@@ -468,8 +543,7 @@ def write_calibration(corpus, key, record):
 
     con = sqlite3.connect(corpus.store.db_path, isolation_level=None)
     try:
-        con.execute("INSERT OR REPLACE INTO calibration VALUES (?, ?)",
-                    (key, json.dumps(record)))
+        con.execute("INSERT OR REPLACE INTO calibration VALUES (?, ?)", (key, json.dumps(record)))
     finally:
         con.close()
 
@@ -499,8 +573,7 @@ def test_auto_floor_reads_the_calibration_table():
         res = discover(c, "wing", mode="dense", min_score="auto")
     assert res.signals["min_score"] is None
     with pytest.warns(NoFloorWarning, match="surface_weights"):
-        discover(c, "wing", mode="lexical", min_score="auto",
-                 surface_weights={"document": 2.0})
+        discover(c, "wing", mode="lexical", min_score="auto", surface_weights={"document": 2.0})
     # federated "auto": each source's own floor
     d = mem({"x": "wing"}, "other")
     with pytest.warns(NoFloorWarning):
@@ -518,8 +591,7 @@ def test_tools(two):
     out = tools.search("wing", corpus=[a, b], k=2, mode="lexical")
     assert set(out["signals"]["per_source"]) == {"a", "b"}
     assert all(p["n_retrieved"] <= 2 for p in out["signals"]["per_source"].values())
-    tool = tools.make_search(a, name="aero_search", description="Aero notes.", k=3,
-                             mode="lexical")
+    tool = tools.make_search(a, name="aero_search", description="Aero notes.", k=3, mode="lexical")
     assert tool.__name__ == "aero_search" and tool.__doc__ == "Aero notes."
     assert tool("wing")["n_retrieved"] <= 3
     assert tools.make_search(b).__name__ == "search_b"
@@ -546,8 +618,9 @@ def test_unknown_corpus_names_are_not_created(tmp_path, monkeypatch):
 
 
 def test_numpy_free_json_through_hits_with_numpy_metadata():
-    sel = sel_of(SearchHit("a", "d", np.float32(0.5), "t", {"n": np.int64(3),
-                                                            "v": np.array([1.5])}))
+    sel = sel_of(
+        SearchHit("a", "d", np.float32(0.5), "t", {"n": np.int64(3), "v": np.array([1.5])})
+    )
     d = disclose(sel, level="metadata")[0].to_dict()
     assert plain_types(d) and d["metadata"] == {"n": 3, "v": [1.5]}
 
@@ -571,8 +644,9 @@ def home(tmp_path, monkeypatch):
     monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
     notes = tmp_path / "notes"
     notes.mkdir()
-    (notes / "wing.md").write_text("# Wing stall\nLift and drag of a wing at high angle of "
-                                   "attack.\n")
+    (notes / "wing.md").write_text(
+        "# Wing stall\nLift and drag of a wing at high angle of attack.\n"
+    )
     (notes / "pipe.md").write_text("Heat transfer in a pipe.\n")
     wiki = tmp_path / "wiki"
     wiki.mkdir()
@@ -593,14 +667,29 @@ def test_cli_discover(home):
     assert rc == 0
     assert out.splitlines()[0].startswith("1 of 1 retrieved (lexical, conservative)")
     assert "wing.md" in out and "Lift and drag of a wing" in out and "---" in out
-    rc, out, _ = run_cli(["discover", "notes,wiki", "wing", "--mode", "lexical", "--json",
-                          "--strategy", "top_k", "--max-k", "5"])
+    rc, out, _ = run_cli(
+        [
+            "discover",
+            "notes,wiki",
+            "wing",
+            "--mode",
+            "lexical",
+            "--json",
+            "--strategy",
+            "top_k",
+            "--max-k",
+            "5",
+        ]
+    )
     d = json.loads(out)
-    assert {(r["source"], r["artifact_id"]) for r in d["results"]} == \
-        {("notes", "wing.md"), ("wiki", "wing.md")}
+    assert {(r["source"], r["artifact_id"]) for r in d["results"]} == {
+        ("notes", "wing.md"),
+        ("wiki", "wing.md"),
+    }
     assert set(d["signals"]["per_source"]) == {"notes", "wiki"}
-    rc, out, _ = run_cli(["discover", "notes,wiki", "wing", "--mode", "lexical",
-                          "--min-score", "notes=1e9,wiki=0"])
+    rc, out, _ = run_cli(
+        ["discover", "notes,wiki", "wing", "--mode", "lexical", "--min-score", "notes=1e9,wiki=0"]
+    )
     assert rc == 0 and "notes: 1 retrieved" in out and "gated" in out
     assert "wiki/wing.md" in out
     rc, out, _ = run_cli(["discover", "notes", "wing", "--min-score", "1e9"])
@@ -608,26 +697,39 @@ def test_cli_discover(home):
     rc, out, err = run_cli(["discover", "notes", "wing", "--min-score", "auto"])
     assert rc == 0 and "warning: corpus 'notes': no floor is calibrated" in err
     # --root replaces the corpus's own root: the file is now outside it
-    rc, out, _ = run_cli(["discover", "notes", "wing stall", "--disclose", "--mode", "lexical",
-                          "--root", str(home / "wiki")])
+    rc, out, _ = run_cli(
+        [
+            "discover",
+            "notes",
+            "wing stall",
+            "--disclose",
+            "--mode",
+            "lexical",
+            "--root",
+            str(home / "wiki"),
+        ]
+    )
     assert rc == 0 and "(body not read: pointer" in out and "outside the allowed roots" in out
 
 
-@pytest.mark.parametrize("args, code, message", [
-    (["discover", "notes,wiki", "wing", "--min-score", "0.3"], 2, "several corpora"),
-    (["discover", "notes", "wing", "--min-score", "high"], 2, "not a number"),
-    (["discover", "notes", "wing", "--min-score", "inf"], 2, "finite"),
-    (["discover", "notes,wiki", "wing", "--min-score", "zz=1"], 2, "not one of the corpora"),
-    (["discover", "notes", "wing", "--rel", "0"], 2, "(0, 1]"),
-    (["discover", "notes", "wing", "--k", "0"], 1, "k=0: must be >= 1"),
-    (["discover", "notes", "wing", "--k", "ten"], 2, "must be an integer"),
-    (["discover", "notes", "wing", "--mode", "semantic"], 1, "mode='semantic'"),
-    (["discover", "notes", "wing", "--fusion", "sum"], 1, "fusion='sum'"),
-    (["discover", "notes", "wing", "--strategy", "best"], 2, "invalid choice"),
-    (["discover", ",", "wing"], 2, "names no corpus"),
-    (["discover", "nope", "wing"], 1, "nope"),
-    (["discover", "notes,nope", "wing"], 1, "nope"),
-])
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (["discover", "notes,wiki", "wing", "--min-score", "0.3"], 2, "several corpora"),
+        (["discover", "notes", "wing", "--min-score", "high"], 2, "not a number"),
+        (["discover", "notes", "wing", "--min-score", "inf"], 2, "finite"),
+        (["discover", "notes,wiki", "wing", "--min-score", "zz=1"], 2, "not one of the corpora"),
+        (["discover", "notes", "wing", "--rel", "0"], 2, "(0, 1]"),
+        (["discover", "notes", "wing", "--k", "0"], 1, "k=0: must be >= 1"),
+        (["discover", "notes", "wing", "--k", "ten"], 2, "must be an integer"),
+        (["discover", "notes", "wing", "--mode", "semantic"], 1, "mode='semantic'"),
+        (["discover", "notes", "wing", "--fusion", "sum"], 1, "fusion='sum'"),
+        (["discover", "notes", "wing", "--strategy", "best"], 2, "invalid choice"),
+        (["discover", ",", "wing"], 2, "names no corpus"),
+        (["discover", "nope", "wing"], 1, "nope"),
+        (["discover", "notes,nope", "wing"], 1, "nope"),
+    ],
+)
 def test_cli_discover_errors(home, args, code, message):
     rc, out, err = run_cli(args)
     assert rc == code and out == ""
@@ -642,7 +744,7 @@ def test_readme_discover_section_holds(tmp_path, monkeypatch):
     root = pathlib.Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text()
     start = readme.index("#### Discover: the few results worth acting on")
-    section = readme[start:readme.index("\n## ", start)]
+    section = readme[start : readme.index("\n## ", start)]
     commands = re.search(r"```sh\n(.*?)\n```", section, re.S).group(1).splitlines()
     monkeypatch.setenv("ROWVOI_HOME", str(tmp_path))
     monkeypatch.chdir(root)
@@ -696,7 +798,7 @@ def test_cranfield_discover_end_to_end():
         assert {r.source for r in fused.results} <= {"odd", "even"}
         fused_ndcg.append(ndcg10(fused.ids, rel))
         committed = discover(whole, text, k=10, mode="lexical")
-        assert committed.ids == top.ids[:len(committed.ids)]
+        assert committed.ids == top.ids[: len(committed.ids)]
         p10.append(np.mean([h.artifact_id in rel for h in hits]))
         if committed.abstained:
             n_abstain += 1

@@ -68,8 +68,11 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def aero():
-    return build(from_mapping(DOCS, name="aero", embedder="hashing"),
-                 store=CorpusStore.memory(), progress=False)
+    return build(
+        from_mapping(DOCS, name="aero", embedder="hashing"),
+        store=CorpusStore.memory(),
+        progress=False,
+    )
 
 
 # ------------------------------------------------------------------ cases
@@ -91,8 +94,10 @@ def test_case_model_and_validation():
 
 
 def test_save_load_meta_and_bad_files(tmp_path):
-    cases = [DiscoveryCase("a", ["x"], {"x": 3}, corpus="c", source_id="7",
-                           metadata={"k": 1}), DiscoveryCase("b")]
+    cases = [
+        DiscoveryCase("a", ["x"], {"x": 3}, corpus="c", source_id="7", metadata={"k": 1}),
+        DiscoveryCase("b"),
+    ]
     p = save_cases(cases, tmp_path / "sub" / "cases.jsonl", meta={"signature": "abc"})
     assert load_cases(p) == cases and read_meta(p) == {"signature": "abc"}
     assert [f.name for f in p.parent.iterdir()] == ["cases.jsonl"]  # no temp file left
@@ -115,8 +120,11 @@ def test_save_load_meta_and_bad_files(tmp_path):
 
 
 def test_validate_cases_and_qrels(aero):
-    cases = [DiscoveryCase("a", ["stall"]), DiscoveryCase("b"),
-             DiscoveryCase("c", ["gone", "pipe", "lost"])]
+    cases = [
+        DiscoveryCase("a", ["stall"]),
+        DiscoveryCase("b"),
+        DiscoveryCase("c", ["gone", "pipe", "lost"]),
+    ]
     assert validate_cases(aero, cases) == {2: ["gone", "lost"]}
     queries, qrels = to_qrels(cases)
     assert list(queries) == ["q00001", "q00003"]
@@ -125,8 +133,9 @@ def test_validate_cases_and_qrels(aero):
 
 # ------------------------------------------------------------------ metrics
 def _trec(qrels, run, measures):
-    ev = pytrec_eval.RelevanceEvaluator({q: {d: int(g) for d, g in v.items()}
-                                         for q, v in qrels.items()}, set(measures))
+    ev = pytrec_eval.RelevanceEvaluator(
+        {q: {d: int(g) for d, g in v.items()} for q, v in qrels.items()}, set(measures)
+    )
     return ev.evaluate(run)
 
 
@@ -139,8 +148,18 @@ def test_metrics_equal_trec_eval_on_random_runs():
         judged = rng.sample(docs, rng.randint(1, 12))
         qrels[qid] = {d: rng.randint(1, 4) for d in judged}
         rankings[qid] = rng.sample(docs, rng.randint(0, 30))
-    res = _trec(qrels, to_run(rankings), {"ndcg_cut.5,10,20", "P.5,10,20", "recall.5,10,20",
-                                          "map_cut.5,10,20", "map", "recip_rank"})
+    res = _trec(
+        qrels,
+        to_run(rankings),
+        {
+            "ndcg_cut.5,10,20",
+            "P.5,10,20",
+            "recall.5,10,20",
+            "map_cut.5,10,20",
+            "map",
+            "recip_rank",
+        },
+    )
     for qid, gains in qrels.items():
         r = rankings[qid]
         got = res.get(qid, {})
@@ -151,8 +170,7 @@ def test_metrics_equal_trec_eval_on_random_runs():
             assert ndcg_at(r, gains, k) == pytest.approx(got[f"ndcg_cut_{k}"], abs=1e-9)
             assert precision_at(r, gains, k) == pytest.approx(got[f"P_{k}"], abs=1e-9)
             assert recall_at(r, gains, k) == pytest.approx(got[f"recall_{k}"], abs=1e-9)
-            assert average_precision(r, gains, k) == pytest.approx(got[f"map_cut_{k}"],
-                                                                   abs=1e-9)
+            assert average_precision(r, gains, k) == pytest.approx(got[f"map_cut_{k}"], abs=1e-9)
         assert average_precision(r, gains, 1000) == pytest.approx(got["map"], abs=1e-9)
         assert reciprocal_rank(r, gains, 1000) == pytest.approx(got["recip_rank"], abs=1e-9)
 
@@ -176,13 +194,16 @@ def test_trec_eval_tie_rule():
 
 # ------------------------------------------------------------------ discovery
 def test_taxonomy_abstention_and_rows(aero):
-    cases = [DiscoveryCase("wing stall angle of attack", ["stall"]),
-             DiscoveryCase("lifting surface of a wing", ["flutter"]),
-             DiscoveryCase("zzz unrelated words", ["pipe"]),
-             DiscoveryCase("shock supersonic", [], source_id="x"),
-             DiscoveryCase("pasta cooking", [])]
-    r = evaluate_discovery(aero, cases, mode="lexical", k_values=(1, 3), primary_k=3,
-                           abstain_threshold=1.0)
+    cases = [
+        DiscoveryCase("wing stall angle of attack", ["stall"]),
+        DiscoveryCase("lifting surface of a wing", ["flutter"]),
+        DiscoveryCase("zzz unrelated words", ["pipe"]),
+        DiscoveryCase("shock supersonic", [], source_id="x"),
+        DiscoveryCase("pasta cooking", []),
+    ]
+    r = evaluate_discovery(
+        aero, cases, mode="lexical", k_values=(1, 3), primary_k=3, abstain_threshold=1.0
+    )
     assert set(r.failure_classes) <= set(FAILURE_CLASSES)
     classes = [row["failure_class"] for row in r.rows]
     assert classes[0] == "hit_rank_1" and classes[2] == "retrieval_miss"
@@ -193,7 +214,8 @@ def test_taxonomy_abstention_and_rows(aero):
     assert r.rows[4]["top_score"] is None and r.rows[2]["gold_rank"] is None
     assert set(r.metrics) == {f"{m}@{k}" for m in METRICS for k in (1, 3)}
     assert r.metrics["ndcg@1"] == pytest.approx(
-        sum(row["metrics"]["ndcg@1"] for row in r.rows[:3]) / 3)
+        sum(row["metrics"]["ndcg@1"] for row in r.rows[:3]) / 3
+    )
     json.dumps(r.to_dict())
     unscored = evaluate_discovery(aero, cases[3:], mode="lexical")
     assert unscored.primary is None and unscored.metrics == {}
@@ -233,10 +255,10 @@ def _hits(*pairs):
 
 def test_selection_metrics_by_hand(monkeypatch):
     scripted = {
-        "q1": _hits(("a", 1.0), ("b", 0.95), ("c", 0.5)),   # gold a, c
-        "q2": _hits(("x", 1.0), ("y", 0.2)),                # gold absent: retrieval miss
-        "q3": _hits(("m", 1.0), ("n", 0.99)),               # gold n
-        "q4": _hits(("p", 0.3)),                            # abstention case
+        "q1": _hits(("a", 1.0), ("b", 0.95), ("c", 0.5)),  # gold a, c
+        "q2": _hits(("x", 1.0), ("y", 0.2)),  # gold absent: retrieval miss
+        "q3": _hits(("m", 1.0), ("n", 0.99)),  # gold n
+        "q4": _hits(("p", 0.3)),  # abstention case
     }
     calls = []
 
@@ -246,8 +268,12 @@ def test_selection_metrics_by_hand(monkeypatch):
 
     monkeypatch.setattr(sel_mod, "search_hits", fake)
     monkeypatch.setattr(sel_mod, "open_if_name", lambda c: c)
-    cases = [DiscoveryCase("q1", ["a", "c"]), DiscoveryCase("q2", ["zz"]),
-             DiscoveryCase("q3", ["n"]), DiscoveryCase("q4")]
+    cases = [
+        DiscoveryCase("q1", ["a", "c"]),
+        DiscoveryCase("q2", ["zz"]),
+        DiscoveryCase("q3", ["n"]),
+        DiscoveryCase("q4"),
+    ]
     r = evaluate_selection("corpus", cases, max_k=3, rel=0.9)
     # q1 selects a,b: 1 of 2 gold retrieved; q3 selects m,n
     assert r.n_gold_retrieved == 2 and r.conditional_commit_rate == 1.0
@@ -263,8 +289,9 @@ def test_selection_metrics_by_hand(monkeypatch):
     assert floor.abstention_accuracy == 1.0 and floor.selection_precision == 0.5
     # the sweep searches each case exactly once, whatever the grid
     calls.clear()
-    sweep = sweep_selector("corpus", cases, max_k_grid=(1, 2, 3), rel_grid=(0.4, 0.9, 1.0),
-                           min_score_grid=(None, 0.5))
+    sweep = sweep_selector(
+        "corpus", cases, max_k_grid=(1, 2, 3), rel_grid=(0.4, 0.9, 1.0), min_score_grid=(None, 0.5)
+    )
     assert calls == ["q1", "q2", "q3", "q4"] and len(sweep.points) == 18
     best = sweep.best()
     # max_k=1 gives F1 (2/3 + 0)/2 ... the grid's best is max_k=3, rel=0.4: q1 takes
@@ -278,11 +305,15 @@ def test_selection_metrics_by_hand(monkeypatch):
     front = sweep.frontier()
     for p in front:
         px, py = p.report.selection_recall, p.report.selection_precision
-        assert not any(q.report.selection_recall >= px and q.report.selection_precision >= py
-                       and (q.report.selection_recall > px or q.report.selection_precision > py)
-                       for q in sweep.points)
+        assert not any(
+            q.report.selection_recall >= px
+            and q.report.selection_precision >= py
+            and (q.report.selection_recall > px or q.report.selection_precision > py)
+            for q in sweep.points
+        )
     assert [p.report.selection_recall for p in front] == sorted(
-        p.report.selection_recall for p in front)
+        p.report.selection_recall for p in front
+    )
     d = json.loads(json.dumps(sweep.to_dict()))
     assert d["best"]["max_k"] == 3 and len(d["points"]) == 18 and d["frontier"]
     table = sweep.table().splitlines()
@@ -297,8 +328,11 @@ def test_selection_metrics_by_hand(monkeypatch):
 
 
 def test_selection_on_a_real_corpus(aero):
-    cases = [DiscoveryCase("wing stall lift", ["stall"]),
-             DiscoveryCase("supersonic nozzle shock", ["shock"]), DiscoveryCase("pasta")]
+    cases = [
+        DiscoveryCase("wing stall lift", ["stall"]),
+        DiscoveryCase("supersonic nozzle shock", ["shock"]),
+        DiscoveryCase("pasta"),
+    ]
     r = evaluate_selection(aero, cases, mode="lexical", max_k=1)
     assert r.conditional_commit_rate == 1.0 and r.selection_precision == 1.0
     assert r.abstention_accuracy == 1.0  # no word of "pasta" in the corpus: no hits
@@ -324,23 +358,34 @@ def test_distractor_curve():
         distractor_robustness_curve(scope, [])
     src = from_mapping(scope, embedder="hashing")
     via_cases = distractor_curve_from_cases(
-        src, [DiscoveryCase("wing stall", ["gold"]), DiscoveryCase("x", ["d1", "d2"])],
-        sizes=(1, 4), trials=2, mode="lexical")
+        src,
+        [DiscoveryCase("wing stall", ["gold"]), DiscoveryCase("x", ["d1", "d2"])],
+        sizes=(1, 4),
+        trials=2,
+        mode="lexical",
+    )
     assert via_cases[1] == 1.0 and set(via_cases) == {1, 4}
 
 
 # ------------------------------------------------------------------ graded
 def test_graded_cases_named_sets_and_comparison(aero, tmp_path):
-    cases = [GradedCase("stall", {"wing": "core"}),
-             GradedCase("flutter", {"wing": "strong"}, hard=True),
-             GradedCase("layer", {"wing": "uses-tools"}),  # the ir spelling of partial
-             GradedCase("pipe", {"wing": "none"}, observed={"wing": 0.9}),
-             GradedCase("heat", {"wing": "tangential"}, observed={"wing": 0.1})]
+    cases = [
+        GradedCase("stall", {"wing": "core"}),
+        GradedCase("flutter", {"wing": "strong"}, hard=True),
+        GradedCase("layer", {"wing": "uses-tools"}),  # the ir spelling of partial
+        GradedCase("pipe", {"wing": "none"}, observed={"wing": 0.9}),
+        GradedCase("heat", {"wing": "tangential"}, observed={"wing": 0.1}),
+    ]
     assert cases[2].level("wing") == "partial" and cases[2].gain("wing") == 1.0
     p = save_graded_cases(cases, tmp_path / "g.jsonl", meta={"probes": {"wing": "wing lift"}})
     assert load_graded_cases(p) == cases and read_meta(p)["probes"] == {"wing": "wing lift"}
-    assert level_histogram(cases, "wing") == {"none": 1, "tangential": 1, "partial": 1,
-                                              "strong": 1, "core": 1}
+    assert level_histogram(cases, "wing") == {
+        "none": 1,
+        "tangential": 1,
+        "partial": 1,
+        "strong": 1,
+        "core": 1,
+    }
     with pytest.raises(ValueError, match="unknown relevance level"):
         GradedCase("x", {"t": "great"})
     sets = derive_named_sets(cases, "wing", observed_floor=0.5)
@@ -351,30 +396,47 @@ def test_graded_cases_named_sets_and_comparison(aero, tmp_path):
     def bad_ranker(probe, *, k):  # a regression: the distractor first, hard positive gone
         return _hits(("pipe", 3.0), ("stall", 2.0), ("layer", 1.0))[:k]
 
-    report = compare_indexings({"base": aero, "same": aero, "worse": bad_ranker}, cases,
-                               themes=["wing"], probes={"wing": "wing lift flutter"}, k=3,
-                               named_sets={"wing": sets}, mode="lexical", rank_depth=10)
+    report = compare_indexings(
+        {"base": aero, "same": aero, "worse": bad_ranker},
+        cases,
+        themes=["wing"],
+        probes={"wing": "wing lift flutter"},
+        k=3,
+        named_sets={"wing": sets},
+        mode="lexical",
+        rank_depth=10,
+    )
     assert report.baseline == "base"
     assert report.metrics["base"]["wing"] == report.metrics["same"]["wing"]
     assert report.metrics["worse"]["wing"]["fp_rate"] == 1.0
     regs = report.regressions()
     assert {(r["label"], r["artifact_id"], r["role"]) for r in regs} == {
-        ("worse", "pipe", "distractor"), ("worse", "flutter", "hard_positive")}
+        ("worse", "pipe", "distractor"),
+        ("worse", "flutter", "hard_positive"),
+    }
     assert not [r for r in regs if r["label"] == "same"]
     assert report.regressions(baseline="worse") == [] or all(
-        r["label"] != "worse" for r in report.regressions(baseline="worse"))
+        r["label"] != "worse" for r in report.regressions(baseline="worse")
+    )
     json.dumps(report.to_dict())
     with pytest.raises(ValueError, match="no probe text"):
         compare_indexings({"a": aero}, cases, themes=["x"], probes={})
     with pytest.raises(ValueError, match="a ranker"):
-        compare_indexings({"w": bad_ranker}, cases, themes=["wing"], probes={"wing": "x"},
-                          search_kw_by_label={"w": {"fusion": "blend"}})
+        compare_indexings(
+            {"w": bad_ranker},
+            cases,
+            themes=["wing"],
+            probes={"wing": "x"},
+            search_kw_by_label={"w": {"fusion": "blend"}},
+        )
 
 
 # ------------------------------------------------------------------ generation
 def test_mask_name_and_leak_guard():
-    assert mask_name("Use ci-advisor or CI_Advisor or ciadvisor.", "ci advisor") == \
-        "Use this capability or this capability or this capability."
+    assert (
+        mask_name("Use ci-advisor or CI_Advisor or ciadvisor.", "ci advisor")
+        == "Use this capability or this capability or this capability."
+    )
     assert mask_name("specific ci tools", "ci") == "specific this capability tools"
     assert mask_name("x", "a") == "x"  # nothing of two letters: nothing masked
     assert mask_name("this tracker", "capability") == "this tracker"
@@ -385,9 +447,11 @@ def test_mask_name_and_leak_guard():
 
 
 def test_generate_and_build_eval_set():
-    source = {"b-tool.md": "b-tool measures drag on a wing in a wind tunnel",
-              "a-kit.md": {"name": "a kit", "description": "the a kit solves heat problems"},
-              "short.md": "tiny"}
+    source = {
+        "b-tool.md": "b-tool measures drag on a wing in a wind tunnel",
+        "a-kit.md": {"name": "a kit", "description": "the a kit solves heat problems"},
+        "short.md": "tiny",
+    }
     seen = []
 
     def gen(text, *, n):
@@ -398,8 +462,11 @@ def test_generate_and_build_eval_set():
     assert out.skipped_short == 1 and out.leaks_dropped == 2
     assert "b-tool" not in seen[0] and "this capability" in seen[0]
     assert [(c.gold[0], c.query) for c in out] == [
-        ("b-tool.md", "drag on wings"), ("b-tool.md", "heat of a kit"),
-        ("a-kit.md", "drag on wings"), ("a-kit.md", "use b-tool please")]
+        ("b-tool.md", "drag on wings"),
+        ("b-tool.md", "heat of a kit"),
+        ("a-kit.md", "drag on wings"),
+        ("a-kit.md", "use b-tool please"),
+    ]
     assert out[0].source_id == "b-tool.md" and out[0].metadata["masked"] is True
     capped = generate_cases(source, query_generator=gen, k=1, max_artifacts=1)
     assert [c.gold for c in capped] == [("a-kit.md",)]  # first by sorted id, k=1
@@ -409,8 +476,14 @@ def test_generate_and_build_eval_set():
 
     many = {f"doc{i}.md": f"a long enough description number {i}" for i in range(17)}
     for frac in (0.0, 0.15, 0.5):
-        cases = build_eval_set(many, query_generator=lambda t, *, n: ["q"] * n, k=1,
-                               abstention_generator=abst, abstention_frac=frac, theme="aero")
+        cases = build_eval_set(
+            many,
+            query_generator=lambda t, *, n: ["q"] * n,
+            k=1,
+            abstention_generator=abst,
+            abstention_frac=frac,
+            theme="aero",
+        )
         n_abst = sum(c.gold_is_none for c in cases)
         assert n_abst == math.ceil(frac * 17 / (1 - frac))
         assert n_abst == 0 or n_abst / len(cases) >= frac
@@ -438,14 +511,16 @@ def test_plots(tmp_path, monkeypatch):
     sweep = sweep_selector("c", [DiscoveryCase("q1", ["a", "b"]), DiscoveryCase("q2", ["c"])])
     png = plot_frontier(sweep, tmp_path / "f.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    svg = plot_distractor_curve({"lexical": {1: 1.0, 4: 0.5}, "dense": {1: 1.0, 4: 0.75}},
-                                tmp_path / "c.svg")
+    svg = plot_distractor_curve(
+        {"lexical": {1: 1.0, 4: 0.5}, "dense": {1: 1.0, 4: 0.75}}, tmp_path / "c.svg"
+    )
     assert b"<svg" in svg.read_bytes()[:400]
     assert plot_distractor_curve({1: 1.0, 8: 0.5}, tmp_path / "one.png").exists()
     with pytest.raises(ValueError, match=".png"):
         plot_frontier(sweep, tmp_path / "f.gif")
     assert sorted(os.listdir(tmp_path)) == ["c.svg", "f.png", "one.png"]
     import sys
+
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(PlotUnavailable, match=r"rowvoi\[plot\]"):
         plot_frontier(sweep, tmp_path / "g.png")

@@ -45,8 +45,10 @@ def cranfield_cases():
         q, doc, grade = (int(x) for x in line.split()[:3])
         if grade != -1:
             gains.setdefault(q, {})[str(doc)] = 5 - grade
-    return [DiscoveryCase(text, list(gains[i]), gains[i], source_id=str(i))
-            for i, text in enumerate(queries, 1)]
+    return [
+        DiscoveryCase(text, list(gains[i]), gains[i], source_id=str(i))
+        for i, text in enumerate(queries, 1)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -56,29 +58,69 @@ def cran(tmp_path_factory):
     records = tmp / "cran.jsonl"
     with open(records, "w") as fh:
         for r in _records(DATA / "cran.all.1400"):
-            fh.write(json.dumps({"id": r["I"], "text": (r.get("T", "") + " " +
-                                                        r.get("W", "")).strip()}) + "\n")
-    cases = save_cases(cranfield_cases(), tmp / "cases.jsonl",
-                       meta={"collection": "cranfield", "gain": "5 - grade"})
+            fh.write(
+                json.dumps({"id": r["I"], "text": (r.get("T", "") + " " + r.get("W", "")).strip()})
+                + "\n"
+            )
+    cases = save_cases(
+        cranfield_cases(),
+        tmp / "cases.jsonl",
+        meta={"collection": "cranfield", "gain": "5 - grade"},
+    )
     env = dict(os.environ, ROWVOI_HOME=str(home))
-    p = subprocess.run([sys.executable, "-m", "rowvoi", "build", "cran", "--records",
-                        str(records), "--strategy", "whole", "--embedder", "hashing"],
-                       env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rowvoi",
+            "build",
+            "cran",
+            "--records",
+            str(records),
+            "--strategy",
+            "whole",
+            "--embedder",
+            "hashing",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     return {"tmp": tmp, "home": home, "cases": cases, "env": env}
 
 
 def cli(env, *argv):
-    return subprocess.run([sys.executable, "-m", "rowvoi", *argv], env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rowvoi", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
-@pytest.mark.parametrize("mode,fusion", [("lexical", "rrf"), ("dense", "rrf"),
-                                         ("hybrid", "rrf"), ("hybrid", "blend")])
+@pytest.mark.parametrize(
+    "mode,fusion", [("lexical", "rrf"), ("dense", "rrf"), ("hybrid", "rrf"), ("hybrid", "blend")]
+)
 def test_rowvoi_eval_equals_trec_eval_on_cranfield(cran, mode, fusion):
     run_file = cran["tmp"] / f"{mode}-{fusion}.run"
-    p = cli(cran["env"], "eval", "cran", str(cran["cases"]), "--mode", mode, "--fusion",
-            fusion, "--k", "5,10,100", "--run", str(run_file), "--json")
+    p = cli(
+        cran["env"],
+        "eval",
+        "cran",
+        str(cran["cases"]),
+        "--mode",
+        mode,
+        "--fusion",
+        fusion,
+        "--k",
+        "5,10,100",
+        "--run",
+        str(run_file),
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     report = json.loads(p.stdout)
     assert report["n_gold"] == 225 and report["n_cases"] == 225
@@ -88,13 +130,17 @@ def test_rowvoi_eval_equals_trec_eval_on_cranfield(cran, mode, fusion):
     for line in run_file.read_text().splitlines():
         qid, _, doc, _, score, _ = line.split()
         run.setdefault(qid, {})[doc] = float(score)
-    _, qrels = to_qrels(load := [DiscoveryCase(c["query"], c["gold"], c.get("grades"))
-                                 for c in map(json.loads,
-                                              cran["cases"].read_text().splitlines()[1:])])
+    _, qrels = to_qrels(
+        load := [
+            DiscoveryCase(c["query"], c["gold"], c.get("grades"))
+            for c in map(json.loads, cran["cases"].read_text().splitlines()[1:])
+        ]
+    )
     assert len(load) == 225
-    ev = pytrec_eval.RelevanceEvaluator({q: {d: int(g) for d, g in v.items()}
-                                         for q, v in qrels.items()},
-                                        {"ndcg_cut.10", "map", "P.5", "recall.100"})
+    ev = pytrec_eval.RelevanceEvaluator(
+        {q: {d: int(g) for d, g in v.items()} for q, v in qrels.items()},
+        {"ndcg_cut.10", "map", "P.5", "recall.100"},
+    )
     res = ev.evaluate(run)
     assert len(res) == 225
 
@@ -103,13 +149,12 @@ def test_rowvoi_eval_equals_trec_eval_on_cranfield(cran, mode, fusion):
 
     got = report["metrics"]
     assert abs(got["ndcg@10"] - mean("ndcg_cut_10")) < 1e-4
-    assert abs(got["map@100"] - mean("map")) < 1e-4     # the run is 100 deep
+    assert abs(got["map@100"] - mean("map")) < 1e-4  # the run is 100 deep
     assert abs(got["precision@5"] - mean("P_5")) < 1e-4
     assert abs(got["recall@100"] - mean("recall_100")) < 1e-4
     # and the run is the search itself: query 1 as the API ranks it, 100 deep (a
     # hybrid ranking's candidates depend on k, so compare at the same depth)
-    corpus = open_corpus("cran", store=CorpusStore(cran["home"] / "corpora" / "cran",
-                                                   name="cran"))
+    corpus = open_corpus("cran", store=CorpusStore(cran["home"] / "corpora" / "cran", name="cran"))
     kw = {"fusion": fusion} if mode == "hybrid" else {}
     api = [h.artifact_id for h in search(corpus, load[0].query, k=100, mode=mode, **kw)]
     assert [d for d, _ in sorted(run["q00001"].items(), key=lambda t: -t[1])] == api
@@ -118,16 +163,38 @@ def test_rowvoi_eval_equals_trec_eval_on_cranfield(cran, mode, fusion):
 
 
 def test_eval_select_and_sweep_on_cranfield(cran):
-    p = cli(cran["env"], "eval-select", "cran", str(cran["cases"]), "--mode", "hybrid",
-            "--fusion", "blend", "--json")
+    p = cli(
+        cran["env"],
+        "eval-select",
+        "cran",
+        str(cran["cases"]),
+        "--mode",
+        "hybrid",
+        "--fusion",
+        "blend",
+        "--json",
+    )
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["n_gold"] == 225 and 0 < r["selection_precision"] <= 1
     assert r["config"]["max_k"] == 3 and 1 <= r["results_per_query"] <= 3
     plot = cran["tmp"] / "frontier.png"
-    p = cli(cran["env"], "sweep-select", "cran", str(cran["cases"]), "--mode", "hybrid",
-            "--fusion", "blend", "--max-k-grid", "1,2,3", "--rel-grid", "0.5,0.9",
-            "--plot", str(plot))
+    p = cli(
+        cran["env"],
+        "sweep-select",
+        "cran",
+        str(cran["cases"]),
+        "--mode",
+        "hybrid",
+        "--fusion",
+        "blend",
+        "--max-k-grid",
+        "1,2,3",
+        "--rel-grid",
+        "0.5,0.9",
+        "--plot",
+        str(plot),
+    )
     assert p.returncode == 0, p.stderr
     assert "best selection_f1" in p.stdout and "frontier" in p.stdout
     assert plot.read_bytes()[:4] == b"\x89PNG"
@@ -144,9 +211,14 @@ def notes(tmp_path, monkeypatch):
     (d / "pipe.md").write_text("Laminar flow in a pipe")
     assert run("build", "notes", "--files", str(d), "--embedder", "hashing")[0] == 0
     cases = tmp_path / "cases.jsonl"
-    save_cases([DiscoveryCase("stall of a wing", ["stall.md"]),
-                DiscoveryCase("supersonic shock", ["shock.md", "gone.md"]),
-                DiscoveryCase("pasta recipes")], cases)
+    save_cases(
+        [
+            DiscoveryCase("stall of a wing", ["stall.md"]),
+            DiscoveryCase("supersonic shock", ["shock.md", "gone.md"]),
+            DiscoveryCase("pasta recipes"),
+        ],
+        cases,
+    )
     return tmp_path, cases
 
 
@@ -159,50 +231,79 @@ def run(*argv):
 
 def test_verbs_text_json_and_warnings(notes):
     tmp, cases = notes
-    rc, out, err = run("eval", "notes", str(cases), "--mode", "lexical", "--rows",
-                       "--abstain-threshold", "0.5")
+    rc, out, err = run(
+        "eval", "notes", str(cases), "--mode", "lexical", "--rows", "--abstain-threshold", "0.5"
+    )
     assert rc == 0 and "nDCG@10" in out and "hit_rank_1" in out and "pasta recipes" in out
     assert "1 gold id(s) in 1 case(s) are not in corpus 'notes'" in err
-    rc, out, _ = run("eval", "notes", str(cases), "--mode", "lexical", "--json", "--k", "1,3",
-                     "--metrics", "ndcg,map")
+    rc, out, _ = run(
+        "eval",
+        "notes",
+        str(cases),
+        "--mode",
+        "lexical",
+        "--json",
+        "--k",
+        "1,3",
+        "--metrics",
+        "ndcg,map",
+    )
     d = json.loads(out)
     assert set(d["metrics"]) == {"ndcg@1", "ndcg@3", "ndcg@10", "map@1", "map@3", "map@10"}
     assert "rows" not in d and d["config"]["mode"] == "lexical"
-    rc, out, _ = run("eval-select", "notes", str(cases), "--mode", "lexical", "--max-k", "1",
-                     "--json", "--rows")
+    rc, out, _ = run(
+        "eval-select", "notes", str(cases), "--mode", "lexical", "--max-k", "1", "--json", "--rows"
+    )
     d = json.loads(out)
     assert rc == 0 and d["conditional_commit_rate"] == 1.0 and len(d["rows"]) == 3
     rc, out, _ = run("eval-select", "notes", str(cases), "--mode", "lexical")
     assert rc == 0 and "conditional commit rate" in out
-    rc, out, _ = run("sweep-select", "notes", str(cases), "--mode", "lexical", "--json",
-                     "--min-score-grid", "none,0.1", "--objective", "commit_precision")
+    rc, out, _ = run(
+        "sweep-select",
+        "notes",
+        str(cases),
+        "--mode",
+        "lexical",
+        "--json",
+        "--min-score-grid",
+        "none,0.1",
+        "--objective",
+        "commit_precision",
+    )
     d = json.loads(out)
     assert rc == 0 and d["objective"] == "commit_precision" and len(d["points"]) == 60
 
 
-@pytest.mark.parametrize("argv,code,message", [
-    (["eval", "nope", "CASES"], 1, "nope"),
-    (["eval", "notes", "MISSING"], 1, "No such file"),
-    (["eval", "notes", "BAD"], 2, "CASES:"),
-    (["eval", "notes", "EMPTY"], 1, "holds no cases"),
-    (["eval", "notes", "CASES", "--k", "ten"], 2, "integers"),
-    (["eval", "notes", "CASES", "--k", "0"], 1, "k=0"),
-    (["eval", "notes", "CASES", "--mode", "fuzzy"], 1, "fuzzy"),
-    (["eval", "notes", "CASES", "--metrics", "bleu"], 1, "unknown metric"),
-    (["eval-select", "notes", "CASES", "--rel", "2"], 1, "rel"),
-    (["eval-select", "notes", "CASES", "--max-k", "x"], 2, "integer"),
-    (["sweep-select", "notes", "CASES", "--rel-grid", "0.5,abc"], 2, "numbers"),
-    (["sweep-select", "notes", "CASES", "--rel-grid", "0"], 1, "(0, 1]"),
-    (["sweep-select", "notes", "CASES", "--objective", "speed"], 2, "invalid choice"),
-    (["sweep-select", "notes", "CASES", "--plot", "out.gif"], 1, ".png"),
-])
+@pytest.mark.parametrize(
+    "argv,code,message",
+    [
+        (["eval", "nope", "CASES"], 1, "nope"),
+        (["eval", "notes", "MISSING"], 1, "No such file"),
+        (["eval", "notes", "BAD"], 2, "CASES:"),
+        (["eval", "notes", "EMPTY"], 1, "holds no cases"),
+        (["eval", "notes", "CASES", "--k", "ten"], 2, "integers"),
+        (["eval", "notes", "CASES", "--k", "0"], 1, "k=0"),
+        (["eval", "notes", "CASES", "--mode", "fuzzy"], 1, "fuzzy"),
+        (["eval", "notes", "CASES", "--metrics", "bleu"], 1, "unknown metric"),
+        (["eval-select", "notes", "CASES", "--rel", "2"], 1, "rel"),
+        (["eval-select", "notes", "CASES", "--max-k", "x"], 2, "integer"),
+        (["sweep-select", "notes", "CASES", "--rel-grid", "0.5,abc"], 2, "numbers"),
+        (["sweep-select", "notes", "CASES", "--rel-grid", "0"], 1, "(0, 1]"),
+        (["sweep-select", "notes", "CASES", "--objective", "speed"], 2, "invalid choice"),
+        (["sweep-select", "notes", "CASES", "--plot", "out.gif"], 1, ".png"),
+    ],
+)
 def test_exit_codes(notes, argv, code, message):
     tmp, cases = notes
     (tmp / "bad.jsonl").write_text('{"query": "q", "gold": {"a": 1}}\n')
     (tmp / "empty.jsonl").write_text("\n")
-    files = {"CASES": str(cases), "MISSING": str(tmp / "missing.jsonl"),
-             "BAD": str(tmp / "bad.jsonl"), "EMPTY": str(tmp / "empty.jsonl"),
-             "out.gif": str(tmp / "out.gif")}
+    files = {
+        "CASES": str(cases),
+        "MISSING": str(tmp / "missing.jsonl"),
+        "BAD": str(tmp / "bad.jsonl"),
+        "EMPTY": str(tmp / "empty.jsonl"),
+        "out.gif": str(tmp / "out.gif"),
+    }
     rc, _, err = run(*[files.get(a, a) for a in argv])
     assert rc == code and message in err, err
 
@@ -237,8 +338,9 @@ def test_readme_measure_your_retrieval(tmp_path):
         argv = shlex.split(line)
         assert argv[0] == "rowvoi"
         argv = [str(tmp_path / a) if a.endswith(".png") else a for a in argv[1:]]
-        p = subprocess.run([str(rowvoi), *argv], cwd=ROOT, env=env, capture_output=True,
-                           text=True, timeout=300)
+        p = subprocess.run(
+            [str(rowvoi), *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        )
         assert p.returncode == 0, (line, p.stderr)
         outs.append(p.stdout)
     assert "nDCG@10: 0.9600" in outs[1] and "failures: hit_rank_1 6, abstention_ok 2" in outs[1]
@@ -246,8 +348,14 @@ def test_readme_measure_your_retrieval(tmp_path):
     assert "best selection_f1: 0.9444 at max_k=1 rel=0.9 min_score=1.0" in outs[3]
     assert (tmp_path / "frontier.png").read_bytes()[:4] == b"\x89PNG"
     code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("0.96") and "'hit_rank_1': 6" in lines[0]

@@ -33,8 +33,7 @@ def records_of(text, chunk_size, overlap, offsets=True):
     out = []
     for i, s in enumerate(surfaces):
         meta = dict(s.metadata) if offsets else {"chunk_index": i}
-        out.append(Record(Record.make_id("doc", s.kind, i), "doc", s.kind, i, s.text, None,
-                          meta))
+        out.append(Record(Record.make_id("doc", s.kind, i), "doc", s.kind, i, s.text, None, meta))
     return out
 
 
@@ -42,9 +41,27 @@ def squash(text):
     return " ".join(text.split())
 
 
-words = st.lists(st.sampled_from(["wing", "stall", "flow", "a", "the", "shock.", "lift,",
-                                  "drag", "\n\n", "nozzle", "boundary-layer", "Mach", "x"]),
-                 min_size=1, max_size=120)
+words = st.lists(
+    st.sampled_from(
+        [
+            "wing",
+            "stall",
+            "flow",
+            "a",
+            "the",
+            "shock.",
+            "lift,",
+            "drag",
+            "\n\n",
+            "nozzle",
+            "boundary-layer",
+            "Mach",
+            "x",
+        ]
+    ),
+    min_size=1,
+    max_size=120,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -62,9 +79,12 @@ def test_stitching_chunks_gives_the_text_back_once(tokens, chunk_size, ratio):
 
 
 @settings(max_examples=100, deadline=None)
-@given(tokens=st.lists(st.text("abcdefgh", min_size=3, max_size=8), min_size=20, max_size=60,
-                      unique=True),
-       chunk_size=st.integers(60, 120))
+@given(
+    tokens=st.lists(
+        st.text("abcdefgh", min_size=3, max_size=8), min_size=20, max_size=60, unique=True
+    ),
+    chunk_size=st.integers(60, 120),
+)
 def test_stitching_without_offsets_removes_long_overlaps(tokens, chunk_size):
     # without offsets the overlap is found by matching text, which is exact
     # when the text does not repeat itself (distinct words here): shared
@@ -80,8 +100,9 @@ def test_stitching_without_offsets_removes_long_overlaps(tokens, chunk_size):
 
 
 def test_stitch_examples():
-    a = Record("r0", "d", "chunk", 0, "The wing stalls at high angle", None,
-               {"start": 0, "end": 29})
+    a = Record(
+        "r0", "d", "chunk", 0, "The wing stalls at high angle", None, {"start": 0, "end": 29}
+    )
     b = Record("r1", "d", "chunk", 1, "at high angle of attack", None, {"start": 16, "end": 39})
     assert stitch([a, b]) == "The wing stalls at high angle of attack"
     # touching chunks (a hard cut inside a word) join with nothing between
@@ -111,12 +132,19 @@ def corpus():
         "fields": {"title": "Nozzle flow", "body": "Shock waves form in the nozzle. " * 30},
         "short": "tiny note about drag",
     }
-    src = from_mapping({"long": docs["long"], "short": docs["short"]}, name="exp",
-                       embedder="hashing", strategy=Chunked(chunk_size=120, overlap=40))
+    src = from_mapping(
+        {"long": docs["long"], "short": docs["short"]},
+        name="exp",
+        embedder="hashing",
+        strategy=Chunked(chunk_size=120, overlap=40),
+    )
     c = build(src, store=CorpusStore.memory(), progress=False)
-    src2 = from_mapping({"fields": docs["fields"]}, name="exp2", embedder="hashing",
-                        strategy=Fields(("title", "body"), chunked=("body",), chunk_size=100,
-                                        overlap=30))
+    src2 = from_mapping(
+        {"fields": docs["fields"]},
+        name="exp2",
+        embedder="hashing",
+        strategy=Fields(("title", "body"), chunked=("body",), chunk_size=100, overlap=30),
+    )
     c2 = build(src2, store=CorpusStore.memory(), progress=False)
     return c, c2, docs
 
@@ -128,11 +156,17 @@ def test_window_and_parent_on_a_built_corpus(corpus):
     siblings = c.records_for_artifact("long")
     p = expand(seed, c)
     assert isinstance(p, Passage)
-    assert (p.artifact_id, p.surface_kind, p.score, p.source, p.surface_index) == \
-        (seed.artifact_id, seed.surface_kind, seed.score, seed.source, seed.surface_index)
+    assert (p.artifact_id, p.surface_kind, p.score, p.source, p.surface_index) == (
+        seed.artifact_id,
+        seed.surface_kind,
+        seed.score,
+        seed.source,
+        seed.surface_index,
+    )
     i = seed.surface_index
-    assert [r.surface_index for r in siblings if r.id in p.record_ids] == \
-        [j for j in (i - 1, i, i + 1) if j < len(siblings)]
+    assert [r.surface_index for r in siblings if r.id in p.record_ids] == [
+        j for j in (i - 1, i, i + 1) if j < len(siblings)
+    ]
     assert seed.text in p.text and squash(p.text) in squash(docs["long"])
     p0 = expand(seed, c, policy=sentence_window_policy(0))
     assert p0.text == seed.text and len(p0.record_ids) == 1
@@ -147,14 +181,15 @@ def test_window_stays_within_its_kind(corpus):
     recs = c2.records_for_artifact("fields")
     assert recs[0].surface_kind == "title"
     first_body = recs[1]
-    hit = SearchHit("fields", "body", 1.0, first_body.text, surface_index=1,
-                    record_id=first_body.record_id)
+    hit = SearchHit(
+        "fields", "body", 1.0, first_body.text, surface_index=1, record_id=first_body.record_id
+    )
     p = expand(hit, c2, policy=sentence_window_policy(3))
     assert "Nozzle flow" not in p.text
     assert all(r.surface_kind == "body" for r in recs if r.id in p.record_ids)
     whole = expand(hit, c2, policy=parent_policy())
     assert whole.text.startswith("Nozzle flow\n\nShock waves")
-    assert squash(whole.text[len("Nozzle flow\n\n"):]) == squash(docs["fields"]["body"])
+    assert squash(whole.text[len("Nozzle flow\n\n") :]) == squash(docs["fields"]["body"])
 
 
 def test_errors(corpus):
@@ -169,20 +204,24 @@ def test_errors(corpus):
         expand(SearchHit("long", "title", 1.0, "", surface_index=0), c)
     rec = c.records_for_artifact("long")[0]
     with pytest.raises(SeedNotFound):  # the record id changed: a stale hit
-        expand(SearchHit("long", "chunk", 1.0, "", surface_index=0,
-                         record_id=rec.record_id + 10_000), c)
+        expand(
+            SearchHit("long", "chunk", 1.0, "", surface_index=0, record_id=rec.record_id + 10_000),
+            c,
+        )
     with pytest.raises(ValueError, match="parent_policy"):
         expand(SearchHit("long", "chunk", 1.0, "hand made"), c)
     # the parent policy needs no position
-    assert expand(SearchHit("short", "chunk", 1.0, "x"), c,
-                  policy=parent_policy()).text == "tiny note about drag"
+    assert (
+        expand(SearchHit("short", "chunk", 1.0, "x"), c, policy=parent_policy()).text
+        == "tiny note about drag"
+    )
     other = Record("zz", "long", "chunk", 0, "forged", None)
     with pytest.raises(ValueError, match="not a stored surface"):
-        expand(SearchHit("long", "chunk", 1.0, "", surface_index=0), c,
-               policy=lambda h, sib: [other])
+        expand(
+            SearchHit("long", "chunk", 1.0, "", surface_index=0), c, policy=lambda h, sib: [other]
+        )
     with pytest.raises(TypeError, match="sequence of records"):
-        expand(SearchHit("long", "chunk", 1.0, "", surface_index=0), c,
-               policy=lambda h, sib: None)
+        expand(SearchHit("long", "chunk", 1.0, "", surface_index=0), c, policy=lambda h, sib: None)
     with pytest.raises(TypeError, match="SearchHit"):
         expand({"artifact_id": "long"}, c)
     with pytest.raises(ValueError, match="k must be"):

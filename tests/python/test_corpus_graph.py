@@ -49,10 +49,14 @@ def _src(docs, **kw):
 
 def test_field_edges_values():
     ex = FieldEdges({"parent": "PARENT", "links": "REF"})
-    links = ex.extract("a", {"parent": "p", "links": ["b", ["wiki", "Lift"], "", None, "a",
-                                                      "b"]}, {})
+    links = ex.extract(
+        "a", {"parent": "p", "links": ["b", ["wiki", "Lift"], "", None, "a", "b"]}, {}
+    )
     assert [(ln.type, ln.target, ln.target_source) for ln in links] == [
-        ("PARENT", "p", None), ("REF", "b", None), ("REF", "Lift", "wiki")]
+        ("PARENT", "p", None),
+        ("REF", "b", None),
+        ("REF", "Lift", "wiki"),
+    ]
     # filter fields win over the raw item; ints are ids
     assert ex.extract("a", {"parent": "x"}, {"parent": 7})[0].target == "7"
     with pytest.raises(ValueError, match="artifact 'a', field 'links'"):
@@ -69,13 +73,20 @@ def test_field_edges_values():
 
 
 def test_edge_list_and_combined():
-    df = pd.DataFrame({"src": ["a", "a", "b", "a"], "dst": ["b", "c", "b", "b"],
-                       "type": ["CITES", None, "CITES", "CITES"],
-                       "time": [5, None, 1, 9]})
+    df = pd.DataFrame(
+        {
+            "src": ["a", "a", "b", "a"],
+            "dst": ["b", "c", "b", "b"],
+            "type": ["CITES", None, "CITES", "CITES"],
+            "time": [5, None, 1, 9],
+        }
+    )
     el = EdgeList(df)
     # self-loop dropped, repeated (src, type, dst) keeps the last row
     assert [(ln.type, ln.target, ln.time) for ln in el.extract("a", None, {})] == [
-        ("CITES", "b", 9), ("REF", "c", None)]
+        ("CITES", "b", 9),
+        ("REF", "c", None),
+    ]
     assert el.extract("b", None, {}) == []
     assert EdgeList([("a", "b")]).extractor_id != EdgeList([("a", "c")]).extractor_id
     c = as_extractor([FieldEdges(["links"]), el])
@@ -149,8 +160,10 @@ def test_edges_survive_incremental_builds_and_are_pruned():
 
 
 def test_node_and_link_times_on_a_corpus():
-    docs = {"a": {"text": "old note", "year": 1990, "links": ["b"]},
-            "b": {"text": "new note", "year": 2020, "links": ["a"]}}
+    docs = {
+        "a": {"text": "old note", "year": 1990, "links": ["b"]},
+        "b": {"text": "new note", "year": 2020, "links": ["a"]},
+    }
     src = from_mapping(docs, embedder=EMB, metadata_of=lambda aid, raw: {"year": raw["year"]})
     c = build(src, store=CorpusStore.memory(), edges=FieldEdges(["links"], time_field="year"))
     g = CorpusGraph(c, time_field="year")
@@ -164,8 +177,13 @@ def test_node_and_link_times_on_a_corpus():
 def test_edge_list_kept_and_replaced():
     store = CorpusStore.memory()
     docs = {"a": "alpha", "b": "beta", "c": "gamma"}
-    el = EdgeList([("a", "b", "CITES", "a cites b", "2024-01-02"), ("b", "c", "CITES"),
-                   ("zzz", "a", "CITES")])  # zzz is no artifact: no source to own it
+    el = EdgeList(
+        [
+            ("a", "b", "CITES", "a cites b", "2024-01-02"),
+            ("b", "c", "CITES"),
+            ("zzz", "a", "CITES"),
+        ]
+    )  # zzz is no artifact: no source to own it
     c = build(_src(docs), store=store, edges=el)
     assert _links(c) == {("a", "CITES", "", "b"), ("b", "CITES", "", "c")}
     g = CorpusGraph(c)
@@ -184,8 +202,11 @@ def test_edge_list_kept_and_replaced():
 
 def test_bad_extractor_fails_the_build_and_commits_nothing():
     store = CorpusStore.memory()
-    c = build(_src({"a": {"text": "x", "links": ["b"]}, "b": "y"}), store=store,
-              edges=FieldEdges(["links"]))
+    c = build(
+        _src({"a": {"text": "x", "links": ["b"]}, "b": "y"}),
+        store=store,
+        edges=FieldEdges(["links"]),
+    )
 
     class Broken:
         extractor_id = "broken"
@@ -195,8 +216,7 @@ def test_bad_extractor_fails_the_build_and_commits_nothing():
             return ["not a link"]
 
     with pytest.raises(TypeError, match="not rowvoi.corpus.edges.Link"):
-        build(_src({"a": {"text": "x2", "links": ["b"]}, "b": "y"}), store=store,
-              edges=Broken())
+        build(_src({"a": {"text": "x2", "links": ["b"]}, "b": "y"}), store=store, edges=Broken())
     assert _links(c) == {("a", "LINKS", "", "b")}
     with c.store.snapshot() as snap:
         assert snap.generation == 1
@@ -207,8 +227,11 @@ def test_bad_extractor_fails_the_build_and_commits_nothing():
 
 def _csr_edges(g: CorpusGraph) -> set[tuple]:
     topo = g.topology()
-    return {(e.src if isinstance(e.src, str) else tuple(e.src), e.type, e.dst)
-            for i in range(topo.n_edges) for e in [topo.edge(i)]}
+    return {
+        (e.src if isinstance(e.src, str) else tuple(e.src), e.type, e.dst)
+        for i in range(topo.n_edges)
+        for e in [topo.edge(i)]
+    }
 
 
 def test_csr_matches_committed_generation_while_building():
@@ -219,9 +242,13 @@ def test_csr_matches_committed_generation_while_building():
     n = 30
 
     def docs_for(gen: int) -> dict:
-        return {f"d{i}": {"text": f"doc {i} v{gen if i == gen % n else 0}",
-                          "links": [f"d{(i + gen) % n}", f"d{(i * 7 + 1) % n}"]}
-                for i in range(n)}
+        return {
+            f"d{i}": {
+                "text": f"doc {i} v{gen if i == gen % n else 0}",
+                "links": [f"d{(i + gen) % n}", f"d{(i * 7 + 1) % n}"],
+            }
+            for i in range(n)
+        }
 
     c = build(_src(docs_for(0)), store=store, edges=FieldEdges(["links"]))
     stop = threading.Event()
@@ -234,8 +261,10 @@ def test_csr_matches_committed_generation_while_building():
             with c.store.snapshot() as snap:
                 want = {(s, t, d) for s, t, _, d, _, _ in snap.links()}
                 gen = g._current(snap)
-                got = {(gen.topology.edge(i).src, gen.topology.edge(i).type,
-                        gen.topology.edge(i).dst) for i in range(gen.topology.n_edges)}
+                got = {
+                    (gen.topology.edge(i).src, gen.topology.edge(i).type, gen.topology.edge(i).dst)
+                    for i in range(gen.topology.n_edges)
+                }
                 if gen.generation != snap.generation or got != want:
                     errors.append(f"generation {snap.generation}: CSR differs")
             checks[0] += 1
@@ -308,8 +337,14 @@ def test_walks_terminate_within_budgets_on_a_corpus(hub):
     g = CorpusGraph(hub)
     nodes = g.bfs(["hub"], max_depth=50, node_budget=64)
     assert len(nodes) == 64 and nodes[0] == ("hub", 0)
-    hits = traverse("topic 3", hub, policy=reverse_dependency_policy(seeds=["hub"]),
-                    max_depth=10, node_budget=50, k=100)
+    hits = traverse(
+        "topic 3",
+        hub,
+        policy=reverse_dependency_policy(seeds=["hub"]),
+        max_depth=10,
+        node_budget=50,
+        k=100,
+    )
     assert 0 < len(hits) <= 50
     assert len({h.artifact_id for h in hits}) == len(hits)
     assert all(not g.is_dangling(h.artifact_id) for h in hits)
@@ -350,16 +385,23 @@ def test_walks_terminate_within_budgets_on_a_corpus(hub):
 
 def _tree_corpus():
     docs = {
-        "aero": {"description": "aerodynamics handbook: wings, lift and drag",
-                 "body": ""},
-        "aero/lift": {"description": "chapter on lift", "parent": "aero",
-                      "body": "Lift is generated by pressure difference over the wing. "
-                              "Circulation explains lift. Stall ends lift."},
-        "aero/drag": {"description": "chapter on drag", "parent": "aero",
-                      "body": "Skin friction drag. Pressure drag behind a body. "
-                              "Induced drag comes with lift."},
-        "heat": {"description": "heat transfer notes",
-                 "body": "Conduction in solids. Convection in pipes."},
+        "aero": {"description": "aerodynamics handbook: wings, lift and drag", "body": ""},
+        "aero/lift": {
+            "description": "chapter on lift",
+            "parent": "aero",
+            "body": "Lift is generated by pressure difference over the wing. "
+            "Circulation explains lift. Stall ends lift.",
+        },
+        "aero/drag": {
+            "description": "chapter on drag",
+            "parent": "aero",
+            "body": "Skin friction drag. Pressure drag behind a body. "
+            "Induced drag comes with lift.",
+        },
+        "heat": {
+            "description": "heat transfer notes",
+            "body": "Conduction in solids. Convection in pipes.",
+        },
     }
     strat = Fields(("description", "body"), chunked=("body",), chunk_size=40, overlap=0)
     src = from_mapping(docs, name="aero", strategy=strat, embedder=EMB)
@@ -368,8 +410,7 @@ def _tree_corpus():
 
 def test_collapsed_tree_routes_a_summary_hit_to_leaf_chunks():
     c = _tree_corpus()
-    pol = collapsed_tree_policy(summary_kinds=("description",), leaf_kinds=("body",),
-                                seed_k=1)
+    pol = collapsed_tree_policy(summary_kinds=("description",), leaf_kinds=("body",), seed_k=1)
     hits = traverse("aerodynamics handbook wings", c, policy=pol, max_depth=1, k=5)
     # the summary matched 'aero' (no chunks of its own): routed to its
     # children's chunks, never returned itself
@@ -380,12 +421,14 @@ def test_collapsed_tree_routes_a_summary_hit_to_leaf_chunks():
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     # the hits are the corpus's records
     for h in hits:
-        rec = [r for r in c.records_for_artifact(h.artifact_id)
-               if r.surface_index == h.surface_index][0]
+        rec = [
+            r for r in c.records_for_artifact(h.artifact_id) if r.surface_index == h.surface_index
+        ][0]
         assert rec.record_id == h.record_id and rec.text == h.text
     # without child edges, a leafless summary is a result itself
-    pol = collapsed_tree_policy(summary_kinds=("description",), leaf_kinds=("body",),
-                                seed_k=1, child_edge_type=None)
+    pol = collapsed_tree_policy(
+        summary_kinds=("description",), leaf_kinds=("body",), seed_k=1, child_edge_type=None
+    )
     hits = traverse("aerodynamics handbook wings", c, policy=pol, max_depth=1, k=5)
     assert [(h.artifact_id, h.surface_kind) for h in hits] == [("aero", "description")]
 
@@ -393,9 +436,14 @@ def test_collapsed_tree_routes_a_summary_hit_to_leaf_chunks():
 def test_traverse_hits_fuse_with_search_hits():
     c = _tree_corpus()
     flat = search(c, "lift over the wing", k=5, surfaces=["body"])
-    walk = traverse("lift over the wing", c, k=5,
-                    policy=collapsed_tree_policy(summary_kinds=("description",),
-                                                 leaf_kinds=("body",), seed_k=2))
+    walk = traverse(
+        "lift over the wing",
+        c,
+        k=5,
+        policy=collapsed_tree_policy(
+            summary_kinds=("description",), leaf_kinds=("body",), seed_k=2
+        ),
+    )
     assert all(type(h) is type(flat[0]) for h in walk)
     fused = fuse_hits({"search": flat, "walk": walk})
     assert fused
@@ -404,8 +452,9 @@ def test_traverse_hits_fuse_with_search_hits():
     assert len(keys) == len(set(keys))
     both = {h.artifact_id for h in flat} & {h.artifact_id for h in walk}
     assert both
-    assert {h.artifact_id for h in fused} == {h.artifact_id for h in flat} | \
-        {h.artifact_id for h in walk}
+    assert {h.artifact_id for h in fused} == {h.artifact_id for h in flat} | {
+        h.artifact_id for h in walk
+    }
     assert all(h.source == "aero" for h in fused)
     assert json.dumps([h.to_dict() for h in walk])
 
@@ -414,7 +463,7 @@ def test_vector_selection_from_a_corpus():
     c = _tree_corpus()
     g = CorpusGraph(c)
     sel = documents_by_similarity(c, "skin friction drag", 1)
-    (doc, score), = sel.get_documents_with_scores()
+    ((doc, score),) = sel.get_documents_with_scores()
     top = search(c, "skin friction drag", k=1, per_artifact=False, index="flat")[0]
     assert doc.content == top.text and g.record_ids([doc]) == [top.record_id]
     assert score == pytest.approx(top.score, abs=1e-5)  # the corpus's own vectors
@@ -428,9 +477,16 @@ def test_vector_selection_from_a_corpus():
     # edge texts are documents too (embedded with the corpus's embedder):
     # hops run node -> edge -> node through them
     docs = {"a": "alpha wing", "b": "beta flap", "c": "gamma slat"}
-    c2 = build(_src(docs), store=CorpusStore.memory(),
-               edges=EdgeList([("a", "b", "HAS", "the wing has a flap"),
-                               ("b", "c", "NEXT_TO", "the flap sits by the slat")]))
+    c2 = build(
+        _src(docs),
+        store=CorpusStore.memory(),
+        edges=EdgeList(
+            [
+                ("a", "b", "HAS", "the wing has a flap"),
+                ("b", "c", "NEXT_TO", "the flap sits by the slat"),
+            ]
+        ),
+    )
     g2 = CorpusGraph(c2)
     sel = documents_by_similarity(g2, "alpha wing", 1)
     assert [d.entity.id for d in sel.get_documents()] == ["a"]
@@ -451,9 +507,11 @@ def test_vector_selection_from_a_corpus():
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
     recs = tmp_path / "notes.jsonl"
-    rows = [{"id": "wings", "text": "lift and drag of wings", "links": ["flaps", "nowhere"]},
-            {"id": "flaps", "text": "flaps raise lift at low speed", "parent": "wings"},
-            {"id": "slats", "text": "slats delay the stall", "parent": "wings"}]
+    rows = [
+        {"id": "wings", "text": "lift and drag of wings", "links": ["flaps", "nowhere"]},
+        {"id": "flaps", "text": "flaps raise lift at low speed", "parent": "wings"},
+        {"id": "slats", "text": "slats delay the stall", "parent": "wings"},
+    ]
     recs.write_text("\n".join(json.dumps(r) for r in rows))
     return recs
 
@@ -468,29 +526,56 @@ def _run(argv):
 
 
 def test_cli_graph_verbs(home):
-    rc, out, _ = _run(["build", "aero", "--records", str(home), "--embedder", "hashing",
-                       "--edge-fields", "parent,links"])
+    rc, out, _ = _run(
+        [
+            "build",
+            "aero",
+            "--records",
+            str(home),
+            "--embedder",
+            "hashing",
+            "--edge-fields",
+            "parent,links",
+        ]
+    )
     assert rc == 0 and "4 links" in out
     rc, out, _ = _run(["graph", "aero", "neighbours", "wings", "--json"])
     doc = json.loads(out)
     assert rc == 0 and doc["fan_in"] == 2
-    assert doc["out"] == [{"type": "REF", "node": "flaps", "dangling": False},
-                          {"type": "REF", "node": "nowhere", "dangling": True}]
+    assert doc["out"] == [
+        {"type": "REF", "node": "flaps", "dangling": False},
+        {"type": "REF", "node": "nowhere", "dangling": True},
+    ]
     assert [e["node"] for e in doc["in"]] == ["flaps", "slats"]
     rc, out, _ = _run(["graph", "aero", "neighbours", "wings"])
     assert rc == 0 and "--REF--> nowhere  (dangling)" in out and "<--PARENT-- slats" in out
-    rc, out, _ = _run(["graph", "aero", "text", "wings", "--depth", "2", "--max-edges", "3",
-                       "--json"])
+    rc, out, _ = _run(
+        ["graph", "aero", "text", "wings", "--depth", "2", "--max-edges", "3", "--json"]
+    )
     assert rc == 0 and len(json.loads(out)["lines"]) == 3
     rc, out, _ = _run(["graph", "aero", "text", "flaps", "--aliases"])
     assert rc == 0 and "# N1 = flaps" in out and "N1 --PARENT--> N2" in out
-    rc, out, _ = _run(["graph", "aero", "walk", "stall", "--policy", "reverse-deps",
-                       "--seed", "wings", "--edge-type", "PARENT", "--json"])
+    rc, out, _ = _run(
+        [
+            "graph",
+            "aero",
+            "walk",
+            "stall",
+            "--policy",
+            "reverse-deps",
+            "--seed",
+            "wings",
+            "--edge-type",
+            "PARENT",
+            "--json",
+        ]
+    )
     hits = json.loads(out)["hits"]
     assert rc == 0 and hits[0]["artifact_id"] == "slats"
     assert hits[0]["metadata"]["seed"] == "wings" and hits[0]["source"] == "aero"
-    rc, out, _ = _run(["graph", "aero", "walk", "lift", "--summary-kinds", "chunk",
-                       "--leaf-kinds", "chunk"])
+    rc, out, _ = _run(
+        ["graph", "aero", "walk", "lift", "--summary-kinds", "chunk", "--leaf-kinds", "chunk"]
+    )
     assert rc == 0 and "flaps  [chunk]  depth 1 via wings" in out
     rc, out, _ = _run(["info", "aero"])
     assert rc == 0 and "  links: 4 (extractor fields:" in out
@@ -500,8 +585,21 @@ def test_cli_graph_verbs(home):
 
 
 def test_cli_graph_exit_codes(home):
-    assert _run(["build", "aero", "--records", str(home), "--embedder", "hashing",
-                 "--edge-fields", "parent"])[0] == 0
+    assert (
+        _run(
+            [
+                "build",
+                "aero",
+                "--records",
+                str(home),
+                "--embedder",
+                "hashing",
+                "--edge-fields",
+                "parent",
+            ]
+        )[0]
+        == 0
+    )
     rc, _, err = _run(["graph", "nosuch", "neighbours", "x"])
     assert rc == 1 and "no corpus 'nosuch'" in err
     rc, _, err = _run(["graph", "aero", "neighbours", "ghost"])
@@ -525,13 +623,18 @@ def test_corpus_from_before_links_gets_the_table():
     c = build(_src({"a": {"text": "x", "links": ["b"]}, "b": "y"}), store=store)
     con = store.writer_connection()
     con.execute("DROP TABLE links")
-    con.execute("CREATE TABLE links (source_aid TEXT NOT NULL, edge_type TEXT NOT NULL, "
-                "target TEXT NOT NULL, PRIMARY KEY (source_aid, edge_type, target)) "
-                "WITHOUT ROWID")
+    con.execute(
+        "CREATE TABLE links (source_aid TEXT NOT NULL, edge_type TEXT NOT NULL, "
+        "target TEXT NOT NULL, PRIMARY KEY (source_aid, edge_type, target)) "
+        "WITHOUT ROWID"
+    )
     store._graph_cache = {}
     assert CorpusGraph(c).n_edges == 0
-    r = build(_src({"a": {"text": "x", "links": ["b"]}, "b": "y"}), store=store,
-              edges=FieldEdges(["links"])).last_build
+    r = build(
+        _src({"a": {"text": "x", "links": ["b"]}, "b": "y"}),
+        store=store,
+        edges=FieldEdges(["links"]),
+    ).last_build
     assert r.links_extracted == 2 and _links(c) == {("a", "LINKS", "", "b")}
     assert CorpusGraph(c).neighbors("a") == ["b"]
 
@@ -541,9 +644,13 @@ def test_walks_and_selections_from_threads_while_building():
     n = 40
 
     def docs_for(gen: int) -> dict:
-        return {f"d{i}": {"text": f"note {i} on topic {(i + gen) % 5}",
-                          "links": [f"d{(i + 1) % n}", f"d{(i + gen) % n}"]}
-                for i in range(n)}
+        return {
+            f"d{i}": {
+                "text": f"note {i} on topic {(i + gen) % 5}",
+                "links": [f"d{(i + 1) % n}", f"d{(i + gen) % n}"],
+            }
+            for i in range(n)
+        }
 
     c = build(_src(docs_for(0)), store=store, edges=FieldEdges({"links": "REF"}))
     g = CorpusGraph(c)
@@ -554,8 +661,14 @@ def test_walks_and_selections_from_threads_while_building():
     def worker():
         try:
             while not stop.is_set():
-                hits = traverse("topic 3", g, policy=reverse_dependency_policy(seeds=["d0"]),
-                                max_depth=2, node_budget=20, k=5)
+                hits = traverse(
+                    "topic 3",
+                    g,
+                    policy=reverse_dependency_policy(seeds=["d0"]),
+                    max_depth=2,
+                    node_budget=20,
+                    k=5,
+                )
                 assert 0 < len(hits) <= 5 and all(h.record_id is not None for h in hits)
                 sel = documents_by_similarity(g, "topic 2", 3)
                 sel.expand(1)

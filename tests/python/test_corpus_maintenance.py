@@ -77,10 +77,14 @@ def test_policy_specs():
     assert policy_from_spec("interval:6h") == MaintenancePolicy("interval", 21600.0)
     assert policy_from_spec({"on": "interval", "every_seconds": 60}).to_spec() == "interval:1m"
     assert policy_from_spec("manual").to_dict() == {"on": "manual"}
-    for bad, msg in [("weekly", "use on_source_change, manual or interval"),
-                     ("interval", "needs a duration"), ("interval:soon", "use a number"),
-                     ("interval:0s", "must be > 0"), ("manual:1h", "takes no duration"),
-                     ({"on": "interval", "every": 5}, "expected")]:
+    for bad, msg in [
+        ("weekly", "use on_source_change, manual or interval"),
+        ("interval", "needs a duration"),
+        ("interval:soon", "use a number"),
+        ("interval:0s", "must be > 0"),
+        ("manual:1h", "takes no duration"),
+        ({"on": "interval", "every": 5}, "expected"),
+    ]:
         with pytest.raises(ValueError, match=msg):
             policy_from_spec(bad)
     with pytest.raises(TypeError, match="a maintenance policy is a string"):
@@ -141,8 +145,11 @@ def test_registration_change_rebuilds(env):
     maintain(all=True)
     registry.register("notes", "files", root=str(env / "notes"), embedder="hashing:64")
     r = maintain(all=True).results[0]
-    assert (r.action, r.reason, r.counts["rebuild"]) == ("built", "registration changed",
-                                                         "embedder changed")
+    assert (r.action, r.reason, r.counts["rebuild"]) == (
+        "built",
+        "registration changed",
+        "embedder changed",
+    )
     assert maintain(all=True).nothing_to_do
 
 
@@ -189,8 +196,10 @@ def test_dry_run_changes_nothing(env):
     maintain(all=True)
     (env / "notes" / "wing.md").write_text("Lift of a swept wing.")
     before = tree(home)
-    assert actions(maintain("notes", dry_run=True))[0][1:] == ("would build",
-                                                              "source changed: 1 changed")
+    assert actions(maintain("notes", dry_run=True))[0][1:] == (
+        "would build",
+        "source changed: 1 changed",
+    )
     assert tree(home) == before
     assert maintain("notes").results[0].action == "built"
 
@@ -202,12 +211,17 @@ def test_log_records_each_run(env):
     maintain(all=True, dry_run=True)  # not logged
     log = maintenance_log("notes")
     assert [(e["action"], e["reason"]) for e in log] == [
-        ("built", "never built"), ("nothing to do", "source unchanged")]
+        ("built", "never built"),
+        ("nothing to do", "source unchanged"),
+    ]
     assert log[0]["counts"]["n_new"] == 2 and log[0]["policy"] == "on_source_change"
     assert log[0]["time"].endswith("+00:00") and "counts" not in log[1]
     # the log and state live beside the corpora, not in the corpus
     assert sorted(p.name for p in maintenance_dir().iterdir()) == [
-        "maintain.lock", "notes.log.jsonl", "notes.state.json"]
+        "maintain.lock",
+        "notes.log.jsonl",
+        "notes.state.json",
+    ]
 
 
 # --------------------------------------------------------------------- lock
@@ -224,8 +238,9 @@ _HOLDER = textwrap.dedent("""
 
 
 def _holder():
-    proc = subprocess.Popen([sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE,
-                            text=True, env=quiet_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, text=True, env=quiet_env()
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 
@@ -267,17 +282,24 @@ def test_corpus_being_built_is_an_error_in_a_sweep(env, capsys):
 @pytest.fixture
 def fetcher(env, monkeypatch):
     (env / "mods").mkdir()
-    (env / "mods" / "feedmod.py").write_text(textwrap.dedent(f"""
+    (env / "mods" / "feedmod.py").write_text(
+        textwrap.dedent(f"""
         import json
         CALLS = []
         def papers():
             CALLS.append(1)
             with open({str(env / "papers.json")!r}) as fh:
                 return json.load(fh)
-    """))
-    (env / "papers.json").write_text(json.dumps([
-        {"id": 1, "text": "Laminar boundary layers", "year": 1960},
-        {"id": 2, "text": "Shock waves on wedges", "year": 1962}]))
+    """)
+    )
+    (env / "papers.json").write_text(
+        json.dumps(
+            [
+                {"id": 1, "text": "Laminar boundary layers", "year": 1960},
+                {"id": 2, "text": "Shock waves on wedges", "year": 1962},
+            ]
+        )
+    )
     monkeypatch.syspath_prepend(str(env / "mods"))
     monkeypatch.setenv("PYTHONPATH", str(env / "mods"))
     sys.modules.pop("feedmod", None)
@@ -286,8 +308,14 @@ def fetcher(env, monkeypatch):
 
 
 def test_records_fetcher_module_attr(env, fetcher, capsys):
-    registry.register("papers", "records", fetcher="feedmod:papers", embedder="hashing:32",
-                      metadata_keys=["year"], maintenance="source-change")
+    registry.register(
+        "papers",
+        "records",
+        fetcher="feedmod:papers",
+        embedder="hashing:32",
+        metadata_keys=["year"],
+        maintenance="source-change",
+    )
     assert actions(maintain(all=True)) == [("papers", "built", "never built")]
     assert maintain(all=True).nothing_to_do  # the fetched records hash as before
     records = json.loads(fetcher.read_text())
@@ -295,11 +323,18 @@ def test_records_fetcher_module_attr(env, fetcher, capsys):
     fetcher.write_text(json.dumps(records))
     r = maintain(all=True).results[0]
     assert (r.action, r.reason, r.counts["n_changed"]) == (
-        "built", "source changed: the fetched records", 1)
+        "built",
+        "source changed: the fetched records",
+        1,
+    )
     # the CLI, in a fresh process, twice: the second does nothing and says so
     for expect in ("papers: nothing to do (source unchanged)",) * 2:
-        proc = subprocess.run([sys.executable, "-m", "rowvoi.cli", "maintain", "--all"],
-                              capture_output=True, text=True, env=quiet_env())
+        proc = subprocess.run(
+            [sys.executable, "-m", "rowvoi.cli", "maintain", "--all"],
+            capture_output=True,
+            text=True,
+            env=quiet_env(),
+        )
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.splitlines() == [expect, "nothing to do: every corpus is up to date"]
 
@@ -314,8 +349,7 @@ def test_bad_fetcher_path(env, capsys):
     code, out, err = run(capsys, "maintain", "bad")
     assert code == 1 and "cannot import module 'no_such_module_xyz'" in err
     assert [e["action"] for e in maintenance_log("bad")] == ["error"] * 3
-    registry.register("bad", "records", fetcher="json:JSONDecodeError.nope",
-                      embedder="hashing:32")
+    registry.register("bad", "records", fetcher="json:JSONDecodeError.nope", embedder="hashing:32")
     code, out, err = run(capsys, "maintain", "bad")
     assert code == 1 and "has no attribute" in err
 
@@ -326,7 +360,9 @@ def test_fetcher_raising_anything_is_recorded_in_a_sweep(env, fetcher):
     files_corpus(env)
     report = maintain(all=True)
     assert [(r.name, r.action, r.reason) for r in report] == [
-        ("notes", "built", "never built"), ("papers", "error", "JSONDecodeError")]
+        ("notes", "built", "never built"),
+        ("papers", "error", "JSONDecodeError"),
+    ]
     assert report.errors == report.results[1:] and not report.nothing_to_do
 
 
@@ -336,8 +372,9 @@ def test_records_file(env):
     registry.register("papers", "records", path=str(path), embedder="hashing:32")
     assert maintain(all=True).results[0].action == "built"
     assert maintain(all=True).nothing_to_do
-    path.write_text('{"id": "a", "text": "Lift"}\n{"id": "b", "text": "Drag"}\n'
-                    '{"id": "c", "text": "Thrust"}\n')
+    path.write_text(
+        '{"id": "a", "text": "Lift"}\n{"id": "b", "text": "Drag"}\n{"id": "c", "text": "Thrust"}\n'
+    )
     r = maintain(all=True).results[0]
     assert (r.reason, r.counts["n_new"]) == ("source changed: the records file", 1)
     path.unlink()
@@ -367,11 +404,9 @@ def test_coverage_categories(env, capsys):
     (root / "pipe.md").unlink()
     (root / "new.md").write_text("Flutter.")
     r = coverage("notes")
-    assert r.on_disk == [".draft.md", "logo.md", "new.md", "run.py", "sub/deep.txt",
-                         "wing.md"]
+    assert r.on_disk == [".draft.md", "logo.md", "new.md", "run.py", "sub/deep.txt", "wing.md"]
     assert r.indexed == ["sub/deep.txt", "wing.md"] and r.pending == ["new.md"]
-    assert r.excluded == {"pattern": ["run.py"], "binary": ["logo.md"],
-                          "hidden": [".draft.md"]}
+    assert r.excluded == {"pattern": ["run.py"], "binary": ["logo.md"], "hidden": [".draft.md"]}
     assert r.excluded_dirs == [".git", "node_modules"]
     assert r.missing == ["pipe.md"] and r.out_of_scope == []
     assert r.coverage_ratio == pytest.approx(2 / 3)
@@ -414,37 +449,47 @@ def test_cli_maintain(env, capsys):
     assert code == 0 and out.startswith("no registered corpora")
     files_corpus(env)
     code, out, _ = run(capsys, "maintain", "--all", "--dry-run")
-    assert code == 0 and out.splitlines() == ["notes: would build (never built)",
-                                              "dry run: nothing was built or recorded"]
+    assert code == 0 and out.splitlines() == [
+        "notes: would build (never built)",
+        "dry run: nothing was built or recorded",
+    ]
     code, out, _ = run(capsys, "maintain", "--all")
     assert code == 0 and out.startswith("notes: built (never built) -- 2 new, 0 changed")
     code, out, _ = run(capsys, "maintain", "--all")
-    assert code == 0 and out.splitlines() == ["notes: nothing to do (source unchanged)",
-                                              "nothing to do: every corpus is up to date"]
+    assert code == 0 and out.splitlines() == [
+        "notes: nothing to do (source unchanged)",
+        "nothing to do: every corpus is up to date",
+    ]
     code, out, _ = run(capsys, "maintain", "notes", "--json")
     doc = json.loads(out)
     assert doc["nothing_to_do"] and doc["results"][0]["action"] == "nothing to do"
     code, out, _ = run(capsys, "maintain", "notes", "--set-policy", "interval:6h")
     assert code == 0 and out.strip() == "corpus 'notes': maintenance policy interval:6h"
     code, out, _ = run(capsys, "maintain", "notes", "--log", "--json")
-    assert [e["action"] for e in json.loads(out)["log"]] == ["built", "nothing to do",
-                                                             "nothing to do"]
+    assert [e["action"] for e in json.loads(out)["log"]] == [
+        "built",
+        "nothing to do",
+        "nothing to do",
+    ]
     code, out, _ = run(capsys, "maintain", "notes", "--log")
     assert code == 0 and "built  (never built)" in out.splitlines()[0]
 
 
-@pytest.mark.parametrize("argv, code, msg", [
-    (["maintain"], 2, "give a corpus NAME or --all (not both)"),
-    (["maintain", "notes", "--all"], 2, "give a corpus NAME or --all (not both)"),
-    (["maintain", "notes", "--set-policy", "weekly"], 2, "policy 'weekly'"),
-    (["maintain", "notes", "--set-policy", "interval:forever"], 2, "duration 'forever'"),
-    (["maintain", "--all", "--set-policy", "manual"], 2, "--set-policy goes with one NAME"),
-    (["maintain", "--all", "--log"], 2, "--log goes with one NAME"),
-    (["maintain", "ghost"], 1, "corpus 'ghost' is not registered"),
-    (["maintain", "ghost", "--set-policy", "manual"], 1, "corpus 'ghost' is not registered"),
-    (["maintain", "ghost", "--log"], 1, "corpus 'ghost' is not registered"),
-    (["maintain", "bad name"], 1, "corpus name 'bad name'"),
-])
+@pytest.mark.parametrize(
+    "argv, code, msg",
+    [
+        (["maintain"], 2, "give a corpus NAME or --all (not both)"),
+        (["maintain", "notes", "--all"], 2, "give a corpus NAME or --all (not both)"),
+        (["maintain", "notes", "--set-policy", "weekly"], 2, "policy 'weekly'"),
+        (["maintain", "notes", "--set-policy", "interval:forever"], 2, "duration 'forever'"),
+        (["maintain", "--all", "--set-policy", "manual"], 2, "--set-policy goes with one NAME"),
+        (["maintain", "--all", "--log"], 2, "--log goes with one NAME"),
+        (["maintain", "ghost"], 1, "corpus 'ghost' is not registered"),
+        (["maintain", "ghost", "--set-policy", "manual"], 1, "corpus 'ghost' is not registered"),
+        (["maintain", "ghost", "--log"], 1, "corpus 'ghost' is not registered"),
+        (["maintain", "bad name"], 1, "corpus name 'bad name'"),
+    ],
+)
 def test_cli_bad_input(env, capsys, argv, code, msg):
     files_corpus(env)
     got, _, err = run(capsys, *argv)

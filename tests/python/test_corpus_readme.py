@@ -17,7 +17,7 @@ ROWVOI = Path(sys.executable).with_name("rowvoi")
 def section(title):
     start = README.index(title)
     match = re.compile(r"^#{1,6} ", re.M).search(README, start + len(title))
-    return README[start:match.start() if match else len(README)]
+    return README[start : match.start() if match else len(README)]
 
 
 def test_search_your_own_documents(tmp_path):
@@ -28,8 +28,14 @@ def test_search_your_own_documents(tmp_path):
     for line in block.splitlines():
         argv = shlex.split(line.split("#")[0] if " #" in line else line)
         assert argv[0] == "rowvoi"
-        proc = subprocess.run([str(ROWVOI), *argv[1:]], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = subprocess.run(
+            [str(ROWVOI), *argv[1:]],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, (line, proc.stderr)
         outputs.append(proc.stdout)
     assert outputs[0].startswith("built corpus 'notes' (generation 1): 6 artifacts")
@@ -41,8 +47,14 @@ def test_search_your_own_documents(tmp_path):
     assert not (tmp_path / "home" / "corpora" / "notes").exists()
     # the Python snippet, with the home it points at
     code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("shock-waves.md ")
 
@@ -55,8 +67,14 @@ def test_links_between_documents(tmp_path):
     for line in block.splitlines():
         argv = shlex.split(line)
         assert argv[0] == "rowvoi"
-        proc = subprocess.run([str(ROWVOI), *argv[1:]], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = subprocess.run(
+            [str(ROWVOI), *argv[1:]],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, (line, proc.stderr)
         outputs.append(proc.stdout)
     assert "6 artifacts" in outputs[0] and "7 links" in outputs[0]
@@ -69,8 +87,14 @@ def test_links_between_documents(tmp_path):
     assert hits[0]["artifact_id"] == "stall" and hits[0]["metadata"]["seed"] == "wings"
     assert not (tmp_path / "home" / "corpora" / "aero").exists()
     code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("[")]
     assert lines[0].startswith("[('stall', 1, 'wings')")

@@ -22,10 +22,17 @@ import pytest
 
 from rowvoi.corpus import CorpusStore, build, from_mapping, open_corpus, search
 
-WORDS = ("wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer supersonic "
-         "subsonic turbulent laminar pressure cone plate jet wake vortex stall").split()
-QUERIES = ["wing lift", "turbulent boundary layer", "shock wedge supersonic", "heat pipe",
-           "vortex wake stall"]
+WORDS = (
+    "wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer supersonic "
+    "subsonic turbulent laminar pressure cone plate jet wake vortex stall"
+).split()
+QUERIES = [
+    "wing lift",
+    "turbulent boundary layer",
+    "shock wedge supersonic",
+    "heat pipe",
+    "vortex wake stall",
+]
 EMB = "hashing:32"
 
 
@@ -37,11 +44,11 @@ def make_docs(seed, n, base=None):
             docs[f"d{i:04d}"] = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 60)))
         return docs
     keys = sorted(docs)
-    for k in rng.sample(keys, n):          # edits
+    for k in rng.sample(keys, n):  # edits
         docs[k] = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 60)))
     for k in rng.sample(sorted(docs), n // 2):  # deletions
         del docs[k]
-    for i in range(n // 2):                # additions
+    for i in range(n // 2):  # additions
         docs[f"n{seed}-{i:04d}"] = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 60)))
     return docs
 
@@ -72,9 +79,12 @@ def expected():
 
 def records(store):
     with store.snapshot() as snap:
-        return sorted(snap.con.execute(
-            "SELECT a.artifact_id, r.surface_index, r.text FROM records r JOIN artifacts a "
-            "ON a.aid = r.aid").fetchall())
+        return sorted(
+            snap.con.execute(
+                "SELECT a.artifact_id, r.surface_index, r.text FROM records r JOIN artifacts a "
+                "ON a.aid = r.aid"
+            ).fetchall()
+        )
 
 
 CHILD = textwrap.dedent("""
@@ -105,17 +115,34 @@ def run_child(tmp_path, home, docs, *, stage=None, when=None, compact=None):
     path = tmp_path / "docs.json"
     path.write_text(json.dumps(docs))
     script = tmp_path / "child.py"
-    script.write_text(CHILD.format(tests=os.path.dirname(__file__), docs=str(path), stage=stage,
-                                   when=when, compact=compact, emb=EMB))
+    script.write_text(
+        CHILD.format(
+            tests=os.path.dirname(__file__),
+            docs=str(path),
+            stage=stage,
+            when=when,
+            compact=compact,
+            emb=EMB,
+        )
+    )
     env = dict(os.environ, ROWVOI_HOME=str(home))
-    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
     return proc
 
 
-STAGES = [("scanned", None), ("embedded", None), ("embedded", True), ("lexical-written", True),
-          ("dense-written", True), ("commit", None), ("commit", True), ("committed", True),
-          ("cleaned", None)]
+STAGES = [
+    ("scanned", None),
+    ("embedded", None),
+    ("embedded", True),
+    ("lexical-written", True),
+    ("dense-written", True),
+    ("commit", None),
+    ("commit", True),
+    ("committed", True),
+    ("cleaned", None),
+]
 
 
 @pytest.mark.parametrize("stage,compact", STAGES)
@@ -153,8 +180,9 @@ def test_sigkill_at_random_moments(tmp_path, monkeypatch, expected):
     for i in range(6):
         target = "B" if current == "A" else "A"
         docs = DOCS_B if target == "B" else DOCS_A
-        proc = run_child(tmp_path, home, docs, when=rng.uniform(0.25, 1.2),
-                         compact=rng.choice([None, True]))
+        proc = run_child(
+            tmp_path, home, docs, when=rng.uniform(0.25, 1.2), compact=rng.choice([None, True])
+        )
         sig = signature(open_corpus("crash"))
         assert sig in (expected["A"], expected["B"]), i
         now = "A" if sig == expected["A"] else "B"
@@ -188,7 +216,8 @@ def test_readers_see_one_generation_while_builds_commit(tmp_path, monkeypatch, e
                 return
 
     script = tmp_path / "reader.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import json, sys, time
         sys.path.insert(0, {os.path.dirname(__file__)!r})
         from test_corpus_safety import signature
@@ -197,10 +226,15 @@ def test_readers_see_one_generation_while_builds_commit(tmp_path, monkeypatch, e
         end = time.time() + 2.5
         while time.time() < end:
             print(json.dumps(signature(c)), flush=True)
-    """))
-    other = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True,
-                             env=dict(os.environ, ROWVOI_HOME=str(home)))
+    """)
+    )
+    other = subprocess.Popen(
+        [sys.executable, str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, ROWVOI_HOME=str(home)),
+    )
     threads = [threading.Thread(target=read_loop) for _ in range(3)]
     for t in threads:
         t.start()

@@ -23,16 +23,20 @@ def positions(sel: Selection, hits):
 
 
 @settings(max_examples=300, deadline=None)
-@given(values=scores, strategy=st.sampled_from(SELECT_STRATEGIES),
-       max_k=st.integers(1, 6), rel=st.floats(0.05, 1.0), gap=st.floats(0.05, 1.0),
-       floor=st.one_of(st.none(), st.floats(0.0, 100.0)))
+@given(
+    values=scores,
+    strategy=st.sampled_from(SELECT_STRATEGIES),
+    max_k=st.integers(1, 6),
+    rel=st.floats(0.05, 1.0),
+    gap=st.floats(0.05, 1.0),
+    floor=st.one_of(st.none(), st.floats(0.0, 100.0)),
+)
 def test_selection_invariants(values, strategy, max_k, rel, gap, floor):
     if strategy == "abs_threshold" and floor is None:
         floor = 10.0
     hits = make_hits(values)
     before = list(hits)
-    sel = select(hits, strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap,
-                 min_score=floor)
+    sel = select(hits, strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap, min_score=floor)
     assert hits == before  # the input is never touched
     # candidates: every input hit, score descending, ties in input order
     assert sorted(map(id, sel.candidates)) == sorted(map(id, hits))
@@ -60,7 +64,7 @@ def test_selection_invariants(values, strategy, max_k, rel, gap, floor):
     assert sel.candidates[0] is sel.selected[0]
     eligible = [h for h in sel.candidates if floor is None or h.score >= floor]
     # every named strategy keeps a prefix of the eligible ranking
-    assert sel.selected == eligible[:len(sel.selected)]
+    assert sel.selected == eligible[: len(sel.selected)]
     nxt = eligible[len(sel.selected)] if len(sel.selected) < len(eligible) else None
     if strategy in ("conservative", "rel_threshold"):
         assert all(h.score >= rel * top for h in sel.selected)
@@ -103,8 +107,13 @@ def test_conservative_example_and_reasons():
     sel = select(hits)
     assert sel.selected_ids == ["a0", "a1"]
     assert sel.reason == "rel_threshold"
-    assert sel.signals == {"top_score": 0.91, "n_candidates": 3, "n_selected": 2,
-                           "min_ratio": pytest.approx(0.88 / 0.91), "min_score": None}
+    assert sel.signals == {
+        "top_score": 0.91,
+        "n_candidates": 3,
+        "n_selected": 2,
+        "min_ratio": pytest.approx(0.88 / 0.91),
+        "min_score": None,
+    }
     assert select(make_hits([5.0, 5.0])).reason == "exhausted"
     assert select(make_hits([5.0] * 5)).reason == "max_k"
     assert select(make_hits([5.0, 4.0, 1.0]), min_score=3.0, rel=0.1).reason == "abs_threshold"
@@ -138,8 +147,10 @@ def test_ties_keep_input_order():
 
 
 def test_numpy_scores_and_json():
-    hits = [SearchHit("a", "document", np.float32(0.75), "t", {"n": np.int64(2)}),
-            SearchHit("b", "document", np.float64(0.7), "u")]
+    hits = [
+        SearchHit("a", "document", np.float32(0.75), "t", {"n": np.int64(2)}),
+        SearchHit("b", "document", np.float64(0.7), "u"),
+    ]
     d = select(hits).to_dict()
     text = json.dumps(d)
     assert json.loads(text)["selected"][0]["metadata"] == {"n": 2}
@@ -147,19 +158,22 @@ def test_numpy_scores_and_json():
     assert set(d) == {"selected", "candidates", "abstained", "reason", "signals"}
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"strategy": "best"}, ValueError, "unknown selection strategy"),
-    ({"max_k": 0}, ValueError, "max_k"),
-    ({"max_k": 2.5}, TypeError, "max_k"),
-    ({"max_k": True}, TypeError, "max_k"),
-    ({"rel": 0.0}, ValueError, "rel"),
-    ({"rel": 1.5}, ValueError, "rel"),
-    ({"rel": "high"}, TypeError, "rel"),
-    ({"strategy": "score_gap", "gap_ratio": 0}, ValueError, "gap_ratio"),
-    ({"min_score": float("nan")}, ValueError, "finite"),
-    ({"min_score": "auto"}, TypeError, "min_score"),
-    ({"strategy": "abs_threshold"}, ValueError, "needs min_score"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"strategy": "best"}, ValueError, "unknown selection strategy"),
+        ({"max_k": 0}, ValueError, "max_k"),
+        ({"max_k": 2.5}, TypeError, "max_k"),
+        ({"max_k": True}, TypeError, "max_k"),
+        ({"rel": 0.0}, ValueError, "rel"),
+        ({"rel": 1.5}, ValueError, "rel"),
+        ({"rel": "high"}, TypeError, "rel"),
+        ({"strategy": "score_gap", "gap_ratio": 0}, ValueError, "gap_ratio"),
+        ({"min_score": float("nan")}, ValueError, "finite"),
+        ({"min_score": "auto"}, TypeError, "min_score"),
+        ({"strategy": "abs_threshold"}, ValueError, "needs min_score"),
+    ],
+)
 def test_bad_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         select(make_hits([1.0, 0.5]), **kwargs)

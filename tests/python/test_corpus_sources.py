@@ -68,11 +68,15 @@ def test_from_files_pointer_rides_on_hits(tmp_path):
 
 
 def test_from_records_ids_and_metadata():
-    src = from_records(name="r", fetcher=lambda: [{"id": 1, "text": "a", "year": 1999},
-                                                  {"id": "x", "text": "b"}],
-                       metadata_keys=["year"])
+    src = from_records(
+        name="r",
+        fetcher=lambda: [{"id": 1, "text": "a", "year": 1999}, {"id": "x", "text": "b"}],
+        metadata_keys=["year"],
+    )
     assert [(a, src.metadata_of(a, r)) for a, r in src.items()] == [
-        ("1", {"year": 1999}), ("x", {"year": None})]
+        ("1", {"year": 1999}),
+        ("x", {"year": None}),
+    ]
     assert isinstance(src.indexing_strategy, Chunked)
     with pytest.raises(ValueError, match="no 'id'"):
         list(from_records(name="r", fetcher=lambda: [{"text": "a"}]).items())
@@ -120,17 +124,25 @@ def test_records_files(tmp_path):
 
 
 def test_from_dataframe_types_fields():
-    df = pd.DataFrame({"text": ["wing lift", "heat pipe", "shock wave"],
-                       "year": [1958, 1962, 1970],
-                       "venue": pd.Categorical(["JAS", "AIAA", "JAS"]),
-                       "when": pd.to_datetime(["1958-01-01", "1962-05-05", "1970-12-31"])},
-                      index=["a", "b", "c"])
+    df = pd.DataFrame(
+        {
+            "text": ["wing lift", "heat pipe", "shock wave"],
+            "year": [1958, 1962, 1970],
+            "venue": pd.Categorical(["JAS", "AIAA", "JAS"]),
+            "when": pd.to_datetime(["1958-01-01", "1962-05-05", "1970-12-31"]),
+        },
+        index=["a", "b", "c"],
+    )
     src = from_dataframe(df, name="p", metadata_columns=["year", "venue", "when"])
     assert src.filter_types == {"year": "numeric", "venue": "categorical", "when": "date"}
     c = build(src, embedder="hashing:16", store=CorpusStore.memory())
     assert c.info()["fields"] == {"year": "numeric", "venue": "categorical", "when": "date"}
-    got = search(c, "wing heat shock", mode="lexical", filter={"when": {"$gte": "1960-01-01"},
-                                                                  "venue": "aiaa"})
+    got = search(
+        c,
+        "wing heat shock",
+        mode="lexical",
+        filter={"when": {"$gte": "1960-01-01"}, "venue": "aiaa"},
+    )
     assert [h.artifact_id for h in got] == ["b"]
     with pytest.raises(ValueError, match="no column 'nope'"):
         from_dataframe(df, name="p", metadata_columns=["nope"])
@@ -150,8 +162,11 @@ def test_text_of():
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=st.text(alphabet=st.sampled_from("ab .\n!"), max_size=600),
-       size=st.integers(1, 120), overlap_frac=st.floats(0, 0.95))
+@given(
+    text=st.text(alphabet=st.sampled_from("ab .\n!"), max_size=600),
+    size=st.integers(1, 120),
+    overlap_frac=st.floats(0, 0.95),
+)
 def test_chunk_spans_cover_the_text(text, size, overlap_frac):
     overlap = min(size - 1, int(size * overlap_frac))
     spans = Chunked(chunk_size=size, overlap=overlap).spans(text)
@@ -171,7 +186,7 @@ def test_chunk_surfaces_metadata():
     assert n > 5
     for i, s in enumerate(surfaces):
         assert s.metadata["chunk_index"] == i and s.metadata["n_chunks"] == n
-        assert text[s.metadata["start"]:s.metadata["end"]] == s.text
+        assert text[s.metadata["start"] : s.metadata["end"]] == s.text
         assert s.granularity == "chunk" and s.kind == "chunk"
     with pytest.raises(ValueError):
         Chunked(chunk_size=10, overlap=10)
@@ -187,8 +202,10 @@ def test_token_chunks_fit_minilm():
     from rowvoi.embed import locate_minilm
 
     tok = Tokenizer.from_file(str(locate_minilm()[1]))
-    text = ("The boundary-layer thickness grows like x^(4/5) in turbulent flow; "
-            "see Schlichting (1960), eq. 21.7. ") * 60
+    text = (
+        "The boundary-layer thickness grows like x^(4/5) in turbulent flow; "
+        "see Schlichting (1960), eq. 21.7. "
+    ) * 60
     surfaces = Chunked(max_tokens=250).surfaces("a", text)
     assert len(surfaces) > 3
     for s in surfaces:
@@ -200,10 +217,14 @@ def test_token_chunks_fit_minilm():
 
 def test_fields_strategy():
     f = Fields(("title", "abstract"), chunked=("abstract",), chunk_size=20, overlap=0)
-    plan = f.decompose("p", {"title": " Wings ", "abstract": "Lift. Drag. Stall. Spin.",
-                             "year": 1})
+    plan = f.decompose(
+        "p", {"title": " Wings ", "abstract": "Lift. Drag. Stall. Spin.", "year": 1}
+    )
     assert [(s.kind, s.granularity) for s in plan.surfaces] == [
-        ("title", "field"), ("abstract", "chunk"), ("abstract", "chunk")]
+        ("title", "field"),
+        ("abstract", "chunk"),
+        ("abstract", "chunk"),
+    ]
     assert f.decompose("p", {"abstract": ""}).surfaces == []
     with pytest.raises(TypeError, match="needs a mapping"):
         f.decompose("p", "text")
@@ -216,8 +237,12 @@ def test_fields_strategy():
 
 
 def test_strategy_specs_and_ids():
-    for s in (WholeText(), WholeText(text_key="body", kind="doc"), Chunked(max_tokens=100),
-              Fields(("t", "w"), chunked=("w",), chunk_size=300, overlap=30)):
+    for s in (
+        WholeText(),
+        WholeText(text_key="body", kind="doc"),
+        Chunked(max_tokens=100),
+        Fields(("t", "w"), chunked=("w",), chunk_size=300, overlap=30),
+    ):
         spec = strategy_to_spec(s)
         assert json.loads(json.dumps(spec)) == spec
         back = strategy_from_spec(spec)
@@ -260,8 +285,14 @@ def test_registry_roundtrip(tmp_path, monkeypatch):
     root = tmp_path / "notes"
     root.mkdir()
     (root / "a.md").write_text("wing")
-    entry = registry.register("notes", "files", root=str(root), pattern=r"\.md$",
-                              embedder="hashing:16", strategy=Chunked(chunk_size=300))
+    entry = registry.register(
+        "notes",
+        "files",
+        root=str(root),
+        pattern=r"\.md$",
+        embedder="hashing:16",
+        strategy=Chunked(chunk_size=300),
+    )
     assert entry["strategy"]["name"] == "Chunked"
     doc = json.loads((tmp_path / "home" / "corpora.json").read_text())
     assert doc["version"] == 1 and doc["format"] == "rowvoi-corpora"
@@ -276,9 +307,13 @@ def test_registry_roundtrip(tmp_path, monkeypatch):
     assert src.spec["root"] == str(root)
     registry.register("papers", "records", fetcher="json:loads", metadata_keys=["year"])
     assert sorted(registry.registered()) == ["notes", "papers"]
-    for bad in ({"kind": "skills"}, {"kind": "files"}, {"kind": "records"},
-                {"kind": "files", "root": "x", "fetcher": "a:b"},
-                {"kind": "records", "path": "a", "fetcher": "a:b"}):
+    for bad in (
+        {"kind": "skills"},
+        {"kind": "files"},
+        {"kind": "records"},
+        {"kind": "files", "root": "x", "fetcher": "a:b"},
+        {"kind": "records", "path": "a", "fetcher": "a:b"},
+    ):
         kind = bad.pop("kind")
         with pytest.raises(ValueError):
             registry.register("bad", kind, **bad)

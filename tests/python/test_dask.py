@@ -65,13 +65,13 @@ def _column(kind: str, vals: list[int]) -> object:
         return np.array(vals, dtype=np.int64)
     if kind == "uint8":
         return np.array(vals, dtype=np.uint8)
-    if kind == "float":   # NaN and -0.0 among the values
+    if kind == "float":  # NaN and -0.0 among the values
         return np.array([np.nan if v == 0 else -0.0 if v == 1 else v / 2 for v in vals])
     if kind == "str":
         return pd.array([None if v == 0 else f"s{v}" for v in vals], dtype="str")
     if kind == "cat":
         return pd.Categorical([None if v == 0 else f"c{v}" for v in vals])
-    if kind == "obj":     # 1 == 1.0 == True in pandas; "1" is another value
+    if kind == "obj":  # 1 == 1.0 == True in pandas; "1" is another value
         pool = [None, 1, 1.0, "1", True, (1, 2), float("nan"), 2.5]
         return np.array([pool[v % len(pool)] for v in vals], dtype=object)
     if kind == "bool":
@@ -100,8 +100,7 @@ def tables(draw, max_rows: int = 40):
     index = pd.RangeIndex(n) if labels == "range" else pd.Index([f"r{i}" for i in range(n)])
     df = pd.DataFrame(data, index=index)
     n_parts = draw(st.integers(1, 5))
-    cuts = sorted(draw(st.lists(st.integers(0, n), min_size=n_parts - 1,
-                                max_size=n_parts - 1)))
+    cuts = sorted(draw(st.lists(st.integers(0, n), min_size=n_parts - 1, max_size=n_parts - 1)))
     sizes = list(np.diff([0, *cuts, n]))
     return df, sizes
 
@@ -124,8 +123,17 @@ def _same_solution(a, b) -> None:
 
 
 def _steps(path) -> list:
-    return [(s.col, s.newly_covered_pairs, s.cumulative_covered_pairs, s.total_pairs,
-             s.marginal_cost, s.cumulative_cost) for s in path.steps]
+    return [
+        (
+            s.col,
+            s.newly_covered_pairs,
+            s.cumulative_covered_pairs,
+            s.total_pairs,
+            s.marginal_cost,
+            s.cumulative_cost,
+        )
+        for s in path.steps
+    ]
 
 
 def _same_path(a, b) -> None:
@@ -134,8 +142,9 @@ def _same_path(a, b) -> None:
         if s.newly_covered_weight is None:
             assert t.newly_covered_weight is None
         else:
-            assert t.newly_covered_weight == pytest.approx(s.newly_covered_weight,
-                                                           rel=1e-9, abs=1e-9)
+            assert t.newly_covered_weight == pytest.approx(
+                s.newly_covered_weight, rel=1e-9, abs=1e-9
+            )
 
 
 # ------------------------------------------------------------------ keys
@@ -149,10 +158,10 @@ def test_find_key_matches_memory(table, data):
     eps = data.draw(st.sampled_from([0.0, 0.0, 0.1, 0.5]))
     rows = None
     if len(df) and data.draw(st.booleans()):
-        rows = data.draw(st.permutations(list(df.index)))[:data.draw(
-            st.integers(0, len(df)))]
-    want = _outcome(mem.find_key, df, rows if rows is not None else None, costs=costs,
-                    epsilon_pairs=eps)
+        rows = data.draw(st.permutations(list(df.index)))[: data.draw(st.integers(0, len(df)))]
+    want = _outcome(
+        mem.find_key, df, rows if rows is not None else None, costs=costs, epsilon_pairs=eps
+    )
     got = _outcome(find_key, ddf, rows, costs=costs, epsilon_pairs=eps, scheduler=SYNC)
     _same_solution(want, got)
 
@@ -171,29 +180,38 @@ def test_plan_key_path_matches_memory(table, objective, with_costs):
 def test_larger_table_many_partitions_matches_memory():
     rng = np.random.default_rng(7)
     n = 3000
-    df = pd.DataFrame({"a": rng.integers(0, 40, n), "b": rng.integers(0, 300, n),
-                       "c": rng.choice(["x", "y", None], n),
-                       "d": rng.integers(0, 5, n).astype(float),
-                       "e": np.arange(n) % 7})
+    df = pd.DataFrame(
+        {
+            "a": rng.integers(0, 40, n),
+            "b": rng.integers(0, 300, n),
+            "c": rng.choice(["x", "y", None], n),
+            "d": rng.integers(0, 5, n).astype(float),
+            "e": np.arange(n) % 7,
+        }
+    )
     sizes = [0, 700, 1, 0, 900, 1399, 1]
     ddf = split(df, sizes)
     want = _outcome(mem.find_key, df, None)
     assert want[0] == "ValueError" and "duplicate rows: 85, 1744; 451, 1207" in want[1]
     _same_solution(want, _outcome(find_key, ddf, scheduler=SYNC))
-    _same_solution(("ok", mem.find_key(df, None, epsilon_pairs=0.01)),
-                   ("ok", find_key(ddf, epsilon_pairs=0.01, scheduler="threads")))
-    _same_path(mem.plan_key_path(df, None, objective="entropy"),
-               plan_key_path(ddf, objective="entropy", scheduler="threads"))
+    _same_solution(
+        ("ok", mem.find_key(df, None, epsilon_pairs=0.01)),
+        ("ok", find_key(ddf, epsilon_pairs=0.01, scheduler="threads")),
+    )
+    _same_path(
+        mem.plan_key_path(df, None, objective="entropy"),
+        plan_key_path(ddf, objective="entropy", scheduler="threads"),
+    )
     rows = [int(r) for r in rng.permutation(n)[:500]]
-    _same_solution(_outcome(mem.find_key, df, rows), _outcome(find_key, ddf, rows,
-                                                               scheduler=SYNC))
+    _same_solution(_outcome(mem.find_key, df, rows), _outcome(find_key, ddf, rows, scheduler=SYNC))
     one = split(df, [n])
     _same_path(mem.plan_key_path(df, None), plan_key_path(one, scheduler=SYNC))
 
 
 def test_duplicate_rows_error_names_them_like_memory():
-    df = pd.DataFrame({"a": [1, 2, 1, 3, 2, 1], "b": ["x", "y", "x", "z", "y", "x"]},
-                      index=list("pqrstu"))
+    df = pd.DataFrame(
+        {"a": [1, 2, 1, 3, 2, 1], "b": ["x", "y", "x", "z", "y", "x"]}, index=list("pqrstu")
+    )
     for sizes in ([6], [2, 0, 4], [1, 1, 1, 1, 1, 1]):
         ddf = split(df, sizes)
         with pytest.raises(ValueError) as want:
@@ -225,8 +243,10 @@ def test_non_greedy_strategies_and_idf_collect_small_tables(monkeypatch):
         want = mem.find_key(df, None, strategy=strategy)
         got = find_key(ddf, strategy=strategy, scheduler=SYNC)
         assert sorted(got) == sorted(want) and got.cost == want.cost and got.optimal
-    _same_path(mem.plan_key_path(df, None, weighting="pair_idf"),
-               plan_key_path(ddf, weighting="pair_idf", scheduler=SYNC))
+    _same_path(
+        mem.plan_key_path(df, None, weighting="pair_idf"),
+        plan_key_path(ddf, weighting="pair_idf", scheduler=SYNC),
+    )
     monkeypatch.setattr(mem, "MAX_EXPLICIT_PAIRS", 100)
     with pytest.raises(RangeError, match="explicit universe"):
         plan_key_path(ddf, weighting="pair_idf", scheduler=SYNC)
@@ -258,8 +278,9 @@ def test_bad_arguments_raise_like_memory():
     with pytest.raises(ValueError, match="duplicate labels"):
         find_key(twice, ["x"], scheduler=SYNC)
     # rows=None does not need a unique index
-    assert list(find_key(split(pd.DataFrame({"a": [1, 2, 3, 4]}), [2, 2]),
-                         scheduler=SYNC)) == ["a"]
+    assert list(find_key(split(pd.DataFrame({"a": [1, 2, 3, 4]}), [2, 2]), scheduler=SYNC)) == [
+        "a"
+    ]
 
 
 def _slow(p):
@@ -269,8 +290,14 @@ def _slow(p):
 
 def test_time_limit_returns_flagged_prefix():
     rng = np.random.default_rng(0)
-    df = pd.DataFrame({"a": rng.integers(0, 3, 200), "b": rng.integers(0, 3, 200),
-                       "c": np.arange(200) % 11, "d": np.arange(200)})
+    df = pd.DataFrame(
+        {
+            "a": rng.integers(0, 3, 200),
+            "b": rng.integers(0, 3, 200),
+            "c": np.arange(200) % 11,
+            "d": np.arange(200),
+        }
+    )
     ddf = split(df, [100, 100]).map_partitions(_slow, meta=df.iloc[:0])
     with pytest.warns(NotProvenOptimalWarning, match="time limit"):
         res = find_key(ddf, columns=["a", "b", "c"], time_limit=0.3, scheduler=SYNC)
@@ -282,8 +309,7 @@ def test_time_limit_returns_flagged_prefix():
     assert len(part.steps) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        full = plan_key_path(split(df, [100, 100]), columns=cols, time_limit=60,
-                             scheduler=SYNC)
+        full = plan_key_path(split(df, [100, 100]), columns=cols, time_limit=60, scheduler=SYNC)
     _same_path(mem.plan_key_path(df, None, columns=cols), full)
 
 
@@ -294,7 +320,7 @@ def test_hash_collisions_are_detected_and_rehashed(monkeypatch):
     def weak(texts, seed):
         seeds.append(seed)
         out = real(texts, seed)
-        return out & np.uint64(1) if seed == 0 else out   # seed 0: 2 keys for everything
+        return out & np.uint64(1) if seed == 0 else out  # seed 0: 2 keys for everything
 
     monkeypatch.setattr(_values, "_hash_texts", weak)
     df = pd.DataFrame({"s": ["a", "b", "c", "d", "a", "b"], "t": ["x", "y", "x", "y", "y", "x"]})
@@ -316,7 +342,8 @@ def test_canonical_values_follow_pandas_equality():
     assert c(Decimal("1.5")) == c(1.5) and c(Decimal("0.1")) != c(0.1)
     assert c(pd.Timestamp("2024-01-01")) == c(pd.Timestamp("2024-01-01").to_pydatetime())
     assert c(pd.Timestamp("2024-01-01", tz="UTC")) == c(
-        pd.Timestamp("2024-01-01 01:00", tz="Europe/Paris"))
+        pd.Timestamp("2024-01-01 01:00", tz="Europe/Paris")
+    )
 
 
 def test_progress_bar_on_stderr(capsys):
@@ -343,8 +370,13 @@ def test_question_values_and_suggest_match_memory(table, data):
             question_values(split(df, sizes), scheduler=SYNC)
         return
     cols = list(df.columns)
-    weights = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 7.25]),
-                                          min_size=len(df), max_size=len(df))))
+    weights = np.array(
+        data.draw(
+            st.lists(
+                st.sampled_from([0.0, 0.5, 1.0, 2.0, 7.25]), min_size=len(df), max_size=len(df)
+            )
+        )
+    )
     if weights.sum() == 0:
         weights[0] = 1.0
     noise = data.draw(st.sampled_from([0.0, 0.0, 0.2]))
@@ -375,17 +407,20 @@ def test_filter_candidates_matches_memory(table, data):
         return
     col = data.draw(st.sampled_from(list(df.columns)))
     value = df[col].iloc[data.draw(st.integers(0, len(df) - 1))]
-    weights = np.array(data.draw(st.lists(st.sampled_from([0.0, 1.0, 3.0]),
-                                          min_size=len(df), max_size=len(df))))
+    weights = np.array(
+        data.draw(st.lists(st.sampled_from([0.0, 1.0, 3.0]), min_size=len(df), max_size=len(df)))
+    )
     if weights.sum() == 0:
         weights[-1] = 1.0
     state = CandidateState(list(df.index), weights / weights.sum())
     want = state.filter_candidates(df, col, value)
-    got = filter_candidates(split(df.assign(post=weights), sizes), col, value,
-                            "post").compute(scheduler=SYNC)
+    got = filter_candidates(split(df.assign(post=weights), sizes), col, value, "post").compute(
+        scheduler=SYNC
+    )
     assert list(got.index) == list(want.candidate_rows)
-    np.testing.assert_allclose(got["post"].to_numpy(dtype=float), want.posterior,
-                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(
+        got["post"].to_numpy(dtype=float), want.posterior, rtol=1e-12, atol=1e-15
+    )
     plain = filter_candidates(split(df, sizes), col, value).compute(scheduler=SYNC)
     mask = _candidates.encode_values(df[col], col)
     code = mask.code_of(value)
@@ -411,38 +446,57 @@ def test_belief_bad_input():
 def client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=40) as cluster, \
-            Client(cluster) as c:
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=40,
+        ) as cluster,
+        Client(cluster) as c,
+    ):
         yield c
 
 
 def test_cluster_with_processes_matches_memory(client):
     rng = np.random.default_rng(11)
     n = 2000
-    df = pd.DataFrame({"a": rng.integers(0, 30, n), "b": rng.choice(["u", "v", None], n),
-                       "c": rng.integers(0, 200, n).astype(float),
-                       "d": pd.Categorical(rng.choice(list("pqrs"), n)),
-                       "e": np.arange(n) % 13}, index=[f"r{i}" for i in range(n)])
+    df = pd.DataFrame(
+        {
+            "a": rng.integers(0, 30, n),
+            "b": rng.choice(["u", "v", None], n),
+            "c": rng.integers(0, 200, n).astype(float),
+            "d": pd.Categorical(rng.choice(list("pqrs"), n)),
+            "e": np.arange(n) % 13,
+        },
+        index=[f"r{i}" for i in range(n)],
+    )
     ddf = split(df, [500, 0, 1, 999, 500])
     want = _outcome(mem.find_key, df, None)
-    assert want[0] == "ValueError"   # three pairs of duplicate rows, named
+    assert want[0] == "ValueError"  # three pairs of duplicate rows, named
     _same_solution(want, _outcome(find_key, ddf, scheduler=client))
-    _same_solution(("ok", mem.find_key(df, None, epsilon_pairs=1e-5)),
-                   ("ok", find_key(ddf, epsilon_pairs=1e-5, scheduler=client)))
+    _same_solution(
+        ("ok", mem.find_key(df, None, epsilon_pairs=1e-5)),
+        ("ok", find_key(ddf, epsilon_pairs=1e-5, scheduler=client)),
+    )
     rows = [f"r{i}" for i in rng.permutation(n)[:300]]
     _same_solution(("ok", mem.find_key(df, rows)), ("ok", find_key(ddf, rows)))  # default client
-    _same_path(mem.plan_key_path(df, None, objective="entropy"),
-               plan_key_path(ddf, objective="entropy", scheduler=client))
+    _same_path(
+        mem.plan_key_path(df, None, objective="entropy"),
+        plan_key_path(ddf, objective="entropy", scheduler=client),
+    )
     post = rng.random(n)
-    got = question_values(split(df.assign(p=post), [500, 0, 1, 999, 500]), "p",
-                          noise=0.1, scheduler=client)
+    got = question_values(
+        split(df.assign(p=post), [500, 0, 1, 999, 500]), "p", noise=0.1, scheduler=client
+    )
     want = _mi(df, list(df.columns), post, 0.1)
     assert max(abs(got[c] - w) for c, w in zip(df.columns, want)) <= 1e-12
     state = CandidateState(list(df.index), post / post.sum())
     kept = state.filter_candidates(df, "b", "u")
-    out = filter_candidates(split(df.assign(p=post), [500, 0, 1, 999, 500]), "b", "u",
-                            "p").compute()
+    out = filter_candidates(
+        split(df.assign(p=post), [500, 0, 1, 999, 500]), "b", "u", "p"
+    ).compute()
     assert list(out.index) == kept.candidate_rows
     np.testing.assert_allclose(out["p"].to_numpy(), kept.posterior, rtol=1e-12)
 
@@ -458,5 +512,5 @@ def test_cluster_time_limit_cancels_a_running_pass(client):
     t0 = time.monotonic()
     with pytest.warns(NotProvenOptimalWarning):
         res = find_key(ddf, time_limit=0.5, scheduler=client)
-    assert time.monotonic() - t0 < 4.5   # did not wait for the 6 s pass
+    assert time.monotonic() - t0 < 4.5  # did not wait for the 6 s pass
     assert res.timed_out and list(res) == []

@@ -72,8 +72,13 @@ def test_cosine_matches_numpy():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(1, 60), st.integers(1, 6), st.integers(1, 12), st.integers(0, 10**6),
-       st.sampled_from(["ip", "l2"]))
+@given(
+    st.integers(1, 60),
+    st.integers(1, 6),
+    st.integers(1, 12),
+    st.integers(0, 10**6),
+    st.sampled_from(["ip", "l2"]),
+)
 def test_property_exact_knn_is_numpy_argsort(n, dim, k, seed, metric):
     rng = np.random.default_rng(seed)
     data = int_data(rng, n, dim, -2, 3)
@@ -195,8 +200,13 @@ def test_save_load_round_trip(tmp_path, storage):
     ix.save(path)
     assert not [p for p in os.listdir(tmp_path) if ".tmp-" in p]
     back = FlatIndex.load(path)
-    assert (back.dim, back.metric, back.storage, back.rescore_factor, len(back)) == \
-        (16, "l2", storage, 3, 298)
+    assert (back.dim, back.metric, back.storage, back.rescore_factor, len(back)) == (
+        16,
+        "l2",
+        storage,
+        3,
+        298,
+    )
     a, b = ix.search(queries, k=9), back.search(queries, k=9)
     np.testing.assert_array_equal(a.ids, b.ids)
     assert a.scores.tobytes() == b.scores.tobytes()
@@ -295,8 +305,9 @@ def test_hnsw_is_deterministic_for_a_seed():
     a.add(data)
     b.add(data)
     np.testing.assert_array_equal(a.search(q, k=5).ids, b.search(q, k=5).ids)
-    np.testing.assert_array_equal(a.search(q, k=5, n_threads=1).ids,
-                                  a.search(q, k=5, n_threads=4).ids)
+    np.testing.assert_array_equal(
+        a.search(q, k=5, n_threads=1).ids, a.search(q, k=5, n_threads=4).ids
+    )
 
 
 def test_hnsw_remove_filter_grow_and_errors():
@@ -342,9 +353,14 @@ def test_hnsw_save_load(tmp_path, hnsw_setup):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 300), st.sampled_from(["cosine", "ip", "l2"]),
-       st.sampled_from(["float32", "int8"]), st.integers(1, 12),
-       st.lists(st.integers(0, 400), max_size=120), st.integers(0, 2**32 - 1))
+@given(
+    st.integers(1, 300),
+    st.sampled_from(["cosine", "ip", "l2"]),
+    st.sampled_from(["float32", "int8"]),
+    st.integers(1, 12),
+    st.lists(st.integers(0, 400), max_size=120),
+    st.integers(0, 2**32 - 1),
+)
 def test_flat_filter_equals_numpy_brute_force(n, metric, storage, k, allowed, seed):
     """A filtered search ranks exactly the allowed vectors (float32 rows:
     exact=True also under int8 storage): it equals the unfiltered ranking
@@ -369,8 +385,11 @@ def test_flat_filter_equals_numpy_brute_force(n, metric, storage, k, allowed, se
     full = ix.search(q, k=n, exact=True)
     allowed_set = set(allowed)
     for row in range(3):
-        want = [(i, sc) for i, sc in zip(full.ids[row].tolist(), full.scores[row].tolist())
-                if i in allowed_set][:kk]
+        want = [
+            (i, sc)
+            for i, sc in zip(full.ids[row].tolist(), full.scores[row].tolist())
+            if i in allowed_set
+        ][:kk]
         assert list(zip(res.ids[row].tolist(), res.scores[row].tolist())) == want
     if kk and metric != "cosine":
         want_ids, want_scores = numpy_knn(data[keep], ids[keep], q, kk, metric)
@@ -385,7 +404,9 @@ def test_hnsw_filter_routes_both_sides():
     n, d = 3000, 16
     centers = rng.normal(size=(20, d))
     data = (centers[rng.integers(0, 20, n)] + 0.3 * rng.normal(size=(n, d))).astype(np.float32)
-    queries = (centers[rng.integers(0, 20, 40)] + 0.3 * rng.normal(size=(40, d))).astype(np.float32)
+    queries = (centers[rng.integers(0, 20, 40)] + 0.3 * rng.normal(size=(40, d))).astype(
+        np.float32
+    )
     h = HNSWIndex(d, "cosine", M=16, ef_construction=100, ef=64, seed=3)
     h.add(data)
     limit = int((580.0 * n) ** 0.5)  # FILTER_EXACT_RATIO: 1,319 of 3,000
@@ -407,4 +428,5 @@ def test_hnsw_filter_routes_both_sides():
     mostly_missing = IdSet(list(range(0, 40)) + list(range(10**6, 10**6 + 3000)))
     got = h.search(queries[0], k=10, filter=mostly_missing)
     assert sorted(got.ids.tolist()) == sorted(
-        exact.search(queries[0], k=10, filter=mostly_missing).ids.tolist())
+        exact.search(queries[0], k=10, filter=mostly_missing).ids.tolist()
+    )

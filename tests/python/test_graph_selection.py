@@ -32,10 +32,10 @@ class Model:
 
     def __init__(self, n, edges, node_time, node_docs, edge_docs, vectors):
         self.n = n
-        self.edges = edges            # (src, dst, type, time)
+        self.edges = edges  # (src, dst, type, time)
         self.node_time = node_time
         self.vectors = vectors
-        self.ent_docs = {}            # entity -> [doc]
+        self.ent_docs = {}  # entity -> [doc]
         self.doc_ent = []
         for i in range(n):
             for _ in range(node_docs[i]):
@@ -129,7 +129,7 @@ class Model:
             if not cand:
                 return
             cand.sort(key=lambda c: (-self.score(c, q), c))
-            self.extend(sel, [(c, self.score(c, q)) for c in cand[:limit - len(sel)]])
+            self.extend(sel, [(c, self.score(c, q)) for c in cand[: limit - len(sel)]])
 
     def expand_entities(self, sel, q, limit, kinds, w):
         added = 0
@@ -148,17 +148,20 @@ class Model:
                 return
             best = {y: max(self.score(d, q) for d in self.docs(y)) for y in cand}
             cand.sort(key=lambda y: (-best[y], y))
-            for y in cand[:limit - added]:
+            for y in cand[: limit - added]:
                 self.extend(sel, [(d, best[y]) for d in self.docs(y)])
-            added += len(cand[:limit - added])
+            added += len(cand[: limit - added])
 
     def top_k(self, q, k, kinds, w):
         if kinds == "d":
             docs = [d for d in range(len(self.doc_ent)) if self.inside(self.doc_ent[d], w)]
             docs.sort(key=lambda d: (-self.score(d, q), d))
             return [(d, self.score(d, q)) for d in docs[:k]]
-        ents = [x for x in sorted(self.ent_docs)
-                if self.inside(x, w) and (("n" in kinds) if x < self.n else ("e" in kinds))]
+        ents = [
+            x
+            for x in sorted(self.ent_docs)
+            if self.inside(x, w) and (("n" in kinds) if x < self.n else ("e" in kinds))
+        ]
         best = {x: max(self.score(d, q) for d in self.docs(x)) for x in ents}
         ents.sort(key=lambda x: (-best[x], x))
         return [(d, best[x]) for x in ents[:k] for d in self.docs(x)]
@@ -173,32 +176,52 @@ times = st.one_of(st.none(), st.integers(0, 9))
 def graphs(draw):
     n = draw(st.integers(1, 6))
     m = draw(st.integers(0, 9))
-    edges = [(draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1)),
-              draw(st.sampled_from(["A", "B", "C"])), draw(times)) for _ in range(m)]
+    edges = [
+        (
+            draw(st.integers(0, n - 1)),
+            draw(st.integers(0, n - 1)),
+            draw(st.sampled_from(["A", "B", "C"])),
+            draw(times),
+        )
+        for _ in range(m)
+    ]
     node_time = [draw(times) for _ in range(n)]
     node_docs = [draw(st.integers(0, 2)) for _ in range(n)]
     edge_docs = [draw(st.integers(0, 1)) for _ in range(m)]
     n_docs = sum(node_docs) + sum(edge_docs)
     # small integer vectors with the inner product: scores are exact in
     # float32, so ties are exact and their order is testable
-    vecs = draw(st.lists(st.lists(st.integers(-3, 3), min_size=3, max_size=3),
-                         min_size=n_docs, max_size=n_docs))
+    vecs = draw(
+        st.lists(
+            st.lists(st.integers(-3, 3), min_size=3, max_size=3), min_size=n_docs, max_size=n_docs
+        )
+    )
     vectors = np.array(vecs, dtype=np.float32).reshape(n_docs, 3)
     return Model(n, edges, node_time, node_docs, edge_docs, vectors)
 
 
 def build(model):
-    nodes = [{"id": f"v{i}", "text": [f"n{i}.{k}" for k in range(len(model.docs(i)))],
-              "time": model.node_time[i]} for i in range(model.n)]
-    edges = [(f"v{s}", f"v{d}", t, f"e{e}" if model.docs(model.n + e) else None, tm)
-             for e, (s, d, t, tm) in enumerate(model.edges)]
+    nodes = [
+        {
+            "id": f"v{i}",
+            "text": [f"n{i}.{k}" for k in range(len(model.docs(i)))],
+            "time": model.node_time[i],
+        }
+        for i in range(model.n)
+    ]
+    edges = [
+        (f"v{s}", f"v{d}", t, f"e{e}" if model.docs(model.n + e) else None, tm)
+        for e, (s, d, t, tm) in enumerate(model.edges)
+    ]
     return MemoryGraph.from_edges(edges, nodes, vectors=model.vectors, metric="ip")
 
 
-windows = st.one_of(st.none(), st.tuples(st.integers(0, 10), st.integers(0, 10)).map(
-    lambda p: (min(p), max(p))))
+windows = st.one_of(
+    st.none(), st.tuples(st.integers(0, 10), st.integers(0, 10)).map(lambda p: (min(p), max(p)))
+)
 queries = st.lists(st.integers(-3, 3), min_size=3, max_size=3).map(
-    lambda v: np.array(v, dtype=np.float64))
+    lambda v: np.array(v, dtype=np.float64)
+)
 
 
 def as_pairs(sel):
@@ -220,8 +243,10 @@ class SelectionMachine(RuleBasedStateMachine):
     def add_nodes(self, nodes):
         ids = [f"v{i}" for i in nodes]  # v6, v7 may be unknown: ignored
         self.sel.add_nodes(ids)
-        self.model.extend(self.expected, [(d, 0.0) for i in nodes if i < self.model.n
-                                          for d in self.model.docs(i)])
+        self.model.extend(
+            self.expected,
+            [(d, 0.0) for i in nodes if i < self.model.n for d in self.model.docs(i)],
+        )
 
     @rule(data=st.data())
     def add_edges(self, data):
@@ -247,20 +272,28 @@ class SelectionMachine(RuleBasedStateMachine):
         self.sel.expand_documents_by_similarity(q, limit, window=window)
         self.model.expand_docs(self.expected, q, limit, window)
 
-    @rule(q=queries, limit=st.integers(0, 5), window=windows,
-          kind=st.sampled_from(["ne", "n", "e"]))
+    @rule(
+        q=queries, limit=st.integers(0, 5), window=windows, kind=st.sampled_from(["ne", "n", "e"])
+    )
     def expand_entities(self, q, limit, window, kind):
-        method = {"ne": self.sel.expand_entities_by_similarity,
-                  "n": self.sel.expand_nodes_by_similarity,
-                  "e": self.sel.expand_edges_by_similarity}[kind]
+        method = {
+            "ne": self.sel.expand_entities_by_similarity,
+            "n": self.sel.expand_nodes_by_similarity,
+            "e": self.sel.expand_edges_by_similarity,
+        }[kind]
         method(q, limit, window=window)
         self.model.expand_entities(self.expected, q, limit, kind, window)
 
-    @rule(q=queries, k=st.integers(0, 4), window=windows,
-          kind=st.sampled_from(["d", "ne", "n", "e"]))
+    @rule(
+        q=queries, k=st.integers(0, 4), window=windows, kind=st.sampled_from(["d", "ne", "n", "e"])
+    )
     def restart_from_search(self, q, k, window, kind):
-        make = {"d": documents_by_similarity, "ne": entities_by_similarity,
-                "n": nodes_by_similarity, "e": edges_by_similarity}[kind]
+        make = {
+            "d": documents_by_similarity,
+            "ne": entities_by_similarity,
+            "n": nodes_by_similarity,
+            "e": edges_by_similarity,
+        }[kind]
         self.sel = make(self.graph, q, k, window=window)
         self.expected = self.model.top_k(q, k, kind, window)
 
@@ -270,8 +303,10 @@ class SelectionMachine(RuleBasedStateMachine):
         other = empty_selection(self.graph)
         other.add_nodes([f"v{i}" for i in nodes])
         other_expected = []
-        self.model.extend(other_expected, [(d, 0.0) for i in nodes if i < self.model.n
-                                           for d in self.model.docs(i)])
+        self.model.extend(
+            other_expected,
+            [(d, 0.0) for i in nodes if i < self.model.n for d in self.model.docs(i)],
+        )
         before, other_before = as_pairs(self.sel), as_pairs(other)
         joined = self.sel.append(other)
         assert as_pairs(self.sel) == before and as_pairs(other) == other_before
@@ -287,13 +322,17 @@ class SelectionMachine(RuleBasedStateMachine):
         assert [s for _, s in got] == pytest.approx([s for _, s in self.expected])
         ents = list(dict.fromkeys(self.model.doc_ent[d] for d, _ in self.expected))
         assert [n.id for n in self.sel.nodes()] == [f"v{x}" for x in ents if x < self.model.n]
-        assert [e.index for e in self.sel.edges()] == [x - self.model.n for x in ents
-                                                       if x >= self.model.n]
+        assert [e.index for e in self.sel.edges()] == [
+            x - self.model.n for x in ents if x >= self.model.n
+        ]
 
 
-SelectionMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=12,
-                                              deadline=None,
-                                              suppress_health_check=[HealthCheck.too_slow])
+SelectionMachine.TestCase.settings = settings(
+    max_examples=150,
+    stateful_step_count=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 TestSelectionMachine = SelectionMachine.TestCase
 
 
@@ -302,26 +341,36 @@ TestSelectionMachine = SelectionMachine.TestCase
 
 def _people():
     return MemoryGraph.from_edges(
-        [("alice", "acme", "WORKS_AT", "alice works at acme", "2024-01-10"),
-         ("bob", "acme", "WORKS_AT", "bob works at acme", "2024-03-01"),
-         ("bob", "paris", "LIVES_IN", "bob lives in paris", "2024-06-01")],
-        nodes=[{"id": "alice", "text": "alice, engineer"}, {"id": "bob", "text": "bob, designer"},
-               {"id": "acme", "text": "acme corporation"}, {"id": "paris", "text": "paris"}],
-        embedder=HashingEmbedder(dim=64))
+        [
+            ("alice", "acme", "WORKS_AT", "alice works at acme", "2024-01-10"),
+            ("bob", "acme", "WORKS_AT", "bob works at acme", "2024-03-01"),
+            ("bob", "paris", "LIVES_IN", "bob lives in paris", "2024-06-01"),
+        ],
+        nodes=[
+            {"id": "alice", "text": "alice, engineer"},
+            {"id": "bob", "text": "bob, designer"},
+            {"id": "acme", "text": "acme corporation"},
+            {"id": "paris", "text": "paris"},
+        ],
+        embedder=HashingEmbedder(dim=64),
+    )
 
 
 def test_objects_scores_and_text_queries():
     g = _people()
     sel = nodes_by_similarity(g, "alice engineer", 1)
     assert [n.id for n in sel.nodes()] == ["alice"]
-    (doc, score), = sel.get_documents_with_scores()
+    ((doc, score),) = sel.get_documents_with_scores()
     assert doc.content == "alice, engineer" and doc.entity == Node("alice")
     assert 0.99 < score <= 1.0001
     sel.add_edges([("alice", "acme")])
     assert sel.get_documents_with_scores()[1][1] == 0.0
     edge = sel.edges()[0]
-    assert isinstance(edge, Edge) and (edge.src, edge.dst, edge.type) == ("alice", "acme",
-                                                                          "WORKS_AT")
+    assert isinstance(edge, Edge) and (edge.src, edge.dst, edge.type) == (
+        "alice",
+        "acme",
+        "WORKS_AT",
+    )
     assert edge.time == 1704844800000  # 2024-01-10 in ms since the epoch, UTC
     # an already selected document keeps its score
     sel.add_nodes(["alice"])
@@ -374,8 +423,9 @@ def test_errors_say_what_to_do():
     bare = MemoryGraph.from_edges([("a", "b")])
     with pytest.raises(ValueError, match="no document vectors"):
         empty_selection(bare).expand_documents_by_similarity([1.0], 1)
-    vec_only = MemoryGraph.from_edges([("a", "b")], nodes=[{"id": "a", "text": "x"}],
-                                      vectors=np.ones((1, 2)))
+    vec_only = MemoryGraph.from_edges(
+        [("a", "b")], nodes=[{"id": "a", "text": "x"}], vectors=np.ones((1, 2))
+    )
     with pytest.raises(TypeError, match="embedder"):
         documents_by_similarity(vec_only, "text query", 1)
     with pytest.raises(ValueError, match="another graph"):
@@ -419,19 +469,26 @@ def test_cosine_rounds_match_the_model_up_to_rounding(model, q, limit):
     if not np.any(q):
         return
     g = MemoryGraph.from_edges(
-        [(f"v{s}", f"v{d}", t, "x" if model.docs(model.n + e) else None, tm)
-         for e, (s, d, t, tm) in enumerate(model.edges)],
+        [
+            (f"v{s}", f"v{d}", t, "x" if model.docs(model.n + e) else None, tm)
+            for e, (s, d, t, tm) in enumerate(model.edges)
+        ],
         [{"id": f"v{i}", "text": ["x"] * len(model.docs(i))} for i in range(model.n)],
-        vectors=model.vectors)
+        vectors=model.vectors,
+    )
     sel = empty_selection(g)
     sel.add_nodes(["v0"])
     sel.expand_documents_by_similarity(q, limit)
     norms = np.linalg.norm(model.vectors.astype(np.float64), axis=1)
-    cos = Model(model.n, model.edges, [None] * model.n,
-                [len(model.docs(i)) for i in range(model.n)],
-                [len(model.docs(model.n + e)) for e in range(len(model.edges))],
-                np.where(norms[:, None] > 0, model.vectors / np.maximum(norms, 1e-30)[:, None],
-                         0) / np.linalg.norm(q))
+    cos = Model(
+        model.n,
+        model.edges,
+        [None] * model.n,
+        [len(model.docs(i)) for i in range(model.n)],
+        [len(model.docs(model.n + e)) for e in range(len(model.edges))],
+        np.where(norms[:, None] > 0, model.vectors / np.maximum(norms, 1e-30)[:, None], 0)
+        / np.linalg.norm(q),
+    )
     expected = []
     cos.extend(expected, [(d, 0.0) for d in cos.docs(0)])
     cos.expand_docs(expected, q, limit, None)

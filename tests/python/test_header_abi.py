@@ -25,16 +25,17 @@ def _declarations():
         text = h.read_text()
         for m in _DECL.finditer(text):
             end = text.index(";", m.end())
-            decl = text[m.start():end + 1]
+            decl = text[m.start() : end + 1]
             # the comment documenting this declaration: the last one that
             # closes before it, with only declarations in between
-            before = text[:m.start()]
+            before = text[: m.start()]
             blocks = list(_COMMENT.finditer(before))
             assert blocks, f"{h.name}: {m.group(1)} has no comment"
             last = blocks[-1]
-            between = before[last.end():]
-            assert all(not ln.strip() or ln.startswith(("RV_API", " "))
-                       for ln in between.splitlines()), f"{h.name}: {m.group(1)} has no comment"
+            between = before[last.end() :]
+            assert all(
+                not ln.strip() or ln.startswith(("RV_API", " ")) for ln in between.splitlines()
+            ), f"{h.name}: {m.group(1)} has no comment"
             out.append((h.name, m.group(1), last.group(0), decl))
     return out
 
@@ -49,22 +50,23 @@ def test_every_function_states_since():
 def test_output_pointers_are_marked():
     unmarked = []
     for h, name, _, decl in _declarations():
-        params = decl[decl.index("(") + 1:decl.rindex(")")]
+        params = decl[decl.index("(") + 1 : decl.rindex(")")]
         pieces = re.split(r",(?![^/]*\*/)", params)
         # a comment after the comma ("int *x,  /* OUT */") belongs to x
         for i in range(1, len(pieces)):
             m = re.match(r"\s*/\*.*?\*/", pieces[i], re.S)
             if m:
                 pieces[i - 1] += m.group(0)
-                pieces[i] = pieces[i][m.end():]
+                pieces[i] = pieces[i][m.end() :]
         for p in pieces:
             bare = re.sub(r"/\*.*?\*/", "", p, flags=re.S).strip()
             if not bare or bare == "void" or bare.startswith("const ") or "*" not in bare:
                 continue
-            typ = bare[:bare.index("*")].strip()
+            typ = bare[: bare.index("*")].strip()
             first = params.strip().startswith(p.strip())
-            if typ == "void" or (first and typ.startswith("rv_") and not name.endswith("_init")
-                                 and "**" not in bare):
+            if typ == "void" or (
+                first and typ.startswith("rv_") and not name.endswith("_init") and "**" not in bare
+            ):
                 continue  # a callback context, or the handle the call works on
             if "OUT" not in p:
                 unmarked.append(f"{h}: {name}: {bare}")
@@ -81,8 +83,9 @@ def test_library_exports_exactly_the_header_functions():
     lib = Path(rowvoi.get_lib_dir()) / "librowvoi.so"
     nm = shutil.which("nm")
     assert nm, "binutils' nm is needed to inspect librowvoi"
-    out = subprocess.run([nm, "-D", "--defined-only", str(lib)], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        [nm, "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True
+    ).stdout
     exported = {ln.split()[-1] for ln in out.splitlines() if ln.split()[-1].startswith("rv")}
     assert not [s for s in exported if s.startswith("rv__")], "internal symbols exported"
     # GCC names the ifunc resolver of a public target_clones function

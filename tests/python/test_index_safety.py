@@ -186,10 +186,21 @@ def test_hnsw_directories_of_the_first_layout_still_load(tmp_path):
     h._g.save_index(str(d / "hnsw.bin"))
     h.exact.save(d / "exact.rvf")
     import hashlib
-    meta = {"format": "rowvoi-hnsw", "format_version": 1, "dim": 4, "metric": "l2", "M": 8,
-            "ef_construction": 200, "ef": 64, "seed": 2,
-            "max_elements": h._g.get_max_elements(), "element_count": 50, "size": 50,
-            "hnsw_sha256": hashlib.sha256((d / "hnsw.bin").read_bytes()).hexdigest()}
+
+    meta = {
+        "format": "rowvoi-hnsw",
+        "format_version": 1,
+        "dim": 4,
+        "metric": "l2",
+        "M": 8,
+        "ef_construction": 200,
+        "ef": 64,
+        "seed": 2,
+        "max_elements": h._g.get_max_elements(),
+        "element_count": 50,
+        "size": 50,
+        "hnsw_sha256": hashlib.sha256((d / "hnsw.bin").read_bytes()).hexdigest(),
+    }
     (d / "hnsw.json").write_text(json.dumps(meta))
     q = RNG.normal(size=(5, 4))
     back = HNSWIndex.load(d)
@@ -230,9 +241,12 @@ def test_saves_remove_stale_temporaries_only(tmp_path):
     h.add([[1.0, 0.0], [0.0, 1.0]])
     d = tmp_path / "hnsw"
     h.save(d)
-    ghost = [d / f"hnsw.7.{host}-{dead}-0a1b2c3d.bin", d / f"exact.7.{host}-{dead}-0a1b2c3d.rvf",
-             d / f"exact.7.{host}-{dead}-0a1b2c3d.rvf.tmp-{host}-{dead}-99aa88bb",
-             d / f"hnsw.json.tmp-{host}-{dead}-0a1b2c3d"]
+    ghost = [
+        d / f"hnsw.7.{host}-{dead}-0a1b2c3d.bin",
+        d / f"exact.7.{host}-{dead}-0a1b2c3d.rvf",
+        d / f"exact.7.{host}-{dead}-0a1b2c3d.rvf.tmp-{host}-{dead}-99aa88bb",
+        d / f"hnsw.json.tmp-{host}-{dead}-0a1b2c3d",
+    ]
     mine = d / f"hnsw.9.{host}-{os.getpid()}-0a1b2c3d.bin"  # a save in progress here
     for f in (*ghost, mine):
         f.write_bytes(b"partial")
@@ -275,8 +289,9 @@ def _wait_ready(p):
 def _child(tmp_path, *args):
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
-    return subprocess.Popen([sys.executable, str(script), *map(str, args)],
-                            stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(script), *map(str, args)], stdout=subprocess.PIPE, text=True
+    )
 
 
 def test_killed_hnsw_saves_leave_a_loadable_index(tmp_path):
@@ -357,8 +372,9 @@ def test_killed_single_file_saves_leave_the_old_file(tmp_path, kind):
     loader = FlatIndex.load if kind == "flat" else BM25Index.load
     sizes = set()
     for delay in (0.0, 0.1):
-        p = subprocess.Popen([sys.executable, str(script), kind, str(target)],
-                             stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, str(script), kind, str(target)], stdout=subprocess.PIPE, text=True
+        )
         _wait_ready(p)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
@@ -389,8 +405,9 @@ def _query(ix):
     return "red apples" if isinstance(ix, BM25Index) else np.ones(8)
 
 
-@pytest.mark.parametrize("copier", [lambda x: pickle.loads(pickle.dumps(x)), copy.deepcopy,
-                                    copy.copy])
+@pytest.mark.parametrize(
+    "copier", [lambda x: pickle.loads(pickle.dumps(x)), copy.deepcopy, copy.copy]
+)
 def test_pickle_and_copies_search_identically_and_are_independent(copier):
     for ix in _indexes():
         twin = copier(ix)

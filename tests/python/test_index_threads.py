@@ -52,8 +52,9 @@ class Hammer:
             self.counts[name] = self.counts.get(name, 0) + n
 
     def go(self, roles):
-        threads = [threading.Thread(target=self._run, args=(name, fn), daemon=True)
-                   for name, fn in roles]
+        threads = [
+            threading.Thread(target=self._run, args=(name, fn), daemon=True) for name, fn in roles
+        ]
         for t in threads:
             t.start()
         deadline = time.monotonic() + SECONDS
@@ -96,9 +97,11 @@ def test_bm25_reads_and_saves_while_adding_and_deleting(tmp_path):
             ids = res.ids.tolist()
             assert len(set(ids)) == len(ids) and all(0 <= i < planned[0] for i in ids)
             assert np.all(np.diff(res.scores) <= 0)
-            batch = ix.search_batch([" ".join(r.choice(WORDS, size=2)) for _ in range(4)], k=5,
-                                    n_threads=2)
+            batch = ix.search_batch(
+                [" ".join(r.choice(WORDS, size=2)) for _ in range(4)], k=5, n_threads=2
+            )
             assert ((batch.ids == -1) | ((batch.ids >= 0) & (batch.ids < planned[0]))).all()
+
         return run
 
     last = {"n": 0}
@@ -131,8 +134,15 @@ def test_bm25_reads_and_saves_while_adding_and_deleting(tmp_path):
         copy = BM25Index.from_bytes(ix.to_bytes())
         assert 0 < len(copy) and copy.ids().max() < planned[0]
 
-    h.go([("writer", writer), ("search-1", searcher(2)), ("search-2", searcher(3)),
-          ("inspect", inspector), ("save", saver)])
+    h.go(
+        [
+            ("writer", writer),
+            ("search-1", searcher(2)),
+            ("search-2", searcher(3)),
+            ("inspect", inspector),
+            ("save", saver),
+        ]
+    )
     assert sorted(os.listdir(tmp_path)) == ["lexical.rvx"]
 
 
@@ -183,6 +193,7 @@ def _vector_roles(ix, tmp_path, rng_seed, loader):
                 assert np.all(np.diff(row_scores) <= 1e-6)  # cosine: best first
             one = ix.search(r.normal(size=DIM), k=3, filter=[1, 8, 15, 22])
             assert set(one.ids.tolist()) <= {1, 8, 15, 22}
+
         return run
 
     last = {"n": 0}
@@ -208,8 +219,13 @@ def _vector_roles(ix, tmp_path, rng_seed, loader):
         assert all(valid(i) for i in back_ids.tolist())
         assert np.isin(SEEDS, back_ids).all()
 
-    return [("writer", writer), ("search-1", searcher(11)), ("search-2", searcher(12)),
-            ("inspect", inspector), ("save", saver)]
+    return [
+        ("writer", writer),
+        ("search-1", searcher(11)),
+        ("search-2", searcher(12)),
+        ("inspect", inspector),
+        ("save", saver),
+    ]
 
 
 def test_flat_reads_and_saves_while_adding_and_removing(tmp_path):
@@ -229,8 +245,12 @@ def test_hnsw_reads_and_saves_while_adding_and_removing(tmp_path):
     r = np.random.default_rng(4)
 
     def other_ef():  # searches that need another ef take turns with the rest
-        res = ix.search(r.normal(size=(2, DIM)), k=5, ef=int(r.integers(5, 80)),
-                        exact_rescore=bool(r.integers(0, 2)))
+        res = ix.search(
+            r.normal(size=(2, DIM)),
+            k=5,
+            ef=int(r.integers(5, 80)),
+            exact_rescore=bool(r.integers(0, 2)),
+        )
         assert all(i % 7 == 1 for i in res.ids.ravel().tolist())
 
     roles.append(("other-ef", other_ef))
@@ -252,10 +272,17 @@ def test_hnsw_concurrent_searches_are_deterministic():
     def searcher(ef):
         def run():
             np.testing.assert_array_equal(ix.search(q, k=10, ef=ef).ids, want[ef])
+
         return run
 
-    h.go([("ef10-a", searcher(10)), ("ef200-a", searcher(200)), ("ef10-b", searcher(10)),
-          ("ef200-b", searcher(200))])
+    h.go(
+        [
+            ("ef10-a", searcher(10)),
+            ("ef200-a", searcher(200)),
+            ("ef10-b", searcher(10)),
+            ("ef200-b", searcher(200)),
+        ]
+    )
 
 
 # ------------------------------------------------------- sizes under add-only
@@ -296,6 +323,7 @@ def test_sizes_grow_monotonically_while_adding(kind):
             assert 0 in ix
             ix.get([0])
             return (n, len(ids))
+
     add(0)
     h = Hammer()
     counter = [1]
@@ -312,6 +340,7 @@ def test_sizes_grow_monotonically_while_adding(kind):
             now = read()
             assert all(a >= b for a, b in zip(now, last)), (now, last)
             last = now
+
         return run
 
     h.go([("writer", writer), *((f"read-{i}", reader()) for i in range(3))])
@@ -365,8 +394,11 @@ def test_bm25_add_is_not_starved_by_searchers():
     rng = np.random.default_rng(7)
     ix = BM25Index()
     ix.add(_docs(rng, 20000))
-    _starvation(ix, lambda: ix.search("w1 w2 w3 w4 w5 w6", k=50, exhaustive=True),
-                lambda: ix.add(_docs(rng, 5)))
+    _starvation(
+        ix,
+        lambda: ix.search("w1 w2 w3 w4 w5 w6", k=50, exhaustive=True),
+        lambda: ix.add(_docs(rng, 5)),
+    )
 
 
 def test_flat_add_is_not_starved_by_searchers():
@@ -374,8 +406,9 @@ def test_flat_add_is_not_starved_by_searchers():
     ix = FlatIndex(64)
     ix.add(rng.normal(size=(20000, 64)))
     q = rng.normal(size=(4, 64))
-    _starvation(ix, lambda: ix.search(q, k=10, n_threads=1),
-                lambda: ix.add(rng.normal(size=(5, 64))))
+    _starvation(
+        ix, lambda: ix.search(q, k=10, n_threads=1), lambda: ix.add(rng.normal(size=(5, 64)))
+    )
 
 
 def test_hnsw_add_is_not_starved_by_searchers():
@@ -383,8 +416,9 @@ def test_hnsw_add_is_not_starved_by_searchers():
     ix = HNSWIndex(32, M=8, ef_construction=40)
     ix.add(rng.normal(size=(5000, 32)))
     q = rng.normal(size=(64, 32))
-    _starvation(ix, lambda: ix.search(q, k=10, n_threads=1),
-                lambda: ix.add(rng.normal(size=(5, 32))))
+    _starvation(
+        ix, lambda: ix.search(q, k=10, n_threads=1), lambda: ix.add(rng.normal(size=(5, 32)))
+    )
 
 
 # ------------------------------------------------------------ the lock itself
@@ -430,14 +464,23 @@ def test_rwlock_admits_waiting_readers_before_the_next_writer():
     lock = RWLock()
     order = []
     lock.acquire_write()
-    readers = [threading.Thread(target=lambda i=i: (lock.acquire_read(), order.append(f"r{i}"),
-                                                    time.sleep(0.05), lock.release_read()))
-               for i in range(3)]
+    readers = [
+        threading.Thread(
+            target=lambda i=i: (
+                lock.acquire_read(),
+                order.append(f"r{i}"),
+                time.sleep(0.05),
+                lock.release_read(),
+            )
+        )
+        for i in range(3)
+    ]
     for t in readers:
         t.start()
     time.sleep(0.1)
-    second = threading.Thread(target=lambda: (lock.acquire_write(), order.append("w2"),
-                                              lock.release_write()))
+    second = threading.Thread(
+        target=lambda: (lock.acquire_write(), order.append("w2"), lock.release_write())
+    )
     second.start()
     time.sleep(0.1)
     lock.release_write()  # the three waiting readers go before w2

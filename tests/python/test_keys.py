@@ -26,8 +26,9 @@ def pair_sets(df, rows, cols):
     sets = {}
     for c in cols:
         v = sub[c].tolist()
-        sets[c] = {p for p in pairs if not (v[p[0]] == v[p[1]] or
-                                            (pd.isna(v[p[0]]) and pd.isna(v[p[1]])))}
+        sets[c] = {
+            p for p in pairs if not (v[p[0]] == v[p[1]] or (pd.isna(v[p[0]]) and pd.isna(v[p[1]])))
+        }
     return sets, pairs
 
 
@@ -71,7 +72,7 @@ def test_exact_ilp_brute_force_agree(n_rows, n_cols, seed):
 def test_partition_refinement_matches_pair_bitsets(n_rows, n_cols, seed, with_costs):
     df = random_frame(n_rows, n_cols, seed, unique=False)
     rng = np.random.default_rng(seed)
-    costs = ({c: float(rng.integers(1, 5)) for c in df.columns} if with_costs else None)
+    costs = {c: float(rng.integers(1, 5)) for c in df.columns} if with_costs else None
     problem = KeyProblem(df, list(df.index), costs=costs)
     # path through partition refinement (the keys path) ...
     path = problem.plan_path()
@@ -137,11 +138,14 @@ def test_rows_are_labels_everywhere():
 
 
 def test_missing_values_are_one_value():
-    df = pd.DataFrame({
-        "a": [np.nan, None, pd.NA, "x"],
-        "t": [pd.NaT, pd.NaT, pd.Timestamp("2024-01-01"), pd.NaT],
-        "k": [1, 2, 3, 4],
-    }, dtype=object)
+    df = pd.DataFrame(
+        {
+            "a": [np.nan, None, pd.NA, "x"],
+            "t": [pd.NaT, pd.NaT, pd.Timestamp("2024-01-01"), pd.NaT],
+            "k": [1, 2, 3, 4],
+        },
+        dtype=object,
+    )
     codes = encode_columns(df)
     assert codes[0].tolist() == [1, 1, 1, 0]
     assert codes[1].tolist() == [1, 1, 0, 1]
@@ -234,9 +238,21 @@ def test_bad_arguments():
 
 
 def test_top_level_exports():
-    for name in ["CandidateState", "FeatureSuggestion", "SetCoverProblem", "CoverPath",
-                 "CoverStep", "solve_set_cover", "coverage_of", "SolverUnavailableError",
-                 "KeyProblem", "KeyPath", "KeyPathStep", "find_key", "plan_key_path",
-                 "pairwise_coverage"]:
+    for name in [
+        "CandidateState",
+        "FeatureSuggestion",
+        "SetCoverProblem",
+        "CoverPath",
+        "CoverStep",
+        "solve_set_cover",
+        "coverage_of",
+        "SolverUnavailableError",
+        "KeyProblem",
+        "KeyPath",
+        "KeyPathStep",
+        "find_key",
+        "plan_key_path",
+        "pairwise_coverage",
+    ]:
         assert hasattr(rowvoi, name), name
     assert rowvoi.SolverUnavailableError.__mro__[1] is RuntimeError

@@ -17,7 +17,7 @@ ROWVOI = Path(sys.executable).with_name("rowvoi")
 def section(title):
     start = README.index(title)
     match = re.compile(r"^#{1,2} ", re.M).search(README, start + len(title))
-    return README[start:match.start() if match else len(README)]
+    return README[start : match.start() if match else len(README)]
 
 
 def test_keep_corpora_fresh(tmp_path):
@@ -28,15 +28,23 @@ def test_keep_corpora_fresh(tmp_path):
     for line in block.splitlines():
         argv = shlex.split(line.split(" #")[0])
         assert argv[0] == "rowvoi"
-        proc = subprocess.run([str(ROWVOI), *argv[1:]], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = subprocess.run(
+            [str(ROWVOI), *argv[1:]],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, (line, proc.stderr)
         outputs.append(proc.stdout)
     assert outputs[1].strip() == "corpus 'notes': maintenance policy on_source_change"
     assert outputs[2].splitlines()[0] == "notes: would build (never built)"
     assert outputs[3].startswith("notes: built (never built) -- 6 new, 0 changed")
-    assert outputs[4].splitlines() == ["notes: nothing to do (source unchanged)",
-                                       "nothing to do: every corpus is up to date"]
+    assert outputs[4].splitlines() == [
+        "notes: nothing to do (source unchanged)",
+        "nothing to do: every corpus is up to date",
+    ]
     assert "indexed            6  (coverage 100.0%)" in outputs[5]
     log = outputs[6].splitlines()
     assert len(log) == 2 and "built  (never built)" in log[0] and "nothing to do" in log[1]
@@ -54,8 +62,14 @@ def test_keep_corpora_fresh(tmp_path):
     # the Python snippet, run twice: the second run has nothing to do
     code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
     for expect in ("notes built never built", "notes nothing to do every 6h: next run due in"):
-        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr
         lines = proc.stdout.splitlines()
         assert lines[0].startswith(expect), lines

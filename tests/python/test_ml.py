@@ -28,8 +28,12 @@ def noisy_mi(vals, post, noise):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(2, 25), st.integers(1, 5), st.integers(0, 10_000),
-       st.sampled_from([0.0, 0.05, 0.3, 0.8]))
+@given(
+    st.integers(2, 25),
+    st.integers(1, 5),
+    st.integers(0, 10_000),
+    st.sampled_from([0.0, 0.05, 0.3, 0.8]),
+)
 def test_expected_voi_is_the_noisy_information_gain(n, m, seed, noise):
     df = random_frame(n, m, seed, unique=False)
     rng = np.random.default_rng(seed)
@@ -46,8 +50,9 @@ def test_expected_voi_is_the_noisy_information_gain(n, m, seed, noise):
     assert s.debug["entropy_after"] == pytest.approx(state.entropy - gains[s.col], abs=1e-12)
     gold = compute_gold_next_column_probabilistic(df, state, model)
     assert gains[gold] == pytest.approx(gains[s.col], abs=1e-12)
-    gold2 = compute_gold_next_column_probabilistic(df, state, model,
-                                                   objective="expected_entropy_reduction")
+    gold2 = compute_gold_next_column_probabilistic(
+        df, state, model, objective="expected_entropy_reduction"
+    )
     assert gains[gold2] == pytest.approx(gains[s.col], abs=1e-12)
 
 
@@ -57,15 +62,16 @@ def test_constant_column_is_never_suggested_at_any_noise():
         model = RowVoiModel(noise=noise).fit(df)
         s = model.suggest_next_feature(df, CandidateState.uniform(df.index))
         assert s.col == "x"
-        assert model.suggest_next_feature(df, CandidateState.uniform(df.index),
-                                          ["k"]).col is None
+        assert model.suggest_next_feature(df, CandidateState.uniform(df.index), ["k"]).col is None
 
 
 def test_noise_lowers_the_gain_monotonically():
     df = pd.DataFrame({"x": [0, 1, 2, 3]})
     state = CandidateState.uniform(df.index)
-    gains = [RowVoiModel(noise=e).fit(df).suggest_next_feature(df, state).expected_voi
-             for e in (0.0, 0.1, 0.3, 0.6)]
+    gains = [
+        RowVoiModel(noise=e).fit(df).suggest_next_feature(df, state).expected_voi
+        for e in (0.0, 0.1, 0.3, 0.6)
+    ]
     assert gains[0] == 2.0 and all(a > b for a, b in zip(gains, gains[1:]))
     # the K = 4 symmetric channel: 2 - h(e) - e log2(3)
     e = 0.1
@@ -74,8 +80,13 @@ def test_noise_lowers_the_gain_monotonically():
 
 
 def test_fit_frequencies_entropies_and_bins():
-    df = pd.DataFrame({"age": [20, 30, 40, 50, 60, 70], "g": list("aabbbc"),
-                       "f": [1.0, np.nan, 1.0, 2.0, 2.0, np.nan]})
+    df = pd.DataFrame(
+        {
+            "age": [20, 30, 40, 50, 60, 70],
+            "g": list("aabbbc"),
+            "f": [1.0, np.nan, 1.0, 2.0, 2.0, np.nan],
+        }
+    )
     m = RowVoiModel(smoothing=0.5).fit(df, discrete_cols=["g", "f"], bins=2)
     assert list(m.bin_edges_) == ["age"] and m.bin_edges_["age"].tolist() == [20, 45, 70]
     fg = m.frequencies_["g"]
@@ -116,8 +127,7 @@ def test_costs_change_the_choice_and_normalized_mi_is_a_diagnostic():
     s = model.suggest_next_feature(df, state)
     assert s.col == "b" and s.score == s.expected_voi
     assert s.debug["normalized_mi"] == pytest.approx(s.expected_voi / model.entropies_["b"])
-    c = model.suggest_next_feature(df, state, objective="mi_over_cost",
-                                   feature_costs={"b": 10.0})
+    c = model.suggest_next_feature(df, state, objective="mi_over_cost", feature_costs={"b": 10.0})
     assert c.col == "a" and c.score == pytest.approx(1.0)
     plain = RowVoiModel(normalize_cols=False).fit(df).suggest_next_feature(df, state)
     assert plain.col == "b" and "normalized_mi" not in plain.debug
@@ -164,8 +174,7 @@ def test_model_bad_input():
     with pytest.raises(ValueError, match="objective"):
         model.suggest_next_feature(df, CandidateState.uniform([0, 1]), objective="x")
     with pytest.raises(ValueError, match="feature costs must be positive"):
-        model.suggest_next_feature(df, CandidateState.uniform([0, 1]),
-                                   feature_costs={"a": -2})
+        model.suggest_next_feature(df, CandidateState.uniform([0, 1]), feature_costs={"a": -2})
     with pytest.raises(ValueError, match="no candidate rows"):
         model.suggest_next_feature(df, CandidateState.uniform([]))
     with pytest.raises(KeyError):

@@ -108,8 +108,9 @@ def test_greedy_coverage_counts_only_pairs_the_observed_columns_left_open():
     # soft evidence keeps candidates that differ on the observed column 'a';
     # pairs that 'a' already tells apart are not "newly" covered again
     df = pd.DataFrame({"a": [0, 0, 1, 1], "b": [0, 1, 0, 1], "c": [0, 0, 1, 1]})
-    state = CandidateState.uniform([0, 1, 2, 3]).reweight([1, 1, 1, 1], observed_col="a",
-                                                          observed_value=0)
+    state = CandidateState.uniform([0, 1, 2, 3]).reweight(
+        [1, 1, 1, 1], observed_col="a", observed_value=0
+    )
     s = GreedyCoveragePolicy().suggest(df, state)
     assert s.col == "b" and s.debug["newly_covered_pairs"] == 2
     assert s.debug["total_pairs"] == 2
@@ -168,8 +169,9 @@ def test_random_policy_seeded_and_leaves_global_rng_alone():
     df2 = pd.DataFrame({"const": [1, 1, 1], "x": [1, 2, 3]})
     for s in range(10):
         assert RandomPolicy(seed=s).suggest(df2, CandidateState.uniform([0, 1, 2])).col == "x"
-    assert RandomPolicy(seed=1).suggest(df2, CandidateState.uniform([0, 1, 2]),
-                                        ["const"]).col is None
+    assert (
+        RandomPolicy(seed=1).suggest(df2, CandidateState.uniform([0, 1, 2]), ["const"]).col is None
+    )
     with pytest.raises(ValueError, match="seed"):
         RandomPolicy(seed=-1)
 
@@ -179,8 +181,13 @@ def test_policy_bad_input():
     state = CandidateState.uniform([0, 1, 2])
     empty = CandidateState.uniform([])
     model = RowVoiModel().fit(df)
-    for policy in (CandidateMIPolicy(), GreedyCoveragePolicy(), MIPolicy(model),
-                   RandomPolicy(seed=0), GreedyCoveragePolicy(objective="entropy")):
+    for policy in (
+        CandidateMIPolicy(),
+        GreedyCoveragePolicy(),
+        MIPolicy(model),
+        RandomPolicy(seed=0),
+        GreedyCoveragePolicy(objective="entropy"),
+    ):
         with pytest.raises(KeyError, match="zz"):
             policy.suggest(df, state, ["a", "zz"])
         with pytest.raises(ValueError, match="no candidate rows"):

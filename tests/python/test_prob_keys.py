@@ -27,8 +27,12 @@ def test_find_key_probabilistic_reaches_the_target():
         groups = df.groupby(loose).ngroups if loose else 1
         assert groups / len(df) >= 0.7  # P(MAP is the true row) >= 1 - eps
         assert len(loose) <= len(key)
-        assert find_key_probabilistic(df, df.index, model, max_steps=1,
-                                      epsilon_posterior=0.0).__len__() == 1
+        assert (
+            find_key_probabilistic(
+                df, df.index, model, max_steps=1, epsilon_posterior=0.0
+            ).__len__()
+            == 1
+        )
 
 
 def test_find_key_probabilistic_respects_costs_and_objective():
@@ -36,8 +40,7 @@ def test_find_key_probabilistic_respects_costs_and_objective():
     model = RowVoiModel().fit(df)
     assert find_key_probabilistic(df, df.index, model) == ["id"]
     assert find_key_probabilistic(df, df.index, model, costs={"id": 3.0}) == ["a", "b"]
-    assert find_key_probabilistic(df, df.index, model, costs={"id": 3.0},
-                                  objective="mi") == ["id"]
+    assert find_key_probabilistic(df, df.index, model, costs={"id": 3.0}, objective="mi") == ["id"]
     assert find_key_probabilistic(df, [0, 1], model, columns=["a", "b"]) == ["b"]
     with pytest.raises(ValueError, match="objective"):
         find_key_probabilistic(df, df.index, model, objective="expected_entropy_reduction")
@@ -54,30 +57,33 @@ def test_path_objectives_are_all_computed():
             rng = np.random.default_rng(seed)
             costs = {c: float(rng.integers(1, 5)) for c in df.columns}
             mi = plan_key_path_probabilistic(df, df.index, model, objective="mi", costs=costs)
-            eer = plan_key_path_probabilistic(df, df.index, model,
-                                              objective="expected_entropy_reduction",
-                                              costs=costs)
+            eer = plan_key_path_probabilistic(
+                df, df.index, model, objective="expected_entropy_reduction", costs=costs
+            )
             moc = plan_key_path_probabilistic(df, df.index, model, costs=costs)
             # the entropy-reduction route equals the MI route in exact arithmetic
             assert eer.columns() == mi.columns()
             assert [s.newly_covered_weight for s in eer.steps] == pytest.approx(
-                [s.newly_covered_weight for s in mi.steps], abs=1e-9)
+                [s.newly_covered_weight for s in mi.steps], abs=1e-9
+            )
             # MI per cost: each step's ratio is the best available at that step
             first = moc.steps[0]
             ratios = {}
             for c in df.columns:
-                p = plan_key_path_probabilistic(df, df.index, model, objective="mi",
-                                                columns=[c])
+                p = plan_key_path_probabilistic(df, df.index, model, objective="mi", columns=[c])
                 ratios[c] = (p.steps[0].newly_covered_weight if p.steps else 0.0) / costs[c]
             assert first.newly_covered_weight / costs[first.col] == pytest.approx(
-                max(ratios.values()))
+                max(ratios.values())
+            )
             for path in (mi, moc):
                 cols = path.columns()
                 for k, step in enumerate(path.steps):
                     assert step.cumulative_covered_pairs == round(
-                        pairwise_coverage(df, list(df.index), cols[:k + 1]) * step.total_pairs)
+                        pairwise_coverage(df, list(df.index), cols[: k + 1]) * step.total_pairs
+                    )
                     assert step.cumulative_cost == pytest.approx(
-                        sum(costs[c] for c in cols[:k + 1]))
+                        sum(costs[c] for c in cols[: k + 1])
+                    )
 
 
 def test_path_gains_sum_to_the_entropy_without_noise():
@@ -99,8 +105,7 @@ def exact_identification(codes_list, noise):
                 if k < 2:
                     continue
                 p *= (1 - noise) if col[t] == y else noise / (k - 1)
-                ll += np.where(np.array(col) == y, math.log(1 - noise),
-                               math.log(noise / (k - 1)))
+                ll += np.where(np.array(col) == y, math.log(1 - noise), math.log(noise / (k - 1)))
             if all(ll[t] > ll[r] + 1e-12 for r in range(n) if r != t):
                 total += p / n
     return total

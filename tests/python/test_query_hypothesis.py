@@ -39,19 +39,30 @@ pytest.importorskip("duckdb")
 
 CATS = ["Non-Profit", "Corporate", "Gov"]
 TEXTS = ["a", "B", "ab", "é", "Z", "ß", "", "aB", "b a", "Ab"]
-DATES = [dt.datetime(2024, 1, 1), dt.datetime(2024, 1, 1, 12, 30), dt.datetime(2023, 12, 31),
-         dt.datetime(2024, 2, 29), dt.datetime(2024, 1, 1, 0, 0, 0, 250000)]
-SCHEMA = QuerySchema({
-    "i": {"type": "numeric", "integer": True},
-    "f": "numeric",
-    "cat": {"type": "categorical", "values": CATS},
-    "txt": "text",
-    "d": "date",
-}, max_limit=7)
+DATES = [
+    dt.datetime(2024, 1, 1),
+    dt.datetime(2024, 1, 1, 12, 30),
+    dt.datetime(2023, 12, 31),
+    dt.datetime(2024, 2, 29),
+    dt.datetime(2024, 1, 1, 0, 0, 0, 250000),
+]
+SCHEMA = QuerySchema(
+    {
+        "i": {"type": "numeric", "integer": True},
+        "f": "numeric",
+        "cat": {"type": "categorical", "values": CATS},
+        "txt": "text",
+        "d": "date",
+    },
+    max_limit=7,
+)
 NAMES = list(SCHEMA.names)
 JUNK_NAMES = ["__class__", "a; DROP TABLE x", 'i"', "missing", "", "$where"]
-SETTINGS = settings(max_examples=120, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 # ------------------------------------------------------------------ frames
@@ -60,8 +71,9 @@ def frames(draw):
     n = draw(st.integers(0, 9))
     maybe = lambda s: st.one_of(st.none(), s)  # noqa: E731
     ints = draw(st.lists(maybe(st.integers(-4, 4)), min_size=n, max_size=n))
-    floats = draw(st.lists(maybe(st.integers(-12, 12).map(lambda k: k / 4)),
-                           min_size=n, max_size=n))
+    floats = draw(
+        st.lists(maybe(st.integers(-12, 12).map(lambda k: k / 4)), min_size=n, max_size=n)
+    )
     cats = draw(st.lists(maybe(st.sampled_from(CATS)), min_size=n, max_size=n))
     texts = draw(st.lists(maybe(st.sampled_from(TEXTS)), min_size=n, max_size=n))
     dates = draw(st.lists(maybe(st.sampled_from(DATES)), min_size=n, max_size=n))
@@ -69,15 +81,18 @@ def frames(draw):
         i_col = pd.array(ints, dtype="Int64")
     else:
         i_col = np.array(ints, dtype=np.int64)
-    cat_col = pd.Series(cats, dtype="category") if draw(st.booleans()) else \
-        pd.Series(cats, dtype=object)
-    df = pd.DataFrame({
-        "i": i_col,
-        "f": pd.Series([np.nan if v is None else v for v in floats], dtype="float64"),
-        "cat": cat_col,
-        "txt": pd.Series(texts, dtype=object),
-        "d": pd.Series(pd.to_datetime(dates), dtype="datetime64[ns]"),
-    })
+    cat_col = (
+        pd.Series(cats, dtype="category") if draw(st.booleans()) else pd.Series(cats, dtype=object)
+    )
+    df = pd.DataFrame(
+        {
+            "i": i_col,
+            "f": pd.Series([np.nan if v is None else v for v in floats], dtype="float64"),
+            "cat": cat_col,
+            "txt": pd.Series(texts, dtype=object),
+            "d": pd.Series(pd.to_datetime(dates), dtype="datetime64[ns]"),
+        }
+    )
     return df
 
 
@@ -87,11 +102,19 @@ VALUES = {
     "f": st.one_of(st.integers(-13, 13).map(lambda k: k / 4), st.integers(-3, 3)),
     "cat": st.sampled_from(["non profit", "CORPORATE", "gov", "Gov", "non_profit"]),
     "txt": st.sampled_from(TEXTS + ["b", "A"]),
-    "d": st.sampled_from(["2024-01-01", "2024-01-01T06:00:00", "2023-12-31T23:59:59Z",
-                          "2024-02-29", "2024-01-01T12:30:00+00:00"]),
+    "d": st.sampled_from(
+        [
+            "2024-01-01",
+            "2024-01-01T06:00:00",
+            "2023-12-31T23:59:59Z",
+            "2024-02-29",
+            "2024-01-01T12:30:00+00:00",
+        ]
+    ),
 }
-BAD_VALUES = st.sampled_from(["old", None, float("nan"), [1, 2], {"$gt": 1}, True,
-                              10 ** 30, "not-a-date", object()])
+BAD_VALUES = st.sampled_from(
+    ["old", None, float("nan"), [1, 2], {"$gt": 1}, True, 10**30, "not-a-date", object()]
+)
 
 
 def leaf(data, valid: bool):
@@ -117,8 +140,9 @@ def leaf(data, valid: bool):
 
 
 def filter_doc(data, valid: bool, depth: int = 0):
-    kind = data.draw(st.sampled_from(["leaf", "leaf", "and", "or", "multi"]
-                                     if depth < 3 else ["leaf"]))
+    kind = data.draw(
+        st.sampled_from(["leaf", "leaf", "and", "or", "multi"] if depth < 3 else ["leaf"])
+    )
     if kind == "leaf":
         return leaf(data, valid)
     if kind == "multi":
@@ -137,8 +161,9 @@ def random_query(data):
     names = NAMES if valid else NAMES + JUNK_NAMES
     if op in ("select", "filter"):
         if op == "select" or data.draw(st.booleans()):
-            q["columns"] = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3,
-                                              unique=True))
+            q["columns"] = data.draw(
+                st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True)
+            )
         outputs = q.get("columns", NAMES)
     else:
         group = data.draw(st.lists(st.sampled_from(names), max_size=2, unique=True))
@@ -159,11 +184,13 @@ def random_query(data):
         q["filters"] = filter_doc(data, valid)
     if outputs and data.draw(st.booleans()):
         keys = data.draw(st.lists(st.sampled_from(list(outputs)), max_size=2, unique=True))
-        q["order_by"] = [{"column": k, "direction": data.draw(st.sampled_from(["asc", "desc"]))}
-                         for k in keys]
+        q["order_by"] = [
+            {"column": k, "direction": data.draw(st.sampled_from(["asc", "desc"]))} for k in keys
+        ]
     if data.draw(st.booleans()):
-        q["limit"] = data.draw(st.sampled_from([1, 3, 7, 10 ** 12] + ([] if valid else [0, -1,
-                                                                               "10", True])))
+        q["limit"] = data.draw(
+            st.sampled_from([1, 3, 7, 10**12] + ([] if valid else [0, -1, "10", True]))
+        )
     return q
 
 
@@ -201,8 +228,13 @@ def _matches(node, row) -> bool:
         return v is None or v != node.value
     if v is None:
         return False
-    return {"$eq": v == node.value, "$lt": v < node.value, "$lte": v <= node.value,
-            "$gt": v > node.value, "$gte": v >= node.value}[node.op]
+    return {
+        "$eq": v == node.value,
+        "$lt": v < node.value,
+        "$lte": v <= node.value,
+        "$gt": v > node.value,
+        "$gte": v >= node.value,
+    }[node.op]
 
 
 def _sort(rows, keys):
@@ -246,12 +278,19 @@ def reference(df, vq):
         out = []
         for key in keys:
             members = groups[key]
-            out.append(key + tuple(
-                len(members) if a.column is None else _agg(a.func, [m[a.column] for m in members])
-                for a in vq.aggregations))
+            out.append(
+                key
+                + tuple(
+                    len(members)
+                    if a.column is None
+                    else _agg(a.func, [m[a.column] for m in members])
+                    for a in vq.aggregations
+                )
+            )
     out = _sort(out, list(vq.order_by))
-    return [{o.name: json_value(v, o.kind) for o, v in zip(vq.outputs, row)}
-            for row in out[: vq.limit]], len(out) > vq.limit
+    return [
+        {o.name: json_value(v, o.kind) for o, v in zip(vq.outputs, row)} for row in out[: vq.limit]
+    ], len(out) > vq.limit
 
 
 def same(a, b):
@@ -275,11 +314,17 @@ def same(a, b):
 @contextlib.contextmanager
 def no_code():
     """Make every route to evaluating strings fail loudly while rowvoi runs."""
+
     def boom(*args, **kwargs):
         raise AssertionError("code evaluation attempted")
 
-    targets = [(builtins, "eval"), (builtins, "exec"), (pd.DataFrame, "eval"),
-               (pd.DataFrame, "query"), (pd, "eval")]
+    targets = [
+        (builtins, "eval"),
+        (builtins, "exec"),
+        (pd.DataFrame, "eval"),
+        (pd.DataFrame, "query"),
+        (pd, "eval"),
+    ]
     saved = [getattr(obj, name) for obj, name in targets]
     for obj, name in targets:
         setattr(obj, name, boom)
@@ -305,8 +350,7 @@ def test_engines_agree_with_each_other_and_the_reference(df, data):
                 run(df, q, SCHEMA)
         return
     with no_code():
-        results = [run(df, vq, SCHEMA)
-                   for run in (execute_pandas, execute_duckdb, execute_sqlite)]
+        results = [run(df, vq, SCHEMA) for run in (execute_pandas, execute_duckdb, execute_sqlite)]
     want, cut = reference(df, vq)
     event(f"valid {vq.operation}, {'some' if want else 'no'} rows")
     for r in results:
@@ -325,11 +369,26 @@ class Foreign:
         def method(self, *args, **kwargs):
             Foreign.calls.append(name)
             raise AssertionError(f"{name} called on a foreign object")
+
         return method
 
-    for _n in ("__eq__", "__lt__", "__le__", "__gt__", "__ge__", "__str__", "__format__",
-               "__index__", "__int__", "__float__", "__iter__", "__len__", "__bool__",
-               "__contains__", "__getitem__"):
+    for _n in (
+        "__eq__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__str__",
+        "__format__",
+        "__index__",
+        "__int__",
+        "__float__",
+        "__iter__",
+        "__len__",
+        "__bool__",
+        "__contains__",
+        "__getitem__",
+    ):
         locals()[_n] = _record(_n)
     __hash__ = object.__hash__
 
@@ -338,27 +397,66 @@ class Foreign:
         return "Foreign()"
 
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5),
-                    st.builds(Foreign))
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=5), st.builds(Foreign)
+)
 JSONISH = st.recursive(
     SCALARS,
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
-        st.dictionaries(st.one_of(
-            st.sampled_from(NAMES + JUNK_NAMES + ["$and", "$or", "$in", "$gt", "$exists",
-                                                  "operation", "filters", "agg", "column",
-                                                  "direction", "*"]),
-            st.builds(Foreign)), inner, max_size=4)),
-    max_leaves=20)
+        st.dictionaries(
+            st.one_of(
+                st.sampled_from(
+                    NAMES
+                    + JUNK_NAMES
+                    + [
+                        "$and",
+                        "$or",
+                        "$in",
+                        "$gt",
+                        "$exists",
+                        "operation",
+                        "filters",
+                        "agg",
+                        "column",
+                        "direction",
+                        "*",
+                    ]
+                ),
+                st.builds(Foreign),
+            ),
+            inner,
+            max_size=4,
+        ),
+    ),
+    max_leaves=20,
+)
 
 
 @settings(SETTINGS, max_examples=400)
-@given(body=st.dictionaries(
-    st.one_of(st.sampled_from(["operation", "columns", "filters", "aggregations",
-                               "group_by", "order_by", "limit", "where", "__class__"]),
-              st.builds(Foreign)),
-    JSONISH, max_size=6),
-    op=st.sampled_from(["select", "filter", "aggregate", "filtered_aggregate", "drop"]))
+@given(
+    body=st.dictionaries(
+        st.one_of(
+            st.sampled_from(
+                [
+                    "operation",
+                    "columns",
+                    "filters",
+                    "aggregations",
+                    "group_by",
+                    "order_by",
+                    "limit",
+                    "where",
+                    "__class__",
+                ]
+            ),
+            st.builds(Foreign),
+        ),
+        JSONISH,
+        max_size=6,
+    ),
+    op=st.sampled_from(["select", "filter", "aggregate", "filtered_aggregate", "drop"]),
+)
 def test_arbitrary_dicts_only_ever_raise_query_error(body, op):
     Foreign.calls.clear()
     query = {"operation": op, **body}

@@ -55,20 +55,25 @@ def support_reply(entries):
     return tool_reply("record_support", {"support": entries})
 
 
-GOOD_SUPPORT = support_reply([
-    {"claim": "pro_plan_price", "chunk_ids": ["doc1#p2", "faq#p1"]},
-    {"claim": "v42_release_date", "chunk_ids": ["doc2#p1", "faq#p1"]},
-])
+GOOD_SUPPORT = support_reply(
+    [
+        {"claim": "pro_plan_price", "chunk_ids": ["doc1#p2", "faq#p1"]},
+        {"claim": "v42_release_date", "chunk_ids": ["doc2#p1", "faq#p1"]},
+    ]
+)
 
 
 # ----------------------------------------------------------------- imports
 def test_importing_needs_no_sdk_and_rag_does_not_import_it():
-    code = ("import sys, rowvoi.rag\n"
-            "assert 'rowvoi.rag.claude' not in sys.modules\n"
-            "import rowvoi.rag.claude\n"
-            "assert 'anthropic' not in sys.modules\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=False)
+    code = (
+        "import sys, rowvoi.rag\n"
+        "assert 'rowvoi.rag.claude' not in sys.modules\n"
+        "import rowvoi.rag.claude\n"
+        "assert 'anthropic' not in sys.modules\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -95,11 +100,16 @@ def test_they_implement_the_protocols():
 
 # ------------------------------------------------------------ the extractor
 def test_extractor_request_shape_and_parsing():
-    client = FakeClient(tool_reply("record_claims",
-                                   {"claims": [" price of Pro ", "v4.2 date", "price of Pro", ""]}))
+    client = FakeClient(
+        tool_reply(
+            "record_claims", {"claims": [" price of Pro ", "v4.2 date", "price of Pro", ""]}
+        )
+    )
     extractor = ClaudeClaimExtractor(client=client, model="claude-test-1", max_tokens=321)
-    assert extractor.extract("How much is Pro and when did v4.2 ship?") == \
-        ["price of Pro", "v4.2 date"]
+    assert extractor.extract("How much is Pro and when did v4.2 ship?") == [
+        "price of Pro",
+        "v4.2 date",
+    ]
     (req,) = client.requests
     assert req["model"] == "claude-test-1" and req["max_tokens"] == 321
     assert [t["name"] for t in req["tools"]] == ["record_claims"]
@@ -121,18 +131,23 @@ def test_extractor_rejects_bad_queries_without_a_request():
     assert client.requests == []
 
 
-@pytest.mark.parametrize("reply, message", [
-    (tool_reply("record_claims", {}), "no 'claims' field"),
-    (tool_reply("record_claims", {"claims": "price"}), "list of strings"),
-    (tool_reply("record_claims", {"claims": ["price", 3]}), "list of strings"),
-    (tool_reply("record_claims", {"claims": ["  "]}), "lists no claims"),
-    (tool_reply("record_claims", ["price"]), "must be an object"),
-    (tool_reply("other_tool", {"claims": ["x"]}), "no record_claims tool call"),
-    ({"stop_reason": "end_turn", "content": [{"type": "text", "text": "price"}]},
-     "no record_claims tool call"),
-    ({"stop_reason": "max_tokens", "content": []}, "max_tokens=4096"),
-    ({"stop_reason": "end_turn"}, "no content"),
-])
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        (tool_reply("record_claims", {}), "no 'claims' field"),
+        (tool_reply("record_claims", {"claims": "price"}), "list of strings"),
+        (tool_reply("record_claims", {"claims": ["price", 3]}), "list of strings"),
+        (tool_reply("record_claims", {"claims": ["  "]}), "lists no claims"),
+        (tool_reply("record_claims", ["price"]), "must be an object"),
+        (tool_reply("other_tool", {"claims": ["x"]}), "no record_claims tool call"),
+        (
+            {"stop_reason": "end_turn", "content": [{"type": "text", "text": "price"}]},
+            "no record_claims tool call",
+        ),
+        ({"stop_reason": "max_tokens", "content": []}, "max_tokens=4096"),
+        ({"stop_reason": "end_turn"}, "no content"),
+    ],
+)
 def test_extractor_malformed_replies(reply, message):
     with pytest.raises(ValueError, match=message):
         ClaudeClaimExtractor(client=FakeClient(reply)).extract("q?")
@@ -143,8 +158,10 @@ def test_judge_request_shape_and_cache_breakpoint():
     client = FakeClient(GOOD_SUPPORT)
     judge = ClaudeSupportJudge(client=client, model="claude-test-2")
     support = judge.judge(PAIRS, CLAIMS)
-    assert support == {"pro_plan_price": {"doc1#p2", "faq#p1"},
-                       "v42_release_date": {"doc2#p1", "faq#p1"}}
+    assert support == {
+        "pro_plan_price": {"doc1#p2", "faq#p1"},
+        "v42_release_date": {"doc2#p1", "faq#p1"},
+    }
     (req,) = client.requests  # one request for the whole matrix
     assert req["model"] == "claude-test-2" and req["max_tokens"] == 4096
     (tool,) = req["tools"]
@@ -178,11 +195,13 @@ def test_same_chunks_give_the_same_cached_prefix():
 
 
 def test_judge_drops_unknown_claims_and_chunk_ids_and_fills_every_claim():
-    reply = support_reply([
-        {"claim": "pro_plan_price", "chunk_ids": ["doc1#p2", "doc9#p9"]},
-        {"claim": "refund_policy", "chunk_ids": ["faq#p1"]},
-        {"claim": "pro_plan_price", "chunk_ids": ["faq#p1"]},  # repeated: merged
-    ])
+    reply = support_reply(
+        [
+            {"claim": "pro_plan_price", "chunk_ids": ["doc1#p2", "doc9#p9"]},
+            {"claim": "refund_policy", "chunk_ids": ["faq#p1"]},
+            {"claim": "pro_plan_price", "chunk_ids": ["faq#p1"]},  # repeated: merged
+        ]
+    )
     support = ClaudeSupportJudge(client=FakeClient(reply)).judge(PAIRS, CLAIMS)
     assert support == {"pro_plan_price": {"doc1#p2", "faq#p1"}, "v42_release_date": set()}
     assert list(support) == CLAIMS
@@ -191,8 +210,7 @@ def test_judge_drops_unknown_claims_and_chunk_ids_and_fills_every_claim():
 def test_judge_maps_non_string_ids_back():
     pairs = [(1, "one"), (("doc", 2), "two")]
     reply = support_reply([{"claim": "7", "chunk_ids": ["1", "('doc', 2)"]}])
-    assert ClaudeSupportJudge(client=FakeClient(reply)).judge(pairs, [7]) == \
-        {7: {1, ("doc", 2)}}
+    assert ClaudeSupportJudge(client=FakeClient(reply)).judge(pairs, [7]) == {7: {1, ("doc", 2)}}
     with pytest.raises(ValueError, match="distinct as text"):
         ClaudeSupportJudge(client=FakeClient(reply)).judge([(1, "a"), ("1", "b")], [7])
     with pytest.raises(ValueError, match="unique"):
@@ -213,35 +231,55 @@ def test_judge_without_claims_or_chunks_sends_nothing():
         judge.judge([("a", 5)], CLAIMS)
 
 
-@pytest.mark.parametrize("reply, message", [
-    (tool_reply("record_support", {}), "no 'support' field"),
-    (tool_reply("record_support", {"support": {"pro_plan_price": []}}), "must be a list"),
-    (support_reply(["pro_plan_price"]), r"support\[0\] must be an object"),
-    (support_reply([{"claim": "pro_plan_price"}]), r"support\[0\] has no 'chunk_ids'"),
-    (support_reply([{"chunk_ids": []}]), r"support\[0\] has no 'claim'"),
-    (support_reply([{"claim": 3, "chunk_ids": []}]), r"support\[0\]\.claim must be a string"),
-    (support_reply([{"claim": "pro_plan_price", "chunk_ids": "doc1#p2"}]),
-     r"chunk_ids must be a list of strings"),
-    (support_reply([{"claim": "pro_plan_price", "chunk_ids": [1]}]),
-     r"chunk_ids must be a list of strings"),
-    (tool_reply("record_support", "nope"), "must be an object"),
-    ({"stop_reason": "end_turn", "content": [{"type": "text", "text": "All supported."}]},
-     "no record_support tool call"),
-    ({"stop_reason": "max_tokens", "content": [{"type": "tool_use", "name": "record_support",
-                                                "input": {}}]}, "cut off at max_tokens"),
-    ({"content": None}, "no content"),
-])
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        (tool_reply("record_support", {}), "no 'support' field"),
+        (tool_reply("record_support", {"support": {"pro_plan_price": []}}), "must be a list"),
+        (support_reply(["pro_plan_price"]), r"support\[0\] must be an object"),
+        (support_reply([{"claim": "pro_plan_price"}]), r"support\[0\] has no 'chunk_ids'"),
+        (support_reply([{"chunk_ids": []}]), r"support\[0\] has no 'claim'"),
+        (support_reply([{"claim": 3, "chunk_ids": []}]), r"support\[0\]\.claim must be a string"),
+        (
+            support_reply([{"claim": "pro_plan_price", "chunk_ids": "doc1#p2"}]),
+            r"chunk_ids must be a list of strings",
+        ),
+        (
+            support_reply([{"claim": "pro_plan_price", "chunk_ids": [1]}]),
+            r"chunk_ids must be a list of strings",
+        ),
+        (tool_reply("record_support", "nope"), "must be an object"),
+        (
+            {"stop_reason": "end_turn", "content": [{"type": "text", "text": "All supported."}]},
+            "no record_support tool call",
+        ),
+        (
+            {
+                "stop_reason": "max_tokens",
+                "content": [{"type": "tool_use", "name": "record_support", "input": {}}],
+            },
+            "cut off at max_tokens",
+        ),
+        ({"content": None}, "no content"),
+    ],
+)
 def test_judge_malformed_replies(reply, message):
     with pytest.raises(ValueError, match=message):
         ClaudeSupportJudge(client=FakeClient(reply)).judge(PAIRS, CLAIMS)
 
 
 def test_sdk_style_objects_are_read_too():
-    block = Obj(type="tool_use", id="toolu_1", name="record_support",
-                input={"support": [{"claim": "pro_plan_price", "chunk_ids": ["doc1#p2"]}]})
+    block = Obj(
+        type="tool_use",
+        id="toolu_1",
+        name="record_support",
+        input={"support": [{"claim": "pro_plan_price", "chunk_ids": ["doc1#p2"]}]},
+    )
     reply = Obj(stop_reason="tool_use", content=[Obj(type="text", text="Here:"), block])
-    assert ClaudeSupportJudge(client=FakeClient(reply)).judge(PAIRS, CLAIMS) == \
-        {"pro_plan_price": {"doc1#p2"}, "v42_release_date": set()}
+    assert ClaudeSupportJudge(client=FakeClient(reply)).judge(PAIRS, CLAIMS) == {
+        "pro_plan_price": {"doc1#p2"},
+        "v42_release_date": set(),
+    }
 
 
 def test_force_tool_false_offers_the_tool_without_forcing_it():
@@ -261,17 +299,21 @@ def test_select_context_fed_by_the_fake_judge():
 
 
 def test_extract_and_select_with_both_adapters():
-    extractor = ClaudeClaimExtractor(client=FakeClient(
-        tool_reply("record_claims", {"claims": CLAIMS + ["refund_policy"]})))
-    hallucinating = support_reply([
-        {"claim": "pro_plan_price", "chunk_ids": ["doc1#p2", "faq#p1"]},
-        {"claim": "v42_release_date", "chunk_ids": ["doc2#p1", "faq#p1", "blog#x"]},
-        {"claim": "refund_policy", "chunk_ids": []},
-        {"claim": "sso", "chunk_ids": ["faq#p1"]},
-    ])
+    extractor = ClaudeClaimExtractor(
+        client=FakeClient(tool_reply("record_claims", {"claims": CLAIMS + ["refund_policy"]}))
+    )
+    hallucinating = support_reply(
+        [
+            {"claim": "pro_plan_price", "chunk_ids": ["doc1#p2", "faq#p1"]},
+            {"claim": "v42_release_date", "chunk_ids": ["doc2#p1", "faq#p1", "blog#x"]},
+            {"claim": "refund_policy", "chunk_ids": []},
+            {"claim": "sso", "chunk_ids": ["faq#p1"]},
+        ]
+    )
     judge = ClaudeSupportJudge(client=FakeClient(hallucinating))
-    selection = extract_and_select("Pro price, v4.2 date, refunds?", CHUNKS,
-                                   extractor=extractor, judge=judge)
+    selection = extract_and_select(
+        "Pro price, v4.2 date, refunds?", CHUNKS, extractor=extractor, judge=judge
+    )
     assert sorted(selection.chunks) == ["doc1#p2", "doc2#p1"]
     assert selection.missing_claims == {"refund_policy"}
     assert selection.coverage == pytest.approx(2 / 3)
@@ -290,16 +332,34 @@ def test_with_the_real_sdk_over_a_mock_transport():
     def handler(request):
         body = json.loads(request.content)
         seen.append(body)
-        return httpx.Response(200, json={
-            "id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
-            "stop_reason": "tool_use", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5},
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": "record_support",
-                         "input": {"support": [{"claim": "pro_plan_price",
-                                                "chunk_ids": ["doc1#p2"]}]}}]})
+        return httpx.Response(
+            200,
+            json={
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "record_support",
+                        "input": {
+                            "support": [{"claim": "pro_plan_price", "chunk_ids": ["doc1#p2"]}]
+                        },
+                    }
+                ],
+            },
+        )
 
-    client = anthropic.Anthropic(api_key="test-key", max_retries=0,
-                                 http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    client = anthropic.Anthropic(
+        api_key="test-key",
+        max_retries=0,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+    )
     support = ClaudeSupportJudge(client=client).judge(PAIRS, CLAIMS)
     assert support == {"pro_plan_price": {"doc1#p2"}, "v42_release_date": set()}
     (body,) = seen

@@ -4,15 +4,22 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rowvoi.rag import Chunk, ContextSelection, extract_and_select, plan_context_path, select_context
+from rowvoi.rag import (
+    Chunk,
+    ContextSelection,
+    extract_and_select,
+    plan_context_path,
+    select_context,
+)
 from rowvoi.setcover import STRATEGIES
 
-CHUNKS = [Chunk("doc1#p2", "The Pro plan costs $40/seat/mo.", tokens=180),
-          Chunk("doc2#p1", "v4.2 shipped March 3rd, 2026.", tokens=150),
-          Chunk("faq#p1", "Pricing, releases, and SSO.", tokens=1550)]
+CHUNKS = [
+    Chunk("doc1#p2", "The Pro plan costs $40/seat/mo.", tokens=180),
+    Chunk("doc2#p1", "v4.2 shipped March 3rd, 2026.", tokens=150),
+    Chunk("faq#p1", "Pricing, releases, and SSO.", tokens=1550),
+]
 CLAIMS = ["pro_plan_price", "v42_release_date"]
-SUPPORT = {"pro_plan_price": {"doc1#p2", "faq#p1"},
-           "v42_release_date": {"doc2#p1", "faq#p1"}}
+SUPPORT = {"pro_plan_price": {"doc1#p2", "faq#p1"}, "v42_release_date": {"doc2#p1", "faq#p1"}}
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -31,8 +38,9 @@ def test_unsupported_claims_are_reported_not_fatal(strategy):
 
 
 def test_dataframe_support_matches_mapping():
-    frame = pd.DataFrame({"doc1#p2": [True, False], "doc2#p1": [0, 1],
-                          "faq#p1": [1.0, np.nan]}, index=CLAIMS)
+    frame = pd.DataFrame(
+        {"doc1#p2": [True, False], "doc2#p1": [0, 1], "faq#p1": [1.0, np.nan]}, index=CLAIMS
+    )
     sel = select_context(CHUNKS, CLAIMS, frame)
     assert sorted(sel.chunks) == ["doc1#p2", "doc2#p1"]
     # NaN means no support: faq#p1 only supports the price claim here

@@ -108,16 +108,18 @@ def test_likelihoods_and_observe():
     assert lik.tolist() == pytest.approx([0.02, 0.02, 0.98, 0.98])
     three = {"q": ["a", "b", "c", "a"]}
     assert answer_likelihoods(three, "q", "a", noise=0.3).tolist() == pytest.approx(
-        [0.7, 0.15, 0.15, 0.7])
+        [0.7, 0.15, 0.15, 0.7]
+    )
     # an answer nobody predicted: one more "other" answer for everyone (0.3 / 3)
-    assert answer_likelihoods(three, "q", "zzz", noise=0.3).tolist() == pytest.approx(
-        [0.1] * 4)
+    assert answer_likelihoods(three, "q", "zzz", noise=0.3).tolist() == pytest.approx([0.1] * 4)
     assert answer_likelihoods(three, "q", "zzz").tolist() == [0, 0, 0, 0]
     # a constant question cannot move the belief, at any noise
-    assert answer_likelihoods({"q": ["x"] * 3}, "q", "x", noise=0.4).tolist() == \
-        pytest.approx([0.6] * 3)
-    state = observe_answer(CandidateState.uniform(range(4)), ANSWERS, "Which deployment?",
-                           "self", noise=0.02)
+    assert answer_likelihoods({"q": ["x"] * 3}, "q", "x", noise=0.4).tolist() == pytest.approx(
+        [0.6] * 3
+    )
+    state = observe_answer(
+        CandidateState.uniform(range(4)), ANSWERS, "Which deployment?", "self", noise=0.02
+    )
     assert state.posterior.round(2).tolist() == [0.01, 0.01, 0.49, 0.49]
     assert state.observed_cols == {"Which deployment?"}
     assert len(state.candidate_rows) == 4
@@ -171,9 +173,13 @@ class Runner:
 
 
 def test_retrieval_session_guide_flow_and_expected_vs_realised():
-    session = RetrievalSession(OUTCOMES, runner=Runner(3), prior=[0.20, 0.15, 0.45, 0.20],
-                               costs={"bm25": 1.0, "metadata:version": 1.0, "rerank": 12.0},
-                               noise=0.05)
+    session = RetrievalSession(
+        OUTCOMES,
+        runner=Runner(3),
+        prior=[0.20, 0.15, 0.45, 0.20],
+        costs={"bm25": 1.0, "metadata:version": 1.0, "rerank": 12.0},
+        noise=0.05,
+    )
     steps = session.run(StopRules(epsilon_posterior=0.15, target_unique=False))
     assert [s.probe for s in steps] == ["bm25", "metadata:version"]
     assert session.best_candidate == 3 and session.cumulative_cost == 2.0
@@ -186,7 +192,8 @@ def test_retrieval_session_guide_flow_and_expected_vs_realised():
     assert more[:2] == steps and len(more) == 3 and more[2].probe == "rerank"
     session.reset()
     assert session.steps_taken == 0 and session.state.posterior.tolist() == pytest.approx(
-        [0.20, 0.15, 0.45, 0.20])
+        [0.20, 0.15, 0.45, 0.20]
+    )
 
 
 def test_scoring_and_updating_use_the_same_noise_model():
@@ -209,8 +216,9 @@ def test_scoring_and_updating_use_the_same_noise_model():
 
 
 def test_budget_never_exceeded_and_probes_run_out():
-    session = RetrievalSession(OUTCOMES, runner=Runner(0),
-                               costs={"bm25": 1.0, "metadata:version": 2.0, "rerank": 3.0})
+    session = RetrievalSession(
+        OUTCOMES, runner=Runner(0), costs={"bm25": 1.0, "metadata:version": 2.0, "rerank": 3.0}
+    )
     session.run(StopRules(cost_budget=2.5, target_unique=False))
     assert session.cumulative_cost <= 2.5
     assert "exceed the cost budget" in session.stop_reason
@@ -249,8 +257,10 @@ def test_no_llm_sdk_is_imported():
     import subprocess
     import sys
 
-    code = ("import sys, rowvoi.rag; "
-            "bad = [m for m in sys.modules if m.split('.')[0] in "
-            "('anthropic', 'openai', 'google', 'cohere', 'langchain')]; "
-            "assert not bad, bad")
+    code = (
+        "import sys, rowvoi.rag; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in "
+        "('anthropic', 'openai', 'google', 'cohere', 'langchain')]; "
+        "assert not bad, bad"
+    )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

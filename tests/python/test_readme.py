@@ -22,7 +22,7 @@ def section(title: str) -> str:
     """The README text under a heading, up to the next heading of any level."""
     start = README.index(title)
     match = re.compile(r"^#{1,6} ", re.M).search(README, start + len(title))
-    return README[start:match.start() if match else len(README)]
+    return README[start : match.start() if match else len(README)]
 
 
 def flat(text: str) -> str:
@@ -37,8 +37,9 @@ def main_job() -> list[list[str]]:
 
 
 def rowvoi(args: list[str]) -> str:
-    proc = subprocess.run([str(ROWVOI), *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [str(ROWVOI), *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     return proc.stdout
@@ -56,7 +57,8 @@ def test_main_command_key_matches_the_readme():
     assert "strategy: exact (proven optimal)" in text
     # what the README says the default (greedy) does on the same table
     greedy_cost, greedy_says = re.search(
-        r"finds a key of cost (\d+) and says `([^`]+)`", text).groups()
+        r"finds a key of cost (\d+) and says `([^`]+)`", text
+    ).groups()
     greedy = [a for a in key_cmd[1:] if a not in ("--strategy", "exact")]
     out = rowvoi(greedy).splitlines()
     assert out[1] == f"cost: {greedy_cost}" and out[2] == f"strategy: {greedy_says}"
@@ -67,15 +69,16 @@ def test_main_command_path_matches_the_readme():
     _, path_cmd = main_job()
     text = flat(section("## The two commands"))
     asks, pairs, cost = re.search(
-        r"The path asks for (.*?) and tells all (\d+) pairs of rows apart at cost (\d+)",
-        text).groups()
+        r"The path asks for (.*?) and tells all (\d+) pairs of rows apart at cost (\d+)", text
+    ).groups()
     out = rowvoi(path_cmd[1:]).splitlines()
     assert out[0].endswith(f"{pairs} pairs to tell apart")
     steps = [line.split() for line in out[2:]]
     assert [s[1] for s in steps] == re.findall(r"`(\w+)`", asks)
     assert steps[-1][3] == pairs and steps[-1][4] == "100.0%" and steps[-1][6] == cost
     budget, last, left = re.search(
-        r"`--budget (\d+)` stops it after `(\w+)` and says that (\d+) pair", text).groups()
+        r"`--budget (\d+)` stops it after `(\w+)` and says that (\d+) pair", text
+    ).groups()
     out = rowvoi([*path_cmd[1:], "--budget", budget]).splitlines()
     assert out[-2].split()[1] == last
     assert out[-1].startswith(f"budget {budget} reached")
@@ -91,17 +94,29 @@ def test_c_snippet_runs_with_the_venv_python_the_readme_installs(tmp_path):
     line = next(ln for ln in c.splitlines() if ln.startswith("cc examples/c/key.c"))
     line = line.replace(".venv/bin/python", shlex.quote(sys.executable))
     line = line.replace("examples/c/key.c", shlex.quote(str(ROOT / "examples/c/key.c")))
-    proc = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        ["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "key of cost 2.0 (optimal): city plan" in proc.stdout
 
 
 def test_python_m_rowvoi_config_prints_no_warning():
     # runpy warned when the package had imported rowvoi.config before running it
-    proc = subprocess.run([sys.executable, "-m", "rowvoi.config", "--cflags", "--libs",
-                           "--pkg-config-dir", "--cmake-dir"], capture_output=True,
-                          text=True, cwd=ROOT / "tests")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rowvoi.config",
+            "--cflags",
+            "--libs",
+            "--pkg-config-dir",
+            "--cmake-dir",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT / "tests",
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert proc.stdout.startswith("-I") and proc.stdout.rstrip().endswith("rowvoi")
@@ -167,8 +182,8 @@ def test_readme_exit_codes_match_the_cli(capsys):
     text = flat(section("## Command line"))
     assert "2 a malformed argument" in text and "1 a well-formed request that fails" in text
     csv = str(ROOT / "examples" / "data" / "customers.csv")
-    assert main(["path", csv, "--budget", "-1"]) == 2      # "a negative --budget"
-    assert main(["key", csv, "--epsilon", "5"]) == 2        # "--epsilon 5"
-    assert main(["key", csv, "--columns", "nope"]) == 1     # "a column ... the data do not have"
+    assert main(["path", csv, "--budget", "-1"]) == 2  # "a negative --budget"
+    assert main(["key", csv, "--epsilon", "5"]) == 2  # "--epsilon 5"
+    assert main(["key", csv, "--columns", "nope"]) == 1  # "a column ... the data do not have"
     errors = [ln for ln in capsys.readouterr().err.splitlines() if "error:" in ln]
     assert [ln.split(":")[0] for ln in errors] == ["rowvoi path", "rowvoi key", "rowvoi key"]

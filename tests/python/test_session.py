@@ -23,15 +23,16 @@ from rowvoi import (
 def unique_frame(n, m, seed, max_card=4):
     """Random small-cardinality frame with duplicate rows dropped (>= 2 rows)."""
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({f"c{j}": rng.integers(0, rng.integers(2, max_card + 1), n)
-                       for j in range(m)})
+    df = pd.DataFrame(
+        {f"c{j}": rng.integers(0, rng.integers(2, max_card + 1), n) for j in range(m)}
+    )
     df = df.drop_duplicates().reset_index(drop=True)
     if len(df) < 2:
         df = pd.DataFrame({f"c{j}": [0, 1] for j in range(m)})
     return df
 
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def make_policy(kind, df, seed):
@@ -49,8 +50,12 @@ def make_policy(kind, df, seed):
 
 
 @SETTINGS
-@given(st.integers(2, 25), st.integers(2, 6), st.integers(0, 10_000),
-       st.sampled_from(["mi", "pairs", "entropy", "idf", "random", "model"]))
+@given(
+    st.integers(2, 25),
+    st.integers(2, 6),
+    st.integers(0, 10_000),
+    st.sampled_from(["mi", "pairs", "entropy", "idf", "random", "model"]),
+)
 def test_duplicate_free_tables_always_reach_the_true_row(n, m, seed, kind):
     df = unique_frame(n, m, seed)
     n = len(df)
@@ -69,18 +74,25 @@ def test_duplicate_free_tables_always_reach_the_true_row(n, m, seed, kind):
     if steps:
         cols = [s.col for s in steps]
         assert steps[-1].pair_coverage_after == pytest.approx(
-            pairwise_coverage(df, list(df.index), cols))
+            pairwise_coverage(df, list(df.index), cols)
+        )
 
 
 @SETTINGS
-@given(st.integers(3, 20), st.integers(2, 6), st.integers(0, 10_000),
-       st.floats(0.0, 8.0), st.sampled_from(["mi", "pairs", "random"]))
+@given(
+    st.integers(3, 20),
+    st.integers(2, 6),
+    st.integers(0, 10_000),
+    st.floats(0.0, 8.0),
+    st.sampled_from(["mi", "pairs", "random"]),
+)
 def test_budget_is_never_exceeded(n, m, seed, budget, kind):
     df = random_frame(n, m, seed, max_card=3, unique=False)
     rng = np.random.default_rng(seed)
     costs = {c: float(rng.choice([0.5, 1.0, 2.5, 4.0])) for c in df.columns}
-    session = DisambiguationSession(df, df.index, policy=make_policy(kind, df, seed),
-                                    feature_costs=costs)
+    session = DisambiguationSession(
+        df, df.index, policy=make_policy(kind, df, seed), feature_costs=costs
+    )
     steps = session.run(StopRules(cost_budget=budget), true_row=int(rng.integers(n)))
     assert session.cumulative_cost <= budget + 1e-9
     assert sum(costs[s.col] for s in steps) == pytest.approx(session.cumulative_cost)
@@ -88,14 +100,16 @@ def test_budget_is_never_exceeded(n, m, seed, budget, kind):
         remaining = [c for c in df.columns if c not in session.state.observed_cols]
         assert session.stop_reason
         if "budget" in session.stop_reason:
-            assert all(session.cumulative_cost + costs[c] > budget for c in remaining) \
-                or session.cumulative_cost >= budget * (1 - 1e-12)
+            assert all(
+                session.cumulative_cost + costs[c] > budget for c in remaining
+            ) or session.cumulative_cost >= budget * (1 - 1e-12)
 
 
 def test_step_records_the_policys_actual_suggestion():
     df = pd.DataFrame({"a": [0, 0, 1, 1], "b": [0, 1, 0, 1]})
-    session = DisambiguationSession(df, [0, 1, 2, 3], policy=CandidateMIPolicy(),
-                                    feature_costs={"b": 2.0})
+    session = DisambiguationSession(
+        df, [0, 1, 2, 3], policy=CandidateMIPolicy(), feature_costs={"b": 2.0}
+    )
     q = session.next_question()
     step = session.observe(q.col, 1)
     assert step.suggestion is q and step.cost == 1.0
@@ -228,7 +242,12 @@ def test_session_bad_input():
         s.run(StopRules(), true_row=99)
     with pytest.raises(KeyError):
         s.run(StopRules(), candidate_cols=["zz"], true_row=0)
-    for bad in (dict(max_steps=-1), dict(cost_budget=-1.0), dict(cost_budget=float("nan")),
-                dict(epsilon_posterior=1.5), dict(epsilon_pairs=-0.1)):
+    for bad in (
+        dict(max_steps=-1),
+        dict(cost_budget=-1.0),
+        dict(cost_budget=float("nan")),
+        dict(epsilon_posterior=1.5),
+        dict(epsilon_pairs=-0.1),
+    ):
         with pytest.raises(ValueError):
             StopRules(**bad)

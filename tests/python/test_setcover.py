@@ -22,8 +22,7 @@ from rowvoi.setcover import (
 def instances(draw, max_sets=8, max_elements=10):
     n_el = draw(st.integers(1, max_elements))
     n_sets = draw(st.integers(1, max_sets))
-    sets = {f"s{i}": draw(st.sets(st.integers(0, n_el - 1), max_size=n_el))
-            for i in range(n_sets)}
+    sets = {f"s{i}": draw(st.sets(st.integers(0, n_el - 1), max_size=n_el)) for i in range(n_sets)}
     costs = {name: draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])) for name in sets}
     return sets, costs
 
@@ -102,8 +101,10 @@ def test_greedy_ratio_and_tie_break():
 @pytest.mark.parametrize("strategy", ["sa", "ga", "hybrid"])
 def test_same_seed_same_answer(strategy):
     rng = np.random.default_rng(3)
-    sets = {f"s{i}": set(rng.choice(60, size=rng.integers(3, 15), replace=False).tolist())
-            for i in range(40)}
+    sets = {
+        f"s{i}": set(rng.choice(60, size=rng.integers(3, 15), replace=False).tolist())
+        for i in range(40)
+    }
     costs = {k: float(rng.integers(1, 5)) for k in sets}
     p = SetCoverProblem(sets, costs=costs)
     a = p.solve(strategy, seed=11)

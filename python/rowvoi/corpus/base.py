@@ -255,8 +255,9 @@ def storage_key(*parts: Any) -> str:
     h = hashlib.sha256()
     for i, p in enumerate(parts):
         if isinstance(p, bool) or not isinstance(p, (str, numbers.Integral)):
-            raise TypeError(f"storage_key part {i} must be a str or an int, not "
-                            f"{type(p).__name__}")
+            raise TypeError(
+                f"storage_key part {i} must be a str or an int, not {type(p).__name__}"
+            )
         data = str(p).encode("utf-8", "surrogatepass")
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
@@ -282,8 +283,7 @@ def ledger_key(artifact_id: Any) -> str:
     ('docs/a.md', '42')
     """
     if isinstance(artifact_id, bool) or not isinstance(artifact_id, (str, numbers.Integral)):
-        raise TypeError(f"artifact id must be a str (or an int), not "
-                        f"{type(artifact_id).__name__}")
+        raise TypeError(f"artifact id must be a str (or an int), not {type(artifact_id).__name__}")
     key = str(artifact_id)
     if not key:
         raise ValueError("artifact id must not be empty")
@@ -358,8 +358,10 @@ class Surface:
         if not self.kind:
             raise ValueError("Surface.kind must not be empty")
         if self.granularity not in GRANULARITIES:
-            raise ValueError(f"Surface.granularity={self.granularity!r}: expected one of "
-                             f"{', '.join(GRANULARITIES)}")
+            raise ValueError(
+                f"Surface.granularity={self.granularity!r}: expected one of "
+                f"{', '.join(GRANULARITIES)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -440,9 +442,12 @@ class Record:
         """
         if isinstance(surface_index, bool) or not isinstance(surface_index, numbers.Integral):
             raise TypeError(f"surface_index must be an int, not {type(surface_index).__name__}")
-        return storage_key("record", ledger_key(artifact_id), _check_str("surface_kind",
-                                                                        surface_kind),
-                           int(surface_index))
+        return storage_key(
+            "record",
+            ledger_key(artifact_id),
+            _check_str("surface_kind", surface_kind),
+            int(surface_index),
+        )
 
 
 @dataclass(frozen=True)
@@ -595,5 +600,7 @@ def tag_source(hits: Iterable[SearchHit], source: str | None) -> list[SearchHit]
     """
     if source is not None:
         _check_str("source", source)
-    return [h if h.source is not None or source is None else dataclasses.replace(h, source=source)
-            for h in hits]
+    return [
+        h if h.source is not None or source is None else dataclasses.replace(h, source=source)
+        for h in hits
+    ]

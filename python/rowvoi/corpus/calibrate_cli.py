@@ -68,12 +68,22 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     out_of_scope = read_queries(args.out_of_scope)
     corpus = open_corpus(args.name)
     if sys.stderr.isatty() and not args.json:
-        print(f"searching {len(in_scope)} in-scope and {len(out_of_scope)} out-of-scope "
-              f"queries ({args.mode}{'/' + args.fusion if args.mode == 'hybrid' else ''}) ...",
-              file=sys.stderr, flush=True)
-    cal = calibrate_min_score(corpus, in_scope, out_of_scope, mode=args.mode,
-                              fusion=args.fusion, weight=args.weight, k=args.k,
-                              save=not args.no_save)
+        print(
+            f"searching {len(in_scope)} in-scope and {len(out_of_scope)} out-of-scope "
+            f"queries ({args.mode}{'/' + args.fusion if args.mode == 'hybrid' else ''}) ...",
+            file=sys.stderr,
+            flush=True,
+        )
+    cal = calibrate_min_score(
+        corpus,
+        in_scope,
+        out_of_scope,
+        mode=args.mode,
+        fusion=args.fusion,
+        weight=args.weight,
+        k=args.k,
+        save=not args.no_save,
+    )
     if args.plot is not None:
         cal.plot(args.plot)
     if args.json:
@@ -97,36 +107,55 @@ def add_parser(sub: Any) -> None:
     ['calibrate']
     """
     p = sub.add_parser(
-        "calibrate", help="measure and store a corpus's abstention floor",
+        "calibrate",
+        help="measure and store a corpus's abstention floor",
         description="Search corpus NAME for the queries it should answer (--in-scope) and "
-                    "those it should refuse (--out-of-scope), choose the score floor that "
-                    "best separates them (weight x answered + (1 - weight) x refused) and "
-                    "store it for 'rowvoi discover NAME QUERY --min-score auto'. A hybrid "
-                    "RRF search floors each hit's evidence (its blend score), since RRF "
-                    "scores depend on ranks only. Query files: one query a line ('#' "
-                    "comments), or .json/.jsonl of strings or {\"query\": ...} objects. "
-                    "The floor is ignored (with a warning) once the corpus is rebuilt with "
-                    "another embedder, analyzer or strategy. Exit 1 for an unknown corpus, "
-                    "a corpus being built, an unreadable file or missing matplotlib.",
+        "those it should refuse (--out-of-scope), choose the score floor that "
+        "best separates them (weight x answered + (1 - weight) x refused) and "
+        "store it for 'rowvoi discover NAME QUERY --min-score auto'. A hybrid "
+        "RRF search floors each hit's evidence (its blend score), since RRF "
+        "scores depend on ranks only. Query files: one query a line ('#' "
+        'comments), or .json/.jsonl of strings or {"query": ...} objects. '
+        "The floor is ignored (with a warning) once the corpus is rebuilt with "
+        "another embedder, analyzer or strategy. Exit 1 for an unknown corpus, "
+        "a corpus being built, an unreadable file or missing matplotlib.",
         epilog="example: rowvoi calibrate papers --in-scope asked.txt --out-of-scope "
-               "off-topic.txt --mode hybrid --fusion blend --plot floor.png")
+        "off-topic.txt --mode hybrid --fusion blend --plot floor.png",
+    )
     p.add_argument("name", metavar="NAME", help="corpus name")
-    p.add_argument("--in-scope", required=True, metavar="FILE",
-                   help="queries the corpus should answer")
-    p.add_argument("--out-of-scope", required=True, metavar="FILE",
-                   help="queries the corpus should refuse")
-    p.add_argument("--mode", choices=("dense", "lexical", "hybrid"), default="hybrid",
-                   help="search mode to calibrate (default hybrid, as discover)")
-    p.add_argument("--fusion", choices=("rrf", "blend"), default="rrf",
-                   help="hybrid fusion (default rrf)")
-    p.add_argument("--k", type=_int, default=10,
-                   help="hits per query searched, as discover's --k (default 10)")
-    p.add_argument("--weight", type=_weight, default=0.5,
-                   help="weight on answering in-scope queries against refusing the others, "
-                        "in [0, 1] (default 0.5: balanced)")
-    p.add_argument("--no-save", action="store_true",
-                   help="measure only; do not store the floor")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="draw both score distributions and the floor (needs rowvoi[plot])")
+    p.add_argument(
+        "--in-scope", required=True, metavar="FILE", help="queries the corpus should answer"
+    )
+    p.add_argument(
+        "--out-of-scope", required=True, metavar="FILE", help="queries the corpus should refuse"
+    )
+    p.add_argument(
+        "--mode",
+        choices=("dense", "lexical", "hybrid"),
+        default="hybrid",
+        help="search mode to calibrate (default hybrid, as discover)",
+    )
+    p.add_argument(
+        "--fusion", choices=("rrf", "blend"), default="rrf", help="hybrid fusion (default rrf)"
+    )
+    p.add_argument(
+        "--k",
+        type=_int,
+        default=10,
+        help="hits per query searched, as discover's --k (default 10)",
+    )
+    p.add_argument(
+        "--weight",
+        type=_weight,
+        default=0.5,
+        help="weight on answering in-scope queries against refusing the others, "
+        "in [0, 1] (default 0.5: balanced)",
+    )
+    p.add_argument("--no-save", action="store_true", help="measure only; do not store the floor")
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw both score distributions and the floor (needs rowvoi[plot])",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_calibrate, verb_parser=p)

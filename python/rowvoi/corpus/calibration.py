@@ -175,8 +175,11 @@ def _lexical_id(conf: Any) -> str | None:
 
 def _fingerprint(state: Mapping[str, Any]) -> dict[str, Any]:
     """What a floor depends on, from a corpus's committed state."""
-    return {"embedder_id": state.get("embedder_id"), "strategy_id": state.get("strategy_id"),
-            "lexical_id": _lexical_id(state.get("lexical"))}
+    return {
+        "embedder_id": state.get("embedder_id"),
+        "strategy_id": state.get("strategy_id"),
+        "lexical_id": _lexical_id(state.get("lexical")),
+    }
 
 
 def _relevant(mode: str) -> tuple[str, ...]:
@@ -192,12 +195,15 @@ def _search_params(mode: str, fusion: str, search_kw: Mapping[str, Any]) -> dict
     """The parameters that set a hybrid search's floor scale (none otherwise)."""
     if mode != "hybrid":
         return {}
-    return {"alpha": float(search_kw.get("alpha", DFLT_BLEND_ALPHA)),
-            "bm25_sat_k": float(search_kw.get("bm25_sat_k", DFLT_BM25_SAT_K))}
+    return {
+        "alpha": float(search_kw.get("alpha", DFLT_BLEND_ALPHA)),
+        "bm25_sat_k": float(search_kw.get("bm25_sat_k", DFLT_BM25_SAT_K)),
+    }
 
 
-def calibration_problem(corpus: Any, record: Mapping[str, Any], mode: str,
-                        search_kw: Mapping[str, Any] | None = None) -> str | None:
+def calibration_problem(
+    corpus: Any, record: Mapping[str, Any], mode: str, search_kw: Mapping[str, Any] | None = None
+) -> str | None:
     """Why a stored floor must not be used for this search, or None if it may.
 
     Compares what the record was calibrated against with the corpus's
@@ -216,16 +222,18 @@ def calibration_problem(corpus: Any, record: Mapping[str, Any], mode: str,
     """
     with corpus.store.snapshot() as snap:
         now = _fingerprint(snap.state)
-    names = {"embedder_id": "embedder", "strategy_id": "strategy",
-             "lexical_id": "analyzer and BM25 settings"}
+    names = {
+        "embedder_id": "embedder",
+        "strategy_id": "strategy",
+        "lexical_id": "analyzer and BM25 settings",
+    }
     for fld in _relevant(mode):
         was = record.get(fld)
         if was is not None and was != now[fld]:
             return f"calibrated with {names[fld]} {was!r}, not {now[fld]!r}"
     params = record.get("params")
     if mode == "hybrid" and isinstance(params, Mapping):
-        want = _search_params(mode, str((search_kw or {}).get("fusion", "rrf")),
-                              search_kw or {})
+        want = _search_params(mode, str((search_kw or {}).get("fusion", "rrf")), search_kw or {})
         for p in _BLEND_PARAMS:
             if p in params and not _close(params[p], want[p]):
                 return f"calibrated with {p}={params[p]!r}, not {want[p]!r}"
@@ -240,20 +248,25 @@ def _close(a: Any, b: float) -> bool:
 def _query_texts(queries: Any, what: str) -> list[str]:
     """Plain query strings from strings or objects with a ``.query``."""
     if isinstance(queries, (str, bytes)) or not isinstance(queries, Iterable):
-        raise TypeError(f"{what} must be a list of query strings (or of objects with a "
-                        f".query), not {type(queries).__name__}")
+        raise TypeError(
+            f"{what} must be a list of query strings (or of objects with a "
+            f".query), not {type(queries).__name__}"
+        )
     out = []
     for i, q in enumerate(queries):
         text = q if isinstance(q, str) else getattr(q, "query", None)
         if not isinstance(text, str):
-            raise TypeError(f"{what}[{i}] is a {type(q).__name__}: expected a query string "
-                            "or an object with a .query string")
+            raise TypeError(
+                f"{what}[{i}] is a {type(q).__name__}: expected a query string "
+                "or an object with a .query string"
+            )
         if not text.strip():
             raise ValueError(f"{what}[{i}] is an empty query; remove it")
         out.append(text)
     if not out:
-        raise ValueError(f"{what} is empty: calibration needs queries of both kinds, "
-                         "in scope and out of scope")
+        raise ValueError(
+            f"{what} is empty: calibration needs queries of both kinds, in scope and out of scope"
+        )
     return out
 
 
@@ -300,14 +313,18 @@ def read_queries(path: Any) -> list[str]:
                 raise ValueError(f"{p}:{n}: not valid JSON ({exc})") from None
         items = [x for x in items if not (isinstance(x, dict) and "__meta__" in x)]
     else:
-        items = [ln.strip() for ln in text.splitlines()
-                 if ln.strip() and not ln.lstrip().startswith("#")]
+        items = [
+            ln.strip()
+            for ln in text.splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")
+        ]
     out = []
     for i, x in enumerate(items):
         q = x.get("query") if isinstance(x, dict) else x
         if not isinstance(q, str) or not q.strip():
-            raise ValueError(f"{p}: entry {i + 1} is not a query string or an object with "
-                             "a \"query\" string")
+            raise ValueError(
+                f'{p}: entry {i + 1} is not a query string or an object with a "query" string'
+            )
         out.append(q.strip())
     if not out:
         raise ValueError(f"{p}: holds no query")
@@ -315,9 +332,15 @@ def read_queries(path: Any) -> list[str]:
 
 
 # ------------------------------------------------------------------ scoring
-def top_scores(corpus: Any, queries: Sequence[Any], *, mode: str = "hybrid",
-               fusion: str = "rrf", k: int = DFLT_CALIB_K,
-               **search_kw: Any) -> list[float]:
+def top_scores(
+    corpus: Any,
+    queries: Sequence[Any],
+    *,
+    mode: str = "hybrid",
+    fusion: str = "rrf",
+    k: int = DFLT_CALIB_K,
+    **search_kw: Any,
+) -> list[float]:
     """Each query's best :func:`~rowvoi.corpus.selection.floor_score` over
     its top ``k`` hits (``-inf`` when a query gets no hit: it is refused at
     any floor), in input order.
@@ -352,8 +375,9 @@ def top_scores(corpus: Any, queries: Sequence[Any], *, mode: str = "hybrid",
     return out
 
 
-def abstention_rates(in_scores: Sequence[float], out_scores: Sequence[float],
-                     floor: float) -> dict[str, float]:
+def abstention_rates(
+    in_scores: Sequence[float], out_scores: Sequence[float], floor: float
+) -> dict[str, float]:
     """How a floor treats two score lists: ``sensitivity`` (fraction of
     in-scope scores >= floor: answered) and ``specificity`` (fraction of
     out-of-scope scores < floor: refused). An empty list gives NaN.
@@ -367,8 +391,9 @@ def abstention_rates(in_scores: Sequence[float], out_scores: Sequence[float],
     return {"sensitivity": sens, "specificity": spec}
 
 
-def best_floor(in_scores: Sequence[float], out_scores: Sequence[float],
-               weight: float = DFLT_CALIB_WEIGHT) -> tuple[float, float, float, float]:
+def best_floor(
+    in_scores: Sequence[float], out_scores: Sequence[float], weight: float = DFLT_CALIB_WEIGHT
+) -> tuple[float, float, float, float]:
     """``(floor, sensitivity, specificity, margin)``: the floor that
     maximises ``weight x sensitivity + (1 - weight) x specificity`` over
     two lists of best scores (see the module docstring for the candidates
@@ -385,8 +410,11 @@ def best_floor(in_scores: Sequence[float], out_scores: Sequence[float],
     pos, neg = [float(x) for x in in_scores], [float(x) for x in out_scores]
     if not pos or not neg:
         raise ValueError("best_floor needs scores of both kinds, in scope and out of scope")
-    if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or \
-            not 0.0 <= float(weight) <= 1.0:
+    if (
+        isinstance(weight, bool)
+        or not isinstance(weight, numbers.Real)
+        or not 0.0 <= float(weight) <= 1.0
+    ):
         raise ValueError(f"weight must be a number in [0, 1], got {weight!r}")
     finite = sorted({s for s in pos + neg if math.isfinite(s)})
     if not finite:
@@ -493,20 +521,34 @@ class Calibration:
         """Plain JSON form (the stored record): the fields above plus
         ``n_in``, ``n_out``, ``balanced_accuracy``, ``separable`` and
         ``version``; ``-inf`` scores are written as None."""
+
         def plain(xs: Sequence[float]) -> list[float | None]:
             return [float(x) if math.isfinite(x) else None for x in xs]
 
         return {
-            "version": RECORD_VERSION, "corpus": self.corpus, "key": self.key,
-            "mode": self.mode, "fusion": self.fusion, "min_score": float(self.min_score),
-            "sensitivity": self.sensitivity, "specificity": self.specificity,
-            "balanced_accuracy": self.balanced_accuracy, "separable": self.separable,
-            "weight": self.weight, "margin": self.margin, "k": self.k,
-            "n_in": len(self.in_scores), "n_out": len(self.out_scores),
-            "in_scores": plain(self.in_scores), "out_scores": plain(self.out_scores),
-            "embedder_id": self.embedder_id, "strategy_id": self.strategy_id,
-            "lexical_id": self.lexical_id, "params": dict(self.params),
-            "generation": self.generation, "created": self.created,
+            "version": RECORD_VERSION,
+            "corpus": self.corpus,
+            "key": self.key,
+            "mode": self.mode,
+            "fusion": self.fusion,
+            "min_score": float(self.min_score),
+            "sensitivity": self.sensitivity,
+            "specificity": self.specificity,
+            "balanced_accuracy": self.balanced_accuracy,
+            "separable": self.separable,
+            "weight": self.weight,
+            "margin": self.margin,
+            "k": self.k,
+            "n_in": len(self.in_scores),
+            "n_out": len(self.out_scores),
+            "in_scores": plain(self.in_scores),
+            "out_scores": plain(self.out_scores),
+            "embedder_id": self.embedder_id,
+            "strategy_id": self.strategy_id,
+            "lexical_id": self.lexical_id,
+            "params": dict(self.params),
+            "generation": self.generation,
+            "created": self.created,
         }
 
     @classmethod
@@ -519,21 +561,38 @@ class Calibration:
         >>> Calibration.from_dict(cal.to_dict()) == cal
         True
         """
+
         def floats(xs: Sequence[Any]) -> tuple[float, ...]:
             return tuple(-math.inf if x is None else float(x) for x in xs)
 
-        return cls(d.get("corpus"), d["key"], d["mode"], d.get("fusion"), float(d["min_score"]),
-                   float(d["sensitivity"]), float(d["specificity"]), float(d["weight"]),
-                   float(d["margin"]), floats(d["in_scores"]), floats(d["out_scores"]),
-                   int(d["k"]), d.get("embedder_id"), d.get("strategy_id"),
-                   d.get("lexical_id"), dict(d.get("params") or {}),
-                   int(d.get("generation", 0)), float(d.get("created", 0.0)), saved)
+        return cls(
+            d.get("corpus"),
+            d["key"],
+            d["mode"],
+            d.get("fusion"),
+            float(d["min_score"]),
+            float(d["sensitivity"]),
+            float(d["specificity"]),
+            float(d["weight"]),
+            float(d["margin"]),
+            floats(d["in_scores"]),
+            floats(d["out_scores"]),
+            int(d["k"]),
+            d.get("embedder_id"),
+            d.get("strategy_id"),
+            d.get("lexical_id"),
+            dict(d.get("params") or {}),
+            int(d.get("generation", 0)),
+            float(d.get("created", 0.0)),
+            saved,
+        )
 
     def rates(self, floor: float | None = None) -> dict[str, float]:
         """:func:`abstention_rates` of the calibration queries at ``floor``
         (default: the calibrated one)."""
-        return abstention_rates(self.in_scores, self.out_scores,
-                                self.min_score if floor is None else floor)
+        return abstention_rates(
+            self.in_scores, self.out_scores, self.min_score if floor is None else floor
+        )
 
     def __str__(self) -> str:
         def span(xs: Sequence[float]) -> str:
@@ -542,21 +601,27 @@ class Calibration:
                 return "no hits"
             return f"min {f[0]:.4f}  median {f[len(f) // 2]:.4f}  max {f[-1]:.4f}"
 
-        scale = "evidence (blend score) of the RRF hits" if (
-            self.mode == "hybrid" and self.fusion == "rrf") else f"{self.key} score"
-        return "\n".join([
-            f"floor {self.min_score:.4f} for {self.key!r} searches of "
-            f"{'corpus ' + repr(self.corpus) if self.corpus else 'the corpus'} "
-            f"({scale}; best of top {self.k})",
-            f"  in scope:     {len(self.in_scores):4d} queries, answered "
-            f"{self.sensitivity:6.1%}   scores {span(self.in_scores)}",
-            f"  out of scope: {len(self.out_scores):4d} queries, refused  "
-            f"{self.specificity:6.1%}   scores {span(self.out_scores)}",
-            f"  balanced accuracy {self.balanced_accuracy:.4f}, margin {self.margin:.4f}, "
-            f"weight {self.weight:g}" + ("  (perfectly separated)" if self.separable else ""),
-            "  saved: discover(..., min_score='auto') uses it" if self.saved else
-            "  not saved",
-        ])
+        scale = (
+            "evidence (blend score) of the RRF hits"
+            if (self.mode == "hybrid" and self.fusion == "rrf")
+            else f"{self.key} score"
+        )
+        return "\n".join(
+            [
+                f"floor {self.min_score:.4f} for {self.key!r} searches of "
+                f"{'corpus ' + repr(self.corpus) if self.corpus else 'the corpus'} "
+                f"({scale}; best of top {self.k})",
+                f"  in scope:     {len(self.in_scores):4d} queries, answered "
+                f"{self.sensitivity:6.1%}   scores {span(self.in_scores)}",
+                f"  out of scope: {len(self.out_scores):4d} queries, refused  "
+                f"{self.specificity:6.1%}   scores {span(self.out_scores)}",
+                f"  balanced accuracy {self.balanced_accuracy:.4f}, margin {self.margin:.4f}, "
+                f"weight {self.weight:g}" + ("  (perfectly separated)" if self.separable else ""),
+                "  saved: discover(..., min_score='auto') uses it"
+                if self.saved
+                else "  not saved",
+            ]
+        )
 
     def plot(self, path: Any, *, title: str | None = None) -> None:
         """Draw both score distributions and the floor to an image file
@@ -567,18 +632,30 @@ class Calibration:
         ImportError
             matplotlib is missing: ``pip install 'rowvoi[plot]'``.
         """
-        plot_distributions(self.in_scores, self.out_scores, self.min_score, path,
-                           title=title or f"{self.corpus or 'corpus'}: {self.key} floor "
-                                          f"{self.min_score:.3f}",
-                           xlabel=("evidence (blend score) of the best RRF hit"
-                                   if self.mode == "hybrid" and self.fusion == "rrf"
-                                   else "best score in the top k"))
+        plot_distributions(
+            self.in_scores,
+            self.out_scores,
+            self.min_score,
+            path,
+            title=title or f"{self.corpus or 'corpus'}: {self.key} floor {self.min_score:.3f}",
+            xlabel=(
+                "evidence (blend score) of the best RRF hit"
+                if self.mode == "hybrid" and self.fusion == "rrf"
+                else "best score in the top k"
+            ),
+        )
 
 
-def plot_distributions(in_scores: Sequence[float], out_scores: Sequence[float],
-                       floor: float | None, path: Any, *, title: str = "",
-                       xlabel: str = "best score", labels: tuple[str, str] = (
-                           "in scope", "out of scope")) -> None:
+def plot_distributions(
+    in_scores: Sequence[float],
+    out_scores: Sequence[float],
+    floor: float | None,
+    path: Any,
+    *,
+    title: str = "",
+    xlabel: str = "best score",
+    labels: tuple[str, str] = ("in scope", "out of scope"),
+) -> None:
     """Histogram two score distributions with a floor line and save it.
 
     Uses matplotlib's non-interactive Agg canvas (no display needed); the
@@ -609,8 +686,7 @@ def plot_distributions(in_scores: Sequence[float], out_scores: Sequence[float],
     ax.hist(ins, bins=bins, alpha=0.6, color="#1f77b4", label=f"{labels[0]} ({len(ins)})")
     ax.hist(outs, bins=bins, alpha=0.6, color="#d62728", label=f"{labels[1]} ({len(outs)})")
     if floor is not None:
-        ax.axvline(floor, color="black", linestyle="--", linewidth=1.2,
-                   label=f"floor {floor:.3f}")
+        ax.axvline(floor, color="black", linestyle="--", linewidth=1.2, label=f"floor {floor:.3f}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("queries")
     if title:
@@ -624,10 +700,18 @@ def plot_distributions(in_scores: Sequence[float], out_scores: Sequence[float],
 
 
 # ------------------------------------------------------------------ calibrate
-def calibrate_min_score(corpus: Any, in_scope: Sequence[Any], out_of_scope: Sequence[Any], *,
-                        mode: str = "hybrid", fusion: str = "rrf",
-                        weight: float = DFLT_CALIB_WEIGHT, k: int = DFLT_CALIB_K,
-                        save: bool = True, **search_kw: Any) -> Calibration:
+def calibrate_min_score(
+    corpus: Any,
+    in_scope: Sequence[Any],
+    out_of_scope: Sequence[Any],
+    *,
+    mode: str = "hybrid",
+    fusion: str = "rrf",
+    weight: float = DFLT_CALIB_WEIGHT,
+    k: int = DFLT_CALIB_K,
+    save: bool = True,
+    **search_kw: Any,
+) -> Calibration:
     """Choose the score floor that best separates in-scope from out-of-scope
     queries (see the module docstring), and by default store it.
 
@@ -679,40 +763,62 @@ def calibrate_min_score(corpus: Any, in_scope: Sequence[Any], out_of_scope: Sequ
     c = _as_corpus(corpus)
     pos_q = _query_texts(in_scope, "in_scope")
     neg_q = _query_texts(out_of_scope, "out_of_scope")
-    if isinstance(weight, bool) or not isinstance(weight, numbers.Real) or \
-            not 0.0 <= float(weight) <= 1.0:
+    if (
+        isinstance(weight, bool)
+        or not isinstance(weight, numbers.Real)
+        or not 0.0 <= float(weight) <= 1.0
+    ):
         raise ValueError(f"weight must be a number in [0, 1], got {weight!r}")
     if mode not in MODES:
         raise ValueError(f"mode={mode!r}: expected one of {', '.join(map(repr, MODES))}")
     if fusion not in FUSIONS:
         raise ValueError(f"fusion={fusion!r}: expected one of {', '.join(map(repr, FUSIONS))}")
     if save and search_kw.get("surface_weights"):
-        raise ValueError("a floor calibrated with surface_weights cannot be saved: stored "
-                         "floors apply to unweighted searches; pass save=False and give "
-                         "the returned min_score to discover yourself")
+        raise ValueError(
+            "a floor calibrated with surface_weights cannot be saved: stored "
+            "floors apply to unweighted searches; pass save=False and give "
+            "the returned min_score to discover yourself"
+        )
     k = _check_int("k", k, 1)
     with c.store.snapshot() as snap:
         fp = _fingerprint(snap.state)
         generation = snap.generation
-        built = {"embedder_id": snap.state.get("embedder_id"),
-                 "strategy_id": snap.state.get("strategy_id"),
-                 "lexical": snap.state.get("lexical")}
+        built = {
+            "embedder_id": snap.state.get("embedder_id"),
+            "strategy_id": snap.state.get("strategy_id"),
+            "lexical": snap.state.get("lexical"),
+        }
     scores = top_scores(c, pos_q + neg_q, mode=mode, fusion=fusion, k=k, **search_kw)
-    pos, neg = scores[:len(pos_q)], scores[len(pos_q):]
+    pos, neg = scores[: len(pos_q)], scores[len(pos_q) :]
     floor, sens, spec, margin = best_floor(pos, neg, float(weight))
     eff_fusion = fusion if mode == "hybrid" else None
-    cal = Calibration(c.name, calibration_key(mode, fusion), mode, eff_fusion, float(floor),
-                      sens, spec, float(weight), float(margin), tuple(pos), tuple(neg), k,
-                      fp["embedder_id"], fp["strategy_id"], fp["lexical_id"],
-                      _search_params(mode, fusion, search_kw), generation, time.time())
+    cal = Calibration(
+        c.name,
+        calibration_key(mode, fusion),
+        mode,
+        eff_fusion,
+        float(floor),
+        sens,
+        spec,
+        float(weight),
+        float(margin),
+        tuple(pos),
+        tuple(neg),
+        k,
+        fp["embedder_id"],
+        fp["strategy_id"],
+        fp["lexical_id"],
+        _search_params(mode, fusion, search_kw),
+        generation,
+        time.time(),
+    )
     if save:
         c.store.set_calibration(cal.key, cal.to_dict(), expect=built)
         cal = Calibration.from_dict(cal.to_dict(), saved=True)
     return cal
 
 
-def load_calibration(corpus: Any, mode: str = "hybrid", fusion: str = "rrf"
-                     ) -> Calibration | None:
+def load_calibration(corpus: Any, mode: str = "hybrid", fusion: str = "rrf") -> Calibration | None:
     """The calibration stored for ``mode``/``fusion`` searches of
     ``corpus``, or None (none stored, or a hand-written record that holds
     only a floor). Whether it still applies is :func:`calibration_problem`'s

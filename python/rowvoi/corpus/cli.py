@@ -99,8 +99,9 @@ def _strategy_spec(args: argparse.Namespace) -> dict[str, Any] | None:
     try:
         if name == "whole":
             if chunk_flags or args.fields:
-                raise UsageError("--strategy whole takes no --chunk-size, --overlap, "
-                                 "--max-tokens or --fields")
+                raise UsageError(
+                    "--strategy whole takes no --chunk-size, --overlap, --max-tokens or --fields"
+                )
             strat = WholeText(text_key=getattr(args, "text_key", None))
         elif name == "chunked":
             if args.fields:
@@ -121,12 +122,15 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
     given = [f for f in ("files", "records", "fetcher") if getattr(args, f, None)]
     if len(given) > 1:
         raise UsageError("give one source: --files FOLDER, --records FILE or --fetcher MOD:ATTR")
-    record_flags = [f for f in ("id_key", "text_key", "metadata_keys")
-                    if getattr(args, f, None) is not None]
+    record_flags = [
+        f for f in ("id_key", "text_key", "metadata_keys") if getattr(args, f, None) is not None
+    ]
     if not given:
         if args.pattern is not None or record_flags:
-            raise UsageError("--pattern, --id-key, --text-key and --metadata-keys go with a "
-                             "source (--files or --records)")
+            raise UsageError(
+                "--pattern, --id-key, --text-key and --metadata-keys go with a "
+                "source (--files or --records)"
+            )
         return None
     if given[0] == "files":
         if record_flags:
@@ -151,44 +155,90 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _add_source_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("source (one of)")
-    g.add_argument("--files", metavar="FOLDER",
-                   help="index the text files under FOLDER (ids: paths relative to it)")
-    g.add_argument("--records", metavar="FILE",
-                   help="index the records of a .jsonl, .json, .csv or .parquet file")
-    g.add_argument("--fetcher", metavar="MODULE:ATTR",
-                   help="index the records a function returns (importing MODULE runs its "
-                        "code: name only modules you trust)")
-    p.add_argument("--pattern", metavar="REGEX",
-                   help="with --files: regular expression searched in each relative path "
-                        r"(default: .md, .markdown, .txt and .rst files)")
+    g.add_argument(
+        "--files",
+        metavar="FOLDER",
+        help="index the text files under FOLDER (ids: paths relative to it)",
+    )
+    g.add_argument(
+        "--records",
+        metavar="FILE",
+        help="index the records of a .jsonl, .json, .csv or .parquet file",
+    )
+    g.add_argument(
+        "--fetcher",
+        metavar="MODULE:ATTR",
+        help="index the records a function returns (importing MODULE runs its "
+        "code: name only modules you trust)",
+    )
+    p.add_argument(
+        "--pattern",
+        metavar="REGEX",
+        help="with --files: regular expression searched in each relative path "
+        r"(default: .md, .markdown, .txt and .rst files)",
+    )
     p.add_argument("--id-key", metavar="KEY", help="with --records: the id field (default id)")
-    p.add_argument("--text-key", metavar="KEY",
-                   help="with --records: the text field (default text)")
-    p.add_argument("--metadata-keys", metavar="K1,K2", type=_csv,
-                   help="with --records: fields to filter on (not embedded)")
-    p.add_argument("--embedder", metavar="SPEC",
-                   help="minilm (default), hashing, or hashing:DIM; changing it re-embeds "
-                        "everything")
+    p.add_argument(
+        "--text-key", metavar="KEY", help="with --records: the text field (default text)"
+    )
+    p.add_argument(
+        "--metadata-keys",
+        metavar="K1,K2",
+        type=_csv,
+        help="with --records: fields to filter on (not embedded)",
+    )
+    p.add_argument(
+        "--embedder",
+        metavar="SPEC",
+        help="minilm (default), hashing, or hashing:DIM; changing it re-embeds everything",
+    )
     s = p.add_argument_group("strategy (how each item becomes text)")
-    s.add_argument("--strategy", choices=("whole", "chunked", "fields"),
-                   help="whole: one surface per item (default for files); chunked: "
-                        "overlapping chunks (default for records); fields: named fields as "
-                        "separate surfaces")
-    s.add_argument("--chunk-size", type=_positive_int("an integer >= 1"), metavar="CHARS",
-                   help="chunk length in characters (default 1200)")
-    s.add_argument("--overlap", type=_positive_int("an integer >= 1"), metavar="CHARS",
-                   help="characters shared by consecutive chunks (default 200)")
-    s.add_argument("--max-tokens", type=_positive_int("an integer >= 1"), metavar="N",
-                   help="chunk by MiniLM tokens instead (250 fits the model)")
-    s.add_argument("--fields", type=_csv, metavar="F1,F2",
-                   help="with --strategy fields: the record fields, in order")
-    s.add_argument("--chunked-fields", type=_csv, metavar="F1,...",
-                   help="with --strategy fields: fields to chunk")
+    s.add_argument(
+        "--strategy",
+        choices=("whole", "chunked", "fields"),
+        help="whole: one surface per item (default for files); chunked: "
+        "overlapping chunks (default for records); fields: named fields as "
+        "separate surfaces",
+    )
+    s.add_argument(
+        "--chunk-size",
+        type=_positive_int("an integer >= 1"),
+        metavar="CHARS",
+        help="chunk length in characters (default 1200)",
+    )
+    s.add_argument(
+        "--overlap",
+        type=_positive_int("an integer >= 1"),
+        metavar="CHARS",
+        help="characters shared by consecutive chunks (default 200)",
+    )
+    s.add_argument(
+        "--max-tokens",
+        type=_positive_int("an integer >= 1"),
+        metavar="N",
+        help="chunk by MiniLM tokens instead (250 fits the model)",
+    )
+    s.add_argument(
+        "--fields",
+        type=_csv,
+        metavar="F1,F2",
+        help="with --strategy fields: the record fields, in order",
+    )
+    s.add_argument(
+        "--chunked-fields",
+        type=_csv,
+        metavar="F1,...",
+        help="with --strategy fields: fields to chunk",
+    )
     e = p.add_argument_group("links (the corpus's graph: rowvoi graph NAME ...)")
-    e.add_argument("--edge-fields", type=_csv, metavar="F[=TYPE],...",
-                   help="metadata fields naming other items, each an edge type: parent "
-                        "(PARENT), links and deps (REF), any other FIELD (FIELD upper-cased) "
-                        "or FIELD=TYPE; e.g. --edge-fields parent,links")
+    e.add_argument(
+        "--edge-fields",
+        type=_csv,
+        metavar="F[=TYPE],...",
+        help="metadata fields naming other items, each an edge type: parent "
+        "(PARENT), links and deps (REF), any other FIELD (FIELD upper-cased) "
+        "or FIELD=TYPE; e.g. --edge-fields parent,links",
+    )
 
 
 def _edges_spec(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -209,8 +259,9 @@ def _edges_spec(args: argparse.Namespace) -> dict[str, Any] | None:
     return FieldEdges(fields).spec()
 
 
-def _register_from_flags(name: str, args: argparse.Namespace, *, required: bool
-                         ) -> dict[str, Any] | None:
+def _register_from_flags(
+    name: str, args: argparse.Namespace, *, required: bool
+) -> dict[str, Any] | None:
     """Register the flags' recipe (keeping the old entry's embedder and
     strategy unless the flags change them); returns the entry in force."""
     from rowvoi.corpus import registry
@@ -222,15 +273,15 @@ def _register_from_flags(name: str, args: argparse.Namespace, *, required: bool
     edges = _edges_spec(args)
     if entry is None:
         if required:
-            raise UsageError("give the source: --files FOLDER, --records FILE or --fetcher "
-                             "MODULE:ATTR")
+            raise UsageError(
+                "give the source: --files FOLDER, --records FILE or --fetcher MODULE:ATTR"
+            )
         if old is None:
             return None
         if args.embedder is None and strategy is None and edges is None:
             return old
         entry = {k: v for k, v in old.items()}
-    params = {k: v for k, v in entry.items() if k not in ("kind", "embedder", "strategy",
-                                                          "edges")}
+    params = {k: v for k, v in entry.items() if k not in ("kind", "embedder", "strategy", "edges")}
     if edges is None and old is not None:
         edges = old.get("edges")
     if edges is not None:
@@ -238,8 +289,7 @@ def _register_from_flags(name: str, args: argparse.Namespace, *, required: bool
     embedder = args.embedder or (old or {}).get("embedder") or _pinned_spec(name) or "default"
     if strategy is None and old is not None and old.get("kind") == entry["kind"]:
         strategy = old.get("strategy")
-    return registry.register(name, entry["kind"], embedder=embedder, strategy=strategy,
-                             **params)
+    return registry.register(name, entry["kind"], embedder=embedder, strategy=strategy, **params)
 
 
 def _pinned_spec(name: str) -> str | None:
@@ -263,31 +313,42 @@ def _cmd_build(args: argparse.Namespace) -> int:
     CliError, _ = _errors()
     entry = _register_from_flags(args.name, args, required=False)
     if entry is None:
-        raise CliError(f"corpus {args.name!r} is not registered: give its source "
-                       f"(rowvoi build {args.name} --files FOLDER, or --records FILE)")
+        raise CliError(
+            f"corpus {args.name!r} is not registered: give its source "
+            f"(rowvoi build {args.name} --files FOLDER, or --records FILE)"
+        )
     from rowvoi.corpus.edges import extractor_from_spec
 
     source = registry.source_from_entry(args.name, entry)
     progress = False if args.json else None
-    corpus = build(source, full=not args.keep_missing, progress=progress, hnsw=args.hnsw,
-                   edges=extractor_from_spec(entry.get("edges")))
+    corpus = build(
+        source,
+        full=not args.keep_missing,
+        progress=progress,
+        hnsw=args.hnsw,
+        edges=extractor_from_spec(entry.get("edges")),
+    )
     r = corpus.last_build
     if args.json:
-        print(json.dumps({"corpus": args.name, "path": str(corpus.store.path),
-                          **r.to_dict()}))
+        print(json.dumps({"corpus": args.name, "path": str(corpus.store.path), **r.to_dict()}))
         return 0
     n = r.n_seen
     if not r.changed:
-        print(f"corpus {args.name!r} is up to date (generation {r.generation}): {n} "
-              f"artifact{'s' if n != 1 else ''} unchanged; nothing embedded; "
-              f"{r.seconds:.2f} s")
+        print(
+            f"corpus {args.name!r} is up to date (generation {r.generation}): {n} "
+            f"artifact{'s' if n != 1 else ''} unchanged; nothing embedded; "
+            f"{r.seconds:.2f} s"
+        )
         return 0
     extra = f"; rebuilt: {r.rebuild}" if r.rebuild and r.rebuild != "first build" else ""
-    print(f"built corpus {args.name!r} (generation {r.generation}): {n} artifacts -- "
-          f"{r.n_new} new, {r.n_changed} changed, {r.n_unchanged} unchanged, {r.n_deleted} "
-          f"deleted; {r.records_added} records written, {r.texts_embedded} texts embedded "
-          f"({r.cache_hits} from the cache){extra}"
-          + (f"; {r.n_links} links" if r.n_links else "") + f"; {r.seconds:.2f} s")
+    print(
+        f"built corpus {args.name!r} (generation {r.generation}): {n} artifacts -- "
+        f"{r.n_new} new, {r.n_changed} changed, {r.n_unchanged} unchanged, {r.n_deleted} "
+        f"deleted; {r.records_added} records written, {r.texts_embedded} texts embedded "
+        f"({r.cache_hits} from the cache){extra}"
+        + (f"; {r.n_links} links" if r.n_links else "")
+        + f"; {r.seconds:.2f} s"
+    )
     return 0
 
 
@@ -297,14 +358,16 @@ def _cmd_register(args: argparse.Namespace) -> int:
         print(json.dumps({"corpus": args.name, **entry}))
     else:
         where = entry.get("root") or entry.get("path") or entry.get("fetcher")
-        print(f"registered {args.name!r}: {entry['kind']} from {where} (embedder "
-              f"{entry['embedder']}); build it: rowvoi build {args.name}")
+        print(
+            f"registered {args.name!r}: {entry['kind']} from {where} (embedder "
+            f"{entry['embedder']}); build it: rowvoi build {args.name}"
+        )
     return 0
 
 
 def _snippet(text: str, width: int = 96) -> str:
     one = " ".join(text.split())
-    return one if len(one) <= width else one[:width - 3] + "..."
+    return one if len(one) <= width else one[: width - 3] + "..."
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
@@ -318,15 +381,33 @@ def _cmd_search(args: argparse.Namespace) -> int:
         except json.JSONDecodeError as exc:
             raise UsageError(f"--filter: not valid JSON ({exc.msg})") from None
         if not isinstance(flt, dict):
-            raise UsageError("--filter: a filter is a JSON object, e.g. "
-                             "'{\"year\": {\"$gte\": 1960}}'")
+            raise UsageError(
+                '--filter: a filter is a JSON object, e.g. \'{"year": {"$gte": 1960}}\''
+            )
     corpus = open_corpus(args.name)
-    hits = search(corpus, args.query, k=args.k, mode=args.mode, fusion=args.fusion, filter=flt,
-                  surfaces=args.surfaces, explain=args.explain, index=args.index)
+    hits = search(
+        corpus,
+        args.query,
+        k=args.k,
+        mode=args.mode,
+        fusion=args.fusion,
+        filter=flt,
+        surfaces=args.surfaces,
+        explain=args.explain,
+        index=args.index,
+    )
     if args.json:
-        print(json.dumps({"corpus": args.name, "query": args.query, "mode": args.mode,
-                          "fusion": args.fusion if args.mode == "hybrid" else None,
-                          "hits": [h.to_dict() for h in hits]}))
+        print(
+            json.dumps(
+                {
+                    "corpus": args.name,
+                    "query": args.query,
+                    "mode": args.mode,
+                    "fusion": args.fusion if args.mode == "hybrid" else None,
+                    "hits": [h.to_dict() for h in hits],
+                }
+            )
+        )
         return 0
     print_hits(hits)
     return 0
@@ -358,18 +439,27 @@ def _corpus_rows() -> list[dict[str, Any]]:
     for name in sorted(names):
         entry = registry.get(name)
         store = CorpusStore.local(name)
-        row: dict[str, Any] = {"name": name, "built": store.exists(),
-                               "registered": entry is not None,
-                               "kind": None if entry is None else entry["kind"],
-                               "source": None if entry is None else (
-                                   entry.get("root") or entry.get("path") or entry.get("fetcher"))}
+        row: dict[str, Any] = {
+            "name": name,
+            "built": store.exists(),
+            "registered": entry is not None,
+            "kind": None if entry is None else entry["kind"],
+            "source": None
+            if entry is None
+            else (entry.get("root") or entry.get("path") or entry.get("fetcher")),
+        }
         if store.exists():
             with store.snapshot() as snap:
                 s = snap.state
-                row.update({"generation": snap.generation, "n_artifacts": s.get("n_artifacts", 0),
-                            "n_records": s.get("n_records", 0),
-                            "embedder": s.get("embedder_spec") or s.get("embedder_id"),
-                            "updated": s.get("updated")})
+                row.update(
+                    {
+                        "generation": snap.generation,
+                        "n_artifacts": s.get("n_artifacts", 0),
+                        "n_records": s.get("n_records", 0),
+                        "embedder": s.get("embedder_spec") or s.get("embedder_id"),
+                        "updated": s.get("updated"),
+                    }
+                )
         rows.append(row)
     return rows
 
@@ -385,10 +475,16 @@ def _cmd_ls(args: argparse.Namespace) -> int:
     table = [("NAME", "ARTIFACTS", "RECORDS", "EMBEDDER", "UPDATED", "SOURCE")]
     for r in rows:
         upd = r.get("updated")
-        table.append((r["name"], str(r.get("n_artifacts", "-")), str(r.get("n_records", "-")),
-                      str(r.get("embedder") or "-"),
-                      time.strftime("%Y-%m-%d %H:%M", time.localtime(upd)) if upd else
-                      "not built", str(r.get("source") or "-")))
+        table.append(
+            (
+                r["name"],
+                str(r.get("n_artifacts", "-")),
+                str(r.get("n_records", "-")),
+                str(r.get("embedder") or "-"),
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(upd)) if upd else "not built",
+                str(r.get("source") or "-"),
+            )
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
@@ -406,11 +502,15 @@ def _cmd_info(args: argparse.Namespace) -> int:
         return 0
     emb = info["embedder"]
     print(f"corpus {args.name!r}: {info['path']}")
-    print(f"  generation {info['generation']} (index files of generation "
-          f"{info['base_generation']}, {info['n_delta']} records added and "
-          f"{info['n_tombstones']} removed since)")
-    print(f"  {info['n_artifacts']} artifacts, {info['n_records']} records; kinds: "
-          + (", ".join(f"{k} {n}" for k, n in info["kinds"].items()) or "none"))
+    print(
+        f"  generation {info['generation']} (index files of generation "
+        f"{info['base_generation']}, {info['n_delta']} records added and "
+        f"{info['n_tombstones']} removed since)"
+    )
+    print(
+        f"  {info['n_artifacts']} artifacts, {info['n_records']} records; kinds: "
+        + (", ".join(f"{k} {n}" for k, n in info["kinds"].items()) or "none")
+    )
     print(f"  embedder: {emb['id']} ({emb['dim']} dimensions)")
     print(f"  strategy: {info['strategy']['id']}")
     if info.get("n_links") or info.get("edges"):
@@ -437,8 +537,15 @@ def _cmd_rm(args: argparse.Namespace) -> int:
     if entry is not None and not args.keep_registration:
         registry.unregister(args.name)
     if args.json:
-        print(json.dumps({"removed": args.name, "data": store.path.exists() is False,
-                          "unregistered": entry is not None and not args.keep_registration}))
+        print(
+            json.dumps(
+                {
+                    "removed": args.name,
+                    "data": store.path.exists() is False,
+                    "unregistered": entry is not None and not args.keep_registration,
+                }
+            )
+        )
     else:
         print(f"removed corpus {args.name!r}")
     return 0
@@ -456,83 +563,120 @@ def add_parsers(sub: Any) -> None:
     ['build', 'info', 'ls', 'register', 'rm', 'search']
     """
     p = sub.add_parser(
-        "build", help="build or update a corpus (incremental)",
+        "build",
+        help="build or update a corpus (incremental)",
         description="Build the corpus NAME, or bring it up to date: only new and changed "
-                    "items are embedded and indexed, items gone from the source are "
-                    "removed. Give the source the first time (--files or --records); it is "
-                    "registered, so later 'rowvoi build NAME' needs no flags. A change of "
-                    "embedder or strategy rebuilds what it must. Progress goes to stderr on "
-                    "a terminal. Exit 1 if the corpus is being built by another process.",
+        "items are embedded and indexed, items gone from the source are "
+        "removed. Give the source the first time (--files or --records); it is "
+        "registered, so later 'rowvoi build NAME' needs no flags. A change of "
+        "embedder or strategy rebuilds what it must. Progress goes to stderr on "
+        "a terminal. Exit 1 if the corpus is being built by another process.",
         epilog="example: rowvoi build notes --files ~/notes; rowvoi build papers --records "
-               "papers.jsonl --id-key id --text-key abstract --metadata-keys year,venue")
+        "papers.jsonl --id-key id --text-key abstract --metadata-keys year,venue",
+    )
     p.add_argument("name", metavar="NAME", help="corpus name (A-Z a-z 0-9 . _ -)")
     _add_source_args(p)
-    p.add_argument("--keep-missing", action="store_true",
-                   help="keep items the source no longer has (default: remove them)")
+    p.add_argument(
+        "--keep-missing",
+        action="store_true",
+        help="keep items the source no longer has (default: remove them)",
+    )
     h = p.add_mutually_exclusive_group()
-    h.add_argument("--hnsw", dest="hnsw", action="store_true", default=None,
-                   help="keep an HNSW graph for approximate vector search (large corpora)")
-    h.add_argument("--no-hnsw", dest="hnsw", action="store_false",
-                   help="exact vector search only (the default for a new corpus)")
+    h.add_argument(
+        "--hnsw",
+        dest="hnsw",
+        action="store_true",
+        default=None,
+        help="keep an HNSW graph for approximate vector search (large corpora)",
+    )
+    h.add_argument(
+        "--no-hnsw",
+        dest="hnsw",
+        action="store_false",
+        help="exact vector search only (the default for a new corpus)",
+    )
     p.add_argument("--json", action="store_true", help="print the build report as JSON")
     p.set_defaults(func=_cmd_build, verb_parser=p)
 
     p = sub.add_parser(
-        "register", help="record how to build a corpus, without building it",
+        "register",
+        help="record how to build a corpus, without building it",
         description="Register (or replace) the recipe of corpus NAME in corpora.json: its "
-                    "source, embedder and strategy. 'rowvoi build NAME' then builds it.")
+        "source, embedder and strategy. 'rowvoi build NAME' then builds it.",
+    )
     p.add_argument("name", metavar="NAME")
     _add_source_args(p)
     p.add_argument("--json", action="store_true", help="print the entry as JSON")
     p.set_defaults(func=_cmd_register, verb_parser=p)
 
     p = sub.add_parser(
-        "search", help="search a corpus (dense, lexical or hybrid)",
+        "search",
+        help="search a corpus (dense, lexical or hybrid)",
         description="Search corpus NAME for QUERY. Modes: dense (cosine of embeddings, "
-                    "default), lexical (BM25; never loads the model), hybrid (both, fused "
-                    "by rrf or blend). --filter takes a JSON filter over the corpus's filter "
-                    "fields (see 'rowvoi info NAME'), e.g. '{\"year\": {\"$gte\": 1960}}'; "
-                    "operators $eq $ne $in $nin $lt $lte $gt $gte $exists $contains $and "
-                    "$or. Exit 1 for an unknown or empty corpus or a filter the corpus "
-                    "cannot apply.",
-        epilog="example: rowvoi search notes 'wing drag' --mode hybrid --k 5")
+        "default), lexical (BM25; never loads the model), hybrid (both, fused "
+        "by rrf or blend). --filter takes a JSON filter over the corpus's filter "
+        "fields (see 'rowvoi info NAME'), e.g. '{\"year\": {\"$gte\": 1960}}'; "
+        "operators $eq $ne $in $nin $lt $lte $gt $gte $exists $contains $and "
+        "$or. Exit 1 for an unknown or empty corpus or a filter the corpus "
+        "cannot apply.",
+        epilog="example: rowvoi search notes 'wing drag' --mode hybrid --k 5",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--k", type=_int, default=10, help="hits to show, >= 1 (default 10)")
-    p.add_argument("--mode", default="dense", metavar="{dense,lexical,hybrid}",
-                   help="ranking (default dense)")
-    p.add_argument("--fusion", default="rrf", metavar="{rrf,blend}",
-                   help="hybrid fusion: rrf (by rank, default) or blend (by score)")
+    p.add_argument(
+        "--mode", default="dense", metavar="{dense,lexical,hybrid}", help="ranking (default dense)"
+    )
+    p.add_argument(
+        "--fusion",
+        default="rrf",
+        metavar="{rrf,blend}",
+        help="hybrid fusion: rrf (by rank, default) or blend (by score)",
+    )
     p.add_argument("--filter", metavar="JSON", help="a filter over the filter fields")
-    p.add_argument("--surfaces", type=_csv, metavar="K1,K2",
-                   help="only these surface kinds")
-    p.add_argument("--index", default="auto", metavar="{auto,flat,hnsw}",
-                   help="vector index: the HNSW graph when the corpus has one (auto), or "
-                        "exact search (flat)")
-    p.add_argument("--explain", action="store_true",
-                   help="with --json: each query term's BM25 contribution per hit")
+    p.add_argument("--surfaces", type=_csv, metavar="K1,K2", help="only these surface kinds")
+    p.add_argument(
+        "--index",
+        default="auto",
+        metavar="{auto,flat,hnsw}",
+        help="vector index: the HNSW graph when the corpus has one (auto), or exact search (flat)",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="with --json: each query term's BM25 contribution per hit",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_search, verb_parser=p)
 
-    p = sub.add_parser("ls", help="list corpora",
-                       description="List the built and registered corpora.")
+    p = sub.add_parser(
+        "ls", help="list corpora", description="List the built and registered corpora."
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_ls, verb_parser=p)
 
-    p = sub.add_parser("info", help="describe a corpus",
-                       description="Describe corpus NAME: counts, surface kinds, filter "
-                                   "fields and their types, embedder, strategy, files and "
-                                   "bytes on disk. Loads no model and no index.")
+    p = sub.add_parser(
+        "info",
+        help="describe a corpus",
+        description="Describe corpus NAME: counts, surface kinds, filter "
+        "fields and their types, embedder, strategy, files and "
+        "bytes on disk. Loads no model and no index.",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_info, verb_parser=p)
 
-    p = sub.add_parser("rm", help="delete a corpus",
-                       description="Delete the built data of corpus NAME and its "
-                                   "registration. Exit 1 if it is being built.")
+    p = sub.add_parser(
+        "rm",
+        help="delete a corpus",
+        description="Delete the built data of corpus NAME and its "
+        "registration. Exit 1 if it is being built.",
+    )
     p.add_argument("name", metavar="NAME")
-    p.add_argument("--keep-registration", action="store_true",
-                   help="keep its recipe in corpora.json (rebuild it with rowvoi build NAME)")
+    p.add_argument(
+        "--keep-registration",
+        action="store_true",
+        help="keep its recipe in corpora.json (rebuild it with rowvoi build NAME)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_rm, verb_parser=p)
-

@@ -221,8 +221,9 @@ def _fd_path(fd: int) -> str | None:
         return None
 
 
-def read_pointer(pointer: str, roots: Iterable[str | os.PathLike], *,
-                 max_bytes: int = MAX_BODY_BYTES) -> tuple[str, bool]:
+def read_pointer(
+    pointer: str, roots: Iterable[str | os.PathLike], *, max_bytes: int = MAX_BODY_BYTES
+) -> tuple[str, bool]:
     """Read the file a pointer names, if it lies inside one of ``roots``.
 
     Parameters
@@ -264,8 +265,10 @@ def read_pointer(pointer: str, roots: Iterable[str | os.PathLike], *,
     """
     real_roots = [os.path.realpath(os.fspath(r)) for r in roots]
     if not real_roots:
-        raise PointerRefused(f"pointer {pointer!r}: no allowed roots are known for this "
-                             "corpus, so nothing is read; pass roots= to disclose")
+        raise PointerRefused(
+            f"pointer {pointer!r}: no allowed roots are known for this "
+            "corpus, so nothing is read; pass roots= to disclose"
+        )
     if os.path.isabs(pointer):
         candidates = [pointer]
     else:
@@ -283,8 +286,9 @@ def read_pointer(pointer: str, roots: Iterable[str | os.PathLike], *,
             continue
         except OSError as exc:
             if _NOFOLLOW and os.path.islink(real):  # swapped for a link after the check
-                raise PointerRefused(f"pointer {pointer!r} became a symbolic link while "
-                                     "it was opened; not read") from None
+                raise PointerRefused(
+                    f"pointer {pointer!r} became a symbolic link while it was opened; not read"
+                ) from None
             raise
         try:
             st = os.fstat(fd)
@@ -297,8 +301,10 @@ def read_pointer(pointer: str, roots: Iterable[str | os.PathLike], *,
                 here = os.stat(real)
                 ok = (here.st_dev, here.st_ino) == (st.st_dev, st.st_ino)
             if not ok:
-                raise PointerRefused(f"pointer {pointer!r} moved outside the allowed roots "
-                                     "while it was opened; not read")
+                raise PointerRefused(
+                    f"pointer {pointer!r} moved outside the allowed roots "
+                    "while it was opened; not read"
+                )
             with os.fdopen(fd, "rb", closefd=True) as f:
                 fd = -1
                 data = f.read(max_bytes + 1)
@@ -309,8 +315,10 @@ def read_pointer(pointer: str, roots: Iterable[str | os.PathLike], *,
         return data[:max_bytes].decode("utf-8", "replace"), cut
     if missing is not None:
         raise missing
-    raise PointerRefused(f"pointer {pointer!r} resolves outside the allowed roots "
-                         f"({', '.join(real_roots)}); not read")
+    raise PointerRefused(
+        f"pointer {pointer!r} resolves outside the allowed roots "
+        f"({', '.join(real_roots)}); not read"
+    )
 
 
 # ---------------------------------------------------------------- loading
@@ -322,8 +330,14 @@ def _by_source(corpus: Any, hit: SearchHit) -> Any:
     return corpus
 
 
-def _load_body(hit: SearchHit, *, loader: BodyLoader | None, store: ResourceStore | None,
-               roots: Sequence[str] | None, corpus: Any) -> tuple[str | None, str | None]:
+def _load_body(
+    hit: SearchHit,
+    *,
+    loader: BodyLoader | None,
+    store: ResourceStore | None,
+    roots: Sequence[str] | None,
+    corpus: Any,
+) -> tuple[str | None, str | None]:
     """``(body, note)`` for one hit; never raises for a bad pointer."""
     if loader is not None:
         try:
@@ -355,21 +369,26 @@ def _load_body(hit: SearchHit, *, loader: BodyLoader | None, store: ResourceStor
         try:
             allowed = allowed_roots(owner)
         except (OSError, ValueError) as exc:  # the corpus is gone or unreadable
-            return None, (f"pointer {pointer!r}: the allowed roots of its corpus could not "
-                          f"be read ({exc}); not read")
+            return None, (
+                f"pointer {pointer!r}: the allowed roots of its corpus could not "
+                f"be read ({exc}); not read"
+            )
     try:
         body, cut = read_pointer(pointer, allowed)
     except PointerRefused as exc:
         return None, str(exc)
     except OSError as exc:
-        return None, (f"pointer {pointer!r} could not be read "
-                      f"({exc.strerror or type(exc).__name__}); it may be stale")
+        return None, (
+            f"pointer {pointer!r} could not be read "
+            f"({exc.strerror or type(exc).__name__}); it may be stale"
+        )
     note = f"body cut at {MAX_BODY_BYTES} bytes" if cut else None
     return body, note
 
 
-def _passage(hit: SearchHit, policy: NeighborhoodPolicy, corpus: Any
-             ) -> tuple[str | None, str | None]:
+def _passage(
+    hit: SearchHit, policy: NeighborhoodPolicy, corpus: Any
+) -> tuple[str | None, str | None]:
     target = _by_source(corpus, hit)
     if target is None:
         return None, f"no corpus given for source {hit.source!r}"
@@ -388,10 +407,16 @@ def _name(hit: SearchHit) -> str:
     return n if isinstance(n, str) and n else str(hit.artifact_id)
 
 
-def disclose(selection: Selection, *, level: str = "body", loader: BodyLoader | None = None,
-             store: ResourceStore | None = None, expand: NeighborhoodPolicy | None = None,
-             corpus: Any = None, roots: Iterable[str | os.PathLike] | None = None
-             ) -> list[Disclosure]:
+def disclose(
+    selection: Selection,
+    *,
+    level: str = "body",
+    loader: BodyLoader | None = None,
+    store: ResourceStore | None = None,
+    expand: NeighborhoodPolicy | None = None,
+    corpus: Any = None,
+    roots: Iterable[str | os.PathLike] | None = None,
+) -> list[Disclosure]:
     """One :class:`Disclosure` per selected hit, best first.
 
     Parameters
@@ -444,11 +469,13 @@ def disclose(selection: Selection, *, level: str = "body", loader: BodyLoader | 
     (True, True)
     """
     if not isinstance(selection, Selection):
-        raise TypeError(f"disclose needs a Selection (from select()), got "
-                        f"{type(selection).__name__}")
+        raise TypeError(
+            f"disclose needs a Selection (from select()), got {type(selection).__name__}"
+        )
     if level not in DISCLOSURE_LEVELS:
-        raise ValueError(f"unknown disclosure level {level!r}; use one of "
-                         f"{', '.join(DISCLOSURE_LEVELS)}")
+        raise ValueError(
+            f"unknown disclosure level {level!r}; use one of {', '.join(DISCLOSURE_LEVELS)}"
+        )
     if loader is not None and store is not None:
         raise ValueError("pass loader= or store=, not both: each resolves the body")
     if loader is not None and not callable(loader):
@@ -463,8 +490,9 @@ def disclose(selection: Selection, *, level: str = "body", loader: BodyLoader | 
         meta = dict(hit.metadata)
         body = None
         if level != "metadata":
-            body, note = _load_body(hit, loader=loader, store=store, roots=root_list,
-                                    corpus=corpus)
+            body, note = _load_body(
+                hit, loader=loader, store=store, roots=root_list, corpus=corpus
+            )
             if note is not None:
                 meta["disclosure"] = note
         passage = None
@@ -472,6 +500,18 @@ def disclose(selection: Selection, *, level: str = "body", loader: BodyLoader | 
             passage, note = _passage(hit, expand, corpus)
             if note is not None:
                 meta["expansion"] = note
-        out.append(Disclosure(hit.artifact_id, level, _name(hit), hit.score, hit.text, body,
-                              hit.pointer, meta, hit.source, passage))
+        out.append(
+            Disclosure(
+                hit.artifact_id,
+                level,
+                _name(hit),
+                hit.score,
+                hit.text,
+                body,
+                hit.pointer,
+                meta,
+                hit.source,
+                passage,
+            )
+        )
     return out

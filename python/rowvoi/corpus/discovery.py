@@ -166,35 +166,53 @@ def _calibrated_floor(corpus: Any, mode: str, search_kw: Mapping[str, Any]) -> f
     name = getattr(corpus, "name", None)
     label = f"corpus {name!r}" if name else "the corpus"
     if search_kw.get("surface_weights"):
-        warnings.warn(f"{label}: surface_weights rescale scores, and floors are calibrated "
-                      "without them; not abstaining by absolute score", NoFloorWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"{label}: surface_weights rescale scores, and floors are calibrated "
+            "without them; not abstaining by absolute score",
+            NoFloorWarning,
+            stacklevel=4,
+        )
         return None
     key = calibration_key(mode, str(search_kw.get("fusion", "rrf")))
     record = stored_calibration(corpus, key)
     if record is None:
-        warnings.warn(f"{label}: no floor is calibrated for {key!r} searches; not abstaining "
-                      "by absolute score (calibrate one, or pass min_score=<number>)",
-                      NoFloorWarning, stacklevel=4)
+        warnings.warn(
+            f"{label}: no floor is calibrated for {key!r} searches; not abstaining "
+            "by absolute score (calibrate one, or pass min_score=<number>)",
+            NoFloorWarning,
+            stacklevel=4,
+        )
         return None
     floor = record.get("min_score")
     problem = calibration_problem(corpus, record, mode, search_kw)
     if problem is not None:
-        warnings.warn(f"{label}: the floor for {key!r} was {problem}; not abstaining by "
-                      "absolute score (calibrate again: rowvoi calibrate, or "
-                      "rowvoi.corpus.calibrate_min_score)", NoFloorWarning, stacklevel=4)
+        warnings.warn(
+            f"{label}: the floor for {key!r} was {problem}; not abstaining by "
+            "absolute score (calibrate again: rowvoi calibrate, or "
+            "rowvoi.corpus.calibrate_min_score)",
+            NoFloorWarning,
+            stacklevel=4,
+        )
         return None
-    if floor is None or isinstance(floor, bool) or not isinstance(floor, numbers.Real) \
-            or not math.isfinite(floor):
-        warnings.warn(f"{label}: the calibration for {key!r} holds no usable floor "
-                      f"({floor!r}); not abstaining by absolute score", NoFloorWarning,
-                      stacklevel=4)
+    if (
+        floor is None
+        or isinstance(floor, bool)
+        or not isinstance(floor, numbers.Real)
+        or not math.isfinite(floor)
+    ):
+        warnings.warn(
+            f"{label}: the calibration for {key!r} holds no usable floor "
+            f"({floor!r}); not abstaining by absolute score",
+            NoFloorWarning,
+            stacklevel=4,
+        )
         return None
     return float(floor)
 
 
-def _floor(corpus: Any, spec: Any, mode: str, search_kw: Mapping[str, Any]
-           ) -> tuple[float | None, str | None]:
+def _floor(
+    corpus: Any, spec: Any, mode: str, search_kw: Mapping[str, Any]
+) -> tuple[float | None, str | None]:
     """``(floor, where it came from)`` for one corpus and one floor spec."""
     if isinstance(spec, str):
         if spec != "auto":
@@ -215,16 +233,29 @@ def _open(corpus: Any) -> Any:
 
 
 # ------------------------------------------------------------------ discover
-def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
-             strategy: str | Selector = "conservative", disclose_level: str = "metadata",
-             filter: Mapping[str, Any] | None = None, surfaces: Any = None,
-             max_k: int = DFLT_MAX_K, rel: float = DFLT_REL_THRESHOLD,
-             gap_ratio: float = DFLT_GAP_RATIO, min_score: Any = None,
-             merge: str | Callable[[dict[str, list[SearchHit]]], Sequence[SearchHit]] = "rrf",
-             merge_weights: Mapping[str, float] | None = None,
-             merge_rrf_k: float | None = None, loader: BodyLoader | None = None,
-             store: ResourceStore | None = None, expand: NeighborhoodPolicy | None = None,
-             roots: Sequence[Any] | None = None, **search_kw: Any) -> DiscoveryResult:
+def discover(
+    corpus: Any,
+    query: str,
+    *,
+    k: int = 10,
+    mode: str = "hybrid",
+    strategy: str | Selector = "conservative",
+    disclose_level: str = "metadata",
+    filter: Mapping[str, Any] | None = None,
+    surfaces: Any = None,
+    max_k: int = DFLT_MAX_K,
+    rel: float = DFLT_REL_THRESHOLD,
+    gap_ratio: float = DFLT_GAP_RATIO,
+    min_score: Any = None,
+    merge: str | Callable[[dict[str, list[SearchHit]]], Sequence[SearchHit]] = "rrf",
+    merge_weights: Mapping[str, float] | None = None,
+    merge_rrf_k: float | None = None,
+    loader: BodyLoader | None = None,
+    store: ResourceStore | None = None,
+    expand: NeighborhoodPolicy | None = None,
+    roots: Sequence[Any] | None = None,
+    **search_kw: Any,
+) -> DiscoveryResult:
     """Search, commit to the best few results (or abstain), disclose them.
 
     Parameters
@@ -292,20 +323,35 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     k = _check_int("k", k, 1)
     strategy_label = strategy_name(strategy)
     if disclose_level not in DISCLOSURE_LEVELS:
-        raise ValueError(f"unknown disclosure level {disclose_level!r}; use one of "
-                         f"{', '.join(DISCLOSURE_LEVELS)}")
+        raise ValueError(
+            f"unknown disclosure level {disclose_level!r}; use one of "
+            f"{', '.join(DISCLOSURE_LEVELS)}"
+        )
     common = dict(strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio)
-    disclosure = dict(level=disclose_level, loader=loader, store=store, expand=expand,
-                      roots=roots)
+    disclosure = dict(level=disclose_level, loader=loader, store=store, expand=expand, roots=roots)
     if isinstance(corpus, (list, tuple)):
-        return _federated(list(corpus), query, k=k, mode=mode, strategy_label=strategy_label,
-                          filter=filter, surfaces=surfaces, min_score=min_score, merge=merge,
-                          merge_weights=merge_weights, merge_rrf_k=merge_rrf_k,
-                          common=common, disclosure=disclosure, search_kw=search_kw)
+        return _federated(
+            list(corpus),
+            query,
+            k=k,
+            mode=mode,
+            strategy_label=strategy_label,
+            filter=filter,
+            surfaces=surfaces,
+            min_score=min_score,
+            merge=merge,
+            merge_weights=merge_weights,
+            merge_rrf_k=merge_rrf_k,
+            common=common,
+            disclosure=disclosure,
+            search_kw=search_kw,
+        )
     c = _open(corpus)
     if isinstance(min_score, Mapping):
-        raise TypeError("a mapping of floors is for several corpora; for one corpus pass a "
-                        "number, 'auto' or None")
+        raise TypeError(
+            "a mapping of floors is for several corpora; for one corpus pass a "
+            "number, 'auto' or None"
+        )
     floor, floor_from = _floor(c, min_score, mode, search_kw)
     hits = search(c, query, k=k, mode=mode, filter=filter, surfaces=surfaces, **search_kw)
     selection = select(hits, min_score=floor, **common)
@@ -314,15 +360,37 @@ def discover(corpus: Any, query: str, *, k: int = 10, mode: str = "hybrid",
     signals["floor_from"] = floor_from
     if _has_evidence(hits):
         signals["top_evidence"] = max(floor_score(h) for h in hits)
-    return DiscoveryResult(query, mode, strategy_label, disclose_level, results,
-                           selection.abstained, selection.reason, len(hits), signals,
-                           selection)
+    return DiscoveryResult(
+        query,
+        mode,
+        strategy_label,
+        disclose_level,
+        results,
+        selection.abstained,
+        selection.reason,
+        len(hits),
+        signals,
+        selection,
+    )
 
 
-def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_label: str,
-               filter: Any, surfaces: Any, min_score: Any, merge: Any,
-               merge_weights: Any, merge_rrf_k: Any, common: dict[str, Any],
-               disclosure: dict[str, Any], search_kw: dict[str, Any]) -> DiscoveryResult:
+def _federated(
+    corpora: list[Any],
+    query: str,
+    *,
+    k: int,
+    mode: str,
+    strategy_label: str,
+    filter: Any,
+    surfaces: Any,
+    min_score: Any,
+    merge: Any,
+    merge_weights: Any,
+    merge_rrf_k: Any,
+    common: dict[str, Any],
+    disclosure: dict[str, Any],
+    search_kw: dict[str, Any],
+) -> DiscoveryResult:
     if not corpora:
         raise ValueError("discover got an empty list of corpora; name at least one")
     opened = [_open(c) for c in corpora]
@@ -330,8 +398,10 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_la
     for c in opened:
         name = getattr(c, "name", None)
         if not isinstance(name, str) or not name:
-            raise ValueError("federated discovery tells corpora apart by name; open or build "
-                             "each corpus under a name")
+            raise ValueError(
+                "federated discovery tells corpora apart by name; open or build "
+                "each corpus under a name"
+            )
         if name in names:
             raise ValueError(f"corpus {name!r} is listed twice")
         names.append(name)
@@ -341,27 +411,38 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_la
         if unknown:
             raise ValueError(f"merge_weights names corpora that are not searched: {unknown}")
     if not (callable(merge) or merge in MERGES):
-        raise ValueError(f"unknown merge {merge!r}; use one of {', '.join(MERGES)} or a "
-                         "callable {name: hits} -> hits")
+        raise ValueError(
+            f"unknown merge {merge!r}; use one of {', '.join(MERGES)} or a "
+            "callable {name: hits} -> hits"
+        )
     if merge == "score":
         ids = {c.embedder_id for c in opened}
         if len(ids) > 1:
-            raise ValueError("merge='score' compares raw scores, which needs one embedder for "
-                             f"every corpus; these use {sorted(ids)}; use merge='rrf'")
+            raise ValueError(
+                "merge='score' compares raw scores, which needs one embedder for "
+                f"every corpus; these use {sorted(ids)}; use merge='rrf'"
+            )
     per_source: dict[str, dict[str, Any]] = {}
     survivors: dict[str, list[SearchHit]] = {}
     floor_from: dict[str, str | None] = {}
     n_retrieved = 0
     for name, c in zip(names, opened):
         floor, floor_from[name] = _floor(c, floors.get(name), mode, search_kw)
-        hits = tag_source(ranked(search(c, query, k=k, mode=mode, filter=filter,
-                                        surfaces=surfaces, **search_kw)), name)
+        hits = tag_source(
+            ranked(
+                search(c, query, k=k, mode=mode, filter=filter, surfaces=surfaces, **search_kw)
+            ),
+            name,
+        )
         kept = hits if floor is None else [h for h in hits if floor_score(h) >= floor]
         n_retrieved += len(hits)
         survivors[name] = kept
-        per_source[name] = {"n_retrieved": len(hits),
-                            "top_score": float(hits[0].score) if hits else None,
-                            "floor": floor, "abstained": not kept}
+        per_source[name] = {
+            "n_retrieved": len(hits),
+            "top_score": float(hits[0].score) if hits else None,
+            "floor": floor,
+            "abstained": not kept,
+        }
         if _has_evidence(hits):
             per_source[name]["top_evidence"] = max(floor_score(h) for h in hits)
     merged = _merge(survivors, merge, merge_weights, merge_rrf_k, k)
@@ -374,8 +455,18 @@ def _federated(corpora: list[Any], query: str, *, k: int, mode: str, strategy_la
     signals = dict(selection.signals)
     signals["floor_from"] = floor_from
     signals["per_source"] = per_source
-    return DiscoveryResult(query, mode, strategy_label, str(disclosure["level"]), results,
-                           selection.abstained, reason, n_retrieved, signals, selection)
+    return DiscoveryResult(
+        query,
+        mode,
+        strategy_label,
+        str(disclosure["level"]),
+        results,
+        selection.abstained,
+        reason,
+        n_retrieved,
+        signals,
+        selection,
+    )
 
 
 def _has_evidence(hits: Sequence[SearchHit]) -> bool:
@@ -386,8 +477,9 @@ def _has_evidence(hits: Sequence[SearchHit]) -> bool:
 def _federated_floor_specs(min_score: Any, names: list[str]) -> dict[str, Any]:
     if min_score is None or isinstance(min_score, str):
         if isinstance(min_score, str) and min_score != "auto":
-            raise ValueError(f"min_score must be None, 'auto' or a mapping "
-                             f"{{name: floor}}, got {min_score!r}")
+            raise ValueError(
+                f"min_score must be None, 'auto' or a mapping {{name: floor}}, got {min_score!r}"
+            )
         return {n: min_score for n in names}
     if isinstance(min_score, Mapping):
         unknown = [n for n in min_score if n not in names]
@@ -397,14 +489,17 @@ def _federated_floor_specs(min_score: Any, names: list[str]) -> dict[str, Any]:
     raise ValueError(
         f"min_score={min_score!r} cannot apply to several corpora: each scores on its own "
         "scale; pass 'auto' (each corpus's calibrated floor), a mapping {name: floor}, "
-        "or None")
+        "or None"
+    )
 
 
-def _merge(survivors: dict[str, list[SearchHit]], merge: Any, weights: Any, rrf_k: Any,
-           k: int) -> list[SearchHit]:
+def _merge(
+    survivors: dict[str, list[SearchHit]], merge: Any, weights: Any, rrf_k: Any, k: int
+) -> list[SearchHit]:
     if merge == "rrf":
-        return fuse_hits(survivors, rrf_k=DFLT_RRF_K if rrf_k is None else rrf_k,
-                         weights=weights, k=k)
+        return fuse_hits(
+            survivors, rrf_k=DFLT_RRF_K if rrf_k is None else rrf_k, weights=weights, k=k
+        )
     if merge == "score":
         pooled = [h for hits in survivors.values() for h in hits]
         return ranked(pooled)[:k]
@@ -412,4 +507,3 @@ def _merge(survivors: dict[str, list[SearchHit]], merge: Any, weights: Any, rrf_
     if out is None or isinstance(out, (str, bytes)) or not hasattr(out, "__iter__"):
         raise TypeError(f"merge must return a sequence of SearchHit, got {type(out).__name__}")
     return ranked(out)[:k]
-

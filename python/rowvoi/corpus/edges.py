@@ -133,12 +133,14 @@ def canonical_node_id(target: Any, *, source: str | None) -> tuple[str | None, s
     """
     if isinstance(target, (list, tuple)):
         if len(target) != 2 or not all(isinstance(t, str) for t in target):
-            raise ValueError(f"link target {target!r}: a pair is [source, artifact_id], "
-                             "both strings")
+            raise ValueError(
+                f"link target {target!r}: a pair is [source, artifact_id], both strings"
+            )
         return target[0], target[1]
     if not isinstance(target, str):
-        raise TypeError(f"link target {target!r}: an artifact id (str) or a "
-                        "[source, artifact_id] pair")
+        raise TypeError(
+            f"link target {target!r}: an artifact id (str) or a [source, artifact_id] pair"
+        )
     return source, target
 
 
@@ -209,20 +211,28 @@ class FieldEdges:
 
     uses_content = True
 
-    def __init__(self, fields: Mapping[str, str] | Sequence[str] | None = None, *,
-                 casefold: bool = False, time_field: str | None = None) -> None:
+    def __init__(
+        self,
+        fields: Mapping[str, str] | Sequence[str] | None = None,
+        *,
+        casefold: bool = False,
+        time_field: str | None = None,
+    ) -> None:
         if fields is None:
             fields = DEFAULT_EDGE_FIELDS
         if isinstance(fields, str):
-            raise TypeError("fields must be a list of field names or a {field: edge type} "
-                            "mapping, not a string")
+            raise TypeError(
+                "fields must be a list of field names or a {field: edge type} "
+                "mapping, not a string"
+            )
         if not isinstance(fields, Mapping):
             fields = {f: str(f).upper() for f in fields}
         out: dict[str, str] = {}
         for f, t in fields.items():
             if not isinstance(f, str) or not f or not isinstance(t, str) or not t:
-                raise ValueError(f"edge field {f!r} -> {t!r}: field names and edge types "
-                                 "are non-empty strings")
+                raise ValueError(
+                    f"edge field {f!r} -> {t!r}: field names and edge types are non-empty strings"
+                )
             out[f] = t
         if not out:
             raise ValueError("FieldEdges needs at least one field")
@@ -253,8 +263,11 @@ class FieldEdges:
         return out
 
     def _value(self, name: str, raw: Any, fields: Mapping[str, Any]) -> Any:
-        return fields.get(name) if name in fields else (
-            raw.get(name) if isinstance(raw, Mapping) else None)
+        return (
+            fields.get(name)
+            if name in fields
+            else (raw.get(name) if isinstance(raw, Mapping) else None)
+        )
 
     def extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list[Link]:
         """The artifact's links, field by field in the order configured."""
@@ -263,8 +276,11 @@ class FieldEdges:
         when = None
         if self.time_field:
             t = self._value(self.time_field, raw, fields)
-            when = None if _missing(t) else _time(
-                t, f"artifact {artifact_id!r}, field {self.time_field!r}")
+            when = (
+                None
+                if _missing(t)
+                else _time(t, f"artifact {artifact_id!r}, field {self.time_field!r}")
+            )
         for name, etype in self.fields.items():
             value = self._value(name, raw, fields)
             if _missing(value):
@@ -281,13 +297,14 @@ class FieldEdges:
                 try:
                     src, target = canonical_node_id(item, source=None)
                 except (TypeError, ValueError) as exc:
-                    raise ValueError(f"artifact {artifact_id!r}, field {name!r}: {exc}") \
-                        from None
+                    raise ValueError(f"artifact {artifact_id!r}, field {name!r}: {exc}") from None
                 target = target.strip()
                 if self.casefold:
                     target = target.casefold()
-                if not target or (src is None and target == (
-                        artifact_id.casefold() if self.casefold else artifact_id)):
+                if not target or (
+                    src is None
+                    and target == (artifact_id.casefold() if self.casefold else artifact_id)
+                ):
                     continue
                 key = (etype, src, target)
                 if key not in seen:
@@ -334,8 +351,12 @@ class EdgeList:
             etype = "REF" if _missing(typ) or typ == "" else str(typ)
             if not _missing(text) and not isinstance(text, str):
                 raise TypeError(f"{where}: text must be a string, not {type(text).__name__}")
-            link = Link(etype, str(d), None if _missing(text) or not text else text,
-                        None if _missing(t) else _time(t, f"{where} time"))
+            link = Link(
+                etype,
+                str(d),
+                None if _missing(text) or not text else text,
+                None if _missing(t) else _time(t, f"{where} time"),
+            )
             if str(s) == link.target:
                 continue
             by_src.setdefault(str(s), {})[(etype, link.target)] = link
@@ -443,8 +464,10 @@ def as_extractor(edges: Any) -> EdgeExtractor | None:
         if all(hasattr(e, "extract") for e in edges):
             return CombinedEdges(edges)
         return EdgeList(edges)
-    raise TypeError(f"edges must be an EdgeExtractor, a list of them, edge rows or a "
-                    f"DataFrame, or False; not {type(edges).__name__}")
+    raise TypeError(
+        f"edges must be an EdgeExtractor, a list of them, edge rows or a "
+        f"DataFrame, or False; not {type(edges).__name__}"
+    )
 
 
 def extractor_from_spec(spec: Mapping[str, Any] | None) -> EdgeExtractor | None:
@@ -462,8 +485,11 @@ def extractor_from_spec(spec: Mapping[str, Any] | None) -> EdgeExtractor | None:
         return None
     kind = spec.get("kind")
     if kind == "fields":
-        return FieldEdges(spec.get("fields"), casefold=bool(spec.get("casefold", False)),
-                          time_field=spec.get("time_field"))
+        return FieldEdges(
+            spec.get("fields"),
+            casefold=bool(spec.get("casefold", False)),
+            time_field=spec.get("time_field"),
+        )
     if kind == "all":
         return CombinedEdges([extractor_from_spec(p) for p in spec.get("parts", [])])
     raise ValueError(f"edge extractor spec {dict(spec)!r}: kinds are 'fields' and 'all'")
@@ -479,9 +505,12 @@ def check_links(artifact_id: str, links: Any) -> list[Link]:
     out = list(links)
     for ln in out:
         if not isinstance(ln, Link):
-            raise TypeError(f"artifact {artifact_id!r}: an edge extractor returned "
-                            f"{type(ln).__name__}, not rowvoi.corpus.edges.Link")
+            raise TypeError(
+                f"artifact {artifact_id!r}: an edge extractor returned "
+                f"{type(ln).__name__}, not rowvoi.corpus.edges.Link"
+            )
         if not isinstance(ln.type, str) or not ln.type or not isinstance(ln.target, str):
-            raise ValueError(f"artifact {artifact_id!r}: link {ln!r} needs a non-empty type "
-                             "and a str target")
+            raise ValueError(
+                f"artifact {artifact_id!r}: link {ln!r} needs a non-empty type and a str target"
+            )
     return out

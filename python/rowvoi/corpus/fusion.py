@@ -53,8 +53,12 @@ Identity = Union[None, str, Callable[[SearchHit], Hashable]]
 
 
 def _check_rrf_k(rrf_k: Any) -> float:
-    if isinstance(rrf_k, bool) or not isinstance(rrf_k, numbers.Real) or \
-            not math.isfinite(rrf_k) or rrf_k < 0:
+    if (
+        isinstance(rrf_k, bool)
+        or not isinstance(rrf_k, numbers.Real)
+        or not math.isfinite(rrf_k)
+        or rrf_k < 0
+    ):
         raise ValueError(f"rrf_k must be a finite number >= 0, got {rrf_k!r}")
     return float(rrf_k)
 
@@ -63,12 +67,12 @@ def _check_weights(weights: Mapping[Any, Any] | None) -> dict[Any, float]:
     if weights is None:
         return {}
     if not isinstance(weights, Mapping):
-        raise TypeError(f"weights must be a mapping source -> weight, got "
-                        f"{type(weights).__name__}")
+        raise TypeError(
+            f"weights must be a mapping source -> weight, got {type(weights).__name__}"
+        )
     out: dict[Any, float] = {}
     for name, w in weights.items():
-        if isinstance(w, bool) or not isinstance(w, numbers.Real) or \
-                not math.isfinite(w) or w < 0:
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w) or w < 0:
             raise ValueError(f"weights[{name!r}] must be a finite number >= 0, got {w!r}")
         out[name] = float(w)
     return out
@@ -81,16 +85,20 @@ def _identity_fn(identity: Identity) -> Callable[[SearchHit], Hashable]:
         return lambda h: ("hit", h.source, h.artifact_id)
     if isinstance(identity, str):
         if identity != "pointer":
-            raise ValueError(f"unknown identity {identity!r}; use None, 'pointer' or a "
-                             "callable hit -> hashable key")
+            raise ValueError(
+                f"unknown identity {identity!r}; use None, 'pointer' or a "
+                "callable hit -> hashable key"
+            )
 
         def by_pointer(h: SearchHit) -> Hashable:
             p = h.pointer
             return ("key", "pointer", p) if p else ("hit", h.source, h.artifact_id)
+
         return by_pointer
     if not callable(identity):
-        raise TypeError(f"identity must be None, 'pointer' or a callable, got "
-                        f"{type(identity).__name__}")
+        raise TypeError(
+            f"identity must be None, 'pointer' or a callable, got {type(identity).__name__}"
+        )
 
     def by_callable(h: SearchHit) -> Hashable:
         key = identity(h)  # type: ignore[operator]
@@ -99,9 +107,11 @@ def _identity_fn(identity: Identity) -> Callable[[SearchHit], Hashable]:
         try:
             hash(key)
         except TypeError:
-            raise TypeError(f"identity returned an unhashable key {key!r} for "
-                            f"{h.artifact_id!r}") from None
+            raise TypeError(
+                f"identity returned an unhashable key {key!r} for {h.artifact_id!r}"
+            ) from None
         return ("key", key)
+
     return by_callable
 
 
@@ -118,9 +128,14 @@ def _dedupe(hits: list[SearchHit], key: Callable[[SearchHit], Hashable]) -> list
     return out
 
 
-def fuse_hits(hits_by_source: Mapping[str | None, Sequence[SearchHit]], *,
-              rrf_k: float = DFLT_RRF_K, weights: Mapping[str, float] | None = None,
-              identity: Identity = None, k: int | None = None) -> list[SearchHit]:
+def fuse_hits(
+    hits_by_source: Mapping[str | None, Sequence[SearchHit]],
+    *,
+    rrf_k: float = DFLT_RRF_K,
+    weights: Mapping[str, float] | None = None,
+    identity: Identity = None,
+    k: int | None = None,
+) -> list[SearchHit]:
     """Merge per-source ranked hit lists into one ranking, by rank.
 
     Parameters
@@ -179,8 +194,9 @@ def fuse_hits(hits_by_source: Mapping[str | None, Sequence[SearchHit]], *,
     ('1', ['a', 'b'], 0.03279)
     """
     if not isinstance(hits_by_source, Mapping):
-        raise TypeError(f"hits_by_source must be a mapping source -> hits, got "
-                        f"{type(hits_by_source).__name__}")
+        raise TypeError(
+            f"hits_by_source must be a mapping source -> hits, got {type(hits_by_source).__name__}"
+        )
     rrf = _check_rrf_k(rrf_k)
     w = _check_weights(weights)
     limit = None if k is None else _check_int("k", k, 1)
@@ -209,9 +225,10 @@ def fuse_hits(hits_by_source: Mapping[str | None, Sequence[SearchHit]], *,
             entry[0] += weight / (rrf + rank)
             if h.source not in entry[4]:
                 entry[4].append(h.source)
-    ranked_keys = sorted(range(len(order)),
-                         key=lambda i: (-fused[order[i]][0], fused[order[i]][1],
-                                        fused[order[i]][2], i))
+    ranked_keys = sorted(
+        range(len(order)),
+        key=lambda i: (-fused[order[i]][0], fused[order[i]][1], fused[order[i]][2], i),
+    )
     out: list[SearchHit] = []
     for i in ranked_keys[:limit] if limit is not None else ranked_keys:
         score, rank, _li, h, sources = fused[order[i]]

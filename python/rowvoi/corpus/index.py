@@ -174,8 +174,15 @@ class BuildReport:
     @property
     def changed(self) -> bool:
         """Did the build commit anything?"""
-        return bool(self.n_new or self.n_changed or self.n_deleted or self.rebuild
-                    or self.compacted or self.links_extracted or self.links_dropped)
+        return bool(
+            self.n_new
+            or self.n_changed
+            or self.n_deleted
+            or self.rebuild
+            or self.compacted
+            or self.links_extracted
+            or self.links_dropped
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -227,8 +234,9 @@ class _Fields:
         self.con = con
         self.declared = dict(declared)
         self.types: dict[str, tuple[str, bool, bool]] = {
-            n: (t, bool(i), bool(d)) for n, t, i, d in
-            con.execute("SELECT name, type, integer, declared FROM fields")}
+            n: (t, bool(i), bool(d))
+            for n, t, i, d in con.execute("SELECT name, type, integer, declared FROM fields")
+        }
         self.columns = {r[1] for r in con.execute("PRAGMA table_info(filter_values)")}
         self.folded = {c.casefold(): c for c in self.columns}
         self._rewrite: set[str] = set()
@@ -241,12 +249,13 @@ class _Fields:
         if name in self.columns:
             return
         if name.startswith("__rowvoi"):
-            raise ValueError(f"filter field {name!r}: names starting with '__rowvoi' are "
-                             "reserved")
+            raise ValueError(f"filter field {name!r}: names starting with '__rowvoi' are reserved")
         other = self.folded.get(name.casefold())
         if other is not None:
-            raise ValueError(f"filter fields {other!r} and {name!r} differ only in case; "
-                             "SQLite column names ignore case: rename one")
+            raise ValueError(
+                f"filter fields {other!r} and {name!r} differ only in case; "
+                "SQLite column names ignore case: rename one"
+            )
         self.con.execute(f"ALTER TABLE filter_values ADD COLUMN {quote_ident(name)}")
         self.columns.add(name)
         self.folded[name.casefold()] = name
@@ -255,8 +264,10 @@ class _Fields:
         """Type the fields of one artifact (widening inferred types)."""
         for name, value in fields.items():
             if not isinstance(name, str) or not name:
-                raise ValueError(f"artifact {artifact_id!r}: filter field names must be "
-                                 f"non-empty str, not {name!r}")
+                raise ValueError(
+                    f"artifact {artifact_id!r}: filter field names must be "
+                    f"non-empty str, not {name!r}"
+                )
             cls = _value_class(value)
             if name in self.declared:
                 t = self.declared[name]
@@ -300,8 +311,12 @@ class _Fields:
         if name not in self.columns:
             return True
         q = quote_ident(name)
-        return self.con.execute(f"SELECT 1 FROM filter_values WHERE {q} IS NOT NULL LIMIT 1"
-                                ).fetchone() is None
+        return (
+            self.con.execute(
+                f"SELECT 1 FROM filter_values WHERE {q} IS NOT NULL LIMIT 1"
+            ).fetchone()
+            is None
+        )
 
     def stored(self, artifact_id: str, name: str, value: Any) -> Any:
         """The value as the filter table stores it (``None`` for json)."""
@@ -313,13 +328,17 @@ class _Fields:
         if isinstance(value, bool):
             value = int(value)
         if t == "text" and value is not None and not isinstance(value, str):
-            value = json.dumps(_jsonable(value)) if isinstance(value, (list, dict)) \
+            value = (
+                json.dumps(_jsonable(value))
+                if isinstance(value, (list, dict))
                 else str(_jsonable(value))
+            )
         try:
             return sqlite_value(value, t)
         except ValueError as exc:
-            raise ValueError(f"artifact {artifact_id!r}: filter field {name!r} is declared "
-                             f"{t}: {exc}") from None
+            raise ValueError(
+                f"artifact {artifact_id!r}: filter field {name!r} is declared {t}: {exc}"
+            ) from None
 
     def write(self, aid: int, artifact_id: str, fields: Mapping[str, Any]) -> None:
         """Queue one artifact's row of ``filter_values`` (see :meth:`flush`)."""
@@ -335,8 +354,11 @@ class _Fields:
 
         for names, rows in self._pending.items():
             cols = [quote_ident(AID_COLUMN)] + [quote_ident(n) for n in names]
-            self.con.executemany(f"INSERT OR REPLACE INTO filter_values ({', '.join(cols)}) "
-                                 f"VALUES ({', '.join('?' * len(cols))})", rows)
+            self.con.executemany(
+                f"INSERT OR REPLACE INTO filter_values ({', '.join(cols)}) "
+                f"VALUES ({', '.join('?' * len(cols))})",
+                rows,
+            )
         self._pending.clear()
 
     def finish(self) -> None:
@@ -352,17 +374,23 @@ class _Fields:
                     self.con.execute(f"UPDATE filter_values SET {quote_ident(name)} = NULL")
                 continue
             self._column(name)
-            rows = self.con.execute("SELECT aid, artifact_id, filter_fields FROM artifacts"
-                                    ).fetchall()
+            rows = self.con.execute(
+                "SELECT aid, artifact_id, filter_fields FROM artifacts"
+            ).fetchall()
             updates = []
             for aid, artifact_id, ff in rows:
                 value = json.loads(ff).get(name)
                 updates.append((self.stored(artifact_id, name, value), aid))
-            self.con.executemany(f"UPDATE filter_values SET {quote_ident(name)} = ? "
-                                 f"WHERE {quote_ident(AID_COLUMN)} = ?", updates)
+            self.con.executemany(
+                f"UPDATE filter_values SET {quote_ident(name)} = ? "
+                f"WHERE {quote_ident(AID_COLUMN)} = ?",
+                updates,
+            )
         self.con.execute("DELETE FROM fields")
-        self.con.executemany("INSERT INTO fields VALUES (?, ?, ?, ?)",
-                             [(n, t, int(i), int(d)) for n, (t, i, d) in self.types.items()])
+        self.con.executemany(
+            "INSERT INTO fields VALUES (?, ?, ?, ?)",
+            [(n, t, int(i), int(d)) for n, (t, i, d) in self.types.items()],
+        )
 
 
 # ----------------------------------------------------------------- progress
@@ -378,8 +406,14 @@ class _Progress:
         if enabled and total:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=desc, unit="doc", file=sys.stderr, leave=False,
-                            dynamic_ncols=True)
+            self.bar = tqdm(
+                total=total,
+                desc=desc,
+                unit="doc",
+                file=sys.stderr,
+                leave=False,
+                dynamic_ncols=True,
+            )
 
     def update(self, n: int, **postfix: Any) -> None:
         if self.bar is not None:
@@ -411,10 +445,18 @@ def _resolve_store(source: CorpusSource, store: Any) -> CorpusStore:
     raise TypeError(f"store must be a CorpusStore, a path or None, not {type(store).__name__}")
 
 
-def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None = None,
-          embedder: Any = None, full: bool = True, batch_size: int = DFLT_BATCH_SIZE,
-          progress: bool | None = None, compact: bool | None = None,
-          hnsw: bool | None = None, edges: Any = None) -> Any:
+def build(
+    source: CorpusSource,
+    *,
+    store: CorpusStore | str | os.PathLike | None = None,
+    embedder: Any = None,
+    full: bool = True,
+    batch_size: int = DFLT_BATCH_SIZE,
+    progress: bool | None = None,
+    compact: bool | None = None,
+    hnsw: bool | None = None,
+    edges: Any = None,
+) -> Any:
     """Build or incrementally update a corpus from ``source``.
 
     Parameters
@@ -496,22 +538,34 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
     """
     if not isinstance(source, CorpusSource):
         raise TypeError(f"source must be a CorpusSource, not {type(source).__name__}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) \
-            or batch_size < 1:
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, numbers.Integral)
+        or batch_size < 1
+    ):
         raise ValueError(f"batch_size={batch_size!r}: must be an integer >= 1")
     from rowvoi.corpus.edges import as_extractor
 
     extractor = False if edges is False else as_extractor(edges)
     st = _resolve_store(source, store)
-    emb = make_embedder(source.embedder if embedder is None else embedder,
-                        persistent=not st.temporary)
+    emb = make_embedder(
+        source.embedder if embedder is None else embedder, persistent=not st.temporary
+    )
     t0 = time.perf_counter()
     with st.lock() as previous:
         if not st.exists():
             st.create()
-        report = _Builder(source, st, emb, full=bool(full), batch_size=int(batch_size),
-                          progress=progress, compact=compact, hnsw=hnsw,
-                          edges=extractor).run()
+        report = _Builder(
+            source,
+            st,
+            emb,
+            full=bool(full),
+            batch_size=int(batch_size),
+            progress=progress,
+            compact=compact,
+            hnsw=hnsw,
+            edges=extractor,
+        ).run()
     dead = previous.get("pid")
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
@@ -526,9 +580,19 @@ def build(source: CorpusSource, *, store: CorpusStore | str | os.PathLike | None
 class _Builder:
     """One build, as named steps (see the module notes)."""
 
-    def __init__(self, source: CorpusSource, store: CorpusStore, emb: CorpusEmbedder, *,
-                 full: bool, batch_size: int, progress: bool | None,
-                 compact: bool | None, hnsw: bool | None, edges: Any = None) -> None:
+    def __init__(
+        self,
+        source: CorpusSource,
+        store: CorpusStore,
+        emb: CorpusEmbedder,
+        *,
+        full: bool,
+        batch_size: int,
+        progress: bool | None,
+        compact: bool | None,
+        hnsw: bool | None,
+        edges: Any = None,
+    ) -> None:
         self.source = source
         self.store = store
         self.emb = emb
@@ -561,8 +625,11 @@ class _Builder:
             self.con = con
             self.rebuild = self._rebuild_reason(snap)
             cur_hnsw = self.state.get("hnsw")
-            self.hnsw = cur_hnsw if self.hnsw_arg is None else (
-                dict(HNSW_PARAMS) if self.hnsw_arg else None)
+            self.hnsw = (
+                cur_hnsw
+                if self.hnsw_arg is None
+                else (dict(HNSW_PARAMS) if self.hnsw_arg else None)
+            )
             if self.hnsw != cur_hnsw and self.compact is not False:
                 self.compact = True  # the vector index changes kind: rewrite it
             self._resolve_edges()
@@ -570,10 +637,16 @@ class _Builder:
             _stage("scanned")
             self.report.generation = int(self.state.get("generation", 0))
             pending = snap.counts() if self.compact is True else {}
-            has_delta = bool(pending.get("n_delta") or pending.get("n_tombstones")
-                             or self.hnsw != cur_hnsw)
-            if not stale and not deleted and self.rebuild is None and not has_delta \
-                    and not self.edges_all:
+            has_delta = bool(
+                pending.get("n_delta") or pending.get("n_tombstones") or self.hnsw != cur_hnsw
+            )
+            if (
+                not stale
+                and not deleted
+                and self.rebuild is None
+                and not has_delta
+                and not self.edges_all
+            ):
                 self.report.n_links = snap.n_links()
                 return self.report
             self.report.rebuild = self.rebuild
@@ -599,8 +672,7 @@ class _Builder:
             self.extractor = extractor_from_spec(spec) if spec else None
             if stored is not None and self.extractor is None:
                 self.edges_keep = True
-            elif self.extractor is not None and \
-                    self.extractor.extractor_id != stored.get("id"):
+            elif self.extractor is not None and self.extractor.extractor_id != stored.get("id"):
                 self.edges_all = True  # a spec whose extractor changed meaning
         else:
             self.extractor = self.edges_arg
@@ -609,8 +681,10 @@ class _Builder:
             self.edges_state = None if not self.edges_keep else stored
         else:
             spec = getattr(self.extractor, "spec", None)
-            self.edges_state = {"id": self.extractor.extractor_id,
-                                "spec": spec() if callable(spec) else None}
+            self.edges_state = {
+                "id": self.extractor.extractor_id,
+                "spec": spec() if callable(spec) else None,
+            }
         self.pending_links: dict[str, list] = {}
 
     def _extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list:
@@ -622,8 +696,7 @@ class _Builder:
         except (TypeError, ValueError) as exc:
             if str(exc).startswith("artifact "):
                 raise
-            raise type(exc)(f"edge extraction of artifact {artifact_id!r} failed: {exc}") \
-                from exc
+            raise type(exc)(f"edge extraction of artifact {artifact_id!r} failed: {exc}") from exc
 
     def _rebuild_reason(self, snap: Snapshot) -> str | None:
         s = self.state
@@ -649,17 +722,21 @@ class _Builder:
             seen.add(artifact_id)
             n_before += 1
             if len(seen) != n_before:
-                raise ValueError(f"the source yields artifact {artifact_id!r} twice; ids must "
-                                 "be unique")
+                raise ValueError(
+                    f"the source yields artifact {artifact_id!r} twice; ids must be unique"
+                )
             try:
                 version = signal(artifact_id, raw)
             except Exception as exc:
-                raise type(exc)(f"change_signal failed on artifact {artifact_id!r}: {exc}") \
-                    from exc
+                raise type(exc)(
+                    f"change_signal failed on artifact {artifact_id!r}: {exc}"
+                ) from exc
             if rebuild or versions.get(artifact_id) != version:
                 if type(version) is not str:
-                    raise TypeError(f"change_signal({artifact_id!r}) returned "
-                                    f"{type(version).__name__}, not a str")
+                    raise TypeError(
+                        f"change_signal({artifact_id!r}) returned "
+                        f"{type(version).__name__}, not a str"
+                    )
                 stale.append((artifact_id, version))
             elif self.edges_all and self.extractor is not None:
                 # unchanged, but the extractor is new: its links from the
@@ -675,10 +752,15 @@ class _Builder:
         touched = [a for a, _ in stale if a in versions] + deleted
         ledger: dict[str, tuple[int, str]] = {}
         for i in range(0, len(touched), 500):
-            part = touched[i:i + 500]
-            ledger.update((a, (aid, v)) for aid, a, v in self.con.execute(
-                "SELECT aid, artifact_id, version FROM artifacts WHERE artifact_id IN "
-                f"({', '.join('?' * len(part))})", part))
+            part = touched[i : i + 500]
+            ledger.update(
+                (a, (aid, v))
+                for aid, a, v in self.con.execute(
+                    "SELECT aid, artifact_id, version FROM artifacts WHERE artifact_id IN "
+                    f"({', '.join('?' * len(part))})",
+                    part,
+                )
+            )
         for artifact_id, _ in stale:
             if self.rebuild is None and artifact_id in versions:
                 self.report.n_changed += 1
@@ -687,8 +769,9 @@ class _Builder:
         return stale, deleted, ledger
 
     def _stored_fields(self, key: str) -> dict[str, Any]:
-        row = self.con.execute("SELECT filter_fields FROM artifacts WHERE artifact_id = ?",
-                               (key,)).fetchone()
+        row = self.con.execute(
+            "SELECT filter_fields FROM artifacts WHERE artifact_id = ?", (key,)
+        ).fetchone()
         return {} if row is None else json.loads(row[0])
 
     def _put_links(self, key: str, links: list) -> None:
@@ -698,12 +781,16 @@ class _Builder:
             self.con.executemany(
                 "INSERT OR REPLACE INTO links (source, edge_type, target_source, target, seq, "
                 "text, time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(key, ln.type, ln.target_source or "", ln.target, i, ln.text, ln.time)
-                 for i, ln in enumerate(links)])
+                [
+                    (key, ln.type, ln.target_source or "", ln.target, i, ln.text, ln.time)
+                    for i, ln in enumerate(links)
+                ],
+            )
         self.report.links_extracted += 1
 
-    def _write(self, stale: list[tuple[str, str]], deleted: list[str],
-               ledger: dict[str, tuple[int, str]]) -> None:
+    def _write(
+        self, stale: list[tuple[str, str]], deleted: list[str], ledger: dict[str, tuple[int, str]]
+    ) -> None:
         con = self.con
         gen = int(self.state.get("generation", 0)) + 1
         self.next_id = int(self.state.get("next_id", 0))
@@ -717,9 +804,11 @@ class _Builder:
                 self.report.links_dropped = con.execute("DELETE FROM links").rowcount
             for key, links in self.pending_links.items():
                 self._put_links(key, links)
-            old_vectors = self._old_vectors() if self.rebuild not in (None, "first build",
-                                                                       "embedder changed") \
+            old_vectors = (
+                self._old_vectors()
+                if self.rebuild not in (None, "first build", "embedder changed")
                 else None
+            )
             if self.rebuild is not None:
                 self._reset()
                 ledger = {}
@@ -727,8 +816,9 @@ class _Builder:
             else:
                 self.direct = None
             self.fields = _Fields(con, self.source.filter_types)
-            self.next_aid = con.execute("SELECT coalesce(max(aid), 0) + 1 FROM artifacts"
-                                        ).fetchone()[0]
+            self.next_aid = con.execute(
+                "SELECT coalesce(max(aid), 0) + 1 FROM artifacts"
+            ).fetchone()[0]
             for artifact_id in deleted:
                 if artifact_id in ledger:
                     self._remove_artifact(ledger[artifact_id][0])
@@ -738,25 +828,36 @@ class _Builder:
             self.fields.finish()
             if deleted or self.rebuild is not None:
                 # links belong to their source artifact: none may outlive it
-                con.execute("DELETE FROM links WHERE source NOT IN "
-                            "(SELECT artifact_id FROM artifacts)")
-            compacting = (self.direct is not None or self.compact is True
-                          or self._should_compact())
+                con.execute(
+                    "DELETE FROM links WHERE source NOT IN (SELECT artifact_id FROM artifacts)"
+                )
+            compacting = self.direct is not None or self.compact is True or self._should_compact()
             state = dict(self.state)
             if compacting:
                 state["base"] = self._compact(gen)
-            state.update({
-                "generation": gen, "next_id": self.next_id, "dim": self.dim,
-                "embedder_id": self.emb.embedder_id, "embedder_spec": self.emb.spec,
-                "strategy_id": self.strategy_id, "strategy_spec": _spec_or_none(self.strategy),
-                "lexical": self.lexical_conf, "name": self.source.name, "hnsw": self.hnsw,
-                "source": self.source.spec, "updated": time.time(),
-                "edges": self.edges_state,
-                "n_records": con.execute("SELECT count(*) FROM records").fetchone()[0],
-                "n_artifacts": con.execute("SELECT count(*) FROM artifacts").fetchone()[0],
-            })
-            con.executemany("INSERT OR REPLACE INTO state VALUES (?, ?)",
-                            [(k, json.dumps(v)) for k, v in state.items()])
+            state.update(
+                {
+                    "generation": gen,
+                    "next_id": self.next_id,
+                    "dim": self.dim,
+                    "embedder_id": self.emb.embedder_id,
+                    "embedder_spec": self.emb.spec,
+                    "strategy_id": self.strategy_id,
+                    "strategy_spec": _spec_or_none(self.strategy),
+                    "lexical": self.lexical_conf,
+                    "name": self.source.name,
+                    "hnsw": self.hnsw,
+                    "source": self.source.spec,
+                    "updated": time.time(),
+                    "edges": self.edges_state,
+                    "n_records": con.execute("SELECT count(*) FROM records").fetchone()[0],
+                    "n_artifacts": con.execute("SELECT count(*) FROM artifacts").fetchone()[0],
+                }
+            )
+            con.executemany(
+                "INSERT OR REPLACE INTO state VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in state.items()],
+            )
             self.report.n_links = con.execute("SELECT count(*) FROM links").fetchone()[0]
             _stage("commit")
             con.execute("COMMIT")
@@ -831,19 +932,22 @@ class _Builder:
             try:
                 raw = self.source.get(artifact_id)
             except KeyError:
-                raise CorpusError(f"artifact {artifact_id!r} left the source during the build "
-                                  "(a file deleted meanwhile?); nothing was committed: run "
-                                  "the build again") from None
+                raise CorpusError(
+                    f"artifact {artifact_id!r} left the source during the build "
+                    "(a file deleted meanwhile?); nothing was committed: run "
+                    "the build again"
+                ) from None
             try:
                 plan = self.strategy.decompose(artifact_id, raw)
                 fields = self.source.filter_fields(artifact_id, raw, plan.filter_fields)
             except Exception as exc:
                 raise type(exc)(f"indexing artifact {artifact_id!r} failed: {exc}") from exc
             surfaces = [s for s in plan.surfaces if isinstance(s, Surface) and s.text.strip()]
-            if len(surfaces) != len([s for s in plan.surfaces if getattr(s, "text", "")
-                                     .strip()]):
-                raise TypeError(f"artifact {artifact_id!r}: the strategy returned surfaces "
-                                "that are not rowvoi.corpus.Surface objects")
+            if len(surfaces) != len([s for s in plan.surfaces if getattr(s, "text", "").strip()]):
+                raise TypeError(
+                    f"artifact {artifact_id!r}: the strategy returned surfaces "
+                    "that are not rowvoi.corpus.Surface objects"
+                )
             links = None
             if self.extractor is not None:
                 links = self._extract(ledger_key(artifact_id), raw, fields)
@@ -855,8 +959,12 @@ class _Builder:
         if batch:
             yield batch
 
-    def _reindex(self, stale: list[tuple[str, str]], ledger: dict[str, tuple[int, str]],
-                 old_vectors: tuple[dict[bytes, int], Any] | None) -> None:
+    def _reindex(
+        self,
+        stale: list[tuple[str, str]],
+        ledger: dict[str, tuple[int, str]],
+        old_vectors: tuple[dict[bytes, int], Any] | None,
+    ) -> None:
         self._emb_start, self._calls_start = self.emb.texts_embedded, self.emb.calls
         self._seen: dict[bytes, int] = {}  # direct mode: text hash -> a record id
         bar = _Progress(self.progress, len(stale), f"building {self.source.name or 'corpus'}")
@@ -874,20 +982,31 @@ class _Builder:
                     entry = ledger.get(artifact_id)
                     if entry is not None:
                         self._remove_artifact(entry[0])
-                    aid = self._put_artifact(artifacts, artifact_id, version, fields,
-                                             None if entry is None else entry[0])
+                    aid = self._put_artifact(
+                        artifacts,
+                        artifact_id,
+                        version,
+                        fields,
+                        None if entry is None else entry[0],
+                    )
                     rows += [(aid, j, s) for j, s in enumerate(surfs)]
                 self.con.executemany(
                     "INSERT INTO artifacts (aid, artifact_id, version, strategy_id, embedder_id, "
-                    "filter_fields) VALUES (?, ?, ?, ?, ?, ?)", artifacts)
+                    "filter_fields) VALUES (?, ?, ?, ?, ?, ?)",
+                    artifacts,
+                )
                 self.fields.flush()
                 self._put_records(rows, hashes, vectors)
                 bar.update(len(batch), embedded=self.emb.texts_embedded - self._emb_start)
         finally:
             bar.close()
 
-    def _vectors(self, texts: list[str], hashes: list[bytes],
-                 old_vectors: tuple[dict[bytes, int], Any] | None) -> np.ndarray:
+    def _vectors(
+        self,
+        texts: list[str],
+        hashes: list[bytes],
+        old_vectors: tuple[dict[bytes, int], Any] | None,
+    ) -> np.ndarray:
         """The batch's vectors: the cache first (the old generation's
         vectors in a rebuild under the same embedder; this build's; the
         delta's), then the embedder for the rest, each distinct text once."""
@@ -919,7 +1038,8 @@ class _Builder:
             elif vecs.shape[1] != self.dim:
                 raise EmbedderMismatch(
                     f"embedder {self.emb.embedder_id!r} returned {vecs.shape[1]}-dimensional "
-                    f"vectors; this corpus holds {self.dim}-dimensional ones")
+                    f"vectors; this corpus holds {self.dim}-dimensional ones"
+                )
             for h, v in zip(todo, vecs):
                 found[h] = v
         embedded = set(todo)
@@ -933,40 +1053,57 @@ class _Builder:
         if not self.dim:
             return {}
         base_next = int(self.base.get("next_id", 0))
-        rows = self.con.execute(
-            "SELECT r.content_hash, v.vector FROM records r JOIN delta_vectors v ON v.id = r.id "
-            "WHERE r.content_hash IN (SELECT unhex(value) FROM json_each(?)) AND r.id >= ?",
-            (json.dumps([h.hex() for h in missing]), base_next)).fetchall() \
-            if _HAS_UNHEX else self._delta_cache_rows(missing, base_next)
+        rows = (
+            self.con.execute(
+                "SELECT r.content_hash, v.vector FROM records r JOIN delta_vectors v ON v.id = r.id "
+                "WHERE r.content_hash IN (SELECT unhex(value) FROM json_each(?)) AND r.id >= ?",
+                (json.dumps([h.hex() for h in missing]), base_next),
+            ).fetchall()
+            if _HAS_UNHEX
+            else self._delta_cache_rows(missing, base_next)
+        )
         return {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
 
     def _delta_cache_rows(self, missing: list[bytes], base_next: int) -> list[tuple]:
         out = []
         for i in range(0, len(missing), 500):
-            chunk = missing[i:i + 500]
+            chunk = missing[i : i + 500]
             out += self.con.execute(
                 "SELECT r.content_hash, v.vector FROM records r JOIN delta_vectors v ON "
                 f"v.id = r.id WHERE r.content_hash IN ({', '.join('?' * len(chunk))}) "
-                "AND r.id >= ?", (*chunk, base_next)).fetchall()
+                "AND r.id >= ?",
+                (*chunk, base_next),
+            ).fetchall()
         return out
 
-    def _put_artifact(self, out: list[tuple], artifact_id: str, version: str,
-                      fields: Mapping[str, Any], aid: int | None) -> int:
+    def _put_artifact(
+        self,
+        out: list[tuple],
+        artifact_id: str,
+        version: str,
+        fields: Mapping[str, Any],
+        aid: int | None,
+    ) -> int:
         """Queue an artifact's ledger row (into ``out``) and filter row;
         returns its internal id (a changed artifact keeps its own)."""
         self.fields.observe(artifact_id, fields)
-        doc = json.dumps({k: _jsonable(v) for k, v in fields.items()}, default=str) \
-            if fields else "{}"
+        doc = (
+            json.dumps({k: _jsonable(v) for k, v in fields.items()}, default=str)
+            if fields
+            else "{}"
+        )
         if aid is None:
             aid = self.next_aid
             self.next_aid += 1
-        out.append((aid, ledger_key(artifact_id), version, self.strategy_id,
-                    self.emb.embedder_id, doc))
+        out.append(
+            (aid, ledger_key(artifact_id), version, self.strategy_id, self.emb.embedder_id, doc)
+        )
         self.fields.write(aid, artifact_id, fields)
         return aid
 
-    def _put_records(self, rows: list[tuple[int, int, Surface]], hashes: Sequence[bytes],
-                     vectors: np.ndarray) -> None:
+    def _put_records(
+        self, rows: list[tuple[int, int, Surface]], hashes: Sequence[bytes], vectors: np.ndarray
+    ) -> None:
         """Write a batch of records ``(aid, surface_index, surface)`` with
         their hashes and vectors: rows, then the in-memory indexes (a full
         rebuild) or the delta's vectors."""
@@ -979,10 +1116,22 @@ class _Builder:
         self.con.executemany(
             "INSERT INTO records (id, aid, surface_index, kind, granularity, text, metadata, "
             "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(i, aid, j, s.kind, s.granularity, s.text,
-              json.dumps({k: _jsonable(v) for k, v in s.metadata.items()}, default=str)
-              if s.metadata else "{}", h)
-             for i, (aid, j, s), h in zip(id_list, rows, hashes)])
+            [
+                (
+                    i,
+                    aid,
+                    j,
+                    s.kind,
+                    s.granularity,
+                    s.text,
+                    json.dumps({k: _jsonable(v) for k, v in s.metadata.items()}, default=str)
+                    if s.metadata
+                    else "{}",
+                    h,
+                )
+                for i, (aid, j, s), h in zip(id_list, rows, hashes)
+            ],
+        )
         if self.direct is not None:
             lexical, dense = self.direct
             lexical.add([s.text for _, _, s in rows], ids=ids)
@@ -995,8 +1144,10 @@ class _Builder:
             for i, h in zip(id_list, hashes):
                 self._seen.setdefault(h, i)
         else:
-            self.con.executemany("INSERT INTO delta_vectors VALUES (?, ?)",
-                                 [(i, v.tobytes()) for i, v in zip(id_list, vectors)])
+            self.con.executemany(
+                "INSERT INTO delta_vectors VALUES (?, ?)",
+                [(i, v.tobytes()) for i, v in zip(id_list, vectors)],
+            )
         self.report.records_added += n
 
     def _should_compact(self) -> bool:
@@ -1004,8 +1155,9 @@ class _Builder:
             return False
         base_next = int(self.base.get("next_id", 0))
         c = self.con
-        n_delta = c.execute("SELECT count(*) FROM records WHERE id >= ?",
-                            (base_next,)).fetchone()[0]
+        n_delta = c.execute("SELECT count(*) FROM records WHERE id >= ?", (base_next,)).fetchone()[
+            0
+        ]
         n_tomb = c.execute("SELECT count(*) FROM tombstones").fetchone()[0]
         n_live = c.execute("SELECT count(*) FROM records").fetchone()[0]
         return n_delta + n_tomb > max(COMPACT_MIN, COMPACT_RATIO * n_live)
@@ -1032,10 +1184,11 @@ class _Builder:
                 from rowvoi.dense import HNSWIndex
 
                 ids = np.sort(flat.ids())
-                graph = HNSWIndex(flat.dim, metric="ip", max_elements=max(1, len(ids)),
-                                  **self.hnsw)
+                graph = HNSWIndex(
+                    flat.dim, metric="ip", max_elements=max(1, len(ids)), **self.hnsw
+                )
                 for i in range(0, len(ids), 50_000):
-                    part = ids[i:i + 50_000]
+                    part = ids[i : i + 50_000]
                     graph.add(flat.get(part), ids=part)
                 hnsw_name = f"hnsw.{gen}"
                 self.new_files.append(hnsw_name)
@@ -1048,8 +1201,13 @@ class _Builder:
         _stage("dense-written")
         self.con.execute("DELETE FROM tombstones")
         self.con.execute("DELETE FROM delta_vectors")
-        return {"generation": gen, "lexical": lex_name, "dense": dense_name, "hnsw": hnsw_name,
-                "next_id": self.next_id}
+        return {
+            "generation": gen,
+            "lexical": lex_name,
+            "dense": dense_name,
+            "hnsw": hnsw_name,
+            "next_id": self.next_id,
+        }
 
 
 def _spec_or_none(strategy: Any) -> dict[str, Any] | None:

@@ -58,8 +58,10 @@ def _result_line(r: Any) -> str:
         line += f": {r.error}"
     c = r.counts
     if c:
-        line += (f" -- {c['n_new']} new, {c['n_changed']} changed, {c['n_deleted']} deleted; "
-                 f"{c['texts_embedded']} texts embedded; generation {c['generation']}")
+        line += (
+            f" -- {c['n_new']} new, {c['n_changed']} changed, {c['n_deleted']} deleted; "
+            f"{c['texts_embedded']} texts embedded; generation {c['generation']}"
+        )
     return line + (f"; {r.seconds:.2f} s" if r.ran else "")
 
 
@@ -72,8 +74,11 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
             raise UsageError("--set-policy goes with one NAME and nothing else")
         policy = maintenance.set_policy(args.name, args.set_policy)
         if args.json:
-            print(json.dumps({"corpus": args.name, "policy": policy.to_dict(),
-                              "spec": policy.to_spec()}))
+            print(
+                json.dumps(
+                    {"corpus": args.name, "policy": policy.to_dict(), "spec": policy.to_spec()}
+                )
+            )
         else:
             print(f"corpus {args.name!r}: maintenance policy {policy.to_spec()}")
         return 0
@@ -87,23 +92,27 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
             print(json.dumps({"corpus": args.name, "log": rows}))
         else:
             for row in rows:
-                print(f"{row['time']}  {row['action']}  ({row['reason']})"
-                      + (f": {row['error']}" if row.get("error") else ""))
+                print(
+                    f"{row['time']}  {row['action']}  ({row['reason']})"
+                    + (f": {row['error']}" if row.get("error") else "")
+                )
         return 0
     if (args.name is None) == (not args.all):
         raise UsageError("give a corpus NAME or --all (not both)")
     progress = False if args.json else None
-    report = maintenance.maintain(args.name, all=args.all, dry_run=args.dry_run,
-                                  force=args.force, progress=progress)
+    report = maintenance.maintain(
+        args.name, all=args.all, dry_run=args.dry_run, force=args.force, progress=progress
+    )
     if args.json:
         print(json.dumps(report.to_dict()))
     else:
         if report.took_over_lock_of:
-            print(f"took over the lock of a dead run (process {report.took_over_lock_of})",
-                  file=sys.stderr)
+            print(
+                f"took over the lock of a dead run (process {report.took_over_lock_of})",
+                file=sys.stderr,
+            )
         if not report.results:
-            print("no registered corpora: register one with rowvoi register NAME --files "
-                  "FOLDER")
+            print("no registered corpora: register one with rowvoi register NAME --files FOLDER")
         for r in report:
             print(_result_line(r))
         if report.results and report.nothing_to_do:
@@ -112,8 +121,7 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
             print("dry run: nothing was built or recorded")
     if report.errors:
         names = ", ".join(r.name for r in report.errors)
-        print(f"rowvoi maintain: {len(report.errors)} corpus(es) failed: {names}",
-              file=sys.stderr)
+        print(f"rowvoi maintain: {len(report.errors)} corpus(es) failed: {names}", file=sys.stderr)
         return 1
     return 0
 
@@ -158,44 +166,58 @@ def add_parsers(sub: Any) -> None:
     ['coverage', 'maintain']
     """
     p = sub.add_parser(
-        "maintain", help="rebuild registered corpora whose policy says so",
+        "maintain",
+        help="rebuild registered corpora whose policy says so",
         description="Bring registered corpora up to date by their maintenance policy: "
-                    "on_source_change (default for files and records files: rebuild when "
-                    "files changed, found by size, mtime and hash against the index), "
-                    "interval:DURATION (default interval:24h for --fetcher corpora, whose "
-                    "check calls the fetcher: code execution), or manual (only when named). "
-                    "A corpus never built, or whose registration changed, is built. A "
-                    "second run right after finds nothing to do and says so. One run at a "
-                    "time: a concurrent run is refused (exit 1); a dead run's lock is taken "
-                    "over. Each run is logged per corpus (see --log). Builds show progress "
-                    "on stderr when it is a terminal. Exit 1 if any corpus failed (the "
-                    "others are still maintained).",
+        "on_source_change (default for files and records files: rebuild when "
+        "files changed, found by size, mtime and hash against the index), "
+        "interval:DURATION (default interval:24h for --fetcher corpora, whose "
+        "check calls the fetcher: code execution), or manual (only when named). "
+        "A corpus never built, or whose registration changed, is built. A "
+        "second run right after finds nothing to do and says so. One run at a "
+        "time: a concurrent run is refused (exit 1); a dead run's lock is taken "
+        "over. Each run is logged per corpus (see --log). Builds show progress "
+        "on stderr when it is a terminal. Exit 1 if any corpus failed (the "
+        "others are still maintained).",
         epilog="examples: rowvoi maintain --all; rowvoi maintain notes --dry-run; rowvoi "
-               "maintain papers --set-policy interval:6h; cron, hourly: "
-               "0 * * * * rowvoi maintain --all >> ~/.rowvoi-maintain.log 2>&1")
+        "maintain papers --set-policy interval:6h; cron, hourly: "
+        "0 * * * * rowvoi maintain --all >> ~/.rowvoi-maintain.log 2>&1",
+    )
     p.add_argument("name", metavar="NAME", nargs="?", help="one registered corpus")
-    p.add_argument("--all", action="store_true",
-                   help="every registered corpus (manual ones are skipped)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="say what would be built; build, record and lock nothing")
-    p.add_argument("--force", action="store_true",
-                   help="build whatever the policy says (still incremental)")
-    p.add_argument("--set-policy", metavar="POLICY", type=_policy, default=False,
-                   help="store NAME's policy and exit: on_source_change, manual, "
-                        "interval:DURATION (units s m h d w, e.g. interval:6h), or default")
+    p.add_argument(
+        "--all", action="store_true", help="every registered corpus (manual ones are skipped)"
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="say what would be built; build, record and lock nothing",
+    )
+    p.add_argument(
+        "--force", action="store_true", help="build whatever the policy says (still incremental)"
+    )
+    p.add_argument(
+        "--set-policy",
+        metavar="POLICY",
+        type=_policy,
+        default=False,
+        help="store NAME's policy and exit: on_source_change, manual, "
+        "interval:DURATION (units s m h d w, e.g. interval:6h), or default",
+    )
     p.add_argument("--log", action="store_true", help="print NAME's maintenance log and exit")
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_maintain, verb_parser=p)
 
     p = sub.add_parser(
-        "coverage", help="which files of a files corpus are indexed, and why not",
+        "coverage",
+        help="which files of a files corpus are indexed, and why not",
         description="Compare the folder of files corpus NAME with its index: files on "
-                    "disk, indexed, pending (in the source, not yet indexed), excluded (by "
-                    "pattern, binary content, hidden name; excluded directories are not "
-                    "walked), missing (indexed, gone from disk) and out of scope (indexed, "
-                    "no longer matching). Loads no model and no index. Exit 1 for an "
-                    "unknown corpus or one that is not a files corpus.",
-        epilog="example: rowvoi coverage notes --json")
+        "disk, indexed, pending (in the source, not yet indexed), excluded (by "
+        "pattern, binary content, hidden name; excluded directories are not "
+        "walked), missing (indexed, gone from disk) and out of scope (indexed, "
+        "no longer matching). Loads no model and no index. Exit 1 for an "
+        "unknown corpus or one that is not a files corpus.",
+        epilog="example: rowvoi coverage notes --json",
+    )
     p.add_argument("name", metavar="NAME")
     p.add_argument("--json", action="store_true", help="print JSON (every path)")
     p.set_defaults(func=_cmd_coverage, verb_parser=p)

@@ -112,9 +112,14 @@ MAX_LOG_ENTRIES = 1000
 _RACY_NS = 2_000_000_000
 _STATE_VERSION = 1
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_ALIASES = {"on_source_change": "on_source_change", "source-change": "on_source_change",
-            "source_change": "on_source_change", "on-source-change": "on_source_change",
-            "interval": "interval", "manual": "manual"}
+_ALIASES = {
+    "on_source_change": "on_source_change",
+    "source-change": "on_source_change",
+    "source_change": "on_source_change",
+    "on-source-change": "on_source_change",
+    "interval": "interval",
+    "manual": "manual",
+}
 
 
 class MaintenanceBusy(CorpusLocked):
@@ -144,11 +149,13 @@ def parse_duration(text: str | float | int) -> float:
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         seconds = float(text)
     elif isinstance(text, str) and re.fullmatch(r"(\s*\d+(\.\d+)?\s*[smhdw])+\s*", text):
-        seconds = sum(float(n) * _UNITS[u]
-                      for n, _, u in re.findall(r"(\d+(\.\d+)?)\s*([smhdw])", text))
+        seconds = sum(
+            float(n) * _UNITS[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)\s*([smhdw])", text)
+        )
     else:
-        raise ValueError(f"duration {text!r}: use a number with a unit s, m, h, d or w, "
-                         "e.g. 30m, 6h, 1d12h")
+        raise ValueError(
+            f"duration {text!r}: use a number with a unit s, m, h, d or w, e.g. 30m, 6h, 1d12h"
+        )
     if not math.isfinite(seconds) or seconds <= 0:
         raise ValueError(f"duration {text!r}: must be > 0")
     return seconds
@@ -193,8 +200,10 @@ class MaintenancePolicy:
 
     def __post_init__(self) -> None:
         if self.on not in POLICIES:
-            raise ValueError(f"policy {self.on!r}: use one of {', '.join(POLICIES)} "
-                             "(interval with a duration: interval:24h)")
+            raise ValueError(
+                f"policy {self.on!r}: use one of {', '.join(POLICIES)} "
+                "(interval with a duration: interval:24h)"
+            )
         if self.on == "interval":
             if self.every is None:
                 raise ValueError("policy 'interval' needs a duration: interval:24h")
@@ -241,17 +250,21 @@ def policy_from_spec(spec: Any) -> MaintenancePolicy:
         kind, sep, every = spec.strip().partition(":")
         on = _ALIASES.get(kind.strip().lower())
         if on is None:
-            raise ValueError(f"policy {spec!r}: use on_source_change, manual or "
-                             "interval:DURATION (e.g. interval:24h)")
+            raise ValueError(
+                f"policy {spec!r}: use on_source_change, manual or "
+                "interval:DURATION (e.g. interval:24h)"
+            )
         return MaintenancePolicy(on, every.strip() if sep else None)
     if isinstance(spec, Mapping):
         unknown = set(spec) - {"on", "every_seconds"}
         if unknown or not isinstance(spec.get("on"), str):
-            raise ValueError(f"policy {dict(spec)!r}: expected {{'on': KIND}} with "
-                             "'every_seconds' for interval")
+            raise ValueError(
+                f"policy {dict(spec)!r}: expected {{'on': KIND}} with 'every_seconds' for interval"
+            )
         return MaintenancePolicy(_ALIASES.get(spec["on"], spec["on"]), spec.get("every_seconds"))
-    raise TypeError(f"a maintenance policy is a string such as 'interval:24h', not "
-                    f"{type(spec).__name__}")
+    raise TypeError(
+        f"a maintenance policy is a string such as 'interval:24h', not {type(spec).__name__}"
+    )
 
 
 def default_policy(entry: Mapping[str, Any]) -> MaintenancePolicy:
@@ -272,8 +285,10 @@ def _entry(name: str) -> dict[str, Any]:
 
     entry = registry.get(name)
     if entry is None:
-        raise CorpusNotFound(f"corpus {name!r} is not registered, so it cannot be maintained: "
-                             f"register it first (rowvoi register {name} --files FOLDER)")
+        raise CorpusNotFound(
+            f"corpus {name!r} is not registered, so it cannot be maintained: "
+            f"register it first (rowvoi register {name} --files FOLDER)"
+        )
     return entry
 
 
@@ -361,8 +376,9 @@ def _read_state(name: str) -> dict[str, Any]:
 
 def _write_state(name: str, state: Mapping[str, Any]) -> None:
     maintenance_dir().mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(_state_path(name),
-                       json.dumps({**state, "version": _STATE_VERSION}).encode())
+    atomic_write_bytes(
+        _state_path(name), json.dumps({**state, "version": _STATE_VERSION}).encode()
+    )
 
 
 def maintenance_log(name: str) -> list[dict[str, Any]]:
@@ -388,7 +404,7 @@ def _append_log(name: str, row: Mapping[str, Any]) -> None:
         lines = path.read_bytes().splitlines()
     except FileNotFoundError:
         lines = []
-    lines = lines[-(MAX_LOG_ENTRIES - 1):] + [json.dumps(row, sort_keys=True).encode()]
+    lines = lines[-(MAX_LOG_ENTRIES - 1) :] + [json.dumps(row, sort_keys=True).encode()]
     atomic_write_bytes(path, b"\n".join(lines) + b"\n")
 
 
@@ -416,11 +432,13 @@ def _ledger(name: str) -> dict[str, str] | None:
         return snap.ledger()
 
 
-def _files_change(entry: Mapping[str, Any], state: Mapping[str, Any],
-                  ledger: Mapping[str, str]) -> tuple[str | None, dict[str, Any]]:
+def _files_change(
+    entry: Mapping[str, Any], state: Mapping[str, Any], ledger: Mapping[str, str]
+) -> tuple[str | None, dict[str, Any]]:
     """(what changed, or None; the new fingerprint) of a files corpus."""
-    scope = FileScope(entry["root"], entry.get("pattern") or _default_pattern(),
-                      entry.get("exclude"))
+    scope = FileScope(
+        entry["root"], entry.get("pattern") or _default_pattern(), entry.get("exclude")
+    )
     old = state.get("files") or {}
     taken = int(state.get("files_taken_ns") or 0)
     now_ns = time.time_ns()
@@ -434,8 +452,13 @@ def _files_change(entry: Mapping[str, Any], state: Mapping[str, Any],
             continue  # gone between the walk and now: it is not in the source
         version = ledger.get(key)
         prev = old.get(key)
-        if (prev is not None and prev[0] == st.st_size and prev[1] == st.st_mtime_ns
-                and st.st_mtime_ns < taken - _RACY_NS and prev[2] == version):
+        if (
+            prev is not None
+            and prev[0] == st.st_size
+            and prev[1] == st.st_mtime_ns
+            and st.st_mtime_ns < taken - _RACY_NS
+            and prev[2] == version
+        ):
             new[key] = prev  # same size and mtime as a file the ledger has: unchanged
             continue
         try:
@@ -449,10 +472,15 @@ def _files_change(entry: Mapping[str, Any], state: Mapping[str, Any],
         elif version != signal:
             n_changed += 1
     n_gone = sum(1 for k in ledger if k not in new)
-    parts = [f"{n} {what}" for n, what in ((n_new, "new"), (n_changed, "changed"),
-                                          (n_gone, "gone")) if n]
-    return (f"source changed: {', '.join(parts)}" if parts else None,
-            {"files": new, "files_taken_ns": now_ns})
+    parts = [
+        f"{n} {what}"
+        for n, what in ((n_new, "new"), (n_changed, "changed"), (n_gone, "gone"))
+        if n
+    ]
+    return (
+        f"source changed: {', '.join(parts)}" if parts else None,
+        {"files": new, "files_taken_ns": now_ns},
+    )
 
 
 def _default_pattern() -> str:
@@ -461,29 +489,41 @@ def _default_pattern() -> str:
     return DFLT_FILE_PATTERN
 
 
-def _records_file_change(entry: Mapping[str, Any], state: Mapping[str, Any]
-                         ) -> tuple[str | None, dict[str, Any]]:
+def _records_file_change(
+    entry: Mapping[str, Any], state: Mapping[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
     path = Path(entry["path"])
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: the records file of this corpus is gone; restore it "
-                                "or register the corpus again") from None
+        raise FileNotFoundError(
+            f"{path}: the records file of this corpus is gone; restore it "
+            "or register the corpus again"
+        ) from None
     prev = state.get("records_file") or {}
-    if (prev.get("size") == st.st_size and prev.get("mtime_ns") == st.st_mtime_ns
-            and st.st_mtime_ns < int(prev.get("taken_ns") or 0) - _RACY_NS):
+    if (
+        prev.get("size") == st.st_size
+        and prev.get("mtime_ns") == st.st_mtime_ns
+        and st.st_mtime_ns < int(prev.get("taken_ns") or 0) - _RACY_NS
+    ):
         return None, {"records_file": prev}
     digest = sha256_file(path)
-    fp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest,
-          "taken_ns": time.time_ns()}
+    fp = {
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "sha256": digest,
+        "taken_ns": time.time_ns(),
+    }
     if not prev:
         return "no record of the source yet", {"records_file": fp}
-    return (None if prev.get("sha256") == digest else "source changed: the records file"), \
-        {"records_file": fp}
+    return (None if prev.get("sha256") == digest else "source changed: the records file"), {
+        "records_file": fp
+    }
 
 
-def _fetcher_change(entry: Mapping[str, Any], state: Mapping[str, Any]
-                    ) -> tuple[str | None, dict[str, Any]]:
+def _fetcher_change(
+    entry: Mapping[str, Any], state: Mapping[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
     from rowvoi.corpus.sources import resolve_fetcher
 
     records = resolve_fetcher(entry["fetcher"])()
@@ -493,8 +533,9 @@ def _fetcher_change(entry: Mapping[str, Any], state: Mapping[str, Any]
     fp = {"fetched_sha256": digest}
     if not state.get("fetched_sha256"):
         return "no record of the source yet", fp
-    return (None if state["fetched_sha256"] == digest else "source changed: the fetched "
-            "records"), fp
+    return (
+        None if state["fetched_sha256"] == digest else "source changed: the fetched records"
+    ), fp
 
 
 # ----------------------------------------------------------------- maintain
@@ -571,14 +612,24 @@ class MaintenanceReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"dry_run": self.dry_run, "nothing_to_do": self.nothing_to_do,
-                "took_over_lock_of": self.took_over_lock_of,
-                "results": [r.to_dict() for r in self.results]}
+        return {
+            "dry_run": self.dry_run,
+            "nothing_to_do": self.nothing_to_do,
+            "took_over_lock_of": self.took_over_lock_of,
+            "results": [r.to_dict() for r in self.results],
+        }
 
 
-def _decide(name: str, entry: Mapping[str, Any], policy: MaintenancePolicy,
-            state: Mapping[str, Any], *, named: bool, force: bool, now: float
-            ) -> tuple[str | None, str, dict[str, Any]]:
+def _decide(
+    name: str,
+    entry: Mapping[str, Any],
+    policy: MaintenancePolicy,
+    state: Mapping[str, Any],
+    *,
+    named: bool,
+    force: bool,
+    now: float,
+) -> tuple[str | None, str, dict[str, Any]]:
     """(reason to build or None, reason to skip, state updates)."""
     if policy.on == "manual" and not named and not force:
         return None, f"manual policy: run 'rowvoi maintain {name}' to rebuild it", {}
@@ -611,13 +662,20 @@ def _decide(name: str, entry: Mapping[str, Any], policy: MaintenancePolicy,
         elapsed = now - last
         if elapsed >= policy.every:
             return f"interval elapsed ({format_duration(policy.every)})", "", updates
-        return None, (f"every {format_duration(policy.every)}: next run due in "
-                      f"{format_duration(policy.every - elapsed)}"), updates
+        return (
+            None,
+            (
+                f"every {format_duration(policy.every)}: next run due in "
+                f"{format_duration(policy.every - elapsed)}"
+            ),
+            updates,
+        )
     return changed, "source unchanged", updates
 
 
-def _maintain_one(name: str, *, named: bool, force: bool, dry_run: bool, now: float,
-                  progress: bool | None) -> MaintenanceResult:
+def _maintain_one(
+    name: str, *, named: bool, force: bool, dry_run: bool, now: float, progress: bool | None
+) -> MaintenanceResult:
     from rowvoi.corpus import registry
     from rowvoi.corpus.index import build
 
@@ -625,17 +683,27 @@ def _maintain_one(name: str, *, named: bool, force: bool, dry_run: bool, now: fl
     entry = _entry(name)
     policy = _policy_of(entry)
     state = _read_state(name)
-    reason, skip_reason, updates = _decide(name, entry, policy, state, named=named,
-                                           force=force, now=now)
+    reason, skip_reason, updates = _decide(
+        name, entry, policy, state, named=named, force=force, now=now
+    )
     if reason is None:
-        result = MaintenanceResult(name, "skipped" if policy.on == "manual" else
-                                   "nothing to do", skip_reason, policy.to_spec())
+        result = MaintenanceResult(
+            name,
+            "skipped" if policy.on == "manual" else "nothing to do",
+            skip_reason,
+            policy.to_spec(),
+        )
     elif dry_run:
         result = MaintenanceResult(name, "would build", reason, policy.to_spec())
     else:
         report = build(registry.source_from_entry(name, entry), progress=progress).last_build
-        result = MaintenanceResult(name, "built" if report.changed else "up to date", reason,
-                                   policy.to_spec(), counts=report.to_dict())
+        result = MaintenanceResult(
+            name,
+            "built" if report.changed else "up to date",
+            reason,
+            policy.to_spec(),
+            counts=report.to_dict(),
+        )
         updates["last_built"] = now
     result.seconds = time.perf_counter() - t0
     if not dry_run:
@@ -645,20 +713,43 @@ def _maintain_one(name: str, *, named: bool, force: bool, dry_run: bool, now: fl
 
 
 def _log(result: MaintenanceResult, now: float) -> None:
-    row = {"time": _iso(now), "action": result.action, "reason": result.reason,
-           "policy": result.policy, "seconds": round(result.seconds, 3)}
+    row = {
+        "time": _iso(now),
+        "action": result.action,
+        "reason": result.reason,
+        "policy": result.policy,
+        "seconds": round(result.seconds, 3),
+    }
     if result.counts is not None:
-        row["counts"] = {k: result.counts[k] for k in (
-            "generation", "n_seen", "n_new", "n_changed", "n_unchanged", "n_deleted",
-            "records_added", "records_removed", "texts_embedded", "rebuild")}
+        row["counts"] = {
+            k: result.counts[k]
+            for k in (
+                "generation",
+                "n_seen",
+                "n_new",
+                "n_changed",
+                "n_unchanged",
+                "n_deleted",
+                "records_added",
+                "records_removed",
+                "texts_embedded",
+                "rebuild",
+            )
+        }
     if result.error is not None:
         row["error"] = result.error
     _append_log(result.name, row)
 
 
-def maintain(name: str | None = None, *, all: bool = False, dry_run: bool = False,
-             force: bool = False, now: float | None = None, progress: bool | None = False
-             ) -> MaintenanceReport:
+def maintain(
+    name: str | None = None,
+    *,
+    all: bool = False,
+    dry_run: bool = False,
+    force: bool = False,
+    now: float | None = None,
+    progress: bool | None = False,
+) -> MaintenanceReport:
     """Bring registered corpora up to date by their policies.
 
     Parameters
@@ -727,9 +818,16 @@ def maintain(name: str | None = None, *, all: bool = False, dry_run: bool = Fals
                 print(f"rowvoi maintain: [{i}/{len(names)}] {n}", file=sys.stderr, flush=True)
             t0 = time.perf_counter()
             try:
-                report.results.append(_maintain_one(n, named=name is not None, force=force,
-                                                    dry_run=dry_run, now=when,
-                                                    progress=progress))
+                report.results.append(
+                    _maintain_one(
+                        n,
+                        named=name is not None,
+                        force=force,
+                        dry_run=dry_run,
+                        now=when,
+                        progress=progress,
+                    )
+                )
             except Exception as exc:  # a fetcher is user code: it may raise anything
                 msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
                 entry = registry.get(n) or {}
@@ -737,8 +835,14 @@ def maintain(name: str | None = None, *, all: bool = False, dry_run: bool = Fals
                     spec = _policy_of(entry).to_spec()
                 except (ValueError, TypeError):
                     spec = repr(entry.get("maintenance"))
-                res = MaintenanceResult(n, "error", type(exc).__name__, spec, error=msg,
-                                        seconds=time.perf_counter() - t0)
+                res = MaintenanceResult(
+                    n,
+                    "error",
+                    type(exc).__name__,
+                    spec,
+                    error=msg,
+                    seconds=time.perf_counter() - t0,
+                )
                 if not dry_run:
                     _log(res, when)
                 if name is not None:
@@ -751,9 +855,11 @@ def maintain(name: str | None = None, *, all: bool = False, dry_run: bool = Fals
     maintenance_dir().mkdir(parents=True, exist_ok=True)
 
     def busy(holder: Mapping[str, Any]) -> BaseException:
-        return MaintenanceBusy(f"another 'rowvoi maintain' run is in progress: "
-                               f"{holder_text(holder)}; one run at a time: wait for it to "
-                               "finish (a dead run's lock is taken over)")
+        return MaintenanceBusy(
+            f"another 'rowvoi maintain' run is in progress: "
+            f"{holder_text(holder)}; one run at a time: wait for it to "
+            "finish (a dead run's lock is taken over)"
+        )
 
     with pid_lock(maintenance_dir() / "maintain.lock", busy) as previous:
         dead = previous.get("pid")
@@ -815,18 +921,25 @@ class CoverageReport:
 
     def counts(self) -> dict[str, int]:
         """The size of each category."""
-        return {"on_disk": len(self.on_disk), "indexed": len(self.indexed),
-                "pending": len(self.pending),
-                "excluded": sum(len(v) for v in self.excluded.values()),
-                **{f"excluded_{k}": len(v) for k, v in self.excluded.items()},
-                "excluded_dirs": len(self.excluded_dirs), "missing": len(self.missing),
-                "out_of_scope": len(self.out_of_scope)}
+        return {
+            "on_disk": len(self.on_disk),
+            "indexed": len(self.indexed),
+            "pending": len(self.pending),
+            "excluded": sum(len(v) for v in self.excluded.values()),
+            **{f"excluded_{k}": len(v) for k, v in self.excluded.items()},
+            "excluded_dirs": len(self.excluded_dirs),
+            "missing": len(self.missing),
+            "out_of_scope": len(self.out_of_scope),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: the categories' paths, ``counts`` and
         ``coverage_ratio``."""
-        return {**dataclasses.asdict(self), "counts": self.counts(),
-                "coverage_ratio": self.coverage_ratio}
+        return {
+            **dataclasses.asdict(self),
+            "counts": self.counts(),
+            "coverage_ratio": self.coverage_ratio,
+        }
 
 
 def coverage(name: str) -> CoverageReport:
@@ -857,10 +970,13 @@ def coverage(name: str) -> CoverageReport:
     """
     entry = _entry(check_name(name))
     if entry["kind"] != "files":
-        raise ValueError(f"corpus {name!r} is a {entry['kind']} corpus; coverage compares a "
-                         "files corpus's folder with its index")
-    scope = FileScope(entry["root"], entry.get("pattern") or _default_pattern(),
-                      entry.get("exclude"))
+        raise ValueError(
+            f"corpus {name!r} is a {entry['kind']} corpus; coverage compares a "
+            "files corpus's folder with its index"
+        )
+    scope = FileScope(
+        entry["root"], entry.get("pattern") or _default_pattern(), entry.get("exclude")
+    )
     in_source = set(scope.keys_list())
     ledger = _ledger(name) or {}
     pattern = re.compile(scope.pattern)
@@ -891,10 +1007,14 @@ def coverage(name: str) -> CoverageReport:
                 excluded["binary"].append(rel)
     disk = set(on_disk)
     return CoverageReport(
-        name=name, root=str(scope.root), pattern=scope.pattern, on_disk=sorted(on_disk),
+        name=name,
+        root=str(scope.root),
+        pattern=scope.pattern,
+        on_disk=sorted(on_disk),
         indexed=sorted(k for k in in_source if k in ledger),
         pending=sorted(k for k in in_source if k not in ledger),
         excluded={k: sorted(v) for k, v in excluded.items()},
         excluded_dirs=sorted(excluded_dirs),
         missing=sorted(k for k in ledger if k not in disk),
-        out_of_scope=sorted(k for k in ledger if k in disk and k not in in_source))
+        out_of_scope=sorted(k for k in ledger if k in disk and k not in in_source),
+    )

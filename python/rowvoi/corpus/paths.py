@@ -54,8 +54,10 @@ def check_name(name: object) -> str:
     if not isinstance(name, str):
         raise TypeError(f"a corpus name must be a str, not {type(name).__name__}")
     if not _NAME.match(name):
-        raise ValueError(f"corpus name {name!r}: use 1-128 characters from A-Z a-z 0-9 . _ -, "
-                         "starting with a letter or digit")
+        raise ValueError(
+            f"corpus name {name!r}: use 1-128 characters from A-Z a-z 0-9 . _ -, "
+            "starting with a letter or digit"
+        )
     return name
 
 

@@ -72,8 +72,17 @@ from rowvoi.corpus.sources import (
 )
 from rowvoi.corpus.strategy import strategy_from_spec, strategy_to_spec
 
-__all__ = ["KINDS", "REGISTRY_VERSION", "register", "unregister", "get", "registered",
-           "source_from_entry", "source_for", "build_corpus"]
+__all__ = [
+    "KINDS",
+    "REGISTRY_VERSION",
+    "register",
+    "unregister",
+    "get",
+    "registered",
+    "source_from_entry",
+    "source_for",
+    "build_corpus",
+]
 
 #: The kinds of registered corpora.
 KINDS = ("files", "records")
@@ -94,12 +103,17 @@ def _read(path: Path) -> dict[str, Any]:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not valid JSON ({exc}); fix or remove the file") from None
-    if not isinstance(doc, dict) or doc.get("format") != _FORMAT or \
-            not isinstance(doc.get("corpora"), dict):
+    if (
+        not isinstance(doc, dict)
+        or doc.get("format") != _FORMAT
+        or not isinstance(doc.get("corpora"), dict)
+    ):
         raise ValueError(f"{path}: not a rowvoi corpus registry; fix or remove the file")
     if not isinstance(doc.get("version"), int) or doc["version"] > REGISTRY_VERSION:
-        raise ValueError(f"{path}: registry version {doc.get('version')!r}; this rowvoi reads "
-                         f"version {REGISTRY_VERSION} (upgrade rowvoi)")
+        raise ValueError(
+            f"{path}: registry version {doc.get('version')!r}; this rowvoi reads "
+            f"version {REGISTRY_VERSION} (upgrade rowvoi)"
+        )
     return doc
 
 
@@ -125,9 +139,11 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError(f"corpus {name!r}: kind {kind!r}; kinds are {', '.join(KINDS)}")
     unknown = set(entry) - _PARAMS[kind] - _COMMON
     if unknown:
-        raise ValueError(f"corpus {name!r}: {kind} corpora take no "
-                         f"{', '.join(sorted(unknown))} (they take "
-                         f"{', '.join(sorted(_PARAMS[kind]))})")
+        raise ValueError(
+            f"corpus {name!r}: {kind} corpora take no "
+            f"{', '.join(sorted(unknown))} (they take "
+            f"{', '.join(sorted(_PARAMS[kind]))})"
+        )
     out = {k: v for k, v in entry.items() if v is not None}
     if kind == "files":
         if not isinstance(out.get("root"), str) or not out["root"]:
@@ -136,20 +152,25 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     else:
         has = [k for k in ("path", "fetcher") if out.get(k)]
         if len(has) != 1:
-            raise ValueError(f"corpus {name!r}: a records corpus needs exactly one of "
-                             "path=FILE or fetcher='module:attr'")
+            raise ValueError(
+                f"corpus {name!r}: a records corpus needs exactly one of "
+                "path=FILE or fetcher='module:attr'"
+            )
         if "path" in out:
             out["path"] = str(Path(out["path"]).expanduser().resolve())
         keys = out.get("metadata_keys")
-        if keys is not None and (isinstance(keys, str) or not all(
-                isinstance(k, str) for k in keys)):
+        if keys is not None and (
+            isinstance(keys, str) or not all(isinstance(k, str) for k in keys)
+        ):
             raise ValueError(f"corpus {name!r}: metadata_keys must be a list of field names")
         if keys is not None:
             out["metadata_keys"] = list(keys)
     spec = out.get("embedder", "default")
     if not isinstance(spec, str):
-        raise ValueError(f"corpus {name!r}: the registry stores embedder specs as strings "
-                         "('minilm', 'hashing', 'hashing:DIM'); build callables from Python")
+        raise ValueError(
+            f"corpus {name!r}: the registry stores embedder specs as strings "
+            "('minilm', 'hashing', 'hashing:DIM'); build callables from Python"
+        )
     try:
         out["embedder"] = check_spec(spec)
     except EmbedderError as exc:
@@ -181,14 +202,16 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     types = out.get("filter_types")
     if types is not None:
         if not isinstance(types, Mapping) or any(v not in FILTER_TYPES for v in types.values()):
-            raise ValueError(f"corpus {name!r}: filter_types maps fields to one of "
-                             f"{', '.join(FILTER_TYPES)}")
+            raise ValueError(
+                f"corpus {name!r}: filter_types maps fields to one of {', '.join(FILTER_TYPES)}"
+            )
         out["filter_types"] = dict(types)
     return out
 
 
-def register(name: str, kind: str, *, embedder: str = "default", strategy: Any = None,
-             **params: Any) -> dict[str, Any]:
+def register(
+    name: str, kind: str, *, embedder: str = "default", strategy: Any = None, **params: Any
+) -> dict[str, Any]:
     """Register (or overwrite) the recipe of corpus ``name``; returns the
     stored entry. Built data is not touched; the next build uses it.
 
@@ -223,8 +246,9 @@ def register(name: str, kind: str, *, embedder: str = "default", strategy: Any =
     >>> del os.environ["ROWVOI_HOME"]
     """
     check_name(name)
-    entry = _check_entry(name, {"kind": kind, "embedder": embedder, "strategy": strategy,
-                                **params})
+    entry = _check_entry(
+        name, {"kind": kind, "embedder": embedder, "strategy": strategy, **params}
+    )
     with _locked() as (_, doc):
         old = doc["corpora"].get(name) or {}
         # keys of later versions (maintenance policies, ...) survive a re-registration
@@ -322,9 +346,11 @@ def source_for(name: str) -> CorpusSource:
     """
     entry = get(name)
     if entry is None:
-        raise CorpusNotFound(f"corpus {name!r} is not registered: give its source "
-                             f"(rowvoi build {name} --files FOLDER, or --records FILE), or "
-                             f"register it: rowvoi register {name} --files FOLDER")
+        raise CorpusNotFound(
+            f"corpus {name!r} is not registered: give its source "
+            f"(rowvoi build {name} --files FOLDER, or --records FILE), or "
+            f"register it: rowvoi register {name} --files FOLDER"
+        )
     return source_from_entry(name, entry)
 
 
@@ -346,4 +372,3 @@ def build_corpus(name: str, **build_kwargs: Any) -> Any:
     if entry is not None and entry.get("edges") and "edges" not in build_kwargs:
         build_kwargs["edges"] = extractor_from_spec(entry["edges"])
     return build(source_for(name), **build_kwargs)
-

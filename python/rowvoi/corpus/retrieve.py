@@ -214,7 +214,8 @@ class Corpus:
         self.store = store
         self._explicit = embedder is not None
         self._embedder: CorpusEmbedder | None = (
-            None if embedder is None else make_embedder(embedder, persistent=not store.temporary))
+            None if embedder is None else make_embedder(embedder, persistent=not store.temporary)
+        )
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self.last_build: Any = None
@@ -252,7 +253,8 @@ class Corpus:
             raise EmbedderMismatch(
                 f"{self.label} was built with embedder {eid!r}, not {emb.embedder_id!r}: "
                 f"query it with the embedder it was built with, or rebuild it with this one "
-                f"({fix})")
+                f"({fix})"
+            )
         with self._lock:
             if self._embedder is None or self._embedder.embedder_id != eid:
                 made = embedder_for_id(eid, corpus=self.name)
@@ -261,7 +263,8 @@ class Corpus:
                     raise EmbedderUnavailable(
                         f"{self.label} was built with the callable embedder {eid!r}, which "
                         f"cannot be recreated from its id; pass it again: "
-                        f"open_corpus({who}, embedder=(function, {eid!r}))")
+                        f"open_corpus({who}, embedder=(function, {eid!r}))"
+                    )
                 self._embedder = made
             return self._embedder
 
@@ -296,8 +299,9 @@ class Corpus:
         """:func:`search` on this corpus."""
         return search(self, query, **kwargs)
 
-    def records_for_artifact(self, artifact_id: str, *, surface_kind: str | None = None
-                             ) -> list[Record]:
+    def records_for_artifact(
+        self, artifact_id: str, *, surface_kind: str | None = None
+    ) -> list[Record]:
         """:func:`records_for_artifact` on this corpus."""
         return records_for_artifact(self, artifact_id, surface_kind=surface_kind)
 
@@ -326,8 +330,11 @@ class Corpus:
                 "n_links": snap.n_links(),
                 "edges": s.get("edges"),
                 "fields": {n: t for n, t, _ in snap.fields()},
-                "embedder": {"id": s.get("embedder_id"), "dim": s.get("dim"),
-                             "spec": s.get("embedder_spec")},
+                "embedder": {
+                    "id": s.get("embedder_id"),
+                    "dim": s.get("dim"),
+                    "spec": s.get("embedder_spec"),
+                },
                 "strategy": {"id": s.get("strategy_id"), "spec": s.get("strategy_spec")},
                 "lexical": s.get("lexical"),
                 "source": s.get("source"),
@@ -360,8 +367,9 @@ def _schema(snap: Snapshot) -> Any:
     return QuerySchema(cols)
 
 
-def open_corpus(name: str | None = None, *, embedder: Any = None,
-                store: CorpusStore | None = None) -> Corpus:
+def open_corpus(
+    name: str | None = None, *, embedder: Any = None, store: CorpusStore | None = None
+) -> Corpus:
     """Open a built corpus by name (or its store), without loading anything.
 
     The embedding model is loaded at the first dense or hybrid query (so
@@ -420,22 +428,29 @@ def _as_corpus(corpus: Any) -> Corpus:
         return open_corpus(corpus)
     if isinstance(corpus, CorpusStore):
         return open_corpus(store=corpus)
-    raise TypeError(f"corpus must be a Corpus, a corpus name or a CorpusStore, not "
-                    f"{type(corpus).__name__}")
+    raise TypeError(
+        f"corpus must be a Corpus, a corpus name or a CorpusStore, not {type(corpus).__name__}"
+    )
 
 
 # ------------------------------------------------------------- validation
 
 
-def _check_real(name: str, value: Any, low: float, high: float | None = None, *,
-                low_open: bool = False) -> float:
+def _check_real(
+    name: str, value: Any, low: float, high: float | None = None, *, low_open: bool = False
+) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, not {value!r}")
     value = float(value)
-    ok = math.isfinite(value) and (value > low if low_open else value >= low) and (
-        high is None or value <= high)
+    ok = (
+        math.isfinite(value)
+        and (value > low if low_open else value >= low)
+        and (high is None or value <= high)
+    )
     if not ok:
-        rng = f"{'>' if low_open else '>='} {low:g}" + ("" if high is None else f" and <= {high:g}")
+        rng = f"{'>' if low_open else '>='} {low:g}" + (
+            "" if high is None else f" and <= {high:g}"
+        )
         raise ValueError(f"{name}={value!r}: must be finite and {rng}")
     return value
 
@@ -477,13 +492,25 @@ def _check_weights(weights: Any) -> dict[str, float] | None:
 # ----------------------------------------------------------------- search
 
 
-def search(corpus: Corpus | str, query: str, *, k: int = 10, mode: str = "dense",
-           fusion: str = "rrf", rrf_k: int = DFLT_RRF_K, alpha: float = DFLT_BLEND_ALPHA,
-           bm25_sat_k: float = DFLT_BM25_SAT_K, filter: Mapping[str, Any] | None = None,
-           surfaces: Iterable[str] | str | None = None, per_artifact: bool = True,
-           surface_weights: Mapping[str, float] | None = None, fetch_k: int | None = None,
-           index: str = "auto", explain: bool = False,
-           query_vector: Any = None) -> list[SearchHit]:
+def search(
+    corpus: Corpus | str,
+    query: str,
+    *,
+    k: int = 10,
+    mode: str = "dense",
+    fusion: str = "rrf",
+    rrf_k: int = DFLT_RRF_K,
+    alpha: float = DFLT_BLEND_ALPHA,
+    bm25_sat_k: float = DFLT_BM25_SAT_K,
+    filter: Mapping[str, Any] | None = None,
+    surfaces: Iterable[str] | str | None = None,
+    per_artifact: bool = True,
+    surface_weights: Mapping[str, float] | None = None,
+    fetch_k: int | None = None,
+    index: str = "auto",
+    explain: bool = False,
+    query_vector: Any = None,
+) -> list[SearchHit]:
     """The top ``k`` hits for ``query`` (see the module notes).
 
     Parameters
@@ -578,19 +605,31 @@ def search(corpus: Corpus | str, query: str, *, k: int = 10, mode: str = "dense"
     else:
         fetch_k = _check_int("fetch_k", fetch_k, k, MAX_FETCH_K)
     if filter is not None and not isinstance(filter, Mapping):
-        raise TypeError(f"filter must be a mapping (a filter document), not "
-                        f"{type(filter).__name__}")
+        raise TypeError(
+            f"filter must be a mapping (a filter document), not {type(filter).__name__}"
+        )
     qvec = None if query_vector is None else _query_vector(query_vector)
-    params = _Params(k, mode, fusion, rrf_k, alpha, bm25_sat_k, kinds, bool(per_artifact),
-                     weights, fetch_k, index, bool(explain))
+    params = _Params(
+        k,
+        mode,
+        fusion,
+        rrf_k,
+        alpha,
+        bm25_sat_k,
+        kinds,
+        bool(per_artifact),
+        weights,
+        fetch_k,
+        index,
+        bool(explain),
+    )
     for _ in range(_RETRIES):
         try:
             with c.store.snapshot() as snap:
                 return _search_snapshot(c, snap, query, qvec, filter, params)
         except (_Stale, BaseFileGone):
             continue
-    raise RuntimeError(f"{c.label} kept changing during the search ({_RETRIES} commits); "
-                       "retry")
+    raise RuntimeError(f"{c.label} kept changing during the search ({_RETRIES} commits); retry")
 
 
 @dataclass(frozen=True)
@@ -619,8 +658,13 @@ def _query_vector(v: Any) -> np.ndarray:
     return (arr / n if n > 0 else arr).astype(np.float32)
 
 
-def _allowed(c: Corpus, snap: Snapshot, loaded: _Loaded, filter: Mapping[str, Any] | None,
-             kinds: list[str] | None) -> Any:
+def _allowed(
+    c: Corpus,
+    snap: Snapshot,
+    loaded: _Loaded,
+    filter: Mapping[str, Any] | None,
+    kinds: list[str] | None,
+) -> Any:
     """The IdSet of records a filter and surface restriction allow (None: all)."""
     from rowvoi.idset import IdSet
     from rowvoi.query import compile_where, parse_filter
@@ -639,8 +683,14 @@ def _allowed(c: Corpus, snap: Snapshot, loaded: _Loaded, filter: Mapping[str, An
     return IdSet(snap.ids_where(where, args, kinds))
 
 
-def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | None,
-                     filter: Mapping[str, Any] | None, p: _Params) -> list[SearchHit]:
+def _search_snapshot(
+    c: Corpus,
+    snap: Snapshot,
+    query: str,
+    qvec: np.ndarray | None,
+    filter: Mapping[str, Any] | None,
+    p: _Params,
+) -> list[SearchHit]:
     state = snap.state
     if snap.generation == 0 or not state.get("n_records"):
         raise CorpusEmpty(c._empty_message())
@@ -648,8 +698,9 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
     want_lex = p.mode in ("lexical", "hybrid")
     if want_dense and p.index == "hnsw" and not state.get("hnsw"):
         fix = f"rowvoi build {c.name} --hnsw" if c.name else "build(..., hnsw=True)"
-        raise ValueError(f"{c.label} has no HNSW index; build one ({fix}) or search with "
-                         "index='flat' or 'auto'")
+        raise ValueError(
+            f"{c.label} has no HNSW index; build one ({fix}) or search with index='flat' or 'auto'"
+        )
     if want_dense and qvec is None:
         emb = c._query_embedder(state)  # before loading: fail fast without a model
     loaded = c._indexes(snap, lexical=want_lex, dense=want_dense)
@@ -663,8 +714,10 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
         if qvec is None:
             qvec = emb.embed([query])[0]
         elif qvec.shape[0] != loaded.dense.dim:
-            raise EmbedderMismatch(f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
-                                   f"holds {loaded.dense.dim}-dimensional vectors")
+            raise EmbedderMismatch(
+                f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
+                f"holds {loaded.dense.dim}-dimensional vectors"
+            )
         if np.any(qvec):
             index = loaded.dense
             if isinstance(index, HNSWIndex) and p.index != "flat":
@@ -677,8 +730,9 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
                 if not exact:
                     answered_dense = "flat-int8"
                 threads = 1 if len(index) < PARALLEL_SCAN_MIN else 0
-                ids, scores = index.search(qvec, p.fetch_k, filter=allowed, exact=exact,
-                                           n_threads=threads)
+                ids, scores = index.search(
+                    qvec, p.fetch_k, filter=allowed, exact=exact, n_threads=threads
+                )
             dense_hits = list(zip(ids.tolist(), scores.tolist()))
     if want_lex:
         res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
@@ -701,7 +755,7 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
     if p.weights:
         cands = [(cid, s * p.weights.get(brief[cid][1], 1.0)) for cid, s in cands]
     cands.sort(key=order)
-    cands = cands[:p.fetch_k]
+    cands = cands[: p.fetch_k]
     if p.per_artifact:
         seen: set[int] = set()
         kept = []
@@ -711,13 +765,14 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
                 seen.add(aid)
                 kept.append((cid, s))
         cands = kept
-    cands = cands[:p.k]
+    cands = cands[: p.k]
     evidence: dict[int, float] = {}
     if p.mode == "hybrid" and p.fusion == "rrf":
         # RRF scores depend on ranks only, so they cannot be floored; each hit
         # carries its absolute evidence (its blend score) for floors instead
-        evidence = _blend_scores(loaded, query, qvec, dense_hits, lex_hits,
-                                 [cid for cid, _ in cands], p)
+        evidence = _blend_scores(
+            loaded, query, qvec, dense_hits, lex_hits, [cid for cid, _ in cands], p
+        )
     rows = snap.rows([cid for cid, _ in cands])
     d_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(dense_hits)}
     l_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(lex_hits)}
@@ -726,19 +781,35 @@ def _search_snapshot(c: Corpus, snap: Snapshot, query: str, qvec: np.ndarray | N
         row = rows[cid]
         meta = json.loads(row["metadata"])
         meta.update(json.loads(row["filter_fields"]))
-        why = _explain(c, loaded, query, cid, score, row["kind"], d_rank, l_rank, p,
-                       answered_dense)
+        why = _explain(
+            c, loaded, query, cid, score, row["kind"], d_rank, l_rank, p, answered_dense
+        )
         if cid in evidence:
             why["evidence"] = float(evidence[cid])
-        hits.append(SearchHit(row["artifact_id"], row["kind"], float(score), row["text"], meta,
-                              source=c.name, surface_index=row["surface_index"],
-                              record_id=int(cid), explain=why))
+        hits.append(
+            SearchHit(
+                row["artifact_id"],
+                row["kind"],
+                float(score),
+                row["text"],
+                meta,
+                source=c.name,
+                surface_index=row["surface_index"],
+                record_id=int(cid),
+                explain=why,
+            )
+        )
     return hits
 
 
-def _fuse(loaded: _Loaded, query: str, qvec: np.ndarray | None,
-          dense_hits: list[tuple[int, float]], lex_hits: list[tuple[int, float]],
-          p: _Params) -> list[tuple[int, float]]:
+def _fuse(
+    loaded: _Loaded,
+    query: str,
+    qvec: np.ndarray | None,
+    dense_hits: list[tuple[int, float]],
+    lex_hits: list[tuple[int, float]],
+    p: _Params,
+) -> list[tuple[int, float]]:
     """(record id, first-stage score) candidates, best first (ties: lower id)."""
     if p.mode == "dense":
         out = dense_hits
@@ -757,9 +828,15 @@ def _fuse(loaded: _Loaded, query: str, qvec: np.ndarray | None,
     return [(int(cid), float(s)) for cid, s in out]
 
 
-def _blend_scores(loaded: _Loaded, query: str, qvec: np.ndarray | None,
-                  dense_hits: list[tuple[int, float]], lex_hits: list[tuple[int, float]],
-                  cids: list[int], p: _Params) -> dict[int, float]:
+def _blend_scores(
+    loaded: _Loaded,
+    query: str,
+    qvec: np.ndarray | None,
+    dense_hits: list[tuple[int, float]],
+    lex_hits: list[tuple[int, float]],
+    cids: list[int],
+    p: _Params,
+) -> dict[int, float]:
     """``{record id: alpha * cosine + (1 - alpha) * bm25 / (bm25 + sat_k)}``
     of ``cids``, each side scored exactly (a side that did not return a
     record is asked for its score; a record BM25 does not match scores 0)."""
@@ -781,8 +858,18 @@ def _blend_scores(loaded: _Loaded, query: str, qvec: np.ndarray | None,
     return out
 
 
-def _explain(c: Corpus, loaded: _Loaded, query: str, cid: int, score: float, kind: str,
-             d_rank: dict, l_rank: dict, p: _Params, dense_index: str) -> dict[str, Any]:
+def _explain(
+    c: Corpus,
+    loaded: _Loaded,
+    query: str,
+    cid: int,
+    score: float,
+    kind: str,
+    d_rank: dict,
+    l_rank: dict,
+    p: _Params,
+    dense_index: str,
+) -> dict[str, Any]:
     d = d_rank.get(cid)
     lx = l_rank.get(cid)
     answered = ([dense_index] if d else []) + (["bm25"] if lx else [])
@@ -798,16 +885,19 @@ def _explain(c: Corpus, loaded: _Loaded, query: str, cid: int, score: float, kin
         out["fused"] = score
     if p.explain and lx is not None and loaded.lexical is not None:
         e = loaded.lexical.explain(query, cid)
-        out["lexical"]["terms"] = [{"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf,
-                                    "contribution": t.contribution} for t in e.terms]
+        out["lexical"]["terms"] = [
+            {"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf, "contribution": t.contribution}
+            for t in e.terms
+        ]
     return out
 
 
 # --------------------------------------------------------------- siblings
 
 
-def records_for_artifact(store_or_corpus: Any, artifact_id: str, *,
-                         surface_kind: str | None = None) -> list[Record]:
+def records_for_artifact(
+    store_or_corpus: Any, artifact_id: str, *, surface_kind: str | None = None
+) -> list[Record]:
     """All stored records of an artifact, in plan order (``surface_index``).
 
     The sibling lookup beneath expansion: a hit names its artifact and its
@@ -851,11 +941,11 @@ def records_for_artifact(store_or_corpus: Any, artifact_id: str, *,
         store = CorpusStore.local(store_or_corpus)
         label = f"corpus {store_or_corpus!r}"
     elif hasattr(store_or_corpus, "store"):
-        return records_for_artifact(store_or_corpus.store, artifact_id,
-                                    surface_kind=surface_kind)
+        return records_for_artifact(store_or_corpus.store, artifact_id, surface_kind=surface_kind)
     else:
-        raise TypeError(f"expected a Corpus, CorpusStore or corpus name, not "
-                        f"{type(store_or_corpus).__name__}")
+        raise TypeError(
+            f"expected a Corpus, CorpusStore or corpus name, not {type(store_or_corpus).__name__}"
+        )
     key = ledger_key(artifact_id)
     with store.snapshot() as snap:
         entry = snap.artifact(key)
@@ -866,6 +956,17 @@ def records_for_artifact(store_or_corpus: Any, artifact_id: str, *,
     for rid, idx, kind, gran, text, meta in rows:
         m = json.loads(meta)
         m.update(entry["filter_fields"])
-        out.append(Record(Record.make_id(key, kind, idx), key, kind, idx, text, None, m,
-                          record_id=int(rid), granularity=gran))
+        out.append(
+            Record(
+                Record.make_id(key, kind, idx),
+                key,
+                kind,
+                idx,
+                text,
+                None,
+                m,
+                record_id=int(rid),
+                granularity=gran,
+            )
+        )
     return out

@@ -229,8 +229,9 @@ def ranked(hits: Sequence[SearchHit]) -> list[SearchHit]:
             raise TypeError(f"hits[{i}] is a {type(h).__name__}, not a SearchHit")
         s = h.score
         if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s):
-            raise ValueError(f"hits[{i}] ({h.artifact_id!r}) has score {s!r}; scores must "
-                             "be finite numbers")
+            raise ValueError(
+                f"hits[{i}] ({h.artifact_id!r}) has score {s!r}; scores must be finite numbers"
+            )
     order = sorted(range(len(hits)), key=lambda i: -float(hits[i].score))
     return [hits[i] for i in order]
 
@@ -247,13 +248,16 @@ def strategy_name(strategy: Any) -> str:
     """
     if isinstance(strategy, str):
         if strategy not in SELECT_STRATEGIES:
-            raise ValueError(f"unknown selection strategy {strategy!r}; use one of "
-                             f"{', '.join(SELECT_STRATEGIES)} or a callable hits -> subset")
+            raise ValueError(
+                f"unknown selection strategy {strategy!r}; use one of "
+                f"{', '.join(SELECT_STRATEGIES)} or a callable hits -> subset"
+            )
         return strategy
     if callable(strategy):
         return str(getattr(strategy, "__name__", "selector"))
-    raise TypeError(f"strategy must be a name or a callable hits -> subset, got "
-                    f"{type(strategy).__name__}")
+    raise TypeError(
+        f"strategy must be a name or a callable hits -> subset, got {type(strategy).__name__}"
+    )
 
 
 # ------------------------------------------------------------------ rules
@@ -279,8 +283,9 @@ def _from_selector(selector: Callable[..., Any], hits: list[SearchHit]) -> list[
     """
     chosen = selector(list(hits))
     if chosen is None or isinstance(chosen, (str, bytes)) or not hasattr(chosen, "__iter__"):
-        raise TypeError(f"a selector must return a sequence of the hits it chose, got "
-                        f"{type(chosen).__name__}")
+        raise TypeError(
+            f"a selector must return a sequence of the hits it chose, got {type(chosen).__name__}"
+        )
     position = {id(h): i for i, h in enumerate(hits)}
     picked: set[int] = set()
     for h in chosen:
@@ -289,16 +294,24 @@ def _from_selector(selector: Callable[..., Any], hits: list[SearchHit]) -> list[
             i = next((j for j, c in enumerate(hits) if c == h), None)
         if i is None:
             name = getattr(h, "artifact_id", h)
-            raise ValueError(f"the selector returned {name!r}, which is not one of the "
-                             "candidate hits; a selector may only choose among the hits "
-                             "it is given")
+            raise ValueError(
+                f"the selector returned {name!r}, which is not one of the "
+                "candidate hits; a selector may only choose among the hits "
+                "it is given"
+            )
         picked.add(i)
     return [hits[i] for i in sorted(picked)]
 
 
-def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservative",
-           max_k: int = DFLT_MAX_K, rel: float = DFLT_REL_THRESHOLD,
-           gap_ratio: float = DFLT_GAP_RATIO, min_score: float | None = None) -> Selection:
+def select(
+    hits: Sequence[SearchHit],
+    *,
+    strategy: str | Selector = "conservative",
+    max_k: int = DFLT_MAX_K,
+    rel: float = DFLT_REL_THRESHOLD,
+    gap_ratio: float = DFLT_GAP_RATIO,
+    min_score: float | None = None,
+) -> Selection:
     """Commit to a few of the ranked hits, or abstain.
 
     Parameters
@@ -377,8 +390,7 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
     }
     if not candidates:
         return Selection([], candidates, True, "abstain:no_candidates", signals)
-    eligible = candidates if floor is None else [h for h in candidates
-                                                 if floor_score(h) >= floor]
+    eligible = candidates if floor is None else [h for h in candidates if floor_score(h) >= floor]
     if not eligible:
         return Selection([], candidates, True, "abstain:below_floor", signals)
     floor_cut = len(eligible) < len(candidates)
@@ -386,7 +398,8 @@ def select(hits: Sequence[SearchHit], *, strategy: str | Selector = "conservativ
         raise ValueError(
             f"strategy {name!r} compares scores to the top score, which is negative "
             f"({float(eligible[0].score):g}); use strategy 'top_k' or 'abs_threshold', "
-            "or search in a mode whose scores are non-negative (lexical, hybrid)")
+            "or search in a mode whose scores are non-negative (lexical, hybrid)"
+        )
 
     if name in ("conservative", "rel_threshold"):
         kept, rule = _relative_band(eligible, rel), "rel_threshold"

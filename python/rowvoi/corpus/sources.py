@@ -74,9 +74,23 @@ __all__ = [
 
 #: Directory names :func:`from_files` never descends into (also any name
 #: starting with a dot).
-DFLT_EXCLUDE_DIRS = frozenset({".git", ".hg", ".ipynb_checkpoints", ".obsidian", ".svn", ".tox",
-                               ".venv", "__pycache__", "build", "dist", "node_modules",
-                               "site-packages", "venv"})
+DFLT_EXCLUDE_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".ipynb_checkpoints",
+        ".obsidian",
+        ".svn",
+        ".tox",
+        ".venv",
+        "__pycache__",
+        "build",
+        "dist",
+        "node_modules",
+        "site-packages",
+        "venv",
+    }
+)
 #: Default :func:`from_files` pattern: Markdown and text files.
 DFLT_FILE_PATTERN = r".*\.(md|markdown|txt|rst)$"
 #: Types a filter field may be declared with (those of
@@ -101,8 +115,9 @@ def _canonical(raw: Any) -> bytes:
             return sorted(o, key=repr)
         return repr(o)
 
-    return b"j" + json.dumps(raw, sort_keys=True, default=default, ensure_ascii=False,
-                             separators=(",", ":")).encode("utf-8", "surrogatepass")
+    return b"j" + json.dumps(
+        raw, sort_keys=True, default=default, ensure_ascii=False, separators=(",", ":")
+    ).encode("utf-8", "surrogatepass")
 
 
 def content_hash_signal(artifact_id: str, raw: Any) -> str:
@@ -159,12 +174,18 @@ class CorpusSource:
     [('p1', {'year': 1962})]
     """
 
-    def __init__(self, name: str | None, scope: Mapping[Any, Any],
-                 indexing_strategy: Any = None, change_signal: Callable[[str, Any], str] | None
-                 = None, embedder: Any = "default",
-                 metadata_of: Callable[[str, Any], Mapping[str, Any]] | None = None, *,
-                 filter_types: Mapping[str, str] | None = None,
-                 spec: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        name: str | None,
+        scope: Mapping[Any, Any],
+        indexing_strategy: Any = None,
+        change_signal: Callable[[str, Any], str] | None = None,
+        embedder: Any = "default",
+        metadata_of: Callable[[str, Any], Mapping[str, Any]] | None = None,
+        *,
+        filter_types: Mapping[str, str] | None = None,
+        spec: Mapping[str, Any] | None = None,
+    ) -> None:
         self.name = None if name is None else check_name(name)
         if not isinstance(scope, Mapping):
             raise TypeError(f"scope must be a mapping {{id: raw}}, not {type(scope).__name__}")
@@ -182,8 +203,10 @@ class CorpusSource:
         self.spec = None if spec is None else dict(spec)
 
     def __repr__(self) -> str:
-        return (f"CorpusSource(name={self.name!r}, strategy={self.indexing_strategy!r}, "
-                f"embedder={self.embedder!r})")
+        return (
+            f"CorpusSource(name={self.name!r}, strategy={self.indexing_strategy!r}, "
+            f"embedder={self.embedder!r})"
+        )
 
     def items(self) -> Iterator[tuple[str, Any]]:
         """``(artifact_id, raw)`` pairs of the scope, ids as strings."""
@@ -208,16 +231,18 @@ class CorpusSource:
                 return self.scope[key]
         raise KeyError(artifact_id)
 
-    def filter_fields(self, artifact_id: str, raw: Any, plan_fields: Mapping[str, Any]
-                      ) -> dict[str, Any]:
+    def filter_fields(
+        self, artifact_id: str, raw: Any, plan_fields: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """The artifact's filter fields: the plan's, then ``metadata_of``'s."""
         out = dict(plan_fields)
         if self.metadata_of is not None:
             extra = self.metadata_of(artifact_id, raw)
             if extra:
                 if not isinstance(extra, Mapping):
-                    raise TypeError(f"metadata_of({artifact_id!r}) returned "
-                                    f"{type(extra).__name__}, not a dict")
+                    raise TypeError(
+                        f"metadata_of({artifact_id!r}) returned {type(extra).__name__}, not a dict"
+                    )
                 out.update(extra)
         return out
 
@@ -251,14 +276,14 @@ def _check_filter_types(types: Mapping[str, str] | None) -> dict[str, str]:
     out = {}
     for k, v in types.items():
         if not isinstance(k, str) or v not in FILTER_TYPES:
-            raise ValueError(f"filter_types[{k!r}] = {v!r}: types are "
-                             f"{', '.join(FILTER_TYPES)}")
+            raise ValueError(f"filter_types[{k!r}] = {v!r}: types are {', '.join(FILTER_TYPES)}")
         out[k] = v
     return out
 
 
-def from_mapping(mapping: Mapping[Any, Any], *, name: str | None = None, strategy: Any = None,
-                 **kwargs: Any) -> CorpusSource:
+def from_mapping(
+    mapping: Mapping[Any, Any], *, name: str | None = None, strategy: Any = None, **kwargs: Any
+) -> CorpusSource:
     """Any mapping ``{id: raw}`` as a corpus (an ad-hoc corpus: it cannot be
     recreated from the registry).
 
@@ -292,8 +317,12 @@ class FileScope(Mapping):
     (['a.md'], 'hi', False)
     """
 
-    def __init__(self, root: str | os.PathLike, pattern: str = DFLT_FILE_PATTERN,
-                 exclude: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        pattern: str = DFLT_FILE_PATTERN,
+        exclude: Iterable[str] | None = None,
+    ) -> None:
         self.root = Path(root).expanduser().resolve()
         try:
             self._pattern = re.compile(pattern)
@@ -308,8 +337,9 @@ class FileScope(Mapping):
             raise FileNotFoundError(f"{self.root}: no such directory")
         keys = []
         for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames
-                                 if d not in self.exclude and not d.startswith("."))
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in self.exclude and not d.startswith(".")
+            )
             rel_dir = Path(dirpath).relative_to(self.root)
             for f in sorted(filenames):
                 if f.startswith("."):
@@ -339,8 +369,12 @@ class FileScope(Mapping):
         return len(self.keys_list())
 
     def __contains__(self, key: object) -> bool:
-        return (isinstance(key, str) and bool(self._pattern.search(key))
-                and (self.root / key).is_file() and ".." not in Path(key).parts)
+        return (
+            isinstance(key, str)
+            and bool(self._pattern.search(key))
+            and (self.root / key).is_file()
+            and ".." not in Path(key).parts
+        )
 
     def __getitem__(self, key: str) -> str:
         if key not in self:
@@ -355,9 +389,15 @@ class FileScope(Mapping):
         return self.root / key
 
 
-def from_files(root: str | os.PathLike, *, name: str | None = None,
-               pattern: str = DFLT_FILE_PATTERN, exclude: Iterable[str] | None = None,
-               strategy: Any = None, **kwargs: Any) -> CorpusSource:
+def from_files(
+    root: str | os.PathLike,
+    *,
+    name: str | None = None,
+    pattern: str = DFLT_FILE_PATTERN,
+    exclude: Iterable[str] | None = None,
+    strategy: Any = None,
+    **kwargs: Any,
+) -> CorpusSource:
     """A folder of text files as a corpus (lazy: files are read when the
     build asks for them).
 
@@ -437,14 +477,16 @@ def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
     try:
         obj: Any = importlib.import_module(mod_name)
     except ImportError as exc:
-        raise ValueError(f"fetcher {fetcher!r}: cannot import module {mod_name!r} ({exc})") \
-            from None
+        raise ValueError(
+            f"fetcher {fetcher!r}: cannot import module {mod_name!r} ({exc})"
+        ) from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise ValueError(f"fetcher {fetcher!r}: {mod_name!r} has no attribute "
-                             f"{attr!r}") from None
+            raise ValueError(
+                f"fetcher {fetcher!r}: {mod_name!r} has no attribute {attr!r}"
+            ) from None
     if not callable(obj):
         raise TypeError(f"fetcher {fetcher!r} names a {type(obj).__name__}, not a callable")
     return obj
@@ -465,8 +507,10 @@ class _Records(Mapping):
                 if not isinstance(rec, Mapping):
                     raise TypeError(f"record {i} is a {type(rec).__name__}, not a mapping")
                 if self._id_key not in rec or _missing(rec[self._id_key]):
-                    raise ValueError(f"record {i} has no {self._id_key!r} (the id key); every "
-                                     "record needs an id")
+                    raise ValueError(
+                        f"record {i} has no {self._id_key!r} (the id key); every "
+                        "record needs an id"
+                    )
                 key = _id_text(rec[self._id_key])
                 if key in data:
                     raise ValueError(f"record {i}: id {key!r} is repeated; ids must be unique")
@@ -498,9 +542,16 @@ def _id_text(v: Any) -> str:
     return ledger_key(v if isinstance(v, (str, numbers.Integral)) else str(v))
 
 
-def from_records(*, name: str | None, fetcher: Any, strategy: Any = None,
-                 metadata_keys: Sequence[str] | None = None, id_key: str = "id",
-                 text_key: str = "text", **kwargs: Any) -> CorpusSource:
+def from_records(
+    *,
+    name: str | None,
+    fetcher: Any,
+    strategy: Any = None,
+    metadata_keys: Sequence[str] | None = None,
+    id_key: str = "id",
+    text_key: str = "text",
+    **kwargs: Any,
+) -> CorpusSource:
     """Records produced by a function as a corpus.
 
     Parameters
@@ -536,11 +587,22 @@ def from_records(*, name: str | None, fetcher: Any, strategy: Any = None,
 
     spec = None
     if isinstance(fetcher, str):
-        spec = {"kind": "records", "fetcher": fetcher, "id_key": id_key, "text_key": text_key,
-                "metadata_keys": list(keys)}
+        spec = {
+            "kind": "records",
+            "fetcher": fetcher,
+            "id_key": id_key,
+            "text_key": text_key,
+            "metadata_keys": list(keys),
+        }
     spec = kwargs.pop("spec", spec)
-    return CorpusSource(name, _Records(fetch, id_key), strategy,
-                        metadata_of=metadata_of if keys else None, spec=spec, **kwargs)
+    return CorpusSource(
+        name,
+        _Records(fetch, id_key),
+        strategy,
+        metadata_of=metadata_of if keys else None,
+        spec=spec,
+        **kwargs,
+    )
 
 
 def _check_keys(keys: Sequence[str] | None) -> tuple[str, ...]:
@@ -609,8 +671,9 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
             else:
                 df = pd.read_parquet(p)
         except ImportError as exc:
-            raise ValueError(f"{p}: reading Parquet needs pyarrow: pip install "
-                             f"'rowvoi[parquet]' ({exc})") from None
+            raise ValueError(
+                f"{p}: reading Parquet needs pyarrow: pip install 'rowvoi[parquet]' ({exc})"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - any parse failure is a data error
             raise ValueError(f"{p}: cannot read the table: {exc}") from None
         return _frame_records(df)
@@ -646,9 +709,16 @@ class _FileFetcher:
         return read_records(self.path)
 
 
-def from_records_file(path: str | os.PathLike, *, name: str | None, id_key: str = "id",
-                      text_key: str = "text", metadata_keys: Sequence[str] | None = None,
-                      strategy: Any = None, **kwargs: Any) -> CorpusSource:
+def from_records_file(
+    path: str | os.PathLike,
+    *,
+    name: str | None,
+    id_key: str = "id",
+    text_key: str = "text",
+    metadata_keys: Sequence[str] | None = None,
+    strategy: Any = None,
+    **kwargs: Any,
+) -> CorpusSource:
     """A records file (see :func:`read_records`) as a corpus, re-read at
     each build.
 
@@ -661,16 +731,35 @@ def from_records_file(path: str | os.PathLike, *, name: str | None, id_key: str 
     """
     p = Path(path).expanduser().resolve()
     keys = _check_keys(metadata_keys)
-    spec = {"kind": "records", "path": str(p), "id_key": id_key, "text_key": text_key,
-            "metadata_keys": list(keys)}
-    return from_records(name=name, fetcher=_FileFetcher(p), strategy=strategy,
-                        metadata_keys=keys, id_key=id_key, text_key=text_key, spec=spec,
-                        **kwargs)
+    spec = {
+        "kind": "records",
+        "path": str(p),
+        "id_key": id_key,
+        "text_key": text_key,
+        "metadata_keys": list(keys),
+    }
+    return from_records(
+        name=name,
+        fetcher=_FileFetcher(p),
+        strategy=strategy,
+        metadata_keys=keys,
+        id_key=id_key,
+        text_key=text_key,
+        spec=spec,
+        **kwargs,
+    )
 
 
-def from_dataframe(df: Any, *, name: str | None, text_column: str = "text",
-                   id_column: str | None = None, metadata_columns: Sequence[str] | None = None,
-                   strategy: Any = None, **kwargs: Any) -> CorpusSource:
+def from_dataframe(
+    df: Any,
+    *,
+    name: str | None,
+    text_column: str = "text",
+    id_column: str | None = None,
+    metadata_columns: Sequence[str] | None = None,
+    strategy: Any = None,
+    **kwargs: Any,
+) -> CorpusSource:
     """A pandas DataFrame as a corpus: one artifact per row.
 
     Parameters
@@ -713,8 +802,10 @@ def from_dataframe(df: Any, *, name: str | None, text_column: str = "text",
         needed.append(id_column)
     missing = [c for c in needed if c not in df.columns]
     if missing:
-        raise ValueError(f"the DataFrame has no column {', '.join(map(repr, missing))}; its "
-                         f"columns: {', '.join(map(str, df.columns))}")
+        raise ValueError(
+            f"the DataFrame has no column {', '.join(map(repr, missing))}; its "
+            f"columns: {', '.join(map(str, df.columns))}"
+        )
     types: dict[str, str] = {}
     for c in keys:
         kind = df[c].dtype
@@ -732,6 +823,14 @@ def from_dataframe(df: Any, *, name: str | None, text_column: str = "text",
     def fetch() -> list[dict[str, Any]]:
         return records
 
-    src = from_records(name=name, fetcher=fetch, strategy=strat, metadata_keys=keys,
-                       id_key=str(id_col), text_key=text_column, filter_types=types, **kwargs)
+    src = from_records(
+        name=name,
+        fetcher=fetch,
+        strategy=strat,
+        metadata_keys=keys,
+        id_key=str(id_col),
+        text_key=text_column,
+        filter_types=types,
+        **kwargs,
+    )
     return src

@@ -200,8 +200,12 @@ def ensure_links_table(con: sqlite3.Connection) -> None:
     if cols == _LINK_COLUMNS:
         return
     if cols and con.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None:
-        raise IndexFormatError("RV_E_CORRUPT: docs.sqlite: a links table of an unknown layout "
-                               "holds rows; rebuild the corpus", 6, "RV_E_CORRUPT")
+        raise IndexFormatError(
+            "RV_E_CORRUPT: docs.sqlite: a links table of an unknown layout "
+            "holds rows; rebuild the corpus",
+            6,
+            "RV_E_CORRUPT",
+        )
     con.execute("DROP TABLE IF EXISTS links")
     for stmt in _SCHEMA.split(";"):
         if "IF NOT EXISTS links" in stmt:
@@ -296,8 +300,10 @@ class CorpusStore:
         nothing)."""
         if not self.exists():
             if self.name:
-                raise CorpusNotFound(f"no corpus {self.name!r} (looked in {self.path}); build "
-                                     f"it first: rowvoi build {self.name} --files DIR")
+                raise CorpusNotFound(
+                    f"no corpus {self.name!r} (looked in {self.path}); build "
+                    f"it first: rowvoi build {self.name} --files DIR"
+                )
             raise CorpusNotFound(f"no corpus at {self.path}: build one there first")
 
     def files(self) -> list[Path]:
@@ -327,8 +333,13 @@ class CorpusStore:
             return con
         self.require()
         try:
-            con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
-                                  isolation_level=None, check_same_thread=True)
+            con = sqlite3.connect(
+                f"file:{self.db_path}?mode=rw",
+                uri=True,
+                timeout=60.0,
+                isolation_level=None,
+                check_same_thread=True,
+            )
         except sqlite3.OperationalError as exc:
             raise CorpusNotFound(f"{self._label()}: cannot open {self.db_path}: {exc}") from None
         con.execute("PRAGMA busy_timeout = 60000")
@@ -346,8 +357,13 @@ class CorpusStore:
         self.require()
         con = getattr(self, "_writer", None)
         if con is None:
-            con = sqlite3.connect(f"file:{self.db_path}?mode=rw", uri=True, timeout=60.0,
-                                  isolation_level=None, check_same_thread=False)
+            con = sqlite3.connect(
+                f"file:{self.db_path}?mode=rw",
+                uri=True,
+                timeout=60.0,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             con.execute("PRAGMA busy_timeout = 60000")
             con.execute("PRAGMA synchronous=FULL")
             self._writer = con
@@ -380,10 +396,15 @@ class CorpusStore:
 
         if self.path.exists() and not self.path.is_dir():
             raise CorpusExists(f"{self.path} is a file, not a corpus directory")
-        if self.path.is_dir() and not self.exists() and any(
-                p.name not in (LOCK,) for p in self.path.iterdir()):
-            raise CorpusExists(f"{self.path} is a non-empty directory that is not a corpus; "
-                               "choose another name or path")
+        if (
+            self.path.is_dir()
+            and not self.exists()
+            and any(p.name not in (LOCK,) for p in self.path.iterdir())
+        ):
+            raise CorpusExists(
+                f"{self.path} is a non-empty directory that is not a corpus; "
+                "choose another name or path"
+            )
         self.path.mkdir(parents=True, exist_ok=True)
         con = sqlite3.connect(str(self.db_path), timeout=60.0, isolation_level=None)
         try:
@@ -394,12 +415,18 @@ class CorpusStore:
                 if stmt.strip():
                     con.execute(stmt)
             have = {k for (k,) in con.execute("SELECT key FROM state")}
-            init = {"format": FORMAT, "format_version": FORMAT_VERSION, "generation": 0,
-                    "next_id": 0, "base": {"generation": 0, "lexical": None, "dense": None,
-                                           "next_id": 0},
-                    "created": time.time()}
-            con.executemany("INSERT INTO state VALUES (?, ?)",
-                            [(k, json.dumps(v)) for k, v in init.items() if k not in have])
+            init = {
+                "format": FORMAT,
+                "format_version": FORMAT_VERSION,
+                "generation": 0,
+                "next_id": 0,
+                "base": {"generation": 0, "lexical": None, "dense": None, "next_id": 0},
+                "created": time.time(),
+            }
+            con.executemany(
+                "INSERT INTO state VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in init.items() if k not in have],
+            )
             con.execute("COMMIT")
         finally:
             con.close()
@@ -432,14 +459,20 @@ class CorpusStore:
                 # text that is not UTF-8 (decoded by Python, or by SQLite's
                 # own "Could not decode to UTF-8" in a pragma's result); busy,
                 # locked and the like stay
-                damaged = (type(exc) is sqlite3.DatabaseError
-                           or isinstance(exc, UnicodeDecodeError)
-                           or (isinstance(exc, sqlite3.OperationalError)
-                               and str(exc).startswith(("no such ",
-                                                        "Could not decode to UTF-8"))))
+                damaged = (
+                    type(exc) is sqlite3.DatabaseError
+                    or isinstance(exc, UnicodeDecodeError)
+                    or (
+                        isinstance(exc, sqlite3.OperationalError)
+                        and str(exc).startswith(("no such ", "Could not decode to UTF-8"))
+                    )
+                )
                 if damaged:
-                    raise IndexFormatError(f"RV_E_CORRUPT: {self.db_path}: damaged corpus "
-                                           f"database ({exc})", 6, "RV_E_CORRUPT") from None
+                    raise IndexFormatError(
+                        f"RV_E_CORRUPT: {self.db_path}: damaged corpus database ({exc})",
+                        6,
+                        "RV_E_CORRUPT",
+                    ) from None
                 raise
         finally:
             try:
@@ -462,8 +495,10 @@ class CorpusStore:
         self.path.mkdir(parents=True, exist_ok=True)
 
         def busy(holder: Mapping[str, Any]) -> BaseException:
-            return CorpusLocked(f"{self._label()} is being built by {holder_text(holder)}; "
-                                "one build at a time: wait for it to finish")
+            return CorpusLocked(
+                f"{self._label()} is being built by {holder_text(holder)}; "
+                "one build at a time: wait for it to finish"
+            )
 
         with pid_lock(self.path / LOCK, busy) as previous:
             yield previous
@@ -474,8 +509,9 @@ class CorpusStore:
         None when there is none; ``{}`` when the stored text is not a JSON
         object. Reads one snapshot."""
         with self.snapshot() as snap:
-            row = snap.con.execute("SELECT record FROM calibration WHERE mode = ?",
-                                   (key,)).fetchone()
+            row = snap.con.execute(
+                "SELECT record FROM calibration WHERE mode = ?", (key,)
+            ).fetchone()
         if row is None:
             return None
         try:
@@ -484,8 +520,9 @@ class CorpusStore:
             return {}
         return record if isinstance(record, dict) else {}
 
-    def set_calibration(self, key: str, record: Mapping[str, Any], *,
-                        expect: Mapping[str, Any] | None = None) -> None:
+    def set_calibration(
+        self, key: str, record: Mapping[str, Any], *, expect: Mapping[str, Any] | None = None
+    ) -> None:
         """Store (or replace) the calibration record under ``key``.
 
         Written under the builder lock (:meth:`lock`), through the builder's
@@ -511,16 +548,23 @@ class CorpusStore:
             con.execute("BEGIN IMMEDIATE")
             try:
                 if expect:
-                    state = {k: json.loads(v) for k, v in con.execute(
-                        "SELECT key, value FROM state WHERE key IN (SELECT value FROM "
-                        "json_each(?))", (json.dumps(list(expect)),))}
+                    state = {
+                        k: json.loads(v)
+                        for k, v in con.execute(
+                            "SELECT key, value FROM state WHERE key IN (SELECT value FROM "
+                            "json_each(?))",
+                            (json.dumps(list(expect)),),
+                        )
+                    }
                     changed = [k for k, v in expect.items() if state.get(k) != v]
                     if changed:
                         raise CorpusError(
                             f"{self._label()} changed ({', '.join(sorted(changed))}) while it "
-                            "was being calibrated; calibrate again")
-                con.execute("INSERT OR REPLACE INTO calibration (mode, record) VALUES (?, ?)",
-                            (key, data))
+                            "was being calibrated; calibrate again"
+                        )
+                con.execute(
+                    "INSERT OR REPLACE INTO calibration (mode, record) VALUES (?, ?)", (key, data)
+                )
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -529,8 +573,7 @@ class CorpusStore:
     def calibration_keys(self) -> list[str]:
         """The keys of the stored calibration records, sorted."""
         with self.snapshot() as snap:
-            return [k for (k,) in snap.con.execute(
-                "SELECT mode FROM calibration ORDER BY mode")]
+            return [k for (k,) in snap.con.execute("SELECT mode FROM calibration ORDER BY mode")]
 
     # ------------------------------------------------------------ cleanup
     def clean_files(self, keep: Sequence[str | None]) -> list[str]:
@@ -563,8 +606,11 @@ class CorpusStore:
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
             "name": state.get("name"),
-            "embedder": {"id": state.get("embedder_id"), "dim": state.get("dim"),
-                         "spec": state.get("embedder_spec")},
+            "embedder": {
+                "id": state.get("embedder_id"),
+                "dim": state.get("dim"),
+                "spec": state.get("embedder_spec"),
+            },
             "strategy": {"id": state.get("strategy_id"), "spec": state.get("strategy_spec")},
             "lexical": state.get("lexical"),
             "hnsw": state.get("hnsw"),
@@ -583,8 +629,9 @@ class CorpusStore:
 
 
 @contextlib.contextmanager
-def pid_lock(path: str | os.PathLike, busy: Callable[[Mapping[str, Any]], BaseException]
-             ) -> Iterator[dict[str, Any]]:
+def pid_lock(
+    path: str | os.PathLike, busy: Callable[[Mapping[str, Any]], BaseException]
+) -> Iterator[dict[str, Any]]:
     """Hold an exclusive, non-blocking ``flock`` on the file ``path``, which
     names the holder (``{"pid", "host", "started"}``) while it is held.
 
@@ -698,8 +745,9 @@ class Snapshot:
                 # raises UnicodeDecodeError) or values that are not JSON
                 cached = {k: json.loads(v) for k, v in rows}
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
-            raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus "
-                                   f"({exc})", 6, "RV_E_CORRUPT") from None
+            raise IndexFormatError(
+                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus ({exc})", 6, "RV_E_CORRUPT"
+            ) from None
         if fresh and row is not None and not writer:
             # a committed generation names one state (every commit writes a new
             # one), so readers decode it once per store; the builder's own
@@ -707,14 +755,17 @@ class Snapshot:
             store._states = {row[0]: cached}
         self.state: dict[str, Any] = cached
         if self.state.get("format") != FORMAT:
-            raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus",
-                                   6, "RV_E_CORRUPT")
+            raise IndexFormatError(
+                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus", 6, "RV_E_CORRUPT"
+            )
         if self.state.get("format_version") != FORMAT_VERSION:
             raise IndexFormatError(
                 f"RV_E_VERSION: {store.db_path}: corpus format version "
                 f"{self.state.get('format_version')}; this rowvoi reads version "
                 f"{FORMAT_VERSION}: rebuild the corpus (delete it and run rowvoi build)",
-                7, "RV_E_VERSION")
+                7,
+                "RV_E_VERSION",
+            )
 
     @property
     def generation(self) -> int:
@@ -734,8 +785,9 @@ class Snapshot:
         return {
             "n_artifacts": c.execute("SELECT count(*) FROM artifacts").fetchone()[0],
             "n_records": c.execute("SELECT count(*) FROM records").fetchone()[0],
-            "n_delta": c.execute("SELECT count(*) FROM records WHERE id >= ?",
-                                 (base_next,)).fetchone()[0],
+            "n_delta": c.execute(
+                "SELECT count(*) FROM records WHERE id >= ?", (base_next,)
+            ).fetchone()[0],
             "n_tombstones": c.execute("SELECT count(*) FROM tombstones").fetchone()[0],
         }
 
@@ -750,16 +802,19 @@ class Snapshot:
 
     def delta_texts(self, batch: int = 10_000) -> Iterator[tuple[np.ndarray, list[str]]]:
         """``(ids, texts)`` batches of the records added since the base."""
-        cur = self.con.execute("SELECT id, text FROM records WHERE id >= ? ORDER BY id",
-                               (int(self.base.get("next_id", 0)),))
+        cur = self.con.execute(
+            "SELECT id, text FROM records WHERE id >= ? ORDER BY id",
+            (int(self.base.get("next_id", 0)),),
+        )
         while True:
             rows = cur.fetchmany(batch)
             if not rows:
                 return
             yield (np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
 
-    def delta_vectors(self, dim: int, batch: int = 10_000
-                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def delta_vectors(
+        self, dim: int, batch: int = 10_000
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """``(ids, vectors)`` batches of the delta's vectors."""
         cur = self.con.execute("SELECT id, vector FROM delta_vectors ORDER BY id")
         while True:
@@ -772,20 +827,28 @@ class Snapshot:
 
     def fields(self) -> list[tuple[str, str, bool]]:
         """``(name, type, integer)`` of every filter field, by name."""
-        return [(n, t, bool(i)) for n, t, i in self.con.execute(
-            "SELECT name, type, integer FROM fields ORDER BY name")]
+        return [
+            (n, t, bool(i))
+            for n, t, i in self.con.execute("SELECT name, type, integer FROM fields ORDER BY name")
+        ]
 
     def distinct_values(self, field: str, limit: int) -> list[Any]:
         """Up to ``limit`` distinct non-null values of a filter field."""
         from rowvoi.query.sql import quote_ident
 
         q = quote_ident(field)
-        return [v for (v,) in self.con.execute(
-            f"SELECT DISTINCT {q} FROM filter_values WHERE {q} IS NOT NULL ORDER BY {q} "
-            "LIMIT ?", (limit,))]
+        return [
+            v
+            for (v,) in self.con.execute(
+                f"SELECT DISTINCT {q} FROM filter_values WHERE {q} IS NOT NULL ORDER BY {q} "
+                "LIMIT ?",
+                (limit,),
+            )
+        ]
 
-    def ids_where(self, where_sql: str | None, params: Sequence[Any],
-                  kinds: Sequence[str] | None) -> np.ndarray:
+    def ids_where(
+        self, where_sql: str | None, params: Sequence[Any], kinds: Sequence[str] | None
+    ) -> np.ndarray:
         """Record ids whose artifact's filter values satisfy ``where_sql``
         (a compiled filter over ``filter_values``, or ``None``) and whose
         kind is in ``kinds`` (or any kind), ascending."""
@@ -814,10 +877,25 @@ class Snapshot:
             cur = self.con.execute(
                 "SELECT r.id, r.aid, r.surface_index, r.kind, r.granularity, r.text, r.metadata, "
                 "a.artifact_id, a.filter_fields FROM records r JOIN artifacts a ON a.aid = r.aid "
-                f"WHERE r.id IN ({_marks(len(part))})", part)
-            out.update((r[0], {"aid": r[1], "surface_index": r[2], "kind": r[3],
-                               "granularity": r[4], "text": r[5], "metadata": r[6],
-                               "artifact_id": r[7], "filter_fields": r[8]}) for r in cur)
+                f"WHERE r.id IN ({_marks(len(part))})",
+                part,
+            )
+            out.update(
+                (
+                    r[0],
+                    {
+                        "aid": r[1],
+                        "surface_index": r[2],
+                        "kind": r[3],
+                        "granularity": r[4],
+                        "text": r[5],
+                        "metadata": r[6],
+                        "artifact_id": r[7],
+                        "filter_fields": r[8],
+                    },
+                )
+                for r in cur
+            )
         return out
 
     def brief(self, ids: Sequence[int]) -> dict[int, tuple[int, str, str, int]]:
@@ -829,7 +907,9 @@ class Snapshot:
         for part in _chunks([int(i) for i in ids]):
             cur = self.con.execute(
                 "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
-                f"JOIN artifacts a ON a.aid = r.aid WHERE r.id IN ({_marks(len(part))})", part)
+                f"JOIN artifacts a ON a.aid = r.aid WHERE r.id IN ({_marks(len(part))})",
+                part,
+            )
             out.update((r[0], (r[1], r[2], r[3], r[4])) for r in cur)
         return out
 
@@ -840,18 +920,28 @@ class Snapshot:
 
     def artifact(self, artifact_id: str) -> dict[str, Any] | None:
         """The ledger entry of an artifact, or ``None``."""
-        row = self.con.execute("SELECT aid, version, strategy_id, embedder_id, filter_fields "
-                               "FROM artifacts WHERE artifact_id = ?", (artifact_id,)).fetchone()
+        row = self.con.execute(
+            "SELECT aid, version, strategy_id, embedder_id, filter_fields "
+            "FROM artifacts WHERE artifact_id = ?",
+            (artifact_id,),
+        ).fetchone()
         if row is None:
             return None
-        return {"aid": row[0], "version": row[1], "strategy_id": row[2], "embedder_id": row[3],
-                "filter_fields": json.loads(row[4])}
+        return {
+            "aid": row[0],
+            "version": row[1],
+            "strategy_id": row[2],
+            "embedder_id": row[3],
+            "filter_fields": json.loads(row[4]),
+        }
 
     def artifact_records(self, aid: int, kind: str | None = None) -> list[tuple]:
         """``(id, surface_index, kind, granularity, text, metadata)`` rows of
         one artifact in plan order."""
-        sql = ("SELECT id, surface_index, kind, granularity, text, metadata FROM records "
-               "WHERE aid = ?")
+        sql = (
+            "SELECT id, surface_index, kind, granularity, text, metadata FROM records "
+            "WHERE aid = ?"
+        )
         args: list[Any] = [aid]
         if kind is not None:
             sql += " AND kind = ?"
@@ -866,8 +956,10 @@ class Snapshot:
         cols = [r[1] for r in self.con.execute("PRAGMA table_info(links)")]
         if cols != _LINK_COLUMNS:
             return []
-        return self.con.execute("SELECT source, edge_type, target_source, target, text, time "
-                                "FROM links ORDER BY source, seq").fetchall()
+        return self.con.execute(
+            "SELECT source, edge_type, target_source, target, text, time "
+            "FROM links ORDER BY source, seq"
+        ).fetchall()
 
     def n_links(self) -> int:
         """Stored links (dangling ones included)."""
@@ -878,13 +970,14 @@ class Snapshot:
 
     def kinds(self) -> dict[str, int]:
         """Surface kinds and their record counts."""
-        return dict(self.con.execute("SELECT kind, count(*) FROM records GROUP BY kind "
-                                     "ORDER BY kind"))
+        return dict(
+            self.con.execute("SELECT kind, count(*) FROM records GROUP BY kind ORDER BY kind")
+        )
 
 
 def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
     for i in range(0, len(ids), size):
-        yield ids[i:i + size]
+        yield ids[i : i + size]
 
 
 def _marks(n: int) -> str:
@@ -950,8 +1043,7 @@ def default_lexical() -> dict[str, Any]:
     """
     from rowvoi.text import Analyzer
 
-    return {"analyzer": Analyzer().to_dict(), "bm25": {"variant": "lucene", "k1": 1.2,
-                                                       "b": 0.75}}
+    return {"analyzer": Analyzer().to_dict(), "bm25": {"variant": "lucene", "k1": 1.2, "b": 0.75}}
 
 
 def new_lexical(conf: Mapping[str, Any]) -> Any:

@@ -220,7 +220,7 @@ def _char_spans(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
     while start < n:
         end = min(n, start + size)
         if end < n:
-            window = text[start + size // 2:end + 1]
+            window = text[start + size // 2 : end + 1]
             for pat in _BREAKS:
                 found = [m.end() for m in pat.finditer(window)]
                 if found:
@@ -265,16 +265,19 @@ def minilm_tokenizer(path: str | None = None) -> Any:
         try:
             path = str(locate_minilm()[1])
         except ModelNotFoundError as exc:
-            raise ModelNotFoundError(f"Chunked(max_tokens=...) counts tokens with the MiniLM "
-                                     f"tokenizer, which is not installed: {exc}") from exc
+            raise ModelNotFoundError(
+                f"Chunked(max_tokens=...) counts tokens with the MiniLM "
+                f"tokenizer, which is not installed: {exc}"
+            ) from exc
     tok = Tokenizer.from_file(path)
     tok.no_truncation()
     tok.no_padding()
     return tok
 
 
-def _token_spans(text: str, max_tokens: int, overlap_tokens: int,
-                 token_model: str | None) -> list[tuple[int, int]]:
+def _token_spans(
+    text: str, max_tokens: int, overlap_tokens: int, token_model: str | None
+) -> list[tuple[int, int]]:
     """(start, end) character spans of windows of ``max_tokens`` tokens."""
     offsets = minilm_tokenizer(token_model).encode(text, add_special_tokens=False).offsets
     if not offsets:
@@ -334,9 +337,16 @@ class Chunked(_Strategy):
 
     _params = ("chunk_size", "overlap", "text_key", "kind", "max_tokens", "token_model")
 
-    def __init__(self, *, chunk_size: int = DFLT_CHUNK_SIZE, overlap: int | None = None,
-                 text_key: str | None = None, kind: str = "chunk",
-                 max_tokens: int | None = None, token_model: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        chunk_size: int = DFLT_CHUNK_SIZE,
+        overlap: int | None = None,
+        text_key: str | None = None,
+        kind: str = "chunk",
+        max_tokens: int | None = None,
+        token_model: str | None = None,
+    ) -> None:
         self.chunk_size = _check_pos_int("chunk_size", chunk_size)
         if overlap is None:
             overlap = min(DFLT_CHUNK_OVERLAP, self.chunk_size // 6)
@@ -354,8 +364,9 @@ class Chunked(_Strategy):
         """The chunks' character spans in ``text`` (before stripping)."""
         if self.max_tokens is not None:
             ov = int(round(self.max_tokens * self.overlap / self.chunk_size))
-            return _token_spans(text, self.max_tokens, min(ov, self.max_tokens - 1),
-                                self.token_model)
+            return _token_spans(
+                text, self.max_tokens, min(ov, self.max_tokens - 1), self.token_model
+            )
         return _char_spans(text, self.chunk_size, self.overlap)
 
     def surfaces(self, artifact_id: str, text: str, kind: str | None = None) -> list[Surface]:
@@ -368,9 +379,16 @@ class Chunked(_Strategy):
             if piece:
                 pieces.append((piece, start + lead, start + lead + len(piece)))
         n = len(pieces)
-        return [Surface(artifact_id, kind or self.kind, p, "chunk",
-                        {"chunk_index": i, "n_chunks": n, "start": s, "end": e})
-                for i, (p, s, e) in enumerate(pieces)]
+        return [
+            Surface(
+                artifact_id,
+                kind or self.kind,
+                p,
+                "chunk",
+                {"chunk_index": i, "n_chunks": n, "start": s, "end": e},
+            )
+            for i, (p, s, e) in enumerate(pieces)
+        ]
 
     def decompose(self, artifact_id: str, raw: Any) -> IndexPlan:
         """One ``chunk``-granularity surface per chunk."""
@@ -408,9 +426,16 @@ class Fields(_Strategy):
 
     _params = ("fields", "chunked", "chunk_size", "overlap", "max_tokens", "token_model")
 
-    def __init__(self, fields: Sequence[str] = ("title", "body"), *, chunked: Sequence[str] = (),
-                 chunk_size: int = DFLT_CHUNK_SIZE, overlap: int | None = None,
-                 max_tokens: int | None = None, token_model: str | None = None) -> None:
+    def __init__(
+        self,
+        fields: Sequence[str] = ("title", "body"),
+        *,
+        chunked: Sequence[str] = (),
+        chunk_size: int = DFLT_CHUNK_SIZE,
+        overlap: int | None = None,
+        max_tokens: int | None = None,
+        token_model: str | None = None,
+    ) -> None:
         if isinstance(fields, str) or isinstance(chunked, str):
             raise TypeError("fields and chunked must be sequences of str, not one str")
         self.fields = tuple(fields)
@@ -425,16 +450,19 @@ class Fields(_Strategy):
         extra = [f for f in self.chunked if f not in self.fields]
         if extra:
             raise ValueError(f"chunked fields {extra} are not among fields {list(self.fields)}")
-        self._chunker = Chunked(chunk_size=chunk_size, overlap=overlap, max_tokens=max_tokens,
-                                token_model=token_model)
+        self._chunker = Chunked(
+            chunk_size=chunk_size, overlap=overlap, max_tokens=max_tokens, token_model=token_model
+        )
         self.chunk_size, self.overlap = self._chunker.chunk_size, self._chunker.overlap
         self.max_tokens, self.token_model = self._chunker.max_tokens, self._chunker.token_model
 
     def decompose(self, artifact_id: str, raw: Any) -> IndexPlan:
         """Surfaces per field, in the order of ``fields``."""
         if not isinstance(raw, Mapping):
-            raise TypeError(f"artifact {artifact_id!r}: the Fields strategy needs a mapping "
-                            f"payload with keys {list(self.fields)}, not {type(raw).__name__}")
+            raise TypeError(
+                f"artifact {artifact_id!r}: the Fields strategy needs a mapping "
+                f"payload with keys {list(self.fields)}, not {type(raw).__name__}"
+            )
         out: list[Surface] = []
         for name in self.fields:
             text = text_of(raw.get(name))
@@ -446,8 +474,7 @@ class Fields(_Strategy):
 
 
 #: Shipped strategies by name, for :func:`strategy_from_spec`.
-STRATEGY_REGISTRY: dict[str, type] = {"WholeText": WholeText, "Chunked": Chunked,
-                                      "Fields": Fields}
+STRATEGY_REGISTRY: dict[str, type] = {"WholeText": WholeText, "Chunked": Chunked, "Fields": Fields}
 
 
 def strategy_to_spec(strategy: Any) -> dict[str, Any]:
@@ -466,8 +493,10 @@ def strategy_to_spec(strategy: Any) -> dict[str, Any]:
     """
     cls = type(strategy)
     if STRATEGY_REGISTRY.get(cls.__name__) is not cls:
-        raise ValueError(f"{cls.__name__} is not a shipped strategy "
-                         f"({', '.join(STRATEGY_REGISTRY)}); it cannot be stored as a spec")
+        raise ValueError(
+            f"{cls.__name__} is not a shipped strategy "
+            f"({', '.join(STRATEGY_REGISTRY)}); it cannot be stored as a spec"
+        )
     return {"name": cls.__name__, "params": strategy.params()}
 
 
@@ -489,8 +518,10 @@ def strategy_from_spec(spec: Mapping[str, Any] | None) -> Any:
         raise ValueError(f"a strategy spec is {{'name': ..., 'params': {{...}}}}, not {spec!r}")
     cls = STRATEGY_REGISTRY.get(spec["name"])
     if cls is None:
-        raise ValueError(f"unknown strategy {spec['name']!r}; shipped strategies: "
-                         f"{', '.join(STRATEGY_REGISTRY)}")
+        raise ValueError(
+            f"unknown strategy {spec['name']!r}; shipped strategies: "
+            f"{', '.join(STRATEGY_REGISTRY)}"
+        )
     params = dict(spec.get("params") or {})
     try:
         if cls is Fields:
@@ -522,9 +553,14 @@ def strategy_id(strategy: Any) -> str:
     if isinstance(sid, str) and sid:
         return sid
     if not callable(getattr(strategy, "decompose", None)):
-        raise TypeError(f"{type(strategy).__name__} is not an indexing strategy: it has no "
-                        "decompose(artifact_id, raw) method")
+        raise TypeError(
+            f"{type(strategy).__name__} is not an indexing strategy: it has no "
+            "decompose(artifact_id, raw) method"
+        )
     cls = type(strategy)
-    attrs = {k: v for k, v in sorted(vars(strategy).items())
-             if not k.startswith("_") and (v is None or isinstance(v, (str, int, float, bool)))}
+    attrs = {
+        k: v
+        for k, v in sorted(vars(strategy).items())
+        if not k.startswith("_") and (v is None or isinstance(v, (str, int, float, bool)))
+    }
     return f"custom:{cls.__module__}.{cls.__qualname__}{json.dumps(attrs, sort_keys=True)}"

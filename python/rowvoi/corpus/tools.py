@@ -39,12 +39,19 @@ __all__ = ["search", "make_search", "as_retriever", "Retriever"]
 #: ``(query, **overrides) -> list[SearchHit]``.
 Retriever = Callable[..., "list[SearchHit]"]
 
-_SEARCH_OPTIONS = frozenset(p for p in inspect.signature(_search).parameters
-                            if p not in ("corpus", "query"))
+_SEARCH_OPTIONS = frozenset(
+    p for p in inspect.signature(_search).parameters if p not in ("corpus", "query")
+)
 
 
-def search(query: str, *, corpus: Any, k: int = 8, mode: str = "hybrid",
-           filter: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def search(
+    query: str,
+    *,
+    corpus: Any,
+    k: int = 8,
+    mode: str = "hybrid",
+    filter: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Search a corpus (or several) and return a JSON-ready result.
 
     Parameters
@@ -97,8 +104,14 @@ def _tool_name(text: str) -> str:
     return name
 
 
-def make_search(corpus: Any, *, name: str | None = None, description: str | None = None,
-                k: int = 8, mode: str = "hybrid") -> Callable[..., dict[str, Any]]:
+def make_search(
+    corpus: Any,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    k: int = 8,
+    mode: str = "hybrid",
+) -> Callable[..., dict[str, Any]]:
     """A search tool bound to one corpus: ``tool(query, k=k) -> dict``.
 
     Parameters
@@ -149,7 +162,8 @@ def make_search(corpus: Any, *, name: str | None = None, description: str | None
     tool.__name__ = tool.__qualname__ = name or _tool_name(f"search_{label}")
     tool.__doc__ = description or (
         f"Search the {label!r} corpus for `query` and return the few best results (or "
-        f"none, when nothing fits) as JSON; `k` is how many candidates to consider.")
+        f"none, when nothing fits) as JSON; `k` is how many candidates to consider."
+    )
     return tool
 
 
@@ -189,8 +203,10 @@ def as_retriever(corpus_or_name: Any, **defaults: Any) -> Retriever:
     """
     unknown = sorted(set(defaults) - _SEARCH_OPTIONS)
     if unknown:
-        raise TypeError(f"as_retriever got options search does not take: {unknown}; "
-                        f"it takes {sorted(_SEARCH_OPTIONS)}")
+        raise TypeError(
+            f"as_retriever got options search does not take: {unknown}; "
+            f"it takes {sorted(_SEARCH_OPTIONS)}"
+        )
     bound = open_corpus(corpus_or_name) if isinstance(corpus_or_name, str) else corpus_or_name
 
     def retrieve(query: str, **overrides: Any) -> list[SearchHit]:

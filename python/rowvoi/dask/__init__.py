@@ -28,7 +28,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "rowvoi.dask needs dask[dataframe] (and distributed for clusters): "
-        "pip install 'rowvoi[dask]'") from exc
+        "pip install 'rowvoi[dask]'"
+    ) from exc
 
 from .belief import filter_candidates, question_values, suggest
 from .keys import find_key, plan_key_path

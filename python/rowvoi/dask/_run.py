@@ -15,8 +15,15 @@ from dask import delayed
 
 __all__ = ["Runner", "Expired", "tree_reduce", "check_ddf", "LOCAL_SCHEDULERS"]
 
-LOCAL_SCHEDULERS = ("threads", "threading", "sync", "synchronous", "single-threaded",
-                    "processes", "multiprocessing")
+LOCAL_SCHEDULERS = (
+    "threads",
+    "threading",
+    "sync",
+    "synchronous",
+    "single-threaded",
+    "processes",
+    "multiprocessing",
+)
 
 
 class Expired(Exception):
@@ -28,10 +35,15 @@ def check_ddf(ddf: Any) -> Any:
     import dask.dataframe as dd
 
     if not isinstance(ddf, dd.DataFrame):
-        hint = (" (a pandas DataFrame: use rowvoi.keys / rowvoi.policies, or "
-                "dask.dataframe.from_pandas)") if type(ddf).__module__.startswith("pandas") else ""
-        raise TypeError(f"ddf must be a dask.dataframe.DataFrame, got "
-                        f"{type(ddf).__name__}{hint}")
+        hint = (
+            (
+                " (a pandas DataFrame: use rowvoi.keys / rowvoi.policies, or "
+                "dask.dataframe.from_pandas)"
+            )
+            if type(ddf).__module__.startswith("pandas")
+            else ""
+        )
+        raise TypeError(f"ddf must be a dask.dataframe.DataFrame, got {type(ddf).__name__}{hint}")
     return ddf
 
 
@@ -64,19 +76,24 @@ class Runner:
         if scheduler is None:
             try:
                 from distributed import default_client
+
                 self.client = default_client()
             except (ImportError, ValueError):
                 self.client = None
         elif isinstance(scheduler, str):
             if scheduler not in LOCAL_SCHEDULERS:
-                raise ValueError(f"unknown scheduler {scheduler!r}; use one of "
-                                 f"{', '.join(LOCAL_SCHEDULERS)} or a distributed.Client")
+                raise ValueError(
+                    f"unknown scheduler {scheduler!r}; use one of "
+                    f"{', '.join(LOCAL_SCHEDULERS)} or a distributed.Client"
+                )
             self.scheduler = scheduler
         elif _is_client(scheduler):
             self.client = scheduler
         else:
-            raise TypeError("scheduler must be None, a scheduler name or a distributed.Client, "
-                            f"got {type(scheduler).__name__}")
+            raise TypeError(
+                "scheduler must be None, a scheduler name or a distributed.Client, "
+                f"got {type(scheduler).__name__}"
+            )
         self.progress = progress
         self.start = time.monotonic()
         self.deadline = self.start + time_limit if time_limit > 0 else None
@@ -136,7 +153,7 @@ class Runner:
         if self.progress:
             from distributed import progress
 
-            progress(futures)   # blocks until the pass is done
+            progress(futures)  # blocks until the pass is done
         r = self.remaining()
         try:
             wait(futures, timeout=r)
@@ -145,15 +162,18 @@ class Runner:
             raise Expired() from exc
 
 
-def tree_reduce(items: list[Any], combine: Callable[[list[Any]], Any],
-                split_every: int = 8) -> Any:
+def tree_reduce(
+    items: list[Any], combine: Callable[[list[Any]], Any], split_every: int = 8
+) -> Any:
     """A delayed tree of ``combine(list)`` calls over items (None when empty)."""
     if not items:
         return None
     level = list(items)
     while len(level) > 1:
-        level = [delayed(combine, pure=True)(level[i:i + split_every])
-                 for i in range(0, len(level), split_every)]
+        level = [
+            delayed(combine, pure=True)(level[i : i + split_every])
+            for i in range(0, len(level), split_every)
+        ]
     if len(items) == 1:
         return delayed(combine, pure=True)(level)
     return level[0]

@@ -30,9 +30,21 @@ from rowvoi import _setcover
 
 from ._values import merge_canon, value_keys
 
-__all__ = ["profile_part", "combine_buckets", "finish_bucket", "combine_heads",
-           "class_frame", "make_block", "block_step", "block_groups", "labels_at",
-           "bucket_of", "posterior_weights", "filter_part", "match_mass"]
+__all__ = [
+    "profile_part",
+    "combine_buckets",
+    "finish_bucket",
+    "combine_heads",
+    "class_frame",
+    "make_block",
+    "block_step",
+    "block_groups",
+    "labels_at",
+    "bucket_of",
+    "posterior_weights",
+    "filter_part",
+    "match_mass",
+]
 
 _U32 = np.uint64(32)
 
@@ -62,13 +74,20 @@ def posterior_weights(part: pd.DataFrame, col: Hashable) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"posterior column {col!r} has {part[col].iloc[i]!r} at row {part.index[i]!r}: "
-            "posterior weights must be finite numbers >= 0")
+            "posterior weights must be finite numbers >= 0"
+        )
     return w
 
 
-def profile_part(part: pd.DataFrame, columns: Sequence[Hashable], dtypes: Sequence[Any],
-                 seeds: Sequence[int], rows: pd.Index | None, n_buckets: int,
-                 posterior: Hashable | None) -> dict:
+def profile_part(
+    part: pd.DataFrame,
+    columns: Sequence[Hashable],
+    dtypes: Sequence[Any],
+    seeds: Sequence[int],
+    rows: pd.Index | None,
+    n_buckets: int,
+    posterior: Hashable | None,
+) -> dict:
     """Count the value keys of every column of one partition.
 
     Returns {"head": {...}, "buckets": [bucket item, ...]} where a bucket
@@ -161,25 +180,45 @@ def finish_bucket(item: dict | None, n_cols: int, dict_limit: int = 0) -> dict:
     distinct = [0] * n_cols
     keys: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_cols
     if item is None:
-        return {"same": same, "nlogn": nlogn, "distinct": distinct, "clashes": {},
-                "keys": [(np.zeros(0, np.uint64), np.zeros(0, np.uint64))] * n_cols}
+        return {
+            "same": same,
+            "nlogn": nlogn,
+            "distinct": distinct,
+            "clashes": {},
+            "keys": [(np.zeros(0, np.uint64), np.zeros(0, np.uint64))] * n_cols,
+        }
     for j, (k, cnt, _) in enumerate(item["cols"]):
         c = cnt.astype(np.uint64)
-        same[j] = int(np.sum(c * (c - np.uint64(1)) // np.uint64(2), dtype=np.uint64)) if len(c) else 0
+        same[j] = (
+            int(np.sum(c * (c - np.uint64(1)) // np.uint64(2), dtype=np.uint64)) if len(c) else 0
+        )
         nlogn[j] = math.fsum(_xlog2x(cnt))
         distinct[j] = len(cnt)
         if len(cnt) <= dict_limit:
             keys[j] = (k, cnt)
-    return {"same": same, "nlogn": nlogn, "distinct": distinct,
-            "clashes": dict(item.get("clashes", {})), "keys": keys}
+    return {
+        "same": same,
+        "nlogn": nlogn,
+        "distinct": distinct,
+        "clashes": dict(item.get("clashes", {})),
+        "keys": keys,
+    }
 
 
 # ------------------------------------------------------------------ groups
-def class_frame(part: pd.DataFrame, key_col: Hashable, key_dtype: Any, key_seed: int,
-                key_coder: Any, key_counts: np.ndarray | None,
-                cand: Sequence[tuple[int, Hashable, Any, int]], coders: Sequence[Any],
-                rows: pd.Index | None, rows_order: bool,
-                partition_info: dict | None = None) -> pd.DataFrame:
+def class_frame(
+    part: pd.DataFrame,
+    key_col: Hashable,
+    key_dtype: Any,
+    key_seed: int,
+    key_coder: Any,
+    key_counts: np.ndarray | None,
+    cand: Sequence[tuple[int, Hashable, Any, int]],
+    coders: Sequence[Any],
+    rows: pd.Index | None,
+    rows_order: bool,
+    partition_info: dict | None = None,
+) -> pd.DataFrame:
     """Rows ready for the shuffle, as integers only.
 
     ``__rv_cls`` is the row's group: its code (:func:`encode_keys`) or value
@@ -263,8 +302,9 @@ def make_block(part: pd.DataFrame, ids: Sequence[int], coded: Sequence[bool]) ->
     return {"ids": list(ids), "codes": codes, "offsets": offsets, "ord": ordv[sel]}
 
 
-def block_step(block: dict, chosen: int | None, drop: Sequence[int],
-               entropy: bool) -> tuple[dict, dict]:
+def block_step(
+    block: dict, chosen: int | None, drop: Sequence[int], entropy: bool
+) -> tuple[dict, dict]:
     """Split the block's groups by the chosen column (if any), drop columns
     that no longer matter, and score every remaining column.
 
@@ -292,8 +332,13 @@ def block_step(block: dict, chosen: int | None, drop: Sequence[int],
         resolved = np.zeros(len(codes), dtype=np.uint64)
         ent = np.zeros(len(codes)) if entropy else None
     new = {"ids": ids, "codes": codes, "offsets": offsets, "ord": ordv}
-    stats = {"ids": ids, "resolved": resolved, "entropy": ent, "rows": n,
-             "groups": max(len(offsets) - 1, 0)}
+    stats = {
+        "ids": ids,
+        "resolved": resolved,
+        "entropy": ent,
+        "rows": n,
+        "groups": max(len(offsets) - 1, 0),
+    }
     return new, stats
 
 
@@ -308,7 +353,7 @@ def block_groups(block: dict, n_groups: int, n_rows: int) -> list[tuple[int, lis
     mins = np.minimum.reduceat(ordv, starts)
     out = []
     for g in np.argsort(mins, kind="stable")[:n_groups]:
-        members = np.sort(ordv[offsets[g]:offsets[g + 1]])[:n_rows]
+        members = np.sort(ordv[offsets[g] : offsets[g + 1]])[:n_rows]
         out.append((int(mins[g]), members.tolist()))
     return out
 
@@ -319,8 +364,9 @@ def labels_at(part: pd.DataFrame, positions: Sequence[int]) -> list[Hashable]:
 
 
 # ------------------------------------------------------------------ belief
-def match_mass(part: pd.DataFrame, col: Hashable, value: Any,
-               posterior: Hashable | None) -> tuple[float, int]:
+def match_mass(
+    part: pd.DataFrame, col: Hashable, value: Any, posterior: Hashable | None
+) -> tuple[float, int]:
     """(posterior mass, rows) of the rows whose cell equals value."""
     mask = _match(part, col, value)
     if posterior is None:
@@ -339,8 +385,9 @@ def _match(part: pd.DataFrame, col: Hashable, value: Any) -> np.ndarray:
     return enc.codes == code
 
 
-def filter_part(part: pd.DataFrame, col: Hashable, value: Any, posterior: Hashable | None,
-                total: Any = None) -> pd.DataFrame:
+def filter_part(
+    part: pd.DataFrame, col: Hashable, value: Any, posterior: Hashable | None, total: Any = None
+) -> pd.DataFrame:
     """The rows whose cell equals value, posterior renormalised by total."""
     out = part[_match(part, col, value)]
     if posterior is None:

@@ -46,7 +46,7 @@ _NAN_BITS = np.float64(np.nan).view(np.uint64)
 
 
 def column_kind(dtype: Any) -> str:
-    """"bits" for dtypes keyed by their own bits, "hash" for the rest."""
+    """ "bits" for dtypes keyed by their own bits, "hash" for the rest."""
     if isinstance(dtype, np.dtype) and dtype.kind in "biufmM":
         return "bits"
     return "hash"
@@ -58,8 +58,7 @@ def _hash_texts(texts: np.ndarray, seed: int) -> np.ndarray:
     if not len(texts):
         return np.zeros(0, dtype=np.uint64)
     key = f"rowvoi-vk{seed % 10_000_000:07d}"
-    return np.asarray(pd.util.hash_array(texts, hash_key=key, categorize=False),
-                      dtype=np.uint64)
+    return np.asarray(pd.util.hash_array(texts, hash_key=key, categorize=False), dtype=np.uint64)
 
 
 def _bits(s: pd.Series, dtype: np.dtype) -> np.ndarray:
@@ -70,7 +69,8 @@ def _bits(s: pd.Series, dtype: np.dtype) -> np.ndarray:
             raise TypeError(
                 f"column {s.name!r} is {dtype} in the Dask frame's meta but a partition "
                 f"holds {s.dtype} values that do not convert ({exc}); fix the column's "
-                "dtype (ddf.astype) first") from exc
+                "dtype (ddf.astype) first"
+            ) from exc
     v = s.to_numpy()
     kind = dtype.kind
     if kind in "bu":
@@ -80,9 +80,9 @@ def _bits(s: pd.Series, dtype: np.dtype) -> np.ndarray:
     if kind in "mM":
         return np.ascontiguousarray(v).view(np.int64).view(np.uint64)
     f = v.astype(np.float64)
-    f = np.where(f == 0.0, 0.0, f)            # -0.0 == 0.0
+    f = np.where(f == 0.0, 0.0, f)  # -0.0 == 0.0
     out = f.view(np.uint64).copy()
-    out[np.isnan(f)] = _NAN_BITS               # every NaN is "missing"
+    out[np.isnan(f)] = _NAN_BITS  # every NaN is "missing"
     return out
 
 
@@ -148,12 +148,13 @@ def _factorize(s: pd.Series, name: Hashable) -> tuple[np.ndarray, Any]:
     try:
         return pd.factorize(s, use_na_sentinel=True)
     except TypeError:
-        encode_series(s, name)   # raises the TypeError that names the column
+        encode_series(s, name)  # raises the TypeError that names the column
         raise
 
 
-def value_keys(s: pd.Series, dtype: Any, seed: int, name: Hashable
-               ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+def value_keys(
+    s: pd.Series, dtype: Any, seed: int, name: Hashable
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """Value keys of one partition's column, and what the collision check needs.
 
     Returns (keys, canon): keys is a uint64 per cell; canon is None for a
@@ -165,7 +166,8 @@ def value_keys(s: pd.Series, dtype: Any, seed: int, name: Hashable
     codes, uniques = _factorize(s, name)
     codes = np.asarray(codes, dtype=np.int64)
     if isinstance(s.dtype, pd.StringDtype) or (
-            len(uniques) and isinstance(getattr(uniques, "dtype", None), pd.StringDtype)):
+        len(uniques) and isinstance(getattr(uniques, "dtype", None), pd.StringDtype)
+    ):
         texts = ["s" + u for u in np.asarray(uniques, dtype=object)]
     else:
         texts = [canonical(u) for u in np.asarray(uniques, dtype=object)]
@@ -180,8 +182,9 @@ def value_keys(s: pd.Series, dtype: Any, seed: int, name: Hashable
     return keys, (ukeys, text_arr)
 
 
-def merge_canon(parts: list[tuple[np.ndarray, np.ndarray]]
-                ) -> tuple[np.ndarray, np.ndarray, tuple[str, str] | None]:
+def merge_canon(
+    parts: list[tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, tuple[str, str] | None]:
     """Merge (keys, texts) lists; return distinct (keys, texts) and the first
     collision found (two texts of one key), or None."""
     parts = [p for p in parts if p is not None and len(p[0])]

@@ -46,8 +46,9 @@ def _xlog2x_neg(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def mi_sums(item: dict | None, total: float, n_values: Sequence[int], noise: float
-            ) -> list[tuple[list[float], list[float]]]:
+def mi_sums(
+    item: dict | None, total: float, n_values: Sequence[int], noise: float
+) -> list[tuple[list[float], list[float]]]:
     """Per column of one merged bucket: the terms of H(V) and of H(Y)."""
     if item is None:
         return []
@@ -80,8 +81,9 @@ def _check_noise(noise: Any) -> float:
 class _Scores:
     """Per-column information gain of a frame of candidates."""
 
-    def __init__(self, ddf: Any, posterior: Hashable | None, columns: Any, noise: float,
-                 runner: Runner):
+    def __init__(
+        self, ddf: Any, posterior: Hashable | None, columns: Any, noise: float, runner: Runner
+    ):
         check_ddf(ddf)
         if posterior is not None:
             resolve_columns(ddf, [posterior], "posterior")
@@ -91,8 +93,9 @@ class _Scores:
         dtypes = ddf.dtypes
         self.dtypes = [dtypes[c] for c in self.columns]
         self.seeds = [0] * len(self.columns)
-        need = list(self.columns) + ([posterior] if posterior is not None and
-                                     posterior not in self.columns else [])
+        need = list(self.columns) + (
+            [posterior] if posterior is not None and posterior not in self.columns else []
+        )
         self.sub = ddf[need]
         self.posterior = posterior
         self.noise = noise
@@ -109,19 +112,30 @@ class _Scores:
 
     def _run_once(self) -> dict | None:
         B, m = self.n_buckets, len(self.columns)
-        mapped = [delayed(_tasks.profile_part, pure=True)(
-            p, self.columns, self.dtypes, self.seeds, None, B, self.posterior)
-            for p in self.sub.to_delayed()]
+        mapped = [
+            delayed(_tasks.profile_part, pure=True)(
+                p, self.columns, self.dtypes, self.seeds, None, B, self.posterior
+            )
+            for p in self.sub.to_delayed()
+        ]
         bucket_lists = [delayed(operator.getitem)(x, "buckets") for x in mapped]
-        merged = [tree_reduce([delayed(operator.getitem)(bl, b) for bl in bucket_lists],
-                              _tasks.combine_buckets) for b in range(B)]
-        head = tree_reduce([delayed(operator.getitem)(x, "head") for x in mapped],
-                           _tasks.combine_heads)
+        merged = [
+            tree_reduce(
+                [delayed(operator.getitem)(bl, b) for bl in bucket_lists], _tasks.combine_buckets
+            )
+            for b in range(B)
+        ]
+        head = tree_reduce(
+            [delayed(operator.getitem)(x, "head") for x in mapped], _tasks.combine_heads
+        )
         merged = self.runner.persist(merged, "pass 1: value masses of every column")
         res = self.runner.compute(
-            [head] + [delayed(_tasks.finish_bucket)(mm, m) for mm in merged]
-            + [delayed(_distinct)(mm) for mm in merged], "")
-        head, finals, distinct = res[0], res[1:1 + B], res[1 + B:]
+            [head]
+            + [delayed(_tasks.finish_bucket)(mm, m) for mm in merged]
+            + [delayed(_distinct)(mm) for mm in merged],
+            "",
+        )
+        head, finals, distinct = res[0], res[1 : 1 + B], res[1 + B :]
         clashes = {j for f in finals for j in f["clashes"]}
         if clashes:
             for j in clashes:
@@ -129,8 +143,10 @@ class _Scores:
             return None
         n = head["n"]
         if n == 0:
-            raise ValueError("the frame has no rows: there is no candidate to disambiguate "
-                             "(an earlier filter matched nothing)")
+            raise ValueError(
+                "the frame has no rows: there is no candidate to disambiguate "
+                "(an earlier filter matched nothing)"
+            )
         n_values = [sum(d[j] for d in distinct if d) for j in range(m)]
         same = [sum(f["same"][j] for f in finals) for j in range(m)]
         if self.posterior is None:
@@ -138,13 +154,16 @@ class _Scores:
         else:
             total = math.fsum(head["mass"])
             if not total > 0:
-                raise ValueError(f"posterior column {self.posterior!r} sums to 0: no belief "
-                                 "to score (every candidate has weight 0)")
+                raise ValueError(
+                    f"posterior column {self.posterior!r} sums to 0: no belief "
+                    "to score (every candidate has weight 0)"
+                )
             h_rows = max(0.0, math.log2(total) - math.fsum(head["wlogw"]) / total)
         mass_total = total
         sums = self.runner.compute(
             [delayed(mi_sums)(mm, mass_total, n_values, self.noise) for mm in merged],
-            "pass 2: information gain")
+            "pass 2: information gain",
+        )
         mi, h_col = [], []
         for j in range(m):
             hv = max(0.0, math.fsum(t for s in sums if s for t in s[j][0]))
@@ -162,14 +181,26 @@ class _Scores:
             gain = min(gain, h_rows, hv)
             mi.append(gain if gain > 0 else 0.0)
             h_col.append(hv)
-        return {"n": n, "h_rows": h_rows, "mi": mi, "h_col": h_col, "n_values": n_values,
-                "pairs": [n * (n - 1) // 2 - s for s in same]}
+        return {
+            "n": n,
+            "h_rows": h_rows,
+            "mi": mi,
+            "h_col": h_col,
+            "n_values": n_values,
+            "pairs": [n * (n - 1) // 2 - s for s in same],
+        }
 
 
-def question_values(ddf: Any, posterior: Hashable | None = None, *,
-                    columns: Sequence[Hashable] | None = None, noise: float = 0.0,
-                    normalize: bool = False, scheduler: Any = None,
-                    progress: bool = False) -> dict[Hashable, float]:
+def question_values(
+    ddf: Any,
+    posterior: Hashable | None = None,
+    *,
+    columns: Sequence[Hashable] | None = None,
+    noise: float = 0.0,
+    normalize: bool = False,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> dict[Hashable, float]:
     """Expected information gain of every column, in bits.
 
     ``I(R; X_col | E)`` for the candidate rows R of the frame under the
@@ -226,11 +257,17 @@ def question_values(ddf: Any, posterior: Hashable | None = None, *,
     return {c: float(v) for c, v in zip(sc.columns, res["mi"])}
 
 
-def suggest(ddf: Any, posterior: Hashable | None = None, *,
-            columns: Sequence[Hashable] | None = None,
-            costs: Mapping[Hashable, float] | None = None, normalize: bool = False,
-            noise: float = 0.0, scheduler: Any = None,
-            progress: bool = False) -> FeatureSuggestion:
+def suggest(
+    ddf: Any,
+    posterior: Hashable | None = None,
+    *,
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    normalize: bool = False,
+    noise: float = 0.0,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> FeatureSuggestion:
     """The column with the best information gain per unit cost.
 
     :meth:`rowvoi.policies.CandidateMIPolicy.suggest` over a Dask frame:
@@ -279,8 +316,9 @@ def suggest(ddf: Any, posterior: Hashable | None = None, *,
     cost_arr = resolve_costs(ddf, costs, sc.columns)
     res = sc.run()
     h = res["h_rows"]
-    none = FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
-                             debug={"entropy_before": h})
+    none = FeatureSuggestion(
+        None, 0.0, expected_voi=0.0, marginal_cost=None, debug={"entropy_before": h}
+    )
     if res["n"] == 1:  # as CandidateMIPolicy: the first column, worth 0 bits
         return nothing_to_learn(sc.columns, cost_arr)
     if not sc.columns:
@@ -292,17 +330,26 @@ def suggest(ddf: Any, posterior: Hashable | None = None, *,
     score = mi / c
     if normalize:
         score = score / h if h > 0 else 0.0
-    return FeatureSuggestion(sc.columns[b], score, expected_voi=mi, marginal_cost=c,
-                             debug={"entropy_before": h, "n_values": int(res["n_values"][b]),
-                                    "column_entropy": float(res["h_col"][b])})
+    return FeatureSuggestion(
+        sc.columns[b],
+        score,
+        expected_voi=mi,
+        marginal_cost=c,
+        debug={
+            "entropy_before": h,
+            "n_values": int(res["n_values"][b]),
+            "column_entropy": float(res["h_col"][b]),
+        },
+    )
 
 
 def _sum_mass(parts: list[tuple[float, int]]) -> tuple[float, int]:
     return math.fsum(p[0] for p in parts), sum(p[1] for p in parts)
 
 
-def filter_candidates(ddf: Any, col: Hashable, value: Any,
-                      posterior: Hashable | None = None) -> Any:
+def filter_candidates(
+    ddf: Any, col: Hashable, value: Any, posterior: Hashable | None = None
+) -> Any:
     """Keep the candidates whose ``col`` equals ``value`` (lazily).
 
     :meth:`rowvoi.CandidateState.filter_candidates` over a Dask frame: cells
@@ -348,9 +395,11 @@ def filter_candidates(ddf: Any, col: Hashable, value: Any,
     resolve_columns(ddf, [col], "col")
     if posterior is not None:
         resolve_columns(ddf, [posterior], "posterior")
-        total = delayed(_sum_mass)([delayed(_tasks.match_mass)(p, col, value, posterior)
-                                    for p in ddf.to_delayed()])
+        total = delayed(_sum_mass)(
+            [delayed(_tasks.match_mass)(p, col, value, posterior) for p in ddf.to_delayed()]
+        )
     else:
         total = None
-    return ddf.map_partitions(_tasks.filter_part, col, value, posterior, total,
-                              meta=ddf._meta, align_dataframes=False)
+    return ddf.map_partitions(
+        _tasks.filter_part, col, value, posterior, total, meta=ddf._meta, align_dataframes=False
+    )

@@ -105,7 +105,8 @@ def _check_labels(rows: pd.Index, found: pd.Series | None) -> None:
     if dup:
         raise ValueError(
             f"df.index has duplicate labels (e.g. {dup[0]!r}), so rows cannot be addressed "
-            "by label; use df.reset_index(drop=True) first")
+            "by label; use df.reset_index(drop=True) first"
+        )
 
 
 class _Problem:
@@ -140,21 +141,27 @@ class _Problem:
         j, (a, b) = next(iter(clashes.items()))
         raise RuntimeError(
             f"column {self.columns[j]!r}: values {a!r} and {b!r} kept sharing a 64-bit key "
-            f"over {MAX_SEED_TRIES} hash seeds; please report this")
+            f"over {MAX_SEED_TRIES} hash seeds; please report this"
+        )
 
     def _value_counts_once(self, label: str) -> tuple[dict, list[dict]]:
         B = self.n_buckets
         parts = self.sub.to_delayed()
-        mapped = [delayed(_tasks.profile_part, pure=True)(
-            p, self.columns, self.dtypes, self.seeds, self.rows, B, None) for p in parts]
+        mapped = [
+            delayed(_tasks.profile_part, pure=True)(
+                p, self.columns, self.dtypes, self.seeds, self.rows, B, None
+            )
+            for p in parts
+        ]
         heads = [delayed(operator.getitem)(m, "head") for m in mapped]
         bucket_lists = [delayed(operator.getitem)(m, "buckets") for m in mapped]
         finals = []
         for b in range(B):
             items = [delayed(operator.getitem)(bl, b) for bl in bucket_lists]
             merged = tree_reduce(items, _tasks.combine_buckets)
-            finals.append(delayed(_tasks.finish_bucket)(merged, len(self.columns),
-                                                        -(-DICT_LIMIT // B)))
+            finals.append(
+                delayed(_tasks.finish_bucket)(merged, len(self.columns), -(-DICT_LIMIT // B))
+            )
         head = tree_reduce(heads, _tasks.combine_heads)
         out = self.runner.compute([head, *finals], label)
         return out[0], out[1:]
@@ -172,23 +179,34 @@ class _Problem:
         key_counts = None
         if key_coder is not None:
             keys, counts = dicts[first]
-            key_counts = np.zeros(key_coder[2] if key_coder[0] == "offset" else len(keys),
-                                  dtype=np.int64)
+            key_counts = np.zeros(
+                key_coder[2] if key_coder[0] == "offset" else len(keys), dtype=np.int64
+            )
             key_counts[_tasks.encode_keys(keys, key_coder).astype(np.int64)] = counts
         cand_spec = [(j, self.columns[j], self.dtypes[j], self.seeds[j]) for j in cand]
         coders = [self._coder(j, dicts[j]) for j in cand]
         head = (self.columns[first], self.dtypes[first], self.seeds[first])
         tail = (self.rows, self.rows is not None)
-        meta = _tasks.class_frame(sub._meta, *head, key_coder, key_counts, cand_spec, coders,
-                                  *tail)
+        meta = _tasks.class_frame(
+            sub._meta, *head, key_coder, key_counts, cand_spec, coders, *tail
+        )
         # Large dictionaries enter the graph once, not once per partition.
-        frame = sub.map_partitions(_tasks.class_frame, *head, delayed(key_coder),
-                                   delayed(key_counts), cand_spec, delayed(coders), *tail,
-                                   meta=meta, align_dataframes=False)
+        frame = sub.map_partitions(
+            _tasks.class_frame,
+            *head,
+            delayed(key_coder),
+            delayed(key_counts),
+            cand_spec,
+            delayed(coders),
+            *tail,
+            meta=meta,
+            align_dataframes=False,
+        )
         shuffled = frame.shuffle(on="__rv_cls", npartitions=max(1, sub.npartitions))
         coded = [c is not None for c in coders]
-        return [delayed(_tasks.make_block, pure=True)(p, cand, coded)
-                for p in shuffled.to_delayed()]
+        return [
+            delayed(_tasks.make_block, pure=True)(p, cand, coded) for p in shuffled.to_delayed()
+        ]
 
     def _coder(self, j: int, d: tuple[np.ndarray, np.ndarray] | None) -> Any:
         """How column j travels (see _tasks.encode_keys)."""
@@ -217,8 +235,9 @@ class _Problem:
         return keys[order], counts[order]
 
 
-def _pick(resolved: dict[int, int], gains: dict[int, float], costs: np.ndarray,
-          used: set[int]) -> int:
+def _pick(
+    resolved: dict[int, int], gains: dict[int, float], costs: np.ndarray, used: set[int]
+) -> int:
     """The engine's choice: among columns resolving a pair, the best gain per
     cost, ties to the lowest index; columns resolving nothing become used."""
     best = -1
@@ -243,8 +262,8 @@ class _Run:
         self.gains: list[float] = []
         self.left = _pairs(n_rows)
         self.timed_out = False
-        self.state: list[Any] | None = None   # persisted (block, stats) per partition
-        self.all_same = False                  # no column split the rows at all
+        self.state: list[Any] | None = None  # persisted (block, stats) per partition
+        self.all_same = False  # no column split the rows at all
 
 
 def _greedy(pb: _Problem, entropy: bool, eps: float) -> _Run:
@@ -267,8 +286,14 @@ def _greedy(pb: _Problem, entropy: bool, eps: float) -> _Run:
     stop = run.left - required_count(run.left, eps)
     used: set[int] = set()
     resolved = {j: run.left - sum(f["same"][j] for f in finals) for j in range(m)}
-    gains = {j: ((_nlog2n(n) - math.fsum(f["nlogn"][j] for f in finals)) / n if entropy
-                 else float(resolved[j])) for j in range(m)}
+    gains = {
+        j: (
+            (_nlog2n(n) - math.fsum(f["nlogn"][j] for f in finals)) / n
+            if entropy
+            else float(resolved[j])
+        )
+        for j in range(m)
+    }
     step = 1
     while True:
         best = _pick(resolved, gains, pb.costs, used)
@@ -291,8 +316,12 @@ def _greedy(pb: _Problem, entropy: bool, eps: float) -> _Run:
                 tasks = [delayed(_tasks.block_step)(b, None, [], entropy) for b in blocks]
             else:
                 drop = sorted(j for j in used if j != best)
-                tasks = [delayed(_tasks.block_step)(delayed(operator.getitem)(s, 0), best,
-                                                    drop, entropy) for s in run.state]
+                tasks = [
+                    delayed(_tasks.block_step)(
+                        delayed(operator.getitem)(s, 0), best, drop, entropy
+                    )
+                    for s in run.state
+                ]
             state = runner.persist(tasks, f"pass {step}: split groups and score columns")
             run.state = state
             stats = runner.compute([delayed(operator.getitem)(s, 1) for s in state], "")
@@ -306,8 +335,9 @@ def _greedy(pb: _Problem, entropy: bool, eps: float) -> _Run:
                 resolved[j] += int(st["resolved"][k])
                 if entropy:
                     ent_parts[j].append(float(st["entropy"][k]))
-        gains = {j: (math.fsum(ent_parts[j]) / n if entropy else float(resolved[j]))
-                 for j in resolved}
+        gains = {
+            j: (math.fsum(ent_parts[j]) / n if entropy else float(resolved[j])) for j in resolved
+        }
     return run
 
 
@@ -319,8 +349,9 @@ def _duplicate_groups(pb: _Problem, run: _Run) -> list[list[Hashable]]:
         firsts = _first_rows(pb, 6)
         return [firsts] if len(firsts) >= 2 else []
     per_block = pb.runner.compute(
-        [delayed(_tasks.block_groups)(delayed(operator.getitem)(s, 0), 5, 6)
-         for s in run.state], "")
+        [delayed(_tasks.block_groups)(delayed(operator.getitem)(s, 0), 5, 6) for s in run.state],
+        "",
+    )
     groups = sorted((g for blk in per_block for g in blk), key=lambda g: g[0])[:5]
     if rows is not None:
         return [[pb.row_labels[i] for i in members] for _, members in groups]
@@ -351,7 +382,8 @@ def _labels_by_order(pb: _Problem, groups: list[list[int]]) -> list[list[Hashabl
     parts = pb.ddf.to_delayed()
     keys = sorted(want)
     found = pb.runner.compute(
-        [delayed(_tasks.labels_at)(parts[p], sorted(want[p])) for p in keys], "")
+        [delayed(_tasks.labels_at)(parts[p], sorted(want[p])) for p in keys], ""
+    )
     label = {}
     for p, labs in zip(keys, found):
         for pos, lab in zip(sorted(want[p]), labs):
@@ -365,7 +397,9 @@ def _timeout_warning(run: _Run) -> None:
         f"rowvoi.dask: time limit reached after {len(run.order)} greedy step(s); the "
         f"result resolves {total - run.left} of {total} row pairs known so far and is "
         "flagged timed_out (for find_key it may not be a key)",
-        NotProvenOptimalWarning, stacklevel=3)
+        NotProvenOptimalWarning,
+        stacklevel=3,
+    )
 
 
 def _collect(pb: _Problem, why: str) -> pd.DataFrame:
@@ -381,10 +415,16 @@ def _collect(pb: _Problem, why: str) -> pd.DataFrame:
             f"{why} needs the explicit universe of row pairs: {n} rows give {n_pairs} pairs, "
             f"above the limit of {_mem.MAX_EXPLICIT_PAIRS} (rowvoi.keys.MAX_EXPLICIT_PAIRS, "
             "about 10,000 rows); on a Dask frame use strategy='greedy' / "
-            "weighting='uniform' (any size) or pass fewer rows", 4, "RV_E_RANGE")
+            "weighting='uniform' (any size) or pass fewer rows",
+            4,
+            "RV_E_RANGE",
+        )
     rows = pb.rows
-    frame = pb.sub if rows is None else pb.sub.map_partitions(
-        lambda p, r: p[p.index.isin(r)], rows, meta=pb.sub._meta)
+    frame = (
+        pb.sub
+        if rows is None
+        else pb.sub.map_partitions(lambda p, r: p[p.index.isin(r)], rows, meta=pb.sub._meta)
+    )
     df = pb.runner.compute([frame], "collect the candidate rows")[0]
     if rows is None and not df.index.is_unique:
         df = df.reset_index(drop=True)
@@ -392,12 +432,19 @@ def _collect(pb: _Problem, why: str) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ public
-def find_key(ddf: Any, rows: Sequence[Hashable] | None = None, *,
-             columns: Sequence[Hashable] | None = None,
-             costs: Mapping[Hashable, float] | None = None,
-             strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"] = "greedy",
-             epsilon_pairs: float = 0.0, time_limit: float | None = None, seed: int = 0,
-             scheduler: Any = None, progress: bool = False) -> CoverSolution:
+def find_key(
+    ddf: Any,
+    rows: Sequence[Hashable] | None = None,
+    *,
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"] = "greedy",
+    epsilon_pairs: float = 0.0,
+    time_limit: float | None = None,
+    seed: int = 0,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> CoverSolution:
     """Find a key (columns that tell every pair of rows apart) of a Dask frame.
 
     The Dask twin of :func:`rowvoi.keys.find_key`: same arguments, same
@@ -472,9 +519,16 @@ def find_key(ddf: Any, rows: Sequence[Hashable] | None = None, *,
     if strategy != "greedy":
         df = _collect(pb, f"strategy {strategy!r}")
         labels = list(df.index) if pb.rows is None else list(pb.rows)
-        return _mem.find_key(df, labels, columns=pb.columns,
-                             costs=dict(zip(pb.columns, pb.costs)), strategy=strategy,
-                             epsilon_pairs=eps, time_limit=time_limit, seed=seed)
+        return _mem.find_key(
+            df,
+            labels,
+            columns=pb.columns,
+            costs=dict(zip(pb.columns, pb.costs)),
+            strategy=strategy,
+            epsilon_pairs=eps,
+            time_limit=time_limit,
+            seed=seed,
+        )
     return _solution(pb, _greedy(pb, entropy=False, eps=eps), eps)
 
 
@@ -489,17 +543,28 @@ def _solution(pb: _Problem, run: _Run, eps: float) -> CoverSolution:
         raise ValueError(_mem.duplicates_message(run.left, _duplicate_groups(pb, run)))
     order = np.asarray(run.order, dtype=np.int64)
     cost = float(pb.costs[order].sum()) if len(order) else 0.0
-    return CoverSolution([pb.columns[i] for i in run.order], strategy="greedy", cost=cost,
-                         covered=n - run.left, total=n, timed_out=run.timed_out)
+    return CoverSolution(
+        [pb.columns[i] for i in run.order],
+        strategy="greedy",
+        cost=cost,
+        covered=n - run.left,
+        total=n,
+        timed_out=run.timed_out,
+    )
 
 
-def plan_key_path(ddf: Any, rows: Sequence[Hashable] | None = None, *,
-                  columns: Sequence[Hashable] | None = None,
-                  costs: Mapping[Hashable, float] | None = None,
-                  objective: Literal["pair_coverage", "entropy"] = "pair_coverage",
-                  weighting: Literal["uniform", "pair_idf"] = "uniform",
-                  time_limit: float | None = None, scheduler: Any = None,
-                  progress: bool = False) -> _mem.KeyPath:
+def plan_key_path(
+    ddf: Any,
+    rows: Sequence[Hashable] | None = None,
+    *,
+    columns: Sequence[Hashable] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    objective: Literal["pair_coverage", "entropy"] = "pair_coverage",
+    weighting: Literal["uniform", "pair_idf"] = "uniform",
+    time_limit: float | None = None,
+    scheduler: Any = None,
+    progress: bool = False,
+) -> _mem.KeyPath:
     """Plan a greedy path of columns over a Dask frame.
 
     The Dask twin of :func:`rowvoi.keys.plan_key_path`: same steps (columns,
@@ -546,9 +611,14 @@ def plan_key_path(ddf: Any, rows: Sequence[Hashable] | None = None, *,
     if weighting != "uniform":
         df = _collect(pb, "weighting='pair_idf'")
         labels = list(df.index) if pb.rows is None else list(pb.rows)
-        return _mem.plan_key_path(df, labels, columns=pb.columns,
-                                  costs=dict(zip(pb.columns, pb.costs)),
-                                  objective=objective, weighting=weighting)
+        return _mem.plan_key_path(
+            df,
+            labels,
+            columns=pb.columns,
+            costs=dict(zip(pb.columns, pb.costs)),
+            objective=objective,
+            weighting=weighting,
+        )
     entropy = objective == "entropy"
     run = _greedy(pb, entropy=entropy, eps=0.0)
     if run.timed_out:
@@ -556,5 +626,6 @@ def plan_key_path(ddf: Any, rows: Sequence[Hashable] | None = None, *,
     n = _pairs(run.n_rows)
     if n == 0:
         return _mem.KeyPath([])
-    return _mem.build_path(pb.columns, pb.costs, run.order, run.newly,
-                           run.gains if entropy else None, n)
+    return _mem.build_path(
+        pb.columns, pb.costs, run.order, run.newly, run.gains if entropy else None, n
+    )

@@ -73,8 +73,10 @@ def to_time(value: Any, *, name: str = "time") -> int | None:
             try:
                 parsed = _dt.datetime.combine(_dt.date.fromisoformat(text), _dt.time())
             except ValueError:
-                raise ValueError(f"{name}={value!r} is not an ISO-8601 date or time "
-                                 "(e.g. '2024-05-01' or '2024-05-01T12:00:00Z')") from None
+                raise ValueError(
+                    f"{name}={value!r} is not an ISO-8601 date or time "
+                    "(e.g. '2024-05-01' or '2024-05-01T12:00:00Z')"
+                ) from None
         return _datetime_ms(parsed)
     if isinstance(value, _dt.datetime):
         if value != value:  # pandas NaT
@@ -86,8 +88,10 @@ def to_time(value: Any, *, name: str = "time") -> int | None:
         if np.isnat(value):
             return None
         return int(value.astype("datetime64[ms]").astype(np.int64))
-    raise TypeError(f"{name}={value!r}: a time is an int, an ISO-8601 string or a datetime, "
-                    f"not {type(value).__name__}")
+    raise TypeError(
+        f"{name}={value!r}: a time is an int, an ISO-8601 string or a datetime, "
+        f"not {type(value).__name__}"
+    )
 
 
 def to_window(window: Any) -> tuple[int, int] | None:
@@ -105,8 +109,9 @@ def to_window(window: Any) -> tuple[int, int] | None:
     try:
         start, end = window
     except (TypeError, ValueError):
-        raise TypeError("window must be a (start, end) pair of ints or ISO-8601 strings, "
-                        f"got {window!r}") from None
+        raise TypeError(
+            f"window must be a (start, end) pair of ints or ISO-8601 strings, got {window!r}"
+        ) from None
     s = to_time(start, name="window start")
     e = to_time(end, name="window end")
     if s is None or e is None:

@@ -98,19 +98,24 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
     """Read artifacts and links of the snapshot; build the topology CSR."""
     con = snap.con
     if time_field is None:
-        arts = con.execute("SELECT aid, artifact_id, NULL FROM artifacts ORDER BY artifact_id"
-                           ).fetchall()
+        arts = con.execute(
+            "SELECT aid, artifact_id, NULL FROM artifacts ORDER BY artifact_id"
+        ).fetchall()
     else:
         path = '$."' + time_field.replace('"', '\\"') + '"'
-        arts = con.execute("SELECT aid, artifact_id, json_extract(filter_fields, ?) FROM "
-                           "artifacts ORDER BY artifact_id", (path,)).fetchall()
+        arts = con.execute(
+            "SELECT aid, artifact_id, json_extract(filter_fields, ?) FROM "
+            "artifacts ORDER BY artifact_id",
+            (path,),
+        ).fetchall()
     ids: list = [a for _, a, _ in arts]
     index = {a: i for i, a in enumerate(ids)}
     n_art = len(ids)
     node_times = None
     if time_field is not None:
-        node_times = [NO_TIME if t is None else to_time(t, name=f"{a!r} {time_field}")
-                      for _, a, t in arts]
+        node_times = [
+            NO_TIME if t is None else to_time(t, name=f"{a!r} {time_field}") for _, a, t in arts
+        ]
     rows = snap.links()
     m = len(rows)
     if m:
@@ -119,10 +124,16 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
         s_col = typ_col = tsrc_col = tgt_col = text_col = t_col = ()
     # ids -> node indexes by pandas' hash index (C), -1 when absent
     by_id = pd.Index(ids[:n_art], dtype=object)
-    src = by_id.get_indexer(pd.Index(s_col, dtype=object)).astype(np.int64) if m else \
-        np.zeros(0, dtype=np.int64)
-    dst = by_id.get_indexer(pd.Index(tgt_col, dtype=object)).astype(np.int64) if m else \
-        np.zeros(0, dtype=np.int64)
+    src = (
+        by_id.get_indexer(pd.Index(s_col, dtype=object)).astype(np.int64)
+        if m
+        else np.zeros(0, dtype=np.int64)
+    )
+    dst = (
+        by_id.get_indexer(pd.Index(tgt_col, dtype=object)).astype(np.int64)
+        if m
+        else np.zeros(0, dtype=np.int64)
+    )
     if m:
         dst[np.fromiter((bool(ts) for ts in tsrc_col), dtype=bool, count=m)] = -1
     if m and src.min() < 0:  # a link whose source left: never committed (defensive)
@@ -130,7 +141,8 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
         src, dst = src[keep], dst[keep]
         pick = keep.tolist()
         typ_col, tsrc_col, tgt_col, text_col, t_col = (
-            [c[i] for i in pick] for c in (typ_col, tsrc_col, tgt_col, text_col, t_col))
+            [c[i] for i in pick] for c in (typ_col, tsrc_col, tgt_col, text_col, t_col)
+        )
         m = len(pick)
     codes, uniques = pd.factorize(pd.Series(typ_col, dtype=object), sort=False)
     if len(uniques) > 65536:
@@ -147,18 +159,23 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
         dst[j] = d
         n_dangling += 1
     has_time = any(t is not None for t in t_col)
-    etime = np.fromiter((NO_TIME if t is None else t for t in t_col), dtype=np.int64,
-                        count=m) if has_time else None
+    etime = (
+        np.fromiter((NO_TIME if t is None else t for t in t_col), dtype=np.int64, count=m)
+        if has_time
+        else None
+    )
     texts = list(text_col)
     n = len(ids)
     ntime = None
     if node_times is not None:
         ntime = np.full(n, NO_TIME, dtype=np.int64)
         ntime[:n_art] = node_times
-    topo = MemoryGraph.from_arrays(src, dst, node_ids=ids, edge_type=etype, type_names=names,
-                                   node_time=ntime, edge_time=etime)
-    return _Generation(snap.generation, ids, n_art, src, dst, etype, names, ntime,
-                       etime, texts, n_dangling, topo)
+    topo = MemoryGraph.from_arrays(
+        src, dst, node_ids=ids, edge_type=etype, type_names=names, node_time=ntime, edge_time=etime
+    )
+    return _Generation(
+        snap.generation, ids, n_art, src, dst, etype, names, ntime, etime, texts, n_dangling, topo
+    )
 
 
 class CorpusGraph:
@@ -189,13 +206,13 @@ class CorpusGraph:
         No such corpus.
     """
 
-    def __init__(self, corpus: Any, *, time_field: str | None = None,
-                 search_mode: str = "dense") -> None:
+    def __init__(
+        self, corpus: Any, *, time_field: str | None = None, search_mode: str = "dense"
+    ) -> None:
         if time_field is not None and (not isinstance(time_field, str) or not time_field):
             raise TypeError("time_field must be a filter field name (a non-empty str)")
         if search_mode not in ("dense", "lexical", "hybrid"):
-            raise ValueError(f"search_mode={search_mode!r}: use 'dense', 'lexical' or "
-                             "'hybrid'")
+            raise ValueError(f"search_mode={search_mode!r}: use 'dense', 'lexical' or 'hybrid'")
         self.corpus = _as_corpus(corpus)
         self.source = self.corpus.name
         self.time_field = time_field
@@ -272,8 +289,7 @@ class CorpusGraph:
                     return self._full(snap, gen, embedder)
             except (BaseFileGone, _Stale):  # a newer commit: read that one
                 continue
-        raise RuntimeError(f"{self.corpus.label} kept changing while its graph was loaded; "
-                           "retry")
+        raise RuntimeError(f"{self.corpus.label} kept changing while its graph was loaded; retry")
 
     def _full(self, snap: Any, gen: _Generation, embedder: Any) -> MemoryGraph:
         with gen.lock:
@@ -282,10 +298,12 @@ class CorpusGraph:
             emb = embedder if embedder is not None else self.corpus._query_embedder(snap.state)
             rows = snap.con.execute(
                 "SELECT r.id, r.text FROM records r JOIN artifacts a ON a.aid = r.aid "
-                "ORDER BY a.artifact_id, r.surface_index").fetchall()
+                "ORDER BY a.artifact_id, r.surface_index"
+            ).fetchall()
             arts = snap.con.execute(
                 "SELECT a.artifact_id, count(r.id) FROM artifacts a JOIN records r ON "
-                "r.aid = a.aid GROUP BY a.aid ORDER BY a.artifact_id").fetchall()
+                "r.aid = a.aid GROUP BY a.aid ORDER BY a.artifact_id"
+            ).fetchall()
             index = gen.topology._index
             counts = np.array([c for _, c in arts], dtype=np.int64)
             node_of = np.array([index[a] for a, _ in arts], dtype=np.int64)
@@ -294,22 +312,35 @@ class CorpusGraph:
             texts = [r[1] for r in rows]
             loaded = self.corpus._indexes(snap, lexical=False, dense=True)
             dim = int(snap.state.get("dim") or 0)
-            vecs = loaded.dense.get(rec_ids) if loaded.dense is not None and len(rec_ids) \
+            vecs = (
+                loaded.dense.get(rec_ids)
+                if loaded.dense is not None and len(rec_ids)
                 else np.zeros((0, max(dim, 1)), dtype=np.float32)
+            )
             n = len(gen.ids)
             e_docs = [(e, t) for e, t in enumerate(gen.edge_text) if t]
             if e_docs:
-                doc_entity = np.concatenate([doc_entity, np.array([n + e for e, _ in e_docs],
-                                                                  dtype=np.int64)])
+                doc_entity = np.concatenate(
+                    [doc_entity, np.array([n + e for e, _ in e_docs], dtype=np.int64)]
+                )
                 texts += [t for _, t in e_docs]
                 evecs = np.asarray(emb.embed([t for _, t in e_docs]), dtype=np.float32)
-                vecs = np.vstack([np.asarray(vecs, dtype=np.float32).reshape(-1, evecs.shape[1]),
-                                  evecs])
+                vecs = np.vstack(
+                    [np.asarray(vecs, dtype=np.float32).reshape(-1, evecs.shape[1]), evecs]
+                )
             g = MemoryGraph.from_arrays(
-                gen.src, gen.dst, node_ids=gen.ids, edge_type=gen.etype,
-                type_names=gen.type_names, node_time=gen.node_time, edge_time=gen.etime,
-                doc_entity=doc_entity, doc_text=texts, embedder=emb,
-                vectors=vecs if len(texts) else None)
+                gen.src,
+                gen.dst,
+                node_ids=gen.ids,
+                edge_type=gen.etype,
+                type_names=gen.type_names,
+                node_time=gen.node_time,
+                edge_time=gen.etime,
+                doc_entity=doc_entity,
+                doc_text=texts,
+                embedder=emb,
+                vectors=vecs if len(texts) else None,
+            )
             if embedder is None:
                 gen.full = g
                 gen.record_ids = rec_ids
@@ -372,7 +403,7 @@ class CorpusGraph:
     def dangling(self) -> list:
         """The dangling targets, in order of first appearance."""
         gen = self._current()
-        return list(gen.ids[gen.n_artifacts:])
+        return list(gen.ids[gen.n_artifacts :])
 
     def node_ids(self) -> list:
         """Every node id: artifacts (by id), then dangling targets."""
@@ -404,8 +435,13 @@ class CorpusGraph:
         """Types on a node's out-links, or every type in the corpus."""
         return self.topology().edge_types(node_id) if self.n_edges else []
 
-    def edges_of(self, node_id: Hashable, direction: str = "out",
-                 edge_type: str | None = None, window: Any = None) -> list[Edge]:
+    def edges_of(
+        self,
+        node_id: Hashable,
+        direction: str = "out",
+        edge_type: str | None = None,
+        window: Any = None,
+    ) -> list[Edge]:
         """A node's :class:`Edge` objects (see
         :meth:`MemoryGraph.edges_of`)."""
         return self.topology().edges_of(node_id, direction, edge_type, window)
@@ -462,8 +498,7 @@ class CorpusGraph:
                 return []
         if isinstance(query, str):
             return search(self.corpus, query, k=k, mode=self.search_mode, surfaces=kinds)
-        return search(self.corpus, "", k=k, mode="dense", surfaces=kinds,
-                      query_vector=query)
+        return search(self.corpus, "", k=k, mode="dense", surfaces=kinds, query_vector=query)
 
     def surfaces(self, artifact_id: Hashable) -> list:
         """An artifact's surfaces in plan order, with their stored vectors
@@ -484,8 +519,11 @@ class CorpusGraph:
                         return []
                     rows = snap.artifact_records(entry["aid"])
                     loaded = self.corpus._indexes(snap, lexical=False, dense=True)
-                    vecs = loaded.dense.get([r[0] for r in rows]) \
-                        if rows and loaded.dense is not None else [None] * len(rows)
+                    vecs = (
+                        loaded.dense.get([r[0] for r in rows])
+                        if rows and loaded.dense is not None
+                        else [None] * len(rows)
+                    )
                 return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
             except (BaseFileGone, _Stale):
                 continue
@@ -504,19 +542,34 @@ class CorpusGraph:
         out = []
         with self.corpus.store.snapshot() as snap:
             for h in hits:
-                entry = snap.artifact(ledger_key(h.artifact_id)) \
-                    if isinstance(h.artifact_id, (str, int)) else None
+                entry = (
+                    snap.artifact(ledger_key(h.artifact_id))
+                    if isinstance(h.artifact_id, (str, int))
+                    else None
+                )
                 rid, meta, kind = h.record_id, {}, h.surface_kind
                 if entry is not None and h.surface_index is not None:
                     row = snap.con.execute(
                         "SELECT id, metadata, kind FROM records WHERE aid = ? AND "
-                        "surface_index = ?", (entry["aid"], int(h.surface_index))).fetchone()
+                        "surface_index = ?",
+                        (entry["aid"], int(h.surface_index)),
+                    ).fetchone()
                     if row is not None:
                         rid, kind = int(row[0]), row[2]
                         meta = json.loads(row[1])
                     meta.update(entry["filter_fields"])
                 meta.update(h.metadata)
-                out.append(SearchHit(h.artifact_id, kind, float(h.score), h.text,
-                                     meta, source=self.source, surface_index=h.surface_index,
-                                     record_id=rid, explain=h.explain))
+                out.append(
+                    SearchHit(
+                        h.artifact_id,
+                        kind,
+                        float(h.score),
+                        h.text,
+                        meta,
+                        source=self.source,
+                        surface_index=h.surface_index,
+                        record_id=rid,
+                        explain=h.explain,
+                    )
+                )
         return out

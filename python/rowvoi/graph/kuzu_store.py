@@ -48,8 +48,9 @@ def _import_kuzu() -> Any:
     try:
         import kuzu
     except ImportError as exc:  # pragma: no cover - exercised without the extra
-        raise ImportError("the Kùzu store needs the kuzu package: pip install "
-                          "'rowvoi[kuzu]'") from exc
+        raise ImportError(
+            "the Kùzu store needs the kuzu package: pip install 'rowvoi[kuzu]'"
+        ) from exc
     return kuzu
 
 
@@ -80,14 +81,21 @@ class KuzuGraph:
         of address space per database unless told otherwise).
     """
 
-    def __init__(self, database: Any, *, embedder: Any = None, table_prefix: str = "Rv",
-                 **database_options: Any) -> None:
+    def __init__(
+        self,
+        database: Any,
+        *,
+        embedder: Any = None,
+        table_prefix: str = "Rv",
+        **database_options: Any,
+    ) -> None:
         kuzu = _import_kuzu()
         if not table_prefix.replace("_", "").isalnum():
             raise ValueError(f"table_prefix={table_prefix!r}: letters, digits and underscores")
         self._owns_db = not isinstance(database, kuzu.Database)
-        self._db = kuzu.Database(os.fspath(database), **database_options) \
-            if self._owns_db else database
+        self._db = (
+            kuzu.Database(os.fspath(database), **database_options) if self._owns_db else database
+        )
         self._con = kuzu.Connection(self._db)
         self._lock = threading.RLock()
         self.embedder = embedder
@@ -97,11 +105,15 @@ class KuzuGraph:
         with self._lock:
             tables = {row[1] for row in self._rows("CALL show_tables() RETURN *")}
             if self._n not in tables:
-                self._con.execute(f"CREATE NODE TABLE {self._n}(id STRING, k INT64, time INT64, "
-                                  "texts STRING[], PRIMARY KEY(id))")
+                self._con.execute(
+                    f"CREATE NODE TABLE {self._n}(id STRING, k INT64, time INT64, "
+                    "texts STRING[], PRIMARY KEY(id))"
+                )
             if self._e not in tables:
-                self._con.execute(f"CREATE REL TABLE {self._e}(FROM {self._n} TO {self._n}, "
-                                  "idx INT64, type STRING, time INT64, text STRING)")
+                self._con.execute(
+                    f"CREATE REL TABLE {self._e}(FROM {self._n} TO {self._n}, "
+                    "idx INT64, type STRING, time INT64, text STRING)"
+                )
 
     def _rows(self, query: str, params: dict | None = None) -> list[list]:
         with self._lock:
@@ -121,8 +133,16 @@ class KuzuGraph:
 
     # ------------------------------------------------------------ writing
     @classmethod
-    def from_edges(cls, database: Any, edges: Any, nodes: Any = None, *, embedder: Any = None,
-                   table_prefix: str = "Rv", **database_options: Any) -> KuzuGraph:
+    def from_edges(
+        cls,
+        database: Any,
+        edges: Any,
+        nodes: Any = None,
+        *,
+        embedder: Any = None,
+        table_prefix: str = "Rv",
+        **database_options: Any,
+    ) -> KuzuGraph:
         """A store holding the given edges and nodes (the formats of
         :meth:`rowvoi.graph.MemoryGraph.from_edges`)."""
         g = cls(database, embedder=embedder, table_prefix=table_prefix, **database_options)
@@ -145,9 +165,14 @@ class KuzuGraph:
                 if key in known:
                     raise ValueError(f"node id {v!r} is already in the store")
                 known.add(key)
-                rows.append({"id": key, "k": k0 + len(rows),
-                             "time": to_time(times[i], name=f"node_times[{i}]"),
-                             "texts": _texts_of(texts[i], f"node {v!r}")})
+                rows.append(
+                    {
+                        "id": key,
+                        "k": k0 + len(rows),
+                        "time": to_time(times[i], name=f"node_times[{i}]"),
+                        "texts": _texts_of(texts[i], f"node {v!r}"),
+                    }
+                )
             for s, d in zip(data.edge_src, data.edge_dst):
                 for v in (s, d):
                     key = _enc(v)
@@ -156,9 +181,12 @@ class KuzuGraph:
                         rows.append({"id": key, "k": k0 + len(rows), "time": None, "texts": []})
             if rows:
                 # CAST: a column of nulls would otherwise be typed as STRING
-                self._con.execute(f"UNWIND $rows AS r CREATE (:{self._n} {{id: r.id, k: r.k, "
-                                  "time: CAST(r.time AS INT64), "
-                                  "texts: CAST(r.texts AS STRING[])})", {"rows": rows})
+                self._con.execute(
+                    f"UNWIND $rows AS r CREATE (:{self._n} {{id: r.id, k: r.k, "
+                    "time: CAST(r.time AS INT64), "
+                    "texts: CAST(r.texts AS STRING[])})",
+                    {"rows": rows},
+                )
             m = len(data.edge_src)
             types = list(data.edge_types) or [None] * m
             etimes = list(data.edge_times) or [None] * m
@@ -166,16 +194,24 @@ class KuzuGraph:
             erows = []
             for e in range(m):
                 text = _texts_of(etexts[e], f"edge {e}")
-                erows.append({"s": _enc(data.edge_src[e]), "d": _enc(data.edge_dst[e]),
-                              "idx": e0 + e, "type": "" if types[e] is None else str(types[e]),
-                              "time": to_time(etimes[e], name=f"edge_times[{e}]"),
-                              "text": text[0] if text else None})
+                erows.append(
+                    {
+                        "s": _enc(data.edge_src[e]),
+                        "d": _enc(data.edge_dst[e]),
+                        "idx": e0 + e,
+                        "type": "" if types[e] is None else str(types[e]),
+                        "time": to_time(etimes[e], name=f"edge_times[{e}]"),
+                        "text": text[0] if text else None,
+                    }
+                )
             if erows:
                 self._con.execute(
                     f"UNWIND $rows AS r MATCH (a:{self._n} {{id: r.s}}), "
                     f"(b:{self._n} {{id: r.d}}) CREATE (a)-[:{self._e} {{idx: r.idx, "
                     "type: r.type, time: CAST(r.time AS INT64), "
-                    "text: CAST(r.text AS STRING)}]->(b)", {"rows": erows})
+                    "text: CAST(r.text AS STRING)}]->(b)",
+                    {"rows": erows},
+                )
             self._snap = None
 
     # --------------------------------------------------- GraphStore protocol
@@ -208,14 +244,16 @@ class KuzuGraph:
     def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
         """Targets of the node's out-edges (of ``edge_type``, or any),
         de-duplicated in edge order; ``[]`` for an unknown node."""
-        return self._listed(node_id, f"(n:{self._n} {{id: $id}})-[e:{self._e}]->(m:{self._n})",
-                            edge_type)
+        return self._listed(
+            node_id, f"(n:{self._n} {{id: $id}})-[e:{self._e}]->(m:{self._n})", edge_type
+        )
 
     def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
         """Sources of the edges pointing at the node, de-duplicated in edge
         order; ``[]`` for an unknown node."""
-        return self._listed(node_id, f"(m:{self._n})-[e:{self._e}]->(n:{self._n} {{id: $id}})",
-                            edge_type)
+        return self._listed(
+            node_id, f"(m:{self._n})-[e:{self._e}]->(n:{self._n} {{id: $id}})", edge_type
+        )
 
     def fan_in(self, node_id: Hashable, edge_type: str | None = None) -> int:
         """How many distinct nodes point at the node (by ``edge_type``)."""
@@ -224,9 +262,11 @@ class KuzuGraph:
     def max_fan_in(self, edge_type: str | None = None) -> int:
         """The largest :meth:`fan_in` over all nodes (0 without edges)."""
         where = "" if edge_type is None else "WHERE e.type = $t "
-        rows = self._rows(f"MATCH (a:{self._n})-[e:{self._e}]->(b:{self._n}) {where}"
-                          "WITH b, count(DISTINCT a) AS c RETURN max(c)",
-                          {} if edge_type is None else {"t": str(edge_type)})
+        rows = self._rows(
+            f"MATCH (a:{self._n})-[e:{self._e}]->(b:{self._n}) {where}"
+            "WITH b, count(DISTINCT a) AS c RETURN max(c)",
+            {} if edge_type is None else {"t": str(edge_type)},
+        )
         return int(rows[0][0] or 0) if rows else 0
 
     def edge_types(self, node_id: Hashable | None = None) -> list[str]:
@@ -235,12 +275,19 @@ class KuzuGraph:
         if node_id is None:
             rows = self._rows(f"MATCH ()-[e:{self._e}]->() RETURN e.type ORDER BY e.idx")
         else:
-            rows = self._rows(f"MATCH (n:{self._n} {{id: $id}})-[e:{self._e}]->() "
-                              "RETURN e.type ORDER BY e.idx", {"id": _enc(node_id)})
+            rows = self._rows(
+                f"MATCH (n:{self._n} {{id: $id}})-[e:{self._e}]->() RETURN e.type ORDER BY e.idx",
+                {"id": _enc(node_id)},
+            )
         return list(dict.fromkeys(r[0] for r in rows))
 
-    def edges_of(self, node_id: Hashable, direction: str = "out",
-                 edge_type: str | None = None, window: Any = None) -> list[Edge]:
+    def edges_of(
+        self,
+        node_id: Hashable,
+        direction: str = "out",
+        edge_type: str | None = None,
+        window: Any = None,
+    ) -> list[Edge]:
         """Edges of a node: ``direction`` "out", "in" or "both" (out-edges
         first), each in edge order; under ``window`` only edges inside it
         whose far end is inside too, and none when the node is outside (as
@@ -263,11 +310,16 @@ class KuzuGraph:
         for side in ("out", "in"):
             if direction not in (side, "both"):
                 continue
-            pattern = (f"(n:{self._n} {{id: $id}})-[e:{self._e}]->(m:{self._n})" if side == "out"
-                       else f"(m:{self._n})-[e:{self._e}]->(n:{self._n} {{id: $id}})")
+            pattern = (
+                f"(n:{self._n} {{id: $id}})-[e:{self._e}]->(m:{self._n})"
+                if side == "out"
+                else f"(m:{self._n})-[e:{self._e}]->(n:{self._n} {{id: $id}})"
+            )
             for idx, typ, t, far, far_t in self._rows(
-                    f"MATCH {pattern} {where}RETURN e.idx, e.type, e.time, m.id, m.time "
-                    "ORDER BY e.idx", params):
+                f"MATCH {pattern} {where}RETURN e.idx, e.type, e.time, m.id, m.time "
+                "ORDER BY e.idx",
+                params,
+            ):
                 if not (inside(t) and inside(far_t)):
                     continue
                 a, b = (node_id, _dec(far)) if side == "out" else (_dec(far), node_id)
@@ -283,14 +335,20 @@ class KuzuGraph:
         """The whole graph as :class:`~rowvoi.graph.GraphData`, in node and
         edge order."""
         nodes = self._rows(f"MATCH (n:{self._n}) RETURN n.id, n.time, n.texts ORDER BY n.k")
-        edges = self._rows(f"MATCH (a:{self._n})-[e:{self._e}]->(b:{self._n}) "
-                           "RETURN a.id, b.id, e.type, e.time, e.text ORDER BY e.idx")
+        edges = self._rows(
+            f"MATCH (a:{self._n})-[e:{self._e}]->(b:{self._n}) "
+            "RETURN a.id, b.id, e.type, e.time, e.text ORDER BY e.idx"
+        )
         return GraphData(
-            node_ids=[_dec(r[0]) for r in nodes], node_times=[r[1] for r in nodes],
+            node_ids=[_dec(r[0]) for r in nodes],
+            node_times=[r[1] for r in nodes],
             node_texts=[list(r[2] or []) for r in nodes],
-            edge_src=[_dec(r[0]) for r in edges], edge_dst=[_dec(r[1]) for r in edges],
-            edge_types=[r[2] for r in edges], edge_times=[r[3] for r in edges],
-            edge_texts=[r[4] for r in edges])
+            edge_src=[_dec(r[0]) for r in edges],
+            edge_dst=[_dec(r[1]) for r in edges],
+            edge_types=[r[2] for r in edges],
+            edge_times=[r[3] for r in edges],
+            edge_texts=[r[4] for r in edges],
+        )
 
     def snapshot(self, *, embedder: Any = None) -> MemoryGraph:
         """The store as a :class:`~rowvoi.graph.MemoryGraph` (cached until

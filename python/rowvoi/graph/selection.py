@@ -93,22 +93,28 @@ def _limit(limit: Any) -> int:
 def _query(graph: MemoryGraph, query: Any) -> np.ndarray:
     """The query as a float32 vector of the graph's dimension."""
     if graph.dim == 0:
-        raise ValueError("the graph has no document vectors: build it with an embedder "
-                         "or vectors to rank by similarity")
+        raise ValueError(
+            "the graph has no document vectors: build it with an embedder "
+            "or vectors to rank by similarity"
+        )
     if isinstance(query, str):
         if graph.embedder is None:
-            raise TypeError("a text query needs the graph's embedder: build the graph with "
-                            "embedder=..., or pass the query as a vector")
+            raise TypeError(
+                "a text query needs the graph's embedder: build the graph with "
+                "embedder=..., or pass the query as a vector"
+            )
         vec = np.asarray(graph.embedder.embed([query]), dtype=np.float32)[0]
     else:
         try:
             vec = np.asarray(query, dtype=np.float32)
         except (TypeError, ValueError):
-            raise TypeError("query must be a string or a vector of numbers, got "
-                            f"{type(query).__name__}") from None
+            raise TypeError(
+                f"query must be a string or a vector of numbers, got {type(query).__name__}"
+            ) from None
     if vec.ndim != 1 or vec.shape[0] != graph.dim:
-        raise ValueError(f"query has shape {vec.shape}: the graph's vectors have dimension "
-                         f"{graph.dim}")
+        raise ValueError(
+            f"query has shape {vec.shape}: the graph's vectors have dimension {graph.dim}"
+        )
     return np.ascontiguousarray(vec)
 
 
@@ -122,8 +128,9 @@ class VectorSelection:
     snapshot).
     """
 
-    def __init__(self, graph: Any, _docs: np.ndarray | None = None,
-                 _scores: np.ndarray | None = None) -> None:
+    def __init__(
+        self, graph: Any, _docs: np.ndarray | None = None, _scores: np.ndarray | None = None
+    ) -> None:
         self._g = snapshot(graph)
         self._docs = np.zeros(0, dtype=np.int64) if _docs is None else _docs
         self._scores = np.zeros(0, dtype=np.float32) if _scores is None else _scores
@@ -296,8 +303,9 @@ class VectorSelection:
         with self._lock:
             if limit <= len(self._docs):
                 return
-            docs, scores = self._g._h.similar(self._docs, "documents", q,
-                                              limit - len(self._docs), w)
+            docs, scores = self._g._h.similar(
+                self._docs, "documents", q, limit - len(self._docs), w
+            )
             self._append_new(docs, scores)
 
     def _expand_entities(self, kinds: str, query: Any, limit: int, window: Any) -> None:
@@ -341,8 +349,7 @@ def _edge_indexes(g: MemoryGraph, e: Any) -> list[int]:
             return [e.index]
         return []
     if isinstance(e, (str, bytes)) or not isinstance(e, tuple | list) or len(e) not in (2, 3):
-        raise TypeError(f"edge {e!r}: use an Edge, a (src, dst) pair or a (src, dst, type) "
-                        "triple")
+        raise TypeError(f"edge {e!r}: use an Edge, a (src, dst) pair or a (src, dst, type) triple")
     src, dst = e[0], e[1]
     typ = e[2] if len(e) == 3 else None
     return [x.index for x in g.edges_of(src, "out", typ) if x.dst == dst]
@@ -367,8 +374,9 @@ def _by_similarity(graph: Any, kinds: str, query: Any, limit: int, window: Any) 
     return VectorSelection(g, docs, scores.astype(np.float32))
 
 
-def documents_by_similarity(graph: Any, query: Any, limit: int,
-                            window: Any = None) -> VectorSelection:
+def documents_by_similarity(
+    graph: Any, query: Any, limit: int, window: Any = None
+) -> VectorSelection:
     """A selection of the ``limit`` documents most similar to ``query``
     over the whole graph (ties: lower document number), optionally only
     inside ``window``.  Errors as
@@ -376,21 +384,19 @@ def documents_by_similarity(graph: Any, query: Any, limit: int,
     return _by_similarity(graph, "documents", query, limit, window)
 
 
-def entities_by_similarity(graph: Any, query: Any, limit: int,
-                           window: Any = None) -> VectorSelection:
+def entities_by_similarity(
+    graph: Any, query: Any, limit: int, window: Any = None
+) -> VectorSelection:
     """A selection of the ``limit`` entities (nodes and edges) whose best
     document is most similar to ``query``, each with all its documents."""
     return _by_similarity(graph, "entities", query, limit, window)
 
 
-def nodes_by_similarity(graph: Any, query: Any, limit: int,
-                        window: Any = None) -> VectorSelection:
+def nodes_by_similarity(graph: Any, query: Any, limit: int, window: Any = None) -> VectorSelection:
     """As :func:`entities_by_similarity`, over nodes only."""
     return _by_similarity(graph, "nodes", query, limit, window)
 
 
-def edges_by_similarity(graph: Any, query: Any, limit: int,
-                        window: Any = None) -> VectorSelection:
+def edges_by_similarity(graph: Any, query: Any, limit: int, window: Any = None) -> VectorSelection:
     """As :func:`entities_by_similarity`, over edges only."""
     return _by_similarity(graph, "edges", query, limit, window)
-

@@ -156,8 +156,13 @@ class GraphStore(Protocol):
 
     def documents(self, node_id: Hashable) -> list[str]: ...
 
-    def edges_of(self, node_id: Hashable, direction: str = "out", edge_type: str | None = None,
-                 window: Any = None) -> list[Edge]: ...
+    def edges_of(
+        self,
+        node_id: Hashable,
+        direction: str = "out",
+        edge_type: str | None = None,
+        window: Any = None,
+    ) -> list[Edge]: ...
 
     def export(self) -> GraphData: ...
 
@@ -177,8 +182,10 @@ def _edge_rows(edges: Any) -> list[tuple]:
     rows = _frame_rows(edges, ("src", "dst", "type", "text", "time"))
     if rows is not None:
         if rows and ("src" not in rows[0] or "dst" not in rows[0]):
-            raise ValueError("an edge DataFrame needs 'src' and 'dst' columns "
-                             "(optional: 'type', 'text', 'time')")
+            raise ValueError(
+                "an edge DataFrame needs 'src' and 'dst' columns "
+                "(optional: 'type', 'text', 'time')"
+            )
         return [(r["src"], r["dst"], r.get("type"), r.get("text"), r.get("time")) for r in rows]
     out = []
     for i, e in enumerate(edges):
@@ -188,8 +195,10 @@ def _edge_rows(edges: Any) -> list[tuple]:
             out.append((e["src"], e["dst"], e.get("type"), e.get("text"), e.get("time")))
             continue
         if isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or not 2 <= len(e) <= 5:
-            raise ValueError(f"edges[{i}] = {e!r}: an edge is (src, dst[, type[, text[, "
-                             "time]]]) or a dict with 'src' and 'dst'")
+            raise ValueError(
+                f"edges[{i}] = {e!r}: an edge is (src, dst[, type[, text[, "
+                "time]]]) or a dict with 'src' and 'dst'"
+            )
         e = tuple(e) + (None,) * (5 - len(e))
         out.append(e)
     return out
@@ -223,8 +232,9 @@ def _texts_of(value: Any, where: str) -> list[str]:
             if not isinstance(t, str):
                 raise TypeError(f"{where}: texts must be strings, got {type(t).__name__}")
         return [t for t in texts if t]
-    raise TypeError(f"{where}: text must be a string or a list of strings, "
-                    f"got {type(value).__name__}")
+    raise TypeError(
+        f"{where}: text must be a string or a list of strings, got {type(value).__name__}"
+    )
 
 
 def _check_id(node_id: Any, where: str) -> Hashable:
@@ -253,15 +263,17 @@ class MemoryGraph:
     Thread-safety: immutable once built; share it freely between threads.
     """
 
-    def __init__(self, data: GraphData, *, embedder: Any = None, vectors: Any = None,
-                 metric: str = "cosine") -> None:
+    def __init__(
+        self, data: GraphData, *, embedder: Any = None, vectors: Any = None, metric: str = "cosine"
+    ) -> None:
         ids: list = []
         index: dict = {}
         for i, v in enumerate(data.node_ids):
             v = _check_id(v, f"node_ids[{i}]")
             if v in index:
-                raise ValueError(f"node id {v!r} is listed twice (node_ids[{index[v]}] and "
-                                 f"node_ids[{i}])")
+                raise ValueError(
+                    f"node id {v!r} is listed twice (node_ids[{index[v]}] and node_ids[{i}])"
+                )
             index[v] = len(ids)
             ids.append(v)
         src = np.empty(len(data.edge_src), dtype=np.int64)
@@ -301,14 +313,39 @@ class MemoryGraph:
             for tt in _texts_of(t, f"edge {e}"):
                 doc_entity.append(n + e)
                 doc_text.append(tt)
-        self._build(ids, index, src, dst, etype, list(types), node_time, etime,
-                    np.asarray(doc_entity, dtype=np.int64), doc_text, embedder, vectors, metric)
+        self._build(
+            ids,
+            index,
+            src,
+            dst,
+            etype,
+            list(types),
+            node_time,
+            etime,
+            np.asarray(doc_entity, dtype=np.int64),
+            doc_text,
+            embedder,
+            vectors,
+            metric,
+        )
 
-    def _build(self, ids: list, index: dict, src: np.ndarray, dst: np.ndarray,
-               etype: np.ndarray, type_names: list[str], node_time: np.ndarray | None,
-               etime: np.ndarray | None, doc_entity: np.ndarray, doc_text: list[str],
-               embedder: Any, vectors: Any, metric: str,
-               vector_rows: np.ndarray | None = None) -> None:
+    def _build(
+        self,
+        ids: list,
+        index: dict,
+        src: np.ndarray,
+        dst: np.ndarray,
+        etype: np.ndarray,
+        type_names: list[str],
+        node_time: np.ndarray | None,
+        etime: np.ndarray | None,
+        doc_entity: np.ndarray,
+        doc_text: list[str],
+        embedder: Any,
+        vectors: Any,
+        metric: str,
+        vector_rows: np.ndarray | None = None,
+    ) -> None:
         """Checked arrays in, engine handle out (shared by every builder)."""
         if metric not in ("cosine", "ip"):
             raise ValueError(f"metric={metric!r}: use 'cosine' or 'ip' (inner product)")
@@ -328,18 +365,41 @@ class MemoryGraph:
         # the engine need not compute norms for them.
         unit = vectors is None and isinstance(embedder, (HashingEmbedder, MiniLMEmbedder))
         self._h = _graph.GraphHandle.create(
-            np.arange(n, dtype=np.int64), node_time, src, dst, etype, etime, doc_entity, vec,
-            vector_rows, metric, False, True, unit)
+            np.arange(n, dtype=np.int64),
+            node_time,
+            src,
+            dst,
+            etype,
+            etime,
+            doc_entity,
+            vec,
+            vector_rows,
+            metric,
+            False,
+            True,
+            unit,
+        )
         self._n_nodes = n
 
     @classmethod
-    def from_arrays(cls, src: Any, dst: Any, *, node_ids: Sequence | None = None,
-                    n_nodes: int | None = None, edge_type: Any = None,
-                    type_names: Sequence[str] | None = None, node_time: Any = None,
-                    edge_time: Any = None, doc_entity: Any = None,
-                    doc_text: Sequence[str] | None = None, embedder: Any = None,
-                    vectors: Any = None, metric: str = "cosine",
-                    vector_rows: Any = None) -> MemoryGraph:
+    def from_arrays(
+        cls,
+        src: Any,
+        dst: Any,
+        *,
+        node_ids: Sequence | None = None,
+        n_nodes: int | None = None,
+        edge_type: Any = None,
+        type_names: Sequence[str] | None = None,
+        node_time: Any = None,
+        edge_time: Any = None,
+        doc_entity: Any = None,
+        doc_text: Sequence[str] | None = None,
+        embedder: Any = None,
+        vectors: Any = None,
+        metric: str = "cosine",
+        vector_rows: Any = None,
+    ) -> MemoryGraph:
         """Build from integer arrays, without a Python loop over the edges
         (for large graphs, and for stores that keep integer codes).
 
@@ -376,11 +436,15 @@ class MemoryGraph:
         src = np.ascontiguousarray(src, dtype=np.int64)
         dst = np.ascontiguousarray(dst, dtype=np.int64)
         if src.ndim != 1 or src.shape != dst.shape:
-            raise ValueError(f"src and dst must be 1-D of one length, got {src.shape} and "
-                             f"{dst.shape}")
+            raise ValueError(
+                f"src and dst must be 1-D of one length, got {src.shape} and {dst.shape}"
+            )
         if node_ids is None:
-            n = int(n_nodes) if n_nodes is not None else \
-                (int(max(src.max(), dst.max())) + 1 if len(src) else 0)
+            n = (
+                int(n_nodes)
+                if n_nodes is not None
+                else (int(max(src.max(), dst.max())) + 1 if len(src) else 0)
+            )
             ids = list(range(n))
             index = {i: i for i in ids}
         else:
@@ -402,7 +466,9 @@ class MemoryGraph:
                 raise ValueError("edge_type must hold one code in 0 .. 65535 per edge")
             etype = np.ascontiguousarray(codes, dtype=np.uint16)
         top = int(etype.max()) + 1 if m else 1
-        names = [str(i) for i in range(top)] if type_names is None else [str(t) for t in type_names]
+        names = (
+            [str(i) for i in range(top)] if type_names is None else [str(t) for t in type_names]
+        )
         if len(names) < top:
             raise ValueError(f"type_names has {len(names)} names for codes up to {top - 1}")
 
@@ -414,41 +480,61 @@ class MemoryGraph:
                 raise ValueError(f"{name} must hold {k} times, got shape {a.shape}")
             return a
 
-        ent = np.zeros(0, dtype=np.int64) if doc_entity is None else \
-            np.ascontiguousarray(doc_entity, dtype=np.int64)
+        ent = (
+            np.zeros(0, dtype=np.int64)
+            if doc_entity is None
+            else np.ascontiguousarray(doc_entity, dtype=np.int64)
+        )
         texts = list(doc_text) if doc_text is not None else []
         if len(texts) != len(ent):
             raise ValueError(f"{len(ent)} document entities but {len(texts)} texts")
         if len(ent) and (ent.min() < 0 or ent.max() >= n + m):
             raise ValueError(f"doc_entity holds entities outside 0 .. {n + m - 1}")
         g = cls.__new__(cls)
-        g._build(ids, index, src, dst, etype, names, times(node_time, n, "node_time"),
-                 times(edge_time, m, "edge_time"), ent, texts, embedder, vectors, metric,
-                 None if vector_rows is None else
-                 np.ascontiguousarray(vector_rows, dtype=np.int64))
+        g._build(
+            ids,
+            index,
+            src,
+            dst,
+            etype,
+            names,
+            times(node_time, n, "node_time"),
+            times(edge_time, m, "edge_time"),
+            ent,
+            texts,
+            embedder,
+            vectors,
+            metric,
+            None if vector_rows is None else np.ascontiguousarray(vector_rows, dtype=np.int64),
+        )
         return g
 
     @staticmethod
-    def _vectors_for(texts: list[str], embedder: Any, vectors: Any,
-                     vector_rows: np.ndarray | None = None) -> np.ndarray | None:
+    def _vectors_for(
+        texts: list[str], embedder: Any, vectors: Any, vector_rows: np.ndarray | None = None
+    ) -> np.ndarray | None:
         if vectors is not None:
             vec = np.ascontiguousarray(vectors, dtype=np.float32)
             if vector_rows is not None:
                 if vec.ndim != 2 or vector_rows.shape != (len(texts),):
-                    raise ValueError(f"vectors has shape {vec.shape} and vector_rows "
-                                     f"{vector_rows.shape}: need a 2-D matrix and one row "
-                                     f"number per document ({len(texts)})")
+                    raise ValueError(
+                        f"vectors has shape {vec.shape} and vector_rows "
+                        f"{vector_rows.shape}: need a 2-D matrix and one row "
+                        f"number per document ({len(texts)})"
+                    )
             elif vec.ndim != 2 or vec.shape[0] != len(texts):
-                raise ValueError(f"vectors has shape {vec.shape}: need one row per document "
-                                 f"({len(texts)}, dim)")
+                raise ValueError(
+                    f"vectors has shape {vec.shape}: need one row per document ({len(texts)}, dim)"
+                )
             if vec.shape[1] == 0:
                 raise ValueError("vectors have dimension 0")
             return vec
         if embedder is None:
             return None
         if not hasattr(embedder, "embed"):
-            raise TypeError("embedder must have an embed(texts) method "
-                            "(e.g. rowvoi.embed.HashingEmbedder)")
+            raise TypeError(
+                "embedder must have an embed(texts) method (e.g. rowvoi.embed.HashingEmbedder)"
+            )
         if not texts:
             dim = getattr(embedder, "dim", None)
             return np.zeros((0, int(dim)), dtype=np.float32) if dim else None
@@ -456,8 +542,15 @@ class MemoryGraph:
 
     # ----------------------------------------------------------- builders
     @classmethod
-    def from_edges(cls, edges: Any, nodes: Any = None, *, embedder: Any = None,
-                   vectors: Any = None, metric: str = "cosine") -> MemoryGraph:
+    def from_edges(
+        cls,
+        edges: Any,
+        nodes: Any = None,
+        *,
+        embedder: Any = None,
+        vectors: Any = None,
+        metric: str = "cosine",
+    ) -> MemoryGraph:
         """Build from edge rows and optional node rows.
 
         Parameters
@@ -484,12 +577,14 @@ class MemoryGraph:
         ValueError, TypeError
             A malformed row (naming it), a repeated node id, a bad time.
         """
-        return cls(GraphData.from_rows(edges, nodes), embedder=embedder, vectors=vectors,
-                   metric=metric)
+        return cls(
+            GraphData.from_rows(edges, nodes), embedder=embedder, vectors=vectors, metric=metric
+        )
 
     @classmethod
-    def from_data(cls, data: GraphData, *, embedder: Any = None, vectors: Any = None,
-                  metric: str = "cosine") -> MemoryGraph:
+    def from_data(
+        cls, data: GraphData, *, embedder: Any = None, vectors: Any = None, metric: str = "cosine"
+    ) -> MemoryGraph:
         """Build from a :class:`GraphData` (what :meth:`export` returns)."""
         return cls(data, embedder=embedder, vectors=vectors, metric=metric)
 
@@ -524,8 +619,10 @@ class MemoryGraph:
             return False
 
     def __repr__(self) -> str:
-        return (f"<MemoryGraph {self.n_nodes} nodes, {self.n_edges} edges, "
-                f"{self.n_documents} documents, dim {self.dim}>")
+        return (
+            f"<MemoryGraph {self.n_nodes} nodes, {self.n_edges} edges, "
+            f"{self.n_documents} documents, dim {self.dim}>"
+        )
 
     # ------------------------------------------------------ index <-> id
     def _node_index(self, node_id: Hashable) -> int | None:
@@ -540,8 +637,13 @@ class MemoryGraph:
 
     def _edge(self, e: int) -> Edge:
         t = None if self._etime is None else int(self._etime[e])
-        return Edge(int(e), self._ids[self._src[e]], self._ids[self._dst[e]],
-                    self._type_names[self._etype[e]], None if t == NO_TIME else t)
+        return Edge(
+            int(e),
+            self._ids[self._src[e]],
+            self._ids[self._dst[e]],
+            self._type_names[self._etype[e]],
+            None if t == NO_TIME else t,
+        )
 
     def _entity(self, x: int) -> Node | Edge:
         return self._node(x) if x < self._n_nodes else self._edge(x - self._n_nodes)
@@ -572,8 +674,13 @@ class MemoryGraph:
             raise IndexError(f"edge index {index!r}: the graph has {self.n_edges} edges")
         return self._edge(int(index))
 
-    def edges_of(self, node_id: Hashable, direction: str = "out",
-                 edge_type: str | None = None, window: Any = None) -> list[Edge]:
+    def edges_of(
+        self,
+        node_id: Hashable,
+        direction: str = "out",
+        edge_type: str | None = None,
+        window: Any = None,
+    ) -> list[Edge]:
         """Edges of a node: ``direction`` "out", "in" or "both" (out-edges
         first), each in input order; ``[]`` for an unknown node."""
         if direction not in _DIRS:
@@ -660,17 +767,27 @@ class MemoryGraph:
             return [None if t == NO_TIME else t for t in arr.tolist()[:k]]
 
         return GraphData(
-            node_ids=list(self._ids), node_times=times(self._node_time, n),
-            node_texts=texts[:n], edge_src=[self._ids[s] for s in self._src.tolist()],
+            node_ids=list(self._ids),
+            node_times=times(self._node_time, n),
+            node_texts=texts[:n],
+            edge_src=[self._ids[s] for s in self._src.tolist()],
             edge_dst=[self._ids[d] for d in self._dst.tolist()],
             edge_types=[self._type_names[t] for t in self._etype.tolist()],
             edge_times=times(self._etime, self.n_edges),
-            edge_texts=[t[0] if len(t) == 1 else (t or None) for t in texts[n:]])
+            edge_texts=[t[0] if len(t) == 1 else (t or None) for t in texts[n:]],
+        )
 
     # --------------------------------------------------------------- walks
-    def bfs(self, seeds: Iterable[Hashable], *, max_depth: int = 1, node_budget: int | None = None,
-            direction: str = "both", edge_types: Iterable[str] | None = None,
-            window: Any = None) -> list[tuple[Hashable, int]]:
+    def bfs(
+        self,
+        seeds: Iterable[Hashable],
+        *,
+        max_depth: int = 1,
+        node_budget: int | None = None,
+        direction: str = "both",
+        edge_types: Iterable[str] | None = None,
+        window: Any = None,
+    ) -> list[tuple[Hashable, int]]:
         """Breadth-first hop expansion: ``(node id, depth)`` pairs, seeds
         first (unknown seeds skipped, repeats once), then level by level in
         order of discovery.  Each node is visited once; the walk stops at
@@ -678,8 +795,11 @@ class MemoryGraph:
         cycles, self-loops and huge fan-out terminate."""
         if direction not in _DIRS:
             raise ValueError(f"direction={direction!r}: use 'out', 'in' or 'both'")
-        if isinstance(max_depth, bool) or not isinstance(max_depth, numbers.Integral) \
-                or max_depth < 0:
+        if (
+            isinstance(max_depth, bool)
+            or not isinstance(max_depth, numbers.Integral)
+            or max_depth < 0
+        ):
             raise ValueError(f"max_depth={max_depth!r}: must be an int >= 0")
         budget = _budget(node_budget, "node_budget")
         idx = self._seed_indexes(seeds)
@@ -688,8 +808,9 @@ class MemoryGraph:
             budget = min(budget, len(idx)) if budget else len(idx)
             types = None
             max_depth = 0
-        nodes, depth = self._h.bfs(idx, min(int(max_depth), 2**32 - 1), budget, direction,
-                                   types, _window_array(window))
+        nodes, depth = self._h.bfs(
+            idx, min(int(max_depth), 2**32 - 1), budget, direction, types, _window_array(window)
+        )
         return [(self._ids[v], int(d)) for v, d in zip(nodes.tolist(), depth.tolist())]
 
     def _seed_indexes(self, seeds: Iterable[Hashable]) -> np.ndarray:
@@ -745,7 +866,9 @@ def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     if callable(snap) and not isinstance(store, MemoryGraph):
         return snap() if embedder is None else snap(embedder=embedder)
     if not hasattr(store, "export"):
-        raise TypeError(f"{type(store).__name__} is not a graph store: it needs an "
-                        "export() method (see rowvoi.graph.GraphStore)")
+        raise TypeError(
+            f"{type(store).__name__} is not a graph store: it needs an "
+            "export() method (see rowvoi.graph.GraphStore)"
+        )
     emb = embedder if embedder is not None else getattr(store, "embedder", None)
     return MemoryGraph.from_data(store.export(), embedder=emb)

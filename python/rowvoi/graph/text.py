@@ -103,11 +103,19 @@ def _count(value: Any, name: str, lo: int) -> int:
     return int(value)
 
 
-def graph_to_text(graph: Any, ids: Iterable[Hashable], *, depth: int = 3, max_edges: int = 25,
-                  max_edges_per_subject: int | None = None,
-                  bridge_edge_types: Iterable[str] = (), aliases: bool = False,
-                  label: Callable[[Hashable], str] | None = None, window: Any = None,
-                  node_budget: int | None = None) -> GraphText:
+def graph_to_text(
+    graph: Any,
+    ids: Iterable[Hashable],
+    *,
+    depth: int = 3,
+    max_edges: int = 25,
+    max_edges_per_subject: int | None = None,
+    bridge_edge_types: Iterable[str] = (),
+    aliases: bool = False,
+    label: Callable[[Hashable], str] | None = None,
+    window: Any = None,
+    node_budget: int | None = None,
+) -> GraphText:
     """Serialise the neighbourhood of ``ids`` as ``SUBJECT --RELATION-->
     OBJECT`` lines (see the module notes for the walk).
 
@@ -145,16 +153,25 @@ def graph_to_text(graph: Any, ids: Iterable[Hashable], *, depth: int = 3, max_ed
     g = topo() if callable(topo) else snapshot(graph)
     depth = _count(depth, "depth", 0)
     max_edges = _count(max_edges, "max_edges", 0)
-    per = 0 if max_edges_per_subject is None else _count(max_edges_per_subject,
-                                                         "max_edges_per_subject", 1)
+    per = (
+        0
+        if max_edges_per_subject is None
+        else _count(max_edges_per_subject, "max_edges_per_subject", 1)
+    )
     budget = 0 if node_budget is None else _count(node_budget, "node_budget", 1)
     if isinstance(bridge_edge_types, str):
         bridge_edge_types = [bridge_edge_types]
     bridges = g._types_array(bridge_edge_types)
     seeds = g._seed_indexes(ids)
-    edges, depths = g._h.facts(seeds, min(depth, 2**32 - 1), max_edges, per,
-                               bridges if bridges is not None and len(bridges) else None,
-                               budget, _window_array(window))
+    edges, depths = g._h.facts(
+        seeds,
+        min(depth, 2**32 - 1),
+        max_edges,
+        per,
+        bridges if bridges is not None and len(bridges) else None,
+        budget,
+        _window_array(window),
+    )
     out = GraphText()
     order: dict[Hashable, str] = {}
 

@@ -118,7 +118,9 @@ class WalkPolicy(Protocol):
 
     def score(self, node: Any, store: Any, state: WalkState) -> float: ...
 
-    def select(self, scored: list[tuple[Any, float]], state: WalkState) -> list[tuple[Any, float]]: ...
+    def select(
+        self, scored: list[tuple[Any, float]], state: WalkState
+    ) -> list[tuple[Any, float]]: ...
 
     def expand(self, node: Any, store: Any, state: WalkState) -> Iterable[Any]: ...
 
@@ -126,8 +128,9 @@ class WalkPolicy(Protocol):
 
     def stop(self, state: WalkState) -> bool: ...
 
-    def to_hit(self, node: Any, score: float, depth: int, seed: Hashable, store: Any,
-               state: WalkState) -> WalkHit | None: ...
+    def to_hit(
+        self, node: Any, score: float, depth: int, seed: Hashable, store: Any, state: WalkState
+    ) -> WalkHit | None: ...
 
 
 def _count(value: Any, name: str, lo: int) -> int:
@@ -136,8 +139,16 @@ def _count(value: Any, name: str, lo: int) -> int:
     return int(value)
 
 
-def traverse(query: Any, store: Any, *, policy: WalkPolicy, max_depth: int = 2,
-             node_budget: int = 64, k: int = 10, max_fan_out: int = 100_000) -> list[WalkHit]:
+def traverse(
+    query: Any,
+    store: Any,
+    *,
+    policy: WalkPolicy,
+    max_depth: int = 2,
+    node_budget: int = 64,
+    k: int = 10,
+    max_fan_out: int = 100_000,
+) -> list[WalkHit]:
     """Walk ``store`` from ``query`` under ``policy``; return the top ``k``
     hits, best first (ties keep commit order).
 
@@ -286,8 +297,9 @@ class MemorySurfaces:
     Thread-safety: immutable once built.
     """
 
-    def __init__(self, artifacts: Mapping[Hashable, Sequence[tuple[str, str]]],
-                 embedder: Any) -> None:
+    def __init__(
+        self, artifacts: Mapping[Hashable, Sequence[tuple[str, str]]], embedder: Any
+    ) -> None:
         self.embedder = embedder
         self._surfaces: dict[Hashable, list[Surface]] = {}
         flat: list[Surface] = []
@@ -296,8 +308,11 @@ class MemorySurfaces:
             for i, (kind, text) in enumerate(items):
                 texts.append(text)
                 flat.append(Surface(aid, str(kind), text, i))
-        vecs = np.asarray(embedder.embed(texts), dtype=np.float32) if texts else \
-            np.zeros((0, 1), np.float32)
+        vecs = (
+            np.asarray(embedder.embed(texts), dtype=np.float32)
+            if texts
+            else np.zeros((0, 1), np.float32)
+        )
         self._flat = []
         for s, v in zip(flat, vecs):
             s = Surface(s.artifact_id, s.kind, s.text, s.index, _unit(v))
@@ -323,9 +338,16 @@ class MemorySurfaces:
             return []
         scores = self._matrix[keep] @ q
         order = np.argsort(-scores, kind="stable")[:k]
-        return [WalkHit(self._flat[keep[i]].artifact_id, self._flat[keep[i]].kind,
-                        float(scores[i]), self._flat[keep[i]].text,
-                        surface_index=self._flat[keep[i]].index) for i in order]
+        return [
+            WalkHit(
+                self._flat[keep[i]].artifact_id,
+                self._flat[keep[i]].kind,
+                float(scores[i]),
+                self._flat[keep[i]].text,
+                surface_index=self._flat[keep[i]].index,
+            )
+            for i in order
+        ]
 
 
 # ------------------------------------------------------------- policies
@@ -376,24 +398,38 @@ class _CollapsedTree:
     def stop(self, state: WalkState) -> bool:
         return False
 
-    def to_hit(self, node: Any, score: float, depth: int, seed: Hashable, store: Any,
-               state: WalkState) -> WalkHit | None:
+    def to_hit(
+        self, node: Any, score: float, depth: int, seed: Hashable, store: Any, state: WalkState
+    ) -> WalkHit | None:
         kind, item = node
         if kind == "summary":
             if self._leaves(store, item.artifact_id):
                 return None  # a router: its leaves are the results
-            return WalkHit(item.artifact_id, item.surface_kind, score, item.text,
-                           {"walk_depth": depth, "seed": seed[1]},
-                           surface_index=item.surface_index)
-        return WalkHit(item.artifact_id, item.kind, score, item.text,
-                       {"walk_depth": depth, "seed": seed[1]}, surface_index=item.index)
+            return WalkHit(
+                item.artifact_id,
+                item.surface_kind,
+                score,
+                item.text,
+                {"walk_depth": depth, "seed": seed[1]},
+                surface_index=item.surface_index,
+            )
+        return WalkHit(
+            item.artifact_id,
+            item.kind,
+            score,
+            item.text,
+            {"walk_depth": depth, "seed": seed[1]},
+            surface_index=item.index,
+        )
 
 
-def collapsed_tree_policy(*, summary_kinds: Sequence[str] = ("description", "synopsis",
-                                                               "capability", "document"),
-                          leaf_kinds: Sequence[str] = ("chunk", "readme_chunk"),
-                          seed_k: int = 10,
-                          child_edge_type: str | None = "PARENT") -> WalkPolicy:
+def collapsed_tree_policy(
+    *,
+    summary_kinds: Sequence[str] = ("description", "synopsis", "capability", "document"),
+    leaf_kinds: Sequence[str] = ("chunk", "readme_chunk"),
+    seed_k: int = 10,
+    child_edge_type: str | None = "PARENT",
+) -> WalkPolicy:
     """Route a summary match to that artifact's best leaf surfaces.
 
     Seeds on the top ``seed_k`` matches among ``summary_kinds`` surfaces
@@ -410,11 +446,13 @@ def collapsed_tree_policy(*, summary_kinds: Sequence[str] = ("description", "syn
     routes to the best chunks of the documents filed under it.  None:
     own surfaces only.
     """
-    if child_edge_type is not None and (not isinstance(child_edge_type, str)
-                                        or not child_edge_type):
+    if child_edge_type is not None and (
+        not isinstance(child_edge_type, str) or not child_edge_type
+    ):
         raise TypeError("child_edge_type must be an edge type (str) or None")
-    return _CollapsedTree(tuple(summary_kinds), tuple(leaf_kinds), _count(seed_k, "seed_k", 1),
-                          child_edge_type)
+    return _CollapsedTree(
+        tuple(summary_kinds), tuple(leaf_kinds), _count(seed_k, "seed_k", 1), child_edge_type
+    )
 
 
 @dataclass
@@ -430,12 +468,21 @@ class _ReverseDependency:
             g = snapshot(store)
             state.cache["graph"] = g
             if self.fan_in_weight > 0:  # the prior's scale, only when it counts
-                state.cache["max_fan_in"] = store.max_fan_in(self.edge_type) \
-                    if hasattr(store, "max_fan_in") else g.max_fan_in(self.edge_type)
+                state.cache["max_fan_in"] = (
+                    store.max_fan_in(self.edge_type)
+                    if hasattr(store, "max_fan_in")
+                    else g.max_fan_in(self.edge_type)
+                )
             q = state.query
-            state.cache["q"] = None if g.dim == 0 else (
-                np.asarray(g.embedder.embed([q]), dtype=np.float32)[0]
-                if isinstance(q, str) else np.asarray(q, dtype=np.float32))
+            state.cache["q"] = (
+                None
+                if g.dim == 0
+                else (
+                    np.asarray(g.embedder.embed([q]), dtype=np.float32)[0]
+                    if isinstance(q, str)
+                    else np.asarray(q, dtype=np.float32)
+                )
+            )
         return state.cache["graph"]
 
     def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]:
@@ -466,24 +513,32 @@ class _ReverseDependency:
     def stop(self, state: WalkState) -> bool:
         return False
 
-    def to_hit(self, node: Any, score: float, depth: int, seed: Hashable, store: Any,
-               state: WalkState) -> WalkHit | None:
+    def to_hit(
+        self, node: Any, score: float, depth: int, seed: Hashable, store: Any, state: WalkState
+    ) -> WalkHit | None:
         if not store.documents(node):
             return None  # no documents (a seed outside the corpus, a dangling target)
         cos, text, idx = self._best(node, store, state)
         fan = store.fan_in(node, self.edge_type)
         top = state.cache.get("max_fan_in", 0)
-        total = cos + self.fan_in_weight * (fan / top if top else 0.0) \
+        total = (
+            cos
+            + self.fan_in_weight * (fan / top if top else 0.0)
             + self.proximity_weight / (1 + depth)
+        )
         meta = {"walk_depth": depth, "fan_in": fan}
         if depth > 0:
             meta["seed"] = seed
         return WalkHit(node, "document", total, text, meta, surface_index=idx)
 
 
-def reverse_dependency_policy(*, seeds: Iterable[Hashable], edge_type: str | None = "REF",
-                              fan_in_weight: float = 0.0,
-                              proximity_weight: float = 0.0) -> WalkPolicy:
+def reverse_dependency_policy(
+    *,
+    seeds: Iterable[Hashable],
+    edge_type: str | None = "REF",
+    fan_in_weight: float = 0.0,
+    proximity_weight: float = 0.0,
+) -> WalkPolicy:
     """Walk ``edge_type`` edges backwards from caller-chosen ``seeds``.
 
     Commits each seed that is a node of the store, then its dependents (the
@@ -501,5 +556,6 @@ def reverse_dependency_policy(*, seeds: Iterable[Hashable], edge_type: str | Non
     for name, w in (("fan_in_weight", fan_in_weight), ("proximity_weight", proximity_weight)):
         if not isinstance(w, numbers.Real) or not np.isfinite(w) or w < 0:
             raise ValueError(f"{name}={w!r}: must be finite and >= 0")
-    return _ReverseDependency(tuple(seeds), edge_type, float(fan_in_weight),
-                              float(proximity_weight))
+    return _ReverseDependency(
+        tuple(seeds), edge_type, float(fan_in_weight), float(proximity_weight)
+    )

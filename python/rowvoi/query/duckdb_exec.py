@@ -54,8 +54,7 @@ def _duckdb() -> Any:
     try:
         import duckdb
     except ImportError as exc:
-        raise ImportError("the DuckDB executor needs duckdb: pip install 'rowvoi[query]'") \
-            from exc
+        raise ImportError("the DuckDB executor needs duckdb: pip install 'rowvoi[query]'") from exc
     return duckdb
 
 
@@ -100,18 +99,26 @@ def _projection(spec: ColumnSpec, sql_type: str) -> str:
             return f"CAST(timezone('UTC', {col}) AS TIMESTAMP)"
         return f"CAST({col} AS TIMESTAMP)"
     if t not in _STRINGS and not t.startswith("ENUM") and t != '"NULL"' and t != "NULL":
-        raise QueryError(f"column {spec.name!r} is declared {spec.type} but holds "
-                         f"{sql_type} values")
+        raise QueryError(
+            f"column {spec.name!r} is declared {spec.type} but holds {sql_type} values"
+        )
     return f"CAST({col} AS VARCHAR)"
 
 
 def _describe(con: Any, sql: str, params: list[Any]) -> dict[str, str]:
-    return {row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {sql}",
-                                                  params).fetchall()}
+    return {
+        row[0]: row[1] for row in con.execute(f"DESCRIBE SELECT * FROM {sql}", params).fetchall()
+    }
 
 
-def _source(con: Any, source: Any, schema: QuerySchema, names: tuple[str, ...],
-            need_rows: bool, views: list[str]) -> tuple[str, list[Any], str | None]:
+def _source(
+    con: Any,
+    source: Any,
+    schema: QuerySchema,
+    names: tuple[str, ...],
+    need_rows: bool,
+    views: list[str],
+) -> tuple[str, list[Any], str | None]:
     """A parenthesised subquery with the schema-typed columns (and row numbers).
     A DataFrame is registered as a view whose name is appended to ``views``."""
     if isinstance(source, pd.DataFrame):
@@ -128,13 +135,18 @@ def _source(con: Any, source: Any, schema: QuerySchema, names: tuple[str, ...],
     types = _describe(con, raw, params)
     missing = [n for n in names if n not in types]
     if missing:
-        raise QueryError(f"the table has no column {', '.join(map(repr, missing))} that the "
-                         f"schema declares; its columns: {', '.join(list(types)[:30])}")
+        raise QueryError(
+            f"the table has no column {', '.join(map(repr, missing))} that the "
+            f"schema declares; its columns: {', '.join(list(types)[:30])}"
+        )
     cols = [f"{_projection(schema[n], types[n])} AS {quote_ident(n)}" for n in names]
     if rows is not None:
         cols.append(f"{rows} AS {quote_ident(_ROW)}")
-    return f"(SELECT {', '.join(cols) or '1 AS one'} FROM {raw})", params, (
-        _ROW if rows is not None else None)
+    return (
+        f"(SELECT {', '.join(cols) or '1 AS one'} FROM {raw})",
+        params,
+        (_ROW if rows is not None else None),
+    )
 
 
 def _translate(exc: Exception) -> Exception:
@@ -150,10 +162,13 @@ def _translate(exc: Exception) -> Exception:
     return RuntimeError(f"DuckDB failed: {text}")
 
 
-def execute_duckdb(source: pd.DataFrame | str | Path,
-                   query: DFQuery | Mapping[str, Any] | ValidQuery,
-                   schema: QuerySchema | None = None, *,
-                   connection: Any = None) -> QueryResult:
+def execute_duckdb(
+    source: pd.DataFrame | str | Path,
+    query: DFQuery | Mapping[str, Any] | ValidQuery,
+    schema: QuerySchema | None = None,
+    *,
+    connection: Any = None,
+) -> QueryResult:
     """Run a query with DuckDB over a CSV/Parquet file or a DataFrame.
 
     Parameters
@@ -191,14 +206,18 @@ def execute_duckdb(source: pd.DataFrame | str | Path,
     """
     duckdb = _duckdb()
     if schema is None:
-        schema = (QuerySchema.from_frame(source) if isinstance(source, pd.DataFrame)
-                  else schema_from_file(source, connection=connection))
+        schema = (
+            QuerySchema.from_frame(source)
+            if isinstance(source, pd.DataFrame)
+            else schema_from_file(source, connection=connection)
+        )
     vq = query if isinstance(query, ValidQuery) else validate_query(query, schema)
     con = connection if connection is not None else duckdb.connect(":memory:")
     views: list[str] = []
     try:
-        src, params, row_column = _source(con, source, schema, vq.referenced(schema),
-                                          not vq.is_aggregate, views)
+        src, params, row_column = _source(
+            con, source, schema, vq.referenced(schema), not vq.is_aggregate, views
+        )
         sql, params = compile_query(vq, DUCKDB, src, params, row_column=row_column)
         rows = con.execute(sql, params).fetchall()
     except duckdb.Error as exc:
@@ -212,9 +231,15 @@ def execute_duckdb(source: pd.DataFrame | str | Path,
     return build_result(vq, rows, "duckdb")
 
 
-def schema_from_file(path: str | Path, *, columns: Iterable[str] | None = None,
-                     types: Mapping[str, str] | None = None, max_categories: int = 50,
-                     max_limit: int = MAX_QUERY_LIMIT, connection: Any = None) -> QuerySchema:
+def schema_from_file(
+    path: str | Path,
+    *,
+    columns: Iterable[str] | None = None,
+    types: Mapping[str, str] | None = None,
+    max_categories: int = 50,
+    max_limit: int = MAX_QUERY_LIMIT,
+    connection: Any = None,
+) -> QuerySchema:
     """Infer a schema from a CSV or Parquet file, by the rules of
     :meth:`QuerySchema.from_frame`.
 
@@ -239,22 +264,33 @@ def schema_from_file(path: str | Path, *, columns: Iterable[str] | None = None,
         raw, params, _ = _raw_source(path, need_rows=False)
         described = _describe(con, raw, params)
         wanted = list(described) if columns is None else list(columns)
-        problems = [f"schema_from_file: {c!r} is not a column of {path.name}"
-                    for c in wanted if c not in described]
-        strings = [c for c in wanted if c in described and types.get(c) in (None, "categorical")
-                   and _type_key(described[c]) in _STRINGS]
+        problems = [
+            f"schema_from_file: {c!r} is not a column of {path.name}"
+            for c in wanted
+            if c not in described
+        ]
+        strings = [
+            c
+            for c in wanted
+            if c in described
+            and types.get(c) in (None, "categorical")
+            and _type_key(described[c]) in _STRINGS
+        ]
         stats = _string_stats(con, raw, params, strings, max_categories)
         specs = []
         for name in wanted:
             if name not in described:
                 continue
-            spec = _infer_sql(name, described[name], types.get(name), stats.get(name),
-                              max_categories)
+            spec = _infer_sql(
+                name, described[name], types.get(name), stats.get(name), max_categories
+            )
             if spec is None:
                 if columns is not None:
-                    problems.append(f"schema_from_file: column {name!r} has type "
-                                    f"{described[name]}, which no query type fits; give it "
-                                    "a type in types=")
+                    problems.append(
+                        f"schema_from_file: column {name!r} has type "
+                        f"{described[name]}, which no query type fits; give it "
+                        "a type in types="
+                    )
                 continue
             specs.append(spec)
     except duckdb.Error as exc:
@@ -267,8 +303,9 @@ def schema_from_file(path: str | Path, *, columns: Iterable[str] | None = None,
     return QuerySchema(specs, max_limit=max_limit)
 
 
-def _string_stats(con: Any, raw: str, params: list[Any], names: list[str],
-                  max_categories: int) -> dict[str, tuple[int, list[str] | None]]:
+def _string_stats(
+    con: Any, raw: str, params: list[Any], names: list[str], max_categories: int
+) -> dict[str, tuple[int, list[str] | None]]:
     """Per string column: (non-missing count, sorted distinct values or None
     when there are more than max_categories)."""
     if not names:
@@ -283,18 +320,24 @@ def _string_stats(con: Any, raw: str, params: list[Any], names: list[str],
         present, approx = int(row[2 * i]), int(row[2 * i + 1])
         values = None
         if approx <= 2 * max_categories + 10:
-            got = con.execute(f"SELECT DISTINCT {quote_ident(n)} FROM {raw} WHERE "
-                              f"{quote_ident(n)} IS NOT NULL LIMIT ?",
-                              params + [max_categories + 1]).fetchall()
+            got = con.execute(
+                f"SELECT DISTINCT {quote_ident(n)} FROM {raw} WHERE "
+                f"{quote_ident(n)} IS NOT NULL LIMIT ?",
+                params + [max_categories + 1],
+            ).fetchall()
             if len(got) <= max_categories:
                 values = sorted(v[0] for v in got)
         out[n] = (present, values)
     return out
 
 
-def _infer_sql(name: str, sql_type: str, forced: str | None,
-               stats: tuple[int, list[str] | None] | None,
-               max_categories: int) -> ColumnSpec | None:
+def _infer_sql(
+    name: str,
+    sql_type: str,
+    forced: str | None,
+    stats: tuple[int, list[str] | None] | None,
+    max_categories: int,
+) -> ColumnSpec | None:
     t = _type_key(sql_type)
     integer = t in _INTS or t in _WIDE_INTS
     numeric = integer or t in _FLOATS or t == "DECIMAL"

@@ -48,8 +48,12 @@ def _numeric(s: pd.Series, spec: ColumnSpec) -> pd.Series:
     if api.is_bool_dtype(dtype):
         raise QueryError(f"column {spec.name!r} is declared numeric but holds booleans")
     if api.is_integer_dtype(dtype):
-        if isinstance(dtype, np.dtype) and dtype.kind == "u" and len(s) \
-                and int(s.max()) > _INT64_MAX:
+        if (
+            isinstance(dtype, np.dtype)
+            and dtype.kind == "u"
+            and len(s)
+            and int(s.max()) > _INT64_MAX
+        ):
             return s.astype("float64")
         if s.isna().any():
             return s.astype("Int64")
@@ -59,8 +63,7 @@ def _numeric(s: pd.Series, spec: ColumnSpec) -> pd.Series:
     out = pd.to_numeric(s, errors="coerce")
     ok = out.notna().to_numpy() | s.isna().to_numpy()
     if not ok.all():
-        raise QueryError(f"column {spec.name!r} is declared numeric but holds "
-                         f"{_first_bad(s, ok)}")
+        raise QueryError(f"column {spec.name!r} is declared numeric but holds {_first_bad(s, ok)}")
     if not (api.is_integer_dtype(out.dtype) or api.is_float_dtype(out.dtype)):
         return out.astype("float64")
     return _numeric(out, spec)
@@ -82,8 +85,9 @@ def _strings(s: pd.Series, spec: ColumnSpec) -> pd.Series:
     values[missing] = None
     if not _all_strings(s):
         bad = next(v for v in values[~missing] if not isinstance(v, str))
-        raise QueryError(f"column {spec.name!r} is declared {spec.type} but holds "
-                         f"{describe_value(bad)}")
+        raise QueryError(
+            f"column {spec.name!r} is declared {spec.type} but holds {describe_value(bad)}"
+        )
     return pd.Series(values, index=s.index, dtype=object)
 
 
@@ -92,8 +96,10 @@ def _dates(s: pd.Series, spec: ColumnSpec) -> pd.Series:
         try:
             s = pd.to_datetime(s, format="ISO8601", utc=True)
         except (ValueError, TypeError, OverflowError) as exc:
-            raise QueryError(f"column {spec.name!r} is declared date but holds values that "
-                             f"are not ISO-8601 dates ({exc})") from None
+            raise QueryError(
+                f"column {spec.name!r} is declared date but holds values that "
+                f"are not ISO-8601 dates ({exc})"
+            ) from None
     if getattr(s.dtype, "tz", None) is not None:
         s = s.dt.tz_convert("UTC").dt.tz_localize(None)
     return s.astype("datetime64[us]")
@@ -102,8 +108,7 @@ def _dates(s: pd.Series, spec: ColumnSpec) -> pd.Series:
 _CONVERT = {"numeric": _numeric, "categorical": _strings, "text": _strings, "date": _dates}
 
 
-def prepare_frame(df: pd.DataFrame, schema: QuerySchema,
-                  names: Sequence[str]) -> pd.DataFrame:
+def prepare_frame(df: pd.DataFrame, schema: QuerySchema, names: Sequence[str]) -> pd.DataFrame:
     """The columns ``names`` of ``df`` in canonical form, positions kept.
 
     Parameters
@@ -131,9 +136,11 @@ def prepare_frame(df: pd.DataFrame, schema: QuerySchema,
         raise TypeError(f"the source must be a pandas DataFrame, got {type(df).__name__}")
     missing = [n for n in names if n not in df.columns]
     if missing:
-        raise QueryError(f"the table has no column {', '.join(map(repr, missing))} that the "
-                         f"schema declares; its columns: "
-                         f"{', '.join(map(str, list(df.columns)[:30]))}")
+        raise QueryError(
+            f"the table has no column {', '.join(map(repr, missing))} that the "
+            f"schema declares; its columns: "
+            f"{', '.join(map(str, list(df.columns)[:30]))}"
+        )
     if not df.columns.is_unique:
         dupes = [n for n in names if (df.columns == n).sum() > 1]
         if dupes:

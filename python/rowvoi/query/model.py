@@ -40,8 +40,20 @@ __all__ = [
 #: aggregates over the whole table, aggregates over the matching rows.
 OPERATIONS = ("select", "filter", "aggregate", "filtered_aggregate")
 #: Filter operators, Mongo-style, plus ``$contains`` (case-sensitive substring).
-OPERATORS = ("$eq", "$ne", "$in", "$nin", "$lt", "$lte", "$gt", "$gte", "$exists",
-             "$contains", "$and", "$or")
+OPERATORS = (
+    "$eq",
+    "$ne",
+    "$in",
+    "$nin",
+    "$lt",
+    "$lte",
+    "$gt",
+    "$gte",
+    "$exists",
+    "$contains",
+    "$and",
+    "$or",
+)
 #: Aggregation functions.
 AGGREGATIONS = ("count", "sum", "mean", "min", "max")
 #: Column types a schema may declare.
@@ -57,8 +69,7 @@ MAX_IN_VALUES = 1000
 #: Most values one filter may bind in total (all conditions together).
 MAX_FILTER_VALUES = 10_000
 
-_QUERY_KEYS = ("operation", "columns", "filters", "aggregations", "group_by",
-               "order_by", "limit")
+_QUERY_KEYS = ("operation", "columns", "filters", "aggregations", "group_by", "order_by", "limit")
 
 
 def describe_value(value: Any) -> str:
@@ -120,13 +131,15 @@ class OrderKey:
         return {"column": self.column, "direction": "desc" if self.descending else "asc"}
 
 
-def _unknown_keys(item: Mapping[Any, Any], allowed: tuple[str, ...], path: str,
-                  problems: list[str]) -> bool:
+def _unknown_keys(
+    item: Mapping[Any, Any], allowed: tuple[str, ...], path: str, problems: list[str]
+) -> bool:
     """Report the first key of ``item`` outside ``allowed``; True if there was one."""
     unknown = [k for k in item if not (isinstance(k, str) and k in allowed)]
     if unknown:
-        problems.append(f"{path}: unknown key {describe_value(unknown[0])}; allowed: "
-                        f"{', '.join(allowed)}")
+        problems.append(
+            f"{path}: unknown key {describe_value(unknown[0])}; allowed: {', '.join(allowed)}"
+        )
     return bool(unknown)
 
 
@@ -136,8 +149,9 @@ def _names(value: Any, path: str, problems: list[str]) -> tuple[str, ...]:
         return ()
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)):
-        problems.append(f"{path}: expected a column name or a list of names, "
-                        f"got {describe_value(value)}")
+        problems.append(
+            f"{path}: expected a column name or a list of names, got {describe_value(value)}"
+        )
         return ()
     out = []
     for i, item in enumerate(items):
@@ -164,25 +178,31 @@ def _aggregations(value: Any, problems: list[str]) -> tuple[Aggregation, ...]:
     if isinstance(value, Mapping):
         for column, funcs in value.items():
             if not isinstance(column, str):
-                problems.append(f"aggregations: keys must be column names, got "
-                                f"{describe_value(column)}")
+                problems.append(
+                    f"aggregations: keys must be column names, got {describe_value(column)}"
+                )
                 continue
             path = f"aggregations.{column}"
             funcs = [funcs] if isinstance(funcs, str) else funcs
             if not isinstance(funcs, (list, tuple)) or not funcs:
-                problems.append(f"{path}: expected an aggregation name or a non-empty "
-                                f"list of them ({', '.join(AGGREGATIONS)})")
+                problems.append(
+                    f"{path}: expected an aggregation name or a non-empty "
+                    f"list of them ({', '.join(AGGREGATIONS)})"
+                )
                 continue
             for j, func in enumerate(funcs):
                 if not isinstance(func, str):
-                    problems.append(f"{path}[{j}]: expected an aggregation name, got "
-                                    f"{describe_value(func)}")
+                    problems.append(
+                        f"{path}[{j}]: expected an aggregation name, got {describe_value(func)}"
+                    )
                     continue
                 out.append(Aggregation(func, None if column == "*" else column))
         return tuple(out)
     if not isinstance(value, (list, tuple)):
-        problems.append(f"aggregations: expected an object such as {{\"income\": \"mean\"}} "
-                        f"or a list, got {describe_value(value)}")
+        problems.append(
+            f'aggregations: expected an object such as {{"income": "mean"}} '
+            f"or a list, got {describe_value(value)}"
+        )
         return ()
     for i, item in enumerate(value):
         path = f"aggregations[{i}]"
@@ -194,16 +214,21 @@ def _aggregations(value: Any, problems: list[str]) -> tuple[Aggregation, ...]:
             unknown = _unknown_keys(item, ("agg", "column"), path, problems)
             func, column = item.get("agg"), item.get("column")
             if not isinstance(func, str):
-                problems.append(f"{path}.agg: expected an aggregation name "
-                                f"({', '.join(AGGREGATIONS)}), got {describe_value(func)}")
+                problems.append(
+                    f"{path}.agg: expected an aggregation name "
+                    f"({', '.join(AGGREGATIONS)}), got {describe_value(func)}"
+                )
             elif column is not None and not isinstance(column, str):
-                problems.append(f"{path}.column: expected a column name, got "
-                                f"{describe_value(column)}")
+                problems.append(
+                    f"{path}.column: expected a column name, got {describe_value(column)}"
+                )
             elif not unknown:
                 out.append(Aggregation(func, column))
         else:
-            problems.append(f"{path}: expected \"count\" or {{\"agg\": ..., \"column\": ...}}, "
-                            f"got {describe_value(item)}")
+            problems.append(
+                f'{path}: expected "count" or {{"agg": ..., "column": ...}}, '
+                f"got {describe_value(item)}"
+            )
     return tuple(out)
 
 
@@ -212,8 +237,9 @@ def _order_by(value: Any, problems: list[str]) -> tuple[OrderKey, ...]:
         return ()
     items = [value] if isinstance(value, (str, Mapping, OrderKey)) else value
     if not isinstance(items, (list, tuple)):
-        problems.append(f"order_by: expected a column name, an object or a list, got "
-                        f"{describe_value(value)}")
+        problems.append(
+            f"order_by: expected a column name, an object or a list, got {describe_value(value)}"
+        )
         return ()
     out = []
     for i, item in enumerate(items):
@@ -227,16 +253,20 @@ def _order_by(value: Any, problems: list[str]) -> tuple[OrderKey, ...]:
                 continue
             column, direction = item.get("column"), item.get("direction", "asc")
             if not isinstance(column, str):
-                problems.append(f"{path}.column: expected a column name, got "
-                                f"{describe_value(column)}")
+                problems.append(
+                    f"{path}.column: expected a column name, got {describe_value(column)}"
+                )
             elif not isinstance(direction, str) or direction not in ("asc", "desc"):
-                problems.append(f"{path}.direction: expected \"asc\" or \"desc\", got "
-                                f"{describe_value(direction)}")
+                problems.append(
+                    f'{path}.direction: expected "asc" or "desc", got {describe_value(direction)}'
+                )
             else:
                 out.append(OrderKey(column, direction == "desc"))
         else:
-            problems.append(f"{path}: expected a column name or {{\"column\": ..., "
-                            f"\"direction\": \"asc\"|\"desc\"}}, got {describe_value(item)}")
+            problems.append(
+                f'{path}: expected a column name or {{"column": ..., '
+                f'"direction": "asc"|"desc"}}, got {describe_value(item)}'
+            )
     return tuple(out)
 
 
@@ -303,19 +333,24 @@ class DFQuery:
     def __post_init__(self) -> None:
         problems: list[str] = []
         if not isinstance(self.operation, str) or self.operation not in OPERATIONS:
-            problems.append(f"operation: expected one of {', '.join(OPERATIONS)}, got "
-                            f"{describe_value(self.operation)}")
+            problems.append(
+                f"operation: expected one of {', '.join(OPERATIONS)}, got "
+                f"{describe_value(self.operation)}"
+            )
         set_ = object.__setattr__
         set_(self, "columns", _names(self.columns, "columns", problems))
         set_(self, "group_by", _names(self.group_by, "group_by", problems))
         set_(self, "aggregations", _aggregations(self.aggregations, problems))
         set_(self, "order_by", _order_by(self.order_by, problems))
         if self.filters is not None and not isinstance(self.filters, Mapping):
-            problems.append(f"filters: expected an object such as {{\"age\": {{\"$gt\": 30}}}}, "
-                            f"got {describe_value(self.filters)}")
+            problems.append(
+                f'filters: expected an object such as {{"age": {{"$gt": 30}}}}, '
+                f"got {describe_value(self.filters)}"
+            )
         limit = self.limit
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
-                                  or limit < 1):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
             problems.append(f"limit: expected a positive integer, got {describe_value(limit)}")
         if problems:
             raise QueryError(problems)
@@ -342,10 +377,14 @@ class DFQuery:
         if isinstance(data, DFQuery):
             return data
         if not isinstance(data, Mapping):
-            raise QueryError(f"a query must be an object with an \"operation\", got "
-                             f"{describe_value(data)}")
-        problems = [f"unknown key {describe_value(k)}; allowed: {', '.join(_QUERY_KEYS)}"
-                    for k in data if not (isinstance(k, str) and k in _QUERY_KEYS)]
+            raise QueryError(
+                f'a query must be an object with an "operation", got {describe_value(data)}'
+            )
+        problems = [
+            f"unknown key {describe_value(k)}; allowed: {', '.join(_QUERY_KEYS)}"
+            for k in data
+            if not (isinstance(k, str) and k in _QUERY_KEYS)
+        ]
         given = {k for k in data if isinstance(k, str)}
         kwargs = {k: data[k] for k in _QUERY_KEYS if k in given}
         if "operation" not in given:

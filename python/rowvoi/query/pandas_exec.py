@@ -123,16 +123,16 @@ def filter_mask(node: FilterNode | None, frame: pd.DataFrame) -> np.ndarray:
 # ------------------------------------------------------------------ ordering
 def _rank(values: Any, descending: bool = False) -> np.ndarray:
     """Integer sort codes: equal values equal codes, missing values last."""
-    codes, uniques = pd.factorize(pd.Series(values, copy=False), sort=True,
-                                  use_na_sentinel=True)
+    codes, uniques = pd.factorize(pd.Series(values, copy=False), sort=True, use_na_sentinel=True)
     k = len(uniques)
     if descending:
         return np.where(codes >= 0, k - 1 - codes, k)
     return np.where(codes >= 0, codes, k)
 
 
-def _order(columns: list[Any], order_by: tuple[tuple[int, bool], ...],
-           tiebreak: np.ndarray) -> np.ndarray:
+def _order(
+    columns: list[Any], order_by: tuple[tuple[int, bool], ...], tiebreak: np.ndarray
+) -> np.ndarray:
     """Positions sorted by the order_by columns, then by ``tiebreak``."""
     if not order_by:
         return np.argsort(tiebreak, kind="stable")
@@ -152,7 +152,7 @@ def _group_ids(frame: pd.DataFrame, keys: tuple[str, ...]) -> tuple[np.ndarray, 
         codes.append(np.where(c >= 0, c, len(u)).astype(np.int64))
         uniques.append(u)
     sizes = [len(u) + 1 for u in uniques]
-    if float(np.prod(sizes, dtype=float)) < 2 ** 62:
+    if float(np.prod(sizes, dtype=float)) < 2**62:
         combined = np.zeros(n, dtype=np.int64)
         for c, size in zip(codes, sizes):
             combined = combined * size + c
@@ -192,9 +192,8 @@ def _aggregate(func: str, s: pd.Series | None, gid: np.ndarray, n_groups: int) -
 def _int_sums(values: np.ndarray, g: np.ndarray, n_groups: int) -> list[int]:
     """Exact integer sums per group, in Python ints when int64 could overflow."""
     big = max(abs(int(values.max())), abs(int(values.min()))) if len(values) else 0
-    if big * len(values) < 2 ** 63:
-        return pd.Series(values).groupby(g).sum().reindex(range(n_groups),
-                                                          fill_value=0).tolist()
+    if big * len(values) < 2**63:
+        return pd.Series(values).groupby(g).sum().reindex(range(n_groups), fill_value=0).tolist()
     sums = [0] * n_groups
     for gi, v in zip(g.tolist(), values.tolist()):
         sums[gi] += v
@@ -215,8 +214,7 @@ def _run_filter(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tu
 
 def _run_select(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tuple]:
     sub = frame.iloc[idx]
-    codes = pd.DataFrame({c: pd.factorize(sub[c], use_na_sentinel=True)[0]
-                          for c in vq.columns})
+    codes = pd.DataFrame({c: pd.factorize(sub[c], use_na_sentinel=True)[0] for c in vq.columns})
     keep = idx[~codes.duplicated(keep="first").to_numpy()]
     cols = [frame[c].iloc[keep].array for c in vq.columns]
     order = _order(cols, vq.order_by, keep)[: vq.limit + 1]
@@ -231,17 +229,25 @@ def _run_aggregate(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list
     for agg in vq.aggregations:
         s = None if agg.column is None else sub[agg.column]
         columns.append(_aggregate(agg.func, s, gid, n_groups))
-    order = _order([np.asarray(c, dtype=object) for c in columns], vq.order_by,
-                   np.arange(n_groups))[: vq.limit + 1]
+    order = _order(
+        [np.asarray(c, dtype=object) for c in columns], vq.order_by, np.arange(n_groups)
+    )[: vq.limit + 1]
     return [tuple(c[i] for c in columns) for i in order]
 
 
-_RUN = {"filter": _run_filter, "select": _run_select, "aggregate": _run_aggregate,
-        "filtered_aggregate": _run_aggregate}
+_RUN = {
+    "filter": _run_filter,
+    "select": _run_select,
+    "aggregate": _run_aggregate,
+    "filtered_aggregate": _run_aggregate,
+}
 
 
-def execute_pandas(df: pd.DataFrame, query: DFQuery | Mapping[str, Any] | ValidQuery,
-                   schema: QuerySchema | None = None) -> QueryResult:
+def execute_pandas(
+    df: pd.DataFrame,
+    query: DFQuery | Mapping[str, Any] | ValidQuery,
+    schema: QuerySchema | None = None,
+) -> QueryResult:
     """Run a query over an in-memory DataFrame.
 
     Parameters

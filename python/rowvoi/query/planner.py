@@ -41,8 +41,9 @@ __all__ = ["PlannedAnswer", "QueryPlanner", "plan_and_run"]
 class QueryPlanner(Protocol):
     """Turns a question about a table into a query object."""
 
-    def plan(self, question: str, schema: QuerySchema,
-             feedback: str | None = None) -> Mapping[str, Any] | str:
+    def plan(
+        self, question: str, schema: QuerySchema, feedback: str | None = None
+    ) -> Mapping[str, Any] | str:
         """Return the query for ``question`` as a JSON-like mapping (or JSON text).
 
         ``schema`` says which columns, operators and aggregations exist
@@ -77,9 +78,15 @@ class PlannedAnswer:
     refusals: tuple[str, ...]
 
 
-def plan_and_run(question: str, source: pd.DataFrame | str | Path, planner: QueryPlanner,
-                 schema: QuerySchema | None = None, *, max_attempts: int = 2,
-                 **run_kwargs: Any) -> PlannedAnswer:
+def plan_and_run(
+    question: str,
+    source: pd.DataFrame | str | Path,
+    planner: QueryPlanner,
+    schema: QuerySchema | None = None,
+    *,
+    max_attempts: int = 2,
+    **run_kwargs: Any,
+) -> PlannedAnswer:
     """Ask ``planner`` for a query, run it, and retry with the refusal as feedback.
 
     Parameters
@@ -107,8 +114,10 @@ def plan_and_run(question: str, source: pd.DataFrame | str | Path, planner: Quer
         If ``planner`` has no ``plan`` method.
     """
     if not isinstance(planner, QueryPlanner):
-        raise TypeError(f"planner must have a plan(question, schema, feedback) method, got "
-                        f"{type(planner).__name__}")
+        raise TypeError(
+            f"planner must have a plan(question, schema, feedback) method, got "
+            f"{type(planner).__name__}"
+        )
     if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
         raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
     if schema is None:

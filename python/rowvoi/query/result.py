@@ -64,16 +64,22 @@ class QueryResult:
             For any other result (use ``records``).
         """
         if not self.scalar or len(self.columns) != 1:
-            raise ValueError("value is defined for an ungrouped query with one aggregation; "
-                             "read records instead")
+            raise ValueError(
+                "value is defined for an ungrouped query with one aggregation; "
+                "read records instead"
+            )
         return self.records[0][self.columns[0]]
 
     def to_dict(self) -> dict[str, Any]:
         """The result as a JSON-ready object (``value`` added for scalars)."""
         out: dict[str, Any] = {
-            "columns": list(self.columns), "records": self.records, "limit": self.limit,
-            "requested_limit": self.requested_limit, "clamped": self.clamped,
-            "truncated": self.truncated, "engine": self.engine,
+            "columns": list(self.columns),
+            "records": self.records,
+            "limit": self.limit,
+            "requested_limit": self.requested_limit,
+            "clamped": self.clamped,
+            "truncated": self.truncated,
+            "engine": self.engine,
         }
         if self.scalar and len(self.columns) == 1:
             out["value"] = self.value
@@ -95,6 +101,13 @@ def build_result(vq: ValidQuery, rows: Iterable[Sequence[Any]], engine: str) -> 
             truncated = True
             break
         records.append({name: json_value(v, kind) for (name, kind), v in zip(kinds, row)})
-    return QueryResult(columns=tuple(n for n, _ in kinds), records=records, limit=vq.limit,
-                       requested_limit=vq.requested_limit, clamped=vq.clamped,
-                       truncated=truncated, engine=engine, scalar=vq.is_scalar)
+    return QueryResult(
+        columns=tuple(n for n, _ in kinds),
+        records=records,
+        limit=vq.limit,
+        requested_limit=vq.requested_limit,
+        clamped=vq.clamped,
+        truncated=truncated,
+        engine=engine,
+        scalar=vq.is_scalar,
+    )

@@ -50,13 +50,15 @@ def parse_query(query: DFQuery | Mapping[str, Any] | str) -> DFQuery | Mapping[s
         try:
             return json.loads(query)
         except json.JSONDecodeError as exc:
-            raise QueryError(f"the query is not valid JSON: {exc.msg} at line {exc.lineno} "
-                             f"column {exc.colno}") from None
+            raise QueryError(
+                f"the query is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from None
         except (ValueError, RecursionError) as exc:  # bad bytes; absurd nesting
             detail = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
             raise QueryError(f"the query is not valid JSON: {detail}") from None
-    raise QueryError(f"a query must be an object (mapping or JSON text), got "
-                     f"{type(query).__name__}")
+    raise QueryError(
+        f"a query must be an object (mapping or JSON text), got {type(query).__name__}"
+    )
 
 
 def infer_schema(source: pd.DataFrame | str | Path, **kwargs: Any) -> QuerySchema:
@@ -78,10 +80,14 @@ def infer_schema(source: pd.DataFrame | str | Path, **kwargs: Any) -> QuerySchem
     raise TypeError(f"cannot infer a schema from {type(source).__name__}; pass schema=")
 
 
-def run_query(source: pd.DataFrame | str | Path | sqlite3.Connection,
-              query: DFQuery | Mapping[str, Any] | str,
-              schema: QuerySchema | None = None, *, engine: str | None = None,
-              table: str | None = None) -> QueryResult:
+def run_query(
+    source: pd.DataFrame | str | Path | sqlite3.Connection,
+    query: DFQuery | Mapping[str, Any] | str,
+    schema: QuerySchema | None = None,
+    *,
+    engine: str | None = None,
+    table: str | None = None,
+) -> QueryResult:
     """Validate a query and run it: the safe way in for model output.
 
     ``query`` is data only (a :class:`DFQuery`, a JSON-like mapping or JSON
@@ -131,8 +137,12 @@ def run_query(source: pd.DataFrame | str | Path | sqlite3.Connection,
         return execute_sqlite(source, query, schema, table=table)
     if isinstance(source, (str, Path)):
         if engine not in (None, "duckdb"):
-            raise ValueError(f"a file runs on engine 'duckdb', not {engine!r}; load it into "
-                             "a DataFrame for pandas")
+            raise ValueError(
+                f"a file runs on engine 'duckdb', not {engine!r}; load it into "
+                "a DataFrame for pandas"
+            )
         return execute_duckdb(source, query, schema)
-    raise TypeError(f"source must be a DataFrame, a file path or a sqlite3.Connection, got "
-                    f"{type(source).__name__}")
+    raise TypeError(
+        f"source must be a DataFrame, a file path or a sqlite3.Connection, got "
+        f"{type(source).__name__}"
+    )

@@ -35,8 +35,14 @@ from rowvoi.query.model import (
     describe_value,
 )
 
-__all__ = ["DEFAULT_AGGREGATIONS", "DEFAULT_OPERATORS", "RESERVED_PREFIX", "ColumnSpec",
-           "QuerySchema", "fold_category"]
+__all__ = [
+    "DEFAULT_AGGREGATIONS",
+    "DEFAULT_OPERATORS",
+    "RESERVED_PREFIX",
+    "ColumnSpec",
+    "QuerySchema",
+    "fold_category",
+]
 
 _ORDERED = ("$eq", "$ne", "$in", "$nin", "$lt", "$lte", "$gt", "$gte", "$exists")
 #: Filter operators allowed per column type unless a column says otherwise.
@@ -116,8 +122,9 @@ class ColumnSpec:
     aggregations: tuple[str, ...] | None = None
     values: tuple[str, ...] | None = None
     aliases: tuple[tuple[str, str], ...] = ()
-    _folded: Mapping[str, tuple[str, ...]] = field(default_factory=dict, init=False,
-                                                   repr=False, compare=False)
+    _folded: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         problems: list[str] = []
@@ -127,15 +134,27 @@ class ColumnSpec:
         elif self.name.startswith(RESERVED_PREFIX):
             problems.append(f"{where}: names starting with {RESERVED_PREFIX!r} are reserved")
         if self.type not in COLUMN_TYPES:
-            problems.append(f"{where}: type must be one of {', '.join(COLUMN_TYPES)}, got "
-                            f"{describe_value(self.type)}")
+            problems.append(
+                f"{where}: type must be one of {', '.join(COLUMN_TYPES)}, got "
+                f"{describe_value(self.type)}"
+            )
             raise QueryError(problems)
         set_ = object.__setattr__
         set_(self, "integer", bool(self.integer) and self.type == "numeric")
-        set_(self, "operators", self._allowed("operators", self.operators, _COLUMN_OPERATORS,
-                                              DEFAULT_OPERATORS, problems))
-        set_(self, "aggregations", self._allowed("aggregations", self.aggregations,
-                                                 AGGREGATIONS, DEFAULT_AGGREGATIONS, problems))
+        set_(
+            self,
+            "operators",
+            self._allowed(
+                "operators", self.operators, _COLUMN_OPERATORS, DEFAULT_OPERATORS, problems
+            ),
+        )
+        set_(
+            self,
+            "aggregations",
+            self._allowed(
+                "aggregations", self.aggregations, AGGREGATIONS, DEFAULT_AGGREGATIONS, problems
+            ),
+        )
         aliases = self.aliases
         if isinstance(aliases, Mapping):
             aliases = tuple(aliases.items())
@@ -152,21 +171,29 @@ class ColumnSpec:
             if not isinstance(variant, str) or not isinstance(canonical, str):
                 problems.append(f"{where}: aliases must map strings to strings")
             elif self.values is not None and canonical not in self.values:
-                problems.append(f"{where}: alias {variant!r} points to {canonical!r}, "
-                                "which is not one of its values")
+                problems.append(
+                    f"{where}: alias {variant!r} points to {canonical!r}, "
+                    "which is not one of its values"
+                )
             else:
                 pairs.append((variant, canonical))
         set_(self, "aliases", tuple(sorted(pairs)))
         if problems:
             raise QueryError(problems)
         folded: dict[str, tuple[str, ...]] = {}
-        for v in (self.values or ()):
+        for v in self.values or ():
             key = fold_category(v)
             folded[key] = folded.get(key, ()) + (v,)
         set_(self, "_folded", folded)
 
-    def _allowed(self, what: str, given: Any, universe: Sequence[str],
-                 defaults: Mapping[str, tuple[str, ...]], problems: list[str]) -> tuple[str, ...]:
+    def _allowed(
+        self,
+        what: str,
+        given: Any,
+        universe: Sequence[str],
+        defaults: Mapping[str, tuple[str, ...]],
+        problems: list[str],
+    ) -> tuple[str, ...]:
         if given is None:
             return defaults[self.type]
         if isinstance(given, str) or not isinstance(given, Iterable):
@@ -175,9 +202,11 @@ class ColumnSpec:
         given = tuple(given)
         bad = [g for g in given if g not in universe]
         if bad:
-            problems.append(f"schema column {self.name!r}: unknown {what} "
-                            f"{', '.join(map(describe_value, bad))}; allowed: "
-                            f"{', '.join(universe)}")
+            problems.append(
+                f"schema column {self.name!r}: unknown {what} "
+                f"{', '.join(map(describe_value, bad))}; allowed: "
+                f"{', '.join(universe)}"
+            )
         return tuple(g for g in universe if g in given)
 
     def normalize(self, value: str) -> str:
@@ -210,8 +239,9 @@ class ColumnSpec:
             return found[0]
         if found:
             raise ValueError(f"{value!r} could mean {_listing(found)}; give one exactly")
-        raise ValueError(f"{value!r} is not a value of {self.name}; allowed: "
-                         f"{_listing(self.values)}")
+        raise ValueError(
+            f"{value!r} is not a value of {self.name}; allowed: {_listing(self.values)}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The spec as JSON (defaults left out)."""
@@ -237,14 +267,19 @@ def _spec(name: Any, value: Any) -> ColumnSpec:
     if isinstance(value, Mapping):
         unknown = [k for k in value if k not in _SPEC_KEYS]
         if unknown:
-            raise QueryError(f"schema column {describe_value(name)}: unknown key "
-                             f"{describe_value(unknown[0])}; allowed: {', '.join(_SPEC_KEYS)}")
+            raise QueryError(
+                f"schema column {describe_value(name)}: unknown key "
+                f"{describe_value(unknown[0])}; allowed: {', '.join(_SPEC_KEYS)}"
+            )
         if "type" not in value:
-            raise QueryError(f"schema column {describe_value(name)}: missing \"type\" "
-                             f"({', '.join(COLUMN_TYPES)})")
+            raise QueryError(
+                f'schema column {describe_value(name)}: missing "type" ({", ".join(COLUMN_TYPES)})'
+            )
         return ColumnSpec(name, **dict(value))
-    raise QueryError(f"schema column {describe_value(name)}: expected a type name or an "
-                     f"object with a \"type\", got {describe_value(value)}")
+    raise QueryError(
+        f"schema column {describe_value(name)}: expected a type name or an "
+        f'object with a "type", got {describe_value(value)}'
+    )
 
 
 class QuerySchema:
@@ -277,8 +312,12 @@ class QuerySchema:
     (('age', 'name'), 50, True)
     """
 
-    def __init__(self, columns: Mapping[str, Any] | Sequence[ColumnSpec], *,
-                 max_limit: int = MAX_QUERY_LIMIT):
+    def __init__(
+        self,
+        columns: Mapping[str, Any] | Sequence[ColumnSpec],
+        *,
+        max_limit: int = MAX_QUERY_LIMIT,
+    ):
         problems: list[str] = []
         specs: list[ColumnSpec] = []
         if isinstance(columns, Mapping):
@@ -286,12 +325,15 @@ class QuerySchema:
         elif isinstance(columns, (list, tuple)):
             items = [(getattr(c, "name", None), c) for c in columns]
         else:
-            raise QueryError(f"schema columns: expected an object or a list of ColumnSpec, "
-                             f"got {describe_value(columns)}")
+            raise QueryError(
+                f"schema columns: expected an object or a list of ColumnSpec, "
+                f"got {describe_value(columns)}"
+            )
         for name, value in items:
             if isinstance(columns, (list, tuple)) and not isinstance(value, ColumnSpec):
-                problems.append(f"schema columns: expected ColumnSpec items, got "
-                                f"{describe_value(value)}")
+                problems.append(
+                    f"schema columns: expected ColumnSpec items, got {describe_value(value)}"
+                )
                 continue
             try:
                 specs.append(_spec(name, value))
@@ -302,8 +344,9 @@ class QuerySchema:
         if dupes:
             problems.append(f"schema columns: {', '.join(map(repr, dupes))} declared twice")
         if isinstance(max_limit, bool) or not isinstance(max_limit, int) or max_limit < 1:
-            problems.append(f"max_limit: expected a positive integer, got "
-                            f"{describe_value(max_limit)}")
+            problems.append(
+                f"max_limit: expected a positive integer, got {describe_value(max_limit)}"
+            )
         if problems:
             raise QueryError(problems)
         self._specs = tuple(specs)
@@ -333,15 +376,19 @@ class QuerySchema:
         try:
             return self._by_name[name]
         except (KeyError, TypeError):
-            raise KeyError(f"{name!r} is not a column of the schema; columns: "
-                           f"{', '.join(self.names)}") from None
+            raise KeyError(
+                f"{name!r} is not a column of the schema; columns: {', '.join(self.names)}"
+            ) from None
 
     def __len__(self) -> int:
         return len(self._specs)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, QuerySchema) and self._specs == other._specs
-                and self._max_limit == other._max_limit)
+        return (
+            isinstance(other, QuerySchema)
+            and self._specs == other._specs
+            and self._max_limit == other._max_limit
+        )
 
     def __hash__(self) -> int:
         return hash((self._specs, self._max_limit))
@@ -365,8 +412,10 @@ class QuerySchema:
         names = list(names)
         unknown = [n for n in names if n not in self]
         if unknown:
-            raise QueryError(f"restrict: {', '.join(map(describe_value, unknown))} not in the "
-                             f"schema; columns: {', '.join(self.names)}")
+            raise QueryError(
+                f"restrict: {', '.join(map(describe_value, unknown))} not in the "
+                f"schema; columns: {', '.join(self.names)}"
+            )
         return QuerySchema([self._by_name[n] for n in names], max_limit=self._max_limit)
 
     def with_column(self, name: str, **changes: Any) -> QuerySchema:
@@ -404,8 +453,10 @@ class QuerySchema:
         Give it to a planner (it says what a query may use) or save it,
         edit it and load it back with :meth:`from_dict`.
         """
-        return {"max_limit": self._max_limit,
-                "columns": {s.name: s.to_dict() for s in self._specs}}
+        return {
+            "max_limit": self._max_limit,
+            "columns": {s.name: s.to_dict() for s in self._specs},
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> QuerySchema:
@@ -420,19 +471,27 @@ class QuerySchema:
         ('age',)
         """
         if not isinstance(data, Mapping) or "columns" not in data:
-            raise QueryError("a schema must be an object with \"columns\" (and optionally "
-                             "\"max_limit\")")
+            raise QueryError(
+                'a schema must be an object with "columns" (and optionally "max_limit")'
+            )
         unknown = [k for k in data if k not in ("columns", "max_limit")]
         if unknown:
-            raise QueryError(f"schema: unknown key {describe_value(unknown[0])}; allowed: "
-                             "columns, max_limit")
+            raise QueryError(
+                f"schema: unknown key {describe_value(unknown[0])}; allowed: columns, max_limit"
+            )
         return cls(data["columns"], max_limit=data.get("max_limit", MAX_QUERY_LIMIT))
 
     # ------------------------------------------------------------ inference
     @classmethod
-    def from_frame(cls, df: pd.DataFrame, *, columns: Iterable[str] | None = None,
-                   types: Mapping[str, str] | None = None, max_categories: int = 50,
-                   max_limit: int = MAX_QUERY_LIMIT) -> QuerySchema:
+    def from_frame(
+        cls,
+        df: pd.DataFrame,
+        *,
+        columns: Iterable[str] | None = None,
+        types: Mapping[str, str] | None = None,
+        max_categories: int = 50,
+        max_limit: int = MAX_QUERY_LIMIT,
+    ) -> QuerySchema:
         """Infer a schema from a DataFrame; narrow it before use if you like.
 
         Integer dtypes become ``numeric`` with ``integer=True``, floats
@@ -471,8 +530,11 @@ class QuerySchema:
             raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         types = dict(types or {})
         wanted = list(df.columns) if columns is None else list(columns)
-        problems = [f"from_frame: {describe_value(c)} is not a column of the frame"
-                    for c in wanted if c not in df.columns]
+        problems = [
+            f"from_frame: {describe_value(c)} is not a column of the frame"
+            for c in wanted
+            if c not in df.columns
+        ]
         specs = []
         for name in wanted:
             if name not in df.columns or not isinstance(name, str):
@@ -480,9 +542,11 @@ class QuerySchema:
             spec = _infer_pandas(name, df[name], types.get(name), max_categories)
             if spec is None:
                 if columns is not None:
-                    problems.append(f"from_frame: column {name!r} has dtype "
-                                    f"{df[name].dtype}, which no query type fits; give it "
-                                    "a type in types=")
+                    problems.append(
+                        f"from_frame: column {name!r} has dtype "
+                        f"{df[name].dtype}, which no query type fits; give it "
+                        "a type in types="
+                    )
                 continue
             specs.append(spec)
         if problems:
@@ -490,13 +554,13 @@ class QuerySchema:
         return cls(specs, max_limit=max_limit)
 
 
-def infer_string_spec(name: str, n_present: int, distinct: Sequence[str] | None,
-                      max_categories: int) -> ColumnSpec:
+def infer_string_spec(
+    name: str, n_present: int, distinct: Sequence[str] | None, max_categories: int
+) -> ColumnSpec:
     """Categorical or text for a string column, by the rule of
     :meth:`QuerySchema.from_frame`. ``distinct`` is the sorted distinct
     values, or ``None`` when there are more than ``max_categories``."""
-    if distinct is not None and len(distinct) <= max_categories \
-            and 2 * len(distinct) <= n_present:
+    if distinct is not None and len(distinct) <= max_categories and 2 * len(distinct) <= n_present:
         return ColumnSpec(name, "categorical", values=tuple(distinct))
     return ColumnSpec(name, "text")
 
@@ -516,12 +580,18 @@ def _pandas_kind(s: pd.Series) -> str | None:
     if isinstance(dtype, pd.CategoricalDtype):
         return "string" if all(isinstance(c, str) for c in dtype.categories) else None
     inferred = api.infer_dtype(s, skipna=True)
-    return {"string": "string", "empty": "string", "date": "date", "datetime": "date",
-            "datetime64": "date"}.get(inferred)
+    return {
+        "string": "string",
+        "empty": "string",
+        "date": "date",
+        "datetime": "date",
+        "datetime64": "date",
+    }.get(inferred)
 
 
-def _infer_pandas(name: str, s: pd.Series, forced: str | None,
-                  max_categories: int) -> ColumnSpec | None:
+def _infer_pandas(
+    name: str, s: pd.Series, forced: str | None, max_categories: int
+) -> ColumnSpec | None:
     kind = _pandas_kind(s)
     if forced == "numeric" or (forced is None and kind in ("integer", "float")):
         return ColumnSpec(name, "numeric", integer=kind == "integer")

@@ -97,8 +97,11 @@ DUCKDB = Dialect("duckdb", _duckdb_param)
 SQLITE = Dialect("sqlite", _sqlite_param)
 
 
-def compile_where(node: FilterNode | None, dialect: Dialect | None = None,
-                  column: Callable[[str], str] = quote_ident) -> tuple[str, list[Any]]:
+def compile_where(
+    node: FilterNode | None,
+    dialect: Dialect | None = None,
+    column: Callable[[str], str] = quote_ident,
+) -> tuple[str, list[Any]]:
     """A filter tree as an SQL boolean expression and its parameters.
 
     Parameters
@@ -139,14 +142,14 @@ def _bind(value: Any, dialect: Dialect, params: list[Any]) -> str:
     return placeholder
 
 
-def _where(node: FilterNode, dialect: Dialect, column: Callable[[str], str],
-           params: list[Any]) -> str:
+def _where(
+    node: FilterNode, dialect: Dialect, column: Callable[[str], str], params: list[Any]
+) -> str:
     if isinstance(node, (AllOf, AnyOf)):
         if not node.children:
             return "(1 = 1)"
         joiner = " AND " if isinstance(node, AllOf) else " OR "
-        return "(" + joiner.join(_where(c, dialect, column, params)
-                                 for c in node.children) + ")"
+        return "(" + joiner.join(_where(c, dialect, column, params) for c in node.children) + ")"
     col = column(node.column)
     if isinstance(node, Exists):
         return f"{col} IS NOT NULL" if node.present else f"{col} IS NULL"
@@ -166,8 +169,13 @@ def _where(node: FilterNode, dialect: Dialect, column: Callable[[str], str],
     raise TypeError(f"not a filter node: {type(node).__name__}")
 
 
-_AGG_SQL = {"count": "COUNT({})", "sum": "COALESCE(SUM({}), 0)", "mean": "AVG({})",
-            "min": "MIN({})", "max": "MAX({})"}
+_AGG_SQL = {
+    "count": "COUNT({})",
+    "sum": "COALESCE(SUM({}), 0)",
+    "mean": "AVG({})",
+    "min": "MIN({})",
+    "max": "MAX({})",
+}
 
 
 def _order_term(expr: str, descending: bool) -> str:
@@ -178,9 +186,13 @@ def _out(i: int) -> str:
     return quote_ident(f"__rowvoi_c{i}")
 
 
-def compile_query(vq: ValidQuery, dialect: Dialect, source: str,
-                  source_params: list[Any] | None = None,
-                  row_column: str | None = None) -> tuple[str, list[Any]]:
+def compile_query(
+    vq: ValidQuery,
+    dialect: Dialect,
+    source: str,
+    source_params: list[Any] | None = None,
+    row_column: str | None = None,
+) -> tuple[str, list[Any]]:
     """A validated query as one ``SELECT`` over ``source``.
 
     The statement is an inner query that computes the output columns under
@@ -229,8 +241,10 @@ def compile_query(vq: ValidQuery, dialect: Dialect, source: str,
         else:
             exprs.append(rows)
         tiebreak = [_out(len(exprs) - 1)]
-    inner = ["SELECT " + ", ".join(f"{e} AS {_out(i)}" for i, e in enumerate(exprs)),
-             f"FROM {source} AS rowvoi_src"]
+    inner = [
+        "SELECT " + ", ".join(f"{e} AS {_out(i)}" for i, e in enumerate(exprs)),
+        f"FROM {source} AS rowvoi_src",
+    ]
     if vq.where is not None:
         inner.append(f"WHERE {where}")
         params.extend(where_params)

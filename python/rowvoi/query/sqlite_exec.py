@@ -53,8 +53,9 @@ _TABLE = "__rowvoi_src"
 _ROW = "__rowvoi_row"
 
 
-def compile_filter(filter_doc: Mapping[str, Any] | None, schema: QuerySchema, *, table: str,
-                   id_column: str) -> tuple[str, list[Any]]:
+def compile_filter(
+    filter_doc: Mapping[str, Any] | None, schema: QuerySchema, *, table: str, id_column: str
+) -> tuple[str, list[Any]]:
     """Compile a filter document into SQL selecting the matching ids.
 
     Parameters
@@ -121,9 +122,15 @@ def _column_values(s: pd.Series, column_type: str) -> list[Any]:
     return s.tolist()
 
 
-def load_frame(con: sqlite3.Connection, df: pd.DataFrame, schema: QuerySchema,
-               names: list[str] | tuple[str, ...], *, table: str = _TABLE,
-               row_column: str = _ROW) -> None:
+def load_frame(
+    con: sqlite3.Connection,
+    df: pd.DataFrame,
+    schema: QuerySchema,
+    names: list[str] | tuple[str, ...],
+    *,
+    table: str = _TABLE,
+    row_column: str = _ROW,
+) -> None:
     """Create ``table`` in ``con`` holding the columns ``names`` of ``df``.
 
     Values are stored as :func:`~rowvoi.query.values.sqlite_value` would;
@@ -138,8 +145,7 @@ def load_frame(con: sqlite3.Connection, df: pd.DataFrame, schema: QuerySchema,
     cols = [f"{quote_ident(row_column)} INTEGER PRIMARY KEY"]
     cols += [f"{quote_ident(n)} {_sql_type(frame[n], schema[n].type)}" for n in names]
     con.execute(f"CREATE TABLE {quote_ident(table)} ({', '.join(cols)})")
-    data = [list(range(len(frame)))] + [_column_values(frame[n], schema[n].type)
-                                        for n in names]
+    data = [list(range(len(frame)))] + [_column_values(frame[n], schema[n].type) for n in names]
     marks = ", ".join("?" * len(data))
     con.executemany(f"INSERT INTO {quote_ident(table)} VALUES ({marks})", zip(*data))
 
@@ -152,14 +158,20 @@ def _check_columns(con: sqlite3.Connection, table: str, names: tuple[str, ...]) 
     have = {d[0] for d in cur.description}
     missing = [n for n in names if n not in have]
     if missing:
-        raise QueryError(f"table {table!r} has no column {', '.join(map(repr, missing))} that "
-                         f"the schema declares; its columns: {', '.join(sorted(have))}")
+        raise QueryError(
+            f"table {table!r} has no column {', '.join(map(repr, missing))} that "
+            f"the schema declares; its columns: {', '.join(sorted(have))}"
+        )
 
 
-def execute_sqlite(source: pd.DataFrame | sqlite3.Connection,
-                   query: DFQuery | Mapping[str, Any] | ValidQuery,
-                   schema: QuerySchema | None = None, *, table: str | None = None,
-                   row_column: str = "rowid") -> QueryResult:
+def execute_sqlite(
+    source: pd.DataFrame | sqlite3.Connection,
+    query: DFQuery | Mapping[str, Any] | ValidQuery,
+    schema: QuerySchema | None = None,
+    *,
+    table: str | None = None,
+    row_column: str = "rowid",
+) -> QueryResult:
     """Run a query with SQLite.
 
     Parameters
@@ -205,8 +217,9 @@ def execute_sqlite(source: pd.DataFrame | sqlite3.Connection,
         finally:
             con.close()
     if not isinstance(source, sqlite3.Connection):
-        raise TypeError(f"source must be a DataFrame or a sqlite3.Connection, got "
-                        f"{type(source).__name__}")
+        raise TypeError(
+            f"source must be a DataFrame or a sqlite3.Connection, got {type(source).__name__}"
+        )
     if schema is None or table is None:
         raise TypeError("a SQLite connection needs schema= and table=")
     vq = query if isinstance(query, ValidQuery) else validate_query(query, schema)
@@ -220,8 +233,6 @@ def _run(con: sqlite3.Connection, vq: ValidQuery, table: str, row_column: str) -
         rows = con.execute(sql, params).fetchall()
     except sqlite3.OperationalError as exc:
         if "integer overflow" in str(exc):
-            raise OverflowError("an integer sum exceeds 64 bits; SQLite cannot hold it") \
-                from None
+            raise OverflowError("an integer sum exceeds 64 bits; SQLite cannot hold it") from None
         raise
     return build_result(vq, rows, "sqlite")
-

@@ -45,10 +45,22 @@ from rowvoi.query.model import (
 from rowvoi.query.schema import _COLUMN_OPERATORS, ColumnSpec, QuerySchema
 from rowvoi.query.values import format_date, parse_date
 
-__all__ = ["AllOf", "AnyOf", "Compare", "Contains", "Exists", "FilterNode", "Member",
-           "Output", "ValidQuery", "filter_columns", "parse_filter", "validate_query"]
+__all__ = [
+    "AllOf",
+    "AnyOf",
+    "Compare",
+    "Contains",
+    "Exists",
+    "FilterNode",
+    "Member",
+    "Output",
+    "ValidQuery",
+    "filter_columns",
+    "parse_filter",
+    "validate_query",
+]
 
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def _doc_value(value: Any) -> Any:
@@ -81,8 +93,9 @@ class Member:
 
     def to_doc(self) -> dict[str, Any]:
         """This condition as a filter document."""
-        return {self.column: {"$nin" if self.negate else "$in":
-                              [_doc_value(v) for v in self.values]}}
+        return {
+            self.column: {"$nin" if self.negate else "$in": [_doc_value(v) for v in self.values]}
+        }
 
 
 @dataclass(frozen=True)
@@ -239,16 +252,19 @@ class _FilterParser:
         self.bound += max(n, 1)
         if self.bound > MAX_FILTER_VALUES:
             if not self.overflow:
-                self.problems.append(f"filters: more than {MAX_FILTER_VALUES} conditions and "
-                                     "values in one filter; split the query")
+                self.problems.append(
+                    f"filters: more than {MAX_FILTER_VALUES} conditions and "
+                    "values in one filter; split the query"
+                )
                 self.overflow = True
             return False
         return True
 
     def document(self, doc: Any, path: str, depth: int) -> FilterNode | None:
         if not isinstance(doc, Mapping):
-            self.problems.append(f"{path}: expected an object of conditions, got "
-                                 f"{describe_value(doc)}")
+            self.problems.append(
+                f"{path}: expected an object of conditions, got {describe_value(doc)}"
+            )
             return None
         parts: list[FilterNode] = []
         ok = True
@@ -257,8 +273,9 @@ class _FilterParser:
                 return None
             kpath = f"{path}.{key}" if isinstance(key, str) else path
             if not isinstance(key, str):
-                self.problems.append(f"{path}: keys must be column names or $and/$or, got "
-                                     f"{describe_value(key)}")
+                self.problems.append(
+                    f"{path}: keys must be column names or $and/$or, got {describe_value(key)}"
+                )
                 ok = False
             elif key in ("$and", "$or"):
                 node = self._logical(key, value, kpath, depth + 1)
@@ -266,12 +283,15 @@ class _FilterParser:
                 if node is not None:
                     parts.append(node)
             elif key.startswith("$"):
-                self.problems.append(f"{kpath}: unknown operator here; a filter level holds "
-                                     "column names, $and or $or")
+                self.problems.append(
+                    f"{kpath}: unknown operator here; a filter level holds "
+                    "column names, $and or $or"
+                )
                 ok = False
             elif key not in self.schema:
-                self.problems.append(f"{kpath}: unknown column; allowed: "
-                                     f"{', '.join(self.schema.names)}")
+                self.problems.append(
+                    f"{kpath}: unknown column; allowed: {', '.join(self.schema.names)}"
+                )
                 ok = False
             else:
                 got = self._field(self.schema[key], value, kpath)
@@ -283,12 +303,14 @@ class _FilterParser:
 
     def _logical(self, op: str, value: Any, path: str, depth: int) -> FilterNode | None:
         if depth > MAX_FILTER_DEPTH:
-            self.problems.append(f"{path}: $and/$or nested more than {MAX_FILTER_DEPTH} "
-                                 "deep; flatten the filter")
+            self.problems.append(
+                f"{path}: $and/$or nested more than {MAX_FILTER_DEPTH} deep; flatten the filter"
+            )
             return None
         if not isinstance(value, (list, tuple)) or not value:
-            self.problems.append(f"{path}: expected a non-empty list of conditions, got "
-                                 f"{describe_value(value)}")
+            self.problems.append(
+                f"{path}: expected a non-empty list of conditions, got {describe_value(value)}"
+            )
             return None
         children = []
         for i, item in enumerate(value):
@@ -303,8 +325,10 @@ class _FilterParser:
     def _field(self, spec: ColumnSpec, value: Any, path: str) -> list[FilterNode] | None:
         if isinstance(value, Mapping):
             if not value or not all(isinstance(k, str) and k.startswith("$") for k in value):
-                self.problems.append(f"{path}: a condition is a value or an object of "
-                                     f"operators ({', '.join(spec.operators or ())})")
+                self.problems.append(
+                    f"{path}: a condition is a value or an object of "
+                    f"operators ({', '.join(spec.operators or ())})"
+                )
                 return None
             nodes = [self._operator(spec, op, arg, f"{path}.{op}") for op, arg in value.items()]
             return None if any(n is None for n in nodes) else nodes  # type: ignore[return-value]
@@ -317,23 +341,26 @@ class _FilterParser:
             self.problems.append(f"{path}: unknown operator; allowed on {spec.name}: {allowed}")
             return None
         if op not in (spec.operators or ()):
-            self.problems.append(f"{path}: {op} is not allowed on {spec.type} column "
-                                 f"{spec.name}; allowed: {allowed}")
+            self.problems.append(
+                f"{path}: {op} is not allowed on {spec.type} column "
+                f"{spec.name}; allowed: {allowed}"
+            )
             return None
         if op == "$exists":
             if not isinstance(arg, bool):
-                self.problems.append(f"{path}: expected true or false, got "
-                                     f"{describe_value(arg)}")
+                self.problems.append(f"{path}: expected true or false, got {describe_value(arg)}")
                 return None
             return Exists(spec.name, arg) if self._count(0) else None
         if op in ("$in", "$nin"):
             if not isinstance(arg, (list, tuple)):
-                self.problems.append(f"{path}: expected a list of values, got "
-                                     f"{describe_value(arg)}")
+                self.problems.append(
+                    f"{path}: expected a list of values, got {describe_value(arg)}"
+                )
                 return None
             if len(arg) > MAX_IN_VALUES:
-                self.problems.append(f"{path}: {len(arg)} values; at most {MAX_IN_VALUES} "
-                                     "are allowed in one list")
+                self.problems.append(
+                    f"{path}: {len(arg)} values; at most {MAX_IN_VALUES} are allowed in one list"
+                )
                 return None
             values = [self._value(spec, v, f"{path}[{i}]") for i, v in enumerate(arg)]
             if any(v is _BAD for v in values) or not self._count(len(values)):
@@ -352,8 +379,9 @@ class _FilterParser:
     def _value(self, spec: ColumnSpec, value: Any, path: str) -> Any:
         where = f"{path}: {spec.name} is {spec.type}"
         if value is None:
-            self.problems.append(f"{path}: null is not a value; use {{\"$exists\": false}} "
-                                 "to match missing values")
+            self.problems.append(
+                f'{path}: null is not a value; use {{"$exists": false}} to match missing values'
+            )
             return _BAD
         if spec.type == "numeric":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -421,12 +449,15 @@ def _parse_filter(doc: Any, schema: QuerySchema, problems: list[str]) -> FilterN
     return _FilterParser(schema, problems).document(doc, "filters", 0)
 
 
-def _check_names(names: tuple[str, ...], what: str, schema: QuerySchema,
-                 problems: list[str]) -> None:
+def _check_names(
+    names: tuple[str, ...], what: str, schema: QuerySchema, problems: list[str]
+) -> None:
     for i, name in enumerate(names):
         if name not in schema:
-            problems.append(f"{what}[{i}]: unknown column {describe_value(name)}; allowed: "
-                            f"{', '.join(schema.names)}")
+            problems.append(
+                f"{what}[{i}]: unknown column {describe_value(name)}; allowed: "
+                f"{', '.join(schema.names)}"
+            )
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         problems.append(f"{what}: {', '.join(map(repr, dupes))} given twice")
@@ -437,19 +468,23 @@ def _check_operation(q: DFQuery, problems: list[str]) -> None:
     has_filter = bool(q.filters)
     if op in ("select", "filter"):
         if q.aggregations or q.group_by:
-            problems.append(f"operation {op!r} takes no aggregations or group_by; use "
-                            "'aggregate' or 'filtered_aggregate'")
+            problems.append(
+                f"operation {op!r} takes no aggregations or group_by; use "
+                "'aggregate' or 'filtered_aggregate'"
+            )
         if op == "select" and not q.columns:
             problems.append("columns: 'select' needs at least one column")
         if op == "filter" and not has_filter:
             problems.append("filters: 'filter' needs filters; use 'select' for all rows")
     else:
         if not q.aggregations:
-            problems.append(f"aggregations: {op!r} needs at least one aggregation "
-                            f"({', '.join(AGGREGATIONS)})")
+            problems.append(
+                f"aggregations: {op!r} needs at least one aggregation ({', '.join(AGGREGATIONS)})"
+            )
         if q.columns:
-            problems.append(f"columns: {op!r} takes no columns; its output is group_by and "
-                            "the aggregations")
+            problems.append(
+                f"columns: {op!r} takes no columns; its output is group_by and the aggregations"
+            )
         if op == "aggregate" and has_filter:
             problems.append("filters: 'aggregate' takes no filters; use 'filtered_aggregate'")
         if op == "filtered_aggregate" and not has_filter:
@@ -461,28 +496,36 @@ def _check_aggregations(q: DFQuery, schema: QuerySchema, problems: list[str]) ->
     for i, agg in enumerate(q.aggregations):
         path = f"aggregations[{i}]"
         if agg.func not in AGGREGATIONS:
-            problems.append(f"{path}: unknown aggregation {describe_value(agg.func)}; "
-                            f"allowed: {', '.join(AGGREGATIONS)}")
+            problems.append(
+                f"{path}: unknown aggregation {describe_value(agg.func)}; "
+                f"allowed: {', '.join(AGGREGATIONS)}"
+            )
             ok = False
         elif agg.column is None:
             if agg.func != "count":
                 problems.append(f"{path}: {agg.func} needs a column; only count counts rows")
                 ok = False
         elif agg.column not in schema:
-            problems.append(f"{path}: unknown column {describe_value(agg.column)}; allowed: "
-                            f"{', '.join(schema.names)}")
+            problems.append(
+                f"{path}: unknown column {describe_value(agg.column)}; allowed: "
+                f"{', '.join(schema.names)}"
+            )
             ok = False
         elif agg.func not in (schema[agg.column].aggregations or ()):
             spec = schema[agg.column]
-            problems.append(f"{path}: {agg.func} is not allowed on {spec.type} column "
-                            f"{spec.name}; allowed: {', '.join(spec.aggregations or ())}")
+            problems.append(
+                f"{path}: {agg.func} is not allowed on {spec.type} column "
+                f"{spec.name}; allowed: {', '.join(spec.aggregations or ())}"
+            )
             ok = False
     names = [a.name for a in q.aggregations] + list(q.group_by)
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        problems.append(f"aggregations: output name(s) {', '.join(map(repr, dupes))} occur "
-                        "twice (aggregations are named <agg>_<column>; group_by columns "
-                        "keep their names)")
+        problems.append(
+            f"aggregations: output name(s) {', '.join(map(repr, dupes))} occur "
+            "twice (aggregations are named <agg>_<column>; group_by columns "
+            "keep their names)"
+        )
         ok = False
     return ok
 
@@ -546,8 +589,10 @@ def validate_query(query: DFQuery | Mapping[str, Any], schema: QuerySchema) -> V
     order: list[tuple[int, bool]] = []
     for i, key in enumerate(q.order_by):
         if key.column not in names:
-            problems.append(f"order_by[{i}]: {describe_value(key.column)} is not an output "
-                            f"column; allowed: {', '.join(names) or '(none)'}")
+            problems.append(
+                f"order_by[{i}]: {describe_value(key.column)} is not an output "
+                f"column; allowed: {', '.join(names) or '(none)'}"
+            )
         elif any(names[j] == key.column for j, _ in order):
             problems.append(f"order_by[{i}]: {key.column!r} is given twice")
         else:
@@ -557,12 +602,25 @@ def validate_query(query: DFQuery | Mapping[str, Any], schema: QuerySchema) -> V
 
     requested = q.limit
     limit = schema.max_limit if requested is None else min(requested, schema.max_limit)
-    normalised = DFQuery(q.operation, columns=columns,
-                         filters=None if where is None else where.to_doc(),
-                         aggregations=q.aggregations, group_by=q.group_by,
-                         order_by=q.order_by, limit=limit)
-    return ValidQuery(query=normalised, operation=q.operation, columns=tuple(columns),
-                      where=where, aggregations=q.aggregations, group_by=q.group_by,
-                      order_by=tuple(order), outputs=outputs, limit=limit,
-                      requested_limit=requested,
-                      clamped=requested is not None and requested > schema.max_limit)
+    normalised = DFQuery(
+        q.operation,
+        columns=columns,
+        filters=None if where is None else where.to_doc(),
+        aggregations=q.aggregations,
+        group_by=q.group_by,
+        order_by=q.order_by,
+        limit=limit,
+    )
+    return ValidQuery(
+        query=normalised,
+        operation=q.operation,
+        columns=tuple(columns),
+        where=where,
+        aggregations=q.aggregations,
+        group_by=q.group_by,
+        order_by=tuple(order),
+        outputs=outputs,
+        limit=limit,
+        requested_limit=requested,
+        clamped=requested is not None and requested > schema.max_limit,
+    )

@@ -27,8 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["SQLITE_DATE_FORMAT", "format_date", "json_value", "parse_date",
-           "sqlite_value"]
+__all__ = ["SQLITE_DATE_FORMAT", "format_date", "json_value", "parse_date", "sqlite_value"]
 
 #: How the SQLite executor stores a date: fixed-width ISO text, so that text
 #: order is time order. A corpus metadata table must store dates this way
@@ -63,8 +62,9 @@ def parse_date(value: Any) -> _dt.datetime:
         try:
             out = _dt.datetime.fromisoformat(text)
         except ValueError:
-            raise ValueError("expected an ISO-8601 date such as 2024-01-31 or "
-                             "2024-01-31T12:00:00") from None
+            raise ValueError(
+                "expected an ISO-8601 date such as 2024-01-31 or 2024-01-31T12:00:00"
+            ) from None
     else:
         raise ValueError("expected an ISO-8601 date string such as 2024-01-31")
     if out.tzinfo is not None:

@@ -62,8 +62,7 @@ import json
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["ClaudeClaimExtractor", "ClaudeSupportJudge", "DEFAULT_MODEL",
-           "DEFAULT_MAX_TOKENS"]
+__all__ = ["ClaudeClaimExtractor", "ClaudeSupportJudge", "DEFAULT_MODEL", "DEFAULT_MAX_TOKENS"]
 
 #: Model used when none is given: fast and inexpensive, and it accepts the
 #: forced tool choice these adapters send. Pass ``model=`` to use another.
@@ -118,10 +117,12 @@ _SUPPORT_SCHEMA = {
                 "items": {
                     "type": "object",
                     "properties": {
-                        "claim": {"type": "string",
-                                  "description": "The claim, copied exactly."},
-                        "chunk_ids": {"type": "array", "items": {"type": "string"},
-                                      "description": "Ids of the supporting chunks."},
+                        "claim": {"type": "string", "description": "The claim, copied exactly."},
+                        "chunk_ids": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "Ids of the supporting chunks.",
+                        },
                     },
                     "required": ["claim", "chunk_ids"],
                 },
@@ -147,8 +148,10 @@ def _labels(items: Sequence[Hashable], what: str) -> dict[str, Hashable]:
         if label in out:
             if out[label] == item:
                 raise ValueError(f"{what}s must be unique: {item!r} appears more than once")
-            raise ValueError(f"{what} {out[label]!r} and {item!r} both read {label!r} in a "
-                             f"prompt; {what}s must be distinct as text")
+            raise ValueError(
+                f"{what} {out[label]!r} and {item!r} both read {label!r} in a "
+                f"prompt; {what}s must be distinct as text"
+            )
         out[label] = item
     return out
 
@@ -156,8 +159,14 @@ def _labels(items: Sequence[Hashable], what: str) -> dict[str, Hashable]:
 class _ClaudeAdapter:
     """Shared plumbing: the client, the request, the tool call in the reply."""
 
-    def __init__(self, *, client: Any = None, model: str = DEFAULT_MODEL,
-                 max_tokens: int = DEFAULT_MAX_TOKENS, force_tool: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        client: Any = None,
+        model: str = DEFAULT_MODEL,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        force_tool: bool = True,
+    ) -> None:
         if not isinstance(model, str) or not model:
             raise TypeError(f"model must be a non-empty model id string, got {model!r}")
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
@@ -166,8 +175,10 @@ class _ClaudeAdapter:
             client = self._default_client()
         create = getattr(getattr(client, "messages", None), "create", None)
         if not callable(create):
-            raise TypeError(f"client must have a messages.create(...) method (an "
-                            f"anthropic.Anthropic, or a stand-in), got {type(client).__name__}")
+            raise TypeError(
+                f"client must have a messages.create(...) method (an "
+                f"anthropic.Anthropic, or a stand-in), got {type(client).__name__}"
+            )
         self.client = client
         self.model = model
         self.max_tokens = max_tokens
@@ -179,50 +190,61 @@ class _ClaudeAdapter:
             import anthropic
         except ImportError as exc:
             raise ImportError(
-                f"{name} needs the anthropic package: pip install \"rowvoi[claude]\" "
-                "(or pass client= with any object that has messages.create)") from exc
+                f'{name} needs the anthropic package: pip install "rowvoi[claude]" '
+                "(or pass client= with any object that has messages.create)"
+            ) from exc
         return anthropic.Anthropic()
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(model={self.model!r}, max_tokens={self.max_tokens}, "
-                f"force_tool={self.force_tool})")
+        return (
+            f"{type(self).__name__}(model={self.model!r}, max_tokens={self.max_tokens}, "
+            f"force_tool={self.force_tool})"
+        )
 
-    def _ask(self, system: str, tool: dict[str, Any], content: list[dict[str, Any]]
-             ) -> dict[str, Any]:
+    def _ask(
+        self, system: str, tool: dict[str, Any], content: list[dict[str, Any]]
+    ) -> dict[str, Any]:
         """Send one request offering ``tool``; return the input of its call."""
         request = {
             "model": self.model,
             "max_tokens": self.max_tokens,
             "system": system,
             "tools": [tool],
-            "tool_choice": ({"type": "tool", "name": tool["name"]} if self.force_tool
-                            else {"type": "auto"}),
+            "tool_choice": (
+                {"type": "tool", "name": tool["name"]} if self.force_tool else {"type": "auto"}
+            ),
             "messages": [{"role": "user", "content": content}],
         }
-        return _tool_input(self.client.messages.create(**request), tool["name"],
-                           self.max_tokens)
+        return _tool_input(self.client.messages.create(**request), tool["name"], self.max_tokens)
 
 
 def _tool_input(response: Any, name: str, max_tokens: int) -> dict[str, Any]:
     """The input of the ``name`` tool call in a Messages API reply, validated."""
     stop = _field(response, "stop_reason")
     if stop == "max_tokens":
-        raise ValueError(f"the reply was cut off at max_tokens={max_tokens} before the "
-                         f"{name} call was complete; raise max_tokens")
+        raise ValueError(
+            f"the reply was cut off at max_tokens={max_tokens} before the "
+            f"{name} call was complete; raise max_tokens"
+        )
     content = _field(response, "content")
     if not isinstance(content, (list, tuple)):
-        raise ValueError(f"the reply has no content list (got {type(content).__name__}); "
-                         "expected a Messages API response")
+        raise ValueError(
+            f"the reply has no content list (got {type(content).__name__}); "
+            "expected a Messages API response"
+        )
     for block in content:
         if _field(block, "type") == "tool_use" and _field(block, "name") == name:
             data = _field(block, "input")
             if not isinstance(data, Mapping):
-                raise ValueError(f"the {name} call's input must be an object, got "
-                                 f"{type(data).__name__}")
+                raise ValueError(
+                    f"the {name} call's input must be an object, got {type(data).__name__}"
+                )
             return dict(data)
     kinds = [_field(b, "type") for b in content]
-    raise ValueError(f"the reply has no {name} tool call (stop_reason={stop!r}, content "
-                     f"blocks {kinds!r}); the model answered without the tool")
+    raise ValueError(
+        f"the reply has no {name} tool call (stop_reason={stop!r}, content "
+        f"blocks {kinds!r}); the model answered without the tool"
+    )
 
 
 def _string_list(value: Any, where: str) -> list[str]:
@@ -308,11 +330,13 @@ class ClaudeClaimExtractor(_ClaudeAdapter):
             raise TypeError(f"query must be a str, got {type(query).__name__}")
         if not query.strip():
             raise ValueError("query is empty: there is nothing to extract claims from")
-        data = self._ask(_EXTRACT_SYSTEM, _CLAIMS_SCHEMA,
-                         [{"type": "text", "text": f"Question:\n{query}"}])
+        data = self._ask(
+            _EXTRACT_SYSTEM, _CLAIMS_SCHEMA, [{"type": "text", "text": f"Question:\n{query}"}]
+        )
         if "claims" not in data:
-            raise ValueError(f"the {CLAIMS_TOOL} call has no 'claims' field "
-                             f"(fields: {sorted(data)!r})")
+            raise ValueError(
+                f"the {CLAIMS_TOOL} call has no 'claims' field (fields: {sorted(data)!r})"
+            )
         claims: list[str] = []
         for c in _string_list(data["claims"], f"{CLAIMS_TOOL}.claims"):
             c = c.strip()
@@ -379,8 +403,9 @@ class ClaudeSupportJudge(_ClaudeAdapter):
     ({'type': 'ephemeral'}, True)
     """
 
-    def judge(self, chunks: Sequence[tuple[Hashable, str]],
-              claims: Sequence[Hashable]) -> dict[Hashable, set[Hashable]]:
+    def judge(
+        self, chunks: Sequence[tuple[Hashable, str]], claims: Sequence[Hashable]
+    ) -> dict[Hashable, set[Hashable]]:
         """Map each claim to the set of chunk ids that support it.
 
         Parameters
@@ -418,21 +443,30 @@ class ClaudeSupportJudge(_ClaudeAdapter):
             return result
         chunk_text = "Retrieved chunks:\n\n" + "\n\n".join(
             f"<chunk id={json.dumps(str(cid), ensure_ascii=False)}>\n{text}\n</chunk>"
-            for cid, text in pairs)
-        claims_text = ("Claims (copy each exactly into the claim field):\n"
-                       + json.dumps(list(claim_of), ensure_ascii=False, indent=1)
-                       + f"\n\nCall {SUPPORT_TOOL} with one entry per claim.")
-        data = self._ask(_JUDGE_SYSTEM, _SUPPORT_SCHEMA, [
-            {"type": "text", "text": chunk_text, "cache_control": {"type": "ephemeral"}},
-            {"type": "text", "text": claims_text},
-        ])
+            for cid, text in pairs
+        )
+        claims_text = (
+            "Claims (copy each exactly into the claim field):\n"
+            + json.dumps(list(claim_of), ensure_ascii=False, indent=1)
+            + f"\n\nCall {SUPPORT_TOOL} with one entry per claim."
+        )
+        data = self._ask(
+            _JUDGE_SYSTEM,
+            _SUPPORT_SCHEMA,
+            [
+                {"type": "text", "text": chunk_text, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": claims_text},
+            ],
+        )
         if "support" not in data:
-            raise ValueError(f"the {SUPPORT_TOOL} call has no 'support' field "
-                             f"(fields: {sorted(data)!r})")
+            raise ValueError(
+                f"the {SUPPORT_TOOL} call has no 'support' field (fields: {sorted(data)!r})"
+            )
         entries = data["support"]
         if not isinstance(entries, (list, tuple)):
-            raise ValueError(f"{SUPPORT_TOOL}.support must be a list, got "
-                             f"{type(entries).__name__}")
+            raise ValueError(
+                f"{SUPPORT_TOOL}.support must be a list, got {type(entries).__name__}"
+            )
         for i, entry in enumerate(entries):
             where = f"{SUPPORT_TOOL}.support[{i}]"
             if not isinstance(entry, Mapping):

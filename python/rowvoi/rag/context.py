@@ -24,8 +24,13 @@ import pandas as pd
 
 from rowvoi.setcover import CoverPath, SetCoverProblem, check_cost
 
-__all__ = ["Chunk", "ContextSelection", "select_context", "plan_context_path",
-           "extract_and_select"]
+__all__ = [
+    "Chunk",
+    "ContextSelection",
+    "select_context",
+    "plan_context_path",
+    "extract_and_select",
+]
 
 
 @dataclass
@@ -64,11 +69,15 @@ class Chunk:
         except TypeError:
             raise TypeError(f"Chunk id {self.id!r} is unhashable; use a string or tuple") from None
         if not isinstance(self.text, str):
-            hint = (f" (a token count goes in tokens={self.text!r})"
-                    if isinstance(self.text, numbers.Integral) and
-                    not isinstance(self.text, bool) else "")
-            raise TypeError(f"Chunk {self.id!r}: text must be a str, got "
-                            f"{type(self.text).__name__} {self.text!r}{hint}")
+            hint = (
+                f" (a token count goes in tokens={self.text!r})"
+                if isinstance(self.text, numbers.Integral) and not isinstance(self.text, bool)
+                else ""
+            )
+            raise TypeError(
+                f"Chunk {self.id!r}: text must be a str, got "
+                f"{type(self.text).__name__} {self.text!r}{hint}"
+            )
         if self.tokens is not None:
             t = self.tokens
             if isinstance(t, bool) or not isinstance(t, numbers.Integral):
@@ -112,8 +121,9 @@ class ContextSelection:
         return self.missing_claims
 
 
-def _chunk_ids_and_costs(chunks: Sequence[Any],
-                         costs: Mapping[Any, float] | None) -> tuple[list[Hashable], np.ndarray]:
+def _chunk_ids_and_costs(
+    chunks: Sequence[Any], costs: Mapping[Any, float] | None
+) -> tuple[list[Hashable], np.ndarray]:
     if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Iterable):
         raise TypeError("chunks must be a sequence of Chunk objects or chunk ids")
     ids: list[Hashable] = []
@@ -132,13 +142,14 @@ def _chunk_ids_and_costs(chunks: Sequence[Any],
     pos: dict[Hashable, int] = {}
     for i, cid in enumerate(ids):
         if cid in pos:
-            raise ValueError(f"chunk ids must be unique: {cid!r} appears more than once in "
-                             "chunks")
+            raise ValueError(f"chunk ids must be unique: {cid!r} appears more than once in chunks")
         pos[cid] = i
     out = np.array([float(t) if t is not None else 1.0 for t in tokens], dtype=np.float64)
     if costs is not None:
         if not isinstance(costs, Mapping):
-            raise TypeError(f"costs must be a mapping of chunk id -> cost, got {type(costs).__name__}")
+            raise TypeError(
+                f"costs must be a mapping of chunk id -> cost, got {type(costs).__name__}"
+            )
         for cid, value in costs.items():
             if cid not in pos:
                 raise ValueError(f"costs names chunk {cid!r}, which is not in chunks")
@@ -162,9 +173,11 @@ def _claim_list(claims: Sequence[Hashable]) -> list[Hashable]:
     return out
 
 
-def _incidence(ids: list[Hashable], claims: list[Hashable],
-               support: Mapping[Any, Iterable[Any]] | pd.DataFrame
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _incidence(
+    ids: list[Hashable],
+    claims: list[Hashable],
+    support: Mapping[Any, Iterable[Any]] | pd.DataFrame,
+) -> tuple[np.ndarray, np.ndarray]:
     """CSR (offsets over chunks, claim indices) of which chunk supports which claim.
 
     A claim in support that is not in ``claims`` is an error (a typo or a
@@ -197,7 +210,8 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
             if isinstance(supporters, (str, bytes)) or not isinstance(supporters, Iterable):
                 raise TypeError(
                     f"support[{claim!r}] must be an iterable of chunk ids, got "
-                    f"{type(supporters).__name__}")
+                    f"{type(supporters).__name__}"
+                )
             k = claim_pos[claim]
             for cid in supporters:
                 try:
@@ -210,8 +224,10 @@ def _incidence(ids: list[Hashable], claims: list[Hashable],
         chunk_idx = np.asarray(chunk_list, dtype=np.int64)
         claim_idx = np.asarray(claim_list, dtype=np.int64)
     else:
-        raise TypeError("support must be a mapping claim -> chunk ids or a DataFrame "
-                        f"(claims x chunks), got {type(support).__name__}")
+        raise TypeError(
+            "support must be a mapping claim -> chunk ids or a DataFrame "
+            f"(claims x chunks), got {type(support).__name__}"
+        )
     order = np.lexsort((claim_idx, chunk_idx))
     chunk_idx, claim_idx = chunk_idx[order], claim_idx[order]
     offsets = np.zeros(len(ids) + 1, dtype=np.uint64)
@@ -230,8 +246,10 @@ def _check_claims(named: Iterable[Any], claim_pos: Mapping[Hashable, int]) -> No
         if not known:
             unknown.append(c)
     if unknown:
-        raise ValueError(f"support names claims that are not in `claims`: {unknown[:5]!r}; "
-                         "add them to claims or drop them from support")
+        raise ValueError(
+            f"support names claims that are not in `claims`: {unknown[:5]!r}; "
+            "add them to claims or drop them from support"
+        )
 
 
 def _truthy(frame: pd.DataFrame) -> np.ndarray:
@@ -240,26 +258,36 @@ def _truthy(frame: pd.DataFrame) -> np.ndarray:
     values = frame.to_numpy()
     if values.dtype.kind in "biuf":
         return (values != 0) & ~missing
-    truth = np.frompyfunc(bool, 1, 1)(values).astype(bool) if values.size else \
-        np.zeros(values.shape, dtype=bool)
+    truth = (
+        np.frompyfunc(bool, 1, 1)(values).astype(bool)
+        if values.size
+        else np.zeros(values.shape, dtype=bool)
+    )
     return truth & ~missing
 
 
-def _problem(chunks: Sequence[Any], claims: Sequence[Hashable],
-             support: Mapping[Any, Iterable[Any]] | pd.DataFrame,
-             costs: Mapping[Any, float] | None) -> tuple[SetCoverProblem, list[Hashable]]:
+def _problem(
+    chunks: Sequence[Any],
+    claims: Sequence[Hashable],
+    support: Mapping[Any, Iterable[Any]] | pd.DataFrame,
+    costs: Mapping[Any, float] | None,
+) -> tuple[SetCoverProblem, list[Hashable]]:
     ids, cost_arr = _chunk_ids_and_costs(chunks, costs)
     claim_list = _claim_list(claims)
     offsets, elements = _incidence(ids, claim_list, support)
     return SetCoverProblem.from_arrays(ids, claim_list, offsets, elements, cost_arr), claim_list
 
 
-def select_context(chunks: Sequence[Chunk] | Sequence[Any], claims: Sequence[Hashable],
-                   support: Mapping[Any, Iterable[Any]] | pd.DataFrame, *,
-                   costs: Mapping[Any, float] | None = None, epsilon_claims: float = 0.0,
-                   strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp",
-                                     "hybrid"] = "greedy",
-                   time_limit: float | None = None) -> ContextSelection:
+def select_context(
+    chunks: Sequence[Chunk] | Sequence[Any],
+    claims: Sequence[Hashable],
+    support: Mapping[Any, Iterable[Any]] | pd.DataFrame,
+    *,
+    costs: Mapping[Any, float] | None = None,
+    epsilon_claims: float = 0.0,
+    strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"] = "greedy",
+    time_limit: float | None = None,
+) -> ContextSelection:
     """Select the cheapest set of chunks that supports the required claims.
 
     Parameters
@@ -321,14 +349,19 @@ def select_context(chunks: Sequence[Chunk] | Sequence[Any], claims: Sequence[Has
     covered = problem.covered(solution)
     missing = {c for c in claim_list if c not in covered}
     coverage = 1.0 if not claim_list else len(covered) / len(claim_list)
-    return ContextSelection(list(solution), covered, missing, coverage,
-                            float(solution.cost), bool(solution.optimal))
+    return ContextSelection(
+        list(solution), covered, missing, coverage, float(solution.cost), bool(solution.optimal)
+    )
 
 
-def plan_context_path(chunks: Sequence[Chunk] | Sequence[Any], claims: Sequence[Hashable],
-                      support: Mapping[Any, Iterable[Any]] | pd.DataFrame, *,
-                      costs: Mapping[Any, float] | None = None,
-                      weighting: str = "uniform") -> CoverPath:
+def plan_context_path(
+    chunks: Sequence[Chunk] | Sequence[Any],
+    claims: Sequence[Hashable],
+    support: Mapping[Any, Iterable[Any]] | pd.DataFrame,
+    *,
+    costs: Mapping[Any, float] | None = None,
+    weighting: str = "uniform",
+) -> CoverPath:
     """Order chunks by marginal claim coverage per token.
 
     Use this instead of :func:`select_context` when the budget is the binding
@@ -371,10 +404,16 @@ def plan_context_path(chunks: Sequence[Chunk] | Sequence[Any], claims: Sequence[
     return problem.plan_path(weighting=weighting)  # type: ignore[arg-type]
 
 
-def extract_and_select(query: str, chunks: Sequence[Chunk], *, extractor: Any, judge: Any,
-                       costs: Mapping[Any, float] | None = None, epsilon_claims: float = 0.0,
-                       strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp",
-                                         "hybrid"] = "greedy") -> ContextSelection:
+def extract_and_select(
+    query: str,
+    chunks: Sequence[Chunk],
+    *,
+    extractor: Any,
+    judge: Any,
+    costs: Mapping[Any, float] | None = None,
+    epsilon_claims: float = 0.0,
+    strategy: Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"] = "greedy",
+) -> ContextSelection:
     """End-to-end selection: extract claims, judge support, then cover.
 
     Convenience wrapper for when you have a
@@ -426,8 +465,9 @@ def extract_and_select(query: str, chunks: Sequence[Chunk], *, extractor: Any, j
     claims = list(extractor.extract(query))
     support = judge.judge([(c.id, c.text) for c in chunk_list], claims)
     if not isinstance(support, Mapping):
-        raise TypeError(f"judge.judge must return a mapping claim -> chunk ids, got "
-                        f"{type(support).__name__}")
-    return select_context(chunk_list, claims, support, costs=costs,
-                          epsilon_claims=epsilon_claims, strategy=strategy)
-
+        raise TypeError(
+            f"judge.judge must return a mapping claim -> chunk ids, got {type(support).__name__}"
+        )
+    return select_context(
+        chunk_list, claims, support, costs=costs, epsilon_claims=epsilon_claims, strategy=strategy
+    )

@@ -109,8 +109,7 @@ def count_tokens(texts: Iterable[str], *, tokens: str = "auto") -> list[int]:
     if tokens == "words":
         return [max(1, _word_count(t)) for t in items]
     if tokens not in ("auto", "minilm"):
-        raise ValueError(f"tokens must be 'auto', 'minilm', 'words' or a callable, got "
-                         f"{tokens!r}")
+        raise ValueError(f"tokens must be 'auto', 'minilm', 'words' or a callable, got {tokens!r}")
     try:
         tok = minilm_tokenizer(None)
     except (ModelNotFoundError, ImportError) as exc:
@@ -120,8 +119,11 @@ def count_tokens(texts: Iterable[str], *, tokens: str = "auto") -> list[int]:
         with _warn_lock:
             first, _fallback_warned = not _fallback_warned, True
         if first:
-            warnings.warn(f"token counts fall back to words and punctuation marks: {exc}",
-                          RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"token counts fall back to words and punctuation marks: {exc}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return [max(1, _word_count(t)) for t in items]
     encs = tok.encode_batch(items, add_special_tokens=False) if items else []
     return [max(1, len(e.ids)) for e in encs]
@@ -144,25 +146,33 @@ def chunk_ids(hits: Sequence[SearchHit]) -> list[str]:
     ...            SearchHit("b", "doc", 0.5, "", source="wiki")])
     ['a#0', 'a#2', 'wiki/b']
     """
-    base = [f"{h.source}/{h.artifact_id}" if h.source is not None else str(h.artifact_id)
-            for h in hits]
+    base = [
+        f"{h.source}/{h.artifact_id}" if h.source is not None else str(h.artifact_id) for h in hits
+    ]
     counts: dict[str, int] = {}
     for b in base:
         counts[b] = counts.get(b, 0) + 1
-    out = [f"{b}#{h.surface_index}" if counts[b] > 1 and h.surface_index is not None else b
-           for b, h in zip(base, hits)]
+    out = [
+        f"{b}#{h.surface_index}" if counts[b] > 1 and h.surface_index is not None else b
+        for b, h in zip(base, hits)
+    ]
     seen: set[str] = set()
     for cid in out:
         if cid in seen:
-            raise ValueError(f"two hits have chunk id {cid!r} (the same surface twice?); "
-                             "pass id_of= to name them")
+            raise ValueError(
+                f"two hits have chunk id {cid!r} (the same surface twice?); "
+                "pass id_of= to name them"
+            )
         seen.add(cid)
     return out
 
 
-def hits_to_chunks(hits: Sequence[SearchHit], *,
-                   tokens: str | Callable[[str], int] = "auto",
-                   id_of: Callable[[SearchHit], Hashable] | None = None) -> list[Chunk]:
+def hits_to_chunks(
+    hits: Sequence[SearchHit],
+    *,
+    tokens: str | Callable[[str], int] = "auto",
+    id_of: Callable[[SearchHit], Hashable] | None = None,
+) -> list[Chunk]:
     """Search hits as :class:`~rowvoi.rag.Chunk` objects costed in tokens.
 
     Parameters
@@ -208,8 +218,9 @@ def hits_to_chunks(hits: Sequence[SearchHit], *,
         for cid, t in zip(ids, texts):
             n = tokens(t)
             if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-                raise ValueError(f"tokens({cid!r}) returned {n!r}; a token count is an "
-                                 "integer >= 1")
+                raise ValueError(
+                    f"tokens({cid!r}) returned {n!r}; a token count is an integer >= 1"
+                )
             counts.append(int(n))
     else:
         counts = count_tokens(texts, tokens=tokens)
@@ -268,8 +279,9 @@ class SearchProbe:
         if not isinstance(self.query, str) or not self.query.strip():
             raise ValueError(f"a probe needs a non-empty query string, got {self.query!r}")
         if self.filter is not None and not isinstance(self.filter, Mapping):
-            raise TypeError(f"a probe's filter must be a mapping, got "
-                            f"{type(self.filter).__name__}")
+            raise TypeError(
+                f"a probe's filter must be a mapping, got {type(self.filter).__name__}"
+            )
 
     def _filter_key(self) -> str | None:
         if self.filter is None:
@@ -292,16 +304,24 @@ def _as_probe(probe: Any) -> SearchProbe:
     raise TypeError(f"a probe is a query string or a SearchProbe, got {type(probe).__name__}")
 
 
-def _run(corpus: Any, probe: SearchProbe, *, mode: str, k: int,
-         search_kw: Mapping[str, Any]) -> list[SearchHit]:
-    return search(corpus, probe.query, k=k, mode=probe.mode or mode, filter=probe.filter,
-                  **search_kw)
+def _run(
+    corpus: Any, probe: SearchProbe, *, mode: str, k: int, search_kw: Mapping[str, Any]
+) -> list[SearchHit]:
+    return search(
+        corpus, probe.query, k=k, mode=probe.mode or mode, filter=probe.filter, **search_kw
+    )
 
 
-def probe_outcomes(corpus: Any, candidates: Sequence[str | SearchHit],
-                   probes: Sequence[str | SearchProbe], *, mode: str = "lexical",
-                   depth: int = 1000, min_score: float | None = None,
-                   **search_kw: Any) -> pd.DataFrame:
+def probe_outcomes(
+    corpus: Any,
+    candidates: Sequence[str | SearchHit],
+    probes: Sequence[str | SearchProbe],
+    *,
+    mode: str = "lexical",
+    depth: int = 1000,
+    min_score: float | None = None,
+    **search_kw: Any,
+) -> pd.DataFrame:
     """The predicted outcome matrix of search probes over candidate documents.
 
     Cell ``[i, p]`` is :data:`HIT` when probe ``p``, searched over
@@ -357,9 +377,11 @@ def probe_outcomes(corpus: Any, candidates: Sequence[str | SearchHit],
     floor = check_floor(min_score)
     columns: dict[Any, list[str]] = {}
     for given, p in zip(probes, plist):
-        found = {h.artifact_id for h in _run(corpus, p, mode=mode, k=depth,
-                                              search_kw=search_kw)
-                 if floor is None or float(h.score) >= floor}
+        found = {
+            h.artifact_id
+            for h in _run(corpus, p, mode=mode, k=depth, search_kw=search_kw)
+            if floor is None or float(h.score) >= floor
+        }
         columns[given] = [HIT if c in found else MISS for c in ids]
     frame = pd.DataFrame(columns, columns=list(columns))
     frame.attrs["candidates"] = list(ids)
@@ -401,8 +423,14 @@ class SearchProbeRunner:
     ('hit', 'miss')
     """
 
-    def __init__(self, corpus: Any, *, mode: str = "lexical", min_score: float | None = None,
-                 **search_kw: Any) -> None:
+    def __init__(
+        self,
+        corpus: Any,
+        *,
+        mode: str = "lexical",
+        min_score: float | None = None,
+        **search_kw: Any,
+    ) -> None:
         self.corpus = corpus
         self.mode = mode
         self.min_score = check_floor(min_score)

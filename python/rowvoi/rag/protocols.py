@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["AnswerPredictor", "ClaimExtractor", "ProbeRunner", "QuestionGenerator",
-           "SupportJudge"]
+__all__ = ["AnswerPredictor", "ClaimExtractor", "ProbeRunner", "QuestionGenerator", "SupportJudge"]
 
 
 @runtime_checkable
@@ -80,8 +79,9 @@ class QuestionGenerator(Protocol):
 class SupportJudge(Protocol):
     """Decides which chunks support which claims."""
 
-    def judge(self, chunks: Sequence[tuple[Hashable, str]],
-              claims: Sequence[Hashable]) -> dict[Hashable, set[Hashable]]:
+    def judge(
+        self, chunks: Sequence[tuple[Hashable, str]], claims: Sequence[Hashable]
+    ) -> dict[Hashable, set[Hashable]]:
         """Map each claim to the set of chunk ids that support it.
 
         ``chunks`` are ``(id, text)`` pairs. A claim with no support maps to

@@ -35,14 +35,18 @@ from rowvoi._candidates import encode_columns_at, encode_values
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.setcover import check_cost
 
-__all__ = ["answer_frame", "question_values", "next_question", "answer_likelihoods",
-           "observe_answer"]
+__all__ = [
+    "answer_frame",
+    "question_values",
+    "next_question",
+    "answer_likelihoods",
+    "observe_answer",
+]
 
 Answers = pd.DataFrame | Mapping[Hashable, Sequence[Any]] | Sequence[Sequence[Any]]
 
 
-def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = None
-                 ) -> pd.DataFrame:
+def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = None) -> pd.DataFrame:
     """Coerce a predicted answer matrix into a candidates x questions frame.
 
     Parameters
@@ -79,8 +83,11 @@ def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = Non
     """
     if isinstance(answers, pd.DataFrame):
         frame = answers
-        if not (isinstance(frame.index, pd.RangeIndex) and frame.index.start == 0
-                and frame.index.step == 1):
+        if not (
+            isinstance(frame.index, pd.RangeIndex)
+            and frame.index.start == 0
+            and frame.index.step == 1
+        ):
             frame = frame.reset_index(drop=True)
         if not frame.columns.is_unique:
             raise ValueError("the answer matrix names a question more than once")
@@ -94,13 +101,17 @@ def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = Non
             lengths[q] = len(vals)
             cols[q] = vals
         if len(set(lengths.values())) > 1:
-            raise ValueError(f"ragged answer matrix: each question needs one answer per "
-                             f"candidate, got {lengths}")
+            raise ValueError(
+                f"ragged answer matrix: each question needs one answer per "
+                f"candidate, got {lengths}"
+            )
         frame = pd.DataFrame({q: pd.Series(v, dtype=object) for q, v in cols.items()})
     elif isinstance(answers, Iterable) and not isinstance(answers, (str, bytes)):
         if questions is None:
-            raise ValueError("`questions` is required for a nested-sequence answer matrix "
-                             "(answers[i][q]): pass questions=[...] to label its columns")
+            raise ValueError(
+                "`questions` is required for a nested-sequence answer matrix "
+                "(answers[i][q]): pass questions=[...] to label its columns"
+            )
         questions = list(questions)
         rows = []
         for i, row in enumerate(answers):
@@ -108,18 +119,25 @@ def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = Non
                 raise ValueError(f"answers[{i}] must be a sequence of answers, one per question")
             vals = list(row)
             if len(vals) != len(questions):
-                raise ValueError(f"ragged answer matrix: row {i} has {len(vals)} answers for "
-                                 f"{len(questions)} questions; each row needs one per question")
+                raise ValueError(
+                    f"ragged answer matrix: row {i} has {len(vals)} answers for "
+                    f"{len(questions)} questions; each row needs one per question"
+                )
             rows.append(vals)
         qs = list(questions)
         if len(set(qs)) != len(qs):
             raise ValueError("questions names a question more than once")
-        frame = pd.DataFrame(rows, columns=qs, dtype=object) if rows else \
-            pd.DataFrame({q: pd.Series([], dtype=object) for q in qs})
+        frame = (
+            pd.DataFrame(rows, columns=qs, dtype=object)
+            if rows
+            else pd.DataFrame({q: pd.Series([], dtype=object) for q in qs})
+        )
         questions = None
     else:
-        raise TypeError("answers must be a DataFrame, a mapping question -> answers, or a "
-                        f"nested sequence, got {type(answers).__name__}")
+        raise TypeError(
+            "answers must be a DataFrame, a mapping question -> answers, or a "
+            f"nested sequence, got {type(answers).__name__}"
+        )
     if questions is not None:
         qs = list(questions)
         missing = [q for q in qs if q not in frame.columns]
@@ -131,16 +149,18 @@ def answer_frame(answers: Answers, *, questions: Sequence[Hashable] | None = Non
     return frame
 
 
-def _posterior(n: int, state: CandidateState | None, prior: Sequence[float] | None
-               ) -> tuple[np.ndarray, set[Hashable]]:
+def _posterior(
+    n: int, state: CandidateState | None, prior: Sequence[float] | None
+) -> tuple[np.ndarray, set[Hashable]]:
     if state is not None:
         if prior is not None:
             raise ValueError("pass either state or prior, not both")
         if not isinstance(state, CandidateState):
             raise TypeError(f"state must be a CandidateState, got {type(state).__name__}")
         if len(state.candidate_rows) != n:
-            raise ValueError(f"state has {len(state.candidate_rows)} candidates but the "
-                             f"answer matrix has {n}")
+            raise ValueError(
+                f"state has {len(state.candidate_rows)} candidates but the answer matrix has {n}"
+            )
         return state.posterior, set(state.observed_cols)
     if prior is None:
         return (np.full(n, 1.0 / n) if n else np.zeros(0)), set()
@@ -164,8 +184,10 @@ def normalize_prior(prior: Sequence[float], n: int) -> np.ndarray:
     if not np.all(np.isfinite(p)):
         raise ValueError("prior weights must be finite")
     if np.any(p < 0) or not float(p.sum()) > 0:
-        raise ValueError("prior weights must be non-negative with a positive total (at "
-                         "least one candidate must be possible)")
+        raise ValueError(
+            "prior weights must be non-negative with a positive total (at "
+            "least one candidate must be possible)"
+        )
     return p / float(p.sum())
 
 
@@ -174,8 +196,9 @@ def _codes(frame: pd.DataFrame) -> np.ndarray:
     return encode_columns_at(frame, list(frame.columns), np.arange(frame.shape[0]))
 
 
-def _costs(frame: pd.DataFrame, costs: Mapping[Hashable, float] | None,
-           what: str = "question") -> np.ndarray:
+def _costs(
+    frame: pd.DataFrame, costs: Mapping[Hashable, float] | None, what: str = "question"
+) -> np.ndarray:
     out = np.ones(frame.shape[1], dtype=np.float64)
     if costs is None:
         return out
@@ -189,9 +212,14 @@ def _costs(frame: pd.DataFrame, costs: Mapping[Hashable, float] | None,
     return out
 
 
-def information(frame: pd.DataFrame, posterior: np.ndarray, *, noise: float = 0.0,
-                costs: np.ndarray | None = None, exclude: Iterable[Hashable] = ()
-                ) -> tuple[list[Hashable], np.ndarray, int, float]:
+def information(
+    frame: pd.DataFrame,
+    posterior: np.ndarray,
+    *,
+    noise: float = 0.0,
+    costs: np.ndarray | None = None,
+    exclude: Iterable[Hashable] = (),
+) -> tuple[list[Hashable], np.ndarray, int, float]:
     """MI (bits) of every non-excluded question, the best by MI per cost, H(R).
 
     Returns (questions, mi, best index into questions or -1, prior entropy).
@@ -205,14 +233,20 @@ def information(frame: pd.DataFrame, posterior: np.ndarray, *, noise: float = 0.
         h = float(_belief.entropy(posterior)) if len(posterior) else 0.0
         return qs, np.zeros(len(qs)), -1, h
     codes = _codes(frame.iloc[:, keep])
-    res = _belief.mutual_information(codes, None, posterior, noise,
-                                     None if costs is None else costs[keep])
+    res = _belief.mutual_information(
+        codes, None, posterior, noise, None if costs is None else costs[keep]
+    )
     return qs, np.asarray(res["mi"], dtype=np.float64), int(res["best"]), float(res["h_rows"])
 
 
-def question_values(answers: Answers, *, questions: Sequence[Hashable] | None = None,
-                    state: CandidateState | None = None, prior: Sequence[float] | None = None,
-                    normalize: bool = False) -> dict[Hashable, float]:
+def question_values(
+    answers: Answers,
+    *,
+    questions: Sequence[Hashable] | None = None,
+    state: CandidateState | None = None,
+    prior: Sequence[float] | None = None,
+    normalize: bool = False,
+) -> dict[Hashable, float]:
     """Score every question by expected information gain, in bits.
 
     Returns the whole ranking rather than just the winner: useful for showing
@@ -264,10 +298,15 @@ def question_values(answers: Answers, *, questions: Sequence[Hashable] | None = 
     return {q: float(v) for q, v in zip(qs, mi)}
 
 
-def next_question(answers: Answers, *, questions: Sequence[Hashable] | None = None,
-                  state: CandidateState | None = None, prior: Sequence[float] | None = None,
-                  costs: Mapping[Hashable, float] | None = None,
-                  normalize: bool = False) -> FeatureSuggestion:
+def next_question(
+    answers: Answers,
+    *,
+    questions: Sequence[Hashable] | None = None,
+    state: CandidateState | None = None,
+    prior: Sequence[float] | None = None,
+    costs: Mapping[Hashable, float] | None = None,
+    normalize: bool = False,
+) -> FeatureSuggestion:
     """Pick the question with the best information gain per unit cost.
 
     Parameters
@@ -319,10 +358,16 @@ def next_question(answers: Answers, *, questions: Sequence[Hashable] | None = No
     cost_arr = _costs(frame, costs)
     qs, mi, best, h = information(frame, posterior, costs=cost_arr, exclude=observed)
     if best < 0:
-        return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
-                                 debug={"entropy_before": h,
-                                        "reason": "no question left that tells the "
-                                                  "candidates apart"})
+        return FeatureSuggestion(
+            None,
+            0.0,
+            expected_voi=0.0,
+            marginal_cost=None,
+            debug={
+                "entropy_before": h,
+                "reason": "no question left that tells the candidates apart",
+            },
+        )
     col = qs[best]
     cost = float(cost_arr[list(frame.columns).index(col)])
     bits = float(mi[best])
@@ -330,13 +375,18 @@ def next_question(answers: Answers, *, questions: Sequence[Hashable] | None = No
     if normalize:
         value = bits / h if h > 0 else 0.0
     score = value / cost
-    return FeatureSuggestion(col, score, expected_voi=bits, marginal_cost=cost,
-                             debug={"entropy_before": h,
-                                    "values": {q: float(v) for q, v in zip(qs, mi)}})
+    return FeatureSuggestion(
+        col,
+        score,
+        expected_voi=bits,
+        marginal_cost=cost,
+        debug={"entropy_before": h, "values": {q: float(v) for q, v in zip(qs, mi)}},
+    )
 
 
-def likelihoods_of(frame: pd.DataFrame, question: Hashable, value: Any,
-                   noise: float) -> np.ndarray:
+def likelihoods_of(
+    frame: pd.DataFrame, question: Hashable, value: Any, noise: float
+) -> np.ndarray:
     """Likelihood of receiving ``value`` for ``question``, per candidate.
 
     The engine's noise model (``rv_belief_likelihood``): an answer no
@@ -348,9 +398,14 @@ def likelihoods_of(frame: pd.DataFrame, question: Hashable, value: Any,
     return np.asarray(_belief.likelihood(enc.codes, code, noise), dtype=np.float64)
 
 
-def answer_likelihoods(answers: Answers, question: Hashable, value: Any, *,
-                       questions: Sequence[Hashable] | None = None,
-                       noise: float = 0.0) -> np.ndarray:
+def answer_likelihoods(
+    answers: Answers,
+    question: Hashable,
+    value: Any,
+    *,
+    questions: Sequence[Hashable] | None = None,
+    noise: float = 0.0,
+) -> np.ndarray:
     """P(observed answer | candidate) for one question.
 
     With noise=0 this is a hard indicator. With noise>0 a candidate whose
@@ -417,9 +472,15 @@ def check_noise(noise: Any) -> float:
     return v
 
 
-def observe_answer(state: CandidateState, answers: Answers, question: Hashable, value: Any,
-                   *, questions: Sequence[Hashable] | None = None,
-                   noise: float = 0.0) -> CandidateState:
+def observe_answer(
+    state: CandidateState,
+    answers: Answers,
+    question: Hashable,
+    value: Any,
+    *,
+    questions: Sequence[Hashable] | None = None,
+    noise: float = 0.0,
+) -> CandidateState:
     """Fold a received answer into the belief over candidates.
 
     Soft by construction: this reweights via
@@ -469,6 +530,8 @@ def observe_answer(state: CandidateState, answers: Answers, question: Hashable, 
         raise TypeError(f"state must be a CandidateState, got {type(state).__name__}")
     lik = answer_likelihoods(answers, question, value, questions=questions, noise=noise)
     if len(lik) != len(state.candidate_rows):
-        raise ValueError(f"state has {len(state.candidate_rows)} candidates but the answer "
-                         f"matrix has {len(lik)}")
+        raise ValueError(
+            f"state has {len(state.candidate_rows)} candidates but the answer "
+            f"matrix has {len(lik)}"
+        )
     return state.reweight(lik, observed_col=question, observed_value=value)

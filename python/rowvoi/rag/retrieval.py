@@ -120,10 +120,16 @@ class RetrievalSession:
     (0.0, 1)
     """
 
-    def __init__(self, outcomes: Answers, *, runner: Any = None,
-                 probes: Sequence[Hashable] | None = None,
-                 prior: Sequence[float] | None = None,
-                 costs: Mapping[Hashable, float] | None = None, noise: float = 0.0):
+    def __init__(
+        self,
+        outcomes: Answers,
+        *,
+        runner: Any = None,
+        probes: Sequence[Hashable] | None = None,
+        prior: Sequence[float] | None = None,
+        costs: Mapping[Hashable, float] | None = None,
+        noise: float = 0.0,
+    ):
         self._frame = answer_frame(outcomes, questions=probes)
         n = self._frame.shape[0]
         if n == 0:
@@ -132,8 +138,7 @@ class RetrievalSession:
         self.noise = check_noise(noise)
         self._costs = _costs(self._frame, costs, "probe")
         self._cost_of = dict(zip(self._frame.columns, self._costs.tolist()))
-        self._initial = (normalize_prior(prior, n) if prior is not None
-                         else np.full(n, 1.0 / n))
+        self._initial = normalize_prior(prior, n) if prior is not None else np.full(n, 1.0 / n)
         self.stop_reason = ""
         self.reset()
 
@@ -183,23 +188,38 @@ class RetrievalSession:
             predicted gain in bits under the noise model.
         """
         ran = {step.probe for step in self._history}
-        qs, mi, best, h = information(self._frame, self._state.posterior, noise=self.noise,
-                                      costs=self._costs, exclude=ran)
+        qs, mi, best, h = information(
+            self._frame, self._state.posterior, noise=self.noise, costs=self._costs, exclude=ran
+        )
         if best < 0:
-            reason = ("every probe has been run" if not qs
-                      else "no probe left can change the belief")
-            return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None,
-                                     debug={"entropy_before": h, "reason": reason})
+            reason = (
+                "every probe has been run" if not qs else "no probe left can change the belief"
+            )
+            return FeatureSuggestion(
+                None,
+                0.0,
+                expected_voi=0.0,
+                marginal_cost=None,
+                debug={"entropy_before": h, "reason": reason},
+            )
         col = qs[best]
         cost = self._cost_of[col]
-        return FeatureSuggestion(col, float(mi[best]) / cost, expected_voi=float(mi[best]),
-                                 marginal_cost=cost,
-                                 debug={"entropy_before": h,
-                                        "values": {q: float(v) for q, v in zip(qs, mi)}})
+        return FeatureSuggestion(
+            col,
+            float(mi[best]) / cost,
+            expected_voi=float(mi[best]),
+            marginal_cost=cost,
+            debug={"entropy_before": h, "values": {q: float(v) for q, v in zip(qs, mi)}},
+        )
 
-    def observe(self, probe: Hashable, outcome: Any = None, *,
-                likelihoods: Sequence[float] | None = None,
-                expected_voi: float | None = None) -> ProbeStep:
+    def observe(
+        self,
+        probe: Hashable,
+        outcome: Any = None,
+        *,
+        likelihoods: Sequence[float] | None = None,
+        expected_voi: float | None = None,
+    ) -> ProbeStep:
         """Fold a probe's result into the belief.
 
         Parameters
@@ -245,8 +265,7 @@ class RetrievalSession:
         cost = self._cost_of[probe]
         self._state = new
         self._cum_cost += cost
-        step = ProbeStep(probe, recorded, cost, self._cum_cost, before, new.entropy,
-                         expected_voi)
+        step = ProbeStep(probe, recorded, cost, self._cum_cost, before, new.entropy, expected_voi)
         self._history.append(step)
         return step
 
@@ -285,13 +304,16 @@ class RetrievalSession:
             raise TypeError(f"stop must be a StopRules, got {type(stop).__name__}")
         runner = runner if runner is not None else self.runner
         if runner is None or not callable(getattr(runner, "run", None)):
-            raise ValueError("RetrievalSession.run() needs a ProbeRunner (an object with a "
-                             "run(probe) method); pass runner= here or to the constructor, "
-                             "or drive the session with next_probe() / observe()")
+            raise ValueError(
+                "RetrievalSession.run() needs a ProbeRunner (an object with a "
+                "run(probe) method); pass runner= here or to the constructor, "
+                "or drive the session with next_probe() / observe()"
+            )
         rows = list(range(self._frame.shape[0]))
         while True:
-            done, reason = stop.should_stop(self._state, self.steps_taken, self._cum_cost,
-                                            self._frame, rows=rows)
+            done, reason = stop.should_stop(
+                self._state, self.steps_taken, self._cum_cost, self._frame, rows=rows
+            )
             if done:
                 self.stop_reason = reason
                 break
@@ -300,10 +322,13 @@ class RetrievalSession:
                 self.stop_reason = suggestion.debug["reason"] if suggestion.debug else ""
                 break
             cost = suggestion.marginal_cost or 0.0
-            if stop.cost_budget is not None and \
-                    self._cum_cost + cost > stop.cost_budget * (1 + 1e-12):
-                self.stop_reason = (f"the next probe ({suggestion.col!r}, cost {cost:g}) "
-                                    f"would exceed the cost budget ({stop.cost_budget:g})")
+            if stop.cost_budget is not None and self._cum_cost + cost > stop.cost_budget * (
+                1 + 1e-12
+            ):
+                self.stop_reason = (
+                    f"the next probe ({suggestion.col!r}, cost {cost:g}) "
+                    f"would exceed the cost budget ({stop.cost_budget:g})"
+                )
                 break
             outcome = runner.run(suggestion.col)
             self.observe(suggestion.col, outcome, expected_voi=suggestion.expected_voi)

@@ -35,9 +35,11 @@ try:
     import atheris
 except ImportError:  # replay only
     atheris = None
-_instrument = (atheris.instrument_imports(include=["rowvoi"])
-               if atheris is not None and __name__ == "__main__"
-               else contextlib.nullcontext())
+_instrument = (
+    atheris.instrument_imports(include=["rowvoi"])
+    if atheris is not None and __name__ == "__main__"
+    else contextlib.nullcontext()
+)
 with _instrument:
     import rowvoi.errors
     from rowvoi.corpus import CorpusError, CorpusStore, build, from_mapping, open_corpus
@@ -65,7 +67,7 @@ def damaged(data: bytes) -> bytes:
         return data[1:]
     img = bytearray(IMAGE)
     for i in range(1, len(data) - 3, 4):
-        off = int.from_bytes(data[i:i + 3], "little") % len(img)
+        off = int.from_bytes(data[i : i + 3], "little") % len(img)
         img[off] = data[i + 3]
     return bytes(img)
 

@@ -32,26 +32,40 @@ try:
     import atheris
 except ImportError:  # replay only
     atheris = None
-_instrument = (atheris.instrument_imports(include=["rowvoi"])
-               if atheris is not None and __name__ == "__main__"
-               else contextlib.nullcontext())
+_instrument = (
+    atheris.instrument_imports(include=["rowvoi"])
+    if atheris is not None and __name__ == "__main__"
+    else contextlib.nullcontext()
+)
 with _instrument:
     from rowvoi.query import QueryError, QuerySchema, run_query
 
 
-SCHEMA = QuerySchema({
-    "age": {"type": "numeric", "integer": True},
-    "income": "numeric",
-    "name": "text",
-    "sector": {"type": "categorical", "values": ["public", "private", "non-profit"]},
-})
-FRAME = pd.DataFrame({
-    "age": pd.array([31, 45, None, 22, 45, 60, 38, 29], dtype="Int64"),
-    "income": [52000.5, 71000.0, 38000.0, float("nan"), 71000.0, 99000.25, 0.0, -5.5],
-    "name": ["Ann", "bob", "Cy", None, "bob", "Dee", "émile", "Ann"],
-    "sector": ["public", "private", "non-profit", "public", None, "private", "public",
-               "non-profit"],
-})
+SCHEMA = QuerySchema(
+    {
+        "age": {"type": "numeric", "integer": True},
+        "income": "numeric",
+        "name": "text",
+        "sector": {"type": "categorical", "values": ["public", "private", "non-profit"]},
+    }
+)
+FRAME = pd.DataFrame(
+    {
+        "age": pd.array([31, 45, None, 22, 45, 60, 38, 29], dtype="Int64"),
+        "income": [52000.5, 71000.0, 38000.0, float("nan"), 71000.0, 99000.25, 0.0, -5.5],
+        "name": ["Ann", "bob", "Cy", None, "bob", "Dee", "émile", "Ann"],
+        "sector": [
+            "public",
+            "private",
+            "non-profit",
+            "public",
+            None,
+            "private",
+            "public",
+            "non-profit",
+        ],
+    }
+)
 
 
 def _sqlite() -> sqlite3.Connection:
@@ -82,13 +96,15 @@ def test_one_input(data: bytes) -> None:
         return
     lite = run_query(CON, text, SCHEMA, table="t")
     if got.columns != lite.columns or len(got.records) != len(lite.records):
-        raise AssertionError(f"pandas and sqlite differ on {text!r}: {got.records} vs "
-                             f"{lite.records}")
+        raise AssertionError(
+            f"pandas and sqlite differ on {text!r}: {got.records} vs {lite.records}"
+        )
     for r1, r2 in zip(got.records, lite.records):
         for c in got.columns:
             if not _same(r1[c], r2[c]):
-                raise AssertionError(f"pandas and sqlite differ on {text!r} at {c}: "
-                                     f"{r1[c]!r} vs {r2[c]!r}")
+                raise AssertionError(
+                    f"pandas and sqlite differ on {text!r} at {c}: {r1[c]!r} vs {r2[c]!r}"
+                )
 
 
 def main() -> None:

@@ -125,8 +125,10 @@ class DiscoveryCase:
             grades = {str(k): _gain(f"grades[{k!r}]", v) for k, v in self.grades.items()}
             stray = [k for k in grades if k not in ids]
             if stray:
-                raise ValueError(f"grades name ids that are not gold: {stray}; add them to "
-                                 "gold or drop their grades")
+                raise ValueError(
+                    f"grades name ids that are not gold: {stray}; add them to "
+                    "gold or drop their grades"
+                )
             object.__setattr__(self, "grades", grades)
         object.__setattr__(self, "metadata", dict(self.metadata or {}))
 
@@ -165,8 +167,10 @@ class DiscoveryCase:
             raise TypeError(f"a case is a JSON object, got {type(d).__name__}")
         unknown = set(d) - {"query", "gold", "grades", "corpus", "source_id", "metadata"}
         if unknown:
-            raise ValueError(f"unknown case field(s) {sorted(unknown)}; a case has query, "
-                             "gold, grades, corpus, source_id, metadata")
+            raise ValueError(
+                f"unknown case field(s) {sorted(unknown)}; a case has query, "
+                "gold, grades, corpus, source_id, metadata"
+            )
         if "query" not in d:
             raise ValueError("a case needs a 'query'")
         gold = d.get("gold")
@@ -177,8 +181,14 @@ class DiscoveryCase:
         elif not isinstance(gold, list):
             raise TypeError(f"gold is an id or a list of ids, got {type(gold).__name__}")
         source_id = d.get("source_id")
-        return cls(d["query"], tuple(gold), d.get("grades"), d.get("corpus"),
-                   None if source_id is None else str(source_id), d.get("metadata") or {})
+        return cls(
+            d["query"],
+            tuple(gold),
+            d.get("grades"),
+            d.get("corpus"),
+            None if source_id is None else str(source_id),
+            d.get("metadata") or {},
+        )
 
 
 # ------------------------------------------------------------------ files
@@ -195,8 +205,12 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     return path
 
 
-def write_jsonl(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]], *,
-                meta: Mapping[str, Any] | None = None) -> Path:
+def write_jsonl(
+    path: str | os.PathLike,
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``rows`` as JSONL with :func:`write_text_atomic`, with an
     optional ``{"__meta__": meta}`` first line. Returns the path.
     """
@@ -237,8 +251,12 @@ def read_jsonl(path: str | os.PathLike) -> tuple[dict[str, Any], list[tuple[int,
     return meta, rows
 
 
-def save_cases(cases: Iterable[DiscoveryCase], path: str | os.PathLike, *,
-               meta: Mapping[str, Any] | None = None) -> Path:
+def save_cases(
+    cases: Iterable[DiscoveryCase],
+    path: str | os.PathLike,
+    *,
+    meta: Mapping[str, Any] | None = None,
+) -> Path:
     """Write cases to a JSONL file (atomically), ``meta`` first if given.
 
     Raises ``TypeError`` for an item that is not a :class:`DiscoveryCase`.
@@ -330,8 +348,9 @@ def case_id(index: int) -> str:
     return f"q{index + 1:05d}"
 
 
-def to_qrels(cases: Sequence[DiscoveryCase], *, grade: float | None = None
-             ) -> tuple[dict[str, str], dict[str, dict[str, float]]]:
+def to_qrels(
+    cases: Sequence[DiscoveryCase], *, grade: float | None = None
+) -> tuple[dict[str, str], dict[str, dict[str, float]]]:
     """``(queries, qrels)`` of the gold-bearing cases, keyed by
     :func:`case_id` (the position in ``cases``, so ids stay stable around
     skipped abstention cases).
@@ -354,5 +373,5 @@ def to_qrels(cases: Sequence[DiscoveryCase], *, grade: float | None = None
             continue
         qid = case_id(i)
         queries[qid] = case.query
-        qrels[qid] = ({g: grade for g in case.gold} if grade is not None else case.gains)
+        qrels[qid] = {g: grade for g in case.gold} if grade is not None else case.gains
     return queries, qrels

@@ -169,13 +169,18 @@ def _check_n(name: str, value: Any, low: int) -> int:
     return _check_int(name, value, low)
 
 
-def generate_cases(source: Any, *, query_generator: QueryGenerator,
-                   k: int = DFLT_QUERIES_PER_ARTIFACT, mask_names: bool = True,
-                   describe: Callable[[Any], str] | None = None,
-                   name_of: Callable[[str, Any], str] | None = None,
-                   min_chars: int = DFLT_MIN_DESCRIPTION_CHARS,
-                   max_artifacts: int | None = None, corpus_name: str | None = None
-                   ) -> GeneratedCases:
+def generate_cases(
+    source: Any,
+    *,
+    query_generator: QueryGenerator,
+    k: int = DFLT_QUERIES_PER_ARTIFACT,
+    mask_names: bool = True,
+    describe: Callable[[Any], str] | None = None,
+    name_of: Callable[[str, Any], str] | None = None,
+    min_chars: int = DFLT_MIN_DESCRIPTION_CHARS,
+    max_artifacts: int | None = None,
+    corpus_name: str | None = None,
+) -> GeneratedCases:
     """One gold case per generated query, up to ``k`` per artifact.
 
     Parameters
@@ -214,14 +219,16 @@ def generate_cases(source: Any, *, query_generator: QueryGenerator,
         list of strings. The generator's own errors propagate.
     """
     if not callable(query_generator):
-        raise TypeError("query_generator must be a callable (description, *, n) -> [str]; "
-                        "rowvoi ships no model, bring your own")
+        raise TypeError(
+            "query_generator must be a callable (description, *, n) -> [str]; "
+            "rowvoi ships no model, bring your own"
+        )
     k = _check_n("k", k, 1)
     min_chars = _check_n("min_chars", min_chars, 0)
     items = list(source.items())
     items = [(str(a), raw) for a, raw in items]
     if max_artifacts is not None:
-        items = sorted(items, key=lambda t: t[0])[:_check_n("max_artifacts", max_artifacts, 0)]
+        items = sorted(items, key=lambda t: t[0])[: _check_n("max_artifacts", max_artifacts, 0)]
     describe = describe or _describe
     name_of = name_of or _name_of
     out = GeneratedCases()
@@ -233,28 +240,36 @@ def generate_cases(source: Any, *, query_generator: QueryGenerator,
         name = name_of(artifact_id, raw)
         queries = query_generator(mask_name(text, name) if mask_names else text, n=k)
         if isinstance(queries, (str, bytes)) or not hasattr(queries, "__iter__"):
-            raise TypeError(f"the query generator returned {type(queries).__name__}, not a "
-                            "list of strings")
+            raise TypeError(
+                f"the query generator returned {type(queries).__name__}, not a list of strings"
+            )
         for q in list(queries)[:k]:
             if not isinstance(q, str):
-                raise TypeError(f"the query generator returned a {type(q).__name__} among "
-                                "its queries; queries are strings")
+                raise TypeError(
+                    f"the query generator returned a {type(q).__name__} among "
+                    "its queries; queries are strings"
+                )
             q = q.strip()
             if not q:
                 continue
             if mask_names and leaks_name(q, name):
                 out.leaks_dropped += 1
                 continue
-            out.append(DiscoveryCase(q, (artifact_id,), corpus=corpus_name,
-                                     source_id=artifact_id,
-                                     metadata={"generator": "back-translation",
-                                               "masked": bool(mask_names)}))
+            out.append(
+                DiscoveryCase(
+                    q,
+                    (artifact_id,),
+                    corpus=corpus_name,
+                    source_id=artifact_id,
+                    metadata={"generator": "back-translation", "masked": bool(mask_names)},
+                )
+            )
     return out
 
 
-def generate_abstention_cases(n: int, *, generator: AbstentionGenerator | None,
-                              theme: str, corpus_name: str | None = None
-                              ) -> list[DiscoveryCase]:
+def generate_abstention_cases(
+    n: int, *, generator: AbstentionGenerator | None, theme: str, corpus_name: str | None = None
+) -> list[DiscoveryCase]:
     """``n`` abstention cases (no gold) from ``generator`` (none asked: []).
 
     Raises ``TypeError`` when cases are asked for without a generator.
@@ -267,16 +282,28 @@ def generate_abstention_cases(n: int, *, generator: AbstentionGenerator | None,
     out = []
     for q in list(generator(n=n, theme=theme))[:n]:
         if isinstance(q, str) and q.strip():
-            out.append(DiscoveryCase(q.strip(), (), corpus=corpus_name,
-                                     metadata={"generator": "abstention", "theme": theme}))
+            out.append(
+                DiscoveryCase(
+                    q.strip(),
+                    (),
+                    corpus=corpus_name,
+                    metadata={"generator": "abstention", "theme": theme},
+                )
+            )
     return out
 
 
-def build_eval_set(source: Any, *, query_generator: QueryGenerator,
-                   abstention_generator: AbstentionGenerator | None = None,
-                   k: int = DFLT_QUERIES_PER_ARTIFACT,
-                   abstention_frac: float = DFLT_ABSTENTION_FRAC, theme: str = "this corpus",
-                   corpus_name: str | None = None, **gen_kwargs: Any) -> list[DiscoveryCase]:
+def build_eval_set(
+    source: Any,
+    *,
+    query_generator: QueryGenerator,
+    abstention_generator: AbstentionGenerator | None = None,
+    k: int = DFLT_QUERIES_PER_ARTIFACT,
+    abstention_frac: float = DFLT_ABSTENTION_FRAC,
+    theme: str = "this corpus",
+    corpus_name: str | None = None,
+    **gen_kwargs: Any,
+) -> list[DiscoveryCase]:
     """Gold cases from :func:`generate_cases`, then abstention cases making
     up ``abstention_frac`` of the whole: ``ceil(frac * G / (1 - frac))`` of
     them for ``G`` gold cases.
@@ -292,15 +319,20 @@ def build_eval_set(source: Any, *, query_generator: QueryGenerator,
     >>> [c.query for c in cases]
     ['how to measure', 'how to drag', 'how to heat', 'how to flux', 'off-topic 0']
     """
-    if isinstance(abstention_frac, bool) or not isinstance(abstention_frac, numbers.Real) \
-            or not 0.0 <= float(abstention_frac) < 1.0:
+    if (
+        isinstance(abstention_frac, bool)
+        or not isinstance(abstention_frac, numbers.Real)
+        or not 0.0 <= float(abstention_frac) < 1.0
+    ):
         raise ValueError(f"abstention_frac must be in [0, 1), got {abstention_frac!r}")
     _check_n("k", k, 1)
-    gold = generate_cases(source, query_generator=query_generator, k=k,
-                          corpus_name=corpus_name, **gen_kwargs)
+    gold = generate_cases(
+        source, query_generator=query_generator, k=k, corpus_name=corpus_name, **gen_kwargs
+    )
     n = math.ceil(abstention_frac * len(gold) / (1.0 - abstention_frac)) if gold else 0
-    return list(gold) + generate_abstention_cases(n, generator=abstention_generator,
-                                                  theme=theme, corpus_name=corpus_name)
+    return list(gold) + generate_abstention_cases(
+        n, generator=abstention_generator, theme=theme, corpus_name=corpus_name
+    )
 
 
 def corpus_signature(source_or_corpus: Any) -> str:

@@ -81,8 +81,13 @@ __all__ = [
 #: The relevance levels, weakest first.
 RELEVANCE_LEVELS = ("none", "tangential", "partial", "strong", "core")
 #: Gain of each level in graded nDCG.
-LEVEL_GAINS: Mapping[str, float] = {"none": 0.0, "tangential": 0.0, "partial": 1.0,
-                                    "strong": 2.0, "core": 3.0}
+LEVEL_GAINS: Mapping[str, float] = {
+    "none": 0.0,
+    "tangential": 0.0,
+    "partial": 1.0,
+    "strong": 2.0,
+    "core": 3.0,
+}
 _ALIASES = {"uses-tools": "partial"}
 _POSITIVE_ROLE = ("strong", "core")
 
@@ -90,8 +95,10 @@ _POSITIVE_ROLE = ("strong", "core")
 def _level(theme: str, level: Any) -> str:
     level = _ALIASES.get(level, level)
     if level not in RELEVANCE_LEVELS:
-        raise ValueError(f"theme {theme!r}: unknown relevance level {level!r}; use one of "
-                         f"{', '.join(RELEVANCE_LEVELS)}")
+        raise ValueError(
+            f"theme {theme!r}: unknown relevance level {level!r}; use one of "
+            f"{', '.join(RELEVANCE_LEVELS)}"
+        )
     return level
 
 
@@ -128,10 +135,10 @@ class GradedCase:
 
     def __post_init__(self) -> None:
         if not isinstance(self.artifact_id, str) or not self.artifact_id:
-            raise ValueError(f"artifact_id must be a non-empty string, got "
-                             f"{self.artifact_id!r}")
-        object.__setattr__(self, "labels", {str(t): _level(str(t), lv)
-                                            for t, lv in dict(self.labels).items()})
+            raise ValueError(f"artifact_id must be a non-empty string, got {self.artifact_id!r}")
+        object.__setattr__(
+            self, "labels", {str(t): _level(str(t), lv) for t, lv in dict(self.labels).items()}
+        )
         obs = {}
         for t, v in dict(self.observed).items():
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
@@ -139,8 +146,9 @@ class GradedCase:
             obs[str(t)] = float(v)
         object.__setattr__(self, "observed", obs)
         object.__setattr__(self, "evidence", dict(self.evidence))
-        object.__setattr__(self, "is_distractor", {str(t): bool(v) for t, v in
-                                                   dict(self.is_distractor).items()})
+        object.__setattr__(
+            self, "is_distractor", {str(t): bool(v) for t, v in dict(self.is_distractor).items()}
+        )
         object.__setattr__(self, "metadata", dict(self.metadata))
 
     def level(self, theme: str) -> str:
@@ -167,14 +175,20 @@ class GradedCase:
         ``hard``, the ``ir`` spelling)."""
         if not isinstance(d, Mapping) or "artifact_id" not in d:
             raise ValueError("a graded case is a JSON object with an 'artifact_id'")
-        return cls(str(d["artifact_id"]), d.get("labels") or {}, d.get("evidence") or {},
-                   d.get("observed") or {}, bool(d.get("hard", d.get("thin_description",
-                                                                      False))),
-                   d.get("is_distractor") or {}, d.get("metadata") or {})
+        return cls(
+            str(d["artifact_id"]),
+            d.get("labels") or {},
+            d.get("evidence") or {},
+            d.get("observed") or {},
+            bool(d.get("hard", d.get("thin_description", False))),
+            d.get("is_distractor") or {},
+            d.get("metadata") or {},
+        )
 
 
-def save_graded_cases(cases: Iterable[GradedCase], path: str | os.PathLike, *,
-                      meta: Mapping[str, Any] | None = None) -> Path:
+def save_graded_cases(
+    cases: Iterable[GradedCase], path: str | os.PathLike, *, meta: Mapping[str, Any] | None = None
+) -> Path:
     """Write graded cases as JSONL (atomically); ``meta`` -- conventionally
     ``{"probes": {theme: text}, "corpus_signature": ...}`` -- first."""
     return write_jsonl(path, [c.to_dict() for c in cases], meta=meta)
@@ -201,9 +215,14 @@ def level_histogram(cases: Sequence[GradedCase], theme: str) -> dict[str, int]:
     return {lv: counts.get(lv, 0) for lv in RELEVANCE_LEVELS}
 
 
-def to_graded_qrels(cases: Sequence[GradedCase], theme: str, *, probe: str | None = None,
-                    gains: Mapping[str, float] = LEVEL_GAINS, query_id: str | None = None
-                    ) -> tuple[dict[str, str], dict[str, dict[str, float]]]:
+def to_graded_qrels(
+    cases: Sequence[GradedCase],
+    theme: str,
+    *,
+    probe: str | None = None,
+    gains: Mapping[str, float] = LEVEL_GAINS,
+    query_id: str | None = None,
+) -> tuple[dict[str, str], dict[str, dict[str, float]]]:
     """``(queries, qrels)`` of one theme: one query (``probe``, default the
     theme's name) judging every artifact of positive gain at its gain."""
     qid = query_id or f"theme:{theme}"
@@ -222,23 +241,35 @@ class NamedSets:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "distractors", tuple(sorted(set(map(str, self.distractors)))))
-        object.__setattr__(self, "hard_positives",
-                           tuple(sorted(set(map(str, self.hard_positives)))))
+        object.__setattr__(
+            self, "hard_positives", tuple(sorted(set(map(str, self.hard_positives))))
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form."""
-        return {"theme": self.theme, "distractors": list(self.distractors),
-                "hard_positives": list(self.hard_positives)}
+        return {
+            "theme": self.theme,
+            "distractors": list(self.distractors),
+            "hard_positives": list(self.hard_positives),
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> NamedSets:
         """Inverse of :meth:`to_dict`."""
-        return cls(str(d["theme"]), tuple(d.get("distractors") or ()),
-                   tuple(d.get("hard_positives") or ()))
+        return cls(
+            str(d["theme"]),
+            tuple(d.get("distractors") or ()),
+            tuple(d.get("hard_positives") or ()),
+        )
 
 
-def derive_named_sets(cases: Sequence[GradedCase], theme: str, *, observed_floor: float,
-                      gains: Mapping[str, float] = LEVEL_GAINS) -> NamedSets:
+def derive_named_sets(
+    cases: Sequence[GradedCase],
+    theme: str,
+    *,
+    observed_floor: float,
+    gains: Mapping[str, float] = LEVEL_GAINS,
+) -> NamedSets:
     """The named sets of ``theme``, from the labels alone.
 
     Distractors: artifacts of gain 0 whose ``observed`` score for the theme
@@ -257,8 +288,9 @@ def derive_named_sets(cases: Sequence[GradedCase], theme: str, *, observed_floor
         verdict = c.is_distractor.get(theme)
         if verdict is None:
             seen = c.observed.get(theme)
-            verdict = c.gain(theme, gains=gains) <= 0 and seen is not None \
-                and seen >= observed_floor
+            verdict = (
+                c.gain(theme, gains=gains) <= 0 and seen is not None and seen >= observed_floor
+            )
         if verdict:
             distractors.append(c.artifact_id)
         if c.level(theme) in _POSITIVE_ROLE and c.hard:
@@ -274,35 +306,49 @@ def _share_in_top(ranking: Sequence[str], ids: Iterable[str], k: int) -> float:
     return sum(1 for i in ids if i in top) / len(ids)
 
 
-def fp_rate_on_distractors(ranking: Sequence[str], distractor_ids: Iterable[str], *,
-                           k: int) -> float:
+def fp_rate_on_distractors(
+    ranking: Sequence[str], distractor_ids: Iterable[str], *, k: int
+) -> float:
     """Share of the named distractors in the top ``k`` (0.0 for none named)."""
     return _share_in_top(ranking, distractor_ids, k)
 
 
-def recall_on_hard_positives(ranking: Sequence[str], hard_positive_ids: Iterable[str], *,
-                             k: int) -> float:
+def recall_on_hard_positives(
+    ranking: Sequence[str], hard_positive_ids: Iterable[str], *, k: int
+) -> float:
     """Share of the named hard positives in the top ``k`` (0.0 for none named)."""
     return _share_in_top(ranking, hard_positive_ids, k)
 
 
-def _named(ranking: Sequence[str], sets: NamedSets, k: int,
-           scores: Mapping[str, float] | None) -> tuple[dict[str, float], dict[str, dict]]:
+def _named(
+    ranking: Sequence[str], sets: NamedSets, k: int, scores: Mapping[str, float] | None
+) -> tuple[dict[str, float], dict[str, dict]]:
     rank_of = {a: i + 1 for i, a in enumerate(dict.fromkeys(ranking))}
-    row = {"fp_rate": fp_rate_on_distractors(ranking, sets.distractors, k=k),
-           "hard_positive_recall": recall_on_hard_positives(ranking, sets.hard_positives, k=k)}
-    roles = {**{d: "distractor" for d in sets.distractors},
-             **{h: "hard_positive" for h in sets.hard_positives}}
-    named = {a: {"role": role, "rank": rank_of.get(a), "score": (scores or {}).get(a)}
-             for a, role in roles.items()}
+    row = {
+        "fp_rate": fp_rate_on_distractors(ranking, sets.distractors, k=k),
+        "hard_positive_recall": recall_on_hard_positives(ranking, sets.hard_positives, k=k),
+    }
+    roles = {
+        **{d: "distractor" for d in sets.distractors},
+        **{h: "hard_positive" for h in sets.hard_positives},
+    }
+    named = {
+        a: {"role": role, "rank": rank_of.get(a), "score": (scores or {}).get(a)}
+        for a, role in roles.items()
+    }
     return row, named
 
 
-def score_ranking(ranking: Sequence[str], cases: Sequence[GradedCase], theme: str, *, k: int,
-                  named_sets: NamedSets | None = None,
-                  scores: Mapping[str, float] | None = None,
-                  gains: Mapping[str, float] = LEVEL_GAINS
-                  ) -> tuple[dict[str, float], dict[str, dict]]:
+def score_ranking(
+    ranking: Sequence[str],
+    cases: Sequence[GradedCase],
+    theme: str,
+    *,
+    k: int,
+    named_sets: NamedSets | None = None,
+    scores: Mapping[str, float] | None = None,
+    gains: Mapping[str, float] = LEVEL_GAINS,
+) -> tuple[dict[str, float], dict[str, dict]]:
     """One theme ranking's graded nDCG@k and where each named id landed.
 
     Returns ``(row, named)``: ``row`` is ``{"ndcg"}`` plus, with
@@ -334,27 +380,44 @@ class NamedSetReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form."""
-        return {"theme": self.theme, "k": self.k, "fp_rate": self.fp_rate,
-                "hard_positive_recall": self.hard_positive_recall,
-                "distractors_seen": list(self.distractors_seen),
-                "hard_positives_missed": list(self.hard_positives_missed)}
+        return {
+            "theme": self.theme,
+            "k": self.k,
+            "fp_rate": self.fp_rate,
+            "hard_positive_recall": self.hard_positive_recall,
+            "distractors_seen": list(self.distractors_seen),
+            "hard_positives_missed": list(self.hard_positives_missed),
+        }
 
 
-def evaluate_named_sets(corpus: Any, named_sets: NamedSets, *, probe: str,
-                        mode: str = DFLT_MODE, k: int = 10, surfaces: Any = None,
-                        **search_kw: Any) -> NamedSetReport:
+def evaluate_named_sets(
+    corpus: Any,
+    named_sets: NamedSets,
+    *,
+    probe: str,
+    mode: str = DFLT_MODE,
+    k: int = 10,
+    surfaces: Any = None,
+    **search_kw: Any,
+) -> NamedSetReport:
     """Search ``probe`` once and score the theme's named sets at ``k``."""
     from rowvoi.dense import _check_int
 
     k = _check_int("k", k, 1)
-    hits = search_hits(open_if_name(corpus), probe, k=k, mode=mode, surfaces=surfaces,
-                       search_kw=search_kw)
+    hits = search_hits(
+        open_if_name(corpus), probe, k=k, mode=mode, surfaces=surfaces, search_kw=search_kw
+    )
     ranking = [h.artifact_id for h in hits]
     row, _ = _named(ranking, named_sets, k, None)
     top = set(ranking[:k])
-    return NamedSetReport(named_sets.theme, k, row["fp_rate"], row["hard_positive_recall"],
-                          tuple(d for d in named_sets.distractors if d in top),
-                          tuple(h for h in named_sets.hard_positives if h not in top))
+    return NamedSetReport(
+        named_sets.theme,
+        k,
+        row["fp_rate"],
+        row["hard_positive_recall"],
+        tuple(d for d in named_sets.distractors if d in top),
+        tuple(h for h in named_sets.hard_positives if h not in top),
+    )
 
 
 # ---------------------------------------------------------------- comparison
@@ -383,8 +446,9 @@ class ComparisonReport:
     metrics: dict[str, dict[str, dict[str, float]]]
     named: dict[str, dict[str, dict[str, Any]]]
 
-    def regressions(self, *, threshold: int = 0, baseline: str | None = None
-                    ) -> list[dict[str, Any]]:
+    def regressions(
+        self, *, threshold: int = 0, baseline: str | None = None
+    ) -> list[dict[str, Any]]:
         """Named artifacts that fared worse than on ``baseline``.
 
         A hard positive regresses when its rank grows by more than
@@ -416,23 +480,45 @@ class ComparisonReport:
                     else:
                         worse = c_eff < b_eff and (b is None or b - c_eff > threshold)
                     if worse:
-                        out.append({"theme": theme, "artifact_id": aid, "role": info["role"],
-                                    "label": label, "baseline_rank": b, "candidate_rank": c})
+                        out.append(
+                            {
+                                "theme": theme,
+                                "artifact_id": aid,
+                                "role": info["role"],
+                                "label": label,
+                                "baseline_rank": b,
+                                "candidate_rank": c,
+                            }
+                        )
         return out
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form."""
-        return {"k": self.k, "themes": list(self.themes), "labels": list(self.labels),
-                "baseline": self.baseline,
-                "metrics": {lb: {t: dict(r) for t, r in th.items()}
-                            for lb, th in self.metrics.items()},
-                "named": {t: {a: {"role": i["role"], "by_label": {lb: dict(c) for lb, c in
-                                                                  i["by_label"].items()}}
-                              for a, i in ids.items()} for t, ids in self.named.items()}}
+        return {
+            "k": self.k,
+            "themes": list(self.themes),
+            "labels": list(self.labels),
+            "baseline": self.baseline,
+            "metrics": {
+                lb: {t: dict(r) for t, r in th.items()} for lb, th in self.metrics.items()
+            },
+            "named": {
+                t: {
+                    a: {
+                        "role": i["role"],
+                        "by_label": {lb: dict(c) for lb, c in i["by_label"].items()},
+                    }
+                    for a, i in ids.items()
+                }
+                for t, ids in self.named.items()
+            },
+        }
 
     def __str__(self) -> str:
-        lines = [f"{len(self.labels)} configurations x {len(self.themes)} themes, k={self.k}; "
-                 f"baseline {self.baseline!r}"]
+        lines = [
+            f"{len(self.labels)} configurations x {len(self.themes)} themes, k={self.k}; "
+            f"baseline {self.baseline!r}"
+        ]
         for label in self.labels:
             for theme in self.themes:
                 row = self.metrics[label][theme]
@@ -445,13 +531,21 @@ class ComparisonReport:
 Ranker = Callable[..., Sequence[Any]]
 
 
-def compare_indexings(corpora: Mapping[str, Any], cases: Sequence[GradedCase], *,
-                      themes: Sequence[str], probes: Mapping[str, str], k: int = 20,
-                      named_sets: Mapping[str, NamedSets] | None = None,
-                      mode: str = DFLT_MODE, rank_depth: int = 1000,
-                      gains: Mapping[str, float] = LEVEL_GAINS, surfaces: Any = None,
-                      search_kw_by_label: Mapping[str, Mapping[str, Any]] | None = None,
-                      **search_kw: Any) -> ComparisonReport:
+def compare_indexings(
+    corpora: Mapping[str, Any],
+    cases: Sequence[GradedCase],
+    *,
+    themes: Sequence[str],
+    probes: Mapping[str, str],
+    k: int = 20,
+    named_sets: Mapping[str, NamedSets] | None = None,
+    mode: str = DFLT_MODE,
+    rank_depth: int = 1000,
+    gains: Mapping[str, float] = LEVEL_GAINS,
+    surfaces: Any = None,
+    search_kw_by_label: Mapping[str, Mapping[str, Any]] | None = None,
+    **search_kw: Any,
+) -> ComparisonReport:
     """Rank every theme probe on every corpus; compare to the first.
 
     Parameters
@@ -509,23 +603,26 @@ def compare_indexings(corpora: Mapping[str, Any], cases: Sequence[GradedCase], *
     if unknown:
         raise ValueError(f"search_kw_by_label names unknown label(s) {unknown}")
     if any({"k", "per_artifact"} & set(v) for v in per_label.values()):
-        raise ValueError("search_kw_by_label cannot set k or per_artifact: every ranking is "
-                         "per artifact, rank_depth deep")
+        raise ValueError(
+            "search_kw_by_label cannot set k or per_artifact: every ranking is "
+            "per artifact, rank_depth deep"
+        )
 
     def ranker_of(label: str) -> Ranker:
         arm = corpora[label]
         if callable(arm) and not hasattr(arm, "store"):
             if label in per_label:
-                raise ValueError(f"search_kw_by_label names {label!r}, a ranker; search "
-                                 "settings only apply to corpora")
+                raise ValueError(
+                    f"search_kw_by_label names {label!r}, a ranker; search "
+                    "settings only apply to corpora"
+                )
             return arm
         c = open_if_name(arm)
         kw = {"mode": mode, "surfaces": surfaces, **search_kw, **per_label.get(label, {})}
         arm_mode, arm_surfaces = kw.pop("mode"), kw.pop("surfaces")
 
         def rank(probe: str, *, k: int) -> list[Any]:
-            return search_hits(c, probe, k=k, mode=arm_mode, surfaces=arm_surfaces,
-                               search_kw=kw)
+            return search_hits(c, probe, k=k, mode=arm_mode, surfaces=arm_surfaces, search_kw=kw)
 
         return rank
 
@@ -540,9 +637,15 @@ def compare_indexings(corpora: Mapping[str, Any], cases: Sequence[GradedCase], *
                 first.setdefault(str(hit.artifact_id), hit)
             ranking = list(first)[:rank_depth]
             sets = (named_sets or {}).get(theme)
-            row, where = score_ranking(ranking, cases, theme, k=k, named_sets=sets,
-                                       scores={a: float(first[a].score) for a in ranking},
-                                       gains=gains)
+            row, where = score_ranking(
+                ranking,
+                cases,
+                theme,
+                k=k,
+                named_sets=sets,
+                scores={a: float(first[a].score) for a in ranking},
+                gains=gains,
+            )
             metrics[label][theme] = row
             for aid, cell in where.items():
                 entry = named[theme].setdefault(aid, {"role": cell["role"], "by_label": {}})

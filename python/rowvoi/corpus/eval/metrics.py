@@ -81,8 +81,7 @@ def ndcg_at(ranking: Sequence[str], gains: Mapping[str, float], k: int) -> float
     idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
     if idcg <= 0:
         return 0.0
-    dcg = sum(max(float(gains.get(d, 0.0)), 0.0) / math.log2(i + 2)
-              for i, d in enumerate(ranking))
+    dcg = sum(max(float(gains.get(d, 0.0)), 0.0) / math.log2(i + 2) for i, d in enumerate(ranking))
     return dcg / idcg
 
 
@@ -172,8 +171,9 @@ def to_run(rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]
     return out
 
 
-def write_run(path: str | os.PathLike, rankings: Mapping[str, Sequence[str]], *,
-              tag: str = "rowvoi") -> Path:
+def write_run(
+    path: str | os.PathLike, rankings: Mapping[str, Sequence[str]], *, tag: str = "rowvoi"
+) -> Path:
     """Write rankings as a TREC run file (``qid Q0 id rank score tag``),
     scores from :func:`to_run`. Ids must not contain whitespace.
     """
@@ -181,8 +181,7 @@ def write_run(path: str | os.PathLike, rankings: Mapping[str, Sequence[str]], *,
     for qid, scores in to_run(rankings).items():
         for rank, (d, s) in enumerate(scores.items(), 1):
             if any(c.isspace() for c in d):
-                raise ValueError(f"id {d!r} contains whitespace; a TREC run file cannot "
-                                 "hold it")
+                raise ValueError(f"id {d!r} contains whitespace; a TREC run file cannot hold it")
             lines.append(f"{qid} Q0 {d} {rank} {s:g} {tag}\n")
     return write_text_atomic(path, "".join(lines))
 

@@ -43,8 +43,9 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise PlotUnavailable("drawing needs matplotlib, which is not installed: "
-                              "pip install 'rowvoi[plot]'") from None
+        raise PlotUnavailable(
+            "drawing needs matplotlib, which is not installed: pip install 'rowvoi[plot]'"
+        ) from None
 
 
 def _figure(width: float = 6.4, height: float = 4.8) -> Any:
@@ -68,8 +69,14 @@ def _save(fig: Any, path: str | os.PathLike) -> Path:
     return path
 
 
-def plot_frontier(sweep: Any, path: str | os.PathLike, *, x: str = "selection_recall",
-                  y: str = "selection_precision", title: str | None = None) -> Path:
+def plot_frontier(
+    sweep: Any,
+    path: str | os.PathLike,
+    *,
+    x: str = "selection_recall",
+    y: str = "selection_precision",
+    title: str | None = None,
+) -> Path:
     """Draw a :class:`~rowvoi.corpus.eval.selection.SelectionSweep` to ``path``.
 
     Every setting is a grey point, the frontier of ``x`` against ``y`` a
@@ -92,34 +99,51 @@ def plot_frontier(sweep: Any, path: str | os.PathLike, *, x: str = "selection_re
     xs = [p.report.metric(x) for p in sweep.points]
     ys = [p.report.metric(y) for p in sweep.points]
     pts = [(a, b) for a, b in zip(xs, ys) if a is not None and b is not None]
-    ax.scatter([a for a, _ in pts], [b for _, b in pts], s=14, color="0.65",
-               label=f"{len(pts)} settings")
+    ax.scatter(
+        [a for a, _ in pts], [b for _, b in pts], s=14, color="0.65", label=f"{len(pts)} settings"
+    )
     fx = [p.report.metric(x) for p in front]
     fy = [p.report.metric(y) for p in front]
     ax.plot(fx, fy, "-o", color="tab:blue", ms=4, label="frontier")
     for p, a, b in zip(front, fx, fy):
-        ax.annotate(f"{p.max_k}/{p.rel:g}" + ("" if p.min_score is None else
-                                              f"/{p.min_score:.3g}"),
-                    (a, b), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.annotate(
+            f"{p.max_k}/{p.rel:g}" + ("" if p.min_score is None else f"/{p.min_score:.3g}"),
+            (a, b),
+            textcoords="offset points",
+            xytext=(4, 4),
+            fontsize=7,
+        )
     best = sweep.best()
     bx, by = best.report.metric(x), best.report.metric(y)
     if bx is not None and by is not None:
-        ax.scatter([bx], [by], marker="*", s=160, color="tab:red", zorder=3,
-                   label=f"best {sweep.objective} (max_k={best.max_k}, rel={best.rel:g}"
-                         + ("" if best.min_score is None else f", min_score={best.min_score:g}")
-                         + ")")
+        ax.scatter(
+            [bx],
+            [by],
+            marker="*",
+            s=160,
+            color="tab:red",
+            zorder=3,
+            label=f"best {sweep.objective} (max_k={best.max_k}, rel={best.rel:g}"
+            + ("" if best.min_score is None else f", min_score={best.min_score:g}")
+            + ")",
+        )
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel(y.replace("_", " "))
     c = sweep.config
-    ax.set_title(title or f"selector sweep: {c.get('strategy')}, mode {c.get('mode')}, "
-                          f"k={c.get('k')} ({c.get('n_cases')} cases)", fontsize=10)
+    ax.set_title(
+        title
+        or f"selector sweep: {c.get('strategy')}, mode {c.get('mode')}, "
+        f"k={c.get('k')} ({c.get('n_cases')} cases)",
+        fontsize=10,
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     return _save(fig, path)
 
 
-def plot_distractor_curve(curves: Mapping[Any, Any], path: str | os.PathLike, *,
-                          title: str | None = None, k: int = 1) -> Path:
+def plot_distractor_curve(
+    curves: Mapping[Any, Any], path: str | os.PathLike, *, title: str | None = None, k: int = 1
+) -> Path:
     """Draw distractor curves to ``path``: ``curves`` is one
     ``{N: accuracy}`` (from
     :func:`~rowvoi.corpus.eval.robustness.distractor_robustness_curve`) or

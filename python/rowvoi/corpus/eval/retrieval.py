@@ -73,8 +73,14 @@ DFLT_METRICS = ("ndcg", "recall", "precision", "mrr", "map")
 #: The search mode evaluated by default.
 DFLT_MODE = "hybrid"
 #: Every failure class, gold cases first.
-FAILURE_CLASSES = ("hit_rank_1", "surfaced_low_rank", "retrieval_miss",
-                   "abstention_ok", "false_action", "abstention_unscored")
+FAILURE_CLASSES = (
+    "hit_rank_1",
+    "surfaced_low_rank",
+    "retrieval_miss",
+    "abstention_ok",
+    "false_action",
+    "abstention_unscored",
+)
 
 #: ``retriever(query, *, limit) -> [artifact ids, best first]``.
 Retriever = Callable[..., Sequence[str]]
@@ -126,19 +132,18 @@ def check_metrics(metrics: Any) -> tuple[str, ...]:
 def _threshold(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
-            or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"abstain_threshold must be a finite number or None, got {value!r}")
     return float(value)
 
 
-def search_hits(corpus: Any, query: str, *, k: int, mode: str, surfaces: Any,
-                search_kw: Mapping[str, Any]) -> list[Any]:
+def search_hits(
+    corpus: Any, query: str, *, k: int, mode: str, surfaces: Any, search_kw: Mapping[str, Any]
+) -> list[Any]:
     """One search, one hit per artifact (the unit cases judge)."""
     from rowvoi.corpus.retrieve import search
 
-    return search(corpus, query, k=k, mode=mode, surfaces=surfaces, per_artifact=True,
-                  **search_kw)
+    return search(corpus, query, k=k, mode=mode, surfaces=surfaces, per_artifact=True, **search_kw)
 
 
 def open_if_name(corpus: Any) -> Any:
@@ -152,8 +157,9 @@ def open_if_name(corpus: Any) -> Any:
     return corpus
 
 
-def as_doc_retriever(corpus: Any, *, mode: str = DFLT_MODE, surfaces: Any = None,
-                     **search_kw: Any) -> Retriever:
+def as_doc_retriever(
+    corpus: Any, *, mode: str = DFLT_MODE, surfaces: Any = None, **search_kw: Any
+) -> Retriever:
     """A function ``retriever(query, *, limit=10) -> [artifact ids]`` over
     ``corpus`` (an open corpus or a name), one id per artifact, best first.
 
@@ -166,8 +172,12 @@ def as_doc_retriever(corpus: Any, *, mode: str = DFLT_MODE, surfaces: Any = None
     c = open_if_name(corpus)
 
     def retriever(query: str, *, limit: int = 10) -> list[str]:
-        return [h.artifact_id for h in search_hits(c, query, k=limit, mode=mode,
-                                                   surfaces=surfaces, search_kw=search_kw)]
+        return [
+            h.artifact_id
+            for h in search_hits(
+                c, query, k=limit, mode=mode, surfaces=surfaces, search_kw=search_kw
+            )
+        ]
 
     return retriever
 
@@ -200,23 +210,33 @@ class RetrievalReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form."""
-        return {"metrics": dict(self.metrics), "per_query": {q: dict(v) for q, v in
-                                                             self.per_query.items()},
-                "n_queries": self.n_queries, "k_values": list(self.k_values)}
+        return {
+            "metrics": dict(self.metrics),
+            "per_query": {q: dict(v) for q, v in self.per_query.items()},
+            "n_queries": self.n_queries,
+            "k_values": list(self.k_values),
+        }
 
 
-def score_rankings(rankings: Mapping[str, Sequence[str]],
-                   qrels: Mapping[str, Mapping[str, float]], k_values: tuple[int, ...],
-                   metrics: tuple[str, ...]) -> RetrievalReport:
+def score_rankings(
+    rankings: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Mapping[str, float]],
+    k_values: tuple[int, ...],
+    metrics: tuple[str, ...],
+) -> RetrievalReport:
     """Score ``{qid: ranking}`` against ``{qid: {id: gain}}`` (every qid of
     ``qrels``; a qid without a ranking scores as an empty ranking)."""
     keys = [f"{m}@{k}" for m in metrics for k in k_values]
-    per_query = {qid: {f"{m}@{k}": METRICS[m](rankings.get(qid, ()), gains, k)
-                       for m in metrics for k in k_values}
-                 for qid, gains in qrels.items()}
+    per_query = {
+        qid: {
+            f"{m}@{k}": METRICS[m](rankings.get(qid, ()), gains, k)
+            for m in metrics
+            for k in k_values
+        }
+        for qid, gains in qrels.items()
+    }
     n = len(per_query)
-    means = {key: math.fsum(v[key] for v in per_query.values()) / n for key in keys} if n \
-        else {}
+    means = {key: math.fsum(v[key] for v in per_query.values()) / n for key in keys} if n else {}
     return RetrievalReport(means, per_query, n, k_values)
 
 
@@ -279,11 +299,15 @@ class DiscoveryReport:
         """Plain-Python form (``rows=False`` leaves out the per-case rows
         and rankings)."""
         out: dict[str, Any] = {
-            "primary": self.primary, "primary_k": self.primary_k,
-            "metrics": dict(self.metrics), "failure_classes": dict(self.failure_classes),
-            "n_cases": self.n_cases, "n_gold": self.n_gold,
+            "primary": self.primary,
+            "primary_k": self.primary_k,
+            "metrics": dict(self.metrics),
+            "failure_classes": dict(self.failure_classes),
+            "n_cases": self.n_cases,
+            "n_gold": self.n_gold,
             "n_abstention": self.n_abstention,
-            "abstention_accuracy": self.abstention_accuracy, "config": dict(self.config),
+            "abstention_accuracy": self.abstention_accuracy,
+            "config": dict(self.config),
         }
         if rows:
             out["rows"] = [dict(r) for r in self.rows]
@@ -297,31 +321,41 @@ class DiscoveryReport:
 
     def __str__(self) -> str:
         primary = "n/a" if self.primary is None else f"{self.primary:.4f}"
-        lines = [f"{self.n_cases} cases ({self.n_gold} with gold, {self.n_abstention} "
-                 f"abstention); mode {self.mode}",
-                 f"nDCG@{self.primary_k}: {primary}"]
+        lines = [
+            f"{self.n_cases} cases ({self.n_gold} with gold, {self.n_abstention} "
+            f"abstention); mode {self.mode}",
+            f"nDCG@{self.primary_k}: {primary}",
+        ]
         ks = self.retrieval.k_values
         names = list(dict.fromkeys(key.split("@")[0] for key in self.metrics))
         if names:
             lines.append("metric     " + "".join(f"{'@' + str(k):>9}" for k in ks))
             for m in names:
-                lines.append(f"{m:<11}" + "".join(f"{self.metrics[f'{m}@{k}']:9.4f}"
-                                                   for k in ks))
+                lines.append(f"{m:<11}" + "".join(f"{self.metrics[f'{m}@{k}']:9.4f}" for k in ks))
         if self.failure_classes:
-            lines.append("failures: " + ", ".join(f"{c} {n}"
-                                                  for c, n in self.failure_classes.items()))
+            lines.append(
+                "failures: " + ", ".join(f"{c} {n}" for c, n in self.failure_classes.items())
+            )
         if self.abstention_accuracy is not None:
             lines.append(f"abstention accuracy: {self.abstention_accuracy:.4f}")
         return "\n".join(lines)
 
 
 # ----------------------------------------------------------------- evaluate
-def evaluate_discovery(corpus: Any, cases: Sequence[DiscoveryCase], *,
-                       k_values: Sequence[int] = DFLT_K_VALUES, primary_k: int = 10,
-                       metrics: Sequence[str] = DFLT_METRICS, mode: str = DFLT_MODE,
-                       surfaces: Iterable[str] | str | None = None,
-                       abstain_threshold: float | None = None, depth: int | None = None,
-                       progress: Progress | None = None, **search_kw: Any) -> DiscoveryReport:
+def evaluate_discovery(
+    corpus: Any,
+    cases: Sequence[DiscoveryCase],
+    *,
+    k_values: Sequence[int] = DFLT_K_VALUES,
+    primary_k: int = 10,
+    metrics: Sequence[str] = DFLT_METRICS,
+    mode: str = DFLT_MODE,
+    surfaces: Iterable[str] | str | None = None,
+    abstain_threshold: float | None = None,
+    depth: int | None = None,
+    progress: Progress | None = None,
+    **search_kw: Any,
+) -> DiscoveryReport:
     """Search once per case; report metrics, failure classes and per-case rows.
 
     Parameters
@@ -377,8 +411,9 @@ def evaluate_discovery(corpus: Any, cases: Sequence[DiscoveryCase], *,
     classes: Counter[str] = Counter()
     _, qrels = to_qrels(cases)
     for i, case in enumerate(cases):
-        hits = search_hits(c, case.query, k=depth, mode=mode, surfaces=surfaces,
-                           search_kw=search_kw)
+        hits = search_hits(
+            c, case.query, k=depth, mode=mode, surfaces=surfaces, search_kw=search_kw
+        )
         qid = case_id(i)
         ranking = [h.artifact_id for h in hits]
         rankings[qid] = ranking
@@ -401,9 +436,18 @@ def evaluate_discovery(corpus: Any, cases: Sequence[DiscoveryCase], *,
             else:
                 cls = "surfaced_low_rank"
         classes[cls] += 1
-        rows.append({"index": i, "qid": qid, "query": case.query, "source_id": case.source_id,
-                     "n_gold": len(case.gold), "gold_rank": gold_rank, "top_score": top,
-                     "failure_class": cls})
+        rows.append(
+            {
+                "index": i,
+                "qid": qid,
+                "query": case.query,
+                "source_id": case.source_id,
+                "n_gold": len(case.gold),
+                "gold_rank": gold_rank,
+                "top_score": top,
+                "failure_class": cls,
+            }
+        )
         if progress is not None:
             progress(i + 1, len(cases))
     retrieval = score_rankings(rankings, qrels, ks, names)
@@ -412,25 +456,44 @@ def evaluate_discovery(corpus: Any, cases: Sequence[DiscoveryCase], *,
     n_gold = retrieval.n_queries
     n_abst = len(cases) - n_gold
     accuracy = (classes["abstention_ok"] / n_abst) if threshold is not None and n_abst else None
-    config = {"mode": mode, "depth": depth, "abstain_threshold": threshold,
-              "surfaces": None if surfaces is None else (
-                  [surfaces] if isinstance(surfaces, str) else list(surfaces)),
-              **{k: v for k, v in search_kw.items() if _plain(v)}}
-    return DiscoveryReport(retrieval,
-                           {c_: classes[c_] for c_ in FAILURE_CLASSES if classes[c_]},
-                           rows, rankings, len(cases), n_gold, n_abst, primary_k, accuracy,
-                           config)
+    config = {
+        "mode": mode,
+        "depth": depth,
+        "abstain_threshold": threshold,
+        "surfaces": None
+        if surfaces is None
+        else ([surfaces] if isinstance(surfaces, str) else list(surfaces)),
+        **{k: v for k, v in search_kw.items() if _plain(v)},
+    }
+    return DiscoveryReport(
+        retrieval,
+        {c_: classes[c_] for c_ in FAILURE_CLASSES if classes[c_]},
+        rows,
+        rankings,
+        len(cases),
+        n_gold,
+        n_abst,
+        primary_k,
+        accuracy,
+        config,
+    )
 
 
 def _plain(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool, list, dict, tuple))
 
 
-def retrieval_report(corpus_or_retriever: Any, cases: Sequence[DiscoveryCase], *,
-                     k_values: Sequence[int] = DFLT_K_VALUES,
-                     metrics: Sequence[str] = DFLT_METRICS, mode: str = DFLT_MODE,
-                     surfaces: Iterable[str] | str | None = None, limit: int | None = None,
-                     **search_kw: Any) -> RetrievalReport:
+def retrieval_report(
+    corpus_or_retriever: Any,
+    cases: Sequence[DiscoveryCase],
+    *,
+    k_values: Sequence[int] = DFLT_K_VALUES,
+    metrics: Sequence[str] = DFLT_METRICS,
+    mode: str = DFLT_MODE,
+    surfaces: Iterable[str] | str | None = None,
+    limit: int | None = None,
+    **search_kw: Any,
+) -> RetrievalReport:
     """Ranking metrics only, for any retriever.
 
     Parameters
@@ -471,16 +534,21 @@ def retrieval_report(corpus_or_retriever: Any, cases: Sequence[DiscoveryCase], *
     names = check_metrics(metrics)
     queries, qrels = to_qrels(cases)
     if not qrels:
-        raise ValueError("no case has gold ids, so there is nothing to rank against; "
-                         "abstention cases are scored by evaluate_discovery")
+        raise ValueError(
+            "no case has gold ids, so there is nothing to rank against; "
+            "abstention cases are scored by evaluate_discovery"
+        )
     limit = max(ks) if limit is None else _check_int("limit", limit, 1)
     if callable(corpus_or_retriever) and not hasattr(corpus_or_retriever, "store"):
         if search_kw or surfaces is not None or mode != DFLT_MODE:
-            raise ValueError("mode, surfaces and search keywords configure a corpus search; "
-                             "a retriever function takes only (query, *, limit)")
+            raise ValueError(
+                "mode, surfaces and search keywords configure a corpus search; "
+                "a retriever function takes only (query, *, limit)"
+            )
         retriever = corpus_or_retriever
     else:
-        retriever = as_doc_retriever(corpus_or_retriever, mode=mode, surfaces=surfaces,
-                                     **search_kw)
+        retriever = as_doc_retriever(
+            corpus_or_retriever, mode=mode, surfaces=surfaces, **search_kw
+        )
     rankings = {qid: [str(d) for d in retriever(q, limit=limit)] for qid, q in queries.items()}
     return score_rankings(rankings, qrels, ks, names)

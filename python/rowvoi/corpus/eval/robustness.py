@@ -47,12 +47,19 @@ DFLT_CURVE_MODE = "dense"
 DFLT_CURVE_EMBEDDER = "hashing"
 
 
-def distractor_robustness_curve(scope: Mapping[Any, Any], probes: Iterable[tuple[str, Any]],
-                                *, strategy: Any = None, embedder: Any = DFLT_CURVE_EMBEDDER,
-                                mode: str = DFLT_CURVE_MODE,
-                                sizes: Sequence[int] = DFLT_DISTRACTOR_SIZES,
-                                trials: int = 20, seed: int = 0, k: int = 1,
-                                **search_kw: Any) -> dict[int, float]:
+def distractor_robustness_curve(
+    scope: Mapping[Any, Any],
+    probes: Iterable[tuple[str, Any]],
+    *,
+    strategy: Any = None,
+    embedder: Any = DFLT_CURVE_EMBEDDER,
+    mode: str = DFLT_CURVE_MODE,
+    sizes: Sequence[int] = DFLT_DISTRACTOR_SIZES,
+    trials: int = 20,
+    seed: int = 0,
+    k: int = 1,
+    **search_kw: Any,
+) -> dict[int, float]:
     """``{N: share of (probe, trial) draws with the gold in the top k}``.
 
     Parameters
@@ -121,19 +128,22 @@ def distractor_robustness_curve(scope: Mapping[Any, Any], probes: Iterable[tuple
             draw = n - 1
             for _ in range(1 if draw >= len(others) else trials):
                 catalog = [gold, *rng.sample(others, draw)] if draw else [gold]
-                src = from_mapping({a: pool[a] for a in catalog}, strategy=strategy,
-                                   embedder=embedder)
+                src = from_mapping(
+                    {a: pool[a] for a in catalog}, strategy=strategy, embedder=embedder
+                )
                 corpus = build(src, store=CorpusStore.memory(), progress=False)
-                ranked = [h.artifact_id for h in search(corpus, query, k=k, mode=mode,
-                                                        **search_kw)]
+                ranked = [
+                    h.artifact_id for h in search(corpus, query, k=k, mode=mode, **search_kw)
+                ]
                 hits += gold in ranked[:k]
                 total += 1
         curve[n] = hits / total
     return curve
 
 
-def distractor_curve_from_cases(source: Any, cases: Sequence[DiscoveryCase],
-                                **kwargs: Any) -> dict[int, float]:
+def distractor_curve_from_cases(
+    source: Any, cases: Sequence[DiscoveryCase], **kwargs: Any
+) -> dict[int, float]:
     """The curve over a :class:`~rowvoi.corpus.CorpusSource`'s scope, probed
     with its single-gold cases (``(case.query, case.gold[0])``); the
     source's indexing strategy and embedder are used unless ``kwargs``

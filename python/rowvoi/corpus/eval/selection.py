@@ -100,9 +100,17 @@ __all__ = [
 
 #: Metrics a sweep can optimise or plot; only ``mean_selected_size`` and
 #: ``results_per_query`` are better when smaller.
-SWEEP_METRICS = ("selection_f1", "selection_precision", "selection_recall",
-                 "conditional_commit_rate", "abstention_accuracy", "commit_precision",
-                 "overall_f1", "mean_selected_size", "results_per_query")
+SWEEP_METRICS = (
+    "selection_f1",
+    "selection_precision",
+    "selection_recall",
+    "conditional_commit_rate",
+    "abstention_accuracy",
+    "commit_precision",
+    "overall_f1",
+    "mean_selected_size",
+    "results_per_query",
+)
 _MINIMIZE = frozenset({"mean_selected_size", "results_per_query"})
 DFLT_SWEEP_MAX_K = (1, 2, 3, 5, 8)
 DFLT_SWEEP_REL = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -161,15 +169,21 @@ class SelectionReport:
     def metric(self, name: str) -> float | None:
         """One metric by name (a :data:`SWEEP_METRICS` name)."""
         if name not in SWEEP_METRICS:
-            raise ValueError(f"unknown selection metric {name!r}; use one of "
-                             f"{', '.join(SWEEP_METRICS)}")
+            raise ValueError(
+                f"unknown selection metric {name!r}; use one of {', '.join(SWEEP_METRICS)}"
+            )
         return getattr(self, name)
 
     def to_dict(self, *, rows: bool = True) -> dict[str, Any]:
         """Plain-Python form."""
         out: dict[str, Any] = {m: getattr(self, m) for m in SWEEP_METRICS}
-        out.update(n_cases=self.n_cases, n_gold=self.n_gold, n_abstention=self.n_abstention,
-                   n_gold_retrieved=self.n_gold_retrieved, config=dict(self.config))
+        out.update(
+            n_cases=self.n_cases,
+            n_gold=self.n_gold,
+            n_abstention=self.n_abstention,
+            n_gold_retrieved=self.n_gold_retrieved,
+            config=dict(self.config),
+        )
         if rows and self.rows:
             out["rows"] = [dict(r) for r in self.rows]
         return out
@@ -179,27 +193,36 @@ class SelectionReport:
             return "n/a" if v is None else f"{v:.4f}"
 
         c = self.config
-        return "\n".join([
-            f"{self.n_cases} cases ({self.n_gold} with gold, {self.n_abstention} abstention); "
-            f"{c.get('strategy')} max_k={c.get('max_k')} rel={c.get('rel')} "
-            f"min_score={c.get('min_score')}; mode {c.get('mode')}, k={c.get('k')}",
-            f"conditional commit rate: {f(self.conditional_commit_rate)} "
-            f"(over {self.n_gold_retrieved} cases whose gold was retrieved)",
-            f"selection precision:     {f(self.selection_precision)}",
-            f"selection recall:        {f(self.selection_recall)}",
-            f"selection F1:            {f(self.selection_f1)}",
-            f"mean selected size:      {f(self.mean_selected_size)}",
-            f"commit precision:        {f(self.commit_precision)} "
-            f"at {f(self.results_per_query)} results per query",
-            f"overall F1:              {f(self.overall_f1)} (every gold case, all its gold)",
-            f"abstention accuracy:     {f(self.abstention_accuracy)}",
-        ])
+        return "\n".join(
+            [
+                f"{self.n_cases} cases ({self.n_gold} with gold, {self.n_abstention} abstention); "
+                f"{c.get('strategy')} max_k={c.get('max_k')} rel={c.get('rel')} "
+                f"min_score={c.get('min_score')}; mode {c.get('mode')}, k={c.get('k')}",
+                f"conditional commit rate: {f(self.conditional_commit_rate)} "
+                f"(over {self.n_gold_retrieved} cases whose gold was retrieved)",
+                f"selection precision:     {f(self.selection_precision)}",
+                f"selection recall:        {f(self.selection_recall)}",
+                f"selection F1:            {f(self.selection_f1)}",
+                f"mean selected size:      {f(self.mean_selected_size)}",
+                f"commit precision:        {f(self.commit_precision)} "
+                f"at {f(self.results_per_query)} results per query",
+                f"overall F1:              {f(self.overall_f1)} (every gold case, all its gold)",
+                f"abstention accuracy:     {f(self.abstention_accuracy)}",
+            ]
+        )
 
 
-def score_selection(scored: Sequence[tuple[int, DiscoveryCase, list[Any]]], *,
-                    strategy: Any, max_k: int, rel: float, gap_ratio: float,
-                    min_score: float | None, config: dict[str, Any], keep_rows: bool
-                    ) -> SelectionReport:
+def score_selection(
+    scored: Sequence[tuple[int, DiscoveryCase, list[Any]]],
+    *,
+    strategy: Any,
+    max_k: int,
+    rel: float,
+    gap_ratio: float,
+    min_score: float | None,
+    config: dict[str, Any],
+    keep_rows: bool,
+) -> SelectionReport:
     """Score one selector setting over pre-retrieved ``(index, case, hits)``."""
     precisions: list[float] = []
     recalls: list[float] = []
@@ -211,17 +234,25 @@ def score_selection(scored: Sequence[tuple[int, DiscoveryCase, list[Any]]], *,
     n_gold = n_retrieved = n_committed = n_abst = n_abst_ok = 0
     rows: list[dict[str, Any]] = []
     for index, case, hits in scored:
-        sel = select(hits, strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio,
-                     min_score=min_score)
+        sel = select(
+            hits, strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio, min_score=min_score
+        )
         chosen = sel.selected_ids
         chosen_set = set(chosen)
         gold = set(case.gold)
         gold_retrieved = gold & {h.artifact_id for h in hits}
         hit = len(chosen_set & gold)
         if keep_rows:
-            rows.append({"index": index, "qid": case_id(index), "selected": chosen,
-                         "reason": sel.reason, "gold_retrieved": len(gold_retrieved),
-                         "gold_selected": hit})
+            rows.append(
+                {
+                    "index": index,
+                    "qid": case_id(index),
+                    "selected": chosen,
+                    "reason": sel.reason,
+                    "gold_retrieved": len(gold_retrieved),
+                    "gold_selected": hit,
+                }
+            )
         if case.gold_is_none:
             n_abst += 1
             n_abst_ok += not chosen
@@ -244,36 +275,69 @@ def score_selection(scored: Sequence[tuple[int, DiscoveryCase, list[Any]]], *,
         n_committed += hit > 0
     return SelectionReport(
         conditional_commit_rate=n_committed / n_retrieved if n_retrieved else None,
-        selection_precision=_mean(precisions), selection_recall=_mean(recalls),
-        selection_f1=_mean(f1s), mean_selected_size=_mean(sizes),
+        selection_precision=_mean(precisions),
+        selection_recall=_mean(recalls),
+        selection_f1=_mean(f1s),
+        mean_selected_size=_mean(sizes),
         abstention_accuracy=n_abst_ok / n_abst if n_abst else None,
         commit_precision=pooled_hit / pooled_sel if pooled_sel else None,
         overall_f1=_mean(overall),
-        results_per_query=_mean(all_sizes), n_cases=len(scored), n_gold=n_gold,
-        n_abstention=n_abst, n_gold_retrieved=n_retrieved,
-        config={**config, "max_k": max_k, "rel": rel, "gap_ratio": gap_ratio,
-                "min_score": min_score}, rows=rows)
+        results_per_query=_mean(all_sizes),
+        n_cases=len(scored),
+        n_gold=n_gold,
+        n_abstention=n_abst,
+        n_gold_retrieved=n_retrieved,
+        config={
+            **config,
+            "max_k": max_k,
+            "rel": rel,
+            "gap_ratio": gap_ratio,
+            "min_score": min_score,
+        },
+        rows=rows,
+    )
 
 
-def _retrieve(corpus: Any, cases: Sequence[DiscoveryCase], *, k: int, mode: str,
-              surfaces: Any, search_kw: dict[str, Any], progress: Progress | None
-              ) -> list[tuple[int, DiscoveryCase, list[Any]]]:
+def _retrieve(
+    corpus: Any,
+    cases: Sequence[DiscoveryCase],
+    *,
+    k: int,
+    mode: str,
+    surfaces: Any,
+    search_kw: dict[str, Any],
+    progress: Progress | None,
+) -> list[tuple[int, DiscoveryCase, list[Any]]]:
     c = open_if_name(corpus)
     out = []
     for i, case in enumerate(cases):
-        out.append((i, case, search_hits(c, case.query, k=k, mode=mode, surfaces=surfaces,
-                                          search_kw=search_kw)))
+        out.append(
+            (
+                i,
+                case,
+                search_hits(c, case.query, k=k, mode=mode, surfaces=surfaces, search_kw=search_kw),
+            )
+        )
         if progress is not None:
             progress(i + 1, len(cases))
     return out
 
 
-def evaluate_selection(corpus: Any, cases: Sequence[DiscoveryCase], *,
-                       strategy: Any = "conservative", mode: str = DFLT_MODE, k: int = 10,
-                       surfaces: Iterable[str] | str | None = None, max_k: int = DFLT_MAX_K,
-                       rel: float = DFLT_REL_THRESHOLD, gap_ratio: float = DFLT_GAP_RATIO,
-                       min_score: float | None = None, progress: Progress | None = None,
-                       **search_kw: Any) -> SelectionReport:
+def evaluate_selection(
+    corpus: Any,
+    cases: Sequence[DiscoveryCase],
+    *,
+    strategy: Any = "conservative",
+    mode: str = DFLT_MODE,
+    k: int = 10,
+    surfaces: Iterable[str] | str | None = None,
+    max_k: int = DFLT_MAX_K,
+    rel: float = DFLT_REL_THRESHOLD,
+    gap_ratio: float = DFLT_GAP_RATIO,
+    min_score: float | None = None,
+    progress: Progress | None = None,
+    **search_kw: Any,
+) -> SelectionReport:
     """Retrieve ``k`` candidates per case, select, and score the commit.
 
     Parameters
@@ -307,16 +371,27 @@ def evaluate_selection(corpus: Any, cases: Sequence[DiscoveryCase], *,
     cases = check_cases(cases)
     k = _check_int("k", k, 1)
     name = strategy_name(strategy)
-    select([], strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio,
-           min_score=min_score)  # validates the settings before searching
-    scored = _retrieve(corpus, cases, k=k, mode=mode, surfaces=surfaces, search_kw=search_kw,
-                       progress=progress)
-    return score_selection(scored, strategy=strategy, max_k=max_k, rel=rel,
-                           gap_ratio=gap_ratio, min_score=check_floor(min_score),
-                           config={"strategy": name, "mode": mode, "k": k,
-                                   **{kk: v for kk, v in search_kw.items()
-                                      if isinstance(v, (str, int, float, bool))}},
-                           keep_rows=True)
+    select(
+        [], strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio, min_score=min_score
+    )  # validates the settings before searching
+    scored = _retrieve(
+        corpus, cases, k=k, mode=mode, surfaces=surfaces, search_kw=search_kw, progress=progress
+    )
+    return score_selection(
+        scored,
+        strategy=strategy,
+        max_k=max_k,
+        rel=rel,
+        gap_ratio=gap_ratio,
+        min_score=check_floor(min_score),
+        config={
+            "strategy": name,
+            "mode": mode,
+            "k": k,
+            **{kk: v for kk, v in search_kw.items() if isinstance(v, (str, int, float, bool))},
+        },
+        keep_rows=True,
+    )
 
 
 # ------------------------------------------------------------------ sweep
@@ -330,8 +405,9 @@ def _rank_value(value: float | None, metric: str, minimize: bool | None = None) 
 
 def _check_metric(metric: str) -> str:
     if metric not in SWEEP_METRICS:
-        raise ValueError(f"unknown selection metric {metric!r}; use one of "
-                         f"{', '.join(SWEEP_METRICS)}")
+        raise ValueError(
+            f"unknown selection metric {metric!r}; use one of {', '.join(SWEEP_METRICS)}"
+        )
     return metric
 
 
@@ -340,8 +416,13 @@ def _tiebreak(index: int, p: SelectionGridPoint) -> tuple:
     smaller max_k, the larger rel, the higher floor (None lowest), then
     grid order -- fewer, surer commits."""
     size = p.report.mean_selected_size
-    return (math.inf if size is None else size, p.max_k, -p.rel,
-            math.inf if p.min_score is None else -p.min_score, index)
+    return (
+        math.inf if size is None else size,
+        p.max_k,
+        -p.rel,
+        math.inf if p.min_score is None else -p.min_score,
+        index,
+    )
 
 
 @dataclass(frozen=True)
@@ -382,8 +463,9 @@ class SelectionSweep:
     objective: str
     config: dict[str, Any] = field(default_factory=dict)
 
-    def best(self, metric: str | None = None, *, minimize: bool | None = None
-             ) -> SelectionGridPoint:
+    def best(
+        self, metric: str | None = None, *, minimize: bool | None = None
+    ) -> SelectionGridPoint:
         """The point with the best ``metric`` (default :attr:`objective`).
 
         ``minimize`` defaults to True only for ``mean_selected_size`` and
@@ -395,11 +477,17 @@ class SelectionSweep:
         metric = _check_metric(metric or self.objective)
         if not self.points:
             raise ValueError("the sweep has no points")
-        return min(enumerate(self.points), key=lambda ip: (
-            -_rank_value(ip[1].report.metric(metric), metric, minimize), *_tiebreak(*ip)))[1]
+        return min(
+            enumerate(self.points),
+            key=lambda ip: (
+                -_rank_value(ip[1].report.metric(metric), metric, minimize),
+                *_tiebreak(*ip),
+            ),
+        )[1]
 
-    def frontier(self, *, x: str = "selection_recall", y: str = "selection_precision"
-                 ) -> list[SelectionGridPoint]:
+    def frontier(
+        self, *, x: str = "selection_recall", y: str = "selection_precision"
+    ) -> list[SelectionGridPoint]:
         """The Pareto front of ``x`` against ``y`` (both better when larger;
         a size metric on an axis is better when smaller): the points no
         other point matches on both axes and beats on one. Sorted by ``x``
@@ -408,14 +496,15 @@ class SelectionSweep:
         """
         _check_metric(x)
         _check_metric(y)
-        pts = [(p, _rank_value(p.report.metric(x), x), _rank_value(p.report.metric(y), y))
-               for p in self.points]
+        pts = [
+            (p, _rank_value(p.report.metric(x), x), _rank_value(p.report.metric(y), y))
+            for p in self.points
+        ]
         pts = [t for t in pts if math.isfinite(t[1]) and math.isfinite(t[2])]
         order = {id(p): i for i, p in enumerate(self.points)}
         front: dict[tuple[float, float], SelectionGridPoint] = {}
         for p, px, py in pts:
-            dominated = any(qx >= px and qy >= py and (qx > px or qy > py)
-                            for _, qx, qy in pts)
+            dominated = any(qx >= px and qy >= py and (qx > px or qy > py) for _, qx, qy in pts)
             if dominated:
                 continue
             held = front.get((px, py))
@@ -434,38 +523,54 @@ class SelectionSweep:
         def f(v: float | None) -> str:
             return "n/a" if v is None else f"{v:.4f}"
 
-        head = ["max_k", "rel"] + (["min_score"] if floors else []) + \
-            ["commit", "precision", "recall", "F1", "size", "abstain"]
+        head = (
+            ["max_k", "rel"]
+            + (["min_score"] if floors else [])
+            + ["commit", "precision", "recall", "F1", "size", "abstain"]
+        )
         lines = ["".join(f"{h:>10}" for h in head)]
         for p in rows:
             r = p.report
             cells = [str(p.max_k), f"{p.rel:.2f}"]
             if floors:
                 cells.append("none" if p.min_score is None else f"{p.min_score:.4g}")
-            cells += [f(r.conditional_commit_rate), f(r.selection_precision),
-                      f(r.selection_recall), f(r.selection_f1), f(r.mean_selected_size),
-                      f(r.abstention_accuracy)]
+            cells += [
+                f(r.conditional_commit_rate),
+                f(r.selection_precision),
+                f(r.selection_recall),
+                f(r.selection_f1),
+                f(r.mean_selected_size),
+                f(r.abstention_accuracy),
+            ]
             lines.append("".join(f"{c:>10}" for c in cells))
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form: the configuration, the best point, the front
         and every point."""
-        return {"objective": self.objective, "config": dict(self.config),
-                "best": self.best().to_dict() if self.points else None,
-                "frontier": [p.params for p in self.frontier()],
-                "points": [p.to_dict() for p in self.points]}
+        return {
+            "objective": self.objective,
+            "config": dict(self.config),
+            "best": self.best().to_dict() if self.points else None,
+            "frontier": [p.params for p in self.frontier()],
+            "points": [p.to_dict() for p in self.points],
+        }
 
     def __str__(self) -> str:
         c = self.config
-        out = [f"{len(self.points)} settings ({c.get('strategy')}, mode {c.get('mode')}, "
-               f"k={c.get('k')}); {c.get('n_cases')} cases, {c.get('n_gold_retrieved')} "
-               "with gold retrieved", self.table()]
+        out = [
+            f"{len(self.points)} settings ({c.get('strategy')}, mode {c.get('mode')}, "
+            f"k={c.get('k')}); {c.get('n_cases')} cases, {c.get('n_gold_retrieved')} "
+            "with gold retrieved",
+            self.table(),
+        ]
         if self.points:
             b = self.best()
             v = b.report.metric(self.objective)
-            out.append(f"best {self.objective}: {'n/a' if v is None else f'{v:.4f}'} at "
-                       f"max_k={b.max_k} rel={b.rel:g} min_score={b.min_score}")
+            out.append(
+                f"best {self.objective}: {'n/a' if v is None else f'{v:.4f}'} at "
+                f"max_k={b.max_k} rel={b.rel:g} min_score={b.min_score}"
+            )
         return "\n".join(out)
 
 
@@ -484,14 +589,22 @@ def _check_rel(v: Any) -> float:
     return float(v)
 
 
-def sweep_selector(corpus: Any, cases: Sequence[DiscoveryCase], *,
-                   strategy: Any = "conservative", mode: str = DFLT_MODE, k: int = 10,
-                   surfaces: Iterable[str] | str | None = None,
-                   max_k_grid: Sequence[int] = DFLT_SWEEP_MAX_K,
-                   rel_grid: Sequence[float] = DFLT_SWEEP_REL,
-                   min_score_grid: Sequence[float | None] = DFLT_SWEEP_MIN_SCORE,
-                   gap_ratio: float = DFLT_GAP_RATIO, objective: str = DFLT_SWEEP_OBJECTIVE,
-                   progress: Progress | None = None, **search_kw: Any) -> SelectionSweep:
+def sweep_selector(
+    corpus: Any,
+    cases: Sequence[DiscoveryCase],
+    *,
+    strategy: Any = "conservative",
+    mode: str = DFLT_MODE,
+    k: int = 10,
+    surfaces: Iterable[str] | str | None = None,
+    max_k_grid: Sequence[int] = DFLT_SWEEP_MAX_K,
+    rel_grid: Sequence[float] = DFLT_SWEEP_REL,
+    min_score_grid: Sequence[float | None] = DFLT_SWEEP_MIN_SCORE,
+    gap_ratio: float = DFLT_GAP_RATIO,
+    objective: str = DFLT_SWEEP_OBJECTIVE,
+    progress: Progress | None = None,
+    **search_kw: Any,
+) -> SelectionSweep:
     """Score every ``max_k x rel x min_score`` setting from one search per case.
 
     Parameters
@@ -536,15 +649,37 @@ def sweep_selector(corpus: Any, cases: Sequence[DiscoveryCase], *,
     ks = _grid("max_k_grid", max_k_grid, lambda v: _check_int("max_k", v, 1))
     rels = _grid("rel_grid", rel_grid, _check_rel)
     floors = _grid("min_score_grid", min_score_grid, check_floor)
-    scored = _retrieve(corpus, cases, k=k, mode=mode, surfaces=surfaces, search_kw=search_kw,
-                       progress=progress)
+    scored = _retrieve(
+        corpus, cases, k=k, mode=mode, surfaces=surfaces, search_kw=search_kw, progress=progress
+    )
     config = {"strategy": name, "mode": mode, "k": k}
-    points = [SelectionGridPoint(mk, rl, fl, score_selection(
-        scored, strategy=strategy, max_k=mk, rel=rl, gap_ratio=gap_ratio, min_score=fl,
-        config=config, keep_rows=False)) for mk in ks for rl in rels for fl in floors]
+    points = [
+        SelectionGridPoint(
+            mk,
+            rl,
+            fl,
+            score_selection(
+                scored,
+                strategy=strategy,
+                max_k=mk,
+                rel=rl,
+                gap_ratio=gap_ratio,
+                min_score=fl,
+                config=config,
+                keep_rows=False,
+            ),
+        )
+        for mk in ks
+        for rl in rels
+        for fl in floors
+    ]
     first = points[0].report
-    config.update(gap_ratio=gap_ratio, n_cases=first.n_cases, n_gold=first.n_gold,
-                  n_abstention=first.n_abstention, n_gold_retrieved=first.n_gold_retrieved,
-                  **{kk: v for kk, v in search_kw.items() if isinstance(v, (str, int, float,
-                                                                           bool))})
+    config.update(
+        gap_ratio=gap_ratio,
+        n_cases=first.n_cases,
+        n_gold=first.n_gold,
+        n_abstention=first.n_abstention,
+        n_gold_retrieved=first.n_gold_retrieved,
+        **{kk: v for kk, v in search_kw.items() if isinstance(v, (str, int, float, bool))},
+    )
     return SelectionSweep(points, objective, config)
