@@ -263,6 +263,32 @@ def test_concurrent_run_refused_then_dead_lock_taken_over(env, capsys):
     assert maintain(all=True).took_over_lock_of is None  # released cleanly
 
 
+def test_rm_forgets_maintenance_history(env, capsys):
+    files_corpus(env)
+    maintain(all=True)
+    state = maintenance_dir() / "notes.state.json"
+    log = maintenance_dir() / "notes.log.jsonl"
+    assert state.exists() and log.exists()
+    # a live maintain run refuses the removal before anything is deleted
+    proc = _holder()
+    try:
+        code, _, err = run(capsys, "rm", "notes")
+        assert code == 1 and "'rowvoi maintain' run is in progress" in err
+        assert state.exists() and CorpusStore.local("notes").exists()
+        assert registry.get("notes") is not None
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    # --keep-registration keeps the history with the registration
+    assert run(capsys, "rm", "notes", "--keep-registration")[0] == 0
+    assert state.exists() and maintenance_log("notes")
+    assert maintain(all=True).results[0].action == "built"
+    # a full rm leaves nothing behind, so a new corpus of the name starts afresh
+    assert run(capsys, "rm", "notes")[0] == 0
+    assert not state.exists() and not log.exists() and maintenance_log("notes") == []
+    assert sorted(p.name for p in maintenance_dir().iterdir()) == ["maintain.lock"]
+
+
 def test_corpus_being_built_is_an_error_in_a_sweep(env, capsys):
     files_corpus(env)
     files_corpus(env, "other")

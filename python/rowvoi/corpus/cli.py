@@ -532,9 +532,14 @@ def _cmd_rm(args: argparse.Namespace) -> int:
     entry = registry.get(args.name)
     if not store.exists() and entry is None:
         raise CliError(f"no corpus {args.name!r} (see rowvoi ls)")
+    unregister = entry is not None and not args.keep_registration
+    if unregister:
+        from rowvoi.corpus.maintenance import forget
+
+        forget(args.name)  # first: a live maintain run refuses it, nothing lost
     if store.exists():
         remove_corpus(store)
-    if entry is not None and not args.keep_registration:
+    if unregister:
         registry.unregister(args.name)
     if args.json:
         print(
@@ -542,7 +547,7 @@ def _cmd_rm(args: argparse.Namespace) -> int:
                 {
                     "removed": args.name,
                     "data": store.path.exists() is False,
-                    "unregistered": entry is not None and not args.keep_registration,
+                    "unregistered": unregister,
                 }
             )
         )

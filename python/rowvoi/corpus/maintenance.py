@@ -98,6 +98,7 @@ __all__ = [
     "maintain",
     "maintenance_log",
     "maintenance_dir",
+    "forget",
     "coverage",
 ]
 
@@ -406,6 +407,46 @@ def _append_log(name: str, row: Mapping[str, Any]) -> None:
         lines = []
     lines = lines[-(MAX_LOG_ENTRIES - 1) :] + [json.dumps(row, sort_keys=True).encode()]
     atomic_write_bytes(path, b"\n".join(lines) + b"\n")
+
+
+def forget(name: str) -> bool:
+    """Remove the maintenance state and log of ``name`` (what ``rowvoi rm``
+    does when it unregisters a corpus, so a later corpus of the same name
+    starts with no history). Returns whether anything was removed.
+
+    Raises :class:`MaintenanceBusy` while a ``maintain`` run holds the lock
+    (its pid is named): removing its files under it would lose its record.
+
+    Thread-safety: serialized with ``maintain`` runs by the same lock.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> forget("never-maintained")
+    False
+    >>> del os.environ["ROWVOI_HOME"]
+    """
+    from rowvoi.corpus.store import holder_text, pid_lock
+
+    check_name(name)
+    paths = [_state_path(name), _log_path(name)]
+    if not any(p.exists() for p in paths):
+        return False
+
+    def busy(holder: Mapping[str, Any]) -> BaseException:
+        return MaintenanceBusy(
+            f"a 'rowvoi maintain' run is in progress: {holder_text(holder)}; "
+            f"remove {name!r} when it has finished"
+        )
+
+    removed = False
+    with pid_lock(maintenance_dir() / "maintain.lock", busy):
+        for p in paths:
+            try:
+                p.unlink()
+                removed = True
+            except FileNotFoundError:
+                pass
+    return removed
 
 
 def _entry_digest(entry: Mapping[str, Any]) -> str:
