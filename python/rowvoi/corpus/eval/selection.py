@@ -647,7 +647,8 @@ class SelectionSweep:
         position in the swept cases) belongs to fold ``i % folds``; for
         each fold, the best setting on the other folds (by :meth:`best`'s
         rule, ties included) is scored on that fold alone. No search runs:
-        the sweep's one retrieval pass is reused.
+        the sweep's one retrieval pass is reused. Pure, deterministic and
+        thread-safe.
 
         Parameters
         ----------
