@@ -487,8 +487,8 @@ def markdown(res, cmd):
             "best own-case F1 on the other half, scored on this half (setting in brackets); "
             "in-sample 'best' figures are optimistic for both systems alike. Ceiling: the "
             "best prefix cut of each case's own ranking (at most 3 / 10 results), mean "
-            "over the common cases -- what any selector that commits to a prefix (both "
-            "systems' do) could reach. Difference: rowvoi - ir per common case, paired "
+            "over the system's own cases or the common cases -- what any selector that "
+            "commits to a prefix (both systems' do) could reach. Difference: rowvoi - ir per common case, paired "
             "bootstrap 95% interval (2000 draws, seed 0).",
             "",
             "| config | system | own cases | only this system: n (default F1; first gold "
