@@ -85,6 +85,7 @@ def main() -> None:
             "committed": committed,
             "grid": grid,
             "retrieved": [[h.artifact_id for h in hs] for hs in hits],
+            "retrieved_scores": [[float(h.score) for h in hs] for hs in hits],
             "seconds": time.perf_counter() - t0,
         }
     json.dump(out, sys.stdout)

@@ -24,7 +24,15 @@ hybrid blend, dense; lexical for rowvoi):
   (pooled over the 225 queries) and results per query, computed by this
   script with one formula from each system's committed ids;
 * the default sweep (max_k 1,2,3,5,8 x rel 0.4..0.9), best selection F1,
-  scored by each system's own ``sweep_selector``.
+  scored by each system's own ``sweep_selector``;
+* the fair comparison (``fair_comparison``): both systems' selections
+  (each system's own ``select`` over its own 10 candidates, for every grid
+  setting) scored by one formula on the cases whose gold BOTH retrieved,
+  held-out tuning (tune on one half of the queries, score the other, both
+  ways), the ceiling of a perfect prefix cut of each ranking, and a paired
+  bootstrap interval of the difference. ``evaluate_selection``'s F1 is
+  conditioned on each system's own retrieved gold, i.e. on different case
+  sets per system, so it alone cannot rank two systems.
 
 rowvoi alone: the distractor curve (gold = a query's top-graded document,
 ties by smallest id) in each mode with MiniLM, and the sweep's
@@ -106,16 +114,22 @@ def overall_f1(cases, selections):
     return float(np.mean(f1))
 
 
+def case_f1(cases, retrieved, selections, keep):
+    """``{case index: F1}`` against the gold among the candidates, for the
+    case indexes in ``keep`` (an empty commit or a miss scores 0)."""
+    out = {}
+    for i in keep:
+        gold = set(cases[i].gold) & set(retrieved[i])
+        hit = len(set(selections[i]) & gold)
+        out[i] = 2 * hit / (len(set(selections[i])) + len(gold)) if hit else 0.0
+    return out
+
+
 def conditioned_f1(cases, retrieved, selections, keep):
     """Mean per-case F1 against the gold among the candidates, over the case
     indexes in ``keep`` -- ``evaluate_selection``'s selection F1 when
     ``keep`` is the cases whose gold was retrieved."""
-    f1 = []
-    for i in keep:
-        gold = set(cases[i].gold) & set(retrieved[i])
-        hit = len(set(selections[i]) & gold)
-        f1.append(2 * hit / (len(set(selections[i])) + len(gold)) if hit else 0.0)
-    return float(np.mean(f1))
+    return float(np.mean(list(case_f1(cases, retrieved, selections, keep).values())))
 
 
 def gold_retrieved(cases, retrieved):
@@ -135,6 +149,124 @@ def grid_of(corpus, cases, kw):
         for rl in DFLT_SWEEP_REL
     }
     return [[h.artifact_id for h in hs] for hs in hits], grid
+
+
+FOLDS = 2  # held-out tuning: query positions i % FOLDS
+
+
+def oracle_f1(cases, retrieved, keep, cap):
+    """Mean F1 of the best prefix cut (at most ``cap`` results) of each
+    case's ranking, over ``keep``: the ceiling of any selector that commits
+    to a prefix of that ranking (both systems' selectors do)."""
+    f1 = []
+    for i in keep:
+        gold = set(cases[i].gold) & set(retrieved[i])
+        best, hit = 0.0, 0
+        for m, doc in enumerate(retrieved[i][:cap], 1):
+            hit += doc in gold
+            if hit:
+                best = max(best, 2 * hit / (m + len(gold)))
+        f1.append(best)
+    return float(np.mean(f1))
+
+
+def fair_comparison(cases, o, p, *, rounds=2000, seed=0):
+    """Both systems' selection F1 on identical case sets, tuned out of
+    sample, with ceilings and a paired bootstrap of the difference.
+
+    ``o`` and ``p`` carry ``retrieved`` (10 candidate ids per case) and
+    ``grid`` (``"max_k/rel"`` -> selected ids per case, each system's own
+    ``select`` over its own candidates). Selection F1 conditioned on each
+    system's own retrieved gold (``evaluate_selection``'s figure) scores
+    the two on different case sets: a case whose gold only one system
+    retrieves counts against that system alone. So every comparison here
+    is on the cases whose gold BOTH retrieved ("common"), besides each
+    system's own set. Held-out: for each fold (query positions ``i %
+    FOLDS``), the setting with the best own-set F1 on the other folds,
+    scored on this fold.
+    """
+    systems = {"rowvoi": o, "ir": p}
+    own = {n: gold_retrieved(cases, r["retrieved"]) for n, r in systems.items()}
+    common = own["rowvoi"] & own["ir"]
+    folds = [set(range(f, len(cases), FOLDS)) for f in range(FOLDS)]
+    out = {"n_common": len(common), "folds": FOLDS, "systems": {}}
+    per_case = {}
+    for name, r in systems.items():
+        f1 = {
+            key: case_f1(cases, r["retrieved"], sel, own[name]) for key, sel in r["grid"].items()
+        }
+
+        def mean(key, idx, f1=f1):
+            return float(np.mean([f1[key][i] for i in idx]))
+
+        keys = list(r["grid"])  # grid order: max_k outermost, then rel
+        best_common = max(keys, key=lambda k: mean(k, common))
+        held = []
+        for b, fold in enumerate(folds):
+            train = own[name] - fold
+            pick = max(keys, key=lambda k: mean(k, train))
+            held.append(
+                {
+                    "fold": b,
+                    "setting": pick,
+                    "own": mean(pick, own[name] & fold),
+                    "common": mean(pick, common & fold),
+                    "default_own": mean("3/0.9", own[name] & fold),
+                    "default_common": mean("3/0.9", common & fold),
+                }
+            )
+        only = own[name] - common
+        out["systems"][name] = {
+            "n_own": len(own[name]),
+            "n_only": len(only),
+            "only_default_f1": mean("3/0.9", only) if only else None,
+            "only_first_gold_rank": (
+                float(
+                    np.mean(
+                        [
+                            min(
+                                k
+                                for k, d in enumerate(r["retrieved"][i], 1)
+                                if d in set(cases[i].gold)
+                            )
+                            for i in only
+                        ]
+                    )
+                )
+                if only
+                else None
+            ),
+            "default_f1_common": mean("3/0.9", common),
+            "best_f1_common": mean(best_common, common),
+            "best_common": best_common,
+            "held_out": held,
+            "held_out_own": float(np.mean([h["own"] for h in held])),
+            "held_out_common": float(np.mean([h["common"] for h in held])),
+            "ceiling_cap3_own": oracle_f1(cases, r["retrieved"], own[name], 3),
+            "ceiling_cap3": oracle_f1(cases, r["retrieved"], common, 3),
+            "ceiling_cap10": oracle_f1(cases, r["retrieved"], common, 10),
+        }
+        per_case[name] = f1
+    idx = sorted(common)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(idx), size=(rounds, len(idx)))
+    for what, ko, kp in (
+        ("default", "3/0.9", "3/0.9"),
+        (
+            "best",
+            out["systems"]["rowvoi"]["best_common"],
+            out["systems"]["ir"]["best_common"],
+        ),
+    ):
+        d = np.array([per_case["rowvoi"][ko][i] - per_case["ir"][kp][i] for i in idx])
+        lo, hi = np.percentile(d[draws].mean(axis=1), [2.5, 97.5])
+        out[f"diff_{what}"] = {
+            "mean": float(d.mean()),
+            "ci95": [float(lo), float(hi)],
+            "wins": int((d > 0).sum()),
+            "losses": int((d < 0).sum()),
+        }
+    return out
 
 
 def run_ours(docs, cases, table):
@@ -224,6 +356,12 @@ def run_peer(ir_python, docs, cases, table, scratch):
         raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
     out = json.loads(p.stdout)["configs"]
     for label, r in out.items():
+        # one formula for both systems: the bench's F1 of ir's own selections
+        # equals ir's evaluate_selection figure
+        f1 = conditioned_f1(
+            cases, r["retrieved"], r["grid"]["3/0.9"], gold_retrieved(cases, r["retrieved"])
+        )
+        assert abs(f1 - r["default"]["selection_f1"]) < 1e-9, (label, f1)
         r["discover"] = discover_figures(cases, r.pop("committed"))
         grid = {key: overall_f1(cases, sel) for key, sel in r["grid"].items()}
         r["default"]["overall_f1"] = grid["3/0.9"]
@@ -285,27 +423,107 @@ def markdown(res, cmd):
         "| figure | rowvoi | ir 0.1.61 |",
         "|---|---|---|",
     ]
-    none = {"discover": {}, "default": {}, "best": {}, "best_overall": {}, "common": {}}
+    none = {"discover": {}, "default": {}, "best": {}, "best_overall": {}}
     o, p = ours["hybrid rrf (default)"], peer.get("hybrid rrf (default)", none)
+    fair = res.get("fair", {}).get("hybrid rrf (default)")
+    fo = fair["systems"]["rowvoi"] if fair else {}
+    fp = fair["systems"]["ir"] if fair else {}
     rows = [
         ("discover precision (pooled)", "discover", "precision"),
         ("results per query", "discover", "results_per_query"),
-        ("selection F1, default selector", "default", "selection_f1"),
-        ("selection precision, default", "default", "selection_precision"),
-        ("conditional commit rate, default", "default", "conditional_commit_rate"),
-        ("best sweep selection F1", "best", "selection_f1"),
-        ("selection F1, default, on the cases both retrieved", "common", "default_f1"),
-        ("best sweep selection F1, on the cases both retrieved", "common", "best_f1"),
-        ("overall F1, default selector", "default", "overall_f1"),
-        ("best sweep overall F1", "best_overall", "overall_f1"),
+        (
+            "selection F1, default, each on its own cases (`evaluate_selection`)",
+            "default",
+            "selection_f1",
+        ),
+        ("selection precision, default, own cases", "default", "selection_precision"),
+        ("conditional commit rate, default, own cases", "default", "conditional_commit_rate"),
+        ("best sweep selection F1, own cases (in-sample)", "best", "selection_f1"),
+        ("overall F1, default selector (every gold case)", "default", "overall_f1"),
+        ("best sweep overall F1 (in-sample)", "best_overall", "overall_f1"),
     ]
     rows = [(name, o.get(part, {}).get(m), p.get(part, {}).get(m)) for name, part, m in rows]
+    rows += [
+        (
+            f"selection F1, default, on the {fair['n_common'] if fair else '-'} cases both "
+            "retrieved",
+            fo.get("default_f1_common"),
+            fp.get("default_f1_common"),
+        ),
+        (
+            "held-out selection F1 (tuned on the other half), own cases",
+            fo.get("held_out_own"),
+            fp.get("held_out_own"),
+        ),
+        (
+            "held-out selection F1 (tuned on the other half), cases both retrieved",
+            fo.get("held_out_common"),
+            fp.get("held_out_common"),
+        ),
+        (
+            "best sweep selection F1, cases both retrieved (in-sample)",
+            fo.get("best_f1_common"),
+            fp.get("best_f1_common"),
+        ),
+    ]
     for name, a, b in rows:
         lines.append(f"| {name} | {fmt(a)} | {fmt(b)} |")
     lines.append(
         f"| best sweep setting (max_k/rel) | {o['best']['max_k']}/{o['best']['rel']} "
         f"| {p['best'].get('max_k', '-')}/{p['best'].get('rel', '-')} |"
     )
+    if res.get("fair"):
+        lines += [
+            "",
+            "## Same cases, held-out tuning, ceilings",
+            "",
+            "Selection F1 as `evaluate_selection` defines it (ir's definition) is conditioned "
+            "on the cases whose gold is among the system's OWN 10 candidates, so two "
+            "systems are scored on different case sets: a case whose gold only one system "
+            "surfaces (typically at rank 4-10, where a selector of 3 does not reach) counts "
+            "against that system alone ('only' columns). The fair comparisons are on the "
+            "cases whose gold both retrieved, and overall F1 above. Held-out: query "
+            f"positions split by `i % {FOLDS}`; for each half, the sweep setting with the "
+            "best own-case F1 on the other half, scored on this half (setting in brackets); "
+            "in-sample 'best' figures are optimistic for both systems alike. Ceiling: the "
+            "best prefix cut of each case's own ranking (at most 3 / 10 results), mean "
+            "over the system's own cases or the common cases -- what any selector that "
+            "commits to a prefix (both systems' do) could reach. Difference: rowvoi - ir per common case, paired "
+            "bootstrap 95% interval (2000 draws, seed 0).",
+            "",
+            "| config | system | own cases | only this system: n (default F1; first gold "
+            "rank) | default F1, common | held-out fold 0 / 1, common | held-out own "
+            "| held-out common | best F1 common, in-sample | ceiling <=3, own / common "
+            "| ceiling <=10, common |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for label, fr in res["fair"].items():
+            for name, f in fr["systems"].items():
+                folds = " / ".join(f"{fmt(h['common'])} ({h['setting']})" for h in f["held_out"])
+                lines.append(
+                    f"| {label} | {name} | {f['n_own']} | {f['n_only']} "
+                    f"({fmt(f['only_default_f1'])}; {fmt(f['only_first_gold_rank'], 1)}) "
+                    f"| {fmt(f['default_f1_common'])} "
+                    f"| {folds} | {fmt(f['held_out_own'])} | {fmt(f['held_out_common'])} "
+                    f"| {fmt(f['best_f1_common'])} ({f['best_common']}) "
+                    f"| {fmt(f['ceiling_cap3_own'])} / {fmt(f['ceiling_cap3'])} "
+                    f"| {fmt(f['ceiling_cap10'])} |"
+                )
+        lines += [
+            "",
+            "| config | rowvoi - ir, default (3/0.9), common cases | rowvoi - ir, each "
+            "system's in-sample best, common cases |",
+            "|---|---|---|",
+        ]
+        for label, fr in res["fair"].items():
+            cells = []
+            for what in ("default", "best"):
+                d = fr[f"diff_{what}"]
+                cells.append(
+                    f"{d['mean']:+.3f} [{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}], "
+                    f"{d['wins']} wins / {d['losses']} losses"
+                )
+            lines.append(f"| {label} | {cells[0]} | {cells[1]} |")
     lines += [
         "",
         "## Every configuration",
@@ -409,25 +627,12 @@ def main() -> None:
         ]
     for label, o in ours.items():
         p = peer.get(label)
-        if p is not None:  # selection F1 on the cases whose gold BOTH retrieved
-            keep = sorted(
-                gold_retrieved(cases, o["retrieved"]) & gold_retrieved(cases, p["retrieved"])
-            )
-            for r in (o, p):
-                f1 = {
-                    key: conditioned_f1(cases, r["retrieved"], sel, keep)
-                    for key, sel in r["grid"].items()
-                }
-                best = max(f1.values())
-                r["common"] = {
-                    "n_cases": len(keep),
-                    "default_f1": f1["3/0.9"],
-                    "best_f1": best,
-                    "best": next(key for key, v in f1.items() if v == best),
-                }
+        if p is not None:
+            res.setdefault("fair", {})[label] = fair_comparison(cases, o, p)
         for r in (o, p):
             if r is not None:
                 r.pop("retrieved", None)
+                r.pop("retrieved_scores", None)
                 r.pop("grid", None)
         o.pop("_sweep")
     argv = ["$IR_PY" if a == args.ir_python else a for a in sys.argv[1:]]

@@ -13,6 +13,8 @@ import pytest
 from rowvoi.corpus import CorpusStore, build, from_mapping
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.eval import (
+    HeldOut,
+    SelectionSweep,
     FAILURE_CLASSES,
     LEVEL_GAINS,
     METRICS,
@@ -325,6 +327,61 @@ def test_selection_metrics_by_hand(monkeypatch):
     with pytest.raises(ValueError, match="empty"):
         sweep_selector("corpus", cases, max_k_grid=())
     assert len(calls) == 4  # bad grids fail before any search
+
+
+def test_sweep_held_out(monkeypatch):
+    """Tune on the other folds, score on this one: a setting that only fits
+    the tuning cases is caught out, and no search runs again."""
+    scripted = {
+        # even positions (fold 0): one gold each, a clear top hit
+        "e1": _hits(("a", 1.0), ("b", 0.95), ("c", 0.9)),
+        "e2": _hits(("d", 1.0), ("e", 0.97), ("f", 0.2)),
+        # odd positions (fold 1): every near-tie is gold
+        "o1": _hits(("g", 1.0), ("h", 0.96), ("i", 0.93)),
+        "o2": _hits(("j", 1.0), ("k", 0.99), ("l", 0.1)),
+    }
+    calls = []
+
+    def fake(corpus, query, **kw):
+        calls.append(query)
+        return scripted[query]
+
+    monkeypatch.setattr(sel_mod, "search_hits", fake)
+    monkeypatch.setattr(sel_mod, "open_if_name", lambda c: c)
+    cases = [
+        DiscoveryCase("e1", ["a"]),
+        DiscoveryCase("o1", ["g", "h", "i"]),
+        DiscoveryCase("e2", ["d"]),
+        DiscoveryCase("o2", ["j", "k"]),
+    ]
+    sweep = sweep_selector("corpus", cases, max_k_grid=(1, 3), rel_grid=(0.9,))
+    calls.clear()
+    ho = sweep.held_out()
+    assert isinstance(ho, HeldOut) and calls == []  # the sweep's retrieval pass is reused
+    f0, f1 = ho.folds
+    # fold 0 is scored with the setting tuned on the odd cases (max_k 3):
+    # e1 commits a,b,c (F1 0.5), e2 commits d,e (F1 2/3)
+    assert (f0.fold, f0.point.max_k, f0.tuned_value) == (0, 3, 1.0)
+    assert f0.report.n_cases == 2 and f0.report.selection_f1 == pytest.approx((0.5 + 2 / 3) / 2)
+    # fold 1 with the setting tuned on the even cases (max_k 1): g (F1 0.5), j (2/3)
+    assert (f1.fold, f1.point.max_k, f1.tuned_value) == (1, 1, 1.0)
+    assert f1.report.selection_f1 == pytest.approx((0.5 + 2 / 3) / 2)
+    assert ho.value == pytest.approx((0.5 + 2 / 3) / 2)
+    assert ho.value < sweep.best().report.selection_f1  # in-sample is optimistic
+    # another metric, more folds; the JSON form
+    size = sweep.held_out(folds=4, metric="mean_selected_size")
+    assert [f.point.max_k for f in size.folds] == [1, 1, 1, 1] and size.value == 1.0
+    d = json.loads(json.dumps(ho.to_dict()))
+    assert d["metric"] == "selection_f1" and [f["max_k"] for f in d["folds"]] == [3, 1]
+    assert "held-out selection_f1" in str(ho)
+    with pytest.raises(ValueError, match="folds"):
+        sweep.held_out(folds=1)
+    with pytest.raises(ValueError, match="folds"):
+        sweep.held_out(folds=5)
+    with pytest.raises(ValueError, match="unknown selection metric"):
+        sweep.held_out(metric="accuracy")
+    with pytest.raises(ValueError, match="retrieval pass"):
+        SelectionSweep(sweep.points, "selection_f1").held_out()
 
 
 def test_selection_on_a_real_corpus(aero):

@@ -192,11 +192,14 @@ def test_eval_select_and_sweep_on_cranfield(cran):
         "1,2,3",
         "--rel-grid",
         "0.5,0.9",
+        "--held-out",
+        "2",
         "--plot",
         str(plot),
     )
     assert p.returncode == 0, p.stderr
     assert "best selection_f1" in p.stdout and "frontier" in p.stdout
+    assert "held-out selection_f1" in p.stdout and "fold 1: max_k=" in p.stdout
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
 
@@ -290,6 +293,7 @@ def test_verbs_text_json_and_warnings(notes):
         (["sweep-select", "notes", "CASES", "--rel-grid", "0.5,abc"], 2, "numbers"),
         (["sweep-select", "notes", "CASES", "--rel-grid", "0"], 1, "(0, 1]"),
         (["sweep-select", "notes", "CASES", "--objective", "speed"], 2, "invalid choice"),
+        (["sweep-select", "notes", "CASES", "--held-out", "1"], 1, "number of folds"),
         (["sweep-select", "notes", "CASES", "--plot", "out.gif"], 1, ".png"),
     ],
 )

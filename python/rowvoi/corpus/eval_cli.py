@@ -238,6 +238,11 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
         except PlotUnavailable as exc:
             raise CliError(str(exc)) from None
     corpus, cases = _load(args)
+    if args.held_out is not None and not 2 <= args.held_out <= len(cases):
+        raise CliError(
+            f"--held-out {args.held_out}: give a number of folds from 2 to the "
+            f"number of cases ({len(cases)})"
+        )
     kw: dict[str, Any] = {}
     for flag, key in (
         ("max_k_grid", "max_k_grid"),
@@ -258,10 +263,13 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
         **kw,
         **_search_kw(args),
     )
+    held = None if args.held_out is None else sweep.held_out(args.held_out)
     if args.plot:
         plot_frontier(sweep, args.plot)
     if args.json:
         out = {"corpus": args.name, **sweep.to_dict()}
+        if held is not None:
+            out["held_out"] = held.to_dict()
         if args.plot:
             out["plot"] = args.plot
         print(json.dumps(out))
@@ -275,6 +283,8 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
         + "): "
         + ", ".join(f"{p.max_k}/{p.rel:g}" + (f"/{p.min_score}" if floors else "") for p in front)
     )
+    if held is not None:
+        print(held)
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
@@ -447,6 +457,14 @@ def add_parsers(sub: Any) -> None:
         default="selection_f1",
         choices=SWEEP_METRICS,
         help="what the best setting maximises (default selection_f1; the sizes are minimised)",
+    )
+    p.add_argument(
+        "--held-out",
+        type=int,
+        metavar="FOLDS",
+        help="also tune on all folds but one and score the one left out, for each of "
+        "FOLDS folds (case i in fold i %% FOLDS): the best setting's figure on cases it "
+        "was not tuned on (the grid's best is tuned and scored on the same cases)",
     )
     p.add_argument(
         "--plot",

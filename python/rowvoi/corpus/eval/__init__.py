@@ -15,7 +15,8 @@ One module per question:
 ``selection``
     :func:`evaluate_selection` (what the selector commits to, apart from
     the ranking) and :func:`sweep_selector` (a grid of selector settings
-    from one retrieval pass).
+    from one retrieval pass; :meth:`SelectionSweep.held_out` scores the
+    tuning on cases it was not tuned on).
 ``robustness``
     :func:`distractor_robustness_curve`: accuracy as the catalog grows.
 ``graded``
@@ -79,6 +80,8 @@ from rowvoi.corpus.eval.selection import (
     DFLT_SWEEP_OBJECTIVE,
     DFLT_SWEEP_REL,
     SWEEP_METRICS,
+    HeldOut,
+    HeldOutFold,
     SelectionGridPoint,
     SelectionReport,
     SelectionSweep,
@@ -164,6 +167,8 @@ __all__ = [
     "SelectionReport",
     "SelectionGridPoint",
     "SelectionSweep",
+    "HeldOut",
+    "HeldOutFold",
     "evaluate_selection",
     "sweep_selector",
     # robustness

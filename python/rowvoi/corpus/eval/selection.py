@@ -39,7 +39,17 @@ every selection metric, so a low number here is the selector's doing.
 retrieval pass per case (selection does not change the ranking), and
 returns a :class:`SelectionSweep` with :meth:`~SelectionSweep.best`,
 :meth:`~SelectionSweep.frontier`, :meth:`~SelectionSweep.table` and
-:meth:`~SelectionSweep.to_dict`.
+:meth:`~SelectionSweep.to_dict`. Its :meth:`~SelectionSweep.best` is
+tuned and scored on the same cases, so it is optimistic;
+:meth:`~SelectionSweep.held_out` tunes on some of the cases and scores
+the rest (k-fold, no new search): the figure to expect on new queries.
+
+Comparing two systems or configurations by the conditioned metrics is
+fair only on one set of cases: each scores the cases whose gold *its own*
+ranking retrieved, so a ranking that surfaces a hard case's gold low in
+the list (where a selector of 3 does not reach) is charged a 0 the other
+ranking is never charged. Compare them on the cases both retrieved, or by
+``overall_f1``.
 
 Thread-safe and deterministic, like the searches it runs.
 
@@ -94,6 +104,8 @@ __all__ = [
     "SelectionReport",
     "SelectionGridPoint",
     "SelectionSweep",
+    "HeldOutFold",
+    "HeldOut",
     "evaluate_selection",
     "sweep_selector",
 ]
@@ -445,6 +457,82 @@ class SelectionGridPoint:
 
 
 @dataclass(frozen=True)
+class HeldOutFold:
+    """One fold of :meth:`SelectionSweep.held_out`.
+
+    Attributes
+    ----------
+    fold : int
+        The fold scored here: the cases at positions ``i`` with
+        ``i % folds == fold``.
+    point : SelectionGridPoint
+        The setting tuned on the other folds, with its report there.
+    tuned_value : float or None
+        The metric on the cases it was tuned on (in-sample).
+    report : SelectionReport
+        The same setting on this fold's cases (held out).
+    """
+
+    fold: int
+    point: SelectionGridPoint
+    tuned_value: float | None
+    report: SelectionReport
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python form."""
+        return {
+            "fold": self.fold,
+            **self.point.params,
+            "tuned_value": self.tuned_value,
+            "report": self.report.to_dict(rows=False),
+        }
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """What a sweep's tuning achieves on cases it was not tuned on.
+
+    Attributes
+    ----------
+    metric : str
+        The metric tuned and reported.
+    folds : list of HeldOutFold
+        One per fold.
+    """
+
+    metric: str
+    folds: list[HeldOutFold]
+
+    @property
+    def value(self) -> float | None:
+        """The mean of the folds' held-out metric (folds without a value,
+        e.g. no case with retrieved gold, left out; None when none has one)."""
+        vals = [v for v in (f.report.metric(self.metric) for f in self.folds) if v is not None]
+        return math.fsum(vals) / len(vals) if vals else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-Python form."""
+        return {
+            "metric": self.metric,
+            "value": self.value,
+            "folds": [f.to_dict() for f in self.folds],
+        }
+
+    def __str__(self) -> str:
+        def f(v: float | None) -> str:
+            return "n/a" if v is None else f"{v:.4f}"
+
+        lines = [f"held-out {self.metric}: {f(self.value)} over {len(self.folds)} folds"]
+        for fo in self.folds:
+            p = fo.point
+            lines.append(
+                f"  fold {fo.fold}: max_k={p.max_k} rel={p.rel:g} min_score={p.min_score} "
+                f"tuned {f(fo.tuned_value)} -> held out {f(fo.report.metric(self.metric))}"
+            )
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
 class SelectionSweep:
     """A grid of selector settings, each scored on the same retrieval.
 
@@ -462,6 +550,11 @@ class SelectionSweep:
     points: list[SelectionGridPoint]
     objective: str
     config: dict[str, Any] = field(default_factory=dict)
+    # the one retrieval pass and the strategy object, kept for held_out()
+    _scored: tuple[tuple[int, DiscoveryCase, list[Any]], ...] = field(
+        default=(), repr=False, compare=False
+    )
+    _strategy: Any = field(default="conservative", repr=False, compare=False)
 
     def best(
         self, metric: str | None = None, *, minimize: bool | None = None
@@ -544,6 +637,89 @@ class SelectionSweep:
             ]
             lines.append("".join(f"{c:>10}" for c in cells))
         return "\n".join(lines)
+
+    def held_out(self, folds: int = 2, metric: str | None = None) -> HeldOut:
+        """Tune on part of the cases, score on the rest: what :meth:`best`
+        promises on cases it was not tuned on.
+
+        :meth:`best` picks the setting that scores best on the very cases
+        it is scored on, so its figure is optimistic. Here case ``i`` (its
+        position in the swept cases) belongs to fold ``i % folds``; for
+        each fold, the best setting on the other folds (by :meth:`best`'s
+        rule, ties included) is scored on that fold alone. No search runs:
+        the sweep's one retrieval pass is reused. Pure, deterministic and
+        thread-safe.
+
+        Parameters
+        ----------
+        folds : int
+            Number of folds, from 2 to the number of cases.
+        metric : str or None
+            The metric tuned and reported (default :attr:`objective`).
+
+        Returns
+        -------
+        HeldOut
+
+        Raises
+        ------
+        ValueError
+            ``folds`` out of range, an unknown metric, or a sweep built by
+            hand (without its retrieval pass).
+
+        Examples
+        --------
+        >>> from rowvoi.corpus import CorpusStore, build, from_mapping
+        >>> from rowvoi.corpus.eval import DiscoveryCase
+        >>> docs = {"a": "wing stall", "b": "compressor stall", "c": "supersonic shock"}
+        >>> aero = build(from_mapping(docs, embedder="hashing"), store=CorpusStore.memory(),
+        ...              progress=False)
+        >>> cases = [DiscoveryCase("wing stall", ["a"]), DiscoveryCase("shock", ["c"]),
+        ...          DiscoveryCase("stall", ["a", "b"]), DiscoveryCase("supersonic", ["c"])]
+        >>> sweep = sweep_selector(aero, cases, mode="lexical", max_k_grid=(1, 2),
+        ...                        rel_grid=(0.5,))
+        >>> ho = sweep.held_out(folds=2)
+        >>> [(f.fold, f.point.max_k, f.report.n_cases) for f in ho.folds]
+        [(0, 1, 2), (1, 2, 2)]
+        >>> round(ho.value, 4), round(sweep.best().report.selection_f1, 4)
+        (0.9167, 1.0)
+        """
+        from rowvoi.dense import _check_int
+
+        metric = _check_metric(metric or self.objective)
+        if not self._scored or not self.points:
+            raise ValueError(
+                "this sweep has no retrieval pass to re-score; build it with sweep_selector()"
+            )
+        folds = _check_int("folds", folds, 2, len(self._scored))
+        config = {kk: v for kk, v in self.config.items() if not kk.startswith("n_")}
+        gap_ratio = float(self.config.get("gap_ratio", DFLT_GAP_RATIO))
+
+        def score(part: Sequence[Any], p: SelectionGridPoint) -> SelectionReport:
+            return score_selection(
+                part,
+                strategy=self._strategy,
+                max_k=p.max_k,
+                rel=p.rel,
+                gap_ratio=gap_ratio,
+                min_score=p.min_score,
+                config=config,
+                keep_rows=False,
+            )
+
+        out = []
+        for f in range(folds):
+            train = [t for i, t in enumerate(self._scored) if i % folds != f]
+            test = [t for i, t in enumerate(self._scored) if i % folds == f]
+            tuned = SelectionSweep(
+                [
+                    SelectionGridPoint(p.max_k, p.rel, p.min_score, score(train, p))
+                    for p in self.points
+                ],
+                metric,
+            ).best()
+            out.append(HeldOutFold(f, tuned, tuned.report.metric(metric), score(test, tuned)))
+        return HeldOut(metric, out)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python form: the configuration, the best point, the front
@@ -682,4 +858,4 @@ def sweep_selector(
         n_gold_retrieved=first.n_gold_retrieved,
         **{kk: v for kk, v in search_kw.items() if isinstance(v, (str, int, float, bool))},
     )
-    return SelectionSweep(points, objective, config)
+    return SelectionSweep(points, objective, config, tuple(scored), strategy)
