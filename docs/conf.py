@@ -13,8 +13,8 @@ CLI page comes from the argparse parser that also renders the man page.
 from __future__ import annotations
 
 import doctest
-import warnings
 import sys
+import warnings
 from pathlib import Path
 
 import rowvoi
@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE / "_ext"))
 
 project = "rowvoi"
 author = "the rowvoi authors"
-copyright = "the rowvoi authors"  # noqa: A001 (Sphinx's name)
+copyright = "the rowvoi authors"
 release = rowvoi.__version__
 version = ".".join(release.split(".")[:2])
 

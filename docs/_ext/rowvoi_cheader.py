@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 # Identifiers of the API inside comment text: rv_*, RV_*.
 _IDENT = re.compile(r"\b(?:rv|RV)_[A-Za-z0-9_]+\b")
-_INCLUDE = re.compile(r'^#\s*include\s+"(rowvoi/[A-Za-z0-9_]+\.h)"', re.M)
+_INCLUDE = re.compile(r'^#\s*include\s+"(rowvoi/[A-Za-z0-9_]+\.h)"', re.MULTILINE)
 
 
 # ----------------------------------------------------------------- lexing
@@ -70,30 +70,22 @@ class Chunk:
 
 
 def _clean_comment(raw: str) -> str:
-    """The words of a ``/* ... */`` comment: markers and ``**`` gutters gone."""
-    body = raw[2:-2]
-    lines = body.split("\n")
+    """The words of a ``/* ... */`` comment: markers and ``**`` gutters gone.
+
+    Continuation lines keep their indentation relative to each other (a
+    formula table stays a table); their common indent is removed.
+    """
     out = []
-    for ln in lines:
+    for ln in raw[2:-2].split("\n"):
         s = ln.rstrip()
         st = s.lstrip()
         if st.startswith("**"):
-            st = st[2:]
-            if st.startswith(" "):
-                st = st[1:]
-            s = st
-        elif out or st != s:
-            # continuation lines of a trailing comment are aligned under its
-            # first word; keep relative indentation, dropped below.
-            s = s
+            s = st[2:].removeprefix(" ")
         out.append(s)
-    # Dedent the continuation lines (not the first) by their common indent.
     first, rest = out[0].strip(), out[1:]
     indents = [len(x) - len(x.lstrip()) for x in rest if x.strip()]
     cut = min(indents) if indents else 0
-    rest = [x[cut:] for x in rest]
-    text = "\n".join([first, *rest]).strip("\n")
-    return text
+    return "\n".join([first, *(x[cut:] for x in rest)]).strip("\n")
 
 
 def _lex(src: str, path: str) -> list[Chunk]:
@@ -262,14 +254,12 @@ def _item_notes(
         for idx, (st, _) in enumerate(pieces):
             if st <= rel:
                 k = idx
-        piece_start, piece = pieces[k]
-        before = body[piece_start:rel]
-        if com.trailing:
-            # Trailing comment: owned by the piece it follows.  After a
-            # separator, the comment sits at the start of the next piece's
-            # text, so "before" is blank there.
-            if not before.strip() and k > 0:
-                k -= 1
+        before = body[pieces[k][0] : rel]
+        # A trailing comment is owned by the piece it follows.  After a
+        # separator it sits at the start of the next piece's text, so
+        # "before" is blank there.
+        if com.trailing and not before.strip() and k > 0:
+            k -= 1
         owned.setdefault(k, []).append(com)
     return owned
 
@@ -287,7 +277,7 @@ def _parse_code(chunk: Chunk, path: str) -> Entry | None:
         if m.group(2) != m.group(3):
             raise HeaderError(f"{path}:{chunk.line}: typedef of {m.group(2)} as {m.group(3)}")
         return Entry("c:type", [m.group(3)], line=chunk.line)
-    m = re.fullmatch(r"typedef\s+(struct|enum)\s+(\w+)\s*\{(.*)\}\s*(\w+)\s*;", text, re.S)
+    m = re.fullmatch(r"typedef\s+(struct|enum)\s+(\w+)\s*\{(.*)\}\s*(\w+)\s*;", text, re.DOTALL)
     if m:
         kind, tag, body, name = m.groups()
         if tag != name:
@@ -319,10 +309,10 @@ def _parse_code(chunk: Chunk, path: str) -> Entry | None:
             elif owned.get(k) and entry.children:
                 entry.children[-1].doc.extend(owned[k])
         return entry
-    m = re.fullmatch(r"typedef\s+(.+\(\s*\*\s*\w+\s*\)\s*\(.*\))\s*;", text, re.S)
+    m = re.fullmatch(r"typedef\s+(.+\(\s*\*\s*\w+\s*\)\s*\(.*\))\s*;", text, re.DOTALL)
     if m:
         return Entry("c:type", [_norm(m.group(1))], line=chunk.line)
-    m = re.fullmatch(r"RV_API\s+(.+?\b(\w+)\s*\((.*)\))\s*;", text, re.S)
+    m = re.fullmatch(r"RV_API\s+(.+?\b(\w+)\s*\((.*)\))\s*;", text, re.DOTALL)
     if m:
         decl, _name, params = m.groups()
         entry = Entry("c:function", [_norm(decl)], line=chunk.line)
@@ -338,7 +328,7 @@ def _parse_code(chunk: Chunk, path: str) -> Entry | None:
 
 
 def _parse_define(chunk: Chunk, guard: str | None) -> Entry | None:
-    m = re.fullmatch(r"#\s*define\s+(\w+)(\([^)]*\))?\s*(.*)", chunk.text, re.S)
+    m = re.fullmatch(r"#\s*define\s+(\w+)(\([^)]*\))?\s*(.*)", chunk.text, re.DOTALL)
     if not m:
         return None
     name, args, value = m.groups()
@@ -414,15 +404,15 @@ def _text_nodes(text: str) -> list[nodes.Node]:
     API identifiers become literals that link to their entries."""
     out: list[nodes.Node] = []
     for para in re.split(r"\n\s*\n", text.strip("\n")):
-        lines = para.split("\n")
-        group: list[str] = []
-        literal = False
-
-        def flush() -> None:
-            if not group:
-                return
-            if literal:
-                block = "\n".join(group)
+        runs: list[tuple[bool, list[str]]] = []  # (indented?, lines)
+        for ln in para.split("\n"):
+            indented = ln.startswith("  ") and bool(ln.strip())
+            if runs and runs[-1][0] == indented:
+                runs[-1][1].append(ln)
+            else:
+                runs.append((indented, [ln]))
+        for indented, group in runs:
+            if indented:
                 cut = min(len(x) - len(x.lstrip()) for x in group if x.strip())
                 block = "\n".join(x[cut:] for x in group)
                 out.append(nodes.literal_block(block, block))
@@ -430,16 +420,21 @@ def _text_nodes(text: str) -> list[nodes.Node]:
                 p = nodes.paragraph()
                 p.extend(_inline(" ".join(" ".join(group).split())))
                 out.append(p)
-
-        for ln in lines:
-            is_lit = ln.startswith("  ") and bool(ln.strip())
-            if is_lit != literal and group:
-                flush()
-                group = []
-            literal = is_lit
-            group.append(ln)
-        flush()
     return out
+
+
+_ROLE = re.compile(r"^(.*?)\s{2,}(METHOD|CONSTRUCTOR): (\w+)[ \t]*$", re.MULTILINE)
+
+
+def _role_tag(text: str) -> tuple[str, tuple[str, str] | None]:
+    """Split the ``METHOD: rv_x`` / ``CONSTRUCTOR: rv_x`` tag off a comment's
+    first line: (text without it, (role, handle type)) or (text, None)."""
+    first, _, rest = text.partition("\n")
+    m = _ROLE.match(first)
+    if m is None:
+        return text, None
+    role = "Constructor" if m.group(2) == "CONSTRUCTOR" else "Method"
+    return "\n".join(x for x in (m.group(1), rest) if x), (role, m.group(3))
 
 
 def _inline(text: str) -> list[nodes.Node]:
@@ -516,6 +511,19 @@ class CApiDirective(SphinxDirective):
         except HeaderError as exc:
             logger.warning("rowvoi-c-api: %s", exc, location=self.get_location())
             return section
+        # Self-check: every exported function of the header is on the page.
+        n_api = len(re.findall(r"^RV_API\b", path.read_text(encoding="utf-8"), re.MULTILINE))
+        n_seen = sum(
+            len(e.signatures) for b in blocks for e in b.entries if e.directive == "c:function"
+        )
+        if n_api != n_seen:
+            logger.warning(
+                "rowvoi-c-api: %s declares %d RV_API functions, the page shows %d",
+                rel,
+                n_api,
+                n_seen,
+                location=self.get_location(),
+            )
         if intro is not None:
             section += _text_nodes(intro.text)
         for block in blocks:
@@ -566,25 +574,29 @@ class CApiDirective(SphinxDirective):
             content = next(iter(desc.findall(addnodes.desc_content)))
             body: list[nodes.Node] = []
             for com in item.doc:
-                body += _text_nodes(com.text)
+                text, role = _role_tag(com.text)
+                if role is not None:
+                    p = nodes.paragraph()
+                    p += nodes.emphasis(role[0], role[0])
+                    p += nodes.Text(" of ")
+                    p.extend(_inline(role[1]))
+                    body.append(p)
+                body += _text_nodes(text)
             if item.value is not None:
                 p = nodes.paragraph()
                 p += nodes.Text("Value: ")
                 p += nodes.literal(item.value, item.value)
                 body.append(p)
             if item.notes:
-                fl = nodes.bullet_list()
-                for pname, note in item.notes:
-                    li = nodes.list_item()
-                    para = nodes.paragraph()
+                # The header marks parameters inline: /* OUT */, /* OUT: k slots */.
+                para = nodes.paragraph()
+                para += nodes.strong(text="Parameters marked in the header:")
+                for k, (pname, note) in enumerate(item.notes):
+                    para += nodes.Text(" " if k == 0 else "; ")
                     para += nodes.literal(pname, pname)
-                    para += nodes.Text(" -- ")
+                    para += nodes.Text(" ")
                     para.extend(_inline(" ".join(note.split())))
-                    li += para
-                    fl += li
-                label = nodes.paragraph()
-                label += nodes.strong("Parameter notes:", "Parameter notes:")
-                body += [label, fl]
+                body.append(para)
             # Nested entries (members, enumerators) follow the parent's text.
             content.children[0:0] = body
             for n in body:

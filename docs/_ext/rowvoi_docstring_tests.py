@@ -76,16 +76,15 @@ def _assign_groups(app: Sphinx, doctree: nodes.document) -> None:
             elif len(text) == 3 and text[0] == _MARK:
                 _, name, module = text
                 group = f"docstring:{name}"
+                # A copy of the module's globals, as doctest.testmod gives.
                 code = (
-                    "import importlib as _rv_importlib\n"
-                    f"globals().update(vars(_rv_importlib.import_module({module!r})))\n"
-                    f"__name__ = {module!r}\n"
+                    f"globals().update(vars(__import__('importlib').import_module({module!r})))\n"
                 )
                 setup = nodes.comment(code, code, testnodetype="testsetup", groups=[group])
                 setup.source, setup.line = node.source, node.line
                 node.replace_self(setup)
             continue
-        if group is not None and "groups" not in node:
+        if group is not None and isinstance(node, nodes.Element) and "groups" not in node:
             node["groups"] = [group]
 
 
