@@ -35,7 +35,6 @@ extensions = [
     "rowvoi_cheader",
     "rowvoi_cli",
     "rowvoi_docstring_tests",
-    "rowvoi_sections",
 ]
 
 exclude_patterns = ["_build"]

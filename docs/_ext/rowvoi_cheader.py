@@ -113,8 +113,6 @@ def _lex(src: str, path: str) -> list[Chunk]:
             if code is not None:
                 code.comments.append((len(code.text), com))
                 code.text += " "
-            elif chunks and chunks[-1].kind == "define" and com.trailing:
-                chunks[-1].comments.append((len(chunks[-1].text), com))
             else:
                 chunks.append(Chunk("comment", start, line, comment=com))
             i = j + 2
@@ -282,31 +280,16 @@ def _parse_code(chunk: Chunk, path: str) -> Entry | None:
         kind, tag, body, name = m.groups()
         if tag != name:
             raise HeaderError(f"{path}:{chunk.line}: typedef of {tag} as {name}")
-        body_off = text.index("{") + 1
-        if kind == "struct":
-            pieces = _split_top(body, ";")
-            entry = Entry("c:struct", [name], line=chunk.line)
-            owned = _item_notes(body, body_off, chunk.comments, pieces)
-            for k, (_, piece) in enumerate(pieces):
-                if not piece.strip():
-                    if owned.get(k):
-                        owned.setdefault(k - 1, []).extend(owned[k])
-                    continue
-            for k, (_, piece) in enumerate(pieces):
-                if piece.strip():
-                    entry.children.append(
-                        Entry("c:member", [_norm(piece)], doc=owned.get(k, []), line=chunk.line)
-                    )
-            return entry
-        pieces = _split_top(body, ",")
-        entry = Entry("c:enum", [name], line=chunk.line)
-        owned = _item_notes(body, body_off, chunk.comments, pieces)
+        entry = Entry(f"c:{kind}", [name], line=chunk.line)
+        sep, child = (";", "c:member") if kind == "struct" else (",", "c:enumerator")
+        pieces = _split_top(body, sep)
+        owned = _item_notes(body, text.index("{") + 1, chunk.comments, pieces)
         for k, (_, piece) in enumerate(pieces):
             if piece.strip():
                 entry.children.append(
-                    Entry("c:enumerator", [_norm(piece)], doc=owned.get(k, []), line=chunk.line)
+                    Entry(child, [_norm(piece)], doc=owned.get(k, []), line=chunk.line)
                 )
-            elif owned.get(k) and entry.children:
+            elif owned.get(k) and entry.children:  # after the last separator
                 entry.children[-1].doc.extend(owned[k])
         return entry
     m = re.fullmatch(r"typedef\s+(.+\(\s*\*\s*\w+\s*\)\s*\(.*\))\s*;", text, re.DOTALL)
