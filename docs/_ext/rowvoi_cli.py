@@ -39,6 +39,18 @@ def _verbs(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.Argument
     return []
 
 
+def _section(words: list[str], parser: argparse.ArgumentParser) -> nodes.section:
+    """One verb's help, with a subsection per sub-verb (``rowvoi graph walk``)."""
+    title = " ".join(words)
+    section = nodes.section(ids=[nodes.make_id("-".join(words))])
+    section += nodes.title(title, "", nodes.literal(title, title))
+    text = _help(parser)
+    section += nodes.literal_block(text, text, language="text")
+    for name, sub in _verbs(parser):
+        section += _section([*words, name], sub)
+    return section
+
+
 class CliDirective(SphinxDirective):
     has_content = False
 
@@ -46,23 +58,9 @@ class CliDirective(SphinxDirective):
         from rowvoi.cli import build_parser
 
         parser = build_parser()
-        out: list[nodes.Node] = []
         text = _help(parser)
-        out.append(nodes.literal_block(text, text, language="text"))
-        for name, sub in _verbs(parser):
-            section = nodes.section(ids=[nodes.make_id(f"rowvoi-{name}")])
-            title = f"rowvoi {name}"
-            section += nodes.title(title, "", nodes.literal(title, title))
-            text = _help(sub)
-            section += nodes.literal_block(text, text, language="text")
-            for sub_name, sub_sub in _verbs(sub):
-                inner = nodes.section(ids=[nodes.make_id(f"rowvoi-{name}-{sub_name}")])
-                t = f"rowvoi {name} {sub_name}"
-                inner += nodes.title(t, "", nodes.literal(t, t))
-                text = _help(sub_sub)
-                inner += nodes.literal_block(text, text, language="text")
-                section += inner
-            out.append(section)
+        out: list[nodes.Node] = [nodes.literal_block(text, text, language="text")]
+        out += [_section(["rowvoi", name], sub) for name, sub in _verbs(parser)]
         return out
 
 
