@@ -348,6 +348,8 @@ class BM25Index:
         (the :class:`ValueError` names the document and byte offset) --
         nothing is added.
 
+        Examples
+        --------
         >>> index = BM25Index()
         >>> index.add(["alpha", ""]).tolist(), index.add(["beta"]).tolist()
         ([0, 1], [2])

@@ -245,6 +245,8 @@ def storage_key(*parts: Any) -> str:
     TypeError
         A part is neither a str nor an int (nor a bool), or no part is given.
 
+    Examples
+    --------
     >>> storage_key("a", "bc") != storage_key("ab", "c")
     True
     >>> storage_key("report.md")
@@ -279,6 +281,8 @@ def ledger_key(artifact_id: Any) -> str:
     ValueError
         ``artifact_id`` is empty or holds a NUL character.
 
+    Examples
+    --------
     >>> ledger_key("docs/a.md"), ledger_key(42)
     ('docs/a.md', '42')
     """
@@ -309,6 +313,8 @@ class Artifact:
     metadata : mapping
         Free metadata carried alongside.
 
+    Examples
+    --------
     >>> Artifact("a.md", "Some text").metadata
     {}
     """
@@ -342,6 +348,8 @@ class Surface:
     TypeError, ValueError
         A non-str kind or text, an empty kind, an unknown granularity.
 
+    Examples
+    --------
     >>> Surface("a.md", "chunk", "first part", "chunk", {"chunk_index": 0}).granularity
     'chunk'
     """
@@ -379,6 +387,8 @@ class IndexPlan:
         The embeddable units, in plan order. Empty surfaces (no text after
         stripping) are dropped by the build and take no ``surface_index``.
 
+    Examples
+    --------
     >>> plan = IndexPlan({"year": 1962}, [Surface("d1", "title", "Flow over wings", "field")])
     >>> [s.kind for s in plan.surfaces], dict(plan.filter_fields)
     (['title'], {'year': 1962})
@@ -412,6 +422,8 @@ class Record:
     granularity : str
         The surface's granularity.
 
+    Examples
+    --------
     >>> r = Record(Record.make_id("d1", "title", 0), "d1", "title", 0, "Flow", None)
     >>> r.id == Record.make_id("d1", "title", 0), len(r.id)
     (True, 32)

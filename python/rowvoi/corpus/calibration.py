@@ -284,6 +284,8 @@ def read_queries(path: Any) -> list[str]:
         A JSON entry that is neither a string nor an object with a string
         ``"query"``, or a file with no query (the message names the file).
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "q.txt"
     >>> _ = p.write_text("# aero\\nwing stall\\n\\nshock waves\\n")

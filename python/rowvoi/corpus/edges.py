@@ -111,6 +111,8 @@ class Link:
         The corpus of the target when it is another one (such a link is
         kept, and dangling here).
 
+    Examples
+    --------
     >>> Link("REF", "numpy")
     Link(type='REF', target='numpy', text=None, time=None, target_source=None)
     """
@@ -445,6 +447,8 @@ def as_extractor(edges: Any) -> EdgeExtractor | None:
     TypeError
         Anything else.
 
+    Examples
+    --------
     >>> as_extractor([("a", "b")]).extractor_id[:5], as_extractor(False)
     ('list:', None)
     """
@@ -478,6 +482,8 @@ def extractor_from_spec(spec: Mapping[str, Any] | None) -> EdgeExtractor | None:
     ValueError
         An unknown kind or malformed spec.
 
+    Examples
+    --------
     >>> extractor_from_spec({"kind": "fields", "fields": {"parent": "PARENT"}})
     FieldEdges({'parent': 'PARENT'}, casefold=False)
     """

@@ -207,6 +207,8 @@ def check_spec(spec: str) -> str:
     EmbedderError
         An unknown spec or a bad ``hashing:DIM``.
 
+    Examples
+    --------
     >>> check_spec("hashing:128")
     'hashing:128'
     """
@@ -352,6 +354,8 @@ def embedder_for_id(embedder_id: str, *, corpus: str | None = None) -> CorpusEmb
         or recipe differs from the one here (another version of the model
         package): the corpus must be rebuilt.
 
+    Examples
+    --------
     >>> embedder_for_id("my-model-v1") is None
     True
     """
@@ -411,6 +415,8 @@ def check_pinned(embedder: CorpusEmbedder, embedder_id: str, *, corpus: str | No
     EmbedderMismatch
         Naming both ids and how to rebuild.
 
+    Examples
+    --------
     >>> check_pinned(make_embedder("hashing:8"), "hash-v1:dim=8,words=1-2,chars=3-5,cw=1,seed=0",
     ...              corpus="notes")
     >>> check_pinned(make_embedder("hashing:8"), "minilm-l6-v2:x", corpus="notes")

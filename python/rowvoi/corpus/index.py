@@ -146,6 +146,8 @@ class BuildReport:
     n_links : int
         Links stored after the build (dangling ones included).
 
+    Examples
+    --------
     >>> r = BuildReport(n_seen=3, n_new=1, n_unchanged=2)
     >>> r.changed, r.to_dict()["n_new"]
     (True, 1)

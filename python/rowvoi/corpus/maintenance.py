@@ -140,6 +140,8 @@ def parse_duration(text: str | float | int) -> float:
     ValueError
         Not a duration, or not > 0; the message shows the form.
 
+    Examples
+    --------
     >>> parse_duration("1h30m"), parse_duration("2d"), parse_duration(60)
     (5400.0, 172800.0, 60.0)
     >>> parse_duration("soon")
@@ -188,6 +190,8 @@ class MaintenancePolicy:
     every : float or None
         Seconds between rebuilds, for ``interval`` (and only for it).
 
+    Examples
+    --------
     >>> MaintenancePolicy("interval", 3600).to_spec()
     'interval:1h'
     >>> MaintenancePolicy("manual", 5)
@@ -238,6 +242,8 @@ def policy_from_spec(spec: Any) -> MaintenancePolicy:
     ValueError
         An unknown kind, a missing or malformed duration, unknown keys.
 
+    Examples
+    --------
     >>> policy_from_spec("interval:1d").every
     86400.0
     >>> policy_from_spec("weekly")
@@ -322,6 +328,8 @@ def set_policy(name: str, spec: Any) -> MaintenancePolicy:
 
     Thread-safety: the registry is rewritten atomically under its lock.
 
+    Examples
+    --------
     >>> import os, tempfile
     >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
     >>> from rowvoi.corpus.registry import register, get
@@ -999,6 +1007,8 @@ def coverage(name: str) -> CoverageReport:
     Thread-safety: read-only; safe alongside a build (it sees the last
     committed ledger).
 
+    Examples
+    --------
     >>> import os, tempfile, pathlib
     >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
     >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "a.md").write_text("Lift")

@@ -48,6 +48,8 @@ def check_name(name: object) -> str:
         It is empty, too long, or has a character outside ``A-Z a-z 0-9 .
         _ -`` (or starts with one of ``. _ -``); the message says so.
 
+    Examples
+    --------
     >>> check_name("cranfield-1.4")
     'cranfield-1.4'
     """

@@ -234,6 +234,8 @@ def register(
         An unknown kind or parameter, a missing ``root``/``path``/``fetcher``,
         a non-string embedder, a custom strategy.
 
+    Examples
+    --------
     >>> import os, tempfile
     >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
     >>> register("papers", "records", path="papers.jsonl", metadata_keys=["year"],
@@ -309,6 +311,8 @@ def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
     ValueError
         A malformed entry (named).
 
+    Examples
+    --------
     >>> source_from_entry("p", {"kind": "records", "fetcher": "json:loads",
     ...                         "text_key": "abstract", "maintenance": {}}).name
     'p'
@@ -336,6 +340,8 @@ def source_for(name: str) -> CorpusSource:
     CorpusNotFound
         ``name`` is not registered; the message says how to register it.
 
+    Examples
+    --------
     >>> import os, tempfile
     >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
     >>> source_for("ghost")

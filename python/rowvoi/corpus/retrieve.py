@@ -396,6 +396,8 @@ def open_corpus(
     rowvoi.errors.IndexFormatError
         The directory holds another format version.
 
+    Examples
+    --------
     >>> import os, tempfile
     >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
     >>> open_corpus("nothing-here")
@@ -921,6 +923,8 @@ def records_for_artifact(
     CorpusNotFound
         No such corpus.
 
+    Examples
+    --------
     >>> from rowvoi.corpus import CorpusStore, build, from_mapping, Fields
     >>> src = from_mapping({"d1": {"title": "Wings", "body": "Lift. Drag."}},
     ...                    strategy=Fields(("title", "body")), embedder="hashing:16")

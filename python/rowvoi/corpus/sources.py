@@ -418,6 +418,8 @@ def from_files(
     Each artifact's filter fields are ``path`` (absolute: the disclosure
     pointer), ``name`` (the relative path) and ``suffix`` (``".md"``).
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "a.md").write_text("Lift"); _ = (d / "b.png").write_bytes(b"\\x00")
@@ -457,6 +459,8 @@ def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
         ``fetcher`` is neither a callable nor a string, or names something
         that is not callable.
 
+    Examples
+    --------
     >>> resolve_fetcher(lambda: [])()
     []
     >>> resolve_fetcher("rowvoi.corpus.sources:DFLT_EXCLUDE_DIRS")
@@ -573,6 +577,8 @@ def from_records(
     ValueError
         At the build: a record without an id, a repeated id.
 
+    Examples
+    --------
     >>> src = from_records(name="n", fetcher=lambda: [{"id": 7, "text": "Lift"}])
     >>> [(aid, raw["text"]) for aid, raw in src.items()]
     [('7', 'Lift')]
@@ -630,6 +636,8 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
         An unknown extension, a line that is not a JSON object (named by
         number), a table that cannot be read.
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
     >>> _ = f.write_text("id,text,year\\n1,Lift,1962\\n2,Drag,\\n")
@@ -783,6 +791,8 @@ def from_dataframe(
     ValueError
         A named column is missing, or the ids repeat.
 
+    Examples
+    --------
     >>> import pandas as pd
     >>> df = pd.DataFrame({"text": ["Lift", "Drag"], "year": [1962, 1970]}, index=["a", "b"])
     >>> src = from_dataframe(df, name="p", metadata_columns=["year"])

@@ -652,6 +652,8 @@ def pid_lock(
 
     Thread-safety: one holder per file, across threads and processes.
 
+    Examples
+    --------
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "x.lock")
     >>> with pid_lock(p, lambda h: RuntimeError(holder_text(h))) as before:
@@ -1067,6 +1069,8 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> Any:
     BaseFileGone
         The base file was deleted by a newer commit (retry).
 
+    Examples
+    --------
     >>> from rowvoi.corpus import build, from_mapping
     >>> c = build(from_mapping({"a": "lift", "b": "drag"}, embedder="hashing:8"),
     ...           store=CorpusStore.memory())
@@ -1107,6 +1111,8 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
     BaseFileGone
         The base file was deleted by a newer commit (retry).
 
+    Examples
+    --------
     >>> store = CorpusStore.memory(); store.create()
     >>> with store.snapshot() as snap:
     ...     load_dense(store, snap) is None   # nothing embedded yet

@@ -186,6 +186,8 @@ class WholeText(_Strategy):
     kind : str
         The surface kind (default ``"document"``).
 
+    Examples
+    --------
     >>> WholeText().decompose("a", "  Some text  ").surfaces[0].text
     'Some text'
     >>> WholeText().decompose("a", "   ").surfaces
@@ -330,6 +332,8 @@ class Chunked(_Strategy):
         ``chunk_size < 1``, ``overlap`` negative or not below
         ``chunk_size``, ``max_tokens < 1``.
 
+    Examples
+    --------
     >>> plan = Chunked(max_tokens=4, overlap=0).decompose("a", "one two three four five six")
     >>> [s.text for s in plan.surfaces]
     ['one two three four', 'five six']
@@ -418,6 +422,8 @@ class Fields(_Strategy):
     TypeError
         At decomposition, a payload that is not a mapping.
 
+    Examples
+    --------
     >>> plan = Fields(("title", "body"), chunked=("body",), chunk_size=12, overlap=0).decompose(
     ...     "d1", {"title": "Wings", "body": "Lift. Drag. Stall."})
     >>> [(s.kind, s.text, s.granularity) for s in plan.surfaces]
@@ -486,6 +492,8 @@ def strategy_to_spec(strategy: Any) -> dict[str, Any]:
         For a custom strategy (not in :data:`STRATEGY_REGISTRY`): it cannot
         be recreated from data; build such corpora from Python.
 
+    Examples
+    --------
     >>> strategy_to_spec(Chunked(max_tokens=250))["params"]["max_tokens"]
     250
     >>> strategy_from_spec(strategy_to_spec(Fields(("t", "w")))) == Fields(("t", "w"))
@@ -509,6 +517,8 @@ def strategy_from_spec(spec: Mapping[str, Any] | None) -> Any:
     ValueError
         An unknown name, or parameters the strategy does not take.
 
+    Examples
+    --------
     >>> strategy_from_spec({"name": "Chunked", "params": {"chunk_size": 300}})
     Chunked(chunk_size=300, overlap=50, text_key=None, kind='chunk', max_tokens=None, token_model=None)
     """

@@ -39,6 +39,8 @@ def parse_query(query: DFQuery | Mapping[str, Any] | str) -> DFQuery | Mapping[s
     QueryError
         For JSON text that does not parse, or any other type.
 
+    Examples
+    --------
     >>> parse_query('{"operation": "select"')
     Traceback (most recent call last):
     ...

@@ -406,6 +406,8 @@ class QuerySchema:
         QueryError
             If a name is not in this schema.
 
+        Examples
+        --------
         >>> QuerySchema({"a": "numeric", "b": "text"}).restrict(["b"]).names
         ('b',)
         """
@@ -467,6 +469,8 @@ class QuerySchema:
         QueryError
             If ``data`` is not such an object, listing what is wrong.
 
+        Examples
+        --------
         >>> QuerySchema.from_dict({"columns": {"age": "numeric"}}).names
         ('age',)
         """

@@ -48,6 +48,8 @@ def parse_date(value: Any) -> _dt.datetime:
     ValueError
         For any other string or type; the message gives the accepted forms.
 
+    Examples
+    --------
     >>> parse_date("2024-01-31T12:00+02:00")
     datetime.datetime(2024, 1, 31, 10, 0)
     """
@@ -157,6 +159,8 @@ def sqlite_value(value: Any, column_type: str) -> Any:
         If the value does not fit the type (a string in a numeric column,
         an unparseable date).
 
+    Examples
+    --------
     >>> sqlite_value("2024-01-31", "date"), sqlite_value(float("nan"), "numeric")
     ('2024-01-31T00:00:00.000000', None)
     """

@@ -267,6 +267,8 @@ class SearchProbe:
     label the columns of an outcome matrix. A plain string is a probe with
     that query.
 
+    Examples
+    --------
     >>> SearchProbe("disk full") == SearchProbe("disk full"), str(SearchProbe("dns", "lexical"))
     (True, 'dns [lexical]')
     """

@@ -508,8 +508,8 @@ def observe_answer(
     CandidateState
         Updated belief, with question recorded in observed_cols.
 
-    Note
-    ----
+    Notes
+    -----
     With ``noise > 0`` an answer no candidate predicted is surprising, not
     disqualifying: every candidate keeps its share and the posterior is
     unchanged (the question is still recorded as asked). With ``noise == 0``

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Build the documentation (docs/) with every warning an error, then run
+# every example it shows (the doctest builder: each rendered docstring's
+# examples in its module's namespace, and the pages' own test blocks).
+# Uses the venv that scripts/test.sh made (or $ROWVOI_TEST_VENV), with rowvoi
+# installed in it; adds the `docs` extra's requirements from pyproject.toml.
+# Output: docs/_build/html/index.html.  Usage: bash scripts/docs.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${ROWVOI_TEST_VENV:-.venv}
+PY="$VENV/bin/python"
+
+# Only the extra's requirements: rowvoi itself is already installed, and
+# `pip install .[docs]` would build it again.
+mapfile -t REQS < <("$PY" - <<'PYEOF'
+import sys
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    sys.exit(0)
+with open("pyproject.toml", "rb") as f:
+    print("\n".join(tomllib.load(f)["project"]["optional-dependencies"]["docs"]))
+PYEOF
+)
+if [ ${#REQS[@]} -gt 0 ]; then
+    "$PY" -m pip install --quiet "${REQS[@]}"
+else
+    "$PY" -m pip install --quiet ".[docs]"
+fi
+
+# -E: read every page afresh, so no warning hides in a cached page; the
+# doctest builder then reuses the same doctrees.
+start=$SECONDS
+"$PY" -m sphinx -E -W --keep-going -q -b html -d docs/_build/doctrees docs docs/_build/html
+"$PY" -m sphinx -W --keep-going -q -b doctest -d docs/_build/doctrees docs docs/_build/doctest
+sed -n '/^Doctest summary/,$p' docs/_build/doctest/output.txt
+echo "docs: $(find docs/_build/html -name '*.html' | wc -l) HTML pages in $((SECONDS - start)) s"
