@@ -115,6 +115,11 @@ typedef struct rv_graph_spec {
     rv_metric metric;              /* RV_METRIC_COSINE (default) or
                                     RV_METRIC_INNER_PRODUCT */
     unsigned flags;                /* RV_GRAPH_* flags */
+    unsigned n_threads;            /* threads building the adjacency (capped
+                                      at 4): 0 = one per online CPU once
+                                      edges + documents reach 100,000, else
+                                      the calling thread alone; the graph is
+                                      the same for every count.  Since: 0.1 */
 } rv_graph_spec;
 
 /* Fill *spec with an empty graph: no nodes, edges, documents or vectors,
@@ -139,8 +144,18 @@ RV_API void rv_graph_spec_init(rv_graph_spec *spec /* OUT */);
 */
 RV_API rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out /* OUT */);
 
-/* Free a graph.  NULL is a no-op.  Since: 0.1 */
+/* Free a graph.  NULL is a no-op.  Its large arrays (1 MiB and more) are
+** kept for the next rv_graph_create, which reuses them instead of faulting
+** in fresh pages (a graph is typically rebuilt as the previous one is
+** freed); a kept array that a later build passes over is released when
+** that build's graph is freed, so at most about two graphs' arrays wait.
+** Since: 0.1 */
 RV_API void rv_graph_free(rv_graph *graph);
+
+/* Release every array kept by rv_graph_free (returning the memory to the
+** system).  Thread-safe, like rv_graph_create and rv_graph_free.
+** Since: 0.1 */
+RV_API void rv_graph_trim(void);
 
 /* Sizes and properties (0 for NULL).  rv_graph_n_nodes counts implicit
 ** nodes too.  rv_graph_max_entity_docs is the most documents on one
