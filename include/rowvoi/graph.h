@@ -18,13 +18,16 @@
 ** Storage.  Adjacency is compressed sparse rows in both directions: the
 ** out-edges of a node in input order, and its in-edges in input order,
 ** each slot holding the edge index and the neighbour (8 bytes per edge and
-** direction, plus 4 per node and direction); each edge also keeps its ends
-** and type (10 bytes) and its time when given (8).  Documents cost 8 bytes
-** each plus 4 per entity.  Ids map to indexes by an open-addressing table,
-** skipped when the ids are 0 .. n_nodes - 1 in order.  Building is
-** O(n_nodes + n_edges + n_docs): stable bucket and counting sorts, no
-** comparison sort (bench/results/graph.md: about 0.2 s for 5M edges on a
-** shared machine, mostly page faults of the fresh arrays).
+** direction, plus 4 per node and direction; edges given in order of
+** source need no out-direction slots, nor edges in order of destination
+** in-direction ones); each edge also keeps its ends and type (10 bytes) and
+** its time when given (8).  Documents cost 8 bytes each plus 4 per entity.
+** Ids map to indexes by an open-addressing table, skipped (with the id
+** copy) when the ids are 0 .. n_nodes - 1 in order.  Building is
+** O(n_nodes + n_edges + n_docs): stable bucket sorts, no comparison sort,
+** the two directions and the documents on up to four threads
+** (rv_graph_spec.n_threads); large arrays of freed graphs are reused (see
+** rv_graph_free).  bench/results/graph.md has the figures.
 **
 ** Order.  Everything these functions list comes in a documented,
 ** deterministic order: out-edges before in-edges, each in input order;

@@ -171,8 +171,11 @@ static void rv__populate_worker(void *arg, unsigned t) {
 }
 
 static void rv__populate(const rv__gblock *b, unsigned n, unsigned nt) {
-    rv__populate_job j = {b, n, nt};
-    rv__parallel_run(nt, rv__populate_worker, &j);
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++) total += b[i].fresh ? b[i].size : 0;
+    if (total < RV__KEEP_MIN) return; /* nothing worth a call (or a thread) */
+    rv__populate_job j = {b, n, total < 8 * RV__KEEP_MIN ? 1u : nt};
+    rv__parallel_run(j.nt, rv__populate_worker, &j);
 }
 
 void rv_graph_free(rv_graph *g) {
@@ -722,6 +725,7 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
     unsigned ordered = 0;
     int grow = 0;
     st = rv__build_nodes(g, s, &grow);
+    if (!st && !grow) rv__populate(g->blocks, g->n_blocks, nt);
     if (!st) st = grow ? rv__ends_serial(g, s, &ordered) : rv__ends_parallel(g, s, nt, &ordered);
     if (!st) st = rv__build_node_time(g, s);
     if (!st) st = rv__build_rest(g, s, ordered, nt);
