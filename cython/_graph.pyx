@@ -22,6 +22,13 @@ KINDS = {"documents": 0, "nodes": RV_GRAPH_NODES, "edges": RV_GRAPH_EDGES,
 METRICS = {"cosine": RV_METRIC_COSINE, "ip": RV_METRIC_INNER_PRODUCT}
 
 
+def trim():
+    """Release the arrays that freed graphs keep for the next build
+    (rv_graph_trim): the next build faults in fresh pages."""
+    with nogil:
+        rv_graph_trim()
+
+
 cdef const int64_t *_i64(object a) except? NULL:
     """Pointer to a C-contiguous int64 array (NULL for None or empty)."""
     if a is None:

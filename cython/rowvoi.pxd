@@ -426,10 +426,12 @@ cdef extern from "rowvoi.h" nogil:
         const int64_t *doc_vector_row
         rv_metric metric
         unsigned flags
+        unsigned n_threads
 
     void rv_graph_spec_init(rv_graph_spec *spec)
     rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out)
     void rv_graph_free(rv_graph *graph)
+    void rv_graph_trim()
     size_t rv_graph_n_nodes(const rv_graph *graph)
     size_t rv_graph_n_edges(const rv_graph *graph)
     size_t rv_graph_n_docs(const rv_graph *graph)

@@ -18,13 +18,16 @@
 ** Storage.  Adjacency is compressed sparse rows in both directions: the
 ** out-edges of a node in input order, and its in-edges in input order,
 ** each slot holding the edge index and the neighbour (8 bytes per edge and
-** direction, plus 4 per node and direction); each edge also keeps its ends
-** and type (10 bytes) and its time when given (8).  Documents cost 8 bytes
-** each plus 4 per entity.  Ids map to indexes by an open-addressing table,
-** skipped when the ids are 0 .. n_nodes - 1 in order.  Building is
-** O(n_nodes + n_edges + n_docs): stable bucket and counting sorts, no
-** comparison sort (bench/results/graph.md: about 0.2 s for 5M edges on a
-** shared machine, mostly page faults of the fresh arrays).
+** direction, plus 4 per node and direction; edges given in order of
+** source need no out-direction slots, nor edges in order of destination
+** in-direction ones); each edge also keeps its ends and type (10 bytes) and
+** its time when given (8).  Documents cost 8 bytes each plus 4 per entity.
+** Ids map to indexes by an open-addressing table, skipped (with the id
+** copy) when the ids are 0 .. n_nodes - 1 in order.  Building is
+** O(n_nodes + n_edges + n_docs): stable bucket sorts, no comparison sort,
+** the two directions and the documents on up to four threads
+** (rv_graph_spec.n_threads); large arrays of freed graphs are reused (see
+** rv_graph_free).  bench/results/graph.md has the figures.
 **
 ** Order.  Everything these functions list comes in a documented,
 ** deterministic order: out-edges before in-edges, each in input order;
@@ -115,6 +118,11 @@ typedef struct rv_graph_spec {
     rv_metric metric;              /* RV_METRIC_COSINE (default) or
                                     RV_METRIC_INNER_PRODUCT */
     unsigned flags;                /* RV_GRAPH_* flags */
+    unsigned n_threads;            /* threads building the adjacency (capped
+                                      at 4): 0 = one per online CPU once
+                                      edges + documents reach 100,000, else
+                                      the calling thread alone; the graph is
+                                      the same for every count.  Since: 0.1 */
 } rv_graph_spec;
 
 /* Fill *spec with an empty graph: no nodes, edges, documents or vectors,
@@ -139,8 +147,18 @@ RV_API void rv_graph_spec_init(rv_graph_spec *spec /* OUT */);
 */
 RV_API rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out /* OUT */);
 
-/* Free a graph.  NULL is a no-op.  Since: 0.1 */
+/* Free a graph.  NULL is a no-op.  Its large arrays (1 MiB and more) are
+** kept for the next rv_graph_create, which reuses them instead of faulting
+** in fresh pages (a graph is typically rebuilt as the previous one is
+** freed); a kept array that a later build passes over is released when
+** that build's graph is freed, so at most about two graphs' arrays wait.
+** Since: 0.1 */
 RV_API void rv_graph_free(rv_graph *graph);
+
+/* Release every array kept by rv_graph_free (returning the memory to the
+** system).  Thread-safe, like rv_graph_create and rv_graph_free.
+** Since: 0.1 */
+RV_API void rv_graph_trim(void);
 
 /* Sizes and properties (0 for NULL).  rv_graph_n_nodes counts implicit
 ** nodes too.  rv_graph_max_entity_docs is the most documents on one

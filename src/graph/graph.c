@@ -7,9 +7,16 @@
 ** (then by destination) gives exactly that in O(n_nodes + n_edges) with two
 ** sequential passes, where a comparison sort would cost O(E log E).
 */
+#ifndef _GNU_SOURCE
+#  define _GNU_SOURCE /* MADV_POPULATE_WRITE */
+#endif
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "../core/parallel.h"
 #include "graph_internal.h"
 
 void rv_graph_spec_init(rv_graph_spec *spec) {
@@ -32,27 +39,152 @@ void rv_graph_facts_init(rv_graph_facts_params *p) {
     p->max_edges = 25;
 }
 
+/* ------------------------------------------------------ recycled arrays */
+
+/*
+** Why recycle: a build writes a few hundred MB of arrays for a million
+** nodes, and a fresh large allocation is fresh pages that the kernel faults
+** in and zeroes on first touch: that was about 40% of a build.  A graph is
+** typically rebuilt per generation while the previous one is freed, so
+** rv_graph_free keeps the large arrays (>= 1 MiB) of the graph, and the
+** next build takes a kept array of the size it needs (up to 1.5x), whose
+** pages are already there.  Bounded: when a graph is freed, every kept
+** array that was waiting before that graph's build began (so the build
+** passed it over) is released, so at most about two graphs' arrays wait;
+** rv_graph_trim releases them all.  The build's scratch is recycled too.
+*/
+#define RV__KEEP_MIN   ((size_t)1 << 20)
+#define RV__KEEP_SLOTS 64u
+
+typedef struct rv__kept {
+    void *p;
+    size_t size;
+    uint64_t stamp; /* rv__builds when kept */
+} rv__kept;
+
+static pthread_mutex_t rv__kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static rv__kept rv__kept_arr[RV__KEEP_SLOTS];
+static unsigned rv__n_kept;
+static uint64_t rv__builds; /* builds begun; under rv__kept_lock */
+
+static uint64_t rv__build_begin(void) {
+    pthread_mutex_lock(&rv__kept_lock);
+    uint64_t b = ++rv__builds;
+    pthread_mutex_unlock(&rv__kept_lock);
+    return b;
+}
+
+/* A kept array of size .. 1.5 size bytes (the smallest), or NULL. */
+static void *rv__kept_take(size_t size, size_t *got) {
+    void *p = NULL;
+    pthread_mutex_lock(&rv__kept_lock);
+    unsigned best = RV__KEEP_SLOTS;
+    for (unsigned i = 0; i < rv__n_kept; i++) {
+        size_t z = rv__kept_arr[i].size;
+        if (z >= size && z - size <= size / 2 &&
+            (best == RV__KEEP_SLOTS || z < rv__kept_arr[best].size))
+            best = i;
+    }
+    if (best < RV__KEEP_SLOTS) {
+        p = rv__kept_arr[best].p;
+        *got = rv__kept_arr[best].size;
+        rv__kept_arr[best] = rv__kept_arr[--rv__n_kept];
+    }
+    pthread_mutex_unlock(&rv__kept_lock);
+    return p;
+}
+
+/* Keep n arrays, first releasing those kept before build `since` (0:
+** none); frees what is too small or finds no slot. */
+static void rv__kept_give(const rv__gblock *b, unsigned n, uint64_t since) {
+    void *drop[RV__KEEP_SLOTS + RV__GRAPH_BLOCKS];
+    unsigned nd = 0;
+    pthread_mutex_lock(&rv__kept_lock);
+    for (unsigned i = 0; i < rv__n_kept;) {
+        if (rv__kept_arr[i].stamp < since) {
+            drop[nd++] = rv__kept_arr[i].p;
+            rv__kept_arr[i] = rv__kept_arr[--rv__n_kept];
+        } else {
+            i++;
+        }
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (b[i].size < RV__KEEP_MIN || rv__n_kept == RV__KEEP_SLOTS) {
+            drop[nd++] = b[i].p;
+        } else {
+            rv__kept_arr[rv__n_kept].p = b[i].p;
+            rv__kept_arr[rv__n_kept].size = b[i].size;
+            rv__kept_arr[rv__n_kept++].stamp = rv__builds;
+        }
+    }
+    pthread_mutex_unlock(&rv__kept_lock);
+    for (unsigned i = 0; i < nd; i++) rv__free(drop[i]);
+}
+
+void rv_graph_trim(void) {
+    rv__kept_give(NULL, 0, UINT64_MAX);
+}
+
+/* An array of size bytes (at least 1), recorded in list[*n]: a kept one
+** when there is one, else a fresh one. */
+static void *rv__gbuf(rv__gblock *list, unsigned *n, size_t size) {
+    size_t got = size ? size : 1;
+    void *p = got >= RV__KEEP_MIN ? rv__kept_take(got, &got) : NULL;
+    int fresh = !p;
+    if (!p) p = rv__malloc(got);
+    if (!p) return NULL;
+    list[*n].p = p;
+    list[*n].size = got;
+    list[(*n)++].fresh = fresh;
+    return p;
+}
+
+/* Fault in the pages of the fresh arrays, the bytes split evenly over the
+** workers: one madvise(MADV_POPULATE_WRITE) call maps a whole range, much
+** cheaper than a fault per page on first touch; where it is not available
+** the pages fault in as they are written. */
+typedef struct rv__populate_job {
+    const rv__gblock *b;
+    unsigned n, nt;
+} rv__populate_job;
+
+static void rv__populate_worker(void *arg, unsigned t) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    const rv__populate_job *j = (const rv__populate_job *)arg;
+    size_t total = 0, at = 0, lo, hi;
+    for (unsigned i = 0; i < j->n; i++) total += j->b[i].fresh ? j->b[i].size : 0;
+    rv__parallel_block(total, j->nt, t, &lo, &hi);
+    for (unsigned i = 0; i < j->n && at < hi; i++) {
+        if (!j->b[i].fresh) continue;
+        size_t a = lo > at ? lo - at : 0, z = j->b[i].size, e = hi - at < z ? hi - at : z;
+        if (a < e) {
+            uintptr_t p = (uintptr_t)j->b[i].p, page = 4096;
+            uintptr_t x = (p + a + page - 1) & ~(page - 1), y = (p + e) & ~(page - 1);
+            if (y > x) (void)madvise((void *)x, (size_t)(y - x), MADV_POPULATE_WRITE);
+        }
+        at += z;
+    }
+#else
+    (void)arg;
+    (void)t;
+#endif
+}
+
+static void rv__populate(const rv__gblock *b, unsigned n, unsigned nt) {
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++) total += b[i].fresh ? b[i].size : 0;
+    if (total < RV__KEEP_MIN) return; /* nothing worth a call (or a thread) */
+    rv__populate_job j = {b, n, total < 8 * RV__KEEP_MIN ? 1u : nt};
+    rv__parallel_run(j.nt, rv__populate_worker, &j);
+}
+
 void rv_graph_free(rv_graph *g) {
     if (!g) return;
-    rv__free(g->node_id);
-    rv__free(g->node_time);
     rv__free(g->slots);
-    rv__free(g->src);
-    rv__free(g->dst);
-    rv__free(g->etype);
-    rv__free(g->etime);
-    rv__free(g->out.off);
-    rv__free(g->out.edge);
-    rv__free(g->out.nbr);
-    rv__free(g->in.off);
-    rv__free(g->in.edge);
-    rv__free(g->in.nbr);
-    rv__free(g->doc_entity);
-    rv__free(g->ent_off);
-    rv__free(g->ent_doc);
     rv__free(g->vec_owned);
     rv__free(g->doc_row);
     rv__free(g->inv_norm);
+    rv__kept_give(g->blocks, g->n_blocks, g->birth);
     rv__free(g);
 }
 
@@ -95,8 +227,15 @@ static rv_status rv__alloc_table(rv_graph *g, size_t cap_nodes) {
     return RV_OK;
 }
 
-/* Node ids, with implicit endpoints appended; fills src/dst indexes. */
-static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
+
+/* Below this much work (edges plus documents) a build runs on the calling
+** thread alone: starting threads would cost more than they save. */
+#define RV__GRAPH_PAR_MIN 100000.0
+
+/* Node ids and their table.  Sets *grow when edge endpoints may add nodes
+** (implicit nodes and ids that are not 0 .. n-1), which rv__ends_serial
+** then appends; otherwise rv__ends_parallel maps the endpoints. */
+static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s, int *grow) {
     size_t n = s->n_nodes, cap = n;
     int implicit = (s->flags & RV_GRAPH_IMPLICIT_NODES) != 0;
     int identity = 1;
@@ -109,15 +248,17 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
                        (uint64_t)s->edge_dst[e] < n;
         if (!identity) cap = n + 2 * s->n_edges;
     }
+    *grow = implicit && !identity;
     if (cap > RV_GRAPH_MAX_ITEMS) cap = RV_GRAPH_MAX_ITEMS;
-    g->node_id = (int64_t *)rv__malloc((cap ? cap : 1) * sizeof *g->node_id);
-    g->src = (uint32_t *)rv__malloc((s->n_edges ? s->n_edges : 1) * sizeof *g->src);
-    g->dst = (uint32_t *)rv__malloc((s->n_edges ? s->n_edges : 1) * sizeof *g->dst);
-    if (!g->node_id || !g->src || !g->dst) return rv__nomem("the graph's nodes and edges");
-    if (n) memcpy(g->node_id, s->node_ids, n * sizeof *g->node_id);
+    g->src = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof *g->src);
+    g->dst = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof *g->dst);
+    if (!g->src || !g->dst) return rv__nomem("the graph's edges");
     g->n_nodes = n;
     g->identity_ids = identity;
-    if (!identity) {
+    if (!identity) { /* (ids 0 .. n-1 are their own indexes: no copy, no table) */
+        g->node_id = (int64_t *)rv__gbuf(g->blocks, &g->n_blocks, cap * sizeof *g->node_id);
+        if (!g->node_id) return rv__nomem("the graph's node ids");
+        if (n) memcpy(g->node_id, s->node_ids, n * sizeof *g->node_id);
         rv_status st = rv__alloc_table(g, cap);
         if (st) return st;
         for (size_t i = 0; i < n; i++) {
@@ -129,16 +270,35 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
                                  i, (long long)s->node_ids[i], (long long)had);
         }
     }
+    return RV_OK;
+}
+
+static rv_status rv__not_a_node(const rv_graph_spec *s, size_t e, int side) {
+    return rv__error(RV_E_RANGE,
+                     "edge_%s[%zu] = %lld is not a node id (list it in node_ids, or set "
+                     "RV_GRAPH_IMPLICIT_NODES)",
+                     side ? "dst" : "src", e, (long long)(side ? s->edge_dst : s->edge_src)[e]);
+}
+
+/* Bits of *ordered: sources nondecreasing (bit 0), destinations (bit 1). */
+static unsigned rv__ends_order(const uint32_t *src, const uint32_t *dst, size_t lo, size_t hi) {
+    unsigned ord = 3;
+    for (size_t e = lo + 1; e < hi && ord; e++) {
+        if (src[e] < src[e - 1]) ord &= ~1u;
+        if (dst[e] < dst[e - 1]) ord &= ~2u;
+    }
+    return ord;
+}
+
+/* Endpoints that may add nodes (implicit nodes), in edge order. */
+static rv_status rv__ends_serial(rv_graph *g, const rv_graph_spec *s, unsigned *ordered) {
+    size_t cap = s->n_nodes + 2 * s->n_edges;
+    if (cap > RV_GRAPH_MAX_ITEMS) cap = RV_GRAPH_MAX_ITEMS;
     for (size_t e = 0; e < s->n_edges; e++) {
         for (int side = 0; side < 2; side++) {
             int64_t id = side ? s->edge_dst[e] : s->edge_src[e];
             int64_t v = rv__graph_find(g, id);
             if (v < 0) {
-                if (!implicit)
-                    return rv__error(RV_E_RANGE,
-                                     "edge_%s[%zu] = %lld is not a node id (list it in "
-                                     "node_ids, or set RV_GRAPH_IMPLICIT_NODES)",
-                                     side ? "dst" : "src", e, (long long)id);
                 if (g->n_nodes >= cap)
                     return rv__error(RV_E_RANGE, "more than %u nodes",
                                      (unsigned)RV_GRAPH_MAX_ITEMS);
@@ -149,14 +309,83 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
             (side ? g->dst : g->src)[e] = (uint32_t)v;
         }
     }
-    if (s->node_time || g->n_nodes > n) {
-        if (s->node_time) {
-            g->node_time = (int64_t *)rv__malloc(g->n_nodes * sizeof *g->node_time);
-            if (!g->node_time) return rv__nomem("node times");
-            memcpy(g->node_time, s->node_time, n * sizeof *g->node_time);
-            for (size_t i = n; i < g->n_nodes; i++) g->node_time[i] = RV_GRAPH_NO_TIME;
+    *ordered = rv__ends_order(g->src, g->dst, 0, s->n_edges);
+    return RV_OK;
+}
+
+/* Endpoints of fixed nodes, one block of edges per worker. */
+typedef struct rv__ends_job {
+    rv_graph *g;
+    const rv_graph_spec *s;
+    unsigned nt;
+    size_t bad[RV__MAX_THREADS];        /* 2 * edge + side of the block's first
+                                            endpoint that is not a node; SIZE_MAX */
+    unsigned char ord[RV__MAX_THREADS]; /* rv__ends_order of the block */
+} rv__ends_job;
+
+static void rv__ends_worker(void *arg, unsigned t) {
+    rv__ends_job *j = (rv__ends_job *)arg;
+    rv_graph *g = j->g;
+    const int64_t *es = j->s->edge_src, *ed = j->s->edge_dst;
+    uint32_t *src = g->src, *dst = g->dst;
+    size_t lo, hi;
+    rv__parallel_block(j->s->n_edges, j->nt, t, &lo, &hi);
+    j->bad[t] = SIZE_MAX;
+    j->ord[t] = 3;
+    if (g->identity_ids) {
+        uint64_t n = g->n_nodes;
+        for (size_t e = lo; e < hi; e++) {
+            uint64_t a = (uint64_t)es[e], b = (uint64_t)ed[e];
+            if (RV__UNLIKELY(a >= n || b >= n)) {
+                j->bad[t] = 2 * e + (a < n);
+                return;
+            }
+            src[e] = (uint32_t)a;
+            dst[e] = (uint32_t)b;
+        }
+    } else {
+        for (size_t e = lo; e < hi; e++) {
+            int64_t a = rv__graph_find(g, es[e]), b = a < 0 ? -1 : rv__graph_find(g, ed[e]);
+            if (RV__UNLIKELY(b < 0)) {
+                j->bad[t] = 2 * e + (a >= 0);
+                return;
+            }
+            src[e] = (uint32_t)a;
+            dst[e] = (uint32_t)b;
         }
     }
+    j->ord[t] = (unsigned char)rv__ends_order(src, dst, lo, hi);
+}
+
+static rv_status rv__ends_parallel(rv_graph *g, const rv_graph_spec *s, unsigned nt,
+                                   unsigned *ordered) {
+    rv__ends_job j;
+    j.g = g;
+    j.s = s;
+    j.nt = nt;
+    rv__parallel_run(nt, rv__ends_worker, &j);
+    unsigned ord = 3;
+    for (unsigned t = 0; t < nt; t++) {
+        if (j.bad[t] != SIZE_MAX) /* blocks are in edge order: the first is the lowest */
+            return rv__not_a_node(s, j.bad[t] / 2, (int)(j.bad[t] % 2));
+        ord &= j.ord[t];
+        size_t lo, hi;
+        rv__parallel_block(s->n_edges, nt, t, &lo, &hi);
+        if (lo > 0 && lo < hi) {
+            if (g->src[lo] < g->src[lo - 1]) ord &= ~1u;
+            if (g->dst[lo] < g->dst[lo - 1]) ord &= ~2u;
+        }
+    }
+    *ordered = ord;
+    return RV_OK;
+}
+
+static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
+    if (!s->node_time) return RV_OK;
+    g->node_time = (int64_t *)rv__gbuf(g->blocks, &g->n_blocks, g->n_nodes * sizeof *g->node_time);
+    if (!g->node_time) return rv__nomem("node times");
+    if (s->n_nodes) memcpy(g->node_time, s->node_time, s->n_nodes * sizeof *g->node_time);
+    for (size_t i = s->n_nodes; i < g->n_nodes; i++) g->node_time[i] = RV_GRAPH_NO_TIME;
     return RV_OK;
 }
 
@@ -164,80 +393,239 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s) {
 ** One CSR direction by a stable sort of the edges on key[] (src or dst).
 ** Why two passes: a plain counting sort scatters every edge to a random
 ** slot of arrays far larger than the caches (three cache misses an edge).
-** So the edges are first partitioned, stably, into buckets of 4096
-** consecutive nodes (a few hundred sequential write streams), then each
-** bucket is counting-sorted into its own slice of the output, whose
-** counters and slots stay in cache.  Both passes keep input order, so each
-** node's edges come in input order, as documented.
+** So the edges are first partitioned, stably, into buckets of 2^shift
+** consecutive nodes (a few hundred sequential write streams) straight into
+** the bucket's slice of the output, keeping each key's offset in the
+** bucket (uint16 scratch); then each bucket, small enough for the caches,
+** is copied aside and counting-sorted back into its slice.  Both passes
+** keep input order, so each node's edges come in input order, as
+** documented.  Keys already in order (c->edge NULL) need only the offsets.
+** Runs on any thread: its one allocation failing returns RV_E_NOMEM
+** without a message (the caller names it).
 */
-static rv_status rv__build_csr(rv_graph *g, rv__csr *c, const uint32_t *key, const uint32_t *other,
-                               uint32_t *tkey, uint64_t *tval) {
-    size_t n = g->n_nodes, m = g->n_edges;
-    unsigned shift = 12;
-    while ((n >> shift) + 1 > 4096) shift++;
-    size_t nb = (n >> shift) + 1;
-    c->off = (uint32_t *)rv__calloc(n + 1, sizeof *c->off);
-    c->edge = (uint32_t *)rv__malloc((m ? m : 1) * sizeof *c->edge);
-    c->nbr = (uint32_t *)rv__malloc((m ? m : 1) * sizeof *c->nbr);
-    size_t *bstart = (size_t *)rv__calloc(nb + 1, sizeof *bstart);
-    rv_status st = RV_OK;
-    if (!c->off || !c->edge || !c->nbr || !bstart) {
-        st = rv__nomem("the graph's adjacency");
-        goto done;
-    }
-    /* pass 1: partition by bucket (stable), carrying the edge and the
-    ** other end so pass 2 reads nothing at random */
-    for (size_t e = 0; e < m; e++) bstart[(key[e] >> shift) + 1]++;
-    for (size_t b = 0; b < nb; b++) bstart[b + 1] += bstart[b];
-    for (size_t e = 0; e < m; e++) {
-        size_t p = bstart[key[e] >> shift]++;
-        tkey[p] = key[e];
-        tval[p] = ((uint64_t)e << 32) | other[e];
-    }
-    /* bstart[b] is now the end of bucket b; degrees, then offsets */
-    for (size_t i = 0; i < m; i++) c->off[tkey[i] + 1]++;
-    for (size_t v = 0; v < n; v++) c->off[v + 1] += c->off[v];
-    /* pass 2: place each bucket's edges; off[v] serves as node v's cursor
-    ** and is shifted back afterwards */
-    for (size_t i = 0; i < m; i++) {
-        uint32_t p = c->off[tkey[i]]++;
-        c->edge[p] = (uint32_t)(tval[i] >> 32);
-        c->nbr[p] = (uint32_t)tval[i];
-    }
-    for (size_t v = n; v > 0; v--) c->off[v] = c->off[v - 1];
-    c->off[0] = 0;
-done:
-    rv__free(bstart);
-    return st;
+typedef struct rv__csr_job {
+    rv__csr *c;
+    const uint32_t *key, *other;
+    uint16_t *low; /* n_edges scratch (unused when c->edge is NULL) */
+    size_t n, m;
+    rv_status st;
+} rv__csr_job;
+
+static unsigned rv__bucket_shift(size_t n) {
+    unsigned shift = 12; /* at most 4096 buckets, and offsets fit uint16 */
+    while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
+    return shift;
 }
 
-static rv_status rv__build_docs(rv_graph *g, const rv_graph_spec *s) {
+
+static rv_status rv__csr_fill(const rv__csr_job *j) {
+    rv__csr *c = j->c;
+    size_t n = j->n, m = j->m;
+    const uint32_t *key = j->key, *other = j->other;
+    uint32_t *off = c->off;
+    if (!c->edge) { /* keys in order: node v's edges start at the first key >= v */
+        size_t e = 0;
+        for (size_t v = 0; v <= n; v++) {
+            while (e < m && key[e] < v) e++;
+            off[v] = (uint32_t)e;
+        }
+        return RV_OK;
+    }
+    unsigned shift = rv__bucket_shift(n);
+    size_t nb = (n >> shift) + 1, width = (size_t)1 << shift, most = 0;
+    /* bucket ends (after pass 1), then the node counters of one bucket */
+    uint32_t *bend = (uint32_t *)rv__calloc(nb + 1 + width + 1, sizeof *bend);
+    if (!bend) return RV_E_NOMEM;
+    uint32_t *cnt = bend + nb + 1;
+    for (size_t e = 0; e < m; e++) bend[(key[e] >> shift) + 1]++;
+    for (size_t b = 0; b < nb; b++) {
+        if (bend[b + 1] > most) most = bend[b + 1];
+        bend[b + 1] += bend[b];
+    }
+    /* one bucket's edges and neighbours, copied aside */
+    uint32_t *te = (uint32_t *)rv__malloc((2 * most + 1) * sizeof *te), *tn = te + most;
+    if (!te) {
+        rv__free(bend);
+        return RV_E_NOMEM;
+    }
+    uint32_t mask = (uint32_t)width - 1;
+    uint32_t *edge = c->edge, *nbr = c->nbr;
+    uint16_t *low = j->low;
+    for (size_t e = 0; e < m; e++) { /* bend[b] runs from bucket b's start to its end */
+        uint32_t k = key[e], p = bend[k >> shift]++;
+        edge[p] = (uint32_t)e;
+        nbr[p] = other[e];
+        low[p] = (uint16_t)(k & mask);
+    }
+    for (size_t b = 0; b < nb; b++) {
+        size_t first = b << shift, last = first + width < n ? first + width : n, w = last - first;
+        uint32_t lo = b ? bend[b - 1] : 0, size = bend[b] - lo;
+        memset(cnt, 0, (w + 1) * sizeof *cnt);
+        for (uint32_t i = 0; i < size; i++) cnt[low[lo + i] + 1]++;
+        for (size_t v = 0; v < w; v++) {
+            off[first + v] = lo + cnt[v];
+            cnt[v + 1] += cnt[v];
+        }
+        if (size < 2) continue;
+        memcpy(te, edge + lo, size * sizeof *te);
+        memcpy(tn, nbr + lo, size * sizeof *tn);
+        for (uint32_t i = 0; i < size; i++) {
+            uint32_t p = lo + cnt[low[lo + i]]++;
+            edge[p] = te[i];
+            nbr[p] = tn[i];
+        }
+    }
+    off[n] = (uint32_t)m;
+    rv__free(te);
+    rv__free(bend);
+    return RV_OK;
+}
+
+/* The document table; returns the first bad document, or SIZE_MAX.
+** Documents listed in entity order (as they usually are) are their own
+** slots: the offsets come from one scan, with no counting sort. */
+static size_t rv__docs_fill(rv_graph *g, const rv_graph_spec *s) {
     size_t nd = s->n_docs, ne = g->n_nodes + g->n_edges;
-    g->n_docs = nd;
-    g->doc_entity = (uint32_t *)rv__malloc((nd ? nd : 1) * sizeof *g->doc_entity);
-    g->ent_off = (uint32_t *)rv__calloc(ne + 1, sizeof *g->ent_off);
-    g->ent_doc = (uint32_t *)rv__malloc((nd ? nd : 1) * sizeof *g->ent_doc);
-    if (!g->doc_entity || !g->ent_off || !g->ent_doc) return rv__nomem("the document table");
+    int in_order = 1;
     for (size_t d = 0; d < nd; d++) {
         int64_t x = s->doc_entity[d];
-        if (x < 0 || (uint64_t)x >= ne)
-            return rv__error(RV_E_INVALID_ARG,
-                             "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, "
-                             "then edges)",
-                             d, (long long)x, ne ? ne - 1 : 0);
+        if (x < 0 || (uint64_t)x >= ne) return d;
         g->doc_entity[d] = (uint32_t)x;
-        g->ent_off[x + 1]++;
+        in_order &= d == 0 || g->doc_entity[d] >= g->doc_entity[d - 1];
     }
+    uint32_t *off = g->ent_off;
     size_t most = 0;
-    for (size_t x = 0; x < ne; x++) {
-        if (g->ent_off[x + 1] > most) most = g->ent_off[x + 1];
-        g->ent_off[x + 1] += g->ent_off[x];
+    if (in_order) {
+        size_t d = 0;
+        for (size_t x = 0; x <= ne; x++) {
+            size_t d0 = d;
+            while (d < nd && g->doc_entity[d] < x) d++;
+            if (d - d0 > most) most = d - d0;
+            off[x] = (uint32_t)d;
+        }
+        for (size_t i = 0; i < nd; i++) g->ent_doc[i] = (uint32_t)i;
+    } else {
+        memset(off, 0, (ne + 1) * sizeof *off);
+        for (size_t d = 0; d < nd; d++) off[g->doc_entity[d] + 1]++;
+        for (size_t x = 0; x < ne; x++) {
+            if (off[x + 1] > most) most = off[x + 1];
+            off[x + 1] += off[x];
+        }
+        for (size_t d = 0; d < nd; d++) g->ent_doc[off[g->doc_entity[d]]++] = (uint32_t)d;
+        for (size_t x = ne; x > 0; x--) off[x] = off[x - 1];
+        off[0] = 0;
     }
     g->max_entity_docs = most;
-    for (size_t d = 0; d < nd; d++) g->ent_doc[g->ent_off[g->doc_entity[d]]++] = (uint32_t)d;
-    for (size_t x = ne; x > 0; x--) g->ent_off[x] = g->ent_off[x - 1];
-    g->ent_off[0] = 0;
+    return SIZE_MAX;
+}
+
+/* The rest of a build after the endpoints, as four independent tasks that
+** write disjoint arrays (so any thread count gives the same graph): the
+** two CSR directions, the document table, the edge types and times.  Every
+** array is allocated beforehand on the calling thread. */
+typedef struct rv__build_job {
+    rv_graph *g;
+    const rv_graph_spec *s;
+    rv__csr_job csr[2];
+    size_t bad_doc;
+    _Atomic unsigned next;
+} rv__build_job;
+
+static void rv__build_worker(void *arg, unsigned t) {
+    rv__build_job *j = (rv__build_job *)arg;
+    (void)t;
+    for (;;) { /* the costliest first; whoever is free takes the next */
+        unsigned task = atomic_fetch_add(&j->next, 1u);
+        if (task == 0 || task == 1) {
+            j->csr[1 - task].st = rv__csr_fill(&j->csr[1 - task]);
+        } else if (task == 2) {
+            j->bad_doc = rv__docs_fill(j->g, j->s);
+        } else if (task == 3) {
+            size_t m = j->s->n_edges;
+            if (j->s->edge_type)
+                memcpy(j->g->etype, j->s->edge_type, m * sizeof *j->g->etype);
+            else
+                memset(j->g->etype, 0, m * sizeof *j->g->etype);
+            if (j->g->etime) memcpy(j->g->etime, j->s->edge_time, m * sizeof *j->g->etime);
+        } else {
+            return;
+        }
+    }
+}
+
+/* Allocate a direction: nothing to sort when its keys are in order. */
+static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, uint32_t *shared) {
+    size_t n = g->n_nodes, m = g->n_edges;
+    c->off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (n + 1) * sizeof *c->off);
+    if (!c->off) return rv__nomem("the graph's adjacency");
+    if (in_order) {
+        c->nbr = shared;
+        c->shared_nbr = 1;
+        return RV_OK;
+    }
+    c->edge = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *c->edge);
+    c->nbr = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *c->nbr);
+    if (!c->edge || !c->nbr) return rv__nomem("the graph's adjacency");
     return RV_OK;
+}
+
+static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned ordered,
+                                unsigned nt) {
+    size_t m = g->n_edges, nd = s->n_docs, ne = g->n_nodes + m;
+    rv__build_job j;
+    memset(&j, 0, sizeof j);
+    j.g = g;
+    j.s = s;
+    atomic_init(&j.next, 0u);
+    uint16_t *low[2] = {NULL, NULL};
+    rv__gblock scratch[2];
+    unsigned n_scratch = 0, first = g->n_blocks;
+    rv_status st = rv__csr_alloc(g, &g->out, ordered & 1u, g->dst);
+    if (!st) st = rv__csr_alloc(g, &g->in, (ordered & 2u) != 0, g->src);
+    for (int d = 0; d < 2 && !st; d++) {
+        if (!(d ? g->in : g->out).edge) continue;
+        /* one scratch serves both directions when they run one after the other */
+        if (d && nt == 1 && low[0]) continue;
+        low[d] = (uint16_t *)rv__gbuf(scratch, &n_scratch, m * sizeof *low[d]);
+        if (!low[d]) st = rv__nomem("the adjacency sort's scratch");
+    }
+    if (!st) {
+        g->etype = (uint16_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *g->etype);
+        if (!g->etype) st = rv__nomem("edge types");
+    }
+    if (!st && s->edge_time && m) {
+        g->etime = (int64_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *g->etime);
+        if (!g->etime) st = rv__nomem("edge times");
+    }
+    if (!st) {
+        g->n_docs = nd;
+        g->doc_entity = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof *g->doc_entity);
+        g->ent_off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (ne + 1) * sizeof *g->ent_off);
+        g->ent_doc = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof *g->ent_doc);
+        if (!g->doc_entity || !g->ent_off || !g->ent_doc) st = rv__nomem("the document table");
+    }
+    if (!st) {
+        for (int d = 0; d < 2; d++) {
+            rv__csr_job *c = &j.csr[d];
+            c->c = d ? &g->in : &g->out;
+            c->key = d ? g->dst : g->src;
+            c->other = d ? g->src : g->dst;
+            c->low = low[d] ? low[d] : low[0];
+            c->n = g->n_nodes;
+            c->m = m;
+        }
+        rv__populate(g->blocks + first, g->n_blocks - first, nt);
+        rv__populate(scratch, n_scratch, nt);
+        rv__parallel_run(nt, rv__build_worker, &j);
+        if (j.csr[0].st || j.csr[1].st)
+            st = rv__nomem("the adjacency sort's buckets");
+        else if (j.bad_doc != SIZE_MAX)
+            st = rv__error(RV_E_INVALID_ARG,
+                           "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, then edges)",
+                           j.bad_doc, (long long)s->doc_entity[j.bad_doc], ne ? ne - 1 : 0);
+    }
+    rv__kept_give(scratch, n_scratch, 0);
+    return st;
 }
 
 static rv_status rv__build_vectors(rv_graph *g, const rv_graph_spec *s) {
@@ -330,36 +718,17 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
     rv_graph *g = (rv_graph *)rv__calloc(1, sizeof *g);
     if (!g) return rv__nomem("a graph");
     g->n_edges = s->n_edges;
-    st = rv__build_nodes(g, s);
-    if (!st && s->n_edges) {
-        g->etype = (uint16_t *)rv__malloc(s->n_edges * sizeof *g->etype);
-        if (!g->etype)
-            st = rv__nomem("edge types");
-        else if (s->edge_type)
-            memcpy(g->etype, s->edge_type, s->n_edges * sizeof *g->etype);
-        else
-            memset(g->etype, 0, s->n_edges * sizeof *g->etype);
-    }
-    if (!st && s->edge_time && s->n_edges) {
-        g->etime = (int64_t *)rv__malloc(s->n_edges * sizeof *g->etime);
-        if (!g->etime)
-            st = rv__nomem("edge times");
-        else
-            memcpy(g->etime, s->edge_time, s->n_edges * sizeof *g->etime);
-    }
-    /* scratch of the two-pass sort, shared by both directions */
-    uint32_t *tkey = NULL;
-    uint64_t *tval = NULL;
-    if (!st) {
-        tkey = (uint32_t *)rv__malloc((s->n_edges ? s->n_edges : 1) * sizeof *tkey);
-        tval = (uint64_t *)rv__malloc((s->n_edges ? s->n_edges : 1) * sizeof *tval);
-        if (!tkey || !tval) st = rv__nomem("the adjacency sort's scratch");
-    }
-    if (!st) st = rv__build_csr(g, &g->out, g->src, g->dst, tkey, tval);
-    if (!st) st = rv__build_csr(g, &g->in, g->dst, g->src, tkey, tval);
-    rv__free(tkey);
-    rv__free(tval);
-    if (!st) st = rv__build_docs(g, s);
+    g->birth = rv__build_begin();
+    /* four tasks after the endpoints (rv__build_rest): at most four threads */
+    unsigned nt =
+        rv__threads_for(s->n_threads, 4, (double)s->n_edges + (double)s->n_docs, RV__GRAPH_PAR_MIN);
+    unsigned ordered = 0;
+    int grow = 0;
+    st = rv__build_nodes(g, s, &grow);
+    if (!st && !grow) rv__populate(g->blocks, g->n_blocks, nt);
+    if (!st) st = grow ? rv__ends_serial(g, s, &ordered) : rv__ends_parallel(g, s, nt, &ordered);
+    if (!st) st = rv__build_node_time(g, s);
+    if (!st) st = rv__build_rest(g, s, ordered, nt);
     if (!st) st = rv__build_vectors(g, s);
     if (st) {
         rv_graph_free(g);
@@ -399,7 +768,9 @@ rv_status rv_graph_node_ids(const rv_graph *g, int64_t *out, size_t capacity, si
         return rv__error(RV_E_INVALID_ARG, "graph, out or n is NULL");
     *n = g->n_nodes;
     size_t k = capacity < g->n_nodes ? capacity : g->n_nodes;
-    if (k) memcpy(out, g->node_id, k * sizeof *out);
+    if (g->node_id && k) memcpy(out, g->node_id, k * sizeof *out);
+    if (!g->node_id)
+        for (size_t i = 0; i < k; i++) out[i] = (int64_t)i;
     if (capacity < g->n_nodes)
         return rv__error(RV_E_SHAPE, "capacity %zu < %zu nodes", capacity, g->n_nodes);
     return RV_OK;
@@ -429,7 +800,7 @@ rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir,
         if (!(dir & (side ? RV_GRAPH_IN : RV_GRAPH_OUT))) continue;
         const rv__csr *c = side ? &g->in : &g->out;
         for (uint32_t p = c->off[node]; p < c->off[node + 1]; p++) {
-            uint32_t e = c->edge[p], v = c->nbr[p];
+            uint32_t e = rv__csr_edge(c, p), v = c->nbr[p];
             if (type >= 0 && g->etype[e] != (uint16_t)type) continue;
             if (window && (!rv__edge_in(g, e, window) || !rv__node_in(g, v, window))) continue;
             if (k < capacity) {
@@ -459,7 +830,7 @@ rv_status rv_graph_degree(const rv_graph *g, int64_t node, rv_graph_dir dir, int
             continue;
         }
         for (uint32_t p = c->off[node]; p < c->off[node + 1]; p++)
-            k += g->etype[c->edge[p]] == (uint16_t)type;
+            k += g->etype[rv__csr_edge(c, p)] == (uint16_t)type;
     }
     *n = k;
     return RV_OK;

@@ -9,20 +9,41 @@
 
 /* One CSR direction: the edges of node v are slots off[v] .. off[v+1]; each
 ** slot holds the edge index and the node at its other end (the neighbour is
-** kept beside the edge so a hop reads one cache line, not two). */
+** kept beside the edge so a hop reads one cache line, not two).  When the
+** edges came in order of this direction's key (sources ordered, as a table
+** read by id gives them), slot p is edge p: edge is NULL and nbr is the
+** graph's own dst array (shared_nbr), so nothing is sorted or copied. */
 typedef struct rv__csr {
     uint32_t *off;  /* n_nodes + 1 */
-    uint32_t *edge; /* n_edges */
+    uint32_t *edge; /* n_edges, or NULL: slot p holds edge p */
     uint32_t *nbr;  /* n_edges */
+    int shared_nbr; /* nbr is the graph's dst (not freed with the CSR) */
 } rv__csr;
+
+/* The edge in slot p of a CSR direction. */
+static inline uint32_t rv__csr_edge(const rv__csr *c, uint32_t p) {
+    return c->edge ? c->edge[p] : p;
+}
+
+/* One large array of a graph (graph.c recycles them). */
+typedef struct rv__gblock {
+    void *p;
+    size_t size;
+    int fresh; /* newly allocated (not recycled): pages not yet touched */
+} rv__gblock;
+#define RV__GRAPH_BLOCKS 16
 
 struct rv_graph {
     size_t n_nodes, n_edges, n_docs;
-    int64_t *node_id;   /* n_nodes */
-    int64_t *node_time; /* NULL: no node has a time */
-    int identity_ids;   /* node_id[i] == i for every i: no table */
-    uint32_t *slots;    /* id table: 1 + node index, 0 empty */
-    uint64_t mask;      /* slots - 1 (a power of two minus one) */
+    int64_t *node_id;                    /* n_nodes; NULL when identity_ids */
+    int64_t *node_time;                  /* NULL: no node has a time */
+    int identity_ids;                    /* node_id[i] == i for every i: no table */
+    uint32_t *slots;                     /* id table: 1 + node index, 0 empty */
+    rv__gblock blocks[RV__GRAPH_BLOCKS]; /* the arrays of the adjacency build:
+                                            node_id .. ent_doc */
+    unsigned n_blocks;
+    uint64_t birth; /* build number (graph.c's recycling) */
+    uint64_t mask;  /* slots - 1 (a power of two minus one) */
 
     uint32_t *src, *dst; /* n_edges */
     uint16_t *etype;     /* n_edges */

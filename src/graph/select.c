@@ -113,7 +113,7 @@ static rv_status rv__gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t
         for (int side = 0; side < 2; side++) {
             const rv__csr *c = side ? &g->in : &g->out;
             for (uint32_t p = c->off[x]; p < c->off[x + 1]; p++) {
-                uint32_t e = c->edge[p];
+                uint32_t e = rv__csr_edge(c, p);
                 if (!rv__edge_in(g, e, w)) continue;
                 st = rv__push_docs(g, (uint32_t)(nn + e), mark, out);
                 if (st) return st;
@@ -324,7 +324,7 @@ static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_
         for (int side = 0; side < 2 && !st; side++) {
             const rv__csr *c = side ? &g->in : &g->out;
             for (uint32_t p = c->off[v]; p < c->off[v + 1] && !st; p++) {
-                uint32_t e = c->edge[p];
+                uint32_t e = rv__csr_edge(c, p);
                 if (!rv__edge_in(g, e, w)) continue;
                 st = pass ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
                           : (rv__node_in(g, c->nbr[p], w)
