@@ -43,7 +43,7 @@ import pandas as pd
 from rowvoi import _belief, _candidates
 from rowvoi.frame import check_frame, resolve_columns, resolve_costs, resolve_rows
 from rowvoi.keys import KeyPath, KeyPathStep, pairwise_coverage
-from rowvoi.policies import best_index
+from rowvoi._suggest import best_index
 
 if TYPE_CHECKING:
     from rowvoi.ml import RowVoiModel

@@ -43,7 +43,7 @@ from typing import Any, Union
 from rowvoi.corpus.base import SearchHit, tag_source
 from rowvoi.corpus.retrieve import DFLT_RRF_K
 from rowvoi.corpus.selection import ranked
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi._validate import integer as _check_int
 
 __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 

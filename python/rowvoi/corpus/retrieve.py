@@ -105,7 +105,7 @@ from rowvoi.corpus.store import (
     load_lexical,
 )
 from rowvoi.dense import HNSWIndex
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi._validate import integer as _check_int
 from rowvoi.errors import QueryError
 
 __all__ = [

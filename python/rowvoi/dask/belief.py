@@ -27,7 +27,7 @@ from dask import delayed
 
 from rowvoi.core import FeatureSuggestion
 from rowvoi.frame import resolve_columns, resolve_costs
-from rowvoi.policies import best_index, nothing_to_learn
+from rowvoi._suggest import best_index, nothing_to_learn
 
 from . import _tasks
 from ._run import Runner, check_ddf, tree_reduce

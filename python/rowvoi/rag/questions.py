@@ -33,7 +33,7 @@ import pandas as pd
 from rowvoi import _belief
 from rowvoi._candidates import encode_columns_at, encode_values
 from rowvoi.core import CandidateState, FeatureSuggestion
-from rowvoi.setcover import check_cost
+from rowvoi._validate import cost as check_cost
 
 __all__ = [
     "answer_frame",
