@@ -141,7 +141,7 @@ def real(
     >>> real("k1", -1, low=0.0, finite=True)
     Traceback (most recent call last):
     ...
-    ValueError: k1 must be finite and >= 0, got -1.0
+    ValueError: k1 must be finite and >= 0, got -1
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ArgumentTypeError(f"{name} must be a number, got {value!r}")
@@ -167,7 +167,7 @@ def real(
             allowed = ""
         if finite:
             allowed = f"finite and {allowed}" if allowed else "finite"
-        raise ValueError(f"{name} must be {allowed}, got {v!r}")
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return v
 
 

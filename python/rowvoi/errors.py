@@ -64,7 +64,9 @@ class RvError(Exception):
     def __init__(self, message: str, code: int | None = None, status_name: str | None = None):
         super().__init__(message)
         self.code: int = self.default_code if code is None else code
-        self.status_name: str = _status.status_name(self.code) if status_name is None else status_name
+        self.status_name: str = (
+            _status.status_name(self.code) if status_name is None else status_name
+        )
 
 
 class InvalidArgumentError(RvError, ValueError):

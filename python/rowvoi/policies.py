@@ -45,7 +45,13 @@ import pandas as pd
 
 from rowvoi import _belief, _candidates, _setcover
 from rowvoi import _validate as _v
-from rowvoi._suggest import best_index, check_state, columns_to_consider, no_column, nothing_to_learn
+from rowvoi._suggest import (
+    best_index,
+    check_state,
+    columns_to_consider,
+    no_column,
+    nothing_to_learn,
+)
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.errors import RangeError
 from rowvoi.frame import check_frame, resolve_columns, resolve_costs

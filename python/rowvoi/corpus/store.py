@@ -752,9 +752,7 @@ class Snapshot:
             store._states = {row[0]: cached}
         self.state: dict[str, Any] = cached
         if self.state.get("format") != FORMAT:
-            raise IndexFormatError(
-                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus"
-            )
+            raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus")
         if self.state.get("format_version") != FORMAT_VERSION:
             raise IndexFormatError(
                 f"RV_E_VERSION: {store.db_path}: corpus format version "
