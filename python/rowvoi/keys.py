@@ -50,6 +50,7 @@ from rowvoi import _setcover
 from rowvoi import _validate as _v
 from rowvoi.errors import RangeError
 from rowvoi.frame import (
+    UnknownLabelError,
     check_frame,
     encode_columns,
     resolve_columns,
@@ -295,8 +296,6 @@ class KeyProblem:
         out = []
         for c in cols:
             if c not in self._col_pos:
-                from rowvoi.frame import UnknownLabelError
-
                 raise UnknownLabelError(f"column {c!r} is not one of the problem's columns")
             out.append(self._col_pos[c])
         return out

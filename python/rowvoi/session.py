@@ -60,6 +60,8 @@ from rowvoi.frame import (
     resolve_costs,
     resolve_rows,
 )
+from rowvoi.keys import pairwise_coverage
+from rowvoi.policies import MIPolicy
 
 __all__ = ["StopRules", "SessionStep", "DisambiguationSession"]
 
@@ -185,8 +187,6 @@ class StopRules:
         if self.epsilon_pairs is not None:
             if df is None:
                 raise ValueError("epsilon_pairs needs df to measure pair coverage")
-            from rowvoi.keys import pairwise_coverage
-
             base = list(state.candidate_rows) if rows is None else list(rows)
             cols = [c for c in state.observed_cols if c in df.columns]
             cov = pairwise_coverage(df, base, cols)
@@ -356,8 +356,6 @@ class DisambiguationSession:
         self._unresolved = self._total_pairs
 
     def _model(self) -> Any:
-        from rowvoi.policies import MIPolicy
-
         return self.policy.model if isinstance(self.policy, MIPolicy) else None
 
     def _cost(self, col: Hashable) -> float:
