@@ -147,7 +147,9 @@ def real(
         raise ArgumentTypeError(f"{name} must be a number, got {value!r}")
     v = float(value)
     if math.isnan(v):
-        raise ValueError(f"{name} must not be NaN")
+        raise ValueError(
+            f"{name} must be finite, got {value!r}" if finite else f"{name} must not be NaN"
+        )
     ok = not (finite and math.isinf(v))
     if low is not None:
         ok = ok and (v > low if low_open else v >= low)
