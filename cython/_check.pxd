@@ -11,7 +11,11 @@ cdef extern from "Python.h":
 
 
 cdef inline int check(rv_status st) except -1:
-    """Raise the exception for a failed status; call after leaving nogil."""
+    """Raise the exception for a failed status; call after leaving nogil.
+
+    The one place where an engine status becomes an exception: the class
+    comes from rowvoi.errors.raise_for_status, keyed by the rv_status enum
+    (rowvoi._status); the engine's message passes through unchanged."""
     if st == RV_OK:
         return 0
     if st == RV_E_INTERRUPTED and _rv_err_occurred() != NULL:

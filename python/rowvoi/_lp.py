@@ -86,9 +86,7 @@ def solve(
         ):
             raise SolverTimeoutError(
                 f"strategy 'ilp' found no cover within time_limit={time_limit:g}s; "
-                "raise the limit or use strategy='greedy'",
-                11,
-                "RV_E_TIMEOUT",
+                "raise the limit or use strategy='greedy'"
             )
         raise SolverUnavailableError(
             f"the LP solver failed with status {pulp.LpStatus.get(prob.status)!r}"

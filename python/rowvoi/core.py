@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rowvoi import _belief, _candidates
+from rowvoi.frame import check_frame, resolve_columns
+
 __all__ = ["CandidateState", "FeatureSuggestion"]
 
 #: A state counts as unique once one candidate holds more than 1 - this.
@@ -180,9 +183,6 @@ class CandidateState:
         >>> s.candidate_rows, s.posterior.tolist()
         (['a', 'c'], [0.5, 0.5])
         """
-        from rowvoi import _belief, _candidates
-        from rowvoi.frame import check_frame, resolve_columns
-
         check_frame(df)
         resolve_columns(df, [col], "col")
         cols = self.observed_cols | {col}
@@ -249,8 +249,6 @@ class CandidateState:
         >>> s.posterior.tolist(), s.observed_cols
         ([0.75, 0.25], {'q'})
         """
-        from rowvoi import _belief
-
         try:
             lik = np.asarray(likelihoods, dtype=np.float64)
         except (TypeError, ValueError) as exc:

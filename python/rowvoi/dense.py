@@ -23,7 +23,7 @@ Conventions
 * **Ids** are integers in ``0 .. 2**63 - 2``; by default they number the
   vectors from one past the largest id ever added. Adding an id that is
   already live is an error (remove it first to replace a vector).
-* **Results**: ``search`` returns a :class:`SearchResult` of ``ids`` and
+* **Results**: ``search`` returns a :class:`NeighborResult` of ``ids`` and
   ``scores``, each ``(n_queries, n_found)`` where ``n_found = min(k,
   eligible vectors)``; a single 1-D query gives 1-D arrays.
 * **Bad input** raises a ``ValueError`` naming the argument: vectors of the
@@ -81,7 +81,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rowvoi import _flat
+from rowvoi import _flat, _status
+from rowvoi import _validate as _v
 from rowvoi._atomic import (
     atomic_write_bytes,
     fsync_dir,
@@ -91,11 +92,11 @@ from rowvoi._atomic import (
     sha256_file,
 )
 from rowvoi._rwlock import RWLock
-from rowvoi.errors import IndexFormatError, RvIOError, raise_for_status
+from rowvoi.errors import IndexFormatError, RvIOError, status_error
 from rowvoi.idset import IdSet, _as_id_array, as_idset
 
 __all__ = [
-    "SearchResult",
+    "NeighborResult",
     "FlatIndex",
     "HNSWIndex",
     "recall_at_k",
@@ -108,8 +109,18 @@ METRICS = ("cosine", "ip", "l2")
 STORAGES = ("float32", "float16", "int8")
 
 
-class SearchResult(NamedTuple):
-    """Ids and scores of a search, best first.
+class NeighborResult(NamedTuple):
+    """Ids and scores of the nearest vectors, best first, for one query
+    vector or a batch of them: what :meth:`FlatIndex.search`,
+    :meth:`FlatIndex.rescore` and :meth:`HNSWIndex.search` return.
+
+    A tuple of two arrays, so ``ids, scores = index.search(q)`` unpacks it;
+    a batch is two ``(n_queries, n_found)`` arrays (``n_found`` is the same
+    for every query). This is deliberately not
+    :class:`rowvoi.lexical.SearchResult`: a BM25 result is one query's
+    ragged hit list with work statistics, iterated as ``(id, score)`` pairs,
+    and its batch form is :class:`rowvoi.lexical.BatchResult` with a count
+    per query. (rowvoi 0.1.0 named this class ``SearchResult`` as well.)
 
     Attributes
     ----------
@@ -126,24 +137,8 @@ class SearchResult(NamedTuple):
 # ------------------------------------------------------------------ helpers
 
 
-def _check_metric(metric: str) -> str:
-    if metric not in METRICS:
-        raise ValueError(f"metric={metric!r}: expected one of {', '.join(METRICS)}")
-    return metric
-
-
-def _check_int(name: str, value: Any, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    value = int(value)
-    if value < lo or (hi is not None and value > hi):
-        bound = f">= {lo}" if hi is None else f"in {lo} .. {hi}"
-        raise ValueError(f"{name}={value}: must be {bound}")
-    return value
-
-
 def _threads(name: str, value: Any) -> int:
-    return _check_int(name, value, 0, 1 << 16)
+    return _v.integer(name, value, 0, 1 << 16)
 
 
 def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
@@ -171,9 +166,8 @@ def _as_matrix(name: str, x: Any, dim: int) -> tuple[np.ndarray, bool]:
         # NaN and infinite input itself)
         i, j = (int(v) for v in np.argwhere(~np.isfinite(out))[0])
         if np.isfinite(arr[i, j]):
-            raise_for_status(
-                4,
-                "RV_E_RANGE",
+            raise status_error(
+                _status.E_RANGE,
                 f"{name}[{i}][{j}] = {float(arr[i, j])!r} overflows float32 (largest "
                 f"magnitude {float(np.finfo(np.float32).max):.8g}): scale the vectors down",
             )
@@ -187,10 +181,10 @@ def _as_ids(name: str, ids: Any, n: int | None = None) -> np.ndarray:
     return arr
 
 
-def _shape_result(ids: np.ndarray, scores: np.ndarray, single: bool) -> SearchResult:
+def _shape_result(ids: np.ndarray, scores: np.ndarray, single: bool) -> NeighborResult:
     if single:
-        return SearchResult(ids[0], scores[0])
-    return SearchResult(ids, scores)
+        return NeighborResult(ids[0], scores[0])
+    return NeighborResult(ids, scores)
 
 
 def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
@@ -275,11 +269,10 @@ class FlatIndex:
         rescore_factor: int = 8,
         n_threads: int = 0,
     ) -> None:
-        dim = _check_int("dim", dim, 1, _flat.MAX_DIM)
-        _check_metric(metric)
-        if storage not in STORAGES:
-            raise ValueError(f"storage={storage!r}: expected one of {', '.join(STORAGES)}")
-        rescore_factor = _check_int("rescore_factor", rescore_factor, 1, 1024)
+        dim = _v.integer("dim", dim, 1, _flat.MAX_DIM)
+        _v.choice("metric", metric, METRICS)
+        _v.choice("storage", storage, STORAGES)
+        rescore_factor = _v.integer("rescore_factor", rescore_factor, 1, 1024)
         self.n_threads = _threads("n_threads", n_threads)
         self._setup(_flat.FlatHandle.create(dim, metric, storage, rescore_factor))
 
@@ -287,10 +280,10 @@ class FlatIndex:
         self._h = handle
         self._lock = RWLock()
         # fixed for the life of the handle, so read without the lock
-        self._dim = handle.dim
-        self._metric = handle.metric
-        self._storage = handle.storage
-        self._rescore_factor = handle.rescore_factor
+        self._dim = int(handle.dim)
+        self._metric = str(handle.metric)
+        self._storage = str(handle.storage)
+        self._rescore_factor = int(handle.rescore_factor)
 
     @classmethod
     def _wrap(cls, handle: Any, n_threads: int = 0) -> FlatIndex:
@@ -299,7 +292,7 @@ class FlatIndex:
         self._setup(handle)
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[bytes, int]]:
         # pickle and copy.deepcopy: through the saved file's bytes
         return (_flat_from_state, (self.to_bytes(), self.n_threads))
 
@@ -328,11 +321,11 @@ class FlatIndex:
     def n_deleted(self) -> int:
         """Removed vectors whose storage :meth:`compact` would reclaim."""
         with self._lock.read():
-            return self._h.n_deleted
+            return int(self._h.n_deleted)
 
     def __len__(self) -> int:
         with self._lock.read():
-            return self._h.size
+            return int(self._h.size)
 
     def __contains__(self, id: object) -> bool:
         if isinstance(id, bool) or not isinstance(id, numbers.Integral):
@@ -340,7 +333,7 @@ class FlatIndex:
         if not 0 <= int(id) <= _flat.MAX_ID:
             return False
         with self._lock.read():
-            return self._h.contains(int(id))
+            return bool(self._h.contains(int(id)))
 
     def __repr__(self) -> str:
         return (
@@ -388,7 +381,8 @@ class FlatIndex:
         arr, _ = _as_matrix("vectors", vectors, self.dim)
         idarr = None if ids is None else _as_ids("ids", ids, arr.shape[0])
         with self._lock.write():
-            return self._h.add(arr, idarr)
+            added: np.ndarray = self._h.add(arr, idarr)
+        return added
 
     def remove(self, ids: Any) -> int:
         """Remove vectors by id; returns how many were removed.
@@ -409,7 +403,8 @@ class FlatIndex:
         """
         idarr = _as_ids("ids", ids)
         with self._lock.write():
-            return self._h.remove(idarr)
+            removed = int(self._h.remove(idarr))
+        return removed
 
     def compact(self) -> None:
         """Reclaim the storage of removed vectors (ids and order are kept)."""
@@ -420,14 +415,16 @@ class FlatIndex:
     def ids(self) -> np.ndarray:
         """Live ids in insertion order (int64)."""
         with self._lock.read():
-            return self._h.ids()
+            ids: np.ndarray = self._h.ids()
+        return ids
 
     def get(self, ids: Any) -> np.ndarray:
         """Stored vectors of the given ids, ``(n, dim)`` float32 (unit vectors
         under cosine)."""
         idarr = _as_ids("ids", ids)
         with self._lock.read():
-            return self._h.get(idarr)
+            rows: np.ndarray = self._h.get(idarr)
+        return rows
 
     def search(
         self,
@@ -438,7 +435,7 @@ class FlatIndex:
         n_threads: int | None = None,
         exact: bool = False,
         rescore_factor: int | None = None,
-    ) -> SearchResult:
+    ) -> NeighborResult:
         """Top-k vectors for each query.
 
         Parameters
@@ -464,7 +461,7 @@ class FlatIndex:
 
         Returns
         -------
-        SearchResult
+        NeighborResult
             ``ids`` and ``scores``, best first; ties by lower id.
 
         Examples
@@ -473,14 +470,14 @@ class FlatIndex:
         >>> ix = FlatIndex(2, metric="ip")
         >>> _ = ix.add([[1, 0], [1, 0], [0, 1]], ids=[7, 3, 5])
         >>> ix.search([[2, 0]], k=3)
-        SearchResult(ids=array([[3, 7, 5]]), scores=array([[2., 2., 0.]], dtype=float32))
+        NeighborResult(ids=array([[3, 7, 5]]), scores=array([[2., 2., 0.]], dtype=float32))
         >>> ix.search([2, 0], k=2, filter=[5, 7]).ids
         array([7, 5])
         """
         arr, single = _as_matrix("queries", queries, self.dim)
-        k = _check_int("k", k, 1)
+        k = _v.integer("k", k, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
-        rf = 0 if rescore_factor is None else _check_int("rescore_factor", rescore_factor, 1, 1024)
+        rf = 0 if rescore_factor is None else _v.integer("rescore_factor", rescore_factor, 1, 1024)
         flt = as_idset(filter)
         fcap = flt._capsule() if flt is not None else None
         with self._lock.read():
@@ -493,7 +490,7 @@ class FlatIndex:
 
     def rescore(
         self, queries: Any, candidates: Any, k: int = 10, *, n_threads: int | None = None
-    ) -> SearchResult:
+    ) -> NeighborResult:
         """Exact float32 scores of given candidates, best k per query.
 
         Parameters
@@ -508,7 +505,7 @@ class FlatIndex:
 
         Returns
         -------
-        SearchResult
+        NeighborResult
             Rows shorter than that (repeated or ``-1`` candidates) are padded
             with id -1 and score NaN.
 
@@ -517,7 +514,7 @@ class FlatIndex:
         >>> ix = FlatIndex(2, metric="ip")
         >>> _ = ix.add([[1, 0], [0, 1], [1, 1]])
         >>> ix.rescore([[1, 2]], [[0, 1, -1]], k=3)
-        SearchResult(ids=array([[ 1,  0, -1]]), scores=array([[ 2.,  1., nan]], dtype=float32))
+        NeighborResult(ids=array([[ 1,  0, -1]]), scores=array([[ 2.,  1., nan]], dtype=float32))
         """
         arr, single = _as_matrix("queries", queries, self.dim)
         cand = np.asarray(candidates)
@@ -532,7 +529,7 @@ class FlatIndex:
                 f"candidates must be an integer array of shape ({arr.shape[0]}, n_cand), "
                 f"got {cand.dtype} {cand.shape}"
             )
-        k = min(_check_int("k", k, 1), max(1, cand.shape[1]))
+        k = min(_v.integer("k", k, 1), max(1, cand.shape[1]))
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
         cand = np.ascontiguousarray(cand, dtype=np.int64)
         with self._lock.read():
@@ -540,7 +537,7 @@ class FlatIndex:
         return _shape_result(ids, scores, single)
 
     # files -------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to ``path`` atomically (temporary sibling, fsync,
         rename, fsync of the directory; mode ``0666 & ~umask``). Only live
         vectors are written. A temporary left by a killed save is removed by
@@ -564,7 +561,7 @@ class FlatIndex:
             self._h.save(path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, n_threads: int = 0) -> FlatIndex:
+    def load(cls, path: str | os.PathLike[str], *, n_threads: int = 0) -> FlatIndex:
         """Load an index written by :meth:`save`.
 
         Raises
@@ -591,7 +588,7 @@ class FlatIndex:
         (array([4, 9]), array([9]))
         """
         with self._lock.read():
-            return self._h.to_bytes()
+            return bytes(self._h.to_bytes())
 
     @classmethod
     def from_bytes(cls, data: bytes, *, n_threads: int = 0) -> FlatIndex:
@@ -657,11 +654,11 @@ def _import_hnswlib() -> Any:
     return hnswlib
 
 
-def _corrupt(msg: str) -> IndexFormatError:
-    return IndexFormatError(f"RV_E_CORRUPT: {msg}", 6, "RV_E_CORRUPT")
+def _corrupt(msg: str) -> Exception:
+    return status_error(_status.E_CORRUPT, msg)
 
 
-def _read_manifest(d: Path) -> dict:
+def _read_manifest(d: Path) -> dict[str, Any]:
     """The parsed ``hnsw.json`` of directory d, checked for shape; raises
     IndexFormatError for anything that is not a saved HNSWIndex."""
     try:
@@ -696,12 +693,11 @@ def _read_manifest(d: Path) -> dict:
     ):
         raise _corrupt(f"{d / _MANIFEST}: not a rowvoi HNSW description")
     if meta["format_version"] not in _HNSW_READS:
-        raise IndexFormatError(
-            f"RV_E_VERSION: {d}: HNSW format version {meta['format_version']}; this rowvoi "
+        raise status_error(
+            _status.E_VERSION,
+            f"{d}: HNSW format version {meta['format_version']}; this rowvoi "
             f"reads versions {', '.join(map(str, _HNSW_READS))}: save the index again with "
             "the rowvoi that wrote it, or rebuild it",
-            7,
-            "RV_E_VERSION",
         )
     if meta["format_version"] == 1:
         meta["hnsw_file"], meta["exact_file"], meta["generation"] = (*_V1_PARTS, 0)
@@ -857,13 +853,13 @@ class HNSWIndex:
         n_threads: int = 1,
     ) -> None:
         hnswlib = _import_hnswlib()
-        dim = _check_int("dim", dim, 1, _flat.MAX_DIM)
-        _check_metric(metric)
-        self.M = _check_int("M", M, 2, 1024)
-        self.ef_construction = _check_int("ef_construction", ef_construction, 1)
-        self.ef = _check_int("ef", ef, 1)
-        self.seed = _check_int("seed", seed, 0, 2**63 - 1)
-        max_elements = _check_int("max_elements", max_elements, 1)
+        dim = _v.integer("dim", dim, 1, _flat.MAX_DIM)
+        _v.choice("metric", metric, METRICS)
+        self.M = _v.integer("M", M, 2, 1024)
+        self.ef_construction = _v.integer("ef_construction", ef_construction, 1)
+        self.ef = _v.integer("ef", ef, 1)
+        self.seed = _v.integer("seed", seed, 0, 2**63 - 1)
+        max_elements = _v.integer("max_elements", max_elements, 1)
         self.n_threads = _threads("n_threads", n_threads)
         self._exact = FlatIndex(dim, metric, storage="int8")
         self._g = hnswlib.Index(space=_HNSW_SPACE[metric], dim=dim)
@@ -876,7 +872,7 @@ class HNSWIndex:
         self._lock = RWLock()
         self._gate = _EfGate()
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
         # pickle and copy.deepcopy: hnswlib serialises its graph itself; both
         # parts are turned into bytes here, under the lock, not later by the
         # pickler (an add could run by then)
@@ -950,7 +946,7 @@ class HNSWIndex:
         1
         array([0])
         >>> h.search([5, 5], k=1)
-        SearchResult(ids=array([0]), scores=array([0.], dtype=float32))
+        NeighborResult(ids=array([0]), scores=array([0.], dtype=float32))
         """
         arr, _ = _as_matrix("vectors", vectors, self.dim)
         idarr = None if ids is None else _as_ids("ids", ids, arr.shape[0])
@@ -1001,7 +997,7 @@ class HNSWIndex:
         >>> h.filter_route(10), h.filter_route(900)
         ('exact', 'hnsw')
         """
-        n_allowed = _check_int("n_allowed", n_allowed, 0)
+        n_allowed = _v.integer("n_allowed", n_allowed, 0)
         return "exact" if n_allowed * n_allowed <= FILTER_EXACT_RATIO * len(self) else "hnsw"
 
     def _to_scores(self, dist: np.ndarray) -> np.ndarray:
@@ -1018,7 +1014,7 @@ class HNSWIndex:
         filter: IdSet | Iterable[int] | None = None,
         n_threads: int | None = None,
         exact_rescore: bool | int = False,
-    ) -> SearchResult:
+    ) -> NeighborResult:
         """Approximate top-k for each query.
 
         Parameters
@@ -1052,7 +1048,7 @@ class HNSWIndex:
 
         Returns
         -------
-        SearchResult
+        NeighborResult
 
         Examples
         --------
@@ -1066,8 +1062,8 @@ class HNSWIndex:
         arr, single = _as_matrix("queries", queries, self.dim)
         # the engine's own query checks, so both indexes reject the same input
         self._exact._h.check_queries(arr)
-        k = _check_int("k", k, 1)
-        ef_q = self.ef if ef is None else _check_int("ef", ef, 1)
+        k = _v.integer("k", k, 1)
+        ef_q = self.ef if ef is None else _v.integer("ef", ef, 1)
         threads = self.n_threads if n_threads is None else _threads("n_threads", n_threads)
         flt = as_idset(filter)
         if exact_rescore is True:
@@ -1075,7 +1071,7 @@ class HNSWIndex:
         elif exact_rescore is False or exact_rescore is None:
             pool = k
         else:
-            pool = max(_check_int("exact_rescore", exact_rescore, 1), k)
+            pool = max(_v.integer("exact_rescore", exact_rescore, 1), k)
         with self._lock.read():
             n_avail = len(self._exact)
             if flt is not None:
@@ -1114,7 +1110,7 @@ class HNSWIndex:
         return _shape_result(labels, self._to_scores(dist), single)
 
     # files -------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index into directory ``path``, atomically as a whole.
 
         The directory holds one *generation* of part files --
@@ -1218,7 +1214,7 @@ class HNSWIndex:
         _clean_parts(d, keep={graph.name, exact.name}, replaced=replaced)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, *, n_threads: int = 1) -> HNSWIndex:
+    def load(cls, path: str | os.PathLike[str], *, n_threads: int = 1) -> HNSWIndex:
         """Load an index written by :meth:`save`.
 
         Raises
@@ -1251,7 +1247,7 @@ class HNSWIndex:
         raise _corrupt(f"{d}: the index kept changing while it was being loaded")
 
     @classmethod
-    def _load_generation(cls, d: Path, meta: dict, n_threads: int) -> HNSWIndex:
+    def _load_generation(cls, d: Path, meta: dict[str, Any], n_threads: int) -> HNSWIndex:
         hnswlib = _import_hnswlib()
         graph, exact_path = d / meta["hnsw_file"], d / meta["exact_file"]
         try:
@@ -1297,7 +1293,7 @@ class _PartMissing(Exception):
     """A part named by the manifest is not there (internal to load)."""
 
 
-def _hnsw_from_state(state: dict) -> HNSWIndex:
+def _hnsw_from_state(state: dict[str, Any]) -> HNSWIndex:
     """Unpickle an :class:`HNSWIndex` (module level, so pickle can name it)."""
     self = HNSWIndex.__new__(HNSWIndex)
     self.M, self.ef_construction, self.ef = state["M"], state["ef_construction"], state["ef"]

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from rowvoi import _hashing
+from rowvoi import _validate as _v
 from rowvoi._atomic import fsync_path, sha256_file
 
 __all__ = [
@@ -97,14 +98,6 @@ def _utf8(items: list[str]) -> list[bytes]:
     return out
 
 
-def _check_int(name: str, value: Any, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    if not lo <= int(value) <= hi:
-        raise ValueError(f"{name}={value}: must be in {lo} .. {hi}")
-    return int(value)
-
-
 # ------------------------------------------------------------------ hashing
 
 
@@ -153,8 +146,8 @@ class HashingEmbedder:
         seed: int = 0,
         n_threads: int = 0,
     ) -> None:
-        dim = _check_int("dim", dim, 1, _hashing.MAX_DIM)
-        word_ngrams = _check_int("word_ngrams", word_ngrams, 0, _hashing.MAX_WORD_NGRAMS)
+        dim = _v.integer("dim", dim, 1, _hashing.MAX_DIM)
+        word_ngrams = _v.integer("word_ngrams", word_ngrams, 0, _hashing.MAX_WORD_NGRAMS)
         if char_ngrams is None:
             cmin = cmax = 0
         else:
@@ -162,16 +155,16 @@ class HashingEmbedder:
                 cmin, cmax = char_ngrams
             except (TypeError, ValueError) as exc:
                 raise TypeError("char_ngrams must be a (min, max) pair or None") from exc
-            cmin = _check_int("char_ngrams[0]", cmin, 1, _hashing.MAX_CHAR_NGRAM)
-            cmax = _check_int("char_ngrams[1]", cmax, cmin, _hashing.MAX_CHAR_NGRAM)
+            cmin = _v.integer("char_ngrams[0]", cmin, 1, _hashing.MAX_CHAR_NGRAM)
+            cmax = _v.integer("char_ngrams[1]", cmax, cmin, _hashing.MAX_CHAR_NGRAM)
         if (
             not isinstance(char_weight, numbers.Real)
             or not np.isfinite(char_weight)
             or char_weight < 0
         ):
             raise ValueError(f"char_weight={char_weight!r}: must be finite and >= 0")
-        seed = _check_int("seed", seed, 0, 2**64 - 1)
-        self.n_threads = _check_int("n_threads", n_threads, 0, 1 << 16)
+        seed = _v.integer("seed", seed, 0, 2**64 - 1)
+        self.n_threads = _v.integer("n_threads", n_threads, 0, 1 << 16)
         self._h = _hashing.Hasher.create(dim, word_ngrams, cmin, cmax, float(char_weight), seed)
 
     @property
@@ -649,10 +642,10 @@ class MiniLMEmbedder:
         max_length: int = 256,
         cache_dir: str | os.PathLike | None = None,
     ) -> None:
-        self.threads = _check_int("threads", threads, 0, 1 << 12)
-        self.batch_size = _check_int("batch_size", batch_size, 1, 1 << 16)
-        self.batch_tokens = _check_int("batch_tokens", batch_tokens, 1, 1 << 24)
-        self.max_length = _check_int("max_length", max_length, 1, 512)
+        self.threads = _v.integer("threads", threads, 0, 1 << 12)
+        self.batch_size = _v.integer("batch_size", batch_size, 1, 1 << 16)
+        self.batch_tokens = _v.integer("batch_tokens", batch_tokens, 1, 1 << 24)
+        self.max_length = _v.integer("max_length", max_length, 1, 512)
         self.quantize = bool(quantize)
         self.source_path, self.tokenizer_path = locate_minilm(model_dir)
         try:

@@ -33,6 +33,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from rowvoi import _candidates
+from rowvoi import _validate as _v
+from rowvoi._suggest import check_state, columns_to_consider
 from rowvoi.core import CandidateState
 from rowvoi.errors import NotProvenOptimalWarning, RangeError, SolverUnavailableError
 from rowvoi.frame import check_frame, resolve_columns, resolve_costs, resolve_rows
@@ -71,12 +74,6 @@ def _rng(random_state: Any) -> np.random.Generator:
             f"None, got {random_state!r}"
         )
     return np.random.default_rng(int(random_state))
-
-
-def _positive_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def sample_candidate_sets(
@@ -119,8 +116,8 @@ def sample_candidate_sets(
     [['b', 'c', 'd'], ['a', 'd', 'e']]
     """
     check_frame(df)
-    size = _positive_int("subset_size", subset_size, 1)
-    count = _positive_int("n_samples", n_samples, 0)
+    size = _v.integer("subset_size", subset_size, 1)
+    count = _v.integer("n_samples", n_samples, 0)
     if size > len(df):
         raise ValueError(f"subset_size ({size}) cannot exceed number of rows ({len(df)})")
     rng = _rng(random_state)
@@ -285,9 +282,6 @@ def compute_gold_next_column_probabilistic(
     >>> compute_gold_next_column_probabilistic(df, CandidateState.uniform(df.index), model)
     'b'
     """
-    from rowvoi import _candidates
-    from rowvoi.policies import check_state, columns_to_consider
-
     if objective not in ("mi", "expected_entropy_reduction"):
         raise ValueError(
             f"objective must be 'mi' or 'expected_entropy_reduction', got {objective!r}"
@@ -426,9 +420,7 @@ def evaluate_keys(
     check_frame(df)
     if not isinstance(methods, Mapping):
         raise TypeError("methods must be a mapping of name -> function")
-    from rowvoi.setcover import _check_fraction
-
-    _check_fraction("epsilon_pairs", epsilon_pairs)
+    _v.fraction("epsilon_pairs", epsilon_pairs)
     cost_of = dict(zip(df.columns, resolve_costs(df, costs, list(df.columns)).tolist()))
     results: list[KeyEvalResult] = []
     for rows in candidate_sets:
@@ -543,7 +535,7 @@ def evaluate_policies(
     check_frame(df)
     if not isinstance(policies, Mapping):
         raise TypeError("policies must be a mapping of name -> policy")
-    repeats = _positive_int("n_repeats", n_repeats, 1)
+    repeats = _v.integer("n_repeats", n_repeats, 1)
     if stop is None:
         stop = StopRules(target_unique=True)
     rng = _rng(random_state)
@@ -670,13 +662,13 @@ def benchmark_policy(
     ([2, 4], True)
     """
     check_frame(df)
-    count = _positive_int("n_samples", n_samples, 0)
-    _positive_int("max_cols_for_exact", max_cols_for_exact, 0)
+    count = _v.integer("n_samples", n_samples, 0)
+    _v.integer("max_cols_for_exact", max_cols_for_exact, 0)
     rng = _rng(random_state)
     stop = StopRules(target_unique=True)
     out: dict[int, list[AcquisitionResult]] = {}
     for size in subset_sizes:
-        size = _positive_int("subset sizes", size, 1)
+        size = _v.integer("subset sizes", size, 1)
         results = []
         for rows in sample_candidate_sets(df, subset_size=size, n_samples=count, random_state=rng):
             true_row = rows[int(rng.integers(len(rows)))]

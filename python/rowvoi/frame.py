@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rowvoi.setcover import check_cost
+from rowvoi import _validate as _v
 
 __all__ = [
     "UnknownLabelError",
@@ -98,6 +98,7 @@ def resolve_columns(
     df: pd.DataFrame, columns: Sequence[Hashable] | None, what: str = "columns"
 ) -> list[Hashable]:
     """Validate column labels; None means every column."""
+    out: list[Hashable]
     if columns is None:
         out = list(df.columns)
     else:
@@ -131,14 +132,13 @@ def resolve_costs(
     out = np.ones(len(columns), dtype=np.float64)
     if costs is None:
         return out
-    if not isinstance(costs, Mapping):
-        raise TypeError(f"costs must be a mapping of column -> cost, got {type(costs).__name__}")
+    _v.mapping("costs", costs, "column -> cost")
     unknown = [c for c in costs if c not in df.columns]
     if unknown:
         raise ValueError(f"costs name columns that are not in df: {unknown[:5]!r}")
     pos = {c: i for i, c in enumerate(columns)}
     for col, value in costs.items():
-        v = check_cost(col, value, what)
+        v = _v.cost(col, value, what)
         if col in pos:
             out[pos[col]] = v
     return out

@@ -47,8 +47,10 @@ import numpy as np
 import pandas as pd
 
 from rowvoi import _setcover
+from rowvoi import _validate as _v
 from rowvoi.errors import RangeError
 from rowvoi.frame import (
+    UnknownLabelError,
     check_frame,
     encode_columns,
     resolve_columns,
@@ -57,10 +59,6 @@ from rowvoi.frame import (
 )
 from rowvoi.setcover import (
     CoverSolution,
-    _check_fraction,
-    _check_seed,
-    _check_strategy,
-    _check_time_limit,
     _prefix_for_budget,
     _prefix_for_epsilon,
     required_count,
@@ -298,8 +296,6 @@ class KeyProblem:
         out = []
         for c in cols:
             if c not in self._col_pos:
-                from rowvoi.frame import UnknownLabelError
-
                 raise UnknownLabelError(f"column {c!r} is not one of the problem's columns")
             out.append(self._col_pos[c])
         return out
@@ -318,7 +314,7 @@ class KeyProblem:
 
     def is_key(self, cols: Sequence[Hashable], *, epsilon_pairs: float = 0.0) -> bool:
         """Check if cols distinguish all but at most epsilon_pairs fraction of pairs."""
-        eps = _check_fraction("epsilon_pairs", epsilon_pairs)
+        eps = _v.fraction("epsilon_pairs", epsilon_pairs)
         return self.n_pairs - self.unresolved_pairs(cols) >= required_count(self.n_pairs, eps)
 
     def duplicate_groups(self) -> list[list[Hashable]]:
@@ -348,9 +344,7 @@ class KeyProblem:
                     f"give {n} pairs, above the limit of {MAX_EXPLICIT_PAIRS} "
                     "(rowvoi.keys.MAX_EXPLICIT_PAIRS, about 10,000 rows). Use "
                     "strategy='greedy' / weighting='uniform' (partition refinement, any "
-                    "size) or fewer rows",
-                    4,
-                    "RV_E_RANGE",
+                    "size) or fewer rows"
                 )
             self._engine = _setcover.CoverProblem.from_codes(self._codes, self._costs)
         return self._engine
@@ -402,10 +396,10 @@ class KeyProblem:
         rowvoi.errors.RangeError
             A strategy that needs the explicit pair universe on too many rows.
         """
-        strategy = _check_strategy(strategy)
-        eps = _check_fraction("epsilon_pairs", epsilon_pairs)
-        tl = _check_time_limit(time_limit)
-        sd = _check_seed(seed)
+        strategy = _v.strategy(strategy)
+        eps = _v.fraction("epsilon_pairs", epsilon_pairs)
+        tl = _v.time_limit(time_limit)
+        sd = _v.seed("seed", seed)
         n = self.n_pairs
         allowed = n - required_count(n, eps)
         if n == 0:

@@ -64,18 +64,17 @@ Examples
 
 from __future__ import annotations
 
-import math
 import numbers
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rowvoi import _bm25
+from rowvoi import _validate as _v
 from rowvoi._rwlock import RWLock
-from rowvoi.errors import RvError
 from rowvoi.idset import IdSet, _as_id_array, as_idset
 from rowvoi.text import Analyzer
 
@@ -102,6 +101,11 @@ _DEFAULT_DELTA = {"bm25l": 0.5, "bm25+": 1.0}
 class SearchResult:
     """The top-k documents of one query.
 
+    What :meth:`BM25Index.search` returns, and one row of a
+    :class:`BatchResult`. Iterating gives ``(id, score)`` pairs. The vector
+    indexes return :class:`rowvoi.dense.NeighborResult` instead: a pair of
+    arrays shaped like the query batch, without statistics.
+
     Attributes
     ----------
     ids : numpy.ndarray
@@ -118,12 +122,12 @@ class SearchResult:
 
     ids: np.ndarray
     scores: np.ndarray
-    stats: dict = field(default_factory=dict, compare=False)
+    stats: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, float]]:
         return iter(zip(self.ids.tolist(), self.scores.tolist()))
 
 
@@ -186,7 +190,7 @@ class Explanation:
     doc_len: int
     avgdl: float
     n_docs: int
-    params: dict
+    params: dict[str, Any]
     terms: list[TermExplanation]
     unknown_terms: list[str]
 
@@ -198,54 +202,26 @@ class Explanation:
         return float(np.float32(acc))
 
 
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"k must be an int, not {k!r}")
-    k = int(k)
-    if k <= 0:
-        raise ValueError(f"k = {k}: must be >= 1")
-    return k
-
-
-def _check_text(name: str, value: Any) -> None:
-    if not isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be str or bytes, not {type(value).__name__}")
-
-
-def _check_texts(name: str, values: Any) -> list:
-    if isinstance(values, (str, bytes)):
-        raise TypeError(
-            f"{name} must be a sequence of texts, not a single {type(values).__name__}"
-        )
-    values = list(values)
-    for i, v in enumerate(values):
-        if not isinstance(v, (str, bytes)):
-            raise TypeError(f"{name}[{i}] must be str or bytes, not {type(v).__name__}")
-    return values
+def _doc_id(doc_id: Any) -> int:
+    """A document id argument: an integer (ValueError if no document can
+    have it)."""
+    v = _v.integer("doc_id", doc_id)
+    if not 0 <= v <= _bm25.MAX_ID:
+        raise ValueError(f"document id {v} is not in the index")
+    return v
 
 
 def _check_params(variant: Any, k1: Any, b: Any, delta: Any) -> tuple[str, float, float, float]:
-    if variant not in VARIANTS:
-        raise ValueError(f"variant = {variant!r}: must be one of {', '.join(VARIANTS)}")
-    for name, v in (("k1", k1), ("b", b)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise TypeError(f"{name} must be a number, not {v!r}")
-    k1, b = float(k1), float(b)
-    if not (math.isfinite(k1) and 0.0 <= k1 <= 1e6):
-        raise ValueError(f"k1 = {k1}: must be finite, >= 0 and <= 1e6")
-    if not (0.0 <= b <= 1.0):
-        raise ValueError(f"b = {b}: must be in [0, 1]")
+    variant = _v.choice("variant", variant, VARIANTS)
+    k1 = _v.real("k1", k1, low=0.0, high=1e6, finite=True)
+    b = _v.fraction("b", b)
     if delta is None:
         delta = _DEFAULT_DELTA.get(variant, 0.0)
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"delta must be a number, not {delta!r}")
-    delta = float(delta)
     if variant in _DEFAULT_DELTA:
-        if not (math.isfinite(delta) and 0.0 <= delta <= 1e6):
-            raise ValueError(f"delta = {delta}: must be finite, >= 0 and <= 1e6")
-    elif delta != 0.0:
-        raise ValueError(f"delta = {delta}: only 'bm25l' and 'bm25+' take a delta")
-    return variant, k1, b, delta
+        delta = _v.real("delta", delta, low=0.0, high=1e6, finite=True)
+    elif _v.real("delta", delta) != 0.0:
+        raise ValueError(f"delta={delta!r}: only 'bm25l' and 'bm25+' take a delta")
+    return variant, k1, b, float(delta)
 
 
 class BM25Index:
@@ -323,7 +299,7 @@ class BM25Index:
         self._lock = RWLock()
         return self
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         # pickle and copy.deepcopy: through the saved file's bytes
         return (BM25Index.from_bytes, (self.to_bytes(),))
 
@@ -356,20 +332,15 @@ class BM25Index:
         >>> index.add(["gamma"], ids=[40]).tolist(), index.add(["delta"]).tolist()
         ([40], [41])
         """
-        docs = _check_texts("documents", documents)
+        docs = _v.texts("documents", documents)
         idarr = None
         if ids is not None:
             idarr = _as_id_array("ids", ids)
             if idarr.shape[0] != len(docs):
                 raise ValueError(f"ids has {idarr.shape[0]} entries for {len(docs)} documents")
-        try:
-            with self._lock.write():
-                return self._core.add(docs, idarr)
-        except RvError as e:
-            # the engine names its C parameter; name the Python one
-            raise type(e)(
-                str(e).replace(": texts[", ": documents[", 1), e.code, e.status_name
-            ) from None
+        with self._lock.write():
+            added: np.ndarray = self._core.add(docs, idarr)
+        return added
 
     def delete(self, ids: Iterable[int] | int) -> int:
         """Delete documents by id; returns how many were deleted.
@@ -458,9 +429,9 @@ class BM25Index:
         >>> index.search("", k=5).ids.tolist()
         []
         """
-        _check_text("query", query)
+        _v.text("query", query)
         flt = as_idset(filter)
-        k = _check_k(k)
+        k = _v.integer("k", k, 1)
         cap = flt._capsule() if flt is not None else None
         with self._lock.read():
             k = min(k, max(1, self._n_live()))  # no buffers larger than the index
@@ -488,15 +459,10 @@ class BM25Index:
         >>> r.ids.tolist(), r.counts.tolist()
         ([[0, 2], [1, 2], [-1, -1]], [2, 2, 0])
         """
-        qs = _check_texts("queries", queries)
+        qs = _v.texts("queries", queries)
         flt = as_idset(filter)
-        k = _check_k(k)
-        if (
-            isinstance(n_threads, bool)
-            or not isinstance(n_threads, numbers.Integral)
-            or n_threads < 0
-        ):
-            raise ValueError(f"n_threads = {n_threads!r}: must be an int >= 0")
+        k = _v.integer("k", k, 1)
+        n_threads = _v.integer("n_threads", n_threads, 0)
         cap = flt._capsule() if flt is not None else None
         with self._lock.read():
             k = min(k, max(1, self._n_live()))
@@ -516,12 +482,8 @@ class BM25Index:
         >>> e.total() == e.score == float(index.search("blue fish").scores[0])
         True
         """
-        _check_text("query", query)
-        if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
-            raise TypeError(f"doc_id must be an int, not {doc_id!r}")
-        doc_id = int(doc_id)
-        if not 0 <= doc_id <= _bm25.MAX_ID:
-            raise ValueError(f"document id {doc_id} is not in the index")
+        _v.text("query", query)
+        doc_id = _doc_id(doc_id)
         with self._lock.read():
             rows, score, dl = self._core.explain(query, doc_id)
             info = self._core.info()
@@ -559,10 +521,11 @@ class BM25Index:
             return Analyzer._from_engine(self._core.analyzer())
 
     @property
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         """``{"variant", "k1", "b", "delta"}``."""
         with self._lock.read():
-            return self._core.params()
+            params: dict[str, Any] = self._core.params()
+        return params
 
     @property
     def n_docs(self) -> int:
@@ -587,15 +550,17 @@ class BM25Index:
     def ids(self) -> np.ndarray:
         """Live ids (``int64``) in the order their documents were added."""
         with self._lock.read():
-            return self._core.ids()
+            ids: np.ndarray = self._core.ids()
+        return ids
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """Sizes and statistics: ``n_docs``, ``n_live``, ``n_tombstoned``
         (deleted, memory not yet reclaimed), ``n_stats_docs`` (N: the live
         documents), ``total_len``, ``avgdl``, ``n_terms``, ``n_postings``,
         ``n_segments``, ``memory_bytes``, ``next_id``."""
         with self._lock.read():
-            return self._core.info()
+            info: dict[str, Any] = self._core.info()
+        return info
 
     def doc_freq(self, term: str) -> int:
         """Documents containing an analysed term (0 when unknown).
@@ -605,7 +570,7 @@ class BM25Index:
         >>> index.doc_freq("run"), index.doc_freq("running")
         (2, 0)
         """
-        _check_text("term", term)
+        _v.text("term", term)
         with self._lock.read():
             t = self._core.lookup(term)
             return 0 if t < 0 else int(self._core.doc_freq(t))
@@ -616,20 +581,18 @@ class BM25Index:
         reclaimed) or ``"purged"`` (deleted, postings dropped). Raises
         :class:`ValueError` for an id the index does not hold (deleted ids
         are forgotten by :meth:`compact`)."""
-        if isinstance(doc_id, bool) or not isinstance(doc_id, numbers.Integral):
-            raise TypeError(f"doc_id must be an int, not {doc_id!r}")
-        if not 0 <= int(doc_id) <= _bm25.MAX_ID:
-            raise ValueError(f"document id {doc_id} is not in the index")
+        doc_id = _doc_id(doc_id)
         with self._lock.read():
-            return self._core.doc(int(doc_id))
+            length, state = self._core.doc(doc_id)
+        return int(length), str(state)
 
     def vocabulary(self) -> list[str]:
         """Every term in the dictionary, by term id."""
         with self._lock.read():
-            return self._core.vocabulary()
+            return list(self._core.vocabulary())
 
     # ---------------------------------------------------------- persistence
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the index to ``path`` atomically: a temporary sibling
         (``PATH.tmp-HOST-PID-RAND``) is written, fsynced and renamed over
         ``path``, so a crash leaves the old file or the new one, never a
@@ -651,7 +614,7 @@ class BM25Index:
             self._core.save(os.fspath(path))
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "BM25Index":
+    def load(cls, path: str | os.PathLike[str]) -> "BM25Index":
         """Read an index written by :meth:`save`.
 
         Raises :class:`rowvoi.errors.IndexFormatError` (a ``ValueError``) for
@@ -671,7 +634,7 @@ class BM25Index:
         [0]
         """
         with self._lock.read():
-            return self._core.to_bytes()
+            return bytes(self._core.to_bytes())
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "BM25Index":

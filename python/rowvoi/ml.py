@@ -45,7 +45,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -53,20 +52,12 @@ import numpy as np
 import pandas as pd
 
 from rowvoi import _belief, _candidates
+from rowvoi import _validate as _v
+from rowvoi._suggest import check_state, columns_to_consider, nothing_to_learn
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import UnknownLabelError, check_frame, resolve_columns, resolve_costs
-from rowvoi.policies import check_state, columns_to_consider, nothing_to_learn
 
 __all__ = ["RowVoiModel"]
-
-
-def _check_real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if math.isnan(v):
-        raise ValueError(f"{name} must not be NaN")
-    return v
 
 
 class RowVoiModel:
@@ -131,17 +122,9 @@ class RowVoiModel:
     def __init__(
         self, smoothing: float = 1e-6, noise: float = 0.0, normalize_cols: bool = True
     ) -> None:
-        s = _check_real("smoothing", smoothing)
-        if not math.isfinite(s) or s < 0:
-            raise ValueError(f"smoothing must be finite and >= 0, got {smoothing!r}")
-        e = _check_real("noise", noise)
-        if not 0.0 <= e < 1.0:
-            raise ValueError(f"noise must be in [0, 1), got {noise!r}")
-        if not isinstance(normalize_cols, (bool, np.bool_)):
-            raise TypeError(f"normalize_cols must be a bool, got {type(normalize_cols).__name__}")
-        self.smoothing = s
-        self.noise = e
-        self.normalize_cols = bool(normalize_cols)
+        self.smoothing = _v.real("smoothing", smoothing, low=0.0, finite=True)
+        self.noise = _v.probability("noise", noise)
+        self.normalize_cols = _v.flag("normalize_cols", normalize_cols)
         self.columns_: list[Hashable] | None = None
         self.bin_edges_: dict[Hashable, np.ndarray] = {}
         self.frequencies_: dict[Hashable, pd.Series] = {}
@@ -197,9 +180,8 @@ class RowVoiModel:
         check_frame(df)
         if not df.columns.is_unique:
             raise ValueError("df has duplicate column names")
-        if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or bins < 1:
-            raise ValueError(f"bins must be an integer >= 1, got {bins!r}")
-        columns = list(df.columns)
+        bins = _v.integer("bins", bins, 1)
+        columns: list[Hashable] = list(df.columns)
         discrete = set(
             columns
             if discrete_cols is None
@@ -390,15 +372,9 @@ class RowVoiModel:
         """
         self._check_fitted("suggest_next_feature()")
         check_frame(df)
-        if not isinstance(state, CandidateState):
-            raise TypeError(f"state must be a CandidateState, got {type(state).__name__}")
-        if objective not in ("mi", "mi_over_cost"):
-            raise ValueError(f"objective must be 'mi' or 'mi_over_cost', got {objective!r}")
-        if feature_costs is not None and not isinstance(feature_costs, Mapping):
-            raise TypeError(
-                "feature_costs must be a mapping of column -> cost, got "
-                f"{type(feature_costs).__name__}"
-            )
+        check_state(state, allow_empty=True)
+        _v.choice("objective", objective, ("mi", "mi_over_cost"))
+        _v.mapping("feature_costs", feature_costs, "column -> cost")
         if objective == "mi_over_cost" and feature_costs is None:
             raise ValueError(
                 "feature_costs must be provided for objective 'mi_over_cost' "
@@ -534,14 +510,8 @@ class RowVoiModel:
             raise UnknownLabelError(f"true_row {true_row!r} is not in df.index")
         if true_row not in set(initial_state.candidate_rows):
             raise ValueError(f"true_row {true_row!r} is not one of the candidate rows")
-        if max_steps is not None and (
-            isinstance(max_steps, bool)
-            or not isinstance(max_steps, numbers.Integral)
-            or max_steps < 0
-        ):
-            raise ValueError(
-                f"max_steps must be a non-negative integer or None, got {max_steps!r}"
-            )
+        if max_steps is not None:
+            max_steps = _v.integer("max_steps", max_steps, 0)
         state = CandidateState(
             list(initial_state.candidate_rows),
             initial_state.posterior.copy(),

@@ -36,18 +36,26 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
 from rowvoi import _belief, _candidates, _setcover
+from rowvoi import _validate as _v
+from rowvoi._suggest import (
+    best_index,
+    check_state,
+    columns_to_consider,
+    no_column,
+    nothing_to_learn,
+)
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.errors import RangeError
 from rowvoi.frame import check_frame, resolve_columns, resolve_costs
+from rowvoi.keys import MAX_EXPLICIT_PAIRS
 
 if TYPE_CHECKING:
     from rowvoi.ml import RowVoiModel
@@ -95,78 +103,6 @@ class Policy(Protocol):
 
 
 # ------------------------------------------------------------- helpers
-def check_state(state: Any) -> CandidateState:
-    """Validate a state argument (a non-empty CandidateState)."""
-    if not isinstance(state, CandidateState):
-        raise TypeError(f"state must be a CandidateState, got {type(state).__name__}")
-    if len(state.candidate_rows) == 0:
-        raise ValueError(
-            "state has no candidate rows: nothing to disambiguate (an earlier "
-            "observation matched no candidate, or the candidate set was empty)"
-        )
-    return state
-
-
-def columns_to_consider(
-    df: pd.DataFrame, state: CandidateState, candidate_cols: Sequence[Hashable] | None
-) -> list[Hashable]:
-    """candidate_cols (default: every column of df) minus the observed ones."""
-    cols = resolve_columns(df, candidate_cols, "candidate_cols")
-    return [c for c in cols if c not in state.observed_cols]
-
-
-def best_index(gains: np.ndarray, costs: np.ndarray, min_gain: float) -> int:
-    """Index of the best gain per cost among gains > min_gain, or -1.
-
-    Ties (equal up to 1e-12 relative) go to the lower index, exactly as the
-    engine breaks them.
-    """
-    best = -1
-    for j in range(len(gains)):
-        g = float(gains[j])
-        if not g > min_gain:
-            continue
-        if best < 0:
-            best = j
-            continue
-        lhs, rhs = g * float(costs[best]), float(gains[best]) * float(costs[j])
-        if lhs - rhs > 1e-12 * max(abs(lhs), abs(rhs)):
-            best = j
-    return best
-
-
-def _check_costs_mapping(costs: Any, name: str) -> None:
-    if costs is not None and not isinstance(costs, Mapping):
-        raise TypeError(f"{name} must be a mapping of column -> cost, got {type(costs).__name__}")
-
-
-def _none(entropy: float, **debug: Any) -> FeatureSuggestion:
-    return FeatureSuggestion(
-        None, 0.0, expected_voi=0.0, marginal_cost=None, debug={"entropy_before": entropy, **debug}
-    )
-
-
-def nothing_to_learn(
-    cols: Sequence[Hashable], costs: np.ndarray, **debug: Any
-) -> FeatureSuggestion:
-    """The suggestion for a single candidate: the first column, worth 0 bits.
-
-    ``col`` is None when ``cols`` is empty. Shared by the policies and
-    :meth:`rowvoi.ml.RowVoiModel.suggest_next_feature`.
-    """
-    info = {
-        "entropy_before": 0.0,
-        "entropy_after": 0.0,
-        "reason": "one candidate left: nothing to learn",
-        **debug,
-    }
-    if not len(cols):
-        return FeatureSuggestion(None, 0.0, expected_voi=0.0, marginal_cost=None, debug=info)
-    return FeatureSuggestion(
-        cols[0], 0.0, expected_voi=0.0, marginal_cost=float(costs[0]), debug=info
-    )
-
-
 def _nonnegative(codes: np.ndarray) -> np.ndarray:
     """Codes with every row remapped onto 0..k-1 where any code is negative
     (the set cover engine wants non-negative codes)."""
@@ -240,13 +176,11 @@ class GreedyCoveragePolicy:
     weighting: Literal["uniform", "pair_idf"] = "uniform"
 
     def __post_init__(self) -> None:
-        if self.objective not in ("pairs", "entropy"):
-            raise ValueError(f"objective must be 'pairs' or 'entropy', got {self.objective!r}")
-        if self.weighting not in ("uniform", "pair_idf"):
-            raise ValueError(f"weighting must be 'uniform' or 'pair_idf', got {self.weighting!r}")
+        _v.choice("objective", self.objective, ("pairs", "entropy"))
+        _v.choice("weighting", self.weighting, ("uniform", "pair_idf"))
         if self.objective == "entropy" and self.weighting != "uniform":
             raise ValueError("objective='entropy' takes no pair weights; use weighting='uniform'")
-        _check_costs_mapping(self.costs, "costs")
+        _v.mapping("costs", self.costs, "column -> cost")
 
     def suggest(
         self,
@@ -286,7 +220,7 @@ class GreedyCoveragePolicy:
         h = state.entropy
         n = len(pos)
         if not cols or n < 2:
-            return _none(h, total_pairs=0)
+            return no_column(h, total_pairs=0)
         codes = _candidates.encode_columns_at(df, cols, pos)
         res = _belief.mutual_information(codes, None, post)
         mi = res["mi"]
@@ -303,11 +237,11 @@ class GreedyCoveragePolicy:
             gains = mi
             newly = res["pairs"].astype(np.int64)
             unresolved = n_pairs
-            if split:
+            if obs_codes is not None and split:
                 newly, unresolved = self._newly_unresolved(codes, obs_codes)
             best = best_index(gains, costs, _belief.MIN_GAIN)
         elif self.weighting == "uniform":
-            if split:
+            if obs_codes is not None and split:
                 newly, unresolved = self._newly_unresolved(codes, obs_codes)
             else:
                 newly, unresolved = res["pairs"].astype(np.int64), n_pairs
@@ -317,7 +251,7 @@ class GreedyCoveragePolicy:
             gains, newly, unresolved = self._idf_gains(codes, obs_codes, costs, n_pairs)
             best = best_index(gains, costs, 0.0)
         if best < 0:
-            return _none(h, total_pairs=int(unresolved))
+            return no_column(h, total_pairs=int(unresolved))
         c = float(costs[best])
         return FeatureSuggestion(
             cols[best],
@@ -352,15 +286,11 @@ class GreedyCoveragePolicy:
     def _idf_gains(
         codes: np.ndarray, obs_codes: np.ndarray | None, costs: np.ndarray, n_pairs: int
     ) -> tuple[np.ndarray, np.ndarray, int]:
-        from rowvoi.keys import MAX_EXPLICIT_PAIRS
-
         if n_pairs > MAX_EXPLICIT_PAIRS:
             raise RangeError(
                 f"weighting='pair_idf' needs the explicit universe of row pairs: "
                 f"{n_pairs} pairs exceed the limit of {MAX_EXPLICIT_PAIRS} "
-                "(rowvoi.keys.MAX_EXPLICIT_PAIRS); use weighting='uniform'",
-                4,
-                "RV_E_RANGE",
+                "(rowvoi.keys.MAX_EXPLICIT_PAIRS); use weighting='uniform'"
             )
         engine = _setcover.CoverProblem.from_codes(_nonnegative(codes), costs)
         counts = engine.element_counts().astype(np.float64)
@@ -414,11 +344,10 @@ class MIPolicy:
     feature_costs: Mapping[Hashable, float] | None = None
 
     def __post_init__(self) -> None:
-        if self.objective not in ("mi", "mi_over_cost"):
-            raise ValueError(f"objective must be 'mi' or 'mi_over_cost', got {self.objective!r}")
+        _v.choice("objective", self.objective, ("mi", "mi_over_cost"))
         if not hasattr(self.model, "suggest_next_feature"):
             raise TypeError(f"model must be a RowVoiModel, got {type(self.model).__name__}")
-        _check_costs_mapping(self.feature_costs, "feature_costs")
+        _v.mapping("feature_costs", self.feature_costs, "column -> cost")
 
     def suggest(
         self,
@@ -495,9 +424,8 @@ class CandidateMIPolicy:
     costs: Mapping[Hashable, float] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.normalize, (bool, np.bool_)):
-            raise TypeError(f"normalize must be a bool, got {type(self.normalize).__name__}")
-        _check_costs_mapping(self.costs, "costs")
+        _v.flag("normalize", self.normalize)
+        _v.mapping("costs", self.costs, "column -> cost")
 
     def suggest(
         self,
@@ -545,13 +473,13 @@ class CandidateMIPolicy:
         if len(state.candidate_rows) == 1:
             return nothing_to_learn(cols, costs)
         if not cols:
-            return _none(h)
+            return no_column(h)
         pos = _candidates.positions(df, state)
         codes = _candidates.encode_columns_at(df, cols, pos)
         res = _belief.mutual_information(codes, None, state.posterior, 0.0, costs)
         b = res["best"]
         if b < 0:
-            return _none(h)
+            return no_column(h)
         mi = float(res["mi"][b])
         c = float(costs[b])
         score = mi / c
@@ -632,12 +560,8 @@ class RandomPolicy:
     _rng: np.random.Generator = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.seed is not None and (
-            isinstance(self.seed, bool)
-            or not isinstance(self.seed, numbers.Integral)
-            or self.seed < 0
-        ):
-            raise ValueError(f"seed must be a non-negative integer or None, got {self.seed!r}")
+        if self.seed is not None:
+            _v.seed("seed", self.seed)
         self._rng = np.random.default_rng(self.seed)
 
     def suggest(
@@ -671,13 +595,13 @@ class RandomPolicy:
         if len(state.candidate_rows) == 1:
             return nothing_to_learn(cols, np.ones(len(cols)))
         if not cols:
-            return _none(h)
+            return no_column(h)
         pos = _candidates.positions(df, state)
         codes = _candidates.encode_columns_at(df, cols, pos)
         mi = _belief.mutual_information(codes, None, state.posterior)["mi"]
         useful = np.flatnonzero(mi > _belief.MIN_GAIN)
         if len(useful) == 0:
-            return _none(h)
+            return no_column(h)
         j = int(useful[int(self._rng.integers(len(useful)))])
         return FeatureSuggestion(
             cols[j],

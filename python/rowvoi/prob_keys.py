@@ -33,7 +33,6 @@ Examples
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -43,7 +42,8 @@ import pandas as pd
 from rowvoi import _belief, _candidates
 from rowvoi.frame import check_frame, resolve_columns, resolve_costs, resolve_rows
 from rowvoi.keys import KeyPath, KeyPathStep, pairwise_coverage
-from rowvoi.policies import best_index
+from rowvoi import _validate as _v
+from rowvoi._suggest import best_index
 
 if TYPE_CHECKING:
     from rowvoi.ml import RowVoiModel
@@ -174,13 +174,6 @@ class _Plan:
         return newly
 
 
-def _check_objective(objective: str, allowed: tuple[str, ...]) -> None:
-    if objective not in allowed:
-        raise ValueError(
-            f"objective must be one of {', '.join(map(repr, allowed))}, got {objective!r}"
-        )
-
-
 def find_key_probabilistic(
     df: pd.DataFrame,
     rows: Sequence[Hashable],
@@ -242,17 +235,10 @@ def find_key_probabilistic(
     ...                        epsilon_posterior=0.5)
     ['a']
     """
-    _check_objective(objective, ("mi", "mi_over_cost"))
-    if (
-        isinstance(epsilon_posterior, bool)
-        or not isinstance(epsilon_posterior, numbers.Real)
-        or not 0.0 <= float(epsilon_posterior) <= 1.0
-    ):
-        raise ValueError(f"epsilon_posterior must be in [0, 1], got {epsilon_posterior!r}")
-    if max_steps is not None and (
-        isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or max_steps < 0
-    ):
-        raise ValueError(f"max_steps must be a non-negative integer or None, got {max_steps!r}")
+    _v.choice("objective", objective, ("mi", "mi_over_cost"))
+    _v.fraction("epsilon_posterior", epsilon_posterior)
+    if max_steps is not None:
+        _v.integer("max_steps", max_steps, 0)
     plan = _Plan(df, rows, model, columns, costs)
     target = 1.0 - float(epsilon_posterior)
     while plan.expected_max_posterior() < target - 1e-12:
@@ -330,7 +316,7 @@ def plan_key_path_probabilistic(
     >>> plan_key_path_probabilistic(df, df.index, model, objective="mi").columns()
     ['id']
     """
-    _check_objective(objective, ("mi", "mi_over_cost", "expected_entropy_reduction"))
+    _v.choice("objective", objective, ("mi", "mi_over_cost", "expected_entropy_reduction"))
     plan = _Plan(df, rows, model, columns, costs)
     steps: list[KeyPathStep] = []
     cum_cost = 0.0

@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from rowvoi import _candidates
+from rowvoi import _validate as _v
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import (
     UnknownLabelError,
@@ -59,6 +60,8 @@ from rowvoi.frame import (
     resolve_costs,
     resolve_rows,
 )
+from rowvoi.keys import pairwise_coverage
+from rowvoi.policies import MIPolicy
 
 __all__ = ["StopRules", "SessionStep", "DisambiguationSession"]
 
@@ -68,13 +71,7 @@ _BUDGET_RTOL = 1e-9
 
 
 def _opt_fraction(name: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-        raise ValueError(f"{name} must be a number in [0, 1] or None, got {value!r}")
-    if not 0.0 <= float(value) <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return float(value)
+    return None if value is None else _v.fraction(name, value)
 
 
 def _fits(total: float, budget: float) -> bool:
@@ -126,23 +123,13 @@ class StopRules:
     target_unique: bool = True
 
     def __post_init__(self) -> None:
-        m = self.max_steps
-        if m is not None and (isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0):
-            raise ValueError(f"max_steps must be a non-negative integer or None, got {m!r}")
-        b = self.cost_budget
-        if b is not None:
-            if (
-                isinstance(b, bool)
-                or not isinstance(b, numbers.Real)
-                or not math.isfinite(b)
-                or b < 0
-            ):
-                raise ValueError(f"cost_budget must be a finite number >= 0 or None, got {b!r}")
-            self.cost_budget = float(b)
+        if self.max_steps is not None:
+            _v.integer("max_steps", self.max_steps, 0)
+        if self.cost_budget is not None:
+            self.cost_budget = _v.real("cost_budget", self.cost_budget, low=0.0, finite=True)
         _opt_fraction("epsilon_posterior", self.epsilon_posterior)
         _opt_fraction("epsilon_pairs", self.epsilon_pairs)
-        if not isinstance(self.target_unique, (bool, np.bool_)):
-            raise TypeError("target_unique must be a bool")
+        _v.flag("target_unique", self.target_unique)
 
     def should_stop(
         self,
@@ -200,8 +187,6 @@ class StopRules:
         if self.epsilon_pairs is not None:
             if df is None:
                 raise ValueError("epsilon_pairs needs df to measure pair coverage")
-            from rowvoi.keys import pairwise_coverage
-
             base = list(state.candidate_rows) if rows is None else list(rows)
             cols = [c for c in state.observed_cols if c in df.columns]
             cov = pairwise_coverage(df, base, cols)
@@ -346,11 +331,7 @@ class DisambiguationSession:
         rows = resolve_rows(df, candidate_rows)
         if not rows:
             raise ValueError("candidate_rows is empty: nothing to disambiguate")
-        if feature_costs is not None and not isinstance(feature_costs, Mapping):
-            raise TypeError(
-                "feature_costs must be a mapping of column -> cost, got "
-                f"{type(feature_costs).__name__}"
-            )
+        _v.mapping("feature_costs", feature_costs, "column -> cost")
         all_cols = list(df.columns)
         costs = resolve_costs(df, feature_costs, all_cols)
         self.df = df
@@ -375,8 +356,6 @@ class DisambiguationSession:
         self._unresolved = self._total_pairs
 
     def _model(self) -> Any:
-        from rowvoi.policies import MIPolicy
-
         return self.policy.model if isinstance(self.policy, MIPolicy) else None
 
     def _cost(self, col: Hashable) -> float:

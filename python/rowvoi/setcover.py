@@ -36,7 +36,6 @@ True
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,8 +44,9 @@ from typing import Any, Literal
 import numpy as np
 
 from rowvoi import _setcover
+from rowvoi import _validate as _v
+from rowvoi._validate import STRATEGIES
 from rowvoi.errors import (
-    SolverTimeoutError,
     SolverUnavailableError,
     warn_not_optimal,
 )
@@ -62,7 +62,6 @@ __all__ = [
     "STRATEGIES",
 ]
 
-STRATEGIES = ("greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid")
 Strategy = Literal["greedy", "exact", "ilp", "sa", "ga", "lp", "hybrid"]
 
 
@@ -108,7 +107,7 @@ class CoverStep:
 
 
 def _prefix_for_budget(steps: Sequence[Any], budget: float, key: str) -> list[Hashable]:
-    _check_number("budget", budget)
+    _v.real("budget", budget)
     out = []
     for step in steps:
         if step.cumulative_cost > budget * (1 + 1e-12):
@@ -118,7 +117,7 @@ def _prefix_for_budget(steps: Sequence[Any], budget: float, key: str) -> list[Ha
 
 
 def _prefix_for_epsilon(steps: Sequence[Any], epsilon: float, key: str) -> list[Hashable]:
-    _check_fraction("epsilon", epsilon)
+    _v.fraction("epsilon", epsilon)
     out = []
     for step in steps:
         out.append(getattr(step, key))
@@ -174,7 +173,7 @@ class CoverPath:
         return [(s.cumulative_cost, s.coverage) for s in self.steps]
 
 
-class CoverSolution(list):
+class CoverSolution(list[Hashable]):
     """A selection of set names (a ``list``) with what the solver knows about it.
 
     Attributes
@@ -221,55 +220,6 @@ class CoverSolution(list):
         return 1.0 if self.total == 0 else self.covered / self.total
 
 
-def _check_number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if math.isnan(v):
-        raise ValueError(f"{name} must not be NaN")
-    return v
-
-
-def _check_fraction(name: str, value: Any) -> float:
-    v = _check_number(name, value)
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {v!r}")
-    return v
-
-
-def _check_time_limit(time_limit: Any) -> float:
-    if time_limit is None:
-        return 0.0
-    v = _check_number("time_limit", time_limit)
-    if not v > 0 or math.isinf(v):
-        raise ValueError(f"time_limit must be a positive number of seconds or None, got {v!r}")
-    return v
-
-
-def _check_strategy(strategy: Any) -> str:
-    if not isinstance(strategy, str) or strategy not in STRATEGIES:
-        raise ValueError(f"Unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
-    return strategy
-
-
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed) & 0xFFFFFFFFFFFFFFFF
-
-
-def check_cost(name: Hashable, value: Any, what: str = "set") -> float:
-    """Validate one cost: a finite real number > 0 (raises ValueError naming it)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"cost of {what} {name!r} must be a number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v <= 0:
-        raise ValueError(
-            f"cost of {what} {name!r} is {v!r}: {what} costs must be positive and finite"
-        )
-    return v
-
-
 def required_count(n_elements: int, epsilon: float) -> int:
     """Elements a selection must cover so that at most epsilon stay uncovered."""
     allowed = math.floor(epsilon * n_elements + 1e-9)
@@ -301,7 +251,10 @@ def solve_engine(
             engine, costs, required, time_limit, relax=(strategy == "lp"), pulp=pulp, solver=solver
         )
     else:
-        idx, info = engine.solve(strategy, n_required=required, time_limit=time_limit, seed=seed)
+        # the engine takes a uint64 seed: larger seeds use their low 64 bits
+        idx, info = engine.solve(
+            strategy, n_required=required, time_limit=time_limit, seed=seed & 0xFFFFFFFFFFFFFFFF
+        )
         optimal, timed_out = info["optimal"], info["timed_out"]
         if timed_out:
             warn_not_optimal(
@@ -471,14 +424,11 @@ class SetCoverProblem:
         self._csr = (offsets, np.concatenate(chunks) if chunks else np.zeros(0, np.uint32))
         self._costs = np.ones(len(self._names), dtype=np.float64)
         if costs is not None:
-            if not isinstance(costs, Mapping):
-                raise TypeError(
-                    f"costs must be a mapping of name -> cost, got {type(costs).__name__}"
-                )
+            _v.mapping("costs", costs, "name -> cost")
             for name, value in costs.items():
                 if name not in self._pos:
                     raise ValueError(f"costs names {name!r}, which is not one of the sets")
-                self._costs[self._pos[name]] = check_cost(name, value)
+                self._costs[self._pos[name]] = _v.cost(name, value)
         flat = self._csr[1]
         self._engine = _setcover.CoverProblem.from_csr(
             len(self._elements), offsets, flat, self._costs
@@ -537,7 +487,7 @@ class SetCoverProblem:
         return list(self._names)
 
     @property
-    def universe(self) -> frozenset:
+    def universe(self) -> frozenset[Hashable]:
         """The elements to cover, as a frozenset (as the reference package gave a set).
 
         :meth:`uncoverable` and the solutions keep the input order where
@@ -583,7 +533,7 @@ class SetCoverProblem:
 
     def is_cover(self, names: Iterable[Hashable], *, epsilon: float = 0.0) -> bool:
         """Whether a selection covers all but at most epsilon of the universe."""
-        eps = _check_fraction("epsilon", epsilon)
+        eps = _v.fraction("epsilon", epsilon)
         return self._covered_count(names) >= required_count(len(self._elements), eps)
 
     def uncoverable(self) -> list[Hashable]:
@@ -622,7 +572,8 @@ class SetCoverProblem:
             found with ``optimal=False`` and ``timed_out=True``, and emit a
             :class:`rowvoi.errors.NotProvenOptimalWarning`.
         seed : int
-            Seed of ``sa``, ``ga`` and ``hybrid``.
+            Seed of ``sa``, ``ga`` and ``hybrid``: an integer >= 0 (seeds
+            of 2**64 and above use their low 64 bits).
 
         Returns
         -------
@@ -649,12 +600,12 @@ class SetCoverProblem:
         >>> sorted(p.solve("sa", seed=7)) == sorted(p.solve("sa", seed=7))
         True
         """
-        strategy = _check_strategy(strategy)
-        eps = _check_fraction("epsilon", epsilon)
-        tl = _check_time_limit(time_limit)
-        sd = _check_seed(seed)
+        name = _v.strategy(strategy)
+        eps = _v.fraction("epsilon", epsilon)
+        tl = _v.time_limit(time_limit)
+        sd = _v.seed("seed", seed)
         return solve_engine(
-            self._engine, self._names, self._costs, len(self._elements), strategy, eps, tl, sd
+            self._engine, self._names, self._costs, len(self._elements), name, eps, tl, sd
         )
 
     def element_weights(

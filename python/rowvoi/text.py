@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rowvoi import _text
+from rowvoi import _validate as _v
 
 __all__ = [
     "Analyzer",
@@ -65,20 +66,6 @@ MAX_TOKEN_LEN: int = _text.MAX_TOKEN_LEN
 STOPWORDS: frozenset[str] = frozenset(_text.stopwords())
 
 _POLICIES = {"error": "strict", "replace": "replace"}
-
-
-def _check_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {value!r}")
-    return value
-
-
-def _check_len(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {value!r}")
-    if not 1 <= value <= MAX_TOKEN_LEN:
-        raise ValueError(f"{name} = {value}: must be between 1 and {MAX_TOKEN_LEN}")
-    return value
 
 
 class Analyzer:
@@ -136,12 +123,12 @@ class Analyzer:
                 f"on_invalid_utf8 = {on_invalid_utf8!r}: must be 'error' or 'replace'"
             )
         settings = {
-            "lowercase": _check_flag("lowercase", lowercase),
-            "strip_accents": _check_flag("strip_accents", strip_accents),
-            "stopwords": _check_flag("stopwords", stopwords),
-            "stem": _check_flag("stem", stem),
-            "min_token_len": _check_len("min_token_len", min_token_len),
-            "max_token_len": _check_len("max_token_len", max_token_len),
+            "lowercase": _v.flag("lowercase", lowercase),
+            "strip_accents": _v.flag("strip_accents", strip_accents),
+            "stopwords": _v.flag("stopwords", stopwords),
+            "stem": _v.flag("stem", stem),
+            "min_token_len": _v.integer("min_token_len", min_token_len, 1, MAX_TOKEN_LEN),
+            "max_token_len": _v.integer("max_token_len", max_token_len, 1, MAX_TOKEN_LEN),
             "on_invalid_utf8": on_invalid_utf8,
         }
         if settings["min_token_len"] > settings["max_token_len"]:

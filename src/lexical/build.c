@@ -948,14 +948,19 @@ rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts, cons
         st = rv__analyze_each(&ix->an, texts[i], lens[i], rv__adder_term, &a, &bad);
         if (st == RV_OK) st = rv__adder_flush(&a, add_stamp);
         if (st == RV_E_INVALID_ARG) {
-            st =
-                rv__error(RV_E_INVALID_ARG, "texts[%zu]: invalid UTF-8 at byte offset %zu", i, bad);
+            st = rv__error(
+                RV_E_INVALID_ARG,
+                "document at index %zu of the %zu being added: invalid UTF-8 at byte offset %zu", i,
+                n_docs, bad);
             goto fail;
         }
         if (st != RV_OK) goto fail;
         if (a.cur_len > UINT32_MAX) {
-            st = rv__error(RV_E_RANGE, "texts[%zu] has %llu terms: at most %u per document", i,
-                           (unsigned long long)a.cur_len, UINT32_MAX);
+            st = rv__error(
+                RV_E_RANGE,
+                "document at index %zu of the %zu being added has %llu terms: at most %u per "
+                "document",
+                i, n_docs, (unsigned long long)a.cur_len, UINT32_MAX);
             goto fail;
         }
         npairs[i] = (uint32_t)(a.n_pairs - before);

@@ -160,9 +160,9 @@ def test_k_validation():
     ix = BM25Index()
     ix.add(["a b c"])
     for k in (0, -1):
-        with pytest.raises(ValueError, match="k = "):
+        with pytest.raises(ValueError, match=f"^k={k}: must be >= 1$"):
             ix.search("b", k=k)
-        with pytest.raises(ValueError, match="k = "):
+        with pytest.raises(ValueError, match=f"^k={k}: must be >= 1$"):
             ix.search_batch(["b"], k=k)
     for k in (1.5, True, "3", None):
         with pytest.raises(TypeError):
@@ -557,7 +557,10 @@ def test_empty_and_stopword_only_documents():
 def test_invalid_utf8_documents_leave_the_index_unchanged():
     ix = BM25Index()
     ix.add(["first document"])
-    with pytest.raises(ValueError, match=r"documents\[1\].*byte offset 4") as info:
+    with pytest.raises(
+        ValueError,
+        match=r"document at index 1 of the 3 being added: invalid UTF-8 at byte offset 4",
+    ) as info:
         ix.add(["fine", b"bad \xc3", "never"])
     assert "RV_E_INVALID_ARG" in str(info.value)
     assert ix.n_docs == 1 and ix.vocabulary() == ["first", "document"]

@@ -9,6 +9,8 @@ MODULES = [
     "rowvoi",
     "rowvoi.core",
     "rowvoi.errors",
+    "rowvoi._validate",
+    "rowvoi._suggest",
     "rowvoi.frame",
     "rowvoi.setcover",
     "rowvoi.keys",

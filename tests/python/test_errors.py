@@ -7,8 +7,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from rowvoi import _setcover
+from rowvoi import _setcover, _status
 from rowvoi.errors import (
+    ArgumentTypeError,
     IndexFormatError,
     InfeasibleError,
     InternalError,
@@ -20,6 +21,7 @@ from rowvoi.errors import (
     SolverTimeoutError,
     StateError,
     raise_for_status,
+    status_error,
 )
 
 CASES = [
@@ -95,3 +97,45 @@ def test_out_of_memory_becomes_memoryerror():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "ok"  # (editable installs log a rebuild first)
+
+
+@pytest.mark.parametrize("code,name,cls,base", CASES)
+def test_status_numbers_come_from_the_engine_enum(code, name, cls, base):
+    # rowvoi._status reads the rv_status enum; its names and numbers are the
+    # header's, and the engine names each one the same way
+    assert getattr(_status, name.removeprefix("RV_")) == code
+    assert _status.status_name(code) == name
+    err = status_error(code, "detail")
+    assert type(err) is cls and err.code == code and err.status_name == name
+    assert str(err) == f"{name}: detail"
+
+
+@pytest.mark.parametrize(
+    "cls,name",
+    [
+        (InvalidArgumentError, "RV_E_INVALID_ARG"),
+        (ShapeError, "RV_E_SHAPE"),
+        (RangeError, "RV_E_RANGE"),
+        (StateError, "RV_E_STATE"),
+        (IndexFormatError, "RV_E_CORRUPT"),
+        (RvIOError, "RV_E_IO"),
+        (InfeasibleError, "RV_E_INFEASIBLE"),
+        (SolverTimeoutError, "RV_E_TIMEOUT"),
+        (InternalError, "RV_E_INTERNAL"),
+    ],
+)
+def test_errors_raised_in_python_carry_their_class_status(cls, name):
+    err = cls("found in Python")
+    assert err.status_name == name and _status.status_name(err.code) == name
+    assert str(err) == "found in Python"
+    version = IndexFormatError("old file", _status.E_VERSION)
+    assert version.status_name == "RV_E_VERSION"
+
+
+def test_argument_type_error_is_both_type_and_value_error():
+    from rowvoi._validate import integer, real
+
+    for call in (lambda: integer("k", "3", 1), lambda: real("alpha", None)):
+        with pytest.raises(TypeError) as info:
+            call()
+        assert isinstance(info.value, ValueError) and isinstance(info.value, ArgumentTypeError)

@@ -99,7 +99,7 @@ from rowvoi.corpus.retrieve import (
     search,
 )
 from rowvoi.corpus.selection import floor_score
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi._validate import integer as _check_int
 
 __all__ = [
     "Calibration",

@@ -71,7 +71,7 @@ from rowvoi.corpus.selection import (
     select,
     strategy_name,
 )
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi._validate import integer as _check_int
 
 __all__ = [
     "DiscoveryResult",

@@ -43,24 +43,14 @@ from typing import Any, Union
 from rowvoi.corpus.base import SearchHit, tag_source
 from rowvoi.corpus.retrieve import DFLT_RRF_K
 from rowvoi.corpus.selection import ranked
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi import _validate as _v
+from rowvoi._validate import integer as _check_int
 
 __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 
 #: How cross-source duplicates are recognised: ``None`` (never merge),
 #: ``"pointer"`` (equal pointers merge) or a callable ``hit -> hashable``.
 Identity = Union[None, str, Callable[[SearchHit], Hashable]]
-
-
-def _check_rrf_k(rrf_k: Any) -> float:
-    if (
-        isinstance(rrf_k, bool)
-        or not isinstance(rrf_k, numbers.Real)
-        or not math.isfinite(rrf_k)
-        or rrf_k < 0
-    ):
-        raise ValueError(f"rrf_k must be a finite number >= 0, got {rrf_k!r}")
-    return float(rrf_k)
 
 
 def _check_weights(weights: Mapping[Any, Any] | None) -> dict[Any, float]:
@@ -197,7 +187,7 @@ def fuse_hits(
         raise TypeError(
             f"hits_by_source must be a mapping source -> hits, got {type(hits_by_source).__name__}"
         )
-    rrf = _check_rrf_k(rrf_k)
+    rrf = _v.real("rrf_k", rrf_k, low=0.0, finite=True)
     w = _check_weights(weights)
     limit = None if k is None else _check_int("k", k, 1)
     key = _identity_fn(identity)

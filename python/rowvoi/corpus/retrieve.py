@@ -78,8 +78,6 @@ Examples
 from __future__ import annotations
 
 import json
-import math
-import numbers
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -105,7 +103,8 @@ from rowvoi.corpus.store import (
     load_lexical,
 )
 from rowvoi.dense import HNSWIndex
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi import _validate as _v
+from rowvoi._validate import integer as _check_int
 from rowvoi.errors import QueryError
 
 __all__ = [
@@ -438,31 +437,6 @@ def _as_corpus(corpus: Any) -> Corpus:
 # ------------------------------------------------------------- validation
 
 
-def _check_real(
-    name: str, value: Any, low: float, high: float | None = None, *, low_open: bool = False
-) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, not {value!r}")
-    value = float(value)
-    ok = (
-        math.isfinite(value)
-        and (value > low if low_open else value >= low)
-        and (high is None or value <= high)
-    )
-    if not ok:
-        rng = f"{'>' if low_open else '>='} {low:g}" + (
-            "" if high is None else f" and <= {high:g}"
-        )
-        raise ValueError(f"{name}={value!r}: must be finite and {rng}")
-    return value
-
-
-def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name}={value!r}: expected one of {', '.join(map(repr, choices))}")
-    return value
-
-
 def _check_surfaces(surfaces: Any) -> list[str] | None:
     if surfaces is None:
         return None
@@ -487,7 +461,7 @@ def _check_weights(weights: Any) -> dict[str, float] | None:
     for kind, w in weights.items():
         if not isinstance(kind, str):
             raise TypeError(f"surface_weights key {kind!r} is not a kind name")
-        out[kind] = _check_real(f"surface_weights[{kind!r}]", w, 0.0)
+        out[kind] = _v.real(f"surface_weights[{kind!r}]", w, low=0.0, finite=True)
     return out
 
 
@@ -594,12 +568,12 @@ def search(
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, not {type(query).__name__}")
     k = _check_int("k", k, 1, MAX_FETCH_K)
-    mode = _check_choice("mode", mode, MODES)
-    fusion = _check_choice("fusion", fusion, FUSIONS)
+    mode = _v.choice("mode", mode, MODES)
+    fusion = _v.choice("fusion", fusion, FUSIONS)
     rrf_k = _check_int("rrf_k", rrf_k, 1)
-    alpha = _check_real("alpha", alpha, 0.0, 1.0)
-    bm25_sat_k = _check_real("bm25_sat_k", bm25_sat_k, 0.0, low_open=True)
-    index = _check_choice("index", index, INDEXES)
+    alpha = _v.real("alpha", alpha, low=0.0, high=1.0)
+    bm25_sat_k = _v.real("bm25_sat_k", bm25_sat_k, low=0.0, low_open=True, finite=True)
+    index = _v.choice("index", index, INDEXES)
     kinds = _check_surfaces(surfaces)
     weights = _check_weights(surface_weights)
     if fetch_k is None:

@@ -65,7 +65,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rowvoi.corpus.base import SearchHit
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi import _validate as _v
+from rowvoi._validate import integer as _check_int
 
 __all__ = [
     "floor_score",
@@ -161,15 +162,6 @@ class Selection:
 
 
 # ------------------------------------------------------------- validation
-def _check_ratio(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in (0, 1], got {value!r}")
-    v = float(value)
-    if not (0.0 < v <= 1.0):
-        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-    return v
-
-
 def check_floor(min_score: Any, what: str = "min_score") -> float | None:
     """Validate an absolute score floor: None or a finite real number.
 
@@ -179,14 +171,7 @@ def check_floor(min_score: Any, what: str = "min_score") -> float | None:
     >>> check_floor(None), check_floor(0.25)
     (None, 0.25)
     """
-    if min_score is None:
-        return None
-    if isinstance(min_score, bool) or not isinstance(min_score, numbers.Real):
-        raise TypeError(f"{what} must be a finite number or None, got {min_score!r}")
-    v = float(min_score)
-    if not math.isfinite(v):
-        raise ValueError(f"{what} must be finite, got {min_score!r}")
-    return v
+    return None if min_score is None else _v.real(what, min_score, finite=True)
 
 
 def floor_score(hit: SearchHit) -> float:
@@ -374,9 +359,9 @@ def select(
     strategy_name(strategy)  # an unknown name or a non-callable fails here
     name = strategy if isinstance(strategy, str) else None
     if name in ("conservative", "rel_threshold"):
-        rel = _check_ratio("rel", rel)
+        rel = _v.real("rel", rel, low=0.0, low_open=True, high=1.0)
     if name == "score_gap":
-        gap_ratio = _check_ratio("gap_ratio", gap_ratio)
+        gap_ratio = _v.real("gap_ratio", gap_ratio, low=0.0, low_open=True, high=1.0)
     if name == "abs_threshold" and floor is None:
         raise ValueError("strategy 'abs_threshold' needs min_score= (the absolute floor)")
 

@@ -96,6 +96,7 @@ import numpy as np
 
 from rowvoi._atomic import atomic_write_bytes, fsync_dir
 from rowvoi.corpus.base import CorpusError, CorpusLocked, CorpusNotFound
+from rowvoi import _status
 from rowvoi.corpus.paths import check_name, corpus_dir
 from rowvoi.errors import IndexFormatError
 
@@ -202,9 +203,7 @@ def ensure_links_table(con: sqlite3.Connection) -> None:
     if cols and con.execute("SELECT 1 FROM links LIMIT 1").fetchone() is not None:
         raise IndexFormatError(
             "RV_E_CORRUPT: docs.sqlite: a links table of an unknown layout "
-            "holds rows; rebuild the corpus",
-            6,
-            "RV_E_CORRUPT",
+            "holds rows; rebuild the corpus"
         )
     con.execute("DROP TABLE IF EXISTS links")
     for stmt in _SCHEMA.split(";"):
@@ -469,9 +468,7 @@ class CorpusStore:
                 )
                 if damaged:
                     raise IndexFormatError(
-                        f"RV_E_CORRUPT: {self.db_path}: damaged corpus database ({exc})",
-                        6,
-                        "RV_E_CORRUPT",
+                        f"RV_E_CORRUPT: {self.db_path}: damaged corpus database ({exc})"
                     ) from None
                 raise
         finally:
@@ -748,7 +745,7 @@ class Snapshot:
                 cached = {k: json.loads(v) for k, v in rows}
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise IndexFormatError(
-                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus ({exc})", 6, "RV_E_CORRUPT"
+                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus ({exc})"
             ) from None
         if fresh and row is not None and not writer:
             # a committed generation names one state (every commit writes a new
@@ -757,16 +754,13 @@ class Snapshot:
             store._states = {row[0]: cached}
         self.state: dict[str, Any] = cached
         if self.state.get("format") != FORMAT:
-            raise IndexFormatError(
-                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus", 6, "RV_E_CORRUPT"
-            )
+            raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus")
         if self.state.get("format_version") != FORMAT_VERSION:
             raise IndexFormatError(
                 f"RV_E_VERSION: {store.db_path}: corpus format version "
                 f"{self.state.get('format_version')}; this rowvoi reads version "
                 f"{FORMAT_VERSION}: rebuild the corpus (delete it and run rowvoi build)",
-                7,
-                "RV_E_VERSION",
+                _status.E_VERSION,
             )
 
     @property

@@ -51,12 +51,12 @@ from __future__ import annotations
 
 import functools
 import json
-import numbers
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from rowvoi import _validate as _v
 from rowvoi.corpus.base import IndexPlan, Surface
 
 __all__ = [
@@ -139,12 +139,6 @@ def _check_opt_str(name: str, value: Any) -> str | None:
     if value is not None and (not isinstance(value, str) or not value):
         raise TypeError(f"{name} must be a non-empty str or None, not {value!r}")
     return value
-
-
-def _check_pos_int(name: str, value: Any, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name}={value!r}: must be an integer >= {low}")
-    return int(value)
 
 
 class _Strategy:
@@ -351,15 +345,15 @@ class Chunked(_Strategy):
         max_tokens: int | None = None,
         token_model: str | None = None,
     ) -> None:
-        self.chunk_size = _check_pos_int("chunk_size", chunk_size)
+        self.chunk_size = _v.integer("chunk_size", chunk_size, 1)
         if overlap is None:
             overlap = min(DFLT_CHUNK_OVERLAP, self.chunk_size // 6)
-        self.overlap = _check_pos_int("overlap", overlap, 0)
+        self.overlap = _v.integer("overlap", overlap, 0)
         if self.overlap >= self.chunk_size:
             raise ValueError(f"overlap={overlap} must be less than chunk_size={chunk_size}")
         self.text_key = _check_opt_str("text_key", text_key)
         self.kind = _check_opt_str("kind", kind) or "chunk"
-        self.max_tokens = None if max_tokens is None else _check_pos_int("max_tokens", max_tokens)
+        self.max_tokens = None if max_tokens is None else _v.integer("max_tokens", max_tokens, 1)
         if token_model is not None:
             token_model = os.fspath(token_model)
         self.token_model = _check_opt_str("token_model", token_model)

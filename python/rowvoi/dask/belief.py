@@ -27,7 +27,8 @@ from dask import delayed
 
 from rowvoi.core import FeatureSuggestion
 from rowvoi.frame import resolve_columns, resolve_costs
-from rowvoi.policies import best_index, nothing_to_learn
+from rowvoi import _validate as _v
+from rowvoi._suggest import best_index, nothing_to_learn
 
 from . import _tasks
 from ._run import Runner, check_ddf, tree_reduce
@@ -67,15 +68,6 @@ def mi_sums(
 
 def _distinct(item: dict | None) -> list[int]:
     return [] if item is None else [len(c[0]) for c in item["cols"]]
-
-
-def _check_noise(noise: Any) -> float:
-    if isinstance(noise, bool) or not isinstance(noise, (int, float, np.floating, np.integer)):
-        raise TypeError(f"noise must be a number in [0, 1), got {type(noise).__name__}")
-    v = float(noise)
-    if not 0.0 <= v < 1.0:
-        raise ValueError(f"noise must be in [0, 1), got {v!r}")
-    return v
 
 
 class _Scores:
@@ -249,7 +241,9 @@ def question_values(
     >>> question_values(dd.from_pandas(df, npartitions=2), scheduler="synchronous")
     {'a': 1.0, 'b': 1.5}
     """
-    sc = _Scores(ddf, posterior, columns, _check_noise(noise), Runner(scheduler, progress))
+    sc = _Scores(
+        ddf, posterior, columns, _v.probability("noise", noise), Runner(scheduler, progress)
+    )
     res = sc.run()
     h = res["h_rows"]
     if normalize:
@@ -312,7 +306,7 @@ def suggest(
     if costs is not None and not isinstance(costs, Mapping):
         raise TypeError(f"costs must be a mapping of column -> cost, got {type(costs).__name__}")
     runner = Runner(scheduler, progress)
-    sc = _Scores(ddf, posterior, columns, _check_noise(noise), runner)
+    sc = _Scores(ddf, posterior, columns, _v.probability("noise", noise), runner)
     cost_arr = resolve_costs(ddf, costs, sc.columns)
     res = sc.run()
     h = res["h_rows"]

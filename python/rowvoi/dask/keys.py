@@ -39,17 +39,11 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
+from rowvoi import _validate as _v
 from rowvoi import keys as _mem
 from rowvoi.errors import NotProvenOptimalWarning, RangeError
 from rowvoi.frame import UnknownLabelError, resolve_columns, resolve_costs
-from rowvoi.setcover import (
-    CoverSolution,
-    _check_fraction,
-    _check_seed,
-    _check_strategy,
-    _check_time_limit,
-    required_count,
-)
+from rowvoi.setcover import CoverSolution, required_count
 
 from . import _tasks
 from ._run import Expired, Runner, check_ddf, tree_reduce
@@ -415,9 +409,7 @@ def _collect(pb: _Problem, why: str) -> pd.DataFrame:
             f"{why} needs the explicit universe of row pairs: {n} rows give {n_pairs} pairs, "
             f"above the limit of {_mem.MAX_EXPLICIT_PAIRS} (rowvoi.keys.MAX_EXPLICIT_PAIRS, "
             "about 10,000 rows); on a Dask frame use strategy='greedy' / "
-            "weighting='uniform' (any size) or pass fewer rows",
-            4,
-            "RV_E_RANGE",
+            "weighting='uniform' (any size) or pass fewer rows"
         )
     rows = pb.rows
     frame = (
@@ -511,10 +503,10 @@ def find_key(
     >>> find_key(dd.from_pandas(df, npartitions=2), scheduler="synchronous")
     ['name', 'city']
     """
-    strategy = _check_strategy(strategy)
-    eps = _check_fraction("epsilon_pairs", epsilon_pairs)
-    tl = _check_time_limit(time_limit)
-    _check_seed(seed)
+    strategy = _v.strategy(strategy)
+    eps = _v.fraction("epsilon_pairs", epsilon_pairs)
+    tl = _v.time_limit(time_limit)
+    _v.seed("seed", seed)
     pb = _Problem(ddf, rows, columns, costs, Runner(scheduler, progress, tl))
     if strategy != "greedy":
         df = _collect(pb, f"strategy {strategy!r}")
@@ -606,7 +598,7 @@ def plan_key_path(
     [('b', 6)]
     """
     _mem.check_path_options(objective, weighting)
-    tl = _check_time_limit(time_limit)
+    tl = _v.time_limit(time_limit)
     pb = _Problem(ddf, rows, columns, costs, Runner(scheduler, progress, tl))
     if weighting != "uniform":
         df = _collect(pb, "weighting='pair_idf'")

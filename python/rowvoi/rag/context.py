@@ -22,7 +22,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from rowvoi.setcover import CoverPath, SetCoverProblem, check_cost
+from rowvoi._validate import cost as check_cost
+from rowvoi.setcover import CoverPath, SetCoverProblem
 
 __all__ = [
     "Chunk",

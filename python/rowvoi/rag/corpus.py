@@ -54,7 +54,7 @@ from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.retrieve import search
 from rowvoi.corpus.selection import check_floor
 from rowvoi.corpus.strategy import minilm_tokenizer
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi._validate import integer as _check_int
 from rowvoi.embed import ModelNotFoundError
 from rowvoi.rag.context import Chunk
 

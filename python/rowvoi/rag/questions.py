@@ -23,7 +23,6 @@ is surprising, not disqualifying: it leaves the belief where it was.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -33,7 +32,8 @@ import pandas as pd
 from rowvoi import _belief
 from rowvoi._candidates import encode_columns_at, encode_values
 from rowvoi.core import CandidateState, FeatureSuggestion
-from rowvoi.setcover import check_cost
+from rowvoi import _validate as _v
+from rowvoi._validate import cost as check_cost
 
 __all__ = [
     "answer_frame",
@@ -463,13 +463,7 @@ def answer_likelihoods(
 
 def check_noise(noise: Any) -> float:
     """Validate a noise level: a real number in [0, 1)."""
-    try:
-        v = float(noise)
-    except (TypeError, ValueError):
-        raise ValueError(f"noise must be a number in [0, 1), got {noise!r}") from None
-    if isinstance(noise, bool) or math.isnan(v) or not 0.0 <= v < 1.0:
-        raise ValueError(f"noise must be in [0, 1), got {noise!r}")
-    return v
+    return _v.probability("noise", noise)
 
 
 def observe_answer(

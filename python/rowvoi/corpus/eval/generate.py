@@ -164,7 +164,7 @@ class GeneratedCases(list):
 
 
 def _check_n(name: str, value: Any, low: int) -> int:
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     return _check_int(name, value, low)
 

@@ -401,7 +401,7 @@ def evaluate_named_sets(
     **search_kw: Any,
 ) -> NamedSetReport:
     """Search ``probe`` once and score the theme's named sets at ``k``."""
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     k = _check_int("k", k, 1)
     hits = search_hits(
@@ -458,7 +458,7 @@ class ComparisonReport:
         ``artifact_id``, ``role``, ``label``, ``baseline_rank``,
         ``candidate_rank``. ``assert not report.regressions()`` is the gate.
         """
-        from rowvoi.dense import _check_int
+        from rowvoi._validate import integer as _check_int
 
         threshold = _check_int("threshold", threshold, 0)
         base = self.baseline if baseline is None else baseline
@@ -585,7 +585,7 @@ def compare_indexings(
         No corpora, a theme without a probe, ``rank_depth < k``, settings
         naming an unknown label, a ranker, or ``k`` / ``per_artifact``.
     """
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     labels = tuple(corpora)
     if not labels:

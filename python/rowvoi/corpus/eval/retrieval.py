@@ -104,7 +104,7 @@ def check_cases(cases: Any) -> list[DiscoveryCase]:
 def check_k_values(k_values: Any, primary_k: int | None = None) -> tuple[int, ...]:
     """Sorted, de-duplicated cutoffs (each an integer >= 1), with
     ``primary_k`` included."""
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     if isinstance(k_values, numbers.Integral) and not isinstance(k_values, bool):
         k_values = (k_values,)
@@ -398,7 +398,7 @@ def evaluate_discovery(
         unknown metric, a non-finite threshold; search errors (unknown
         mode, empty corpus) propagate unchanged.
     """
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     cases = check_cases(cases)
     ks = check_k_values(k_values, primary_k)
@@ -527,7 +527,7 @@ def retrieval_report(
     >>> r.metrics["recall@1"], r.metrics["mrr@2"]
     (0.0, 0.5)
     """
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     cases = check_cases(cases)
     ks = check_k_values(k_values)

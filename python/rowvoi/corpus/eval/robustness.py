@@ -99,7 +99,7 @@ def distractor_robustness_curve(
     from rowvoi.corpus.retrieve import search
     from rowvoi.corpus.sources import from_mapping
     from rowvoi.corpus.store import CorpusStore
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     pool = {str(a): raw for a, raw in scope.items()}
     if not pool:

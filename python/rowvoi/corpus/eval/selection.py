@@ -378,7 +378,7 @@ def evaluate_selection(
         Bad cases or selection settings (checked before any search); search
         errors propagate.
     """
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     cases = check_cases(cases)
     k = _check_int("k", k, 1)
@@ -816,7 +816,7 @@ def sweep_selector(
         Bad cases, an empty or invalid grid, an unknown objective: before
         any search.
     """
-    from rowvoi.dense import _check_int
+    from rowvoi._validate import integer as _check_int
 
     cases = check_cases(cases)
     k = _check_int("k", k, 1)

@@ -1,0 +1,228 @@
+"""The Python package keeps its layers: imports run downhill only.
+
+The test reads the package's source (it imports nothing of rowvoi) and
+builds the graph of module-level imports between rowvoi's modules:
+
+* no import cycle among rowvoi's modules at module level;
+* the ground floor (``errors``, ``_validate``, ...) imports nothing of
+  rowvoi but the ground floor and the compiled modules, not even inside a
+  function;
+* the pandas base (``frame``) never imports the set cover solver, and
+  ``ml`` and ``policies`` do not import each other both ways.
+
+Cycles are checked twice: among the imports that run (module level), and
+among those plus the imports under ``if TYPE_CHECKING:`` (a cycle there is
+a layering knot for readers and type checkers even though it never runs; it
+is how ``ml`` and ``policies`` were tied). An import inside a function body
+is left out of the cycle checks (it runs late, on first use), but counts
+for the ground floor and for ``frame``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "python" / "rowvoi"
+
+#: Modules that sit at the bottom: they may import each other and the
+#: compiled extension modules, nothing else of rowvoi.
+GROUND_FLOOR = {
+    "rowvoi.errors",
+    "rowvoi._validate",
+    "rowvoi._atomic",
+    "rowvoi._rwlock",
+}
+
+
+def _compiled_modules() -> set[str]:
+    return {f"rowvoi.{p.stem}" for p in (ROOT / "cython").glob("*.pyx")}
+
+
+def _source_modules(package: Path) -> dict[str, tuple[Path, bool]]:
+    """module name -> (file, is a package __init__)."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts = parts[:-1]
+        out[".".join(parts)] = (path, is_pkg)
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(
+    name: str, path: Path, is_pkg: bool, known: set[str], typing: bool
+) -> tuple[set[str], set[str]]:
+    """(module-level imports, imports inside functions) of rowvoi modules.
+
+    ``from rowvoi import x`` counts as an import of ``rowvoi.x`` when that is
+    a module, else of the package ``rowvoi`` itself (a re-exported name).
+    With ``typing``, imports under ``if TYPE_CHECKING:`` count as well.
+    """
+    top: set[str] = set()
+    late: set[str] = set()
+
+    def target(node: ast.ImportFrom) -> str | None:
+        if node.level:
+            base = name.split(".") if is_pkg else name.split(".")[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            return ".".join(base + ([node.module] if node.module else []))
+        return node.module
+
+    def visit(body: list[ast.stmt], at_top: bool) -> None:
+        for node in body:
+            into = top if at_top else late
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name == "rowvoi" or alias.name.startswith("rowvoi."):
+                        into.add(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                base = target(node)
+                if base and (base == "rowvoi" or base.startswith("rowvoi.")):
+                    for alias in node.names:
+                        full = f"{base}.{alias.name}"
+                        into.add(full if full in known else base)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(node.body, False)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, at_top)
+            elif isinstance(node, ast.If):
+                if typing or not _is_type_checking(node.test):
+                    visit(node.body, at_top)
+                visit(node.orelse, at_top)
+            elif isinstance(node, ast.Try):
+                visit(node.body, at_top)
+                for handler in node.handlers:
+                    visit(handler.body, at_top)
+                visit(node.orelse, at_top)
+                visit(node.finalbody, at_top)
+            elif isinstance(node, (ast.With, ast.For, ast.While)):
+                visit(node.body, at_top)
+                visit(getattr(node, "orelse", []), at_top)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)).body, True)
+    top.discard(name)
+    late.discard(name)
+    return top, late
+
+
+def import_graph(
+    package: Path = PACKAGE, *, typing: bool = False
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(module-level edges, function-level edges) between rowvoi modules;
+    with ``typing``, the ``TYPE_CHECKING`` imports count as module level."""
+    mods = _source_modules(package)
+    known = set(mods) | _compiled_modules()
+    top: dict[str, set[str]] = {}
+    late: dict[str, set[str]] = {}
+    for name, (path, is_pkg) in mods.items():
+        top[name], late[name] = _imports(name, path, is_pkg, known, typing)
+    return top, late
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the graph as a path ``[a, b, ..., a]``, or None.
+
+    A package's ``__init__`` importing its own submodules is not a cycle by
+    itself; it becomes one only when a submodule imports the package's
+    re-exported names back (an edge to the package).
+    """
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    stack: list[str] = []
+
+    def dfs(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt) :] + [nxt]
+            if nxt not in state:
+                found = dfs(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = dfs(start)
+            if found:
+                return found
+    return None
+
+
+@pytest.mark.parametrize("typing", [False, True], ids=["runtime", "with-type-checking"])
+def test_no_import_cycle_at_module_level(typing: bool) -> None:
+    top, _ = import_graph(typing=typing)
+    cycle = find_cycle(top)
+    assert cycle is None, "module-level import cycle: " + " -> ".join(cycle or [])
+
+
+def test_ground_floor_imports_nothing_above_it() -> None:
+    top, late = import_graph()
+    allowed = GROUND_FLOOR | _compiled_modules()
+    for name in sorted(GROUND_FLOOR):
+        above = (top[name] | late[name]) - allowed
+        assert not above, f"{name} (ground floor) imports {sorted(above)}"
+
+
+def test_frame_does_not_import_the_solver() -> None:
+    top, late = import_graph()
+    assert "rowvoi.setcover" not in top["rowvoi.frame"] | late["rowvoi.frame"]
+    assert not {"rowvoi.keys", "rowvoi.policies", "rowvoi.ml"} & (
+        top["rowvoi.frame"] | late["rowvoi.frame"]
+    )
+
+
+def test_ml_and_policies_are_not_a_cycle() -> None:
+    top, late = import_graph(typing=True)
+    ml = top["rowvoi.ml"] | late["rowvoi.ml"]
+    policies = top["rowvoi.policies"] | late["rowvoi.policies"]
+    assert not ("rowvoi.policies" in ml and "rowvoi.ml" in policies)
+    assert "rowvoi.policies" not in ml  # ml is below policies (MIPolicy wraps a model)
+
+
+def test_the_checks_see_a_planted_cycle(tmp_path: Path) -> None:
+    """The checks fail on a tree with a deliberate cycle (and pass without)."""
+    pkg = tmp_path / "rowvoi"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from rowvoi.a import A\n")
+    (pkg / "errors.py").write_text("class E(Exception):\n    pass\n")
+    (pkg / "a.py").write_text("from rowvoi.errors import E\nA = 1\n")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rowvoi.a import A\n"
+        "def f():\n    from rowvoi import a\n"
+    )
+    top, late = import_graph(pkg)
+    assert find_cycle(top) is None
+    assert late["rowvoi.b"] == {"rowvoi.a"}
+    (pkg / "a.py").write_text("from rowvoi.errors import E\nimport rowvoi.b\nA = 1\n")
+    top, _ = import_graph(pkg)
+    assert find_cycle(top) is None  # b imports a only for type checking, or late
+    top, _ = import_graph(pkg, typing=True)
+    assert find_cycle(top) == ["rowvoi.a", "rowvoi.b", "rowvoi.a"]
+    (pkg / "a.py").write_text("from rowvoi.errors import E\nfrom rowvoi import b\nA = 1\n")
+    (pkg / "b.py").write_text("import rowvoi.a\n")
+    top, _ = import_graph(pkg)
+    assert find_cycle(top) == ["rowvoi.a", "rowvoi.b", "rowvoi.a"]
+    # a submodule reading the package's re-exports back is a cycle too
+    (pkg / "b.py").write_text("from rowvoi import A\n")
+    top, _ = import_graph(pkg)
+    assert find_cycle(top) == ["rowvoi", "rowvoi.a", "rowvoi.b", "rowvoi"]
+
+
+@pytest.mark.parametrize("name", sorted(GROUND_FLOOR))
+def test_ground_floor_modules_exist(name: str) -> None:
+    mods = _source_modules(PACKAGE)
+    assert name in mods, f"{name} is listed as ground floor but has no source"
