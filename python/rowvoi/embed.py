@@ -215,7 +215,7 @@ def _package_dir(name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def locate_minilm(model_dir: str | os.PathLike | None = None) -> tuple[Path, Path]:
+def locate_minilm(model_dir: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
     """Paths of the MiniLM ``model.onnx`` and ``tokenizer.json``.
 
     Looks in ``model_dir``, else in ``$ROWVOI_MODEL_DIR``, else in the
@@ -266,7 +266,7 @@ def locate_minilm(model_dir: str | os.PathLike | None = None) -> tuple[Path, Pat
     return model, tok
 
 
-def cache_dir(override: str | os.PathLike | None = None) -> Path:
+def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """Where derived models are cached: ``override``, else
     ``$ROWVOI_HOME/cache``, else ``$XDG_CACHE_HOME/rowvoi`` (default
     ``~/.cache/rowvoi``).
@@ -533,7 +533,9 @@ def _derive(src: Path, dest: Path, variant: str) -> None:
 
 
 def derived_model(
-    source: str | os.PathLike, variant: str = "int8", cache: str | os.PathLike | None = None
+    source: str | os.PathLike[str],
+    variant: str = "int8",
+    cache: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Path of a model derived from ``source`` (cached, keyed by the SHA-256
     of the source file, the recipe and the onnxruntime version).
@@ -640,14 +642,14 @@ class MiniLMEmbedder:
 
     def __init__(
         self,
-        model_dir: str | os.PathLike | None = None,
+        model_dir: str | os.PathLike[str] | None = None,
         *,
         quantize: bool = True,
         threads: int = 0,
         batch_size: int = 32,
         batch_tokens: int = 2048,
         max_length: int = 256,
-        cache_dir: str | os.PathLike | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.threads = _check_int("threads", threads, 0, 1 << 12)
         self.batch_size = _check_int("batch_size", batch_size, 1, 1 << 16)

@@ -319,7 +319,7 @@ class FileScope(Mapping):
 
     def __init__(
         self,
-        root: str | os.PathLike,
+        root: str | os.PathLike[str],
         pattern: str = DFLT_FILE_PATTERN,
         exclude: Iterable[str] | None = None,
     ) -> None:
@@ -390,7 +390,7 @@ class FileScope(Mapping):
 
 
 def from_files(
-    root: str | os.PathLike,
+    root: str | os.PathLike[str],
     *,
     name: str | None = None,
     pattern: str = DFLT_FILE_PATTERN,
@@ -617,7 +617,7 @@ def _check_keys(keys: Sequence[str] | None) -> tuple[str, ...]:
     return keys
 
 
-def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a JSON Lines (``.jsonl``/``.ndjson``), JSON (a list of
     objects), CSV or Parquet file, as dicts (missing CSV/Parquet cells are
     ``None``).
@@ -710,7 +710,7 @@ class _FileFetcher:
 
 
 def from_records_file(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     name: str | None,
     id_key: str = "id",

@@ -187,14 +187,17 @@ class GradedCase:
 
 
 def save_graded_cases(
-    cases: Iterable[GradedCase], path: str | os.PathLike, *, meta: Mapping[str, Any] | None = None
+    cases: Iterable[GradedCase],
+    path: str | os.PathLike[str],
+    *,
+    meta: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write graded cases as JSONL (atomically); ``meta`` -- conventionally
     ``{"probes": {theme: text}, "corpus_signature": ...}`` -- first."""
     return write_jsonl(path, [c.to_dict() for c in cases], meta=meta)
 
 
-def load_graded_cases(path: str | os.PathLike) -> list[GradedCase]:
+def load_graded_cases(path: str | os.PathLike[str]) -> list[GradedCase]:
     """The graded cases of a JSONL file; ``ValueError`` names a bad line."""
     out = []
     for n, obj in read_jsonl(path)[1]:
