@@ -171,8 +171,10 @@ class HashingEmbedder:
         ):
             raise ValueError(f"char_weight={char_weight!r}: must be finite and >= 0")
         seed = _check_int("seed", seed, 0, 2**64 - 1)
-        self.n_threads = _check_int("n_threads", n_threads, 0, 1 << 16)
-        self._h = _hashing.Hasher.create(dim, word_ngrams, cmin, cmax, float(char_weight), seed)
+        self.n_threads: int = _check_int("n_threads", n_threads, 0, 1 << 16)
+        self._h: _hashing.Hasher = _hashing.Hasher.create(
+            dim, word_ngrams, cmin, cmax, float(char_weight), seed
+        )
 
     @property
     def dim(self) -> int:
@@ -771,4 +773,5 @@ def _mean_l2(tokens: np.ndarray) -> np.ndarray:
     result never depends on batch-mates or padding."""
     pooled = tokens.astype(np.float64).sum(axis=0) / max(len(tokens), 1)
     norm = float(np.sqrt((pooled * pooled).sum()))
-    return (pooled / max(norm, 1e-12)).astype(np.float32)
+    unit: np.ndarray = (pooled / max(norm, 1e-12)).astype(np.float32)
+    return unit

@@ -174,16 +174,19 @@ class DiscoveryCase:
         if "query" not in d:
             raise ValueError("a case needs a 'query'")
         gold = d.get("gold")
+        golds: tuple[Any, ...]
         if gold is None:
-            gold = ()
+            golds = ()
         elif isinstance(gold, (str, int)):
-            gold = (gold,)
-        elif not isinstance(gold, list):
+            golds = (gold,)
+        elif isinstance(gold, list):
+            golds = tuple(gold)
+        else:
             raise TypeError(f"gold is an id or a list of ids, got {type(gold).__name__}")
         source_id = d.get("source_id")
         return cls(
             d["query"],
-            tuple(gold),
+            golds,
             d.get("grades"),
             d.get("corpus"),
             None if source_id is None else str(source_id),
