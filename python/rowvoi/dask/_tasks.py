@@ -403,7 +403,8 @@ def filter_part(
         return out
     mass, _ = total
     if not mass > 0:
-        return out.iloc[:0]
+        empty: pd.DataFrame = out.iloc[:0]
+        return empty
     out = out.copy()
     out[posterior] = posterior_weights(out, posterior) / mass
     return out
