@@ -343,8 +343,9 @@ class Corpus:
                 "updated": s.get("updated"),
             }
         files = self.store.files()
-        out["files"] = {p.name: p.stat().st_size for p in files if p.exists()}
-        out["bytes"] = sum(out["files"].values())
+        sizes = {p.name: p.stat().st_size for p in files if p.exists()}
+        out["files"] = sizes
+        out["bytes"] = sum(sizes.values())
         return out
 
 
@@ -452,13 +453,13 @@ def _check_real(
             "" if high is None else f" and <= {high:g}"
         )
         raise ValueError(f"{name}={value!r}: must be finite and {rng}")
-    return value
+    return float(value)
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ValueError(f"{name}={value!r}: expected one of {', '.join(map(repr, choices))}")
-    return value
+    return str(value)
 
 
 def _check_surfaces(surfaces: Any) -> list[str] | None:
@@ -672,7 +673,8 @@ def _allowed(
 
     if not filter and kinds is None:
         return None
-    where, args = None, []
+    where: str | None = None
+    args: list[Any] = []
     if filter:
         try:
             node = parse_filter(filter, loaded.schema)
@@ -865,8 +867,8 @@ def _explain(
     cid: int,
     score: float,
     kind: str,
-    d_rank: dict,
-    l_rank: dict,
+    d_rank: dict[int, tuple[int, float]],
+    l_rank: dict[int, tuple[int, float]],
     p: _Params,
     dense_index: str,
 ) -> dict[str, Any]:

@@ -223,7 +223,9 @@ class _Problem:
                 return ("offset", lo, hi - lo + 1, signed)
         return ("dict", keys)
 
-    def _dictionary(self, j: int, finals: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray] | None:
+    def _dictionary(
+        self, j: int, finals: list[dict[str, Any]]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         """Sorted distinct value keys of column j and their counts, if collected."""
         parts = [f["keys"][j] for f in finals]
         if any(p is None for p in parts):
