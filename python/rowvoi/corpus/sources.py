@@ -298,7 +298,7 @@ def from_mapping(
 # ------------------------------------------------------------------- files
 
 
-class FileScope(Mapping):
+class FileScope(Mapping[str, str]):
     """A lazy mapping over the text files of a folder: keys are paths
     relative to ``root`` (with ``/``), values the files' text, read on
     access (UTF-8; invalid bytes replaced).
@@ -430,7 +430,7 @@ def from_files(
         p = scope.path(artifact_id)
         return {"path": str(p), "name": artifact_id, "suffix": p.suffix}
 
-    spec = {"kind": "files", "root": str(scope.root), "pattern": pattern}
+    spec: dict[str, Any] = {"kind": "files", "root": str(scope.root), "pattern": pattern}
     if exclude is not None:
         spec["exclude"] = sorted(scope.exclude)
     return CorpusSource(name, scope, strategy, metadata_of=metadata_of, spec=spec, **kwargs)
@@ -465,7 +465,8 @@ def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
     TypeError: fetcher 'rowvoi.corpus.sources:DFLT_EXCLUDE_DIRS' names a frozenset, not a callable
     """
     if callable(fetcher):
-        return fetcher
+        given: Callable[[], Any] = fetcher
+        return given
     if not isinstance(fetcher, str) or not fetcher:
         raise TypeError(f"fetcher must be a callable or a 'module:attr' string, not {fetcher!r}")
     if ":" in fetcher:
@@ -489,10 +490,11 @@ def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
             ) from None
     if not callable(obj):
         raise TypeError(f"fetcher {fetcher!r} names a {type(obj).__name__}, not a callable")
-    return obj
+    found: Callable[[], Any] = obj
+    return found
 
 
-class _Records(Mapping):
+class _Records(Mapping[str, Any]):
     """Records fetched once, on first access, keyed by their id field."""
 
     def __init__(self, fetch: Callable[[], Any], id_key: str) -> None:
