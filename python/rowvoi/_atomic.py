@@ -156,7 +156,7 @@ def clean_stale(path: str | os.PathLike[str]) -> list[str]:
     the names removed.  Best effort: errors are ignored."""
     p = Path(path)
     prefix = _temp_prefix(p)
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(p.parent))
     except OSError:

@@ -429,7 +429,9 @@ def evaluate_keys(
     from rowvoi.setcover import _check_fraction
 
     _check_fraction("epsilon_pairs", epsilon_pairs)
-    cost_of = dict(zip(df.columns, resolve_costs(df, costs, list(df.columns)).tolist()))
+    cost_of: dict[Hashable, float] = dict(
+        zip(df.columns, resolve_costs(df, costs, list(df.columns)).tolist())
+    )
     results: list[KeyEvalResult] = []
     for rows in candidate_sets:
         rows_t = tuple(resolve_rows(df, rows))
@@ -567,7 +569,7 @@ def evaluate_policies(
                         len(steps),
                         session.cumulative_cost,
                         final.entropy,
-                        float(coverage),
+                        float(coverage or 0.0),
                         bool(success),
                     )
                 )

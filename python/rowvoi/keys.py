@@ -284,7 +284,7 @@ class KeyProblem:
             sub = df[self.columns].iloc[:0]
         self._codes = encode_columns(sub)
         self._col_pos = {c: i for i, c in enumerate(self.columns)}
-        self._engine = None
+        self._engine: _setcover.CoverProblem | None = None
 
     # ------------------------------------------------------------- basics
     @property
@@ -329,7 +329,7 @@ class KeyProblem:
         dup = frame.duplicated(keep=False).to_numpy()
         if not dup.any():
             return []
-        groups: dict[tuple, list[Hashable]] = {}
+        groups: dict[tuple[int, ...], list[Hashable]] = {}
         for i in np.flatnonzero(dup):
             groups.setdefault(tuple(self._codes[:, i].tolist()), []).append(self.rows[i])
         return list(groups.values())
@@ -402,7 +402,7 @@ class KeyProblem:
         rowvoi.errors.RangeError
             A strategy that needs the explicit pair universe on too many rows.
         """
-        strategy = _check_strategy(strategy)
+        _check_strategy(strategy)  # raises for an unknown name; returns it unchanged
         eps = _check_fraction("epsilon_pairs", epsilon_pairs)
         tl = _check_time_limit(time_limit)
         sd = _check_seed(seed)

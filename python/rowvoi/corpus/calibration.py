@@ -162,7 +162,8 @@ def stored_calibration(corpus: Any, key: str) -> dict[str, Any] | None:
     store = getattr(corpus, "store", None)
     if store is None:
         return None
-    return store.calibration(key)
+    stored: dict[str, Any] | None = store.calibration(key)
+    return stored
 
 
 def _lexical_id(conf: Any) -> str | None:

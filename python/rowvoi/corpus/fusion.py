@@ -101,7 +101,7 @@ def _identity_fn(identity: Identity) -> Callable[[SearchHit], Hashable]:
         )
 
     def by_callable(h: SearchHit) -> Hashable:
-        key = identity(h)  # type: ignore[operator]
+        key = identity(h)
         if not key:
             return ("hit", h.source, h.artifact_id)
         try:
