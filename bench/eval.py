@@ -223,7 +223,7 @@ def run_peer(ir_python, docs, cases, table, scratch):
     if p.returncode != 0:
         raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
     out = json.loads(p.stdout)["configs"]
-    for label, r in out.items():
+    for _label, r in out.items():
         r["discover"] = discover_figures(cases, r.pop("committed"))
         grid = {key: overall_f1(cases, sel) for key, sel in r["grid"].items()}
         r["default"]["overall_f1"] = grid["3/0.9"]
@@ -371,7 +371,7 @@ def main() -> None:
     cases = cases_of(cran)
     table = minilm_table(list(docs.values()) + [c.query for c in cases])
     print("rowvoi ...", file=sys.stderr)
-    corpus, emb, ours = run_ours(docs, cases, table)
+    _corpus, emb, ours = run_ours(docs, cases, table)
     peer = {}
     if args.ir_python:
         print("ir ...", file=sys.stderr)

@@ -208,7 +208,7 @@ def part_big(args: argparse.Namespace) -> None:
     }
     sizes: dict[str, list[int]] = {"expand2": [], "docs1000": [], "text": []}
     nodes_arg = np.arange(n, dtype=np.int64)
-    for r in range(args.rounds):
+    for _r in range(args.rounds):
         seeds = [int(x) for x in rng.integers(0, n, 10)]
         t0 = time.perf_counter()
         h = _graph.GraphHandle.create(
@@ -647,7 +647,7 @@ def part_corpus(args: argparse.Namespace) -> None:
         k: [] for k in ("links", "csr", "vectors", "nbrs", "fanin", "bfs", "revdep", "tree")
     }
     sizes: dict[str, list[int]] = {k: [] for k in timings}
-    for r in range(args.rounds):
+    for _r in range(args.rounds):
         with store.snapshot() as snap:
             t0 = time.perf_counter()
             rows = snap.links()

@@ -139,7 +139,7 @@ def is_identity(pos: np.ndarray, n_rows: int) -> bool:
 class Encoded:
     """int32 codes of some cells of one column, and a value -> code lookup."""
 
-    __slots__ = ("codes", "_kind", "_lookup", "_missing")
+    __slots__ = ("_kind", "_lookup", "_missing", "codes")
 
     def __init__(
         self, codes: np.ndarray, kind: str, lookup: Any = None, missing: int | None = None

@@ -893,8 +893,9 @@ def _query_table(columns: Sequence[str], records: list[dict[str, Any]]) -> list[
 
 def _cmd_query(args: argparse.Namespace) -> int:
     try:
-        from rowvoi.query import QueryError, QuerySchema, infer_schema, run_query
         import duckdb  # noqa: F401  (the CLI runs every query through DuckDB)
+
+        from rowvoi.query import QueryError, QuerySchema, infer_schema, run_query
     except ImportError:
         raise CliError("rowvoi query needs duckdb: pip install 'rowvoi[query]'") from None
     if args.describe == (args.query is not None):

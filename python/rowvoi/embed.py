@@ -214,7 +214,7 @@ def _package_dir(name: str) -> Path | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def locate_minilm(model_dir: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:

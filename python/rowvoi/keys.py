@@ -413,7 +413,7 @@ class KeyProblem:
         if strategy == "greedy":
             # The path runs until `allowed` pairs are left or no column
             # separates anything more, so what is left over is duplicates.
-            order, newly, _, left = _setcover.keys_plan_path(
+            order, _newly, _, left = _setcover.keys_plan_path(
                 self._codes, self._costs, "coverage", allowed
             )
             self._check_duplicates(allowed, int(left))

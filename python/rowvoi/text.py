@@ -121,7 +121,7 @@ class Analyzer:
     True
     """
 
-    __slots__ = ("_settings", "_core")
+    __slots__ = ("_core", "_settings")
 
     def __init__(
         self,
@@ -168,7 +168,7 @@ class Analyzer:
         }
 
     @classmethod
-    def _from_engine(cls, options: Mapping[str, Any]) -> "Analyzer":
+    def _from_engine(cls, options: Mapping[str, Any]) -> Analyzer:
         s = dict(options)
         s["on_invalid_utf8"] = "error" if s.pop("utf8") == "strict" else "replace"
         return cls(**s)
@@ -202,7 +202,7 @@ class Analyzer:
         return d
 
     @classmethod
-    def from_dict(cls, settings: Mapping[str, Any]) -> "Analyzer":
+    def from_dict(cls, settings: Mapping[str, Any]) -> Analyzer:
         """Rebuild an analyzer from :meth:`to_dict` output.
 
         Raises :class:`ValueError` when the recorded version differs from

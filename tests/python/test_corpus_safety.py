@@ -22,10 +22,31 @@ import pytest
 
 from rowvoi.corpus import CorpusStore, build, from_mapping, open_corpus, search
 
-WORDS = (
-    "wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer supersonic "
-    "subsonic turbulent laminar pressure cone plate jet wake vortex stall"
-).split()
+WORDS = [
+    "wing",
+    "lift",
+    "drag",
+    "shock",
+    "flow",
+    "pipe",
+    "heat",
+    "nozzle",
+    "flutter",
+    "wedge",
+    "boundary",
+    "layer",
+    "supersonic",
+    "subsonic",
+    "turbulent",
+    "laminar",
+    "pressure",
+    "cone",
+    "plate",
+    "jet",
+    "wake",
+    "vortex",
+    "stall",
+]
 QUERIES = [
     "wing lift",
     "turbulent boundary layer",

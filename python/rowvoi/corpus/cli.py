@@ -129,7 +129,7 @@ def _strategy_spec(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
     """A registry entry from --files/--records/--fetcher flags (None: none given)."""
-    CliError, UsageError = _errors()
+    _CliError, UsageError = _errors()
     given = [f for f in ("files", "records", "fetcher") if getattr(args, f, None)]
     if len(given) > 1:
         raise UsageError("give one source: --files FOLDER, --records FILE or --fetcher MOD:ATTR")
@@ -285,7 +285,7 @@ def _register_from_flags(
     strategy unless the flags change them); returns the entry in force."""
     from rowvoi.corpus import registry
 
-    CliError, UsageError = _errors()
+    _CliError, UsageError = _errors()
     entry = _entry_from_flags(args)
     old = registry.get(name)
     strategy = _strategy_spec(args)

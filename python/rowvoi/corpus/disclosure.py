@@ -284,7 +284,7 @@ def read_pointer(
         except FileNotFoundError as exc:
             missing = exc
             continue
-        except OSError as exc:
+        except OSError:
             if _NOFOLLOW and os.path.islink(real):  # swapped for a link after the check
                 raise PointerRefused(
                     f"pointer {pointer!r} became a symbolic link while it was opened; not read"

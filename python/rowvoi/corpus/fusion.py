@@ -38,7 +38,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from rowvoi.corpus.base import SearchHit, tag_source
 from rowvoi.corpus.retrieve import DFLT_RRF_K
@@ -49,7 +49,7 @@ __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 
 #: How cross-source duplicates are recognised: ``None`` (never merge),
 #: ``"pointer"`` (equal pointers merge) or a callable ``hit -> hashable``.
-Identity = Union[None, str, Callable[[SearchHit], Hashable]]
+Identity = None | str | Callable[[SearchHit], Hashable]
 
 
 def _check_rrf_k(rrf_k: Any) -> float:

@@ -77,10 +77,10 @@ from rowvoi.corpus.store import (
     AID_COLUMN,
     COMPACT_MIN,
     COMPACT_RATIO,
-    CorpusStore,
-    Snapshot,
     FLAT_STORAGE,
     HNSW_PARAMS,
+    CorpusStore,
+    Snapshot,
     base_files,
     default_lexical,
     ensure_links_table,
@@ -714,7 +714,7 @@ class _Builder:
 
     def _rebuild_reason(self, snap: Snapshot) -> str | None:
         s = self.state
-        if snap.generation == 0 or snap.n_records() == 0 and not s.get("embedder_id"):
+        if snap.generation == 0 or (snap.n_records() == 0 and not s.get("embedder_id")):
             return "first build"
         if s.get("embedder_id") != self.emb.embedder_id:
             return "embedder changed"
@@ -731,10 +731,8 @@ class _Builder:
         seen: set[str] = set()
         signal = self.source.change_signal
         rebuild = self.rebuild is not None
-        n_before = 0
-        for artifact_id, raw in self.source.items():
+        for n_before, (artifact_id, raw) in enumerate(self.source.items(), start=1):
             seen.add(artifact_id)
-            n_before += 1
             if len(seen) != n_before:
                 raise ValueError(
                     f"the source yields artifact {artifact_id!r} twice; ids must be unique"

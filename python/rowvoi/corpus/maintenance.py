@@ -168,7 +168,7 @@ def format_duration(seconds: float) -> str:
     >>> format_duration(5400), format_duration(86400), format_duration(0.4)
     ('1h30m', '1d', '0s')
     """
-    s = int(round(seconds))
+    s = round(seconds)
     out = []
     for unit in ("w", "d", "h", "m", "s"):
         n, s = divmod(s, _UNITS[unit])

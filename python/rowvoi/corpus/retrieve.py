@@ -104,8 +104,10 @@ from rowvoi.corpus.store import (
     load_dense,
     load_lexical,
 )
-from rowvoi.dense import HNSWIndex
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi.dense import (
+    HNSWIndex,
+    _check_int,  # the one int validator of the retrieval layer
+)
 from rowvoi.errors import QueryError
 
 __all__ = [

@@ -668,10 +668,7 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         import pandas as pd
 
         try:
-            if suffix == ".csv":
-                df = pd.read_csv(p)
-            else:
-                df = pd.read_parquet(p)
+            df = pd.read_csv(p) if suffix == ".csv" else pd.read_parquet(p)
         except ImportError as exc:
             raise ValueError(
                 f"{p}: reading Parquet needs pyarrow: pip install 'rowvoi[parquet]' ({exc})"

@@ -1118,9 +1118,7 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     ...     load_dense(store, snap) is None   # nothing embedded yet
     True
     """
-    from rowvoi.dense import FlatIndex
-
-    from rowvoi.dense import HNSWIndex
+    from rowvoi.dense import FlatIndex, HNSWIndex
     from rowvoi.errors import IndexFormatError as _Format
 
     dim = snap.state.get("dim")

@@ -30,8 +30,7 @@ from typing import Any
 
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.discovery import discover
-from rowvoi.corpus.retrieve import open_corpus
-from rowvoi.corpus.retrieve import search as _search
+from rowvoi.corpus.retrieve import open_corpus, search as _search
 from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
 
 __all__ = ["search", "make_search", "as_retriever", "Retriever"]

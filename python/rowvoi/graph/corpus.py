@@ -509,10 +509,9 @@ class CorpusGraph:
         """An artifact's surfaces in plan order, with their stored vectors
         (:class:`rowvoi.graph.walk.Surface`; ``[]`` when unknown)."""
         from rowvoi.corpus.base import ledger_key
-        from rowvoi.graph.walk import Surface
-
         from rowvoi.corpus.retrieve import _Stale
         from rowvoi.corpus.store import BaseFileGone
+        from rowvoi.graph.walk import Surface
 
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
             return []
