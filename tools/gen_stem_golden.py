@@ -38,82 +38,15 @@ for w in rng.sample(words, 800):
             ]
         )
     )
-sample += [
-    "pasted",
-    "pasting",
-    "universal",
-    "university",
-    "later",
-    "lateral",
-    "emergency",
-    "organic",
-    "organization",
-    "international",
-    "interval",
-    "generous",
-    "communism",
-    "arsenic",
-    "skis",
-    "skies",
-    "dying",
-    "lying",
-    "tying",
-    "vying",
-    "ugly",
-    "early",
-    "only",
-    "singly",
-    "idly",
-    "gently",
-    "sky",
-    "news",
-    "howe",
-    "atlas",
-    "cosmos",
-    "bias",
-    "andes",
-    "inning",
-    "outing",
-    "canning",
-    "herring",
-    "earring",
-    "evening",
-    "proceed",
-    "exceed",
-    "succeed",
-    "proceeding",
-    "exceedingly",
-    "agreed",
-    "hopping",
-    "hoped",
-    "hoping",
-    "bled",
-    "filing",
-    "fizzed",
-    "eying",
-    "ying",
-    "sayyid",
-    "yyy",
-    "'quote'",
-    "apostrophe's",
-    "geologist",
-    "geology",
-    "ably",
-    "luxuriating",
-    "added",
-    "odd",
-    "ebbed",
-    "cries",
-    "ties",
-    "gas",
-    "gaps",
-    "kiwis",
-    "naïve",
-    "façade",
-    "café",
-    "résumé",
-    "über",
-]
+sample += (
+    "pasted pasting universal university later lateral emergency organic organization "
+    "international interval generous communism arsenic skis skies dying lying tying vying "
+    "ugly early only singly idly gently sky news howe atlas cosmos bias andes inning outing "
+    "canning herring earring evening proceed exceed succeed proceeding exceedingly agreed "
+    "hopping hoped hoping bled filing fizzed eying ying sayyid yyy 'quote' apostrophe's "
+    "geologist geology ably luxuriating added odd ebbed cries ties gas gaps kiwis "
+    "naïve façade café résumé über"
+).split()
 stem = Stemmer.Stemmer("english")
 out = sys.stdout
 out.write("# word\tstem (PyStemmer %s, english)\n" % Stemmer.version())

@@ -212,25 +212,10 @@ def results(c, queries):
 @pytest.mark.parametrize("compact", [False, None, True])
 def test_incremental_equals_fresh_build(home, compact):
     rng = random.Random(7)
-    words = [
-        "wing",
-        "lift",
-        "drag",
-        "shock",
-        "flow",
-        "pipe",
-        "heat",
-        "nozzle",
-        "flutter",
-        "wedge",
-        "boundary",
-        "layer",
-        "supersonic",
-        "subsonic",
-        "turbulent",
-        "laminar",
-        "pressure",
-    ]
+    words = (
+        "wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer "
+        "supersonic subsonic turbulent laminar pressure"
+    ).split()
     docs = {
         f"d{i}": " ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) for i in range(40)
     }
@@ -553,28 +538,8 @@ def test_records_for_artifact_in_plan_order(home):
 def test_hnsw_corpus(home):
     rng = np.random.default_rng(3)
     words = np.array(
-        [
-            "wing",
-            "lift",
-            "drag",
-            "shock",
-            "flow",
-            "pipe",
-            "heat",
-            "nozzle",
-            "flutter",
-            "wedge",
-            "boundary",
-            "layer",
-            "supersonic",
-            "subsonic",
-            "turbulent",
-            "laminar",
-            "pressure",
-            "cone",
-            "jet",
-            "wake",
-        ]
+        "wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer "
+        "supersonic subsonic turbulent laminar pressure cone jet wake".split()
     )
     docs = {f"d{i}": " ".join(rng.choice(words, size=12)) for i in range(300)}
     c = build(from_mapping(docs, name="h", embedder="hashing:32"), hnsw=True)

@@ -22,31 +22,10 @@ import pytest
 
 from rowvoi.corpus import CorpusStore, build, from_mapping, open_corpus, search
 
-WORDS = [
-    "wing",
-    "lift",
-    "drag",
-    "shock",
-    "flow",
-    "pipe",
-    "heat",
-    "nozzle",
-    "flutter",
-    "wedge",
-    "boundary",
-    "layer",
-    "supersonic",
-    "subsonic",
-    "turbulent",
-    "laminar",
-    "pressure",
-    "cone",
-    "plate",
-    "jet",
-    "wake",
-    "vortex",
-    "stall",
-]
+WORDS = (
+    "wing lift drag shock flow pipe heat nozzle flutter wedge boundary layer supersonic "
+    "subsonic turbulent laminar pressure cone plate jet wake vortex stall"
+).split()
 QUERIES = [
     "wing lift",
     "turbulent boundary layer",
