@@ -50,7 +50,7 @@ for pyx in cython/*.pyx; do
 done
 stubtest() {
     (cd tests && MYPYPATH=../python "../$VENV/bin/python" -m mypy.stubtest \
-        --mypy-config-file ../pyproject.toml \
+        --mypy-config-file ../scripts/stubtest-mypy.ini \
         --allowlist ../scripts/stubtest-allowlist.txt "${modules[@]}")
 }
 step "stubtest (${#modules[@]} compiled modules)" stubtest
