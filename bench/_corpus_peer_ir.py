@@ -28,9 +28,8 @@ def main() -> None:
     os.environ["IR_DATA_DIR"] = os.path.join(cfg["scratch"], "data")
     os.environ["IR_CONFIG_DIR"] = os.path.join(cfg["scratch"], "config")
     os.environ["IR_CACHE_DIR"] = os.path.join(cfg["scratch"], "cache")
-    import numpy as np
-
     import ir
+    import numpy as np
     from ir import CorpusSource, WholeText
 
     docs = {d["id"]: d["text"] for d in map(json.loads, open(cfg["docs"]))}

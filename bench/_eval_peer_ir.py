@@ -31,9 +31,8 @@ def main() -> None:
         ("IR_CACHE_DIR", "cache"),
     ):
         os.environ[var] = os.path.join(cfg["scratch"], sub)
-    import numpy as np
-
     import ir
+    import numpy as np
     from ir import CorpusSource, WholeText
     from ir.eval import (
         DFLT_SWEEP_MAX_K,

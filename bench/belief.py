@@ -74,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import keys as harness  # noqa: E402  (bench/keys.py: the shared harness)
+import keys as harness
 
 REPO_ROOT = harness.REPO_ROOT
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "belief.md"
@@ -347,6 +347,7 @@ def render(results, args, ref_info, ref_venv, started) -> str:
     """The markdown report."""
     import numpy as np
     import pandas as pd
+
     import rowvoi
 
     cap = args.ref_timeout

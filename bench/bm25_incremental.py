@@ -165,9 +165,10 @@ def main() -> None:
         worker(args)
         return
 
+    from synth_corpus import generate
+
     import rowvoi
     from rowvoi.lexical import BM25Index
-    from synth_corpus import generate
 
     docs, mixes = corpus(args.docs, args.queries)
     n = len(docs)
@@ -186,7 +187,7 @@ def main() -> None:
     base = Baseline(args.baseline_python, args) if args.baseline_python else None
 
     # 1. builds
-    bw, bc, inc = timed(lambda: (lambda ix: (ix.add(docs), ix)[1])(BM25Index(analyzer())))
+    _bw, bc, inc = timed(lambda: (lambda ix: (ix.add(docs), ix)[1])(BM25Index(analyzer())))
     base_build = base.ask(cmd="build") if base else None
 
     # 2. changes: one batch
@@ -208,7 +209,7 @@ def main() -> None:
 
     ow, oc, _ = timed(lambda: apply_one_by_one(loaded))
     # 3. fresh build of the final documents
-    fw, fc, fresh = timed(lambda: (lambda ix: (ix.add(final), ix)[1])(BM25Index(analyzer())))
+    _fw, fc, fresh = timed(lambda: (lambda ix: (ix.add(final), ix)[1])(BM25Index(analyzer())))
 
     # 4. identical top-10
     same = {}

@@ -103,9 +103,9 @@ def main() -> None:
     args = ap.parse_args()
 
     import numpy as np
+    from corpus import cranfield, key, minilm_table
 
     import rowvoi
-    from corpus import cranfield, key, minilm_table
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
     from rowvoi.corpus.calibration import best_floor, plot_distributions, read_queries, top_scores
 

@@ -72,10 +72,11 @@ def cranfield():
     }
     queries = [r.get("W", "").strip() for r in _records(os.path.join(DATA, "cran.qry"))]
     qrels: dict[int, dict[str, int]] = {}
-    for line in open(os.path.join(DATA, "cranqrel")):
-        p = line.split()
-        if len(p) >= 3 and int(p[2]) != -1:
-            qrels.setdefault(int(p[0]), {})[p[1]] = int(p[2])
+    with open(os.path.join(DATA, "cranqrel")) as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 3 and int(p[2]) != -1:
+                qrels.setdefault(int(p[0]), {})[p[1]] = int(p[2])
     keys = sorted(docs, key=int)
     edits = {
         k: docs[k] + " Revised: the flow was re-measured in a larger tunnel."

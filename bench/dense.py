@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import platform
 import re
@@ -111,10 +110,11 @@ def unit(x):
 def machine_note():
     cpu = "unknown CPU"
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
     except OSError:
         pass
     try:

@@ -63,6 +63,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cranfield import evaluate, load_cranfield  # noqa: E402
+
 from dense import cranfield_texts, machine_note, sentence_transformers_model, table  # noqa: E402
 
 RESULTS = HERE / "results" / "embed_invariance.md"
@@ -76,10 +77,10 @@ NEW, OLD, FP32, ST = (
 
 def old_int8_model(src: Path, dest: Path) -> Path:
     """The int8 recipe of main before this change (fused-dynq8pc-v2)."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers.optimizer import optimize_model
 
-    import onnx
     from rowvoi.embed import MINILM_DIM, _fold_weights
 
     with tempfile.TemporaryDirectory() as tmp:

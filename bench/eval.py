@@ -589,7 +589,7 @@ def main() -> None:
     cases = cases_of(cran)
     table = minilm_table(list(docs.values()) + [c.query for c in cases])
     print("rowvoi ...", file=sys.stderr)
-    corpus, emb, ours = run_ours(docs, cases, table)
+    _corpus, emb, ours = run_ours(docs, cases, table)
     peer = {}
     if args.ir_python:
         print("ir ...", file=sys.stderr)

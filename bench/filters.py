@@ -67,7 +67,7 @@ def fmt(m: tuple[float, float, float], scale: float = 1e6) -> str:
 
 
 def random_ids(rng: np.random.Generator, n: int, share: float) -> np.ndarray:
-    m = max(1, int(round(share * n)))
+    m = max(1, round(share * n))
     return np.sort(rng.choice(n, size=m, replace=False)).astype(np.int64)
 
 
@@ -260,6 +260,7 @@ def machine() -> str:
     except OSError:
         commit = "?"
     import hnswlib  # noqa: F401  (version below)
+
     import rowvoi
 
     return (

@@ -671,7 +671,7 @@ def part_corpus(args: argparse.Namespace) -> None:
         k: [] for k in ("links", "csr", "vectors", "nbrs", "fanin", "bfs", "revdep", "tree")
     }
     sizes: dict[str, list[int]] = {k: [] for k in timings}
-    for r in range(args.rounds):
+    for _r in range(args.rounds):
         with store.snapshot() as snap:
             t0 = time.perf_counter()
             rows = snap.links()

@@ -818,12 +818,22 @@ def notes_cell(case: Case, ours: Outcome, ref: Outcome) -> str:
             notes.append(f"{side} error: {o.message}")
         if o.status == "skipped":
             notes.append(f"{side}: {o.message}")
-        if o.status == "ok" and o.path_cost is not None and o.cost is not None:
-            if abs(o.path_cost - o.cost) > 1e-6:
-                notes.append(f"{side} path cumulative_cost {o.path_cost:g} != {o.cost:g}")
-    if case.strategy == "exact" and ref.status == "ok" and ref.cost is not None:
-        if ours.status == "ok" and ours.cost is not None and ours.cost < ref.cost - 1e-9:
-            notes.append("ref 'exact' returns the first fewest-columns key, not the cheapest")
+        if (
+            o.status == "ok"
+            and o.path_cost is not None
+            and o.cost is not None
+            and abs(o.path_cost - o.cost) > 1e-6
+        ):
+            notes.append(f"{side} path cumulative_cost {o.path_cost:g} != {o.cost:g}")
+    if (
+        case.strategy == "exact"
+        and ref.status == "ok"
+        and ref.cost is not None
+        and ours.status == "ok"
+        and ours.cost is not None
+        and ours.cost < ref.cost - 1e-9
+    ):
+        notes.append("ref 'exact' returns the first fewest-columns key, not the cheapest")
     if case.strategy in ("exact", "ilp") and ours.status == "ok" and ours.optimal is not None:
         notes.append(
             "ours proven optimal"

@@ -119,7 +119,8 @@ def bench_size(n: int, rounds: int, ir_python: str, scratch: str) -> dict:
     )
     cfg = {"root": root_ir, "pattern": r"\.md$", "scratch": os.path.join(scratch, f"irdata-{n}")}
     cfg_path = os.path.join(scratch, f"ir-{n}.json")
-    json.dump(cfg, open(cfg_path, "w"))
+    with open(cfg_path, "w") as f:
+        json.dump(cfg, f)
     theirs(ir_python, cfg_path, "register")
     first = {"ours": ours(home, "build"), "ir": theirs(ir_python, cfg_path, "build")}
     # the first no-op run records the fingerprint on our side; not timed

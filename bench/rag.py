@@ -135,7 +135,7 @@ def main() -> int:
             )
         )
     for n_cand, n_q in ((1000, 50), (100_000, 200)):
-        answers, codes, prior, costs = question_case(n_cand, n_q, 11)
+        answers, _codes, prior, costs = question_case(n_cand, n_q, 11)
         ours_t, sug = best_of(lambda: next_question(answers, prior=prior, costs=costs))
         cost_arr = [costs[f"q{j}"] for j in range(n_q)]
         base_t, (b, _) = best_of(lambda: baseline_mi(answers, prior, cost_arr), 3)

@@ -9,6 +9,7 @@ Run `python3 tools/gen_unicode_tables.py > src/text/unicode_tables.h`; the
 Unicode version is written into the header.
 """
 
+import itertools
 import sys
 import unicodedata
 
@@ -196,7 +197,7 @@ def main():
     alnum = ranges(is_alnum)
     marks = ranges(is_mark)
     low = lower_runs()
-    for a, b in zip(low, low[1:]):  # the C lookup binary-searches by first
+    for a, b in itertools.pairwise(low):  # the C lookup binary-searches by first
         assert a[1] < b[0], (a, b)
     fold = latin_folds()
     w = sys.stdout.write

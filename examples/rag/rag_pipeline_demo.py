@@ -17,6 +17,8 @@ Run:  python examples/rag/rag_pipeline_demo.py
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rowvoi import CandidateState, StopRules
 from rowvoi.rag import (
     Chunk,
@@ -43,7 +45,7 @@ CHUNKS = [
 class KeywordExtractor:
     """Stand-in ClaimExtractor: one claim per topic the query mentions."""
 
-    TOPICS = {"price": "pro plan", "release": "v4.2", "sso": "sso"}
+    TOPICS: ClassVar[dict[str, str]] = {"price": "pro plan", "release": "v4.2", "sso": "sso"}
 
     def extract(self, query: str) -> list[str]:
         q = query.lower()
@@ -53,7 +55,11 @@ class KeywordExtractor:
 class KeywordJudge:
     """Stand-in SupportJudge: a chunk supports a claim if it mentions its cue."""
 
-    CUES = {"price": ("$40",), "release": ("4.2",), "sso": ("sso",)}
+    CUES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "price": ("$40",),
+        "release": ("4.2",),
+        "sso": ("sso",),
+    }
 
     def judge(self, chunks, claims):
         return {

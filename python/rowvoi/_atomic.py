@@ -151,12 +151,12 @@ def _temp_prefix(path: Path) -> str:
     return path.name + ".tmp-"
 
 
-def clean_stale(path: str | os.PathLike) -> list[str]:
+def clean_stale(path: str | os.PathLike[str]) -> list[str]:
     """Remove stale temporaries of ``path`` (see the module notes); returns
     the names removed.  Best effort: errors are ignored."""
     p = Path(path)
     prefix = _temp_prefix(p)
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(p.parent))
     except OSError:
@@ -176,7 +176,7 @@ def clean_stale(path: str | os.PathLike) -> list[str]:
     return removed
 
 
-def fsync_dir(directory: str | os.PathLike) -> None:
+def fsync_dir(directory: str | os.PathLike[str]) -> None:
     """fsync a directory so renames in it are durable (best effort: some
     file systems refuse to open directories)."""
     try:
@@ -191,7 +191,7 @@ def fsync_dir(directory: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def fsync_path(path: str | os.PathLike) -> None:
+def fsync_path(path: str | os.PathLike[str]) -> None:
     """fsync a file another writer produced (e.g. a peer library's save), so
     its bytes are durable before a rename or manifest publishes it."""
     fd = os.open(path, os.O_RDONLY)
@@ -217,7 +217,7 @@ def _create_temp(path: Path) -> tuple[int, str]:
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[str]:
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     """Yield a temporary path beside ``path``; on normal exit fsync it and
     rename it over ``path`` (then fsync the directory); on an exception
     remove it and leave ``path`` untouched.
@@ -251,7 +251,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     fsync_dir(p.parent)
 
 
-def atomic_write(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any]) -> None:
+def atomic_write(path: str | os.PathLike[str], writer: Callable[[IO[bytes]], Any]) -> None:
     """Replace ``path`` atomically with what ``writer(fh)`` writes to the
     binary file object it is given.
 
@@ -265,7 +265,7 @@ def atomic_write(path: str | os.PathLike, writer: Callable[[IO[bytes]], Any]) ->
         writer(fh)
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace ``path`` atomically with ``data``.
 
     >>> import os, tempfile
@@ -277,7 +277,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     atomic_write(path, lambda fh: fh.write(data))
 
 
-def sha256_file(path: str | os.PathLike) -> str:
+def sha256_file(path: str | os.PathLike[str]) -> str:
     """SHA-256 (hex) of the bytes of the file ``path``, read in 1 MiB
     blocks (constant memory). Raises ``OSError`` if it cannot be read.
 

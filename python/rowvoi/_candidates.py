@@ -63,7 +63,8 @@ def positions(df: pd.DataFrame, state_or_rows: Any) -> np.ndarray:
     if cached is not None:
         idx_obj, rows_obj, n, pos = cached
         if idx_obj is index and rows_obj is rows and n == len(rows):
-            return pos
+            hit: np.ndarray = pos
+            return hit
     pos = _lookup(index, rows)
     if rows is not state_or_rows:
         cache_positions(state_or_rows, df, pos)
@@ -138,7 +139,7 @@ def is_identity(pos: np.ndarray, n_rows: int) -> bool:
 class Encoded:
     """int32 codes of some cells of one column, and a value -> code lookup."""
 
-    __slots__ = ("codes", "_kind", "_lookup", "_missing")
+    __slots__ = ("_kind", "_lookup", "_missing", "codes")
 
     def __init__(
         self, codes: np.ndarray, kind: str, lookup: Any = None, missing: int | None = None

@@ -116,7 +116,8 @@ def _minimal_rows(sig: np.ndarray, limit: int = 6000) -> np.ndarray:
     subset = outside == 0
     np.fill_diagonal(subset, False)
     dominated = subset.any(axis=0)
-    return sig[~dominated]
+    kept: np.ndarray = sig[~dominated]
+    return kept
 
 
 def _round(

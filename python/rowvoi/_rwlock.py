@@ -62,14 +62,14 @@ class RWLock:
 
     __slots__ = (
         "_cond",
-        "_readers",
-        "_writer",
-        "_write_depth",
-        "_writers_waiting",
-        "_readers_waiting",
+        "_depth",
         "_handoff",
         "_phase",
-        "_depth",
+        "_readers",
+        "_readers_waiting",
+        "_write_depth",
+        "_writer",
+        "_writers_waiting",
     )
 
     def __init__(self) -> None:

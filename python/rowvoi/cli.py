@@ -25,7 +25,7 @@ import json
 import math
 import numbers
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -258,7 +258,7 @@ def _parse_number(option: str, what: str, value: Any, *, text: bool) -> float:
 
 def _parse_costs(
     text: str | None, item: str = "column", option: str = "--costs"
-) -> dict[str, float] | None:
+) -> dict[Hashable, float] | None:
     """``name=cost,...``, a JSON object inline or in a file; every cost a
     finite number > 0 (anything else is a usage error)."""
     if text is None:
@@ -277,7 +277,7 @@ def _parse_costs(
             pairs.append((name.strip(), val.strip()))
         if not pairs:
             raise UsageError(f"{option} {text!r} names no costs")
-    out: dict[str, float] = {}
+    out: dict[Hashable, float] = {}
     for name, val in pairs:
         cost = _parse_number(option, f"the cost of {name!r}", val, text=data is _PLAIN)
         if not (math.isfinite(cost) and cost > 0):
@@ -511,7 +511,7 @@ def _shorten(values: list[Any], limit: int = 12) -> str:
     return " / ".join(labels)
 
 
-def _ask_policy(args: argparse.Namespace, df: Any, costs: dict[str, float] | None) -> Any:
+def _ask_policy(args: argparse.Namespace, df: Any, costs: dict[Hashable, float] | None) -> Any:
     from rowvoi.policies import CandidateMIPolicy, GreedyCoveragePolicy, MIPolicy
 
     if args.policy == "mi":
@@ -541,9 +541,9 @@ def _ask_setup(args: argparse.Namespace) -> tuple[Any, list[Any], list[Any], Any
         rows = list(df.index)
     if not rows:
         raise CliError(f"{args.file}: the table has no rows")
-    columns = resolve_columns(df, list(df.columns) if columns is None else columns, "--columns")
+    cols = resolve_columns(df, list(df.columns) if columns is None else columns, "--columns")
     policy = _ask_policy(args, df, costs)
-    return df, rows, columns, DisambiguationSession(df, rows, policy=policy, feature_costs=costs)
+    return df, rows, cols, DisambiguationSession(df, rows, policy=policy, feature_costs=costs)
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
@@ -750,7 +750,7 @@ def _cmd_context(args: argparse.Namespace) -> int:
         chosen = path.prefix_for_budget(args.budget)
         steps = path.steps[: len(chosen)]
         kept = set(chosen)
-        covered = {c for c in claims if any(x in kept for x in support.get(c, ()))}
+        covered: set[Hashable] = {c for c in claims if any(x in kept for x in support.get(c, ()))}
         cost = steps[-1].cumulative_cost if steps else 0.0
         optimal = False
     else:
@@ -893,8 +893,9 @@ def _query_table(columns: Sequence[str], records: list[dict[str, Any]]) -> list[
 
 def _cmd_query(args: argparse.Namespace) -> int:
     try:
-        from rowvoi.query import QueryError, QuerySchema, infer_schema, run_query
         import duckdb  # noqa: F401  (the CLI runs every query through DuckDB)
+
+        from rowvoi.query import QueryError, QuerySchema, infer_schema, run_query
     except ImportError:
         raise CliError("rowvoi query needs duckdb: pip install 'rowvoi[query]'") from None
     if args.describe == (args.query is not None):

@@ -72,8 +72,8 @@ class CandidateState:
 
     candidate_rows: Sequence[Hashable]
     posterior: np.ndarray
-    observed_cols: set = field(default_factory=set)
-    observed_values: Mapping = field(default_factory=dict)
+    observed_cols: set[Hashable] = field(default_factory=set)
+    observed_values: Mapping[Hashable, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.candidate_rows, (str, bytes)):
@@ -139,8 +139,8 @@ class CandidateState:
     def uniform(
         cls,
         candidate_rows: Sequence[Hashable],
-        observed_cols: set | None = None,
-        observed_values: Mapping | None = None,
+        observed_cols: set[Hashable] | None = None,
+        observed_values: Mapping[Hashable, Any] | None = None,
     ) -> CandidateState:
         """A state with a uniform posterior over the candidates.
 

@@ -164,8 +164,8 @@ class HashingEmbedder:
         ):
             raise ValueError(f"char_weight={char_weight!r}: must be finite and >= 0")
         seed = _v.integer("seed", seed, 0, 2**64 - 1)
-        self.n_threads = _v.integer("n_threads", n_threads, 0, 1 << 16)
-        self._h = _hashing.Hasher.create(dim, word_ngrams, cmin, cmax, float(char_weight), seed)
+        self.n_threads: int = _v.integer("n_threads", n_threads, 0, 1 << 16)
+        self._h: _hashing.Hasher = _hashing.Hasher.create(dim, word_ngrams, cmin, cmax, float(char_weight), seed)
 
     @property
     def dim(self) -> int:
@@ -205,10 +205,10 @@ def _package_dir(name: str) -> Path | None:
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def locate_minilm(model_dir: str | os.PathLike | None = None) -> tuple[Path, Path]:
+def locate_minilm(model_dir: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
     """Paths of the MiniLM ``model.onnx`` and ``tokenizer.json``.
 
     Looks in ``model_dir``, else in ``$ROWVOI_MODEL_DIR``, else in the
@@ -259,7 +259,7 @@ def locate_minilm(model_dir: str | os.PathLike | None = None) -> tuple[Path, Pat
     return model, tok
 
 
-def cache_dir(override: str | os.PathLike | None = None) -> Path:
+def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """Where derived models are cached: ``override``, else
     ``$ROWVOI_HOME/cache``, else ``$XDG_CACHE_HOME/rowvoi`` (default
     ``~/.cache/rowvoi``).
@@ -526,7 +526,9 @@ def _derive(src: Path, dest: Path, variant: str) -> None:
 
 
 def derived_model(
-    source: str | os.PathLike, variant: str = "int8", cache: str | os.PathLike | None = None
+    source: str | os.PathLike[str],
+    variant: str = "int8",
+    cache: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Path of a model derived from ``source`` (cached, keyed by the SHA-256
     of the source file, the recipe and the onnxruntime version).
@@ -633,14 +635,14 @@ class MiniLMEmbedder:
 
     def __init__(
         self,
-        model_dir: str | os.PathLike | None = None,
+        model_dir: str | os.PathLike[str] | None = None,
         *,
         quantize: bool = True,
         threads: int = 0,
         batch_size: int = 32,
         batch_tokens: int = 2048,
         max_length: int = 256,
-        cache_dir: str | os.PathLike | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         self.threads = _v.integer("threads", threads, 0, 1 << 12)
         self.batch_size = _v.integer("batch_size", batch_size, 1, 1 << 16)
@@ -762,4 +764,5 @@ def _mean_l2(tokens: np.ndarray) -> np.ndarray:
     result never depends on batch-mates or padding."""
     pooled = tokens.astype(np.float64).sum(axis=0) / max(len(tokens), 1)
     norm = float(np.sqrt((pooled * pooled).sum()))
-    return (pooled / max(norm, 1e-12)).astype(np.float32)
+    unit: np.ndarray = (pooled / max(norm, 1e-12)).astype(np.float32)
+    return unit

@@ -235,8 +235,9 @@ def warn_not_optimal(message: str, stacklevel: int | None = None) -> None:
     """
     if stacklevel is None:
         import sys
+        import types
 
-        frame = sys._getframe(1)
+        frame: types.FrameType | None = sys._getframe(1)
         stacklevel = 2
         while frame is not None and frame.f_globals.get("__name__", "").startswith("rowvoi"):
             frame = frame.f_back

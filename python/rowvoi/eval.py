@@ -421,7 +421,9 @@ def evaluate_keys(
     if not isinstance(methods, Mapping):
         raise TypeError("methods must be a mapping of name -> function")
     _v.fraction("epsilon_pairs", epsilon_pairs)
-    cost_of = dict(zip(df.columns, resolve_costs(df, costs, list(df.columns)).tolist()))
+    cost_of: dict[Hashable, float] = dict(
+        zip(df.columns, resolve_costs(df, costs, list(df.columns)).tolist())
+    )
     results: list[KeyEvalResult] = []
     for rows in candidate_sets:
         rows_t = tuple(resolve_rows(df, rows))
@@ -559,7 +561,7 @@ def evaluate_policies(
                         len(steps),
                         session.cumulative_cost,
                         final.entropy,
-                        float(coverage),
+                        float(coverage or 0.0),
                         bool(success),
                     )
                 )

@@ -25,7 +25,7 @@ array([10, 20, 30])
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -116,8 +116,9 @@ class IdSet:
         id = int(id)
         return 0 <= id <= MAX_ID and self._core.contains(id)
 
-    def __iter__(self):
-        return iter(self.to_numpy().tolist())
+    def __iter__(self) -> Iterator[int]:
+        ids: list[int] = self.to_numpy().tolist()
+        return iter(ids)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, IdSet):

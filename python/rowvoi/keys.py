@@ -282,7 +282,7 @@ class KeyProblem:
             sub = df[self.columns].iloc[:0]
         self._codes = encode_columns(sub)
         self._col_pos = {c: i for i, c in enumerate(self.columns)}
-        self._engine = None
+        self._engine: _setcover.CoverProblem | None = None
 
     # ------------------------------------------------------------- basics
     @property
@@ -325,7 +325,7 @@ class KeyProblem:
         dup = frame.duplicated(keep=False).to_numpy()
         if not dup.any():
             return []
-        groups: dict[tuple, list[Hashable]] = {}
+        groups: dict[tuple[int, ...], list[Hashable]] = {}
         for i in np.flatnonzero(dup):
             groups.setdefault(tuple(self._codes[:, i].tolist()), []).append(self.rows[i])
         return list(groups.values())
@@ -407,7 +407,7 @@ class KeyProblem:
         if strategy == "greedy":
             # The path runs until `allowed` pairs are left or no column
             # separates anything more, so what is left over is duplicates.
-            order, newly, _, left = _setcover.keys_plan_path(
+            order, _newly, _, left = _setcover.keys_plan_path(
                 self._codes, self._costs, "coverage", allowed
             )
             self._check_duplicates(allowed, int(left))

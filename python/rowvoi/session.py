@@ -336,7 +336,7 @@ class DisambiguationSession:
         costs = resolve_costs(df, feature_costs, all_cols)
         self.df = df
         self.policy = policy
-        self.feature_costs = {c: float(v) for c, v in zip(all_cols, costs)}
+        self.feature_costs: dict[Hashable, float] = {c: float(v) for c, v in zip(all_cols, costs)}
         self._prior_arg = prior
         self._initial = CandidateState(rows, _make_prior(rows, prior))
         self._start(self._initial)

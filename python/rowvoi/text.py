@@ -37,10 +37,13 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from rowvoi import _text
 from rowvoi import _validate as _v
+
+if TYPE_CHECKING:
+    from rowvoi._text import _AnalyzerOptions
 
 __all__ = [
     "Analyzer",
@@ -65,7 +68,7 @@ MAX_TOKEN_LEN: int = _text.MAX_TOKEN_LEN
 #: The English stopword list (matched on normalised tokens, before stemming).
 STOPWORDS: frozenset[str] = frozenset(_text.stopwords())
 
-_POLICIES = {"error": "strict", "replace": "replace"}
+_POLICIES: dict[str, Literal["strict", "replace"]] = {"error": "strict", "replace": "replace"}
 
 
 class Analyzer:
@@ -105,7 +108,7 @@ class Analyzer:
     True
     """
 
-    __slots__ = ("_settings", "_core")
+    __slots__ = ("_core", "_settings")
 
     def __init__(
         self,
@@ -117,12 +120,13 @@ class Analyzer:
         min_token_len: int = 1,
         max_token_len: int = 64,
         on_invalid_utf8: str = "error",
-    ):
+    ) -> None:
         if on_invalid_utf8 not in _POLICIES:
             raise ValueError(
                 f"on_invalid_utf8 = {on_invalid_utf8!r}: must be 'error' or 'replace'"
             )
-        settings = {
+        # the public settings, in signature order (to_dict, repr, equality)
+        settings: dict[str, bool | int | str] = {
             "lowercase": _v.flag("lowercase", lowercase),
             "strip_accents": _v.flag("strip_accents", strip_accents),
             "stopwords": _v.flag("stopwords", stopwords),
@@ -131,20 +135,27 @@ class Analyzer:
             "max_token_len": _v.integer("max_token_len", max_token_len, 1, MAX_TOKEN_LEN),
             "on_invalid_utf8": on_invalid_utf8,
         }
-        if settings["min_token_len"] > settings["max_token_len"]:
+        if int(settings["min_token_len"]) > int(settings["max_token_len"]):
             raise ValueError(
                 f"min_token_len = {min_token_len} exceeds max_token_len = {max_token_len}"
             )
         self._settings = settings
         self._core = _text.AnalyzerCore(self._engine_options())
 
-    def _engine_options(self) -> dict:
-        s = dict(self._settings)
-        s["utf8"] = _POLICIES[s.pop("on_invalid_utf8")]
-        return s
+    def _engine_options(self) -> _AnalyzerOptions:
+        s = self._settings
+        return {
+            "lowercase": bool(s["lowercase"]),
+            "strip_accents": bool(s["strip_accents"]),
+            "stopwords": bool(s["stopwords"]),
+            "stem": bool(s["stem"]),
+            "min_token_len": int(s["min_token_len"]),
+            "max_token_len": int(s["max_token_len"]),
+            "utf8": _POLICIES[str(s["on_invalid_utf8"])],
+        }
 
     @classmethod
-    def _from_engine(cls, options: Mapping[str, Any]) -> "Analyzer":
+    def _from_engine(cls, options: Mapping[str, Any]) -> Analyzer:
         s = dict(options)
         s["on_invalid_utf8"] = "error" if s.pop("utf8") == "strict" else "replace"
         return cls(**s)
@@ -167,18 +178,18 @@ class Analyzer:
         """
         return self._core.tokenize_many(texts)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The settings as a plain dict (JSON-ready), including the version.
 
         >>> Analyzer(stem=False).to_dict()["stem"]
         False
         """
-        d = dict(self._settings)
+        d: dict[str, Any] = dict(self._settings)
         d["version"] = ANALYZER_VERSION
         return d
 
     @classmethod
-    def from_dict(cls, settings: Mapping[str, Any]) -> "Analyzer":
+    def from_dict(cls, settings: Mapping[str, Any]) -> Analyzer:
         """Rebuild an analyzer from :meth:`to_dict` output.
 
         Raises :class:`ValueError` when the recorded version differs from

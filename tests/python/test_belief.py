@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
+
 from rowvoi import CandidateState, _belief
 from rowvoi.errors import InfeasibleError, InvalidArgumentError
 

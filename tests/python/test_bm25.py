@@ -8,8 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from rowvoi.errors import IndexFormatError, StateError
@@ -622,7 +621,7 @@ def test_corrupt_files_raise_index_format_error(tmp_path):
         assert isinstance(info.value, ValueError)
     path = tmp_path / "x.rvx"
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(IndexFormatError, match="x.rvx"):
+    with pytest.raises(IndexFormatError, match=r"x\.rvx"):
         BM25Index.load(path)
     with pytest.raises(OSError):
         BM25Index.load(tmp_path / "missing.rvx")

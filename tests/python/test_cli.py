@@ -95,7 +95,7 @@ def test_rows_by_label_and_by_position(capsys):
 
 
 def test_inline_costs_change_the_key(capsys):
-    code, out, _ = run(
+    _code, out, _ = run(
         capsys,
         "key",
         str(CSV),
@@ -205,7 +205,7 @@ def test_question_command(capsys):
     )
     data = json.loads(out)
     assert data["best"] == "Which version?"
-    assert [q["question"] for q in data["questions"]][0] == "Which version?"
+    assert next(q["question"] for q in data["questions"]) == "Which version?"
     code, out, _ = run(
         capsys, "question", str(RAG / "answers.json"), "--json", "--prior", "0,0,1,1"
     )
@@ -309,9 +309,9 @@ def test_path_names_identical_rows_when_they_are_the_reason(capsys, tmp_path):
 
 
 def test_context_json_has_one_shape_with_and_without_budget(capsys):
-    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--json")
+    _code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--json")
     full = json.loads(out)
-    code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--budget", "200", "--json")
+    _code, out, _ = run(capsys, "context", str(RAG / "support.json"), "--budget", "200", "--json")
     cut = json.loads(out)
     shared = {
         "chunks",

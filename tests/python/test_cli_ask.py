@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from rowvoi.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,15 +84,17 @@ def test_dont_know_skips_and_bad_answers_are_asked_again(monkeypatch, capsys):
 
 
 def test_case_insensitive_and_numeric_answers(monkeypatch, capsys):
-    code, out, _ = ask(monkeypatch, capsys, ["9012"], "--json")
+    _code, out, _ = ask(monkeypatch, capsys, ["9012"], "--json")
     data = json.loads(out)
     assert data["steps"][0]["column"] == "card_last4" and data["rows"] == ["C007"]
-    code, out, _ = ask(monkeypatch, capsys, ["carla reis", "PRO"], "--costs", str(COSTS), "--json")
+    _code, out, _ = ask(
+        monkeypatch, capsys, ["carla reis", "PRO"], "--costs", str(COSTS), "--json"
+    )
     assert json.loads(out)["rows"] == ["C007"]
 
 
 def test_rows_and_columns_restrict(monkeypatch, capsys):
-    code, out, _ = ask(
+    _code, out, _ = ask(
         monkeypatch,
         capsys,
         ["2024"],
@@ -122,7 +125,7 @@ def test_max_questions_and_noise_usage(monkeypatch, capsys):
     assert json.loads(out)["stop_reason"] == "asked --max-questions (1)"
     assert ask(monkeypatch, capsys, [], "--noise", "0.1")[0] == 2
     assert ask(monkeypatch, capsys, [], "--policy", "model", "--noise", "1.5")[0] == 2
-    code, out, err = ask(
+    code, out, _err = ask(
         monkeypatch,
         capsys,
         ["Carla Reis", "pro", "2024"],
@@ -168,7 +171,7 @@ def test_console_script_with_piped_stdin():
 def test_rejected_answers_do_not_count_toward_max_questions(monkeypatch, capsys):
     # "Narnia" and "Atlantis" are not cities of the table: both are rejected and
     # re-asked; the first real answer is still question 1 of 1.
-    code, out, err = ask(
+    code, out, _err = ask(
         monkeypatch,
         capsys,
         ["Narnia", "Atlantis", "Porto", "team"],

@@ -262,11 +262,11 @@ def test_12_universe_is_a_set_and_unknown_strategies_say_so():
     problem = SetCoverProblem({"a": {1, 2}, "b": {3}}, universe=[1, 2, 3, 4])
     assert isinstance(problem.universe, (set, frozenset))
     assert problem.universe == {1, 2, 3, 4}
-    with pytest.raises(ValueError, match="^Unknown strategy"):
+    with pytest.raises(ValueError, match=r"^Unknown strategy"):
         problem.solve(strategy="nonsense")
-    with pytest.raises(ValueError, match="^Unknown strategy"):
+    with pytest.raises(ValueError, match=r"^Unknown strategy"):
         solve_set_cover({"a": {1}}, strategy="nonsense")
-    with pytest.raises(ValueError, match="^Unknown strategy"):
+    with pytest.raises(ValueError, match=r"^Unknown strategy"):
         KeyProblem(TABLE, TABLE.index).minimal_key(strategy="nonsense")
 
 

@@ -18,12 +18,12 @@ import pytest
 
 from rowvoi.corpus import (
     Calibration,
+    Chunked,
     CorpusError,
     CorpusLocked,
     CorpusStore,
     NoFloorWarning,
     WholeText,
-    Chunked,
     build,
     calibrate_min_score,
     discover,
@@ -302,9 +302,8 @@ def test_federated_discovery_gates_each_corpus_on_its_own_floor():
 # ------------------------------------------------------------------ storage
 def test_saving_takes_the_builder_lock_and_checks_the_corpus_did_not_change():
     c = corpus()
-    with c.store.lock():
-        with pytest.raises(CorpusLocked):
-            calibrate_min_score(c, IN, OUT, mode="lexical")
+    with c.store.lock(), pytest.raises(CorpusLocked):
+        calibrate_min_score(c, IN, OUT, mode="lexical")
     assert stored_calibration(c, "lexical") is None
     with pytest.raises(CorpusError, match="changed"):
         c.store.set_calibration(

@@ -26,7 +26,7 @@ def run(capsys, *argv):
 
 
 def test_build_search_info_ls_rm(env, capsys):
-    code, out, err = run(
+    code, out, _err = run(
         capsys, "build", "notes", "--files", str(env / "notes"), "--embedder", "hashing"
     )
     assert code == 0 and out.startswith("built corpus 'notes' (generation 1): 3 artifacts")

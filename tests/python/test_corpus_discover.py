@@ -256,7 +256,7 @@ def test_root_guard_checks_again_after_opening(tree, monkeypatch, proc):
 
 
 def test_root_guard_through_a_symlinked_root(tree, tmp_path):
-    root, outside = tree
+    root, _outside = tree
     alias = tmp_path / "alias"
     os.symlink(root, alias)
     assert read_pointer(str(alias / "a.md"), [alias])[0] == "alpha body"
@@ -284,7 +284,7 @@ def test_disclose_never_raises_and_notes_why(tree):
     before = [dict(h.metadata) for h in sel.selected]
     out = disclose(sel, roots=[root])
     assert [d.artifact_id for d in out] == ["a", "s", "l", "m", "n"]
-    a, s, l, m, n = out
+    a, s, l_, m, n = out
     assert (a.body, a.name, a.pointer, a.summary, a.level) == (
         "alpha body",
         "Alpha",
@@ -293,7 +293,7 @@ def test_disclose_never_raises_and_notes_why(tree):
         "body",
     )
     assert "disclosure" not in a.metadata
-    for d in (s, l):
+    for d in (s, l_):
         assert d.body is None and "outside the allowed roots" in d.metadata["disclosure"]
     assert m.body is None and "could not be read" in m.metadata["disclosure"]
     assert n.body is None and "disclosure" not in n.metadata and n.name == "n"
@@ -307,7 +307,7 @@ def test_disclose_never_raises_and_notes_why(tree):
 
 
 def test_disclose_loader_and_store(tree):
-    root, _ = tree
+    _root, _ = tree
     hits = [
         SearchHit("a", "document", 0.9, "alpha", {"path": "p/a"}),
         SearchHit("b", "document", 0.8, "beta", {"path": "p/b"}),
@@ -661,7 +661,7 @@ def test_cli_discover(home):
     rc, out, err = run_cli(["discover", "notes", "wing stall", "--json"])
     assert rc == 0 and err == ""
     d = json.loads(out)
-    assert [r["artifact_id"] for r in d["results"]][0] == "wing.md"
+    assert next(r["artifact_id"] for r in d["results"]) == "wing.md"
     assert d["disclose_level"] == "metadata" and d["results"][0]["body"] is None
     rc, out, _ = run_cli(["discover", "notes", "wing stall", "--disclose", "--mode", "lexical"])
     assert rc == 0

@@ -49,12 +49,12 @@ from rowvoi.corpus.eval import (
     retrieval_report,
     save_cases,
     save_graded_cases,
+    selection as sel_mod,
     sweep_selector,
     to_qrels,
     to_run,
     validate_cases,
 )
-from rowvoi.corpus.eval import selection as sel_mod
 
 pytrec_eval = pytest.importorskip("pytrec_eval")  # in the test extra: CI runs it
 
@@ -573,7 +573,7 @@ def test_plots(tmp_path, monkeypatch):
     )
     assert b"<svg" in svg.read_bytes()[:400]
     assert plot_distractor_curve({1: 1.0, 8: 0.5}, tmp_path / "one.png").exists()
-    with pytest.raises(ValueError, match=".png"):
+    with pytest.raises(ValueError, match=r"\.png"):
         plot_frontier(sweep, tmp_path / "f.gif")
     assert sorted(os.listdir(tmp_path)) == ["c.svg", "f.png", "one.png"]
     import sys

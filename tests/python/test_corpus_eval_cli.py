@@ -233,7 +233,7 @@ def run(*argv):
 
 
 def test_verbs_text_json_and_warnings(notes):
-    tmp, cases = notes
+    _tmp, cases = notes
     rc, out, err = run(
         "eval", "notes", str(cases), "--mode", "lexical", "--rows", "--abstain-threshold", "0.5"
     )

@@ -152,7 +152,7 @@ def corpus():
 def test_window_and_parent_on_a_built_corpus(corpus):
     c, _, docs = corpus
     hits = search(c, "wing 20", mode="lexical", per_artifact=False, k=50)
-    seed = next(h for h in hits if h.artifact_id == "long" and 3 <= h.surface_index)
+    seed = next(h for h in hits if h.artifact_id == "long" and h.surface_index >= 3)
     siblings = c.records_for_artifact("long")
     p = expand(seed, c)
     assert isinstance(p, Passage)

@@ -10,7 +10,6 @@ import json
 import threading
 import time
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -19,7 +18,6 @@ from rowvoi.corpus.edges import (
     CombinedEdges,
     EdgeList,
     FieldEdges,
-    Link,
     as_extractor,
 )
 from rowvoi.graph import (
@@ -215,7 +213,7 @@ def test_bad_extractor_fails_the_build_and_commits_nothing():
         def extract(self, artifact_id, raw, fields):
             return ["not a link"]
 
-    with pytest.raises(TypeError, match="not rowvoi.corpus.edges.Link"):
+    with pytest.raises(TypeError, match=r"not rowvoi\.corpus\.edges\.Link"):
         build(_src({"a": {"text": "x2", "links": ["b"]}, "b": "y"}), store=store, edges=Broken())
     assert _links(c) == {("a", "LINKS", "", "b")}
     with c.store.snapshot() as snap:
@@ -421,9 +419,9 @@ def test_collapsed_tree_routes_a_summary_hit_to_leaf_chunks():
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     # the hits are the corpus's records
     for h in hits:
-        rec = [
+        rec = next(
             r for r in c.records_for_artifact(h.artifact_id) if r.surface_index == h.surface_index
-        ][0]
+        )
         assert rec.record_id == h.record_id and rec.text == h.text
     # without child edges, a leafless summary is a result itself
     pol = collapsed_tree_policy(

@@ -372,11 +372,11 @@ def test_bad_fetcher_path(env, capsys):
         maintain("bad")
     report = maintain(all=True)
     assert [(r.name, r.action) for r in report] == [("bad", "error"), ("notes", "built")]
-    code, out, err = run(capsys, "maintain", "bad")
+    code, _out, err = run(capsys, "maintain", "bad")
     assert code == 1 and "cannot import module 'no_such_module_xyz'" in err
     assert [e["action"] for e in maintenance_log("bad")] == ["error"] * 3
     registry.register("bad", "records", fetcher="json:JSONDecodeError.nope", embedder="hashing:32")
-    code, out, err = run(capsys, "maintain", "bad")
+    code, _out, err = run(capsys, "maintain", "bad")
     assert code == 1 and "has no attribute" in err
 
 

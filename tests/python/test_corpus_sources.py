@@ -1,12 +1,12 @@
 """Corpus sources, strategies, embedder specs and the registry."""
 
+import itertools
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from rowvoi.corpus import (
     Chunked,
@@ -116,7 +116,7 @@ def test_records_files(tmp_path):
         assert src.spec["kind"] == "records" and src.spec["path"] == str(f)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1}\nnot json\n')
-    with pytest.raises(ValueError, match="bad.jsonl:2: not valid JSON"):
+    with pytest.raises(ValueError, match=r"bad\.jsonl:2: not valid JSON"):
         list(from_records_file(bad, name="r").items())
     (tmp_path / "r.txt").write_text("id,text")
     with pytest.raises(ValueError, match="records files are"):
@@ -174,7 +174,7 @@ def test_chunk_spans_cover_the_text(text, size, overlap_frac):
         assert spans == []
         return
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
-    for (s0, e0), (s1, e1) in zip(spans, spans[1:]):
+    for (s0, e0), (s1, _e1) in itertools.pairwise(spans):
         assert s0 < s1 <= e0, (spans, text)  # progress, no gap
     assert all(0 < e - s <= size for s, e in spans)
 

@@ -10,28 +10,32 @@ process boundaries.
 
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-from rowvoi import CandidateState, _belief, _candidates  # noqa: E402
-from rowvoi import keys as mem  # noqa: E402
+from rowvoi import (  # noqa: E402
+    CandidateState,
+    _belief,
+    _candidates,
+    keys as mem,
+)
 from rowvoi.dask import (  # noqa: E402
+    _values,
     filter_candidates,
     find_key,
     plan_key_path,
     question_values,
     suggest,
 )
-from rowvoi.dask import _values  # noqa: E402
 from rowvoi.errors import NotProvenOptimalWarning, RangeError  # noqa: E402
 from rowvoi.frame import UnknownLabelError  # noqa: E402
 from rowvoi.policies import CandidateMIPolicy  # noqa: E402
@@ -56,7 +60,7 @@ def _piece(p):
 def split(df: pd.DataFrame, sizes: list[int]):
     """A Dask frame whose partitions have exactly these sizes (zeros allowed)."""
     bounds = np.r_[0, np.cumsum(sizes)]
-    pieces = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+    pieces = [df.iloc[a:b] for a, b in itertools.pairwise(bounds)]
     return dd.from_map(_piece, pieces, meta=df.iloc[:0])
 
 
@@ -257,7 +261,7 @@ def test_non_greedy_strategies_and_idf_collect_small_tables(monkeypatch):
 def test_bad_arguments_raise_like_memory():
     df = pd.DataFrame({"a": [1, 2, 3], "b": [1, 1, 2]}, index=["x", "y", "z"])
     ddf = split(df, [1, 2])
-    with pytest.raises(TypeError, match="dask.dataframe.DataFrame"):
+    with pytest.raises(TypeError, match=r"dask\.dataframe\.DataFrame"):
         find_key(df)
     with pytest.raises(UnknownLabelError, match="'w'"):
         find_key(ddf, ["x", "w"], scheduler=SYNC)

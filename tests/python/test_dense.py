@@ -5,8 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from rowvoi.dense import FlatIndex, HNSWIndex, recall_at_k
 from rowvoi.errors import IndexFormatError, InvalidArgumentError, RangeError
@@ -279,7 +278,7 @@ def hnsw_setup():
 
 
 def test_hnsw_recall_against_exact(hnsw_setup):
-    data, queries, exact, hnsw = hnsw_setup
+    _data, queries, exact, hnsw = hnsw_setup
     truth = exact.search(queries, k=10).ids
     got = hnsw.search(queries, k=10)
     assert got.ids.shape == (100, 10)
@@ -333,7 +332,7 @@ def test_hnsw_remove_filter_grow_and_errors():
 
 
 def test_hnsw_save_load(tmp_path, hnsw_setup):
-    data, queries, exact, hnsw = hnsw_setup
+    _data, queries, _exact, hnsw = hnsw_setup
     hnsw.save(tmp_path / "ix")
     back = HNSWIndex.load(tmp_path / "ix")
     assert (back.M, back.ef_construction, back.ef, back.seed, len(back)) == (8, 60, 16, 1, 4000)
@@ -345,7 +344,7 @@ def test_hnsw_save_load(tmp_path, hnsw_setup):
     graph.write_bytes(bytes(blob))
     with pytest.raises(IndexFormatError, match="checksum"):
         HNSWIndex.load(tmp_path / "ix")
-    with pytest.raises(IndexFormatError, match="hnsw.json"):
+    with pytest.raises(IndexFormatError, match=r"hnsw\.json"):
         HNSWIndex.load(tmp_path / "nothing")
 
 

@@ -11,8 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import rowvoi.embed as embed
 from rowvoi.embed import HashingEmbedder, MiniLMEmbedder, ModelNotFoundError, locate_minilm
@@ -286,7 +285,7 @@ def test_model_dir_override_and_missing_file(tmp_path, monkeypatch):
     d = tmp_path / "model"
     d.mkdir()
     shutil.copy(model, d / "model.onnx")
-    with pytest.raises(ModelNotFoundError, match="has no tokenizer.json"):
+    with pytest.raises(ModelNotFoundError, match=r"has no tokenizer\.json"):
         MiniLMEmbedder(d, quantize=False)
     monkeypatch.setenv("ROWVOI_MODEL_DIR", str(d))
     with pytest.raises(ModelNotFoundError, match=r"from ROWVOI_MODEL_DIR\) has no tokenizer.json"):

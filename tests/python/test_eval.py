@@ -6,8 +6,9 @@ import random
 import numpy as np
 import pandas as pd
 import pytest
-import rowvoi.eval as ev
 from conftest import random_frame
+
+import rowvoi.eval as ev
 from rowvoi import (
     CandidateMIPolicy,
     RandomPolicy,

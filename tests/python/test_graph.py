@@ -8,8 +8,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (

@@ -6,8 +6,7 @@ import os
 import tempfile
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (

@@ -449,10 +449,9 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path):
 
     with pytest.raises(RuntimeError, match="disk on fire"):
         atomic_write(target, broken)
-    with pytest.raises(KeyError):
-        with atomic_path(target) as tmp:
-            Path(tmp).write_bytes(b"half")
-            raise KeyError("stop")
+    with pytest.raises(KeyError), atomic_path(target) as tmp:
+        Path(tmp).write_bytes(b"half")
+        raise KeyError("stop")
     assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["meta.json"]
     stale = tmp_path / f"meta.json.tmp-{_host()}-{_dead_pid()}-0a1b2c3d"
     stale.write_bytes(b"x")

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 import rowvoi.errors
-
 from rowvoi._rwlock import RWLock
 from rowvoi.dense import FlatIndex, HNSWIndex
 from rowvoi.lexical import BM25Index
@@ -110,7 +109,7 @@ def test_bm25_reads_and_saves_while_adding_and_deleting(tmp_path):
         st = ix.stats()  # one consistent snapshot
         assert st["next_id"] >= last["n"]  # ids are handed out monotonically
         last["n"] = st["next_id"]
-        assert 0 < st["n_live"] and st["next_id"] <= planned[0]
+        assert st["n_live"] > 0 and st["next_id"] <= planned[0]
         assert st["n_live"] + st["n_tombstoned"] <= st["n_docs"] <= st["next_id"]
         assert 0 < len(ix) <= ix.n_docs <= planned[0]
         live = ix.ids()
@@ -132,7 +131,7 @@ def test_bm25_reads_and_saves_while_adding_and_deleting(tmp_path):
         ids = back.ids()
         assert len(back) == len(ids) > 0 and ids.max() < planned[0]
         copy = BM25Index.from_bytes(ix.to_bytes())
-        assert 0 < len(copy) and copy.ids().max() < planned[0]
+        assert len(copy) > 0 and copy.ids().max() < planned[0]
 
     h.go(
         [
@@ -375,7 +374,8 @@ def _starvation(ix, search, add, n_readers=8, bound=2.0):
         while time.monotonic() < deadline:
             done = threading.Event()
             t0 = time.monotonic()
-            w = threading.Thread(target=lambda: (add(), done.set()), daemon=True)
+            # bind this round's event: a late writer must not set the next one's
+            w = threading.Thread(target=lambda done=done: (add(), done.set()), daemon=True)
             w.start()
             finished = done.wait(bound)
             waits.append(time.monotonic() - t0)

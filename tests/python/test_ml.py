@@ -1,13 +1,14 @@
 """RowVoiModel: fit, noise model, suggestions, acquisition."""
 
+import itertools
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import random_frame
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
+
 from rowvoi import CandidateState, RowVoiModel, compute_gold_next_column_probabilistic
 
 
@@ -72,7 +73,7 @@ def test_noise_lowers_the_gain_monotonically():
         RowVoiModel(noise=e).fit(df).suggest_next_feature(df, state).expected_voi
         for e in (0.0, 0.1, 0.3, 0.6)
     ]
-    assert gains[0] == 2.0 and all(a > b for a, b in zip(gains, gains[1:]))
+    assert gains[0] == 2.0 and all(a > b for a, b in itertools.pairwise(gains))
     # the K = 4 symmetric channel: 2 - h(e) - e log2(3)
     e = 0.1
     want = 2 + (1 - e) * math.log2(1 - e) + e * math.log2(e / 3)

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import random_frame
+
 from rowvoi import (
     RowVoiModel,
     estimate_coverage_probability,

@@ -17,12 +17,12 @@ import builtins
 import contextlib
 import datetime as dt
 import math
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, event, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from rowvoi.errors import QueryError
 from rowvoi.query import (
@@ -363,9 +363,9 @@ def test_engines_agree_with_each_other_and_the_reference(df, data):
 class Foreign:
     """An object a query must never call into."""
 
-    calls: list[str] = []
+    calls: ClassVar[list[str]] = []
 
-    def _record(name):  # noqa: N805
+    def _record(name):
         def method(self, *args, **kwargs):
             Foreign.calls.append(name)
             raise AssertionError(f"{name} called on a foreign object")

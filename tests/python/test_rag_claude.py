@@ -85,7 +85,7 @@ def test_building_without_a_client_needs_the_extra(monkeypatch):
 
 
 def test_client_and_settings_are_checked():
-    with pytest.raises(TypeError, match="messages.create"):
+    with pytest.raises(TypeError, match=r"messages\.create"):
         ClaudeSupportJudge(client=object())
     with pytest.raises(TypeError, match="model"):
         ClaudeSupportJudge(client=FakeClient(GOOD_SUPPORT), model="")

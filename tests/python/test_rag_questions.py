@@ -1,7 +1,5 @@
 """rowvoi.rag.questions and rowvoi.rag.retrieval."""
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import random_frame
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
+
 from rowvoi import (
     CandidateMIPolicy,
     CandidateState,

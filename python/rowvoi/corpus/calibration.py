@@ -82,6 +82,7 @@ True
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import numbers
@@ -162,7 +163,8 @@ def stored_calibration(corpus: Any, key: str) -> dict[str, Any] | None:
     store = getattr(corpus, "store", None)
     if store is None:
         return None
-    return store.calibration(key)
+    stored: dict[str, Any] | None = store.calibration(key)
+    return stored
 
 
 def _lexical_id(conf: Any) -> str | None:
@@ -424,7 +426,7 @@ def best_floor(
     # the extreme floors (answer all, refuse all) keep half the spread as margin
     pad = ((finite[-1] - finite[0]) or max(abs(finite[0]), 1.0)) / 2
     cands = [(finite[0] - pad, pad)]
-    cands += [((a + b) / 2, (b - a) / 2) for a, b in zip(finite, finite[1:])]
+    cands += [((a + b) / 2, (b - a) / 2) for a, b in itertools.pairwise(finite)]
     cands.append((finite[-1] + pad, pad))
     best = None
     for floor, margin in cands:

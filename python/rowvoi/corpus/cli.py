@@ -31,7 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+if TYPE_CHECKING:
+    from rowvoi.corpus.base import SearchHit
 
 __all__ = ["add_parsers"]
 
@@ -42,7 +46,7 @@ def _errors() -> tuple[type, type]:
     return CliError, UsageError
 
 
-def _positive_int(what: str):
+def _positive_int(what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -80,9 +84,16 @@ def _csv(text: str) -> list[str]:
 
 def _strategy_spec(args: argparse.Namespace) -> dict[str, Any] | None:
     """The strategy spec the flags ask for (None: none asked)."""
-    from rowvoi.corpus.strategy import Chunked, Fields, WholeText, strategy_to_spec
+    from rowvoi.corpus.strategy import (
+        Chunked,
+        Fields,
+        WholeText,
+        _Strategy,
+        strategy_to_spec,
+    )
 
     _, UsageError = _errors()
+    strat: _Strategy
     name = args.strategy
     chunk_flags = any(v is not None for v in (args.chunk_size, args.overlap, args.max_tokens))
     if name is None and args.fields is None and not chunk_flags:
@@ -118,7 +129,7 @@ def _strategy_spec(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
     """A registry entry from --files/--records/--fetcher flags (None: none given)."""
-    CliError, UsageError = _errors()
+    _CliError, UsageError = _errors()
     given = [f for f in ("files", "records", "fetcher") if getattr(args, f, None)]
     if len(given) > 1:
         raise UsageError("give one source: --files FOLDER, --records FILE or --fetcher MOD:ATTR")
@@ -259,6 +270,14 @@ def _edges_spec(args: argparse.Namespace) -> dict[str, Any] | None:
     return FieldEdges(fields).spec()
 
 
+@overload
+def _register_from_flags(
+    name: str, args: argparse.Namespace, *, required: Literal[True]
+) -> dict[str, Any]: ...
+@overload
+def _register_from_flags(
+    name: str, args: argparse.Namespace, *, required: bool
+) -> dict[str, Any] | None: ...
 def _register_from_flags(
     name: str, args: argparse.Namespace, *, required: bool
 ) -> dict[str, Any] | None:
@@ -266,7 +285,7 @@ def _register_from_flags(
     strategy unless the flags change them); returns the entry in force."""
     from rowvoi.corpus import registry
 
-    CliError, UsageError = _errors()
+    _CliError, UsageError = _errors()
     entry = _entry_from_flags(args)
     old = registry.get(name)
     strategy = _strategy_spec(args)
@@ -413,7 +432,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_hits(hits: list, note: Any = None) -> None:
+def print_hits(hits: Sequence[SearchHit], note: Callable[[SearchHit], str] | None = None) -> None:
     """One hit per two lines (rank, score, id, kind, ``note(hit)``; the
     snippet), then its pointer; ``(no hits)`` for none."""
     if not hits:

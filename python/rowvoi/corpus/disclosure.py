@@ -222,7 +222,7 @@ def _fd_path(fd: int) -> str | None:
 
 
 def read_pointer(
-    pointer: str, roots: Iterable[str | os.PathLike], *, max_bytes: int = MAX_BODY_BYTES
+    pointer: str, roots: Iterable[str | os.PathLike[str]], *, max_bytes: int = MAX_BODY_BYTES
 ) -> tuple[str, bool]:
     """Read the file a pointer names, if it lies inside one of ``roots``.
 
@@ -284,7 +284,7 @@ def read_pointer(
         except FileNotFoundError as exc:
             missing = exc
             continue
-        except OSError as exc:
+        except OSError:
             if _NOFOLLOW and os.path.islink(real):  # swapped for a link after the check
                 raise PointerRefused(
                     f"pointer {pointer!r} became a symbolic link while it was opened; not read"
@@ -415,7 +415,7 @@ def disclose(
     store: ResourceStore | None = None,
     expand: NeighborhoodPolicy | None = None,
     corpus: Any = None,
-    roots: Iterable[str | os.PathLike] | None = None,
+    roots: Iterable[str | os.PathLike[str]] | None = None,
 ) -> list[Disclosure]:
     """One :class:`Disclosure` per selected hit, best first.
 

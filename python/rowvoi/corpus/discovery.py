@@ -327,8 +327,10 @@ def discover(
             f"unknown disclosure level {disclose_level!r}; use one of "
             f"{', '.join(DISCLOSURE_LEVELS)}"
         )
-    common = dict(strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio)
-    disclosure = dict(level=disclose_level, loader=loader, store=store, expand=expand, roots=roots)
+    common: dict[str, Any] = dict(strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio)
+    disclosure: dict[str, Any] = dict(
+        level=disclose_level, loader=loader, store=store, expand=expand, roots=roots
+    )
     if isinstance(corpus, (list, tuple)):
         return _federated(
             list(corpus),
@@ -497,8 +499,11 @@ def _merge(
     survivors: dict[str, list[SearchHit]], merge: Any, weights: Any, rrf_k: Any, k: int
 ) -> list[SearchHit]:
     if merge == "rrf":
+        by_source: dict[str | None, Sequence[SearchHit]] = {
+            name: hits for name, hits in survivors.items()
+        }
         return fuse_hits(
-            survivors, rrf_k=DFLT_RRF_K if rrf_k is None else rrf_k, weights=weights, k=k
+            by_source, rrf_k=DFLT_RRF_K if rrf_k is None else rrf_k, weights=weights, k=k
         )
     if merge == "score":
         pooled = [h for hits in survivors.values() for h in hits]

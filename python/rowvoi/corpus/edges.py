@@ -160,8 +160,10 @@ class EdgeExtractor(Protocol):
     never reads the artifact to re-extract).
     """
 
-    extractor_id: str
     uses_content: bool
+
+    @property
+    def extractor_id(self) -> str: ...
 
     def extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list[Link]: ...
 
@@ -398,9 +400,9 @@ class CombinedEdges:
     [('LINKS', 'b'), ('REF', 'c')]
     """
 
-    def __init__(self, extractors: Sequence[EdgeExtractor]) -> None:
-        self.parts = [as_extractor(e) for e in extractors]
-        self.parts = [p for p in self.parts if p is not None]
+    def __init__(self, extractors: Sequence[EdgeExtractor | None]) -> None:
+        parts = [as_extractor(e) for e in extractors]
+        self.parts: list[EdgeExtractor] = [p for p in parts if p is not None]
         self.uses_content = any(getattr(p, "uses_content", True) for p in self.parts)
 
     @property
@@ -459,7 +461,8 @@ def as_extractor(edges: Any) -> EdgeExtractor | None:
     if hasattr(edges, "extract") and hasattr(edges, "extractor_id"):
         if not isinstance(edges.extractor_id, str) or not edges.extractor_id:
             raise TypeError("an edge extractor's extractor_id must be a non-empty string")
-        return edges
+        extractor: EdgeExtractor = edges
+        return extractor
     if hasattr(edges, "columns") and hasattr(edges, "to_dict"):
         return EdgeList(edges)
     if isinstance(edges, (list, tuple)):

@@ -305,7 +305,10 @@ def make_embedder(spec: Any = "default", *, persistent: bool = True) -> CorpusEm
 
 
 def _embed_fn(fn: Any) -> Callable[[list[str]], Any]:
-    return fn.embed if hasattr(fn, "embed") and callable(fn.embed) else fn
+    embed: Callable[[list[str]], Any] = (
+        fn.embed if hasattr(fn, "embed") and callable(fn.embed) else fn
+    )
+    return embed
 
 
 def _dim_of(obj: Any) -> int | None:

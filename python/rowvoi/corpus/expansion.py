@@ -341,7 +341,7 @@ def expand(hit: SearchHit, corpus: Any, *, policy: NeighborhoodPolicy | None = N
             f"a neighbourhood policy must return a sequence of records, got "
             f"{type(chosen).__name__}"
         )
-    index = {r.id: pos for pos, r in enumerate(siblings)}
+    index: dict[Any, int] = {r.id: pos for pos, r in enumerate(siblings)}
     picked: set[int] = set()
     for r in chosen:
         pos = index.get(getattr(r, "id", None))
@@ -354,6 +354,7 @@ def expand(hit: SearchHit, corpus: Any, *, policy: NeighborhoodPolicy | None = N
             )
         picked.add(pos)
     records = [siblings[p] for p in sorted(picked)]
+    ids: tuple[str, ...]
     if not records:
         text, ids = hit.text, ()
     else:

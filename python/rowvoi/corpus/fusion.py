@@ -38,7 +38,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from rowvoi.corpus.base import SearchHit, tag_source
 from rowvoi.corpus.retrieve import DFLT_RRF_K
@@ -50,7 +50,7 @@ __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 
 #: How cross-source duplicates are recognised: ``None`` (never merge),
 #: ``"pointer"`` (equal pointers merge) or a callable ``hit -> hashable``.
-Identity = Union[None, str, Callable[[SearchHit], Hashable]]
+Identity = None | str | Callable[[SearchHit], Hashable]
 
 
 def _check_weights(weights: Mapping[Any, Any] | None) -> dict[Any, float]:
@@ -91,7 +91,7 @@ def _identity_fn(identity: Identity) -> Callable[[SearchHit], Hashable]:
         )
 
     def by_callable(h: SearchHit) -> Hashable:
-        key = identity(h)  # type: ignore[operator]
+        key = identity(h)
         if not key:
             return ("hit", h.source, h.artifact_id)
         try:

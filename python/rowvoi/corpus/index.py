@@ -65,7 +65,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -77,10 +77,10 @@ from rowvoi.corpus.store import (
     AID_COLUMN,
     COMPACT_MIN,
     COMPACT_RATIO,
-    CorpusStore,
-    Snapshot,
     FLAT_STORAGE,
     HNSW_PARAMS,
+    CorpusStore,
+    Snapshot,
     base_files,
     default_lexical,
     ensure_links_table,
@@ -90,6 +90,14 @@ from rowvoi.corpus.store import (
 )
 from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
 from rowvoi.errors import IndexFormatError
+
+if TYPE_CHECKING:
+    from rowvoi.corpus.edges import Link
+    from rowvoi.dense import FlatIndex, HNSWIndex
+    from rowvoi.lexical import BM25Index
+
+    # (artifact_id, version, filter fields, surfaces, links or None)
+    _Plan = tuple[str, str, Mapping[str, Any], list[Surface], list[Link] | None]
 
 __all__ = ["build", "BuildReport", "DFLT_BATCH_SIZE"]
 
@@ -302,7 +310,7 @@ class _Fields:
                 self.types[name] = (cls, integer, False)
                 continue
             if nt != t:
-                self.types[name] = (nt, integer if nt == "numeric" else False, False)
+                self.types[name] = (nt or "text", integer if nt == "numeric" else False, False)
                 self._rewrite.add(name)  # values stored as `t` must become `nt`
             elif nt == "numeric" and was_int and not integer:
                 self.types[name] = ("numeric", False, False)
@@ -450,7 +458,7 @@ def _resolve_store(source: CorpusSource, store: Any) -> CorpusStore:
 def build(
     source: CorpusSource,
     *,
-    store: CorpusStore | str | os.PathLike | None = None,
+    store: CorpusStore | str | os.PathLike[str] | None = None,
     embedder: Any = None,
     full: bool = True,
     batch_size: int = DFLT_BATCH_SIZE,
@@ -674,7 +682,11 @@ class _Builder:
             self.extractor = extractor_from_spec(spec) if spec else None
             if stored is not None and self.extractor is None:
                 self.edges_keep = True
-            elif self.extractor is not None and self.extractor.extractor_id != stored.get("id"):
+            elif (
+                self.extractor is not None
+                and stored is not None
+                and self.extractor.extractor_id != stored.get("id")
+            ):
                 self.edges_all = True  # a spec whose extractor changed meaning
         else:
             self.extractor = self.edges_arg
@@ -687,11 +699,13 @@ class _Builder:
                 "id": self.extractor.extractor_id,
                 "spec": spec() if callable(spec) else None,
             }
-        self.pending_links: dict[str, list] = {}
+        self.pending_links: dict[str, list[Link]] = {}
 
-    def _extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list:
+    def _extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list[Link]:
         from rowvoi.corpus.edges import check_links
 
+        if self.extractor is None:
+            return []
         try:
             links = self.extractor.extract(artifact_id, raw, fields)
             return check_links(artifact_id, links)
@@ -702,7 +716,7 @@ class _Builder:
 
     def _rebuild_reason(self, snap: Snapshot) -> str | None:
         s = self.state
-        if snap.generation == 0 or snap.n_records() == 0 and not s.get("embedder_id"):
+        if snap.generation == 0 or (snap.n_records() == 0 and not s.get("embedder_id")):
             return "first build"
         if s.get("embedder_id") != self.emb.embedder_id:
             return "embedder changed"
@@ -719,10 +733,8 @@ class _Builder:
         seen: set[str] = set()
         signal = self.source.change_signal
         rebuild = self.rebuild is not None
-        n_before = 0
-        for artifact_id, raw in self.source.items():
+        for n_before, (artifact_id, raw) in enumerate(self.source.items(), start=1):
             seen.add(artifact_id)
-            n_before += 1
             if len(seen) != n_before:
                 raise ValueError(
                     f"the source yields artifact {artifact_id!r} twice; ids must be unique"
@@ -776,7 +788,7 @@ class _Builder:
         ).fetchone()
         return {} if row is None else json.loads(row[0])
 
-    def _put_links(self, key: str, links: list) -> None:
+    def _put_links(self, key: str, links: list[Link]) -> None:
         """Replace one artifact's links."""
         self.con.execute("DELETE FROM links WHERE source = ?", (key,))
         if links:
@@ -811,6 +823,7 @@ class _Builder:
                 if self.rebuild not in (None, "first build", "embedder changed")
                 else None
             )
+            self.direct: tuple[BM25Index, FlatIndex | None] | None
             if self.rebuild is not None:
                 self._reset()
                 ledger = {}
@@ -925,10 +938,10 @@ class _Builder:
         con.execute(f'DELETE FROM filter_values WHERE "{AID_COLUMN}" = ?', (aid,))
         self.report.records_removed += len(ids)
 
-    def _plans(self, stale: list[tuple[str, str]]) -> Iterator[list[tuple]]:
+    def _plans(self, stale: list[tuple[str, str]]) -> Iterator[list[_Plan]]:
         """Batches of (artifact_id, version, filter fields, surfaces, links
         or None), about ``batch_size`` surfaces each."""
-        batch: list[tuple] = []
+        batch: list[_Plan] = []
         n = 0
         for artifact_id, version in stale:
             try:
@@ -976,8 +989,8 @@ class _Builder:
                 hashes = [_hash_text(t) for t in texts]
                 vectors = self._vectors(texts, hashes, old_vectors)
                 _stage("embedded")
-                rows: list[tuple] = []
-                artifacts: list[tuple] = []
+                rows: list[tuple[int, int, Surface]] = []
+                artifacts: list[tuple[int, str, str, str, str, str]] = []
                 for artifact_id, version, fields, surfs, links in batch:
                     if links is not None:
                         self._put_links(ledger_key(artifact_id), links)
@@ -1029,7 +1042,7 @@ class _Builder:
             found.update(self._delta_cache([h for h in distinct if h not in found]))
         todo = [h for h in distinct if h not in found]
         if todo:
-            first = {}
+            first: dict[bytes, str] = {}
             for t, h in zip(texts, hashes):
                 first.setdefault(h, t)
             t0 = time.perf_counter()
@@ -1066,8 +1079,8 @@ class _Builder:
         )
         return {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
 
-    def _delta_cache_rows(self, missing: list[bytes], base_next: int) -> list[tuple]:
-        out = []
+    def _delta_cache_rows(self, missing: list[bytes], base_next: int) -> list[tuple[bytes, bytes]]:
+        out: list[tuple[bytes, bytes]] = []
         for i in range(0, len(missing), 500):
             chunk = missing[i : i + 500]
             out += self.con.execute(
@@ -1080,7 +1093,7 @@ class _Builder:
 
     def _put_artifact(
         self,
-        out: list[tuple],
+        out: list[tuple[int, str, str, str, str, str]],
         artifact_id: str,
         version: str,
         fields: Mapping[str, Any],
@@ -1162,11 +1175,12 @@ class _Builder:
         ]
         n_tomb = c.execute("SELECT count(*) FROM tombstones").fetchone()[0]
         n_live = c.execute("SELECT count(*) FROM records").fetchone()[0]
-        return n_delta + n_tomb > max(COMPACT_MIN, COMPACT_RATIO * n_live)
+        return bool(n_delta + n_tomb > max(COMPACT_MIN, COMPACT_RATIO * n_live))
 
     def _compact(self, gen: int) -> dict[str, Any]:
         """Write the index files of generation ``gen`` (all live records)
         and clear the delta; returns the new base description."""
+        dense: FlatIndex | HNSWIndex | None
         if self.direct is not None:
             lexical, dense = self.direct
         else:

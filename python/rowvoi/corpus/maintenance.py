@@ -171,7 +171,7 @@ def format_duration(seconds: float) -> str:
     >>> format_duration(5400), format_duration(86400), format_duration(0.4)
     ('1h30m', '1d', '0s')
     """
-    s = int(round(seconds))
+    s = round(seconds)
     out = []
     for unit in ("w", "d", "h", "m", "s"):
         n, s = divmod(s, _UNITS[unit])
@@ -261,14 +261,19 @@ def policy_from_spec(spec: Any) -> MaintenancePolicy:
                 f"policy {spec!r}: use on_source_change, manual or "
                 "interval:DURATION (e.g. interval:24h)"
             )
-        return MaintenancePolicy(on, every.strip() if sep else None)
+        if not sep:
+            return MaintenancePolicy(on)
+        if on != "interval":
+            raise ValueError(f"policy {on!r} takes no duration (only interval does)")
+        return MaintenancePolicy(on, parse_duration(every.strip()))
     if isinstance(spec, Mapping):
         unknown = set(spec) - {"on", "every_seconds"}
         if unknown or not isinstance(spec.get("on"), str):
             raise ValueError(
                 f"policy {dict(spec)!r}: expected {{'on': KIND}} with 'every_seconds' for interval"
             )
-        return MaintenancePolicy(_ALIASES.get(spec["on"], spec["on"]), spec.get("every_seconds"))
+        on_name = str(spec["on"])
+        return MaintenancePolicy(_ALIASES.get(on_name, on_name), spec.get("every_seconds"))
     raise TypeError(
         f"a maintenance policy is a string such as 'interval:24h', not {type(spec).__name__}"
     )
@@ -491,7 +496,7 @@ def _files_change(
     old = state.get("files") or {}
     taken = int(state.get("files_taken_ns") or 0)
     now_ns = time.time_ns()
-    new: dict[str, list] = {}
+    new: dict[str, list[Any]] = {}  # key -> [size, mtime_ns, change signal]
     n_new = n_changed = 0
     root = str(scope.root)
     for key in scope.keys_list():
@@ -704,7 +709,7 @@ def _decide(
         return "registration changed", "", updates
     if policy.on == "manual":
         return "asked by name (manual policy)", "", updates
-    if policy.on == "interval":
+    if policy.on == "interval" and policy.every is not None:  # interval always has every
         last = state.get("last_built")
         if not isinstance(last, (int, float)):
             return "never maintained", "", updates

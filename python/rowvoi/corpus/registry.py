@@ -324,9 +324,9 @@ def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
     if e.get("filter_types"):
         common["filter_types"] = e["filter_types"]
     if e["kind"] == "files":
-        kw = {k: e[k] for k in ("pattern", "exclude") if k in e}
-        return from_files(e["root"], **kw, **common)
-    kw = {k: e[k] for k in ("id_key", "text_key", "metadata_keys") if k in e}
+        files_kw: dict[str, Any] = {k: e[k] for k in ("pattern", "exclude") if k in e}
+        return from_files(e["root"], **files_kw, **common)
+    kw: dict[str, Any] = {k: e[k] for k in ("id_key", "text_key", "metadata_keys") if k in e}
     if "path" in e:
         return from_records_file(e["path"], **kw, **common)
     return from_records(fetcher=e["fetcher"], **kw, **common)

@@ -342,8 +342,9 @@ class Corpus:
                 "updated": s.get("updated"),
             }
         files = self.store.files()
-        out["files"] = {p.name: p.stat().st_size for p in files if p.exists()}
-        out["bytes"] = sum(out["files"].values())
+        sizes = {p.name: p.stat().st_size for p in files if p.exists()}
+        out["files"] = sizes
+        out["bytes"] = sum(sizes.values())
         return out
 
 
@@ -648,7 +649,8 @@ def _allowed(
 
     if not filter and kinds is None:
         return None
-    where, args = None, []
+    where: str | None = None
+    args: list[Any] = []
     if filter:
         try:
             node = parse_filter(filter, loaded.schema)
@@ -841,8 +843,8 @@ def _explain(
     cid: int,
     score: float,
     kind: str,
-    d_rank: dict,
-    l_rank: dict,
+    d_rank: dict[int, tuple[int, float]],
+    l_rank: dict[int, tuple[int, float]],
     p: _Params,
     dense_index: str,
 ) -> dict[str, Any]:

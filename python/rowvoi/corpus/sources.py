@@ -298,7 +298,7 @@ def from_mapping(
 # ------------------------------------------------------------------- files
 
 
-class FileScope(Mapping):
+class FileScope(Mapping[str, str]):
     """A lazy mapping over the text files of a folder: keys are paths
     relative to ``root`` (with ``/``), values the files' text, read on
     access (UTF-8; invalid bytes replaced).
@@ -319,7 +319,7 @@ class FileScope(Mapping):
 
     def __init__(
         self,
-        root: str | os.PathLike,
+        root: str | os.PathLike[str],
         pattern: str = DFLT_FILE_PATTERN,
         exclude: Iterable[str] | None = None,
     ) -> None:
@@ -390,7 +390,7 @@ class FileScope(Mapping):
 
 
 def from_files(
-    root: str | os.PathLike,
+    root: str | os.PathLike[str],
     *,
     name: str | None = None,
     pattern: str = DFLT_FILE_PATTERN,
@@ -432,7 +432,7 @@ def from_files(
         p = scope.path(artifact_id)
         return {"path": str(p), "name": artifact_id, "suffix": p.suffix}
 
-    spec = {"kind": "files", "root": str(scope.root), "pattern": pattern}
+    spec: dict[str, Any] = {"kind": "files", "root": str(scope.root), "pattern": pattern}
     if exclude is not None:
         spec["exclude"] = sorted(scope.exclude)
     return CorpusSource(name, scope, strategy, metadata_of=metadata_of, spec=spec, **kwargs)
@@ -469,7 +469,8 @@ def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
     TypeError: fetcher 'rowvoi.corpus.sources:DFLT_EXCLUDE_DIRS' names a frozenset, not a callable
     """
     if callable(fetcher):
-        return fetcher
+        given: Callable[[], Any] = fetcher
+        return given
     if not isinstance(fetcher, str) or not fetcher:
         raise TypeError(f"fetcher must be a callable or a 'module:attr' string, not {fetcher!r}")
     if ":" in fetcher:
@@ -493,10 +494,11 @@ def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
             ) from None
     if not callable(obj):
         raise TypeError(f"fetcher {fetcher!r} names a {type(obj).__name__}, not a callable")
-    return obj
+    found: Callable[[], Any] = obj
+    return found
 
 
-class _Records(Mapping):
+class _Records(Mapping[str, Any]):
     """Records fetched once, on first access, keyed by their id field."""
 
     def __init__(self, fetch: Callable[[], Any], id_key: str) -> None:
@@ -623,7 +625,7 @@ def _check_keys(keys: Sequence[str] | None) -> tuple[str, ...]:
     return keys
 
 
-def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
+def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The records of a JSON Lines (``.jsonl``/``.ndjson``), JSON (a list of
     objects), CSV or Parquet file, as dicts (missing CSV/Parquet cells are
     ``None``).
@@ -674,10 +676,7 @@ def read_records(path: str | os.PathLike) -> list[dict[str, Any]]:
         import pandas as pd
 
         try:
-            if suffix == ".csv":
-                df = pd.read_csv(p)
-            else:
-                df = pd.read_parquet(p)
+            df = pd.read_csv(p) if suffix == ".csv" else pd.read_parquet(p)
         except ImportError as exc:
             raise ValueError(
                 f"{p}: reading Parquet needs pyarrow: pip install 'rowvoi[parquet]' ({exc})"
@@ -718,7 +717,7 @@ class _FileFetcher:
 
 
 def from_records_file(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     name: str | None,
     id_key: str = "id",

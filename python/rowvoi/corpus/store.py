@@ -90,7 +90,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -99,6 +99,10 @@ from rowvoi.corpus.base import CorpusError, CorpusLocked, CorpusNotFound
 from rowvoi import _status
 from rowvoi.corpus.paths import check_name, corpus_dir
 from rowvoi.errors import IndexFormatError
+
+if TYPE_CHECKING:
+    from rowvoi.dense import FlatIndex, HNSWIndex
+    from rowvoi.lexical import BM25Index
 
 __all__ = [
     "CorpusStore",
@@ -246,7 +250,7 @@ class CorpusStore:
     (0, 0)
     """
 
-    def __init__(self, path: str | os.PathLike, *, name: str | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, name: str | None = None) -> None:
         self.path = Path(path).expanduser().absolute()
         self.name = name
         self.temporary = False
@@ -327,7 +331,7 @@ class CorpusStore:
         """This thread's connection to ``docs.sqlite`` (opened once per
         thread; never creates the file: :class:`CorpusNotFound` if absent).
         Autocommit mode: transactions are explicit."""
-        con = getattr(self._local, "con", None)
+        con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is not None:
             return con
         self.require()
@@ -365,7 +369,7 @@ class CorpusStore:
             )
             con.execute("PRAGMA busy_timeout = 60000")
             con.execute("PRAGMA synchronous=FULL")
-            self._writer = con
+            self._writer: sqlite3.Connection | None = con
         return con
 
     def close_writer(self) -> None:
@@ -627,7 +631,7 @@ class CorpusStore:
 
 @contextlib.contextmanager
 def pid_lock(
-    path: str | os.PathLike, busy: Callable[[Mapping[str, Any]], BaseException]
+    path: str | os.PathLike[str], busy: Callable[[Mapping[str, Any]], BaseException]
 ) -> Iterator[dict[str, Any]]:
     """Hold an exclusive, non-blocking ``flock`` on the file ``path``, which
     names the holder (``{"pid", "host", "started"}``) while it is held.
@@ -736,13 +740,15 @@ class Snapshot:
         try:
             row = con.execute("SELECT value FROM state WHERE key = 'generation'").fetchone()
             writer = con is getattr(store, "_writer", None)
-            cached = store._states.get(row[0]) if row is not None and not writer else None
-            fresh = cached is None
-            if fresh:
+            known = store._states.get(row[0]) if row is not None and not writer else None
+            fresh = known is None
+            if known is None:
                 rows = con.execute("SELECT key, value FROM state").fetchall()
                 # a damaged file may hold text that is not UTF-8 (sqlite3
                 # raises UnicodeDecodeError) or values that are not JSON
-                cached = {k: json.loads(v) for k, v in rows}
+                cached: dict[str, Any] = {k: json.loads(v) for k, v in rows}
+            else:
+                cached = known
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise IndexFormatError(
                 f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus ({exc})"
@@ -868,7 +874,7 @@ class Snapshot:
         absent)."""
         if len(ids) == 0:
             return {}
-        out = {}
+        out: dict[int, dict[str, Any]] = {}
         for part in _chunks([int(i) for i in ids]):
             cur = self.con.execute(
                 "SELECT r.id, r.aid, r.surface_index, r.kind, r.granularity, r.text, r.metadata, "
@@ -899,7 +905,7 @@ class Snapshot:
         (cheap: no text)."""
         if len(ids) == 0:
             return {}
-        out = {}
+        out: dict[int, tuple[int, str, str, int]] = {}
         for part in _chunks([int(i) for i in ids]):
             cur = self.con.execute(
                 "SELECT r.id, r.aid, r.kind, a.artifact_id, r.surface_index FROM records r "
@@ -931,7 +937,7 @@ class Snapshot:
             "filter_fields": json.loads(row[4]),
         }
 
-    def artifact_records(self, aid: int, kind: str | None = None) -> list[tuple]:
+    def artifact_records(self, aid: int, kind: str | None = None) -> list[tuple[Any, ...]]:
         """``(id, surface_index, kind, granularity, text, metadata)`` rows of
         one artifact in plan order."""
         sql = (
@@ -944,7 +950,7 @@ class Snapshot:
             args.append(kind)
         return self.con.execute(sql + " ORDER BY surface_index", args).fetchall()
 
-    def links(self) -> list[tuple]:
+    def links(self) -> list[tuple[str, str, str, str, str | None, int | None]]:
         """Every stored link as ``(source, edge_type, target_source, target,
         text, time)``, by source artifact id, then in extraction order
         (``target_source`` is ``''`` for this corpus). ``[]`` for a corpus
@@ -1042,7 +1048,7 @@ def default_lexical() -> dict[str, Any]:
     return {"analyzer": Analyzer().to_dict(), "bm25": {"variant": "lucene", "k1": 1.2, "b": 0.75}}
 
 
-def new_lexical(conf: Mapping[str, Any]) -> Any:
+def new_lexical(conf: Mapping[str, Any]) -> BM25Index:
     """An empty BM25 index with a corpus's lexical settings.
 
     >>> new_lexical(default_lexical()).params["variant"]
@@ -1054,7 +1060,7 @@ def new_lexical(conf: Mapping[str, Any]) -> Any:
     return BM25Index(Analyzer.from_dict(conf["analyzer"]), **conf["bm25"])
 
 
-def load_lexical(store: CorpusStore, snap: Snapshot) -> Any:
+def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
     """The BM25 index of the snapshot's generation: the base file, minus
     the tombstones, plus the delta's texts (added with their record ids).
 
@@ -1092,7 +1098,7 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> Any:
     return index
 
 
-def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
+def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | None:
     """The vector index (inner product over unit vectors = cosine) of the
     snapshot's generation: base file, minus tombstones, plus delta vectors
     -- a :class:`~rowvoi.dense.FlatIndex`, or an
@@ -1112,9 +1118,7 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
     ...     load_dense(store, snap) is None   # nothing embedded yet
     True
     """
-    from rowvoi.dense import FlatIndex
-
-    from rowvoi.dense import HNSWIndex
+    from rowvoi.dense import FlatIndex, HNSWIndex
     from rowvoi.errors import IndexFormatError as _Format
 
     dim = snap.state.get("dim")
@@ -1122,6 +1126,7 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> Any:
         return None
     name = snap.base.get("dense")
     hnsw = snap.base.get("hnsw")
+    index: FlatIndex | HNSWIndex
     if hnsw:
         try:
             index = HNSWIndex.load(store.path / hnsw)

@@ -361,7 +361,7 @@ class Chunked(_Strategy):
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The chunks' character spans in ``text`` (before stripping)."""
         if self.max_tokens is not None:
-            ov = int(round(self.max_tokens * self.overlap / self.chunk_size))
+            ov = round(self.max_tokens * self.overlap / self.chunk_size)
             return _token_spans(
                 text, self.max_tokens, min(ov, self.max_tokens - 1), self.token_model
             )

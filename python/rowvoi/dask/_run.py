@@ -158,7 +158,8 @@ class Runner:
         try:
             wait(futures, timeout=r)
         except TimeoutError as exc:
-            self.client.cancel(futures)
+            if self.client is not None:
+                self.client.cancel(futures)
             raise Expired() from exc
 
 

@@ -53,7 +53,8 @@ def bucket_of(keys: np.ndarray, n_buckets: int) -> np.ndarray:
     """Bucket of hashed keys (their top bits scaled to n_buckets)."""
     if n_buckets <= 1:
         return np.zeros(len(keys), dtype=np.int64)
-    return (((keys >> _U32) * np.uint64(n_buckets)) >> _U32).astype(np.int64)
+    top: np.ndarray = ((keys >> _U32) * np.uint64(n_buckets)) >> _U32
+    return top.astype(np.int64)
 
 
 def _select_rows(part: pd.DataFrame, rows: pd.Index | None) -> tuple[pd.DataFrame, Any]:
@@ -87,7 +88,7 @@ def profile_part(
     rows: pd.Index | None,
     n_buckets: int,
     posterior: Hashable | None,
-) -> dict:
+) -> dict[str, Any]:
     """Count the value keys of every column of one partition.
 
     Returns {"head": {...}, "buckets": [bucket item, ...]} where a bucket
@@ -105,7 +106,7 @@ def profile_part(
         head["mass"] = math.fsum(w.tolist())
         pos = w[w > 0]
         head["wlogw"] = math.fsum((pos * np.log2(pos)).tolist())
-    buckets: list[dict] = [{"cols": [], "canon": {}} for _ in range(n_buckets)]
+    buckets: list[dict[str, Any]] = [{"cols": [], "canon": {}} for _ in range(n_buckets)]
     for j, (col, dtype, seed) in enumerate(zip(columns, dtypes, seeds)):
         keys, canon = value_keys(part[col], dtype, seed, col)
         uk, cnt, mass, off = _setcover.keys_count_values(keys, None, w, n_buckets)
@@ -121,25 +122,28 @@ def profile_part(
     return {"head": head, "buckets": buckets}
 
 
-def combine_heads(heads: list[dict]) -> dict:
+def combine_heads(heads: list[dict[str, Any]]) -> dict[str, Any]:
     """Sum partition headers (row counts, masses, matched labels)."""
-    out = {"n": 0, "labels": None, "mass": [], "wlogw": []}
-    labels = []
+    n = 0
+    mass: list[float] = []
+    wlogw: list[float] = []
+    labels: list[pd.Series] = []
     for h in heads:
-        out["n"] += h["n"]
+        n += h["n"]
         m = h["mass"]
-        out["mass"].extend(m if isinstance(m, list) else [m])
+        mass.extend(m if isinstance(m, list) else [m])
         m = h["wlogw"]
-        out["wlogw"].extend(m if isinstance(m, list) else [m])
+        wlogw.extend(m if isinstance(m, list) else [m])
         if h["labels"] is not None:
             labels.append(h["labels"])
+    out: dict[str, Any] = {"n": n, "labels": None, "mass": mass, "wlogw": wlogw}
     if labels:
         s = pd.concat(labels)
         out["labels"] = s.groupby(level=0, sort=False).sum() if len(labels) > 1 else s
     return out
 
 
-def combine_buckets(items: list[dict]) -> dict:
+def combine_buckets(items: list[dict[str, Any]]) -> dict[str, Any]:
     """Merge the pieces of one bucket: exact counts (and masses) per key."""
     items = [it for it in items if it is not None]
     if len(items) == 1 and items[0].get("merged"):
@@ -154,8 +158,8 @@ def combine_buckets(items: list[dict]) -> dict:
         mass = np.concatenate([p[2] for p in parts]) if has_mass else None
         uk, cnt, m, _ = _setcover.keys_count_values(keys, cnts, mass, 1)
         cols.append((uk, cnt, m))
-    canon: dict[int, tuple] = {}
-    clashes: dict[int, tuple] = {}
+    canon: dict[int, tuple[Any, ...]] = {}
+    clashes: dict[int, tuple[Any, ...]] = {}
     for it in items:
         clashes.update(it.get("clashes", {}))
     for j in sorted({j for it in items for j in it["canon"]}):
@@ -168,10 +172,11 @@ def combine_buckets(items: list[dict]) -> dict:
 
 def _xlog2x(c: np.ndarray) -> list[float]:
     c = c[c >= 2].astype(np.float64)
-    return (c * np.log2(c)).tolist()
+    terms: list[float] = (c * np.log2(c)).tolist()
+    return terms
 
 
-def finish_bucket(item: dict | None, n_cols: int, dict_limit: int = 0) -> dict:
+def finish_bucket(item: dict[str, Any] | None, n_cols: int, dict_limit: int = 0) -> dict[str, Any]:
     """Per-column sums of one merged bucket: pairs that share a value, the
     sum of c log2 c over values, distinct values; and, for columns with at
     most dict_limit distinct values here, the (keys, counts) themselves."""
@@ -217,7 +222,7 @@ def class_frame(
     coders: Sequence[Any],
     rows: pd.Index | None,
     rows_order: bool,
-    partition_info: dict | None = None,
+    partition_info: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Rows ready for the shuffle, as integers only.
 
@@ -232,6 +237,8 @@ def class_frame(
     keys, _ = value_keys(part[key_col], key_dtype, key_seed, key_col)
     cls = encode_keys(keys, key_coder)
     if rows_order:
+        if rows is None:
+            raise ValueError("rows_order needs the candidate rows")
         order = rows.get_indexer(part.index).astype(np.int64)
     else:
         number = int(partition_info["number"]) if partition_info else 0
@@ -245,7 +252,7 @@ def class_frame(
     for (j, col, dtype, seed), coder in zip(cand, coders):
         keys, _ = value_keys(part[col], dtype, seed, col)
         data[f"__rv_c{j}"] = encode_keys(keys, coder)
-    out = pd.DataFrame(data, index=pd.RangeIndex(len(part)))
+    out: pd.DataFrame = pd.DataFrame(data, index=pd.RangeIndex(len(part)))
     return out if keep is None else out[keep].reset_index(drop=True)
 
 
@@ -275,7 +282,7 @@ def _compact_to(codes: np.ndarray, k: int) -> np.ndarray:
     return codes.astype(np.int32)
 
 
-def make_block(part: pd.DataFrame, ids: Sequence[int], coded: Sequence[bool]) -> dict:
+def make_block(part: pd.DataFrame, ids: Sequence[int], coded: Sequence[bool]) -> dict[str, Any]:
     """Group a shuffled partition by its group key; keep the groups of two
     or more rows (the others are settled). Columns with a dictionary arrive
     as codes; the others (value keys) are numbered here, which is enough
@@ -303,8 +310,8 @@ def make_block(part: pd.DataFrame, ids: Sequence[int], coded: Sequence[bool]) ->
 
 
 def block_step(
-    block: dict, chosen: int | None, drop: Sequence[int], entropy: bool
-) -> tuple[dict, dict]:
+    block: dict[str, Any], chosen: int | None, drop: Sequence[int], entropy: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split the block's groups by the chosen column (if any), drop columns
     that no longer matter, and score every remaining column.
 
@@ -342,7 +349,7 @@ def block_step(
     return new, stats
 
 
-def block_groups(block: dict, n_groups: int, n_rows: int) -> list[tuple[int, list[int]]]:
+def block_groups(block: dict[str, Any], n_groups: int, n_rows: int) -> list[tuple[int, list[int]]]:
     """The block's first n_groups groups by smallest order key, each as
     (smallest order key, its first n_rows order keys)."""
     offsets = block["offsets"].astype(np.int64)
@@ -360,7 +367,8 @@ def block_groups(block: dict, n_groups: int, n_rows: int) -> list[tuple[int, lis
 
 def labels_at(part: pd.DataFrame, positions: Sequence[int]) -> list[Hashable]:
     """Index labels of a partition at the given positions."""
-    return part.index[list(positions)].tolist()
+    labels: list[Hashable] = part.index[list(positions)].tolist()
+    return labels
 
 
 # ------------------------------------------------------------------ belief
@@ -382,19 +390,21 @@ def _match(part: pd.DataFrame, col: Hashable, value: Any) -> np.ndarray:
     code = enc.code_of(value)
     if code is None:
         return np.zeros(len(part), dtype=bool)
-    return enc.codes == code
+    mask: np.ndarray = enc.codes == code
+    return mask
 
 
 def filter_part(
     part: pd.DataFrame, col: Hashable, value: Any, posterior: Hashable | None, total: Any = None
 ) -> pd.DataFrame:
     """The rows whose cell equals value, posterior renormalised by total."""
-    out = part[_match(part, col, value)]
+    out: pd.DataFrame = part[_match(part, col, value)]
     if posterior is None:
         return out
     mass, _ = total
     if not mass > 0:
-        return out.iloc[:0]
+        empty: pd.DataFrame = out.iloc[:0]
+        return empty
     out = out.copy()
     out[posterior] = posterior_weights(out, posterior) / mass
     return out

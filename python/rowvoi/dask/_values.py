@@ -81,7 +81,7 @@ def _bits(s: pd.Series, dtype: np.dtype) -> np.ndarray:
         return np.ascontiguousarray(v).view(np.int64).view(np.uint64)
     f = v.astype(np.float64)
     f = np.where(f == 0.0, 0.0, f)  # -0.0 == 0.0
-    out = f.view(np.uint64).copy()
+    out: np.ndarray = f.view(np.uint64).copy()
     out[np.isnan(f)] = _NAN_BITS  # every NaN is "missing"
     return out
 
@@ -120,7 +120,8 @@ def canonical(v: Any) -> str:
         return canonical(c.real) if c.imag == 0 else "c" + repr(c)
     if isinstance(v, (pd.Timestamp, datetime.datetime, np.datetime64)):
         t = pd.Timestamp(v)
-        return "t" + t.isoformat() if t.tzinfo is None else "z" + t.tz_convert("UTC").isoformat()
+        stamp: str = t.isoformat() if t.tzinfo is None else t.tz_convert("UTC").isoformat()
+        return ("t" if t.tzinfo is None else "z") + stamp
     if isinstance(v, datetime.date):
         return "D" + v.isoformat()
     if isinstance(v, (pd.Timedelta, datetime.timedelta, np.timedelta64)):

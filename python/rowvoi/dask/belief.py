@@ -48,7 +48,7 @@ def _xlog2x_neg(x: np.ndarray) -> np.ndarray:
 
 
 def mi_sums(
-    item: dict | None, total: float, n_values: Sequence[int], noise: float
+    item: dict[str, Any] | None, total: float, n_values: Sequence[int], noise: float
 ) -> list[tuple[list[float], list[float]]]:
     """Per column of one merged bucket: the terms of H(V) and of H(Y)."""
     if item is None:
@@ -66,7 +66,7 @@ def mi_sums(
     return out
 
 
-def _distinct(item: dict | None) -> list[int]:
+def _distinct(item: dict[str, Any] | None) -> list[int]:
     return [] if item is None else [len(c[0]) for c in item["cols"]]
 
 
@@ -94,7 +94,7 @@ class _Scores:
         self.runner = runner
         self.n_buckets = max(1, min(64, -(-self.sub.npartitions // 8)))
 
-    def run(self) -> dict:
+    def run(self) -> dict[str, Any]:
         """{"n", "h_rows", "mi", "h_col", "n_values", "pairs"} (lists per column)."""
         for _ in range(MAX_SEED_TRIES):
             out = self._run_once()
@@ -102,7 +102,7 @@ class _Scores:
                 return out
         raise RuntimeError("value keys kept colliding over every hash seed; please report this")
 
-    def _run_once(self) -> dict | None:
+    def _run_once(self) -> dict[str, Any] | None:
         B, m = self.n_buckets, len(self.columns)
         mapped = [
             delayed(_tasks.profile_part, pure=True)(

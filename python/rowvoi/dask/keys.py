@@ -119,12 +119,12 @@ class _Problem:
         self.n_buckets = max(1, min(64, -(-self.sub.npartitions // 8)))
 
     # ------------------------------------------------------- value counts
-    def value_counts(self, label: str) -> tuple[dict, list[dict]]:
+    def value_counts(self, label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """One pass: (header sums, per-bucket column sums); re-hashes columns
         whose keys collide until none does."""
         for _ in range(MAX_SEED_TRIES):
             head, finals = self._value_counts_once(label)
-            clashes: dict[int, tuple] = {}
+            clashes: dict[int, tuple[Any, ...]] = {}
             for f in finals:
                 for j, c in f["clashes"].items():
                     clashes.setdefault(j, c)
@@ -138,7 +138,7 @@ class _Problem:
             f"over {MAX_SEED_TRIES} hash seeds; please report this"
         )
 
-    def _value_counts_once(self, label: str) -> tuple[dict, list[dict]]:
+    def _value_counts_once(self, label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         B = self.n_buckets
         parts = self.sub.to_delayed()
         mapped = [
@@ -161,7 +161,7 @@ class _Problem:
         return out[0], out[1:]
 
     # ------------------------------------------------------------- groups
-    def build_groups(self, first: int, cand: list[int], finals: list[dict]) -> list[Any]:
+    def build_groups(self, first: int, cand: list[int], finals: list[dict[str, Any]]) -> list[Any]:
         """Shuffle candidate rows by their value of column `first` and group them.
 
         Columns whose distinct values the first pass collected (at most
@@ -171,8 +171,9 @@ class _Problem:
         dicts = [self._dictionary(j, finals) for j in range(len(self.columns))]
         key_coder = self._coder(first, dicts[first])
         key_counts = None
-        if key_coder is not None:
-            keys, counts = dicts[first]
+        first_dict = dicts[first]
+        if key_coder is not None and first_dict is not None:
+            keys, counts = first_dict
             key_counts = np.zeros(
                 key_coder[2] if key_coder[0] == "offset" else len(keys), dtype=np.int64
             )
@@ -216,7 +217,9 @@ class _Problem:
                 return ("offset", lo, hi - lo + 1, signed)
         return ("dict", keys)
 
-    def _dictionary(self, j: int, finals: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
+    def _dictionary(
+        self, j: int, finals: list[dict[str, Any]]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
         """Sorted distinct value keys of column j and their counts, if collected."""
         parts = [f["keys"][j] for f in finals]
         if any(p is None for p in parts):
@@ -338,7 +341,6 @@ def _greedy(pb: _Problem, entropy: bool, eps: float) -> _Run:
 def _duplicate_groups(pb: _Problem, run: _Run) -> list[list[Hashable]]:
     """The first 5 groups of rows no column tells apart (6 labels each), in
     the in-memory order."""
-    rows = pb.rows
     if run.all_same or run.state is None:
         firsts = _first_rows(pb, 6)
         return [firsts] if len(firsts) >= 2 else []
@@ -347,17 +349,19 @@ def _duplicate_groups(pb: _Problem, run: _Run) -> list[list[Hashable]]:
         "",
     )
     groups = sorted((g for blk in per_block for g in blk), key=lambda g: g[0])[:5]
-    if rows is not None:
-        return [[pb.row_labels[i] for i in members] for _, members in groups]
+    if pb.row_labels is not None:
+        labels = pb.row_labels
+        return [[labels[i] for i in members] for _, members in groups]
     return _labels_by_order(pb, [members for _, members in groups])
 
 
 def _first_rows(pb: _Problem, k: int) -> list[Hashable]:
     """Labels of the first k candidate rows in the in-memory order."""
-    if pb.rows is not None:
+    if pb.row_labels is not None:
         return pb.row_labels[:k]
     lengths = [int(x) for x in pb.runner.compute([pb.sub.map_partitions(len)], "")[0]]
-    orders, need = [], k
+    orders: list[int] = []
+    need = k
     for p, ln in enumerate(lengths):
         take = min(ln, need)
         orders.extend((p << 40) + i for i in range(take))
@@ -417,7 +421,7 @@ def _collect(pb: _Problem, why: str) -> pd.DataFrame:
         if rows is None
         else pb.sub.map_partitions(lambda p, r: p[p.index.isin(r)], rows, meta=pb.sub._meta)
     )
-    df = pb.runner.compute([frame], "collect the candidate rows")[0]
+    df: pd.DataFrame = pb.runner.compute([frame], "collect the candidate rows")[0]
     if rows is None and not df.index.is_unique:
         df = df.reset_index(drop=True)
     return df

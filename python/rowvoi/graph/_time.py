@@ -61,7 +61,7 @@ def to_time(value: Any, *, name: str = "time") -> int | None:
         if math.isnan(value):
             return None
         if float(value).is_integer():
-            return to_time(int(value), name=name)
+            return to_time(int(float(value)), name=name)
         raise ValueError(f"{name}={value!r}: times are integers (or ISO-8601 strings)")
     if isinstance(value, str):
         text = value.strip()

@@ -105,7 +105,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
     from rowvoi.corpus.cli import print_hits
     from rowvoi.graph.walk import collapsed_tree_policy, reverse_dependency_policy, traverse
 
-    CliError, UsageError = _errors()
+    _CliError, UsageError = _errors()
     g = _graph(args.name)
     if args.policy == "reverse-deps":
         if not args.seed:

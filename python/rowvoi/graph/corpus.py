@@ -55,13 +55,17 @@ import json
 import threading
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from rowvoi.graph._time import NO_TIME, to_time
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
+
+if TYPE_CHECKING:
+    from rowvoi.corpus.base import SearchHit
+    from rowvoi.graph.walk import Surface
 
 __all__ = ["CorpusGraph"]
 
@@ -71,7 +75,7 @@ class _Generation:
     """One generation's graph arrays (shared by the two engine graphs)."""
 
     generation: int
-    ids: list
+    ids: list[Hashable]
     n_artifacts: int
     src: np.ndarray
     dst: np.ndarray
@@ -79,12 +83,12 @@ class _Generation:
     type_names: list[str]
     node_time: np.ndarray | None
     etime: np.ndarray | None
-    edge_text: list
+    edge_text: list[str | None]
     n_dangling: int
     topology: MemoryGraph
     full: MemoryGraph | None = None
     record_ids: np.ndarray | None = None
-    max_fan_in: dict = field(default_factory=dict)
+    max_fan_in: dict[str | None, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -108,7 +112,7 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
             "artifacts ORDER BY artifact_id",
             (path,),
         ).fetchall()
-    ids: list = [a for _, a, _ in arts]
+    ids: list[Hashable] = [a for _, a, _ in arts]
     index = {a: i for i, a in enumerate(ids)}
     n_art = len(ids)
     node_times = None
@@ -140,7 +144,7 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
         src, dst = src[keep], dst[keep]
         pick = keep.tolist()
         typ_col, tsrc_col, tgt_col, text_col, t_col = (
-            [c[i] for i in pick] for c in (typ_col, tsrc_col, tgt_col, text_col, t_col)
+            tuple(c[i] for i in pick) for c in (typ_col, tsrc_col, tgt_col, text_col, t_col)
         )
         m = len(pick)
     codes, uniques = pd.factorize(pd.Series(typ_col, dtype=object), sort=False)
@@ -168,7 +172,7 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
     ntime = None
     if node_times is not None:
         ntime = np.full(n, NO_TIME, dtype=np.int64)
-        ntime[:n_art] = node_times
+        ntime[:n_art] = [NO_TIME if t is None else t for t in node_times]
     topo = MemoryGraph.from_arrays(
         src, dst, node_ids=ids, edge_type=etype, type_names=names, node_time=ntime, edge_time=etime
     )
@@ -223,9 +227,9 @@ class CorpusGraph:
         return f"CorpusGraph({self.corpus!r})"
 
     # ------------------------------------------------------------ caching
-    def _cache(self) -> dict:
+    def _cache(self) -> dict[str | None, _Generation]:
         store = self.corpus.store
-        cache = getattr(store, "_graph_cache", None)
+        cache: dict[str | None, _Generation] | None = getattr(store, "_graph_cache", None)
         if cache is None:
             with self._lock:
                 cache = getattr(store, "_graph_cache", None)
@@ -400,21 +404,21 @@ class CorpusGraph:
         i = gen.topology._node_index(node_id)
         return i is not None and i >= gen.n_artifacts
 
-    def dangling(self) -> list:
+    def dangling(self) -> list[Hashable]:
         """The dangling targets, in order of first appearance."""
         gen = self._current()
         return list(gen.ids[gen.n_artifacts :])
 
-    def node_ids(self) -> list:
+    def node_ids(self) -> list[Hashable]:
         """Every node id: artifacts (by id), then dangling targets."""
         return self.topology().node_ids()
 
-    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
+    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list[Hashable]:
         """Targets of the artifact's links (of ``edge_type``, or any),
         de-duplicated, first seen first; ``[]`` for an unknown id."""
         return self.topology().neighbors(node_id, edge_type)
 
-    def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
+    def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list[Hashable]:
         """Artifacts whose links point at ``node_id`` (of ``edge_type``, or
         any), de-duplicated, first seen first."""
         return self.topology().reverse_neighbors(node_id, edge_type)
@@ -482,9 +486,10 @@ class CorpusGraph:
         else:
             v = np.asarray(query, dtype=np.float32)
         n = float(np.linalg.norm(v))
-        return v / n if n > 0 else v
+        unit: np.ndarray = v / n if n > 0 else v
+        return unit
 
-    def search(self, query: Any, k: int, kinds: Iterable[str] | None = None) -> list:
+    def search(self, query: Any, k: int, kinds: Iterable[str] | None = None) -> list[SearchHit]:
         """The corpus's best ``k`` surfaces of ``kinds`` (best per
         artifact), as :class:`~rowvoi.corpus.SearchHit` objects, searched
         in :attr:`search_mode`. Kinds the corpus lacks match nothing."""
@@ -510,14 +515,13 @@ class CorpusGraph:
             self._kinds_cache = cached  # one assignment: safe across threads
         return cached[1]
 
-    def surfaces(self, artifact_id: Hashable) -> list:
+    def surfaces(self, artifact_id: Hashable) -> list[Surface]:
         """An artifact's surfaces in plan order, with their stored vectors
         (:class:`rowvoi.graph.walk.Surface`; ``[]`` when unknown)."""
         from rowvoi.corpus.base import ledger_key
-        from rowvoi.graph.walk import Surface
-
         from rowvoi.corpus.retrieve import _Stale
         from rowvoi.corpus.store import BaseFileGone
+        from rowvoi.graph.walk import Surface
 
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
             return []
@@ -539,7 +543,7 @@ class CorpusGraph:
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing; retry")
 
-    def search_hits(self, hits: Iterable[Any]) -> list:
+    def search_hits(self, hits: Iterable[Any]) -> list[SearchHit]:
         """Walk results as ordinary :class:`~rowvoi.corpus.SearchHit`
         objects of this corpus: ``source``, ``record_id`` and the record's
         metadata (its surface metadata and the artifact's filter fields)

@@ -115,10 +115,10 @@ class KuzuGraph:
                     "idx INT64, type STRING, time INT64, text STRING)"
                 )
 
-    def _rows(self, query: str, params: dict | None = None) -> list[list]:
+    def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         with self._lock:
             result = self._con.execute(query, params or {})
-            rows = []
+            rows: list[list[Any]] = []
             while result.has_next():
                 rows.append(result.get_next())
             return rows
@@ -157,7 +157,7 @@ class KuzuGraph:
             k0 = self._rows(f"MATCH (n:{self._n}) RETURN count(n)")[0][0]
             e0 = self._rows(f"MATCH ()-[e:{self._e}]->() RETURN count(e)")[0][0]
             known = {r[0] for r in self._rows(f"MATCH (n:{self._n}) RETURN n.id")}
-            rows = []
+            rows: list[dict[str, Any]] = []
             times = list(data.node_times) + [None] * (len(data.node_ids) - len(data.node_times))
             texts = list(data.node_texts) + [None] * (len(data.node_ids) - len(data.node_texts))
             for i, v in enumerate(data.node_ids):
@@ -223,32 +223,33 @@ class KuzuGraph:
 
     def __contains__(self, node_id: object) -> bool:
         try:
-            self[node_id]  # type: ignore[index]
+            self[node_id]
         except (KeyError, TypeError):
             return False
         return True
 
-    def _listed(self, node_id: Hashable, pattern: str, edge_type: str | None) -> list:
+    def _listed(self, node_id: Hashable, pattern: str, edge_type: str | None) -> list[Hashable]:
         where = "" if edge_type is None else "WHERE e.type = $t "
-        params = {"id": _enc(node_id)}
+        params: dict[str, Any] = {"id": _enc(node_id)}
         if edge_type is not None:
             params["t"] = str(edge_type)
         rows = self._rows(f"MATCH {pattern} {where}RETURN m.id ORDER BY e.idx", params)
-        out, seen = [], set()
+        out: list[Hashable] = []
+        seen: set[str] = set()
         for (key,) in rows:
             if key not in seen:
                 seen.add(key)
                 out.append(_dec(key))
         return out
 
-    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
+    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list[Hashable]:
         """Targets of the node's out-edges (of ``edge_type``, or any),
         de-duplicated in edge order; ``[]`` for an unknown node."""
         return self._listed(
             node_id, f"(n:{self._n} {{id: $id}})-[e:{self._e}]->(m:{self._n})", edge_type
         )
 
-    def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
+    def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list[Hashable]:
         """Sources of the edges pointing at the node, de-duplicated in edge
         order; ``[]`` for an unknown node."""
         return self._listed(
@@ -300,7 +301,7 @@ class KuzuGraph:
             return w is None or t is None or w[0] <= t < w[1]
 
         where = "" if edge_type is None else "WHERE e.type = $t "
-        params: dict = {"id": _enc(node_id)}
+        params: dict[str, Any] = {"id": _enc(node_id)}
         if edge_type is not None:
             params["t"] = str(edge_type)
         rows = self._rows(f"MATCH (n:{self._n} {{id: $id}}) RETURN n.time", {"id": params["id"]})

@@ -264,7 +264,8 @@ class VectorSelection:
 
     def document_ids(self) -> np.ndarray:
         """The selected documents' numbers (int64), in selection order."""
-        return self._state()[0].copy()
+        docs: np.ndarray = self._state()[0].copy()
+        return docs
 
     # ------------------------------------------------------------ growing
     def expand(self, hops: int, window: Any = None) -> None:
@@ -336,7 +337,7 @@ class VectorSelection:
         self._expand_entities("edges", query, limit, window)
 
 
-def _items(values: Any) -> list:
+def _items(values: Any) -> list[Any]:
     if isinstance(values, (str, bytes, Node, Edge)) or not isinstance(values, Iterable):
         raise TypeError("pass a list of ids (wrap a single id in a list)")
     return list(values)

@@ -100,14 +100,14 @@ class GraphData:
     an edge's document text or None.  Times are ints or None.
     """
 
-    node_ids: list = field(default_factory=list)
-    node_times: list = field(default_factory=list)
-    node_texts: list = field(default_factory=list)
-    edge_src: list = field(default_factory=list)
-    edge_dst: list = field(default_factory=list)
-    edge_types: list = field(default_factory=list)
-    edge_times: list = field(default_factory=list)
-    edge_texts: list = field(default_factory=list)
+    node_ids: list[Hashable] = field(default_factory=list)
+    node_times: list[Any] = field(default_factory=list)
+    node_texts: list[Any] = field(default_factory=list)
+    edge_src: list[Hashable] = field(default_factory=list)
+    edge_dst: list[Hashable] = field(default_factory=list)
+    edge_types: list[Any] = field(default_factory=list)
+    edge_times: list[Any] = field(default_factory=list)
+    edge_texts: list[Any] = field(default_factory=list)
 
     @classmethod
     def from_rows(cls, edges: Any, nodes: Any = None) -> GraphData:
@@ -146,9 +146,11 @@ class GraphStore(Protocol):
 
     def __getitem__(self, node_id: Hashable) -> Node: ...
 
-    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list: ...
+    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list[Hashable]: ...
 
-    def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list: ...
+    def reverse_neighbors(
+        self, node_id: Hashable, edge_type: str | None = None
+    ) -> list[Hashable]: ...
 
     def fan_in(self, node_id: Hashable, edge_type: str | None = None) -> int: ...
 
@@ -170,15 +172,16 @@ class GraphStore(Protocol):
 # --------------------------------------------------------------- parsing
 
 
-def _frame_rows(obj: Any, columns: Sequence[str]) -> list[dict] | None:
+def _frame_rows(obj: Any, columns: Sequence[str]) -> list[dict[str, Any]] | None:
     """Rows of a pandas DataFrame as dicts of the known columns, else None."""
     if not hasattr(obj, "columns") or not hasattr(obj, "to_dict"):
         return None
     present = [c for c in columns if c in obj.columns]
-    return obj[present].to_dict("records")
+    rows: list[dict[str, Any]] = obj[present].to_dict("records")
+    return rows
 
 
-def _edge_rows(edges: Any) -> list[tuple]:
+def _edge_rows(edges: Any) -> list[tuple[Any, ...]]:
     rows = _frame_rows(edges, ("src", "dst", "type", "text", "time"))
     if rows is not None:
         if rows and ("src" not in rows[0] or "dst" not in rows[0]):
@@ -204,7 +207,7 @@ def _edge_rows(edges: Any) -> list[tuple]:
     return out
 
 
-def _node_rows(nodes: Any) -> list[tuple]:
+def _node_rows(nodes: Any) -> list[tuple[Any, ...]]:
     rows = _frame_rows(nodes, ("id", "text", "time"))
     if rows is not None:
         if rows and "id" not in rows[0]:
@@ -244,7 +247,8 @@ def _check_id(node_id: Any, where: str) -> Hashable:
         hash(node_id)
     except TypeError:
         raise TypeError(f"{where}: node id {node_id!r} is not hashable") from None
-    return node_id
+    checked: Hashable = node_id
+    return checked
 
 
 # ------------------------------------------------------------ the store
@@ -266,8 +270,8 @@ class MemoryGraph:
     def __init__(
         self, data: GraphData, *, embedder: Any = None, vectors: Any = None, metric: str = "cosine"
     ) -> None:
-        ids: list = []
-        index: dict = {}
+        ids: list[Hashable] = []
+        index: dict[Hashable, int] = {}
         for i, v in enumerate(data.node_ids):
             v = _check_id(v, f"node_ids[{i}]")
             if v in index:
@@ -331,8 +335,8 @@ class MemoryGraph:
 
     def _build(
         self,
-        ids: list,
-        index: dict,
+        ids: list[Hashable],
+        index: dict[Hashable, int],
         src: np.ndarray,
         dst: np.ndarray,
         etype: np.ndarray,
@@ -387,7 +391,7 @@ class MemoryGraph:
         src: Any,
         dst: Any,
         *,
-        node_ids: Sequence | None = None,
+        node_ids: Sequence[Hashable] | None = None,
         n_nodes: int | None = None,
         edge_type: Any = None,
         type_names: Sequence[str] | None = None,
@@ -445,8 +449,8 @@ class MemoryGraph:
                 if n_nodes is not None
                 else (int(max(src.max(), dst.max())) + 1 if len(src) else 0)
             )
-            ids = list(range(n))
-            index = {i: i for i in ids}
+            ids: list[Hashable] = list(range(n))
+            index: dict[Hashable, int] = {i: i for i in range(n)}
         else:
             ids = list(node_ids)
             index = {}
@@ -475,10 +479,10 @@ class MemoryGraph:
         def times(a: Any, k: int, name: str) -> np.ndarray | None:
             if a is None:
                 return None
-            a = np.ascontiguousarray(a, dtype=np.int64)
-            if a.shape != (k,):
-                raise ValueError(f"{name} must hold {k} times, got shape {a.shape}")
-            return a
+            arr = np.ascontiguousarray(a, dtype=np.int64)
+            if arr.shape != (k,):
+                raise ValueError(f"{name} must hold {k} times, got shape {arr.shape}")
+            return arr
 
         ent = (
             np.zeros(0, dtype=np.int64)
@@ -664,7 +668,7 @@ class MemoryGraph:
             raise KeyError(node_id)
         return self._node(i)
 
-    def node_ids(self) -> list:
+    def node_ids(self) -> list[Hashable]:
         """Every node id, in node order."""
         return list(self._ids)
 
@@ -693,26 +697,26 @@ class MemoryGraph:
         edges, _ = self._h.neighbours(i, direction, t, w)
         return [self._edge(int(e)) for e in edges]
 
-    def _listed(self, node_id: Hashable, direction: str, edge_type: str | None) -> list:
+    def _listed(self, node_id: Hashable, direction: str, edge_type: str | None) -> list[Hashable]:
         i = self._node_index(node_id)
         t = self._type(edge_type)
         if i is None or t == -2:
             return []
         _, nbrs = self._h.neighbours(i, direction, t, None)
-        seen: set = set()
-        out = []
+        seen: set[int] = set()
+        out: list[Hashable] = []
         for v in nbrs.tolist():
             if v not in seen:
                 seen.add(v)
                 out.append(self._ids[v])
         return out
 
-    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
+    def neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list[Hashable]:
         """Targets of the node's out-edges (of ``edge_type``, or any),
         de-duplicated, first seen first; ``[]`` for an unknown node."""
         return self._listed(node_id, "out", edge_type)
 
-    def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list:
+    def reverse_neighbors(self, node_id: Hashable, edge_type: str | None = None) -> list[Hashable]:
         """Sources of the edges pointing at the node (of ``edge_type``, or
         any), de-duplicated, first seen first; ``[]`` for an unknown node."""
         return self._listed(node_id, "in", edge_type)
@@ -761,7 +765,7 @@ class MemoryGraph:
         for d, x in enumerate(self._doc_entity.tolist()):
             texts[x].append(self._doc_text[d])
 
-        def times(arr: np.ndarray | None, k: int) -> list:
+        def times(arr: np.ndarray | None, k: int) -> list[int | None]:
             if arr is None:
                 return [None] * k
             return [None if t == NO_TIME else t for t in arr.tolist()[:k]]
@@ -864,7 +868,8 @@ def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
         store = CorpusGraph(store)
     snap = getattr(store, "snapshot", None)
     if callable(snap) and not isinstance(store, MemoryGraph):
-        return snap() if embedder is None else snap(embedder=embedder)
+        snapshot: MemoryGraph = snap() if embedder is None else snap(embedder=embedder)
+        return snapshot
     if not hasattr(store, "export"):
         raise TypeError(
             f"{type(store).__name__} is not a graph store: it needs an "

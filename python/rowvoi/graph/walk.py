@@ -60,7 +60,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rowvoi.corpus.base import SearchHit
-from rowvoi.graph.store import snapshot
+from rowvoi.graph.store import MemoryGraph, snapshot
 
 __all__ = [
     "WalkHit",
@@ -95,9 +95,9 @@ class WalkState:
     query: Any
     max_depth: int
     budget: int
-    visited: set = field(default_factory=set)
-    results: list = field(default_factory=list)
-    cache: dict = field(default_factory=dict)
+    visited: set[Hashable] = field(default_factory=set)
+    results: list[WalkHit] = field(default_factory=list)
+    cache: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -241,6 +241,9 @@ def _corpus_graph(store: Any) -> Any:
     return None
 
 
+_Select = Callable[[list[tuple[Any, float]], "WalkState"], list[tuple[Any, float]]]
+
+
 def _best_first(scored: list[tuple[Any, float]], state: WalkState) -> list[tuple[Any, float]]:
     """Every scored node, best first (ties keep frontier order)."""
     return sorted(scored, key=lambda p: -p[1])
@@ -271,7 +274,7 @@ class SurfaceStore(Protocol):
     :class:`Surface` list in order, and ``embed_query(query)`` the query's
     vector (cosine against surface vectors)."""
 
-    def search(self, query: Any, k: int, kinds: Sequence[str]) -> list: ...
+    def search(self, query: Any, k: int, kinds: Sequence[str]) -> list[Any]: ...
 
     def surfaces(self, artifact_id: Hashable) -> list[Surface]: ...
 
@@ -359,12 +362,13 @@ class _CollapsedTree:
     leaf_kinds: tuple[str, ...]
     seed_k: int
     child_edge_type: str | None = "PARENT"
-    select: Callable = _best_first
+    select: _Select = _best_first
 
     def _q(self, store: Any, state: WalkState) -> np.ndarray:
         if "q" not in state.cache:
             state.cache["q"] = store.embed_query(state.query)
-        return state.cache["q"]
+        q: np.ndarray = state.cache["q"]
+        return q
 
     def _leaves(self, store: Any, aid: Hashable) -> list[Surface]:
         """The artifact's own leaves, then its children's (artifacts whose
@@ -399,8 +403,9 @@ class _CollapsedTree:
         return False
 
     def to_hit(
-        self, node: Any, score: float, depth: int, seed: Hashable, store: Any, state: WalkState
+        self, node: Any, score: float, depth: int, seed: Any, store: Any, state: WalkState
     ) -> WalkHit | None:
+        # this policy's nodes (and so its seeds) are (kind, surface) tuples
         kind, item = node
         if kind == "summary":
             if self._leaves(store, item.artifact_id):
@@ -457,13 +462,13 @@ def collapsed_tree_policy(
 
 @dataclass
 class _ReverseDependency:
-    seeds: tuple
+    seeds: tuple[Hashable, ...]
     edge_type: str | None
     fan_in_weight: float
     proximity_weight: float
-    select: Callable = _best_first
+    select: _Select = _best_first
 
-    def _graph(self, store: Any, state: WalkState):
+    def _graph(self, store: Any, state: WalkState) -> MemoryGraph:
         if "graph" not in state.cache:
             g = snapshot(store)
             state.cache["graph"] = g
@@ -483,7 +488,8 @@ class _ReverseDependency:
                     else np.asarray(q, dtype=np.float32)
                 )
             )
-        return state.cache["graph"]
+        graph: MemoryGraph = state.cache["graph"]
+        return graph
 
     def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]:
         return list(self.seeds)
@@ -505,10 +511,12 @@ class _ReverseDependency:
         return self._best(node, store, state)[0]
 
     def expand(self, node: Any, store: Any, state: WalkState) -> Iterable[Any]:
-        return store.reverse_neighbors(node, self.edge_type)
+        sources: list[Hashable] = store.reverse_neighbors(node, self.edge_type)
+        return sources
 
     def node_id(self, node: Any) -> Hashable:
-        return node
+        nid: Hashable = node
+        return nid
 
     def stop(self, state: WalkState) -> bool:
         return False

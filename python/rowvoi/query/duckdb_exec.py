@@ -129,7 +129,8 @@ def _source(
         view = f"__rowvoi_frame_{next(_names)}"
         con.register(view, frame)
         views.append(view)
-        raw, params, rows = quote_ident(view), [], (quote_ident(_ROW) if need_rows else None)
+        params: list[Any] = []
+        raw, rows = quote_ident(view), (quote_ident(_ROW) if need_rows else None)
     else:
         raw, params, rows = _raw_source(Path(source), need_rows)
     types = _describe(con, raw, params)
@@ -348,6 +349,8 @@ def _infer_sql(
     if t in _STRINGS and forced in (None, "categorical") and stats is not None:
         present, values = stats
         if forced == "categorical":
-            return ColumnSpec(name, "categorical", values=values)
+            return ColumnSpec(
+                name, "categorical", values=None if values is None else tuple(values)
+            )
         return infer_string_spec(name, present, values, max_categories)
     return None if forced is None else ColumnSpec(name, forced)

@@ -88,7 +88,8 @@ def _strings(s: pd.Series, spec: ColumnSpec) -> pd.Series:
         raise QueryError(
             f"column {spec.name!r} is declared {spec.type} but holds {describe_value(bad)}"
         )
-    return pd.Series(values, index=s.index, dtype=object)
+    out: pd.Series = pd.Series(values, index=s.index, dtype=object)
+    return out
 
 
 def _dates(s: pd.Series, spec: ColumnSpec) -> pd.Series:
@@ -150,4 +151,5 @@ def prepare_frame(df: pd.DataFrame, schema: QuerySchema, names: Sequence[str]) -
         spec = schema[name]
         s = df[name].reset_index(drop=True)
         out[name] = _CONVERT[spec.type](s, spec)
-    return pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+    frame: pd.DataFrame = pd.DataFrame(out, index=pd.RangeIndex(len(df)))
+    return frame

@@ -170,11 +170,14 @@ def _group_ids(frame: pd.DataFrame, keys: tuple[str, ...]) -> tuple[np.ndarray, 
 
 
 def _aggregate(func: str, s: pd.Series | None, gid: np.ndarray, n_groups: int) -> list[Any]:
+    counts: list[Any]
     if s is None:  # count rows
-        return np.bincount(gid, minlength=n_groups).tolist()
+        counts = np.bincount(gid, minlength=n_groups).tolist()
+        return counts
     present = s.notna().to_numpy()
     if func == "count":
-        return np.bincount(gid[present], minlength=n_groups).tolist()
+        counts = np.bincount(gid[present], minlength=n_groups).tolist()
+        return counts
     g = gid[present]
     values = _present(s)[1]
     if s.dtype == object:  # strings: min/max through sorted codes
@@ -185,7 +188,8 @@ def _aggregate(func: str, s: pd.Series | None, gid: np.ndarray, n_groups: int) -
         return _int_sums(values.astype(np.int64), g, n_groups)
     grouped = pd.Series(values, copy=False).groupby(g)
     if func == "sum":
-        return grouped.sum().reindex(range(n_groups), fill_value=0).tolist()
+        sums: list[Any] = grouped.sum().reindex(range(n_groups), fill_value=0).tolist()
+        return sums
     return list(grouped.agg(func).reindex(range(n_groups)))
 
 
@@ -193,7 +197,10 @@ def _int_sums(values: np.ndarray, g: np.ndarray, n_groups: int) -> list[int]:
     """Exact integer sums per group, in Python ints when int64 could overflow."""
     big = max(abs(int(values.max())), abs(int(values.min()))) if len(values) else 0
     if big * len(values) < 2**63:
-        return pd.Series(values).groupby(g).sum().reindex(range(n_groups), fill_value=0).tolist()
+        exact: list[int] = (
+            pd.Series(values).groupby(g).sum().reindex(range(n_groups), fill_value=0).tolist()
+        )
+        return exact
     sums = [0] * n_groups
     for gi, v in zip(g.tolist(), values.tolist()):
         sums[gi] += v
@@ -201,18 +208,20 @@ def _int_sums(values: np.ndarray, g: np.ndarray, n_groups: int) -> list[int]:
 
 
 # ------------------------------------------------------------------ operations
-def _rows(frame: pd.DataFrame, positions: np.ndarray, names: tuple[str, ...]) -> list[tuple]:
+def _rows(
+    frame: pd.DataFrame, positions: np.ndarray, names: tuple[str, ...]
+) -> list[tuple[Any, ...]]:
     cols = [frame[c].iloc[positions].tolist() for c in names]
     return list(zip(*cols)) if cols else []
 
 
-def _run_filter(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tuple]:
+def _run_filter(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tuple[Any, ...]]:
     cols = [frame[c].array[idx] for c in vq.columns]
     order = _order(cols, vq.order_by, idx)[: vq.limit + 1]
     return _rows(frame, idx[order], vq.columns)
 
 
-def _run_select(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tuple]:
+def _run_select(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tuple[Any, ...]]:
     sub = frame.iloc[idx]
     codes = pd.DataFrame({c: pd.factorize(sub[c], use_na_sentinel=True)[0] for c in vq.columns})
     keep = idx[~codes.duplicated(keep="first").to_numpy()]
@@ -221,7 +230,7 @@ def _run_select(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tu
     return _rows(frame, keep[order], vq.columns)
 
 
-def _run_aggregate(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tuple]:
+def _run_aggregate(vq: ValidQuery, frame: pd.DataFrame, idx: np.ndarray) -> list[tuple[Any, ...]]:
     sub = frame.iloc[idx].reset_index(drop=True)
     gid, key_values = _group_ids(sub, vq.group_by)
     n_groups = len(key_values[0]) if vq.group_by else 1

@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 import pandas as pd
 
 from rowvoi.errors import QueryError
+from rowvoi.query.model import DFQuery
 from rowvoi.query.result import QueryResult
 from rowvoi.query.run import infer_schema, parse_query, run_query
 from rowvoi.query.schema import QuerySchema
@@ -62,7 +63,7 @@ class PlannedAnswer:
     Attributes
     ----------
     question : str
-    query : Mapping
+    query : Mapping or DFQuery
         The accepted query as the planner emitted it.
     result : QueryResult
     attempts : int
@@ -72,7 +73,7 @@ class PlannedAnswer:
     """
 
     question: str
-    query: Mapping[str, Any]
+    query: DFQuery | Mapping[str, Any]
     result: QueryResult
     attempts: int
     refusals: tuple[str, ...]

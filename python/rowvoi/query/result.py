@@ -94,7 +94,7 @@ def build_result(vq: ValidQuery, rows: Iterable[Sequence[Any]], engine: str) -> 
     ``truncated``.
     """
     kinds = [(o.name, o.kind) for o in vq.outputs]
-    records = []
+    records: list[dict[str, Any]] = []
     truncated = False
     for row in rows:
         if len(records) == vq.limit:

@@ -50,7 +50,9 @@ def parse_query(query: DFQuery | Mapping[str, Any] | str) -> DFQuery | Mapping[s
         return query
     if isinstance(query, (str, bytes)):
         try:
-            return json.loads(query)
+            # validation (run_query) refuses JSON that is not an object
+            parsed: Mapping[str, Any] = json.loads(query)
+            return parsed
         except json.JSONDecodeError as exc:
             raise QueryError(
                 f"the query is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"

@@ -321,7 +321,7 @@ class QuerySchema:
         problems: list[str] = []
         specs: list[ColumnSpec] = []
         if isinstance(columns, Mapping):
-            items = list(columns.items())
+            items: list[tuple[Any, Any]] = list(columns.items())
         elif isinstance(columns, (list, tuple)):
             items = [(getattr(c, "name", None), c) for c in columns]
         else:
@@ -606,6 +606,8 @@ def _infer_pandas(
         distinct = pd.unique(present.astype(object))
         values = sorted(distinct) if len(distinct) <= max_categories else None
         if forced == "categorical":
-            return ColumnSpec(name, "categorical", values=values)
+            return ColumnSpec(
+                name, "categorical", values=None if values is None else tuple(values)
+            )
         return infer_string_spec(name, len(present), values, max_categories)
     return None if forced is None else ColumnSpec(name, forced)

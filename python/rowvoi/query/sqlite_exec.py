@@ -114,7 +114,8 @@ def _column_values(s: pd.Series, column_type: str) -> list[Any]:
     if column_type == "date":
         text = s.dt.strftime(SQLITE_DATE_FORMAT).astype(object).to_numpy(copy=True)
         text[missing] = None
-        return text.tolist()
+        dates: list[Any] = text.tolist()
+        return dates
     if column_type == "numeric":
         cast = int if _is_int(s) else float
         values = s.astype(object).to_numpy()

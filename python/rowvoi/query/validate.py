@@ -30,7 +30,7 @@ import datetime as _dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from rowvoi.errors import QueryError
 from rowvoi.query.model import (
@@ -144,7 +144,7 @@ class AnyOf:
         return {"$or": [c.to_doc() for c in self.children]}
 
 
-FilterNode = Union[Compare, Member, Exists, Contains, AllOf, AnyOf]
+FilterNode = Compare | Member | Exists | Contains | AllOf | AnyOf
 
 
 def filter_columns(node: FilterNode | None) -> set[str]:

@@ -258,13 +258,15 @@ def _truthy(frame: pd.DataFrame) -> np.ndarray:
     missing = frame.isna().to_numpy(dtype=bool)
     values = frame.to_numpy()
     if values.dtype.kind in "biuf":
-        return (values != 0) & ~missing
-    truth = (
+        nonzero: np.ndarray = (values != 0) & ~missing
+        return nonzero
+    truth: np.ndarray = (
         np.frompyfunc(bool, 1, 1)(values).astype(bool)
         if values.size
         else np.zeros(values.shape, dtype=bool)
     )
-    return truth & ~missing
+    present: np.ndarray = truth & ~missing
+    return present
 
 
 def _problem(

@@ -385,7 +385,7 @@ def probe_outcomes(
             if floor is None or float(h.score) >= floor
         }
         columns[given] = [HIT if c in found else MISS for c in ids]
-    frame = pd.DataFrame(columns, columns=list(columns))
+    frame: pd.DataFrame = pd.DataFrame(columns, columns=list(columns))
     frame.attrs["candidates"] = list(ids)
     return frame
 

@@ -228,7 +228,7 @@ def information(
     """
     excluded = set(exclude)
     keep = [j for j, q in enumerate(frame.columns) if q not in excluded]
-    qs = [frame.columns[j] for j in keep]
+    qs: list[Hashable] = [frame.columns[j] for j in keep]
     if not qs or len(posterior) == 0:
         h = float(_belief.entropy(posterior)) if len(posterior) else 0.0
         return qs, np.zeros(len(qs)), -1, h
@@ -369,7 +369,8 @@ def next_question(
             },
         )
     col = qs[best]
-    cost = float(cost_arr[list(frame.columns).index(col)])
+    columns: list[Hashable] = list(frame.columns)
+    cost = float(cost_arr[columns.index(col)])
     bits = float(mi[best])
     value = bits
     if normalize:

@@ -120,6 +120,11 @@ class RetrievalSession:
     (0.0, 1)
     """
 
+    # set by reset(), which __init__ calls
+    _state: CandidateState
+    _history: list[ProbeStep]
+    _cum_cost: float
+
     def __init__(
         self,
         outcomes: Answers,
@@ -137,7 +142,7 @@ class RetrievalSession:
         self.runner = runner
         self.noise = check_noise(noise)
         self._costs = _costs(self._frame, costs, "probe")
-        self._cost_of = dict(zip(self._frame.columns, self._costs.tolist()))
+        self._cost_of: dict[Hashable, float] = dict(zip(self._frame.columns, self._costs.tolist()))
         self._initial = normalize_prior(prior, n) if prior is not None else np.full(n, 1.0 / n)
         self.stop_reason = ""
         self.reset()
@@ -255,6 +260,7 @@ class RetrievalSession:
         if probe not in self._cost_of:
             raise KeyError(f"probe {probe!r} is not in the outcome matrix")
         before = self._state.entropy
+        lik: Sequence[float] | np.ndarray
         if likelihoods is not None:
             lik = likelihoods
             recorded = None
@@ -340,6 +346,6 @@ class RetrievalSession:
             self._initial = normalize_prior(prior, self._frame.shape[0])
         n = self._frame.shape[0]
         self._state = CandidateState(list(range(n)), self._initial.copy())
-        self._history: list[ProbeStep] = []
+        self._history = []
         self._cum_cost = 0.0
         self.stop_reason = ""

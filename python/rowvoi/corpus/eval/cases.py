@@ -174,16 +174,19 @@ class DiscoveryCase:
         if "query" not in d:
             raise ValueError("a case needs a 'query'")
         gold = d.get("gold")
+        golds: tuple[Any, ...]
         if gold is None:
-            gold = ()
+            golds = ()
         elif isinstance(gold, (str, int)):
-            gold = (gold,)
-        elif not isinstance(gold, list):
+            golds = (gold,)
+        elif isinstance(gold, list):
+            golds = tuple(gold)
+        else:
             raise TypeError(f"gold is an id or a list of ids, got {type(gold).__name__}")
         source_id = d.get("source_id")
         return cls(
             d["query"],
-            tuple(gold),
+            golds,
             d.get("grades"),
             d.get("corpus"),
             None if source_id is None else str(source_id),
@@ -192,7 +195,7 @@ class DiscoveryCase:
 
 
 # ------------------------------------------------------------------ files
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through :mod:`rowvoi._atomic`: a
     crash leaves the old file or the new one, never half of one. Parent
     folders are created. Returns the path.
@@ -206,7 +209,7 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_jsonl(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     rows: Iterable[Mapping[str, Any]],
     *,
     meta: Mapping[str, Any] | None = None,
@@ -223,7 +226,7 @@ def write_jsonl(
     return write_text_atomic(path, "".join(line + "\n" for line in lines))
 
 
-def read_jsonl(path: str | os.PathLike) -> tuple[dict[str, Any], list[tuple[int, Any]]]:
+def read_jsonl(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[tuple[int, Any]]]:
     """``(meta, [(line number, object), ...])`` of a JSONL file; ``meta``
     is the ``__meta__`` object of the first line, ``{}`` without one.
     Blank lines are skipped. Raises ``ValueError`` naming the line for
@@ -253,7 +256,7 @@ def read_jsonl(path: str | os.PathLike) -> tuple[dict[str, Any], list[tuple[int,
 
 def save_cases(
     cases: Iterable[DiscoveryCase],
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     meta: Mapping[str, Any] | None = None,
 ) -> Path:
@@ -275,7 +278,7 @@ def save_cases(
     return write_jsonl(path, rows, meta=meta)
 
 
-def load_cases(path: str | os.PathLike) -> list[DiscoveryCase]:
+def load_cases(path: str | os.PathLike[str]) -> list[DiscoveryCase]:
     """The cases of a JSONL file (its ``__meta__`` line skipped).
 
     Raises ``ValueError`` naming the file and line of a malformed case, and
@@ -291,7 +294,7 @@ def load_cases(path: str | os.PathLike) -> list[DiscoveryCase]:
     return cases
 
 
-def read_meta(path: str | os.PathLike) -> dict[str, Any]:
+def read_meta(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The ``__meta__`` object of a JSONL case file (``{}`` without one)."""
     return read_jsonl(path)[0]
 

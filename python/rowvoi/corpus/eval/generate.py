@@ -143,18 +143,22 @@ def leaks_name(query: str, name: str) -> bool:
 def _describe(raw: Any) -> str:
     from rowvoi.corpus.strategy import text_of
 
-    if isinstance(raw, Mapping) and isinstance(raw.get("description"), str):
-        return raw["description"]
+    if isinstance(raw, Mapping):
+        description = raw.get("description")
+        if isinstance(description, str):
+            return description
     return text_of(raw)
 
 
 def _name_of(artifact_id: str, raw: Any) -> str:
-    if isinstance(raw, Mapping) and isinstance(raw.get("name"), str) and raw["name"].strip():
-        return raw["name"]
+    if isinstance(raw, Mapping):
+        name = raw.get("name")
+        if isinstance(name, str) and name.strip():
+            return name
     return PurePath(artifact_id).stem or artifact_id
 
 
-class GeneratedCases(list):
+class GeneratedCases(list[DiscoveryCase]):
     """A list of :class:`DiscoveryCase` with what generation left out:
     ``skipped_short`` (descriptions under ``min_chars``) and ``leaks_dropped``
     (queries the leak guard removed)."""

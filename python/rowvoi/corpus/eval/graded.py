@@ -99,7 +99,7 @@ def _level(theme: str, level: Any) -> str:
             f"theme {theme!r}: unknown relevance level {level!r}; use one of "
             f"{', '.join(RELEVANCE_LEVELS)}"
         )
-    return level
+    return str(level)
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class GradedCase:
         object.__setattr__(
             self, "labels", {str(t): _level(str(t), lv) for t, lv in dict(self.labels).items()}
         )
-        obs = {}
+        obs: dict[str, float] = {}
         for t, v in dict(self.observed).items():
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v):
                 raise ValueError(f"observed[{t!r}] must be a finite number, got {v!r}")
@@ -187,14 +187,17 @@ class GradedCase:
 
 
 def save_graded_cases(
-    cases: Iterable[GradedCase], path: str | os.PathLike, *, meta: Mapping[str, Any] | None = None
+    cases: Iterable[GradedCase],
+    path: str | os.PathLike[str],
+    *,
+    meta: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write graded cases as JSONL (atomically); ``meta`` -- conventionally
     ``{"probes": {theme: text}, "corpus_signature": ...}`` -- first."""
     return write_jsonl(path, [c.to_dict() for c in cases], meta=meta)
 
 
-def load_graded_cases(path: str | os.PathLike) -> list[GradedCase]:
+def load_graded_cases(path: str | os.PathLike[str]) -> list[GradedCase]:
     """The graded cases of a JSONL file; ``ValueError`` names a bad line."""
     out = []
     for n, obj in read_jsonl(path)[1]:
@@ -322,7 +325,7 @@ def recall_on_hard_positives(
 
 def _named(
     ranking: Sequence[str], sets: NamedSets, k: int, scores: Mapping[str, float] | None
-) -> tuple[dict[str, float], dict[str, dict]]:
+) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
     rank_of = {a: i + 1 for i, a in enumerate(dict.fromkeys(ranking))}
     row = {
         "fp_rate": fp_rate_on_distractors(ranking, sets.distractors, k=k),
@@ -348,7 +351,7 @@ def score_ranking(
     named_sets: NamedSets | None = None,
     scores: Mapping[str, float] | None = None,
     gains: Mapping[str, float] = LEVEL_GAINS,
-) -> tuple[dict[str, float], dict[str, dict]]:
+) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
     """One theme ranking's graded nDCG@k and where each named id landed.
 
     Returns ``(row, named)``: ``row`` is ``{"ndcg"}`` plus, with
@@ -358,7 +361,7 @@ def score_ranking(
     """
     _, qrels = to_graded_qrels(cases, theme, gains=gains, query_id="q")
     row = {"ndcg": ndcg_at(ranking, qrels["q"], k)}
-    named: dict[str, dict] = {}
+    named: dict[str, dict[str, Any]] = {}
     if named_sets is not None:
         extra, named = _named(ranking, named_sets, k, scores)
         row.update(extra)
@@ -616,7 +619,8 @@ def compare_indexings(
                     f"search_kw_by_label names {label!r}, a ranker; search "
                     "settings only apply to corpora"
                 )
-            return arm
+            ranker: Ranker = arm
+            return ranker
         c = open_if_name(arm)
         kw = {"mode": mode, "surfaces": surfaces, **search_kw, **per_label.get(label, {})}
         arm_mode, arm_surfaces = kw.pop("mode"), kw.pop("surfaces")

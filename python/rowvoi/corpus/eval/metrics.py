@@ -172,7 +172,7 @@ def to_run(rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[str, float]]
 
 
 def write_run(
-    path: str | os.PathLike, rankings: Mapping[str, Sequence[str]], *, tag: str = "rowvoi"
+    path: str | os.PathLike[str], rankings: Mapping[str, Sequence[str]], *, tag: str = "rowvoi"
 ) -> Path:
     """Write rankings as a TREC run file (``qid Q0 id rank score tag``),
     scores from :func:`to_run`. Ids must not contain whitespace.
@@ -186,7 +186,7 @@ def write_run(
     return write_text_atomic(path, "".join(lines))
 
 
-def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, float]]) -> Path:
+def write_qrels(path: str | os.PathLike[str], qrels: Mapping[str, Mapping[str, float]]) -> Path:
     """Write judgements as a TREC qrels file (``qid 0 id gain``); gains
     must be integers, as trec_eval reads them."""
     lines = []

@@ -58,7 +58,7 @@ def _figure(width: float = 6.4, height: float = 4.8) -> Any:
     return fig
 
 
-def _save(fig: Any, path: str | os.PathLike) -> Path:
+def _save(fig: Any, path: str | os.PathLike[str]) -> Path:
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg", "pdf"):
@@ -71,7 +71,7 @@ def _save(fig: Any, path: str | os.PathLike) -> Path:
 
 def plot_frontier(
     sweep: Any,
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     x: str = "selection_recall",
     y: str = "selection_precision",
@@ -142,7 +142,11 @@ def plot_frontier(
 
 
 def plot_distractor_curve(
-    curves: Mapping[Any, Any], path: str | os.PathLike, *, title: str | None = None, k: int = 1
+    curves: Mapping[Any, Any],
+    path: str | os.PathLike[str],
+    *,
+    title: str | None = None,
+    k: int = 1,
 ) -> Path:
     """Draw distractor curves to ``path``: ``curves`` is one
     ``{N: accuracy}`` (from

@@ -184,7 +184,8 @@ class SelectionReport:
             raise ValueError(
                 f"unknown selection metric {name!r}; use one of {', '.join(SWEEP_METRICS)}"
             )
-        return getattr(self, name)
+        value: float | None = getattr(self, name)
+        return value
 
     def to_dict(self, *, rows: bool = True) -> dict[str, Any]:
         """Plain-Python form."""
@@ -423,7 +424,7 @@ def _check_metric(metric: str) -> str:
     return metric
 
 
-def _tiebreak(index: int, p: SelectionGridPoint) -> tuple:
+def _tiebreak(index: int, p: SelectionGridPoint) -> tuple[float, int, float, float, int]:
     """Among equally good points: the smaller mean selection, then the
     smaller max_k, the larger rel, the higher floor (None lowest), then
     grid order -- fewer, surer commits."""
