@@ -770,10 +770,11 @@ class _Ranked:
     scores: np.ndarray
     pos: np.ndarray
 
-    def rank_of(self) -> dict[int, tuple[int, float]]:
-        """``{record id: (1-based rank, score)}``."""
+    def ranks(self) -> tuple[dict[int, int], list[float]]:
+        """``({record id: 1-based rank}, scores)``: the score of rank ``r``
+        is ``scores[r - 1]``."""
         ids = self.ids.tolist()
-        return dict(zip(ids, zip(range(1, len(ids) + 1), self.scores.tolist())))
+        return dict(zip(ids, range(1, len(ids) + 1))), self.scores.tolist()
 
 
 _NO_IDS = np.zeros(0, dtype=np.int64)
@@ -883,9 +884,10 @@ def _search_loaded(
         evidence = dict(
             zip(id_list, _blend_scores(loaded, query, qvec, dense, lex, ids, p).tolist())
         )
-    d_rank = dense.rank_of()
-    l_rank = lex.rank_of()
+    d_rank, d_scores = dense.ranks()
+    l_rank, l_scores = lex.ranks()
     rows = None if table.has_text else _rows(snap, loaded.generation, id_list)
+    hybrid = p.mode == "hybrid"
     hits = []
     for cid, score, at in zip(id_list, scores.tolist(), pos.tolist()):
         if rows is None:
@@ -900,7 +902,22 @@ def _search_loaded(
             )
             meta = json.loads(row["metadata"])
             meta.update(json.loads(row["filter_fields"]))
-        why = _explain(loaded, query, cid, score, kind, d_rank, l_rank, p, answered_dense)
+        # explain: which indexes returned the record, its rank and raw score
+        # on each side, the surface weight, the fused score
+        dr = d_rank.get(cid)
+        lr = l_rank.get(cid)
+        why: dict[str, Any] = {
+            "mode": p.mode,
+            "answered_by": ([answered_dense] if dr else []) + (["bm25"] if lr else []),
+            "dense": None if dr is None else {"rank": dr, "cosine": d_scores[dr - 1]},
+            "lexical": None if lr is None else {"rank": lr, "bm25": l_scores[lr - 1]},
+            "surface_weight": 1.0 if not p.weights else p.weights.get(kind, 1.0),
+        }
+        if hybrid:
+            why["fusion"] = p.fusion
+            why["fused"] = score
+        if p.explain and lr is not None and loaded.lexical is not None:
+            why["lexical"]["terms"] = _terms(loaded.lexical, query, cid)
         if cid in evidence:
             why["evidence"] = evidence[cid]
         hits.append(new_hit(artifact_id, kind, score, text, meta, c.name, surface_index, cid, why))
@@ -991,37 +1008,12 @@ def _blend_scores(
     return p.alpha * cos + (1.0 - p.alpha) * b / (b + p.sat_k)
 
 
-def _explain(
-    loaded: _Loaded,
-    query: str,
-    cid: int,
-    score: float,
-    kind: str,
-    d_rank: dict[int, tuple[int, float]],
-    l_rank: dict[int, tuple[int, float]],
-    p: _Params,
-    dense_index: str,
-) -> dict[str, Any]:
-    d = d_rank.get(cid)
-    lx = l_rank.get(cid)
-    answered = ([dense_index] if d else []) + (["bm25"] if lx else [])
-    out: dict[str, Any] = {
-        "mode": p.mode,
-        "answered_by": answered,
-        "dense": None if d is None else {"rank": d[0], "cosine": d[1]},
-        "lexical": None if lx is None else {"rank": lx[0], "bm25": lx[1]},
-        "surface_weight": 1.0 if not p.weights else p.weights.get(kind, 1.0),
-    }
-    if p.mode == "hybrid":
-        out["fusion"] = p.fusion
-        out["fused"] = score
-    if p.explain and lx is not None and loaded.lexical is not None:
-        e = loaded.lexical.explain(query, cid)
-        out["lexical"]["terms"] = [
-            {"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf, "contribution": t.contribution}
-            for t in e.terms
-        ]
-    return out
+def _terms(lexical: Any, query: str, cid: int) -> list[dict[str, Any]]:
+    """Each query term's BM25 contribution to a record's score."""
+    return [
+        {"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf, "contribution": t.contribution}
+        for t in lexical.explain(query, cid).terms
+    ]
 
 
 # --------------------------------------------------------------- siblings
