@@ -274,7 +274,14 @@ class RecordTable:
 
     def hit_fields(self, i: int) -> tuple[str, str, int, str, dict[str, Any]]:
         """``(artifact_id, kind, surface_index, text, metadata)`` of the
-        record at position ``i``: metadata is a new dict of the surface's
+        record at position ``i`` (see :meth:`hits_fields`)."""
+        return self.hits_fields([i])[0]
+
+    def hits_fields(
+        self, positions: Sequence[int] | np.ndarray
+    ) -> list[tuple[str, str, int, str, dict[str, Any]]]:
+        """``(artifact_id, kind, surface_index, text, metadata)`` of the
+        records at these positions: metadata is a new dict of the surface's
         metadata updated with the artifact's filter fields.
 
         Raises
@@ -285,22 +292,34 @@ class RecordTable:
         texts, metas = self._texts, self._metadata
         if texts is None or metas is None:
             raise RuntimeError("this record table holds no texts (over TEXT_BUDGET)")
-        a = int(self.art[i])
-        o = metas.offsets
-        meta: dict[str, Any] = json.loads(metas.blob[o[i] : o[i + 1]]) if o[i + 1] > o[i] else {}
-        o = self._filter_fields.offsets
-        if o[a + 1] > o[a]:
-            meta.update(json.loads(self._filter_fields.blob[o[a] : o[a + 1]]))
-        o = self._artifact_ids.offsets
-        artifact_id = self._artifact_ids.blob[o[a] : o[a + 1]].decode()
-        o = texts.offsets
-        return (
-            artifact_id,
-            self.kinds[int(self.kind[i])],
-            int(self.surface[i]),
-            texts.blob[o[i] : o[i + 1]].decode(),
-            meta,
-        )
+        pos = np.asarray(positions, dtype=np.int64)
+        kinds = self.kinds
+        t_blob, t_off = texts.blob, texts.offsets
+        m_blob, m_off = metas.blob, metas.offsets
+        f_blob, f_off = self._filter_fields.blob, self._filter_fields.offsets
+        a_blob, a_off = self._artifact_ids.blob, self._artifact_ids.offsets
+        out = []
+        for i, a, k, si in zip(
+            pos.tolist(),
+            self.art[pos].tolist(),
+            self.kind[pos].tolist(),
+            self.surface[pos].tolist(),
+        ):
+            meta: dict[str, Any] = (
+                json.loads(m_blob[m_off[i] : m_off[i + 1]]) if m_off[i + 1] > m_off[i] else {}
+            )
+            if f_off[a + 1] > f_off[a]:
+                meta.update(json.loads(f_blob[f_off[a] : f_off[a + 1]]))
+            out.append(
+                (
+                    a_blob[a_off[a] : a_off[a + 1]].decode(),
+                    kinds[k],
+                    si,
+                    t_blob[t_off[i] : t_off[i + 1]].decode(),
+                    meta,
+                )
+            )
+        return out
 
 
 def _json_bytes(doc: str) -> bytes:

@@ -886,22 +886,23 @@ def _search_loaded(
         )
     d_rank, d_scores = dense.ranks()
     l_rank, l_scores = lex.ranks()
-    rows = None if table.has_text else _rows(snap, loaded.generation, id_list)
-    hybrid = p.mode == "hybrid"
-    hits = []
-    for cid, score, at in zip(id_list, scores.tolist(), pos.tolist()):
-        if rows is None:
-            artifact_id, kind, surface_index, text, meta = table.hit_fields(at)
-        else:
+    if table.has_text:
+        fields = table.hits_fields(pos)
+    else:
+        rows = _rows(snap, loaded.generation, id_list)
+        fields = []
+        for cid in id_list:
             row = rows[cid]
-            artifact_id, kind, surface_index, text = (
-                row["artifact_id"],
-                row["kind"],
-                row["surface_index"],
-                row["text"],
-            )
             meta = json.loads(row["metadata"])
             meta.update(json.loads(row["filter_fields"]))
+            fields.append(
+                (row["artifact_id"], row["kind"], row["surface_index"], row["text"], meta)
+            )
+    hybrid = p.mode == "hybrid"
+    hits = []
+    for cid, score, (artifact_id, kind, surface_index, text, meta) in zip(
+        id_list, scores.tolist(), fields
+    ):
         # explain: which indexes returned the record, its rank and raw score
         # on each side, the surface weight, the fused score
         dr = d_rank.get(cid)
