@@ -53,6 +53,7 @@ MODULES = [
     "rowvoi.corpus.strategy",
     "rowvoi.corpus.sources",
     "rowvoi.corpus.store",
+    "rowvoi.corpus.records",
     "rowvoi.corpus.index",
     "rowvoi.corpus.retrieve",
     "rowvoi.corpus.registry",

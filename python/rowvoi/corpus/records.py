@@ -54,7 +54,7 @@ from rowvoi.errors import IndexFormatError
 if TYPE_CHECKING:
     from rowvoi.corpus.store import Snapshot
 
-__all__ = ["RecordTable", "TEXT_BUDGET"]
+__all__ = ["TEXT_BUDGET", "RecordTable"]
 
 #: Largest total size (bytes of UTF-8) of the texts and surface metadata
 #: that a :class:`RecordTable` holds in memory; a larger corpus reads its

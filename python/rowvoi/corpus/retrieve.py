@@ -106,8 +106,10 @@ from rowvoi.corpus.store import (
     load_dense,
     load_lexical,
 )
-from rowvoi.dense import HNSWIndex
-from rowvoi.dense import _check_int  # the one int validator of the retrieval layer
+from rowvoi.dense import (
+    HNSWIndex,
+    _check_int,  # the one int validator of the retrieval layer
+)
 from rowvoi.errors import QueryError
 
 __all__ = [
@@ -687,7 +689,7 @@ class _Params(NamedTuple):
     per_artifact: bool
     weights: dict[str, float] | None
     fetch_k: int
-    index: str
+    vector_index: str  # ("index" would shadow tuple.index)
     explain: bool
 
 
@@ -731,7 +733,7 @@ def _allowed(
 def _check_searchable(c: Corpus, state: Mapping[str, Any], generation: int, p: _Params) -> None:
     if generation == 0 or not state.get("n_records"):
         raise CorpusEmpty(c._empty_message())
-    if p.mode != "lexical" and p.index == "hnsw" and not state.get("hnsw"):
+    if p.mode != "lexical" and p.vector_index == "hnsw" and not state.get("hnsw"):
         fix = f"rowvoi build {c.name} --hnsw" if c.name else "build(..., hnsw=True)"
         raise ValueError(
             f"{c.label} has no HNSW index; build one ({fix}) or search with index='flat' or 'auto'"
@@ -824,14 +826,14 @@ def _search_loaded(
             )
         if np.count_nonzero(qvec):
             index = loaded.dense
-            if isinstance(index, HNSWIndex) and p.index != "flat":
+            if isinstance(index, HNSWIndex) and p.vector_index != "flat":
                 # approximate; candidates re-scored exactly (float32 cosines)
                 answered_dense = "hnsw"
                 d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
             else:
                 index = getattr(index, "exact", index)  # an HNSW graph's exact twin
                 size = loaded.dense_size
-                exact = p.index == "flat" or size < INT8_SCAN_MIN
+                exact = p.vector_index == "flat" or size < INT8_SCAN_MIN
                 if not exact:
                     answered_dense = "flat-int8"
                 threads = 1 if size < PARALLEL_SCAN_MIN else 0
