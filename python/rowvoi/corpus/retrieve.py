@@ -211,7 +211,11 @@ class Corpus:
     Thread-safety: a corpus may be searched from any number of threads at
     once, also while another process builds it: each search reads one
     committed generation (indexes and rows from one snapshot); the indexes
-    of a new generation are loaded once, by the first search that sees it.
+    and the record table (:class:`~rowvoi.corpus.records.RecordTable`) of a
+    new generation are loaded once, by the first search that sees it. A
+    search without a filter whose generation is still the committed one
+    (:meth:`CorpusStore.committed_generation`, one ``PRAGMA data_version``)
+    answers from them without any other SQL.
 
     Examples
     --------

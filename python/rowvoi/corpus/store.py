@@ -327,7 +327,9 @@ class CorpusStore:
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to ``docs.sqlite`` (opened once per
         thread; never creates the file: :class:`CorpusNotFound` if absent).
-        Autocommit mode: transactions are explicit."""
+        Autocommit mode: transactions are explicit. For reading only: a
+        commit through it would not show in :meth:`committed_generation`
+        (builders use :meth:`writer_connection`)."""
         con = getattr(self._local, "con", None)
         if con is not None:
             return con
