@@ -453,11 +453,14 @@ class CorpusStore:
         # starts: while it stays the same, no other connection has committed,
         # so the generation this snapshot reads is still the committed one
         # (committed_generation)
-        version = con.execute("PRAGMA data_version").fetchone()[0]
+        try:
+            version = con.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.DatabaseError:
+            version = None  # a damaged file: the snapshot below says how
         con.execute("BEGIN")
         try:
             snap = Snapshot(self, con)
-            self._local.seen = (con, version, snap.generation)
+            self._local.seen = None if version is None else (con, version, snap.generation)
             try:
                 yield snap
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
