@@ -488,6 +488,30 @@ class FlatIndex:
             )
         return _shape_result(ids[:, :found], scores[:, :found], single)
 
+    def _search_vector(
+        self, q: np.ndarray, k: int, exact: bool, n_threads: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`search` of one query, unfiltered, for a caller that has
+        checked its arguments (the corpus's hot path): ``q`` float32,
+        C-contiguous, shape ``(dim,)``; ``k >= 1``; ``n_threads >= 0``. The
+        engine still rejects NaN and infinite components. Same lock, same
+        results as :meth:`search`.
+
+        >>> ix = FlatIndex(2, metric="ip")
+        >>> _ = ix.add([[1, 0], [0, 1]], ids=[4, 9])
+        >>> ix._search_vector(np.array([0.0, 1.0], dtype=np.float32), 5, True, 1)[0]
+        array([9, 4])
+        """
+        lock = self._lock
+        lock.acquire_read()
+        try:
+            ids, scores, found = self._h.search(
+                q.reshape(1, -1), min(k, max(1, self._h.size)), n_threads, 0, exact, None
+            )
+        finally:
+            lock.release_read()
+        return ids[0, :found], scores[0, :found]
+
     def rescore(
         self, queries: Any, candidates: Any, k: int = 10, *, n_threads: int | None = None
     ) -> NeighborResult:

@@ -593,17 +593,25 @@ static void rv__scan_chunk(rv__search *sr, unsigned t, size_t c) {
     size_t pb = rv__panel_bytes(ix);
     const char *pan0 = (const char *)ix->panels;
     if (sr->mode == RV__MODE_ROWS) {
+        /* exact scores from the float32 rows (row-major): inner products a
+        ** panel at a time through the multi-row dot kernel (the scores of
+        ** rv__exact_score, bit for bit); L2 row by row */
         float *tmp = tile; /* unused for row-major rows */
+        int by_panel = !l2;
         for (size_t q = 0; q < nq; q++) {
             rv__hit *h = heaps + q * kk;
             size_t *cnt = counts + q;
+            const float *qr = sr->qrows + q * dim;
             for (size_t pi = p0; pi < p1; pi++) {
                 size_t r0 = sr->panels[pi] * RV__PANEL, r1 = r0 + RV__PANEL;
                 if (r1 > ix->n_rows) r1 = ix->n_rows;
+                if (by_panel) ix->kern.dots(qr, ix->rows + r0 * dim, r1 - r0, dim, tile);
                 for (size_t row = r0; row < r1; row++) {
                     if (sr->skip[row]) continue;
-                    rv__hit x = {rv__exact_score(ix, sr->qrows + q * dim, row, tmp),
-                                 ix->row_id[row], row};
+                    float s = by_panel ? tile[row - r0] : rv__exact_score(ix, qr, row, tmp);
+                    if (*cnt == kk && !rv__hit_better(s, ix->row_id[row], h[0].s, h[0].id))
+                        continue; /* the heap is full of better hits */
+                    rv__hit x = {s, ix->row_id[row], row};
                     rv__heap_push(h, cnt, kk, x);
                 }
             }

@@ -30,6 +30,11 @@ typedef void (*rv__tile_f16_fn)(const uint16_t *panel, size_t dim, const float *
 typedef void (*rv__tile_i8_fn)(const int8_t *panel, size_t dim4, const uint8_t *qpack,
                                int32_t *out);
 typedef float (*rv__dot_fn)(const float *a, const float *b, size_t n);
+/* out[r] = dot(q, x + r * dim, dim) for r < n_rows (x row-major): the
+** dot products of one query with consecutive rows, several rows at a time
+** so that their independent sums hide the FMA latency.  Each out[r] is bit
+** for bit what the matching rv__dot_fn returns. */
+typedef void (*rv__dots_fn)(const float *q, const float *x, size_t n_rows, size_t dim, float *out);
 
 typedef struct rv__flat_kernels {
     rv__tile_f32_fn f32;
@@ -39,6 +44,7 @@ typedef struct rv__flat_kernels {
     rv__tile_i8_fn i8;
     unsigned qb_i8;
     rv__dot_fn dot;
+    rv__dots_fn dots; /* same arithmetic as dot */
     const char *name; /* which instruction set was picked */
 } rv__flat_kernels;
 

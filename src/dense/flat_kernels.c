@@ -208,6 +208,45 @@ static float rv__dot_portable(const float *a, const float *b, size_t n) {
     return acc[0];
 }
 
+static void rv__dots_portable(const float *q, const float *x, size_t n_rows, size_t dim,
+                              float *out) {
+    for (size_t r = 0; r < n_rows; r++) out[r] = rv__dot_portable(q, x + r * dim, dim);
+}
+
+/* Dot products of one query with R consecutive rows at a time (vectors of
+** VL lanes, 16 / VL per row and step of 16 dimensions): lane l of row g
+** sums q[i + l] * x_g[i + l] over i = 0, 16, 32, ... exactly as acc[l] of
+** the dot kernel DOT does, then takes the same tail and the same pairwise
+** reduction, so out[r] equals DOT(q, row r) bit for bit; the R rows'
+** independent sums keep the FMA units busy.  Rows left over go to DOT. */
+#define RV__DOTS_BODY(R, VT, VL, DOT)                                                              \
+    enum { NV_ = 16 / (VL) };                                                                      \
+    size_t main_ = dim / 16 * 16, r_ = 0;                                                          \
+    for (; r_ + (R) <= n_rows; r_ += (R)) {                                                        \
+        const float *x0_ = x + r_ * dim;                                                           \
+        VT acc_[R][NV_];                                                                           \
+        for (int g = 0; g < (R); g++)                                                              \
+            for (int v = 0; v < NV_; v++) acc_[g][v] = (VT){0};                                    \
+        for (size_t i = 0; i < main_; i += 16) {                                                   \
+            VT qv_[NV_];                                                                           \
+            for (int v = 0; v < NV_; v++) qv_[v] = RV__LOAD(VT, q + i + v * (VL));                 \
+            for (int g = 0; g < (R); g++)                                                          \
+                for (int v = 0; v < NV_; v++)                                                      \
+                    acc_[g][v] += qv_[v] * RV__LOAD(VT, x0_ + g * dim + i + v * (VL));             \
+        }                                                                                          \
+        for (int g = 0; g < (R); g++) {                                                            \
+            float a_[16];                                                                          \
+            for (int v = 0; v < NV_; v++) memcpy(a_ + v * (VL), &acc_[g][v], sizeof acc_[g][v]);   \
+            const float *xg_ = x0_ + g * dim;                                                      \
+            size_t i = main_;                                                                      \
+            for (int l = 0; i < dim; i++, l++) a_[l] += q[i] * xg_[i];                             \
+            for (int w = 8; w >= 1; w /= 2)                                                        \
+                for (int l = 0; l < w; l++) a_[l] += a_[l + w];                                    \
+            out[r_ + g] = a_[0];                                                                   \
+        }                                                                                          \
+    }                                                                                              \
+    for (; r_ < n_rows; r_++) out[r_] = DOT(q, x + r_ * dim, dim);
+
 #ifdef RV__X86_DISPATCH
 /* AVX2 + FMA: 4 queries x 2 ymm per panel row = 8 accumulators. */
 #  define RV__QB_AVX2 4
@@ -244,14 +283,22 @@ RV__T_AVX2 static float dot_avx2(const float *a, const float *b, size_t n) {
     return acc[0];
 }
 
+/* Four rows x 2 ymm = 8 independent sums. */
+RV__T_AVX2 static void dots_avx2(const float *q, const float *x, size_t n_rows, size_t dim,
+                                 float *out){RV__DOTS_BODY(4, rv__v8f, 8, dot_avx2)}
+
+/* dot_avx2's arithmetic with 512-bit vectors: eight rows x 1 zmm. */
+RV__T_AVX512 static void dots_avx512(const float *q, const float *x, size_t n_rows, size_t dim,
+                                     float *out){RV__DOTS_BODY(8, rv__v16f, 16, dot_avx2)}
+
 /* AVX-512: 8 queries x 1 zmm per panel row. */
 #  define RV__QB_AVX512 8
-RV__T_AVX512 static void tile_f32_avx512(const float *panel, size_t dim, const float *qpack,
-                                         float *out){
+RV__T_AVX512
+    static void tile_f32_avx512(const float *panel, size_t dim, const float *qpack, float *out){
 #  define LOADROW(j_, x_) RV__LOADROW_F32(rv__v16f, 16, j_, x_)
-    RV__FLOAT_TILE_BODY(RV__QB_AVX512, rv__v16f, 16, LOADROW)
+        RV__FLOAT_TILE_BODY(RV__QB_AVX512, rv__v16f, 16, LOADROW)
 #  undef LOADROW
-}
+    }
 
 RV__T_AVX512
     static void tile_f16_avx512(const uint16_t *panel, size_t dim, const float *qpack, float *out) {
@@ -293,6 +340,7 @@ void rv__flat_kernels_portable(rv__flat_kernels *k) {
     k->i8 = rv__tile_i8_portable;
     k->qb_i8 = RV__QB_I8_PORTABLE;
     k->dot = rv__dot_portable;
+    k->dots = rv__dots_portable;
     k->name = "portable";
 }
 
@@ -316,6 +364,7 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
         k->f16 = tile_f16_avx2;
         k->qb_f16 = RV__QB_AVX2;
         k->dot = dot_avx2;
+        k->dots = dots_avx2;
         k->name = "avx2";
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
@@ -323,6 +372,7 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
             k->qb_f32 = RV__QB_AVX512;
             k->f16 = tile_f16_avx512;
             k->qb_f16 = RV__QB_AVX512;
+            k->dots = dots_avx512;
             k->name = "avx512";
             if (__builtin_cpu_supports("avx512vnni")) {
                 k->i8 = tile_i8_vnni;

@@ -295,6 +295,72 @@ static void test_portable_kernels_agree(void) {
     free(qs);
 }
 
+/* The multi-row dot kernel gives each row exactly the dot kernel's score
+** (bit for bit: the exact search of compact storage scores rows with it,
+** re-scoring with the other), for both kernel sets, every dimension tail
+** and row count. */
+static void test_dots_match_dot(void) {
+    size_t max_rows = 21, max_dim = 70;
+    float *x = gauss_vectors(max_rows, 400, 41), *q = gauss_vectors(1, 400, 42);
+    float out[21];
+    for (int set = 0; set < 2; set++) {
+        rv__flat_kernels k;
+        if (set == 0)
+            rv__flat_kernels_select(&k);
+        else
+            rv__flat_kernels_portable(&k);
+        size_t dims[] = {1, 2, 15, 16, 17, 31, 33, 48, 63, 64, 65, 70, 384};
+        for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+            size_t dim = dims[di];
+            if (dim > max_dim && dim != 384) continue;
+            for (size_t n = 0; n <= max_rows; n++) {
+                for (size_t r = 0; r < max_rows; r++) out[r] = -1.0f;
+                k.dots(q, x, n, dim, out);
+                for (size_t r = 0; r < n; r++) {
+                    float want = k.dot(q, x + r * dim, dim);
+                    if (memcmp(&want, &out[r], sizeof want) != 0)
+                        FAILF("%s dots: dim %zu, %zu rows, row %zu: %.9g != dot %.9g", k.name, dim,
+                              n, r, (double)out[r], (double)want);
+                }
+                for (size_t r = n; r < max_rows; r++) EXPECT_EQ(out[r], -1.0f);
+            }
+        }
+    }
+    free(x);
+    free(q);
+}
+
+/* Exact search of compact storage scores every row as re-scoring does:
+** its scores equal rv_flat_rescore's for the same ids, bit for bit. */
+static void test_exact_compact_scores_equal_rescore(void) {
+    size_t n = 333, dim = 37, k = 20;
+    float *data = gauss_vectors(n, dim, 51), *q = gauss_vectors(1, dim, 52);
+    for (int s = 1; s < 3; s++) {
+        rv_flat *ix = make((uint32_t)dim, RV_METRIC_INNER_PRODUCT, (rv_flat_storage)s);
+        ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+        rv_flat_search_params p;
+        rv_flat_search_params_init(&p);
+        p.k = k;
+        p.exact = 1;
+        p.n_threads = 1;
+        int64_t ids[20], rid[20];
+        float sc[20], rsc[20];
+        size_t found = 0, rfound = 0;
+        ASSERT_OK(rv_flat_search(ix, &p, 1, q, ids, sc, &found));
+        EXPECT_EQ(found, k);
+        ASSERT_OK(rv_flat_rescore(ix, 1, q, k, ids, k, 1, rid, rsc, &rfound));
+        for (size_t i = 0; i < k; i++) {
+            EXPECT_EQ(rid[i], ids[i]);
+            if (memcmp(&rsc[i], &sc[i], sizeof sc[i]) != 0)
+                FAILF("storage %d, hit %zu: search %.9g != rescore %.9g", s, i, (double)sc[i],
+                      (double)rsc[i]);
+        }
+        rv_flat_free(ix);
+    }
+    free(data);
+    free(q);
+}
+
 static void test_half_conversion(void) {
     EXPECT_EQ(rv__f32_to_f16(1.0f), 0x3c00);
     EXPECT_EQ(rv__f32_to_f16(-2.0f), 0xc000);
@@ -782,6 +848,8 @@ int main(void) {
     RUN_TEST(test_compact_storage_recall);
     RUN_TEST(test_portable_kernels_agree);
     RUN_TEST(test_half_conversion);
+    RUN_TEST(test_dots_match_dot);
+    RUN_TEST(test_exact_compact_scores_equal_rescore);
     RUN_TEST(test_deletes_filters_and_ids);
     RUN_TEST(test_filters_match_brute_force);
     RUN_TEST(test_bad_input);

@@ -55,6 +55,7 @@ MODULES = [
     "rowvoi.corpus.strategy",
     "rowvoi.corpus.sources",
     "rowvoi.corpus.store",
+    "rowvoi.corpus.records",
     "rowvoi.corpus.index",
     "rowvoi.corpus.retrieve",
     "rowvoi.corpus.registry",

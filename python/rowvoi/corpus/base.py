@@ -564,6 +564,41 @@ class SearchHit:
         return out
 
 
+def new_hit(
+    artifact_id: str,
+    surface_kind: str,
+    score: float,
+    text: str,
+    metadata: Mapping[str, Any],
+    source: str | None,
+    surface_index: int | None,
+    record_id: int | None,
+    explain: Mapping[str, Any] | None,
+) -> SearchHit:
+    """A :class:`SearchHit` of these fields, equal to ``SearchHit(...)``
+    with them, built without the frozen dataclass's per-field
+    ``object.__setattr__`` (about three times faster: a search builds ``k``
+    of them per query). For trusted fields: nothing is checked.
+
+    >>> new_hit("a", "doc", 1.0, "t", {}, None, 0, 7, None) == SearchHit(
+    ...     "a", "doc", 1.0, "t", {}, surface_index=0, record_id=7)
+    True
+    """
+    hit = object.__new__(SearchHit)
+    hit.__dict__.update(
+        artifact_id=artifact_id,
+        surface_kind=surface_kind,
+        score=score,
+        text=text,
+        metadata=metadata,
+        source=source,
+        surface_index=surface_index,
+        record_id=record_id,
+        explain=explain,
+    )
+    return hit
+
+
 # -------------------------------------------------------------- functions
 
 

@@ -81,7 +81,7 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -93,8 +93,10 @@ from rowvoi.corpus.base import (
     Record,
     SearchHit,
     ledger_key,
+    new_hit,
 )
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
+from rowvoi.corpus.records import RecordTable
 from rowvoi.corpus.store import (
     BaseFileGone,
     CorpusStore,
@@ -156,14 +158,27 @@ _RETRIES = 8
 
 @dataclass
 class _Loaded:
-    """Indexes loaded for one generation."""
+    """Indexes, filter schema and record table loaded for one generation
+    (from snapshots of it); parts are added under the corpus's lock, each
+    published before its ``has_`` flag, and never change afterwards."""
 
     generation: int
+    state: dict[str, Any]
     lexical: Any = None
     dense: Any = None
+    records: RecordTable | None = None
+    dense_size: int = 0  # vectors in the flat index (an HNSW graph's exact twin)
     has_lexical: bool = False
     has_dense: bool = False
     schema: Any = None
+
+    def serves(self, lexical: bool, dense: bool) -> bool:
+        """Is everything a search of these sides needs loaded?"""
+        return (
+            self.records is not None
+            and (self.has_lexical or not lexical)
+            and (self.has_dense or not dense)
+        )
 
 
 class _Stale(Exception):
@@ -193,7 +208,11 @@ class Corpus:
     Thread-safety: a corpus may be searched from any number of threads at
     once, also while another process builds it: each search reads one
     committed generation (indexes and rows from one snapshot); the indexes
-    of a new generation are loaded once, by the first search that sees it.
+    and the record table (:class:`~rowvoi.corpus.records.RecordTable`) of a
+    new generation are loaded once, by the first search that sees it. A
+    search without a filter whose generation is still the committed one
+    (:meth:`CorpusStore.committed_generation`, one ``PRAGMA data_version``)
+    answers from them without any other SQL.
 
     Examples
     --------
@@ -273,25 +292,43 @@ class Corpus:
         return f"{self.label} is empty; build it first"
 
     # ------------------------------------------------------------ loading
-    def _indexes(self, snap: Snapshot, lexical: bool, dense: bool) -> _Loaded:
-        """The indexes of the snapshot's generation (loading what is missing)."""
+    def _indexes(
+        self, snap: Snapshot, lexical: bool, dense: bool, records: bool = False
+    ) -> _Loaded:
+        """The indexes (and, with ``records``, the record table) of the
+        snapshot's generation, loading what is missing."""
         gen = snap.generation
         with self._lock:
             cur = self._loaded
             if cur is not None and cur.generation > gen:
                 raise _Stale()
             if cur is None or cur.generation != gen:
-                cur = _Loaded(gen)
+                cur = _Loaded(gen, snap.state)
             if lexical and not cur.has_lexical:
                 cur.lexical = load_lexical(self.store, snap)
                 cur.has_lexical = True
             if dense and not cur.has_dense:
                 cur.dense = load_dense(self.store, snap)
+                cur.dense_size = (
+                    0 if cur.dense is None else len(getattr(cur.dense, "exact", cur.dense))
+                )
                 cur.has_dense = True
+            if records and cur.records is None:
+                cur.records = RecordTable.load(snap)
             if cur.schema is None:
                 cur.schema = _schema(snap)
             self._loaded = cur
             return cur
+
+    def _current(self) -> _Loaded | None:
+        """What is loaded, if its generation is still the committed one
+        (:meth:`CorpusStore.committed_generation`: no transaction), else
+        ``None``."""
+        cur = self._loaded
+        if cur is None:
+            return None
+        gen = self.store.committed_generation()
+        return cur if gen is not None and gen == cur.generation else None
 
     # --------------------------------------------------------------- API
     def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
@@ -600,8 +637,19 @@ def search(
         index,
         bool(explain),
     )
+    plain = not filter and kinds is None
+    want_lex = mode in ("lexical", "hybrid")
+    want_dense = mode in ("dense", "hybrid")
     for _ in range(_RETRIES):
         try:
+            if plain:
+                # the generation loaded is still the committed one: answer from
+                # memory (indexes and record table of that generation), no SQL
+                cur = c._current()
+                if cur is not None and cur.serves(want_lex, want_dense):
+                    assert cur.records is not None
+                    if cur.records.has_text:
+                        return _search_loaded(c, cur, None, query, qvec, None, params)
             with c.store.snapshot() as snap:
                 return _search_snapshot(c, snap, query, qvec, filter, params)
         except (_Stale, BaseFileGone):
@@ -609,8 +657,7 @@ def search(
     raise RuntimeError(f"{c.label} kept changing during the search ({_RETRIES} commits); retry")
 
 
-@dataclass(frozen=True)
-class _Params:
+class _Params(NamedTuple):
     k: int
     mode: str
     fusion: str
@@ -621,7 +668,7 @@ class _Params:
     per_artifact: bool
     weights: dict[str, float] | None
     fetch_k: int
-    index: str
+    vector_index: str  # ("index" would shadow tuple.index)
     explain: bool
 
 
@@ -629,9 +676,11 @@ def _query_vector(v: Any) -> np.ndarray:
     arr = np.asarray(v, dtype=np.float64)
     if arr.ndim == 2 and arr.shape[0] == 1:
         arr = arr[0]
-    if arr.ndim != 1 or arr.size == 0 or not np.isfinite(arr).all():
+    if arr.ndim != 1 or arr.size == 0:
         raise ValueError("query_vector must be one finite vector, shape (dim,)")
-    n = np.linalg.norm(arr)
+    n = np.sqrt(arr.dot(arr))  # np.linalg.norm's own arithmetic, without its checks
+    if not math.isfinite(n) and not np.isfinite(arr).all():
+        raise ValueError("query_vector must be one finite vector, shape (dim,)")
     return (arr / n if n > 0 else arr).astype(np.float32)
 
 
@@ -661,6 +710,16 @@ def _allowed(
     return IdSet(snap.ids_where(where, args, kinds))
 
 
+def _check_searchable(c: Corpus, state: Mapping[str, Any], generation: int, p: _Params) -> None:
+    if generation == 0 or not state.get("n_records"):
+        raise CorpusEmpty(c._empty_message())
+    if p.mode != "lexical" and p.vector_index == "hnsw" and not state.get("hnsw"):
+        fix = f"rowvoi build {c.name} --hnsw" if c.name else "build(..., hnsw=True)"
+        raise ValueError(
+            f"{c.label} has no HNSW index; build one ({fix}) or search with index='flat' or 'auto'"
+        )
+
+
 def _search_snapshot(
     c: Corpus,
     snap: Snapshot,
@@ -669,205 +728,275 @@ def _search_snapshot(
     filter: Mapping[str, Any] | None,
     p: _Params,
 ) -> list[SearchHit]:
+    """A search through a snapshot: loads what its generation lacks, and
+    runs the filter's SQL."""
     state = snap.state
-    if snap.generation == 0 or not state.get("n_records"):
-        raise CorpusEmpty(c._empty_message())
+    _check_searchable(c, state, snap.generation, p)
     want_dense = p.mode in ("dense", "hybrid")
     want_lex = p.mode in ("lexical", "hybrid")
-    if want_dense and p.index == "hnsw" and not state.get("hnsw"):
-        fix = f"rowvoi build {c.name} --hnsw" if c.name else "build(..., hnsw=True)"
-        raise ValueError(
-            f"{c.label} has no HNSW index; build one ({fix}) or search with index='flat' or 'auto'"
-        )
     if want_dense and qvec is None:
-        emb = c._query_embedder(state)  # before loading: fail fast without a model
-    loaded = c._indexes(snap, lexical=want_lex, dense=want_dense)
+        c._query_embedder(state)  # before loading: fail fast without a model
+    loaded = c._indexes(snap, lexical=want_lex, dense=want_dense, records=True)
     allowed = _allowed(c, snap, loaded, filter, p.kinds)
     if allowed is not None and len(allowed) == 0:
         return []
-    dense_hits: list[tuple[int, float]] = []
-    lex_hits: list[tuple[int, float]] = []
+    return _search_loaded(c, loaded, snap, query, qvec, allowed, p)
+
+
+@dataclass
+class _Ranked:
+    """One candidate list, best first: record ids, float64 scores and
+    positions in the record table."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+    pos: np.ndarray
+
+    def ranks(self) -> tuple[dict[int, int], list[float]]:
+        """``({record id: 1-based rank}, scores)``: the score of rank ``r``
+        is ``scores[r - 1]``."""
+        ids = self.ids.tolist()
+        return dict(zip(ids, range(1, len(ids) + 1))), self.scores.tolist()
+
+
+_NO_IDS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0, dtype=np.float64)
+
+
+def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
+    """Candidates in result order: score, then artifact id, then surface
+    index -- an order that does not depend on the build history (record ids
+    do)."""
+    if not len(ids):
+        return _Ranked(_NO_IDS, _NO_SCORES, _NO_IDS)
+    ids = np.asarray(ids, dtype=np.int64)
+    sc = np.asarray(scores, dtype=np.float64)
+    pos = table.positions(ids)
+    o = table.order(pos, sc)
+    return _Ranked(ids[o], sc[o], pos[o])
+
+
+def _search_loaded(
+    c: Corpus,
+    loaded: _Loaded,
+    snap: Snapshot | None,
+    query: str,
+    qvec: np.ndarray | None,
+    allowed: Any,
+    p: _Params,
+) -> list[SearchHit]:
+    """Rank with the loaded generation's indexes and record table; ``snap``
+    (of that generation) is needed only when the table holds no texts."""
+    table = loaded.records
+    assert table is not None
+    if snap is None:
+        _check_searchable(c, loaded.state, loaded.generation, p)
+    want_dense = p.mode in ("dense", "hybrid")
+    want_lex = p.mode in ("lexical", "hybrid")
+    d_ids: np.ndarray = _NO_IDS
+    d_sc: np.ndarray = _NO_IDS
     answered_dense = "flat"
     if want_dense and loaded.dense is not None:
         if qvec is None:
-            qvec = emb.embed([query])[0]
+            qvec = c._query_embedder(loaded.state).embed([query])[0]
         elif qvec.shape[0] != loaded.dense.dim:
             raise EmbedderMismatch(
                 f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
                 f"holds {loaded.dense.dim}-dimensional vectors"
             )
-        if np.any(qvec):
+        if np.count_nonzero(qvec):
             index = loaded.dense
-            if isinstance(index, HNSWIndex) and p.index != "flat":
+            if isinstance(index, HNSWIndex) and p.vector_index != "flat":
                 # approximate; candidates re-scored exactly (float32 cosines)
                 answered_dense = "hnsw"
-                ids, scores = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
+                d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
             else:
                 index = getattr(index, "exact", index)  # an HNSW graph's exact twin
-                exact = p.index == "flat" or len(index) < INT8_SCAN_MIN
+                size = loaded.dense_size
+                exact = p.vector_index == "flat" or size < INT8_SCAN_MIN
                 if not exact:
                     answered_dense = "flat-int8"
-                threads = 1 if len(index) < PARALLEL_SCAN_MIN else 0
-                ids, scores = index.search(
-                    qvec, p.fetch_k, filter=allowed, exact=exact, n_threads=threads
-                )
-            dense_hits = list(zip(ids.tolist(), scores.tolist()))
+                threads = 1 if size < PARALLEL_SCAN_MIN else 0
+                if (
+                    allowed is None
+                    and qvec.dtype == np.float32
+                    and qvec.shape == (index.dim,)
+                    and qvec.flags.c_contiguous
+                ):
+                    # (a checked query vector: search()'s argument checks skipped)
+                    d_ids, d_sc = index._search_vector(qvec, p.fetch_k, exact, threads)
+                else:
+                    d_ids, d_sc = index.search(
+                        qvec, p.fetch_k, filter=allowed, exact=exact, n_threads=threads
+                    )
+    dense = _ranked(table, d_ids, d_sc)
     if want_lex:
         res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
-        lex_hits = list(zip(res.ids.tolist(), res.scores.tolist()))
-    # ties: artifact id, then surface index -- an order that does not depend
-    # on the build history (record ids do); also within each list, so that
-    # RRF's ranks do not depend on it either
-    brief = snap.brief(list(dict(dense_hits + lex_hits)))
-
-    def order(t: tuple[int, float]) -> tuple[float, str, int]:
-        return (-t[1], brief[t[0]][2], brief[t[0]][3])
-
-    dense_hits.sort(key=order)
-    lex_hits.sort(key=order)
-    cands = _fuse(loaded, query, qvec, dense_hits, lex_hits, p)
-    if not cands:
+        lex = _ranked(table, res.ids, res.scores)
+    else:
+        lex = _ranked(table, _NO_IDS, _NO_IDS)
+    cands = _fuse(loaded, table, query, qvec, dense, lex, p)
+    if not len(cands.ids):
         return []
-    if len(cands) > len(brief):
-        brief.update(snap.brief([cid for cid, _ in cands if cid not in brief]))
+    ids, scores, pos = cands.ids, cands.scores, cands.pos
     if p.weights:
-        cands = [(cid, s * p.weights.get(brief[cid][1], 1.0)) for cid, s in cands]
-    cands.sort(key=order)
-    cands = cands[: p.fetch_k]
+        w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
+        scores = scores * w[table.kind[pos]]
+        o = table.order(pos, scores)
+        ids, scores, pos = ids[o], scores[o], pos[o]
+    ids, scores, pos = ids[: p.fetch_k], scores[: p.fetch_k], pos[: p.fetch_k]
     if p.per_artifact:
+        # the best surface of each artifact: its first in result order
         seen: set[int] = set()
-        kept = []
-        for cid, s in cands:
-            aid = brief[cid][0]
-            if aid not in seen:
-                seen.add(aid)
-                kept.append((cid, s))
-        cands = kept
-    cands = cands[: p.k]
+        keep: list[int] = []
+        for i, a in enumerate(table.art[pos].tolist()):
+            if a not in seen:
+                seen.add(a)
+                keep.append(i)
+                if len(keep) == p.k:
+                    break
+        ids, scores, pos = ids[keep], scores[keep], pos[keep]
+    else:
+        ids, scores, pos = ids[: p.k], scores[: p.k], pos[: p.k]
+    id_list = ids.tolist()
     evidence: dict[int, float] = {}
     if p.mode == "hybrid" and p.fusion == "rrf":
         # RRF scores depend on ranks only, so they cannot be floored; each hit
         # carries its absolute evidence (its blend score) for floors instead
-        evidence = _blend_scores(
-            loaded, query, qvec, dense_hits, lex_hits, [cid for cid, _ in cands], p
+        evidence = dict(
+            zip(id_list, _blend_scores(loaded, query, qvec, dense, lex, ids, p).tolist())
         )
-    rows = snap.rows([cid for cid, _ in cands])
-    d_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(dense_hits)}
-    l_rank = {cid: (r + 1, s) for r, (cid, s) in enumerate(lex_hits)}
-    hits = []
-    for cid, score in cands:
-        row = rows[cid]
-        meta = json.loads(row["metadata"])
-        meta.update(json.loads(row["filter_fields"]))
-        why = _explain(
-            c, loaded, query, cid, score, row["kind"], d_rank, l_rank, p, answered_dense
-        )
-        if cid in evidence:
-            why["evidence"] = float(evidence[cid])
-        hits.append(
-            SearchHit(
-                row["artifact_id"],
-                row["kind"],
-                float(score),
-                row["text"],
-                meta,
-                source=c.name,
-                surface_index=row["surface_index"],
-                record_id=int(cid),
-                explain=why,
+    d_rank, d_scores = dense.ranks()
+    l_rank, l_scores = lex.ranks()
+    if table.has_text:
+        fields = table.hits_fields(pos)
+    else:
+        rows = _rows(snap, loaded.generation, id_list)
+        fields = []
+        for cid in id_list:
+            row = rows[cid]
+            meta = json.loads(row["metadata"])
+            meta.update(json.loads(row["filter_fields"]))
+            fields.append(
+                (row["artifact_id"], row["kind"], row["surface_index"], row["text"], meta)
             )
-        )
+    hybrid = p.mode == "hybrid"
+    hits = []
+    for cid, score, (artifact_id, kind, surface_index, text, meta) in zip(
+        id_list, scores.tolist(), fields
+    ):
+        # explain: which indexes returned the record, its rank and raw score
+        # on each side, the surface weight, the fused score
+        dr = d_rank.get(cid)
+        lr = l_rank.get(cid)
+        why: dict[str, Any] = {
+            "mode": p.mode,
+            "answered_by": ([answered_dense] if dr else []) + (["bm25"] if lr else []),
+            "dense": None if dr is None else {"rank": dr, "cosine": d_scores[dr - 1]},
+            "lexical": None if lr is None else {"rank": lr, "bm25": l_scores[lr - 1]},
+            "surface_weight": 1.0 if not p.weights else p.weights.get(kind, 1.0),
+        }
+        if hybrid:
+            why["fusion"] = p.fusion
+            why["fused"] = score
+        if p.explain and lr is not None and loaded.lexical is not None:
+            why["lexical"]["terms"] = _terms(loaded.lexical, query, cid)
+        if cid in evidence:
+            why["evidence"] = evidence[cid]
+        hits.append(new_hit(artifact_id, kind, score, text, meta, c.name, surface_index, cid, why))
     return hits
+
+
+def _rows(snap: Snapshot | None, generation: int, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The hits' rows, read from a snapshot of their generation."""
+    if snap is None or snap.generation != generation:
+        raise _Stale()
+    return snap.rows(ids)
 
 
 def _fuse(
     loaded: _Loaded,
+    table: RecordTable,
     query: str,
     qvec: np.ndarray | None,
-    dense_hits: list[tuple[int, float]],
-    lex_hits: list[tuple[int, float]],
+    dense: _Ranked,
+    lex: _Ranked,
     p: _Params,
-) -> list[tuple[int, float]]:
-    """(record id, first-stage score) candidates, best first (ties: lower id)."""
+) -> _Ranked:
+    """The first-stage candidates with their (fused) scores, in result
+    order."""
     if p.mode == "dense":
-        out = dense_hits
-    elif p.mode == "lexical":
-        out = lex_hits
-    elif p.fusion == "rrf":
-        acc: dict[int, float] = {}
-        for hits in (dense_hits, lex_hits):
-            for rank, (cid, _) in enumerate(hits, 1):
-                acc[cid] = acc.get(cid, 0.0) + 1.0 / (p.rrf_k + rank)
-        out = list(acc.items())
+        return dense
+    if p.mode == "lexical":
+        return lex
+    union = np.unique(np.concatenate([dense.ids, lex.ids]))
+    if p.fusion == "rrf":
+        # sum over the lists of 1 / (rrf_k + rank): the dense term first, as
+        # floating-point addition is done in a fixed order
+        acc = np.zeros(len(union), dtype=np.float64)
+        acc[np.searchsorted(union, dense.ids)] += 1.0 / (
+            p.rrf_k + np.arange(1, len(dense.ids) + 1)
+        )
+        acc[np.searchsorted(union, lex.ids)] += 1.0 / (p.rrf_k + np.arange(1, len(lex.ids) + 1))
     else:
-        union = list(dict.fromkeys([cid for cid, _ in dense_hits] + [cid for cid, _ in lex_hits]))
-        out = list(_blend_scores(loaded, query, qvec, dense_hits, lex_hits, union, p).items())
-    out = sorted(out, key=lambda t: (-t[1], t[0]))
-    return [(int(cid), float(s)) for cid, s in out]
+        acc = _blend_scores(loaded, query, qvec, dense, lex, union, p)
+    return _ranked(table, union, acc)
 
 
 def _blend_scores(
     loaded: _Loaded,
     query: str,
     qvec: np.ndarray | None,
-    dense_hits: list[tuple[int, float]],
-    lex_hits: list[tuple[int, float]],
-    cids: list[int],
+    dense: _Ranked,
+    lex: _Ranked,
+    cids: np.ndarray,
     p: _Params,
-) -> dict[int, float]:
-    """``{record id: alpha * cosine + (1 - alpha) * bm25 / (bm25 + sat_k)}``
-    of ``cids``, each side scored exactly (a side that did not return a
-    record is asked for its score; a record BM25 does not match scores 0)."""
-    cos = dict(dense_hits)
-    bm = dict(lex_hits)
-    need_cos = [cid for cid in cids if cid not in cos]
-    if need_cos and qvec is not None and loaded.dense is not None and np.any(qvec):
+) -> np.ndarray:
+    """``alpha * cosine + (1 - alpha) * bm25 / (bm25 + sat_k)`` of each
+    record id of ``cids``, each side scored exactly (a side that did not
+    return a record is asked for its score; a record BM25 does not match
+    scores 0)."""
+    n = len(cids)
+    cos = np.zeros(n, dtype=np.float64)
+    bm = np.zeros(n, dtype=np.float64)
+    have_cos = np.zeros(n, dtype=bool)
+    have_bm = np.zeros(n, dtype=bool)
+    by_id = np.argsort(cids, kind="stable")
+    sorted_ids = cids[by_id]
+
+    def place(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(indexes into cids of those ids that are in cids, which of ids)."""
+        at = np.minimum(np.searchsorted(sorted_ids, ids), max(n - 1, 0))
+        hit = sorted_ids[at] == ids if n else np.zeros(len(ids), dtype=bool)
+        return by_id[at[hit]], hit
+
+    at, hit = place(dense.ids)
+    cos[at], have_cos[at] = dense.scores[hit], True
+    at, hit = place(lex.ids)
+    bm[at], have_bm[at] = lex.scores[hit], True
+    need_cos = cids[~have_cos]
+    if len(need_cos) and qvec is not None and loaded.dense is not None and np.any(qvec):
         flat = getattr(loaded.dense, "exact", loaded.dense)
-        r = flat.rescore(qvec, np.array(need_cos, dtype=np.int64), len(need_cos))
-        cos.update((int(i), float(s)) for i, s in zip(r.ids, r.scores) if i >= 0)
-    need_bm = [cid for cid in cids if cid not in bm]
-    if need_bm and loaded.lexical is not None:
+        r = flat.rescore(qvec, need_cos, len(need_cos))
+        found = r.ids >= 0
+        at, hit = place(r.ids[found])
+        cos[at] = r.scores[found][hit]
+    need_bm = cids[~have_bm]
+    if len(need_bm) and loaded.lexical is not None:
         r = loaded.lexical.search(query, len(need_bm), filter=need_bm)
-        bm.update(zip(r.ids.tolist(), r.scores.tolist()))
-    out = {}
-    for cid in cids:
-        b = max(bm.get(cid, 0.0), 0.0)
-        out[cid] = p.alpha * cos.get(cid, 0.0) + (1.0 - p.alpha) * b / (b + p.sat_k)
-    return out
+        at, hit = place(np.asarray(r.ids, dtype=np.int64))
+        bm[at] = np.asarray(r.scores, dtype=np.float64)[hit]
+    # max(bm25, 0.0) as Python's max takes it
+    b = np.where(0.0 > bm, 0.0, bm)
+    return p.alpha * cos + (1.0 - p.alpha) * b / (b + p.sat_k)
 
 
-def _explain(
-    c: Corpus,
-    loaded: _Loaded,
-    query: str,
-    cid: int,
-    score: float,
-    kind: str,
-    d_rank: dict[int, tuple[int, float]],
-    l_rank: dict[int, tuple[int, float]],
-    p: _Params,
-    dense_index: str,
-) -> dict[str, Any]:
-    d = d_rank.get(cid)
-    lx = l_rank.get(cid)
-    answered = ([dense_index] if d else []) + (["bm25"] if lx else [])
-    out: dict[str, Any] = {
-        "mode": p.mode,
-        "answered_by": answered,
-        "dense": None if d is None else {"rank": d[0], "cosine": d[1]},
-        "lexical": None if lx is None else {"rank": lx[0], "bm25": lx[1]},
-        "surface_weight": 1.0 if not p.weights else p.weights.get(kind, 1.0),
-    }
-    if p.mode == "hybrid":
-        out["fusion"] = p.fusion
-        out["fused"] = score
-    if p.explain and lx is not None and loaded.lexical is not None:
-        e = loaded.lexical.explain(query, cid)
-        out["lexical"]["terms"] = [
-            {"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf, "contribution": t.contribution}
-            for t in e.terms
-        ]
-    return out
+def _terms(lexical: Any, query: str, cid: int) -> list[dict[str, Any]]:
+    """Each query term's BM25 contribution to a record's score."""
+    return [
+        {"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf, "contribution": t.contribution}
+        for t in lexical.explain(query, cid).terms
+    ]
 
 
 # --------------------------------------------------------------- siblings

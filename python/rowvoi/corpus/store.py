@@ -330,7 +330,9 @@ class CorpusStore:
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to ``docs.sqlite`` (opened once per
         thread; never creates the file: :class:`CorpusNotFound` if absent).
-        Autocommit mode: transactions are explicit."""
+        Autocommit mode: transactions are explicit. For reading only: a
+        commit through it would not show in :meth:`committed_generation`
+        (builders use :meth:`writer_connection`)."""
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is not None:
             return con
@@ -450,9 +452,18 @@ class CorpusStore:
             damaged (raised by the first query that reads the damage).
         """
         con = self.connection()
+        # SQLite's data_version of this connection, read before the snapshot
+        # starts: while it stays the same, no other connection has committed,
+        # so the generation this snapshot reads is still the committed one
+        # (committed_generation)
+        try:
+            version = con.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.DatabaseError:
+            version = None  # a damaged file: the snapshot below says how
         con.execute("BEGIN")
         try:
             snap = Snapshot(self, con)
+            self._local.seen = None if version is None else (con, version, snap.generation)
             try:
                 yield snap
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -480,6 +491,32 @@ class CorpusStore:
                 con.execute("COMMIT")
             except sqlite3.Error:
                 pass
+
+    def committed_generation(self) -> int | None:
+        """The generation committed now, known without a read transaction,
+        or ``None`` when it is not known (take a :meth:`snapshot`).
+
+        It is the generation the calling thread's last snapshot read, as
+        long as no other connection -- another thread's, a builder's,
+        another process's -- has committed to ``docs.sqlite`` since that
+        snapshot began: SQLite's ``PRAGMA data_version`` of the thread's
+        connection (read before each snapshot, and here) tells. Readers
+        never write, so any change of the corpus changes it; a commit that
+        changes nothing a search reads (a calibration record) merely sends
+        the next search through a snapshot. Costs one pragma, no
+        transaction.
+
+        Thread-safety: per thread (each thread's own connection).
+        """
+        seen = getattr(self._local, "seen", None)
+        con = getattr(self._local, "con", None)
+        if seen is None or con is None or seen[0] is not con:
+            return None
+        try:
+            version = con.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:
+            return None
+        return seen[2] if version == seen[1] else None
 
     # --------------------------------------------------------------- lock
     @contextlib.contextmanager

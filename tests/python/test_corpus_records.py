@@ -1,0 +1,162 @@
+"""The in-memory record table and the SQL-free search of an unchanged
+generation: same hits as the rows in docs.sqlite, no SQL but the
+data_version check, and a new commit is never missed."""
+
+import json
+
+import numpy as np
+import pytest
+from rowvoi.corpus import Chunked, CorpusStore, build, from_mapping, open_corpus, search
+from rowvoi.corpus import records as records_mod
+from rowvoi.corpus.records import RecordTable
+from rowvoi.errors import IndexFormatError
+
+DOCS = {
+    f"d{i:02d}": {
+        "text": " ".join(
+            ["Lift and drag of a thin wing.", "Heat transfer in pipes.", "Shock waves on cones."][
+                i % 3 :
+            ]
+            + [f"Note {i} on flutter of panels."] * (1 + i % 2)
+        ),
+        "year": 1950 + i,
+        "venue": ["JAS", "AIAA", "NACA"][i % 3],
+    }
+    for i in range(30)
+}
+# identical texts in several artifacts: equal scores, ordered by artifact id
+DOCS.update({f"twin{i}": {"text": "Wing flutter at high speed.", "year": 1990} for i in range(4)})
+
+
+def make_source(docs=DOCS):
+    return from_mapping(
+        docs,
+        name="recs",
+        embedder="hashing:32",
+        strategy=Chunked(chunk_size=40, overlap=0, text_key="text"),
+        metadata_of=lambda aid, raw: {k: raw[k] for k in ("year", "venue") if k in raw},
+    )
+
+
+@pytest.fixture
+def corpus():
+    return build(make_source(), store=CorpusStore.memory())
+
+
+def test_table_matches_the_rows(corpus):
+    with corpus.store.snapshot() as snap:
+        table = RecordTable.load(snap)
+        ids = [r[0] for r in snap.con.execute("SELECT id FROM records ORDER BY id")]
+        rows = snap.rows(ids)
+    assert table.has_text and table.ids.tolist() == ids
+    assert table.generation == corpus.info()["generation"]
+    got = table.hits_fields(table.positions(ids))
+    for rid, (artifact_id, kind, surface_index, text, meta) in zip(ids, got):
+        row = rows[rid]
+        want = json.loads(row["metadata"])
+        want.update(json.loads(row["filter_fields"]))
+        assert (artifact_id, kind, surface_index, text, meta) == (
+            row["artifact_id"],
+            row["kind"],
+            row["surface_index"],
+            row["text"],
+            want,
+        )
+    assert any(m for *_, m in got)  # filter fields reached the hits
+    # the artifact rank orders as the artifact ids do
+    order = sorted(range(len(ids)), key=lambda i: (got[i][0], got[i][2]))
+    assert np.lexsort((table.surface, table.art)).tolist() == order
+    with pytest.raises(IndexFormatError, match="not among its records"):
+        table.positions([ids[-1] + 1000])
+    assert table.nbytes > 0 and "records=" in repr(table)
+
+
+def test_table_over_budget_holds_no_texts(corpus):
+    with corpus.store.snapshot() as snap:
+        small = RecordTable.load(snap, text_budget=10)
+        full = RecordTable.load(snap)
+    assert not small.has_text and full.has_text
+    assert small.nbytes < full.nbytes
+    assert small.ids.tolist() == full.ids.tolist()
+    assert small.art.tolist() == full.art.tolist()
+    with pytest.raises(RuntimeError, match="no texts"):
+        small.hit_fields(0)
+
+
+CASES = [
+    {"mode": "dense"},
+    {"mode": "lexical"},
+    {"mode": "hybrid"},
+    {"mode": "hybrid", "fusion": "blend"},
+    {"mode": "hybrid", "per_artifact": False, "k": 25},
+    {"mode": "lexical", "surface_weights": {"chunk": 0.5}, "explain": True},
+    {"mode": "hybrid", "filter": {"year": {"$gte": 1960}}},
+    {"mode": "dense", "surfaces": "chunk", "k": 3},
+    {"mode": "hybrid", "fusion": "blend", "index": "flat", "fetch_k": 60},
+]
+QUERIES = ["wing flutter", "heat transfer pipes", "shock cone", "note 7 panels", "zzz"]
+
+
+def signature(c, kw):
+    return [search(c, q, **kw) for q in QUERIES]
+
+
+@pytest.mark.parametrize("kw", CASES)
+def test_hits_same_from_memory_and_from_sql(corpus, monkeypatch, kw):
+    fast = signature(corpus, kw)
+    again = signature(corpus, kw)  # the second time from memory
+    monkeypatch.setattr(records_mod, "TEXT_BUDGET", 0)
+    slow = signature(open_corpus(corpus.name, store=corpus.store), kw)
+    assert fast == again == slow
+    assert any(fast)
+
+
+def test_an_unchanged_generation_reads_no_sql(corpus):
+    search(corpus, "wing", mode="hybrid")  # loads the generation
+    con = corpus.store.connection()
+    statements = []
+    con.set_trace_callback(statements.append)
+    try:
+        for mode in ("dense", "lexical", "hybrid"):
+            assert search(corpus, "wing flutter", mode=mode)
+        search(corpus, "wing", mode="hybrid", filter={"venue": "JAS"})  # filters: SQL
+    finally:
+        con.set_trace_callback(None)
+    plain, filtered = statements[:3], statements[3:]
+    assert plain == ["PRAGMA data_version"] * 3
+    assert "BEGIN" in filtered and any("filter_values" in s for s in filtered)
+
+
+def test_committed_generation_follows_other_connections(tmp_path):
+    store = CorpusStore(tmp_path / "c")
+    assert not store.exists()
+    build(make_source(), store=store)
+    assert store.committed_generation() is None  # no snapshot in this thread yet
+    with store.snapshot() as snap:
+        g = snap.generation
+    assert store.committed_generation() == g
+    # a build through another store object (another connection) commits
+    other = CorpusStore(tmp_path / "c")
+    build(make_source({**DOCS, "new": {"text": "Hypersonic inlet"}}), store=other)
+    assert store.committed_generation() is None
+    with store.snapshot() as snap:
+        assert snap.generation == g + 1
+    assert store.committed_generation() == g + 1
+    store.close()
+    assert store.committed_generation() is None  # the thread's connection is gone
+
+
+def test_a_new_commit_is_never_missed(tmp_path):
+    path = tmp_path / "c"
+    build(make_source(), store=CorpusStore(path))
+    reader = open_corpus(store=CorpusStore(path))
+    for mode in ("dense", "lexical", "hybrid"):
+        assert "new" not in [h.artifact_id for h in search(reader, "hypersonic inlet", mode=mode)]
+    # another builder commits; the reader's next search sees it at once
+    build(make_source({**DOCS, "new": {"text": "Hypersonic inlet"}}), store=CorpusStore(path))
+    for mode in ("dense", "lexical", "hybrid"):
+        top = search(reader, "hypersonic inlet", mode=mode, k=1)
+        assert top[0].artifact_id == "new", mode
+    # and a deletion
+    build(make_source(), store=CorpusStore(path))
+    assert "new" not in [h.artifact_id for h in search(reader, "hypersonic inlet", k=50)]
