@@ -33,7 +33,7 @@ def main() -> int:
     fp32, tokenizer, work, texts_json = (Path(a) for a in sys.argv[1:5])
     try:
         model, note = sentence_transformers_model(fp32, tokenizer, work / "bert")
-    except Exception as exc:  # noqa: BLE001 - the parent reports why
+    except Exception as exc:
         print(json.dumps({"error": repr(exc)}), flush=True)
         return 1
     import torch

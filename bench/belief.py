@@ -74,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import keys as harness  # noqa: E402  (bench/keys.py: the shared harness)
+import keys as harness
 
 REPO_ROOT = harness.REPO_ROOT
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "belief.md"

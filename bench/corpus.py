@@ -47,6 +47,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import spread
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 ROOT = os.path.dirname(HERE)
@@ -203,12 +206,13 @@ def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
 # ------------------------------------------------------------- reporting
 
 
-def med(xs):
-    return float(np.median(xs))
+def median(xs):
+    return spread(xs).median
 
 
-def spread(xs):
-    return f"{min(xs):.3g}-{max(xs):.3g}" if len(xs) > 1 else "-"
+def span(xs):
+    s = spread(xs)
+    return f"{s.lo:.3g}-{s.hi:.3g}" if s.n > 1 else "-"
 
 
 def summarize(rounds, qrels):
@@ -221,9 +225,9 @@ def summarize(rounds, qrels):
         for step in ("build", "noop", "edit10"):
             own = [r[step]["total"] - r[step]["embed"] for r in rs]
             s[step] = {
-                "own": med(own),
-                "own_spread": spread(own),
-                "total": med([r[step]["total"] for r in rs]),
+                "own": median(own),
+                "own_spread": span(own),
+                "total": median([r[step]["total"] for r in rs]),
                 "texts": rs[0][step]["texts"],
             }
         for label, _ in MODES:
@@ -232,9 +236,9 @@ def summarize(rounds, qrels):
             ranked = rs[0]["runs"][label]["ranked"]
             nd = float(np.mean([ndcg10(ranked[q - 1], qrels[q]) for q in range(1, 226)]))
             s[label] = {
-                "p50_ms": med(p50),
-                "p50_spread": spread(p50),
-                "p95_ms": med(p95),
+                "p50_ms": median(p50),
+                "p50_spread": span(p50),
+                "p95_ms": median(p95),
                 "ndcg10": nd,
             }
         s["files"], s["bytes"] = rs[0]["files"], rs[0]["bytes"]

@@ -175,7 +175,9 @@ def write_block(name: str, text: str) -> None:
         )
     block = f"{begin}\n{text.rstrip()}\n{end}"
     if begin in doc:
-        doc = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda m: block, doc, flags=re.DOTALL)
+        doc = re.sub(
+            re.escape(begin) + r".*?" + re.escape(end), lambda m: block, doc, flags=re.DOTALL
+        )
     else:
         doc = doc.rstrip() + "\n\n" + block + "\n"
     RESULTS.write_text(doc.rstrip() + "\n")
@@ -505,7 +507,11 @@ def cranfield_texts():
     titles, abstracts = [], []
     for doc in docs:
         fields = dict(
-            re.findall(r"^\.([TAWB])\n(.*?)(?=^\.[TAWBI] |^\.[TAWB]\n|\Z)", doc, flags=re.DOTALL | re.MULTILINE)
+            re.findall(
+                r"^\.([TAWB])\n(.*?)(?=^\.[TAWBI] |^\.[TAWB]\n|\Z)",
+                doc,
+                flags=re.DOTALL | re.MULTILINE,
+            )
         )
         title = " ".join(fields.get("T", "").split())
         body = " ".join(fields.get("W", "").split())
@@ -516,7 +522,9 @@ def cranfield_texts():
             abstracts.append(" ".join(words[:150]))
     qraw = (CRANFIELD / "cran.qry").read_text(errors="replace")
     queries = [
-        " ".join(q.split()) for q in re.split(r"^\.I .*\n\.W\n", qraw, flags=re.MULTILINE) if q.strip()
+        " ".join(q.split())
+        for q in re.split(r"^\.I .*\n\.W\n", qraw, flags=re.MULTILINE)
+        if q.strip()
     ]
     return titles + queries, abstracts
 

@@ -39,13 +39,15 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import med
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -56,10 +58,6 @@ SHARES = [1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0]
 
 def cpu() -> float:
     return time.process_time()
-
-
-def med(xs: list[float]) -> tuple[float, float, float]:
-    return statistics.median(xs), min(xs), max(xs)
 
 
 def fmt(m: tuple[float, float, float], scale: float = 1e6) -> str:
