@@ -67,6 +67,11 @@ def spread(xs: Iterable[float]) -> Spread:
     return Spread(statistics.median(v), min(v), max(v), len(v))
 
 
+def median(xs: Iterable[float]) -> float:
+    """The median of ``xs`` (at least one value)."""
+    return spread(xs).median
+
+
 def med(xs: Iterable[float]) -> tuple[float, float, float]:
     """``(median, min, max)`` of ``xs``, as a plain tuple."""
     s = spread(xs)

@@ -43,11 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import med, timed
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _timing import med, timed  # noqa: E402
+
 RESULTS = HERE / "results" / "bm25_incremental.md"
 
 

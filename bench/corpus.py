@@ -47,11 +47,10 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import spread
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _timing import median, spread  # noqa: E402
+
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "tests", "data", "cranfield")
 CACHE = os.path.join(HERE, ".cache")
@@ -206,10 +205,6 @@ def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
 # ------------------------------------------------------------- reporting
 
 
-def median(xs):
-    return spread(xs).median
-
-
 def span(xs):
     s = spread(xs)
     return f"{s.lo:.3g}-{s.hi:.3g}" if s.n > 1 else "-"
@@ -295,9 +290,8 @@ def table_md(title, summ, note=""):
 
 
 def scale_hashing(n_docs, scratch):
-    from synth_corpus import load_or_generate
-
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
+    from synth_corpus import load_or_generate
 
     corpus = load_or_generate(CACHE, n_docs=n_docs, n_queries=200)
     docs = {f"s{i}": t for i, t in enumerate(corpus.docs)}

@@ -46,11 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import med
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _timing import med  # noqa: E402
 
 RESULTS = HERE / "results" / "filters.md"
 SHARES = [1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0]
