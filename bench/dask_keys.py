@@ -63,7 +63,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import median  # noqa: E402
+from _timing import command, median  # noqa: E402
 
 CARDS = [
     2,
@@ -411,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "rounds": args.rounds,
         "disk": f"Parquet size {disk}",
-        "command": "python bench/dask_keys.py " + " ".join(argv or sys.argv[1:]),
+        "command": command("bench/dask_keys.py", argv or sys.argv[1:]),
         "notes": notes,
     }
     write_report(Path(args.out), meta, rows_out)

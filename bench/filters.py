@@ -48,7 +48,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _timing import med  # noqa: E402
+from _timing import command, med  # noqa: E402
 
 RESULTS = HERE / "results" / "filters.md"
 SHARES = [1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0]
@@ -298,7 +298,7 @@ def main() -> None:
             f"({m / args.hnsw_n:.1%})."
         )
         out.append("")
-    cmd = "python bench/filters.py " + " ".join(sys.argv[1:])
+    cmd = command("bench/filters.py", sys.argv[1:])
     out.append(f"Command: `{cmd.strip()}`")
     Path(args.out).write_text("\n".join(out) + "\n")
     print(f"wrote {args.out}")
