@@ -239,12 +239,14 @@ def main() -> None:
     parts = [BEGIN, "## Lexical search (BM25)", ""]
     any_speed = None
     for name, title in (
-        ("bm25_synth_zipf.json", "Synthetic corpus, 1M documents, Zipf queries"),
-        ("bm25_synth_top10k.json", "Synthetic corpus, 1M documents, mid-frequency queries"),
+        ("bm25_synth_zipf.json", "Synthetic corpus, {n} documents, Zipf queries"),
+        ("bm25_synth_top10k.json", "Synthetic corpus, {n} documents, mid-frequency queries"),
         ("bm25_cranfield.json", "Cranfield speed"),
     ):
         d = load(name)
         if d:
+            n_docs = next((r.get("n_docs") for r in d["results"] if r.get("n_docs")), 0)
+            title = title.format(n=f"{n_docs:,}")
             any_speed = any_speed or d
             parts += speed_section(title, d)
     q = load("cranfield_lexical.json")
