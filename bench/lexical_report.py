@@ -168,6 +168,8 @@ def speed_section(title: str, data: dict) -> list[str]:
                 f"{round_ratio(rv, 'qps_all_cores', r, 'qps_all_cores') if first else '-'} | "
                 f"{build} |"
             )
+    if any(data.get(f"top10_agreement_{o}") for o in ("bm25s", "tantivy", "pisa")):
+        out.append("")
     for other in ("bm25s", "tantivy", "pisa"):
         a = data.get(f"top10_agreement_{other}")
         if a:
