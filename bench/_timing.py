@@ -54,10 +54,6 @@ class Spread:
             return f"{self.median:{spec}}{unit}"
         return f"{self.median:{spec}} ({self.lo:{spec}}-{self.hi:{spec}}){unit}"
 
-    def as_dict(self) -> dict[str, float | int]:
-        """JSON form: median, min, max and the number of rounds."""
-        return {"median": self.median, "min": self.lo, "max": self.hi, "rounds": self.n}
-
 
 def spread(xs: Iterable[float]) -> Spread:
     """Median and min-max of ``xs`` (at least one value)."""
