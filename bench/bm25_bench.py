@@ -9,7 +9,9 @@ run one after another: build time is from raw text (each engine tokenizes
 with its own tokenizer; on the synthetic corpus the words are plain
 lowercase ASCII, so every tokenizer sees the same terms), memory is the
 growth of the resident set, with a sampler thread for the peak during the
-build.  Every build is single-threaded.  Queries then run in interleaved
+build.  Every build is single-threaded, and every engine is built
+--build-rounds times, in rotating order (median and min-max reported; the
+memory figures are those of the last build).  Queries then run in interleaved
 rounds (bench/_timing.py: every engine's every case once per round, order
 rotating, --rounds rounds; the median over rounds with its min-max, never the
 best round) so that the load of a shared machine, which changes from minute
@@ -71,7 +73,7 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _timing import SelfTimed, command, interleaved, method_note
+from _timing import SelfTimed, command, interleaved, method_note, spread
 
 
 def rss_mb() -> float:
@@ -144,6 +146,13 @@ class Engine:
 
     def cases(self):
         return [("qps_1thread", self.run1)]
+
+    def release(self):
+        """Drop the index (before building it again)."""
+        for attr in ("index", "searcher", "r", "bm"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        gc.collect()
 
 
 class Rowvoi(Engine):
@@ -383,11 +392,15 @@ class Pisa(Engine):
     def finish(self):
         r = self._ask("top10 block_max_wand")
         self.out["top10"], self.out["top10_scores"] = r["top10"], r["top10_scores"]
+        self.release()
+
+    def release(self):
+        """Stop the child (it deletes its index) and remove the work folder."""
+        import shutil
+
         self.p.stdin.close()
         self.p.wait(timeout=120)
         self.log.close()
-        import shutil
-
         shutil.rmtree(self.work, ignore_errors=True)
 
 
@@ -498,6 +511,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=5, help="interleaved query rounds")
     ap.add_argument(
+        "--build-rounds", type=int, default=3, help="builds per engine, interleaved (median)"
+    )
+    ap.add_argument(
         "--query-mode",
         choices=["zipf", "top10k"],
         default="zipf",
@@ -539,6 +555,20 @@ def main() -> None:
         print(short(out), flush=True)
         if "error" not in out:
             engines.append(e)
+    # Build rounds: every engine built again, in rotating order, so that the
+    # build times are medians over rounds too (memory: the last build).
+    builds = {e.name: [e.out["build_s"]] for e in engines}
+    for rnd in range(1, args.build_rounds):
+        shift = rnd % max(1, len(engines))
+        for e in engines[shift:] + engines[:shift]:
+            e.release()
+            e.timed_build(docs)
+            builds[e.name].append(e.out["build_s"])
+            print(f"build round {rnd}: {e.name} {e.out['build_s']:.2f} s", flush=True)
+    for e in engines:
+        b = spread(builds[e.name])
+        e.out["build_s"], e.out["build_s_range"] = b.median, [b.lo, b.hi]
+        e.out["build_rounds_s"] = builds[e.name]
     measure(engines, queries, args.rounds)
     results = [e.out for e in engines]
     for r in results:
@@ -554,6 +584,7 @@ def main() -> None:
         "command": command("bench/bm25_bench.py", sys.argv[1:]),
         "timing": method_note(args.rounds),
         "rounds": args.rounds,
+        "build_rounds": args.build_rounds,
         "query_tokenisation": "timed for every engine (each engine's search call takes "
         "the query strings)",
         "results": [

@@ -94,7 +94,9 @@ def speed_section(title: str, data: dict) -> list[str]:
     out += [
         f"{data.get('timing', 'Interleaved rounds.')}  Query tokenisation: "
         f"{data.get('query_tokenisation', 'timed for every engine')}.  Every build is "
-        "single-threaded (tantivy's writer pinned to one thread; PISA threads=1).",
+        "single-threaded (tantivy's writer pinned to one thread; PISA threads=1); "
+        f"{data.get('build_rounds', 1)} build(s) per engine in rotating order, build time "
+        "median (min-max).",
         "",
         "| engine | build (s) | index memory (MB) | peak during build (MB) | "
         "QPS, 1 thread (CPU time) | QPS, 1 thread (wall) | QPS, all cores (wall) | notes |",
@@ -135,8 +137,12 @@ def speed_section(title: str, data: dict) -> list[str]:
             )
         first = key == "qps_1thread"
         mem = r.get("index_mb") if eng != "pisa" else r.get("index_disk_mb")
+        build = fmt_s(r.get("build_s")) if first else "-"
+        if first and len(r.get("build_rounds_s", [])) > 1:
+            lo, hi = r["build_s_range"]
+            build += f" ({fmt_s(lo)}-{fmt_s(hi)})"
         out.append(
-            f"| {label} | {fmt_s(r.get('build_s')) if first else '-'} | "
+            f"| {label} | {build} | "
             f"{fmt(mem, 0) if first else '-'}{' (disk)' if eng == 'pisa' and first else ''} | "
             f"{fmt(r.get('peak_build_mb'), 0) if first else '-'} | {qps(r, key + '_cpu')} | "
             f"{qps(r, key)} | {qps(r, 'qps_all_cores') if first else '-'} | "
@@ -147,7 +153,8 @@ def speed_section(title: str, data: dict) -> list[str]:
         out += [
             "",
             "rowvoi's speed over each peer (median of per-round ratios, min-max; >1x: rowvoi "
-            "faster) and build time ratio (peer / rowvoi, one build each):",
+            "faster) and build time ratio (peer / rowvoi: per build round when the JSON has "
+            "build rounds, else one build each):",
             "",
             "| peer | 1 thread, CPU time | 1 thread, wall | all cores, wall | build time |",
             "| --- | ---: | ---: | ---: | ---: |",
@@ -157,11 +164,13 @@ def speed_section(title: str, data: dict) -> list[str]:
             if not r or key not in r:
                 continue
             first = key == "qps_1thread"
-            build = (
-                f"{r['build_s'] / rv['build_s']:.2f}x"
-                if first and r.get("build_s") and rv.get("build_s")
-                else "-"
-            )
+            build = "-"
+            if first and r.get("build_s") and rv.get("build_s"):
+                build = (
+                    round_ratio(rv, "build", r, "build")
+                    if r.get("build_rounds_s") and rv.get("build_rounds_s")
+                    else f"{r['build_s'] / rv['build_s']:.2f}x"
+                )
             out.append(
                 f"| {label} | {round_ratio(rv, 'qps_1thread_cpu', r, key + '_cpu')} | "
                 f"{round_ratio(rv, 'qps_1thread', r, key)} | "
