@@ -1,22 +1,28 @@
-"""BM25 side by side: rowvoi against bm25s, rank_bm25 and tantivy.
+"""BM25 side by side: rowvoi against bm25s, tantivy, PISA and rank_bm25.
 
     python bench/bm25_bench.py synth --docs 1000000 --queries 2000
     python bench/bm25_bench.py synth --docs 1000000 --queries 2000 --query-mode top10k
     python bench/bm25_bench.py cranfield --queries 225 --rank-queries 225
 
-Every engine indexes the same documents and answers the same queries, in
-one process.  Builds run one after another: build time is from raw text
-(each engine tokenizes with its own tokenizer; on the synthetic corpus the
-words are plain lowercase ASCII, so every tokenizer sees the same terms),
-memory is the growth of the resident set, with a sampler thread for the
-peak during the build.  Queries then run in interleaved rounds -- every
-engine once per round, --repeats rounds, the best round kept -- so that the
-load of a shared machine, which changes from minute to minute, falls on all
-engines alike.  Single-thread figures are given in CPU time (the work a
-query costs, not counting time spent waiting for a core) and in wall clock;
-the all-core figure in wall clock.  rank_bm25 scores every document in
-Python for every query, so it is capped: it indexes the first --rank-docs
-documents and runs --rank-queries queries; its row says so.
+Every engine indexes the same documents and answers the same queries.  Builds
+run one after another: build time is from raw text (each engine tokenizes
+with its own tokenizer; on the synthetic corpus the words are plain
+lowercase ASCII, so every tokenizer sees the same terms), memory is the
+growth of the resident set, with a sampler thread for the peak during the
+build.  Every build is single-threaded, and every engine is built
+--build-rounds times, in rotating order (median and min-max reported; the
+memory figures are those of the first build).  Queries then run in interleaved
+rounds (bench/_timing.py: every engine's every case once per round, order
+rotating, --rounds rounds; the median over rounds with its min-max, never the
+best round) so that the load of a shared machine, which changes from minute
+to minute, falls on all engines alike.  Single-thread figures are given in
+CPU time (the work a query costs, not counting time spent waiting for a core)
+and in wall clock; the all-core figure in wall clock.
+
+Query tokenisation is inside the timed region for every engine: each is
+handed the query strings and its search call analyses them (rowvoi in C,
+bm25s.tokenize, tantivy's word split and query parser, PISA's own
+tokenizer, str.split for rank_bm25).
 
 Engines and settings:
   rowvoi     BM25Index, Lucene variant, k1=1.2 b=0.75; on the synthetic corpus
@@ -25,10 +31,26 @@ Engines and settings:
              once per query is reported too.  Build is single-threaded.
   bm25s      method="lucene", k1=1.2, b=0.75, backend="numba" when numba
              imports; queries are tokenized and retrieved (n_threads=1 / -1).
-  tantivy    in-RAM index, default tokenizer, freq-only postings; writer with
-             its default thread count; queries parsed (OR) and searched top-10
-             with count=False (counting every match disables its pruning).
-  rank_bm25  BM25Okapi (capped, see above).
+  tantivy    in-RAM index, default tokenizer, freq-only postings; writer
+             pinned to one indexing thread (num_threads=1); queries parsed
+             (OR) and searched top-10 with count=False (counting every match
+             disables its pruning).
+  pisa       PISA through pyterrier-pisa 0.4 (BM25 k1=1.2 b=0.75, default
+             block_simdbp encoding, index built on disk with threads=1; no
+             stemming or stopwords on the synthetic corpus, Porter2 and the
+             Terrier list on Cranfield).  Block-max WAND ("1 thread", and all
+             cores) and MaxScore (1 thread).  It runs in its own venv (no Java
+             needed) as a child process that times its own engine calls
+             (bench/_bm25_peer_pisa.py); --pisa-python names that venv's
+             interpreter (default bench/.pisavenv/bin/python, made with
+             ``python -m venv bench/.pisavenv && bench/.pisavenv/bin/pip
+             install pyterrier-pisa``).  Its BM25 idf is Robertson's
+             log((N - df + 0.5) / (df + 0.5)) floored at a tiny epsilon, not
+             Lucene's log(1 + ...), so terms in more than half of the
+             documents score (almost) nothing and its top 10 can differ.
+  rank_bm25  BM25Okapi (capped: it scores every document in Python for every
+             query: the first --rank-docs documents, --rank-queries queries,
+             one round).
 
 Results are printed as JSON lines and written to --json; bench/lexical_report.py
 turns the JSON files into the lexical section of bench/results/retrieval.md.
@@ -42,12 +64,16 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
+import tempfile
 import threading
 import time
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _timing import SelfTimed, command, interleaved, method_note, spread
 
 
 def rss_mb() -> float:
@@ -120,6 +146,13 @@ class Engine:
 
     def cases(self):
         return [("qps_1thread", self.run1)]
+
+    def release(self):
+        """Drop the index (before building it again)."""
+        for attr in ("index", "searcher", "r", "bm"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        gc.collect()
 
 
 class Rowvoi(Engine):
@@ -221,7 +254,8 @@ class Tantivy(Engine):
         sb.add_text_field("body", stored=False, tokenizer_name="default", index_option="freq")
         sb.add_unsigned_field("id", stored=True)
         self.index = tantivy.Index(sb.build())
-        writer = self.index.writer(heap_size=1_000_000_000)
+        # one indexing thread, like rowvoi's single-threaded build
+        writer = self.index.writer(heap_size=1_000_000_000, num_threads=1)
         for i, d in enumerate(docs):
             writer.add_document(tantivy.Document(body=d, id=i))
         writer.commit()
@@ -231,13 +265,15 @@ class Tantivy(Engine):
         self.out["n_segments"] = self.searcher.num_segments
 
     def _one(self, q):
-        # count=False: counting every match would switch off tantivy's pruning
-        return self.searcher.search(self.index.parse_query(q, ["body"]), 10, count=False).hits
+        # tantivy's query language reserves punctuation (a '/' starts a
+        # regex): hand it the words only -- inside the timed call, since every
+        # engine's query processing is timed.  count=False: counting every
+        # match would switch off tantivy's pruning.
+        words = " ".join(re.findall(r"\w+", q))
+        return self.searcher.search(self.index.parse_query(words, ["body"]), 10, count=False).hits
 
     def warm(self, queries):
-        # tantivy's query language reserves punctuation (a '/' starts a
-        # regex): hand it the words only
-        self.q = [" ".join(re.findall(r"\w+", q)) for q in queries]
+        self.q = queries
         for q in self.q[:50]:
             self._one(q)
 
@@ -281,33 +317,133 @@ class RankBm25(Engine):
         pass
 
 
-ENGINES = {"rowvoi": Rowvoi, "bm25s": Bm25s, "tantivy": Tantivy, "rank_bm25": RankBm25}
+class Pisa(Engine):
+    """PISA through pyterrier-pisa, in its own venv (``--pisa-python``), as a
+    child process (bench/_bm25_peer_pisa.py) that times its own build and
+    engine calls.  "1 thread" is block-max WAND; MaxScore is timed as a
+    second single-thread case on the same index."""
+
+    name = "pisa"
+    ALGOS = (("qps_1thread", "block_max_wand"), ("qps_1thread_maxscore", "maxscore"))
+
+    def timed_build(self, docs):
+        python = self.args.pisa_python
+        if not python:
+            raise ImportError("no --pisa-python given")
+        self.work = tempfile.mkdtemp(prefix="rowvoi-bench-pisa-")
+        docs_path = os.path.join(self.work, "docs.jsonl")
+        with open(docs_path, "w") as f:
+            for d in docs:
+                f.write(json.dumps(d) + "\n")
+        queries_path = os.path.join(self.work, "queries.json")
+        with open(queries_path, "w") as f:
+            json.dump(self.all_queries, f)
+        analysis = "plain" if self.args.corpus == "synth" else "english"
+        self.log = open(os.path.join(self.work, "pisa.log"), "w")
+        script = os.path.join(HERE, "_bm25_peer_pisa.py")
+        try:
+            self.p = subprocess.Popen(
+                [python, script, docs_path, queries_path, self.work, analysis],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.log,
+                text=True,
+            )
+        except OSError as err:
+            raise ImportError(f"cannot start {python}: {err}") from err
+        hello = self._read()
+        self.out["build_s"] = hello["build_s"]
+        self.out["peak_build_mb"] = hello["peak_build_mb"]
+        self.out["index_disk_mb"] = hello["index_disk_mb"]
+        self.out["analysis"] = analysis
+        self.versions = {k: hello[k] for k in ("pyterrier_pisa", "python", "numpy")}
+        self.out["peer_versions"] = self.versions
+
+    def _read(self) -> dict[str, Any]:
+        line = self.p.stdout.readline()
+        if not line:
+            self.log.flush()
+            raise ImportError(f"PISA child exited ({self.p.wait()}); see its log")
+        return json.loads(line)
+
+    def _ask(self, cmd: str) -> dict[str, Any]:
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        return self._read()
+
+    def _run(self, algo: str, threads: int) -> SelfTimed:
+        r = self._ask(f"run {algo} {threads}")
+        self.out["jvm_loaded"] = bool(r["jvm"])
+        return SelfTimed(r["wall"], r["cpu"])
+
+    def warm(self, queries):
+        if queries != self.all_queries:
+            raise ValueError("PISA was given other queries at build time")
+        self.q = queries
+        for _, algo in self.ALGOS:
+            self._run(algo, 1)
+
+    def cases(self):
+        return [(key, lambda algo=algo: self._run(algo, 1)) for key, algo in self.ALGOS]
+
+    def runall(self):
+        return self._run("block_max_wand", os.cpu_count() or 1)
+
+    def finish(self):
+        r = self._ask("top10 block_max_wand")
+        self.out["top10"], self.out["top10_scores"] = r["top10"], r["top10_scores"]
+        self.release()
+
+    def release(self):
+        """Stop the child (it deletes its index) and remove the work folder."""
+        import shutil
+
+        self.p.stdin.close()
+        self.p.wait(timeout=120)
+        self.log.close()
+        shutil.rmtree(self.work, ignore_errors=True)
 
 
-def measure(engines: list[Engine], queries: list[str], repeats: int) -> None:
-    """Interleaved rounds: every engine once per round; best round kept."""
+ENGINES = {
+    "rowvoi": Rowvoi,
+    "bm25s": Bm25s,
+    "tantivy": Tantivy,
+    "pisa": Pisa,
+    "rank_bm25": RankBm25,
+}
+
+
+def measure(engines: list[Engine], queries: list[str], rounds: int) -> None:
+    """Interleaved rounds (bench/_timing.py): every engine's every case once
+    per round, order rotating; medians with min-max over rounds.  rank_bm25
+    (seconds per query) runs in the first round only."""
     for e in engines:
         e.warm(queries)
-    best: dict = {}
-    for rnd in range(repeats):
-        for e in engines:
-            if isinstance(e, RankBm25) and rnd:
-                continue  # seconds per query: one round is plenty
-            runs = list(e.cases())
-            if e.runall is not None:
-                runs.append(("qps_all_cores", e.runall))
-            for key, fn in runs:
-                gc.collect()
-                t, c = time.perf_counter(), time.process_time()
-                fn()
-                wall, cpu = time.perf_counter() - t, time.process_time() - c
-                b = best.setdefault((e, key), [float("inf"), float("inf")])
-                b[0], b[1] = min(b[0], wall), min(b[1], cpu)
-    for (e, key), (wall, cpu) in best.items():
+    cases = {}
+    owner = {}
+    slow = []
+    for e in engines:
+        runs = list(e.cases())
+        if e.runall is not None:
+            runs.append(("qps_all_cores", e.runall))
+        for key, fn in runs:
+            cases[f"{e.name}:{key}"] = fn
+            owner[f"{e.name}:{key}"] = (e, key)
+            if isinstance(e, RankBm25):
+                slow.append(f"{e.name}:{key}")
+    got = interleaved(cases, rounds, warmup=0, only_first_round=slow)
+    for name, smp in got.items():
+        e, key = owner[name]
         n = len(e.q)
-        e.out[key] = n / wall
+        w = smp.wall_s().rate(n)
+        e.out[key] = w.median
+        e.out[key + "_range"] = [w.lo, w.hi]
+        e.out[key + "_rounds_s"] = smp.wall
         if key != "qps_all_cores":
-            e.out[key + "_cpu"] = n / cpu
+            c = smp.cpu_s().rate(n)
+            e.out[key + "_cpu"] = c.median
+            e.out[key + "_cpu_range"] = [c.lo, c.hi]
+            e.out[key + "_cpu_rounds_s"] = smp.cpu
     for e in engines:
         e.finish()
 
@@ -373,7 +509,10 @@ def main() -> None:
     ap.add_argument("corpus", choices=["synth", "cranfield"])
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--queries", type=int, default=2000)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved query rounds")
+    ap.add_argument(
+        "--build-rounds", type=int, default=3, help="builds per engine, interleaved (median)"
+    )
     ap.add_argument(
         "--query-mode",
         choices=["zipf", "top10k"],
@@ -381,7 +520,12 @@ def main() -> None:
         help="synth queries: drawn like the documents (zipf) or uniformly "
         "from the 10,000 most frequent words (top10k)",
     )
-    ap.add_argument("--engines", default="rowvoi,bm25s,tantivy,rank_bm25")
+    ap.add_argument("--engines", default="rowvoi,bm25s,tantivy,pisa,rank_bm25")
+    ap.add_argument(
+        "--pisa-python",
+        default=os.path.join(HERE, ".pisavenv", "bin", "python"),
+        help="interpreter of a venv with pyterrier-pisa (default bench/.pisavenv)",
+    )
     ap.add_argument("--rank-docs", type=int, default=100_000)
     ap.add_argument("--rank-queries", type=int, default=20)
     ap.add_argument("--json", default=None)
@@ -403,6 +547,7 @@ def main() -> None:
             "corpus_params": params,
         }
         e = ENGINES[name](args, out)
+        e.all_queries = queries
         try:
             e.timed_build(docs)
         except ImportError as err:
@@ -410,16 +555,43 @@ def main() -> None:
         print(short(out), flush=True)
         if "error" not in out:
             engines.append(e)
-    measure(engines, queries, args.repeats)
+    # Build rounds: every engine built again, in rotating order, so that the
+    # build times are medians over rounds too.  Memory figures stay those of
+    # the first build: a rebuild reuses memory the allocator already holds.
+    builds = {e.name: [e.out["build_s"]] for e in engines}
+    first_mem = {
+        e.name: {k: e.out[k] for k in ("peak_build_mb", "index_mb") if k in e.out} for e in engines
+    }
+    for rnd in range(1, args.build_rounds):
+        shift = rnd % max(1, len(engines))
+        for e in engines[shift:] + engines[:shift]:
+            e.release()
+            e.timed_build(docs)
+            builds[e.name].append(e.out["build_s"])
+            print(f"build round {rnd}: {e.name} {e.out['build_s']:.2f} s", flush=True)
+    for e in engines:
+        e.out.update(first_mem[e.name])
+        b = spread(builds[e.name])
+        e.out["build_s"], e.out["build_s_range"] = b.median, [b.lo, b.hi]
+        e.out["build_rounds_s"] = builds[e.name]
+    measure(engines, queries, args.rounds)
     results = [e.out for e in engines]
     for r in results:
         print(short(r), flush=True)
     by = {r["engine"]: r for r in results}
+    v = versions()
+    if "pisa" in by:
+        v["pyterrier_pisa"] = by["pisa"]["peer_versions"]["pyterrier_pisa"]
     summary = {
         "corpus": args.corpus,
         "query_mode": args.query_mode,
-        "versions": versions(),
-        "command": "python bench/bm25_bench.py " + " ".join(sys.argv[1:]),
+        "versions": v,
+        "command": command("bench/bm25_bench.py", sys.argv[1:]),
+        "timing": method_note(args.rounds),
+        "rounds": args.rounds,
+        "build_rounds": args.build_rounds,
+        "query_tokenisation": "timed for every engine (each engine's search call takes "
+        "the query strings)",
         "results": [
             {k: v for k, v in r.items() if k not in ("top10", "top10_scores")} for r in results
         ],
@@ -427,7 +599,7 @@ def main() -> None:
     # on Cranfield each engine tokenizes its own way, so top-10 lists are not
     # comparable here (bench/cranfield.py compares them on shared tokens)
     if args.corpus == "synth" and "rowvoi" in by:
-        for other in ("bm25s", "tantivy"):
+        for other in ("bm25s", "tantivy", "pisa"):
             if other in by:
                 summary[f"top10_agreement_{other}"] = agreement(by["rowvoi"], by[other])
                 print(other, summary[f"top10_agreement_{other}"])

@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,8 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _timing import med, timed  # noqa: E402
+
 RESULTS = HERE / "results" / "bm25_incremental.md"
 
 
@@ -135,16 +136,6 @@ class Baseline:
 
 
 # -------------------------------------------------------------------- main
-
-
-def timed(fn):
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - w, time.process_time() - c, out
-
-
-def med(xs):
-    return statistics.median(xs), min(xs), max(xs)
 
 
 def main() -> None:
@@ -294,7 +285,7 @@ def main() -> None:
     say()
     say("| index | CPU s | memory MB |")
     say("| --- | ---: | ---: |")
-    mem = lambda ix: ix.stats()["memory_bytes"] / 2**20  # noqa: E731
+    mem = lambda ix: ix.stats()["memory_bytes"] / 2**20
     say(f"| ours, {n:,} documents | {bc:.2f} | {mem(inc):,.0f} (after the changes) |")
     say(f"| ours, fresh build of the final documents | {fc:.2f} | {mem(fresh):,.0f} |")
     say(f"| ours, loaded from its file | - | {mem(loaded):,.0f} (after the changes) |")
@@ -329,8 +320,8 @@ def main() -> None:
     say("| --- | --- | ---: | ---: | ---: |")
     for mix, qs in mixes.items():
         qps = {name: [len(qs) / t for t in ts] for name, ts in times[mix].items()}
-        fresh_m = statistics.median(qps["fresh build"])
-        base_m = statistics.median(qps["previous engine"]) if base else None
+        fresh_m = med(qps["fresh build"])[0]
+        base_m = med(qps["previous engine"])[0] if base else None
         for name, xs in qps.items():
             m = med(xs)
             vs_base = f"{m[0] / base_m:.3f}x" if base_m else "-"

@@ -49,6 +49,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _timing import median, spread  # noqa: E402
+
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "tests", "data", "cranfield")
 CACHE = os.path.join(HERE, ".cache")
@@ -204,12 +206,9 @@ def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
 # ------------------------------------------------------------- reporting
 
 
-def med(xs):
-    return float(np.median(xs))
-
-
-def spread(xs):
-    return f"{min(xs):.3g}-{max(xs):.3g}" if len(xs) > 1 else "-"
+def span(xs):
+    s = spread(xs)
+    return f"{s.lo:.3g}-{s.hi:.3g}" if s.n > 1 else "-"
 
 
 def summarize(rounds, qrels):
@@ -222,9 +221,9 @@ def summarize(rounds, qrels):
         for step in ("build", "noop", "edit10"):
             own = [r[step]["total"] - r[step]["embed"] for r in rs]
             s[step] = {
-                "own": med(own),
-                "own_spread": spread(own),
-                "total": med([r[step]["total"] for r in rs]),
+                "own": median(own),
+                "own_spread": span(own),
+                "total": median([r[step]["total"] for r in rs]),
                 "texts": rs[0][step]["texts"],
             }
         for label, _ in MODES:
@@ -233,9 +232,9 @@ def summarize(rounds, qrels):
             ranked = rs[0]["runs"][label]["ranked"]
             nd = float(np.mean([ndcg10(ranked[q - 1], qrels[q]) for q in range(1, 226)]))
             s[label] = {
-                "p50_ms": med(p50),
-                "p50_spread": spread(p50),
-                "p95_ms": med(p95),
+                "p50_ms": median(p50),
+                "p50_spread": span(p50),
+                "p95_ms": median(p95),
                 "ndcg10": nd,
             }
         s["files"], s["bytes"] = rs[0]["files"], rs[0]["bytes"]
@@ -292,9 +291,8 @@ def table_md(title, summ, note=""):
 
 
 def scale_hashing(n_docs, scratch):
-    from synth_corpus import load_or_generate
-
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
+    from synth_corpus import load_or_generate
 
     corpus = load_or_generate(CACHE, n_docs=n_docs, n_queries=200)
     docs = {f"s{i}": t for i, t in enumerate(corpus.docs)}

@@ -338,8 +338,10 @@ def main() -> None:
         runs.update(dense)
         ((dname, drun),) = dense.items()
         runs[f"rrf(rowvoi bm25 {key}, {dname})"] = rrf(runs[f"rowvoi bm25 {key}"], drun)
+    from _timing import command
+
     results = {
-        "command": "python bench/cranfield.py " + " ".join(sys.argv[1:]),
+        "command": command("bench/cranfield.py", sys.argv[1:]),
         "metrics": {name: evaluate(run, cr.qrels) for name, run in runs.items()},
         "top10_vs_bm25s": {},
     }

@@ -55,13 +55,15 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import command, median  # noqa: E402
 
 CARDS = [
     2,
@@ -161,7 +163,6 @@ def child_dask(path: str, what: str, workers: int, memory: str, partition_rows: 
     import dask
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
-
     from rowvoi.dask import find_key, plan_key_path
 
     dask.config.set({"dataframe.shuffle.method": "p2p"})
@@ -201,7 +202,6 @@ def child_dask(path: str, what: str, workers: int, memory: str, partition_rows: 
 
 def child_memory(path: str, what: str) -> dict:
     import pandas as pd
-
     from rowvoi.keys import find_key, plan_key_path
 
     df = pd.read_parquet(path)
@@ -236,7 +236,6 @@ def _versions() -> dict:
     import distributed
     import pandas as pd
     import pyarrow
-
     import rowvoi
 
     commit = subprocess.run(
@@ -284,7 +283,7 @@ def write_report(stem: Path, meta: dict, results: list[dict]) -> None:
     ]
     for r in results:
         ts = r["seconds"]
-        med = statistics.median(ts)
+        med = median(ts)
         rng = f" [{_fmt_s(min(ts))} - {_fmt_s(max(ts))}]" if len(ts) > 1 else ""
         per = med / (r["rows"] / 10_000_000)
         if r["side"] == "dask":
@@ -384,14 +383,14 @@ def main(argv: list[str] | None = None) -> int:
                 if what == "key"
                 else mem["steps"] == dsk["steps"]
             )
-            ratio = statistics.median(dsk["seconds"]) / statistics.median(mem["seconds"])
+            ratio = median(dsk["seconds"]) / median(mem["seconds"])
             notes.append(
                 f"{what} at {mem_rows:,} rows: dask / in-memory time = {ratio:.1f}x; "
                 f"answers {'identical' if same else 'DIFFER'}"
             )
         ds = [by[("dask", what, n)] for n in sizes if ("dask", what, n) in by]
         if len(ds) >= 2:
-            per = [statistics.median(d["seconds"]) / d["rows"] * 1e7 for d in ds]
+            per = [median(d["seconds"]) / d["rows"] * 1e7 for d in ds]
             notes.append(
                 f"{what} scaling: seconds per 10M rows "
                 + ", ".join(f"{d['rows'] // 1_000_000}M: {p:.1f}" for d, p in zip(ds, per))
@@ -412,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "rounds": args.rounds,
         "disk": f"Parquet size {disk}",
-        "command": "python bench/dask_keys.py " + " ".join(argv or sys.argv[1:]),
+        "command": command("bench/dask_keys.py", argv or sys.argv[1:]),
         "notes": notes,
     }
     write_report(Path(args.out), meta, rows_out)

@@ -4,30 +4,36 @@
 Parts (``--part``, each well under 10 minutes on 2 cores):
 
 ``exact``
-    Exact top-10 search, batches of 64 queries, over 100,000 and 1,000,000
-    random 384-d unit vectors (seed 0): queries per second single-threaded
-    and on all cores for ``rowvoi.dense.FlatIndex`` (float32; float16 and
-    int8 storage with exact re-scoring of a ``k * 8`` pool), numpy (BLAS
-    ``X @ Q.T`` + ``argpartition``) and faiss ``IndexFlatIP``; recall@10 of
-    each against our float32 answer.
+    Exact top-10 search, batches of 64 queries, over random 384-d unit
+    vectors (100,000 and 1,000,000, seed 0) and over a clustered set (a
+    Gaussian mixture of tight clusters, queries from the same mixture):
+    queries per second single-threaded and on all cores for
+    ``rowvoi.dense.FlatIndex`` (float32; float16 and int8 storage with exact
+    re-scoring of a ``k * 8`` pool, and int8 with ``k * 1``), numpy (BLAS
+    ``Q @ X.T`` and argpartition + sort, also timed apart) and faiss
+    ``IndexFlatIP``; recall@10 of each against a float64 ground truth
+    (numpy float64 matmul).
 ``hnsw``
     100,000 clustered 384-d unit vectors, 1,000 queries: build time, QPS and
-    recall@10 of ``rowvoi.dense.HNSWIndex`` and of hnswlib called directly
-    with the same parameters (M=16, ef_construction=200, seed 100, ef=64),
-    and ``exact_rescore`` pools lifting recall.
+    recall@10 (against float64 truth) of ``rowvoi.dense.HNSWIndex`` and of
+    hnswlib called directly with the same parameters (M=16,
+    ef_construction=200, seed 100, ef=64), and ``exact_rescore`` pools.
 ``embed``
     Texts per second on short sentences (Cranfield titles and queries) and
     ~200-token passages (Cranfield abstracts cut to 150 words) for
-    ``MiniLMEmbedder`` (per-token int8; the shipped file), onnxruntime on the
-    fp32 export of the same model, and sentence-transformers fp32 on torch
-    CPU (weights rebuilt from that fp32 export, see below), with cosine
-    agreement to the fp32 reference.
+    ``MiniLMEmbedder`` (per-token int8, and the shipped file), an independent
+    onnxruntime peer on the fp32 model (its own session, tokenisation and
+    pooling, written here; the fp32 file is the shipped one with its weights
+    folded by onnxruntime) and sentence-transformers fp32 on torch CPU
+    (weights rebuilt from that fp32 file, see below; in a child process run by
+    the interpreter given with ``--st-python``), with cosine agreement to the
+    onnxruntime peer.
 
-Timings are best of ``--repeat`` runs after one warm-up run (a single timed
-run when one takes more than 5 s); the HNSW query timings and the embedder
-timings interleave the competitors round by round, so load from other jobs
-on this shared 2-core machine hits all of them alike.  Figures still carry
-noise of several percent, more for the all-core columns when other jobs run.
+Timing (``bench/_timing.py``, shared by every benchmark here): one warm-up
+call each, then ``--rounds`` interleaved rounds -- every system once per
+round, order rotating -- and the median with the min-max over rounds, never
+the best round; ratios are medians of per-round ratios.  Load from other jobs
+on this shared 2-core machine then hits all systems alike.
 
 How to run (from the repository root, package installed in this
 interpreter; numpy's OpenBLAS reads OPENBLAS_CORETYPE, which this
@@ -36,9 +42,12 @@ unset it for the numpy figures)::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/dense.py --part exact
     python bench/dense.py --part hnsw
-    python bench/dense.py --part embed
+    python bench/dense.py --part embed --st-python ST_VENV/bin/python
 
-Each part rewrites its own block of ``bench/results/retrieval.md``.
+where ``ST_VENV`` is a venv with ``torch``, ``sentence-transformers`` and
+``onnx`` (``python -m venv ST_VENV && ST_VENV/bin/pip install torch
+sentence-transformers onnx``).  Each part rewrites its own block of
+``bench/results/retrieval.md``.
 
 sentence-transformers: its model weights cannot be downloaded here.  The
 comparison builds a ``BertModel`` from the fp32 export of the shipped model
@@ -60,8 +69,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import Samples, SelfTimed, interleaved, method_note, ratio
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "retrieval.md"
@@ -80,31 +93,48 @@ NCPU = os.cpu_count() or 1
 # ------------------------------------------------------------------ helpers
 
 
-def best_time(fn, repeat=3, warmup=1):
-    """(best seconds, last result)."""
-    out = None
-    for _ in range(warmup):
-        t = time.perf_counter()
-        out = fn()
-        if time.perf_counter() - t > 5:
-            repeat = 1
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+def recall(found: Any, truth: Any) -> float:
+    """Mean share of each query's true top-k found in ``found`` (row-wise)."""
+    f, t = np.asarray(found), np.asarray(truth)
+    k = t.shape[1]
+    return float(np.mean([len(set(a[:k].tolist()) & set(b.tolist())) / k for a, b in zip(f, t)]))
 
 
-def recall(found, truth):
-    from rowvoi.dense import recall_at_k
-
-    return recall_at_k(np.asarray(found), np.asarray(truth))
-
-
-def unit(x):
+def unit(x: np.ndarray) -> np.ndarray:
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     return x
+
+
+def exact_truth_f64(x: np.ndarray, queries: np.ndarray, k: int, chunk: int = 65536) -> np.ndarray:
+    """Top-k inner-product ids in float64 (numpy matmul on float64 copies of
+    the float32 data, chunked over rows); ties by lower id.  Independent of
+    every system measured, and free of float32 rounding."""
+    q = queries.astype(np.float64)
+    best_s = np.full((len(q), 0), -np.inf)
+    best_i = np.zeros((len(q), 0), dtype=np.int64)
+    for start in range(0, len(x), chunk):
+        s = q @ x[start : start + chunk].astype(np.float64).T
+        ids = np.broadcast_to(np.arange(start, start + s.shape[1]), s.shape)
+        best_s = np.concatenate([best_s, s], axis=1)
+        best_i = np.concatenate([best_i, ids], axis=1)
+        if best_s.shape[1] > k:
+            # lexsort: last key first -- score descending, then id ascending
+            order = np.lexsort((best_i, -best_s), axis=1)[:, :k]
+            best_s = np.take_along_axis(best_s, order, axis=1)
+            best_i = np.take_along_axis(best_i, order, axis=1)
+    return best_i
+
+
+def tight_clusters(
+    rng: np.random.Generator, n: int, d: int, n_centers: int, spread: float
+) -> np.ndarray:
+    """Unit vectors from a Gaussian mixture: ``n_centers`` random unit
+    centres, each point its centre plus N(0, spread^2 / d) per coordinate
+    (so ``spread`` is the typical distance from the centre), renormalised."""
+    centers = unit(rng.standard_normal((n_centers, d), dtype=np.float32))
+    labels = rng.integers(0, n_centers, n)
+    noise = rng.standard_normal((n, d), dtype=np.float32) * np.float32(spread / np.sqrt(d))
+    return unit(centers[labels] + noise)
 
 
 def machine_note():
@@ -145,7 +175,9 @@ def write_block(name: str, text: str) -> None:
         )
     block = f"{begin}\n{text.rstrip()}\n{end}"
     if begin in doc:
-        doc = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda m: block, doc, flags=re.S)
+        doc = re.sub(
+            re.escape(begin) + r".*?" + re.escape(end), lambda m: block, doc, flags=re.DOTALL
+        )
     else:
         doc = doc.rstrip() + "\n\n" + block + "\n"
     RESULTS.write_text(doc.rstrip() + "\n")
@@ -160,124 +192,177 @@ def table(headers, rows):
 
 # -------------------------------------------------------------------- exact
 
+EXACT_METHODS = [
+    "ours float32",
+    "ours float16, rescore x8",
+    "ours int8, rescore x8",
+    "ours int8, rescore x1",
+    "numpy: matmul + top-k",
+    "numpy: matmul only",
+    "numpy: top-k only",
+    "faiss IndexFlatIP",
+]
 
-def part_exact(args):
+
+def exact_one(
+    label: str, x: np.ndarray, queries: np.ndarray, rounds: int
+) -> tuple[list[list[str]], list[str]]:
+    """Time every exact-search method on one dataset; table rows and notes."""
     import faiss
-    from threadpoolctl import threadpool_info, threadpool_limits
-
     from rowvoi.dense import FlatIndex
+    from threadpoolctl import threadpool_limits
 
-    sizes = [int(s) for s in args.sizes.split(",")]
-    d, nq, k = 384, 64, 10
-    rng = np.random.default_rng(0)
-    big = unit(rng.standard_normal((max(sizes), d), dtype=np.float32))
-    queries = unit(rng.standard_normal((nq, d), dtype=np.float32))
+    n, d = x.shape
+    nq, k = len(queries), 10
+    t0 = time.perf_counter()
+    truth = exact_truth_f64(x, queries, k)
+    truth_s = time.perf_counter() - t0
+    builds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    f32 = FlatIndex(d, metric="ip")
+    f32.add(x)
+    builds["ours float32"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    f16 = FlatIndex(d, metric="ip", storage="float16", rescore_factor=8)
+    f16.add(x)
+    builds["ours float16, rescore x8"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    i8 = FlatIndex(d, metric="ip", storage="int8", rescore_factor=8)
+    i8.add(x)
+    builds["ours int8, rescore x8"] = builds["ours int8, rescore x1"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    fi = faiss.IndexFlatIP(d)
+    fi.add(x)
+    builds["faiss IndexFlatIP"] = time.perf_counter() - t0
+    scores = queries @ x.T  # input of the "top-k only" case, made once
+
+    def np_matmul() -> np.ndarray:
+        return queries @ x.T  # (64, n): rows contiguous for argpartition
+
+    def np_topk(s: np.ndarray) -> np.ndarray:
+        top = np.argpartition(-s, k, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(s, top, axis=1), axis=1, kind="stable")
+        return np.take_along_axis(top, order, axis=1)
+
+    res: dict[tuple[str, int], Samples] = {}
+    for threads in (1, NCPU):
+        faiss.omp_set_num_threads(threads)
+        nt = threads
+        cases = {
+            "ours float32": lambda nt=nt: f32.search(queries, k, n_threads=nt).ids,
+            "ours float16, rescore x8": lambda nt=nt: f16.search(queries, k, n_threads=nt).ids,
+            "ours int8, rescore x8": lambda nt=nt: i8.search(queries, k, n_threads=nt).ids,
+            "ours int8, rescore x1": lambda nt=nt: (
+                i8.search(queries, k, n_threads=nt, rescore_factor=1).ids
+            ),
+            "numpy: matmul + top-k": lambda: np_topk(np_matmul()),
+            "numpy: matmul only": np_matmul,
+            "numpy: top-k only": lambda: np_topk(scores),
+            "faiss IndexFlatIP": lambda: fi.search(queries, k)[1],
+        }
+        with threadpool_limits(threads, user_api="blas"):
+            got = interleaved(cases, rounds)
+        for name, s in got.items():
+            res[(name, threads)] = s
+    rows = []
+    for name in EXACT_METHODS:
+        s1, sa = res[(name, 1)], res[(name, NCPU)]
+        r = "-" if name == "numpy: matmul only" else f"{recall(s1.result, truth):.4f}"
+        vs_faiss = ratio(res[("faiss IndexFlatIP", 1)].wall, s1.wall)
+        vs_ours = ratio(res[("ours float32", 1)].wall, s1.wall)
+        b = builds.get(name)
+        rows.append(
+            [
+                label,
+                name,
+                f"{b:.2f}" if b is not None else "-",
+                s1.wall_s().rate(nq).fmt(",.0f"),
+                sa.wall_s().rate(nq).fmt(",.0f"),
+                r,
+                vs_faiss.fmt(".2f", "x"),
+                vs_ours.fmt(".2f", "x"),
+            ]
+        )
+    o1, oa = res[("ours float32", 1)], res[("ours float32", NCPU)]
+    i1, ia = res[("ours int8, rescore x8", 1)], res[("ours int8, rescore x8", NCPU)]
+    nm = res[("numpy: matmul + top-k", 1)]
+    notes = [
+        f"{label}: ours float32 / faiss, 1 thread "
+        f"{ratio(res[('faiss IndexFlatIP', 1)].wall, o1.wall).fmt('.2f', 'x')}; "
+        f"{NCPU} threads {ratio(res[('faiss IndexFlatIP', NCPU)].wall, oa.wall).fmt('.2f', 'x')}; "
+        f"ours float32 / numpy (matmul + top-k), 1 thread {ratio(nm.wall, o1.wall).fmt('.2f', 'x')}; "
+        f"int8 x8 / ours float32, 1 thread {ratio(o1.wall, i1.wall).fmt('.2f', 'x')}, "
+        f"{NCPU} threads {ratio(oa.wall, ia.wall).fmt('.2f', 'x')}; "
+        f"top-k share of numpy's time (1 thread) "
+        f"{ratio(res[('numpy: top-k only', 1)].wall, nm.wall).fmt('.2f')}; "
+        f"float64 truth took {truth_s:.1f} s"
+    ]
+    return rows, notes
+
+
+def part_exact(args: argparse.Namespace) -> None:
+    import faiss
+    from threadpoolctl import threadpool_info
+
+    d, nq = 384, 64
     blas = [
         f"{i['internal_api']} {i.get('version')} ({i.get('architecture')})"
         for i in threadpool_info()
         if i["user_api"] == "blas"
     ]
-    rows = []
-    notes = []
-    for n in sizes:
-        x = big[:n]
-        res = {}
-
-        def numpy_search():
-            s = queries @ x.T  # (64, n), rows contiguous for argpartition
-            top = np.argpartition(-s, k, axis=1)[:, :k]
-            sc = np.take_along_axis(s, top, axis=1)
-            order = np.argsort(-sc, axis=1, kind="stable")
-            return np.take_along_axis(top, order, axis=1)
-
-        t0 = time.perf_counter()
-        ours = FlatIndex(d, metric="ip")
-        ours.add(x)
-        build = time.perf_counter() - t0
-        truth = None
-        for threads in (1, 0):
-            t, r = best_time(lambda: ours.search(queries, k, n_threads=threads), args.repeat)
-            truth = r.ids if truth is None else truth
-            res[("ours float32", threads)] = (nq / t, 1.0, build)
-        del ours
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if sizes:
+        rng = np.random.default_rng(0)
+        big = unit(rng.standard_normal((max(sizes), d), dtype=np.float32))
+        queries = unit(rng.standard_normal((nq, d), dtype=np.float32))
+        for n in sizes:
+            r, no = exact_one(f"random {n:,}", big[:n], queries, args.rounds)
+            rows += r
+            notes += no
+        del big
         gc.collect()
-        for storage in ("float16", "int8"):
-            t0 = time.perf_counter()
-            ix = FlatIndex(d, metric="ip", storage=storage, rescore_factor=8)
-            ix.add(x)
-            build = time.perf_counter() - t0
-            for threads in (1, 0):
-                t, r = best_time(lambda: ix.search(queries, k, n_threads=threads), args.repeat)
-                res[(f"ours {storage} + rescore", threads)] = (nq / t, recall(r.ids, truth), build)
-            del ix
-            gc.collect()
-        for threads in (1, NCPU):
-            with threadpool_limits(threads, user_api="blas"):
-                t, r = best_time(numpy_search, args.repeat)
-            res[("numpy BLAS", 0 if threads == NCPU else 1)] = (nq / t, recall(r, truth), 0.0)
-        t0 = time.perf_counter()
-        fi = faiss.IndexFlatIP(d)
-        fi.add(x)
-        build = time.perf_counter() - t0
-        for threads in (1, NCPU):
-            faiss.omp_set_num_threads(threads)
-            t, r = best_time(lambda: fi.search(queries, k), args.repeat)
-            res[("faiss IndexFlatIP", 0 if threads == NCPU else 1)] = (
-                nq / t,
-                recall(r[1], truth),
-                build,
-            )
-        del fi
+    for n in [int(s) for s in args.clustered_sizes.split(",") if s]:
+        rng = np.random.default_rng(2)
+        allx = tight_clusters(rng, n + nq, d, args.exact_centers, args.exact_spread)
+        r, no = exact_one(f"clustered {n:,}", allx[:n], allx[n:], args.rounds)
+        rows += r
+        notes += no
+        del allx
         gc.collect()
-        faiss_1 = res[("faiss IndexFlatIP", 1)][0]
-        ours_1 = res[("ours float32", 1)][0]
-        for name in (
-            "ours float32",
-            "ours float16 + rescore",
-            "ours int8 + rescore",
-            "numpy BLAS",
-            "faiss IndexFlatIP",
-        ):
-            q1, r1, b = res[(name, 1)]
-            qa, _, _ = res[(name, 0)]
-            rows.append(
-                [
-                    f"{n:,}",
-                    name,
-                    f"{b:.2f}",
-                    f"{q1:,.0f}",
-                    f"{qa:,.0f}",
-                    f"{r1:.4f}",
-                    f"{q1 / faiss_1:.2f}x",
-                    f"{q1 / ours_1:.2f}x",
-                ]
-            )
-        notes.append(
-            f"{n:,}: ours float32 / faiss single-threaded = {ours_1 / faiss_1:.2f}x; "
-            f"int8+rescore / ours float32 = {res[('ours int8 + rescore', 1)][0] / ours_1:.2f}x "
-            f"single-threaded, {res[('ours int8 + rescore', 0)][0] / res[('ours float32', 0)][0]:.2f}x "
-            f"on all cores"
-        )
-    from rowvoi import _flat  # noqa: F401  (kernel choice is printed below)
 
     text = "\n".join(
         [
             "### Exact search: 384-d unit vectors, batches of 64 queries, top-10",
             "",
-            f"Machine: {machine_note()}. BLAS: {'; '.join(blas)}. faiss {faiss.__version__}.",
-            "QPS = queries per second (best of runs); 1 thread and all cores; recall@10 against",
-            "our float32 result; build = add time in seconds (numpy: none).",
+            f"Machine: {machine_note()}. BLAS: {'; '.join(blas)}. faiss {faiss.__version__}, "
+            f"numpy {np.__version__}.",
+            "",
+            "Data: `random` = i.i.d. Gaussian vectors normalised (seed 0); `clustered` = a "
+            f"Gaussian mixture of {args.exact_centers} tight clusters (random unit centres, "
+            f"typical distance {args.exact_spread} from the centre, renormalised; seed 2), the "
+            "64 queries drawn from the same mixture. Recall@10 is against a float64 ground "
+            "truth (numpy float64 matmul over the same float32 data; ties by lower id), so "
+            "float32 rounding counts against every method alike.",
+            "",
+            f"QPS = queries per second. {method_note(args.rounds)} Each thread setting is its "
+            "own block of rounds (faiss via omp_set_num_threads, numpy via threadpoolctl). "
+            "`numpy: matmul only` is `Q @ X.T`; `numpy: top-k only` is argpartition + sort of "
+            "a precomputed score matrix; the two add up to `numpy: matmul + top-k`. Ratios "
+            "are per-round speed ratios (>1x: the row is faster), median (min-max). Build = "
+            "add time in seconds (one run; float16/int8 also keep the float32 rows).",
             "",
             table(
                 [
-                    "vectors",
+                    "data",
                     "method",
                     "build s",
                     "QPS 1 thread",
                     f"QPS {NCPU} threads",
-                    "recall@10",
-                    "vs faiss (1 thr)",
-                    "vs ours f32 (1 thr)",
+                    "recall@10 vs float64",
+                    "speed vs faiss (1 thr)",
+                    "speed vs ours f32 (1 thr)",
                 ],
                 rows,
             ),
@@ -285,7 +370,9 @@ def part_exact(args):
             "Ratios: " + "; ".join(notes) + ".",
             "",
             "Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python bench/dense.py "
-            f"--part exact --sizes {args.sizes}`",
+            f"--part exact --sizes {args.sizes} --clustered-sizes {args.clustered_sizes} "
+            f"--exact-centers {args.exact_centers} --exact-spread {args.exact_spread} "
+            f"--rounds {args.rounds}`",
         ]
     )
     write_block("exact", text)
@@ -303,7 +390,6 @@ def clustered(rng, n, d, n_centers, spread):
 
 def part_hnsw(args):
     import hnswlib
-
     from rowvoi.dense import FlatIndex, HNSWIndex
 
     n, d, nq, k = args.hnsw_n, 384, 1000, 10
@@ -313,7 +399,7 @@ def part_hnsw(args):
     x, queries = allx[:n], allx[n:]
     exact = FlatIndex(d, metric="cosine")
     exact.add(x)
-    truth = exact.search(queries, k).ids
+    truth = exact_truth_f64(x, queries, k)  # unit vectors: cosine = inner product
     rows = []
 
     t0 = time.perf_counter()
@@ -336,34 +422,10 @@ def part_hnsw(args):
     ours.add(x)
     ours_build = time.perf_counter() - t0
 
-    def direct(threads, ef_q=ef):
+    def direct(threads: int, ef_q: int = ef) -> np.ndarray:
         g.set_ef(ef_q)
-        return g.knn_query(queries, k=k, num_threads=threads)[0]
+        return g.knn_query(queries, k=k, num_threads=threads)[0].astype(np.int64)
 
-    res = {}
-    for threads in (1, NCPU):
-        # interleave the two sides so load from other jobs hits both alike
-        bd = bo = float("inf")
-        for _ in range(args.repeat + 2):
-            t, rd = best_time(lambda: direct(threads), 1, 0)
-            bd = min(bd, t)
-            t, ro = best_time(lambda: ours.search(queries, k, n_threads=threads), 1, 0)
-            bo = min(bo, t)
-        res[("hnswlib direct", threads)] = (nq / bd, recall(rd.astype(np.int64), truth))
-        res[("rowvoi HNSWIndex", threads)] = (nq / bo, recall(ro.ids, truth))
-        for pool in (96, 128):
-            t, r = best_time(
-                lambda: ours.search(queries, k, n_threads=threads, exact_rescore=pool), args.repeat
-            )
-            res[(f"rowvoi HNSWIndex, exact_rescore={pool}", threads)] = (
-                nq / t,
-                recall(r.ids, truth),
-            )
-        t, r = best_time(lambda: direct(threads, 128), args.repeat)
-        res[("hnswlib direct, ef=128", threads)] = (nq / t, recall(r.astype(np.int64), truth))
-    t, r = best_time(lambda: exact.search(queries, k, n_threads=0), args.repeat)
-    res[("rowvoi FlatIndex (exact)", NCPU)] = (nq / t, 1.0)
-    builds = {"hnswlib direct": direct_build, "rowvoi HNSWIndex": ours_build}
     names = [
         "hnswlib direct",
         "rowvoi HNSWIndex",
@@ -371,16 +433,47 @@ def part_hnsw(args):
         "rowvoi HNSWIndex, exact_rescore=128",
         "hnswlib direct, ef=128",
     ]
+    res: dict[tuple[str, int], Samples] = {}
+    for threads in (1, NCPU):
+        t = threads
+        cases = {
+            names[0]: lambda t=t: direct(t),
+            names[1]: lambda t=t: ours.search(queries, k, n_threads=t).ids,
+            names[2]: lambda t=t: ours.search(queries, k, n_threads=t, exact_rescore=96).ids,
+            names[3]: lambda t=t: ours.search(queries, k, n_threads=t, exact_rescore=128).ids,
+            names[4]: lambda t=t: direct(t, 128),
+        }
+        if threads == NCPU:
+            cases["rowvoi FlatIndex (exact)"] = lambda: exact.search(queries, k, n_threads=0).ids
+        for name, smp in interleaved(cases, args.rounds).items():
+            res[(name, threads)] = smp
+    builds = {"hnswlib direct": direct_build, "rowvoi HNSWIndex": ours_build}
     for name in names:
-        q1, r1 = res[(name, 1)]
-        qa, _ = res[(name, NCPU)]
+        s1, sa = res[(name, 1)], res[(name, NCPU)]
         b = builds.get(name)
-        rows.append([name, f"{b:.1f}" if b else "", f"{q1:,.0f}", f"{qa:,.0f}", f"{r1:.4f}"])
-    qe, _ = res[("rowvoi FlatIndex (exact)", NCPU)]
-    rows.append(["rowvoi FlatIndex (exact)", "", "", f"{qe:,.0f}", "1.0000"])
-    dq1, dr = res[("hnswlib direct", 1)]
-    oq1, orr = res[("rowvoi HNSWIndex", 1)]
-    dqa, oqa = res[("hnswlib direct", NCPU)][0], res[("rowvoi HNSWIndex", NCPU)][0]
+        rows.append(
+            [
+                name,
+                f"{b:.1f}" if b else "",
+                s1.wall_s().rate(nq).fmt(",.0f"),
+                sa.wall_s().rate(nq).fmt(",.0f"),
+                f"{recall(s1.result, truth):.4f}",
+            ]
+        )
+    se = res[("rowvoi FlatIndex (exact)", NCPU)]
+    rows.append(
+        [
+            "rowvoi FlatIndex (exact)",
+            "",
+            "",
+            se.wall_s().rate(nq).fmt(",.0f"),
+            f"{recall(se.result, truth):.4f}",
+        ]
+    )
+    dr = recall(res[("hnswlib direct", 1)].result, truth)
+    orr = recall(res[("rowvoi HNSWIndex", 1)].result, truth)
+    q1 = ratio(res[("hnswlib direct", 1)].wall, res[("rowvoi HNSWIndex", 1)].wall)
+    qa = ratio(res[("hnswlib direct", NCPU)].wall, res[("rowvoi HNSWIndex", NCPU)].wall)
     text = "\n".join(
         [
             f"### HNSW: {n:,} clustered 384-d unit vectors ({args.centers} centers, spread "
@@ -388,17 +481,18 @@ def part_hnsw(args):
             "",
             f"Machine: {machine_note()}. hnswlib {getattr(hnswlib, '__version__', '0.8.0')}, "
             f"built with HNSWLIB_NO_NATIVE={os.environ.get('HNSWLIB_NO_NATIVE', '(unset)')} at install.",
-            f"M={M}, ef_construction={efc}, seed {seed}, ef={ef}; both builds on {NCPU} threads. "
-            "Recall@10 against the exact index.",
+            f"M={M}, ef_construction={efc}, seed {seed}, ef={ef}; both builds on {NCPU} threads "
+            "(one build each, not repeated). Recall@10 against a float64 ground truth. "
+            f"QPS: {method_note(args.rounds)}",
             "",
             table(["method", "build s", "QPS 1 thread", f"QPS {NCPU} threads", "recall@10"], rows),
             "",
-            f"Ours vs direct: recall {orr - dr:+.4f}; QPS {oq1 / dq1:.3f}x (1 thread), "
-            f"{oqa / dqa:.3f}x ({NCPU} threads); build {ours_build / direct_build:.3f}x the time "
-            "(ours also fills the exact twin).",
+            f"Ours vs direct: recall {orr - dr:+.4f}; speed (per-round ratio) "
+            f"{q1.fmt('.3f', 'x')} (1 thread), {qa.fmt('.3f', 'x')} ({NCPU} threads); build "
+            f"{ours_build / direct_build:.3f}x the time (ours also fills the exact twin).",
             "",
             f"Command: `python bench/dense.py --part hnsw --hnsw-n {n} --centers {args.centers} "
-            f"--spread {args.spread}`",
+            f"--spread {args.spread} --rounds {args.rounds}`",
         ]
     )
     write_block("hnsw", text)
@@ -409,11 +503,15 @@ def part_hnsw(args):
 
 def cranfield_texts():
     raw = (CRANFIELD / "cran.all.1400").read_text(errors="replace")
-    docs = re.split(r"^\.I ", raw, flags=re.M)[1:]
+    docs = re.split(r"^\.I ", raw, flags=re.MULTILINE)[1:]
     titles, abstracts = [], []
     for doc in docs:
         fields = dict(
-            re.findall(r"^\.([TAWB])\n(.*?)(?=^\.[TAWBI] |^\.[TAWB]\n|\Z)", doc, flags=re.S | re.M)
+            re.findall(
+                r"^\.([TAWB])\n(.*?)(?=^\.[TAWBI] |^\.[TAWB]\n|\Z)",
+                doc,
+                flags=re.DOTALL | re.MULTILINE,
+            )
         )
         title = " ".join(fields.get("T", "").split())
         body = " ".join(fields.get("W", "").split())
@@ -424,7 +522,9 @@ def cranfield_texts():
             abstracts.append(" ".join(words[:150]))
     qraw = (CRANFIELD / "cran.qry").read_text(errors="replace")
     queries = [
-        " ".join(q.split()) for q in re.split(r"^\.I .*\n\.W\n", qraw, flags=re.M) if q.strip()
+        " ".join(q.split())
+        for q in re.split(r"^\.I .*\n\.W\n", qraw, flags=re.MULTILINE)
+        if q.strip()
     ]
     return titles + queries, abstracts
 
@@ -506,100 +606,178 @@ def onnx_to_bert_dir(fp32_model: Path, tokenizer_json: Path, out: Path) -> Path:
     return out
 
 
-def part_embed(args):
-    import onnxruntime
+class OrtMiniLM:
+    """The independent onnxruntime peer: an ``InferenceSession`` of its own on
+    the fp32 MiniLM model, tokenised with the ``tokenizers`` library
+    (truncation at 256 tokens, texts sorted by length and padded per batch of
+    32), mean pooling over the attention mask and L2 normalisation -- all
+    written here, none of it rowvoi's embedder code."""
 
-    from rowvoi.embed import MiniLMEmbedder, derived_model, locate_minilm
+    def __init__(self, model: Path, tokenizer_json: Path, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tok = Tokenizer.from_file(str(tokenizer_json))
+        self.tok.no_padding()
+        self.tok.enable_truncation(max_length=256)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.sess = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.sess.get_inputs()}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        enc = [e.ids for e in self.tok.encode_batch(texts)]
+        order = sorted(range(len(enc)), key=lambda i: len(enc[i]))
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(order), 32):
+            rows = order[start : start + 32]
+            width = max(len(enc[i]) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                ids[r, : len(enc[i])] = enc[i]
+                mask[r, : len(enc[i])] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self.inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            hidden = self.sess.run(None, feeds)[0]
+            m = mask[:, :, None].astype(np.float32)
+            v = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            out[rows] = v / np.linalg.norm(v, axis=1, keepdims=True)
+        return out
+
+
+def ort_fp32_model(source: Path, out: Path) -> Path:
+    """The fp32 model, folded by onnxruntime itself: the shipped file stores
+    int8 weights with a Cast and a Mul by their scale; onnxruntime's basic
+    graph optimisation folds those constants and writes the result."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = str(out)
+    ort.InferenceSession(str(source), so, providers=["CPUExecutionProvider"])
+    return out
+
+
+class StPeer:
+    """The sentence-transformers child (``bench/_embed_peer_st.py``) in the
+    interpreter ``python``; ``time(part, threads)`` returns its own timing."""
+
+    def __init__(self, python: str, fp32: Path, tok: Path, work: Path, texts: Path) -> None:
+        script = Path(__file__).resolve().parent / "_embed_peer_st.py"
+        self.p = subprocess.Popen(
+            [python, str(script), str(fp32), str(tok), str(work), str(texts)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        hello = self._read()
+        if "error" in hello:
+            raise RuntimeError(hello["error"])
+        self.note = str(hello["note"])
+
+    def _read(self) -> dict[str, Any]:
+        assert self.p.stdout is not None
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError(f"sentence-transformers child exited ({self.p.wait()})")
+        return dict(json.loads(line))
+
+    def _ask(self, cmd: str) -> dict[str, Any]:
+        assert self.p.stdin is not None
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        return self._read()
+
+    def time(self, part: str, threads: int) -> SelfTimed:
+        return SelfTimed(float(self._ask(f"time {part} {threads}")["seconds"]), float("nan"))
+
+    def vectors(self, part: str, path: Path) -> np.ndarray:
+        self._ask(f"vectors {part} {path}")
+        return np.load(path)
+
+    def close(self) -> None:
+        assert self.p.stdin is not None
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def part_embed(args: argparse.Namespace) -> None:
+    import onnxruntime
+    from rowvoi.embed import MiniLMEmbedder, locate_minilm
 
     short, passages = cranfield_texts()
     short = short[: args.n_short]
     passages = passages[: args.n_passages]
     model, tok = locate_minilm()
     work = Path(tempfile.mkdtemp(prefix="rowvoi-bench-"))
-    fp32 = derived_model(model, "fp32", cache=work)
-    fdir = work / "fp32"
-    fdir.mkdir()
-    os.link(fp32, fdir / "model.onnx")
-    os.link(tok, fdir / "tokenizer.json")
+    fp32 = ort_fp32_model(model, work / "fp32.onnx")
     ntok_short = np.mean([len(e.ids) for e in _tokenizer(tok).encode_batch(short)])
     ntok_pass = np.mean([len(e.ids) for e in _tokenizer(tok).encode_batch(passages)])
-
-    configs = {}
+    texts = {"short": short, "passages": passages}
+    REF = "onnxruntime fp32 (independent session)"
+    ST = "sentence-transformers fp32 (torch)"
+    encoders: dict[tuple[str, int], Any] = {}
     for threads in (1, NCPU):
-        configs[("rowvoi MiniLM int8 (default)", threads)] = MiniLMEmbedder(threads=threads)
-        configs[("rowvoi MiniLM, shipped file", threads)] = MiniLMEmbedder(
+        encoders[("rowvoi MiniLM int8 (default)", threads)] = MiniLMEmbedder(threads=threads).embed
+        encoders[("rowvoi MiniLM, shipped file", threads)] = MiniLMEmbedder(
             quantize=False, threads=threads
-        )
-        configs[("onnxruntime fp32 export", threads)] = MiniLMEmbedder(
-            fdir, quantize=False, threads=threads
-        )
-    st_model = None
+        ).embed
+        encoders[(REF, threads)] = OrtMiniLM(fp32, tok, threads).embed
+    vecs = {key: (enc(short), enc(passages)) for key, enc in encoders.items()}  # warm-up too
+    st: StPeer | None = None
     st_note = ""
-    try:
-        st_model, st_note = sentence_transformers_model(fp32, tok, work / "bert")
-        st_note += ", fp32, batch 32"
-    except Exception as exc:  # noqa: BLE001 - report why the peer is missing
-        st_note = f"sentence-transformers unavailable: {exc!r}"
-
-    ref_short = configs[("onnxruntime fp32 export", 1)].embed(short)
-    ref_pass = configs[("onnxruntime fp32 export", 1)].embed(passages)
-    encoders = {key: emb.embed for key, emb in configs.items()}
-    if st_model is not None:
-        import torch
-
-        def st_encoder(threads):
-            def enc(texts):
-                torch.set_num_threads(threads)
-                return st_model.encode(
-                    texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True
-                )
-
-            return enc
-
-        for threads in (1, NCPU):
-            encoders[("sentence-transformers fp32 (torch)", threads)] = st_encoder(threads)
-    # Rounds over every embedder in turn, best time per embedder: load from
-    # other jobs on this shared machine then hits all of them alike.
-    best_s = {key: float("inf") for key in encoders}
-    best_p = dict(best_s)
-    cos = {}
-    for key, enc in encoders.items():  # warm-up, and the vectors for agreement
-        vs, vp = enc(short), enc(passages)
-        cos[key] = ((vs * ref_short).sum(1), (vp * ref_pass).sum(1))
-    for _ in range(args.repeat):
-        for key, enc in encoders.items():
-            t = time.perf_counter()
-            enc(short)
-            best_s[key] = min(best_s[key], time.perf_counter() - t)
-            t = time.perf_counter()
-            enc(passages)
-            best_p[key] = min(best_p[key], time.perf_counter() - t)
-    res = {
-        key: (len(short) / best_s[key], len(passages) / best_p[key]) + cos[key] for key in encoders
-    }
+    if args.st_python:
+        (work / "texts.json").write_text(json.dumps(texts))
+        try:
+            st = StPeer(args.st_python, fp32, tok, work, work / "texts.json")
+            st_note = st.note + ", fp32, batch 32, in its own process"
+            v = (st.vectors("short", work / "s.npy"), st.vectors("passages", work / "p.npy"))
+            for threads in (1, NCPU):
+                vecs[(ST, threads)] = v
+        except (RuntimeError, OSError) as exc:
+            st_note = f"sentence-transformers unavailable: {exc}"
+            st = None
+    else:
+        st_note = "sentence-transformers not run (no --st-python)"
+    ref_s, ref_p = vecs[(REF, 1)]
+    cos = {key: ((vs * ref_s).sum(1), (vp * ref_p).sum(1)) for key, (vs, vp) in vecs.items()}
+    names = ["rowvoi MiniLM int8 (default)", "rowvoi MiniLM, shipped file", REF]
+    if st is not None:
+        names.append(ST)
+    base = ST if st is not None else REF
+    res: dict[tuple[str, str, int], Samples] = {}
+    for threads in (1, NCPU):
+        for part in ("short", "passages"):
+            cases: dict[str, Any] = {}
+            for name in names:
+                if name == ST:
+                    assert st is not None
+                    cases[name] = lambda part=part, threads=threads: st.time(part, threads)
+                else:
+                    enc, data = encoders[(name, threads)], texts[part]
+                    cases[name] = lambda enc=enc, data=data: enc(data)
+            for name, smp in interleaved(cases, args.rounds, warmup=0).items():
+                res[(name, part, threads)] = smp
+    if st is not None:
+        st.close()
     rows = []
-    names = [
-        "rowvoi MiniLM int8 (default)",
-        "rowvoi MiniLM, shipped file",
-        "onnxruntime fp32 export",
-    ]
-    if st_model is not None:
-        names.append("sentence-transformers fp32 (torch)")
-    base = (
-        "sentence-transformers fp32 (torch)" if st_model is not None else "onnxruntime fp32 export"
-    )
     for name in names:
         for threads in (1, NCPU):
-            s, p, cs, cp = res[(name, threads)]
-            bs, bp = res[(base, threads)][:2]
+            s, p = res[(name, "short", threads)], res[(name, "passages", threads)]
+            bs, bp = res[(base, "short", threads)], res[(base, "passages", threads)]
+            cs, cp = cos[(name, threads)]
             rows.append(
                 [
                     name,
                     threads,
-                    f"{s:,.0f}",
-                    f"{p:,.1f}",
-                    f"{s / bs:.2f}x",
-                    f"{p / bp:.2f}x",
+                    s.wall_s().rate(len(short)).fmt(",.0f"),
+                    p.wall_s().rate(len(passages)).fmt(",.1f"),
+                    ratio(bs.wall, s.wall).fmt(".2f", "x"),
+                    ratio(bp.wall, p.wall).fmt(".2f", "x"),
                     f"{cs.mean():.4f} / {cs.min():.4f}",
                     f"{cp.mean():.4f} / {cp.min():.4f}",
                 ]
@@ -611,10 +789,16 @@ def part_embed(args):
             f"Machine: {machine_note()}. onnxruntime {onnxruntime.__version__}. {st_note}.",
             f"Short: {len(short)} Cranfield titles and queries (mean {ntok_short:.1f} tokens); "
             f"passages: {len(passages)} Cranfield abstracts cut to 150 words (mean "
-            f"{ntok_pass:.1f} tokens). Cosine agreement (mean / min) is against onnxruntime "
-            "on the fp32 export. sentence-transformers cannot download its weights here, so its "
-            "model is rebuilt in torch from that same fp32 export (see the script's docstring): "
-            "it runs the same network in fp32.",
+            f"{ntok_pass:.1f} tokens). The fp32 model is the shipped file with its int8 "
+            "weights folded to float32 by onnxruntime's own constant folding. "
+            f"`{REF}` is written in the benchmark: its own InferenceSession on that file, "
+            "tokenisation by the `tokenizers` library, mean pooling and normalisation "
+            "(none of rowvoi's embedder code). Cosine agreement (mean / min) is against it. "
+            "sentence-transformers cannot download its weights here, so its model is rebuilt "
+            "in torch from the same fp32 file (see the script's docstring): it runs the same "
+            f"network in fp32. Texts per second: {method_note(args.rounds)} Each part and "
+            "thread count is its own block of rounds; ratios are per-round speed ratios "
+            f"against {base} (>1x: faster).",
             "",
             table(
                 [
@@ -631,7 +815,8 @@ def part_embed(args):
             ),
             "",
             f"Command: `python bench/dense.py --part embed --n-short {args.n_short} "
-            f"--n-passages {args.n_passages}`",
+            f"--n-passages {args.n_passages} --rounds {args.rounds} --st-python "
+            "<venv with sentence-transformers>/bin/python`",
         ]
     )
     write_block("embed", text)
@@ -649,11 +834,19 @@ def _tokenizer(path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["exact", "hnsw", "embed"], required=True)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--hnsw-n", type=int, default=100000)
     ap.add_argument("--centers", type=int, default=100)
     ap.add_argument("--spread", type=float, default=1.0)
+    ap.add_argument("--clustered-sizes", default="1000000")
+    ap.add_argument("--exact-centers", type=int, default=1000)
+    ap.add_argument("--exact-spread", type=float, default=0.1)
+    ap.add_argument(
+        "--st-python",
+        default=None,
+        help="interpreter of a venv with torch and sentence-transformers (embed part)",
+    )
     ap.add_argument("--n-short", type=int, default=800)
     ap.add_argument("--n-passages", type=int, default=80)
     args = ap.parse_args(argv)

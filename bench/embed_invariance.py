@@ -50,7 +50,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -64,6 +63,7 @@ sys.path.insert(0, str(HERE))
 
 from cranfield import evaluate, load_cranfield  # noqa: E402
 
+from _timing import med, spread  # noqa: E402
 from dense import cranfield_texts, machine_note, sentence_transformers_model, table  # noqa: E402
 
 RESULTS = HERE / "results" / "embed_invariance.md"
@@ -255,8 +255,7 @@ def main(argv=None) -> int:
                 times[key][part].append(len(texts) / (time.perf_counter() - t))
 
     def rate(key, part):
-        xs = times[key][part]
-        return statistics.median(xs), min(xs), max(xs)
+        return med(times[key][part])
 
     # ------------------------------------------------------------ report
     out = [
@@ -373,9 +372,7 @@ def main(argv=None) -> int:
                     a / b
                     for a, b in zip(times[(NEW, threads)][part], times[(other, threads)][part])
                 ]
-                cells.append(
-                    f"{statistics.median(paired):.2f}x ({min(paired):.2f} - {max(paired):.2f})"
-                )
+                cells.append(f"{spread(paired).fmt('.2f', 'x')}")
             ratios.append([f"{NEW} / {other}", threads, *cells])
     out += [
         "Speed ratios: median over rounds of the ratio within each round (min - max):",
@@ -388,7 +385,7 @@ def main(argv=None) -> int:
         "",
         f"`MiniLMEmbedder()` with an empty cache, in a new process (imports included): "
         f"{', '.join(f'{x:.1f}' for x in derive)} s (median "
-        f"{statistics.median(derive):.1f} s). Later constructions find the cached file.",
+        f"{med(derive)[0]:.1f} s). Later constructions find the cached file.",
         "",
     ]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import time
@@ -49,6 +48,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from _timing import command, med  # noqa: E402
 
 RESULTS = HERE / "results" / "filters.md"
 SHARES = [1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0]
@@ -56,10 +56,6 @@ SHARES = [1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0]
 
 def cpu() -> float:
     return time.process_time()
-
-
-def med(xs: list[float]) -> tuple[float, float, float]:
-    return statistics.median(xs), min(xs), max(xs)
 
 
 def fmt(m: tuple[float, float, float], scale: float = 1e6) -> str:
@@ -303,7 +299,7 @@ def main() -> None:
             f"({m / args.hnsw_n:.1%})."
         )
         out.append("")
-    cmd = "python bench/filters.py " + " ".join(sys.argv[1:])
+    cmd = command("bench/filters.py", sys.argv[1:])
     out.append(f"Command: `{cmd.strip()}`")
     Path(args.out).write_text("\n".join(out) + "\n")
     print(f"wrote {args.out}")

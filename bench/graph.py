@@ -77,7 +77,6 @@ import json
 import os
 import platform
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,6 +84,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import med
 
 import rowvoi
 from rowvoi import _graph
@@ -102,10 +104,6 @@ def node_text(i: int) -> str:
 
 def edge_text(e: int, t: int, s: int, d: int) -> str:
     return f"edge {e} {TYPES[t].lower()} from node {s} to node {d} topic {(s + d) % 1009}"
-
-
-def stats(xs: list[float]) -> tuple[float, float, float]:
-    return statistics.median(xs), min(xs), max(xs)
 
 
 def ms(x: float) -> str:
@@ -141,10 +139,10 @@ def table_rows(rows: list, timings: dict, sizes: dict, goal: float | None = None
     for ``(label, key, what)`` rows (times in seconds, printed in ms)."""
     out = []
     for label, key, what in rows:
-        med, lo, hi = stats(timings[key])
-        size = f"{int(statistics.median(sizes[key]))} {what}" if what else "-"
-        met = "" if goal is None else f" {'met' if med < goal else 'missed'} |"
-        out.append(f"| {label} | {ms(med)} | {ms(lo)} | {ms(hi)} | {size} |{met}")
+        mid, lo, hi = med(timings[key])
+        size = f"{int(med(sizes[key])[0])} {what}" if what else "-"
+        met = "" if goal is None else f" {'met' if mid < goal else 'missed'} |"
+        out.append(f"| {label} | {ms(mid)} | {ms(lo)} | {ms(hi)} | {size} |{met}")
     return out
 
 
@@ -495,7 +493,7 @@ def part_peer(args: argparse.Namespace) -> None:
         "|---|---:|---:|---:|---|",
     ]
     for label in ops:
-        a, b = stats(ours_t[label]), stats(peer_t[label])
+        a, b = med(ours_t[label]), med(peer_t[label])
         agree_txt = f"{ok[label]}/{args.rounds}"
         if verdict[label]:
             agree_txt += "; " + "; ".join(sorted(set(verdict[label])))

@@ -40,10 +40,12 @@ greedy-1000000x50     find_key(strategy="greedy"), ours only,     no
                       in a subprocess with peak memory (RSS)
 ====================  ==========================================  =========
 
-Our side is timed best-of-``--repeat`` (default 3; a single run when the first
-one takes more than 10 s, and always a single run for the 1M-row case).  The
-reference runs once per case and is killed after ``--ref-timeout`` seconds
-(default 120), reported as ``>120 s``.  Once the reference hits the cap for a
+Both sides are timed alike: ``--repeat`` runs (default 3; a single run when
+the first one takes more than 10 s, and always a single run for the 1M-row
+case), reported as the median with the min-max of the runs -- never the best
+run.  Our runs happen in this interpreter, the reference's in its own venv
+right after, case by case.  The reference is killed after ``--ref-timeout``
+seconds (default 120), reported as ``>120 s``.  Once the reference hits the cap for a
 call, larger frames of the same call are not run for it (``--ref-all`` runs
 them anyway).  Each returned key is checked: its cost (sum of column costs;
 ``--costs unit`` makes that the number of columns) and whether it really
@@ -120,6 +122,7 @@ stdout (e.g. a MIP solver's log) is redirected to stderr.
 import json
 import os
 import resource
+import statistics
 import sys
 import time
 import traceback
@@ -170,7 +173,7 @@ def call_once(rowvoi, df, rows, spec, costs):
 
 
 def run_case(rowvoi, df, cost_map, spec):
-    """Time the call (best of spec["repeat"]) and check the key it returns."""
+    """Time the call (median of spec["repeat"] runs) and check the key it returns."""
     rows = list(df.index)
     costs = cost_map if spec["costs"] == "random" else None
     times = []
@@ -200,7 +203,9 @@ def run_case(rowvoi, df, cost_map, spec):
     else:
         valid = not bool(df.duplicated(subset=key).any())
     return {
-        "seconds": min(times),
+        "seconds": statistics.median(times),
+        "seconds_min": min(times),
+        "seconds_max": max(times),
         "all_seconds": times,
         "key": key,
         "cost": cost,
@@ -309,7 +314,9 @@ class Outcome:
     """What one side (ours or ref) produced for one case."""
 
     status: str  # ok | timeout | error | skipped | off
-    seconds: float | None = None
+    seconds: float | None = None  # median of the runs
+    seconds_range: tuple[float, float] | None = None  # min and max of the runs
+    runs: int = 1
     key: list[str] = field(default_factory=list)
     cost: float | None = None
     path_cost: float | None = None
@@ -327,6 +334,10 @@ class Outcome:
         return cls(
             status="ok",
             seconds=res["seconds"],
+            seconds_range=(
+                (res["seconds_min"], res["seconds_max"]) if "seconds_min" in res else None
+            ),
+            runs=len(res.get("all_seconds") or [res["seconds"]]),
             key=list(res["key"]),
             cost=res["cost"],
             path_cost=res.get("path_cost"),
@@ -550,7 +561,7 @@ def _last_line(text: str) -> str:
 def run_ours_inprocess(
     case: Case, store: FrameStore, args: argparse.Namespace, driver_ns
 ) -> Outcome:
-    """Time our rowvoi in this interpreter, best of ``--repeat``."""
+    """Time our rowvoi in this interpreter, median of ``--repeat`` runs."""
     import rowvoi
 
     df, cost_map = store.frame(case.nrows, case.ncols)
@@ -579,8 +590,9 @@ def run_ours_subprocess(
 def run_ref(
     case: Case, store: FrameStore, args, python: str, driver_path: Path, workdir: Path
 ) -> Outcome:
-    """Run the reference once in its venv, capped at ``--ref-timeout`` seconds."""
-    spec = make_spec(case, store.path(case.nrows, case.ncols), args, 1)
+    """Run the reference in its venv (``--repeat`` runs, as ours), capped at
+    ``--ref-timeout`` seconds."""
+    spec = make_spec(case, store.path(case.nrows, case.ncols), args, args.repeat)
     return run_driver(python, driver_path, spec, args.ref_timeout, isolated_env=True, cwd=workdir)
 
 
@@ -773,6 +785,9 @@ def fmt_cost(c: float | None) -> str:
 def side_time(o: Outcome, cap: float) -> str:
     """Table cell for one side's time."""
     if o.status == "ok":
+        if o.runs > 1 and o.seconds_range is not None:
+            lo, hi = o.seconds_range
+            return f"{fmt_seconds(o.seconds)} ({fmt_seconds(lo)}-{fmt_seconds(hi)})"
         return fmt_seconds(o.seconds)
     if o.status == "timeout":
         return f">{cap:g} s"
@@ -879,8 +894,9 @@ def render_report(
         ref_line = "not run (--no-ref)"
     settings = (
         f"seed {args.seed}; column dtype {args.dtype}; costs {args.costs}; "
-        f"ours best of {args.repeat} (1 run when over {REPEAT_THRESHOLD:g} s "
-        f"and for isolated cases); reference 1 run, capped at {cap:g} s"
+        f"both sides: median (min-max) of {args.repeat} runs (1 run when the first is over "
+        f"{REPEAT_THRESHOLD:g} s, and for isolated cases), not best-of; reference capped at "
+        f"{cap:g} s"
     )
     command = shown_command()
     if args.costs == "random":
@@ -1008,7 +1024,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=1800.0,
         help="cap for our subprocess (1M-row) runs (1800)",
     )
-    p.add_argument("--repeat", type=int, default=3, help="our runs per case, best taken (3)")
+    p.add_argument(
+        "--repeat", type=int, default=3, help="runs per case and side, median reported (3)"
+    )
     p.add_argument("--seed", type=int, default=20240601, help="data seed")
     p.add_argument(
         "--dtype",

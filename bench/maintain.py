@@ -34,10 +34,10 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from _timing import spread  # noqa: E402
+
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data", "cranfield")
 STEPS = ("noop", "touch10", "edit10")
 
@@ -139,11 +139,11 @@ def bench_size(n: int, rounds: int, ir_python: str, scratch: str) -> dict:
         o = [r["seconds"] for r in runs[step]["ours"]]
         t = [r["seconds"] for r in runs[step]["ir"]]
         out["steps"][step] = {
-            "ours_s": float(np.median(o)),
-            "ours_spread": [min(o), max(o)],
-            "ir_s": float(np.median(t)),
-            "ir_spread": [min(t), max(t)],
-            "ratio_ir_over_ours": float(np.median(t) / np.median(o)),
+            "ours_s": spread(o).median,
+            "ours_spread": [spread(o).lo, spread(o).hi],
+            "ir_s": spread(t).median,
+            "ir_spread": [spread(t).lo, spread(t).hi],
+            "ratio_ir_over_ours": spread(t).median / spread(o).median,
             "ours_action": runs[step]["ours"][-1]["action"],
             "ours_reason": runs[step]["ours"][-1]["reason"],
             "ir_reason": runs[step]["ir"][-1]["results"][0]["reason"],

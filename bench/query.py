@@ -55,11 +55,13 @@ import math
 import os
 import platform
 import resource
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import median  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTORS = [
@@ -171,7 +173,6 @@ def _rss_mb() -> float:
 
 def worker(path: str, query_name: str, how: str) -> dict:
     import pandas as pd
-
     from rowvoi.query import QuerySchema, execute_pandas, run_query, validate_query
 
     schema = QuerySchema.from_dict(SCHEMA)
@@ -229,14 +230,14 @@ def same(a: list[dict], b: list[dict]) -> bool:
 
 
 def fmt_s(values: list[float]) -> str:
-    med = statistics.median(values)
+    med = median(values)
     if len(values) == 1:
         return f"{med:.2f} s"
     return f"{med:.2f} s ({min(values):.2f}–{max(values):.2f})"
 
 
 def fmt_mb(values: list[float]) -> str:
-    return f"{statistics.median(values):,.0f} MB"
+    return f"{median(values):,.0f} MB"
 
 
 def versions() -> str:
@@ -244,7 +245,6 @@ def versions() -> str:
     import numpy
     import pandas
     import pyarrow
-
     import rowvoi
 
     return (
@@ -325,12 +325,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for q in names:
         duck = runs[q, "duckdb"]
-        d_time = statistics.median(x["total_s"] for x in duck)
-        d_mem = statistics.median(x["peak_mb"] for x in duck)
+        d_time = median(x["total_s"] for x in duck)
+        d_mem = median(x["peak_mb"] for x in duck)
         for how in PATHS:
             got = runs[q, how]
-            t = statistics.median(x["total_s"] for x in got)
-            m = statistics.median(x["peak_mb"] for x in got)
+            t = median(x["total_s"] for x in got)
+            m = median(x["peak_mb"] for x in got)
             agree = all(same(x["records"], duck[0]["records"]) for x in got)
             query_col = "–" if how == "duckdb" else fmt_s([x["query_s"] for x in got])
             lines.append(
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{m / d_mem:.1f}× | {'yes' if agree else 'NO'} | "
                 f"{fmt_mb([x['base_mb'] for x in got])} |"
             )
-    worst = max(statistics.median(x["peak_mb"] for x in runs[q, "duckdb"]) for q in names)
+    worst = max(median(x["peak_mb"] for x in runs[q, "duckdb"]) for q in names)
     lines += [
         "",
         f"Goal: the DuckDB path under 1 GB peak memory: "

@@ -9,16 +9,20 @@ Cases (fixed seeds):
   select_context greedy and exact: 200 chunks x 50 claims, 5,000 x 500
   next_question: 1,000 candidates x 50 questions, 100,000 x 200
 
-Run:  python bench/rag.py [--out bench/results/rag.md] [--exact-time-limit 60]
+Timing (bench/_timing.py): one warm-up call each, then interleaved rounds of
+our call and the baseline's; medians with the min-max over rounds, never
+best-of; ratios are medians of the per-round ratios.
+
+Run:  python bench/rag.py [--out bench/results/rag.md] [--exact-time-limit 60] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -26,16 +30,14 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from _timing import interleaved, method_note, ratio  # noqa: E402
 
 
-def best_of(fn, repeat=5):
-    """(best seconds, last result) over `repeat` calls."""
-    best, out = math.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+def side_by_side(ours, base, rounds, warmup=1):
+    """Interleaved rounds of both sides: (ours Samples, baseline Samples, ratio)."""
+    got = interleaved({"ours": ours, "baseline": base}, rounds, warmup=warmup)
+    return got["ours"], got["baseline"], ratio(got["baseline"].wall, got["ours"].wall)
 
 
 def context_case(n_chunks, n_claims, seed):
@@ -93,6 +95,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "rag.md"))
     parser.add_argument("--exact-time-limit", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
+    parser.add_argument(
+        "--exact-rounds", type=int, default=1, help="interleaved rounds of exact vs ILP"
+    )
     args = parser.parse_args()
 
     import rowvoi
@@ -101,34 +107,41 @@ def main() -> int:
     rows = []
     for n_chunks, n_claims in ((200, 50), (5000, 500)):
         chunks, claims, frame, cost_map = context_case(n_chunks, n_claims, 7)
-        ours_t, sel = best_of(lambda: select_context(chunks, claims, frame))
-        base_t, base = best_of(lambda: baseline_greedy(claims, frame, cost_map), 3)
+        o, b, r = side_by_side(
+            lambda: select_context(chunks, claims, frame),
+            lambda: baseline_greedy(claims, frame, cost_map),
+            args.rounds,
+        )
+        sel, base = o.result, b.result
         same = sorted(sel.chunks) == sorted(base)
         rows.append(
             (
                 "select_context greedy",
                 f"{n_chunks}x{n_claims}",
-                ours_t,
-                base_t,
+                o,
+                b,
+                r,
                 f"same chunks: {same}; cost {sel.total_cost:g}",
             )
         )
-        t0 = time.perf_counter()
-        ex = select_context(
-            chunks, claims, frame, strategy="exact", time_limit=args.exact_time_limit
+        o, b, r = side_by_side(
+            lambda: select_context(
+                chunks, claims, frame, strategy="exact", time_limit=args.exact_time_limit
+            ),
+            lambda: select_context(
+                chunks, claims, frame, strategy="ilp", time_limit=args.exact_time_limit
+            ),
+            args.exact_rounds,
+            warmup=0,  # each call runs up to the time limit
         )
-        ex_t = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        ilp = select_context(
-            chunks, claims, frame, strategy="ilp", time_limit=args.exact_time_limit
-        )
-        ilp_t = time.perf_counter() - t0
+        ex, ilp = o.result, b.result
         rows.append(
             (
                 "select_context exact (vs ilp/CBC)",
                 f"{n_chunks}x{n_claims}",
-                ex_t,
-                ilp_t,
+                o,
+                b,
+                r,
                 f"exact cost {ex.total_cost:g} optimal={ex.optimal}; "
                 f"ilp cost {ilp.total_cost:g} optimal={ilp.optimal}; "
                 f"greedy cost {sel.total_cost:g}",
@@ -136,15 +149,20 @@ def main() -> int:
         )
     for n_cand, n_q in ((1000, 50), (100_000, 200)):
         answers, _codes, prior, costs = question_case(n_cand, n_q, 11)
-        ours_t, sug = best_of(lambda: next_question(answers, prior=prior, costs=costs))
         cost_arr = [costs[f"q{j}"] for j in range(n_q)]
-        base_t, (b, _) = best_of(lambda: baseline_mi(answers, prior, cost_arr), 3)
+        o, bs, r = side_by_side(
+            lambda: next_question(answers, prior=prior, costs=costs),
+            lambda: baseline_mi(answers, prior, cost_arr),
+            args.rounds,
+        )
+        sug, (b, _) = o.result, bs.result
         rows.append(
             (
                 "next_question",
                 f"{n_cand}x{n_q}",
-                ours_t,
-                base_t,
+                o,
+                bs,
+                r,
                 f"same question: {sug.col == f'q{b}'}",
             )
         )
@@ -159,18 +177,22 @@ def main() -> int:
         f"- machine: {platform.platform()}; nproc {os.cpu_count()}; load {os.getloadavg()[0]:.2f}",
         f"- rowvoi {rowvoi.__version__} at commit {commit}; numpy {np.__version__}; "
         f"pandas {pd.__version__}",
-        "- command: `python bench/rag.py`",
+        f"- command: `python bench/rag.py --rounds {args.rounds} --exact-rounds "
+        f"{args.exact_rounds} --exact-time-limit {args.exact_time_limit:g}`",
         "",
-        "Whole-call times (best of 5 ours, best of 3 baseline). The baseline is a plain",
+        f"Whole-call times in ms. {method_note(args.rounds)} Exact vs ILP: "
+        f"{args.exact_rounds} round(s), no warm-up. Ratio = baseline time / our time per round, median "
+        "(min-max). The baseline is a plain",
         "Python/numpy implementation written in this script; for exact, the peer is",
         f"pulp/CBC ILP (time limit {args.exact_time_limit:g} s each).",
         "",
         "| case | size | ours | baseline | ratio | notes |",
         "|---|---|---:|---:|---:|---|",
     ]
-    for name, size, a, b, note in rows:
+    for name, size, a, b, r, note in rows:
         lines.append(
-            f"| {name} | {size} | {a * 1e3:.2f} ms | {b * 1e3:.2f} ms | {b / a:.1f}x | {note} |"
+            f"| {name} | {size} | {a.wall_s().scaled(1e3).fmt(',.2f')} ms | "
+            f"{b.wall_s().scaled(1e3).fmt(',.2f')} ms | {r.fmt('.1f', 'x')} | {note} |"
         )
     text = "\n".join(lines) + "\n"
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
