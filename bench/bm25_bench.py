@@ -73,7 +73,7 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _timing import SelfTimed, command, interleaved, method_note, spread
+from _timing import SelfTimed, command, interleaved, method_note, spread  # noqa: E402
 
 
 def rss_mb() -> float:
@@ -339,7 +339,7 @@ class Pisa(Engine):
         with open(queries_path, "w") as f:
             json.dump(self.all_queries, f)
         analysis = "plain" if self.args.corpus == "synth" else "english"
-        self.log = open(os.path.join(self.work, "pisa.log"), "w")
+        self.log = open(os.path.join(self.work, "pisa.log"), "w")  # noqa: SIM115 (closed by release())
         script = os.path.join(HERE, "_bm25_peer_pisa.py")
         try:
             self.p = subprocess.Popen(

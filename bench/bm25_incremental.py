@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -285,7 +286,10 @@ def main() -> None:
     say()
     say("| index | CPU s | memory MB |")
     say("| --- | ---: | ---: |")
-    mem = lambda ix: ix.stats()["memory_bytes"] / 2**20
+
+    def mem(ix: Any) -> float:
+        return float(ix.stats()["memory_bytes"]) / 2**20
+
     say(f"| ours, {n:,} documents | {bc:.2f} | {mem(inc):,.0f} (after the changes) |")
     say(f"| ours, fresh build of the final documents | {fc:.2f} | {mem(fresh):,.0f} |")
     say(f"| ours, loaded from its file | - | {mem(loaded):,.0f} (after the changes) |")

@@ -291,8 +291,9 @@ def table_md(title, summ, note=""):
 
 
 def scale_hashing(n_docs, scratch):
-    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
     from synth_corpus import load_or_generate
+
+    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
 
     corpus = load_or_generate(CACHE, n_docs=n_docs, n_queries=200)
     docs = {f"s{i}": t for i, t in enumerate(corpus.docs)}

@@ -63,7 +63,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import command, median  # noqa: E402
+from _timing import command, median
 
 CARDS = [
     2,
@@ -163,6 +163,7 @@ def child_dask(path: str, what: str, workers: int, memory: str, partition_rows: 
     import dask
     import dask.dataframe as dd
     from distributed import Client, LocalCluster
+
     from rowvoi.dask import find_key, plan_key_path
 
     dask.config.set({"dataframe.shuffle.method": "p2p"})
@@ -202,6 +203,7 @@ def child_dask(path: str, what: str, workers: int, memory: str, partition_rows: 
 
 def child_memory(path: str, what: str) -> dict:
     import pandas as pd
+
     from rowvoi.keys import find_key, plan_key_path
 
     df = pd.read_parquet(path)
@@ -236,6 +238,7 @@ def _versions() -> dict:
     import distributed
     import pandas as pd
     import pyarrow
+
     import rowvoi
 
     commit = subprocess.run(

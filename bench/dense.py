@@ -209,10 +209,11 @@ def exact_one(
 ) -> tuple[list[list[str]], list[str]]:
     """Time every exact-search method on one dataset; table rows and notes."""
     import faiss
-    from rowvoi.dense import FlatIndex
     from threadpoolctl import threadpool_limits
 
-    n, d = x.shape
+    from rowvoi.dense import FlatIndex
+
+    d = x.shape[1]
     nq, k = len(queries), 10
     t0 = time.perf_counter()
     truth = exact_truth_f64(x, queries, k)
@@ -390,6 +391,7 @@ def clustered(rng, n, d, n_centers, spread):
 
 def part_hnsw(args):
     import hnswlib
+
     from rowvoi.dense import FlatIndex, HNSWIndex
 
     n, d, nq, k = args.hnsw_n, 384, 1000, 10
@@ -707,6 +709,7 @@ class StPeer:
 
 def part_embed(args: argparse.Namespace) -> None:
     import onnxruntime
+
     from rowvoi.embed import MiniLMEmbedder, locate_minilm
 
     short, passages = cranfield_texts()

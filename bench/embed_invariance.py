@@ -61,9 +61,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _timing import med, spread  # noqa: E402
 from cranfield import evaluate, load_cranfield  # noqa: E402
 
-from _timing import med, spread  # noqa: E402
 from dense import cranfield_texts, machine_note, sentence_transformers_model, table  # noqa: E402
 
 RESULTS = HERE / "results" / "embed_invariance.md"

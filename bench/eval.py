@@ -55,8 +55,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from corpus import key, minilm_table
-from cranfield import load_cranfield
+from corpus import key, minilm_table  # noqa: E402
+from cranfield import load_cranfield  # noqa: E402
 
 CONFIGS = {
     "hybrid rrf (default)": {"mode": "hybrid", "fusion": "rrf"},

@@ -228,7 +228,7 @@ def part_big(args: argparse.Namespace) -> None:
         return t
 
     plain_args = (src, dst, etype, etime, doc_entity)
-    for r in range(args.rounds):
+    for _r in range(args.rounds):
         seeds = [int(x) for x in rng.integers(0, n, 10)]
         _graph.trim()  # no arrays kept from earlier builds: fresh pages
         timings["csr_cold"].append(build_csr(plain_args))

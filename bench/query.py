@@ -61,7 +61,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import median  # noqa: E402
+from _timing import median
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTORS = [
@@ -173,6 +173,7 @@ def _rss_mb() -> float:
 
 def worker(path: str, query_name: str, how: str) -> dict:
     import pandas as pd
+
     from rowvoi.query import QuerySchema, execute_pandas, run_query, validate_query
 
     schema = QuerySchema.from_dict(SCHEMA)
@@ -245,6 +246,7 @@ def versions() -> str:
     import numpy
     import pandas
     import pyarrow
+
     import rowvoi
 
     return (

@@ -18,6 +18,8 @@ DIRS: Final[dict[str, int]]
 KINDS: Final[dict[str, int]]
 METRICS: Final[dict[str, int]]
 
+def trim() -> None: ...
+
 @disjoint_base
 class GraphHandle:
     """Owns one rv_graph handle (immutable once built)."""

@@ -81,8 +81,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rowvoi import _flat, _status
-from rowvoi import _validate as _v
+from rowvoi import _flat, _status, _validate as _v
 from rowvoi._atomic import (
     atomic_write_bytes,
     fsync_dir,

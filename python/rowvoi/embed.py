@@ -42,8 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _hashing
-from rowvoi import _validate as _v
+from rowvoi import _hashing, _validate as _v
 from rowvoi._atomic import fsync_path, sha256_file
 
 __all__ = [
@@ -165,7 +164,9 @@ class HashingEmbedder:
             raise ValueError(f"char_weight={char_weight!r}: must be finite and >= 0")
         seed = _v.integer("seed", seed, 0, 2**64 - 1)
         self.n_threads: int = _v.integer("n_threads", n_threads, 0, 1 << 16)
-        self._h: _hashing.Hasher = _hashing.Hasher.create(dim, word_ngrams, cmin, cmax, float(char_weight), seed)
+        self._h: _hashing.Hasher = _hashing.Hasher.create(
+            dim, word_ngrams, cmin, cmax, float(char_weight), seed
+        )
 
     @property
     def dim(self) -> int:

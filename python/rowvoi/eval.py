@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
-from rowvoi import _candidates
-from rowvoi import _validate as _v
+from rowvoi import _candidates, _validate as _v
 from rowvoi._suggest import check_state, columns_to_consider
 from rowvoi.core import CandidateState
 from rowvoi.errors import NotProvenOptimalWarning, RangeError, SolverUnavailableError

@@ -98,11 +98,7 @@ def resolve_columns(
     df: pd.DataFrame, columns: Sequence[Hashable] | None, what: str = "columns"
 ) -> list[Hashable]:
     """Validate column labels; None means every column."""
-    out: list[Hashable]
-    if columns is None:
-        out = list(df.columns)
-    else:
-        out = _as_label_list(columns, what)
+    out: list[Hashable] = list(df.columns) if columns is None else _as_label_list(columns, what)
     missing = [c for c in out if c not in df.columns]
     if missing:
         shown = ", ".join(repr(m) for m in missing[:5])

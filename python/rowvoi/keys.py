@@ -46,8 +46,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from rowvoi import _setcover
-from rowvoi import _validate as _v
+from rowvoi import _setcover, _validate as _v
 from rowvoi.errors import RangeError
 from rowvoi.frame import (
     UnknownLabelError,
@@ -396,7 +395,7 @@ class KeyProblem:
         rowvoi.errors.RangeError
             A strategy that needs the explicit pair universe on too many rows.
         """
-        strategy = _v.strategy(strategy)
+        _v.strategy(strategy)  # raises for an unknown name; returns it unchanged
         eps = _v.fraction("epsilon_pairs", epsilon_pairs)
         tl = _v.time_limit(time_limit)
         sd = _v.seed("seed", seed)

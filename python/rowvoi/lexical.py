@@ -72,8 +72,7 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _bm25
-from rowvoi import _validate as _v
+from rowvoi import _bm25, _validate as _v
 from rowvoi._rwlock import RWLock
 from rowvoi.idset import IdSet, _as_id_array, as_idset
 from rowvoi.text import Analyzer
@@ -293,7 +292,7 @@ class BM25Index:
         self._lock = RWLock()
 
     @classmethod
-    def _wrap(cls, core: Any) -> "BM25Index":
+    def _wrap(cls, core: Any) -> BM25Index:
         self = cls.__new__(cls)
         self._core = core
         self._lock = RWLock()
@@ -436,7 +435,7 @@ class BM25Index:
         with self._lock.read():
             k = min(k, max(1, self._n_live()))  # no buffers larger than the index
             ids, scores, stats = self._core.search(query, k, bool(exhaustive), cap)
-        return SearchResult(ids, scores, stats)
+        return SearchResult(ids, scores, dict(stats))
 
     def search_batch(
         self,
@@ -497,7 +496,7 @@ class BM25Index:
             for tok in Analyzer._from_engine(self._core.analyzer()).tokenize(query):
                 if self._core.lookup(tok) < 0 and tok not in unknown:
                     unknown.append(tok)
-            params = self._core.params()
+            params = dict(self._core.params())
         return Explanation(
             doc_id,
             float(score),
@@ -524,7 +523,7 @@ class BM25Index:
     def params(self) -> dict[str, Any]:
         """``{"variant", "k1", "b", "delta"}``."""
         with self._lock.read():
-            params: dict[str, Any] = self._core.params()
+            params: dict[str, Any] = dict(self._core.params())
         return params
 
     @property
@@ -559,7 +558,7 @@ class BM25Index:
         documents), ``total_len``, ``avgdl``, ``n_terms``, ``n_postings``,
         ``n_segments``, ``memory_bytes``, ``next_id``."""
         with self._lock.read():
-            info: dict[str, Any] = self._core.info()
+            info: dict[str, Any] = dict(self._core.info())
         return info
 
     def doc_freq(self, term: str) -> int:
@@ -614,7 +613,7 @@ class BM25Index:
             self._core.save(os.fspath(path))
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "BM25Index":
+    def load(cls, path: str | os.PathLike[str]) -> BM25Index:
         """Read an index written by :meth:`save`.
 
         Raises :class:`rowvoi.errors.IndexFormatError` (a ``ValueError``) for
@@ -637,7 +636,7 @@ class BM25Index:
             return bytes(self._core.to_bytes())
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "BM25Index":
+    def from_bytes(cls, data: bytes) -> BM25Index:
         """Inverse of :meth:`to_bytes`; errors as :meth:`load`."""
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, not {type(data).__name__}")

@@ -43,8 +43,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief, _candidates, _setcover
-from rowvoi import _validate as _v
+from rowvoi import _belief, _candidates, _setcover, _validate as _v
 from rowvoi._suggest import (
     best_index,
     check_state,
@@ -108,7 +107,7 @@ def _nonnegative(codes: np.ndarray) -> np.ndarray:
     (the set cover engine wants non-negative codes)."""
     if codes.size == 0 or codes.min() >= 0:
         return codes
-    out = codes.copy()
+    out: np.ndarray = codes.copy()
     for j in range(len(out)):
         if out[j].min() < 0:
             out[j] = np.unique(out[j], return_inverse=True)[1].reshape(-1)

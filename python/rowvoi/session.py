@@ -50,8 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rowvoi import _candidates
-from rowvoi import _validate as _v
+from rowvoi import _candidates, _validate as _v
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import (
     UnknownLabelError,

@@ -43,8 +43,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rowvoi import _setcover
-from rowvoi import _validate as _v
+from rowvoi import _setcover, _validate as _v
 from rowvoi._validate import STRATEGIES
 from rowvoi.errors import (
     SolverUnavailableError,

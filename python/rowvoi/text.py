@@ -39,8 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from rowvoi import _text
-from rowvoi import _validate as _v
+from rowvoi import _text, _validate as _v
 
 if TYPE_CHECKING:
     from rowvoi._text import _AnalyzerOptions

@@ -13,15 +13,15 @@ import pytest
 from rowvoi.corpus import CorpusStore, build, from_mapping
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.eval import (
-    HeldOut,
-    SelectionSweep,
     FAILURE_CLASSES,
     LEVEL_GAINS,
     METRICS,
     DiscoveryCase,
     GradedCase,
+    HeldOut,
     NamedSets,
     PlotUnavailable,
+    SelectionSweep,
     average_precision,
     build_eval_set,
     compare_indexings,

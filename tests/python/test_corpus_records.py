@@ -6,8 +6,16 @@ import json
 
 import numpy as np
 import pytest
-from rowvoi.corpus import Chunked, CorpusStore, build, from_mapping, open_corpus, search
-from rowvoi.corpus import records as records_mod
+
+from rowvoi.corpus import (
+    Chunked,
+    CorpusStore,
+    build,
+    from_mapping,
+    open_corpus,
+    records as records_mod,
+    search,
+)
 from rowvoi.corpus.records import RecordTable
 from rowvoi.errors import IndexFormatError
 

@@ -91,6 +91,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.retrieve import (
     DFLT_BLEND_ALPHA,
     DFLT_BM25_SAT_K,
@@ -100,7 +101,6 @@ from rowvoi.corpus.retrieve import (
     search,
 )
 from rowvoi.corpus.selection import floor_score
-from rowvoi._validate import integer as _check_int
 
 __all__ = [
     "Calibration",

@@ -47,6 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit, plain, tag_source
 from rowvoi.corpus.calibration import calibration_key, calibration_problem, stored_calibration
 from rowvoi.corpus.disclosure import (
@@ -71,7 +72,6 @@ from rowvoi.corpus.selection import (
     select,
     strategy_name,
 )
-from rowvoi._validate import integer as _check_int
 
 __all__ = [
     "DiscoveryResult",

@@ -40,11 +40,11 @@ import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from rowvoi import _validate as _v
+from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit, tag_source
 from rowvoi.corpus.retrieve import DFLT_RRF_K
 from rowvoi.corpus.selection import ranked
-from rowvoi import _validate as _v
-from rowvoi._validate import integer as _check_int
 
 __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 

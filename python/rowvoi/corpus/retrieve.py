@@ -78,6 +78,7 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -85,6 +86,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rowvoi import _validate as _v
+from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import (
     CorpusEmpty,
     EmbedderMismatch,
@@ -105,8 +108,6 @@ from rowvoi.corpus.store import (
     load_lexical,
 )
 from rowvoi.dense import HNSWIndex
-from rowvoi import _validate as _v
-from rowvoi._validate import integer as _check_int
 from rowvoi.errors import QueryError
 
 __all__ = [
@@ -987,7 +988,7 @@ def _blend_scores(
         at, hit = place(np.asarray(r.ids, dtype=np.int64))
         bm[at] = np.asarray(r.scores, dtype=np.float64)[hit]
     # max(bm25, 0.0) as Python's max takes it
-    b = np.where(0.0 > bm, 0.0, bm)
+    b = np.where(bm < 0.0, 0.0, bm)
     return p.alpha * cos + (1.0 - p.alpha) * b / (b + p.sat_k)
 
 

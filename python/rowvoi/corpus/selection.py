@@ -64,9 +64,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rowvoi.corpus.base import SearchHit
 from rowvoi import _validate as _v
 from rowvoi._validate import integer as _check_int
+from rowvoi.corpus.base import SearchHit
 
 __all__ = [
     "floor_score",

@@ -94,9 +94,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rowvoi import _status
 from rowvoi._atomic import atomic_write_bytes, fsync_dir
 from rowvoi.corpus.base import CorpusError, CorpusLocked, CorpusNotFound
-from rowvoi import _status
 from rowvoi.corpus.paths import check_name, corpus_dir
 from rowvoi.errors import IndexFormatError
 

@@ -28,11 +28,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.discovery import discover
-from rowvoi.corpus.retrieve import open_corpus
-from rowvoi.corpus.retrieve import search as _search
-from rowvoi._validate import integer as _check_int
+from rowvoi.corpus.retrieve import open_corpus, search as _search
 
 __all__ = ["search", "make_search", "as_retriever", "Retriever"]
 

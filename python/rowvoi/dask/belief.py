@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from dask import delayed
 
-from rowvoi.core import FeatureSuggestion
-from rowvoi.frame import resolve_columns, resolve_costs
 from rowvoi import _validate as _v
 from rowvoi._suggest import best_index, nothing_to_learn
+from rowvoi.core import FeatureSuggestion
+from rowvoi.frame import resolve_columns, resolve_costs
 
 from . import _tasks
 from ._run import Runner, check_ddf, tree_reduce

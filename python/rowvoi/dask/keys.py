@@ -39,8 +39,7 @@ import numpy as np
 import pandas as pd
 from dask import delayed
 
-from rowvoi import _validate as _v
-from rowvoi import keys as _mem
+from rowvoi import _validate as _v, keys as _mem
 from rowvoi.errors import NotProvenOptimalWarning, RangeError
 from rowvoi.frame import UnknownLabelError, resolve_columns, resolve_costs
 from rowvoi.setcover import CoverSolution, required_count
@@ -507,7 +506,7 @@ def find_key(
     >>> find_key(dd.from_pandas(df, npartitions=2), scheduler="synchronous")
     ['name', 'city']
     """
-    strategy = _v.strategy(strategy)
+    _v.strategy(strategy)  # raises for an unknown name; returns it unchanged
     eps = _v.fraction("epsilon_pairs", epsilon_pairs)
     tl = _v.time_limit(time_limit)
     _v.seed("seed", seed)

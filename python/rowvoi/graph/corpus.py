@@ -144,7 +144,7 @@ def _load(snap: Any, time_field: str | None) -> _Generation:
         src, dst = src[keep], dst[keep]
         pick = keep.tolist()
         typ_col, tsrc_col, tgt_col, text_col, t_col = (
-            tuple(c[i] for i in pick) for c in (typ_col, tsrc_col, tgt_col, text_col, t_col)
+            [c[i] for i in pick] for c in (typ_col, tsrc_col, tgt_col, text_col, t_col)
         )
         m = len(pick)
     codes, uniques = pd.factorize(pd.Series(typ_col, dtype=object), sort=False)

@@ -29,11 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief
+from rowvoi import _belief, _validate as _v
 from rowvoi._candidates import encode_columns_at, encode_values
-from rowvoi.core import CandidateState, FeatureSuggestion
-from rowvoi import _validate as _v
 from rowvoi._validate import cost as check_cost
+from rowvoi.core import CandidateState, FeatureSuggestion
 
 __all__ = [
     "answer_frame",

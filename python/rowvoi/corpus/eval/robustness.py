@@ -95,11 +95,11 @@ def distractor_robustness_curve(
         No probes, an empty scope, a gold id not in scope, bad sizes,
         trials or k.
     """
+    from rowvoi._validate import integer as _check_int
     from rowvoi.corpus.index import build
     from rowvoi.corpus.retrieve import search
     from rowvoi.corpus.sources import from_mapping
     from rowvoi.corpus.store import CorpusStore
-    from rowvoi._validate import integer as _check_int
 
     pool = {str(a): raw for a, raw in scope.items()}
     if not pool:

@@ -685,7 +685,7 @@ class SelectionSweep:
         >>> round(ho.value, 4), round(sweep.best().report.selection_f1, 4)
         (0.9167, 1.0)
         """
-        from rowvoi.dense import _check_int
+        from rowvoi._validate import integer as _check_int
 
         metric = _check_metric(metric or self.objective)
         if not self._scored or not self.points:
