@@ -43,7 +43,8 @@ mip-1000000x100             MIPolicy.suggest, ours only, in a subprocess   no
 Both sides are timed alike: ``--repeat`` runs (default 3; one when the first
 takes more than 10 s), with a fresh state for every run (so nothing cached on
 a state from an earlier run helps), reported as the median with the min-max
-of the runs -- never the best run.  The reference is killed after
+of the runs -- never the best run.  The runs are interleaved: each round
+runs each side once, the order alternating round by round.  The reference is killed after
 ``--ref-timeout`` seconds.
 Both sides report the column they chose and its expected information gain,
 so the table also says whether they agree.
@@ -68,6 +69,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
+import functools
 import platform
 import sys
 import tempfile
@@ -280,8 +282,8 @@ def frame_path(workdir: Path, case: Case, seed: int, cache: dict) -> Path:
 
 
 def run_ours(case: Case, data: Path, args, workdir: Path, driver_ns: dict) -> harness.Outcome:
-    """Ours: in-process (median of --repeat runs), or in a child for the isolated cases."""
-    spec = make_spec(case, data, args.repeat)
+    """Ours, one run: in-process, or in a child for the isolated cases."""
+    spec = make_spec(case, data, 1)
     if case.isolated:
         return harness.run_driver(
             sys.executable,
@@ -301,8 +303,8 @@ def run_ours(case: Case, data: Path, args, workdir: Path, driver_ns: dict) -> ha
 
 
 def run_ref(case: Case, data: Path, args, python: str, workdir: Path) -> harness.Outcome:
-    """The reference in its venv (--repeat runs, as ours), capped at --ref-timeout seconds."""
-    spec = make_spec(case, data, args.repeat)
+    """The reference in its venv, one run, capped at --ref-timeout seconds."""
+    spec = make_spec(case, data, 1)
     return harness.run_driver(
         python, workdir / DRIVER_NAME, spec, args.ref_timeout, isolated_env=True, cwd=workdir
     )
@@ -474,23 +476,26 @@ def main(argv: list[str] | None = None) -> int:
         for case in cases:
             harness.log(f"{case.name}: {case.label} on {case.nrows:,} x {case.ncols}")
             data = frame_path(workdir, case, args.seed, frames)
-            ours = (
-                harness.Outcome("off")
+            # interleaved rounds: each side once per round, the order alternating
+            ours, ref = harness.interleave_sides(
+                None
                 if args.no_ours
-                else run_ours(case, data, args, workdir, driver_ns)
+                else functools.partial(run_ours, case, data, args, workdir, driver_ns),
+                functools.partial(run_ref, case, data, args, python, workdir)
+                if case.ref and python is not None
+                else None,
+                args.repeat,
+                harness.REPEAT_THRESHOLD,
             )
             harness.log(
                 f"  ours: {harness.side_time(ours, args.ours_timeout)} "
                 f"{ours.key[:1]} {ours.message}"
             )
-            if case.ref and python is not None:
-                ref = run_ref(case, data, args, python, workdir)
+            if ref.status != "off":
                 harness.log(
                     f"  ref:  {harness.side_time(ref, args.ref_timeout)} "
                     f"{ref.key[:1]} {ref.message}"
                 )
-            else:
-                ref = harness.Outcome("off")
             results.append((case, ours, ref))
     report = render(results, args, ref_info, ref_venv, started)
     out = Path(args.out)

@@ -43,8 +43,9 @@ greedy-1000000x50     find_key(strategy="greedy"), ours only,     no
 Both sides are timed alike: ``--repeat`` runs (default 3; a single run when
 the first one takes more than 10 s, and always a single run for the 1M-row
 case), reported as the median with the min-max of the runs -- never the best
-run.  Our runs happen in this interpreter, the reference's in its own venv
-right after, case by case.  The reference is killed after ``--ref-timeout``
+run.  The runs are interleaved: each round runs each side once, ours first
+in even rounds and the reference first in odd ones (ours in this
+interpreter, the reference's in its own venv).  The reference is killed after ``--ref-timeout``
 seconds (default 120), reported as ``>120 s``.  Once the reference hits the cap for a
 call, larger frames of the same call are not run for it (``--ref-all`` runs
 them anyway).  Each returned key is checked: its cost (sum of column costs;
@@ -77,16 +78,19 @@ from __future__ import annotations
 import argparse
 import datetime
 import fnmatch
+import functools
 import json
 import os
 import platform
 import queue
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -350,6 +354,49 @@ class Outcome:
         )
 
 
+def interleave_sides(
+    ours: Callable[[], Outcome] | None,
+    ref: Callable[[], Outcome] | None,
+    rounds: int,
+    threshold: float = 10.0,
+    ours_max: int | None = None,
+) -> tuple[Outcome, Outcome]:
+    """Run the two sides in interleaved rounds: each round runs each side
+    once (one timed call), ours first in even rounds and the reference first
+    in odd ones, so load drifting during a case reaches both alike.  A side
+    stops repeating after a failure or a run longer than ``threshold``
+    seconds (as a single long run is reported), and ours after ``ours_max``
+    runs when given.  Each side's outcome is the
+    median of its runs, with their min-max.  ``None`` means the side does
+    not run (its outcome is then ``off``)."""
+    runs: dict[str, list[Outcome]] = {"ours": [], "ref": []}
+    fns = {"ours": ours, "ref": ref}
+    for r in range(max(1, rounds)):
+        for side in ("ours", "ref") if r % 2 == 0 else ("ref", "ours"):
+            fn, done = fns[side], runs[side]
+            if fn is None or (side == "ours" and ours_max is not None and len(done) >= ours_max):
+                continue
+            if done and (done[-1].status != "ok" or (done[-1].seconds or 0.0) > threshold):
+                continue
+            done.append(fn())
+
+    def merge(done: list[Outcome]) -> Outcome:
+        if not done:
+            return Outcome("off")
+        failed = [o for o in done if o.status != "ok"]
+        if failed:
+            return failed[0]
+        secs = [o.seconds for o in done if o.seconds is not None]
+        first = done[0]
+        first.seconds = statistics.median(secs)
+        first.seconds_range = (min(secs), max(secs))
+        first.runs = len(secs)
+        first.peak_mb = max((o.peak_mb for o in done if o.peak_mb is not None), default=None)
+        return first
+
+    return merge(runs["ours"]), merge(runs["ref"])
+
+
 # ---------------------------------------------------------------------------
 # Data generation
 # ---------------------------------------------------------------------------
@@ -559,13 +606,13 @@ def _last_line(text: str) -> str:
 
 
 def run_ours_inprocess(
-    case: Case, store: FrameStore, args: argparse.Namespace, driver_ns
+    case: Case, store: FrameStore, args: argparse.Namespace, driver_ns, repeat: int = 1
 ) -> Outcome:
-    """Time our rowvoi in this interpreter, median of ``--repeat`` runs."""
+    """Time our rowvoi in this interpreter (``repeat`` runs, median)."""
     import rowvoi
 
     df, cost_map = store.frame(case.nrows, case.ncols)
-    spec = make_spec(case, store.path(case.nrows, case.ncols), args, args.repeat)
+    spec = make_spec(case, store.path(case.nrows, case.ncols), args, repeat)
     try:
         return Outcome.from_result(driver_ns["run_case"](rowvoi, df, cost_map, spec))
     except Exception as exc:  # report, keep benchmarking the other cases
@@ -588,11 +635,17 @@ def run_ours_subprocess(
 
 
 def run_ref(
-    case: Case, store: FrameStore, args, python: str, driver_path: Path, workdir: Path
+    case: Case,
+    store: FrameStore,
+    args,
+    python: str,
+    driver_path: Path,
+    workdir: Path,
+    repeat: int = 1,
 ) -> Outcome:
-    """Run the reference in its venv (``--repeat`` runs, as ours), capped at
+    """Run the reference in its venv (``repeat`` runs), capped at
     ``--ref-timeout`` seconds."""
-    spec = make_spec(case, store.path(case.nrows, case.ncols), args, args.repeat)
+    spec = make_spec(case, store.path(case.nrows, case.ncols), args, repeat)
     return run_driver(python, driver_path, spec, args.ref_timeout, isolated_env=True, cwd=workdir)
 
 
@@ -1091,29 +1144,49 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             log(f"[{case.name}] {case.label} on {case.nrows:,}x{case.ncols}")
 
+            skipped_ref = None
+            ours_fn: Callable[[], Outcome] | None = None
+            ref_fn: Callable[[], Outcome] | None = None
             if args.no_ours:
-                ours = Outcome("off")
-            elif case.isolated:
-                ours = run_ours_subprocess(case, store, args, driver_path, workdir)
-                if ours.status == "ok" and ours_info and ours.module != ours_info["module"]:
-                    log(f"  warning: subprocess imported rowvoi from {ours.module}")
+                pass
+            elif case.isolated:  # one run in a child (its peak RSS), not repeated
+                ours_fn = functools.partial(
+                    run_ours_subprocess, case, store, args, driver_path, workdir
+                )
             else:
-                ours = run_ours_inprocess(case, store, args, driver_ns)
-            if ours.status != "off":
-                took = side_time(ours, args.ours_timeout)
-                log(f"  ours: {took} {ours.message}".rstrip())
-
+                ours_fn = functools.partial(run_ours_inprocess, case, store, args, driver_ns)
             if args.no_ref or not case.ref:
-                ref = Outcome("off")
+                pass
             elif case.group in capped_groups and not args.ref_all:
-                ref = Outcome(
+                skipped_ref = Outcome(
                     "skipped",
                     message=f"not run, hit the cap on {capped_groups[case.group]}",
                 )
             else:
-                ref = run_ref(case, store, args, ref_python, driver_path, workdir)
-                if ref.status == "timeout":
-                    capped_groups[case.group] = f"{case.nrows}x{case.ncols}"
+                ref_fn = functools.partial(
+                    run_ref, case, store, args, ref_python, driver_path, workdir
+                )
+            ours, ref = interleave_sides(
+                ours_fn,
+                ref_fn,
+                args.repeat,
+                REPEAT_THRESHOLD,
+                ours_max=1 if case.isolated else None,
+            )
+            if skipped_ref is not None:
+                ref = skipped_ref
+            if ref.status == "timeout":
+                capped_groups[case.group] = f"{case.nrows}x{case.ncols}"
+            if (
+                ours.status == "ok"
+                and case.isolated
+                and ours_info
+                and ours.module != ours_info["module"]
+            ):
+                log(f"  warning: subprocess imported rowvoi from {ours.module}")
+            if ours.status != "off":
+                took = side_time(ours, args.ours_timeout)
+                log(f"  ours: {took} {ours.message}".rstrip())
             if ref.status != "off":
                 log(f"  ref:  {side_time(ref, args.ref_timeout)} {ref.message}".rstrip())
             results.append((case, ours, ref))
