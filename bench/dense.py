@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import Samples, SelfTimed, interleaved, method_note, ratio
+from _timing import Samples, SelfTimed, Spread, interleaved, method_note, ratio, spread
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "retrieval.md"
@@ -218,23 +218,35 @@ def exact_one(
     t0 = time.perf_counter()
     truth = exact_truth_f64(x, queries, k)
     truth_s = time.perf_counter() - t0
-    builds: dict[str, float] = {}
-    t0 = time.perf_counter()
-    f32 = FlatIndex(d, metric="ip")
-    f32.add(x)
-    builds["ours float32"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    f16 = FlatIndex(d, metric="ip", storage="float16", rescore_factor=8)
-    f16.add(x)
-    builds["ours float16, rescore x8"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    i8 = FlatIndex(d, metric="ip", storage="int8", rescore_factor=8)
-    i8.add(x)
-    builds["ours int8, rescore x8"] = builds["ours int8, rescore x1"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    fi = faiss.IndexFlatIP(d)
-    fi.add(x)
-    builds["faiss IndexFlatIP"] = time.perf_counter() - t0
+
+    def flat(storage: str, rescore: int) -> FlatIndex:
+        ix = FlatIndex(d, metric="ip", storage=storage, rescore_factor=rescore)
+        ix.add(x)
+        return ix
+
+    def faiss_flat() -> Any:
+        ix = faiss.IndexFlatIP(d)
+        ix.add(x)
+        return ix
+
+    # builds in interleaved rounds too (no warm-up: a build is a one-off)
+    built = interleaved(
+        {
+            "ours float32": lambda: flat("float32", 1),
+            "ours float16, rescore x8": lambda: flat("float16", 8),
+            "ours int8, rescore x8": lambda: flat("int8", 8),
+            "faiss IndexFlatIP": faiss_flat,
+        },
+        rounds,
+        warmup=0,
+    )
+    builds: dict[str, Spread] = {name: spread(s.wall) for name, s in built.items()}
+    builds["ours int8, rescore x1"] = builds["ours int8, rescore x8"]
+    f32 = built["ours float32"].result
+    f16 = built["ours float16, rescore x8"].result
+    i8 = built["ours int8, rescore x8"].result
+    fi = built["faiss IndexFlatIP"].result
+    del built
     scores = queries @ x.T  # input of the "top-k only" case, made once
 
     def np_matmul() -> np.ndarray:
@@ -276,7 +288,7 @@ def exact_one(
             [
                 label,
                 name,
-                f"{b:.2f}" if b is not None else "-",
+                b.fmt(".2f") if b is not None else "-",
                 s1.wall_s().rate(nq).fmt(",.0f"),
                 sa.wall_s().rate(nq).fmt(",.0f"),
                 r,
@@ -352,7 +364,8 @@ def part_exact(args: argparse.Namespace) -> None:
             "`numpy: matmul only` is `Q @ X.T`; `numpy: top-k only` is argpartition + sort of "
             "a precomputed score matrix; the two add up to `numpy: matmul + top-k`. Ratios "
             "are per-round speed ratios (>1x: the row is faster), median (min-max). Build = "
-            "add time in seconds (one run; float16/int8 also keep the float32 rows).",
+            "add time in seconds, median (min-max) over the same interleaved rounds "
+            "(float16/int8 also keep the float32 rows).",
             "",
             table(
                 [
@@ -404,25 +417,36 @@ def part_hnsw(args):
     truth = exact_truth_f64(x, queries, k)  # unit vectors: cosine = inner product
     rows = []
 
-    t0 = time.perf_counter()
-    g = hnswlib.Index(space="cosine", dim=d)
-    g.init_index(max_elements=n, M=M, ef_construction=efc, random_seed=seed)
-    g.add_items(x, np.arange(n), num_threads=NCPU)
-    direct_build = time.perf_counter() - t0
+    def build_direct() -> Any:
+        g = hnswlib.Index(space="cosine", dim=d)
+        g.init_index(max_elements=n, M=M, ef_construction=efc, random_seed=seed)
+        g.add_items(x, np.arange(n), num_threads=NCPU)
+        return g
 
-    t0 = time.perf_counter()
-    ours = HNSWIndex(
-        d,
-        metric="cosine",
-        M=M,
-        ef_construction=efc,
-        ef=ef,
-        seed=seed,
-        max_elements=n,
-        n_threads=NCPU,
+    def build_ours() -> HNSWIndex:
+        ix = HNSWIndex(
+            d,
+            metric="cosine",
+            M=M,
+            ef_construction=efc,
+            ef=ef,
+            seed=seed,
+            max_elements=n,
+            n_threads=NCPU,
+        )
+        ix.add(x)
+        return ix
+
+    built = interleaved(
+        {"hnswlib direct": build_direct, "rowvoi HNSWIndex": build_ours},
+        args.build_rounds,
+        warmup=0,
     )
-    ours.add(x)
-    ours_build = time.perf_counter() - t0
+    g, ours = built["hnswlib direct"].result, built["rowvoi HNSWIndex"].result
+    direct_build = spread(built["hnswlib direct"].wall)
+    ours_build = spread(built["rowvoi HNSWIndex"].wall)
+    build_ratio = ratio(built["rowvoi HNSWIndex"].wall, built["hnswlib direct"].wall)
+    del built
 
     def direct(threads: int, ef_q: int = ef) -> np.ndarray:
         g.set_ef(ef_q)
@@ -456,7 +480,7 @@ def part_hnsw(args):
         rows.append(
             [
                 name,
-                f"{b:.1f}" if b else "",
+                b.fmt(".1f") if b else "",
                 s1.wall_s().rate(nq).fmt(",.0f"),
                 sa.wall_s().rate(nq).fmt(",.0f"),
                 f"{recall(s1.result, truth):.4f}",
@@ -484,14 +508,14 @@ def part_hnsw(args):
             f"Machine: {machine_note()}. hnswlib {getattr(hnswlib, '__version__', '0.8.0')}, "
             f"built with HNSWLIB_NO_NATIVE={os.environ.get('HNSWLIB_NO_NATIVE', '(unset)')} at install.",
             f"M={M}, ef_construction={efc}, seed {seed}, ef={ef}; both builds on {NCPU} threads "
-            "(one build each, not repeated). Recall@10 against a float64 ground truth. "
+            f"({args.build_rounds} interleaved build rounds, median (min-max)). Recall@10 against a float64 ground truth. "
             f"QPS: {method_note(args.rounds)}",
             "",
             table(["method", "build s", "QPS 1 thread", f"QPS {NCPU} threads", "recall@10"], rows),
             "",
             f"Ours vs direct: recall {orr - dr:+.4f}; speed (per-round ratio) "
             f"{q1.fmt('.3f', 'x')} (1 thread), {qa.fmt('.3f', 'x')} ({NCPU} threads); build "
-            f"{ours_build / direct_build:.3f}x the time (ours also fills the exact twin).",
+            f"{build_ratio.fmt('.3f', 'x')} the time (ours also fills the exact twin).",
             "",
             f"Command: `python bench/dense.py --part hnsw --hnsw-n {n} --centers {args.centers} "
             f"--spread {args.spread} --rounds {args.rounds}`",
@@ -840,6 +864,7 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--hnsw-n", type=int, default=100000)
+    ap.add_argument("--build-rounds", type=int, default=3, help="interleaved HNSW build rounds")
     ap.add_argument("--centers", type=int, default=100)
     ap.add_argument("--spread", type=float, default=1.0)
     ap.add_argument("--clustered-sizes", default="1000000")
