@@ -65,7 +65,7 @@ from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
 
 if TYPE_CHECKING:
     from rowvoi.corpus.base import SearchHit
-    from rowvoi.graph.walk import Surface
+    from rowvoi.graph import walk  # walk.Surface: one name in the docs' index
 
 __all__ = ["CorpusGraph"]
 
@@ -515,7 +515,7 @@ class CorpusGraph:
             self._kinds_cache = cached  # one assignment: safe across threads
         return cached[1]
 
-    def surfaces(self, artifact_id: Hashable) -> list[Surface]:
+    def surfaces(self, artifact_id: Hashable) -> list[walk.Surface]:
         """An artifact's surfaces in plan order, with their stored vectors
         (:class:`rowvoi.graph.walk.Surface`; ``[]`` when unknown)."""
         from rowvoi.corpus.base import ledger_key
