@@ -386,3 +386,50 @@ def test_example_runs():
     assert "Ada Lovelace wrote the first program for the Analytical Engine" in out
     assert "N2 --WROTE_ABOUT--> N3" in out and "MENTIONED_IN" not in out
     assert "Charles Babbage (depth 1)" in out
+
+
+def test_release_build_memory_between_builds_from_threads():
+    """Graphs freed keep their large arrays for the next build; releasing
+    them (from any thread, while others build) changes no graph."""
+    import threading
+
+    from rowvoi.graph import release_build_memory
+
+    rng = np.random.default_rng(7)
+    n, m = 300_000, 600_000  # arrays of 1 MiB and up: the ones kept
+    src = rng.integers(0, n, m)
+    dst = rng.integers(0, n, m)
+    probe = [int(x) for x in rng.integers(0, n, 50)]
+
+    def listing() -> list[list[int]]:
+        g = MemoryGraph.from_arrays(src, dst, n_nodes=n)
+        out = [g.neighbors(p) for p in probe] + [g.reverse_neighbors(p) for p in probe]
+        del g  # freed: its arrays are kept for the next build
+        return out
+
+    want = listing()
+    assert want == listing()  # a rebuild from kept arrays
+    release_build_memory()
+    assert want == listing()  # a build from fresh pages
+
+    bad: list[str] = []
+    stop = threading.Event()
+
+    def builder() -> None:
+        while not stop.is_set():
+            if listing() != want:
+                bad.append("a build differed")
+
+    def releaser() -> None:
+        while not stop.is_set():
+            release_build_memory()
+
+    threads = [threading.Thread(target=builder) for _ in range(2)]
+    threads.append(threading.Thread(target=releaser))
+    for t in threads:
+        t.start()
+    stop.wait(2.0)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not bad

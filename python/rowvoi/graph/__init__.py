@@ -16,6 +16,8 @@ a safe walker (``traverse``).
   edge budgets, bridge edge types and short aliases.
 * :func:`traverse` with :class:`WalkPolicy` -- a walk whose safety (visited
   set, depth cap, node budget) belongs to the walker.
+* :func:`release_build_memory` -- return the arrays that freed graphs keep
+  for the next build.
 
 >>> from rowvoi.graph import MemoryGraph, graph_to_text
 >>> g = MemoryGraph.from_edges([("a", "b", "KNOWS"), ("b", "c", "KNOWS")])
@@ -33,7 +35,16 @@ from rowvoi.graph.selection import (
     nodes_by_similarity,
 )
 from rowvoi.graph.corpus import CorpusGraph
-from rowvoi.graph.store import Document, Edge, GraphData, GraphStore, MemoryGraph, Node, snapshot
+from rowvoi.graph.store import (
+    Document,
+    Edge,
+    GraphData,
+    GraphStore,
+    MemoryGraph,
+    Node,
+    release_build_memory,
+    snapshot,
+)
 from rowvoi.graph.text import GraphText, graph_to_text
 from rowvoi.graph.walk import (
     WalkHit,
@@ -53,6 +64,7 @@ __all__ = [
     "Edge",
     "Document",
     "snapshot",
+    "release_build_memory",
     "VectorSelection",
     "documents_by_similarity",
     "entities_by_similarity",

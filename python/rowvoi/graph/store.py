@@ -56,6 +56,7 @@ __all__ = [
     "GraphStore",
     "MemoryGraph",
     "snapshot",
+    "release_build_memory",
 ]
 
 _DIRS = ("out", "in", "both")
@@ -844,6 +845,32 @@ def _budget(value: Any, name: str) -> int:
 def _window_array(window: Any) -> np.ndarray | None:
     w = to_window(window)
     return None if w is None else np.asarray(w, dtype=np.int64)
+
+
+def release_build_memory() -> None:
+    """Give back to the system the arrays that freed graphs keep for the
+    next build.
+
+    When a graph (a :class:`MemoryGraph`, or a :class:`CorpusGraph` of an
+    older generation) is garbage-collected, the engine keeps its large
+    arrays (1 MiB and up; at most about two graphs' worth) so that the next
+    build reuses them instead of faulting in fresh pages: a rebuild per
+    corpus generation costs about half of a first build (1M nodes, 5M
+    edges: 39 ms against 74 ms). A process that is done building graphs
+    calls this to return that memory. Graphs still alive are unaffected,
+    and later builds work as before (they start from fresh pages).
+
+    Thread-safety: safe from any thread, at any time (the engine serialises
+    it with builds and frees).
+
+    >>> from rowvoi.graph import MemoryGraph, release_build_memory
+    >>> g = MemoryGraph.from_edges([("a", "b", "KNOWS")])
+    >>> del g
+    >>> release_build_memory()
+    >>> MemoryGraph.from_edges([("a", "b", "KNOWS")]).neighbors("a")
+    ['b']
+    """
+    _graph.trim()
 
 
 def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
