@@ -463,34 +463,10 @@ def test_cli_errors(home, monkeypatch):
 # ------------------------------------------------------------------ README
 def test_readme_calibrated_abstention(tmp_path):
     """The README's "Calibrated abstention" commands run as written."""
-    import os
-    import re
-    import shlex
-    import subprocess
-    from pathlib import Path
+    from readme_blocks import run_commands, run_python, section
 
-    root = Path(__file__).resolve().parents[2]
-    readme = (root / "README.md").read_text()
-    start = readme.index("### Calibrated abstention")
-    nxt = re.compile(r"^#{1,3} ", re.M).search(readme, start + 10)
-    text = readme[start : nxt.start() if nxt else len(readme)]
-    block = re.search(r"```sh\n(.*?)\n```", text, re.S).group(1)
-    env = dict(os.environ, ROWVOI_HOME=str(tmp_path / "home"))
-    rowvoi = Path(sys.executable).with_name("rowvoi")
-    outputs = []
-    for line in block.splitlines():
-        argv = shlex.split(line)
-        assert argv[0] == "rowvoi"
-        proc = subprocess.run(
-            [str(rowvoi), *argv[1:]],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert proc.returncode == 0, (line, proc.stderr)
-        outputs.append(proc.stdout)
+    text = section("### Calibrated abstention")
+    outputs = run_commands(text, tmp_path / "home")
     assert "refused  100.0%" in outputs[1] and "answered 100.0%" in outputs[1]
     assert "0 of 2 retrieved" in outputs[2] and "abstain:below_floor" in outputs[2]
     assert "top score 0.6127 is below the floor 1.312" in outputs[2]
@@ -499,19 +475,10 @@ def test_readme_calibrated_abstention(tmp_path):
     assert d["key"] == "hybrid" and d["saved"] and d["specificity"] == 1.0
     assert d["sensitivity"] == 1.0
     assert not (tmp_path / "home" / "corpora" / "notes").exists()
-    code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    floor, sens, spec = proc.stdout.splitlines()[0].split()
+    out = run_python(text, tmp_path / "home").splitlines()
+    floor, sens, spec = out[0].split()
     assert float(floor) > 0 and sens == "1.0" and spec == "1.0"
-    assert proc.stdout.splitlines()[1] == "True"
+    assert out[1] == "True"
 
 
 def test_discover_reports_the_evidence_it_floored(home):

@@ -327,40 +327,16 @@ def test_help(capsys):
 
 
 def test_readme_measure_your_retrieval(tmp_path):
-    import re
-    import shlex
+    from readme_blocks import run_commands, run_python, section
 
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("### Measure your retrieval")
-    end = re.compile(r"^#{1,6} ", re.M).search(readme, start + 10).start()
-    text = readme[start:end]
-    block = re.search(r"```sh\n(.*?)\n```", text, re.S).group(1)
-    env = dict(os.environ, ROWVOI_HOME=str(tmp_path / "home"))
-    rowvoi = Path(sys.executable).with_name("rowvoi")
-    outs = []
-    for line in block.splitlines():
-        argv = shlex.split(line)
-        assert argv[0] == "rowvoi"
-        argv = [str(tmp_path / a) if a.endswith(".png") else a for a in argv[1:]]
-        p = subprocess.run(
-            [str(rowvoi), *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-        )
-        assert p.returncode == 0, (line, p.stderr)
-        outs.append(p.stdout)
+    text = section("### Measure your retrieval")
+    outs = run_commands(
+        text, tmp_path / "home", lambda a: str(tmp_path / a) if a.endswith(".png") else a
+    )
     assert "nDCG@10: 0.9600" in outs[1] and "failures: hit_rank_1 6, abstention_ok 2" in outs[1]
     assert "selection F1:            0.7778" in outs[2]
     assert "best selection_f1: 0.9444 at max_k=1 rel=0.9 min_score=1.0" in outs[3]
     assert (tmp_path / "frontier.png").read_bytes()[:4] == b"\x89PNG"
-    code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert p.returncode == 0, p.stderr
-    lines = p.stdout.splitlines()
+    lines = run_python(text, tmp_path / "home").splitlines()
     assert lines[0].startswith("0.96") and "'hit_rank_1': 6" in lines[0]
     assert lines[2].startswith("{'max_k': 1, 'rel': 0.9, 'min_score': None}")

@@ -1,43 +1,16 @@
 """The README's "Keep corpora fresh" commands run as written."""
 
-import os
 import re
 import shlex
-import subprocess
-import sys
-from pathlib import Path
+
+from readme_blocks import run_commands, run_python, section
 
 from rowvoi.cli import build_parser
-
-ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
-ROWVOI = Path(sys.executable).with_name("rowvoi")
-
-
-def section(title):
-    start = README.index(title)
-    match = re.compile(r"^#{1,2} ", re.M).search(README, start + len(title))
-    return README[start : match.start() if match else len(README)]
 
 
 def test_keep_corpora_fresh(tmp_path):
     text = section("## Keep corpora fresh")
-    block = re.search(r"```sh\n(.*?)\n```", text, re.S).group(1)
-    env = dict(os.environ, ROWVOI_HOME=str(tmp_path / "home"), SKBUILD_EDITABLE_VERBOSE="0")
-    outputs = []
-    for line in block.splitlines():
-        argv = shlex.split(line.split(" #")[0])
-        assert argv[0] == "rowvoi"
-        proc = subprocess.run(
-            [str(ROWVOI), *argv[1:]],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert proc.returncode == 0, (line, proc.stderr)
-        outputs.append(proc.stdout)
+    outputs = run_commands(text, tmp_path / "home")
     assert outputs[1].strip() == "corpus 'notes': maintenance policy on_source_change"
     assert outputs[2].splitlines()[0] == "notes: would build (never built)"
     assert outputs[3].startswith("notes: built (never built) -- 6 new, 0 changed")
@@ -60,17 +33,7 @@ def test_keep_corpora_fresh(tmp_path):
     assert args.all and not args.dry_run and args.func.__name__ == "_cmd_maintain"
 
     # the Python snippet, run twice: the second run has nothing to do
-    code = re.search(r"```python\n(.*?)\n```", text, re.S).group(1)
     for expect in ("notes built never built", "notes nothing to do every 6h: next run due in"):
-        proc = subprocess.run(
-            [sys.executable, "-c", code],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert proc.returncode == 0, proc.stderr
-        lines = proc.stdout.splitlines()
+        lines = run_python(text, tmp_path / "home").splitlines()
         assert lines[0].startswith(expect), lines
         assert "'indexed': 6" in lines[1] and "'missing': 0" in lines[1]
