@@ -91,8 +91,10 @@ static rv_status rv__ubuf_push(ubuf *b, uint32_t x) {
 
 /* Push the unmarked documents of entity x (marking them). */
 static rv_status rv__push_docs(const rv_graph *g, uint32_t x, uint64_t *mark, ubuf *out) {
-    for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
-        uint32_t d = g->ent_doc[p];
+    uint32_t lo, hi;
+    rv__ent_slots(g, x, &lo, &hi);
+    for (uint32_t p = lo; p < hi; p++) {
+        uint32_t d = rv__ent_doc(g, p);
         if (rv__bit(mark, d)) continue;
         rv__set(mark, d);
         rv_status st = rv__ubuf_push(out, d);
@@ -226,9 +228,11 @@ static rv_status rv__check_out(const rv_graph *g, int64_t *out, float *scores, s
 /* Best score of an entity's documents; 0 documents gives 0 (never asked). */
 static float rv__entity_score(const rv_graph *g, const float *q, uint32_t x) {
     float best = 0;
-    for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
-        float s = rv__graph_score(g, q, g->ent_doc[p]);
-        if (p == g->ent_off[x] || s > best) best = s;
+    uint32_t lo, hi;
+    rv__ent_slots(g, x, &lo, &hi);
+    for (uint32_t p = lo; p < hi; p++) {
+        float s = rv__graph_score(g, q, rv__ent_doc(g, p));
+        if (p == lo || s > best) best = s;
     }
     return best;
 }
@@ -308,7 +312,7 @@ static rv_status rv__entity_candidate(const rv_graph *g, uint32_t y, rv_graph_ki
     int is_node = y < g->n_nodes;
     if (!(kinds & (is_node ? RV_GRAPH_NODES : RV_GRAPH_EDGES))) return RV_OK;
     if (rv__bit(mark, y)) return RV_OK;
-    if (g->ent_off[y] == g->ent_off[y + 1] || !rv__entity_in(g, y, w)) return RV_OK;
+    if (!rv__ent_has_docs(g, y) || !rv__entity_in(g, y, w)) return RV_OK;
     rv__set(mark, y);
     return rv__ubuf_push(cand, y);
 }
@@ -327,8 +331,8 @@ static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_
                 uint32_t e = rv__csr_edge(c, p);
                 if (!rv__edge_in(g, e, w)) continue;
                 st = pass ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
-                          : (rv__node_in(g, c->nbr[p], w)
-                                 ? rv__entity_candidate(g, c->nbr[p], kinds, w, mark, cand)
+                          : (rv__node_in(g, c->other[e], w)
+                                 ? rv__entity_candidate(g, c->other[e], kinds, w, mark, cand)
                                  : RV_OK);
             }
         }
@@ -413,8 +417,10 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
         frontier.n = 0;
         for (size_t i = 0; i < take && !st; i++) {
             uint32_t x = sc[i].i;
-            for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
-                uint32_t d = g->ent_doc[p];
+            uint32_t lo, hi;
+            rv__ent_slots(g, x, &lo, &hi);
+            for (uint32_t p = lo; p < hi; p++) {
+                uint32_t d = rv__ent_doc(g, p);
                 if (rv__bit(seldocs, d)) continue; /* cannot happen: x was unselected */
                 out[k] = d;
                 scores[k++] = sc[i].s;
@@ -465,7 +471,7 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
     size_t m = 0, w = 0;
     for (size_t x = lo; !st && x < hi; x++) {
         if (kinds) {
-            if (g->ent_off[x] == g->ent_off[x + 1] || !rv__entity_in(g, (uint32_t)x, window))
+            if (!rv__ent_has_docs(g, (uint32_t)x) || !rv__entity_in(g, (uint32_t)x, window))
                 continue;
             sc[m].i = (uint32_t)x;
             sc[m++].s = rv__entity_score(g, q, (uint32_t)x);
@@ -484,8 +490,10 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
                 scores[w++] = sc[i].s;
                 continue;
             }
-            for (uint32_t p = g->ent_off[sc[i].i]; p < g->ent_off[sc[i].i + 1]; p++) {
-                out[w] = g->ent_doc[p];
+            uint32_t a, z;
+            rv__ent_slots(g, sc[i].i, &a, &z);
+            for (uint32_t p = a; p < z; p++) {
+                out[w] = rv__ent_doc(g, p);
                 scores[w++] = sc[i].s;
             }
         }

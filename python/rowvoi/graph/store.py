@@ -364,10 +364,16 @@ class MemoryGraph:
         self._doc_entity, self._doc_text = doc_entity, doc_text
         n = len(ids)
         vec = self._vectors_for(doc_text, embedder, vectors, vector_rows)
+        if vec is not None and vec.size:
+            # checked once, here, as the vectors are handed over (ValueError
+            # naming the first NaN or infinite component); the engine's
+            # builds then skip their own pass over them (finite_rows)
+            _graph.check_vectors(vec)
         self._vectors = vec
         # the engine's node ids are the indexes themselves (its identity fast
         # path); labels stay here.  Our embedders' rows are unit or zero, so
-        # the engine need not compute norms for them.
+        # the engine need not compute norms for them.  The engine borrows the
+        # vectors, types and times: this store keeps them, unchanged.
         unit = vectors is None and isinstance(embedder, (HashingEmbedder, MiniLMEmbedder))
         self._h = _graph.GraphHandle.create(
             np.arange(n, dtype=np.int64),
@@ -383,6 +389,7 @@ class MemoryGraph:
             False,
             True,
             unit,
+            True,
         )
         self._n_nodes = n
 
