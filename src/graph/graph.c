@@ -280,6 +280,23 @@ static rv_status rv__not_a_node(const rv_graph_spec *s, size_t e, int side) {
                      side ? "dst" : "src", e, (long long)(side ? s->edge_dst : s->edge_src)[e]);
 }
 
+/* Buckets of 2^shift nodes: at most 4096 of them (few enough write
+** streams), so offsets inside a bucket fit uint16.  *packed when an edge
+** index and an offset fit one 32-bit slot together (no scratch array): the
+** buckets are narrowed to make room when that keeps them at most 8192. */
+static unsigned rv__bucket_shift(size_t n, size_t m, int *packed) {
+    unsigned shift = 12;
+    while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
+    unsigned ebits = 0; /* bits of the largest edge index */
+    while (ebits < 32 && ((uint64_t)1 << ebits) < m) ebits++;
+    unsigned room = 32 - ebits;
+    *packed = 1;
+    if (room >= shift) return shift;
+    if (room >= 6 && (n >> room) + 1 <= 8192) return room;
+    *packed = 0;
+    return shift;
+}
+
 /* Bits of *ordered: sources nondecreasing (bit 0), destinations (bit 1). */
 static unsigned rv__ends_order(const uint32_t *src, const uint32_t *dst, size_t lo, size_t hi) {
     unsigned ord = 3;
@@ -313,11 +330,16 @@ static rv_status rv__ends_serial(rv_graph *g, const rv_graph_spec *s, unsigned *
     return RV_OK;
 }
 
-/* Endpoints of fixed nodes, one block of edges per worker. */
+/* Endpoints of fixed nodes, one block of edges per worker, which also
+** counts the edges of each bucket of the adjacency sort (both directions,
+** rv__bucket_shift) and whether its block is in order, while the ends are
+** in registers (no second pass over them). */
 typedef struct rv__ends_job {
     rv_graph *g;
     const rv_graph_spec *s;
-    unsigned nt;
+    unsigned nt, shift;
+    size_t nb;                          /* buckets */
+    uint32_t *hist;                     /* nt * 2 * nb: per worker, out then in */
     size_t bad[RV__MAX_THREADS];        /* 2 * edge + side of the block's first
                                             endpoint that is not a node; SIZE_MAX */
     unsigned char ord[RV__MAX_THREADS]; /* rv__ends_order of the block */
@@ -328,6 +350,9 @@ static void rv__ends_worker(void *arg, unsigned t) {
     rv_graph *g = j->g;
     const int64_t *es = j->s->edge_src, *ed = j->s->edge_dst;
     uint32_t *src = g->src, *dst = g->dst;
+    uint32_t *hs = j->hist + (size_t)t * 2 * j->nb, *hd = hs + j->nb;
+    unsigned shift = j->shift, unordered = 0;
+    uint32_t pa = 0, pb = 0;
     size_t lo, hi;
     rv__parallel_block(j->s->n_edges, j->nt, t, &lo, &hi);
     j->bad[t] = SIZE_MAX;
@@ -342,6 +367,11 @@ static void rv__ends_worker(void *arg, unsigned t) {
             }
             src[e] = (uint32_t)a;
             dst[e] = (uint32_t)b;
+            hs[a >> shift]++;
+            hd[b >> shift]++;
+            unordered |= (unsigned)((uint32_t)a < pa) | ((unsigned)((uint32_t)b < pb) << 1);
+            pa = (uint32_t)a;
+            pb = (uint32_t)b;
         }
     } else {
         for (size_t e = lo; e < hi; e++) {
@@ -352,22 +382,36 @@ static void rv__ends_worker(void *arg, unsigned t) {
             }
             src[e] = (uint32_t)a;
             dst[e] = (uint32_t)b;
+            hs[(uint32_t)a >> shift]++;
+            hd[(uint32_t)b >> shift]++;
+            unordered |= (unsigned)((uint32_t)a < pa) | ((unsigned)((uint32_t)b < pb) << 1);
+            pa = (uint32_t)a;
+            pb = (uint32_t)b;
         }
     }
-    j->ord[t] = (unsigned char)rv__ends_order(src, dst, lo, hi);
+    j->ord[t] = (unsigned char)(3u & ~unordered);
 }
 
+/* The ends, their order, and in *count (2 * nb, out then in; the caller
+** frees it) the edges of each bucket of the adjacency sort. */
 static rv_status rv__ends_parallel(rv_graph *g, const rv_graph_spec *s, unsigned nt,
-                                   unsigned *ordered) {
+                                   unsigned *ordered, uint32_t **count) {
     rv__ends_job j;
+    int packed;
     j.g = g;
     j.s = s;
     j.nt = nt;
+    j.shift = rv__bucket_shift(g->n_nodes, s->n_edges, &packed);
+    j.nb = (g->n_nodes >> j.shift) + 1;
+    j.hist = (uint32_t *)rv__calloc((size_t)nt * 2 * j.nb, sizeof *j.hist);
+    if (!j.hist) return rv__nomem("the adjacency sort's buckets");
     rv__parallel_run(nt, rv__ends_worker, &j);
     unsigned ord = 3;
     for (unsigned t = 0; t < nt; t++) {
-        if (j.bad[t] != SIZE_MAX) /* blocks are in edge order: the first is the lowest */
+        if (j.bad[t] != SIZE_MAX) { /* blocks are in edge order: the first is the lowest */
+            rv__free(j.hist);
             return rv__not_a_node(s, j.bad[t] / 2, (int)(j.bad[t] % 2));
+        }
         ord &= j.ord[t];
         size_t lo, hi;
         rv__parallel_block(s->n_edges, nt, t, &lo, &hi);
@@ -376,7 +420,11 @@ static rv_status rv__ends_parallel(rv_graph *g, const rv_graph_spec *s, unsigned
             if (g->dst[lo] < g->dst[lo - 1]) ord &= ~2u;
         }
     }
+    /* worker 0's counts become the totals */
+    for (unsigned t = 1; t < nt; t++)
+        for (size_t b = 0; b < 2 * j.nb; b++) j.hist[b] += j.hist[(size_t)t * 2 * j.nb + b];
     *ordered = ord;
+    *count = j.hist;
     return RV_OK;
 }
 
@@ -414,26 +462,49 @@ typedef struct rv__csr_job {
     rv__csr *c;
     const uint32_t *key;
     uint16_t *low; /* n_edges scratch, or NULL: offsets packed in the slots */
+    const uint32_t *count; /* edges of each bucket (from the ends), or NULL */
     unsigned shift;
     size_t n, m;
     rv_status st;
 } rv__csr_job;
 
-/* Buckets of 2^shift nodes: at most 4096 of them (few enough write
-** streams), so offsets inside a bucket fit uint16.  *packed when an edge
-** index and an offset fit one 32-bit slot together (no scratch array): the
-** buckets are narrowed to make room when that keeps them at most 8192. */
-static unsigned rv__bucket_shift(size_t n, size_t m, int *packed) {
-    unsigned shift = 12;
-    while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
-    unsigned ebits = 0; /* bits of the largest edge index */
-    while (ebits < 32 && ((uint64_t)1 << ebits) < m) ebits++;
-    unsigned room = 32 - ebits;
-    *packed = 1;
-    if (room >= shift) return shift;
-    if (room >= 6 && (n >> room) + 1 <= 8192) return room;
-    *packed = 0;
-    return shift;
+/*
+** The partition of the packed sort through write-combining buffers: each
+** bucket's slots gather in a cache line of its own (nb lines, in the
+** caches), and a full line is copied out at once.  Why: thousands of
+** write streams into a 20 MB array touch a different page and line with
+** almost every slot; this way the output's pages are touched once per 16
+** slots.  Lines are those of the output's addresses, so a copy never spans
+** two; a bucket's first and last lines are copied only over its own slots.
+** Returns 0 (the caller partitions plainly) when the buffers cannot be
+** allocated.
+*/
+#define RV__WC_SLOTS 16u /* uint32 slots in a 64-byte line */
+static int rv__partition_wc(const uint32_t *key, size_t m, unsigned shift, size_t nb,
+                            uint32_t *bend, uint32_t *edge) {
+    uint32_t *raw = (uint32_t *)rv__malloc((nb * (RV__WC_SLOTS + 1) + RV__WC_SLOTS) * sizeof *raw);
+    if (!raw) return 0;
+    uint32_t *wc = (uint32_t *)(((uintptr_t)raw + 63) & ~(uintptr_t)63), *start = wc + nb * RV__WC_SLOTS;
+    memcpy(start, bend, nb * sizeof *start);
+    uint32_t mask = ((uint32_t)1 << shift) - 1, a0 = (uint32_t)(((uintptr_t)edge >> 2) & 15u);
+    for (size_t e = 0; e < m; e++) {
+        uint32_t k = key[e], b = k >> shift, p = bend[b]++, q = (p + a0) & 15u;
+        uint32_t *line = wc + (size_t)b * RV__WC_SLOTS;
+        line[q] = ((uint32_t)e << shift) | (k & mask);
+        if (q == 15u) { /* the line is full (from the bucket's start at least) */
+            uint32_t from = p - 15u < start[b] || p < 15u ? start[b] : p - 15u;
+            memcpy(edge + from, line + (q - (p - from)), (p - from + 1) * sizeof *edge);
+        }
+    }
+    for (size_t b = 0; b < nb; b++) { /* the last, partial lines */
+        uint32_t end = bend[b], q = (end + a0) & 15u;
+        if (end == start[b] || q == 0) continue;
+        uint32_t from = end - q < start[b] || end < q ? start[b] : end - q;
+        const uint32_t *line = wc + b * RV__WC_SLOTS;
+        memcpy(edge + from, line + ((from + a0) & 15u), (end - from) * sizeof *edge);
+    }
+    rv__free(raw);
+    return 1;
 }
 
 static rv_status rv__csr_fill(const rv__csr_job *j) {
@@ -455,7 +526,10 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
     uint32_t *bend = (uint32_t *)rv__calloc(nb + 1 + width + 1, sizeof *bend);
     if (!bend) return RV_E_NOMEM;
     uint32_t *cnt = bend + nb + 1;
-    for (size_t e = 0; e < m; e++) bend[(key[e] >> shift) + 1]++;
+    if (j->count)
+        memcpy(bend + 1, j->count, nb * sizeof *bend);
+    else
+        for (size_t e = 0; e < m; e++) bend[(key[e] >> shift) + 1]++;
     for (size_t b = 0; b < nb; b++) {
         if (bend[b + 1] > most) most = bend[b + 1];
         bend[b + 1] += bend[b];
@@ -476,7 +550,7 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
             edge[p] = (uint32_t)e;
             low[p] = (uint16_t)(k & mask);
         }
-    } else {
+    } else if (!rv__partition_wc(key, m, shift, nb, bend, edge)) {
         for (size_t e = 0; e < m; e++) {
             uint32_t k = key[e], p = bend[k >> shift]++;
             edge[p] = ((uint32_t)e << shift) | (k & mask);
@@ -614,7 +688,7 @@ static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, const uint
 }
 
 static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned ordered,
-                                unsigned nt) {
+                                unsigned nt, const uint32_t *count) {
     size_t m = g->n_edges, nd = s->n_docs, ne = g->n_nodes + m;
     int borrow = (s->flags & RV_GRAPH_BORROW_ATTRS) != 0, packed;
     unsigned shift = rv__bucket_shift(g->n_nodes, m, &packed);
@@ -662,6 +736,7 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
             c->c = d ? &g->in : &g->out;
             c->key = d ? g->dst : g->src;
             c->low = low[d] ? low[d] : low[0];
+            c->count = count ? count + (size_t)d * ((g->n_nodes >> shift) + 1) : NULL;
             c->shift = shift;
             c->n = g->n_nodes;
             c->m = m;
@@ -821,9 +896,12 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
     int grow = 0;
     st = rv__build_nodes(g, s, &grow);
     if (!st && !grow) rv__populate(g->blocks, g->n_blocks, nt);
-    if (!st) st = grow ? rv__ends_serial(g, s, &ordered) : rv__ends_parallel(g, s, nt, &ordered);
+    uint32_t *count = NULL; /* edges per bucket of the adjacency sort */
+    if (!st)
+        st = grow ? rv__ends_serial(g, s, &ordered) : rv__ends_parallel(g, s, nt, &ordered, &count);
     if (!st) st = rv__build_node_time(g, s);
-    if (!st) st = rv__build_rest(g, s, ordered, nt);
+    if (!st) st = rv__build_rest(g, s, ordered, nt, count);
+    rv__free(count);
     if (!st) st = rv__build_vectors(g, s);
     if (st) {
         rv_graph_free(g);
