@@ -21,8 +21,8 @@
 ** per node and direction; edges given in order of source need no
 ** out-direction slots, nor edges in order of destination in-direction
 ** ones); each edge keeps its ends (8 bytes), which give the neighbour, its
-** type when given (2) and its time when given (8; types and times may be
-** borrowed instead, RV_GRAPH_BORROW_ATTRS).  Documents cost 4 bytes each
+** type when given (2) and its time when given (8; with
+** RV_GRAPH_BORROW_ATTRS the caller's arrays are read in place instead).  Documents cost 4 bytes each
 ** plus 1/4 byte per entity when listed in entity order (else 8 and 4).
 ** Ids map to indexes by an open-addressing table, skipped (with the id
 ** copy) when the ids are 0 .. n_nodes - 1 in order.  Building is
@@ -102,11 +102,13 @@ typedef enum rv_graph_kinds {
                                        Since: 0.1 */
 #define RV_GRAPH_BORROW_ATTRS                                                                      \
     16u /* keep the edge_type, edge_time and
-                                       node_time pointers, do not copy them (the
-                                       caller keeps them alive and unchanged
-                                       until rv_graph_free; node_time is copied
-                                       when implicit nodes were added).
-                                       Since: 0.1 */
+                                       node_time pointers, and edge_src and
+                                       edge_dst when node_ids are 0 .. n_nodes-1
+                                       in order (the ids are then the indexes),
+                                       do not copy them: the caller keeps them
+                                       alive and unchanged until rv_graph_free
+                                       (node_time is copied when implicit nodes
+                                       were added).  Since: 0.1 */
 
 /*
 ** What a graph is built from.  Initialise with rv_graph_spec_init, then set
@@ -158,8 +160,8 @@ RV_API void rv_graph_spec_init(rv_graph_spec *spec /* OUT */);
 ** Cost: O(n_nodes + n_edges + n_docs), plus one pass over the vectors
 ** checking they are finite (skipped with RV_GRAPH_FINITE_ROWS) and one for
 ** their norms (cosine without RV_GRAPH_UNIT_ROWS).
-** Ownership: copies everything except borrowed vectors (and borrowed
-** types and times); free with rv_graph_free.  Since: 0.1
+** Ownership: copies everything except borrowed vectors (and the arrays
+** RV_GRAPH_BORROW_ATTRS borrows); free with rv_graph_free.  Since: 0.1
 */
 RV_API rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out /* OUT */);
 

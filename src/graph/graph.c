@@ -250,9 +250,15 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s, int *grow)
     }
     *grow = implicit && !identity;
     if (cap > RV_GRAPH_MAX_ITEMS) cap = RV_GRAPH_MAX_ITEMS;
-    g->src = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof *g->src);
-    g->dst = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof *g->dst);
-    if (!g->src || !g->dst) return rv__nomem("the graph's edges");
+    if (identity && !*grow && (s->flags & RV_GRAPH_BORROW_ATTRS)) {
+        /* the caller's ids are the indexes: read them in place */
+        g->src.w = s->edge_src;
+        g->dst.w = s->edge_dst;
+    } else {
+        g->src.u = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof(uint32_t));
+        g->dst.u = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof(uint32_t));
+        if (!g->src.u || !g->dst.u) return rv__nomem("the graph's edges");
+    }
     g->n_nodes = n;
     g->identity_ids = identity;
     if (!identity) { /* (ids 0 .. n-1 are their own indexes: no copy, no table) */
@@ -284,9 +290,15 @@ static rv_status rv__not_a_node(const rv_graph_spec *s, size_t e, int side) {
 ** streams), so offsets inside a bucket fit uint16.  *packed when an edge
 ** index and an offset fit one 32-bit slot together (no scratch array): the
 ** buckets are narrowed to make room when that keeps them at most 8192. */
+int rv__graph_test_scratch;
+
 static unsigned rv__bucket_shift(size_t n, size_t m, int *packed) {
     unsigned shift = 12;
     while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
+    if (rv__graph_test_scratch) {
+        *packed = 0;
+        return shift;
+    }
     unsigned ebits = 0; /* bits of the largest edge index */
     while (ebits < 32 && ((uint64_t)1 << ebits) < m) ebits++;
     unsigned room = 32 - ebits;
@@ -323,10 +335,10 @@ static rv_status rv__ends_serial(rv_graph *g, const rv_graph_spec *s, unsigned *
                 g->node_id[v] = id;
                 rv__table_insert(g, (uint32_t)v);
             }
-            (side ? g->dst : g->src)[e] = (uint32_t)v;
+            ((uint32_t *)(side ? g->dst.u : g->src.u))[e] = (uint32_t)v;
         }
     }
-    *ordered = rv__ends_order(g->src, g->dst, 0, s->n_edges);
+    *ordered = rv__ends_order(g->src.u, g->dst.u, 0, s->n_edges);
     return RV_OK;
 }
 
@@ -349,7 +361,8 @@ static void rv__ends_worker(void *arg, unsigned t) {
     rv__ends_job *j = (rv__ends_job *)arg;
     rv_graph *g = j->g;
     const int64_t *es = j->s->edge_src, *ed = j->s->edge_dst;
-    uint32_t *src = g->src, *dst = g->dst;
+    /* (NULL when the ends are borrowed: only checked and counted) */
+    uint32_t *src = (uint32_t *)g->src.u, *dst = (uint32_t *)g->dst.u;
     uint32_t *hs = j->hist + (size_t)t * 2 * j->nb, *hd = hs + j->nb;
     unsigned shift = j->shift, unordered = 0;
     uint32_t pa = 0, pb = 0;
@@ -365,8 +378,10 @@ static void rv__ends_worker(void *arg, unsigned t) {
                 j->bad[t] = 2 * e + (a < n);
                 return;
             }
-            src[e] = (uint32_t)a;
-            dst[e] = (uint32_t)b;
+            if (src) {
+                src[e] = (uint32_t)a;
+                dst[e] = (uint32_t)b;
+            }
             hs[a >> shift]++;
             hd[b >> shift]++;
             unordered |= (unsigned)((uint32_t)a < pa) | ((unsigned)((uint32_t)b < pb) << 1);
@@ -416,8 +431,8 @@ static rv_status rv__ends_parallel(rv_graph *g, const rv_graph_spec *s, unsigned
         size_t lo, hi;
         rv__parallel_block(s->n_edges, nt, t, &lo, &hi);
         if (lo > 0 && lo < hi) {
-            if (g->src[lo] < g->src[lo - 1]) ord &= ~1u;
-            if (g->dst[lo] < g->dst[lo - 1]) ord &= ~2u;
+            if (rv__at(g->src, lo) < rv__at(g->src, lo - 1)) ord &= ~1u;
+            if (rv__at(g->dst, lo) < rv__at(g->dst, lo - 1)) ord &= ~2u;
         }
     }
     /* worker 0's counts become the totals */
@@ -460,7 +475,7 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 */
 typedef struct rv__csr_job {
     rv__csr *c;
-    const uint32_t *key;
+    rv__ends key;
     uint16_t *low; /* n_edges scratch, or NULL: offsets packed in the slots */
     const uint32_t *count; /* edges of each bucket (from the ends), or NULL */
     unsigned shift;
@@ -480,15 +495,19 @@ typedef struct rv__csr_job {
 ** allocated.
 */
 #define RV__WC_SLOTS 16u /* uint32 slots in a 64-byte line */
-static int rv__partition_wc(const uint32_t *key, size_t m, unsigned shift, size_t nb,
-                            uint32_t *bend, uint32_t *edge) {
-    uint32_t *raw = (uint32_t *)rv__malloc((nb * (RV__WC_SLOTS + 1) + RV__WC_SLOTS) * sizeof *raw);
-    if (!raw) return 0;
-    uint32_t *wc = (uint32_t *)(((uintptr_t)raw + 63) & ~(uintptr_t)63), *start = wc + nb * RV__WC_SLOTS;
-    memcpy(start, bend, nb * sizeof *start);
+/* The loop, for keys of one width (ku or kw; inlined twice, so the width
+** is not tested per slot). */
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__GRAPH_INLINE static inline __attribute__((always_inline))
+#else
+#  define RV__GRAPH_INLINE static inline
+#endif
+RV__GRAPH_INLINE void rv__partition_wc_loop(const uint32_t *ku, const int64_t *kw, size_t m, unsigned shift,
+                      uint32_t *bend, const uint32_t *start, uint32_t *wc, uint32_t *edge) {
     uint32_t mask = ((uint32_t)1 << shift) - 1, a0 = (uint32_t)(((uintptr_t)edge >> 2) & 15u);
     for (size_t e = 0; e < m; e++) {
-        uint32_t k = key[e], b = k >> shift, p = bend[b]++, q = (p + a0) & 15u;
+        uint32_t k = ku ? ku[e] : (uint32_t)kw[e], b = k >> shift, p = bend[b]++,
+                 q = (p + a0) & 15u;
         uint32_t *line = wc + (size_t)b * RV__WC_SLOTS;
         line[q] = ((uint32_t)e << shift) | (k & mask);
         if (q == 15u) { /* the line is full (from the bucket's start at least) */
@@ -496,6 +515,19 @@ static int rv__partition_wc(const uint32_t *key, size_t m, unsigned shift, size_
             memcpy(edge + from, line + (q - (p - from)), (p - from + 1) * sizeof *edge);
         }
     }
+}
+
+static int rv__partition_wc(rv__ends key, size_t m, unsigned shift, size_t nb, uint32_t *bend,
+                            uint32_t *edge) {
+    uint32_t *raw = (uint32_t *)rv__malloc((nb * (RV__WC_SLOTS + 1) + RV__WC_SLOTS) * sizeof *raw);
+    if (!raw) return 0;
+    uint32_t *wc = (uint32_t *)(((uintptr_t)raw + 63) & ~(uintptr_t)63), *start = wc + nb * RV__WC_SLOTS;
+    uint32_t a0 = (uint32_t)(((uintptr_t)edge >> 2) & 15u);
+    memcpy(start, bend, nb * sizeof *start);
+    if (key.u)
+        rv__partition_wc_loop(key.u, NULL, m, shift, bend, start, wc, edge);
+    else
+        rv__partition_wc_loop(NULL, key.w, m, shift, bend, start, wc, edge);
     for (size_t b = 0; b < nb; b++) { /* the last, partial lines */
         uint32_t end = bend[b], q = (end + a0) & 15u;
         if (end == start[b] || q == 0) continue;
@@ -510,12 +542,12 @@ static int rv__partition_wc(const uint32_t *key, size_t m, unsigned shift, size_
 static rv_status rv__csr_fill(const rv__csr_job *j) {
     rv__csr *c = j->c;
     size_t n = j->n, m = j->m;
-    const uint32_t *key = j->key;
+    rv__ends key = j->key;
     uint32_t *off = c->off;
     if (!c->edge) { /* keys in order: node v's edges start at the first key >= v */
         size_t e = 0;
         for (size_t v = 0; v <= n; v++) {
-            while (e < m && key[e] < v) e++;
+            while (e < m && rv__at(key, e) < v) e++;
             off[v] = (uint32_t)e;
         }
         return RV_OK;
@@ -529,7 +561,7 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
     if (j->count)
         memcpy(bend + 1, j->count, nb * sizeof *bend);
     else
-        for (size_t e = 0; e < m; e++) bend[(key[e] >> shift) + 1]++;
+        for (size_t e = 0; e < m; e++) bend[(rv__at(key, e) >> shift) + 1]++;
     for (size_t b = 0; b < nb; b++) {
         if (bend[b + 1] > most) most = bend[b + 1];
         bend[b + 1] += bend[b];
@@ -546,13 +578,13 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
     /* bend[b] runs from bucket b's start to its end */
     if (low) {
         for (size_t e = 0; e < m; e++) {
-            uint32_t k = key[e], p = bend[k >> shift]++;
+            uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
             edge[p] = (uint32_t)e;
             low[p] = (uint16_t)(k & mask);
         }
     } else if (!rv__partition_wc(key, m, shift, nb, bend, edge)) {
         for (size_t e = 0; e < m; e++) {
-            uint32_t k = key[e], p = bend[k >> shift]++;
+            uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
             edge[p] = ((uint32_t)e << shift) | (k & mask);
         }
     }
@@ -676,7 +708,7 @@ static void rv__build_worker(void *arg, unsigned t) {
 }
 
 /* Allocate a direction: nothing to sort when its keys are in order. */
-static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, const uint32_t *other) {
+static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, rv__ends other) {
     size_t n = g->n_nodes, m = g->n_edges;
     c->other = other;
     c->off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (n + 1) * sizeof *c->off);
@@ -973,7 +1005,7 @@ rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir,
         if (!(dir & (side ? RV_GRAPH_IN : RV_GRAPH_OUT))) continue;
         const rv__csr *c = side ? &g->in : &g->out;
         for (uint32_t p = c->off[node]; p < c->off[node + 1]; p++) {
-            uint32_t e = rv__csr_edge(c, p), v = c->other[e];
+            uint32_t e = rv__csr_edge(c, p), v = rv__at(c->other, e);
             if (type >= 0 && rv__etype(g, e) != (uint16_t)type) continue;
             if (window && (!rv__edge_in(g, e, window) || !rv__node_in(g, v, window))) continue;
             if (k < capacity) {
@@ -1017,8 +1049,8 @@ rv_status rv_graph_edges(const rv_graph *g, size_t n, const int64_t *edges, int6
         if (e < 0 || (uint64_t)e >= g->n_edges)
             return rv__error(RV_E_RANGE, "edges[%zu] = %lld: the graph has %zu edges", i,
                              (long long)e, g->n_edges);
-        if (src) src[i] = g->src[e];
-        if (dst) dst[i] = g->dst[e];
+        if (src) src[i] = rv__at(g->src, (size_t)e);
+        if (dst) dst[i] = rv__at(g->dst, (size_t)e);
         if (type) type[i] = rv__etype(g, (uint32_t)e);
         if (time) time[i] = g->etime ? g->etime[e] : RV_GRAPH_NO_TIME;
     }

@@ -7,6 +7,18 @@
 #include "../dense/flat_internal.h"
 #include "../internal.h"
 
+/* An array of node indexes, one per edge: the graph's own (u), or the
+** caller's int64 ids borrowed (w) when ids are the indexes 0 .. n-1
+** (RV_GRAPH_BORROW_ATTRS): then the build writes no copy of the ends. */
+typedef struct rv__ends {
+    const uint32_t *u;
+    const int64_t *w;
+} rv__ends;
+
+static inline uint32_t rv__at(rv__ends a, size_t i) {
+    return a.u ? a.u[i] : (uint32_t)a.w[i];
+}
+
 /* One CSR direction: the edges of node v are slots off[v] .. off[v+1]; each
 ** slot holds an edge index, and the node at the other end is other[edge]
 ** (the graph's dst for out-edges, src for in-edges: no permuted copy of the
@@ -17,7 +29,7 @@
 typedef struct rv__csr {
     uint32_t *off;         /* n_nodes + 1 */
     uint32_t *edge;        /* n_edges, or NULL: slot p holds edge p */
-    const uint32_t *other; /* n_edges: the far end of each edge (dst or src) */
+    rv__ends other;        /* the far end of each edge (the graph's dst or src) */
 } rv__csr;
 
 /* The edge in slot p of a CSR direction. */
@@ -45,7 +57,7 @@ struct rv_graph {
     uint64_t birth; /* build number (graph.c's recycling) */
     uint64_t mask;  /* slots - 1 (a power of two minus one) */
 
-    uint32_t *src, *dst;   /* n_edges */
+    rv__ends src, dst;     /* n_edges each */
     const uint16_t *etype; /* n_edges, or NULL: every edge has type 0 */
     const int64_t *etime;  /* NULL: no edge has a time */
     rv__csr out, in;
@@ -73,6 +85,10 @@ struct rv_graph {
 };
 
 #define RV__ENT_SHIFT 4
+
+/* Tests only: nonzero makes the adjacency sort use its uint16 scratch even
+** where the slots could hold the offsets (set it between builds). */
+extern int rv__graph_test_scratch;
 
 /* Type of edge e. */
 static inline uint16_t rv__etype(const rv_graph *g, uint32_t e) {

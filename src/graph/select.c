@@ -122,7 +122,7 @@ static rv_status rv__gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t
             }
         }
     } else {
-        uint32_t e = (uint32_t)(x - nn), ends[2] = {g->src[e], g->dst[e]};
+        uint32_t e = (uint32_t)(x - nn), ends[2] = {rv__at(g->src, e), rv__at(g->dst, e)};
         for (int k = 0; k < 2; k++) {
             if (!rv__node_in(g, ends[k], w)) continue;
             st = rv__push_docs(g, ends[k], mark, out);
@@ -331,8 +331,8 @@ static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_
                 uint32_t e = rv__csr_edge(c, p);
                 if (!rv__edge_in(g, e, w)) continue;
                 st = pass ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
-                          : (rv__node_in(g, c->other[e], w)
-                                 ? rv__entity_candidate(g, c->other[e], kinds, w, mark, cand)
+                          : (rv__node_in(g, rv__at(c->other, e), w)
+                                 ? rv__entity_candidate(g, rv__at(c->other, e), kinds, w, mark, cand)
                                  : RV_OK);
             }
         }
@@ -354,7 +354,7 @@ static rv_status rv__entity_round(const rv_graph *g, const uint32_t *frontier, s
             st = rv__entity_around_node(g, x, kinds, w, mark, cand);
             continue;
         }
-        uint32_t e = (uint32_t)(x - nn), ends[2] = {g->src[e], g->dst[e]};
+        uint32_t e = (uint32_t)(x - nn), ends[2] = {rv__at(g->src, e), rv__at(g->dst, e)};
         /* an edge: its endpoints, then the edges on either endpoint */
         for (int k = 0; k < 2 && !st; k++)
             if (kinds & RV_GRAPH_NODES) st = rv__entity_candidate(g, ends[k], kinds, w, mark, cand);
