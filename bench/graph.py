@@ -222,7 +222,20 @@ def part_big(args: argparse.Namespace) -> None:
     def build_csr(a: tuple[np.ndarray, ...]) -> float:
         t0 = time.perf_counter()
         h = _graph.GraphHandle.create(
-            nodes_arg, None, a[0], a[1], a[2], a[3], a[4], None, None, "ip", False, True, True, False
+            nodes_arg,
+            None,
+            a[0],
+            a[1],
+            a[2],
+            a[3],
+            a[4],
+            None,
+            None,
+            "ip",
+            False,
+            True,
+            True,
+            False,
         )
         t = time.perf_counter() - t0
         del h

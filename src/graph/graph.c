@@ -476,7 +476,7 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 typedef struct rv__csr_job {
     rv__csr *c;
     rv__ends key;
-    uint16_t *low; /* n_edges scratch, or NULL: offsets packed in the slots */
+    uint16_t *low;         /* n_edges scratch, or NULL: offsets packed in the slots */
     const uint32_t *count; /* edges of each bucket (from the ends), or NULL */
     unsigned shift;
     size_t n, m;
@@ -502,8 +502,9 @@ typedef struct rv__csr_job {
 #else
 #  define RV__GRAPH_INLINE static inline
 #endif
-RV__GRAPH_INLINE void rv__partition_wc_loop(const uint32_t *ku, const int64_t *kw, size_t m, unsigned shift,
-                      uint32_t *bend, const uint32_t *start, uint32_t *wc, uint32_t *edge) {
+RV__GRAPH_INLINE void rv__partition_wc_loop(const uint32_t *ku, const int64_t *kw, size_t m,
+                                            unsigned shift, uint32_t *bend, const uint32_t *start,
+                                            uint32_t *wc, uint32_t *edge) {
     uint32_t mask = ((uint32_t)1 << shift) - 1, a0 = (uint32_t)(((uintptr_t)edge >> 2) & 15u);
     for (size_t e = 0; e < m; e++) {
         uint32_t k = ku ? ku[e] : (uint32_t)kw[e], b = k >> shift, p = bend[b]++,
@@ -521,7 +522,8 @@ static int rv__partition_wc(rv__ends key, size_t m, unsigned shift, size_t nb, u
                             uint32_t *edge) {
     uint32_t *raw = (uint32_t *)rv__malloc((nb * (RV__WC_SLOTS + 1) + RV__WC_SLOTS) * sizeof *raw);
     if (!raw) return 0;
-    uint32_t *wc = (uint32_t *)(((uintptr_t)raw + 63) & ~(uintptr_t)63), *start = wc + nb * RV__WC_SLOTS;
+    uint32_t *wc = (uint32_t *)(((uintptr_t)raw + 63) & ~(uintptr_t)63),
+             *start = wc + nb * RV__WC_SLOTS;
     uint32_t a0 = (uint32_t)(((uintptr_t)edge >> 2) & 15u);
     memcpy(start, bend, nb * sizeof *start);
     if (key.u)
@@ -719,8 +721,8 @@ static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, rv__ends o
     return RV_OK;
 }
 
-static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned ordered,
-                                unsigned nt, const uint32_t *count) {
+static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned ordered, unsigned nt,
+                                const uint32_t *count) {
     size_t m = g->n_edges, nd = s->n_docs, ne = g->n_nodes + m;
     int borrow = (s->flags & RV_GRAPH_BORROW_ATTRS) != 0, packed;
     unsigned shift = rv__bucket_shift(g->n_nodes, m, &packed);

@@ -27,9 +27,9 @@ static inline uint32_t rv__at(rv__ends a, size_t i) {
 ** as a table read by id gives them), slot p is edge p: edge is NULL, so
 ** nothing is sorted or stored. */
 typedef struct rv__csr {
-    uint32_t *off;         /* n_nodes + 1 */
-    uint32_t *edge;        /* n_edges, or NULL: slot p holds edge p */
-    rv__ends other;        /* the far end of each edge (the graph's dst or src) */
+    uint32_t *off;  /* n_nodes + 1 */
+    uint32_t *edge; /* n_edges, or NULL: slot p holds edge p */
+    rv__ends other; /* the far end of each edge (the graph's dst or src) */
 } rv__csr;
 
 /* The edge in slot p of a CSR direction. */

@@ -330,10 +330,11 @@ static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_
             for (uint32_t p = c->off[v]; p < c->off[v + 1] && !st; p++) {
                 uint32_t e = rv__csr_edge(c, p);
                 if (!rv__edge_in(g, e, w)) continue;
-                st = pass ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
-                          : (rv__node_in(g, rv__at(c->other, e), w)
-                                 ? rv__entity_candidate(g, rv__at(c->other, e), kinds, w, mark, cand)
-                                 : RV_OK);
+                st = pass
+                         ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
+                         : (rv__node_in(g, rv__at(c->other, e), w)
+                                ? rv__entity_candidate(g, rv__at(c->other, e), kinds, w, mark, cand)
+                                : RV_OK);
             }
         }
     }
