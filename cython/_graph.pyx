@@ -60,7 +60,7 @@ cdef class GraphHandle:
     """Owns one rv_graph handle (immutable once built)."""
     cdef rv_graph *p
     cdef object _vectors  # kept alive when the engine borrows them
-    cdef object _attrs  # edge ends, types and times, node times (borrowed too)
+    cdef object _attrs  # edge ends, types, times, node times, doc entities (borrowed)
 
     def __cinit__(self):
         self.p = NULL
@@ -74,7 +74,8 @@ cdef class GraphHandle:
                bint unit_rows, bint finite_rows):
         """Arrays are int64 (etype uint16, vectors 2-D float32), C order, or
         None.  borrow: the engine keeps the vectors, edge ends (ids 0 .. n-1),
-        types and times and node times (the handle holds them); finite_rows: the vectors
+        types and times, node times and document entities (the handle
+        holds them); finite_rows: the vectors
         were checked (check_vectors).  Returns the handle."""
         cdef rv_graph_spec s
         rv_graph_spec_init(&s)
@@ -107,7 +108,7 @@ cdef class GraphHandle:
         check(st)
         if borrow:
             self._vectors = vectors
-            self._attrs = (src, dst, etype, etime, node_time)
+            self._attrs = (src, dst, etype, etime, node_time, doc_entity)
         return self
 
     @property

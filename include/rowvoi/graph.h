@@ -23,7 +23,8 @@
 ** ones); each edge keeps its ends (8 bytes), which give the neighbour, its
 ** type when given (2) and its time when given (8; with
 ** RV_GRAPH_BORROW_ATTRS the caller's arrays are read in place instead).  Documents cost 4 bytes each
-** plus 1/4 byte per entity when listed in entity order (else 8 and 4).
+** plus 1/4 byte per entity when listed in entity order (else 8 and 4;
+** the 4 are saved when RV_GRAPH_BORROW_ATTRS borrows doc_entity).
 ** Ids map to indexes by an open-addressing table, skipped (with the id
 ** copy) when the ids are 0 .. n_nodes - 1 in order.  Building is
 ** O(n_nodes + n_edges + n_docs): stable bucket sorts, no comparison sort,
@@ -101,8 +102,8 @@ typedef enum rv_graph_kinds {
                                        the build skips its pass over them.
                                        Since: 0.1 */
 #define RV_GRAPH_BORROW_ATTRS                                                                      \
-    16u /* keep the edge_type, edge_time and
-                                       node_time pointers, and edge_src and
+    16u /* keep the edge_type, edge_time,
+                                       doc_entity and node_time pointers, and edge_src and
                                        edge_dst when node_ids are 0 .. n_nodes-1
                                        in order (the ids are then the indexes),
                                        do not copy them: the caller keeps them

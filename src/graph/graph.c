@@ -475,7 +475,7 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 */
 typedef struct rv__csr_job {
     rv__csr *c;
-    rv__ends key;
+    rv__idx key;
     uint16_t *low;         /* n_edges scratch, or NULL: offsets packed in the slots */
     const uint32_t *count; /* edges of each bucket (from the ends), or NULL */
     unsigned shift;
@@ -518,7 +518,7 @@ RV__GRAPH_INLINE void rv__partition_wc_loop(const uint32_t *ku, const int64_t *k
     }
 }
 
-static int rv__partition_wc(rv__ends key, size_t m, unsigned shift, size_t nb, uint32_t *bend,
+static int rv__partition_wc(rv__idx key, size_t m, unsigned shift, size_t nb, uint32_t *bend,
                             uint32_t *edge) {
     uint32_t *raw = (uint32_t *)rv__malloc((nb * (RV__WC_SLOTS + 1) + RV__WC_SLOTS) * sizeof *raw);
     if (!raw) return 0;
@@ -544,7 +544,7 @@ static int rv__partition_wc(rv__ends key, size_t m, unsigned shift, size_t nb, u
 static rv_status rv__csr_fill(const rv__csr_job *j) {
     rv__csr *c = j->c;
     size_t n = j->n, m = j->m;
-    rv__ends key = j->key;
+    rv__idx key = j->key;
     uint32_t *off = c->off;
     if (!c->edge) { /* keys in order: node v's edges start at the first key >= v */
         size_t e = 0;
@@ -628,19 +628,22 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
 ** allocated here (the only allocation while the workers run). */
 static size_t rv__docs_fill(rv_graph *g, const rv_graph_spec *s, int *nomem) {
     size_t nd = s->n_docs, ne = g->n_nodes + g->n_edges, nb = (ne >> RV__ENT_SHIFT) + 1;
-    uint32_t *de = g->doc_entity, *base = g->ent_base;
+    /* (de NULL: the caller's array is read in place, checked here) */
+    uint32_t *de = (uint32_t *)g->doc_entity.u, *base = g->ent_base;
     size_t b = 0, most = 0, run = 0;
+    uint64_t prev = 0;
     int in_order = 1;
     for (size_t d = 0; d < nd; d++) {
         int64_t x = s->doc_entity[d];
         if (x < 0 || (uint64_t)x >= ne) return d;
-        de[d] = (uint32_t)x;
+        if (de) de[d] = (uint32_t)x;
         if (!in_order) continue;
-        if (d && de[d] < de[d - 1]) {
+        if ((uint64_t)x < prev) {
             in_order = 0;
             continue;
         }
-        run = d && de[d] == de[d - 1] ? run + 1 : 1;
+        run = d && (uint64_t)x == prev ? run + 1 : 1;
+        prev = (uint64_t)x;
         if (run > most) most = run;
         while (((uint64_t)b << RV__ENT_SHIFT) <= (uint64_t)x) base[b++] = (uint32_t)d;
     }
@@ -662,12 +665,12 @@ static size_t rv__docs_fill(rv_graph *g, const rv_graph_spec *s, int *nomem) {
     g->ent_base = NULL;
     most = 0;
     memset(off, 0, (ne + 1) * sizeof *off);
-    for (size_t d = 0; d < nd; d++) off[de[d] + 1]++;
+    for (size_t d = 0; d < nd; d++) off[rv__at(g->doc_entity, d) + 1]++;
     for (size_t x = 0; x < ne; x++) {
         if (off[x + 1] > most) most = off[x + 1];
         off[x + 1] += off[x];
     }
-    for (size_t d = 0; d < nd; d++) slot[off[de[d]]++] = (uint32_t)d;
+    for (size_t d = 0; d < nd; d++) slot[off[rv__at(g->doc_entity, d)]++] = (uint32_t)d;
     for (size_t x = ne; x > 0; x--) off[x] = off[x - 1];
     off[0] = 0;
     g->max_entity_docs = most;
@@ -710,7 +713,7 @@ static void rv__build_worker(void *arg, unsigned t) {
 }
 
 /* Allocate a direction: nothing to sort when its keys are in order. */
-static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, rv__ends other) {
+static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, rv__idx other) {
     size_t n = g->n_nodes, m = g->n_edges;
     c->other = other;
     c->off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (n + 1) * sizeof *c->off);
@@ -759,10 +762,13 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
     }
     if (!st) {
         g->n_docs = nd;
-        g->doc_entity = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof *g->doc_entity);
+        if (borrow)
+            g->doc_entity.w = s->doc_entity;
+        else
+            g->doc_entity.u = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof(uint32_t));
         g->ent_base = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks,
                                            ((ne >> RV__ENT_SHIFT) + 2) * sizeof *g->ent_base);
-        if (!g->doc_entity || !g->ent_base) st = rv__nomem("the document table");
+        if ((!borrow && !g->doc_entity.u) || !g->ent_base) st = rv__nomem("the document table");
     }
     if (!st) {
         for (int d = 0; d < 2; d++) {
@@ -1087,7 +1093,7 @@ rv_status rv_graph_doc_entities(const rv_graph *g, size_t n, const int64_t *docs
         if (docs[i] < 0 || (uint64_t)docs[i] >= g->n_docs)
             return rv__error(RV_E_RANGE, "docs[%zu] = %lld: the graph has %zu documents", i,
                              (long long)docs[i], g->n_docs);
-        out[i] = g->doc_entity[docs[i]];
+        out[i] = rv__at(g->doc_entity, (size_t)docs[i]);
     }
     return RV_OK;
 }

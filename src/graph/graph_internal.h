@@ -7,15 +7,16 @@
 #include "../dense/flat_internal.h"
 #include "../internal.h"
 
-/* An array of node indexes, one per edge: the graph's own (u), or the
-** caller's int64 ids borrowed (w) when ids are the indexes 0 .. n-1
-** (RV_GRAPH_BORROW_ATTRS): then the build writes no copy of the ends. */
-typedef struct rv__ends {
+/* An array of indexes (the node at one end of each edge, the entity of
+** each document): the graph's own (u), or the caller's int64 array read in
+** place (w; RV_GRAPH_BORROW_ATTRS, for the ends only when node ids are the
+** indexes 0 .. n-1), so the build writes no copy. */
+typedef struct rv__idx {
     const uint32_t *u;
     const int64_t *w;
-} rv__ends;
+} rv__idx;
 
-static inline uint32_t rv__at(rv__ends a, size_t i) {
+static inline uint32_t rv__at(rv__idx a, size_t i) {
     return a.u ? a.u[i] : (uint32_t)a.w[i];
 }
 
@@ -29,7 +30,7 @@ static inline uint32_t rv__at(rv__ends a, size_t i) {
 typedef struct rv__csr {
     uint32_t *off;  /* n_nodes + 1 */
     uint32_t *edge; /* n_edges, or NULL: slot p holds edge p */
-    rv__ends other; /* the far end of each edge (the graph's dst or src) */
+    rv__idx other;  /* the far end of each edge (the graph's dst or src) */
 } rv__csr;
 
 /* The edge in slot p of a CSR direction. */
@@ -57,7 +58,7 @@ struct rv_graph {
     uint64_t birth; /* build number (graph.c's recycling) */
     uint64_t mask;  /* slots - 1 (a power of two minus one) */
 
-    rv__ends src, dst;     /* n_edges each */
+    rv__idx src, dst;      /* n_edges each */
     const uint16_t *etype; /* n_edges, or NULL: every edge has type 0 */
     const int64_t *etime;  /* NULL: no edge has a time */
     rv__csr out, in;
@@ -68,10 +69,10 @@ struct rv_graph {
     ** entity's slots are found from ent_base, the first document of every
     ** block of 2^RV__ENT_SHIFT entities, by a search of doc_entity inside
     ** the block (a few documents) -- 1/16 of the offsets' memory. */
-    uint32_t *doc_entity; /* n_docs */
-    uint32_t *ent_off;    /* n_nodes + n_edges + 1, or NULL (ent_base) */
-    uint32_t *ent_doc;    /* n_docs, or NULL: slot p is document p */
-    uint32_t *ent_base;   /* ((n_nodes + n_edges) >> RV__ENT_SHIFT) + 2, or NULL */
+    rv__idx doc_entity; /* n_docs */
+    uint32_t *ent_off;  /* n_nodes + n_edges + 1, or NULL (ent_base) */
+    uint32_t *ent_doc;  /* n_docs, or NULL: slot p is document p */
+    uint32_t *ent_base; /* ((n_nodes + n_edges) >> RV__ENT_SHIFT) + 2, or NULL */
     size_t max_entity_docs;
 
     uint32_t dim;
@@ -96,16 +97,15 @@ static inline uint16_t rv__etype(const rv_graph *g, uint32_t e) {
 }
 
 /* First slot d in [a, z) with de[d] >= key (de sorted there). */
-static inline uint32_t rv__first_at_least(const uint32_t *de, uint32_t a, uint32_t z,
-                                          uint64_t key) {
+static inline uint32_t rv__first_at_least(rv__idx de, uint32_t a, uint32_t z, uint64_t key) {
     while (z - a > 8) {
         uint32_t mid = a + (z - a) / 2;
-        if (de[mid] < key)
+        if (rv__at(de, mid) < key)
             a = mid + 1;
         else
             z = mid;
     }
-    while (a < z && de[a] < key) a++;
+    while (a < z && rv__at(de, a) < key) a++;
     return a;
 }
 

@@ -138,7 +138,7 @@ static rv_status rv__doc_round(const rv_graph *g, const uint32_t *frontier, size
                                const int64_t *w, uint64_t *selected, uint64_t *expanded,
                                ubuf *out) {
     for (size_t i = 0; i < nf; i++) {
-        uint32_t x = g->doc_entity[frontier[i]];
+        uint32_t x = rv__at(g->doc_entity, frontier[i]);
         if (rv__bit(expanded, x)) continue;
         rv__set(expanded, x);
         if (!rv__entity_in(g, x, w)) continue;
@@ -402,7 +402,7 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
     }
     /* round 0's frontier: the selected entities, in selection order */
     for (size_t i = 0; !st && i < n_sel; i++) {
-        uint32_t x = g->doc_entity[sel[i]];
+        uint32_t x = rv__at(g->doc_entity, (size_t)sel[i]);
         if (rv__bit(mark, x)) continue;
         rv__set(mark, x);
         st = rv__ubuf_push(&frontier, x);
@@ -477,7 +477,7 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
             sc[m].i = (uint32_t)x;
             sc[m++].s = rv__entity_score(g, q, (uint32_t)x);
         } else {
-            if (!rv__entity_in(g, g->doc_entity[x], window)) continue;
+            if (!rv__entity_in(g, rv__at(g->doc_entity, x), window)) continue;
             sc[m].i = (uint32_t)x;
             sc[m++].s = rv__graph_score(g, q, (uint32_t)x);
         }

@@ -400,13 +400,15 @@ static void test_doc_runs(void) {
     t.nd = 0;
     for (size_t x = 0; x < ne; x++)
         for (size_t k = 0; k < (x % 37 == 0 ? 40 : x % 3); k++) t.doc_entity[t.nd++] = (int64_t)x;
-    for (unsigned nt = 1; nt <= 2; nt++) {
+    for (unsigned v = 0; v < 4; v++) {
+        tg_flags = v & 1 ? RV_GRAPH_BORROW_ATTRS : 0u;
         rv_graph *g = NULL;
-        ASSERT_OK(tg_build(&t, nt, &g));
+        ASSERT_OK(tg_build(&t, 1 + v / 2, &g));
         EXPECT_EQ(tg_check(&t, g), 0);
         EXPECT_EQ(rv_graph_max_entity_docs(g), 40);
         rv_graph_free(g);
     }
+    tg_flags = 0;
     tg_free(&t);
 }
 

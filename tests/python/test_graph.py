@@ -131,6 +131,21 @@ def test_vectors_checked_once_when_loaded():
     assert [round(s, 6) for _, s in sel.get_documents_with_scores()] == [1.0, 1.0, 0.5]
 
 
+def test_from_arrays_keeps_its_own_arrays():
+    """The engine reads the store's index arrays in place: changing the
+    caller's arrays afterwards changes nothing."""
+    src = np.array([0, 1, 2], dtype=np.int64)
+    dst = np.array([1, 2, 0], dtype=np.int64)
+    ent = np.array([0, 3, 4], dtype=np.int64)
+    g = MemoryGraph.from_arrays(src, dst, doc_entity=ent, doc_text=["n0", "e0", "e1"])
+    src[:] = 99
+    dst[:] = -5
+    ent[:] = 10**9
+    assert g.neighbors(0) == [1] and g.reverse_neighbors(0) == [2]
+    assert g.documents(0) == ["n0"]
+    assert [(e.src, e.dst) for e in g.edges_of(1, "both")] == [(1, 2), (0, 1)]
+
+
 # ---------------------------------------------------------- graph to text
 
 

@@ -252,6 +252,18 @@ def _check_id(node_id: Any, where: str) -> Hashable:
     return checked
 
 
+def _owned(a: Any, dtype: Any) -> np.ndarray:
+    """``a`` as a C-contiguous array of ``dtype`` that nobody else holds,
+    read-only: the engine reads a store's index arrays in place, so a
+    caller that later changes the array it passed must not change them
+    (copied only when the conversion did not already make a new array)."""
+    arr = np.ascontiguousarray(a, dtype=dtype)
+    if isinstance(a, np.ndarray) and np.may_share_memory(arr, a):
+        arr = arr.copy()
+    arr.flags.writeable = False
+    return arr
+
+
 # ------------------------------------------------------------ the store
 
 
@@ -445,8 +457,8 @@ class MemoryGraph:
         ValueError
             Arrays of different lengths, an index out of range, repeated ids.
         """
-        src = np.ascontiguousarray(src, dtype=np.int64)
-        dst = np.ascontiguousarray(dst, dtype=np.int64)
+        src = _owned(src, np.int64)
+        dst = _owned(dst, np.int64)
         if src.ndim != 1 or src.shape != dst.shape:
             raise ValueError(
                 f"src and dst must be 1-D of one length, got {src.shape} and {dst.shape}"
@@ -476,7 +488,7 @@ class MemoryGraph:
             codes = np.asarray(edge_type)
             if codes.shape != (m,) or (m and (codes.min() < 0 or codes.max() > 65535)):
                 raise ValueError("edge_type must hold one code in 0 .. 65535 per edge")
-            etype = np.ascontiguousarray(codes, dtype=np.uint16)
+            etype = _owned(codes, np.uint16)
         top = int(etype.max()) + 1 if m else 1
         names = (
             [str(i) for i in range(top)] if type_names is None else [str(t) for t in type_names]
@@ -487,16 +499,12 @@ class MemoryGraph:
         def times(a: Any, k: int, name: str) -> np.ndarray | None:
             if a is None:
                 return None
-            arr = np.ascontiguousarray(a, dtype=np.int64)
+            arr = _owned(a, np.int64)
             if arr.shape != (k,):
                 raise ValueError(f"{name} must hold {k} times, got shape {arr.shape}")
             return arr
 
-        ent = (
-            np.zeros(0, dtype=np.int64)
-            if doc_entity is None
-            else np.ascontiguousarray(doc_entity, dtype=np.int64)
-        )
+        ent = np.zeros(0, dtype=np.int64) if doc_entity is None else _owned(doc_entity, np.int64)
         texts = list(doc_text) if doc_text is not None else []
         if len(texts) != len(ent):
             raise ValueError(f"{len(ent)} document entities but {len(texts)} texts")
