@@ -452,10 +452,17 @@ class MemoryGraph:
             rows and ``vectors`` may be a larger matrix (a corpus's whole
             dense index, say) that is used in place, not copied.
 
+        The engine reads the store's index, type and time arrays in place
+        (no second copy in C): an array the caller still holds is copied
+        once here (read-only), so changing it later changes nothing.  The
+        vectors are checked once, here, to be finite; the builds trust
+        that check.
+
         Raises
         ------
         ValueError
-            Arrays of different lengths, an index out of range, repeated ids.
+            Arrays of different lengths, an index out of range, repeated
+            ids, a NaN or infinite vector component (named).
         """
         src = _owned(src, np.int64)
         dst = _owned(dst, np.int64)
