@@ -483,64 +483,6 @@ typedef struct rv__csr_job {
     rv_status st;
 } rv__csr_job;
 
-/*
-** The partition of the packed sort through write-combining buffers: each
-** bucket's slots gather in a cache line of its own (nb lines, in the
-** caches), and a full line is copied out at once.  Why: thousands of
-** write streams into a 20 MB array touch a different page and line with
-** almost every slot; this way the output's pages are touched once per 16
-** slots.  Lines are those of the output's addresses, so a copy never spans
-** two; a bucket's first and last lines are copied only over its own slots.
-** Returns 0 (the caller partitions plainly) when the buffers cannot be
-** allocated.
-*/
-#define RV__WC_SLOTS 16u /* uint32 slots in a 64-byte line */
-/* The loop, for keys of one width (ku or kw; inlined twice, so the width
-** is not tested per slot). */
-#if defined(__GNUC__) || defined(__clang__)
-#  define RV__GRAPH_INLINE static inline __attribute__((always_inline))
-#else
-#  define RV__GRAPH_INLINE static inline
-#endif
-RV__GRAPH_INLINE void rv__partition_wc_loop(const uint32_t *ku, const int64_t *kw, size_t m,
-                                            unsigned shift, uint32_t *bend, const uint32_t *start,
-                                            uint32_t *wc, uint32_t *edge) {
-    uint32_t mask = ((uint32_t)1 << shift) - 1, a0 = (uint32_t)(((uintptr_t)edge >> 2) & 15u);
-    for (size_t e = 0; e < m; e++) {
-        uint32_t k = ku ? ku[e] : (uint32_t)kw[e], b = k >> shift, p = bend[b]++,
-                 q = (p + a0) & 15u;
-        uint32_t *line = wc + (size_t)b * RV__WC_SLOTS;
-        line[q] = ((uint32_t)e << shift) | (k & mask);
-        if (q == 15u) { /* the line is full (from the bucket's start at least) */
-            uint32_t from = p - 15u < start[b] || p < 15u ? start[b] : p - 15u;
-            memcpy(edge + from, line + (q - (p - from)), (p - from + 1) * sizeof *edge);
-        }
-    }
-}
-
-static int rv__partition_wc(rv__idx key, size_t m, unsigned shift, size_t nb, uint32_t *bend,
-                            uint32_t *edge) {
-    uint32_t *raw = (uint32_t *)rv__malloc((nb * (RV__WC_SLOTS + 1) + RV__WC_SLOTS) * sizeof *raw);
-    if (!raw) return 0;
-    uint32_t *wc = (uint32_t *)(((uintptr_t)raw + 63) & ~(uintptr_t)63),
-             *start = wc + nb * RV__WC_SLOTS;
-    uint32_t a0 = (uint32_t)(((uintptr_t)edge >> 2) & 15u);
-    memcpy(start, bend, nb * sizeof *start);
-    if (key.u)
-        rv__partition_wc_loop(key.u, NULL, m, shift, bend, start, wc, edge);
-    else
-        rv__partition_wc_loop(NULL, key.w, m, shift, bend, start, wc, edge);
-    for (size_t b = 0; b < nb; b++) { /* the last, partial lines */
-        uint32_t end = bend[b], q = (end + a0) & 15u;
-        if (end == start[b] || q == 0) continue;
-        uint32_t from = end - q < start[b] || end < q ? start[b] : end - q;
-        const uint32_t *line = wc + b * RV__WC_SLOTS;
-        memcpy(edge + from, line + ((from + a0) & 15u), (end - from) * sizeof *edge);
-    }
-    rv__free(raw);
-    return 1;
-}
-
 static rv_status rv__csr_fill(const rv__csr_job *j) {
     rv__csr *c = j->c;
     size_t n = j->n, m = j->m;
@@ -584,9 +526,14 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
             edge[p] = (uint32_t)e;
             low[p] = (uint16_t)(k & mask);
         }
-    } else if (!rv__partition_wc(key, m, shift, nb, bend, edge)) {
+    } else if (key.u) { /* (the key's width tested once, not per slot) */
         for (size_t e = 0; e < m; e++) {
-            uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
+            uint32_t k = key.u[e], p = bend[k >> shift]++;
+            edge[p] = ((uint32_t)e << shift) | (k & mask);
+        }
+    } else {
+        for (size_t e = 0; e < m; e++) {
+            uint32_t k = (uint32_t)key.w[e], p = bend[k >> shift]++;
             edge[p] = ((uint32_t)e << shift) | (k & mask);
         }
     }
