@@ -568,49 +568,76 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
     return RV_OK;
 }
 
-/* The document table; returns the first bad document, or SIZE_MAX (and
-** sets *nomem when an allocation failed).  Documents listed in entity
-** order (as they usually are) are their own slots: one scan copies them
-** and fills ent_base.  Otherwise a counting sort fills ent_off and ent_doc,
-** allocated here (the only allocation while the workers run). */
-static size_t rv__docs_fill(rv_graph *g, const rv_graph_spec *s, int *nomem) {
-    size_t nd = s->n_docs, ne = g->n_nodes + g->n_edges, nb = (ne >> RV__ENT_SHIFT) + 1;
+/*
+** The document table, in two halves of the documents (two tasks, so the
+** threads stay balanced).  Each half checks its entities, copies them
+** (unless borrowed) and, while they are in entity order -- as they usually
+** are, from the half's first document and the one before it -- fills its
+** part of ent_base and measures its runs; documents in entity order are
+** their own slots.  Otherwise rv__docs_sort groups them afterwards.
+*/
+typedef struct rv__docs_part {
+    size_t lo, hi;
+    int last;         /* the half that ends the table (fills ent_base's end) */
+    size_t bad;       /* the first document outside the entities, or SIZE_MAX */
+    int in_order;     /* lo - 1 .. hi - 1 nondecreasing */
+    size_t first_run; /* documents of the entity of lo from lo on */
+    size_t last_run;  /* documents of the entity of hi - 1 up to hi */
+    size_t most;      /* the longest run inside the half */
+} rv__docs_part;
+
+static void rv__docs_scan(rv_graph *g, const rv_graph_spec *s, rv__docs_part *part) {
+    size_t ne = g->n_nodes + g->n_edges, nb = (ne >> RV__ENT_SHIFT) + 1;
+    const int64_t *in = s->doc_entity;
     /* (de NULL: the caller's array is read in place, checked here) */
     uint32_t *de = (uint32_t *)g->doc_entity.u, *base = g->ent_base;
-    size_t b = 0, most = 0, run = 0;
+    size_t b = 0, run = 0;
     uint64_t prev = 0;
-    int in_order = 1;
-    for (size_t d = 0; d < nd; d++) {
-        int64_t x = s->doc_entity[d];
-        if (x < 0 || (uint64_t)x >= ne) return d;
+    part->bad = SIZE_MAX;
+    part->in_order = 1;
+    part->first_run = part->last_run = part->most = 0;
+    if (part->lo > 0) { /* continue from the document before the half */
+        int64_t x = in[part->lo - 1];
+        if (x < 0 || (uint64_t)x >= ne)
+            part->in_order = 0; /* (the half before names it) */
+        else
+            prev = (uint64_t)x, b = (size_t)(prev >> RV__ENT_SHIFT) + 1;
+    }
+    for (size_t d = part->lo; d < part->hi; d++) {
+        int64_t x = in[d];
+        if (x < 0 || (uint64_t)x >= ne) {
+            part->bad = d;
+            return;
+        }
         if (de) de[d] = (uint32_t)x;
-        if (!in_order) continue;
+        if (!part->in_order) continue;
         if ((uint64_t)x < prev) {
-            in_order = 0;
+            part->in_order = 0;
             continue;
         }
-        run = d && (uint64_t)x == prev ? run + 1 : 1;
+        run = d > part->lo && (uint64_t)x == prev ? run + 1 : 1;
+        if (run == d - part->lo + 1) part->first_run = run;
+        if (run > part->most) part->most = run;
         prev = (uint64_t)x;
-        if (run > most) most = run;
         while (((uint64_t)b << RV__ENT_SHIFT) <= (uint64_t)x) base[b++] = (uint32_t)d;
     }
-    if (in_order) {
-        while (b <= nb) base[b++] = (uint32_t)nd;
-        g->max_entity_docs = most;
-        return SIZE_MAX;
-    }
+    part->last_run = run;
+    if (part->in_order && part->last)
+        while (b <= nb) base[b++] = (uint32_t)part->hi;
+}
+
+/* Documents not in entity order: a counting sort into ent_off and ent_doc
+** (on the calling thread, after the workers). */
+static rv_status rv__docs_sort(rv_graph *g, size_t nd) {
+    size_t ne = g->n_nodes + g->n_edges, most = 0;
     unsigned first = g->n_blocks;
     uint32_t *off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (ne + 1) * sizeof *off);
     uint32_t *slot = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof *slot);
-    if (!off || !slot) {
-        *nomem = 1;
-        return SIZE_MAX;
-    }
+    if (!off || !slot) return rv__nomem("the document table");
     rv__populate(g->blocks + first, g->n_blocks - first, 1);
     g->ent_off = off;
     g->ent_doc = slot;
     g->ent_base = NULL;
-    most = 0;
     memset(off, 0, (ne + 1) * sizeof *off);
     for (size_t d = 0; d < nd; d++) off[rv__at(g->doc_entity, d) + 1]++;
     for (size_t x = 0; x < ne; x++) {
@@ -621,22 +648,38 @@ static size_t rv__docs_fill(rv_graph *g, const rv_graph_spec *s, int *nomem) {
     for (size_t x = ne; x > 0; x--) off[x] = off[x - 1];
     off[0] = 0;
     g->max_entity_docs = most;
-    return SIZE_MAX;
+    return RV_OK;
 }
 
-/* The rest of a build after the endpoints, as four independent tasks that
+/* After both halves: the first bad document (SIZE_MAX: none); else the
+** runs joined (documents in order), or the counting sort. */
+static rv_status rv__docs_finish(rv_graph *g, const rv_graph_spec *s, const rv__docs_part *p,
+                                 size_t *bad) {
+    *bad = p[0].bad != SIZE_MAX ? p[0].bad : p[1].bad;
+    if (*bad != SIZE_MAX) return RV_OK;
+    if (!p[0].in_order || !p[1].in_order) return rv__docs_sort(g, s->n_docs);
+    size_t most = p[0].most > p[1].most ? p[0].most : p[1].most;
+    /* a run across the halves: the first's last run and the second's first */
+    if (p[0].hi > p[0].lo && p[1].hi > p[1].lo &&
+        s->doc_entity[p[0].hi - 1] == s->doc_entity[p[1].lo] &&
+        p[0].last_run + p[1].first_run > most)
+        most = p[0].last_run + p[1].first_run;
+    g->max_entity_docs = most;
+    return RV_OK;
+}
+
+/* The rest of a build after the endpoints, as five independent tasks that
 ** write disjoint arrays (so any thread count gives the same graph): the
-** two CSR directions, the document table, the copies of edge types and
-** times.  Every array but the fallback of the document table is
-** allocated beforehand on the calling thread. */
+** two CSR directions, the two halves of the document table, the copies of
+** edge types and times.  Every array is allocated beforehand on the
+** calling thread. */
 typedef struct rv__build_job {
     rv_graph *g;
     const rv_graph_spec *s;
     rv__csr_job csr[2];
     uint16_t *etype; /* copies to make (NULL: borrowed or absent) */
     int64_t *etime;
-    size_t bad_doc;
-    int docs_nomem;
+    rv__docs_part docs[2];
     _Atomic unsigned next;
 } rv__build_job;
 
@@ -647,9 +690,9 @@ static void rv__build_worker(void *arg, unsigned t) {
         unsigned task = atomic_fetch_add(&j->next, 1u);
         if (task == 0 || task == 1) {
             j->csr[1 - task].st = rv__csr_fill(&j->csr[1 - task]);
-        } else if (task == 2) {
-            j->bad_doc = rv__docs_fill(j->g, j->s, &j->docs_nomem);
-        } else if (task == 3) {
+        } else if (task == 2 || task == 3) {
+            rv__docs_scan(j->g, j->s, &j->docs[task - 2]);
+        } else if (task == 4) {
             size_t m = j->s->n_edges;
             if (j->etype) memcpy(j->etype, j->s->edge_type, m * sizeof *j->etype);
             if (j->etime) memcpy(j->etime, j->s->edge_time, m * sizeof *j->etime);
@@ -730,15 +773,20 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
         }
         rv__populate(g->blocks + first, g->n_blocks - first, nt);
         rv__populate(scratch, n_scratch, nt);
+        j.docs[0].lo = 0;
+        j.docs[0].hi = j.docs[1].lo = nd / 2;
+        j.docs[1].hi = nd;
+        j.docs[1].last = 1;
         rv__parallel_run(nt, rv__build_worker, &j);
+        size_t bad = SIZE_MAX;
         if (j.csr[0].st || j.csr[1].st)
             st = rv__nomem("the adjacency sort's buckets");
-        else if (j.docs_nomem)
-            st = rv__nomem("the document table");
-        else if (j.bad_doc != SIZE_MAX)
+        else
+            st = rv__docs_finish(g, s, j.docs, &bad);
+        if (!st && bad != SIZE_MAX)
             st = rv__error(RV_E_INVALID_ARG,
-                           "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, then edges)",
-                           j.bad_doc, (long long)s->doc_entity[j.bad_doc], ne ? ne - 1 : 0);
+                           "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, then edges)", bad,
+                           (long long)s->doc_entity[bad], ne ? ne - 1 : 0);
     }
     rv__kept_give(scratch, n_scratch, 0);
     return st;

@@ -408,6 +408,20 @@ static void test_doc_runs(void) {
         EXPECT_EQ(rv_graph_max_entity_docs(g), 40);
         rv_graph_free(g);
     }
+    /* one run across the two halves of the scan; then halves each in
+    ** order but not across (the counting sort) */
+    for (int shape = 0; shape < 2; shape++) {
+        t.nd = 1001;
+        for (size_t d = 0; d < t.nd; d++) t.doc_entity[d] = shape ? (int64_t)((d + 500) % t.nd) : 7;
+        for (unsigned v = 0; v < 4; v++) {
+            tg_flags = v & 1 ? RV_GRAPH_BORROW_ATTRS : 0u;
+            rv_graph *g = NULL;
+            ASSERT_OK(tg_build(&t, 1 + v / 2, &g));
+            EXPECT_EQ(tg_check(&t, g), 0);
+            EXPECT_EQ(rv_graph_max_entity_docs(g), shape ? 1 : 1001);
+            rv_graph_free(g);
+        }
+    }
     tg_flags = 0;
     tg_free(&t);
 }
