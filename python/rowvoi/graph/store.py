@@ -876,11 +876,11 @@ def release_build_memory() -> None:
     When a graph (a :class:`MemoryGraph`, or a :class:`CorpusGraph` of an
     older generation) is garbage-collected, the engine keeps its large
     arrays (1 MiB and up; at most about two graphs' worth) so that the next
-    build reuses them instead of faulting in fresh pages: a rebuild per
-    corpus generation costs about half of a first build (1M nodes, 5M
-    edges: 39 ms against 74 ms). A process that is done building graphs
-    calls this to return that memory. Graphs still alive are unaffected,
-    and later builds work as before (they start from fresh pages).
+    build reuses them instead of faulting in fresh pages (1M nodes, 5M
+    edges: about 48 MB; bench/results/graph.md has the times). A process
+    that is done building graphs calls this to return that memory. Graphs
+    still alive are unaffected, and later builds work as before (they
+    start from fresh pages).
 
     Thread-safety: safe from any thread, at any time (the engine serialises
     it with builds and frees).
