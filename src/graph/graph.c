@@ -603,6 +603,9 @@ static void rv__docs_scan(rv_graph *g, const rv_graph_spec *s, rv__docs_part *pa
         else
             prev = (uint64_t)x, b = (size_t)(prev >> RV__ENT_SHIFT) + 1;
     }
+    /* ent_base entries up to the block of the half's last entity only: the
+    ** next half fills those after it, even when this one is out of order */
+    uint64_t cap = part->last || part->hi == part->lo ? UINT64_MAX : (uint64_t)in[part->hi - 1];
     for (size_t d = part->lo; d < part->hi; d++) {
         int64_t x = in[d];
         if (x < 0 || (uint64_t)x >= ne) {
@@ -619,7 +622,8 @@ static void rv__docs_scan(rv_graph *g, const rv_graph_spec *s, rv__docs_part *pa
         if (run == d - part->lo + 1) part->first_run = run;
         if (run > part->most) part->most = run;
         prev = (uint64_t)x;
-        while (((uint64_t)b << RV__ENT_SHIFT) <= (uint64_t)x) base[b++] = (uint32_t)d;
+        uint64_t lim = (uint64_t)x < cap ? (uint64_t)x : cap;
+        while (((uint64_t)b << RV__ENT_SHIFT) <= lim) base[b++] = (uint32_t)d;
     }
     part->last_run = run;
     if (part->in_order && part->last)
