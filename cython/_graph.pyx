@@ -29,6 +29,18 @@ def trim():
         rv_graph_trim()
 
 
+def check_vectors(cnp.ndarray[float, ndim=2, mode="c"] vectors, unsigned n_threads=0):
+    """Raise (RV_E_INVALID_ARG) naming the first NaN or infinite component
+    of 2-D float32 vectors (rv_graph_check_vectors)."""
+    cdef size_t n = vectors.shape[0]
+    cdef uint32_t dim = vectors.shape[1]
+    cdef const float *p = &vectors[0, 0] if n and dim else NULL
+    cdef rv_status st
+    with nogil:
+        st = rv_graph_check_vectors(p, n, dim, n_threads)
+    check(st)
+
+
 cdef const int64_t *_i64(object a) except? NULL:
     """Pointer to a C-contiguous int64 array (NULL for None or empty)."""
     if a is None:
@@ -48,6 +60,7 @@ cdef class GraphHandle:
     """Owns one rv_graph handle (immutable once built)."""
     cdef rv_graph *p
     cdef object _vectors  # kept alive when the engine borrows them
+    cdef object _attrs  # edge ends, types, times, node times, doc entities (borrowed)
 
     def __cinit__(self):
         self.p = NULL
@@ -58,9 +71,12 @@ cdef class GraphHandle:
     @staticmethod
     def create(node_ids, node_time, src, dst, etype, etime, doc_entity, vectors,
                doc_vector_row, str metric, bint implicit_nodes, bint borrow,
-               bint unit_rows):
+               bint unit_rows, bint finite_rows):
         """Arrays are int64 (etype uint16, vectors 2-D float32), C order, or
-        None.  Returns the handle."""
+        None.  borrow: the engine keeps the vectors, edge ends (ids 0 .. n-1),
+        types and times, node times and document entities (the handle
+        holds them); finite_rows: the vectors
+        were checked (check_vectors).  Returns the handle."""
         cdef rv_graph_spec s
         rv_graph_spec_init(&s)
         cdef GraphHandle self = GraphHandle.__new__(GraphHandle)
@@ -83,14 +99,16 @@ cdef class GraphHandle:
             s.doc_vector_row = _i64(doc_vector_row)
             s.metric = METRICS[metric]
         s.flags = ((RV_GRAPH_IMPLICIT_NODES if implicit_nodes else 0)
-                   | (RV_GRAPH_BORROW_VECTORS if borrow else 0)
-                   | (RV_GRAPH_UNIT_ROWS if unit_rows else 0))
+                   | (RV_GRAPH_BORROW_VECTORS | RV_GRAPH_BORROW_ATTRS if borrow else 0)
+                   | (RV_GRAPH_UNIT_ROWS if unit_rows else 0)
+                   | (RV_GRAPH_FINITE_ROWS if finite_rows else 0))
         cdef rv_status st
         with nogil:
             st = rv_graph_create(&s, &self.p)
         check(st)
         if borrow:
             self._vectors = vectors
+            self._attrs = (src, dst, etype, etime, node_time, doc_entity)
         return self
 
     @property

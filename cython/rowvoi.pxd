@@ -408,6 +408,8 @@ cdef extern from "rowvoi.h" nogil:
     unsigned int RV_GRAPH_IMPLICIT_NODES
     unsigned int RV_GRAPH_BORROW_VECTORS
     unsigned int RV_GRAPH_UNIT_ROWS
+    unsigned int RV_GRAPH_FINITE_ROWS
+    unsigned int RV_GRAPH_BORROW_ATTRS
 
     ctypedef struct rv_graph_spec:
         size_t n_nodes
@@ -430,6 +432,8 @@ cdef extern from "rowvoi.h" nogil:
 
     void rv_graph_spec_init(rv_graph_spec *spec)
     rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out)
+    rv_status rv_graph_check_vectors(const float *vectors, size_t n_rows, uint32_t dim,
+                                     unsigned n_threads)
     void rv_graph_free(rv_graph *graph)
     void rv_graph_trim()
     size_t rv_graph_n_nodes(const rv_graph *graph)

@@ -4,14 +4,16 @@
 **
 **   cc -O2 -std=c11 bench/c/bench_graph_csr.c $(python -m rowvoi.config --cflags --libs) \
 **      -o bench_graph_csr
-**   bench_graph_csr [nodes] [edges] [rounds] [order] [n_threads]
+**   bench_graph_csr [nodes] [edges] [rounds] [order] [n_threads] [borrow]
 **
 ** Builds the graph of bench/graph.py --part big without its vectors: nodes
 ** 0 .. nodes - 1, `edges` random edges (uniform ends, types 0 .. 3, random
 ** times), one document per node and one per 5th edge.  order is "random"
 ** (default) or "sorted" (edges ordered by source, as read from a table
 ** ordered by id).  n_threads is the spec's n_threads (0: the engine's
-** choice).  Prints one JSON line per round (wall ms, CPU ms, minor page
+** choice).  borrow ("borrow" or "copy", the default) sets
+** RV_GRAPH_BORROW_ATTRS where the library has it: the edge types and times
+** are borrowed, as rowvoi.graph.MemoryGraph builds.  Prints one JSON line per round (wall ms, CPU ms, minor page
 ** faults) and a last line with the median and a checksum of both
 ** adjacency directions (equal across thread counts and orders of runs).
 */
@@ -78,6 +80,7 @@ int main(int argc, char **argv) {
     int rounds = argc > 3 ? atoi(argv[3]) : 9;
     int sorted = argc > 4 && strcmp(argv[4], "sorted") == 0;
     unsigned n_threads = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
+    int borrow = argc > 6 && strcmp(argv[6], "borrow") == 0;
     if (rounds < 1) rounds = 1;
     int64_t *ids = malloc(n * sizeof *ids), *src = malloc(m * sizeof *src);
     int64_t *dst = malloc(m * sizeof *dst), *etime = malloc(m * sizeof *etime);
@@ -122,6 +125,11 @@ int main(int argc, char **argv) {
 #else
     (void)n_threads;
 #endif
+#ifdef RV_GRAPH_BORROW_ATTRS
+    if (borrow) s.flags |= RV_GRAPH_BORROW_ATTRS;
+#else
+    borrow = 0; /* (a library before the flag: always copies) */
+#endif
     double *wall = malloc((size_t)rounds * sizeof *wall);
     uint64_t checksum = 0;
     for (int r = 0; r < rounds; r++) {
@@ -142,9 +150,10 @@ int main(int argc, char **argv) {
         rv_graph_free(g);
     }
     qsort(wall, (size_t)rounds, sizeof *wall, cmp_double);
-    printf("{\"nodes\":%zu,\"edges\":%zu,\"order\":\"%s\",\"n_threads\":%u,\"median_ms\":%.2f,"
+    printf("{\"nodes\":%zu,\"edges\":%zu,\"order\":\"%s\",\"n_threads\":%u,\"borrow\":%d,"
+           "\"median_ms\":%.2f,"
            "\"min_ms\":%.2f,\"max_ms\":%.2f,\"checksum\":\"%016llx\"}\n",
-           n, m, sorted ? "sorted" : "random", n_threads, wall[rounds / 2], wall[0],
+           n, m, sorted ? "sorted" : "random", n_threads, borrow, wall[rounds / 2], wall[0],
            wall[rounds - 1], (unsigned long long)checksum);
     return 0;
 }

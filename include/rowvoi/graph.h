@@ -17,11 +17,14 @@
 **
 ** Storage.  Adjacency is compressed sparse rows in both directions: the
 ** out-edges of a node in input order, and its in-edges in input order,
-** each slot holding the edge index and the neighbour (8 bytes per edge and
-** direction, plus 4 per node and direction; edges given in order of
-** source need no out-direction slots, nor edges in order of destination
-** in-direction ones); each edge also keeps its ends and type (10 bytes) and
-** its time when given (8).  Documents cost 8 bytes each plus 4 per entity.
+** each slot holding the edge index (4 bytes per edge and direction, plus 4
+** per node and direction; edges given in order of source need no
+** out-direction slots, nor edges in order of destination in-direction
+** ones); each edge keeps its ends (8 bytes), which give the neighbour, its
+** type when given (2) and its time when given (8; with
+** RV_GRAPH_BORROW_ATTRS the caller's arrays are read in place instead).  Documents cost 4 bytes each
+** plus 1/4 byte per entity when listed in entity order (else 8 and 4;
+** the 4 are saved when RV_GRAPH_BORROW_ATTRS borrows doc_entity).
 ** Ids map to indexes by an open-addressing table, skipped (with the id
 ** copy) when the ids are 0 .. n_nodes - 1 in order.  Building is
 ** O(n_nodes + n_edges + n_docs): stable bucket sorts, no comparison sort,
@@ -92,6 +95,21 @@ typedef enum rv_graph_kinds {
 #define RV_GRAPH_UNIT_ROWS                                                                         \
     4u /* the caller promises every vector row has
                                        norm 1 or 0: cosine skips the norms */
+#define RV_GRAPH_FINITE_ROWS                                                                       \
+    8u /* the caller has checked every vector
+                                       component is finite (rv_graph_check_vectors,
+                                       e.g. once when the vectors were loaded):
+                                       the build skips its pass over them.
+                                       Since: 0.1 */
+#define RV_GRAPH_BORROW_ATTRS                                                                      \
+    16u /* keep the edge_type, edge_time,
+                                       doc_entity and node_time pointers, and edge_src and
+                                       edge_dst when node_ids are 0 .. n_nodes-1
+                                       in order (the ids are then the indexes),
+                                       do not copy them: the caller keeps them
+                                       alive and unchanged until rv_graph_free
+                                       (node_time is copied when implicit nodes
+                                       were added).  Since: 0.1 */
 
 /*
 ** What a graph is built from.  Initialise with rv_graph_spec_init, then set
@@ -140,12 +158,28 @@ RV_API void rv_graph_spec_init(rv_graph_spec *spec /* OUT */);
 ** more than RV_GRAPH_MAX_ITEMS nodes, edges or documents; RV_E_SHAPE for
 ** documents without vectors rows (n_vectors < n_docs and no
 ** doc_vector_row) when dim > 0; RV_E_NOMEM.
-** Cost: O(n_nodes + n_edges + n_docs), plus one pass over the vectors for
+** Cost: O(n_nodes + n_edges + n_docs), plus one pass over the vectors
+** checking they are finite (skipped with RV_GRAPH_FINITE_ROWS) and one for
 ** their norms (cosine without RV_GRAPH_UNIT_ROWS).
-** Ownership: copies everything except borrowed vectors; free with
-** rv_graph_free.  Since: 0.1
+** Ownership: copies everything except borrowed vectors (and the arrays
+** RV_GRAPH_BORROW_ATTRS borrows); free with rv_graph_free.  Since: 0.1
 */
 RV_API rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out /* OUT */);
+
+/*
+** Check that n_rows vectors of dim floats (row after row) are finite, as
+** rv_graph_create does unless RV_GRAPH_FINITE_ROWS: a caller that checks
+** its vectors once, when it loads them, can then build graphs over them
+** (one per generation, say) without scanning them again.  n_threads as in
+** rv_graph_spec (0: one per online CPU for large inputs); the answer is
+** the same for every count.  Returns RV_OK; RV_E_INVALID_ARG naming the
+** first NaN or infinite component in row order ("vectors[r][j] = nan:
+** vectors must be finite") or for NULL vectors with n_rows > 0;
+** RV_E_RANGE for dim 0 or above RV_FLAT_MAX_DIM.  Cost: one pass over the
+** vectors.  Since: 0.1
+*/
+RV_API rv_status rv_graph_check_vectors(const float *vectors, size_t n_rows, uint32_t dim,
+                                        unsigned n_threads);
 
 /* Free a graph.  NULL is a no-op.  Its large arrays (1 MiB and more) are
 ** kept for the next rv_graph_create, which reuses them instead of faulting

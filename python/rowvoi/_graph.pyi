@@ -19,6 +19,7 @@ KINDS: Final[dict[str, int]]
 METRICS: Final[dict[str, int]]
 
 def trim() -> None: ...
+def check_vectors(vectors: npt.NDArray[np.float32], n_threads: int = 0) -> None: ...
 
 @disjoint_base
 class GraphHandle:
@@ -39,6 +40,7 @@ class GraphHandle:
         implicit_nodes: bool,
         borrow: bool,
         unit_rows: bool,
+        finite_rows: bool,
     ) -> GraphHandle: ...
     @property
     def n_nodes(self) -> int: ...

@@ -250,9 +250,15 @@ static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s, int *grow)
     }
     *grow = implicit && !identity;
     if (cap > RV_GRAPH_MAX_ITEMS) cap = RV_GRAPH_MAX_ITEMS;
-    g->src = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof *g->src);
-    g->dst = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof *g->dst);
-    if (!g->src || !g->dst) return rv__nomem("the graph's edges");
+    if (identity && !*grow && (s->flags & RV_GRAPH_BORROW_ATTRS)) {
+        /* the caller's ids are the indexes: read them in place */
+        g->src.w = s->edge_src;
+        g->dst.w = s->edge_dst;
+    } else {
+        g->src.u = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof(uint32_t));
+        g->dst.u = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, s->n_edges * sizeof(uint32_t));
+        if (!g->src.u || !g->dst.u) return rv__nomem("the graph's edges");
+    }
     g->n_nodes = n;
     g->identity_ids = identity;
     if (!identity) { /* (ids 0 .. n-1 are their own indexes: no copy, no table) */
@@ -278,6 +284,29 @@ static rv_status rv__not_a_node(const rv_graph_spec *s, size_t e, int side) {
                      "edge_%s[%zu] = %lld is not a node id (list it in node_ids, or set "
                      "RV_GRAPH_IMPLICIT_NODES)",
                      side ? "dst" : "src", e, (long long)(side ? s->edge_dst : s->edge_src)[e]);
+}
+
+/* Buckets of 2^shift nodes: at most 4096 of them (few enough write
+** streams), so offsets inside a bucket fit uint16.  *packed when an edge
+** index and an offset fit one 32-bit slot together (no scratch array): the
+** buckets are narrowed to make room when that keeps them at most 8192. */
+int rv__graph_test_scratch;
+
+static unsigned rv__bucket_shift(size_t n, size_t m, int *packed) {
+    unsigned shift = 12;
+    while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
+    if (rv__graph_test_scratch) {
+        *packed = 0;
+        return shift;
+    }
+    unsigned ebits = 0; /* bits of the largest edge index */
+    while (ebits < 32 && ((uint64_t)1 << ebits) < m) ebits++;
+    unsigned room = 32 - ebits;
+    *packed = 1;
+    if (room >= shift) return shift;
+    if (room >= 6 && (n >> room) + 1 <= 8192) return room;
+    *packed = 0;
+    return shift;
 }
 
 /* Bits of *ordered: sources nondecreasing (bit 0), destinations (bit 1). */
@@ -306,18 +335,23 @@ static rv_status rv__ends_serial(rv_graph *g, const rv_graph_spec *s, unsigned *
                 g->node_id[v] = id;
                 rv__table_insert(g, (uint32_t)v);
             }
-            (side ? g->dst : g->src)[e] = (uint32_t)v;
+            ((uint32_t *)(side ? g->dst.u : g->src.u))[e] = (uint32_t)v;
         }
     }
-    *ordered = rv__ends_order(g->src, g->dst, 0, s->n_edges);
+    *ordered = rv__ends_order(g->src.u, g->dst.u, 0, s->n_edges);
     return RV_OK;
 }
 
-/* Endpoints of fixed nodes, one block of edges per worker. */
+/* Endpoints of fixed nodes, one block of edges per worker, which also
+** counts the edges of each bucket of the adjacency sort (both directions,
+** rv__bucket_shift) and whether its block is in order, while the ends are
+** in registers (no second pass over them). */
 typedef struct rv__ends_job {
     rv_graph *g;
     const rv_graph_spec *s;
-    unsigned nt;
+    unsigned nt, shift;
+    size_t nb;                          /* buckets */
+    uint32_t *hist;                     /* nt * 2 * nb: per worker, out then in */
     size_t bad[RV__MAX_THREADS];        /* 2 * edge + side of the block's first
                                             endpoint that is not a node; SIZE_MAX */
     unsigned char ord[RV__MAX_THREADS]; /* rv__ends_order of the block */
@@ -327,7 +361,11 @@ static void rv__ends_worker(void *arg, unsigned t) {
     rv__ends_job *j = (rv__ends_job *)arg;
     rv_graph *g = j->g;
     const int64_t *es = j->s->edge_src, *ed = j->s->edge_dst;
-    uint32_t *src = g->src, *dst = g->dst;
+    /* (NULL when the ends are borrowed: only checked and counted) */
+    uint32_t *src = (uint32_t *)g->src.u, *dst = (uint32_t *)g->dst.u;
+    uint32_t *hs = j->hist + (size_t)t * 2 * j->nb, *hd = hs + j->nb;
+    unsigned shift = j->shift, unordered = 0;
+    uint32_t pa = 0, pb = 0;
     size_t lo, hi;
     rv__parallel_block(j->s->n_edges, j->nt, t, &lo, &hi);
     j->bad[t] = SIZE_MAX;
@@ -340,8 +378,15 @@ static void rv__ends_worker(void *arg, unsigned t) {
                 j->bad[t] = 2 * e + (a < n);
                 return;
             }
-            src[e] = (uint32_t)a;
-            dst[e] = (uint32_t)b;
+            if (src) {
+                src[e] = (uint32_t)a;
+                dst[e] = (uint32_t)b;
+            }
+            hs[a >> shift]++;
+            hd[b >> shift]++;
+            unordered |= (unsigned)((uint32_t)a < pa) | ((unsigned)((uint32_t)b < pb) << 1);
+            pa = (uint32_t)a;
+            pb = (uint32_t)b;
         }
     } else {
         for (size_t e = lo; e < hi; e++) {
@@ -352,127 +397,169 @@ static void rv__ends_worker(void *arg, unsigned t) {
             }
             src[e] = (uint32_t)a;
             dst[e] = (uint32_t)b;
+            hs[(uint32_t)a >> shift]++;
+            hd[(uint32_t)b >> shift]++;
+            unordered |= (unsigned)((uint32_t)a < pa) | ((unsigned)((uint32_t)b < pb) << 1);
+            pa = (uint32_t)a;
+            pb = (uint32_t)b;
         }
     }
-    j->ord[t] = (unsigned char)rv__ends_order(src, dst, lo, hi);
+    j->ord[t] = (unsigned char)(3u & ~unordered);
 }
 
+/* The ends, their order, and in *count (2 * nb, out then in; the caller
+** frees it) the edges of each bucket of the adjacency sort. */
 static rv_status rv__ends_parallel(rv_graph *g, const rv_graph_spec *s, unsigned nt,
-                                   unsigned *ordered) {
+                                   unsigned *ordered, uint32_t **count) {
     rv__ends_job j;
+    int packed;
     j.g = g;
     j.s = s;
     j.nt = nt;
+    j.shift = rv__bucket_shift(g->n_nodes, s->n_edges, &packed);
+    j.nb = (g->n_nodes >> j.shift) + 1;
+    j.hist = (uint32_t *)rv__calloc((size_t)nt * 2 * j.nb, sizeof *j.hist);
+    if (!j.hist) return rv__nomem("the adjacency sort's buckets");
     rv__parallel_run(nt, rv__ends_worker, &j);
     unsigned ord = 3;
     for (unsigned t = 0; t < nt; t++) {
-        if (j.bad[t] != SIZE_MAX) /* blocks are in edge order: the first is the lowest */
+        if (j.bad[t] != SIZE_MAX) { /* blocks are in edge order: the first is the lowest */
+            rv__free(j.hist);
             return rv__not_a_node(s, j.bad[t] / 2, (int)(j.bad[t] % 2));
+        }
         ord &= j.ord[t];
         size_t lo, hi;
         rv__parallel_block(s->n_edges, nt, t, &lo, &hi);
         if (lo > 0 && lo < hi) {
-            if (g->src[lo] < g->src[lo - 1]) ord &= ~1u;
-            if (g->dst[lo] < g->dst[lo - 1]) ord &= ~2u;
+            if (rv__at(g->src, lo) < rv__at(g->src, lo - 1)) ord &= ~1u;
+            if (rv__at(g->dst, lo) < rv__at(g->dst, lo - 1)) ord &= ~2u;
         }
     }
+    /* worker 0's counts become the totals */
+    for (unsigned t = 1; t < nt; t++)
+        for (size_t b = 0; b < 2 * j.nb; b++) j.hist[b] += j.hist[(size_t)t * 2 * j.nb + b];
     *ordered = ord;
+    *count = j.hist;
     return RV_OK;
 }
 
 static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
     if (!s->node_time) return RV_OK;
-    g->node_time = (int64_t *)rv__gbuf(g->blocks, &g->n_blocks, g->n_nodes * sizeof *g->node_time);
-    if (!g->node_time) return rv__nomem("node times");
-    if (s->n_nodes) memcpy(g->node_time, s->node_time, s->n_nodes * sizeof *g->node_time);
-    for (size_t i = s->n_nodes; i < g->n_nodes; i++) g->node_time[i] = RV_GRAPH_NO_TIME;
+    if ((s->flags & RV_GRAPH_BORROW_ATTRS) && g->n_nodes == s->n_nodes) {
+        g->node_time = s->node_time;
+        return RV_OK;
+    }
+    int64_t *t = (int64_t *)rv__gbuf(g->blocks, &g->n_blocks, g->n_nodes * sizeof *t);
+    if (!t) return rv__nomem("node times");
+    if (s->n_nodes) memcpy(t, s->node_time, s->n_nodes * sizeof *t);
+    for (size_t i = s->n_nodes; i < g->n_nodes; i++) t[i] = RV_GRAPH_NO_TIME;
+    g->node_time = t;
     return RV_OK;
 }
 
 /*
 ** One CSR direction by a stable sort of the edges on key[] (src or dst).
 ** Why two passes: a plain counting sort scatters every edge to a random
-** slot of arrays far larger than the caches (three cache misses an edge).
-** So the edges are first partitioned, stably, into buckets of 2^shift
-** consecutive nodes (a few hundred sequential write streams) straight into
-** the bucket's slice of the output, keeping each key's offset in the
-** bucket (uint16 scratch); then each bucket, small enough for the caches,
-** is copied aside and counting-sorted back into its slice.  Both passes
-** keep input order, so each node's edges come in input order, as
-** documented.  Keys already in order (c->edge NULL) need only the offsets.
-** Runs on any thread: its one allocation failing returns RV_E_NOMEM
-** without a message (the caller names it).
+** slot of arrays far larger than the caches (a cache miss an edge).  So
+** the edges are first partitioned, stably, into buckets of 2^shift
+** consecutive nodes (a few thousand sequential write streams) straight
+** into the bucket's slice of the output, each slot keeping the key's
+** offset in the bucket beside the edge index -- packed into the slot's
+** low bits when both fit 32 bits, else in a uint16 scratch array; then
+** each bucket, small enough for the caches, is copied aside and
+** counting-sorted back into its slice (unpacked).  Both passes keep input
+** order, so each node's edges come in input order, as documented.  Keys
+** already in order (c->edge NULL) need only the offsets.  Runs on any
+** thread: its one allocation failing returns RV_E_NOMEM without a message
+** (the caller names it).
 */
 typedef struct rv__csr_job {
     rv__csr *c;
-    const uint32_t *key, *other;
-    uint16_t *low; /* n_edges scratch (unused when c->edge is NULL) */
+    rv__idx key;
+    uint16_t *low;         /* n_edges scratch, or NULL: offsets packed in the slots */
+    const uint32_t *count; /* edges of each bucket (from the ends), or NULL */
+    unsigned shift;
     size_t n, m;
     rv_status st;
 } rv__csr_job;
 
-static unsigned rv__bucket_shift(size_t n) {
-    unsigned shift = 12; /* at most 4096 buckets, and offsets fit uint16 */
-    while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
-    return shift;
-}
-
-
 static rv_status rv__csr_fill(const rv__csr_job *j) {
     rv__csr *c = j->c;
     size_t n = j->n, m = j->m;
-    const uint32_t *key = j->key, *other = j->other;
+    rv__idx key = j->key;
     uint32_t *off = c->off;
     if (!c->edge) { /* keys in order: node v's edges start at the first key >= v */
         size_t e = 0;
         for (size_t v = 0; v <= n; v++) {
-            while (e < m && key[e] < v) e++;
+            while (e < m && rv__at(key, e) < v) e++;
             off[v] = (uint32_t)e;
         }
         return RV_OK;
     }
-    unsigned shift = rv__bucket_shift(n);
+    unsigned shift = j->shift;
     size_t nb = (n >> shift) + 1, width = (size_t)1 << shift, most = 0;
     /* bucket ends (after pass 1), then the node counters of one bucket */
     uint32_t *bend = (uint32_t *)rv__calloc(nb + 1 + width + 1, sizeof *bend);
     if (!bend) return RV_E_NOMEM;
     uint32_t *cnt = bend + nb + 1;
-    for (size_t e = 0; e < m; e++) bend[(key[e] >> shift) + 1]++;
+    if (j->count)
+        memcpy(bend + 1, j->count, nb * sizeof *bend);
+    else
+        for (size_t e = 0; e < m; e++) bend[(rv__at(key, e) >> shift) + 1]++;
     for (size_t b = 0; b < nb; b++) {
         if (bend[b + 1] > most) most = bend[b + 1];
         bend[b + 1] += bend[b];
     }
-    /* one bucket's edges and neighbours, copied aside */
-    uint32_t *te = (uint32_t *)rv__malloc((2 * most + 1) * sizeof *te), *tn = te + most;
+    /* one bucket's slots, copied aside */
+    uint32_t *te = (uint32_t *)rv__malloc((most + 1) * sizeof *te);
     if (!te) {
         rv__free(bend);
         return RV_E_NOMEM;
     }
     uint32_t mask = (uint32_t)width - 1;
-    uint32_t *edge = c->edge, *nbr = c->nbr;
+    uint32_t *edge = c->edge;
     uint16_t *low = j->low;
-    for (size_t e = 0; e < m; e++) { /* bend[b] runs from bucket b's start to its end */
-        uint32_t k = key[e], p = bend[k >> shift]++;
-        edge[p] = (uint32_t)e;
-        nbr[p] = other[e];
-        low[p] = (uint16_t)(k & mask);
+    /* bend[b] runs from bucket b's start to its end */
+    if (low) {
+        for (size_t e = 0; e < m; e++) {
+            uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
+            edge[p] = (uint32_t)e;
+            low[p] = (uint16_t)(k & mask);
+        }
+    } else if (key.u) { /* (the key's width tested once, not per slot) */
+        for (size_t e = 0; e < m; e++) {
+            uint32_t k = key.u[e], p = bend[k >> shift]++;
+            edge[p] = ((uint32_t)e << shift) | (k & mask);
+        }
+    } else {
+        for (size_t e = 0; e < m; e++) {
+            uint32_t k = (uint32_t)key.w[e], p = bend[k >> shift]++;
+            edge[p] = ((uint32_t)e << shift) | (k & mask);
+        }
     }
     for (size_t b = 0; b < nb; b++) {
         size_t first = b << shift, last = first + width < n ? first + width : n, w = last - first;
         uint32_t lo = b ? bend[b - 1] : 0, size = bend[b] - lo;
         memset(cnt, 0, (w + 1) * sizeof *cnt);
-        for (uint32_t i = 0; i < size; i++) cnt[low[lo + i] + 1]++;
+        if (low) {
+            for (uint32_t i = 0; i < size; i++) cnt[low[lo + i] + 1]++;
+        } else {
+            memcpy(te, edge + lo, size * sizeof *te);
+            for (uint32_t i = 0; i < size; i++) cnt[(te[i] & mask) + 1]++;
+        }
         for (size_t v = 0; v < w; v++) {
             off[first + v] = lo + cnt[v];
             cnt[v + 1] += cnt[v];
         }
-        if (size < 2) continue;
-        memcpy(te, edge + lo, size * sizeof *te);
-        memcpy(tn, nbr + lo, size * sizeof *tn);
-        for (uint32_t i = 0; i < size; i++) {
-            uint32_t p = lo + cnt[low[lo + i]]++;
-            edge[p] = te[i];
-            nbr[p] = tn[i];
+        if (low) {
+            if (size < 2) continue;
+            memcpy(te, edge + lo, size * sizeof *te);
+            for (uint32_t i = 0; i < size; i++) edge[lo + cnt[low[lo + i]]++] = te[i];
+        } else {
+            for (uint32_t i = 0; i < size; i++) {
+                uint32_t x = te[i];
+                edge[lo + cnt[x & mask]++] = x >> shift;
+            }
         }
     }
     off[n] = (uint32_t)m;
@@ -481,53 +568,122 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
     return RV_OK;
 }
 
-/* The document table; returns the first bad document, or SIZE_MAX.
-** Documents listed in entity order (as they usually are) are their own
-** slots: the offsets come from one scan, with no counting sort. */
-static size_t rv__docs_fill(rv_graph *g, const rv_graph_spec *s) {
-    size_t nd = s->n_docs, ne = g->n_nodes + g->n_edges;
-    int in_order = 1;
-    for (size_t d = 0; d < nd; d++) {
-        int64_t x = s->doc_entity[d];
-        if (x < 0 || (uint64_t)x >= ne) return d;
-        g->doc_entity[d] = (uint32_t)x;
-        in_order &= d == 0 || g->doc_entity[d] >= g->doc_entity[d - 1];
+/*
+** The document table, in two halves of the documents (two tasks, so the
+** threads stay balanced).  Each half checks its entities, copies them
+** (unless borrowed) and, while they are in entity order -- as they usually
+** are, from the half's first document and the one before it -- fills its
+** part of ent_base and measures its runs; documents in entity order are
+** their own slots.  Otherwise rv__docs_sort groups them afterwards.
+*/
+typedef struct rv__docs_part {
+    size_t lo, hi;
+    int last;         /* the half that ends the table (fills ent_base's end) */
+    size_t bad;       /* the first document outside the entities, or SIZE_MAX */
+    int in_order;     /* lo - 1 .. hi - 1 nondecreasing */
+    size_t first_run; /* documents of the entity of lo from lo on */
+    size_t last_run;  /* documents of the entity of hi - 1 up to hi */
+    size_t most;      /* the longest run inside the half */
+} rv__docs_part;
+
+static void rv__docs_scan(rv_graph *g, const rv_graph_spec *s, rv__docs_part *part) {
+    size_t ne = g->n_nodes + g->n_edges, nb = (ne >> RV__ENT_SHIFT) + 1;
+    const int64_t *in = s->doc_entity;
+    /* (de NULL: the caller's array is read in place, checked here) */
+    uint32_t *de = (uint32_t *)g->doc_entity.u, *base = g->ent_base;
+    size_t b = 0, run = 0;
+    uint64_t prev = 0;
+    part->bad = SIZE_MAX;
+    part->in_order = 1;
+    part->first_run = part->last_run = part->most = 0;
+    if (part->lo > 0) { /* continue from the document before the half */
+        int64_t x = in[part->lo - 1];
+        if (x < 0 || (uint64_t)x >= ne)
+            part->in_order = 0; /* (the half before names it) */
+        else
+            prev = (uint64_t)x, b = (size_t)(prev >> RV__ENT_SHIFT) + 1;
     }
-    uint32_t *off = g->ent_off;
-    size_t most = 0;
-    if (in_order) {
-        size_t d = 0;
-        for (size_t x = 0; x <= ne; x++) {
-            size_t d0 = d;
-            while (d < nd && g->doc_entity[d] < x) d++;
-            if (d - d0 > most) most = d - d0;
-            off[x] = (uint32_t)d;
+    /* ent_base entries up to the block of the half's last entity only: the
+    ** next half fills those after it, even when this one is out of order */
+    uint64_t cap = part->last || part->hi == part->lo ? UINT64_MAX : (uint64_t)in[part->hi - 1];
+    for (size_t d = part->lo; d < part->hi; d++) {
+        int64_t x = in[d];
+        if (x < 0 || (uint64_t)x >= ne) {
+            part->bad = d;
+            return;
         }
-        for (size_t i = 0; i < nd; i++) g->ent_doc[i] = (uint32_t)i;
-    } else {
-        memset(off, 0, (ne + 1) * sizeof *off);
-        for (size_t d = 0; d < nd; d++) off[g->doc_entity[d] + 1]++;
-        for (size_t x = 0; x < ne; x++) {
-            if (off[x + 1] > most) most = off[x + 1];
-            off[x + 1] += off[x];
+        if (de) de[d] = (uint32_t)x;
+        if (!part->in_order) continue;
+        if ((uint64_t)x < prev) {
+            part->in_order = 0;
+            continue;
         }
-        for (size_t d = 0; d < nd; d++) g->ent_doc[off[g->doc_entity[d]]++] = (uint32_t)d;
-        for (size_t x = ne; x > 0; x--) off[x] = off[x - 1];
-        off[0] = 0;
+        run = d > part->lo && (uint64_t)x == prev ? run + 1 : 1;
+        if (run == d - part->lo + 1) part->first_run = run;
+        if (run > part->most) part->most = run;
+        prev = (uint64_t)x;
+        uint64_t lim = (uint64_t)x < cap ? (uint64_t)x : cap;
+        while (((uint64_t)b << RV__ENT_SHIFT) <= lim) base[b++] = (uint32_t)d;
     }
-    g->max_entity_docs = most;
-    return SIZE_MAX;
+    part->last_run = run;
+    if (part->in_order && part->last)
+        while (b <= nb) base[b++] = (uint32_t)part->hi;
 }
 
-/* The rest of a build after the endpoints, as four independent tasks that
+/* Documents not in entity order: a counting sort into ent_off and ent_doc
+** (on the calling thread, after the workers). */
+static rv_status rv__docs_sort(rv_graph *g, size_t nd) {
+    size_t ne = g->n_nodes + g->n_edges, most = 0;
+    unsigned first = g->n_blocks;
+    uint32_t *off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (ne + 1) * sizeof *off);
+    uint32_t *slot = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof *slot);
+    if (!off || !slot) return rv__nomem("the document table");
+    rv__populate(g->blocks + first, g->n_blocks - first, 1);
+    g->ent_off = off;
+    g->ent_doc = slot;
+    g->ent_base = NULL;
+    memset(off, 0, (ne + 1) * sizeof *off);
+    for (size_t d = 0; d < nd; d++) off[rv__at(g->doc_entity, d) + 1]++;
+    for (size_t x = 0; x < ne; x++) {
+        if (off[x + 1] > most) most = off[x + 1];
+        off[x + 1] += off[x];
+    }
+    for (size_t d = 0; d < nd; d++) slot[off[rv__at(g->doc_entity, d)]++] = (uint32_t)d;
+    for (size_t x = ne; x > 0; x--) off[x] = off[x - 1];
+    off[0] = 0;
+    g->max_entity_docs = most;
+    return RV_OK;
+}
+
+/* After both halves: the first bad document (SIZE_MAX: none); else the
+** runs joined (documents in order), or the counting sort. */
+static rv_status rv__docs_finish(rv_graph *g, const rv_graph_spec *s, const rv__docs_part *p,
+                                 size_t *bad) {
+    *bad = p[0].bad != SIZE_MAX ? p[0].bad : p[1].bad;
+    if (*bad != SIZE_MAX) return RV_OK;
+    if (!p[0].in_order || !p[1].in_order) return rv__docs_sort(g, s->n_docs);
+    size_t most = p[0].most > p[1].most ? p[0].most : p[1].most;
+    /* a run across the halves: the first's last run and the second's first */
+    if (p[0].hi > p[0].lo && p[1].hi > p[1].lo &&
+        s->doc_entity[p[0].hi - 1] == s->doc_entity[p[1].lo] &&
+        p[0].last_run + p[1].first_run > most)
+        most = p[0].last_run + p[1].first_run;
+    g->max_entity_docs = most;
+    return RV_OK;
+}
+
+/* The rest of a build after the endpoints, as five independent tasks that
 ** write disjoint arrays (so any thread count gives the same graph): the
-** two CSR directions, the document table, the edge types and times.  Every
-** array is allocated beforehand on the calling thread. */
+** two CSR directions, the two halves of the document table, the copies of
+** edge types and times.  Every array is allocated beforehand on the
+** calling thread. */
 typedef struct rv__build_job {
     rv_graph *g;
     const rv_graph_spec *s;
     rv__csr_job csr[2];
-    size_t bad_doc;
+    uint16_t *etype; /* copies to make (NULL: borrowed or absent) */
+    int64_t *etime;
+    rv__docs_part docs[2];
     _Atomic unsigned next;
 } rv__build_job;
 
@@ -538,15 +694,12 @@ static void rv__build_worker(void *arg, unsigned t) {
         unsigned task = atomic_fetch_add(&j->next, 1u);
         if (task == 0 || task == 1) {
             j->csr[1 - task].st = rv__csr_fill(&j->csr[1 - task]);
-        } else if (task == 2) {
-            j->bad_doc = rv__docs_fill(j->g, j->s);
-        } else if (task == 3) {
+        } else if (task == 2 || task == 3) {
+            rv__docs_scan(j->g, j->s, &j->docs[task - 2]);
+        } else if (task == 4) {
             size_t m = j->s->n_edges;
-            if (j->s->edge_type)
-                memcpy(j->g->etype, j->s->edge_type, m * sizeof *j->g->etype);
-            else
-                memset(j->g->etype, 0, m * sizeof *j->g->etype);
-            if (j->g->etime) memcpy(j->g->etime, j->s->edge_time, m * sizeof *j->g->etime);
+            if (j->etype) memcpy(j->etype, j->s->edge_type, m * sizeof *j->etype);
+            if (j->etime) memcpy(j->etime, j->s->edge_time, m * sizeof *j->etime);
         } else {
             return;
         }
@@ -554,24 +707,22 @@ static void rv__build_worker(void *arg, unsigned t) {
 }
 
 /* Allocate a direction: nothing to sort when its keys are in order. */
-static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, uint32_t *shared) {
+static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, rv__idx other) {
     size_t n = g->n_nodes, m = g->n_edges;
+    c->other = other;
     c->off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (n + 1) * sizeof *c->off);
     if (!c->off) return rv__nomem("the graph's adjacency");
-    if (in_order) {
-        c->nbr = shared;
-        c->shared_nbr = 1;
-        return RV_OK;
-    }
+    if (in_order) return RV_OK;
     c->edge = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *c->edge);
-    c->nbr = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *c->nbr);
-    if (!c->edge || !c->nbr) return rv__nomem("the graph's adjacency");
+    if (!c->edge) return rv__nomem("the graph's adjacency");
     return RV_OK;
 }
 
-static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned ordered,
-                                unsigned nt) {
+static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned ordered, unsigned nt,
+                                const uint32_t *count) {
     size_t m = g->n_edges, nd = s->n_docs, ne = g->n_nodes + m;
+    int borrow = (s->flags & RV_GRAPH_BORROW_ATTRS) != 0, packed;
+    unsigned shift = rv__bucket_shift(g->n_nodes, m, &packed);
     rv__build_job j;
     memset(&j, 0, sizeof j);
     j.g = g;
@@ -582,50 +733,121 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
     unsigned n_scratch = 0, first = g->n_blocks;
     rv_status st = rv__csr_alloc(g, &g->out, ordered & 1u, g->dst);
     if (!st) st = rv__csr_alloc(g, &g->in, (ordered & 2u) != 0, g->src);
-    for (int d = 0; d < 2 && !st; d++) {
+    for (int d = 0; d < 2 && !st && !packed; d++) {
         if (!(d ? g->in : g->out).edge) continue;
         /* one scratch serves both directions when they run one after the other */
         if (d && nt == 1 && low[0]) continue;
         low[d] = (uint16_t *)rv__gbuf(scratch, &n_scratch, m * sizeof *low[d]);
         if (!low[d]) st = rv__nomem("the adjacency sort's scratch");
     }
-    if (!st) {
-        g->etype = (uint16_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *g->etype);
-        if (!g->etype) st = rv__nomem("edge types");
+    if (!st && s->edge_type && m) {
+        if (!borrow) {
+            j.etype = (uint16_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *j.etype);
+            if (!j.etype) st = rv__nomem("edge types");
+        }
+        g->etype = borrow ? s->edge_type : j.etype;
     }
     if (!st && s->edge_time && m) {
-        g->etime = (int64_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *g->etime);
-        if (!g->etime) st = rv__nomem("edge times");
+        if (!borrow) {
+            j.etime = (int64_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *j.etime);
+            if (!j.etime) st = rv__nomem("edge times");
+        }
+        g->etime = borrow ? s->edge_time : j.etime;
     }
     if (!st) {
         g->n_docs = nd;
-        g->doc_entity = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof *g->doc_entity);
-        g->ent_off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (ne + 1) * sizeof *g->ent_off);
-        g->ent_doc = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof *g->ent_doc);
-        if (!g->doc_entity || !g->ent_off || !g->ent_doc) st = rv__nomem("the document table");
+        if (borrow)
+            g->doc_entity.w = s->doc_entity;
+        else
+            g->doc_entity.u = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, nd * sizeof(uint32_t));
+        g->ent_base = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks,
+                                           ((ne >> RV__ENT_SHIFT) + 2) * sizeof *g->ent_base);
+        if ((!borrow && !g->doc_entity.u) || !g->ent_base) st = rv__nomem("the document table");
     }
     if (!st) {
         for (int d = 0; d < 2; d++) {
             rv__csr_job *c = &j.csr[d];
             c->c = d ? &g->in : &g->out;
             c->key = d ? g->dst : g->src;
-            c->other = d ? g->src : g->dst;
             c->low = low[d] ? low[d] : low[0];
+            c->count = count ? count + (size_t)d * ((g->n_nodes >> shift) + 1) : NULL;
+            c->shift = shift;
             c->n = g->n_nodes;
             c->m = m;
         }
         rv__populate(g->blocks + first, g->n_blocks - first, nt);
         rv__populate(scratch, n_scratch, nt);
+        j.docs[0].lo = 0;
+        j.docs[0].hi = j.docs[1].lo = nd / 2;
+        j.docs[1].hi = nd;
+        j.docs[1].last = 1;
         rv__parallel_run(nt, rv__build_worker, &j);
+        size_t bad = SIZE_MAX;
         if (j.csr[0].st || j.csr[1].st)
             st = rv__nomem("the adjacency sort's buckets");
-        else if (j.bad_doc != SIZE_MAX)
+        else
+            st = rv__docs_finish(g, s, j.docs, &bad);
+        if (!st && bad != SIZE_MAX)
             st = rv__error(RV_E_INVALID_ARG,
-                           "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, then edges)",
-                           j.bad_doc, (long long)s->doc_entity[j.bad_doc], ne ? ne - 1 : 0);
+                           "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, then edges)", bad,
+                           (long long)s->doc_entity[bad], ne ? ne - 1 : 0);
     }
     rv__kept_give(scratch, n_scratch, 0);
     return st;
+}
+
+/* Rows of vectors checked by one worker: the first row with a NaN or
+** infinite component, or SIZE_MAX. */
+typedef struct rv__finite_job {
+    const float *v;
+    size_t n, dim;
+    unsigned nt;
+    size_t bad[RV__MAX_THREADS];
+} rv__finite_job;
+
+static void rv__finite_worker(void *arg, unsigned t) {
+    rv__finite_job *j = (rv__finite_job *)arg;
+    size_t lo, hi;
+    rv__parallel_block(j->n, j->nt, t, &lo, &hi);
+    j->bad[t] = SIZE_MAX;
+    /* one pass over the exponent bits (vectorises; isfinite per element
+    ** does not), a row at a time so a bad row stops the scan */
+    for (size_t r = lo; r < hi; r++) {
+        const float *row = j->v + r * j->dim;
+        uint32_t bad = 0;
+        for (size_t k = 0; k < j->dim; k++) {
+            uint32_t bits;
+            memcpy(&bits, row + k, sizeof bits);
+            bad |= (uint32_t)((bits & 0x7f800000u) == 0x7f800000u);
+        }
+        if (RV__UNLIKELY(bad)) {
+            j->bad[t] = r;
+            return;
+        }
+    }
+}
+
+rv_status rv_graph_check_vectors(const float *vectors, size_t n_rows, uint32_t dim,
+                                 unsigned n_threads) {
+    if (dim == 0 || dim > RV_FLAT_MAX_DIM)
+        return rv__error(RV_E_RANGE, "dim = %u: 1 .. %u", dim, RV_FLAT_MAX_DIM);
+    if (n_rows && !vectors) return rv__error(RV_E_INVALID_ARG, "vectors is NULL");
+    rv__finite_job j;
+    j.v = vectors;
+    j.n = n_rows;
+    j.dim = dim;
+    /* a thread per 4 MiB of rows at least: a memory-bound pass */
+    j.nt = rv__threads_for(n_threads, n_rows, (double)n_rows * dim, (double)(1u << 20));
+    rv__parallel_run(j.nt, rv__finite_worker, &j);
+    for (unsigned t = 0; t < j.nt; t++) { /* blocks in row order: the first is the lowest */
+        if (j.bad[t] == SIZE_MAX) continue;
+        const float *row = vectors + j.bad[t] * dim;
+        for (size_t k = 0; k < dim; k++)
+            if (!isfinite(row[k]))
+                return rv__error(RV_E_INVALID_ARG, "vectors[%zu][%zu] = %g: vectors must be finite",
+                                 j.bad[t], k, (double)row[k]);
+    }
+    return RV_OK;
 }
 
 static rv_status rv__build_vectors(rv_graph *g, const rv_graph_spec *s) {
@@ -653,22 +875,9 @@ static rv_status rv__build_vectors(rv_graph *g, const rv_graph_spec *s) {
             g->doc_row[d] = (uint32_t)r;
         }
     }
-    /* one pass over the exponent bits (vectorises; isfinite per element
-    ** does not), then a second look only at a row that failed */
-    for (size_t r = 0; r < nv; r++) {
-        const float *row = s->vectors + r * dim;
-        uint32_t bad = 0;
-        for (size_t j = 0; j < dim; j++) {
-            uint32_t bits;
-            memcpy(&bits, row + j, sizeof bits);
-            bad |= (uint32_t)((bits & 0x7f800000u) == 0x7f800000u);
-        }
-        if (RV__UNLIKELY(bad))
-            for (size_t j = 0; j < dim; j++)
-                if (!isfinite(row[j]))
-                    return rv__error(RV_E_INVALID_ARG,
-                                     "vectors[%zu][%zu] = %g: vectors must be finite", r, j,
-                                     (double)row[j]);
+    if (!(s->flags & RV_GRAPH_FINITE_ROWS)) {
+        rv_status st = rv_graph_check_vectors(s->vectors, nv, s->dim, s->n_threads);
+        if (st) return st;
     }
     g->dim = s->dim;
     g->metric = s->metric;
@@ -726,9 +935,12 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
     int grow = 0;
     st = rv__build_nodes(g, s, &grow);
     if (!st && !grow) rv__populate(g->blocks, g->n_blocks, nt);
-    if (!st) st = grow ? rv__ends_serial(g, s, &ordered) : rv__ends_parallel(g, s, nt, &ordered);
+    uint32_t *count = NULL; /* edges per bucket of the adjacency sort */
+    if (!st)
+        st = grow ? rv__ends_serial(g, s, &ordered) : rv__ends_parallel(g, s, nt, &ordered, &count);
     if (!st) st = rv__build_node_time(g, s);
-    if (!st) st = rv__build_rest(g, s, ordered, nt);
+    if (!st) st = rv__build_rest(g, s, ordered, nt, count);
+    rv__free(count);
     if (!st) st = rv__build_vectors(g, s);
     if (st) {
         rv_graph_free(g);
@@ -800,8 +1012,8 @@ rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir,
         if (!(dir & (side ? RV_GRAPH_IN : RV_GRAPH_OUT))) continue;
         const rv__csr *c = side ? &g->in : &g->out;
         for (uint32_t p = c->off[node]; p < c->off[node + 1]; p++) {
-            uint32_t e = rv__csr_edge(c, p), v = c->nbr[p];
-            if (type >= 0 && g->etype[e] != (uint16_t)type) continue;
+            uint32_t e = rv__csr_edge(c, p), v = rv__at(c->other, e);
+            if (type >= 0 && rv__etype(g, e) != (uint16_t)type) continue;
             if (window && (!rv__edge_in(g, e, window) || !rv__node_in(g, v, window))) continue;
             if (k < capacity) {
                 if (edges) edges[k] = e;
@@ -830,7 +1042,7 @@ rv_status rv_graph_degree(const rv_graph *g, int64_t node, rv_graph_dir dir, int
             continue;
         }
         for (uint32_t p = c->off[node]; p < c->off[node + 1]; p++)
-            k += g->etype[rv__csr_edge(c, p)] == (uint16_t)type;
+            k += rv__etype(g, rv__csr_edge(c, p)) == (uint16_t)type;
     }
     *n = k;
     return RV_OK;
@@ -844,9 +1056,9 @@ rv_status rv_graph_edges(const rv_graph *g, size_t n, const int64_t *edges, int6
         if (e < 0 || (uint64_t)e >= g->n_edges)
             return rv__error(RV_E_RANGE, "edges[%zu] = %lld: the graph has %zu edges", i,
                              (long long)e, g->n_edges);
-        if (src) src[i] = g->src[e];
-        if (dst) dst[i] = g->dst[e];
-        if (type) type[i] = g->etype[e];
+        if (src) src[i] = rv__at(g->src, (size_t)e);
+        if (dst) dst[i] = rv__at(g->dst, (size_t)e);
+        if (type) type[i] = rv__etype(g, (uint32_t)e);
         if (time) time[i] = g->etime ? g->etime[e] : RV_GRAPH_NO_TIME;
     }
     return RV_OK;
@@ -863,8 +1075,10 @@ rv_status rv_graph_entity_docs(const rv_graph *g, size_t n, const int64_t *entit
         if (x < 0 || (uint64_t)x >= ne)
             return rv__error(RV_E_RANGE, "entities[%zu] = %lld: entities are 0 .. %zu", i,
                              (long long)x, ne ? ne - 1 : 0);
-        for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++, k++)
-            if (k < capacity) out[k] = g->ent_doc[p];
+        uint32_t lo, hi;
+        rv__ent_slots(g, (uint32_t)x, &lo, &hi);
+        for (uint32_t p = lo; p < hi; p++, k++)
+            if (k < capacity) out[k] = rv__ent_doc(g, p);
     }
     *n_out = k;
     if (k > capacity) return rv__error(RV_E_SHAPE, "capacity %zu < %zu documents", capacity, k);
@@ -878,7 +1092,7 @@ rv_status rv_graph_doc_entities(const rv_graph *g, size_t n, const int64_t *docs
         if (docs[i] < 0 || (uint64_t)docs[i] >= g->n_docs)
             return rv__error(RV_E_RANGE, "docs[%zu] = %lld: the graph has %zu documents", i,
                              (long long)docs[i], g->n_docs);
-        out[i] = g->doc_entity[docs[i]];
+        out[i] = rv__at(g->doc_entity, (size_t)docs[i]);
     }
     return RV_OK;
 }

@@ -7,17 +7,30 @@
 #include "../dense/flat_internal.h"
 #include "../internal.h"
 
+/* An array of indexes (the node at one end of each edge, the entity of
+** each document): the graph's own (u), or the caller's int64 array read in
+** place (w; RV_GRAPH_BORROW_ATTRS, for the ends only when node ids are the
+** indexes 0 .. n-1), so the build writes no copy. */
+typedef struct rv__idx {
+    const uint32_t *u;
+    const int64_t *w;
+} rv__idx;
+
+static inline uint32_t rv__at(rv__idx a, size_t i) {
+    return a.u ? a.u[i] : (uint32_t)a.w[i];
+}
+
 /* One CSR direction: the edges of node v are slots off[v] .. off[v+1]; each
-** slot holds the edge index and the node at its other end (the neighbour is
-** kept beside the edge so a hop reads one cache line, not two).  When the
-** edges came in order of this direction's key (sources ordered, as a table
-** read by id gives them), slot p is edge p: edge is NULL and nbr is the
-** graph's own dst array (shared_nbr), so nothing is sorted or copied. */
+** slot holds an edge index, and the node at the other end is other[edge]
+** (the graph's dst for out-edges, src for in-edges: no permuted copy of the
+** ends per direction, which a build would have to write and fault in).
+** When the edges came in order of this direction's key (sources ordered,
+** as a table read by id gives them), slot p is edge p: edge is NULL, so
+** nothing is sorted or stored. */
 typedef struct rv__csr {
     uint32_t *off;  /* n_nodes + 1 */
     uint32_t *edge; /* n_edges, or NULL: slot p holds edge p */
-    uint32_t *nbr;  /* n_edges */
-    int shared_nbr; /* nbr is the graph's dst (not freed with the CSR) */
+    rv__idx other;  /* the far end of each edge (the graph's dst or src) */
 } rv__csr;
 
 /* The edge in slot p of a CSR direction. */
@@ -36,7 +49,7 @@ typedef struct rv__gblock {
 struct rv_graph {
     size_t n_nodes, n_edges, n_docs;
     int64_t *node_id;                    /* n_nodes; NULL when identity_ids */
-    int64_t *node_time;                  /* NULL: no node has a time */
+    const int64_t *node_time;            /* NULL: no node has a time */
     int identity_ids;                    /* node_id[i] == i for every i: no table */
     uint32_t *slots;                     /* id table: 1 + node index, 0 empty */
     rv__gblock blocks[RV__GRAPH_BLOCKS]; /* the arrays of the adjacency build:
@@ -45,14 +58,21 @@ struct rv_graph {
     uint64_t birth; /* build number (graph.c's recycling) */
     uint64_t mask;  /* slots - 1 (a power of two minus one) */
 
-    uint32_t *src, *dst; /* n_edges */
-    uint16_t *etype;     /* n_edges */
-    int64_t *etime;      /* NULL: no edge has a time */
+    rv__idx src, dst;      /* n_edges each */
+    const uint16_t *etype; /* n_edges, or NULL: every edge has type 0 */
+    const int64_t *etime;  /* NULL: no edge has a time */
     rv__csr out, in;
 
-    uint32_t *doc_entity; /* n_docs */
-    uint32_t *ent_off;    /* n_nodes + n_edges + 1 */
-    uint32_t *ent_doc;    /* n_docs, grouped by entity, document order */
+    /* Documents.  ent_off/ent_doc group them by entity (ent_doc[p] is the
+    ** document in slot p); documents given in entity order need neither:
+    ** slot p is document p (ent_doc NULL) and, with ent_off NULL, an
+    ** entity's slots are found from ent_base, the first document of every
+    ** block of 2^RV__ENT_SHIFT entities, by a search of doc_entity inside
+    ** the block (a few documents) -- 1/16 of the offsets' memory. */
+    rv__idx doc_entity; /* n_docs */
+    uint32_t *ent_off;  /* n_nodes + n_edges + 1, or NULL (ent_base) */
+    uint32_t *ent_doc;  /* n_docs, or NULL: slot p is document p */
+    uint32_t *ent_base; /* ((n_nodes + n_edges) >> RV__ENT_SHIFT) + 2, or NULL */
     size_t max_entity_docs;
 
     uint32_t dim;
@@ -64,6 +84,56 @@ struct rv_graph {
     float *inv_norm;   /* NULL: rows are unit (or inner product) */
     rv__dot_fn dot;
 };
+
+#define RV__ENT_SHIFT 4
+
+/* Tests only: nonzero makes the adjacency sort use its uint16 scratch even
+** where the slots could hold the offsets (set it between builds). */
+extern int rv__graph_test_scratch;
+
+/* Type of edge e. */
+static inline uint16_t rv__etype(const rv_graph *g, uint32_t e) {
+    return g->etype ? g->etype[e] : 0;
+}
+
+/* First slot d in [a, z) with de[d] >= key (de sorted there). */
+static inline uint32_t rv__first_at_least(rv__idx de, uint32_t a, uint32_t z, uint64_t key) {
+    while (z - a > 8) {
+        uint32_t mid = a + (z - a) / 2;
+        if (rv__at(de, mid) < key)
+            a = mid + 1;
+        else
+            z = mid;
+    }
+    while (a < z && rv__at(de, a) < key) a++;
+    return a;
+}
+
+/* The slots [*lo, *hi) of entity x's documents (see rv__ent_doc). */
+static inline void rv__ent_slots(const rv_graph *g, uint32_t x, uint32_t *lo, uint32_t *hi) {
+    if (g->ent_off) {
+        *lo = g->ent_off[x];
+        *hi = g->ent_off[x + 1];
+        return;
+    }
+    /* documents in entity order: x's run lies inside its block's range */
+    const uint32_t *base = g->ent_base + (x >> RV__ENT_SHIFT);
+    uint32_t z = base[1];
+    *lo = rv__first_at_least(g->doc_entity, base[0], z, x);
+    *hi = rv__first_at_least(g->doc_entity, *lo, z, (uint64_t)x + 1);
+}
+
+/* The document in slot p (rv__ent_slots). */
+static inline uint32_t rv__ent_doc(const rv_graph *g, uint32_t p) {
+    return g->ent_doc ? g->ent_doc[p] : p;
+}
+
+/* Whether entity x has a document. */
+static inline int rv__ent_has_docs(const rv_graph *g, uint32_t x) {
+    uint32_t lo, hi;
+    rv__ent_slots(g, x, &lo, &hi);
+    return lo < hi;
+}
 
 /* Node index of an id, or -1. */
 int64_t rv__graph_find(const rv_graph *g, int64_t id);

@@ -91,8 +91,10 @@ static rv_status rv__ubuf_push(ubuf *b, uint32_t x) {
 
 /* Push the unmarked documents of entity x (marking them). */
 static rv_status rv__push_docs(const rv_graph *g, uint32_t x, uint64_t *mark, ubuf *out) {
-    for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
-        uint32_t d = g->ent_doc[p];
+    uint32_t lo, hi;
+    rv__ent_slots(g, x, &lo, &hi);
+    for (uint32_t p = lo; p < hi; p++) {
+        uint32_t d = rv__ent_doc(g, p);
         if (rv__bit(mark, d)) continue;
         rv__set(mark, d);
         rv_status st = rv__ubuf_push(out, d);
@@ -120,7 +122,7 @@ static rv_status rv__gather_doc_hop(const rv_graph *g, uint32_t x, const int64_t
             }
         }
     } else {
-        uint32_t e = (uint32_t)(x - nn), ends[2] = {g->src[e], g->dst[e]};
+        uint32_t e = (uint32_t)(x - nn), ends[2] = {rv__at(g->src, e), rv__at(g->dst, e)};
         for (int k = 0; k < 2; k++) {
             if (!rv__node_in(g, ends[k], w)) continue;
             st = rv__push_docs(g, ends[k], mark, out);
@@ -136,7 +138,7 @@ static rv_status rv__doc_round(const rv_graph *g, const uint32_t *frontier, size
                                const int64_t *w, uint64_t *selected, uint64_t *expanded,
                                ubuf *out) {
     for (size_t i = 0; i < nf; i++) {
-        uint32_t x = g->doc_entity[frontier[i]];
+        uint32_t x = rv__at(g->doc_entity, frontier[i]);
         if (rv__bit(expanded, x)) continue;
         rv__set(expanded, x);
         if (!rv__entity_in(g, x, w)) continue;
@@ -226,9 +228,11 @@ static rv_status rv__check_out(const rv_graph *g, int64_t *out, float *scores, s
 /* Best score of an entity's documents; 0 documents gives 0 (never asked). */
 static float rv__entity_score(const rv_graph *g, const float *q, uint32_t x) {
     float best = 0;
-    for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
-        float s = rv__graph_score(g, q, g->ent_doc[p]);
-        if (p == g->ent_off[x] || s > best) best = s;
+    uint32_t lo, hi;
+    rv__ent_slots(g, x, &lo, &hi);
+    for (uint32_t p = lo; p < hi; p++) {
+        float s = rv__graph_score(g, q, rv__ent_doc(g, p));
+        if (p == lo || s > best) best = s;
     }
     return best;
 }
@@ -308,7 +312,7 @@ static rv_status rv__entity_candidate(const rv_graph *g, uint32_t y, rv_graph_ki
     int is_node = y < g->n_nodes;
     if (!(kinds & (is_node ? RV_GRAPH_NODES : RV_GRAPH_EDGES))) return RV_OK;
     if (rv__bit(mark, y)) return RV_OK;
-    if (g->ent_off[y] == g->ent_off[y + 1] || !rv__entity_in(g, y, w)) return RV_OK;
+    if (!rv__ent_has_docs(g, y) || !rv__entity_in(g, y, w)) return RV_OK;
     rv__set(mark, y);
     return rv__ubuf_push(cand, y);
 }
@@ -326,10 +330,11 @@ static rv_status rv__entity_around_node(const rv_graph *g, uint32_t v, rv_graph_
             for (uint32_t p = c->off[v]; p < c->off[v + 1] && !st; p++) {
                 uint32_t e = rv__csr_edge(c, p);
                 if (!rv__edge_in(g, e, w)) continue;
-                st = pass ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
-                          : (rv__node_in(g, c->nbr[p], w)
-                                 ? rv__entity_candidate(g, c->nbr[p], kinds, w, mark, cand)
-                                 : RV_OK);
+                st = pass
+                         ? rv__entity_candidate(g, (uint32_t)(nn + e), kinds, w, mark, cand)
+                         : (rv__node_in(g, rv__at(c->other, e), w)
+                                ? rv__entity_candidate(g, rv__at(c->other, e), kinds, w, mark, cand)
+                                : RV_OK);
             }
         }
     }
@@ -350,7 +355,7 @@ static rv_status rv__entity_round(const rv_graph *g, const uint32_t *frontier, s
             st = rv__entity_around_node(g, x, kinds, w, mark, cand);
             continue;
         }
-        uint32_t e = (uint32_t)(x - nn), ends[2] = {g->src[e], g->dst[e]};
+        uint32_t e = (uint32_t)(x - nn), ends[2] = {rv__at(g->src, e), rv__at(g->dst, e)};
         /* an edge: its endpoints, then the edges on either endpoint */
         for (int k = 0; k < 2 && !st; k++)
             if (kinds & RV_GRAPH_NODES) st = rv__entity_candidate(g, ends[k], kinds, w, mark, cand);
@@ -397,7 +402,7 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
     }
     /* round 0's frontier: the selected entities, in selection order */
     for (size_t i = 0; !st && i < n_sel; i++) {
-        uint32_t x = g->doc_entity[sel[i]];
+        uint32_t x = rv__at(g->doc_entity, (size_t)sel[i]);
         if (rv__bit(mark, x)) continue;
         rv__set(mark, x);
         st = rv__ubuf_push(&frontier, x);
@@ -413,8 +418,10 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
         frontier.n = 0;
         for (size_t i = 0; i < take && !st; i++) {
             uint32_t x = sc[i].i;
-            for (uint32_t p = g->ent_off[x]; p < g->ent_off[x + 1]; p++) {
-                uint32_t d = g->ent_doc[p];
+            uint32_t lo, hi;
+            rv__ent_slots(g, x, &lo, &hi);
+            for (uint32_t p = lo; p < hi; p++) {
+                uint32_t d = rv__ent_doc(g, p);
                 if (rv__bit(seldocs, d)) continue; /* cannot happen: x was unselected */
                 out[k] = d;
                 scores[k++] = sc[i].s;
@@ -465,12 +472,12 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
     size_t m = 0, w = 0;
     for (size_t x = lo; !st && x < hi; x++) {
         if (kinds) {
-            if (g->ent_off[x] == g->ent_off[x + 1] || !rv__entity_in(g, (uint32_t)x, window))
+            if (!rv__ent_has_docs(g, (uint32_t)x) || !rv__entity_in(g, (uint32_t)x, window))
                 continue;
             sc[m].i = (uint32_t)x;
             sc[m++].s = rv__entity_score(g, q, (uint32_t)x);
         } else {
-            if (!rv__entity_in(g, g->doc_entity[x], window)) continue;
+            if (!rv__entity_in(g, rv__at(g->doc_entity, x), window)) continue;
             sc[m].i = (uint32_t)x;
             sc[m++].s = rv__graph_score(g, q, (uint32_t)x);
         }
@@ -484,8 +491,10 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
                 scores[w++] = sc[i].s;
                 continue;
             }
-            for (uint32_t p = g->ent_off[sc[i].i]; p < g->ent_off[sc[i].i + 1]; p++) {
-                out[w] = g->ent_doc[p];
+            uint32_t a, z;
+            rv__ent_slots(g, sc[i].i, &a, &z);
+            for (uint32_t p = a; p < z; p++) {
+                out[w] = rv__ent_doc(g, p);
                 scores[w++] = sc[i].s;
             }
         }

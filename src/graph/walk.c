@@ -72,9 +72,9 @@ rv_status rv_graph_bfs(const rv_graph *g, const rv_graph_walk *w, size_t n_seeds
                 if (!(w->dir & (side ? RV_GRAPH_IN : RV_GRAPH_OUT))) continue;
                 const rv__csr *c = side ? &g->in : &g->out;
                 for (uint32_t p = c->off[u]; p < c->off[u + 1] && k < limit; p++) {
-                    uint32_t e = rv__csr_edge(c, p), v = c->nbr[p];
+                    uint32_t e = rv__csr_edge(c, p), v = rv__at(c->other, e);
                     if (rv__bit(seen, v)) continue;
-                    if (mask && !rv__bit(mask, g->etype[e])) continue;
+                    if (mask && !rv__bit(mask, rv__etype(g, e))) continue;
                     if (!rv__edge_in(g, e, w->window) || !rv__node_in(g, v, w->window)) continue;
                     rv__set(seen, v);
                     qdepth[k] = (uint32_t)d + 1;
@@ -177,12 +177,12 @@ rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p, size
         for (int side = 0; side < 2 && !st && written < p->max_edges; side++) {
             const rv__csr *c = side ? &g->in : &g->out;
             for (uint32_t q = c->off[u]; q < c->off[u + 1] && written < p->max_edges; q++) {
-                uint32_t e = rv__csr_edge(c, q), v = c->nbr[q];
+                uint32_t e = rv__csr_edge(c, q), v = rv__at(c->other, e);
                 if (rv__bit(fw.done_edge, e)) continue;
                 if (!rv__edge_in(g, e, p->window) || !rv__node_in(g, v, p->window)) continue;
                 rv__set(fw.done_edge, e);
-                if (!(bridge && rv__bit(bridge, g->etype[e]))) {
-                    uint32_t *cnt = rv__subject_count(&fw, g->src[e]);
+                if (!(bridge && rv__bit(bridge, rv__etype(g, e)))) {
+                    uint32_t *cnt = rv__subject_count(&fw, rv__at(g->src, e));
                     if (!cap_subject || *cnt < cap_subject) {
                         (*cnt)++;
                         if (depths) depths[written] = d;

@@ -5,6 +5,10 @@
 ** exactly the lists of a naive reference (each node's edges in input
 ** order), and the edge cases: no edges, one node, self-loops, endpoints
 ** that are not nodes (the lowest edge is named), counts above the limit.
+** Every case runs with the arrays copied and borrowed
+** (RV_GRAPH_BORROW_ATTRS), and the sort with its slots packed and through
+** its scratch array.  Vectors: the finiteness check names the first bad
+** component for any thread count, and RV_GRAPH_FINITE_ROWS skips it.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -13,6 +17,9 @@
 #include <time.h>
 
 #include "rv_test.h"
+#include "../../src/graph/graph_internal.h"
+
+static unsigned tg_flags; /* spec flags of tg_build */
 
 static double now_s(void) {
     struct timespec ts;
@@ -99,6 +106,7 @@ static rv_status tg_build(const tgraph *t, unsigned n_threads, rv_graph **g) {
     s.n_docs = t->nd;
     s.doc_entity = t->doc_entity;
     s.n_threads = n_threads;
+    s.flags = tg_flags;
     return rv_graph_create(&s, g);
 }
 
@@ -205,12 +213,18 @@ static size_t tg_check(const tgraph *t, const rv_graph *g) {
 static void check_case(size_t n, size_t m, int64_t base, int order, int docs_sorted) {
     tgraph t;
     tg_make(&t, n, m, base, order, docs_sorted);
-    for (unsigned nt = 1; nt <= 4; nt++) {
-        rv_graph *g = NULL;
-        EXPECT_OK(tg_build(&t, nt, &g));
-        if (g) EXPECT_EQ(tg_check(&t, g), 0);
-        rv_graph_free(g);
+    for (int v = 0; v < 4; v++) {
+        tg_flags = v & 1 ? RV_GRAPH_BORROW_ATTRS : 0u;
+        rv__graph_test_scratch = v >> 1;
+        for (unsigned nt = 1; nt <= 4; nt++) {
+            rv_graph *g = NULL;
+            EXPECT_OK(tg_build(&t, nt, &g));
+            if (g) EXPECT_EQ(tg_check(&t, g), 0);
+            rv_graph_free(g);
+        }
     }
+    tg_flags = 0;
+    rv__graph_test_scratch = 0;
     tg_free(&t);
 }
 
@@ -295,6 +309,14 @@ static void test_bad_endpoint_named(void) {
             EXPECT_TRUE(g == NULL);
             EXPECT_STR_CONTAINS(rv_errmsg(), "edge_dst[150000]");
         }
+        tg_flags = RV_GRAPH_BORROW_ATTRS; /* ends read in place: checked all the same */
+        for (unsigned nt = 1; nt <= 3; nt++) {
+            rv_graph *g = (rv_graph *)1;
+            EXPECT_STATUS(RV_E_RANGE, tg_build(&t, nt, &g));
+            EXPECT_TRUE(g == NULL);
+            EXPECT_STR_CONTAINS(rv_errmsg(), "edge_dst[150000]");
+        }
+        tg_flags = 0;
         t.src[150000] = base + 7000;
         rv_graph *g = NULL;
         EXPECT_STATUS(RV_E_RANGE, tg_build(&t, 2, &g));
@@ -366,8 +388,96 @@ static void test_concurrent_builds(void) {
     tg_free(&shared_graph);
 }
 
+/* Documents in entity order with long runs (the block index's binary
+** search) and entities without documents, against the reference. */
+static void test_doc_runs(void) {
+    tgraph t;
+    tg_make(&t, 500, 3000, 0, 0, 1);
+    size_t ne = t.n + t.m, nd = 0;
+    for (size_t x = 0; x < ne; x++) nd += x % 37 == 0 ? 40 : x % 3;
+    free(t.doc_entity);
+    t.doc_entity = malloc(nd * sizeof *t.doc_entity);
+    t.nd = 0;
+    for (size_t x = 0; x < ne; x++)
+        for (size_t k = 0; k < (x % 37 == 0 ? 40 : x % 3); k++) t.doc_entity[t.nd++] = (int64_t)x;
+    for (unsigned v = 0; v < 4; v++) {
+        tg_flags = v & 1 ? RV_GRAPH_BORROW_ATTRS : 0u;
+        rv_graph *g = NULL;
+        ASSERT_OK(tg_build(&t, 1 + v / 2, &g));
+        EXPECT_EQ(tg_check(&t, g), 0);
+        EXPECT_EQ(rv_graph_max_entity_docs(g), 40);
+        rv_graph_free(g);
+    }
+    /* one run across the two halves of the scan; then halves each in
+    ** order but not across (the counting sort) */
+    for (int shape = 0; shape < 2; shape++) {
+        t.nd = 1001;
+        for (size_t d = 0; d < t.nd; d++) t.doc_entity[d] = shape ? (int64_t)((d + 500) % t.nd) : 7;
+        for (unsigned v = 0; v < 4; v++) {
+            tg_flags = v & 1 ? RV_GRAPH_BORROW_ATTRS : 0u;
+            rv_graph *g = NULL;
+            ASSERT_OK(tg_build(&t, 1 + v / 2, &g));
+            EXPECT_EQ(tg_check(&t, g), 0);
+            EXPECT_EQ(rv_graph_max_entity_docs(g), shape ? 1 : 1001);
+            rv_graph_free(g);
+        }
+    }
+    tg_flags = 0;
+    tg_free(&t);
+}
+
+/* Vectors: a NaN or an infinity is named (the first in row order, for any
+** thread count), by rv_graph_check_vectors and by the build unless
+** RV_GRAPH_FINITE_ROWS says the caller checked them. */
+static void test_vectors_finite(void) {
+    size_t n = 40000, dim = 8;
+    float *v = malloc(n * dim * sizeof *v);
+    for (size_t i = 0; i < n * dim; i++) v[i] = (float)(i % 7) - 3.0f;
+    int64_t node = 0, *de = malloc(n * sizeof *de);
+    for (size_t d = 0; d < n; d++) de[d] = 0;
+    rv_graph_spec s;
+    rv_graph_spec_init(&s);
+    s.n_nodes = 1;
+    s.node_ids = &node;
+    s.n_docs = n;
+    s.doc_entity = de;
+    s.dim = (uint32_t)dim;
+    s.n_vectors = n;
+    s.vectors = v;
+    s.metric = RV_METRIC_INNER_PRODUCT;
+    rv_graph *g = NULL;
+    for (unsigned nt = 0; nt <= 3; nt++) EXPECT_OK(rv_graph_check_vectors(v, n, 8, nt));
+    ASSERT_OK(rv_graph_create(&s, &g));
+    rv_graph_free(g);
+    v[39000 * dim + 2] = INFINITY;
+    v[30001 * dim + 5] = NAN;
+    for (unsigned nt = 0; nt <= 3; nt++) {
+        EXPECT_STATUS(RV_E_INVALID_ARG, rv_graph_check_vectors(v, n, 8, nt));
+        EXPECT_STR_CONTAINS(rv_errmsg(), "vectors[30001][5] = nan: vectors must be finite");
+        s.n_threads = nt;
+        g = (rv_graph *)1;
+        EXPECT_STATUS(RV_E_INVALID_ARG, rv_graph_create(&s, &g));
+        EXPECT_TRUE(g == NULL);
+        EXPECT_STR_CONTAINS(rv_errmsg(), "vectors[30001][5] = nan");
+    }
+    v[30001 * dim + 5] = 1.0f;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_graph_check_vectors(v, n, 8, 2));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "vectors[39000][2] = inf");
+    /* the caller vouches for them: the build does not look */
+    s.flags = RV_GRAPH_FINITE_ROWS | RV_GRAPH_BORROW_VECTORS;
+    ASSERT_OK(rv_graph_create(&s, &g));
+    rv_graph_free(g);
+    EXPECT_OK(rv_graph_check_vectors(NULL, 0, 8, 0));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_graph_check_vectors(NULL, 1, 8, 0));
+    EXPECT_STATUS(RV_E_RANGE, rv_graph_check_vectors(v, n, 0, 0));
+    free(v);
+    free(de);
+}
+
 int main(void) {
     RUN_TEST(test_paths_match_reference);
+    RUN_TEST(test_doc_runs);
+    RUN_TEST(test_vectors_finite);
     RUN_TEST(test_both_in_order);
     RUN_TEST(test_edge_cases);
     RUN_TEST(test_bad_endpoint_named);

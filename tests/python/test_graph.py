@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from rowvoi import _graph
 from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (
     GraphStore,
@@ -17,6 +18,7 @@ from rowvoi.graph import (
     Node,
     WalkHit,
     collapsed_tree_policy,
+    documents_by_similarity,
     graph_to_text,
     nodes_by_similarity,
     reverse_dependency_policy,
@@ -91,6 +93,57 @@ def test_bad_input_is_named():
         MemoryGraph.from_edges([("a", "b", "R", "t")], embedder=object())
     with pytest.raises(ValueError, match="vectors must be finite"):
         MemoryGraph.from_edges([("a", "b", "R", "t")], vectors=np.array([[np.nan, 1.0]]))
+
+
+def test_vectors_checked_once_when_loaded():
+    """The vectors are checked as a store takes them (the first bad
+    component named, whatever their source), and the builds that follow
+    trust that check: a store keeps its arrays, which the engine borrows."""
+    src = np.array([0, 1, 2], dtype=np.int64)
+    dst = np.array([1, 2, 0], dtype=np.int64)
+    vec = np.ones((3, 4), dtype=np.float32)
+    vec[2, 1] = np.inf
+    vec[1, 3] = -np.inf
+    with pytest.raises(ValueError, match=r"vectors\[1\]\[3\] = -inf: vectors must be finite"):
+        MemoryGraph.from_arrays(
+            src, dst, doc_entity=np.arange(3), doc_text=["x", "y", "z"], vectors=vec
+        )
+    with pytest.raises(ValueError, match=r"vectors\[1\]\[3\] = -inf"):
+        _graph.check_vectors(vec)
+
+    class NaNEmbedder:
+        dim = 2
+
+        def embed(self, texts):
+            out = np.ones((len(texts), 2), dtype=np.float32)
+            out[-1, 0] = np.nan
+            return out
+
+    with pytest.raises(ValueError, match=r"vectors\[1\]\[0\] = nan"):
+        MemoryGraph.from_edges(
+            [("a", "b", "R", "t"), ("b", "a", "R", "u")], embedder=NaNEmbedder()
+        )
+    vec[1, 3] = vec[2, 1] = 0.5
+    g = MemoryGraph.from_arrays(
+        src, dst, doc_entity=np.arange(3), doc_text=["x", "y", "z"], vectors=vec, metric="ip"
+    )
+    sel = documents_by_similarity(g, np.array([0, 0, 0, 1], dtype=np.float32), 3)
+    assert [round(s, 6) for _, s in sel.get_documents_with_scores()] == [1.0, 1.0, 0.5]
+
+
+def test_from_arrays_keeps_its_own_arrays():
+    """The engine reads the store's index arrays in place: changing the
+    caller's arrays afterwards changes nothing."""
+    src = np.array([0, 1, 2], dtype=np.int64)
+    dst = np.array([1, 2, 0], dtype=np.int64)
+    ent = np.array([0, 3, 4], dtype=np.int64)
+    g = MemoryGraph.from_arrays(src, dst, doc_entity=ent, doc_text=["n0", "e0", "e1"])
+    src[:] = 99
+    dst[:] = -5
+    ent[:] = 10**9
+    assert g.neighbors(0) == [1] and g.reverse_neighbors(0) == [2]
+    assert g.documents(0) == ["n0"]
+    assert [(e.src, e.dst) for e in g.edges_of(1, "both")] == [(1, 2), (0, 1)]
 
 
 # ---------------------------------------------------------- graph to text

@@ -252,6 +252,18 @@ def _check_id(node_id: Any, where: str) -> Hashable:
     return checked
 
 
+def _owned(a: Any, dtype: Any) -> np.ndarray:
+    """``a`` as a C-contiguous array of ``dtype`` that nobody else holds,
+    read-only: the engine reads a store's index arrays in place, so a
+    caller that later changes the array it passed must not change them
+    (copied only when the conversion did not already make a new array)."""
+    arr = np.ascontiguousarray(a, dtype=dtype)
+    if isinstance(a, np.ndarray) and np.may_share_memory(arr, a):
+        arr = arr.copy()
+    arr.flags.writeable = False
+    return arr
+
+
 # ------------------------------------------------------------ the store
 
 
@@ -364,10 +376,16 @@ class MemoryGraph:
         self._doc_entity, self._doc_text = doc_entity, doc_text
         n = len(ids)
         vec = self._vectors_for(doc_text, embedder, vectors, vector_rows)
+        if vec is not None and vec.size:
+            # checked once, here, as the vectors are handed over (ValueError
+            # naming the first NaN or infinite component); the engine's
+            # builds then skip their own pass over them (finite_rows)
+            _graph.check_vectors(vec)
         self._vectors = vec
         # the engine's node ids are the indexes themselves (its identity fast
         # path); labels stay here.  Our embedders' rows are unit or zero, so
-        # the engine need not compute norms for them.
+        # the engine need not compute norms for them.  The engine borrows the
+        # vectors, types and times: this store keeps them, unchanged.
         unit = vectors is None and isinstance(embedder, (HashingEmbedder, MiniLMEmbedder))
         self._h = _graph.GraphHandle.create(
             np.arange(n, dtype=np.int64),
@@ -383,6 +401,7 @@ class MemoryGraph:
             False,
             True,
             unit,
+            True,
         )
         self._n_nodes = n
 
@@ -433,13 +452,20 @@ class MemoryGraph:
             rows and ``vectors`` may be a larger matrix (a corpus's whole
             dense index, say) that is used in place, not copied.
 
+        The engine reads the store's index, type and time arrays in place
+        (no second copy in C): an array the caller still holds is copied
+        once here (read-only), so changing it later changes nothing.  The
+        vectors are checked once, here, to be finite; the builds trust
+        that check.
+
         Raises
         ------
         ValueError
-            Arrays of different lengths, an index out of range, repeated ids.
+            Arrays of different lengths, an index out of range, repeated
+            ids, a NaN or infinite vector component (named).
         """
-        src = np.ascontiguousarray(src, dtype=np.int64)
-        dst = np.ascontiguousarray(dst, dtype=np.int64)
+        src = _owned(src, np.int64)
+        dst = _owned(dst, np.int64)
         if src.ndim != 1 or src.shape != dst.shape:
             raise ValueError(
                 f"src and dst must be 1-D of one length, got {src.shape} and {dst.shape}"
@@ -469,7 +495,7 @@ class MemoryGraph:
             codes = np.asarray(edge_type)
             if codes.shape != (m,) or (m and (codes.min() < 0 or codes.max() > 65535)):
                 raise ValueError("edge_type must hold one code in 0 .. 65535 per edge")
-            etype = np.ascontiguousarray(codes, dtype=np.uint16)
+            etype = _owned(codes, np.uint16)
         top = int(etype.max()) + 1 if m else 1
         names = (
             [str(i) for i in range(top)] if type_names is None else [str(t) for t in type_names]
@@ -480,16 +506,12 @@ class MemoryGraph:
         def times(a: Any, k: int, name: str) -> np.ndarray | None:
             if a is None:
                 return None
-            arr = np.ascontiguousarray(a, dtype=np.int64)
+            arr = _owned(a, np.int64)
             if arr.shape != (k,):
                 raise ValueError(f"{name} must hold {k} times, got shape {arr.shape}")
             return arr
 
-        ent = (
-            np.zeros(0, dtype=np.int64)
-            if doc_entity is None
-            else np.ascontiguousarray(doc_entity, dtype=np.int64)
-        )
+        ent = np.zeros(0, dtype=np.int64) if doc_entity is None else _owned(doc_entity, np.int64)
         texts = list(doc_text) if doc_text is not None else []
         if len(texts) != len(ent):
             raise ValueError(f"{len(ent)} document entities but {len(texts)} texts")
@@ -854,11 +876,11 @@ def release_build_memory() -> None:
     When a graph (a :class:`MemoryGraph`, or a :class:`CorpusGraph` of an
     older generation) is garbage-collected, the engine keeps its large
     arrays (1 MiB and up; at most about two graphs' worth) so that the next
-    build reuses them instead of faulting in fresh pages: a rebuild per
-    corpus generation costs about half of a first build (1M nodes, 5M
-    edges: 39 ms against 74 ms). A process that is done building graphs
-    calls this to return that memory. Graphs still alive are unaffected,
-    and later builds work as before (they start from fresh pages).
+    build reuses them instead of faulting in fresh pages (1M nodes, 5M
+    edges: about 48 MB; bench/results/graph.md has the times). A process
+    that is done building graphs calls this to return that memory. Graphs
+    still alive are unaffected, and later builds work as before (they
+    start from fresh pages).
 
     Thread-safety: safe from any thread, at any time (the engine serialises
     it with builds and frees).
