@@ -110,6 +110,9 @@ class RecordTable:
         The surface kinds, sorted.
     has_text : bool
         Whether texts and metadata are held (:meth:`hit_fields` needs them).
+    one_per_artifact : bool
+        No two records share an artifact (a per-artifact collapse keeps
+        every record).
     """
 
     def __init__(self, generation: int) -> None:
@@ -119,6 +122,7 @@ class RecordTable:
         self.surface = np.zeros(0, dtype=np.int64)
         self.kind = np.zeros(0, dtype=np.int32)
         self.kinds: list[str] = []
+        self.one_per_artifact = True
         self._artifact_ids = _Strings([])
         self._filter_fields = _Strings([])
         self._texts: _Strings | None = None
@@ -226,6 +230,7 @@ class RecordTable:
                 "RV_E_CORRUPT",
             )
         self.art = by_aid[at].astype(np.int32)
+        self.one_per_artifact = bool(len(np.unique(self.art)) == len(self.art))
         self.kinds = sorted(set(kind_names))
         code = {k: i for i, k in enumerate(self.kinds)}
         self.kind = np.fromiter(
