@@ -532,19 +532,13 @@ class FlatIndex:
         """
         if self._frozen:
             # (no writer can ever run: _freeze took the write lock to set it)
-            ids, scores, found = self._h.search(
-                q.reshape(1, -1), min(k, max(1, self._h.size)), n_threads, 0, exact, None
-            )
-            return ids[0, :found], scores[0, :found]
+            return self._h.search1(q, k, n_threads, exact)  # type: ignore[no-any-return]
         lock = self._lock
         lock.acquire_read()
         try:
-            ids, scores, found = self._h.search(
-                q.reshape(1, -1), min(k, max(1, self._h.size)), n_threads, 0, exact, None
-            )
+            return self._h.search1(q, k, n_threads, exact)  # type: ignore[no-any-return]
         finally:
             lock.release_read()
-        return ids[0, :found], scores[0, :found]
 
     def rescore(
         self, queries: Any, candidates: Any, k: int = 10, *, n_threads: int | None = None

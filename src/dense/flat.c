@@ -961,6 +961,13 @@ static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_que
 static void rv__search_mask(const rv_flat *ix, const rv_idset *filter, uint8_t *skip, size_t *plist,
                             size_t *n_pan_out, size_t *eligible_out) {
     size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
+    if (!filter && ix->n_live == ix->n_rows) { /* every row, every panel */
+        if (ix->n_rows) memset(skip, 0, ix->n_rows);
+        for (size_t p = 0; p < n_pan_all; p++) plist[p] = p;
+        *n_pan_out = n_pan_all;
+        *eligible_out = ix->n_rows;
+        return;
+    }
     if (!filter) {
         if (ix->n_rows) memcpy(skip, ix->dead, ix->n_rows); /* dead is NULL when empty */
     } else if (filter->n < ix->n_rows) {

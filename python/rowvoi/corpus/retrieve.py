@@ -691,7 +691,7 @@ def _query_vector(v: Any) -> np.ndarray:
         arr = arr[0]
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError("query_vector must be one finite vector, shape (dim,)")
-    n = np.sqrt(arr.dot(arr))  # np.linalg.norm's own arithmetic, without its checks
+    n = math.sqrt(arr.dot(arr))  # np.linalg.norm's own arithmetic, without its checks
     if not math.isfinite(n) and not np.isfinite(arr).all():
         raise ValueError("query_vector must be one finite vector, shape (dim,)")
     return (arr / n if n > 0 else arr).astype(np.float32)
@@ -961,21 +961,26 @@ def _dense_hits(
         o = table.order(pos, scores)
         ids, scores, pos = ids[o], scores[o], pos[o]
     k = p.k
-    if p.per_artifact:
+    pos_list = pos.tolist()
+    keep: Iterable[int]
+    if p.per_artifact and not table.one_per_artifact:
         # the best surface of each artifact: its first in result order
+        art = table._columns()[0]
         seen: set[int] = set()
-        keep: list[int] = []
-        for i, a in enumerate(table.art[pos].tolist()):
+        kept: list[int] = []
+        for i, j in enumerate(pos_list):
+            a = art[j]
             if a not in seen:
                 seen.add(a)
-                keep.append(i)
-                if len(keep) == k:
+                kept.append(i)
+                if len(kept) == k:
                     break
+        keep = kept
     else:
-        keep = list(range(min(n, k)))
+        keep = range(min(n, k))
     id_list = ids.tolist()
     sc_list = scores.tolist()
-    fields = table.hits_fields(pos[keep])
+    fields = table.hits_fields([pos_list[i] for i in keep])
     mode, name = p.mode, c.name
     hits = []
     for i, (artifact_id, kind, surface_index, text, meta) in zip(keep, fields):
