@@ -221,7 +221,12 @@ class FlatIndex:
     Every search scores every live vector, on several threads, so results
     are exact top-k. Optional compact storage scans float16 or int8 copies
     and re-scores a candidate pool of ``k * rescore_factor`` vectors per query
-    in float32, which is faster on large indexes at a small recall risk.
+    in float32, which is faster on large indexes at a small recall risk; with
+    ``exact=True`` an int8 index is still exact and still fast (inner product
+    and cosine): its int8 copy, with a proven bound on each vector's
+    quantisation error, rules out the vectors that cannot reach the top k,
+    and the rest are scored in float32 -- the results equal a float32 scan
+    of every vector, bit for bit.
 
     Parameters
     ----------
@@ -483,7 +488,12 @@ class FlatIndex:
             Threads for this search (0: all cores); the result is the same for
             any count.
         exact : bool
-            Scan the float32 rows even under compact storage.
+            Exact float32 results under compact storage too: int8 storage
+            screens with its int8 copy and scores in float32 every vector
+            the screen's error bounds cannot rule out (inner product and
+            cosine; ids, order and scores are those of scoring every
+            vector); float16 storage and the L2 metric scan the float32
+            rows.
         rescore_factor : int, optional
             Candidate pool per result for this search (compact storage).
 

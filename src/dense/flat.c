@@ -23,7 +23,7 @@
 #define RV__DEFAULT_RESCORE 8u
 /* Search mode beside the rv_flat_storage values: exact scores from the
 ** float32 rows of a compact-storage index. */
-#define RV__MODE_ROWS   3
+#define RV__MODE_ROWS 3
 /* Exact search of an int8-storage index: the int8 copy screens, the float32
 ** rows score what the screen cannot rule out (rv__scan_chunk_screen). */
 #define RV__MODE_SCREEN 4
@@ -654,12 +654,16 @@ static double rv__kth_largest(double *v, size_t n, size_t k) {
 ** float32 score s that the rows scan computes (rv__exact_score) satisfies
 **   |s - a| <= |q| |x - xh| + |q - qh| |xh|          (the quantisation)
 **            + gamma_dim |q| |x|                       (float32 sums)
-**            + rounding of a and of this bound          (4 u (|q| + |q - qh|) |xh|)
+**            + rounding of a, b, a + b, a - b           (8 u (|q| + |q - qh|) |xh|)
 ** (Cauchy-Schwarz; |x| <= |xh| + |x - xh|; gamma_n = n u / (1 - n u) with
-** u = 2^-24 bounds a float32 dot product of n terms in any order).  With
-** the per-row bounds qerr >= |x - xh| and qnorm >= |xh| (flat.c,
-** rv__store_row) this is alpha * qerr + beta * qnorm, alpha and beta per
-** query (rv__pack_queries_q16).  So s lies in [a - b, a + b].
+** u = 2^-24 bounds a float32 dot product of n terms in any order; a is
+** three float32 roundings of the exact integer sum, |a| <= (|q| +
+** |q - qh|) |xh|).  With the per-row bounds qerr >= |x - xh| and qnorm >=
+** |xh| (rv__store_row) this is b = alpha * qerr + beta * qnorm, alpha and
+** beta per query rounded up (rv__pack_queries_q16), enlarged by 1 + 1e-6
+** (the roundings of b itself) and by 1e-30 (underflow: each float32
+** operation near the subnormals errs by at most 2^-149 absolutely).  So s
+** lies in [a - b, a + b].
 **
 ** Per query, the work item first computes every eligible row's interval;
 ** then T = the kk-th largest among the exact scores already in the query's
@@ -686,8 +690,7 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
     for (size_t q = 0; q < nq; q++) {
         rv__hit *h = heaps + q * kk;
         size_t *cnt = counts + q;
-        const float qs = sr->qbound[3 * q], al = sr->qbound[3 * q + 1],
-                    be = sr->qbound[3 * q + 2];
+        const float qs = sr->qbound[3 * q], al = sr->qbound[3 * q + 1], be = sr->qbound[3 * q + 2];
         const int16_t *qc = sr->q16 + q * d4;
         /* lb holds lower bounds of distinct rows' scores: the exact scores
         ** in the heap, then every new lower end above tau.  tau never
@@ -706,14 +709,17 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
         }
         for (size_t pi = p0; pi < p1; pi++) {
             size_t r0 = sr->panels[pi] * RV__PANEL;
-            ix->kern.q16((const int8_t *)(const void *)(pan0 + sr->panels[pi] * pb), d4, qc,
-                         itile);
+            ix->kern.q16((const int8_t *)(const void *)(pan0 + sr->panels[pi] * pb), d4, qc, itile);
             size_t lanes = ix->n_rows - r0 < RV__PANEL ? ix->n_rows - r0 : RV__PANEL;
             float up[RV__PANEL], lo[RV__PANEL];
             const float *sc = ix->scale + r0, *qe = ix->qerr + r0, *qn = ix->qnorm + r0;
             for (size_t l = 0; l < lanes; l++) {
                 float a = (float)itile[l] * sc[l] * qs;
                 float b = al * qe[l] + be * qn[l] + 1e-30f;
+                if (!isfinite(a) || !isfinite(b)) { /* overflow: no bound */
+                    a = 0.0f;
+                    b = INFINITY;
+                }
                 up[l] = a + b;
                 lo[l] = a - b;
             }
@@ -1026,7 +1032,8 @@ static void rv__pack_queries_i8(const rv_flat *ix, const float *qn, size_t nq, s
 ** beta) for the bound of rv__scan_chunk_screen: with Q >= |q| and
 ** Eq >= |q - qs qcode| (both computed in double and enlarged by margins far
 ** above the double roundings), alpha = Q (1 + gamma_dim) and
-** beta = Eq + gamma_dim Q + 4 u (Q + Eq), times 1 + 1e-6. */
+** beta = Eq + gamma_dim Q + 8 u (Q + Eq), times 1 + 1e-6, rounded up to
+** float.  qs is a float, so the screen's float products use it exactly. */
 static void rv__pack_queries_q16(const rv_flat *ix, const float *qn, size_t nq, int16_t *q16,
                                  float *qbound) {
     size_t dim = ix->dim, d4 = ix->dim4;
@@ -1131,10 +1138,10 @@ static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t 
     if (per_pass < 1) per_pass = 1;
     if (per_pass > 1024) per_pass = 1024;
     if (per_pass > nq_all) per_pass = nq_all;
-    unsigned qb = mode == RV_FLAT_F16      ? ix->kern.qb_f16
-                  : mode == RV_FLAT_I8     ? ix->kern.qb_i8
+    unsigned qb = mode == RV_FLAT_F16       ? ix->kern.qb_f16
+                  : mode == RV_FLAT_I8      ? ix->kern.qb_i8
                   : mode == RV__MODE_SCREEN ? 1u
-                                           : ix->kern.qb_f32;
+                                            : ix->kern.qb_f32;
     size_t eb = mode == RV_FLAT_F16 ? 2 : (mode == RV_FLAT_I8 || mode == RV__MODE_SCREEN) ? 1 : 4;
     size_t chunk = (size_t)393216 / ((size_t)dim * eb);
     chunk = chunk / RV__PANEL * RV__PANEL;
@@ -1247,9 +1254,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, si
     /* Which storage to scan and how many candidates to keep. */
     int mode = (int)ix->storage;
     if (prm->exact && mode != RV_FLAT_F32)
-        mode = mode == RV_FLAT_I8 && ix->metric != RV_METRIC_L2
-                   ? RV__MODE_SCREEN
-                   : RV__MODE_ROWS;
+        mode = mode == RV_FLAT_I8 && ix->metric != RV_METRIC_L2 ? RV__MODE_SCREEN : RV__MODE_ROWS;
     size_t kk = k;
     if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
         size_t f = prm->rescore_factor ? prm->rescore_factor : ix->rescore_factor;

@@ -53,9 +53,9 @@ typedef struct rv__flat_kernels {
     unsigned qb_i8;
     rv__tile_q16_fn q16; /* the exact search's int8 screen */
     rv__dot_fn dot;
-    rv__dots_fn dots; /* same arithmetic as dot */
+    rv__dots_fn dots;   /* same arithmetic as dot */
     rv__dotsg_fn dotsg; /* same arithmetic as dot */
-    const char *name; /* which instruction set was picked */
+    const char *name;   /* which instruction set was picked */
 } rv__flat_kernels;
 
 /* Pick the best kernels this CPU runs (x86-64: AVX-512, AVX2+FMA, or the

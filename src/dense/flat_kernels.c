@@ -316,10 +316,10 @@ RV__T_AVX2 static float dot_avx2(const float *a, const float *b, size_t n) {
 RV__T_AVX2 static void dots_avx2(const float *q, const float *x, size_t n_rows, size_t dim,
                                  float *out){RV__DOTS_BODY(4, rv__v8f, 8, dot_avx2)}
 /* The same for rows x + rows[r] * dim. */
-RV__T_AVX2 static void dotsg_avx2(const float *q, const float *x, const size_t *rows,
-                                  size_t n_rows, size_t dim,
-                                  float *out){RV__DOTS_BODY_AT(4, rv__v8f, 8, dot_avx2,
-                                                               x + rows[r] * dim)}
+RV__T_AVX2
+    static void dotsg_avx2(const float *q, const float *x, const size_t *rows, size_t n_rows,
+                           size_t dim,
+                           float *out){RV__DOTS_BODY_AT(4, rv__v8f, 8, dot_avx2, x + rows[r] * dim)}
 
 /* dot_avx2's arithmetic with 512-bit vectors: eight rows x 1 zmm. */
 RV__T_AVX512 static void dots_avx512(const float *q, const float *x, size_t n_rows, size_t dim,

@@ -378,9 +378,9 @@ static void test_q16_kernels_exact(void) {
             for (size_t i = 0; i < d4 * 16; i++)
                 panel[i] = trial == 0 ? 127 : (int8_t)((int)rv_rng_below(&rng, 255) - 127);
             for (size_t j = 0; j < d4; j++)
-                q[j] = trial == 0 ? (int16_t)qmax
-                                  : (int16_t)((int32_t)rv_rng_below(&rng, 2u * (unsigned)qmax + 1) -
-                                              qmax);
+                q[j] = trial == 0
+                           ? (int16_t)qmax
+                           : (int16_t)((int32_t)rv_rng_below(&rng, 2u * (unsigned)qmax + 1) - qmax);
             int32_t got[2][16];
             rv__flat_kernels k;
             rv__flat_kernels_select(&k);
@@ -422,8 +422,8 @@ static void test_dotsg_match_dot(void) {
                 for (size_t r = 0; r < m; r++) {
                     float want = k.dot(q, x + rows[r] * dim, dim);
                     if (memcmp(&want, &out[r], sizeof want) != 0)
-                        FAILF("%s dotsg: dim %zu, %zu rows, row %zu: %.9g != dot %.9g", k.name,
-                              dim, m, r, (double)out[r], (double)want);
+                        FAILF("%s dotsg: dim %zu, %zu rows, row %zu: %.9g != dot %.9g", k.name, dim,
+                              m, r, (double)out[r], (double)want);
                 }
             }
         }

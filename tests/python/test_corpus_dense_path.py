@@ -61,26 +61,22 @@ def test_fast_path_equals_general_path(n, fields, k, per_artifact, fetch_extra, 
     rng = np.random.default_rng(seed)
     strategy = Fields(("title", "body")) if fields else WholeText()
     docs = _docs(rng, n, fields)
-    corpus = build(
-        from_mapping(docs, strategy=strategy, embedder=EMB), store=CorpusStore.memory()
-    )
+    corpus = build(from_mapping(docs, strategy=strategy, embedder=EMB), store=CorpusStore.memory())
     if n > 3:  # an incremental build that deletes two artifacts
         keep = dict(list(docs.items())[2:])
-        corpus = build(
-            from_mapping(keep, strategy=strategy, embedder=EMB), store=corpus.store
-        )
+        corpus = build(from_mapping(keep, strategy=strategy, embedder=EMB), store=corpus.store)
     kinds = ["title", "body"] if fields else ["document"]
     ones = {kind: 1.0 for kind in kinds}
     # (weights change fetch_k's default, so both searches name it)
-    if fetch_extra is not None:
-        fetch_k = k + fetch_extra
-    else:
-        fetch_k = max(5 * k, 50) if per_artifact else k
+    default = max(5 * k, 50) if per_artifact else k
+    fetch_k = default if fetch_extra is None else k + fetch_extra
     for words in (["lift"], ["wing", "drag"], ["heat", "heat", "flow"]):
         q = " ".join(words)
         vec = _vectors([q])[0]
         for qv in (None, vec):
-            kw = dict(k=k, mode="dense", per_artifact=per_artifact, fetch_k=fetch_k, query_vector=qv)
+            kw = dict(
+                k=k, mode="dense", per_artifact=per_artifact, fetch_k=fetch_k, query_vector=qv
+            )
             fast = search(corpus, q, **kw)
             slow = search(corpus, q, surface_weights=ones, **kw)
             assert _hits(fast) == _hits(slow)

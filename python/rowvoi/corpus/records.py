@@ -249,9 +249,9 @@ class RecordTable:
         cols = self._cols
         if cols is None:
             cols = self._cols = (
-                memoryview(self.art),
-                memoryview(self.kind),
-                memoryview(self.surface),
+                self.art.data,
+                self.kind.data,
+                self.surface.data,
             )
         return cols
 

@@ -143,7 +143,8 @@ DFLT_BM25_SAT_K = 8.0
 #: candidates re-scored exactly in float32 (about 4x less memory read per
 #: query; recall@10 = 1.0 measured on 100k and 1M 384-d vectors in
 #: bench/results/retrieval.md); smaller ones, and ``index="flat"``, are
-#: scanned exactly in float32.
+#: searched exactly (the int8 copy screens with proven error bounds, float32
+#: scores decide: the results of a float32 scan, bit for bit).
 INT8_SCAN_MIN = 20_000
 #: One query scans a flat index of fewer vectors on one thread: below this
 #: size a second thread costs more than it saves (one 100k x 384 int8 scan:
@@ -992,7 +993,9 @@ def _dense_hits(
             "lexical": None,
             "surface_weight": 1.0,
         }
-        hits.append(new_hit(artifact_id, kind, s, text, meta, name, surface_index, id_list[i], why))
+        hits.append(
+            new_hit(artifact_id, kind, s, text, meta, name, surface_index, id_list[i], why)
+        )
     return hits
 
 
