@@ -187,6 +187,31 @@ cdef class FlatHandle:
         check(st)
         return ids[:nq], scores[:nq], found
 
+    def search1(self, cnp.ndarray[float, ndim=1, mode="c"] query, size_t k,
+                uint32_t n_threads, bint exact):
+        """One query, unfiltered, the index's rescore factor.  Returns
+        (ids (found,) int64, scores (found,) float32); result buffers hold
+        min(k, size) slots (at least 1)."""
+        cdef size_t n = rv_flat_size(self.p), found = 0
+        if k > n:
+            k = n if n else 1
+        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] ids = np.empty(k, dtype=np.int64)
+        cdef cnp.ndarray[float, ndim=1, mode="c"] scores = np.empty(k, dtype=np.float32)
+        cdef rv_flat_search_params prm
+        rv_flat_search_params_init(&prm)
+        prm.k = k
+        prm.n_threads = n_threads
+        prm.exact = exact
+        prm.progress = progress_check_signals
+        cdef const float *qp = &query[0] if query.shape[0] else NULL
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_search(self.p, &prm, 1, qp, &ids[0], &scores[0], &found)
+        check(st)
+        if found == k:
+            return ids, scores
+        return ids[:found], scores[:found]
+
     def rescore(self, cnp.ndarray[float, ndim=2, mode="c"] queries,
                 cnp.ndarray[int64_t, ndim=2, mode="c"] cand, size_t k,
                 uint32_t n_threads=0):

@@ -5,7 +5,13 @@
 ** top-k queries by scoring every live vector.  Scores are computed in
 ** float32; optional float16 or int8 storage makes the scan cheaper and is
 ** always followed by exact float32 re-scoring of a candidate pool, so the
-** reported scores are float32 scores whatever the storage.
+** reported scores are float32 scores whatever the storage.  An exact search
+** (rv_flat_search_params.exact) of an int8 index under the inner product or
+** cosine metric screens with the int8 copy: per vector it bounds the error
+** of the int8 score (norms of the quantisation errors of vector and query,
+** plus float32 rounding), scores in float32 only the vectors whose upper
+** bound reaches the k-th best lower bound, and so returns exactly what a
+** float32 scan of every vector returns (ids, order, scores bit for bit).
 **
 ** Metrics and the score each search reports:
 **   RV_METRIC_INNER_PRODUCT  score = q . x                 (higher first)
@@ -22,7 +28,7 @@
 **
 ** Memory: float32 storage keeps n * dim floats.  float16 and int8 storage
 ** keep the float32 rows for exact re-scoring plus the compact copy that is
-** scanned (dim * 2 or dim + 8 bytes per vector).
+** scanned (dim * 2 or dim + 16 bytes per vector).
 **
 ** Files: rv_flat_save writes a versioned binary file (magic, format version,
 ** header and payload checksums) to a temporary name in the same directory,
@@ -185,8 +191,11 @@ typedef struct rv_flat_search_params {
                                   below 2^21 row-query-dim products */
     uint32_t rescore_factor; /* 0: the index's; F16/I8 candidate pool is
                                   k * rescore_factor per query */
-    int exact;               /* nonzero: scan the float32 rows even when
-                                  the index has compact storage */
+    int exact;               /* nonzero: exact float32 results under
+                                  compact storage too (int8 with inner
+                                  product or cosine: the int8 screen with
+                                  error bounds, see the top; otherwise a
+                                  scan of the float32 rows) */
     const rv_idset *filter;  /* NULL, or only ids in this set may be
                                   returned (ids not in the index are
                                   ignored); borrowed for the call */
@@ -213,7 +222,8 @@ RV_API void rv_flat_search_params_init(rv_flat_search_params *p /* OUT */);
 ** Filter: only the panels of 16 rows that hold an allowed live row are
 ** scanned, so the cost falls with the allowed set (down to one panel per
 ** allowed row); the top-k is exact among the allowed rows for float32
-** storage (compact storage re-scores its candidate pool as usual).
+** storage and for exact searches (compact storage re-scores its candidate
+** pool as usual otherwise).
 ** Ownership: borrows everything for the call.
 ** Thread-safety: concurrent searches on one index are fine.
 ** Since: 0.1

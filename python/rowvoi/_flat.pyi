@@ -61,6 +61,9 @@ class FlatHandle:
         exact: bool = False,
         filt: CapsuleType | None = None,
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], int]: ...
+    def search1(
+        self, query: npt.NDArray[np.float32], k: int, n_threads: int, exact: bool
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
     def rescore(
         self,
         queries: npt.NDArray[np.float32],

@@ -221,7 +221,12 @@ class FlatIndex:
     Every search scores every live vector, on several threads, so results
     are exact top-k. Optional compact storage scans float16 or int8 copies
     and re-scores a candidate pool of ``k * rescore_factor`` vectors per query
-    in float32, which is faster on large indexes at a small recall risk.
+    in float32, which is faster on large indexes at a small recall risk; with
+    ``exact=True`` an int8 index is still exact and still fast (inner product
+    and cosine): its int8 copy, with a proven bound on each vector's
+    quantisation error, rules out the vectors that cannot reach the top k,
+    and the rest are scored in float32 -- the results equal a float32 scan
+    of every vector, bit for bit.
 
     Parameters
     ----------
@@ -278,6 +283,8 @@ class FlatIndex:
     def _setup(self, handle: Any) -> None:
         self._h = handle
         self._lock = RWLock()
+        # set once by _freeze: no change ever again, so searches skip the lock
+        self._frozen = False
         # fixed for the life of the handle, so read without the lock
         self._dim = int(handle.dim)
         self._metric = str(handle.metric)
@@ -380,6 +387,7 @@ class FlatIndex:
         arr, _ = _as_matrix("vectors", vectors, self.dim)
         idarr = None if ids is None else _as_ids("ids", ids, arr.shape[0])
         with self._lock.write():
+            self._check_not_frozen()
             added: np.ndarray = self._h.add(arr, idarr)
         return added
 
@@ -402,13 +410,39 @@ class FlatIndex:
         """
         idarr = _as_ids("ids", ids)
         with self._lock.write():
+            self._check_not_frozen()
             removed = int(self._h.remove(idarr))
         return removed
 
     def compact(self) -> None:
         """Reclaim the storage of removed vectors (ids and order are kept)."""
         with self._lock.write():
+            self._check_not_frozen()
             self._h.compact()
+
+    def _freeze(self) -> None:
+        """Make the index read-only for good: :meth:`add`, :meth:`remove`
+        and :meth:`compact` raise ``RuntimeError`` from now on, and
+        :meth:`_search_vector` skips the lock (no change can run beside
+        it). For an owner that publishes the index to many searching threads
+        once it is complete (a corpus's loaded generation).
+
+        >>> ix = FlatIndex(2)
+        >>> _ = ix.add([[1.0, 0.0]])
+        >>> ix._freeze()
+        >>> ix.add([[0.0, 1.0]])
+        Traceback (most recent call last):
+        ...
+        RuntimeError: this FlatIndex is read-only (frozen by its owner); build a new one to change it
+        """
+        with self._lock.write():
+            self._frozen = True
+
+    def _check_not_frozen(self) -> None:
+        if self._frozen:
+            raise RuntimeError(
+                "this FlatIndex is read-only (frozen by its owner); build a new one to change it"
+            )
 
     # reading -----------------------------------------------------------
     def ids(self) -> np.ndarray:
@@ -454,7 +488,12 @@ class FlatIndex:
             Threads for this search (0: all cores); the result is the same for
             any count.
         exact : bool
-            Scan the float32 rows even under compact storage.
+            Exact float32 results under compact storage too: int8 storage
+            screens with its int8 copy and scores in float32 every vector
+            the screen's error bounds cannot rule out (inner product and
+            cosine; ids, order and scores are those of scoring every
+            vector); float16 storage and the L2 metric scan the float32
+            rows.
         rescore_factor : int, optional
             Candidate pool per result for this search (compact storage).
 
@@ -501,15 +540,15 @@ class FlatIndex:
         >>> ix._search_vector(np.array([0.0, 1.0], dtype=np.float32), 5, True, 1)[0]
         array([9, 4])
         """
+        if self._frozen:
+            # (no writer can ever run: _freeze took the write lock to set it)
+            return self._h.search1(q, k, n_threads, exact)  # type: ignore[no-any-return]
         lock = self._lock
         lock.acquire_read()
         try:
-            ids, scores, found = self._h.search(
-                q.reshape(1, -1), min(k, max(1, self._h.size)), n_threads, 0, exact, None
-            )
+            return self._h.search1(q, k, n_threads, exact)  # type: ignore[no-any-return]
         finally:
             lock.release_read()
-        return ids[0, :found], scores[0, :found]
 
     def rescore(
         self, queries: Any, candidates: Any, k: int = 10, *, n_threads: int | None = None

@@ -23,7 +23,10 @@
 #define RV__DEFAULT_RESCORE 8u
 /* Search mode beside the rv_flat_storage values: exact scores from the
 ** float32 rows of a compact-storage index. */
-#define RV__MODE_ROWS   3
+#define RV__MODE_ROWS 3
+/* Exact search of an int8-storage index: the int8 copy screens, the float32
+** rows score what the screen cannot rule out (rv__scan_chunk_screen). */
+#define RV__MODE_SCREEN 4
 #define RV__MAX_RESCORE 1024u
 
 /* ------------------------------------------------------------ utilities */
@@ -164,6 +167,8 @@ static void rv__free_contents(rv_flat *ix) {
     rv__free(ix->rows);
     rv__free(ix->scale);
     rv__free(ix->csum);
+    rv__free(ix->qerr);
+    rv__free(ix->qnorm);
     rv__free(ix->map_key);
     rv__free(ix->map_row);
 }
@@ -238,6 +243,8 @@ static rv_status rv__reserve_rows(rv_flat *ix, size_t rows) {
     if (ix->storage == RV_FLAT_I8) {
         ix->scale = (float *)rv__grow(ix->scale, cap, sizeof(float), &ok);
         ix->csum = (int32_t *)rv__grow(ix->csum, cap, sizeof(int32_t), &ok);
+        ix->qerr = (float *)rv__grow(ix->qerr, cap, sizeof(float), &ok);
+        ix->qnorm = (float *)rv__grow(ix->qnorm, cap, sizeof(float), &ok);
     }
     if (!ok) {
         rv__free(raw);
@@ -251,6 +258,13 @@ static rv_status rv__reserve_rows(rv_flat *ix, size_t rows) {
     ix->panels = pan;
     ix->cap_rows = cap;
     return RV_OK;
+}
+
+/* The smallest float >= x (x >= 0, finite). */
+static float rv__float_up(double x) {
+    float f = (float)x;
+    if ((double)f < x) f = nextafterf(f, INFINITY);
+    return f;
 }
 
 /* Write a (validated, already normalised) vector into row r. */
@@ -279,15 +293,23 @@ static void rv__store_row(rv_flat *ix, size_t r, const float *x) {
     float scale = maxabs / 127.0f, inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
     int8_t *pan = (int8_t *)ix->panels + p * (size_t)ix->dim4 * RV__PANEL;
     int32_t sum = 0;
+    double e2 = 0, c2 = 0;
     for (size_t j = 0; j < dim; j++) {
         long c = lrintf(x[j] * inv);
         if (c > 127) c = 127;
         if (c < -127) c = -127;
         pan[(j / 4) * 64 + l * 4 + (j % 4)] = (int8_t)c;
         sum += (int32_t)c;
+        double xh = (double)scale * (double)c; /* exact: 24 x 8 bits */
+        e2 += ((double)x[j] - xh) * ((double)x[j] - xh);
+        c2 += xh * xh;
     }
     ix->scale[r] = scale;
     ix->csum[r] = sum;
+    /* the screen's bounds, rounded up: the relative and absolute margins
+    ** cover every rounding of the double sums above many times over */
+    ix->qerr[r] = rv__float_up(sqrt(e2) * (1.0 + 1e-6) + 1e-12 * sqrt(nn));
+    ix->qnorm[r] = rv__float_up(sqrt(c2) * (1.0 + 1e-6));
 }
 
 const float *rv__flat_row(const rv_flat *ix, size_t r, float *tmp) {
@@ -559,6 +581,11 @@ typedef struct rv__search {
     const uint8_t *qpack_b; /* int8 query blocks */
     const float *qscale;    /* int8: per-query scale */
     const float *qrows;     /* prepared queries, row-major (RV__MODE_ROWS) */
+    const int16_t *q16;     /* screen: int16 query codes, dim4 per query */
+    const float *qbound;    /* screen: per query (code scale, alpha, beta) */
+    float *sc_u;            /* screen: [n_threads][chunk rows] upper bounds */
+    size_t *sc_row;         /* screen: [n_threads][chunk rows] their rows */
+    double *sc_lb;          /* screen: [n_threads][4 kk] lower bounds */
     const uint8_t *skip;    /* per row: 1 = never return (dead or filtered) */
     const size_t *panels;   /* panels holding at least one eligible row */
     size_t chunk_panels;    /* panels per work item */
@@ -576,6 +603,158 @@ typedef struct rv__search {
     int interrupted;
 } rv__search;
 
+static int rv__cmp_double_desc(const void *pa, const void *pb) {
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a < b) - (a > b);
+}
+
+/* The k-th largest (k >= 1) of v[0 .. n), n >= k; reorders v so that
+** v[0 .. k) are the k largest.  Quickselect with a median-of-three pivot
+** and branch-free partitions (the data decide no jumps); after 64 rounds
+** (adversarial input) it sorts what is left, so the cost is O(n) expected
+** and O(n log n) at worst. */
+static double rv__kth_largest(double *v, size_t n, size_t k) {
+    size_t lo = 0, hi = n, want = k - 1; /* position in descending order */
+    for (int round = 0; hi - lo > 16 && round < 64; round++) {
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi - 1];
+        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t gt = lo; /* [lo, gt) > piv, then <= piv */
+        for (size_t i = lo; i < hi; i++) {
+            double x = v[i];
+            size_t up = x > piv;
+            v[i] = v[gt];
+            v[gt] = x;
+            gt += up;
+        }
+        if (want < gt) {
+            hi = gt;
+            continue;
+        }
+        size_t eq = gt; /* [gt, eq) == piv, then < piv */
+        for (size_t i = gt; i < hi; i++) {
+            double x = v[i];
+            size_t same = x == piv;
+            v[i] = v[eq];
+            v[eq] = x;
+            eq += same;
+        }
+        if (want < eq) return piv;
+        lo = eq;
+    }
+    qsort(v + lo, hi - lo, sizeof *v, rv__cmp_double_desc);
+    return v[want];
+}
+
+/* The exact search of an int8-storage index (RV__MODE_SCREEN), work item c.
+**
+** For a stored row x (float32), its int8 copy xh = scale * code and a
+** prepared query q with int16 codes qh = qs * qcode, the int8 screen gives
+** a = qs * scale * (qcode . code), exact in int32 and then in double.  The
+** float32 score s that the rows scan computes (rv__exact_score) satisfies
+**   |s - a| <= |q| |x - xh| + |q - qh| |xh|          (the quantisation)
+**            + gamma_dim |q| |x|                       (float32 sums)
+**            + rounding of a, b, a + b, a - b           (8 u (|q| + |q - qh|) |xh|)
+** (Cauchy-Schwarz; |x| <= |xh| + |x - xh|; gamma_n = n u / (1 - n u) with
+** u = 2^-24 bounds a float32 dot product of n terms in any order; a is
+** three float32 roundings of the exact integer sum, |a| <= (|q| +
+** |q - qh|) |xh|).  With the per-row bounds qerr >= |x - xh| and qnorm >=
+** |xh| (rv__store_row) this is b = alpha * qerr + beta * qnorm, alpha and
+** beta per query rounded up (rv__pack_queries_q16), enlarged by 1 + 1e-6
+** (the roundings of b itself) and by 1e-30 (underflow: each float32
+** operation near the subnormals errs by at most 2^-149 absolutely).  So s
+** lies in [a - b, a + b].
+**
+** Per query, the work item first computes every eligible row's interval;
+** then T = the kk-th largest among the exact scores already in the query's
+** heap and the lower ends of the new intervals (kk distinct rows score >= T,
+** so the final kk-th best score is >= T); a row whose upper end is below T
+** scores below the final kk-th best and cannot be a result (nor tie with
+** one).  Every other row is scored exactly and offered to the heap, as the
+** rows scan does.  Hence the results -- ids, order and scores -- are those
+** of the rows scan, bit for bit, whatever the data. */
+static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
+    const rv_flat *ix = sr->ix;
+    size_t p0 = c * sr->chunk_panels, p1 = p0 + sr->chunk_panels;
+    if (p1 > sr->n_panels) p1 = sr->n_panels;
+    size_t nq = sr->nq, kk = sr->kk, dim = ix->dim, d4 = ix->dim4;
+    size_t cr = sr->chunk_panels * RV__PANEL;
+    rv__hit *heaps = sr->heaps + (size_t)t * nq * kk;
+    size_t *counts = sr->counts + (size_t)t * nq;
+    int32_t *itile = (int32_t *)(void *)(sr->tiles + (size_t)t * sr->qb * RV__PANEL);
+    float *U = sr->sc_u + (size_t)t * cr;
+    size_t *rows = sr->sc_row + (size_t)t * cr;
+    double *lb = sr->sc_lb + (size_t)t * 4 * kk;
+    size_t pb = rv__panel_bytes(ix);
+    const char *pan0 = (const char *)ix->panels;
+    for (size_t q = 0; q < nq; q++) {
+        rv__hit *h = heaps + q * kk;
+        size_t *cnt = counts + q;
+        const float qs = sr->qbound[3 * q], al = sr->qbound[3 * q + 1], be = sr->qbound[3 * q + 2];
+        const int16_t *qc = sr->q16 + q * d4;
+        /* lb holds lower bounds of distinct rows' scores: the exact scores
+        ** in the heap, then every new lower end above tau.  tau never
+        ** exceeds the kk-th largest of all the lower bounds offered (it is
+        ** the kk-th largest of a subset), and every value above tau is
+        ** kept, so the kk-th largest of lb at the end is that of all of
+        ** them: T.  Rows whose upper end is below tau (<= T) are dropped at
+        ** once. */
+        size_t nb = *cnt, m = 0;
+        double tau = -INFINITY;
+        for (size_t i = 0; i < nb; i++) lb[i] = (double)h[i].s;
+        if (nb == kk) {
+            tau = lb[0];
+            for (size_t i = 1; i < nb; i++)
+                if (lb[i] < tau) tau = lb[i]; /* the heap's worst */
+        }
+        for (size_t pi = p0; pi < p1; pi++) {
+            size_t r0 = sr->panels[pi] * RV__PANEL;
+            ix->kern.q16((const int8_t *)(const void *)(pan0 + sr->panels[pi] * pb), d4, qc, itile);
+            size_t lanes = ix->n_rows - r0 < RV__PANEL ? ix->n_rows - r0 : RV__PANEL;
+            float up[RV__PANEL], lo[RV__PANEL];
+            const float *sc = ix->scale + r0, *qe = ix->qerr + r0, *qn = ix->qnorm + r0;
+            for (size_t l = 0; l < lanes; l++) {
+                float a = (float)itile[l] * sc[l] * qs;
+                float b = al * qe[l] + be * qn[l] + 1e-30f;
+                if (!isfinite(a) || !isfinite(b)) { /* overflow: no bound */
+                    a = 0.0f;
+                    b = INFINITY;
+                }
+                up[l] = a + b;
+                lo[l] = a - b;
+            }
+            for (size_t l = 0; l < lanes; l++) {
+                if ((double)up[l] < tau || sr->skip[r0 + l]) continue;
+                U[m] = up[l];
+                rows[m++] = r0 + l;
+                if ((double)lo[l] > tau) {
+                    lb[nb++] = (double)lo[l];
+                    if (nb == 4 * kk) {
+                        /* keep the kk largest; tau = the smallest of them */
+                        tau = rv__kth_largest(lb, nb, kk);
+                        nb = kk;
+                    }
+                }
+            }
+        }
+        /* T: -inf while fewer than kk rows are known */
+        double thr = nb >= kk ? rv__kth_largest(lb, nb, kk) : -INFINITY;
+        size_t n_c = 0;
+        for (size_t i = 0; i < m; i++)
+            if ((double)U[i] >= thr) rows[n_c++] = rows[i];
+        /* exact scores (U's room reused), as the rows scan computes them */
+        const float *qr = sr->qrows + q * dim;
+        ix->kern.dotsg(qr, ix->rows, rows, n_c, dim, U);
+        for (size_t i = 0; i < n_c; i++) {
+            size_t row = rows[i];
+            float s = U[i];
+            if (*cnt == kk && !rv__hit_better(s, ix->row_id[row], h[0].s, h[0].id)) continue;
+            rv__hit x = {s, ix->row_id[row], row};
+            rv__heap_push(h, cnt, kk, x);
+        }
+    }
+}
+
 /* Score the panels of work item c (a run of entries of sr->panels) for
 ** every query of the pass.  Panels without an eligible row never get here,
 ** so a filter that allows few rows scans few panels. */
@@ -592,6 +771,10 @@ static void rv__scan_chunk(rv__search *sr, unsigned t, size_t c) {
     int l2 = ix->metric == RV_METRIC_L2;
     size_t pb = rv__panel_bytes(ix);
     const char *pan0 = (const char *)ix->panels;
+    if (sr->mode == RV__MODE_SCREEN) {
+        rv__scan_chunk_screen(sr, t, c);
+        return;
+    }
     if (sr->mode == RV__MODE_ROWS) {
         /* exact scores from the float32 rows (row-major): inner products a
         ** panel at a time through the multi-row dot kernel (the scores of
@@ -784,6 +967,13 @@ static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_que
 static void rv__search_mask(const rv_flat *ix, const rv_idset *filter, uint8_t *skip, size_t *plist,
                             size_t *n_pan_out, size_t *eligible_out) {
     size_t n_pan_all = (ix->n_rows + RV__PANEL - 1) / RV__PANEL;
+    if (!filter && ix->n_live == ix->n_rows) { /* every row, every panel */
+        if (ix->n_rows) memset(skip, 0, ix->n_rows);
+        for (size_t p = 0; p < n_pan_all; p++) plist[p] = p;
+        *n_pan_out = n_pan_all;
+        *eligible_out = ix->n_rows;
+        return;
+    }
     if (!filter) {
         if (ix->n_rows) memcpy(skip, ix->dead, ix->n_rows); /* dead is NULL when empty */
     } else if (filter->n < ix->n_rows) {
@@ -835,6 +1025,52 @@ static void rv__pack_queries_i8(const rv_flat *ix, const float *qn, size_t nq, s
     }
 }
 
+/* Search step: the screen's form of nq prepared queries (rows of qn):
+** int16 codes qcode = round(q / qs), dim4 per query (zero past dim), with
+** |qcode| <= qmax = min(32767, (2^31 - 1) / (127 dim4)) so that the
+** int32 sums of rv__tile_q16_fn cannot overflow; and per query (qs, alpha,
+** beta) for the bound of rv__scan_chunk_screen: with Q >= |q| and
+** Eq >= |q - qs qcode| (both computed in double and enlarged by margins far
+** above the double roundings), alpha = Q (1 + gamma_dim) and
+** beta = Eq + gamma_dim Q + 8 u (Q + Eq), times 1 + 1e-6, rounded up to
+** float.  qs is a float, so the screen's float products use it exactly. */
+static void rv__pack_queries_q16(const rv_flat *ix, const float *qn, size_t nq, int16_t *q16,
+                                 float *qbound) {
+    size_t dim = ix->dim, d4 = ix->dim4;
+    double u = ldexp(1.0, -24), nu = (double)dim * u;
+    double gam = nu / (1.0 - nu);
+    double qmax = (double)(2147483647u / (127u * (unsigned)d4));
+    if (qmax > 32767.0) qmax = 32767.0;
+    for (size_t i = 0; i < nq; i++) {
+        const float *q = qn + i * dim;
+        int16_t *c = q16 + i * d4;
+        double maxabs = 0, n2 = 0;
+        for (size_t j = 0; j < dim; j++) {
+            double a = fabs((double)q[j]);
+            if (a > maxabs) maxabs = a;
+            n2 += (double)q[j] * q[j];
+        }
+        /* a float, so that the screen's float products use it exactly */
+        double qs = maxabs > 0 ? (double)(float)(maxabs / qmax) : 0.0, e2 = 0;
+        for (size_t j = 0; j < d4; j++) {
+            double v = j < dim ? (double)q[j] : 0.0, k = 0;
+            if (qs > 0) {
+                k = nearbyint(v / qs);
+                if (k > qmax) k = qmax;
+                if (k < -qmax) k = -qmax;
+            }
+            c[j] = (int16_t)k;
+            double d = v - qs * k;
+            e2 += d * d;
+        }
+        double Q = sqrt(n2) * (1.0 + 1e-6);
+        double Eq = sqrt(e2) * (1.0 + 1e-6) + 1e-12 * Q;
+        qbound[3 * i] = (float)qs;
+        qbound[3 * i + 1] = rv__float_up(Q * (1.0 + gam) * (1.0 + 1e-6));
+        qbound[3 * i + 2] = rv__float_up((Eq + gam * Q + 8.0 * u * (Q + Eq)) * (1.0 + 1e-6));
+    }
+}
+
 /* Search step: pack nq prepared queries into blocks of qb, dimension-major,
 ** for the float32 and float16 kernels. */
 static void rv__pack_queries_f(size_t dim, const float *qn, size_t nq, size_t nqb, unsigned qb,
@@ -867,7 +1103,7 @@ static void rv__search_merge(const rv__search *sr, unsigned T, size_t i, size_t 
     }
     qsort(merged, m, sizeof *merged, rv__cmp_hit);
     if (m > kk) m = kk;
-    int rescored = mode == RV__MODE_ROWS;
+    int rescored = mode == RV__MODE_ROWS || mode == RV__MODE_SCREEN;
     if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
         for (size_t c = 0; c < m; c++) merged[c].s = rv__exact_score(ix, qrow, merged[c].row, tmp);
         qsort(merged, m, sizeof *merged, rv__cmp_hit);
@@ -902,10 +1138,11 @@ static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t 
     if (per_pass < 1) per_pass = 1;
     if (per_pass > 1024) per_pass = 1024;
     if (per_pass > nq_all) per_pass = nq_all;
-    unsigned qb = mode == RV_FLAT_F16  ? ix->kern.qb_f16
-                  : mode == RV_FLAT_I8 ? ix->kern.qb_i8
-                                       : ix->kern.qb_f32;
-    size_t eb = mode == RV_FLAT_F16 ? 2 : mode == RV_FLAT_I8 ? 1 : 4;
+    unsigned qb = mode == RV_FLAT_F16       ? ix->kern.qb_f16
+                  : mode == RV_FLAT_I8      ? ix->kern.qb_i8
+                  : mode == RV__MODE_SCREEN ? 1u
+                                            : ix->kern.qb_f32;
+    size_t eb = mode == RV_FLAT_F16 ? 2 : (mode == RV_FLAT_I8 || mode == RV__MODE_SCREEN) ? 1 : 4;
     size_t chunk = (size_t)393216 / ((size_t)dim * eb);
     chunk = chunk / RV__PANEL * RV__PANEL;
     if (chunk < RV__PANEL) chunk = RV__PANEL;
@@ -925,6 +1162,11 @@ typedef struct rv__search_bufs {
     float *qn, *qsq;         /* prepared queries and |q|^2 (one pass) */
     float *qpack_f, *qscale; /* packed float queries, or int8 scales */
     uint8_t *qpack_b;        /* packed int8 queries */
+    int16_t *q16;            /* screen: int16 query codes */
+    float *qbound;           /* screen: 3 per query */
+    float *sc_u;             /* screen: [T][chunk rows] */
+    size_t *sc_row;          /* screen: [T][chunk rows] */
+    double *sc_lb;           /* screen: [T][4 kk] */
     rv__hit *heaps;          /* [T][per_pass][kk] */
     size_t *counts;          /* [T][per_pass] */
     float *tiles;            /* [T][qb * panel] */
@@ -938,6 +1180,11 @@ static void rv__search_bufs_free(rv__search_bufs *b) {
     rv__free(b->qpack_f);
     rv__free(b->qpack_b);
     rv__free(b->qscale);
+    rv__free(b->q16);
+    rv__free(b->qbound);
+    rv__free(b->sc_u);
+    rv__free(b->sc_row);
+    rv__free(b->sc_lb);
     rv__free(b->heaps);
     rv__free(b->counts);
     rv__free(b->tiles);
@@ -954,9 +1201,18 @@ static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
     memset(b, 0, sizeof *b);
     b->qn = (float *)rv__malloc(per_pass * dim * sizeof *b->qn);
     b->qsq = (float *)rv__malloc(per_pass * sizeof *b->qsq);
+    int screen_ok = 1;
     if (mode == RV_FLAT_I8) {
         b->qpack_b = (uint8_t *)rv__malloc(max_nqb * qb * ix->dim4);
         b->qscale = (float *)rv__malloc(max_nqb * qb * sizeof *b->qscale);
+    } else if (mode == RV__MODE_SCREEN) {
+        size_t cr = pl->chunk_panels * RV__PANEL;
+        b->q16 = (int16_t *)rv__malloc(per_pass * ix->dim4 * sizeof *b->q16);
+        b->qbound = (float *)rv__malloc(per_pass * 3 * sizeof *b->qbound);
+        b->sc_u = (float *)rv__malloc((size_t)T * cr * sizeof *b->sc_u);
+        b->sc_row = (size_t *)rv__malloc((size_t)T * cr * sizeof *b->sc_row);
+        b->sc_lb = (double *)rv__malloc((size_t)T * 4 * kk * sizeof *b->sc_lb);
+        screen_ok = b->q16 && b->qbound && b->sc_u && b->sc_row && b->sc_lb;
     } else {
         b->qpack_f = (float *)rv__malloc(max_nqb * qb * dim * sizeof *b->qpack_f);
     }
@@ -965,7 +1221,10 @@ static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
     b->tiles = (float *)rv__malloc((size_t)T * qb * RV__PANEL * sizeof *b->tiles);
     b->merged = (rv__hit *)rv__malloc((size_t)T * kk * sizeof *b->merged);
     b->tmp = (float *)rv__malloc(dim * sizeof *b->tmp);
-    if (!b->qn || !b->qsq || (mode == RV_FLAT_I8 ? (!b->qpack_b || !b->qscale) : !b->qpack_f) ||
+    if (!b->qn || !b->qsq ||
+        (mode == RV_FLAT_I8        ? (!b->qpack_b || !b->qscale)
+         : mode == RV__MODE_SCREEN ? !screen_ok
+                                   : !b->qpack_f) ||
         !b->heaps || !b->counts || !b->tiles || !b->merged || !b->tmp) {
         rv__search_bufs_free(b);
         return rv__nomem("the search buffers");
@@ -994,7 +1253,8 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, si
 
     /* Which storage to scan and how many candidates to keep. */
     int mode = (int)ix->storage;
-    if (prm->exact && mode != RV_FLAT_F32) mode = RV__MODE_ROWS;
+    if (prm->exact && mode != RV_FLAT_F32)
+        mode = mode == RV_FLAT_I8 && ix->metric != RV_METRIC_L2 ? RV__MODE_SCREEN : RV__MODE_ROWS;
     size_t kk = k;
     if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
         size_t f = prm->rescore_factor ? prm->rescore_factor : ix->rescore_factor;
@@ -1057,6 +1317,8 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, si
         size_t nqb = (nq + qb - 1) / qb;
         if (mode == RV_FLAT_I8)
             rv__pack_queries_i8(ix, qn, nq, nqb, qb, bf.qpack_b, bf.qscale);
+        else if (mode == RV__MODE_SCREEN)
+            rv__pack_queries_q16(ix, qn, nq, bf.q16, bf.qbound);
         else
             rv__pack_queries_f(dim, qn, nq, nqb, qb, bf.qpack_f);
         sr.nq = nq;
@@ -1065,6 +1327,11 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, si
         sr.qpack_b = bf.qpack_b;
         sr.qscale = bf.qscale;
         sr.qrows = qn;
+        sr.q16 = bf.q16;
+        sr.qbound = bf.qbound;
+        sr.sc_u = bf.sc_u;
+        sr.sc_row = bf.sc_row;
+        sr.sc_lb = bf.sc_lb;
         sr.progress_base = (uint64_t)pass * n_chunks;
         memset(counts, 0, (size_t)T * nq * sizeof *counts);
         rv__run_scan(&sr, T);

@@ -29,12 +29,20 @@ typedef void (*rv__tile_f32_fn)(const float *panel, size_t dim, const float *qpa
 typedef void (*rv__tile_f16_fn)(const uint16_t *panel, size_t dim, const float *qpack, float *out);
 typedef void (*rv__tile_i8_fn)(const int8_t *panel, size_t dim4, const uint8_t *qpack,
                                int32_t *out);
+/* One panel of 16 int8 rows against one query of int16 codes (dim4 of
+** them, zero past dim): out[l] = sum_j q[j] * code of row l at j, exact in
+** int32 as long as max|q| * 127 * dim4 < 2^31 (the caller's choice of the
+** query's range). */
+typedef void (*rv__tile_q16_fn)(const int8_t *panel, size_t dim4, const int16_t *q, int32_t *out);
 typedef float (*rv__dot_fn)(const float *a, const float *b, size_t n);
 /* out[r] = dot(q, x + r * dim, dim) for r < n_rows (x row-major): the
 ** dot products of one query with consecutive rows, several rows at a time
 ** so that their independent sums hide the FMA latency.  Each out[r] is bit
 ** for bit what the matching rv__dot_fn returns. */
 typedef void (*rv__dots_fn)(const float *q, const float *x, size_t n_rows, size_t dim, float *out);
+/* The same for the rows x + rows[r] * dim (r < n_rows). */
+typedef void (*rv__dotsg_fn)(const float *q, const float *x, const size_t *rows, size_t n_rows,
+                             size_t dim, float *out);
 
 typedef struct rv__flat_kernels {
     rv__tile_f32_fn f32;
@@ -43,9 +51,11 @@ typedef struct rv__flat_kernels {
     unsigned qb_f16;
     rv__tile_i8_fn i8;
     unsigned qb_i8;
+    rv__tile_q16_fn q16; /* the exact search's int8 screen */
     rv__dot_fn dot;
-    rv__dots_fn dots; /* same arithmetic as dot */
-    const char *name; /* which instruction set was picked */
+    rv__dots_fn dots;   /* same arithmetic as dot */
+    rv__dotsg_fn dotsg; /* same arithmetic as dot */
+    const char *name;   /* which instruction set was picked */
 } rv__flat_kernels;
 
 /* Pick the best kernels this CPU runs (x86-64: AVX-512, AVX2+FMA, or the
@@ -87,6 +97,11 @@ struct rv_flat {
     float *rows;      /* F16/I8 only: cap_rows * dim */
     float *scale;     /* I8 only: per-row scale */
     int32_t *csum;    /* I8 only: per-row sum of the int8 codes */
+    /* I8 only, for the exact search's screen (see rv_flat_search in flat.c):
+    ** upper bounds of |x - scale * code| and of |scale * code| (Euclidean
+    ** norms) of each stored row x. */
+    float *qerr;
+    float *qnorm;
 
     /* id -> row: open addressing, linear probing, backward-shift deletes.
     ** Empty slots hold key -1. */

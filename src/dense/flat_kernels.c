@@ -195,6 +195,21 @@ static void rv__tile_i8_portable(const int8_t *panel, size_t dim4, const uint8_t
     memcpy(out, acc, sizeof acc);
 }
 
+/* Portable screen kernel: int16 query codes times int8 row codes, summed
+** in int32 (exact; the AVX2 twin gives the same integers). */
+static void rv__tile_q16_portable(const int8_t *panel, size_t dim4, const int16_t *q,
+                                  int32_t *out) {
+    int32_t acc[16];
+    memset(acc, 0, sizeof acc);
+    for (size_t j = 0; j < dim4 / 4; j++) {
+        const int8_t *p = panel + j * 64;
+        int32_t q0 = q[4 * j], q1 = q[4 * j + 1], q2 = q[4 * j + 2], q3 = q[4 * j + 3];
+        for (int l = 0; l < 16; l++)
+            acc[l] += q0 * p[l * 4] + q1 * p[l * 4 + 1] + q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
 /* Dot product with 16 independent partial sums (vectorises without
 ** -ffast-math, since the order of additions is fixed by the source). */
 static float rv__dot_portable(const float *a, const float *b, size_t n) {
@@ -213,17 +228,28 @@ static void rv__dots_portable(const float *q, const float *x, size_t n_rows, siz
     for (size_t r = 0; r < n_rows; r++) out[r] = rv__dot_portable(q, x + r * dim, dim);
 }
 
+static void rv__dotsg_portable(const float *q, const float *x, const size_t *rows, size_t n_rows,
+                               size_t dim, float *out) {
+    for (size_t r = 0; r < n_rows; r++) out[r] = rv__dot_portable(q, x + rows[r] * dim, dim);
+}
+
 /* Dot products of one query with R consecutive rows at a time (vectors of
 ** VL lanes, 16 / VL per row and step of 16 dimensions): lane l of row g
 ** sums q[i + l] * x_g[i + l] over i = 0, 16, 32, ... exactly as acc[l] of
 ** the dot kernel DOT does, then takes the same tail and the same pairwise
 ** reduction, so out[r] equals DOT(q, row r) bit for bit; the R rows'
 ** independent sums keep the FMA units busy.  Rows left over go to DOT. */
-#define RV__DOTS_BODY(R, VT, VL, DOT)                                                              \
+#define RV__DOTS_BODY(R, VT, VL, DOT) RV__DOTS_BODY_AT(R, VT, VL, DOT, x + (r) * dim)
+/* The same with row r at ROWAT (an expression of r). */
+#define RV__DOTS_BODY_AT(R, VT, VL, DOT, ROWAT)                                                    \
     enum { NV_ = 16 / (VL) };                                                                      \
     size_t main_ = dim / 16 * 16, r_ = 0;                                                          \
     for (; r_ + (R) <= n_rows; r_ += (R)) {                                                        \
-        const float *x0_ = x + r_ * dim;                                                           \
+        const float *xg_row_[R];                                                                   \
+        for (int g = 0; g < (R); g++) {                                                            \
+            size_t r = r_ + (size_t)g;                                                             \
+            xg_row_[g] = (ROWAT);                                                                  \
+        }                                                                                          \
         VT acc_[R][NV_];                                                                           \
         for (int g = 0; g < (R); g++)                                                              \
             for (int v = 0; v < NV_; v++) acc_[g][v] = (VT){0};                                    \
@@ -232,12 +258,12 @@ static void rv__dots_portable(const float *q, const float *x, size_t n_rows, siz
             for (int v = 0; v < NV_; v++) qv_[v] = RV__LOAD(VT, q + i + v * (VL));                 \
             for (int g = 0; g < (R); g++)                                                          \
                 for (int v = 0; v < NV_; v++)                                                      \
-                    acc_[g][v] += qv_[v] * RV__LOAD(VT, x0_ + g * dim + i + v * (VL));             \
+                    acc_[g][v] += qv_[v] * RV__LOAD(VT, xg_row_[g] + i + v * (VL));                \
         }                                                                                          \
         for (int g = 0; g < (R); g++) {                                                            \
             float a_[16];                                                                          \
             for (int v = 0; v < NV_; v++) memcpy(a_ + v * (VL), &acc_[g][v], sizeof acc_[g][v]);   \
-            const float *xg_ = x0_ + g * dim;                                                      \
+            const float *xg_ = xg_row_[g];                                                         \
             size_t i = main_;                                                                      \
             for (int l = 0; i < dim; i++, l++) a_[l] += q[i] * xg_[i];                             \
             for (int w = 8; w >= 1; w /= 2)                                                        \
@@ -245,7 +271,10 @@ static void rv__dots_portable(const float *q, const float *x, size_t n_rows, siz
             out[r_ + g] = a_[0];                                                                   \
         }                                                                                          \
     }                                                                                              \
-    for (; r_ < n_rows; r_++) out[r_] = DOT(q, x + r_ * dim, dim);
+    for (; r_ < n_rows; r_++) {                                                                    \
+        size_t r = r_;                                                                             \
+        out[r_] = DOT(q, (ROWAT), dim);                                                            \
+    }
 
 #ifdef RV__X86_DISPATCH
 /* AVX2 + FMA: 4 queries x 2 ymm per panel row = 8 accumulators. */
@@ -286,6 +315,11 @@ RV__T_AVX2 static float dot_avx2(const float *a, const float *b, size_t n) {
 /* Four rows x 2 ymm = 8 independent sums. */
 RV__T_AVX2 static void dots_avx2(const float *q, const float *x, size_t n_rows, size_t dim,
                                  float *out){RV__DOTS_BODY(4, rv__v8f, 8, dot_avx2)}
+/* The same for rows x + rows[r] * dim. */
+RV__T_AVX2
+    static void dotsg_avx2(const float *q, const float *x, const size_t *rows, size_t n_rows,
+                           size_t dim,
+                           float *out){RV__DOTS_BODY_AT(4, rv__v8f, 8, dot_avx2, x + rows[r] * dim)}
 
 /* dot_avx2's arithmetic with 512-bit vectors: eight rows x 1 zmm. */
 RV__T_AVX512 static void dots_avx512(const float *q, const float *x, size_t n_rows, size_t dim,
@@ -310,6 +344,33 @@ RV__T_AVX512
       } while (0)
     RV__FLOAT_TILE_BODY(RV__QB_AVX512, rv__v16f, 16, LOADROW)
 #  undef LOADROW
+}
+
+/* AVX2 screen kernel: the 16 bytes of 4 rows x 4 dimensions widened to
+** int16, VPMADDWD against the query's 4 int16 codes (pairs summed into
+** int32), one accumulator per 4 rows; the pairs are added at the end. */
+RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int16_t *q,
+                                     int32_t *out) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t j = 0; j < dim4 / 4; j++) {
+        const int8_t *p = panel + j * 64;
+        long long w;
+        memcpy(&w, q + 4 * j, 8);
+        __m256i qv = _mm256_set1_epi64x(w);
+        __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
+        __m256i x1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)));
+        __m256i x2 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p + 32)));
+        __m256i x3 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p + 48)));
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, qv));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x1, qv));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x2, qv));
+        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x3, qv));
+    }
+    /* a0 = [r0 r0 r1 r1 | r2 r2 r3 r3] halves; hadd gives [r0 r1 r4 r5 | r2 r3 r6 r7] */
+    __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xD8);
+    __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a2, a3), 0xD8);
+    _mm256_storeu_si256((__m256i *)(void *)out, lo);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), hi);
 }
 
 /* AVX-512 VNNI: VPDPBUSD multiplies 4 unsigned query bytes by 4 signed row
@@ -339,8 +400,10 @@ void rv__flat_kernels_portable(rv__flat_kernels *k) {
     k->qb_f16 = RV__QB_PORTABLE;
     k->i8 = rv__tile_i8_portable;
     k->qb_i8 = RV__QB_I8_PORTABLE;
+    k->q16 = rv__tile_q16_portable;
     k->dot = rv__dot_portable;
     k->dots = rv__dots_portable;
+    k->dotsg = rv__dotsg_portable;
     k->name = "portable";
 }
 
@@ -365,6 +428,8 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
         k->qb_f16 = RV__QB_AVX2;
         k->dot = dot_avx2;
         k->dots = dots_avx2;
+        k->dotsg = dotsg_avx2;
+        k->q16 = tile_q16_avx2;
         k->name = "avx2";
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {

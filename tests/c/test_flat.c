@@ -361,6 +361,201 @@ static void test_exact_compact_scores_equal_rescore(void) {
     free(q);
 }
 
+/* The screen kernel (int16 query codes x int8 panel codes, summed in
+** int32) gives the exact integer sums, dispatched and portable alike, at
+** the largest query codes the search uses for each dimension. */
+static void test_q16_kernels_exact(void) {
+    rv_rng rng;
+    rv_rng_seed(&rng, 61);
+    size_t dims[] = {4, 8, 36, 384, 1024, 4096};
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+        size_t d4 = dims[di];
+        int32_t qmax = (int32_t)(2147483647u / (127u * (unsigned)d4));
+        if (qmax > 32767) qmax = 32767;
+        int8_t *panel = (int8_t *)malloc(d4 * 16);
+        int16_t *q = (int16_t *)malloc(d4 * sizeof *q);
+        for (int trial = 0; trial < 4; trial++) {
+            for (size_t i = 0; i < d4 * 16; i++)
+                panel[i] = trial == 0 ? 127 : (int8_t)((int)rv_rng_below(&rng, 255) - 127);
+            for (size_t j = 0; j < d4; j++)
+                q[j] = trial == 0
+                           ? (int16_t)qmax
+                           : (int16_t)((int32_t)rv_rng_below(&rng, 2u * (unsigned)qmax + 1) - qmax);
+            int32_t got[2][16];
+            rv__flat_kernels k;
+            rv__flat_kernels_select(&k);
+            k.q16(panel, d4, q, got[0]);
+            rv__flat_kernels_portable(&k);
+            k.q16(panel, d4, q, got[1]);
+            for (int l = 0; l < 16; l++) {
+                int64_t want = 0;
+                for (size_t j = 0; j < d4; j++)
+                    want += (int64_t)q[j] * panel[(j / 4) * 64 + (size_t)l * 4 + j % 4];
+                EXPECT_EQ((int64_t)got[0][l], want);
+                EXPECT_EQ((int64_t)got[1][l], want);
+            }
+        }
+        free(panel);
+        free(q);
+    }
+}
+
+/* The gathered dot kernel scores each listed row as the dot kernel does,
+** bit for bit (the screen scores its candidates with it). */
+static void test_dotsg_match_dot(void) {
+    size_t n = 40;
+    float *x = gauss_vectors(n, 400, 43), *q = gauss_vectors(1, 400, 44);
+    size_t rows[23];
+    float out[23];
+    for (size_t i = 0; i < 23; i++) rows[i] = (i * 17 + 5) % n;
+    for (int set = 0; set < 2; set++) {
+        rv__flat_kernels k;
+        if (set == 0)
+            rv__flat_kernels_select(&k);
+        else
+            rv__flat_kernels_portable(&k);
+        size_t dims[] = {1, 3, 16, 17, 33, 64, 70, 384, 400};
+        for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+            size_t dim = dims[di];
+            for (size_t m = 0; m <= 23; m++) {
+                k.dotsg(q, x, rows, m, dim, out);
+                for (size_t r = 0; r < m; r++) {
+                    float want = k.dot(q, x + rows[r] * dim, dim);
+                    if (memcmp(&want, &out[r], sizeof want) != 0)
+                        FAILF("%s dotsg: dim %zu, %zu rows, row %zu: %.9g != dot %.9g", k.name, dim,
+                              m, r, (double)out[r], (double)want);
+                }
+            }
+        }
+    }
+    free(x);
+    free(q);
+}
+
+/* Data on which the int8 screen is hard: near-duplicates (cluster centres
+** plus noise far below the int8 step), exact duplicates (ties), rows whose
+** norms span many decades, spikes (one large component, the rest below the
+** int8 step) and tiny values near the float32 subnormals. */
+static float *screen_data(int kind, size_t n, size_t dim, uint64_t seed) {
+    float *v = gauss_vectors(n, dim, seed);
+    rv_rng rng;
+    rv_rng_seed(&rng, seed + 1);
+    if (kind == 1) { /* 4 centres, noise 1e-5 */
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < dim; j++)
+                v[i * dim + j] = v[(i % 4) * dim + j] + 1e-5f * v[i * dim + j];
+    } else if (kind == 2) { /* every row repeated 3 times */
+        for (size_t i = 0; i < n; i++) memcpy(v + i * dim, v + (i / 3) * dim, dim * sizeof *v);
+    } else if (kind == 3) { /* norms 1e-12 .. 1e12 */
+        for (size_t i = 0; i < n; i++) {
+            float f = (float)pow(10.0, -12.0 + 24.0 * rv_rng_uniform(&rng));
+            for (size_t j = 0; j < dim; j++) v[i * dim + j] *= f;
+        }
+    } else if (kind == 4) { /* spikes */
+        for (size_t i = 0; i < n; i++) {
+            for (size_t j = 0; j < dim; j++) v[i * dim + j] *= 1e-4f;
+            v[i * dim + rv_rng_below(&rng, dim)] = 1.0f;
+        }
+    } else if (kind == 5) { /* tiny */
+        for (size_t i = 0; i < n * dim; i++) v[i] *= 1e-35f;
+    }
+    return v;
+}
+
+/* The exact search of int8 storage (the int8 screen, then float32 scores
+** for what it cannot rule out) returns what scoring every live allowed row
+** in float32 returns (rv_flat_rescore of them all): ids, order and scores
+** bit for bit -- on hard data, for inner product and cosine, with deletes,
+** filters, several chunks and threads, and both kernel sets. */
+static void test_screen_equals_brute_force(void) {
+    struct {
+        size_t n, dim, nq, k;
+    } shapes[] = {{300, 5, 3, 7}, {600, 37, 4, 50}, {2500, 384, 3, 11}, {1100, 64, 5, 300}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        size_t n = shapes[si].n, dim = shapes[si].dim, nq = shapes[si].nq, k = shapes[si].k;
+        for (int kind = 0; kind < 6; kind++) {
+            float *data = screen_data(kind, n, dim, 70 + (uint64_t)kind);
+            float *qs = gauss_vectors(nq, dim, 90 + (uint64_t)kind);
+            /* a query equal to a stored row: ties at the top */
+            memcpy(qs, data + (n / 2) * dim, dim * sizeof *qs);
+            if (kind == 5)
+                for (size_t i = dim; i < nq * dim; i++) qs[i] *= 1e-30f;
+            for (int m = 0; m < 2; m++) {
+                rv_metric metric = m ? RV_METRIC_COSINE : RV_METRIC_INNER_PRODUCT;
+                rv_flat *ix = make((uint32_t)dim, metric, RV_FLAT_I8);
+                ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+                int64_t gone[7] = {0, 3, 17, 100, 101, 299, 5};
+                size_t removed = 0;
+                ASSERT_OK(rv_flat_delete(ix, 7, gone, &removed));
+                /* allowed: every other id (and ids that are not there) */
+                size_t na = n / 2 + 2;
+                int64_t *allow = (int64_t *)malloc(na * sizeof *allow);
+                for (size_t i = 0; i < na; i++) allow[i] = (int64_t)(2 * i);
+                rv_idset *flt = NULL;
+                ASSERT_OK(rv_idset_create(allow, na, &flt));
+                size_t live_n = 0;
+                int64_t *live = (int64_t *)malloc(n * sizeof *live);
+                ASSERT_OK(rv_flat_ids(ix, live, n, &live_n));
+                for (int set = 0; set < 2; set++) {
+                    rv__flat_kernels saved = ix->kern;
+                    if (set) rv__flat_kernels_portable(&ix->kern);
+                    for (int filtered = 0; filtered < 2; filtered++) {
+                        /* the candidates: every live (allowed) id */
+                        size_t nc = 0;
+                        int64_t *cand = (int64_t *)malloc(nq * n * sizeof *cand);
+                        for (size_t i = 0; i < live_n; i++)
+                            if (!filtered || live[i] % 2 == 0) cand[nc++] = live[i];
+                        for (size_t qi = 1; qi < nq; qi++)
+                            memcpy(cand + qi * nc, cand, nc * sizeof *cand);
+                        size_t kk = k < nc ? k : nc;
+                        int64_t *ia = (int64_t *)malloc(nq * k * sizeof *ia);
+                        int64_t *ib = (int64_t *)malloc(nq * k * sizeof *ib);
+                        float *sa = (float *)malloc(nq * k * sizeof *sa);
+                        float *sb = (float *)malloc(nq * k * sizeof *sb);
+                        size_t *fb = (size_t *)malloc(nq * sizeof *fb);
+                        for (uint32_t threads = 1; threads <= 2; threads++) {
+                            rv_flat_search_params p;
+                            rv_flat_search_params_init(&p);
+                            p.k = k;
+                            p.exact = 1;
+                            p.n_threads = threads;
+                            p.filter = filtered ? flt : NULL;
+                            size_t found = 0;
+                            ASSERT_OK(rv_flat_search(ix, &p, nq, qs, ia, sa, &found));
+                            EXPECT_EQ(found, kk);
+                            ASSERT_OK(rv_flat_rescore(ix, nq, qs, nc, cand, k, 1, ib, sb, fb));
+                            for (size_t i = 0; i < nq * k; i++) {
+                                if (i % k >= kk) continue;
+                                if (ia[i] != ib[i] || memcmp(&sa[i], &sb[i], sizeof sa[i]) != 0) {
+                                    FAILF("shape %zu data %d metric %d kernels %d filter %d "
+                                          "threads %u: hit %zu: %lld %.9g != %lld %.9g",
+                                          si, kind, m, set, filtered, (unsigned)threads, i,
+                                          (long long)ia[i], (double)sa[i], (long long)ib[i],
+                                          (double)sb[i]);
+                                    break;
+                                }
+                            }
+                        }
+                        free(cand);
+                        free(ia);
+                        free(ib);
+                        free(sa);
+                        free(sb);
+                        free(fb);
+                    }
+                    ix->kern = saved;
+                }
+                rv_idset_free(flt);
+                free(allow);
+                free(live);
+                rv_flat_free(ix);
+            }
+            free(data);
+            free(qs);
+        }
+    }
+}
+
 static void test_half_conversion(void) {
     EXPECT_EQ(rv__f32_to_f16(1.0f), 0x3c00);
     EXPECT_EQ(rv__f32_to_f16(-2.0f), 0xc000);
@@ -850,6 +1045,9 @@ int main(void) {
     RUN_TEST(test_half_conversion);
     RUN_TEST(test_dots_match_dot);
     RUN_TEST(test_exact_compact_scores_equal_rescore);
+    RUN_TEST(test_q16_kernels_exact);
+    RUN_TEST(test_dotsg_match_dot);
+    RUN_TEST(test_screen_equals_brute_force);
     RUN_TEST(test_deletes_filters_and_ids);
     RUN_TEST(test_filters_match_brute_force);
     RUN_TEST(test_bad_input);

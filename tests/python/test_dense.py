@@ -429,3 +429,97 @@ def test_hnsw_filter_routes_both_sides():
     assert sorted(got.ids.tolist()) == sorted(
         exact.search(queries[0], k=10, filter=mostly_missing).ids.tolist()
     )
+
+
+# ------------------------------------------------- exact search of int8 storage
+
+
+def _hard_data(kind, rng, n, dim):
+    """Data on which an int8 screen is hard (see the C test
+    test_screen_equals_brute_force): near-duplicates, exact duplicates,
+    norms over many decades, spikes below the int8 step, tiny values."""
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    if kind == "clusters":
+        centres = rng.standard_normal((3, dim)).astype(np.float32)
+        x = centres[rng.integers(0, 3, n)] + np.float32(1e-5) * x
+    elif kind == "duplicates":
+        x = x[rng.integers(0, max(1, n // 3), n)]
+    elif kind == "scales":
+        x *= (10.0 ** rng.uniform(-12, 12, (n, 1))).astype(np.float32)
+    elif kind == "spikes":
+        x *= np.float32(1e-4)
+        x[np.arange(n), rng.integers(0, dim, n)] = 1.0
+    elif kind == "integers":
+        x = rng.integers(-2, 3, (n, dim)).astype(np.float32)
+    elif kind == "tiny":
+        x *= np.float32(1e-35)
+    x[np.all(x == 0, axis=1), 0] = 1.0  # no zero rows (cosine)
+    return x
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 700),
+    st.sampled_from([1, 3, 4, 16, 17, 45, 384]),
+    st.sampled_from(["gauss", "clusters", "duplicates", "scales", "spikes", "integers", "tiny"]),
+    st.sampled_from(["ip", "cosine", "l2"]),
+    st.integers(1, 80),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_int8_exact_search_is_brute_force(n, dim, kind, metric, k, filtered, seed):
+    """``exact=True`` on int8 storage screens with the int8 copy and scores
+    exactly only what the screen's bounds cannot rule out; whatever the
+    data, its results -- ids, order, float32 scores bit for bit -- are those
+    of scoring every live (allowed) vector: :meth:`FlatIndex.rescore` of all
+    of them. Queries include a stored vector (ties at the top) and copies of
+    it scaled down."""
+    rng = np.random.default_rng(seed)
+    data = _hard_data(kind, rng, n, dim)
+    ids = rng.permutation(n).astype(np.int64) * 3
+    ix = FlatIndex(dim, metric, storage="int8")
+    ix.add(data, ids=ids)
+    gone = ids[rng.random(n) < 0.1]
+    if 0 < len(gone) < n:
+        ix.remove(gone)
+    live = ix.ids()
+    q = np.concatenate([data[n // 2 : n // 2 + 1], _hard_data(kind, rng, 3, dim)])
+    q[2] = q[0] * np.float32(1e-3)
+    allowed = live[rng.random(len(live)) < 0.5] if filtered else None
+    cand = live if allowed is None else allowed
+    for threads in (1, 2):
+        got = ix.search(q, k=k, exact=True, filter=allowed, n_threads=threads)
+        if not len(cand):
+            assert got.ids.shape == (4, 0)
+            continue
+        want = ix.rescore(q, np.tile(cand, (4, 1)), k=k)
+        kk = min(k, len(cand))
+        np.testing.assert_array_equal(got.ids, want.ids[:, :kk])
+        assert got.scores.tobytes() == want.scores[:, :kk].tobytes()
+
+
+def test_int8_exact_search_large_index_threads():
+    """Several chunks of rows and two threads: still the brute force, bit
+    for bit (clustered data, so many rows are near the cut)."""
+    rng = np.random.default_rng(7)
+    data = _hard_data("clusters", rng, 5000, 384)
+    ix = FlatIndex(384, "ip", storage="int8")
+    ix.add(data)
+    q = _hard_data("clusters", rng, 6, 384)
+    for k in (1, 11, 50, 500):
+        got = ix.search(q, k=k, exact=True, n_threads=2)
+        want = ix.rescore(q, np.tile(ix.ids(), (6, 1)), k=k)
+        np.testing.assert_array_equal(got.ids, want.ids)
+        assert got.scores.tobytes() == want.scores.tobytes()
+
+
+def test_frozen_index_refuses_changes_and_still_searches():
+    ix = FlatIndex(2, metric="ip", storage="int8")
+    ix.add([[1.0, 0.0], [0.0, 1.0]], ids=[4, 9])
+    ix._freeze()
+    for change in (lambda: ix.add([[1.0, 1.0]]), lambda: ix.remove([4]), ix.compact):
+        with pytest.raises(RuntimeError, match="read-only"):
+            change()
+    ids, scores = ix._search_vector(np.array([0.0, 1.0], dtype=np.float32), 5, True, 1)
+    assert ids.tolist() == [9, 4] and scores.tolist() == [1.0, 0.0]
+    assert ix.search([0.0, 1.0], k=1).ids.tolist() == [9]

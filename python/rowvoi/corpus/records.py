@@ -110,6 +110,9 @@ class RecordTable:
         The surface kinds, sorted.
     has_text : bool
         Whether texts and metadata are held (:meth:`hit_fields` needs them).
+    one_per_artifact : bool
+        No two records share an artifact (a per-artifact collapse keeps
+        every record).
     """
 
     def __init__(self, generation: int) -> None:
@@ -119,10 +122,12 @@ class RecordTable:
         self.surface = np.zeros(0, dtype=np.int64)
         self.kind = np.zeros(0, dtype=np.int32)
         self.kinds: list[str] = []
+        self.one_per_artifact = True
         self._artifact_ids = _Strings([])
         self._filter_fields = _Strings([])
         self._texts: _Strings | None = None
         self._metadata: _Strings | None = None
+        self._cols: tuple[memoryview, memoryview, memoryview] | None = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -226,6 +231,7 @@ class RecordTable:
                 "RV_E_CORRUPT",
             )
         self.art = by_aid[at].astype(np.int32)
+        self.one_per_artifact = bool(len(np.unique(self.art)) == len(self.art))
         self.kinds = sorted(set(kind_names))
         code = {k: i for i, k in enumerate(self.kinds)}
         self.kind = np.fromiter(
@@ -235,6 +241,19 @@ class RecordTable:
             self._texts = _Strings(texts)
             self._metadata = _Strings(metas)
         return self
+
+    def _columns(self) -> tuple[memoryview, memoryview, memoryview]:
+        """(art, kind, surface) as memoryviews: one record's values as
+        Python ints without a numpy scalar (built once; a race builds equal
+        views)."""
+        cols = self._cols
+        if cols is None:
+            cols = self._cols = (
+                self.art.data,
+                self.kind.data,
+                self.surface.data,
+            )
+        return cols
 
     def positions(self, ids: Iterable[int] | np.ndarray) -> np.ndarray:
         """Positions (int64) of live record ids in the table.
@@ -292,29 +311,26 @@ class RecordTable:
         texts, metas = self._texts, self._metadata
         if texts is None or metas is None:
             raise RuntimeError("this record table holds no texts (over TEXT_BUDGET)")
-        pos = np.asarray(positions, dtype=np.int64)
+        pos = positions.tolist() if isinstance(positions, np.ndarray) else positions
         kinds = self.kinds
         t_blob, t_off = texts.blob, texts.offsets
         m_blob, m_off = metas.blob, metas.offsets
         f_blob, f_off = self._filter_fields.blob, self._filter_fields.offsets
         a_blob, a_off = self._artifact_ids.blob, self._artifact_ids.offsets
+        art, kind, surface = self._columns()
         out = []
-        for i, a, k, si in zip(
-            pos.tolist(),
-            self.art[pos].tolist(),
-            self.kind[pos].tolist(),
-            self.surface[pos].tolist(),
-        ):
-            meta: dict[str, Any] = (
-                json.loads(m_blob[m_off[i] : m_off[i + 1]]) if m_off[i + 1] > m_off[i] else {}
-            )
-            if f_off[a + 1] > f_off[a]:
-                meta.update(json.loads(f_blob[f_off[a] : f_off[a + 1]]))
+        for i in pos:
+            a = art[i]
+            ms, me = m_off[i], m_off[i + 1]
+            meta: dict[str, Any] = json.loads(m_blob[ms:me]) if me > ms else {}
+            fs, fe = f_off[a], f_off[a + 1]
+            if fe > fs:
+                meta.update(json.loads(f_blob[fs:fe]))
             out.append(
                 (
                     a_blob[a_off[a] : a_off[a + 1]].decode(),
-                    kinds[k],
-                    si,
+                    kinds[kind[i]],
+                    surface[i],
                     t_blob[t_off[i] : t_off[i + 1]].decode(),
                     meta,
                 )

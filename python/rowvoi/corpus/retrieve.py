@@ -107,7 +107,7 @@ from rowvoi.corpus.store import (
     load_dense,
     load_lexical,
 )
-from rowvoi.dense import HNSWIndex
+from rowvoi.dense import FlatIndex, HNSWIndex
 from rowvoi.errors import QueryError
 
 __all__ = [
@@ -143,7 +143,8 @@ DFLT_BM25_SAT_K = 8.0
 #: candidates re-scored exactly in float32 (about 4x less memory read per
 #: query; recall@10 = 1.0 measured on 100k and 1M 384-d vectors in
 #: bench/results/retrieval.md); smaller ones, and ``index="flat"``, are
-#: scanned exactly in float32.
+#: searched exactly (the int8 copy screens with proven error bounds, float32
+#: scores decide: the results of a float32 scan, bit for bit).
 INT8_SCAN_MIN = 20_000
 #: One query scans a flat index of fewer vectors on one thread: below this
 #: size a second thread costs more than it saves (one 100k x 384 int8 scan:
@@ -310,6 +311,9 @@ class Corpus:
                 cur.has_lexical = True
             if dense and not cur.has_dense:
                 cur.dense = load_dense(self.store, snap)
+                if isinstance(cur.dense, FlatIndex):
+                    # never changed once published: searches skip its lock
+                    cur.dense._freeze()
                 cur.dense_size = (
                     0 if cur.dense is None else len(getattr(cur.dense, "exact", cur.dense))
                 )
@@ -603,18 +607,27 @@ def search(
     ...
     ValueError: k=0: must be in 1 .. 100000
     """
-    c = _as_corpus(corpus)
+    c = corpus if type(corpus) is Corpus else _as_corpus(corpus)
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, not {type(query).__name__}")
-    k = _check_int("k", k, 1, MAX_FETCH_K)
-    mode = _v.choice("mode", mode, MODES)
-    fusion = _v.choice("fusion", fusion, FUSIONS)
-    rrf_k = _check_int("rrf_k", rrf_k, 1)
-    alpha = _v.real("alpha", alpha, low=0.0, high=1.0)
-    bm25_sat_k = _v.real("bm25_sat_k", bm25_sat_k, low=0.0, low_open=True, finite=True)
-    index = _v.choice("index", index, INDEXES)
-    kinds = _check_surfaces(surfaces)
-    weights = _check_weights(surface_weights)
+    # each check's common valid case first (a plain int, float or str in
+    # range), the full checks (conversions, messages) otherwise
+    if not (type(k) is int and 1 <= k <= MAX_FETCH_K):
+        k = _check_int("k", k, 1, MAX_FETCH_K)
+    if not (type(mode) is str and mode in MODES):
+        mode = _v.choice("mode", mode, MODES)
+    if not (type(fusion) is str and fusion in FUSIONS):
+        fusion = _v.choice("fusion", fusion, FUSIONS)
+    if not (type(rrf_k) is int and rrf_k >= 1):
+        rrf_k = _check_int("rrf_k", rrf_k, 1)
+    if not (type(alpha) is float and 0.0 <= alpha <= 1.0):
+        alpha = _v.real("alpha", alpha, low=0.0, high=1.0)
+    if not (type(bm25_sat_k) is float and 0.0 < bm25_sat_k < math.inf):
+        bm25_sat_k = _v.real("bm25_sat_k", bm25_sat_k, low=0.0, low_open=True, finite=True)
+    if not (type(index) is str and index in INDEXES):
+        index = _v.choice("index", index, INDEXES)
+    kinds = None if surfaces is None else _check_surfaces(surfaces)
+    weights = None if surface_weights is None else _check_weights(surface_weights)
     if fetch_k is None:
         fetch_k = max(5 * k, 50) if (per_artifact or weights) else k
     else:
@@ -679,7 +692,7 @@ def _query_vector(v: Any) -> np.ndarray:
         arr = arr[0]
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError("query_vector must be one finite vector, shape (dim,)")
-    n = np.sqrt(arr.dot(arr))  # np.linalg.norm's own arithmetic, without its checks
+    n = math.sqrt(arr.dot(arr))  # np.linalg.norm's own arithmetic, without its checks
     if not math.isfinite(n) and not np.isfinite(arr).all():
         raise ValueError("query_vector must be one finite vector, shape (dim,)")
     return (arr / n if n > 0 else arr).astype(np.float32)
@@ -825,11 +838,29 @@ def _search_loaded(
                     and qvec.flags.c_contiguous
                 ):
                     # (a checked query vector: search()'s argument checks skipped)
-                    d_ids, d_sc = index._search_vector(qvec, p.fetch_k, exact, threads)
+                    k = p.k
+                    if (
+                        exact
+                        and p.mode == "dense"
+                        and k < p.fetch_k
+                        and not p.weights
+                        and (table.one_per_artifact or not p.per_artifact)
+                    ):
+                        # no collapse can drop a candidate, so the hits are
+                        # the best k of the fetch_k candidates: the best k + 1
+                        # tell them unless the k-th and (k + 1)-th tie (their
+                        # order then depends on candidates further down)
+                        d_ids, d_sc = index._search_vector(qvec, k + 1, True, threads)
+                        if len(d_ids) == k + 1 and d_sc[k - 1] == d_sc[k]:
+                            d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
+                    else:
+                        d_ids, d_sc = index._search_vector(qvec, p.fetch_k, exact, threads)
                 else:
                     d_ids, d_sc = index.search(
                         qvec, p.fetch_k, filter=allowed, exact=exact, n_threads=threads
                     )
+    if p.mode == "dense" and not p.weights and table.has_text:
+        return _dense_hits(c, table, d_ids, d_sc, answered_dense, p)
     dense = _ranked(table, d_ids, d_sc)
     if want_lex:
         res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
@@ -905,6 +936,66 @@ def _search_loaded(
         if cid in evidence:
             why["evidence"] = evidence[cid]
         hits.append(new_hit(artifact_id, kind, score, text, meta, c.name, surface_index, cid, why))
+    return hits
+
+
+def _dense_hits(
+    c: Corpus,
+    table: RecordTable,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    answered: str,
+    p: _Params,
+) -> list[SearchHit]:
+    """The hits of a dense search without surface weights, from the vector
+    index's candidates (best first, ties by record id) and a record table
+    holding the texts: :func:`_search_loaded`'s steps for this case (the
+    result order, the collapse, the ``explain`` of a dense hit) with no
+    fusion, no second candidate list and no rank dictionaries."""
+    n = len(ids)
+    if not n:
+        return []
+    pos = table.positions(ids)
+    # the result order (score, artifact, surface): the index's order unless
+    # two candidates have equal scores
+    if n > 1 and np.count_nonzero(scores[1:] < scores[:-1]) != n - 1:
+        o = table.order(pos, scores)
+        ids, scores, pos = ids[o], scores[o], pos[o]
+    k = p.k
+    pos_list = pos.tolist()
+    keep: Iterable[int]
+    if p.per_artifact and not table.one_per_artifact:
+        # the best surface of each artifact: its first in result order
+        art = table._columns()[0]
+        seen: set[int] = set()
+        kept: list[int] = []
+        for i, j in enumerate(pos_list):
+            a = art[j]
+            if a not in seen:
+                seen.add(a)
+                kept.append(i)
+                if len(kept) == k:
+                    break
+        keep = kept
+    else:
+        keep = range(min(n, k))
+    id_list = ids.tolist()
+    sc_list = scores.tolist()
+    fields = table.hits_fields([pos_list[i] for i in keep])
+    mode, name = p.mode, c.name
+    hits = []
+    for i, (artifact_id, kind, surface_index, text, meta) in zip(keep, fields):
+        s = sc_list[i]
+        why = {
+            "mode": mode,
+            "answered_by": [answered],
+            "dense": {"rank": i + 1, "cosine": s},
+            "lexical": None,
+            "surface_weight": 1.0,
+        }
+        hits.append(
+            new_hit(artifact_id, kind, s, text, meta, name, surface_index, id_list[i], why)
+        )
     return hits
 
 
