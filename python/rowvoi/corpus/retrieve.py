@@ -848,7 +848,7 @@ def _search_loaded(
         o = table.order(cands.pos, scores)
         cands = _Ranked(cands.ids[o], scores[o], cands.pos[o])
     if p.mode == "hybrid" and p.fusion == "rrf":
-        cands = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
+        cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
     ids, scores, pos = cands.ids, cands.scores, cands.pos
     ids, scores, pos = ids[: p.fetch_k], scores[: p.fetch_k], pos[: p.fetch_k]
     if p.per_artifact:
@@ -869,9 +869,12 @@ def _search_loaded(
     if p.mode == "hybrid" and p.fusion == "rrf":
         # RRF scores depend on ranks only, so they cannot be floored; each hit
         # carries its absolute evidence (its blend score) for floors instead
-        evidence = dict(
-            zip(id_list, _blend_scores(loaded, query, qvec, dense, lex, ids, p).tolist())
-        )
+        # (the ties' evidence is already known)
+        evidence = {cid: known[cid] for cid in id_list if cid in known}
+        need = np.array([cid for cid in id_list if cid not in known], dtype=np.int64)
+        if len(need):
+            got = _blend_scores(loaded, query, qvec, dense, lex, need, p)
+            evidence.update(zip(need.tolist(), got.tolist()))
     d_rank, d_scores = dense.ranks()
     l_rank, l_scores = lex.ranks()
     if table.has_text:
@@ -958,8 +961,9 @@ def _break_rrf_ties(
     lex: _Ranked,
     cands: _Ranked,
     p: _Params,
-) -> _Ranked:
-    """The RRF candidates with equal scores ordered by their evidence.
+) -> tuple[_Ranked, dict[int, float]]:
+    """The RRF candidates with equal scores ordered by their evidence, and
+    ``{record id: evidence}`` of the records whose evidence was computed.
 
     An RRF score depends on ranks only, and equal scores are common: a
     record ranked (1, 2) by (dense, lexical) and one ranked (2, 1) score
@@ -970,21 +974,33 @@ def _break_rrf_ties(
     floors) measures how well each actually matches, so it orders them,
     highest first; then artifact id and surface index, as for any equal
     scores. Evidence is computed only for the records that share a score
-    with another; candidates without equal scores come back unchanged.
+    with another and can reach the results: the records up to the one that
+    completes the top ``k`` (``k`` distinct artifacts with
+    ``per_artifact``), within the first ``fetch_k``, and the rest of its
+    group of equal scores -- reordering a group never changes which records
+    lie before its end, so groups after it cannot change the results.
+    Candidates without such ties come back unchanged.
     """
     sc = cands.scores
-    n = len(sc)
+    n = min(len(sc), p.fetch_k)
     if n < 2:
-        return cands
+        return cands, {}
+    if p.per_artifact:
+        firsts = np.sort(np.unique(table.art[cands.pos[:n]], return_index=True)[1])
+        last = int(firsts[p.k - 1]) if len(firsts) >= p.k else n - 1
+    else:
+        last = min(p.k, n) - 1
     srt = np.sort(sc)
     shared = srt[1:][srt[1:] == srt[:-1]]
+    shared = shared[shared >= sc[last]]
     if not len(shared):
-        return cands
+        return cands, {}
     tied = np.isin(sc, shared)
-    tie = np.zeros(n, dtype=np.float64)
+    tie = np.zeros(len(sc), dtype=np.float64)
     tie[tied] = _blend_scores(loaded, query, qvec, dense, lex, cands.ids[tied], p)
     o = table.order(cands.pos, sc, tie)
-    return _Ranked(cands.ids[o], sc[o], cands.pos[o])
+    known = dict(zip(cands.ids[tied].tolist(), tie[tied].tolist()))
+    return _Ranked(cands.ids[o], sc[o], cands.pos[o]), known
 
 
 def _blend_scores(
