@@ -11,7 +11,8 @@ scratch directory and the search configurations to score. For each, the
 script runs ``ir``'s own ``evaluate_selection`` (default selector) and
 ``sweep_selector`` (default grid), ``ir.discover`` per case for the
 committed ids, and ``ir.select`` over each case's 10 candidates for every
-setting of the default grid, and prints one JSON object. It imports nothing from rowvoi.
+setting of the default grid, plus each side's own top 50 (dense, lexical)
+per case, and prints one JSON object. It imports nothing from rowvoi.
 """
 
 from __future__ import annotations
@@ -87,6 +88,15 @@ def main() -> None:
             "retrieved_scores": [[float(h.score) for h in hs] for hs in hits],
             "seconds": time.perf_counter() - t0,
         }
+    # each side's own top 50 (ir's fetch depth for k=10), for the parent's
+    # attribution of the hybrid figures to the two ranked lists
+    out["lists"] = {
+        mode: [
+            [h.artifact_id for h in ir.search(corpus, c.query, k=50, mode=mode, per_artifact=True)]
+            for c in cases
+        ]
+        for mode in ("dense", "lexical")
+    }
     json.dump(out, sys.stdout)
 
 

@@ -498,6 +498,47 @@ def test_blend_scores_both_sides_exactly(home):
         assert h.score == pytest.approx(0.5 * dense[h.record_id] + 0.5 * b / (b + 8.0), rel=1e-5)
 
 
+def test_rrf_ties_go_to_the_stronger_evidence(home):
+    # "a" is ranked (1, 2) by (dense, lexical) and "b" (2, 1): equal RRF
+    # scores; "b" matches better on the whole (a near-equal cosine, a much
+    # higher BM25 score), so it ranks first although "a" sorts first by id
+    docs = {
+        "a": "wing lift",
+        "b": "wing wing wing lift",
+        "c": "heat pipe",
+        "d": "shock wedge",
+    }
+    q = {"wing": (1.0, 0.0)}
+    vec = {"a": (0.81, 0.0), "b": (0.80, 0.0), "c": (0.0, 1.0), "d": (0.1, -1.0)}
+
+    def table(texts):
+        out = []
+        for t in texts:
+            x, y = q[t] if t in q else vec[next(k for k, v in docs.items() if v == t)]
+            out.append((x, y if y else (1 - x * x) ** 0.5))
+        return np.array(out, dtype=np.float32)
+
+    c = build(
+        from_mapping(docs, name="ties", embedder=(table, "table-ties-v1")),
+        store=CorpusStore.memory(),
+    )
+    rank = {
+        mode: [h.artifact_id for h in search(c, "wing", mode=mode, k=2)]
+        for mode in ("dense", "lexical")
+    }
+    assert rank == {"dense": ["a", "b"], "lexical": ["b", "a"]}
+    hits = search(c, "wing", mode="hybrid", k=4)
+    assert hits[0].score == hits[1].score
+    assert [h.artifact_id for h in hits[:2]] == ["b", "a"]
+    assert hits[0].explain["evidence"] > hits[1].explain["evidence"]
+    # the same through surface weights (which re-rank before ties are broken)
+    hits = search(c, "wing", mode="hybrid", k=4, surface_weights={"document": 2.0})
+    assert [h.artifact_id for h in hits[:2]] == ["b", "a"]
+    # blend is not rank-only: it orders by its own score
+    blend = search(c, "wing", mode="hybrid", fusion="blend", k=2)
+    assert blend[0].score >= blend[1].score
+
+
 def test_explain(home):
     c = build(from_mapping(DOCS, name="notes", embedder="hashing:32"))
     h = search(c, "thin wing", mode="hybrid", k=1, explain=True)[0]

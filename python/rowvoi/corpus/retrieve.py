@@ -55,7 +55,10 @@ keeps the best surface per artifact; then the top ``k``. Equal scores are
 ordered by artifact id, then surface index: deterministic, and independent
 of the build history (an incremental build ranks as a fresh build of the
 same documents). Only at an index's own ``fetch_k`` cut do exact ties go
-to the lower record id.
+to the lower record id. Equal RRF scores are frequent (ranks (1, 2) and
+(2, 1) sum to the same score, and so do two records each returned by one
+side only, at the same rank); ranks cannot order them, so they are ordered
+by their evidence (see "Floors and RRF"), highest first, before artifact id.
 
 Every hit carries ``explain``: which indexes returned it
 (``answered_by``), its rank and raw score on each side, the fused score
@@ -870,12 +873,14 @@ def _search_loaded(
     cands = _fuse(loaded, table, query, qvec, dense, lex, p)
     if not len(cands.ids):
         return []
-    ids, scores, pos = cands.ids, cands.scores, cands.pos
     if p.weights:
         w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
-        scores = scores * w[table.kind[pos]]
-        o = table.order(pos, scores)
-        ids, scores, pos = ids[o], scores[o], pos[o]
+        scores = cands.scores * w[table.kind[cands.pos]]
+        o = table.order(cands.pos, scores)
+        cands = _Ranked(cands.ids[o], scores[o], cands.pos[o])
+    if p.mode == "hybrid" and p.fusion == "rrf":
+        cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
+    ids, scores, pos = cands.ids, cands.scores, cands.pos
     ids, scores, pos = ids[: p.fetch_k], scores[: p.fetch_k], pos[: p.fetch_k]
     if p.per_artifact:
         # the best surface of each artifact: its first in result order
@@ -895,9 +900,12 @@ def _search_loaded(
     if p.mode == "hybrid" and p.fusion == "rrf":
         # RRF scores depend on ranks only, so they cannot be floored; each hit
         # carries its absolute evidence (its blend score) for floors instead
-        evidence = dict(
-            zip(id_list, _blend_scores(loaded, query, qvec, dense, lex, ids, p).tolist())
-        )
+        # (the ties' evidence is already known)
+        evidence = {cid: known[cid] for cid in id_list if cid in known}
+        need = np.array([cid for cid in id_list if cid not in known], dtype=np.int64)
+        if len(need):
+            got = _blend_scores(loaded, query, qvec, dense, lex, need, p)
+            evidence.update(zip(need.tolist(), got.tolist()))
     d_rank, d_scores = dense.ranks()
     l_rank, l_scores = lex.ranks()
     if table.has_text:
@@ -1033,6 +1041,57 @@ def _fuse(
     else:
         acc = _blend_scores(loaded, query, qvec, dense, lex, union, p)
     return _ranked(table, union, acc)
+
+
+def _break_rrf_ties(
+    loaded: _Loaded,
+    table: RecordTable,
+    query: str,
+    qvec: np.ndarray | None,
+    dense: _Ranked,
+    lex: _Ranked,
+    cands: _Ranked,
+    p: _Params,
+) -> tuple[_Ranked, dict[int, float]]:
+    """The RRF candidates with equal scores ordered by their evidence, and
+    ``{record id: evidence}`` of the records whose evidence was computed.
+
+    An RRF score depends on ranks only, and equal scores are common: a
+    record ranked (1, 2) by (dense, lexical) and one ranked (2, 1) score
+    ``1 / (rrf_k + 1) + 1 / (rrf_k + 2)`` both (the sum is exact either
+    way round), and so do a record only one side returned at rank ``r``
+    and one only the other side returned at rank ``r``. Ranks cannot say
+    which is better; the records' evidence (their blend score, as for
+    floors) measures how well each actually matches, so it orders them,
+    highest first; then artifact id and surface index, as for any equal
+    scores. Evidence is computed only for the records that share a score
+    with another and can reach the results: the records up to the one that
+    completes the top ``k`` (``k`` distinct artifacts with
+    ``per_artifact``), within the first ``fetch_k``, and the rest of its
+    group of equal scores -- reordering a group never changes which records
+    lie before its end, so groups after it cannot change the results.
+    Candidates without such ties come back unchanged.
+    """
+    sc = cands.scores
+    n = min(len(sc), p.fetch_k)
+    if n < 2:
+        return cands, {}
+    if p.per_artifact:
+        firsts = np.sort(np.unique(table.art[cands.pos[:n]], return_index=True)[1])
+        last = int(firsts[p.k - 1]) if len(firsts) >= p.k else n - 1
+    else:
+        last = min(p.k, n) - 1
+    srt = np.sort(sc)
+    shared = srt[1:][srt[1:] == srt[:-1]]
+    shared = shared[shared >= sc[last]]
+    if not len(shared):
+        return cands, {}
+    tied = np.isin(sc, shared)
+    tie = np.zeros(len(sc), dtype=np.float64)
+    tie[tied] = _blend_scores(loaded, query, qvec, dense, lex, cands.ids[tied], p)
+    o = table.order(cands.pos, sc, tie)
+    known = dict(zip(cands.ids[tied].tolist(), tie[tied].tolist()))
+    return _Ranked(cands.ids[o], sc[o], cands.pos[o]), known
 
 
 def _blend_scores(
