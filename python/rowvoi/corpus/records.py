@@ -268,7 +268,7 @@ class RecordTable:
         pos = self.ids.searchsorted(arr)
         n = len(self.ids)
         # (bytes comparison: cheaper than numpy's all() on a few ids)
-        if arr.size and (n == 0 or self.ids[np.minimum(pos, n - 1)].tobytes() != arr.tobytes()):
+        if arr.size and (n == 0 or self.ids.take(pos, mode="clip").tobytes() != arr.tobytes()):
             bad = arr[~np.isin(arr, self.ids)]
             raise IndexFormatError(
                 f"RV_E_CORRUPT: record id {int(bad.flat[0])} is in the index files of "

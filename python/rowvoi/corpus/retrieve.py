@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -964,11 +965,13 @@ def _dense_hits(
     if not n:
         return []
     pos = table.positions(ids)
+    sc_list = scores.tolist()
     # the result order (score, artifact, surface): the index's order unless
     # two candidates have equal scores
-    if n > 1 and np.count_nonzero(scores[1:] < scores[:-1]) != n - 1:
+    if not all(map(operator.gt, sc_list, sc_list[1:])):
         o = table.order(pos, scores)
         ids, scores, pos = ids[o], scores[o], pos[o]
+        sc_list = scores.tolist()
     k = p.k
     pos_list = pos.tolist()
     keep: Iterable[int]
@@ -988,7 +991,6 @@ def _dense_hits(
     else:
         keep = range(min(n, k))
     id_list = ids.tolist()
-    sc_list = scores.tolist()
     fields = table.hits_fields([pos_list[i] for i in keep])
     mode, name = p.mode, c.name
     hits = []
