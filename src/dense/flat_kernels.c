@@ -371,10 +371,10 @@ RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int
                                       _mm256_madd_epi16(RV__Q16_LOAD(p + 96), qv));
         __m256i s3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 48), qw),
                                       _mm256_madd_epi16(RV__Q16_LOAD(p + 112), qv));
-        a0 = _mm256_add_epi32(s0, a0);
-        a1 = _mm256_add_epi32(s1, a1);
-        a2 = _mm256_add_epi32(s2, a2);
-        a3 = _mm256_add_epi32(s3, a3);
+        a0 = _mm256_add_epi32(a0, s0);
+        a1 = _mm256_add_epi32(a1, s1);
+        a2 = _mm256_add_epi32(a2, s2);
+        a3 = _mm256_add_epi32(a3, s3);
     }
     for (; j < nj; j++) {
         const int8_t *p = panel + j * 64;
