@@ -566,7 +566,8 @@ static void expect_screen_exact(rv_flat *ix, size_t nq, const float *qs, size_t 
     ASSERT_OK(rv_flat_ids(ix, live, n, &live_n));
     int64_t *cand = (int64_t *)malloc(nq * n * sizeof *cand);
     for (size_t qi = 0; qi < nq; qi++) memcpy(cand + qi * n, live, n * sizeof *cand);
-    int64_t *ia = (int64_t *)malloc(nq * k * sizeof *ia), *ib = (int64_t *)malloc(nq * k * sizeof *ib);
+    int64_t *ia = (int64_t *)malloc(nq * k * sizeof *ia),
+            *ib = (int64_t *)malloc(nq * k * sizeof *ib);
     float *sa = (float *)malloc(nq * k * sizeof *sa), *sb = (float *)malloc(nq * k * sizeof *sb);
     size_t *fb = (size_t *)malloc(nq * sizeof *fb), found = 0;
     rv_flat_search_params p;
@@ -580,8 +581,8 @@ static void expect_screen_exact(rv_flat *ix, size_t nq, const float *qs, size_t 
     for (size_t i = 0; i < nq * k; i++) {
         if (i % k >= found) continue;
         if (ia[i] != ib[i] || memcmp(&sa[i], &sb[i], sizeof sa[i]) != 0) {
-            FAILF("%s: hit %zu: %lld %.9g != %lld %.9g", what, i, (long long)ia[i],
-                  (double)sa[i], (long long)ib[i], (double)sb[i]);
+            FAILF("%s: hit %zu: %lld %.9g != %lld %.9g", what, i, (long long)ia[i], (double)sa[i],
+                  (long long)ib[i], (double)sb[i]);
             break;
         }
     }
@@ -628,6 +629,20 @@ static void test_screen_extreme_queries(void) {
     ix = make((uint32_t)d2, RV_METRIC_INNER_PRODUCT, RV_FLAT_I8);
     ASSERT_OK(rv_flat_add(ix, n2, big, NULL, NULL));
     expect_screen_exact(ix, 3, big, 7, "near overflow");
+    rv_flat_free(ix);
+    /* rows t (1, 1, 0, 0) with 2 t^2 just below FLT_MAX (those whose norm
+    ** overflows are refused), queried with themselves: the screen's
+    ** products may round past FLT_MAX */
+    ix = make((uint32_t)d2, RV_METRIC_INNER_PRODUCT, RV_FLAT_I8);
+    size_t kept = 0;
+    for (int i = 0; i < 64; i++) {
+        float t = (float)(sqrt((double)FLT_MAX / 2.0) * (1.0 - ldexp((double)i, -26)));
+        float x[4] = {t, t, 0.0f, 0.0f};
+        rv_status st = rv_flat_add(ix, 1, x, NULL, NULL);
+        if (st == RV_OK) memcpy(big + kept++ * d2, x, sizeof x);
+    }
+    EXPECT_TRUE(kept > 8);
+    expect_screen_exact(ix, kept < 16 ? kept : 16, big, 5, "at overflow");
     rv_flat_free(ix);
     free(big);
     free(data);
