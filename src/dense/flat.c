@@ -679,14 +679,13 @@ static double rv__kth_largest(double *v, size_t n, size_t k) {
 /* The screen's score intervals [lo, up] of one panel's rows (lanes of
 ** them): a = int32 dot * row scale * query scale, b = the row's error
 ** bound (rv__scan_chunk_screen).  A non-finite a or b (overflow) gives the
-** interval (-inf, +inf).  Returns the largest upper end, widened to double
-** (-inf for no lanes).  The lanes are independent and branch-free, so the
+** interval (-inf, +inf).  Returns whether some up >= tau (tau: a float
+** value or -inf).  The lanes are independent and branch-free, so the
 ** compiler can vectorise them; the rare overflow is repaired afterwards. */
-static double rv__screen_bounds(const int32_t *itile, const float *sc, const float *qe,
-                                const float *qn, size_t lanes, float qs, float al, float be,
-                                float *up, float *lo) {
-    int bad = 0;
-    float umax = -INFINITY;
+static int rv__screen_bounds(const int32_t *itile, const float *sc, const float *qe,
+                             const float *qn, size_t lanes, float qs, float al, float be, float tau,
+                             float *up, float *lo) {
+    int bad = 0, any = 0;
     if (lanes == RV__PANEL) {
         for (size_t l = 0; l < RV__PANEL; l++) {
             float a = (float)itile[l] * sc[l] * qs;
@@ -714,8 +713,8 @@ static double rv__screen_bounds(const int32_t *itile, const float *sc, const flo
             }
         }
     }
-    for (size_t l = 0; l < lanes; l++) umax = up[l] > umax ? up[l] : umax;
-    return (double)umax;
+    for (size_t l = 0; l < lanes; l++) any |= up[l] >= tau;
+    return any;
 }
 
 /* The exact search of an int8-storage index (RV__MODE_SCREEN), work item c.
@@ -772,7 +771,7 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
         ** them: T.  Rows whose upper end is below tau (<= T) are dropped at
         ** once. */
         size_t nb = *cnt, m = 0;
-        double tau = -INFINITY;
+        double tau = -INFINITY; /* always a float value (or -inf) */
         for (size_t i = 0; i < nb; i++) lb[i] = (double)h[i].s;
         if (nb == kk) {
             tau = lb[0];
@@ -785,7 +784,7 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
             size_t lanes = ix->n_rows - r0 < RV__PANEL ? ix->n_rows - r0 : RV__PANEL;
             float up[RV__PANEL], lo[RV__PANEL];
             const float *sc = ix->scale + r0, *qe = ix->qerr + r0, *qn = ix->qnorm + r0;
-            if (rv__screen_bounds(itile, sc, qe, qn, lanes, qs, al, be, up, lo) < tau)
+            if (!rv__screen_bounds(itile, sc, qe, qn, lanes, qs, al, be, (float)tau, up, lo))
                 continue; /* no row of the panel can reach the results */
             for (size_t l = 0; l < lanes; l++) {
                 if ((double)up[l] < tau || sr->skip[r0 + l]) continue;
