@@ -348,33 +348,31 @@ RV__T_AVX512
 
 /* AVX2 screen kernel: the 16 bytes of 4 rows x 4 dimensions widened to
 ** int16, VPMADDWD against the query's 4 int16 codes (pairs summed into
-** int32), one accumulator per 4 rows; the pairs are added at the end.  Two
-** quads per step: the two products are summed before the accumulator, so
-** the loop carries 4 additions per 2 quads (integer sums: exact in any
-** order). */
+** int32), one accumulator per 4 rows; the pairs are added at the end.  Four
+** quads per step: their products are summed before the accumulator, so
+** the loop carries 4 additions per 4 quads (integer sums: exact in any
+** order, and every partial sum is bounded as the whole). */
 #  define RV__Q16_LOAD(p) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int16_t *q,
                                      int32_t *out) {
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     size_t nj = dim4 / 4, j = 0;
-    for (; j + 2 <= nj; j += 2) {
+    for (; j + 4 <= nj; j += 4) {
         const int8_t *p = panel + j * 64;
-        long long w, v;
-        memcpy(&w, q + 4 * j, 8);
-        memcpy(&v, q + 4 * j + 4, 8);
-        __m256i qw = _mm256_set1_epi64x(w), qv = _mm256_set1_epi64x(v);
-        __m256i s0 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p), qw),
-                                      _mm256_madd_epi16(RV__Q16_LOAD(p + 64), qv));
-        __m256i s1 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 16), qw),
-                                      _mm256_madd_epi16(RV__Q16_LOAD(p + 80), qv));
-        __m256i s2 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 32), qw),
-                                      _mm256_madd_epi16(RV__Q16_LOAD(p + 96), qv));
-        __m256i s3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 48), qw),
-                                      _mm256_madd_epi16(RV__Q16_LOAD(p + 112), qv));
-        a0 = _mm256_add_epi32(a0, s0);
-        a1 = _mm256_add_epi32(a1, s1);
-        a2 = _mm256_add_epi32(a2, s2);
-        a3 = _mm256_add_epi32(a3, s3);
+        long long w[4];
+        memcpy(w, q + 4 * j, 32);
+        __m256i q0 = _mm256_set1_epi64x(w[0]), q1 = _mm256_set1_epi64x(w[1]);
+        __m256i q2 = _mm256_set1_epi64x(w[2]), q3 = _mm256_set1_epi64x(w[3]);
+#  define RV__Q16_4(o)                                                                             \
+      _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + (o)), q0),              \
+                                        _mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 64), q1)),        \
+                       _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 128), q2),        \
+                                        _mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 192), q3)))
+        a0 = _mm256_add_epi32(a0, RV__Q16_4(0));
+        a1 = _mm256_add_epi32(a1, RV__Q16_4(16));
+        a2 = _mm256_add_epi32(a2, RV__Q16_4(32));
+        a3 = _mm256_add_epi32(a3, RV__Q16_4(48));
+#  undef RV__Q16_4
     }
     for (; j < nj; j++) {
         const int8_t *p = panel + j * 64;

@@ -368,7 +368,7 @@ static void test_exact_compact_scores_equal_rescore(void) {
 static void test_q16_kernels_exact(void) {
     rv_rng rng;
     rv_rng_seed(&rng, 61);
-    size_t dims[] = {4, 8, 36, 384, 1024, 4096};
+    size_t dims[] = {4, 8, 12, 20, 28, 36, 384, 1024, 4096};
     for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
         size_t d4 = dims[di];
         int32_t qmax = (int32_t)(2147483647u / (127u * (unsigned)d4));
