@@ -1249,6 +1249,15 @@ static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t 
     /* work: row-query-dimension products; below 2^21 one thread */
     double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
     pl->T = rv__threads_for(n_threads, pl->n_chunks, work, (double)(1u << 21));
+    /* The exact int8 screen of one query on one thread over at most 4096
+    ** rows and 2^24 row-dimension products (a few ms at most): one chunk,
+    ** since no block of queries reuses a chunk from the cache; fewer chunk
+    ** set-ups and progress callbacks (which take the GIL from Python). */
+    if (pl->T == 1 && nq_all == 1 && mode == RV__MODE_SCREEN && n_pan && n_pan <= 256 &&
+        work <= (double)(1u << 24)) {
+        pl->chunk_panels = n_pan;
+        pl->n_chunks = 1;
+    }
 }
 
 /* The working buffers of one search: one allocation (block), carved into

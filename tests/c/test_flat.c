@@ -650,6 +650,50 @@ static void test_screen_extreme_queries(void) {
     free(q2);
 }
 
+/* One query on one thread (the exact int8 screen takes a small index in
+** one chunk) returns what the same query returns in a batch on two threads
+** (the usual chunks): every storage, exact and not, small and larger. */
+static void test_single_query_matches_batch(void) {
+    size_t dim = 24, nq = 4, k = 13;
+    size_t sizes[] = {700, 5000};
+    rv_flat_storage stor[] = {RV_FLAT_F32, RV_FLAT_F16, RV_FLAT_I8};
+    for (size_t zi = 0; zi < 2; zi++) {
+        size_t n = sizes[zi];
+        float *data = gauss_vectors(n, dim, 801 + zi);
+        float *qs = gauss_vectors(nq, dim, 811 + zi);
+        for (size_t si = 0; si < 3; si++) {
+            rv_flat *ix = make((uint32_t)dim, RV_METRIC_COSINE, stor[si]);
+            ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+            for (int exact = 0; exact < 2; exact++) {
+                int64_t ia[4 * 13], ib[13];
+                float sa[4 * 13], sb[13];
+                size_t fa = 0, fb = 0;
+                rv_flat_search_params p;
+                rv_flat_search_params_init(&p);
+                p.k = k;
+                p.exact = exact;
+                p.n_threads = 2;
+                ASSERT_OK(rv_flat_search(ix, &p, nq, qs, ia, sa, &fa));
+                p.n_threads = 1;
+                for (size_t qi = 0; qi < nq; qi++) {
+                    ASSERT_OK(rv_flat_search(ix, &p, 1, qs + qi * dim, ib, sb, &fb));
+                    EXPECT_EQ(fb, fa);
+                    for (size_t i = 0; i < k; i++)
+                        if (ib[i] != ia[qi * k + i] ||
+                            memcmp(&sb[i], &sa[qi * k + i], sizeof sb[i]) != 0) {
+                            FAILF("n %zu storage %d exact %d query %zu hit %zu differs", n,
+                                  (int)stor[si], exact, qi, i);
+                            break;
+                        }
+                }
+            }
+            rv_flat_free(ix);
+        }
+        free(data);
+        free(qs);
+    }
+}
+
 static void test_half_conversion(void) {
     EXPECT_EQ(rv__f32_to_f16(1.0f), 0x3c00);
     EXPECT_EQ(rv__f32_to_f16(-2.0f), 0xc000);
@@ -1143,6 +1187,7 @@ int main(void) {
     RUN_TEST(test_dotsg_match_dot);
     RUN_TEST(test_screen_equals_brute_force);
     RUN_TEST(test_screen_extreme_queries);
+    RUN_TEST(test_single_query_matches_batch);
     RUN_TEST(test_deletes_filters_and_ids);
     RUN_TEST(test_filters_match_brute_force);
     RUN_TEST(test_bad_input);
