@@ -187,26 +187,38 @@ cdef class FlatHandle:
         check(st)
         return ids[:nq], scores[:nq], found
 
-    def search1(self, cnp.ndarray[float, ndim=1, mode="c"] query, size_t k,
-                uint32_t n_threads, bint exact):
-        """One query, unfiltered, the index's rescore factor.  Returns
-        (ids (found,) int64, scores (found,) float32); result buffers hold
-        min(k, size) slots (at least 1)."""
+    def search1(self, cnp.ndarray query not None, size_t k, uint32_t n_threads, bint exact):
+        """One query (C-contiguous float32, shape (dim,)), unfiltered, the
+        index's rescore factor.  Returns (ids (found,) int64, scores (found,)
+        float32); result buffers hold min(k, size) slots (at least 1).
+        ValueError for a query of another type or shape.  The query is
+        checked and the results made through the NumPy C API (no buffer
+        protocol, no Python-level calls): this is the corpus's hot path."""
+        if (cnp.PyArray_TYPE(query) != cnp.NPY_FLOAT32 or cnp.PyArray_NDIM(query) != 1
+                or not cnp.PyArray_IS_C_CONTIGUOUS(query)
+                or <size_t>cnp.PyArray_DIM(query, 0) != rv_flat_dim(self.p)):
+            raise ValueError(
+                f"query must be a C-contiguous float32 vector of {rv_flat_dim(self.p)} "
+                f"values, not {query.dtype} with shape {(<object>query).shape}: use "
+                "np.ascontiguousarray(query, dtype=np.float32)")
         cdef size_t n = rv_flat_size(self.p), found = 0
         if k > n:
             k = n if n else 1
-        cdef cnp.ndarray[int64_t, ndim=1, mode="c"] ids = np.empty(k, dtype=np.int64)
-        cdef cnp.ndarray[float, ndim=1, mode="c"] scores = np.empty(k, dtype=np.float32)
+        cdef cnp.npy_intp dims = <cnp.npy_intp>k
+        cdef cnp.ndarray ids = cnp.PyArray_EMPTY(1, &dims, cnp.NPY_INT64, 0)
+        cdef cnp.ndarray scores = cnp.PyArray_EMPTY(1, &dims, cnp.NPY_FLOAT32, 0)
         cdef rv_flat_search_params prm
         rv_flat_search_params_init(&prm)
         prm.k = k
         prm.n_threads = n_threads
         prm.exact = exact
         prm.progress = progress_check_signals
-        cdef const float *qp = &query[0] if query.shape[0] else NULL
+        cdef const float *qp = <const float *>cnp.PyArray_DATA(query)
+        cdef int64_t *ip = <int64_t *>cnp.PyArray_DATA(ids)
+        cdef float *sp = <float *>cnp.PyArray_DATA(scores)
         cdef rv_status st
         with nogil:
-            st = rv_flat_search(self.p, &prm, 1, qp, &ids[0], &scores[0], &found)
+            st = rv_flat_search(self.p, &prm, 1, qp, ip, sp, &found)
         check(st)
         if found == k:
             return ids, scores

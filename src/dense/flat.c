@@ -541,6 +541,24 @@ static int rv__cmp_hit(const void *pa, const void *pb) {
     return 0;
 }
 
+/* Sort hits best first (rv__cmp_hit, a total order: ids are distinct):
+** insertion sort for the few hits of one query's merge, qsort beyond. */
+static void rv__sort_hits(rv__hit *h, size_t n) {
+    if (n > 32) {
+        qsort(h, n, sizeof *h, rv__cmp_hit);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        rv__hit x = h[i];
+        size_t j = i;
+        while (j > 0 && rv__hit_better(x.s, x.id, h[j - 1].s, h[j - 1].id)) {
+            h[j] = h[j - 1];
+            j--;
+        }
+        h[j] = x;
+    }
+}
+
 /* Bounded heap with the worst hit at the root. */
 static void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
     size_t i;
@@ -642,8 +660,61 @@ static double rv__kth_largest(double *v, size_t n, size_t k) {
         if (want < eq) return piv;
         lo = eq;
     }
-    qsort(v + lo, hi - lo, sizeof *v, rv__cmp_double_desc);
+    if (hi - lo > 16) {
+        qsort(v + lo, hi - lo, sizeof *v, rv__cmp_double_desc);
+        return v[want];
+    }
+    for (size_t i = lo + 1; i < hi; i++) { /* insertion sort, descending */
+        double x = v[i];
+        size_t j = i;
+        while (j > lo && v[j - 1] < x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
     return v[want];
+}
+
+/* The screen's score intervals [lo, up] of one panel's rows (lanes of
+** them): a = int32 dot * row scale * query scale, b = the row's error
+** bound (rv__scan_chunk_screen).  A non-finite a or b (overflow) gives the
+** interval (-inf, +inf).  Returns whether some up >= tau (tau: a float
+** value or -inf).  The lanes are independent and branch-free, so the
+** compiler can vectorise them; the rare overflow is repaired afterwards. */
+static int rv__screen_bounds(const int32_t *itile, const float *sc, const float *qe,
+                             const float *qn, size_t lanes, float qs, float al, float be, float tau,
+                             float *up, float *lo) {
+    int bad = 0, any = 0;
+    if (lanes == RV__PANEL) {
+        for (size_t l = 0; l < RV__PANEL; l++) {
+            float a = (float)itile[l] * sc[l] * qs;
+            float b = al * qe[l] + be * qn[l] + 1e-30f;
+            bad |= !(fabsf(a) <= FLT_MAX) | !(b <= FLT_MAX);
+            up[l] = a + b;
+            lo[l] = a - b;
+        }
+    } else {
+        for (size_t l = 0; l < lanes; l++) {
+            float a = (float)itile[l] * sc[l] * qs;
+            float b = al * qe[l] + be * qn[l] + 1e-30f;
+            bad |= !(fabsf(a) <= FLT_MAX) | !(b <= FLT_MAX);
+            up[l] = a + b;
+            lo[l] = a - b;
+        }
+    }
+    if (bad) {
+        for (size_t l = 0; l < lanes; l++) {
+            float a = (float)itile[l] * sc[l] * qs;
+            float b = al * qe[l] + be * qn[l] + 1e-30f;
+            if (!isfinite(a) || !isfinite(b)) { /* overflow: no bound */
+                up[l] = INFINITY;
+                lo[l] = -INFINITY;
+            }
+        }
+    }
+    for (size_t l = 0; l < lanes; l++) any |= up[l] >= tau;
+    return any;
 }
 
 /* The exact search of an int8-storage index (RV__MODE_SCREEN), work item c.
@@ -700,7 +771,7 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
         ** them: T.  Rows whose upper end is below tau (<= T) are dropped at
         ** once. */
         size_t nb = *cnt, m = 0;
-        double tau = -INFINITY;
+        double tau = -INFINITY; /* always a float value (or -inf) */
         for (size_t i = 0; i < nb; i++) lb[i] = (double)h[i].s;
         if (nb == kk) {
             tau = lb[0];
@@ -713,16 +784,8 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
             size_t lanes = ix->n_rows - r0 < RV__PANEL ? ix->n_rows - r0 : RV__PANEL;
             float up[RV__PANEL], lo[RV__PANEL];
             const float *sc = ix->scale + r0, *qe = ix->qerr + r0, *qn = ix->qnorm + r0;
-            for (size_t l = 0; l < lanes; l++) {
-                float a = (float)itile[l] * sc[l] * qs;
-                float b = al * qe[l] + be * qn[l] + 1e-30f;
-                if (!isfinite(a) || !isfinite(b)) { /* overflow: no bound */
-                    a = 0.0f;
-                    b = INFINITY;
-                }
-                up[l] = a + b;
-                lo[l] = a - b;
-            }
+            if (!rv__screen_bounds(itile, sc, qe, qn, lanes, qs, al, be, (float)tau, up, lo))
+                continue; /* no row of the panel can reach the results */
             for (size_t l = 0; l < lanes; l++) {
                 if ((double)up[l] < tau || sr->skip[r0 + l]) continue;
                 U[m] = up[l];
@@ -1041,31 +1104,62 @@ static void rv__pack_queries_q16(const rv_flat *ix, const float *qn, size_t nq, 
     double gam = nu / (1.0 - nu);
     double qmax = (double)(2147483647u / (127u * (unsigned)d4));
     if (qmax > 32767.0) qmax = 32767.0;
+    const float fqmax = (float)qmax, magic = 0x1.8p23f;
     for (size_t i = 0; i < nq; i++) {
         const float *q = qn + i * dim;
         int16_t *c = q16 + i * d4;
-        double maxabs = 0, n2 = 0;
+        /* |q|^2 and later |q - qh|^2 in four interleaved double sums: any
+        ** order errs by far less than the margins below */
+        float maxabs = 0;
+        double n2[4] = {0, 0, 0, 0}, e2[4] = {0, 0, 0, 0};
         for (size_t j = 0; j < dim; j++) {
-            double a = fabs((double)q[j]);
-            if (a > maxabs) maxabs = a;
-            n2 += (double)q[j] * q[j];
+            float a = fabsf(q[j]);
+            maxabs = a > maxabs ? a : maxabs;
         }
+        size_t j4 = dim / 4 * 4;
+        for (size_t j = 0; j < j4; j += 4)
+            for (size_t t = 0; t < 4; t++) n2[t] += (double)q[j + t] * q[j + t];
+        for (size_t j = j4; j < dim; j++) n2[j - j4] += (double)q[j] * q[j];
         /* a float, so that the screen's float products use it exactly */
-        double qs = maxabs > 0 ? (double)(float)(maxabs / qmax) : 0.0, e2 = 0;
-        for (size_t j = 0; j < d4; j++) {
-            double v = j < dim ? (double)q[j] : 0.0, k = 0;
-            if (qs > 0) {
-                k = nearbyint(v / qs);
-                if (k > qmax) k = qmax;
-                if (k < -qmax) k = -qmax;
+        float qsf = maxabs > 0 ? (float)((double)maxabs / qmax) : 0.0f;
+        float inv = qsf > 0 ? 1.0f / qsf : 0.0f;
+        if (qsf > 0 && inv <= FLT_MAX) {
+            /* Codes in float: |q inv| <= qmax (1 + 2^-22) < 2^22, where
+            ** adding and taking away 1.5 * 2^23 rounds to the nearest
+            ** integer.  Any integer code in range keeps the bound valid
+            ** (the error below is that of the codes written), so the
+            ** rounding need not be the correctly rounded q / qs. */
+            for (size_t j = 0; j < dim; j++) {
+                float r = (q[j] * inv + magic) - magic;
+                r = r > fqmax ? fqmax : r;
+                r = r < -fqmax ? -fqmax : r;
+                c[j] = (int16_t)r;
             }
-            c[j] = (int16_t)k;
-            double d = v - qs * k;
-            e2 += d * d;
+        } else { /* qs subnormal or zero: double division */
+            for (size_t j = 0; j < dim; j++) {
+                double k = 0;
+                if (qsf > 0) {
+                    k = nearbyint((double)q[j] / (double)qsf);
+                    if (k > qmax) k = qmax;
+                    if (k < -qmax) k = -qmax;
+                }
+                c[j] = (int16_t)k;
+            }
         }
-        double Q = sqrt(n2) * (1.0 + 1e-6);
-        double Eq = sqrt(e2) * (1.0 + 1e-6) + 1e-12 * Q;
-        qbound[3 * i] = (float)qs;
+        for (size_t j = dim; j < d4; j++) c[j] = 0;
+        double qs = (double)qsf;
+        for (size_t j = 0; j < j4; j += 4)
+            for (size_t t = 0; t < 4; t++) {
+                double d = (double)q[j + t] - qs * (double)c[j + t]; /* qs c: exact */
+                e2[t] += d * d;
+            }
+        for (size_t j = j4; j < dim; j++) {
+            double d = (double)q[j] - qs * (double)c[j];
+            e2[j - j4] += d * d;
+        }
+        double Q = sqrt((n2[0] + n2[1]) + (n2[2] + n2[3])) * (1.0 + 1e-6);
+        double Eq = sqrt((e2[0] + e2[1]) + (e2[2] + e2[3])) * (1.0 + 1e-6) + 1e-12 * Q;
+        qbound[3 * i] = qsf;
         qbound[3 * i + 1] = rv__float_up(Q * (1.0 + gam) * (1.0 + 1e-6));
         qbound[3 * i + 2] = rv__float_up((Eq + gam * Q + 8.0 * u * (Q + Eq)) * (1.0 + 1e-6));
     }
@@ -1101,12 +1195,12 @@ static void rv__search_merge(const rv__search *sr, unsigned T, size_t i, size_t 
         memcpy(merged + m, h, c * sizeof *h);
         m += c;
     }
-    qsort(merged, m, sizeof *merged, rv__cmp_hit);
+    rv__sort_hits(merged, m);
     if (m > kk) m = kk;
     int rescored = mode == RV__MODE_ROWS || mode == RV__MODE_SCREEN;
     if (mode == RV_FLAT_F16 || mode == RV_FLAT_I8) {
         for (size_t c = 0; c < m; c++) merged[c].s = rv__exact_score(ix, qrow, merged[c].row, tmp);
-        qsort(merged, m, sizeof *merged, rv__cmp_hit);
+        rv__sort_hits(merged, m);
         rescored = 1;
     }
     size_t out_n = m < k ? m : k;
@@ -1155,10 +1249,23 @@ static void rv__search_plan_make(const rv_flat *ix, int mode, size_t kk, size_t 
     /* work: row-query-dimension products; below 2^21 one thread */
     double work = (double)n_pan * RV__PANEL * (double)nq_all * (double)dim;
     pl->T = rv__threads_for(n_threads, pl->n_chunks, work, (double)(1u << 21));
+    /* The exact int8 screen of one query on one thread over at most 4096
+    ** rows and 2^24 row-dimension products (a few ms at most): one chunk,
+    ** since no block of queries reuses a chunk from the cache; fewer chunk
+    ** set-ups and progress callbacks (which take the GIL from Python). */
+    if (pl->T == 1 && nq_all == 1 && mode == RV__MODE_SCREEN && n_pan && n_pan <= 256 &&
+        work <= (double)(1u << 24)) {
+        pl->chunk_panels = n_pan;
+        pl->n_chunks = 1;
+    }
 }
 
-/* The working buffers of one search. */
+/* The working buffers of one search: one allocation (block), carved into
+** pieces 64-byte multiples apart (each as aligned as the block), so a small
+** search pays for one malloc and one free.  Every piece is private to the call (concurrent searches share
+** nothing). */
 typedef struct rv__search_bufs {
+    void *block;             /* the allocation behind every piece */
     float *qn, *qsq;         /* prepared queries and |q|^2 (one pass) */
     float *qpack_f, *qscale; /* packed float queries, or int8 scales */
     uint8_t *qpack_b;        /* packed int8 queries */
@@ -1175,21 +1282,7 @@ typedef struct rv__search_bufs {
 } rv__search_bufs;
 
 static void rv__search_bufs_free(rv__search_bufs *b) {
-    rv__free(b->qn);
-    rv__free(b->qsq);
-    rv__free(b->qpack_f);
-    rv__free(b->qpack_b);
-    rv__free(b->qscale);
-    rv__free(b->q16);
-    rv__free(b->qbound);
-    rv__free(b->sc_u);
-    rv__free(b->sc_row);
-    rv__free(b->sc_lb);
-    rv__free(b->heaps);
-    rv__free(b->counts);
-    rv__free(b->tiles);
-    rv__free(b->merged);
-    rv__free(b->tmp);
+    rv__free(b->block);
     memset(b, 0, sizeof *b);
 }
 
@@ -1197,39 +1290,52 @@ static void rv__search_bufs_free(rv__search_bufs *b) {
 static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
                                        const rv__search_plan *pl, rv__search_bufs *b) {
     size_t dim = ix->dim, per_pass = pl->per_pass, max_nqb = pl->max_nqb;
-    unsigned qb = pl->qb, T = pl->T;
+    size_t qb = pl->qb, T = pl->T, cr = pl->chunk_panels * RV__PANEL;
     memset(b, 0, sizeof *b);
-    b->qn = (float *)rv__malloc(per_pass * dim * sizeof *b->qn);
-    b->qsq = (float *)rv__malloc(per_pass * sizeof *b->qsq);
-    int screen_ok = 1;
-    if (mode == RV_FLAT_I8) {
-        b->qpack_b = (uint8_t *)rv__malloc(max_nqb * qb * ix->dim4);
-        b->qscale = (float *)rv__malloc(max_nqb * qb * sizeof *b->qscale);
-    } else if (mode == RV__MODE_SCREEN) {
-        size_t cr = pl->chunk_panels * RV__PANEL;
-        b->q16 = (int16_t *)rv__malloc(per_pass * ix->dim4 * sizeof *b->q16);
-        b->qbound = (float *)rv__malloc(per_pass * 3 * sizeof *b->qbound);
-        b->sc_u = (float *)rv__malloc((size_t)T * cr * sizeof *b->sc_u);
-        b->sc_row = (size_t *)rv__malloc((size_t)T * cr * sizeof *b->sc_row);
-        b->sc_lb = (double *)rv__malloc((size_t)T * 4 * kk * sizeof *b->sc_lb);
-        screen_ok = b->q16 && b->qbound && b->sc_u && b->sc_row && b->sc_lb;
-    } else {
-        b->qpack_f = (float *)rv__malloc(max_nqb * qb * dim * sizeof *b->qpack_f);
+    int i8 = mode == RV_FLAT_I8, scr = mode == RV__MODE_SCREEN, fl = !i8 && !scr;
+    /* The pieces (field, count, wanted), 64-byte multiples apart: a first
+    ** pass sums their sizes, a second one points each field into the block
+    ** (a piece not wanted stays NULL). */
+#define RV__PIECES(X)                                                                              \
+    X(qn, per_pass *dim, 1)                                                                        \
+    X(qsq, per_pass, 1)                                                                            \
+    X(qpack_b, max_nqb * qb * ix->dim4, i8)                                                        \
+    X(qscale, max_nqb *qb, i8)                                                                     \
+    X(q16, per_pass * ix->dim4, scr)                                                               \
+    X(qbound, per_pass * 3, scr)                                                                   \
+    X(sc_u, T *cr, scr)                                                                            \
+    X(sc_row, T *cr, scr)                                                                          \
+    X(sc_lb, T * 4 * kk, scr)                                                                      \
+    X(qpack_f, max_nqb * qb * dim, fl)                                                             \
+    X(heaps, T * per_pass * kk, 1)                                                                 \
+    X(counts, T *per_pass, 1)                                                                      \
+    X(tiles, T * qb * RV__PANEL, 1)                                                                \
+    X(merged, T *kk, 1)                                                                            \
+    X(tmp, dim, 1)
+    size_t total = 0;
+    int ok = 1;
+#define RV__SIZE(field, count, want)                                                               \
+    if (want) {                                                                                    \
+        size_t c_ = (count), sz_;                                                                  \
+        if (c_ > (SIZE_MAX - 64) / sizeof *b->field) ok = 0;                                       \
+        sz_ = ok ? rv__round_up(c_ * sizeof *b->field, 64) : 0;                                    \
+        if (total > SIZE_MAX - sz_) ok = 0;                                                        \
+        total += ok ? sz_ : 0;                                                                     \
     }
-    b->heaps = (rv__hit *)rv__malloc((size_t)T * per_pass * kk * sizeof *b->heaps);
-    b->counts = (size_t *)rv__malloc((size_t)T * per_pass * sizeof *b->counts);
-    b->tiles = (float *)rv__malloc((size_t)T * qb * RV__PANEL * sizeof *b->tiles);
-    b->merged = (rv__hit *)rv__malloc((size_t)T * kk * sizeof *b->merged);
-    b->tmp = (float *)rv__malloc(dim * sizeof *b->tmp);
-    if (!b->qn || !b->qsq ||
-        (mode == RV_FLAT_I8        ? (!b->qpack_b || !b->qscale)
-         : mode == RV__MODE_SCREEN ? !screen_ok
-                                   : !b->qpack_f) ||
-        !b->heaps || !b->counts || !b->tiles || !b->merged || !b->tmp) {
-        rv__search_bufs_free(b);
-        return rv__nomem("the search buffers");
+    RV__PIECES(RV__SIZE)
+#undef RV__SIZE
+    char *blk = ok ? (char *)rv__malloc(total) : NULL;
+    if (!blk) return rv__nomem("the search buffers");
+    b->block = blk;
+    size_t off = 0;
+#define RV__POINT(field, count, want)                                                              \
+    if (want) {                                                                                    \
+        b->field = (void *)(blk + off);                                                            \
+        off += rv__round_up((count) * sizeof *b->field, 64);                                       \
     }
-
+    RV__PIECES(RV__POINT)
+#undef RV__POINT
+#undef RV__PIECES
     return RV_OK;
 }
 

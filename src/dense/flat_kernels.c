@@ -348,23 +348,41 @@ RV__T_AVX512
 
 /* AVX2 screen kernel: the 16 bytes of 4 rows x 4 dimensions widened to
 ** int16, VPMADDWD against the query's 4 int16 codes (pairs summed into
-** int32), one accumulator per 4 rows; the pairs are added at the end. */
+** int32), one accumulator per 4 rows; the pairs are added at the end.  Four
+** quads per step: their products are summed before the accumulator, so
+** the loop carries 4 additions per 4 quads (integer sums: exact in any
+** order, and every partial sum is bounded as the whole). */
+#  define RV__Q16_LOAD(p) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))
 RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int16_t *q,
                                      int32_t *out) {
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t j = 0; j < dim4 / 4; j++) {
+    size_t nj = dim4 / 4, j = 0;
+    for (; j + 4 <= nj; j += 4) {
+        const int8_t *p = panel + j * 64;
+        long long w[4];
+        memcpy(w, q + 4 * j, 32);
+        __m256i q0 = _mm256_set1_epi64x(w[0]), q1 = _mm256_set1_epi64x(w[1]);
+        __m256i q2 = _mm256_set1_epi64x(w[2]), q3 = _mm256_set1_epi64x(w[3]);
+#  define RV__Q16_4(o)                                                                             \
+      _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + (o)), q0),              \
+                                        _mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 64), q1)),        \
+                       _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 128), q2),        \
+                                        _mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 192), q3)))
+        a0 = _mm256_add_epi32(a0, RV__Q16_4(0));
+        a1 = _mm256_add_epi32(a1, RV__Q16_4(16));
+        a2 = _mm256_add_epi32(a2, RV__Q16_4(32));
+        a3 = _mm256_add_epi32(a3, RV__Q16_4(48));
+#  undef RV__Q16_4
+    }
+    for (; j < nj; j++) {
         const int8_t *p = panel + j * 64;
         long long w;
         memcpy(&w, q + 4 * j, 8);
-        __m256i qv = _mm256_set1_epi64x(w);
-        __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)p));
-        __m256i x1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p + 16)));
-        __m256i x2 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p + 32)));
-        __m256i x3 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p + 48)));
-        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, qv));
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x1, qv));
-        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x2, qv));
-        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x3, qv));
+        __m256i qw = _mm256_set1_epi64x(w);
+        a0 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p), qw), a0);
+        a1 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 16), qw), a1);
+        a2 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 32), qw), a2);
+        a3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 48), qw), a3);
     }
     /* a0 = [r0 r0 r1 r1 | r2 r2 r3 r3] halves; hadd gives [r0 r1 r4 r5 | r2 r3 r6 r7] */
     __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xD8);
@@ -372,6 +390,7 @@ RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int
     _mm256_storeu_si256((__m256i *)(void *)out, lo);
     _mm256_storeu_si256((__m256i *)(void *)(out + 8), hi);
 }
+#  undef RV__Q16_LOAD
 
 /* AVX-512 VNNI: VPDPBUSD multiplies 4 unsigned query bytes by 4 signed row
 ** bytes and adds the sum to a 32-bit lane: 64 products per instruction. */

@@ -4,6 +4,7 @@
 ** errors, save/load, corrupted files and allocation failures.
 */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -212,7 +213,7 @@ static void test_threads_give_identical_results(void) {
         rv_flat *ix = make((uint32_t)dim, RV_METRIC_COSINE, kinds[s]);
         ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
         int64_t *a = (int64_t *)malloc(nq * k * 8), *b = (int64_t *)malloc(nq * k * 8);
-        float *sa = (float *)malloc(nq * k * 4), *sb = (float *)malloc(nq * k * 4);
+        float *sa = (float *)malloc(nq * k * 4), *sb = (float *)malloc(nq * k * sizeof *sb);
         search_all(ix, nq, qs, k, 1, a, sa);
         search_all(ix, nq, qs, k, 4, b, sb);
         EXPECT_TRUE(memcmp(a, b, nq * k * 8) == 0);
@@ -367,7 +368,7 @@ static void test_exact_compact_scores_equal_rescore(void) {
 static void test_q16_kernels_exact(void) {
     rv_rng rng;
     rv_rng_seed(&rng, 61);
-    size_t dims[] = {4, 8, 36, 384, 1024, 4096};
+    size_t dims[] = {4, 8, 12, 20, 28, 36, 384, 1024, 4096};
     for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
         size_t d4 = dims[di];
         int32_t qmax = (int32_t)(2147483647u / (127u * (unsigned)d4));
@@ -553,6 +554,143 @@ static void test_screen_equals_brute_force(void) {
             free(data);
             free(qs);
         }
+    }
+}
+
+/* Exact search of int8 storage equals float32 scoring of every row
+** (rv_flat_rescore): ids and scores bit for bit, k of them. */
+static void expect_screen_exact(rv_flat *ix, size_t nq, const float *qs, size_t k,
+                                const char *what) {
+    size_t n = rv_flat_size(ix), live_n = 0;
+    int64_t *live = (int64_t *)malloc(n * sizeof *live);
+    ASSERT_OK(rv_flat_ids(ix, live, n, &live_n));
+    int64_t *cand = (int64_t *)malloc(nq * n * sizeof *cand);
+    for (size_t qi = 0; qi < nq; qi++) memcpy(cand + qi * n, live, n * sizeof *cand);
+    int64_t *ia = (int64_t *)malloc(nq * k * sizeof *ia),
+            *ib = (int64_t *)malloc(nq * k * sizeof *ib);
+    float *sa = (float *)malloc(nq * k * sizeof *sa), *sb = (float *)malloc(nq * k * sizeof *sb);
+    size_t *fb = (size_t *)malloc(nq * sizeof *fb), found = 0;
+    rv_flat_search_params p;
+    rv_flat_search_params_init(&p);
+    p.k = k;
+    p.exact = 1;
+    p.n_threads = 1;
+    ASSERT_OK(rv_flat_search(ix, &p, nq, qs, ia, sa, &found));
+    EXPECT_EQ(found, k < n ? k : n);
+    ASSERT_OK(rv_flat_rescore(ix, nq, qs, n, cand, k, 1, ib, sb, fb));
+    for (size_t i = 0; i < nq * k; i++) {
+        if (i % k >= found) continue;
+        if (ia[i] != ib[i] || memcmp(&sa[i], &sb[i], sizeof sa[i]) != 0) {
+            FAILF("%s: hit %zu: %lld %.9g != %lld %.9g", what, i, (long long)ia[i], (double)sa[i],
+                  (long long)ib[i], (double)sb[i]);
+            break;
+        }
+    }
+    free(live);
+    free(cand);
+    free(ia);
+    free(ib);
+    free(sa);
+    free(sb);
+    free(fb);
+}
+
+/* The screen's query codes: queries so small that the code scale is
+** subnormal or zero in float32 (the double-division fallback), and rows
+** and queries at the edge of float32 overflow (scores near FLT_MAX, where
+** the screen's interval may overflow and must then admit every score). */
+static void test_screen_extreme_queries(void) {
+    size_t n = 203, dim = 37, nq = 3, k = 9;
+    float *data = gauss_vectors(n, dim, 501);
+    float *qs = gauss_vectors(nq, dim, 502);
+    float *q2 = (float *)malloc(nq * dim * sizeof *q2);
+    rv_flat *ix = make((uint32_t)dim, RV_METRIC_INNER_PRODUCT, RV_FLAT_I8);
+    ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+    const float scales[] = {1e-30f, 1e-36f, 1e-38f, 1e-40f, 1e-43f, 1e-45f};
+    for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+        for (size_t i = 0; i < nq * dim; i++) q2[i] = qs[i] * scales[si];
+        q2[0] = 1e-45f; /* never a zero vector */
+        char what[64];
+        snprintf(what, sizeof what, "query scale %g", (double)scales[si]);
+        expect_screen_exact(ix, nq, q2, k, what);
+    }
+    rv_flat_free(ix);
+    /* near overflow: rows t (1, 1, 0 ...) and gaussian ones scaled to
+    ** |x| ~ 1.8e19, queries likewise, so scores reach ~FLT_MAX */
+    size_t d2 = 4, n2 = 64;
+    float *big = (float *)malloc(n2 * d2 * sizeof *big);
+    for (size_t i = 0; i < n2; i++) {
+        double t = sqrt((double)FLT_MAX / 2.0) * (1.0 - 1e-6 - 1e-7 * (double)(i % 8)), g = 0;
+        for (size_t j = 0; j < d2; j++) g += (double)data[i * dim + j] * data[i * dim + j];
+        for (size_t j = 0; j < d2; j++)
+            big[i * d2 + j] = i % 2 ? (float)(t * sqrt(2.0 / g) * (double)data[i * dim + j])
+                                    : (float)(j < 2 ? t : 0.0);
+    }
+    ix = make((uint32_t)d2, RV_METRIC_INNER_PRODUCT, RV_FLAT_I8);
+    ASSERT_OK(rv_flat_add(ix, n2, big, NULL, NULL));
+    expect_screen_exact(ix, 3, big, 7, "near overflow");
+    rv_flat_free(ix);
+    /* rows t (1, 1, 0, 0) with 2 t^2 just below FLT_MAX (those whose norm
+    ** overflows are refused), queried with themselves: the screen's
+    ** products may round past FLT_MAX */
+    ix = make((uint32_t)d2, RV_METRIC_INNER_PRODUCT, RV_FLAT_I8);
+    size_t kept = 0;
+    for (int i = 0; i < 64; i++) {
+        float t = (float)(sqrt((double)FLT_MAX / 2.0) * (1.0 - ldexp((double)i, -26)));
+        float x[4] = {t, t, 0.0f, 0.0f};
+        rv_status st = rv_flat_add(ix, 1, x, NULL, NULL);
+        if (st == RV_OK) memcpy(big + kept++ * d2, x, sizeof x);
+    }
+    EXPECT_TRUE(kept > 8);
+    expect_screen_exact(ix, kept < 16 ? kept : 16, big, 5, "at overflow");
+    rv_flat_free(ix);
+    free(big);
+    free(data);
+    free(qs);
+    free(q2);
+}
+
+/* One query on one thread (the exact int8 screen takes a small index in
+** one chunk) returns what the same query returns in a batch on two threads
+** (the usual chunks): every storage, exact and not, small and larger. */
+static void test_single_query_matches_batch(void) {
+    size_t dim = 24, nq = 4, k = 13;
+    size_t sizes[] = {700, 5000};
+    rv_flat_storage stor[] = {RV_FLAT_F32, RV_FLAT_F16, RV_FLAT_I8};
+    for (size_t zi = 0; zi < 2; zi++) {
+        size_t n = sizes[zi];
+        float *data = gauss_vectors(n, dim, 801 + zi);
+        float *qs = gauss_vectors(nq, dim, 811 + zi);
+        for (size_t si = 0; si < 3; si++) {
+            rv_flat *ix = make((uint32_t)dim, RV_METRIC_COSINE, stor[si]);
+            ASSERT_OK(rv_flat_add(ix, n, data, NULL, NULL));
+            for (int exact = 0; exact < 2; exact++) {
+                int64_t ia[4 * 13], ib[13];
+                float sa[4 * 13], sb[13];
+                size_t fa = 0, fb = 0;
+                rv_flat_search_params p;
+                rv_flat_search_params_init(&p);
+                p.k = k;
+                p.exact = exact;
+                p.n_threads = 2;
+                ASSERT_OK(rv_flat_search(ix, &p, nq, qs, ia, sa, &fa));
+                p.n_threads = 1;
+                for (size_t qi = 0; qi < nq; qi++) {
+                    ASSERT_OK(rv_flat_search(ix, &p, 1, qs + qi * dim, ib, sb, &fb));
+                    EXPECT_EQ(fb, fa);
+                    for (size_t i = 0; i < k; i++)
+                        if (ib[i] != ia[qi * k + i] ||
+                            memcmp(&sb[i], &sa[qi * k + i], sizeof sb[i]) != 0) {
+                            FAILF("n %zu storage %d exact %d query %zu hit %zu differs", n,
+                                  (int)stor[si], exact, qi, i);
+                            break;
+                        }
+                }
+            }
+            rv_flat_free(ix);
+        }
+        free(data);
+        free(qs);
     }
 }
 
@@ -1048,6 +1186,8 @@ int main(void) {
     RUN_TEST(test_q16_kernels_exact);
     RUN_TEST(test_dotsg_match_dot);
     RUN_TEST(test_screen_equals_brute_force);
+    RUN_TEST(test_screen_extreme_queries);
+    RUN_TEST(test_single_query_matches_batch);
     RUN_TEST(test_deletes_filters_and_ids);
     RUN_TEST(test_filters_match_brute_force);
     RUN_TEST(test_bad_input);
