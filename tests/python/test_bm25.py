@@ -256,7 +256,11 @@ def test_monotone_in_tf(variant, k1, b, tf, filler, others):
     ix = make_index(variant, k1, b, [a, c] + background)
     sa = ix.explain("zed", 0).score
     sc = ix.explain("zed", 1).score
-    assert sa >= sc
+    # monotone up to float32 rounding: with k1 near 0, BM25L's
+    # (k1 + 1)(c + delta) / (k1 + c + delta) is 1 for every tf in exact
+    # arithmetic, and its float32 value may differ by an ulp either way
+    # (found by hypothesis: bm25l, k1 = 5e-7, b = 0); as in the length test
+    assert sa >= sc - 4 * float(np.spacing(np.float32(sc)))
     if k1 > 0.01 and variant != "bm25l":
         assert sa > sc or sc == 0
 
