@@ -21,3 +21,42 @@ def random_frame(n_rows, n_cols, seed, max_card=6, unique=True):
 @pytest.fixture
 def frame_factory():
     return random_frame
+
+
+# ------------------------------------------------- Cranfield with MiniLM
+# Embedding the 1,400 Cranfield abstracts with MiniLM takes one to three
+# minutes on two cores; two test modules need that corpus.  It is built
+# once per session into a directory, closed (so docs.sqlite holds every
+# committed page: the last connection to close checkpoints the WAL), and
+# each module gets a copy of the directory: what one changes (a rebuild, a
+# saved calibration) never reaches another.
+
+
+@pytest.fixture(scope="session")
+def _cranfield_minilm_dir(tmp_path_factory):
+    from test_corpus_cranfield import DOCS
+
+    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping
+
+    path = tmp_path_factory.mktemp("cranfield-minilm") / "cranfield"
+    store = CorpusStore(path, name="cranfield")
+    src = from_mapping(DOCS, name="cranfield", strategy=WholeText(), embedder="minilm")
+    build(src, store=store, progress=False)
+    store.close_writer()
+    store.close()
+    leftovers = sorted(p.name for p in path.iterdir() if p.name.endswith(("-wal", "-shm")))
+    assert not leftovers, f"the corpus was not closed cleanly: {leftovers}"
+    return path
+
+
+@pytest.fixture(scope="module")
+def cranfield_minilm(_cranfield_minilm_dir, tmp_path_factory):
+    """A private copy of the Cranfield corpus built with MiniLM (WholeText,
+    title and abstract as one surface), opened with its pinned embedder."""
+    import shutil
+
+    from rowvoi.corpus import CorpusStore, open_corpus
+
+    path = tmp_path_factory.mktemp("cranfield-copy") / "cranfield"
+    shutil.copytree(_cranfield_minilm_dir, path)
+    return open_corpus("cranfield", store=CorpusStore(path, name="cranfield"))

@@ -17,16 +17,9 @@ import warnings
 from pathlib import Path
 
 import pytest
-from test_corpus_cranfield import DOCS, QUERIES
+from test_corpus_cranfield import QUERIES
 
-from rowvoi.corpus import (
-    CorpusStore,
-    WholeText,
-    build,
-    calibrate_min_score,
-    discover,
-    from_mapping,
-)
+from rowvoi.corpus import calibrate_min_score, discover
 from rowvoi.corpus.calibration import abstention_rates, best_floor, read_queries, top_scores
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "abstention"
@@ -41,9 +34,8 @@ def test_query_sets():
 
 
 @pytest.fixture(scope="module")
-def cran():
-    src = from_mapping(DOCS, name="cranfield", strategy=WholeText(), embedder="minilm")
-    return build(src, store=CorpusStore.memory(), progress=False)
+def cran(cranfield_minilm):
+    return cranfield_minilm  # conftest.py: built once per session, copied per module
 
 
 _SCORES: dict = {}

@@ -6,8 +6,9 @@ queries are numbered by their position in ``cran.qry``; judgements graded
 -1 are dropped and gain = 5 - grade. nDCG@10 is computed here, over the
 225 queries.
 
-The MiniLM corpus is built once per module through Python (MiniLM embeds
-the 1,400 abstracts in tens of seconds); the CLI builds the same records
+The MiniLM corpus is built once per session through Python (MiniLM embeds
+the 1,400 abstracts in a minute or more; conftest.py's ``cranfield_minilm``
+gives each module its own copy); the CLI builds the same records
 with the hashing embedder and is checked on lexical quality and on giving
 the same hits as the Python API.
 """
@@ -79,9 +80,8 @@ def test_collection_shape():
 
 
 @pytest.fixture(scope="module")
-def minilm_corpus():
-    src = from_mapping(DOCS, name="cranfield", strategy=WholeText(), embedder="minilm")
-    return build(src, store=CorpusStore.memory())
+def minilm_corpus(cranfield_minilm):
+    return cranfield_minilm  # conftest.py: built once per session, copied per module
 
 
 def test_minilm_ndcg_per_mode(minilm_corpus):
