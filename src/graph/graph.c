@@ -286,26 +286,31 @@ static rv_status rv__not_a_node(const rv_graph_spec *s, size_t e, int side) {
                      side ? "dst" : "src", e, (long long)(side ? s->edge_dst : s->edge_src)[e]);
 }
 
-/* Buckets of 2^shift nodes: at most 4096 of them (few enough write
-** streams), so offsets inside a bucket fit uint16.  *packed when an edge
-** index and an offset fit one 32-bit slot together (no scratch array): the
-** buckets are narrowed to make room when that keeps them at most 8192. */
+/* Buckets of 2^shift nodes, at least 2^10 and at most 2^16 (offsets inside
+** a bucket fit uint16): at most 1024 buckets where that allows.  Why so
+** few: the partition writes one stream per bucket, and it runs at the
+** speed of a sequential copy only when every stream's current cache line
+** and the one prefetched ahead of it stay in the near caches (1024 * 2
+** lines of 64 bytes: 128 KiB, in L2); with 2048 streams and more each
+** slot write waited for its line (measured 2-3x slower).  A bucket's own
+** sort then works on about 2^10 nodes' edges, in L1/L2.
+**
+** A slot packs the low 32 - shift bits of the edge index above the key's
+** offset in its bucket; the high bits are the edge's epoch (a run of
+** 2^(32 - shift) edges), recovered from where each epoch began in each
+** bucket (rv__csr_fill records it).  *packed is 0 when that table of epoch
+** starts would pass 1/16 of the slots (2^30 edges and more): then a uint16
+** scratch holds the offsets beside full edge indexes. */
 int rv__graph_test_scratch;
+unsigned rv__graph_test_epoch_bits;
+
+#define RV__BUCKETS_MAX 1024u
 
 static unsigned rv__bucket_shift(size_t n, size_t m, int *packed) {
-    unsigned shift = 12;
-    while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
-    if (rv__graph_test_scratch) {
-        *packed = 0;
-        return shift;
-    }
-    unsigned ebits = 0; /* bits of the largest edge index */
-    while (ebits < 32 && ((uint64_t)1 << ebits) < m) ebits++;
-    unsigned room = 32 - ebits;
-    *packed = 1;
-    if (room >= shift) return shift;
-    if (room >= 6 && (n >> room) + 1 <= 8192) return room;
-    *packed = 0;
+    unsigned shift = 10;
+    while (shift < 16 && (n >> shift) + 1 > RV__BUCKETS_MAX) shift++;
+    size_t nb = (n >> shift) + 1, epochs = m ? ((m - 1) >> (32 - shift)) + 1 : 1;
+    *packed = !rv__graph_test_scratch && epochs * (nb + 1) <= (m >> 4) + 4096;
     return shift;
 }
 
@@ -473,6 +478,19 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 ** thread: its one allocation failing returns RV_E_NOMEM without a message
 ** (the caller names it).
 */
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#else
+#  define RV__PREFETCH_W(p) ((void)0)
+#endif
+#define RV__SLOT_AHEAD 32u /* two cache lines of slots */
+
+/* The slot RV__SLOT_AHEAD after p, or p near the end (no address past the
+** array). */
+static inline uint32_t rv__ahead(uint32_t p, size_t m) {
+    return (size_t)p + RV__SLOT_AHEAD < m ? p + RV__SLOT_AHEAD : p;
+}
+
 typedef struct rv__csr_job {
     rv__csr *c;
     rv__idx key;
@@ -519,22 +537,44 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
     uint32_t mask = (uint32_t)width - 1;
     uint32_t *edge = c->edge;
     uint16_t *low = j->low;
-    /* bend[b] runs from bucket b's start to its end */
-    if (low) {
-        for (size_t e = 0; e < m; e++) {
-            uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
-            edge[p] = (uint32_t)e;
-            low[p] = (uint16_t)(k & mask);
+    /* epochs of 2^ebits edges (packed slots hold the low ebits bits of the
+    ** edge index); estart[q * nb + b]: bucket b's first slot of epoch q */
+    unsigned ebits = low ? 32 : rv__graph_test_epoch_bits ? rv__graph_test_epoch_bits : 32 - shift;
+    uint32_t emask = ebits >= 32 ? UINT32_MAX : ((uint32_t)1 << ebits) - 1;
+    size_t epochs = low || !m ? 1 : ((m - 1) >> ebits) + 1;
+    uint32_t *estart = NULL;
+    if (epochs > 1) {
+        estart = (uint32_t *)rv__malloc(epochs * nb * sizeof *estart);
+        if (!estart) {
+            rv__free(te);
+            rv__free(bend);
+            return RV_E_NOMEM;
         }
-    } else if (key.u) { /* (the key's width tested once, not per slot) */
-        for (size_t e = 0; e < m; e++) {
-            uint32_t k = key.u[e], p = bend[k >> shift]++;
-            edge[p] = ((uint32_t)e << shift) | (k & mask);
-        }
-    } else {
-        for (size_t e = 0; e < m; e++) {
-            uint32_t k = (uint32_t)key.w[e], p = bend[k >> shift]++;
-            edge[p] = ((uint32_t)e << shift) | (k & mask);
+    }
+    /* bend[b] runs from bucket b's start to its end; each slot written
+    ** prefetches the line RV__SLOT_AHEAD slots on in its bucket, so the
+    ** stream's next line is there when it is reached */
+    for (size_t q = 0; q < epochs; q++) {
+        size_t e0 = q << (ebits & 31), e1 = q + 1 < epochs ? (q + 1) << (ebits & 31) : m;
+        if (estart) memcpy(estart + q * nb, bend, nb * sizeof *estart);
+        if (low) {
+            for (size_t e = e0; e < e1; e++) {
+                uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
+                edge[p] = (uint32_t)e;
+                low[p] = (uint16_t)(k & mask);
+            }
+        } else if (key.u) { /* (the key's width tested once, not per slot) */
+            for (size_t e = e0; e < e1; e++) {
+                uint32_t k = key.u[e], p = bend[k >> shift]++;
+                RV__PREFETCH_W(edge + rv__ahead(p, m));
+                edge[p] = ((uint32_t)e << shift) | (k & mask);
+            }
+        } else {
+            for (size_t e = e0; e < e1; e++) {
+                uint32_t k = (uint32_t)key.w[e], p = bend[k >> shift]++;
+                RV__PREFETCH_W(edge + rv__ahead(p, m));
+                edge[p] = ((uint32_t)e << shift) | (k & mask);
+            }
         }
     }
     for (size_t b = 0; b < nb; b++) {
@@ -555,14 +595,21 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
             if (size < 2) continue;
             memcpy(te, edge + lo, size * sizeof *te);
             for (uint32_t i = 0; i < size; i++) edge[lo + cnt[low[lo + i]]++] = te[i];
-        } else {
-            for (uint32_t i = 0; i < size; i++) {
+            continue;
+        }
+        /* the slots of epoch q: from its start in the bucket to the next's */
+        uint32_t i = 0;
+        for (size_t q = 0; q < epochs; q++) {
+            uint32_t z = q + 1 < epochs ? estart[(q + 1) * nb + b] - lo : size;
+            uint32_t high = (uint32_t)(q << (ebits & 31));
+            for (; i < z; i++) {
                 uint32_t x = te[i];
-                edge[lo + cnt[x & mask]++] = x >> shift;
+                edge[lo + cnt[x & mask]++] = high | ((x >> shift) & emask);
             }
         }
     }
     off[n] = (uint32_t)m;
+    rv__free(estart);
     rv__free(te);
     rv__free(bend);
     return RV_OK;
