@@ -170,10 +170,24 @@ static void rv__populate_worker(void *arg, unsigned t) {
 #endif
 }
 
+#ifndef RV__HUGE_MIN
+#  define RV__HUGE_MIN ((size_t)4 << 20)
+#endif
+
 static void rv__populate(const rv__gblock *b, unsigned n, unsigned nt) {
     size_t total = 0;
     for (unsigned i = 0; i < n; i++) total += b[i].fresh ? b[i].size : 0;
     if (total < RV__KEEP_MIN) return; /* nothing worth a call (or a thread) */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* huge pages where a block spans whole 2 MiB pages: a fault per 2 MiB,
+    ** not per 4 KiB */
+    for (unsigned i = 0; i < n; i++) {
+        if (!b[i].fresh || b[i].size < RV__HUGE_MIN) continue;
+        uintptr_t p = (uintptr_t)b[i].p, huge = (uintptr_t)1 << 21;
+        uintptr_t x = (p + huge - 1) & ~(huge - 1), y = (p + b[i].size) & ~(huge - 1);
+        if (y > x) (void)madvise((void *)x, (size_t)(y - x), MADV_HUGEPAGE);
+    }
+#endif
     rv__populate_job j = {b, n, total < 8 * RV__KEEP_MIN ? 1u : nt};
     rv__parallel_run(j.nt, rv__populate_worker, &j);
 }
