@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include "../core/parallel.h"
@@ -502,9 +503,11 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 ** each bucket, small enough for the caches, is copied aside and
 ** counting-sorted back into its slice (unpacked).  Both passes keep input
 ** order, so each node's edges come in input order, as documented.  Keys
-** already in order (c->edge NULL) need only the offsets.  Runs on any
-** thread: its one allocation failing returns RV_E_NOMEM without a message
-** (the caller names it).
+** already in order (c->edge NULL) need only the offsets.  Pass 1 of a
+** direction is one task; its pass 2 is split in ranges of buckets that any
+** thread takes once pass 1 is done (so one direction alone, as with edges
+** in order of source, still uses both threads).  Everything is allocated
+** beforehand on the calling thread.
 */
 #if defined(__GNUC__) || defined(__clang__)
 #  define RV__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
@@ -522,69 +525,66 @@ static inline uint32_t rv__ahead(uint32_t p, size_t m) {
 typedef struct rv__csr_job {
     rv__csr *c;
     rv__idx key;
-    uint16_t *low;         /* n_edges scratch, or NULL: offsets packed in the slots */
-    const uint32_t *count; /* edges of each bucket (from the ends), or NULL */
-    unsigned shift;
-    size_t n, m;
-    rv_status st;
+    uint16_t *low; /* n_edges scratch, or NULL: offsets packed in the slots */
+    unsigned shift, ebits;
+    size_t n, m, nb, epochs;
+    uint32_t *bend;   /* nb + 1: bucket b's slots start at bend[b] (pass 1
+                         advances it to the bucket's end: pass 2 reads
+                         bend[b - 1] .. bend[b]); NULL: keys in order */
+    uint32_t *estart; /* epochs * nb: bucket b's first slot of epoch q at
+                         [q * nb + b]; NULL with one epoch */
+    atomic_int done;  /* pass 1 finished (release; pass 2 acquires) */
 } rv__csr_job;
 
-static rv_status rv__csr_fill(const rv__csr_job *j) {
+/* Bucket starts and the largest bucket (on the calling thread), from the
+** counts of the ends pass or, without them, a count of the keys. */
+static rv_status rv__csr_prepare(rv__csr_job *j, const uint32_t *count, size_t *most) {
+    size_t nb = j->nb, m = j->m;
+    unsigned shift = j->shift;
+    j->bend = (uint32_t *)rv__calloc(nb + 1, sizeof *j->bend);
+    if (!j->bend) return rv__nomem("the adjacency sort's buckets");
+    uint32_t *bend = j->bend;
+    if (count)
+        memcpy(bend + 1, count, nb * sizeof *bend);
+    else
+        for (size_t e = 0; e < m; e++) bend[(rv__at(j->key, e) >> shift) + 1]++;
+    for (size_t b = 0; b < nb; b++) {
+        if (bend[b + 1] > *most) *most = bend[b + 1];
+        bend[b + 1] += bend[b];
+    }
+    /* epochs of 2^ebits edges (packed slots hold the low ebits bits of the
+    ** edge index) */
+    j->ebits = j->low ? 32 : rv__graph_test_epoch_bits ? rv__graph_test_epoch_bits : 32 - shift;
+    j->epochs = j->low || !m ? 1 : ((m - 1) >> j->ebits) + 1;
+    if (j->epochs > 1) {
+        j->estart = (uint32_t *)rv__malloc(j->epochs * nb * sizeof *j->estart);
+        if (!j->estart) return rv__nomem("the adjacency sort's buckets");
+    }
+    return RV_OK;
+}
+
+/* Pass 1: every edge into its bucket's slice, in input order; bend[b]
+** runs from bucket b's start to its end.  Each slot written prefetches the
+** line RV__SLOT_AHEAD slots on in its bucket, so the stream's next line is
+** there when it is reached.  Keys in order (no bend): the offsets only. */
+static void rv__csr_pass1(rv__csr_job *j) {
     rv__csr *c = j->c;
-    size_t n = j->n, m = j->m;
+    size_t n = j->n, m = j->m, nb = j->nb;
     rv__idx key = j->key;
-    uint32_t *off = c->off;
-    if (!c->edge) { /* keys in order: node v's edges start at the first key >= v */
+    if (!j->bend) { /* keys in order: node v's edges start at the first key >= v */
         size_t e = 0;
         for (size_t v = 0; v <= n; v++) {
             while (e < m && rv__at(key, e) < v) e++;
-            off[v] = (uint32_t)e;
+            c->off[v] = (uint32_t)e;
         }
-        return RV_OK;
+        return;
     }
-    unsigned shift = j->shift;
-    size_t nb = (n >> shift) + 1, width = (size_t)1 << shift, most = 0;
-    /* bucket ends (after pass 1), then the node counters of one bucket */
-    uint32_t *bend = (uint32_t *)rv__calloc(nb + 1 + width + 1, sizeof *bend);
-    if (!bend) return RV_E_NOMEM;
-    uint32_t *cnt = bend + nb + 1;
-    if (j->count)
-        memcpy(bend + 1, j->count, nb * sizeof *bend);
-    else
-        for (size_t e = 0; e < m; e++) bend[(rv__at(key, e) >> shift) + 1]++;
-    for (size_t b = 0; b < nb; b++) {
-        if (bend[b + 1] > most) most = bend[b + 1];
-        bend[b + 1] += bend[b];
-    }
-    /* one bucket's slots, copied aside */
-    uint32_t *te = (uint32_t *)rv__malloc((most + 1) * sizeof *te);
-    if (!te) {
-        rv__free(bend);
-        return RV_E_NOMEM;
-    }
-    uint32_t mask = (uint32_t)width - 1;
-    uint32_t *edge = c->edge;
+    unsigned shift = j->shift, ebits = j->ebits;
+    uint32_t mask = ((uint32_t)1 << shift) - 1, *edge = c->edge, *bend = j->bend;
     uint16_t *low = j->low;
-    /* epochs of 2^ebits edges (packed slots hold the low ebits bits of the
-    ** edge index); estart[q * nb + b]: bucket b's first slot of epoch q */
-    unsigned ebits = low ? 32 : rv__graph_test_epoch_bits ? rv__graph_test_epoch_bits : 32 - shift;
-    uint32_t emask = ebits >= 32 ? UINT32_MAX : ((uint32_t)1 << ebits) - 1;
-    size_t epochs = low || !m ? 1 : ((m - 1) >> ebits) + 1;
-    uint32_t *estart = NULL;
-    if (epochs > 1) {
-        estart = (uint32_t *)rv__malloc(epochs * nb * sizeof *estart);
-        if (!estart) {
-            rv__free(te);
-            rv__free(bend);
-            return RV_E_NOMEM;
-        }
-    }
-    /* bend[b] runs from bucket b's start to its end; each slot written
-    ** prefetches the line RV__SLOT_AHEAD slots on in its bucket, so the
-    ** stream's next line is there when it is reached */
-    for (size_t q = 0; q < epochs; q++) {
-        size_t e0 = q << (ebits & 31), e1 = q + 1 < epochs ? (q + 1) << (ebits & 31) : m;
-        if (estart) memcpy(estart + q * nb, bend, nb * sizeof *estart);
+    for (size_t q = 0; q < j->epochs; q++) {
+        size_t e0 = q << (ebits & 31), e1 = q + 1 < j->epochs ? (q + 1) << (ebits & 31) : m;
+        if (j->estart) memcpy(j->estart + q * nb, bend, nb * sizeof *bend);
         if (low) {
             for (size_t e = e0; e < e1; e++) {
                 uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
@@ -605,7 +605,23 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
             }
         }
     }
-    for (size_t b = 0; b < nb; b++) {
+    c->off[n] = (uint32_t)m;
+}
+
+/* Pass 2 over buckets [b0, b1): each bucket, small enough for the caches,
+** copied aside (te) while its keys are counted (cnt: 2^shift + 1 counters),
+** then counting-sorted back into its slice, unpacked; node offsets
+** written.  Buckets are disjoint slices: any split over threads gives the
+** same arrays. */
+static void rv__csr_pass2(const rv__csr_job *j, size_t b0, size_t b1, uint32_t *cnt, uint32_t *te) {
+    rv__csr *c = j->c;
+    size_t n = j->n, nb = j->nb, width = (size_t)1 << j->shift, epochs = j->epochs;
+    unsigned shift = j->shift, ebits = j->ebits;
+    uint32_t mask = (uint32_t)width - 1, *off = c->off, *edge = c->edge;
+    uint32_t emask = ebits >= 32 ? UINT32_MAX : ((uint32_t)1 << ebits) - 1;
+    const uint32_t *bend = j->bend;
+    const uint16_t *low = j->low;
+    for (size_t b = b0; b < b1; b++) {
         size_t first = b << shift, last = first + width < n ? first + width : n, w = last - first;
         uint32_t lo = b ? bend[b - 1] : 0, size = bend[b] - lo;
         memset(cnt, 0, (w + 1) * sizeof *cnt);
@@ -631,7 +647,7 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
         /* the slots of epoch q: from its start in the bucket to the next's */
         uint32_t i = 0;
         for (size_t q = 0; q < epochs; q++) {
-            uint32_t z = q + 1 < epochs ? estart[(q + 1) * nb + b] - lo : size;
+            uint32_t z = q + 1 < epochs ? j->estart[(q + 1) * nb + b] - lo : size;
             uint32_t high = (uint32_t)(q << (ebits & 31));
             for (; i < z; i++) {
                 uint32_t x = te[i];
@@ -639,11 +655,6 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
             }
         }
     }
-    off[n] = (uint32_t)m;
-    rv__free(estart);
-    rv__free(te);
-    rv__free(bend);
-    return RV_OK;
 }
 
 /*
@@ -750,11 +761,21 @@ static rv_status rv__docs_finish(rv_graph *g, const rv_graph_spec *s, const rv__
     return RV_OK;
 }
 
-/* The rest of a build after the endpoints, as five independent tasks that
-** write disjoint arrays (so any thread count gives the same graph): the
-** two CSR directions, the two halves of the document table, the copies of
-** edge types and times.  Every array is allocated beforehand on the
-** calling thread. */
+/* The rest of a build after the endpoints, as tasks that write disjoint
+** arrays (so any thread count gives the same graph): pass 1 of each CSR
+** direction, the two halves of the document table, the copies of edge
+** types and times, then pass 2 of each direction in ranges of buckets (a
+** range waits for its direction's pass 1).  Every array is allocated
+** beforehand on the calling thread. */
+enum { RV__T_PASS1, RV__T_PASS2, RV__T_DOCS, RV__T_COPY };
+#define RV__PASS2_RANGES 8u /* per direction, with more than one thread */
+#define RV__MAX_TASKS    (2 * (1 + RV__PASS2_RANGES) + 3)
+
+typedef struct rv__task {
+    unsigned char kind, which; /* direction (0 out, 1 in) or half */
+    size_t b0, b1;             /* pass 2: buckets */
+} rv__task;
+
 typedef struct rv__build_job {
     rv_graph *g;
     const rv_graph_spec *s;
@@ -762,25 +783,61 @@ typedef struct rv__build_job {
     uint16_t *etype; /* copies to make (NULL: borrowed or absent) */
     int64_t *etime;
     rv__docs_part docs[2];
-    _Atomic unsigned next;
+    rv__task task[RV__MAX_TASKS];
+    unsigned n_tasks;
+    uint32_t *work;     /* per thread: cnt (work_cnt) then te */
+    size_t work_stride; /* uint32 per thread */
+    size_t work_cnt;
+    atomic_uint next;
 } rv__build_job;
 
 static void rv__build_worker(void *arg, unsigned t) {
     rv__build_job *j = (rv__build_job *)arg;
-    (void)t;
-    for (;;) { /* the costliest first; whoever is free takes the next */
-        unsigned task = atomic_fetch_add(&j->next, 1u);
-        if (task == 0 || task == 1) {
-            j->csr[1 - task].st = rv__csr_fill(&j->csr[1 - task]);
-        } else if (task == 2 || task == 3) {
-            rv__docs_scan(j->g, j->s, &j->docs[task - 2]);
-        } else if (task == 4) {
+    for (;;) { /* in list order; whoever is free takes the next */
+        unsigned i = atomic_fetch_add(&j->next, 1u);
+        if (i >= j->n_tasks) return;
+        const rv__task *k = &j->task[i];
+        rv__csr_job *c = &j->csr[k->which & 1u];
+        if (k->kind == RV__T_PASS1) {
+            rv__csr_pass1(c);
+            atomic_store_explicit(&c->done, 1, memory_order_release);
+        } else if (k->kind == RV__T_PASS2) {
+            /* (its pass 1 was taken before: another thread is on it) */
+            while (!atomic_load_explicit(&c->done, memory_order_acquire)) sched_yield();
+            uint32_t *w = j->work + (size_t)t * j->work_stride;
+            rv__csr_pass2(c, k->b0, k->b1, w, w + j->work_cnt);
+        } else if (k->kind == RV__T_DOCS) {
+            rv__docs_scan(j->g, j->s, &j->docs[k->which]);
+        } else {
             size_t m = j->s->n_edges;
             if (j->etype) memcpy(j->etype, j->s->edge_type, m * sizeof *j->etype);
             if (j->etime) memcpy(j->etime, j->s->edge_time, m * sizeof *j->etime);
-        } else {
-            return;
         }
+    }
+}
+
+/* Append a task. */
+static void rv__task_add(rv__build_job *j, unsigned kind, unsigned which, size_t b0, size_t b1) {
+    rv__task *k = &j->task[j->n_tasks++];
+    k->kind = (unsigned char)kind;
+    k->which = (unsigned char)which;
+    k->b0 = b0;
+    k->b1 = b1;
+}
+
+/* Pass 2 of direction d in ranges of about equal slots. */
+static void rv__tasks_pass2(rv__build_job *j, unsigned d, unsigned ranges) {
+    const rv__csr_job *c = &j->csr[d];
+    if (!c->bend) return;
+    size_t b0 = 0, nb = c->nb, m = c->m;
+    for (unsigned r = 1; r <= ranges && b0 < nb; r++) {
+        size_t b1 = b0, goal = m / ranges * r;
+        if (r == ranges)
+            b1 = nb;
+        else
+            while (b1 < nb && c->bend[b1] < goal) b1++; /* (bend: starts, before pass 1) */
+        if (b1 > b0) rv__task_add(j, RV__T_PASS2, d, b0, b1);
+        b0 = b1;
     }
 }
 
@@ -842,17 +899,40 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
                                            ((ne >> RV__ENT_SHIFT) + 2) * sizeof *g->ent_base);
         if ((!borrow && !g->doc_entity.u) || !g->ent_base) st = rv__nomem("the document table");
     }
+    size_t nb = (g->n_nodes >> shift) + 1, most = 0;
+    for (int d = 0; d < 2; d++) {
+        rv__csr_job *c = &j.csr[d];
+        c->c = d ? &g->in : &g->out;
+        c->key = d ? g->dst : g->src;
+        c->low = low[d] ? low[d] : low[0];
+        c->shift = shift;
+        c->n = g->n_nodes;
+        c->m = m;
+        c->nb = nb;
+        atomic_init(&c->done, 0);
+        if (!st && c->c->edge)
+            st = rv__csr_prepare(c, count ? count + (size_t)d * nb : NULL, &most);
+    }
+    if (!st) { /* per thread: the counters of a bucket's nodes, its slots copied aside */
+        j.work_cnt = ((size_t)1 << shift) + 1;
+        j.work_stride = j.work_cnt + most + 1;
+        j.work = (uint32_t *)rv__malloc(nt * j.work_stride * sizeof *j.work);
+        if (!j.work) st = rv__nomem("the adjacency sort's buckets");
+    }
     if (!st) {
-        for (int d = 0; d < 2; d++) {
-            rv__csr_job *c = &j.csr[d];
-            c->c = d ? &g->in : &g->out;
-            c->key = d ? g->dst : g->src;
-            c->low = low[d] ? low[d] : low[0];
-            c->count = count ? count + (size_t)d * ((g->n_nodes >> shift) + 1) : NULL;
-            c->shift = shift;
-            c->n = g->n_nodes;
-            c->m = m;
+        /* one thread: a direction's passes back to back (they may share the
+        ** uint16 scratch); more: both passes 1 first, the documents and
+        ** copies while they run, then passes 2 split over the threads */
+        unsigned ranges = nt > 1 ? RV__PASS2_RANGES : 1u;
+        for (unsigned i = 0; i < 2; i++) { /* the in-direction first (as before) */
+            rv__task_add(&j, RV__T_PASS1, 1 - i, 0, 0);
+            if (nt == 1) rv__tasks_pass2(&j, 1 - i, ranges);
         }
+        rv__task_add(&j, RV__T_DOCS, 0, 0, 0);
+        rv__task_add(&j, RV__T_DOCS, 1, 0, 0);
+        if (j.etype || j.etime) rv__task_add(&j, RV__T_COPY, 0, 0, 0);
+        if (nt > 1)
+            for (unsigned i = 0; i < 2; i++) rv__tasks_pass2(&j, 1 - i, ranges);
         rv__populate(g->blocks + first, g->n_blocks - first, nt);
         rv__populate(scratch, n_scratch, nt);
         j.docs[0].lo = 0;
@@ -861,15 +941,17 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
         j.docs[1].last = 1;
         rv__parallel_run(nt, rv__build_worker, &j);
         size_t bad = SIZE_MAX;
-        if (j.csr[0].st || j.csr[1].st)
-            st = rv__nomem("the adjacency sort's buckets");
-        else
-            st = rv__docs_finish(g, s, j.docs, &bad);
+        st = rv__docs_finish(g, s, j.docs, &bad);
         if (!st && bad != SIZE_MAX)
             st = rv__error(RV_E_INVALID_ARG,
                            "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, then edges)", bad,
                            (long long)s->doc_entity[bad], ne ? ne - 1 : 0);
     }
+    for (int d = 0; d < 2; d++) {
+        rv__free(j.csr[d].bend);
+        rv__free(j.csr[d].estart);
+    }
+    rv__free(j.work);
     rv__kept_give(scratch, n_scratch, 0);
     return st;
 }
