@@ -261,14 +261,46 @@ static rv_status rv__alloc_table(rv_graph *g, size_t cap_nodes) {
 ** thread alone: starting threads would cost more than they save. */
 #define RV__GRAPH_PAR_MIN 100000.0
 
+/* Whether node_ids[i] == i for every i, one block per worker. */
+typedef struct rv__identity_job {
+    const int64_t *ids;
+    size_t n;
+    unsigned nt;
+    unsigned char no[RV__MAX_THREADS];
+} rv__identity_job;
+
+static void rv__identity_worker(void *arg, unsigned t) {
+    rv__identity_job *j = (rv__identity_job *)arg;
+    size_t lo, hi;
+    rv__parallel_block(j->n, j->nt, t, &lo, &hi);
+    unsigned char no = 0;
+    for (size_t i = lo; i < hi && !no; i += 4096) { /* (stops soon on a table of ids) */
+        size_t z = hi - i < 4096 ? hi : i + 4096;
+        uint64_t diff = 0;
+        for (size_t k = i; k < z; k++) diff |= (uint64_t)j->ids[k] ^ (uint64_t)k;
+        no = diff != 0;
+    }
+    j->no[t] = no;
+}
+
+static int rv__identity(const int64_t *ids, size_t n, unsigned nt) {
+    rv__identity_job j;
+    j.ids = ids;
+    j.n = n;
+    j.nt = n < ((size_t)1 << 18) ? 1u : nt; /* (a thread costs more than 2 MiB read) */
+    rv__parallel_run(j.nt, rv__identity_worker, &j);
+    for (unsigned t = 0; t < j.nt; t++)
+        if (j.no[t]) return 0;
+    return 1;
+}
+
 /* Node ids and their table.  Sets *grow when edge endpoints may add nodes
 ** (implicit nodes and ids that are not 0 .. n-1), which rv__ends_serial
 ** then appends; otherwise rv__ends_parallel maps the endpoints. */
-static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s, int *grow) {
+static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s, unsigned nt, int *grow) {
     size_t n = s->n_nodes, cap = n;
     int implicit = (s->flags & RV_GRAPH_IMPLICIT_NODES) != 0;
-    int identity = 1;
-    for (size_t i = 0; i < n && identity; i++) identity = s->node_ids[i] == (int64_t)i;
+    int identity = rv__identity(s->node_ids, n, nt);
     if (implicit) {
         /* endpoints outside 0 .. n-1 may appear: the fast path holds only
         ** when every endpoint is already a node */
@@ -1093,7 +1125,7 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
         rv__threads_for(s->n_threads, 4, (double)s->n_edges + (double)s->n_docs, RV__GRAPH_PAR_MIN);
     unsigned ordered = 0;
     int grow = 0;
-    st = rv__build_nodes(g, s, &grow);
+    st = rv__build_nodes(g, s, nt, &grow);
     if (!st && !grow) rv__populate(g->blocks, g->n_blocks, nt);
     uint32_t *count = NULL; /* edges per bucket of the adjacency sort */
     if (!st)
