@@ -548,11 +548,6 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 #endif
 #define RV__SLOT_AHEAD 32u /* two cache lines of slots */
 
-/* The slot RV__SLOT_AHEAD after p, or p near the end (no address past the
-** array). */
-static inline uint32_t rv__ahead(uint32_t p, size_t m) {
-    return (size_t)p + RV__SLOT_AHEAD < m ? p + RV__SLOT_AHEAD : p;
-}
 
 typedef struct rv__csr_job {
     rv__csr *c;
@@ -626,13 +621,13 @@ static void rv__csr_pass1(rv__csr_job *j) {
         } else if (key.u) { /* (the key's width tested once, not per slot) */
             for (size_t e = e0; e < e1; e++) {
                 uint32_t k = key.u[e], p = bend[k >> shift]++;
-                RV__PREFETCH_W(edge + rv__ahead(p, m));
+                RV__PREFETCH_W(edge + p + RV__SLOT_AHEAD); /* (edge has the slack) */
                 edge[p] = ((uint32_t)e << shift) | (k & mask);
             }
         } else {
             for (size_t e = e0; e < e1; e++) {
                 uint32_t k = (uint32_t)key.w[e], p = bend[k >> shift]++;
-                RV__PREFETCH_W(edge + rv__ahead(p, m));
+                RV__PREFETCH_W(edge + p + RV__SLOT_AHEAD); /* (edge has the slack) */
                 edge[p] = ((uint32_t)e << shift) | (k & mask);
             }
         }
@@ -880,7 +875,8 @@ static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, rv__idx ot
     c->off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (n + 1) * sizeof *c->off);
     if (!c->off) return rv__nomem("the graph's adjacency");
     if (in_order) return RV_OK;
-    c->edge = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *c->edge);
+    /* (RV__SLOT_AHEAD slots of slack: pass 1 prefetches that far past a slot) */
+    c->edge = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (m + RV__SLOT_AHEAD) * sizeof *c->edge);
     if (!c->edge) return rv__nomem("the graph's adjacency");
     return RV_OK;
 }
