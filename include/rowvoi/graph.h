@@ -30,10 +30,7 @@
 ** O(n_nodes + n_edges + n_docs): stable bucket sorts, no comparison sort,
 ** the two directions and the documents on up to four threads
 ** (rv_graph_spec.n_threads); large arrays of freed graphs are reused (see
-** rv_graph_free).  On Linux a fresh array of 2 MiB or more is a whole
-** number of huge pages, asked for with madvise(MADV_HUGEPAGE) as NumPy
-** does for its large arrays (a page fault per 2 MiB, not per 4 KiB; under
-** 2 MiB more per array).  bench/results/graph.md has the figures.
+** rv_graph_free).  bench/results/graph.md has the figures.
 **
 ** Order.  Everything these functions list comes in a documented,
 ** deterministic order: out-edges before in-edges, each in input order;
