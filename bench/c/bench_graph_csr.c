@@ -16,6 +16,8 @@
 ** are borrowed, as rowvoi.graph.MemoryGraph builds.  Prints one JSON line per round (wall ms, CPU ms, minor page
 ** faults) and a last line with the median and a checksum of both
 ** adjacency directions (equal across thread counts and orders of runs).
+** bench/c/ab_graph_csr.py runs builds of it against two libraries
+** alternately (bench/results/graph_csr.md).
 */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>

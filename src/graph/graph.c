@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include "../core/parallel.h"
@@ -232,14 +233,46 @@ static rv_status rv__alloc_table(rv_graph *g, size_t cap_nodes) {
 ** thread alone: starting threads would cost more than they save. */
 #define RV__GRAPH_PAR_MIN 100000.0
 
+/* Whether node_ids[i] == i for every i, one block per worker. */
+typedef struct rv__identity_job {
+    const int64_t *ids;
+    size_t n;
+    unsigned nt;
+    unsigned char no[RV__MAX_THREADS];
+} rv__identity_job;
+
+static void rv__identity_worker(void *arg, unsigned t) {
+    rv__identity_job *j = (rv__identity_job *)arg;
+    size_t lo, hi;
+    rv__parallel_block(j->n, j->nt, t, &lo, &hi);
+    unsigned char no = 0;
+    for (size_t i = lo; i < hi && !no; i += 4096) { /* (stops soon on a table of ids) */
+        size_t z = hi - i < 4096 ? hi : i + 4096;
+        uint64_t diff = 0;
+        for (size_t k = i; k < z; k++) diff |= (uint64_t)j->ids[k] ^ (uint64_t)k;
+        no = diff != 0;
+    }
+    j->no[t] = no;
+}
+
+static int rv__identity(const int64_t *ids, size_t n, unsigned nt) {
+    rv__identity_job j;
+    j.ids = ids;
+    j.n = n;
+    j.nt = n < ((size_t)1 << 18) ? 1u : nt; /* (a thread costs more than 2 MiB read) */
+    rv__parallel_run(j.nt, rv__identity_worker, &j);
+    for (unsigned t = 0; t < j.nt; t++)
+        if (j.no[t]) return 0;
+    return 1;
+}
+
 /* Node ids and their table.  Sets *grow when edge endpoints may add nodes
 ** (implicit nodes and ids that are not 0 .. n-1), which rv__ends_serial
 ** then appends; otherwise rv__ends_parallel maps the endpoints. */
-static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s, int *grow) {
+static rv_status rv__build_nodes(rv_graph *g, const rv_graph_spec *s, unsigned nt, int *grow) {
     size_t n = s->n_nodes, cap = n;
     int implicit = (s->flags & RV_GRAPH_IMPLICIT_NODES) != 0;
-    int identity = 1;
-    for (size_t i = 0; i < n && identity; i++) identity = s->node_ids[i] == (int64_t)i;
+    int identity = rv__identity(s->node_ids, n, nt);
     if (implicit) {
         /* endpoints outside 0 .. n-1 may appear: the fast path holds only
         ** when every endpoint is already a node */
@@ -286,26 +319,31 @@ static rv_status rv__not_a_node(const rv_graph_spec *s, size_t e, int side) {
                      side ? "dst" : "src", e, (long long)(side ? s->edge_dst : s->edge_src)[e]);
 }
 
-/* Buckets of 2^shift nodes: at most 4096 of them (few enough write
-** streams), so offsets inside a bucket fit uint16.  *packed when an edge
-** index and an offset fit one 32-bit slot together (no scratch array): the
-** buckets are narrowed to make room when that keeps them at most 8192. */
+/* Buckets of 2^shift nodes, at least 2^10 and at most 2^16 (offsets inside
+** a bucket fit uint16): at most 1024 buckets where that allows.  Why so
+** few: the partition writes one stream per bucket, and it runs at the
+** speed of a sequential copy only when every stream's current cache line
+** and the one prefetched ahead of it stay in the near caches (1024 * 2
+** lines of 64 bytes: 128 KiB, in L2); with 2048 streams and more each
+** slot write waited for its line (measured 2-3x slower).  A bucket's own
+** sort then works on about 2^10 nodes' edges, in L1/L2.
+**
+** A slot packs the low 32 - shift bits of the edge index above the key's
+** offset in its bucket; the high bits are the edge's epoch (a run of
+** 2^(32 - shift) edges), recovered from where each epoch began in each
+** bucket (rv__csr_fill records it).  *packed is 0 when that table of epoch
+** starts would pass 1/16 of the slots (2^30 edges and more): then a uint16
+** scratch holds the offsets beside full edge indexes. */
 int rv__graph_test_scratch;
+unsigned rv__graph_test_epoch_bits;
+
+#define RV__BUCKETS_MAX 1024u
 
 static unsigned rv__bucket_shift(size_t n, size_t m, int *packed) {
-    unsigned shift = 12;
-    while (shift < 16 && (n >> shift) + 1 > 4096) shift++;
-    if (rv__graph_test_scratch) {
-        *packed = 0;
-        return shift;
-    }
-    unsigned ebits = 0; /* bits of the largest edge index */
-    while (ebits < 32 && ((uint64_t)1 << ebits) < m) ebits++;
-    unsigned room = 32 - ebits;
-    *packed = 1;
-    if (room >= shift) return shift;
-    if (room >= 6 && (n >> room) + 1 <= 8192) return room;
-    *packed = 0;
+    unsigned shift = 10;
+    while (shift < 16 && (n >> shift) + 1 > RV__BUCKETS_MAX) shift++;
+    size_t nb = (n >> shift) + 1, epochs = m ? ((m - 1) >> (32 - shift)) + 1 : 1;
+    *packed = !rv__graph_test_scratch && epochs * (nb + 1) <= (m >> 4) + 4096;
     return shift;
 }
 
@@ -469,83 +507,131 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 ** each bucket, small enough for the caches, is copied aside and
 ** counting-sorted back into its slice (unpacked).  Both passes keep input
 ** order, so each node's edges come in input order, as documented.  Keys
-** already in order (c->edge NULL) need only the offsets.  Runs on any
-** thread: its one allocation failing returns RV_E_NOMEM without a message
-** (the caller names it).
+** already in order (c->edge NULL) need only the offsets.  Pass 1 of a
+** direction is one task; its pass 2 is split in ranges of buckets that any
+** thread takes once pass 1 is done (so one direction alone, as with edges
+** in order of source, still uses both threads).  Everything is allocated
+** beforehand on the calling thread.
 */
+#if defined(__GNUC__) || defined(__clang__)
+#  define RV__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#else
+#  define RV__PREFETCH_W(p) ((void)0)
+#endif
+#define RV__SLOT_AHEAD 32u /* two cache lines of slots */
+
+
 typedef struct rv__csr_job {
     rv__csr *c;
     rv__idx key;
-    uint16_t *low;         /* n_edges scratch, or NULL: offsets packed in the slots */
-    const uint32_t *count; /* edges of each bucket (from the ends), or NULL */
-    unsigned shift;
-    size_t n, m;
-    rv_status st;
+    uint16_t *low; /* n_edges scratch, or NULL: offsets packed in the slots */
+    unsigned shift, ebits;
+    size_t n, m, nb, epochs;
+    uint32_t *bend;   /* nb + 1: bucket b's slots start at bend[b] (pass 1
+                         advances it to the bucket's end: pass 2 reads
+                         bend[b - 1] .. bend[b]); NULL: keys in order */
+    uint32_t *estart; /* epochs * nb: bucket b's first slot of epoch q at
+                         [q * nb + b]; NULL with one epoch */
+    atomic_int done;  /* pass 1 finished (release; pass 2 acquires) */
 } rv__csr_job;
 
-static rv_status rv__csr_fill(const rv__csr_job *j) {
+/* Bucket starts and the largest bucket (on the calling thread), from the
+** counts of the ends pass or, without them, a count of the keys. */
+static rv_status rv__csr_prepare(rv__csr_job *j, const uint32_t *count, size_t *most) {
+    size_t nb = j->nb, m = j->m;
+    unsigned shift = j->shift;
+    j->bend = (uint32_t *)rv__calloc(nb + 1, sizeof *j->bend);
+    if (!j->bend) return rv__nomem("the adjacency sort's buckets");
+    uint32_t *bend = j->bend;
+    if (count)
+        memcpy(bend + 1, count, nb * sizeof *bend);
+    else
+        for (size_t e = 0; e < m; e++) bend[(rv__at(j->key, e) >> shift) + 1]++;
+    for (size_t b = 0; b < nb; b++) {
+        if (bend[b + 1] > *most) *most = bend[b + 1];
+        bend[b + 1] += bend[b];
+    }
+    /* epochs of 2^ebits edges (packed slots hold the low ebits bits of the
+    ** edge index) */
+    j->ebits = j->low ? 32 : rv__graph_test_epoch_bits ? rv__graph_test_epoch_bits : 32 - shift;
+    j->epochs = j->low || !m ? 1 : ((m - 1) >> j->ebits) + 1;
+    if (j->epochs > 1) {
+        j->estart = (uint32_t *)rv__malloc(j->epochs * nb * sizeof *j->estart);
+        if (!j->estart) return rv__nomem("the adjacency sort's buckets");
+    }
+    return RV_OK;
+}
+
+/* Pass 1: every edge into its bucket's slice, in input order; bend[b]
+** runs from bucket b's start to its end.  Each slot written prefetches the
+** line RV__SLOT_AHEAD slots on in its bucket, so the stream's next line is
+** there when it is reached.  Keys in order (no bend): the offsets only. */
+static void rv__csr_pass1(rv__csr_job *j) {
     rv__csr *c = j->c;
-    size_t n = j->n, m = j->m;
+    size_t n = j->n, m = j->m, nb = j->nb;
     rv__idx key = j->key;
-    uint32_t *off = c->off;
-    if (!c->edge) { /* keys in order: node v's edges start at the first key >= v */
+    if (!j->bend) { /* keys in order: node v's edges start at the first key >= v */
         size_t e = 0;
         for (size_t v = 0; v <= n; v++) {
             while (e < m && rv__at(key, e) < v) e++;
-            off[v] = (uint32_t)e;
+            c->off[v] = (uint32_t)e;
         }
-        return RV_OK;
+        return;
     }
-    unsigned shift = j->shift;
-    size_t nb = (n >> shift) + 1, width = (size_t)1 << shift, most = 0;
-    /* bucket ends (after pass 1), then the node counters of one bucket */
-    uint32_t *bend = (uint32_t *)rv__calloc(nb + 1 + width + 1, sizeof *bend);
-    if (!bend) return RV_E_NOMEM;
-    uint32_t *cnt = bend + nb + 1;
-    if (j->count)
-        memcpy(bend + 1, j->count, nb * sizeof *bend);
-    else
-        for (size_t e = 0; e < m; e++) bend[(rv__at(key, e) >> shift) + 1]++;
-    for (size_t b = 0; b < nb; b++) {
-        if (bend[b + 1] > most) most = bend[b + 1];
-        bend[b + 1] += bend[b];
-    }
-    /* one bucket's slots, copied aside */
-    uint32_t *te = (uint32_t *)rv__malloc((most + 1) * sizeof *te);
-    if (!te) {
-        rv__free(bend);
-        return RV_E_NOMEM;
-    }
-    uint32_t mask = (uint32_t)width - 1;
-    uint32_t *edge = c->edge;
+    unsigned shift = j->shift, ebits = j->ebits;
+    uint32_t mask = ((uint32_t)1 << shift) - 1, *edge = c->edge, *bend = j->bend;
     uint16_t *low = j->low;
-    /* bend[b] runs from bucket b's start to its end */
-    if (low) {
-        for (size_t e = 0; e < m; e++) {
-            uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
-            edge[p] = (uint32_t)e;
-            low[p] = (uint16_t)(k & mask);
-        }
-    } else if (key.u) { /* (the key's width tested once, not per slot) */
-        for (size_t e = 0; e < m; e++) {
-            uint32_t k = key.u[e], p = bend[k >> shift]++;
-            edge[p] = ((uint32_t)e << shift) | (k & mask);
-        }
-    } else {
-        for (size_t e = 0; e < m; e++) {
-            uint32_t k = (uint32_t)key.w[e], p = bend[k >> shift]++;
-            edge[p] = ((uint32_t)e << shift) | (k & mask);
+    for (size_t q = 0; q < j->epochs; q++) {
+        size_t e0 = q << (ebits & 31), e1 = q + 1 < j->epochs ? (q + 1) << (ebits & 31) : m;
+        if (j->estart) memcpy(j->estart + q * nb, bend, nb * sizeof *bend);
+        if (low) {
+            for (size_t e = e0; e < e1; e++) {
+                uint32_t k = rv__at(key, e), p = bend[k >> shift]++;
+                edge[p] = (uint32_t)e;
+                low[p] = (uint16_t)(k & mask);
+            }
+        } else if (key.u) { /* (the key's width tested once, not per slot) */
+            for (size_t e = e0; e < e1; e++) {
+                uint32_t k = key.u[e], p = bend[k >> shift]++;
+                RV__PREFETCH_W(edge + p + RV__SLOT_AHEAD); /* (edge has the slack) */
+                edge[p] = ((uint32_t)e << shift) | (k & mask);
+            }
+        } else {
+            for (size_t e = e0; e < e1; e++) {
+                uint32_t k = (uint32_t)key.w[e], p = bend[k >> shift]++;
+                RV__PREFETCH_W(edge + p + RV__SLOT_AHEAD); /* (edge has the slack) */
+                edge[p] = ((uint32_t)e << shift) | (k & mask);
+            }
         }
     }
-    for (size_t b = 0; b < nb; b++) {
+    c->off[n] = (uint32_t)m;
+}
+
+/* Pass 2 over buckets [b0, b1): each bucket, small enough for the caches,
+** copied aside (te) while its keys are counted (cnt: 2^shift + 1 counters),
+** then counting-sorted back into its slice, unpacked; node offsets
+** written.  Buckets are disjoint slices: any split over threads gives the
+** same arrays. */
+static void rv__csr_pass2(const rv__csr_job *j, size_t b0, size_t b1, uint32_t *cnt, uint32_t *te) {
+    rv__csr *c = j->c;
+    size_t n = j->n, nb = j->nb, width = (size_t)1 << j->shift, epochs = j->epochs;
+    unsigned shift = j->shift, ebits = j->ebits;
+    uint32_t mask = (uint32_t)width - 1, *off = c->off, *edge = c->edge;
+    uint32_t emask = ebits >= 32 ? UINT32_MAX : ((uint32_t)1 << ebits) - 1;
+    const uint32_t *bend = j->bend;
+    const uint16_t *low = j->low;
+    for (size_t b = b0; b < b1; b++) {
         size_t first = b << shift, last = first + width < n ? first + width : n, w = last - first;
         uint32_t lo = b ? bend[b - 1] : 0, size = bend[b] - lo;
         memset(cnt, 0, (w + 1) * sizeof *cnt);
         if (low) {
             for (uint32_t i = 0; i < size; i++) cnt[low[lo + i] + 1]++;
-        } else {
-            memcpy(te, edge + lo, size * sizeof *te);
-            for (uint32_t i = 0; i < size; i++) cnt[(te[i] & mask) + 1]++;
+        } else { /* copied aside while counted (one pass over the bucket) */
+            for (uint32_t i = 0; i < size; i++) {
+                uint32_t x = edge[lo + i];
+                te[i] = x;
+                cnt[(x & mask) + 1]++;
+            }
         }
         for (size_t v = 0; v < w; v++) {
             off[first + v] = lo + cnt[v];
@@ -555,17 +641,19 @@ static rv_status rv__csr_fill(const rv__csr_job *j) {
             if (size < 2) continue;
             memcpy(te, edge + lo, size * sizeof *te);
             for (uint32_t i = 0; i < size; i++) edge[lo + cnt[low[lo + i]]++] = te[i];
-        } else {
-            for (uint32_t i = 0; i < size; i++) {
+            continue;
+        }
+        /* the slots of epoch q: from its start in the bucket to the next's */
+        uint32_t i = 0;
+        for (size_t q = 0; q < epochs; q++) {
+            uint32_t z = q + 1 < epochs ? j->estart[(q + 1) * nb + b] - lo : size;
+            uint32_t high = (uint32_t)(q << (ebits & 31));
+            for (; i < z; i++) {
                 uint32_t x = te[i];
-                edge[lo + cnt[x & mask]++] = x >> shift;
+                edge[lo + cnt[x & mask]++] = high | ((x >> shift) & emask);
             }
         }
     }
-    off[n] = (uint32_t)m;
-    rv__free(te);
-    rv__free(bend);
-    return RV_OK;
 }
 
 /*
@@ -672,11 +760,21 @@ static rv_status rv__docs_finish(rv_graph *g, const rv_graph_spec *s, const rv__
     return RV_OK;
 }
 
-/* The rest of a build after the endpoints, as five independent tasks that
-** write disjoint arrays (so any thread count gives the same graph): the
-** two CSR directions, the two halves of the document table, the copies of
-** edge types and times.  Every array is allocated beforehand on the
-** calling thread. */
+/* The rest of a build after the endpoints, as tasks that write disjoint
+** arrays (so any thread count gives the same graph): pass 1 of each CSR
+** direction, the two halves of the document table, the copies of edge
+** types and times, then pass 2 of each direction in ranges of buckets (a
+** range waits for its direction's pass 1).  Every array is allocated
+** beforehand on the calling thread. */
+enum { RV__T_PASS1, RV__T_PASS2, RV__T_DOCS, RV__T_COPY };
+#define RV__PASS2_RANGES 8u /* per direction, with more than one thread */
+#define RV__MAX_TASKS    (2 * (1 + RV__PASS2_RANGES) + 3)
+
+typedef struct rv__task {
+    unsigned char kind, which; /* direction (0 out, 1 in) or half */
+    size_t b0, b1;             /* pass 2: buckets */
+} rv__task;
+
 typedef struct rv__build_job {
     rv_graph *g;
     const rv_graph_spec *s;
@@ -684,25 +782,61 @@ typedef struct rv__build_job {
     uint16_t *etype; /* copies to make (NULL: borrowed or absent) */
     int64_t *etime;
     rv__docs_part docs[2];
-    _Atomic unsigned next;
+    rv__task task[RV__MAX_TASKS];
+    unsigned n_tasks;
+    uint32_t *work;     /* per thread: cnt (work_cnt) then te */
+    size_t work_stride; /* uint32 per thread */
+    size_t work_cnt;
+    atomic_uint next;
 } rv__build_job;
 
 static void rv__build_worker(void *arg, unsigned t) {
     rv__build_job *j = (rv__build_job *)arg;
-    (void)t;
-    for (;;) { /* the costliest first; whoever is free takes the next */
-        unsigned task = atomic_fetch_add(&j->next, 1u);
-        if (task == 0 || task == 1) {
-            j->csr[1 - task].st = rv__csr_fill(&j->csr[1 - task]);
-        } else if (task == 2 || task == 3) {
-            rv__docs_scan(j->g, j->s, &j->docs[task - 2]);
-        } else if (task == 4) {
+    for (;;) { /* in list order; whoever is free takes the next */
+        unsigned i = atomic_fetch_add(&j->next, 1u);
+        if (i >= j->n_tasks) return;
+        const rv__task *k = &j->task[i];
+        rv__csr_job *c = &j->csr[k->which & 1u];
+        if (k->kind == RV__T_PASS1) {
+            rv__csr_pass1(c);
+            atomic_store_explicit(&c->done, 1, memory_order_release);
+        } else if (k->kind == RV__T_PASS2) {
+            /* (its pass 1 was taken before: another thread is on it) */
+            while (!atomic_load_explicit(&c->done, memory_order_acquire)) sched_yield();
+            uint32_t *w = j->work + (size_t)t * j->work_stride;
+            rv__csr_pass2(c, k->b0, k->b1, w, w + j->work_cnt);
+        } else if (k->kind == RV__T_DOCS) {
+            rv__docs_scan(j->g, j->s, &j->docs[k->which]);
+        } else {
             size_t m = j->s->n_edges;
             if (j->etype) memcpy(j->etype, j->s->edge_type, m * sizeof *j->etype);
             if (j->etime) memcpy(j->etime, j->s->edge_time, m * sizeof *j->etime);
-        } else {
-            return;
         }
+    }
+}
+
+/* Append a task. */
+static void rv__task_add(rv__build_job *j, unsigned kind, unsigned which, size_t b0, size_t b1) {
+    rv__task *k = &j->task[j->n_tasks++];
+    k->kind = (unsigned char)kind;
+    k->which = (unsigned char)which;
+    k->b0 = b0;
+    k->b1 = b1;
+}
+
+/* Pass 2 of direction d in ranges of about equal slots. */
+static void rv__tasks_pass2(rv__build_job *j, unsigned d, unsigned ranges) {
+    const rv__csr_job *c = &j->csr[d];
+    if (!c->bend) return;
+    size_t b0 = 0, nb = c->nb, m = c->m;
+    for (unsigned r = 1; r <= ranges && b0 < nb; r++) {
+        size_t b1 = b0, goal = m / ranges * r;
+        if (r == ranges)
+            b1 = nb;
+        else
+            while (b1 < nb && c->bend[b1] < goal) b1++; /* (bend: starts, before pass 1) */
+        if (b1 > b0) rv__task_add(j, RV__T_PASS2, d, b0, b1);
+        b0 = b1;
     }
 }
 
@@ -713,7 +847,8 @@ static rv_status rv__csr_alloc(rv_graph *g, rv__csr *c, int in_order, rv__idx ot
     c->off = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (n + 1) * sizeof *c->off);
     if (!c->off) return rv__nomem("the graph's adjacency");
     if (in_order) return RV_OK;
-    c->edge = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, m * sizeof *c->edge);
+    /* (RV__SLOT_AHEAD slots of slack: pass 1 prefetches that far past a slot) */
+    c->edge = (uint32_t *)rv__gbuf(g->blocks, &g->n_blocks, (m + RV__SLOT_AHEAD) * sizeof *c->edge);
     if (!c->edge) return rv__nomem("the graph's adjacency");
     return RV_OK;
 }
@@ -764,17 +899,40 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
                                            ((ne >> RV__ENT_SHIFT) + 2) * sizeof *g->ent_base);
         if ((!borrow && !g->doc_entity.u) || !g->ent_base) st = rv__nomem("the document table");
     }
+    size_t nb = (g->n_nodes >> shift) + 1, most = 0;
+    for (int d = 0; d < 2; d++) {
+        rv__csr_job *c = &j.csr[d];
+        c->c = d ? &g->in : &g->out;
+        c->key = d ? g->dst : g->src;
+        c->low = low[d] ? low[d] : low[0];
+        c->shift = shift;
+        c->n = g->n_nodes;
+        c->m = m;
+        c->nb = nb;
+        atomic_init(&c->done, 0);
+        if (!st && c->c->edge)
+            st = rv__csr_prepare(c, count ? count + (size_t)d * nb : NULL, &most);
+    }
+    if (!st) { /* per thread: the counters of a bucket's nodes, its slots copied aside */
+        j.work_cnt = ((size_t)1 << shift) + 1;
+        j.work_stride = j.work_cnt + most + 1;
+        j.work = (uint32_t *)rv__malloc(nt * j.work_stride * sizeof *j.work);
+        if (!j.work) st = rv__nomem("the adjacency sort's buckets");
+    }
     if (!st) {
-        for (int d = 0; d < 2; d++) {
-            rv__csr_job *c = &j.csr[d];
-            c->c = d ? &g->in : &g->out;
-            c->key = d ? g->dst : g->src;
-            c->low = low[d] ? low[d] : low[0];
-            c->count = count ? count + (size_t)d * ((g->n_nodes >> shift) + 1) : NULL;
-            c->shift = shift;
-            c->n = g->n_nodes;
-            c->m = m;
+        /* one thread: a direction's passes back to back (they may share the
+        ** uint16 scratch); more: both passes 1 first, the documents and
+        ** copies while they run, then passes 2 split over the threads */
+        unsigned ranges = nt > 1 ? RV__PASS2_RANGES : 1u;
+        for (unsigned i = 0; i < 2; i++) { /* the in-direction first (as before) */
+            rv__task_add(&j, RV__T_PASS1, 1 - i, 0, 0);
+            if (nt == 1) rv__tasks_pass2(&j, 1 - i, ranges);
         }
+        rv__task_add(&j, RV__T_DOCS, 0, 0, 0);
+        rv__task_add(&j, RV__T_DOCS, 1, 0, 0);
+        if (j.etype || j.etime) rv__task_add(&j, RV__T_COPY, 0, 0, 0);
+        if (nt > 1)
+            for (unsigned i = 0; i < 2; i++) rv__tasks_pass2(&j, 1 - i, ranges);
         rv__populate(g->blocks + first, g->n_blocks - first, nt);
         rv__populate(scratch, n_scratch, nt);
         j.docs[0].lo = 0;
@@ -783,15 +941,17 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
         j.docs[1].last = 1;
         rv__parallel_run(nt, rv__build_worker, &j);
         size_t bad = SIZE_MAX;
-        if (j.csr[0].st || j.csr[1].st)
-            st = rv__nomem("the adjacency sort's buckets");
-        else
-            st = rv__docs_finish(g, s, j.docs, &bad);
+        st = rv__docs_finish(g, s, j.docs, &bad);
         if (!st && bad != SIZE_MAX)
             st = rv__error(RV_E_INVALID_ARG,
                            "doc_entity[%zu] = %lld: entities are 0 .. %zu (nodes, then edges)", bad,
                            (long long)s->doc_entity[bad], ne ? ne - 1 : 0);
     }
+    for (int d = 0; d < 2; d++) {
+        rv__free(j.csr[d].bend);
+        rv__free(j.csr[d].estart);
+    }
+    rv__free(j.work);
     rv__kept_give(scratch, n_scratch, 0);
     return st;
 }
@@ -933,7 +1093,7 @@ rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
         rv__threads_for(s->n_threads, 4, (double)s->n_edges + (double)s->n_docs, RV__GRAPH_PAR_MIN);
     unsigned ordered = 0;
     int grow = 0;
-    st = rv__build_nodes(g, s, &grow);
+    st = rv__build_nodes(g, s, nt, &grow);
     if (!st && !grow) rv__populate(g->blocks, g->n_blocks, nt);
     uint32_t *count = NULL; /* edges per bucket of the adjacency sort */
     if (!st)

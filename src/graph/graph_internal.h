@@ -91,6 +91,11 @@ struct rv_graph {
 ** where the slots could hold the offsets (set it between builds). */
 extern int rv__graph_test_scratch;
 
+/* Tests only: nonzero gives packed slots epochs of 2^bits edges (1 ..
+** 32 - the bucket shift) instead of the widest that fits, so a small graph
+** crosses many epochs (set it between builds). */
+extern unsigned rv__graph_test_epoch_bits;
+
 /* Type of edge e. */
 static inline uint16_t rv__etype(const rv_graph *g, uint32_t e) {
     return g->etype ? g->etype[e] : 0;

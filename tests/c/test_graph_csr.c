@@ -213,9 +213,11 @@ static size_t tg_check(const tgraph *t, const rv_graph *g) {
 static void check_case(size_t n, size_t m, int64_t base, int order, int docs_sorted) {
     tgraph t;
     tg_make(&t, n, m, base, order, docs_sorted);
-    for (int v = 0; v < 4; v++) {
+    for (int v = 0; v < 6; v++) {
         tg_flags = v & 1 ? RV_GRAPH_BORROW_ATTRS : 0u;
-        rv__graph_test_scratch = v >> 1;
+        /* packed slots, the uint16 scratch, packed slots over many epochs */
+        rv__graph_test_scratch = v >> 1 == 1;
+        rv__graph_test_epoch_bits = v >> 1 == 2 ? 5u : 0u;
         for (unsigned nt = 1; nt <= 4; nt++) {
             rv_graph *g = NULL;
             EXPECT_OK(tg_build(&t, nt, &g));
@@ -225,10 +227,11 @@ static void check_case(size_t n, size_t m, int64_t base, int order, int docs_sor
     }
     tg_flags = 0;
     rv__graph_test_scratch = 0;
+    rv__graph_test_epoch_bits = 0;
     tg_free(&t);
 }
 
-/* Many buckets (4096 nodes each), a hub, every order and thread count,
+/* Many buckets (1024 nodes each), a hub, every order and thread count,
 ** ids that are indexes and ids that are not. */
 static void test_paths_match_reference(void) {
     for (int order = 0; order < 3; order++)

@@ -1,0 +1,109 @@
+"""A/B of the CSR build through the Python binding, as ``bench/graph.py --part
+big`` calls it, with this checkout's engine and another librowvoi (say main's),
+alternately, process by process, so that both see the same load.
+
+    python bench/graph_csr_ab.py PROCESSES ROUNDS OTHER_LIB_DIR
+
+OTHER_LIB_DIR holds the other ``librowvoi.so`` (a plain CMake build of that
+tree: ``cmake -S TREE -B TREE/build -DRV_BUILD_TESTS=OFF && cmake --build
+TREE/build``); the child processes load it through ``LD_LIBRARY_PATH`` (the
+extensions find ``librowvoi`` by RUNPATH, which it overrides), so one
+installed venv measures both engines.  Each child builds the graph of
+``--part big`` without its vectors (1M nodes, 5M edges, 2M documents) ROUNDS
+times each: after ``trim`` (the first build of a process: fresh pages), again
+(reusing the arrays: a rebuild), and with the edges in order of source.
+Printed: per kind of build, medians and minimums of the wall time and of the
+process CPU time (every thread), and this engine's ratios to the other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics as st
+import subprocess
+import sys
+import time
+
+
+def child(rounds: int) -> None:
+    import numpy as np
+
+    from rowvoi import _graph
+
+    n, m = 1_000_000, 5_000_000
+    rng = np.random.default_rng(0)
+    src = rng.integers(0, n, m, dtype=np.int64)
+    dst = rng.integers(0, n, m, dtype=np.int64)
+    etype = rng.integers(0, 4, m).astype(np.uint16)
+    etime = rng.integers(0, 1_000_000, m, dtype=np.int64)
+    with_doc = np.arange(0, m, 5)
+    doc_entity = np.concatenate([np.arange(n, dtype=np.int64), n + with_doc])
+    nodes = np.arange(n, dtype=np.int64)
+    by_src = np.argsort(src, kind="stable")
+    inv = np.empty(m, dtype=np.int64)
+    inv[by_src] = np.arange(m, dtype=np.int64)
+    s_doc = doc_entity.copy()
+    s_doc[n:] = n + inv[with_doc]
+    s_doc.sort()
+    in_order = (src[by_src], dst[by_src], etype[by_src], etime[by_src], s_doc)
+    plain = (src, dst, etype, etime, doc_entity)
+
+    def build(a: tuple) -> tuple[float, float]:
+        w0, c0 = time.perf_counter(), time.process_time()
+        h = _graph.GraphHandle.create(
+            nodes, None, a[0], a[1], a[2], a[3], a[4], None, None, "ip", False, True, True, False
+        )
+        w1, c1 = time.perf_counter(), time.process_time()
+        del h
+        return (w1 - w0) * 1e3, (c1 - c0) * 1e3
+
+    out: dict[str, list[tuple[float, float]]] = {"first": [], "rebuild": [], "in order": []}
+    for _ in range(rounds):
+        _graph.trim()
+        out["first"].append(build(plain))
+        out["rebuild"].append(build(plain))
+        out["in order"].append(build(in_order))
+    print(json.dumps(out))
+
+
+def main() -> int:
+    if sys.argv[1] == "--child":
+        child(int(sys.argv[2]))
+        return 0
+    procs, rounds, other = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    res: dict[str, dict[str, list]] = {"other": {}, "this": {}}
+    loads = []
+    for i in range(procs):
+        for side in ("other", "this") if i % 2 == 0 else ("this", "other"):
+            env = dict(os.environ, SKBUILD_EDITABLE_VERBOSE="0")
+            env.pop("LD_LIBRARY_PATH", None)
+            if side == "other":
+                env["LD_LIBRARY_PATH"] = other
+            cmd = [sys.executable, __file__, "--child", rounds]
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+            for k, v in json.loads(out).items():
+                res[side].setdefault(k, []).extend(v)
+        loads.append(os.getloadavg()[0])
+    print(
+        f"{procs} processes a side, {rounds} rounds each; load {min(loads):.2f}-{max(loads):.2f}"
+    )
+    for k in res["this"]:
+        line = f"{k:9s}"
+        for side in ("other", "this"):
+            w = [x[0] for x in res[side][k]]
+            c = [x[1] for x in res[side][k]]
+            line += (
+                f" | {side}: wall {st.median(w):6.1f} (min {min(w):6.1f})"
+                f" CPU {st.median(c):6.1f} (min {min(c):6.1f})"
+            )
+        ratio = [
+            st.median([x[j] for x in res["this"][k]]) / st.median([x[j] for x in res["other"][k]])
+            for j in (0, 1)
+        ]
+        print(line + f" | this/other: wall {ratio[0]:.2f}, CPU {ratio[1]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
