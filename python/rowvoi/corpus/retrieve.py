@@ -176,6 +176,7 @@ class _Loaded:
     dense: Any = None
     records: RecordTable | None = None
     dense_size: int = 0  # vectors in the flat index (an HNSW graph's exact twin)
+    flat: Any = None  # that flat index
     has_lexical: bool = False
     has_dense: bool = False
     schema: Any = None
@@ -320,9 +321,8 @@ class Corpus:
                 if isinstance(cur.dense, FlatIndex):
                     # never changed once published: searches skip its lock
                     cur.dense._freeze()
-                cur.dense_size = (
-                    0 if cur.dense is None else len(getattr(cur.dense, "exact", cur.dense))
-                )
+                cur.flat = getattr(cur.dense, "exact", cur.dense)
+                cur.dense_size = 0 if cur.flat is None else len(cur.flat)
                 cur.has_dense = True
             if records and cur.records is None:
                 cur.records = RecordTable.load(snap)
@@ -835,7 +835,7 @@ def _search_loaded(
                 answered_dense = "hnsw"
                 d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
             else:
-                index = getattr(index, "exact", index)  # an HNSW graph's exact twin
+                index = loaded.flat  # (an HNSW graph's exact twin)
                 size = loaded.dense_size
                 exact = p.vector_index == "flat" or size < INT8_SCAN_MIN
                 if not exact:
