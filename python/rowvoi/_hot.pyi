@@ -3,12 +3,14 @@
 # dense search's hits built from a record table's arrays (private; the
 # reference is rowvoi.corpus.retrieve._dense_hits_reference).
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+from typing_extensions import disjoint_base
 
 def unit_f32(x: np.ndarray, n: float) -> np.ndarray: ...
 
+@disjoint_base
 class HitTable:
     def __init__(
         self,
@@ -30,14 +32,27 @@ class HitTable:
     ) -> None: ...
     def __len__(self) -> int: ...
 
+@overload
 def dense_hits(
     t: HitTable,
     ids: np.ndarray,
     scores: np.ndarray,
-    pos: np.ndarray | None,
+    pos: None,
     k: int,
     collapse: bool,
     source: str | None,
     answered: str,
     mode: str,
 ) -> list[Any] | None: ...
+@overload
+def dense_hits(
+    t: HitTable,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    pos: np.ndarray,
+    k: int,
+    collapse: bool,
+    source: str | None,
+    answered: str,
+    mode: str,
+) -> list[Any]: ...

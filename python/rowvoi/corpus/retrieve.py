@@ -91,8 +91,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi import _validate as _v
-from rowvoi._hot import dense_hits as _dense_hits_c
-from rowvoi._hot import unit_f32 as _unit_f32
+from rowvoi._hot import dense_hits as _dense_hits_c, unit_f32 as _unit_f32
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import (
     CorpusEmpty,
@@ -974,7 +973,9 @@ def _dense_hits(
     if ht is None:
         ht = table._hit_table()
     collapse = p.per_artifact and not table.one_per_artifact
-    hits = _dense_hits_c(ht, ids, scores, None, p.k, collapse, c.name, answered, p.mode)
+    hits: list[SearchHit] | None = _dense_hits_c(
+        ht, ids, scores, None, p.k, collapse, c.name, answered, p.mode
+    )
     if hits is None:
         # equal scores, an unknown id (positions raises) or unusual dtypes
         ids = np.ascontiguousarray(ids, dtype=np.int64)

@@ -466,9 +466,7 @@ class CorpusStore:
         con.execute("BEGIN")
         try:
             snap = Snapshot(self, con)
-            self._local.seen = (
-                None if version is None else (con, version, snap.generation, pragma)
-            )
+            self._local.seen = None if version is None else (con, version, snap.generation, pragma)
             try:
                 yield snap
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
