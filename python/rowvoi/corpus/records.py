@@ -9,7 +9,9 @@ one generation, read from one snapshot together with the indexes
 (:mod:`rowvoi.corpus.retrieve` loads both at once), so that a search whose
 generation is still the committed one reads no SQL at all: the order of
 ties, the collapse and the weights are array operations, and a hit's
-fields are decoded from the table.
+fields are decoded from the table -- for a dense search in one compiled
+pass over its arrays (:meth:`RecordTable._hit_table`, a view that copies
+nothing, and ``rowvoi._hot.dense_hits``).
 
 Memory
 ------
