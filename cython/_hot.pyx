@@ -3,17 +3,17 @@
 """Private: the per-query hot path of a corpus search, compiled.
 
 ``unit_f32``: the query vector's float32 unit form, divided as NumPy
-divides.  ``HitTable`` and ``dense_hits``: a dense search's hits, built
-from a record table's arrays.  The search's last step, done once per
-query for ``k`` hits: look up each
-candidate record id in the table (binary search), keep the best surface
-per artifact, decode the texts, parse the metadata and make the
-``SearchHit`` objects with their ``explain`` -- in one pass, without a
-Python-level call per hit.  The reference, and the meaning of every
-field, is ``rowvoi.corpus.retrieve._dense_hits_reference``; validation,
-the result order of equal scores and errors stay in Python
-(``rowvoi.corpus.retrieve._dense_hits``).  No engine call: types in,
-hits out.
+divides.  ``HitTable`` and ``dense_hits``: a dense search's last step,
+done once per query for ``k`` hits -- look up each candidate record id in
+the record table (binary search), keep the best surface per artifact,
+decode the texts, parse the metadata and make the ``SearchHit`` objects
+with their ``explain`` -- in one pass, without a Python-level call per
+hit.  The reference, and the meaning of every field, is
+``rowvoi.corpus.retrieve._dense_hits_reference``; validation, the result
+order of equal scores and errors stay in Python
+(``rowvoi.corpus.retrieve._dense_hits``).  No engine call: types in, hits
+out.  Everything here reads objects that never change once built, so any
+number of threads may call it at once.
 """
 
 cimport numpy as cnp
@@ -25,6 +25,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
 cnp.import_array()
+
 
 def unit_f32(cnp.ndarray x not None, double n):
     """``x / n`` as float32 -- ``x`` itself when ``n`` is not > 0 -- with
