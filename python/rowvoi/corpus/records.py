@@ -9,7 +9,9 @@ one generation, read from one snapshot together with the indexes
 (:mod:`rowvoi.corpus.retrieve` loads both at once), so that a search whose
 generation is still the committed one reads no SQL at all: the order of
 ties, the collapse and the weights are array operations, and a hit's
-fields are decoded from the table.
+fields are decoded from the table -- for a dense search in one compiled
+pass over its arrays (:meth:`RecordTable._hit_table`, a view that copies
+nothing, and ``rowvoi._hot.dense_hits``).
 
 Memory
 ------
@@ -49,6 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rowvoi._hot import HitTable
+from rowvoi.corpus.base import SearchHit
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
@@ -128,6 +132,7 @@ class RecordTable:
         self._texts: _Strings | None = None
         self._metadata: _Strings | None = None
         self._cols: tuple[memoryview, memoryview, memoryview] | None = None
+        self._hits: HitTable | None = None
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -254,6 +259,41 @@ class RecordTable:
                 self.surface.data,
             )
         return cols
+
+    def _hit_table(self) -> HitTable:
+        """The compiled view of the table that builds dense hits
+        (:func:`rowvoi._hot.dense_hits`): built once (its columns checked
+        then), shared by every search of this generation; a race builds
+        equal views.
+
+        Raises
+        ------
+        RuntimeError
+            The table holds no texts (:attr:`has_text` is false).
+        """
+        ht = self._hits
+        if ht is None:
+            texts, metas = self._texts, self._metadata
+            if texts is None or metas is None:
+                raise RuntimeError("this record table holds no texts (over TEXT_BUDGET)")
+            ht = self._hits = HitTable(
+                self.ids,
+                self.art,
+                self.kind,
+                self.surface,
+                self.kinds,
+                texts.blob,
+                texts.offsets,
+                metas.blob,
+                metas.offsets,
+                self._filter_fields.blob,
+                self._filter_fields.offsets,
+                self._artifact_ids.blob,
+                self._artifact_ids.offsets,
+                SearchHit,
+                json.loads,
+            )
+        return ht
 
     def positions(self, ids: Iterable[int] | np.ndarray) -> np.ndarray:
         """Positions (int64) of live record ids in the table.

@@ -91,6 +91,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi import _validate as _v
+from rowvoi._hot import dense_hits as _dense_hits_c, unit_f32 as _unit_f32
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import (
     CorpusEmpty,
@@ -174,6 +175,7 @@ class _Loaded:
     dense: Any = None
     records: RecordTable | None = None
     dense_size: int = 0  # vectors in the flat index (an HNSW graph's exact twin)
+    flat: Any = None  # that flat index
     has_lexical: bool = False
     has_dense: bool = False
     schema: Any = None
@@ -318,9 +320,8 @@ class Corpus:
                 if isinstance(cur.dense, FlatIndex):
                     # never changed once published: searches skip its lock
                     cur.dense._freeze()
-                cur.dense_size = (
-                    0 if cur.dense is None else len(getattr(cur.dense, "exact", cur.dense))
-                )
+                cur.flat = getattr(cur.dense, "exact", cur.dense)
+                cur.dense_size = 0 if cur.flat is None else len(cur.flat)
                 cur.has_dense = True
             if records and cur.records is None:
                 cur.records = RecordTable.load(snap)
@@ -691,6 +692,9 @@ class _Params(NamedTuple):
 
 
 def _query_vector(v: Any) -> np.ndarray:
+    """A query vector as float32 of unit length (an all-zero one stays
+    zero), normalised in float64 as ``np.linalg.norm`` computes the norm.
+    ValueError for anything but one finite vector."""
     arr = np.asarray(v, dtype=np.float64)
     if arr.ndim == 2 and arr.shape[0] == 1:
         arr = arr[0]
@@ -699,7 +703,8 @@ def _query_vector(v: Any) -> np.ndarray:
     n = math.sqrt(arr.dot(arr))  # np.linalg.norm's own arithmetic, without its checks
     if not math.isfinite(n) and not np.isfinite(arr).all():
         raise ValueError("query_vector must be one finite vector, shape (dim,)")
-    return (arr / n if n > 0 else arr).astype(np.float32)
+    # (arr / n if n > 0 else arr).astype(np.float32), bit for bit
+    return _unit_f32(arr, n)
 
 
 def _allowed(
@@ -829,7 +834,7 @@ def _search_loaded(
                 answered_dense = "hnsw"
                 d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
             else:
-                index = getattr(index, "exact", index)  # an HNSW graph's exact twin
+                index = loaded.flat  # (an HNSW graph's exact twin)
                 size = loaded.dense_size
                 exact = p.vector_index == "flat" or size < INT8_SCAN_MIN
                 if not exact:
@@ -958,9 +963,46 @@ def _dense_hits(
 ) -> list[SearchHit]:
     """The hits of a dense search without surface weights, from the vector
     index's candidates (best first, ties by record id) and a record table
-    holding the texts: :func:`_search_loaded`'s steps for this case (the
-    result order, the collapse, the ``explain`` of a dense hit) with no
-    fusion, no second candidate list and no rank dictionaries."""
+    holding the texts: :func:`_dense_hits_reference`'s result, built in
+    one compiled pass (:func:`rowvoi._hot.dense_hits`: positions,
+    collapse, texts, metadata, hits). Candidates with equal scores are
+    first put in result order here (:meth:`RecordTable.order`); an id the
+    table lacks raises :class:`~rowvoi.errors.IndexFormatError`
+    (:meth:`RecordTable.positions`)."""
+    ht = table._hits
+    if ht is None:
+        ht = table._hit_table()
+    collapse = p.per_artifact and not table.one_per_artifact
+    hits: list[SearchHit] | None = _dense_hits_c(
+        ht, ids, scores, None, p.k, collapse, c.name, answered, p.mode
+    )
+    if hits is None:
+        # equal scores, an unknown id (positions raises) or unusual dtypes
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        scores = np.ascontiguousarray(scores)
+        if scores.dtype != np.float32:
+            scores = scores.astype(np.float64)
+        pos = table.positions(ids)
+        o = table.order(pos, scores)
+        hits = _dense_hits_c(
+            ht, ids[o], scores[o], pos[o], p.k, collapse, c.name, answered, p.mode
+        )
+    return hits
+
+
+def _dense_hits_reference(
+    c: Corpus,
+    table: RecordTable,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    answered: str,
+    p: _Params,
+) -> list[SearchHit]:
+    """:func:`_dense_hits` in Python: the specification of the compiled
+    builder (:func:`rowvoi._hot.dense_hits`), which the tests hold to it
+    hit for hit. :func:`_search_loaded`'s steps for this case (the result
+    order, the collapse, the ``explain`` of a dense hit) with no fusion, no
+    second candidate list and no rank dictionaries."""
     n = len(ids)
     if not n:
         return []

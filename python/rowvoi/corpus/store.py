@@ -456,14 +456,17 @@ class CorpusStore:
         # starts: while it stays the same, no other connection has committed,
         # so the generation this snapshot reads is still the committed one
         # (committed_generation)
+        # (its own cursor, kept for committed_generation: a cursor per pragma
+        # would leave a weak reference behind on the connection each time)
+        pragma = con.cursor()
         try:
-            version = con.execute("PRAGMA data_version").fetchone()[0]
+            version = pragma.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.DatabaseError:
             version = None  # a damaged file: the snapshot below says how
         con.execute("BEGIN")
         try:
             snap = Snapshot(self, con)
-            self._local.seen = None if version is None else (con, version, snap.generation)
+            self._local.seen = None if version is None else (con, version, snap.generation, pragma)
             try:
                 yield snap
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -513,7 +516,9 @@ class CorpusStore:
         if seen is None or con is None or seen[0] is not con:
             return None
         try:
-            version = con.execute("PRAGMA data_version").fetchone()[0]
+            # (the snapshot's cursor: the one-row result is read to its end,
+            # so the statement is reset and holds no read transaction)
+            version = seen[3].execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error:
             return None
         return seen[2] if version == seen[1] else None

@@ -1,0 +1,303 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: freethreading_compatible=True
+"""Private: the per-query hot path of a corpus search, compiled.
+
+``unit_f32``: the query vector's float32 unit form, divided as NumPy
+divides.  ``HitTable`` and ``dense_hits``: a dense search's last step,
+done once per query for ``k`` hits -- look up each candidate record id in
+the record table (binary search), keep the best surface per artifact,
+decode the texts, parse the metadata and make the ``SearchHit`` objects
+with their ``explain`` -- in one pass, without a Python-level call per
+hit.  The reference, and the meaning of every field, is
+``rowvoi.corpus.retrieve._dense_hits_reference``; validation, the result
+order of equal scores and errors stay in Python
+(``rowvoi.corpus.retrieve._dense_hits``).  No engine call: types in, hits
+out.  Everything here reads objects that never change once built, so any
+number of threads may call it at once.
+"""
+
+cimport numpy as cnp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_GET_ITEM
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject_GenericGetAttr
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int32_t, int64_t, uint32_t
+
+cnp.import_array()
+
+
+def unit_f32(cnp.ndarray x not None, double n):
+    """``x / n`` as float32 -- ``x`` itself when ``n`` is not > 0 -- with
+    each component divided in double precision and rounded once to float32:
+    NumPy's ``(x / n).astype(np.float32)`` (``x.astype(np.float32)``), bit
+    for bit, in one pass and one allocation.  ``x``: float64, 1-D (any
+    stride); returns a new C-contiguous array.  ValueError otherwise."""
+    if cnp.PyArray_TYPE(x) != cnp.NPY_FLOAT64 or cnp.PyArray_NDIM(x) != 1:
+        raise ValueError("unit_f32: x must be a 1-D float64 array")
+    cdef cnp.npy_intp d = cnp.PyArray_DIM(x, 0), i
+    cdef cnp.npy_intp step = cnp.PyArray_STRIDE(x, 0)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &d, cnp.NPY_FLOAT32, 0)
+    cdef const char *xp = <const char *>cnp.PyArray_DATA(x)
+    cdef float *op = <float *>cnp.PyArray_DATA(out)
+    if n > 0:
+        for i in range(d):
+            op[i] = <float>((<const double *>(xp + i * step))[0] / n)
+    else:
+        for i in range(d):
+            op[i] = <float>(<const double *>(xp + i * step))[0]
+    return out
+
+
+cdef enum:
+    # a collapse to at most this many hits keeps its artifacts on the stack
+    STACK_SLOTS = 256
+
+
+cdef class HitTable:
+    """A read-only view of one record table (``RecordTable._hit_table``):
+    record ids (int64, ascending), per record its artifact rank and kind
+    code (int32) and surface index (int64), the kind names, and four
+    string columns as a UTF-8 ``bytes`` blob with int64 offsets (``n + 1``
+    each): texts and surface metadata per record, filter fields and ids
+    per artifact (an empty metadata or filter-field string means ``{}``).
+    Every offset and code is checked here, once: the per-query function
+    then indexes without checks.  It keeps references to all of them (they
+    never change) and to the hit class and the JSON parser it uses."""
+
+    cdef const int64_t[::1] ids
+    cdef const int32_t[::1] art
+    cdef const int32_t[::1] kind
+    cdef const int64_t[::1] surface
+    cdef list kinds
+    cdef bytes t_blob, m_blob, f_blob, a_blob
+    cdef const int64_t[::1] t_off, m_off, f_off, a_off
+    cdef Py_ssize_t n, n_art
+    cdef object hit_type, loads, new
+
+    def __init__(self, ids, art, kind, surface, list kinds not None,
+                 bytes texts not None, t_off, bytes metadata not None, m_off,
+                 bytes filter_fields not None, f_off, bytes artifact_ids not None, a_off,
+                 hit_type not None, loads not None):
+        self.ids = ids
+        self.art = art
+        self.kind = kind
+        self.surface = surface
+        self.kinds = list(kinds)
+        self.t_blob, self.m_blob = texts, metadata
+        self.f_blob, self.a_blob = filter_fields, artifact_ids
+        self.t_off, self.m_off, self.f_off, self.a_off = t_off, m_off, f_off, a_off
+        self.n = self.ids.shape[0]
+        self.n_art = self.a_off.shape[0] - 1
+        self.hit_type = hit_type
+        self.loads = loads
+        self.new = object.__new__
+        if (self.art.shape[0] != self.n or self.kind.shape[0] != self.n
+                or self.surface.shape[0] != self.n or self.t_off.shape[0] != self.n + 1
+                or self.m_off.shape[0] != self.n + 1 or self.n_art < 0
+                or self.f_off.shape[0] != self.n_art + 1):
+            raise ValueError("HitTable: columns of different lengths")
+        _check_offsets(self.t_off, len(texts), "texts")
+        _check_offsets(self.m_off, len(metadata), "metadata")
+        _check_offsets(self.f_off, len(filter_fields), "filter_fields")
+        _check_offsets(self.a_off, len(artifact_ids), "artifact_ids")
+        cdef Py_ssize_t i, n_kinds = len(kinds)
+        for i in range(self.n):
+            if not 0 <= self.art[i] < self.n_art:
+                raise ValueError(f"HitTable: artifact rank {self.art[i]} out of range")
+            if not 0 <= self.kind[i] < n_kinds:
+                raise ValueError(f"HitTable: kind code {self.kind[i]} out of range")
+            if i and self.ids[i] <= self.ids[i - 1]:
+                raise ValueError("HitTable: record ids not strictly ascending")
+
+    def __len__(self):
+        return self.n
+
+
+cdef int _check_offsets(const int64_t[::1] off, Py_ssize_t size, str what) except -1:
+    cdef Py_ssize_t i
+    if off[0] != 0 or off[off.shape[0] - 1] != size:
+        raise ValueError(f"HitTable: {what} offsets do not span the blob")
+    for i in range(1, off.shape[0]):
+        if off[i] < off[i - 1]:
+            raise ValueError(f"HitTable: {what} offsets not ascending")
+    return 0
+
+
+cdef inline Py_ssize_t _find(const int64_t[::1] ids, Py_ssize_t n, int64_t x) noexcept:
+    """Position of ``x`` in the ascending ``ids``, or -1."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ids[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < n and ids[lo] == x else -1
+
+
+cdef inline double _score(const char *sp, int typ, Py_ssize_t i) noexcept:
+    if typ == cnp.NPY_FLOAT32:
+        return (<const float *>sp)[i]
+    return (<const double *>sp)[i]
+
+
+def dense_hits(HitTable t not None, cnp.ndarray ids not None, cnp.ndarray scores not None,
+               cnp.ndarray pos, Py_ssize_t k, bint collapse, source, str answered not None,
+               str mode not None):
+    """The hits of a dense search's candidates, best first.
+
+    ``ids`` (int64) and ``scores`` (float32 or float64), both 1-D and
+    C-contiguous and of one length, are the candidates in result order
+    when ``pos`` (int64, their positions in ``t``) is given; with ``pos``
+    ``None`` they are in the vector index's order, and ``None`` is
+    returned -- nothing built -- when a score is not strictly below the
+    one before it (equal scores: the caller orders them and passes
+    ``pos``), when an id is not in ``t`` (the caller reports it), or when
+    an array is of another type or layout.  Keeps the first ``k``
+    candidates, or with ``collapse`` the first of each artifact until
+    ``k`` are kept.  ValueError for a ``pos`` out of range or of another
+    length; k must be >= 1.
+    """
+    cdef Py_ssize_t n = cnp.PyArray_DIM(ids, 0) if cnp.PyArray_NDIM(ids) == 1 else -1
+    cdef int styp = cnp.PyArray_TYPE(scores)
+    if (n < 0 or cnp.PyArray_TYPE(ids) != cnp.NPY_INT64
+            or not cnp.PyArray_IS_C_CONTIGUOUS(ids)
+            or cnp.PyArray_NDIM(scores) != 1 or cnp.PyArray_DIM(scores, 0) != n
+            or (styp != cnp.NPY_FLOAT32 and styp != cnp.NPY_FLOAT64)
+            or not cnp.PyArray_IS_C_CONTIGUOUS(scores)):
+        if pos is not None:
+            raise ValueError("dense_hits: ids must be int64 and scores float32 or float64, "
+                             "1-D, C-contiguous, of one length")
+        return None
+    if k < 1:
+        raise ValueError(f"dense_hits: k={k}, must be >= 1")
+    if n == 0:
+        return []
+    cdef const int64_t *ip = <const int64_t *>cnp.PyArray_DATA(ids)
+    cdef const char *sp = <const char *>cnp.PyArray_DATA(scores)
+    cdef const int64_t *pp = NULL
+    cdef Py_ssize_t i, j, m = k if k < n else n, kept
+    if pos is None:
+        for i in range(1, n):
+            if not _score(sp, styp, i - 1) > _score(sp, styp, i):
+                return None
+    elif (cnp.PyArray_TYPE(pos) != cnp.NPY_INT64 or cnp.PyArray_NDIM(pos) != 1
+            or cnp.PyArray_DIM(pos, 0) != n or not cnp.PyArray_IS_C_CONTIGUOUS(pos)):
+        raise ValueError("dense_hits: pos must be int64, 1-D, C-contiguous, one per id")
+    else:
+        pp = <const int64_t *>cnp.PyArray_DATA(pos)
+    # every candidate's position; then the positions of those that make the
+    # hits and their indexes among the candidates (ranks - 1)
+    cdef Py_ssize_t *every = <Py_ssize_t *>PyMem_Malloc((n + 2 * m) * sizeof(Py_ssize_t))
+    if every == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t *at = every + n
+    cdef Py_ssize_t *rank = at + m
+    try:
+        for i in range(n):
+            if pp != NULL:
+                j = pp[i]
+                if not 0 <= j < t.n:
+                    raise ValueError(f"dense_hits: position {j} out of range")
+            else:
+                j = _find(t.ids, t.n, ip[i])
+                if j < 0:
+                    return None
+            every[i] = j
+        if collapse:
+            kept = _collapse(t, every, n, m, at, rank)
+        else:
+            for i in range(m):
+                at[i] = every[i]
+                rank[i] = i
+            kept = m
+        return _build(t, ip, sp, styp, at, rank, kept, source, answered, mode)
+    finally:
+        PyMem_Free(every)
+
+
+cdef Py_ssize_t _collapse(HitTable t, const Py_ssize_t *every, Py_ssize_t n, Py_ssize_t m,
+                          Py_ssize_t *at, Py_ssize_t *rank) except -1:
+    """The first candidate of each artifact until ``m`` are kept (an open
+    addressing set of artifact ranks); returns how many were kept."""
+    cdef Py_ssize_t cap = 1, i, j, h, kept = 0
+    while cap < 2 * m:
+        cap <<= 1
+    cdef int32_t stack[2 * STACK_SLOTS]
+    cdef int32_t *seen = stack
+    if cap > 2 * STACK_SLOTS:
+        seen = <int32_t *>PyMem_Malloc(cap * sizeof(int32_t))
+        if seen == NULL:
+            raise MemoryError()
+    cdef int32_t a
+    cdef Py_ssize_t mask = cap - 1
+    try:
+        for i in range(cap):
+            seen[i] = -1
+        for i in range(n):
+            j = every[i]
+            a = t.art[j]
+            h = <Py_ssize_t>(<uint32_t>a * <uint32_t>2654435761) & mask
+            while seen[h] != -1 and seen[h] != a:
+                h = (h + 1) & mask
+            if seen[h] == a:
+                continue
+            seen[h] = a
+            at[kept] = j
+            rank[kept] = i
+            kept += 1
+            if kept == m:
+                break
+        return kept
+    finally:
+        if seen != stack:
+            PyMem_Free(seen)
+
+
+cdef list _build(HitTable t, const int64_t *ip, const char *sp, int styp,
+                 const Py_ssize_t *at, const Py_ssize_t *rank, Py_ssize_t kept, source,
+                 str answered, str mode):
+    cdef list out = [None] * kept
+    cdef Py_ssize_t h, i, j
+    cdef int32_t a
+    cdef int64_t s0, s1
+    cdef const char *tb = PyBytes_AS_STRING(t.t_blob)
+    cdef const char *mb = PyBytes_AS_STRING(t.m_blob)
+    cdef const char *fb = PyBytes_AS_STRING(t.f_blob)
+    cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
+    cdef dict d
+    cdef object meta, hit, score, weight = 1.0, loads = t.loads, new = t.new, typ = t.hit_type
+    for h in range(kept):
+        j = at[h]
+        i = rank[h]
+        a = t.art[j]
+        s0, s1 = t.m_off[j], t.m_off[j + 1]
+        if s1 > s0:
+            meta = loads(PyBytes_FromStringAndSize(mb + s0, s1 - s0))
+        else:
+            meta = {}
+        s0, s1 = t.f_off[a], t.f_off[a + 1]
+        if s1 > s0:
+            meta.update(loads(PyBytes_FromStringAndSize(fb + s0, s1 - s0)))
+        score = _score(sp, styp, i)
+        hit = new(typ)
+        d = PyObject_GenericGetAttr(hit, "__dict__")
+        d["artifact_id"] = PyUnicode_DecodeUTF8(ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a],
+                                                NULL)
+        d["surface_kind"] = <object>PyList_GET_ITEM(t.kinds, t.kind[j])
+        d["score"] = score
+        d["text"] = PyUnicode_DecodeUTF8(tb + t.t_off[j], t.t_off[j + 1] - t.t_off[j], NULL)
+        d["metadata"] = meta
+        d["source"] = source
+        d["surface_index"] = t.surface[j]
+        d["record_id"] = ip[i]
+        d["explain"] = {
+            "mode": mode,
+            "answered_by": [answered],
+            "dense": {"rank": i + 1, "cosine": score},
+            "lexical": None,
+            "surface_weight": weight,
+        }
+        out[h] = hit
+    return out

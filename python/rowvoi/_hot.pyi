@@ -1,0 +1,58 @@
+# Stub of the compiled module rowvoi._hot (cython/_hot.pyx): the per-query
+# hot path of a corpus search -- the query vector's float32 unit form, and a
+# dense search's hits built from a record table's arrays (private; the
+# reference is rowvoi.corpus.retrieve._dense_hits_reference).
+from collections.abc import Callable
+from typing import Any, overload
+
+import numpy as np
+from typing_extensions import disjoint_base
+
+def unit_f32(x: np.ndarray, n: float) -> np.ndarray: ...
+
+@disjoint_base
+class HitTable:
+    def __init__(
+        self,
+        ids: Any,
+        art: Any,
+        kind: Any,
+        surface: Any,
+        kinds: list[str],
+        texts: bytes,
+        t_off: Any,
+        metadata: bytes,
+        m_off: Any,
+        filter_fields: bytes,
+        f_off: Any,
+        artifact_ids: bytes,
+        a_off: Any,
+        hit_type: type,
+        loads: Callable[[bytes], Any],
+    ) -> None: ...
+    def __len__(self) -> int: ...
+
+@overload
+def dense_hits(
+    t: HitTable,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    pos: None,
+    k: int,
+    collapse: bool,
+    source: str | None,
+    answered: str,
+    mode: str,
+) -> list[Any] | None: ...
+@overload
+def dense_hits(
+    t: HitTable,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    pos: np.ndarray,
+    k: int,
+    collapse: bool,
+    source: str | None,
+    answered: str,
+    mode: str,
+) -> list[Any]: ...

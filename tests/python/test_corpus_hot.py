@@ -1,0 +1,288 @@
+"""The compiled hot path of a corpus search (rowvoi._hot) against its
+Python reference: the dense hits built by ``dense_hits`` equal those of
+``retrieve._dense_hits_reference`` field for field (texts, metadata,
+``explain``, order, types) on hypothesis-chosen record tables with equal
+scores, several surfaces per artifact, surface metadata, filter fields and
+non-ASCII text; ``unit_f32`` equals NumPy's normalisation bit for bit; bad
+tables and arrays are refused."""
+
+import itertools
+import json
+import math
+from array import array
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from rowvoi import _hot
+from rowvoi.corpus import CorpusStore, build, from_mapping, retrieve, search
+from rowvoi.corpus.base import SearchHit
+from rowvoi.corpus.records import RecordTable, _json_bytes, _Strings
+from rowvoi.errors import IndexFormatError
+
+TEXTS = ["", "wing", "Lift and drag", "Flügel — Auftrieb", "θ = 3°", "a\u0000b", "🛩 high"]
+KINDS = ["body", "document", "title"]
+
+
+def _table(draw_artifacts, rng):
+    """A RecordTable filled by hand: artifacts with 1-3 surfaces each,
+    random record ids (ascending, with gaps), metadata and filter fields
+    sometimes empty."""
+    n_art = len(draw_artifacts)
+    aids = sorted(draw_artifacts)  # artifact ranks follow id order
+    recs = []  # (artifact rank, surface index, kind code, text, metadata)
+    for a in range(n_art):
+        for s in range(int(rng.integers(1, 4))):
+            meta = {} if rng.random() < 0.5 else {"chunk_index": s, "page": int(rng.integers(9))}
+            recs.append(
+                (a, int(rng.integers(0, 5)), int(rng.integers(3)), str(rng.choice(TEXTS)), meta)
+            )
+    order = rng.permutation(len(recs))  # record ids do not follow artifacts
+    recs = [recs[i] for i in order]
+    t = RecordTable(1)
+    t.ids = np.cumsum(rng.integers(1, 4, size=len(recs))).astype(np.int64)
+    t.art = np.array([r[0] for r in recs], dtype=np.int32)
+    t.surface = np.array([r[1] for r in recs], dtype=np.int64)
+    t.kind = np.array([r[2] for r in recs], dtype=np.int32)
+    t.kinds = list(KINDS)
+    t.one_per_artifact = len(set(t.art.tolist())) == len(recs)
+    t._artifact_ids = _Strings([a.encode() for a in aids])
+    fields = [
+        {} if rng.random() < 0.4 else {"year": int(rng.integers(1950, 2000)), "venue": "JAS"}
+        for _ in aids
+    ]
+    t._filter_fields = _Strings([_json_bytes(json.dumps(f)) for f in fields])
+    t._texts = _Strings([r[3].encode() for r in recs])
+    t._metadata = _Strings([_json_bytes(json.dumps(r[4])) for r in recs])
+    return t
+
+
+def _candidates(t, rng, n, sort):
+    """n distinct live ids with float32 scores from a small set (ties),
+    best first as the vector index gives them (ties by record id), or
+    shuffled."""
+    ids = rng.choice(t.ids, size=min(n, len(t)), replace=False).astype(np.int64)
+    scores = rng.choice(np.float32([0.9, 0.5, 0.25, -0.125, 0.0]), size=len(ids))
+    scores = scores.astype(np.float32)
+    if sort:
+        o = np.lexsort((ids, -scores.astype(np.float64)))
+        ids, scores = ids[o], scores[o]
+    return ids, scores
+
+
+def _fields(hits):
+    return [(type(h), vars(h), list(vars(h)), type(h.score), type(h.record_id)) for h in hits]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=25, unique=True),
+    st.integers(1, 60),
+    st.integers(1, 12),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([None, "cran"]),
+    st.sampled_from(["flat", "flat-int8", "hnsw"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, answered, seed):
+    rng = np.random.default_rng(seed)
+    t = _table(arts, rng)
+    ids, scores = _candidates(t, rng, n, sort)
+    p = retrieve._Params(
+        k, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False
+    )
+    c = SimpleNamespace(name=name)
+    for sc in (scores, scores.astype(np.float64)):
+        want = retrieve._dense_hits_reference(c, t, ids, sc, answered, p)
+        got = retrieve._dense_hits(c, t, ids, sc, answered, p)
+        assert _fields(got) == _fields(want)
+        assert got == want
+    # the compiled builder alone declines candidates not strictly best
+    # first (equal scores: the caller orders them)
+    sl = scores.tolist()
+    strict = all(a > b for a, b in itertools.pairwise(sl))
+    assert strict or not sort or len(set(sl)) < len(sl)
+    direct = _hot.dense_hits(
+        t._hit_table(), ids, scores, None, k, per_artifact, name, "x", "dense"
+    )
+    assert (direct is None) == (not strict)
+
+
+def test_hits_are_independent_objects():
+    t = _table(["a", "b"], np.random.default_rng(3))
+    ids, scores = t.ids[:2].copy(), np.float32([0.5, 0.25])
+    p = retrieve._Params(2, "dense", "rrf", 60, 0.5, 8.0, None, False, None, 2, "auto", False)
+    c = SimpleNamespace(name=None)
+    h1 = retrieve._dense_hits(c, t, ids, scores, "flat", p)
+    h2 = retrieve._dense_hits(c, t, ids, scores, "flat", p)
+    h1[0].metadata["x"] = 1
+    h1[0].explain["answered_by"].append("bm25")
+    assert "x" not in h2[0].metadata and h2[0].explain["answered_by"] == ["flat"]
+    assert h1[0].metadata is not h1[1].metadata
+    with pytest.raises(AttributeError):
+        h1[0].score = 2.0  # still a frozen dataclass
+    assert h1[0] == SearchHit(**vars(h1[0]))
+
+
+def test_an_unknown_id_raises_as_the_reference():
+    t = _table(["a", "b", "c"], np.random.default_rng(5))
+    bad = int(t.ids.max()) + 7
+    ids = np.array([int(t.ids[0]), bad], dtype=np.int64)
+    scores = np.float32([0.5, 0.25])
+    p = retrieve._Params(2, "dense", "rrf", 60, 0.5, 8.0, None, True, None, 50, "auto", False)
+    c = SimpleNamespace(name=None)
+    for fn in (retrieve._dense_hits, retrieve._dense_hits_reference):
+        with pytest.raises(IndexFormatError, match=f"record id {bad} is in the index files"):
+            fn(c, t, ids, scores, "flat", p)
+    # also beyond the k kept: every candidate must be a record
+    p1 = p._replace(k=1, per_artifact=False)
+    with pytest.raises(IndexFormatError, match=f"record id {bad}"):
+        retrieve._dense_hits(c, t, ids, scores, "flat", p1)
+
+
+def test_dense_hits_argument_checks():
+    t = _table(["a", "b", "c"], np.random.default_rng(7))
+    ht = t._hit_table()
+    ids = t.ids[:2].copy()
+    sc = np.float32([0.5, 0.25])
+    assert _hot.dense_hits(ht, ids[:0], sc[:0], None, 3, True, None, "flat", "dense") == []
+    # types or layouts it does not take: None without positions (the caller
+    # converts), ValueError with them
+    assert _hot.dense_hits(ht, ids.astype(np.int32), sc, None, 3, True, None, "f", "d") is None
+    assert _hot.dense_hits(ht, ids, sc.astype(np.float16), None, 3, True, None, "f", "d") is None
+    assert _hot.dense_hits(ht, ids, sc[:1], None, 3, True, None, "f", "d") is None
+    pos = t.positions(ids)
+    with pytest.raises(ValueError, match="ids must be int64"):
+        _hot.dense_hits(ht, ids[::-1][::-1].astype(np.int32), sc, pos, 3, True, None, "f", "d")
+    with pytest.raises(ValueError, match="pos must be int64"):
+        _hot.dense_hits(ht, ids, sc, pos[:1], 3, True, None, "f", "d")
+    with pytest.raises(ValueError, match="position 99 out of range"):
+        _hot.dense_hits(ht, ids, sc, np.array([0, 99]), 3, True, None, "f", "d")
+    with pytest.raises(ValueError, match="k=0"):
+        _hot.dense_hits(ht, ids, sc, None, 0, True, None, "f", "d")
+    assert len(ht) == len(t)
+
+
+def test_hit_table_refuses_inconsistent_columns():
+    t = _table(["a", "b"], np.random.default_rng(11))
+    good = dict(
+        ids=t.ids,
+        art=t.art,
+        kind=t.kind,
+        surface=t.surface,
+        kinds=t.kinds,
+        texts=t._texts.blob,
+        t_off=t._texts.offsets,
+        metadata=t._metadata.blob,
+        m_off=t._metadata.offsets,
+        filter_fields=t._filter_fields.blob,
+        f_off=t._filter_fields.offsets,
+        artifact_ids=t._artifact_ids.blob,
+        a_off=t._artifact_ids.offsets,
+        hit_type=SearchHit,
+        loads=json.loads,
+    )
+    _hot.HitTable(*good.values())
+    n = len(t)
+    bad = [
+        ({"art": t.art[:-1]}, "different lengths"),
+        ({"texts": t._texts.blob + b"x"}, "texts offsets do not span"),
+        (
+            {
+                "m_off": array(
+                    "q", [0, len(t._metadata.blob) + 1] + [len(t._metadata.blob)] * (n - 1)
+                )
+            },
+            "metadata offsets",
+        ),
+        ({"art": np.full(n, 5, dtype=np.int32)}, "artifact rank 5 out of range"),
+        ({"kind": np.full(n, 3, dtype=np.int32)}, "kind code 3 out of range"),
+        ({"ids": np.zeros(n, dtype=np.int64)}, "not strictly ascending"),
+    ]
+    for change, msg in bad:
+        if msg == "not strictly ascending" and n < 2:
+            continue
+        with pytest.raises(ValueError, match=msg):
+            _hot.HitTable(*{**good, **change}.values())
+    with pytest.raises(ValueError):  # a wrong element type
+        _hot.HitTable(*{**good, "art": t.art.astype(np.int64)}.values())
+
+
+_F64 = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(_F64, st.sampled_from([0.0, -0.0, 5e-324, 1e-200, 1e200, 1.7e308])),
+        min_size=1,
+        max_size=40,
+    ),
+    st.sampled_from([1, 2, 3]),
+)
+def test_unit_f32_is_numpys_normalisation(values, step):
+    base = np.array(values * step, dtype=np.float64)
+    x = base[::step]  # strided too
+    with np.errstate(over="ignore"):
+        n = math.sqrt(x.dot(x))
+        want = (x / n if n > 0 else x).astype(np.float32)
+    got = _hot.unit_f32(x, n)
+    assert got.dtype == np.float32 and got.flags.c_contiguous
+    assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    for m in (0.0, -1.0, math.inf, math.nan):  # not > 0: no division
+        with np.errstate(over="ignore"):
+            want = (x / m if m > 0 else x).astype(np.float32)
+        got = _hot.unit_f32(x, m)
+        assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+
+
+def test_unit_f32_refuses_other_arrays():
+    for bad in (np.ones(3, dtype=np.float32), np.ones((1, 3))):
+        with pytest.raises(ValueError, match="1-D float64"):
+            _hot.unit_f32(bad, 1.0)
+
+
+def test_query_vector_bits_unchanged():
+    rng = np.random.default_rng(0)
+    for v in (rng.standard_normal(384).astype(np.float32), rng.standard_normal((1, 17)), [3, 4]):
+        arr = np.asarray(v, dtype=np.float64).reshape(-1)
+        want = (arr / np.linalg.norm(arr)).astype(np.float32)
+        assert retrieve._query_vector(v).view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    assert not retrieve._query_vector(np.zeros(4)).any()
+    for bad in ([np.nan, 1.0], np.ones((2, 2)), []):
+        with pytest.raises(ValueError, match="query_vector must be one finite vector"):
+            retrieve._query_vector(bad)
+
+
+def test_search_through_the_compiled_builder():
+    """A built corpus with several surfaces, metadata and filter fields:
+    search's hits are the reference builder's."""
+    from rowvoi.corpus import Chunked
+
+    docs = {
+        f"d{i}": {"text": f"Wing note {i}. Flügel {i % 3}. Heat {i % 2}.", "year": 1950 + i}
+        for i in range(12)
+    }
+    corpus = build(
+        from_mapping(
+            docs,
+            embedder="hashing:16",
+            strategy=Chunked(chunk_size=3, overlap=0, text_key="text"),
+            metadata_of=lambda aid, raw: {"year": raw["year"]},
+        ),
+        store=CorpusStore.memory(),
+    )
+    for per_artifact in (True, False):
+        hits = search(corpus, "wing heat", k=5, per_artifact=per_artifact)
+        assert hits and all(h.metadata["year"] >= 1950 for h in hits)
+        assert any("chunk_index" in h.metadata for h in hits)
+        cur = corpus._loaded
+        q = retrieve._query_vector(corpus.embedder.embed(["wing heat"])[0])
+        ids, sc = cur.dense._search_vector(q, 50 if per_artifact else 5, True, 1)
+        p = retrieve._Params(
+            5, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False
+        )
+        assert hits == retrieve._dense_hits_reference(corpus, cur.records, ids, sc, "flat", p)
