@@ -162,6 +162,30 @@ def environment(cmd: str) -> str:
 # ------------------------------------------------------------------ big
 
 
+def in_source_order(
+    n: int,
+    src: np.ndarray,
+    dst: np.ndarray,
+    etype: np.ndarray,
+    etime: np.ndarray,
+    doc_entity: np.ndarray,
+    with_doc: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """The same edges in order of source (stable: ties keep input order), as
+    a table read by id gives them, with their documents following the
+    edges: ``(src, dst, etype, etime, doc_entity)``.  ``doc_entity`` holds
+    the ``n`` node documents, then one per edge of ``with_doc`` (entity
+    ``n + edge``)."""
+    m = len(src)
+    by_src = np.argsort(src, kind="stable")
+    inv = np.empty(m, dtype=np.int64)
+    inv[by_src] = np.arange(m, dtype=np.int64)
+    s_doc = doc_entity.copy()
+    s_doc[n:] = n + inv[with_doc]
+    s_doc.sort()
+    return (src[by_src], dst[by_src], etype[by_src], etime[by_src], s_doc)
+
+
 def part_big(args: argparse.Namespace) -> None:
     rng = np.random.default_rng(0)
     n, m = args.nodes, args.edges
@@ -213,15 +237,7 @@ def part_big(args: argparse.Namespace) -> None:
     }
     sizes: dict[str, list[int]] = {"expand2": [], "docs1000": [], "text": []}
     nodes_arg = np.arange(n, dtype=np.int64)
-    # the same edges in order of source (stable: ties keep input order), as
-    # a table read by id gives them; their documents follow the edges
-    by_src = np.argsort(src, kind="stable")
-    inv = np.empty(m, dtype=np.int64)
-    inv[by_src] = np.arange(m, dtype=np.int64)
-    s_doc = doc_entity.copy()
-    s_doc[n:] = n + inv[with_doc]
-    s_doc.sort()
-    sorted_args = (src[by_src], dst[by_src], etype[by_src], etime[by_src], s_doc)
+    sorted_args = in_source_order(n, src, dst, etype, etime, doc_entity, with_doc)
 
     def build_csr(a: tuple[np.ndarray, ...]) -> float:
         t0 = time.perf_counter()

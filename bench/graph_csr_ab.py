@@ -31,6 +31,9 @@ def child(rounds: int) -> None:
 
     from rowvoi import _graph
 
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from graph import in_source_order  # bench/graph.py: the same edges as --part big
+
     n, m = 1_000_000, 5_000_000
     rng = np.random.default_rng(0)
     src = rng.integers(0, n, m, dtype=np.int64)
@@ -40,13 +43,7 @@ def child(rounds: int) -> None:
     with_doc = np.arange(0, m, 5)
     doc_entity = np.concatenate([np.arange(n, dtype=np.int64), n + with_doc])
     nodes = np.arange(n, dtype=np.int64)
-    by_src = np.argsort(src, kind="stable")
-    inv = np.empty(m, dtype=np.int64)
-    inv[by_src] = np.arange(m, dtype=np.int64)
-    s_doc = doc_entity.copy()
-    s_doc[n:] = n + inv[with_doc]
-    s_doc.sort()
-    in_order = (src[by_src], dst[by_src], etype[by_src], etime[by_src], s_doc)
+    in_order = in_source_order(n, src, dst, etype, etime, doc_entity, with_doc)
     plain = (src, dst, etype, etime, doc_entity)
 
     def build(a: tuple) -> tuple[float, float]:

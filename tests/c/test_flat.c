@@ -22,6 +22,15 @@ static float *int_vectors(size_t n, size_t dim, uint64_t seed, int range) {
     return v;
 }
 
+/* Kernel set 0: the one this machine selects (AVX2 where it has it); set 1:
+** the portable twin.  The kernel tests run both. */
+static void kernel_set(int set, rv__flat_kernels *k) {
+    if (set == 0)
+        rv__flat_kernels_select(k);
+    else
+        rv__flat_kernels_portable(k);
+}
+
 static float *gauss_vectors(size_t n, size_t dim, uint64_t seed) {
     rv_rng rng;
     rv_rng_seed(&rng, seed);
@@ -306,10 +315,7 @@ static void test_dots_match_dot(void) {
     float out[21];
     for (int set = 0; set < 2; set++) {
         rv__flat_kernels k;
-        if (set == 0)
-            rv__flat_kernels_select(&k);
-        else
-            rv__flat_kernels_portable(&k);
+        kernel_set(set, &k);
         size_t dims[] = {1, 2, 15, 16, 17, 31, 33, 48, 63, 64, 65, 70, 384};
         for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
             size_t dim = dims[di];
@@ -411,10 +417,7 @@ static void test_dotsg_match_dot(void) {
     for (size_t i = 0; i < 23; i++) rows[i] = (i * 17 + 5) % n;
     for (int set = 0; set < 2; set++) {
         rv__flat_kernels k;
-        if (set == 0)
-            rv__flat_kernels_select(&k);
-        else
-            rv__flat_kernels_portable(&k);
+        kernel_set(set, &k);
         size_t dims[] = {1, 3, 16, 17, 33, 64, 70, 384, 400};
         for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
             size_t dim = dims[di];
