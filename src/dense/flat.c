@@ -677,6 +677,36 @@ static double rv__kth_largest(double *v, size_t n, size_t k) {
     return v[want];
 }
 
+/* The screen's candidates as a max-heap by upper end: u[i] with its row
+** r[i] (parallel arrays), the largest at the root. */
+static void rv__cand_sift(float *u, size_t *r, size_t n, size_t i) {
+    float x = u[i];
+    size_t xr = r[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && u[c + 1] > u[c]) c++;
+        if (!(u[c] > x)) break;
+        u[i] = u[c];
+        r[i] = r[c];
+        i = c;
+    }
+    u[i] = x;
+    r[i] = xr;
+}
+
+static void rv__cand_heapify(float *u, size_t *r, size_t n) {
+    for (size_t i = n / 2; i-- > 0;) rv__cand_sift(u, r, n, i);
+}
+
+/* Drop the root (*n >= 1). */
+static void rv__cand_pop(float *u, size_t *r, size_t *n) {
+    size_t last = --*n;
+    u[0] = u[last];
+    r[0] = r[last];
+    if (last) rv__cand_sift(u, r, last, 0);
+}
+
 /* The exact search of an int8-storage index (RV__MODE_SCREEN), work item c.
 **
 ** For a stored row x (float32), its int8 copy xh = scale * code and a
@@ -701,9 +731,20 @@ static double rv__kth_largest(double *v, size_t n, size_t k) {
 ** heap and the lower ends of the new intervals (kk distinct rows score >= T,
 ** so the final kk-th best score is >= T); a row whose upper end is below T
 ** scores below the final kk-th best and cannot be a result (nor tie with
-** one).  Every other row is scored exactly and offered to the heap, as the
-** rows scan does.  Hence the results -- ids, order and scores -- are those
-** of the rows scan, bit for bit, whatever the data. */
+** one).  The other rows are scored exactly (rv__dotsg_fn: the rows scan's
+** arithmetic) and offered to the heap, as the rows scan does, highest upper
+** end first; once the heap holds kk hits and the next upper end is below
+** its worst score, every row left scores below a hit already held (so below
+** the final kk-th best) and is dropped unscored.  Hence the results -- ids,
+** order and scores -- are those of the rows scan, bit for bit, whatever the
+** data (the top kk of a total order do not depend on the order in which
+** rows are offered).
+**
+** The integer sums: a query quad (4 dimensions) whose codes are all zero
+** adds nothing to any row's sum, so a query with such quads (sparse
+** vectors, as the hashing embedder's) is screened through the list of its
+** other quads (rv__tile_q16s_fn), reading only their panel lines; the sums
+** are the same integers. */
 static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
     const rv_flat *ix = sr->ix;
     size_t p0 = c * sr->chunk_panels, p1 = p0 + sr->chunk_panels;
@@ -773,16 +814,31 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
         double thr = nb >= kk ? rv__kth_largest(lb, nb, kk) : -INFINITY;
         size_t n_c = 0;
         for (size_t i = 0; i < m; i++)
-            if ((double)U[i] >= thr) rows[n_c++] = rows[i];
-        /* exact scores (U's room reused), as the rows scan computes them */
+            if ((double)U[i] >= thr) {
+                U[n_c] = U[i];
+                rows[n_c++] = rows[i];
+            }
+        /* exact scores, as the rows scan computes them, highest upper end
+        ** first, four rows at a time; once the heap is full and the next
+        ** upper end is below its worst score, no row left can enter it */
+        rv__cand_heapify(U, rows, n_c);
         const float *qr = sr->qrows + q * dim;
-        ix->kern.dotsg(qr, ix->rows, rows, n_c, dim, U);
-        for (size_t i = 0; i < n_c; i++) {
-            size_t row = rows[i];
-            float s = U[i];
-            if (*cnt == kk && !rv__hit_better(s, ix->row_id[row], h[0].s, h[0].id)) continue;
-            rv__hit x = {s, ix->row_id[row], row};
-            rv__heap_push(h, cnt, kk, x);
+        while (n_c) {
+            if (*cnt == kk && U[0] < h[0].s) break;
+            size_t grp[4], g = 0;
+            float s4[4];
+            while (g < 4 && n_c) {
+                grp[g++] = rows[0];
+                rv__cand_pop(U, rows, &n_c);
+            }
+            ix->kern.dotsg(qr, ix->rows, grp, g, dim, s4);
+            for (size_t i = 0; i < g; i++) {
+                size_t row = grp[i];
+                float s = s4[i];
+                if (*cnt == kk && !rv__hit_better(s, ix->row_id[row], h[0].s, h[0].id)) continue;
+                rv__hit x = {s, ix->row_id[row], row};
+                rv__heap_push(h, cnt, kk, x);
+            }
         }
     }
 }
