@@ -601,6 +601,7 @@ typedef struct rv__search {
     const float *qrows;     /* prepared queries, row-major (RV__MODE_ROWS) */
     const int16_t *q16;     /* screen: int16 query codes, dim4 per query */
     const float *qbound;    /* screen: per query (code scale, alpha, beta) */
+    const uint32_t *qnz;    /* screen: per query dim4/4 + 1: count, nonzero quads */
     float *sc_u;            /* screen: [n_threads][chunk rows] upper bounds */
     size_t *sc_row;         /* screen: [n_threads][chunk rows] their rows */
     double *sc_lb;          /* screen: [n_threads][4 kk] lower bounds */
@@ -676,45 +677,34 @@ static double rv__kth_largest(double *v, size_t n, size_t k) {
     return v[want];
 }
 
-/* The screen's score intervals [lo, up] of one panel's rows (lanes of
-** them): a = int32 dot * row scale * query scale, b = the row's error
-** bound (rv__scan_chunk_screen).  A non-finite a or b (overflow) gives the
-** interval (-inf, +inf).  Returns whether some up >= tau (tau: a float
-** value or -inf).  The lanes are independent and branch-free, so the
-** compiler can vectorise them; the rare overflow is repaired afterwards. */
-static int rv__screen_bounds(const int32_t *itile, const float *sc, const float *qe,
-                             const float *qn, size_t lanes, float qs, float al, float be, float tau,
-                             float *up, float *lo) {
-    int bad = 0, any = 0;
-    if (lanes == RV__PANEL) {
-        for (size_t l = 0; l < RV__PANEL; l++) {
-            float a = (float)itile[l] * sc[l] * qs;
-            float b = al * qe[l] + be * qn[l] + 1e-30f;
-            bad |= !(fabsf(a) <= FLT_MAX) | !(b <= FLT_MAX);
-            up[l] = a + b;
-            lo[l] = a - b;
-        }
-    } else {
-        for (size_t l = 0; l < lanes; l++) {
-            float a = (float)itile[l] * sc[l] * qs;
-            float b = al * qe[l] + be * qn[l] + 1e-30f;
-            bad |= !(fabsf(a) <= FLT_MAX) | !(b <= FLT_MAX);
-            up[l] = a + b;
-            lo[l] = a - b;
-        }
+/* The screen's candidates as a max-heap by upper end: u[i] with its row
+** r[i] (parallel arrays), the largest at the root. */
+static void rv__cand_sift(float *u, size_t *r, size_t n, size_t i) {
+    float x = u[i];
+    size_t xr = r[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && u[c + 1] > u[c]) c++;
+        if (!(u[c] > x)) break;
+        u[i] = u[c];
+        r[i] = r[c];
+        i = c;
     }
-    if (bad) {
-        for (size_t l = 0; l < lanes; l++) {
-            float a = (float)itile[l] * sc[l] * qs;
-            float b = al * qe[l] + be * qn[l] + 1e-30f;
-            if (!isfinite(a) || !isfinite(b)) { /* overflow: no bound */
-                up[l] = INFINITY;
-                lo[l] = -INFINITY;
-            }
-        }
-    }
-    for (size_t l = 0; l < lanes; l++) any |= up[l] >= tau;
-    return any;
+    u[i] = x;
+    r[i] = xr;
+}
+
+static void rv__cand_heapify(float *u, size_t *r, size_t n) {
+    for (size_t i = n / 2; i-- > 0;) rv__cand_sift(u, r, n, i);
+}
+
+/* Drop the root (*n >= 1). */
+static void rv__cand_pop(float *u, size_t *r, size_t *n) {
+    size_t last = --*n;
+    u[0] = u[last];
+    r[0] = r[last];
+    if (last) rv__cand_sift(u, r, last, 0);
 }
 
 /* The exact search of an int8-storage index (RV__MODE_SCREEN), work item c.
@@ -741,9 +731,20 @@ static int rv__screen_bounds(const int32_t *itile, const float *sc, const float 
 ** heap and the lower ends of the new intervals (kk distinct rows score >= T,
 ** so the final kk-th best score is >= T); a row whose upper end is below T
 ** scores below the final kk-th best and cannot be a result (nor tie with
-** one).  Every other row is scored exactly and offered to the heap, as the
-** rows scan does.  Hence the results -- ids, order and scores -- are those
-** of the rows scan, bit for bit, whatever the data. */
+** one).  The other rows are scored exactly (rv__dotsg_fn: the rows scan's
+** arithmetic) and offered to the heap, as the rows scan does, highest upper
+** end first; once the heap holds kk hits and the next upper end is below
+** its worst score, every row left scores below a hit already held (so below
+** the final kk-th best) and is dropped unscored.  Hence the results -- ids,
+** order and scores -- are those of the rows scan, bit for bit, whatever the
+** data (the top kk of a total order do not depend on the order in which
+** rows are offered).
+**
+** The integer sums: a query quad (4 dimensions) whose codes are all zero
+** adds nothing to any row's sum, so a query with such quads (sparse
+** vectors, as the hashing embedder's) is screened through the list of its
+** other quads (rv__tile_q16s_fn), reading only their panel lines; the sums
+** are the same integers. */
 static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
     const rv_flat *ix = sr->ix;
     size_t p0 = c * sr->chunk_panels, p1 = p0 + sr->chunk_panels;
@@ -761,8 +762,11 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
     for (size_t q = 0; q < nq; q++) {
         rv__hit *h = heaps + q * kk;
         size_t *cnt = counts + q;
-        const float qs = sr->qbound[3 * q], al = sr->qbound[3 * q + 1], be = sr->qbound[3 * q + 2];
+        const float *qb3 = sr->qbound + 3 * q;
         const int16_t *qc = sr->q16 + q * d4;
+        /* the query's nonzero code quads: count, then the list */
+        const uint32_t *nzq = sr->qnz + q * (d4 / 4 + 1);
+        int sparse = nzq[0] < d4 / 4;
         /* lb holds lower bounds of distinct rows' scores: the exact scores
         ** in the heap, then every new lower end above tau.  tau never
         ** exceeds the kk-th largest of all the lower bounds offered (it is
@@ -780,13 +784,19 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
         }
         for (size_t pi = p0; pi < p1; pi++) {
             size_t r0 = sr->panels[pi] * RV__PANEL;
-            ix->kern.q16((const int8_t *)(const void *)(pan0 + sr->panels[pi] * pb), d4, qc, itile);
+            const int8_t *pan = (const int8_t *)(const void *)(pan0 + sr->panels[pi] * pb);
+            if (sparse)
+                ix->kern.q16s(pan, qc, nzq + 1, nzq[0], itile);
+            else
+                ix->kern.q16(pan, d4, qc, itile);
             size_t lanes = ix->n_rows - r0 < RV__PANEL ? ix->n_rows - r0 : RV__PANEL;
             float up[RV__PANEL], lo[RV__PANEL];
             const float *sc = ix->scale + r0, *qe = ix->qerr + r0, *qn = ix->qnorm + r0;
-            if (!rv__screen_bounds(itile, sc, qe, qn, lanes, qs, al, be, (float)tau, up, lo))
-                continue; /* no row of the panel can reach the results */
-            for (size_t l = 0; l < lanes; l++) {
+            uint32_t reach = ix->kern.bounds(itile, sc, qe, qn, lanes, qb3, (float)tau, up, lo);
+            /* the lanes whose upper end reached tau (it may rise below) */
+            while (reach) {
+                size_t l = rv__ctz64(reach);
+                reach &= reach - 1;
                 if ((double)up[l] < tau || sr->skip[r0 + l]) continue;
                 U[m] = up[l];
                 rows[m++] = r0 + l;
@@ -804,16 +814,31 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
         double thr = nb >= kk ? rv__kth_largest(lb, nb, kk) : -INFINITY;
         size_t n_c = 0;
         for (size_t i = 0; i < m; i++)
-            if ((double)U[i] >= thr) rows[n_c++] = rows[i];
-        /* exact scores (U's room reused), as the rows scan computes them */
+            if ((double)U[i] >= thr) {
+                U[n_c] = U[i];
+                rows[n_c++] = rows[i];
+            }
+        /* exact scores, as the rows scan computes them, highest upper end
+        ** first, four rows at a time; once the heap is full and the next
+        ** upper end is below its worst score, no row left can enter it */
+        rv__cand_heapify(U, rows, n_c);
         const float *qr = sr->qrows + q * dim;
-        ix->kern.dotsg(qr, ix->rows, rows, n_c, dim, U);
-        for (size_t i = 0; i < n_c; i++) {
-            size_t row = rows[i];
-            float s = U[i];
-            if (*cnt == kk && !rv__hit_better(s, ix->row_id[row], h[0].s, h[0].id)) continue;
-            rv__hit x = {s, ix->row_id[row], row};
-            rv__heap_push(h, cnt, kk, x);
+        while (n_c) {
+            if (*cnt == kk && U[0] < h[0].s) break;
+            size_t grp[4], g = 0;
+            float s4[4];
+            while (g < 4 && n_c) {
+                grp[g++] = rows[0];
+                rv__cand_pop(U, rows, &n_c);
+            }
+            ix->kern.dotsg(qr, ix->rows, grp, g, dim, s4);
+            for (size_t i = 0; i < g; i++) {
+                size_t row = grp[i];
+                float s = s4[i];
+                if (*cnt == kk && !rv__hit_better(s, ix->row_id[row], h[0].s, h[0].id)) continue;
+                rv__hit x = {s, ix->row_id[row], row};
+                rv__heap_push(h, cnt, kk, x);
+            }
         }
     }
 }
@@ -1096,9 +1121,12 @@ static void rv__pack_queries_i8(const rv_flat *ix, const float *qn, size_t nq, s
 ** Eq >= |q - qs qcode| (both computed in double and enlarged by margins far
 ** above the double roundings), alpha = Q (1 + gamma_dim) and
 ** beta = Eq + gamma_dim Q + 8 u (Q + Eq), times 1 + 1e-6, rounded up to
-** float.  qs is a float, so the screen's float products use it exactly. */
+** float.  qs is a float, so the screen's float products use it exactly.
+** qnz receives per query (dim4 / 4 + 1 entries) the number of dimension
+** quads holding a nonzero code, then those quads in increasing order: the
+** screen of a sparse query reads only their panel lines (rv__tile_q16s_fn). */
 static void rv__pack_queries_q16(const rv_flat *ix, const float *qn, size_t nq, int16_t *q16,
-                                 float *qbound) {
+                                 float *qbound, uint32_t *qnz) {
     size_t dim = ix->dim, d4 = ix->dim4;
     double u = ldexp(1.0, -24), nu = (double)dim * u;
     double gam = nu / (1.0 - nu);
@@ -1147,6 +1175,11 @@ static void rv__pack_queries_q16(const rv_flat *ix, const float *qn, size_t nq, 
             }
         }
         for (size_t j = dim; j < d4; j++) c[j] = 0;
+        /* the quads holding a nonzero code (the others add nothing) */
+        uint32_t *nz = qnz + i * (d4 / 4 + 1), n_nz = 0;
+        for (size_t j = 0; j < d4; j += 4)
+            if (c[j] | c[j + 1] | c[j + 2] | c[j + 3]) nz[1 + n_nz++] = (uint32_t)(j / 4);
+        nz[0] = n_nz;
         double qs = (double)qsf;
         for (size_t j = 0; j < j4; j += 4)
             for (size_t t = 0; t < 4; t++) {
@@ -1271,6 +1304,7 @@ typedef struct rv__search_bufs {
     uint8_t *qpack_b;        /* packed int8 queries */
     int16_t *q16;            /* screen: int16 query codes */
     float *qbound;           /* screen: 3 per query */
+    uint32_t *qnz;           /* screen: dim4 / 4 + 1 per query */
     float *sc_u;             /* screen: [T][chunk rows] */
     size_t *sc_row;          /* screen: [T][chunk rows] */
     double *sc_lb;           /* screen: [T][4 kk] */
@@ -1303,6 +1337,7 @@ static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
     X(qscale, max_nqb *qb, i8)                                                                     \
     X(q16, per_pass * ix->dim4, scr)                                                               \
     X(qbound, per_pass * 3, scr)                                                                   \
+    X(qnz, per_pass *(ix->dim4 / 4 + 1), scr)                                                      \
     X(sc_u, T *cr, scr)                                                                            \
     X(sc_row, T *cr, scr)                                                                          \
     X(sc_lb, T * 4 * kk, scr)                                                                      \
@@ -1424,7 +1459,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, si
         if (mode == RV_FLAT_I8)
             rv__pack_queries_i8(ix, qn, nq, nqb, qb, bf.qpack_b, bf.qscale);
         else if (mode == RV__MODE_SCREEN)
-            rv__pack_queries_q16(ix, qn, nq, bf.q16, bf.qbound);
+            rv__pack_queries_q16(ix, qn, nq, bf.q16, bf.qbound, bf.qnz);
         else
             rv__pack_queries_f(dim, qn, nq, nqb, qb, bf.qpack_f);
         sr.nq = nq;
@@ -1435,6 +1470,7 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, si
         sr.qrows = qn;
         sr.q16 = bf.q16;
         sr.qbound = bf.qbound;
+        sr.qnz = bf.qnz;
         sr.sc_u = bf.sc_u;
         sr.sc_row = bf.sc_row;
         sr.sc_lb = bf.sc_lb;

@@ -34,6 +34,23 @@ typedef void (*rv__tile_i8_fn)(const int8_t *panel, size_t dim4, const uint8_t *
 ** int32 as long as max|q| * 127 * dim4 < 2^31 (the caller's choice of the
 ** query's range). */
 typedef void (*rv__tile_q16_fn)(const int8_t *panel, size_t dim4, const int16_t *q, int32_t *out);
+/* The same sums over the listed dimension quads only: out[l] = sum over
+** j in quads[0 .. n_quads) of q[4j .. 4j+3] . codes of row l at 4j .. 4j+3.
+** Integer sums, so when every quad holding a nonzero query code is listed
+** out equals rv__tile_q16_fn's, bit for bit (a sparse query's screen reads
+** the panel lines of its nonzero quads only). */
+typedef void (*rv__tile_q16s_fn)(const int8_t *panel, const int16_t *q, const uint32_t *quads,
+                                 size_t n_quads, int32_t *out);
+/* The screen's score intervals of one panel's first `lanes` rows
+** (rv__scan_chunk_screen in flat.c): with qb = (qs, alpha, beta),
+**   a = ((float)itile[l] * sc[l]) * qs,  b = (alpha qe[l] + beta qn[l]) + 1e-30,
+** up[l] = a + b and lo[l] = a - b, each a float32 operation (any of them
+** may be fused, which only drops roundings); a non-finite a or b (overflow)
+** gives (-inf, +inf).  Returns the mask of lanes with up[l] >= tau (bit l;
+** tau a float or -inf). */
+typedef uint32_t (*rv__screen_bounds_fn)(const int32_t *itile, const float *sc, const float *qe,
+                                         const float *qn, size_t lanes, const float *qb, float tau,
+                                         float *up, float *lo);
 typedef float (*rv__dot_fn)(const float *a, const float *b, size_t n);
 /* out[r] = dot(q, x + r * dim, dim) for r < n_rows (x row-major): the
 ** dot products of one query with consecutive rows, several rows at a time
@@ -51,7 +68,9 @@ typedef struct rv__flat_kernels {
     unsigned qb_f16;
     rv__tile_i8_fn i8;
     unsigned qb_i8;
-    rv__tile_q16_fn q16; /* the exact search's int8 screen */
+    rv__tile_q16_fn q16;   /* the exact search's int8 screen */
+    rv__tile_q16s_fn q16s; /* the same for the nonzero quads of a query */
+    rv__screen_bounds_fn bounds;
     rv__dot_fn dot;
     rv__dots_fn dots;   /* same arithmetic as dot */
     rv__dotsg_fn dotsg; /* same arithmetic as dot */

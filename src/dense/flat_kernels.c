@@ -17,6 +17,8 @@
 ** 16 independent sums in one vector register, one broadcast query value
 ** multiplies all of them, and a block of queries reuses every panel load.
 */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "flat_internal.h"
@@ -210,6 +212,53 @@ static void rv__tile_q16_portable(const int8_t *panel, size_t dim4, const int16_
     memcpy(out, acc, sizeof acc);
 }
 
+/* Portable sparse screen kernel: the quads listed, in list order (integer
+** sums: the same integers as rv__tile_q16_portable when every quad with a
+** nonzero query code is listed). */
+static void rv__tile_q16s_portable(const int8_t *panel, const int16_t *q, const uint32_t *quads,
+                                   size_t n_quads, int32_t *out) {
+    int32_t acc[16];
+    memset(acc, 0, sizeof acc);
+    for (size_t i = 0; i < n_quads; i++) {
+        size_t j = quads[i];
+        const int8_t *p = panel + j * 64;
+        int32_t q0 = q[4 * j], q1 = q[4 * j + 1], q2 = q[4 * j + 2], q3 = q[4 * j + 3];
+        for (int l = 0; l < 16; l++)
+            acc[l] += q0 * p[l * 4] + q1 * p[l * 4 + 1] + q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
+/* Portable screen intervals (rv__screen_bounds_fn).  The lanes are
+** independent and branch-free, so the compiler can vectorise them; the
+** rare overflow is repaired afterwards. */
+static uint32_t rv__screen_bounds_portable(const int32_t *itile, const float *sc, const float *qe,
+                                           const float *qn, size_t lanes, const float *qb,
+                                           float tau, float *up, float *lo) {
+    const float qs = qb[0], al = qb[1], be = qb[2];
+    int bad = 0;
+    for (size_t l = 0; l < lanes; l++) {
+        float a = (float)itile[l] * sc[l] * qs;
+        float b = al * qe[l] + be * qn[l] + 1e-30f;
+        bad |= !(fabsf(a) <= FLT_MAX) | !(b <= FLT_MAX);
+        up[l] = a + b;
+        lo[l] = a - b;
+    }
+    if (bad) {
+        for (size_t l = 0; l < lanes; l++) {
+            float a = (float)itile[l] * sc[l] * qs;
+            float b = al * qe[l] + be * qn[l] + 1e-30f;
+            if (!isfinite(a) || !isfinite(b)) { /* overflow: no bound */
+                up[l] = INFINITY;
+                lo[l] = -INFINITY;
+            }
+        }
+    }
+    uint32_t mask = 0;
+    for (size_t l = 0; l < lanes; l++) mask |= (uint32_t)(up[l] >= tau) << l;
+    return mask;
+}
+
 /* Dot product with 16 independent partial sums (vectorises without
 ** -ffast-math, since the order of additions is fixed by the source). */
 static float rv__dot_portable(const float *a, const float *b, size_t n) {
@@ -390,7 +439,85 @@ RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int
     _mm256_storeu_si256((__m256i *)(void *)out, lo);
     _mm256_storeu_si256((__m256i *)(void *)(out + 8), hi);
 }
+
+/* AVX2 sparse screen kernel: tile_q16_avx2's steps over the listed quads
+** (four per step, each line loaded once). */
+RV__T_AVX2 static void tile_q16s_avx2(const int8_t *panel, const int16_t *q, const uint32_t *quads,
+                                      size_t n_quads, int32_t *out) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 4 <= n_quads; i += 4) {
+        size_t j0 = quads[i], j1 = quads[i + 1], j2 = quads[i + 2], j3 = quads[i + 3];
+        const int8_t *p0 = panel + j0 * 64, *p1 = panel + j1 * 64;
+        const int8_t *p2 = panel + j2 * 64, *p3 = panel + j3 * 64;
+        long long w0, w1, w2, w3;
+        memcpy(&w0, q + 4 * j0, 8);
+        memcpy(&w1, q + 4 * j1, 8);
+        memcpy(&w2, q + 4 * j2, 8);
+        memcpy(&w3, q + 4 * j3, 8);
+        __m256i q0 = _mm256_set1_epi64x(w0), q1 = _mm256_set1_epi64x(w1);
+        __m256i q2 = _mm256_set1_epi64x(w2), q3 = _mm256_set1_epi64x(w3);
+#  define RV__Q16S_4(o)                                                                            \
+      _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p0 + (o)), q0),             \
+                                        _mm256_madd_epi16(RV__Q16_LOAD(p1 + (o)), q1)),            \
+                       _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p2 + (o)), q2),             \
+                                        _mm256_madd_epi16(RV__Q16_LOAD(p3 + (o)), q3)))
+        a0 = _mm256_add_epi32(a0, RV__Q16S_4(0));
+        a1 = _mm256_add_epi32(a1, RV__Q16S_4(16));
+        a2 = _mm256_add_epi32(a2, RV__Q16S_4(32));
+        a3 = _mm256_add_epi32(a3, RV__Q16S_4(48));
+#  undef RV__Q16S_4
+    }
+    for (; i < n_quads; i++) {
+        size_t j = quads[i];
+        const int8_t *p = panel + j * 64;
+        long long w;
+        memcpy(&w, q + 4 * j, 8);
+        __m256i qw = _mm256_set1_epi64x(w);
+        a0 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p), qw), a0);
+        a1 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 16), qw), a1);
+        a2 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 32), qw), a2);
+        a3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 48), qw), a3);
+    }
+    __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xD8);
+    __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a2, a3), 0xD8);
+    _mm256_storeu_si256((__m256i *)(void *)out, lo);
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), hi);
+}
 #  undef RV__Q16_LOAD
+
+/* AVX2 screen intervals of a full panel: rv__screen_bounds_portable's
+** operations, 8 lanes at a time, in the same order; a panel with an
+** overflow (or fewer lanes) goes to the portable code. */
+RV__T_AVX2 static uint32_t screen_bounds_avx2(const int32_t *itile, const float *sc,
+                                              const float *qe, const float *qn, size_t lanes,
+                                              const float *qb, float tau, float *up, float *lo) {
+    if (lanes != 16) return rv__screen_bounds_portable(itile, sc, qe, qn, lanes, qb, tau, up, lo);
+    const __m256 qs = _mm256_set1_ps(qb[0]), al = _mm256_set1_ps(qb[1]);
+    const __m256 be = _mm256_set1_ps(qb[2]), tiny = _mm256_set1_ps(1e-30f);
+    const __m256 big = _mm256_set1_ps(FLT_MAX), tv = _mm256_set1_ps(tau);
+    const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    uint32_t mask = 0;
+    for (int h = 0; h < 2; h++) {
+        __m256 ti =
+            _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(const void *)(itile + 8 * h)));
+        __m256 a = _mm256_mul_ps(_mm256_mul_ps(ti, _mm256_loadu_ps(sc + 8 * h)), qs);
+        __m256 b = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(al, _mm256_loadu_ps(qe + 8 * h)),
+                                               _mm256_mul_ps(be, _mm256_loadu_ps(qn + 8 * h))),
+                                 tiny);
+        /* ordered comparisons: NaN counts as overflow */
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_and_ps(a, absm), big, _CMP_LE_OQ));
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(b, big, _CMP_LE_OQ));
+        __m256 u = _mm256_add_ps(a, b);
+        _mm256_storeu_ps(up + 8 * h, u);
+        _mm256_storeu_ps(lo + 8 * h, _mm256_sub_ps(a, b));
+        mask |= (uint32_t)_mm256_movemask_ps(_mm256_cmp_ps(u, tv, _CMP_GE_OQ)) << (8 * h);
+    }
+    if (_mm256_movemask_ps(ok) != 0xff)
+        return rv__screen_bounds_portable(itile, sc, qe, qn, lanes, qb, tau, up, lo);
+    return mask;
+}
 
 /* AVX-512 VNNI: VPDPBUSD multiplies 4 unsigned query bytes by 4 signed row
 ** bytes and adds the sum to a 32-bit lane: 64 products per instruction. */
@@ -420,6 +547,8 @@ void rv__flat_kernels_portable(rv__flat_kernels *k) {
     k->i8 = rv__tile_i8_portable;
     k->qb_i8 = RV__QB_I8_PORTABLE;
     k->q16 = rv__tile_q16_portable;
+    k->q16s = rv__tile_q16s_portable;
+    k->bounds = rv__screen_bounds_portable;
     k->dot = rv__dot_portable;
     k->dots = rv__dots_portable;
     k->dotsg = rv__dotsg_portable;
@@ -449,6 +578,8 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
         k->dots = dots_avx2;
         k->dotsg = dotsg_avx2;
         k->q16 = tile_q16_avx2;
+        k->q16s = tile_q16s_avx2;
+        k->bounds = screen_bounds_avx2;
         k->name = "avx2";
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {

@@ -370,7 +370,8 @@ static void test_exact_compact_scores_equal_rescore(void) {
 
 /* The screen kernel (int16 query codes x int8 panel codes, summed in
 ** int32) gives the exact integer sums, dispatched and portable alike, at
-** the largest query codes the search uses for each dimension. */
+** the largest query codes the search uses for each dimension; the sparse
+** kernel over the quads holding a nonzero code gives the same sums. */
 static void test_q16_kernels_exact(void) {
     rv_rng rng;
     rv_rng_seed(&rng, 61);
@@ -401,6 +402,44 @@ static void test_q16_kernels_exact(void) {
                 EXPECT_EQ((int64_t)got[0][l], want);
                 EXPECT_EQ((int64_t)got[1][l], want);
             }
+            /* the sparse kernel: zero some quads' codes (all, some, none,
+            ** every other, at random), list the quads still holding a
+            ** nonzero code: the same integers as the dense kernel, bit for
+            ** bit, whichever kernel set */
+            uint32_t *quads = (uint32_t *)malloc((d4 / 4) * sizeof *quads);
+            int16_t *q0 = (int16_t *)malloc(d4 * sizeof *q0);
+            memcpy(q0, q, d4 * sizeof *q);
+            for (int pattern = 0; pattern < 5; pattern++) {
+                memcpy(q, q0, d4 * sizeof *q);
+                for (size_t j4 = 0; j4 < d4 / 4; j4++) {
+                    int zero = pattern == 0   ? 1
+                               : pattern == 1 ? 0
+                               : pattern == 2 ? (int)(j4 % 2)
+                                              : rv_rng_below(&rng, 4) == 0;
+                    if (zero)
+                        for (size_t t = 0; t < 4; t++) q[4 * j4 + t] = 0;
+                    else if (pattern == 4) /* one nonzero code in the quad */
+                        for (size_t t = 0; t < 4; t++)
+                            if (t != j4 % 4) q[4 * j4 + t] = 0;
+                }
+                size_t nz = 0;
+                for (size_t j4 = 0; j4 < d4 / 4; j4++)
+                    if (q[4 * j4] | q[4 * j4 + 1] | q[4 * j4 + 2] | q[4 * j4 + 3])
+                        quads[nz++] = (uint32_t)j4;
+                int32_t dense[16], sp[2][16];
+                rv__flat_kernels_portable(&k);
+                k.q16(panel, d4, q, dense);
+                for (int set = 0; set < 2; set++) {
+                    kernel_set(set, &k);
+                    k.q16s(panel, q, quads, nz, sp[set]);
+                }
+                for (int l = 0; l < 16; l++) {
+                    EXPECT_EQ((int64_t)sp[0][l], (int64_t)dense[l]);
+                    EXPECT_EQ((int64_t)sp[1][l], (int64_t)dense[l]);
+                }
+            }
+            free(quads);
+            free(q0);
         }
         free(panel);
         free(q);
@@ -482,6 +521,11 @@ static void test_screen_equals_brute_force(void) {
             float *qs = gauss_vectors(nq, dim, 90 + (uint64_t)kind);
             /* a query equal to a stored row: ties at the top */
             memcpy(qs, data + (n / 2) * dim, dim * sizeof *qs);
+            /* a sparse query (the screen reads only the panel lines of its
+            ** nonzero code quads): two quads in three zero, and in the
+            ** others every other component */
+            for (size_t j = 0; j < dim; j++)
+                if ((j / 4) % 3 != 0 || j % 2) qs[2 * dim + j] = 0;
             if (kind == 5)
                 for (size_t i = dim; i < nq * dim; i++) qs[i] *= 1e-30f;
             for (int m = 0; m < 2; m++) {

@@ -498,6 +498,42 @@ def test_int8_exact_search_is_brute_force(n, dim, kind, metric, k, filtered, see
         assert got.scores.tobytes() == want.scores[:, :kk].tobytes()
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 400),
+    st.sampled_from([1, 4, 5, 17, 64, 384, 512]),
+    st.sampled_from([0.0, 0.02, 0.1, 0.4, 0.9]),
+    st.sampled_from([0.05, 0.5, 1.0]),
+    st.sampled_from(["ip", "cosine"]),
+    st.integers(1, 40),
+    st.integers(0, 2**32 - 1),
+)
+def test_int8_exact_search_sparse_queries(n, dim, q_density, x_density, metric, k, seed):
+    """Sparse queries (most components zero, as the hashing embedder's):
+    the int8 screen then reads only the panel lines of the query's nonzero
+    code quads, and must still return what scoring every vector in float32
+    returns, bit for bit -- with whole zero quads, lone nonzero components,
+    components too small for a nonzero code, and sparse stored vectors."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    x *= rng.random((n, dim)) < x_density
+    x[np.all(x == 0, axis=1), 0] = 1.0
+    ix = FlatIndex(dim, metric, storage="int8")
+    ix.add(x)
+    q = rng.standard_normal((5, dim)).astype(np.float32)
+    q *= rng.random((5, dim)) < q_density  # scattered zeros
+    quads = np.repeat(rng.random((5, (dim + 3) // 4)) < 0.5, 4, axis=1)[:, :dim]
+    q[1] *= quads[1]  # whole zero quads
+    q[2] = x[n // 2] * quads[2]  # a stored row, some quads cut: ties
+    q[3, 1::2] *= np.float32(1e-7)  # codes of zero beside large ones
+    q[np.all(q == 0, axis=1), dim - 1] = 1.0
+    got = ix.search(q, k=k, exact=True)
+    want = ix.rescore(q, np.tile(ix.ids(), (5, 1)), k=k)
+    kk = min(k, n)
+    np.testing.assert_array_equal(got.ids, want.ids[:, :kk])
+    assert got.scores.tobytes() == want.scores[:, :kk].tobytes()
+
+
 def test_int8_exact_search_large_index_threads():
     """Several chunks of rows and two threads: still the brute force, bit
     for bit (clustered data, so many rows are near the cut)."""
