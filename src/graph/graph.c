@@ -58,7 +58,7 @@ void rv_graph_facts_init(rv_graph_facts_params *p) {
 #define RV__KEEP_SLOTS 64u
 
 typedef struct rv__kept {
-    void *p;
+    void *p, *base; /* (rv__gblock) */
     size_t size;
     uint64_t stamp; /* rv__builds when kept */
 } rv__kept;
@@ -76,7 +76,7 @@ static uint64_t rv__build_begin(void) {
 }
 
 /* A kept array of size .. 1.5 size bytes (the smallest), or NULL. */
-static void *rv__kept_take(size_t size, size_t *got) {
+static void *rv__kept_take(size_t size, size_t *got, void **base) {
     void *p = NULL;
     pthread_mutex_lock(&rv__kept_lock);
     unsigned best = RV__KEEP_SLOTS;
@@ -88,6 +88,7 @@ static void *rv__kept_take(size_t size, size_t *got) {
     }
     if (best < RV__KEEP_SLOTS) {
         p = rv__kept_arr[best].p;
+        *base = rv__kept_arr[best].base;
         *got = rv__kept_arr[best].size;
         rv__kept_arr[best] = rv__kept_arr[--rv__n_kept];
     }
@@ -103,7 +104,7 @@ static void rv__kept_give(const rv__gblock *b, unsigned n, uint64_t since) {
     pthread_mutex_lock(&rv__kept_lock);
     for (unsigned i = 0; i < rv__n_kept;) {
         if (rv__kept_arr[i].stamp < since) {
-            drop[nd++] = rv__kept_arr[i].p;
+            drop[nd++] = rv__kept_arr[i].base;
             rv__kept_arr[i] = rv__kept_arr[--rv__n_kept];
         } else {
             i++;
@@ -111,9 +112,10 @@ static void rv__kept_give(const rv__gblock *b, unsigned n, uint64_t since) {
     }
     for (unsigned i = 0; i < n; i++) {
         if (b[i].size < RV__KEEP_MIN || rv__n_kept == RV__KEEP_SLOTS) {
-            drop[nd++] = b[i].p;
+            drop[nd++] = b[i].base;
         } else {
             rv__kept_arr[rv__n_kept].p = b[i].p;
+            rv__kept_arr[rv__n_kept].base = b[i].base;
             rv__kept_arr[rv__n_kept].size = b[i].size;
             rv__kept_arr[rv__n_kept++].stamp = rv__builds;
         }
@@ -126,15 +128,34 @@ void rv_graph_trim(void) {
     rv__kept_give(NULL, 0, UINT64_MAX);
 }
 
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#  define RV__HUGE ((size_t)1 << 21) /* a huge page (x86-64, arm64 with 4 KiB pages) */
+#else
+#  define RV__HUGE ((size_t)0)
+#endif
+
 /* An array of size bytes (at least 1), recorded in list[*n]: a kept one
-** when there is one, else a fresh one. */
+** when there is one, else a fresh one.  A fresh array of a huge page or
+** more is a whole number of huge pages, aligned to one (rv__populate asks
+** for huge pages there: a fault per 2 MiB rather than per 4 KiB; the
+** slack, under 2 MiB of address space, is never touched). */
 static void *rv__gbuf(rv__gblock *list, unsigned *n, size_t size) {
     size_t got = size ? size : 1;
-    void *p = got >= RV__KEEP_MIN ? rv__kept_take(got, &got) : NULL;
+    void *base = NULL, *p = got >= RV__KEEP_MIN ? rv__kept_take(got, &got, &base) : NULL;
     int fresh = !p;
-    if (!p) p = rv__malloc(got);
+    if (!p) {
+        if (RV__HUGE && got >= RV__HUGE && got <= SIZE_MAX / 2) {
+            got = (got + RV__HUGE - 1) & ~(RV__HUGE - 1);
+            base = rv__malloc(got + RV__HUGE);
+            p = base ? (void *)(((uintptr_t)base + RV__HUGE - 1) & ~(uintptr_t)(RV__HUGE - 1))
+                     : NULL;
+        } else {
+            p = base = rv__malloc(got);
+        }
+    }
     if (!p) return NULL;
     list[*n].p = p;
+    list[*n].base = base;
     list[*n].size = got;
     list[(*n)++].fresh = fresh;
     return p;
@@ -175,6 +196,13 @@ static void rv__populate(const rv__gblock *b, unsigned n, unsigned nt) {
     size_t total = 0;
     for (unsigned i = 0; i < n; i++) total += b[i].fresh ? b[i].size : 0;
     if (total < RV__KEEP_MIN) return; /* nothing worth a call (or a thread) */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* huge pages for the blocks made of them (rv__gbuf): NumPy asks the
+    ** same for its large arrays */
+    for (unsigned i = 0; i < n; i++)
+        if (b[i].fresh && b[i].size >= RV__HUGE && !((uintptr_t)b[i].p & (RV__HUGE - 1)))
+            (void)madvise(b[i].p, b[i].size, MADV_HUGEPAGE);
+#endif
     rv__populate_job j = {b, n, total < 8 * RV__KEEP_MIN ? 1u : nt};
     rv__parallel_run(j.nt, rv__populate_worker, &j);
 }
