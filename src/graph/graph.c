@@ -180,8 +180,16 @@ static void rv__populate_worker(void *arg, unsigned t) {
         if (!j->b[i].fresh) continue;
         size_t a = lo > at ? lo - at : 0, z = j->b[i].size, e = hi - at < z ? hi - at : z;
         if (a < e) {
+            /* whole pages, both ends rounded up (so the workers' ranges meet
+            ** with no page faulted twice): huge pages in a block made of
+            ** them (rv__gbuf), else 4 KiB */
             uintptr_t p = (uintptr_t)j->b[i].p, page = 4096;
-            uintptr_t x = (p + a + page - 1) & ~(page - 1), y = (p + e) & ~(page - 1);
+            if (RV__HUGE && z >= RV__HUGE && !(p & (RV__HUGE - 1)) && !(z & (RV__HUGE - 1)))
+                page = RV__HUGE;
+            uintptr_t end = (p + z) & ~(page - 1);
+            uintptr_t x = (p + a + page - 1) & ~(page - 1), y = (p + e + page - 1) & ~(page - 1);
+            if (x > end) x = end;
+            if (y > end) y = end;
             if (y > x) (void)madvise((void *)x, (size_t)(y - x), MADV_POPULATE_WRITE);
         }
         at += z;
@@ -636,7 +644,7 @@ static void rv__csr_pass1(rv__csr_job *j) {
 }
 
 /* Pass 2 over buckets [b0, b1): each bucket, small enough for the caches,
-** copied aside (te) while its keys are counted (cnt: 2^shift + 1 counters),
+** copied aside (te) while its keys are counted (cnt: 2^shift counters),
 ** then counting-sorted back into its slice, unpacked; node offsets
 ** written.  Buckets are disjoint slices: any split over threads gives the
 ** same arrays. */
@@ -651,24 +659,29 @@ static void rv__csr_pass2(const rv__csr_job *j, size_t b0, size_t b1, uint32_t *
     for (size_t b = b0; b < b1; b++) {
         size_t first = b << shift, last = first + width < n ? first + width : n, w = last - first;
         uint32_t lo = b ? bend[b - 1] : 0, size = bend[b] - lo;
-        memset(cnt, 0, (w + 1) * sizeof *cnt);
+        memset(cnt, 0, w * sizeof *cnt);
         if (low) {
-            for (uint32_t i = 0; i < size; i++) cnt[low[lo + i] + 1]++;
+            for (uint32_t i = 0; i < size; i++) cnt[low[lo + i]]++;
         } else { /* copied aside while counted (one pass over the bucket) */
             for (uint32_t i = 0; i < size; i++) {
                 uint32_t x = edge[lo + i];
                 te[i] = x;
-                cnt[(x & mask) + 1]++;
+                cnt[x & mask]++;
             }
         }
+        /* counts to first slots (the running sum in a register, not carried
+        ** through cnt from one node to the next) */
+        uint32_t at = lo;
         for (size_t v = 0; v < w; v++) {
-            off[first + v] = lo + cnt[v];
-            cnt[v + 1] += cnt[v];
+            uint32_t k = cnt[v];
+            cnt[v] = at;
+            off[first + v] = at;
+            at += k;
         }
         if (low) {
             if (size < 2) continue;
             memcpy(te, edge + lo, size * sizeof *te);
-            for (uint32_t i = 0; i < size; i++) edge[lo + cnt[low[lo + i]]++] = te[i];
+            for (uint32_t i = 0; i < size; i++) edge[cnt[low[lo + i]]++] = te[i];
             continue;
         }
         /* the slots of epoch q: from its start in the bucket to the next's */
@@ -678,7 +691,7 @@ static void rv__csr_pass2(const rv__csr_job *j, size_t b0, size_t b1, uint32_t *
             uint32_t high = (uint32_t)(q << (ebits & 31));
             for (; i < z; i++) {
                 uint32_t x = te[i];
-                edge[lo + cnt[x & mask]++] = high | ((x >> shift) & emask);
+                edge[cnt[x & mask]++] = high | ((x >> shift) & emask);
             }
         }
     }
@@ -942,7 +955,7 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
             st = rv__csr_prepare(c, count ? count + (size_t)d * nb : NULL, &most);
     }
     if (!st) { /* per thread: the counters of a bucket's nodes, its slots copied aside */
-        j.work_cnt = ((size_t)1 << shift) + 1;
+        j.work_cnt = (size_t)1 << shift;
         j.work_stride = j.work_cnt + most + 1;
         j.work = (uint32_t *)rv__malloc(nt * j.work_stride * sizeof *j.work);
         if (!j.work) st = rv__nomem("the adjacency sort's buckets");
