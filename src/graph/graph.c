@@ -720,43 +720,58 @@ static void rv__docs_scan(rv_graph *g, const rv_graph_spec *s, rv__docs_part *pa
     const int64_t *in = s->doc_entity;
     /* (de NULL: the caller's array is read in place, checked here) */
     uint32_t *de = (uint32_t *)g->doc_entity.u, *base = g->ent_base;
-    size_t b = 0, run = 0;
-    uint64_t prev = 0;
+    size_t lo = part->lo, hi = part->hi, d = lo, b = 0, run = 0, most = 0;
+    uint64_t prev = 0, key = UINT64_MAX; /* (key: the entity of the current run) */
+    int in_order = 1;
     part->bad = SIZE_MAX;
-    part->in_order = 1;
+    part->in_order = 0; /* (set below; a bad document ends the scan first) */
     part->first_run = part->last_run = part->most = 0;
-    if (part->lo > 0) { /* continue from the document before the half */
-        int64_t x = in[part->lo - 1];
+    if (lo > 0) { /* continue from the document before the half */
+        int64_t x = in[lo - 1];
         if (x < 0 || (uint64_t)x >= ne)
-            part->in_order = 0; /* (the half before names it) */
+            in_order = 0; /* (the half before names it) */
         else
             prev = (uint64_t)x, b = (size_t)(prev >> RV__ENT_SHIFT) + 1;
     }
     /* ent_base entries up to the block of the half's last entity only: the
-    ** next half fills those after it, even when this one is out of order */
-    uint64_t cap = part->last || part->hi == part->lo ? UINT64_MAX : (uint64_t)in[part->hi - 1];
-    for (size_t d = part->lo; d < part->hi; d++) {
+    ** next half fills those after it, even when this one is out of order.
+    ** (Counts in locals, not in *part, which the stores to base and de
+    ** could alias: one loop while in order, a plain check after.) */
+    uint64_t cap = part->last || hi == lo ? UINT64_MAX : (uint64_t)in[hi - 1];
+    for (; in_order && d < hi; d++) {
         int64_t x = in[d];
-        if (x < 0 || (uint64_t)x >= ne) {
+        if (RV__UNLIKELY(x < 0 || (uint64_t)x >= ne)) {
+            part->bad = d;
+            return;
+        }
+        if (RV__UNLIKELY((uint64_t)x < prev)) {
+            in_order = 0;
+            break; /* (d is copied below) */
+        }
+        if (de) de[d] = (uint32_t)x;
+        run = (uint64_t)x == key ? run + 1 : 1;
+        most = run > most ? run : most;
+        key = prev = (uint64_t)x;
+        uint64_t lim = (uint64_t)x < cap ? (uint64_t)x : cap;
+        while (((uint64_t)b << RV__ENT_SHIFT) <= lim) base[b++] = (uint32_t)d;
+    }
+    for (; d < hi; d++) {
+        int64_t x = in[d];
+        if (RV__UNLIKELY(x < 0 || (uint64_t)x >= ne)) {
             part->bad = d;
             return;
         }
         if (de) de[d] = (uint32_t)x;
-        if (!part->in_order) continue;
-        if ((uint64_t)x < prev) {
-            part->in_order = 0;
-            continue;
-        }
-        run = d > part->lo && (uint64_t)x == prev ? run + 1 : 1;
-        if (run == d - part->lo + 1) part->first_run = run;
-        if (run > part->most) part->most = run;
-        prev = (uint64_t)x;
-        uint64_t lim = (uint64_t)x < cap ? (uint64_t)x : cap;
-        while (((uint64_t)b << RV__ENT_SHIFT) <= lim) base[b++] = (uint32_t)d;
     }
+    part->in_order = in_order;
     part->last_run = run;
-    if (part->in_order && part->last)
-        while (b <= nb) base[b++] = (uint32_t)part->hi;
+    part->most = most;
+    if (!in_order) return;
+    size_t first = lo; /* the run of the half's first entity */
+    while (first < hi && in[first] == in[lo]) first++;
+    part->first_run = first - lo;
+    if (part->last)
+        while (b <= nb) base[b++] = (uint32_t)hi;
 }
 
 /* Documents not in entity order: a counting sort into ent_off and ent_doc
