@@ -58,7 +58,7 @@ void rv_graph_facts_init(rv_graph_facts_params *p) {
 #define RV__KEEP_SLOTS 64u
 
 typedef struct rv__kept {
-    void *p;
+    void *p, *base; /* (rv__gblock) */
     size_t size;
     uint64_t stamp; /* rv__builds when kept */
 } rv__kept;
@@ -76,7 +76,7 @@ static uint64_t rv__build_begin(void) {
 }
 
 /* A kept array of size .. 1.5 size bytes (the smallest), or NULL. */
-static void *rv__kept_take(size_t size, size_t *got) {
+static void *rv__kept_take(size_t size, size_t *got, void **base) {
     void *p = NULL;
     pthread_mutex_lock(&rv__kept_lock);
     unsigned best = RV__KEEP_SLOTS;
@@ -88,6 +88,7 @@ static void *rv__kept_take(size_t size, size_t *got) {
     }
     if (best < RV__KEEP_SLOTS) {
         p = rv__kept_arr[best].p;
+        *base = rv__kept_arr[best].base;
         *got = rv__kept_arr[best].size;
         rv__kept_arr[best] = rv__kept_arr[--rv__n_kept];
     }
@@ -103,7 +104,7 @@ static void rv__kept_give(const rv__gblock *b, unsigned n, uint64_t since) {
     pthread_mutex_lock(&rv__kept_lock);
     for (unsigned i = 0; i < rv__n_kept;) {
         if (rv__kept_arr[i].stamp < since) {
-            drop[nd++] = rv__kept_arr[i].p;
+            drop[nd++] = rv__kept_arr[i].base;
             rv__kept_arr[i] = rv__kept_arr[--rv__n_kept];
         } else {
             i++;
@@ -111,9 +112,10 @@ static void rv__kept_give(const rv__gblock *b, unsigned n, uint64_t since) {
     }
     for (unsigned i = 0; i < n; i++) {
         if (b[i].size < RV__KEEP_MIN || rv__n_kept == RV__KEEP_SLOTS) {
-            drop[nd++] = b[i].p;
+            drop[nd++] = b[i].base;
         } else {
             rv__kept_arr[rv__n_kept].p = b[i].p;
+            rv__kept_arr[rv__n_kept].base = b[i].base;
             rv__kept_arr[rv__n_kept].size = b[i].size;
             rv__kept_arr[rv__n_kept++].stamp = rv__builds;
         }
@@ -126,15 +128,34 @@ void rv_graph_trim(void) {
     rv__kept_give(NULL, 0, UINT64_MAX);
 }
 
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+#  define RV__HUGE ((size_t)1 << 21) /* a huge page (x86-64, arm64 with 4 KiB pages) */
+#else
+#  define RV__HUGE ((size_t)0)
+#endif
+
 /* An array of size bytes (at least 1), recorded in list[*n]: a kept one
-** when there is one, else a fresh one. */
+** when there is one, else a fresh one.  A fresh array of a huge page or
+** more is a whole number of huge pages, aligned to one (rv__populate asks
+** for huge pages there: a fault per 2 MiB rather than per 4 KiB; the
+** slack, under 2 MiB of address space, is never touched). */
 static void *rv__gbuf(rv__gblock *list, unsigned *n, size_t size) {
     size_t got = size ? size : 1;
-    void *p = got >= RV__KEEP_MIN ? rv__kept_take(got, &got) : NULL;
+    void *base = NULL, *p = got >= RV__KEEP_MIN ? rv__kept_take(got, &got, &base) : NULL;
     int fresh = !p;
-    if (!p) p = rv__malloc(got);
+    if (!p) {
+        if (RV__HUGE && got >= RV__HUGE && got <= SIZE_MAX / 2) {
+            got = (got + RV__HUGE - 1) & ~(RV__HUGE - 1);
+            base = rv__malloc(got + RV__HUGE);
+            p = base ? (void *)(((uintptr_t)base + RV__HUGE - 1) & ~(uintptr_t)(RV__HUGE - 1))
+                     : NULL;
+        } else {
+            p = base = rv__malloc(got);
+        }
+    }
     if (!p) return NULL;
     list[*n].p = p;
+    list[*n].base = base;
     list[*n].size = got;
     list[(*n)++].fresh = fresh;
     return p;
@@ -159,8 +180,16 @@ static void rv__populate_worker(void *arg, unsigned t) {
         if (!j->b[i].fresh) continue;
         size_t a = lo > at ? lo - at : 0, z = j->b[i].size, e = hi - at < z ? hi - at : z;
         if (a < e) {
+            /* whole pages, both ends rounded up (so the workers' ranges meet
+            ** with no page faulted twice): huge pages in a block made of
+            ** them (rv__gbuf), else 4 KiB */
             uintptr_t p = (uintptr_t)j->b[i].p, page = 4096;
-            uintptr_t x = (p + a + page - 1) & ~(page - 1), y = (p + e) & ~(page - 1);
+            if (RV__HUGE && z >= RV__HUGE && !(p & (RV__HUGE - 1)) && !(z & (RV__HUGE - 1)))
+                page = RV__HUGE;
+            uintptr_t end = (p + z) & ~(page - 1);
+            uintptr_t x = (p + a + page - 1) & ~(page - 1), y = (p + e + page - 1) & ~(page - 1);
+            if (x > end) x = end;
+            if (y > end) y = end;
             if (y > x) (void)madvise((void *)x, (size_t)(y - x), MADV_POPULATE_WRITE);
         }
         at += z;
@@ -175,6 +204,13 @@ static void rv__populate(const rv__gblock *b, unsigned n, unsigned nt) {
     size_t total = 0;
     for (unsigned i = 0; i < n; i++) total += b[i].fresh ? b[i].size : 0;
     if (total < RV__KEEP_MIN) return; /* nothing worth a call (or a thread) */
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* huge pages for the blocks made of them (rv__gbuf): NumPy asks the
+    ** same for its large arrays */
+    for (unsigned i = 0; i < n; i++)
+        if (b[i].fresh && b[i].size >= RV__HUGE && !((uintptr_t)b[i].p & (RV__HUGE - 1)))
+            (void)madvise(b[i].p, b[i].size, MADV_HUGEPAGE);
+#endif
     rv__populate_job j = {b, n, total < 8 * RV__KEEP_MIN ? 1u : nt};
     rv__parallel_run(j.nt, rv__populate_worker, &j);
 }
@@ -608,7 +644,7 @@ static void rv__csr_pass1(rv__csr_job *j) {
 }
 
 /* Pass 2 over buckets [b0, b1): each bucket, small enough for the caches,
-** copied aside (te) while its keys are counted (cnt: 2^shift + 1 counters),
+** copied aside (te) while its keys are counted (cnt: 2^shift counters),
 ** then counting-sorted back into its slice, unpacked; node offsets
 ** written.  Buckets are disjoint slices: any split over threads gives the
 ** same arrays. */
@@ -623,24 +659,29 @@ static void rv__csr_pass2(const rv__csr_job *j, size_t b0, size_t b1, uint32_t *
     for (size_t b = b0; b < b1; b++) {
         size_t first = b << shift, last = first + width < n ? first + width : n, w = last - first;
         uint32_t lo = b ? bend[b - 1] : 0, size = bend[b] - lo;
-        memset(cnt, 0, (w + 1) * sizeof *cnt);
+        memset(cnt, 0, w * sizeof *cnt);
         if (low) {
-            for (uint32_t i = 0; i < size; i++) cnt[low[lo + i] + 1]++;
+            for (uint32_t i = 0; i < size; i++) cnt[low[lo + i]]++;
         } else { /* copied aside while counted (one pass over the bucket) */
             for (uint32_t i = 0; i < size; i++) {
                 uint32_t x = edge[lo + i];
                 te[i] = x;
-                cnt[(x & mask) + 1]++;
+                cnt[x & mask]++;
             }
         }
+        /* counts to first slots (the running sum in a register, not carried
+        ** through cnt from one node to the next) */
+        uint32_t at = lo;
         for (size_t v = 0; v < w; v++) {
-            off[first + v] = lo + cnt[v];
-            cnt[v + 1] += cnt[v];
+            uint32_t k = cnt[v];
+            cnt[v] = at;
+            off[first + v] = at;
+            at += k;
         }
         if (low) {
             if (size < 2) continue;
             memcpy(te, edge + lo, size * sizeof *te);
-            for (uint32_t i = 0; i < size; i++) edge[lo + cnt[low[lo + i]]++] = te[i];
+            for (uint32_t i = 0; i < size; i++) edge[cnt[low[lo + i]]++] = te[i];
             continue;
         }
         /* the slots of epoch q: from its start in the bucket to the next's */
@@ -650,7 +691,7 @@ static void rv__csr_pass2(const rv__csr_job *j, size_t b0, size_t b1, uint32_t *
             uint32_t high = (uint32_t)(q << (ebits & 31));
             for (; i < z; i++) {
                 uint32_t x = te[i];
-                edge[lo + cnt[x & mask]++] = high | ((x >> shift) & emask);
+                edge[cnt[x & mask]++] = high | ((x >> shift) & emask);
             }
         }
     }
@@ -679,43 +720,58 @@ static void rv__docs_scan(rv_graph *g, const rv_graph_spec *s, rv__docs_part *pa
     const int64_t *in = s->doc_entity;
     /* (de NULL: the caller's array is read in place, checked here) */
     uint32_t *de = (uint32_t *)g->doc_entity.u, *base = g->ent_base;
-    size_t b = 0, run = 0;
-    uint64_t prev = 0;
+    size_t lo = part->lo, hi = part->hi, d = lo, b = 0, run = 0, most = 0;
+    uint64_t prev = 0, key = UINT64_MAX; /* (key: the entity of the current run) */
+    int in_order = 1;
     part->bad = SIZE_MAX;
-    part->in_order = 1;
+    part->in_order = 0; /* (set below; a bad document ends the scan first) */
     part->first_run = part->last_run = part->most = 0;
-    if (part->lo > 0) { /* continue from the document before the half */
-        int64_t x = in[part->lo - 1];
+    if (lo > 0) { /* continue from the document before the half */
+        int64_t x = in[lo - 1];
         if (x < 0 || (uint64_t)x >= ne)
-            part->in_order = 0; /* (the half before names it) */
+            in_order = 0; /* (the half before names it) */
         else
             prev = (uint64_t)x, b = (size_t)(prev >> RV__ENT_SHIFT) + 1;
     }
     /* ent_base entries up to the block of the half's last entity only: the
-    ** next half fills those after it, even when this one is out of order */
-    uint64_t cap = part->last || part->hi == part->lo ? UINT64_MAX : (uint64_t)in[part->hi - 1];
-    for (size_t d = part->lo; d < part->hi; d++) {
+    ** next half fills those after it, even when this one is out of order.
+    ** (Counts in locals, not in *part, which the stores to base and de
+    ** could alias: one loop while in order, a plain check after.) */
+    uint64_t cap = part->last || hi == lo ? UINT64_MAX : (uint64_t)in[hi - 1];
+    for (; in_order && d < hi; d++) {
         int64_t x = in[d];
-        if (x < 0 || (uint64_t)x >= ne) {
+        if (RV__UNLIKELY(x < 0 || (uint64_t)x >= ne)) {
+            part->bad = d;
+            return;
+        }
+        if (RV__UNLIKELY((uint64_t)x < prev)) {
+            in_order = 0;
+            break; /* (d is copied below) */
+        }
+        if (de) de[d] = (uint32_t)x;
+        run = (uint64_t)x == key ? run + 1 : 1;
+        most = run > most ? run : most;
+        key = prev = (uint64_t)x;
+        uint64_t lim = (uint64_t)x < cap ? (uint64_t)x : cap;
+        while (((uint64_t)b << RV__ENT_SHIFT) <= lim) base[b++] = (uint32_t)d;
+    }
+    for (; d < hi; d++) {
+        int64_t x = in[d];
+        if (RV__UNLIKELY(x < 0 || (uint64_t)x >= ne)) {
             part->bad = d;
             return;
         }
         if (de) de[d] = (uint32_t)x;
-        if (!part->in_order) continue;
-        if ((uint64_t)x < prev) {
-            part->in_order = 0;
-            continue;
-        }
-        run = d > part->lo && (uint64_t)x == prev ? run + 1 : 1;
-        if (run == d - part->lo + 1) part->first_run = run;
-        if (run > part->most) part->most = run;
-        prev = (uint64_t)x;
-        uint64_t lim = (uint64_t)x < cap ? (uint64_t)x : cap;
-        while (((uint64_t)b << RV__ENT_SHIFT) <= lim) base[b++] = (uint32_t)d;
     }
+    part->in_order = in_order;
     part->last_run = run;
-    if (part->in_order && part->last)
-        while (b <= nb) base[b++] = (uint32_t)part->hi;
+    part->most = most;
+    if (!in_order) return;
+    size_t first = lo; /* the run of the half's first entity */
+    while (first < hi && in[first] == in[lo]) first++;
+    part->first_run = first - lo;
+    if (part->last)
+        while (b <= nb) base[b++] = (uint32_t)hi;
 }
 
 /* Documents not in entity order: a counting sort into ent_off and ent_doc
@@ -914,7 +970,7 @@ static rv_status rv__build_rest(rv_graph *g, const rv_graph_spec *s, unsigned or
             st = rv__csr_prepare(c, count ? count + (size_t)d * nb : NULL, &most);
     }
     if (!st) { /* per thread: the counters of a bucket's nodes, its slots copied aside */
-        j.work_cnt = ((size_t)1 << shift) + 1;
+        j.work_cnt = (size_t)1 << shift;
         j.work_stride = j.work_cnt + most + 1;
         j.work = (uint32_t *)rv__malloc(nt * j.work_stride * sizeof *j.work);
         if (!j.work) st = rv__nomem("the adjacency sort's buckets");

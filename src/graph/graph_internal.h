@@ -40,7 +40,8 @@ static inline uint32_t rv__csr_edge(const rv__csr *c, uint32_t p) {
 
 /* One large array of a graph (graph.c recycles them). */
 typedef struct rv__gblock {
-    void *p;
+    void *p;    /* the array (size bytes) */
+    void *base; /* what rv__free takes: p, or the allocation p was aligned in */
     size_t size;
     int fresh; /* newly allocated (not recycled): pages not yet touched */
 } rv__gblock;
