@@ -116,22 +116,36 @@ def minilm_table(texts: list[str]) -> tuple[str, str]:
     return path, eid
 
 
+def table_embedder(path: str, eid: str) -> tuple:
+    """An embedder ``(callable, id)`` that looks each text's vector up in
+    the .npz at ``path`` (:func:`minilm_table`); its id is ``table:<eid>``."""
+    data = np.load(path)
+    lut = dict(zip(data["keys"].tolist(), data["vectors"]))
+
+    def fn(texts):
+        return np.stack([lut[key(t)] for t in texts])
+
+    return fn, "table:" + eid
+
+
+def cached_table_embedder() -> tuple:
+    """:func:`table_embedder` over the MiniLM vectors a run of this bench
+    cached (id ``table:ab``); exits when there are none."""
+    import glob
+
+    paths = glob.glob(os.path.join(CACHE, "cranfield_minilm_*.npz"))
+    if not paths:
+        raise SystemExit("no cached MiniLM vectors: run bench/corpus.py once first")
+    return table_embedder(paths[0], "ab")
+
+
 # ------------------------------------------------------------------ ours
 
 
 def run_ours(docs, edits, queries, embedder_kind, table, scratch):
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, open_corpus, search
 
-    if embedder_kind == "table":
-        data = np.load(table[0])
-        lut = dict(zip(data["keys"].tolist(), data["vectors"]))
-
-        def fn(texts):
-            return np.stack([lut[key(t)] for t in texts])
-
-        emb = (fn, "table:" + table[1])
-    else:
-        emb = "hashing:512"
+    emb = table_embedder(*table) if embedder_kind == "table" else "hashing:512"
     store = CorpusStore(os.path.join(scratch, "cran"), name="cran")
 
     def timed(mapping):

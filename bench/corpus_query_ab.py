@@ -37,9 +37,6 @@ MODES = {
 
 
 def worker(mode: str, reps: int) -> None:
-    import glob
-
-    import numpy as np
 
     sys.path.insert(0, HERE)
     import corpus as cb
@@ -47,16 +44,7 @@ def worker(mode: str, reps: int) -> None:
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, open_corpus, search
 
     docs, _, queries, _ = cb.cranfield()
-    paths = glob.glob(os.path.join(cb.CACHE, "cranfield_minilm_*.npz"))
-    if not paths:
-        raise SystemExit("no cached MiniLM vectors: run bench/corpus.py once first")
-    data = np.load(paths[0])
-    lut = dict(zip(data["keys"].tolist(), data["vectors"]))
-
-    def fn(texts):
-        return np.stack([lut[cb.key(t)] for t in texts])
-
-    emb = (fn, "table:ab")
+    emb = cb.cached_table_embedder()
     store = CorpusStore(os.path.join(tempfile.mkdtemp(), "cran"), name="cran")
     build(
         from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),
@@ -64,7 +52,7 @@ def worker(mode: str, reps: int) -> None:
         progress=False,
     )
     c = open_corpus("cran", store=store, embedder=emb)
-    vecs = [fn([q])[0] for q in queries]
+    vecs = [emb[0]([q])[0] for q in queries]
     kw = MODES[mode]
     hits = []
     for v, q in zip(vecs, queries):  # warm-up, and the hits compared

@@ -36,9 +36,6 @@ STEPS = ("C", "hits", "C+hits", "search")
 
 
 def worker(kind: str, rounds: int) -> None:
-    import glob
-
-    import numpy as np
 
     sys.path.insert(0, HERE)
     import corpus as cb
@@ -50,16 +47,7 @@ def worker(kind: str, rounds: int) -> None:
     if kind == "hash":
         emb: object = "hashing:512"
     else:
-        paths = glob.glob(os.path.join(cb.CACHE, "cranfield_minilm_*.npz"))
-        if not paths:
-            raise SystemExit("no cached MiniLM vectors: run bench/corpus.py once first")
-        data = np.load(paths[0])
-        lut = dict(zip(data["keys"].tolist(), data["vectors"]))
-
-        def fn(texts):
-            return np.stack([lut[cb.key(t)] for t in texts])
-
-        emb = (fn, "table:ab")
+        emb = cb.cached_table_embedder()
     store = CorpusStore(os.path.join(tempfile.mkdtemp(), "cran"), name="cran")
     mapping = from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb)
     build(mapping, store=store, progress=False)

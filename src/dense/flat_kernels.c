@@ -402,6 +402,26 @@ RV__T_AVX512
 ** the loop carries 4 additions per 4 quads (integer sums: exact in any
 ** order, and every partial sum is bounded as the whole). */
 #  define RV__Q16_LOAD(p) _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+/* One panel line (16 rows x 4 codes at p) times one query quad (its 4
+** int16 codes broadcast in qw), added into the accumulators a0 .. a3. */
+#  define RV__Q16_QUAD(p, qw)                                                                      \
+      do {                                                                                         \
+          const int8_t *p_ = (p);                                                                  \
+          __m256i qw_ = (qw);                                                                      \
+          a0 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p_), qw_), a0);                     \
+          a1 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p_ + 16), qw_), a1);                \
+          a2 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p_ + 32), qw_), a2);                \
+          a3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p_ + 48), qw_), a3);                \
+      } while (0)
+/* The 16 row sums from a0 .. a3 into out: a0 = [r0 r0 r1 r1 | r2 r2 r3 r3]
+** halves; hadd gives [r0 r1 r4 r5 | r2 r3 r6 r7], the permute the order. */
+#  define RV__Q16_STORE(out)                                                                       \
+      do {                                                                                         \
+          __m256i lo_ = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xD8);                 \
+          __m256i hi_ = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a2, a3), 0xD8);                 \
+          _mm256_storeu_si256((__m256i *)(void *)(out), lo_);                                      \
+          _mm256_storeu_si256((__m256i *)(void *)((out) + 8), hi_);                                \
+      } while (0)
 RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int16_t *q,
                                      int32_t *out) {
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
@@ -424,20 +444,11 @@ RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int
 #  undef RV__Q16_4
     }
     for (; j < nj; j++) {
-        const int8_t *p = panel + j * 64;
         long long w;
         memcpy(&w, q + 4 * j, 8);
-        __m256i qw = _mm256_set1_epi64x(w);
-        a0 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p), qw), a0);
-        a1 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 16), qw), a1);
-        a2 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 32), qw), a2);
-        a3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 48), qw), a3);
+        RV__Q16_QUAD(panel + j * 64, _mm256_set1_epi64x(w));
     }
-    /* a0 = [r0 r0 r1 r1 | r2 r2 r3 r3] halves; hadd gives [r0 r1 r4 r5 | r2 r3 r6 r7] */
-    __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xD8);
-    __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a2, a3), 0xD8);
-    _mm256_storeu_si256((__m256i *)(void *)out, lo);
-    _mm256_storeu_si256((__m256i *)(void *)(out + 8), hi);
+    RV__Q16_STORE(out);
 }
 
 /* AVX2 sparse screen kernel: tile_q16_avx2's steps over the listed quads
@@ -470,20 +481,14 @@ RV__T_AVX2 static void tile_q16s_avx2(const int8_t *panel, const int16_t *q, con
     }
     for (; i < n_quads; i++) {
         size_t j = quads[i];
-        const int8_t *p = panel + j * 64;
         long long w;
         memcpy(&w, q + 4 * j, 8);
-        __m256i qw = _mm256_set1_epi64x(w);
-        a0 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p), qw), a0);
-        a1 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 16), qw), a1);
-        a2 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 32), qw), a2);
-        a3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + 48), qw), a3);
+        RV__Q16_QUAD(panel + j * 64, _mm256_set1_epi64x(w));
     }
-    __m256i lo = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a0, a1), 0xD8);
-    __m256i hi = _mm256_permute4x64_epi64(_mm256_hadd_epi32(a2, a3), 0xD8);
-    _mm256_storeu_si256((__m256i *)(void *)out, lo);
-    _mm256_storeu_si256((__m256i *)(void *)(out + 8), hi);
+    RV__Q16_STORE(out);
 }
+#  undef RV__Q16_STORE
+#  undef RV__Q16_QUAD
 #  undef RV__Q16_LOAD
 
 /* AVX2 screen intervals of a full panel: rv__screen_bounds_portable's
