@@ -197,18 +197,23 @@ static void rv__tile_i8_portable(const int8_t *panel, size_t dim4, const uint8_t
     memcpy(out, acc, sizeof acc);
 }
 
+/* Quad j of a panel (16 rows x 4 codes) times the query's codes of that
+** quad, added into the 16 row sums acc. */
+static inline void rv__q16_quad_portable(int32_t *acc, const int8_t *panel, const int16_t *q,
+                                         size_t j) {
+    const int8_t *p = panel + j * 64;
+    int32_t q0 = q[4 * j], q1 = q[4 * j + 1], q2 = q[4 * j + 2], q3 = q[4 * j + 3];
+    for (int l = 0; l < 16; l++)
+        acc[l] += q0 * p[l * 4] + q1 * p[l * 4 + 1] + q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
+}
+
 /* Portable screen kernel: int16 query codes times int8 row codes, summed
 ** in int32 (exact; the AVX2 twin gives the same integers). */
 static void rv__tile_q16_portable(const int8_t *panel, size_t dim4, const int16_t *q,
                                   int32_t *out) {
     int32_t acc[16];
     memset(acc, 0, sizeof acc);
-    for (size_t j = 0; j < dim4 / 4; j++) {
-        const int8_t *p = panel + j * 64;
-        int32_t q0 = q[4 * j], q1 = q[4 * j + 1], q2 = q[4 * j + 2], q3 = q[4 * j + 3];
-        for (int l = 0; l < 16; l++)
-            acc[l] += q0 * p[l * 4] + q1 * p[l * 4 + 1] + q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
-    }
+    for (size_t j = 0; j < dim4 / 4; j++) rv__q16_quad_portable(acc, panel, q, j);
     memcpy(out, acc, sizeof acc);
 }
 
@@ -219,13 +224,7 @@ static void rv__tile_q16s_portable(const int8_t *panel, const int16_t *q, const 
                                    size_t n_quads, int32_t *out) {
     int32_t acc[16];
     memset(acc, 0, sizeof acc);
-    for (size_t i = 0; i < n_quads; i++) {
-        size_t j = quads[i];
-        const int8_t *p = panel + j * 64;
-        int32_t q0 = q[4 * j], q1 = q[4 * j + 1], q2 = q[4 * j + 2], q3 = q[4 * j + 3];
-        for (int l = 0; l < 16; l++)
-            acc[l] += q0 * p[l * 4] + q1 * p[l * 4 + 1] + q2 * p[l * 4 + 2] + q3 * p[l * 4 + 3];
-    }
+    for (size_t i = 0; i < n_quads; i++) rv__q16_quad_portable(acc, panel, q, quads[i]);
     memcpy(out, acc, sizeof acc);
 }
 
