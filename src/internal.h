@@ -10,14 +10,21 @@
 
 #include "rowvoi.h"
 
+/* RV__PREFETCH(p) / RV__PREFETCH_W(p): a hint to bring the line at p into
+** the caches for a read / a write (no effect on results; nothing where the
+** compiler has no such builtin). */
 #if defined(__GNUC__) || defined(__clang__)
-#  define RV__PRINTF(f, a) __attribute__((format(printf, f, a)))
-#  define RV__LIKELY(x)    __builtin_expect(!!(x), 1)
-#  define RV__UNLIKELY(x)  __builtin_expect(!!(x), 0)
+#  define RV__PRINTF(f, a)  __attribute__((format(printf, f, a)))
+#  define RV__LIKELY(x)     __builtin_expect(!!(x), 1)
+#  define RV__UNLIKELY(x)   __builtin_expect(!!(x), 0)
+#  define RV__PREFETCH(p)   __builtin_prefetch((p), 0, 3)
+#  define RV__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
 #else
 #  define RV__PRINTF(f, a)
-#  define RV__LIKELY(x)   (x)
-#  define RV__UNLIKELY(x) (x)
+#  define RV__LIKELY(x)     (x)
+#  define RV__UNLIKELY(x)   (x)
+#  define RV__PREFETCH(p)   ((void)(p))
+#  define RV__PREFETCH_W(p) ((void)(p))
 #endif
 
 /* Hot bitset kernels are compiled for several x86-64 levels and picked at

@@ -549,11 +549,6 @@ static rv_status rv__build_node_time(rv_graph *g, const rv_graph_spec *s) {
 ** in order of source, still uses both threads).  Everything is allocated
 ** beforehand on the calling thread.
 */
-#if defined(__GNUC__) || defined(__clang__)
-#  define RV__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
-#else
-#  define RV__PREFETCH_W(p) ((void)0)
-#endif
 #define RV__SLOT_AHEAD 32u /* two cache lines of slots */
 
 

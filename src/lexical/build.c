@@ -459,12 +459,6 @@ typedef struct {
     size_t tok_n, tok_cap;
 } rv__adder;
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define RV__PREFETCH(p) __builtin_prefetch(p)
-#else
-#  define RV__PREFETCH(p) ((void)0)
-#endif
-
 /* The analyser's callback: buffer the document's terms (bytes and hash);
 ** rv__adder_flush resolves them once the document is analysed. */
 static rv_status rv__adder_term(void *ctx, const char *term, size_t len) {

@@ -70,12 +70,6 @@
 #define RV__DIRECT_SHARE 128u /* direct: at most one allowed document in this many slots */
 #define RV__PIPE         16   /* ids translated per group of prefetches */
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define RV__PREFETCH(p) __builtin_prefetch(p)
-#else
-#  define RV__PREFETCH(p) ((void)0)
-#endif
-
 typedef struct {
     float score;
     uint32_t doc;

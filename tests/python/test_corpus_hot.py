@@ -143,6 +143,35 @@ def test_an_unknown_id_raises_as_the_reference():
         retrieve._dense_hits(c, t, ids, scores, "flat", p1)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    n_arts=st.integers(1, 40),
+    seed=st.integers(0, 2**32 - 1),
+    n_cand=st.integers(1, 70),
+)
+def test_record_lookup_finds_every_id_and_only_those(n_arts, seed, n_cand):
+    # dense_hits looks all candidates up at once (binary searches advanced
+    # together): every id of the table at its position, in any order and
+    # number; an id below, between or above the table's ids is missing
+    rng = np.random.default_rng(seed)
+    t = _table([f"a{i:03d}" for i in range(n_arts)], rng)
+    ht = t._hit_table()
+    pick = rng.integers(0, len(t), n_cand)
+    ids = t.ids[pick].copy()
+    sc = np.float32(-np.arange(n_cand, dtype=np.float64) - 1.0)  # strictly falling
+    hits = _hot.dense_hits(ht, ids, sc, None, n_cand, False, None, "flat", "dense")
+    assert [h.record_id for h in hits] == ids.tolist()
+    assert [h.surface_index for h in hits] == t.surface[pick].tolist()
+    present = set(t.ids.tolist())
+    absent = [int(t.ids.min()) - 1, int(t.ids.max()) + 1]
+    absent += [x for x in range(int(t.ids.min()), int(t.ids.max())) if x not in present][:3]
+    for bad in absent:
+        at = int(rng.integers(0, n_cand + 1))
+        ids_bad = np.insert(ids, at, bad).astype(np.int64)
+        sc_bad = np.float32(-np.arange(n_cand + 1, dtype=np.float64) - 1.0)
+        assert _hot.dense_hits(ht, ids_bad, sc_bad, None, 1, False, None, "f", "d") is None
+
+
 def test_dense_hits_argument_checks():
     t = _table(["a", "b", "c"], np.random.default_rng(7))
     ht = t._hit_table()
