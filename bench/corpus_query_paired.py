@@ -3,7 +3,8 @@ query phases interleaved in short blocks.
 
     python bench/corpus_query_paired.py --ir-python IR_VENV/bin/python \\
         --kind hashing|minilm [--passes 8] [--block 25] [--modes dense,lexical,rrf,blend] \\
-        [--markdown bench/results/corpus_query_paired_KIND.md] [--json ...json]
+        [--ir-blas-threads N] [--markdown bench/results/corpus_query_paired_KIND.md] \\
+        [--json ...json]
 
 ``bench/corpus.py`` times each system's queries in whole rounds (build,
 then 225 queries per mode), one system after the other, tens of seconds
@@ -30,7 +31,10 @@ whether every pass returned the same rankings as the untimed warm-up pass.
 Embedders (``--kind``): ``hashing`` -- each system's own 512-dimensional
 hashing embedder (rowvoi ``"hashing:512"``, ``ir``'s ``"light"``);
 ``minilm`` -- identical MiniLM vectors looked up in a table (the vectors
-``bench/corpus.py`` caches in ``bench/.cache``).
+``bench/corpus.py`` caches in ``bench/.cache``). ``--ir-blas-threads``
+sets the threads of numpy's BLAS in ``ir``'s process (its dense scoring is
+a BLAS matrix-vector product); by default they are left alone, as in
+``bench/corpus.py``.
 """
 
 from __future__ import annotations
@@ -62,13 +66,17 @@ class IrServer:
     """``bench/_corpus_peer_ir.py --serve`` in ``ir``'s interpreter: builds
     the corpus on start, then times blocks of queries on request."""
 
-    def __init__(self, ir_python: str, cfg: str) -> None:
+    def __init__(self, ir_python: str, cfg: str, blas_threads: int | None = None) -> None:
+        env = cb.ir_env()
+        if blas_threads:  # numpy's BLAS in ir's interpreter, whichever it is
+            for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                env[var] = str(blas_threads)
         self.proc = subprocess.Popen(
             [ir_python, os.path.join(HERE, "_corpus_peer_ir.py"), cfg, "--serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env=cb.ir_env(),
+            env=env,
         )
         self.ready = self._read()
 
@@ -115,6 +123,7 @@ def run(args, kind: str, scratch: str) -> dict:
     server = IrServer(
         args.ir_python,
         cb.ir_config(docs, edits, queries, kind, table, os.path.join(scratch, "ir")),
+        args.ir_blas_threads,
     )
     n = len(queries)
     blocks = [list(range(s, min(s + args.block, n))) for s in range(0, n, args.block)]
@@ -230,6 +239,7 @@ def markdown(args, meta: dict, summ: dict, ref: dict | None) -> list[str]:
         "per-pass ratio (ir's p50 over all 225 queries of a pass / rowvoi's), "
         "median and min-max over the passes.",
         "",
+        *notes(args),
         f"| mode | rowvoi p50 ms | ir p50 ms | ir / rowvoi, all {args.passes} x 225 "
         "| ir / rowvoi per pass, median (min-max) | rowvoi p95 ms | ir p95 ms "
         "| ir / rowvoi p95, all | p95 per pass, median (min-max) |",
@@ -283,6 +293,37 @@ def markdown(args, meta: dict, summ: dict, ref: dict | None) -> list[str]:
     return md
 
 
+def notes(args) -> list[str]:
+    """What the reader must know about ir's figures under these options."""
+    out = []
+    if "dense" in args.modes or "rrf" in args.modes or "blend" in args.modes:
+        threads = (
+            f"pinned to {args.ir_blas_threads} thread(s) here (`--ir-blas-threads`)"
+            if args.ir_blas_threads
+            else "left at its default (one thread per core) here, as in `bench/corpus.py`"
+        )
+        out += [
+            "ir's dense scoring is a numpy matrix-vector product, whose BLAS is "
+            f"{threads}. With several BLAS threads on this 2-core machine, ir's dense "
+            "latency jumps by several times whenever another process holds the other "
+            "core, which the pairing cannot cancel (it is ir's own response to the load, "
+            "not drift that both sides see alike); rowvoi scans single-threaded at this "
+            "size.",
+            "",
+        ]
+    if "lexical" in args.modes and len(args.modes) > 1:
+        out += [
+            "ir's lexical figures here are with its embedding matrix and metadata cached "
+            "in the process: the warm-up pass of the other modes loaded them. In a process "
+            "that has run only lexical queries on a freshly built corpus (as "
+            "`bench/corpus.py` does, lexical first), ir reads every record's metadata "
+            "file again on each lexical query and is many times slower; `--modes "
+            "lexical` alone measures that path.",
+            "",
+        ]
+    return out
+
+
 def fmt_load(avg) -> str:
     return ", ".join(f"{x:.2f}" for x in avg)
 
@@ -294,6 +335,11 @@ def main() -> None:
     ap.add_argument("--passes", type=int, default=8)
     ap.add_argument("--block", type=int, default=25, help="queries per block")
     ap.add_argument("--modes", default="dense,lexical,rrf,blend")
+    ap.add_argument(
+        "--ir-blas-threads",
+        type=int,
+        help="threads of numpy's BLAS in ir's process (default: its own default)",
+    )
     ap.add_argument(
         "--reference",
         default=os.path.join(HERE, "results", "corpus_cranfield_query.json"),
@@ -335,6 +381,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "passes": args.passes,
         "block": args.block,
+        "ir_blas_threads": args.ir_blas_threads,
     }
     scratch = tempfile.mkdtemp(prefix="rowvoi-bench-paired-")
     try:
