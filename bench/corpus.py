@@ -142,8 +142,11 @@ def cached_table_embedder() -> tuple:
 # ------------------------------------------------------------------ ours
 
 
-def run_ours(docs, edits, queries, embedder_kind, table, scratch):
-    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, open_corpus, search
+def build_ours(docs, edits, embedder_kind, table, scratch):
+    """rowvoi's side of a round up to its queries: build, no-op rebuild,
+    rebuild after the edits, rebuild back to ``docs``, then open the corpus
+    afresh. Returns ``(corpus, {step: timings}, store)``."""
+    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, open_corpus
 
     emb = table_embedder(*table) if embedder_kind == "table" else "hashing:512"
     store = CorpusStore(os.path.join(scratch, "cran"), name="cran")
@@ -157,27 +160,41 @@ def run_ours(docs, edits, queries, embedder_kind, table, scratch):
         r = c.last_build
         return c, {"total": r.seconds, "embed": r.embed_seconds, "texts": r.texts_embedded}
 
-    out = {}
-    c, out["build"] = timed(docs)
-    c, out["noop"] = timed(docs)
-    c, out["edit10"] = timed({**docs, **edits})
-    c, out["restore"] = timed(docs)
-    c = open_corpus("cran", store=store, embedder=emb)
+    steps = {}
+    _, steps["build"] = timed(docs)
+    _, steps["noop"] = timed(docs)
+    _, steps["edit10"] = timed({**docs, **edits})
+    _, steps["restore"] = timed(docs)
+    return open_corpus("cran", store=store, embedder=emb), steps, store
+
+
+def search_ours(c, embedder, query, kw):
+    """One timed rowvoi query: ``(own seconds, artifact ids)``. The query's
+    embedding by ``embedder`` (``c.embedder``, fetched once; dense and
+    hybrid modes) is timed apart and subtracted."""
+    from rowvoi.corpus import search
+
+    t0 = time.perf_counter()
+    if kw["mode"] == "lexical":
+        hits = search(c, query, k=10, **kw)
+    else:
+        t1 = time.perf_counter()
+        vec = embedder.embed([query])[0]
+        t0 += time.perf_counter() - t1  # query embedding apart
+        hits = search(c, query, k=10, query_vector=vec, **kw)
+    return time.perf_counter() - t0, [h.artifact_id for h in hits]
+
+
+def run_ours(docs, edits, queries, embedder_kind, table, scratch):
+    c, out, store = build_ours(docs, edits, embedder_kind, table, scratch)
     embedder = c.embedder
     runs = {}
     for label, kw in MODES:
         lat, ranked = [], []
         for q in queries:
-            t0 = time.perf_counter()
-            if kw["mode"] == "lexical":
-                hits = search(c, q, k=10, **kw)
-            else:
-                t1 = time.perf_counter()
-                vec = embedder.embed([q])[0]
-                t0 += time.perf_counter() - t1  # query embedding apart
-                hits = search(c, q, k=10, query_vector=vec, **kw)
-            lat.append(time.perf_counter() - t0)
-            ranked.append([h.artifact_id for h in hits])
+            sec, ids = search_ours(c, embedder, q, kw)
+            lat.append(sec)
+            ranked.append(ids)
         runs[label] = {"latency": lat, "ranked": ranked}
     out["runs"] = runs
     files = store.files()
@@ -186,7 +203,9 @@ def run_ours(docs, edits, queries, embedder_kind, table, scratch):
     return out
 
 
-def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
+def ir_config(docs, edits, queries, embedder_kind, table, scratch):
+    """Write the ir driver's inputs (documents, edits, config) under a new
+    directory in ``scratch``; returns the config's path."""
     d = tempfile.mkdtemp(dir=scratch)
     with open(os.path.join(d, "docs.jsonl"), "w") as f:
         for k, t in docs.items():
@@ -206,11 +225,21 @@ def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
     }
     with open(os.path.join(d, "cfg.json"), "w") as f:
         json.dump(cfg, f)
+    return os.path.join(d, "cfg.json")
+
+
+def ir_env():
+    """The environment of the ir driver: ours without PYTHONPATH."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
+    cfg = ir_config(docs, edits, queries, embedder_kind, table, scratch)
     p = subprocess.run(
-        [ir_python, os.path.join(HERE, "_corpus_peer_ir.py"), os.path.join(d, "cfg.json")],
+        [ir_python, os.path.join(HERE, "_corpus_peer_ir.py"), cfg],
         capture_output=True,
         text=True,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        env=ir_env(),
     )
     if p.returncode != 0:
         raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
