@@ -707,23 +707,6 @@ static void rv__cand_pop(float *u, size_t *r, size_t *n) {
     if (last) rv__cand_sift(u, r, last, 0);
 }
 
-/* The screen's next group of rows to score exactly: up to four candidates
-** taken off the heap of upper ends (U, rows, *n) into grp (*g of them;
-** *top the upper end of the first, the group's highest), their float32
-** rows prefetched. */
-static void rv__rescore_group(const rv_flat *ix, float *U, size_t *rows, size_t *n, size_t *grp,
-                              size_t *g, float *top) {
-    size_t row_bytes = (size_t)ix->dim * sizeof(float);
-    *g = 0;
-    if (*n) *top = U[0];
-    while (*g < 4 && *n) {
-        const char *x = (const char *)(const void *)(ix->rows + rows[0] * ix->dim);
-        for (size_t o = 0; o < row_bytes; o += 64) RV__PREFETCH(x + o);
-        grp[(*g)++] = rows[0];
-        rv__cand_pop(U, rows, n);
-    }
-}
-
 /* The exact search of an int8-storage index (RV__MODE_SCREEN), work item c.
 **
 ** For a stored row x (float32), its int8 copy xh = scale * code and a
@@ -837,23 +820,20 @@ static void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
             }
         /* exact scores, as the rows scan computes them, highest upper end
         ** first, four rows at a time; once the heap is full and the next
-        ** upper end is below its worst score, no row left can enter it.
-        ** The next group is taken (and its rows prefetched) while this one
-        ** is scored, so their lines arrive during the arithmetic. */
+        ** upper end is below its worst score, no row left can enter it */
         rv__cand_heapify(U, rows, n_c);
         const float *qr = sr->qrows + q * dim;
-        size_t grp[4], g = 0;
-        float top = 0; /* the upper end of grp[0]: the highest of its group */
-        rv__rescore_group(ix, U, rows, &n_c, grp, &g, &top);
-        while (g) {
-            if (*cnt == kk && top < h[0].s) break;
-            size_t cur[4], gc = g;
+        while (n_c) {
+            if (*cnt == kk && U[0] < h[0].s) break;
+            size_t grp[4], g = 0;
             float s4[4];
-            memcpy(cur, grp, sizeof cur);
-            rv__rescore_group(ix, U, rows, &n_c, grp, &g, &top);
-            ix->kern.dotsg(qr, ix->rows, cur, gc, dim, s4);
-            for (size_t i = 0; i < gc; i++) {
-                size_t row = cur[i];
+            while (g < 4 && n_c) {
+                grp[g++] = rows[0];
+                rv__cand_pop(U, rows, &n_c);
+            }
+            ix->kern.dotsg(qr, ix->rows, grp, g, dim, s4);
+            for (size_t i = 0; i < g; i++) {
+                size_t row = grp[i];
                 float s = s4[i];
                 if (*cnt == kk && !rv__hit_better(s, ix->row_id[row], h[0].s, h[0].id)) continue;
                 rv__hit x = {s, ix->row_id[row], row};
