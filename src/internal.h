@@ -23,8 +23,8 @@
 #  define RV__PRINTF(f, a)
 #  define RV__LIKELY(x)     (x)
 #  define RV__UNLIKELY(x)   (x)
-#  define RV__PREFETCH(p)   ((void)(p))
-#  define RV__PREFETCH_W(p) ((void)(p))
+#  define RV__PREFETCH(p)   ((void)0)
+#  define RV__PREFETCH_W(p) ((void)0)
 #endif
 
 /* Hot bitset kernels are compiled for several x86-64 levels and picked at
