@@ -412,6 +412,21 @@ RV__T_AVX512
           a2 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p_ + 32), qw_), a2);                \
           a3 = _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p_ + 48), qw_), a3);                \
       } while (0)
+/* Four panel lines (at p0 .. p3) times their query quads (broadcast in
+** q0 .. q3), added into a0 .. a3: each accumulator takes its 16-byte
+** quarter of the four lines, summed in pairs first. */
+#  define RV__Q16_SUM4(p0, p1, p2, p3, q0, q1, q2, q3, o)                                          \
+      _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD((p0) + (o)), q0),           \
+                                        _mm256_madd_epi16(RV__Q16_LOAD((p1) + (o)), q1)),          \
+                       _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD((p2) + (o)), q2),           \
+                                        _mm256_madd_epi16(RV__Q16_LOAD((p3) + (o)), q3)))
+#  define RV__Q16_STEP4(p0, p1, p2, p3, q0, q1, q2, q3)                                            \
+      do {                                                                                         \
+          a0 = _mm256_add_epi32(a0, RV__Q16_SUM4(p0, p1, p2, p3, q0, q1, q2, q3, 0));              \
+          a1 = _mm256_add_epi32(a1, RV__Q16_SUM4(p0, p1, p2, p3, q0, q1, q2, q3, 16));             \
+          a2 = _mm256_add_epi32(a2, RV__Q16_SUM4(p0, p1, p2, p3, q0, q1, q2, q3, 32));             \
+          a3 = _mm256_add_epi32(a3, RV__Q16_SUM4(p0, p1, p2, p3, q0, q1, q2, q3, 48));             \
+      } while (0)
 /* The 16 row sums from a0 .. a3 into out: a0 = [r0 r0 r1 r1 | r2 r2 r3 r3]
 ** halves; hadd gives [r0 r1 r4 r5 | r2 r3 r6 r7], the permute the order. */
 #  define RV__Q16_STORE(out)                                                                       \
@@ -431,16 +446,7 @@ RV__T_AVX2 static void tile_q16_avx2(const int8_t *panel, size_t dim4, const int
         memcpy(w, q + 4 * j, 32);
         __m256i q0 = _mm256_set1_epi64x(w[0]), q1 = _mm256_set1_epi64x(w[1]);
         __m256i q2 = _mm256_set1_epi64x(w[2]), q3 = _mm256_set1_epi64x(w[3]);
-#  define RV__Q16_4(o)                                                                             \
-      _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + (o)), q0),              \
-                                        _mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 64), q1)),        \
-                       _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 128), q2),        \
-                                        _mm256_madd_epi16(RV__Q16_LOAD(p + (o) + 192), q3)))
-        a0 = _mm256_add_epi32(a0, RV__Q16_4(0));
-        a1 = _mm256_add_epi32(a1, RV__Q16_4(16));
-        a2 = _mm256_add_epi32(a2, RV__Q16_4(32));
-        a3 = _mm256_add_epi32(a3, RV__Q16_4(48));
-#  undef RV__Q16_4
+        RV__Q16_STEP4(p, p + 64, p + 128, p + 192, q0, q1, q2, q3);
     }
     for (; j < nj; j++) {
         long long w;
@@ -467,16 +473,7 @@ RV__T_AVX2 static void tile_q16s_avx2(const int8_t *panel, const int16_t *q, con
         memcpy(&w3, q + 4 * j3, 8);
         __m256i q0 = _mm256_set1_epi64x(w0), q1 = _mm256_set1_epi64x(w1);
         __m256i q2 = _mm256_set1_epi64x(w2), q3 = _mm256_set1_epi64x(w3);
-#  define RV__Q16S_4(o)                                                                            \
-      _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p0 + (o)), q0),             \
-                                        _mm256_madd_epi16(RV__Q16_LOAD(p1 + (o)), q1)),            \
-                       _mm256_add_epi32(_mm256_madd_epi16(RV__Q16_LOAD(p2 + (o)), q2),             \
-                                        _mm256_madd_epi16(RV__Q16_LOAD(p3 + (o)), q3)))
-        a0 = _mm256_add_epi32(a0, RV__Q16S_4(0));
-        a1 = _mm256_add_epi32(a1, RV__Q16S_4(16));
-        a2 = _mm256_add_epi32(a2, RV__Q16S_4(32));
-        a3 = _mm256_add_epi32(a3, RV__Q16S_4(48));
-#  undef RV__Q16S_4
+        RV__Q16_STEP4(p0, p1, p2, p3, q0, q1, q2, q3);
     }
     for (; i < n_quads; i++) {
         size_t j = quads[i];
@@ -486,6 +483,8 @@ RV__T_AVX2 static void tile_q16s_avx2(const int8_t *panel, const int16_t *q, con
     }
     RV__Q16_STORE(out);
 }
+#  undef RV__Q16_STEP4
+#  undef RV__Q16_SUM4
 #  undef RV__Q16_STORE
 #  undef RV__Q16_QUAD
 #  undef RV__Q16_LOAD
