@@ -37,7 +37,6 @@ MODES = {
 
 
 def worker(mode: str, reps: int) -> None:
-
     sys.path.insert(0, HERE)
     import corpus as cb
 

@@ -36,7 +36,6 @@ STEPS = ("C", "hits", "C+hits", "search")
 
 
 def worker(kind: str, rounds: int) -> None:
-
     sys.path.insert(0, HERE)
     import corpus as cb
 
