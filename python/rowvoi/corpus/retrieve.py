@@ -219,8 +219,8 @@ class Corpus:
     and the record table (:class:`~rowvoi.corpus.records.RecordTable`) of a
     new generation are loaded once, by the first search that sees it. A
     search without a filter whose generation is still the committed one
-    (:meth:`CorpusStore.committed_generation`, one ``PRAGMA data_version``)
-    answers from them without any other SQL.
+    (:meth:`CorpusStore.committed_generation`: one read of SQLite's
+    WAL-index header through a map) answers from them without any SQL.
 
     Examples
     --------

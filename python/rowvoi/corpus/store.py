@@ -60,7 +60,11 @@ transaction is rolled back by SQLite; stray files are ignored, then
 removed); after it, the new one. Readers read the generation and its rows
 from one SQLite snapshot (WAL: never blocked by the builder); a reader
 whose snapshot names base files a newer commit has since deleted retries
-on a fresh snapshot.
+on a fresh snapshot. A reader that has loaded a generation learns whether
+anything was committed since without a transaction: it maps the header of
+SQLite's WAL index (``docs.sqlite-shm``), which every commit rewrites, and
+compares it with the one it saw before its last snapshot
+(:meth:`CorpusStore.committed_generation`).
 
 One builder at a time: ``build.lock`` is held with ``flock`` and names the
 holder's pid; a second builder gets :class:`CorpusLocked`. The kernel
@@ -80,10 +84,12 @@ import contextlib
 import errno
 import fcntl
 import json
+import mmap
 import os
 import re
 import shutil
 import sqlite3
+import sys
 import tempfile
 import threading
 import time
@@ -220,6 +226,76 @@ def _shm_dir() -> str | None:
     return d if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK) else None
 
 
+# SQLite's WAL-index header (https://www.sqlite.org/walformat.html, "The
+# WAL-Index Header"): the first 96 bytes of ``docs.sqlite-shm`` are two
+# 48-byte copies of one header that every commit rewrites -- the second
+# copy, a memory barrier, then the first -- and whose change counter, frame
+# count, salts and checksum tell any two commits apart. Every SQLite that
+# opens the database reads and writes it (processes of different SQLite
+# versions share it), so its layout is fixed: version 3007000.
+_WAL_HEADER = 48
+_WAL_VERSION = 3007000
+
+
+class _WalHeader:
+    """A read-only map of the WAL-index header of ``docs.sqlite``: a
+    commit check in one memory read, no system call and no lock.
+
+    Made only by :meth:`open` right after the thread's connection has read
+    the database, and closed with that connection: while any connection has
+    the ``-shm`` file open, SQLite never shrinks it, so the map stays valid
+    (a mapped page truncated away would fault). Not thread-safe: one per
+    thread's connection.
+    """
+
+    __slots__ = ("_map",)
+
+    def __init__(self, mapped: mmap.mmap) -> None:
+        self._map = mapped
+
+    @classmethod
+    def open(cls, shm: Path) -> _WalHeader | None:
+        """The header of the ``-shm`` file at ``shm``, or None when there is
+        none this check can read (no file, too short, a layout it does not
+        know): the caller falls back to ``PRAGMA data_version``."""
+        try:
+            fd = os.open(shm, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            if os.fstat(fd).st_size < 2 * _WAL_HEADER:
+                return None
+            mapped = mmap.mmap(fd, 2 * _WAL_HEADER, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return None
+        finally:
+            os.close(fd)
+        probe = cls(mapped)
+        head = probe.token()
+        if head is None or int.from_bytes(head[:4], sys.byteorder) != _WAL_VERSION:
+            mapped.close()
+            return None
+        return probe
+
+    def token(self) -> bytes | None:
+        """Both copies of the header, or None while they differ (a commit
+        is being published, or the header awaits recovery): then no check
+        can say "unchanged". Equal tokens at two moments mean no commit was
+        published in between (its first copy is written last)."""
+        head = self._map[: 2 * _WAL_HEADER]
+        # (byte 12: isInit, set once the header is valid)
+        if head[:_WAL_HEADER] != head[_WAL_HEADER:] or head[12] != 1:
+            return None
+        return head
+
+    def unchanged(self, token: bytes) -> bool:
+        """No commit since ``token`` (a value :meth:`token` returned)."""
+        return self._map[: 2 * _WAL_HEADER] == token
+
+    def close(self) -> None:
+        self._map.close()
+
+
 class CorpusStore:
     """The directory of one corpus (see the module notes).
 
@@ -330,8 +406,7 @@ class CorpusStore:
     def connection(self) -> sqlite3.Connection:
         """This thread's connection to ``docs.sqlite`` (opened once per
         thread; never creates the file: :class:`CorpusNotFound` if absent).
-        Autocommit mode: transactions are explicit. For reading only: a
-        commit through it would not show in :meth:`committed_generation`
+        Autocommit mode: transactions are explicit. For reading only
         (builders use :meth:`writer_connection`)."""
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
         if con is not None:
@@ -350,6 +425,17 @@ class CorpusStore:
         con.execute("PRAGMA busy_timeout = 60000")
         # reads map the file (no copy into SQLite's page cache per lookup)
         con.execute("PRAGMA mmap_size = 1073741824")
+        # a first read opens the WAL index (docs.sqlite-shm) for as long as
+        # the connection lives; from then on its header tells whether anyone
+        # has committed (committed_generation)
+        wal = None
+        try:
+            con.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.DatabaseError:
+            pass  # a damaged file: the first snapshot says how
+        else:
+            wal = _WalHeader.open(Path(f"{self.db_path}-shm"))
+        self._local.wal = wal
         self._local.con = con
         return con
 
@@ -387,6 +473,13 @@ class CorpusStore:
         con = getattr(self._local, "con", None)
         if con is not None:
             self._local.con = None
+            self._local.seen = None
+            # the map first: once no connection of ours holds the -shm file
+            # open, another process may shrink it under the map
+            wal = getattr(self._local, "wal", None)
+            self._local.wal = None
+            if wal is not None:
+                wal.close()
             con.close()
 
     def create(self) -> None:
@@ -452,21 +545,26 @@ class CorpusStore:
             damaged (raised by the first query that reads the damage).
         """
         con = self.connection()
-        # SQLite's data_version of this connection, read before the snapshot
-        # starts: while it stays the same, no other connection has committed,
-        # so the generation this snapshot reads is still the committed one
-        # (committed_generation)
-        # (its own cursor, kept for committed_generation: a cursor per pragma
-        # would leave a weak reference behind on the connection each time)
-        pragma = con.cursor()
-        try:
-            version = pragma.execute("PRAGMA data_version").fetchone()[0]
-        except sqlite3.DatabaseError:
-            version = None  # a damaged file: the snapshot below says how
+        # what says "no commit since", read before the snapshot starts: while
+        # it stays the same, the generation this snapshot reads is still the
+        # committed one (committed_generation). The WAL-index header where
+        # there is one; else SQLite's data_version of this connection (its
+        # own cursor, kept: a cursor per pragma would leave a weak reference
+        # behind on the connection each time)
+        wal = self._local.wal
+        probe: Any
+        if wal is not None:
+            probe, version = wal, wal.token()
+        else:
+            probe = con.cursor()
+            try:
+                version = probe.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.DatabaseError:
+                version = None  # a damaged file: the snapshot below says how
         con.execute("BEGIN")
         try:
             snap = Snapshot(self, con)
-            self._local.seen = None if version is None else (con, version, snap.generation, pragma)
+            self._local.seen = None if version is None else (con, version, snap.generation, probe)
             try:
                 yield snap
             except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
@@ -500,14 +598,18 @@ class CorpusStore:
         or ``None`` when it is not known (take a :meth:`snapshot`).
 
         It is the generation the calling thread's last snapshot read, as
-        long as no other connection -- another thread's, a builder's,
-        another process's -- has committed to ``docs.sqlite`` since that
-        snapshot began: SQLite's ``PRAGMA data_version`` of the thread's
-        connection (read before each snapshot, and here) tells. Readers
-        never write, so any change of the corpus changes it; a commit that
-        changes nothing a search reads (a calibration record) merely sends
-        the next search through a snapshot. Costs one pragma, no
-        transaction.
+        long as nobody -- another thread, a builder, another process -- has
+        committed to ``docs.sqlite`` since that snapshot began. What tells
+        is SQLite's WAL-index header (the first 96 bytes of
+        ``docs.sqlite-shm``, which every commit rewrites; see
+        https://www.sqlite.org/walformat.html), read through a read-only
+        map: one memory read, no system call, no lock. Where that file
+        cannot be mapped, ``PRAGMA data_version`` of the thread's connection
+        tells instead (a read lock taken and dropped: two ``fcntl`` calls).
+        Readers never write, so any change of the corpus shows; a commit
+        that changes nothing a search reads (a calibration record), a
+        checkpoint that restarts the WAL, or a header caught mid-update
+        merely sends the next search through a snapshot.
 
         Thread-safety: per thread (each thread's own connection).
         """
@@ -515,10 +617,13 @@ class CorpusStore:
         con = getattr(self._local, "con", None)
         if seen is None or con is None or seen[0] is not con:
             return None
+        probe = seen[3]
+        if type(probe) is _WalHeader:
+            return seen[2] if probe.unchanged(seen[1]) else None
         try:
             # (the snapshot's cursor: the one-row result is read to its end,
             # so the statement is reset and holds no read transaction)
-            version = seen[3].execute("PRAGMA data_version").fetchone()[0]
+            version = probe.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error:
             return None
         return seen[2] if version == seen[1] else None
