@@ -141,7 +141,7 @@ def test_an_unchanged_generation_reads_no_sql(corpus):
 
 
 def test_without_the_wal_header_the_check_is_data_version(corpus, monkeypatch):
-    monkeypatch.setattr(store_mod._WalHeader, "open", classmethod(lambda cls, shm: None))
+    monkeypatch.setattr(store_mod, "_wal_header", lambda key: None)
     store = CorpusStore(corpus.store.path, name=corpus.name)
     reader = open_corpus(corpus.name, store=store)
     search(reader, "wing", mode="hybrid")  # loads the generation
@@ -161,7 +161,7 @@ def test_without_the_wal_header_the_check_is_data_version(corpus, monkeypatch):
 @pytest.mark.parametrize("wal_header", [True, False])
 def test_committed_generation_follows_other_connections(tmp_path, monkeypatch, wal_header):
     if not wal_header:
-        monkeypatch.setattr(store_mod._WalHeader, "open", classmethod(lambda cls, shm: None))
+        monkeypatch.setattr(store_mod, "_wal_header", lambda key: None)
     store = CorpusStore(tmp_path / "c")
     assert not store.exists()
     build(make_source(), store=store)
@@ -211,31 +211,41 @@ def _header(change: int, *, init: int = 1, version: int = store_mod._WAL_VERSION
     return bytes(head)
 
 
-def test_wal_header_probe_accepts_only_a_whole_known_header(tmp_path):
+def test_wal_header_reader_accepts_only_a_whole_valid_header(tmp_path):
     shm = tmp_path / "x-shm"
-    assert store_mod._WalHeader.open(shm) is None  # no file
     shm.write_bytes(_header(1)[:40])
-    assert store_mod._WalHeader.open(shm) is None  # too short
-    for bad in (_header(1, version=3007001), _header(1, init=0)):
-        shm.write_bytes(bad * 2 + bytes(40))
-        assert store_mod._WalHeader.open(shm) is None
-    shm.write_bytes(_header(1) + _header(2) + bytes(40))  # copies differ
-    assert store_mod._WalHeader.open(shm) is None
-    shm.write_bytes(_header(1) * 2 + bytes(40))
-    probe = store_mod._WalHeader.open(shm)
-    assert probe is not None
-    token = probe.token()
-    assert token == _header(1) * 2 and probe.unchanged(token)
-    with open(shm, "r+b") as f:  # a commit mid-publication: second copy first
-        f.seek(store_mod._WAL_HEADER)
-        f.write(_header(2))
-        f.flush()
-        assert probe.token() is None and not probe.unchanged(token)
-        f.seek(0)
-        f.write(_header(2))
-        f.flush()
-    assert probe.token() == _header(2) * 2 and not probe.unchanged(token)
-    probe.close()
+    fd = os.open(shm, os.O_RDWR)
+    try:
+        reader = store_mod._WalHeader(fd)
+        assert reader.token() is None  # too short
+        for bad in (_header(1, init=0), _header(1) + _header(2)):
+            os.pwrite(fd, bad * (2 if len(bad) == 48 else 1), 0)
+            assert reader.token() is None
+        os.pwrite(fd, _header(1) * 2, 0)
+        token = reader.token()
+        assert token == _header(1) * 2 and reader.unchanged(token)
+        # a commit mid-publication: the second copy first, then the first
+        os.pwrite(fd, _header(2), store_mod._WAL_HEADER)
+        assert reader.token() is None and not reader.unchanged(token)
+        os.pwrite(fd, _header(2), 0)
+        assert reader.token() == _header(2) * 2 and not reader.unchanged(token)
+        os.ftruncate(fd, 0)  # shrunk: "changed", never a fault
+        assert reader.token() is None and not reader.unchanged(token)
+    finally:
+        os.close(fd)
+
+
+def test_an_unknown_wal_index_layout_falls_back(tmp_path):
+    db = tmp_path / "docs.sqlite"
+    (tmp_path / "docs.sqlite-shm").write_bytes(_header(1, version=3007001) * 2 + bytes(40))
+    key = store_mod._pin(db)
+    try:
+        assert store_mod._wal_header(key) is None
+        (tmp_path / "docs.sqlite-shm").write_bytes(_header(1) * 2 + bytes(40))
+        assert store_mod._wal_header(key) is None  # the same file: decided once
+    finally:
+        store_mod._unpin(key)
+    assert key not in store_mod._SHM_FILES
 
 
 def test_a_wal_restart_is_a_change_but_not_a_new_generation(tmp_path):
@@ -244,13 +254,14 @@ def test_a_wal_restart_is_a_change_but_not_a_new_generation(tmp_path):
     with store.snapshot() as snap:
         g = snap.generation
     assert store.committed_generation() == g
-    writer = CorpusStore(tmp_path / "c").writer_connection()
+    builder = CorpusStore(tmp_path / "c")
+    writer = builder.writer_connection()
     writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # resets the WAL index header
     assert store.committed_generation() is None
     with store.snapshot() as snap:
         assert snap.generation == g
     assert store.committed_generation() == g
-    writer.close()
+    builder.close_writer()
 
 
 _COMMITTER = """
@@ -300,3 +311,72 @@ def test_every_commit_of_another_process_is_seen_by_the_next_search(tmp_path):
         proc.stdin.close()
         proc.wait(timeout=60)
     assert proc.returncode == 0, proc.stderr.read()
+
+
+# SQLite's unix VFS holds a shared lock on this byte of the -shm file while
+# a connection of the process has it open (os_unix.c, UNIX_SHM_DMS): a
+# process that can lock it exclusively takes itself for the only user and
+# truncates the file -- under the other processes' maps of it
+_DMS_BYTE = 128
+_LOCK_PROBE = f"""
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, {_DMS_BYTE}, 0)
+except OSError:
+    print("held")
+else:
+    print("free")
+"""
+
+
+def _dms(shm):
+    out = subprocess.run(
+        [sys.executable, "-c", _LOCK_PROBE, str(shm)], capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+def test_the_header_check_never_drops_sqlites_locks(tmp_path):
+    # closing any descriptor of a file drops every POSIX lock the process
+    # holds on it: the header check's descriptors must stay open while any
+    # connection of ours is
+    import gc
+    import threading
+
+    path = tmp_path / "c"
+    build(make_source(), store=CorpusStore(path))
+    shm = path / "docs.sqlite-shm"
+    a = CorpusStore(path)
+    reader = open_corpus(store=a)
+    assert search(reader, "wing flutter")
+    assert isinstance(a._local.wal, store_mod._WalHeader)
+    assert _dms(shm) == "held"
+    # another store object on the same corpus opens and closes its connection
+    b = CorpusStore(path)
+    assert search(open_corpus(store=b), "wing flutter")
+    b.close()
+    del b
+    gc.collect()
+    assert _dms(shm) == "held"
+    # a thread's connection, closed when the thread ends
+    t = threading.Thread(target=lambda: search(reader, "heat transfer", mode="hybrid"))
+    t.start()
+    t.join()
+    gc.collect()
+    assert _dms(shm) == "held"
+    # a build through another store (its writer connection), then closed
+    builder = CorpusStore(path)
+    build(make_source({**DOCS, "new": {"text": "Hypersonic inlet"}}), store=builder)
+    builder.close_writer()
+    assert _dms(shm) == "held"
+    assert search(reader, "hypersonic inlet", k=1)[0].artifact_id == "new"
+    # all closed: the check's descriptors are closed too
+    key = os.path.realpath(path / "docs.sqlite")
+    assert store_mod._SHM_FILES[key][0] >= 1
+    a.close()
+    del builder
+    gc.collect()
+    assert key not in store_mod._SHM_FILES
+    # (SQLite's last connection deletes the file; else nobody locks it now)
+    assert not shm.exists() or _dms(shm) == "free"

@@ -220,7 +220,7 @@ class Corpus:
     new generation are loaded once, by the first search that sees it. A
     search without a filter whose generation is still the committed one
     (:meth:`CorpusStore.committed_generation`: one read of SQLite's
-    WAL-index header through a map) answers from them without any SQL.
+    WAL-index header) answers from them without any SQL.
 
     Examples
     --------

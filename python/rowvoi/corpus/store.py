@@ -61,9 +61,9 @@ removed); after it, the new one. Readers read the generation and its rows
 from one SQLite snapshot (WAL: never blocked by the builder); a reader
 whose snapshot names base files a newer commit has since deleted retries
 on a fresh snapshot. A reader that has loaded a generation learns whether
-anything was committed since without a transaction: it maps the header of
-SQLite's WAL index (``docs.sqlite-shm``), which every commit rewrites, and
-compares it with the one it saw before its last snapshot
+anything was committed since without a transaction: it reads the header
+of SQLite's WAL index (``docs.sqlite-shm``), which every commit rewrites,
+and compares it with the one it read before its last snapshot
 (:meth:`CorpusStore.committed_generation`).
 
 One builder at a time: ``build.lock`` is held with ``flock`` and names the
@@ -84,7 +84,6 @@ import contextlib
 import errno
 import fcntl
 import json
-import mmap
 import os
 import re
 import shutil
@@ -238,62 +237,157 @@ _WAL_VERSION = 3007000
 
 
 class _WalHeader:
-    """A read-only map of the WAL-index header of ``docs.sqlite``: a
-    commit check in one memory read, no system call and no lock.
+    """Reads the WAL-index header of one ``-shm`` file: a commit check in
+    one ``pread``, with no lock and no statement.
 
-    Made only by :meth:`open` right after the thread's connection has read
-    the database, and closed with that connection: while any connection has
-    the ``-shm`` file open, SQLite never shrinks it, so the map stays valid
-    (a mapped page truncated away would fault). Not thread-safe: one per
-    thread's connection.
+    The descriptor belongs to the process-wide table below (never closed
+    here). ``pread`` rather than a map: a file shrunk under a map faults
+    the process when read; ``pread`` past its end returns short, which
+    reads as "changed". Any number of threads may read through one.
     """
 
-    __slots__ = ("_map",)
+    __slots__ = ("_fd",)
 
-    def __init__(self, mapped: mmap.mmap) -> None:
-        self._map = mapped
-
-    @classmethod
-    def open(cls, shm: Path) -> _WalHeader | None:
-        """The header of the ``-shm`` file at ``shm``, or None when there is
-        none this check can read (no file, too short, a layout it does not
-        know): the caller falls back to ``PRAGMA data_version``."""
-        try:
-            fd = os.open(shm, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            return None
-        try:
-            if os.fstat(fd).st_size < 2 * _WAL_HEADER:
-                return None
-            mapped = mmap.mmap(fd, 2 * _WAL_HEADER, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            return None
-        finally:
-            os.close(fd)
-        probe = cls(mapped)
-        head = probe.token()
-        if head is None or int.from_bytes(head[:4], sys.byteorder) != _WAL_VERSION:
-            mapped.close()
-            return None
-        return probe
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
 
     def token(self) -> bytes | None:
         """Both copies of the header, or None while they differ (a commit
-        is being published, or the header awaits recovery): then no check
-        can say "unchanged". Equal tokens at two moments mean no commit was
-        published in between (its first copy is written last)."""
-        head = self._map[: 2 * _WAL_HEADER]
+        is being published), before the header is valid, or when the file
+        is shorter: then no check can say "unchanged". Equal tokens at two
+        moments mean no commit was published in between (its first copy is
+        written last)."""
+        try:
+            head = os.pread(self._fd, 2 * _WAL_HEADER, 0)
+        except OSError:
+            return None
         # (byte 12: isInit, set once the header is valid)
-        if head[:_WAL_HEADER] != head[_WAL_HEADER:] or head[12] != 1:
+        if (
+            len(head) != 2 * _WAL_HEADER
+            or head[:_WAL_HEADER] != head[_WAL_HEADER:]
+            or head[12] != 1
+        ):
             return None
         return head
 
     def unchanged(self, token: bytes) -> bool:
         """No commit since ``token`` (a value :meth:`token` returned)."""
-        return self._map[: 2 * _WAL_HEADER] == token
+        try:
+            return os.pread(self._fd, 2 * _WAL_HEADER, 0) == token
+        except OSError:
+            return False
+
+
+# POSIX record locks belong to a process and a file: closing *any*
+# descriptor of a file drops all the locks the process holds on it,
+# including those SQLite's connections hold on ``docs.sqlite-shm`` (the
+# "dead man switch" byte that stops another process from truncating the
+# file under SQLite's own map, the WAL read marks that keep a checkpoint
+# from overwriting pages a reader's snapshot still needs). So a descriptor
+# opened on that file for the header check is closed only once no
+# connection of ours to the database is open: every connection this module
+# opens is counted here, from before it opens until after it has closed.
+#
+#   realpath of docs.sqlite -> [open connections of ours,
+#                               {(st_dev, st_ino) of the -shm: its reader or None},
+#                               [descriptors to close when the count is 0]]
+_SHM_LOCK = threading.Lock()
+_SHM_FILES: dict[str, list[Any]] = {}
+
+
+def _pin(db: Path) -> str:
+    """Count one more connection of ours to ``db`` (before it opens);
+    returns the key for :func:`_unpin` and :func:`_wal_header`."""
+    key = os.path.realpath(db)
+    with _SHM_LOCK:
+        entry = _SHM_FILES.get(key)
+        if entry is None:
+            entry = _SHM_FILES[key] = [0, {}, []]
+        entry[0] += 1
+    return key
+
+
+def _unpin(key: str) -> None:
+    """One connection of ours to the database fewer (after it has closed);
+    the last one closes the descriptors of its ``-shm`` files."""
+    with _SHM_LOCK:
+        entry = _SHM_FILES[key]
+        entry[0] -= 1
+        if entry[0]:
+            return
+        del _SHM_FILES[key]
+    for fd in entry[2]:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def _wal_header(key: str) -> _WalHeader | None:
+    """The header reader of the database's ``-shm`` file, opened once per
+    file and process; for a pinned connection that has read the database
+    (which opened the file, and keeps it open while it lives). None when
+    there is none this check can use (no file, or a layout it does not
+    know: decided once per file): the caller then asks
+    ``PRAGMA data_version``."""
+    shm = key + "-shm"
+    with _SHM_LOCK:
+        entry = _SHM_FILES[key]
+        try:
+            st = os.stat(shm)
+        except OSError:
+            return None
+        have = entry[1]
+        if (st.st_dev, st.st_ino) in have:
+            return have[st.st_dev, st.st_ino]  # type: ignore[no-any-return]
+        try:
+            fd = os.open(shm, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        entry[2].append(fd)  # closed only with the last connection (above)
+        st = os.fstat(fd)  # (the file opened: the path may have changed)
+        if (st.st_dev, st.st_ino) in have:
+            return have[st.st_dev, st.st_ino]  # type: ignore[no-any-return]
+        # the layout, by its version (the first field; a commit never
+        # changes it): another one, or none yet, and the pragma tells
+        try:
+            version = os.pread(fd, 4, 0)
+        except OSError:
+            version = b""
+        known = len(version) == 4 and int.from_bytes(version, sys.byteorder) == _WAL_VERSION
+        reader = _WalHeader(fd) if known else None
+        have[st.st_dev, st.st_ino] = reader
+        return reader
+
+
+class _Pinned:
+    """One connection of ours to ``docs.sqlite``, counted by :func:`_pin`:
+    :meth:`close` (also on garbage collection) closes it, then uncounts it.
+    A connection that fails to close stays counted (its ``-shm``
+    descriptors stay open: a leak, never a dropped lock)."""
+
+    __slots__ = ("con", "key")
+
+    def __init__(self, con: sqlite3.Connection, key: str) -> None:
+        self.con: sqlite3.Connection | None = con
+        self.key = key
 
     def close(self) -> None:
-        self._map.close()
+        con = self.con
+        if con is None:
+            return
+        self.con = None
+        try:
+            con.close()
+        except Exception:  # noqa: BLE001 - still open: keep the count
+            return
+        _unpin(self.key)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except BaseException:  # noqa: BLE001 - at interpreter exit
+            pass
 
 
 class CorpusStore:
@@ -412,16 +506,21 @@ class CorpusStore:
         if con is not None:
             return con
         self.require()
+        key = _pin(self.db_path)
         try:
+            # (check_same_thread off only so that the garbage collector may
+            # close it from another thread; only this thread uses it)
             con = sqlite3.connect(
                 f"file:{self.db_path}?mode=rw",
                 uri=True,
                 timeout=60.0,
                 isolation_level=None,
-                check_same_thread=True,
+                check_same_thread=False,
             )
         except sqlite3.OperationalError as exc:
+            _unpin(key)
             raise CorpusNotFound(f"{self._label()}: cannot open {self.db_path}: {exc}") from None
+        pinned = _Pinned(con, key)
         con.execute("PRAGMA busy_timeout = 60000")
         # reads map the file (no copy into SQLite's page cache per lookup)
         con.execute("PRAGMA mmap_size = 1073741824")
@@ -434,7 +533,8 @@ class CorpusStore:
         except sqlite3.DatabaseError:
             pass  # a damaged file: the first snapshot says how
         else:
-            wal = _WalHeader.open(Path(f"{self.db_path}-shm"))
+            wal = _wal_header(key)
+        self._local.pinned = pinned
         self._local.wal = wal
         self._local.con = con
         return con
@@ -448,13 +548,19 @@ class CorpusStore:
         self.require()
         con = getattr(self, "_writer", None)
         if con is None:
-            con = sqlite3.connect(
-                f"file:{self.db_path}?mode=rw",
-                uri=True,
-                timeout=60.0,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            key = _pin(self.db_path)
+            try:
+                con = sqlite3.connect(
+                    f"file:{self.db_path}?mode=rw",
+                    uri=True,
+                    timeout=60.0,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            except BaseException:
+                _unpin(key)
+                raise
+            self._writer_pinned = _Pinned(con, key)
             con.execute("PRAGMA busy_timeout = 60000")
             con.execute("PRAGMA synchronous=FULL")
             self._writer: sqlite3.Connection | None = con
@@ -465,7 +571,7 @@ class CorpusStore:
         con = getattr(self, "_writer", None)
         if con is not None:
             self._writer = None
-            con.close()
+            self._writer_pinned.close()
 
     def close(self) -> None:
         """Close the calling thread's connection (others close with their
@@ -474,13 +580,9 @@ class CorpusStore:
         if con is not None:
             self._local.con = None
             self._local.seen = None
-            # the map first: once no connection of ours holds the -shm file
-            # open, another process may shrink it under the map
-            wal = getattr(self._local, "wal", None)
             self._local.wal = None
-            if wal is not None:
-                wal.close()
-            con.close()
+            pinned, self._local.pinned = self._local.pinned, None
+            pinned.close()
 
     def create(self) -> None:
         """Create the directory and an empty corpus (builders only; idempotent).
@@ -504,7 +606,13 @@ class CorpusStore:
                 "choose another name or path"
             )
         self.path.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(str(self.db_path), timeout=60.0, isolation_level=None)
+        key = _pin(self.db_path)
+        try:
+            con = sqlite3.connect(str(self.db_path), timeout=60.0, isolation_level=None)
+        except BaseException:
+            _unpin(key)
+            raise
+        pinned = _Pinned(con, key)
         try:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=FULL")
@@ -527,7 +635,7 @@ class CorpusStore:
             )
             con.execute("COMMIT")
         finally:
-            con.close()
+            pinned.close()
         fsync_dir(self.path)
 
     @contextlib.contextmanager
@@ -602,10 +710,10 @@ class CorpusStore:
         committed to ``docs.sqlite`` since that snapshot began. What tells
         is SQLite's WAL-index header (the first 96 bytes of
         ``docs.sqlite-shm``, which every commit rewrites; see
-        https://www.sqlite.org/walformat.html), read through a read-only
-        map: one memory read, no system call, no lock. Where that file
-        cannot be mapped, ``PRAGMA data_version`` of the thread's connection
-        tells instead (a read lock taken and dropped: two ``fcntl`` calls).
+        https://www.sqlite.org/walformat.html), read with one ``pread``:
+        no lock, no statement. Where that file cannot be read so,
+        ``PRAGMA data_version`` of the thread's connection tells instead (a
+        statement, and a read lock taken and dropped: two ``fcntl`` calls).
         Readers never write, so any change of the corpus shows; a commit
         that changes nothing a search reads (a calibration record), a
         checkpoint that restarts the WAL, or a header caught mid-update
