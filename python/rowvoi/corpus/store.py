@@ -390,6 +390,28 @@ class _Pinned:
             pass
 
 
+def _connect(db: Path, *, create: bool = False) -> _Pinned:
+    """A connection to ``db`` in autocommit mode, counted by :func:`_pin`
+    from before it opens (and uncounted if it fails to). Without ``create``
+    it never creates the file. ``check_same_thread`` is off only so that
+    the garbage collector may close it from another thread: each of ours
+    is used by one thread at a time. Raises what ``sqlite3.connect``
+    raises."""
+    key = _pin(db)
+    try:
+        con = sqlite3.connect(
+            str(db) if create else f"file:{db}?mode=rw",
+            uri=not create,
+            timeout=60.0,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+    except BaseException:
+        _unpin(key)
+        raise
+    return _Pinned(con, key)
+
+
 class CorpusStore:
     """The directory of one corpus (see the module notes).
 
@@ -506,21 +528,12 @@ class CorpusStore:
         if con is not None:
             return con
         self.require()
-        key = _pin(self.db_path)
         try:
-            # (check_same_thread off only so that the garbage collector may
-            # close it from another thread; only this thread uses it)
-            con = sqlite3.connect(
-                f"file:{self.db_path}?mode=rw",
-                uri=True,
-                timeout=60.0,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            pinned = _connect(self.db_path)
         except sqlite3.OperationalError as exc:
-            _unpin(key)
             raise CorpusNotFound(f"{self._label()}: cannot open {self.db_path}: {exc}") from None
-        pinned = _Pinned(con, key)
+        con = pinned.con
+        assert con is not None
         con.execute("PRAGMA busy_timeout = 60000")
         # reads map the file (no copy into SQLite's page cache per lookup)
         con.execute("PRAGMA mmap_size = 1073741824")
@@ -533,7 +546,7 @@ class CorpusStore:
         except sqlite3.DatabaseError:
             pass  # a damaged file: the first snapshot says how
         else:
-            wal = _wal_header(key)
+            wal = _wal_header(pinned.key)
         self._local.pinned = pinned
         self._local.wal = wal
         self._local.con = con
@@ -548,19 +561,9 @@ class CorpusStore:
         self.require()
         con = getattr(self, "_writer", None)
         if con is None:
-            key = _pin(self.db_path)
-            try:
-                con = sqlite3.connect(
-                    f"file:{self.db_path}?mode=rw",
-                    uri=True,
-                    timeout=60.0,
-                    isolation_level=None,
-                    check_same_thread=False,
-                )
-            except BaseException:
-                _unpin(key)
-                raise
-            self._writer_pinned = _Pinned(con, key)
+            self._writer_pinned = _connect(self.db_path)
+            con = self._writer_pinned.con
+            assert con is not None
             con.execute("PRAGMA busy_timeout = 60000")
             con.execute("PRAGMA synchronous=FULL")
             self._writer: sqlite3.Connection | None = con
@@ -606,13 +609,9 @@ class CorpusStore:
                 "choose another name or path"
             )
         self.path.mkdir(parents=True, exist_ok=True)
-        key = _pin(self.db_path)
-        try:
-            con = sqlite3.connect(str(self.db_path), timeout=60.0, isolation_level=None)
-        except BaseException:
-            _unpin(key)
-            raise
-        pinned = _Pinned(con, key)
+        pinned = _connect(self.db_path, create=True)
+        con = pinned.con
+        assert con is not None
         try:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=FULL")
