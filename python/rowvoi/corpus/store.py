@@ -390,13 +390,13 @@ class _Pinned:
             pass
 
 
-def _connect(db: Path, *, create: bool = False) -> _Pinned:
+def _connect(db: Path, *, create: bool = False) -> tuple[_Pinned, sqlite3.Connection]:
     """A connection to ``db`` in autocommit mode, counted by :func:`_pin`
     from before it opens (and uncounted if it fails to). Without ``create``
     it never creates the file. ``check_same_thread`` is off only so that
     the garbage collector may close it from another thread: each of ours
-    is used by one thread at a time. Raises what ``sqlite3.connect``
-    raises."""
+    is used by one thread at a time. Returns its holder (which closes it)
+    and the connection. Raises what ``sqlite3.connect`` raises."""
     key = _pin(db)
     try:
         con = sqlite3.connect(
@@ -409,7 +409,7 @@ def _connect(db: Path, *, create: bool = False) -> _Pinned:
     except BaseException:
         _unpin(key)
         raise
-    return _Pinned(con, key)
+    return _Pinned(con, key), con
 
 
 class CorpusStore:
@@ -529,11 +529,9 @@ class CorpusStore:
             return con
         self.require()
         try:
-            pinned = _connect(self.db_path)
+            pinned, con = _connect(self.db_path)
         except sqlite3.OperationalError as exc:
             raise CorpusNotFound(f"{self._label()}: cannot open {self.db_path}: {exc}") from None
-        con = pinned.con
-        assert con is not None
         con.execute("PRAGMA busy_timeout = 60000")
         # reads map the file (no copy into SQLite's page cache per lookup)
         con.execute("PRAGMA mmap_size = 1073741824")
@@ -561,9 +559,7 @@ class CorpusStore:
         self.require()
         con = getattr(self, "_writer", None)
         if con is None:
-            self._writer_pinned = _connect(self.db_path)
-            con = self._writer_pinned.con
-            assert con is not None
+            self._writer_pinned, con = _connect(self.db_path)
             con.execute("PRAGMA busy_timeout = 60000")
             con.execute("PRAGMA synchronous=FULL")
             self._writer: sqlite3.Connection | None = con
@@ -609,9 +605,7 @@ class CorpusStore:
                 "choose another name or path"
             )
         self.path.mkdir(parents=True, exist_ok=True)
-        pinned = _connect(self.db_path, create=True)
-        con = pinned.con
-        assert con is not None
+        pinned, con = _connect(self.db_path, create=True)
         try:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=FULL")
