@@ -29,6 +29,15 @@ Part 2 -- rowvoi alone at scale: a synthetic Zipfian corpus
 rebuild, 1,000 edits -- and hybrid query latency on 100,000 short
 Cranfield-derived documents embedded with MiniLM (query embedding
 included).
+
+The results file is a set of sections, one per part run (Cranfield with
+the hashing embedders, Cranfield with MiniLM, each scale figure), each
+between ``<!-- corpus:NAME:begin -->`` and ``<!-- corpus:NAME:end -->`` and
+opening with the command, date and load of the run that produced it. A run
+replaces the sections it measured and keeps the others (their own
+provenance lines say when and how they were made), so a Cranfield-only run
+(``--scale-docs 0 --minilm-docs 0``, minutes) does not discard the scale
+figures (hours). The JSON file is merged the same way, by section key.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -468,7 +478,7 @@ def main() -> None:
     import rowvoi
 
     scratch = tempfile.mkdtemp(prefix="rowvoi-bench-corpus-")
-    results: dict = {
+    run = {
         "command": "python bench/corpus.py "
         + " ".join(
             "IR_VENV/bin/python" if a.startswith("/") and "python" in a else a
@@ -481,16 +491,18 @@ def main() -> None:
         "load_average_start": os.getloadavg()[0],
         "date": time.strftime("%Y-%m-%d %H:%M"),
     }
-    md = [
-        "# Corpus benchmarks",
-        "",
-        f"Produced by `{results['command']}` on a {results['machine']} machine "
-        f"(load average {results['load_average_start']:.2f} at start), Python "
-        f"{results['python']}, rowvoi {results['rowvoi']}, {results['date']}. The peer: "
-        "`python -m venv IR_VENV && IR_VENV/bin/pip install ir==0.1.61`, driven as a "
-        "subprocess (`bench/_corpus_peer_ir.py`).",
-        "",
-    ]
+    provenance = (
+        f"Produced by `{run['command']}` on a {run['machine']} machine "
+        f"(load average {run['load_average_start']:.2f} at start), Python "
+        f"{run['python']}, rowvoi {run['rowvoi']}, {run['date']}."
+    )
+    results: dict = {}  # section name -> its figures (with "run")
+    sections: dict[str, list[str]] = {}  # section name -> its markdown lines
+
+    def section(name: str, figures: dict, lines: list[str]) -> None:
+        results[name] = {**figures, "run": run}
+        sections[name] = [lines[0], "", provenance, *lines[1:]]
+
     try:
         if not args.skip_cranfield:
             docs, edits, queries, qrels = cranfield()
@@ -514,26 +526,26 @@ def main() -> None:
                     rounds.append(rnd)
                     print(f"{kind}: round {i + 1} done", file=sys.stderr)
                 summ = summarize(rounds, qrels)
-                results[f"cranfield_{kind}"] = summ
                 title = (
                     "Cranfield, hashing embedders (512 dimensions; each system's own)"
                     if kind == "hashing"
                     else "Cranfield, MiniLM vectors through a callable (identical on both sides)"
                 )
-                md += table_md(title, summ, f"Medians over {args.rounds} interleaved rounds.")
-            emb_ms = query_embed_ms(queries)
-            results["minilm_query_embed_ms"] = emb_ms
-            md.append(
-                f"MiniLM query embedding (rowvoi, one query per call, 225 queries): "
-                f"p50 {emb_ms['p50']:.2f} ms, p95 {emb_ms['p95']:.2f} ms -- add it to "
-                "the dense and hybrid latencies above for a query embedded on the fly "
-                "(the same model serves both systems)."
-            )
-            md.append("")
+                lines = table_md(title, summ, f"Medians over {args.rounds} interleaved rounds.")
+                if kind == "table":
+                    emb_ms = query_embed_ms(queries)
+                    summ["minilm_query_embed_ms"] = emb_ms
+                    lines += [
+                        f"MiniLM query embedding (rowvoi, one query per call, 225 queries): "
+                        f"p50 {emb_ms['p50']:.2f} ms, p95 {emb_ms['p95']:.2f} ms -- add it to "
+                        "the dense and hybrid latencies above for a query embedded on the fly "
+                        "(the same model serves both systems).",
+                        "",
+                    ]
+                section(f"cranfield_{kind}", summ, lines)
         if args.scale_docs:
             s = scale_hashing(args.scale_docs, scratch)
-            results["scale_hashing"] = s
-            md += [
+            lines = [
                 "### At scale: synthetic Zipfian corpus, hashing embedder (rowvoi alone)",
                 "",
                 f"{s['n_docs']:,} documents (mean 45 words), {s['embedder']}.",
@@ -547,11 +559,11 @@ def main() -> None:
                 ("edit1000", "1,000 edited documents"),
             ):
                 r = s[step]
-                md.append(
+                lines.append(
                     f"| {name} | {r['seconds']:.2f} | {r['embed_seconds']:.2f} | "
                     f"{r['texts_embedded']:,} | {'yes' if r['compacted'] else 'no'} |"
                 )
-            md += [
+            lines += [
                 "",
                 f"No-op rebuild / full build: {s['noop']['seconds'] / s['build']['seconds']:.1%}"
                 f" (goal under 5 %). Hybrid query (hashing) p50 {s['hybrid_p50_ms']:.2f} ms, "
@@ -560,10 +572,10 @@ def main() -> None:
                 f"{s['bytes']:,} bytes.",
                 "",
             ]
+            section("scale_hashing", s, lines)
         if args.minilm_docs:
             m = scale_minilm(args.minilm_docs, scratch)
-            results["scale_minilm"] = m
-            md += [
+            lines = [
                 f"### Hybrid latency at {m['n_docs']:,} documents with MiniLM (rowvoi alone)",
                 "",
                 "Documents: two random sentences of Cranfield abstracts each; "
@@ -581,14 +593,74 @@ def main() -> None:
                 f"embedded. {m['files']} files, {m['bytes']:,} bytes (flat).",
                 "",
             ]
+            section("scale_minilm", m, lines)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    os.makedirs(os.path.dirname(args.markdown), exist_ok=True)
-    with open(args.markdown, "w") as f:
-        f.write("\n".join(md) + "\n")
-    with open(args.json, "w") as f:
-        json.dump(results, f, indent=1, default=float)
-    print("\n".join(md))
+    text = merge_sections(args.markdown, sections)
+    os.makedirs(os.path.dirname(os.path.abspath(args.markdown)), exist_ok=True)
+    _write(args.markdown, text)
+    old = _read_json(args.json)
+    _write(args.json, json.dumps({**old, **results}, indent=1, default=float))
+    print(text)
+
+
+#: The results file's sections, in the order a full run writes them.
+SECTIONS = ("cranfield_hashing", "cranfield_table", "scale_hashing", "scale_minilm")
+MD_HEAD = [
+    "# Corpus benchmarks",
+    "",
+    "Produced by `bench/corpus.py`; each section below names the run that made it "
+    "(a run replaces the sections it measured). The peer: `python -m venv IR_VENV && "
+    "IR_VENV/bin/pip install ir==0.1.61`, driven as a subprocess "
+    "(`bench/_corpus_peer_ir.py`).",
+    "",
+]
+
+
+def merge_sections(path: str, new: dict[str, list[str]]) -> str:
+    """The results file ``path`` with the sections in ``new`` replaced (or
+    added, in :data:`SECTIONS` order); sections of earlier runs are kept. A
+    file without section markers (or none) is written afresh."""
+    kept: dict[str, list[str]] = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = f.read().splitlines()
+        name = None
+        for line in old:
+            m = re.fullmatch(r"<!-- corpus:(\w+):(begin|end) -->", line)
+            if m and m.group(2) == "begin":
+                name, kept[m.group(1)] = m.group(1), []
+            elif m:
+                name = None
+            elif name is not None:
+                kept[name].append(line)
+    kept.update(new)
+    out = list(MD_HEAD)
+    for name in [*SECTIONS, *sorted(set(kept) - set(SECTIONS))]:
+        if name in kept:
+            body = kept[name]
+            while body and not body[-1]:
+                body = body[:-1]
+            out += [f"<!-- corpus:{name}:begin -->", *body, f"<!-- corpus:{name}:end -->", ""]
+    return "\n".join(out)
+
+
+def _read_json(path: str) -> dict:
+    """The JSON results of earlier runs at ``path`` (sections by name), or {}."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in old.items() if k in SECTIONS} if isinstance(old, dict) else {}
+
+
+def _write(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text if text.endswith("\n") else text + "\n")
+    os.replace(tmp, path)
 
 
 def query_embed_ms(queries):
