@@ -21,58 +21,112 @@ Importing rowvoi configures no logging and prints nothing.
 ['a', 'b']
 """
 
-from rowvoi._setcover import version as _engine_version
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from rowvoi._paths import get_include, get_lib_dir
-from rowvoi.core import CandidateState, FeatureSuggestion
+from rowvoi._setcover import version as _engine_version
 from rowvoi.errors import (
     IndexFormatError,
     NotProvenOptimalWarning,
     RvError,
     SolverUnavailableError,
 )
-from rowvoi.eval import (
-    AcquisitionResult,
-    KeyEvalResult,
-    PolicyEvalStats,
-    benchmark_policy,
-    compute_gold_key,
-    compute_gold_next_column_probabilistic,
-    evaluate_keys,
-    evaluate_policies,
-    sample_candidate_sets,
-)
-from rowvoi.keys import (
-    KeyPath,
-    KeyPathStep,
-    KeyProblem,
-    find_key,
-    pairwise_coverage,
-    plan_key_path,
-)
-from rowvoi.ml import RowVoiModel
-from rowvoi.policies import (
-    CandidateMIPolicy,
-    GreedyCoveragePolicy,
-    MIPolicy,
-    Policy,
-    RandomPolicy,
-)
-from rowvoi.prob_keys import (
-    estimate_coverage_probability,
-    find_key_probabilistic,
-    plan_key_path_probabilistic,
-)
-from rowvoi.session import DisambiguationSession, SessionStep, StopRules
-from rowvoi.setcover import (
-    CoverPath,
-    CoverSolution,
-    CoverStep,
-    SetCoverProblem,
-    coverage_of,
-    solve_set_cover,
-)
+
+if TYPE_CHECKING:  # the names _LAZY loads on first use, for type checkers
+    from rowvoi.core import CandidateState, FeatureSuggestion
+    from rowvoi.eval import (
+        AcquisitionResult,
+        KeyEvalResult,
+        PolicyEvalStats,
+        benchmark_policy,
+        compute_gold_key,
+        compute_gold_next_column_probabilistic,
+        evaluate_keys,
+        evaluate_policies,
+        sample_candidate_sets,
+    )
+    from rowvoi.keys import (
+        KeyPath,
+        KeyPathStep,
+        KeyProblem,
+        find_key,
+        pairwise_coverage,
+        plan_key_path,
+    )
+    from rowvoi.ml import RowVoiModel
+    from rowvoi.policies import (
+        CandidateMIPolicy,
+        GreedyCoveragePolicy,
+        MIPolicy,
+        Policy,
+        RandomPolicy,
+    )
+    from rowvoi.prob_keys import (
+        estimate_coverage_probability,
+        find_key_probabilistic,
+        plan_key_path_probabilistic,
+    )
+    from rowvoi.session import DisambiguationSession, SessionStep, StopRules
+    from rowvoi.setcover import (
+        CoverPath,
+        CoverSolution,
+        CoverStep,
+        SetCoverProblem,
+        coverage_of,
+        solve_set_cover,
+    )
 
 __version__ = _engine_version()[0]
+
+# The table-and-decision API (pandas, the solvers) is imported on first use
+# of one of its names, so that ``import rowvoi.corpus`` (and so each corpus
+# command of the CLI) does not pay for pandas: about 0.55 s a process.
+# Their submodules (``rowvoi.keys``, ...) load on first attribute access too.
+_LAZY: dict[str, str] = {
+    name: module
+    for module, names in (
+        ("rowvoi.core", "CandidateState FeatureSuggestion"),
+        (
+            "rowvoi.eval",
+            "AcquisitionResult KeyEvalResult PolicyEvalStats benchmark_policy compute_gold_key "
+            "compute_gold_next_column_probabilistic evaluate_keys evaluate_policies "
+            "sample_candidate_sets",
+        ),
+        ("rowvoi.keys", "KeyPath KeyPathStep KeyProblem find_key pairwise_coverage plan_key_path"),
+        ("rowvoi.ml", "RowVoiModel"),
+        ("rowvoi.policies", "CandidateMIPolicy GreedyCoveragePolicy MIPolicy Policy RandomPolicy"),
+        (
+            "rowvoi.prob_keys",
+            "estimate_coverage_probability find_key_probabilistic plan_key_path_probabilistic",
+        ),
+        ("rowvoi.session", "DisambiguationSession SessionStep StopRules"),
+        (
+            "rowvoi.setcover",
+            "CoverPath CoverSolution CoverStep SetCoverProblem coverage_of solve_set_cover",
+        ),
+    )
+    for name in names.split()
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A lazily imported public name (see ``_LAZY``) or one of the submodules
+    that define them; thread-safe (the import system's per-module locks)."""
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif f"{__name__}.{name}" in _LAZY.values():
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "__version__",
