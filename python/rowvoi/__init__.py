@@ -21,9 +21,9 @@ Importing rowvoi configures no logging and prints nothing.
 ['a', 'b']
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from rowvoi import _lazy
 from rowvoi._paths import get_include, get_lib_dir
 from rowvoi._setcover import version as _engine_version
 from rowvoi.errors import (
@@ -83,50 +83,23 @@ __version__ = _engine_version()[0]
 # of one of its names, so that ``import rowvoi.corpus`` (and so each corpus
 # command of the CLI) does not pay for pandas: about 0.55 s a process.
 # Their submodules (``rowvoi.keys``, ...) load on first attribute access too.
-_LAZY: dict[str, str] = {
-    name: module
-    for module, names in (
-        ("rowvoi.core", "CandidateState FeatureSuggestion"),
-        (
-            "rowvoi.eval",
-            "AcquisitionResult KeyEvalResult PolicyEvalStats benchmark_policy compute_gold_key "
-            "compute_gold_next_column_probabilistic evaluate_keys evaluate_policies "
-            "sample_candidate_sets",
-        ),
-        ("rowvoi.keys", "KeyPath KeyPathStep KeyProblem find_key pairwise_coverage plan_key_path"),
-        ("rowvoi.ml", "RowVoiModel"),
-        ("rowvoi.policies", "CandidateMIPolicy GreedyCoveragePolicy MIPolicy Policy RandomPolicy"),
-        (
-            "rowvoi.prob_keys",
-            "estimate_coverage_probability find_key_probabilistic plan_key_path_probabilistic",
-        ),
-        ("rowvoi.session", "DisambiguationSession SessionStep StopRules"),
-        (
-            "rowvoi.setcover",
-            "CoverPath CoverSolution CoverStep SetCoverProblem coverage_of solve_set_cover",
-        ),
-    )
-    for name in names.split()
-}
-
-
-def __getattr__(name: str) -> Any:
-    """A lazily imported public name (see ``_LAZY``) or one of the submodules
-    that define them; thread-safe (the import system's per-module locks)."""
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-    elif f"{__name__}.{name}" in _LAZY.values():
-        value = importlib.import_module(f"{__name__}.{name}")
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+_LAZY, __getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "rowvoi.core": "CandidateState FeatureSuggestion",
+        "rowvoi.eval": "AcquisitionResult KeyEvalResult PolicyEvalStats benchmark_policy "
+        "compute_gold_key compute_gold_next_column_probabilistic evaluate_keys "
+        "evaluate_policies sample_candidate_sets",
+        "rowvoi.keys": "KeyPath KeyPathStep KeyProblem find_key pairwise_coverage plan_key_path",
+        "rowvoi.ml": "RowVoiModel",
+        "rowvoi.policies": "CandidateMIPolicy GreedyCoveragePolicy MIPolicy Policy RandomPolicy",
+        "rowvoi.prob_keys": "estimate_coverage_probability find_key_probabilistic "
+        "plan_key_path_probabilistic",
+        "rowvoi.session": "DisambiguationSession SessionStep StopRules",
+        "rowvoi.setcover": "CoverPath CoverSolution CoverStep SetCoverProblem coverage_of "
+        "solve_set_cover",
+    },
+)
 
 __all__ = [
     "__version__",

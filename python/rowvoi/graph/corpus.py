@@ -58,7 +58,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from rowvoi.graph._time import NO_TIME, to_time
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
@@ -100,6 +99,8 @@ def _as_corpus(corpus: Any) -> Any:
 
 def _load(snap: Any, time_field: str | None) -> _Generation:
     """Read artifacts and links of the snapshot; build the topology CSR."""
+    import pandas as pd  # here, not at import: the CLI loads this module for every command
+
     con = snap.con
     if time_field is None:
         arts = con.execute(

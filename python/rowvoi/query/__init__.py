@@ -74,8 +74,10 @@ the schema, always quoted, and every value as a bound parameter.
 [{'sector': 'Non-Profit', 'mean_income': 50.0}]
 """
 
+from typing import TYPE_CHECKING
+
+from rowvoi import _lazy
 from rowvoi.errors import QueryError
-from rowvoi.query.duckdb_exec import execute_duckdb, schema_from_file
 from rowvoi.query.model import (
     AGGREGATIONS,
     COLUMN_TYPES,
@@ -89,10 +91,7 @@ from rowvoi.query.model import (
     DFQuery,
     OrderKey,
 )
-from rowvoi.query.pandas_exec import execute_pandas
-from rowvoi.query.planner import PlannedAnswer, QueryPlanner, plan_and_run
 from rowvoi.query.result import QueryResult
-from rowvoi.query.run import ENGINES, infer_schema, parse_query, run_query
 from rowvoi.query.schema import (
     DEFAULT_AGGREGATIONS,
     DEFAULT_OPERATORS,
@@ -101,9 +100,29 @@ from rowvoi.query.schema import (
     fold_category,
 )
 from rowvoi.query.sql import compile_where, quote_ident
-from rowvoi.query.sqlite_exec import compile_filter, execute_sqlite
 from rowvoi.query.validate import FilterNode, ValidQuery, parse_filter, validate_query
 from rowvoi.query.values import SQLITE_DATE_FORMAT, sqlite_value
+
+if TYPE_CHECKING:  # the names _LAZY loads on first use, for type checkers
+    from rowvoi.query.duckdb_exec import execute_duckdb, schema_from_file
+    from rowvoi.query.pandas_exec import execute_pandas
+    from rowvoi.query.planner import PlannedAnswer, QueryPlanner, plan_and_run
+    from rowvoi.query.run import ENGINES, infer_schema, parse_query, run_query
+    from rowvoi.query.sqlite_exec import compile_filter, execute_sqlite
+
+# The executors and the planner (pandas, DuckDB) load on first use of one of
+# their names: a corpus search validates and compiles filters with the
+# modules above and never needs them.
+_LAZY, __getattr__, __dir__ = _lazy.exports(
+    __name__,
+    {
+        "rowvoi.query.duckdb_exec": "execute_duckdb schema_from_file",
+        "rowvoi.query.pandas_exec": "execute_pandas",
+        "rowvoi.query.planner": "PlannedAnswer QueryPlanner plan_and_run",
+        "rowvoi.query.run": "ENGINES infer_schema parse_query run_query",
+        "rowvoi.query.sqlite_exec": "compile_filter execute_sqlite",
+    },
+)
 
 __all__ = [
     "AGGREGATIONS",

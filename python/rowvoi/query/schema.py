@@ -22,9 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from rowvoi.errors import QueryError
 from rowvoi.query.model import (
@@ -34,6 +32,9 @@ from rowvoi.query.model import (
     OPERATORS,
     describe_value,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_AGGREGATIONS",
@@ -530,6 +531,8 @@ class QuerySchema:
         >>> QuerySchema.from_frame(df).to_dict()["columns"]
         {'n': {'type': 'numeric', 'integer': True}, 'when': {'type': 'date'}}
         """
+        import pandas as pd  # on use: a corpus's schema never needs pandas
+
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"df must be a pandas DataFrame, got {type(df).__name__}")
         types = dict(types or {})
@@ -571,6 +574,8 @@ def infer_string_spec(
 
 def _pandas_kind(s: pd.Series) -> str | None:
     """integer, float, date, string, or None (no query type fits)."""
+    import pandas as pd
+
     dtype = s.dtype
     api = pd.api.types
     if api.is_bool_dtype(dtype):
@@ -603,7 +608,7 @@ def _infer_pandas(
         return ColumnSpec(name, "date")
     if kind == "string" and forced in (None, "categorical"):
         present = s.dropna()
-        distinct = pd.unique(present.astype(object))
+        distinct = present.astype(object).unique()
         values = sorted(distinct) if len(distinct) <= max_categories else None
         if forced == "categorical":
             return ColumnSpec(

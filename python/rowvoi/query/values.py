@@ -25,8 +25,6 @@ import decimal
 import math
 from typing import Any
 
-import pandas as pd
-
 __all__ = ["SQLITE_DATE_FORMAT", "format_date", "json_value", "parse_date", "sqlite_value"]
 
 #: How the SQLite executor stores a date: fixed-width ISO text, so that text
@@ -125,6 +123,11 @@ def json_value(value: Any, kind: str) -> Any:
     return float(value) if kind == "float" else int(value)
 
 
+#: Types whose values are never missing markers (pandas.NaT is a datetime
+#: subclass, Decimal("NaN") a Decimal: those go through pandas.isna).
+_PLAIN = (int, bool, _dt.datetime, _dt.date)
+
+
 def _scalar(value: Any) -> Any:
     """A numpy scalar as a Python one, and every missing marker (NaN, NaT,
     ``pandas.NA``) as ``None``; a ``pandas.Timestamp`` stays a datetime."""
@@ -132,6 +135,10 @@ def _scalar(value: Any) -> Any:
         return value
     if isinstance(value, float):
         return None if math.isnan(value) else value
+    if type(value) in _PLAIN:
+        return value
+    import pandas as pd  # here, for numpy, pandas and Decimal values only
+
     try:
         if pd.isna(value):
             return None
