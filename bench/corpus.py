@@ -476,6 +476,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import rowvoi
+    from rowvoi._atomic import atomic_write_bytes
 
     scratch = tempfile.mkdtemp(prefix="rowvoi-bench-corpus-")
     run = {
@@ -598,9 +599,9 @@ def main() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
     text = merge_sections(args.markdown, sections)
     os.makedirs(os.path.dirname(os.path.abspath(args.markdown)), exist_ok=True)
-    _write(args.markdown, text)
+    atomic_write_bytes(args.markdown, text.encode())  # (ends with a newline)
     old = _read_json(args.json)
-    _write(args.json, json.dumps({**old, **results}, indent=1, default=float))
+    atomic_write_bytes(args.json, json.dumps({**old, **results}, indent=1, default=float).encode())
     print(text)
 
 
@@ -653,14 +654,6 @@ def _read_json(path: str) -> dict:
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in old.items() if k in SECTIONS} if isinstance(old, dict) else {}
-
-
-def _write(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text if text.endswith("\n") else text + "\n")
-    os.replace(tmp, path)
 
 
 def query_embed_ms(queries):
