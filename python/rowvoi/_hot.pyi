@@ -8,7 +8,7 @@ from typing import Any, overload
 import numpy as np
 from typing_extensions import disjoint_base
 
-def unit_f32(x: np.ndarray, n: float) -> np.ndarray: ...
+def unit_query(x: np.ndarray) -> np.ndarray: ...
 
 @disjoint_base
 class HitTable:

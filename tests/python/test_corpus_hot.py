@@ -3,8 +3,8 @@ Python reference: the dense hits built by ``dense_hits`` equal those of
 ``retrieve._dense_hits_reference`` field for field (texts, metadata,
 ``explain``, order, types) on hypothesis-chosen record tables with equal
 scores, several surfaces per artifact, surface metadata, filter fields and
-non-ASCII text; ``unit_f32`` equals NumPy's normalisation bit for bit; bad
-tables and arrays are refused."""
+non-ASCII text; ``unit_query`` equals its definition (a float64 sum of
+squares in index order) bit for bit; bad tables and arrays are refused."""
 
 import itertools
 import json
@@ -243,45 +243,86 @@ def test_hit_table_refuses_inconsistent_columns():
 _F64 = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
-@settings(max_examples=300, deadline=None)
+_F32 = st.floats(allow_nan=False, allow_infinity=False, width=32)
+# values at the edges of each type: zeros, subnormals, the largest finite
+_EDGES = {
+    np.float32: st.sampled_from([0.0, -0.0, 1e-45, 1e-40, 1e-20, 3.4e38]),
+    np.float64: st.sampled_from([0.0, -0.0, 5e-324, 1e-200, 1e200, 1.7e308]),
+}
+
+
+def _unit_reference(values, dtype):
+    """``unit_query``'s definition in Python: the components as float64,
+    the sum of their squares in index order (Python floats: one IEEE
+    double rounding per operation), its square root, then each component
+    divided in float64 and rounded once to float32 (no division when the
+    norm is 0; a sum that overflows makes the norm inf)."""
+    xs = np.asarray(values, dtype=dtype).astype(np.float64)
+    s = 0.0
+    for v in xs.tolist():
+        s += v * v
+    n = math.sqrt(s)
+    with np.errstate(over="ignore"):
+        return (xs / n if n > 0 else xs).astype(np.float32)
+
+
+@settings(max_examples=400, deadline=None)
 @given(
-    st.lists(
-        st.one_of(_F64, st.sampled_from([0.0, -0.0, 5e-324, 1e-200, 1e200, 1.7e308])),
-        min_size=1,
-        max_size=40,
-    ),
+    st.data(),
+    st.sampled_from([np.float32, np.float64]),
     st.sampled_from([1, 2, 3]),
 )
-def test_unit_f32_is_numpys_normalisation(values, step):
-    base = np.array(values * step, dtype=np.float64)
+def test_unit_query_is_its_definition_bit_for_bit(data, dtype, step):
+    width = _F32 if dtype is np.float32 else _F64
+    values = data.draw(st.lists(st.one_of(width, _EDGES[dtype]), min_size=1, max_size=400))
+    base = np.array(values * step, dtype=dtype)
     x = base[::step]  # strided too
-    with np.errstate(over="ignore"):
-        n = math.sqrt(x.dot(x))
-        want = (x / n if n > 0 else x).astype(np.float32)
-    got = _hot.unit_f32(x, n)
-    assert got.dtype == np.float32 and got.flags.c_contiguous
+    want = _unit_reference(x, dtype)
+    got = _hot.unit_query(x)
+    assert got.dtype == np.float32 and got.flags.c_contiguous and got.shape == x.shape
     assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
-    for m in (0.0, -1.0, math.inf, math.nan):  # not > 0: no division
-        with np.errstate(over="ignore"):
-            want = (x / m if m > 0 else x).astype(np.float32)
-        got = _hot.unit_f32(x, m)
-        assert got.view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    assert x.tolist() == base[::step].tolist()  # the input is not changed
+    if dtype is np.float32:  # the same values as float64: the same bits
+        assert _hot.unit_query(x.astype(np.float64)).tobytes() == got.tobytes()
 
 
-def test_unit_f32_refuses_other_arrays():
-    for bad in (np.ones(3, dtype=np.float32), np.ones((1, 3))):
-        with pytest.raises(ValueError, match="1-D float64"):
-            _hot.unit_f32(bad, 1.0)
+def test_unit_query_zero_overflow_and_refusals():
+    assert _hot.unit_query(np.zeros(3, dtype=np.float32)).tolist() == [0.0, 0.0, 0.0]
+    # squares overflowing double: the norm is inf and the components zeros,
+    # as NumPy's x / np.linalg.norm(x)
+    assert _hot.unit_query(np.array([1e200, -1e200])).tolist() == [0.0, -0.0]
+    assert _hot.unit_query(np.array([3.0, 4.0])).tolist() == [
+        0.6000000238418579,
+        0.800000011920929,
+    ]
+    for bad in (np.array([1.0, np.nan]), np.array([np.inf, 0.0], dtype=np.float32)):
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            _hot.unit_query(bad)
+    for bad in (
+        np.ones(3, dtype=np.float16),
+        np.ones(3, dtype=np.int64),
+        np.ones((1, 3)),
+        np.ones(3, dtype=">f8" if np.little_endian else "<f8"),
+    ):
+        with pytest.raises(ValueError, match="1-D float32 or float64"):
+            _hot.unit_query(bad)
 
 
-def test_query_vector_bits_unchanged():
+def test_query_vector_is_unit_query():
     rng = np.random.default_rng(0)
-    for v in (rng.standard_normal(384).astype(np.float32), rng.standard_normal((1, 17)), [3, 4]):
-        arr = np.asarray(v, dtype=np.float64).reshape(-1)
-        want = (arr / np.linalg.norm(arr)).astype(np.float32)
+    swapped = rng.standard_normal(9).astype(">f4" if np.little_endian else "<f4")
+    for v in (
+        rng.standard_normal(384).astype(np.float32),
+        rng.standard_normal((1, 17)),
+        [3, 4],
+        np.arange(5, dtype=np.int32),
+        swapped,
+    ):
+        flat = np.asarray(v).reshape(-1)
+        want = _unit_reference(flat, np.float64)
         assert retrieve._query_vector(v).view(np.uint32).tolist() == want.view(np.uint32).tolist()
     assert not retrieve._query_vector(np.zeros(4)).any()
-    for bad in ([np.nan, 1.0], np.ones((2, 2)), []):
+    for bad in ([np.nan, 1.0], np.array([1.0, np.inf], dtype=np.float32), np.ones((2, 2)), []):
         with pytest.raises(ValueError, match="query_vector must be one finite vector"):
             retrieve._query_vector(bad)
 

@@ -91,7 +91,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi import _validate as _v
-from rowvoi._hot import dense_hits as _dense_hits_c, unit_f32 as _unit_f32
+from rowvoi._hot import dense_hits as _dense_hits_c, unit_query as _unit_query
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import (
     CorpusEmpty,
@@ -574,7 +574,8 @@ def search(
         Add per-term BM25 contributions to each hit's ``explain``.
     query_vector : array_like, optional
         Use this embedding of the query instead of embedding ``query``
-        (dense and hybrid modes).
+        (dense and hybrid modes); it is scaled to unit length here (the
+        norm summed in float64), so its own scale does not matter.
 
     Returns
     -------
@@ -693,18 +694,24 @@ class _Params(NamedTuple):
 
 def _query_vector(v: Any) -> np.ndarray:
     """A query vector as float32 of unit length (an all-zero one stays
-    zero), normalised in float64 as ``np.linalg.norm`` computes the norm.
+    zero): :func:`rowvoi._hot.unit_query` (the norm summed in float64 in
+    index order; each component divided in float64, rounded once).
     ValueError for anything but one finite vector."""
-    arr = np.asarray(v, dtype=np.float64)
+    arr = v
+    if type(arr) is not np.ndarray or arr.dtype not in _QV_DTYPES:
+        arr = np.asarray(v, dtype=np.float64)
     if arr.ndim == 2 and arr.shape[0] == 1:
         arr = arr[0]
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError("query_vector must be one finite vector, shape (dim,)")
-    n = math.sqrt(arr.dot(arr))  # np.linalg.norm's own arithmetic, without its checks
-    if not math.isfinite(n) and not np.isfinite(arr).all():
-        raise ValueError("query_vector must be one finite vector, shape (dim,)")
-    # (arr / n if n > 0 else arr).astype(np.float32), bit for bit
-    return _unit_f32(arr, n)
+    try:
+        return _unit_query(arr)
+    except ValueError:
+        raise ValueError("query_vector must be one finite vector, shape (dim,)") from None
+
+
+#: dtypes :func:`_query_vector` hands to the compiled normaliser as they are
+_QV_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _allowed(
