@@ -3,7 +3,8 @@
 """Private: the per-query hot path of a corpus search, compiled.
 
 ``unit_query``: the query vector's float32 unit form (norm, finiteness
-check and division in one pass).  ``HitTable`` and ``dense_hits``: a dense search's last step,
+check and division in one pass); ``any_nonzero``: whether it is not all
+zeros.  ``HitTable`` and ``dense_hits``: a dense search's last step,
 done once per query for ``k`` hits -- look up each candidate record id in
 the record table (binary search), keep the best surface per artifact,
 decode the texts, parse the metadata and make the ``SearchHit`` objects
@@ -79,6 +80,26 @@ def unit_query(cnp.ndarray x not None):
         for i in range(d):
             op[i] = <float>_component(xp, step, i, f32)
     return out
+
+
+def any_nonzero(cnp.ndarray x not None):
+    """Whether a component of ``x`` (float32 or float64 in native byte
+    order, 1-D, any stride) is not zero: ``np.count_nonzero(x) > 0`` (NaN
+    counts as nonzero), without NumPy's dispatch -- the dense search asks
+    it of every query vector.  ValueError for another array."""
+    cdef int typ = cnp.PyArray_TYPE(x)
+    if ((typ != cnp.NPY_FLOAT32 and typ != cnp.NPY_FLOAT64) or cnp.PyArray_NDIM(x) != 1
+            or not cnp.PyArray_ISNOTSWAPPED(x)):
+        raise ValueError("any_nonzero: x must be a 1-D float32 or float64 array "
+                         "in native byte order")
+    cdef bint f32 = typ == cnp.NPY_FLOAT32
+    cdef cnp.npy_intp d = cnp.PyArray_DIM(x, 0), i
+    cdef cnp.npy_intp step = cnp.PyArray_STRIDE(x, 0)
+    cdef const char *xp = <const char *>cnp.PyArray_DATA(x)
+    for i in range(d):
+        if _component(xp, step, i, f32) != 0:
+            return True
+    return False
 
 
 cdef enum:

@@ -9,6 +9,7 @@ import numpy as np
 from typing_extensions import disjoint_base
 
 def unit_query(x: np.ndarray) -> np.ndarray: ...
+def any_nonzero(x: np.ndarray) -> bool: ...
 
 @disjoint_base
 class HitTable:

@@ -4,7 +4,8 @@ Python reference: the dense hits built by ``dense_hits`` equal those of
 ``explain``, order, types) on hypothesis-chosen record tables with equal
 scores, several surfaces per artifact, surface metadata, filter fields and
 non-ASCII text; ``unit_query`` equals its definition (a float64 sum of
-squares in index order) bit for bit; bad tables and arrays are refused."""
+squares in index order) bit for bit and ``any_nonzero`` NumPy's
+``count_nonzero``; bad tables and arrays are refused."""
 
 import itertools
 import json
@@ -306,6 +307,27 @@ def test_unit_query_zero_overflow_and_refusals():
     ):
         with pytest.raises(ValueError, match="1-D float32 or float64"):
             _hot.unit_query(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, -0.0, 1e-45, -1.0, math.nan, math.inf]), max_size=12),
+    st.sampled_from([np.float32, np.float64]),
+    st.sampled_from([1, 2]),
+)
+def test_any_nonzero_is_count_nonzero(values, dtype, step):
+    x = np.array(values * step, dtype=dtype)[::step]
+    assert _hot.any_nonzero(x) is bool(np.count_nonzero(x))
+
+
+def test_any_nonzero_refuses_other_arrays():
+    for bad in (
+        np.ones(3, dtype=np.int32),
+        np.ones((1, 3), dtype=np.float32),
+        np.ones(3, ">f4" if np.little_endian else "<f4"),
+    ):
+        with pytest.raises(ValueError, match="1-D float32 or float64"):
+            _hot.any_nonzero(bad)
 
 
 def test_query_vector_is_unit_query():

@@ -91,7 +91,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi import _validate as _v
-from rowvoi._hot import dense_hits as _dense_hits_c, unit_query as _unit_query
+from rowvoi._hot import (
+    any_nonzero as _any_nonzero,
+    dense_hits as _dense_hits_c,
+    unit_query as _unit_query,
+)
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import (
     CorpusEmpty,
@@ -834,7 +838,7 @@ def _search_loaded(
                 f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
                 f"holds {loaded.dense.dim}-dimensional vectors"
             )
-        if np.count_nonzero(qvec):
+        if _any_nonzero(qvec):
             index = loaded.dense
             if isinstance(index, HNSWIndex) and p.vector_index != "flat":
                 # approximate; candidates re-scored exactly (float32 cosines)
@@ -867,7 +871,7 @@ def _search_loaded(
                         # tell them unless the k-th and (k + 1)-th tie (their
                         # order then depends on candidates further down)
                         d_ids, d_sc = index._search_vector(qvec, k + 1, True, threads)
-                        if len(d_ids) == k + 1 and d_sc[k - 1] == d_sc[k]:
+                        if len(d_ids) == k + 1 and d_sc.item(k - 1) == d_sc.item(k):
                             d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
                     else:
                         d_ids, d_sc = index._search_vector(qvec, p.fetch_k, exact, threads)
