@@ -3,7 +3,7 @@
 """Private: the per-query hot path of a corpus search, compiled.
 
 ``unit_query``: the query vector's float32 unit form (norm, finiteness
-check and division in one pass); ``any_nonzero``: whether it is not all
+check and division in one call); ``any_nonzero``: whether it is not all
 zeros.  ``HitTable`` and ``dense_hits``: a dense search's last step,
 done once per query for ``k`` hits -- look up each candidate record id in
 the record table (binary search), keep the best surface per artifact,
@@ -29,6 +29,18 @@ from libc.stdint cimport int32_t, int64_t, uint32_t
 cnp.import_array()
 
 
+cdef bint _vector_is_f32(cnp.ndarray x, str fn) except -1:
+    """True for a float32 ``x``, False for a float64 one; ValueError
+    (naming ``fn``) unless ``x`` is one of them, 1-D, in native byte
+    order."""
+    cdef int typ = cnp.PyArray_TYPE(x)
+    if ((typ != cnp.NPY_FLOAT32 and typ != cnp.NPY_FLOAT64) or cnp.PyArray_NDIM(x) != 1
+            or not cnp.PyArray_ISNOTSWAPPED(x)):
+        raise ValueError(f"{fn}: x must be a 1-D float32 or float64 array "
+                         "in native byte order")
+    return typ == cnp.NPY_FLOAT32
+
+
 cdef inline double _component(const char *xp, cnp.npy_intp step, cnp.npy_intp i,
                               bint f32) noexcept:
     if f32:
@@ -52,12 +64,7 @@ def unit_query(cnp.ndarray x not None):
     for a NaN or infinite component, or for another dtype, byte order or
     number of dimensions.  Returns a new C-contiguous array; ``x`` is not
     changed."""
-    cdef int typ = cnp.PyArray_TYPE(x)
-    if ((typ != cnp.NPY_FLOAT32 and typ != cnp.NPY_FLOAT64) or cnp.PyArray_NDIM(x) != 1
-            or not cnp.PyArray_ISNOTSWAPPED(x)):
-        raise ValueError("unit_query: x must be a 1-D float32 or float64 array "
-                         "in native byte order")
-    cdef bint f32 = typ == cnp.NPY_FLOAT32
+    cdef bint f32 = _vector_is_f32(x, "unit_query")
     cdef cnp.npy_intp d = cnp.PyArray_DIM(x, 0), i
     cdef cnp.npy_intp step = cnp.PyArray_STRIDE(x, 0)
     cdef const char *xp = <const char *>cnp.PyArray_DATA(x)
@@ -87,12 +94,7 @@ def any_nonzero(cnp.ndarray x not None):
     order, 1-D, any stride) is not zero: ``np.count_nonzero(x) > 0`` (NaN
     counts as nonzero), without NumPy's dispatch -- the dense search asks
     it of every query vector.  ValueError for another array."""
-    cdef int typ = cnp.PyArray_TYPE(x)
-    if ((typ != cnp.NPY_FLOAT32 and typ != cnp.NPY_FLOAT64) or cnp.PyArray_NDIM(x) != 1
-            or not cnp.PyArray_ISNOTSWAPPED(x)):
-        raise ValueError("any_nonzero: x must be a 1-D float32 or float64 array "
-                         "in native byte order")
-    cdef bint f32 = typ == cnp.NPY_FLOAT32
+    cdef bint f32 = _vector_is_f32(x, "any_nonzero")
     cdef cnp.npy_intp d = cnp.PyArray_DIM(x, 0), i
     cdef cnp.npy_intp step = cnp.PyArray_STRIDE(x, 0)
     cdef const char *xp = <const char *>cnp.PyArray_DATA(x)
