@@ -483,6 +483,55 @@ RV__T_AVX2 static void tile_q16s_avx2(const int8_t *panel, const int16_t *q, con
     }
     RV__Q16_STORE(out);
 }
+
+/* AVX2 int8 (rv__tile_i8_fn): the integers of rv__tile_i8_portable and
+** tile_i8_vnni -- unsigned query bytes times signed row bytes, summed in
+** int32 -- without VNNI.  Row bytes are sign-extended and query bytes
+** zero-extended to int16, and VPMADDWD adds each pair of products into an
+** int32 lane: a pair is at most 2 * 255 * 128 in magnitude, so nothing
+** saturates (VPMADDUBSW, the byte form, would), and the sums are exact.
+** Two queries per block: each panel line is widened once for both, and
+** their 8 accumulators, the line and the two broadcast quads fit the 16
+** registers. */
+#  define RV__QB_I8_AVX2 2
+/* The 4 query bytes at q, zero-extended to int16, in every 64-bit lane. */
+#  define RV__I8_QUAD(q)                                                                           \
+      _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(rv__quad_bytes(q))))
+/* The 4 bytes at q as one int (for MOVD). */
+static inline int rv__quad_bytes(const uint8_t *q) {
+    int32_t w;
+    memcpy(&w, q, 4);
+    return w;
+}
+RV__T_AVX2 static void rv__i8_store(__m256i a0, __m256i a1, __m256i a2, __m256i a3, int32_t *out) {
+    RV__Q16_STORE(out);
+}
+RV__T_AVX2 static void tile_i8_avx2(const int8_t *panel, size_t dim4, const uint8_t *qpack,
+                                    int32_t *out) {
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (size_t j = 0; j < dim4 / 4; j++) {
+        const int8_t *p = panel + j * 64;
+        const uint8_t *q = qpack + j * RV__QB_I8_AVX2 * 4;
+        __m256i qa = RV__I8_QUAD(q), qb = RV__I8_QUAD(q + 4), x;
+        x = RV__Q16_LOAD(p);
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x, qa));
+        b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(x, qb));
+        x = RV__Q16_LOAD(p + 16);
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x, qa));
+        b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(x, qb));
+        x = RV__Q16_LOAD(p + 32);
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x, qa));
+        b2 = _mm256_add_epi32(b2, _mm256_madd_epi16(x, qb));
+        x = RV__Q16_LOAD(p + 48);
+        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x, qa));
+        b3 = _mm256_add_epi32(b3, _mm256_madd_epi16(x, qb));
+    }
+    rv__i8_store(a0, a1, a2, a3, out);
+    rv__i8_store(b0, b1, b2, b3, out + RV__PANEL);
+}
+#  undef RV__I8_QUAD
+
 #  undef RV__Q16_STEP4
 #  undef RV__Q16_SUM4
 #  undef RV__Q16_STORE
@@ -583,6 +632,8 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
         k->q16 = tile_q16_avx2;
         k->q16s = tile_q16s_avx2;
         k->bounds = screen_bounds_avx2;
+        k->i8 = tile_i8_avx2;
+        k->qb_i8 = RV__QB_I8_AVX2;
         k->name = "avx2";
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {

@@ -368,6 +368,50 @@ static void test_exact_compact_scores_equal_rescore(void) {
     free(q);
 }
 
+/* The int8 kernel (unsigned query bytes x signed row bytes, summed in
+** int32) gives the exact integer sums for every query of its block,
+** dispatched and portable alike, at the extremes of both byte ranges too. */
+static void test_i8_kernels_exact(void) {
+    rv_rng rng;
+    rv_rng_seed(&rng, 67);
+    size_t dims[] = {4, 8, 12, 36, 384, 1024, 4096};
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+        size_t d4 = dims[di];
+        int8_t *panel = (int8_t *)malloc(d4 * 16);
+        for (int trial = 0; trial < 4; trial++) {
+            for (size_t i = 0; i < d4 * 16; i++)
+                panel[i] = trial == 0   ? -128
+                           : trial == 1 ? 127
+                                        : (int8_t)((int)rv_rng_below(&rng, 256) - 128);
+            for (int set = 0; set < 2; set++) {
+                rv__flat_kernels k;
+                kernel_set(set, &k);
+                unsigned qb = k.qb_i8;
+                uint8_t *qpack = (uint8_t *)malloc(d4 * qb);
+                for (size_t i = 0; i < d4 * qb; i++)
+                    qpack[i] = trial < 2 ? 255 : (uint8_t)rv_rng_below(&rng, 256);
+                int32_t *got = (int32_t *)malloc(qb * 16 * sizeof *got);
+                k.i8(panel, d4, qpack, got);
+                for (unsigned i = 0; i < qb; i++)
+                    for (int l = 0; l < 16; l++) {
+                        int64_t want = 0;
+                        for (size_t j = 0; j < d4; j++)
+                            want += (int64_t)qpack[((j / 4) * qb + i) * 4 + j % 4] *
+                                    panel[(j / 4) * 64 + (size_t)l * 4 + j % 4];
+                        if ((int64_t)got[i * 16 + l] != want)
+                            FAILF(
+                                "set %d (%s), dim4 %zu, trial %d, query %u, lane %d: %lld != %lld",
+                                set, k.name, d4, trial, i, l, (long long)got[i * 16 + l],
+                                (long long)want);
+                    }
+                free(got);
+                free(qpack);
+            }
+        }
+        free(panel);
+    }
+}
+
 /* The screen kernel (int16 query codes x int8 panel codes, summed in
 ** int32) gives the exact integer sums, dispatched and portable alike, at
 ** the largest query codes the search uses for each dimension; the sparse
@@ -1230,6 +1274,7 @@ int main(void) {
     RUN_TEST(test_half_conversion);
     RUN_TEST(test_dots_match_dot);
     RUN_TEST(test_exact_compact_scores_equal_rescore);
+    RUN_TEST(test_i8_kernels_exact);
     RUN_TEST(test_q16_kernels_exact);
     RUN_TEST(test_dotsg_match_dot);
     RUN_TEST(test_screen_equals_brute_force);
