@@ -180,3 +180,17 @@ def command(script: str, argv: Sequence[str]) -> str:
             val = str(p.relative_to(root)) if p.is_relative_to(root) else "<path>"
         out.append(f"{key}{eq}{val}")
     return " ".join(out)
+
+
+def vector_extensions() -> str:
+    """The CPU's vector extensions that pick rowvoi's kernels (the int8
+    scan's and onnxruntime's int8 matrix products among them), for a
+    results file's machine line: e.g. ``"avx2"`` or ``"avx2, avx512f,
+    avx512_vnni"``. Read from /proc/cpuinfo; ``"unknown"`` elsewhere."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(line for line in f if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return "unknown"
+    have = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni") if f in flags]
+    return ", ".join(have) or "no avx2"

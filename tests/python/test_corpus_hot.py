@@ -85,7 +85,7 @@ def _fields(hits):
     st.booleans(),
     st.booleans(),
     st.sampled_from([None, "cran"]),
-    st.sampled_from(["flat", "flat-int8", "hnsw"]),
+    st.sampled_from(["flat", "hnsw"]),
     st.integers(0, 2**32 - 1),
 )
 def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, answered, seed):

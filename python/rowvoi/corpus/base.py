@@ -489,8 +489,8 @@ class SearchHit:
         The corpus's int64 record id (``None`` for a hand-built hit).
     explain : dict or None
         How the score came about: ``mode``, ``answered_by`` (the indexes
-        that returned this record: ``"bm25"``, ``"flat"``, ``"flat-int8"``
-        (int8 scan, exact re-scoring), ``"hnsw"``),
+        that returned this record: ``"bm25"``, ``"flat"`` (exact),
+        ``"hnsw"``),
         ``dense`` (``{"rank", "cosine"}``) and ``lexical`` (``{"rank",
         "bm25"}``, plus ``"terms"`` -- each query term's contribution --
         when the search was asked to ``explain``), ``fusion`` and

@@ -4,10 +4,10 @@
 :data:`MODES`:
 
 ``"dense"`` (default)
-    cosine similarity of the query's embedding: exact flat index (scanned
-    in int8 with exact float32 re-scoring from :data:`INT8_SCAN_MIN`
-    vectors), or the HNSW graph when the corpus has one and ``index``
-    allows it;
+    cosine similarity of the query's embedding: exact flat index (its int8
+    copy screens every vector with proven error bounds, float32 scores
+    decide: the results of a float32 scan, bit for bit), or the HNSW graph
+    when the corpus has one and ``index`` allows it;
 ``"lexical"``
     Okapi BM25 (Lucene variant, k1 = 1.2, b = 0.75) over the analysed text;
     never loads the embedding model;
@@ -131,7 +131,6 @@ __all__ = [
     "DFLT_BLEND_ALPHA",
     "DFLT_BM25_SAT_K",
     "MAX_FETCH_K",
-    "INT8_SCAN_MIN",
 ]
 
 #: Ranking modes of :func:`search`.
@@ -147,14 +146,6 @@ DFLT_BLEND_ALPHA = 0.5
 #: BM25 saturation of the blend fusion: ``bm25 / (bm25 + k)`` lies in [0, 1)
 #: without per-query normalisation, so absolute magnitudes survive.
 DFLT_BM25_SAT_K = 8.0
-#: With ``index="auto"`` and no HNSW graph, a flat index of at least this
-#: many vectors is scanned in its int8 copy and the best ``8 * fetch_k``
-#: candidates re-scored exactly in float32 (about 4x less memory read per
-#: query; recall@10 = 1.0 measured on 100k and 1M 384-d vectors in
-#: bench/results/retrieval.md); smaller ones, and ``index="flat"``, are
-#: searched exactly (the int8 copy screens with proven error bounds, float32
-#: scores decide: the results of a float32 scan, bit for bit).
-INT8_SCAN_MIN = 20_000
 #: One query scans a flat index of fewer vectors on one thread: below this
 #: size a second thread costs more than it saves (one 100k x 384 int8 scan:
 #: 3 ms on one thread, 8 ms on two, on the shared 2-core machine).
@@ -571,9 +562,9 @@ def search(
         Candidates per index (see the module notes); >= ``k``.
     index : {"auto", "flat", "hnsw"}
         The vector index: the HNSW graph when the corpus has one, else the
-        flat index (int8 scan and float32 re-scoring from
-        :data:`INT8_SCAN_MIN` vectors) (``"auto"``); exact float32 search
-        (``"flat"``); the HNSW graph (``"hnsw"``, an error without one).
+        flat index (``"auto"``); the flat index, exact (``"flat"``: the
+        results of a float32 scan, bit for bit, read mostly from its int8
+        copy); the HNSW graph (``"hnsw"``, an error without one).
     explain : bool
         Add per-term BM25 contributions to each hit's ``explain``.
     query_vector : array_like, optional
@@ -845,12 +836,13 @@ def _search_loaded(
                 answered_dense = "hnsw"
                 d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
             else:
+                # exact, whatever the size: the screen reads the same int8
+                # copy as an approximate int8 scan would, and in float32 only
+                # the rows its bounds cannot rule out (the approximate scan
+                # re-scores 8 * fetch_k); faster at every size and on every
+                # data set measured (bench/results/flat_int8_paths.md)
                 index = loaded.flat  # (an HNSW graph's exact twin)
-                size = loaded.dense_size
-                exact = p.vector_index == "flat" or size < INT8_SCAN_MIN
-                if not exact:
-                    answered_dense = "flat-int8"
-                threads = 1 if size < PARALLEL_SCAN_MIN else 0
+                threads = 1 if loaded.dense_size < PARALLEL_SCAN_MIN else 0
                 if (
                     allowed is None
                     and qvec.dtype == np.float32
@@ -860,8 +852,7 @@ def _search_loaded(
                     # (a checked query vector: search()'s argument checks skipped)
                     k = p.k
                     if (
-                        exact
-                        and p.mode == "dense"
+                        p.mode == "dense"
                         and k < p.fetch_k
                         and not p.weights
                         and (table.one_per_artifact or not p.per_artifact)
@@ -874,10 +865,10 @@ def _search_loaded(
                         if len(d_ids) == k + 1 and d_sc.item(k - 1) == d_sc.item(k):
                             d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
                     else:
-                        d_ids, d_sc = index._search_vector(qvec, p.fetch_k, exact, threads)
+                        d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
                 else:
                     d_ids, d_sc = index.search(
-                        qvec, p.fetch_k, filter=allowed, exact=exact, n_threads=threads
+                        qvec, p.fetch_k, filter=allowed, exact=True, n_threads=threads
                     )
     if p.mode == "dense" and not p.weights and table.has_text:
         return _dense_hits(c, table, d_ids, d_sc, answered_dense, p)

@@ -1,0 +1,204 @@
+"""One query at a time against an int8 flat index: the exact screen beside
+the approximate int8 scan, as the corpus's dense search would call them.
+
+    python bench/flat_int8_paths.py [--sizes 20000,100000,1000000] [--queries 40]
+        [--data clustered,mixture,random] [--markdown PATH]
+
+A corpus's flat index stores int8 codes beside the float32 rows
+(``storage="int8"``), and a dense query reaches it as one vector
+(``FlatIndex._search_vector``, the corpus's hot path). Two searches can
+answer it:
+
+``exact``
+    the int8 copy screens every row with proven error bounds and the float32
+    rows score whatever the bounds cannot rule out: the results of a float32
+    scan, bit for bit (``exact=True``);
+``int8 x8``
+    the int8 scan keeps the best ``8 * k`` rows by their int8 scores, which
+    are then re-scored in float32 (``exact=False``, the default rescore
+    factor): approximate, since a true top-k row can miss the pool.
+
+Per data set and size, the two are timed query by query in alternation
+(which goes first alternates too), ``k = 50`` (the corpus's ``fetch_k`` for
+``k = 10``), with the corpus's thread rule (one thread below
+``PARALLEL_SCAN_MIN`` vectors, all cores from there). Reported: p50 and p95
+per path, the ratio of the approximate path's p50 to the exact one's, and
+the approximate path's recall@10 and recall@50 against the exact results.
+The CPU's vector extensions are printed, since the int8 scan's kernel
+depends on them (AVX-512 VNNI, AVX2, or portable code).
+
+Data (384-d, unit rows; queries drawn like the rows): ``clustered`` --
+1,000 tight clusters (typical distance 0.1 from a random unit centre);
+``mixture`` -- 50 broad clusters (noise 0.7 per component around the centre),
+which is closer to sentence embeddings' spread of cosines; ``random`` --
+i.i.d. Gaussian, where every cosine is near 0 and no bound can rule much out;
+``minilm`` -- sentence embeddings: every sentence of six words or more of
+the Cranfield abstracts embedded once with rowvoi's MiniLM (cached in
+``bench/.cache``), a row is the normalised sum of two sentences drawn at
+random (documents of two sentences, as ``bench/corpus.py``'s scale corpus
+has them; the sum stands in for embedding the pair, which would take an hour
+at a million rows), the queries are the 225 Cranfield queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _timing import command, vector_extensions  # noqa: E402
+
+DIM = 384
+K = 50
+
+
+def minilm_parts() -> tuple[np.ndarray, np.ndarray]:
+    """(sentence vectors, query vectors), MiniLM, cached."""
+    import re
+
+    import corpus as cb
+
+    docs, _, queries, _ = cb.cranfield()
+    sentences = sorted(
+        {
+            s.strip()
+            for t in docs.values()
+            for s in re.split(r"(?<=[.])\s+", t)
+            if len(s.split()) >= 6
+        }
+    )
+    path = os.path.join(cb.CACHE, f"cranfield_sentences_minilm_{len(sentences)}.npz")
+    if os.path.exists(path):
+        data = np.load(path)
+        return data["sentences"], data["queries"]
+    from rowvoi.embed import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    sv = np.asarray(emb.embed(sentences), dtype=np.float32)
+    qv = np.asarray(emb.embed(queries), dtype=np.float32)
+    os.makedirs(cb.CACHE, exist_ok=True)
+    np.savez(path, sentences=sv, queries=qv)
+    return sv, qv
+
+
+def make(kind: str, n: int, nq: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if kind == "minilm":
+        sv, qv = minilm_parts()
+        x = np.zeros((n, DIM), dtype=np.float32)
+        for lo in range(0, n, 100_000):  # (in slices: no n x 2 x 384 temporary)
+            pick = rng.integers(0, len(sv), size=(min(n, lo + 100_000) - lo, 2))
+            x[lo : lo + len(pick)] = sv[pick[:, 0]] + sv[pick[:, 1]]
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        q = qv[rng.permutation(len(qv))[:nq]]
+        return x, np.ascontiguousarray(q / np.linalg.norm(q, axis=1, keepdims=True))
+    if kind == "random":
+        x = rng.standard_normal((n + nq, DIM), dtype=np.float32)
+    elif kind == "clustered":
+        c = rng.standard_normal((1000, DIM), dtype=np.float32)
+        c /= np.linalg.norm(c, axis=1, keepdims=True)
+        x = c[rng.integers(0, 1000, n + nq)]
+        x += rng.standard_normal(x.shape, dtype=np.float32) * np.float32(0.1 / np.sqrt(DIM))
+    elif kind == "mixture":
+        c = rng.standard_normal((50, DIM), dtype=np.float32)
+        x = c[rng.integers(0, 50, n + nq)]
+        x += rng.standard_normal(x.shape, dtype=np.float32) * np.float32(0.7)
+    else:
+        raise SystemExit(f"unknown data {kind!r}")
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return np.ascontiguousarray(x[:n]), np.ascontiguousarray(x[n:])
+
+
+def run(kind: str, n: int, nq: int) -> dict:
+    from rowvoi.corpus.retrieve import PARALLEL_SCAN_MIN
+    from rowvoi.dense import FlatIndex
+
+    x, qs = make(kind, n, nq, seed=n)
+    ix = FlatIndex(DIM, metric="ip", storage="int8")
+    ix.add(x)
+    del x
+    threads = 1 if n < PARALLEL_SCAN_MIN else 0
+    for q in qs[:3]:  # warm-up
+        ix._search_vector(q, K, True, threads)
+        ix._search_vector(q, K, False, threads)
+    lat = {True: [], False: []}
+    rec10, rec50 = [], []
+    for i, q in enumerate(qs):
+        got = {}
+        for exact in (True, False) if i % 2 == 0 else (False, True):
+            t = time.perf_counter()
+            ids, _ = ix._search_vector(q, K, exact, threads)
+            lat[exact].append(time.perf_counter() - t)
+            got[exact] = ids
+        rec10.append(len(set(got[True][:10].tolist()) & set(got[False][:10].tolist())) / 10)
+        rec50.append(len(set(got[True].tolist()) & set(got[False].tolist())) / K)
+    ms = {e: np.array(v) * 1e3 for e, v in lat.items()}
+    return {
+        "data": kind,
+        "n": n,
+        "threads": threads or "all",
+        "exact_p50": float(np.median(ms[True])),
+        "exact_p95": float(np.percentile(ms[True], 95)),
+        "int8_p50": float(np.median(ms[False])),
+        "int8_p95": float(np.percentile(ms[False], 95)),
+        "ratio": float(np.median(ms[False]) / np.median(ms[True])),
+        "recall10": float(np.mean(rec10)),
+        "recall50": float(np.mean(rec50)),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="20000,100000,1000000")
+    ap.add_argument("--queries", type=int, default=40)
+    ap.add_argument("--data", default="minilm,clustered,mixture,random")
+    ap.add_argument("--markdown", help="write the table here too")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    load0 = os.getloadavg()[0]
+    rows = []
+    for kind in args.data.split(","):
+        for n in sizes:
+            r = run(kind, n, args.queries)
+            rows.append(r)
+            print(
+                f"{kind} {n}: exact {r['exact_p50']:.2f} ms, int8 x8 {r['int8_p50']:.2f} ms",
+                file=sys.stderr,
+            )
+    import rowvoi
+
+    md = [
+        "### One query at a time on an int8 flat index: exact screen vs int8 x8 scan",
+        "",
+        f"Command: `{command('bench/flat_int8_paths.py', sys.argv[1:])}`  ",
+        f"rowvoi {rowvoi.__version__}, Python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores (vector extensions: {vector_extensions()}); load average "
+        f"{load0:.2f} at start, {os.getloadavg()[0]:.2f} at end.",
+        "",
+        f"{args.queries} queries per row, k = {K}, the two paths alternating query by query.",
+        "",
+        "| data | vectors | threads | exact p50 ms | exact p95 ms | int8 x8 p50 ms "
+        "| int8 x8 p95 ms | int8 x8 / exact (p50) | int8 x8 recall@10 | recall@50 |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        md.append(
+            f"| {r['data']} | {r['n']:,} | {r['threads']} | {r['exact_p50']:.2f} "
+            f"| {r['exact_p95']:.2f} | {r['int8_p50']:.2f} | {r['int8_p95']:.2f} "
+            f"| {r['ratio']:.2f}x | {r['recall10']:.3f} | {r['recall50']:.3f} |"
+        )
+    text = "\n".join(md) + "\n"
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
