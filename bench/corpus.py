@@ -59,7 +59,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _timing import median, spread  # noqa: E402
+from _timing import median, spread, vector_extensions  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 DATA = os.path.join(ROOT, "tests", "data", "cranfield")
@@ -488,7 +488,7 @@ def main() -> None:
         ),
         "rowvoi": rowvoi.__version__,
         "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared; {vector_extensions()})",
         "load_average_start": os.getloadavg()[0],
         "date": time.strftime("%Y-%m-%d %H:%M"),
     }
@@ -585,7 +585,7 @@ def main() -> None:
                 "",
                 f"Hybrid (RRF) query latency, query embedding included: p50 "
                 f"{m['hybrid_p50_ms']:.2f} ms, p95 {m['hybrid_p95_ms']:.2f} ms with the flat "
-                f"index (int8 scan, exact re-scoring); {m['hnsw_hybrid_p50_ms']:.2f} ms, p95 "
+                f"index (exact: int8 screen, float32 scores); {m['hnsw_hybrid_p50_ms']:.2f} ms, p95 "
                 f"{m['hnsw_hybrid_p95_ms']:.2f} ms with the HNSW graph (goal p50 under "
                 f"15 ms); MiniLM query embedding alone p50 {m['query_embed_p50_ms']:.2f} / "
                 f"{m['hnsw_query_embed_p50_ms']:.2f} ms in the same runs. Build "

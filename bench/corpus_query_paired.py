@@ -55,7 +55,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import corpus as cb  # noqa: E402
-from _timing import command, spread  # noqa: E402
+from _timing import command, spread, vector_extensions  # noqa: E402
 
 SIDES = ("ours", "ir")
 NAMES = {"ours": "rowvoi", "ir": "ir 0.1.61"}
@@ -376,7 +376,7 @@ def main() -> None:
         "command": command("bench/corpus_query_paired.py", argv),
         "rowvoi": rowvoi.__version__,
         "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared)",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared; {vector_extensions()})",
         "load_average_start": os.getloadavg(),
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "passes": args.passes,
