@@ -2,7 +2,8 @@
 the approximate int8 scan, as the corpus's dense search would call them.
 
     python bench/flat_int8_paths.py [--sizes 20000,100000,1000000] [--queries 40]
-        [--data clustered,mixture,random] [--markdown PATH]
+        [--data minilm,clustered,mixture,random] [--markdown PATH]
+    python bench/flat_int8_paths.py --threads [--sizes 50000,100000,200000] [--markdown PATH]
 
 A corpus's flat index stores int8 codes beside the float32 rows
 (``storage="int8"``), and a dense query reaches it as one vector
@@ -38,6 +39,13 @@ the Cranfield abstracts embedded once with rowvoi's MiniLM (cached in
 random (documents of two sentences, as ``bench/corpus.py``'s scale corpus
 has them; the sum stands in for embedding the pair, which would take an hour
 at a million rows), the queries are the 225 Cranfield queries.
+
+``--threads`` times the exact screen instead on one thread against all
+cores (``n_threads`` 1 and 0), ``minilm`` data, 3 x 60 queries in
+alternation, first on an idle machine and then with a busy process (a
+Python loop) holding a core: what the corpus's ``PARALLEL_SCAN_MIN`` rule
+weighs (a second thread helps when the core is free and must cost little
+when it is not).
 """
 
 from __future__ import annotations
@@ -153,15 +161,84 @@ def run(kind: str, n: int, nq: int) -> dict:
     }
 
 
+def threads_rows(sizes: list[int]) -> list[str]:
+    """The ``--threads`` table's rows."""
+    import subprocess
+
+    from rowvoi.dense import FlatIndex
+
+    rows = []
+    for n in sizes:
+        x, qs = make("minilm", n, 60, seed=n)
+        ix = FlatIndex(DIM, metric="ip", storage="int8")
+        ix.add(x)
+        del x
+        for busy in (False, True):
+            hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+            try:
+                time.sleep(0.3)
+                lat: dict[int, list[float]] = {1: [], 0: []}
+                for r in range(3):
+                    for i, q in enumerate(qs):
+                        for th in (1, 0) if (i + r) % 2 else (0, 1):
+                            t = time.perf_counter()
+                            ix._search_vector(q, K, True, th)
+                            lat[th].append(time.perf_counter() - t)
+            finally:
+                if hog is not None:
+                    hog.kill()
+                    hog.wait()
+            one, alls = np.array(lat[1]) * 1e3, np.array(lat[0]) * 1e3
+            rows.append(
+                f"| {n:,} | {'a busy process on one core' if busy else 'idle'} "
+                f"| {np.median(one):.2f} | {np.percentile(one, 95):.2f} "
+                f"| {np.median(alls):.2f} | {np.percentile(alls, 95):.2f} "
+                f"| {np.median(one) / np.median(alls):.2f}x |"
+            )
+            print(rows[-1], file=sys.stderr)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="20000,100000,1000000")
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--data", default="minilm,clustered,mixture,random")
+    ap.add_argument("--threads", action="store_true", help="one thread against all cores")
     ap.add_argument("--markdown", help="write the table here too")
     args = ap.parse_args()
+    if args.threads and args.sizes == ap.get_default("sizes"):
+        args.sizes = "50000,100000,200000"
     sizes = [int(s) for s in args.sizes.split(",")]
     load0 = os.getloadavg()[0]
+    import rowvoi
+
+    head = [
+        f"Command: `{command('bench/flat_int8_paths.py', sys.argv[1:])}`  ",
+        f"rowvoi {rowvoi.__version__}, Python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores (vector extensions: {vector_extensions()}); load average "
+        f"{load0:.2f} at start.",
+        "",
+    ]
+    if args.threads:
+        body = threads_rows(sizes)
+        md = [
+            "### The exact screen on one thread and on all cores (MiniLM-like rows, k = 50)",
+            "",
+            *head,
+            "3 x 60 queries per row, the two settings alternating query by query.",
+            "",
+            "| vectors | other load | 1 thread p50 ms | p95 ms | all cores p50 ms | p95 ms "
+            "| 1 thread / all (p50) |",
+            "|---:|---|---:|---:|---:|---:|---:|",
+            *body,
+        ]
+        text = "\n".join(md) + "\n"
+        print(text)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(text)
+        return
     rows = []
     for kind in args.data.split(","):
         for n in sizes:
@@ -171,16 +248,10 @@ def main() -> None:
                 f"{kind} {n}: exact {r['exact_p50']:.2f} ms, int8 x8 {r['int8_p50']:.2f} ms",
                 file=sys.stderr,
             )
-    import rowvoi
-
     md = [
         "### One query at a time on an int8 flat index: exact screen vs int8 x8 scan",
         "",
-        f"Command: `{command('bench/flat_int8_paths.py', sys.argv[1:])}`  ",
-        f"rowvoi {rowvoi.__version__}, Python {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} cores (vector extensions: {vector_extensions()}); load average "
-        f"{load0:.2f} at start, {os.getloadavg()[0]:.2f} at end.",
-        "",
+        *head,
         f"{args.queries} queries per row, k = {K}, the two paths alternating query by query.",
         "",
         "| data | vectors | threads | exact p50 ms | exact p95 ms | int8 x8 p50 ms "

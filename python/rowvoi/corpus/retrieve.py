@@ -146,10 +146,13 @@ DFLT_BLEND_ALPHA = 0.5
 #: BM25 saturation of the blend fusion: ``bm25 / (bm25 + k)`` lies in [0, 1)
 #: without per-query normalisation, so absolute magnitudes survive.
 DFLT_BM25_SAT_K = 8.0
-#: One query scans a flat index of fewer vectors on one thread: below this
-#: size a second thread costs more than it saves (one 100k x 384 int8 scan:
-#: 3 ms on one thread, 8 ms on two, on the shared 2-core machine).
-PARALLEL_SCAN_MIN = 200_000
+#: One query scans a flat index of fewer vectors on one thread, and a
+#: larger one on all cores (the engine's work rule may still use fewer).
+#: The exact screen of 100k 384-d vectors on a 2-core machine: 1.5x faster
+#: on two threads when the second core is free, within 2 % when another
+#: process holds it (bench/results/flat_int8_paths.md); at 50k the gain is
+#: as large but the second thread costs 5-10 % under that load.
+PARALLEL_SCAN_MIN = 100_000
 #: Largest ``fetch_k`` accepted.
 MAX_FETCH_K = 100_000
 #: Categorical filter fields with at most this many distinct values get
