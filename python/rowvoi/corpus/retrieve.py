@@ -565,9 +565,10 @@ def search(
         Candidates per index (see the module notes); >= ``k``.
     index : {"auto", "flat", "hnsw"}
         The vector index: the HNSW graph when the corpus has one, else the
-        flat index (``"auto"``); the flat index, exact (``"flat"``: the
-        results of a float32 scan, bit for bit, read mostly from its int8
-        copy); the HNSW graph (``"hnsw"``, an error without one).
+        flat index (``"auto"``); the flat index (``"flat"``); the HNSW
+        graph (``"hnsw"``, an error without one). A flat search is exact:
+        the results of a float32 scan, bit for bit, read mostly from the
+        index's int8 copy.
     explain : bool
         Add per-term BM25 contributions to each hit's ``explain``.
     query_vector : array_like, optional
