@@ -389,19 +389,23 @@ def scale_hashing(n_docs, scratch):
     return out
 
 
-def scale_minilm(n_docs, scratch):
-    """Hybrid latency at n_docs short documents embedded with MiniLM."""
-    import re
-
-    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
-
-    docs, _, queries, _ = cranfield()
-    sentences = [
+def cranfield_sentences(docs: dict) -> list[str]:
+    """Every sentence of six words or more of the Cranfield texts, in
+    document order (repeats kept)."""
+    return [
         s.strip()
         for t in docs.values()
         for s in re.split(r"(?<=[.])\s+", t)
         if len(s.split()) >= 6
     ]
+
+
+def scale_minilm(n_docs, scratch):
+    """Hybrid latency at n_docs short documents embedded with MiniLM."""
+    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
+
+    docs, _, queries, _ = cranfield()
+    sentences = cranfield_sentences(docs)
     rng = np.random.default_rng(3)
     picks = rng.integers(0, len(sentences), size=(n_docs, 2))
     mapping = {

@@ -68,19 +68,10 @@ K = 50
 
 def minilm_parts() -> tuple[np.ndarray, np.ndarray]:
     """(sentence vectors, query vectors), MiniLM, cached."""
-    import re
-
     import corpus as cb
 
     docs, _, queries, _ = cb.cranfield()
-    sentences = sorted(
-        {
-            s.strip()
-            for t in docs.values()
-            for s in re.split(r"(?<=[.])\s+", t)
-            if len(s.split()) >= 6
-        }
-    )
+    sentences = sorted(set(cb.cranfield_sentences(docs)))
     path = os.path.join(cb.CACHE, f"cranfield_sentences_minilm_{len(sentences)}.npz")
     if os.path.exists(path):
         data = np.load(path)
