@@ -45,3 +45,10 @@ cdef inline const void *idset_pointer(object capsule) except? NULL:
     if capsule is None:
         return NULL
     return _rv_capsule_pointer(capsule, b"rowvoi.rv_idset")
+
+
+cdef inline const void *flat_pointer(object capsule) except NULL:
+    """The rv_flat behind a capsule from rowvoi._flat (FlatHandle.capsule).
+    The capsule keeps its index alive; hold it for the duration of the
+    call.  ValueError (PyCapsule's) for another object."""
+    return _rv_capsule_pointer(capsule, b"rowvoi.rv_flat")

@@ -8,6 +8,8 @@ import os
 import numpy as np
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AsString, PyBytes_FromStringAndSize
+from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_New, PyCapsule_SetContext
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport int64_t, uint32_t
 
 from rowvoi cimport *
@@ -22,6 +24,12 @@ STORAGE_NAMES = {v: k for k, v in STORAGES.items()}
 MAX_DIM = RV_FLAT_MAX_DIM
 MAX_ID = RV_FLAT_MAX_ID
 FORMAT_VERSION = RV_FLAT_FORMAT_VERSION
+
+
+cdef void _release(object capsule) noexcept:
+    cdef void *owner = PyCapsule_GetContext(capsule)
+    if owner != NULL:
+        Py_DECREF(<object>owner)
 
 
 cdef class FlatHandle:
@@ -186,6 +194,17 @@ cdef class FlatHandle:
             st = rv_flat_search(self.p, &prm, nq, qp, &ids[0, 0], &scores[0, 0], &found)
         check(st)
         return ids[:nq], scores[:nq], found
+
+    def capsule(self):
+        """A capsule of the rv_flat pointer, named "rowvoi.rv_flat", that
+        keeps this object alive (rowvoi._hot.dense_search searches through
+        it).  Only for an index no writer will change again (a frozen
+        rowvoi.dense.FlatIndex): a search through the capsule takes no
+        lock."""
+        cap = PyCapsule_New(<void *>self.p, b"rowvoi.rv_flat", _release)
+        Py_INCREF(self)
+        PyCapsule_SetContext(cap, <void *>self)
+        return cap
 
     def search1(self, cnp.ndarray query not None, size_t k, uint32_t n_threads, bint exact):
         """One query (C-contiguous float32, shape (dim,)), unfiltered, the

@@ -12,8 +12,11 @@ with their ``explain`` -- in one pass, without a Python-level call per
 hit.  The reference, and the meaning of every field, is
 ``rowvoi.corpus.retrieve._dense_hits_reference``; validation, the result
 order of equal scores and errors stay in Python
-(``rowvoi.corpus.retrieve._dense_hits``).  No engine call: types in, hits
-out.  Everything here reads objects that never change once built, so any
+(``rowvoi.corpus.retrieve._dense_hits``).  ``dense_search``: the three
+steps of an unfiltered dense search -- ``unit_query``, the flat index's
+exact search (the one engine call here), ``dense_hits`` -- in one call,
+handing the cases it does not decide back to the Python path.
+Everything here reads objects that never change once built, so any
 number of threads may call it at once.
 """
 
@@ -25,6 +28,10 @@ from cpython.object cimport PyObject_GenericSetAttr
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.math cimport isfinite, sqrt
 from libc.stdint cimport int32_t, int64_t, uint32_t
+
+from rowvoi cimport (rv_flat, rv_flat_dim, rv_flat_search, rv_flat_search_params,
+                     rv_flat_search_params_init, rv_flat_size, rv_progress_fn, rv_status)
+from _check cimport check, flat_pointer, progress_check_signals
 
 cnp.import_array()
 
@@ -255,19 +262,28 @@ def dense_hits(HitTable t not None, cnp.ndarray ids not None, cnp.ndarray scores
         raise ValueError(f"dense_hits: k={k}, must be >= 1")
     if n == 0:
         return []
-    cdef const int64_t *ip = <const int64_t *>cnp.PyArray_DATA(ids)
-    cdef const char *sp = <const char *>cnp.PyArray_DATA(scores)
     cdef const int64_t *pp = NULL
+    if pos is not None:
+        if (cnp.PyArray_TYPE(pos) != cnp.NPY_INT64 or cnp.PyArray_NDIM(pos) != 1
+                or cnp.PyArray_DIM(pos, 0) != n or not cnp.PyArray_IS_C_CONTIGUOUS(pos)):
+            raise ValueError("dense_hits: pos must be int64, 1-D, C-contiguous, one per id")
+        pp = <const int64_t *>cnp.PyArray_DATA(pos)
+    return _hits(t, <const int64_t *>cnp.PyArray_DATA(ids),
+                 <const char *>cnp.PyArray_DATA(scores), styp, n, pp, k, collapse, source,
+                 answered, mode)
+
+
+cdef object _hits(HitTable t, const int64_t *ip, const char *sp, int styp, Py_ssize_t n,
+                  const int64_t *pp, Py_ssize_t k, bint collapse, source, str answered,
+                  str mode):
+    """dense_hits on ``n >= 1`` candidates given as pointers (``pp`` NULL:
+    no positions, so None when a score is not strictly below the one
+    before it or an id is not in ``t``)."""
     cdef Py_ssize_t i, j, m = k if k < n else n, kept
-    if pos is None:
+    if pp == NULL:
         for i in range(1, n):
             if not _score(sp, styp, i - 1) > _score(sp, styp, i):
                 return None
-    elif (cnp.PyArray_TYPE(pos) != cnp.NPY_INT64 or cnp.PyArray_NDIM(pos) != 1
-            or cnp.PyArray_DIM(pos, 0) != n or not cnp.PyArray_IS_C_CONTIGUOUS(pos)):
-        raise ValueError("dense_hits: pos must be int64, 1-D, C-contiguous, one per id")
-    else:
-        pp = <const int64_t *>cnp.PyArray_DATA(pos)
     # every candidate's position; then the positions of those that make the
     # hits and their indexes among the candidates (ranks - 1)
     cdef Py_ssize_t *every = <Py_ssize_t *>PyMem_Malloc((n + 2 * m) * sizeof(Py_ssize_t))
@@ -294,6 +310,96 @@ def dense_hits(HitTable t not None, cnp.ndarray ids not None, cnp.ndarray scores
         return _build(t, ip, sp, styp, at, rank, kept, source, answered, mode)
     finally:
         PyMem_Free(every)
+
+
+def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_ssize_t k,
+                 Py_ssize_t fetch_k, bint collapse, bint kplus1, uint32_t n_threads, source,
+                 str answered not None, str mode not None):
+    """A whole unfiltered dense search of one query vector, in one call:
+    ``unit_query(x)``, the exact search of the flat index behind ``flat``
+    (a capsule from ``FlatHandle.capsule``: an index no writer changes
+    again, searched without a lock, the GIL released), then
+    ``dense_hits`` of its candidates -- the corpus's hot path
+    (``rowvoi.corpus.retrieve.search``), without the NumPy arrays and the
+    Python-level calls between those steps, whose code is out of cache
+    whenever queries are sparse.
+
+    The candidates are the best ``fetch_k`` records, or with ``kplus1``
+    (the caller knows no collapse can drop a candidate) the best
+    ``k + 1``, which tell the best ``k`` when no two of them score the
+    same.  The hits are those of ``dense_hits(t, ids, scores, None, k,
+    collapse, ...)`` on them.  An all-zero unit query has no candidates
+    (``[]``).
+
+    Returns None -- nothing built -- where the caller's general path must
+    decide: ``x`` not a 1-D float32 or float64 vector in native byte order
+    with the index's dimension, a NaN or infinite component, two
+    candidates with equal scores (their order, and with ``kplus1`` which
+    of them make the hits, then depends on candidates further down), a
+    candidate id not in ``t``.  The engine's errors raise
+    (rowvoi.errors).  ``1 <= k <= fetch_k``.
+    """
+    cdef const rv_flat *ix = <const rv_flat *>flat_pointer(flat)
+    if k < 1 or fetch_k < k:
+        raise ValueError(f"dense_search: k={k}, fetch_k={fetch_k}: need 1 <= k <= fetch_k")
+    cdef int typ = cnp.PyArray_TYPE(x)
+    cdef size_t dim = rv_flat_dim(ix), size = rv_flat_size(ix)
+    if ((typ != cnp.NPY_FLOAT32 and typ != cnp.NPY_FLOAT64) or cnp.PyArray_NDIM(x) != 1
+            or not cnp.PyArray_ISNOTSWAPPED(x) or <size_t>cnp.PyArray_DIM(x, 0) != dim):
+        return None
+    cdef bint f32 = typ == cnp.NPY_FLOAT32
+    cdef cnp.npy_intp step = cnp.PyArray_STRIDE(x, 0), i
+    cdef const char *xp = <const char *>cnp.PyArray_DATA(x)
+    cdef double v, s = 0.0, norm
+    for i in range(<cnp.npy_intp>dim):
+        v = _component(xp, step, i, f32)
+        s = s + v * v
+    if not isfinite(s):
+        # a NaN or infinite component (the caller says so), or finite ones
+        # whose squares overflow (unit_query's zeros: no candidates)
+        for i in range(<cnp.npy_intp>dim):
+            if not isfinite(_component(xp, step, i, f32)):
+                return None
+    # candidates: at most fetch_k, and never more than the index holds
+    cdef size_t cap = <size_t>fetch_k if <size_t>fetch_k < size else size
+    if cap == 0:
+        cap = 1
+    cdef char *block = <char *>PyMem_Malloc(dim * sizeof(float) + cap * (sizeof(int64_t) + sizeof(float)))
+    if block == NULL:
+        raise MemoryError()
+    cdef int64_t *ip = <int64_t *>block
+    cdef float *sp = <float *>(block + cap * sizeof(int64_t))
+    cdef float *q = sp + cap
+    cdef bint nonzero = False
+    cdef rv_flat_search_params prm
+    cdef rv_status st
+    cdef size_t found = 0
+    try:
+        # unit_query's arithmetic, to the bit
+        norm = sqrt(s)
+        for i in range(<cnp.npy_intp>dim):
+            q[i] = <float>(_component(xp, step, i, f32) / norm) if norm > 0 else \
+                <float>_component(xp, step, i, f32)
+            if q[i] != 0:
+                nonzero = True
+        if not nonzero:
+            return []
+        rv_flat_search_params_init(&prm)
+        prm.k = <size_t>k + 1 if kplus1 else <size_t>fetch_k
+        if prm.k > cap:
+            prm.k = cap
+        prm.n_threads = n_threads
+        prm.exact = 1
+        prm.progress = <rv_progress_fn>progress_check_signals
+        with nogil:
+            st = rv_flat_search(ix, &prm, 1, q, ip, sp, &found)
+        check(st)
+        if found == 0:
+            return []
+        return _hits(t, ip, <const char *>sp, cnp.NPY_FLOAT32, <Py_ssize_t>found, NULL, k,
+                     collapse, source, answered, mode)
+    finally:
+        PyMem_Free(block)
 
 
 cdef Py_ssize_t _collapse(HitTable t, const Py_ssize_t *every, Py_ssize_t n, Py_ssize_t m,

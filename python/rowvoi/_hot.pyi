@@ -1,12 +1,13 @@
 # Stub of the compiled module rowvoi._hot (cython/_hot.pyx): the per-query
 # hot path of a corpus search -- the query vector's float32 unit form, and a
-# dense search's hits built from a record table's arrays (private; the
-# reference is rowvoi.corpus.retrieve._dense_hits_reference).
+# dense search's hits built from a record table's arrays, and the whole
+# unfiltered dense search of a vector in one call (private; the reference
+# is rowvoi.corpus.retrieve._dense_hits_reference).
 from collections.abc import Callable
 from typing import Any, overload
 
 import numpy as np
-from typing_extensions import disjoint_base
+from typing_extensions import CapsuleType, disjoint_base
 
 def unit_query(x: np.ndarray) -> np.ndarray: ...
 def any_nonzero(x: np.ndarray) -> bool: ...
@@ -57,3 +58,16 @@ def dense_hits(
     answered: str,
     mode: str,
 ) -> list[Any]: ...
+def dense_search(
+    t: HitTable,
+    flat: CapsuleType,
+    x: np.ndarray,
+    k: int,
+    fetch_k: int,
+    collapse: bool,
+    kplus1: bool,
+    n_threads: int,
+    source: str | None,
+    answered: str,
+    mode: str,
+) -> list[Any] | None: ...

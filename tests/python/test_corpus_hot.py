@@ -379,3 +379,51 @@ def test_search_through_the_compiled_builder():
             5, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False
         )
         assert hits == retrieve._dense_hits_reference(corpus, cur.records, ids, sc, "flat", p)
+
+
+def test_dense_search_hands_back_what_it_does_not_decide():
+    """rowvoi._hot.dense_search: hits equal to dense_hits of the index's own
+    candidates; None for vectors the general path must judge and for equal
+    scores; [] for a zero vector; bad arguments refused."""
+    from rowvoi.dense import FlatIndex
+
+    docs = {f"d{i}": f"wing {i} lift {i % 4}" for i in range(30)}
+    corpus = build(from_mapping(docs, embedder="hashing:16"), store=CorpusStore.memory())
+    search(corpus, "wing", mode="dense")
+    cur = corpus._loaded
+    ht, cap, threads, one = cur.fast
+    assert isinstance(cur.dense, FlatIndex) and one and threads == 1
+
+    def run(x, k=5, fetch_k=50, kplus1=False):
+        return _hot.dense_search(ht, cap, x, k, fetch_k, False, kplus1, 1, None, "flat", "dense")
+
+    q = np.random.default_rng(2).standard_normal(16)
+    ids, sc = cur.dense._search_vector(retrieve._query_vector(q), 50, True, 1)
+    want = _hot.dense_hits(ht, ids, sc, None, 5, False, None, "flat", "dense")
+    assert want is not None
+    assert run(q) == want == run(np.repeat(q, 2)[::2]) == run(q, kplus1=True)
+    for bad in (
+        np.ones(15),  # another dimension
+        np.ones((1, 16)),  # 2-D
+        np.arange(16),  # integers
+        np.ones(16, dtype=np.float64).astype(">f8" if np.little_endian else "<f8"),
+        np.array([np.nan] + [1.0] * 15),
+        np.full(16, np.inf, dtype=np.float32),
+    ):
+        assert run(bad) is None
+    assert run(np.zeros(16)) == [] and run(np.full(16, 1e-200)) == []
+    # two records with one vector: equal scores -> None
+    twins = build(
+        from_mapping({"a": "heat flow", "b": "heat flow", "c": "shock"}, embedder="hashing:16"),
+        store=CorpusStore.memory(),
+    )
+    search(twins, "heat", mode="dense")
+    tw = twins._loaded.fast
+    v = twins.embedder.embed(["heat flow"])[0]
+    assert _hot.dense_search(tw[0], tw[1], v, 1, 2, False, True, 1, None, "flat", "dense") is None
+    with pytest.raises(ValueError, match="need 1 <= k <= fetch_k"):
+        run(q, k=0)
+    with pytest.raises(ValueError, match="need 1 <= k <= fetch_k"):
+        run(q, k=6, fetch_k=5)
+    with pytest.raises(ValueError):
+        _hot.dense_search(ht, ht, q, 5, 50, False, False, 1, None, "flat", "dense")

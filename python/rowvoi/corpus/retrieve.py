@@ -94,6 +94,7 @@ from rowvoi import _validate as _v
 from rowvoi._hot import (
     any_nonzero as _any_nonzero,
     dense_hits as _dense_hits_c,
+    dense_search as _dense_search_c,
     unit_query as _unit_query,
 )
 from rowvoi._validate import integer as _check_int
@@ -177,6 +178,10 @@ class _Loaded:
     has_lexical: bool = False
     has_dense: bool = False
     schema: Any = None
+    # what the compiled dense path needs, once the record table (with its
+    # texts) and a flat index (no HNSW graph) are loaded: (hit table, the
+    # frozen index's capsule, scan threads, records one per artifact)
+    fast: tuple[Any, Any, int, bool] | None = None
 
     def serves(self, lexical: bool, dense: bool) -> bool:
         """Is everything a search of these sides needs loaded?"""
@@ -325,6 +330,18 @@ class Corpus:
                 cur.records = RecordTable.load(snap)
             if cur.schema is None:
                 cur.schema = _schema(snap)
+            table = cur.records
+            if (
+                cur.fast is None
+                and isinstance(cur.dense, FlatIndex)
+                and table is not None
+                and table.has_text
+                and gen > 0
+                and cur.state.get("n_records")
+            ):
+                ht = table._hits if table._hits is not None else table._hit_table()
+                threads = 1 if cur.dense_size < PARALLEL_SCAN_MIN else 0
+                cur.fast = (ht, cur.dense._h.capsule(), threads, table.one_per_artifact)
             self._loaded = cur
             return cur
 
@@ -641,6 +658,39 @@ def search(
         raise TypeError(
             f"filter must be a mapping (a filter document), not {type(filter).__name__}"
         )
+    if (
+        mode == "dense"
+        and type(query_vector) is np.ndarray
+        and not filter
+        and kinds is None
+        and weights is None
+        and index != "hnsw"
+    ):
+        # the hot path: an unfiltered dense search of a vector on a flat
+        # index, from the loaded generation while it is still the committed
+        # one, in one compiled call (rowvoi._hot.dense_search: the query's
+        # unit form, the exact scan, the hits); what that call leaves
+        # undecided (equal scores, a bad vector) takes the path below
+        cur = c._current()
+        fast = None if cur is None else cur.fast
+        if fast is not None:
+            ht, flat, threads, one = fast
+            per = bool(per_artifact)
+            hits = _dense_search_c(
+                ht,
+                flat,
+                query_vector,
+                k,
+                fetch_k,
+                per and not one,
+                k < fetch_k and (one or not per),
+                threads,
+                c.name,
+                "flat",
+                "dense",
+            )
+            if hits is not None:
+                return hits
     qvec = None if query_vector is None else _query_vector(query_vector)
     params = _Params(
         k,
