@@ -46,27 +46,38 @@ static int rv__ends_at(const rv__stem *z, size_t end, const char *s, size_t sl) 
     return 1;
 }
 
-static int rv__ends(const rv__stem *z, const char *s) {
-    return rv__ends_at(z, z->n, s, strlen(s));
+/* An ASCII string with its length: the tables below give every suffix,
+** word and replacement so, and a literal through RV__LIT, since a word is
+** tested against about a hundred of them (a strlen each was half of the
+** stemmer's time). */
+typedef struct {
+    const char *s;
+    size_t n;
+} rv__str;
+
+#define RV__S(lit)   {(lit), sizeof(lit) - 1}
+#define RV__LIT(lit) ((rv__str)RV__S(lit))
+
+/* Does the word end with the string? */
+static int rv__ends(const rv__stem *z, rv__str s) {
+    return rv__ends_at(z, z->n, s.s, s.n);
 }
 
-/* Is w[0..len) exactly the ASCII string s? */
-static int rv__is(const uint32_t *w, size_t len, const char *s) {
-    size_t sl = strlen(s);
-    if (sl != len) return 0;
-    for (size_t i = 0; i < sl; i++)
-        if (w[i] != (unsigned char)s[i]) return 0;
+/* Is w[0..len) exactly the string? */
+static int rv__is(const uint32_t *w, size_t len, rv__str s) {
+    if (s.n != len) return 0;
+    for (size_t i = 0; i < s.n; i++)
+        if (w[i] != (unsigned char)s.s[i]) return 0;
     return 1;
 }
 
-/* Replace the last `drop` characters by the ASCII string s (never longer
-** than what it replaces, so the word never grows past its input length,
-** except that Step 1b may add one 'e' after deleting two or more). */
-static void rv__set_tail(rv__stem *z, size_t drop, const char *s) {
+/* Replace the last `drop` characters by the string (never longer than
+** what it replaces, so the word never grows past its input length, except
+** that Step 1b may add one 'e' after deleting two or more). */
+static void rv__set_tail(rv__stem *z, size_t drop, rv__str s) {
     size_t at = z->n - drop;
-    size_t sl = strlen(s);
-    for (size_t i = 0; i < sl; i++) z->w[at + i] = (unsigned char)s[i];
-    z->n = at + sl;
+    for (size_t i = 0; i < s.n; i++) z->w[at + i] = (unsigned char)s.s[i];
+    z->n = at + s.n;
 }
 
 /* Is there a short syllable ending at position e (chars before e)? */
@@ -88,12 +99,16 @@ static int rv__has_vowel(const rv__stem *z, size_t end) {
 /* Words handled whole, before anything else. */
 static int rv__exception1(rv__stem *z) {
     static const struct {
-        const char *word, *stem;
+        rv__str word, stem;
     } ex[] = {
-        {"skis", "ski"},      {"skies", "sky"},   {"idly", "idl"},    {"gently", "gentl"},
-        {"ugly", "ugli"},     {"early", "earli"}, {"only", "onli"},   {"singly", "singl"},
-        {"sky", "sky"},       {"news", "news"},   {"howe", "howe"},   {"atlas", "atlas"},
-        {"cosmos", "cosmos"}, {"bias", "bias"},   {"andes", "andes"},
+        {RV__S("skis"), RV__S("ski")},      {RV__S("skies"), RV__S("sky")},
+        {RV__S("idly"), RV__S("idl")},      {RV__S("gently"), RV__S("gentl")},
+        {RV__S("ugly"), RV__S("ugli")},     {RV__S("early"), RV__S("earli")},
+        {RV__S("only"), RV__S("onli")},     {RV__S("singly"), RV__S("singl")},
+        {RV__S("sky"), RV__S("sky")},       {RV__S("news"), RV__S("news")},
+        {RV__S("howe"), RV__S("howe")},     {RV__S("atlas"), RV__S("atlas")},
+        {RV__S("cosmos"), RV__S("cosmos")}, {RV__S("bias"), RV__S("bias")},
+        {RV__S("andes"), RV__S("andes")},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         if (rv__is(z->w, z->n, ex[i].word)) {
@@ -137,14 +152,15 @@ static size_t rv__region_after(const rv__stem *z, size_t from) {
 }
 
 static void rv__mark_regions(rv__stem *z) {
-    static const char *const prefixes[] = {
-        "univers", "commun", "gener", "arsen", "later", "emerg", "organ", "inter", "past",
+    static const rv__str prefixes[] = {
+        RV__S("univers"), RV__S("commun"), RV__S("gener"), RV__S("arsen"), RV__S("later"),
+        RV__S("emerg"),   RV__S("organ"),  RV__S("inter"), RV__S("past"),
     };
     z->p1 = z->p2 = z->n;
     size_t p1 = SIZE_MAX;
     /* the longest listed prefix; none of them is a prefix of another */
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
-        size_t pl = strlen(prefixes[i]);
+        size_t pl = prefixes[i].n;
         if (pl <= z->n && rv__is(z->w, pl, prefixes[i])) {
             p1 = pl;
             break;
@@ -165,21 +181,21 @@ static void rv__mark_regions(rv__stem *z) {
 }
 
 static void rv__step_1a(rv__stem *z) {
-    if (rv__ends(z, "'s'"))
+    if (rv__ends(z, RV__LIT("'s'")))
         z->n -= 3;
-    else if (rv__ends(z, "'s"))
+    else if (rv__ends(z, RV__LIT("'s")))
         z->n -= 2;
-    else if (rv__ends(z, "'"))
+    else if (rv__ends(z, RV__LIT("'")))
         z->n -= 1;
 
-    if (rv__ends(z, "sses")) {
+    if (rv__ends(z, RV__LIT("sses"))) {
         z->n -= 2;
-    } else if (rv__ends(z, "ied") || rv__ends(z, "ies")) {
+    } else if (rv__ends(z, RV__LIT("ied")) || rv__ends(z, RV__LIT("ies"))) {
         /* 'i' after two or more letters (ties -> tie, cries -> cri) */
-        rv__set_tail(z, 3, z->n - 3 >= 2 ? "i" : "ie");
-    } else if (rv__ends(z, "us") || rv__ends(z, "ss")) {
+        rv__set_tail(z, 3, z->n - 3 >= 2 ? RV__LIT("i") : RV__LIT("ie"));
+    } else if (rv__ends(z, RV__LIT("us")) || rv__ends(z, RV__LIT("ss"))) {
         /* unchanged */
-    } else if (rv__ends(z, "s")) {
+    } else if (rv__ends(z, RV__LIT("s"))) {
         /* delete if a vowel occurs before the letter just before the s */
         if (z->n >= 2 && rv__has_vowel(z, z->n - 2)) z->n--;
     }
@@ -189,9 +205,11 @@ static void rv__step_1a(rv__stem *z) {
 static void rv__step_1b_general(rv__stem *z, size_t s) {
     if (!rv__has_vowel(z, s)) return;
     z->n = s;
-    static const char *const doubles[] = {"bb", "dd", "ff", "gg", "mm", "nn", "pp", "rr", "tt"};
-    if (rv__ends(z, "at") || rv__ends(z, "bl") || rv__ends(z, "iz")) {
-        rv__set_tail(z, 0, "e");
+    static const rv__str doubles[] = {RV__S("bb"), RV__S("dd"), RV__S("ff"),
+                                      RV__S("gg"), RV__S("mm"), RV__S("nn"),
+                                      RV__S("pp"), RV__S("rr"), RV__S("tt")};
+    if (rv__ends(z, RV__LIT("at")) || rv__ends(z, RV__LIT("bl")) || rv__ends(z, RV__LIT("iz"))) {
+        rv__set_tail(z, 0, RV__LIT("e"));
         return;
     }
     for (size_t i = 0; i < sizeof doubles / sizeof doubles[0]; i++) {
@@ -203,34 +221,37 @@ static void rv__step_1b_general(rv__stem *z, size_t s) {
             return;
         }
     }
-    if (z->n == z->p1 && rv__shortv(z, z->n)) rv__set_tail(z, 0, "e");
+    if (z->n == z->p1 && rv__shortv(z, z->n)) rv__set_tail(z, 0, RV__LIT("e"));
 }
 
 static void rv__step_1b(rv__stem *z) {
-    static const char *const sfx[] = {"eedly", "ingly", "edly", "eed", "ing", "ed"};
+    static const rv__str sfx[] = {RV__S("eedly"), RV__S("ingly"), RV__S("edly"),
+                                  RV__S("eed"),   RV__S("ing"),   RV__S("ed")};
     size_t k = 0, sl = 0;
     for (; k < sizeof sfx / sizeof sfx[0]; k++) {
         if (rv__ends(z, sfx[k])) {
-            sl = strlen(sfx[k]);
+            sl = sfx[k].n;
             break;
         }
     }
     if (!sl) return;
     size_t s = z->n - sl;
-    const char *m = sfx[k];
+    const char *m = sfx[k].s;
     if (m[0] == 'e' && m[1] == 'e') { /* eed, eedly */
         if (s >= z->p1) {
-            if (rv__is(z->w, s, "proc") || rv__is(z->w, s, "exc") || rv__is(z->w, s, "succ"))
+            if (rv__is(z->w, s, RV__LIT("proc")) || rv__is(z->w, s, RV__LIT("exc")) ||
+                rv__is(z->w, s, RV__LIT("succ")))
                 return;
             z->n = s + 2; /* -> ee */
         }
         return;
     }
     if (sl == 3 && m[0] == 'i') { /* ing: the exceptional cases first */
-        static const char *const keep[] = {"cann", "herr", "earr", "even", "inn", "out"};
+        static const rv__str keep[] = {RV__S("cann"), RV__S("herr"), RV__S("earr"),
+                                       RV__S("even"), RV__S("inn"),  RV__S("out")};
         for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
-            size_t kl = strlen(keep[i]);
-            if (rv__ends_at(z, s, keep[i], kl)) {
+            size_t kl = keep[i].n;
+            if (rv__ends_at(z, s, keep[i].s, kl)) {
                 if (s == kl) return;       /* inning, outing, ... */
                 rv__step_1b_general(z, s); /* listed ending, not whole */
                 return;
@@ -239,7 +260,7 @@ static void rv__step_1b(rv__stem *z) {
         if (rv__ends_at(z, s, "y", 1)) {
             if (s == 2 && !rv__v(z->w[0])) { /* dying -> die, lying -> lie */
                 z->n = 1;
-                rv__set_tail(z, 0, "ie");
+                rv__set_tail(z, 0, RV__LIT("ie"));
                 return;
             }
         }
@@ -254,29 +275,37 @@ static void rv__step_1c(rv__stem *z) {
 }
 
 typedef struct {
-    const char *sfx;
-    const char *to; /* replacement; NULL for a special rule */
+    rv__str sfx;
+    rv__str to; /* replacement; to.s NULL for a special rule */
 } rv__rule;
+
+#define RV__SPECIAL {NULL, 0}
 
 static void rv__step_2(rv__stem *z) {
     static const rv__rule rules[] = {
-        {"ational", "ate"}, {"fulness", "ful"}, {"iveness", "ive"}, {"ization", "ize"},
-        {"ousness", "ous"}, {"tional", "tion"}, {"biliti", "ble"},  {"lessli", "less"},
-        {"entli", "ent"},   {"ation", "ate"},   {"alism", "al"},    {"aliti", "al"},
-        {"ousli", "ous"},   {"iviti", "ive"},   {"fulli", "ful"},   {"ogist", "og"},
-        {"enci", "ence"},   {"anci", "ance"},   {"abli", "able"},   {"izer", "ize"},
-        {"ator", "ate"},    {"alli", "al"},     {"bli", "ble"},     {"ogi", NULL},
-        {"li", NULL},
+        {RV__S("ational"), RV__S("ate")}, {RV__S("fulness"), RV__S("ful")},
+        {RV__S("iveness"), RV__S("ive")}, {RV__S("ization"), RV__S("ize")},
+        {RV__S("ousness"), RV__S("ous")}, {RV__S("tional"), RV__S("tion")},
+        {RV__S("biliti"), RV__S("ble")},  {RV__S("lessli"), RV__S("less")},
+        {RV__S("entli"), RV__S("ent")},   {RV__S("ation"), RV__S("ate")},
+        {RV__S("alism"), RV__S("al")},    {RV__S("aliti"), RV__S("al")},
+        {RV__S("ousli"), RV__S("ous")},   {RV__S("iviti"), RV__S("ive")},
+        {RV__S("fulli"), RV__S("ful")},   {RV__S("ogist"), RV__S("og")},
+        {RV__S("enci"), RV__S("ence")},   {RV__S("anci"), RV__S("ance")},
+        {RV__S("abli"), RV__S("able")},   {RV__S("izer"), RV__S("ize")},
+        {RV__S("ator"), RV__S("ate")},    {RV__S("alli"), RV__S("al")},
+        {RV__S("bli"), RV__S("ble")},     {RV__S("ogi"), RV__SPECIAL},
+        {RV__S("li"), RV__SPECIAL},
     };
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        size_t sl = strlen(rules[i].sfx);
-        if (!rv__ends_at(z, z->n, rules[i].sfx, sl)) continue;
+        size_t sl = rules[i].sfx.n;
+        if (!rv__ends_at(z, z->n, rules[i].sfx.s, sl)) continue;
         size_t s = z->n - sl;
         if (s < z->p1) return;
-        if (rules[i].to) {
+        if (rules[i].to.s) {
             rv__set_tail(z, sl, rules[i].to);
-        } else if (rules[i].sfx[0] == 'o') { /* ogi: after l */
-            if (s >= 1 && z->w[s - 1] == 'l') rv__set_tail(z, sl, "og");
+        } else if (rules[i].sfx.s[0] == 'o') { /* ogi: after l */
+            if (s >= 1 && z->w[s - 1] == 'l') rv__set_tail(z, sl, RV__LIT("og"));
         } else { /* li: after a valid li-ending */
             if (s >= 1) {
                 uint32_t c = z->w[s - 1];
@@ -291,15 +320,18 @@ static void rv__step_2(rv__stem *z) {
 
 static void rv__step_3(rv__stem *z) {
     static const rv__rule rules[] = {
-        {"ational", "ate"}, {"tional", "tion"}, {"alize", "al"}, {"icate", "ic"}, {"iciti", "ic"},
-        {"ative", NULL},    {"ical", "ic"},     {"ness", ""},    {"ful", ""},
+        {RV__S("ational"), RV__S("ate")}, {RV__S("tional"), RV__S("tion")},
+        {RV__S("alize"), RV__S("al")},    {RV__S("icate"), RV__S("ic")},
+        {RV__S("iciti"), RV__S("ic")},    {RV__S("ative"), RV__SPECIAL},
+        {RV__S("ical"), RV__S("ic")},     {RV__S("ness"), RV__S("")},
+        {RV__S("ful"), RV__S("")},
     };
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        size_t sl = strlen(rules[i].sfx);
-        if (!rv__ends_at(z, z->n, rules[i].sfx, sl)) continue;
+        size_t sl = rules[i].sfx.n;
+        if (!rv__ends_at(z, z->n, rules[i].sfx.s, sl)) continue;
         size_t s = z->n - sl;
         if (s < z->p1) return;
-        if (rules[i].to)
+        if (rules[i].to.s)
             rv__set_tail(z, sl, rules[i].to);
         else if (s >= z->p2)
             z->n = s; /* ative: only in R2 */
@@ -308,16 +340,17 @@ static void rv__step_3(rv__stem *z) {
 }
 
 static void rv__step_4(rv__stem *z) {
-    static const char *const sfx[] = {
-        "ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism",
-        "ate",   "iti",  "ous",  "ive",  "ize",  "ion",  "al",  "er",  "ic",
+    static const rv__str sfx[] = {
+        RV__S("ement"), RV__S("ance"), RV__S("ence"), RV__S("able"), RV__S("ible"), RV__S("ment"),
+        RV__S("ant"),   RV__S("ent"),  RV__S("ism"),  RV__S("ate"),  RV__S("iti"),  RV__S("ous"),
+        RV__S("ive"),   RV__S("ize"),  RV__S("ion"),  RV__S("al"),   RV__S("er"),   RV__S("ic"),
     };
     for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
-        size_t sl = strlen(sfx[i]);
-        if (!rv__ends_at(z, z->n, sfx[i], sl)) continue;
+        size_t sl = sfx[i].n;
+        if (!rv__ends_at(z, z->n, sfx[i].s, sl)) continue;
         size_t s = z->n - sl;
         if (s < z->p2) return;
-        if (sfx[i][0] == 'i' && sfx[i][1] == 'o') { /* ion: after s or t */
+        if (sfx[i].s[0] == 'i' && sfx[i].s[1] == 'o') { /* ion: after s or t */
             if (s >= 1 && (z->w[s - 1] == 's' || z->w[s - 1] == 't')) z->n = s;
         } else {
             z->n = s;

@@ -5,7 +5,6 @@
 ** "don" and "t").  Matched on the normalised token, before stemming.
 ** Sorted by bytes, so lookup is a binary search.
 */
-#include <string.h>
 
 #include "text_internal.h"
 
@@ -35,12 +34,15 @@ static const char *const rv__stopwords[] = {
 #define RV__N_STOP      (sizeof rv__stopwords / sizeof rv__stopwords[0])
 #define RV__STOP_MAXLEN 10
 
+/* a[0..al) against the NUL-terminated b, bytes unsigned, a prefix first
+** (memcmp's order, then the shorter first), in one pass: no strlen of b
+** per step of the search. */
 static int rv__stop_cmp(const char *a, size_t al, const char *b) {
-    size_t bl = strlen(b);
-    size_t m = al < bl ? al : bl;
-    int c = memcmp(a, b, m);
-    if (c) return c;
-    return al < bl ? -1 : (al > bl ? 1 : 0);
+    size_t i = 0;
+    for (; i < al && b[i]; i++)
+        if (a[i] != b[i]) return (unsigned char)a[i] < (unsigned char)b[i] ? -1 : 1;
+    if (i < al) return 1; /* b is a proper prefix of a */
+    return b[i] ? -1 : 0;
 }
 
 int rv_is_stopword(const char *word, size_t len) {
