@@ -3,6 +3,8 @@
 # one shared librowvoi, so the thread-local message read here is the one the
 # failing call wrote, whichever module made it.
 from libc.stdint cimport uint64_t
+from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_New, PyCapsule_SetContext
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from rowvoi cimport rv_status, rv_errmsg, rv_status_name, RV_OK, RV_E_INTERRUPTED
 
 cdef extern from "Python.h":
@@ -52,3 +54,19 @@ cdef inline const void *flat_pointer(object capsule) except NULL:
     The capsule keeps its index alive; hold it for the duration of the
     call.  ValueError (PyCapsule's) for another object."""
     return _rv_capsule_pointer(capsule, b"rowvoi.rv_flat")
+
+
+cdef inline void _capsule_release(object capsule) noexcept:
+    cdef void *owner = PyCapsule_GetContext(capsule)
+    if owner != NULL:
+        Py_DECREF(<object>owner)
+
+
+cdef inline object owner_capsule(void *pointer, const char *name, object owner):
+    """A capsule of ``pointer`` named ``name`` that keeps ``owner`` alive
+    until the capsule is freed (how one module hands an engine handle to
+    another: idset_pointer, flat_pointer)."""
+    cap = PyCapsule_New(pointer, name, _capsule_release)
+    Py_INCREF(owner)
+    PyCapsule_SetContext(cap, <void *>owner)
+    return cap

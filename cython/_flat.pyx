@@ -8,12 +8,10 @@ import os
 import numpy as np
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AsString, PyBytes_FromStringAndSize
-from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_New, PyCapsule_SetContext
-from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport int64_t, uint32_t
 
 from rowvoi cimport *
-from _check cimport check, idset_pointer, progress_check_signals
+from _check cimport check, idset_pointer, owner_capsule, progress_check_signals
 
 cnp.import_array()
 
@@ -24,12 +22,6 @@ STORAGE_NAMES = {v: k for k, v in STORAGES.items()}
 MAX_DIM = RV_FLAT_MAX_DIM
 MAX_ID = RV_FLAT_MAX_ID
 FORMAT_VERSION = RV_FLAT_FORMAT_VERSION
-
-
-cdef void _release(object capsule) noexcept:
-    cdef void *owner = PyCapsule_GetContext(capsule)
-    if owner != NULL:
-        Py_DECREF(<object>owner)
 
 
 cdef class FlatHandle:
@@ -201,10 +193,7 @@ cdef class FlatHandle:
         it).  Only for an index no writer will change again (a frozen
         rowvoi.dense.FlatIndex): a search through the capsule takes no
         lock."""
-        cap = PyCapsule_New(<void *>self.p, b"rowvoi.rv_flat", _release)
-        Py_INCREF(self)
-        PyCapsule_SetContext(cap, <void *>self)
-        return cap
+        return owner_capsule(<void *>self.p, b"rowvoi.rv_flat", self)
 
     def search1(self, cnp.ndarray query not None, size_t k, uint32_t n_threads, bint exact):
         """One query (C-contiguous float32, shape (dim,)), unfiltered, the

@@ -55,6 +55,30 @@ cdef inline double _component(const char *xp, cnp.npy_intp step, cnp.npy_intp i,
     return (<const double *>(xp + i * step))[0]
 
 
+cdef bint _unit_into(const char *xp, cnp.npy_intp step, cnp.npy_intp d, bint f32,
+                     float *out) noexcept:
+    """unit_query's arithmetic, written to ``out`` (``d`` floats): False,
+    with ``out`` unspecified, when a component is NaN or infinite."""
+    cdef cnp.npy_intp i
+    cdef double v, s = 0.0, n
+    for i in range(d):
+        v = _component(xp, step, i, f32)
+        s = s + v * v
+    if not isfinite(s):
+        # a NaN or infinite component, or finite ones whose squares overflow
+        for i in range(d):
+            if not isfinite(_component(xp, step, i, f32)):
+                return False
+    n = sqrt(s)
+    if n > 0:
+        for i in range(d):
+            out[i] = <float>(_component(xp, step, i, f32) / n)
+    else:
+        for i in range(d):
+            out[i] = <float>_component(xp, step, i, f32)
+    return True
+
+
 def unit_query(cnp.ndarray x not None):
     """The query vector ``x`` as float32 of unit length, in one call and
     one allocation: the corpus's dense search calls this for every query
@@ -72,27 +96,11 @@ def unit_query(cnp.ndarray x not None):
     number of dimensions.  Returns a new C-contiguous array; ``x`` is not
     changed."""
     cdef bint f32 = _vector_is_f32(x, "unit_query")
-    cdef cnp.npy_intp d = cnp.PyArray_DIM(x, 0), i
-    cdef cnp.npy_intp step = cnp.PyArray_STRIDE(x, 0)
-    cdef const char *xp = <const char *>cnp.PyArray_DATA(x)
-    cdef double v, s = 0.0, n
-    for i in range(d):
-        v = _component(xp, step, i, f32)
-        s = s + v * v
-    if not isfinite(s):
-        # a NaN or infinite component, or finite ones whose squares overflow
-        for i in range(d):
-            if not isfinite(_component(xp, step, i, f32)):
-                raise ValueError("unit_query: x has a NaN or infinite component")
-    n = sqrt(s)
+    cdef cnp.npy_intp d = cnp.PyArray_DIM(x, 0)
     cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &d, cnp.NPY_FLOAT32, 0)
-    cdef float *op = <float *>cnp.PyArray_DATA(out)
-    if n > 0:
-        for i in range(d):
-            op[i] = <float>(_component(xp, step, i, f32) / n)
-    else:
-        for i in range(d):
-            op[i] = <float>_component(xp, step, i, f32)
+    if not _unit_into(<const char *>cnp.PyArray_DATA(x), cnp.PyArray_STRIDE(x, 0), d, f32,
+                      <float *>cnp.PyArray_DATA(out)):
+        raise ValueError("unit_query: x has a NaN or infinite component")
     return out
 
 
@@ -347,19 +355,6 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
     if ((typ != cnp.NPY_FLOAT32 and typ != cnp.NPY_FLOAT64) or cnp.PyArray_NDIM(x) != 1
             or not cnp.PyArray_ISNOTSWAPPED(x) or <size_t>cnp.PyArray_DIM(x, 0) != dim):
         return None
-    cdef bint f32 = typ == cnp.NPY_FLOAT32
-    cdef cnp.npy_intp step = cnp.PyArray_STRIDE(x, 0), i
-    cdef const char *xp = <const char *>cnp.PyArray_DATA(x)
-    cdef double v, s = 0.0, norm
-    for i in range(<cnp.npy_intp>dim):
-        v = _component(xp, step, i, f32)
-        s = s + v * v
-    if not isfinite(s):
-        # a NaN or infinite component (the caller says so), or finite ones
-        # whose squares overflow (unit_query's zeros: no candidates)
-        for i in range(<cnp.npy_intp>dim):
-            if not isfinite(_component(xp, step, i, f32)):
-                return None
     # candidates: at most fetch_k, and never more than the index holds
     cdef size_t cap = <size_t>fetch_k if <size_t>fetch_k < size else size
     if cap == 0:
@@ -370,20 +365,19 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
     cdef int64_t *ip = <int64_t *>block
     cdef float *sp = <float *>(block + cap * sizeof(int64_t))
     cdef float *q = sp + cap
-    cdef bint nonzero = False
+    cdef size_t i
     cdef rv_flat_search_params prm
     cdef rv_status st
     cdef size_t found = 0
     try:
-        # unit_query's arithmetic, to the bit
-        norm = sqrt(s)
-        for i in range(<cnp.npy_intp>dim):
-            q[i] = <float>(_component(xp, step, i, f32) / norm) if norm > 0 else \
-                <float>_component(xp, step, i, f32)
-            if q[i] != 0:
-                nonzero = True
-        if not nonzero:
-            return []
+        if not _unit_into(<const char *>cnp.PyArray_DATA(x), cnp.PyArray_STRIDE(x, 0),
+                          <cnp.npy_intp>dim, typ == cnp.NPY_FLOAT32, q):
+            return None  # a NaN or infinite component: the caller says so
+        i = 0
+        while i < dim and q[i] == 0:
+            i += 1
+        if i == dim:
+            return []  # an all-zero unit query: no candidates
         rv_flat_search_params_init(&prm)
         prm.k = <size_t>k + 1 if kplus1 else <size_t>fetch_k
         if prm.k > cap:

@@ -6,22 +6,14 @@ set as a capsule named "rowvoi.rv_idset" that keeps its owner alive."""
 
 import numpy as np
 cimport numpy as cnp
-from cpython.pycapsule cimport PyCapsule_GetContext, PyCapsule_New, PyCapsule_SetContext
-from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport int64_t
 
 from rowvoi cimport *
-from _check cimport check
+from _check cimport check, owner_capsule
 
 cnp.import_array()
 
 MAX_ID = RV_MAX_ID
-
-
-cdef void _release(object capsule) noexcept:
-    cdef void *owner = PyCapsule_GetContext(capsule)
-    if owner != NULL:
-        Py_DECREF(<object>owner)
 
 
 cdef class IdSetCore:
@@ -60,10 +52,7 @@ cdef class IdSetCore:
 
     def capsule(self):
         """A capsule of the rv_idset pointer that keeps this object alive."""
-        cap = PyCapsule_New(<void *>self.p, b"rowvoi.rv_idset", _release)
-        Py_INCREF(self)
-        PyCapsule_SetContext(cap, <void *>self)
-        return cap
+        return owner_capsule(<void *>self.p, b"rowvoi.rv_idset", self)
 
 
 def _last_error():
