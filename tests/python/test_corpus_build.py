@@ -460,6 +460,52 @@ def test_surfaces_weights_and_collapse(home):
     assert plain[0].explain["surface_weight"] == 1.0
 
 
+def test_surface_restriction_from_the_record_table(home):
+    """A surfaces-only restriction comes from the generation's record table
+    (no SQL), kept per generation: the same ids as the SQL listing, every
+    kind subset, and a new generation's records seen."""
+    from rowvoi.corpus.retrieve import _kinds_allowed
+
+    docs = {
+        f"d{i}": {"title": f"wing {i}", "body": f"lift and drag {i}", "note": f"n {i}"}
+        for i in range(12)
+    }
+    meta = {
+        "metadata_of": lambda aid, raw: {"n": int(aid[1:])},
+        "strategy": Fields(("title", "body", "note")),
+        "embedder": "hashing:32",
+    }
+    c = build(from_mapping(docs, name="k", **meta))
+    subsets = [[], ["title"], ["body", "title"], ["note", "body", "title"], ["missing"]]
+    subsets.append(["title", "missing"])
+    with c.store.snapshot() as snap:
+        loaded = c._indexes(snap, lexical=True, dense=True, records=True)
+        for kinds in subsets:
+            got = _kinds_allowed(loaded, kinds)
+            assert sorted(got) == snap.ids_where(None, [], kinds).tolist()
+            assert _kinds_allowed(loaded, list(reversed(kinds))) is got  # kept
+        n_title = len(_kinds_allowed(loaded, ["title"]))
+    for mode in ("lexical", "dense", "hybrid"):
+        hits = search(c, "wing lift", mode=mode, surfaces=["title", "note"], per_artifact=False)
+        assert hits and {h.surface_kind for h in hits} <= {"title", "note"}
+        # the SQL path (a filter that every artifact passes) agrees
+        sql = search(
+            c,
+            "wing lift",
+            mode=mode,
+            surfaces=["title", "note"],
+            per_artifact=False,
+            filter={"n": {"$gte": 0}},
+        )
+        assert [(h.record_id, h.score) for h in hits] == [(h.record_id, h.score) for h in sql]
+    docs["d99"] = {"title": "wing 99", "body": "b", "note": "n"}
+    c = build(from_mapping(docs, name="k", **meta))
+    with c.store.snapshot() as snap:
+        loaded = c._indexes(snap, lexical=True, dense=True, records=True)
+        assert len(_kinds_allowed(loaded, ["title"])) == n_title + 1
+    assert "d99" in {h.artifact_id for h in search(c, "wing 99", mode="lexical", surfaces="title")}
+
+
 def test_fused_scores_never_mix_scales(home):
     c = build(from_mapping(DOCS, name="notes", embedder="hashing:32"))
     # lexical finds nothing (no known term): dense hits still get fused scores

@@ -85,7 +85,7 @@ import math
 import operator
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -182,6 +182,9 @@ class _Loaded:
     # texts) and a flat index (no HNSW graph) are loaded: (hit table, the
     # frozen index's capsule, scan threads, records one per artifact)
     fast: tuple[Any, Any, int, bool] | None = None
+    # IdSets of the records of some surface kinds (key: the sorted kinds),
+    # from the record table: a kinds-only restriction needs no SQL
+    kind_sets: dict[tuple[str, ...], Any] = field(default_factory=dict)
 
     def serves(self, lexical: bool, dense: bool) -> bool:
         """Is everything a search of these sides needs loaded?"""
@@ -777,6 +780,8 @@ def _allowed(
 
     if not filter and kinds is None:
         return None
+    if not filter and loaded.records is not None:
+        return _kinds_allowed(loaded, kinds)
     where: str | None = None
     args: list[Any] = []
     if filter:
@@ -787,6 +792,29 @@ def _allowed(
         if node is not None:
             where, args = compile_where(node, SQLITE)
     return IdSet(snap.ids_where(where, args, kinds))
+
+
+#: Most kind restrictions whose IdSet one generation keeps.
+_KIND_SETS_MAX = 32
+
+
+def _kinds_allowed(loaded: _Loaded, kinds: list[str] | None) -> Any:
+    """The IdSet of the records of ``kinds``, from the generation's record
+    table (the same ids, ascending, as ``Snapshot.ids_where(None, [],
+    kinds)``), kept per generation: a walk restricts every search of its
+    seeds to the same kinds.  Threads racing on a new key compute equal
+    sets; the one stored last is kept."""
+    from rowvoi.idset import IdSet
+
+    key = tuple(sorted(set(kinds or ())))
+    got = loaded.kind_sets.get(key)
+    if got is None:
+        rec = loaded.records
+        codes = [i for i, k in enumerate(rec.kinds) if k in key]
+        got = IdSet(rec.ids[np.isin(rec.kind, codes)])
+        if len(loaded.kind_sets) < _KIND_SETS_MAX:
+            loaded.kind_sets[key] = got
+    return got
 
 
 def _check_searchable(c: Corpus, state: Mapping[str, Any], generation: int, p: _Params) -> None:
