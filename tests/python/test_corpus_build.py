@@ -481,10 +481,10 @@ def test_surface_restriction_from_the_record_table(home):
     with c.store.snapshot() as snap:
         loaded = c._indexes(snap, lexical=True, dense=True, records=True)
         for kinds in subsets:
-            got = _kinds_allowed(loaded, kinds)
+            got = _kinds_allowed(loaded, loaded.records, kinds)
             assert sorted(got) == snap.ids_where(None, [], kinds).tolist()
-            assert _kinds_allowed(loaded, list(reversed(kinds))) is got  # kept
-        n_title = len(_kinds_allowed(loaded, ["title"]))
+            assert _kinds_allowed(loaded, loaded.records, list(reversed(kinds))) is got  # kept
+        n_title = len(_kinds_allowed(loaded, loaded.records, ["title"]))
     for mode in ("lexical", "dense", "hybrid"):
         hits = search(c, "wing lift", mode=mode, surfaces=["title", "note"], per_artifact=False)
         assert hits and {h.surface_kind for h in hits} <= {"title", "note"}
@@ -502,7 +502,7 @@ def test_surface_restriction_from_the_record_table(home):
     c = build(from_mapping(docs, name="k", **meta))
     with c.store.snapshot() as snap:
         loaded = c._indexes(snap, lexical=True, dense=True, records=True)
-        assert len(_kinds_allowed(loaded, ["title"])) == n_title + 1
+        assert len(_kinds_allowed(loaded, loaded.records, ["title"])) == n_title + 1
     assert "d99" in {h.artifact_id for h in search(c, "wing 99", mode="lexical", surfaces="title")}
 
 

@@ -781,7 +781,7 @@ def _allowed(
     if not filter and kinds is None:
         return None
     if not filter and loaded.records is not None:
-        return _kinds_allowed(loaded, kinds)
+        return _kinds_allowed(loaded, loaded.records, kinds)
     where: str | None = None
     args: list[Any] = []
     if filter:
@@ -798,9 +798,9 @@ def _allowed(
 _KIND_SETS_MAX = 32
 
 
-def _kinds_allowed(loaded: _Loaded, kinds: list[str] | None) -> Any:
+def _kinds_allowed(loaded: _Loaded, rec: RecordTable, kinds: list[str] | None) -> Any:
     """The IdSet of the records of ``kinds``, from the generation's record
-    table (the same ids, ascending, as ``Snapshot.ids_where(None, [],
+    table ``rec`` (``loaded.records``; the same ids, ascending, as ``Snapshot.ids_where(None, [],
     kinds)``), kept per generation: a walk restricts every search of its
     seeds to the same kinds.  Threads racing on a new key compute equal
     sets; the one stored last is kept."""
@@ -809,7 +809,6 @@ def _kinds_allowed(loaded: _Loaded, kinds: list[str] | None) -> Any:
     key = tuple(sorted(set(kinds or ())))
     got = loaded.kind_sets.get(key)
     if got is None:
-        rec = loaded.records
         codes = [i for i, k in enumerate(rec.kinds) if k in key]
         got = IdSet(rec.ids[np.isin(rec.kind, codes)])
         if len(loaded.kind_sets) < _KIND_SETS_MAX:
