@@ -423,7 +423,10 @@ RV_API rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel, 
 ** documents inside *window count.  Ties: lower index first.  Writes
 ** documents and scores and sets *n; capacity >= k (documents) or
 ** k * max_entity_docs (entities), capped at n_docs.  Errors as
-** rv_graph_similar_docs.  Cost: one score per document.  Since: 0.1
+** rv_graph_similar_docs.  Cost: one score per document, on one thread
+** per online CPU when the scan scores 4M vector components or more (the
+** answer is the same for any thread count).  Safe to call from many
+** threads at once (it reads the graph only).  Since: 0.1
 */
 RV_API rv_status rv_graph_top_k(const rv_graph *graph, int kinds, const float *query, size_t k,
                                 const int64_t *window, int64_t *out /* OUT */,

@@ -97,6 +97,10 @@ extern int rv__graph_test_scratch;
 ** crosses many epochs (set it between builds). */
 extern unsigned rv__graph_test_epoch_bits;
 
+/* Tests only: nonzero sets the thread count of rv_graph_top_k's scan (at
+** most RV__MAX_THREADS), whatever the graph's size. */
+extern unsigned rv__graph_test_topk_threads;
+
 /* Type of edge e. */
 static inline uint16_t rv__etype(const rv_graph *g, uint32_t e) {
     return g->etype ? g->etype[e] : 0;

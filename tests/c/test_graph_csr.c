@@ -432,6 +432,99 @@ static void test_doc_runs(void) {
 /* Vectors: a NaN or an infinity is named (the first in row order, for any
 ** thread count), by rv_graph_check_vectors and by the build unless
 ** RV_GRAPH_FINITE_ROWS says the caller checked them. */
+/* Whole-graph top-k scans in blocks, one per worker, closed up after: any
+** thread count gives the serial answer (documents, nodes, edges, entities,
+** with and without a window), and that answer is every document's score
+** (rv_graph_score_docs) ranked by score, then lower index.  Vector
+** components from {-1, 0, 1, 2} make many equal scores. */
+typedef struct tk_ref {
+    float s;
+    int64_t d;
+} tk_ref;
+
+static int tk_cmp(const void *pa, const void *pb) {
+    const tk_ref *a = pa, *b = pb;
+    if (a->s != b->s) return a->s > b->s ? -1 : 1;
+    return (a->d > b->d) - (a->d < b->d);
+}
+
+static void test_top_k_threads(void) {
+    tgraph t;
+    tg_make(&t, 3000, 9000, 0, 0, 1);
+    uint32_t dim = 8;
+    float *vec = malloc(t.nd * dim * sizeof *vec);
+    for (size_t i = 0; i < t.nd * dim; i++) vec[i] = (float)((int)(next_u64() % 4) - 1);
+    for (size_t d = 0; d < t.nd; d++) vec[d * dim] = 1; /* no zero rows */
+    rv_graph_spec s;
+    rv_graph_spec_init(&s);
+    s.n_nodes = t.n;
+    s.node_ids = t.ids;
+    s.n_edges = t.m;
+    s.edge_src = t.src;
+    s.edge_dst = t.dst;
+    s.edge_time = t.etime;
+    s.n_docs = t.nd;
+    s.doc_entity = t.doc_entity;
+    s.dim = dim;
+    s.n_vectors = t.nd;
+    s.vectors = vec;
+    rv_graph *g = NULL;
+    ASSERT_OK(rv_graph_create(&s, &g));
+    float q[8] = {1, 2, 0, -1, 1, 0, 2, 1};
+    size_t cap = t.nd, k = 40, n1, n;
+    int64_t *want = malloc(cap * sizeof *want), *got = malloc(cap * sizeof *got);
+    float *ws = malloc(cap * sizeof *ws), *gs = malloc(cap * sizeof *gs);
+    int64_t window[2] = {200, 700};
+    int kinds[4] = {0, RV_GRAPH_NODES, RV_GRAPH_EDGES, RV_GRAPH_ENTITIES};
+    /* the top 40, and every item (the whole ranking compared) */
+    for (int w = 0; w < 4; w++) {
+        size_t kk = w & 2 ? t.n + t.m + 1 : k;
+        for (int ki = 0; ki < 4; ki++) {
+            const int64_t *win = w & 1 ? window : NULL;
+            rv__graph_test_topk_threads = 1;
+            ASSERT_OK(rv_graph_top_k(g, kinds[ki], q, kk, win, want, ws, cap, &n1));
+            EXPECT_TRUE(n1 >= k);
+            for (int ti = 0; ti < 3; ti++) {
+                rv__graph_test_topk_threads = (unsigned[]){2, 3, 9}[ti];
+                ASSERT_OK(rv_graph_top_k(g, kinds[ki], q, kk, win, got, gs, cap, &n));
+                ASSERT_EQ(n, n1);
+                size_t diff = 0;
+                for (size_t i = 0; i < n; i++) diff += (got[i] != want[i]) + (gs[i] != ws[i]);
+                EXPECT_EQ(diff, 0);
+            }
+        }
+    }
+    /* the documents' answer, from the scores of every document */
+    rv__graph_test_topk_threads = 3;
+    ASSERT_OK(rv_graph_top_k(g, 0, q, k, NULL, got, gs, cap, &n));
+    ASSERT_EQ(n, k);
+    int64_t *all = malloc(t.nd * sizeof *all);
+    float *sc = malloc(t.nd * sizeof *sc);
+    tk_ref *ref = malloc(t.nd * sizeof *ref);
+    for (size_t d = 0; d < t.nd; d++) all[d] = (int64_t)d;
+    ASSERT_OK(rv_graph_score_docs(g, q, t.nd, all, sc));
+    size_t ties = 0;
+    for (size_t d = 0; d < t.nd; d++) ref[d] = (tk_ref){sc[d], (int64_t)d};
+    qsort(ref, t.nd, sizeof *ref, tk_cmp);
+    for (size_t i = 0; i < k; i++) {
+        EXPECT_EQ(got[i], ref[i].d);
+        EXPECT_TRUE(gs[i] == ref[i].s);
+        ties += i && ref[i].s == ref[i - 1].s;
+    }
+    EXPECT_TRUE(ties > 0); /* (the order of equal scores was tested) */
+    rv__graph_test_topk_threads = 0;
+    rv_graph_free(g);
+    free(all);
+    free(sc);
+    free(ref);
+    free(want);
+    free(got);
+    free(ws);
+    free(gs);
+    free(vec);
+    tg_free(&t);
+}
+
 static void test_vectors_finite(void) {
     size_t n = 40000, dim = 8;
     float *v = malloc(n * dim * sizeof *v);
@@ -481,6 +574,7 @@ int main(void) {
     RUN_TEST(test_paths_match_reference);
     RUN_TEST(test_doc_runs);
     RUN_TEST(test_vectors_finite);
+    RUN_TEST(test_top_k_threads);
     RUN_TEST(test_both_in_order);
     RUN_TEST(test_edge_cases);
     RUN_TEST(test_bad_endpoint_named);

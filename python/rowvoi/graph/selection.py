@@ -381,7 +381,12 @@ def documents_by_similarity(
     """A selection of the ``limit`` documents most similar to ``query``
     over the whole graph (ties: lower document number), optionally only
     inside ``window``.  Errors as
-    :meth:`VectorSelection.expand_documents_by_similarity`."""
+    :meth:`VectorSelection.expand_documents_by_similarity`.
+
+    Cost: one score per document of the graph (a scan of every vector);
+    on a :class:`MemoryGraph` or :class:`CorpusGraph` the engine scans on
+    every CPU once the scan reaches 4M vector components (the answer does
+    not depend on it), and the GIL is released meanwhile."""
     return _by_similarity(graph, "documents", query, limit, window)
 
 
