@@ -49,6 +49,15 @@ Parts (``--part``):
     generation pays), attaching the documents and vectors (the corpus's
     own, no embedding), neighbour and fan-in queries, a 2-hop BFS, and
     ``traverse`` with both shipped policies; medians over ``--rounds``.
+``pages``
+    What a build on fresh pages costs, by how long the memory it takes
+    back has been free: the graph of ``big`` without documents or vectors,
+    built ``--rounds`` times right after ``release_build_memory()`` and
+    ``--rounds`` times after it plus ``--pause`` seconds idle (alternated),
+    wall and system CPU time of each build.  On a virtual machine whose
+    guest hands free memory back to its host (virtio-balloon free page
+    reporting), pages free for a while come back through the host, and
+    faulting them in costs more.
 ``windows``
     Windows, on a small graph with node and edge times (``--window-nodes``
     200 nodes, 600 edges, times 0-9): ``expand(2)`` and
@@ -68,6 +77,7 @@ raphtory==0.15.1``)::
     python bench/graph.py --part peer --raphtory-python /work/refvenv-raphtory/bin/python
     python bench/graph.py --part windows --raphtory-python /work/refvenv-raphtory/bin/python
     python bench/graph.py --part corpus --rounds 5
+    python bench/graph.py --part pages --rounds 8
 
 Each part rewrites its own block of ``bench/results/graph.md``.  The machine
 is a 2-core box shared with other jobs: medians over interleaved rounds,
@@ -81,6 +91,7 @@ import json
 import os
 import platform
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -239,7 +250,11 @@ def part_big(args: argparse.Namespace) -> None:
     nodes_arg = np.arange(n, dtype=np.int64)
     sorted_args = in_source_order(n, src, dst, etype, etime, doc_entity, with_doc)
 
-    def build_csr(a: tuple[np.ndarray, ...]) -> float:
+    cold_sys: list[float] = []  # system CPU seconds of each fresh-page build
+
+    def build_csr(a: tuple[np.ndarray, ...]) -> tuple[float, float]:
+        """Wall and system CPU seconds of one build."""
+        s0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
         t0 = time.perf_counter()
         h = _graph.GraphHandle.create(
             nodes_arg,
@@ -258,16 +273,19 @@ def part_big(args: argparse.Namespace) -> None:
             False,
         )
         t = time.perf_counter() - t0
+        sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - s0
         del h
-        return t
+        return t, sys_s
 
     plain_args = (src, dst, etype, etime, doc_entity)
     for _r in range(args.rounds):
         seeds = [int(x) for x in rng.integers(0, n, 10)]
         _graph.trim()  # no arrays kept from earlier builds: fresh pages
-        timings["csr_cold"].append(build_csr(plain_args))
-        timings["csr"].append(build_csr(plain_args))
-        timings["csr_sorted"].append(build_csr(sorted_args))
+        wall, sys_s = build_csr(plain_args)
+        timings["csr_cold"].append(wall)
+        cold_sys.append(sys_s)
+        timings["csr"].append(build_csr(plain_args)[0])
+        timings["csr_sorted"].append(build_csr(sorted_args)[0])
         t0 = time.perf_counter()
         h = _graph.GraphHandle.create(
             nodes_arg,
@@ -309,8 +327,8 @@ def part_big(args: argparse.Namespace) -> None:
     rows = [
         (
             (
-                "CSR build, first of the process (`rv_graph_create`: both directions, "
-                "documents table; fresh pages)"
+                "CSR build on fresh pages, as a first build (`rv_graph_create`: both "
+                "directions, documents table; kept arrays released before each round)"
             ),
             "csr_cold",
             None,
@@ -352,6 +370,16 @@ def part_big(args: argparse.Namespace) -> None:
         "|---|---:|---:|---:|---:|---|",
     ]
     lines += table_rows(rows, timings, sizes, goal=0.05)
+    lines.append(
+        f"\nFresh pages cost more the first time: round 1's fresh-page build "
+        f"took {ms(timings['csr_cold'][0])} ms with {ms(cold_sys[0])} ms "
+        "of system CPU time (the kernel faulting in and zeroing its arrays' pages, both "
+        "threads), against a median of "
+        f"{ms(med(cold_sys[1:] or cold_sys)[0])} ms of system time for the later rounds'. "
+        "Round 1 takes pages the process has not held before (the graph loaded above "
+        "keeps its own arrays); each later round takes back pages released a moment "
+        "before by the round before it.\n"
+    )
     write_block("big", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -801,9 +829,71 @@ def part_corpus(args: argparse.Namespace) -> None:
     print("\n".join(lines))
 
 
+def part_pages(args: argparse.Namespace) -> None:
+    if not args.pause > 0:
+        raise SystemExit("--pause must be a positive number of seconds")
+    rng = np.random.default_rng(0)
+    n, m = args.nodes, args.edges
+    src = rng.integers(0, n, m, dtype=np.int64)
+    dst = rng.integers(0, n, m, dtype=np.int64)
+    nodes = np.arange(n, dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
+
+    def build() -> tuple[float, float]:
+        s0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        t0 = time.perf_counter()
+        h = _graph.GraphHandle.create(
+            nodes, None, src, dst, None, None, none, None, None, "ip", False, True, True, False
+        )
+        t = time.perf_counter() - t0
+        sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - s0
+        del h
+        return t, sys_s
+
+    build()  # code and threads warm
+    out: dict[float, list[tuple[float, float]]] = {0.0: [], args.pause: []}
+    for r in range(2 * args.rounds):
+        pause = 0.0 if r % 2 == 0 else args.pause
+        _graph.trim()
+        time.sleep(pause)
+        out[pause].append(build())
+    # virtio-balloon devices offering free page reporting (feature bit 5;
+    # the sysfs string lists bit 0 first)
+    balloon = [
+        f.parent.name
+        for f in Path("/sys/bus/virtio/drivers/virtio_balloon").glob("virtio*/features")
+        if f.read_text()[5:6] == "1"
+    ]
+    reporting = (
+        f"reports free pages to its host (virtio-balloon free page reporting, {balloon[0]})"
+        if balloon
+        else "does not report free pages to a host (no virtio-balloon device with free page "
+        "reporting)"
+    )
+    lines = [
+        "### Fresh pages: right after they were freed, or after a pause\n",
+        environment(
+            f"python bench/graph.py --part pages --rounds {args.rounds} --pause {args.pause:g}"
+        ),
+        f"Graph: {n:,} nodes, {m:,} random edges, no documents or vectors. Each build "
+        "follows `release_build_memory()` (its arrays are fresh memory), alternately at "
+        f"once and after {args.pause:g} s idle; {args.rounds} builds each. This machine "
+        f"{reporting}.\n",
+        "| fresh pages | wall median ms | wall min-max ms | system CPU median ms |",
+        "|---|---:|---:|---:|",
+    ]
+    for pause, rows in out.items():
+        wall = med([w for w, _ in rows])
+        sys_t = med([x for _, x in rows])[0]
+        what = "taken back at once" if pause == 0 else f"taken back after {pause:g} s idle"
+        lines.append(f"| {what} | {ms(wall[0])} | {ms(wall[1])}-{ms(wall[2])} | {ms(sys_t)} |")
+    write_block("pages", "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=["big", "peer", "windows", "corpus"], required=True)
+    ap.add_argument("--part", choices=["big", "peer", "windows", "corpus", "pages"], required=True)
     ap.add_argument("--corpus-artifacts", type=int, default=100_000)
     ap.add_argument("--nodes", type=int, default=1_000_000)
     ap.add_argument("--edges", type=int, default=5_000_000)
@@ -812,11 +902,17 @@ def main() -> int:
     ap.add_argument("--peer-nodes", type=int, default=100_000)
     ap.add_argument("--peer-edges", type=int, default=500_000)
     ap.add_argument("--window-nodes", type=int, default=200)
+    ap.add_argument("--pause", type=float, default=3.0)
     ap.add_argument("--raphtory-python", default="/work/refvenv-raphtory/bin/python")
     args = ap.parse_args()
-    {"big": part_big, "peer": part_peer, "windows": part_windows, "corpus": part_corpus}[
-        args.part
-    ](args)
+    parts = {
+        "big": part_big,
+        "peer": part_peer,
+        "windows": part_windows,
+        "corpus": part_corpus,
+        "pages": part_pages,
+    }
+    parts[args.part](args)
     return 0
 
 
