@@ -9,7 +9,7 @@ a safe walker (``traverse``).
   written at build time by :mod:`rowvoi.corpus.edges`), cached per
   generation; its documents are the corpus's records and vectors.
 * :class:`GraphStore` -- the protocol other stores implement
-  (:class:`rowvoi.graph.kuzu.KuzuGraph` for the embedded Kùzu database).
+  (:class:`rowvoi.graph.kuzu_store.KuzuGraph` for the embedded Kùzu database).
 * :class:`VectorSelection` and its constructors -- scored document sets
   grown by hops and by similarity rounds computed in C.
 * :func:`graph_to_text` -- ``SUBJECT --RELATION--> OBJECT`` lines with
