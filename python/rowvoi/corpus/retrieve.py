@@ -800,10 +800,11 @@ _KIND_SETS_MAX = 32
 
 def _kinds_allowed(loaded: _Loaded, rec: RecordTable, kinds: list[str] | None) -> Any:
     """The IdSet of the records of ``kinds``, from the generation's record
-    table ``rec`` (``loaded.records``; the same ids, ascending, as ``Snapshot.ids_where(None, [],
-    kinds)``), kept per generation: a walk restricts every search of its
-    seeds to the same kinds.  Threads racing on a new key compute equal
-    sets; the one stored last is kept."""
+    table ``rec`` (``loaded.records``): the same ids as
+    ``Snapshot.ids_where(None, [], kinds)``, without SQL.  Kept per
+    generation (a walk restricts every search of its seeds to the same
+    kinds); threads racing on a new key compute equal sets, and the one
+    stored last is kept."""
     from rowvoi.idset import IdSet
 
     key = tuple(sorted(set(kinds or ())))
