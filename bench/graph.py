@@ -125,6 +125,28 @@ def ms(x: float) -> str:
     return f"{x * 1000:.2f}"
 
 
+def timed_csr_build(
+    nodes: np.ndarray,
+    src: np.ndarray,
+    dst: np.ndarray,
+    etype: np.ndarray | None,
+    etime: np.ndarray | None,
+    doc_entity: np.ndarray,
+) -> tuple[float, float]:
+    """Wall and system CPU seconds of one CSR build without vectors, the
+    arrays read in place as ``MemoryGraph`` builds (the graph is freed
+    after: its arrays are kept for the next build)."""
+    s0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
+    t0 = time.perf_counter()
+    h = _graph.GraphHandle.create(
+        nodes, None, src, dst, etype, etime, doc_entity, None, None, "ip", False, True, True, False
+    )
+    t = time.perf_counter() - t0
+    sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - s0
+    del h
+    return t, sys_s
+
+
 def write_block(name: str, text: str) -> None:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     old = (
@@ -253,29 +275,7 @@ def part_big(args: argparse.Namespace) -> None:
     cold_sys: list[float] = []  # system CPU seconds of each fresh-page build
 
     def build_csr(a: tuple[np.ndarray, ...]) -> tuple[float, float]:
-        """Wall and system CPU seconds of one build."""
-        s0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
-        t0 = time.perf_counter()
-        h = _graph.GraphHandle.create(
-            nodes_arg,
-            None,
-            a[0],
-            a[1],
-            a[2],
-            a[3],
-            a[4],
-            None,
-            None,
-            "ip",
-            False,
-            True,
-            True,
-            False,
-        )
-        t = time.perf_counter() - t0
-        sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - s0
-        del h
-        return t, sys_s
+        return timed_csr_build(nodes_arg, *a)
 
     plain_args = (src, dst, etype, etime, doc_entity)
     for _r in range(args.rounds):
@@ -840,15 +840,7 @@ def part_pages(args: argparse.Namespace) -> None:
     none = np.zeros(0, dtype=np.int64)
 
     def build() -> tuple[float, float]:
-        s0 = resource.getrusage(resource.RUSAGE_SELF).ru_stime
-        t0 = time.perf_counter()
-        h = _graph.GraphHandle.create(
-            nodes, None, src, dst, None, None, none, None, None, "ip", False, True, True, False
-        )
-        t = time.perf_counter() - t0
-        sys_s = resource.getrusage(resource.RUSAGE_SELF).ru_stime - s0
-        del h
-        return t, sys_s
+        return timed_csr_build(nodes, src, dst, None, None, none)
 
     build()  # code and threads warm
     out: dict[float, list[tuple[float, float]]] = {0.0: [], args.pause: []}
