@@ -77,7 +77,12 @@ def _column(kind: str, vals: list[int]) -> object:
         return pd.Categorical([None if v == 0 else f"c{v}" for v in vals])
     if kind == "obj":  # 1 == 1.0 == True in pandas; "1" is another value
         pool = [None, 1, 1.0, "1", True, (1, 2), float("nan"), 2.5]
-        return np.array([pool[v % len(pool)] for v in vals], dtype=object)
+        # filled item by item: np.array(list, dtype=object) of nothing but
+        # the tuple would be 2-D
+        col = np.empty(len(vals), dtype=object)
+        for i, v in enumerate(vals):
+            col[i] = pool[v % len(pool)]
+        return col
     if kind == "bool":
         return np.array([v % 2 == 0 for v in vals])
     if kind == "Int64":
@@ -85,6 +90,14 @@ def _column(kind: str, vals: list[int]) -> object:
     if kind == "date":
         return pd.to_datetime([None if v == 0 else f"2024-01-0{v}" for v in vals])
     raise AssertionError(kind)
+
+
+def test_object_column_of_tuples_only_stays_one_column():
+    """The generator's object column when every value is the tuple (a draw
+    that once made a 2-D array, which pandas rejects)."""
+    col = _column("obj", [5, 5, 5])
+    assert col.shape == (3,) and col[0] == (1, 2)
+    assert pd.DataFrame({"obj0": col}).shape == (3, 1)
 
 
 KINDS = ["int", "uint8", "float", "str", "cat", "obj", "bool", "Int64", "date"]
