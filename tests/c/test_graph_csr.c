@@ -93,18 +93,23 @@ static void tg_make(tgraph *t, size_t n, size_t m, int64_t base, int order, int 
     if (docs_sorted) qsort(t->doc_entity, t->nd, sizeof *t->doc_entity, cmp_i64);
 }
 
+/* The spec of t's graph (no vectors, the engine's thread count). */
+static void tg_spec(const tgraph *t, rv_graph_spec *s) {
+    rv_graph_spec_init(s);
+    s->n_nodes = t->n;
+    s->node_ids = t->n ? t->ids : NULL;
+    s->n_edges = t->m;
+    s->edge_src = t->src;
+    s->edge_dst = t->dst;
+    s->edge_type = t->etype;
+    s->edge_time = t->etime;
+    s->n_docs = t->nd;
+    s->doc_entity = t->doc_entity;
+}
+
 static rv_status tg_build(const tgraph *t, unsigned n_threads, rv_graph **g) {
     rv_graph_spec s;
-    rv_graph_spec_init(&s);
-    s.n_nodes = t->n;
-    s.node_ids = t->n ? t->ids : NULL;
-    s.n_edges = t->m;
-    s.edge_src = t->src;
-    s.edge_dst = t->dst;
-    s.edge_type = t->etype;
-    s.edge_time = t->etime;
-    s.n_docs = t->nd;
-    s.doc_entity = t->doc_entity;
+    tg_spec(t, &s);
     s.n_threads = n_threads;
     s.flags = tg_flags;
     return rv_graph_create(&s, g);
@@ -456,15 +461,7 @@ static void test_top_k_threads(void) {
     for (size_t i = 0; i < t.nd * dim; i++) vec[i] = (float)((int)(next_u64() % 4) - 1);
     for (size_t d = 0; d < t.nd; d++) vec[d * dim] = 1; /* no zero rows */
     rv_graph_spec s;
-    rv_graph_spec_init(&s);
-    s.n_nodes = t.n;
-    s.node_ids = t.ids;
-    s.n_edges = t.m;
-    s.edge_src = t.src;
-    s.edge_dst = t.dst;
-    s.edge_time = t.etime;
-    s.n_docs = t.nd;
-    s.doc_entity = t.doc_entity;
+    tg_spec(&t, &s);
     s.dim = dim;
     s.n_vectors = t.nd;
     s.vectors = vec;
