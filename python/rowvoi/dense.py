@@ -1278,9 +1278,7 @@ class HNSWIndex:
                     "hnsw_sha256": digest,
                 }
                 _stage("manifest")
-                atomic_write_bytes(
-                    d / _MANIFEST, json.dumps(meta, indent=1).encode(), mode=mode
-                )
+                atomic_write_bytes(d / _MANIFEST, json.dumps(meta, indent=1).encode(), mode=mode)
             except BaseException:
                 for part in (graph, exact):
                     try:

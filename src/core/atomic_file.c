@@ -152,8 +152,8 @@ rv_status rv__atomic_begin_mode(rv__atomic_file *af, const char *path, long mode
     af->path = path;
     if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
     if (mode > 0777)
-        return rv__error(RV_E_INVALID_ARG,
-                         "mode %#lo: give permission bits only (at most 0777)", (unsigned long)mode);
+        return rv__error(RV_E_INVALID_ARG, "mode %#lo: give permission bits only (at most 0777)",
+                         (unsigned long)mode);
     const char *base;
     char *dir = rv__dir_of(path, &base);
     if (!dir) return rv__nomem("a directory name");

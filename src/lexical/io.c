@@ -319,8 +319,8 @@ rv_status rv_bm25_save(const rv_bm25 *ix, const char *path) {
 rv_status rv_bm25_save_mode(const rv_bm25 *ix, const char *path, long mode) {
     if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
     if (mode > 0777)
-        return rv__error(RV_E_INVALID_ARG,
-                         "mode %#lo: give permission bits only (at most 0777)", (unsigned long)mode);
+        return rv__error(RV_E_INVALID_ARG, "mode %#lo: give permission bits only (at most 0777)",
+                         (unsigned long)mode);
     size_t *segpos = rv__malloc((ix->n_segs ? ix->n_segs : 1) * sizeof *segpos);
     rv__crc_table *tab = rv__malloc(sizeof *tab);
     unsigned char *stage = rv__malloc((size_t)1 << 20);

@@ -175,9 +175,13 @@ def open_beneath(root: str, rel: str) -> tuple[int, os.stat_result]:
         name = parts[-1]
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         if stat.S_ISLNK(st.st_mode):
-            raise Refused("symlink", f"{rel} changed into a symbolic link while it was opened; not read")
+            raise Refused(
+                "symlink", f"{rel} changed into a symbolic link while it was opened; not read"
+            )
         if not stat.S_ISREG(st.st_mode):  # never opened: a device's open may act
-            raise Refused("special", f"{rel} is not a regular file ({_kind(st.st_mode)}); not read")
+            raise Refused(
+                "special", f"{rel} is not a regular file ({_kind(st.st_mode)}); not read"
+            )
         try:
             fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
         except OSError as exc:
@@ -208,7 +212,9 @@ def open_regular(path: str) -> tuple[int, os.stat_result]:
     check_text_path(path)
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
-        raise Refused("symlink", f"{path} changed into a symbolic link while it was opened; not read")
+        raise Refused(
+            "symlink", f"{path} changed into a symbolic link while it was opened; not read"
+        )
     if not stat.S_ISREG(st.st_mode):
         raise Refused("special", f"{path} is not a regular file ({_kind(st.st_mode)}); not read")
     try:

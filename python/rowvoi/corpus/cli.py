@@ -348,7 +348,6 @@ def _cmd_build(args: argparse.Namespace) -> int:
             f"(rowvoi build {args.name} --files FOLDER, or --records FILE)"
         )
     from rowvoi.corpus.edges import extractor_from_spec
-
     from rowvoi.corpus.sources import SkippedFileWarning
 
     source = registry.source_from_entry(args.name, entry)

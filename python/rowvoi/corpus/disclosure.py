@@ -339,7 +339,12 @@ def pointer_inside(pointer: object, roots: Iterable[str | os.PathLike[str]]) -> 
     except _confine.Refused:
         return False
     assert isinstance(pointer, str)
-    real_roots = [os.path.realpath(os.fspath(r)) for r in roots]
+    real_roots = []
+    for r in roots:
+        try:
+            real_roots.append(os.path.realpath(_confine.check_text_path(os.fspath(r))))
+        except (_confine.Refused, TypeError):
+            continue  # a root no folder can have allows nothing
     return any(
         _confine.resolve_inside(c, r) is not None
         for c in _candidates(pointer, real_roots)
@@ -385,7 +390,9 @@ def _summary_note(pointer: str, allowed: Sequence[str]) -> str | None:
     except _confine.Refused as exc:
         why = f"pointer {exc}"
     else:
-        why = _outside_note(pointer, [os.path.realpath(r) for r in allowed])
+        why = _outside_note(
+            pointer, [repr(r) if "\x00" in r else os.path.realpath(r) for r in allowed]
+        )
     return why.removesuffix("; not read") + "; neither its body nor its summary is disclosed"
 
 

@@ -367,7 +367,7 @@ class FileScan:
         folders (unless followed), folders already walked (a loop).
     """
 
-    __slots__ = ("keys", "excluded", "excluded_dirs")
+    __slots__ = ("excluded", "excluded_dirs", "keys")
 
     def __init__(self) -> None:
         self.keys: list[str] = []
@@ -481,10 +481,12 @@ class FileScope(Mapping[str, str]):
         self.last_scan: FileScan | None = None
 
     # ------------------------------------------------------------- walk
-    def scan(self) -> FileScan:
+    def scan(self, *, warn: bool = True) -> FileScan:
         """Walk the folder now: what is in the scope and what is left
         out, by reason (see :class:`FileScan`). Also kept as
-        :attr:`last_scan`.
+        :attr:`last_scan`. ``warn``: issue a :class:`SkippedFileWarning`
+        per name that is not UTF-8 (a report that lists them passes
+        False).
 
         Raises
         ------
@@ -518,7 +520,7 @@ class FileScope(Mapping[str, str]):
                     out.keys.append(rel)
                 else:
                     out.excluded[kind].append(_shown(rel))
-                    if kind == "undecodable_name":
+                    if kind == "undecodable_name" and warn:
                         warnings.warn(
                             f"{self.root}: skipped {os.fsencode(rel)!r}: the name is not "
                             "valid UTF-8, so it cannot be an artifact id; rename it to "

@@ -809,7 +809,7 @@ class CorpusStore:
         builder lock calls this). Symbolic links are not followed; entries
         of another user are left alone. Returns the paths changed
         (relative)."""
-        changed = []
+        changed: list[str] = []
         if not self.path.is_dir():
             return changed
         uid = os.geteuid()
@@ -1048,9 +1048,7 @@ def base_files(base: Mapping[str, Any]) -> list[str]:
     >>> base_files({"lexical": "lexical.3.rvx", "dense": None, "hnsw": "hnsw.3"})
     ['lexical.3.rvx', 'hnsw.3']
     """
-    return [
-        check_index_name(k, base[k]) for k in ("lexical", "dense", "hnsw") if base.get(k)
-    ]
+    return [check_index_name(k, base[k]) for k in ("lexical", "dense", "hnsw") if base.get(k)]
 
 
 def check_index_name(kind: str, name: Any) -> str:
