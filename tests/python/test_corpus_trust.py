@@ -552,3 +552,42 @@ def test_coverage_counts_match_the_walk(land):
     assert r.pending == ["alias.md", "sub/pipe.md", "wing.md"]
     listed = set(r.pending) | {p for v in r.excluded.values() for p in v}
     assert set(r.on_disk) == listed
+
+
+_RECORDS_FIFO = textwrap.dedent(
+    """
+    import os, sys
+    from rowvoi.corpus import registry
+    from rowvoi.corpus.maintenance import maintain
+    from rowvoi.corpus.sources import read_records
+    path = sys.argv[1]
+    registry.register("feed", "records", path=path, embedder="hashing:8")
+    assert [r.action for r in maintain(all=True)] == ["built"]
+    os.unlink(path)
+    os.mkfifo(path)   # the records file became a FIFO: nothing may wait on it
+    try:
+        read_records(path)
+    except ValueError as exc:
+        print("read_records:", exc)
+    report = maintain(all=True)
+    print("maintain:", [(r.action, r.error) for r in report])
+    """
+)
+
+
+def test_records_file_swapped_for_a_fifo_never_blocks(tmp_path):
+    path = tmp_path / "feed.jsonl"
+    path.write_text('{"id": 1, "text": "lift"}\n')
+    proc = subprocess.run(
+        [sys.executable, "-c", _RECORDS_FIFO, str(path)],
+        env=child_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0] == f"read_records: {path}: not a regular file; a records file is a plain file"
+    assert out[1] == (
+        f"maintain: [('error', '{path}: the records file of this corpus is not a regular file')]"
+    )

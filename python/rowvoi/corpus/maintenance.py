@@ -69,6 +69,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -565,6 +566,8 @@ def _records_file_change(
             f"{path}: the records file of this corpus is gone; restore it "
             "or register the corpus again"
         ) from None
+    if not stat.S_ISREG(st.st_mode):  # hashing a FIFO would wait forever
+        raise ValueError(f"{path}: the records file of this corpus is not a regular file")
     prev = state.get("records_file") or {}
     if (
         prev.get("size") == st.st_size

@@ -943,8 +943,9 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     FileNotFoundError
         No such file.
     ValueError
-        An unknown extension, a line that is not a JSON object (named by
-        number), a table that cannot be read.
+        Not a regular file (a FIFO, a device), an unknown extension, a
+        line that is not a JSON object (named by number), a table that
+        cannot be read.
 
     Examples
     --------
@@ -956,6 +957,8 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     p = Path(path)
     if not p.is_file():
+        if p.exists():  # a FIFO, a device, a folder: never opened (a FIFO would block)
+            raise ValueError(f"{p}: not a regular file; a records file is a plain file")
         raise FileNotFoundError(f"{p}: no such file")
     suffix = p.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):

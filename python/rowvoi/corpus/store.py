@@ -831,11 +831,8 @@ class CorpusStore:
                 )
                 if want is None or stat.S_IMODE(st.st_mode) == want:
                     continue
-                try:
-                    os.chmod(p, want, follow_symlinks=False)
-                except OSError:
-                    continue
-                changed.append(os.path.normpath(os.path.relpath(p, self.path)))
+                if _fchmod_same(p, st, want):
+                    changed.append(os.path.normpath(os.path.relpath(p, self.path)))
         return changed
 
     # -------------------------------------------------------- calibration
@@ -961,6 +958,27 @@ class CorpusStore:
             pass
         atomic_write_bytes(self.path / MANIFEST, data, mode=PRIVATE_FILE)
         return True
+
+
+def _fchmod_same(path: str, st: os.stat_result, mode: int) -> bool:
+    """Set ``mode`` on the entry at ``path`` through a descriptor opened
+    without following a link, if it is still the one ``st`` describes (no
+    FIFO or device is waited on). Whether it was set."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            return False
+        os.fchmod(fd, mode)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
