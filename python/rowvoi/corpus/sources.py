@@ -446,6 +446,8 @@ class FileScope(Mapping[str, str]):
         ``pattern`` is not a regular expression, or ``root``'s path is
         not UTF-8.
 
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "a.md").write_text("hi")
     >>> scope = FileScope(d)
