@@ -599,6 +599,12 @@ class FileScope(Mapping[str, str]):
         notes); raises :class:`~rowvoi.corpus._confine.Refused` or the
         system's ``OSError``."""
         root = str(self.root)
+        try:  # the common case: no link on the way (nothing to resolve)
+            return _confine.open_beneath(root, key)
+        except _confine.Refused as exc:
+            if exc.reason != "symlink":
+                raise
+        # a link on the way: followed only to where it resolves inside the root
         rel = _confine.resolve_inside(os.path.join(root, key), root)
         if rel is not None:
             return _confine.open_beneath(root, rel)
