@@ -108,12 +108,14 @@ cdef class BM25Core:
         check(st)
         return self
 
-    def save(self, path):
+    def save(self, path, mode=None):
+        """mode: None for 0666 & ~umask, else the exact permission bits."""
+        cdef long cmode = -1 if mode is None else mode
         cdef bytes bpath = os.fsencode(path)
         cdef const char *cp = bpath
         cdef rv_status st
         with nogil:
-            st = rv_bm25_save(self.ix, cp)
+            st = rv_bm25_save_mode(self.ix, cp, cmode)
         check(st)
 
     def to_bytes(self):

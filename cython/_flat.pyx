@@ -89,12 +89,14 @@ cdef class FlatHandle:
             st = rv_flat_check_queries(self.p, nq, qp)
         check(st)
 
-    def save(self, path):
+    def save(self, path, mode=None):
+        """mode: None for 0666 & ~umask, else the exact permission bits."""
+        cdef long cmode = -1 if mode is None else mode
         cdef bytes b = os.fsencode(path)
         cdef const char *cp = b
         cdef rv_status st
         with nogil:
-            st = rv_flat_save(self.p, cp)
+            st = rv_flat_save_mode(self.p, cp, cmode)
         check(st)
 
     @property

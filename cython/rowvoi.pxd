@@ -266,6 +266,7 @@ cdef extern from "rowvoi.h" nogil:
     int rv_bm25_contains(const rv_bm25 *index, int64_t id)
     rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids, size_t capacity, size_t *n_ids)
     rv_status rv_bm25_save(const rv_bm25 *index, const char *path)
+    rv_status rv_bm25_save_mode(const rv_bm25 *index, const char *path, long mode)
     rv_status rv_bm25_load(const char *path, rv_bm25 **out)
     rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf, size_t capacity,
                                   size_t *size)
@@ -359,6 +360,7 @@ cdef extern from "rowvoi.h" nogil:
                               const int64_t *cand, size_t k, uint32_t n_threads,
                               int64_t *ids, float *scores, size_t *n_found)
     rv_status rv_flat_save(const rv_flat *index, const char *path)
+    rv_status rv_flat_save_mode(const rv_flat *index, const char *path, long mode)
     rv_status rv_flat_load(const char *path, rv_flat **out)
     rv_status rv_flat_save_buffer(const rv_flat *index, void *buf, size_t capacity,
                                   size_t *size)

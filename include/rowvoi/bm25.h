@@ -366,6 +366,18 @@ RV_API rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids /* OUT */, size_
 RV_API rv_status rv_bm25_save(const rv_bm25 *index, const char *path);
 
 /*
+** rv_bm25_save with the file's permission bits: mode < 0 gives
+** 0666 & ~umask (as rv_bm25_save); 0 <= mode <= 0777 gives exactly mode,
+** whatever the umask -- set while the new file is still empty, so its
+** bytes are never readable under another mode (e.g. 0600 for a private
+** corpus).  RV_E_INVALID_ARG for NULL or a mode above 0777; otherwise as
+** rv_bm25_save.
+** Thread-safety: may run concurrently with searches.
+** Since: 0.1
+*/
+RV_API rv_status rv_bm25_save_mode(const rv_bm25 *index, const char *path, long mode);
+
+/*
 ** Load an index saved by rv_bm25_save.                  CONSTRUCTOR: rv_bm25
 ** Returns RV_OK and *out; RV_E_IO when the file cannot be read;
 ** RV_E_CORRUPT when it is not an index, is truncated, fails its checksum or

@@ -11,7 +11,8 @@
 **   - Inputs are borrowed for the duration of a call unless a comment says
 **     the engine copies them.
 **   - Files: every save writes a temporary sibling "PATH.tmp-HOST-PID-RAND"
-**     (created with mode 0666 & ~umask, like any new file), fsyncs it,
+**     (created with mode 0666 & ~umask, like any new file, or with an
+**     exact mode through the *_save_mode calls), fsyncs it,
 **     renames it over PATH and fsyncs the directory, so a crash leaves the
 **     previous file or the new one, never a mix.  A temporary left by a
 **     killed process is removed by the next save to the same PATH once its

@@ -259,6 +259,18 @@ RV_API rv_status rv_flat_rescore(const rv_flat *index, size_t n_queries, const f
 RV_API rv_status rv_flat_save(const rv_flat *index, const char *path);
 
 /*
+** rv_flat_save with the file's permission bits: mode < 0 gives
+** 0666 & ~umask (as rv_flat_save); 0 <= mode <= 0777 gives exactly mode,
+** whatever the umask -- set while the new file is still empty, so its
+** bytes are never readable under another mode (e.g. 0600 for a private
+** corpus).  RV_E_INVALID_ARG for NULL or a mode above 0777; otherwise as
+** rv_flat_save.
+** Thread-safety: may run concurrently with searches.
+** Since: 0.1
+*/
+RV_API rv_status rv_flat_save_mode(const rv_flat *index, const char *path, long mode);
+
+/*
 ** Load an index saved by rv_flat_save.                   CONSTRUCTOR: rv_flat
 ** Returns RV_OK and *out; RV_E_IO when the file cannot be read;
 ** RV_E_CORRUPT when it is not a rowvoi flat index or is truncated or altered

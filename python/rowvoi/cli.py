@@ -1092,7 +1092,10 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         if d.pointer:
             print(f"     {d.pointer}")
         summary = " ".join(d.summary.split())
-        print(f"     {summary[:160]}{'...' if len(summary) > 160 else ''}")
+        if summary or not d.metadata.get("disclosure"):
+            print(f"     {summary[:160]}{'...' if len(summary) > 160 else ''}")
+        elif not args.disclose:
+            print(f"     (not disclosed: {d.metadata['disclosure']})")
         if args.disclose:
             if d.body is not None:
                 print("     ---")

@@ -84,10 +84,13 @@ import numpy as np
 from rowvoi import _flat, _status, _validate as _v
 from rowvoi._atomic import (
     atomic_write_bytes,
+    check_mode,
+    create_exclusive,
     fsync_dir,
     fsync_path,
     is_stale_tag,
     owner_tag,
+    private_dir,
     sha256_file,
 )
 from rowvoi._rwlock import RWLock
@@ -599,11 +602,13 @@ class FlatIndex:
         return _shape_result(ids, scores, single)
 
     # files -------------------------------------------------------------
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, mode: int | None = None) -> None:
         """Write the index to ``path`` atomically (temporary sibling, fsync,
-        rename, fsync of the directory; mode ``0666 & ~umask``). Only live
-        vectors are written. A temporary left by a killed save is removed by
-        the next save to the same path once its process is gone.
+        rename, fsync of the directory; mode ``0666 & ~umask``, or exactly
+        ``mode`` when given -- ``0o600``: private -- set before any byte is
+        written). Only live vectors are written. A temporary left by a
+        killed save is removed by the next save to the same path once its
+        process is gone.
 
         Thread-safety: a read -- runs alongside searches; changes wait.
 
@@ -619,8 +624,9 @@ class FlatIndex:
         ('int8', 4, array([0]))
         """
         path = os.fspath(path)
+        check_mode(mode)
         with self._lock.read():
-            self._h.save(path)
+            self._h.save(path, mode)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, n_threads: int = 0) -> FlatIndex:
@@ -1172,7 +1178,7 @@ class HNSWIndex:
         return _shape_result(labels, self._to_scores(dist), single)
 
     # files -------------------------------------------------------------
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, mode: int | None = None) -> None:
         """Write the index into directory ``path``, atomically as a whole.
 
         The directory holds one *generation* of part files --
@@ -1188,7 +1194,9 @@ class HNSWIndex:
         if this one is killed first), as are parts left by saves whose
         process is gone (``<tag>`` names the host and process; the rule of
         :mod:`rowvoi._atomic`). Files get mode
-        ``0666 & ~umask``. A manifest was chosen over writing a new directory
+        ``0666 & ~umask``, or exactly ``mode`` when given (``0o600``:
+        private; a directory ``save`` creates then gets ``0700``), set before
+        any byte is written. A manifest was chosen over writing a new directory
         and renaming it because a non-empty directory cannot be renamed over
         another atomically on POSIX; the manifest keeps ``path`` a plain
         directory, as before. Directories saved by earlier versions (fixed
@@ -1214,9 +1222,13 @@ class HNSWIndex:
         (8, 10, array([9, 8]))
         """
         d = Path(path)
+        check_mode(mode)
         if d.exists() and not d.is_dir():
             raise NotADirectoryError(f"{d} is a file; HNSWIndex.save writes a directory")
-        d.mkdir(parents=True, exist_ok=True)
+        if mode is None:
+            d.mkdir(parents=True, exist_ok=True)
+        else:
+            private_dir(d)
         with self._lock.read():
             try:
                 old = _read_manifest(d)
@@ -1238,11 +1250,13 @@ class HNSWIndex:
             graph = d / f"hnsw.{n}.{tag}.bin"
             exact = d / f"exact.{n}.{tag}.rvf"
             try:
+                # hnswlib rewrites the file by name, keeping the mode it was made with
+                os.close(create_exclusive(graph, mode))
                 self._g.save_index(str(graph))
                 digest = sha256_file(graph)
                 fsync_path(graph)
                 _stage("graph")
-                self._exact.save(exact)
+                self._exact.save(exact, mode=mode)
                 _stage("exact")
                 fsync_dir(d)
                 meta = {
@@ -1264,7 +1278,7 @@ class HNSWIndex:
                     "hnsw_sha256": digest,
                 }
                 _stage("manifest")
-                atomic_write_bytes(d / _MANIFEST, json.dumps(meta, indent=1).encode())
+                atomic_write_bytes(d / _MANIFEST, json.dumps(meta, indent=1).encode(), mode=mode)
             except BaseException:
                 for part in (graph, exact):
                     try:

@@ -591,13 +591,18 @@ class BM25Index:
             return list(self._core.vocabulary())
 
     # ---------------------------------------------------------- persistence
-    def save(self, path: str | os.PathLike[str]) -> None:
+    def save(self, path: str | os.PathLike[str], *, mode: int | None = None) -> None:
         """Write the index to ``path`` atomically: a temporary sibling
         (``PATH.tmp-HOST-PID-RAND``) is written, fsynced and renamed over
         ``path``, so a crash leaves the old file or the new one, never a
-        mix. The file gets mode ``0666 & ~umask`` like any new file; a
-        temporary left by a killed save is removed by the next save to the
-        same path once its process is gone.
+        mix. The file gets mode ``0666 & ~umask`` like any new file, or
+        exactly ``mode`` when given (``0o600``: private; set before any
+        byte is written, whatever the umask); a temporary left by a killed
+        save is removed by the next save to the same path once its process
+        is gone.
+
+        Raises ``ValueError``/``TypeError`` for a ``mode`` that is not
+        permission bits (0 to ``0o777``).
 
         Thread-safety: a read -- runs alongside searches; changes wait.
 
@@ -609,8 +614,11 @@ class BM25Index:
         ...     BM25Index.load(os.path.join(d, "lexical.rvx")).search("text").ids.tolist()
         [0]
         """
+        from rowvoi._atomic import check_mode
+
+        check_mode(mode)
         with self._lock.read():
-            self._core.save(os.fspath(path))
+            self._core.save(os.fspath(path), mode)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> BM25Index:

@@ -142,11 +142,18 @@ static void rv__sync_dir(const char *dir) {
 }
 
 rv_status rv__atomic_begin(rv__atomic_file *af, const char *path) {
+    return rv__atomic_begin_mode(af, path, -1);
+}
+
+rv_status rv__atomic_begin_mode(rv__atomic_file *af, const char *path, long mode) {
     if (!af) return rv__error(RV_E_INVALID_ARG, "af must not be NULL");
     af->fd = -1;
     af->tmp = af->dir = NULL;
     af->path = path;
     if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
+    if (mode > 0777)
+        return rv__error(RV_E_INVALID_ARG, "mode %#lo: give permission bits only (at most 0777)",
+                         (unsigned long)mode);
     const char *base;
     char *dir = rv__dir_of(path, &base);
     if (!dir) return rv__nomem("a directory name");
@@ -168,7 +175,8 @@ rv_status rv__atomic_begin(rv__atomic_file *af, const char *path) {
         uint32_t r = (uint32_t)rv__mix64(salt + attempt);
         snprintf(tmp, cap, "%s%s%s-%ld-%08x", path, RV__TMP_MARK, host, (long)getpid(),
                  (unsigned)r);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  mode < 0 ? 0666 : (mode_t)mode);
         if (fd >= 0) break;
         err = errno;
         if (err != EEXIST) break;
@@ -176,6 +184,16 @@ rv_status rv__atomic_begin(rv__atomic_file *af, const char *path) {
     if (fd < 0) {
         rv_status st = rv__error(RV_E_IO, "cannot create a temporary file in %s: %s", dir,
                                  strerror(err ? err : EEXIST));
+        rv__free(tmp);
+        rv__free(dir);
+        return st;
+    }
+    /* an exact mode is set while the new file is still empty (the umask may
+    ** have cleared bits of it): no byte is ever readable under another mode */
+    if (mode >= 0 && fchmod(fd, (mode_t)mode) != 0) {
+        rv_status st = rv__error(RV_E_IO, "cannot set the mode of %s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
         rv__free(tmp);
         rv__free(dir);
         return st;

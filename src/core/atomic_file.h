@@ -12,8 +12,9 @@
 **   return rv__atomic_commit(&af);                // fsync, rename, fsync dir
 **
 ** The temporary is "PATH.tmp-HOST-PID-RAND" in the target's directory,
-** created with O_EXCL and mode 0666, so the process umask decides the final
-** mode exactly as for any newly created file.  A crash before the rename
+** created with O_EXCL|O_NOFOLLOW and mode 0666, so the process umask decides
+** the final mode exactly as for any newly created file (rv__atomic_begin_mode
+** gives an exact mode instead).  A crash before the rename
 ** leaves the previous file intact; the temporary it leaves is removed by
 ** the next rv__atomic_begin on the same path once it is stale: HOST is this
 ** machine (the host name reduced to [A-Za-z0-9_-], 32 characters) and no
@@ -52,6 +53,13 @@ size_t rv__atomic_clean_stale(const char *path);
 ** RV_E_NOMEM; RV_E_IO naming the directory and the system error (af is then
 ** released and needs no abort). */
 rv_status rv__atomic_begin(rv__atomic_file *af, const char *path);
+
+/* The same, with the new file's permission bits: mode < 0 gives
+** 0666 & ~umask (as rv__atomic_begin); 0 <= mode <= 0777 gives exactly mode,
+** whatever the umask (set on the temporary while it is still empty, so no
+** byte is ever readable under another mode).  RV_E_INVALID_ARG for a mode
+** above 0777. */
+rv_status rv__atomic_begin_mode(rv__atomic_file *af, const char *path, long mode);
 
 /* Write all n bytes at the current position, retrying short writes and
 ** EINTR.  RV_E_IO naming `what` (usually af->tmp) on failure. */

@@ -149,10 +149,14 @@ done:
 }
 
 rv_status rv_flat_save(const rv_flat *ix, const char *path) {
+    return rv_flat_save_mode(ix, path, -1);
+}
+
+rv_status rv_flat_save_mode(const rv_flat *ix, const char *path, long mode) {
     if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
     /* a temporary sibling, fsynced and renamed over path (core/atomic_file) */
     rv__atomic_file af;
-    rv_status st = rv__atomic_begin(&af, path);
+    rv_status st = rv__atomic_begin_mode(&af, path, mode);
     if (st) return st;
     rv__sink s = {af.fd, af.tmp, NULL, 0};
     st = rv__write_image(ix, &s);

@@ -313,7 +313,14 @@ rv_status rv_bm25_save_buffer(const rv_bm25 *ix, void *buf, size_t capacity, siz
 }
 
 rv_status rv_bm25_save(const rv_bm25 *ix, const char *path) {
+    return rv_bm25_save_mode(ix, path, -1);
+}
+
+rv_status rv_bm25_save_mode(const rv_bm25 *ix, const char *path, long mode) {
     if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
+    if (mode > 0777)
+        return rv__error(RV_E_INVALID_ARG, "mode %#lo: give permission bits only (at most 0777)",
+                         (unsigned long)mode);
     size_t *segpos = rv__malloc((ix->n_segs ? ix->n_segs : 1) * sizeof *segpos);
     rv__crc_table *tab = rv__malloc(sizeof *tab);
     unsigned char *stage = rv__malloc((size_t)1 << 20);
@@ -324,7 +331,7 @@ rv_status rv_bm25_save(const rv_bm25 *ix, const char *path) {
         goto done;
     }
     /* a temporary sibling, fsynced and renamed over path (core/atomic_file) */
-    if ((st = rv__atomic_begin(&af, path)) != RV_OK) goto done;
+    if ((st = rv__atomic_begin_mode(&af, path, mode)) != RV_OK) goto done;
     uint64_t n_post, n_over;
     rv__count(ix, &n_post, &n_over);
     rv__crc32c_init(tab);

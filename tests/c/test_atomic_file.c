@@ -174,6 +174,65 @@ static void test_modes_follow_umask(void) {
     rv_flat_free(fl);
 }
 
+/* The *_save_mode calls give exactly the mode asked for, whatever the
+** umask (a private corpus's 0600 under umask 000 and 077 alike); a mode
+** < 0 is the umask rule; bits above 0777 are refused before any file is
+** made. */
+static void test_exact_modes(void) {
+    static const mode_t masks[] = {0, 022, 0277};
+    static const long modes[] = {0600, 0640, 0644, 0400};
+    char bpath[512], fpath[512], apath[512];
+    in_tmp(bpath, sizeof bpath, "exact.rvx");
+    in_tmp(fpath, sizeof fpath, "exact.rvf");
+    in_tmp(apath, sizeof apath, "exact.bin");
+    rv_bm25 *bm = NULL;
+    ASSERT_OK(rv_bm25_create(NULL, NULL, &bm));
+    const char *docs[] = {"alpha beta"};
+    size_t lens[] = {10};
+    int64_t assigned[1];
+    ASSERT_OK(rv_bm25_add(bm, 1, docs, lens, NULL, NULL, NULL, assigned));
+    rv_flat_options o;
+    rv_flat_options_init(&o);
+    o.dim = 2;
+    rv_flat *fl = NULL;
+    ASSERT_OK(rv_flat_create(&o, &fl));
+    float v[2] = {1, 0};
+    ASSERT_OK(rv_flat_add(fl, 1, v, NULL, NULL));
+    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++) {
+        for (size_t j = 0; j < sizeof modes / sizeof modes[0]; j++) {
+            mode_t old = umask(masks[i]);
+            rv_status sb = rv_bm25_save_mode(bm, bpath, modes[j]);
+            rv_status sf = rv_flat_save_mode(fl, fpath, modes[j]);
+            rv__atomic_file af;
+            rv_status sa = rv__atomic_begin_mode(&af, apath, modes[j]);
+            if (sa == RV_OK) sa = rv__atomic_commit(&af);
+            umask(old);
+            ASSERT_OK(sb);
+            ASSERT_OK(sf);
+            ASSERT_OK(sa);
+            EXPECT_EQ(mode_of(bpath), (mode_t)modes[j]);
+            EXPECT_EQ(mode_of(fpath), (mode_t)modes[j]);
+            EXPECT_EQ(mode_of(apath), (mode_t)modes[j]);
+            unlink(bpath);
+            unlink(fpath);
+            unlink(apath);
+        }
+    }
+    mode_t old = umask(022);
+    ASSERT_OK(rv_bm25_save_mode(bm, bpath, -1));
+    umask(old);
+    EXPECT_EQ(mode_of(bpath), (mode_t)0644);
+    unlink(bpath);
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_save_mode(bm, bpath, 04755));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "permission bits only");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_save_mode(fl, fpath, 01000));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_save_mode(NULL, bpath, 0600));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_save_mode(fl, NULL, 0600));
+    EXPECT_EQ(count_entries("exact."), 0); /* no file, no temporary left */
+    rv_bm25_free(bm);
+    rv_flat_free(fl);
+}
+
 /* ------------------------------------------------------- stale temporaries */
 
 static void test_stale_temporaries(void) {
@@ -385,6 +444,7 @@ int main(void) {
     if (!mkdtemp(tmpdir)) return 1;
     RUN_TEST(test_commit_and_abort);
     RUN_TEST(test_modes_follow_umask);
+    RUN_TEST(test_exact_modes);
     RUN_TEST(test_stale_temporaries);
     RUN_TEST(test_failures);
     RUN_TEST(test_flat_buffer_round_trip);

@@ -232,12 +232,11 @@ def test_root_guard_refuses_escapes(tree):
         read_pointer("pipe.md", [root])  # never blocks on a FIFO
 
 
-@pytest.mark.parametrize("proc", [True, False])
-def test_root_guard_checks_again_after_opening(tree, monkeypatch, proc):
-    """A file swapped between the check and the open (simulated: the open
-    lands on the secret outside) is refused, whether the opened path is
-    read back from /proc or compared by inode."""
-    import rowvoi.corpus.disclosure as disclosure
+def test_root_guard_checks_again_after_opening(tree, monkeypatch):
+    """An open that lands on another file than the one checked (simulated:
+    the open is redirected to the secret outside) is refused: the opened
+    descriptor is compared with the checked file by inode."""
+    import rowvoi.corpus._confine as confine
 
     root, outside = tree
     real_open = os.open
@@ -247,12 +246,40 @@ def test_root_guard_checks_again_after_opening(tree, monkeypatch, proc):
             path = str(outside / "secret.txt")
         return real_open(path, flags, *args, **kw)
 
-    monkeypatch.setattr(disclosure.os, "open", swapped_open)
-    if not proc:
-        monkeypatch.setattr(disclosure, "_fd_path", lambda fd: None)
+    monkeypatch.setattr(confine.os, "open", swapped_open)
     with pytest.raises(PointerRefused, match="while it was opened"):
         read_pointer("a.md", [root])
     assert read_pointer("sub/b.md", [root])[0] == "beta body"
+
+
+@pytest.mark.parametrize("swap", ["file-to-link", "folder-to-link", "file-to-fifo"])
+def test_root_guard_refuses_a_swap_after_the_check(tree, monkeypatch, swap):
+    """A real swap on disk between the check (the path resolves inside the
+    root) and the open: the file or a folder on its path replaced by a link
+    leading out, or the file by a FIFO. Each is refused, none blocks."""
+    import rowvoi.corpus._confine as confine
+
+    root, outside = tree
+    (outside / "b.md").write_text("do not read either")
+    real_resolve = confine.resolve_inside
+
+    def resolve_then_swap(path, r):
+        rel = real_resolve(path, r)
+        if swap == "file-to-link":
+            (root / "sub" / "b.md").unlink()
+            os.symlink(outside / "b.md", root / "sub" / "b.md")
+        elif swap == "folder-to-link":
+            (root / "sub").rename(root / "sub.old")
+            os.symlink(outside, root / "sub")
+        else:
+            (root / "sub" / "b.md").unlink()
+            os.mkfifo(root / "sub" / "b.md")
+        return rel
+
+    monkeypatch.setattr(confine, "resolve_inside", resolve_then_swap)
+    match = "regular file" if swap == "file-to-fifo" else "while it was opened"
+    with pytest.raises(PointerRefused, match=match):
+        read_pointer("sub/b.md", [root])
 
 
 def test_root_guard_through_a_symlinked_root(tree, tmp_path):
@@ -300,9 +327,15 @@ def test_disclose_never_raises_and_notes_why(tree):
     assert [dict(h.metadata) for h in sel.selected] == before  # pure
     # without roots nothing is read
     assert disclose(sel_of(hits[0]))[0].metadata["disclosure"].startswith("pointer")
-    # metadata level: no I/O at all
+    # the summaries of pointers outside the roots are withheld too
+    assert (s.summary, l_.summary) == ("", "")
+    assert "neither its body nor its summary" in s.metadata["disclosure"]
+    # metadata level: nothing read, but pointers outside the roots withhold
+    # their summaries as the body level does
     meta = disclose(sel, level="metadata", roots=[root])
-    assert all(d.body is None and "disclosure" not in d.metadata for d in meta)
+    assert all(d.body is None for d in meta)
+    assert [d.summary for d in meta] == ["alpha", "", "", "gone", "no pointer"]
+    assert [("disclosure" in d.metadata) for d in meta] == [False, True, True, False, False]
     assert json.loads(json.dumps([d.to_dict() for d in out]))[0]["body"] == "alpha body"
 
 

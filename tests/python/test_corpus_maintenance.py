@@ -432,7 +432,15 @@ def test_coverage_categories(env, capsys):
     r = coverage("notes")
     assert r.on_disk == [".draft.md", "logo.md", "new.md", "run.py", "sub/deep.txt", "wing.md"]
     assert r.indexed == ["sub/deep.txt", "wing.md"] and r.pending == ["new.md"]
-    assert r.excluded == {"pattern": ["run.py"], "binary": ["logo.md"], "hidden": [".draft.md"]}
+    assert r.excluded == {
+        "pattern": ["run.py"],
+        "binary": ["logo.md"],
+        "hidden": [".draft.md"],
+        "symlink": [],
+        "special": [],
+        "undecodable_name": [],
+        "unreadable": [],
+    }
     assert r.excluded_dirs == [".git", "node_modules"]
     assert r.missing == ["pipe.md"] and r.out_of_scope == []
     assert r.coverage_ratio == pytest.approx(2 / 3)

@@ -54,6 +54,7 @@ MODULES = [
     "rowvoi.corpus.embedders",
     "rowvoi.corpus.strategy",
     "rowvoi.corpus.sources",
+    "rowvoi.corpus._confine",
     "rowvoi.corpus.store",
     "rowvoi.corpus.records",
     "rowvoi.corpus.index",

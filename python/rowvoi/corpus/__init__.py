@@ -99,6 +99,7 @@ from rowvoi.corpus.retrieve import (
 from rowvoi.corpus.sources import (
     DFLT_EXCLUDE_DIRS,
     CorpusSource,
+    SkippedFileWarning,
     content_hash_signal,
     from_dataframe,
     from_files,
@@ -168,6 +169,7 @@ __all__ = [
     "CorpusSource",
     "from_mapping",
     "from_files",
+    "SkippedFileWarning",
     "from_records",
     "from_records_file",
     "from_dataframe",

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -136,11 +138,12 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
     record_flags = [
         f for f in ("id_key", "text_key", "metadata_keys") if getattr(args, f, None) is not None
     ]
+    follow = bool(getattr(args, "follow_symlinks", False))
     if not given:
-        if args.pattern is not None or record_flags:
+        if args.pattern is not None or record_flags or follow:
             raise UsageError(
-                "--pattern, --id-key, --text-key and --metadata-keys go with a "
-                "source (--files or --records)"
+                "--pattern, --follow-symlinks, --id-key, --text-key and --metadata-keys "
+                "go with a source (--files or --records)"
             )
         return None
     if given[0] == "files":
@@ -149,9 +152,11 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
         entry: dict[str, Any] = {"kind": "files", "root": args.files}
         if args.pattern is not None:
             entry["pattern"] = args.pattern
+        if follow:
+            entry["follow_symlinks"] = True
     else:
-        if args.pattern is not None:
-            raise UsageError("--pattern goes with --files")
+        if args.pattern is not None or follow:
+            raise UsageError("--pattern and --follow-symlinks go with --files")
         entry = {"kind": "records"}
         if given[0] == "records":
             entry["path"] = args.records
@@ -187,6 +192,12 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
         metavar="REGEX",
         help="with --files: regular expression searched in each relative path "
         r"(default: .md, .markdown, .txt and .rst files)",
+    )
+    p.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="with --files: also index what symbolic links lead to outside FOLDER "
+        "(default: such links are skipped, and rowvoi coverage lists them)",
     )
     p.add_argument("--id-key", metavar="KEY", help="with --records: the id field (default id)")
     p.add_argument(
@@ -337,17 +348,32 @@ def _cmd_build(args: argparse.Namespace) -> int:
             f"(rowvoi build {args.name} --files FOLDER, or --records FILE)"
         )
     from rowvoi.corpus.edges import extractor_from_spec
+    from rowvoi.corpus.sources import SkippedFileWarning
 
     source = registry.source_from_entry(args.name, entry)
     progress = False if args.json else None
-    corpus = build(
-        source,
-        full=not args.keep_missing,
-        progress=progress,
-        hnsw=args.hnsw,
-        edges=extractor_from_spec(entry.get("edges")),
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SkippedFileWarning)
+        corpus = build(
+            source,
+            full=not args.keep_missing,
+            progress=progress,
+            hnsw=args.hnsw,
+            edges=extractor_from_spec(entry.get("edges")),
+        )
+    for w in caught:
+        if issubclass(w.category, SkippedFileWarning):
+            print(f"{args.verb_parser.prog}: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     r = corpus.last_build
+    skipped = (
+        "; skipped "
+        + ", ".join(f"{n} {why}" for why, n in r.skipped.items())
+        + f" (rowvoi coverage {args.name} lists them)"
+        if r.skipped
+        else ""
+    )
     if args.json:
         print(json.dumps({"corpus": args.name, "path": str(corpus.store.path), **r.to_dict()}))
         return 0
@@ -355,8 +381,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if not r.changed:
         print(
             f"corpus {args.name!r} is up to date (generation {r.generation}): {n} "
-            f"artifact{'s' if n != 1 else ''} unchanged; nothing embedded; "
-            f"{r.seconds:.2f} s"
+            f"artifact{'s' if n != 1 else ''} unchanged; nothing embedded"
+            f"{skipped}; {r.seconds:.2f} s"
         )
         return 0
     extra = f"; rebuilt: {r.rebuild}" if r.rebuild and r.rebuild != "first build" else ""
@@ -366,7 +392,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         f"deleted; {r.records_added} records written, {r.texts_embedded} texts embedded "
         f"({r.cache_hits} from the cache){extra}"
         + (f"; {r.n_links} links" if r.n_links else "")
-        + f"; {r.seconds:.2f} s"
+        + f"{skipped}; {r.seconds:.2f} s"
     )
     return 0
 

@@ -4,8 +4,8 @@
 :class:`Disclosure` per committed hit, best first, at one of three levels:
 
 ``"metadata"``
-    No I/O: the matched surface (``summary``), the hit's metadata and its
-    pointer.
+    No read: the matched surface (``summary``), the hit's metadata and its
+    pointer (which is resolved, to check it against the allowed roots).
 ``"body"``
     Also the pointer's contents (``body``): the file behind
     ``metadata["skill_path"]`` or ``metadata["path"]``
@@ -22,23 +22,38 @@ Disclosure is a pure read: the selection and its hits are never modified,
 and a pointer that cannot be read never raises -- the disclosure gets
 ``body=None`` and a note in ``metadata["disclosure"]`` saying why (an
 impossible expansion likewise leaves ``passage=None`` and a note in
-``metadata["expansion"]``).
+``metadata["expansion"]``). A pointer no file can have (a NUL byte, a
+lone surrogate) is such a pointer.
 
 The root guard
 --------------
 Pointers come from the indexed data, so a document could point anywhere
 (``../../etc/passwd``, a symlink to ``~/.ssh``). The default loader reads a
 pointer only if it resolves -- after ``..`` and every symbolic link -- to a
-regular file inside one of the *allowed roots*: those given as ``roots=``,
-else the allowed roots of the hit's corpus -- the one given as ``corpus=``,
-else the named corpus of the hit's ``source`` -- which for a corpus built
-from files is its root (see :func:`allowed_roots`). A pointer outside them, or a hit whose
-roots are unknown, is refused with a note. Relative pointers are resolved
-against the roots in order. The file is opened without following a final
-symbolic link and checked again after opening, so a link swapped in between
-the check and the open is refused too. At most :data:`MAX_BODY_BYTES` bytes
-are read (a longer body is cut, with a note); bodies are decoded as UTF-8
-(undecodable bytes replaced).
+regular file inside one of the *allowed roots*. Those come from the caller,
+never from the corpus's own files (a corpus received from elsewhere could
+name ``/`` there): ``roots=`` when given, else those of the hit's corpus --
+the one given as ``corpus=``, else the named corpus of the hit's
+``source`` -- which are, for a corpus built in this process from
+:func:`~rowvoi.corpus.from_files`, that folder, and for a named corpus, the
+``root`` of its entry in the registry (:mod:`rowvoi.corpus.registry`,
+written by ``rowvoi build NAME --files`` and ``rowvoi register``; see
+:func:`allowed_roots`). A pointer outside them, or a hit whose roots are
+unknown, is refused with a note. Relative pointers are resolved against the
+roots in order. The resolved path is opened one folder at a time from the
+root, each without following a symbolic link, with ``O_NONBLOCK``, and the
+file is ``fstat``-ed before a byte is read, so a file or folder swapped for
+a link, a FIFO or a device after the check is refused too, and nothing
+blocks. At most :data:`MAX_BODY_BYTES` bytes are read (a longer body is
+cut, with a note); bodies are decoded as UTF-8 (undecodable bytes
+replaced).
+
+The summary is guarded the same way: when the allowed roots are known and
+a hit's pointer does not resolve inside them, the disclosure carries
+neither body nor summary (``summary=""``, at every level), with the note --
+text indexed from outside the roots (by an older version, or a corpus
+built with ``follow_symlinks=True``) is not handed on. With a ``loader`` or
+a ``store``, pointers are theirs to resolve and no root applies.
 
 Thread-safety: :func:`disclose` is safe to call from many threads; it reads
 files and the corpus store, and a custom ``loader``/``store`` must be
@@ -48,11 +63,11 @@ thread-safe itself if shared.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rowvoi.corpus import _confine
 from rowvoi.corpus.base import SearchHit, plain
 from rowvoi.corpus.expansion import NeighborhoodPolicy, SeedNotFound, expand as _expand
 from rowvoi.corpus.selection import Selection
@@ -63,6 +78,7 @@ __all__ = [
     "disclose",
     "read_pointer",
     "allowed_roots",
+    "pointer_inside",
     "PointerRefused",
     "BodyLoader",
     "ResourceStore",
@@ -79,10 +95,6 @@ MAX_BODY_BYTES = 4 << 20
 BodyLoader = Callable[[Mapping[str, Any]], "str | None"]
 #: ``pointer -> payload``: any mapping (a dict, a blob store, a URL map).
 ResourceStore = Mapping[str, Any]
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 class PointerRefused(PermissionError):
@@ -106,15 +118,17 @@ class Disclosure:
     score : float
         The selecting hit's score.
     summary : str
-        The matched surface's text (always present, no I/O).
+        The matched surface's text (no read); ``""`` when the hit's
+        pointer leads outside the allowed roots (see the module notes).
     body : str or None
         The pointer's contents; None below ``"body"`` or when unreadable.
     pointer : str or None
         The hit's pointer (:attr:`SearchHit.pointer`).
     metadata : dict
         The hit's metadata, plus a ``"disclosure"`` note when a pointer
-        could not be read and an ``"expansion"`` note when an expansion
-        was asked for but not possible.
+        could not be read (or leads outside the allowed roots) and an
+        ``"expansion"`` note when an expansion was asked for but not
+        possible.
     source : str or None
         The corpus the hit came from (tells apart equal ids of two corpora).
     passage : str or None
@@ -155,30 +169,29 @@ class Disclosure:
 
 
 # ------------------------------------------------------------ root guard
-def _state(corpus: Any) -> Mapping[str, Any] | None:
-    """The committed state of a corpus, its store or a corpus name (None
-    when there is no such corpus)."""
-    store = corpus if isinstance(corpus, CorpusStore) else getattr(corpus, "store", None)
-    if isinstance(corpus, str):
-        store = CorpusStore.local(corpus)
-    if not isinstance(store, CorpusStore) or not store.exists():
-        return None
-    with store.snapshot() as snap:
-        return dict(snap.state)
-
-
 def allowed_roots(corpus: Any) -> tuple[str, ...]:
-    """The directories whose files a corpus's pointers may name.
+    """The directories whose files a corpus's pointers may name -- from the
+    caller's side only, never from the corpus's own files.
 
-    The corpus's ``allowed_roots`` setting when it has one, else, for a
-    corpus built from files (:func:`~rowvoi.corpus.from_files`), its root;
-    other corpora allow none (pass ``roots=`` to :func:`disclose`).
+    * A corpus :func:`~rowvoi.corpus.build` returned in this process: for a
+      :func:`~rowvoi.corpus.from_files` source, that folder
+      (``Corpus.source_roots``); for another source, none.
+    * A corpus name, or a corpus (or store) opened by name in the corpora
+      folder: the ``root`` of its ``files`` entry in the registry
+      (:mod:`rowvoi.corpus.registry`); none when it is not registered, or
+      not a files corpus.
+
+    Anything else allows none: pass ``roots=`` to :func:`disclose`.
 
     Parameters
     ----------
     corpus : Corpus, CorpusStore or str
-        An open corpus, its store or a corpus name; anything else allows
-        none.
+
+    Raises
+    ------
+    ValueError
+        The registry file is malformed (:func:`disclose` turns it into a
+        note).
 
     Examples
     --------
@@ -192,33 +205,43 @@ def allowed_roots(corpus: Any) -> tuple[str, ...]:
     >>> allowed_roots(build(from_mapping({"a": "x"}, embedder="hashing"),
     ...                     store=CorpusStore.memory()))
     ()
+    >>> allowed_roots(notes.store)  # a bare store: no caller said anything
+    ()
     """
-    state = _state(corpus)
-    if state is None:
+    roots = getattr(corpus, "source_roots", None)
+    if isinstance(roots, tuple):
+        return tuple(str(r) for r in roots)
+    if isinstance(corpus, str):
+        name: Any = corpus
+        path = None
+    else:
+        store = corpus if isinstance(corpus, CorpusStore) else getattr(corpus, "store", None)
+        if not isinstance(store, CorpusStore):
+            return ()
+        name = getattr(corpus, "name", None) or store.name
+        path = store.path
+    if not isinstance(name, str) or not name:
         return ()
-    configured = state.get("allowed_roots")
-    if isinstance(configured, list):
-        return tuple(str(r) for r in configured)
-    source = state.get("source")
-    if isinstance(source, Mapping) and source.get("kind") == "files" and source.get("root"):
-        return (str(source["root"]),)
+    from rowvoi.corpus import registry
+    from rowvoi.corpus.paths import corpus_dir
+
+    try:
+        home = corpus_dir(name)
+    except ValueError:  # not a corpus name: nothing is registered under it
+        return ()
+    if path is not None and os.path.realpath(path) != os.path.realpath(home):
+        return ()  # a store elsewhere is not the registered corpus of that name
+    entry = registry.get(name)
+    if entry and entry.get("kind") == "files" and isinstance(entry.get("root"), str):
+        return (entry["root"],)
     return ()
 
 
-def _inside(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([path, root]) == root
-    except ValueError:  # different drives, or a mix of absolute and relative
-        return False
-
-
-def _fd_path(fd: int) -> str | None:
-    """The path the kernel has for an open descriptor (Linux), else None."""
-    link = f"/proc/self/fd/{fd}"
-    try:
-        return os.readlink(link)
-    except OSError:
-        return None
+def _outside_note(pointer: str, real_roots: Sequence[str]) -> str:
+    return (
+        f"pointer {pointer!r} resolves outside the allowed roots "
+        f"({', '.join(real_roots)}); not read"
+    )
 
 
 def read_pointer(
@@ -263,61 +286,69 @@ def read_pointer(
     ...
     rowvoi.corpus.disclosure.PointerRefused: pointer '../a.md' resolves outside the allowed roots (...); not read
     """
+    try:
+        _confine.check_text_path(pointer)
+    except _confine.Refused as exc:
+        raise PointerRefused(f"pointer {exc}") from None
     real_roots = [os.path.realpath(os.fspath(r)) for r in roots]
     if not real_roots:
         raise PointerRefused(
             f"pointer {pointer!r}: no allowed roots are known for this "
-            "corpus, so nothing is read; pass roots= to disclose"
+            "corpus, so nothing is read; pass roots= to disclose (or register "
+            "the corpus: rowvoi register NAME --files FOLDER)"
         )
-    if os.path.isabs(pointer):
-        candidates = [pointer]
-    else:
-        candidates = [os.path.join(r, pointer) for r in real_roots]
     missing: OSError | None = None
-    for cand in candidates:
-        real = os.path.realpath(cand)
-        root = next((r for r in real_roots if _inside(real, r)), None)
-        if root is None:
-            continue
-        try:
-            fd = os.open(real, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK)
-        except FileNotFoundError as exc:
-            missing = exc
-            continue
-        except OSError:
-            if _NOFOLLOW and os.path.islink(real):  # swapped for a link after the check
-                raise PointerRefused(
-                    f"pointer {pointer!r} became a symbolic link while it was opened; not read"
-                ) from None
-            raise
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise PointerRefused(f"pointer {pointer!r} is not a regular file; not read")
-            opened = _fd_path(fd)
-            if opened is not None:
-                ok = _inside(os.path.realpath(opened), root)
-            else:
-                here = os.stat(real)
-                ok = (here.st_dev, here.st_ino) == (st.st_dev, st.st_ino)
-            if not ok:
-                raise PointerRefused(
-                    f"pointer {pointer!r} moved outside the allowed roots "
-                    "while it was opened; not read"
-                )
-            with os.fdopen(fd, "rb", closefd=True) as f:
-                fd = -1
-                data = f.read(max_bytes + 1)
-        finally:
-            if fd >= 0:
-                os.close(fd)
-        cut = len(data) > max_bytes
-        return data[:max_bytes].decode("utf-8", "replace"), cut
+    for cand in _candidates(pointer, real_roots):
+        for root in real_roots:
+            rel = _confine.resolve_inside(cand, root)
+            if rel is None:
+                continue
+            try:
+                fd, _ = _confine.open_beneath(root, rel)
+            except FileNotFoundError as exc:
+                missing = exc
+                break
+            except _confine.Refused as exc:
+                raise PointerRefused(f"pointer {pointer!r}: {exc}") from None
+            data = _confine.read_fd(fd, max_bytes + 1)
+            cut = len(data) > max_bytes
+            return data[:max_bytes].decode("utf-8", "replace"), cut
     if missing is not None:
         raise missing
-    raise PointerRefused(
-        f"pointer {pointer!r} resolves outside the allowed roots "
-        f"({', '.join(real_roots)}); not read"
+    raise PointerRefused(_outside_note(pointer, real_roots))
+
+
+def _candidates(pointer: str, real_roots: Sequence[str]) -> list[str]:
+    if os.path.isabs(pointer):
+        return [pointer]
+    return [os.path.join(r, pointer) for r in real_roots]
+
+
+def pointer_inside(pointer: object, roots: Iterable[str | os.PathLike[str]]) -> bool:
+    """Does ``pointer`` resolve (``..`` and symbolic links) inside one of
+    ``roots``, as :func:`read_pointer` would resolve it? Reads nothing;
+    False for a pointer no file can have.
+
+    >>> pointer_inside("/etc/passwd", ["/usr"]), pointer_inside("a\\x00", ["/"])
+    (False, False)
+    >>> pointer_inside("bin/../lib", ["/usr"])
+    True
+    """
+    try:
+        _confine.check_text_path(pointer)
+    except _confine.Refused:
+        return False
+    assert isinstance(pointer, str)
+    real_roots = []
+    for r in roots:
+        try:
+            real_roots.append(os.path.realpath(_confine.check_text_path(os.fspath(r))))
+        except (_confine.Refused, TypeError):
+            continue  # a root no folder can have allows nothing
+    return any(
+        _confine.resolve_inside(c, r) is not None
+        for c in _candidates(pointer, real_roots)
+        for r in real_roots
     )
 
 
@@ -330,13 +361,48 @@ def _by_source(corpus: Any, hit: SearchHit) -> Any:
     return corpus
 
 
+def _roots_for(
+    hit: SearchHit, roots: Sequence[str] | None, corpus: Any, cache: dict[Any, Any]
+) -> tuple[Sequence[str], str | None]:
+    """``(allowed roots, note)`` of one hit's pointer: ``roots`` when
+    given, else its corpus's (:func:`allowed_roots`, once per corpus per
+    call); a note when they could not be read (then none)."""
+    if roots is not None:
+        return roots, None
+    owner = _by_source(corpus, hit) if corpus is not None else hit.source
+    key = owner if isinstance(owner, str) or owner is None else id(owner)
+    if key not in cache:
+        try:
+            cache[key] = (allowed_roots(owner), None)
+        except (OSError, ValueError) as exc:  # e.g. a malformed registry
+            cache[key] = ((), f"the allowed roots of its corpus could not be read ({exc})")
+    found: tuple[Sequence[str], str | None] = cache[key]
+    return found
+
+
+def _summary_note(pointer: str, allowed: Sequence[str]) -> str | None:
+    """None when ``pointer`` resolves inside ``allowed`` (non-empty), else
+    why neither body nor summary is disclosed."""
+    if pointer_inside(pointer, allowed):
+        return None
+    try:
+        _confine.check_text_path(pointer)
+    except _confine.Refused as exc:
+        why = f"pointer {exc}"
+    else:
+        why = _outside_note(
+            pointer, [repr(r) if "\x00" in r else os.path.realpath(r) for r in allowed]
+        )
+    return why.removesuffix("; not read") + "; neither its body nor its summary is disclosed"
+
+
 def _load_body(
     hit: SearchHit,
     *,
     loader: BodyLoader | None,
     store: ResourceStore | None,
-    roots: Sequence[str] | None,
-    corpus: Any,
+    allowed: Sequence[str],
+    roots_note: str | None,
 ) -> tuple[str | None, str | None]:
     """``(body, note)`` for one hit; never raises for a bad pointer."""
     if loader is not None:
@@ -362,17 +428,8 @@ def _load_body(
         if isinstance(payload, str):
             return payload, None
         return None, f"the store holds {type(payload).__name__} for {pointer!r}, not text"
-    if roots is not None:
-        allowed: Sequence[str] = roots
-    else:
-        owner = _by_source(corpus, hit) if corpus is not None else hit.source
-        try:
-            allowed = allowed_roots(owner)
-        except (OSError, ValueError) as exc:  # the corpus is gone or unreadable
-            return None, (
-                f"pointer {pointer!r}: the allowed roots of its corpus could not "
-                f"be read ({exc}); not read"
-            )
+    if roots_note is not None:
+        return None, f"pointer {pointer!r}: {roots_note}; not read"
     try:
         body, cut = read_pointer(pointer, allowed)
     except PointerRefused as exc:
@@ -382,6 +439,8 @@ def _load_body(
             f"pointer {pointer!r} could not be read "
             f"({exc.strerror or type(exc).__name__}); it may be stale"
         )
+    except (ValueError, TypeError) as exc:  # a root no path can have
+        return None, f"pointer {pointer!r} could not be read ({exc}); not read"
     note = f"body cut at {MAX_BODY_BYTES} bytes" if cut else None
     return body, note
 
@@ -465,8 +524,8 @@ def disclose(
     >>> a, b = disclose(select(hits), roots=[root])
     >>> a.body
     '# A\\nthe whole file'
-    >>> b.body is None, "outside the allowed roots" in b.metadata["disclosure"]
-    (True, True)
+    >>> b.body, b.summary, "outside the allowed roots" in b.metadata["disclosure"]
+    (None, '', True)
     """
     if not isinstance(selection, Selection):
         raise TypeError(
@@ -485,16 +544,29 @@ def disclose(
     if expand is not None and corpus is None:
         raise ValueError("expand= reads the corpus's stored records: pass corpus= too")
     root_list = None if roots is None else [os.fspath(r) for r in roots]
+    cache: dict[Any, Any] = {}
     out: list[Disclosure] = []
     for hit in selection.selected:
         meta = dict(hit.metadata)
         body = None
-        if level != "metadata":
-            body, note = _load_body(
-                hit, loader=loader, store=store, roots=root_list, corpus=corpus
-            )
+        summary = hit.text
+        note = None
+        pointer = hit.pointer
+        on_disk = loader is None and store is None and pointer is not None
+        allowed: Sequence[str] = ()
+        roots_note = None
+        if on_disk:
+            allowed, roots_note = _roots_for(hit, root_list, corpus, cache)
+        if on_disk and allowed and pointer is not None:
+            note = _summary_note(pointer, allowed)
             if note is not None:
-                meta["disclosure"] = note
+                summary = ""
+        if note is None and level != "metadata":
+            body, note = _load_body(
+                hit, loader=loader, store=store, allowed=allowed, roots_note=roots_note
+            )
+        if note is not None:
+            meta["disclosure"] = note
         passage = None
         if expand is not None:
             passage, note = _passage(hit, expand, corpus)
@@ -506,7 +578,7 @@ def disclose(
                 level,
                 _name(hit),
                 hit.score,
-                hit.text,
+                summary,
                 body,
                 hit.pointer,
                 meta,

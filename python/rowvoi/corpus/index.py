@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rowvoi._atomic import fsync_dir
+from rowvoi._atomic import PRIVATE_FILE, fsync_dir
 from rowvoi.corpus.base import CorpusError, EmbedderMismatch, Surface, ledger_key
 from rowvoi.corpus.embedders import CorpusEmbedder, make_embedder
 from rowvoi.corpus.sources import CorpusSource
@@ -153,6 +153,12 @@ class BuildReport:
         ``edges=False``), before re-extraction.
     n_links : int
         Links stored after the build (dangling ones included).
+    skipped : dict of str to int
+        Entries of a folder source left out for a reason its owner did not
+        choose, by reason (:data:`~rowvoi.corpus.sources.TRUST_SKIPS`:
+        ``symlink`` -- leading outside the root --, ``special`` -- a FIFO,
+        socket or device --, ``undecodable_name``, ``unreadable``); ``rowvoi
+        coverage NAME`` lists them. Empty for other sources.
 
     Examples
     --------
@@ -180,6 +186,7 @@ class BuildReport:
     links_extracted: int = 0
     links_dropped: int = 0
     n_links: int = 0
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -584,6 +591,9 @@ def build(
 
     corpus = Corpus(source.name, st, embedder=emb)
     corpus.last_build = report
+    spec = source.spec or {}
+    root = spec.get("root") if spec.get("kind") == "files" else None
+    corpus.source_roots = (str(root),) if isinstance(root, str) else ()
     return corpus
 
 
@@ -644,6 +654,7 @@ class _Builder:
                 self.compact = True  # the vector index changes kind: rewrite it
             self._resolve_edges()
             stale, deleted, ledger = self._scan()
+            self.report.skipped = self.source.skipped()
             _stage("scanned")
             self.report.generation = int(self.state.get("generation", 0))
             pending = snap.counts() if self.compact is True else {}
@@ -1190,7 +1201,7 @@ class _Builder:
         lex_name, dense_name, hnsw_name = f"lexical.{gen}.rvx", None, None
         self.new_files.append(lex_name)
         lexical.compact()
-        lexical.save(self.store.path / lex_name)
+        lexical.save(self.store.path / lex_name, mode=PRIVATE_FILE)
         _stage("lexical-written")
         flat = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
         if flat is not None and len(flat):
@@ -1208,12 +1219,12 @@ class _Builder:
                     graph.add(flat.get(part), ids=part)
                 hnsw_name = f"hnsw.{gen}"
                 self.new_files.append(hnsw_name)
-                graph.save(self.store.path / hnsw_name)
+                graph.save(self.store.path / hnsw_name, mode=PRIVATE_FILE)
                 fsync_dir(self.store.path)
             else:
                 dense_name = f"dense.{gen}.rvf"
                 self.new_files.append(dense_name)
-                flat.save(self.store.path / dense_name)
+                flat.save(self.store.path / dense_name, mode=PRIVATE_FILE)
         _stage("dense-written")
         self.con.execute("DELETE FROM tombstones")
         self.con.execute("DELETE FROM delta_vectors")

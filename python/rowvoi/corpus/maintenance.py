@@ -31,7 +31,8 @@ lock's mechanism): a second concurrent run is refused with
 
 What a run did is appended to a per-corpus JSON Lines log (timestamp,
 action, reason, policy, build counts). The log and the detection state live
-in ``.maintenance/`` in the corpora folder, *not* in the corpus's
+in ``.maintenance/`` in the corpora folder (a ``0700`` folder of ``0600``
+files, as private as the corpora whose file names they list), *not* in the corpus's
 ``docs.sqlite``: a run that finds nothing to do must leave the corpus
 untouched (the build writes nothing then, and readers' caches stay
 valid), the store's schema belongs to the builder, and a log is read with
@@ -68,6 +69,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -75,7 +77,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rowvoi._atomic import atomic_write_bytes, sha256_file
+from rowvoi._atomic import PRIVATE_FILE, atomic_write_bytes, private_dir, sha256_file
 from rowvoi.corpus.base import CorpusLocked, CorpusNotFound
 from rowvoi.corpus.paths import check_name, corpora_dir
 from rowvoi.corpus.sources import FileScope, content_hash_signal
@@ -389,9 +391,11 @@ def _read_state(name: str) -> dict[str, Any]:
 
 
 def _write_state(name: str, state: Mapping[str, Any]) -> None:
-    maintenance_dir().mkdir(parents=True, exist_ok=True)
+    private_dir(maintenance_dir())
     atomic_write_bytes(
-        _state_path(name), json.dumps({**state, "version": _STATE_VERSION}).encode()
+        _state_path(name),
+        json.dumps({**state, "version": _STATE_VERSION}).encode(),
+        mode=PRIVATE_FILE,
     )
 
 
@@ -412,14 +416,14 @@ def maintenance_log(name: str) -> list[dict[str, Any]]:
 
 
 def _append_log(name: str, row: Mapping[str, Any]) -> None:
-    maintenance_dir().mkdir(parents=True, exist_ok=True)
+    private_dir(maintenance_dir())
     path = _log_path(name)
     try:
         lines = path.read_bytes().splitlines()
     except FileNotFoundError:
         lines = []
     lines = lines[-(MAX_LOG_ENTRIES - 1) :] + [json.dumps(row, sort_keys=True).encode()]
-    atomic_write_bytes(path, b"\n".join(lines) + b"\n")
+    atomic_write_bytes(path, b"\n".join(lines) + b"\n", mode=PRIVATE_FILE)
 
 
 def forget(name: str) -> bool:
@@ -490,9 +494,7 @@ def _files_change(
     entry: Mapping[str, Any], state: Mapping[str, Any], ledger: Mapping[str, str]
 ) -> tuple[str | None, dict[str, Any]]:
     """(what changed, or None; the new fingerprint) of a files corpus."""
-    scope = FileScope(
-        entry["root"], entry.get("pattern") or _default_pattern(), entry.get("exclude")
-    )
+    scope = _file_scope(entry)
     old = state.get("files") or {}
     taken = int(state.get("files_taken_ns") or 0)
     now_ns = time.time_ns()
@@ -537,6 +539,16 @@ def _files_change(
     )
 
 
+def _file_scope(entry: Mapping[str, Any]) -> FileScope:
+    """The folder scope a files corpus's registry entry describes."""
+    return FileScope(
+        entry["root"],
+        entry.get("pattern") or _default_pattern(),
+        entry.get("exclude"),
+        follow_symlinks=bool(entry.get("follow_symlinks", False)),
+    )
+
+
 def _default_pattern() -> str:
     from rowvoi.corpus.sources import DFLT_FILE_PATTERN
 
@@ -554,6 +566,8 @@ def _records_file_change(
             f"{path}: the records file of this corpus is gone; restore it "
             "or register the corpus again"
         ) from None
+    if not stat.S_ISREG(st.st_mode):  # hashing a FIFO would wait forever
+        raise ValueError(f"{path}: the records file of this corpus is not a regular file")
     prev = state.get("records_file") or {}
     if (
         prev.get("size") == st.st_size
@@ -906,7 +920,7 @@ def maintain(
     if dry_run:
         run()
         return report
-    maintenance_dir().mkdir(parents=True, exist_ok=True)
+    private_dir(maintenance_dir())
 
     def busy(holder: Mapping[str, Any]) -> BaseException:
         return MaintenanceBusy(
@@ -935,19 +949,27 @@ class CoverageReport:
     ----------
     name, root, pattern : str
     on_disk : list of str
-        Every file under ``root`` outside the excluded directories
-        (relative paths, sorted).
+        Every entry under ``root`` outside the excluded directories that
+        is not a folder -- files, symbolic links, FIFOs, sockets, devices
+        (relative paths, sorted; a name that is not UTF-8 with ``\\xNN``
+        escapes).
     indexed : list of str
         In the source and in the corpus's ledger.
     pending : list of str
         In the source, not yet in the ledger (the next build adds them).
     excluded : dict of str to list of str
-        Files on disk the source leaves out, by reason: ``"pattern"`` (the
-        path does not match), ``"binary"`` (a NUL byte in the first
-        8 KB), ``"hidden"`` (a name starting with a dot). The builder has no
-        size limit, so no file is left out by size.
+        Entries on disk the source leaves out, by reason (every one of
+        :data:`~rowvoi.corpus.sources.SKIP_REASONS` is a key):
+        ``"pattern"`` (the path does not match), ``"binary"`` (a NUL byte
+        in the first 8 KB), ``"hidden"`` (a name starting with a dot),
+        ``"symlink"`` (a symbolic link leading outside the root, or
+        dangling), ``"special"`` (a FIFO, socket or device: never read),
+        ``"undecodable_name"`` (a name that is not UTF-8),
+        ``"unreadable"`` (no permission). The builder has no size limit,
+        so no file is left out by size.
     excluded_dirs : list of str
-        Directories not walked (excluded names, hidden directories).
+        Directories not walked (excluded names, hidden directories,
+        symbolic links to directories unless the corpus follows them).
     missing : list of str
         In the ledger but gone from disk (the next build removes them).
     out_of_scope : list of str
@@ -1030,37 +1052,11 @@ def coverage(name: str) -> CoverageReport:
             f"corpus {name!r} is a {entry['kind']} corpus; coverage compares a "
             "files corpus's folder with its index"
         )
-    scope = FileScope(
-        entry["root"], entry.get("pattern") or _default_pattern(), entry.get("exclude")
-    )
-    in_source = set(scope.keys_list())
+    scope = _file_scope(entry)
+    scan = scope.scan(warn=False)  # (the report lists them)
+    in_source = set(scan.keys)
     ledger = _ledger(name) or {}
-    pattern = re.compile(scope.pattern)
-    on_disk: list[str] = []
-    excluded: dict[str, list[str]] = {"pattern": [], "binary": [], "hidden": []}
-    excluded_dirs: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(scope.root):
-        rel_dir = Path(dirpath).relative_to(scope.root)
-        keep = []
-        for d in sorted(dirnames):
-            if d in scope.exclude or d.startswith("."):
-                excluded_dirs.append((rel_dir / d).as_posix())
-            else:
-                keep.append(d)
-        dirnames[:] = keep
-        for f in filenames:
-            rel = (rel_dir / f).as_posix()
-            if not os.path.isfile(os.path.join(dirpath, f)):
-                continue
-            on_disk.append(rel)
-            if rel in in_source:
-                continue
-            if f.startswith("."):
-                excluded["hidden"].append(rel)
-            elif not pattern.search(rel):
-                excluded["pattern"].append(rel)
-            else:
-                excluded["binary"].append(rel)
+    on_disk = list(scan.keys) + [p for paths in scan.excluded.values() for p in paths]
     disk = set(on_disk)
     return CoverageReport(
         name=name,
@@ -1069,8 +1065,8 @@ def coverage(name: str) -> CoverageReport:
         on_disk=sorted(on_disk),
         indexed=sorted(k for k in in_source if k in ledger),
         pending=sorted(k for k in in_source if k not in ledger),
-        excluded={k: sorted(v) for k, v in excluded.items()},
-        excluded_dirs=sorted(excluded_dirs),
+        excluded={k: list(v) for k, v in scan.excluded.items()},
+        excluded_dirs=list(scan.excluded_dirs),
         missing=sorted(k for k in ledger if k not in disk),
         out_of_scope=sorted(k for k in ledger if k in disk and k not in in_source),
     )

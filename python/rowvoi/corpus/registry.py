@@ -16,8 +16,10 @@ again next week without repeating the flags::
 Kinds:
 
 ``files``
-    ``root`` (a folder), optional ``pattern`` (a regular expression) and
-    ``exclude`` (directory names): :func:`~rowvoi.corpus.sources.from_files`.
+    ``root`` (a folder), optional ``pattern`` (a regular expression),
+    ``exclude`` (directory names) and ``follow_symlinks`` (true: also index
+    what symbolic links lead to outside the root):
+    :func:`~rowvoi.corpus.sources.from_files`.
 ``records``
     ``path`` (a ``.jsonl``/``.json``/``.csv``/``.parquet`` file) or
     ``fetcher`` (a ``"module:attr"`` reference: building imports that
@@ -31,7 +33,14 @@ extractor's spec, e.g. ``{"kind": "fields", "fields": {"parent":
 see :mod:`rowvoi.corpus.maintenance`; a re-registration without one keeps
 the old one). Keys this version does not know are kept as they are when the
 file is rewritten, and the file is replaced atomically under a lock, so
-concurrent registrations do not lose each other.
+concurrent registrations do not lose each other. The file and its lock
+(``corpora.json.lock``, never followed through a symbolic link) are
+``0600``, a folder created for them ``0700``, whatever the umask.
+
+The registry is trusted: it is written by its owner (``rowvoi register``,
+``rowvoi build NAME --files``), and a files corpus's ``root`` here is the
+folder :func:`~rowvoi.corpus.disclosure.disclose` may read pointers from
+(never the root a corpus's own ``docs.sqlite`` names).
 
 Examples
 --------
@@ -59,7 +68,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rowvoi._atomic import atomic_write_bytes
+from rowvoi._atomic import PRIVATE_FILE, atomic_write_bytes, open_lock_file, private_dir
 from rowvoi.corpus.base import CorpusNotFound, EmbedderError
 from rowvoi.corpus.embedders import check_spec
 from rowvoi.corpus.paths import check_name, registry_path
@@ -90,7 +99,7 @@ KINDS = ("files", "records")
 REGISTRY_VERSION = 1
 _FORMAT = "rowvoi-corpora"
 _PARAMS = {
-    "files": {"root", "pattern", "exclude"},
+    "files": {"root", "pattern", "exclude", "follow_symlinks"},
     "records": {"path", "fetcher", "id_key", "text_key", "metadata_keys"},
 }
 _COMMON = {"kind", "embedder", "strategy", "filter_types", "edges", "maintenance"}
@@ -121,13 +130,17 @@ def _read(path: Path) -> dict[str, Any]:
 def _locked() -> Iterator[tuple[Path, dict[str, Any]]]:
     """Read-modify-write of the registry under an exclusive lock."""
     path = registry_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(str(path) + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    private_dir(path.parent, tighten=False)  # (a folder it creates is 0700)
+    fd = open_lock_file(str(path) + ".lock")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         doc = _read(path)
         yield path, doc
-        atomic_write_bytes(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode())
+        atomic_write_bytes(
+            path,
+            (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode(),
+            mode=PRIVATE_FILE,
+        )
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
@@ -149,6 +162,11 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(out.get("root"), str) or not out["root"]:
             raise ValueError(f"corpus {name!r}: a files corpus needs root=FOLDER")
         out["root"] = str(Path(out["root"]).expanduser().resolve())
+        follow = out.pop("follow_symlinks", False)
+        if not isinstance(follow, bool):
+            raise ValueError(f"corpus {name!r}: follow_symlinks is true or false, not {follow!r}")
+        if follow:
+            out["follow_symlinks"] = True
     else:
         has = [k for k in ("path", "fetcher") if out.get(k)]
         if len(has) != 1:
@@ -324,7 +342,9 @@ def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
     if e.get("filter_types"):
         common["filter_types"] = e["filter_types"]
     if e["kind"] == "files":
-        files_kw: dict[str, Any] = {k: e[k] for k in ("pattern", "exclude") if k in e}
+        files_kw: dict[str, Any] = {
+            k: e[k] for k in ("pattern", "exclude", "follow_symlinks") if k in e
+        }
         return from_files(e["root"], **files_kw, **common)
     kw: dict[str, Any] = {k: e[k] for k in ("id_key", "text_key", "metadata_keys") if k in e}
     if "path" in e:

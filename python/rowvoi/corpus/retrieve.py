@@ -216,6 +216,12 @@ class Corpus:
     ----------
     last_build : BuildReport or None
         Set by :func:`rowvoi.corpus.build`.
+    source_roots : tuple of str or None
+        Set by :func:`rowvoi.corpus.build` from the source the caller
+        built with: the folder of a :func:`~rowvoi.corpus.from_files`
+        source, ``()`` for another source. The disclosure's allowed roots
+        (:func:`~rowvoi.corpus.disclosure.allowed_roots`); None (a corpus
+        opened by name) defers to the registry.
 
     Notes
     -----
@@ -251,6 +257,7 @@ class Corpus:
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
         self.last_build: Any = None
+        self.source_roots: tuple[str, ...] | None = None
 
     def __repr__(self) -> str:
         return f"Corpus({self.name!r}, {str(self.store.path)!r})"

@@ -48,10 +48,13 @@ import math
 import numbers
 import os
 import re
+import stat
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rowvoi.corpus import _confine
 from rowvoi.corpus.base import ledger_key
 from rowvoi.corpus.paths import check_name
 from rowvoi.corpus.strategy import Chunked, WholeText, strategy_id
@@ -59,6 +62,10 @@ from rowvoi.corpus.strategy import Chunked, WholeText, strategy_id
 __all__ = [
     "CorpusSource",
     "FileScope",
+    "FileScan",
+    "SkippedFileWarning",
+    "SKIP_REASONS",
+    "TRUST_SKIPS",
     "content_hash_signal",
     "resolve_fetcher",
     "from_mapping",
@@ -209,8 +216,13 @@ class CorpusSource:
         )
 
     def items(self) -> Iterator[tuple[str, Any]]:
-        """``(artifact_id, raw)`` pairs of the scope, ids as strings."""
+        """``(artifact_id, raw)`` pairs of the scope, ids as strings (for a
+        folder, :meth:`FileScope.read_items`: files refused when read are
+        left out)."""
         scope = self.scope
+        if isinstance(scope, FileScope):
+            yield from scope.read_items()
+            return
         for key in scope:
             if type(key) is str and key and "\x00" not in key:
                 yield key, scope[key]
@@ -230,6 +242,18 @@ class CorpusSource:
             if ledger_key(key) == artifact_id:
                 return self.scope[key]
         raise KeyError(artifact_id)
+
+    def skipped(self) -> dict[str, int]:
+        """Entries the last walk of a folder source left out for a
+        :data:`TRUST_SKIPS` reason (symbolic links out of the root, FIFOs,
+        sockets and devices, names that are not UTF-8, unreadable files),
+        as counts by reason; ``{}`` for other sources.
+
+        >>> from_mapping({"a": "x"}).skipped()
+        {}
+        """
+        scan = getattr(self.scope, "last_scan", None)
+        return scan.skipped() if isinstance(scan, FileScan) else {}
 
     def filter_fields(
         self, artifact_id: str, raw: Any, plan_fields: Mapping[str, Any]
@@ -298,6 +322,77 @@ def from_mapping(
 # ------------------------------------------------------------------- files
 
 
+#: Why :class:`FileScope` leaves an entry of its folder out, as
+#: :class:`FileScan` (and :func:`rowvoi.corpus.maintenance.coverage`)
+#: report it: ``hidden`` (a name starting with a dot), ``pattern`` (the
+#: path does not match), ``binary`` (a NUL byte in the first 8 KB),
+#: ``symlink`` (a symbolic link leading outside the root, dangling, or a
+#: link to a folder), ``special`` (a FIFO, socket or device: never opened
+#: for reading), ``undecodable_name`` (a name that is not UTF-8, see
+#: :class:`FileScope`), ``unreadable`` (no permission to read it).
+SKIP_REASONS = (
+    "pattern",
+    "binary",
+    "hidden",
+    "symlink",
+    "special",
+    "undecodable_name",
+    "unreadable",
+)
+#: The reasons a build reports as skipped (:attr:`BuildReport.skipped
+#: <rowvoi.corpus.index.BuildReport>`): those a folder's owner did not
+#: choose with the pattern.
+TRUST_SKIPS = ("symlink", "special", "undecodable_name", "unreadable")
+_BINARY_PROBE = 8192
+
+
+class SkippedFileWarning(UserWarning):
+    """A file of a :func:`from_files` folder was left out for a reason its
+    owner should hear of (a name that is not UTF-8). The build goes on."""
+
+
+class FileScan:
+    """What one walk of a :class:`FileScope` folder found.
+
+    Attributes
+    ----------
+    keys : list of str
+        The artifact ids (relative paths with ``/``), sorted.
+    excluded : dict of str to list of str
+        Entries left out, by reason (every one of :data:`SKIP_REASONS` is
+        a key); names that are not UTF-8 are shown with ``\\xNN`` escapes
+        for their undecodable bytes.
+    excluded_dirs : list of str
+        Folders not walked: excluded names, hidden folders, links to
+        folders (unless followed), folders already walked (a loop).
+    """
+
+    __slots__ = ("excluded", "excluded_dirs", "keys")
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.excluded: dict[str, list[str]] = {r: [] for r in SKIP_REASONS}
+        self.excluded_dirs: list[str] = []
+
+    def skipped(self) -> dict[str, int]:
+        """Counts of the :data:`TRUST_SKIPS` reasons (only those > 0)."""
+        return {r: len(self.excluded[r]) for r in TRUST_SKIPS if self.excluded[r]}
+
+
+def _shown(rel: str) -> str:
+    """A relative path as text that can be printed and stored: undecodable
+    bytes (carried as surrogates) become ``\\xNN``."""
+    return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def _undecodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class FileScope(Mapping[str, str]):
     """A lazy mapping over the text files of a folder: keys are paths
     relative to ``root`` (with ``/``), values the files' text, read on
@@ -307,9 +402,52 @@ class FileScope(Mapping[str, str]):
     builds), in sorted order.
     Directories named in ``exclude`` (default :data:`DFLT_EXCLUDE_DIRS`)
     and names starting with a dot are skipped, as are files whose first
-    8 KB hold a NUL byte (binary files). Symbolic links to directories are
-    not followed.
+    8 KB hold a NUL byte (binary files).
 
+    Reads stay inside the root:
+
+    * A symbolic link to a file is followed only when it resolves inside
+      the root; one leading outside it (or dangling) is skipped, and
+      symbolic links to folders are not walked -- unless
+      ``follow_symlinks=True``, which follows both wherever they lead
+      (each folder walked once: no loops). Disclosure then refuses the
+      pointers of files outside the root unless its caller names their
+      folders in ``roots=``.
+    * Only regular files are read: FIFOs, sockets and devices are skipped
+      without being opened for reading, so none can block a build. Each
+      file is opened without following a final symbolic link, through
+      folders opened the same way, with ``O_NONBLOCK``, and ``fstat``-ed
+      before a byte is read: a file swapped for a link or a FIFO after the
+      walk is refused too (left out of that build).
+    * A name that is not valid UTF-8 cannot be an artifact id (ids and
+      paths are stored as text): the file (or folder) is skipped with a
+      :class:`SkippedFileWarning` naming its bytes, and the build goes on.
+      Rename it to index it.
+
+    What the last walk left out, and why, is in :attr:`last_scan` (a
+    :class:`FileScan`); a build reports the counts
+    (:attr:`~rowvoi.corpus.index.BuildReport.skipped`) and ``rowvoi
+    coverage`` the paths.
+
+    Parameters
+    ----------
+    root : path
+        The folder (resolved once; its path must be UTF-8).
+    pattern : str
+        Regular expression searched in each relative path.
+    exclude : iterable of str, optional
+        Folder names never walked.
+    follow_symlinks : bool
+        Follow symbolic links out of the root (default False).
+
+    Raises
+    ------
+    ValueError
+        ``pattern`` is not a regular expression, or ``root``'s path is
+        not UTF-8.
+
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "a.md").write_text("hi")
     >>> scope = FileScope(d)
@@ -322,44 +460,208 @@ class FileScope(Mapping[str, str]):
         root: str | os.PathLike[str],
         pattern: str = DFLT_FILE_PATTERN,
         exclude: Iterable[str] | None = None,
+        *,
+        follow_symlinks: bool = False,
     ) -> None:
         self.root = Path(root).expanduser().resolve()
+        if _undecodable(str(self.root)):
+            raise ValueError(
+                f"folder {_shown(str(self.root))!r}: its path is not valid UTF-8 "
+                f"({os.fsencode(str(self.root))!r}); rowvoi stores paths as text: "
+                "rename the folder"
+            )
         try:
             self._pattern = re.compile(pattern)
         except re.error as exc:
             raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from None
         self.pattern = pattern
         self.exclude = DFLT_EXCLUDE_DIRS if exclude is None else frozenset(exclude)
+        if not isinstance(follow_symlinks, bool):
+            raise TypeError(f"follow_symlinks must be True or False, not {follow_symlinks!r}")
+        self.follow_symlinks = follow_symlinks
         self._keys: list[str] | None = None
+        self.last_scan: FileScan | None = None
 
-    def _scan(self) -> list[str]:
-        if not self.root.is_dir():
+    # ------------------------------------------------------------- walk
+    def scan(self, *, warn: bool = True) -> FileScan:
+        """Walk the folder now: what is in the scope and what is left
+        out, by reason (see :class:`FileScan`). Also kept as
+        :attr:`last_scan`. ``warn``: issue a :class:`SkippedFileWarning`
+        per name that is not UTF-8 (a report that lists them passes
+        False).
+
+        Raises
+        ------
+        FileNotFoundError
+            The folder is gone.
+        """
+        root = str(self.root)
+        if not os.path.isdir(root):
             raise FileNotFoundError(f"{self.root}: no such directory")
-        keys = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(
-                d for d in dirnames if d not in self.exclude and not d.startswith(".")
-            )
-            rel_dir = Path(dirpath).relative_to(self.root)
-            for f in sorted(filenames):
-                if f.startswith("."):
-                    continue
-                rel = (rel_dir / f).as_posix()
-                if self._pattern.search(rel) and not self._binary(Path(dirpath) / f):
-                    keys.append(rel)
-        return sorted(keys)
+        out = FileScan()
+        seen_dirs = {_dir_id(os.stat(root))}
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            here = os.path.join(root, rel_dir) if rel_dir else root
+            try:
+                entries = sorted(os.scandir(here), key=lambda e: e.name)
+            except OSError:
+                if rel_dir:
+                    out.excluded_dirs.append(_shown(rel_dir))
+                continue
+            subdirs = []
+            for e in entries:
+                rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+                kind = self._classify(e, rel, seen_dirs)
+                if kind == "dir":
+                    subdirs.append(rel)
+                elif kind == "dir-skip":
+                    out.excluded_dirs.append(_shown(rel))
+                elif kind == "file":
+                    out.keys.append(rel)
+                else:
+                    out.excluded[kind].append(_shown(rel))
+                    if kind == "undecodable_name" and warn:
+                        warnings.warn(
+                            f"{self.root}: skipped {os.fsencode(rel)!r}: the name is not "
+                            "valid UTF-8, so it cannot be an artifact id; rename it to "
+                            "index it",
+                            SkippedFileWarning,
+                            stacklevel=2,
+                        )
+            stack.extend(reversed(subdirs))
+        out.keys.sort()
+        out.excluded_dirs.sort()
+        for v in out.excluded.values():
+            v.sort()
+        self.last_scan = out
+        return out
 
-    @staticmethod
-    def _binary(path: Path) -> bool:
+    def _classify(self, e: os.DirEntry[str], rel: str, seen_dirs: set[tuple[int, int]]) -> str:
+        """``"file"`` (in the scope), ``"dir"`` (walk it), ``"dir-skip"``,
+        or a :data:`SKIP_REASONS` reason."""
+        name = e.name
+        if _undecodable(name):
+            return "undecodable_name"
         try:
-            with open(path, "rb") as fh:
-                return b"\x00" in fh.read(8192)
+            is_link = e.is_symlink()
+            st = e.stat(follow_symlinks=False)
         except OSError:
-            return True
+            return "unreadable"
+        if is_link:
+            real = os.path.realpath(e.path)
+            try:
+                target: os.stat_result | None = os.stat(real)
+            except OSError:
+                target = None  # dangling, or a loop of links
+            if target is not None and stat.S_ISDIR(target.st_mode):
+                if not self.follow_symlinks or name.startswith(".") or name in self.exclude:
+                    return "dir-skip"
+                if _dir_id(target) in seen_dirs:
+                    return "dir-skip"  # walked already: a loop, or twice
+                seen_dirs.add(_dir_id(target))
+                return "dir"
+            if name.startswith("."):
+                return "hidden"
+            if target is None:
+                return "symlink"
+            if not self.follow_symlinks and not _confine.inside(real, str(self.root)):
+                return "symlink"
+            st = target
+        elif stat.S_ISDIR(st.st_mode):
+            if name in self.exclude or name.startswith("."):
+                return "dir-skip"
+            if self.follow_symlinks:
+                if _dir_id(st) in seen_dirs:
+                    return "dir-skip"
+                seen_dirs.add(_dir_id(st))
+            return "dir"
+        if name.startswith("."):
+            return "hidden"
+        if not stat.S_ISREG(st.st_mode):
+            return "special"
+        if not self._pattern.search(rel):
+            return "pattern"
+        try:
+            fd, _ = self._open(rel)
+            head = _confine.read_fd(fd, _BINARY_PROBE)
+        except _confine.Refused as r:
+            return "symlink" if r.reason == "symlink" else "special"
+        except FileNotFoundError:
+            return "symlink" if is_link else "unreadable"
+        except OSError:
+            return "unreadable"
+        return "binary" if b"\x00" in head else "file"
 
+    def _open(self, key: str) -> tuple[int, os.stat_result]:
+        """A descriptor of the regular file behind ``key`` (see the class
+        notes); raises :class:`~rowvoi.corpus._confine.Refused` or the
+        system's ``OSError``."""
+        root = str(self.root)
+        try:  # the common case: no link on the way (nothing to resolve)
+            return _confine.open_beneath(root, key)
+        except _confine.Refused as exc:
+            if exc.reason != "symlink":
+                raise
+        # a link on the way: followed only to where it resolves inside the root
+        rel = _confine.resolve_inside(os.path.join(root, key), root)
+        if rel is not None:
+            return _confine.open_beneath(root, rel)
+        if self.follow_symlinks:
+            return _confine.open_regular(os.path.realpath(os.path.join(root, key)))
+        raise _confine.Refused(
+            "symlink", f"{key} leads outside {root} (a symbolic link); not read"
+        )
+
+    def _valid_key(self, key: object) -> bool:
+        if not isinstance(key, str) or not key or "\x00" in key or _undecodable(key):
+            return False
+        parts = key.split("/")
+        return all(p not in ("", ".", "..") for p in parts) and bool(self._pattern.search(key))
+
+    def read(self, key: str) -> str:
+        """The text of ``key`` (UTF-8, invalid bytes replaced).
+
+        Raises
+        ------
+        KeyError
+            Not a key of this scope, or gone.
+        rowvoi.corpus._confine.Refused
+            (a ``PermissionError``) It is now a symbolic link leading out
+            of the root, or not a regular file.
+        """
+        if not self._valid_key(key):
+            raise KeyError(key)
+        try:
+            fd, _ = self._open(key)
+        except FileNotFoundError:
+            raise KeyError(key) from None
+        return _confine.read_fd(fd).decode("utf-8", "replace")
+
+    def read_items(self) -> Iterator[tuple[str, str]]:
+        """``(key, text)`` for each key of a fresh walk, in order; a key
+        refused or gone when it is read is left out (and recorded in
+        :attr:`last_scan` under its reason)."""
+        scan = self.scan()
+        self._keys = list(scan.keys)
+        for key in scan.keys:
+            try:
+                text = self.read(key)
+            except KeyError:
+                continue  # gone since the walk: not in the source
+            except _confine.Refused as r:
+                scan.excluded["symlink" if r.reason == "symlink" else "special"].append(key)
+                continue
+            except PermissionError:
+                scan.excluded["unreadable"].append(key)
+                continue
+            yield key, text
+
+    # ---------------------------------------------------------- mapping
     def keys_list(self) -> list[str]:
         """The relative paths, scanned now."""
-        self._keys = self._scan()
+        self._keys = self.scan().keys
         return self._keys
 
     def __iter__(self) -> Iterator[str]:
@@ -369,24 +671,29 @@ class FileScope(Mapping[str, str]):
         return len(self.keys_list())
 
     def __contains__(self, key: object) -> bool:
-        return (
-            isinstance(key, str)
-            and bool(self._pattern.search(key))
-            and (self.root / key).is_file()
-            and ".." not in Path(key).parts
-        )
+        if not self._valid_key(key):
+            return False
+        assert isinstance(key, str)
+        try:
+            fd, _ = self._open(key)
+        except OSError:
+            return False
+        os.close(fd)
+        return True
 
     def __getitem__(self, key: str) -> str:
-        if key not in self:
-            raise KeyError(key)
         try:
-            return (self.root / key).read_bytes().decode("utf-8", "replace")
-        except FileNotFoundError:
+            return self.read(key)
+        except _confine.Refused:
             raise KeyError(key) from None
 
     def path(self, key: str) -> Path:
         """The absolute path of a key."""
         return self.root / key
+
+
+def _dir_id(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
 
 
 def from_files(
@@ -396,6 +703,7 @@ def from_files(
     pattern: str = DFLT_FILE_PATTERN,
     exclude: Iterable[str] | None = None,
     strategy: Any = None,
+    follow_symlinks: bool = False,
     **kwargs: Any,
 ) -> CorpusSource:
     """A folder of text files as a corpus (lazy: files are read when the
@@ -414,6 +722,12 @@ def from_files(
         Directory names to skip (default :data:`DFLT_EXCLUDE_DIRS`).
     strategy : IndexingStrategy, optional
         Default :class:`~rowvoi.corpus.strategy.WholeText`.
+    follow_symlinks : bool
+        Also index what symbolic links lead to outside ``root`` (files and
+        folders; default False: such links are skipped and reported). See
+        :class:`FileScope` for what is read and what is refused: only
+        regular files, never a FIFO, socket or device; names that are not
+        UTF-8 are skipped with a :class:`SkippedFileWarning`.
 
     Each artifact's filter fields are ``path`` (absolute: the disclosure
     pointer), ``name`` (the relative path) and ``suffix`` (``".md"``).
@@ -426,7 +740,7 @@ def from_files(
     >>> [aid for aid, _ in from_files(d).items()]
     ['a.md']
     """
-    scope = FileScope(root, pattern, exclude)
+    scope = FileScope(root, pattern, exclude, follow_symlinks=follow_symlinks)
 
     def metadata_of(artifact_id: str, raw: Any) -> dict[str, Any]:
         p = scope.path(artifact_id)
@@ -435,6 +749,8 @@ def from_files(
     spec: dict[str, Any] = {"kind": "files", "root": str(scope.root), "pattern": pattern}
     if exclude is not None:
         spec["exclude"] = sorted(scope.exclude)
+    if follow_symlinks:
+        spec["follow_symlinks"] = True
     return CorpusSource(name, scope, strategy, metadata_of=metadata_of, spec=spec, **kwargs)
 
 
@@ -635,8 +951,9 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     FileNotFoundError
         No such file.
     ValueError
-        An unknown extension, a line that is not a JSON object (named by
-        number), a table that cannot be read.
+        Not a regular file (a FIFO, a device), an unknown extension, a
+        line that is not a JSON object (named by number), a table that
+        cannot be read.
 
     Examples
     --------
@@ -648,6 +965,8 @@ def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """
     p = Path(path)
     if not p.is_file():
+        if p.exists():  # a FIFO, a device, a folder: never opened (a FIFO would block)
+            raise ValueError(f"{p}: not a regular file; a records file is a plain file")
         raise FileNotFoundError(f"{p}: no such file")
     suffix = p.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):

@@ -69,7 +69,30 @@ and compares it with the one it read before its last snapshot
 One builder at a time: ``build.lock`` is held with ``flock`` and names the
 holder's pid; a second builder gets :class:`CorpusLocked`. The kernel
 drops the lock of a process that dies, so a killed builder's lock is taken
-over by the next build.
+over by the next build. The lock file is opened without following a
+symbolic link and never truncated unless it is a plain file of its own
+(:func:`rowvoi._atomic.open_lock_file`): a link or a hard link planted
+there is refused, and its target left intact.
+
+Privacy
+-------
+A corpus holds every text it indexed, so it is private to its owner,
+whatever the umask: the directory is ``0700`` and every file in it
+``0600`` -- ``docs.sqlite`` and its ``-wal``/``-shm`` (SQLite gives them
+the database's mode), ``manifest.json``, the index files and ``hnsw.<g>/``
+(a ``0700`` directory of ``0600`` files), their temporaries and the lock
+file. Each file is *created* with its mode (set while it is still empty),
+never loosened and tightened afterwards. A corpus written by an older
+version with looser modes is tightened by the next write that takes the
+builder lock (a build, a calibration); ``chmod -R go= DIR`` does it by
+hand.
+
+Trust
+-----
+Index file names come from ``docs.sqlite``, which a corpus received from
+elsewhere could fill with anything: each is checked by
+:func:`check_index_name` (a plain name of this directory, of the form the
+builder writes) before anything opens it.
 
 Examples
 --------
@@ -88,6 +111,7 @@ import os
 import re
 import shutil
 import sqlite3
+import stat
 import sys
 import tempfile
 import threading
@@ -100,7 +124,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rowvoi import _status
-from rowvoi._atomic import atomic_write_bytes, fsync_dir
+from rowvoi._atomic import (
+    PRIVATE_DIR,
+    PRIVATE_FILE,
+    atomic_write_bytes,
+    create_exclusive,
+    fsync_dir,
+    open_lock_file,
+    private_dir,
+)
 from rowvoi.corpus.base import CorpusError, CorpusLocked, CorpusNotFound
 from rowvoi.corpus.paths import check_name, corpus_dir
 from rowvoi.errors import IndexFormatError
@@ -122,6 +154,8 @@ __all__ = [
     "HNSW_PARAMS",
     "FLAT_STORAGE",
     "base_files",
+    "check_index_name",
+    "index_path",
     "pid_lock",
     "holder_text",
     "FORMAT",
@@ -158,6 +192,12 @@ MANIFEST = "manifest.json"
 DB = "docs.sqlite"
 LOCK = "build.lock"
 _INDEX_FILE = re.compile(r"^(?:lexical\.\d+\.rvx|dense\.\d+\.rvf|hnsw\.\d+)(?:\.tmp-.+)?$")
+#: The name a base's index file of each kind has (see the layout above).
+_BASE_NAME = {
+    "lexical": re.compile(r"lexical\.[0-9]{1,19}\.rvx"),
+    "dense": re.compile(r"dense\.[0-9]{1,19}\.rvf"),
+    "hnsw": re.compile(r"hnsw\.[0-9]{1,19}"),
+}
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -604,7 +644,16 @@ class CorpusStore:
                 f"{self.path} is a non-empty directory that is not a corpus; "
                 "choose another name or path"
             )
-        self.path.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path)
+        try:
+            # made 0600 before SQLite opens it: its -wal and -shm get its mode
+            os.close(create_exclusive(self.db_path, PRIVATE_FILE))
+        except FileExistsError:  # a creation killed before its commit: redone below
+            if os.path.islink(self.db_path):
+                raise CorpusExists(
+                    f"{self.db_path} is a symbolic link; a corpus keeps its own "
+                    "database: remove the link"
+                ) from None
         pinned, con = _connect(self.db_path, create=True)
         try:
             con.execute("PRAGMA journal_mode=WAL")
@@ -741,7 +790,7 @@ class CorpusStore:
         CorpusLocked
             Another live process holds it; the message names its pid.
         """
-        self.path.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path)
 
         def busy(holder: Mapping[str, Any]) -> BaseException:
             return CorpusLocked(
@@ -750,7 +799,41 @@ class CorpusStore:
             )
 
         with pid_lock(self.path / LOCK, busy) as previous:
+            self.tighten()
             yield previous
+
+    def tighten(self) -> list[str]:
+        """Make the corpus private (see "Privacy" in the module notes): its
+        directories ``0700``, its files ``0600`` -- what a corpus written
+        by an older version with looser modes gets at its next write (the
+        builder lock calls this). Symbolic links are not followed; entries
+        of another user are left alone. Returns the paths changed
+        (relative)."""
+        changed: list[str] = []
+        if not self.path.is_dir():
+            return changed
+        uid = os.geteuid()
+        for dirpath, dirnames, filenames in os.walk(self.path):
+            for name in [".", *dirnames, *filenames]:
+                p = os.path.join(dirpath, name)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if st.st_uid != uid:
+                    continue
+                want = (
+                    PRIVATE_DIR
+                    if stat.S_ISDIR(st.st_mode)
+                    else PRIVATE_FILE
+                    if stat.S_ISREG(st.st_mode)
+                    else None
+                )
+                if want is None or stat.S_IMODE(st.st_mode) == want:
+                    continue
+                if _fchmod_same(p, st, want):
+                    changed.append(os.path.normpath(os.path.relpath(p, self.path)))
+        return changed
 
     # -------------------------------------------------------- calibration
     def calibration(self, key: str) -> dict[str, Any] | None:
@@ -873,8 +956,29 @@ class CorpusStore:
                 return False
         except OSError:
             pass
-        atomic_write_bytes(self.path / MANIFEST, data)
+        atomic_write_bytes(self.path / MANIFEST, data, mode=PRIVATE_FILE)
         return True
+
+
+def _fchmod_same(path: str, st: os.stat_result, mode: int) -> bool:
+    """Set ``mode`` on the entry at ``path`` through a descriptor opened
+    without following a link, if it is still the one ``st`` describes (no
+    FIFO or device is waited on). Whether it was set."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            return False
+        os.fchmod(fd, mode)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -890,6 +994,11 @@ def pid_lock(
     report the takeover. The file is emptied on release. The folder of
     ``path`` must exist.
 
+    The file is opened by :func:`rowvoi._atomic.open_lock_file`: created
+    ``0600`` without truncating, never through a symbolic link, and only
+    if it is a plain regular file of one link, so a link planted there
+    never gets another file truncated or written.
+
     Parameters
     ----------
     path : path
@@ -898,6 +1007,12 @@ def pid_lock(
         ``holder -> exception`` raised (with the live holder's info) when
         another open file description holds the lock -- another process,
         or another ``pid_lock`` on the same file in this one.
+
+    Raises
+    ------
+    PermissionError
+        ``path`` is a symbolic link, a hard link or not a regular file
+        (the message says to remove it).
 
     Thread-safety: one holder per file, across threads and processes.
 
@@ -913,7 +1028,7 @@ def pid_lock(
     ...         print(exc, before)
     busy {}
     """
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    fd = open_lock_file(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -945,12 +1060,63 @@ def holder_text(holder: Mapping[str, Any]) -> str:
 
 
 def base_files(base: Mapping[str, Any]) -> list[str]:
-    """The names of a base's index files and directories.
+    """The names of a base's index files and directories, each checked by
+    :func:`check_index_name` (``IndexFormatError`` for a bad one).
 
     >>> base_files({"lexical": "lexical.3.rvx", "dense": None, "hnsw": "hnsw.3"})
     ['lexical.3.rvx', 'hnsw.3']
     """
-    return [base[k] for k in ("lexical", "dense", "hnsw") if base.get(k)]
+    return [check_index_name(k, base[k]) for k in ("lexical", "dense", "hnsw") if base.get(k)]
+
+
+def check_index_name(kind: str, name: Any) -> str:
+    """``name`` if it is a name the builder gives an index file of ``kind``
+    (``"lexical"``: ``lexical.<g>.rvx``, ``"dense"``: ``dense.<g>.rvf``,
+    ``"hnsw"``: ``hnsw.<g>``), else raise -- the one check every index
+    file name read from ``docs.sqlite`` passes before anything opens it.
+
+    Such a name is a plain name inside the corpus directory: no separator,
+    no ``..``, not absolute, no NUL. A received corpus whose database names
+    ``../../etc/passwd`` or ``/dev/zero`` is refused here.
+
+    Raises
+    ------
+    rowvoi.errors.IndexFormatError
+        ``RV_E_CORRUPT``: another name (or not a string); the message
+        names it and says to rebuild.
+
+    Examples
+    --------
+    >>> check_index_name("lexical", "lexical.12.rvx")
+    'lexical.12.rvx'
+    >>> check_index_name("dense", "../dense.1.rvf")
+    Traceback (most recent call last):
+    ...
+    rowvoi.errors.IndexFormatError: RV_E_CORRUPT: docs.sqlite names the dense index file '../dense.1.rvf', not a file name of the corpus directory (dense.<generation>.rvf); the corpus is damaged or was not written by rowvoi: delete it and build it again
+    """
+    pattern = _BASE_NAME.get(kind)
+    if pattern is None:
+        raise ValueError(f"kind {kind!r}: index files are lexical, dense or hnsw")
+    if isinstance(name, str) and pattern.fullmatch(name):
+        return name
+    form = {"lexical": "lexical.<generation>.rvx", "dense": "dense.<generation>.rvf"}.get(
+        kind, "hnsw.<generation>"
+    )
+    raise IndexFormatError(
+        f"RV_E_CORRUPT: docs.sqlite names the {kind} index file {name!r}, not a file "
+        f"name of the corpus directory ({form}); the corpus is damaged or was not "
+        "written by rowvoi: delete it and build it again"
+    )
+
+
+def index_path(store: CorpusStore, kind: str, name: Any) -> Path:
+    """The path of a base's index file ``name`` of ``kind`` in ``store``,
+    after :func:`check_index_name`.
+
+    >>> index_path(CorpusStore("/c"), "hnsw", "hnsw.2").as_posix()
+    '/c/hnsw.2'
+    """
+    return store.path / check_index_name(kind, name)
 
 
 def _read_lock(fd: int) -> dict[str, Any]:
@@ -1330,11 +1496,12 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
 
     name = snap.base.get("lexical")
     if name:
+        path = index_path(store, "lexical", name)
         try:
-            index = BM25Index.load(store.path / name)
+            index = BM25Index.load(path)
         except OSError:
-            if not (store.path / name).exists():
-                raise BaseFileGone(str(store.path / name)) from None
+            if not path.exists():
+                raise BaseFileGone(str(path)) from None
             raise
     else:
         index = new_lexical(snap.state.get("lexical") or default_lexical())
@@ -1376,18 +1543,20 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     hnsw = snap.base.get("hnsw")
     index: FlatIndex | HNSWIndex
     if hnsw:
+        path = index_path(store, "hnsw", hnsw)
         try:
-            index = HNSWIndex.load(store.path / hnsw)
+            index = HNSWIndex.load(path)
         except (OSError, _Format):
-            if not (store.path / hnsw).exists():
-                raise BaseFileGone(str(store.path / hnsw)) from None
+            if not path.exists():
+                raise BaseFileGone(str(path)) from None
             raise
     elif name:
+        path = index_path(store, "dense", name)
         try:
-            index = FlatIndex.load(store.path / name)
+            index = FlatIndex.load(path)
         except OSError:
-            if not (store.path / name).exists():
-                raise BaseFileGone(str(store.path / name)) from None
+            if not path.exists():
+                raise BaseFileGone(str(path)) from None
             raise
     elif snap.state.get("hnsw"):
         index = HNSWIndex(int(dim), metric="ip", **snap.state["hnsw"])
