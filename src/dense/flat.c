@@ -1409,7 +1409,6 @@ rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, si
     RV__NOT_NULL(queries, "queries");
     RV__NOT_NULL(ids, "ids");
     RV__NOT_NULL(scores, "scores");
-    if (st) return st;
     size_t dim = ix->dim, nq_all = n_queries;
     for (size_t i = 0; i < nq_all * k; i++) {
         ids[i] = -1;
