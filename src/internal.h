@@ -75,6 +75,50 @@ rv_status rv__error(rv_status status, const char *fmt, ...) RV__PRINTF(2, 3);
 /* Shorthand for an allocation failure naming what was being allocated. */
 rv_status rv__nomem(const char *what);
 
+/* ---- argument checks shared by every public function (core.h "NULL" and
+** "Sizes").  Names are the header's argument names, so the message a
+** caller reads names the argument it passed. */
+
+/* RV_E_INVALID_ARG: "NAME must not be NULL". */
+rv_status rv__null(const char *name);
+
+/* 1 when an array of count elements of elem_size (> 0) bytes can exist:
+** count * elem_size <= RV_MAX_BYTES, computed without overflow. */
+static inline int rv__fits(size_t count, size_t elem_size) {
+    return count <= RV_MAX_BYTES / elem_size;
+}
+
+/* The same for an array of a * b elements (n * dim, n_queries * k). */
+static inline int rv__fits2(size_t a, size_t b, size_t elem_size) {
+    return b == 0 || a <= RV_MAX_BYTES / elem_size / b;
+}
+
+/* RV_E_RANGE naming a count (or a product "a * b") that no array of
+** elem_size-byte elements can hold. */
+rv_status rv__too_large(const char *name, size_t count, size_t elem_size);
+rv_status rv__too_large2(const char *a_name, size_t a, const char *b_name, size_t b,
+                         size_t elem_size);
+
+/* return RV_E_INVALID_ARG from the calling function when p is NULL. */
+#define RV__NOT_NULL(p, name)                                                                      \
+    do {                                                                                           \
+        if (!(p)) return rv__null(name);                                                           \
+    } while (0)
+
+/* return RV_E_RANGE from the calling function unless count elements of
+** elem_size bytes (a * b of them for RV__SIZE2) can exist. */
+#define RV__CHECK_SIZE(count, elem_size, name)                                                     \
+    do {                                                                                           \
+        if (!rv__fits((count), (elem_size))) return rv__too_large((name), (count), (elem_size));   \
+    } while (0)
+#define RV__CHECK_SIZE2(a, b, elem_size, a_name, b_name)                                           \
+    do {                                                                                           \
+        if (!rv__fits((a), (elem_size))) return rv__too_large((a_name), (a), (elem_size));         \
+        if (!rv__fits((b), (elem_size))) return rv__too_large((b_name), (b), (elem_size));         \
+        if (!rv__fits2((a), (b), (elem_size)))                                                     \
+            return rv__too_large2((a_name), (a), (b_name), (b), (elem_size));                      \
+    } while (0)
+
 /* Monotonic clock in seconds. */
 double rv__now(void);
 

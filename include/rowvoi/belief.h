@@ -61,9 +61,10 @@ extern "C" {
 /*
 ** Shannon entropy, in bits, of weights[0 .. n) normalised by their total:
 ** H = -sum (w_i / W) log2 (w_i / W), with W the total.  n == 0 gives 0.
-** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL pointer, a weight that
-** is NaN, infinite or negative (the message names its index), or a zero
-** total with n > 0.
+** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL out, NULL weights
+** with n > 0, a weight that is NaN, infinite or negative (the message names
+** its index), or a zero total with n > 0; RV_E_RANGE for an n no array can
+** hold (core.h "Sizes").
 ** Ownership: borrows weights.  Since: 0.1
 */
 RV_API rv_status rv_belief_entropy(const double *weights, size_t n, double *out /* OUT */);
@@ -78,7 +79,8 @@ RV_API rv_status rv_belief_entropy(const double *weights, size_t n, double *out 
 ** posterior mass, *n_kept is 0: the empty belief (not an error -- the
 ** caller's candidate set was wrong, and it is for the caller to say so).
 ** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (arrays may be NULL when
-** n == 0) or a posterior weight that is NaN, infinite or negative.
+** n == 0; n_kept never) or a posterior weight that is NaN, infinite or
+** negative; RV_E_RANGE for an n no array can hold (core.h "Sizes").
 ** Ownership: borrows everything.  Since: 0.1
 */
 RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t n,
@@ -97,7 +99,9 @@ RV_API rv_status rv_belief_filter(const int32_t *codes, const double *posterior,
 ** message names "likelihoods[i]" or "posterior[i]"); RV_E_INFEASIBLE when
 ** the evidence leaves zero total mass (zero likelihood under every
 ** candidate with posterior mass: the candidate set is wrong, not merely
-** narrowed), including n == 0.  On failure out is left untouched.
+** narrowed), including n == 0 (when every pointer may be NULL);
+** RV_E_RANGE for an n no array can hold (core.h "Sizes").  On failure out
+** is left untouched.
 ** Ownership: borrows everything.  Since: 0.1
 */
 RV_API rv_status rv_belief_reweight(const double *posterior, const double *likelihoods, size_t n,
@@ -116,8 +120,9 @@ RV_API rv_status rv_belief_reweight(const double *posterior, const double *likel
 ** candidate has gets 0 everywhere, which rv_belief_reweight reports as
 ** RV_E_INFEASIBLE.
 ** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (when n > 0) or noise
-** outside [0, 1) or NaN; RV_E_NOMEM (counting the distinct values needs
-** O(n) scratch when noise > 0).
+** outside [0, 1) or NaN; RV_E_RANGE for n above RV_BELIEF_MAX_CANDIDATES;
+** RV_E_NOMEM (counting the distinct values needs O(n) scratch when
+** noise > 0).
 ** Ownership: borrows codes.  Since: 0.1
 */
 RV_API rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value, double noise,
@@ -142,7 +147,8 @@ typedef struct rv_belief_options {
     void *progress_ctx;
 } rv_belief_options;
 
-/* Fill *opt with the defaults (noise 0, unit costs, all CPUs, no progress).  Since: 0.1 */
+/* Fill *opt with the defaults (noise 0, unit costs, all CPUs, no
+** progress).  A NULL opt does nothing.  Since: 0.1 */
 RV_API void rv_belief_options_init(rv_belief_options *opt /* OUT */);
 
 /*
@@ -175,11 +181,14 @@ RV_API void rv_belief_options_init(rv_belief_options *opt /* OUT */);
 ** is computed by one thread with the same arithmetic whatever the thread
 ** count, so the output is bit-identical for any n_threads.
 **
-** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (arrays may be NULL when
-** empty), noise outside [0, 1), a bad cost, or a posterior weight that is NaN,
+** opt may be NULL for the defaults.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (mi may be NULL when
+** n_cols == 0, posterior when n_cand == 0, codes when either is 0), noise
+** outside [0, 1), a bad cost, or a posterior weight that is NaN,
 ** infinite or negative, or whose total is 0 (when n_cand > 0); RV_E_RANGE
-** for a row index >= n_rows, n_cand > n_rows without rows, or n_cand >
-** RV_BELIEF_MAX_CANDIDATES; RV_E_INTERRUPTED when progress asked to stop
+** for a row index >= n_rows, n_cand > n_rows without rows, n_cand >
+** RV_BELIEF_MAX_CANDIDATES, n_cols >= 2^32 - 1, or an n_rows * n_cols no
+** array can hold (core.h "Sizes"); RV_E_INTERRUPTED when progress asked to stop
 ** (outputs unspecified); RV_E_NOMEM.
 ** Ownership: borrows everything.  Thread-safety: reentrant.  Since: 0.1
 */

@@ -124,12 +124,13 @@ typedef struct rv_bm25_params {
                                 must be 0 for the other variants */
 } rv_bm25_params;
 
-/* Defaults: Lucene, k1 = 1.2, b = 0.75, delta = 0.  Since: 0.1 */
+/* Defaults: Lucene, k1 = 1.2, b = 0.75, delta = 0.  A NULL params does
+** nothing.  Since: 0.1 */
 RV_API void rv_bm25_params_init(rv_bm25_params *params /* OUT */);
 
 /*
-** Check parameters.  Returns RV_E_INVALID_ARG naming the field for an
-** unknown variant, k1 or delta negative, NaN, infinite or above 1e6, b
+** Check parameters.  Returns RV_E_INVALID_ARG for a NULL params, or naming
+** the field for an unknown variant, k1 or delta negative, NaN, infinite or above 1e6, b
 ** outside [0, 1], or a nonzero delta for a variant that has none.
 ** Since: 0.1
 */
@@ -163,8 +164,9 @@ RV_API void rv_bm25_free(rv_bm25 *index);
 ** above RV_MAX_ID, already live or repeated within ids (naming it), or,
 ** under the strict UTF-8 policy, invalid UTF-8 (the message names the
 ** document and the byte offset); RV_E_RANGE past RV_BM25_MAX_DOCS
-** documents, 2^32 - 1 distinct terms, or when numbering passes RV_MAX_ID;
-** RV_E_INTERRUPTED; RV_E_NOMEM.  Ownership: copies what it keeps.
+** documents, 2^32 - 1 distinct terms, when numbering passes RV_MAX_ID, or
+** for an n_docs or lens[i] no array can hold (core.h "Sizes"; texts, lens
+** and ids may be NULL when n_docs == 0); RV_E_INTERRUPTED; RV_E_NOMEM.  Ownership: copies what it keeps.
 ** Needs exclusive access.  Since: 0.1
 */
 RV_API rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs, const char *const *texts,
@@ -175,8 +177,9 @@ RV_API rv_status rv_bm25_add(rv_bm25 *index, size_t n_docs, const char *const *t
 ** Delete documents by caller id: they leave the results and the collection
 ** statistics at once (their postings stay until a merge or compaction).
 ** *n_deleted (may be NULL) gets n.  Returns RV_E_RANGE naming the first id
-** that is not live (nothing is deleted then); RV_E_INVALID_ARG for NULL ids
-** with n > 0 or an id repeated within ids; RV_E_NOMEM (nothing deleted)
+** that is not live (nothing is deleted then) or an n no array can hold
+** (core.h "Sizes"); RV_E_INVALID_ARG for a NULL index, NULL ids with n > 0
+** or an id repeated within ids; RV_E_NOMEM (nothing deleted)
 ** when a segment's forward lists must be built.  Cost: the deleted
 ** documents' terms.  Needs exclusive access.  Since: 0.1
 */
@@ -186,13 +189,15 @@ RV_API rv_status rv_bm25_delete(rv_bm25 *index, const int64_t *ids, size_t n,
 /*
 ** Drop the postings of deleted documents and renumber the live ones
 ** internally (caller ids, statistics and scores do not change).  O(index).
-** Returns RV_OK; RV_E_NOMEM (index unchanged).  Needs exclusive access.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL index; RV_E_NOMEM (index
+** unchanged).  Needs exclusive access.
 ** Since: 0.1
 */
 RV_API rv_status rv_bm25_compact(rv_bm25 *index);
 
 /* Change the scoring parameters (O(1): weights and bounds are computed at
-** query time).  Returns RV_E_INVALID_ARG for bad parameters.  Needs
+** query time).  Returns RV_E_INVALID_ARG for a NULL index or params, or bad
+** parameters.  Needs
 ** exclusive access.  Since: 0.1 */
 RV_API rv_status rv_bm25_set_params(rv_bm25 *index, const rv_bm25_params *params);
 
@@ -216,7 +221,7 @@ typedef struct rv_bm25_info {
     int64_t next_id;       /* the id an add without ids would use next */
 } rv_bm25_info;
 
-/* Since: 0.1 */
+/* Fill *out.  Returns RV_E_INVALID_ARG for a NULL index or out.  Since: 0.1 */
 RV_API rv_status rv_bm25_get_info(const rv_bm25 *index, rv_bm25_info *out /* OUT */);
 
 /* Search flags. */
@@ -243,8 +248,10 @@ typedef struct rv_bm25_search_info {
 ** not in the index are ignored); the top-k is exact among them.  Writes the
 ** best min(k, matches) documents' caller ids and scores into ids/scores
 ** (score desc, id asc); each must hold k slots.  info may be NULL.
-** Returns RV_OK; RV_E_INVALID_ARG for k == 0, a NULL pointer, unknown
-** flags or invalid UTF-8 (strict policy); RV_E_NOMEM.
+** Returns RV_OK; RV_E_INVALID_ARG for k == 0, a NULL index, ids, scores or
+** n_found, a NULL query with len > 0, unknown flags or invalid UTF-8
+** (strict policy); RV_E_RANGE for a k or len no array can hold (core.h
+** "Sizes"); RV_E_NOMEM.
 ** Ownership: borrows everything for the call.
 ** Thread-safety: concurrent searches OK.  Since: 0.1
 */
@@ -255,7 +262,9 @@ RV_API rv_status rv_bm25_search(const rv_bm25 *index, const char *query, size_t 
 
 /*
 ** Search with term ids (from rv_bm25_lookup); repeats count.  As
-** rv_bm25_search otherwise; RV_E_RANGE for a term id >= the number of terms.
+** rv_bm25_search otherwise (term_ids may be NULL when n_terms == 0);
+** RV_E_RANGE for a term id >= the number of terms or an n_terms no array
+** can hold.
 ** Since: 0.1
 */
 RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index, const uint32_t *term_ids,
@@ -272,8 +281,11 @@ RV_API rv_status rv_bm25_search_terms(const rv_bm25 *index, const uint32_t *term
 ** query and is translated once for the batch.  Results do not depend on
 ** n_threads.  progress (may be NULL) is called on the calling thread with
 ** queries done; a nonzero return stops the batch with RV_E_INTERRUPTED.
-** Returns as rv_bm25_search; the first failing query (lowest index) names
-** itself in the message.  Thread-safety: concurrent searches OK.
+** Returns as rv_bm25_search (nothing is checked past index, k and flags
+** when n_queries == 0; RV_E_RANGE for an n_queries * k, or a lens[q], no
+** array can hold -- core.h "Sizes" -- and RV_E_INVALID_ARG for a NULL
+** queries[q] with lens[q] > 0, both checked before any query runs); the
+** first failing query (lowest index) names itself in the message.  Thread-safety: concurrent searches OK.
 ** Since: 0.1
 */
 RV_API rv_status rv_bm25_search_batch(const rv_bm25 *index, size_t n_queries,
@@ -302,7 +314,9 @@ typedef struct rv_bm25_explain_row {
 ** Writes at most capacity rows; *n_rows gets the number of rows
 ** (RV_E_SHAPE when capacity is too small).  *score (may be NULL) gets the
 ** total, *doc_len (may be NULL) gets dl.  Returns RV_E_RANGE for an id not
-** in the index; RV_E_STATE for a deleted document; RV_E_INVALID_ARG as
+** in the index, or a len or capacity no array can hold (core.h "Sizes");
+** RV_E_STATE for a deleted document; RV_E_INVALID_ARG for a NULL index or
+** n_rows, a NULL rows with capacity > 0, a NULL query with len > 0, or as
 ** rv_bm25_search.
 ** Since: 0.1
 */
@@ -316,7 +330,8 @@ RV_API rv_status rv_bm25_explain(const rv_bm25 *index, const char *query, size_t
 ** *found = 1 and *term_id, or *found = 0.  rv_bm25_term gives term id's
 ** bytes (*term points into the index: valid until the next add, compact or
 ** free) and rv_bm25_doc_freq its document frequency.  RV_E_RANGE for an id
-** out of range; RV_E_INVALID_ARG for NULL pointers.
+** out of range or a len no array can hold; RV_E_INVALID_ARG for NULL
+** pointers (term may be NULL when len == 0).
 ** Since: 0.1
 */
 RV_API rv_status rv_bm25_lookup(const rv_bm25 *index, const char *term, size_t len,
@@ -331,8 +346,9 @@ RV_API rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id, uint64
 #define RV_BM25_DOC_PURGED     2 /* deleted, postings dropped by a merge */
 
 /* Length (terms after analysis) and state of the latest document filed
-** under caller id `id` (a deleted one until compaction forgets it).
-** RV_E_RANGE for an id not in the index.  Since: 0.1 */
+** under caller id `id` (a deleted one until compaction forgets it);
+** doc_len and state may each be NULL.  RV_E_RANGE for an id not in the
+** index; RV_E_INVALID_ARG for a NULL index.  Since: 0.1 */
 RV_API rv_status rv_bm25_doc(const rv_bm25 *index, int64_t id, uint32_t *doc_len /* OUT */,
                              int *state /* OUT */);
 
@@ -345,7 +361,8 @@ RV_API int rv_bm25_contains(const rv_bm25 *index, int64_t id);
 ** compaction: the same order).  Writes min(capacity, live) ids and sets
 ** *n_ids to the number of live documents; RV_E_SHAPE when capacity is too
 ** small; RV_E_INVALID_ARG for NULL pointers (ids may be NULL when
-** capacity == 0).  Since: 0.1
+** capacity == 0); RV_E_RANGE for a capacity no array can hold (core.h
+** "Sizes").  Since: 0.1
 */
 RV_API rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids /* OUT */, size_t capacity,
                              size_t *n_ids /* OUT */);
@@ -359,7 +376,7 @@ RV_API rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids /* OUT */, size_
 ** the analyzer options and RV_ANALYZER_VERSION, document lengths, states
 ** and caller ids, the dictionary and the posting lists; a CRC-32C of
 ** everything before it ends the file.  Returns RV_E_IO naming the path and the
-** system's reason; RV_E_INVALID_ARG for NULL; RV_E_NOMEM.
+** system's reason; RV_E_INVALID_ARG for a NULL index or path; RV_E_NOMEM.
 ** Thread-safety: may run concurrently with searches.
 ** Since: 0.1
 */
@@ -379,8 +396,8 @@ RV_API rv_status rv_bm25_save_mode(const rv_bm25 *index, const char *path, long 
 
 /*
 ** Load an index saved by rv_bm25_save.                  CONSTRUCTOR: rv_bm25
-** Returns RV_OK and *out; RV_E_IO when the file cannot be read;
-** RV_E_CORRUPT when it is not an index, is truncated, fails its checksum or
+** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL path or out; RV_E_IO
+** when the file cannot be read; RV_E_CORRUPT when it is not an index, is truncated, fails its checksum or
 ** any structural check; RV_E_VERSION when it was written with another
 ** format version (version 1, before caller ids, must be rebuilt from its
 ** documents; the message says so) or analyzer version; RV_E_NOMEM.  Never
@@ -391,7 +408,10 @@ RV_API rv_status rv_bm25_load(const char *path, rv_bm25 **out /* OUT */);
 
 /* The same, from and to memory.  rv_bm25_save_buffer writes at most
 ** capacity bytes and sets *size to the bytes needed (RV_E_SHAPE when
-** capacity is too small; buf may be NULL with capacity 0 to ask).  Since: 0.1 */
+** capacity is too small; buf may be NULL with capacity 0 to ask).
+** rv_bm25_load_buffer copies the size bytes at buf (NULL with size 0).
+** Both: RV_E_INVALID_ARG for NULL pointers; RV_E_RANGE for a capacity or
+** size no array can hold (core.h "Sizes").  Since: 0.1 */
 RV_API rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf, size_t capacity,
                                      size_t *size /* OUT */);
 RV_API rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out /* OUT */);

@@ -8,6 +8,21 @@
 **   - On failure rv_errmsg() returns a message for the calling thread that
 **     names the argument or file at fault.  Nothing aborts, nothing prints.
 **   - Opaque handles come in create/free pairs; free accepts NULL.
+**   - NULL: no function crashes on a NULL pointer.  A function returning
+**     rv_status gives RV_E_INVALID_ARG with a message naming the argument
+**     ("index must not be NULL"), unless its comment says NULL is allowed
+**     there (an optional output, or an array whose count is 0).  A function
+**     returning a value returns 0 (NULL, "") for a NULL handle, and a void
+**     one does nothing; each comment says which.
+**   - Sizes: every count that sizes an array the caller passes (n, k,
+**     len, capacity, n_rows, ...) and every product of counts (n * dim,
+**     n_queries * k, n_rows * n_cols) must describe an array that can
+**     exist: count * element size <= RV_MAX_BYTES.  A larger count
+**     (SIZE_MAX, say, or a product that overflows) is RV_E_RANGE naming
+**     the argument, reported before anything is read or written; a
+**     function returning a value returns 0 for it.  Functions may bound a
+**     count further (stated with them).  Limits that size no array
+**     (max_new, node_budget, stop_unresolved, ...) take any value.
 **   - Inputs are borrowed for the duration of a call unless a comment says
 **     the engine copies them.
 **   - Files: every save writes a temporary sibling "PATH.tmp-HOST-PID-RAND"
@@ -42,6 +57,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The largest array, in bytes, any argument may describe (see "Sizes"
+** above): PTRDIFF_MAX, since no object larger can exist in C. */
+#define RV_MAX_BYTES ((size_t)PTRDIFF_MAX)
 
 /*
 ** Threads.  Every function taking n_threads follows one rule: a positive
@@ -111,20 +130,24 @@ typedef struct rv_rng {
     uint64_t s[4];
 } rv_rng;
 
-/* Seed a generator.  Any seed, including 0, is valid.  Since: 0.1 */
+/* Seed a generator.  Any seed, including 0, is valid.  A NULL rng does
+** nothing.  Since: 0.1 */
 RV_API void rv_rng_seed(rv_rng *rng, uint64_t seed);
 
 /* Seed a generator for work item `stream` of a job seeded with `seed`, so a
-** multi-threaded job draws the same numbers whatever the thread count.  Since: 0.1 */
+** multi-threaded job draws the same numbers whatever the thread count.  A
+** NULL rng does nothing.  Since: 0.1 */
 RV_API void rv_rng_seed_stream(rv_rng *rng, uint64_t seed, uint64_t stream);
 
-/* Next 64 random bits.  Since: 0.1 */
+/* Next 64 random bits (0 for a NULL rng).  Since: 0.1 */
 RV_API uint64_t rv_rng_next(rv_rng *rng);
 
-/* Uniform integer in [0, bound) without modulo bias; bound 0 gives 0.  Since: 0.1 */
+/* Uniform integer in [0, bound) without modulo bias; bound 0, or a NULL
+** rng, gives 0.  Since: 0.1 */
 RV_API uint64_t rv_rng_below(rv_rng *rng, uint64_t bound);
 
-/* Uniform double in [0, 1) with 53 random bits.  Since: 0.1 */
+/* Uniform double in [0, 1) with 53 random bits (0.0 for a NULL rng).
+** Since: 0.1 */
 RV_API double rv_rng_uniform(rv_rng *rng);
 
 /*
@@ -152,7 +175,8 @@ typedef struct rv_idset rv_idset;
 ** ids may be NULL when n == 0 (the empty set: a filter that allows nothing).
 ** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL out, NULL ids with
 ** n > 0, or an id outside 0 .. RV_MAX_ID (naming it); RV_E_RANGE for more
-** than 2^32 - 2 distinct ids; RV_E_NOMEM.
+** than 2^32 - 2 distinct ids or an n no array can hold (core.h "Sizes");
+** RV_E_NOMEM.
 ** Ownership: copies the ids; free the set with rv_idset_free.
 ** Cost: O(n) (radix sort, then the hash table).  Since: 0.1
 */
@@ -172,7 +196,8 @@ RV_API int rv_idset_contains(const rv_idset *set, int64_t id);
 ** The ids in ascending order.  Writes min(capacity, size) ids and sets *n
 ** to the size; returns RV_E_SHAPE when capacity is too small (out then holds
 ** the smallest capacity ids); RV_E_INVALID_ARG for NULL set or n, or NULL
-** out with capacity > 0.  Since: 0.1
+** out with capacity > 0; RV_E_RANGE for a capacity no array can hold
+** (core.h "Sizes").  Since: 0.1
 */
 RV_API rv_status rv_idset_ids(const rv_idset *set, int64_t *out /* OUT */, size_t capacity,
                               size_t *n /* OUT */);
@@ -180,7 +205,9 @@ RV_API rv_status rv_idset_ids(const rv_idset *set, int64_t *out /* OUT */, size_
 /*
 ** Bitsets are arrays of uint64_t words; bit i lives in word i / 64 at
 ** position i % 64.  Helpers below take the number of words, and assume the
-** unused high bits of the last word are zero.
+** unused high bits of the last word are zero.  They return 0 for a NULL
+** bitset or an nwords no array can hold (core.h "Sizes"); NULL is fine
+** with nwords == 0.
 */
 #define RV_BITSET_WORDS(nbits) (((size_t)(nbits) + 63u) / 64u)
 

@@ -30,9 +30,11 @@ typedef struct rv_cover rv_cover;
 ** Set s covers elements[offsets[s] .. offsets[s+1]); offsets has n_sets+1
 ** entries, offsets[0] == 0.  Repeated elements within a set are allowed.
 ** costs holds n_sets values > 0 and finite, or is NULL for unit costs.
-** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL pointer, a cost that is
-** not finite and > 0, or decreasing offsets; RV_E_RANGE for an element
-** >= n_elements or n_elements > RV_COVER_MAX_ELEMENTS; RV_E_NOMEM.
+** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL out or offsets, NULL
+** elements when offsets[n_sets] > 0, a cost that is not finite and > 0, or
+** decreasing offsets; RV_E_RANGE for an element >= n_elements,
+** n_elements > RV_COVER_MAX_ELEMENTS or an n_sets no array can hold (core.h
+** "Sizes"); RV_E_NOMEM.
 ** Ownership: copies everything; free the result with rv_cover_free.
 ** Since: 0.1
 */
@@ -48,8 +50,10 @@ RV_API rv_status rv_cover_create(size_t n_elements, size_t n_sets, const uint64_
 ** covers the pairs whose codes differ in column c.  costs: n_cols values or
 ** NULL.  max_bytes caps the memory of the bitsets (0 means 2 GiB).
 ** Returns RV_E_RANGE, naming the pair count and the limit, when the
-** universe exceeds RV_COVER_MAX_ELEMENTS or the bitsets exceed max_bytes;
-** RV_E_INVALID_ARG for a negative code or a bad cost; RV_E_NOMEM.
+** universe exceeds RV_COVER_MAX_ELEMENTS or the bitsets exceed max_bytes,
+** and for an n_rows * n_cols no array can hold (core.h "Sizes");
+** RV_E_INVALID_ARG for a NULL out, NULL codes with n_rows and n_cols > 0,
+** a negative code or a bad cost; RV_E_NOMEM.
 ** Ownership: copies what it needs; free with rv_cover_free.
 ** Since: 0.1
 */
@@ -64,13 +68,13 @@ RV_API void rv_cover_free(rv_cover *p);
 RV_API size_t rv_cover_n_sets(const rv_cover *p);
 RV_API uint64_t rv_cover_n_elements(const rv_cover *p);
 
-/* Number of elements covered by at least one set.  Since: 0.1 */
+/* Number of elements covered by at least one set (0 for NULL).  Since: 0.1 */
 RV_API uint64_t rv_cover_n_coverable(const rv_cover *p);
 
 /*
 ** How many sets cover each element: writes n_elements counts into counts
 ** (which may be NULL only when there are no elements).
-** Returns RV_E_INVALID_ARG for NULL pointers.
+** Returns RV_E_INVALID_ARG for a NULL p, or NULL counts with elements.
 ** Since: 0.1
 */
 RV_API rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts /* OUT */);
@@ -79,7 +83,8 @@ RV_API rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts /* 
 ** Elements covered by a selection of set indices.  Writes the count to
 ** *n_covered and, when mask is not NULL, one byte per element (1 covered,
 ** 0 not) into mask (n_elements bytes).  Returns RV_E_RANGE for a set index
-** >= n_sets.
+** >= n_sets or an n_sel no array can hold (core.h "Sizes");
+** RV_E_INVALID_ARG for a NULL p or n_covered, or NULL sel with n_sel > 0.
 ** Since: 0.1
 */
 RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t n_sel,
@@ -93,7 +98,10 @@ RV_API rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t
 ** many elements share it.  Uncoverable elements are left out.  When
 ** capacity (patterns) is too small, returns RV_E_SHAPE with *n_distinct set
 ** to the capacity needed; call again with a larger buffer.
-** Returns RV_OK and *n_distinct; RV_E_INVALID_ARG; RV_E_NOMEM.
+** Returns RV_OK and *n_distinct; RV_E_INVALID_ARG for a NULL p or
+** n_distinct, or NULL signatures or mult when there are patterns to write;
+** RV_E_RANGE for a capacity * sig_words no array can hold (core.h
+** "Sizes"); RV_E_NOMEM.
 ** Since: 0.1
 */
 RV_API rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures /* OUT */,
@@ -127,7 +135,8 @@ typedef struct rv_cover_options {
 
 #define RV_COVER_ALL UINT64_MAX
 
-/* Fill *opt with the defaults (greedy, all coverable elements, seed 0).  Since: 0.1 */
+/* Fill *opt with the defaults (greedy, all coverable elements, seed 0).  A
+** NULL opt does nothing.  Since: 0.1 */
 RV_API void rv_cover_options_init(rv_cover_options *opt /* OUT */);
 
 /* What rv_cover_solve found out. */
@@ -150,8 +159,10 @@ typedef struct rv_cover_info {
 ** before optimality was proven -- the best cover found is still written and
 ** info->optimal is 0; SA/GA stop at the time limit with RV_OK (they never
 ** claim optimality); RV_E_INTERRUPTED when the progress callback asked to
-** stop (nothing written); RV_E_SHAPE when capacity < n_sets;
-** RV_E_INVALID_ARG / RV_E_NOMEM.
+** stop (nothing written); RV_E_SHAPE when capacity < n_sets; RV_E_RANGE
+** for a capacity no array can hold (core.h "Sizes"); RV_E_INVALID_ARG for
+** a NULL p, opt or n_selected, NULL selected with n_sets > 0, or bad
+** options; RV_E_NOMEM.
 ** Determinism: identical inputs and options give identical output (with no
 ** time limit; a time limit makes the result depend on machine speed).
 ** Ownership: borrows everything.  Thread-safety: concurrent calls on one
@@ -176,8 +187,10 @@ typedef enum rv_path_objective {
 ** >= 0 and finite, or NULL for 1.0 each.  Writes, per step, the set index
 ** into order, the number of newly covered elements into newly_covered and
 ** the objective gain into gain (each capacity >= n_sets; gain may be NULL).
-** Returns RV_OK and *n_steps; RV_E_INVALID_ARG for a bad weight or pointer;
-** RV_E_SHAPE when capacity < n_sets.
+** Returns RV_OK and *n_steps; RV_E_INVALID_ARG for a bad weight or
+** objective, or a NULL p, order, newly_covered or n_steps; RV_E_SHAPE when
+** capacity < n_sets; RV_E_RANGE for a capacity no array can hold (core.h
+** "Sizes").
 ** Since: 0.1
 */
 RV_API rv_status rv_cover_plan_path(const rv_cover *p, rv_path_objective objective,
@@ -197,8 +210,12 @@ RV_API rv_status rv_cover_plan_path(const rv_cover *p, rv_path_objective objecti
 ** may be NULL) into arrays of capacity >= n_cols; *unresolved gets the pairs
 ** left unresolved at the end.  Gives the same path as rv_cover_plan_path on
 ** rv_cover_create_pairs with unit weights and the coverage objective.
-** Returns RV_OK; RV_E_INVALID_ARG for negative codes or bad costs;
-** RV_E_INTERRUPTED via progress; RV_E_NOMEM.
+** Returns RV_OK; RV_E_INVALID_ARG for negative codes, bad costs, NULL
+** order, newly_resolved, n_steps or unresolved, or NULL codes with n_rows
+** and n_cols > 0; RV_E_SHAPE when capacity < n_cols; RV_E_RANGE for
+** n_rows > 2^32 - 1, or an n_rows * n_cols or capacity no array can hold
+** (core.h "Sizes"); RV_E_INTERRUPTED via progress; RV_E_NOMEM.
+** stop_unresolved is a limit: any value.
 ** Since: 0.1
 */
 RV_API rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols,
@@ -212,7 +229,10 @@ RV_API rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n
 /*
 ** Pairs of rows that agree on every column in cols (unresolved pairs).
 ** codes as in rv_cover_create_pairs; cols: n_sel column indices < n_cols.
-** Returns RV_OK and *unresolved; RV_E_RANGE for a bad column index.
+** Returns RV_OK and *unresolved; RV_E_RANGE for a bad column index,
+** n_rows > 2^32 - 1, or an n_rows * n_cols or n_sel no array can hold (core.h
+** "Sizes"); RV_E_INVALID_ARG for a NULL unresolved, NULL cols with
+** n_sel > 0, NULL codes with n_rows and n_cols > 0, or a negative code.
 ** Since: 0.1
 */
 RV_API rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
@@ -242,8 +262,11 @@ RV_API rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t 
 ** of one key from many pieces always meet in the same bucket.
 ** Capacities: out_* hold >= n entries (capacity), bucket_offsets
 ** n_buckets + 1.  *n_distinct gets the number of distinct keys.
-** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer or n_buckets == 0;
-** RV_E_SHAPE when capacity < n; RV_E_RANGE for n >= 2^32 - 1; RV_E_NOMEM.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (keys, out_keys,
+** out_counts and out_mass may be NULL when n == 0; weights, mass and
+** out_mass without mass always) or n_buckets == 0; RV_E_SHAPE when
+** capacity < n; RV_E_RANGE for n >= 2^32 - 1, or an n or capacity no array
+** can hold (core.h "Sizes"); RV_E_NOMEM.
 ** Cost: O(n) time and about 24 n bytes of scratch.
 ** Ownership: borrows everything.  Thread-safety: reentrant.
 */
@@ -267,8 +290,11 @@ RV_API rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weig
 ** (bits times rows: the drop in the groups' total log2 size).  These are
 ** exactly rv_keys_plan_path's step scores for the partition given by the
 ** groups.
-** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer, a negative code or
-** offsets that do not ascend; RV_E_RANGE for n_rows > 2^32 - 1; RV_E_NOMEM.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (offsets may be NULL
+** when n_groups == 0, codes when n_rows or n_cols is 0, resolved when
+** n_cols is 0), a negative code or offsets that do not ascend; RV_E_RANGE
+** for n_rows > 2^32 - 1, or an n_rows * n_cols or n_groups no array can
+** hold (core.h "Sizes"); RV_E_NOMEM.
 ** Ownership: borrows everything.  Thread-safety: reentrant.
 */
 RV_API rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
@@ -285,8 +311,10 @@ RV_API rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_
 ** and the parts' boundaries into offsets_out (n_parts + 1 entries starting
 ** at 0).  Capacities: rows_out n_rows, offsets_out n_rows / 2 + 2.
 ** *n_rows_out and *n_groups_out get the rows kept and the number of parts.
-** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer, a negative code or
-** offsets that do not ascend; RV_E_RANGE for n_rows > 2^32 - 1; RV_E_NOMEM.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (code and rows_out
+** may be NULL when n_rows == 0, offsets when n_groups == 0), a negative
+** code or offsets that do not ascend; RV_E_RANGE for n_rows > 2^32 - 1,
+** or an n_rows or n_groups no array can hold (core.h "Sizes"); RV_E_NOMEM.
 ** Ownership: borrows everything.  Thread-safety: reentrant.
 */
 RV_API rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows, const uint64_t *offsets,

@@ -87,7 +87,8 @@ typedef struct rv_flat_options {
                                  (default 8, 1 .. 1024); ignored for F32 */
 } rv_flat_options;
 
-/* Fill *opt with the defaults (dim 0, which must be set).  Since: 0.1 */
+/* Fill *opt with the defaults (dim 0, which must be set).  A NULL opt does
+** nothing.  Since: 0.1 */
 RV_API void rv_flat_options_init(rv_flat_options *opt /* OUT */);
 
 /*
@@ -121,11 +122,12 @@ RV_API size_t rv_flat_n_deleted(const rv_flat *index);
 ** component of the stored (for cosine: normalised) vector must be within
 ** +-65504.  All checks run before anything is added: on failure the index is
 ** unchanged.
-** Returns RV_OK; RV_E_INVALID_ARG for a NULL pointer (vectors may be NULL
-** when n == 0), a NaN or infinite component (naming vector and component),
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL index, NULL vectors with
+** n > 0, a NaN or infinite component (naming vector and component),
 ** a zero vector under cosine, an id that is negative, above RV_FLAT_MAX_ID,
-** already live or repeated within ids; RV_E_RANGE for a float16 overflow or
-** a squared norm that overflows; RV_E_NOMEM.
+** already live or repeated within ids; RV_E_RANGE for a float16 overflow,
+** a squared norm that overflows, or an n * dim no array can hold (core.h
+** "Sizes"); RV_E_NOMEM.
 ** Ownership: copies the vectors.  Thread-safety: exclusive access.
 ** Since: 0.1
 */
@@ -137,8 +139,9 @@ RV_API rv_status rv_flat_add(rv_flat *index, size_t n, const float *vectors, con
 ** "Delete" is the one verb for taking records out of any index (as
 ** rv_bm25_delete).  n ids; *n_deleted (OUT, may be NULL) gets the number
 ** deleted.  Returns RV_OK; RV_E_RANGE naming the first id that is not live
-** (nothing is deleted then); RV_E_INVALID_ARG for NULL pointers or an id
-** repeated within ids.  Thread-safety: exclusive access.  Since: 0.1
+** (nothing is deleted then) or for an n no array can hold (core.h
+** "Sizes"); RV_E_INVALID_ARG for a NULL index, NULL ids with n > 0, or an
+** id repeated within ids.  Thread-safety: exclusive access.  Since: 0.1
 */
 RV_API rv_status rv_flat_delete(rv_flat *index, size_t n, const int64_t *ids,
                                 size_t *n_deleted /* OUT */);
@@ -153,8 +156,8 @@ RV_API rv_status rv_flat_remove(rv_flat *index, size_t n, const int64_t *ids,
 
 /*
 ** Drop the storage of deleted vectors.                        METHOD: rv_flat
-** Live vectors keep their ids and order.  Returns RV_OK; RV_E_NOMEM (the
-** index is unchanged then).  Thread-safety: exclusive access.
+** Live vectors keep their ids and order.  Returns RV_OK; RV_E_INVALID_ARG
+** for a NULL index; RV_E_NOMEM (the index is unchanged then).  Thread-safety: exclusive access.
 ** Since: 0.1
 */
 RV_API rv_status rv_flat_compact(rv_flat *index);
@@ -166,7 +169,8 @@ RV_API int rv_flat_contains(const rv_flat *index, int64_t id);
 ** Live ids in insertion order.  Writes min(capacity, size) ids and sets
 ** *n_ids to the number of live ids; returns RV_E_SHAPE when capacity is too
 ** small (ids then holds the first capacity ids).  RV_E_INVALID_ARG for NULL
-** pointers (ids may be NULL when capacity == 0).
+** pointers (ids may be NULL when capacity == 0); RV_E_RANGE for a capacity
+** no array can hold (core.h "Sizes").
 ** Since: 0.1
 */
 RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids /* OUT */, size_t capacity,
@@ -175,7 +179,9 @@ RV_API rv_status rv_flat_ids(const rv_flat *index, int64_t *ids /* OUT */, size_
 /*
 ** Stored vectors of the given ids (n * dim floats into out).  Under the
 ** cosine metric these are the normalised vectors.  Returns RV_E_RANGE
-** naming the first id that is not live.
+** naming the first id that is not live, or for an n * dim no array can
+** hold (core.h "Sizes"); RV_E_INVALID_ARG for a NULL index, or NULL ids or
+** out with n > 0.
 ** Since: 0.1
 */
 RV_API rv_status rv_flat_get(const rv_flat *index, size_t n, const int64_t *ids,
@@ -203,7 +209,8 @@ typedef struct rv_flat_search_params {
     void *progress_ctx;
 } rv_flat_search_params;
 
-/* Fill *p with the defaults (k 10, all cores, index rescore factor).  Since: 0.1 */
+/* Fill *p with the defaults (k 10, all cores, index rescore factor).  A
+** NULL p does nothing.  Since: 0.1 */
 RV_API void rv_flat_search_params_init(rv_flat_search_params *p /* OUT */);
 
 /*
@@ -213,8 +220,11 @@ RV_API void rv_flat_search_params_init(rv_flat_search_params *p /* OUT */);
 ** top; ties by lower id).  Every query finds the same number of results,
 ** *n_found = min(k, live vectors allowed); the slots past it get id -1 and
 ** score NaN.
-** Returns RV_OK; RV_E_INVALID_ARG for NULL pointers, k == 0, a NaN or
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL index, params or n_found,
+** NULL queries, ids or scores with n_queries > 0, k == 0, a NaN or
 ** infinite query component, or a zero query under cosine (naming the query);
+** RV_E_RANGE for an n_queries * k or n_queries * dim no array can hold
+** (core.h "Sizes"; the same bound as every function);
 ** RV_E_INTERRUPTED when progress asks to stop; RV_E_NOMEM.
 ** Memory: the caller's ids and scores hold n_queries * k slots, so pass a k
 ** no larger than you need (at most rv_flat_size); the engine's own buffers
@@ -239,8 +249,11 @@ RV_API rv_status rv_flat_search(const rv_flat *index, const rv_flat_search_param
 ** and writes the best k (ties by lower id) as rv_flat_search does, with the
 ** count per query in n_found[i] (n_queries slots).  n_threads: core.h
 ** "Threads" (0: all cores, one below 2^20 candidate-dim products).
-** Returns RV_OK; RV_E_RANGE naming a candidate id that is not live;
-** RV_E_INVALID_ARG as rv_flat_search; RV_E_NOMEM.
+** Returns RV_OK; RV_E_RANGE naming a candidate id that is not live, or
+** for an n_queries * k, n_queries * n_cand or n_queries * dim no array can
+** hold (core.h "Sizes", checked before anything is written);
+** RV_E_INVALID_ARG as rv_flat_search (cand may be NULL when n_cand == 0,
+** and every array when n_queries == 0); RV_E_NOMEM.
 ** Thread-safety: concurrent calls on one index are fine.
 ** Since: 0.1
 */
@@ -252,7 +265,8 @@ RV_API rv_status rv_flat_rescore(const rv_flat *index, size_t n_queries, const f
 /*
 ** Save to path (UTF-8 on POSIX).  Writes only live vectors, through a
 ** temporary file in the same directory that is fsynced and renamed over
-** path.  Returns RV_OK; RV_E_IO naming the path and the system error.
+** path.  Returns RV_OK; RV_E_INVALID_ARG for a NULL index or path; RV_E_IO
+** naming the path and the system error.
 ** Thread-safety: may run concurrently with searches.
 ** Since: 0.1
 */
@@ -272,10 +286,11 @@ RV_API rv_status rv_flat_save_mode(const rv_flat *index, const char *path, long 
 
 /*
 ** Load an index saved by rv_flat_save.                   CONSTRUCTOR: rv_flat
-** Returns RV_OK and *out; RV_E_IO when the file cannot be read;
-** RV_E_CORRUPT when it is not a rowvoi flat index or is truncated or altered
-** (naming the check that failed); RV_E_VERSION for another format version;
-** RV_E_NOMEM.  Never trusts a size before the header checksum passed.
+** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL path or out; RV_E_IO
+** when the file cannot be read; RV_E_CORRUPT when it is not a rowvoi flat
+** index or is truncated or altered (naming the check that failed);
+** RV_E_VERSION for another format version; RV_E_NOMEM.  Never trusts a
+** size before the header checksum passed.
 ** Since: 0.1
 */
 RV_API rv_status rv_flat_load(const char *path, rv_flat **out /* OUT */);
@@ -286,9 +301,11 @@ RV_API rv_status rv_flat_load(const char *path, rv_flat **out /* OUT */);
 ** round).                                        METHOD / CONSTRUCTOR: rv_flat
 ** rv_flat_save_buffer writes at most capacity bytes and sets *size to the
 ** bytes needed: RV_E_SHAPE when capacity is too small (buf may be NULL with
-** capacity 0 to ask); RV_E_INVALID_ARG for NULL pointers; RV_E_NOMEM.
+** capacity 0 to ask); RV_E_INVALID_ARG for NULL pointers; RV_E_RANGE for
+** a capacity no array can hold (core.h "Sizes"); RV_E_NOMEM.
 ** rv_flat_load_buffer copies what it needs (buf is not kept) and returns
-** what rv_flat_load returns for the same bytes.
+** what rv_flat_load returns for the same bytes (buf may be NULL when size
+** is 0; RV_E_RANGE for a size no array can hold).
 ** Thread-safety: saving may run concurrently with searches.  Since: 0.1
 */
 RV_API rv_status rv_flat_save_buffer(const rv_flat *index, void *buf, size_t capacity,
@@ -301,7 +318,8 @@ RV_API rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out
 ** the same contract for bad queries.  Returns RV_OK; RV_E_INVALID_ARG for a
 ** NULL pointer (queries may be NULL when n_queries == 0), a NaN or infinite
 ** component ("queries[i][j] = nan: queries must be finite") or a zero query
-** under cosine; RV_E_RANGE for a squared norm that overflows float32.
+** under cosine; RV_E_RANGE for a squared norm that overflows float32 or an
+** n_queries * dim no array can hold (core.h "Sizes").
 ** Thread-safety: reads only the dimension and metric, which never change;
 ** may run concurrently with anything.  Since: 0.1
 */

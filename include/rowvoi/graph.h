@@ -144,7 +144,7 @@ typedef struct rv_graph_spec {
 } rv_graph_spec;
 
 /* Fill *spec with an empty graph: no nodes, edges, documents or vectors,
-** cosine, no flags.  Since: 0.1 */
+** cosine, no flags.  A NULL spec does nothing.  Since: 0.1 */
 RV_API void rv_graph_spec_init(rv_graph_spec *spec /* OUT */);
 
 /*
@@ -155,7 +155,8 @@ RV_API void rv_graph_spec_init(rv_graph_spec *spec /* OUT */);
 ** infinite vector component (naming it), a metric other than cosine or
 ** inner product; RV_E_RANGE for an edge endpoint that is not a node
 ** (without RV_GRAPH_IMPLICIT_NODES), a dimension above RV_FLAT_MAX_DIM, or
-** more than RV_GRAPH_MAX_ITEMS nodes, edges or documents; RV_E_SHAPE for
+** more than RV_GRAPH_MAX_ITEMS nodes, edges, documents or vectors, or an
+** n_vectors * dim no array can hold (core.h "Sizes"); RV_E_SHAPE for
 ** documents without vectors rows (n_vectors < n_docs and no
 ** doc_vector_row) when dim > 0; RV_E_NOMEM.
 ** Cost: O(n_nodes + n_edges + n_docs), plus one pass over the vectors
@@ -175,8 +176,9 @@ RV_API rv_status rv_graph_create(const rv_graph_spec *spec, rv_graph **out /* OU
 ** the same for every count.  Returns RV_OK; RV_E_INVALID_ARG naming the
 ** first NaN or infinite component in row order ("vectors[r][j] = nan:
 ** vectors must be finite") or for NULL vectors with n_rows > 0;
-** RV_E_RANGE for dim 0 or above RV_FLAT_MAX_DIM.  Cost: one pass over the
-** vectors.  Since: 0.1
+** RV_E_RANGE for dim 0 or above RV_FLAT_MAX_DIM, or an n_rows * dim no
+** array can hold (core.h "Sizes").  Cost: one pass over the vectors.
+** Since: 0.1
 */
 RV_API rv_status rv_graph_check_vectors(const float *vectors, size_t n_rows, uint32_t dim,
                                         unsigned n_threads);
@@ -206,7 +208,8 @@ RV_API size_t rv_graph_max_entity_docs(const rv_graph *graph);
 /*
 ** Node indexes of n ids (-1 for an id that is not a node), into out (n
 ** slots).  Returns RV_OK; RV_E_INVALID_ARG for NULL pointers (ids and out
-** may be NULL when n == 0).  O(1) per id.  Since: 0.1
+** may be NULL when n == 0); RV_E_RANGE for an n no array can hold (core.h
+** "Sizes").  O(1) per id.  Since: 0.1
 */
 RV_API rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n, const int64_t *ids,
                                      int64_t *out /* OUT */);
@@ -215,7 +218,8 @@ RV_API rv_status rv_graph_find_nodes(const rv_graph *graph, size_t n, const int6
 ** Ids of the nodes (node index order, implicit nodes included): writes
 ** min(capacity, n_nodes) ids and sets *n to n_nodes; RV_E_SHAPE when
 ** capacity is too small; RV_E_INVALID_ARG for NULL pointers (out may be
-** NULL with capacity 0).  Since: 0.1
+** NULL with capacity 0); RV_E_RANGE for a capacity no array can hold
+** (core.h "Sizes").  Since: 0.1
 */
 RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out /* OUT */, size_t capacity,
                                    size_t *n /* OUT */);
@@ -230,8 +234,9 @@ RV_API rv_status rv_graph_node_ids(const rv_graph *graph, int64_t *out /* OUT */
 ** the node at the other end of each to nbrs (either may be NULL), and sets
 ** *n to the count.  Returns RV_OK; RV_E_SHAPE when capacity is too small
 ** (the first capacity entries are written; call again with *n slots);
-** RV_E_RANGE for a node index out of range or type above 65535;
-** RV_E_INVALID_ARG for a NULL graph or n, or an unknown dir.
+** RV_E_RANGE for a node index out of range, type above 65535 or a
+** capacity no array can hold (core.h "Sizes"); RV_E_INVALID_ARG for a NULL
+** graph or n, or an unknown dir.
 ** Cost: O(degree).  Since: 0.1
 */
 RV_API rv_status rv_graph_neighbours(const rv_graph *graph, int64_t node, rv_graph_dir dir,
@@ -248,8 +253,9 @@ RV_API rv_status rv_graph_degree(const rv_graph *graph, int64_t node, rv_graph_d
 
 /*
 ** Endpoints, type and time of n edges (each output may be NULL).
-** Returns RV_OK; RV_E_RANGE naming an edge index out of range;
-** RV_E_INVALID_ARG for a NULL graph, or NULL edges with n > 0.  Since: 0.1
+** Returns RV_OK; RV_E_RANGE naming an edge index out of range, or for an n
+** no array can hold (core.h "Sizes"); RV_E_INVALID_ARG for a NULL graph,
+** or NULL edges with n > 0.  Since: 0.1
 */
 RV_API rv_status rv_graph_edges(const rv_graph *graph, size_t n, const int64_t *edges,
                                 int64_t *src /* OUT */, int64_t *dst /* OUT */,
@@ -260,14 +266,18 @@ RV_API rv_status rv_graph_edges(const rv_graph *graph, size_t n, const int64_t *
 ** order; repeated entities list their documents again.  Writes
 ** min(capacity, count) document indexes and sets *n to the count;
 ** RV_E_SHAPE when capacity is too small; RV_E_RANGE naming an entity out
-** of range; RV_E_INVALID_ARG for NULL pointers.  Since: 0.1
+** of range, or for an n or capacity no array can hold (core.h "Sizes");
+** RV_E_INVALID_ARG for NULL pointers (entities may be NULL when n == 0,
+** out when capacity == 0).  Since: 0.1
 */
 RV_API rv_status rv_graph_entity_docs(const rv_graph *graph, size_t n, const int64_t *entities,
                                       int64_t *out /* OUT */, size_t capacity,
                                       size_t *n_out /* OUT */);
 
 /* Entity of each of n documents into out.  RV_E_RANGE naming a document
-** out of range.  Since: 0.1 */
+** out of range, or for an n no array can hold (core.h "Sizes");
+** RV_E_INVALID_ARG for a NULL graph, or NULL docs or out with n > 0.
+** Since: 0.1 */
 RV_API rv_status rv_graph_doc_entities(const rv_graph *graph, size_t n, const int64_t *docs,
                                        int64_t *out /* OUT */);
 
@@ -277,14 +287,15 @@ RV_API rv_status rv_graph_doc_entities(const rv_graph *graph, size_t n, const in
 typedef struct rv_graph_walk {
     uint32_t max_depth;    /* hops from the seeds (0: the seeds alone) */
     size_t node_budget;    /* most nodes reported, seeds included (0: no
-                                 limit) */
+                                 limit); a limit, any value */
     rv_graph_dir dir;      /* which edges a hop follows (default BOTH) */
     const uint16_t *types; /* NULL, or only edges of these types */
-    size_t n_types;
+    size_t n_types;        /* entries of types (0 with NULL types) */
     const int64_t *window; /* NULL, or {start, end}: see "Windows" */
 } rv_graph_walk;
 
-/* Defaults: depth 1, no budget, both directions, every type, no window.  Since: 0.1 */
+/* Defaults: depth 1, no budget, both directions, every type, no window.  A
+** NULL walk does nothing.  Since: 0.1 */
 RV_API void rv_graph_walk_init(rv_graph_walk *walk /* OUT */);
 
 /*
@@ -298,8 +309,10 @@ RV_API void rv_graph_walk_init(rv_graph_walk *walk /* OUT */);
 ** self-loops and any fan-out terminate.  Writes the nodes and their depths
 ** (either output may be NULL) and sets *n to the count written; at most
 ** capacity (RV_E_SHAPE if a node did not fit: raise capacity or set a
-** budget).  Returns RV_OK; RV_E_RANGE for a seed out of range;
-** RV_E_INVALID_ARG for NULL pointers; RV_E_NOMEM.
+** budget).  Returns RV_OK; RV_E_RANGE for a seed out of range, or an
+** n_seeds, walk->n_types or capacity no array can hold (core.h "Sizes");
+** RV_E_INVALID_ARG for a NULL graph, walk or n, NULL seeds with
+** n_seeds > 0, or NULL walk->types with n_types > 0; RV_E_NOMEM.
 ** Cost: O(visited nodes' degrees) plus one bitmap of n_nodes bits.
 ** Since: 0.1
 */
@@ -322,7 +335,8 @@ typedef struct rv_graph_facts_params {
     const int64_t *window; /* NULL, or {start, end} */
 } rv_graph_facts_params;
 
-/* Defaults: depth 3, 25 edges, no per-subject cap, no bridges, no budget.  Since: 0.1 */
+/* Defaults: depth 3, 25 edges, no per-subject cap, no bridges, no budget.
+** A NULL p does nothing.  Since: 0.1 */
 RV_API void rv_graph_facts_init(rv_graph_facts_params *p /* OUT */);
 
 /*
@@ -339,8 +353,12 @@ RV_API void rv_graph_facts_init(rv_graph_facts_params *p /* OUT */);
 ** whenever enough exist within depth.  Writes edge indexes (and the depth
 ** of the node that reached each, when depths is not NULL) and sets *n.
 ** capacity must be >= max_edges.  Returns RV_OK; RV_E_RANGE for a seed out
-** of range; RV_E_SHAPE when capacity < max_edges; RV_E_INVALID_ARG for
-** NULL pointers; RV_E_NOMEM.  Since: 0.1
+** of range, or a capacity, max_edges, n_seeds or n_bridge_types no array
+** can hold (core.h "Sizes"; max_edges_per_subject and node_budget are
+** limits: any value); RV_E_SHAPE when capacity < max_edges;
+** RV_E_INVALID_ARG for a NULL graph, p or n, NULL edges with
+** max_edges > 0, NULL seeds with n_seeds > 0 or NULL bridge_types with
+** n_bridge_types > 0; RV_E_NOMEM.  Since: 0.1
 */
 RV_API rv_status rv_graph_facts(const rv_graph *graph, const rv_graph_facts_params *p,
                                 size_t n_seeds, const int64_t *seeds, int64_t *edges /* OUT */,
@@ -360,8 +378,10 @@ RV_API rv_status rv_graph_facts(const rv_graph *graph, const rv_graph_facts_para
 ** source then its destination.  Sets *n; at most capacity documents are
 ** written (RV_E_SHAPE if more were due: n_docs minus the number of distinct
 ** selected documents always suffices).
-** Returns RV_OK; RV_E_RANGE naming a document out of range;
-** RV_E_INVALID_ARG for NULL pointers; RV_E_NOMEM.
+** Returns RV_OK; RV_E_RANGE naming a document out of range, or for an
+** n_sel or capacity no array can hold (core.h "Sizes"); RV_E_INVALID_ARG
+** for a NULL graph or n, NULL sel with n_sel > 0 or NULL out with
+** capacity > 0; RV_E_NOMEM.  hops is a limit: any value.
 ** Cost: O(documents and edges touched) plus bitmaps of n_docs and
 ** entity bits.  Since: 0.1
 */
@@ -383,8 +403,10 @@ RV_API rv_status rv_graph_doc_hops(const rv_graph *graph, size_t n_sel, const in
 ** query: dim floats, finite (under cosine, nonzero).  Writes the added
 ** documents and their scores in the order added; capacity must be >=
 ** min(max_new, n_docs).  Returns RV_OK; RV_E_STATE for a graph without
-** vectors; RV_E_INVALID_ARG for a NULL pointer or a bad query;
-** RV_E_RANGE for a document out of range; RV_E_SHAPE for a small
+** vectors; RV_E_INVALID_ARG for a NULL graph, query, out, scores or n,
+** NULL sel with n_sel > 0, or a bad query; RV_E_RANGE for a document out
+** of range, or a max_new, n_sel or capacity no array of int64 results can
+** hold (core.h "Sizes", as every count of results); RV_E_SHAPE for a small
 ** capacity; RV_E_NOMEM.  Since: 0.1
 */
 RV_API rv_status rv_graph_similar_docs(const rv_graph *graph, size_t n_sel, const int64_t *sel,
@@ -423,7 +445,8 @@ RV_API rv_status rv_graph_similar_entities(const rv_graph *graph, size_t n_sel, 
 ** documents inside *window count.  Ties: lower index first.  Writes
 ** documents and scores and sets *n; capacity >= k (documents) or
 ** k * max_entity_docs (entities), capped at n_docs.  Errors as
-** rv_graph_similar_docs.  Cost: one score per document, on one thread
+** rv_graph_similar_docs (k in place of max_new: RV_E_RANGE for a k no
+** array of int64 results can hold, as rv_flat_search and rv_bm25_search).  Cost: one score per document, on one thread
 ** per online CPU when the scan scores 4M vector components or more (the
 ** answer is the same for any thread count).  Safe to call from many
 ** threads at once (it reads the graph only).  Since: 0.1
@@ -434,7 +457,8 @@ RV_API rv_status rv_graph_top_k(const rv_graph *graph, int kinds, const float *q
 
 /*
 ** Scores of n documents against a query (the graph's metric) into
-** scores.  Errors as rv_graph_similar_docs.  Since: 0.1
+** scores.  Errors as rv_graph_similar_docs (docs and scores may be NULL
+** when n == 0; RV_E_RANGE for an n no array can hold).  Since: 0.1
 */
 RV_API rv_status rv_graph_score_docs(const rv_graph *graph, const float *query, size_t n,
                                      const int64_t *docs, float *scores /* OUT */);

@@ -52,7 +52,7 @@ typedef struct rv_hasher_options {
     uint64_t seed;        /* hash seed (default 0) */
 } rv_hasher_options;
 
-/* Fill *opt with the defaults.  Since: 0.1 */
+/* Fill *opt with the defaults.  A NULL opt does nothing.  Since: 0.1 */
 RV_API void rv_hasher_options_init(rv_hasher_options *opt /* OUT */);
 
 /*
@@ -79,7 +79,8 @@ RV_API const char *rv_hasher_id(const rv_hasher *h);
 ** Embed one text of len bytes into out (dim floats).     METHOD: rv_hasher
 ** Returns RV_OK; RV_E_INVALID_ARG for NULL pointers (text may be NULL when
 ** len == 0) or bytes that are not valid UTF-8 (naming the byte offset);
-** RV_E_NOMEM.  out is zero on failure.
+** RV_E_RANGE for a len no array can hold (core.h "Sizes"); RV_E_NOMEM.
+** out is zero on failure (untouched for a NULL argument or a bad len).
 ** Since: 0.1
 */
 RV_API rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len,
@@ -90,9 +91,11 @@ RV_API rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t le
 ** offsets[i+1]) (offsets has n+1 non-decreasing entries).  Writes n * dim
 ** floats into out.  n_threads: see core.h "Threads" (0: all cores, one
 ** below 64 KiB of text); the output does not depend on it.
-** Returns RV_OK; RV_E_INVALID_ARG for NULL pointers,
-** decreasing offsets, or invalid UTF-8 (naming the first bad text and byte);
-** RV_E_NOMEM.                                              METHOD: rv_hasher
+** Returns RV_OK (nothing is read when n == 0: offsets and out may be NULL
+** then); RV_E_INVALID_ARG for NULL pointers (data may be NULL when every
+** text is empty and offsets start at 0), decreasing offsets, or invalid
+** UTF-8 (naming the first bad text and byte); RV_E_RANGE for an n * dim no
+** array can hold (core.h "Sizes"); RV_E_NOMEM.           METHOD: rv_hasher
 ** Since: 0.1
 */
 RV_API rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data,

@@ -65,7 +65,8 @@ typedef struct rv_analyzer_options {
     rv_utf8_policy utf8;    /* default RV_UTF8_STRICT */
 } rv_analyzer_options;
 
-/* Fill *opt with the defaults: everything on, lengths 1..64, strict UTF-8.  Since: 0.1 */
+/* Fill *opt with the defaults: everything on, lengths 1..64, strict UTF-8.
+** A NULL opt does nothing.  Since: 0.1 */
 RV_API void rv_analyzer_options_init(rv_analyzer_options *opt /* OUT */);
 
 /*
@@ -85,8 +86,10 @@ RV_API rv_status rv_analyzer_options_check(const rv_analyzer_options *opt);
 ** buffer is too small, returns RV_E_SHAPE with *n_tokens and *buf_len set to
 ** the sizes needed (nothing useful is written); call again.
 ** Returns RV_OK with *n_tokens terms and *buf_len bytes; RV_E_INVALID_ARG for
-** bad options, a NULL pointer, or (strict policy) invalid UTF-8 -- the
-** message names the byte offset.
+** bad options, a NULL opt, n_tokens or buf_len, a NULL text, buf or ends
+** with a nonzero len, buf_cap or ends_cap, or (strict policy) invalid
+** UTF-8 -- the message names the byte offset; RV_E_RANGE for a len,
+** buf_cap or ends_cap no array can hold (core.h "Sizes").
 ** Ownership: borrows everything for the call.
 ** Since: 0.1
 */
@@ -101,8 +104,10 @@ RV_API rv_status rv_analyze(const rv_analyzer_options *opt, const char *text, si
 ** and the apostrophe as consonants).  The stem is never longer than the
 ** word, so out_cap >= len suffices; RV_E_SHAPE with *out_len = the size
 ** needed otherwise.  Returns RV_E_INVALID_ARG for invalid UTF-8 (naming the
-** byte offset) or a NULL pointer; RV_E_RANGE when the word is longer than
-** 65535 code points; RV_E_NOMEM.
+** byte offset), a NULL out_len, or a NULL word or out with a nonzero len or
+** out_cap; RV_E_RANGE when the word is longer than 65535 code points or
+** len or out_cap is more than any array holds (core.h "Sizes");
+** RV_E_NOMEM.
 ** Since: 0.1
 */
 RV_API rv_status rv_stem_english(const char *word, size_t len, char *out /* OUT */, size_t out_cap,
@@ -110,7 +115,8 @@ RV_API rv_status rv_stem_english(const char *word, size_t len, char *out /* OUT 
 
 /*
 ** Is the word (UTF-8, exact bytes, already lowercase) in the English
-** stopword list?  Returns 1 or 0; 0 for NULL.
+** stopword list?  Returns 1 or 0; 0 for NULL or for any len longer than
+** the longest stopword (so no byte past those is read).
 ** Since: 0.1
 */
 RV_API int rv_is_stopword(const char *word, size_t len);

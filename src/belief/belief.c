@@ -17,8 +17,9 @@ void rv_belief_options_init(rv_belief_options *opt) {
 }
 
 rv_status rv_belief_entropy(const double *weights, size_t n, double *out) {
-    if (!out || (n && !weights))
-        return rv__error(RV_E_INVALID_ARG, "weights and out must not be NULL");
+    RV__NOT_NULL(out, "out");
+    if (n && !weights) return rv__null("weights");
+    RV__CHECK_SIZE(n, sizeof *weights, "n");
     *out = 0.0;
     double total;
     rv_status st = rv__check_weights(weights, n, "weights", &total);
@@ -37,10 +38,15 @@ rv_status rv_belief_entropy(const double *weights, size_t n, double *out) {
 
 rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t n, int32_t value,
                            uint64_t *kept, double *out_posterior, size_t *n_kept) {
-    if (!n_kept || (n && (!codes || !posterior || !kept || !out_posterior)))
-        return rv__error(RV_E_INVALID_ARG,
-                         "codes, posterior, kept, out_posterior and n_kept must not be NULL");
+    RV__NOT_NULL(n_kept, "n_kept");
     *n_kept = 0;
+    if (n) {
+        RV__NOT_NULL(codes, "codes");
+        RV__NOT_NULL(posterior, "posterior");
+        RV__NOT_NULL(kept, "kept");
+        RV__NOT_NULL(out_posterior, "out_posterior");
+    }
+    RV__CHECK_SIZE(n, sizeof *posterior, "n");
     double total_all;
     rv_status st = rv__check_weights(posterior, n, "posterior", &total_all);
     if (st) return st;
@@ -65,8 +71,12 @@ rv_status rv_belief_filter(const int32_t *codes, const double *posterior, size_t
 
 rv_status rv_belief_reweight(const double *posterior, const double *likelihoods, size_t n,
                              double *out) {
-    if (n && (!posterior || !likelihoods || !out))
-        return rv__error(RV_E_INVALID_ARG, "posterior, likelihoods and out must not be NULL");
+    if (n) {
+        RV__NOT_NULL(posterior, "posterior");
+        RV__NOT_NULL(likelihoods, "likelihoods");
+        RV__NOT_NULL(out, "out");
+    }
+    RV__CHECK_SIZE(n, sizeof *posterior, "n");
     double scale = 0.0;
     for (size_t i = 0; i < n; i++) {
         double l = likelihoods[i];
@@ -98,7 +108,11 @@ rv_status rv_belief_reweight(const double *posterior, const double *likelihoods,
 
 rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t value, double noise,
                                double *out) {
-    if (n && (!codes || !out)) return rv__error(RV_E_INVALID_ARG, "codes and out must not be NULL");
+    if (n) {
+        RV__NOT_NULL(codes, "codes");
+        RV__NOT_NULL(out, "out");
+    }
+    RV__CHECK_SIZE(n, sizeof *out, "n");
     if (!(noise >= 0.0 && noise < 1.0))
         return rv__error(RV_E_INVALID_ARG, "noise = %g: must be in [0, 1)", noise);
     if ((uint64_t)n > RV_BELIEF_MAX_CANDIDATES)

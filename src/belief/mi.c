@@ -128,8 +128,11 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols, const
     }
     if (best) *best = RV_BELIEF_NONE;
     if (h_rows) *h_rows = 0.0;
-    if ((n_cols && !mi) || (n_cols && n_cand && !codes) || (n_cand && !posterior))
-        return rv__error(RV_E_INVALID_ARG, "codes, posterior and mi must not be NULL");
+    if (n_cols && !mi) return rv__null("mi");
+    if (n_cols && n_cand && !codes) return rv__null("codes");
+    if (n_cand && !posterior) return rv__null("posterior");
+    RV__CHECK_SIZE2(n_rows, n_cols, sizeof *codes, "n_rows", "n_cols");
+    RV__CHECK_SIZE(n_cand, sizeof *rows, "n_cand");
     if (!(opt->noise >= 0.0 && opt->noise < 1.0))
         return rv__error(RV_E_INVALID_ARG, "noise = %g: must be in [0, 1)", opt->noise);
     if (n_cols > (size_t)UINT32_MAX - 1)

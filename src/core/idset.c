@@ -92,9 +92,10 @@ rv_status rv__ids_check_distinct(const int64_t *ids, size_t n) {
 /* -------------------------------------------------------------- id sets */
 
 rv_status rv_idset_create(const int64_t *ids, size_t n, rv_idset **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
     if (!ids && n) return rv__error(RV_E_INVALID_ARG, "ids is NULL but n = %zu", n);
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] > RV_MAX_ID)
             return rv__error(RV_E_INVALID_ARG, "ids[%zu] = %lld: ids must be in 0 .. %lld", i,
@@ -157,8 +158,10 @@ int rv_idset_contains(const rv_idset *s, int64_t id) {
 
 rv_status rv_idset_ids(const rv_idset *s, int64_t *out, size_t capacity, size_t *n) {
     if (n) *n = 0;
-    if (!s || !n || (!out && capacity))
-        return rv__error(RV_E_INVALID_ARG, "set, out and n must not be NULL");
+    RV__NOT_NULL(s, "set");
+    RV__NOT_NULL(n, "n");
+    if (!out && capacity) return rv__null("out");
+    RV__CHECK_SIZE(capacity, sizeof *out, "capacity");
     *n = s->n;
     size_t m = capacity < s->n ? capacity : s->n;
     if (m) memcpy(out, s->ids, m * sizeof *out);

@@ -15,6 +15,7 @@ static inline uint64_t rv__rotl(uint64_t x, int k) {
 }
 
 void rv_rng_seed(rv_rng *rng, uint64_t seed) {
+    if (!rng) return;
     uint64_t x = seed;
     for (int i = 0; i < 4; i++) rng->s[i] = rv__splitmix64(&x);
 }
@@ -22,12 +23,14 @@ void rv_rng_seed(rv_rng *rng, uint64_t seed) {
 void rv_rng_seed_stream(rv_rng *rng, uint64_t seed, uint64_t stream) {
     /* Mix the stream index through splitmix64 before combining, so nearby
     ** (seed, stream) pairs give unrelated states. */
+    if (!rng) return;
     uint64_t x = stream;
     uint64_t mixed = seed ^ rv__splitmix64(&x);
     rv_rng_seed(rng, mixed);
 }
 
 uint64_t rv_rng_next(rv_rng *rng) {
+    if (!rng) return 0;
     uint64_t *s = rng->s;
     const uint64_t result = rv__rotl(s[1] * 5, 7) * 9;
     const uint64_t t = s[1] << 17;
@@ -41,7 +44,7 @@ uint64_t rv_rng_next(rv_rng *rng) {
 }
 
 uint64_t rv_rng_below(rv_rng *rng, uint64_t bound) {
-    if (bound == 0) return 0;
+    if (!rng || bound == 0) return 0;
     /* Rejection sampling on the top of the range removes modulo bias. */
     uint64_t threshold = (0 - bound) % bound;
     for (;;) {
@@ -51,5 +54,6 @@ uint64_t rv_rng_below(rv_rng *rng, uint64_t bound) {
 }
 
 double rv_rng_uniform(rv_rng *rng) {
+    if (!rng) return 0.0;
     return (double)(rv_rng_next(rng) >> 11) * 0x1.0p-53;
 }

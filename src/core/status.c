@@ -86,6 +86,25 @@ rv_status rv__nomem(const char *what) {
     return rv__error(RV_E_NOMEM, "out of memory allocating %s", what);
 }
 
+rv_status rv__null(const char *name) {
+    return rv__error(RV_E_INVALID_ARG, "%s must not be NULL", name);
+}
+
+rv_status rv__too_large(const char *name, size_t count, size_t elem_size) {
+    return rv__error(RV_E_RANGE,
+                     "%s = %zu is too large: no array of that many %zu-byte items can exist "
+                     "(at most %zu)",
+                     name, count, elem_size, RV_MAX_BYTES / elem_size);
+}
+
+rv_status rv__too_large2(const char *a_name, size_t a, const char *b_name, size_t b,
+                         size_t elem_size) {
+    return rv__error(RV_E_RANGE,
+                     "%s * %s = %zu * %zu is too large: no array of that many %zu-byte items "
+                     "can exist (at most %zu)",
+                     a_name, b_name, a, b, elem_size, RV_MAX_BYTES / elem_size);
+}
+
 #ifdef RV_TEST_HOOKS
 uint64_t rv__test_fail_alloc_after(uint64_t n) {
     uint64_t done = rv__alloc_count;

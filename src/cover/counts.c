@@ -34,10 +34,17 @@ rv_status rv_keys_count_values(const uint64_t *keys, const uint64_t *weights, co
                                uint64_t *out_counts, double *out_mass, uint64_t *bucket_offsets,
                                size_t capacity, size_t *n_distinct) {
     if (n_distinct) *n_distinct = 0;
-    if (!n_distinct || !bucket_offsets || (n && (!keys || !out_keys || !out_counts)) ||
-        (mass && n && !out_mass))
-        return rv__error(RV_E_INVALID_ARG, "keys, out_keys, out_counts, out_mass (with mass), "
-                                           "bucket_offsets and n_distinct must not be NULL");
+    RV__NOT_NULL(n_distinct, "n_distinct");
+    RV__NOT_NULL(bucket_offsets, "bucket_offsets");
+    if (n) {
+        RV__NOT_NULL(keys, "keys");
+        RV__NOT_NULL(out_keys, "out_keys");
+        RV__NOT_NULL(out_counts, "out_counts");
+        if (mass && !out_mass)
+            return rv__error(RV_E_INVALID_ARG, "out_mass is NULL but mass is not");
+    }
+    RV__CHECK_SIZE(n, sizeof *keys, "n");
+    RV__CHECK_SIZE(capacity, sizeof *out_keys, "capacity");
     if (n_buckets == 0) return rv__error(RV_E_INVALID_ARG, "n_buckets must be >= 1");
     if (capacity < n) return rv__error(RV_E_SHAPE, "capacity %zu < n %zu", capacity, n);
     if (n > (size_t)UINT32_MAX - 1)

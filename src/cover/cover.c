@@ -54,9 +54,10 @@ static rv_status rv__cover_finish(rv_cover *p) {
 
 rv_status rv_cover_create(size_t n_elements, size_t n_sets, const uint64_t *offsets,
                           const uint32_t *elements, const double *costs, rv_cover **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
-    if (!offsets) return rv__error(RV_E_INVALID_ARG, "offsets must not be NULL");
+    RV__NOT_NULL(offsets, "offsets");
+    RV__CHECK_SIZE(n_sets, sizeof *offsets, "n_sets");
     if ((uint64_t)n_elements > RV_COVER_MAX_ELEMENTS)
         return rv__error(RV_E_RANGE, "n_elements = %zu exceeds the limit of %llu", n_elements,
                          (unsigned long long)RV_COVER_MAX_ELEMENTS);
@@ -175,9 +176,11 @@ uint64_t rv__pair_count(size_t n_rows) {
 
 rv_status rv_cover_create_pairs(const int32_t *codes, size_t n_rows, size_t n_cols,
                                 const double *costs, uint64_t max_bytes, rv_cover **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
-    if (!codes && n_rows && n_cols) return rv__error(RV_E_INVALID_ARG, "codes must not be NULL");
+    if (!codes && n_rows && n_cols) return rv__null("codes");
+    RV__CHECK_SIZE2(n_rows, n_cols, sizeof *codes, "n_rows", "n_cols");
+    RV__CHECK_SIZE(n_cols, sizeof *costs, "n_cols");
     uint64_t m = rv__pair_count(n_rows);
     if (max_bytes == 0) max_bytes = (uint64_t)2 << 30;
     if (m > RV_COVER_MAX_ELEMENTS)
@@ -278,8 +281,8 @@ uint64_t rv_cover_n_coverable(const rv_cover *p) {
 }
 
 rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts) {
-    if (!p || (!counts && p->n_elements))
-        return rv__error(RV_E_INVALID_ARG, "problem and counts must not be NULL");
+    RV__NOT_NULL(p, "p (the problem)");
+    if (!counts && p->n_elements) return rv__null("counts");
     if (p->n_elements == 0) return RV_OK; /* counts may be NULL: memset(NULL) is UB */
     memset(counts, 0, p->n_elements * sizeof(uint32_t));
     for (size_t s = 0; s < p->n_sets; s++) {
@@ -297,8 +300,10 @@ rv_status rv_cover_element_counts(const rv_cover *p, uint32_t *counts) {
 
 rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t n_sel, uint8_t *mask,
                            uint64_t *n_covered) {
-    if (!p || !n_covered || (n_sel && !sel))
-        return rv__error(RV_E_INVALID_ARG, "problem, sel and n_covered must not be NULL");
+    RV__NOT_NULL(p, "p (the problem)");
+    RV__NOT_NULL(n_covered, "n_covered");
+    if (n_sel && !sel) return rv__error(RV_E_INVALID_ARG, "sel is NULL but n_sel = %zu", n_sel);
+    RV__CHECK_SIZE(n_sel, sizeof *sel, "n_sel");
     for (size_t k = 0; k < n_sel; k++)
         if (sel[k] >= p->n_sets)
             return rv__error(RV_E_RANGE, "set index %u >= n_sets = %zu", sel[k], p->n_sets);

@@ -132,10 +132,12 @@ rv_status rv__cover_greedy(const rv_cover *p, uint64_t n_required, uint32_t *sel
 rv_status rv_cover_plan_path(const rv_cover *p, rv_path_objective objective, const double *weights,
                              uint32_t *order, uint64_t *newly_covered, double *gain,
                              size_t capacity, size_t *n_steps) {
-    if (!p || !order || !newly_covered || !n_steps)
-        return rv__error(RV_E_INVALID_ARG,
-                         "problem, order, newly_covered and n_steps must not be NULL");
-    *n_steps = 0;
+    if (n_steps) *n_steps = 0;
+    RV__NOT_NULL(p, "p (the problem)");
+    RV__NOT_NULL(order, "order");
+    RV__NOT_NULL(newly_covered, "newly_covered");
+    RV__NOT_NULL(n_steps, "n_steps");
+    RV__CHECK_SIZE(capacity, sizeof *newly_covered, "capacity");
     if (objective != RV_PATH_COVERAGE && objective != RV_PATH_ENTROPY)
         return rv__error(RV_E_INVALID_ARG, "unknown path objective %d", (int)objective);
     if (capacity < p->n_sets)

@@ -227,9 +227,14 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols, 
                             uint64_t *newly_resolved, double *gain, size_t capacity,
                             size_t *n_steps, uint64_t *unresolved) {
     if (n_steps) *n_steps = 0;
-    if (!n_steps || !unresolved || !order || !newly_resolved || (!codes && n_rows && n_cols))
-        return rv__error(RV_E_INVALID_ARG, "codes, order, newly_resolved, n_steps and unresolved "
-                                           "must not be NULL");
+    RV__NOT_NULL(n_steps, "n_steps");
+    RV__NOT_NULL(unresolved, "unresolved");
+    RV__NOT_NULL(order, "order");
+    RV__NOT_NULL(newly_resolved, "newly_resolved");
+    if (!codes && n_rows && n_cols) return rv__null("codes");
+    RV__CHECK_SIZE2(n_rows, n_cols, sizeof *codes, "n_rows", "n_cols");
+    RV__CHECK_SIZE(n_cols, sizeof *newly_resolved, "n_cols");
+    RV__CHECK_SIZE(capacity, sizeof *newly_resolved, "capacity");
     if (objective != RV_PATH_COVERAGE && objective != RV_PATH_ENTROPY)
         return rv__error(RV_E_INVALID_ARG, "unknown path objective %d", (int)objective);
     if (capacity < n_cols)
@@ -307,9 +312,12 @@ done:
 
 rv_status rv_keys_unresolved(const int32_t *codes, size_t n_rows, size_t n_cols,
                              const uint32_t *cols, size_t n_sel, uint64_t *unresolved) {
-    if (!unresolved || (n_sel && !cols) || (!codes && n_rows && n_cols))
-        return rv__error(RV_E_INVALID_ARG, "codes, cols and unresolved must not be NULL");
+    RV__NOT_NULL(unresolved, "unresolved");
     *unresolved = 0;
+    if (n_sel && !cols) return rv__error(RV_E_INVALID_ARG, "cols is NULL but n_sel = %zu", n_sel);
+    if (!codes && n_rows && n_cols) return rv__null("codes");
+    RV__CHECK_SIZE2(n_rows, n_cols, sizeof *codes, "n_rows", "n_cols");
+    RV__CHECK_SIZE(n_sel, sizeof(int32_t *), "n_sel");
     for (size_t k = 0; k < n_sel; k++)
         if (cols[k] >= n_cols)
             return rv__error(RV_E_RANGE, "column index %u >= n_cols = %zu", cols[k], n_cols);
@@ -356,6 +364,7 @@ static rv_status rv__part_set_groups(rv__part *pt, const uint64_t *offsets, size
 
 static rv_status rv__check_groups(const uint64_t *offsets, size_t n_groups, size_t n_rows) {
     if (n_groups && !offsets) return rv__error(RV_E_INVALID_ARG, "offsets must not be NULL");
+    RV__CHECK_SIZE(n_groups, sizeof *offsets, "n_groups");
     if (n_rows > UINT32_MAX)
         return rv__error(RV_E_RANGE, "n_rows = %zu exceeds %u", n_rows, UINT32_MAX);
     return RV_OK;
@@ -364,8 +373,10 @@ static rv_status rv__check_groups(const uint64_t *offsets, size_t n_groups, size
 rv_status rv_keys_group_scores(const int32_t *codes, size_t n_rows, size_t n_cols,
                                const uint64_t *offsets, size_t n_groups, uint64_t *resolved,
                                double *entropy) {
-    if ((n_cols && !resolved) || (!codes && n_rows && n_cols))
-        return rv__error(RV_E_INVALID_ARG, "codes and resolved must not be NULL");
+    if (n_cols && !resolved) return rv__null("resolved");
+    if (!codes && n_rows && n_cols) return rv__null("codes");
+    RV__CHECK_SIZE2(n_rows, n_cols, sizeof *codes, "n_rows", "n_cols");
+    RV__CHECK_SIZE(n_cols, sizeof *resolved, "n_cols");
     rv_status st = rv__check_groups(offsets, n_groups, n_rows);
     if (st) return st;
     rv__cols cols;
@@ -393,10 +404,14 @@ rv_status rv_keys_group_refine(const int32_t *code, size_t n_rows, const uint64_
                                size_t *n_rows_out, size_t *n_groups_out) {
     if (n_rows_out) *n_rows_out = 0;
     if (n_groups_out) *n_groups_out = 0;
-    if (!n_rows_out || !n_groups_out || !offsets_out || (n_rows && (!code || !rows_out)))
-        return rv__error(RV_E_INVALID_ARG,
-                         "code, rows_out, offsets_out, n_rows_out and n_groups_out must "
-                         "not be NULL");
+    RV__NOT_NULL(n_rows_out, "n_rows_out");
+    RV__NOT_NULL(n_groups_out, "n_groups_out");
+    RV__NOT_NULL(offsets_out, "offsets_out");
+    if (n_rows) {
+        RV__NOT_NULL(code, "code");
+        RV__NOT_NULL(rows_out, "rows_out");
+    }
+    RV__CHECK_SIZE(n_rows, sizeof *rows_out, "n_rows");
     rv_status st = rv__check_groups(offsets, n_groups, n_rows);
     if (st) return st;
     rv__cols cols;

@@ -304,9 +304,11 @@ out:
 
 rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures, uint64_t *mult,
                                      size_t capacity, size_t *n_distinct) {
-    if (!p || !n_distinct)
-        return rv__error(RV_E_INVALID_ARG, "problem and n_distinct must not be NULL");
-    *n_distinct = 0;
+    if (n_distinct) *n_distinct = 0;
+    RV__NOT_NULL(p, "p (the problem)");
+    RV__NOT_NULL(n_distinct, "n_distinct");
+    RV__CHECK_SIZE2(capacity, RV_BITSET_WORDS(p->n_sets), sizeof *signatures, "capacity",
+                    "sig_words");
     rv__reduced r;
     rv_status st = rv__reduce(p, &r);
     if (st) return st;
@@ -317,7 +319,7 @@ rv_status rv_cover_distinct_elements(const rv_cover *p, uint64_t *signatures, ui
     }
     if (r.n_el && (!signatures || !mult)) {
         rv__reduced_free(&r);
-        return rv__error(RV_E_INVALID_ARG, "signatures and mult must not be NULL");
+        return rv__null(signatures ? "mult" : "signatures");
     }
     if (r.n_el) {
         memcpy(signatures, r.sig, r.n_el * r.sig_words * sizeof(uint64_t));

@@ -16,9 +16,11 @@ void rv_cover_options_init(rv_cover_options *opt) {
 rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt, uint32_t *selected,
                          size_t capacity, size_t *n_selected, rv_cover_info *info) {
     if (n_selected) *n_selected = 0;
-    if (!p || !opt || !n_selected || (!selected && p->n_sets))
-        return rv__error(RV_E_INVALID_ARG,
-                         "problem, options, selected and n_selected must not be NULL");
+    RV__NOT_NULL(p, "p (the problem)");
+    RV__NOT_NULL(opt, "opt");
+    RV__NOT_NULL(n_selected, "n_selected");
+    if (!selected && p->n_sets) return rv__null("selected");
+    RV__CHECK_SIZE(capacity, sizeof *selected, "capacity");
     if (capacity < p->n_sets)
         return rv__error(RV_E_SHAPE, "capacity %zu < n_sets %zu", capacity, p->n_sets);
     if (isnan(opt->time_limit)) return rv__error(RV_E_INVALID_ARG, "time_limit is NaN");

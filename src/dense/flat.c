@@ -134,9 +134,9 @@ void rv_flat_options_init(rv_flat_options *opt) {
 }
 
 rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
-    if (!opt) return rv__error(RV_E_INVALID_ARG, "opt must not be NULL");
+    RV__NOT_NULL(opt, "opt");
     if (opt->dim == 0 || opt->dim > RV_FLAT_MAX_DIM)
         return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u", (unsigned)opt->dim,
                          (unsigned)RV_FLAT_MAX_DIM);
@@ -352,9 +352,11 @@ static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i, c
 
 rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_t *ids,
                        int64_t *assigned, int norm_given) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE2(n, ix->dim, sizeof *vectors, "n", "dim");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
     if (n == 0) return RV_OK;
-    if (!vectors) return rv__error(RV_E_INVALID_ARG, "vectors must not be NULL");
+    RV__NOT_NULL(vectors, "vectors");
     if (n > SIZE_MAX / 2 - ix->n_rows)
         return rv__error(RV_E_RANGE, "n = %zu vectors is too many", n);
     size_t dim = ix->dim;
@@ -427,9 +429,10 @@ rv_status rv_flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_t
 
 rv_status rv_flat_delete(rv_flat *ix, size_t n, const int64_t *ids, size_t *n_removed) {
     if (n_removed) *n_removed = 0;
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
     if (n == 0) return RV_OK;
-    if (!ids) return rv__error(RV_E_INVALID_ARG, "ids must not be NULL");
+    RV__NOT_NULL(ids, "ids");
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || rv__map_find(ix, ids[i]) == SIZE_MAX)
             return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index", i,
@@ -451,7 +454,7 @@ rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids, size_t *n_re
 }
 
 rv_status rv_flat_compact(rv_flat *ix) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
     if (ix->n_live == ix->n_rows) return RV_OK;
     rv_flat_options opt;
     rv_flat_options_init(&opt);
@@ -494,8 +497,12 @@ rv_status rv_flat_compact(rv_flat *ix) {
 }
 
 rv_status rv_flat_ids(const rv_flat *ix, int64_t *ids, size_t capacity, size_t *n_ids) {
-    if (!ix || !n_ids || (!ids && capacity))
-        return rv__error(RV_E_INVALID_ARG, "index, ids and n_ids must not be NULL");
+    if (n_ids) *n_ids = 0;
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(n_ids, "n_ids");
+    if (!ids && capacity)
+        return rv__error(RV_E_INVALID_ARG, "ids is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(capacity, sizeof *ids, "capacity");
     *n_ids = ix->n_live;
     size_t w = 0;
     for (size_t r = 0; r < ix->n_rows && w < capacity; r++)
@@ -506,9 +513,12 @@ rv_status rv_flat_ids(const rv_flat *ix, int64_t *ids, size_t capacity, size_t *
 }
 
 rv_status rv_flat_get(const rv_flat *ix, size_t n, const int64_t *ids, float *out) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE2(n, ix->dim, sizeof *out, "n", "dim");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
     if (n == 0) return RV_OK;
-    if (!ids || !out) return rv__error(RV_E_INVALID_ARG, "ids and out must not be NULL");
+    RV__NOT_NULL(ids, "ids");
+    RV__NOT_NULL(out, "out");
     for (size_t i = 0; i < n; i++) {
         size_t r = ids[i] < 0 ? SIZE_MAX : rv__map_find(ix, ids[i]);
         if (r == SIZE_MAX)
@@ -976,9 +986,10 @@ static rv_status rv__check_query(const rv_flat *ix, const float *q, size_t i, do
 }
 
 rv_status rv_flat_check_queries(const rv_flat *ix, size_t n_queries, const float *queries) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE2(n_queries, ix->dim, sizeof *queries, "n_queries", "dim");
     if (n_queries == 0) return RV_OK;
-    if (!queries) return rv__error(RV_E_INVALID_ARG, "queries must not be NULL");
+    RV__NOT_NULL(queries, "queries");
     double nn;
     for (size_t i = 0; i < n_queries; i++) {
         rv_status st = rv__check_query(ix, queries + i * ix->dim, i, &nn);
@@ -1045,9 +1056,13 @@ void rv_flat_search_params_init(rv_flat_search_params *p) {
 }
 
 /* Search step: the arguments rv_flat_search checks before it writes. */
-static rv_status rv__search_check(const rv_flat_search_params *prm, size_t n_queries, size_t k) {
-    if (k > SIZE_MAX / n_queries / sizeof(rv__hit))
-        return rv__error(RV_E_RANGE, "k = %zu is too large", k);
+static rv_status rv__search_check(const rv_flat *ix, const rv_flat_search_params *prm,
+                                  size_t n_queries, size_t k) {
+    /* the caller's ids and scores hold n_queries * k slots, the queries
+    ** n_queries * dim floats; the engine's own buffers are sized by
+    ** min(k * rescore factor, live rows) */
+    RV__CHECK_SIZE2(n_queries, k, sizeof(int64_t), "n_queries", "k");
+    RV__CHECK_SIZE2(n_queries, ix->dim, sizeof(float), "n_queries", "dim");
     if (prm->rescore_factor > RV__MAX_RESCORE)
         return rv__error(RV_E_INVALID_ARG, "rescore_factor = %u: must be in 0 .. %u",
                          (unsigned)prm->rescore_factor, RV__MAX_RESCORE);
@@ -1383,15 +1398,17 @@ static rv_status rv__search_bufs_alloc(const rv_flat *ix, int mode, size_t kk,
 rv_status rv_flat_search(const rv_flat *ix, const rv_flat_search_params *prm, size_t n_queries,
                          const float *queries, int64_t *ids, float *scores, size_t *n_found) {
     if (n_found) *n_found = 0;
-    if (!ix || !prm || !n_found)
-        return rv__error(RV_E_INVALID_ARG, "index, params and n_found must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(prm, "params");
+    RV__NOT_NULL(n_found, "n_found");
     size_t k = prm->k;
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
-    if (n_queries == 0) return RV_OK;
-    if (!queries || !ids || !scores)
-        return rv__error(RV_E_INVALID_ARG, "queries, ids and scores must not be NULL");
-    rv_status st = rv__search_check(prm, n_queries, k);
+    rv_status st = rv__search_check(ix, prm, n_queries, k);
     if (st) return st;
+    if (n_queries == 0) return RV_OK;
+    RV__NOT_NULL(queries, "queries");
+    RV__NOT_NULL(ids, "ids");
+    RV__NOT_NULL(scores, "scores");
     size_t dim = ix->dim, nq_all = n_queries;
     for (size_t i = 0; i < nq_all * k; i++) {
         ids[i] = -1;
@@ -1551,14 +1568,18 @@ static void rv__rescore_worker(void *ctx, unsigned t) {
 rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries, const float *queries, size_t n_cand,
                           const int64_t *cand, size_t k, uint32_t n_threads, int64_t *ids,
                           float *scores, size_t *n_found) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: k must be >= 1");
+    RV__CHECK_SIZE2(n_queries, k, sizeof *ids, "n_queries", "k");
+    RV__CHECK_SIZE2(n_queries, n_cand, sizeof *cand, "n_queries", "n_cand");
+    RV__CHECK_SIZE2(n_queries, ix->dim, sizeof *queries, "n_queries", "dim");
     if (n_queries == 0) return RV_OK;
-    if (!queries || !ids || !scores || !n_found || (!cand && n_cand))
-        return rv__error(RV_E_INVALID_ARG,
-                         "queries, cand, ids, scores and n_found must not be NULL");
-    if (k > SIZE_MAX / n_queries || (n_cand && n_queries > SIZE_MAX / n_cand / 8))
-        return rv__error(RV_E_RANGE, "k or n_cand is too large");
+    RV__NOT_NULL(queries, "queries");
+    if (!cand && n_cand)
+        return rv__error(RV_E_INVALID_ARG, "cand is NULL but n_cand = %zu", n_cand);
+    RV__NOT_NULL(ids, "ids");
+    RV__NOT_NULL(scores, "scores");
+    RV__NOT_NULL(n_found, "n_found");
     for (size_t i = 0; i < n_queries * k; i++) {
         ids[i] = -1;
         scores[i] = NAN;
@@ -1573,7 +1594,7 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries, const float *quer
     if (!rows || !sorted || !qn || !qsq) st = rv__nomem("the rescoring buffers");
     if (!st) st = rv__prepare_queries(ix, n_queries, queries, 0, qn, qsq);
     /* Resolve ids to rows on this thread; repeated ids count once. */
-    for (size_t i = 0; !st && i < n_queries; i++) {
+    for (size_t i = 0; !st && n_cand && i < n_queries; i++) { /* (cand may be NULL without) */
         const int64_t *c = cand + i * n_cand;
         memcpy(sorted, c, n_cand * sizeof *sorted);
         qsort(sorted, n_cand, sizeof *sorted, rv__cmp_i64);
@@ -1595,6 +1616,7 @@ rv_status rv_flat_rescore(const rv_flat *ix, size_t n_queries, const float *quer
     unsigned T = rv__threads_for(n_threads, n_queries, (double)total * dim, (double)(1u << 20));
     rv__hit *scratch = NULL;
     float *tmp = NULL;
+    if (!st && !rv__fits2(T, n_cand, sizeof *scratch)) st = rv__nomem("the rescoring buffers");
     if (!st) {
         scratch = (rv__hit *)rv__malloc((size_t)T * (n_cand ? n_cand : 1) * sizeof *scratch);
         tmp = (float *)rv__malloc((size_t)T * dim * sizeof *tmp);

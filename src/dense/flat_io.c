@@ -153,7 +153,8 @@ rv_status rv_flat_save(const rv_flat *ix, const char *path) {
 }
 
 rv_status rv_flat_save_mode(const rv_flat *ix, const char *path, long mode) {
-    if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(path, "path");
     /* a temporary sibling, fsynced and renamed over path (core/atomic_file) */
     rv__atomic_file af;
     rv_status st = rv__atomic_begin_mode(&af, path, mode);
@@ -169,9 +170,11 @@ rv_status rv_flat_save_mode(const rv_flat *ix, const char *path, long mode) {
 
 rv_status rv_flat_save_buffer(const rv_flat *ix, void *buf, size_t capacity, size_t *size) {
     if (size) *size = 0;
-    if (!ix || !size) return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(size, "size");
     if (!buf && capacity)
         return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(capacity, 1, "capacity");
     uint64_t total = RV__HDR + rv__payload_size(ix);
     if (total > SIZE_MAX) return rv__error(RV_E_RANGE, "the index is too large for memory");
     *size = (size_t)total;
@@ -331,9 +334,9 @@ done:
 }
 
 rv_status rv_flat_load(const char *path, rv_flat **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
-    if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
+    RV__NOT_NULL(path, "path");
     FILE *f = fopen(path, "rb");
     if (!f) return rv__io_error("cannot open", path);
     rv_status st;
@@ -352,9 +355,10 @@ rv_status rv_flat_load(const char *path, rv_flat **out) {
 }
 
 rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
     if (!buf && size) return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
+    RV__CHECK_SIZE(size, 1, "size");
     static const uint8_t none = 0;
     rv__source src = {NULL, buf ? (const uint8_t *)buf : &none, size, 0};
     return rv__load_image(&src, "flat index buffer", (uint64_t)size, out);

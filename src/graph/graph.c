@@ -1043,6 +1043,7 @@ rv_status rv_graph_check_vectors(const float *vectors, size_t n_rows, uint32_t d
     if (dim == 0 || dim > RV_FLAT_MAX_DIM)
         return rv__error(RV_E_RANGE, "dim = %u: 1 .. %u", dim, RV_FLAT_MAX_DIM);
     if (n_rows && !vectors) return rv__error(RV_E_INVALID_ARG, "vectors is NULL");
+    RV__CHECK_SIZE2(n_rows, dim, sizeof *vectors, "n_rows", "dim");
     rv__finite_job j;
     j.v = vectors;
     j.n = n_rows;
@@ -1123,16 +1124,25 @@ static rv_status rv__check_spec(const rv_graph_spec *s) {
     if (s->n_edges && (!s->edge_src || !s->edge_dst))
         return rv__error(RV_E_INVALID_ARG, "edge_src or edge_dst is NULL");
     if (s->n_docs && !s->doc_entity) return rv__error(RV_E_INVALID_ARG, "doc_entity is NULL");
-    if (s->n_nodes > RV_GRAPH_MAX_ITEMS || s->n_edges > RV_GRAPH_MAX_ITEMS ||
-        s->n_docs > RV_GRAPH_MAX_ITEMS || s->n_vectors > RV_GRAPH_MAX_ITEMS)
-        return rv__error(RV_E_RANGE, "more than %u nodes, edges, documents or vectors",
-                         (unsigned)RV_GRAPH_MAX_ITEMS);
+    const struct {
+        const char *name;
+        size_t n;
+    } counts[] = {{"n_nodes", s->n_nodes},
+                  {"n_edges", s->n_edges},
+                  {"n_docs", s->n_docs},
+                  {"n_vectors", s->n_vectors}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (counts[i].n > RV_GRAPH_MAX_ITEMS)
+            return rv__error(RV_E_RANGE, "spec->%s = %zu: more than %u (a graph's limit)",
+                             counts[i].name, counts[i].n, (unsigned)RV_GRAPH_MAX_ITEMS);
+    if (s->dim) RV__CHECK_SIZE2(s->n_vectors, s->dim, sizeof(float), "n_vectors", "dim");
     return RV_OK;
 }
 
 rv_status rv_graph_create(const rv_graph_spec *s, rv_graph **out) {
     if (out) *out = NULL;
-    if (!s || !out) return rv__error(RV_E_INVALID_ARG, "spec or out is NULL");
+    RV__NOT_NULL(out, "out");
+    RV__NOT_NULL(s, "spec");
     rv_status st = rv__check_spec(s);
     if (st) return st;
     rv_graph *g = (rv_graph *)rv__calloc(1, sizeof *g);
@@ -1180,15 +1190,23 @@ size_t rv_graph_max_entity_docs(const rv_graph *g) {
 }
 
 rv_status rv_graph_find_nodes(const rv_graph *g, size_t n, const int64_t *ids, int64_t *out) {
-    if (!g || (n && (!ids || !out)))
-        return rv__error(RV_E_INVALID_ARG, "graph, ids or out is NULL");
+    RV__NOT_NULL(g, "graph");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
+    if (n) {
+        RV__NOT_NULL(ids, "ids");
+        RV__NOT_NULL(out, "out");
+    }
     for (size_t i = 0; i < n; i++) out[i] = rv__graph_find(g, ids[i]);
     return RV_OK;
 }
 
 rv_status rv_graph_node_ids(const rv_graph *g, int64_t *out, size_t capacity, size_t *n) {
-    if (!g || !n || (capacity && !out))
-        return rv__error(RV_E_INVALID_ARG, "graph, out or n is NULL");
+    if (n) *n = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(n, "n");
+    if (capacity && !out)
+        return rv__error(RV_E_INVALID_ARG, "out is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(capacity, sizeof *out, "capacity");
     *n = g->n_nodes;
     size_t k = capacity < g->n_nodes ? capacity : g->n_nodes;
     if (g->node_id && k) memcpy(out, g->node_id, k * sizeof *out);
@@ -1213,8 +1231,10 @@ static rv_status rv__check_node(const rv_graph *g, int64_t node, rv_graph_dir di
 rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir, int32_t type,
                               const int64_t *window, int64_t *edges, int64_t *nbrs, size_t capacity,
                               size_t *n) {
-    if (!g || !n) return rv__error(RV_E_INVALID_ARG, "graph or n is NULL");
-    *n = 0;
+    if (n) *n = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(n, "n");
+    RV__CHECK_SIZE(capacity, sizeof *edges, "capacity");
     rv_status st = rv__check_node(g, node, dir, type);
     if (st) return st;
     if (!rv__node_in(g, (uint32_t)node, window)) return RV_OK;
@@ -1240,8 +1260,9 @@ rv_status rv_graph_neighbours(const rv_graph *g, int64_t node, rv_graph_dir dir,
 
 rv_status rv_graph_degree(const rv_graph *g, int64_t node, rv_graph_dir dir, int32_t type,
                           size_t *n) {
-    if (!g || !n) return rv__error(RV_E_INVALID_ARG, "graph or n is NULL");
-    *n = 0;
+    if (n) *n = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(n, "n");
     rv_status st = rv__check_node(g, node, dir, type);
     if (st) return st;
     size_t k = 0;
@@ -1261,7 +1282,9 @@ rv_status rv_graph_degree(const rv_graph *g, int64_t node, rv_graph_dir dir, int
 
 rv_status rv_graph_edges(const rv_graph *g, size_t n, const int64_t *edges, int64_t *src,
                          int64_t *dst, int32_t *type, int64_t *time) {
-    if (!g || (n && !edges)) return rv__error(RV_E_INVALID_ARG, "graph or edges is NULL");
+    RV__NOT_NULL(g, "graph");
+    RV__CHECK_SIZE(n, sizeof *edges, "n");
+    if (n && !edges) return rv__error(RV_E_INVALID_ARG, "edges is NULL but n = %zu", n);
     for (size_t i = 0; i < n; i++) {
         int64_t e = edges[i];
         if (e < 0 || (uint64_t)e >= g->n_edges)
@@ -1277,9 +1300,14 @@ rv_status rv_graph_edges(const rv_graph *g, size_t n, const int64_t *edges, int6
 
 rv_status rv_graph_entity_docs(const rv_graph *g, size_t n, const int64_t *entities, int64_t *out,
                                size_t capacity, size_t *n_out) {
-    if (!g || !n_out || (n && !entities) || (capacity && !out))
-        return rv__error(RV_E_INVALID_ARG, "graph, entities, out or n_out is NULL");
-    *n_out = 0;
+    if (n_out) *n_out = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(n_out, "n_out");
+    if (n && !entities) return rv__error(RV_E_INVALID_ARG, "entities is NULL but n = %zu", n);
+    if (capacity && !out)
+        return rv__error(RV_E_INVALID_ARG, "out is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(n, sizeof *entities, "n");
+    RV__CHECK_SIZE(capacity, sizeof *out, "capacity");
     size_t ne = g->n_nodes + g->n_edges, k = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t x = entities[i];
@@ -1297,8 +1325,12 @@ rv_status rv_graph_entity_docs(const rv_graph *g, size_t n, const int64_t *entit
 }
 
 rv_status rv_graph_doc_entities(const rv_graph *g, size_t n, const int64_t *docs, int64_t *out) {
-    if (!g || (n && (!docs || !out)))
-        return rv__error(RV_E_INVALID_ARG, "graph, docs or out is NULL");
+    RV__NOT_NULL(g, "graph");
+    RV__CHECK_SIZE(n, sizeof *docs, "n");
+    if (n) {
+        RV__NOT_NULL(docs, "docs");
+        RV__NOT_NULL(out, "out");
+    }
     for (size_t i = 0; i < n; i++) {
         if (docs[i] < 0 || (uint64_t)docs[i] >= g->n_docs)
             return rv__error(RV_E_RANGE, "docs[%zu] = %lld: the graph has %zu documents", i,
@@ -1314,6 +1346,7 @@ rv_status rv__graph_mark_docs(const rv_graph *g, size_t n_sel, const int64_t *se
                               uint64_t **selected) {
     *selected = NULL;
     if (n_sel && !sel) return rv__error(RV_E_INVALID_ARG, "sel is NULL");
+    RV__CHECK_SIZE(n_sel, sizeof *sel, "n_sel");
     for (size_t i = 0; i < n_sel; i++)
         if (sel[i] < 0 || (uint64_t)sel[i] >= g->n_docs)
             return rv__error(RV_E_RANGE, "sel[%zu] = %lld: the graph has %zu documents", i,

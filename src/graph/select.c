@@ -191,9 +191,12 @@ static rv_status rv__sel_advance(sel_state *s, const uint32_t *added, size_t n) 
 
 rv_status rv_graph_doc_hops(const rv_graph *g, size_t n_sel, const int64_t *sel, uint32_t hops,
                             const int64_t *window, int64_t *out, size_t capacity, size_t *n) {
-    if (!g || !n || (capacity && !out))
-        return rv__error(RV_E_INVALID_ARG, "graph, out or n is NULL");
-    *n = 0;
+    if (n) *n = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(n, "n");
+    if (capacity && !out)
+        return rv__error(RV_E_INVALID_ARG, "out is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(capacity, sizeof *out, "capacity");
     sel_state s;
     rv_status st = rv__sel_init(g, n_sel, sel, &s);
     if (st) return st;
@@ -219,10 +222,17 @@ rv_status rv_graph_doc_hops(const rv_graph *g, size_t n_sel, const int64_t *sel,
 
 /* --------------------------------------------------- similarity rounds */
 
-static rv_status rv__check_out(const rv_graph *g, int64_t *out, float *scores, size_t *n) {
-    if (!g || !n || !out || !scores)
-        return rv__error(RV_E_INVALID_ARG, "graph, out, scores or n is NULL");
-    *n = 0;
+/* The checks every similarity function starts with: the pointers, and the
+** result counts (k or max_new, and capacity) as counts of int64 slots. */
+static rv_status rv__check_out(const rv_graph *g, int64_t *out, float *scores, size_t *n,
+                               const char *limit_name, size_t limit, size_t capacity) {
+    if (n) *n = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(out, "out");
+    RV__NOT_NULL(scores, "scores");
+    RV__NOT_NULL(n, "n");
+    RV__CHECK_SIZE(limit, sizeof *out, limit_name);
+    RV__CHECK_SIZE(capacity, sizeof *out, "capacity");
     return RV_OK;
 }
 
@@ -259,7 +269,7 @@ static rv_status rv__score_round(const rv_graph *g, const float *q, const ubuf *
 rv_status rv_graph_similar_docs(const rv_graph *g, size_t n_sel, const int64_t *sel,
                                 const float *query, size_t max_new, const int64_t *window,
                                 int64_t *out, float *scores, size_t capacity, size_t *n) {
-    rv_status st = rv__check_out(g, out, scores, n);
+    rv_status st = rv__check_out(g, out, scores, n, "max_new", max_new, capacity);
     if (st) return st;
     size_t need = max_new < g->n_docs ? max_new : g->n_docs;
     if (capacity < need)
@@ -372,7 +382,7 @@ rv_status rv_graph_similar_entities(const rv_graph *g, size_t n_sel, const int64
                                     rv_graph_kinds kinds, const float *query, size_t max_new,
                                     const int64_t *window, int64_t *out, float *scores,
                                     size_t capacity, size_t *n) {
-    rv_status st = rv__check_out(g, out, scores, n);
+    rv_status st = rv__check_out(g, out, scores, n, "max_new", max_new, capacity);
     if (st) return st;
     if (kinds != RV_GRAPH_NODES && kinds != RV_GRAPH_EDGES && kinds != RV_GRAPH_ENTITIES)
         return rv__error(RV_E_INVALID_ARG,
@@ -493,7 +503,7 @@ static void rv__topk_worker(void *arg, unsigned t) {
 rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_t k,
                          const int64_t *window, int64_t *out, float *scores, size_t capacity,
                          size_t *n) {
-    rv_status st = rv__check_out(g, out, scores, n);
+    rv_status st = rv__check_out(g, out, scores, n, "k", k, capacity);
     if (st) return st;
     if (kinds != 0 && kinds != RV_GRAPH_NODES && kinds != RV_GRAPH_EDGES &&
         kinds != RV_GRAPH_ENTITIES)
@@ -559,8 +569,12 @@ rv_status rv_graph_top_k(const rv_graph *g, int kinds, const float *query, size_
 
 rv_status rv_graph_score_docs(const rv_graph *g, const float *query, size_t n, const int64_t *docs,
                               float *scores) {
-    if (!g || (n && (!docs || !scores)))
-        return rv__error(RV_E_INVALID_ARG, "graph, docs or scores is NULL");
+    RV__NOT_NULL(g, "graph");
+    RV__CHECK_SIZE(n, sizeof *docs, "n");
+    if (n) {
+        RV__NOT_NULL(docs, "docs");
+        RV__NOT_NULL(scores, "scores");
+    }
     float *q = (float *)rv__malloc((g->dim ? g->dim : 1) * sizeof *q);
     if (!q) return rv__nomem("the query");
     rv_status st = rv__graph_query(g, query, q);

@@ -13,10 +13,13 @@
 
 /* A bitmap of the 65536 edge types (8 KiB on the stack is too much for
 ** some hosts' threads; it is allocated). */
-static rv_status rv__type_mask(const uint16_t *types, size_t n, uint64_t **mask) {
+static rv_status rv__type_mask(const uint16_t *types, size_t n, const char *types_name,
+                               const char *n_name, uint64_t **mask) {
     *mask = NULL;
     if (!n) return RV_OK;
-    if (!types) return rv__error(RV_E_INVALID_ARG, "types is NULL with n_types > 0");
+    if (!types)
+        return rv__error(RV_E_INVALID_ARG, "%s is NULL but %s = %zu", types_name, n_name, n);
+    RV__CHECK_SIZE(n, sizeof *types, n_name);
     uint64_t *m = (uint64_t *)rv__calloc(65536 / 64, sizeof *m);
     if (!m) return rv__nomem("the edge type mask");
     for (size_t i = 0; i < n; i++) rv__set(m, types[i]);
@@ -26,6 +29,7 @@ static rv_status rv__type_mask(const uint16_t *types, size_t n, uint64_t **mask)
 
 static rv_status rv__check_seeds(const rv_graph *g, size_t n_seeds, const int64_t *seeds) {
     if (n_seeds && !seeds) return rv__error(RV_E_INVALID_ARG, "seeds is NULL");
+    RV__CHECK_SIZE(n_seeds, sizeof *seeds, "n_seeds");
     for (size_t i = 0; i < n_seeds; i++)
         if (seeds[i] < 0 || (uint64_t)seeds[i] >= g->n_nodes)
             return rv__error(RV_E_RANGE, "seeds[%zu] = %lld: the graph has %zu nodes", i,
@@ -36,8 +40,11 @@ static rv_status rv__check_seeds(const rv_graph *g, size_t n_seeds, const int64_
 rv_status rv_graph_bfs(const rv_graph *g, const rv_graph_walk *w, size_t n_seeds,
                        const int64_t *seeds, int64_t *nodes, uint32_t *depths, size_t capacity,
                        size_t *n) {
-    if (!g || !w || !n) return rv__error(RV_E_INVALID_ARG, "graph, walk or n is NULL");
-    *n = 0;
+    if (n) *n = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(w, "walk");
+    RV__NOT_NULL(n, "n");
+    RV__CHECK_SIZE(capacity, sizeof *nodes, "capacity");
     if (w->dir != RV_GRAPH_OUT && w->dir != RV_GRAPH_IN && w->dir != RV_GRAPH_BOTH)
         return rv__error(RV_E_INVALID_ARG, "dir %d: use RV_GRAPH_OUT, _IN or _BOTH", (int)w->dir);
     rv_status st = rv__check_seeds(g, n_seeds, seeds);
@@ -45,7 +52,7 @@ rv_status rv_graph_bfs(const rv_graph *g, const rv_graph_walk *w, size_t n_seeds
     size_t budget = w->node_budget ? w->node_budget : (size_t)-1;
     uint64_t *mask = NULL, *seen = NULL;
     uint32_t *queue = NULL;
-    st = rv__type_mask(w->types, w->n_types, &mask);
+    st = rv__type_mask(w->types, w->n_types, "walk->types", "walk->n_types", &mask);
     if (st) return st;
     size_t limit = g->n_nodes < budget ? g->n_nodes : budget;
     seen = (uint64_t *)rv__calloc(RV_BITSET_WORDS(g->n_nodes) + 1, sizeof *seen);
@@ -141,8 +148,12 @@ static uint32_t *rv__subject_count(facts_walk *fw, uint32_t v) {
 rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p, size_t n_seeds,
                          const int64_t *seeds, int64_t *edges, uint32_t *depths, size_t capacity,
                          size_t *n) {
-    if (!g || !p || !n) return rv__error(RV_E_INVALID_ARG, "graph, params or n is NULL");
-    *n = 0;
+    if (n) *n = 0;
+    RV__NOT_NULL(g, "graph");
+    RV__NOT_NULL(p, "p (the parameters)");
+    RV__NOT_NULL(n, "n");
+    RV__CHECK_SIZE(capacity, sizeof *edges, "capacity");
+    RV__CHECK_SIZE(p->max_edges, sizeof *edges, "max_edges");
     if (p->max_edges && !edges) return rv__error(RV_E_INVALID_ARG, "edges is NULL");
     if (capacity < p->max_edges)
         return rv__error(RV_E_SHAPE, "capacity %zu < max_edges %zu", capacity, p->max_edges);
@@ -152,10 +163,13 @@ rv_status rv_graph_facts(const rv_graph *g, const rv_graph_facts_params *p, size
     facts_walk fw;
     memset(&fw, 0, sizeof fw);
     uint64_t *bridge = NULL;
-    st = rv__type_mask(p->bridge_types, p->n_bridge_types, &bridge);
+    st = rv__type_mask(p->bridge_types, p->n_bridge_types, "p->bridge_types", "p->n_bridge_types",
+                       &bridge);
     if (st) return st;
-    size_t ts = 16;
-    while (ts < 2 * p->max_edges) ts <<= 1;
+    /* at most min(max_edges, n_edges) edges are written (each once), so
+    ** there are no more subjects than that */
+    size_t max_subjects = p->max_edges < g->n_edges ? p->max_edges : g->n_edges, ts = 16;
+    while (ts < 2 * max_subjects) ts <<= 1;
     fw.subj_mask = ts - 1;
     fw.seen = (uint64_t *)rv__calloc(RV_BITSET_WORDS(g->n_nodes) + 1, sizeof *fw.seen);
     fw.done_edge = (uint64_t *)rv__calloc(RV_BITSET_WORDS(g->n_edges) + 1, sizeof *fw.done_edge);

@@ -393,7 +393,7 @@ static size_t rv__seg_of(const rv_bm25 *ix, uint32_t d) {
 
 rv_status rv_bm25_create(const rv_analyzer_options *analyzer, const rv_bm25_params *params,
                          rv_bm25 **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
     rv_analyzer_options an;
     rv_bm25_params par;
@@ -892,13 +892,20 @@ static rv_status rv__check_new_ids(const rv_bm25 *ix, const int64_t *ids, size_t
 rv_status rv_bm25_add(rv_bm25 *ix, size_t n_docs, const char *const *texts, const size_t *lens,
                       const int64_t *ids, rv_progress_fn progress, void *progress_ctx,
                       int64_t *assigned) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE(n_docs, sizeof *lens, "n_docs");
     if (n_docs == 0) return RV_OK;
-    if (!texts || !lens) return rv__error(RV_E_INVALID_ARG, "texts and lens must not be NULL");
-    for (size_t i = 0; i < n_docs; i++)
+    RV__NOT_NULL(texts, "texts");
+    RV__NOT_NULL(lens, "lens");
+    for (size_t i = 0; i < n_docs; i++) {
         if (!texts[i] && lens[i])
             return rv__error(RV_E_INVALID_ARG, "texts[%zu] is NULL but lens[%zu] = %zu", i, i,
                              lens[i]);
+        if (!rv__fits(lens[i], 1))
+            return rv__error(RV_E_RANGE,
+                             "lens[%zu] = %zu is too large: no text that long can exist", i,
+                             lens[i]);
+    }
     if ((uint64_t)ix->n_docs + n_docs > RV_BM25_MAX_DOCS)
         return rv__error(RV_E_RANGE,
                          "%zu more documents would exceed the limit of %llu "
@@ -1010,7 +1017,8 @@ fail:
 
 rv_status rv_bm25_delete(rv_bm25 *ix, const int64_t *ids, size_t n, size_t *n_deleted) {
     if (n_deleted) *n_deleted = 0;
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
     if (n == 0) return RV_OK;
     if (!ids) return rv__error(RV_E_INVALID_ARG, "ids is NULL but n = %zu", n);
     for (size_t i = 0; i < n; i++) {
@@ -1048,7 +1056,7 @@ rv_status rv_bm25_delete(rv_bm25 *ix, const int64_t *ids, size_t n, size_t *n_de
 /* Purge deleted documents and renumber the live ones 0, 1, 2, ... in slot
 ** order (caller ids do not change). */
 rv_status rv_bm25_compact(rv_bm25 *ix) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
     if (ix->n_live == ix->n_docs && ix->n_segs <= 1) return RV_OK;
     uint32_t nl = (uint32_t)ix->n_live;
     uint32_t *remap = rv__malloc((ix->n_docs ? ix->n_docs : 1) * sizeof *remap);
@@ -1129,7 +1137,7 @@ fail:
 /* ------------------------------------------------------ params and info */
 
 rv_status rv_bm25_set_params(rv_bm25 *ix, const rv_bm25_params *params) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
     rv_status st = rv_bm25_params_check(params);
     if (st != RV_OK) return st;
     ix->par = *params;
@@ -1138,19 +1146,22 @@ rv_status rv_bm25_set_params(rv_bm25 *ix, const rv_bm25_params *params) {
 }
 
 rv_status rv_bm25_get_params(const rv_bm25 *ix, rv_bm25_params *out) {
-    if (!ix || !out) return rv__error(RV_E_INVALID_ARG, "index and out must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(out, "out");
     *out = ix->par;
     return RV_OK;
 }
 
 rv_status rv_bm25_get_analyzer(const rv_bm25 *ix, rv_analyzer_options *out) {
-    if (!ix || !out) return rv__error(RV_E_INVALID_ARG, "index and out must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(out, "out");
     *out = ix->an;
     return RV_OK;
 }
 
 rv_status rv_bm25_get_info(const rv_bm25 *ix, rv_bm25_info *out) {
-    if (!ix || !out) return rv__error(RV_E_INVALID_ARG, "index and out must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(out, "out");
     memset(out, 0, sizeof *out);
     out->n_docs = ix->n_docs;
     out->n_live = ix->n_live;
@@ -1170,15 +1181,19 @@ rv_status rv_bm25_lookup(const rv_bm25 *ix, const char *term, size_t len, uint32
                          int *found) {
     if (found) *found = 0;
     if (term_id) *term_id = 0;
-    if (!ix || !term_id || !found || (!term && len))
-        return rv__error(RV_E_INVALID_ARG, "index, term, term_id and found must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(term_id, "term_id");
+    RV__NOT_NULL(found, "found");
+    if (!term && len) return rv__error(RV_E_INVALID_ARG, "term is NULL but len = %zu", len);
+    RV__CHECK_SIZE(len, 1, "len");
     *found = rv__dict_find(ix, term, len, rv__hash_bytes(term, len), term_id);
     return RV_OK;
 }
 
 rv_status rv_bm25_term(const rv_bm25 *ix, uint32_t term_id, const char **term, size_t *len) {
-    if (!ix || !term || !len)
-        return rv__error(RV_E_INVALID_ARG, "index, term and len must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(term, "term");
+    RV__NOT_NULL(len, "len");
     *term = NULL;
     *len = 0;
     if (term_id >= ix->n_terms)
@@ -1190,7 +1205,8 @@ rv_status rv_bm25_term(const rv_bm25 *ix, uint32_t term_id, const char **term, s
 }
 
 rv_status rv_bm25_doc_freq(const rv_bm25 *ix, uint32_t term_id, uint64_t *df) {
-    if (!ix || !df) return rv__error(RV_E_INVALID_ARG, "index and df must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(df, "df");
     *df = 0;
     if (term_id >= ix->n_terms)
         return rv__error(RV_E_RANGE, "term id %u: the dictionary has %u terms", term_id,
@@ -1200,7 +1216,7 @@ rv_status rv_bm25_doc_freq(const rv_bm25 *ix, uint32_t term_id, uint64_t *df) {
 }
 
 rv_status rv_bm25_doc(const rv_bm25 *ix, int64_t id, uint32_t *doc_len, int *state) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
     uint32_t d = id < 0 ? RV__NO_SLOT : rv__idmap_find(ix, id);
     if (d == RV__NO_SLOT)
         return rv__error(RV_E_RANGE, "document id %lld is not in the index", (long long)id);
@@ -1217,8 +1233,11 @@ int rv_bm25_contains(const rv_bm25 *ix, int64_t id) {
 
 rv_status rv_bm25_ids(const rv_bm25 *ix, int64_t *ids, size_t capacity, size_t *n_ids) {
     if (n_ids) *n_ids = 0;
-    if (!ix || !n_ids || (!ids && capacity))
-        return rv__error(RV_E_INVALID_ARG, "index, ids and n_ids must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(n_ids, "n_ids");
+    if (!ids && capacity)
+        return rv__error(RV_E_INVALID_ARG, "ids is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(capacity, sizeof *ids, "capacity");
     *n_ids = ix->n_live;
     size_t w = 0;
     for (uint32_t d = 0; d < ix->n_docs && w < capacity; d++)

@@ -278,9 +278,11 @@ static void rv__count(const rv_bm25 *ix, uint64_t *n_post, uint64_t *n_over) {
 
 rv_status rv_bm25_save_buffer(const rv_bm25 *ix, void *buf, size_t capacity, size_t *size) {
     if (size) *size = 0;
-    if (!ix || !size) return rv__error(RV_E_INVALID_ARG, "index and size must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(size, "size");
     if (!buf && capacity)
         return rv__error(RV_E_INVALID_ARG, "buf is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(capacity, 1, "capacity");
     uint64_t n_post, n_over;
     rv__count(ix, &n_post, &n_over);
     uint64_t total = RV__HEADER + rv__payload_size(ix, n_post, n_over) + RV__TRAILER;
@@ -317,7 +319,8 @@ rv_status rv_bm25_save(const rv_bm25 *ix, const char *path) {
 }
 
 rv_status rv_bm25_save_mode(const rv_bm25 *ix, const char *path, long mode) {
-    if (!ix || !path) return rv__error(RV_E_INVALID_ARG, "index and path must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(path, "path");
     if (mode > 0777)
         return rv__error(RV_E_INVALID_ARG, "mode %#lo: give permission bits only (at most 0777)",
                          (unsigned long)mode);
@@ -715,9 +718,10 @@ fail:
 }
 
 rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
     if (!buf && size) return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
+    RV__CHECK_SIZE(size, 1, "size");
     /* copy into an 8-aligned image the index can own */
     unsigned char *img = rv__malloc(size ? size : 1);
     if (!img) return rv__nomem("the index image");
@@ -728,9 +732,9 @@ rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out) {
 }
 
 rv_status rv_bm25_load(const char *path, rv_bm25 **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
-    if (!path) return rv__error(RV_E_INVALID_ARG, "path must not be NULL");
+    RV__NOT_NULL(path, "path");
     int fd = open(path, O_RDONLY);
     if (fd < 0) return rv__error(RV_E_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat sb;

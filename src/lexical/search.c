@@ -1064,10 +1064,12 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
 
 static rv_status rv__check_search(const rv_bm25 *ix, size_t k, unsigned flags, const int64_t *ids,
                                   const float *scores, const size_t *n_found) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: must be >= 1");
-    if (!ids || !scores || !n_found)
-        return rv__error(RV_E_INVALID_ARG, "ids, scores and n_found must not be NULL");
+    RV__CHECK_SIZE(k, sizeof *ids, "k");
+    RV__NOT_NULL(ids, "ids");
+    RV__NOT_NULL(scores, "scores");
+    RV__NOT_NULL(n_found, "n_found");
     if (flags & ~RV_BM25_EXHAUSTIVE)
         return rv__error(RV_E_INVALID_ARG, "flags = 0x%x: unknown bits", flags);
     return RV_OK;
@@ -1081,6 +1083,7 @@ rv_status rv_bm25_search(const rv_bm25 *ix, const char *query, size_t len, size_
     rv_status st = rv__check_search(ix, k, flags, ids, scores, n_found);
     if (st != RV_OK) return st;
     if (!query && len) return rv__error(RV_E_INVALID_ARG, "query is NULL but len = %zu", len);
+    RV__CHECK_SIZE(len, 1, "len");
     rv__scratch s;
     memset(&s, 0, sizeof s);
     s.ix = ix;
@@ -1105,6 +1108,7 @@ rv_status rv_bm25_search_terms(const rv_bm25 *ix, const uint32_t *term_ids, size
     if (st != RV_OK) return st;
     if (!term_ids && n_terms)
         return rv__error(RV_E_INVALID_ARG, "term_ids is NULL but n_terms = %zu", n_terms);
+    RV__CHECK_SIZE(n_terms, sizeof *term_ids, "n_terms");
     for (size_t i = 0; i < n_terms; i++)
         if (term_ids[i] >= ix->n_terms)
             return rv__error(RV_E_RANGE, "term_ids[%zu] = %u: the dictionary has %u terms", i,
@@ -1219,15 +1223,26 @@ rv_status rv_bm25_search_batch(const rv_bm25 *ix, size_t n_queries, const char *
                                const size_t *lens, size_t k, unsigned flags, const rv_idset *filter,
                                unsigned n_threads, rv_progress_fn progress, void *progress_ctx,
                                int64_t *ids, float *scores, uint32_t *n_found) {
-    if (!ix) return rv__error(RV_E_INVALID_ARG, "index must not be NULL");
+    RV__NOT_NULL(ix, "index");
     if (k == 0) return rv__error(RV_E_INVALID_ARG, "k = 0: must be >= 1");
     if (flags & ~RV_BM25_EXHAUSTIVE)
         return rv__error(RV_E_INVALID_ARG, "flags = 0x%x: unknown bits", flags);
+    RV__CHECK_SIZE2(n_queries, k, sizeof *ids, "n_queries", "k");
     if (n_queries == 0) return RV_OK;
-    if (!queries || !lens || !ids || !scores || !n_found)
-        return rv__error(RV_E_INVALID_ARG,
-                         "queries, lens, ids, scores and n_found must not be NULL");
-    if (n_queries > SIZE_MAX / k) return rv__error(RV_E_RANGE, "n_queries * k overflows");
+    RV__NOT_NULL(queries, "queries");
+    RV__NOT_NULL(lens, "lens");
+    RV__NOT_NULL(ids, "ids");
+    RV__NOT_NULL(scores, "scores");
+    RV__NOT_NULL(n_found, "n_found");
+    for (size_t q = 0; q < n_queries; q++) {
+        if (!queries[q] && lens[q])
+            return rv__error(RV_E_INVALID_ARG, "queries[%zu]: query is NULL but its length is %zu",
+                             q, lens[q]);
+        if (!rv__fits(lens[q], 1))
+            return rv__error(RV_E_RANGE,
+                             "lens[%zu] = %zu is too large: no text that long can exist", q,
+                             lens[q]);
+    }
     rv__filter f;
     rv_status st = rv__filter_make(ix, filter, &f);
     if (st == RV_OK && f.on) st = rv__filter_bits(ix, &f); /* shared by the threads */
@@ -1306,10 +1321,13 @@ rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, int6
     if (n_rows) *n_rows = 0;
     if (score) *score = 0;
     if (doc_len) *doc_len = 0;
-    if (!ix || !n_rows) return rv__error(RV_E_INVALID_ARG, "index and n_rows must not be NULL");
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(n_rows, "n_rows");
     if (!rows && capacity)
         return rv__error(RV_E_INVALID_ARG, "rows is NULL but capacity = %zu", capacity);
     if (!query && len) return rv__error(RV_E_INVALID_ARG, "query is NULL but len = %zu", len);
+    RV__CHECK_SIZE(len, 1, "len");
+    RV__CHECK_SIZE(capacity, sizeof *rows, "capacity");
     uint32_t doc = id < 0 ? RV__NO_SLOT : rv__idmap_find(ix, id);
     if (doc == RV__NO_SLOT)
         return rv__error(RV_E_RANGE, "document id %lld is not in the index", (long long)id);

@@ -185,7 +185,7 @@ void rv_analyzer_options_init(rv_analyzer_options *opt) {
 }
 
 rv_status rv_analyzer_options_check(const rv_analyzer_options *opt) {
-    if (!opt) return rv__error(RV_E_INVALID_ARG, "analyzer options must not be NULL");
+    if (!opt) return rv__null("opt (the analyzer options)");
     const struct {
         const char *name;
         int v;
@@ -360,11 +360,16 @@ rv_status rv_analyze(const rv_analyzer_options *opt, const char *text, size_t le
     if (buf_len) *buf_len = 0;
     rv_status st = rv_analyzer_options_check(opt);
     if (st != RV_OK) return st;
-    if (!n_tokens || !buf_len)
-        return rv__error(RV_E_INVALID_ARG, "n_tokens and buf_len must not be NULL");
+    RV__NOT_NULL(n_tokens, "n_tokens");
+    RV__NOT_NULL(buf_len, "buf_len");
     if (!text && len) return rv__error(RV_E_INVALID_ARG, "text is NULL but len = %zu", len);
-    if ((!buf && buf_cap) || (!ends && ends_cap))
-        return rv__error(RV_E_INVALID_ARG, "a NULL buffer must have capacity 0");
+    if (!buf && buf_cap)
+        return rv__error(RV_E_INVALID_ARG, "buf is NULL but buf_cap = %zu", buf_cap);
+    if (!ends && ends_cap)
+        return rv__error(RV_E_INVALID_ARG, "ends is NULL but ends_cap = %zu", ends_cap);
+    RV__CHECK_SIZE(len, 1, "len");
+    RV__CHECK_SIZE(buf_cap, 1, "buf_cap");
+    RV__CHECK_SIZE(ends_cap, sizeof *ends, "ends_cap");
     rv__collect c = {buf, buf_cap, 0, ends, ends_cap, 0};
     st = rv__analyze_each(opt, text, len, rv__collect_term, &c, NULL);
     if (st != RV_OK) return st;
@@ -385,6 +390,8 @@ rv_status rv_stem_english(const char *word, size_t len, char *out, size_t out_ca
     if (!word && len) return rv__error(RV_E_INVALID_ARG, "word is NULL but len = %zu", len);
     if (!out && out_cap)
         return rv__error(RV_E_INVALID_ARG, "out is NULL but out_cap = %zu", out_cap);
+    RV__CHECK_SIZE(len, 1, "len");
+    RV__CHECK_SIZE(out_cap, 1, "out_cap");
     uint32_t local[256];
     uint32_t *w = local;
     size_t n = 0;

@@ -48,9 +48,9 @@ void rv_hasher_options_init(rv_hasher_options *opt) {
 }
 
 rv_status rv_hasher_create(const rv_hasher_options *opt, rv_hasher **out) {
-    if (!out) return rv__error(RV_E_INVALID_ARG, "out must not be NULL");
+    RV__NOT_NULL(out, "out");
     *out = NULL;
-    if (!opt) return rv__error(RV_E_INVALID_ARG, "opt must not be NULL");
+    RV__NOT_NULL(opt, "opt");
     if (opt->dim == 0 || opt->dim > RV_HASHER_MAX_DIM)
         return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u", (unsigned)opt->dim,
                          (unsigned)RV_HASHER_MAX_DIM);
@@ -239,8 +239,10 @@ static size_t rv__embed_one(const rv_hasher *hs, const unsigned char *s, size_t 
 }
 
 rv_status rv_hasher_embed(const rv_hasher *h, const char *text, size_t len, float *out) {
-    if (!h || !out || (!text && len))
-        return rv__error(RV_E_INVALID_ARG, "hasher, text and out must not be NULL");
+    RV__NOT_NULL(h, "h (the hasher)");
+    RV__NOT_NULL(out, "out");
+    if (!text && len) return rv__error(RV_E_INVALID_ARG, "text is NULL but len = %zu", len);
+    RV__CHECK_SIZE(len, 1, "len");
     if (len > SIZE_MAX / sizeof(uint32_t) - 2)
         return rv__error(RV_E_RANGE, "text of %zu bytes is too long", len);
     uint32_t *cps = (uint32_t *)rv__malloc((len + 2) * sizeof *cps);
@@ -287,11 +289,14 @@ static void rv__hash_block(void *ctx, unsigned t) {
 
 rv_status rv_hasher_embed_batch(const rv_hasher *h, const char *data, const uint64_t *offsets,
                                 size_t n, uint32_t n_threads, float *out) {
-    if (!h) return rv__error(RV_E_INVALID_ARG, "hasher must not be NULL");
+    RV__NOT_NULL(h, "h (the hasher)");
+    RV__CHECK_SIZE2(n, h->opt.dim, sizeof *out, "n", "dim");
     if (n == 0) return RV_OK;
-    if (!offsets || !out) return rv__error(RV_E_INVALID_ARG, "offsets and out must not be NULL");
-    if (!data && offsets[n] != offsets[0])
-        return rv__error(RV_E_INVALID_ARG, "data must not be NULL");
+    RV__NOT_NULL(offsets, "offsets");
+    RV__NOT_NULL(out, "out");
+    if (!data && (offsets[0] || offsets[n]))
+        return rv__error(RV_E_INVALID_ARG, "data is NULL but offsets[%zu] = %llu", n,
+                         (unsigned long long)offsets[n]);
     size_t max_len = 0;
     for (size_t i = 0; i < n; i++) {
         if (offsets[i + 1] < offsets[i])

@@ -73,6 +73,17 @@ def test_output_pointers_are_marked():
     assert not unmarked, unmarked
 
 
+def test_every_function_is_in_the_argument_sweep():
+    # tests/c/test_api_sweep.c checks this itself (and each pointer and size
+    # argument) under ctest; this is the same check for the Python tier, so
+    # a new RV_API function without a sweep entry fails here too.
+    sweep = (Path(__file__).resolve().parents[1] / "c" / "test_api_sweep.c").read_text()
+    entries = set(re.findall(r'^\s*\{"(rv_\w+)",', sweep, re.M))
+    declared = {name for _, name, _, _ in _declarations()}
+    assert declared - entries == set(), sorted(declared - entries)
+    assert entries - declared == set(), sorted(entries - declared)
+
+
 def test_no_test_hook_in_the_public_header():
     for h in HEADERS:
         assert "rv_test_" not in h.read_text(), h
