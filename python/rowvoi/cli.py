@@ -219,7 +219,7 @@ _PLAIN = object()  # _json_argument: the value is in the option's plain syntax
 
 def _json_argument(option: str, text: str) -> Any:
     """The JSON an option value holds: inline (it starts with ``{`` or
-    ``[``) or in a file (a name ending in .json, or an existing file);
+    ``[``) or in a file (a name ending in .json, or an existing path);
     ``_PLAIN`` when it is neither and the caller parses its plain syntax."""
     if text.lstrip()[:1] in ("{", "["):
         try:
@@ -228,8 +228,8 @@ def _json_argument(option: str, text: str) -> Any:
             raise UsageError(f"{option}: {text!r} is not valid JSON: {exc}") from None
         except RecursionError:
             raise UsageError(f"{option}: JSON nested too deeply") from None
-    if text.endswith(".json") or Path(text).is_file():
-        return _read_json(text, option)
+    if text.endswith(".json") or Path(text).exists():
+        return _read_json(text, option)  # a FIFO, device or folder is refused there
     return _PLAIN
 
 

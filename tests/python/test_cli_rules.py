@@ -250,6 +250,13 @@ def test_failing_requests_exit_1(capsys, home, monkeypatch, path):
     assert fragment in lines[0], err
 
 
+def test_no_verb_or_an_unknown_verb_is_a_usage_error(capsys):
+    code, _, err = run(capsys)
+    assert code == 2 and err.splitlines()[-1].startswith("rowvoi: error: ")
+    code, _, err = run(capsys, "frobnicate", "--k", "3")
+    assert code == 2 and "invalid choice: 'frobnicate'" in err
+
+
 def test_graph_without_an_action_is_a_usage_error(capsys, home):
     code, _, err = run(capsys, "graph", "notes")
     assert code == 2 and "give an action" in err
@@ -534,6 +541,7 @@ def test_non_regular_inputs_are_refused_within_seconds(tmp_path):
         (["ask", "/dev/zero"], "is a character device"),
         (["ask", str(fifo)], "is a FIFO"),
         (["key", str(CSV), "--costs", str(fifo_json)], "is a FIFO"),
+        (["key", str(CSV), "--costs", str(fifo)], "is a FIFO"),  # a name without .json
         (["question", str(ANSWERS), "--prior", str(fifo_json)], "is a FIFO"),
         (["context", str(fifo_json)], "is a FIFO"),
         (["question", "/dev/zero"], "is a character device"),
