@@ -1,21 +1,27 @@
 """The ``rowvoi`` command line: a thin shell over the Python API.
 
-One exit-code rule for every verb, applied in one place (:func:`main`):
+One exit-code rule for every verb, applied in one place (:func:`main`) and
+stated once, in :data:`rowvoi._cli_common.EXIT_RULE` (the end of ``rowvoi
+--help``, the man page and the README):
 
 * **0** -- success.
-* **1** -- a well-formed request that fails: a file that does not exist or
-  cannot be read, data that do not fit the request (a column, row or chunk
-  the data do not have), an impossible key, an infeasible cover, input that
-  ends before ``rowvoi ask`` has found a row.
-* **2** -- a malformed request, wrong whatever the data say: an unknown flag;
-  a number that does not parse, is not finite or is out of range (a negative
-  budget, an epsilon outside [0, 1]); a ``--costs``/``--prior``/``--rows``
-  spec that does not parse; JSON that does not parse or does not have the
-  documented shape, given inline or in a file named on the command line.
-* **130** -- interrupted (Ctrl-C).
+* **1** -- a well-formed request that fails: a file that does not exist,
+  cannot be read or is not a regular file, data that do not fit the request
+  (a column, row or chunk the data do not have), an unknown or empty corpus,
+  an impossible key, an infeasible cover, input that ends before ``rowvoi
+  ask`` has found a row.
+* **2** -- a malformed request, wrong whatever the data say: an unknown
+  verb, flag or choice (``--mode fuzzy``); a number that does not parse, is
+  not finite or is out of range (``--k -1``, a negative budget, an epsilon
+  outside [0, 1]); a corpus name, ``--costs``/``--prior``/``--rows`` spec,
+  pattern or JSON that does not parse, does not have the documented shape
+  or nests too deeply, given inline or in a file named on the command line.
+* **130** -- interrupted (Ctrl-C), wherever the interrupt lands.
 
 Each error is one line on stderr, ``rowvoi VERB: error: ...``; a usage
-error (2) prints the verb's usage line before it, as argparse does.
+error (2) prints the verb's usage line before it, as argparse does. Human
+output is escaped (:func:`rowvoi._cli_common.printable`); ``--json`` output
+is exact.
 """
 
 from __future__ import annotations
@@ -25,36 +31,34 @@ import json
 import math
 import numbers
 import sys
-from collections.abc import Callable, Hashable, Sequence
+import warnings
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 
+from rowvoi._cli_common import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RULE,
+    EXIT_USAGE,
+    MAX_ANSWER_CHARS,
+    CliError as CliError,  # re-exported: verbs raise them
+    EscapingWriter,
+    UsageError as UsageError,
+    corpus_names,
+    integer,
+    number as _number,
+    open_input,
+    printable,
+    read_input_text,
+)
 from rowvoi.errors import RvError
 
 __all__ = ["main", "build_parser"]
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-
-
-class CliError(Exception):
-    """A well-formed request that failed: exit code 1."""
-
-
-class UsageError(Exception):
-    """A malformed argument: exit code 2.
-
-    ``parser`` is the (sub)parser whose usage line to print; ``None`` means
-    the parser of the verb being run.
-    """
-
-    def __init__(self, message: str, parser: argparse.ArgumentParser | None = None) -> None:
-        super().__init__(message)
-        self.parser = parser
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,39 +70,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message, self)
 
 
-def _number(
-    what: str,
-    *,
-    low: float,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
-    integer: bool = False,
-) -> Callable[[str], Any]:
-    """An argparse ``type=`` accepting a finite number in a range.
-
-    Anything else (text, NaN, inf, out of range) is a usage error that
-    names ``what`` the option wants, e.g. "a fraction in [0, 1]".
-    """
-
-    def parse(text: str) -> Any:
-        try:
-            value: Any = int(text) if integer else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        inside = (
-            math.isfinite(value)
-            and (value > low if low_open else value >= low)
-            and (high is None or (value < high if high_open else value <= high))
-        )
-        if not inside:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
-        return value
-
-    parse.__name__ = what
-    return parse
-
-
 _FRACTION = _number("a fraction in [0, 1]", low=0.0, high=1.0)
 _SECONDS = _number("a number of seconds > 0", low=0.0, low_open=True)
 _BUDGET = _number("a finite number >= 0", low=0.0)
@@ -107,27 +78,47 @@ _COUNT = _number("an integer >= 0", low=0, integer=True)
 
 
 # ---------------------------------------------------------------- helpers
+_q = printable  # a value shown in human output (one line: line breaks escaped)
+
+
+#: pandas' compression of a CSV file, by the end of its name (a file read
+#: through an open handle, as every table is, gets no inference of its own).
+_COMPRESSION = (
+    (".tar.gz", "tar"),
+    (".tar.bz2", "tar"),
+    (".tar.xz", "tar"),
+    (".tar", "tar"),
+    (".gz", "gzip"),
+    (".bz2", "bz2"),
+    (".zip", "zip"),
+    (".xz", "xz"),
+    (".zst", "zstd"),
+)
+
+
 def _read_table(path: str, index_col: str | None) -> Any:
+    """The table a verb works on: a regular file only (a FIFO, a device
+    such as /dev/zero or a directory is refused at once, exit 1), read
+    from the descriptor that was checked."""
     import pandas as pd
 
-    p = Path(path)
-    if not p.exists():
-        raise CliError(f"{path}: no such file")
-    suffix = p.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            try:
-                df = pd.read_parquet(p)
-            except ImportError as exc:
-                raise CliError(
-                    f"{path}: reading Parquet needs pyarrow: pip install 'rowvoi[parquet]'"
-                ) from exc
-        else:
-            df = pd.read_csv(p)
-    except CliError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any parse failure is a data error
-        raise CliError(f"{path}: cannot read table: {exc}") from exc
+    name = path.lower()
+    with open_input(path) as f:
+        try:
+            if name.endswith((".parquet", ".pq")):
+                try:
+                    df = pd.read_parquet(f)
+                except ImportError as exc:
+                    raise CliError(
+                        f"{path}: reading Parquet needs pyarrow: pip install 'rowvoi[parquet]'"
+                    ) from exc
+            else:
+                method: Any = next((m for end, m in _COMPRESSION if name.endswith(end)), None)
+                df = pd.read_csv(f, compression=method)
+        except CliError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any parse failure is a data error
+            raise CliError(f"{path}: cannot read table: {exc}") from exc
     if index_col is not None:
         if index_col not in df.columns:
             raise CliError(f"--index-col {index_col!r} is not a column of {path}")
@@ -208,22 +199,19 @@ def _resolve_rows(df: Any, spec: list[Any] | None, positions: bool) -> list[Any]
 def _read_json(path: str, option: str = "") -> Any:
     """A JSON document in a file named on the command line.
 
-    A file that is missing or unreadable fails the request (exit 1); text
-    that is not JSON is a malformed argument (exit 2).
+    A file that is missing, unreadable, not a regular file or larger than
+    :data:`~rowvoi._cli_common.MAX_JSON_BYTES` fails the request (exit 1);
+    text that is not JSON, or nests too deeply, is a malformed argument
+    (exit 2).
     """
     where = f"{option}: {path}" if option else path
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CliError(f"{where}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{where} is not UTF-8 text: {exc}") from None
-    except OSError as exc:
-        raise CliError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    text = read_input_text(path, option)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{where} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{where}: JSON nested too deeply") from None
 
 
 _PLAIN = object()  # _json_argument: the value is in the option's plain syntax
@@ -231,15 +219,17 @@ _PLAIN = object()  # _json_argument: the value is in the option's plain syntax
 
 def _json_argument(option: str, text: str) -> Any:
     """The JSON an option value holds: inline (it starts with ``{`` or
-    ``[``) or in a file (a name ending in .json, or an existing file);
+    ``[``) or in a file (a name ending in .json, or an existing path);
     ``_PLAIN`` when it is neither and the caller parses its plain syntax."""
     if text.lstrip()[:1] in ("{", "["):
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{option}: {text!r} is not valid JSON: {exc}") from None
-    if text.endswith(".json") or Path(text).is_file():
-        return _read_json(text, option)
+        except RecursionError:
+            raise UsageError(f"{option}: JSON nested too deeply") from None
+    if text.endswith(".json") or Path(text).exists():
+        return _read_json(text, option)  # a FIFO, device or folder is refused there
     return _PLAIN
 
 
@@ -372,7 +362,7 @@ def _cmd_key(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(f"key: {', '.join(str(c) for c in key) if key else '(no columns needed)'}")
+    print(f"key: {', '.join(printable(c) for c in key) if key else '(no columns needed)'}")
     print(f"cost: {_fmt_cost(key.cost)}")
     print(f"strategy: {_proof(key.strategy, key.optimal, key.timed_out)}")
     print(f"rows: {len(problem.rows)}  pairs told apart: {covered}/{n_pairs} ({coverage:.1%})")
@@ -423,7 +413,7 @@ def _cmd_path(args: argparse.Namespace) -> int:
     rows = [
         [
             str(i + 1),
-            str(s.col),
+            printable(s.col),
             str(s.newly_covered_pairs),
             str(s.cumulative_covered_pairs),
             f"{s.coverage:.1%}",
@@ -449,7 +439,7 @@ def _cmd_path(args: argparse.Namespace) -> int:
     identical = "some rows are identical on every column considered"
     if cut is not None:
         print(
-            f"budget {_fmt_cost(args.budget)} reached: the next column, {cut.col} "
+            f"budget {_fmt_cost(args.budget)} reached: the next column, {printable(cut.col)} "
             f"(cost {_fmt_cost(cut.marginal_cost)}), would bring the total to "
             f"{_fmt_cost(cut.cumulative_cost)}; {unresolved} pair(s) stay unresolved"
             + (f", {indistinct} of them for good: {identical}" if indistinct else "")
@@ -505,7 +495,7 @@ def _match_answer(values: list[Any], answer: str) -> tuple[bool, Any]:
 
 
 def _shorten(values: list[Any], limit: int = 12) -> str:
-    labels = [_value_label(v) for v in values]
+    labels = [printable(_value_label(v)) for v in values]
     if len(labels) > limit:
         return " / ".join(labels[:limit]) + f" / ... ({len(labels)} values)"
     return " / ".join(labels)
@@ -552,7 +542,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
 
     def say(text: str = "", end: str = "\n") -> None:
-        print(text, end=end, file=talk, flush=True)
+        print(printable(text, keep="\n"), end=end, file=talk, flush=True)
 
     transcript: list[dict[str, Any]] = []
     skipped: set[Any] = set()
@@ -591,9 +581,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         values = _possible_values(df, state, col)
         bits = suggestion.expected_voi or 0.0
         cost = session.feature_costs.get(col, 1.0)
-        say(f"{col}? [{_shorten(values)}]  (expected {bits:.2f} bits, cost {cost:g})")
+        say(f"{_q(col)}? [{_shorten(values)}]  (expected {bits:.2f} bits, cost {cost:g})")
         say("> ", end="")
-        line = sys.stdin.readline()
+        line = sys.stdin.readline(MAX_ANSWER_CHARS + 1)
+        if len(line) > MAX_ANSWER_CHARS:  # e.g. stdin from /dev/zero: never a newline
+            raise CliError(
+                f"an answer longer than {MAX_ANSWER_CHARS:,} characters on standard "
+                "input; answers are values of the table, one a line"
+            )
         if line == "":
             if not interactive:
                 say("")
@@ -615,14 +610,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
             skipped.add(col)
             entry.update(skipped=True, accepted=True)
             transcript.append(entry)
-            say(f"(skipping {col})")
+            say(f"(skipping {_q(col)})")
             continue
         found, value = _match_answer(values, answer)
         if not found:
             entry.update(skipped=False, accepted=False)
             transcript.append(entry)
             say(
-                f"no remaining row has {col} = {answer!r}; "
+                f"no remaining row has {_q(col)} = {answer!r}; "
                 f"the possible values are: {_shorten(values, 30)}"
             )
             continue
@@ -674,7 +669,7 @@ def _print_ask_outcome(
     and the rows (at most 10) that still match, most probable first."""
     shown = labels[:10]
     if state.is_unique:
-        say(f"\nidentified: {state.unique_row}")
+        say(f"\nidentified: {_q(state.unique_row)}")
     else:
         say(
             f"\nstopped ({reason}); {len(labels)} row{'s' if len(labels) != 1 else ''} "
@@ -682,7 +677,7 @@ def _print_ask_outcome(
             + (", most probable first:" if labels else "")
         )
     if shown:
-        print(df.loc[shown].to_string(), flush=True)
+        print(printable(df.loc[shown].to_string(), keep="\n"), flush=True)
     if len(labels) > len(shown):
         print(f"... and {len(labels) - len(shown)} more", flush=True)
 
@@ -795,19 +790,19 @@ def _cmd_context(args: argparse.Namespace) -> int:
         print(json.dumps(result))
         return 0
     if args.budget is not None:
-        print(f"within a budget of {args.budget:g}: {', '.join(map(str, chosen)) or '(nothing)'}")
+        print(f"within a budget of {args.budget:g}: {', '.join(map(_q, chosen)) or '(nothing)'}")
         for s in steps:
             print(
-                f"  + {s.name}  covers {s.newly_covered} new claim(s), "
+                f"  + {_q(s.name)}  covers {s.newly_covered} new claim(s), "
                 f"{s.coverage:.0%} after {s.cumulative_cost:g}"
             )
     else:
-        print(f"chunks: {', '.join(map(str, chosen)) or '(none)'}")
+        print(f"chunks: {', '.join(map(_q, chosen)) or '(none)'}")
         print(f"cost: {cost:g}")
         print(f"strategy: {_proof(args.strategy, optimal)}")
     print(f"claims supported: {len(covered)}/{len(claims)} ({result['coverage']:.0%})")
     if result["missing_claims"]:
-        print("unsupported: " + ", ".join(result["missing_claims"]))
+        print("unsupported: " + ", ".join(map(_q, result["missing_claims"])))
     return 0
 
 
@@ -853,7 +848,7 @@ def _cmd_question(args: argparse.Namespace) -> int:
     print(f"{'bits':>6}  {'per cost':>8}  question")
     for q in ranked:
         mark = "  <- ask this" if q == best.col else ""
-        print(f"{values[q]:6.2f}  {values[q] / cost_of[q]:8.2f}  {q}{mark}")
+        print(f"{values[q]:6.2f}  {values[q] / cost_of[q]:8.2f}  {_q(q)}{mark}")
     if best.col is None:
         print("no question can tell the candidates apart")
     return 0
@@ -861,11 +856,10 @@ def _cmd_question(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ query
 def _query_json(path: str, what: str) -> Any:
-    """A JSON argument file ('-' is stdin); unreadable or malformed is a usage error."""
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read: {exc.strerror or exc}") from None
+    """A JSON argument file ('-' is standard input): one that cannot be
+    read fails the request (exit 1), text that is not JSON is malformed
+    (exit 2)."""
+    text = read_input_text(path, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -877,8 +871,9 @@ def _query_json(path: str, what: str) -> Any:
 
 
 def _query_table(columns: Sequence[str], records: list[dict[str, Any]]) -> list[str]:
-    cells = [[("null" if r[c] is None else str(r[c])) for c in columns] for r in records]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    cells = [[("null" if r[c] is None else _q(r[c])) for c in columns] for r in records]
+    heads = [_q(c) for c in columns]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
     numeric = [
         all(isinstance(r[c], (int, float)) or r[c] is None for r in records) for c in columns
     ]
@@ -888,7 +883,7 @@ def _query_table(columns: Sequence[str], records: list[dict[str, Any]]) -> list[
             v.rjust(w) if num else v.ljust(w) for v, w, num in zip(row, widths, numeric)
         ).rstrip()
 
-    return [line(columns)] + [line(row) for row in cells]
+    return [line(heads)] + [line(row) for row in cells]
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
@@ -900,8 +895,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
         raise CliError("rowvoi query needs duckdb: pip install 'rowvoi[query]'") from None
     if args.describe == (args.query is not None):
         raise UsageError("give a QUERY.json file, or --describe to print the table's schema")
-    if not Path(args.table).is_file():
-        raise CliError(f"{args.table}: no such file")
+    open_input(args.table).close()  # a regular file (DuckDB reads it by name)
     schema = None
     if args.schema is not None:
         try:
@@ -914,18 +908,18 @@ def _cmd_query(args: argparse.Namespace) -> int:
             print(json.dumps(schema.to_dict(), indent=2))
             return 0
         print(
-            f"{args.table}: {len(schema)} queryable columns, at most {schema.max_limit} "
+            f"{_q(args.table)}: {len(schema)} queryable columns, at most {schema.max_limit} "
             "rows per answer"
         )
-        width = max((len(s.name) for s in schema.columns), default=0)
+        width = max((len(_q(s.name)) for s in schema.columns), default=0)
         for spec in schema.columns:
             detail = "integer" if spec.integer else ""
             if spec.values is not None:
-                shown = ", ".join(spec.values[:8])
+                shown = ", ".join(map(_q, spec.values[:8]))
                 detail = f"{len(spec.values)} values: {shown}" + (
                     ", ..." if len(spec.values) > 8 else ""
                 )
-            print(f"  {spec.name.ljust(width)}  {spec.type.ljust(11)}  {detail}".rstrip())
+            print(f"  {_q(spec.name).ljust(width)}  {spec.type.ljust(11)}  {detail}".rstrip())
         return 0
     result = run_query(args.table, _query_json(args.query, "QUERY"), schema)
     if args.json:
@@ -934,7 +928,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
     if result.scalar:
         for name in result.columns:
             value = result.records[0][name]
-            print(f"{name}: {'null' if value is None else value}")
+            print(f"{_q(name)}: {'null' if value is None else _q(value)}")
         return 0
     for line in _query_table(result.columns, result.records):
         print(line)
@@ -1036,13 +1030,9 @@ def _indent(text: str, prefix: str = "     ", max_lines: int = 40) -> list[str]:
 
 
 def _cmd_discover(args: argparse.Namespace) -> int:
-    import warnings
-
     from rowvoi.corpus.discovery import NoFloorWarning, discover
 
-    names = _split_list(args.names)
-    if not names:
-        raise UsageError(f"NAME {args.names!r} names no corpus")
+    names = args.names
     floor = _discover_floor(args.min_score, names)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoFloorWarning)
@@ -1061,7 +1051,7 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         )
     for w in caught:
         if issubclass(w.category, NoFloorWarning):
-            print(f"{args.verb_parser.prog}: warning: {w.message}", file=sys.stderr)
+            print(f"{args.verb_parser.prog}: warning: {_q(w.message)}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if args.json:
@@ -1086,27 +1076,28 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         )
         print(f"  {what} {top:.4g} is below the floor {sig['min_score']:.4g}")
     for i, d in enumerate(result.results, 1):
-        who = f"{d.source}/{d.artifact_id}" if len(names) > 1 else d.artifact_id
-        name = f"  {d.name}" if d.name != str(d.artifact_id) else ""
+        who = _q(f"{d.source}/{d.artifact_id}" if len(names) > 1 else d.artifact_id)
+        name = f"  {_q(d.name)}" if d.name != str(d.artifact_id) else ""
         print(f"{i:2d}. {d.score:.4g}  {who}{name}")
         if d.pointer:
-            print(f"     {d.pointer}")
+            print(f"     {_q(d.pointer)}")
         summary = " ".join(d.summary.split())
         if summary or not d.metadata.get("disclosure"):
-            print(f"     {summary[:160]}{'...' if len(summary) > 160 else ''}")
+            print(f"     {_q(summary[:160])}{'...' if len(summary) > 160 else ''}")
         elif not args.disclose:
-            print(f"     (not disclosed: {d.metadata['disclosure']})")
+            print(f"     (not disclosed: {_q(d.metadata['disclosure'])})")
         if args.disclose:
             if d.body is not None:
                 print("     ---")
                 for line in _indent(d.body):
-                    print(line)
+                    print(_q(line.expandtabs(8)))
             elif d.metadata.get("disclosure"):
-                print(f"     (body not read: {d.metadata['disclosure']})")
+                print(f"     (body not read: {_q(d.metadata['disclosure'])})")
     return 0
 
 
 def _add_discover_parser(sub: Any) -> None:
+    from rowvoi.corpus.retrieve import FUSIONS, MAX_FETCH_K, MODES
     from rowvoi.corpus.selection import SELECT_STRATEGIES
 
     p = sub.add_parser(
@@ -1123,30 +1114,33 @@ def _add_discover_parser(sub: Any) -> None:
         "(none stored: a warning, and no floor), or NAME=FLOAT,... per corpus. "
         "--disclose reads each result's file (only inside the corpus's root, or "
         "the --root folders). "
-        "Exit 1 for an unknown or empty corpus or a bad filter.",
+        "Exit 1 for an unknown or empty corpus.",
         epilog="example: rowvoi discover notes 'how do I rotate the TLS certificate' "
         "--disclose; rowvoi discover notes,wiki 'vpn setup' --min-score auto --json",
     )
     p.add_argument(
-        "names", metavar="NAME[,NAME...]", help="the corpus, or several, comma-separated"
+        "names",
+        metavar="NAME[,NAME...]",
+        type=corpus_names,
+        help="the corpus, or several, comma-separated",
     )
     p.add_argument("query", metavar="QUERY", help="what to look for (searched verbatim)")
-    # k, mode and fusion are checked by discover() itself: a bad value is the
-    # library's ValueError (exit 1), as for 'rowvoi search' (issue 10).
     p.add_argument(
         "--k",
-        type=_number("an integer", low=-math.inf, integer=True),
+        type=integer(1, MAX_FETCH_K),
         default=10,
-        help="candidates retrieved per corpus, >= 1 (default 10)",
+        help=f"candidates retrieved per corpus, 1 .. {MAX_FETCH_K} (default 10)",
     )
     p.add_argument(
         "--mode",
+        choices=MODES,
         default="hybrid",
         metavar="{hybrid,dense,lexical}",
         help="search mode (default hybrid)",
     )
     p.add_argument(
         "--fusion",
+        choices=FUSIONS,
         default="rrf",
         metavar="{rrf,blend}",
         help="hybrid fusion: rrf (rank-based, default) or blend (keeps score "
@@ -1249,10 +1243,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rowvoi",
         description="Value of information over candidate rows: which columns settle "
         "which row is meant, and in what order to ask them.",
-        epilog="exit status: 0 success; 1 a well-formed request that fails (unreadable "
-        "file, data that do not fit the request, impossible key or cover, input "
-        "ending before 'ask' finds a row); 2 a malformed argument (bad number or "
-        "range, unparseable spec, invalid JSON); 130 interrupted",
+        epilog=EXIT_RULE,
     )
     parser.add_argument("--version", action="version", version=f"rowvoi {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -1469,31 +1460,59 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _report(parser: argparse.ArgumentParser, code: int, message: str) -> int:
     """Print one error line (after the usage line for a usage error) and
-    return the exit code: the one place that writes errors."""
+    return the exit code: the one place that writes errors. The message is
+    escaped (it may quote a file name or a value)."""
     if code == EXIT_USAGE:
         parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: {message}", file=sys.stderr, flush=True)
+    print(f"{parser.prog}: error: {printable(message)}", file=sys.stderr, flush=True)
     return code
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``rowvoi`` command; returns the exit code (see the module
-    docstring for the rule: 0 ok, 1 failure, 2 usage, 130 interrupted)."""
+_format_warning = warnings.formatwarning
+
+
+def _escaped_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    """``warnings.formatwarning`` while a verb runs: the usual text, escaped."""
+    text = _format_warning(message, category, filename, lineno, line)
+    return printable(text.rstrip("\n"), keep="\n") + "\n"
+
+
+@contextmanager
+def _human_output(human: bool) -> Iterator[None]:
+    """While a verb runs: its stdout escaped unless it prints JSON, and
+    warnings shown escaped (see :func:`rowvoi._cli_common.printable`)."""
+    saved, formatter = sys.stdout, warnings.formatwarning
+    warnings.formatwarning = _escaped_warning
+    if human:
+        sys.stdout = EscapingWriter(saved)
+    try:
+        yield
+    finally:
+        sys.stdout, warnings.formatwarning = saved, formatter
+
+
+def _run(argv: Sequence[str] | None, where: list[argparse.ArgumentParser]) -> int:
+    """:func:`main` without its last resort: parse, run, map errors to codes.
+    ``where[0]`` follows the parser of the verb, for the messages."""
     parser = build_parser()
-    verb = parser
+    where[:] = [parser]
     try:
         args, extra = parser.parse_known_args(argv)
-        verb = args.verb_parser
+        where[:] = [args.verb_parser]
         if extra:
             raise UsageError(f"unrecognized arguments: {' '.join(extra)}")
-        return int(args.func(args))
+        with _human_output(not getattr(args, "json", False)):
+            return int(args.func(args))
     except SystemExit as exc:  # --help and --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except UsageError as exc:
-        return _report(exc.parser or verb, EXIT_USAGE, str(exc))
-    except KeyboardInterrupt:
-        print(f"{verb.prog}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _report(exc.parser or where[0], EXIT_USAGE, str(exc))
     except BrokenPipeError:
         return EXIT_OK
     except (
@@ -1507,7 +1526,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         MemoryError,
     ) as exc:
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-        return _report(verb, EXIT_FAILURE, msg)
+        return _report(where[0], EXIT_FAILURE, msg)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``rowvoi`` command; returns the exit code.
+
+    The rule (:data:`rowvoi._cli_common.EXIT_RULE`): 0 ok; 1 a well-formed
+    request that fails; 2 a malformed request (usage); 130 interrupted --
+    a ``KeyboardInterrupt`` wherever it lands, building the parser,
+    parsing, running the verb or reporting an error.
+    """
+    where: list[argparse.ArgumentParser] = []
+    try:
+        return _run(argv, where)
+    except KeyboardInterrupt:
+        prog = where[0].prog if where else "rowvoi"
+        try:
+            print(f"{prog}: interrupted", file=sys.stderr, flush=True)
+        except (KeyboardInterrupt, OSError):
+            pass  # a second Ctrl-C, or no stderr: the exit code says it
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -106,7 +106,7 @@ def test_errors_and_exit_codes(env, capsys):
     code, _, err = run(capsys, "build", "n", "--files", "a", "--records", "b")
     assert code == 2 and "one source" in err
     code, _, err = run(capsys, "build", "bad name", "--files", str(env / "notes"))
-    assert code == 1 and "corpus name 'bad name'" in err
+    assert code == 2 and "corpus name 'bad name'" in err  # wrong whatever the data
     code, _, err = run(capsys, "build", "n", "--records", "x.jsonl", "--pattern", "a")
     assert code == 2
     empty = env / "empty"
@@ -116,18 +116,20 @@ def test_errors_and_exit_codes(env, capsys):
     code, _, err = run(capsys, "search", "void", "wing")
     assert code == 1 and "corpus 'void' is empty; build it first: rowvoi build void" in err
     run(capsys, "build", "notes", "--files", str(env / "notes"), "--embedder", "hashing")
-    # Values out of range are the library's errors (exit 1, issue 10); text
-    # where a number belongs is a usage error (exit 2).
+    # Out-of-range numbers and unknown choices are usage errors (exit 2,
+    # issue 28), as text where a number belongs is.
     code, _, err = run(capsys, "search", "notes", "wing", "--k", "0")
-    assert code == 1 and "k=0: must be in 1 .. 100000" in err
+    assert code == 2 and "argument --k: must be an integer in 1 .. 100000, got '0'" in err
+    code, _, err = run(capsys, "search", "notes", "wing", "--k", str(10**12))
+    assert code == 2 and "argument --k" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--k", "two")
     assert code == 2 and "--k" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--mode", "semantic")
-    assert code == 1 and "mode='semantic': expected one of 'dense', 'lexical', 'hybrid'" in err
+    assert code == 2 and "argument --mode: invalid choice: 'semantic'" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--fusion", "sum")
-    assert code == 1 and "fusion='sum': expected one of 'rrf', 'blend'" in err
+    assert code == 2 and "argument --fusion: invalid choice: 'sum'" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--index", "ivf")
-    assert code == 1 and "index='ivf'" in err
+    assert code == 2 and "argument --index: invalid choice: 'ivf'" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--filter", "{year: 1}")
     assert code == 2 and "not valid JSON" in err
     code, _, err = run(capsys, "search", "notes", "wing", "--filter", '{"year": 1}')
@@ -135,7 +137,7 @@ def test_errors_and_exit_codes(env, capsys):
     code, _, err = run(capsys, "search", "notes", "wing", "--filter", '{"name": {"$gt": 1}}')
     assert code == 1 and "name is text" in err
     code, _, err = run(capsys, "build", "notes", "--embedder", "word2vec")
-    assert code == 1 and "unknown embedder spec 'word2vec'" in err
+    assert code == 2 and "unknown embedder spec 'word2vec'" in err
     store = CorpusStore.local("notes")
     with store.lock():
         code, _, err = run(capsys, "build", "notes")

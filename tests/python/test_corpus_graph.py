@@ -605,8 +605,10 @@ def test_cli_graph_exit_codes(home):
     assert _run(["graph", "aero"])[0] == 2
     assert _run(["graph", "aero", "text", "wings", "--depth", "two"])[0] == 2
     rc, _, err = _run(["graph", "aero", "text", "wings", "--depth", "-1"])
-    assert rc == 1 and "depth=-1" in err  # the library's range check
-    assert _run(["graph", "aero", "walk", "q", "--k", "0"])[0] == 1
+    assert rc == 2 and "argument --depth" in err  # out of range: a usage error
+    assert _run(["graph", "aero", "walk", "q", "--k", "0"])[0] == 2
+    rc, _, err = _run(["graph", "aero", "text", "wings", "--max-edges", str(10**24)])
+    assert rc == 2 and "argument --max-edges" in err  # once an OverflowError from C
     assert _run(["graph", "aero", "walk", "q", "--policy", "reverse-deps"])[0] == 2
     assert _run(["graph", "aero", "walk", "q", "--seed", "wings"])[0] == 2
     assert _run(["build", "aero", "--edge-fields", "parent="])[0] == 2

@@ -521,7 +521,7 @@ def test_cli_maintain(env, capsys):
         (["maintain", "ghost"], 1, "corpus 'ghost' is not registered"),
         (["maintain", "ghost", "--set-policy", "manual"], 1, "corpus 'ghost' is not registered"),
         (["maintain", "ghost", "--log"], 1, "corpus 'ghost' is not registered"),
-        (["maintain", "bad name"], 1, "corpus name 'bad name'"),
+        (["maintain", "bad name"], 2, "corpus name 'bad name'"),  # wrong whatever the data
     ],
 )
 def test_cli_bad_input(env, capsys, argv, code, msg):

@@ -95,6 +95,8 @@ MODULES = [
     "rowvoi.corpus.calibrate_cli",
     "rowvoi.graph.corpus",
     "rowvoi.graph.cli",
+    # what every verb of the command line shares
+    "rowvoi._cli_common",
 ]
 
 

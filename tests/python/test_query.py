@@ -886,10 +886,11 @@ def test_cli_exit_codes(capsys, tmp_path):
     assert "not valid JSON" in capsys.readouterr().err
     assert main(["query", str(TAXPAYERS)]) == 2
     capsys.readouterr()
+    # a JSON file that cannot be read fails the request, as for every verb
     assert (
-        main(["query", str(TAXPAYERS), str(bad_json), "--schema", str(tmp_path / "no.json")]) == 2
+        main(["query", str(TAXPAYERS), str(bad_json), "--schema", str(tmp_path / "no.json")]) == 1
     )
-    capsys.readouterr()
+    assert "no such file" in capsys.readouterr().err
     refused = tmp_path / "q.json"
     refused.write_text('{"operation": "filter", "filters": {"income": {"$gt": "lots"}}}')
     code, out, err = cli(capsys, "query", TAXPAYERS, refused)

@@ -180,7 +180,7 @@ def test_readme_exit_codes_match_the_cli(capsys):
     from rowvoi.cli import main
 
     text = flat(section("## Command line"))
-    assert "2 a malformed argument" in text and "1 a well-formed request that fails" in text
+    assert "2 a malformed request" in text and "1 a well-formed request that fails" in text
     csv = str(ROOT / "examples" / "data" / "customers.csv")
     assert main(["path", csv, "--budget", "-1"]) == 2  # "a negative --budget"
     assert main(["key", csv, "--epsilon", "5"]) == 2  # "--epsilon 5"

@@ -39,23 +39,15 @@ import json
 import sys
 from typing import Any
 
-from rowvoi.corpus.cli import _int  # range checked by the library (exit 1)
+from rowvoi._cli_common import check_input_file, corpus_name, integer, number, printable
 
 __all__ = ["add_parser"]
 
-
-def _weight(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
-    return value
+_weight = number(low=0.0, high=1.0)
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from rowvoi.cli import CliError
+    from rowvoi._cli_common import CliError
     from rowvoi.corpus.calibration import calibrate_min_score, read_queries
     from rowvoi.corpus.retrieve import open_corpus
 
@@ -64,6 +56,8 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise CliError("--plot needs matplotlib: pip install 'rowvoi[plot]'") from None
+    check_input_file(args.in_scope, "--in-scope")  # never hang on a FIFO or a device
+    check_input_file(args.out_of_scope, "--out-of-scope")
     in_scope = read_queries(args.in_scope)
     out_of_scope = read_queries(args.out_of_scope)
     corpus = open_corpus(args.name)
@@ -94,7 +88,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         return 0
     print(cal)
     if args.plot is not None:
-        print(f"  plot: {args.plot}")
+        print(f"  plot: {printable(args.plot)}")
     return 0
 
 
@@ -106,6 +100,8 @@ def add_parser(sub: Any) -> None:
     >>> add_parser(sub); sorted(sub.choices)
     ['calibrate']
     """
+    from rowvoi.corpus.retrieve import FUSIONS, MAX_FETCH_K, MODES
+
     p = sub.add_parser(
         "calibrate",
         help="measure and store a corpus's abstention floor",
@@ -122,7 +118,7 @@ def add_parser(sub: Any) -> None:
         epilog="example: rowvoi calibrate papers --in-scope asked.txt --out-of-scope "
         "off-topic.txt --mode hybrid --fusion blend --plot floor.png",
     )
-    p.add_argument("name", metavar="NAME", help="corpus name")
+    p.add_argument("name", metavar="NAME", type=corpus_name, help="corpus name")
     p.add_argument(
         "--in-scope", required=True, metavar="FILE", help="queries the corpus should answer"
     )
@@ -131,18 +127,16 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=("dense", "lexical", "hybrid"),
+        choices=MODES,
         default="hybrid",
         help="search mode to calibrate (default hybrid, as discover)",
     )
-    p.add_argument(
-        "--fusion", choices=("rrf", "blend"), default="rrf", help="hybrid fusion (default rrf)"
-    )
+    p.add_argument("--fusion", choices=FUSIONS, default="rrf", help="hybrid fusion (default rrf)")
     p.add_argument(
         "--k",
-        type=_int,
+        type=integer(1, MAX_FETCH_K),
         default=10,
-        help="hits per query searched, as discover's --k (default 10)",
+        help=f"hits per query searched, as discover's --k, 1 .. {MAX_FETCH_K} (default 10)",
     )
     p.add_argument(
         "--weight",

@@ -36,6 +36,17 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from rowvoi._cli_common import (
+    INT_MAX,
+    check_input_file,
+    corpus_name,
+    embedder_spec,
+    integer,
+    name_list,
+    printable,
+    regex,
+)
+
 if TYPE_CHECKING:
     from rowvoi.corpus.base import SearchHit
 
@@ -43,42 +54,14 @@ __all__ = ["add_parsers"]
 
 
 def _errors() -> tuple[type, type]:
-    from rowvoi.cli import CliError, UsageError
+    from rowvoi._cli_common import CliError, UsageError
 
     return CliError, UsageError
 
 
-def _positive_int(what: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
-        return value
-
-    parse.__name__ = what
-    return parse
-
-
-def _int(text: str) -> int:
-    """An integer flag; its range is the library's to check (exit 1, not 2),
-    so ``--k 0`` fails like ``search(..., k=0)`` does."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-
-
-_int.__name__ = "an integer"
-
-
-def _csv(text: str) -> list[str]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
-    return items
+#: Integer flags: a value out of range is a usage error (exit 2).
+_int = integer(-INT_MAX, INT_MAX)
+_csv = name_list
 
 
 # ------------------------------------------------------------------ source
@@ -190,6 +173,7 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pattern",
         metavar="REGEX",
+        type=regex,
         help="with --files: regular expression searched in each relative path "
         r"(default: .md, .markdown, .txt and .rst files)",
     )
@@ -212,6 +196,7 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--embedder",
         metavar="SPEC",
+        type=embedder_spec,
         help="minilm (default), hashing, or hashing:DIM; changing it re-embeds everything",
     )
     s = p.add_argument_group("strategy (how each item becomes text)")
@@ -224,19 +209,19 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--chunk-size",
-        type=_positive_int("an integer >= 1"),
+        type=integer(1, INT_MAX),
         metavar="CHARS",
         help="chunk length in characters (default 1200)",
     )
     s.add_argument(
         "--overlap",
-        type=_positive_int("an integer >= 1"),
+        type=integer(1, INT_MAX),
         metavar="CHARS",
         help="characters shared by consecutive chunks (default 200)",
     )
     s.add_argument(
         "--max-tokens",
-        type=_positive_int("an integer >= 1"),
+        type=integer(1, INT_MAX),
         metavar="N",
         help="chunk by MiniLM tokens instead (250 fits the model)",
     )
@@ -341,12 +326,18 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from rowvoi.corpus.index import build
 
     CliError, _ = _errors()
+    if _entry_from_flags(args) is not None and args.records:
+        # the flags are well formed; a FIFO or a device would hang the
+        # build: refuse it before anything is registered
+        check_input_file(args.records, "--records")
     entry = _register_from_flags(args.name, args, required=False)
     if entry is None:
         raise CliError(
             f"corpus {args.name!r} is not registered: give its source "
             f"(rowvoi build {args.name} --files FOLDER, or --records FILE)"
         )
+    if entry.get("kind") == "records" and entry.get("path"):
+        check_input_file(entry["path"], "records file")
     from rowvoi.corpus.edges import extractor_from_spec
     from rowvoi.corpus.sources import SkippedFileWarning
 
@@ -402,7 +393,7 @@ def _cmd_register(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"corpus": args.name, **entry}))
     else:
-        where = entry.get("root") or entry.get("path") or entry.get("fetcher")
+        where = printable(entry.get("root") or entry.get("path") or entry.get("fetcher"))
         print(
             f"registered {args.name!r}: {entry['kind']} from {where} (embedder "
             f"{entry['embedder']}); build it: rowvoi build {args.name}"
@@ -411,24 +402,67 @@ def _cmd_register(args: argparse.Namespace) -> int:
 
 
 def _snippet(text: str, width: int = 96) -> str:
-    one = " ".join(text.split())
+    """The text on one line (whitespace runs made one space), escaped
+    (:func:`~rowvoi._cli_common.printable`), cut to ``width`` characters."""
+    one = printable(" ".join(text.split()))
     return one if len(one) <= width else one[: width - 3] + "..."
+
+
+def _filter_document(text: str) -> dict[str, Any]:
+    """``--filter``: JSON whose shape is a filter, whatever the corpus (a
+    usage error otherwise, exit 2): an object; ``$and``/``$or`` holding
+    non-empty lists of objects, nested at most
+    :data:`rowvoi.query.MAX_FILTER_DEPTH` deep; operator names that exist.
+    Whether its fields and values fit the corpus is the search's to say
+    (exit 1).
+    """
+    from rowvoi.query import MAX_FILTER_DEPTH, OPERATORS
+
+    _, UsageError = _errors()
+    example = '\'{"year": {"$gte": 1960}}\''
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--filter: not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise UsageError("--filter: JSON nested too deeply") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"--filter: a filter is a JSON object, e.g. {example}")
+    levels: list[tuple[Any, str, int]] = [(doc, "filter", 0)]  # (level, path, depth)
+    while levels:
+        level, path, depth = levels.pop()
+        if not isinstance(level, dict):
+            raise UsageError(f"--filter: {path} must be an object of conditions")
+        for key, value in level.items():
+            where = f"{path}.{key}"
+            if key in ("$and", "$or"):
+                if depth + 1 > MAX_FILTER_DEPTH:
+                    raise UsageError(
+                        f"--filter: {where}: $and/$or nested more than "
+                        f"{MAX_FILTER_DEPTH} deep; flatten the filter"
+                    )
+                if not isinstance(value, list) or not value:
+                    raise UsageError(f"--filter: {where} must be a non-empty list of objects")
+                levels.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
+            elif key.startswith("$"):
+                raise UsageError(
+                    f"--filter: {where}: a filter level holds field names, $and or $or"
+                )
+            elif isinstance(value, dict):
+                unknown = [op for op in value if op not in OPERATORS or op in ("$and", "$or")]
+                if unknown or not value:
+                    raise UsageError(
+                        f"--filter: {where}: a condition is a value or an object of "
+                        f"operators ({' '.join(o for o in OPERATORS if o not in ('$and', '$or'))})"
+                        + (f"; not {', '.join(map(repr, unknown))}" if unknown else "")
+                    )
+    return doc
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
     from rowvoi.corpus.retrieve import open_corpus, search
 
-    _, UsageError = _errors()
-    flt = None
-    if args.filter is not None:
-        try:
-            flt = json.loads(args.filter)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--filter: not valid JSON ({exc.msg})") from None
-        if not isinstance(flt, dict):
-            raise UsageError(
-                '--filter: a filter is a JSON object, e.g. \'{"year": {"$gte": 1960}}\''
-            )
+    flt = None if args.filter is None else _filter_document(args.filter)
     corpus = open_corpus(args.name)
     hits = search(
         corpus,
@@ -460,15 +494,19 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 def print_hits(hits: Sequence[SearchHit], note: Callable[[SearchHit], str] | None = None) -> None:
     """One hit per two lines (rank, score, id, kind, ``note(hit)``; the
-    snippet), then its pointer; ``(no hits)`` for none."""
+    snippet), then its pointer; ``(no hits)`` for none. Everything taken
+    from the corpus is escaped (:func:`~rowvoi._cli_common.printable`)."""
     if not hits:
         print("(no hits)")
     for rank, h in enumerate(hits, 1):
-        extra = f"  {note(h)}" if note is not None else ""
-        print(f"{rank:3d}  {h.score:8.4f}  {h.artifact_id}  [{h.surface_kind}]{extra}")
+        extra = f"  {printable(note(h))}" if note is not None else ""
+        print(
+            f"{rank:3d}  {h.score:8.4f}  {printable(h.artifact_id)}  "
+            f"[{printable(h.surface_kind)}]{extra}"
+        )
         print(f"     {_snippet(h.text)}")
         if h.pointer:
-            print(f"     {h.pointer}")
+            print(f"     {printable(h.pointer)}")
 
 
 def _corpus_rows() -> list[dict[str, Any]]:
@@ -525,9 +563,9 @@ def _cmd_ls(args: argparse.Namespace) -> int:
                 r["name"],
                 str(r.get("n_artifacts", "-")),
                 str(r.get("n_records", "-")),
-                str(r.get("embedder") or "-"),
+                printable(r.get("embedder") or "-"),
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(upd)) if upd else "not built",
-                str(r.get("source") or "-"),
+                printable(r.get("source") or "-"),
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
@@ -546,7 +584,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         print(json.dumps(info))
         return 0
     emb = info["embedder"]
-    print(f"corpus {args.name!r}: {info['path']}")
+    print(f"corpus {args.name!r}: {printable(info['path'])}")
     print(
         f"  generation {info['generation']} (index files of generation "
         f"{info['base_generation']}, {info['n_delta']} records added and "
@@ -554,17 +592,20 @@ def _cmd_info(args: argparse.Namespace) -> int:
     )
     print(
         f"  {info['n_artifacts']} artifacts, {info['n_records']} records; kinds: "
-        + (", ".join(f"{k} {n}" for k, n in info["kinds"].items()) or "none")
+        + (", ".join(f"{printable(k)} {n}" for k, n in info["kinds"].items()) or "none")
     )
-    print(f"  embedder: {emb['id']} ({emb['dim']} dimensions)")
-    print(f"  strategy: {info['strategy']['id']}")
+    print(f"  embedder: {printable(emb['id'])} ({emb['dim']} dimensions)")
+    print(f"  strategy: {printable(info['strategy']['id'])}")
     if info.get("n_links") or info.get("edges"):
         print(f"  links: {info['n_links']} (extractor {(info.get('edges') or {}).get('id')})")
     fields = info["fields"]
-    print("  filter fields: " + (", ".join(f"{n} ({t})" for n, t in fields.items()) or "none"))
+    print(
+        "  filter fields: "
+        + (", ".join(f"{printable(n)} ({t})" for n, t in fields.items()) or "none")
+    )
     print(f"  files: {len(info['files'])}, {info['bytes']:,} bytes")
     for name, size in info["files"].items():
-        print(f"    {name}  {size:,}")
+        print(f"    {printable(name)}  {size:,}")
     return 0
 
 
@@ -612,6 +653,8 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['build', 'info', 'ls', 'register', 'rm', 'search']
     """
+    from rowvoi.corpus.retrieve import FUSIONS, INDEXES, MAX_FETCH_K, MODES
+
     p = sub.add_parser(
         "build",
         help="build or update a corpus (incremental)",
@@ -624,7 +667,9 @@ def add_parsers(sub: Any) -> None:
         epilog="example: rowvoi build notes --files ~/notes; rowvoi build papers --records "
         "papers.jsonl --id-key id --text-key abstract --metadata-keys year,venue",
     )
-    p.add_argument("name", metavar="NAME", help="corpus name (A-Z a-z 0-9 . _ -)")
+    p.add_argument(
+        "name", metavar="NAME", type=corpus_name, help="corpus name (A-Z a-z 0-9 . _ -)"
+    )
     _add_source_args(p)
     p.add_argument(
         "--keep-missing",
@@ -654,7 +699,7 @@ def add_parsers(sub: Any) -> None:
         description="Register (or replace) the recipe of corpus NAME in corpora.json: its "
         "source, embedder and strategy. 'rowvoi build NAME' then builds it.",
     )
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", type=corpus_name)
     _add_source_args(p)
     p.add_argument("--json", action="store_true", help="print the entry as JSON")
     p.set_defaults(func=_cmd_register, verb_parser=p)
@@ -671,14 +716,24 @@ def add_parsers(sub: Any) -> None:
         "cannot apply.",
         epilog="example: rowvoi search notes 'wing drag' --mode hybrid --k 5",
     )
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", type=corpus_name)
     p.add_argument("query", metavar="QUERY")
-    p.add_argument("--k", type=_int, default=10, help="hits to show, >= 1 (default 10)")
     p.add_argument(
-        "--mode", default="dense", metavar="{dense,lexical,hybrid}", help="ranking (default dense)"
+        "--k",
+        type=integer(1, MAX_FETCH_K),
+        default=10,
+        help=f"hits to show, 1 .. {MAX_FETCH_K} (default 10)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="dense",
+        metavar="{dense,lexical,hybrid}",
+        help="ranking (default dense)",
     )
     p.add_argument(
         "--fusion",
+        choices=FUSIONS,
         default="rrf",
         metavar="{rrf,blend}",
         help="hybrid fusion: rrf (by rank, default) or blend (by score)",
@@ -687,6 +742,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--surfaces", type=_csv, metavar="K1,K2", help="only these surface kinds")
     p.add_argument(
         "--index",
+        choices=INDEXES,
         default="auto",
         metavar="{auto,flat,hnsw}",
         help="vector index: the HNSW graph when the corpus has one (auto), or exact search (flat)",
@@ -712,7 +768,7 @@ def add_parsers(sub: Any) -> None:
         "fields and their types, embedder, strategy, files and "
         "bytes on disk. Loads no model and no index.",
     )
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", type=corpus_name)
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_info, verb_parser=p)
 
@@ -722,7 +778,7 @@ def add_parsers(sub: Any) -> None:
         description="Delete the built data of corpus NAME and its "
         "registration. Exit 1 if it is being built.",
     )
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", type=corpus_name)
     p.add_argument(
         "--keep-registration",
         action="store_true",

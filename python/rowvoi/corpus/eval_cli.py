@@ -38,56 +38,21 @@ import json
 import sys
 from typing import Any
 
-from rowvoi.corpus.cli import _errors, _int  # one rule for the corpus verbs' flags
+from rowvoi._cli_common import (
+    check_input_file,
+    corpus_name,
+    integer,
+    name_list,
+    number,
+    number_list,
+    printable,
+)
+from rowvoi.corpus.cli import _errors
 
 __all__ = ["add_parsers"]
 
-
-def _ints(text: str) -> list[int]:
-    try:
-        out = [int(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected integers separated by commas, got {text!r}"
-        ) from None
-    if not out:
-        raise argparse.ArgumentTypeError(f"expected at least one integer, got {text!r}")
-    return out
-
-
-_ints.__name__ = "a list of integers"
-
-
-def _floats(text: str) -> list[float | None]:
-    out: list[float | None] = []
-    for t in (t.strip() for t in text.split(",")):
-        if not t:
-            continue
-        if t.lower() == "none":
-            out.append(None)
-            continue
-        try:
-            out.append(float(t))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected numbers (or none) separated by commas, got {text!r}"
-            ) from None
-    if not out:
-        raise argparse.ArgumentTypeError(f"expected at least one number, got {text!r}")
-    return out
-
-
-_floats.__name__ = "a list of numbers"
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-
-
-_float.__name__ = "a number"
+_FINITE = number()  # any finite number (a score)
+_REL = number(low=0.0, low_open=True, high=1.0)  # a fraction of the top score, in (0, 1]
 
 
 class _Bar:
@@ -126,6 +91,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from rowvoi.corpus.retrieve import open_corpus
 
     CliError, UsageError = _errors()
+    check_input_file(args.cases, "CASES")  # never hang on a FIFO or a device
     try:
         cases = load_cases(args.cases)
     except ValueError as exc:
@@ -139,8 +105,8 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
         first = next(iter(missing.items()))
         print(
             f"{args.verb_parser.prog}: warning: {n} gold id(s) in {len(missing)} case(s) "
-            f"are not in corpus {args.name!r} (case {first[0] + 1}: {first[1][:3]}); they "
-            "count as misses (see validate_cases)",
+            f"are not in corpus {args.name!r} (case {first[0] + 1}: "
+            f"{printable(first[1][:3])}); they count as misses (see validate_cases)",
             file=sys.stderr,
         )
     return corpus, cases
@@ -189,10 +155,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             rank = "-" if r["gold_rank"] is None else str(r["gold_rank"])
             print(
                 f"{r['index'] + 1:4d}  {r['failure_class']:<19} {rank:>9}  "
-                f"{' '.join(r['query'].split())[:80]}"
+                f"{printable(' '.join(r['query'].split())[:80])}"
             )
     if args.run:
-        print(f"run file: {args.run}")
+        print(f"run file: {printable(args.run)}")
     return 0
 
 
@@ -222,7 +188,7 @@ def _cmd_eval_select(args: argparse.Namespace) -> int:
         for r in report.rows:
             print(
                 f"{r['index'] + 1:4d}  {r['reason']:<20} gold {r['gold_selected']}/"
-                f"{r['gold_retrieved']}  {', '.join(r['selected'])}"
+                f"{r['gold_retrieved']}  {', '.join(map(printable, r['selected']))}"
             )
     return 0
 
@@ -286,13 +252,38 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
     if held is not None:
         print(held)
     if args.plot:
-        print(f"plot: {args.plot}")
+        print(f"plot: {printable(args.plot)}")
     return 0
 
 
 # ----------------------------------------------------------------- parsers
+def _search_k() -> Any:
+    from rowvoi.corpus.retrieve import MAX_FETCH_K
+
+    return integer(1, MAX_FETCH_K)
+
+
+def _metrics(text: str) -> list[str]:
+    """``--metrics``: names of :data:`rowvoi.corpus.eval.METRICS`."""
+    from rowvoi.corpus.eval import METRICS
+
+    names = name_list(text)
+    unknown = [m for m in names if m not in METRICS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown metric(s) {', '.join(map(repr, unknown))}; choose from " + ", ".join(METRICS)
+        )
+    return names
+
+
+_metrics.__name__ = "metric names"
+_metrics.rejects = (",", "ndcg,bleu")  # type: ignore[attr-defined]
+
+
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", metavar="NAME", help="the built corpus")
+    from rowvoi.corpus.retrieve import FUSIONS, MODES
+
+    p.add_argument("name", metavar="NAME", type=corpus_name, help="the built corpus")
     p.add_argument(
         "cases",
         metavar="CASES.jsonl",
@@ -302,12 +293,14 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--mode",
+        choices=MODES,
         default="hybrid",
         metavar="{hybrid,dense,lexical}",
         help="search mode (default hybrid)",
     )
     p.add_argument(
         "--fusion",
+        choices=FUSIONS,
         default="rrf",
         metavar="{rrf,blend}",
         help="hybrid fusion: rrf (by rank, default) or blend (by score)",
@@ -320,7 +313,7 @@ def _selection_args(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "--k",
-        type=_int,
+        type=_search_k(),
         default=10,
         help="candidates retrieved per case, the selector's window (default 10)",
     )
@@ -357,30 +350,33 @@ def add_parsers(sub: Any) -> None:
     )
     _common(p)
     p.add_argument(
-        "--k", type=_ints, metavar="K1,K2,...", help="cutoffs, each >= 1 (default 1,5,10)"
+        "--k",
+        type=number_list(_search_k()),
+        metavar="K1,K2,...",
+        help="cutoffs, each >= 1 (default 1,5,10)",
     )
     p.add_argument(
         "--primary-k",
-        type=_int,
+        type=_search_k(),
         default=10,
         help="cutoff of the headline nDCG and of the failure classes (default 10)",
     )
     p.add_argument(
         "--metrics",
-        type=lambda t: [m.strip() for m in t.split(",") if m.strip()],
+        type=_metrics,
         default=list(DFLT_METRICS),
         metavar="M1,M2",
         help=f"metrics (default {','.join(DFLT_METRICS)})",
     )
     p.add_argument(
         "--depth",
-        type=_int,
+        type=_search_k(),
         metavar="N",
         help="hits retrieved per case (default: the largest cutoff)",
     )
     p.add_argument(
         "--abstain-threshold",
-        type=_float,
+        type=_FINITE,
         metavar="SCORE",
         help="score abstention cases: correct when the top score is below SCORE",
     )
@@ -401,22 +397,24 @@ def add_parsers(sub: Any) -> None:
     )
     _common(p)
     _selection_args(p)
-    p.add_argument("--max-k", type=_int, default=3, help="commit to at most this many (default 3)")
+    p.add_argument(
+        "--max-k", type=integer(1), default=3, help="commit to at most this many (default 3)"
+    )
     p.add_argument(
         "--rel",
-        type=_float,
+        type=_REL,
         default=0.9,
         help="keep results scoring at least this fraction of the top (default 0.9)",
     )
     p.add_argument(
         "--gap-ratio",
-        type=_float,
+        type=_REL,
         default=0.5,
         help="score_gap: cut below this fraction of the previous score (default 0.5)",
     )
     p.add_argument(
         "--min-score",
-        type=_float,
+        type=_FINITE,
         metavar="FLOAT",
         help="abstain below this absolute score (default: never)",
     )
@@ -438,17 +436,20 @@ def add_parsers(sub: Any) -> None:
     _common(p)
     _selection_args(p)
     p.add_argument(
-        "--max-k-grid", type=_ints, metavar="K1,K2", help="caps to try (default 1,2,3,5,8)"
+        "--max-k-grid",
+        type=number_list(integer(1)),
+        metavar="K1,K2",
+        help="caps to try (default 1,2,3,5,8)",
     )
     p.add_argument(
         "--rel-grid",
-        type=_floats,
+        type=number_list(_REL),
         metavar="R1,R2",
         help="relative bands to try, in (0, 1] (default 0.4,0.5,...,0.9)",
     )
     p.add_argument(
         "--min-score-grid",
-        type=_floats,
+        type=number_list(_FINITE, none=True),
         metavar="F1,none",
         help="absolute floors to try; none = no floor (default none)",
     )
@@ -460,7 +461,7 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--held-out",
-        type=int,
+        type=integer(2),
         metavar="FOLDS",
         help="also tune on all folds but one and score the one left out, for each of "
         "FOLDS folds (case i in fold i %% FOLDS): the best setting's figure on cases it "

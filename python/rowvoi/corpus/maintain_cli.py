@@ -33,6 +33,8 @@ import json
 import sys
 from typing import Any
 
+from rowvoi._cli_common import corpus_name, printable
+
 __all__ = ["add_parsers"]
 
 _SHOW = 10  # paths listed per coverage category in text output
@@ -50,12 +52,13 @@ def _policy(text: str) -> Any:
 
 
 _policy.__name__ = "a maintenance policy"
+_policy.rejects = ("sometimes", "interval:", "interval:-1h")  # type: ignore[attr-defined]
 
 
 def _result_line(r: Any) -> str:
-    line = f"{r.name}: {r.action} ({r.reason})"
+    line = f"{r.name}: {r.action} ({printable(r.reason)})"
     if r.error:
-        line += f": {r.error}"
+        line += f": {printable(r.error)}"
     c = r.counts
     if c:
         line += (
@@ -66,7 +69,7 @@ def _result_line(r: Any) -> str:
 
 
 def _cmd_maintain(args: argparse.Namespace) -> int:
-    from rowvoi.cli import CliError, UsageError
+    from rowvoi._cli_common import CliError, UsageError
     from rowvoi.corpus import maintenance, registry
 
     if args.set_policy is not False:
@@ -93,8 +96,8 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
         else:
             for row in rows:
                 print(
-                    f"{row['time']}  {row['action']}  ({row['reason']})"
-                    + (f": {row['error']}" if row.get("error") else "")
+                    f"{row['time']}  {row['action']}  ({printable(row['reason'])})"
+                    + (f": {printable(row['error'])}" if row.get("error") else "")
                 )
         return 0
     if (args.name is None) == (not args.all):
@@ -136,19 +139,19 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
     c = r.counts()
 
     def paths(items: list[str]) -> str:
-        shown = ", ".join(items[:_SHOW])
+        shown = ", ".join(printable(p) for p in items[:_SHOW])
         more = len(items) - _SHOW
         return shown + (f", ... and {more} more (--json lists all)" if more > 0 else "")
 
-    print(f"corpus {r.name!r}: {r.root} (pattern {r.pattern})")
+    print(f"corpus {r.name!r}: {printable(r.root)} (pattern {printable(r.pattern)})")
     print(f"  on disk       {c['on_disk']:>6}")
     print(f"  indexed       {c['indexed']:>6}  (coverage {100 * r.coverage_ratio:.1f}%)")
     print(f"  pending       {c['pending']:>6}  {paths(r.pending)}".rstrip())
-    why = ", ".join(f"{k} {len(v)}" for k, v in r.excluded.items())
+    why = ", ".join(f"{printable(k)} {len(v)}" for k, v in r.excluded.items())
     print(f"  excluded      {c['excluded']:>6}  ({why})")
     for k, v in r.excluded.items():
         if v:
-            print(f"    {k:<11} {paths(v)}")
+            print(f"    {printable(k):<11} {paths(v)}")
     print(f"  excluded dirs {c['excluded_dirs']:>6}  {paths(r.excluded_dirs)}".rstrip())
     print(f"  missing       {c['missing']:>6}  {paths(r.missing)}".rstrip())
     print(f"  out of scope  {c['out_of_scope']:>6}  {paths(r.out_of_scope)}".rstrip())
@@ -183,7 +186,9 @@ def add_parsers(sub: Any) -> None:
         "maintain papers --set-policy interval:6h; cron, hourly: "
         "0 * * * * rowvoi maintain --all >> ~/.rowvoi-maintain.log 2>&1",
     )
-    p.add_argument("name", metavar="NAME", nargs="?", help="one registered corpus")
+    p.add_argument(
+        "name", metavar="NAME", nargs="?", type=corpus_name, help="one registered corpus"
+    )
     p.add_argument(
         "--all", action="store_true", help="every registered corpus (manual ones are skipped)"
     )
@@ -218,6 +223,6 @@ def add_parsers(sub: Any) -> None:
         "unknown corpus or one that is not a files corpus.",
         epilog="example: rowvoi coverage notes --json",
     )
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", type=corpus_name)
     p.add_argument("--json", action="store_true", help="print JSON (every path)")
     p.set_defaults(func=_cmd_coverage, verb_parser=p)

@@ -40,11 +40,13 @@ import argparse
 import json
 from typing import Any
 
+from rowvoi._cli_common import INT_MAX, corpus_name, integer, name_list, printable
+
 __all__ = ["add_parser"]
 
 
 def _errors() -> tuple[type, type]:
-    from rowvoi.cli import CliError, UsageError
+    from rowvoi._cli_common import CliError, UsageError
 
     return CliError, UsageError
 
@@ -93,11 +95,14 @@ def _cmd_neighbours(args: argparse.Namespace) -> int:
         print(json.dumps(doc))
         return 0
     what = " (dangling: not an artifact of the corpus)" if doc["dangling"] else ""
-    print(f"{node}{what}: {len(out)} out, {len(inc)} in (fan-in {doc['fan_in']})")
+    print(f"{printable(node)}{what}: {len(out)} out, {len(inc)} in (fan-in {doc['fan_in']})")
     for e in out:
-        print(f"  --{e['type']}--> {e['node']}" + ("  (dangling)" if e["dangling"] else ""))
+        print(
+            f"  --{printable(e['type'])}--> {printable(e['node'])}"
+            + ("  (dangling)" if e["dangling"] else "")
+        )
     for e in inc:
-        print(f"  <--{e['type']}-- {e['node']}")
+        print(f"  <--{printable(e['type'])}-- {printable(e['node'])}")
     return 0
 
 
@@ -181,8 +186,9 @@ def _cmd_text(args: argparse.Namespace) -> int:
         return 0
     if args.aliases:
         for k, v in res.aliases.items():
-            print(f"# {k} = {v}")
-    print(res.text if res.lines else "(no edges)")
+            print(f"# {printable(k)} = {printable(v)}")
+    for line in res.lines or ["(no edges)"]:
+        print(printable(line))
     return 0
 
 
@@ -198,10 +204,6 @@ def add_parser(sub: Any) -> None:
     >>> add_parser(sub); print(sub.choices["graph"].format_usage().strip())
     usage: rowvoi graph [-h] NAME ACTION ...
     """
-    # integer flags: text that is no integer is a usage error (exit 2); the
-    # range is the library's to check (exit 1), as for rowvoi search --k
-    from rowvoi.corpus.cli import _csv, _int
-
     p = sub.add_parser(
         "graph",
         help="a corpus's link graph: neighbours, walks, text for prompts",
@@ -212,7 +214,7 @@ def add_parser(sub: Any) -> None:
         epilog="examples: rowvoi graph notes neighbours wing.md; rowvoi graph notes walk "
         "'lift' --depth 2; rowvoi graph notes text wing.md --depth 2 --max-edges 10",
     )
-    p.add_argument("name", metavar="NAME", help="corpus name")
+    p.add_argument("name", metavar="NAME", type=corpus_name, help="corpus name")
     p.set_defaults(func=_no_action, verb_parser=p)
     acts = p.add_subparsers(dest="action", metavar="ACTION")
 
@@ -259,22 +261,29 @@ def add_parser(sub: Any) -> None:
     )
     a.add_argument(
         "--summary-kinds",
-        type=_csv,
+        type=name_list,
         metavar="K1,K2",
         help="collapsed-tree: surface kinds that route (default description, "
         "synopsis, capability, document)",
     )
     a.add_argument(
         "--leaf-kinds",
-        type=_csv,
+        type=name_list,
         metavar="K1,K2",
         help="collapsed-tree: surface kinds returned (default chunk, readme_chunk)",
     )
-    a.add_argument("--depth", type=_int, default=2, help="hops from a seed, >= 0 (default 2)")
     a.add_argument(
-        "--budget", type=_int, default=64, help="nodes visited, at most, >= 1 (default 64)"
+        "--depth", type=integer(0, INT_MAX), default=2, help="hops from a seed, >= 0 (default 2)"
     )
-    a.add_argument("--k", type=_int, default=10, help="hits to show, >= 1 (default 10)")
+    a.add_argument(
+        "--budget",
+        type=integer(1, INT_MAX),
+        default=64,
+        help="nodes visited, at most, >= 1 (default 64)",
+    )
+    a.add_argument(
+        "--k", type=integer(1, INT_MAX), default=10, help="hits to show, >= 1 (default 10)"
+    )
     a.add_argument("--json", action="store_true", help="print JSON for programs")
     a.set_defaults(func=_cmd_walk, verb_parser=a, edge_type=None)
 
@@ -286,14 +295,22 @@ def add_parser(sub: Any) -> None:
     )
     a.add_argument("ids", metavar="ID", nargs="+", help="start items")
     a.add_argument(
-        "--depth", type=_int, default=3, help="items within DEPTH-1 hops are expanded (default 3)"
+        "--depth",
+        type=integer(0, INT_MAX),
+        default=3,
+        help="items within DEPTH-1 hops are expanded (default 3)",
     )
-    a.add_argument("--max-edges", type=_int, default=25, help="lines, at most (default 25)")
     a.add_argument(
-        "--max-edges-per-subject", type=_int, metavar="N", help="lines with one subject, at most"
+        "--max-edges", type=integer(0, INT_MAX), default=25, help="lines, at most (default 25)"
     )
     a.add_argument(
-        "--bridge", type=_csv, metavar="T1,T2", help="link types followed but never printed"
+        "--max-edges-per-subject",
+        type=integer(1, INT_MAX),
+        metavar="N",
+        help="lines with one subject, at most",
+    )
+    a.add_argument(
+        "--bridge", type=name_list, metavar="T1,T2", help="link types followed but never printed"
     )
     a.add_argument(
         "--aliases", action="store_true", help="print N1, N2, ... for items (with the map)"
