@@ -73,6 +73,7 @@ from rowvoi._atomic import fsync_dir
 from rowvoi.corpus.base import CorpusError, EmbedderMismatch, Surface, ledger_key
 from rowvoi.corpus.embedders import CorpusEmbedder, make_embedder
 from rowvoi.corpus.sources import CorpusSource
+from rowvoi.corpus.vectors import CACHE_FILE, EmbeddingCache
 from rowvoi.corpus.store import (
     AID_COLUMN,
     COMPACT_MIN,
@@ -82,6 +83,7 @@ from rowvoi.corpus.store import (
     CorpusStore,
     Snapshot,
     base_files,
+    damaged_file_error,
     default_lexical,
     ensure_links_table,
     load_dense,
@@ -562,20 +564,36 @@ def build(
         source.embedder if embedder is None else embedder, persistent=not st.temporary
     )
     t0 = time.perf_counter()
-    with st.lock() as previous:
-        if not st.exists():
-            st.create()
-        report = _Builder(
-            source,
-            st,
-            emb,
-            full=bool(full),
-            batch_size=int(batch_size),
-            progress=progress,
-            compact=compact,
-            hnsw=hnsw,
-            edges=extractor,
-        ).run()
+    new_dir = not st.path.exists()
+    discarded = False
+    try:
+        with st.lock() as previous:
+            new_corpus = not st.exists()
+            if new_corpus:
+                st.create()  # (refuses a folder that holds anything else)
+            try:
+                report = _Builder(
+                    source,
+                    st,
+                    emb,
+                    full=bool(full),
+                    batch_size=int(batch_size),
+                    progress=progress,
+                    compact=compact,
+                    hnsw=hnsw,
+                    edges=extractor,
+                ).run()
+            except Exception:
+                # a first build that failed (a wrong folder, a fetcher that
+                # raised, a missing reader): no corpus was ever committed, so
+                # none is left behind. (An interrupted one keeps its embedding
+                # cache: the next build resumes from it.)
+                if new_corpus:
+                    discarded = _discard_uncommitted(st)
+                raise
+    finally:
+        if discarded and new_dir:
+            _remove_dir(st)
     dead = previous.get("pid")
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
@@ -585,6 +603,43 @@ def build(
     corpus = Corpus(source.name, st, embedder=emb)
     corpus.last_build = report
     return corpus
+
+
+def _discard_uncommitted(store: CorpusStore) -> bool:
+    """Delete what a failed first build created in ``store`` (under its
+    lock), unless a generation got committed after all; returns whether
+    it did."""
+    store.close_writer()
+    store.close()
+    try:
+        with store.snapshot() as snap:
+            if snap.generation:
+                return False
+    except Exception:  # noqa: BLE001 - a damaged new file: it goes too
+        pass
+    finally:
+        store.close()
+    ours = [
+        db + suffix
+        for db in ("docs.sqlite", CACHE_FILE)
+        for suffix in ("", "-wal", "-shm", "-journal")
+    ] + ["manifest.json"]
+    for name in ours:
+        try:
+            (store.path / name).unlink()
+        except OSError:
+            pass
+    store.clean_files([])  # index files (none are committed)
+    return True
+
+
+def _remove_dir(store: CorpusStore) -> None:
+    """Remove the (emptied) directory a failed first build created."""
+    try:
+        (store.path / "build.lock").unlink()
+        store.path.rmdir()
+    except OSError:
+        pass
 
 
 class _Builder:
@@ -617,9 +672,17 @@ class _Builder:
         self.strategy_id = strategy_id(self.strategy)
         self.lexical_conf = default_lexical()
         self.new_files: list[str] = []
+        self.cache = EmbeddingCache(store.path / CACHE_FILE)
+        self.base_flat: FlatIndex | None = None
 
     # ------------------------------------------------------------ steps
     def run(self) -> BuildReport:
+        try:
+            return self._run()
+        finally:
+            self.cache.close()
+
+    def _run(self) -> BuildReport:
         con = self.store.writer_connection()
         try:
             try:
@@ -634,6 +697,18 @@ class _Builder:
             self.store.clean_files(base_files(self.base))
             self.con = con
             self.rebuild = self._rebuild_reason(snap)
+            if self.rebuild is None:
+                # an incremental build keeps the base files: they must be
+                # there (a full rebuild replaces them, damaged or not)
+                from rowvoi.corpus.repair import check_files
+
+                damage = check_files(self.store, snap, deep=False)
+                if damage:
+                    raise damaged_file_error(
+                        self.store,
+                        damage[0].file,
+                        "; ".join(d.problem if i == 0 else str(d) for i, d in enumerate(damage)),
+                    )
             cur_hnsw = self.state.get("hnsw")
             self.hnsw = (
                 cur_hnsw
@@ -874,6 +949,7 @@ class _Builder:
                 [(k, json.dumps(v)) for k, v in state.items()],
             )
             self.report.n_links = con.execute("SELECT count(*) FROM links").fetchone()[0]
+            self.cache.sync()  # the vectors of the records committed now are durable first
             _stage("commit")
             con.execute("COMMIT")
         except BaseException:
@@ -881,15 +957,7 @@ class _Builder:
                 con.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-            for name in self.new_files:
-                path = self.store.path / name
-                try:
-                    if path.is_dir():
-                        shutil.rmtree(path)
-                    else:
-                        path.unlink()
-                except OSError:
-                    pass
+            remove_files(self.store, self.new_files)
             raise
         _stage("committed")
         self.report.generation = gen
@@ -899,7 +967,27 @@ class _Builder:
         snap = Snapshot(self.store, con)
         self.store.write_manifest(snap.state)
         self.store.clean_files(base_files(snap.base))
+        if compacting:
+            self._cache_upkeep()
         _stage("cleaned")
+
+    def _cache_upkeep(self) -> None:
+        """After a compaction: the embedding cache gets the vector of every
+        live record it lacks (a corpus built before the cache existed), and
+        loses those of other embedders and of texts no longer held. A cache
+        failure costs re-embedding later, never this committed build."""
+        flat = self.base_flat
+        eid = self.emb.embedder_id
+        try:
+            if flat is not None and len(flat):
+                missing = self.cache.missing(eid, self.store.db_path)
+                for i in range(0, len(missing), 10_000):
+                    part = missing[i : i + 10_000]
+                    ids = np.array([r for r, _ in part], dtype=np.int64)
+                    self.cache.put(eid, [h for _, h in part], flat.get(ids))
+            self.cache.prune(eid, self.store.db_path)
+        except (sqlite3.Error, OSError, ValueError):
+            pass
 
     # ----------------------------------------------------------- pieces
     def _reset(self) -> None:
@@ -1040,6 +1128,15 @@ class _Builder:
                     found[h] = v
         elif self.rebuild is None:
             found.update(self._delta_cache([h for h in distinct if h not in found]))
+        # the embedding cache: vectors a build computed before (an interrupted
+        # one's among them), committed batch by batch
+        cached = self.cache.get(
+            self.emb.embedder_id, self.dim, [h for h in distinct if h not in found]
+        )
+        if cached:
+            if self.dim is None:
+                self.dim = int(next(iter(cached.values())).shape[0])
+            found.update(cached)
         todo = [h for h in distinct if h not in found]
         if todo:
             first: dict[bytes, str] = {}
@@ -1057,6 +1154,9 @@ class _Builder:
                 )
             for h, v in zip(todo, vecs):
                 found[h] = v
+        keep = [h for h in distinct if h not in cached]
+        if keep:
+            self.cache.put(self.emb.embedder_id, keep, np.stack([found[h] for h in keep]))
         embedded = set(todo)
         self.report.cache_hits += sum(1 for h in hashes if h not in embedded)
         if not hashes:
@@ -1187,44 +1287,77 @@ class _Builder:
             snap = Snapshot(self.store, self.con)  # sees this transaction's rows
             lexical = load_lexical(self.store, snap)
             dense = load_dense(self.store, snap)
-        lex_name, dense_name, hnsw_name = f"lexical.{gen}.rvx", None, None
-        self.new_files.append(lex_name)
-        lexical.compact()
-        lexical.save(self.store.path / lex_name)
-        _stage("lexical-written")
         flat = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
-        if flat is not None and len(flat):
-            if self.hnsw:
-                # a fresh graph of the live vectors (no deleted nodes), built
-                # in ascending id order on one thread: deterministic
-                from rowvoi.dense import HNSWIndex
-
-                ids = np.sort(flat.ids())
-                graph = HNSWIndex(
-                    flat.dim, metric="ip", max_elements=max(1, len(ids)), **self.hnsw
-                )
-                for i in range(0, len(ids), 50_000):
-                    part = ids[i : i + 50_000]
-                    graph.add(flat.get(part), ids=part)
-                hnsw_name = f"hnsw.{gen}"
-                self.new_files.append(hnsw_name)
-                graph.save(self.store.path / hnsw_name)
-                fsync_dir(self.store.path)
-            else:
-                dense_name = f"dense.{gen}.rvf"
-                self.new_files.append(dense_name)
-                flat.save(self.store.path / dense_name)
-        _stage("dense-written")
+        self.base_flat = flat
+        base = write_base_files(
+            self.store, gen, lexical, flat, self.hnsw, self.new_files, self.next_id
+        )
         self.con.execute("DELETE FROM tombstones")
         self.con.execute("DELETE FROM delta_vectors")
-        return {
-            "generation": gen,
-            "lexical": lex_name,
-            "dense": dense_name,
-            "hnsw": hnsw_name,
-            "next_id": self.next_id,
-        }
+        return base
 
+
+def write_base_files(
+    store: CorpusStore,
+    gen: int,
+    lexical: BM25Index,
+    flat: FlatIndex | None,
+    hnsw: Mapping[str, Any] | None,
+    new_files: list[str],
+    next_id: int,
+) -> dict[str, Any]:
+    """Write the index files of generation ``gen`` -- ``lexical.<gen>.rvx``,
+    and ``dense.<gen>.rvf`` or (with ``hnsw`` parameters) a fresh graph in
+    ``hnsw.<gen>/`` -- from indexes holding every live record, each fsynced
+    (the directory too); the name of each is appended to ``new_files``
+    before it is written, so that a failing caller deletes it. Returns the
+    base description the caller's commit publishes. (The builder's
+    compaction and :func:`rowvoi.corpus.repair` share it.)"""
+    lex_name, dense_name, hnsw_name = f"lexical.{gen}.rvx", None, None
+    new_files.append(lex_name)
+    lexical.compact()
+    lexical.save(store.path / lex_name)
+    _stage("lexical-written")
+    if flat is not None and len(flat):
+        if hnsw:
+            # a fresh graph of the live vectors (no deleted nodes), built
+            # in ascending id order on one thread: deterministic
+            from rowvoi.dense import HNSWIndex
+
+            ids = np.sort(flat.ids())
+            graph = HNSWIndex(flat.dim, metric="ip", max_elements=max(1, len(ids)), **hnsw)
+            for i in range(0, len(ids), 50_000):
+                part = ids[i : i + 50_000]
+                graph.add(flat.get(part), ids=part)
+            hnsw_name = f"hnsw.{gen}"
+            new_files.append(hnsw_name)
+            graph.save(store.path / hnsw_name)
+            fsync_dir(store.path)
+        else:
+            dense_name = f"dense.{gen}.rvf"
+            new_files.append(dense_name)
+            flat.save(store.path / dense_name)
+    _stage("dense-written")
+    return {
+        "generation": gen,
+        "lexical": lex_name,
+        "dense": dense_name,
+        "hnsw": hnsw_name,
+        "next_id": next_id,
+    }
+
+
+def remove_files(store: CorpusStore, names: Sequence[str]) -> None:
+    """Delete index files (or directories) of an uncommitted generation."""
+    for name in names:
+        path = store.path / name
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            pass
 
 def _spec_or_none(strategy: Any) -> dict[str, Any] | None:
     try:

@@ -605,7 +605,9 @@ class MaintenanceResult:
     action : str
         ``"built"`` (a build committed changes), ``"up to date"`` (a build
         ran and found nothing to commit), ``"nothing to do"``, ``"would
-        build"`` (dry run), ``"skipped"`` (a manual corpus in a sweep), or
+        build"`` (dry run), ``"skipped"`` (a manual corpus in a sweep),
+        ``"damaged"`` (index files damaged: nothing built; ``error`` names
+        the repair), ``"would repair"`` (a dry run with ``force``), or
         ``"error"``.
     reason : str
         Why, in words (``"never built"``, ``"source changed: 2 new"``,
@@ -615,9 +617,14 @@ class MaintenanceResult:
     counts : dict or None
         The build's report (:meth:`rowvoi.corpus.BuildReport.to_dict`).
     error : str or None
-        The error's message, when ``action == "error"``.
+        The error's message, when ``action == "error"``; for
+        ``"damaged"``, the command that repairs the corpus.
     seconds : float
         Wall time spent on this corpus.
+    damage : list of str or None
+        The damaged files found (``"dense.3.rvf: missing"``): reported with
+        ``action == "damaged"``, or repaired before the build with
+        ``force`` (see :func:`rowvoi.corpus.repair`).
     """
 
     name: str
@@ -627,6 +634,7 @@ class MaintenanceResult:
     counts: dict[str, Any] | None = None
     error: str | None = None
     seconds: float = 0.0
+    damage: list[str] | None = None
 
     @property
     def ran(self) -> bool:
@@ -661,8 +669,9 @@ class MaintenanceReport:
 
     @property
     def errors(self) -> list[MaintenanceResult]:
-        """The results with ``action == "error"``."""
-        return [r for r in self.results if r.action == "error"]
+        """The results that need attention: ``action`` ``"error"`` or
+        ``"damaged"``."""
+        return [r for r in self.results if r.action in ("error", "damaged")]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -727,19 +736,72 @@ def _decide(
     return changed, "source unchanged", updates
 
 
+def _damage(name: str, state: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """(the damaged index files of a built corpus, state updates): every
+    index file is looked at, and loaded and verified when it changed since
+    it was last verified (its :func:`~rowvoi.corpus.repair.fingerprint` is
+    kept in the state), so a run loads a corpus's index files once per new
+    generation, not on every run."""
+    from rowvoi.corpus.repair import check_files
+    from rowvoi.corpus.store import CorpusStore, base_files
+
+    store = CorpusStore.local(name)
+    if not store.exists():
+        return [], {}
+    verified = dict(state.get("verified") or {})
+    with store.snapshot() as snap:
+        damage = check_files(store, snap, deep=True, database=False, verified=verified)
+        keep = set(base_files(snap.base))
+    return damage, {"verified": {k: v for k, v in verified.items() if k in keep}}
+
+
 def _maintain_one(
     name: str, *, named: bool, force: bool, dry_run: bool, now: float, progress: bool | None
 ) -> MaintenanceResult:
     from rowvoi.corpus import registry
     from rowvoi.corpus.index import build
+    from rowvoi.corpus.store import CorpusStore, rebuild_advice
 
     t0 = time.perf_counter()
     entry = _entry(name)
     policy = _policy_of(entry)
     state = _read_state(name)
+    damage, checked = _damage(name, state)
+    repaired: list[str] | None = None
+    if damage:
+        found = [str(d) for d in damage]
+        repairable = all(d.repairable for d in damage)
+        if force and repairable and not dry_run:
+            from rowvoi.corpus.repair import repair
+
+            repair(name)
+            repaired, checked = found, {"verified": {}}
+        else:
+            # reported, not built (an incremental build would keep the damaged
+            # files, and refuses to): --force repairs first
+            fix = (
+                f"repair it: rowvoi maintain {name} --force (or rowvoi build {name} --repair)"
+                if repairable
+                else rebuild_advice(CorpusStore.local(name))
+            )
+            would = force and repairable  # (a dry run)
+            result = MaintenanceResult(
+                name,
+                "would repair" if would else "damaged",
+                "; ".join(found),
+                policy.to_spec(),
+                error=None if would else fix,
+                damage=found,
+                seconds=time.perf_counter() - t0,
+            )
+            if not dry_run:
+                _write_state(name, {**state, **checked, "last_checked": now})
+                _log(result, now)
+            return result
     reason, skip_reason, updates = _decide(
         name, entry, policy, state, named=named, force=force, now=now
     )
+    updates.update(checked)
     if reason is None:
         result = MaintenanceResult(
             name,
@@ -759,6 +821,9 @@ def _maintain_one(
             counts=report.to_dict(),
         )
         updates["last_built"] = now
+    if repaired:
+        result.damage = repaired
+        result.reason += "; repaired " + "; ".join(repaired)
     result.seconds = time.perf_counter() - t0
     if not dry_run:
         _write_state(name, {**state, **updates, "last_checked": now})
@@ -792,6 +857,8 @@ def _log(result: MaintenanceResult, now: float) -> None:
         }
     if result.error is not None:
         row["error"] = result.error
+    if result.damage:
+        row["damage"] = result.damage
     _append_log(result.name, row)
 
 
@@ -821,7 +888,12 @@ def maintain(
         Decide only: build nothing, write no state and no log, take no lock.
         (Checking a fetcher corpus's source still calls the fetcher.)
     force : bool
-        Build whatever the policy says (the build is still incremental).
+        Build whatever the policy says (the build is still incremental),
+        and first repair a corpus whose index files are damaged
+        (:func:`rowvoi.corpus.repair`: from its stored rows and embedding
+        cache, re-embedding nothing). Without it a damaged corpus is
+        reported (``action == "damaged"``, with the repair command) and not
+        built.
     now : float, optional
         The time to judge intervals by (seconds since the epoch; default
         now).

@@ -292,7 +292,10 @@ class CorpusGraph:
                     if gen.full is not None and embedder is None:
                         return gen.full
                     return self._full(snap, gen, embedder)
-            except (BaseFileGone, _Stale):  # a newer commit: read that one
+            except _Stale:  # a newer commit: read that one
+                continue
+            except BaseFileGone as gone:  # replaced by a newer commit, or missing
+                self.corpus.store.raise_if_missing(gone)
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing while its graph was loaded; retry")
 
@@ -540,7 +543,10 @@ class CorpusGraph:
                         else [None] * len(rows)
                     )
                 return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
-            except (BaseFileGone, _Stale):
+            except _Stale:
+                continue
+            except BaseFileGone as gone:
+                self.corpus.store.raise_if_missing(gone)
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing; retry")
 
