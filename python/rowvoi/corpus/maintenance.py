@@ -750,6 +750,9 @@ def _damage(name: str, state: Mapping[str, Any]) -> tuple[list[Any], dict[str, A
         return [], {}
     verified = dict(state.get("verified") or {})
     with store.snapshot() as snap:
+        written = snap.base.get("fingerprints")
+        if isinstance(written, dict):
+            verified = {**written, **verified}
         damage = check_files(store, snap, deep=True, database=False, verified=verified)
         keep = set(base_files(snap.base))
     return damage, {"verified": {k: v for k, v in verified.items() if k in keep}}

@@ -252,11 +252,13 @@ def _deep_problem(store: CorpusStore, snap: Snapshot, kind: str, name: str, ids:
 
 
 def fingerprint(path: str | os.PathLike[str]) -> list[Any] | None:
-    """What changes when a file (or the files of a directory) is written:
-    size, modification and status-change times and inode of each (``None``
-    when it cannot be examined). Index files are never rewritten in place
-    (a new generation gets new names), so an unchanged fingerprint means a
-    file verified before need not be loaded again.
+    """What changes when a file (or the files of a directory) is written
+    or replaced: size, modification time and inode of each (``None`` when
+    it cannot be examined). Index files are never rewritten in place (a new
+    generation gets new names), so an unchanged fingerprint means a file
+    verified before -- or written by the commit that named it -- need not
+    be loaded again. (The status-change time is left out: a ``chmod`` is
+    no damage.)
 
     >>> import tempfile
     >>> d = tempfile.mkdtemp(); fingerprint(d) == fingerprint(d), fingerprint(d + "/none")
@@ -269,7 +271,7 @@ def fingerprint(path: str | os.PathLike[str]) -> list[Any] | None:
             entries += sorted((e.name, e.stat(follow_symlinks=False)) for e in os.scandir(path))
     except OSError:
         return None
-    return [[n, s.st_size, s.st_mtime_ns, s.st_ctime_ns, s.st_ino] for n, s in entries]
+    return [[n, s.st_size, s.st_mtime_ns, s.st_ino] for n, s in entries]
 
 
 def check_files(
@@ -286,9 +288,11 @@ def check_files(
 
     ``database`` (default: ``deep``) also runs SQLite's ``quick_check`` on
     ``docs.sqlite``. ``verified`` maps file names to the
-    :func:`fingerprint` they had when a deep check last passed: such a file
-    is not loaded again while its fingerprint is the same, and each file
-    that passes a deep check is entered (the mapping is updated in place).
+    :func:`fingerprint` they had when written (the build records it with
+    the base, ``base["fingerprints"]``) or when a deep check last passed:
+    such a file is not loaded while its fingerprint is the same, and each
+    file that passes a deep check is entered (the mapping is updated in
+    place).
     """
     out: list[IndexDamage] = []
     ids = None

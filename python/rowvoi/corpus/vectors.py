@@ -104,6 +104,9 @@ class EmbeddingCache:
         )
         try:
             con.execute("PRAGMA busy_timeout = 60000")
+            # rows of 1.5-6 KB (384-1536 float32s): 16 KB pages hold them with
+            # little slack (a new database only; ignored once it has content)
+            con.execute("PRAGMA page_size = 16384")
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             for stmt in _SCHEMA.split(";"):
@@ -185,6 +188,19 @@ class EmbeddingCache:
         except sqlite3.DatabaseError:
             self._discard()  # damaged: a miss, and a fresh cache from now on
             return {}
+
+    def has(self, embedder_id: str) -> bool:
+        """Does the cache hold any vector of ``embedder_id``?"""
+        try:
+            key = self._eid(embedder_id, None)
+            if key is None:
+                return False
+            con = self._connect()
+            row = con.execute("SELECT 1 FROM vectors WHERE eid = ? LIMIT 1", (key[0],)).fetchone()
+            return row is not None
+        except sqlite3.DatabaseError:
+            self._discard()
+            return False
 
     def count(self, embedder_id: str) -> int:
         """Vectors cached for ``embedder_id``."""
