@@ -563,9 +563,17 @@ class CorpusStore:
         self.require()
         con = getattr(self, "_writer", None)
         if con is None:
-            self._writer_pinned, con = _connect(self.db_path)
-            con.execute("PRAGMA busy_timeout = 60000")
-            con.execute("PRAGMA synchronous=FULL")
+            pinned, con = _connect(self.db_path)
+            try:
+                con.execute("PRAGMA busy_timeout = 60000")
+                con.execute("PRAGMA synchronous=FULL")
+            except sqlite3.DatabaseError as exc:
+                pinned.close()
+                raise IndexFormatError(
+                    f"RV_E_CORRUPT: {self.db_path}: not a rowvoi corpus ({exc}); "
+                    f"{rebuild_advice(self)}"
+                ) from None
+            self._writer_pinned = pinned
             self._writer: sqlite3.Connection | None = con
         return con
 
