@@ -270,7 +270,10 @@ def test_maintain_reports_damage_and_force_repairs_it(home, tmp_path, capsys):
     assert check("n") == []
     code, out, _ = run(capsys, "maintain", "--all")
     assert code == 0 and "n: nothing to do" in out
-    log = [row["action"] for row in json.loads(run(capsys, "maintain", "n", "--log", "--json")[1])["log"]]
+    log = [
+        row["action"]
+        for row in json.loads(run(capsys, "maintain", "n", "--log", "--json")[1])["log"]
+    ]
     assert log[-3:] == ["damaged", "up to date", "nothing to do"], log
 
 
@@ -532,3 +535,11 @@ def test_sigint_to_rowvoi_build_keeps_the_finished_embeddings(home, tmp_path, ca
     r = json.loads(out)
     assert code == 0 and r["n_new"] == 1000
     assert (r["cache_hits"], r["texts_embedded"]) == (768, 232), r
+
+
+def test_readme_when_something_breaks(tmp_path):
+    from readme_blocks import run_python, section
+
+    text = section("### When something breaks")
+    out = run_python(text, tmp_path / "home").splitlines()
+    assert out == ["['dense.1.rvf: missing']", "True 0 6", "shock-waves.md"], out

@@ -55,6 +55,8 @@ MODULES = [
     "rowvoi.corpus.strategy",
     "rowvoi.corpus.sources",
     "rowvoi.corpus.store",
+    "rowvoi.corpus.vectors",
+    "rowvoi.corpus.repair",
     "rowvoi.corpus.records",
     "rowvoi.corpus.index",
     "rowvoi.corpus.retrieve",

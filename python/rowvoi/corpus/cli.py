@@ -341,7 +341,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
     from rowvoi.corpus.index import build
 
-    CliError, UsageError = _errors()
+    CliError, _ = _errors()
     if args.repair:
         return _cmd_repair(args)
     entry, recipe = _recipe_from_flags(args.name, args, required=False)

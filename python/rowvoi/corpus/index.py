@@ -35,8 +35,24 @@ Where the embedding cache lives
 In the corpus itself. Records carry the hash of their text; the corpus has
 one pinned embedder id; so ``(embedder id, content hash)`` is answered by
 the corpus's own vectors (``delta_vectors`` rows, or the base index file
-when a rebuild loads it), with no second copy of every vector in a cache
-directory. Texts repeated within one build are embedded once.
+when a rebuild loads it) and by ``embeddings.sqlite``
+(:mod:`rowvoi.corpus.vectors`), which the build commits after every
+embedder batch, outside its own single commit. So a build that is
+interrupted (Ctrl-C) or killed leaves the previous generation *and* the
+vectors it computed: the next build takes them from the cache
+(:attr:`BuildReport.cache_hits`). Texts repeated within one build are
+embedded once.
+
+When a build fails
+------------------
+Nothing is committed: the previous generation stays, whole. A first build
+that fails (an exception before its commit: a missing folder, a source or
+fetcher that raised, a missing reader) removes what it created -- the
+corpus directory when it made it -- so no empty corpus is left behind; an
+interrupted one keeps its folder and embedding cache, to resume. An
+incremental build refuses a corpus whose base index files are damaged
+(looked at, and loaded when they changed since their commit wrote them)
+with the repair command (:func:`rowvoi.corpus.repair`).
 
 Examples
 --------
@@ -73,7 +89,6 @@ from rowvoi._atomic import fsync_dir
 from rowvoi.corpus.base import CorpusError, EmbedderMismatch, Surface, ledger_key
 from rowvoi.corpus.embedders import CorpusEmbedder, make_embedder
 from rowvoi.corpus.sources import CorpusSource
-from rowvoi.corpus.vectors import CACHE_FILE, EmbeddingCache
 from rowvoi.corpus.store import (
     AID_COLUMN,
     COMPACT_MIN,
@@ -91,6 +106,7 @@ from rowvoi.corpus.store import (
     new_lexical,
 )
 from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
+from rowvoi.corpus.vectors import CACHE_FILE, EmbeddingCache
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
@@ -528,7 +544,14 @@ def build(
         A strategy, change signal, metadata function or edge extractor
         failing on an artifact (named), a filter field value that does not
         fit its declared type, a malformed ``edges``. Nothing is committed
-        then.
+        then (and a first build leaves no corpus behind).
+    rowvoi.errors.IndexFormatError
+        An incremental build of a corpus whose index files are damaged or
+        missing: the message names the file and the repair
+        (``rowvoi build NAME --repair``, :func:`rowvoi.corpus.repair`).
+    KeyboardInterrupt
+        Passed on; the previous generation stays, and the vectors embedded
+        so far stay in the embedding cache for the next build.
 
     Notes
     -----
@@ -1306,7 +1329,7 @@ class _Builder:
             snap = Snapshot(self.store, self.con)  # sees this transaction's rows
             lexical = load_lexical(self.store, snap)
             dense = load_dense(self.store, snap)
-        flat = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
+        flat: Any = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
         self.base_flat = flat
         base = write_base_files(
             self.store, gen, lexical, flat, self.hnsw, self.new_files, self.next_id
@@ -1382,6 +1405,7 @@ def remove_files(store: CorpusStore, names: Sequence[str]) -> None:
                 path.unlink()
         except OSError:
             pass
+
 
 def _spec_or_none(strategy: Any) -> dict[str, Any] | None:
     try:

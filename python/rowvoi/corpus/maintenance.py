@@ -23,6 +23,14 @@ changed since it was last maintained (another embedder, strategy or
 source), is rebuilt. The build itself is incremental (only what changed is
 embedded), so a rebuild is cheap when little changed.
 
+Every run also checks each built corpus's index files: each is looked at,
+and loaded and verified once per file (a file unchanged since its commit
+wrote it, or since a run verified it, is not loaded again). A damaged
+corpus is reported (action ``"damaged"``, with the repair command; the run
+exits 1) and not built; with ``force`` it is repaired first
+(:func:`rowvoi.corpus.repair`: from its stored rows and embedding cache,
+nothing re-embedded), then built.
+
 :func:`maintain` is idempotent: right after a run, a second run finds
 nothing to do and says so, per corpus. A run holds one lock
 (``maintain.lock``, :func:`rowvoi.corpus.store.pid_lock`, the builder

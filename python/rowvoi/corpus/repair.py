@@ -231,7 +231,9 @@ def _load_base(store: CorpusStore, snap: Snapshot, kind: str, name: str) -> Any:
     return cls.load(store.path / name)
 
 
-def _deep_problem(store: CorpusStore, snap: Snapshot, kind: str, name: str, ids: Any) -> str | None:
+def _deep_problem(
+    store: CorpusStore, snap: Snapshot, kind: str, name: str, ids: Any
+) -> str | None:
     """What loading the base file shows (None: it loads and holds the
     generation's records)."""
     try:
@@ -437,6 +439,7 @@ class _Vectors:
         from rowvoi.corpus.embedders import embedder_for_id, make_embedder
 
         if self._emb is None:
+            emb: Any
             if self.embedder_arg is not None:
                 emb = make_embedder(self.embedder_arg, persistent=not self.store.temporary)
                 if emb.embedder_id != self.eid:
@@ -586,7 +589,9 @@ def repair(corpus: Any, *, embedder: Any = None) -> RepairReport:
                 from rowvoi.dense import FlatIndex
 
                 flat = FlatIndex(int(state["dim"]), metric="ip", storage=FLAT_STORAGE)
-            vectors = _Vectors(store, snap, {d.file for d in report.damaged}, cache, embedder, report)
+            vectors = _Vectors(
+                store, snap, {d.file for d in report.damaged}, cache, embedder, report
+            )
             cur = con.execute("SELECT id, text, content_hash FROM records ORDER BY id")
             while True:
                 rows = cur.fetchmany(_BATCH)
@@ -599,7 +604,13 @@ def repair(corpus: Any, *, embedder: Any = None) -> RepairReport:
                 report.n_records += len(rows)
             cache.sync()
             base = write_base_files(
-                store, gen, lexical, flat, state.get("hnsw"), new_files, int(state.get("next_id", 0))
+                store,
+                gen,
+                lexical,
+                flat,
+                state.get("hnsw"),
+                new_files,
+                int(state.get("next_id", 0)),
             )
             con.execute("BEGIN IMMEDIATE")
             try:

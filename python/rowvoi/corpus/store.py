@@ -12,6 +12,15 @@ Layout of a corpus directory (DESIGN §5)::
     hnsw.<g>/           its HNSW graph (a directory written by
                         rowvoi.dense.HNSWIndex.save, whose exact twin also
                         answers exact searches) when the corpus has one
+    embeddings.sqlite   the embedding cache (rowvoi.corpus.vectors): every
+                        live record's vector by embedder id and text hash;
+                        a cache, written outside the commit point
+
+Everything but ``docs.sqlite`` is derived from it: a damaged or missing
+index file is reported with the command that rebuilds it
+(:func:`repair_command`, :func:`rowvoi.corpus.repair`), and a base file a
+snapshot names but the directory lacks is told apart from one a newer
+commit replaced (:meth:`CorpusStore.raise_if_missing`).
 
 ``docs.sqlite`` holds the ``state`` (committed generation, base files,
 embedder id and dimension, analyzer and BM25 settings, strategy id, the
@@ -1470,7 +1479,9 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
         except IndexFormatError as exc:
             if not os.path.lexists(store.path / name):
                 raise BaseFileGone(store.path / name) from None
-            raise damaged_file_error(store, name, _load_problem(store, name, exc), exc.code) from None
+            raise damaged_file_error(
+                store, name, _load_problem(store, name, exc), exc.code
+            ) from None
         _check_base_size(store, snap, name, len(index), "documents")
     else:
         index = new_lexical(snap.state.get("lexical") or default_lexical())
@@ -1512,7 +1523,7 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     hnsw = snap.base.get("hnsw")
     index: FlatIndex | HNSWIndex
     if hnsw or name:
-        file = hnsw or name
+        file = str(hnsw or name)
         try:
             index = (HNSWIndex if hnsw else FlatIndex).load(store.path / file)
         except OSError:
@@ -1522,7 +1533,9 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
         except _Format as exc:
             if not os.path.lexists(store.path / file):
                 raise BaseFileGone(store.path / file) from None
-            raise damaged_file_error(store, file, _load_problem(store, file, exc), exc.code) from None
+            raise damaged_file_error(
+                store, file, _load_problem(store, file, exc), exc.code
+            ) from None
         if index.dim != int(dim):
             raise damaged_file_error(
                 store, file, f"holds {index.dim}-dimensional vectors; the corpus's are {dim}"

@@ -208,7 +208,9 @@ class EmbeddingCache:
         if key is None:
             return 0
         con = self._connect()
-        return int(con.execute("SELECT count(*) FROM vectors WHERE eid = ?", (key[0],)).fetchone()[0])
+        return int(
+            con.execute("SELECT count(*) FROM vectors WHERE eid = ?", (key[0],)).fetchone()[0]
+        )
 
     # ------------------------------------------------------------ writing
     def put(self, embedder_id: str, hashes: Sequence[bytes], vectors: np.ndarray) -> None:
@@ -346,4 +348,3 @@ def cache_info(path: str | os.PathLike[str]) -> dict[str, int]:
         return {}
     finally:
         con.close()
-
