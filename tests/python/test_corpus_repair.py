@@ -277,7 +277,7 @@ def test_maintain_reports_damage_and_force_repairs_it(home, tmp_path, capsys):
     assert log[-3:] == ["damaged", "up to date", "nothing to do"], log
 
 
-def test_damaged_docs_sqlite_says_how_to_rebuild(home):
+def test_damaged_docs_sqlite_says_how_to_rebuild(home, capsys):
     c = build(from_mapping(make_docs(10), name="c", embedder="hashing:32"))
     c.store.close()
     db = c.store.db_path
@@ -290,6 +290,15 @@ def test_damaged_docs_sqlite_says_how_to_rebuild(home):
         search(open_corpus("c"), "wing", mode="lexical")
     with pytest.raises(IndexFormatError, match=advice):
         repair("c")
+    with pytest.raises(IndexFormatError, match=advice):
+        build(from_mapping(make_docs(10), name="c", embedder="hashing:32"))
+    code, out, _ = run(capsys, "ls", "--json")  # listed, not fatal to the listing
+    (row,) = json.loads(out)
+    assert code == 0 and row["name"] == "c" and advice in row["damaged"]
+    code, out, _ = run(capsys, "ls")
+    assert code == 0 and "DAMAGED (rowvoi info c)" in out
+    code, _, err = run(capsys, "info", "c")
+    assert code == 1 and advice in err
 
 
 # ------------------------------------------------------- vectors for repair
@@ -543,3 +552,22 @@ def test_readme_when_something_breaks(tmp_path):
     text = section("### When something breaks")
     out = run_python(text, tmp_path / "home").splitlines()
     assert out == ["['dense.1.rvf: missing']", "True 0 6", "shock-waves.md"], out
+
+
+def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
+    from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone, load_lexical
+
+    docs = make_docs(30)
+    build(from_mapping(docs, name="c", embedder="hashing:32"))
+    reader = open_corpus("c")
+    with reader.store.snapshot() as snap:  # generation 1, still read
+        docs.update(make_docs(5, seed=2, prefix="z"))
+        build(from_mapping(docs, name="c", embedder="hashing:32"), compact=True)
+        with pytest.raises(BaseFileGone) as gone:  # lexical.1.rvx: deleted by that commit
+            load_lexical(reader.store, snap)
+    reader.store.confirm_damage(gone.value)  # returns: read the new generation
+    reader.store.confirm_damage(BaseFileDamaged("...", name="lexical.1.rvx"))
+    assert [h.artifact_id for h in search(reader, "z1", mode="lexical", k=1)] == ["z0001"]
+    (reader.store.path / "lexical.2.rvx").unlink()
+    with pytest.raises(BaseFileDamaged, match="lexical.2.rvx: missing"):
+        reader.store.confirm_damage(BaseFileGone(reader.store.path / "lexical.2.rvx"))

@@ -531,6 +531,7 @@ def _corpus_rows() -> list[dict[str, Any]]:
     from rowvoi.corpus import registry
     from rowvoi.corpus.paths import corpora_dir
     from rowvoi.corpus.store import CorpusStore, is_corpus_dir
+    from rowvoi.errors import IndexFormatError
 
     names: set[str] = set(registry.registered())
     root = corpora_dir()
@@ -550,17 +551,20 @@ def _corpus_rows() -> list[dict[str, Any]]:
             else (entry.get("root") or entry.get("path") or entry.get("fetcher")),
         }
         if store.exists():
-            with store.snapshot() as snap:
-                s = snap.state
-                row.update(
-                    {
-                        "generation": snap.generation,
-                        "n_artifacts": s.get("n_artifacts", 0),
-                        "n_records": s.get("n_records", 0),
-                        "embedder": s.get("embedder_spec") or s.get("embedder_id"),
-                        "updated": s.get("updated"),
-                    }
-                )
+            try:
+                with store.snapshot() as snap:
+                    s = snap.state
+                    row.update(
+                        {
+                            "generation": snap.generation,
+                            "n_artifacts": s.get("n_artifacts", 0),
+                            "n_records": s.get("n_records", 0),
+                            "embedder": s.get("embedder_spec") or s.get("embedder_id"),
+                            "updated": s.get("updated"),
+                        }
+                    )
+            except IndexFormatError as exc:  # one damaged corpus: listed, not fatal
+                row["damaged"] = str(exc)
         rows.append(row)
     return rows
 
@@ -582,7 +586,11 @@ def _cmd_ls(args: argparse.Namespace) -> int:
                 str(r.get("n_artifacts", "-")),
                 str(r.get("n_records", "-")),
                 str(r.get("embedder") or "-"),
-                time.strftime("%Y-%m-%d %H:%M", time.localtime(upd)) if upd else "not built",
+                "DAMAGED (rowvoi info " + r["name"] + ")"
+                if r.get("damaged")
+                else time.strftime("%Y-%m-%d %H:%M", time.localtime(upd))
+                if upd
+                else "not built",
                 str(r.get("source") or "-"),
             )
         )

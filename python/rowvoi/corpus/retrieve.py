@@ -111,6 +111,7 @@ from rowvoi.corpus.base import (
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
 from rowvoi.corpus.records import RecordTable
 from rowvoi.corpus.store import (
+    BaseFileDamaged,
     BaseFileGone,
     CorpusStore,
     Snapshot,
@@ -744,8 +745,8 @@ def search(
                 return _search_snapshot(c, snap, query, qvec, filter, params)
         except _Stale:
             continue
-        except BaseFileGone as gone:
-            c.store.raise_if_missing(gone)  # missing from the committed generation: damage
+        except (BaseFileGone, BaseFileDamaged) as exc:
+            c.store.confirm_damage(exc)  # raises unless a newer commit replaced the file
             continue
     raise RuntimeError(f"{c.label} kept changing during the search ({_RETRIES} commits); retry")
 

@@ -20,7 +20,7 @@ Everything but ``docs.sqlite`` is derived from it: a damaged or missing
 index file is reported with the command that rebuilds it
 (:func:`repair_command`, :func:`rowvoi.corpus.repair`), and a base file a
 snapshot names but the directory lacks is told apart from one a newer
-commit replaced (:meth:`CorpusStore.raise_if_missing`).
+commit replaced (:meth:`CorpusStore.confirm_damage`).
 
 ``docs.sqlite`` holds the ``state`` (committed generation, base files,
 embedder id and dimension, analyzer and BM25 settings, strategy id, the
@@ -122,6 +122,7 @@ __all__ = [
     "CorpusStore",
     "Snapshot",
     "BaseFileGone",
+    "BaseFileDamaged",
     "repair_command",
     "damaged_file_error",
     "rebuild_advice",
@@ -716,25 +717,29 @@ class CorpusStore:
             except sqlite3.Error:
                 pass
 
-    def raise_if_missing(self, gone: BaseFileGone) -> None:
+    def confirm_damage(self, exc: BaseFileGone | BaseFileDamaged) -> None:
         """Tell a race from damage, for a reader whose snapshot named a base
-        file that is not there: raise the :func:`damaged_file_error` when the
-        committed generation still names it (it is missing, not replaced);
-        return when a newer commit replaced it (read that one). Call it
-        outside any :meth:`snapshot` of this thread.
+        file that is not there (:class:`BaseFileGone`) or would not load
+        (:class:`BaseFileDamaged`): return when the committed generation no
+        longer names it (a newer commit replaced it and is deleting it: read
+        that one), else raise the error that names the file and the repair
+        command. Call it outside any :meth:`snapshot` of this thread.
 
         Raises
         ------
-        rowvoi.errors.IndexFormatError
-            The file is missing from the committed generation; the message
-            names it and the repair command.
+        BaseFileDamaged
+            The committed generation's file is missing or damaged.
         """
         with self.snapshot() as snap:
             names = base_files(snap.base)
             generation = snap.generation
-        if gone.name in names and not os.path.lexists(self.path / gone.name):
+        if exc.name not in names:
+            return
+        if isinstance(exc, BaseFileDamaged):
+            raise exc
+        if not os.path.lexists(self.path / exc.name):
             raise damaged_file_error(
-                self, gone.name, f"missing (an index file of generation {generation})"
+                self, exc.name, f"missing (an index file of generation {generation})"
             ) from None
 
     def committed_generation(self) -> int | None:
@@ -1323,7 +1328,7 @@ def remove_corpus(store: CorpusStore) -> None:
 class BaseFileGone(FileNotFoundError):
     """A base file named by a snapshot is gone: a newer commit replaced it
     (readers retry on a fresh snapshot), or it is missing from the committed
-    generation (damage: :meth:`CorpusStore.raise_if_missing` tells which).
+    generation (damage: :meth:`CorpusStore.confirm_damage` tells which).
 
     >>> gone = BaseFileGone("/corpora/notes/dense.3.rvf")
     >>> isinstance(gone, FileNotFoundError), gone.name
@@ -1334,6 +1339,23 @@ class BaseFileGone(FileNotFoundError):
         super().__init__(errno.ENOENT, "index file missing", os.fspath(path))
         self.path = Path(path)
         self.name = self.path.name
+
+
+class BaseFileDamaged(IndexFormatError):
+    """A base file named by a snapshot would not load, or holds other
+    records than its generation's. The message names the file, the problem
+    and the repair command (:func:`damaged_file_error`); ``name`` is the
+    file's name in the corpus directory. (Readers first make sure that the
+    committed generation still names it: :meth:`CorpusStore.confirm_damage`.)
+
+    >>> err = BaseFileDamaged("RV_E_CORRUPT: ...", name="lexical.2.rvx")
+    >>> isinstance(err, IndexFormatError), err.name
+    (True, 'lexical.2.rvx')
+    """
+
+    def __init__(self, message: str, code: int | None = None, *, name: str) -> None:
+        super().__init__(message, code)
+        self.name = name
 
 
 def repair_command(store: CorpusStore) -> str:
@@ -1371,18 +1393,19 @@ def rebuild_advice(store: CorpusStore) -> str:
 
 def damaged_file_error(
     store: CorpusStore, name: str, problem: str, code: int | None = None
-) -> IndexFormatError:
+) -> BaseFileDamaged:
     """The error for a damaged or missing index file ``name`` of ``store``:
     it names the file, the problem and the repair command.
 
     >>> print(damaged_file_error(CorpusStore("/c", name="notes"), "dense.2.rvf", "missing"))
     RV_E_CORRUPT: /c/dense.2.rvf: missing; repair corpus 'notes' (its index files are rebuilt from docs.sqlite and the embedding cache, nothing is re-embedded): rowvoi build notes --repair
     """
-    return IndexFormatError(
+    return BaseFileDamaged(
         f"RV_E_CORRUPT: {store.path / name}: {problem}; repair {store._label()} (its index "
         "files are rebuilt from docs.sqlite and the embedding cache, nothing is re-embedded): "
         f"{repair_command(store)}",
         code,
+        name=name,
     )
 
 

@@ -283,7 +283,7 @@ class CorpusGraph:
             corpus opened with it).
         """
         from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileGone
+        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
 
         for _ in range(8):
             try:
@@ -294,8 +294,8 @@ class CorpusGraph:
                     return self._full(snap, gen, embedder)
             except _Stale:  # a newer commit: read that one
                 continue
-            except BaseFileGone as gone:  # replaced by a newer commit, or missing
-                self.corpus.store.raise_if_missing(gone)
+            except (BaseFileGone, BaseFileDamaged) as exc:  # replaced by a newer commit?
+                self.corpus.store.confirm_damage(exc)
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing while its graph was loaded; retry")
 
@@ -524,7 +524,7 @@ class CorpusGraph:
         (:class:`rowvoi.graph.walk.Surface`; ``[]`` when unknown)."""
         from rowvoi.corpus.base import ledger_key
         from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileGone
+        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
         from rowvoi.graph.walk import Surface
 
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
@@ -545,8 +545,8 @@ class CorpusGraph:
                 return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
             except _Stale:
                 continue
-            except BaseFileGone as gone:
-                self.corpus.store.raise_if_missing(gone)
+            except (BaseFileGone, BaseFileDamaged) as exc:
+                self.corpus.store.confirm_damage(exc)
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing; retry")
 
