@@ -569,5 +569,5 @@ def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
     reader.store.confirm_damage(BaseFileDamaged("...", name="lexical.1.rvx"))
     assert [h.artifact_id for h in search(reader, "z1", mode="lexical", k=1)] == ["z0001"]
     (reader.store.path / "lexical.2.rvx").unlink()
-    with pytest.raises(BaseFileDamaged, match="lexical.2.rvx: missing"):
+    with pytest.raises(BaseFileDamaged, match=r"lexical\.2\.rvx: missing"):
         reader.store.confirm_damage(BaseFileGone(reader.store.path / "lexical.2.rvx"))
