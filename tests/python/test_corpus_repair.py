@@ -317,6 +317,18 @@ def test_repair_of_a_corpus_without_cache_uses_the_intact_index(home):
     assert cache_info(c.store.path / CACHE_FILE) == {Counting.embedder_id: 50}
 
 
+def test_repair_takes_vectors_from_the_exact_twin_of_a_damaged_graph(home):
+    emb = Counting()
+    c = build(from_mapping(make_docs(40), name="g", embedder=emb), batch_size=16, hnsw=True)
+    expected = signature(c)
+    os.unlink(c.store.path / CACHE_FILE)
+    flip(graph_file(c.store.path / "hnsw.1"))
+    emb.calls = 0
+    r = repair("g")
+    assert (r.vectors_from_index, r.vectors_from_cache, r.texts_embedded) == (40, 0, 0)
+    assert emb.calls == 0 and signature(open_corpus("g", embedder=emb)) == expected
+
+
 def test_repair_embeds_only_what_no_file_holds(home):
     c = build(from_mapping(make_docs(50), name="h", embedder="hashing:32"))
     expected = signature(c)

@@ -430,6 +430,11 @@ class _Vectors:
                         self._old = None
                 elif base.get("hnsw") and path.is_dir() and not path.is_symlink():
                     self._old = _exact_twin(path)
+                    # (a twin is trusted only when it holds this base's records)
+                    if self._old is not None:
+                        held = np.sort(np.asarray(self._old.ids(), dtype=np.int64))
+                        if not np.array_equal(held, _base_ids(self.snap)):
+                            self._old = None
                 if self._old is not None and self._old.dim != self.dim:
                     self._old = None
         return self._old

@@ -223,8 +223,10 @@ class EmbeddingCache:
             raise ValueError(f"{len(hashes)} hashes but vectors of shape {vecs.shape}")
         try:
             self._put(embedder_id, hashes, vecs)
-        except sqlite3.DatabaseError:
-            self._discard()  # damaged: start afresh, and keep this batch
+        except (sqlite3.DatabaseError, _Mismatch):
+            # damaged, or holding vectors of another dimension under this
+            # embedder's id (which no build writes): start afresh, keep the batch
+            self._discard()
             self._put(embedder_id, hashes, vecs)
 
     def _put(self, embedder_id: str, hashes: Sequence[bytes], vecs: np.ndarray) -> None:
@@ -234,10 +236,7 @@ class EmbeddingCache:
             key = self._eid(embedder_id, int(vecs.shape[1]))
             assert key is not None
             if key[1] != vecs.shape[1]:
-                raise ValueError(
-                    f"embedder {embedder_id!r}: {vecs.shape[1]}-dimensional vectors, but the "
-                    f"cache holds {key[1]}-dimensional ones"
-                )
+                raise _Mismatch(embedder_id)
             con.executemany(
                 "INSERT OR IGNORE INTO vectors (eid, hash, vector) VALUES (?, ?, ?)",
                 [(key[0], bytes(h), v.tobytes()) for h, v in zip(hashes, vecs)],
@@ -312,6 +311,10 @@ class EmbeddingCache:
             self._eids.clear()
             con.execute("DETACH DATABASE corpus")
         return int(n)
+
+
+class _Mismatch(Exception):
+    """The cache's vectors of an embedder id have another dimension."""
 
 
 def _uri(path: Path) -> str:
