@@ -277,7 +277,7 @@ def test_maintain_reports_damage_and_force_repairs_it(home, tmp_path, capsys):
     assert log[-3:] == ["damaged", "up to date", "nothing to do"], log
 
 
-def test_damaged_docs_sqlite_says_how_to_rebuild(home, capsys):
+def test_damaged_docs_sqlite_says_how_to_rebuild(home, capsys, bad_fetcher):
     c = build(from_mapping(make_docs(10), name="c", embedder="hashing:32"))
     c.store.close()
     db = c.store.db_path
@@ -299,6 +299,10 @@ def test_damaged_docs_sqlite_says_how_to_rebuild(home, capsys):
     assert code == 0 and "DAMAGED (rowvoi info c)" in out
     code, _, err = run(capsys, "info", "c")
     assert code == 1 and advice in err
+    # maintain --force says precisely why it cannot repair this one
+    registry.register("c", "records", fetcher=f"{bad_fetcher}:good", embedder="hashing:32")
+    code, out, err = run(capsys, "maintain", "--all", "--force")
+    assert code == 1 and "c: error" in out and advice in out, out
 
 
 # ------------------------------------------------------- vectors for repair
