@@ -56,6 +56,8 @@ MODULES = [
     "rowvoi.corpus.sources",
     "rowvoi.corpus._confine",
     "rowvoi.corpus.store",
+    "rowvoi.corpus.vectors",
+    "rowvoi.corpus.repair",
     "rowvoi.corpus.records",
     "rowvoi.corpus.index",
     "rowvoi.corpus.retrieve",

@@ -24,6 +24,10 @@ One module per stage:
     :class:`CorpusStore`: the directory, its SQLite file and commit protocol.
 ``index``
     :func:`build`, incremental and crash-safe; :class:`BuildReport`.
+``vectors``, ``repair``
+    the way back: the embedding cache (an interrupted build resumes from
+    it), :func:`check` (damaged index files) and :func:`repair` (rebuilds
+    them from the stored rows and the cache, re-embedding nothing).
 ``retrieve``
     :class:`Corpus`, :func:`open_corpus`, :func:`search`,
     :func:`records_for_artifact`.
@@ -82,6 +86,7 @@ from rowvoi.corpus.base import (
 
 # -- stages -------------------------------------------------------------------
 from rowvoi.corpus.index import DFLT_BATCH_SIZE, BuildReport, build
+from rowvoi.corpus.repair import IndexDamage, RepairReport, check, repair
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
 from rowvoi.corpus import registry
 from rowvoi.corpus.paths import corpora_dir, corpus_dir, registry_path
@@ -196,6 +201,10 @@ __all__ = [
     "build",
     "BuildReport",
     "DFLT_BATCH_SIZE",
+    "check",
+    "repair",
+    "IndexDamage",
+    "RepairReport",
     "Corpus",
     "open_corpus",
     "search",

@@ -267,18 +267,20 @@ def _edges_spec(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 @overload
-def _register_from_flags(
+def _recipe_from_flags(
     name: str, args: argparse.Namespace, *, required: Literal[True]
-) -> dict[str, Any]: ...
+) -> tuple[dict[str, Any], dict[str, Any] | None]: ...
 @overload
-def _register_from_flags(
+def _recipe_from_flags(
     name: str, args: argparse.Namespace, *, required: bool
-) -> dict[str, Any] | None: ...
-def _register_from_flags(
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]: ...
+def _recipe_from_flags(
     name: str, args: argparse.Namespace, *, required: bool
-) -> dict[str, Any] | None:
-    """Register the flags' recipe (keeping the old entry's embedder and
-    strategy unless the flags change them); returns the entry in force."""
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The recipe the flags ask for (keeping the registered entry's
+    embedder and strategy unless the flags change them), validated but not
+    stored: ``(entry in force, arguments of registry.register or None when
+    the registered entry stands as it is)``."""
     from rowvoi.corpus import registry
 
     _CliError, UsageError = _errors()
@@ -292,9 +294,9 @@ def _register_from_flags(
                 "give the source: --files FOLDER, --records FILE or --fetcher MODULE:ATTR"
             )
         if old is None:
-            return None
+            return None, None
         if args.embedder is None and strategy is None and edges is None:
-            return old
+            return old, None
         entry = {k: v for k, v in old.items()}
     params = {k: v for k, v in entry.items() if k not in ("kind", "embedder", "strategy", "edges")}
     if edges is None and old is not None:
@@ -304,7 +306,17 @@ def _register_from_flags(
     embedder = args.embedder or (old or {}).get("embedder") or _pinned_spec(name) or "default"
     if strategy is None and old is not None and old.get("kind") == entry["kind"]:
         strategy = old.get("strategy")
-    return registry.register(name, entry["kind"], embedder=embedder, strategy=strategy, **params)
+    recipe = {"kind": entry["kind"], "embedder": embedder, "strategy": strategy, **params}
+    made = registry.make_entry(name, **recipe)
+    if old is not None and {k: v for k, v in old.items() if k != "maintenance"} == made:
+        return old, None  # the same recipe: nothing to register
+    return made, recipe
+
+
+def _register(name: str, recipe: dict[str, Any]) -> dict[str, Any]:
+    from rowvoi.corpus import registry
+
+    return registry.register(name, **recipe)
 
 
 def _pinned_spec(name: str) -> str | None:
@@ -326,11 +338,13 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from rowvoi.corpus.index import build
 
     CliError, _ = _errors()
+    if args.repair:
+        return _cmd_repair(args)
     if _entry_from_flags(args) is not None and args.records:
         # the flags are well formed; a FIFO or a device would hang the
         # build: refuse it before anything is registered
         check_input_file(args.records, "--records")
-    entry = _register_from_flags(args.name, args, required=False)
+    entry, recipe = _recipe_from_flags(args.name, args, required=False)
     if entry is None:
         raise CliError(
             f"corpus {args.name!r} is not registered: give its source "
@@ -341,22 +355,33 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from rowvoi.corpus.edges import extractor_from_spec
     from rowvoi.corpus.sources import SkippedFileWarning
 
-    source = registry.source_from_entry(args.name, entry)
     progress = False if args.json else None
+    # a new or changed recipe is registered once the build has committed (or
+    # was interrupted: the next 'rowvoi build NAME' resumes it), so that a
+    # build that fails -- a wrong folder, a fetcher that raised -- leaves the
+    # registry as it was
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SkippedFileWarning)
-        corpus = build(
-            source,
-            full=not args.keep_missing,
-            progress=progress,
-            hnsw=args.hnsw,
-            edges=extractor_from_spec(entry.get("edges")),
-        )
+        try:
+            source = registry.source_from_entry(args.name, entry)
+            corpus = build(
+                source,
+                full=not args.keep_missing,
+                progress=progress,
+                hnsw=args.hnsw,
+                edges=extractor_from_spec(entry.get("edges")),
+            )
+        except KeyboardInterrupt:
+            if recipe is not None:
+                _register(args.name, recipe)
+            raise
     for w in caught:
         if issubclass(w.category, SkippedFileWarning):
             print(f"{args.verb_parser.prog}: warning: {w.message}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if recipe is not None:
+        _register(args.name, recipe)
     r = corpus.last_build
     skipped = (
         "; skipped "
@@ -388,8 +413,65 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+_NOT_WITH_REPAIR = (
+    "files",
+    "records",
+    "fetcher",
+    "pattern",
+    "id_key",
+    "text_key",
+    "metadata_keys",
+    "embedder",
+    "strategy",
+    "chunk_size",
+    "overlap",
+    "max_tokens",
+    "fields",
+    "chunked_fields",
+    "edge_fields",
+    "hnsw",
+)
+
+
+def _cmd_repair(args: argparse.Namespace) -> int:
+    """``rowvoi build NAME --repair``: the index files rebuilt from the
+    stored rows and the embedding cache (no source is read)."""
+    from rowvoi.corpus.repair import repair
+    from rowvoi.corpus.store import CorpusStore
+
+    _, UsageError = _errors()
+    given = [f for f in _NOT_WITH_REPAIR if getattr(args, f, None) is not None]
+    if given or args.keep_missing:
+        flag = "--" + (given[0] if given else "keep_missing").replace("_", "-")
+        raise UsageError(
+            f"--repair rebuilds the index files from the stored rows and reads no "
+            f"source: it takes no {flag} (run rowvoi build {args.name} after it)"
+        )
+    r = repair(CorpusStore.local(args.name))
+    if args.json:
+        print(json.dumps({"corpus": args.name, **r.to_dict()}))
+        return 0
+    if not r.repaired:
+        print(
+            f"corpus {args.name!r} needs no repair: every index file of generation "
+            f"{r.generation} loads and matches its records; {r.seconds:.2f} s"
+        )
+        return 0
+    print(
+        f"repaired corpus {args.name!r} (generation {r.generation}): "
+        + "; ".join(str(d) for d in r.damaged)
+        + f" -- wrote {', '.join(r.files)} from {r.n_records} stored records; "
+        f"{r.vectors_from_cache} vectors from the embedding cache, "
+        f"{r.vectors_from_index} from the index, {r.texts_embedded} texts embedded; "
+        f"{r.seconds:.2f} s"
+    )
+    return 0
+
+
 def _cmd_register(args: argparse.Namespace) -> int:
-    entry = _register_from_flags(args.name, args, required=True)
+    entry, recipe = _recipe_from_flags(args.name, args, required=True)
+    if recipe is not None:
+        entry = _register(args.name, recipe)
     if args.json:
         print(json.dumps({"corpus": args.name, **entry}))
     else:
@@ -513,6 +595,7 @@ def _corpus_rows() -> list[dict[str, Any]]:
     from rowvoi.corpus import registry
     from rowvoi.corpus.paths import corpora_dir
     from rowvoi.corpus.store import CorpusStore, is_corpus_dir
+    from rowvoi.errors import IndexFormatError
 
     names: set[str] = set(registry.registered())
     root = corpora_dir()
@@ -532,17 +615,20 @@ def _corpus_rows() -> list[dict[str, Any]]:
             else (entry.get("root") or entry.get("path") or entry.get("fetcher")),
         }
         if store.exists():
-            with store.snapshot() as snap:
-                s = snap.state
-                row.update(
-                    {
-                        "generation": snap.generation,
-                        "n_artifacts": s.get("n_artifacts", 0),
-                        "n_records": s.get("n_records", 0),
-                        "embedder": s.get("embedder_spec") or s.get("embedder_id"),
-                        "updated": s.get("updated"),
-                    }
-                )
+            try:
+                with store.snapshot() as snap:
+                    s = snap.state
+                    row.update(
+                        {
+                            "generation": snap.generation,
+                            "n_artifacts": s.get("n_artifacts", 0),
+                            "n_records": s.get("n_records", 0),
+                            "embedder": s.get("embedder_spec") or s.get("embedder_id"),
+                            "updated": s.get("updated"),
+                        }
+                    )
+            except IndexFormatError as exc:  # one damaged corpus: listed, not fatal
+                row["damaged"] = str(exc)
         rows.append(row)
     return rows
 
@@ -564,7 +650,11 @@ def _cmd_ls(args: argparse.Namespace) -> int:
                 str(r.get("n_artifacts", "-")),
                 str(r.get("n_records", "-")),
                 printable(r.get("embedder") or "-"),
-                time.strftime("%Y-%m-%d %H:%M", time.localtime(upd)) if upd else "not built",
+                "DAMAGED (rowvoi info " + r["name"] + ")"
+                if r.get("damaged")
+                else time.strftime("%Y-%m-%d %H:%M", time.localtime(upd))
+                if upd
+                else "not built",
                 printable(r.get("source") or "-"),
             )
         )
@@ -578,11 +668,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
     from rowvoi.corpus.retrieve import open_corpus
 
-    info = open_corpus(args.name).info()
+    info = open_corpus(args.name).info(check=args.check)
     info["registry"] = registry.get(args.name)
+    damaged = 1 if info["damage"] and args.check else 0
     if args.json:
         print(json.dumps(info))
-        return 0
+        return damaged
     emb = info["embedder"]
     print(f"corpus {args.name!r}: {printable(info['path'])}")
     print(
@@ -606,7 +697,13 @@ def _cmd_info(args: argparse.Namespace) -> int:
     print(f"  files: {len(info['files'])}, {info['bytes']:,} bytes")
     for name, size in info["files"].items():
         print(f"    {printable(name)}  {size:,}")
-    return 0
+    if info["damage"]:
+        print(f"  DAMAGED: {len(info['damage'])} file(s) -- repair: {info['repair']}")
+        for d in info["damage"]:
+            print(f"    {printable(d['file'])}: {printable(d['problem'])}")
+    elif args.check:
+        print("  checked: every index file loads and matches its records; docs.sqlite is sound")
+    return damaged
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
@@ -661,9 +758,16 @@ def add_parsers(sub: Any) -> None:
         description="Build the corpus NAME, or bring it up to date: only new and changed "
         "items are embedded and indexed, items gone from the source are "
         "removed. Give the source the first time (--files or --records); it is "
-        "registered, so later 'rowvoi build NAME' needs no flags. A change of "
-        "embedder or strategy rebuilds what it must. Progress goes to stderr on "
-        "a terminal. Exit 1 if the corpus is being built by another process.",
+        "registered once the build has committed, so later 'rowvoi build NAME' needs "
+        "no flags; a first build that fails (a wrong folder, a fetcher that raised) "
+        "leaves neither a corpus nor a registration behind, and a failed rebuild "
+        "leaves the previous corpus as it was. Ctrl-C (exit 130) keeps the previous "
+        "corpus and the vectors embedded so far: the next build resumes from them. "
+        "A change of embedder or strategy rebuilds what it must. --repair rebuilds "
+        "damaged or missing index files from the stored rows and the embedding "
+        "cache, re-embedding nothing. Progress goes to stderr on a terminal. Exit 1 "
+        "if the corpus is being built by another process or its index files are "
+        "damaged (the message names the file and the repair).",
         epilog="example: rowvoi build notes --files ~/notes; rowvoi build papers --records "
         "papers.jsonl --id-key id --text-key abstract --metadata-keys year,venue",
     )
@@ -689,6 +793,12 @@ def add_parsers(sub: Any) -> None:
         dest="hnsw",
         action="store_false",
         help="exact vector search only (the default for a new corpus)",
+    )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild damaged or missing index files from the stored rows and the "
+        "embedding cache (re-embeds nothing; reads no source; takes no other flags)",
     )
     p.add_argument("--json", action="store_true", help="print the build report as JSON")
     p.set_defaults(func=_cmd_build, verb_parser=p)
@@ -766,9 +876,17 @@ def add_parsers(sub: Any) -> None:
         help="describe a corpus",
         description="Describe corpus NAME: counts, surface kinds, filter "
         "fields and their types, embedder, strategy, files and "
-        "bytes on disk. Loads no model and no index.",
+        "bytes on disk, and any index file found missing or misplaced, with the "
+        "command that repairs it. Loads no model and no index, unless --check: "
+        "then every index file is loaded and verified (checksums, structure, the "
+        "records it holds) and docs.sqlite checked, and damage found exits 1.",
     )
     p.add_argument("name", metavar="NAME", type=corpus_name)
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="verify every index file and docs.sqlite (loads the indexes); exit 1 if damaged",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_info, verb_parser=p)
 

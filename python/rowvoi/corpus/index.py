@@ -35,8 +35,24 @@ Where the embedding cache lives
 In the corpus itself. Records carry the hash of their text; the corpus has
 one pinned embedder id; so ``(embedder id, content hash)`` is answered by
 the corpus's own vectors (``delta_vectors`` rows, or the base index file
-when a rebuild loads it), with no second copy of every vector in a cache
-directory. Texts repeated within one build are embedded once.
+when a rebuild loads it) and by ``embeddings.sqlite``
+(:mod:`rowvoi.corpus.vectors`), which the build commits after every
+embedder batch, outside its own single commit. So a build that is
+interrupted (Ctrl-C) or killed leaves the previous generation *and* the
+vectors it computed: the next build takes them from the cache
+(:attr:`BuildReport.cache_hits`). Texts repeated within one build are
+embedded once.
+
+When a build fails
+------------------
+Nothing is committed: the previous generation stays, whole. A first build
+that fails (an exception before its commit: a missing folder, a source or
+fetcher that raised, a missing reader) removes what it created -- the
+corpus directory when it made it -- so no empty corpus is left behind; an
+interrupted one keeps its folder and embedding cache, to resume. An
+incremental build refuses a corpus whose base index files are damaged
+(looked at, and loaded when they changed since their commit wrote them)
+with the repair command (:func:`rowvoi.corpus.repair`).
 
 Examples
 --------
@@ -82,6 +98,7 @@ from rowvoi.corpus.store import (
     CorpusStore,
     Snapshot,
     base_files,
+    damaged_file_error,
     default_lexical,
     ensure_links_table,
     load_dense,
@@ -89,6 +106,7 @@ from rowvoi.corpus.store import (
     new_lexical,
 )
 from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
+from rowvoi.corpus.vectors import CACHE_FILE, EmbeddingCache
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
@@ -533,7 +551,14 @@ def build(
         A strategy, change signal, metadata function or edge extractor
         failing on an artifact (named), a filter field value that does not
         fit its declared type, a malformed ``edges``. Nothing is committed
-        then.
+        then (and a first build leaves no corpus behind).
+    rowvoi.errors.IndexFormatError
+        An incremental build of a corpus whose index files are damaged or
+        missing: the message names the file and the repair
+        (``rowvoi build NAME --repair``, :func:`rowvoi.corpus.repair`).
+    KeyboardInterrupt
+        Passed on; the previous generation stays, and the vectors embedded
+        so far stay in the embedding cache for the next build.
 
     Notes
     -----
@@ -569,20 +594,36 @@ def build(
         source.embedder if embedder is None else embedder, persistent=not st.temporary
     )
     t0 = time.perf_counter()
-    with st.lock() as previous:
-        if not st.exists():
-            st.create()
-        report = _Builder(
-            source,
-            st,
-            emb,
-            full=bool(full),
-            batch_size=int(batch_size),
-            progress=progress,
-            compact=compact,
-            hnsw=hnsw,
-            edges=extractor,
-        ).run()
+    new_dir = not st.path.exists()
+    discarded = False
+    try:
+        with st.lock() as previous:
+            new_corpus = not st.exists()
+            if new_corpus:
+                st.create()  # (refuses a folder that holds anything else)
+            try:
+                report = _Builder(
+                    source,
+                    st,
+                    emb,
+                    full=bool(full),
+                    batch_size=int(batch_size),
+                    progress=progress,
+                    compact=compact,
+                    hnsw=hnsw,
+                    edges=extractor,
+                ).run()
+            except Exception:
+                # a first build that failed (a wrong folder, a fetcher that
+                # raised, a missing reader): no corpus was ever committed, so
+                # none is left behind. (An interrupted one keeps its embedding
+                # cache: the next build resumes from it.)
+                if new_corpus:
+                    discarded = _discard_uncommitted(st)
+                raise
+    finally:
+        if discarded and new_dir:
+            _remove_dir(st)
     dead = previous.get("pid")
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
@@ -595,6 +636,43 @@ def build(
     root = spec.get("root") if spec.get("kind") == "files" else None
     corpus.source_roots = (str(root),) if isinstance(root, str) else ()
     return corpus
+
+
+def _discard_uncommitted(store: CorpusStore) -> bool:
+    """Delete what a failed first build created in ``store`` (under its
+    lock), unless a generation got committed after all; returns whether
+    it did."""
+    store.close_writer()
+    store.close()
+    try:
+        with store.snapshot() as snap:
+            if snap.generation:
+                return False
+    except Exception:  # noqa: BLE001 - a damaged new file: it goes too
+        pass
+    finally:
+        store.close()
+    ours = [
+        db + suffix
+        for db in ("docs.sqlite", CACHE_FILE)
+        for suffix in ("", "-wal", "-shm", "-journal")
+    ] + ["manifest.json"]
+    for name in ours:
+        try:
+            (store.path / name).unlink()
+        except OSError:
+            pass
+    store.clean_files([])  # index files (none are committed)
+    return True
+
+
+def _remove_dir(store: CorpusStore) -> None:
+    """Remove the (emptied) directory a failed first build created."""
+    try:
+        (store.path / "build.lock").unlink()
+        store.path.rmdir()
+    except OSError:
+        pass
 
 
 class _Builder:
@@ -627,9 +705,18 @@ class _Builder:
         self.strategy_id = strategy_id(self.strategy)
         self.lexical_conf = default_lexical()
         self.new_files: list[str] = []
+        self.cache = EmbeddingCache(store.path / CACHE_FILE)
+        self.cache_had: bool | None = None  # vectors of this embedder before the build
+        self.base_flat: FlatIndex | None = None
 
     # ------------------------------------------------------------ steps
     def run(self) -> BuildReport:
+        try:
+            return self._run()
+        finally:
+            self.cache.close()
+
+    def _run(self) -> BuildReport:
         con = self.store.writer_connection()
         try:
             try:
@@ -644,6 +731,28 @@ class _Builder:
             self.store.clean_files(base_files(self.base))
             self.con = con
             self.rebuild = self._rebuild_reason(snap)
+            if self.rebuild is None:
+                # an incremental build keeps the base files: they must be
+                # sound (a full rebuild replaces them, damaged or not). Each
+                # is looked at; one that changed since its commit wrote it is
+                # loaded and verified (a corpus of an older rowvoi records no
+                # fingerprints: looked at only)
+                from rowvoi.corpus.repair import check_files
+
+                written = self.base.get("fingerprints")
+                damage = check_files(
+                    self.store,
+                    snap,
+                    deep=isinstance(written, dict),
+                    database=False,
+                    verified=dict(written) if isinstance(written, dict) else None,
+                )
+                if damage:
+                    raise damaged_file_error(
+                        self.store,
+                        damage[0].file,
+                        "; ".join(d.problem if i == 0 else str(d) for i, d in enumerate(damage)),
+                    )
             cur_hnsw = self.state.get("hnsw")
             self.hnsw = (
                 cur_hnsw
@@ -885,6 +994,7 @@ class _Builder:
                 [(k, json.dumps(v)) for k, v in state.items()],
             )
             self.report.n_links = con.execute("SELECT count(*) FROM links").fetchone()[0]
+            self.cache.sync()  # the vectors of the records committed now are durable first
             _stage("commit")
             con.execute("COMMIT")
         except BaseException:
@@ -892,15 +1002,7 @@ class _Builder:
                 con.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-            for name in self.new_files:
-                path = self.store.path / name
-                try:
-                    if path.is_dir():
-                        shutil.rmtree(path)
-                    else:
-                        path.unlink()
-                except OSError:
-                    pass
+            remove_files(self.store, self.new_files)
             raise
         _stage("committed")
         self.report.generation = gen
@@ -910,7 +1012,29 @@ class _Builder:
         snap = Snapshot(self.store, con)
         self.store.write_manifest(snap.state)
         self.store.clean_files(base_files(snap.base))
+        if compacting:
+            self._cache_upkeep()
         _stage("cleaned")
+
+    def _cache_upkeep(self) -> None:
+        """After a compaction: the embedding cache gets the vector of every
+        live record it lacks (a corpus built before the cache existed), and
+        loses those of other embedders and of texts no longer held. A cache
+        failure costs re-embedding later, never this committed build.
+        (Measured on 50,000 texts of a first build: 0.3 s, of 18 s.)"""
+        flat = self.base_flat
+        eid = self.emb.embedder_id
+        try:
+            # (a rebuild put every live vector through the cache already)
+            if flat is not None and len(flat) and self.direct is None:
+                missing = self.cache.missing(eid, self.store.db_path)
+                for i in range(0, len(missing), 10_000):
+                    part = missing[i : i + 10_000]
+                    ids = np.array([r for r, _ in part], dtype=np.int64)
+                    self.cache.put(eid, [h for _, h in part], flat.get(ids))
+            self.cache.prune(eid, self.store.db_path)
+        except (sqlite3.Error, OSError, ValueError):
+            pass
 
     # ----------------------------------------------------------- pieces
     def _reset(self) -> None:
@@ -1051,6 +1175,21 @@ class _Builder:
                     found[h] = v
         elif self.rebuild is None:
             found.update(self._delta_cache([h for h in distinct if h not in found]))
+        # the embedding cache: vectors a build computed before (an interrupted
+        # one's among them), committed batch by batch. (Looked up only if it
+        # held vectors of this embedder when the build began: those this
+        # build adds are found above.)
+        if self.cache_had is None:
+            self.cache_had = self.cache.has(self.emb.embedder_id)
+        cached = (
+            self.cache.get(self.emb.embedder_id, self.dim, [h for h in distinct if h not in found])
+            if self.cache_had
+            else {}
+        )
+        if cached:
+            if self.dim is None:
+                self.dim = int(next(iter(cached.values())).shape[0])
+            found.update(cached)
         todo = [h for h in distinct if h not in found]
         if todo:
             first: dict[bytes, str] = {}
@@ -1068,6 +1207,9 @@ class _Builder:
                 )
             for h, v in zip(todo, vecs):
                 found[h] = v
+        keep = [h for h in distinct if h not in cached]
+        if keep:
+            self.cache.put(self.emb.embedder_id, keep, np.stack([found[h] for h in keep]))
         embedded = set(todo)
         self.report.cache_hits += sum(1 for h in hashes if h not in embedded)
         if not hashes:
@@ -1198,43 +1340,82 @@ class _Builder:
             snap = Snapshot(self.store, self.con)  # sees this transaction's rows
             lexical = load_lexical(self.store, snap)
             dense = load_dense(self.store, snap)
-        lex_name, dense_name, hnsw_name = f"lexical.{gen}.rvx", None, None
-        self.new_files.append(lex_name)
-        lexical.compact()
-        lexical.save(self.store.path / lex_name, mode=PRIVATE_FILE)
-        _stage("lexical-written")
-        flat = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
-        if flat is not None and len(flat):
-            if self.hnsw:
-                # a fresh graph of the live vectors (no deleted nodes), built
-                # in ascending id order on one thread: deterministic
-                from rowvoi.dense import HNSWIndex
-
-                ids = np.sort(flat.ids())
-                graph = HNSWIndex(
-                    flat.dim, metric="ip", max_elements=max(1, len(ids)), **self.hnsw
-                )
-                for i in range(0, len(ids), 50_000):
-                    part = ids[i : i + 50_000]
-                    graph.add(flat.get(part), ids=part)
-                hnsw_name = f"hnsw.{gen}"
-                self.new_files.append(hnsw_name)
-                graph.save(self.store.path / hnsw_name, mode=PRIVATE_FILE)
-                fsync_dir(self.store.path)
-            else:
-                dense_name = f"dense.{gen}.rvf"
-                self.new_files.append(dense_name)
-                flat.save(self.store.path / dense_name, mode=PRIVATE_FILE)
-        _stage("dense-written")
+        flat: Any = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
+        self.base_flat = flat
+        base = write_base_files(
+            self.store, gen, lexical, flat, self.hnsw, self.new_files, self.next_id
+        )
         self.con.execute("DELETE FROM tombstones")
         self.con.execute("DELETE FROM delta_vectors")
-        return {
-            "generation": gen,
-            "lexical": lex_name,
-            "dense": dense_name,
-            "hnsw": hnsw_name,
-            "next_id": self.next_id,
-        }
+        return base
+
+
+def write_base_files(
+    store: CorpusStore,
+    gen: int,
+    lexical: BM25Index,
+    flat: FlatIndex | None,
+    hnsw: Mapping[str, Any] | None,
+    new_files: list[str],
+    next_id: int,
+) -> dict[str, Any]:
+    """Write the index files of generation ``gen`` -- ``lexical.<gen>.rvx``,
+    and ``dense.<gen>.rvf`` or (with ``hnsw`` parameters) a fresh graph in
+    ``hnsw.<gen>/`` -- from indexes holding every live record, each fsynced
+    (the directory too); the name of each is appended to ``new_files``
+    before it is written, so that a failing caller deletes it. Returns the
+    base description the caller's commit publishes. (The builder's
+    compaction and :func:`rowvoi.corpus.repair` share it.)"""
+    lex_name, dense_name, hnsw_name = f"lexical.{gen}.rvx", None, None
+    new_files.append(lex_name)
+    lexical.compact()
+    lexical.save(store.path / lex_name, mode=PRIVATE_FILE)
+    _stage("lexical-written")
+    if flat is not None and len(flat):
+        if hnsw:
+            # a fresh graph of the live vectors (no deleted nodes), built
+            # in ascending id order on one thread: deterministic
+            from rowvoi.dense import HNSWIndex
+
+            ids = np.sort(flat.ids())
+            graph = HNSWIndex(flat.dim, metric="ip", max_elements=max(1, len(ids)), **hnsw)
+            for i in range(0, len(ids), 50_000):
+                part = ids[i : i + 50_000]
+                graph.add(flat.get(part), ids=part)
+            hnsw_name = f"hnsw.{gen}"
+            new_files.append(hnsw_name)
+            graph.save(store.path / hnsw_name, mode=PRIVATE_FILE)
+            fsync_dir(store.path)
+        else:
+            dense_name = f"dense.{gen}.rvf"
+            new_files.append(dense_name)
+            flat.save(store.path / dense_name, mode=PRIVATE_FILE)
+    _stage("dense-written")
+    from rowvoi.corpus.repair import fingerprint
+
+    names = [n for n in (lex_name, dense_name, hnsw_name) if n]
+    return {
+        "generation": gen,
+        "lexical": lex_name,
+        "dense": dense_name,
+        "hnsw": hnsw_name,
+        "next_id": next_id,
+        # as written: a later build loads (verifies) only a file that changed
+        "fingerprints": {n: fingerprint(store.path / n) for n in names},
+    }
+
+
+def remove_files(store: CorpusStore, names: Sequence[str]) -> None:
+    """Delete index files (or directories) of an uncommitted generation."""
+    for name in names:
+        path = store.path / name
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except OSError:
+            pass
 
 
 def _spec_or_none(strategy: Any) -> dict[str, Any] | None:

@@ -4,7 +4,8 @@
 verb returns an exit code and raises the CLI's errors (or a library error,
 which :func:`rowvoi.cli.main` maps to exit 1): 0 done (``maintain``: every
 corpus up to date or built), 1 a failure (an unknown corpus, another run in
-progress, a corpus whose check or build failed), 2 a malformed argument
+progress, a corpus whose check or build failed, a corpus with damaged index
+files -- ``--force`` repairs it), 2 a malformed argument
 (neither or both of NAME and ``--all``, a policy that does not parse).
 
 Examples
@@ -180,8 +181,11 @@ def add_parsers(sub: Any) -> None:
         "second run right after finds nothing to do and says so. One run at a "
         "time: a concurrent run is refused (exit 1); a dead run's lock is taken "
         "over. Each run is logged per corpus (see --log). Builds show progress "
-        "on stderr when it is a terminal. Exit 1 if any corpus failed (the "
-        "others are still maintained).",
+        "on stderr when it is a terminal. A corpus whose index files are damaged "
+        "is reported with the command that repairs it, and not built; --force "
+        "repairs it first (from its stored rows and embedding cache, re-embedding "
+        "nothing). Exit 1 if any corpus failed or is damaged (the others are "
+        "still maintained).",
         epilog="examples: rowvoi maintain --all; rowvoi maintain notes --dry-run; rowvoi "
         "maintain papers --set-policy interval:6h; cron, hourly: "
         "0 * * * * rowvoi maintain --all >> ~/.rowvoi-maintain.log 2>&1",
@@ -198,7 +202,10 @@ def add_parsers(sub: Any) -> None:
         help="say what would be built; build, record and lock nothing",
     )
     p.add_argument(
-        "--force", action="store_true", help="build whatever the policy says (still incremental)"
+        "--force",
+        action="store_true",
+        help="build whatever the policy says (still incremental); repair damaged "
+        "index files first",
     )
     p.add_argument(
         "--set-policy",

@@ -23,6 +23,14 @@ changed since it was last maintained (another embedder, strategy or
 source), is rebuilt. The build itself is incremental (only what changed is
 embedded), so a rebuild is cheap when little changed.
 
+Every run also checks each built corpus's index files: each is looked at,
+and loaded and verified once per file (a file unchanged since its commit
+wrote it, or since a run verified it, is not loaded again). A damaged
+corpus is reported (action ``"damaged"``, with the repair command; the run
+exits 1) and not built; with ``force`` it is repaired first
+(:func:`rowvoi.corpus.repair`: from its stored rows and embedding cache,
+nothing re-embedded), then built.
+
 :func:`maintain` is idempotent: right after a run, a second run finds
 nothing to do and says so, per corpus. A run holds one lock
 (``maintain.lock``, :func:`rowvoi.corpus.store.pid_lock`, the builder
@@ -619,7 +627,9 @@ class MaintenanceResult:
     action : str
         ``"built"`` (a build committed changes), ``"up to date"`` (a build
         ran and found nothing to commit), ``"nothing to do"``, ``"would
-        build"`` (dry run), ``"skipped"`` (a manual corpus in a sweep), or
+        build"`` (dry run), ``"skipped"`` (a manual corpus in a sweep),
+        ``"damaged"`` (index files damaged: nothing built; ``error`` names
+        the repair), ``"would repair"`` (a dry run with ``force``), or
         ``"error"``.
     reason : str
         Why, in words (``"never built"``, ``"source changed: 2 new"``,
@@ -629,9 +639,14 @@ class MaintenanceResult:
     counts : dict or None
         The build's report (:meth:`rowvoi.corpus.BuildReport.to_dict`).
     error : str or None
-        The error's message, when ``action == "error"``.
+        The error's message, when ``action == "error"``; for
+        ``"damaged"``, the command that repairs the corpus.
     seconds : float
         Wall time spent on this corpus.
+    damage : list of str or None
+        The damaged files found (``"dense.3.rvf: missing"``): reported with
+        ``action == "damaged"``, or repaired before the build with
+        ``force`` (see :func:`rowvoi.corpus.repair`).
     """
 
     name: str
@@ -641,6 +656,7 @@ class MaintenanceResult:
     counts: dict[str, Any] | None = None
     error: str | None = None
     seconds: float = 0.0
+    damage: list[str] | None = None
 
     @property
     def ran(self) -> bool:
@@ -675,8 +691,9 @@ class MaintenanceReport:
 
     @property
     def errors(self) -> list[MaintenanceResult]:
-        """The results with ``action == "error"``."""
-        return [r for r in self.results if r.action == "error"]
+        """The results that need attention: ``action`` ``"error"`` or
+        ``"damaged"``."""
+        return [r for r in self.results if r.action in ("error", "damaged")]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -741,19 +758,75 @@ def _decide(
     return changed, "source unchanged", updates
 
 
+def _damage(name: str, state: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """(the damaged index files of a built corpus, state updates): every
+    index file is looked at, and loaded and verified when it changed since
+    it was last verified (its :func:`~rowvoi.corpus.repair.fingerprint` is
+    kept in the state), so a run loads a corpus's index files once per new
+    generation, not on every run."""
+    from rowvoi.corpus.repair import check_files
+    from rowvoi.corpus.store import CorpusStore, base_files
+
+    store = CorpusStore.local(name)
+    if not store.exists():
+        return [], {}
+    verified = dict(state.get("verified") or {})
+    with store.snapshot() as snap:
+        written = snap.base.get("fingerprints")
+        if isinstance(written, dict):
+            verified = {**written, **verified}
+        damage = check_files(store, snap, deep=True, database=False, verified=verified)
+        keep = set(base_files(snap.base))
+    return damage, {"verified": {k: v for k, v in verified.items() if k in keep}}
+
+
 def _maintain_one(
     name: str, *, named: bool, force: bool, dry_run: bool, now: float, progress: bool | None
 ) -> MaintenanceResult:
     from rowvoi.corpus import registry
     from rowvoi.corpus.index import build
+    from rowvoi.corpus.store import CorpusStore, rebuild_advice
 
     t0 = time.perf_counter()
     entry = _entry(name)
     policy = _policy_of(entry)
     state = _read_state(name)
+    damage, checked = _damage(name, state)
+    repaired: list[str] | None = None
+    if damage:
+        found = [str(d) for d in damage]
+        repairable = all(d.repairable for d in damage)
+        if force and repairable and not dry_run:
+            from rowvoi.corpus.repair import repair
+
+            repair(name)
+            repaired, checked = found, {"verified": {}}
+        else:
+            # reported, not built (an incremental build would keep the damaged
+            # files, and refuses to): --force repairs first
+            fix = (
+                f"repair it: rowvoi maintain {name} --force (or rowvoi build {name} --repair)"
+                if repairable
+                else rebuild_advice(CorpusStore.local(name))
+            )
+            would = force and repairable  # (a dry run)
+            result = MaintenanceResult(
+                name,
+                "would repair" if would else "damaged",
+                "; ".join(found),
+                policy.to_spec(),
+                error=None if would else fix,
+                damage=found,
+                seconds=time.perf_counter() - t0,
+            )
+            if not dry_run:
+                _write_state(name, {**state, **checked, "last_checked": now})
+                _log(result, now)
+            return result
     reason, skip_reason, updates = _decide(
         name, entry, policy, state, named=named, force=force, now=now
     )
+    updates.update(checked)
     if reason is None:
         result = MaintenanceResult(
             name,
@@ -773,6 +846,9 @@ def _maintain_one(
             counts=report.to_dict(),
         )
         updates["last_built"] = now
+    if repaired:
+        result.damage = repaired
+        result.reason += "; repaired " + "; ".join(repaired)
     result.seconds = time.perf_counter() - t0
     if not dry_run:
         _write_state(name, {**state, **updates, "last_checked": now})
@@ -806,6 +882,8 @@ def _log(result: MaintenanceResult, now: float) -> None:
         }
     if result.error is not None:
         row["error"] = result.error
+    if result.damage:
+        row["damage"] = result.damage
     _append_log(result.name, row)
 
 
@@ -835,7 +913,12 @@ def maintain(
         Decide only: build nothing, write no state and no log, take no lock.
         (Checking a fetcher corpus's source still calls the fetcher.)
     force : bool
-        Build whatever the policy says (the build is still incremental).
+        Build whatever the policy says (the build is still incremental),
+        and first repair a corpus whose index files are damaged
+        (:func:`rowvoi.corpus.repair`: from its stored rows and embedding
+        cache, re-embedding nothing). Without it a damaged corpus is
+        reported (``action == "damaged"``, with the repair command) and not
+        built.
     now : float, optional
         The time to judge intervals by (seconds since the epoch; default
         now).

@@ -85,6 +85,7 @@ __all__ = [
     "KINDS",
     "REGISTRY_VERSION",
     "register",
+    "make_entry",
     "unregister",
     "get",
     "registered",
@@ -265,10 +266,7 @@ def register(
     ValueError: corpus 'papers': kind 'skills'; kinds are files, records
     >>> del os.environ["ROWVOI_HOME"]
     """
-    check_name(name)
-    entry = _check_entry(
-        name, {"kind": kind, "embedder": embedder, "strategy": strategy, **params}
-    )
+    entry = make_entry(name, kind, embedder=embedder, strategy=strategy, **params)
     with _locked() as (_, doc):
         old = doc["corpora"].get(name) or {}
         # keys of later versions (maintenance policies, ...) survive a re-registration
@@ -276,6 +274,27 @@ def register(
         keep = {k: v for k, v in old.items() if k not in known or k == "maintenance"}
         doc["corpora"][name] = {**keep, **entry}
         return dict(doc["corpora"][name])
+
+
+def make_entry(
+    name: str, kind: str, *, embedder: str = "default", strategy: Any = None, **params: Any
+) -> dict[str, Any]:
+    """The entry :func:`register` would store for these arguments,
+    validated and normalised, without storing it (``rowvoi build`` builds
+    from it first, and registers it only once the build has committed).
+
+    Raises what :func:`register` raises.
+
+    >>> import os, tempfile
+    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
+    >>> make_entry("notes", "files", root="/srv/notes", embedder="hashing")["root"]
+    '/srv/notes'
+    >>> get("notes") is None
+    True
+    >>> del os.environ["ROWVOI_HOME"]
+    """
+    check_name(name)
+    return _check_entry(name, {"kind": kind, "embedder": embedder, "strategy": strategy, **params})
 
 
 def unregister(name: str) -> None:

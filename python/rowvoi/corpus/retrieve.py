@@ -111,6 +111,7 @@ from rowvoi.corpus.base import (
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
 from rowvoi.corpus.records import RecordTable
 from rowvoi.corpus.store import (
+    BaseFileDamaged,
     BaseFileGone,
     CorpusStore,
     Snapshot,
@@ -376,11 +377,17 @@ class Corpus:
         """:func:`records_for_artifact` on this corpus."""
         return records_for_artifact(self, artifact_id, surface_kind=surface_kind)
 
-    def info(self) -> dict[str, Any]:
+    def info(self, *, check: bool = False) -> dict[str, Any]:
         """What the corpus holds: name, path, generation, counts, surface
         kinds, links (``n_links``) and the edge extractor (``edges``),
         filter fields and types, embedder, strategy, analyzer, files and
-        bytes on disk. Loads no index and no model.
+        bytes on disk, and ``damage``: the damaged files found
+        (:func:`rowvoi.corpus.check`; a list of ``{"file", "problem",
+        "repairable"}``) with ``repair``, the command that repairs them
+        (``None`` when nothing was found). Loads no index and no model:
+        damage is judged by looking at the files, unless ``check`` (then
+        every index file is loaded and verified, and ``docs.sqlite``
+        checked).
 
         >>> from rowvoi.corpus import CorpusStore, build, from_mapping
         >>> c = build(from_mapping({"a": "x y"}, embedder="hashing:16"),
@@ -388,10 +395,16 @@ class Corpus:
         >>> info = c.info()
         >>> info["n_artifacts"], info["n_records"], info["kinds"], info["embedder"]["dim"]
         (1, 1, {'document': 1}, 16)
+        >>> info["damage"], c.info(check=True)["damage"]
+        ([], [])
         """
+        from rowvoi.corpus.repair import check_files
+        from rowvoi.corpus.store import rebuild_advice, repair_command
+
         with self.store.snapshot() as snap:
             s = snap.state
             counts = snap.counts()
+            damage = check_files(self.store, snap, deep=check)
             out = {
                 "name": self.name,
                 "path": str(self.store.path),
@@ -412,6 +425,12 @@ class Corpus:
                 "base_generation": snap.base.get("generation"),
                 "created": s.get("created"),
                 "updated": s.get("updated"),
+                "damage": [d.to_dict() for d in damage],
+                "repair": None
+                if not damage
+                else repair_command(self.store)
+                if all(d.repairable for d in damage)
+                else rebuild_advice(self.store),
             }
         files = self.store.files()
         sizes = {p.name: p.stat().st_size for p in files if p.exists()}
@@ -731,7 +750,10 @@ def search(
                         return _search_loaded(c, cur, None, query, qvec, None, params)
             with c.store.snapshot() as snap:
                 return _search_snapshot(c, snap, query, qvec, filter, params)
-        except (_Stale, BaseFileGone):
+        except _Stale:
+            continue
+        except (BaseFileGone, BaseFileDamaged) as exc:
+            c.store.confirm_damage(exc)  # raises unless a newer commit replaced the file
             continue
     raise RuntimeError(f"{c.label} kept changing during the search ({_RETRIES} commits); retry")
 

@@ -12,6 +12,15 @@ Layout of a corpus directory (DESIGN §5)::
     hnsw.<g>/           its HNSW graph (a directory written by
                         rowvoi.dense.HNSWIndex.save, whose exact twin also
                         answers exact searches) when the corpus has one
+    embeddings.sqlite   the embedding cache (rowvoi.corpus.vectors): every
+                        live record's vector by embedder id and text hash;
+                        a cache, written outside the commit point
+
+Everything but ``docs.sqlite`` is derived from it: a damaged or missing
+index file is reported with the command that rebuilds it
+(:func:`repair_command`, :func:`rowvoi.corpus.repair`), and a base file a
+snapshot names but the directory lacks is told apart from one a newer
+commit replaced (:meth:`CorpusStore.confirm_damage`).
 
 ``docs.sqlite`` holds the ``state`` (committed generation, base files,
 embedder id and dimension, analyzer and BM25 settings, strategy id, the
@@ -145,6 +154,11 @@ __all__ = [
     "CorpusStore",
     "Snapshot",
     "BaseFileGone",
+    "BaseFileDamaged",
+    "repair_command",
+    "damaged_file_error",
+    "rebuild_advice",
+    "base_count",
     "default_lexical",
     "new_lexical",
     "load_lexical",
@@ -599,9 +613,17 @@ class CorpusStore:
         self.require()
         con = getattr(self, "_writer", None)
         if con is None:
-            self._writer_pinned, con = _connect(self.db_path)
-            con.execute("PRAGMA busy_timeout = 60000")
-            con.execute("PRAGMA synchronous=FULL")
+            pinned, con = _connect(self.db_path)
+            try:
+                con.execute("PRAGMA busy_timeout = 60000")
+                con.execute("PRAGMA synchronous=FULL")
+            except sqlite3.DatabaseError as exc:
+                pinned.close()
+                raise IndexFormatError(
+                    f"RV_E_CORRUPT: {self.db_path}: not a rowvoi corpus ({exc}); "
+                    f"{rebuild_advice(self)}"
+                ) from None
+            self._writer_pinned = pinned
             self._writer: sqlite3.Connection | None = con
         return con
 
@@ -734,7 +756,8 @@ class CorpusStore:
                 )
                 if damaged:
                     raise IndexFormatError(
-                        f"RV_E_CORRUPT: {self.db_path}: damaged corpus database ({exc})"
+                        f"RV_E_CORRUPT: {self.db_path}: damaged corpus database ({exc}); "
+                        f"{rebuild_advice(self)}"
                     ) from None
                 raise
         finally:
@@ -742,6 +765,31 @@ class CorpusStore:
                 con.execute("COMMIT")
             except sqlite3.Error:
                 pass
+
+    def confirm_damage(self, exc: BaseFileGone | BaseFileDamaged) -> None:
+        """Tell a race from damage, for a reader whose snapshot named a base
+        file that is not there (:class:`BaseFileGone`) or would not load
+        (:class:`BaseFileDamaged`): return when the committed generation no
+        longer names it (a newer commit replaced it and is deleting it: read
+        that one), else raise the error that names the file and the repair
+        command. Call it outside any :meth:`snapshot` of this thread.
+
+        Raises
+        ------
+        BaseFileDamaged
+            The committed generation's file is missing or damaged.
+        """
+        with self.snapshot() as snap:
+            names = base_files(snap.base)
+            generation = snap.generation
+        if exc.name not in names:
+            return
+        if isinstance(exc, BaseFileDamaged):
+            raise exc
+        if not os.path.lexists(self.path / exc.name):
+            raise damaged_file_error(
+                self, exc.name, f"missing (an index file of generation {generation})"
+            ) from None
 
     def committed_generation(self) -> int | None:
         """The generation committed now, known without a read transaction,
@@ -1165,7 +1213,8 @@ class Snapshot:
                 cached = known
         except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
             raise IndexFormatError(
-                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus ({exc})"
+                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus ({exc}); "
+                f"{rebuild_advice(store)}"
             ) from None
         if fresh and row is not None and not writer:
             # a committed generation names one state (every commit writes a new
@@ -1174,7 +1223,9 @@ class Snapshot:
             store._states = {row[0]: cached}
         self.state: dict[str, Any] = cached
         if self.state.get("format") != FORMAT:
-            raise IndexFormatError(f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus")
+            raise IndexFormatError(
+                f"RV_E_CORRUPT: {store.db_path}: not a rowvoi corpus; {rebuild_advice(store)}"
+            )
         if self.state.get("format_version") != FORMAT_VERSION:
             raise IndexFormatError(
                 f"RV_E_VERSION: {store.db_path}: corpus format version "
@@ -1441,12 +1492,124 @@ def remove_corpus(store: CorpusStore) -> None:
 
 
 class BaseFileGone(FileNotFoundError):
-    """A base file named by a snapshot is gone: a newer commit replaced it.
-    Readers retry on a fresh snapshot.
+    """A base file named by a snapshot is gone: a newer commit replaced it
+    (readers retry on a fresh snapshot), or it is missing from the committed
+    generation (damage: :meth:`CorpusStore.confirm_damage` tells which).
 
-    >>> issubclass(BaseFileGone, FileNotFoundError)
-    True
+    >>> gone = BaseFileGone("/corpora/notes/dense.3.rvf")
+    >>> isinstance(gone, FileNotFoundError), gone.name
+    (True, 'dense.3.rvf')
     """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(errno.ENOENT, "index file missing", os.fspath(path))
+        self.path = Path(path)
+        self.name = self.path.name
+
+
+class BaseFileDamaged(IndexFormatError):
+    """A base file named by a snapshot would not load, or holds other
+    records than its generation's. The message names the file, the problem
+    and the repair command (:func:`damaged_file_error`); ``name`` is the
+    file's name in the corpus directory. (Readers first make sure that the
+    committed generation still names it: :meth:`CorpusStore.confirm_damage`.)
+
+    >>> err = BaseFileDamaged("RV_E_CORRUPT: ...", name="lexical.2.rvx")
+    >>> isinstance(err, IndexFormatError), err.name
+    (True, 'lexical.2.rvx')
+    """
+
+    def __init__(self, message: str, code: int | None = None, *, name: str) -> None:
+        super().__init__(message, code)
+        self.name = name
+
+
+def repair_command(store: CorpusStore) -> str:
+    """The command that rebuilds a corpus's index files from its stored
+    rows and embedding cache (:func:`rowvoi.corpus.repair`).
+
+    >>> repair_command(CorpusStore("/data/c", name="notes"))
+    'rowvoi build notes --repair'
+    >>> repair_command(CorpusStore("/data/c"))
+    "rowvoi.corpus.repair(CorpusStore('/data/c'))"
+    """
+    if store.name:
+        return f"rowvoi build {store.name} --repair"
+    return f"rowvoi.corpus.repair(CorpusStore({str(store.path)!r}))"
+
+
+def rebuild_advice(store: CorpusStore) -> str:
+    """What to do when ``docs.sqlite`` itself is damaged: it holds the
+    corpus's rows, the truth the index files are rebuilt from, so the corpus
+    is rebuilt from its source.
+
+    >>> rebuild_advice(CorpusStore("/data/c", name="notes"))
+    "its rows are the corpus's truth and the index files cannot restore them: rebuild corpus 'notes' from its source: rowvoi rm notes --keep-registration, then rowvoi build notes"
+    """
+    how = (
+        f"rowvoi rm {store.name} --keep-registration, then rowvoi build {store.name}"
+        if store.name
+        else f"delete {store.path} and build it again"
+    )
+    return (
+        "its rows are the corpus's truth and the index files cannot restore them: "
+        f"rebuild {store._label()} from its source: {how}"
+    )
+
+
+def damaged_file_error(
+    store: CorpusStore, name: str, problem: str, code: int | None = None
+) -> BaseFileDamaged:
+    """The error for a damaged or missing index file ``name`` of ``store``:
+    it names the file, the problem and the repair command.
+
+    >>> print(damaged_file_error(CorpusStore("/c", name="notes"), "dense.2.rvf", "missing"))
+    RV_E_CORRUPT: /c/dense.2.rvf: missing; repair corpus 'notes' (its index files are rebuilt from docs.sqlite and the embedding cache, nothing is re-embedded): rowvoi build notes --repair
+    """
+    return BaseFileDamaged(
+        f"RV_E_CORRUPT: {store.path / name}: {problem}; repair {store._label()} (its index "
+        "files are rebuilt from docs.sqlite and the embedding cache, nothing is re-embedded): "
+        f"{repair_command(store)}",
+        code,
+        name=name,
+    )
+
+
+def _load_problem(store: CorpusStore, name: str, exc: BaseException) -> str:
+    """The loader's message without its status prefix and the file's path."""
+    msg = str(exc)
+    for prefix in ("RV_E_CORRUPT: ", "RV_E_VERSION: "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix) :]
+    for path in (str(store.path / name) + "/", str(store.path / name)):
+        if msg.startswith(path):
+            msg = msg[len(path) :].lstrip(": ") or msg
+            break
+    return msg or type(exc).__name__
+
+
+def base_count(snap: Snapshot) -> int:
+    """The records the base index files of the snapshot's generation hold:
+    the live base records plus the tombstoned ones.
+
+    >>> store = CorpusStore.memory(); store.create()
+    >>> with store.snapshot() as snap:
+    ...     base_count(snap)
+    0
+    """
+    c = snap.counts()
+    return c["n_records"] - c["n_delta"] + c["n_tombstones"]
+
+
+def _check_base_size(store: CorpusStore, snap: Snapshot, name: str, n: int, what: str) -> None:
+    want = base_count(snap)
+    if n != want:
+        raise damaged_file_error(
+            store,
+            name,
+            f"holds {n} {what} where generation {snap.generation} has {want} "
+            "(a file of another corpus or generation?)",
+        )
 
 
 #: The lexical settings a build uses unless told otherwise: the default
@@ -1500,9 +1663,16 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
         try:
             index = BM25Index.load(path)
         except OSError:
-            if not path.exists():
-                raise BaseFileGone(str(path)) from None
+            if not os.path.lexists(path):
+                raise BaseFileGone(path) from None
             raise
+        except IndexFormatError as exc:
+            if not os.path.lexists(path):
+                raise BaseFileGone(path) from None
+            raise damaged_file_error(
+                store, name, _load_problem(store, name, exc), exc.code
+            ) from None
+        _check_base_size(store, snap, name, len(index), "documents")
     else:
         index = new_lexical(snap.state.get("lexical") or default_lexical())
     tomb = snap.tombstones()
@@ -1542,22 +1712,26 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     name = snap.base.get("dense")
     hnsw = snap.base.get("hnsw")
     index: FlatIndex | HNSWIndex
-    if hnsw:
-        path = index_path(store, "hnsw", hnsw)
+    if hnsw or name:
+        file = str(hnsw or name)
+        path = index_path(store, "hnsw" if hnsw else "dense", file)
         try:
-            index = HNSWIndex.load(path)
-        except (OSError, _Format):
-            if not path.exists():
-                raise BaseFileGone(str(path)) from None
-            raise
-    elif name:
-        path = index_path(store, "dense", name)
-        try:
-            index = FlatIndex.load(path)
+            index = (HNSWIndex if hnsw else FlatIndex).load(path)
         except OSError:
-            if not path.exists():
-                raise BaseFileGone(str(path)) from None
+            if not os.path.lexists(path):
+                raise BaseFileGone(path) from None
             raise
+        except _Format as exc:
+            if not os.path.lexists(path):
+                raise BaseFileGone(path) from None
+            raise damaged_file_error(
+                store, file, _load_problem(store, file, exc), exc.code
+            ) from None
+        if index.dim != int(dim):
+            raise damaged_file_error(
+                store, file, f"holds {index.dim}-dimensional vectors; the corpus's are {dim}"
+            )
+        _check_base_size(store, snap, file, len(index), "vectors")
     elif snap.state.get("hnsw"):
         index = HNSWIndex(int(dim), metric="ip", **snap.state["hnsw"])
     else:

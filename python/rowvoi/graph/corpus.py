@@ -283,7 +283,7 @@ class CorpusGraph:
             corpus opened with it).
         """
         from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileGone
+        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
 
         for _ in range(8):
             try:
@@ -292,7 +292,10 @@ class CorpusGraph:
                     if gen.full is not None and embedder is None:
                         return gen.full
                     return self._full(snap, gen, embedder)
-            except (BaseFileGone, _Stale):  # a newer commit: read that one
+            except _Stale:  # a newer commit: read that one
+                continue
+            except (BaseFileGone, BaseFileDamaged) as exc:  # replaced by a newer commit?
+                self.corpus.store.confirm_damage(exc)
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing while its graph was loaded; retry")
 
@@ -521,7 +524,7 @@ class CorpusGraph:
         (:class:`rowvoi.graph.walk.Surface`; ``[]`` when unknown)."""
         from rowvoi.corpus.base import ledger_key
         from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileGone
+        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
         from rowvoi.graph.walk import Surface
 
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
@@ -540,7 +543,10 @@ class CorpusGraph:
                         else [None] * len(rows)
                     )
                 return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
-            except (BaseFileGone, _Stale):
+            except _Stale:
+                continue
+            except (BaseFileGone, BaseFileDamaged) as exc:
+                self.corpus.store.confirm_damage(exc)
                 continue
         raise RuntimeError(f"{self.corpus.label} kept changing; retry")
 
