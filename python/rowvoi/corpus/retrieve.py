@@ -115,6 +115,7 @@ from rowvoi.corpus.base import (
     NoLedgerEntry,
     Record,
     SearchHit,
+    SearchHits,
     ledger_key,
     new_hit,
 )
@@ -370,7 +371,7 @@ class Corpus:
         return cur if gen is not None and gen == cur.generation else None
 
     # --------------------------------------------------------------- API
-    def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
+    def search(self, query: str, **kwargs: Any) -> SearchHits:
         """:func:`search` on this corpus."""
         return search(self, query, **kwargs)
 
@@ -563,7 +564,7 @@ def search(
     index: str = "auto",
     explain: bool = False,
     query_vector: Any = None,
-) -> list[SearchHit]:
+) -> SearchHits:
     """The top ``k`` hits for ``query`` (see the module notes).
 
     Parameters
@@ -611,9 +612,14 @@ def search(
 
     Returns
     -------
-    list of SearchHit
-        Best first; fewer than ``k`` only when fewer qualify (artifacts
-        with ``per_artifact``, else records), whatever the index.
+    SearchHits
+        A list of :class:`SearchHit`, best first; fewer than ``k`` only
+        when fewer qualify (artifacts with ``per_artifact``, else records),
+        whatever the index. An empty one says why in its ``reason``: no
+        record matches the filter, the corpus has no surfaces of the kinds
+        asked for, the query has no searchable terms (lexical), its
+        embedding is the zero vector (dense), no record contains a query
+        term.
 
     Raises
     ------
@@ -716,7 +722,7 @@ def search(
                     break
                 f = _grown(f, size)
             if hits is not None:
-                return hits
+                return SearchHits(hits, None if hits else _ZERO_VECTOR)
     qvec = None if query_vector is None else _query_vector(query_vector)
     params = _Params(
         k,
@@ -857,7 +863,7 @@ def _search_snapshot(
     qvec: np.ndarray | None,
     filter: Mapping[str, Any] | None,
     p: _Params,
-) -> list[SearchHit]:
+) -> SearchHits:
     """A search through a snapshot: loads what its generation lacks, and
     runs the filter's SQL."""
     state = snap.state
@@ -869,8 +875,53 @@ def _search_snapshot(
     loaded = c._indexes(snap, lexical=want_lex, dense=want_dense, records=True)
     allowed = _allowed(c, snap, loaded, filter, p.kinds)
     if allowed is not None and len(allowed) == 0:
-        return []
+        return SearchHits([], _none_allowed(loaded, bool(filter), p.kinds))
     return _search_loaded(c, loaded, snap, query, qvec, allowed, p)
+
+
+def _none_allowed(loaded: _Loaded, filtered: bool, kinds: list[str] | None) -> str:
+    """Why a filter and surface restriction allow no record."""
+    have = [] if loaded.records is None else loaded.records.kinds
+    if kinds is not None and not set(kinds) & set(have):
+        s = "s" if len(kinds) > 1 else ""
+        return (
+            f"the corpus has no surfaces of kind{s} {', '.join(map(repr, kinds))} "
+            f"(its kinds: {', '.join(have) or 'none'})"
+        )
+    if kinds is not None and filtered:
+        s = "s" if len(kinds) > 1 else ""
+        return f"no record of kind{s} {', '.join(map(repr, kinds))} matches the filter"
+    return "no record matches the filter"
+
+
+#: Why a search of an all-zero query vector finds nothing.
+_ZERO_VECTOR = (
+    "the query's embedding is the zero vector (nothing in the query the "
+    "embedder represents), so no cosine can rank the records"
+)
+
+
+def _why_empty(
+    loaded: _Loaded, query: str, qvec: np.ndarray | None, allowed: Any, p: _Params
+) -> str:
+    """Why a search that ran (some record allowed) found nothing."""
+    why = []
+    if p.mode != "lexical":
+        if qvec is not None and not _any_nonzero(qvec):
+            why.append(_ZERO_VECTOR)
+        else:
+            why.append("the vector index returned no record")
+    if p.mode != "dense":
+        terms = [] if loaded.lexical is None else loaded.lexical.analyzer.tokenize(query)
+        if not terms:
+            why.append(
+                "the query has no searchable terms (the analyzer drops punctuation and stopwords)"
+            )
+        else:
+            among = "" if allowed is None else " (of those the filter and surface kinds allow)"
+            shown = ", ".join(map(repr, list(dict.fromkeys(terms))[:8]))
+            why.append(f"no record{among} contains a query term (analysed: {shown})")
+    return "; and ".join(why)
 
 
 @dataclass
@@ -926,7 +977,7 @@ def _search_loaded(
     qvec: np.ndarray | None,
     allowed: Any,
     p: _Params,
-) -> list[SearchHit]:
+) -> SearchHits:
     """Rank with the loaded generation's indexes and record table; ``snap``
     (of that generation) is needed only when the table holds no texts.
 
@@ -951,7 +1002,9 @@ def _search_loaded(
     while True:
         hits, cut = _search_fetch(c, loaded, snap, query, qvec, allowed, p)
         if not collapse or len(hits) >= p.k or not cut or p.fetch_k >= bound:
-            return hits
+            if not hits:
+                return SearchHits([], _why_empty(loaded, query, qvec, allowed, p))
+            return SearchHits(hits)
         p = p._replace(fetch_k=_grown(p.fetch_k, bound))
 
 
