@@ -112,7 +112,9 @@ class DiscoveryResult:
         Hits retrieved before any floor (summed over corpora).
     signals : dict
         The selection's signals (``top_score``, ``n_candidates``,
-        ``n_selected``, ``min_ratio``, ``min_score``), ``floor_from``
+        ``n_selected``, ``min_ratio``, ``min_score``, ``floor_compares``,
+        ``top_floor_score``: what the floor compared and its best value,
+        see :class:`Selection`), ``floor_from``
         (``"given"``, ``"calibration"`` or None), ``top_evidence`` for a
         hybrid RRF search (the best evidence among the hits: what the floor
         compared) and, for several corpora, ``per_source``: ``{name:
