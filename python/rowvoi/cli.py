@@ -1086,7 +1086,10 @@ def _cmd_discover(args: argparse.Namespace) -> int:
                 "" if ev is None else f" on the evidence (top evidence {ev:.4g})"
             )
         gated = "; gated" if ps["abstained"] and ps["n_retrieved"] else ""
-        print(f"  {name}: {ps['n_retrieved']} retrieved, top {top}{floor_text}{gated}")
+        none = f" (no hits: {ps['no_hits']})" if ps.get("no_hits") else ""
+        print(f"  {name}: {ps['n_retrieved']} retrieved{none}, top {top}{floor_text}{gated}")
+    if sig.get("no_hits"):
+        print(f"  no hits: {sig['no_hits']}")
     floor = sig.get("min_score")
     on_evidence = sig.get("floor_compares") == "evidence"
     what = "evidence" if on_evidence else "score"

@@ -236,3 +236,25 @@ def test_cli_search_and_walk_say_why(home, capsys):
     doc = json.loads(out)
     assert code == 0 and doc["hits"] == []
     assert doc["reason"] == "none of the seeds ('x') is a node of the graph"
+
+
+def test_discover_says_why_its_search_found_nothing(corpus, home, capsys):
+    from rowvoi.corpus import discover
+
+    res = discover(corpus, "zebras", mode="lexical")
+    assert res.abstained and res.reason == "abstain:no_candidates"
+    assert res.signals["no_hits"] == "no record contains a query term (analysed: 'zebra')"
+    assert "no_hits" not in discover(corpus, "wing", mode="lexical").signals
+    code, out, _ = run(capsys, "discover", "aero", "the of", "--mode", "lexical")
+    assert code == 0 and out.splitlines()[1] == (
+        "  no hits: the query has no searchable terms (the analyzer drops punctuation "
+        "and stopwords)"
+    )
+    argv = ["build", "aero2", "--records", str(home / "notes.jsonl"), "--embedder", "hashing"]
+    assert main(argv) == 0
+    code, out, _ = run(capsys, "discover", "aero,aero2", "zebras", "--mode", "lexical")
+    assert code == 0
+    assert "  aero: 0 retrieved (no hits: no record contains a query term (analysed: " in out
+    code, out, _ = run(capsys, "discover", "aero,aero2", "zebras", "--mode", "lexical", "--json")
+    per = json.loads(out)["signals"]["per_source"]
+    assert per["aero2"]["no_hits"] == "no record contains a query term (analysed: 'zebra')"
