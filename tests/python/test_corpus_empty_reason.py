@@ -96,11 +96,12 @@ def test_hits_have_no_reason_and_stay_a_list(corpus):
         assert isinstance(hits, list) and hits and hits.reason is None
         assert hits[0].artifact_id == "a"
     empty = search(corpus, "wing", surfaces="summary")
-    back = pickle.loads(pickle.dumps(empty))
-    assert type(back) is SearchHits and back == [] and back.reason == empty.reason
     full = search(corpus, "wing")
-    back = pickle.loads(pickle.dumps(full))
-    assert back == full and back.reason is None
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(empty, protocol=protocol))
+        assert type(back) is SearchHits and back == [] and back.reason == empty.reason
+        back = pickle.loads(pickle.dumps(full, protocol=protocol))
+        assert type(back) is SearchHits and back == full and back.reason is None
     assert json.dumps([h.to_dict() for h in full])  # plain JSON still
 
 

@@ -606,8 +606,9 @@ class SearchHits(list[SearchHit]):
 
     :func:`rowvoi.corpus.search` and :func:`rowvoi.graph.traverse` return
     one. It is an ordinary list (``hits == []``, slicing, ``json.dumps``
-    of ``[h.to_dict() for h in hits]``); slices and copies are plain
-    lists.
+    of ``[h.to_dict() for h in hits]``, pickling); slices and copies are
+    plain lists. ``SearchHits(hits)`` makes one without a reason,
+    :meth:`empty` an empty one with its reason.
 
     Attributes
     ----------
@@ -621,20 +622,23 @@ class SearchHits(list[SearchHit]):
 
     Examples
     --------
-    >>> hits = SearchHits([], reason="no record matches the filter")
+    >>> hits = SearchHits.empty("no record matches the filter")
     >>> hits == [], hits.reason
     (True, 'no record matches the filter')
     >>> SearchHits([SearchHit("a", "doc", 1.0, "t")]).reason is None
     True
     """
 
-    def __init__(self, hits: Iterable[SearchHit] = (), reason: str | None = None) -> None:
-        super().__init__(hits)
-        self.reason = reason
+    # (a class default, not an __init__: a search wraps its hits in list's
+    # own constructor, five times cheaper than a Python-level __init__)
+    reason: str | None = None
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        # a list subclass pickles its items and its __dict__ (protocol 2 and later)
-        return (SearchHits, (list(self), self.reason))
+    @classmethod
+    def empty(cls, reason: str | None) -> SearchHits:
+        """An empty result that says why (``reason``)."""
+        out = cls()
+        out.reason = reason
+        return out
 
 
 # -------------------------------------------------------------- functions

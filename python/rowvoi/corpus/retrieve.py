@@ -722,7 +722,7 @@ def search(
                     break
                 f = _grown(f, size)
             if hits is not None:
-                return SearchHits(hits, None if hits else _ZERO_VECTOR)
+                return SearchHits(hits) if hits else SearchHits.empty(_ZERO_VECTOR)
     qvec = None if query_vector is None else _query_vector(query_vector)
     params = _Params(
         k,
@@ -875,7 +875,7 @@ def _search_snapshot(
     loaded = c._indexes(snap, lexical=want_lex, dense=want_dense, records=True)
     allowed = _allowed(c, snap, loaded, filter, p.kinds)
     if allowed is not None and len(allowed) == 0:
-        return SearchHits([], _none_allowed(loaded, bool(filter), p.kinds))
+        return SearchHits.empty(_none_allowed(loaded, bool(filter), p.kinds))
     return _search_loaded(c, loaded, snap, query, qvec, allowed, p)
 
 
@@ -998,14 +998,17 @@ def _search_loaded(
                 f"holds {loaded.dense.dim}-dimensional vectors"
             )
     collapse = p.per_artifact and not table.one_per_artifact
-    bound = len(table) if allowed is None else min(len(table), len(allowed))
     while True:
         hits, cut = _search_fetch(c, loaded, snap, query, qvec, allowed, p)
-        if not collapse or len(hits) >= p.k or not cut or p.fetch_k >= bound:
-            if not hits:
-                return SearchHits([], _why_empty(loaded, query, qvec, allowed, p))
-            return SearchHits(hits)
-        p = p._replace(fetch_k=_grown(p.fetch_k, bound))
+        if collapse and cut and len(hits) < p.k:
+            # (the records a search could return: where every index is exhausted)
+            bound = len(table) if allowed is None else min(len(table), len(allowed))
+            if p.fetch_k < bound:
+                p = p._replace(fetch_k=_grown(p.fetch_k, bound))
+                continue
+        if not hits:
+            return SearchHits.empty(_why_empty(loaded, query, qvec, allowed, p))
+        return SearchHits(hits)
 
 
 def _search_fetch(

@@ -506,7 +506,7 @@ class CorpusGraph:
                 present = self._kinds(snap)
             asked, kinds = kinds, [k_ for k_ in kinds if k_ in present]
             if not kinds:
-                return SearchHits([], _no_kinds(asked, present))
+                return SearchHits.empty(_no_kinds(asked, present))
         if isinstance(query, str):
             return search(self.corpus, query, k=k, mode=self.search_mode, surfaces=kinds)
         return search(self.corpus, "", k=k, mode="dense", surfaces=kinds, query_vector=query)

@@ -247,7 +247,7 @@ def traverse(
     hits = [state.results[i] for i in ranked[:k]]
     if hits:
         return SearchHits(hits if corpus_graph is None else corpus_graph.search_hits(hits))
-    return SearchHits([], _empty_reason(policy, store, state, n_seeds, depth_cut))
+    return SearchHits.empty(_empty_reason(policy, store, state, n_seeds, depth_cut))
 
 
 def _empty_reason(
@@ -394,7 +394,7 @@ class MemorySurfaces:
         q = self.embed_query(query)
         keep = [i for i, s in enumerate(self._flat) if s.kind in set(kinds)]
         if not keep:
-            return SearchHits([], _no_kinds(kinds, {s.kind for s in self._flat}))
+            return SearchHits.empty(_no_kinds(kinds, {s.kind for s in self._flat}))
         scores = self._matrix[keep] @ q
         order = np.argsort(-scores, kind="stable")[:k]
         return [
