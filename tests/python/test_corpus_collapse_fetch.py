@@ -187,3 +187,28 @@ def test_an_explicit_fetch_k_is_the_first_fetch(corpora):
 def test_a_zero_query_vector_still_finds_nothing(corpora):
     corpus = corpora[False]
     assert search(corpus, "", k=10, query_vector=np.zeros(512)) == []
+
+
+def test_cli_search_on_a_chunked_hnsw_corpus_returns_k(tmp_path, monkeypatch, capsys):
+    """The report's case: ``rowvoi search --k 10`` on a corpus built with
+    ``--hnsw`` in chunks, dense (HNSW and exact) and every other mode."""
+    import json
+
+    from rowvoi.cli import main
+
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
+    recs = tmp_path / "docs.jsonl"
+    recs.write_text("\n".join(json.dumps({"id": a, **raw}) for a, raw in _docs().items()))
+    argv = ["build", "long", "--records", str(recs), "--embedder", "hashing", "--hnsw"]
+    assert main([*argv, "--strategy", "chunked", "--chunk-size", "40", "--overlap", "1"]) == 0
+    capsys.readouterr()
+    for extra in (
+        ["--mode", "dense"],
+        ["--mode", "dense", "--index", "flat"],
+        ["--mode", "lexical"],
+        ["--mode", "hybrid"],
+        ["--mode", "hybrid", "--fusion", "blend"],
+    ):
+        assert main(["search", "long", QUERY, "--k", "10", "--json", *extra]) == 0
+        hits = json.loads(capsys.readouterr().out)["hits"]
+        assert len({h["artifact_id"] for h in hits}) == len(hits) == 10, extra
