@@ -1031,6 +1031,7 @@ def _indent(text: str, prefix: str = "     ", max_lines: int = 40) -> list[str]:
 
 def _cmd_discover(args: argparse.Namespace) -> int:
     from rowvoi.corpus.discovery import NoFloorWarning, discover
+    from rowvoi.corpus.selection import _has_evidence as _evidence, floor_score
 
     names = args.names
     floor = _discover_floor(args.min_score, names)
@@ -1062,23 +1063,45 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         f"{len(result.results)} of {result.n_retrieved} retrieved "
         f"({result.mode}, {result.strategy}): {result.reason}"
     )
-    for name, ps in (sig.get("per_source") or {}).items():
+    # a floor compares each hit's floor_score: a hybrid RRF hit's evidence
+    # (its blend score), not its rank-only RRF score; every line that shows
+    # a floor shows the number compared with it, labelled
+    per_source = sig.get("per_source") or {}
+    for name, ps in per_source.items():
         top = "-" if ps["top_score"] is None else f"{ps['top_score']:.4g}"
-        floor_text = "" if ps["floor"] is None else f", floor {ps['floor']:.4g}"
+        floor_text = ""
+        if ps["floor"] is not None:
+            ev = ps.get("top_evidence")
+            floor_text = f", floor {ps['floor']:.4g}" + (
+                "" if ev is None else f" on the evidence (top evidence {ev:.4g})"
+            )
         gated = "; gated" if ps["abstained"] and ps["n_retrieved"] else ""
-        print(f"  {name}: {ps['n_retrieved']} retrieved, top {top}{floor_text}{gated}")
-    if result.abstained and sig.get("min_score") is not None and sig.get("top_score") is not None:
-        # a hybrid RRF search is floored on its hits' evidence, not on RRF scores
-        what, top = (
-            ("top evidence", sig["top_evidence"])
-            if sig.get("top_evidence") is not None
-            else ("top score", sig["top_score"])
-        )
-        print(f"  {what} {top:.4g} is below the floor {sig['min_score']:.4g}")
+        none = f" (no hits: {_q(ps['no_hits'])})" if ps.get("no_hits") else ""
+        print(f"  {_q(name)}: {ps['n_retrieved']} retrieved{none}, top {top}{floor_text}{gated}")
+    if sig.get("no_hits"):
+        print(f"  no hits: {_q(sig['no_hits'])}")
+    floor = sig.get("min_score")
+    on_evidence = sig.get("floor_compares") == "evidence"
+    what = "evidence" if on_evidence else "score"
+    if floor is not None and sig.get("top_floor_score") is not None:
+        top = sig["top_floor_score"]
+        if result.abstained:
+            print(f"  top {what} {top:.4g} is below the floor {floor:.4g}")
+        else:
+            how = "its blend score; an RRF score depends on ranks only" if on_evidence else ""
+            print(
+                f"  floor {floor:.4g} ({sig.get('floor_from')}), compared with each hit's "
+                f"{what}{f' ({how})' if how else ''}: top {what} {top:.4g}"
+            )
+    selected = result.selection.selected if result.selection is not None else []
     for i, d in enumerate(result.results, 1):
         who = _q(f"{d.source}/{d.artifact_id}" if len(names) > 1 else d.artifact_id)
         name = f"  {_q(d.name)}" if d.name != str(d.artifact_id) else ""
-        print(f"{i:2d}. {d.score:.4g}  {who}{name}")
+        hit_floor = per_source.get(d.source, {}).get("floor") if per_source else floor
+        compared = ""
+        if hit_floor is not None and i <= len(selected) and _evidence(selected[i - 1]):
+            compared = f"  (evidence {floor_score(selected[i - 1]):.4g}, floor {hit_floor:.4g})"
+        print(f"{i:2d}. {d.score:.4g}  {who}{name}{compared}")
         if d.pointer:
             print(f"     {_q(d.pointer)}")
         summary = " ".join(d.summary.split())

@@ -497,3 +497,99 @@ def test_discover_reports_the_evidence_it_floored(home):
     assert d["signals"]["top_score"] == pytest.approx(2 / 61)  # the RRF score, not floored
     rc, out, _ = run("discover", "aero", OUT[4], "--min-score", "auto")
     assert f"top evidence {d['signals']['top_evidence']:.4g} is below the floor" in out
+
+
+def _number_after(text, label):
+    """The number printed right after ``label`` in ``text``."""
+    tail = text.split(label, 1)[1]
+    return float(tail.split()[0].rstrip(",):"))
+
+
+def test_discover_never_shows_a_score_below_the_floor_it_committed_on(home):
+    """Issue 28: a hybrid RRF discover printed an RRF score of 0.0325
+    under a floor of 0.158 and still committed (the floor compared the
+    hit's evidence, shown only in --json). The human output now shows,
+    labelled, the number compared with the floor: on the floor's line and
+    on every committed hit's line; never a floor beside an unlabelled
+    number below it."""
+    rc, _, err = run(
+        "calibrate",
+        "aero",
+        "--in-scope",
+        str(home / "in.txt"),
+        "--out-of-scope",
+        str(home / "out.txt"),
+    )  # hybrid RRF
+    assert rc == 0, err
+    committed = 0
+    for q in IN:
+        rc, js, _ = run("discover", "aero", q, "--min-score", "auto", "--json")
+        d = json.loads(js)
+        rc, out, _ = run("discover", "aero", q, "--min-score", "auto")
+        assert rc == 0
+        floor = d["signals"]["min_score"]
+        assert floor is not None and d["signals"]["floor_compares"] == "evidence"
+        top = d["signals"]["top_floor_score"]
+        assert top == d["signals"]["top_evidence"]
+        if d["abstained"]:
+            assert f"top evidence {top:.4g} is below the floor {floor:.4g}" in out
+            continue
+        committed += 1
+        # the RRF score (what the result lines show first) is below the
+        # floor: the contradiction the output used to print
+        assert all(r["score"] < floor for r in d["results"])
+        assert top >= floor
+        assert (
+            f"floor {floor:.4g} (calibration), compared with each hit's evidence "
+            f"(its blend score; an RRF score depends on ranks only): top evidence {top:.4g}"
+        ) in out
+        lines = [ln for ln in out.splitlines() if ln[:4].strip().rstrip(".").isdigit()]
+        assert len(lines) == len(d["results"]) > 0
+        for line in lines:
+            assert f", floor {floor:.4g})" in line
+            assert _number_after(line, "(evidence ") >= float(f"{floor:.4g}")
+    assert committed >= 3  # in-scope queries commit
+    # several corpora: each source's line shows its floor with its evidence
+    rc, _, err = run("build", "aero2", "--files", str(home / "docs"), "--embedder", "hashing")
+    assert rc == 0, err
+    rc, _, err = run(
+        "calibrate",
+        "aero2",
+        "--in-scope",
+        str(home / "in.txt"),
+        "--out-of-scope",
+        str(home / "out.txt"),
+    )
+    assert rc == 0, err
+    rc, js, _ = run("discover", "aero,aero2", IN[0], "--min-score", "auto", "--json")
+    per = json.loads(js)["signals"]["per_source"]
+    rc, out, _ = run("discover", "aero,aero2", IN[0], "--min-score", "auto")
+    for name, ps in per.items():
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"  {name}: "))
+        assert (
+            f"top {ps['top_score']:.4g}, floor {ps['floor']:.4g} on the evidence "
+            f"(top evidence {ps['top_evidence']:.4g})"
+        ) in line
+        assert ps["top_score"] < ps["floor"] <= ps["top_evidence"] and "gated" not in line
+
+
+def test_select_reports_what_its_floor_compared():
+    """select(): top_floor_score is the number the floor compared (the
+    evidence of an RRF hit), so a committed selection never reports a top
+    below its floor; plain hits compare their scores."""
+    from rowvoi.corpus.base import SearchHit
+
+    rrf = [
+        SearchHit("a", "document", 0.0325, "", explain={"evidence": 0.61}),
+        SearchHit("b", "document", 0.0320, "", explain={"evidence": 0.70}),
+    ]
+    sel = select(rrf, min_score=0.158)
+    assert not sel.abstained and sel.signals["top_score"] == 0.0325
+    assert sel.signals["floor_compares"] == "evidence"
+    assert sel.signals["top_floor_score"] == 0.70 >= sel.signals["min_score"]
+    sel = select(rrf, min_score=0.8)
+    assert sel.abstained and sel.signals["top_floor_score"] == 0.70
+    plain = [SearchHit("a", "document", 2.0, ""), SearchHit("b", "document", 1.0, "")]
+    sel = select(plain, min_score=1.5)
+    assert sel.signals["floor_compares"] == "score" and sel.signals["top_floor_score"] == 2.0
+    assert select([]).signals["top_floor_score"] is None

@@ -47,7 +47,9 @@ def test_build_search_info_ls_rm(env, capsys):
     doc = json.loads(out)
     assert doc["mode"] == "lexical" and doc["hits"][0]["explain"]["lexical"]["terms"]
     code, out, _ = run(capsys, "search", "notes", "zzzz", "--mode", "lexical")
-    assert code == 0 and out.strip() == "(no hits)"
+    assert code == 0 and out.strip() == (
+        "(no hits: no record contains a query term (analysed: 'zzzz'))"
+    )
     code, out, _ = run(capsys, "info", "notes")
     assert code == 0 and "3 artifacts, 3 records" in out and "name (text)" in out
     code, out, _ = run(capsys, "info", "notes", "--json")

@@ -113,6 +113,8 @@ def test_conservative_example_and_reasons():
         "n_selected": 2,
         "min_ratio": pytest.approx(0.88 / 0.91),
         "min_score": None,
+        "floor_compares": "score",
+        "top_floor_score": 0.91,
     }
     assert select(make_hits([5.0, 5.0])).reason == "exhausted"
     assert select(make_hits([5.0] * 5)).reason == "max_k"

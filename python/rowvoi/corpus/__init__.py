@@ -11,7 +11,8 @@ One module per stage:
 
 ``base``
     the data model: :class:`Artifact`, :class:`Surface`, :class:`IndexPlan`,
-    :class:`Record`, :class:`SearchHit`, :func:`best_per_artifact`,
+    :class:`Record`, :class:`SearchHit`, :class:`SearchHits` (a list of
+    hits that says why it is empty), :func:`best_per_artifact`,
     :func:`tag_source`, and the errors.
 ``sources``
     :class:`CorpusSource`, :func:`from_mapping`, :func:`from_files`,
@@ -76,6 +77,7 @@ from rowvoi.corpus.base import (
     NoLedgerEntry,
     Record,
     SearchHit,
+    SearchHits,
     Surface,
     best_per_artifact,
     ledger_key,
@@ -153,6 +155,7 @@ __all__ = [
     "IndexPlan",
     "Record",
     "SearchHit",
+    "SearchHits",
     "FilterFields",
     "POINTER_KEYS",
     "GRANULARITIES",

@@ -78,6 +78,7 @@ __all__ = [
     "IndexPlan",
     "Record",
     "SearchHit",
+    "SearchHits",
     "FilterFields",
     "POINTER_KEYS",
     "GRANULARITIES",
@@ -597,6 +598,47 @@ def new_hit(
         explain=explain,
     )
     return hit
+
+
+class SearchHits(list[SearchHit]):
+    """The hits of a search or a walk, best first: a ``list`` of
+    :class:`SearchHit`, plus why it is empty.
+
+    :func:`rowvoi.corpus.search` and :func:`rowvoi.graph.traverse` return
+    one. It is an ordinary list (``hits == []``, slicing, ``json.dumps``
+    of ``[h.to_dict() for h in hits]``, pickling); slices and copies are
+    plain lists. ``SearchHits(hits)`` makes one without a reason,
+    :meth:`empty` an empty one with its reason.
+
+    Attributes
+    ----------
+    reason : str or None
+        ``None`` when the list holds hits; for an empty one, why nothing
+        was found, in words for a person: e.g. ``"no record matches the
+        filter"``, ``"the corpus has no surfaces of kind 'summary' (its
+        kinds: chunk)"``, ``"the query has no searchable terms"``. (A
+        corpus with no records raises
+        :class:`~rowvoi.corpus.CorpusEmpty` instead.)
+
+    Examples
+    --------
+    >>> hits = SearchHits.empty("no record matches the filter")
+    >>> hits == [], hits.reason
+    (True, 'no record matches the filter')
+    >>> SearchHits([SearchHit("a", "doc", 1.0, "t")]).reason is None
+    True
+    """
+
+    # (a class default, not an __init__: a search wraps its hits in list's
+    # own constructor, five times cheaper than a Python-level __init__)
+    reason: str | None = None
+
+    @classmethod
+    def empty(cls, reason: str | None) -> SearchHits:
+        """An empty result that says why (``reason``)."""
+        out = cls()
+        out.reason = reason
+        return out
 
 
 # -------------------------------------------------------------- functions

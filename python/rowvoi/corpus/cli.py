@@ -566,6 +566,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
                     "mode": args.mode,
                     "fusion": args.fusion if args.mode == "hybrid" else None,
                     "hits": [h.to_dict() for h in hits],
+                    "reason": hits.reason,
                 }
             )
         )
@@ -576,10 +577,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
 
 def print_hits(hits: Sequence[SearchHit], note: Callable[[SearchHit], str] | None = None) -> None:
     """One hit per two lines (rank, score, id, kind, ``note(hit)``; the
-    snippet), then its pointer; ``(no hits)`` for none. Everything taken
-    from the corpus is escaped (:func:`~rowvoi._cli_common.printable`)."""
+    snippet), then its pointer; ``(no hits)`` for none, with the reason a
+    :class:`~rowvoi.corpus.SearchHits` gives (``(no hits: REASON)``).
+    Everything taken from the corpus is escaped
+    (:func:`~rowvoi._cli_common.printable`)."""
     if not hits:
-        print("(no hits)")
+        reason = getattr(hits, "reason", None)
+        print("(no hits)" if not reason else f"(no hits: {printable(reason)})")
     for rank, h in enumerate(hits, 1):
         extra = f"  {printable(note(h))}" if note is not None else ""
         print(

@@ -112,11 +112,16 @@ class DiscoveryResult:
         Hits retrieved before any floor (summed over corpora).
     signals : dict
         The selection's signals (``top_score``, ``n_candidates``,
-        ``n_selected``, ``min_ratio``, ``min_score``), ``floor_from``
+        ``n_selected``, ``min_ratio``, ``min_score``, ``floor_compares``,
+        ``top_floor_score``: what the floor compared and its best value,
+        see :class:`Selection`), ``floor_from``
         (``"given"``, ``"calibration"`` or None), ``top_evidence`` for a
         hybrid RRF search (the best evidence among the hits: what the floor
-        compared) and, for several corpora, ``per_source``: ``{name:
-        {n_retrieved, top_score, floor, abstained}}`` (plus ``top_evidence``).
+        compared), ``no_hits`` when the search found nothing (why:
+        :attr:`rowvoi.corpus.SearchHits.reason`) and, for several corpora,
+        ``per_source``: ``{name: {n_retrieved, top_score, floor,
+        abstained}}`` (plus ``top_evidence``, and ``no_hits`` for a corpus
+        whose search found nothing).
     selection : Selection or None
         The selection behind the results (its hits keep every field; not
         part of :meth:`to_dict`).
@@ -362,6 +367,8 @@ def discover(
     signals["floor_from"] = floor_from
     if _has_evidence(hits):
         signals["top_evidence"] = max(floor_score(h) for h in hits)
+    if not hits and getattr(hits, "reason", None):
+        signals["no_hits"] = hits.reason
     return DiscoveryResult(
         query,
         mode,
@@ -430,12 +437,8 @@ def _federated(
     n_retrieved = 0
     for name, c in zip(names, opened):
         floor, floor_from[name] = _floor(c, floors.get(name), mode, search_kw)
-        hits = tag_source(
-            ranked(
-                search(c, query, k=k, mode=mode, filter=filter, surfaces=surfaces, **search_kw)
-            ),
-            name,
-        )
+        found = search(c, query, k=k, mode=mode, filter=filter, surfaces=surfaces, **search_kw)
+        hits = tag_source(ranked(found), name)
         kept = hits if floor is None else [h for h in hits if floor_score(h) >= floor]
         n_retrieved += len(hits)
         survivors[name] = kept
@@ -447,6 +450,8 @@ def _federated(
         }
         if _has_evidence(hits):
             per_source[name]["top_evidence"] = max(floor_score(h) for h in hits)
+        if not hits and getattr(found, "reason", None):
+            per_source[name]["no_hits"] = found.reason
     merged = _merge(survivors, merge, merge_weights, merge_rrf_k, k)
     selection = select(merged, min_score=None, **common)
     reason = selection.reason

@@ -51,7 +51,17 @@ Candidates and collapse
 Each index returns ``fetch_k`` candidates (default ``max(5 k, 50)`` when
 collapsing per artifact or weighting surfaces, else ``k``); surface
 weights multiply each candidate's first-stage score; ``per_artifact=True``
-keeps the best surface per artifact; then the top ``k``. Equal scores are
+keeps the best surface per artifact; then the top ``k``. When the
+collapse leaves fewer than ``k`` artifacts although a candidate list was
+cut at ``fetch_k`` (an artifact with many surfaces -- a long chunked
+document -- can fill the whole fetch), the search runs again with
+:data:`FETCH_GROWTH` times as many candidates (an HNSW search's ``ef``
+grows with them), until ``k`` artifacts are found or every index has
+returned all the records it can (never more than the corpus, or the
+filter, holds): a search returns ``k`` artifacts whenever ``k`` qualify,
+whatever the mode, fusion, index and filter. The first fetch decides
+most searches; the result is that of the last fetch (a hybrid RRF
+search's scores are those of its candidate lists). Equal scores are
 ordered by artifact id, then surface index: deterministic, and independent
 of the build history (an incremental build ranks as a fresh build of the
 same documents). Only at an index's own ``fetch_k`` cut do exact ties go
@@ -105,6 +115,7 @@ from rowvoi.corpus.base import (
     NoLedgerEntry,
     Record,
     SearchHit,
+    SearchHits,
     ledger_key,
     new_hit,
 )
@@ -133,6 +144,7 @@ __all__ = [
     "DFLT_BLEND_ALPHA",
     "DFLT_BM25_SAT_K",
     "MAX_FETCH_K",
+    "FETCH_GROWTH",
 ]
 
 #: Ranking modes of :func:`search`.
@@ -367,7 +379,7 @@ class Corpus:
         return cur if gen is not None and gen == cur.generation else None
 
     # --------------------------------------------------------------- API
-    def search(self, query: str, **kwargs: Any) -> list[SearchHit]:
+    def search(self, query: str, **kwargs: Any) -> SearchHits:
         """:func:`search` on this corpus."""
         return search(self, query, **kwargs)
 
@@ -578,7 +590,7 @@ def search(
     index: str = "auto",
     explain: bool = False,
     query_vector: Any = None,
-) -> list[SearchHit]:
+) -> SearchHits:
     """The top ``k`` hits for ``query`` (see the module notes).
 
     Parameters
@@ -608,7 +620,9 @@ def search(
         ``{kind: weight}`` (finite, >= 0) multiplying first-stage scores;
         kinds the corpus lacks are ignored.
     fetch_k : int, optional
-        Candidates per index (see the module notes); >= ``k``.
+        Candidates per index in the first fetch (see the module notes);
+        >= ``k``. With ``per_artifact``, more are fetched when the
+        collapse leaves fewer than ``k`` artifacts.
     index : {"auto", "flat", "hnsw"}
         The vector index: the HNSW graph when the corpus has one, else the
         flat index (``"auto"``); the flat index (``"flat"``); the HNSW
@@ -624,8 +638,14 @@ def search(
 
     Returns
     -------
-    list of SearchHit
-        Best first; fewer than ``k`` when fewer records qualify.
+    SearchHits
+        A list of :class:`SearchHit`, best first; fewer than ``k`` only
+        when fewer qualify (artifacts with ``per_artifact``, else records),
+        whatever the index. An empty one says why in its ``reason``: no
+        record matches the filter, the corpus has no surfaces of the kinds
+        asked for, the query has no searchable terms (lexical), its
+        embedding is the zero vector (dense), no record contains a query
+        term.
 
     Raises
     ------
@@ -704,22 +724,31 @@ def search(
         fast = None if cur is None else cur.fast
         if fast is not None:
             ht, flat, threads, one = fast
-            per = bool(per_artifact)
-            hits = _dense_search_c(
-                ht,
-                flat,
-                query_vector,
-                k,
-                fetch_k,
-                per and not one,
-                k < fetch_k and (one or not per),
-                threads,
-                c.name,
-                "flat",
-                "dense",
-            )
+            collapse = bool(per_artifact) and not one
+            kplus1 = k < fetch_k and not collapse
+            size = cur.dense_size  # type: ignore[union-attr]
+            f = fetch_k
+            while True:
+                hits = _dense_search_c(
+                    ht,
+                    flat,
+                    query_vector,
+                    k,
+                    f,
+                    collapse,
+                    kplus1,
+                    threads,
+                    c.name,
+                    "flat",
+                    "dense",
+                )
+                # ([]: an all-zero query; fewer than k after the collapse of
+                # all f candidates asked for: fetch more, as _search_loaded)
+                if hits is None or not (collapse and 0 < len(hits) < k and f < size):
+                    break
+                f = _grown(f, size)
             if hits is not None:
-                return hits
+                return SearchHits(hits) if hits else SearchHits.empty(_ZERO_VECTOR)
     qvec = None if query_vector is None else _query_vector(query_vector)
     params = _Params(
         k,
@@ -863,7 +892,7 @@ def _search_snapshot(
     qvec: np.ndarray | None,
     filter: Mapping[str, Any] | None,
     p: _Params,
-) -> list[SearchHit]:
+) -> SearchHits:
     """A search through a snapshot: loads what its generation lacks, and
     runs the filter's SQL."""
     state = snap.state
@@ -875,8 +904,53 @@ def _search_snapshot(
     loaded = c._indexes(snap, lexical=want_lex, dense=want_dense, records=True)
     allowed = _allowed(c, snap, loaded, filter, p.kinds)
     if allowed is not None and len(allowed) == 0:
-        return []
+        return SearchHits.empty(_none_allowed(loaded, bool(filter), p.kinds))
     return _search_loaded(c, loaded, snap, query, qvec, allowed, p)
+
+
+def _none_allowed(loaded: _Loaded, filtered: bool, kinds: list[str] | None) -> str:
+    """Why a filter and surface restriction allow no record."""
+    have = [] if loaded.records is None else loaded.records.kinds
+    if kinds is not None and not set(kinds) & set(have):
+        s = "s" if len(kinds) > 1 else ""
+        return (
+            f"the corpus has no surfaces of kind{s} {', '.join(map(repr, kinds))} "
+            f"(its kinds: {', '.join(have) or 'none'})"
+        )
+    if kinds is not None and filtered:
+        s = "s" if len(kinds) > 1 else ""
+        return f"no record of kind{s} {', '.join(map(repr, kinds))} matches the filter"
+    return "no record matches the filter"
+
+
+#: Why a search of an all-zero query vector finds nothing.
+_ZERO_VECTOR = (
+    "the query's embedding is the zero vector (nothing in the query the "
+    "embedder represents), so no cosine can rank the records"
+)
+
+
+def _why_empty(
+    loaded: _Loaded, query: str, qvec: np.ndarray | None, allowed: Any, p: _Params
+) -> str:
+    """Why a search that ran (some record allowed) found nothing."""
+    why = []
+    if p.mode != "lexical":
+        if qvec is not None and not _any_nonzero(qvec):
+            why.append(_ZERO_VECTOR)
+        else:
+            why.append("the vector index returned no record")
+    if p.mode != "dense":
+        terms = [] if loaded.lexical is None else loaded.lexical.analyzer.tokenize(query)
+        if not terms:
+            why.append(
+                "the query has no searchable terms (the analyzer drops punctuation and stopwords)"
+            )
+        else:
+            among = "" if allowed is None else " (of those the filter and surface kinds allow)"
+            shown = ", ".join(map(repr, list(dict.fromkeys(terms))[:8]))
+            why.append(f"no record{among} contains a query term (analysed: {shown})")
+    return "; and ".join(why)
 
 
 @dataclass
@@ -912,6 +986,18 @@ def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     return _Ranked(ids[o], sc[o], pos[o])
 
 
+#: Factor by which the candidate fetch grows when a per-artifact collapse
+#: left fewer than ``k`` artifacts (see "Candidates and collapse").
+FETCH_GROWTH = 4
+
+
+def _grown(fetch_k: int, bound: int) -> int:
+    """The next fetch after ``fetch_k`` (``< bound``) fell short: times
+    :data:`FETCH_GROWTH`, never past ``bound`` (the records a search could
+    return), where every index is exhausted."""
+    return min(bound, fetch_k * FETCH_GROWTH)
+
+
 def _search_loaded(
     c: Corpus,
     loaded: _Loaded,
@@ -920,19 +1006,19 @@ def _search_loaded(
     qvec: np.ndarray | None,
     allowed: Any,
     p: _Params,
-) -> list[SearchHit]:
+) -> SearchHits:
     """Rank with the loaded generation's indexes and record table; ``snap``
-    (of that generation) is needed only when the table holds no texts."""
+    (of that generation) is needed only when the table holds no texts.
+
+    When the per-artifact collapse leaves fewer than ``k`` artifacts while
+    an index's candidates were cut at ``fetch_k`` (more records could
+    follow), the search runs again with :func:`_grown` candidates, until
+    ``k`` artifacts are found or no list is cut (every index exhausted)."""
     table = loaded.records
     assert table is not None
     if snap is None:
         _check_searchable(c, loaded.state, loaded.generation, p)
-    want_dense = p.mode in ("dense", "hybrid")
-    want_lex = p.mode in ("lexical", "hybrid")
-    d_ids: np.ndarray = _NO_IDS
-    d_sc: np.ndarray = _NO_IDS
-    answered_dense = "flat"
-    if want_dense and loaded.dense is not None:
+    if p.mode != "lexical" and loaded.dense is not None:
         if qvec is None:
             qvec = c._query_embedder(loaded.state).embed([query])[0]
         elif qvec.shape[0] != loaded.dense.dim:
@@ -940,58 +1026,95 @@ def _search_loaded(
                 f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
                 f"holds {loaded.dense.dim}-dimensional vectors"
             )
-        if _any_nonzero(qvec):
-            index = loaded.dense
-            if isinstance(index, HNSWIndex) and p.vector_index != "flat":
-                # approximate; candidates re-scored exactly (float32 cosines)
-                answered_dense = "hnsw"
-                d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
-            else:
-                # exact, whatever the size: the screen reads the same int8
-                # copy as an approximate int8 scan would, and in float32 only
-                # the rows its bounds cannot rule out (the approximate scan
-                # re-scores 8 * fetch_k); faster at every size and on every
-                # data set measured (bench/results/flat_int8_paths.md)
-                index = loaded.flat  # (an HNSW graph's exact twin)
-                threads = 1 if loaded.dense_size < PARALLEL_SCAN_MIN else 0
+    collapse = p.per_artifact and not table.one_per_artifact
+    while True:
+        hits, cut = _search_fetch(c, loaded, snap, query, qvec, allowed, p)
+        if collapse and cut and len(hits) < p.k:
+            # (the records a search could return: where every index is exhausted)
+            bound = len(table) if allowed is None else min(len(table), len(allowed))
+            if p.fetch_k < bound:
+                p = p._replace(fetch_k=_grown(p.fetch_k, bound))
+                continue
+        if not hits:
+            return SearchHits.empty(_why_empty(loaded, query, qvec, allowed, p))
+        return SearchHits(hits)
+
+
+def _search_fetch(
+    c: Corpus,
+    loaded: _Loaded,
+    snap: Snapshot | None,
+    query: str,
+    qvec: np.ndarray | None,
+    allowed: Any,
+    p: _Params,
+) -> tuple[list[SearchHit], bool]:
+    """One pass of :func:`_search_loaded` with ``p.fetch_k`` candidates per
+    index (``qvec`` already embedded): the hits, and whether a candidate
+    list was cut at ``fetch_k`` (an index returned all it was asked for, or
+    the fused list was longer), so that more candidates could follow."""
+    table = loaded.records
+    assert table is not None
+    want_dense = p.mode in ("dense", "hybrid")
+    want_lex = p.mode in ("lexical", "hybrid")
+    d_ids: np.ndarray = _NO_IDS
+    d_sc: np.ndarray = _NO_IDS
+    answered_dense = "flat"
+    if want_dense and loaded.dense is not None and qvec is not None and _any_nonzero(qvec):
+        index = loaded.dense
+        if isinstance(index, HNSWIndex) and p.vector_index != "flat":
+            # approximate; candidates re-scored exactly (float32 cosines)
+            answered_dense = "hnsw"
+            d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
+        else:
+            # exact, whatever the size: the screen reads the same int8
+            # copy as an approximate int8 scan would, and in float32 only
+            # the rows its bounds cannot rule out (the approximate scan
+            # re-scores 8 * fetch_k); faster at every size and on every
+            # data set measured (bench/results/flat_int8_paths.md)
+            index = loaded.flat  # (an HNSW graph's exact twin)
+            threads = 1 if loaded.dense_size < PARALLEL_SCAN_MIN else 0
+            if (
+                allowed is None
+                and qvec.dtype == np.float32
+                and qvec.shape == (index.dim,)
+                and qvec.flags.c_contiguous
+            ):
+                # (a checked query vector: search()'s argument checks skipped)
+                k = p.k
                 if (
-                    allowed is None
-                    and qvec.dtype == np.float32
-                    and qvec.shape == (index.dim,)
-                    and qvec.flags.c_contiguous
+                    p.mode == "dense"
+                    and k < p.fetch_k
+                    and not p.weights
+                    and (table.one_per_artifact or not p.per_artifact)
                 ):
-                    # (a checked query vector: search()'s argument checks skipped)
-                    k = p.k
-                    if (
-                        p.mode == "dense"
-                        and k < p.fetch_k
-                        and not p.weights
-                        and (table.one_per_artifact or not p.per_artifact)
-                    ):
-                        # no collapse can drop a candidate, so the hits are
-                        # the best k of the fetch_k candidates: the best k + 1
-                        # tell them unless the k-th and (k + 1)-th tie (their
-                        # order then depends on candidates further down)
-                        d_ids, d_sc = index._search_vector(qvec, k + 1, True, threads)
-                        if len(d_ids) == k + 1 and d_sc.item(k - 1) == d_sc.item(k):
-                            d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
-                    else:
+                    # no collapse can drop a candidate, so the hits are
+                    # the best k of the fetch_k candidates: the best k + 1
+                    # tell them unless the k-th and (k + 1)-th tie (their
+                    # order then depends on candidates further down)
+                    d_ids, d_sc = index._search_vector(qvec, k + 1, True, threads)
+                    if len(d_ids) == k + 1 and d_sc.item(k - 1) == d_sc.item(k):
                         d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
                 else:
-                    d_ids, d_sc = index.search(
-                        qvec, p.fetch_k, filter=allowed, exact=True, n_threads=threads
-                    )
+                    d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
+            else:
+                d_ids, d_sc = index.search(
+                    qvec, p.fetch_k, filter=allowed, exact=True, n_threads=threads
+                )
+    cut = len(d_ids) >= p.fetch_k
     if p.mode == "dense" and not p.weights and table.has_text:
-        return _dense_hits(c, table, d_ids, d_sc, answered_dense, p)
+        return _dense_hits(c, table, d_ids, d_sc, answered_dense, p), cut
     dense = _ranked(table, d_ids, d_sc)
     if want_lex:
         res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
         lex = _ranked(table, res.ids, res.scores)
+        cut = cut or len(lex.ids) >= p.fetch_k
     else:
         lex = _ranked(table, _NO_IDS, _NO_IDS)
     cands = _fuse(loaded, table, query, qvec, dense, lex, p)
     if not len(cands.ids):
-        return []
+        return [], False
+    cut = cut or len(cands.ids) > p.fetch_k
     if p.weights:
         w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
         scores = cands.scores * w[table.kind[cands.pos]]
@@ -1063,7 +1186,7 @@ def _search_loaded(
         if cid in evidence:
             why["evidence"] = evidence[cid]
         hits.append(new_hit(artifact_id, kind, score, text, meta, c.name, surface_index, cid, why))
-    return hits
+    return hits, cut
 
 
 def _dense_hits(

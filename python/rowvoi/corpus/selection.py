@@ -119,8 +119,14 @@ class Selection:
         The numbers behind the decision: ``top_score`` (None without
         candidates), ``n_candidates``, ``n_selected``, ``min_ratio`` (the
         lowest selected score over the top score; None when nothing is
-        selected or the top score is 0) and ``min_score`` (the floor, or
-        None).
+        selected or the top score is 0), ``min_score`` (the floor, or
+        None), ``floor_compares`` (what a floor compares: ``"evidence"``
+        when a hit carries it -- a hybrid RRF search's -- else
+        ``"score"``) and ``top_floor_score`` (the highest
+        :func:`floor_score` among the candidates, the number that decides
+        whether a floor abstains; None without candidates). A hybrid RRF
+        hit's score can lie below the floor while its evidence reaches it:
+        report ``top_floor_score`` beside the floor, never ``top_score``.
 
     Examples
     --------
@@ -186,12 +192,18 @@ def floor_score(hit: SearchHit) -> float:
     ...     SearchHit("a", "d", 0.0325, "", explain={"evidence": 0.61}))
     (0.8, 0.61)
     """
-    why = hit.explain
-    if why is not None:
-        ev = why.get("evidence")
-        if isinstance(ev, numbers.Real) and not isinstance(ev, bool) and math.isfinite(ev):
-            return float(ev)
+    if _has_evidence(hit):
+        return float(hit.explain["evidence"])  # type: ignore[index]
     return float(hit.score)
+
+
+def _has_evidence(hit: SearchHit) -> bool:
+    """Does :func:`floor_score` read the hit's evidence (not its score)?"""
+    why = hit.explain
+    if why is None:
+        return False
+    ev = why.get("evidence")
+    return isinstance(ev, numbers.Real) and not isinstance(ev, bool) and math.isfinite(ev)
 
 
 def ranked(hits: Sequence[SearchHit]) -> list[SearchHit]:
@@ -366,16 +378,21 @@ def select(
         raise ValueError("strategy 'abs_threshold' needs min_score= (the absolute floor)")
 
     candidates = ranked(hits)
+    compared = [floor_score(h) for h in candidates]
     signals: dict[str, Any] = {
         "top_score": float(candidates[0].score) if candidates else None,
         "n_candidates": len(candidates),
         "n_selected": 0,
         "min_ratio": None,
         "min_score": floor,
+        "floor_compares": "evidence" if any(map(_has_evidence, candidates)) else "score",
+        "top_floor_score": max(compared) if compared else None,
     }
     if not candidates:
         return Selection([], candidates, True, "abstain:no_candidates", signals)
-    eligible = candidates if floor is None else [h for h in candidates if floor_score(h) >= floor]
+    eligible = (
+        candidates if floor is None else [h for h, f in zip(candidates, compared) if f >= floor]
+    )
     if not eligible:
         return Selection([], candidates, True, "abstain:below_floor", signals)
     floor_cut = len(eligible) < len(candidates)

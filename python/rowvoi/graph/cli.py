@@ -141,6 +141,7 @@ def _cmd_walk(args: argparse.Namespace) -> int:
                     "query": args.query,
                     "policy": args.policy,
                     "hits": [h.to_dict() for h in hits],
+                    "reason": hits.reason,
                 }
             )
         )

@@ -63,7 +63,7 @@ from rowvoi.graph._time import NO_TIME, to_time
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
 
 if TYPE_CHECKING:
-    from rowvoi.corpus.base import SearchHit
+    from rowvoi.corpus.base import SearchHit, SearchHits
     from rowvoi.graph import walk  # walk.Surface: one name in the docs' index
 
 __all__ = ["CorpusGraph"]
@@ -493,19 +493,23 @@ class CorpusGraph:
         unit: np.ndarray = v / n if n > 0 else v
         return unit
 
-    def search(self, query: Any, k: int, kinds: Iterable[str] | None = None) -> list[SearchHit]:
+    def search(self, query: Any, k: int, kinds: Iterable[str] | None = None) -> SearchHits:
         """The corpus's best ``k`` surfaces of ``kinds`` (best per
         artifact), as :class:`~rowvoi.corpus.SearchHit` objects, searched
-        in :attr:`search_mode`. Kinds the corpus lacks match nothing."""
+        in :attr:`search_mode`. Kinds the corpus lacks match nothing (an
+        empty :class:`~rowvoi.corpus.SearchHits` says so in its
+        ``reason``)."""
+        from rowvoi.corpus.base import SearchHits
         from rowvoi.corpus.retrieve import search
+        from rowvoi.graph.walk import _no_kinds
 
         kinds = None if kinds is None else list(kinds)
         if kinds is not None:
             with self.corpus.store.snapshot() as snap:
                 present = self._kinds(snap)
-            kinds = [k_ for k_ in kinds if k_ in present]
+            asked, kinds = kinds, [k_ for k_ in kinds if k_ in present]
             if not kinds:
-                return []
+                return SearchHits.empty(_no_kinds(asked, present))
         if isinstance(query, str):
             return search(self.corpus, query, k=k, mode=self.search_mode, surfaces=kinds)
         return search(self.corpus, "", k=k, mode="dense", surfaces=kinds, query_vector=query)

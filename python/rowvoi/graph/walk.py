@@ -59,7 +59,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from rowvoi.corpus.base import SearchHit
+from rowvoi.corpus.base import SearchHit, SearchHits
 from rowvoi.graph.store import MemoryGraph, snapshot
 
 __all__ = [
@@ -112,6 +112,11 @@ class WalkPolicy(Protocol):
     ``stop(state)`` ends the walk early; ``to_hit(node, score, depth, seed,
     store, state)`` makes a :class:`WalkHit`, or None for a router-only
     node (one that routes but is not itself a result).
+
+    Optionally, ``empty_reason(store, state)`` says why a walk found
+    nothing, in the policy's terms (e.g. no surfaces of its kinds), or
+    returns None; :func:`traverse` puts it in the result's ``reason``,
+    else says what the walk did (nodes visited, budget, depth).
     """
 
     def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]: ...
@@ -148,7 +153,7 @@ def traverse(
     node_budget: int = 64,
     k: int = 10,
     max_fan_out: int = 100_000,
-) -> list[WalkHit]:
+) -> SearchHits:
     """Walk ``store`` from ``query`` under ``policy``; return the top ``k``
     hits, best first (ties keep commit order).
 
@@ -176,6 +181,16 @@ def traverse(
     max_fan_out : int
         Items read from one ``policy.expand`` call, at most.
 
+    Returns
+    -------
+    SearchHits
+        A list of hits; an empty one says why in ``reason``: the policy's
+        own account when it has one (``empty_reason``: e.g. the corpus has
+        no surfaces of the policy's summary kinds, or no seed is a node of
+        the graph), else what the walk did -- no start node, or the nodes
+        it visited, none of them a result, and whether the node budget or
+        ``max_depth`` stopped it.
+
     Raises
     ------
     ValueError
@@ -192,6 +207,8 @@ def traverse(
     frontier: list[tuple[Any, int, Hashable]] = []
     for node in itertools.islice(policy.seed(query, store, state), max_fan_out):
         frontier.append((node, 0, policy.node_id(node)))
+    n_seeds = len(frontier)
+    depth_cut = False  # a committed node at max_depth was not expanded
     stopped = False
     while frontier and not stopped and len(state.visited) < node_budget:
         # distinct unvisited nodes, first occurrence (and its seed) wins
@@ -224,9 +241,35 @@ def traverse(
                 for nxt in itertools.islice(policy.expand(node, store, state), max_fan_out):
                     if policy.node_id(nxt) not in state.visited:
                         frontier.append((nxt, depth + 1, seed))
+            else:
+                depth_cut = True
     ranked = sorted(range(len(state.results)), key=lambda i: -state.results[i].score)
     hits = [state.results[i] for i in ranked[:k]]
-    return hits if corpus_graph is None else corpus_graph.search_hits(hits)
+    if hits:
+        return SearchHits(hits if corpus_graph is None else corpus_graph.search_hits(hits))
+    return SearchHits.empty(_empty_reason(policy, store, state, n_seeds, depth_cut))
+
+
+def _empty_reason(
+    policy: WalkPolicy, store: Any, state: WalkState, n_seeds: int, depth_cut: bool
+) -> str:
+    """Why a walk found nothing: the policy's ``empty_reason`` when it
+    gives one, else what the walk did."""
+    own = getattr(policy, "empty_reason", None)
+    if callable(own):
+        why = own(store, state)
+        if why:
+            return str(why)
+    if not n_seeds:
+        return "the policy found no node to start the walk from"
+    n = len(state.visited)
+    why = f"the walk visited {n} node{'s' if n != 1 else ''}, none of them a result"
+    limits = []
+    if n >= state.budget:
+        limits.append(f"the node budget ({state.budget}) ran out")
+    if depth_cut:
+        limits.append(f"max_depth={state.max_depth} stopped it before their neighbours")
+    return why + (f" ({'; '.join(limits)})" if limits else "")
 
 
 def _corpus_graph(store: Any) -> Any:
@@ -279,6 +322,17 @@ class SurfaceStore(Protocol):
     def surfaces(self, artifact_id: Hashable) -> list[Surface]: ...
 
     def embed_query(self, query: Any) -> np.ndarray: ...
+
+
+def _no_kinds(kinds: Iterable[str], have: Iterable[str]) -> str:
+    """Why a search restricted to ``kinds`` finds nothing in a store whose
+    surfaces are of the kinds ``have``."""
+    kinds = list(kinds)
+    s = "s" if len(kinds) != 1 else ""
+    return (
+        f"the corpus has no surfaces of kind{s} {', '.join(map(repr, kinds))} "
+        f"(its kinds: {', '.join(sorted(have)) or 'none'})"
+    )
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -334,11 +388,13 @@ class MemorySurfaces:
         return list(self._surfaces.get(artifact_id, []))
 
     def search(self, query: Any, k: int, kinds: Sequence[str]) -> list[WalkHit]:
-        """The best ``k`` surfaces of the given kinds by cosine."""
+        """The best ``k`` surfaces of the given kinds by cosine (a
+        :class:`~rowvoi.corpus.SearchHits` saying why when there are
+        none)."""
         q = self.embed_query(query)
         keep = [i for i, s in enumerate(self._flat) if s.kind in set(kinds)]
         if not keep:
-            return []
+            return SearchHits.empty(_no_kinds(kinds, {s.kind for s in self._flat}))
         scores = self._matrix[keep] @ q
         order = np.argsort(-scores, kind="stable")[:k]
         return [
@@ -381,7 +437,23 @@ class _CollapsedTree:
         return own
 
     def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]:
-        return [("summary", h) for h in store.search(query, self.seed_k, self.summary_kinds)]
+        found = store.search(query, self.seed_k, self.summary_kinds)
+        state.cache["seed_reason"] = getattr(found, "reason", None)
+        return [("summary", h) for h in found]
+
+    def empty_reason(self, store: Any, state: WalkState) -> str | None:
+        if state.visited:
+            if state.max_depth == 0:
+                return (
+                    "the summaries found route to their leaf surfaces one hop "
+                    "away, and max_depth=0 stops before them: use max_depth >= 1"
+                )
+            return None
+        why = state.cache.get("seed_reason")
+        kinds = ", ".join(self.summary_kinds)
+        return f"no surface of the summary kinds ({kinds}) matched the query" + (
+            f": {why}" if why else ""
+        )
 
     def score(self, node: Any, store: Any, state: WalkState) -> float:
         if node[0] == "summary":
@@ -493,6 +565,21 @@ class _ReverseDependency:
 
     def seed(self, query: Any, store: Any, state: WalkState) -> Iterable[Any]:
         return list(self.seeds)
+
+    def empty_reason(self, store: Any, state: WalkState) -> str | None:
+        if not self.seeds:
+            return "the policy has no seeds"
+        g = self._graph(store, state)
+        if all(g._node_index(s) is None for s in self.seeds):
+            shown = ", ".join(map(repr, self.seeds[:8]))
+            return f"none of the seeds ({shown}) is a node of the graph"
+        via = f"{self.edge_type} links" if self.edge_type else "links"
+        return (
+            f"the walk visited {len(state.visited)} node"
+            f"{'s' if len(state.visited) != 1 else ''} (the seeds and their "
+            f"dependents over {via}, up to max_depth={state.max_depth}), none "
+            "of them with documents"
+        )
 
     def _best(self, node: Hashable, store: Any, state: WalkState) -> tuple[float, str, int | None]:
         g = self._graph(store, state)

@@ -7,7 +7,10 @@ onto their canonical spelling, applies the limits of :mod:`rowvoi.query.model`
 and returns a :class:`ValidQuery`. Every executor walks that same tree, so
 none of them ever sees a name that is not in the schema or a value of the
 wrong type. Problems are collected, not raised one by one: the
-:class:`~rowvoi.errors.QueryError` lists them all.
+:class:`~rowvoi.errors.QueryError` lists them all. A string value must be
+Unicode text: one holding a lone surrogate (``"\\ud800"``, which JSON can
+spell and no UTF-8 encoder accepts) is refused here, so pandas, DuckDB,
+SQLite and a corpus's filter all answer it with the same ``QueryError``.
 
 >>> from rowvoi.query import QuerySchema
 >>> schema = QuerySchema({"age": "numeric", "sector": {"type": "categorical",
@@ -61,6 +64,31 @@ __all__ = [
 ]
 
 _INT64 = (-(2**63), 2**63 - 1)
+
+
+def _not_text(value: str) -> str | None:
+    """Why ``value`` is not valid Unicode text (a lone surrogate, which no
+    UTF-8 encoder -- SQLite's, DuckDB's, a file's -- accepts), or None.
+
+    >>> _not_text("caf" + chr(0xE9)), _not_text("x" + chr(0xD800))
+    (None, 'holds a lone surrogate (U+D800) at position 1, which is not valid Unicode text')
+    """
+    if value.isascii():
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"holds a lone surrogate (U+{ord(value[exc.start]):04X}) at position "
+            f"{exc.start}, which is not valid Unicode text"
+        )
+    return None
+
+
+def _safe_name(key: str) -> str:
+    """A name for an error message: ``key`` itself, or its escaped form
+    when it is not valid Unicode text (a message must print anywhere)."""
+    return key if _not_text(key) is None else repr(key)[1:-1]
 
 
 def _doc_value(value: Any) -> Any:
@@ -271,7 +299,7 @@ class _FilterParser:
         for key, value in doc.items():
             if self.overflow:
                 return None
-            kpath = f"{path}.{key}" if isinstance(key, str) else path
+            kpath = f"{path}.{_safe_name(key)}" if isinstance(key, str) else path
             if not isinstance(key, str):
                 self.problems.append(
                     f"{path}: keys must be column names or $and/$or, got {describe_value(key)}"
@@ -370,6 +398,10 @@ class _FilterParser:
             if not isinstance(arg, str):
                 self.problems.append(f"{path}: expected a string, got {describe_value(arg)}")
                 return None
+            why = _not_text(arg)
+            if why is not None:
+                self.problems.append(f"{path}: {describe_value(arg)} {why}; send UTF-8 text")
+                return None
             return Contains(spec.name, arg) if self._count(1) else None
         value = self._value(spec, arg, path)
         if value is _BAD or not self._count(1):
@@ -402,6 +434,10 @@ class _FilterParser:
                 return _BAD
         if not isinstance(value, str):
             self.problems.append(f"{where}: expected a string, got {describe_value(value)}")
+            return _BAD
+        why = _not_text(value)
+        if why is not None:
+            self.problems.append(f"{path}: {describe_value(value)} {why}; send UTF-8 text")
             return _BAD
         if spec.type == "categorical":
             try:
