@@ -45,6 +45,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -57,6 +58,8 @@ from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import UnknownLabelError, check_frame, resolve_columns, resolve_costs
 
 __all__ = ["RowVoiModel"]
+
+_NO_COLUMN_LEFT = "no column left to consider"
 
 
 class RowVoiModel:
@@ -300,7 +303,7 @@ class RowVoiModel:
         candidate_cols: Sequence[Hashable] | None = None,
         objective: Literal["mi", "mi_over_cost"] = "mi",
         feature_costs: Mapping[Hashable, float] | None = None,
-    ) -> FeatureSuggestion:
+    ) -> FeatureSuggestion | None:
         """Rank candidate columns by expected information gain; return the best.
 
         Each candidate column's expected gain I(R; Y_col | E) (bits) under the
@@ -325,13 +328,16 @@ class RowVoiModel:
         objective : {"mi", "mi_over_cost"}
             Ranking criterion, see above.
         feature_costs : Mapping[Hashable, float] or None
-            Cost per column (finite and > 0; a column left out costs 1.0).
-            Required with "mi_over_cost"; reported as ``marginal_cost``
+            Cost per column (finite and >= 0; a column left out costs 1.0).
+            Required with "mi_over_cost", where every cost must be > 0 (the
+            reference package's rule for this method: "feature costs must be
+            positive"; :class:`rowvoi.policies.MIPolicy` accepts free
+            columns and ranks them first). Reported as ``marginal_cost``
             either way.
 
         Returns
         -------
-        FeatureSuggestion
+        FeatureSuggestion or None
             ``col``, ``score`` (MI or MI/cost), ``expected_voi`` (expected
             information gain in bits), ``marginal_cost`` and ``debug``
             (``entropy_before`` and ``entropy_after``, the expected entropy
@@ -339,8 +345,10 @@ class RowVoiModel:
             ``column_entropy`` among the candidates, ``noise``, and
             ``normalized_mi`` when ``normalize_cols``). With one candidate
             (nothing to learn) the first column to consider, at 0 bits.
-            ``col`` is None when no column is left to consider, or several
-            candidates remain and no column tells any of them apart.
+            None when no column is left to consider (every column observed,
+            or ``candidate_cols`` all observed), as in the reference
+            package; ``col`` is None when several candidates remain and no
+            column tells any of them apart.
 
         Raises
         ------
@@ -349,8 +357,9 @@ class RowVoiModel:
         ValueError
             For an empty candidate set (when there are columns to consider),
             an unknown objective, "mi_over_cost" without ``feature_costs``,
-            a cost that is not positive ("feature costs must be positive"),
-            or columns unknown to df or to the model (a KeyError as well).
+            a cost that is negative or not finite, a zero cost with
+            "mi_over_cost" ("feature costs must be positive"), or columns
+            unknown to df or to the model (a KeyError as well).
 
         Examples
         --------
@@ -368,7 +377,27 @@ class RowVoiModel:
         >>> s = model.suggest_next_feature(df, CandidateState.uniform([0]))
         >>> s.col, s.expected_voi
         ('a', 0.0)
+        >>> done = CandidateState.uniform(df.index, observed_cols={"a", "b"})
+        >>> model.suggest_next_feature(df, done) is None
+        True
         """
+        s = self._suggest(df, state, candidate_cols, objective, feature_costs, free_ok=False)
+        left = s.col is not None or (s.debug or {}).get("reason") != _NO_COLUMN_LEFT
+        return s if left else None
+
+    def _suggest(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None,
+        objective: str,
+        feature_costs: Mapping[Hashable, float] | None,
+        *,
+        free_ok: bool,
+    ) -> FeatureSuggestion:
+        """:meth:`suggest_next_feature` always answering a FeatureSuggestion
+        (``col=None`` when nothing is left), with free columns allowed under
+        "mi_over_cost" when ``free_ok`` (for :class:`~rowvoi.policies.MIPolicy`)."""
         self._check_fitted("suggest_next_feature()")
         check_frame(df)
         check_state(state, allow_empty=True)
@@ -381,6 +410,14 @@ class RowVoiModel:
             )
         cols = columns_to_consider(df, state, candidate_cols)
         self._check_known(cols, "columns")
+        if objective == "mi_over_cost" and not free_ok and feature_costs is not None:
+            for col, v in feature_costs.items():
+                if isinstance(v, numbers.Real) and not isinstance(v, bool) and not v > 0:
+                    raise ValueError(
+                        f"feature costs must be positive for objective 'mi_over_cost': "
+                        f"{col!r} costs {v!r} (RowVoiModel.suggest_next_feature keeps the "
+                        "reference rule; MIPolicy accepts free columns and takes them first)"
+                    )
         costs = resolve_costs(df, feature_costs, cols, "feature")
         if not cols:
             return FeatureSuggestion(
@@ -391,7 +428,7 @@ class RowVoiModel:
                 debug={
                     "entropy_before": state.entropy,
                     "entropy_after": state.entropy,
-                    "reason": "no column left to consider",
+                    "reason": _NO_COLUMN_LEFT,
                 },
             )
         check_state(state)
@@ -433,7 +470,7 @@ class RowVoiModel:
         if self.normalize_cols:
             hc = self.entropies_.get(col, 0.0)
             debug["normalized_mi"] = mi / hc if hc > 0 else 0.0
-        score = mi / cost if objective == "mi_over_cost" else mi
+        score = _v.per_cost(mi, cost) if objective == "mi_over_cost" else mi
         return FeatureSuggestion(col, score, expected_voi=mi, marginal_cost=cost, debug=debug)
 
     # ------------------------------------------------------ simulation
@@ -526,7 +563,7 @@ class RowVoiModel:
             s = self.suggest_next_feature(
                 df, state, candidate_cols, objective=objective, feature_costs=feature_costs
             )
-            if s.col is None or not s.expected_voi:
+            if s is None or s.col is None or not s.expected_voi:
                 break
             state = self._observe(df, state, s.col, df.at[true_row, s.col])
             history.append(s)
