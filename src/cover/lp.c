@@ -579,7 +579,12 @@ rv_status rv_cover_lp(const rv_cover *p, uint64_t n_required, double eps, double
         rv__free(is_free);
         rv__free(paid);
         rv__free(sub);
-        if (res) res->seconds = rv__now() - t0;
+        if (st != RV_OK && st != RV_E_TIMEOUT) { /* nothing half-written */
+            memset(x, 0, n * sizeof(double));
+            memset(res, 0, sizeof *res);
+            return st;
+        }
+        res->seconds = rv__now() - t0;
         return st;
     }
 
@@ -589,7 +594,10 @@ rv_status rv_cover_lp(const rv_cover *p, uint64_t n_required, double eps, double
     double value = 0, lb = 0;
     st = rv__lp_reduced(&r, required, eps, deadline, NULL, x, &value, &lb, &work);
     rv__reduced_free(&r);
-    if (st != RV_OK && st != RV_E_TIMEOUT) return st;
+    if (st != RV_OK && st != RV_E_TIMEOUT) {
+        memset(x, 0, n * sizeof(double)); /* n > 0: required > 0 needs a set */
+        return st;
+    }
     res->value = value;
     res->lower_bound = lb;
     res->work = work;
