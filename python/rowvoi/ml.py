@@ -131,6 +131,7 @@ class RowVoiModel:
         self.bin_edges_: dict[Hashable, np.ndarray] = {}
         self.frequencies_: dict[Hashable, pd.Series] = {}
         self.entropies_: dict[Hashable, float] = {}
+        self._fit_frame: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
         return (
@@ -223,6 +224,7 @@ class RowVoiModel:
         self.bin_edges_ = edges
         self.frequencies_ = freqs
         self.entropies_ = ents
+        self._fit_frame = df  # a reference, for _expected_cond_entropy
         return self
 
     @staticmethod
@@ -236,6 +238,65 @@ class RowVoiModel:
         if len(e) == 1:
             e = np.array([e[0], e[0]])
         return e
+
+    # ------------------------------------- the reference model's internals
+    # The reference package's test suite reaches into four private helpers of
+    # its model.  They are kept here under the same names and meanings, each
+    # computed with this model's noise model.
+
+    @property
+    def _freqs(self) -> dict[Hashable, dict[Any, float]]:
+        """``frequencies_`` as plain dicts (column -> value -> frequency);
+        empty before :meth:`fit`."""
+        return {c: dict(s.items()) for c, s in self.frequencies_.items()}
+
+    def _conditional_value_distribution(
+        self, col: Hashable, candidate_values: Any, true_value: Any
+    ) -> dict[Any, float]:
+        """P(observed value | the true row's value is ``true_value``) over
+        ``candidate_values``: ``1 - noise`` on the true value and the noise
+        spread evenly over the other values (all on it when noise is 0).
+
+        Raises
+        ------
+        ValueError
+            When noise > 0 and ``col`` was not seen by :meth:`fit` ("not
+            found in frequency table").
+        """
+        values = list(dict.fromkeys(candidate_values))
+        if self.noise <= 0:
+            return {v: 1.0 if v == true_value else 0.0 for v in values}
+        if col not in self.frequencies_:
+            raise ValueError(
+                f"Column {col!r} not found in frequency table; fit() the model on a "
+                "frame with this column"
+            )
+        others = len(values) - 1 if true_value in values else len(values)
+        spread = self.noise / others if others else 0.0
+        return {v: 1.0 - self.noise if v == true_value else spread for v in values}
+
+    @staticmethod
+    def _get_posterior_prob(state: CandidateState, row: Hashable) -> float:
+        """The posterior of ``row`` in ``state`` (0.0 when it is not a candidate)."""
+        for r, p in zip(state.candidate_rows, state.posterior.tolist()):
+            if r == row:
+                return float(p)
+        return 0.0
+
+    def _expected_cond_entropy(self, state: CandidateState, col: Hashable) -> float:
+        """E[H(R | E, X_col)] in bits over the fitted frame: the posterior's
+        entropy minus the expected gain of observing ``col`` under the noise
+        model (what :meth:`suggest_next_feature` reports as
+        ``debug["entropy_after"]``)."""
+        self._check_fitted("_expected_cond_entropy()")
+        self._check_known([col], "column")
+        df = getattr(self, "_fit_frame", None)
+        if df is None:  # unpickled from a version that kept no frame
+            raise RuntimeError("RowVoiModel.fit() must be called again: no fitted frame is kept")
+        pos = _candidates.positions(df, state)
+        codes = _candidates.encode_columns_at(df, [col], pos, transform=self._transform)
+        res = _belief.mutual_information(codes, None, state.posterior, self.noise)
+        return max(0.0, float(res["h_rows"]) - float(res["mi"][0]))
 
     # --------------------------------------------------------- encoding
     def _check_fitted(self, what: str = "using the model") -> None:

@@ -485,3 +485,29 @@ def test_15_free_chunks_questions_and_probes():
     session = RetrievalSession(ANSWERS, runner=Runner(), costs={"version": 0.0})
     session.run(StopRules(epsilon_posterior=0.05))
     assert runner_calls == ["version", "deploy"] and session.cumulative_cost == 1.0
+
+
+# 17: the reference model's private helpers -----------------------------
+def test_17_reference_model_internals_follow_our_noise_model():
+    df = pd.DataFrame({"a": [1, 1, 2, 3], "b": ["x", "y", "x", "y"]})
+    exact, noisy = RowVoiModel().fit(df), RowVoiModel(noise=0.3).fit(df)
+    assert RowVoiModel()._freqs == {}
+    assert noisy._freqs["a"] == pytest.approx({1: 0.5, 2: 0.25, 3: 0.25}, abs=1e-6)
+    assert exact._conditional_value_distribution("a", [1, 2, 3], 2) == {1: 0.0, 2: 1.0, 3: 0.0}
+    # noise spread evenly over the other candidate values (answer_likelihoods' rule)
+    dist = noisy._conditional_value_distribution("a", [1, 2, 3], 2)
+    assert dist == pytest.approx({1: 0.15, 2: 0.7, 3: 0.15})
+    with pytest.raises(ValueError, match="not found in frequency table"):
+        noisy._conditional_value_distribution("zz", [1, 2], 1)
+    state = CandidateState([0, 2, 3], np.array([0.5, 0.3, 0.2]))
+    assert exact._get_posterior_prob(state, 2) == 0.3
+    assert exact._get_posterior_prob(state, 1) == 0.0
+    for model in (exact, noisy):
+        s = model.suggest_next_feature(df, state, candidate_cols=["a"])
+        h = model._expected_cond_entropy(state, "a")
+        assert h == pytest.approx(s.debug["entropy_after"]) and h == pytest.approx(
+            state.entropy - s.expected_voi
+        )
+    assert exact._expected_cond_entropy(state, "a") == pytest.approx(0.0)  # a tells all apart
+    with pytest.raises(RuntimeError, match="fit"):
+        RowVoiModel()._expected_cond_entropy(state, "a")
