@@ -724,9 +724,9 @@ def _context_inputs(path: str) -> tuple[list[Any], list[str], dict[str, list[Any
             raise bad(f'chunks[{i}] must be an id or an object with a string or integer "id"')
         tokens, text = c.get("tokens"), c.get("text", "")
         if tokens is not None and not (
-            isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0
+            isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
         ):
-            raise bad(f"chunks[{i}].tokens must be an integer > 0, got {tokens!r}")
+            raise bad(f"chunks[{i}].tokens must be an integer >= 0, got {tokens!r}")
         if not isinstance(text, str):
             raise bad(f"chunks[{i}].text must be a string")
         chunks.append(Chunk(c["id"], text, tokens))

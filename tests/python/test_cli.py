@@ -390,7 +390,7 @@ EXIT_CASES = [
     (["context", "<support>", "--costs", "doc1#p2=-1"], 2, "costs must be finite"),
     (["context", "<badjson>"], 2, "is not valid JSON"),
     (["context", "<list_json>"], 2, 'expected an object with "chunks"'),
-    (["context", "<bad_tokens>"], 2, "chunks[0].tokens must be an integer > 0"),
+    (["context", "<bad_tokens>"], 2, "chunks[0].tokens must be an integer >= 0"),
     (["context", "<missing>.json"], 1, "no such file"),
     (["context", "<dup_claims>"], 1, "dup_claim"),
     (["context", "<support>", "--costs", "nochunk=5"], 1, "nochunk"),
@@ -418,7 +418,7 @@ def files(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     (tmp_path / "tokens.json").write_text(
         json.dumps(
-            {"chunks": [{"id": "a", "tokens": 0}], "claims": ["c"], "support": {"c": ["a"]}}
+            {"chunks": [{"id": "a", "tokens": -1}], "claims": ["c"], "support": {"c": ["a"]}}
         )
     )
     (tmp_path / "dup.json").write_text(
