@@ -22,9 +22,11 @@ Conventions
 * **Ties** go to the set that comes first in ``sets``.
 * **Order of a solution**: greedy returns sets in the order it picked them;
   the other strategies return them in input order.
-* **Determinism**: ``sa``, ``ga`` and ``hybrid`` take a ``seed`` (default 0);
-  the same inputs and seed give the same answer. A ``time_limit`` makes the
-  result depend on machine speed.
+* **Determinism**: ``sa``, ``ga``, ``hybrid`` and the randomised rounding of
+  ``lp`` take a ``seed`` (default 0); the same inputs and seed give the same
+  answer. A ``time_limit`` makes the result depend on machine speed.
+* **Solvers**: only ``ilp`` needs pulp and an LP solver (``pip install
+  "rowvoi[optimization]"``); ``lp`` solves its relaxation in the engine.
 
 Examples
 --------
