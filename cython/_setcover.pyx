@@ -13,7 +13,9 @@ from _check cimport check, progress_check_signals
 cnp.import_array()
 
 STRATEGIES = {"greedy": RV_COVER_GREEDY, "exact": RV_COVER_EXACT,
-              "sa": RV_COVER_SA, "ga": RV_COVER_GA, "hybrid": RV_COVER_HYBRID}
+              "sa": RV_COVER_SA, "ga": RV_COVER_GA, "hybrid": RV_COVER_HYBRID,
+              "lp": RV_COVER_LP}
+LP_EPS = RV_COVER_LP_EPS
 OBJECTIVES = {"coverage": RV_PATH_COVERAGE, "entropy": RV_PATH_ENTROPY}
 
 
@@ -137,9 +139,12 @@ cdef class CoverProblem:
 
     def solve(self, str strategy, n_required=None, double time_limit=0.0,
               uint64_t seed=0, uint32_t iterations=0, uint32_t population=0,
-              uint32_t generations=0):
+              uint32_t generations=0, double lp_eps=0.0, uint32_t lp_rounds=0):
         """Returns (selected set indices, info dict).  info["timed_out"] is
-        True when the exact solver stopped at its limit (answer unproven)."""
+        True when the exact solver stopped at its limit (answer unproven);
+        info["lower_bound"] is a proven lower bound on the optimum (the LP
+        bound for "lp", rounded up for integer costs; the cost when optimal;
+        else 0), info["lp_bound"] the relaxation's own bound ("lp" only)."""
         cdef rv_cover_options opt
         rv_cover_options_init(&opt)
         opt.strategy = STRATEGIES[strategy]
@@ -150,6 +155,8 @@ cdef class CoverProblem:
         opt.iterations = iterations
         opt.population = population
         opt.generations = generations
+        opt.lp_eps = lp_eps
+        opt.lp_rounds = lp_rounds
         opt.progress = <rv_progress_fn>progress_check_signals
         cdef size_t n = rv_cover_n_sets(self.p)
         cdef cnp.ndarray[uint32_t, ndim=1, mode="c"] out = np.zeros(max(<Py_ssize_t>n, 1), dtype=np.uint32)
@@ -164,7 +171,28 @@ cdef class CoverProblem:
         return out[:k].copy(), {
             "cost": info.cost, "covered": info.covered, "optimal": bool(info.optimal),
             "work": info.work, "seconds": info.seconds, "timed_out": timed_out,
+            "lower_bound": info.lower_bound, "lp_bound": info.lp_bound,
             "message": rv_errmsg().decode("utf-8", "replace") if timed_out else "",
+        }
+
+    def lp(self, n_required=None, double eps=RV_COVER_LP_EPS, double time_limit=0.0):
+        """The LP relaxation within 1 + eps (rv_cover_lp).  Returns (x, info):
+        x the fractional cover (float64, one value per set), info with
+        value, lower_bound, converged, work, seconds, timed_out."""
+        cdef size_t n = rv_cover_n_sets(self.p)
+        cdef cnp.ndarray[double, ndim=1, mode="c"] x = np.zeros(max(<Py_ssize_t>n, 1), dtype=np.float64)
+        cdef uint64_t req = RV_COVER_ALL if n_required is None else <uint64_t>n_required
+        cdef rv_cover_lp_result res
+        cdef rv_status st
+        with nogil:
+            st = rv_cover_lp(self.p, req, eps, time_limit, &x[0], n, &res)
+        timed_out = st == RV_E_TIMEOUT
+        if not timed_out:
+            check(st)
+        return x[:n].copy(), {
+            "value": res.value, "lower_bound": res.lower_bound,
+            "converged": bool(res.converged), "work": res.work, "seconds": res.seconds,
+            "timed_out": timed_out,
         }
 
     def plan_path(self, str objective="coverage", weights=None):

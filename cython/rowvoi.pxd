@@ -84,6 +84,9 @@ cdef extern from "rowvoi.h" nogil:
         RV_COVER_SA
         RV_COVER_GA
         RV_COVER_HYBRID
+        RV_COVER_LP
+
+    double RV_COVER_LP_EPS
 
     ctypedef struct rv_cover_options:
         rv_cover_strategy strategy
@@ -95,6 +98,8 @@ cdef extern from "rowvoi.h" nogil:
         uint32_t generations
         rv_progress_fn progress
         void *progress_ctx
+        double lp_eps
+        uint32_t lp_rounds
 
     void rv_cover_options_init(rv_cover_options *opt)
 
@@ -104,10 +109,23 @@ cdef extern from "rowvoi.h" nogil:
         int optimal
         uint64_t work
         double seconds
+        double lower_bound
+        double lp_bound
 
     rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt,
                              uint32_t *selected, size_t capacity,
                              size_t *n_selected, rv_cover_info *info)
+
+    ctypedef struct rv_cover_lp_result:
+        double value
+        double lower_bound
+        int converged
+        uint64_t work
+        double seconds
+
+    rv_status rv_cover_lp(const rv_cover *p, uint64_t n_required, double eps,
+                          double time_limit, double *x, size_t capacity,
+                          rv_cover_lp_result *res)
 
     ctypedef enum rv_path_objective:
         RV_PATH_COVERAGE

@@ -191,10 +191,28 @@ static inline unsigned rv__ctz64(uint64_t x) {
 }
 
 /* Is `a` better than `b` as a ratio, comparing a_num/a_den with b_num/b_den
-** (dens > 0) with a relative tolerance, so that values equal up to rounding
+** (dens >= 0) with a relative tolerance, so that values equal up to rounding
 ** count as ties and the earlier candidate keeps its place.  Returns 1 when a
-** is strictly better. */
+** is strictly better.  A zero denominator is a free item: with a positive
+** numerator its ratio is +infinity (better than any finite ratio; between
+** two free items the larger numerator wins), with a numerator <= 0 it is
+** worth 0 -- so a free column that buys something comes first and one that
+** buys nothing never wins a comparison it would lose at any price. */
 static inline int rv__ratio_better(double a_num, double a_den, double b_num, double b_den) {
+    int a_inf = !(a_den > 0) && a_num > 0, b_inf = !(b_den > 0) && b_num > 0;
+    if (a_inf || b_inf) {
+        if (a_inf != b_inf) return a_inf;
+        double sc = (a_num > b_num ? a_num : b_num);
+        return a_num - b_num > 1e-12 * sc;
+    }
+    if (!(a_den > 0)) {
+        a_num = 0;
+        a_den = 1;
+    }
+    if (!(b_den > 0)) {
+        b_num = 0;
+        b_den = 1;
+    }
     double lhs = a_num * b_den, rhs = b_num * a_den;
     double scale = (lhs > rhs ? lhs : rhs);
     if (scale < 0) scale = -scale;

@@ -134,8 +134,11 @@ RV_API rv_status rv_belief_likelihood(const int32_t *codes, size_t n, int32_t va
 */
 typedef struct rv_belief_options {
     double noise;            /* noise level in [0, 1); default 0 (exact) */
-    const double *costs;     /* n_cols costs, finite and > 0, or NULL (1.0
-                               each); only the choice of *best uses them */
+    const double *costs;     /* n_cols costs, finite and >= 0, or NULL (1.0
+                               each); only the choice of *best uses them.
+                               A zero cost makes an informative column's
+                               mi / cost infinite: free columns rank first,
+                               the most informative of them on top */
     unsigned n_threads;      /* threads, the calling one included: 0 (the
                                default) means one per online CPU, or just
                                the calling thread for small inputs (under

@@ -3,8 +3,17 @@
 ** universe of deterministic keys.
 **
 ** A problem holds n_sets sets over a universe of n_elements elements
-** (elements are 0 .. n_elements-1).  Each set has a cost > 0.  Sets are
-** stored as bitsets, so coverage tests are word-wide AND/ANDNOT/popcount.
+** (elements are 0 .. n_elements-1).  Each set has a finite cost >= 0.  Sets
+** are stored as bitsets, so coverage tests are word-wide AND/ANDNOT/popcount.
+**
+** Free sets (cost 0).  A set that costs nothing is worth taking whenever it
+** covers something: gain per cost is +infinity for it, so the greedy
+** solver and the path planners take free sets first (the one that adds the
+** most first), and a free set that adds nothing is never taken.  The other
+** solvers fix every free set into the selection, solve the rest of the
+** universe with the paid sets (which changes no optimum: a free set never
+** raises the cost), and finally drop the free sets that the selection no
+** longer needs, highest index first.
 **
 ** Thread-safety: a built rv_cover is read-only; any number of threads may
 ** solve or plan on the same problem at once.
@@ -29,10 +38,10 @@ typedef struct rv_cover rv_cover;
 ** Create a problem from sets in compressed-row form.    CONSTRUCTOR: rv_cover
 ** Set s covers elements[offsets[s] .. offsets[s+1]); offsets has n_sets+1
 ** entries, offsets[0] == 0.  Repeated elements within a set are allowed.
-** costs holds n_sets values > 0 and finite, or is NULL for unit costs.
+** costs holds n_sets values >= 0 and finite, or is NULL for unit costs.
 ** Returns RV_OK and *out; RV_E_INVALID_ARG for a NULL out or offsets, NULL
-** elements when offsets[n_sets] > 0, a cost that is not finite and > 0, or
-** decreasing offsets; RV_E_RANGE for an element >= n_elements,
+** elements when offsets[n_sets] > 0, a cost that is negative, NaN or
+** infinite, or decreasing offsets; RV_E_RANGE for an element >= n_elements,
 ** n_elements > RV_COVER_MAX_ELEMENTS or an n_sets no array can hold (core.h
 ** "Sizes"); RV_E_NOMEM.
 ** Ownership: copies everything; free the result with rv_cover_free.
@@ -113,8 +122,13 @@ typedef enum rv_cover_strategy {
     RV_COVER_EXACT = 1,  /* branch and bound; proves optimality */
     RV_COVER_SA = 2,     /* simulated annealing */
     RV_COVER_GA = 3,     /* genetic algorithm */
-    RV_COVER_HYBRID = 4  /* simulated annealing seeding a genetic algorithm */
+    RV_COVER_HYBRID = 4, /* simulated annealing seeding a genetic algorithm */
+    RV_COVER_LP = 5      /* LP relaxation (rv_cover_lp), rounded; reports the
+                            LP lower bound */
 } rv_cover_strategy;
+
+/* Default accuracy of the LP relaxation: bounds within 1 + 0.05. */
+#define RV_COVER_LP_EPS 0.05
 
 /*
 ** Options of rv_cover_solve.  Initialise with rv_cover_options_init, then set
@@ -131,6 +145,10 @@ typedef struct rv_cover_options {
     uint32_t generations;    /* GA generations (0: 300) */
     rv_progress_fn progress; /* optional; nonzero return interrupts */
     void *progress_ctx;
+    double lp_eps;      /* RV_COVER_LP: accuracy eps of the relaxation,
+                                in (0, 1] (0: RV_COVER_LP_EPS) */
+    uint32_t lp_rounds; /* RV_COVER_LP: randomised roundings on top of
+                                the deterministic ones (0: 16) */
 } rv_cover_options;
 
 #define RV_COVER_ALL UINT64_MAX
@@ -141,11 +159,18 @@ RV_API void rv_cover_options_init(rv_cover_options *opt /* OUT */);
 
 /* What rv_cover_solve found out. */
 typedef struct rv_cover_info {
-    double cost;      /* total cost of the selection */
-    uint64_t covered; /* elements it covers */
-    int optimal;      /* 1 only when the exact solver proved optimality */
-    uint64_t work;    /* B&B nodes, SA moves or GA evaluations */
-    double seconds;   /* wall time spent */
+    double cost;        /* total cost of the selection */
+    uint64_t covered;   /* elements it covers */
+    int optimal;        /* 1 only when optimality is proven: the exact solver
+                           finished, or the LP bound meets the cost */
+    uint64_t work;      /* B&B nodes, SA moves, GA evaluations or LP steps */
+    double seconds;     /* wall time spent */
+    double lower_bound; /* a proven lower bound on the optimum cost: the LP
+                           bound (RV_COVER_LP; rounded up to an integer when
+                           every cost is an integer, since every cover then
+                           costs one), the cost itself when optimal, else 0 */
+    double lp_bound;    /* RV_COVER_LP: the relaxation's own lower bound on
+                           the fractional optimum; 0 for the others */
 } rv_cover_info;
 
 /*
@@ -154,15 +179,23 @@ typedef struct rv_cover_info {
 ** their number into *n_selected.  Greedy returns sets in the order it picked
 ** them (ties go to the lowest index); the other strategies return ascending
 ** set indices.  A selection never contains a set that adds nothing.
+** RV_COVER_LP solves the relaxation with rv_cover_lp (accuracy
+** opt->lp_eps), then rounds it: threshold rounding at 1/f (f: the most sets
+** covering one element), the sets by decreasing value, and opt->lp_rounds
+** randomised roundings drawn from opt->seed, each completed by the greedy
+** rule and stripped of redundant sets (costliest first); the cheapest goes
+** through a 1-opt local search.  info->lower_bound is the LP bound, and
+** info->optimal is 1 when the cover's cost meets it.
 ** Returns RV_OK; RV_E_INFEASIBLE when n_required exceeds the coverable
 ** elements; RV_E_TIMEOUT from the exact solver when the time limit ran out
 ** before optimality was proven -- the best cover found is still written and
-** info->optimal is 0; SA/GA stop at the time limit with RV_OK (they never
-** claim optimality); RV_E_INTERRUPTED when the progress callback asked to
-** stop (nothing written); RV_E_SHAPE when capacity < n_sets; RV_E_RANGE
-** for a capacity no array can hold (core.h "Sizes"); RV_E_INVALID_ARG for
-** a NULL p, opt or n_selected, NULL selected with n_sets > 0, or bad
-** options; RV_E_NOMEM.
+** info->optimal is 0; SA/GA/LP stop at the time limit with RV_OK (the LP
+** strategy rounds the relaxation it has, whose bound stays valid);
+** RV_E_INTERRUPTED when the progress callback asked to stop (nothing
+** written); RV_E_SHAPE when capacity < n_sets; RV_E_RANGE for a capacity no
+** array can hold (core.h "Sizes"); RV_E_INVALID_ARG for a NULL p, opt or
+** n_selected, NULL selected with n_sets > 0, or bad options (an unknown
+** strategy, a NaN time limit, lp_eps outside [0, 1]); RV_E_NOMEM.
 ** Determinism: identical inputs and options give identical output (with no
 ** time limit; a time limit makes the result depend on machine speed).
 ** Ownership: borrows everything.  Thread-safety: concurrent calls on one
@@ -172,6 +205,52 @@ typedef struct rv_cover_info {
 RV_API rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt,
                                 uint32_t *selected /* OUT */, size_t capacity,
                                 size_t *n_selected /* OUT */, rv_cover_info *info /* OUT */);
+
+/* What rv_cover_lp found out. */
+typedef struct rv_cover_lp_result {
+    double value;       /* cost of the fractional cover written to x: an
+                           upper bound on the LP optimum */
+    double lower_bound; /* a dual-feasible value: a lower bound on the LP
+                           optimum, hence on the cost of every cover */
+    int converged;      /* 1 when value <= (1 + eps) * lower_bound */
+    uint64_t work;      /* multiplicative-weights steps */
+    double seconds;     /* wall time spent */
+} rv_cover_lp_result;
+
+/*
+** The LP relaxation of set cover, within 1 + eps.           METHOD: rv_cover
+** Fractional cover of n_required elements (RV_COVER_ALL: every coverable
+** one): x_s in [0, 1] per set minimising sum_s cost_s x_s, for a full cover
+** subject to sum_{s covering e} x_s >= 1 for every coverable element e.
+** Solved by multiplicative weights on the dual packing LP (Garg-Könemann
+** with Fleischer's phases), which certify both bounds as they go: the
+** written x is feasible and costs res->value, res->lower_bound is a dual
+** bound, and the run stops once value <= (1 + eps) * lower_bound.  A
+** partial cover (n_required below the coverable elements) goes through the
+** Lagrangian of its one coverage constraint, a bisection on the price of an
+** uncovered element, each step a covering LP; its lower bound is valid
+** whatever the bisection reaches, and res->converged says whether the gap
+** closed to 1 + eps.  Free sets (cost 0) are fixed at x = 1 and the rest
+** solved on what they leave uncovered; n_required 0 gives x = 0.  Elements covered by the same sets
+** are merged first, so the work grows with the distinct coverage patterns,
+** not the raw universe.
+** Units: x holds fractions in [0, 1] (capacity >= n_sets entries); value
+** and lower_bound are in cost units; time_limit in seconds (<= 0: none).
+** Returns RV_OK; RV_E_TIMEOUT at the time limit, with x and both bounds
+** still written and valid but not yet within 1 + eps; RV_E_INFEASIBLE when
+** n_required exceeds the coverable elements; RV_E_SHAPE when capacity <
+** n_sets; RV_E_INVALID_ARG for a NULL p or res, a NULL x with sets, eps
+** outside (0, 1] or NaN, or a NaN time_limit; RV_E_NOMEM.  After any error
+** but RV_E_TIMEOUT, x (when given) and *res (when given) hold zeros.
+** Determinism: the same problem, n_required and eps give the same x and
+** bounds (without a time limit).
+** Ownership: borrows everything.  Thread-safety: concurrent calls on one
+** problem are fine.
+** Since: 0.1
+*/
+RV_API rv_status rv_cover_lp(const rv_cover *p, uint64_t n_required, double eps, double time_limit,
+                             double *x /* OUT */, size_t capacity,
+                             rv_cover_lp_result *res /* OUT */);
 
 typedef enum rv_path_objective {
     RV_PATH_COVERAGE = 0, /* gain = weight of newly covered elements */

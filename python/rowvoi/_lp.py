@@ -1,4 +1,7 @@
-"""ILP and LP-relaxation set cover through pulp (CBC bundled, HiGHS if installed).
+"""ILP set cover through pulp (CBC bundled, HiGHS if installed).
+
+The LP relaxation (strategy ``lp``) is not here: the C engine solves it
+(``rv_cover_lp``), so only ``ilp`` needs pulp.
 
 Private: :func:`rowvoi.setcover.solve_engine` (behind
 :meth:`rowvoi.setcover.SetCoverProblem.solve` and
@@ -11,7 +14,6 @@ pair universes.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -25,12 +27,11 @@ def solve(
     costs: np.ndarray,
     required: int,
     time_limit: float,
-    relax: bool,
     *,
     pulp: Any,
     solver: Any,
 ) -> tuple[list[int], bool, bool]:
-    """Solve with pulp. Returns (set indices ascending, optimal, timed_out).
+    """Solve the ILP with pulp. Returns (set indices ascending, optimal, timed_out).
 
     ``pulp`` is the imported package and ``solver`` a configured solver from
     :func:`rowvoi.setcover._find_solver`; finding them (and failing with
@@ -41,7 +42,7 @@ def solve(
         return [], True, False
     sig, mult = engine.distinct_elements()
     full = required >= int(mult.sum())
-    cat = pulp.LpContinuous if relax else pulp.LpBinary
+    cat = pulp.LpBinary
     prob = pulp.LpProblem("rowvoi_set_cover", pulp.LpMinimize)
 
     def var(name: str) -> Any:
@@ -69,33 +70,27 @@ def solve(
     # incumbent; only sol_status says whether optimality was proven.
     sol_status = getattr(prob, "sol_status", None)
     values = np.array([v.value() if v.value() is not None else 0.0 for v in x])
-    if not relax:
-        if sol_status == pulp.LpSolutionOptimal:
-            chosen = [i for i in range(n) if values[i] > 0.5]
-            return chosen, True, False
-        if sol_status == pulp.LpSolutionIntegerFeasible:
-            chosen = [i for i in range(n) if values[i] > 0.5]
-            warn_not_optimal(
-                f"strategy 'ilp' reached time_limit={time_limit:g}s before proving "
-                "optimality; returning the best cover found (solution.optimal is False)"
-            )
-            return chosen, False, True
-        if pulp.LpStatus.get(prob.status) == "Not Solved" or sol_status in (
-            pulp.LpSolutionNoSolutionFound,
-            None,
-        ):
-            raise SolverTimeoutError(
-                f"strategy 'ilp' found no cover within time_limit={time_limit:g}s; "
-                "raise the limit or use strategy='greedy'"
-            )
-        raise SolverUnavailableError(
-            f"the LP solver failed with status {pulp.LpStatus.get(prob.status)!r}"
+    if sol_status == pulp.LpSolutionOptimal:
+        chosen = [i for i in range(n) if values[i] > 0.5]
+        return chosen, True, False
+    if sol_status == pulp.LpSolutionIntegerFeasible:
+        chosen = [i for i in range(n) if values[i] > 0.5]
+        warn_not_optimal(
+            f"strategy 'ilp' reached time_limit={time_limit:g}s before proving "
+            "optimality; returning the best cover found (solution.optimal is False)"
         )
-    if prob.status != pulp.LpStatusOptimal:
-        raise SolverUnavailableError(
-            f"the LP relaxation did not solve (status {pulp.LpStatus.get(prob.status)!r})"
+        return chosen, False, True
+    if pulp.LpStatus.get(prob.status) == "Not Solved" or sol_status in (
+        pulp.LpSolutionNoSolutionFound,
+        None,
+    ):
+        raise SolverTimeoutError(
+            f"strategy 'ilp' found no cover within time_limit={time_limit:g}s; "
+            "raise the limit or use strategy='greedy'"
         )
-    return _round(engine, costs, values, required)
+    raise SolverUnavailableError(
+        f"the LP solver failed with status {pulp.LpStatus.get(prob.status)!r}"
+    )
 
 
 def _minimal_rows(sig: np.ndarray, limit: int = 6000) -> np.ndarray:
@@ -118,34 +113,3 @@ def _minimal_rows(sig: np.ndarray, limit: int = 6000) -> np.ndarray:
     dominated = subset.any(axis=0)
     kept: np.ndarray = sig[~dominated]
     return kept
-
-
-def _round(
-    engine: Any, costs: np.ndarray, values: np.ndarray, required: int
-) -> tuple[list[int], bool, bool]:
-    """Deterministic rounding: take sets by LP value (desc, index asc) until the
-    target is met, then drop sets that became redundant, costliest first."""
-    n = len(values)
-    lp_cost = float(np.dot(costs, values))
-    integral = bool(np.all(np.minimum(np.abs(values), np.abs(values - 1)) < 1e-7))
-    order = sorted(range(n), key=lambda i: (-values[i], i))
-    chosen: list[int] = []
-    covered = 0
-    for i in order:  # every set is in `order`, so the target is reachable
-        if covered >= required:
-            break
-        chosen.append(i)
-        covered = int(engine.covered(chosen)[0])
-    changed = True
-    while changed:
-        changed = False
-        for i in sorted(chosen, key=lambda j: (-costs[j], -j)):
-            rest = [j for j in chosen if j != i]
-            if int(engine.covered(rest)[0] if rest else 0) >= required:
-                chosen = rest
-                changed = True
-                break
-    chosen.sort()
-    cost = float(sum(costs[i] for i in chosen))
-    optimal = integral and math.isclose(cost, lp_cost, rel_tol=1e-9, abs_tol=1e-9)
-    return chosen, optimal, False

@@ -12,6 +12,7 @@ from typing_extensions import disjoint_base
 
 STRATEGIES: Final[dict[str, int]]
 OBJECTIVES: Final[dict[str, int]]
+LP_EPS: Final[float]
 
 class _SolveInfo(TypedDict):
     cost: float
@@ -20,7 +21,17 @@ class _SolveInfo(TypedDict):
     work: int
     seconds: float
     timed_out: bool
+    lower_bound: float
+    lp_bound: float
     message: str
+
+class _LPInfo(TypedDict):
+    value: float
+    lower_bound: float
+    converged: bool
+    work: int
+    seconds: float
+    timed_out: bool
 
 def version() -> tuple[str, int]: ...
 def header_version() -> tuple[int, int, int, int, str]: ...
@@ -69,7 +80,12 @@ class CoverProblem:
         iterations: int = 0,
         population: int = 0,
         generations: int = 0,
+        lp_eps: float = 0.0,
+        lp_rounds: int = 0,
     ) -> tuple[npt.NDArray[np.uint32], _SolveInfo]: ...
+    def lp(
+        self, n_required: int | None = None, eps: float = 0.05, time_limit: float = 0.0
+    ) -> tuple[npt.NDArray[np.float64], _LPInfo]: ...
     def plan_path(
         self, objective: str = "coverage", weights: npt.ArrayLike | None = None
     ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...

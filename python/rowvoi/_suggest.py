@@ -7,7 +7,8 @@ evaluation tools and the Dask door all build on these, so the rules stated
 in :mod:`rowvoi.policies` (observed columns are skipped, ties go to the
 first column, one candidate gives the first column at 0 bits) hold alike
 everywhere. This module sits below all of them: it imports only
-:mod:`rowvoi.core` and :mod:`rowvoi.frame`.
+:mod:`rowvoi.core`, :mod:`rowvoi.frame` and the ground floor
+(:mod:`rowvoi._validate`).
 
 Thread safety: every function is pure.
 """
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rowvoi import _validate as _v
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import resolve_columns
 
@@ -70,23 +72,22 @@ def best_index(gains: np.ndarray, costs: np.ndarray, min_gain: float) -> int:
     """Index of the best gain per cost among gains > min_gain, or -1.
 
     Ties (equal up to 1e-12 relative) go to the lower index, exactly as the
-    engine breaks them.
+    engine breaks them; a free column (cost 0) beats every priced one, and
+    among free columns the larger gain wins (:func:`rowvoi._validate.ratio_better`).
 
     >>> best_index(np.array([1.0, 2.0, 2.0]), np.array([1.0, 2.0, 1.0]), 0.0)
     2
     >>> best_index(np.array([0.0]), np.array([1.0]), 0.0)
     -1
+    >>> best_index(np.array([5.0, 0.5, 1.0]), np.array([1.0, 0.0, 0.0]), 0.0)
+    2
     """
     best = -1
     for j in range(len(gains)):
         g = float(gains[j])
         if not g > min_gain:
             continue
-        if best < 0:
-            best = j
-            continue
-        lhs, rhs = g * float(costs[best]), float(gains[best]) * float(costs[j])
-        if lhs - rhs > 1e-12 * max(abs(lhs), abs(rhs)):
+        if best < 0 or _v.ratio_better(g, float(costs[j]), float(gains[best]), float(costs[best])):
             best = j
     return best
 

@@ -32,7 +32,7 @@ ValueError: noise must be in [0, 1), got 1.0
 >>> cost("price", -1)
 Traceback (most recent call last):
 ...
-ValueError: cost of set 'price' is -1.0: set costs must be positive and finite
+ValueError: cost of set 'price' is -1.0: set costs must be finite and >= 0
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ __all__ = [
     "choice",
     "strategy",
     "cost",
+    "per_cost",
+    "ratio_better",
     "mapping",
     "text",
     "texts",
@@ -256,14 +258,20 @@ def strategy(value: Any) -> str:
 
 
 def cost(label: Hashable, value: Any, what: str = "set") -> float:
-    """One cost: a finite real number > 0 (a ``ValueError`` naming the
+    """One cost: a finite real number >= 0 (a ``ValueError`` naming the
     ``what`` -- set, column, feature, chunk -- and its label).
 
-    Zero is rejected because "cost per newly covered element" is then
-    undefined; use a tiny positive cost for a nearly free item.
+    Zero is a free item, a meaningful cost (a column already at hand): gain
+    per cost is then +infinity for an item that buys something, so solvers
+    and policies take free items first (see :func:`per_cost`). Negative,
+    NaN and infinite costs are refused. ``-0.0`` is returned as ``0.0``.
 
-    >>> cost("a", 2)
-    2.0
+    >>> cost("a", 2), cost("first_name", 0, "column")
+    (2.0, 0.0)
+    >>> cost("a", float("nan"), "column")
+    Traceback (most recent call last):
+    ...
+    ValueError: cost of column 'a' is nan: column costs must be finite and >= 0
     >>> cost("a", "2", "column")
     Traceback (most recent call last):
     ...
@@ -272,11 +280,54 @@ def cost(label: Hashable, value: Any, what: str = "set") -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"cost of {what} {label!r} must be a number, got {value!r}")
     v = float(value)
-    if not math.isfinite(v) or v <= 0:
+    if not math.isfinite(v) or v < 0:
         raise ValueError(
-            f"cost of {what} {label!r} is {v!r}: {what} costs must be positive and finite"
+            f"cost of {what} {label!r} is {v!r}: {what} costs must be finite and >= 0"
         )
-    return v
+    return v + 0.0  # -0.0 -> 0.0
+
+
+def per_cost(gain: float, cost: float) -> float:
+    """Gain per unit cost, defined for a free item (cost 0).
+
+    ``gain / cost`` when cost > 0; for a free item +infinity when it gains
+    something and 0.0 when it gains nothing (a naive division gives ``inf``
+    and a ``nan`` that loses every comparison). Rankings by this value put
+    free items that help first; the engine breaks ties among them by the
+    larger gain.
+
+    >>> per_cost(3.0, 2.0), per_cost(1.0, 0.0), per_cost(0.0, 0.0)
+    (1.5, inf, 0.0)
+    """
+    if cost > 0:
+        return gain / cost
+    return math.inf if gain > 0 else 0.0
+
+
+def ratio_better(a: float, ca: float, b: float, cb: float) -> bool:
+    """Is gain ``a`` at cost ``ca`` strictly better than ``b`` at ``cb``?
+
+    The engine's rule (``rv__ratio_better``): ratios equal up to 1e-12
+    relative tie (the earlier item keeps its place); a free item with a
+    positive gain beats every priced one, and between two free items the
+    larger gain wins; a free item that gains nothing counts as worth 0.
+
+    >>> ratio_better(2.0, 1.0, 3.0, 2.0), ratio_better(1.0, 0.0, 9.0, 0.5)
+    (True, True)
+    >>> ratio_better(1.0, 0.0, 2.0, 0.0), ratio_better(0.0, 0.0, 1.0, 5.0)
+    (False, False)
+    """
+    a_inf, b_inf = ca <= 0 and a > 0, cb <= 0 and b > 0
+    if a_inf or b_inf:
+        if a_inf != b_inf:
+            return a_inf
+        return a - b > 1e-12 * max(a, b)
+    if ca <= 0:
+        a, ca = 0.0, 1.0
+    if cb <= 0:
+        b, cb = 0.0, 1.0
+    lhs, rhs = a * cb, b * ca
+    return lhs - rhs > 1e-12 * max(abs(lhs), abs(rhs))
 
 
 def mapping(name: str, value: Any, of: str) -> Mapping[Any, Any] | None:

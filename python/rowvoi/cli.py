@@ -250,7 +250,7 @@ def _parse_costs(
     text: str | None, item: str = "column", option: str = "--costs"
 ) -> dict[Hashable, float] | None:
     """``name=cost,...``, a JSON object inline or in a file; every cost a
-    finite number > 0 (anything else is a usage error)."""
+    finite number >= 0 (0: free; anything else is a usage error)."""
     if text is None:
         return None
     data = _json_argument(option, text)
@@ -270,10 +270,12 @@ def _parse_costs(
     out: dict[Hashable, float] = {}
     for name, val in pairs:
         cost = _parse_number(option, f"the cost of {name!r}", val, text=data is _PLAIN)
-        if not (math.isfinite(cost) and cost > 0):
+        if not (math.isfinite(cost) and cost >= 0):
             raise UsageError(
-                f"{option}: the cost of {name!r} is {cost:g}; costs must be finite numbers > 0"
+                f"{option}: the cost of {name!r} is {cost:g}; costs must be finite numbers "
+                ">= 0 (0 for a free column)"
             )
+        cost += 0.0  # -0 -> 0
         out[name] = cost
     return out
 
@@ -717,9 +719,9 @@ def _context_inputs(path: str) -> tuple[list[Any], list[str], dict[str, list[Any
             raise bad(f'chunks[{i}] must be an id or an object with a string or integer "id"')
         tokens, text = c.get("tokens"), c.get("text", "")
         if tokens is not None and not (
-            isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0
+            isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0
         ):
-            raise bad(f"chunks[{i}].tokens must be an integer > 0, got {tokens!r}")
+            raise bad(f"chunks[{i}].tokens must be an integer >= 0, got {tokens!r}")
         if not isinstance(text, str):
             raise bad(f"chunks[{i}].text must be a string")
         chunks.append(Chunk(c["id"], text, tokens))
@@ -807,6 +809,7 @@ def _cmd_context(args: argparse.Namespace) -> int:
 
 
 def _cmd_question(args: argparse.Namespace) -> int:
+    from rowvoi import _validate as _v
     from rowvoi.rag import next_question, question_values
 
     costs = _parse_costs(args.costs, "question")
@@ -825,7 +828,15 @@ def _cmd_question(args: argparse.Namespace) -> int:
     values = question_values(answers, prior=prior)
     best = next_question(answers, prior=prior, costs=costs)
     cost_of = {q: float((costs or {}).get(q, 1.0)) for q in values}
-    ranked = sorted(values, key=lambda q: -values[q] / cost_of[q])
+
+    def per_cost(q: Hashable) -> float:
+        return _v.per_cost(values[q], cost_of[q])
+
+    # by bits per cost; free questions (infinitely good value) first, the
+    # most informative of them on top, as next_question chooses
+    ranked = sorted(
+        values, key=lambda q: (-per_cost(q), -values[q] if math.isinf(per_cost(q)) else 0.0)
+    )
     if args.json:
         print(
             json.dumps(
@@ -837,7 +848,8 @@ def _cmd_question(args: argparse.Namespace) -> int:
                             "question": q,
                             "bits": values[q],
                             "cost": cost_of[q],
-                            "bits_per_cost": values[q] / cost_of[q],
+                            # null for a free question (infinitely good value)
+                            "bits_per_cost": (None if math.isinf(per_cost(q)) else per_cost(q)),
                         }
                         for q in ranked
                     ],
@@ -848,7 +860,7 @@ def _cmd_question(args: argparse.Namespace) -> int:
     print(f"{'bits':>6}  {'per cost':>8}  question")
     for q in ranked:
         mark = "  <- ask this" if q == best.col else ""
-        print(f"{values[q]:6.2f}  {values[q] / cost_of[q]:8.2f}  {_q(q)}{mark}")
+        print(f"{values[q]:6.2f}  {per_cost(q):8.2f}  {_q(q)}{mark}")
     if best.col is None:
         print("no question can tell the candidates apart")
     return 0
@@ -1252,7 +1264,7 @@ def _add_table_args(p: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="column costs as col=cost,col=cost, or a JSON object "
         '{"col": cost} inline or in a .json file; costs are finite '
-        "numbers > 0; unlisted columns cost 1",
+        "numbers >= 0 (0: free, taken first); unlisted columns cost 1",
     )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
 

@@ -120,7 +120,7 @@ def resolve_costs(
 ) -> np.ndarray:
     """Costs of `columns` as float64 (1.0 when missing).
 
-    Every cost given for a column in use must be finite and > 0 (ValueError
+    Every cost given for a column in use must be finite and >= 0 (ValueError
     naming the column, which the message calls a ``what``); a cost for a
     label that is not a column of df is a ValueError (a typo would otherwise
     be silently ignored).

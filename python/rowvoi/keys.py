@@ -12,7 +12,9 @@ Conventions
 * Rows are addressed by **label** (the DataFrame index), everywhere.
 * Every missing value (NaN, None, pd.NA, NaT) is one value, "missing", that
   equals itself; unhashable cells raise ``TypeError`` naming the column.
-* Costs must be finite and > 0 (``ValueError`` naming the column).
+* Costs must be finite and >= 0 (``ValueError`` naming the column). A free
+  column (cost 0) is taken whenever it separates a pair: every strategy and
+  path puts free columns first and never keeps one that adds nothing.
 * Rows identical on every considered column make a full key impossible:
   ``ValueError`` names them (unless ``epsilon_pairs`` tolerates them).
 * ``find_key(strategy="greedy")`` and ``plan_key_path(weighting="uniform")``

@@ -45,6 +45,7 @@ Examples
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -57,6 +58,8 @@ from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import UnknownLabelError, check_frame, resolve_columns, resolve_costs
 
 __all__ = ["RowVoiModel"]
+
+_NO_COLUMN_LEFT = "no column left to consider"
 
 
 class RowVoiModel:
@@ -128,6 +131,7 @@ class RowVoiModel:
         self.bin_edges_: dict[Hashable, np.ndarray] = {}
         self.frequencies_: dict[Hashable, pd.Series] = {}
         self.entropies_: dict[Hashable, float] = {}
+        self._fit_frame: pd.DataFrame | None = None
 
     def __repr__(self) -> str:
         return (
@@ -220,6 +224,7 @@ class RowVoiModel:
         self.bin_edges_ = edges
         self.frequencies_ = freqs
         self.entropies_ = ents
+        self._fit_frame = df  # a reference, for _expected_cond_entropy
         return self
 
     @staticmethod
@@ -233,6 +238,65 @@ class RowVoiModel:
         if len(e) == 1:
             e = np.array([e[0], e[0]])
         return e
+
+    # ------------------------------------- the reference model's internals
+    # The reference package's test suite reaches into four private helpers of
+    # its model.  They are kept here under the same names and meanings, each
+    # computed with this model's noise model.
+
+    @property
+    def _freqs(self) -> dict[Hashable, dict[Any, float]]:
+        """``frequencies_`` as plain dicts (column -> value -> frequency);
+        empty before :meth:`fit`."""
+        return {c: dict(s.items()) for c, s in self.frequencies_.items()}
+
+    def _conditional_value_distribution(
+        self, col: Hashable, candidate_values: Any, true_value: Any
+    ) -> dict[Any, float]:
+        """P(observed value | the true row's value is ``true_value``) over
+        ``candidate_values``: ``1 - noise`` on the true value and the noise
+        spread evenly over the other values (all on it when noise is 0).
+
+        Raises
+        ------
+        ValueError
+            When noise > 0 and ``col`` was not seen by :meth:`fit` ("not
+            found in frequency table").
+        """
+        values = list(dict.fromkeys(candidate_values))
+        if self.noise <= 0:
+            return {v: 1.0 if v == true_value else 0.0 for v in values}
+        if col not in self.frequencies_:
+            raise ValueError(
+                f"Column {col!r} not found in frequency table; fit() the model on a "
+                "frame with this column"
+            )
+        others = len(values) - 1 if true_value in values else len(values)
+        spread = self.noise / others if others else 0.0
+        return {v: 1.0 - self.noise if v == true_value else spread for v in values}
+
+    @staticmethod
+    def _get_posterior_prob(state: CandidateState, row: Hashable) -> float:
+        """The posterior of ``row`` in ``state`` (0.0 when it is not a candidate)."""
+        for r, p in zip(state.candidate_rows, state.posterior.tolist()):
+            if r == row:
+                return float(p)
+        return 0.0
+
+    def _expected_cond_entropy(self, state: CandidateState, col: Hashable) -> float:
+        """E[H(R | E, X_col)] in bits over the fitted frame: the posterior's
+        entropy minus the expected gain of observing ``col`` under the noise
+        model (what :meth:`suggest_next_feature` reports as
+        ``debug["entropy_after"]``)."""
+        self._check_fitted("_expected_cond_entropy()")
+        self._check_known([col], "column")
+        df = getattr(self, "_fit_frame", None)
+        if df is None:  # unpickled from a version that kept no frame
+            raise RuntimeError("RowVoiModel.fit() must be called again: no fitted frame is kept")
+        pos = _candidates.positions(df, state)
+        codes = _candidates.encode_columns_at(df, [col], pos, transform=self._transform)
+        res = _belief.mutual_information(codes, None, state.posterior, self.noise)
+        return max(0.0, float(res["h_rows"]) - float(res["mi"][0]))
 
     # --------------------------------------------------------- encoding
     def _check_fitted(self, what: str = "using the model") -> None:
@@ -300,7 +364,7 @@ class RowVoiModel:
         candidate_cols: Sequence[Hashable] | None = None,
         objective: Literal["mi", "mi_over_cost"] = "mi",
         feature_costs: Mapping[Hashable, float] | None = None,
-    ) -> FeatureSuggestion:
+    ) -> FeatureSuggestion | None:
         """Rank candidate columns by expected information gain; return the best.
 
         Each candidate column's expected gain I(R; Y_col | E) (bits) under the
@@ -325,13 +389,16 @@ class RowVoiModel:
         objective : {"mi", "mi_over_cost"}
             Ranking criterion, see above.
         feature_costs : Mapping[Hashable, float] or None
-            Cost per column (finite and > 0; a column left out costs 1.0).
-            Required with "mi_over_cost"; reported as ``marginal_cost``
+            Cost per column (finite and >= 0; a column left out costs 1.0).
+            Required with "mi_over_cost", where every cost must be > 0 (the
+            reference package's rule for this method: "feature costs must be
+            positive"; :class:`rowvoi.policies.MIPolicy` accepts free
+            columns and ranks them first). Reported as ``marginal_cost``
             either way.
 
         Returns
         -------
-        FeatureSuggestion
+        FeatureSuggestion or None
             ``col``, ``score`` (MI or MI/cost), ``expected_voi`` (expected
             information gain in bits), ``marginal_cost`` and ``debug``
             (``entropy_before`` and ``entropy_after``, the expected entropy
@@ -339,8 +406,10 @@ class RowVoiModel:
             ``column_entropy`` among the candidates, ``noise``, and
             ``normalized_mi`` when ``normalize_cols``). With one candidate
             (nothing to learn) the first column to consider, at 0 bits.
-            ``col`` is None when no column is left to consider, or several
-            candidates remain and no column tells any of them apart.
+            None when no column is left to consider (every column observed,
+            or ``candidate_cols`` all observed), as in the reference
+            package; ``col`` is None when several candidates remain and no
+            column tells any of them apart.
 
         Raises
         ------
@@ -349,8 +418,9 @@ class RowVoiModel:
         ValueError
             For an empty candidate set (when there are columns to consider),
             an unknown objective, "mi_over_cost" without ``feature_costs``,
-            a cost that is not positive ("feature costs must be positive"),
-            or columns unknown to df or to the model (a KeyError as well).
+            a cost that is negative or not finite, a zero cost with
+            "mi_over_cost" ("feature costs must be positive"), or columns
+            unknown to df or to the model (a KeyError as well).
 
         Examples
         --------
@@ -368,7 +438,27 @@ class RowVoiModel:
         >>> s = model.suggest_next_feature(df, CandidateState.uniform([0]))
         >>> s.col, s.expected_voi
         ('a', 0.0)
+        >>> done = CandidateState.uniform(df.index, observed_cols={"a", "b"})
+        >>> model.suggest_next_feature(df, done) is None
+        True
         """
+        s = self._suggest(df, state, candidate_cols, objective, feature_costs, free_ok=False)
+        left = s.col is not None or (s.debug or {}).get("reason") != _NO_COLUMN_LEFT
+        return s if left else None
+
+    def _suggest(
+        self,
+        df: pd.DataFrame,
+        state: CandidateState,
+        candidate_cols: Sequence[Hashable] | None,
+        objective: str,
+        feature_costs: Mapping[Hashable, float] | None,
+        *,
+        free_ok: bool,
+    ) -> FeatureSuggestion:
+        """:meth:`suggest_next_feature` always answering a FeatureSuggestion
+        (``col=None`` when nothing is left), with free columns allowed under
+        "mi_over_cost" when ``free_ok`` (for :class:`~rowvoi.policies.MIPolicy`)."""
         self._check_fitted("suggest_next_feature()")
         check_frame(df)
         check_state(state, allow_empty=True)
@@ -381,6 +471,14 @@ class RowVoiModel:
             )
         cols = columns_to_consider(df, state, candidate_cols)
         self._check_known(cols, "columns")
+        if objective == "mi_over_cost" and not free_ok and feature_costs is not None:
+            for col, v in feature_costs.items():
+                if isinstance(v, numbers.Real) and not isinstance(v, bool) and not v > 0:
+                    raise ValueError(
+                        f"feature costs must be positive for objective 'mi_over_cost': "
+                        f"{col!r} costs {v!r} (RowVoiModel.suggest_next_feature keeps the "
+                        "reference rule; MIPolicy accepts free columns and takes them first)"
+                    )
         costs = resolve_costs(df, feature_costs, cols, "feature")
         if not cols:
             return FeatureSuggestion(
@@ -391,7 +489,7 @@ class RowVoiModel:
                 debug={
                     "entropy_before": state.entropy,
                     "entropy_after": state.entropy,
-                    "reason": "no column left to consider",
+                    "reason": _NO_COLUMN_LEFT,
                 },
             )
         check_state(state)
@@ -433,7 +531,7 @@ class RowVoiModel:
         if self.normalize_cols:
             hc = self.entropies_.get(col, 0.0)
             debug["normalized_mi"] = mi / hc if hc > 0 else 0.0
-        score = mi / cost if objective == "mi_over_cost" else mi
+        score = _v.per_cost(mi, cost) if objective == "mi_over_cost" else mi
         return FeatureSuggestion(col, score, expected_voi=mi, marginal_cost=cost, debug=debug)
 
     # ------------------------------------------------------ simulation
@@ -526,7 +624,7 @@ class RowVoiModel:
             s = self.suggest_next_feature(
                 df, state, candidate_cols, objective=objective, feature_costs=feature_costs
             )
-            if s.col is None or not s.expected_voi:
+            if s is None or s.col is None or not s.expected_voi:
                 break
             state = self._observe(df, state, s.col, df.at[true_row, s.col])
             history.append(s)

@@ -137,8 +137,9 @@ class GreedyCoveragePolicy:
     Attributes
     ----------
     costs : Mapping[Hashable, float] or None
-        Cost of querying each column (default 1.0; finite and > 0).
-        Columns are ranked by gain per unit cost.
+        Cost of querying each column (default 1.0; finite and >= 0).
+        Columns are ranked by gain per unit cost; a free column (cost 0)
+        that separates something ranks first (``score`` is then inf).
     objective : {"pairs", "entropy"}
         - "pairs": maximize newly covered pairs
         - "entropy": maximize entropy reduction -- the true expected drop
@@ -254,7 +255,7 @@ class GreedyCoveragePolicy:
         c = float(costs[best])
         return FeatureSuggestion(
             cols[best],
-            float(gains[best]) / c,
+            _v.per_cost(float(gains[best]), c),
             expected_voi=float(mi[best]),
             marginal_cost=c,
             debug={
@@ -322,7 +323,10 @@ class MIPolicy:
         - "mi": raw mutual information
         - "mi_over_cost": MI divided by feature cost
     feature_costs : Mapping[Hashable, float] or None
-        Cost of querying each feature (default 1.0; finite and > 0).
+        Cost of querying each feature (default 1.0; finite and >= 0). A free
+        feature (cost 0) that tells candidates apart is infinitely good
+        value under "mi_over_cost" and is suggested first (the most
+        informative free one first).
 
     Examples
     --------
@@ -380,9 +384,14 @@ class MIPolicy:
         # Without costs every column costs 1.0, so MI per cost is MI: the
         # model asks for costs only when "mi_over_cost" has some to use.
         objective = self.objective if self.feature_costs is not None else "mi"
-        return self.model.suggest_next_feature(
+        if hasattr(self.model, "_suggest"):  # a RowVoiModel (free columns allowed)
+            return self.model._suggest(
+                df, state, candidate_cols, objective, self.feature_costs, free_ok=True
+            )
+        s = self.model.suggest_next_feature(
             df, state, candidate_cols, objective=objective, feature_costs=self.feature_costs
         )
+        return s if s is not None else FeatureSuggestion(None, 0.0, expected_voi=0.0)
 
 
 # ------------------------------------------------------- model-free MI
@@ -402,7 +411,7 @@ class CandidateMIPolicy:
         remaining uncertainty a column is expected to resolve. It does not
         change which column is chosen.
     costs : Mapping[Hashable, float] or None
-        Cost of querying each column (default 1.0; finite and > 0). Columns
+        Cost of querying each column (default 1.0; finite and >= 0). Columns
         are ranked by MI per unit cost.
 
     Examples
@@ -481,7 +490,7 @@ class CandidateMIPolicy:
             return no_column(h)
         mi = float(res["mi"][b])
         c = float(costs[b])
-        score = mi / c
+        score = _v.per_cost(mi, c)
         if self.normalize:
             score = score / res["h_rows"] if res["h_rows"] > 0 else 0.0
         return FeatureSuggestion(

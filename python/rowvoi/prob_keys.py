@@ -209,7 +209,8 @@ def find_key_probabilistic(
     columns : Sequence[Hashable] or None
         Columns to consider (default: all).
     costs : Mapping[Hashable, float] or None
-        Cost of each column (default 1.0; finite and > 0).
+        Cost of each column (default 1.0; finite and >= 0; a free column
+        that tells candidates apart is taken first).
     objective : {"mi", "mi_over_cost"}
         Objective for column selection: expected bits, or bits per cost.
     max_steps : int or None
@@ -296,7 +297,7 @@ def plan_key_path_probabilistic(
     columns : Sequence[Hashable] or None
         Columns to consider (default: all).
     costs : Mapping[Hashable, float] or None
-        Cost of each column (default 1.0; finite and > 0).
+        Cost of each column (default 1.0; finite and >= 0).
 
     Returns
     -------

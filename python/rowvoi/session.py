@@ -287,7 +287,8 @@ class DisambiguationSession:
     policy : Policy
         Policy for selecting next column.
     feature_costs : Mapping[Hashable, float] or None
-        Cost of querying each column (default 1.0; finite and > 0).
+        Cost of querying each column (default 1.0; finite and >= 0: a free
+        column costs nothing and adds nothing to ``cumulative_cost``).
 
     Raises
     ------

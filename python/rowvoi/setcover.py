@@ -8,9 +8,12 @@ bitsets, with the GIL released.
 
 Conventions
 -----------
-* **Costs** must be finite and strictly positive; a missing entry is 1.0.
-  Zero cost is rejected because "cost per newly covered element" is then
-  undefined; use a tiny positive cost for a nearly free set.
+* **Costs** must be finite and >= 0; a missing entry is 1.0. A free set
+  (cost 0) that covers something is infinitely good value: greedy and the
+  path planner take free sets first (the one adding most first), the other
+  strategies fix them in and solve the rest with the paid sets (no optimum
+  changes), and a free set that the selection does not need is dropped.
+  Negative, NaN and infinite costs are a ``ValueError``.
 * **Epsilon** is the fraction of the universe that may stay uncovered: a
   selection must cover at least ``ceil((1 - epsilon) * len(universe))``
   elements. Elements that no set covers can never be covered; when they
@@ -19,9 +22,11 @@ Conventions
 * **Ties** go to the set that comes first in ``sets``.
 * **Order of a solution**: greedy returns sets in the order it picked them;
   the other strategies return them in input order.
-* **Determinism**: ``sa``, ``ga`` and ``hybrid`` take a ``seed`` (default 0);
-  the same inputs and seed give the same answer. A ``time_limit`` makes the
-  result depend on machine speed.
+* **Determinism**: ``sa``, ``ga``, ``hybrid`` and the randomised rounding of
+  ``lp`` take a ``seed`` (default 0); the same inputs and seed give the same
+  answer. A ``time_limit`` makes the result depend on machine speed.
+* **Solvers**: only ``ilp`` needs pulp and an LP solver (``pip install
+  "rowvoi[optimization]"``); ``lp`` solves its relaxation in the engine.
 
 Examples
 --------
@@ -187,11 +192,22 @@ class CoverSolution(list[Hashable]):
         Size of the universe.
     optimal : bool
         True only when optimality was proven (``exact`` or ``ilp`` finished,
-        or an ``lp`` relaxation came out integral).
+        or the ``lp`` bound meets the cover's cost).
     timed_out : bool
         True when an exact strategy stopped at ``time_limit``; the selection
         is then the best found and is not proven optimal (a
         :class:`rowvoi.errors.NotProvenOptimalWarning` is also emitted).
+    lower_bound : float
+        A proven lower bound on the cost of every selection reaching the
+        same coverage: for ``lp`` the LP bound (rounded up to an integer when
+        every cost is an integer, since every selection then costs one), the
+        cost itself when ``optimal``, else 0.0 (nothing proven).
+        ``cost / lower_bound`` bounds how far from optimal the selection can
+        be.
+    lp_bound : float or None
+        ``lp`` only: the relaxation's own lower bound on the fractional
+        optimum (the fractional optimum itself within 1 + 0.05 for a full
+        cover); None for the other strategies.
     """
 
     def __init__(
@@ -204,6 +220,8 @@ class CoverSolution(list[Hashable]):
         total: int = 0,
         optimal: bool = False,
         timed_out: bool = False,
+        lower_bound: float | None = None,
+        lp_bound: float | None = None,
     ):
         super().__init__(names)
         self.strategy = strategy
@@ -212,6 +230,9 @@ class CoverSolution(list[Hashable]):
         self.total = int(total)
         self.optimal = bool(optimal)
         self.timed_out = bool(timed_out)
+        lb = self.cost if (lower_bound is None and self.optimal) else (lower_bound or 0.0)
+        self.lower_bound = float(lb)
+        self.lp_bound = None if lp_bound is None else float(lp_bound)
 
     @property
     def coverage(self) -> float:
@@ -242,19 +263,30 @@ def solve_engine(
     """
     coverable = int(engine.n_coverable)
     required = min(required_count(n_elements, epsilon), coverable)
-    if strategy in ("ilp", "lp"):
+    lower_bound: float | None = None
+    lp_bound: float | None = None
+    if strategy == "ilp":
         from rowvoi import _lp
 
-        pulp, solver = _lp_solver(strategy, time_limit)
+        pulp, solver = _ilp_solver(time_limit)
         idx, optimal, timed_out = _lp.solve(
-            engine, costs, required, time_limit, relax=(strategy == "lp"), pulp=pulp, solver=solver
+            engine, costs, required, time_limit, pulp=pulp, solver=solver
         )
+        # the ILP may take free sets it does not need (they cost nothing):
+        # drop them, highest index first, as the engine's solvers do
+        for i in sorted((i for i in idx if costs[i] == 0), reverse=True):
+            rest = [j for j in idx if j != i]
+            if (int(engine.covered(rest)[0]) if rest else 0) >= required:
+                idx = rest
     else:
         # the engine takes a uint64 seed: larger seeds use their low 64 bits
         idx, info = engine.solve(
             strategy, n_required=required, time_limit=time_limit, seed=seed & 0xFFFFFFFFFFFFFFFF
         )
         optimal, timed_out = info["optimal"], info["timed_out"]
+        lower_bound = float(info["lower_bound"])
+        if strategy == "lp":
+            lp_bound = float(info["lp_bound"])
         if timed_out:
             warn_not_optimal(
                 f"strategy {strategy!r} reached time_limit={time_limit:g}s before "
@@ -272,20 +304,65 @@ def solve_engine(
         total=n_elements,
         optimal=optimal,
         timed_out=timed_out,
+        lower_bound=lower_bound,
+        lp_bound=lp_bound,
     )
 
 
-def _find_solver(pulp: Any, *, time_limit: float | None = None) -> Any:
-    """A configured, usable pulp solver, or None when this machine has none.
+def _solver_runs(pulp: Any, solver: Any) -> bool:
+    """Whether ``solver`` actually solves a one-variable problem here.
 
-    The one place where ``ilp`` and ``lp`` look for a solver, so a test (ours
-    or a user's) can replace it -- ``monkeypatch.setattr(rowvoi.setcover,
+    ``available()`` only finds a binary: a CBC built for another
+    architecture (``pulp[cbc]`` on a mismatched host) is found and then
+    killed, and would raise ``PulpSolverError`` inside ``solve()``. The
+    probe (minimise x subject to x >= 1, x binary) runs once per solver
+    class and binary path; the answer is remembered for the process.
+
+    >>> import pulp
+    >>> _solver_runs(pulp, pulp.PULP_CBC_CMD(msg=False))
+    True
+    """
+    try:
+        where = solver.available()
+    except Exception:  # noqa: BLE001 - a solver that cannot even look is unusable
+        return False
+    key = (type(solver).__name__, str(where))
+    known = _SOLVER_RUNS.get(key)
+    if known is not None:
+        return known
+    ok = False
+    try:
+        probe = pulp.LpProblem("rowvoi_solver_probe", pulp.LpMinimize)
+        x = pulp.LpVariable("x", lowBound=0, upBound=1, cat=pulp.LpBinary)
+        probe += x
+        probe += x >= 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            probe.solve(solver)
+        ok = pulp.LpStatus.get(probe.status) == "Optimal" and round(x.value() or 0) == 1
+    except Exception:  # noqa: BLE001 - killed, missing library, bad output: unusable
+        ok = False
+    _SOLVER_RUNS[key] = ok
+    return ok
+
+
+#: (solver class, binary path) -> whether its probe solved (see _solver_runs).
+_SOLVER_RUNS: dict[tuple[str, str], bool] = {}
+
+
+def _find_solver(pulp: Any, *, time_limit: float | None = None) -> Any:
+    """A configured pulp solver that runs here, or None when this machine has none.
+
+    The one place where ``ilp`` looks for a solver, so a test (ours or a
+    user's) can replace it -- ``monkeypatch.setattr(rowvoi.setcover,
     "_find_solver", lambda pulp, **kw: None)`` -- to simulate a machine
-    without one. Preference: a system CBC (``COIN_CMD``), pulp's bundled CBC
-    (``PULP_CBC_CMD``), then HiGHS (``highspy``); the first whose
-    ``available()`` is true wins. Solvers are built quiet (``msg=False``)
-    with ``timeLimit`` set when ``time_limit`` is a positive number of
-    seconds.
+    without one. Preference: a CBC on the system (``COIN_CMD``, which PuLP
+    4 keeps), pulp's bundled CBC (``PULP_CBC_CMD``, deprecated in PuLP 3),
+    then HiGHS (``highspy``); the first whose ``available()`` finds it and
+    that passes :func:`_solver_runs` wins. Solvers are built quiet
+    (``msg=False``) with ``timeLimit`` set when ``time_limit`` is a positive
+    number of seconds. No other strategy needs a solver: ``lp`` solves its
+    relaxation in the engine.
 
     Parameters
     ----------
@@ -318,30 +395,37 @@ def _find_solver(pulp: Any, *, time_limit: float | None = None) -> Any:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 solver = cls(**kwargs)
-                if solver.available():
+                if solver.available() and _solver_runs(pulp, solver):
                     return solver
         except Exception:  # noqa: BLE001 - a broken solver entry is just unusable
             continue
     return None
 
 
-def _lp_solver(strategy: str, time_limit: float) -> tuple[Any, Any]:
-    """(pulp, solver) for ``ilp``/``lp``, or SolverUnavailableError saying why not."""
+#: What to install for the ``ilp`` strategy, named in its errors.
+INSTALL_ILP = 'pip install "rowvoi[optimization]"'
+
+
+def _ilp_solver(time_limit: float) -> tuple[Any, Any]:
+    """(pulp, solver) for ``ilp``, or SolverUnavailableError naming the install."""
     try:
         import pulp
     except ImportError as exc:
         raise SolverUnavailableError(
-            f"strategy {strategy!r} needs the pulp package, which cannot be imported "
-            f"({exc}): pip install pulp. rowvoi does not substitute another strategy; "
-            "use strategy='exact' for a proven optimum"
+            f"strategy 'ilp' needs pulp, which cannot be imported ({exc}). Install "
+            f"it with: {INSTALL_ILP} (the optimization extra: pulp with a CBC "
+            "solver). rowvoi does not substitute another strategy; strategy='exact' "
+            "proves an optimum without pulp, and strategy='lp' gives the LP bound"
         ) from exc
     solver = _find_solver(pulp, time_limit=time_limit or None)
     if solver is None:
         raise SolverUnavailableError(
-            f"strategy {strategy!r} found no usable LP solver: pulp's bundled CBC is "
-            "missing or cannot run on this machine, and HiGHS is not installed (pip "
-            "install highspy). rowvoi does not substitute another strategy; use "
-            "strategy='exact' for a proven optimum"
+            "strategy 'ilp' found no LP solver that runs on this machine: pulp's "
+            "bundled CBC is missing or cannot run here (PuLP 4 bundles none). Install "
+            'one: pip install "pulp[cbc]" (a CBC wheel), a CBC on PATH (e.g. apt '
+            "install coinor-cbc) or HiGHS (pip install highspy). rowvoi does not "
+            "substitute another strategy; strategy='exact' proves an optimum without "
+            "a solver, and strategy='lp' gives the LP bound"
         )
     return pulp, solver
 
@@ -361,8 +445,8 @@ class SetCoverProblem:
         of a set that are not in an explicit universe are ignored.
     costs : Mapping[Any, float] or None
         Cost of selecting each set. Missing entries default to 1.0. Every
-        cost must be finite and > 0; a cost for a name that is not in
-        ``sets`` is a ``ValueError``.
+        cost must be finite and >= 0 (0: a free set); a cost for a name that
+        is not in ``sets`` is a ``ValueError``.
 
     Examples
     --------
@@ -446,7 +530,7 @@ class SetCoverProblem:
 
         Set ``i`` covers ``universe[k]`` for ``k`` in
         ``elements[offsets[i]:offsets[i + 1]]``. ``costs`` (one per set) must
-        already be validated (finite, > 0). Used by adapters that hold their
+        already be validated (finite, >= 0). Used by adapters that hold their
         incidence as arrays (RAG support matrices).
 
         >>> import numpy as np
@@ -558,10 +642,16 @@ class SetCoverProblem:
 
             - "greedy": greedy cost/gain ratio (ln m approximation)
             - "exact": branch and bound in C that proves optimality
-            - "ilp": integer linear programming through pulp (CBC)
+            - "ilp": integer linear programming through pulp (CBC); the
+              only strategy that needs pulp and a solver
             - "sa": simulated annealing metaheuristic
             - "ga": genetic algorithm metaheuristic
-            - "lp": linear programming relaxation with rounding (pulp)
+            - "lp": linear programming relaxation with rounding, in the C
+              engine (no pulp): the relaxation within a factor 1 + 0.05
+              (multiplicative weights, certified by a dual bound), rounded
+              by threshold, by value and by seeded randomised rounding,
+              each completed greedily and stripped of redundant sets;
+              ``lower_bound`` carries the LP bound
             - "hybrid": simulated annealing seeding a genetic algorithm
         epsilon : float
             Allow this fraction of the universe to remain uncovered.
@@ -571,14 +661,15 @@ class SetCoverProblem:
             found with ``optimal=False`` and ``timed_out=True``, and emit a
             :class:`rowvoi.errors.NotProvenOptimalWarning`.
         seed : int
-            Seed of ``sa``, ``ga`` and ``hybrid``: an integer >= 0 (seeds
-            of 2**64 and above use their low 64 bits).
+            Seed of ``sa``, ``ga``, ``hybrid`` and the randomised rounding of
+            ``lp``: an integer >= 0 (seeds of 2**64 and above use their low
+            64 bits).
 
         Returns
         -------
         CoverSolution
             The selected set names (a list) with ``cost``, ``covered``,
-            ``optimal`` and ``timed_out``.
+            ``optimal``, ``timed_out`` and ``lower_bound``.
 
         Raises
         ------
@@ -586,8 +677,10 @@ class SetCoverProblem:
             If strategy is not one of the supported names (the message
             starts "Unknown strategy"), or epsilon is not in [0, 1].
         rowvoi.SolverUnavailableError
-            For ``ilp``/``lp`` when pulp cannot be imported or no LP solver
-            is usable (:func:`_find_solver` found none).
+            For ``ilp`` when pulp cannot be imported (the message says
+            ``pip install "rowvoi[optimization]"``) or no LP solver runs here
+            (:func:`_find_solver` found none; the message names
+            ``pulp[cbc]``).
         rowvoi.errors.SolverTimeoutError
             When ``ilp`` hits its time limit before finding any cover.
 
@@ -598,6 +691,15 @@ class SetCoverProblem:
         ['a', 'c']
         >>> sorted(p.solve("sa", seed=7)) == sorted(p.solve("sa", seed=7))
         True
+        >>> tri = SetCoverProblem({"ab": {1, 2}, "bc": {2, 3}, "ca": {3, 1}},
+        ...                       costs={"ab": 1.5, "bc": 1.5, "ca": 1.5})
+        >>> cover = tri.solve("lp")  # every set at 1/2 costs 2.25; a cover, 3
+        >>> cover.cost, 2.1 < cover.lower_bound <= 2.25, cover.optimal
+        (3.0, True, False)
+        >>> unit = SetCoverProblem({"ab": {1, 2}, "bc": {2, 3}, "ca": {3, 1}})
+        >>> cover = unit.solve("lp")  # integer costs: the bound rounds up to 2
+        >>> cover.cost, cover.lower_bound, cover.optimal, 1.4 < cover.lp_bound <= 1.5
+        (2.0, 2.0, True, True)
         """
         name = _v.strategy(strategy)
         eps = _v.fraction("epsilon", epsilon)

@@ -143,8 +143,8 @@ rv_status rv_belief_mi(const int32_t *codes, size_t n_rows, size_t n_cols, const
     if (opt->costs)
         for (size_t c = 0; c < n_cols; c++) {
             double v = opt->costs[c];
-            if (!(v > 0) || !isfinite(v))
-                return rv__error(RV_E_INVALID_ARG, "costs[%zu] = %g: costs must be finite and > 0",
+            if (!(v >= 0) || !isfinite(v))
+                return rv__error(RV_E_INVALID_ARG, "costs[%zu] = %g: costs must be finite and >= 0",
                                  c, v);
         }
     if (rows) {

@@ -12,9 +12,9 @@ static rv_status rv__check_costs(const double *costs, size_t n, const char *what
     if (!costs) return RV_OK;
     for (size_t i = 0; i < n; i++) {
         double c = costs[i];
-        if (!(c > 0) || !isfinite(c))
+        if (!(c >= 0) || !isfinite(c))
             return rv__error(RV_E_INVALID_ARG,
-                             "costs[%zu] = %g: every %s cost must be finite and > 0", i, c, what);
+                             "costs[%zu] = %g: every %s cost must be finite and >= 0", i, c, what);
     }
     return RV_OK;
 }

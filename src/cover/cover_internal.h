@@ -11,7 +11,7 @@ struct rv_cover {
     uint64_t n_elements;
     size_t nwords;        /* words per set bitset */
     uint64_t *bits;       /* n_sets * nwords, set s at bits + s * nwords */
-    double *costs;        /* n_sets, each finite and > 0 */
+    double *costs;        /* n_sets, each finite and >= 0 */
     uint64_t *sizes;      /* popcount of each set */
     uint64_t n_coverable; /* popcount of the union */
 };
@@ -75,6 +75,17 @@ uint64_t rv__reduced_counts(const rv__reduced *r, const uint8_t *x, uint32_t *cn
 int64_t rv__reduced_flip(const rv__reduced *r, size_t s, int add, uint32_t *cnt);
 
 double rv__selection_cost(const double *costs, size_t n, const uint8_t *x);
+
+/* The residual problem once the sets with is_free[s] are taken: the
+** elements they leave uncovered, the other sets (paid[k] is the original
+** index of residual set k, *n_paid of them); *free_covered gets the
+** elements the free sets cover. */
+rv_status rv__cover_free_residual(const rv_cover *p, const uint8_t *is_free, rv_cover **res,
+                                  uint32_t *paid, size_t *n_paid, uint64_t *free_covered);
+
+/* Strategy RV_COVER_LP: the rounded cover into best, the LP bound to *lb. */
+rv_status rv__cover_lp(const rv__reduced *r, uint64_t required, const rv_cover_options *opt,
+                       double deadline, uint8_t *best, double *lb, uint64_t *work);
 
 rv_status rv__cover_exact(const rv__reduced *r, uint64_t required, const rv_cover_options *opt,
                           double deadline, uint8_t *best, uint64_t *work, int *optimal);

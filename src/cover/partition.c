@@ -243,9 +243,9 @@ rv_status rv_keys_plan_path(const int32_t *codes, size_t n_rows, size_t n_cols, 
         return rv__error(RV_E_RANGE, "n_rows = %zu exceeds %u", n_rows, UINT32_MAX);
     if (costs)
         for (size_t j = 0; j < n_cols; j++)
-            if (!(costs[j] > 0) || !isfinite(costs[j]))
+            if (!(costs[j] >= 0) || !isfinite(costs[j]))
                 return rv__error(RV_E_INVALID_ARG,
-                                 "costs[%zu] = %g: every column cost must be finite and > 0", j,
+                                 "costs[%zu] = %g: every column cost must be finite and >= 0", j,
                                  costs[j]);
     rv__cols cols;
     rv_status st = rv__cols_init(&cols, codes, NULL, n_rows, n_cols);

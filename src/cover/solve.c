@@ -6,6 +6,159 @@
 
 #include "cover_internal.h"
 
+/*
+** Free sets.  Taking every set that costs nothing never raises the cost of a
+** cover and never lowers its coverage, so some optimum contains them all:
+** the non-greedy solvers fix them, solve the residual problem (the elements
+** they leave uncovered, the paid sets) and map the answer back.  That keeps
+** the solvers' assumption of positive costs (the annealing penalty is the
+** largest cost; the LP scales by costs) without changing any optimum.
+*/
+
+/* Build the residual problem of p once the sets with is_free[s] are taken.
+** paid[k] gets the original index of residual set k (*n_paid of them) and
+** *free_covered the elements the free sets cover. */
+rv_status rv__cover_free_residual(const rv_cover *p, const uint8_t *is_free, rv_cover **res,
+                                  uint32_t *paid, size_t *n_paid, uint64_t *free_covered) {
+    size_t nw = p->nwords;
+    uint64_t *cov = rv__calloc(nw ? nw : 1, sizeof(uint64_t));
+    uint32_t *newid = NULL;
+    uint64_t *off = NULL;
+    uint32_t *el = NULL;
+    double *costs = NULL;
+    rv_status st = RV_OK;
+    if (!cov) return rv__nomem("the free sets' coverage");
+    for (size_t s = 0; s < p->n_sets; s++)
+        if (is_free[s])
+            for (size_t w = 0; w < nw; w++) cov[w] |= RV__SET(p, s)[w];
+    *free_covered = rv_bitset_count(cov, nw);
+    /* elements left: renumber in order */
+    uint64_t left = p->n_elements - *free_covered;
+    newid = rv__malloc((p->n_elements ? p->n_elements : 1) * sizeof(uint32_t));
+    if (!newid) {
+        st = rv__nomem("the residual element map");
+        goto out;
+    }
+    uint32_t next = 0;
+    for (uint64_t e = 0; e < p->n_elements; e++)
+        newid[e] = ((cov[e >> 6] >> (e & 63)) & 1) ? UINT32_MAX : next++;
+    size_t k = 0;
+    uint64_t nnz = 0;
+    for (size_t s = 0; s < p->n_sets; s++) {
+        if (is_free[s]) continue;
+        paid[k++] = (uint32_t)s;
+        const uint64_t *b = RV__SET(p, s);
+        for (size_t w = 0; w < nw; w++) nnz += rv__popcount64(b[w] & ~cov[w]);
+    }
+    *n_paid = k;
+    off = rv__malloc((k + 1) * sizeof(uint64_t));
+    el = rv__malloc((nnz ? nnz : 1) * sizeof(uint32_t));
+    costs = rv__malloc((k ? k : 1) * sizeof(double));
+    if (!off || !el || !costs) {
+        st = rv__nomem("the residual set cover problem");
+        goto out;
+    }
+    off[0] = 0;
+    uint64_t at = 0;
+    for (size_t i = 0; i < k; i++) {
+        const uint64_t *b = RV__SET(p, paid[i]);
+        for (size_t w = 0; w < nw; w++) {
+            uint64_t x = b[w] & ~cov[w];
+            while (x) {
+                el[at++] = newid[(w << 6) + rv__ctz64(x)];
+                x &= x - 1;
+            }
+        }
+        off[i + 1] = at;
+        costs[i] = p->costs[paid[i]];
+    }
+    st = rv_cover_create((size_t)left, k, off, el, costs, res);
+out:
+    rv__free(cov);
+    rv__free(newid);
+    rv__free(off);
+    rv__free(el);
+    rv__free(costs);
+    return st;
+}
+
+/* Drop the free sets of sel[0..*k) that the selection does not need to keep
+** `required` elements covered, highest index first.  sel is ascending. */
+static rv_status rv__drop_unneeded_free(const rv_cover *p, uint64_t required, uint32_t *sel,
+                                        size_t *k) {
+    size_t nw = p->nwords;
+    uint64_t *once = rv__malloc((nw ? nw : 1) * sizeof(uint64_t));
+    uint64_t *twice = rv__malloc((nw ? nw : 1) * sizeof(uint64_t));
+    if (!once || !twice) {
+        rv__free(once);
+        rv__free(twice);
+        return rv__nomem("coverage counters");
+    }
+    for (size_t i = *k; i-- > 0;) {
+        if (p->costs[sel[i]] > 0) continue;
+        memset(once, 0, (nw ? nw : 1) * sizeof(uint64_t));
+        memset(twice, 0, (nw ? nw : 1) * sizeof(uint64_t));
+        for (size_t j = 0; j < *k; j++) {
+            const uint64_t *b = RV__SET(p, sel[j]);
+            for (size_t w = 0; w < nw; w++) {
+                twice[w] |= once[w] & b[w];
+                once[w] |= b[w];
+            }
+        }
+        const uint64_t *b = RV__SET(p, sel[i]);
+        uint64_t covered = rv_bitset_count(once, nw), unique = 0;
+        for (size_t w = 0; w < nw; w++) unique += rv__popcount64(b[w] & ~twice[w]);
+        if (covered - unique >= required) {
+            memmove(sel + i, sel + i + 1, (*k - i - 1) * sizeof(uint32_t));
+            (*k)--;
+        }
+    }
+    rv__free(once);
+    rv__free(twice);
+    return RV_OK;
+}
+
+/* Solve with the free sets fixed (the caller checked there is one). */
+static rv_status rv__solve_with_free(const rv_cover *p, const rv_cover_options *opt,
+                                     uint64_t required, uint32_t *selected, size_t *n_selected,
+                                     rv_cover_info *info) {
+    size_t n = p->n_sets, n_paid = 0, k = 0, k2 = 0;
+    uint8_t *is_free = rv__calloc(n ? n : 1, 1);
+    uint32_t *paid = rv__malloc((n ? n : 1) * sizeof(uint32_t));
+    uint32_t *sub = rv__malloc((n ? n : 1) * sizeof(uint32_t));
+    rv_cover *res = NULL;
+    rv_status st = RV_OK, st2;
+    uint64_t free_cov = 0;
+    if (!is_free || !paid || !sub) {
+        st = rv__nomem("the free-set selection");
+        goto out;
+    }
+    for (size_t s = 0; s < n; s++) is_free[s] = p->costs[s] == 0 && p->sizes[s] > 0;
+    if ((st = rv__cover_free_residual(p, is_free, &res, paid, &n_paid, &free_cov))) goto out;
+    rv_cover_options o2 = *opt;
+    o2.n_required = required > free_cov ? required - free_cov : 0;
+    st = rv_cover_solve(res, &o2, sub, n_paid, &k2, info);
+    if (st != RV_OK && st != RV_E_TIMEOUT) goto out;
+    /* merge: free sets and the mapped residual answer, ascending */
+    for (size_t s = 0, j = 0; s < n; s++) {
+        int take = is_free[s];
+        while (j < k2 && paid[sub[j]] < s) j++;
+        if (j < k2 && paid[sub[j]] == s) take = 1;
+        if (take) selected[k++] = (uint32_t)s;
+    }
+    if ((st2 = rv__drop_unneeded_free(p, required, selected, &k))) {
+        st = st2;
+        goto out;
+    }
+    *n_selected = k;
+out:
+    rv_cover_free(res);
+    rv__free(is_free);
+    rv__free(paid);
+    rv__free(sub);
+    return st;
+}
+
 void rv_cover_options_init(rv_cover_options *opt) {
     if (!opt) return;
     memset(opt, 0, sizeof *opt);
@@ -24,8 +177,11 @@ rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt, uint32_
     if (capacity < p->n_sets)
         return rv__error(RV_E_SHAPE, "capacity %zu < n_sets %zu", capacity, p->n_sets);
     if (isnan(opt->time_limit)) return rv__error(RV_E_INVALID_ARG, "time_limit is NaN");
-    if ((unsigned)opt->strategy > RV_COVER_HYBRID)
+    if ((unsigned)opt->strategy > RV_COVER_LP)
         return rv__error(RV_E_INVALID_ARG, "unknown strategy %d", (int)opt->strategy);
+    if (!(opt->lp_eps >= 0 && opt->lp_eps <= 1))
+        return rv__error(RV_E_INVALID_ARG, "lp_eps = %g: must be in [0, 1] (0: the default)",
+                         opt->lp_eps);
     uint64_t required = opt->n_required == RV_COVER_ALL ? p->n_coverable : opt->n_required;
     if (required > p->n_coverable)
         return rv__error(RV_E_INFEASIBLE,
@@ -43,6 +199,18 @@ rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt, uint32_
     if (required == 0) {
         inf.optimal = 1;
         goto finish;
+    }
+    if (opt->strategy != RV_COVER_GREEDY) {
+        int any_free = 0;
+        for (size_t s = 0; s < n && !any_free; s++) any_free = p->costs[s] == 0 && p->sizes[s] > 0;
+        if (any_free) {
+            rv_cover_info sub;
+            memset(&sub, 0, sizeof sub);
+            st = rv__solve_with_free(p, opt, required, selected, &k, &sub);
+            if (st != RV_OK && st != RV_E_TIMEOUT) return st;
+            inf = sub;
+            goto finish;
+        }
     }
     if ((st = rv__cover_greedy(p, required, selected, &k))) return st;
     if (opt->strategy == RV_COVER_GREEDY) goto finish;
@@ -85,6 +253,19 @@ rv_status rv_cover_solve(const rv_cover *p, const rv_cover_options *opt, uint32_
         memcpy(x, y, n);
         break;
     }
+    case RV_COVER_LP: {
+        double lb = 0;
+        st = rv__cover_lp(&r, required, opt, deadline, x, &lb, &work);
+        inf.lp_bound = lb;
+        inf.lower_bound = lb;
+        /* integer costs: every cover costs an integer, so round the bound
+        ** up (after a margin for the bound's own rounding error) */
+        int integral = 1;
+        for (size_t s = 0; s < n && integral; s++)
+            integral = p->costs[s] == floor(p->costs[s]) && p->costs[s] < 9007199254740992.0;
+        if (integral && lb > 0) inf.lower_bound = ceil(lb - 1e-9 * (lb > 1 ? lb : 1));
+        break;
+    }
     case RV_COVER_HYBRID: {
         memcpy(y, x, n); /* y: greedy */
         uint8_t *z = rv__malloc(n);
@@ -121,6 +302,10 @@ out:
 finish:
     inf.cost = 0;
     for (size_t i = 0; i < k; i++) inf.cost += p->costs[selected[i]];
+    if (inf.optimal)
+        inf.lower_bound = inf.cost;
+    else if (inf.lower_bound > 0 && inf.cost <= inf.lower_bound * (1 + 1e-9) + 1e-12)
+        inf.optimal = 1; /* the LP bound proves the cover optimal */
     {
         rv_status st2 = rv_cover_covered(p, selected, k, NULL, &inf.covered);
         if (st2) return st2;

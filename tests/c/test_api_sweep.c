@@ -207,6 +207,7 @@ typedef struct sw {
     rv_graph_facts_params gf;
     rv_cover_options co;
     rv_cover_info ci;
+    rv_cover_lp_result lpr;
     rv_belief_options bo;
     rv_hasher_options ho;
     unsigned char image[1 << 16];
@@ -505,6 +506,16 @@ static void init_cover_solve(sw *s) {
 static int64_t call_cover_solve(sw *s) {
     return rv_cover_solve(P(const rv_cover *, 0), P(const rv_cover_options *, 1), P(uint32_t *, 2),
                           Z(0), P(size_t *, 3), P(rv_cover_info *, 4));
+}
+static void init_cover_lp(sw *s) {
+    s->p[0] = g_cv;
+    s->p[1] = s->f64a;
+    s->z[0] = 8;
+    s->p[2] = &s->lpr;
+}
+static int64_t call_cover_lp(sw *s) {
+    return rv_cover_lp(P(const rv_cover *, 0), RV_COVER_ALL, 0.05, 0, P(double *, 1), Z(0),
+                       P(rv_cover_lp_result *, 2));
 }
 static void init_cover_plan_path(sw *s) {
     s->p[0] = g_cv;
@@ -1686,6 +1697,12 @@ static const sw_case CASES[] = {
      call_cover_solve,
      {PTR("p", INV), PTR("opt", INV), PTR("selected", INV), SZ("capacity", SHP, RNG),
       PTR("n_selected", INV), PTR("info", OK)}},
+    {"rv_cover_lp",
+     1,
+     OK,
+     init_cover_lp,
+     call_cover_lp,
+     {PTR("p", INV), PTR("x", INV), SZ("capacity", SHP, RNG), PTR("res", INV)}},
     {"rv_cover_plan_path",
      1,
      OK,

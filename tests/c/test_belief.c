@@ -370,13 +370,21 @@ static void test_mi_best_costs_and_ties(void) {
     costs[0] = 2.0;     /* 2/2 == 1/1: a tie, the lower index wins */
     ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL, NULL, NULL, &best));
     ASSERT_EQ(best, 0);
+    /* a free column that tells something apart wins outright: 1 bit at
+    ** cost 0 beats 2 bits at cost 2; among free ones the larger gain wins */
     costs[1] = 0.0;
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL,
-                                                 NULL, NULL, &best));
-    ASSERT_STR_CONTAINS(rv_errmsg(), "costs[1]");
-    costs[1] = NAN;
-    ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL,
-                                                 NULL, NULL, &best));
+    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL, NULL, NULL, &best));
+    ASSERT_EQ(best, 1);
+    costs[0] = 0.0;
+    ASSERT_OK(rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL, NULL, NULL, NULL, &best));
+    ASSERT_EQ(best, 0);
+    const double bad[] = {-1.0, -0.5e-300, NAN, INFINITY};
+    for (int i = 0; i < 4; i++) {
+        costs[1] = bad[i];
+        ASSERT_STATUS(RV_E_INVALID_ARG, rv_belief_mi(codes, 4, 3, NULL, 4, post, &opt, mi, NULL,
+                                                     NULL, NULL, NULL, &best));
+        ASSERT_STR_CONTAINS(rv_errmsg(), "costs[1]");
+    }
 }
 
 static void test_mi_errors(void) {

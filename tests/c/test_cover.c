@@ -20,9 +20,9 @@
         if (rvt_n_failures != rvt_f_) return;                                                      \
     } while (0)
 
-static const rv_cover_strategy ALL_STRATEGIES[] = {RV_COVER_GREEDY, RV_COVER_EXACT, RV_COVER_SA,
-                                                   RV_COVER_GA, RV_COVER_HYBRID};
-#define N_STRATEGIES 5
+static const rv_cover_strategy ALL_STRATEGIES[] = {RV_COVER_GREEDY, RV_COVER_EXACT,  RV_COVER_SA,
+                                                   RV_COVER_GA,     RV_COVER_HYBRID, RV_COVER_LP};
+#define N_STRATEGIES 6
 
 static const char *strategy_name(rv_cover_strategy s) {
     switch (s) {
@@ -36,6 +36,8 @@ static const char *strategy_name(rv_cover_strategy s) {
         return "ga";
     case RV_COVER_HYBRID:
         return "hybrid";
+    case RV_COVER_LP:
+        return "lp";
     }
     return "?";
 }
@@ -70,7 +72,8 @@ static double inst_cost(const inst_t *in, size_t s) {
 }
 
 /* Random instance: each element joins each set with probability `density`;
-** cost_kind 0 unit, 1 integers 1..5 (many ties), 2 reals in [0.1, 10).
+** cost_kind 0 unit, 1 integers 1..5 (many ties), 2 reals in [0.1, 10),
+** 3 and 4 as 1 and 2 but about one set in three free (cost 0).
 ** About one entry in eight is written twice (duplicates are allowed). */
 static void inst_random(inst_t *in, rv_rng *r, size_t n_el, size_t n_sets, double density,
                         int cost_kind) {
@@ -93,7 +96,8 @@ static void inst_random(inst_t *in, rv_rng *r, size_t n_el, size_t n_sets, doubl
         }
         in->off[s + 1] = k;
         in->cost[s] =
-            cost_kind == 1 ? (double)(1 + rv_rng_below(r, 5)) : 0.1 + 9.9 * rv_rng_uniform(r);
+            cost_kind % 2 == 1 ? (double)(1 + rv_rng_below(r, 5)) : 0.1 + 9.9 * rv_rng_uniform(r);
+        if (cost_kind >= 3 && rv_rng_below(r, 3) == 0) in->cost[s] = 0.0;
     }
 }
 
@@ -198,6 +202,7 @@ static rv_status run_solve(const rv_cover *p, rv_cover_strategy s, uint64_t requ
         o.iterations = 4000;
         o.population = 16;
         o.generations = 40;
+        o.lp_eps = 0.1;
     }
     return rv_cover_solve(p, &o, sel, rv_cover_n_sets(p), n, info);
 }
@@ -300,7 +305,7 @@ static void test_create_errors(void) {
                   rv_cover_create((size_t)RV_COVER_MAX_ELEMENTS + 1, 3, off, el, costs, &p));
     ASSERT_STR_CONTAINS(rv_errmsg(), "n_elements");
 
-    const double bad[] = {0.0, -1.0, -0.0, NAN, INFINITY, -INFINITY};
+    const double bad[] = {-1.0, -1e-300, NAN, INFINITY, -INFINITY};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         double c[3] = {1.0, bad[i], 1.0};
         p = (rv_cover *)&p;
@@ -308,6 +313,14 @@ static void test_create_errors(void) {
         ASSERT_STATUS(RV_E_INVALID_ARG, rv_cover_create(4, 3, off, el, c, &p));
         ASSERT_TRUE(p == NULL);
         ASSERT_STR_CONTAINS(rv_errmsg(), "costs[1]");
+        ASSERT_STR_CONTAINS(rv_errmsg(), ">= 0");
+    }
+    /* a free set (cost 0, or -0.0, which equals 0) is a valid set */
+    const double free_costs[] = {0.0, -0.0};
+    for (size_t i = 0; i < 2; i++) {
+        double c[3] = {1.0, free_costs[i], 1.0};
+        ASSERT_OK(rv_cover_create(4, 3, off, el, c, &p));
+        rv_cover_free(p);
     }
 
     /* valid edge cases: no sets, no elements, unit costs */
@@ -547,9 +560,17 @@ static void test_solve_errors(void) {
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_solve(p, &o, sel, 4, &n, &info));
     EXPECT_STR_CONTAINS(rv_errmsg(), "time_limit");
     o.time_limit = 0;
-    o.strategy = (rv_cover_strategy)5;
+    o.strategy = (rv_cover_strategy)6;
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_solve(p, &o, sel, 4, &n, &info));
     EXPECT_STR_CONTAINS(rv_errmsg(), "strategy");
+    o.strategy = RV_COVER_LP;
+    const double bad_eps[] = {-0.1, 1.5, NAN};
+    for (int i = 0; i < 3; i++) {
+        o.lp_eps = bad_eps[i];
+        EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_solve(p, &o, sel, 4, &n, &info));
+        EXPECT_STR_CONTAINS(rv_errmsg(), "lp_eps");
+    }
+    o.lp_eps = 0;
     /* info may be NULL */
     o.strategy = RV_COVER_EXACT;
     EXPECT_OK(rv_cover_solve(p, &o, sel, 4, &n, NULL));
@@ -632,6 +653,7 @@ static void test_strategies_valid_random(void) {
         char ctx[96];
         snprintf(ctx, sizeof ctx, "trial %d (%zu sets x %zu elements)", trial, n_sets, n_el);
         double costs[N_STRATEGIES] = {0};
+        int lp_optimal = 0;
         long before = rvt_n_failures;
         for (int k = 0; k < N_STRATEGIES; k++) {
             uint32_t sel[MAX_SETS];
@@ -647,30 +669,36 @@ static void test_strategies_valid_random(void) {
             check_cover(p, &in, ALL_STRATEGIES[k], rv_cover_n_coverable(p), sel, n, &info, 1, ctx);
             EXPECT_EQ(info.covered, rv_cover_n_coverable(p));
             costs[k] = info.cost;
+            if (ALL_STRATEGIES[k] == RV_COVER_LP) lp_optimal = info.optimal;
             if (ALL_STRATEGIES[k] == RV_COVER_EXACT)
                 EXPECT_EQ(info.optimal, 1);
-            else
+            else if (ALL_STRATEGIES[k] != RV_COVER_LP) /* lp may prove it by its bound */
                 EXPECT_EQ(info.optimal, 0);
         }
         for (int k = 0; k < N_STRATEGIES && rvt_n_failures == before; k++)
             if (costs[1] > costs[k] * (1 + 1e-9))
                 rvt_fail(__FILE__, __LINE__, "%s: exact %.17g > %s %.17g", ctx, costs[1],
                          strategy_name(ALL_STRATEGIES[k]), costs[k]);
+        if (rvt_n_failures == before && lp_optimal && costs[5] > costs[1] * (1 + 1e-9))
+            rvt_fail(__FILE__, __LINE__, "%s: lp claims optimality at %.17g, exact %.17g", ctx,
+                     costs[5], costs[1]);
         rv_cover_free(p);
         inst_free(&in);
         if (rvt_n_failures != before) return;
     }
 }
 
-/* Full and partial covers on small instances against brute force. */
-static void exact_vs_brute(int partial) {
+/* Full and partial covers on small instances against brute force; with
+** `free_sets`, about a third of the sets cost nothing. */
+static void exact_vs_brute(int partial, int free_sets) {
     rv_rng r;
-    rv_rng_seed(&r, partial ? 777 : 555);
+    rv_rng_seed(&r, (partial ? 777 : 555) + (free_sets ? 1000 : 0));
     for (int trial = 0; trial < 300; trial++) {
         inst_t in;
         size_t n_sets = 1 + (size_t)rv_rng_below(&r, 12), n_el = 1 + (size_t)rv_rng_below(&r, 40);
         static const double dens[] = {0.08, 0.2, 0.4};
-        inst_random(&in, &r, n_el, n_sets, dens[rv_rng_below(&r, 3)], trial % 3);
+        inst_random(&in, &r, n_el, n_sets, dens[rv_rng_below(&r, 3)],
+                    free_sets ? 3 + trial % 2 : trial % 3);
         rv_cover *p = NULL;
         BUILD_OR_FAIL(&in, &p);
         uint64_t coverable = rv_cover_n_coverable(p);
@@ -695,6 +723,14 @@ static void exact_vs_brute(int partial) {
                 break;
             }
             check_cover(p, &in, s, required, sel, n, &info, 1, ctx);
+            /* a lower bound is a lower bound; "optimal" is true */
+            if (info.lower_bound > opt * (1 + 1e-9) + 1e-9 ||
+                info.lp_bound > opt * (1 + 1e-9) + 1e-9)
+                rvt_fail(__FILE__, __LINE__, "%s: %s lower bound %.17g above the optimum %.17g",
+                         ctx, strategy_name(s), info.lower_bound, opt);
+            if (info.optimal && !(fabs(info.cost - opt) <= 1e-9 * (1 + opt)))
+                rvt_fail(__FILE__, __LINE__, "%s: %s claims optimality at %.17g, optimum %.17g",
+                         ctx, strategy_name(s), info.cost, opt);
             if (s == RV_COVER_EXACT) {
                 if (!(fabs(info.cost - opt) <= 1e-9 * (1 + opt)))
                     rvt_fail(__FILE__, __LINE__, "%s: exact cost %.17g, brute force %.17g", ctx,
@@ -719,11 +755,292 @@ static void exact_vs_brute(int partial) {
 }
 
 static void test_exact_vs_bruteforce_full(void) {
-    exact_vs_brute(0);
+    exact_vs_brute(0, 0);
 }
 
 static void test_exact_vs_bruteforce_partial(void) {
-    exact_vs_brute(1);
+    exact_vs_brute(1, 0);
+}
+
+/* Free sets (cost 0): every strategy still returns a valid cover with no set
+** that adds nothing, exact still finds the brute-force optimum. */
+static void test_free_sets_vs_bruteforce(void) {
+    exact_vs_brute(0, 1);
+    exact_vs_brute(1, 1);
+}
+
+/* Known free-set cases: greedy takes the free set that adds the most first,
+** never a free set that adds nothing; all-free problems cost 0 everywhere;
+** the path planner puts free sets first. */
+static void test_free_sets_known(void) {
+    /* 0: {0,1} free; 1: {0,1,2,3} free; 2: {0} free (adds nothing once 1 is
+    ** in); 3: {4,5} cost 2; 4: {4} cost 1; 5: {5} cost 1 */
+    static const int s0[] = {0, 1, -1}, s1[] = {0, 1, 2, 3, -1}, s2[] = {0, -1}, s3[] = {4, 5, -1},
+                     s4[] = {4, -1}, s5[] = {5, -1};
+    const int *const sets[] = {s0, s1, s2, s3, s4, s5};
+    const double costs[] = {0, 0, 0, 2, 1, 1};
+    inst_t in;
+    inst_from_lists(&in, 6, 6, sets, costs);
+    rv_cover *p = NULL;
+    BUILD_OR_FAIL(&in, &p);
+    uint32_t sel[MAX_SETS];
+    size_t n = 0;
+    rv_cover_info info;
+    ASSERT_OK(run_solve(p, RV_COVER_GREEDY, RV_COVER_ALL, 0, 0, sel, &n, &info));
+    /* set 1 first (free, adds 4), then the paid sets: 3 (2 per 2) ties
+    ** with 4 and 5 (1 per 1) at one element per unit; the lowest index wins */
+    ASSERT_EQ(n, 2);
+    EXPECT_EQ(sel[0], 1);
+    EXPECT_EQ(sel[1], 3);
+    EXPECT_NEAR(info.cost, 2.0, 1e-12);
+    for (int k = 0; k < N_STRATEGIES; k++) {
+        rv_status st = run_solve(p, ALL_STRATEGIES[k], RV_COVER_ALL, 3, 1, sel, &n, &info);
+        EXPECT_OK(st);
+        check_cover(p, &in, ALL_STRATEGIES[k], 6, sel, n, &info, 1, "known free");
+        EXPECT_NEAR(info.cost, 2.0, 1e-12);
+        for (size_t i = 0; i < n; i++) { /* sets 0 and 2 add nothing next to set 1 */
+            EXPECT_TRUE(sel[i] != 0);
+            EXPECT_TRUE(sel[i] != 2);
+        }
+    }
+    /* partial: the free set alone reaches 4 of 6 elements */
+    for (int k = 0; k < N_STRATEGIES; k++) {
+        ASSERT_OK(run_solve(p, ALL_STRATEGIES[k], 4, 3, 1, sel, &n, &info));
+        EXPECT_EQ(n, 1);
+        EXPECT_EQ(sel[0], 1);
+        EXPECT_NEAR(info.cost, 0.0, 0);
+        if (ALL_STRATEGIES[k] == RV_COVER_EXACT) EXPECT_EQ(info.optimal, 1);
+    }
+    /* the path planner: free set 1 first, the free sets that add nothing never */
+    uint32_t order[MAX_SETS];
+    uint64_t newly[MAX_SETS];
+    ASSERT_OK(rv_cover_plan_path(p, RV_PATH_COVERAGE, NULL, order, newly, NULL, 6, &n));
+    ASSERT_EQ(n, 2);
+    EXPECT_EQ(order[0], 1);
+    EXPECT_EQ(newly[0], 4);
+    rv_cover_free(p);
+    inst_free(&in);
+
+    /* every set free: cost 0 for every strategy, still a non-redundant cover */
+    inst_t all;
+    rv_rng r;
+    rv_rng_seed(&r, 99);
+    inst_random(&all, &r, 30, 10, 0.2, 2);
+    for (size_t s = 0; s < all.n_sets; s++) all.cost[s] = 0.0;
+    BUILD_OR_FAIL(&all, &p);
+    for (int k = 0; k < N_STRATEGIES; k++) {
+        ASSERT_OK(run_solve(p, ALL_STRATEGIES[k], RV_COVER_ALL, 1, 1, sel, &n, &info));
+        check_cover(p, &all, ALL_STRATEGIES[k], rv_cover_n_coverable(p), sel, n, &info, 1,
+                    "all free");
+        EXPECT_NEAR(info.cost, 0.0, 0);
+    }
+    rv_cover_free(p);
+    inst_free(&all);
+}
+
+/* ------------------------------------------------------ LP relaxation */
+
+/* Fractional coverage of element e by x. */
+static double frac_cover(const inst_t *in, const double *x, size_t e) {
+    double a = 0;
+    for (size_t s = 0; s < in->n_sets; s++)
+        if (in->member[s * in->n_el + e]) a += x[s];
+    return a;
+}
+
+static void test_lp_errors(void) {
+    static const int s0[] = {0, 1, -1}, s1[] = {1, 2, -1};
+    const int *const sets[] = {s0, s1};
+    inst_t in;
+    inst_from_lists(&in, 3, 2, sets, NULL);
+    rv_cover *p = NULL;
+    BUILD_OR_FAIL(&in, &p);
+    double x[2];
+    rv_cover_lp_result res;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_lp(NULL, RV_COVER_ALL, 0.1, 0, x, 2, &res));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_lp(p, RV_COVER_ALL, 0.1, 0, x, 2, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_lp(p, RV_COVER_ALL, 0.1, 0, NULL, 2, &res));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "NULL");
+    const double bad_eps[] = {0.0, -0.5, 1.5, NAN, INFINITY};
+    for (int i = 0; i < 5; i++) {
+        EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_lp(p, RV_COVER_ALL, bad_eps[i], 0, x, 2, &res));
+        EXPECT_STR_CONTAINS(rv_errmsg(), "eps");
+    }
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_lp(p, RV_COVER_ALL, 0.1, NAN, x, 2, &res));
+    EXPECT_STATUS(RV_E_SHAPE, rv_cover_lp(p, RV_COVER_ALL, 0.1, 0, x, 1, &res));
+    EXPECT_STATUS(RV_E_SHAPE, rv_cover_lp(p, RV_COVER_ALL, 0.1, 0, x, 0, &res));
+    EXPECT_STATUS(RV_E_INFEASIBLE, rv_cover_lp(p, 4, 0.1, 0, x, 2, &res));
+    EXPECT_STATUS(RV_E_INFEASIBLE, rv_cover_lp(p, RV_COVER_ALL - 1, 0.1, 0, x, 2, &res));
+    /* the largest capacity and eps = 1 are fine */
+    EXPECT_OK(rv_cover_lp(p, RV_COVER_ALL, 1.0, 0, x, SIZE_MAX, &res));
+    EXPECT_TRUE(res.converged);
+    /* nothing required: x = 0, both bounds 0 */
+    x[0] = x[1] = 7;
+    EXPECT_OK(rv_cover_lp(p, 0, 0.1, 0, x, 2, &res));
+    EXPECT_TRUE(x[0] == 0 && x[1] == 0 && res.value == 0 && res.lower_bound == 0);
+    rv_cover_free(p);
+    inst_free(&in);
+    /* no sets at all */
+    uint64_t off0[1] = {0};
+    ASSERT_OK(rv_cover_create(4, 0, off0, NULL, NULL, &p));
+    EXPECT_OK(rv_cover_lp(p, RV_COVER_ALL, 0.1, 0, NULL, 0, &res));
+    EXPECT_TRUE(res.value == 0 && res.converged);
+    rv_cover_free(p);
+}
+
+/* The triangle: three elements, three unit sets of two.  The LP optimum is
+** 1.5 (every set at one half); a cover needs two sets. */
+static void test_lp_triangle(void) {
+    static const int s0[] = {0, 1, -1}, s1[] = {1, 2, -1}, s2[] = {0, 2, -1};
+    const int *const sets[] = {s0, s1, s2};
+    inst_t in;
+    inst_from_lists(&in, 3, 3, sets, NULL);
+    rv_cover *p = NULL;
+    BUILD_OR_FAIL(&in, &p);
+    const double eps[] = {0.5, 0.1, 0.01};
+    for (int i = 0; i < 3; i++) {
+        double x[3];
+        rv_cover_lp_result res;
+        ASSERT_OK(rv_cover_lp(p, RV_COVER_ALL, eps[i], 0, x, 3, &res));
+        EXPECT_TRUE(res.converged);
+        EXPECT_TRUE(res.lower_bound <= 1.5 + 1e-12);
+        EXPECT_TRUE(res.value >= 1.5 - 1e-12);
+        EXPECT_TRUE(res.value <= 1.5 * (1 + eps[i]) + 1e-12);
+        EXPECT_TRUE(res.value <= res.lower_bound * (1 + eps[i]) * (1 + 1e-12));
+        for (size_t e = 0; e < 3; e++) EXPECT_TRUE(frac_cover(&in, x, e) >= 1 - 1e-9);
+        EXPECT_NEAR(res.value, x[0] + x[1] + x[2], 1e-9 * res.value);
+    }
+    /* rounded: two sets.  The LP bound is about 1.5, but with unit costs
+    ** every cover costs an integer, so 2 is a bound too: proven optimal */
+    uint32_t sel[3];
+    size_t n = 0;
+    rv_cover_info info;
+    ASSERT_OK(run_solve(p, RV_COVER_LP, RV_COVER_ALL, 1, 0, sel, &n, &info));
+    EXPECT_EQ(n, 2);
+    EXPECT_NEAR(info.cost, 2.0, 0);
+    EXPECT_TRUE(info.lp_bound > 1.4 && info.lp_bound <= 1.5 + 1e-12);
+    EXPECT_NEAR(info.lower_bound, 2.0, 0);
+    EXPECT_EQ(info.optimal, 1);
+    rv_cover_free(p);
+    inst_free(&in);
+    /* costs 1.5 each: the bound stays fractional (about 2.25) and proves
+    ** nothing about the cover of cost 3 */
+    const double c15[] = {1.5, 1.5, 1.5};
+    inst_from_lists(&in, 3, 3, sets, c15);
+    BUILD_OR_FAIL(&in, &p);
+    ASSERT_OK(run_solve(p, RV_COVER_LP, RV_COVER_ALL, 1, 0, sel, &n, &info));
+    EXPECT_NEAR(info.cost, 3.0, 0);
+    EXPECT_TRUE(info.lp_bound > 2.1 && info.lp_bound <= 2.25 + 1e-12);
+    EXPECT_NEAR(info.lower_bound, info.lp_bound, 0);
+    EXPECT_EQ(info.optimal, 0);
+    rv_cover_free(p);
+    inst_free(&in);
+}
+
+/* Random instances: x covers what it must, costs res.value, the lower bound
+** is below the integer optimum (brute force), full covers certify within
+** 1 + eps, and the same call gives the same bits. */
+static void lp_random(int partial, int free_sets) {
+    rv_rng r;
+    rv_rng_seed(&r, 4242 + 10 * partial + free_sets);
+    for (int trial = 0; trial < 120; trial++) {
+        inst_t in;
+        size_t n_sets = 1 + (size_t)rv_rng_below(&r, 12), n_el = 1 + (size_t)rv_rng_below(&r, 40);
+        static const double dens[] = {0.08, 0.2, 0.4};
+        inst_random(&in, &r, n_el, n_sets, dens[rv_rng_below(&r, 3)],
+                    free_sets ? 3 + trial % 2 : trial % 3);
+        rv_cover *p = NULL;
+        BUILD_OR_FAIL(&in, &p);
+        uint64_t coverable = rv_cover_n_coverable(p);
+        uint64_t required = partial ? rv_rng_below(&r, coverable + 1) : coverable;
+        double opt = brute_force(&in, required);
+        double eps = trial % 2 ? 0.05 : 0.2;
+        char ctx[128];
+        snprintf(ctx, sizeof ctx, "lp %s%s trial %d (%zu sets x %zu el, required %llu)",
+                 partial ? "partial" : "full", free_sets ? " free" : "", trial, n_sets, n_el,
+                 (unsigned long long)required);
+        double x[MAX_SETS], x2[MAX_SETS];
+        rv_cover_lp_result res, res2;
+        rv_status st = rv_cover_lp(p, required, eps, 0, x, n_sets, &res);
+        long before = rvt_n_failures;
+        if (st != RV_OK) {
+            rvt_fail(__FILE__, __LINE__, "%s: %s (%s)", ctx, rv_status_name(st), rv_errmsg());
+        } else {
+            double cost = 0, covered = 0;
+            for (size_t s = 0; s < n_sets; s++) {
+                if (!(x[s] >= 0 && x[s] <= 1 + 1e-9))
+                    rvt_fail(__FILE__, __LINE__, "%s: x[%zu] = %g", ctx, s, x[s]);
+                if (required && inst_cost(&in, s) == 0 && x[s] != 1.0 && in.off[s + 1] > in.off[s])
+                    rvt_fail(__FILE__, __LINE__, "%s: free set %zu at %g", ctx, s, x[s]);
+                cost += inst_cost(&in, s) * x[s];
+            }
+            for (size_t e = 0; e < n_el; e++) {
+                double a = frac_cover(&in, x, e);
+                covered += a < 1 ? a : 1;
+            }
+            if (covered < (double)required - 1e-6)
+                rvt_fail(__FILE__, __LINE__, "%s: x covers %g < %llu", ctx, covered,
+                         (unsigned long long)required);
+            if (!(fabs(cost - res.value) <= 1e-9 * (1 + cost)))
+                rvt_fail(__FILE__, __LINE__, "%s: value %.17g, cost of x %.17g", ctx, res.value,
+                         cost);
+            if (res.lower_bound > opt * (1 + 1e-9) + 1e-12 || res.lower_bound > res.value + 1e-12)
+                rvt_fail(__FILE__, __LINE__, "%s: lower bound %.17g above %.17g / %.17g", ctx,
+                         res.lower_bound, opt, res.value);
+            if (!partial && !res.converged)
+                rvt_fail(__FILE__, __LINE__, "%s: full cover not certified (%g .. %g)", ctx,
+                         res.lower_bound, res.value);
+            if (res.converged && res.value > (1 + eps) * res.lower_bound * (1 + 1e-12) + 1e-12)
+                rvt_fail(__FILE__, __LINE__, "%s: converged but %g > (1 + %g) %g", ctx, res.value,
+                         eps, res.lower_bound);
+            EXPECT_OK(rv_cover_lp(p, required, eps, 0, x2, n_sets, &res2));
+            if (memcmp(x, x2, n_sets * sizeof x[0]) != 0 || res.value != res2.value ||
+                res.lower_bound != res2.lower_bound)
+                rvt_fail(__FILE__, __LINE__, "%s: two calls differ", ctx);
+        }
+        rv_cover_free(p);
+        inst_free(&in);
+        if (rvt_n_failures != before) return;
+    }
+}
+
+static void test_lp_random(void) {
+    lp_random(0, 0);
+    lp_random(1, 0);
+    lp_random(0, 1);
+    lp_random(1, 1);
+}
+
+/* A time limit stops the relaxation with valid bounds (RV_E_TIMEOUT unless
+** it finished first); the LP strategy still returns a cover. */
+static void test_lp_time_limit(void) {
+    rv_rng r;
+    rv_rng_seed(&r, 31);
+    inst_t in;
+    inst_random(&in, &r, 600, 60, 0.05, 2);
+    rv_cover *p = NULL;
+    BUILD_OR_FAIL(&in, &p);
+    double *x = malloc(60 * sizeof(double));
+    rv_cover_lp_result res;
+    rv_status st = rv_cover_lp(p, RV_COVER_ALL, 0.001, 1e-4, x, 60, &res);
+    EXPECT_TRUE(st == RV_OK || st == RV_E_TIMEOUT);
+    if (st == RV_E_TIMEOUT) EXPECT_STR_CONTAINS(rv_errmsg(), "time limit");
+    EXPECT_TRUE(res.lower_bound <= res.value);
+    EXPECT_TRUE(res.value > 0 && isfinite(res.value));
+    rv_cover_options o;
+    rv_cover_options_init(&o);
+    o.strategy = RV_COVER_LP;
+    o.lp_eps = 0.001;
+    o.time_limit = 1e-3;
+    uint32_t sel[60];
+    size_t n = 0;
+    rv_cover_info info;
+    EXPECT_OK(rv_cover_solve(p, &o, sel, 60, &n, &info));
+    check_cover(p, &in, RV_COVER_LP, rv_cover_n_coverable(p), sel, n, &info, 1, "lp time limit");
+    EXPECT_TRUE(info.lower_bound <= info.cost);
+    free(x);
+    rv_cover_free(p);
+    inst_free(&in);
 }
 
 /* n_required beyond the coverable elements is infeasible for every strategy;
@@ -1178,11 +1495,16 @@ static void test_pairs_errors(void) {
     EXPECT_STR_CONTAINS(rv_errmsg(), "-3");
     codes[1 * ROWS + 42] = 0;
 
-    const double bad[] = {0.0, -2.0, NAN, INFINITY};
-    for (int i = 0; i < 4; i++) {
+    const double bad[] = {-2.0, NAN, INFINITY};
+    for (int i = 0; i < 3; i++) {
         double c[COLS] = {1, 1, bad[i]};
         EXPECT_STATUS(RV_E_INVALID_ARG, rv_cover_create_pairs(codes, ROWS, COLS, c, 0, &p));
         EXPECT_STR_CONTAINS(rv_errmsg(), "costs[2]");
+    }
+    {
+        double c[COLS] = {1, 1, 0.0}; /* a free column */
+        EXPECT_OK(rv_cover_create_pairs(codes, ROWS, COLS, c, 0, &p));
+        rv_cover_free(p);
     }
 
     /* 65537 rows give 2147516416 pairs: above the element limit */
@@ -1754,10 +2076,13 @@ static void test_keys_progress_and_errors(void) {
                   rv_keys_plan_path(codes, ROWS, COLS, costs, RV_PATH_COVERAGE, 0, NULL, NULL,
                                     order, newly, NULL, COLS, &steps, &unres));
     EXPECT_STR_CONTAINS(rv_errmsg(), "costs[4]");
-    costs[4] = 0;
+    costs[4] = -1;
     EXPECT_STATUS(RV_E_INVALID_ARG,
                   rv_keys_plan_path(codes, ROWS, COLS, costs, RV_PATH_COVERAGE, 0, NULL, NULL,
                                     order, newly, NULL, COLS, &steps, &unres));
+    costs[4] = 0; /* a free column is fine */
+    EXPECT_OK(rv_keys_plan_path(codes, ROWS, COLS, costs, RV_PATH_COVERAGE, 0, NULL, NULL, order,
+                                newly, NULL, COLS, &steps, &unres));
     EXPECT_STATUS(RV_E_SHAPE,
                   rv_keys_plan_path(codes, ROWS, COLS, NULL, RV_PATH_COVERAGE, 0, NULL, NULL, order,
                                     newly, NULL, COLS - 1, &steps, &unres));
@@ -1977,6 +2302,12 @@ int main(void) {
     RUN_TEST(test_strategies_valid_random);
     RUN_TEST(test_exact_vs_bruteforce_full);
     RUN_TEST(test_exact_vs_bruteforce_partial);
+    RUN_TEST(test_free_sets_vs_bruteforce);
+    RUN_TEST(test_free_sets_known);
+    RUN_TEST(test_lp_errors);
+    RUN_TEST(test_lp_triangle);
+    RUN_TEST(test_lp_random);
+    RUN_TEST(test_lp_time_limit);
     RUN_TEST(test_infeasible_and_required_edges);
     RUN_TEST(test_seed_determinism);
     RUN_TEST(test_exact_leq_others_midsize);

@@ -20,6 +20,7 @@ typedef struct {
     uint64_t off[SETS + 1];
     uint32_t el[EL * SETS];
     double cost[SETS];
+    double cost_free[SETS]; /* the same with every third set free (cost 0) */
     double weights[EL];
     /* a larger instance whose reduction has > 1024 distinct elements, so the
     ** growth paths (realloc, rehash) run */
@@ -28,8 +29,9 @@ typedef struct {
     /* key frame: column-major codes, one sparse-coded column */
     int32_t codes[ROWS * COLS];
     double col_cost[COLS];
-    rv_cover *p;   /* built once, for the solvers */
-    rv_cover *big; /* built once */
+    rv_cover *p;     /* built once, for the solvers */
+    rv_cover *pfree; /* built once: p with free sets */
+    rv_cover *big;   /* built once */
     /* outputs of the operation under test */
     rv_cover *made;
     uint32_t sel[64];
@@ -38,6 +40,8 @@ typedef struct {
     double gain[64];
     uint64_t unres;
     rv_cover_info info;
+    double x[SETS];
+    rv_cover_lp_result lp;
     uint64_t *sig;
     uint64_t mult[BIG_EL];
     rv_status last;
@@ -49,6 +53,7 @@ typedef struct {
     size_t n_out, g_out;
     /* the operation's parameters */
     rv_cover_strategy strategy;
+    int use_free;
     uint64_t required;
     rv_path_objective objective;
     int weighted;
@@ -64,6 +69,7 @@ static void fixture_init(fixture *f) {
             if (rv_rng_uniform(&r) < 0.25) f->el[k++] = e;
         f->off[s + 1] = k;
         f->cost[s] = 1 + (double)rv_rng_below(&r, 4);
+        f->cost_free[s] = s % 3 ? f->cost[s] : 0.0;
     }
     for (size_t e = 0; e < EL; e++) f->weights[e] = rv_rng_uniform(&r);
     f->big_el = malloc((size_t)BIG_EL * BIG_SETS * sizeof(uint32_t));
@@ -85,6 +91,7 @@ static void fixture_init(fixture *f) {
 
 static void fixture_free(fixture *f) {
     rv_cover_free(f->p);
+    rv_cover_free(f->pfree);
     rv_cover_free(f->big);
     rv_cover_free(f->made);
     free(f->big_el);
@@ -165,8 +172,26 @@ static rv_status run_solve(fixture *f) {
     o.iterations = 600;
     o.population = 6;
     o.generations = 4;
+    o.lp_eps = 0.2;
     f->n_sel = 99;
-    return rv_cover_solve(f->p, &o, f->sel, SETS, &f->n_sel, &f->info);
+    return rv_cover_solve(f->use_free ? f->pfree : f->p, &o, f->sel, SETS, &f->n_sel, &f->info);
+}
+
+static rv_status run_lp(fixture *f) {
+    for (size_t s = 0; s < SETS; s++) f->x[s] = -1; /* must be overwritten or cleared */
+    return rv_cover_lp(f->use_free ? f->pfree : f->p, f->required, 0.2, 0, f->x, SETS, &f->lp);
+}
+
+static uint64_t print_lp(fixture *f) {
+    uint64_t h = fnv(FNV0, f->x, sizeof f->x);
+    h = fnv(h, &f->lp.value, sizeof f->lp.value);
+    return fnv(h, &f->lp.lower_bound, sizeof f->lp.lower_bound);
+}
+
+static int cleared_lp(const fixture *f) {
+    for (size_t s = 0; s < SETS; s++)
+        if (f->x[s] != 0) return 0;
+    return f->lp.value == 0 && f->lp.lower_bound == 0;
 }
 
 static uint64_t print_solve(fixture *f) {
@@ -315,18 +340,34 @@ static void test_oom_create_pairs(void) {
 
 static void test_oom_solve(void) {
     static const operation op = {"rv_cover_solve", run_solve, print_solve, cleared_solve};
-    static const rv_cover_strategy s[] = {RV_COVER_GREEDY, RV_COVER_EXACT, RV_COVER_SA, RV_COVER_GA,
-                                          RV_COVER_HYBRID};
-    static const char *names[] = {" greedy", " exact", " sa", " ga", " hybrid"};
-    static const char *partial_names[] = {" greedy partial", " exact partial", " sa partial",
-                                          " ga partial", " hybrid partial"};
-    for (int k = 0; k < 5; k++) {
+    static const rv_cover_strategy s[] = {RV_COVER_GREEDY, RV_COVER_EXACT,  RV_COVER_SA,
+                                          RV_COVER_GA,     RV_COVER_HYBRID, RV_COVER_LP};
+    static const char *names[] = {" greedy", " exact", " sa", " ga", " hybrid", " lp"};
+    static const char *partial_names[] = {" greedy partial", " exact partial",  " sa partial",
+                                          " ga partial",     " hybrid partial", " lp partial"};
+    static const char *free_names[] = {" greedy free", " exact free",  " sa free",
+                                       " ga free",     " hybrid free", " lp free"};
+    for (int k = 0; k < 6; k++) {
         F.strategy = s[k];
         F.required = RV_COVER_ALL;
         sweep(&F, &op, names[k]);
         F.required = rv_cover_n_coverable(F.p) * 3 / 4;
         sweep(&F, &op, partial_names[k]);
+        F.use_free = 1;
+        sweep(&F, &op, free_names[k]);
+        F.use_free = 0;
     }
+}
+
+static void test_oom_lp(void) {
+    static const operation op = {"rv_cover_lp", run_lp, print_lp, cleared_lp};
+    F.required = RV_COVER_ALL;
+    sweep(&F, &op, " full");
+    F.required = rv_cover_n_coverable(F.p) * 3 / 4;
+    sweep(&F, &op, " partial");
+    F.use_free = 1;
+    sweep(&F, &op, " partial free");
+    F.use_free = 0;
 }
 
 static void test_oom_solve_big(void) {
@@ -418,6 +459,7 @@ static void test_oom_queries(void) {
 int main(void) {
     fixture_init(&F);
     if (rv_cover_create(EL, SETS, F.off, F.el, F.cost, &F.p) != RV_OK ||
+        rv_cover_create(EL, SETS, F.off, F.el, F.cost_free, &F.pfree) != RV_OK ||
         rv_cover_create(BIG_EL, BIG_SETS, F.big_off, F.big_el, NULL, &F.big) != RV_OK) {
         fprintf(stderr, "fixture: %s\n", rv_errmsg());
         return 1;
@@ -426,6 +468,7 @@ int main(void) {
     RUN_TEST(test_oom_create_pairs);
     RUN_TEST(test_oom_solve);
     RUN_TEST(test_oom_solve_big);
+    RUN_TEST(test_oom_lp);
     RUN_TEST(test_oom_plan_path);
     RUN_TEST(test_oom_keys);
     RUN_TEST(test_oom_queries);

@@ -5,7 +5,10 @@
 ** invariant breaks:
 **   - every solver returns a cover of the target (or RV_E_INFEASIBLE when
 **     the target exceeds the coverable elements), with the reported cost;
-**   - no strategy beats the exact solver;
+**   - no strategy beats the exact solver, no lower bound (the LP's
+**     included) exceeds its optimum, and "optimal" is only ever true;
+**   - the LP relaxation's x is feasible and costs what it reports, with
+**     lower_bound <= value;
 **   - the partition-refinement key path equals the pair-bitset path.
 ** Built as a libFuzzer target with -DRV_BUILD_FUZZ=ON (clang); the replay
 ** driver tests/c/test_fuzz_replay.c runs it under ctest on a corpus and on
@@ -37,7 +40,7 @@ static void fz_cover(fz_in *in) {
         size_t len = fz_byte(in) % 16;
         for (size_t j = 0; j < len; j++) elems[k++] = fz_byte(in) % (uint32_t)n_el;
         offsets[s + 1] = k;
-        costs[s] = 0.5 * (1 + fz_byte(in) % 8);
+        costs[s] = 0.5 * (fz_byte(in) % 9); /* 0: a free set */
     }
     unsigned target = fz_byte(in);
     rv_cover *p = NULL;
@@ -47,7 +50,7 @@ static void fz_cover(fz_in *in) {
     uint64_t need = required == RV_COVER_ALL ? coverable : required;
     double exact_cost = -1;
     for (int strat = RV_COVER_EXACT; strat >= RV_COVER_GREEDY; strat--) {
-        for (int st2 = strat; st2 <= (strat == RV_COVER_EXACT ? RV_COVER_HYBRID : strat); st2++) {
+        for (int st2 = strat; st2 <= (strat == RV_COVER_EXACT ? RV_COVER_LP : strat); st2++) {
             if (strat == RV_COVER_GREEDY && st2 != RV_COVER_GREEDY) break;
             rv_cover_options opt;
             rv_cover_options_init(&opt);
@@ -56,6 +59,7 @@ static void fz_cover(fz_in *in) {
             opt.seed = target;
             opt.iterations = 2000;
             opt.generations = 20;
+            opt.lp_eps = 0.2;
             uint32_t sel[12];
             size_t n_sel = 99;
             rv_cover_info info;
@@ -76,8 +80,25 @@ static void fz_cover(fz_in *in) {
                 exact_cost = c;
             } else if (exact_cost >= 0) {
                 RVF_CHECK(exact_cost <= c + 1e-9);
+                RVF_CHECK(info.lower_bound <= exact_cost + 1e-9);
+                RVF_CHECK(info.lp_bound <= exact_cost + 1e-9);
+                if (info.optimal) RVF_CHECK(c <= exact_cost + 1e-9);
             }
         }
+    }
+    if (need <= coverable) {
+        double x[12];
+        rv_cover_lp_result res;
+        rv_status st = rv_cover_lp(p, required, 0.2, 0, x, n_sets, &res);
+        RVF_CHECK(st == RV_OK);
+        RVF_CHECK(res.lower_bound <= res.value + 1e-12);
+        RVF_CHECK(res.lower_bound <= exact_cost + 1e-9);
+        double c = 0;
+        for (size_t s = 0; s < n_sets; s++) {
+            RVF_CHECK(x[s] >= 0 && x[s] <= 1);
+            c += costs[s] * x[s];
+        }
+        RVF_CHECK(c <= res.value * (1 + 1e-9) + 1e-12 && c >= res.value * (1 - 1e-9) - 1e-12);
     }
     rv_cover_free(p);
 }

@@ -140,8 +140,14 @@ def test_best_uses_costs_and_breaks_ties_low():
     assert _belief.mutual_information(codes, None, post)["best"] == 0
     assert _belief.mutual_information(codes, None, post, costs=[3.0, 1.0, 1.0])["best"] == 1
     assert _belief.mutual_information(codes, None, post, costs=[2.0, 1.0, 1.0])["best"] == 0
-    with pytest.raises(InvalidArgumentError, match=r"costs\[1\]"):
-        _belief.mutual_information(codes, None, post, costs=[1.0, 0.0, 1.0])
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(InvalidArgumentError, match=r"costs\[1\] .* finite and >= 0"):
+            _belief.mutual_information(codes, None, post, costs=[1.0, bad, 1.0])
+    # a free column: informative ones win outright, the most informative first
+    assert _belief.mutual_information(codes, None, post, costs=[1.0, 0.0, 1.0])["best"] == 1
+    assert _belief.mutual_information(codes, None, post, costs=[0.0, 0.0, 1.0])["best"] == 0
+    const = np.array([[5, 5, 5, 5], [0, 0, 1, 1]], dtype=np.int32)  # column 0 tells nothing
+    assert _belief.mutual_information(const, None, post, costs=[0.0, 4.0])["best"] == 1
 
 
 @SETTINGS

@@ -351,8 +351,8 @@ EXIT_CASES = [
     (["key", "<csv>", "--costs", "name"], 2, "--costs: 'name' is not column=cost"),
     (["key", "<csv>", "--costs", "=3"], 2, "--costs: '=3' is not column=cost"),
     (["key", "<csv>", "--costs", "name=abc"], 2, "which is not a number"),
-    (["key", "<csv>", "--costs", "name=-1"], 2, "costs must be finite numbers > 0"),
-    (["key", "<csv>", "--costs", "name=nan"], 2, "costs must be finite numbers > 0"),
+    (["key", "<csv>", "--costs", "name=-1"], 2, "costs must be finite numbers >= 0"),
+    (["key", "<csv>", "--costs", "name=nan"], 2, "costs must be finite numbers >= 0"),
     (["key", "<csv>", "--costs", '{"name": 1'], 2, "is not valid JSON"),
     (["key", "<csv>", "--costs", '{"name": "1"}'], 2, "which is not a number"),
     (["key", "<csv>", "--costs", "<badjson>"], 2, "is not valid JSON"),
@@ -380,17 +380,17 @@ EXIT_CASES = [
     (["ask", "<csv>", "--max-questions", "1.5"], 2, "argument --max-questions"),
     (["ask", "<csv>", "--noise", "0.1"], 2, "--noise applies to --policy model only"),
     (["ask", "<csv>", "--policy", "model", "--noise", "1"], 2, "argument --noise"),
-    (["ask", "<csv>", "--costs", "city=0"], 2, "costs must be finite numbers > 0"),
+    (["ask", "<csv>", "--costs", "city=-1"], 2, "costs must be finite numbers >= 0"),
     (["ask", "<missing>.csv"], 1, "no such file"),
     (["ask", "<csv>", "--columns", "nope"], 1, "nope"),
     # context
     (["context", "<support>", "--epsilon", "1.5"], 2, "argument --epsilon"),
     (["context", "<support>", "--budget", "-5"], 2, "argument --budget"),
     (["context", "<support>", "--time-limit", "-1"], 2, "argument --time-limit"),
-    (["context", "<support>", "--costs", "doc1#p2=0"], 2, "costs must be finite"),
+    (["context", "<support>", "--costs", "doc1#p2=-1"], 2, "costs must be finite"),
     (["context", "<badjson>"], 2, "is not valid JSON"),
     (["context", "<list_json>"], 2, 'expected an object with "chunks"'),
-    (["context", "<bad_tokens>"], 2, "chunks[0].tokens must be an integer > 0"),
+    (["context", "<bad_tokens>"], 2, "chunks[0].tokens must be an integer >= 0"),
     (["context", "<missing>.json"], 1, "no such file"),
     (["context", "<dup_claims>"], 1, "dup_claim"),
     (["context", "<support>", "--costs", "nochunk=5"], 1, "nochunk"),
@@ -401,7 +401,7 @@ EXIT_CASES = [
     (["question", "<answers>", "--prior", "[1, 2"], 2, "is not valid JSON"),
     (["question", "<answers>", "--prior", '{"a": 1}'], 2, "must hold a JSON list"),
     (["key", "<csv>", "--costs", "[1, 2]"], 2, "must hold a JSON object"),
-    (["question", "<answers>", "--costs", "Which version?=inf"], 2, "finite numbers > 0"),
+    (["question", "<answers>", "--costs", "Which version?=inf"], 2, "finite numbers >= 0"),
     (["question", "<badjson>"], 2, "is not valid JSON"),
     (["question", "<list_json>"], 2, "expected an object mapping each question"),
     (["question", "<missing>.json"], 1, "no such file"),
@@ -418,7 +418,7 @@ def files(tmp_path):
     (tmp_path / "list.json").write_text("[1, 2]")
     (tmp_path / "tokens.json").write_text(
         json.dumps(
-            {"chunks": [{"id": "a", "tokens": 0}], "claims": ["c"], "support": {"c": ["a"]}}
+            {"chunks": [{"id": "a", "tokens": -1}], "claims": ["c"], "support": {"c": ["a"]}}
         )
     )
     (tmp_path / "dup.json").write_text(

@@ -5,6 +5,8 @@ a difference from the reference on purpose, README's "Coming from the
 reference rowvoi" says so and the test pins our side of it.
 """
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -15,9 +17,9 @@ import pytest
 import rowvoi.setcover
 from rowvoi import CandidateState, StopRules
 from rowvoi.errors import SolverUnavailableError
-from rowvoi.keys import KeyProblem
+from rowvoi.keys import KeyProblem, find_key, plan_key_path
 from rowvoi.ml import RowVoiModel
-from rowvoi.policies import CandidateMIPolicy, MIPolicy
+from rowvoi.policies import CandidateMIPolicy, GreedyCoveragePolicy, MIPolicy
 from rowvoi.prob_keys import (
     estimate_coverage_probability,
     find_key_probabilistic,
@@ -217,20 +219,20 @@ def test_09_one_candidate_suggests_the_first_unobserved_column():
         assert s.col == "plan" and s.expected_voi == 0.0
     done = CandidateState.uniform([2], observed_cols={"city", "plan", "tier"})
     assert CandidateMIPolicy().suggest(TABLE, done).col is None
-    assert RowVoiModel().fit(TABLE).suggest_next_feature(TABLE, done).col is None
+    # every column observed: the model answers None, as the reference's did
+    assert RowVoiModel().fit(TABLE).suggest_next_feature(TABLE, done) is None
 
 
 # 10 --------------------------------------------------------------------
 def test_10_model_fit_costs_and_debug():
     empty = RowVoiModel().fit(pd.DataFrame())
     assert isinstance(empty, RowVoiModel)
-    s = empty.suggest_next_feature(pd.DataFrame(), CandidateState.uniform([]))
-    assert s.col is None
+    assert empty.suggest_next_feature(pd.DataFrame(), CandidateState.uniform([])) is None
     model = RowVoiModel().fit(TABLE)
     state = CandidateState.uniform(TABLE.index)
     with pytest.raises(ValueError, match="feature_costs must be provided"):
         model.suggest_next_feature(TABLE, state, objective="mi_over_cost")
-    for bad in (0, -1.0):
+    for bad in (0, -1.0):  # the reference's rule for mi_over_cost
         with pytest.raises(ValueError, match="feature costs must be positive"):
             model.suggest_next_feature(
                 TABLE,
@@ -279,21 +281,140 @@ def test_13_find_solver_returns_a_configured_solver():
     assert rowvoi.setcover._find_solver(pulp).timeLimit is None
 
 
-@pytest.mark.parametrize("strategy", ["ilp", "lp"])
-def test_13_no_solver_is_solver_unavailable(monkeypatch, strategy):
+def test_13_no_solver_names_the_install_and_only_ilp_needs_one(monkeypatch):
     problem = SetCoverProblem({"a": {1, 2}, "b": {2, 3}})
     monkeypatch.setattr(rowvoi.setcover, "_find_solver", lambda pulp, *, time_limit=None: None)
-    with pytest.raises(SolverUnavailableError, match="no usable LP solver"):
-        problem.solve(strategy)
-    with pytest.raises(SolverUnavailableError):
-        KeyProblem(TABLE, TABLE.index).minimal_key(strategy=strategy)
+    for solve in (problem.solve, KeyProblem(TABLE, TABLE.index).minimal_key):
+        with pytest.raises(SolverUnavailableError) as err:
+            solve("ilp")
+        assert 'pip install "pulp[cbc]"' in str(err.value)
+        assert "strategy='lp'" in str(err.value)  # what works without a solver
+    for strategy in ("greedy", "exact", "sa", "ga", "lp", "hybrid"):
+        assert problem.is_cover(problem.solve(strategy, time_limit=1)), strategy
+        key = KeyProblem(TABLE, TABLE.index).minimal_key(strategy)
+        assert KeyProblem(TABLE, TABLE.index).is_key(key), strategy
 
 
-@pytest.mark.parametrize("strategy", ["ilp", "lp"])
-def test_13_missing_pulp_is_solver_unavailable_not_import_error(monkeypatch, strategy):
+def test_13_missing_pulp_names_the_extra_not_import_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "pulp", None)  # `import pulp` now raises ImportError
-    with pytest.raises(SolverUnavailableError, match="needs the pulp package"):
-        SetCoverProblem({"a": {1, 2}, "b": {2, 3}}).solve(strategy)
+    problem = SetCoverProblem({"a": {1, 2}, "b": {2, 3}})
+    with pytest.raises(SolverUnavailableError, match=r'pip install "rowvoi\[optimization\]"'):
+        problem.solve("ilp")
+    assert problem.is_cover(problem.solve("lp"))
+
+
+def test_13_the_optimization_extra_exists_and_brings_cbc():
+    # the install the ilp messages name must be installable
+    text = (ROOT / "pyproject.toml").read_text()
+    line = re.search(r"^optimization = \[(.*)\]$", text, re.M)
+    assert line is not None, "pyproject.toml has no optimization extra"
+    assert re.search(r'"pulp\[cbc\]>=[0-9.]+"', line.group(1))
+
+
+def test_13_a_solver_that_is_found_but_cannot_run_is_skipped(monkeypatch, tmp_path):
+    import pulp
+
+    # a "CBC" that exists and is executable but fails: available() finds it,
+    # the probe solve does not succeed
+    fake = tmp_path / "cbc"
+    fake.write_text("#!/bin/sh\nexit 137\n")
+    fake.chmod(0o755)
+    broken = pulp.COIN_CMD(path=str(fake), msg=False)
+    assert broken.available()
+    assert rowvoi.setcover._solver_runs(pulp, broken) is False
+    assert rowvoi.setcover._solver_runs(pulp, pulp.PULP_CBC_CMD(msg=False)) is True
+    # _find_solver tries COIN_CMD first: found but not runnable -> the next one
+    monkeypatch.setattr(pulp.COIN_CMD, "available", lambda self: str(fake))
+    found = rowvoi.setcover._find_solver(pulp)
+    assert found is not None and type(found).__name__ != "COIN_CMD"
+    # and when it runs, COIN_CMD (not deprecated) is preferred
+    monkeypatch.setattr(rowvoi.setcover, "_solver_runs", lambda pulp, solver: True)
+    assert type(rowvoi.setcover._find_solver(pulp)).__name__ == "COIN_CMD"
+
+
+# 15: zero costs ---------------------------------------------------------
+CUSTOMERS = pd.DataFrame(
+    {
+        "first_name": ["John", "John", "Jane", "Jane"],
+        "last_name": ["Smith", "Smith", "Doe", "Smith"],
+        "email": ["j1@ex.com", "j2@ex.com", "jane@ex.com", "j3@ex.com"],
+        "phone": ["555-0101", "555-0102", "555-0201", "555-0301"],
+        "zip_code": ["10001", "10002", "10001", "10001"],
+    }
+)
+FREE_NAMES = {"email": 1, "phone": 2, "zip_code": 1, "first_name": 0, "last_name": 0}
+
+
+def test_15_free_columns_in_a_session_as_the_reference_readme():
+    policy = GreedyCoveragePolicy(costs=FREE_NAMES, objective="entropy")
+    session = DisambiguationSession(CUSTOMERS, [0, 1], policy=policy, feature_costs=FREE_NAMES)
+    s = session.next_question()
+    # the free names do not tell the two John Smiths apart, so they are not
+    # asked; email and zip_code tie at cost 1 and email comes first
+    assert s.col == "email" and s.marginal_cost == 1.0
+    session.observe(s.col, CUSTOMERS.iloc[0][s.col])
+    assert session.state.is_unique and session.cumulative_cost == 1.0
+
+
+def test_15_a_free_column_that_helps_is_asked_first_at_no_cost():
+    rows = [0, 2, 3]  # first_name separates Jane from John for free
+    for policy in (
+        GreedyCoveragePolicy(costs=FREE_NAMES),
+        GreedyCoveragePolicy(costs=FREE_NAMES, objective="entropy"),
+        CandidateMIPolicy(costs=FREE_NAMES),
+        MIPolicy(RowVoiModel().fit(CUSTOMERS), feature_costs=FREE_NAMES),
+    ):
+        session = DisambiguationSession(CUSTOMERS, rows, policy=policy, feature_costs=FREE_NAMES)
+        s = session.next_question()
+        assert s.col in ("first_name", "last_name"), type(policy).__name__
+        assert s.marginal_cost == 0.0 and s.score == float("inf")
+        session.observe(s.col, CUSTOMERS.loc[2, s.col])
+        assert session.cumulative_cost == 0.0
+    # the two names together tell all three apart: a key that costs nothing
+    for strategy in ("greedy", "exact", "sa", "ga", "hybrid", "lp", "ilp"):
+        key = find_key(CUSTOMERS, rows, costs=FREE_NAMES, strategy=strategy)
+        assert sorted(key) == ["first_name", "last_name"] and key.cost == 0.0, strategy
+    path = plan_key_path(CUSTOMERS, rows, costs=FREE_NAMES)
+    assert path.columns()[0] in ("first_name", "last_name")
+    assert path.steps[0].cumulative_cost == 0.0
+
+
+def test_15_negative_nan_and_infinite_costs_still_refused():
+    for bad in (-1, -1e-300, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="finite and >= 0"):
+            find_key(CUSTOMERS, [0, 1], costs={"email": bad})
+        with pytest.raises(ValueError, match="finite and >= 0"):
+            DisambiguationSession(
+                CUSTOMERS, [0, 1], policy=CandidateMIPolicy(), feature_costs={"email": bad}
+            )
+        with pytest.raises(ValueError, match="finite and >= 0"):
+            SetCoverProblem({"a": {1}}, costs={"a": bad})
+
+
+def test_15_the_model_keeps_the_reference_rule_for_mi_over_cost():
+    model = RowVoiModel().fit(CUSTOMERS)
+    state = CandidateState.uniform([0, 2, 3])
+    with pytest.raises(ValueError, match="feature costs must be positive"):
+        model.suggest_next_feature(
+            CUSTOMERS, state, objective="mi_over_cost", feature_costs=FREE_NAMES
+        )
+    # with objective "mi" the costs only label the answer
+    s = model.suggest_next_feature(CUSTOMERS, state, feature_costs=FREE_NAMES)
+    assert s.marginal_cost == FREE_NAMES[s.col]
+
+
+# 16: every column observed ----------------------------------------------
+def test_16_the_model_answers_none_when_no_column_is_left():
+    model = RowVoiModel().fit(TABLE)
+    done = CandidateState.uniform([0, 1], observed_cols={"city", "plan", "tier"})
+    assert model.suggest_next_feature(TABLE, done) is None
+    left = CandidateState.uniform([0, 1], observed_cols={"city"})
+    assert model.suggest_next_feature(TABLE, left, candidate_cols=["city"]) is None
+    # the policy keeps its FeatureSuggestion contract (the seed: col is None)
+    s = MIPolicy(model).suggest(TABLE, done)
+    assert s.col is None and s.score == 0.0
+    # nothing left to acquire: run_acquisition stops without a step
+    assert model.run_acquisition(TABLE, 0, done) == []
 
 
 # 14 --------------------------------------------------------------------
@@ -304,3 +425,89 @@ def test_14_rag_guide_example_lives_where_the_guide_says():
     assert (ROOT / "examples" / "rag" / "rag_pipeline_demo.py").is_file()
     assert not (ROOT / "examples" / "rag_pipeline.py").exists()
     assert "examples/rag/rag_pipeline_demo.py" in (ROOT / "README.md").read_text()
+
+
+# 15 (command line) ----------------------------------------------------
+def test_15_cli_costs_accept_free_columns_and_refuse_negatives(capsys, tmp_path):
+    from rowvoi.cli import main
+
+    table = tmp_path / "customers.csv"
+    CUSTOMERS.to_csv(table, index=False)
+    code = main(["key", str(table), "--rows", "0,2,3", "--costs", "first_name=0,last_name=0"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.splitlines()[0] == "key: first_name, last_name"
+    assert "cost: 0" in out
+    for bad in ("email=-1", "email=nan", '{"email": -0.5}'):
+        code = main(["key", str(table), "--costs", bad])
+        err = capsys.readouterr().err
+        assert code == 2 and "finite numbers >= 0" in err, bad
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(ANSWERS))
+    code = main(["question", str(answers), "--costs", "version=0", "--json"])
+    data = json.loads(capsys.readouterr().out)  # strict JSON: no Infinity
+    assert code == 0 and data["best"] == "version"
+    assert data["questions"][0] == {
+        "question": "version",
+        "bits": 1.0,
+        "cost": 0.0,
+        "bits_per_cost": None,
+    }
+    code = main(["question", str(answers), "--costs", "version=0"])
+    out = capsys.readouterr().out
+    assert code == 0 and "inf  version  <- ask this" in out
+
+
+def test_15_free_chunks_questions_and_probes():
+    chunks = [Chunk("pinned", tokens=0), Chunk("a", tokens=100), Chunk("b", tokens=120)]
+    support = {"price": {"pinned", "a"}, "date": {"b"}, "sso": {"a"}}
+    # greedy takes the free chunk first (it covers price at no cost), then a
+    # and b; it keeps its pick order, and the free chunk costs nothing
+    sel = select_context(chunks, ["price", "date", "sso"], support)
+    assert sel.chunks == ["pinned", "a", "b"] and sel.total_cost == 220.0
+    # the other strategies drop a free chunk the selection does not need
+    sel = select_context(chunks, ["price", "date", "sso"], support, strategy="exact")
+    assert sorted(sel.chunks) == ["a", "b"] and sel.total_cost == 220.0
+    two = {"price": {"pinned", "a"}, "date": {"b"}}
+    sel = select_context(chunks, ["price", "date"], two, strategy="exact")
+    assert sorted(sel.chunks) == ["b", "pinned"] and sel.total_cost == 120.0
+    path = plan_context_path(chunks, ["price", "date"], two)
+    assert path.names()[0] == "pinned" and path.steps[0].cumulative_cost == 0.0
+    # a free question that tells candidates apart is asked first
+    s = next_question(ANSWERS, costs={"version": 0})
+    assert s.col == "version" and s.score == float("inf") and s.expected_voi == 1.0
+    runner_calls = []
+
+    class Runner:
+        def run(self, probe):
+            runner_calls.append(probe)
+            return ANSWERS[probe][3]
+
+    session = RetrievalSession(ANSWERS, runner=Runner(), costs={"version": 0.0})
+    session.run(StopRules(epsilon_posterior=0.05))
+    assert runner_calls == ["version", "deploy"] and session.cumulative_cost == 1.0
+
+
+# 17: the reference model's private helpers -----------------------------
+def test_17_reference_model_internals_follow_our_noise_model():
+    df = pd.DataFrame({"a": [1, 1, 2, 3], "b": ["x", "y", "x", "y"]})
+    exact, noisy = RowVoiModel().fit(df), RowVoiModel(noise=0.3).fit(df)
+    assert RowVoiModel()._freqs == {}
+    assert noisy._freqs["a"] == pytest.approx({1: 0.5, 2: 0.25, 3: 0.25}, abs=1e-6)
+    assert exact._conditional_value_distribution("a", [1, 2, 3], 2) == {1: 0.0, 2: 1.0, 3: 0.0}
+    # noise spread evenly over the other candidate values (answer_likelihoods' rule)
+    dist = noisy._conditional_value_distribution("a", [1, 2, 3], 2)
+    assert dist == pytest.approx({1: 0.15, 2: 0.7, 3: 0.15})
+    with pytest.raises(ValueError, match="not found in frequency table"):
+        noisy._conditional_value_distribution("zz", [1, 2], 1)
+    state = CandidateState([0, 2, 3], np.array([0.5, 0.3, 0.2]))
+    assert exact._get_posterior_prob(state, 2) == 0.3
+    assert exact._get_posterior_prob(state, 1) == 0.0
+    for model in (exact, noisy):
+        s = model.suggest_next_feature(df, state, candidate_cols=["a"])
+        h = model._expected_cond_entropy(state, "a")
+        assert h == pytest.approx(s.debug["entropy_after"]) and h == pytest.approx(
+            state.entropy - s.expected_voi
+        )
+    assert exact._expected_cond_entropy(state, "a") == pytest.approx(0.0)  # a tells all apart
+    with pytest.raises(RuntimeError, match="fit"):
+        RowVoiModel()._expected_cond_entropy(state, "a")

@@ -280,7 +280,7 @@ def test_bad_arguments_raise_like_memory():
         find_key(ddf, ["x", "w"], scheduler=SYNC)
     with pytest.raises(ValueError, match="more than once"):
         find_key(ddf, ["x", "x"], scheduler=SYNC)
-    with pytest.raises(ValueError, match="costs must be positive and finite"):
+    with pytest.raises(ValueError, match="costs must be finite and >= 0"):
         find_key(ddf, costs={"a": -1}, scheduler=SYNC)
     with pytest.raises(UnknownLabelError):
         plan_key_path(ddf, columns=["zz"], scheduler=SYNC)
@@ -531,3 +531,20 @@ def test_cluster_time_limit_cancels_a_running_pass(client):
         res = find_key(ddf, time_limit=0.5, scheduler=client)
     assert time.monotonic() - t0 < 4.5  # did not wait for the 6 s pass
     assert res.timed_out and list(res) == []
+
+
+def test_free_columns_match_memory():
+    rng = np.random.default_rng(11)
+    df = pd.DataFrame({c: rng.integers(0, 3, 60) for c in "abcdef"}).drop_duplicates()
+    costs = {"a": 0.0, "b": 2.0, "c": 0, "d": 1.0, "e": 3.0, "f": 1.0}
+    ddf = split(df, [25, 0, 35])
+    want = mem.find_key(df, None, costs=costs)
+    got = find_key(ddf, costs=costs, scheduler=SYNC)
+    assert list(got) == list(want) and got.cost == want.cost
+    assert [c for c in got if costs[c] == 0] == list(got)[: sum(costs[c] == 0 for c in got)]
+    _same_path(
+        mem.plan_key_path(df, None, costs=costs),
+        plan_key_path(ddf, costs=costs, scheduler=SYNC),
+    )
+    s = suggest(ddf, costs={"c": 0}, scheduler=SYNC)
+    assert s.col == "c" and s.score == float("inf")

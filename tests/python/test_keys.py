@@ -87,6 +87,67 @@ def test_partition_refinement_matches_pair_bitsets(n_rows, n_cols, seed, with_co
     assert [problem.columns[i] for i in order] == path.columns()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 9), st.integers(1, 6), st.integers(0, 10_000), st.sampled_from([0.0, 0.2]))
+def test_free_columns_every_strategy(n_rows, n_cols, seed, eps):
+    df = random_frame(n_rows, n_cols, seed, unique=False)
+    rng = np.random.default_rng(seed)
+    costs = {c: float(rng.integers(0, 4)) for c in df.columns}  # about 1 in 4 free
+    rows = list(df.index)
+    problem = KeyProblem(df, rows, costs=costs)
+    if problem.duplicate_groups():
+        with pytest.raises(ValueError, match="no key exists"):
+            problem.minimal_key("exact")
+        return
+    free = {c for c, v in costs.items() if v == 0}
+    best = brute_key_cost(df, rows, list(df.columns), costs) if eps == 0 else None
+    n = problem.n_pairs
+    for strategy in STRATEGIES:
+        key = problem.minimal_key(strategy, epsilon_pairs=eps)
+        assert problem.is_key(key, epsilon_pairs=eps), strategy
+        assert math.isclose(key.cost, sum(costs[c] for c in key), abs_tol=1e-12)
+        left = problem.unresolved_pairs(key)
+        if strategy == "greedy":  # free columns that separate come first
+            firsts = [c in free for c in key]
+            assert firsts == sorted(firsts, reverse=True), (key, costs)
+            for i in range(len(key)):
+                assert problem.unresolved_pairs(key[: i + 1]) < problem.unresolved_pairs(key[:i])
+        else:  # no column adds nothing; no free column kept without need
+            for c in key:
+                rest = [k for k in key if k != c]
+                assert problem.unresolved_pairs(rest) > left, (strategy, c)
+                if c in free:
+                    assert not problem.is_key(rest, epsilon_pairs=eps), (strategy, c)
+        if best is not None:
+            assert key.cost >= best - 1e-9, strategy
+            if strategy in ("exact", "ilp") or key.optimal:
+                assert math.isclose(key.cost, best, abs_tol=1e-9), strategy
+        assert key.lower_bound <= key.cost + 1e-9 and key.covered == n - left
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(3, 30), st.integers(2, 7), st.integers(0, 10_000))
+def test_free_columns_lead_every_path(n_rows, n_cols, seed):
+    df = random_frame(n_rows, n_cols, seed, unique=False)
+    rng = np.random.default_rng(seed)
+    costs = {c: float(rng.integers(0, 3)) for c in df.columns}
+    free = {c for c, v in costs.items() if v == 0}
+    rows = list(df.index)
+    for kwargs in ({}, {"objective": "entropy"}, {"weighting": "pair_idf"}):
+        path = plan_key_path(df, rows, costs=costs, **kwargs)
+        cols = path.columns()
+        firsts = [c in free for c in cols]
+        assert firsts == sorted(firsts, reverse=True), (kwargs, cols, costs)
+        # free steps cost nothing; each step separates something new
+        n_free = sum(firsts)
+        assert all(s.cumulative_cost == 0.0 for s in path.steps[:n_free])
+        assert all(s.newly_covered_pairs > 0 for s in path.steps)
+    # the partition path and the pair-universe path agree with free columns too
+    sets, pairs = pair_sets(df, rows, list(df.columns))
+    generic = SetCoverProblem(sets, universe=pairs, costs=costs).plan_path()
+    assert plan_key_path(df, rows, costs=costs).columns() == generic.names()
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(2, 30), st.integers(1, 6), st.integers(0, 10_000))
 def test_entropy_path_reduces_conditional_entropy(n_rows, n_cols, seed):
@@ -161,7 +222,7 @@ def test_unhashable_cells_name_the_column():
         find_key(df, [0, 1])
 
 
-@pytest.mark.parametrize("cost", [0, -2, float("nan"), float("inf")])
+@pytest.mark.parametrize("cost", [-2, -1e-300, float("nan"), float("inf")])
 def test_bad_costs_name_the_column(cost):
     df = pd.DataFrame({"a": [1, 2], "b": [1, 2]})
     with pytest.raises(ValueError, match="'b'"):

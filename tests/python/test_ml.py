@@ -174,8 +174,17 @@ def test_model_bad_input():
     model = RowVoiModel().fit(df)
     with pytest.raises(ValueError, match="objective"):
         model.suggest_next_feature(df, CandidateState.uniform([0, 1]), objective="x")
-    with pytest.raises(ValueError, match="feature costs must be positive"):
+    with pytest.raises(ValueError, match="feature costs must be finite and >= 0"):
         model.suggest_next_feature(df, CandidateState.uniform([0, 1]), feature_costs={"a": -2})
+    # the reference's rule for mi_over_cost: every cost > 0 (0 and negatives alike)
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match="feature costs must be positive"):
+            model.suggest_next_feature(
+                df,
+                CandidateState.uniform([0, 1]),
+                objective="mi_over_cost",
+                feature_costs={"a": bad},
+            )
     with pytest.raises(ValueError, match="no candidate rows"):
         model.suggest_next_feature(df, CandidateState.uniform([]))
     with pytest.raises(KeyError):

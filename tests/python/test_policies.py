@@ -12,11 +12,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rowvoi import (
     CandidateMIPolicy,
     CandidateState,
+    DisambiguationSession,
     GreedyCoveragePolicy,
     MIPolicy,
     Policy,
     RandomPolicy,
     RowVoiModel,
+    StopRules,
+    find_key_probabilistic,
+    plan_key_path_probabilistic,
 )
 
 
@@ -196,7 +200,7 @@ def test_policy_bad_input():
             policy.suggest(df, CandidateState.uniform([0, 7]))
         with pytest.raises(TypeError):
             policy.suggest(df, [0, 1, 2])
-    for bad in (0, -1.0, float("nan"), float("inf")):
+    for bad in (-1.0, -1e-300, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="cost"):
             CandidateMIPolicy(costs={"a": bad}).suggest(df, state)
         with pytest.raises(ValueError, match="cost"):
@@ -216,3 +220,72 @@ def test_policy_bad_input():
     # NaN likelihoods: a ValueError naming the argument
     with pytest.raises(ValueError, match=r"likelihoods\[1\]"):
         state.reweight([1.0, float("nan"), 1.0])
+
+
+# ------------------------------------------------------------ free columns
+FREE_DF = pd.DataFrame(
+    {
+        "rich": [0, 1, 2, 3, 4, 5, 6, 7],  # tells all eight apart
+        "half": [0, 0, 0, 0, 1, 1, 1, 1],  # one bit
+        "quarter": [0, 0, 1, 1, 2, 2, 3, 3],  # two bits
+        "odd": [0, 1, 0, 1, 0, 1, 0, 1],  # one bit, the one quarter leaves
+        "same": [9] * 8,  # nothing
+    }
+)
+
+
+def _free_policies(costs):
+    model = RowVoiModel().fit(FREE_DF)
+    return [
+        CandidateMIPolicy(costs=costs),
+        CandidateMIPolicy(costs=costs, normalize=True),
+        GreedyCoveragePolicy(costs=costs),
+        GreedyCoveragePolicy(costs=costs, objective="entropy"),
+        GreedyCoveragePolicy(costs=costs, weighting="pair_idf"),
+        MIPolicy(model, feature_costs=costs),
+    ]
+
+
+def test_a_free_informative_column_comes_first():
+    state = CandidateState.uniform(FREE_DF.index)
+    costs = {"rich": 1.0, "half": 0, "quarter": 2.0, "same": 0}
+    for policy in _free_policies(costs):
+        s = policy.suggest(FREE_DF, state)
+        # half is worth less than rich but costs nothing: infinitely good value;
+        # same costs nothing too but tells nothing, so it never wins
+        assert s.col == "half", type(policy).__name__
+        assert s.score == float("inf") and s.marginal_cost == 0.0
+        assert s.cost_adjusted_score == float("inf")
+
+
+def test_among_free_columns_the_most_informative_wins():
+    state = CandidateState.uniform(FREE_DF.index)
+    costs = {"rich": 5.0, "half": 0, "quarter": 0.0, "same": 0}
+    for policy in _free_policies(costs):
+        assert policy.suggest(FREE_DF, state).col == "quarter", type(policy).__name__
+
+
+def test_only_uninformative_free_columns_change_nothing():
+    state = CandidateState.uniform(FREE_DF.index)
+    base = [p.suggest(FREE_DF, state).col for p in _free_policies({"quarter": 2.0})]
+    free = [p.suggest(FREE_DF, state).col for p in _free_policies({"quarter": 2.0, "same": 0})]
+    assert base == free and "same" not in free
+
+
+def test_free_columns_in_the_probabilistic_key_and_session():
+    model = RowVoiModel().fit(FREE_DF)
+    costs = {"odd": 0, "quarter": 0, "rich": 9.0}
+    key = find_key_probabilistic(FREE_DF, FREE_DF.index, model, costs=costs)
+    # free first, the most informative first; together they settle it
+    assert key == ["quarter", "odd"]
+    path = plan_key_path_probabilistic(FREE_DF, FREE_DF.index, model, costs=costs)
+    assert path.columns()[:2] == ["quarter", "odd"] and path.steps[1].cumulative_cost == 0.0
+    session = DisambiguationSession(
+        FREE_DF,
+        list(FREE_DF.index),
+        policy=CandidateMIPolicy(costs={"half": 0}),
+        feature_costs={"half": 0},
+    )
+    session.run(StopRules(cost_budget=0.5, target_unique=True), true_row=5)
+    # a budget below every price still buys the free column, nothing paid
+    assert [s.col for s in session.history] == ["half"] and session.cumulative_cost == 0.0

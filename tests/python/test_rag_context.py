@@ -77,7 +77,7 @@ def test_bad_input():
         select_context(CHUNKS, CLAIMS, {**SUPPORT, "refund_policy": {"faq#p1"}})
     with pytest.raises(ValueError, match="more than once"):
         select_context(CHUNKS, ["x", "x"], SUPPORT)
-    with pytest.raises(ValueError, match="tokens must be > 0"):
+    with pytest.raises(ValueError, match="tokens must be >= 0"):
         Chunk("a", tokens=-5)
     with pytest.raises(TypeError, match="integer"):
         Chunk("a", tokens=1.5)
@@ -87,8 +87,9 @@ def test_bad_input():
     assert sel.chunks == [] and sel.coverage == 0.0
     with pytest.raises(ValueError, match="not in `claims`"):
         select_context(CHUNKS, CLAIMS[:1], pd.DataFrame({"faq#p1": [1, 1]}, index=CLAIMS))
-    with pytest.raises(ValueError, match="'faq#p1'"):
-        select_context(CHUNKS, CLAIMS, SUPPORT, costs={"faq#p1": 0})
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="'faq#p1'"):
+            select_context(CHUNKS, CLAIMS, SUPPORT, costs={"faq#p1": bad})
     with pytest.raises(ValueError, match="not in chunks"):
         select_context(CHUNKS, CLAIMS, SUPPORT, costs={"zz": 1})
     with pytest.raises(TypeError, match="mapping"):

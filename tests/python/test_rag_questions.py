@@ -149,8 +149,9 @@ def test_prior_and_state_validation():
         question_values(ANSWERS, state=CandidateState.uniform(range(4)), prior=[1, 1, 1, 1])
     with pytest.raises(ValueError, match="not in the answer matrix"):
         next_question(ANSWERS, costs={"zz": 1.0})
-    with pytest.raises(ValueError, match="'Which version\\?'"):
-        next_question(ANSWERS, costs={"Which version?": 0})
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="'Which version\\?'"):
+            next_question(ANSWERS, costs={"Which version?": bad})
 
 
 OUTCOMES = {

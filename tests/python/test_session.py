@@ -230,7 +230,7 @@ def test_session_bad_input():
     with pytest.raises(ValueError, match="not candidates"):
         DisambiguationSession(df, [0, 1], prior={2: 1.0}, policy=p)
     with pytest.raises(ValueError, match="cost"):
-        DisambiguationSession(df, [0, 1, 2], policy=p, feature_costs={"a": 0})
+        DisambiguationSession(df, [0, 1, 2], policy=p, feature_costs={"a": -1})
     with pytest.raises(ValueError, match="not in df"):
         DisambiguationSession(df, [0, 1, 2], policy=p, feature_costs={"zz": 1})
     with pytest.raises(TypeError, match="suggest"):

@@ -180,19 +180,22 @@ def test_exact_time_limit_flags_unproven():
     assert len(p.covered(sol)) == len(set().union(*sets.values()))
 
 
-def test_ilp_unavailable_raises(monkeypatch):
+def test_ilp_unavailable_raises_and_lp_does_not_need_a_solver(monkeypatch):
     import pulp
 
     monkeypatch.setattr(pulp.PULP_CBC_CMD, "available", lambda self: False)
+    monkeypatch.setattr(pulp.COIN_CMD, "available", lambda self: False)
     if hasattr(pulp, "HiGHS"):
         monkeypatch.setattr(pulp.HiGHS, "available", lambda self: False)
-    p = SetCoverProblem({"a": {1}, "b": {2}})
-    for strategy in ("ilp", "lp"):
-        with pytest.raises(SolverUnavailableError, match="no usable LP solver"):
-            p.solve(strategy)
+    p = SetCoverProblem({"a": {1}, "b": {2}, "c": {1, 2}}, costs={"c": 3.0})
+    with pytest.raises(SolverUnavailableError, match=r'pip install "pulp\[cbc\]"'):
+        p.solve("ilp")
+    sol = p.solve("lp")
+    assert sorted(sol) == ["a", "b"] and sol.cost == 2.0 and sol.optimal
+    assert sol.lp_bound == pytest.approx(2.0, rel=0.06) and sol.lp_bound <= 2.0 + 1e-12
 
 
-@pytest.mark.parametrize("cost", [0, -1, float("nan"), float("inf"), "3", True])
+@pytest.mark.parametrize("cost", [-1, -1e-300, float("nan"), float("inf"), "3", True])
 def test_bad_costs_name_the_set(cost):
     with pytest.raises(ValueError, match="'b'"):
         SetCoverProblem({"a": {1}, "b": {2}}, costs={"b": cost})
@@ -228,9 +231,19 @@ def test_bad_inputs():
 
 
 def test_lp_strategy_integral_is_optimal():
+    # the LP optimum (2) is integral; the engine's bound is within 1 + 0.05 of
+    # it, and with integer costs rounds up to 2, which proves the cover optimal
     p = SetCoverProblem({"a": {1, 2}, "b": {3}, "c": {1, 2, 3}}, costs={"c": 5})
     sol = p.solve("lp")
     assert sorted(sol) == ["a", "b"] and sol.optimal
+    assert sol.lower_bound == 2.0 and 2.0 / 1.05 <= sol.lp_bound <= 2.0 + 1e-12
+    # non-integer costs: the bound is not rounded, optimality is not claimed
+    # unless the bound itself reaches the cost
+    q = SetCoverProblem({"a": {1, 2}, "b": {3}, "c": {1, 2, 3}}, costs={"a": 1.1, "c": 5.5})
+    sol = q.solve("lp")
+    assert sorted(sol) == ["a", "b"] and sol.lower_bound == sol.lp_bound
+    assert 2.1 / 1.05 <= sol.lower_bound <= 2.1 + 1e-12
+    assert sol.optimal == (sol.lower_bound >= sol.cost * (1 - 1e-9))
 
 
 def test_warnings_not_emitted_when_proven():
@@ -239,3 +252,191 @@ def test_warnings_not_emitted_when_proven():
         warnings.simplefilter("error")
         p.solve("exact", time_limit=5)
         p.solve("ilp", time_limit=5)
+
+
+# --------------------------------------------------------- free sets (cost 0)
+@st.composite
+def instances_with_free_sets(draw, max_sets=8, max_elements=10):
+    sets, costs = draw(instances(max_sets, max_elements))
+    free = draw(st.sets(st.sampled_from(sorted(sets)), min_size=1))
+    return sets, {n: (0.0 if n in free else c) for n, c in costs.items()}
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances_with_free_sets(), st.sampled_from([0.0, 0.3]))
+def test_free_sets_every_strategy(inst, eps):
+    sets, costs = inst
+    problem = SetCoverProblem(sets, costs=costs)
+    coverable = set().union(*sets.values())
+    need = target(problem.universe, coverable, eps)
+    best = brute_force(sets, costs, problem.universe, need)
+    free = {n for n, c in costs.items() if c == 0}
+    for strategy in STRATEGIES:
+        sol = problem.solve(strategy, epsilon=eps)
+        assert problem.is_cover(sol, epsilon=eps), strategy
+        assert sol.cost >= best - 1e-9, strategy
+        assert math.isclose(sol.cost, problem.total_cost(sol), abs_tol=1e-12)
+        covered = len(problem.covered(sol))
+        if strategy == "greedy":
+            # free sets that add something come first; each pick adds something
+            picks = list(sol)
+            for i in range(len(picks)):
+                assert len(problem.covered(picks[: i + 1])) > len(problem.covered(picks[:i]))
+            firsts = [n in free for n in picks]
+            assert firsts == sorted(firsts, reverse=True), picks
+        else:
+            # no set adds nothing, and no free set is kept that is not needed
+            for name in sol:
+                rest = [n for n in sol if n != name]
+                assert len(problem.covered(rest)) < covered, (strategy, name)
+                if name in free:
+                    assert len(problem.covered(rest)) < need, (strategy, name)
+        if strategy in ("exact", "ilp"):
+            assert sol.optimal and math.isclose(sol.cost, best, abs_tol=1e-9)
+        if sol.optimal:
+            assert math.isclose(sol.cost, best, abs_tol=1e-9), strategy
+        assert sol.lower_bound <= best + 1e-9, strategy
+
+
+def test_all_free_costs_nothing():
+    sets = {"a": {1, 2}, "b": {2, 3}, "c": {4}, "d": {1}}
+    problem = SetCoverProblem(sets, costs=dict.fromkeys(sets, 0))
+    for strategy in STRATEGIES:
+        sol = problem.solve(strategy)
+        assert problem.is_cover(sol) and sol.cost == 0.0, strategy
+        assert "d" not in sol, strategy  # adds nothing next to "a"
+    path = problem.plan_path()
+    assert path.names() == ["a", "b", "c"] and path.coverage_curve()[-1] == (0.0, 1.0)
+
+
+def test_free_set_first_in_paths_most_covering_first():
+    problem = SetCoverProblem(
+        {"cheap": {1, 2, 3}, "free_small": {4}, "free_big": {5, 6}, "dup": {4}},
+        costs={"cheap": 1.0, "free_small": 0, "free_big": 0.0, "dup": 0},
+    )
+    assert problem.plan_path().names() == ["free_big", "free_small", "cheap"]
+    assert problem.plan_path(objective="entropy").names()[:2] == ["free_big", "free_small"]
+    assert problem.solve() == ["free_big", "free_small", "cheap"]
+    assert problem.cost("free_small") == 0.0
+
+
+# ------------------------------------------------------------ LP relaxation
+def _pulp_lp(sets, costs, universe, required):
+    """The exact LP optimum of the (partial) cover relaxation, by CBC."""
+    import pulp
+
+    names = list(sets)
+    coverable = [e for e in universe if any(e in sets[n] for n in names)]
+    prob = pulp.LpProblem("lp", pulp.LpMinimize)
+    x = {n: pulp.LpVariable(f"x{i}", 0, 1) for i, n in enumerate(names)}
+    z = {e: pulp.LpVariable(f"z{i}", 0, 1) for i, e in enumerate(coverable)}
+    prob += pulp.lpSum(costs.get(n, 1.0) * x[n] for n in names)
+    for e in coverable:
+        prob += z[e] <= pulp.lpSum(x[n] for n in names if e in sets[n])
+    prob += pulp.lpSum(z.values()) >= required
+    prob.solve(pulp.PULP_CBC_CMD(msg=False))
+    assert pulp.LpStatus[prob.status] == "Optimal"
+    return float(pulp.value(prob.objective) or 0.0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    instances(max_sets=10, max_elements=14),
+    st.sampled_from([0.05, 0.2]),
+    st.sampled_from([0.0, 0.0, 0.3]),
+)
+def test_lp_relaxation_within_eps_of_cbc(inst, eps, frac):
+    sets, costs = inst
+    problem = SetCoverProblem(sets, costs=costs)
+    coverable = set().union(*sets.values())
+    required = target(problem.universe, coverable, frac)
+    opt = _pulp_lp(sets, costs, problem.universe, required)
+    engine = problem._engine
+    x, info = engine.lp(required, eps)
+    x2, info2 = engine.lp(required, eps)
+    assert np.array_equal(x, x2) and info["value"] == info2["value"]  # deterministic
+    assert not info["timed_out"]
+    # both bounds are valid, whatever happened
+    assert info["lower_bound"] <= opt * (1 + 1e-9) + 1e-9
+    assert info["value"] >= opt * (1 - 1e-9) - 1e-9
+    cost = float(np.dot(problem._costs, x))
+    assert cost == pytest.approx(info["value"], rel=1e-9, abs=1e-12)
+    assert np.all(x >= 0) and np.all(x <= 1 + 1e-12)
+    names = problem.names
+    fractional = sum(
+        min(1.0, sum(x[names.index(n)] for n in names if e in sets[n])) for e in coverable
+    )
+    assert fractional >= required - 1e-6
+    if frac == 0.0:  # a full cover: certified within 1 + eps
+        assert info["converged"]
+        assert info["value"] <= (1 + eps) * opt * (1 + 1e-9) + 1e-9
+        assert info["lower_bound"] >= opt / (1 + eps) * (1 - 1e-9) - 1e-9
+    elif info["converged"]:
+        assert info["value"] <= (1 + eps) * info["lower_bound"] * (1 + 1e-9) + 1e-9
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(max_sets=10, max_elements=14), st.sampled_from([0.0, 0.3]))
+def test_lp_strategy_feasible_bounded_deterministic(inst, eps):
+    sets, costs = inst
+    problem = SetCoverProblem(sets, costs=costs)
+    coverable = set().union(*sets.values())
+    need = target(problem.universe, coverable, eps)
+    best = brute_force(sets, costs, problem.universe, need)
+    sol = problem.solve("lp", epsilon=eps, seed=5)
+    assert problem.is_cover(sol, epsilon=eps)
+    assert sol.cost >= best - 1e-9
+    assert sol.lp_bound is not None and sol.lp_bound <= best + 1e-9
+    assert sol.lower_bound <= best + 1e-9
+    if sol.optimal:
+        assert math.isclose(sol.cost, best, abs_tol=1e-9)
+    again = problem.solve("lp", epsilon=eps, seed=5)
+    assert list(again) == list(sol) and again.lp_bound == sol.lp_bound
+    order = [problem.names.index(n) for n in sol]
+    assert order == sorted(order)
+
+
+def test_lp_needs_no_pulp(monkeypatch):
+    import sys
+
+    import rowvoi.setcover
+
+    monkeypatch.setitem(sys.modules, "pulp", None)  # `import pulp` raises ImportError
+    monkeypatch.setattr(rowvoi.setcover, "_find_solver", lambda *a, **k: None)
+    rng = np.random.default_rng(8)
+    sets = {
+        f"s{i}": set(rng.choice(40, size=rng.integers(2, 9), replace=False).tolist())
+        for i in range(25)
+    }
+    costs = {k: float(rng.integers(1, 6)) for k in sets}
+    p = SetCoverProblem(sets, costs=costs)
+    sol = p.solve("lp", seed=3)
+    assert p.is_cover(sol) and sol.strategy == "lp"
+    assert 0 < sol.lp_bound <= p.solve("exact").cost + 1e-9
+    for strategy in ("greedy", "exact", "sa", "ga", "lp", "hybrid"):
+        assert p.is_cover(p.solve(strategy, time_limit=5)), strategy
+    with pytest.raises(SolverUnavailableError, match=r"rowvoi\[optimization\]"):
+        p.solve("ilp")
+
+
+def test_lp_same_answer_in_another_process():
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np\n"
+        "from rowvoi.setcover import SetCoverProblem\n"
+        "rng = np.random.default_rng(21)\n"
+        "sets = {f's{i}': set(rng.choice(50, size=int(rng.integers(2, 10)),"
+        " replace=False).tolist()) for i in range(30)}\n"
+        "costs = {k: float(rng.uniform(0.5, 4)) for k in sets}\n"
+        "s = SetCoverProblem(sets, costs=costs).solve('lp', epsilon=0.1, seed=9)\n"
+        "print(json.dumps([list(s), s.cost, s.lp_bound]))\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        for _ in range(2)
+    ]
+    a, b = (json.loads(r.stdout) for r in runs)
+    assert a == b

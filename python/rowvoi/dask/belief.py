@@ -274,7 +274,8 @@ def suggest(
     ddf, posterior, columns, noise, scheduler, progress
         As in :func:`question_values`.
     costs : Mapping[Hashable, float] or None
-        Cost per column (default 1.0; finite and > 0).
+        Cost per column (default 1.0; finite and >= 0; free columns rank
+        first).
     normalize : bool
         ``score`` as a fraction of H(R|E) (does not change the choice).
 
@@ -321,7 +322,7 @@ def suggest(
     if b < 0:
         return none
     mi, c = float(res["mi"][b]), float(cost_arr[b])
-    score = mi / c
+    score = _v.per_cost(mi, c)
     if normalize:
         score = score / h if h > 0 else 0.0
     return FeatureSuggestion(

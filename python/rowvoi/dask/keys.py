@@ -59,9 +59,9 @@ DICT_LIMIT = 1 << 22
 
 
 def _ratio_better(a: float, ca: float, b: float, cb: float) -> bool:
-    """a/ca strictly better than b/cb up to a relative 1e-12 (the engine's rule)."""
-    lhs, rhs = a * cb, b * ca
-    return lhs - rhs > 1e-12 * max(abs(lhs), abs(rhs))
+    """a/ca strictly better than b/cb up to a relative 1e-12 (the engine's
+    rule, free columns included: :func:`rowvoi._validate.ratio_better`)."""
+    return _v.ratio_better(a, ca, b, cb)
 
 
 def _nlog2n(n: int) -> float:
@@ -459,7 +459,7 @@ def find_key(
         every row (then the index need not be unique). Each label must match
         exactly one row.
     columns, costs, strategy, epsilon_pairs, seed
-        As in :func:`rowvoi.keys.find_key` (costs finite and > 0).
+        As in :func:`rowvoi.keys.find_key` (costs finite and >= 0).
     time_limit : float or None
         Seconds. Checked before every pass (on a ``distributed`` cluster a
         pass still running at the deadline is cancelled). A greedy run that

@@ -9,7 +9,9 @@ spends the budget on five chunks that all support the same claim while a
 sixth claim goes unsupported. Set cover optimizes the selection jointly.
 
 Cost of a chunk: an entry in ``costs`` if given, else ``Chunk.tokens``, else
-1.0 (chunk-count minimization). Costs must be finite and > 0.
+1.0 (chunk-count minimization). Costs must be finite and >= 0 (a chunk
+already in the prompt can cost 0: it is selected whenever it supports a
+claim and never when it adds nothing).
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ class Chunk:
     tokens : int or None
         Token count, used as the set-cover cost. When omitted, cost falls back
         to an explicit costs mapping and then to 1.0 (chunk-count
-        minimization). Must be a positive integer when given.
+        minimization). An integer >= 0 when given (0: a chunk that costs
+        nothing, e.g. one already in the prompt; it is selected whenever it
+        supports a claim).
 
     Examples
     --------
@@ -83,8 +87,8 @@ class Chunk:
             t = self.tokens
             if isinstance(t, bool) or not isinstance(t, numbers.Integral):
                 raise TypeError(f"Chunk {self.id!r}: tokens must be an integer, got {t!r}")
-            if t <= 0:
-                raise ValueError(f"Chunk {self.id!r}: tokens must be > 0, got {t}")
+            if t < 0:
+                raise ValueError(f"Chunk {self.id!r}: tokens must be >= 0, got {t}")
 
 
 @dataclass

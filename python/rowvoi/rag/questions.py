@@ -31,7 +31,7 @@ import pandas as pd
 
 from rowvoi import _belief, _validate as _v
 from rowvoi._candidates import encode_columns_at, encode_values
-from rowvoi._validate import cost as check_cost
+from rowvoi._validate import cost as check_cost, per_cost
 from rowvoi.core import CandidateState, FeatureSuggestion
 
 __all__ = [
@@ -320,7 +320,7 @@ def next_question(
     prior : Sequence[float] or None
         Per-candidate prior weights, used when state is not given.
     costs : Mapping[Hashable, float] or None
-        Per-question cost (default 1.0; finite and > 0). With users, cost is
+        Per-question cost (default 1.0; finite and >= 0). With users, cost is
         patience: a yes/no question is cheap, "paste your config" is not.
         Ranking is by MI/cost; ties go to the earlier question.
     normalize : bool
@@ -374,7 +374,7 @@ def next_question(
     value = bits
     if normalize:
         value = bits / h if h > 0 else 0.0
-    score = value / cost
+    score = per_cost(value, cost)
     return FeatureSuggestion(
         col,
         score,

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rowvoi import _validate as _v
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.rag.questions import (
     Answers,
@@ -96,7 +97,7 @@ class RetrievalSession:
         internally; defaults to uniform.
     costs : Mapping[Hashable, float] or None
         Per-probe cost in whatever unit the budget is denominated (default
-        1.0; finite and > 0).
+        1.0; finite and >= 0).
     noise : float
         Probability a probe returns something other than predicted, in
         [0, 1). Leave at 0 only if the outcome predictions are exact;
@@ -107,7 +108,7 @@ class RetrievalSession:
     ValueError
         If prior has the wrong length ("expected N prior weights"), or is
         negative or all-zero ("non-negative"); if noise is outside [0, 1);
-        if costs name an unknown probe or are not > 0.
+        if costs name an unknown probe or are not finite and >= 0.
 
     Examples
     --------
@@ -211,7 +212,7 @@ class RetrievalSession:
         cost = self._cost_of[col]
         return FeatureSuggestion(
             col,
-            float(mi[best]) / cost,
+            _v.per_cost(float(mi[best]), cost),
             expected_voi=float(mi[best]),
             marginal_cost=cost,
             debug={"entropy_before": h, "values": {q: float(v) for q, v in zip(qs, mi)}},
