@@ -239,7 +239,8 @@ typedef struct rv_cover_lp_result {
 ** Returns RV_OK; RV_E_TIMEOUT at the time limit, with x and both bounds
 ** still written and valid but not yet within 1 + eps; RV_E_INFEASIBLE when
 ** n_required exceeds the coverable elements; RV_E_SHAPE when capacity <
-** n_sets; RV_E_INVALID_ARG for a NULL p or res, a NULL x with sets, eps
+** n_sets; RV_E_RANGE for a capacity no array can hold (core.h "Sizes");
+** RV_E_INVALID_ARG for a NULL p or res, a NULL x with sets, eps
 ** outside (0, 1] or NaN, or a NaN time_limit; RV_E_NOMEM.  After any error
 ** but RV_E_TIMEOUT, x (when given) and *res (when given) hold zeros.
 ** Determinism: the same problem, n_required and eps give the same x and

@@ -871,8 +871,10 @@ static void test_lp_errors(void) {
     EXPECT_STATUS(RV_E_SHAPE, rv_cover_lp(p, RV_COVER_ALL, 0.1, 0, x, 0, &res));
     EXPECT_STATUS(RV_E_INFEASIBLE, rv_cover_lp(p, 4, 0.1, 0, x, 2, &res));
     EXPECT_STATUS(RV_E_INFEASIBLE, rv_cover_lp(p, RV_COVER_ALL - 1, 0.1, 0, x, 2, &res));
-    /* the largest capacity and eps = 1 are fine */
-    EXPECT_OK(rv_cover_lp(p, RV_COVER_ALL, 1.0, 0, x, SIZE_MAX, &res));
+    /* a capacity no array can have is refused like every size (core.h
+    ** "Sizes"); eps = 1 is fine */
+    EXPECT_STATUS(RV_E_RANGE, rv_cover_lp(p, RV_COVER_ALL, 1.0, 0, x, SIZE_MAX, &res));
+    EXPECT_OK(rv_cover_lp(p, RV_COVER_ALL, 1.0, 0, x, 2, &res));
     EXPECT_TRUE(res.converged);
     /* nothing required: x = 0, both bounds 0 */
     x[0] = x[1] = 7;
