@@ -158,6 +158,30 @@ MANIFEST = "manifest.json"
 DB = "docs.sqlite"
 LOCK = "build.lock"
 _INDEX_FILE = re.compile(r"^(?:lexical\.\d+\.rvx|dense\.\d+\.rvf|hnsw\.\d+)(?:\.tmp-.+)?$")
+# the names a committed state may give its base files (no path, no temporary)
+_BASE_FILE = {
+    "lexical": re.compile(r"^lexical\.[0-9]{1,19}\.rvx$"),
+    "dense": re.compile(r"^dense\.[0-9]{1,19}\.rvf$"),
+    "hnsw": re.compile(r"^hnsw\.[0-9]{1,19}$"),
+}
+
+
+def _base_name(store: CorpusStore, snap: Snapshot, kind: str) -> str | None:
+    """The base file of `kind` the snapshot names, checked to be a plain
+    file name of that kind inside the corpus directory (a received corpus's
+    ``docs.sqlite`` may name anything)."""
+    from rowvoi.errors import IndexFormatError
+
+    name = snap.base.get(kind)
+    if not name:
+        return None
+    if not isinstance(name, str) or not _BASE_FILE[kind].match(name):
+        raise IndexFormatError(
+            f"RV_E_CORRUPT: {store.path / 'docs.sqlite'}: the {kind} index is named "
+            f"{name!r}, not a {kind} index file of a corpus; the corpus was altered: "
+            "rebuild it"
+        )
+    return name
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -1328,12 +1352,12 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
     """
     from rowvoi.lexical import BM25Index
 
-    name = snap.base.get("lexical")
+    name = _base_name(store, snap, "lexical")
     if name:
         try:
-            index = BM25Index.load(store.path / name)
+            index = BM25Index.load(store.path / name, follow_symlinks=False)
         except OSError:
-            if not (store.path / name).exists():
+            if not os.path.lexists(store.path / name):
                 raise BaseFileGone(str(store.path / name)) from None
             raise
     else:
@@ -1372,25 +1396,37 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     dim = snap.state.get("dim")
     if not dim:
         return None
-    name = snap.base.get("dense")
-    hnsw = snap.base.get("hnsw")
+    name = _base_name(store, snap, "dense")
+    hnsw = _base_name(store, snap, "hnsw")
     index: FlatIndex | HNSWIndex
     if hnsw:
         try:
-            index = HNSWIndex.load(store.path / hnsw)
+            index = HNSWIndex.load(store.path / hnsw, follow_symlinks=False)
         except (OSError, _Format):
-            if not (store.path / hnsw).exists():
+            if not os.path.lexists(store.path / hnsw):
                 raise BaseFileGone(str(store.path / hnsw)) from None
             raise
     elif name:
         try:
-            index = FlatIndex.load(store.path / name)
+            index = FlatIndex.load(store.path / name, follow_symlinks=False)
         except OSError:
-            if not (store.path / name).exists():
+            if not os.path.lexists(store.path / name):
                 raise BaseFileGone(str(store.path / name)) from None
             raise
     elif snap.state.get("hnsw"):
-        index = HNSWIndex(int(dim), metric="ip", **snap.state["hnsw"])
+        params = snap.state["hnsw"]
+        if not isinstance(params, dict) or set(params) - set(HNSW_PARAMS):
+            raise _Format(
+                f"RV_E_CORRUPT: {store.path / 'docs.sqlite'}: HNSW settings {params!r} are "
+                f"not a subset of {sorted(HNSW_PARAMS)}; the corpus was altered: rebuild it"
+            )
+        try:
+            index = HNSWIndex(int(dim), metric="ip", **params)
+        except ValueError as exc:  # the constructor's own checks
+            raise _Format(
+                f"RV_E_CORRUPT: {store.path / 'docs.sqlite'}: bad HNSW settings ({exc}); "
+                "the corpus was altered: rebuild it"
+            ) from None
     else:
         index = FlatIndex(int(dim), metric="ip", storage=FLAT_STORAGE)
     tomb = snap.tombstones()
