@@ -141,7 +141,11 @@ def open_dir(
     try:
         return os.open(path, flags)
     except OSError as exc:
-        if exc.errno == errno.ELOOP and not follow_symlinks:
+        # O_DIRECTORY | O_NOFOLLOW on a link to a directory fails with
+        # ENOTDIR on Linux (ELOOP elsewhere): refused either way
+        if not follow_symlinks and (
+            exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and os.path.islink(path))
+        ):
             raise _link_refused(os.fspath(path)) from None
         raise
 

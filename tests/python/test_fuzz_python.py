@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 
 FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
-TARGETS = {"fuzz_query": "py_query", "fuzz_corpus_load": "py_corpus_load"}
+TARGETS = {
+    "fuzz_query": "py_query",
+    "fuzz_corpus_load": "py_corpus_load",
+    "fuzz_hnsw_load": "py_hnsw_load",
+}
 
 
 def _load(name):
