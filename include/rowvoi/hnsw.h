@@ -71,16 +71,16 @@ RV_API void rv_hnsw_expect_init(rv_hnsw_expect *expect /* OUT */);
 
 /* What rv_hnsw_check found in a file it accepted. */
 typedef struct rv_hnsw_info {
-    size_t element_count;  /* elements, deleted ones included */
-    size_t n_deleted;      /* elements marked deleted */
-    size_t n_upper;        /* elements with links above level 0 */
-    int32_t max_level;     /* top level; -1 for an empty graph */
-    uint32_t entry_point;  /* internal id of the entry point; UINT32_MAX
+    size_t element_count; /* elements, deleted ones included */
+    size_t n_deleted;     /* elements marked deleted */
+    size_t n_upper;       /* elements with links above level 0 */
+    int32_t max_level;    /* top level; -1 for an empty graph */
+    uint32_t entry_point; /* internal id of the entry point; UINT32_MAX
                               for an empty graph */
-    size_t label_offset;   /* offset of element i's uint64 label:
+    size_t label_offset;  /* offset of element i's uint64 label:
                               RV_HNSW_HEADER_SIZE + i * element_size +
                               label_offset */
-    size_t element_size;   /* bytes per level-0 element */
+    size_t element_size;  /* bytes per level-0 element */
 } rv_hnsw_info;
 
 /*

@@ -122,9 +122,7 @@ def open_file(
     return fd, st.st_size
 
 
-def open_dir(
-    path: str | os.PathLike[str], *, follow_symlinks: bool = True
-) -> int:
+def open_dir(path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> int:
     """Open a directory for ``dir_fd`` use; the caller closes it.
 
     Raises :class:`FileNotFoundError` when nothing is there,

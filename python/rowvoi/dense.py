@@ -88,7 +88,7 @@ import pickle
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -781,7 +781,9 @@ _MAX_SUPERSEDED = 64
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # the names a manifest may give its parts (no temporaries, no separators)
 _PART_NAME = {
-    "hnsw_file": re.compile(r"^hnsw\.(?P<n>[0-9]{1,19})\.[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16}\.bin$"),
+    "hnsw_file": re.compile(
+        r"^hnsw\.(?P<n>[0-9]{1,19})\.[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16}\.bin$"
+    ),
     "exact_file": re.compile(
         r"^exact\.(?P<n>[0-9]{1,19})\.[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16}\.rvf$"
     ),
@@ -1572,7 +1574,7 @@ def _open_part(dfd: int, name: str, shown: Path, loader: Callable[[int, Path], A
         os.close(fd)
 
 
-def _check_labels(mem: Any, info: dict[str, int], exact: FlatIndex, graph: Path) -> None:
+def _check_labels(mem: Any, info: Mapping[str, Any], exact: FlatIndex, graph: Path) -> None:
     """The graph's labels (hnswlib's ids) against the exact twin: unique, and
     the live ones exactly the twin's ids (searches map labels to vectors)."""
     n = info["element_count"]
@@ -1582,8 +1584,9 @@ def _check_labels(mem: Any, info: dict[str, int], exact: FlatIndex, graph: Path)
         return
     step = info["element_size"]
     base = int(_flat.HNSW_HEADER_SIZE)
-    labels = np.ndarray((n,), dtype=np.uint64, buffer=mem, offset=base + info["label_offset"],
-                        strides=(step,))
+    labels = np.ndarray(
+        (n,), dtype=np.uint64, buffer=mem, offset=base + info["label_offset"], strides=(step,)
+    )
     flags = np.ndarray((n,), dtype=np.uint8, buffer=mem, offset=base + 2, strides=(step,))
     live = labels[(flags & 1) == 0]
     if len(np.unique(labels)) != n:

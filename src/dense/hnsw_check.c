@@ -154,8 +154,7 @@ static rv_status rv__check_level0(const uint8_t *b, const rv__hdr *h, size_t dim
         for (size_t d = 0; d < dim; d++) {
             uint32_t bits = rv__rd32(v + 4 * d);
             if ((bits & 0x7f800000u) == 0x7f800000u)
-                return rv__error(RV_E_CORRUPT,
-                                 "element %llu: vector component %zu is not finite",
+                return rv__error(RV_E_CORRUPT, "element %llu: vector component %zu is not finite",
                                  (unsigned long long)i, d);
         }
     }
@@ -203,8 +202,7 @@ rv_status rv_hnsw_check(const void *buf, size_t size, const rv_hnsw_expect *expe
             st = rv__error(RV_E_CORRUPT,
                            "element %llu: upper-level links of %lu bytes, not a multiple of "
                            "one level (%llu bytes)",
-                           (unsigned long long)i, (unsigned long)bytes,
-                           (unsigned long long)block);
+                           (unsigned long long)i, (unsigned long)bytes, (unsigned long long)block);
             goto done;
         }
         if (bytes > size - pos) {

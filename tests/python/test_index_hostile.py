@@ -267,15 +267,27 @@ MANIFEST_ATTACKS = [
     ("metric", "ip", r"does not match hnsw\.json"),
     ("max_elements", 30_000_000, r"capacity 1024, the index description says 30000000"),
     ("max_elements", 10, r"max_elements = 10 is not an integer in 50 \.\."),
-    ("max_elements", 2**40, r"max_elements = 1099511627776 is not an integer in 50 \.\. 4294967294"),
+    (
+        "max_elements",
+        2**40,
+        r"max_elements = 1099511627776 is not an integer in 50 \.\. 4294967294",
+    ),
     ("element_count", "50", r"element_count = '50' is not an integer"),
     ("element_count", 51, r"header: 50 elements, the index description says 51"),
     ("size", -1, r"size = -1 is not an integer in 0 \.\. 50"),
     ("size", 60, r"size = 60 is not an integer in 0 \.\. 50"),
     ("hnsw_sha256", "zz", r"hnsw_sha256 is not a SHA-256 digest"),
-    ("hnsw_file", "../../etc/passwd", r"hnsw_file = '\.\./\.\./etc/passwd' is not a part file name"),
+    (
+        "hnsw_file",
+        "../../etc/passwd",
+        r"hnsw_file = '\.\./\.\./etc/passwd' is not a part file name",
+    ),
     ("hnsw_file", "/etc/passwd", r"is not a part file name"),
-    ("exact_file", "exact.1.h-1-0a1b2c3d.rvf.tmp-x/../../y", r"exact_file = .* is not a part file name"),
+    (
+        "exact_file",
+        "exact.1.h-1-0a1b2c3d.rvf.tmp-x/../../y",
+        r"exact_file = .* is not a part file name",
+    ),
     ("exact_file", "exact.9.h-1-0a1b2c3d.rvf", r"is not a part of generation 1"),
     ("generation", 0, r"generation = 0 is not an integer in 1 \.\."),
     ("superseded", "hnsw.bin", r"superseded is not a list of part file names"),
@@ -375,7 +387,9 @@ def test_a_fifo_in_place_of_any_index_file_is_refused_at_once(tmp_path):
     cases = []
     for kind in ("bm25", "flat"):
         os.mkfifo(tmp_path / f"{kind}.idx")
-        cases.append((kind, tmp_path / f"{kind}.idx", "is a FIFO (named pipe), not a regular file"))
+        cases.append(
+            (kind, tmp_path / f"{kind}.idx", "is a FIFO (named pipe), not a regular file")
+        )
     for part in ("hnsw.json", "hnsw_file", "exact_file"):
         d = tmp_path / f"h-{part}"
         _saved(d)
@@ -418,7 +432,7 @@ def test_symlinks_follow_the_callers_choice_never_inside_a_directory(tmp_path):
     # a part of a saved HNSW directory that is a link: never followed
     d = tmp_path / "linked-part"
     _saved(d)
-    meta, graph = _graph(d)
+    _, graph = _graph(d)
     outside = tmp_path / "outside.bin"
     graph.rename(outside)
     os.symlink(outside, graph)
@@ -508,7 +522,11 @@ def test_corpus_index_files_are_never_followed(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("key", "edit", "message"),
     [
-        ("base", {"lexical": "../../outside.rvx"}, r"the lexical index is named '\.\./\.\./outside"),
+        (
+            "base",
+            {"lexical": "../../outside.rvx"},
+            r"the lexical index is named '\.\./\.\./outside",
+        ),
         ("base", {"lexical": "/etc/passwd"}, r"the lexical index is named '/etc/passwd'"),
         ("base", {"hnsw": "hnsw.1/../.."}, r"the hnsw index is named"),
         ("hnsw", {"max_elements": 4_000_000_000}, r"HNSW settings .* are not a subset"),
@@ -517,7 +535,9 @@ def test_corpus_index_files_are_never_followed(tmp_path, monkeypatch):
 )
 def test_corpus_state_cannot_point_loaders_elsewhere(tmp_path, key, edit, message):
     store = CorpusStore(tmp_path / "c")
-    build(from_mapping({"a": "lift and drag", "b": "heat flow"}, embedder="hashing:8"), store=store)
+    build(
+        from_mapping({"a": "lift and drag", "b": "heat flow"}, embedder="hashing:8"), store=store
+    )
     state = _state(store.path, key) or {}
     if key == "hnsw":  # settings of a corpus with a graph still to be built
         state = {"M": 8, "ef_construction": 50, "ef": 20, "seed": 1}

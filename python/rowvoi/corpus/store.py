@@ -183,6 +183,7 @@ def _base_name(store: CorpusStore, snap: Snapshot, kind: str) -> str | None:
         )
     return name
 
+
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS artifacts (

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import os
 import random
 import subprocess
 import sys
@@ -111,7 +110,16 @@ def main() -> int:
     nxt, findings, crashes = 0, 0, 0
     while (left := seconds - (time.monotonic() - start_time)) > 1:
         p = subprocess.run(
-            [sys.executable, __file__, "--child", target, str(left), str(seed), str(nxt), str(work)],
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                target,
+                str(left),
+                str(seed),
+                str(nxt),
+                str(work),
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -139,6 +147,8 @@ def main() -> int:
 
 if __name__ == "__main__":
     if sys.argv[1] == "--child":
-        child(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), Path(sys.argv[6]))
+        child(
+            sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), Path(sys.argv[6])
+        )
         sys.exit(0)
     sys.exit(main())
