@@ -87,7 +87,7 @@ def _upper_element(b):
 
 
 def _attack_entry(b):
-    struct.pack_into("<I", b, 52, 10**6)
+    struct.pack_into("<I", b, 52, 4_000_000_000)
 
 
 def _attack_neighbour(b):
@@ -137,8 +137,17 @@ def _attack_trailing(b):
     b.extend(b"\0" * 44)
 
 
+def _attack_duplicate_label(b):
+    """Two elements with one id: hnswlib's id lookup keeps one, so removing
+    that id would leave the other one found by searches."""
+    elem, label_at = struct.unpack_from("<QQ", b, 24)
+    b[HEADER + 5 * elem + label_at : HEADER + 5 * elem + label_at + 8] = b[
+        HEADER + 6 * elem + label_at : HEADER + 6 * elem + label_at + 8
+    ]
+
+
 ATTACKS = {
-    "entry_point": (_attack_entry, r"entry point 1000000"),
+    "entry_point": (_attack_entry, r"entry point 4000000000, top level 2 \(the graph has 50 elements"),
     "neighbour_id": (_attack_neighbour, r"element 3, level 0: neighbour id 10000000 is not an element"),
     "link_count": (_attack_link_count, r"element 3, level 0: 60000 links, at most 16"),
     "top_level": (_attack_top_level, r"top level 7, but the entry point"),
@@ -147,6 +156,7 @@ ATTACKS = {
     "neighbour_below_its_level": (_attack_lower_neighbour, r"level 1: neighbour \d+ has level 0 only"),
     "element_level": (_attack_element_level, r"links|truncated|bytes after"),
     "trailing_bytes": (_attack_trailing, r"44 bytes after the last element's links"),
+    "duplicate_label": (_attack_duplicate_label, r"two elements share a label"),
 }  # fmt: skip
 
 _LOAD_ALL = textwrap.dedent("""
@@ -548,3 +558,28 @@ def test_corpus_state_cannot_point_loaders_elsewhere(tmp_path, key, edit, messag
     _state(store.path, key, state)
     with pytest.raises(IndexFormatError, match=message):
         search(open_corpus(store=CorpusStore(store.path)), "lift", mode="hybrid")
+
+
+def test_hnswlib_reads_a_private_copy_also_without_memfd(tmp_path, monkeypatch):
+    """Where Linux's memfd is missing, the checked bytes go to a file in a
+    fresh 0700 directory, removed once hnswlib has read it."""
+    import tempfile
+
+    from rowvoi import _indexfile
+
+    d = tmp_path / "ix"
+    h = _saved(d, remove=[4])
+    made = []
+    real_mkdtemp = tempfile.mkdtemp
+
+    def spy(*args, **kw):
+        made.append(Path(real_mkdtemp(*args, **kw)))
+        assert made[-1].stat().st_mode & 0o777 == 0o700
+        return str(made[-1])
+
+    monkeypatch.delattr(os, "memfd_create")
+    monkeypatch.setattr(_indexfile.tempfile, "mkdtemp", spy)
+    back = HNSWIndex.load(d)
+    assert len(made) == 1 and not made[0].exists()
+    q = RNG.normal(size=(3, 8))
+    np.testing.assert_array_equal(back.search(q, k=4).ids, h.search(q, k=4).ids)
