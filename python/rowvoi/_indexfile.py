@@ -182,7 +182,7 @@ def _copy(src: int, dst: int, size: int, shown: str) -> None:
         try:
             n = os.sendfile(dst, src, done, size - done)
         except OSError as exc:
-            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSOCK):
                 raise
             n = -1
         if n < 0:  # no sendfile between these files: copy through memory

@@ -330,7 +330,9 @@ static void test_load_fd_reads_the_whole_file_from_its_start(void) {
     rv_bm25 *bm = NULL;
     EXPECT_STATUS(RV_E_CORRUPT, rv_bm25_load_fd(fd, "a copy", &bm)); /* not a BM25 file */
     EXPECT_STR_CONTAINS(rv_errmsg(), "a copy: ");
-    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_load_fd(-1, NULL, &back));
+    rv_flat *unset = NULL;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_load_fd(-1, NULL, &unset));
+    EXPECT_TRUE(unset == NULL);
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_flat_load_fd(fd, NULL, NULL));
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_load_fd(-3, NULL, &bm));
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_bm25_load_fd(fd, NULL, NULL));
