@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 import random
 import subprocess
 import sys
@@ -39,8 +40,11 @@ import time
 import traceback
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parent / "corpus"
+# the targets (fuzz_<target>.py) and their corpora (corpus/py_<target>/);
+# ROWVOI_MUTATE_HOME points elsewhere (a directory holding both), for tests
+_HOME = os.environ.get("ROWVOI_MUTATE_HOME")
+HERE = Path(_HOME) if _HOME else Path(__file__).resolve().parent
+CORPUS = Path(_HOME) / "corpus" if _HOME else HERE.parent / "corpus"
 INTERESTING = (0, 1, 0x7F, 0x80, 0xFF)
 
 
