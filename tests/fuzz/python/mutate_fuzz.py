@@ -76,16 +76,16 @@ def _save(target: str, data: bytes) -> Path:
     return out
 
 
-def child(target: str, seconds: float, seed: int, start: int, work: Path) -> None:
-    """Run inputs start, start + 1, ... until the time is up; report counts
-    as JSON on the last line of stdout."""
+def child(target: str, deadline: float, seed: int, start: int, work: Path) -> None:
+    """Run inputs start, start + 1, ... until ``time.time()`` reaches
+    deadline (so importing the target counts against the run's time);
+    report counts as JSON on the last line of stdout."""
     sys.path.insert(0, str(HERE))
     mod = importlib.import_module(f"fuzz_{target}")
     seeds = [p.read_bytes() for p in sorted((CORPUS / f"py_{target}").iterdir()) if p.is_file()]
-    deadline = time.monotonic() + seconds
     i, findings = start, 0
     current = work / "current"
-    while time.monotonic() < deadline:
+    while time.time() < deadline:
         rng = random.Random(seed * 1_000_003 + i)
         if hasattr(mod, "generate") and rng.random() < 0.5:
             data = mod.generate(rng)
@@ -110,16 +110,16 @@ def main() -> int:
     target, seconds = sys.argv[1], float(sys.argv[2])
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     work = Path(tempfile.mkdtemp(prefix=f"rowvoi-mutate-{target}-"))
-    start_time = time.monotonic()
+    start_time, deadline = time.monotonic(), time.time() + seconds
     nxt, findings, crashes = 0, 0, 0
-    while (left := seconds - (time.monotonic() - start_time)) > 1:
+    while deadline - time.time() > 1:
         p = subprocess.run(
             [
                 sys.executable,
                 __file__,
                 "--child",
                 target,
-                str(left),
+                repr(deadline),
                 str(seed),
                 str(nxt),
                 str(work),
