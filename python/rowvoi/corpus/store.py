@@ -1070,9 +1070,21 @@ class Snapshot:
         """Live records."""
         return int(self.con.execute("SELECT count(*) FROM records").fetchone()[0])
 
+    def _damaged(self, what: str) -> Exception:
+        """The error for rows a damaged ``docs.sqlite`` holds (SQLite checks
+        neither NOT NULL nor types when it reads a page)."""
+        from rowvoi.errors import IndexFormatError
+
+        return IndexFormatError(
+            f"RV_E_CORRUPT: {self.store.db_path}: damaged corpus database ({what}); "
+            "rebuild the corpus"
+        )
+
     def tombstones(self) -> np.ndarray:
         """Ids in the base files that are no longer live (int64, ascending)."""
         rows = self.con.execute("SELECT id FROM tombstones ORDER BY id").fetchall()
+        if not all(type(r[0]) is int for r in rows):
+            raise self._damaged("a tombstone that is not an integer id")
         return np.array([r[0] for r in rows], dtype=np.int64)
 
     def delta_texts(self, batch: int = 10_000) -> Iterator[tuple[np.ndarray, list[str]]]:
@@ -1085,6 +1097,8 @@ class Snapshot:
             rows = cur.fetchmany(batch)
             if not rows:
                 return
+            if not all(type(r[0]) is int and type(r[1]) is str for r in rows):
+                raise self._damaged("a record added since the base without an id or text")
             yield (np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
 
     def delta_vectors(
@@ -1096,6 +1110,10 @@ class Snapshot:
             rows = cur.fetchmany(batch)
             if not rows:
                 return
+            if not all(
+                type(r[0]) is int and type(r[1]) is bytes and len(r[1]) == 4 * dim for r in rows
+            ):
+                raise self._damaged(f"a delta vector that is not {dim} float32 values")
             ids = np.array([r[0] for r in rows], dtype=np.int64)
             vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             yield ids, vecs.reshape(len(rows), dim)
