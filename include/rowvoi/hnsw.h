@@ -37,9 +37,9 @@
 **          count (low 16 bits) and M uint32 neighbour ids
 **
 ** Cost: one pass over the bytes (two over the upper levels) and 4 bytes
-** per element; 21-28 ms for 100,000 vectors of dimension 128 with M = 16 (a
-** 66 MB file) on a shared 2-core machine, about 1.5% of what
-** rowvoi.dense.HNSWIndex.load takes for that index.
+** per element; 7.6 ms for 100,000 vectors of dimension 128 with M = 16 (a
+** 66 MB file), about 2% of what rowvoi.dense.HNSWIndex.load takes for that
+** index (bench/hnsw_load.py, bench/results/hnsw_load.md).
 **
 ** Thread-safety: reentrant; reads buf only.
 */
