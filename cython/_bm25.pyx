@@ -98,6 +98,17 @@ cdef class BM25Core:
         return self
 
     @staticmethod
+    def load_fd(int fd, name):
+        cdef bytes bname = os.fsencode(name)
+        cdef const char *cp = bname
+        cdef BM25Core self = BM25Core.__new__(BM25Core)
+        cdef rv_status st
+        with nogil:
+            st = rv_bm25_load_fd(fd, cp, &self.ix)
+        check(st)
+        return self
+
+    @staticmethod
     def from_bytes(bytes data):
         cdef const char *p = PyBytes_AsString(data)
         cdef size_t n = len(data)

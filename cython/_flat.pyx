@@ -22,6 +22,35 @@ STORAGE_NAMES = {v: k for k, v in STORAGES.items()}
 MAX_DIM = RV_FLAT_MAX_DIM
 MAX_ID = RV_FLAT_MAX_ID
 FORMAT_VERSION = RV_FLAT_FORMAT_VERSION
+HNSW_MAX_M = RV_HNSW_MAX_M
+HNSW_HEADER_SIZE = RV_HNSW_HEADER_SIZE
+
+
+def hnsw_check(const unsigned char[::1] data, size_t dim, size_t M, size_t ef_construction,
+               size_t element_count, size_t max_elements):
+    """rv_hnsw_check over a buffer (bytes, mmap, ...): the info as a dict."""
+    cdef rv_hnsw_expect e
+    cdef rv_hnsw_info info
+    cdef rv_status st
+    cdef const unsigned char *p = NULL
+    cdef size_t n = data.shape[0]
+    if n:
+        p = &data[0]
+    rv_hnsw_expect_init(&e)
+    e.dim, e.M, e.ef_construction = dim, M, ef_construction
+    e.element_count, e.max_elements = element_count, max_elements
+    with nogil:
+        st = rv_hnsw_check(p, n, &e, &info)
+    check(st)
+    return {
+        "element_count": info.element_count,
+        "n_deleted": info.n_deleted,
+        "n_upper": info.n_upper,
+        "max_level": info.max_level,
+        "entry_point": info.entry_point,
+        "label_offset": info.label_offset,
+        "element_size": info.element_size,
+    }
 
 
 cdef class FlatHandle:
@@ -54,6 +83,17 @@ cdef class FlatHandle:
         cdef rv_status st
         with nogil:
             st = rv_flat_load(cp, &self.p)
+        check(st)
+        return self
+
+    @staticmethod
+    def load_fd(int fd, name):
+        cdef bytes bname = os.fsencode(name)
+        cdef const char *cp = bname
+        cdef FlatHandle self = FlatHandle.__new__(FlatHandle)
+        cdef rv_status st
+        with nogil:
+            st = rv_flat_load_fd(fd, cp, &self.p)
         check(st)
         return self
 

@@ -286,6 +286,7 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_bm25_save(const rv_bm25 *index, const char *path)
     rv_status rv_bm25_save_mode(const rv_bm25 *index, const char *path, long mode)
     rv_status rv_bm25_load(const char *path, rv_bm25 **out)
+    rv_status rv_bm25_load_fd(int fd, const char *name, rv_bm25 **out)
     rv_status rv_bm25_save_buffer(const rv_bm25 *index, void *buf, size_t capacity,
                                   size_t *size)
     rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out)
@@ -380,11 +381,33 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_flat_save(const rv_flat *index, const char *path)
     rv_status rv_flat_save_mode(const rv_flat *index, const char *path, long mode)
     rv_status rv_flat_load(const char *path, rv_flat **out)
+    rv_status rv_flat_load_fd(int fd, const char *name, rv_flat **out)
     rv_status rv_flat_save_buffer(const rv_flat *index, void *buf, size_t capacity,
                                   size_t *size)
     rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out)
     rv_status rv_flat_check_queries(const rv_flat *index, size_t n_queries,
                                     const float *queries)
+
+    # hnsw.h
+    enum: RV_HNSW_MAX_M
+    enum: RV_HNSW_HEADER_SIZE
+    ctypedef struct rv_hnsw_expect:
+        size_t dim
+        size_t M
+        size_t ef_construction
+        size_t element_count
+        size_t max_elements
+    ctypedef struct rv_hnsw_info:
+        size_t element_count
+        size_t n_deleted
+        size_t n_upper
+        int32_t max_level
+        uint32_t entry_point
+        size_t label_offset
+        size_t element_size
+    void rv_hnsw_expect_init(rv_hnsw_expect *expect)
+    rv_status rv_hnsw_check(const void *buf, size_t size, const rv_hnsw_expect *expect,
+                            rv_hnsw_info *info)
 
     # hashing.h
     ctypedef struct rv_hasher:

@@ -12,6 +12,7 @@
 **   bm25.h   BM25 inverted index: build, search, explain, save/load
 **   belief.h posterior updates, entropy and information gain (noise model)
 **   flat.h   exact vector search (flat index): top-k, deletes, save/load
+**   hnsw.h   structural check of hnswlib graph files before hnswlib loads them
 **   hashing.h  feature-hashing text embedder (no model)
 **   graph.h  link graph (CSR): hops, facts, similarity-ordered selections
 */
@@ -25,6 +26,7 @@
 #include "rowvoi/bm25.h"
 #include "rowvoi/belief.h"
 #include "rowvoi/flat.h"
+#include "rowvoi/hnsw.h"
 #include "rowvoi/hashing.h"
 #include "rowvoi/graph.h"
 

@@ -7,8 +7,8 @@
 # fails the script and leaves the reproducer in build/fuzzrun/<target>/
 # (add it to the seed corpus once fixed).
 # Usage: bash scripts/fuzz.sh [SECONDS (default 30)] [target ...]
-# .ci/run calls it with 30 when clang is present; tests/fuzz/RESULTS.md
-# has the long local runs.
+# .ci/run calls it with 30 (installing clang and libFuzzer from Debian when
+# missing); tests/fuzz/RESULTS.md has the long local runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER=${1:-30}

@@ -406,6 +406,26 @@ RV_API rv_status rv_bm25_save_mode(const rv_bm25 *index, const char *path, long 
 */
 RV_API rv_status rv_bm25_load(const char *path, rv_bm25 **out /* OUT */);
 
+/*
+** Load an index saved by rv_bm25_save from an open file.  CONSTRUCTOR: rv_bm25
+** For hosts that open the file themselves, with the flags they need
+** (O_NOFOLLOW inside a directory they do not trust, openat(2), ...).  fd
+** must be open for reading and refer to a regular file: it is read from
+** offset 0 to its size with pread(2), so its file offset is neither used nor
+** moved; it stays open and owned by the caller.  name is used in messages
+** only (NULL: "file descriptor N").  Returns what rv_bm25_load returns for
+** the same file; RV_E_INVALID_ARG for out NULL or fd < 0; RV_E_IO when fd
+** is not a regular file (a FIFO, socket, device or directory: the message
+** names which, and nothing is read) or a read fails.
+**
+** rv_bm25_load itself opens path with O_RDONLY | O_NONBLOCK | O_NOCTTY |
+** O_CLOEXEC (following symbolic links: the caller named the path) and loads
+** as rv_bm25_load_fd does, so a FIFO or a device in place of the file is
+** refused at once instead of blocking.
+** Thread-safety: reentrant.  Since: 0.1
+*/
+RV_API rv_status rv_bm25_load_fd(int fd, const char *name, rv_bm25 **out /* OUT */);
+
 /* The same, from and to memory.  rv_bm25_save_buffer writes at most
 ** capacity bytes and sets *size to the bytes needed (RV_E_SHAPE when
 ** capacity is too small; buf may be NULL with capacity 0 to ask).

@@ -296,6 +296,28 @@ RV_API rv_status rv_flat_save_mode(const rv_flat *index, const char *path, long 
 RV_API rv_status rv_flat_load(const char *path, rv_flat **out /* OUT */);
 
 /*
+** Load an index saved by rv_flat_save from an open file.  CONSTRUCTOR: rv_flat
+** For hosts that open the file themselves, with the flags they need
+** (O_NOFOLLOW inside a directory they do not trust, openat(2) relative to a
+** directory descriptor, ...).  fd must be open for reading and refer to a
+** regular file: it is read from offset 0 to its size with pread(2), so its
+** file offset is neither used nor moved; it stays open and owned by the
+** caller.  name is used in messages only (NULL: "file descriptor N").
+** Returns what rv_flat_load returns for the same file; RV_E_INVALID_ARG for
+** out NULL or fd < 0; RV_E_IO when fd is not a regular file (a FIFO, socket,
+** device or directory: the message names which, and nothing is read) or a
+** read fails.
+**
+** rv_flat_load itself opens path with O_RDONLY | O_NONBLOCK | O_NOCTTY |
+** O_CLOEXEC (it follows symbolic links: the caller named the path) and then
+** loads as rv_flat_load_fd does, so a FIFO or a device in place of the file
+** is refused at once instead of blocking.
+** Thread-safety: reentrant; two loads may read one descriptor at once.
+** Since: 0.1
+*/
+RV_API rv_status rv_flat_load_fd(int fd, const char *name, rv_flat **out /* OUT */);
+
+/*
 ** The same, to and from memory (the bytes of the file, so a buffer saved
 ** here loads with rv_flat_load once written to disk, and the other way
 ** round).                                        METHOD / CONSTRUCTOR: rv_flat

@@ -62,6 +62,10 @@ class BM25Core:
     @staticmethod
     def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> BM25Core: ...
     @staticmethod
+    def load_fd(
+        fd: int, name: str | bytes | os.PathLike[str] | os.PathLike[bytes]
+    ) -> BM25Core: ...
+    @staticmethod
     def from_bytes(data: bytes) -> BM25Core: ...
     def save(
         self, path: str | bytes | os.PathLike[str] | os.PathLike[bytes], mode: int | None = None

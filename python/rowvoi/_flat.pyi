@@ -5,11 +5,11 @@ ids int64; filters are id-set capsules from :meth:`rowvoi._idset.IdSetCore.capsu
 """
 
 import os
-from typing import Final, NoReturn
+from typing import Final, NoReturn, TypedDict
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import CapsuleType, disjoint_base
+from typing_extensions import Buffer, CapsuleType, disjoint_base
 
 METRICS: Final[dict[str, int]]
 METRIC_NAMES: Final[dict[int, str]]
@@ -18,6 +18,27 @@ STORAGE_NAMES: Final[dict[int, str]]
 MAX_DIM: Final[int]
 MAX_ID: Final[int]
 FORMAT_VERSION: Final[int]
+HNSW_MAX_M: Final[int]
+HNSW_HEADER_SIZE: Final[int]
+
+class _HnswInfo(TypedDict):
+    element_count: int
+    n_deleted: int
+    n_upper: int
+    max_level: int
+    entry_point: int
+    label_offset: int
+    element_size: int
+
+def hnsw_check(
+    data: Buffer,
+    dim: int,
+    M: int,
+    ef_construction: int,
+    element_count: int,
+    max_elements: int,
+) -> _HnswInfo:
+    """rv_hnsw_check over a buffer (bytes, mmap, ...): the info as a dict."""
 
 @disjoint_base
 class FlatHandle:
@@ -27,6 +48,10 @@ class FlatHandle:
     def create(dim: int, metric: str, storage: str, rescore_factor: int) -> FlatHandle: ...
     @staticmethod
     def load(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> FlatHandle: ...
+    @staticmethod
+    def load_fd(
+        fd: int, name: str | bytes | os.PathLike[str] | os.PathLike[bytes]
+    ) -> FlatHandle: ...
     @staticmethod
     def from_bytes(data: bytes) -> FlatHandle: ...
     def to_bytes(self) -> bytes: ...

@@ -49,7 +49,19 @@ Conventions
 * **Copies**: ``pickle`` and :func:`copy.deepcopy` give an independent index
   that searches identically (through :meth:`FlatIndex.to_bytes`, the saved
   file's bytes, and hnswlib's own serialisation), so indexes can be sent to
-  ``multiprocessing`` workers.
+  ``multiprocessing`` workers. Pickles are for trusted data, like every
+  pickle: unpickling runs whatever the pickle names, and an HNSW pickle's
+  graph goes to hnswlib's own unpickler unchecked. Indexes received from
+  elsewhere travel as saved files: :meth:`FlatIndex.load`,
+  :meth:`FlatIndex.from_bytes` and :meth:`HNSWIndex.load` check every byte
+  before trusting it.
+* **Loading** files rowvoi did not write is safe: every loader opens its
+  file without blocking and reads it only if it is a regular file (a FIFO
+  or device in its place is refused at once), checks every field before it
+  trusts it, and raises :class:`rowvoi.errors.IndexFormatError` naming the
+  file and the defect; :meth:`HNSWIndex.load` checks the graph's structure
+  before hnswlib sees it (see there). ``follow_symlinks=False`` refuses a
+  symbolic link in place of the file (a corpus loads its files that way).
 
 Examples
 --------
@@ -67,6 +79,8 @@ array([0.981, 0.832], dtype=float32)
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import numbers
 import os
@@ -74,14 +88,14 @@ import pickle
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from rowvoi import _flat, _status, _validate as _v
+from rowvoi import _flat, _indexfile, _status, _validate as _v
 from rowvoi._atomic import (
     atomic_write_bytes,
     check_mode,
@@ -105,6 +119,8 @@ __all__ = [
     "METRICS",
     "STORAGES",
     "FILTER_EXACT_RATIO",
+    "HNSW_MAX_ELEMENTS",
+    "HNSW_MAX_M",
 ]
 
 METRICS = ("cosine", "ip", "l2")
@@ -629,22 +645,54 @@ class FlatIndex:
             self._h.save(path, mode)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, n_threads: int = 0) -> FlatIndex:
+    def load(
+        cls, path: str | os.PathLike[str], *, n_threads: int = 0, follow_symlinks: bool = True
+    ) -> FlatIndex:
         """Load an index written by :meth:`save`.
+
+        The file is opened without blocking and must be a regular file (a
+        FIFO, socket or device in its place is refused at once, nothing
+        read); ``follow_symlinks=False`` refuses a symbolic link as well (a
+        corpus loads its own files that way). Everything read is checked
+        (magic, version, sizes, checksums) before it is trusted.
 
         Raises
         ------
         rowvoi.errors.IndexFormatError
             The file is truncated, altered, not a flat index, or of another
             format version.
-        OSError
-            The file cannot be read.
+        rowvoi.errors.RvIOError
+            The file cannot be read, is not a regular file, or is a
+            symbolic link and ``follow_symlinks`` is false (an
+            :class:`OSError`).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp(); os.mkfifo(os.path.join(d, "dense.rvf"))
+        >>> FlatIndex.load(os.path.join(d, "dense.rvf"))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        rowvoi.errors.RvIOError: RV_E_IO: .../dense.rvf is a FIFO (named pipe), not a regular file: ...
         """
-        return cls._wrap(_flat.FlatHandle.load(os.fspath(path)), _threads("n_threads", n_threads))
+        threads = _threads("n_threads", n_threads)
+        fd, _ = _indexfile.open_file(path, follow_symlinks=follow_symlinks)
+        try:
+            return cls._load_fd(fd, path, threads)
+        finally:
+            os.close(fd)
+
+    @classmethod
+    def _load_fd(cls, fd: int, name: str | os.PathLike[str], n_threads: int = 0) -> FlatIndex:
+        """Load from an open regular file (read from its start; ``name`` is
+        for messages; the caller closes ``fd``)."""
+        return cls._wrap(_flat.FlatHandle.load_fd(fd, os.fspath(name)), n_threads)
 
     def to_bytes(self) -> bytes:
         """The bytes :meth:`save` would write (also what ``pickle`` and
-        :func:`copy.deepcopy` use).
+        :func:`copy.deepcopy` use). :meth:`from_bytes` checks them as
+        :meth:`load` checks a file; a *pickle* of an index, like every
+        pickle, is for trusted data only (unpickling runs what it names).
 
         Examples
         --------
@@ -726,62 +774,155 @@ def _corrupt(msg: str) -> Exception:
     return status_error(_status.E_CORRUPT, msg)
 
 
-def _read_manifest(d: Path) -> dict[str, Any]:
-    """The parsed ``hnsw.json`` of directory d, checked for shape; raises
-    IndexFormatError for anything that is not a saved HNSWIndex."""
-    try:
-        meta = json.loads((d / _MANIFEST).read_text())
-    except NotADirectoryError as exc:
-        raise _corrupt(
-            f"{d} is a file, not a saved HNSWIndex (HNSWIndex.save writes a directory)"
-        ) from exc
-    except FileNotFoundError as exc:
-        what = "does not exist: no" if not d.exists() else "has no"
-        raise _corrupt(f"{d} {what} {_MANIFEST}; not a saved HNSWIndex") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _corrupt(f"{d / _MANIFEST}: not valid JSON ({exc})") from exc
-    keys = (
-        "format",
-        "format_version",
-        "dim",
-        "metric",
-        "M",
-        "ef_construction",
-        "ef",
-        "seed",
-        "max_elements",
-        "element_count",
-        "size",
-        "hnsw_sha256",
-    )
-    if (
-        not isinstance(meta, dict)
-        or meta.get("format") != "rowvoi-hnsw"
-        or any(key not in meta for key in keys)
-    ):
-        raise _corrupt(f"{d / _MANIFEST}: not a rowvoi HNSW description")
-    if meta["format_version"] not in _HNSW_READS:
+#: Most elements an HNSW graph may hold (and the largest ``max_elements``):
+#: hnswlib numbers its elements with 32-bit ids and keeps ``2**32 - 1`` for
+#: "none".
+HNSW_MAX_ELEMENTS: int = 2**32 - 2
+#: Largest ``M`` (graph degree) of an :class:`HNSWIndex`.
+HNSW_MAX_M: int = int(_flat.HNSW_MAX_M)
+_INT64_MAX = 2**63 - 1
+# hnsw.json is a few hundred bytes; a larger one is refused before it is read
+_MANIFEST_LIMIT = 1 << 20
+_MAX_SUPERSEDED = 64
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# the names a manifest may give its parts (no temporaries, no separators)
+_PART_NAME = {
+    "hnsw_file": re.compile(
+        r"^hnsw\.(?P<n>[0-9]{1,19})\.[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16}\.bin$"
+    ),
+    "exact_file": re.compile(
+        r"^exact\.(?P<n>[0-9]{1,19})\.[A-Za-z0-9_-]+-[0-9]+-[0-9a-f]{8,16}\.rvf$"
+    ),
+}
+_MANIFEST_KEYS = (
+    "format",
+    "format_version",
+    "dim",
+    "metric",
+    "M",
+    "ef_construction",
+    "ef",
+    "seed",
+    "max_elements",
+    "element_count",
+    "size",
+    "hnsw_sha256",
+)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_manifest(meta: Any, where: Path) -> dict[str, Any]:
+    """Every field of a parsed ``hnsw.json`` checked for type and range, and
+    against the others (the part files are checked against it on load);
+    returns it with version 1's implied fields filled in. Raises
+    IndexFormatError naming the file and the field."""
+
+    def bad(what: str) -> Exception:
+        return _corrupt(
+            f"{where}: {what}; the manifest was altered or damaged: rebuild the index "
+            "(or save it again from a good copy)"
+        )
+
+    if not isinstance(meta, dict) or meta.get("format") != "rowvoi-hnsw":
+        raise _corrupt(f"{where}: not a rowvoi HNSW description")
+    missing = [key for key in _MANIFEST_KEYS if key not in meta]
+    if missing:
+        raise _corrupt(f"{where}: not a rowvoi HNSW description (no {', '.join(missing)})")
+    version = meta["format_version"]
+    if not _is_int(version):
+        raise bad(f"format_version = {version!r} is not an integer")
+    if version not in _HNSW_READS:
         raise status_error(
             _status.E_VERSION,
-            f"{d}: HNSW format version {meta['format_version']}; this rowvoi "
+            f"{where.parent}: HNSW format version {version}; this rowvoi "
             f"reads versions {', '.join(map(str, _HNSW_READS))}: save the index again with "
             "the rowvoi that wrote it, or rebuild it",
         )
-    if meta["format_version"] == 1:
+
+    def integer(key: str, low: int, high: int) -> int:
+        v = meta[key]
+        if not _is_int(v) or not low <= v <= high:
+            raise bad(f"{key} = {v!r} is not an integer in {low} .. {high}")
+        return int(v)
+
+    integer("dim", 1, int(_flat.MAX_DIM))
+    if not isinstance(meta["metric"], str) or meta["metric"] not in METRICS:
+        raise bad(f"metric = {meta['metric']!r} is not one of {', '.join(METRICS)}")
+    integer("M", 2, HNSW_MAX_M)
+    integer("ef_construction", 1, _INT64_MAX)
+    integer("ef", 1, _INT64_MAX)
+    integer("seed", 0, _INT64_MAX)
+    count = integer("element_count", 0, HNSW_MAX_ELEMENTS)
+    integer("max_elements", max(1, count), HNSW_MAX_ELEMENTS)
+    integer("size", 0, count)
+    if not isinstance(meta["hnsw_sha256"], str) or not _SHA256.match(meta["hnsw_sha256"]):
+        raise bad("hnsw_sha256 is not a SHA-256 digest (64 lowercase hex digits)")
+    if version == 1:
         meta["hnsw_file"], meta["exact_file"], meta["generation"] = (*_V1_PARTS, 0)
         meta["superseded"] = []
-    superseded = meta.get("superseded")
-    if not isinstance(superseded, list) or not all(
-        isinstance(n, str) and (n in _V1_PARTS or _PART.match(n)) for n in superseded
-    ):
-        raise _corrupt(f"{d / _MANIFEST}: superseded is not a list of part file names")
-    for key in ("hnsw_file", "exact_file"):
+        return meta
+    gen = integer("generation", 1, _INT64_MAX)
+    for key, pattern in _PART_NAME.items():
         name = meta.get(key)
-        if not isinstance(name, str) or not (name in _V1_PARTS or _PART.match(name)):
-            raise _corrupt(f"{d / _MANIFEST}: {key} is not a part file name")
-    if not isinstance(meta.get("generation"), int) or meta["metric"] not in METRICS:
-        raise _corrupt(f"{d / _MANIFEST}: not a rowvoi HNSW description")
+        m = pattern.match(name) if isinstance(name, str) else None
+        if m is None:
+            raise bad(f"{key} = {name!r} is not a part file name")
+        if int(m.group("n")) != gen:
+            raise bad(f"{key} = {name!r} is not a part of generation {gen}")
+    superseded = meta.get("superseded")
+    if (
+        not isinstance(superseded, list)
+        or len(superseded) > _MAX_SUPERSEDED
+        or not all(
+            isinstance(n, str) and (n in _V1_PARTS or any(p.match(n) for p in _PART_NAME.values()))
+            for n in superseded
+        )
+    ):
+        raise bad("superseded is not a list of part file names")
     return meta
+
+
+def _open_index_dir(d: Path, follow_symlinks: bool) -> int:
+    """The directory of a saved HNSWIndex, opened (see _indexfile.open_dir)."""
+    try:
+        return _indexfile.open_dir(d, follow_symlinks=follow_symlinks)
+    except NotADirectoryError as exc:
+        what = "is a file" if d.is_file() else "is not a directory"
+        raise _corrupt(
+            f"{d} {what}, not a saved HNSWIndex (HNSWIndex.save writes a directory)"
+        ) from exc
+    except FileNotFoundError as exc:
+        raise _corrupt(f"{d} does not exist: no {_MANIFEST}; not a saved HNSWIndex") from exc
+
+
+def _read_manifest(d: Path, dfd: int | None = None) -> dict[str, Any]:
+    """The checked ``hnsw.json`` of directory d (opened as dfd, or here);
+    raises IndexFormatError for anything that is not a saved HNSWIndex."""
+    if dfd is None:
+        own = _open_index_dir(d, True)
+        try:
+            return _read_manifest(d, own)
+        finally:
+            os.close(own)
+    where = d / _MANIFEST
+    try:
+        fd, size = _indexfile.open_file(_MANIFEST, follow_symlinks=False, dir_fd=dfd, shown=where)
+    except RvIOError as exc:
+        if exc.errno == errno.ENOENT:
+            raise _corrupt(f"{d} has no {_MANIFEST}; not a saved HNSWIndex") from None
+        raise
+    try:
+        raw = _indexfile.read_small(fd, size, _MANIFEST_LIMIT, str(where))
+    finally:
+        os.close(fd)
+    try:
+        meta = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise _corrupt(f"{where}: not valid JSON ({exc})") from exc
+    return _check_manifest(meta, where)
 
 
 def _clean_parts(d: Path, keep: set[str], replaced: set[str]) -> None:
@@ -875,7 +1016,8 @@ class HNSWIndex:
     seed : int
         hnswlib's random seed for the level of each element.
     max_elements : int
-        Initial capacity; grows automatically.
+        Initial capacity (at most :data:`HNSW_MAX_ELEMENTS`); grows
+        automatically.
     n_threads : int
         Threads used by :meth:`add`. The default, 1, makes the graph (and so
         every result) deterministic; more threads build faster but insert in
@@ -923,11 +1065,11 @@ class HNSWIndex:
         hnswlib = _import_hnswlib()
         dim = _v.integer("dim", dim, 1, _flat.MAX_DIM)
         _v.choice("metric", metric, METRICS)
-        self.M = _v.integer("M", M, 2, 1024)
+        self.M = _v.integer("M", M, 2, HNSW_MAX_M)
         self.ef_construction = _v.integer("ef_construction", ef_construction, 1)
         self.ef = _v.integer("ef", ef, 1)
         self.seed = _v.integer("seed", seed, 0, 2**63 - 1)
-        max_elements = _v.integer("max_elements", max_elements, 1)
+        max_elements = _v.integer("max_elements", max_elements, 1, HNSW_MAX_ELEMENTS)
         self.n_threads = _threads("n_threads", n_threads)
         self._exact = FlatIndex(dim, metric, storage="int8")
         self._g = hnswlib.Index(space=_HNSW_SPACE[metric], dim=dim)
@@ -941,6 +1083,11 @@ class HNSWIndex:
         self._gate = _EfGate()
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        """Pickling (and :func:`copy.deepcopy`): the exact twin's bytes and
+        hnswlib's own serialisation of the graph. For trusted data only,
+        like every pickle: unpickling runs what the pickle names, and the
+        graph goes to hnswlib unchecked (:meth:`load` checks a saved
+        directory; send that to another machine or user)."""
         # pickle and copy.deepcopy: hnswlib serialises its graph itself; both
         # parts are turned into bytes here, under the lock, not later by the
         # pickler (an add could run by then)
@@ -1232,7 +1379,7 @@ class HNSWIndex:
         with self._lock.read():
             try:
                 old = _read_manifest(d)
-            except IndexFormatError:
+            except (IndexFormatError, RvIOError):  # none, or none usable: replaced
                 old = None
             # what this commit supersedes: the current generation, and any
             # generation an earlier commit superseded but did not get to delete
@@ -1290,79 +1437,181 @@ class HNSWIndex:
         _clean_parts(d, keep={graph.name, exact.name}, replaced=replaced)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, n_threads: int = 1) -> HNSWIndex:
+    def load(
+        cls, path: str | os.PathLike[str], *, n_threads: int = 1, follow_symlinks: bool = True
+    ) -> HNSWIndex:
         """Load an index written by :meth:`save`.
+
+        Nothing in the directory is trusted: before hnswlib sees the graph,
+        ``hnsw.json`` is checked field by field (types, ranges, names of the
+        part files, agreement of the counts), the graph file against its
+        SHA-256 *and* structurally (:c:func:`rv_hnsw_check`: header against
+        the file size and ``hnsw.json``; entry point, levels, every link
+        count and every neighbour id in range), the exact twin by its own
+        checksums, and the graph's labels against the twin's ids. hnswlib
+        then reads a private, sealed copy of the bytes that were checked.
+        Every file is opened without blocking and must be a regular file (a
+        FIFO or a device in its place is refused at once); the files inside
+        the directory are never followed if they are symbolic links, and
+        ``path`` itself only when ``follow_symlinks`` is true (a corpus
+        loads its graphs with ``False``). Loading reserves room for the
+        stored elements only, whatever ``max_elements`` says (the graph
+        grows on :meth:`add`). The digest in ``hnsw.json`` only catches
+        accidents (it sits in the directory it protects); the structural
+        checks are what make a hostile directory harmless: it loads as
+        the graph it describes or raises.
 
         Raises
         ------
         rowvoi.errors.IndexFormatError
             ``path`` is a file or not a saved index, a part is missing,
-            altered or of another format version (the graph file is checked
-            against its SHA-256 before hnswlib reads it).
-        OSError
-            A file exists but cannot be read (permissions).
+            altered or of another format version, a field of ``hnsw.json`` is
+            of the wrong type or out of range, or the graph fails a
+            structural check (the message names the file and the defect).
+        rowvoi.errors.RvIOError
+            A file cannot be read (permissions), is not a regular file, or
+            is a symbolic link where links are not followed.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, json
+        >>> h = HNSWIndex(4, metric="l2", M=8, seed=3)
+        >>> _ = h.add(np.arange(40.0).reshape(10, 4))
+        >>> d = tempfile.mkdtemp(); h.save(d)
+        >>> meta = json.load(open(os.path.join(d, "hnsw.json")))
+        >>> meta["ef"] = "abc"
+        >>> _ = open(os.path.join(d, "hnsw.json"), "w").write(json.dumps(meta))
+        >>> HNSWIndex.load(d)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        rowvoi.errors.IndexFormatError: RV_E_CORRUPT: .../hnsw.json: ef = 'abc' is not an integer in 1 .. 9223372036854775807; ...
         """
         d = Path(path)
-        meta = _read_manifest(d)
-        for _ in range(5):
-            try:
-                return cls._load_generation(d, meta, n_threads)
-            except _PartMissing as missing:
-                # a save may have committed a newer generation and removed
-                # this one between our reads: follow the manifest
-                newer = _read_manifest(d)
-                if (newer["hnsw_file"], newer["exact_file"]) == (
-                    meta["hnsw_file"],
-                    meta["exact_file"],
-                ):
-                    raise _corrupt(
-                        f"{missing.args[0]}: missing (named by "
-                        f"{d / _MANIFEST}); the index is incomplete"
-                    ) from None
-                meta = newer
-        raise _corrupt(f"{d}: the index kept changing while it was being loaded")
+        threads = _threads("n_threads", n_threads)
+        dfd = _open_index_dir(d, follow_symlinks)
+        try:
+            meta = _read_manifest(d, dfd)
+            for _ in range(5):
+                try:
+                    return cls._load_generation(d, dfd, meta, threads)
+                except _PartMissing as missing:
+                    # a save may have committed a newer generation and removed
+                    # this one between our reads: follow the manifest
+                    newer = _read_manifest(d, dfd)
+                    if (newer["hnsw_file"], newer["exact_file"]) == (
+                        meta["hnsw_file"],
+                        meta["exact_file"],
+                    ):
+                        raise _corrupt(
+                            f"{missing.args[0]}: missing (named by "
+                            f"{d / _MANIFEST}); the index is incomplete"
+                        ) from None
+                    meta = newer
+            raise _corrupt(f"{d}: the index kept changing while it was being loaded")
+        finally:
+            os.close(dfd)
 
     @classmethod
-    def _load_generation(cls, d: Path, meta: dict[str, Any], n_threads: int) -> HNSWIndex:
+    def _load_generation(
+        cls, d: Path, dfd: int, meta: dict[str, Any], n_threads: int
+    ) -> HNSWIndex:
         hnswlib = _import_hnswlib()
         graph, exact_path = d / meta["hnsw_file"], d / meta["exact_file"]
-        try:
-            digest = sha256_file(graph)
-        except FileNotFoundError:
-            raise _PartMissing(graph) from None
-        if digest != meta["hnsw_sha256"]:
-            raise _corrupt(f"{graph}: checksum mismatch (altered or truncated)")
-        if not exact_path.is_file():
-            raise _PartMissing(exact_path)
-        try:
-            exact = FlatIndex.load(exact_path)
-        except RvIOError:
-            if not exact_path.exists():
-                raise _PartMissing(exact_path) from None
-            raise
+        exact = _open_part(dfd, meta["exact_file"], exact_path, FlatIndex._load_fd)
         if (
             exact.dim != meta["dim"]
             or exact.metric != meta["metric"]
             or len(exact) != meta["size"]
         ):
-            raise _corrupt(f"{d}: {exact_path.name} does not match {_MANIFEST}")
+            raise _corrupt(
+                f"{d}: {exact_path.name} (dim {exact.dim}, {exact.metric}, "
+                f"{len(exact)} vectors) does not match {_MANIFEST} (dim {meta['dim']}, "
+                f"{meta['metric']}, size {meta['size']})"
+            )
+        fd, size = _open_part(dfd, meta["hnsw_file"], graph, None)
+        try:
+            # the smallest file of element_count elements, before any copy
+            n, dim, m = meta["element_count"], meta["dim"], meta["M"]
+            least = _flat.HNSW_HEADER_SIZE + n * (4 + 8 * m + 4 * dim + 8 + 4)
+            if size < least:
+                raise _corrupt(
+                    f"{graph}: {size} bytes, truncated ({n} elements of dim {dim}, M {m} "
+                    f"need at least {least})"
+                )
+            with _indexfile.private_copy(fd, size, str(graph)) as (mem, private):
+                if hashlib.sha256(mem).hexdigest() != meta["hnsw_sha256"]:
+                    raise _corrupt(f"{graph}: checksum mismatch (altered or truncated)")
+                try:
+                    info = _flat.hnsw_check(
+                        mem, dim, m, meta["ef_construction"], n, meta["max_elements"]
+                    )
+                except IndexFormatError as exc:
+                    reason = str(exc).split(": ", 1)[-1]
+                    raise _corrupt(
+                        f"{graph}: {reason}; hnswlib would crash on it, so it is not loaded: "
+                        "rebuild the index"
+                    ) from None
+                _check_labels(mem, info, exact, graph)
+                g = hnswlib.Index(space=_HNSW_SPACE[meta["metric"]], dim=dim)
+                g.load_index(private, max_elements=max(1, n))
+        finally:
+            os.close(fd)
+        if g.get_current_count() != n:  # pragma: no cover - checked above
+            raise _corrupt(f"{graph}: element count does not match {_MANIFEST}")
         self = cls.__new__(cls)
         self.M, self.ef_construction, self.ef = meta["M"], meta["ef_construction"], meta["ef"]
         self.seed = meta["seed"]
-        self.n_threads = _threads("n_threads", n_threads)
+        self.n_threads = n_threads
         self._exact = exact
-        self._g = hnswlib.Index(space=_HNSW_SPACE[meta["metric"]], dim=meta["dim"])
-        try:
-            self._g.load_index(str(graph), max_elements=int(meta["max_elements"]))
-        except RuntimeError:
-            if not graph.exists():
-                raise _PartMissing(graph) from None
-            raise
-        if self._g.get_current_count() != meta["element_count"]:
-            raise _corrupt(f"{graph}: element count does not match {_MANIFEST}")
+        self._g = g
         self._lock = RWLock()
         self._gate = _EfGate()
         return self
+
+
+def _open_part(dfd: int, name: str, shown: Path, loader: Callable[[int, Path], Any] | None) -> Any:
+    """Open part `name` of an HNSW directory (never following a link):
+    ``loader(fd, shown)`` when given (the fd is closed after), else
+    ``(fd, size)`` for the caller to close. A part that is not there raises
+    _PartMissing (a newer save may have replaced it)."""
+    try:
+        fd, size = _indexfile.open_file(name, follow_symlinks=False, dir_fd=dfd, shown=shown)
+    except RvIOError as exc:
+        if exc.errno == errno.ENOENT:
+            raise _PartMissing(shown) from None
+        raise
+    if loader is None:
+        return fd, size
+    try:
+        return loader(fd, shown)
+    finally:
+        os.close(fd)
+
+
+def _check_labels(mem: Any, info: Mapping[str, Any], exact: FlatIndex, graph: Path) -> None:
+    """The graph's labels (hnswlib's ids) against the exact twin: unique, and
+    the live ones exactly the twin's ids (searches map labels to vectors)."""
+    n = info["element_count"]
+    if n == 0:
+        if len(exact):
+            raise _corrupt(f"{graph}: an empty graph, but the exact twin holds {len(exact)}")
+        return
+    step = info["element_size"]
+    base = int(_flat.HNSW_HEADER_SIZE)
+    labels = np.ndarray(
+        (n,), dtype=np.uint64, buffer=mem, offset=base + info["label_offset"], strides=(step,)
+    )
+    flags = np.ndarray((n,), dtype=np.uint8, buffer=mem, offset=base + 2, strides=(step,))
+    live = labels[(flags & 1) == 0]
+    every = np.sort(labels)  # (sorting: np.unique is far slower on numpy 2.4)
+    if n > 1 and bool((every[1:] == every[:-1]).any()):
+        raise _corrupt(f"{graph}: two elements share a label (id); rebuild the index")
+    ids = np.sort(exact.ids()).astype(np.uint64)
+    if len(live) != len(ids) or not np.array_equal(np.sort(live), ids):
+        raise _corrupt(
+            f"{graph}: the graph's live ids ({len(live)}) are not the exact twin's "
+            f"({len(ids)}); the parts do not belong together: rebuild the index"
+        )
 
 
 class _PartMissing(Exception):
@@ -1370,7 +1619,8 @@ class _PartMissing(Exception):
 
 
 def _hnsw_from_state(state: dict[str, Any]) -> HNSWIndex:
-    """Unpickle an :class:`HNSWIndex` (module level, so pickle can name it)."""
+    """Unpickle an :class:`HNSWIndex` (module level, so pickle can name it).
+    Trusted data only: the graph goes to hnswlib's unpickler unchecked."""
     self = HNSWIndex.__new__(HNSWIndex)
     self.M, self.ef_construction, self.ef = state["M"], state["ef_construction"], state["ef"]
     self.seed, self.n_threads = state["seed"], state["n_threads"]

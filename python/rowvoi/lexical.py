@@ -47,7 +47,11 @@ Conventions
 * **Copies**: ``pickle`` and :func:`copy.deepcopy` go through
   :meth:`BM25Index.to_bytes` (the saved file's bytes), so a copy is an
   independent index that searches identically, and indexes can be sent to
-  ``multiprocessing`` workers.
+  ``multiprocessing`` workers. Pickles are for trusted data, like every
+  pickle (unpickling runs whatever the pickle names); an index received
+  from elsewhere travels as a saved file or as :meth:`BM25Index.to_bytes`,
+  which :meth:`BM25Index.load` and :meth:`BM25Index.from_bytes` check
+  structure by structure before trusting it.
 
 Examples
 --------
@@ -72,7 +76,7 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _bm25, _validate as _v
+from rowvoi import _bm25, _indexfile, _validate as _v
 from rowvoi._rwlock import RWLock
 from rowvoi.idset import IdSet, _as_id_array, as_idset
 from rowvoi.text import Analyzer
@@ -621,18 +625,42 @@ class BM25Index:
             self._core.save(os.fspath(path), mode)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> BM25Index:
+    def load(cls, path: str | os.PathLike[str], *, follow_symlinks: bool = True) -> BM25Index:
         """Read an index written by :meth:`save`.
+
+        The file is opened without blocking and must be a regular file (a
+        FIFO, socket or device in its place is refused at once, nothing
+        read); ``follow_symlinks=False`` refuses a symbolic link as well (a
+        corpus loads its own files that way). Every structure is checked
+        before it is trusted.
 
         Raises :class:`rowvoi.errors.IndexFormatError` (a ``ValueError``) for
         a truncated, damaged or foreign file or another format version, and
-        :class:`OSError` when the file cannot be read.
+        :class:`rowvoi.errors.RvIOError` (an :class:`OSError`) when the file
+        cannot be read, is not a regular file, or is a refused symbolic link.
+
+        >>> import os, tempfile
+        >>> d = tempfile.mkdtemp(); index = BM25Index(); _ = index.add(["text"])
+        >>> index.save(os.path.join(d, "real.rvx"))
+        >>> os.symlink(os.path.join(d, "real.rvx"), os.path.join(d, "link.rvx"))
+        >>> len(BM25Index.load(os.path.join(d, "link.rvx")))
+        1
+        >>> BM25Index.load(os.path.join(d, "link.rvx"), follow_symlinks=False)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        rowvoi.errors.RvIOError: RV_E_IO: .../link.rvx is a symbolic link; rowvoi does not follow ...
         """
-        return cls._wrap(_bm25.BM25Core.load(os.fspath(path)))
+        fd, _ = _indexfile.open_file(path, follow_symlinks=follow_symlinks)
+        try:
+            return cls._wrap(_bm25.BM25Core.load_fd(fd, os.fspath(path)))
+        finally:
+            os.close(fd)
 
     def to_bytes(self) -> bytes:
         """The saved file's bytes, in memory (also what ``pickle`` and
-        :func:`copy.deepcopy` use).
+        :func:`copy.deepcopy` use). :meth:`from_bytes` checks them as
+        :meth:`load` checks a file; a *pickle* of an index, like every
+        pickle, is for trusted data only (unpickling runs what it names).
 
         >>> import pickle
         >>> index = BM25Index()

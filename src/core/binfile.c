@@ -2,7 +2,14 @@
 ** The binary-file toolkit: checksums and byte-order helpers shared by every
 ** engine file format.  See binfile.h.
 */
+#define _POSIX_C_SOURCE 200809L
 #include "binfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void rv__swap_items(void *data, size_t count, size_t width) {
     uint8_t *p = (uint8_t *)data;
@@ -14,7 +21,39 @@ void rv__swap_items(void *data, size_t count, size_t width) {
         }
 }
 
-/* ------------------------------------------------------------ CRC-32C */
+/* ------------------------------------------------------ opening files */
+
+int rv__open_read(const char *path) {
+    int fd;
+    do {
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+/* What a file type is called in messages. */
+static const char *rv__kind(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    return "not a regular file";
+}
+
+rv_status rv__regular_size(int fd, const char *name, uint64_t *size) {
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return rv__error(RV_E_IO, "cannot stat %s: %s", name, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return rv__error(RV_E_IO,
+                         "%s is %s, not a regular file: an index file must be a regular "
+                         "file (nothing was read from it)",
+                         name, rv__kind(sb.st_mode));
+    if (sb.st_size < 0 || (uint64_t)sb.st_size > (uint64_t)SIZE_MAX)
+        return rv__error(RV_E_RANGE, "%s is too large for memory", name);
+    *size = (uint64_t)sb.st_size;
+    return RV_OK;
+}
 
 /* ------------------------------------------------------------ CRC-32C */
 

@@ -70,6 +70,22 @@ static inline uint64_t rv__pad8(uint64_t n) {
 /* Reverse the bytes of each `width`-byte item in place (big-endian hosts). */
 void rv__swap_items(void *data, size_t count, size_t width);
 
+/* ------------------------------------------------------ opening files */
+
+/* Readers open their file with rv__open_read, then check it with
+** rv__regular_size before reading a byte.  rv__open_read opens path
+** read-only with O_NONBLOCK | O_NOCTTY | O_CLOEXEC: a FIFO or a device
+** opens at once instead of blocking (nothing is read from it), and the
+** descriptor does not leak into child processes.  Symbolic links are
+** followed: the caller named the path (hosts that must not follow them open
+** the file themselves, with O_NOFOLLOW, and pass the descriptor to the
+** *_load_fd functions).  Returns the descriptor, or -1 with errno set.
+** rv__regular_size fstats fd: RV_OK and *size for a regular file;
+** RV_E_IO naming name and what it is ("a FIFO (named pipe)", "a directory",
+** ...) for anything else; RV_E_RANGE when the size exceeds SIZE_MAX. */
+int rv__open_read(const char *path);
+rv_status rv__regular_size(int fd, const char *name, uint64_t *size);
+
 /* ------------------------------------------------------------ CRC-32C */
 
 /* CRC-32C (Castagnoli), slicing by 8.  The table is built by the caller

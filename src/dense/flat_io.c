@@ -189,16 +189,34 @@ static rv_status rv__corrupt(const char *path, const char *why) {
     return rv__error(RV_E_CORRUPT, "%s: %s", path, why);
 }
 
-/* Where a saved index comes from: a FILE or memory. */
+/* Where a saved index comes from: a file descriptor (read with pread from
+** offset 0, so the descriptor's own offset is neither used nor moved) or
+** memory.  err keeps the first read error (errno), so a failing disk is
+** reported as RV_E_IO, not as a truncated file. */
 typedef struct rv__source {
-    FILE *f;
+    int fd;
     const uint8_t *mem;
     uint64_t size, pos;
+    int err;
 } rv__source;
 
 /* fread's contract: the number of whole items read. */
 static size_t rv__src_read(rv__source *s, void *p, size_t width, size_t count) {
-    if (s->f) return fread(p, width, count, s->f);
+    if (s->fd >= 0) {
+        size_t want = width * count, got = 0;
+        while (got < want) {
+            ssize_t r = pread(s->fd, (uint8_t *)p + got, want - got, (off_t)(s->pos + got));
+            if (r < 0) {
+                if (errno == EINTR) continue;
+                if (!s->err) s->err = errno;
+                break;
+            }
+            if (r == 0) break;
+            got += (size_t)r;
+        }
+        s->pos += got;
+        return got / width;
+    }
     uint64_t avail = (s->size - s->pos) / width;
     size_t n = count < avail ? count : (size_t)avail;
     memcpy(p, s->mem + s->pos, n * width);
@@ -333,24 +351,33 @@ done:
     return RV_OK;
 }
 
+rv_status rv_flat_load_fd(int fd, const char *name, rv_flat **out) {
+    RV__NOT_NULL(out, "out");
+    *out = NULL;
+    if (fd < 0) return rv__error(RV_E_INVALID_ARG, "fd = %d is not a file descriptor", fd);
+    char fdname[32];
+    if (!name) {
+        snprintf(fdname, sizeof fdname, "file descriptor %d", fd);
+        name = fdname;
+    }
+    uint64_t size;
+    rv_status st = rv__regular_size(fd, name, &size);
+    if (st) return st;
+    rv__source src = {fd, NULL, 0, 0, 0};
+    st = rv__load_image(&src, name, size, out);
+    if (st && src.err) /* a failing read, not a short file */
+        return rv__error(RV_E_IO, "cannot read %s: %s", name, strerror(src.err));
+    return st;
+}
+
 rv_status rv_flat_load(const char *path, rv_flat **out) {
     RV__NOT_NULL(out, "out");
     *out = NULL;
     RV__NOT_NULL(path, "path");
-    FILE *f = fopen(path, "rb");
-    if (!f) return rv__io_error("cannot open", path);
-    rv_status st;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0) {
-        st = rv__io_error("cannot stat", path);
-    } else if (S_ISDIR(sb.st_mode)) {
-        errno = EISDIR;
-        st = rv__io_error("cannot read", path);
-    } else {
-        rv__source src = {f, NULL, 0, 0};
-        st = rv__load_image(&src, path, (uint64_t)sb.st_size, out);
-    }
-    fclose(f);
+    int fd = rv__open_read(path);
+    if (fd < 0) return rv__io_error("cannot open", path);
+    rv_status st = rv_flat_load_fd(fd, path, out);
+    close(fd);
     return st;
 }
 
@@ -360,6 +387,6 @@ rv_status rv_flat_load_buffer(const void *buf, size_t size, rv_flat **out) {
     if (!buf && size) return rv__error(RV_E_INVALID_ARG, "buf is NULL but size = %zu", size);
     RV__CHECK_SIZE(size, 1, "size");
     static const uint8_t none = 0;
-    rv__source src = {NULL, buf ? (const uint8_t *)buf : &none, size, 0};
+    rv__source src = {-1, buf ? (const uint8_t *)buf : &none, size, 0, 0};
     return rv__load_image(&src, "flat index buffer", (uint64_t)size, out);
 }

@@ -731,54 +731,51 @@ rv_status rv_bm25_load_buffer(const void *buf, size_t size, rv_bm25 **out) {
     return st;
 }
 
-rv_status rv_bm25_load(const char *path, rv_bm25 **out) {
+rv_status rv_bm25_load_fd(int fd, const char *name, rv_bm25 **out) {
     RV__NOT_NULL(out, "out");
     *out = NULL;
-    RV__NOT_NULL(path, "path");
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return rv__error(RV_E_IO, "cannot open %s: %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        int e = errno;
-        close(fd);
-        return rv__error(RV_E_IO, "cannot stat %s: %s", path, strerror(e));
+    if (fd < 0) return rv__error(RV_E_INVALID_ARG, "fd = %d is not a file descriptor", fd);
+    char fdname[32];
+    if (!name) {
+        snprintf(fdname, sizeof fdname, "file descriptor %d", fd);
+        name = fdname;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return rv__error(RV_E_IO, "%s is not a regular file", path);
-    }
-    uint64_t size = (uint64_t)sb.st_size;
-    if (size > SIZE_MAX) {
-        close(fd);
-        return rv__error(RV_E_RANGE, "%s is too large for memory", path);
-    }
+    uint64_t size;
+    rv_status st = rv__regular_size(fd, name, &size);
+    if (st) return st;
     unsigned char *img = rv__malloc(size ? (size_t)size : 1);
-    if (!img) {
-        close(fd);
-        return rv__nomem("the index image");
-    }
+    if (!img) return rv__nomem("the index image");
     uint64_t got = 0;
     while (got < size) {
-        ssize_t r = read(fd, img + got, (size_t)(size - got));
+        ssize_t r = pread(fd, img + got, (size_t)(size - got), (off_t)got);
         if (r < 0) {
             if (errno == EINTR) continue;
             int e = errno;
-            close(fd);
             rv__free(img);
-            return rv__error(RV_E_IO, "cannot read %s: %s", path, strerror(e));
+            return rv__error(RV_E_IO, "cannot read %s: %s", name, strerror(e));
         }
         if (r == 0) break;
         got += (uint64_t)r;
     }
-    close(fd);
-    rv_status st = rv__load(img, got, img, out);
+    st = rv__load(img, got, img, out);
     if (st != RV_OK) {
         rv__free(img);
         if (st == RV_E_CORRUPT || st == RV_E_VERSION) {
             char msg[512];
             snprintf(msg, sizeof msg, "%s", rv_errmsg());
-            return rv__error(st, "%s: %s", path, msg);
+            return rv__error(st, "%s: %s", name, msg);
         }
     }
+    return st;
+}
+
+rv_status rv_bm25_load(const char *path, rv_bm25 **out) {
+    RV__NOT_NULL(out, "out");
+    *out = NULL;
+    RV__NOT_NULL(path, "path");
+    int fd = rv__open_read(path);
+    if (fd < 0) return rv__error(RV_E_IO, "cannot open %s: %s", path, strerror(errno));
+    rv_status st = rv_bm25_load_fd(fd, path, out);
+    close(fd);
     return st;
 }

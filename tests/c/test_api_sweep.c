@@ -27,6 +27,8 @@
 */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +210,9 @@ typedef struct sw {
     rv_cover_options co;
     rv_cover_info ci;
     rv_cover_lp_result lpr;
+    rv_hnsw_expect he;
+    rv_hnsw_info hi;
+    int fd;
     rv_belief_options bo;
     rv_hasher_options ho;
     unsigned char image[1 << 16];
@@ -506,6 +511,69 @@ static void init_cover_solve(sw *s) {
 static int64_t call_cover_solve(sw *s) {
     return rv_cover_solve(P(const rv_cover *, 0), P(const rv_cover_options *, 1), P(uint32_t *, 2),
                           Z(0), P(size_t *, 3), P(rv_cover_info *, 4));
+}
+static void init_bm25_load_fd(sw *s) {
+    s->fd = open(g_bm_path, O_RDONLY);
+    s->p[0] = "bm25 index";
+    s->p[1] = &s->bm_out;
+}
+static int64_t call_bm25_load_fd(sw *s) {
+    rv_status st = rv_bm25_load_fd(s->fd, P(const char *, 0), P(rv_bm25 **, 1));
+    FREE_IF_OK(st, rv_bm25_free, P(rv_bm25 **, 1));
+    if (s->fd >= 0) close(s->fd);
+    return st;
+}
+static void init_flat_load_fd(sw *s) {
+    s->fd = open(g_fl_path, O_RDONLY);
+    s->p[0] = "flat index";
+    s->p[1] = &s->fl_out;
+}
+static int64_t call_flat_load_fd(sw *s) {
+    rv_status st = rv_flat_load_fd(s->fd, P(const char *, 0), P(rv_flat **, 1));
+    FREE_IF_OK(st, rv_flat_free, P(rv_flat **, 1));
+    if (s->fd >= 0) close(s->fd);
+    return st;
+}
+static void init_hnsw_expect_init(sw *s) {
+    memset(&s->he, 0xff, sizeof s->he);
+    s->p[0] = &s->he;
+}
+static int64_t call_hnsw_expect_init(sw *s) {
+    rv_hnsw_expect_init(P(rv_hnsw_expect *, 0));
+    return P(rv_hnsw_expect *, 0) ? s->he.dim == 0 && s->he.max_elements == 0 : -1;
+}
+/* an empty hnswlib graph (1-d vectors, M 2, capacity 4), as hnswlib writes one */
+static void put_u64(unsigned char *p, uint64_t v) {
+    memcpy(p, &v, 8);
+}
+static void init_hnsw_check(sw *s) {
+    unsigned char *h = s->image;
+    memset(h, 0, RV_HNSW_HEADER_SIZE);
+    const uint64_t m = 2, dim = 1;
+    put_u64(h + 8, 4);                         /* capacity */
+    put_u64(h + 24, 4 + 8 * m + 4 * dim + 8);  /* bytes per element */
+    put_u64(h + 32, 4 + 8 * m + 4 * dim);      /* label offset */
+    put_u64(h + 40, 4 + 8 * m);                /* vector offset */
+    int32_t top = -1;
+    uint32_t entry = UINT32_MAX;
+    memcpy(h + 48, &top, 4);
+    memcpy(h + 52, &entry, 4);
+    put_u64(h + 56, m);
+    put_u64(h + 64, 2 * m);
+    put_u64(h + 72, m);
+    double mult = 1.0 / log((double)m);
+    memcpy(h + 80, &mult, 8);
+    put_u64(h + 88, 10); /* ef_construction */
+    rv_hnsw_expect_init(&s->he);
+    s->he.dim = 1, s->he.M = 2, s->he.ef_construction = 10, s->he.max_elements = 4;
+    s->p[0] = s->image;
+    s->z[0] = RV_HNSW_HEADER_SIZE;
+    s->p[1] = &s->he;
+    s->p[2] = &s->hi;
+}
+static int64_t call_hnsw_check(sw *s) {
+    return rv_hnsw_check(P(const void *, 0), Z(0), P(const rv_hnsw_expect *, 1),
+                         P(rv_hnsw_info *, 2));
 }
 static void init_cover_lp(sw *s) {
     s->p[0] = g_cv;
@@ -1914,12 +1982,33 @@ static const sw_case CASES[] = {
      init_bm25_save_buffer,
      call_bm25_save_buffer,
      {PTR("index", INV), PTR("buf", INV), SZN("capacity", SHP, RNG, "buf"), PTR("size", INV)}},
+    {"rv_bm25_load_fd",
+     1,
+     OK,
+     init_bm25_load_fd,
+     call_bm25_load_fd,
+     {PTR("name", OK), PTR("out", INV)}},
     {"rv_bm25_load_buffer",
      1,
      OK,
      init_bm25_load_buffer,
      call_bm25_load_buffer,
      {PTR("buf", INV), SZN("size", RV_E_CORRUPT, RNG, "buf"), PTR("out", INV)}},
+
+    /* hnsw.h */
+    {"rv_hnsw_expect_init",
+     0,
+     1,
+     init_hnsw_expect_init,
+     call_hnsw_expect_init,
+     {PTR("expect", -1)}},
+    {"rv_hnsw_check",
+     1,
+     OK,
+     init_hnsw_check,
+     call_hnsw_check,
+     {PTR("buf", INV), SZN("size", RV_E_CORRUPT, RNG, "buf"), PTR("expect", INV),
+      PTR("info", OK)}},
 
     /* belief.h */
     {"rv_belief_entropy",
@@ -2036,6 +2125,12 @@ static const sw_case CASES[] = {
       PTR("queries", INV), SZN("n_cand", OK, RNG, "cand"), PTR("cand", INV), SZ("k", INV, RNG),
       PTR("ids", INV), PTR("scores", INV), PTR("n_found", INV)}},
     {"rv_flat_save", 1, OK, init_flat_save, call_flat_save, {PTR("index", INV), PTR("path", INV)}},
+    {"rv_flat_load_fd",
+     1,
+     OK,
+     init_flat_load_fd,
+     call_flat_load_fd,
+     {PTR("name", OK), PTR("out", INV)}},
     {"rv_flat_save_mode",
      1,
      OK,

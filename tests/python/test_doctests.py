@@ -33,6 +33,7 @@ MODULES = [
     "rowvoi.embed",
     "rowvoi._rwlock",
     "rowvoi._atomic",
+    "rowvoi._indexfile",
     "rowvoi.query",
     "rowvoi.query.model",
     "rowvoi.query.values",

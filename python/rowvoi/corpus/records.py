@@ -133,6 +133,7 @@ class RecordTable:
         self._metadata: _Strings | None = None
         self._cols: tuple[memoryview, memoryview, memoryview] | None = None
         self._hits: HitTable | None = None
+        self._source = "docs.sqlite"  # for messages: the database read
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -172,7 +173,24 @@ class RecordTable:
             :data:`TEXT_BUDGET`).
         """
         budget = TEXT_BUDGET if text_budget is None else int(text_budget)
+        try:
+            return cls._read(snap, budget)
+        except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+            if isinstance(exc, IndexFormatError):
+                raise
+            # a damaged database can hold NULL or another type in any column
+            # (SQLite does not check NOT NULL or types when it reads a page)
+            raise IndexFormatError(
+                f"RV_E_CORRUPT: {snap.store.db_path}: damaged corpus database (a stored "
+                f"value of the wrong type: {exc}); rebuild the corpus",
+                6,
+                "RV_E_CORRUPT",
+            ) from None
+
+    @classmethod
+    def _read(cls, snap: Snapshot, budget: int) -> RecordTable:
         self = cls(snap.generation)
+        self._source = str(snap.store.db_path)
         con = snap.con
         arts = con.execute(
             "SELECT aid, artifact_id, filter_fields FROM artifacts ORDER BY artifact_id"
@@ -291,9 +309,25 @@ class RecordTable:
                 self._artifact_ids.blob,
                 self._artifact_ids.offsets,
                 SearchHit,
-                json.loads,
+                self._json_object,
             )
         return ht
+
+    def _json_object(self, data: bytes) -> dict[str, Any]:
+        """A stored metadata or filter-field object; a damaged database's
+        bytes (not JSON, or JSON but not an object) raise IndexFormatError."""
+        try:
+            obj = json.loads(data)
+        except (ValueError, RecursionError):
+            obj = None
+        if not isinstance(obj, dict):
+            raise IndexFormatError(
+                f"RV_E_CORRUPT: {self._source}: damaged corpus database (stored metadata "
+                f"{bytes(data[:40])!r} is not a JSON object); rebuild the corpus",
+                6,
+                "RV_E_CORRUPT",
+            )
+        return obj
 
     def positions(self, ids: Iterable[int] | np.ndarray) -> np.ndarray:
         """Positions (int64) of live record ids in the table.
@@ -368,10 +402,10 @@ class RecordTable:
         for i in pos:
             a = art[i]
             ms, me = m_off[i], m_off[i + 1]
-            meta: dict[str, Any] = json.loads(m_blob[ms:me]) if me > ms else {}
+            meta: dict[str, Any] = self._json_object(m_blob[ms:me]) if me > ms else {}
             fs, fe = f_off[a], f_off[a + 1]
             if fe > fs:
-                meta.update(json.loads(f_blob[fs:fe]))
+                meta.update(self._json_object(f_blob[fs:fe]))
             out.append(
                 (
                     a_blob[a_off[a] : a_off[a + 1]].decode(),

@@ -130,7 +130,7 @@ from rowvoi.corpus.store import (
     load_lexical,
 )
 from rowvoi.dense import FlatIndex, HNSWIndex
-from rowvoi.errors import QueryError
+from rowvoi.errors import IndexFormatError, QueryError
 
 __all__ = [
     "Corpus",
@@ -467,7 +467,13 @@ def _schema(snap: Snapshot) -> Any:
             if len(values) <= _MAX_CATEGORIES:
                 spec["values"] = [str(v) for v in values]
         cols[name] = spec
-    return QuerySchema(cols)
+    try:
+        return QuerySchema(cols)
+    except QueryError as exc:  # the stored field list is damaged (NULL names, types)
+        raise IndexFormatError(
+            f"RV_E_CORRUPT: {snap.store.db_path}: damaged corpus database (its filter "
+            f"fields: {exc}); rebuild the corpus"
+        ) from None
 
 
 def open_corpus(

@@ -1262,9 +1262,21 @@ class Snapshot:
         """Live records."""
         return int(self.con.execute("SELECT count(*) FROM records").fetchone()[0])
 
+    def _damaged(self, what: str) -> Exception:
+        """The error for rows a damaged ``docs.sqlite`` holds (SQLite checks
+        neither NOT NULL nor types when it reads a page)."""
+        from rowvoi.errors import IndexFormatError
+
+        return IndexFormatError(
+            f"RV_E_CORRUPT: {self.store.db_path}: damaged corpus database ({what}); "
+            "rebuild the corpus"
+        )
+
     def tombstones(self) -> np.ndarray:
         """Ids in the base files that are no longer live (int64, ascending)."""
         rows = self.con.execute("SELECT id FROM tombstones ORDER BY id").fetchall()
+        if not all(type(r[0]) is int for r in rows):
+            raise self._damaged("a tombstone that is not an integer id")
         return np.array([r[0] for r in rows], dtype=np.int64)
 
     def delta_texts(self, batch: int = 10_000) -> Iterator[tuple[np.ndarray, list[str]]]:
@@ -1277,6 +1289,8 @@ class Snapshot:
             rows = cur.fetchmany(batch)
             if not rows:
                 return
+            if not all(type(r[0]) is int and type(r[1]) is str for r in rows):
+                raise self._damaged("a record added since the base without an id or text")
             yield (np.array([r[0] for r in rows], dtype=np.int64), [r[1] for r in rows])
 
     def delta_vectors(
@@ -1288,6 +1302,10 @@ class Snapshot:
             rows = cur.fetchmany(batch)
             if not rows:
                 return
+            if not all(
+                type(r[0]) is int and type(r[1]) is bytes and len(r[1]) == 4 * dim for r in rows
+            ):
+                raise self._damaged(f"a delta vector that is not {dim} float32 values")
             ids = np.array([r[0] for r in rows], dtype=np.int64)
             vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
             yield ids, vecs.reshape(len(rows), dim)
@@ -1661,7 +1679,7 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
     if name:
         path = index_path(store, "lexical", name)
         try:
-            index = BM25Index.load(path)
+            index = BM25Index.load(path, follow_symlinks=False)
         except OSError:
             if not os.path.lexists(path):
                 raise BaseFileGone(path) from None
@@ -1716,7 +1734,7 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
         file = str(hnsw or name)
         path = index_path(store, "hnsw" if hnsw else "dense", file)
         try:
-            index = (HNSWIndex if hnsw else FlatIndex).load(path)
+            index = (HNSWIndex if hnsw else FlatIndex).load(path, follow_symlinks=False)
         except OSError:
             if not os.path.lexists(path):
                 raise BaseFileGone(path) from None
@@ -1733,7 +1751,19 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
             )
         _check_base_size(store, snap, file, len(index), "vectors")
     elif snap.state.get("hnsw"):
-        index = HNSWIndex(int(dim), metric="ip", **snap.state["hnsw"])
+        params = snap.state["hnsw"]
+        if not isinstance(params, dict) or set(params) - set(HNSW_PARAMS):
+            raise _Format(
+                f"RV_E_CORRUPT: {store.path / 'docs.sqlite'}: HNSW settings {params!r} are "
+                f"not a subset of {sorted(HNSW_PARAMS)}; the corpus was altered: rebuild it"
+            )
+        try:
+            index = HNSWIndex(int(dim), metric="ip", **params)
+        except ValueError as exc:  # the constructor's own checks
+            raise _Format(
+                f"RV_E_CORRUPT: {store.path / 'docs.sqlite'}: bad HNSW settings ({exc}); "
+                "the corpus was altered: rebuild it"
+            ) from None
     else:
         index = FlatIndex(int(dim), metric="ip", storage=FLAT_STORAGE)
     tomb = snap.tombstones()
