@@ -550,10 +550,10 @@ static void init_hnsw_check(sw *s) {
     unsigned char *h = s->image;
     memset(h, 0, RV_HNSW_HEADER_SIZE);
     const uint64_t m = 2, dim = 1;
-    put_u64(h + 8, 4);                         /* capacity */
-    put_u64(h + 24, 4 + 8 * m + 4 * dim + 8);  /* bytes per element */
-    put_u64(h + 32, 4 + 8 * m + 4 * dim);      /* label offset */
-    put_u64(h + 40, 4 + 8 * m);                /* vector offset */
+    put_u64(h + 8, 4);                        /* capacity */
+    put_u64(h + 24, 4 + 8 * m + 4 * dim + 8); /* bytes per element */
+    put_u64(h + 32, 4 + 8 * m + 4 * dim);     /* label offset */
+    put_u64(h + 40, 4 + 8 * m);               /* vector offset */
     int32_t top = -1;
     uint32_t entry = UINT32_MAX;
     memcpy(h + 48, &top, 4);
@@ -2007,8 +2007,7 @@ static const sw_case CASES[] = {
      OK,
      init_hnsw_check,
      call_hnsw_check,
-     {PTR("buf", INV), SZN("size", RV_E_CORRUPT, RNG, "buf"), PTR("expect", INV),
-      PTR("info", OK)}},
+     {PTR("buf", INV), SZN("size", RV_E_CORRUPT, RNG, "buf"), PTR("expect", INV), PTR("info", OK)}},
 
     /* belief.h */
     {"rv_belief_entropy",

@@ -518,6 +518,17 @@ def test_cluster_with_processes_matches_memory(client):
     np.testing.assert_allclose(out["p"].to_numpy(), kept.posterior, rtol=1e-12)
 
 
+def test_local_scheduler_while_a_client_exists(client):
+    """scheduler="sync" (or "threads") with a distributed Client alive in the
+    process: the shuffle runs by tasks on that local scheduler (Dask's
+    default there would be p2p, which needs the client's workers)."""
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({c: rng.integers(0, 4, 300) for c in "abcde"}).drop_duplicates()
+    ddf = split(df, [100, 0, len(df) - 100])
+    for sched in (SYNC, "threads"):
+        _same_solution(("ok", mem.find_key(df, None)), ("ok", find_key(ddf, scheduler=sched)))
+
+
 def _very_slow(p):
     time.sleep(6)
     return p

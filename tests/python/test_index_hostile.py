@@ -535,10 +535,10 @@ def test_corpus_index_files_are_never_followed(tmp_path, monkeypatch):
         (
             "base",
             {"lexical": "../../outside.rvx"},
-            r"the lexical index is named '\.\./\.\./outside",
+            r"names the lexical index file '\.\./\.\./outside",
         ),
-        ("base", {"lexical": "/etc/passwd"}, r"the lexical index is named '/etc/passwd'"),
-        ("base", {"hnsw": "hnsw.1/../.."}, r"the hnsw index is named"),
+        ("base", {"lexical": "/etc/passwd"}, r"names the lexical index file '/etc/passwd'"),
+        ("base", {"hnsw": "hnsw.1/../.."}, r"names the hnsw index file 'hnsw.1/\.\./\.\.'"),
         ("hnsw", {"max_elements": 4_000_000_000}, r"HNSW settings .* are not a subset"),
         ("hnsw", {"M": "many"}, r"bad HNSW settings"),
     ],

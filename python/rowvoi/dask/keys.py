@@ -196,7 +196,13 @@ class _Problem:
             meta=meta,
             align_dataframes=False,
         )
-        shuffled = frame.shuffle(on="__rv_cls", npartitions=max(1, sub.npartitions))
+        # a local scheduler shuffles by tasks: Dask's default while any
+        # distributed Client exists in the process is p2p, which runs only
+        # on that client's workers
+        method = None if self.runner.client is not None else "tasks"
+        shuffled = frame.shuffle(
+            on="__rv_cls", npartitions=max(1, sub.npartitions), shuffle_method=method
+        )
         coded = [c is not None for c in coders]
         return [
             delayed(_tasks.make_block, pure=True)(p, cand, coded) for p in shuffled.to_delayed()
