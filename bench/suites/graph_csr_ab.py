@@ -75,7 +75,7 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
         return 0
     if run is None or len(argv) != 3:
         print(__doc__)
-        return 2
+        return 0 if list(argv) in (["-h"], ["--help"]) else 2
     procs, rounds, other = int(argv[0]), argv[1], argv[2]
     out_lines: list[str] = []
 
