@@ -108,8 +108,8 @@ int main(int argc, char **argv) {
             secs[b] = secs[b - 1];
             secs[b - 1] = tmp;
         }
-    double mid = repeats % 2 ? secs[repeats / 2]
-                             : 0.5 * (secs[repeats / 2 - 1] + secs[repeats / 2]);
+    double mid =
+        repeats % 2 ? secs[repeats / 2] : 0.5 * (secs[repeats / 2 - 1] + secs[repeats / 2]);
     printf("{\"kernel\":\"bm25_search\",\"n_docs\":%llu,\"n_postings\":%llu,\"k\":%zu,"
            "\"n_queries\":%zu,\"threads\":1,\"qps\":%.1f,\"qps_min\":%.1f,\"qps_max\":%.1f,"
            "\"repeats\":%d,\"docs_scored\":%.1f,"

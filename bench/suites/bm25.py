@@ -77,7 +77,7 @@ from pathlib import Path
 from typing import Any
 
 from .._common.machine import cpu_model, vector_extensions
-from .._common.results import CACHE, ROOT, Run, versions as run_versions, write
+from .._common.results import CACHE, ROOT, Run, version_of, versions as run_versions, write
 from .._common.timing import SelfTimed, interleaved, method_note, spread
 
 PISA_PYTHON = ROOT / "bench" / ".pisavenv" / "bin" / "python"
@@ -602,7 +602,14 @@ def main(argv: Sequence[str], run: Run) -> int:
         "versions": v,
         "command": run.command,
         "provenance": run.provenance(
-            run_versions("numpy", "bm25s", "tantivy", "rank-bm25", "numba", peers=peers)
+            run_versions(
+                "numpy",
+                "numba",
+                peers={
+                    **peers,
+                    **{d: version_of(d) for d in ("bm25s", "tantivy", "rank-bm25")},
+                },
+            )
         ),
         "timing": method_note(args.rounds),
         "rounds": args.rounds,

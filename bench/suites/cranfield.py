@@ -33,7 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._common.cranfield import Cranfield, evaluate, load_cranfield
-from .._common.results import Run, versions, write
+from .._common.results import Run, version_of, versions, write
 
 DEPTH = 1000  # ranked documents kept per query (MAP, recall@100)
 
@@ -260,7 +260,11 @@ def main(argv: Sequence[str], run: Run) -> int:
         runs[f"rrf(rowvoi bm25 {key}, {dname})"] = rrf(runs[f"rowvoi bm25 {key}"], drun)
     results = {
         "command": run.command,
-        "versions": versions("numpy", "bm25s", "rank-bm25", "onnxruntime"),
+        "versions": versions(
+            "numpy",
+            "onnxruntime",
+            peers={"bm25s": version_of("bm25s"), "rank_bm25": version_of("rank-bm25")},
+        ),
         "metrics": {name: evaluate(run, cr.qrels) for name, run in runs.items()},
         "top10_vs_bm25s": {},
     }

@@ -75,7 +75,7 @@ from typing import Any
 import numpy as np
 
 from .._common.cranfield import find_data
-from .._common.results import ROOT, Run, update_blocks, versions
+from .._common.results import ROOT, Run, update_blocks, version_of, versions
 from .._common.timing import Samples, SelfTimed, Spread, interleaved, method_note, ratio, spread
 
 ST_PEER = ROOT / "bench" / "peers" / "embed_st.py"
@@ -307,7 +307,12 @@ def part_exact(args: argparse.Namespace, run: Run) -> None:
         [
             "### Exact search: 384-d unit vectors, batches of 64 queries, top-10",
             "",
-            run.provenance(versions("numpy", "faiss-cpu", "threadpoolctl")),
+            run.provenance(
+                versions(
+                    "threadpoolctl",
+                    peers={"numpy": np.__version__, "faiss": version_of("faiss-cpu")},
+                )
+            ),
             "",
             f"BLAS: {'; '.join(blas)}. OPENBLAS_CORETYPE: "
             f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')} (unset it for the numpy figures).",
@@ -460,7 +465,7 @@ def part_hnsw(args: argparse.Namespace, run: Run) -> None:
             f"### HNSW: {n:,} clustered 384-d unit vectors ({args.centers} centers, spread "
             f"{args.spread}), {nq} queries, top-10",
             "",
-            run.provenance(versions("numpy", "hnswlib")),
+            run.provenance(versions("numpy", peers={"hnswlib": version_of("hnswlib")})),
             "",
             f"hnswlib built with HNSWLIB_NO_NATIVE={os.environ.get('HNSWLIB_NO_NATIVE', '(unset)')} at install.",
             f"M={M}, ef_construction={efc}, seed {seed}, ef={ef}; both builds on {NCPU} threads "
@@ -693,9 +698,11 @@ def part_embed(args: argparse.Namespace, run: Run) -> None:
             run.provenance(
                 versions(
                     "numpy",
-                    "onnxruntime",
                     "tokenizers",
-                    peers={"sentence-transformers": st_versions},
+                    peers={
+                        "onnxruntime": version_of("onnxruntime"),
+                        "sentence-transformers": st_versions,
+                    },
                 )
             ),
             "",

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._common.results import CACHE, Run, versions, write
+from .._common.results import CACHE, Run, version_of, versions, write
 from .._common.timing import med
 
 SHARES = [1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0]
@@ -253,7 +253,11 @@ def main(argv: Sequence[str], run: Run) -> int:
     ap.add_argument("--parts", default="bm25,flat,hnsw")
     ap.add_argument("--out", default=str(run.out))
     args = ap.parse_args(argv)
-    out = ["# Filtered search", "", *run.header(versions("numpy", "hnswlib"))]
+    out = [
+        "# Filtered search",
+        "",
+        *run.header(versions("numpy", peers={"hnswlib": version_of("hnswlib")})),
+    ]
     parts = args.parts.split(",")
     if "bm25" in parts:
         out += bench_bm25(args) + [""]

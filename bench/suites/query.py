@@ -60,7 +60,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._common.results import CACHE, ROOT, Run, versions, write
+from .._common.results import CACHE, ROOT, Run, version_of, versions, write
 from .._common.timing import median
 
 SECTORS = [
@@ -282,7 +282,9 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     lines = [
         "# rowvoi.query benchmark: DuckDB vs pandas on a large Parquet file",
         "",
-        *run.header(versions("duckdb", "pandas", "pyarrow", "numpy"))[:-1],
+        *run.header(
+            versions("duckdb", "pyarrow", "numpy", peers={"pandas": version_of("pandas")})
+        )[:-1],
         f"- data: {args.rows:,} rows × 8 columns (id, sector, state, year, income, tax_owed, "
         f"filed_on, name), zstd Parquet, {size_mb:,.0f} MB, row groups of 1M rows, seed 0",
         f"- rounds: {args.rounds}, interleaved; each run a fresh subprocess; medians (min–max)",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._common.results import Run, versions, write
+from .._common.results import Run, version_of, versions, write
 from .._common.timing import interleaved, method_note, ratio
 
 
@@ -165,7 +165,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     lines = [
         "# rowvoi RAG adapters benchmark",
         "",
-        *run.header(versions("numpy", "pandas", "pulp")),
+        *run.header(versions("numpy", "pandas", peers={"pulp (CBC)": version_of("pulp")})),
         f"Whole-call times in ms. {method_note(args.rounds)} Exact vs ILP: "
         f"{args.exact_rounds} round(s), no warm-up. Ratio = baseline time / our time per round, median "
         "(min-max). The baseline is a plain",
