@@ -42,11 +42,11 @@ def main(argv: Sequence[str], run: Run) -> int:
     if "this" not in bins:
         bins = {"this": str(run.c_benches["bench_graph_csr"]), **bins}
     names = list(bins)
-    out: list[str] = []
+    report: list[str] = []
 
     def say(line: str) -> None:
         print(line)
-        out.append(line)
+        report.append(line)
 
     keys = ("first_cpu", "first_wall", "first_flt", "re_cpu", "re_wall")
     res: dict[str, dict[str, list[float]]] = {n: {k: [] for k in keys} for n in names}
@@ -88,7 +88,7 @@ def main(argv: Sequence[str], run: Run) -> int:
         )
     text = "\n".join(
         ["# CSR build A/B through the C API (bench_graph_csr)", "", *run.header(versions())]
-        + ["```", *out, "```"]
+        + ["```", *report, "```"]
     )
     write(run.out, text + "\n")
     print(f"wrote {run.out.name}", file=sys.stderr)
