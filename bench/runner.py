@@ -48,28 +48,28 @@ def list_suites() -> str:
 
 
 def build_c(targets: Sequence[str] = (), build_dir: Path = C_BUILD) -> dict[str, Path]:
-    """Configure (once) and build the C benches (``bench/c/*.c``, one CMake
+    """Configure and build the C benches (``bench/c/*.c``, one CMake
     target each) with ``-DRV_BUILD_BENCH=ON`` in ``build_dir``; returns
     target -> executable.  ``targets`` empty: every bench."""
     cmake = shutil.which("cmake")
     if cmake is None:
         raise SystemExit("cmake not found: the C benches are built with CMake (>= 3.21)")
-    if not (build_dir / "CMakeCache.txt").exists():
-        subprocess.run(
-            [
-                cmake,
-                "-S",
-                str(ROOT),
-                "-B",
-                str(build_dir),
-                "-DCMAKE_BUILD_TYPE=Release",
-                "-DRV_BUILD_BENCH=ON",
-                "-DRV_BUILD_TESTS=OFF",
-                "-DRV_BUILD_PYTHON=OFF",
-            ],
-            check=True,
-            stdout=sys.stderr,
-        )
+    # (re)configure every time: cheap once cached, and an older cache gets the option
+    subprocess.run(
+        [
+            cmake,
+            "-S",
+            str(ROOT),
+            "-B",
+            str(build_dir),
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DRV_BUILD_BENCH=ON",
+            "-DRV_BUILD_TESTS=OFF",
+            "-DRV_BUILD_PYTHON=OFF",
+        ],
+        check=True,
+        stdout=sys.stderr,
+    )
     names = list(targets) or sorted(p.stem for p in (ROOT / "bench" / "c").glob("*.c"))
     jobs = str(min(2, os.cpu_count() or 1))
     subprocess.run(
