@@ -103,7 +103,9 @@ def main() -> None:
         hits = ir.search(corpus, q, k=10, **kw)
         return time.perf_counter() - t0 - spent["embed"], [h.artifact_id for h in hits]
 
-    out: dict = {"ir_version": getattr(ir, "__version__", None)}
+    from importlib.metadata import version
+
+    out: dict = {"ir_version": version("ir")}
     corpus, out["build"] = timed_build(docs)
     corpus, out["noop"] = timed_build(docs)
     edited = dict(docs)
