@@ -76,7 +76,7 @@ SUITES: tuple[Suite, ...] = (
         "select_context and next_question: time and answers",
         "plain Python/numpy baselines, pulp/CBC",
         "~5 min",
-        "~30 s",
+        "~15 s",
         ("--rounds", "1", "--exact-time-limit", "2"),
     ),
     Suite(
@@ -84,7 +84,7 @@ SUITES: tuple[Suite, ...] = (
         "filtered BM25, flat and HNSW search against the allowed share",
         "hnswlib's filtered walk",
         "~20 min",
-        "~2 min",
+        "~1 min",
         ("--docs", "100000", "--vectors", "20000", "--hnsw-n", "10000", "--rounds", "1"),
     ),
     Suite(
@@ -92,7 +92,7 @@ SUITES: tuple[Suite, ...] = (
         "BM25 build, memory and QPS (synthetic Zipf corpus, Cranfield)",
         "bm25s, tantivy, PISA (bench/.pisavenv), rank_bm25",
         "~1 h per corpus",
-        "~1 min",
+        "~15 s",
         ("cranfield", "--rounds", "1", "--build-rounds", "1", "--rank-queries", "20"),
     ),
     Suite(
@@ -100,7 +100,7 @@ SUITES: tuple[Suite, ...] = (
         "changed documents applied to a 1M-document BM25 index vs a fresh build",
         "a fresh build; the previous engine (--baseline-python)",
         "~15 min",
-        "~1 min",
+        "~30 s",
         ("--docs", "100000", "--changes", "200", "--queries", "200", "--rounds", "2"),
     ),
     Suite(
@@ -116,7 +116,7 @@ SUITES: tuple[Suite, ...] = (
         "exact and HNSW vector search (QPS, recall), MiniLM embedder throughput",
         "numpy BLAS, faiss, hnswlib, onnxruntime, sentence-transformers",
         "~10 min per part",
-        "~1 min",
+        "~30 s",
         ("--part", "exact", "--sizes", "20000", "--clustered-sizes", "20000", "--rounds", "2"),
     ),
     Suite(
@@ -124,7 +124,7 @@ SUITES: tuple[Suite, ...] = (
         "rowvoi.corpus builds, rebuilds, query latency, nDCG, disk; at scale alone",
         "ir 0.1.61 (--ir-python)",
         "~15 min; scale: hours",
-        "~3 min",
+        "~5 min",
         ("--rounds", "1"),
     ),
     Suite(
@@ -132,7 +132,7 @@ SUITES: tuple[Suite, ...] = (
         "corpus query latency in short alternating blocks, both systems warm",
         "ir 0.1.61 (--ir-python, required)",
         "~15 min per kind",
-        "~2 min",
+        "~3 min",
         ("--kind", "hashing", "--passes", "1", "--block", "75"),
     ),
     Suite(
@@ -140,7 +140,7 @@ SUITES: tuple[Suite, ...] = (
         "held-out abstention rates per search mode, score distributions",
         "ir 0.1.61 (--ir-python)",
         "~5 min",
-        "~3 min",
+        "~5 min",
     ),
     Suite(
         "eval",
@@ -155,7 +155,7 @@ SUITES: tuple[Suite, ...] = (
         "maintain --all after no change, touches and edits of a folder",
         "ir 0.1.61 (--ir-python, required)",
         "~15 min",
-        "~1 min",
+        "~15 s",
         ("--docs", "300", "--rounds", "1"),
     ),
     Suite(
@@ -163,7 +163,7 @@ SUITES: tuple[Suite, ...] = (
         "CSR build and walks at 1M nodes, corpus graphs, fresh pages",
         "Raphtory 0.15.1 (--raphtory-python; parts peer, windows)",
         "~10 min per part",
-        "~1 min",
+        "~15 s",
         ("--part", "big", "--nodes", "100000", "--edges", "500000", "--rounds", "2"),
     ),
     Suite(
@@ -180,7 +180,7 @@ SUITES: tuple[Suite, ...] = (
         "one query on an int8 flat index: exact screen vs int8 x8 scan; threads",
         "the approximate int8 scan",
         "~20 min",
-        "~1 min",
+        "~15 s",
         ("--sizes", "20000", "--data", "clustered,random", "--queries", "10"),
         group="study",
     ),
@@ -198,7 +198,7 @@ SUITES: tuple[Suite, ...] = (
         "CSR build through the C API (bench_graph_csr), binaries alternated",
         "bench_graph_csr linked to other libraries (NAME=BINARY)",
         "~10 min",
-        "~1 min",
+        "~15 s",
         ("1", "random", "copy"),
         group="c",
         c_benches=("bench_graph_csr",),
