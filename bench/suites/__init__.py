@@ -61,7 +61,7 @@ SUITES: tuple[Suite, ...] = (
         "in-memory rowvoi.keys",
         "~2 h",
         "~3 min",
-        ("--rows", "500000,1000000", "--what", "key"),
+        ("--rows", "1000000,2000000", "--what", "key"),
     ),
     Suite(
         "query",
