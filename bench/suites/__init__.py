@@ -172,7 +172,8 @@ SUITES: tuple[Suite, ...] = (
         "onnxruntime fp32, sentence-transformers (torch in this interpreter)",
         "~20 min",
         "~5 min",
-        ("--rounds", "1", "--n-short", "100", "--n-passages", "10", "--derive-runs", "1"),
+        ("--rounds", "1", "--n-short", "100", "--n-passages", "10", "--derive-runs", "1")
+        + ("--n-docs", "200"),
         group="study",
     ),
     Suite(
