@@ -171,7 +171,7 @@ SUITES: tuple[Suite, ...] = (
         "MiniLM int8: batch invariance, cosine and nDCG vs fp32, speed, derivation",
         "onnxruntime fp32, sentence-transformers (torch in this interpreter)",
         "~20 min",
-        "~5 min",
+        "~12 min",
         ("--rounds", "1", "--n-short", "100", "--n-passages", "10", "--derive-runs", "1")
         + ("--n-docs", "200"),
         group="study",
