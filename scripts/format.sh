@@ -17,7 +17,7 @@ fi
 
 "$VENV/bin/ruff" check --select I --fix --quiet .
 "$VENV/bin/ruff" format .
-find src include tests/c tests/fuzz -path tests/fuzz/corpus -prune \
+find src include tests/c tests/fuzz bench/c -path tests/fuzz/corpus -prune \
     -o -type f \( -name '*.c' -o -name '*.h' \) -print0 |
     xargs -0 "$VENV/bin/clang-format" -i
 echo "formatted"

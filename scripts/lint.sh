@@ -5,7 +5,7 @@
 #   mypy --strict over python/rowvoi         ([tool.mypy])
 #   mypy.stubtest: the compiled modules (cython/*.pyx) against their stubs
 #                  (python/rowvoi/_*.pyi; scripts/stubtest-allowlist.txt)
-#   clang-format --dry-run -Werror over the C of src/ include/ tests/c/ tests/fuzz/
+#   clang-format --dry-run -Werror over the C of src/ include/ tests/c/ tests/fuzz/ bench/c/
 # Usage: bash scripts/lint.sh [VENV]
 # VENV (default $ROWVOI_TEST_VENV or .venv, the one scripts/test.sh builds)
 # needs rowvoi and its test extra installed (mypy reads their types; stubtest
@@ -55,7 +55,7 @@ stubtest() {
 }
 step "stubtest (${#modules[@]} compiled modules)" stubtest
 
-mapfile -t c_files < <(find src include tests/c tests/fuzz -path tests/fuzz/corpus -prune \
+mapfile -t c_files < <(find src include tests/c tests/fuzz bench/c -path tests/fuzz/corpus -prune \
     -o -type f \( -name '*.c' -o -name '*.h' \) -print | sort)
 step "clang-format (${#c_files[@]} files)" "$VENV/bin/clang-format" --dry-run -Werror "${c_files[@]}"
 

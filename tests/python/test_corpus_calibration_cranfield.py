@@ -10,7 +10,7 @@ Target (issue 11): the calibrated floors of dense, blend and RRF searches
 answer >= 95 % of the held-out in-scope queries and refuse >= 95 % of the
 held-out far queries. The near set is harder (its queries share words and
 meaning with aerodynamics); it is guarded, not targeted, here, and
-reported by ``bench/calibration.py``.
+reported by the ``calibration`` benchmark (``python -m bench run calibration``).
 """
 
 import warnings
