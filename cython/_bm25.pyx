@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: freethreading_compatible=True
 """Private bindings of the BM25 engine (bm25.h).  Types in, types out; the
-public API, validation and docs live in rowvoi.lexical."""
+public API, validation and docs live in rowvoi.index.lexical."""
 
 import os
 

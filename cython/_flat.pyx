@@ -233,7 +233,7 @@ cdef class FlatHandle:
         """A capsule of the rv_flat pointer, named "rowvoi.rv_flat", that
         keeps this object alive (rowvoi._hot.dense_search searches through
         it).  Only for an index no writer will change again (a frozen
-        rowvoi.dense.FlatIndex): a search through the capsule takes no
+        rowvoi.index.flat.FlatIndex): a search through the capsule takes no
         lock."""
         return owner_capsule(<void *>self.p, b"rowvoi.rv_flat", self)
 

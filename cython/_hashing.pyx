@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: freethreading_compatible=True
 """Private bindings of the hashing embedder (hashing.h); the public API is
-rowvoi.embed.HashingEmbedder."""
+rowvoi.index.embed.HashingEmbedder."""
 
 import numpy as np
 cimport numpy as cnp

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: freethreading_compatible=True
 """Private bindings of id sets (core.h).  The public type is
-rowvoi.idset.IdSet; search kernels in other extension modules receive the
+rowvoi.index.idset.IdSet; search kernels in other extension modules receive the
 set as a capsule named "rowvoi.rv_idset" that keeps its owner alive."""
 
 import numpy as np

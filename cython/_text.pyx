@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: freethreading_compatible=True
 """Private bindings of the text analysis engine (text.h).  The public API,
-validation and docs live in rowvoi.text."""
+validation and docs live in rowvoi.index.text."""
 
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_DecodeUTF8

@@ -20,7 +20,7 @@ def minilm_table(texts: list[str]) -> tuple[str, str]:
     """(path of an .npz of MiniLM vectors by text hash, embedder id)."""
     import numpy as np
 
-    from rowvoi.embed import MiniLMEmbedder
+    from rowvoi.index.embed import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
     eid = emb.embedder_id

@@ -7,7 +7,7 @@
 **      -o bench_bm25
 **   bench_bm25 INDEX.rvx QUERIES.txt [k] [repeats] [n_threads]
 **
-** (An index file comes from rowvoi.lexical.BM25Index.save; queries are one
+** (An index file comes from rowvoi.index.lexical.BM25Index.save; queries are one
 ** per line.)
 ** Loads a saved index, reads one query per line, and runs every query
 ** `repeats` times single-threaded (rv_bm25_search) and once as a batch on

@@ -167,6 +167,23 @@ SUITES: tuple[Suite, ...] = (
         ("--part", "big", "--nodes", "100000", "--edges", "500000", "--rounds", "2"),
     ),
     Suite(
+        "hnsw_load",
+        "HNSWIndex.load step by step: what the structural check of a graph costs",
+        "hnswlib's own load_index, before the checks",
+        "~1 min",
+        "~10 s",
+        ("--n", "20000", "--reps", "3"),
+    ),
+    Suite(
+        "corpus_collapse_fetch",
+        "per-artifact collapse on chunked Cranfield corpora: artifacts returned, query cost",
+        "another retrieve.py (--against), e.g. the one before the fetch grew",
+        "~10 min",
+        "~3 min",
+        ("--passes", "1"),
+        group="study",
+    ),
+    Suite(
         "embed_invariance",
         "MiniLM int8: batch invariance, cosine and nDCG vs fp32, speed, derivation",
         "onnxruntime fp32, sentence-transformers (torch in this interpreter)",

@@ -164,8 +164,8 @@ class Rowvoi(Engine):
     name = "rowvoi"
 
     def build(self, docs):
-        from rowvoi.lexical import BM25Index
-        from rowvoi.text import Analyzer
+        from rowvoi.index.lexical import BM25Index
+        from rowvoi.index.text import Analyzer
 
         analyzer = (
             Analyzer(stem=False, stopwords=False) if self.args.corpus == "synth" else Analyzer()
@@ -545,7 +545,7 @@ def main(argv: Sequence[str], run: Run) -> int:
         args.json = str(run.path(f"bm25_{label}.json"))
     docs, queries, params = load_corpus(args.corpus, args.docs, args.queries, args.query_mode)
     # import every engine first, so a build's memory is its index, not its code
-    for mod in ("rowvoi.lexical", "bm25s", "numba", "tantivy", "rank_bm25"):
+    for mod in ("rowvoi.index.lexical", "bm25s", "numba", "tantivy", "rank_bm25"):
         try:
             __import__(mod)
         except ImportError:

@@ -56,7 +56,7 @@ def corpus(n_docs: int, n_queries: int):
 
 
 def analyzer():
-    from rowvoi.text import Analyzer
+    from rowvoi.index.text import Analyzer
 
     return Analyzer(stem=False, stopwords=False)
 
@@ -73,7 +73,7 @@ def run_round(ix, qs) -> float:
 def worker(args) -> None:
     """Serve the previous engine: build, then timed query rounds, on
     commands from stdin (JSON lines)."""
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.lexical import BM25Index
 
     docs, mixes = corpus(args.docs, args.queries)
     ix = None
@@ -160,7 +160,7 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     if run is None:
         ap.error("run the suite as: python -m bench run bm25_incremental")
 
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.lexical import BM25Index
 
     docs, mixes = corpus(args.docs, args.queries)
     n = len(docs)

@@ -42,8 +42,8 @@ def main(argv: Sequence[str], run: Run) -> int:
     if min(args.docs, args.queries, args.k, args.repeats) < 1 or args.threads < 0:
         ap.error("--docs, --queries, --k and --repeats must be at least 1, --threads >= 0")
 
-    from rowvoi.lexical import BM25Index
-    from rowvoi.text import Analyzer
+    from rowvoi.index.lexical import BM25Index
+    from rowvoi.index.text import Analyzer
 
     c = load_or_generate(str(CACHE), n_docs=args.docs, n_queries=max(args.queries, 10_000))
     qs = c.queries[: args.queries] if args.query_mode == "zipf" else uniform_queries(args.queries)

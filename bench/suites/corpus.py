@@ -589,7 +589,7 @@ def _read_json(path: str) -> dict:
 
 
 def query_embed_ms(queries):
-    from rowvoi.embed import MiniLMEmbedder
+    from rowvoi.index.embed import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
     lat = []

@@ -61,8 +61,8 @@ SETTINGS = [(1.2, 0.75), (0.9, 0.4)]
 
 def lexical_runs(cr: Cranfield, details: dict) -> dict[str, list[list[int]]]:
     """BM25 runs: rowvoi, and bm25s / rank_bm25 on rowvoi's tokens."""
-    from rowvoi.lexical import BM25Index
-    from rowvoi.text import Analyzer
+    from rowvoi.index.lexical import BM25Index
+    from rowvoi.index.text import Analyzer
 
     analyzer = Analyzer()
     num = np.array(cr.doc_numbers)
@@ -115,9 +115,9 @@ def lexical_runs(cr: Cranfield, details: dict) -> dict[str, list[list[int]]]:
 
 
 def dense_runs(cr: Cranfield, details: dict, quantize: bool = True) -> dict[str, list[list[int]]]:
-    """Dense run: all-MiniLM-L6-v2 (rowvoi.embed) into the exact FlatIndex (cosine)."""
-    from rowvoi.dense import FlatIndex
-    from rowvoi.embed import MiniLMEmbedder
+    """Dense run: all-MiniLM-L6-v2 (rowvoi.index.embed) into the exact FlatIndex (cosine)."""
+    from rowvoi.index.embed import MiniLMEmbedder
+    from rowvoi.index.flat import FlatIndex
 
     num = np.array(cr.doc_numbers)
     emb = MiniLMEmbedder(quantize=quantize)

@@ -8,14 +8,14 @@ Parts (``--part``, each well under 10 minutes on 2 cores):
     vectors (100,000 and 1,000,000, seed 0) and over a clustered set (a
     Gaussian mixture of tight clusters, queries from the same mixture):
     queries per second single-threaded and on all cores for
-    ``rowvoi.dense.FlatIndex`` (float32; float16 and int8 storage with exact
+    ``rowvoi.index.flat.FlatIndex`` (float32; float16 and int8 storage with exact
     re-scoring of a ``k * 8`` pool, and int8 with ``k * 1``), numpy (BLAS
     ``Q @ X.T`` and argpartition + sort, also timed apart) and faiss
     ``IndexFlatIP``; recall@10 of each against a float64 ground truth
     (numpy float64 matmul).
 ``hnsw``
     100,000 clustered 384-d unit vectors, 1,000 queries: build time, QPS and
-    recall@10 (against float64 truth) of ``rowvoi.dense.HNSWIndex`` and of
+    recall@10 (against float64 truth) of ``rowvoi.index.hnsw.HNSWIndex`` and of
     hnswlib called directly with the same parameters (M=16,
     ef_construction=200, seed 100, ef=64), and ``exact_rescore`` pools.
 ``embed``
@@ -170,7 +170,7 @@ def exact_one(
     import faiss
     from threadpoolctl import threadpool_limits
 
-    from rowvoi.dense import FlatIndex
+    from rowvoi.index.flat import FlatIndex
 
     d = x.shape[1]
     nq, k = len(queries), 10
@@ -365,7 +365,8 @@ def clustered(rng, n, d, n_centers, spread):
 def part_hnsw(args: argparse.Namespace, run: Run) -> None:
     import hnswlib
 
-    from rowvoi.dense import FlatIndex, HNSWIndex
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.hnsw import HNSWIndex
 
     n, d, nq, k = args.hnsw_n, 384, 1000, 10
     M, efc, ef, seed = 16, 200, 64, 100
@@ -614,7 +615,7 @@ class StPeer:
 
 def part_embed(args: argparse.Namespace, run: Run) -> None:
 
-    from rowvoi.embed import MiniLMEmbedder, locate_minilm
+    from rowvoi.index.embed import MiniLMEmbedder, locate_minilm
 
     short, passages = cranfield_texts()
     short = short[: args.n_short]

@@ -78,7 +78,7 @@ def old_int8_model(src: Path, dest: Path) -> Path:
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers.optimizer import optimize_model
 
-    from rowvoi.embed import MINILM_DIM, _fold_weights
+    from rowvoi.index.embed import MINILM_DIM, _fold_weights
 
     with tempfile.TemporaryDirectory() as tmp:
         fp32 = Path(tmp) / "fp32.onnx"
@@ -108,7 +108,7 @@ def derivation_seconds(runs: int) -> list[float]:
     each time (imports included)."""
     code = (
         "import time, tempfile; t = time.perf_counter(); "
-        "from rowvoi.embed import MiniLMEmbedder; "
+        "from rowvoi.index.embed import MiniLMEmbedder; "
         "MiniLMEmbedder(threads=1, cache_dir=tempfile.mkdtemp()); "
         "print(time.perf_counter() - t)"
     )
@@ -164,7 +164,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     ap.add_argument("--n-docs", type=int, default=1400, help="documents (a quick run: fewer)")
     args = ap.parse_args(argv)
 
-    from rowvoi.embed import MiniLMEmbedder, derived_model, locate_minilm
+    from rowvoi.index.embed import MiniLMEmbedder, derived_model, locate_minilm
 
     cr = load_cranfield()
     docs = [" ".join(t.split()) for t in cr.texts][: args.n_docs]

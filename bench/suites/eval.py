@@ -406,7 +406,7 @@ def ndcg10(cases, ranked):
 def lexical_lists(docs, cases, analyzer, depth=50):
     """rowvoi BM25 (Lucene, k1 1.2, b 0.75) top ``depth`` per case with
     ``analyzer``, over the same texts the corpus indexes."""
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.lexical import BM25Index
 
     ids = list(docs)
     index = BM25Index(analyzer)
@@ -428,7 +428,7 @@ def attribution(docs, cases, corpus, peer_lists):
     from rowvoi.corpus import search, select
     from rowvoi.corpus.base import SearchHit
     from rowvoi.corpus.eval import DFLT_SWEEP_MAX_K, DFLT_SWEEP_REL
-    from rowvoi.text import Analyzer
+    from rowvoi.index.text import Analyzer
 
     ours = {
         mode: [[h.artifact_id for h in search(corpus, c.query, mode=mode, k=50)] for c in cases]

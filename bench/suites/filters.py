@@ -25,7 +25,7 @@ Three parts, each printing a table and writing it to
     (its filter callback) against the exact twin scanning only the allowed
     vectors, and the walk's recall@10 against the exact answer.  The
     smallest share from which the walk stays faster is the switch point;
-    ``rowvoi.dense.FILTER_EXACT_RATIO`` models it (walk ~ 1/share, scan ~
+    ``rowvoi.index.hnsw.FILTER_EXACT_RATIO`` models it (walk ~ 1/share, scan ~
     allowed vectors).
 
 Timings are CPU time of this process (the machine's 2 cores are shared
@@ -65,9 +65,9 @@ def random_ids(rng: np.random.Generator, n: int, share: float) -> np.ndarray:
 
 
 def bench_bm25(args) -> list[str]:
-    from rowvoi.idset import IdSet
-    from rowvoi.lexical import BM25Index
-    from rowvoi.text import Analyzer
+    from rowvoi.index.idset import IdSet
+    from rowvoi.index.lexical import BM25Index
+    from rowvoi.index.text import Analyzer
 
     from .._common.synth_corpus import load_or_generate, uniform_queries
 
@@ -131,8 +131,8 @@ def unit(x: np.ndarray) -> np.ndarray:
 
 
 def bench_flat(args) -> list[str]:
-    from rowvoi.dense import FlatIndex
-    from rowvoi.idset import IdSet
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.idset import IdSet
 
     rng = np.random.default_rng(3)
     n, d = args.vectors, 384
@@ -177,8 +177,9 @@ def clustered(rng, n, d, n_centers=100, spread=1.0):
 
 
 def bench_hnsw(args) -> tuple[list[str], float | None]:
-    from rowvoi.dense import HNSWIndex, recall_at_k
-    from rowvoi.idset import IdSet
+    from rowvoi.index.flat import recall_at_k
+    from rowvoi.index.hnsw import HNSWIndex
+    from rowvoi.index.idset import IdSet
 
     rng = np.random.default_rng(5)
     n, d, nq = args.hnsw_n, 384, 100
@@ -271,7 +272,7 @@ def main(argv: Sequence[str], run: Run) -> int:
             + (f"**{switch:g}**" if switch is not None else "none measured")
             + "."
         )
-        from rowvoi.dense import FILTER_EXACT_RATIO
+        from rowvoi.index.hnsw import FILTER_EXACT_RATIO
 
         m = (FILTER_EXACT_RATIO * args.hnsw_n) ** 0.5
         out.append(

@@ -77,7 +77,7 @@ def minilm_parts() -> tuple[np.ndarray, np.ndarray]:
     if os.path.exists(path):
         data = np.load(path)
         return data["sentences"], data["queries"]
-    from rowvoi.embed import MiniLMEmbedder
+    from rowvoi.index.embed import MiniLMEmbedder
 
     emb = MiniLMEmbedder()
     sv = np.asarray(emb.embed(sentences), dtype=np.float32)
@@ -117,7 +117,7 @@ def make(kind: str, n: int, nq: int, seed: int) -> tuple[np.ndarray, np.ndarray]
 
 def run_one(kind: str, n: int, nq: int) -> dict:
     from rowvoi.corpus.retrieve import PARALLEL_SCAN_MIN
-    from rowvoi.dense import FlatIndex
+    from rowvoi.index.flat import FlatIndex
 
     x, qs = make(kind, n, nq, seed=n)
     ix = FlatIndex(DIM, metric="ip", storage="int8")
@@ -157,7 +157,7 @@ def threads_rows(sizes: list[int]) -> list[str]:
     """The ``--threads`` table's rows."""
     import subprocess
 
-    from rowvoi.dense import FlatIndex
+    from rowvoi.index.flat import FlatIndex
 
     rows = []
     for n in sizes:

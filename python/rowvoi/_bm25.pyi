@@ -1,6 +1,6 @@
 """Type stubs of the compiled module ``rowvoi._bm25`` (cython/_bm25.pyx).
 
-The public API is :mod:`rowvoi.lexical`.  Texts are ``str`` or UTF-8
+The public API is :mod:`rowvoi.index.lexical`.  Texts are ``str`` or UTF-8
 ``bytes``; filters are id-set capsules from :meth:`rowvoi._idset.IdSetCore.capsule`.
 """
 

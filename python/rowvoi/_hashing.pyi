@@ -1,6 +1,6 @@
 """Type stubs of the compiled module ``rowvoi._hashing`` (cython/_hashing.pyx).
 
-The public API is :class:`rowvoi.embed.HashingEmbedder`.
+The public API is :class:`rowvoi.index.embed.HashingEmbedder`.
 """
 
 from typing import Final

@@ -1,6 +1,6 @@
 """Type stubs of the compiled module ``rowvoi._idset`` (cython/_idset.pyx).
 
-The public type is :class:`rowvoi.idset.IdSet`; search kernels of the other
+The public type is :class:`rowvoi.index.idset.IdSet`; search kernels of the other
 compiled modules take the set as the capsule :meth:`IdSetCore.capsule` returns.
 """
 

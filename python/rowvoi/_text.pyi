@@ -1,6 +1,6 @@
 """Type stubs of the compiled module ``rowvoi._text`` (cython/_text.pyx).
 
-The public API is :mod:`rowvoi.text`.
+The public API is :mod:`rowvoi.index.text`.
 """
 
 from collections.abc import Iterable
@@ -12,7 +12,7 @@ ANALYZER_VERSION: Final[int]
 MAX_TOKEN_LEN: Final[int]
 
 class _AnalyzerOptions(TypedDict):
-    """The analyzer options as a dict (the form rowvoi.text.Analyzer keeps)."""
+    """The analyzer options as a dict (the form rowvoi.index.text.Analyzer keeps)."""
 
     lowercase: bool
     strip_accents: bool

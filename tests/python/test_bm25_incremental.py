@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rowvoi.errors import IndexFormatError
-from rowvoi.idset import IdSet
-from rowvoi.lexical import BM25Index
-from rowvoi.text import Analyzer
+from rowvoi.index.idset import IdSet
+from rowvoi.index.lexical import BM25Index
+from rowvoi.index.text import Analyzer
 
 WORDS = ["apple", "banana", "cherry", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 PLAIN = Analyzer(stem=False, stopwords=False)

@@ -26,8 +26,8 @@ from rowvoi.corpus import (
     records_for_artifact,
     search,
 )
-from rowvoi.embed import HashingEmbedder
 from rowvoi.errors import QueryError
+from rowvoi.index.embed import HashingEmbedder
 
 
 class Counting:

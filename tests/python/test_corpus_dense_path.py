@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rowvoi.corpus import CorpusStore, Fields, WholeText, build, from_mapping, search
-from rowvoi.dense import FlatIndex
+from rowvoi.index.flat import FlatIndex
 
 
 def _vectors(texts):

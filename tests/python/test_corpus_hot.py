@@ -385,7 +385,7 @@ def test_dense_search_hands_back_what_it_does_not_decide():
     """rowvoi._hot.dense_search: hits equal to dense_hits of the index's own
     candidates; None for vectors the general path must judge and for equal
     scores; [] for a zero vector; bad arguments refused."""
-    from rowvoi.dense import FlatIndex
+    from rowvoi.index.flat import FlatIndex
 
     docs = {f"d{i}": f"wing {i} lift {i % 4}" for i in range(30)}
     corpus = build(from_mapping(docs, embedder="hashing:16"), store=CorpusStore.memory())

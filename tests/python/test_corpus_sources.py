@@ -199,7 +199,7 @@ def test_chunk_surfaces_metadata():
 def test_token_chunks_fit_minilm():
     from tokenizers import Tokenizer
 
-    from rowvoi.embed import locate_minilm
+    from rowvoi.index.embed import locate_minilm
 
     tok = Tokenizer.from_file(str(locate_minilm()[1]))
     text = (

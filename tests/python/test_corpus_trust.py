@@ -473,8 +473,8 @@ def test_older_corpus_is_tightened_by_its_next_write(tmp_path):
 def test_standalone_index_saves_keep_the_umask_rule(tmp_path):
     import numpy as np
 
-    from rowvoi.dense import FlatIndex
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.lexical import BM25Index
 
     old = os.umask(0o022)
     try:

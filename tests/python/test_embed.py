@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import rowvoi.embed as embed
-from rowvoi.embed import HashingEmbedder, MiniLMEmbedder, ModelNotFoundError, locate_minilm
+import rowvoi.index.embed as embed
+from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder, ModelNotFoundError, locate_minilm
 
 # Cosine similarities published for sentence-transformers/all-MiniLM-L6-v2
 # (the sentence-transformers README and documentation examples).
@@ -130,7 +130,7 @@ def test_derivation_never_imports_torch(tmp_path):
                 if name.split(".")[0] == "torch":
                     raise ImportError("torch is blocked in this test")
         sys.meta_path.insert(0, NoTorch())
-        import rowvoi.embed as e
+        import rowvoi.index.embed as e
         p = e.derived_model(e.locate_minilm()[0], "int8", cache={str(tmp_path)!r})
         assert p.is_file() and "torch" not in sys.modules
         print(p.name)

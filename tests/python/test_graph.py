@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rowvoi import _graph
-from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (
     GraphStore,
     MemoryGraph,
@@ -25,6 +24,7 @@ from rowvoi.graph import (
     traverse,
 )
 from rowvoi.graph.walk import MemorySurfaces
+from rowvoi.index.embed import HashingEmbedder
 
 EMB = HashingEmbedder(dim=32)
 

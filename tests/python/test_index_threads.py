@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import rowvoi.errors
-from rowvoi._rwlock import RWLock
-from rowvoi.dense import FlatIndex, HNSWIndex
-from rowvoi.lexical import BM25Index
+from rowvoi.index._rwlock import RWLock
+from rowvoi.index.flat import FlatIndex
+from rowvoi.index.hnsw import HNSWIndex
+from rowvoi.index.lexical import BM25Index
 
 SECONDS = 2.0  # wall-clock length of each hammering run
 MIN_ROUNDS = 3  # every role must complete this many iterations ...

@@ -34,7 +34,7 @@ GROUND_FLOOR = {
     "rowvoi.errors",
     "rowvoi._validate",
     "rowvoi._atomic",
-    "rowvoi._rwlock",
+    "rowvoi.index._rwlock",
 }
 
 

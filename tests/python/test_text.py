@@ -3,7 +3,7 @@
 import pytest
 
 from rowvoi.errors import InvalidArgumentError
-from rowvoi.text import (
+from rowvoi.index.text import (
     ANALYZER_VERSION,
     STOPWORDS,
     UNICODE_VERSION,

@@ -42,7 +42,7 @@ Identities
   counter that never goes back, so an id names one surface text for the
   life of the corpus; a surface whose text changes is stored under a new
   id. The string id is the stable public name; the int id is what the
-  kernels speak and what :class:`rowvoi.idset.IdSet` filters hold.
+  kernels speak and what :class:`rowvoi.index.idset.IdSet` filters hold.
 
 Thread-safety: every type here is an immutable value (frozen dataclasses;
 do not mutate the dictionaries they hold) and every function is pure, so

@@ -169,7 +169,7 @@ class EdgeExtractor(Protocol):
 
 
 def _time(value: Any, where: str) -> int | None:
-    from rowvoi.graph._time import to_time
+    from rowvoi._time import to_time
 
     try:
         return to_time(value, name=where)

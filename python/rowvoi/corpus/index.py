@@ -111,8 +111,9 @@ from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
     from rowvoi.corpus.edges import Link
-    from rowvoi.dense import FlatIndex, HNSWIndex
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.hnsw import HNSWIndex
+    from rowvoi.index.lexical import BM25Index
 
     # (artifact_id, version, filter fields, surfaces, links or None)
     _Plan = tuple[str, str, Mapping[str, Any], list[Surface], list[Link] | None]
@@ -516,7 +517,7 @@ def build(
         compact in this build (the delta grows); None (default): by the
         rule of :mod:`rowvoi.corpus.store`.
     hnsw : bool, optional
-        True: keep an HNSW graph (:class:`rowvoi.dense.HNSWIndex`,
+        True: keep an HNSW graph (:class:`rowvoi.index.hnsw.HNSWIndex`,
         :data:`~rowvoi.corpus.store.HNSW_PARAMS`) as the corpus's vector
         index, for approximate search on large corpora (its exact twin
         still answers ``index="flat"``); False: exact flat index only;
@@ -1304,7 +1305,7 @@ class _Builder:
             lexical, dense = self.direct
             lexical.add([s.text for _, _, s in rows], ids=ids)
             if dense is None:
-                from rowvoi.dense import FlatIndex
+                from rowvoi.index.flat import FlatIndex
 
                 dense = FlatIndex(int(vectors.shape[1]), metric="ip", storage=FLAT_STORAGE)
                 self.direct = (lexical, dense)
@@ -1375,7 +1376,7 @@ def write_base_files(
         if hnsw:
             # a fresh graph of the live vectors (no deleted nodes), built
             # in ascending id order on one thread: deterministic
-            from rowvoi.dense import HNSWIndex
+            from rowvoi.index.hnsw import HNSWIndex
 
             ids = np.sort(flat.ids())
             graph = HNSWIndex(flat.dim, metric="ip", max_elements=max(1, len(ids)), **hnsw)

@@ -78,7 +78,7 @@ from rowvoi.corpus.store import (
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
-    from rowvoi.dense import FlatIndex
+    from rowvoi.index.flat import FlatIndex
 
 __all__ = [
     "IndexDamage",
@@ -224,8 +224,9 @@ def _base_ids(snap: Snapshot) -> np.ndarray:
 
 
 def _load_base(store: CorpusStore, snap: Snapshot, kind: str, name: str) -> Any:
-    from rowvoi.dense import FlatIndex, HNSWIndex
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.hnsw import HNSWIndex
+    from rowvoi.index.lexical import BM25Index
 
     cls: Any = {"lexical": BM25Index, "dense": FlatIndex, "hnsw": HNSWIndex}[kind]
     return cls.load(store.path / name)
@@ -378,7 +379,7 @@ def check(corpus: Any, *, deep: bool = True) -> list[IndexDamage]:
 def _exact_twin(path: Path) -> FlatIndex | None:
     """The exact twin of an HNSW directory whose graph is damaged, when it
     still loads (None otherwise)."""
-    from rowvoi.dense import FlatIndex
+    from rowvoi.index.flat import FlatIndex
 
     try:
         with open(path / "hnsw.json", "rb") as fh:
@@ -591,7 +592,7 @@ def repair(corpus: Any, *, embedder: Any = None) -> RepairReport:
             lexical = new_lexical(state.get("lexical") or default_lexical())
             flat = None
             if state.get("dim"):
-                from rowvoi.dense import FlatIndex
+                from rowvoi.index.flat import FlatIndex
 
                 flat = FlatIndex(int(state["dim"]), metric="ip", storage=FLAT_STORAGE)
             vectors = _Vectors(

@@ -43,7 +43,7 @@ the corpus's filter fields (``{"year": {"$gte": 1960}, "venue":
 "JAS"}``), validated against their declared types and compiled by the
 query layer to parameterised SQL over the typed ``filter_values`` table.
 ``surfaces`` restricts to surface kinds. Both become one
-:class:`~rowvoi.idset.IdSet` that the kernels apply while they rank, so a
+:class:`~rowvoi.index.idset.IdSet` that the kernels apply while they rank, so a
 filtered top-k is exact.
 
 Candidates and collapse
@@ -129,8 +129,9 @@ from rowvoi.corpus.store import (
     load_dense,
     load_lexical,
 )
-from rowvoi.dense import FlatIndex, HNSWIndex
 from rowvoi.errors import IndexFormatError, QueryError
+from rowvoi.index.flat import FlatIndex
+from rowvoi.index.hnsw import HNSWIndex
 
 __all__ = [
     "Corpus",
@@ -838,7 +839,7 @@ def _allowed(
     kinds: list[str] | None,
 ) -> Any:
     """The IdSet of records a filter and surface restriction allow (None: all)."""
-    from rowvoi.idset import IdSet
+    from rowvoi.index.idset import IdSet
     from rowvoi.query import compile_where, parse_filter
     from rowvoi.query.sql import SQLITE
 
@@ -869,7 +870,7 @@ def _kinds_allowed(loaded: _Loaded, rec: RecordTable, kinds: list[str] | None) -
     generation (a walk restricts every search of its seeds to the same
     kinds); threads racing on a new key compute equal sets, and the one
     stored last is kept."""
-    from rowvoi.idset import IdSet
+    from rowvoi.index.idset import IdSet
 
     key = tuple(sorted(set(kinds or ())))
     got = loaded.kind_sets.get(key)

@@ -10,7 +10,7 @@ Layout of a corpus directory (DESIGN §5)::
     lexical.<g>.rvx     the BM25 index of base generation g (engine file)
     dense.<g>.rvf       the flat vector index of base generation g, or
     hnsw.<g>/           its HNSW graph (a directory written by
-                        rowvoi.dense.HNSWIndex.save, whose exact twin also
+                        rowvoi.index.hnsw.HNSWIndex.save, whose exact twin also
                         answers exact searches) when the corpus has one
     embeddings.sqlite   the embedding cache (rowvoi.corpus.vectors): every
                         live record's vector by embedder id and text hash;
@@ -147,8 +147,9 @@ from rowvoi.corpus.paths import check_name, corpus_dir
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
-    from rowvoi.dense import FlatIndex, HNSWIndex
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.hnsw import HNSWIndex
+    from rowvoi.index.lexical import BM25Index
 
 __all__ = [
     "CorpusStore",
@@ -1638,7 +1639,7 @@ def default_lexical() -> dict[str, Any]:
     >>> default_lexical()["bm25"]
     {'variant': 'lucene', 'k1': 1.2, 'b': 0.75}
     """
-    from rowvoi.text import Analyzer
+    from rowvoi.index.text import Analyzer
 
     return {"analyzer": Analyzer().to_dict(), "bm25": {"variant": "lucene", "k1": 1.2, "b": 0.75}}
 
@@ -1649,8 +1650,8 @@ def new_lexical(conf: Mapping[str, Any]) -> BM25Index:
     >>> new_lexical(default_lexical()).params["variant"]
     'lucene'
     """
-    from rowvoi.lexical import BM25Index
-    from rowvoi.text import Analyzer
+    from rowvoi.index.lexical import BM25Index
+    from rowvoi.index.text import Analyzer
 
     return BM25Index(Analyzer.from_dict(conf["analyzer"]), **conf["bm25"])
 
@@ -1673,7 +1674,7 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
     ...     len(load_lexical(c.store, snap)), load_dense(c.store, snap).dim
     (2, 8)
     """
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.lexical import BM25Index
 
     name = snap.base.get("lexical")
     if name:
@@ -1704,8 +1705,8 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
 def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | None:
     """The vector index (inner product over unit vectors = cosine) of the
     snapshot's generation: base file, minus tombstones, plus delta vectors
-    -- a :class:`~rowvoi.dense.FlatIndex`, or an
-    :class:`~rowvoi.dense.HNSWIndex` for a corpus built with ``hnsw=True``.
+    -- a :class:`~rowvoi.index.flat.FlatIndex`, or an
+    :class:`~rowvoi.index.hnsw.HNSWIndex` for a corpus built with ``hnsw=True``.
     ``None`` when the corpus has no dimension yet (nothing was ever
     embedded).
 
@@ -1721,8 +1722,9 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     ...     load_dense(store, snap) is None   # nothing embedded yet
     True
     """
-    from rowvoi.dense import FlatIndex, HNSWIndex
     from rowvoi.errors import IndexFormatError as _Format
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.hnsw import HNSWIndex
 
     dim = snap.state.get("dim")
     if not dim:

@@ -249,14 +249,14 @@ def minilm_tokenizer(path: str | None = None) -> Any:
 
     Raises
     ------
-    rowvoi.embed.ModelNotFoundError
+    rowvoi.index.embed.ModelNotFoundError
         No path given and the MiniLM model package is not installed (the
         message names the package to install).
     """
     from tokenizers import Tokenizer
 
     if path is None:
-        from rowvoi.embed import ModelNotFoundError, locate_minilm
+        from rowvoi.index.embed import ModelNotFoundError, locate_minilm
 
         try:
             path = str(locate_minilm()[1])
@@ -313,7 +313,7 @@ class Chunked(_Strategy):
     token_model : str, optional
         Path of a ``tokenizer.json`` (Hugging Face ``tokenizers``); default
         the MiniLM tokenizer. Token mode raises
-        :class:`rowvoi.embed.ModelNotFoundError` when it is missing (never a
+        :class:`rowvoi.index.embed.ModelNotFoundError` when it is missing (never a
         silent switch to characters).
 
     Each chunk's surface metadata holds ``chunk_index``, ``n_chunks`` and

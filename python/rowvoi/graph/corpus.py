@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rowvoi.graph._time import NO_TIME, to_time
+from rowvoi._time import NO_TIME, to_time
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
 
 if TYPE_CHECKING:

@@ -42,7 +42,7 @@ engine's rounds run with the GIL released.
 
 Examples
 --------
->>> from rowvoi.embed import HashingEmbedder
+>>> from rowvoi.index.embed import HashingEmbedder
 >>> from rowvoi.graph import MemoryGraph, empty_selection
 >>> g = MemoryGraph.from_edges(
 ...     [("alice", "acme", "WORKS_AT", "alice works at acme"),

@@ -12,11 +12,11 @@ Model
   numbered node documents first (node order, then each node's texts in
   order), then edge documents (edge order).  With an embedder (any object
   with ``embed(texts) -> (n, dim) array``, e.g.
-  :class:`rowvoi.embed.HashingEmbedder`) or explicit ``vectors`` each
+  :class:`rowvoi.index.embed.HashingEmbedder`) or explicit ``vectors`` each
   document has a vector, so selections can rank them.
 * **Times** are ints in your unit; ISO-8601 strings and datetimes become
   milliseconds since the Unix epoch (UTC when no zone).  See
-  :mod:`rowvoi.graph._time`.
+  :mod:`rowvoi._time`.
 
 Listing order is deterministic everywhere: out-edges before in-edges, each
 in input order; neighbours de-duplicated, first seen first.
@@ -45,8 +45,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rowvoi import _graph
-from rowvoi.embed import HashingEmbedder, MiniLMEmbedder
-from rowvoi.graph._time import NO_TIME, times_array, to_window
+from rowvoi._time import NO_TIME, times_array, to_window
+from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder
 
 __all__ = [
     "Node",
@@ -560,7 +560,7 @@ class MemoryGraph:
             return None
         if not hasattr(embedder, "embed"):
             raise TypeError(
-                "embedder must have an embed(texts) method (e.g. rowvoi.embed.HashingEmbedder)"
+                "embedder must have an embed(texts) method (e.g. rowvoi.index.embed.HashingEmbedder)"
             )
         if not texts:
             dim = getattr(embedder, "dim", None)

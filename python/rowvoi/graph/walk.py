@@ -34,7 +34,7 @@ flat search results (:func:`rowvoi.corpus.fuse_hits`).
 
 Examples
 --------
->>> from rowvoi.embed import HashingEmbedder
+>>> from rowvoi.index.embed import HashingEmbedder
 >>> from rowvoi.graph import (MemoryGraph, reverse_dependency_policy,
 ...                           traverse)
 >>> g = MemoryGraph.from_edges(

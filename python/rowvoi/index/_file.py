@@ -1,7 +1,7 @@
 """Opening index files that rowvoi did not necessarily write.
 
-Every loader of a saved index (:meth:`rowvoi.lexical.BM25Index.load`,
-:meth:`rowvoi.dense.FlatIndex.load`, :meth:`rowvoi.dense.HNSWIndex.load`
+Every loader of a saved index (:meth:`rowvoi.index.lexical.BM25Index.load`,
+:meth:`rowvoi.index.flat.FlatIndex.load`, :meth:`rowvoi.index.hnsw.HNSWIndex.load`
 and, through them, a corpus's index files) opens its file here and reads
 only through the descriptor it got, so what was checked is what is read:
 

@@ -5,7 +5,7 @@
     python bench/hnsw_load.py --n 20000       # a quick look
 
 Builds (once, into ``--dir``, default a temporary directory) an
-:class:`rowvoi.dense.HNSWIndex` of ``--n`` normal random vectors of
+:class:`rowvoi.index.hnsw.HNSWIndex` of ``--n`` normal random vectors of
 dimension ``--dim`` (cosine, M=16, ef_construction=100, two build threads)
 and times, as medians of ``--reps`` runs:
 
@@ -26,21 +26,22 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import hnswlib
 import numpy as np
 
-from rowvoi import _flat, _indexfile
+from rowvoi import _flat
 from rowvoi._atomic import sha256_file
-from rowvoi.dense import FlatIndex, HNSWIndex, _check_labels
+from rowvoi.index import _file as _indexfile
+from rowvoi.index.flat import FlatIndex
+from rowvoi.index.hnsw import HNSWIndex, _check_labels
 
-RESULTS = Path(__file__).resolve().parent / "results" / "hnsw_load.md"
+from .._common.results import Run, versions, write
 
 
 def median_ms(fn: Callable[[], object], reps: int) -> float:
@@ -52,13 +53,15 @@ def median_ms(fn: Callable[[], object], reps: int) -> float:
     return 1e3 * statistics.median(times)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: Sequence[str], run: Run) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m bench run hnsw_load", description=__doc__.split("\n")[0]
+    )
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=None, help="reuse or keep the index here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     d = args.dir or Path(tempfile.mkdtemp(prefix="rowvoi-hnsw-load-"))
     if not (d / "hnsw.json").exists():
         x = np.random.default_rng(0).normal(size=(args.n, args.dim)).astype(np.float32)
@@ -113,10 +116,9 @@ def main() -> None:
     lines = [
         "# Loading an HNSW directory: what the checks cost",
         "",
-        f"`python bench/hnsw_load.py --n {args.n} --dim {args.dim} --reps {reps}`: "
+        *run.header(versions("numpy", "hnswlib")),
         f"{n:,} vectors of dimension {dim}, M {m}, a {size / 1e6:.0f} MB graph; "
-        f"medians of {reps} runs (the check: {3 * reps}). Python {platform.python_version()}, "
-        f"numpy {np.__version__}, {os.cpu_count()} cores.",
+        f"medians of {reps} runs (the check: {3 * reps}).",
         "",
         "| step | ms | share of HNSWIndex.load |",
         "|---|---|---|",
@@ -125,8 +127,5 @@ def main() -> None:
         lines.append(f"| {name} | {ms:.1f} | {100 * ms / total:.1f}% |")
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.write_text(text)
-
-
-if __name__ == "__main__":
-    main()
+    write(run.out, text)
+    return 0

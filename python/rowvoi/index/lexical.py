@@ -1,6 +1,6 @@
 """BM25 lexical search: an inverted index in C, searched top-k.
 
-:class:`BM25Index` analyses documents with an :class:`~rowvoi.text.Analyzer`
+:class:`BM25Index` analyses documents with an :class:`~rowvoi.index.text.Analyzer`
 (recorded in the index and in saved files, so queries are analysed the same
 way), keeps posting lists with term frequencies, and answers top-k queries
 with MaxScore dynamic pruning -- which returns exactly what scoring every
@@ -10,7 +10,7 @@ Conventions
 -----------
 * **Document ids** are the caller's: ``add(documents, ids=[...])`` files
   each document under an ``int64`` id in ``0 .. MAX_ID`` (a corpus passes
-  its record ids), as :meth:`rowvoi.dense.FlatIndex.add` does. Without
+  its record ids), as :meth:`rowvoi.index.flat.FlatIndex.add` does. Without
   ``ids`` the documents get the next ids: one past the largest id ever
   added, so ``0, 1, 2, ...`` for an index fed without ids. Results,
   :meth:`~BM25Index.explain`, :meth:`~BM25Index.doc` and
@@ -33,11 +33,11 @@ Conventions
   be added again with new text. :meth:`BM25Index.compact` only reclaims the
   memory of deleted documents; it changes no score and no id.
 * **Filters**: ``search(..., filter=ids)`` ranks only documents whose id is
-  in ``ids`` (an :class:`rowvoi.idset.IdSet` or any iterable of ids), inside
+  in ``ids`` (an :class:`rowvoi.index.idset.IdSet` or any iterable of ids), inside
   the kernel, so the top-k is exact and a small filter is cheap.
 * **Threads**: a :class:`BM25Index` may be shared between threads; every
   method is thread-safe. Each index owns one phase-fair reader-writer lock
-  (:class:`rowvoi._rwlock.RWLock`): reads (searches, explain, sizes,
+  (:class:`rowvoi.index._rwlock.RWLock`): reads (searches, explain, sizes,
   statistics, documents, vocabulary, save, to_bytes, pickling) share it and
   run concurrently with the GIL released; changes (add, delete, compact,
   set_params) take it alone, wait for running reads and hold back new ones,
@@ -55,7 +55,7 @@ Conventions
 
 Examples
 --------
->>> from rowvoi.lexical import BM25Index
+>>> from rowvoi.index.lexical import BM25Index
 >>> index = BM25Index()
 >>> index.add(["The quick brown fox", "A lazy brown dog", "Foxes are quick"]).tolist()
 [0, 1, 2]
@@ -76,10 +76,11 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _bm25, _indexfile, _validate as _v
-from rowvoi._rwlock import RWLock
-from rowvoi.idset import IdSet, _as_id_array, as_idset
-from rowvoi.text import Analyzer
+from rowvoi import _bm25, _validate as _v
+from rowvoi.index import _file as _indexfile
+from rowvoi.index._rwlock import RWLock
+from rowvoi.index.idset import IdSet, _as_id_array, as_idset
+from rowvoi.index.text import Analyzer
 
 __all__ = [
     "BM25Index",
@@ -106,7 +107,7 @@ class SearchResult:
 
     What :meth:`BM25Index.search` returns, and one row of a
     :class:`BatchResult`. Iterating gives ``(id, score)`` pairs. The vector
-    indexes return :class:`rowvoi.dense.NeighborResult` instead: a pair of
+    indexes return :class:`rowvoi.index.flat.NeighborResult` instead: a pair of
     arrays shaped like the query batch, without statistics.
 
     Attributes
@@ -289,7 +290,7 @@ class BM25Index:
             analyzer = Analyzer()
         if not isinstance(analyzer, Analyzer):
             raise TypeError(
-                f"analyzer must be a rowvoi.text.Analyzer, not {type(analyzer).__name__}"
+                f"analyzer must be a rowvoi.index.text.Analyzer, not {type(analyzer).__name__}"
             )
         variant, k1, b, delta = _check_params(variant, k1, b, delta)
         self._core = _bm25.BM25Core.create(analyzer._engine_options(), variant, k1, b, delta)
@@ -417,7 +418,7 @@ class BM25Index:
     ) -> SearchResult:
         """The top ``k`` documents for a query (score desc, id asc).
 
-        ``filter`` (an :class:`~rowvoi.idset.IdSet` or iterable of ids)
+        ``filter`` (an :class:`~rowvoi.index.idset.IdSet` or iterable of ids)
         ranks only documents whose id is in it; the top-k is exact among
         them (ids not in the index are ignored). ``exhaustive=True`` scores
         every posting instead of pruning; the result is identical, only

@@ -1,8 +1,8 @@
 """Id sets: the one filter type every search takes.
 
 A corpus owns its record ids (``int64`` in ``0 .. MAX_ID``); every index --
-:class:`rowvoi.lexical.BM25Index`, :class:`rowvoi.dense.FlatIndex`,
-:class:`rowvoi.dense.HNSWIndex` -- files entries under them, and every
+:class:`rowvoi.index.lexical.BM25Index`, :class:`rowvoi.index.flat.FlatIndex`,
+:class:`rowvoi.index.hnsw.HNSWIndex` -- files entries under them, and every
 search takes ``filter=``: ``None``, an :class:`IdSet`, or any iterable of
 ids (turned into an :class:`IdSet` for the call). The kernels apply the
 filter while they rank, so a filtered top-k is exact -- never a truncated
@@ -14,7 +14,7 @@ membership is O(1) whatever its size.
 
 Examples
 --------
->>> from rowvoi.idset import IdSet
+>>> from rowvoi.index.idset import IdSet
 >>> allowed = IdSet([30, 10, 20, 10])
 >>> len(allowed), 20 in allowed, 25 in allowed
 (3, True, False)

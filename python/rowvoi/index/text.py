@@ -1,7 +1,7 @@
 """Text analysis: normalisation, tokens, English stopwords and stemming.
 
 The analysis runs in the C engine (``include/rowvoi/text.h``); the same
-code analyses documents and queries of :class:`rowvoi.lexical.BM25Index`,
+code analyses documents and queries of :class:`rowvoi.index.lexical.BM25Index`,
 which records its analyzer's settings so that a query is always analysed
 the way its index was.
 
@@ -25,7 +25,7 @@ Pipeline
 
 Examples
 --------
->>> from rowvoi.text import Analyzer, stem
+>>> from rowvoi.index.text import Analyzer, stem
 >>> Analyzer().tokenize("The Runners were running to the Café!")
 ['runner', 'run', 'cafe']
 >>> Analyzer(stem=False, stopwords=False).tokenize("The Runners were running")

@@ -9,7 +9,7 @@ such an item belongs to every window.
 
 A window is the half-open interval ``[start, end)``: ``start <= t < end``.
 
->>> from rowvoi.graph._time import to_time, to_window
+>>> from rowvoi._time import to_time, to_window
 >>> to_time("1970-01-01T00:00:01Z"), to_time(5), to_time(None)
 (1000, 5, None)
 >>> to_window(("1970-01-01", "1970-01-02"))

@@ -1,8 +1,8 @@
 """The reader-writer lock every retrieval index takes (ground floor: imports
 only the standard library).
 
-The indexes (:class:`rowvoi.lexical.BM25Index`, :class:`rowvoi.dense.FlatIndex`,
-:class:`rowvoi.dense.HNSWIndex`) run their searches and their changes in C
+The indexes (:class:`rowvoi.index.lexical.BM25Index`, :class:`rowvoi.index.flat.FlatIndex`,
+:class:`rowvoi.index.hnsw.HNSWIndex`) run their searches and their changes in C
 or C++ with the GIL released.  Searches may share an index; a change (add,
 delete, compact, ...) needs it alone.  :class:`RWLock` gives exactly that,
 and is *phase-fair*, so neither side can starve the other:
@@ -22,7 +22,7 @@ the read lock would wait for itself forever, so it raises
 
 Examples
 --------
->>> from rowvoi._rwlock import RWLock
+>>> from rowvoi.index._rwlock import RWLock
 >>> lock = RWLock()
 >>> with lock.read():
 ...     with lock.read():          # nested reads never wait

@@ -2,8 +2,8 @@
 search returns, and what a query costs, in every mode and index --
 optionally against another version of the search, paired query by query.
 
-    python bench/corpus_collapse_fetch.py [--chunk 150] [--join 100] [--passes 3]
-        [--k 10] [--against OLD_RETRIEVE_PY] [--markdown FILE]
+    python -m bench run corpus_collapse_fetch [--chunk 150] [--join 100] [--passes 3]
+        [--k 10] [--against OLD_RETRIEVE_PY]
 
 Cranfield (1,400 documents, 225 queries) is built three times with the
 hashing embedder (512 dimensions), an HNSW graph beside the flat index:
@@ -35,17 +35,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import platform
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import _timing  # noqa: E402
-import corpus as cb  # noqa: E402
+from .._common.cranfield import corpus_data
+from .._common.results import Run, versions, write
 
 CONFIGS = (
     ("lexical", {"mode": "lexical"}, False),
@@ -69,20 +66,21 @@ def _load(path: str):
     return mod
 
 
-def main() -> int:
+def main(argv: Sequence[str], run: Run) -> int:
     from rowvoi.corpus import Chunked, CorpusStore, WholeText, build, from_mapping, retrieve
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m bench run corpus_collapse_fetch", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--chunk", type=int, default=150, help="chunk size in characters")
     ap.add_argument("--join", type=int, default=100, help="documents per long document")
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--against", metavar="FILE", help="another retrieve.py to compare with")
-    ap.add_argument("--markdown", help="write the tables here too")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     other = None if args.against is None else _load(args.against)
 
-    docs, _, queries, _ = cb.cranfield()
+    docs, _, queries, _ = corpus_data()
     keys = sorted(docs, key=int)
     long_docs = {
         f"L{i // args.join}": "\n\n".join(docs[k] for k in keys[i : i + args.join])
@@ -153,24 +151,16 @@ def main() -> int:
                     f"| {short['other']} | {short['this']} |"
                 )
         lines.append("")
-    load = os.getloadavg()
     text = "\n".join(
         [
-            f"Produced by `{_timing.command('bench/corpus_collapse_fetch.py', sys.argv[1:])}` "
-            f"on a {platform.machine()}, {os.cpu_count()} cores (shared; "
-            f"{_timing.vector_extensions()}) machine, Python {platform.python_version()}, "
-            f"{time.strftime('%Y-%m-%d %H:%M')}, load average at the end {load[0]:.2f}; "
-            f"{args.passes} passes of the {len(queries)} queries, k = {args.k}.",
+            "# Per-artifact collapse: k artifacts from chunked corpora",
+            "",
+            *run.header(versions("numpy")),
+            f"{args.passes} passes of the {len(queries)} Cranfield queries, k = {args.k}.",
             "",
             *lines,
         ]
     )
     print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    write(run.out, text)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

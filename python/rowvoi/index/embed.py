@@ -20,7 +20,7 @@ never mixes vectors of two embedders.
 
 Examples
 --------
->>> from rowvoi.embed import HashingEmbedder
+>>> from rowvoi.index.embed import HashingEmbedder
 >>> emb = HashingEmbedder(dim=64)
 >>> vecs = emb.embed(["red apples", "Red apple!", "a tax form"])
 >>> vecs.shape, vecs.dtype
@@ -227,7 +227,7 @@ def locate_minilm(model_dir: str | os.PathLike[str] | None = None) -> tuple[Path
     >>> locate_minilm(tempfile.mkdtemp())
     Traceback (most recent call last):
     ...
-    rowvoi.embed.ModelNotFoundError: model directory ... has no model.onnx; it must hold model.onnx and tokenizer.json of all-MiniLM-L6-v2
+    rowvoi.index.embed.ModelNotFoundError: model directory ... has no model.onnx; it must hold model.onnx and tokenizer.json of all-MiniLM-L6-v2
     """
     source = "model_dir"
     if model_dir is None and os.environ.get("ROWVOI_MODEL_DIR"):
