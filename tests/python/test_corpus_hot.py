@@ -288,6 +288,21 @@ def test_unit_query_is_its_definition_bit_for_bit(data, dtype, step):
         assert _hot.unit_query(x.astype(np.float64)).tobytes() == got.tobytes()
 
 
+def test_unit_query_rounds_every_operation():
+    # a vector whose first component comes out one float apart when the
+    # third square is added by a fused multiply-add (one rounding fewer):
+    # the rule's result, as _unit_reference computes it, not the fused one
+    x = np.array(
+        [
+            float.fromhex(h)
+            for h in ("-0x1.b582164065512p-1", "0x1.da375b2fa0b84p-2", "-0x1.b8048c6b71b38p-3")
+        ]
+    )
+    got = _hot.unit_query(x)
+    assert float(got[0]) == float.fromhex("-0x1.b7886p-1") != float.fromhex("-0x1.b7885ep-1")
+    assert got.view(np.uint32).tolist() == _unit_reference(x, np.float64).view(np.uint32).tolist()
+
+
 def test_unit_query_zero_overflow_and_refusals():
     assert _hot.unit_query(np.zeros(3, dtype=np.float32)).tolist() == [0.0, 0.0, 0.0]
     # squares overflowing double: the norm is inf and the components zeros,

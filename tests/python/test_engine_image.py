@@ -42,7 +42,7 @@ def test_extension_defines_no_engine_symbol(name):
     assert not [s for s in defined if s.startswith("rv_")], path
     # ... and takes every engine symbol it uses from librowvoi (a module
     # that declares no engine function -- no ``from rowvoi cimport`` -- uses
-    # none: rowvoi._hot only turns arrays into Python objects).
+    # none).
     undefined = _nm(path, "--undefined-only")
     uses_engine = "from rowvoi cimport" in (CYTHON_DIR / f"{name}.pyx").read_text()
     assert any(s.startswith("rv_") for s in undefined) == uses_engine, path
