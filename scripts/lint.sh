@@ -3,8 +3,9 @@
 # any fails:
 #   ruff check, ruff format --check          (config: [tool.ruff] in pyproject.toml)
 #   mypy --strict over python/rowvoi         ([tool.mypy])
-#   mypy.stubtest: the compiled modules (cython/*.pyx) against their stubs
-#                  (python/rowvoi/_*.pyi; scripts/stubtest-allowlist.txt)
+#   mypy.stubtest: the compiled modules (cython/[PACKAGE/]_NAME.pyx) against
+#                  their stubs (python/rowvoi/[PACKAGE/]_NAME.pyi;
+#                  scripts/stubtest-allowlist.txt)
 #   clang-format --dry-run -Werror over the C of src/ include/ tests/c/ tests/fuzz/ bench/c/
 # Usage: bash scripts/lint.sh [VENV]
 # VENV (default $ROWVOI_TEST_VENV or .venv, the one scripts/test.sh builds)
@@ -40,14 +41,15 @@ step "ruff check" "$VENV/bin/ruff" check .
 step "ruff format" "$VENV/bin/ruff" format --check .
 step "mypy --strict" "$VENV/bin/python" -m mypy
 
-# Every compiled module, found from its .pyx; stubtest imports the installed
-# module and reads the stubs of this tree (MYPYPATH), run from tests/ so the
-# source package is not imported instead of the installed one.
+# Every compiled module, found from its .pyx (cython/index/_flat.pyx is
+# rowvoi.index._flat); stubtest imports the installed module and reads the
+# stubs of this tree (MYPYPATH), run from tests/ so the source package is not
+# imported instead of the installed one.
 modules=()
-for pyx in cython/*.pyx; do
-    name=$(basename "$pyx" .pyx)
-    modules+=("rowvoi.$name")
-done
+while IFS= read -r pyx; do
+    rel=${pyx#cython/}
+    modules+=("rowvoi.$(echo "${rel%.pyx}" | tr / .)")
+done < <(find cython -name '*.pyx' | sort)
 stubtest() {
     (cd tests && MYPYPATH=../python "../$VENV/bin/python" -m mypy.stubtest \
         --mypy-config-file ../scripts/stubtest-mypy.ini \

@@ -99,8 +99,13 @@ from pathlib import Path
 
 import numpy as np
 
-from rowvoi import _graph
-from rowvoi.graph import MemoryGraph, documents_by_similarity, empty_selection, graph_to_text
+from rowvoi.graph import (
+    MemoryGraph,
+    _graph,
+    documents_by_similarity,
+    empty_selection,
+    graph_to_text,
+)
 from rowvoi.index.embed import HashingEmbedder
 
 from .._common.results import ROOT, Run, update_blocks, versions

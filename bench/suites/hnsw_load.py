@@ -11,7 +11,7 @@ and times, as medians of ``--reps`` runs:
 
 * ``HNSWIndex.load`` as a whole;
 * its parts: the structural check of the graph (:c:func:`rv_hnsw_check`
-  through ``rowvoi._flat.hnsw_check``), the labels-against-twin check, the
+  through ``rowvoi.index._flat.hnsw_check``), the labels-against-twin check, the
   SHA-256 of the graph, the private sealed copy hnswlib reads, hnswlib's
   own ``load_index`` of that copy, and the exact twin's load;
 * what loading did before the checks: the digest, the twin and hnswlib
@@ -35,9 +35,8 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
-from rowvoi import _flat
 from rowvoi._atomic import sha256_file
-from rowvoi.index import _file as _indexfile
+from rowvoi.index import _file as _indexfile, _flat
 from rowvoi.index.flat import FlatIndex
 from rowvoi.index.hnsw import HNSWIndex, _check_labels
 

@@ -1,4 +1,4 @@
-"""The compiled hot path of a corpus search (rowvoi._hot) against its
+"""The compiled hot path of a corpus search (rowvoi.corpus._hot) against its
 Python reference: the dense hits built by ``dense_hits`` equal those of
 ``retrieve._dense_hits_reference`` field for field (texts, metadata,
 ``explain``, order, types) on hypothesis-chosen record tables with equal
@@ -17,8 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi import _hot
-from rowvoi.corpus import CorpusStore, build, from_mapping, retrieve, search
+from rowvoi.corpus import CorpusStore, _hot, build, from_mapping, retrieve, search
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.records import RecordTable, _json_bytes, _Strings
 from rowvoi.errors import IndexFormatError
@@ -397,7 +396,7 @@ def test_search_through_the_compiled_builder():
 
 
 def test_dense_search_hands_back_what_it_does_not_decide():
-    """rowvoi._hot.dense_search: hits equal to dense_hits of the index's own
+    """rowvoi.corpus._hot.dense_search: hits equal to dense_hits of the index's own
     candidates; None for vectors the general path must judge and for equal
     scores; [] for a zero vector; bad arguments refused."""
     from rowvoi.index.flat import FlatIndex

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi import _graph
 from rowvoi.graph import (
     GraphStore,
     MemoryGraph,
     Node,
     WalkHit,
+    _graph,
     collapsed_tree_policy,
     documents_by_similarity,
     graph_to_text,

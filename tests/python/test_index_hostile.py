@@ -212,7 +212,7 @@ def test_edited_hnsw_graphs_are_refused_before_hnswlib_sees_them(tmp_path):
 _BYPASS = textwrap.dedent("""
     import sys
     import numpy as np
-    import rowvoi._flat as flat
+    import rowvoi.index._flat as flat
     from rowvoi.index.hnsw import HNSWIndex
     real = flat.hnsw_check
     pristine = sys.argv[1]

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rowvoi._hot import HitTable
+from rowvoi.corpus._hot import HitTable
 from rowvoi.corpus.base import SearchHit
 from rowvoi.errors import IndexFormatError
 

@@ -44,8 +44,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from rowvoi import _graph
 from rowvoi._time import NO_TIME, times_array, to_window
+from rowvoi.graph import _graph
 from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder
 
 __all__ = [

@@ -42,8 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _hashing, _validate as _v
+from rowvoi import _validate as _v
 from rowvoi._atomic import fsync_path, sha256_file
+from rowvoi.index import _hashing
 
 __all__ = [
     "HashingEmbedder",

@@ -89,12 +89,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rowvoi import _flat, _status, _validate as _v
+from rowvoi import _status, _validate as _v
 from rowvoi._atomic import (
     check_mode,
 )
 from rowvoi.errors import status_error
-from rowvoi.index import _file as _indexfile
+from rowvoi.index import _file as _indexfile, _flat
 from rowvoi.index._rwlock import RWLock
 from rowvoi.index.idset import IdSet, _as_id_array, as_idset
 

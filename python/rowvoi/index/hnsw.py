@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _flat, _status, _validate as _v
+from rowvoi import _status, _validate as _v
 from rowvoi._atomic import (
     atomic_write_bytes,
     check_mode,
@@ -49,7 +49,7 @@ from rowvoi._atomic import (
     sha256_file,
 )
 from rowvoi.errors import IndexFormatError, RvIOError, status_error
-from rowvoi.index import _file as _indexfile
+from rowvoi.index import _file as _indexfile, _flat
 from rowvoi.index._rwlock import RWLock
 from rowvoi.index.flat import (
     METRICS,

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _idset
+from rowvoi.index import _idset
 
 __all__ = ["IdSet", "MAX_ID", "as_idset"]
 

@@ -76,8 +76,8 @@ from typing import Any
 
 import numpy as np
 
-from rowvoi import _bm25, _validate as _v
-from rowvoi.index import _file as _indexfile
+from rowvoi import _validate as _v
+from rowvoi.index import _bm25, _file as _indexfile
 from rowvoi.index._rwlock import RWLock
 from rowvoi.index.idset import IdSet, _as_id_array, as_idset
 from rowvoi.index.text import Analyzer

@@ -39,10 +39,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from rowvoi import _text, _validate as _v
+from rowvoi import _validate as _v
+from rowvoi.index import _text
 
 if TYPE_CHECKING:
-    from rowvoi._text import _AnalyzerOptions
+    from rowvoi.index._text import _AnalyzerOptions
 
 __all__ = [
     "Analyzer",

@@ -1,7 +1,7 @@
-"""Type stubs of the compiled module ``rowvoi._flat`` (cython/_flat.pyx).
+"""Type stubs of the compiled module ``rowvoi.index._flat`` (cython/index/_flat.pyx).
 
 The public API is :mod:`rowvoi.dense`.  Vectors are C-contiguous float32,
-ids int64; filters are id-set capsules from :meth:`rowvoi._idset.IdSetCore.capsule`.
+ids int64; filters are id-set capsules from :meth:`rowvoi.index._idset.IdSetCore.capsule`.
 """
 
 import os

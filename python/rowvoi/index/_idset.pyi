@@ -1,4 +1,4 @@
-"""Type stubs of the compiled module ``rowvoi._idset`` (cython/_idset.pyx).
+"""Type stubs of the compiled module ``rowvoi.index._idset`` (cython/index/_idset.pyx).
 
 The public type is :class:`rowvoi.index.idset.IdSet`; search kernels of the other
 compiled modules take the set as the capsule :meth:`IdSetCore.capsule` returns.

@@ -1,4 +1,4 @@
-"""Type stubs of the compiled module ``rowvoi._hashing`` (cython/_hashing.pyx).
+"""Type stubs of the compiled module ``rowvoi.index._hashing`` (cython/index/_hashing.pyx).
 
 The public API is :class:`rowvoi.index.embed.HashingEmbedder`.
 """

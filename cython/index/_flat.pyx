@@ -210,7 +210,7 @@ cdef class FlatHandle:
                uint32_t n_threads=0, uint32_t rescore_factor=0, bint exact=False,
                filt=None):
         """Returns (ids (nq, k) int64, scores (nq, k) float32, n_found).
-        filt: an id-set capsule (rowvoi._idset) or None."""
+        filt: an id-set capsule (rowvoi.index._idset) or None."""
         cdef size_t nq = queries.shape[0], found = 0
         cdef cnp.ndarray[int64_t, ndim=2, mode="c"] ids = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.int64)
         cdef cnp.ndarray[float, ndim=2, mode="c"] scores = np.empty((max(<Py_ssize_t>nq, 1), k), dtype=np.float32)
@@ -231,7 +231,7 @@ cdef class FlatHandle:
 
     def capsule(self):
         """A capsule of the rv_flat pointer, named "rowvoi.rv_flat", that
-        keeps this object alive (rowvoi._hot.dense_search searches through
+        keeps this object alive (rowvoi.corpus._hot.dense_search searches through
         it).  Only for an index no writer will change again (a frozen
         rowvoi.index.flat.FlatIndex): a search through the capsule takes no
         lock."""

@@ -1,7 +1,7 @@
-"""Type stubs of the compiled module ``rowvoi._bm25`` (cython/_bm25.pyx).
+"""Type stubs of the compiled module ``rowvoi.index._bm25`` (cython/index/_bm25.pyx).
 
 The public API is :mod:`rowvoi.index.lexical`.  Texts are ``str`` or UTF-8
-``bytes``; filters are id-set capsules from :meth:`rowvoi._idset.IdSetCore.capsule`.
+``bytes``; filters are id-set capsules from :meth:`rowvoi.index._idset.IdSetCore.capsule`.
 """
 
 import os
@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import CapsuleType, disjoint_base
 
-from rowvoi._text import _AnalyzerOptions
+from rowvoi.index._text import _AnalyzerOptions
 
 VARIANTS: Final[dict[str, int]]
 VARIANT_NAMES: Final[dict[int, str]]

@@ -1,4 +1,4 @@
-"""Type stubs of the compiled module ``rowvoi._text`` (cython/_text.pyx).
+"""Type stubs of the compiled module ``rowvoi.index._text`` (cython/index/_text.pyx).
 
 The public API is :mod:`rowvoi.index.text`.
 """
