@@ -700,7 +700,16 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['build', 'info', 'ls', 'register', 'rm', 'search']
     """
+    _add_build(sub)
+    _add_register(sub)
+    _add_search(sub)
+    _add_ls(sub)
+    _add_info(sub)
+    _add_rm(sub)
 
+
+def _add_build(sub: Any) -> None:
+    """Add ``rowvoi build`` to the subparsers."""
     p = sub.add_parser(
         "build",
         help="build or update a corpus (incremental)",
@@ -752,6 +761,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the build report as JSON")
     p.set_defaults(func=_cmd_build, verb_parser=p)
 
+
+def _add_register(sub: Any) -> None:
+    """Add ``rowvoi register`` to the subparsers."""
     p = sub.add_parser(
         "register",
         help="record how to build a corpus, without building it",
@@ -763,6 +775,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the entry as JSON")
     p.set_defaults(func=_cmd_register, verb_parser=p)
 
+
+def _add_search(sub: Any) -> None:
+    """Add ``rowvoi search`` to the subparsers."""
     p = sub.add_parser(
         "search",
         help="search a corpus (dense, lexical or hybrid)",
@@ -814,12 +829,18 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_search, verb_parser=p)
 
+
+def _add_ls(sub: Any) -> None:
+    """Add ``rowvoi ls`` to the subparsers."""
     p = sub.add_parser(
         "ls", help="list corpora", description="List the built and registered corpora."
     )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_ls, verb_parser=p)
 
+
+def _add_info(sub: Any) -> None:
+    """Add ``rowvoi info`` to the subparsers."""
     p = sub.add_parser(
         "info",
         help="describe a corpus",
@@ -839,6 +860,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_info, verb_parser=p)
 
+
+def _add_rm(sub: Any) -> None:
+    """Add ``rowvoi rm`` to the subparsers."""
     p = sub.add_parser(
         "rm",
         help="delete a corpus",

@@ -305,6 +305,13 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['eval', 'eval-select', 'sweep-select']
     """
+    _add_eval(sub)
+    _add_eval_select(sub)
+    _add_sweep_select(sub)
+
+
+def _add_eval(sub: Any) -> None:
+    """Add ``rowvoi eval`` to the subparsers."""
     p = sub.add_parser(
         "eval",
         help="measure a corpus's ranking against cases (nDCG, MAP, ...)",
@@ -354,6 +361,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--rows", action="store_true", help="also print one row per case")
     p.set_defaults(func=_cmd_eval, verb_parser=p)
 
+
+def _add_eval_select(sub: Any) -> None:
+    """Add ``rowvoi eval-select`` to the subparsers."""
     p = sub.add_parser(
         "eval-select",
         help="measure what the selector commits to, apart from the ranking",
@@ -391,6 +401,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--rows", action="store_true", help="also print one row per case")
     p.set_defaults(func=_cmd_eval_select, verb_parser=p)
 
+
+def _add_sweep_select(sub: Any) -> None:
+    """Add ``rowvoi sweep-select`` to the subparsers."""
     p = sub.add_parser(
         "sweep-select",
         help="tune the selector: a grid of settings from one search per case",

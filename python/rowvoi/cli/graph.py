@@ -214,7 +214,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("name", metavar="NAME", type=corpus_name, help="corpus name")
     p.set_defaults(func=_no_action, verb_parser=p)
     acts = p.add_subparsers(dest="action", metavar="ACTION")
+    _add_neighbours(acts)
+    _add_walk(acts)
+    _add_text(acts)
 
+
+def _add_neighbours(acts: Any) -> None:
+    """Add ``rowvoi graph NAME neighbours`` to the actions of ``rowvoi graph``."""
     a = acts.add_parser(
         "neighbours",
         help="an item's links, out and in",
@@ -226,6 +232,9 @@ def add_parsers(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print JSON for programs")
     a.set_defaults(func=_cmd_neighbours, verb_parser=a)
 
+
+def _add_walk(acts: Any) -> None:
+    """Add ``rowvoi graph NAME walk`` to the actions of ``rowvoi graph``."""
     a = acts.add_parser(
         "walk",
         help="search, then walk the links (traverse)",
@@ -284,6 +293,9 @@ def add_parsers(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print JSON for programs")
     a.set_defaults(func=_cmd_walk, verb_parser=a, edge_type=None)
 
+
+def _add_text(acts: Any) -> None:
+    """Add ``rowvoi graph NAME text`` to the actions of ``rowvoi graph``."""
     a = acts.add_parser(
         "text",
         help="the neighbourhood as SUBJECT --RELATION--> OBJECT lines",

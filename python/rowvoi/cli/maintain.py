@@ -152,6 +152,12 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['coverage', 'maintain']
     """
+    _add_maintain(sub)
+    _add_coverage(sub)
+
+
+def _add_maintain(sub: Any) -> None:
+    """Add ``rowvoi maintain`` to the subparsers."""
     p = sub.add_parser(
         "maintain",
         help="rebuild registered corpora whose policy says so",
@@ -202,6 +208,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_maintain, verb_parser=p)
 
+
+def _add_coverage(sub: Any) -> None:
+    """Add ``rowvoi coverage`` to the subparsers."""
     p = sub.add_parser(
         "coverage",
         help="which files of a files corpus are indexed, and why not",

@@ -251,6 +251,12 @@ def _cmd_question(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     """Register ``context`` and ``question`` on the ``rowvoi`` subparsers
     (see the module's example)."""
+    _add_context(sub)
+    _add_question(sub)
+
+
+def _add_context(sub: Any) -> None:
+    """Add ``rowvoi context`` to the subparsers."""
     pc = sub.add_parser(
         "context",
         help="cheapest chunks that support every claim (RAG)",
@@ -308,6 +314,9 @@ def add_parsers(sub: Any) -> None:
     pc.add_argument("--json", action="store_true", help="print JSON for programs")
     pc.set_defaults(func=_cmd_context, verb_parser=pc)
 
+
+def _add_question(sub: Any) -> None:
+    """Add ``rowvoi question`` to the subparsers."""
     pq = sub.add_parser(
         "question",
         help="rank clarifying questions by information gain (RAG)",

@@ -553,6 +553,13 @@ def _add_table_args(p: argparse.ArgumentParser) -> None:
 def add_parsers(sub: Any) -> None:
     """Register ``key``, ``path`` and ``ask`` on the ``rowvoi`` subparsers
     (see the module's example)."""
+    _add_key(sub)
+    _add_path(sub)
+    _add_ask(sub)
+
+
+def _add_key(sub: Any) -> None:
+    """Add ``rowvoi key`` to the subparsers."""
     pk = sub.add_parser(
         "key",
         help="cheapest set of columns that tells the rows apart",
@@ -588,6 +595,9 @@ def add_parsers(sub: Any) -> None:
     pk.add_argument("--seed", type=COUNT, default=0, help="seed for sa, ga and hybrid (default 0)")
     pk.set_defaults(func=_cmd_key, verb_parser=pk)
 
+
+def _add_path(sub: Any) -> None:
+    """Add ``rowvoi path`` to the subparsers."""
     pp = sub.add_parser(
         "path",
         help="order in which to acquire columns, with coverage per step",
@@ -619,6 +629,9 @@ def add_parsers(sub: Any) -> None:
     )
     pp.set_defaults(func=_cmd_path, verb_parser=pp)
 
+
+def _add_ask(sub: Any) -> None:
+    """Add ``rowvoi ask`` to the subparsers."""
     pa = sub.add_parser(
         "ask",
         help="find a row by answering the most informative questions",
