@@ -43,7 +43,12 @@ GROUND_FLOOR = {
 
 
 def _compiled_modules() -> set[str]:
-    return {f"rowvoi.{p.stem}" for p in (ROOT / "cython").glob("*.pyx")}
+    """cython/[PACKAGE/]NAME.pyx is the module rowvoi.[PACKAGE.]NAME."""
+    cython = ROOT / "cython"
+    return {
+        ".".join(("rowvoi", *p.relative_to(cython).with_suffix("").parts))
+        for p in cython.rglob("*.pyx")
+    }
 
 
 def _source_modules(package: Path) -> dict[str, tuple[Path, bool]]:
