@@ -287,7 +287,7 @@ def corpus_name(text: str) -> str:
     >>> corpus_name("notes-2")
     'notes-2'
     """
-    from rowvoi.corpus.paths import check_name
+    from rowvoi.corpus.storage.paths import check_name
 
     try:
         return check_name(text)

@@ -1042,8 +1042,8 @@ def _indent(text: str, prefix: str = "     ", max_lines: int = 40) -> list[str]:
 
 
 def _cmd_discover(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.discovery import NoFloorWarning, discover
-    from rowvoi.corpus.selection import _has_evidence as _evidence, floor_score
+    from rowvoi.corpus import NoFloorWarning, discover
+    from rowvoi.corpus.retrieval.selection import _has_evidence as _evidence, floor_score
 
     names = args.names
     floor = _discover_floor(args.min_score, names)
@@ -1132,8 +1132,9 @@ def _cmd_discover(args: argparse.Namespace) -> int:
 
 
 def _add_discover_parser(sub: Any) -> None:
-    from rowvoi.corpus.retrieve import FUSIONS, MAX_FETCH_K, MODES
-    from rowvoi.corpus.selection import SELECT_STRATEGIES
+    from rowvoi.corpus import FUSIONS, MODES
+    from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
+    from rowvoi.corpus import SELECT_STRATEGIES
 
     p = sub.add_parser(
         "discover",

@@ -17,7 +17,7 @@ from rowvoi.corpus import (
     from_mapping,
     search,
 )
-from rowvoi.corpus.expansion import (
+from rowvoi.corpus.retrieval.expansion import (
     MIN_OVERLAP,
     Passage,
     SeedNotFound,

@@ -229,7 +229,7 @@ def test_log_records_each_run(env):
 _HOLDER = textwrap.dedent("""
     import sys, time
     from rowvoi.corpus.maintenance import maintenance_dir
-    from rowvoi.corpus.store import pid_lock
+    from rowvoi.corpus.storage.lock import pid_lock
     maintenance_dir().mkdir(parents=True, exist_ok=True)
     with pid_lock(maintenance_dir() / "maintain.lock", lambda h: RuntimeError("busy")):
         print("held", flush=True)

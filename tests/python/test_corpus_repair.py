@@ -40,7 +40,7 @@ from rowvoi.corpus import (
 )
 from rowvoi.corpus.embedders import make_embedder
 from rowvoi.corpus.repair import check, repair
-from rowvoi.corpus.vectors import CACHE_FILE, cache_info
+from rowvoi.corpus.storage.vectors import CACHE_FILE, cache_info
 from rowvoi.errors import IndexFormatError
 
 WORDS = (
@@ -571,7 +571,8 @@ def test_readme_when_something_breaks(tmp_path):
 
 
 def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
-    from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone, load_lexical
+    from rowvoi.corpus.storage.index_files import load_lexical
+    from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
 
     docs = make_docs(30)
     build(from_mapping(docs, name="c", embedder="hashing:32"))

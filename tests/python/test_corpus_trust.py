@@ -37,10 +37,10 @@ from rowvoi.corpus import (
     select,
 )
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.disclosure import allowed_roots
+from rowvoi.corpus.retrieval.disclosure import allowed_roots
 from rowvoi.corpus.maintenance import coverage, maintain
 from rowvoi.corpus.sources import FileScope, SkippedFileWarning
-from rowvoi.corpus.store import check_index_name
+from rowvoi.corpus.storage.layout import check_index_name
 from rowvoi.errors import IndexFormatError
 
 SECRET = "zanzibar quokka passphrase"

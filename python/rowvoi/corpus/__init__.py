@@ -88,20 +88,18 @@ from rowvoi.corpus.base import (
 
 # -- stages -------------------------------------------------------------------
 from rowvoi.corpus.index import DFLT_BATCH_SIZE, BuildReport, build
-from rowvoi.corpus.repair import IndexDamage, RepairReport, check, repair
+from rowvoi.corpus.repair import RepairReport, check, repair
+from rowvoi.corpus.storage.damage import IndexDamage
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
 from rowvoi.corpus import registry
-from rowvoi.corpus.paths import corpora_dir, corpus_dir, registry_path
-from rowvoi.corpus.retrieve import (
+from rowvoi.corpus.storage.paths import corpora_dir, corpus_dir, registry_path
+from rowvoi.corpus.retrieval.corpus import Corpus, open_corpus, records_for_artifact, search
+from rowvoi.corpus.retrieval.rank import (
     DFLT_BLEND_ALPHA,
     DFLT_BM25_SAT_K,
     DFLT_RRF_K,
     FUSIONS,
     MODES,
-    Corpus,
-    open_corpus,
-    records_for_artifact,
-    search,
 )
 from rowvoi.corpus.sources import (
     DFLT_EXCLUDE_DIRS,
@@ -115,7 +113,7 @@ from rowvoi.corpus.sources import (
     from_records_file,
     resolve_fetcher,
 )
-from rowvoi.corpus.store import CorpusStore
+from rowvoi.corpus.storage.store import CorpusStore
 from rowvoi.corpus.strategy import (
     DFLT_CHUNK_MAX_TOKENS,
     STRATEGY_REGISTRY,
@@ -130,23 +128,23 @@ from rowvoi.corpus.strategy import (
 )
 
 # -- after the search: select, expand, disclose, discover, fuse, tools -------
-from rowvoi.corpus import tools
-from rowvoi.corpus.disclosure import DISCLOSURE_LEVELS, Disclosure, PointerRefused, disclose
-from rowvoi.corpus.discovery import DiscoveryResult, NoFloorWarning, calibration_key, discover
-from rowvoi.corpus.expansion import (
+from rowvoi.corpus.retrieval import tools
+from rowvoi.corpus.retrieval.disclosure import DISCLOSURE_LEVELS, Disclosure, PointerRefused, disclose
+from rowvoi.corpus.retrieval.discovery import DiscoveryResult, NoFloorWarning, calibration_key, discover
+from rowvoi.corpus.retrieval.expansion import (
     Passage,
     SeedNotFound,
     expand,
     parent_policy,
     sentence_window_policy,
 )
-from rowvoi.corpus.fusion import Identity, fuse_hits
+from rowvoi.corpus.retrieval.fusion import Identity, fuse_hits
 from rowvoi.corpus.edges import EdgeExtractor, EdgeList, FieldEdges, Link
-from rowvoi.corpus.selection import SELECT_STRATEGIES, Selection, select
-from rowvoi.corpus.tools import as_retriever, make_search
+from rowvoi.corpus.retrieval.selection import SELECT_STRATEGIES, Selection, select
+from rowvoi.corpus.retrieval.tools import as_retriever, make_search
 
 # -- calibrated abstention ------------------------------------------------------
-from rowvoi.corpus.calibration import Calibration, calibrate_min_score, load_calibration
+from rowvoi.corpus.retrieval.calibration import Calibration, calibrate_min_score, load_calibration
 
 __all__ = [
     # base

@@ -48,8 +48,9 @@ _weight = number(low=0.0, high=1.0)
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from rowvoi._cli_common import CliError
-    from rowvoi.corpus.calibration import calibrate_min_score, read_queries
-    from rowvoi.corpus.retrieve import open_corpus
+    from rowvoi.corpus import calibrate_min_score
+    from rowvoi.corpus.retrieval.calibration import read_queries
+    from rowvoi.corpus import open_corpus
 
     if args.plot is not None:
         try:
@@ -100,7 +101,8 @@ def add_parser(sub: Any) -> None:
     >>> add_parser(sub); sorted(sub.choices)
     ['calibrate']
     """
-    from rowvoi.corpus.retrieve import FUSIONS, MAX_FETCH_K, MODES
+    from rowvoi.corpus import FUSIONS, MODES
+    from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
 
     p = sub.add_parser(
         "calibrate",

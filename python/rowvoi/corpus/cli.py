@@ -321,7 +321,7 @@ def _register(name: str, recipe: dict[str, Any]) -> dict[str, Any]:
 
 def _pinned_spec(name: str) -> str | None:
     """The embedder spec an existing corpus was built with (None if none)."""
-    from rowvoi.corpus.store import CorpusStore
+    from rowvoi.corpus import CorpusStore
 
     store = CorpusStore.local(name)
     if not store.exists():
@@ -437,7 +437,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
     """``rowvoi build NAME --repair``: the index files rebuilt from the
     stored rows and the embedding cache (no source is read)."""
     from rowvoi.corpus.repair import repair
-    from rowvoi.corpus.store import CorpusStore
+    from rowvoi.corpus import CorpusStore
 
     _, UsageError = _errors()
     given = [f for f in _NOT_WITH_REPAIR if getattr(args, f, None) is not None]
@@ -542,7 +542,7 @@ def _filter_document(text: str) -> dict[str, Any]:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.retrieve import open_corpus, search
+    from rowvoi.corpus import open_corpus, search
 
     flt = None if args.filter is None else _filter_document(args.filter)
     corpus = open_corpus(args.name)
@@ -597,8 +597,8 @@ def print_hits(hits: Sequence[SearchHit], note: Callable[[SearchHit], str] | Non
 
 def _corpus_rows() -> list[dict[str, Any]]:
     from rowvoi.corpus import registry
-    from rowvoi.corpus.paths import corpora_dir
-    from rowvoi.corpus.store import CorpusStore, is_corpus_dir
+    from rowvoi.corpus import CorpusStore, corpora_dir
+    from rowvoi.corpus.storage.store import is_corpus_dir
     from rowvoi.errors import IndexFormatError
 
     names: set[str] = set(registry.registered())
@@ -670,7 +670,7 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 
 def _cmd_info(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
-    from rowvoi.corpus.retrieve import open_corpus
+    from rowvoi.corpus import open_corpus
 
     info = open_corpus(args.name).info(check=args.check)
     info["registry"] = registry.get(args.name)
@@ -712,7 +712,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 def _cmd_rm(args: argparse.Namespace) -> int:
     from rowvoi.corpus import registry
-    from rowvoi.corpus.store import CorpusStore, remove_corpus
+    from rowvoi.corpus import CorpusStore
+    from rowvoi.corpus.storage.store import remove_corpus
 
     CliError, _ = _errors()
     store = CorpusStore.local(args.name)
@@ -754,7 +755,8 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['build', 'info', 'ls', 'register', 'rm', 'search']
     """
-    from rowvoi.corpus.retrieve import FUSIONS, INDEXES, MAX_FETCH_K, MODES
+    from rowvoi.corpus import FUSIONS, MODES
+    from rowvoi.corpus.retrieval.rank import INDEXES, MAX_FETCH_K
 
     p = sub.add_parser(
         "build",

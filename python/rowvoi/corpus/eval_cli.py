@@ -88,7 +88,7 @@ class _Bar:
 def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     """The open corpus and the cases; warns about gold ids the corpus lacks."""
     from rowvoi.corpus.eval import load_cases, validate_cases
-    from rowvoi.corpus.retrieve import open_corpus
+    from rowvoi.corpus import open_corpus
 
     CliError, UsageError = _errors()
     check_input_file(args.cases, "CASES")  # never hang on a FIFO or a device
@@ -258,7 +258,7 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------- parsers
 def _search_k() -> Any:
-    from rowvoi.corpus.retrieve import MAX_FETCH_K
+    from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
 
     return integer(1, MAX_FETCH_K)
 
@@ -281,7 +281,7 @@ _metrics.rejects = (",", "ndcg,bleu")  # type: ignore[attr-defined]
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from rowvoi.corpus.retrieve import FUSIONS, MODES
+    from rowvoi.corpus import FUSIONS, MODES
 
     p.add_argument("name", metavar="NAME", type=corpus_name, help="the built corpus")
     p.add_argument(
@@ -309,7 +309,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _selection_args(p: argparse.ArgumentParser) -> None:
-    from rowvoi.corpus.selection import SELECT_STRATEGIES
+    from rowvoi.corpus import SELECT_STRATEGIES
 
     p.add_argument(
         "--k",

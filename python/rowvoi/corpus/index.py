@@ -89,24 +89,26 @@ from rowvoi._atomic import PRIVATE_FILE, fsync_dir
 from rowvoi.corpus.base import CorpusError, EmbedderMismatch, Surface, ledger_key
 from rowvoi.corpus.embedders import CorpusEmbedder, make_embedder
 from rowvoi.corpus.sources import CorpusSource
-from rowvoi.corpus.store import (
+from rowvoi.corpus.storage.damage import check_files, fingerprint
+from rowvoi.corpus.storage.index_files import (
+    default_lexical,
+    load_dense,
+    load_lexical,
+    new_lexical,
+)
+from rowvoi.corpus.storage.layout import (
     AID_COLUMN,
     COMPACT_MIN,
     COMPACT_RATIO,
     FLAT_STORAGE,
     HNSW_PARAMS,
-    CorpusStore,
-    Snapshot,
     base_files,
-    damaged_file_error,
-    default_lexical,
     ensure_links_table,
-    load_dense,
-    load_lexical,
-    new_lexical,
 )
+from rowvoi.corpus.storage.snapshot import Snapshot
+from rowvoi.corpus.storage.store import CorpusStore, damaged_file_error
+from rowvoi.corpus.storage.vectors import CACHE_FILE, EmbeddingCache
 from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
-from rowvoi.corpus.vectors import CACHE_FILE, EmbeddingCache
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
@@ -629,7 +631,7 @@ def build(
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
     report.seconds = time.perf_counter() - t0
-    from rowvoi.corpus.retrieve import Corpus
+    from rowvoi.corpus.retrieval.corpus import Corpus
 
     corpus = Corpus(source.name, st, embedder=emb)
     corpus.last_build = report
@@ -721,12 +723,12 @@ class _Builder:
         con = self.store.writer_connection()
         try:
             try:
-                snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
+                snap = self.store.view(con)  # we hold the lock: nothing changes it
             except IndexFormatError:
                 if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
                     raise
                 self.store.create()  # a creation killed before its commit: redo it
-                snap = Snapshot(self.store, con)
+                snap = self.store.view(con)
             self.state = snap.state
             self.base = snap.base
             self.store.clean_files(base_files(self.base))
@@ -738,8 +740,6 @@ class _Builder:
                 # is looked at; one that changed since its commit wrote it is
                 # loaded and verified (a corpus of an older rowvoi records no
                 # fingerprints: looked at only)
-                from rowvoi.corpus.repair import check_files
-
                 written = self.base.get("fingerprints")
                 damage = check_files(
                     self.store,
@@ -1010,7 +1010,7 @@ class _Builder:
         self.report.compacted = compacting
         self.report.texts_embedded = self.emb.texts_embedded - self._emb_start
         self.report.embed_calls = self.emb.calls - self._calls_start
-        snap = Snapshot(self.store, con)
+        snap = self.store.view(con)
         self.store.write_manifest(snap.state)
         self.store.clean_files(base_files(snap.base))
         if compacting:
@@ -1050,7 +1050,7 @@ class _Builder:
         old dense index)`` -- the embedding cache of the old generation."""
         if not self.state.get("dim"):
             return None
-        snap = Snapshot(self.store, self.con)
+        snap = self.store.view(self.con)
         dense = load_dense(self.store, snap)
         if dense is None:
             return None
@@ -1338,7 +1338,7 @@ class _Builder:
         if self.direct is not None:
             lexical, dense = self.direct
         else:
-            snap = Snapshot(self.store, self.con)  # sees this transaction's rows
+            snap = self.store.view(self.con)  # sees this transaction's rows
             lexical = load_lexical(self.store, snap)
             dense = load_dense(self.store, snap)
         flat: Any = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
@@ -1392,8 +1392,6 @@ def write_base_files(
             new_files.append(dense_name)
             flat.save(store.path / dense_name, mode=PRIVATE_FILE)
     _stage("dense-written")
-    from rowvoi.corpus.repair import fingerprint
-
     names = [n for n in (lex_name, dense_name, hnsw_name) if n]
     return {
         "generation": gen,

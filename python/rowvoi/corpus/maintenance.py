@@ -87,7 +87,12 @@ from typing import Any
 
 from rowvoi._atomic import PRIVATE_FILE, atomic_write_bytes, private_dir, sha256_file
 from rowvoi.corpus.base import CorpusLocked, CorpusNotFound
-from rowvoi.corpus.paths import check_name, corpora_dir
+from rowvoi.corpus.storage import registry_file
+from rowvoi.corpus.storage.damage import check_files
+from rowvoi.corpus.storage.layout import base_files
+from rowvoi.corpus.storage.lock import holder_text, pid_lock
+from rowvoi.corpus.storage.paths import check_name, corpora_dir
+from rowvoi.corpus.storage.store import CorpusStore, rebuild_advice
 from rowvoi.corpus.sources import FileScope, content_hash_signal
 
 __all__ = [
@@ -303,9 +308,7 @@ def default_policy(entry: Mapping[str, Any]) -> MaintenancePolicy:
 
 
 def _entry(name: str) -> dict[str, Any]:
-    from rowvoi.corpus import registry
-
-    entry = registry.get(name)
+    entry = registry_file.get(name)
     if entry is None:
         raise CorpusNotFound(
             f"corpus {name!r} is not registered, so it cannot be maintained: "
@@ -353,11 +356,9 @@ def set_policy(name: str, spec: Any) -> MaintenancePolicy:
     ('interval:6h', 21600.0)
     >>> del os.environ["ROWVOI_HOME"]
     """
-    from rowvoi.corpus import registry
-
     check_name(name)
     policy = None if spec is None else policy_from_spec(spec)
-    with registry._locked() as (_, doc):
+    with registry_file.edit() as doc:
         entry = doc["corpora"].get(name)
         if entry is None:
             _entry(name)  # raises the not-registered error
@@ -450,8 +451,6 @@ def forget(name: str) -> bool:
     False
     >>> del os.environ["ROWVOI_HOME"]
     """
-    from rowvoi.corpus.store import holder_text, pid_lock
-
     check_name(name)
     paths = [_state_path(name), _log_path(name)]
     if not any(p.exists() for p in paths):
@@ -487,8 +486,6 @@ def _iso(t: float) -> str:
 
 
 def _ledger(name: str) -> dict[str, str] | None:
-    from rowvoi.corpus.store import CorpusStore
-
     store = CorpusStore.local(name)
     if not store.exists():
         return None
@@ -764,9 +761,6 @@ def _damage(name: str, state: Mapping[str, Any]) -> tuple[list[Any], dict[str, A
     it was last verified (its :func:`~rowvoi.corpus.repair.fingerprint` is
     kept in the state), so a run loads a corpus's index files once per new
     generation, not on every run."""
-    from rowvoi.corpus.repair import check_files
-    from rowvoi.corpus.store import CorpusStore, base_files
-
     store = CorpusStore.local(name)
     if not store.exists():
         return [], {}
@@ -785,7 +779,6 @@ def _maintain_one(
 ) -> MaintenanceResult:
     from rowvoi.corpus import registry
     from rowvoi.corpus.index import build
-    from rowvoi.corpus.store import CorpusStore, rebuild_advice
 
     t0 = time.perf_counter()
     entry = _entry(name)
@@ -952,10 +945,7 @@ def maintain(
     """
     if (name is None) == (not all):
         raise ValueError("give a corpus name or all=True (not both)")
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.store import holder_text, pid_lock
-
-    names = [check_name(name)] if name is not None else sorted(registry.registered())
+    names = [check_name(name)] if name is not None else sorted(registry_file.registered())
     if name is not None:
         _entry(name)
     when = time.time() if now is None else float(now)
@@ -981,7 +971,7 @@ def maintain(
                 )
             except Exception as exc:  # a fetcher is user code: it may raise anything
                 msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-                entry = registry.get(n) or {}
+                entry = registry_file.get(n) or {}
                 try:
                     spec = _policy_of(entry).to_spec()
                 except (ValueError, TypeError):

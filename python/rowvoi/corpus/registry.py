@@ -60,18 +60,14 @@ True
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rowvoi._atomic import PRIVATE_FILE, atomic_write_bytes, open_lock_file, private_dir
 from rowvoi.corpus.base import CorpusNotFound, EmbedderError
 from rowvoi.corpus.embedders import check_spec
-from rowvoi.corpus.paths import check_name, registry_path
+from rowvoi.corpus.storage.paths import check_name, registry_path
+from rowvoi.corpus.storage.registry_file import REGISTRY_VERSION, edit, get, registered
 from rowvoi.corpus.sources import (
     FILTER_TYPES,
     CorpusSource,
@@ -96,55 +92,11 @@ __all__ = [
 
 #: The kinds of registered corpora.
 KINDS = ("files", "records")
-#: Version of ``corpora.json``.
-REGISTRY_VERSION = 1
-_FORMAT = "rowvoi-corpora"
 _PARAMS = {
     "files": {"root", "pattern", "exclude", "follow_symlinks"},
     "records": {"path", "fetcher", "id_key", "text_key", "metadata_keys"},
 }
 _COMMON = {"kind", "embedder", "strategy", "filter_types", "edges", "maintenance"}
-
-
-def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {"format": _FORMAT, "version": REGISTRY_VERSION, "corpora": {}}
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc}); fix or remove the file") from None
-    if (
-        not isinstance(doc, dict)
-        or doc.get("format") != _FORMAT
-        or not isinstance(doc.get("corpora"), dict)
-    ):
-        raise ValueError(f"{path}: not a rowvoi corpus registry; fix or remove the file")
-    if not isinstance(doc.get("version"), int) or doc["version"] > REGISTRY_VERSION:
-        raise ValueError(
-            f"{path}: registry version {doc.get('version')!r}; this rowvoi reads "
-            f"version {REGISTRY_VERSION} (upgrade rowvoi)"
-        )
-    return doc
-
-
-@contextlib.contextmanager
-def _locked() -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Read-modify-write of the registry under an exclusive lock."""
-    path = registry_path()
-    private_dir(path.parent, tighten=False)  # (a folder it creates is 0700)
-    fd = open_lock_file(str(path) + ".lock")
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        doc = _read(path)
-        yield path, doc
-        atomic_write_bytes(
-            path,
-            (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode(),
-            mode=PRIVATE_FILE,
-        )
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -267,7 +219,7 @@ def register(
     >>> del os.environ["ROWVOI_HOME"]
     """
     entry = make_entry(name, kind, embedder=embedder, strategy=strategy, **params)
-    with _locked() as (_, doc):
+    with edit() as doc:
         old = doc["corpora"].get(name) or {}
         # keys of later versions (maintenance policies, ...) survive a re-registration
         known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
@@ -310,34 +262,8 @@ def unregister(name: str) -> None:
     check_name(name)
     if not registry_path().exists():
         return
-    with _locked() as (_, doc):
+    with edit() as doc:
         doc["corpora"].pop(name, None)
-
-
-def get(name: str) -> dict[str, Any] | None:
-    """The registry entry of ``name``, or ``None``.
-
-    >>> import os, tempfile
-    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
-    >>> get("notes") is None
-    True
-    >>> del os.environ["ROWVOI_HOME"]
-    """
-    check_name(name)
-    entry = _read(registry_path())["corpora"].get(name)
-    return None if entry is None else dict(entry)
-
-
-def registered() -> dict[str, dict[str, Any]]:
-    """Every registered entry, by name.
-
-    >>> import os, tempfile
-    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
-    >>> _ = register("a", "records", fetcher="json:loads"); list(registered())
-    ['a']
-    >>> del os.environ["ROWVOI_HOME"]
-    """
-    return {k: dict(v) for k, v in _read(registry_path())["corpora"].items()}
 
 
 def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:

@@ -56,7 +56,7 @@ from typing import Any
 
 from rowvoi.corpus import _confine
 from rowvoi.corpus.base import ledger_key
-from rowvoi.corpus.paths import check_name
+from rowvoi.corpus.storage.paths import check_name
 from rowvoi.corpus.strategy import Chunked, WholeText, strategy_id
 
 __all__ = [

@@ -52,7 +52,7 @@ def _errors() -> tuple[type, type]:
 
 
 def _graph(name: str) -> Any:
-    from rowvoi.corpus.retrieve import open_corpus
+    from rowvoi.corpus import open_corpus
     from rowvoi.graph.corpus import CorpusGraph
 
     return CorpusGraph(open_corpus(name))

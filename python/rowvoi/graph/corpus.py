@@ -92,7 +92,7 @@ class _Generation:
 
 
 def _as_corpus(corpus: Any) -> Any:
-    from rowvoi.corpus.retrieve import _as_corpus as as_corpus
+    from rowvoi.corpus.retrieval.corpus import as_corpus
 
     return as_corpus(corpus)
 
@@ -282,8 +282,8 @@ class CorpusGraph:
             The corpus's embedder cannot be recreated here (pass the
             corpus opened with it).
         """
-        from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
+        from rowvoi.corpus.storage.generation import Stale
+        from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
 
         for _ in range(8):
             try:
@@ -292,7 +292,7 @@ class CorpusGraph:
                     if gen.full is not None and embedder is None:
                         return gen.full
                     return self._full(snap, gen, embedder)
-            except _Stale:  # a newer commit: read that one
+            except Stale:  # a newer commit: read that one
                 continue
             except (BaseFileGone, BaseFileDamaged) as exc:  # replaced by a newer commit?
                 self.corpus.store.confirm_damage(exc)
@@ -318,7 +318,7 @@ class CorpusGraph:
             rec_ids = np.array([r[0] for r in rows], dtype=np.int64)
             doc_entity = np.repeat(node_of, counts)
             texts = [r[1] for r in rows]
-            loaded = self.corpus._indexes(snap, lexical=False, dense=True)
+            loaded = self.corpus._generations.open(snap, lexical=False, dense=True)
             dim = int(snap.state.get("dim") or 0)
             vecs = (
                 loaded.dense.get(rec_ids)
@@ -500,7 +500,7 @@ class CorpusGraph:
         empty :class:`~rowvoi.corpus.SearchHits` says so in its
         ``reason``)."""
         from rowvoi.corpus.base import SearchHits
-        from rowvoi.corpus.retrieve import search
+        from rowvoi.corpus import search
         from rowvoi.graph.walk import _no_kinds
 
         kinds = None if kinds is None else list(kinds)
@@ -527,8 +527,8 @@ class CorpusGraph:
         """An artifact's surfaces in plan order, with their stored vectors
         (:class:`rowvoi.graph.walk.Surface`; ``[]`` when unknown)."""
         from rowvoi.corpus.base import ledger_key
-        from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
+        from rowvoi.corpus.storage.generation import Stale
+        from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
         from rowvoi.graph.walk import Surface
 
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
@@ -540,14 +540,14 @@ class CorpusGraph:
                     if entry is None:
                         return []
                     rows = snap.artifact_records(entry["aid"])
-                    loaded = self.corpus._indexes(snap, lexical=False, dense=True)
+                    loaded = self.corpus._generations.open(snap, lexical=False, dense=True)
                     vecs = (
                         loaded.dense.get([r[0] for r in rows])
                         if rows and loaded.dense is not None
                         else [None] * len(rows)
                     )
                 return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
-            except _Stale:
+            except Stale:
                 continue
             except (BaseFileGone, BaseFileDamaged) as exc:
                 self.corpus.store.confirm_damage(exc)

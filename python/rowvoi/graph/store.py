@@ -909,7 +909,7 @@ def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     """
     if isinstance(store, MemoryGraph) and embedder is None:
         return store
-    from rowvoi.corpus.retrieve import Corpus
+    from rowvoi.corpus import Corpus
 
     if isinstance(store, Corpus):  # a corpus's link graph, documents and vectors
         from rowvoi.graph.corpus import CorpusGraph

@@ -274,7 +274,7 @@ def _empty_reason(
 
 def _corpus_graph(store: Any) -> Any:
     """A CorpusGraph for a Corpus or CorpusGraph store, else None."""
-    from rowvoi.corpus.retrieve import Corpus
+    from rowvoi.corpus import Corpus
     from rowvoi.graph.corpus import CorpusGraph
 
     if isinstance(store, CorpusGraph):

@@ -86,7 +86,7 @@ from rowvoi.corpus.eval.retrieval import (
     open_if_name,
     search_hits,
 )
-from rowvoi.corpus.selection import (
+from rowvoi.corpus.retrieval.selection import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,
     DFLT_REL_THRESHOLD,

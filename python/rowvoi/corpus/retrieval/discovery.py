@@ -49,18 +49,18 @@ from typing import Any
 
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit, plain, tag_source
-from rowvoi.corpus.calibration import calibration_key, calibration_problem, stored_calibration
-from rowvoi.corpus.disclosure import (
+from rowvoi.corpus.retrieval.calibration import calibration_key, calibration_problem, stored_calibration
+from rowvoi.corpus.retrieval.disclosure import (
     DISCLOSURE_LEVELS,
     BodyLoader,
     Disclosure,
     ResourceStore,
     disclose,
 )
-from rowvoi.corpus.expansion import NeighborhoodPolicy
-from rowvoi.corpus.fusion import DFLT_RRF_K, fuse_hits
-from rowvoi.corpus.retrieve import open_corpus, search
-from rowvoi.corpus.selection import (
+from rowvoi.corpus.retrieval.expansion import NeighborhoodPolicy
+from rowvoi.corpus.retrieval.fusion import DFLT_RRF_K, fuse_hits
+from rowvoi.corpus.retrieval.corpus import open_corpus, search
+from rowvoi.corpus.retrieval.selection import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,
     DFLT_REL_THRESHOLD,

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rowvoi.corpus.base import Record, SearchHit, plain
-from rowvoi.corpus.retrieve import records_for_artifact
+from rowvoi.corpus.retrieval.corpus import records_for_artifact
 
 __all__ = [
     "Passage",

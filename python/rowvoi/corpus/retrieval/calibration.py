@@ -92,15 +92,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rowvoi._validate import integer as _check_int
-from rowvoi.corpus.retrieve import (
-    DFLT_BLEND_ALPHA,
-    DFLT_BM25_SAT_K,
-    FUSIONS,
-    MODES,
-    _as_corpus,
-    search,
-)
-from rowvoi.corpus.selection import floor_score
+from rowvoi.corpus.retrieval.corpus import as_corpus, search
+from rowvoi.corpus.retrieval.rank import DFLT_BLEND_ALPHA, DFLT_BM25_SAT_K, FUSIONS, MODES
+from rowvoi.corpus.retrieval.selection import floor_score
 
 __all__ = [
     "Calibration",
@@ -357,7 +351,7 @@ def top_scores(
     >>> top_scores(c, ["wing", "pie"], mode="lexical")[1]
     -inf
     """
-    c = _as_corpus(corpus)
+    c = as_corpus(corpus)
     texts = _query_texts(queries, "queries")
     if mode not in MODES:
         raise ValueError(f"mode={mode!r}: expected one of {', '.join(map(repr, MODES))}")
@@ -764,7 +758,7 @@ def calibrate_min_score(
     Searches only read, so calibrating is safe alongside other searches;
     the save takes the builder lock.
     """
-    c = _as_corpus(corpus)
+    c = as_corpus(corpus)
     pos_q = _query_texts(in_scope, "in_scope")
     neg_q = _query_texts(out_of_scope, "out_of_scope")
     if (
@@ -835,7 +829,7 @@ def load_calibration(corpus: Any, mode: str = "hybrid", fusion: str = "rrf") -> 
     >>> load_calibration(c, "lexical") == cal, load_calibration(c, "dense")
     (True, None)
     """
-    c = _as_corpus(corpus)
+    c = as_corpus(corpus)
     record = stored_calibration(c, calibration_key(mode, fusion))
     if not record:
         return None

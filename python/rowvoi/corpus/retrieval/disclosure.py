@@ -69,9 +69,11 @@ from typing import Any
 
 from rowvoi.corpus import _confine
 from rowvoi.corpus.base import SearchHit, plain
-from rowvoi.corpus.expansion import NeighborhoodPolicy, SeedNotFound, expand as _expand
-from rowvoi.corpus.selection import Selection
-from rowvoi.corpus.store import CorpusStore
+from rowvoi.corpus.retrieval.expansion import NeighborhoodPolicy, SeedNotFound, expand as _expand
+from rowvoi.corpus.retrieval.selection import Selection
+from rowvoi.corpus.storage import registry_file
+from rowvoi.corpus.storage.paths import corpus_dir
+from rowvoi.corpus.storage.store import CorpusStore
 
 __all__ = [
     "Disclosure",
@@ -222,16 +224,13 @@ def allowed_roots(corpus: Any) -> tuple[str, ...]:
         path = store.path
     if not isinstance(name, str) or not name:
         return ()
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.paths import corpus_dir
-
     try:
         home = corpus_dir(name)
     except ValueError:  # not a corpus name: nothing is registered under it
         return ()
     if path is not None and os.path.realpath(path) != os.path.realpath(home):
         return ()  # a store elsewhere is not the registered corpus of that name
-    entry = registry.get(name)
+    entry = registry_file.get(name)
     if entry and entry.get("kind") == "files" and isinstance(entry.get("root"), str):
         return (entry["root"],)
     return ()
@@ -516,7 +515,7 @@ def disclose(
     --------
     >>> import pathlib, tempfile
     >>> from rowvoi.corpus.base import SearchHit
-    >>> from rowvoi.corpus.selection import select
+    >>> from rowvoi.corpus.retrieval.selection import select
     >>> root = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (root / "a.md").write_text("# A\\nthe whole file")
     >>> hits = [SearchHit("a", "chunk", 0.9, "the whole", {"path": str(root / "a.md")}),
