@@ -107,7 +107,12 @@ def main(argv: Sequence[str], run: Run) -> int:
     import numpy as np
 
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
-    from rowvoi.corpus.retrieval.calibration import best_floor, plot_distributions, read_queries, top_scores
+    from rowvoi.corpus.retrieval.calibration import (
+        best_floor,
+        plot_distributions,
+        read_queries,
+        top_scores,
+    )
 
     t0 = time.time()
     docs, _, queries, _ = cranfield()

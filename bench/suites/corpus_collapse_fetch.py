@@ -79,7 +79,9 @@ def main(argv: Sequence[str], run: Run) -> int:
     ap.add_argument("--join", type=int, default=100, help="documents per long document")
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--against", metavar="FILE", help="another retrieval/corpus.py to compare with")
+    ap.add_argument(
+        "--against", metavar="FILE", help="another retrieval/corpus.py to compare with"
+    )
     args = ap.parse_args(argv)
     other = None if args.against is None else _load(args.against)
 

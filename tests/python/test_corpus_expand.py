@@ -1,4 +1,4 @@
-"""rowvoi.corpus.expansion: stitching with overlap removal, window and parent
+"""rowvoi.corpus.retrieval.expansion: stitching with overlap removal, window and parent
 policies, errors."""
 
 import json

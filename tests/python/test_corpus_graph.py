@@ -1,4 +1,4 @@
-"""The link graph inside a corpus: edges at build time (rowvoi.corpus.edges),
+"""The link graph inside a corpus: edges at build time (rowvoi.corpus.indexing.edges),
 CorpusGraph (CSR per generation), traverse / selections on a corpus, and the
 ``rowvoi graph`` verb."""
 
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from rowvoi.corpus import CorpusStore, Fields, build, from_mapping, fuse_hits, search
-from rowvoi.corpus.edges import (
+from rowvoi.corpus.indexing.edges import (
     CombinedEdges,
     EdgeList,
     FieldEdges,

@@ -19,8 +19,8 @@ from hypothesis import given, settings, strategies as st
 
 from rowvoi import _hot
 from rowvoi.corpus import CorpusStore, build, from_mapping, search
-from rowvoi.corpus.retrieval import rank
 from rowvoi.corpus.base import SearchHit
+from rowvoi.corpus.retrieval import rank
 from rowvoi.corpus.storage.records import RecordTable, _json_bytes, _Strings
 from rowvoi.errors import IndexFormatError
 
@@ -93,9 +93,7 @@ def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, an
     rng = np.random.default_rng(seed)
     t = _table(arts, rng)
     ids, scores = _candidates(t, rng, n, sort)
-    p = rank.Params(
-        k, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False
-    )
+    p = rank.Params(k, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False)
     c = SimpleNamespace(name=name)
     for sc in (scores, scores.astype(np.float64)):
         want = rank._dense_hits_reference(c.name, t, ids, sc, answered, p)

@@ -39,7 +39,7 @@ from rowvoi.corpus import (
     search,
 )
 from rowvoi.corpus.embedders import make_embedder
-from rowvoi.corpus.repair import check, repair
+from rowvoi.corpus.maintenance.repair import check, repair
 from rowvoi.corpus.storage.vectors import CACHE_FILE, cache_info
 from rowvoi.errors import IndexFormatError
 
@@ -510,7 +510,7 @@ def test_interrupted_build_keeps_the_old_corpus_and_its_embeddings(home):
 
 _CHILD = textwrap.dedent("""
     import sys, time
-    import rowvoi.corpus.index as b
+    import rowvoi.corpus.indexing.build as b
     from rowvoi.cli.main import main
     seen = [0]
     def hook(name):

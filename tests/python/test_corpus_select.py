@@ -1,4 +1,4 @@
-"""rowvoi.corpus.selection: properties of every strategy, abstention, errors."""
+"""rowvoi.corpus.retrieval.selection: properties of every strategy, abstention, errors."""
 
 import json
 import math

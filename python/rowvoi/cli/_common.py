@@ -370,7 +370,7 @@ embedder_spec.rejects = ("word2vec", "hashing:0", "hashing:x")  # type: ignore[a
 
 def maintenance_policy(text: str) -> Any:
     """An argparse ``type=``: a maintenance policy spec
-    (:func:`rowvoi.corpus.maintenance.policy_from_spec`), or ``default``
+    (:func:`rowvoi.corpus.maintenance.policy.policy_from_spec`), or ``default``
     (``None``: the default policy of the corpus's kind).
 
     >>> maintenance_policy("interval:6h").to_spec()
@@ -378,7 +378,7 @@ def maintenance_policy(text: str) -> Any:
     >>> maintenance_policy("default") is None
     True
     """
-    from rowvoi.corpus.maintenance import policy_from_spec
+    from rowvoi.corpus.maintenance.policy import policy_from_spec
 
     if text == "default":
         return None
@@ -427,7 +427,7 @@ COUNT = integer(0)
 def search_k() -> Any:
     """The argparse ``type=`` of a number of hits a search retrieves
     (``--k``, ``--depth``): an integer in 1 ..
-    :data:`rowvoi.corpus.retrieve.MAX_FETCH_K`.
+    :data:`rowvoi.corpus.retrieval.rank.MAX_FETCH_K`.
 
     >>> search_k()("0")
     Traceback (most recent call last):

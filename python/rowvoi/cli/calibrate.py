@@ -2,7 +2,7 @@
 
 ``rowvoi calibrate NAME --in-scope FILE --out-of-scope FILE`` searches both
 query sets in corpus NAME, picks the floor that best separates them
-(:func:`rowvoi.corpus.calibration.calibrate_min_score`), stores it for
+(:func:`rowvoi.corpus.retrieval.calibration.calibrate_min_score`), stores it for
 ``rowvoi discover NAME QUERY --min-score auto`` and prints the rates and
 both score distributions; ``--plot FILE.png`` draws them (needs
 matplotlib: ``pip install 'rowvoi[plot]'``). Query files hold one query a

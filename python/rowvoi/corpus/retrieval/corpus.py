@@ -98,7 +98,7 @@ class Corpus:
         Set by :func:`rowvoi.corpus.build` from the source the caller
         built with: the folder of a :func:`~rowvoi.corpus.from_files`
         source, ``()`` for another source. The disclosure's allowed roots
-        (:func:`~rowvoi.corpus.disclosure.allowed_roots`); None (a corpus
+        (:func:`~rowvoi.corpus.retrieval.disclosure.allowed_roots`); None (a corpus
         opened by name) defers to the registry.
 
     Notes
@@ -106,7 +106,7 @@ class Corpus:
     Thread-safety: a corpus may be searched from any number of threads at
     once, also while another process builds it: each search reads one
     committed generation (indexes and rows from one snapshot); the indexes
-    and the record table (:class:`~rowvoi.corpus.records.RecordTable`) of a
+    and the record table (:class:`~rowvoi.corpus.storage.records.RecordTable`) of a
     new generation are loaded once, by the first search that sees it. A
     search without a filter whose generation is still the committed one
     (:meth:`CorpusStore.committed_generation`: one read of SQLite's
@@ -274,7 +274,7 @@ def open_corpus(
     Parameters
     ----------
     name : str, optional
-        The corpus name (see :mod:`rowvoi.corpus.paths`).
+        The corpus name (see :mod:`rowvoi.corpus.storage.paths`).
     embedder : spec, optional
         Query with this embedder instead of recreating the pinned one (a
         callable's corpus needs it); its id must match.

@@ -35,9 +35,9 @@ Each hit of a hybrid RRF search therefore also carries its **evidence**,
 with the search's ``alpha`` and ``bm25_sat_k``, both sides scored
 exactly), an absolute quantity. Floors -- ``min_score`` of
 :func:`rowvoi.corpus.select`, :func:`rowvoi.corpus.discover` and the
-calibrated ones of :mod:`rowvoi.corpus.calibration` -- compare the
+calibrated ones of :mod:`rowvoi.corpus.retrieval.calibration` -- compare the
 evidence of an RRF hit and the score of any other hit
-(:func:`rowvoi.corpus.selection.floor_score`); the RRF order is kept.
+(:func:`rowvoi.corpus.retrieval.selection.floor_score`); the RRF order is kept.
 
 Filters and surfaces
 --------------------
@@ -150,6 +150,7 @@ DFLT_BLEND_ALPHA = 0.5
 DFLT_BM25_SAT_K = 8.0
 #: Largest ``fetch_k`` accepted.
 MAX_FETCH_K = 100_000
+
 
 def _check_surfaces(surfaces: Any) -> list[str] | None:
     if surfaces is None:
@@ -677,9 +678,7 @@ def _dense_hits(
             scores = scores.astype(np.float64)
         pos = table.positions(ids)
         o = table.order(pos, scores)
-        hits = _dense_hits_c(
-            ht, ids[o], scores[o], pos[o], p.k, collapse, name, answered, p.mode
-        )
+        hits = _dense_hits_c(ht, ids[o], scores[o], pos[o], p.k, collapse, name, answered, p.mode)
     return hits
 
 
@@ -888,5 +887,3 @@ def _terms(lexical: Any, query: str, cid: int) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------- siblings
-
-

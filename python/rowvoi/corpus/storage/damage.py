@@ -67,7 +67,6 @@ class IndexDamage:
         return dataclasses.asdict(self)
 
 
-
 def _file_problem(path: Path, kind: str) -> str | None:
     """What is wrong with an index file or directory, judged without
     reading it (None: nothing seen)."""

@@ -236,4 +236,3 @@ def check_index_name(kind: str, name: Any) -> str:
         f"name of the corpus directory ({form}); the corpus is damaged or was not "
         "written by rowvoi: delete it and build it again"
     )
-

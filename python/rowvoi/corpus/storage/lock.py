@@ -4,7 +4,7 @@ One implementation for every lock of the corpora: a corpus's builder lock
 (``build.lock``, :meth:`rowvoi.corpus.storage.store.CorpusStore.lock`), the
 registry's (``corpora.json.lock``,
 :mod:`rowvoi.corpus.storage.registry_file`) and a maintenance run's
-(``maintain.lock``, :func:`rowvoi.corpus.maintenance.maintain`).
+(``maintain.lock``, :func:`rowvoi.corpus.maintenance.runs.maintain`).
 
 * The file is opened by :func:`rowvoi._atomic.open_lock_file`: created
   ``0600`` without truncating, never through a symbolic link, and only if

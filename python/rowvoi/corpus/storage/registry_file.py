@@ -1,7 +1,7 @@
 """The registry's file, ``corpora.json``: read, and rewritten under its lock.
 
 The registry maps each corpus name to the recipe that rebuilds it (what an
-entry holds, and how one is checked: :mod:`rowvoi.corpus.registry`). This
+entry holds, and how one is checked: :mod:`rowvoi.corpus.maintenance.registry`). This
 module only reads and writes the file
 (:func:`rowvoi.corpus.storage.paths.registry_path`)::
 

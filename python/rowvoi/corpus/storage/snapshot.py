@@ -80,8 +80,7 @@ class Snapshot:
         """The error for rows a damaged ``docs.sqlite`` holds (SQLite checks
         neither NOT NULL nor types when it reads a page)."""
         return IndexFormatError(
-            f"RV_E_CORRUPT: {self.db_path}: damaged corpus database ({what}); "
-            "rebuild the corpus"
+            f"RV_E_CORRUPT: {self.db_path}: damaged corpus database ({what}); rebuild the corpus"
         )
 
     def tombstones(self) -> np.ndarray:
@@ -279,4 +278,3 @@ def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
 
 def _marks(n: int) -> str:
     return ", ".join("?" * n)
-

@@ -123,7 +123,6 @@ def _shm_dir() -> str | None:
     return d if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK) else None
 
 
-
 class CorpusStore:
     """The directory of one corpus (see the module notes).
 
@@ -167,7 +166,7 @@ class CorpusStore:
     @classmethod
     def local(cls, name: str) -> CorpusStore:
         """The store of the named corpus under
-        :func:`rowvoi.corpus.paths.corpora_dir` (not created).
+        :func:`rowvoi.corpus.storage.paths.corpora_dir` (not created).
 
         >>> import os; os.environ["ROWVOI_HOME"] = "/tmp/rv-doc"
         >>> str(CorpusStore.local("papers").path)
@@ -734,7 +733,6 @@ def _fchmod_same(path: str, st: os.stat_result, mode: int) -> bool:
         os.close(fd)
 
 
-
 def is_corpus_dir(path: Path) -> bool:
     """Does ``path`` hold a corpus (a ``docs.sqlite``)?
 
@@ -770,7 +768,6 @@ def remove_corpus(store: CorpusStore) -> None:
         store.path.rmdir()
     except OSError as exc:
         raise CorpusError(f"{store.path}: could not remove the directory ({exc})") from None
-
 
 
 class BaseFileGone(FileNotFoundError):
@@ -855,4 +852,3 @@ def damaged_file_error(
         code,
         name=name,
     )
-

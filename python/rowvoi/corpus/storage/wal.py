@@ -218,4 +218,3 @@ def connect(db: Path, *, create: bool = False) -> tuple[Pinned, sqlite3.Connecti
         _unpin(key)
         raise
     return Pinned(con, key), con
-

@@ -360,7 +360,7 @@ def repair(corpus: Any, *, embedder: Any = None) -> RepairReport:
     Holds the build lock; searches keep answering meanwhile (from the old
     generation until the one commit, then from the repaired one).
     """
-    from rowvoi.corpus.index import remove_files, write_base_files
+    from rowvoi.corpus.indexing.build import remove_files, write_base_files
     from rowvoi.corpus.storage.vectors import CACHE_FILE, EmbeddingCache
 
     t0 = time.perf_counter()
@@ -447,7 +447,7 @@ def repair(corpus: Any, *, embedder: Any = None) -> RepairReport:
 
 
 def repair_hint(corpus: Any) -> str:
-    """The repair command of a corpus (:func:`rowvoi.corpus.store.repair_command`).
+    """The repair command of a corpus (:func:`rowvoi.corpus.storage.store.repair_command`).
 
     >>> repair_hint("notes")
     'rowvoi build notes --repair'

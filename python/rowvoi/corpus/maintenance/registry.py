@@ -1,6 +1,6 @@
 """The corpus registry: how to rebuild each named corpus, as data.
 
-``corpora.json`` (see :func:`rowvoi.corpus.paths.registry_path`) maps each
+``corpora.json`` (see :func:`rowvoi.corpus.storage.paths.registry_path`) maps each
 corpus name to the recipe that rebuilds it, so ``rowvoi build NAME`` works
 again next week without repeating the flags::
 
@@ -19,18 +19,18 @@ Kinds:
     ``root`` (a folder), optional ``pattern`` (a regular expression),
     ``exclude`` (directory names) and ``follow_symlinks`` (true: also index
     what symbolic links lead to outside the root):
-    :func:`~rowvoi.corpus.sources.from_files`.
+    :func:`~rowvoi.corpus.indexing.sources.from_files`.
 ``records``
     ``path`` (a ``.jsonl``/``.json``/``.csv``/``.parquet`` file) or
     ``fetcher`` (a ``"module:attr"`` reference: building imports that
     module, which runs its code), with ``id_key``, ``text_key`` and
-    ``metadata_keys``: :func:`~rowvoi.corpus.sources.from_records`.
+    ``metadata_keys``: :func:`~rowvoi.corpus.indexing.sources.from_records`.
 
 Each entry may also hold ``embedder`` (a spec string), ``strategy`` (a
 shipped strategy's spec), ``filter_types``, ``edges`` (an edge
 extractor's spec, e.g. ``{"kind": "fields", "fields": {"parent":
-"PARENT"}}``: see :mod:`rowvoi.corpus.edges`) and ``maintenance`` (a policy,
-see :mod:`rowvoi.corpus.maintenance`; a re-registration without one keeps
+"PARENT"}}``: see :mod:`rowvoi.corpus.indexing.edges`) and ``maintenance`` (a policy,
+see :mod:`rowvoi.corpus.maintenance.runs`; a re-registration without one keeps
 the old one). Keys this version does not know are kept as they are when the
 file is rewritten, and the file is replaced atomically under a lock, so
 concurrent registrations do not lose each other. The file and its lock
@@ -39,7 +39,7 @@ concurrent registrations do not lose each other. The file and its lock
 
 The registry is trusted: it is written by its owner (``rowvoi register``,
 ``rowvoi build NAME --files``), and a files corpus's ``root`` here is the
-folder :func:`~rowvoi.corpus.disclosure.disclose` may read pointers from
+folder :func:`~rowvoi.corpus.retrieval.disclosure.disclose` may read pointers from
 (never the root a corpus's own ``docs.sqlite`` names).
 
 Examples
@@ -66,16 +66,19 @@ from typing import Any
 
 from rowvoi.corpus.base import CorpusNotFound, EmbedderError
 from rowvoi.corpus.embedders import check_spec
-from rowvoi.corpus.storage.paths import check_name, registry_path
-from rowvoi.corpus.storage.registry_file import REGISTRY_VERSION, edit, get, registered
-from rowvoi.corpus.sources import (
+from rowvoi.corpus.indexing.build import build
+from rowvoi.corpus.indexing.edges import extractor_from_spec
+from rowvoi.corpus.indexing.sources import (
     FILTER_TYPES,
     CorpusSource,
     from_files,
     from_records,
     from_records_file,
 )
-from rowvoi.corpus.strategy import strategy_from_spec, strategy_to_spec
+from rowvoi.corpus.indexing.strategy import strategy_from_spec, strategy_to_spec
+from rowvoi.corpus.maintenance.policy import policy_from_spec
+from rowvoi.corpus.storage.paths import check_name, registry_path
+from rowvoi.corpus.storage.registry_file import REGISTRY_VERSION, edit, get, registered
 
 __all__ = [
     "KINDS",
@@ -154,8 +157,6 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         out["strategy"] = dict(strategy)
     edges = out.get("edges")
     if edges is not None:
-        from rowvoi.corpus.edges import extractor_from_spec
-
         if not isinstance(edges, Mapping):
             raise ValueError(f"corpus {name!r}: edges is an edge extractor spec (a mapping)")
         try:
@@ -164,8 +165,6 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"corpus {name!r}: {exc}") from None
         out["edges"] = dict(edges)
     if out.get("maintenance") is not None:
-        from rowvoi.corpus.maintenance import policy_from_spec
-
         try:
             out["maintenance"] = policy_from_spec(out["maintenance"]).to_dict()
         except (TypeError, ValueError) as exc:
@@ -197,7 +196,7 @@ def register(
     **params
         The kind's parameters (see the module notes), ``filter_types``, and
         ``maintenance`` (a policy spec such as ``"interval:24h"``: see
-        :func:`rowvoi.corpus.maintenance.policy_from_spec`).
+        :func:`rowvoi.corpus.maintenance.policy.policy_from_spec`).
 
     Raises
     ------
@@ -336,9 +335,6 @@ def build_corpus(name: str, **build_kwargs: Any) -> Any:
     1
     >>> del os.environ["ROWVOI_HOME"]
     """
-    from rowvoi.corpus.edges import extractor_from_spec
-    from rowvoi.corpus.index import build
-
     entry = get(name)
     if entry is not None and entry.get("edges") and "edges" not in build_kwargs:
         build_kwargs["edges"] = extractor_from_spec(entry["edges"])
