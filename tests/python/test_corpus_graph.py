@@ -213,7 +213,7 @@ def test_bad_extractor_fails_the_build_and_commits_nothing():
         def extract(self, artifact_id, raw, fields):
             return ["not a link"]
 
-    with pytest.raises(TypeError, match=r"not rowvoi\.corpus\.edges\.Link"):
+    with pytest.raises(TypeError, match=r"not rowvoi\.corpus\.Link"):
         build(_src({"a": {"text": "x2", "links": ["b"]}, "b": "y"}), store=store, edges=Broken())
     assert _links(c) == {("a", "LINKS", "", "b")}
     with c.store.snapshot() as snap:

@@ -404,7 +404,7 @@ _PRIVATE_BUILD = textwrap.dedent(
     import json, os, stat, sys
     os.umask(0)
     from rowvoi.corpus import CorpusStore, build, calibrate_min_score, from_files, registry
-    from rowvoi.corpus import index as ix
+    from rowvoi.corpus.indexing import build as ix
     from rowvoi.corpus.maintenance.runs import maintain
     root, home = sys.argv[1], os.environ["ROWVOI_HOME"]
     seen = {}

@@ -317,7 +317,7 @@ def back_arrows(top: dict[str, set[str]], late: dict[str, set[str]]) -> list[str
     for name in sorted(top):
         for dep in sorted(top[name] | late[name]):
             f, g = _floor(name), _floor(dep)
-            if g is not None and (f is None and _is_decision(name) or f is not None and g > f):
+            if g is not None and ((f is None and _is_decision(name)) or (f is not None and g > f)):
                 out.append(f"{name} -> {dep}")
                 continue
             w, v = _wing(name), _wing(dep)

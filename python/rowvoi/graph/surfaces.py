@@ -78,6 +78,16 @@ class MemorySurfaces:
     embedder : object with ``embed(texts)``
 
     Thread-safety: immutable once built.
+
+    Examples
+    --------
+    >>> from rowvoi.index.embed import HashingEmbedder
+    >>> store = MemorySurfaces({"a": [("summary", "lift and drag"), ("chunk", "wing")],
+    ...                         "b": [("summary", "heat in a pipe")]}, HashingEmbedder(64))
+    >>> [s.kind for s in store.surfaces("a")], store.surfaces("z")
+    (['summary', 'chunk'], [])
+    >>> store.search("wing", 2, ["table"]).reason
+    "the corpus has no surfaces of kind 'table' (its kinds: chunk, summary)"
     """
 
     def __init__(

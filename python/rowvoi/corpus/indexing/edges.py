@@ -515,7 +515,7 @@ def check_links(artifact_id: str, links: Any) -> list[Link]:
         if not isinstance(ln, Link):
             raise TypeError(
                 f"artifact {artifact_id!r}: an edge extractor returned "
-                f"{type(ln).__name__}, not rowvoi.corpus.indexing.edges.Link"
+                f"{type(ln).__name__}, not rowvoi.corpus.Link"
             )
         if not isinstance(ln.type, str) or not ln.type or not isinstance(ln.target, str):
             raise ValueError(
