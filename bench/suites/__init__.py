@@ -177,7 +177,7 @@ SUITES: tuple[Suite, ...] = (
     Suite(
         "corpus_collapse_fetch",
         "per-artifact collapse on chunked Cranfield corpora: artifacts returned, query cost",
-        "another retrieve.py (--against), e.g. the one before the fetch grew",
+        "another version of retrieval/corpus.py (--against), e.g. one before a change",
         "~10 min",
         "~3 min",
         ("--passes", "1"),

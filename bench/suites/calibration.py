@@ -59,7 +59,7 @@ PLOTTED = ("dense", "blend", "rrf")
 
 def held_out(ins, outs):
     """Mean held-out (answered, refused) over the two folds, and the floors."""
-    from rowvoi.corpus.calibration import abstention_rates, best_floor
+    from rowvoi.corpus.retrieval.calibration import abstention_rates, best_floor
 
     answered, refused, floors = [], [], []
     for a, b in ((0, 1), (1, 0)):
@@ -107,7 +107,12 @@ def main(argv: Sequence[str], run: Run) -> int:
     import numpy as np
 
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
-    from rowvoi.corpus.calibration import best_floor, plot_distributions, read_queries, top_scores
+    from rowvoi.corpus.retrieval.calibration import (
+        best_floor,
+        plot_distributions,
+        read_queries,
+        top_scores,
+    )
 
     t0 = time.time()
     docs, _, queries, _ = cranfield()

@@ -19,9 +19,11 @@ vector, flat index); dense embedding the text, flat; dense through HNSW;
 hybrid RRF and blend (flat); hybrid RRF through HNSW -- ``--passes``
 times.
 
-``--against FILE`` names another ``rowvoi/corpus/retrieve.py`` (e.g. ``git
-show REV:python/rowvoi/corpus/retrieve.py > old.py``): it is loaded as a
-second module and opens the same corpus directory, and each query runs on
+``--against FILE`` names another version of the search's entry module,
+``rowvoi/corpus/retrieval/corpus.py`` (e.g. ``git show
+REV:python/rowvoi/corpus/retrieval/corpus.py > old.py``; it must import
+with the installed rowvoi): it is loaded as a second module and opens the
+same corpus directory, and each query runs on
 both, back to back, which one first alternating, so the machine's load
 falls on both alike. Reported per corpus and configuration: microseconds
 per query (p50 over all passes; the query's embedding included where the
@@ -56,7 +58,7 @@ CONFIGS = (
 
 
 def _load(path: str):
-    """Another version of rowvoi.corpus.retrieve, as module ``other_retrieve``."""
+    """Another version of rowvoi.corpus.retrieval.corpus, as module ``other_retrieve``."""
     spec = importlib.util.spec_from_file_location("other_retrieve", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}")
@@ -67,7 +69,8 @@ def _load(path: str):
 
 
 def main(argv: Sequence[str], run: Run) -> int:
-    from rowvoi.corpus import Chunked, CorpusStore, WholeText, build, from_mapping, retrieve
+    from rowvoi.corpus import Chunked, CorpusStore, WholeText, build, from_mapping
+    from rowvoi.corpus.retrieval import corpus as retrieve
 
     ap = argparse.ArgumentParser(
         prog="python -m bench run corpus_collapse_fetch", description=__doc__.split("\n\n")[0]
@@ -76,7 +79,9 @@ def main(argv: Sequence[str], run: Run) -> int:
     ap.add_argument("--join", type=int, default=100, help="documents per long document")
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--against", metavar="FILE", help="another retrieve.py to compare with")
+    ap.add_argument(
+        "--against", metavar="FILE", help="another retrieval/corpus.py to compare with"
+    )
     args = ap.parse_args(argv)
     other = None if args.against is None else _load(args.against)
 

@@ -7,7 +7,7 @@ the approximate int8 scan, as the corpus's dense search would call them.
 
 A run writes ``bench/results/flat_int8_paths.md`` with a block for the
 paths table and one for the threads table (each replaced by its own kind of
-run); ``rowvoi/corpus/retrieve.py`` cites the figures.
+run); ``rowvoi/corpus/storage/generation.py`` cites the figures.
 
 A corpus's flat index stores int8 codes beside the float32 rows
 (``storage="int8"``), and a dense query reaches it as one vector
@@ -116,7 +116,7 @@ def make(kind: str, n: int, nq: int, seed: int) -> tuple[np.ndarray, np.ndarray]
 
 
 def run_one(kind: str, n: int, nq: int) -> dict:
-    from rowvoi.corpus.retrieve import PARALLEL_SCAN_MIN
+    from rowvoi.corpus.storage.generation import PARALLEL_SCAN_MIN
     from rowvoi.index.flat import FlatIndex
 
     x, qs = make(kind, n, nq, seed=n)

@@ -673,7 +673,7 @@ def part_windows(args: argparse.Namespace) -> None:
 
 def part_corpus(args: argparse.Namespace) -> None:
     from rowvoi.corpus import CorpusStore, Fields, build, from_mapping
-    from rowvoi.corpus.edges import FieldEdges
+    from rowvoi.corpus.indexing.edges import FieldEdges
     from rowvoi.graph import (
         CorpusGraph,
         collapsed_tree_policy,

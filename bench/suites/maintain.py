@@ -73,7 +73,7 @@ def change(root: str, step: str, round_no: int) -> None:
 
 def ours(home: str, step: str) -> dict:
     os.environ["ROWVOI_HOME"] = home
-    from rowvoi.corpus.maintenance import maintain
+    from rowvoi.corpus.maintenance.runs import maintain
 
     t0 = time.perf_counter()
     report = maintain(all=True)

@@ -32,7 +32,7 @@ from rowvoi.corpus import (
     search,
     select,
 )
-from rowvoi.corpus.calibration import (
+from rowvoi.corpus.retrieval.calibration import (
     abstention_rates,
     best_floor,
     calibration_problem,
@@ -40,7 +40,7 @@ from rowvoi.corpus.calibration import (
     stored_calibration,
     top_scores,
 )
-from rowvoi.corpus.selection import floor_score
+from rowvoi.corpus.retrieval.selection import floor_score
 
 DOCS = {
     "wing": "lift and drag of a thin swept wing at high angle of attack",

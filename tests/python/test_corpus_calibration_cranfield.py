@@ -20,7 +20,12 @@ import pytest
 from test_corpus_cranfield import QUERIES
 
 from rowvoi.corpus import calibrate_min_score, discover
-from rowvoi.corpus.calibration import abstention_rates, best_floor, read_queries, top_scores
+from rowvoi.corpus.retrieval.calibration import (
+    abstention_rates,
+    best_floor,
+    read_queries,
+    top_scores,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "abstention"
 FAR = read_queries(DATA / "far_out_of_scope.txt")

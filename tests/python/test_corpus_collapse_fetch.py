@@ -12,7 +12,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from rowvoi.corpus import Chunked, CorpusStore, build, from_mapping, retrieve, search
+from rowvoi.corpus import Chunked, CorpusStore, build, from_mapping, search
+from rowvoi.corpus.retrieval import rank as retrieve
 
 N_BIG, N_SMALL, BIG_CHUNKS = 3, 15, 120
 QUERY = "wing lift flutter"

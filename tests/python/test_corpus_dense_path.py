@@ -88,7 +88,7 @@ def test_loaded_flat_index_is_frozen():
         store=CorpusStore.memory(),
     )
     assert search(corpus, "lift", mode="dense", k=1)[0].artifact_id == "a"
-    index = corpus._loaded.dense
+    index = corpus._generations.loaded.dense
     assert isinstance(index, FlatIndex)
     with pytest.raises(RuntimeError, match="read-only"):
         index.add(np.ones((1, 8), dtype=np.float32), ids=[99])
@@ -107,7 +107,7 @@ def test_compiled_dense_search_is_taken_and_hands_back_ties(monkeypatch):
     (one call), except where that call hands back (equal scores near the
     top): then the general path answers, with the same hits as weights of
     1.0 give; float64, strided and float32 vectors alike."""
-    from rowvoi.corpus import retrieve
+    from rowvoi.corpus.retrieval import rank as retrieve
 
     calls = []
     real = retrieve._dense_search_c

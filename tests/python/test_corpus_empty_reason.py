@@ -11,7 +11,7 @@ import pytest
 from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusStore, Fields, SearchHits, build, from_mapping, search
 from rowvoi.graph import collapsed_tree_policy, reverse_dependency_policy, traverse
-from rowvoi.graph.walk import MemorySurfaces
+from rowvoi.graph.surfaces import MemorySurfaces
 from rowvoi.index.embed import HashingEmbedder
 
 DOCS = {

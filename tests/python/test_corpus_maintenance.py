@@ -13,16 +13,14 @@ import pytest
 
 from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusNotFound, CorpusStore, registry
-from rowvoi.corpus.maintenance import (
+from rowvoi.corpus.maintenance.policy import MaintenancePolicy, parse_duration, policy_from_spec
+from rowvoi.corpus.maintenance.runs import (
     MaintenanceBusy,
-    MaintenancePolicy,
     coverage,
     maintain,
     maintenance_dir,
     maintenance_log,
-    parse_duration,
     policy_for,
-    policy_from_spec,
     set_policy,
 )
 
@@ -228,8 +226,8 @@ def test_log_records_each_run(env):
 
 _HOLDER = textwrap.dedent("""
     import sys, time
-    from rowvoi.corpus.maintenance import maintenance_dir
-    from rowvoi.corpus.store import pid_lock
+    from rowvoi.corpus.maintenance.runs import maintenance_dir
+    from rowvoi.corpus.storage.lock import pid_lock
     maintenance_dir().mkdir(parents=True, exist_ok=True)
     with pid_lock(maintenance_dir() / "maintain.lock", lambda h: RuntimeError("busy")):
         print("held", flush=True)

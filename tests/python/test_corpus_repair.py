@@ -39,8 +39,8 @@ from rowvoi.corpus import (
     search,
 )
 from rowvoi.corpus.embedders import make_embedder
-from rowvoi.corpus.repair import check, repair
-from rowvoi.corpus.vectors import CACHE_FILE, cache_info
+from rowvoi.corpus.maintenance.repair import check, repair
+from rowvoi.corpus.storage.vectors import CACHE_FILE, cache_info
 from rowvoi.errors import IndexFormatError
 
 WORDS = (
@@ -510,7 +510,7 @@ def test_interrupted_build_keeps_the_old_corpus_and_its_embeddings(home):
 
 _CHILD = textwrap.dedent("""
     import sys, time
-    import rowvoi.corpus.index as b
+    import rowvoi.corpus.indexing.build as b
     from rowvoi.cli.main import main
     seen = [0]
     def hook(name):
@@ -571,7 +571,8 @@ def test_readme_when_something_breaks(tmp_path):
 
 
 def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
-    from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone, load_lexical
+    from rowvoi.corpus.storage.index_files import load_lexical
+    from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
 
     docs = make_docs(30)
     build(from_mapping(docs, name="c", embedder="hashing:32"))

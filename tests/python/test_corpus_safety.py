@@ -91,7 +91,7 @@ CHILD = textwrap.dedent("""
     import json, os, random, signal, sys, threading, time
     sys.path.insert(0, {tests!r})
     from rowvoi.corpus import build, from_mapping
-    import rowvoi.corpus.index as b
+    import rowvoi.corpus.indexing.build as b
     docs = json.load(open({docs!r}))
     stage, when, compact = {stage!r}, {when!r}, {compact!r}
     seen = {{"embedded": 0}}

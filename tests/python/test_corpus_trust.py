@@ -37,10 +37,10 @@ from rowvoi.corpus import (
     select,
 )
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.disclosure import allowed_roots
-from rowvoi.corpus.maintenance import coverage, maintain
-from rowvoi.corpus.sources import FileScope, SkippedFileWarning
-from rowvoi.corpus.store import check_index_name
+from rowvoi.corpus.indexing.sources import FileScope, SkippedFileWarning
+from rowvoi.corpus.maintenance.runs import coverage, maintain
+from rowvoi.corpus.retrieval.disclosure import allowed_roots
+from rowvoi.corpus.storage.layout import check_index_name
 from rowvoi.errors import IndexFormatError
 
 SECRET = "zanzibar quokka passphrase"
@@ -306,7 +306,7 @@ _SWAP_AFTER_SCAN = textwrap.dedent(
     """
     import os, sys
     from rowvoi.corpus import CorpusStore, build, from_files
-    from rowvoi.corpus.sources import FileScope
+    from rowvoi.corpus.indexing.sources import FileScope
     root, outside = sys.argv[1], sys.argv[2]
     real_scan = FileScope.scan
 
@@ -404,8 +404,8 @@ _PRIVATE_BUILD = textwrap.dedent(
     import json, os, stat, sys
     os.umask(0)
     from rowvoi.corpus import CorpusStore, build, calibrate_min_score, from_files, registry
-    from rowvoi.corpus import index as ix
-    from rowvoi.corpus.maintenance import maintain
+    from rowvoi.corpus.indexing import build as ix
+    from rowvoi.corpus.maintenance.runs import maintain
     root, home = sys.argv[1], os.environ["ROWVOI_HOME"]
     seen = {}
 
@@ -562,8 +562,8 @@ _RECORDS_FIFO = textwrap.dedent(
     """
     import os, sys
     from rowvoi.corpus import registry
-    from rowvoi.corpus.maintenance import maintain
-    from rowvoi.corpus.sources import read_records
+    from rowvoi.corpus.maintenance.runs import maintain
+    from rowvoi.corpus.indexing.sources import read_records
     path = sys.argv[1]
     registry.register("feed", "records", path=path, embedder="hashing:8")
     assert [r.action for r in maintain(all=True)] == ["built"]

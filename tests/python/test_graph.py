@@ -23,7 +23,7 @@ from rowvoi.graph import (
     reverse_dependency_policy,
     traverse,
 )
-from rowvoi.graph.walk import MemorySurfaces
+from rowvoi.graph.surfaces import MemorySurfaces
 from rowvoi.index.embed import HashingEmbedder
 
 EMB = HashingEmbedder(dim=32)

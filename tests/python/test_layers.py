@@ -277,3 +277,109 @@ def test_cli_verb_modules_import_only_the_shared_module() -> None:
         assert not inside, f"{name} imports {sorted(inside)}"
     # main composes the parser from every verb module
     assert set(verb_modules) <= top[CLI_TOP] | late[CLI_TOP]
+
+
+# ------------------------------------------- no circle, no arrow back up
+#: The retrieval tower, bottom up: a module of one floor imports nothing of
+#: a floor above it (at module level or inside a function).
+TOWER = ("rowvoi.index", "rowvoi.query", "rowvoi.corpus", "rowvoi.graph", "rowvoi.cli")
+#: The corpus's wings, bottom up (the shared ground first); a wing imports
+#: only wings below it, and ``eval`` and ``maintenance`` not each other.
+WINGS = {
+    "base": 0,
+    "embedders": 0,
+    "_confine": 0,
+    "storage": 1,
+    "retrieval": 2,
+    "indexing": 3,
+    "eval": 4,
+    "maintenance": 4,
+}
+
+
+def _floor(name: str) -> int | None:
+    for i, pkg in enumerate(TOWER):
+        if name == pkg or name.startswith(pkg + "."):
+            return i
+    return None
+
+
+def _wing(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["rowvoi", "corpus"] else None
+
+
+def _is_decision(name: str) -> bool:
+    """A module of the decision tower: at the package root (not the face)."""
+    return name.count(".") == 1 and name not in ("rowvoi.__main__",)
+
+
+def back_arrows(top: dict[str, set[str]], late: dict[str, set[str]]) -> list[str]:
+    """Every import (module level or in a function) that runs back up: to a
+    higher floor of the tower, to a higher (or a sibling top) corpus wing, or
+    from a decision module at the root into the retrieval tower."""
+    out = []
+    for name in sorted(top):
+        for dep in sorted(top[name] | late[name]):
+            f, g = _floor(name), _floor(dep)
+            if g is not None and ((f is None and _is_decision(name)) or (f is not None and g > f)):
+                out.append(f"{name} -> {dep}")
+                continue
+            w, v = _wing(name), _wing(dep)
+            if w in WINGS and v in WINGS and w != v and WINGS[v] >= max(WINGS[w], 1):
+                out.append(f"{name} -> {dep}")
+    return out
+
+
+def test_no_import_cycle_even_inside_functions() -> None:
+    """No circle among rowvoi's modules when the imports inside functions
+    and under ``TYPE_CHECKING`` count too."""
+    top, late = import_graph(typing=True)
+    both = {m: top[m] | late[m] for m in top}
+    cycle = find_cycle(both)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_import_runs_back_up() -> None:
+    """index < query < corpus < graph < cli; the corpus's wings bottom up;
+    the decision modules at the root import nothing of the retrieval tower."""
+    top, late = import_graph(typing=True)
+    assert back_arrows(top, late) == []
+    assert set(WINGS) <= {_wing(m) for m in top if _wing(m)}, "a wing is missing"
+
+
+def test_the_checks_see_a_planted_circle_and_back_arrow(tmp_path: Path) -> None:
+    """A function-local circle and each kind of arrow back up are found."""
+    pkg = tmp_path / "rowvoi"
+    for d in ("index", "corpus/storage", "corpus/retrieval", "graph"):
+        (pkg / d).mkdir(parents=True)
+    for f in ("__init__", "keys", "index/__init__", "index/flat", "corpus/__init__"):
+        (pkg / f"{f}.py").write_text("")
+    for f in ("storage/__init__", "storage/store", "retrieval/__init__", "retrieval/rank"):
+        (pkg / "corpus" / f"{f}.py").write_text("")
+    (pkg / "graph" / "__init__.py").write_text("")
+    (pkg / "graph" / "walk.py").write_text("from rowvoi.corpus.retrieval import rank\n")
+    top, late = import_graph(pkg, typing=True)
+    assert back_arrows(top, late) == []
+    assert find_cycle({m: top[m] | late[m] for m in top}) is None
+    # a function-local circle: store -> rank (in a function), rank -> store
+    (pkg / "corpus" / "retrieval" / "rank.py").write_text(
+        "from rowvoi.corpus.storage import store\n"
+    )
+    (pkg / "corpus" / "storage" / "store.py").write_text(
+        "def f():\n    from rowvoi.corpus.retrieval import rank\n"
+    )
+    top, late = import_graph(pkg, typing=True)
+    assert find_cycle(top) is None
+    assert find_cycle({m: top[m] | late[m] for m in top}) is not None
+    assert back_arrows(top, late) == [
+        "rowvoi.corpus.storage.store -> rowvoi.corpus.retrieval.rank"
+    ]
+    (pkg / "corpus" / "storage" / "store.py").write_text("")
+    (pkg / "index" / "flat.py").write_text("def f():\n    import rowvoi.graph.walk\n")
+    (pkg / "keys.py").write_text("from rowvoi.index import flat\n")
+    top, late = import_graph(pkg, typing=True)
+    assert back_arrows(top, late) == [
+        "rowvoi.index.flat -> rowvoi.graph.walk",
+        "rowvoi.keys -> rowvoi.index.flat",
+    ]

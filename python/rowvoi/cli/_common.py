@@ -324,7 +324,7 @@ def corpus_name(text: str) -> str:
     >>> corpus_name("notes-2")
     'notes-2'
     """
-    from rowvoi.corpus.paths import check_name
+    from rowvoi.corpus.storage.paths import check_name
 
     try:
         return check_name(text)
@@ -370,7 +370,7 @@ embedder_spec.rejects = ("word2vec", "hashing:0", "hashing:x")  # type: ignore[a
 
 def maintenance_policy(text: str) -> Any:
     """An argparse ``type=``: a maintenance policy spec
-    (:func:`rowvoi.corpus.maintenance.policy_from_spec`), or ``default``
+    (:func:`rowvoi.corpus.maintenance.policy.policy_from_spec`), or ``default``
     (``None``: the default policy of the corpus's kind).
 
     >>> maintenance_policy("interval:6h").to_spec()
@@ -378,7 +378,7 @@ def maintenance_policy(text: str) -> Any:
     >>> maintenance_policy("default") is None
     True
     """
-    from rowvoi.corpus.maintenance import policy_from_spec
+    from rowvoi.corpus.maintenance.policy import policy_from_spec
 
     if text == "default":
         return None
@@ -427,14 +427,14 @@ COUNT = integer(0)
 def search_k() -> Any:
     """The argparse ``type=`` of a number of hits a search retrieves
     (``--k``, ``--depth``): an integer in 1 ..
-    :data:`rowvoi.corpus.retrieve.MAX_FETCH_K`.
+    :data:`rowvoi.corpus.retrieval.rank.MAX_FETCH_K`.
 
     >>> search_k()("0")
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: must be an integer in 1 .. 100000, got '0'
     """
-    from rowvoi.corpus.retrieve import MAX_FETCH_K
+    from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
 
     return integer(1, MAX_FETCH_K)
 

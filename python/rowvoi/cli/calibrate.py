@@ -2,7 +2,7 @@
 
 ``rowvoi calibrate NAME --in-scope FILE --out-of-scope FILE`` searches both
 query sets in corpus NAME, picks the floor that best separates them
-(:func:`rowvoi.corpus.calibration.calibrate_min_score`), stores it for
+(:func:`rowvoi.corpus.retrieval.calibration.calibrate_min_score`), stores it for
 ``rowvoi discover NAME QUERY --min-score auto`` and prints the rates and
 both score distributions; ``--plot FILE.png`` draws them (needs
 matplotlib: ``pip install 'rowvoi[plot]'``). Query files hold one query a
@@ -48,8 +48,8 @@ from rowvoi.cli._common import (
     search_k,
 )
 from rowvoi.corpus import FUSIONS, MODES, calibrate_min_score, open_corpus
-from rowvoi.corpus.calibration import read_queries
-from rowvoi.corpus.retrieve import MAX_FETCH_K
+from rowvoi.corpus.retrieval.calibration import read_queries
+from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
 
 __all__ = ["add_parsers"]
 

@@ -69,10 +69,10 @@ from rowvoi.corpus import (
     search,
     strategy_to_spec,
 )
-from rowvoi.corpus.edges import DEFAULT_EDGE_FIELDS, extractor_from_spec
-from rowvoi.corpus.maintenance import forget
-from rowvoi.corpus.retrieve import INDEXES, MAX_FETCH_K
-from rowvoi.corpus.store import is_corpus_dir, remove_corpus
+from rowvoi.corpus.indexing.edges import DEFAULT_EDGE_FIELDS, extractor_from_spec
+from rowvoi.corpus.maintenance.runs import forget
+from rowvoi.corpus.retrieval.rank import INDEXES, MAX_FETCH_K
+from rowvoi.corpus.storage.store import is_corpus_dir, remove_corpus
 from rowvoi.errors import IndexFormatError
 from rowvoi.query import MAX_FILTER_DEPTH, OPERATORS
 

@@ -36,8 +36,8 @@ from rowvoi.cli._common import (
     split_list,
 )
 from rowvoi.corpus import FUSIONS, MODES, SELECT_STRATEGIES, NoFloorWarning, discover
-from rowvoi.corpus.retrieve import MAX_FETCH_K
-from rowvoi.corpus.selection import _has_evidence as _evidence, floor_score
+from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
+from rowvoi.corpus.retrieval.selection import _has_evidence as _evidence, floor_score
 
 __all__ = ["add_parsers"]
 

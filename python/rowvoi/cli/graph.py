@@ -11,7 +11,7 @@ Every action takes ``--json``. Exit codes follow :mod:`rowvoi.cli.main`: 0 ok,
 not have), 2 a malformed argument.
 
 Edges get into a corpus at build time: ``rowvoi build NAME ...
---edge-fields parent,links`` (see :mod:`rowvoi.corpus.edges`).
+--edge-fields parent,links`` (see :mod:`rowvoi.corpus.indexing.edges`).
 
 Examples
 --------

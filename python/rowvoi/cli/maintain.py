@@ -41,7 +41,7 @@ from rowvoi.cli._common import (
     print_json,
     printable,
 )
-from rowvoi.corpus import maintenance, registry
+from rowvoi.corpus.maintenance import registry, runs
 
 __all__ = ["add_parsers"]
 
@@ -65,7 +65,7 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
     if args.set_policy is not False:
         if args.name is None or args.all or args.dry_run or args.force or args.log:
             raise UsageError("--set-policy goes with one NAME and nothing else")
-        policy = maintenance.set_policy(args.name, args.set_policy)
+        policy = runs.set_policy(args.name, args.set_policy)
         if args.json:
             print_json({"corpus": args.name, "policy": policy.to_dict(), "spec": policy.to_spec()})
         else:
@@ -74,9 +74,9 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
     if args.log:
         if args.name is None or args.all or args.dry_run or args.force:
             raise UsageError("--log goes with one NAME and nothing else")
-        if registry.get(args.name) is None and not maintenance.maintenance_log(args.name):
+        if registry.get(args.name) is None and not runs.maintenance_log(args.name):
             raise CliError(f"corpus {args.name!r} is not registered and has no maintenance log")
-        rows = maintenance.maintenance_log(args.name)
+        rows = runs.maintenance_log(args.name)
         if args.json:
             print_json({"corpus": args.name, "log": rows})
         else:
@@ -89,7 +89,7 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
     if (args.name is None) == (not args.all):
         raise UsageError("give a corpus NAME or --all (not both)")
     progress = False if args.json else None
-    report = maintenance.maintain(
+    report = runs.maintain(
         args.name, all=args.all, dry_run=args.dry_run, force=args.force, progress=progress
     )
     if args.json:
@@ -116,7 +116,7 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
-    r = maintenance.coverage(args.name)
+    r = runs.coverage(args.name)
     if args.json:
         print_json(r.to_dict())
         return 0

@@ -2,7 +2,7 @@
 # hot path of a corpus search -- the query vector's float32 unit form, and a
 # dense search's hits built from a record table's arrays, and the whole
 # unfiltered dense search of a vector in one call (private; the reference
-# is rowvoi.corpus.retrieve._dense_hits_reference).
+# is rowvoi.corpus.retrieval.rank._dense_hits_reference).
 from collections.abc import Callable
 from typing import Any, overload
 

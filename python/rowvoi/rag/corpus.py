@@ -51,10 +51,8 @@ import numpy as np
 import pandas as pd
 
 from rowvoi._validate import integer as _check_int
-from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.retrieve import search
-from rowvoi.corpus.selection import check_floor
-from rowvoi.corpus.strategy import minilm_tokenizer
+from rowvoi.corpus import SearchHit, minilm_tokenizer, search
+from rowvoi.corpus.retrieval.selection import check_floor
 from rowvoi.index.embed import ModelNotFoundError
 from rowvoi.rag.context import Chunk
 

@@ -22,7 +22,7 @@ any callable
 Overlap removal: two consecutive surfaces of one kind share text when the
 chunker overlapped them. When both carry their character offsets in the
 artifact's text (``metadata["start"]``, ``metadata["end"]``, as
-:class:`~rowvoi.corpus.strategy.Chunked` stamps them) the shared span is
+:class:`~rowvoi.corpus.indexing.strategy.Chunked` stamps them) the shared span is
 known exactly, and so is a cut with nothing between the chunks; otherwise
 the longest suffix of the text so far that is also a prefix of the next
 surface, if it is at least :data:`MIN_OVERLAP` characters long (a shorter
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rowvoi.corpus.base import Record, SearchHit, plain
-from rowvoi.corpus.retrieve import records_for_artifact
+from rowvoi.corpus.retrieval.corpus import records_for_artifact
 
 __all__ = [
     "Passage",

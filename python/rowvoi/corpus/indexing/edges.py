@@ -68,6 +68,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from rowvoi._rows import edge_rows
+from rowvoi._time import to_time
+
 __all__ = [
     "Link",
     "EdgeExtractor",
@@ -169,8 +172,6 @@ class EdgeExtractor(Protocol):
 
 
 def _time(value: Any, where: str) -> int | None:
-    from rowvoi._time import to_time
-
     try:
         return to_time(value, name=where)
     except (TypeError, ValueError) as exc:
@@ -345,10 +346,8 @@ class EdgeList:
     uses_content = False
 
     def __init__(self, edges: Any) -> None:
-        from rowvoi.graph.store import _edge_rows
-
         by_src: dict[str, dict[tuple[str, str], Link]] = {}
-        for i, (s, d, typ, text, t) in enumerate(_edge_rows(edges)):
+        for i, (s, d, typ, text, t) in enumerate(edge_rows(edges)):
             where = f"edges[{i}]"
             if _missing(s) or _missing(d):
                 raise ValueError(f"{where}: src and dst must not be missing")
@@ -516,7 +515,7 @@ def check_links(artifact_id: str, links: Any) -> list[Link]:
         if not isinstance(ln, Link):
             raise TypeError(
                 f"artifact {artifact_id!r}: an edge extractor returned "
-                f"{type(ln).__name__}, not rowvoi.corpus.edges.Link"
+                f"{type(ln).__name__}, not rowvoi.corpus.Link"
             )
         if not isinstance(ln.type, str) or not ln.type or not isinstance(ln.target, str):
             raise ValueError(

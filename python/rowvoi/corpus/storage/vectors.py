@@ -2,7 +2,7 @@
 
 Every vector a build computes (or takes from the corpus's index files) is
 kept here, keyed by ``(embedder id, content hash)`` -- the SHA-256 prefix of
-the text that :mod:`rowvoi.corpus.index` stores with each record. It is a
+the text that :mod:`rowvoi.corpus.indexing.build` stores with each record. It is a
 cache, not part of the corpus's committed state: an entry is true whatever
 generation is committed (the same embedder id gives the same vector for
 the same text), so it may be written outside the build's one commit point.

@@ -43,8 +43,8 @@ from typing import Any
 from rowvoi import _validate as _v
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit, tag_source
-from rowvoi.corpus.retrieve import DFLT_RRF_K
-from rowvoi.corpus.selection import ranked
+from rowvoi.corpus.retrieval.rank import DFLT_RRF_K
+from rowvoi.corpus.retrieval.selection import ranked
 
 __all__ = ["fuse_hits", "Identity", "DFLT_RRF_K"]
 

@@ -7,7 +7,7 @@ score can. The right floor depends on the corpus, the embedder, the
 analyzer and the search mode, so it is measured, not guessed:
 :func:`calibrate_min_score` searches two sets of queries -- questions the
 corpus should answer (in scope) and questions it should refuse (out of
-scope) -- takes each query's best :func:`~rowvoi.corpus.selection.floor_score`
+scope) -- takes each query's best :func:`~rowvoi.corpus.retrieval.selection.floor_score`
 over its top ``k`` hits, and picks the floor that best separates the two
 distributions, maximising
 
@@ -36,7 +36,7 @@ leak raw cosines into the fused score, and their RRF abstention is their
 weakest. Here a hybrid RRF search keeps its rank-fused order, and each hit
 also carries its absolute **evidence** -- its blend score, both sides
 scored exactly (``explain["evidence"]``) -- which is what floors compare
-(:func:`~rowvoi.corpus.selection.floor_score`). RRF abstention is then as
+(:func:`~rowvoi.corpus.retrieval.selection.floor_score`). RRF abstention is then as
 good as blend's (bench/results/calibration.md measures it).
 
 Storage and invalidation
@@ -51,7 +51,7 @@ and :func:`calibration_problem` checks them at every use:
 :func:`rowvoi.corpus.discover` with ``min_score="auto"`` ignores a floor
 whose embedder (dense and hybrid), analyzer (lexical and hybrid) or
 strategy changed since, or whose blend parameters differ from the
-search's, with a :class:`~rowvoi.corpus.discovery.NoFloorWarning` that
+search's, with a :class:`~rowvoi.corpus.retrieval.discovery.NoFloorWarning` that
 says to calibrate again. New or edited documents do not invalidate a
 floor (the scales stay put); recalibrate after large changes all the same.
 
@@ -92,15 +92,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rowvoi._validate import integer as _check_int
-from rowvoi.corpus.retrieve import (
-    DFLT_BLEND_ALPHA,
-    DFLT_BM25_SAT_K,
-    FUSIONS,
-    MODES,
-    _as_corpus,
-    search,
-)
-from rowvoi.corpus.selection import floor_score
+from rowvoi.corpus.retrieval.corpus import as_corpus, search
+from rowvoi.corpus.retrieval.rank import DFLT_BLEND_ALPHA, DFLT_BM25_SAT_K, FUSIONS, MODES
+from rowvoi.corpus.retrieval.selection import floor_score
 
 __all__ = [
     "Calibration",
@@ -345,7 +339,7 @@ def top_scores(
     k: int = DFLT_CALIB_K,
     **search_kw: Any,
 ) -> list[float]:
-    """Each query's best :func:`~rowvoi.corpus.selection.floor_score` over
+    """Each query's best :func:`~rowvoi.corpus.retrieval.selection.floor_score` over
     its top ``k`` hits (``-inf`` when a query gets no hit: it is refused at
     any floor), in input order.
 
@@ -357,7 +351,7 @@ def top_scores(
     >>> top_scores(c, ["wing", "pie"], mode="lexical")[1]
     -inf
     """
-    c = _as_corpus(corpus)
+    c = as_corpus(corpus)
     texts = _query_texts(queries, "queries")
     if mode not in MODES:
         raise ValueError(f"mode={mode!r}: expected one of {', '.join(map(repr, MODES))}")
@@ -453,7 +447,7 @@ class Calibration:
     fusion : str or None
         The hybrid fusion (None for dense and lexical searches).
     min_score : float
-        The floor, on the scale of :func:`~rowvoi.corpus.selection.floor_score`
+        The floor, on the scale of :func:`~rowvoi.corpus.retrieval.selection.floor_score`
         (``explain["evidence"]`` for RRF hits).
     sensitivity, specificity : float
         On the calibration queries: fractions of in-scope queries answered
@@ -764,7 +758,7 @@ def calibrate_min_score(
     Searches only read, so calibrating is safe alongside other searches;
     the save takes the builder lock.
     """
-    c = _as_corpus(corpus)
+    c = as_corpus(corpus)
     pos_q = _query_texts(in_scope, "in_scope")
     neg_q = _query_texts(out_of_scope, "out_of_scope")
     if (
@@ -835,7 +829,7 @@ def load_calibration(corpus: Any, mode: str = "hybrid", fusion: str = "rrf") -> 
     >>> load_calibration(c, "lexical") == cal, load_calibration(c, "dense")
     (True, None)
     """
-    c = _as_corpus(corpus)
+    c = as_corpus(corpus)
     record = stored_calibration(c, calibration_key(mode, fusion))
     if not record:
         return None

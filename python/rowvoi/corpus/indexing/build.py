@@ -1,8 +1,8 @@
 """Build a corpus: incremental, idempotent, crash-safe.
 
-:func:`build` turns a :class:`~rowvoi.corpus.sources.CorpusSource` into a
-queryable :class:`~rowvoi.corpus.retrieve.Corpus`, stored in a
-:class:`~rowvoi.corpus.store.CorpusStore`.
+:func:`build` turns a :class:`~rowvoi.corpus.indexing.sources.CorpusSource` into a
+queryable :class:`~rowvoi.corpus.retrieval.corpus.Corpus`, stored in a
+:class:`~rowvoi.corpus.storage.store.CorpusStore`.
 
 What a build does
 -----------------
@@ -21,7 +21,7 @@ What a build does
    every artifact (vectors of texts that did not change are kept); a
    change of analyzer or BM25 settings re-indexes the text. Each is
    reported in :attr:`BuildReport.rebuild`.
-4. **Commit** (see :mod:`rowvoi.corpus.store`): the change is written as
+4. **Commit** (see :mod:`rowvoi.corpus.storage.store`): the change is written as
    delta rows, or -- when the delta has grown past the compaction
    threshold, or everything was rebuilt -- as new index files of the new
    generation, fsynced before the one SQLite transaction that publishes
@@ -36,7 +36,7 @@ In the corpus itself. Records carry the hash of their text; the corpus has
 one pinned embedder id; so ``(embedder id, content hash)`` is answered by
 the corpus's own vectors (``delta_vectors`` rows, or the base index file
 when a rebuild loads it) and by ``embeddings.sqlite``
-(:mod:`rowvoi.corpus.vectors`), which the build commits after every
+(:mod:`rowvoi.corpus.storage.vectors`), which the build commits after every
 embedder batch, outside its own single commit. So a build that is
 interrupted (Ctrl-C) or killed leaves the previous generation *and* the
 vectors it computed: the next build takes them from the cache
@@ -88,29 +88,31 @@ import numpy as np
 from rowvoi._atomic import PRIVATE_FILE, fsync_dir
 from rowvoi.corpus.base import CorpusError, EmbedderMismatch, Surface, ledger_key
 from rowvoi.corpus.embedders import CorpusEmbedder, make_embedder
-from rowvoi.corpus.sources import CorpusSource
-from rowvoi.corpus.store import (
+from rowvoi.corpus.indexing.sources import CorpusSource
+from rowvoi.corpus.indexing.strategy import strategy_id, strategy_to_spec
+from rowvoi.corpus.storage.damage import check_files, fingerprint
+from rowvoi.corpus.storage.index_files import (
+    default_lexical,
+    load_dense,
+    load_lexical,
+    new_lexical,
+)
+from rowvoi.corpus.storage.layout import (
     AID_COLUMN,
     COMPACT_MIN,
     COMPACT_RATIO,
     FLAT_STORAGE,
     HNSW_PARAMS,
-    CorpusStore,
-    Snapshot,
     base_files,
-    damaged_file_error,
-    default_lexical,
     ensure_links_table,
-    load_dense,
-    load_lexical,
-    new_lexical,
 )
-from rowvoi.corpus.strategy import strategy_id, strategy_to_spec
-from rowvoi.corpus.vectors import CACHE_FILE, EmbeddingCache
+from rowvoi.corpus.storage.snapshot import Snapshot
+from rowvoi.corpus.storage.store import CorpusStore, damaged_file_error
+from rowvoi.corpus.storage.vectors import CACHE_FILE, EmbeddingCache
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
-    from rowvoi.corpus.edges import Link
+    from rowvoi.corpus.indexing.edges import Link
     from rowvoi.index.flat import FlatIndex
     from rowvoi.index.hnsw import HNSWIndex
     from rowvoi.index.lexical import BM25Index
@@ -174,7 +176,7 @@ class BuildReport:
         Links stored after the build (dangling ones included).
     skipped : dict of str to int
         Entries of a folder source left out for a reason its owner did not
-        choose, by reason (:data:`~rowvoi.corpus.sources.TRUST_SKIPS`:
+        choose, by reason (:data:`~rowvoi.corpus.indexing.sources.TRUST_SKIPS`:
         ``symlink`` -- leading outside the root --, ``special`` -- a FIFO,
         socket or device --, ``undecodable_name``, ``unreadable``); ``rowvoi
         coverage NAME`` lists them. Empty for other sources.
@@ -515,17 +517,17 @@ def build(
     compact : bool, optional
         True: write new index files even for a small change; False: never
         compact in this build (the delta grows); None (default): by the
-        rule of :mod:`rowvoi.corpus.store`.
+        rule of :mod:`rowvoi.corpus.storage.store`.
     hnsw : bool, optional
         True: keep an HNSW graph (:class:`rowvoi.index.hnsw.HNSWIndex`,
-        :data:`~rowvoi.corpus.store.HNSW_PARAMS`) as the corpus's vector
+        :data:`~rowvoi.corpus.storage.layout.HNSW_PARAMS`) as the corpus's vector
         index, for approximate search on large corpora (its exact twin
         still answers ``index="flat"``); False: exact flat index only;
         None (default): keep the corpus's current choice (flat for a new
         corpus). A change rewrites the index files.
     edges : EdgeExtractor, list, DataFrame, edge rows or False, optional
-        The link graph's edges (:mod:`rowvoi.corpus.edges`): an extractor
-        such as :class:`~rowvoi.corpus.edges.FieldEdges`, several in a
+        The link graph's edges (:mod:`rowvoi.corpus.indexing.edges`): an extractor
+        such as :class:`~rowvoi.corpus.indexing.edges.FieldEdges`, several in a
         list, or explicit edges (rows or a DataFrame with ``src``,
         ``dst``, ``type``, ``text``, ``time``). Written into
         ``docs.sqlite`` in the generation's own commit: new and changed
@@ -587,7 +589,7 @@ def build(
         or batch_size < 1
     ):
         raise ValueError(f"batch_size={batch_size!r}: must be an integer >= 1")
-    from rowvoi.corpus.edges import as_extractor
+    from rowvoi.corpus.indexing.edges import as_extractor
 
     extractor = False if edges is False else as_extractor(edges)
     st = _resolve_store(source, store)
@@ -629,7 +631,7 @@ def build(
     if dead and dead != os.getpid() and previous.get("host") == os.uname().nodename:
         report.took_over_lock_of = int(dead)
     report.seconds = time.perf_counter() - t0
-    from rowvoi.corpus.retrieve import Corpus
+    from rowvoi.corpus.retrieval.corpus import Corpus
 
     corpus = Corpus(source.name, st, embedder=emb)
     corpus.last_build = report
@@ -721,12 +723,12 @@ class _Builder:
         con = self.store.writer_connection()
         try:
             try:
-                snap = Snapshot(self.store, con)  # we hold the lock: nothing changes it
+                snap = self.store.view(con)  # we hold the lock: nothing changes it
             except IndexFormatError:
                 if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
                     raise
                 self.store.create()  # a creation killed before its commit: redo it
-                snap = Snapshot(self.store, con)
+                snap = self.store.view(con)
             self.state = snap.state
             self.base = snap.base
             self.store.clean_files(base_files(self.base))
@@ -738,8 +740,6 @@ class _Builder:
                 # is looked at; one that changed since its commit wrote it is
                 # loaded and verified (a corpus of an older rowvoi records no
                 # fingerprints: looked at only)
-                from rowvoi.corpus.repair import check_files
-
                 written = self.base.get("fingerprints")
                 damage = check_files(
                     self.store,
@@ -789,8 +789,8 @@ class _Builder:
 
     def _resolve_edges(self) -> None:
         """Which extractor runs, and whether every artifact's links are
-        re-extracted (``edges_all``): see :mod:`rowvoi.corpus.edges`."""
-        from rowvoi.corpus.edges import extractor_from_spec
+        re-extracted (``edges_all``): see :mod:`rowvoi.corpus.indexing.edges`."""
+        from rowvoi.corpus.indexing.edges import extractor_from_spec
 
         stored = self.state.get("edges")
         self.edges_keep = False  # keep the stored links of changed artifacts
@@ -823,7 +823,7 @@ class _Builder:
         self.pending_links: dict[str, list[Link]] = {}
 
     def _extract(self, artifact_id: str, raw: Any, fields: Mapping[str, Any]) -> list[Link]:
-        from rowvoi.corpus.edges import check_links
+        from rowvoi.corpus.indexing.edges import check_links
 
         if self.extractor is None:
             return []
@@ -1010,7 +1010,7 @@ class _Builder:
         self.report.compacted = compacting
         self.report.texts_embedded = self.emb.texts_embedded - self._emb_start
         self.report.embed_calls = self.emb.calls - self._calls_start
-        snap = Snapshot(self.store, con)
+        snap = self.store.view(con)
         self.store.write_manifest(snap.state)
         self.store.clean_files(base_files(snap.base))
         if compacting:
@@ -1050,7 +1050,7 @@ class _Builder:
         old dense index)`` -- the embedding cache of the old generation."""
         if not self.state.get("dim"):
             return None
-        snap = Snapshot(self.store, self.con)
+        snap = self.store.view(self.con)
         dense = load_dense(self.store, snap)
         if dense is None:
             return None
@@ -1338,7 +1338,7 @@ class _Builder:
         if self.direct is not None:
             lexical, dense = self.direct
         else:
-            snap = Snapshot(self.store, self.con)  # sees this transaction's rows
+            snap = self.store.view(self.con)  # sees this transaction's rows
             lexical = load_lexical(self.store, snap)
             dense = load_dense(self.store, snap)
         flat: Any = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
@@ -1392,8 +1392,6 @@ def write_base_files(
             new_files.append(dense_name)
             flat.save(store.path / dense_name, mode=PRIVATE_FILE)
     _stage("dense-written")
-    from rowvoi.corpus.repair import fingerprint
-
     names = [n for n in (lex_name, dense_name, hnsw_name) if n]
     return {
         "generation": gen,

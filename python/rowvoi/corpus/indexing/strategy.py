@@ -551,7 +551,7 @@ def strategy_id(strategy: Any) -> str:
     ...     def __init__(self): self.size = 5
     ...     def decompose(self, artifact_id, raw): ...
     >>> strategy_id(Mine())
-    'custom:rowvoi.corpus.strategy.Mine{"size": 5}'
+    'custom:rowvoi.corpus.indexing.strategy.Mine{"size": 5}'
     """
     sid = getattr(strategy, "strategy_id", None)
     if isinstance(sid, str) and sid:

@@ -1,8 +1,8 @@
 """Discover: the one-call search tool -- retrieve, select, disclose.
 
 :func:`discover` runs a search, commits to the few results worth acting on
-(or abstains; :func:`~rowvoi.corpus.selection.select`) and hands back each
-committed result's payload (:func:`~rowvoi.corpus.disclosure.disclose`) as a
+(or abstains; :func:`~rowvoi.corpus.retrieval.selection.select`) and hands back each
+committed result's payload (:func:`~rowvoi.corpus.retrieval.disclosure.disclose`) as a
 :class:`DiscoveryResult` whose :meth:`~DiscoveryResult.to_dict` is plain
 JSON -- what an agent's tool or an HTTP endpoint returns.
 
@@ -12,7 +12,7 @@ Pass a list of corpora (or names) and each is searched on its own. Scores
 of different corpora are never compared: each source is first gated on its
 **own** absolute floor -- its hits below the floor are dropped, on its own
 scale -- and the survivors are then fused by rank
-(:func:`~rowvoi.corpus.fusion.fuse_hits`, weighted reciprocal rank fusion).
+(:func:`~rowvoi.corpus.retrieval.fusion.fuse_hits`, weighted reciprocal rank fusion).
 The fused ranking is never floored (fused scores are ordinal). The same
 artifact id in two corpora stays two results, told apart by ``source``.
 ``merge="score"`` merges raw scores instead, and is allowed only when every
@@ -26,12 +26,12 @@ Floors
 ``{name: number | "auto" | None}`` (a bare number raises: one number cannot
 be right on several scales). ``"auto"`` reads the floor calibrated for the
 corpus and the search's mode from the corpus's ``calibration`` table (see
-:func:`calibration_key` and :mod:`rowvoi.corpus.calibration`); when none
+:func:`calibration_key` and :mod:`rowvoi.corpus.retrieval.calibration`); when none
 is stored, or it no longer applies (another embedder, analyzer or
 strategy, other blend parameters: :func:`calibration_problem`), or the
 search reweights scores (``surface_weights``), :class:`NoFloorWarning` is
 issued and no floor applies -- never a guessed one. A floor compares each
-hit's :func:`~rowvoi.corpus.selection.floor_score`: for a hybrid RRF
+hit's :func:`~rowvoi.corpus.retrieval.selection.floor_score`: for a hybrid RRF
 search, the hit's absolute evidence rather than its rank-only RRF score.
 
 Thread-safety: :func:`discover` is safe to call from many threads on shared
@@ -49,18 +49,22 @@ from typing import Any
 
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit, plain, tag_source
-from rowvoi.corpus.calibration import calibration_key, calibration_problem, stored_calibration
-from rowvoi.corpus.disclosure import (
+from rowvoi.corpus.retrieval.calibration import (
+    calibration_key,
+    calibration_problem,
+    stored_calibration,
+)
+from rowvoi.corpus.retrieval.corpus import open_corpus, search
+from rowvoi.corpus.retrieval.disclosure import (
     DISCLOSURE_LEVELS,
     BodyLoader,
     Disclosure,
     ResourceStore,
     disclose,
 )
-from rowvoi.corpus.expansion import NeighborhoodPolicy
-from rowvoi.corpus.fusion import DFLT_RRF_K, fuse_hits
-from rowvoi.corpus.retrieve import open_corpus, search
-from rowvoi.corpus.selection import (
+from rowvoi.corpus.retrieval.expansion import NeighborhoodPolicy
+from rowvoi.corpus.retrieval.fusion import DFLT_RRF_K, fuse_hits
+from rowvoi.corpus.retrieval.selection import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,
     DFLT_REL_THRESHOLD,
@@ -276,7 +280,7 @@ def discover(
     mode : {"hybrid", "dense", "lexical"}
         The search mode (default hybrid).
     strategy, max_k, rel, gap_ratio
-        Selection (see :func:`~rowvoi.corpus.selection.select`).
+        Selection (see :func:`~rowvoi.corpus.retrieval.selection.select`).
     disclose_level : {"metadata", "body", "bundled"}
         How much to load for each committed hit (default ``"metadata"``,
         no I/O).
@@ -292,7 +296,7 @@ def discover(
         Federated only: the RRF constant across corpora (default 60;
         distinct from a hybrid search's own ``rrf_k`` in ``search_kw``).
     loader, store, expand, roots
-        Disclosure options (see :func:`~rowvoi.corpus.disclosure.disclose`);
+        Disclosure options (see :func:`~rowvoi.corpus.retrieval.disclosure.disclose`);
         roots default to each corpus's allowed roots.
     **search_kw
         Any other :func:`rowvoi.corpus.search` keyword (``fusion``,

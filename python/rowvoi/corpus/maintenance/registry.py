@@ -1,6 +1,6 @@
 """The corpus registry: how to rebuild each named corpus, as data.
 
-``corpora.json`` (see :func:`rowvoi.corpus.paths.registry_path`) maps each
+``corpora.json`` (see :func:`rowvoi.corpus.storage.paths.registry_path`) maps each
 corpus name to the recipe that rebuilds it, so ``rowvoi build NAME`` works
 again next week without repeating the flags::
 
@@ -19,18 +19,18 @@ Kinds:
     ``root`` (a folder), optional ``pattern`` (a regular expression),
     ``exclude`` (directory names) and ``follow_symlinks`` (true: also index
     what symbolic links lead to outside the root):
-    :func:`~rowvoi.corpus.sources.from_files`.
+    :func:`~rowvoi.corpus.indexing.sources.from_files`.
 ``records``
     ``path`` (a ``.jsonl``/``.json``/``.csv``/``.parquet`` file) or
     ``fetcher`` (a ``"module:attr"`` reference: building imports that
     module, which runs its code), with ``id_key``, ``text_key`` and
-    ``metadata_keys``: :func:`~rowvoi.corpus.sources.from_records`.
+    ``metadata_keys``: :func:`~rowvoi.corpus.indexing.sources.from_records`.
 
 Each entry may also hold ``embedder`` (a spec string), ``strategy`` (a
 shipped strategy's spec), ``filter_types``, ``edges`` (an edge
 extractor's spec, e.g. ``{"kind": "fields", "fields": {"parent":
-"PARENT"}}``: see :mod:`rowvoi.corpus.edges`) and ``maintenance`` (a policy,
-see :mod:`rowvoi.corpus.maintenance`; a re-registration without one keeps
+"PARENT"}}``: see :mod:`rowvoi.corpus.indexing.edges`) and ``maintenance`` (a policy,
+see :mod:`rowvoi.corpus.maintenance.runs`; a re-registration without one keeps
 the old one). Keys this version does not know are kept as they are when the
 file is rewritten, and the file is replaced atomically under a lock, so
 concurrent registrations do not lose each other. The file and its lock
@@ -39,7 +39,7 @@ concurrent registrations do not lose each other. The file and its lock
 
 The registry is trusted: it is written by its owner (``rowvoi register``,
 ``rowvoi build NAME --files``), and a files corpus's ``root`` here is the
-folder :func:`~rowvoi.corpus.disclosure.disclose` may read pointers from
+folder :func:`~rowvoi.corpus.retrieval.disclosure.disclose` may read pointers from
 (never the root a corpus's own ``docs.sqlite`` names).
 
 Examples
@@ -60,26 +60,25 @@ True
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rowvoi._atomic import PRIVATE_FILE, atomic_write_bytes, open_lock_file, private_dir
 from rowvoi.corpus.base import CorpusNotFound, EmbedderError
 from rowvoi.corpus.embedders import check_spec
-from rowvoi.corpus.paths import check_name, registry_path
-from rowvoi.corpus.sources import (
+from rowvoi.corpus.indexing.build import build
+from rowvoi.corpus.indexing.edges import extractor_from_spec
+from rowvoi.corpus.indexing.sources import (
     FILTER_TYPES,
     CorpusSource,
     from_files,
     from_records,
     from_records_file,
 )
-from rowvoi.corpus.strategy import strategy_from_spec, strategy_to_spec
+from rowvoi.corpus.indexing.strategy import strategy_from_spec, strategy_to_spec
+from rowvoi.corpus.maintenance.policy import policy_from_spec
+from rowvoi.corpus.storage.paths import check_name, registry_path
+from rowvoi.corpus.storage.registry_file import REGISTRY_VERSION, edit, get, registered
 
 __all__ = [
     "KINDS",
@@ -96,55 +95,11 @@ __all__ = [
 
 #: The kinds of registered corpora.
 KINDS = ("files", "records")
-#: Version of ``corpora.json``.
-REGISTRY_VERSION = 1
-_FORMAT = "rowvoi-corpora"
 _PARAMS = {
     "files": {"root", "pattern", "exclude", "follow_symlinks"},
     "records": {"path", "fetcher", "id_key", "text_key", "metadata_keys"},
 }
 _COMMON = {"kind", "embedder", "strategy", "filter_types", "edges", "maintenance"}
-
-
-def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {"format": _FORMAT, "version": REGISTRY_VERSION, "corpora": {}}
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc}); fix or remove the file") from None
-    if (
-        not isinstance(doc, dict)
-        or doc.get("format") != _FORMAT
-        or not isinstance(doc.get("corpora"), dict)
-    ):
-        raise ValueError(f"{path}: not a rowvoi corpus registry; fix or remove the file")
-    if not isinstance(doc.get("version"), int) or doc["version"] > REGISTRY_VERSION:
-        raise ValueError(
-            f"{path}: registry version {doc.get('version')!r}; this rowvoi reads "
-            f"version {REGISTRY_VERSION} (upgrade rowvoi)"
-        )
-    return doc
-
-
-@contextlib.contextmanager
-def _locked() -> Iterator[tuple[Path, dict[str, Any]]]:
-    """Read-modify-write of the registry under an exclusive lock."""
-    path = registry_path()
-    private_dir(path.parent, tighten=False)  # (a folder it creates is 0700)
-    fd = open_lock_file(str(path) + ".lock")
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        doc = _read(path)
-        yield path, doc
-        atomic_write_bytes(
-            path,
-            (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode(),
-            mode=PRIVATE_FILE,
-        )
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -202,8 +157,6 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         out["strategy"] = dict(strategy)
     edges = out.get("edges")
     if edges is not None:
-        from rowvoi.corpus.edges import extractor_from_spec
-
         if not isinstance(edges, Mapping):
             raise ValueError(f"corpus {name!r}: edges is an edge extractor spec (a mapping)")
         try:
@@ -212,8 +165,6 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError(f"corpus {name!r}: {exc}") from None
         out["edges"] = dict(edges)
     if out.get("maintenance") is not None:
-        from rowvoi.corpus.maintenance import policy_from_spec
-
         try:
             out["maintenance"] = policy_from_spec(out["maintenance"]).to_dict()
         except (TypeError, ValueError) as exc:
@@ -245,7 +196,7 @@ def register(
     **params
         The kind's parameters (see the module notes), ``filter_types``, and
         ``maintenance`` (a policy spec such as ``"interval:24h"``: see
-        :func:`rowvoi.corpus.maintenance.policy_from_spec`).
+        :func:`rowvoi.corpus.maintenance.policy.policy_from_spec`).
 
     Raises
     ------
@@ -267,7 +218,7 @@ def register(
     >>> del os.environ["ROWVOI_HOME"]
     """
     entry = make_entry(name, kind, embedder=embedder, strategy=strategy, **params)
-    with _locked() as (_, doc):
+    with edit() as doc:
         old = doc["corpora"].get(name) or {}
         # keys of later versions (maintenance policies, ...) survive a re-registration
         known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
@@ -310,34 +261,8 @@ def unregister(name: str) -> None:
     check_name(name)
     if not registry_path().exists():
         return
-    with _locked() as (_, doc):
+    with edit() as doc:
         doc["corpora"].pop(name, None)
-
-
-def get(name: str) -> dict[str, Any] | None:
-    """The registry entry of ``name``, or ``None``.
-
-    >>> import os, tempfile
-    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
-    >>> get("notes") is None
-    True
-    >>> del os.environ["ROWVOI_HOME"]
-    """
-    check_name(name)
-    entry = _read(registry_path())["corpora"].get(name)
-    return None if entry is None else dict(entry)
-
-
-def registered() -> dict[str, dict[str, Any]]:
-    """Every registered entry, by name.
-
-    >>> import os, tempfile
-    >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
-    >>> _ = register("a", "records", fetcher="json:loads"); list(registered())
-    ['a']
-    >>> del os.environ["ROWVOI_HOME"]
-    """
-    return {k: dict(v) for k, v in _read(registry_path())["corpora"].items()}
 
 
 def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
@@ -410,9 +335,6 @@ def build_corpus(name: str, **build_kwargs: Any) -> Any:
     1
     >>> del os.environ["ROWVOI_HOME"]
     """
-    from rowvoi.corpus.edges import extractor_from_spec
-    from rowvoi.corpus.index import build
-
     entry = get(name)
     if entry is not None and entry.get("edges") and "edges" not in build_kwargs:
         build_kwargs["edges"] = extractor_from_spec(entry["edges"])

@@ -1,6 +1,6 @@
 """Keep registered corpora fresh: policies, ``maintain``, ``coverage``.
 
-A registered corpus (see :mod:`rowvoi.corpus.registry`) may carry a
+A registered corpus (see :mod:`rowvoi.corpus.maintenance.registry`) may carry a
 *maintenance policy*, stored as data in its ``corpora.json`` entry under
 ``"maintenance"``:
 
@@ -33,7 +33,7 @@ nothing re-embedded), then built.
 
 :func:`maintain` is idempotent: right after a run, a second run finds
 nothing to do and says so, per corpus. A run holds one lock
-(``maintain.lock``, :func:`rowvoi.corpus.store.pid_lock`, the builder
+(``maintain.lock``, :func:`rowvoi.corpus.storage.lock.pid_lock`, the builder
 lock's mechanism): a second concurrent run is refused with
 :class:`MaintenanceBusy`, and the lock of a killed run is taken over.
 
@@ -56,7 +56,7 @@ Examples
 >>> import os, tempfile, pathlib
 >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
 >>> notes = pathlib.Path(tempfile.mkdtemp()); _ = (notes / "a.md").write_text("Lift")
->>> from rowvoi.corpus.registry import register
+>>> from rowvoi.corpus.maintenance.registry import register
 >>> _ = register("notes", "files", root=str(notes), embedder="hashing:16")
 >>> [(r.action, r.reason) for r in maintain(all=True)]
 [('built', 'never built')]
@@ -74,9 +74,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
-import math
 import os
-import re
 import stat
 import sys
 import time
@@ -87,22 +85,28 @@ from typing import Any
 
 from rowvoi._atomic import PRIVATE_FILE, atomic_write_bytes, private_dir, sha256_file
 from rowvoi.corpus.base import CorpusLocked, CorpusNotFound
-from rowvoi.corpus.paths import check_name, corpora_dir
-from rowvoi.corpus.sources import FileScope, content_hash_signal
+from rowvoi.corpus.indexing.build import build
+from rowvoi.corpus.indexing.sources import FileScope, content_hash_signal
+from rowvoi.corpus.maintenance import registry
+from rowvoi.corpus.maintenance.policy import (
+    MaintenancePolicy,
+    default_policy,
+    format_duration,
+    policy_from_spec,
+)
+from rowvoi.corpus.storage import registry_file
+from rowvoi.corpus.storage.damage import check_files
+from rowvoi.corpus.storage.layout import base_files
+from rowvoi.corpus.storage.lock import holder_text, pid_lock
+from rowvoi.corpus.storage.paths import check_name, corpora_dir
+from rowvoi.corpus.storage.store import CorpusStore, rebuild_advice
 
 __all__ = [
-    "POLICIES",
-    "DEFAULT_INTERVAL",
     "MAX_LOG_ENTRIES",
-    "MaintenancePolicy",
     "MaintenanceBusy",
     "MaintenanceResult",
     "MaintenanceReport",
     "CoverageReport",
-    "parse_duration",
-    "format_duration",
-    "policy_from_spec",
-    "default_policy",
     "policy_for",
     "set_policy",
     "maintain",
@@ -112,25 +116,12 @@ __all__ = [
     "coverage",
 ]
 
-#: The policy kinds.
-POLICIES = ("on_source_change", "interval", "manual")
-#: The interval of fetcher corpora with no policy of their own, in seconds.
-DEFAULT_INTERVAL = 24 * 3600.0
 #: Entries kept in each corpus's maintenance log.
 MAX_LOG_ENTRIES = 1000
 #: A file modified this close to the moment its size and mtime were recorded
 #: may change again within the same mtime tick: it is always hashed.
 _RACY_NS = 2_000_000_000
 _STATE_VERSION = 1
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_ALIASES = {
-    "on_source_change": "on_source_change",
-    "source-change": "on_source_change",
-    "source_change": "on_source_change",
-    "on-source-change": "on_source_change",
-    "interval": "interval",
-    "manual": "manual",
-}
 
 
 class MaintenanceBusy(CorpusLocked):
@@ -138,174 +129,8 @@ class MaintenanceBusy(CorpusLocked):
     named). Wait for it to finish; a dead run's lock is taken over."""
 
 
-# ----------------------------------------------------------------- policies
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds in a duration: a number of seconds, or units ``s m h d w``
-    in sequence (``"90s"``, ``"15m"``, ``"1h30m"``, ``"7d"``).
-
-    Raises
-    ------
-    ValueError
-        Not a duration, or not > 0; the message shows the form.
-
-    Examples
-    --------
-    >>> parse_duration("1h30m"), parse_duration("2d"), parse_duration(60)
-    (5400.0, 172800.0, 60.0)
-    >>> parse_duration("soon")
-    Traceback (most recent call last):
-    ...
-    ValueError: duration 'soon': use a number with a unit s, m, h, d or w, e.g. 30m, 6h, 1d12h
-    """
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        seconds = float(text)
-    elif isinstance(text, str) and re.fullmatch(r"(\s*\d+(\.\d+)?\s*[smhdw])+\s*", text):
-        seconds = sum(
-            float(n) * _UNITS[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)\s*([smhdw])", text)
-        )
-    else:
-        raise ValueError(
-            f"duration {text!r}: use a number with a unit s, m, h, d or w, e.g. 30m, 6h, 1d12h"
-        )
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ValueError(f"duration {text!r}: must be > 0")
-    return seconds
-
-
-def format_duration(seconds: float) -> str:
-    """A duration as the largest units that fit (the inverse of
-    :func:`parse_duration` for whole seconds).
-
-    >>> format_duration(5400), format_duration(86400), format_duration(0.4)
-    ('1h30m', '1d', '0s')
-    """
-    s = round(seconds)
-    out = []
-    for unit in ("w", "d", "h", "m", "s"):
-        n, s = divmod(s, _UNITS[unit])
-        if n:
-            out.append(f"{n}{unit}")
-    return "".join(out) or "0s"
-
-
-@dataclass(frozen=True)
-class MaintenancePolicy:
-    """When :func:`maintain` rebuilds a corpus.
-
-    Attributes
-    ----------
-    on : {"on_source_change", "interval", "manual"}
-    every : float or None
-        Seconds between rebuilds, for ``interval`` (and only for it).
-
-    Examples
-    --------
-    >>> MaintenancePolicy("interval", 3600).to_spec()
-    'interval:1h'
-    >>> MaintenancePolicy("manual", 5)
-    Traceback (most recent call last):
-    ...
-    ValueError: policy 'manual' takes no duration (only interval does)
-    """
-
-    on: str = "on_source_change"
-    every: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.on not in POLICIES:
-            raise ValueError(
-                f"policy {self.on!r}: use one of {', '.join(POLICIES)} "
-                "(interval with a duration: interval:24h)"
-            )
-        if self.on == "interval":
-            if self.every is None:
-                raise ValueError("policy 'interval' needs a duration: interval:24h")
-            object.__setattr__(self, "every", parse_duration(self.every))
-        elif self.every is not None:
-            raise ValueError(f"policy {self.on!r} takes no duration (only interval does)")
-
-    def to_spec(self) -> str:
-        """The policy as a string (``"manual"``, ``"interval:6h"``)."""
-        return self.on if self.every is None else f"{self.on}:{format_duration(self.every)}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """The policy as stored in the registry.
-
-        >>> MaintenancePolicy("interval", "6h").to_dict()
-        {'on': 'interval', 'every_seconds': 21600.0}
-        """
-        out: dict[str, Any] = {"on": self.on}
-        if self.every is not None:
-            out["every_seconds"] = self.every
-        return out
-
-
-def policy_from_spec(spec: Any) -> MaintenancePolicy:
-    """A :class:`MaintenancePolicy` from a string (``"on_source_change"``,
-    ``"manual"``, ``"interval:6h"``), a stored dict (``{"on": "interval",
-    "every_seconds": 21600}``) or a policy.
-
-    Raises
-    ------
-    ValueError
-        An unknown kind, a missing or malformed duration, unknown keys.
-
-    Examples
-    --------
-    >>> policy_from_spec("interval:1d").every
-    86400.0
-    >>> policy_from_spec("weekly")
-    Traceback (most recent call last):
-    ...
-    ValueError: policy 'weekly': use on_source_change, manual or interval:DURATION (e.g. interval:24h)
-    """
-    if isinstance(spec, MaintenancePolicy):
-        return spec
-    if isinstance(spec, str):
-        kind, sep, every = spec.strip().partition(":")
-        on = _ALIASES.get(kind.strip().lower())
-        if on is None:
-            raise ValueError(
-                f"policy {spec!r}: use on_source_change, manual or "
-                "interval:DURATION (e.g. interval:24h)"
-            )
-        if not sep:
-            return MaintenancePolicy(on)
-        if on != "interval":
-            raise ValueError(f"policy {on!r} takes no duration (only interval does)")
-        return MaintenancePolicy(on, parse_duration(every.strip()))
-    if isinstance(spec, Mapping):
-        unknown = set(spec) - {"on", "every_seconds"}
-        if unknown or not isinstance(spec.get("on"), str):
-            raise ValueError(
-                f"policy {dict(spec)!r}: expected {{'on': KIND}} with 'every_seconds' for interval"
-            )
-        on_name = str(spec["on"])
-        return MaintenancePolicy(_ALIASES.get(on_name, on_name), spec.get("every_seconds"))
-    raise TypeError(
-        f"a maintenance policy is a string such as 'interval:24h', not {type(spec).__name__}"
-    )
-
-
-def default_policy(entry: Mapping[str, Any]) -> MaintenancePolicy:
-    """The policy of an entry without one: ``on_source_change`` for files
-    and records files, ``interval`` every :data:`DEFAULT_INTERVAL` for a
-    fetcher (whose only change signal is calling it).
-
-    >>> default_policy({"kind": "records", "fetcher": "m:f"}).to_spec()
-    'interval:1d'
-    """
-    if entry.get("kind") == "records" and entry.get("fetcher"):
-        return MaintenancePolicy("interval", DEFAULT_INTERVAL)
-    return MaintenancePolicy("on_source_change")
-
-
 def _entry(name: str) -> dict[str, Any]:
-    from rowvoi.corpus import registry
-
-    entry = registry.get(name)
+    entry = registry_file.get(name)
     if entry is None:
         raise CorpusNotFound(
             f"corpus {name!r} is not registered, so it cannot be maintained: "
@@ -347,17 +172,15 @@ def set_policy(name: str, spec: Any) -> MaintenancePolicy:
     --------
     >>> import os, tempfile
     >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
-    >>> from rowvoi.corpus.registry import register, get
+    >>> from rowvoi.corpus.maintenance.registry import register, get
     >>> _ = register("p", "records", fetcher="json:loads")
     >>> set_policy("p", "interval:6h").to_spec(), get("p")["maintenance"]["every_seconds"]
     ('interval:6h', 21600.0)
     >>> del os.environ["ROWVOI_HOME"]
     """
-    from rowvoi.corpus import registry
-
     check_name(name)
     policy = None if spec is None else policy_from_spec(spec)
-    with registry._locked() as (_, doc):
+    with registry_file.edit() as doc:
         entry = doc["corpora"].get(name)
         if entry is None:
             _entry(name)  # raises the not-registered error
@@ -373,7 +196,7 @@ def set_policy(name: str, spec: Any) -> MaintenancePolicy:
 
 def maintenance_dir() -> Path:
     """The folder of the maintenance lock, logs and detection state
-    (``.maintenance`` in :func:`rowvoi.corpus.paths.corpora_dir`; never a
+    (``.maintenance`` in :func:`rowvoi.corpus.storage.paths.corpora_dir`; never a
     corpus name, which cannot start with a dot).
 
     >>> maintenance_dir().name
@@ -450,8 +273,6 @@ def forget(name: str) -> bool:
     False
     >>> del os.environ["ROWVOI_HOME"]
     """
-    from rowvoi.corpus.store import holder_text, pid_lock
-
     check_name(name)
     paths = [_state_path(name), _log_path(name)]
     if not any(p.exists() for p in paths):
@@ -487,8 +308,6 @@ def _iso(t: float) -> str:
 
 
 def _ledger(name: str) -> dict[str, str] | None:
-    from rowvoi.corpus.store import CorpusStore
-
     store = CorpusStore.local(name)
     if not store.exists():
         return None
@@ -558,7 +377,7 @@ def _file_scope(entry: Mapping[str, Any]) -> FileScope:
 
 
 def _default_pattern() -> str:
-    from rowvoi.corpus.sources import DFLT_FILE_PATTERN
+    from rowvoi.corpus.indexing.sources import DFLT_FILE_PATTERN
 
     return DFLT_FILE_PATTERN
 
@@ -600,7 +419,7 @@ def _records_file_change(
 def _fetcher_change(
     entry: Mapping[str, Any], state: Mapping[str, Any]
 ) -> tuple[str | None, dict[str, Any]]:
-    from rowvoi.corpus.sources import resolve_fetcher
+    from rowvoi.corpus.indexing.sources import resolve_fetcher
 
     records = resolve_fetcher(entry["fetcher"])()
     if not isinstance(records, (list, tuple, Mapping)):
@@ -761,12 +580,9 @@ def _decide(
 def _damage(name: str, state: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """(the damaged index files of a built corpus, state updates): every
     index file is looked at, and loaded and verified when it changed since
-    it was last verified (its :func:`~rowvoi.corpus.repair.fingerprint` is
+    it was last verified (its :func:`~rowvoi.corpus.storage.damage.fingerprint` is
     kept in the state), so a run loads a corpus's index files once per new
     generation, not on every run."""
-    from rowvoi.corpus.repair import check_files
-    from rowvoi.corpus.store import CorpusStore, base_files
-
     store = CorpusStore.local(name)
     if not store.exists():
         return [], {}
@@ -783,10 +599,6 @@ def _damage(name: str, state: Mapping[str, Any]) -> tuple[list[Any], dict[str, A
 def _maintain_one(
     name: str, *, named: bool, force: bool, dry_run: bool, now: float, progress: bool | None
 ) -> MaintenanceResult:
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.index import build
-    from rowvoi.corpus.store import CorpusStore, rebuild_advice
-
     t0 = time.perf_counter()
     entry = _entry(name)
     policy = _policy_of(entry)
@@ -797,7 +609,7 @@ def _maintain_one(
         found = [str(d) for d in damage]
         repairable = all(d.repairable for d in damage)
         if force and repairable and not dry_run:
-            from rowvoi.corpus.repair import repair
+            from rowvoi.corpus.maintenance.repair import repair
 
             repair(name)
             repaired, checked = found, {"verified": {}}
@@ -952,10 +764,7 @@ def maintain(
     """
     if (name is None) == (not all):
         raise ValueError("give a corpus name or all=True (not both)")
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.store import holder_text, pid_lock
-
-    names = [check_name(name)] if name is not None else sorted(registry.registered())
+    names = [check_name(name)] if name is not None else sorted(registry_file.registered())
     if name is not None:
         _entry(name)
     when = time.time() if now is None else float(now)
@@ -981,7 +790,7 @@ def maintain(
                 )
             except Exception as exc:  # a fetcher is user code: it may raise anything
                 msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-                entry = registry.get(n) or {}
+                entry = registry_file.get(n) or {}
                 try:
                     spec = _policy_of(entry).to_spec()
                 except (ValueError, TypeError):
@@ -1042,7 +851,7 @@ class CoverageReport:
         In the source, not yet in the ledger (the next build adds them).
     excluded : dict of str to list of str
         Entries on disk the source leaves out, by reason (every one of
-        :data:`~rowvoi.corpus.sources.SKIP_REASONS` is a key):
+        :data:`~rowvoi.corpus.indexing.sources.SKIP_REASONS` is a key):
         ``"pattern"`` (the path does not match), ``"binary"`` (a NUL byte
         in the first 8 KB), ``"hidden"`` (a name starting with a dot),
         ``"symlink"`` (a symbolic link leading outside the root, or
@@ -1123,7 +932,7 @@ def coverage(name: str) -> CoverageReport:
     >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
     >>> d = pathlib.Path(tempfile.mkdtemp()); _ = (d / "a.md").write_text("Lift")
     >>> _ = (d / "logo.png").write_bytes(b"\\x89PNG\\x00")
-    >>> from rowvoi.corpus.registry import register
+    >>> from rowvoi.corpus.maintenance.registry import register
     >>> _ = register("notes", "files", root=str(d), embedder="hashing:16")
     >>> r = coverage("notes"); r.pending, r.excluded["pattern"], r.coverage_ratio
     (['a.md'], ['logo.png'], 0.0)

@@ -30,8 +30,8 @@ from typing import Any
 
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.discovery import discover
-from rowvoi.corpus.retrieve import open_corpus, search as _search
+from rowvoi.corpus.retrieval.corpus import open_corpus, search as _search
+from rowvoi.corpus.retrieval.discovery import discover
 
 __all__ = ["search", "make_search", "as_retriever", "Retriever"]
 

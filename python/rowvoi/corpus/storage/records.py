@@ -6,12 +6,12 @@ its artifact id and surface index (equal scores are ordered by them, and
 (surface weights), and for the ``k`` hits returned also the text and the
 metadata. :class:`RecordTable` holds all of that for every live record of
 one generation, read from one snapshot together with the indexes
-(:mod:`rowvoi.corpus.retrieve` loads both at once), so that a search whose
+(:mod:`rowvoi.corpus.storage.generation` loads both at once), so that a search whose
 generation is still the committed one reads no SQL at all: the order of
 ties, the collapse and the weights are array operations, and a hit's
 fields are decoded from the table -- for a dense search in one compiled
 pass over its arrays (:meth:`RecordTable._hit_table`, a view that copies
-nothing, and ``rowvoi._hot.dense_hits``).
+nothing, and ``rowvoi.corpus._hot.dense_hits``).
 
 Memory
 ------
@@ -56,7 +56,7 @@ from rowvoi.corpus.base import SearchHit
 from rowvoi.errors import IndexFormatError
 
 if TYPE_CHECKING:
-    from rowvoi.corpus.store import Snapshot
+    from rowvoi.corpus.storage.snapshot import Snapshot
 
 __all__ = ["TEXT_BUDGET", "RecordTable"]
 
@@ -181,7 +181,7 @@ class RecordTable:
             # a damaged database can hold NULL or another type in any column
             # (SQLite does not check NOT NULL or types when it reads a page)
             raise IndexFormatError(
-                f"RV_E_CORRUPT: {snap.store.db_path}: damaged corpus database (a stored "
+                f"RV_E_CORRUPT: {snap.db_path}: damaged corpus database (a stored "
                 f"value of the wrong type: {exc}); rebuild the corpus",
                 6,
                 "RV_E_CORRUPT",
@@ -190,7 +190,7 @@ class RecordTable:
     @classmethod
     def _read(cls, snap: Snapshot, budget: int) -> RecordTable:
         self = cls(snap.generation)
-        self._source = str(snap.store.db_path)
+        self._source = str(snap.db_path)
         con = snap.con
         arts = con.execute(
             "SELECT aid, artifact_id, filter_fields FROM artifacts ORDER BY artifact_id"
@@ -248,7 +248,7 @@ class RecordTable:
             at.max() >= len(aid_sorted) or not np.array_equal(aid_sorted[at], r_aid)
         ):
             raise IndexFormatError(
-                f"RV_E_CORRUPT: {snap.store.db_path}: records of artifacts that are not in "
+                f"RV_E_CORRUPT: {snap.db_path}: records of artifacts that are not in "
                 "the ledger; rebuild the corpus",
                 6,
                 "RV_E_CORRUPT",
@@ -280,7 +280,7 @@ class RecordTable:
 
     def _hit_table(self) -> HitTable:
         """The compiled view of the table that builds dense hits
-        (:func:`rowvoi._hot.dense_hits`): built once (its columns checked
+        (:func:`rowvoi.corpus._hot.dense_hits`): built once (its columns checked
         then), shared by every search of this generation; a race builds
         equal views.
 

@@ -11,7 +11,7 @@ stored:
     artifact when its version differs from the one in the corpus's ledger
     (default :func:`content_hash_signal`);
 ``indexing_strategy``
-    how a payload becomes surfaces (:mod:`rowvoi.corpus.strategy`);
+    how a payload becomes surfaces (:mod:`rowvoi.corpus.indexing.strategy`);
 ``embedder``
     the embedder spec (:mod:`rowvoi.corpus.embedders`);
 ``metadata_of``
@@ -56,8 +56,8 @@ from typing import Any
 
 from rowvoi.corpus import _confine
 from rowvoi.corpus.base import ledger_key
-from rowvoi.corpus.paths import check_name
-from rowvoi.corpus.strategy import Chunked, WholeText, strategy_id
+from rowvoi.corpus.indexing.strategy import Chunked, WholeText, strategy_id
+from rowvoi.corpus.storage.paths import check_name
 
 __all__ = [
     "CorpusSource",
@@ -147,13 +147,13 @@ class CorpusSource:
     Parameters
     ----------
     name : str or None
-        The corpus name (see :func:`rowvoi.corpus.paths.check_name`);
+        The corpus name (see :func:`rowvoi.corpus.storage.paths.check_name`);
         ``None`` for an unnamed source (build it into a given store).
     scope : mapping
         ``{artifact id: raw}``; ids are strings (ints are turned into their
         decimal text).
     indexing_strategy : IndexingStrategy, optional
-        Default :class:`~rowvoi.corpus.strategy.WholeText`.
+        Default :class:`~rowvoi.corpus.indexing.strategy.WholeText`.
     change_signal : callable, optional
         ``(artifact_id, raw) -> str``; default :func:`content_hash_signal`.
     embedder : str, callable or embedder
@@ -323,7 +323,7 @@ def from_mapping(
 
 
 #: Why :class:`FileScope` leaves an entry of its folder out, as
-#: :class:`FileScan` (and :func:`rowvoi.corpus.maintenance.coverage`)
+#: :class:`FileScan` (and :func:`rowvoi.corpus.maintenance.runs.coverage`)
 #: report it: ``hidden`` (a name starting with a dot), ``pattern`` (the
 #: path does not match), ``binary`` (a NUL byte in the first 8 KB),
 #: ``symlink`` (a symbolic link leading outside the root, dangling, or a
@@ -340,7 +340,7 @@ SKIP_REASONS = (
     "unreadable",
 )
 #: The reasons a build reports as skipped (:attr:`BuildReport.skipped
-#: <rowvoi.corpus.index.BuildReport>`): those a folder's owner did not
+#: <rowvoi.corpus.indexing.build.BuildReport>`): those a folder's owner did not
 #: choose with the pattern.
 TRUST_SKIPS = ("symlink", "special", "undecodable_name", "unreadable")
 _BINARY_PROBE = 8192
@@ -426,7 +426,7 @@ class FileScope(Mapping[str, str]):
 
     What the last walk left out, and why, is in :attr:`last_scan` (a
     :class:`FileScan`); a build reports the counts
-    (:attr:`~rowvoi.corpus.index.BuildReport.skipped`) and ``rowvoi
+    (:attr:`~rowvoi.corpus.indexing.build.BuildReport.skipped`) and ``rowvoi
     coverage`` the paths.
 
     Parameters
@@ -721,7 +721,7 @@ def from_files(
     exclude : iterable of str, optional
         Directory names to skip (default :data:`DFLT_EXCLUDE_DIRS`).
     strategy : IndexingStrategy, optional
-        Default :class:`~rowvoi.corpus.strategy.WholeText`.
+        Default :class:`~rowvoi.corpus.indexing.strategy.WholeText`.
     follow_symlinks : bool
         Also index what symbolic links lead to outside ``root`` (files and
         folders; default False: such links are skipped and reported). See
@@ -779,10 +779,10 @@ def resolve_fetcher(fetcher: Any) -> Callable[[], Any]:
     --------
     >>> resolve_fetcher(lambda: [])()
     []
-    >>> resolve_fetcher("rowvoi.corpus.sources:DFLT_EXCLUDE_DIRS")
+    >>> resolve_fetcher("rowvoi.corpus.indexing.sources:DFLT_EXCLUDE_DIRS")
     Traceback (most recent call last):
     ...
-    TypeError: fetcher 'rowvoi.corpus.sources:DFLT_EXCLUDE_DIRS' names a frozenset, not a callable
+    TypeError: fetcher 'rowvoi.corpus.indexing.sources:DFLT_EXCLUDE_DIRS' names a frozenset, not a callable
     """
     if callable(fetcher):
         given: Callable[[], Any] = fetcher

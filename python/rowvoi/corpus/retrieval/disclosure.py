@@ -1,6 +1,6 @@
 """Disclose: hand back the payload of each selected hit, at a chosen depth.
 
-:func:`disclose` turns a :class:`~rowvoi.corpus.selection.Selection` into one
+:func:`disclose` turns a :class:`~rowvoi.corpus.retrieval.selection.Selection` into one
 :class:`Disclosure` per committed hit, best first, at one of three levels:
 
 ``"metadata"``
@@ -15,7 +15,7 @@
     Reserved for bodies with attachments; today the same as ``"body"``.
 
 Independently of the level, ``expand=`` (a neighbourhood policy, see
-:mod:`rowvoi.corpus.expansion`) adds a ``passage`` stitched from the corpus's
+:mod:`rowvoi.corpus.retrieval.expansion`) adds a ``passage`` stitched from the corpus's
 stored records.
 
 Disclosure is a pure read: the selection and its hits are never modified,
@@ -36,7 +36,7 @@ name ``/`` there): ``roots=`` when given, else those of the hit's corpus --
 the one given as ``corpus=``, else the named corpus of the hit's
 ``source`` -- which are, for a corpus built in this process from
 :func:`~rowvoi.corpus.from_files`, that folder, and for a named corpus, the
-``root`` of its entry in the registry (:mod:`rowvoi.corpus.registry`,
+``root`` of its entry in the registry (:mod:`rowvoi.corpus.maintenance.registry`,
 written by ``rowvoi build NAME --files`` and ``rowvoi register``; see
 :func:`allowed_roots`). A pointer outside them, or a hit whose roots are
 unknown, is refused with a note. Relative pointers are resolved against the
@@ -69,9 +69,11 @@ from typing import Any
 
 from rowvoi.corpus import _confine
 from rowvoi.corpus.base import SearchHit, plain
-from rowvoi.corpus.expansion import NeighborhoodPolicy, SeedNotFound, expand as _expand
-from rowvoi.corpus.selection import Selection
-from rowvoi.corpus.store import CorpusStore
+from rowvoi.corpus.retrieval.expansion import NeighborhoodPolicy, SeedNotFound, expand as _expand
+from rowvoi.corpus.retrieval.selection import Selection
+from rowvoi.corpus.storage import registry_file
+from rowvoi.corpus.storage.paths import corpus_dir
+from rowvoi.corpus.storage.store import CorpusStore
 
 __all__ = [
     "Disclosure",
@@ -178,7 +180,7 @@ def allowed_roots(corpus: Any) -> tuple[str, ...]:
       (``Corpus.source_roots``); for another source, none.
     * A corpus name, or a corpus (or store) opened by name in the corpora
       folder: the ``root`` of its ``files`` entry in the registry
-      (:mod:`rowvoi.corpus.registry`); none when it is not registered, or
+      (:mod:`rowvoi.corpus.maintenance.registry`); none when it is not registered, or
       not a files corpus.
 
     Anything else allows none: pass ``roots=`` to :func:`disclose`.
@@ -222,16 +224,13 @@ def allowed_roots(corpus: Any) -> tuple[str, ...]:
         path = store.path
     if not isinstance(name, str) or not name:
         return ()
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.paths import corpus_dir
-
     try:
         home = corpus_dir(name)
     except ValueError:  # not a corpus name: nothing is registered under it
         return ()
     if path is not None and os.path.realpath(path) != os.path.realpath(home):
         return ()  # a store elsewhere is not the registered corpus of that name
-    entry = registry.get(name)
+    entry = registry_file.get(name)
     if entry and entry.get("kind") == "files" and isinstance(entry.get("root"), str):
         return (entry["root"],)
     return ()
@@ -284,7 +283,7 @@ def read_pointer(
     >>> read_pointer("../a.md", [root / "sub"])
     Traceback (most recent call last):
     ...
-    rowvoi.corpus.disclosure.PointerRefused: pointer '../a.md' resolves outside the allowed roots (...); not read
+    rowvoi.corpus.retrieval.disclosure.PointerRefused: pointer '../a.md' resolves outside the allowed roots (...); not read
     """
     try:
         _confine.check_text_path(pointer)
@@ -516,7 +515,7 @@ def disclose(
     --------
     >>> import pathlib, tempfile
     >>> from rowvoi.corpus.base import SearchHit
-    >>> from rowvoi.corpus.selection import select
+    >>> from rowvoi.corpus.retrieval.selection import select
     >>> root = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (root / "a.md").write_text("# A\\nthe whole file")
     >>> hits = [SearchHit("a", "chunk", 0.9, "the whole", {"path": str(root / "a.md")}),

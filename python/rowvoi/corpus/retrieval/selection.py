@@ -32,10 +32,10 @@ selected, and when even the top hit is below it the selection abstains
 (``reason == "abstain:below_floor"``). Floors are specific to a corpus, a
 mode and an embedder (a cosine, a BM25 score and a blend score live on
 different scales); :func:`rowvoi.corpus.discover` can load a calibrated one
-(:mod:`rowvoi.corpus.calibration`). A floor compares each hit's
+(:mod:`rowvoi.corpus.retrieval.calibration`). A floor compares each hit's
 :func:`floor_score`: its score, except for hits of a hybrid RRF search,
 whose rank-only score cannot be floored and whose absolute evidence is
-compared instead (see :mod:`rowvoi.corpus.retrieve`).
+compared instead (see :mod:`rowvoi.corpus.retrieval.corpus`).
 
 Relative rules (``conservative``, ``rel_threshold``, ``score_gap``) need a
 non-negative top score: a ratio to a negative number means nothing, so they
