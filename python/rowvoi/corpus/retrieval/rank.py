@@ -103,13 +103,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi import _validate as _v
+from rowvoi._validate import integer as _check_int
 from rowvoi.corpus._hot import (
     any_nonzero as _any_nonzero,
     dense_hits as _dense_hits_c,
     dense_search as _dense_search_c,
     unit_query as _unit_query,
 )
-from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit, SearchHits, new_hit
 from rowvoi.corpus.storage.generation import Generation, Stale
 from rowvoi.corpus.storage.records import RecordTable
