@@ -350,7 +350,7 @@ def test_recalibrating_while_discovering_from_threads():
 
 
 # ------------------------------------------------------------------ CLI
-from rowvoi.cli import main  # noqa: E402
+from rowvoi.cli.main import main  # noqa: E402
 
 
 def run(*argv):

@@ -194,7 +194,7 @@ def test_cli_search_on_a_chunked_hnsw_corpus_returns_k(tmp_path, monkeypatch, ca
     ``--hnsw`` in chunks, dense (HNSW and exact) and every other mode."""
     import json
 
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
     recs = tmp_path / "docs.jsonl"

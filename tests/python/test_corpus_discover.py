@@ -662,7 +662,7 @@ def test_numpy_free_json_through_hits_with_numpy_metadata():
 import contextlib  # noqa: E402
 import io  # noqa: E402
 
-from rowvoi.cli import main  # noqa: E402
+from rowvoi.cli.main import main  # noqa: E402
 
 
 def run_cli(args):

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusStore, Fields, SearchHits, build, from_mapping, search
 from rowvoi.graph import collapsed_tree_policy, reverse_dependency_policy, traverse
 from rowvoi.graph.walk import MemorySurfaces

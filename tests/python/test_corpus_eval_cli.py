@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusStore, open_corpus, search
 from rowvoi.corpus.eval import DiscoveryCase, save_cases, to_qrels
 

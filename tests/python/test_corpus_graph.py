@@ -515,7 +515,7 @@ def home(tmp_path, monkeypatch):
 
 
 def _run(argv):
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusNotFound, CorpusStore, registry
 from rowvoi.corpus.maintenance import (
     MaintenanceBusy,
@@ -356,7 +356,7 @@ def test_records_fetcher_module_attr(env, fetcher, capsys):
     # the CLI, in a fresh process, twice: the second does nothing and says so
     for expect in ("papers: nothing to do (source unchanged)",) * 2:
         proc = subprocess.run(
-            [sys.executable, "-m", "rowvoi.cli", "maintain", "--all"],
+            [sys.executable, "-m", "rowvoi", "maintain", "--all"],
             capture_output=True,
             text=True,
             env=quiet_env(),

@@ -27,7 +27,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import (
     CorpusStore,
     EmbedderUnavailable,
@@ -511,7 +511,7 @@ def test_interrupted_build_keeps_the_old_corpus_and_its_embeddings(home):
 _CHILD = textwrap.dedent("""
     import sys, time
     import rowvoi.corpus.index as b
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
     seen = [0]
     def hook(name):
         if name == "embedded":

@@ -23,7 +23,7 @@ import warnings
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import (
     CorpusStore,
     build,
@@ -259,7 +259,7 @@ def test_impossible_pointers_give_a_note_never_an_exception(tmp_path, pointer):
 _BUILD_SPECIALS = textwrap.dedent(
     """
     import os, socket, sys, json
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
     root = sys.argv[1]
     os.mkfifo(os.path.join(root, "x.md"))
     s = socket.socket(socket.AF_UNIX)

@@ -64,9 +64,7 @@ MODULES = [
     "rowvoi.corpus.index",
     "rowvoi.corpus.retrieve",
     "rowvoi.corpus.registry",
-    "rowvoi.corpus.cli",
     "rowvoi.corpus.maintenance",
-    "rowvoi.corpus.maintain_cli",
     # after the search (select, expand, disclose, discover, fusion, tools)
     "rowvoi.corpus.selection",
     "rowvoi.corpus.fusion",
@@ -84,7 +82,6 @@ MODULES = [
     "rowvoi.corpus.eval.graded",
     "rowvoi.corpus.eval.generate",
     "rowvoi.corpus.eval.plots",
-    "rowvoi.corpus.eval_cli",
     "rowvoi.corpus.edges",
     "rowvoi.rag.corpus",
     "rowvoi.graph",
@@ -96,11 +93,19 @@ MODULES = [
     "rowvoi.graph.kuzu_store",
     # calibrated abstention
     "rowvoi.corpus.calibration",
-    "rowvoi.corpus.calibrate_cli",
     "rowvoi.graph.corpus",
-    "rowvoi.graph.cli",
-    # what every verb of the command line shares
-    "rowvoi._cli_common",
+    # the command line: what every verb shares, the verb modules, the parser
+    "rowvoi.cli._common",
+    "rowvoi.cli.tables",
+    "rowvoi.cli.rag",
+    "rowvoi.cli.query",
+    "rowvoi.cli.corpus",
+    "rowvoi.cli.maintain",
+    "rowvoi.cli.evaluate",
+    "rowvoi.cli.graph",
+    "rowvoi.cli.discover",
+    "rowvoi.cli.calibrate",
+    "rowvoi.cli.main",
 ]
 
 

@@ -468,7 +468,7 @@ def _hnsw_corpus(tmp_path, monkeypatch):
     notes.mkdir()
     for name, text in docs.items():
         (notes / name).write_text(text)
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     assert main(["build", "h", "--files", str(notes), "--embedder", "hashing:16", "--hnsw"]) == 0
     return open_corpus("h")

@@ -8,14 +8,18 @@ builds the graph of module-level imports between rowvoi's modules:
   rowvoi but the ground floor and the compiled modules, not even inside a
   function;
 * the pandas base (``frame``) never imports the set cover solver, and
-  ``ml`` and ``policies`` do not import each other both ways.
+  ``ml`` and ``policies`` do not import each other both ways;
+* the command line (``rowvoi.cli``) is the top floor: no library module
+  imports it, and each verb module imports only its shared module
+  (``rowvoi.cli._common``), never ``main`` or another verb module, not even
+  inside a function.
 
 Cycles are checked twice: among the imports that run (module level), and
 among those plus the imports under ``if TYPE_CHECKING:`` (a cycle there is
 a layering knot for readers and type checkers even though it never runs; it
 is how ``ml`` and ``policies`` were tied). An import inside a function body
 is left out of the cycle checks (it runs late, on first use), but counts
-for the ground floor and for ``frame``.
+for the ground floor, for ``frame`` and for the command line.
 """
 
 from __future__ import annotations
@@ -226,3 +230,45 @@ def test_the_checks_see_a_planted_cycle(tmp_path: Path) -> None:
 def test_ground_floor_modules_exist(name: str) -> None:
     mods = _source_modules(PACKAGE)
     assert name in mods, f"{name} is listed as ground floor but has no source"
+
+
+# ------------------------------------------------------------ the CLI on top
+CLI = "rowvoi.cli"
+CLI_FLOOR = "rowvoi.cli._common"  # what every verb shares
+CLI_TOP = "rowvoi.cli.main"  # the parser and dispatch
+ENTRY = "rowvoi.__main__"  # python -m rowvoi
+
+
+def _in_cli(name: str) -> bool:
+    return name == CLI or name.startswith(CLI + ".")
+
+
+def test_nothing_below_the_cli_imports_it() -> None:
+    """The command line is the top floor: no library module imports any
+    part of it, not even inside a function (only ``python -m rowvoi``)."""
+    top, late = import_graph()
+    for name in sorted(top):
+        if _in_cli(name) or name == ENTRY:
+            continue
+        up = sorted(m for m in top[name] | late[name] if _in_cli(m))
+        assert not up, f"{name} imports the command line: {up}"
+    assert top[ENTRY] | late[ENTRY] == {CLI_TOP}
+
+
+def test_cli_verb_modules_import_only_the_shared_module() -> None:
+    """Each verb module imports, of the command line, only the shared
+    module: never ``main`` nor another verb module (at module level or
+    inside a function); the shared module and the package's ``__init__``
+    import no part of it."""
+    top, late = import_graph()
+    cli = sorted(m for m in top if _in_cli(m))
+    verb_modules = [m for m in cli if m not in (CLI, CLI_FLOOR, CLI_TOP)]
+    assert len(verb_modules) >= 9, cli  # tables, rag, query, corpus, ... calibrate
+    for name in verb_modules:
+        inside = {m for m in top[name] | late[name] if _in_cli(m)}
+        assert inside <= {CLI_FLOOR}, f"{name} imports {sorted(inside - {CLI_FLOOR})}"
+    for name in (CLI, CLI_FLOOR):
+        inside = {m for m in top[name] | late[name] if _in_cli(m)}
+        assert not inside, f"{name} imports {sorted(inside)}"
+    # main composes the parser from every verb module
+    assert set(verb_modules) <= top[CLI_TOP] | late[CLI_TOP]

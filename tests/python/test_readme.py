@@ -178,7 +178,7 @@ def test_text_header_states_the_real_token_length_limits():
 
 
 def test_readme_exit_codes_match_the_cli(capsys):
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     text = flat(section("## Command line"))
     assert "2 a malformed request" in text and "1 a well-formed request that fails" in text

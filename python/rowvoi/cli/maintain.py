@@ -2,7 +2,7 @@
 
 :func:`add_parsers` registers them on the main parser's subparsers. Each
 verb returns an exit code and raises the CLI's errors (or a library error,
-which :func:`rowvoi.cli.main` maps to exit 1): 0 done (``maintain``: every
+which :func:`rowvoi.cli.main.main` maps to exit 1): 0 done (``maintain``: every
 corpus up to date or built), 1 a failure (an unknown corpus, another run in
 progress, a corpus whose check or build failed, a corpus with damaged index
 files -- ``--force`` repairs it), 2 a malformed argument
@@ -13,7 +13,7 @@ Examples
 >>> import os, tempfile, pathlib, contextlib, io
 >>> os.environ["ROWVOI_HOME"] = tempfile.mkdtemp()
 >>> notes = pathlib.Path(tempfile.mkdtemp()); _ = (notes / "wing.md").write_text("Lift")
->>> from rowvoi.cli import main
+>>> from rowvoi.cli.main import main
 >>> with contextlib.redirect_stdout(io.StringIO()):
 ...     rc = main(["register", "notes", "--files", str(notes), "--embedder", "hashing"])
 >>> with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -30,30 +30,22 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from rowvoi._cli_common import corpus_name, printable
+from rowvoi.cli._common import (
+    CliError,
+    UsageError,
+    corpus_name,
+    maintenance_policy,
+    print_json,
+    printable,
+)
+from rowvoi.corpus import maintenance, registry
 
 __all__ = ["add_parsers"]
 
 _SHOW = 10  # paths listed per coverage category in text output
-
-
-def _policy(text: str) -> Any:
-    from rowvoi.corpus.maintenance import policy_from_spec
-
-    if text == "default":
-        return None
-    try:
-        return policy_from_spec(text)
-    except (TypeError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-_policy.__name__ = "a maintenance policy"
-_policy.rejects = ("sometimes", "interval:", "interval:-1h")  # type: ignore[attr-defined]
 
 
 def _result_line(r: Any) -> str:
@@ -70,19 +62,12 @@ def _result_line(r: Any) -> str:
 
 
 def _cmd_maintain(args: argparse.Namespace) -> int:
-    from rowvoi._cli_common import CliError, UsageError
-    from rowvoi.corpus import maintenance, registry
-
     if args.set_policy is not False:
         if args.name is None or args.all or args.dry_run or args.force or args.log:
             raise UsageError("--set-policy goes with one NAME and nothing else")
         policy = maintenance.set_policy(args.name, args.set_policy)
         if args.json:
-            print(
-                json.dumps(
-                    {"corpus": args.name, "policy": policy.to_dict(), "spec": policy.to_spec()}
-                )
-            )
+            print_json({"corpus": args.name, "policy": policy.to_dict(), "spec": policy.to_spec()})
         else:
             print(f"corpus {args.name!r}: maintenance policy {policy.to_spec()}")
         return 0
@@ -93,7 +78,7 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
             raise CliError(f"corpus {args.name!r} is not registered and has no maintenance log")
         rows = maintenance.maintenance_log(args.name)
         if args.json:
-            print(json.dumps({"corpus": args.name, "log": rows}))
+            print_json({"corpus": args.name, "log": rows})
         else:
             for row in rows:
                 print(
@@ -108,7 +93,7 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
         args.name, all=args.all, dry_run=args.dry_run, force=args.force, progress=progress
     )
     if args.json:
-        print(json.dumps(report.to_dict()))
+        print_json(report.to_dict())
     else:
         if report.took_over_lock_of:
             print(
@@ -131,11 +116,9 @@ def _cmd_maintain(args: argparse.Namespace) -> int:
 
 
 def _cmd_coverage(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.maintenance import coverage
-
-    r = coverage(args.name)
+    r = maintenance.coverage(args.name)
     if args.json:
-        print(json.dumps(r.to_dict()))
+        print_json(r.to_dict())
         return 0
     c = r.counts()
 
@@ -169,6 +152,12 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['coverage', 'maintain']
     """
+    _add_maintain(sub)
+    _add_coverage(sub)
+
+
+def _add_maintain(sub: Any) -> None:
+    """Add ``rowvoi maintain`` to the subparsers."""
     p = sub.add_parser(
         "maintain",
         help="rebuild registered corpora whose policy says so",
@@ -210,7 +199,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--set-policy",
         metavar="POLICY",
-        type=_policy,
+        type=maintenance_policy,
         default=False,
         help="store NAME's policy and exit: on_source_change, manual, "
         "interval:DURATION (units s m h d w, e.g. interval:6h), or default",
@@ -219,6 +208,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_maintain, verb_parser=p)
 
+
+def _add_coverage(sub: Any) -> None:
+    """Add ``rowvoi coverage`` to the subparsers."""
     p = sub.add_parser(
         "coverage",
         help="which files of a files corpus are indexed, and why not",

@@ -1,11 +1,12 @@
-"""The corpus verbs of the ``rowvoi`` command: build, search, ls, info, rm,
-register.
+"""The corpus verbs of the ``rowvoi`` command: build, register, search, ls,
+info, rm.
 
 :func:`add_parsers` registers them on the main parser's subparsers; each
 verb function returns an exit code and raises the CLI's
-:class:`~rowvoi.cli.CliError` / :class:`~rowvoi.cli.UsageError` (or a
-library error, which :func:`rowvoi.cli.main` maps to exit 1), so the one
-exit-code rule of :mod:`rowvoi.cli` holds.
+:class:`~rowvoi.cli._common.CliError` /
+:class:`~rowvoi.cli._common.UsageError` (or a library error, which
+:func:`rowvoi.cli.main.main` maps to exit 1), so the one exit-code rule of
+:mod:`rowvoi.cli` holds.
 
 Examples
 --------
@@ -14,7 +15,7 @@ Examples
 >>> notes = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (notes / "wing.md").write_text("Lift and drag of a thin wing")
 >>> _ = (notes / "pipe.md").write_text("Heat transfer in a pipe")
->>> from rowvoi.cli import main
+>>> from rowvoi.cli.main import main
 >>> with contextlib.redirect_stdout(io.StringIO()) as out:
 ...     rc = main(["build", "notes", "--files", str(notes), "--embedder", "hashing"])
 >>> rc, out.getvalue().startswith("built corpus 'notes' (generation 1): 2 artifacts")
@@ -33,35 +34,49 @@ import json
 import sys
 import time
 import warnings
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
-from rowvoi._cli_common import (
+from rowvoi.cli._common import (
     INT_MAX,
+    CliError,
+    UsageError,
     check_input_file,
     corpus_name,
     embedder_spec,
     integer,
     name_list,
+    print_hits,
+    print_json,
     printable,
     regex,
+    search_k,
 )
-
-if TYPE_CHECKING:
-    from rowvoi.corpus.base import SearchHit
+from rowvoi.corpus import (
+    FUSIONS,
+    MODES,
+    Chunked,
+    CorpusStore,
+    FieldEdges,
+    Fields,
+    IndexingStrategy,
+    SkippedFileWarning,
+    WholeText,
+    build,
+    corpora_dir,
+    open_corpus,
+    registry,
+    repair,
+    search,
+    strategy_to_spec,
+)
+from rowvoi.corpus.edges import DEFAULT_EDGE_FIELDS, extractor_from_spec
+from rowvoi.corpus.maintenance import forget
+from rowvoi.corpus.retrieve import INDEXES, MAX_FETCH_K
+from rowvoi.corpus.store import is_corpus_dir, remove_corpus
+from rowvoi.errors import IndexFormatError
+from rowvoi.query import MAX_FILTER_DEPTH, OPERATORS
 
 __all__ = ["add_parsers"]
-
-
-def _errors() -> tuple[type, type]:
-    from rowvoi._cli_common import CliError, UsageError
-
-    return CliError, UsageError
-
-
-#: Integer flags: a value out of range is a usage error (exit 2).
-_int = integer(-INT_MAX, INT_MAX)
-_csv = name_list
 
 
 # ------------------------------------------------------------------ source
@@ -69,16 +84,7 @@ _csv = name_list
 
 def _strategy_spec(args: argparse.Namespace) -> dict[str, Any] | None:
     """The strategy spec the flags ask for (None: none asked)."""
-    from rowvoi.corpus.strategy import (
-        Chunked,
-        Fields,
-        WholeText,
-        _Strategy,
-        strategy_to_spec,
-    )
-
-    _, UsageError = _errors()
-    strat: _Strategy
+    strat: IndexingStrategy
     name = args.strategy
     chunk_flags = any(v is not None for v in (args.chunk_size, args.overlap, args.max_tokens))
     if name is None and args.fields is None and not chunk_flags:
@@ -114,7 +120,6 @@ def _strategy_spec(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
     """A registry entry from --files/--records/--fetcher flags (None: none given)."""
-    _CliError, UsageError = _errors()
     given = [f for f in ("files", "records", "fetcher") if getattr(args, f, None)]
     if len(given) > 1:
         raise UsageError("give one source: --files FOLDER, --records FILE or --fetcher MOD:ATTR")
@@ -190,7 +195,7 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--metadata-keys",
         metavar="K1,K2",
-        type=_csv,
+        type=name_list,
         help="with --records: fields to filter on (not embedded)",
     )
     p.add_argument(
@@ -227,20 +232,20 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
     )
     s.add_argument(
         "--fields",
-        type=_csv,
+        type=name_list,
         metavar="F1,F2",
         help="with --strategy fields: the record fields, in order",
     )
     s.add_argument(
         "--chunked-fields",
-        type=_csv,
+        type=name_list,
         metavar="F1,...",
         help="with --strategy fields: fields to chunk",
     )
     e = p.add_argument_group("links (the corpus's graph: rowvoi graph NAME ...)")
     e.add_argument(
         "--edge-fields",
-        type=_csv,
+        type=name_list,
         metavar="F[=TYPE],...",
         help="metadata fields naming other items, each an edge type: parent "
         "(PARENT), links and deps (REF), any other FIELD (FIELD upper-cased) "
@@ -250,9 +255,7 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
 
 def _edges_spec(args: argparse.Namespace) -> dict[str, Any] | None:
     """The edge extractor spec --edge-fields asks for (None: not given)."""
-    from rowvoi.corpus.edges import DEFAULT_EDGE_FIELDS, FieldEdges
 
-    _, UsageError = _errors()
     items = getattr(args, "edge_fields", None)
     if items is None:
         return None
@@ -281,9 +284,7 @@ def _recipe_from_flags(
     embedder and strategy unless the flags change them), validated but not
     stored: ``(entry in force, arguments of registry.register or None when
     the registered entry stands as it is)``."""
-    from rowvoi.corpus import registry
 
-    _CliError, UsageError = _errors()
     entry = _entry_from_flags(args)
     old = registry.get(name)
     strategy = _strategy_spec(args)
@@ -314,14 +315,12 @@ def _recipe_from_flags(
 
 
 def _register(name: str, recipe: dict[str, Any]) -> dict[str, Any]:
-    from rowvoi.corpus import registry
 
     return registry.register(name, **recipe)
 
 
 def _pinned_spec(name: str) -> str | None:
     """The embedder spec an existing corpus was built with (None if none)."""
-    from rowvoi.corpus.store import CorpusStore
 
     store = CorpusStore.local(name)
     if not store.exists():
@@ -334,10 +333,7 @@ def _pinned_spec(name: str) -> str | None:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.index import build
 
-    CliError, _ = _errors()
     if args.repair:
         return _cmd_repair(args)
     if _entry_from_flags(args) is not None and args.records:
@@ -352,8 +348,6 @@ def _cmd_build(args: argparse.Namespace) -> int:
         )
     if entry.get("kind") == "records" and entry.get("path"):
         check_input_file(entry["path"], "records file")
-    from rowvoi.corpus.edges import extractor_from_spec
-    from rowvoi.corpus.sources import SkippedFileWarning
 
     progress = False if args.json else None
     # a new or changed recipe is registered once the build has committed (or
@@ -391,7 +385,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         else ""
     )
     if args.json:
-        print(json.dumps({"corpus": args.name, "path": str(corpus.store.path), **r.to_dict()}))
+        print_json({"corpus": args.name, "path": str(corpus.store.path), **r.to_dict()})
         return 0
     n = r.n_seen
     if not r.changed:
@@ -436,10 +430,7 @@ _NOT_WITH_REPAIR = (
 def _cmd_repair(args: argparse.Namespace) -> int:
     """``rowvoi build NAME --repair``: the index files rebuilt from the
     stored rows and the embedding cache (no source is read)."""
-    from rowvoi.corpus.repair import repair
-    from rowvoi.corpus.store import CorpusStore
 
-    _, UsageError = _errors()
     given = [f for f in _NOT_WITH_REPAIR if getattr(args, f, None) is not None]
     if given or args.keep_missing:
         flag = "--" + (given[0] if given else "keep_missing").replace("_", "-")
@@ -449,7 +440,7 @@ def _cmd_repair(args: argparse.Namespace) -> int:
         )
     r = repair(CorpusStore.local(args.name))
     if args.json:
-        print(json.dumps({"corpus": args.name, **r.to_dict()}))
+        print_json({"corpus": args.name, **r.to_dict()})
         return 0
     if not r.repaired:
         print(
@@ -473,7 +464,7 @@ def _cmd_register(args: argparse.Namespace) -> int:
     if recipe is not None:
         entry = _register(args.name, recipe)
     if args.json:
-        print(json.dumps({"corpus": args.name, **entry}))
+        print_json({"corpus": args.name, **entry})
     else:
         where = printable(entry.get("root") or entry.get("path") or entry.get("fetcher"))
         print(
@@ -481,13 +472,6 @@ def _cmd_register(args: argparse.Namespace) -> int:
             f"{entry['embedder']}); build it: rowvoi build {args.name}"
         )
     return 0
-
-
-def _snippet(text: str, width: int = 96) -> str:
-    """The text on one line (whitespace runs made one space), escaped
-    (:func:`~rowvoi._cli_common.printable`), cut to ``width`` characters."""
-    one = printable(" ".join(text.split()))
-    return one if len(one) <= width else one[: width - 3] + "..."
 
 
 def _filter_document(text: str) -> dict[str, Any]:
@@ -498,9 +482,7 @@ def _filter_document(text: str) -> dict[str, Any]:
     Whether its fields and values fit the corpus is the search's to say
     (exit 1).
     """
-    from rowvoi.query import MAX_FILTER_DEPTH, OPERATORS
 
-    _, UsageError = _errors()
     example = '\'{"year": {"$gte": 1960}}\''
     try:
         doc = json.loads(text)
@@ -542,7 +524,6 @@ def _filter_document(text: str) -> dict[str, Any]:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.retrieve import open_corpus, search
 
     flt = None if args.filter is None else _filter_document(args.filter)
     corpus = open_corpus(args.name)
@@ -558,48 +539,22 @@ def _cmd_search(args: argparse.Namespace) -> int:
         index=args.index,
     )
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "corpus": args.name,
-                    "query": args.query,
-                    "mode": args.mode,
-                    "fusion": args.fusion if args.mode == "hybrid" else None,
-                    "hits": [h.to_dict() for h in hits],
-                    "reason": hits.reason,
-                }
-            )
+        print_json(
+            {
+                "corpus": args.name,
+                "query": args.query,
+                "mode": args.mode,
+                "fusion": args.fusion if args.mode == "hybrid" else None,
+                "hits": [h.to_dict() for h in hits],
+                "reason": hits.reason,
+            }
         )
         return 0
     print_hits(hits)
     return 0
 
 
-def print_hits(hits: Sequence[SearchHit], note: Callable[[SearchHit], str] | None = None) -> None:
-    """One hit per two lines (rank, score, id, kind, ``note(hit)``; the
-    snippet), then its pointer; ``(no hits)`` for none, with the reason a
-    :class:`~rowvoi.corpus.SearchHits` gives (``(no hits: REASON)``).
-    Everything taken from the corpus is escaped
-    (:func:`~rowvoi._cli_common.printable`)."""
-    if not hits:
-        reason = getattr(hits, "reason", None)
-        print("(no hits)" if not reason else f"(no hits: {printable(reason)})")
-    for rank, h in enumerate(hits, 1):
-        extra = f"  {printable(note(h))}" if note is not None else ""
-        print(
-            f"{rank:3d}  {h.score:8.4f}  {printable(h.artifact_id)}  "
-            f"[{printable(h.surface_kind)}]{extra}"
-        )
-        print(f"     {_snippet(h.text)}")
-        if h.pointer:
-            print(f"     {printable(h.pointer)}")
-
-
 def _corpus_rows() -> list[dict[str, Any]]:
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.paths import corpora_dir
-    from rowvoi.corpus.store import CorpusStore, is_corpus_dir
-    from rowvoi.errors import IndexFormatError
 
     names: set[str] = set(registry.registered())
     root = corpora_dir()
@@ -640,7 +595,7 @@ def _corpus_rows() -> list[dict[str, Any]]:
 def _cmd_ls(args: argparse.Namespace) -> int:
     rows = _corpus_rows()
     if args.json:
-        print(json.dumps(rows))
+        print_json(rows)
         return 0
     if not rows:
         print("no corpora yet; build one: rowvoi build NAME --files FOLDER")
@@ -669,14 +624,12 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.retrieve import open_corpus
 
     info = open_corpus(args.name).info(check=args.check)
     info["registry"] = registry.get(args.name)
     damaged = 1 if info["damage"] and args.check else 0
     if args.json:
-        print(json.dumps(info))
+        print_json(info)
         return damaged
     emb = info["embedder"]
     print(f"corpus {args.name!r}: {printable(info['path'])}")
@@ -711,32 +664,25 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_rm(args: argparse.Namespace) -> int:
-    from rowvoi.corpus import registry
-    from rowvoi.corpus.store import CorpusStore, remove_corpus
 
-    CliError, _ = _errors()
     store = CorpusStore.local(args.name)
     entry = registry.get(args.name)
     if not store.exists() and entry is None:
         raise CliError(f"no corpus {args.name!r} (see rowvoi ls)")
     unregister = entry is not None and not args.keep_registration
     if unregister:
-        from rowvoi.corpus.maintenance import forget
-
         forget(args.name)  # first: a live maintain run refuses it, nothing lost
     if store.exists():
         remove_corpus(store)
     if unregister:
         registry.unregister(args.name)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "removed": args.name,
-                    "data": store.path.exists() is False,
-                    "unregistered": unregister,
-                }
-            )
+        print_json(
+            {
+                "removed": args.name,
+                "data": store.path.exists() is False,
+                "unregistered": unregister,
+            }
         )
     else:
         print(f"removed corpus {args.name!r}")
@@ -754,8 +700,16 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['build', 'info', 'ls', 'register', 'rm', 'search']
     """
-    from rowvoi.corpus.retrieve import FUSIONS, INDEXES, MAX_FETCH_K, MODES
+    _add_build(sub)
+    _add_register(sub)
+    _add_search(sub)
+    _add_ls(sub)
+    _add_info(sub)
+    _add_rm(sub)
 
+
+def _add_build(sub: Any) -> None:
+    """Add ``rowvoi build`` to the subparsers."""
     p = sub.add_parser(
         "build",
         help="build or update a corpus (incremental)",
@@ -807,6 +761,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the build report as JSON")
     p.set_defaults(func=_cmd_build, verb_parser=p)
 
+
+def _add_register(sub: Any) -> None:
+    """Add ``rowvoi register`` to the subparsers."""
     p = sub.add_parser(
         "register",
         help="record how to build a corpus, without building it",
@@ -818,6 +775,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the entry as JSON")
     p.set_defaults(func=_cmd_register, verb_parser=p)
 
+
+def _add_search(sub: Any) -> None:
+    """Add ``rowvoi search`` to the subparsers."""
     p = sub.add_parser(
         "search",
         help="search a corpus (dense, lexical or hybrid)",
@@ -834,7 +794,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("query", metavar="QUERY")
     p.add_argument(
         "--k",
-        type=integer(1, MAX_FETCH_K),
+        type=search_k(),
         default=10,
         help=f"hits to show, 1 .. {MAX_FETCH_K} (default 10)",
     )
@@ -853,7 +813,7 @@ def add_parsers(sub: Any) -> None:
         help="hybrid fusion: rrf (by rank, default) or blend (by score)",
     )
     p.add_argument("--filter", metavar="JSON", help="a filter over the filter fields")
-    p.add_argument("--surfaces", type=_csv, metavar="K1,K2", help="only these surface kinds")
+    p.add_argument("--surfaces", type=name_list, metavar="K1,K2", help="only these surface kinds")
     p.add_argument(
         "--index",
         choices=INDEXES,
@@ -869,12 +829,18 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_search, verb_parser=p)
 
+
+def _add_ls(sub: Any) -> None:
+    """Add ``rowvoi ls`` to the subparsers."""
     p = sub.add_parser(
         "ls", help="list corpora", description="List the built and registered corpora."
     )
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_ls, verb_parser=p)
 
+
+def _add_info(sub: Any) -> None:
+    """Add ``rowvoi info`` to the subparsers."""
     p = sub.add_parser(
         "info",
         help="describe a corpus",
@@ -894,6 +860,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print JSON for programs")
     p.set_defaults(func=_cmd_info, verb_parser=p)
 
+
+def _add_rm(sub: Any) -> None:
+    """Add ``rowvoi rm`` to the subparsers."""
     p = sub.add_parser(
         "rm",
         help="delete a corpus",

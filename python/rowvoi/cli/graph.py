@@ -6,7 +6,7 @@ QUERY`` runs :func:`~rowvoi.graph.traverse` on the corpus (collapsed-tree
 or reverse-dependency policy) and prints hits like ``rowvoi search``;
 ``rowvoi graph NAME text ID...`` prints the neighbourhood as
 ``SUBJECT --RELATION--> OBJECT`` lines (:func:`~rowvoi.graph.graph_to_text`).
-Every action takes ``--json``. Exit codes follow :mod:`rowvoi.cli`: 0 ok,
+Every action takes ``--json``. Exit codes follow :mod:`rowvoi.cli.main`: 0 ok,
 1 a well-formed request that fails (no such corpus, an id the graph does
 not have), 2 a malformed argument.
 
@@ -21,7 +21,7 @@ Examples
 >>> _ = recs.write_text("\\n".join(json.dumps(r) for r in [
 ...     {"id": "wings", "text": "lift and drag of wings"},
 ...     {"id": "flaps", "text": "flaps raise lift", "parent": "wings"}]))
->>> from rowvoi.cli import main
+>>> from rowvoi.cli.main import main
 >>> with contextlib.redirect_stdout(io.StringIO()):
 ...     rc = main(["build", "aero", "--records", str(recs), "--embedder", "hashing",
 ...                "--edge-fields", "parent"])
@@ -37,29 +37,36 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from rowvoi._cli_common import INT_MAX, corpus_name, integer, name_list, printable
+from rowvoi.cli._common import (
+    INT_MAX,
+    CliError,
+    UsageError,
+    corpus_name,
+    integer,
+    name_list,
+    print_hits,
+    print_json,
+    printable,
+)
+from rowvoi.corpus import open_corpus
+from rowvoi.graph import (
+    CorpusGraph,
+    collapsed_tree_policy,
+    graph_to_text,
+    reverse_dependency_policy,
+    traverse,
+)
 
-__all__ = ["add_parser"]
-
-
-def _errors() -> tuple[type, type]:
-    from rowvoi._cli_common import CliError, UsageError
-
-    return CliError, UsageError
+__all__ = ["add_parsers"]
 
 
 def _graph(name: str) -> Any:
-    from rowvoi.corpus.retrieve import open_corpus
-    from rowvoi.graph.corpus import CorpusGraph
-
     return CorpusGraph(open_corpus(name))
 
 
 def _node(g: Any, text: str) -> Any:
-    CliError, _ = _errors()
     if text in g:
         return text
     raise CliError(
@@ -92,7 +99,7 @@ def _cmd_neighbours(args: argparse.Namespace) -> int:
         "in": inc,
     }
     if args.json:
-        print(json.dumps(doc))
+        print_json(doc)
         return 0
     what = " (dangling: not an artifact of the corpus)" if doc["dangling"] else ""
     print(f"{printable(node)}{what}: {len(out)} out, {len(inc)} in (fan-in {doc['fan_in']})")
@@ -107,10 +114,6 @@ def _cmd_neighbours(args: argparse.Namespace) -> int:
 
 
 def _cmd_walk(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.cli import print_hits
-    from rowvoi.graph.walk import collapsed_tree_policy, reverse_dependency_policy, traverse
-
-    _CliError, UsageError = _errors()
     g = _graph(args.name)
     if args.policy == "reverse-deps":
         if not args.seed:
@@ -134,16 +137,14 @@ def _cmd_walk(args: argparse.Namespace) -> int:
         args.query, g, policy=policy, max_depth=args.depth, node_budget=args.budget, k=args.k
     )
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "corpus": args.name,
-                    "query": args.query,
-                    "policy": args.policy,
-                    "hits": [h.to_dict() for h in hits],
-                    "reason": hits.reason,
-                }
-            )
+        print_json(
+            {
+                "corpus": args.name,
+                "query": args.query,
+                "policy": args.policy,
+                "hits": [h.to_dict() for h in hits],
+                "reason": hits.reason,
+            }
         )
         return 0
     print_hits(
@@ -157,8 +158,6 @@ def _cmd_walk(args: argparse.Namespace) -> int:
 
 
 def _cmd_text(args: argparse.Namespace) -> int:
-    from rowvoi.graph.text import graph_to_text
-
     g = _graph(args.name)
     ids = [_node(g, i) for i in args.ids]
     res = graph_to_text(
@@ -171,18 +170,16 @@ def _cmd_text(args: argparse.Namespace) -> int:
         aliases=args.aliases,
     )
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "corpus": args.name,
-                    "ids": ids,
-                    "lines": res.lines,
-                    "depths": res.depths,
-                    "aliases": {k: _label(v) for k, v in res.aliases.items()}
-                    if args.aliases
-                    else None,
-                }
-            )
+        print_json(
+            {
+                "corpus": args.name,
+                "ids": ids,
+                "lines": res.lines,
+                "depths": res.depths,
+                "aliases": {k: _label(v) for k, v in res.aliases.items()}
+                if args.aliases
+                else None,
+            }
         )
         return 0
     if args.aliases:
@@ -194,15 +191,14 @@ def _cmd_text(args: argparse.Namespace) -> int:
 
 
 def _no_action(args: argparse.Namespace) -> int:
-    _, UsageError = _errors()
     raise UsageError("give an action: neighbours ID, walk QUERY or text ID...")
 
 
-def add_parser(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``rowvoi graph`` on the main parser's subparsers.
 
     >>> sub = argparse.ArgumentParser(prog="rowvoi").add_subparsers()
-    >>> add_parser(sub); print(sub.choices["graph"].format_usage().strip())
+    >>> add_parsers(sub); print(sub.choices["graph"].format_usage().strip())
     usage: rowvoi graph [-h] NAME ACTION ...
     """
     p = sub.add_parser(
@@ -218,7 +214,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("name", metavar="NAME", type=corpus_name, help="corpus name")
     p.set_defaults(func=_no_action, verb_parser=p)
     acts = p.add_subparsers(dest="action", metavar="ACTION")
+    _add_neighbours(acts)
+    _add_walk(acts)
+    _add_text(acts)
 
+
+def _add_neighbours(acts: Any) -> None:
+    """Add ``rowvoi graph NAME neighbours`` to the actions of ``rowvoi graph``."""
     a = acts.add_parser(
         "neighbours",
         help="an item's links, out and in",
@@ -230,6 +232,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print JSON for programs")
     a.set_defaults(func=_cmd_neighbours, verb_parser=a)
 
+
+def _add_walk(acts: Any) -> None:
+    """Add ``rowvoi graph NAME walk`` to the actions of ``rowvoi graph``."""
     a = acts.add_parser(
         "walk",
         help="search, then walk the links (traverse)",
@@ -288,6 +293,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print JSON for programs")
     a.set_defaults(func=_cmd_walk, verb_parser=a, edge_type=None)
 
+
+def _add_text(acts: Any) -> None:
+    """Add ``rowvoi graph NAME text`` to the actions of ``rowvoi graph``."""
     a = acts.add_parser(
         "text",
         help="the neighbourhood as SUBJECT --RELATION--> OBJECT lines",

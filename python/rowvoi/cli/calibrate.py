@@ -20,7 +20,7 @@ Examples
 >>> _ = (d / "shock.md").write_text("Shock waves on a wedge")
 >>> _ = (d / "in.txt").write_text("wing drag\\nwedge shock\\n")
 >>> _ = (d / "out.txt").write_text("apple pie\\nfootball scores\\n")
->>> from rowvoi.cli import main
+>>> from rowvoi.cli.main import main
 >>> with contextlib.redirect_stdout(io.StringIO()):
 ...     rc = main(["build", "aero", "--files", str(d), "--pattern", r"\\.md$",
 ...                "--embedder", "hashing"])
@@ -35,22 +35,26 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from rowvoi._cli_common import check_input_file, corpus_name, integer, number, printable
+from rowvoi.cli._common import (
+    WEIGHT,
+    CliError,
+    check_input_file,
+    corpus_name,
+    print_json,
+    printable,
+    search_k,
+)
+from rowvoi.corpus import FUSIONS, MODES, calibrate_min_score, open_corpus
+from rowvoi.corpus.calibration import read_queries
+from rowvoi.corpus.retrieve import MAX_FETCH_K
 
-__all__ = ["add_parser"]
-
-_weight = number(low=0.0, high=1.0)
+__all__ = ["add_parsers"]
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from rowvoi._cli_common import CliError
-    from rowvoi.corpus.calibration import calibrate_min_score, read_queries
-    from rowvoi.corpus.retrieve import open_corpus
-
     if args.plot is not None:
         try:
             import matplotlib  # noqa: F401
@@ -84,7 +88,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         out: dict[str, Any] = cal.to_dict()
         out["saved"] = cal.saved
         out["plot"] = None if args.plot is None else str(args.plot)
-        print(json.dumps(out))
+        print_json(out)
         return 0
     print(cal)
     if args.plot is not None:
@@ -92,16 +96,14 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``calibrate`` on the ``rowvoi`` subparsers.
 
     >>> import argparse
     >>> sub = argparse.ArgumentParser(prog="rowvoi").add_subparsers()
-    >>> add_parser(sub); sorted(sub.choices)
+    >>> add_parsers(sub); sorted(sub.choices)
     ['calibrate']
     """
-    from rowvoi.corpus.retrieve import FUSIONS, MAX_FETCH_K, MODES
-
     p = sub.add_parser(
         "calibrate",
         help="measure and store a corpus's abstention floor",
@@ -134,13 +136,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--fusion", choices=FUSIONS, default="rrf", help="hybrid fusion (default rrf)")
     p.add_argument(
         "--k",
-        type=integer(1, MAX_FETCH_K),
+        type=search_k(),
         default=10,
         help=f"hits per query searched, as discover's --k, 1 .. {MAX_FETCH_K} (default 10)",
     )
     p.add_argument(
         "--weight",
-        type=_weight,
+        type=WEIGHT,
         default=0.5,
         help="weight on answering in-scope queries against refusing the others, "
         "in [0, 1] (default 0.5: balanced)",

@@ -1,29 +1,38 @@
-"""What every verb of the ``rowvoi`` command shares.
+"""What every verb of the ``rowvoi`` command shares: the floor of
+:mod:`rowvoi.cli`. Every verb module imports this one and no other part of
+the command line; this module imports no verb module.
 
 * **The exit-code rule** (:data:`EXIT_RULE`, printed at the end of
   ``rowvoi --help`` and copied word for word into the README) and the two
   errors that pick a code: :class:`CliError` (1) and :class:`UsageError` (2).
-  :func:`rowvoi.cli.main` is the one place that turns them, library errors
-  and ``KeyboardInterrupt`` into exit codes.
-* **Argument types** for argparse's ``type=``: numbers and integers in a
-  range (:func:`number`, :func:`integer`), lists of them, corpus names,
-  regular expressions, embedder specs. A value they refuse is a usage error
-  (exit 2) that names the option and what it wants. Each type carries
-  ``rejects``, inputs it must refuse, so the test that sweeps every verb
-  can try them on every option that uses it.
-* **Escaping of human output** (:func:`printable`): a terminal control
+  :func:`rowvoi.cli.main.main` is the one place that turns them, library
+  errors and ``KeyboardInterrupt`` into exit codes.
+* **Argument types** for argparse's ``type=``, all of them: numbers and
+  integers in a range (:func:`number`, :func:`integer`, the named ones such
+  as :data:`FRACTION`, and :func:`search_k`), lists of them, corpus names,
+  regular expressions, embedder specs, maintenance policies, metric names.
+  A value they refuse is a usage error (exit 2) that names the option and
+  what it wants. Each type carries ``rejects``, inputs it must refuse, so
+  the test that sweeps every verb can try them on every option that uses
+  it.
+* **Human output** is escaped (:func:`printable`; :class:`EscapingWriter`
+  stands in front of ``sys.stdout`` while a verb runs): a terminal control
   sequence in a file name, id, text or message is shown as a visible escape
-  (``\\x1b[31m``), never sent raw to the terminal. ``--json`` output is
+  (``\\x1b[31m``), never sent raw to the terminal. :func:`print_hits`
+  prints search hits. **JSON output** (:func:`print_json`, ``--json``) is
   never escaped: :func:`json.dumps` already writes control characters as
   JSON escapes, so it stays exact.
 * **Reading the files a user names** (:func:`open_input`,
-  :func:`read_input_text`, :func:`check_input_file`): only regular files
-  are read (a FIFO, a device such as ``/dev/zero``, a socket or a directory
-  is refused at once, exit 1), and JSON documents and standard input stop at
-  :data:`MAX_JSON_BYTES`.
+  :func:`read_input_text`, :func:`check_input_file`, :func:`read_json`):
+  only regular files are read (a FIFO, a device such as ``/dev/zero``, a
+  socket or a directory is refused at once, exit 1), and JSON documents and
+  standard input stop at :data:`MAX_JSON_BYTES`; options that take JSON
+  inline or in a file (:func:`json_argument`, :func:`parse_costs`).
 
-This module imports nothing of rowvoi at module level, so every verb module
-may import it.
+This module loads nothing of rowvoi when it is imported (a type that needs
+the library imports it when it runs), so that :func:`rowvoi.cli.main.main`
+is running, and turns a Ctrl-C into exit 130, before the verb modules load
+the library.
 
 Examples
 --------
@@ -41,14 +50,20 @@ argparse.ArgumentTypeError: must be an integer in 1 .. 100, got '0'
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import numbers
 import os
 import re
 import stat
 import sys
 import unicodedata
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rowvoi.corpus import SearchHit
 
 __all__ = [
     "EXIT_OK",
@@ -69,11 +84,33 @@ __all__ = [
     "corpus_name",
     "corpus_names",
     "embedder_spec",
+    "maintenance_policy",
+    "metric_names",
+    "FRACTION",
+    "WEIGHT",
+    "REL",
+    "PROBABILITY",
+    "SECONDS",
+    "BUDGET",
+    "FINITE",
+    "COUNT",
+    "search_k",
     "printable",
     "EscapingWriter",
+    "print_json",
+    "json_value",
+    "proof",
+    "snippet",
+    "print_hits",
     "open_input",
     "read_input_text",
     "check_input_file",
+    "read_json",
+    "json_argument",
+    "PLAIN",
+    "split_list",
+    "parse_number",
+    "parse_costs",
 ]
 
 EXIT_OK = 0
@@ -331,6 +368,77 @@ embedder_spec.__name__ = "an embedder spec"
 embedder_spec.rejects = ("word2vec", "hashing:0", "hashing:x")  # type: ignore[attr-defined]
 
 
+def maintenance_policy(text: str) -> Any:
+    """An argparse ``type=``: a maintenance policy spec
+    (:func:`rowvoi.corpus.maintenance.policy_from_spec`), or ``default``
+    (``None``: the default policy of the corpus's kind).
+
+    >>> maintenance_policy("interval:6h").to_spec()
+    'interval:6h'
+    >>> maintenance_policy("default") is None
+    True
+    """
+    from rowvoi.corpus.maintenance import policy_from_spec
+
+    if text == "default":
+        return None
+    try:
+        return policy_from_spec(text)
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+maintenance_policy.__name__ = "a maintenance policy"
+maintenance_policy.rejects = ("sometimes", "interval:", "interval:-1h")  # type: ignore[attr-defined]
+
+
+def metric_names(text: str) -> list[str]:
+    """An argparse ``type=``: names of :data:`rowvoi.corpus.eval.METRICS`,
+    comma-separated.
+
+    >>> metric_names("ndcg,recall")
+    ['ndcg', 'recall']
+    """
+    from rowvoi.corpus.eval import METRICS
+
+    names = name_list(text)
+    unknown = [m for m in names if m not in METRICS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown metric(s) {', '.join(map(repr, unknown))}; choose from " + ", ".join(METRICS)
+        )
+    return names
+
+
+metric_names.__name__ = "metric names"
+metric_names.rejects = (",", "ndcg,bleu")  # type: ignore[attr-defined]
+
+#: The named numbers of the verbs' options (one definition each).
+FRACTION = number("a fraction in [0, 1]", low=0.0, high=1.0)
+WEIGHT = number(low=0.0, high=1.0)
+REL = number("a number in (0, 1]", low=0.0, low_open=True, high=1.0)
+PROBABILITY = number("a probability in [0, 1)", low=0.0, high=1.0, high_open=True)
+SECONDS = number("a number of seconds > 0", low=0.0, low_open=True)
+BUDGET = number("a finite number >= 0", low=0.0)
+FINITE = number()  # any finite number (a score)
+COUNT = integer(0)
+
+
+def search_k() -> Any:
+    """The argparse ``type=`` of a number of hits a search retrieves
+    (``--k``, ``--depth``): an integer in 1 ..
+    :data:`rowvoi.corpus.retrieve.MAX_FETCH_K`.
+
+    >>> search_k()("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer in 1 .. 100000, got '0'
+    """
+    from rowvoi.corpus.retrieve import MAX_FETCH_K
+
+    return integer(1, MAX_FETCH_K)
+
+
 # ------------------------------------------------------------------ output
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
@@ -417,6 +525,82 @@ class EscapingWriter:
         return str(getattr(self.raw, "encoding", None) or "utf-8")
 
 
+def print_json(doc: Any, indent: int | None = None) -> None:
+    """Print ``doc`` as one JSON document: the ``--json`` output of every
+    verb (exact, never escaped: :func:`json.dumps` escapes control
+    characters itself).
+
+    >>> print_json({"key": ["a"], "cost": 1.5})
+    {"key": ["a"], "cost": 1.5}
+    """
+    print(json.dumps(doc, indent=indent))
+
+
+def json_value(v: Any) -> Any:
+    """A label made JSON-friendly: numpy scalars as Python numbers, other
+    objects that JSON cannot hold as their text.
+
+    >>> import numpy as np
+    >>> json_value(np.int64(3)), json_value("a"), json_value(("a", 1))
+    (3, 'a', "('a', 1)")
+    """
+    if hasattr(v, "item") and callable(v.item):
+        try:
+            return v.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def proof(strategy: str, optimal: bool, timed_out: bool = False) -> str:
+    """Name the solver and say whether its answer is proven optimal.
+
+    >>> proof("exact", True), proof("greedy", False)
+    ('exact (proven optimal)', 'greedy (not proven optimal)')
+    """
+    if optimal:
+        return f"{strategy} (proven optimal)"
+    if timed_out:
+        return f"{strategy} (time limit reached; not proven optimal)"
+    return f"{strategy} (not proven optimal)"
+
+
+def snippet(text: str, width: int = 96) -> str:
+    """The text on one line (whitespace runs made one space), escaped
+    (:func:`printable`), cut to ``width`` characters.
+
+    >>> snippet("Lift  and\\ndrag\\x07", width=12)
+    'Lift and ...'
+    """
+    one = printable(" ".join(text.split()))
+    return one if len(one) <= width else one[: width - 3] + "..."
+
+
+def print_hits(hits: Sequence[SearchHit], note: Callable[[SearchHit], str] | None = None) -> None:
+    """One hit per two lines (rank, score, id, kind, ``note(hit)``; the
+    snippet), then its pointer; ``(no hits)`` for none, with the reason a
+    :class:`~rowvoi.corpus.SearchHits` gives (``(no hits: REASON)``).
+    Everything taken from the corpus is escaped (:func:`printable`).
+
+    >>> print_hits([])
+    (no hits)
+    """
+    if not hits:
+        reason = getattr(hits, "reason", None)
+        print("(no hits)" if not reason else f"(no hits: {printable(reason)})")
+    for rank, h in enumerate(hits, 1):
+        extra = f"  {printable(note(h))}" if note is not None else ""
+        print(
+            f"{rank:3d}  {h.score:8.4f}  {printable(h.artifact_id)}  "
+            f"[{printable(h.surface_kind)}]{extra}"
+        )
+        print(f"     {snippet(h.text)}")
+        if h.pointer:
+            print(f"     {printable(h.pointer)}")
+
+
 # ------------------------------------------------------------- input files
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -453,7 +637,7 @@ def open_input(path: str, what: str = "", *, limit: int | None = None) -> IO[byt
     >>> open_input(p)
     Traceback (most recent call last):
     ...
-    rowvoi._cli_common.CliError: ... is a directory; give a regular file
+    rowvoi.cli._common.CliError: ... is a directory; give a regular file
     """
     where = f"{what}: {path}" if what else path
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
@@ -527,3 +711,113 @@ def check_input_file(path: str, what: str = "") -> None:
     :func:`open_input` makes, for paths handed on by name.
     """
     open_input(path, what).close()
+
+
+def read_json(path: str, option: str = "") -> Any:
+    """A JSON document in a file named on the command line.
+
+    A file that is missing, unreadable, not a regular file or larger than
+    :data:`MAX_JSON_BYTES` fails the request (exit 1); text that is not
+    JSON, or nests too deeply, is a malformed argument (exit 2).
+
+    >>> read_json("/nonexistent.json", "--costs")
+    Traceback (most recent call last):
+    ...
+    rowvoi.cli._common.CliError: --costs: /nonexistent.json: no such file
+    """
+    where = f"{option}: {path}" if option else path
+    text = read_input_text(path, option)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{where} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"{where}: JSON nested too deeply") from None
+
+
+#: :func:`json_argument`'s answer when the value is in the option's plain syntax.
+PLAIN = object()
+
+
+def json_argument(option: str, text: str) -> Any:
+    """The JSON an option value holds: inline (it starts with ``{`` or
+    ``[``) or in a file (a name ending in .json, or an existing path);
+    :data:`PLAIN` when it is neither and the caller parses its plain syntax.
+
+    >>> json_argument("--costs", '{"a": 2}'), json_argument("--costs", "a=2") is PLAIN
+    ({'a': 2}, True)
+    """
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{option}: {text!r} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise UsageError(f"{option}: JSON nested too deeply") from None
+    if text.endswith(".json") or Path(text).exists():
+        return read_json(text, option)  # a FIFO, device or folder is refused there
+    return PLAIN
+
+
+def split_list(text: str) -> list[str]:
+    """The items of a comma-separated list, stripped; empty items dropped.
+
+    >>> split_list(" a, b,,c ")
+    ['a', 'b', 'c']
+    """
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def parse_number(option: str, what: str, value: Any, *, text: bool) -> float:
+    """A number from a spec: text that parses as one (``text=True``, the
+    plain syntax) or a JSON number; anything else is a usage error.
+
+    >>> parse_number("--prior", "weight 1", "2.5", text=True)
+    2.5
+    """
+    if text and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise UsageError(f"{option}: {what} is {value!r}, which is not a number") from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise UsageError(f"{option}: {what} is {value!r}, which is not a number")
+    return float(value)
+
+
+def parse_costs(
+    text: str | None, item: str = "column", option: str = "--costs"
+) -> dict[Hashable, float] | None:
+    """``name=cost,...``, a JSON object inline or in a file; every cost a
+    finite number >= 0 (0: free; anything else is a usage error).
+
+    >>> parse_costs("name=2,plan=0")
+    {'name': 2.0, 'plan': 0.0}
+    """
+    if text is None:
+        return None
+    data = json_argument(option, text)
+    if data is not PLAIN:
+        if not isinstance(data, dict):
+            raise UsageError(f"{option}: {text} must hold a JSON object of {item} -> cost")
+        pairs: list[tuple[str, Any]] = [(str(k), v) for k, v in data.items()]
+    else:
+        pairs = []
+        for entry in split_list(text):
+            name, eq, val = entry.rpartition("=")
+            if not eq or not name.strip():
+                raise UsageError(f"{option}: {entry!r} is not {item}=cost")
+            pairs.append((name.strip(), val.strip()))
+        if not pairs:
+            raise UsageError(f"{option} {text!r} names no costs")
+    out: dict[Hashable, float] = {}
+    for name, val in pairs:
+        cost = parse_number(option, f"the cost of {name!r}", val, text=data is PLAIN)
+        if not (math.isfinite(cost) and cost >= 0):
+            raise UsageError(
+                f"{option}: the cost of {name!r} is {cost:g}; costs must be finite numbers "
+                ">= 0 (0 for a free column)"
+            )
+        cost += 0.0  # -0 -> 0
+        out[name] = cost
+    return out

@@ -3,7 +3,7 @@ sweep-select.
 
 Each reads a built corpus (by name) and a JSONL file of cases (see
 :mod:`rowvoi.corpus.eval.cases`), runs one search per case, and prints a
-report (``--json`` for programs). Exit codes follow :mod:`rowvoi.cli`: 0
+report (``--json`` for programs). Exit codes follow :mod:`rowvoi.cli.main`: 0
 success; 1 a request that fails (unknown or empty corpus, missing cases
 file, a setting the library rejects, ``--plot`` without matplotlib); 2 a
 malformed request (an unknown flag, a number that does not parse, a cases
@@ -21,7 +21,7 @@ Examples
 >>> _ = (d / "wing.md").write_text("Lift and drag of a thin wing")
 >>> _ = (d / "pipe.md").write_text("Heat transfer in a pipe")
 >>> _ = (d / "cases.jsonl").write_text('{"query": "wing drag", "gold": ["wing.md"]}\\n')
->>> from rowvoi.cli import main
+>>> from rowvoi.cli.main import main
 >>> with contextlib.redirect_stdout(io.StringIO()):
 ...     rc = main(["build", "notes", "--files", str(d), "--embedder", "hashing"])
 >>> with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -34,25 +34,36 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
-from rowvoi._cli_common import (
+from rowvoi.cli._common import (
+    FINITE,
+    REL,
+    CliError,
+    UsageError,
     check_input_file,
     corpus_name,
     integer,
-    name_list,
-    number,
+    metric_names,
     number_list,
+    print_json,
     printable,
+    search_k,
 )
-from rowvoi.corpus.cli import _errors
+from rowvoi.corpus import FUSIONS, MODES, SELECT_STRATEGIES, open_corpus
+from rowvoi.corpus.eval import (
+    DFLT_METRICS,
+    SWEEP_METRICS,
+    evaluate_discovery,
+    evaluate_selection,
+    load_cases,
+    sweep_selector,
+    validate_cases,
+)
+from rowvoi.corpus.eval.plots import PlotUnavailable, plot_frontier, require_matplotlib
 
 __all__ = ["add_parsers"]
-
-_FINITE = number()  # any finite number (a score)
-_REL = number(low=0.0, low_open=True, high=1.0)  # a fraction of the top score, in (0, 1]
 
 
 class _Bar:
@@ -87,10 +98,6 @@ class _Bar:
 
 def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     """The open corpus and the cases; warns about gold ids the corpus lacks."""
-    from rowvoi.corpus.eval import load_cases, validate_cases
-    from rowvoi.corpus.retrieve import open_corpus
-
-    CliError, UsageError = _errors()
     check_input_file(args.cases, "CASES")  # never hang on a FIFO or a device
     try:
         cases = load_cases(args.cases)
@@ -126,8 +133,6 @@ def _run(verb: str, fn: Any, *a: Any, **kw: Any) -> Any:
 
 # ------------------------------------------------------------------- verbs
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.eval import evaluate_discovery
-
     corpus, cases = _load(args)
     ks = args.k if args.k is not None else [1, 5, 10]
     report = _run(
@@ -146,7 +151,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.run:
         report.write_run(args.run)
     if args.json:
-        print(json.dumps({"corpus": args.name, **report.to_dict(rows=args.rows)}))
+        print_json({"corpus": args.name, **report.to_dict(rows=args.rows)})
         return 0
     print(f"corpus {args.name!r}: {report}")
     if args.rows:
@@ -163,8 +168,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval_select(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.eval import evaluate_selection
-
     corpus, cases = _load(args)
     report = _run(
         "eval-select",
@@ -181,7 +184,7 @@ def _cmd_eval_select(args: argparse.Namespace) -> int:
         **_search_kw(args),
     )
     if args.json:
-        print(json.dumps({"corpus": args.name, **report.to_dict(rows=args.rows)}))
+        print_json({"corpus": args.name, **report.to_dict(rows=args.rows)})
         return 0
     print(f"corpus {args.name!r}: {report}")
     if args.rows:
@@ -194,10 +197,6 @@ def _cmd_eval_select(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep_select(args: argparse.Namespace) -> int:
-    from rowvoi.corpus.eval import sweep_selector
-    from rowvoi.corpus.eval.plots import PlotUnavailable, plot_frontier, require_matplotlib
-
-    CliError, _ = _errors()
     if args.plot:
         try:
             require_matplotlib()
@@ -238,7 +237,7 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
             out["held_out"] = held.to_dict()
         if args.plot:
             out["plot"] = args.plot
-        print(json.dumps(out))
+        print_json(out)
         return 0
     print(f"corpus {args.name!r}: {sweep}")
     front = sweep.frontier()
@@ -257,32 +256,7 @@ def _cmd_sweep_select(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------- parsers
-def _search_k() -> Any:
-    from rowvoi.corpus.retrieve import MAX_FETCH_K
-
-    return integer(1, MAX_FETCH_K)
-
-
-def _metrics(text: str) -> list[str]:
-    """``--metrics``: names of :data:`rowvoi.corpus.eval.METRICS`."""
-    from rowvoi.corpus.eval import METRICS
-
-    names = name_list(text)
-    unknown = [m for m in names if m not in METRICS]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown metric(s) {', '.join(map(repr, unknown))}; choose from " + ", ".join(METRICS)
-        )
-    return names
-
-
-_metrics.__name__ = "metric names"
-_metrics.rejects = (",", "ndcg,bleu")  # type: ignore[attr-defined]
-
-
 def _common(p: argparse.ArgumentParser) -> None:
-    from rowvoi.corpus.retrieve import FUSIONS, MODES
-
     p.add_argument("name", metavar="NAME", type=corpus_name, help="the built corpus")
     p.add_argument(
         "cases",
@@ -309,11 +283,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _selection_args(p: argparse.ArgumentParser) -> None:
-    from rowvoi.corpus.selection import SELECT_STRATEGIES
-
     p.add_argument(
         "--k",
-        type=_search_k(),
+        type=search_k(),
         default=10,
         help="candidates retrieved per case, the selector's window (default 10)",
     )
@@ -333,8 +305,13 @@ def add_parsers(sub: Any) -> None:
     >>> add_parsers(sub); sorted(sub.choices)
     ['eval', 'eval-select', 'sweep-select']
     """
-    from rowvoi.corpus.eval import DFLT_METRICS, SWEEP_METRICS
+    _add_eval(sub)
+    _add_eval_select(sub)
+    _add_sweep_select(sub)
 
+
+def _add_eval(sub: Any) -> None:
+    """Add ``rowvoi eval`` to the subparsers."""
     p = sub.add_parser(
         "eval",
         help="measure a corpus's ranking against cases (nDCG, MAP, ...)",
@@ -351,32 +328,32 @@ def add_parsers(sub: Any) -> None:
     _common(p)
     p.add_argument(
         "--k",
-        type=number_list(_search_k()),
+        type=number_list(search_k()),
         metavar="K1,K2,...",
         help="cutoffs, each >= 1 (default 1,5,10)",
     )
     p.add_argument(
         "--primary-k",
-        type=_search_k(),
+        type=search_k(),
         default=10,
         help="cutoff of the headline nDCG and of the failure classes (default 10)",
     )
     p.add_argument(
         "--metrics",
-        type=_metrics,
+        type=metric_names,
         default=list(DFLT_METRICS),
         metavar="M1,M2",
         help=f"metrics (default {','.join(DFLT_METRICS)})",
     )
     p.add_argument(
         "--depth",
-        type=_search_k(),
+        type=search_k(),
         metavar="N",
         help="hits retrieved per case (default: the largest cutoff)",
     )
     p.add_argument(
         "--abstain-threshold",
-        type=_FINITE,
+        type=FINITE,
         metavar="SCORE",
         help="score abstention cases: correct when the top score is below SCORE",
     )
@@ -384,6 +361,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--rows", action="store_true", help="also print one row per case")
     p.set_defaults(func=_cmd_eval, verb_parser=p)
 
+
+def _add_eval_select(sub: Any) -> None:
+    """Add ``rowvoi eval-select`` to the subparsers."""
     p = sub.add_parser(
         "eval-select",
         help="measure what the selector commits to, apart from the ranking",
@@ -402,25 +382,28 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--rel",
-        type=_REL,
+        type=REL,
         default=0.9,
         help="keep results scoring at least this fraction of the top (default 0.9)",
     )
     p.add_argument(
         "--gap-ratio",
-        type=_REL,
+        type=REL,
         default=0.5,
         help="score_gap: cut below this fraction of the previous score (default 0.5)",
     )
     p.add_argument(
         "--min-score",
-        type=_FINITE,
+        type=FINITE,
         metavar="FLOAT",
         help="abstain below this absolute score (default: never)",
     )
     p.add_argument("--rows", action="store_true", help="also print one row per case")
     p.set_defaults(func=_cmd_eval_select, verb_parser=p)
 
+
+def _add_sweep_select(sub: Any) -> None:
+    """Add ``rowvoi sweep-select`` to the subparsers."""
     p = sub.add_parser(
         "sweep-select",
         help="tune the selector: a grid of settings from one search per case",
@@ -443,13 +426,13 @@ def add_parsers(sub: Any) -> None:
     )
     p.add_argument(
         "--rel-grid",
-        type=number_list(_REL),
+        type=number_list(REL),
         metavar="R1,R2",
         help="relative bands to try, in (0, 1] (default 0.4,0.5,...,0.9)",
     )
     p.add_argument(
         "--min-score-grid",
-        type=number_list(_FINITE, none=True),
+        type=number_list(FINITE, none=True),
         metavar="F1,none",
         help="absolute floors to try; none = no floor (default none)",
     )
