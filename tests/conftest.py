@@ -63,6 +63,29 @@ def pytest_collection_modifyitems(config, items):
             fn._hypothesis_internal_use_settings = _capped(current)
 
 
+def pytest_collection_finish(session):
+    """Under ``--dist loadgroup`` (scripts/test.sh) each worker adds the
+    group of a test marked ``xdist_group`` to its node id, and the tests of a
+    group run on one worker.  Some pytest/pytest-xdist pairs drop the groups
+    silently (pytest-dev/pytest-xdist#1386): each worker would then build
+    what a group shares (the Cranfield corpus: minutes) and wait for the
+    other, so the run stops here instead."""
+    config = session.config
+    if not (os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadgroup", False)):
+        return
+    lost = [
+        i.nodeid
+        for i in session.items
+        if i.get_closest_marker("xdist_group") and "@" not in i.nodeid
+    ]
+    if lost:
+        raise pytest.UsageError(
+            f"pytest-xdist did not apply the xdist_group marks ({lost[0]} and {len(lost) - 1} "
+            "more have no group): install a pytest and pytest-xdist that work together "
+            "(pyproject.toml's [test] extra pins them) or run with ROWVOI_TEST_JOBS=0"
+        )
+
+
 @pytest.fixture(autouse=True)
 def _trace_function_kept():
     """A test that sets its own trace function (sys.settrace) gets the one
