@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # The test command.  Installs rowvoi into its own environment (build/test-venv,
-# never the .venv you work in) and runs the tests of one tier, the C unit
-# tests (ctest) beside pytest:
+# never the .venv you work in) and runs the tests of one tier:
 #
 #   bash scripts/test.sh             the quick tier: every test file, every
-#                                    module and every C unit test, hypothesis
-#                                    tests with a few examples each (minutes)
+#                                    module and every C unit test (ctest,
+#                                    built and run beside pytest), hypothesis
+#                                    tests with 10 examples each (minutes)
 #   bash scripts/test.sh --long      the long tier alone: the tests marked
 #                                    slow or stress, and every hypothesis test
-#                                    with its full example count
-#   bash scripts/test.sh --all       both tiers in one run
+#                                    with its full example count (no ctest)
+#   bash scripts/test.sh --all       both tiers and ctest in one run
 #   bash scripts/test.sh --coverage  the quick tier under coverage, then
 #                                    scripts/check_tiers.py: every module of
 #                                    the package runs code in it, every test
 #                                    file runs a test in it (CI runs this and
 #                                    --long)
+#   bash scripts/test.sh --install-only   make or update the environment only
+#                                    (scripts/lint.sh and docs.sh use it)
 #
 # Other arguments go to pytest (a file, -k NAME, -x, ...).  Environment:
 # ROWVOI_TEST_VENV (the environment, default build/test-venv), ROWVOI_TEST_JOBS
@@ -38,13 +40,15 @@ case $VENV in /*) ;; *) VENV=$ROOT/$VENV ;; esac
 
 tier=quick
 case ${1:-} in
-    --long | --all | --coverage) tier=${1#--}; shift ;;
+    --long | --all | --coverage | --install-only) tier=${1#--}; shift ;;
 esac
+ctest=yes
 case $tier in
     quick) marks="not slow and not stress"; profile=quick ;;
     coverage) marks="not slow and not stress"; profile=quick ;;
-    long) marks="slow or stress or hypothesis"; profile=full ;;
+    long) marks="slow or stress or hypothesis"; profile=full; ctest=no ;;
     all) marks=""; profile=full ;;
+    install-only) ctest=no ;;
 esac
 
 mkdir -p build
@@ -52,18 +56,21 @@ mkdir -p build
 # They need no Python package; their build directory persists (a second run
 # compiles only what changed).  Their output is printed after pytest's.
 C_LOG=$ROOT/build/ctest.log
-set -m  # (job control: the C tests run in a process group of their own)
-(
-    set -euo pipefail
-    cmake -S . -B build/ctest -DCMAKE_BUILD_TYPE=Debug -DRV_BUILD_TESTS=ON >/dev/null
-    cmake --build build/ctest >/dev/null
-    ctest --test-dir build/ctest --output-on-failure --parallel 2
-) >"$C_LOG" 2>&1 &
-c_pid=$!
-set +m
-# stopping early (Ctrl-C, a failed install) stops the C tests too: the
-# group, with cmake, the compiler and ctest under it
-trap 'kill -- -"$c_pid" 2>/dev/null || true' EXIT
+c_pid=
+if [ "$ctest" = yes ]; then
+    set -m  # (job control: the C tests run in a process group of their own)
+    (
+        set -euo pipefail
+        cmake -S . -B build/ctest -DCMAKE_BUILD_TYPE=Debug -DRV_BUILD_TESTS=ON >/dev/null
+        cmake --build build/ctest >/dev/null
+        ctest --test-dir build/ctest --output-on-failure --parallel 2
+    ) >"$C_LOG" 2>&1 &
+    c_pid=$!
+    set +m
+    # stopping early (Ctrl-C, a failed install) stops the C tests too: the
+    # group, with cmake, the compiler and ctest under it
+    trap 'kill -- -"$c_pid" 2>/dev/null || true' EXIT
+fi
 
 # ------------------------------------------------------------- the environment
 pip() { "$VENV/bin/python" -m pip --quiet --disable-pip-version-check "$@"; }
@@ -94,6 +101,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$build_reqs" ]; then
 fi
 pip install --no-build-isolation -Cbuild-dir="$VENV/rowvoi-build" ".[test]"
 echo "== environment ready ($VENV, ${SECONDS} s)"
+if [ "$tier" = install-only ]; then
+    exit 0
+fi
 
 # --------------------------------------------------------------------- pytest
 args=(-n "${ROWVOI_TEST_JOBS:-auto}" --dist loadgroup)
@@ -119,14 +129,17 @@ if [ "$tier" = coverage ] && [ "$py_rc" -eq 0 ]; then
         py_rc=$?
 fi
 
-echo "== ctest (built and run beside pytest)"
 c_rc=0
-wait "$c_pid" || c_rc=$?
-trap - EXIT
-cat "$C_LOG"
-if [ "$c_rc" -ne 0 ]; then
-    echo "ctest FAILED (exit $c_rc): see above" >&2
+if [ -n "$c_pid" ]; then
+    echo "== ctest (built and run beside pytest)"
+    wait "$c_pid" || c_rc=$?
+    trap - EXIT
+    cat "$C_LOG"
+    if [ "$c_rc" -ne 0 ]; then
+        echo "ctest FAILED (exit $c_rc): see above" >&2
+    fi
 fi
+echo "== done in ${SECONDS} s"
 if [ "$py_rc" -ne 0 ]; then
     echo "pytest FAILED (exit $py_rc)" >&2
     exit "$py_rc"
