@@ -8,22 +8,21 @@
 #                  scripts/stubtest-allowlist.txt)
 #   clang-format --dry-run -Werror over the C of src/ include/ tests/c/ tests/fuzz/ bench/c/
 # Usage: bash scripts/lint.sh [VENV]
-# VENV (default $ROWVOI_TEST_VENV or .venv, the one scripts/test.sh builds)
-# needs rowvoi and its test extra installed (mypy reads their types; stubtest
-# imports the compiled modules); it is created and filled when it lacks them.
+# VENV (default $ROWVOI_TEST_VENV or build/test-venv: the test environment
+# scripts/test.sh builds, never the .venv you work in) needs rowvoi and its
+# test extra installed (mypy reads their types; stubtest imports the compiled
+# modules); scripts/test.sh makes it when it is missing or lacks them.
 # The pinned tools (scripts/lint-requirements.txt) are installed into it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-VENV=${1:-${ROWVOI_TEST_VENV:-.venv}}
+VENV=${1:-${ROWVOI_TEST_VENV:-build/test-venv}}
+case $VENV in /*) ;; *) VENV=$PWD/$VENV ;; esac
 export HNSWLIB_NO_NATIVE=1  # hnswlib compiles on install; no -march=native
 
-if [ ! -x "$VENV/bin/python" ]; then
-    "$PY" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip
-fi
-if ! (cd tests && "../$VENV/bin/python" -c "import rowvoi._setcover, dask, kuzu") 2>/dev/null; then
-    "$VENV/bin/python" -m pip install --quiet ".[test]"
+if ! (cd tests && "$VENV/bin/python" -c "import rowvoi._setcover, dask, kuzu") 2>/dev/null; then
+    echo "lint: making the test environment ($VENV) with scripts/test.sh --install-only"
+    ROWVOI_TEST_VENV=$VENV bash scripts/test.sh --install-only
 fi
 "$VENV/bin/python" -m pip install --quiet -r scripts/lint-requirements.txt
 
@@ -51,7 +50,7 @@ while IFS= read -r pyx; do
     modules+=("rowvoi.$(echo "${rel%.pyx}" | tr / .)")
 done < <(find cython -name '*.pyx' | sort)
 stubtest() {
-    (cd tests && MYPYPATH=../python "../$VENV/bin/python" -m mypy.stubtest \
+    (cd tests && MYPYPATH=../python "$VENV/bin/python" -m mypy.stubtest \
         --mypy-config-file ../scripts/stubtest-mypy.ini \
         --allowlist ../scripts/stubtest-allowlist.txt "${modules[@]}")
 }

@@ -33,7 +33,7 @@ from rowvoi.cli._common import EXIT_RULE, printable
 from rowvoi.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "python" / "rowvoi"
+PACKAGE = Path(sys.modules["rowvoi"].__file__).parent  # the imported package, installed or not
 CSV = ROOT / "examples" / "data" / "customers.csv"
 SUPPORT = ROOT / "examples" / "rag" / "support.json"
 ANSWERS = ROOT / "examples" / "rag" / "answers.json"

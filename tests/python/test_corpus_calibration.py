@@ -314,6 +314,7 @@ def test_saving_takes_the_builder_lock_and_checks_the_corpus_did_not_change():
         c.store.set_calibration("", {"min_score": 1.0})
 
 
+@pytest.mark.stress
 def test_recalibrating_while_discovering_from_threads():
     c = corpus()
     calibrate_min_score(c, IN, OUT, mode="lexical")

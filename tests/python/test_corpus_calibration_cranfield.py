@@ -31,6 +31,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "abstention"
 FAR = read_queries(DATA / "far_out_of_scope.txt")
 NEAR = read_queries(DATA / "near_out_of_scope.txt")
 CONFIGS = [("dense", "rrf"), ("hybrid", "blend"), ("hybrid", "rrf")]
+# one worker builds the Cranfield corpus (conftest.py) and runs every test that uses it
+pytestmark = pytest.mark.xdist_group("cranfield-minilm")
 
 
 def test_query_sets():

@@ -88,6 +88,7 @@ def minilm_corpus(cranfield_minilm):
     return cranfield_minilm  # conftest.py: built once per session, copied per module
 
 
+@pytest.mark.xdist_group("cranfield-minilm")  # one worker builds and uses the corpus
 def test_minilm_ndcg_per_mode(minilm_corpus):
     # each query embedded once (a text's vector does not depend on its batch)
     vecs = minilm_corpus.embedder.embed(QUERIES)
@@ -108,6 +109,7 @@ def test_minilm_ndcg_per_mode(minilm_corpus):
     assert got["blend"] >= 0.416, got
 
 
+@pytest.mark.xdist_group("cranfield-minilm")  # one worker builds and uses the corpus
 def test_minilm_incremental_rebuild_keeps_quality(minilm_corpus):
     # ten edited abstracts: only those are embedded again, quality holds
     docs = dict(DOCS)

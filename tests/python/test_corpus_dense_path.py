@@ -174,6 +174,7 @@ def test_compiled_dense_search_keeps_the_errors():
     assert _hits(search(corpus, "q", query_vector=v.astype(v.dtype.newbyteorder()))) == want
 
 
+@pytest.mark.stress
 def test_compiled_dense_search_from_many_threads():
     """Eight threads search one corpus for two seconds through the compiled
     call (the GIL released in the scan): every answer is the one a single

@@ -170,6 +170,7 @@ def test_sigkill_at_each_stage(tmp_path, monkeypatch, expected, stage, compact):
     assert len([f for f in files if f.startswith(("lexical.", "dense."))]) <= 2, (files, base)
 
 
+@pytest.mark.stress
 def test_sigkill_at_random_moments(tmp_path, monkeypatch, expected):
     home = tmp_path / "home"
     monkeypatch.setenv("ROWVOI_HOME", str(home))

@@ -431,6 +431,7 @@ def test_errors_say_what_to_do():
         empty_selection(g).append(empty_selection(_people()))
 
 
+@pytest.mark.stress
 def test_threads_share_a_graph_and_a_selection():
     g = _people()
     shared = empty_selection(g)

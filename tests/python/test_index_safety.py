@@ -295,6 +295,7 @@ def _child(tmp_path, *args):
     )
 
 
+@pytest.mark.stress
 def test_killed_hnsw_saves_leave_a_loadable_index(tmp_path):
     rng = np.random.default_rng(3)
     a = HNSWIndex(48, M=12, ef_construction=40, seed=1)
@@ -358,6 +359,7 @@ _FILE_CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.stress
 @pytest.mark.parametrize("kind", ["flat", "bm25"])
 def test_killed_single_file_saves_leave_the_old_file(tmp_path, kind):
     target = tmp_path / "index.bin"

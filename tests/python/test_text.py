@@ -133,6 +133,7 @@ def _word_list():
     return words + extra
 
 
+@pytest.mark.stress
 def test_stemmer_matches_pystemmer_on_a_large_word_list():
     Stemmer = pytest.importorskip("Stemmer")
     ref = Stemmer.Stemmer("english")
