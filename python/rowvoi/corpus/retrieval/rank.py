@@ -364,6 +364,22 @@ _NO_IDS = np.zeros(0, dtype=np.int64)
 _NO_SCORES = np.zeros(0, dtype=np.float64)
 
 
+def _order(
+    table: RecordTable, pos: np.ndarray, scores: np.ndarray, tie: np.ndarray | None = None
+) -> np.ndarray:
+    """The permutation that ranks records (positions ``pos`` in ``table``)
+    by score, descending, then ``tie`` descending (when given: a second key
+    for equal scores, one value per record), then artifact id, then surface
+    index -- the order of search results, independent of record ids (a
+    stable total order)."""
+    n = len(scores)
+    if n < 2 or np.count_nonzero(scores[1:] < scores[:-1]) == n - 1:
+        return np.arange(len(scores))  # no equal scores: already in order
+    if tie is None:
+        return np.lexsort((table.surface[pos], table.art[pos], -scores))
+    return np.lexsort((table.surface[pos], table.art[pos], -tie, -scores))
+
+
 def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     """Candidates in result order: score, then artifact id, then surface
     index -- an order that does not depend on the build history (record ids
@@ -373,7 +389,7 @@ def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     ids = np.asarray(ids, dtype=np.int64)
     sc = np.asarray(scores, dtype=np.float64)
     pos = table.positions(ids)
-    o = table.order(pos, sc)
+    o = _order(table, pos, sc)
     return _Ranked(ids[o], sc[o], pos[o])
 
 
@@ -504,7 +520,7 @@ def _fetch(
     if p.weights:
         w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
         scores = cands.scores * w[table.kind[cands.pos]]
-        o = table.order(cands.pos, scores)
+        o = _order(table, cands.pos, scores)
         cands = _Ranked(cands.ids[o], scores[o], cands.pos[o])
     if p.mode == "hybrid" and p.fusion == "rrf":
         cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
@@ -588,7 +604,7 @@ def _dense_hits(
     holding the texts: :func:`_dense_hits_reference`'s result, built in
     one compiled pass (:func:`rowvoi.corpus._hot.dense_hits`: positions,
     collapse, texts, metadata, hits). Candidates with equal scores are
-    first put in result order here (:meth:`RecordTable.order`); an id the
+    first put in result order here (:func:`_order`); an id the
     table lacks raises :class:`~rowvoi.errors.IndexFormatError`
     (:meth:`RecordTable.positions`)."""
     ht = table._hits
@@ -605,7 +621,7 @@ def _dense_hits(
         if scores.dtype != np.float32:
             scores = scores.astype(np.float64)
         pos = table.positions(ids)
-        o = table.order(pos, scores)
+        o = _order(table, pos, scores)
         hits = _dense_hits_c(ht, ids[o], scores[o], pos[o], p.k, collapse, name, answered, p.mode)
     return hits
 
@@ -631,7 +647,7 @@ def _dense_hits_reference(
     # the result order (score, artifact, surface): the index's order unless
     # two candidates have equal scores
     if not all(map(operator.gt, sc_list, sc_list[1:])):
-        o = table.order(pos, scores)
+        o = _order(table, pos, scores)
         ids, scores, pos = ids[o], scores[o], pos[o]
         sc_list = scores.tolist()
     k = p.k
@@ -746,7 +762,7 @@ def _break_rrf_ties(
     tied = np.isin(sc, shared)
     tie = np.zeros(len(sc), dtype=np.float64)
     tie[tied] = _blend_scores(loaded, query, qvec, dense, lex, cands.ids[tied], p)
-    o = table.order(cands.pos, sc, tie)
+    o = _order(table, cands.pos, sc, tie)
     known = dict(zip(cands.ids[tied].tolist(), tie[tied].tolist()))
     return _Ranked(cands.ids[o], sc[o], cands.pos[o]), known
 
