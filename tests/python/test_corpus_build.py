@@ -464,7 +464,7 @@ def test_surface_restriction_from_the_record_table(home):
     """A surfaces-only restriction comes from the generation's record table
     (no SQL), kept per generation: the same ids as the SQL listing, every
     kind subset, and a new generation's records seen."""
-    from rowvoi.corpus.retrieval.rank import _kinds_allowed
+    from rowvoi.corpus.storage.generation import _kinds_allowed
 
     docs = {
         f"d{i}": {"title": f"wing {i}", "body": f"lift and drag {i}", "note": f"n {i}"}

@@ -7,16 +7,15 @@ read (:class:`~rowvoi.corpus.storage.generation.Generations`).
 
 :func:`search` goes one way. It checks its arguments
 (:func:`rowvoi.corpus.retrieval.rank.params`), then opens the committed
-generation once -- from memory while the generation opened last is still
-the committed one (no SQL), else through one snapshot, which loads what the
-generation lacks (indexes with tombstones and delta applied, the record
-table, the filter schema) and runs the filter's SQL -- and then only
-ranks it (:func:`rowvoi.corpus.retrieval.rank.rank`: what the modes,
-fusions, filters and the per-artifact collapse do is told there). A reader
-whose snapshot names base files a newer commit has replaced retries on a
-fresh one (:meth:`~rowvoi.corpus.storage.store.CorpusStore.confirm_damage`
-tells a race from damage).
-
+generation once, in one call into storage
+(:meth:`~rowvoi.corpus.storage.generation.Generations.read`: from memory
+while the generation opened last is still the committed one, no SQL; else
+through one snapshot, which loads what the generation lacks -- indexes with
+tombstones and delta applied, the record table, the filter schema -- and
+runs the filter's SQL; a snapshot whose base files a newer commit replaced
+is retried there), embeds the query, and then only ranks what was opened
+(:func:`rowvoi.corpus.retrieval.rank.rank`: what the modes, fusions,
+filters and the per-artifact collapse do is told there).
 :func:`records_for_artifact` is the sibling lookup beneath expansion.
 
 Examples
@@ -52,29 +51,20 @@ from rowvoi.corpus.retrieval.rank import (
     DFLT_BLEND_ALPHA,
     DFLT_BM25_SAT_K,
     DFLT_RRF_K,
-    Params,
-    allowed,
     fast_dense,
-    none_allowed,
     params,
     query_vector as unit_query_vector,
     rank,
 )
 from rowvoi.corpus.storage.damage import check_files
-from rowvoi.corpus.storage.generation import Generation, Generations, Stale
-from rowvoi.corpus.storage.snapshot import Snapshot
+from rowvoi.corpus.storage.generation import Generations, Wanted, empty_message
 from rowvoi.corpus.storage.store import (
-    BaseFileDamaged,
-    BaseFileGone,
     CorpusStore,
     rebuild_advice,
     repair_command,
 )
 
 __all__ = ["Corpus", "open_corpus", "as_corpus", "search", "records_for_artifact"]
-
-#: Fresh snapshots a search takes while commits keep replacing its files.
-_RETRIES = 8
 
 
 class Corpus:
@@ -187,9 +177,7 @@ class Corpus:
             return self._embedder
 
     def _empty_message(self) -> str:
-        if self.name:
-            return f"corpus {self.name!r} is empty; build it first: rowvoi build {self.name}"
-        return f"{self.label} is empty; build it first"
+        return empty_message(self.name, self.label)
 
     # --------------------------------------------------------------- API
     def search(self, query: str, **kwargs: Any) -> SearchHits:
@@ -466,91 +454,43 @@ def search(
         raise TypeError(
             f"filter must be a mapping (a filter document), not {type(filter).__name__}"
         )
-    if (
+    # the hot path: an unfiltered dense search of a vector on a flat index,
+    # one compiled call on the opened generation (fast_dense)
+    hot = (
         p.mode == "dense"
         and type(query_vector) is np.ndarray
         and not filter
         and p.kinds is None
         and p.weights is None
         and p.vector_index != "hnsw"
-    ):
-        # the hot path: one compiled call on the generation opened already
-        hits = fast_dense(c._generations.current(), query_vector, p, c.name)
-        if hits is not None:
-            return hits
-    qvec = None if query_vector is None else unit_query_vector(query_vector)
-    for _ in range(_RETRIES):
-        try:
-            return _search_once(c, query, qvec, filter, p)
-        except Stale:
-            continue
-        except (BaseFileGone, BaseFileDamaged) as exc:
-            c.store.confirm_damage(exc)  # raises unless a newer commit replaced the file
-            continue
-    raise RuntimeError(f"{c.label} kept changing during the search ({_RETRIES} commits); retry")
-
-
-def _search_once(
-    c: Corpus,
-    query: str,
-    qvec: np.ndarray | None,
-    filter: Mapping[str, Any] | None,
-    p: Params,
-) -> SearchHits:
-    """One try of a search: the committed generation opened, then ranked.
-    From memory (no SQL) when nothing filters and the generation opened last
-    is still the committed one and serves; else through a snapshot, which
-    loads what its generation lacks and runs the filter's SQL."""
-    want_lex = p.mode in ("lexical", "hybrid")
-    want_dense = p.mode in ("dense", "hybrid")
-    if not filter and p.kinds is None:
-        cur = c._generations.current()
-        if cur is not None and cur.serves(want_lex, want_dense):
-            assert cur.records is not None
-            if cur.records.has_text:
-                _check_searchable(c, cur.state, cur.generation, p)
-                return _rank(c, cur, None, query, qvec, None, p)
-    with c.store.snapshot() as snap:
-        _check_searchable(c, snap.state, snap.generation, p)
-        if want_dense and qvec is None:
-            c._query_embedder(snap.state)  # before loading: fail fast without a model
-        loaded = c._generations.open(snap, lexical=want_lex, dense=want_dense, records=True)
-        ids = allowed(c.label, snap, loaded, filter, p.kinds)
-        if ids is not None and len(ids) == 0:
-            return SearchHits.empty(none_allowed(loaded, bool(filter), p.kinds))
-        return _rank(c, loaded, snap, query, qvec, ids, p)
-
-
-def _check_searchable(c: Corpus, state: Mapping[str, Any], generation: int, p: Params) -> None:
-    if generation == 0 or not state.get("n_records"):
-        raise CorpusEmpty(c._empty_message())
-    if p.mode != "lexical" and p.vector_index == "hnsw" and not state.get("hnsw"):
-        fix = f"rowvoi build {c.name} --hnsw" if c.name else "build(..., hnsw=True)"
-        raise ValueError(
-            f"{c.label} has no HNSW index; build one ({fix}) or search with index='flat' or 'auto'"
-        )
-
-
-def _rank(
-    c: Corpus,
-    loaded: Generation,
-    snap: Snapshot | None,
-    query: str,
-    qvec: np.ndarray | None,
-    ids: Any,
-    p: Params,
-) -> SearchHits:
-    """Rank the opened generation, the query embedded first (dense and
-    hybrid searches of a corpus with vectors)."""
-    if p.mode != "lexical" and loaded.dense is not None:
-        if qvec is None:
-            qvec = c._query_embedder(loaded.state).embed([query])[0]
-        elif qvec.shape[0] != loaded.dense.dim:
+    )
+    qvec = None if query_vector is None or hot else unit_query_vector(query_vector)
+    want = Wanted(
+        p.mode in ("lexical", "hybrid"),
+        p.mode in ("dense", "hybrid"),
+        p.mode != "lexical" and p.vector_index == "hnsw",
+        filter,
+        p.kinds,
+        c.name,
+        c.label,
+    )
+    with c._generations.read(want) as opened:
+        if hot:
+            hits = fast_dense(opened, query_vector, p, c.name)
+            if hits is not None:
+                return hits
+            qvec = unit_query_vector(query_vector)
+        dense = opened.gen.dense
+        if want.dense and qvec is None:
+            embedder = c._query_embedder(opened.state)
+            if dense is not None:
+                qvec = embedder.embed([query])[0]
+        elif want.dense and dense is not None and qvec is not None and qvec.shape[0] != dense.dim:
             raise EmbedderMismatch(
                 f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
-                f"holds {loaded.dense.dim}-dimensional vectors"
+                f"holds {dense.dim}-dimensional vectors"
             )
-    return rank(loaded, snap, query, qvec, ids, p, c.name)
+        return rank(opened, query, qvec, p, c.name)
 
 
 # --------------------------------------------------------------- siblings

@@ -70,6 +70,7 @@ from rowvoi.corpus.retrieval.selection import (
     DFLT_REL_THRESHOLD,
     Selection,
     Selector,
+    _top_evidence,
     check_floor,
     floor_score,
     ranked,
@@ -369,8 +370,9 @@ def discover(
     results = disclose(selection, corpus=c, **disclosure)
     signals = dict(selection.signals)
     signals["floor_from"] = floor_from
-    if _has_evidence(hits):
-        signals["top_evidence"] = max(floor_score(h) for h in hits)
+    evidence = _top_evidence(hits)
+    if evidence is not None:
+        signals["top_evidence"] = evidence
     if not hits and getattr(hits, "reason", None):
         signals["no_hits"] = hits.reason
     return DiscoveryResult(
@@ -452,8 +454,9 @@ def _federated(
             "floor": floor,
             "abstained": not kept,
         }
-        if _has_evidence(hits):
-            per_source[name]["top_evidence"] = max(floor_score(h) for h in hits)
+        evidence = _top_evidence(hits)
+        if evidence is not None:
+            per_source[name]["top_evidence"] = evidence
         if not hits and getattr(found, "reason", None):
             per_source[name]["no_hits"] = found.reason
     merged = _merge(survivors, merge, merge_weights, merge_rrf_k, k)
@@ -478,11 +481,6 @@ def _federated(
         signals,
         selection,
     )
-
-
-def _has_evidence(hits: Sequence[SearchHit]) -> bool:
-    """Do the hits carry evidence (a hybrid RRF search's), which floors compare?"""
-    return any(h.explain is not None and "evidence" in h.explain for h in hits)
 
 
 def _federated_floor_specs(min_score: Any, names: list[str]) -> dict[str, Any]:

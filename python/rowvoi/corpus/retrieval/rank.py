@@ -111,10 +111,8 @@ from rowvoi.corpus._hot import (
     unit_query as _unit_query,
 )
 from rowvoi.corpus.base import SearchHit, SearchHits, new_hit
-from rowvoi.corpus.storage.generation import Generation, Stale
+from rowvoi.corpus.storage.generation import Generation, Opened
 from rowvoi.corpus.storage.records import RecordTable
-from rowvoi.corpus.storage.snapshot import Snapshot
-from rowvoi.errors import QueryError
 from rowvoi.index.hnsw import HNSWIndex
 
 __all__ = [
@@ -130,8 +128,6 @@ __all__ = [
     "params",
     "query_vector",
     "fast_dense",
-    "allowed",
-    "none_allowed",
     "rank",
 ]
 
@@ -264,22 +260,23 @@ def params(
 
 
 def fast_dense(
-    loaded: Generation | None, vector: np.ndarray, p: Params, name: str | None
+    opened: Opened, vector: np.ndarray, p: Params, name: str | None
 ) -> SearchHits | None:
-    """The hot path: an unfiltered dense search of a vector on a flat index,
-    from the opened generation ``loaded`` (still the committed one), in one
-    compiled call (:func:`rowvoi.corpus._hot.dense_search`: the query's unit form,
-    the exact scan, the hits). ``None`` when the generation offers no such
+    """The hot path: an unfiltered dense search of a vector on a flat index
+    of the generation ``opened``, in one compiled call
+    (:func:`rowvoi.corpus._hot.dense_search`: the query's unit form, the
+    exact scan, the hits). ``None`` when the generation offers no such
     path, or that call leaves the result undecided (equal scores, a bad
     vector): :func:`rank` decides then."""
-    fast = None if loaded is None else loaded.fast
+    loaded = opened.gen
+    fast = loaded.fast
     if fast is None:
         return None
     ht, flat, threads, one = fast
     k = p.k
     collapse = p.per_artifact and not one
     kplus1 = k < p.fetch_k and not collapse
-    size = loaded.dense_size  # type: ignore[union-attr]
+    size = loaded.dense_size
     f = p.fetch_k
     while True:
         hits = _dense_search_c(
@@ -315,76 +312,6 @@ def query_vector(v: Any) -> np.ndarray:
 
 #: dtypes :func:`query_vector` hands to the compiled normaliser as they are
 _QV_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def allowed(
-    label: str,
-    snap: Snapshot,
-    loaded: Generation,
-    filter: Mapping[str, Any] | None,
-    kinds: list[str] | None,
-) -> Any:
-    """The IdSet of records a filter and surface restriction allow (None:
-    all), of the snapshot's generation ``loaded``: the filter compiled to
-    SQL over the typed filter table (its problems as a QueryError, each
-    prefixed with ``label``), a kinds-only restriction from the record
-    table."""
-    from rowvoi.index.idset import IdSet
-    from rowvoi.query import compile_where, parse_filter
-    from rowvoi.query.sql import SQLITE
-
-    if not filter and kinds is None:
-        return None
-    if not filter and loaded.records is not None:
-        return _kinds_allowed(loaded, loaded.records, kinds)
-    where: str | None = None
-    args: list[Any] = []
-    if filter:
-        try:
-            node = parse_filter(filter, loaded.schema)
-        except QueryError as exc:
-            raise QueryError([f"{label}: {p}" for p in exc.problems]) from None
-        if node is not None:
-            where, args = compile_where(node, SQLITE)
-    return IdSet(snap.ids_where(where, args, kinds))
-
-
-#: Most kind restrictions whose IdSet one generation keeps.
-_KIND_SETS_MAX = 32
-
-
-def _kinds_allowed(loaded: Generation, rec: RecordTable, kinds: list[str] | None) -> Any:
-    """The IdSet of the records of ``kinds``, from the generation's record
-    table ``rec`` (``loaded.records``): the same ids as
-    ``Snapshot.ids_where(None, [], kinds)``, without SQL.  Kept per
-    generation (a walk restricts every search of its seeds to the same
-    kinds); threads racing on a new key compute equal sets, and the one
-    stored last is kept."""
-    from rowvoi.index.idset import IdSet
-
-    key = tuple(sorted(set(kinds or ())))
-    got = loaded.kind_sets.get(key)
-    if got is None:
-        codes = [i for i, k in enumerate(rec.kinds) if k in key]
-        got = IdSet(rec.ids[np.isin(rec.kind, codes)])
-        if len(loaded.kind_sets) < _KIND_SETS_MAX:
-            loaded.kind_sets[key] = got
-    return got
-
-
-def none_allowed(loaded: Generation, filtered: bool, kinds: list[str] | None) -> str:
-    """Why a filter and surface restriction allow no record."""
-    have = [] if loaded.records is None else loaded.records.kinds
-    if kinds is not None and not set(kinds) & set(have):
-        s = "s" if len(kinds) > 1 else ""
-        return (
-            f"the corpus has no surfaces of kind{s} {', '.join(map(repr, kinds))} "
-            f"(its kinds: {', '.join(have) or 'none'})"
-        )
-    if kinds is not None and filtered:
-        s = "s" if len(kinds) > 1 else ""
-        return f"no record of kind{s} {', '.join(map(repr, kinds))} matches the filter"
-    return "no record matches the filter"
 
 
 #: Why a search of an all-zero query vector finds nothing.
@@ -437,6 +364,22 @@ _NO_IDS = np.zeros(0, dtype=np.int64)
 _NO_SCORES = np.zeros(0, dtype=np.float64)
 
 
+def _order(
+    table: RecordTable, pos: np.ndarray, scores: np.ndarray, tie: np.ndarray | None = None
+) -> np.ndarray:
+    """The permutation that ranks records (positions ``pos`` in ``table``)
+    by score, descending, then ``tie`` descending (when given: a second key
+    for equal scores, one value per record), then artifact id, then surface
+    index -- the order of search results, independent of record ids (a
+    stable total order)."""
+    n = len(scores)
+    if n < 2 or np.count_nonzero(scores[1:] < scores[:-1]) == n - 1:
+        return np.arange(len(scores))  # no equal scores: already in order
+    if tie is None:
+        return np.lexsort((table.surface[pos], table.art[pos], -scores))
+    return np.lexsort((table.surface[pos], table.art[pos], -tie, -scores))
+
+
 def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     """Candidates in result order: score, then artifact id, then surface
     index -- an order that does not depend on the build history (record ids
@@ -446,7 +389,7 @@ def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     ids = np.asarray(ids, dtype=np.int64)
     sc = np.asarray(scores, dtype=np.float64)
     pos = table.positions(ids)
-    o = table.order(pos, sc)
+    o = _order(table, pos, sc)
     return _Ranked(ids[o], sc[o], pos[o])
 
 
@@ -463,30 +406,32 @@ def _grown(fetch_k: int, bound: int) -> int:
 
 
 def rank(
-    loaded: Generation,
-    snap: Snapshot | None,
+    opened: Opened,
     query: str,
     qvec: np.ndarray | None,
-    allowed: Any,
     p: Params,
     name: str | None,
 ) -> SearchHits:
-    """The hits of a search of the opened generation ``loaded``: its
-    indexes and record table, the records ``allowed`` (an IdSet, or None:
-    all), the query's text and, for a dense or hybrid search of a corpus
-    with vectors, its unit embedding ``qvec``; hits carry ``name`` as their
-    source. ``snap`` (of that generation) is needed only when the table
-    holds no texts.
+    """The hits of a search of the generation ``opened`` for it
+    (:meth:`~rowvoi.corpus.storage.generation.Generations.read`): its
+    indexes and record table, the records its filter allows, the query's
+    text and, for a dense or hybrid search of a corpus with vectors, its
+    unit embedding ``qvec``; hits carry ``name`` as their source. Nothing
+    else is read (the hits' rows, when the table holds no texts, come from
+    ``opened`` too).
 
     When the per-artifact collapse leaves fewer than ``k`` artifacts while
     an index's candidates were cut at ``fetch_k`` (more records could
     follow), the search runs again with :func:`_grown` candidates, until
     ``k`` artifacts are found or no list is cut (every index exhausted)."""
+    if opened.none_allowed is not None:
+        return SearchHits.empty(opened.none_allowed)
+    loaded, allowed = opened.gen, opened.allowed
     table = loaded.records
     assert table is not None
     collapse = p.per_artifact and not table.one_per_artifact
     while True:
-        hits, cut = _fetch(loaded, snap, query, qvec, allowed, p, name)
+        hits, cut = _fetch(opened, query, qvec, p, name)
         if collapse and cut and len(hits) < p.k:
             # (the records a search could return: where every index is exhausted)
             bound = len(table) if allowed is None else min(len(table), len(allowed))
@@ -499,11 +444,9 @@ def rank(
 
 
 def _fetch(
-    loaded: Generation,
-    snap: Snapshot | None,
+    opened: Opened,
     query: str,
     qvec: np.ndarray | None,
-    allowed: Any,
     p: Params,
     name: str | None,
 ) -> tuple[list[SearchHit], bool]:
@@ -511,6 +454,7 @@ def _fetch(
     index (``qvec`` already embedded): the hits, and whether a candidate
     list was cut at ``fetch_k`` (an index returned all it was asked for, or
     the fused list was longer), so that more candidates could follow."""
+    loaded, allowed = opened.gen, opened.allowed
     table = loaded.records
     assert table is not None
     want_dense = p.mode in ("dense", "hybrid")
@@ -576,7 +520,7 @@ def _fetch(
     if p.weights:
         w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
         scores = cands.scores * w[table.kind[cands.pos]]
-        o = table.order(cands.pos, scores)
+        o = _order(table, cands.pos, scores)
         cands = _Ranked(cands.ids[o], scores[o], cands.pos[o])
     if p.mode == "hybrid" and p.fusion == "rrf":
         cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
@@ -611,7 +555,7 @@ def _fetch(
     if table.has_text:
         fields = table.hits_fields(pos)
     else:
-        rows = _rows(snap, loaded.generation, id_list)
+        rows = opened.rows(id_list)
         fields = []
         for cid in id_list:
             row = rows[cid]
@@ -660,7 +604,7 @@ def _dense_hits(
     holding the texts: :func:`_dense_hits_reference`'s result, built in
     one compiled pass (:func:`rowvoi.corpus._hot.dense_hits`: positions,
     collapse, texts, metadata, hits). Candidates with equal scores are
-    first put in result order here (:meth:`RecordTable.order`); an id the
+    first put in result order here (:func:`_order`); an id the
     table lacks raises :class:`~rowvoi.errors.IndexFormatError`
     (:meth:`RecordTable.positions`)."""
     ht = table._hits
@@ -677,7 +621,7 @@ def _dense_hits(
         if scores.dtype != np.float32:
             scores = scores.astype(np.float64)
         pos = table.positions(ids)
-        o = table.order(pos, scores)
+        o = _order(table, pos, scores)
         hits = _dense_hits_c(ht, ids[o], scores[o], pos[o], p.k, collapse, name, answered, p.mode)
     return hits
 
@@ -703,7 +647,7 @@ def _dense_hits_reference(
     # the result order (score, artifact, surface): the index's order unless
     # two candidates have equal scores
     if not all(map(operator.gt, sc_list, sc_list[1:])):
-        o = table.order(pos, scores)
+        o = _order(table, pos, scores)
         ids, scores, pos = ids[o], scores[o], pos[o]
         sc_list = scores.tolist()
     k = p.k
@@ -741,13 +685,6 @@ def _dense_hits_reference(
             new_hit(artifact_id, kind, s, text, meta, name, surface_index, id_list[i], why)
         )
     return hits
-
-
-def _rows(snap: Snapshot | None, generation: int, ids: list[int]) -> dict[int, dict[str, Any]]:
-    """The hits' rows, read from a snapshot of their generation."""
-    if snap is None or snap.generation != generation:
-        raise Stale()
-    return snap.rows(ids)
 
 
 def _fuse(
@@ -825,7 +762,7 @@ def _break_rrf_ties(
     tied = np.isin(sc, shared)
     tie = np.zeros(len(sc), dtype=np.float64)
     tie[tied] = _blend_scores(loaded, query, qvec, dense, lex, cands.ids[tied], p)
-    o = table.order(cands.pos, sc, tie)
+    o = _order(table, cands.pos, sc, tie)
     known = dict(zip(cands.ids[tied].tolist(), tie[tied].tolist()))
     return _Ranked(cands.ids[o], sc[o], cands.pos[o]), known
 

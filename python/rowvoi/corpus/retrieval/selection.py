@@ -206,6 +206,14 @@ def _has_evidence(hit: SearchHit) -> bool:
     return isinstance(ev, numbers.Real) and not isinstance(ev, bool) and math.isfinite(ev)
 
 
+def _top_evidence(hits: Sequence[SearchHit]) -> float | None:
+    """The best :func:`floor_score` of ``hits`` when they carry evidence (a
+    hybrid RRF search's: what floors compare), else ``None``."""
+    if not any(h.explain is not None and "evidence" in h.explain for h in hits):
+        return None
+    return max(floor_score(h) for h in hits)
+
+
 def ranked(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """The hits sorted by score, highest first; equal scores keep input order.
 

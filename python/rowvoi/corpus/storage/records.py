@@ -352,21 +352,6 @@ class RecordTable:
             )
         return pos
 
-    def order(
-        self, pos: np.ndarray, scores: np.ndarray, tie: np.ndarray | None = None
-    ) -> np.ndarray:
-        """The permutation that ranks records (positions ``pos``) by score,
-        descending, then ``tie`` descending (when given: a second key for
-        equal scores, one value per record), then artifact id, then surface
-        index -- the order of search results, independent of record ids (a
-        stable total order)."""
-        n = len(scores)
-        if n < 2 or np.count_nonzero(scores[1:] < scores[:-1]) == n - 1:
-            return np.arange(len(scores))  # no equal scores: already in order
-        if tie is None:
-            return np.lexsort((self.surface[pos], self.art[pos], -scores))
-        return np.lexsort((self.surface[pos], self.art[pos], -tie, -scores))
-
     def artifact_id(self, i: int) -> str:
         """The artifact id of the record at position ``i``."""
         return self._artifact_ids[int(self.art[i])]
