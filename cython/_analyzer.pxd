@@ -28,7 +28,7 @@ cdef inline int text_ptr(object text, const char **p, Py_ssize_t *n, str what) e
 
 
 cdef inline int fill_options(rv_analyzer_options *o, dict d) except -1:
-    """Analyzer options from the dict rowvoi.text.Analyzer keeps."""
+    """Analyzer options from the dict rowvoi.index.text.Analyzer keeps."""
     rv_analyzer_options_init(o)
     o.lowercase = 1 if d["lowercase"] else 0
     o.strip_accents = 1 if d["strip_accents"] else 0

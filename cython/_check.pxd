@@ -42,7 +42,7 @@ cdef extern from "Python.h":
 
 
 cdef inline const void *idset_pointer(object capsule) except? NULL:
-    """The rv_idset behind a capsule from rowvoi._idset (NULL for None).
+    """The rv_idset behind a capsule from rowvoi.index._idset (NULL for None).
     The capsule keeps its set alive; hold it for the duration of the call."""
     if capsule is None:
         return NULL
@@ -50,7 +50,7 @@ cdef inline const void *idset_pointer(object capsule) except? NULL:
 
 
 cdef inline const void *flat_pointer(object capsule) except NULL:
-    """The rv_flat behind a capsule from rowvoi._flat (FlatHandle.capsule).
+    """The rv_flat behind a capsule from rowvoi.index._flat (FlatHandle.capsule).
     The capsule keeps its index alive; hold it for the duration of the
     call.  ValueError (PyCapsule's) for another object."""
     return _rv_capsule_pointer(capsule, b"rowvoi.rv_flat")

@@ -1,5 +1,6 @@
 # cython: language_level=3
 # Declarations mirroring include/rowvoi.h one to one (nogil throughout).
+from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "rowvoi.h" nogil:
@@ -544,3 +545,55 @@ cdef extern from "rowvoi.h" nogil:
                              float *scores, size_t capacity, size_t *n)
     rv_status rv_graph_score_docs(const rv_graph *graph, const float *query, size_t n,
                                   const int64_t *docs, float *scores)
+
+    # records.h
+    ctypedef enum rv_real:
+        RV_REAL_F32
+        RV_REAL_F64
+
+    rv_status rv_unit_vector(const void *x, rv_real type, size_t n, ptrdiff_t stride,
+                             float *out)
+    int rv_any_nonzero(const void *x, rv_real type, size_t n, ptrdiff_t stride)
+
+    ctypedef struct rv_strings:
+        const char *bytes
+        size_t size
+        const int64_t *offsets
+
+    ctypedef struct rv_records:
+        size_t n_records
+        const int64_t *ids
+        const int32_t *artifact
+        const int32_t *kind
+        size_t n_kinds
+        rv_strings texts
+        rv_strings metadata
+        size_t n_artifacts
+        rv_strings filter_fields
+        rv_strings artifact_ids
+
+    rv_status rv_records_check(const rv_records *table)
+
+    ctypedef enum rv_records_verdict:
+        RV_RECORDS_HITS
+        RV_RECORDS_TIE
+        RV_RECORDS_UNKNOWN
+
+    rv_status rv_records_hits(const rv_records *table, size_t n, const int64_t *ids,
+                              const void *scores, rv_real score_type, const int64_t *pos,
+                              size_t k, int collapse, int64_t *at, int64_t *rank,
+                              size_t *n_hits, rv_records_verdict *verdict)
+
+    ctypedef struct rv_records_search_params:
+        size_t k
+        size_t fetch_k
+        int collapse
+        uint32_t n_threads
+        rv_progress_fn progress
+        void *progress_ctx
+
+    void rv_records_search_params_init(rv_records_search_params *p)
+    rv_status rv_records_search(const rv_records *table, const rv_flat *index,
+                                const rv_records_search_params *params, const float *query,
+                                int64_t *at, int64_t *rank, float *scores, size_t *n_hits,
+                                rv_records_verdict *verdict)

@@ -5,7 +5,6 @@ grown by similarity, a neighbourhood as prompt text, and a safe walk.
 Run: python examples/graph_demo.py
 """
 
-from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (
     MemoryGraph,
     graph_to_text,
@@ -13,6 +12,7 @@ from rowvoi.graph import (
     reverse_dependency_policy,
     traverse,
 )
+from rowvoi.index.embed import HashingEmbedder
 
 EDGES = [
     # (src, dst, type, text, time)

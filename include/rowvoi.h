@@ -15,6 +15,7 @@
 **   hnsw.h   structural check of hnswlib graph files before hnswlib loads them
 **   hashing.h  feature-hashing text embedder (no model)
 **   graph.h  link graph (CSR): hops, facts, similarity-ordered selections
+**   records.h  record tables: a query's unit form, the hits of a dense search
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -29,5 +30,6 @@
 #include "rowvoi/hnsw.h"
 #include "rowvoi/hashing.h"
 #include "rowvoi/graph.h"
+#include "rowvoi/records.h"
 
 #endif /* ROWVOI_H */

@@ -2,13 +2,19 @@
 # Build the documentation (docs/) with every warning an error, then run
 # every example it shows (the doctest builder: each rendered docstring's
 # examples in its module's namespace, and the pages' own test blocks).
-# Uses the venv that scripts/test.sh made (or $ROWVOI_TEST_VENV), with rowvoi
-# installed in it; adds the `docs` extra's requirements from pyproject.toml.
+# Uses the test environment scripts/test.sh makes (build/test-venv, or
+# $ROWVOI_TEST_VENV), with rowvoi installed in it (made first when missing);
+# adds the `docs` extra's requirements from pyproject.toml.
 # Output: docs/_build/html/index.html.  Usage: bash scripts/docs.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV=${ROWVOI_TEST_VENV:-.venv}
+VENV=${ROWVOI_TEST_VENV:-build/test-venv}
+case $VENV in /*) ;; *) VENV=$PWD/$VENV ;; esac
 PY="$VENV/bin/python"
+if ! (cd tests && "$PY" -c "import rowvoi._setcover") 2>/dev/null; then
+    echo "docs: making the test environment ($VENV) with scripts/test.sh --install-only"
+    ROWVOI_TEST_VENV=$VENV bash scripts/test.sh --install-only
+fi
 
 # Only the extra's requirements: rowvoi itself is already installed, and
 # `pip install .[docs]` would build it again.

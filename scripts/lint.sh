@@ -3,26 +3,26 @@
 # any fails:
 #   ruff check, ruff format --check          (config: [tool.ruff] in pyproject.toml)
 #   mypy --strict over python/rowvoi         ([tool.mypy])
-#   mypy.stubtest: the compiled modules (cython/*.pyx) against their stubs
-#                  (python/rowvoi/_*.pyi; scripts/stubtest-allowlist.txt)
-#   clang-format --dry-run -Werror over the C of src/ include/ tests/c/ tests/fuzz/
+#   mypy.stubtest: the compiled modules (cython/[PACKAGE/]_NAME.pyx) against
+#                  their stubs (python/rowvoi/[PACKAGE/]_NAME.pyi;
+#                  scripts/stubtest-allowlist.txt)
+#   clang-format --dry-run -Werror over the C of src/ include/ tests/c/ tests/fuzz/ bench/c/
 # Usage: bash scripts/lint.sh [VENV]
-# VENV (default $ROWVOI_TEST_VENV or .venv, the one scripts/test.sh builds)
-# needs rowvoi and its test extra installed (mypy reads their types; stubtest
-# imports the compiled modules); it is created and filled when it lacks them.
+# VENV (default $ROWVOI_TEST_VENV or build/test-venv: the test environment
+# scripts/test.sh builds, never the .venv you work in) needs rowvoi and its
+# test extra installed (mypy reads their types; stubtest imports the compiled
+# modules); scripts/test.sh makes it when it is missing or lacks them.
 # The pinned tools (scripts/lint-requirements.txt) are installed into it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-VENV=${1:-${ROWVOI_TEST_VENV:-.venv}}
+VENV=${1:-${ROWVOI_TEST_VENV:-build/test-venv}}
+case $VENV in /*) ;; *) VENV=$PWD/$VENV ;; esac
 export HNSWLIB_NO_NATIVE=1  # hnswlib compiles on install; no -march=native
 
-if [ ! -x "$VENV/bin/python" ]; then
-    "$PY" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip
-fi
-if ! (cd tests && "../$VENV/bin/python" -c "import rowvoi._setcover, dask, kuzu") 2>/dev/null; then
-    "$VENV/bin/python" -m pip install --quiet ".[test]"
+if ! (cd tests && "$VENV/bin/python" -c "import rowvoi._setcover, dask, kuzu") 2>/dev/null; then
+    echo "lint: making the test environment ($VENV) with scripts/test.sh --install-only"
+    ROWVOI_TEST_VENV=$VENV bash scripts/test.sh --install-only
 fi
 "$VENV/bin/python" -m pip install --quiet -r scripts/lint-requirements.txt
 
@@ -40,22 +40,23 @@ step "ruff check" "$VENV/bin/ruff" check .
 step "ruff format" "$VENV/bin/ruff" format --check .
 step "mypy --strict" "$VENV/bin/python" -m mypy
 
-# Every compiled module, found from its .pyx; stubtest imports the installed
-# module and reads the stubs of this tree (MYPYPATH), run from tests/ so the
-# source package is not imported instead of the installed one.
+# Every compiled module, found from its .pyx (cython/index/_flat.pyx is
+# rowvoi.index._flat); stubtest imports the installed module and reads the
+# stubs of this tree (MYPYPATH), run from tests/ so the source package is not
+# imported instead of the installed one.
 modules=()
-for pyx in cython/*.pyx; do
-    name=$(basename "$pyx" .pyx)
-    modules+=("rowvoi.$name")
-done
+while IFS= read -r pyx; do
+    rel=${pyx#cython/}
+    modules+=("rowvoi.$(echo "${rel%.pyx}" | tr / .)")
+done < <(find cython -name '*.pyx' | sort)
 stubtest() {
-    (cd tests && MYPYPATH=../python "../$VENV/bin/python" -m mypy.stubtest \
+    (cd tests && MYPYPATH=../python "$VENV/bin/python" -m mypy.stubtest \
         --mypy-config-file ../scripts/stubtest-mypy.ini \
         --allowlist ../scripts/stubtest-allowlist.txt "${modules[@]}")
 }
 step "stubtest (${#modules[@]} compiled modules)" stubtest
 
-mapfile -t c_files < <(find src include tests/c tests/fuzz -path tests/fuzz/corpus -prune \
+mapfile -t c_files < <(find src include tests/c tests/fuzz bench/c -path tests/fuzz/corpus -prune \
     -o -type f \( -name '*.c' -o -name '*.h' \) -print | sort)
 step "clang-format (${#c_files[@]} files)" "$VENV/bin/clang-format" --dry-run -Werror "${c_files[@]}"
 

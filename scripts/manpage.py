@@ -18,7 +18,7 @@ from pathlib import Path
 from argparse_manpage.manpage import Manpage
 
 from rowvoi import __version__
-from rowvoi.cli import build_parser
+from rowvoi.cli.main import build_parser
 
 OUT = Path(__file__).resolve().parents[1] / "man" / "rowvoi.1"
 

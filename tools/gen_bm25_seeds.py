@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pathlib
 
-from rowvoi.lexical import BM25Index
-from rowvoi.text import Analyzer
+from rowvoi.index.lexical import BM25Index
+from rowvoi.index.text import Analyzer
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "tests" / "fuzz" / "corpus" / "bm25_load"
 

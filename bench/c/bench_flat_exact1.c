@@ -3,6 +3,8 @@
 ** int8-storage flat index (the corpus dense query path: rv_flat_search with
 ** params.exact on an int8 cosine index, one query, one thread).
 **
+** Built by `python -m bench build-c` (CMake option RV_BUILD_BENCH, target
+** bench_flat_exact1) and run by `python -m bench run c_flat_exact1`; or by hand:
 **   cc -O2 -std=c11 bench/c/bench_flat_exact1.c -Iinclude -Lbuild/rel -lrowvoi \
 **      -Wl,-rpath,$PWD/build/rel -lm -o bench_flat_exact1
 **   bench_flat_exact1 [n] [dim] [k] [calls] [rounds]

@@ -2,11 +2,13 @@
 ** bench_graph_csr: time rv_graph_create (the CSR build) through the C API,
 ** without Python, with the page faults of each build.
 **
+** Built by `python -m bench build-c` (CMake option RV_BUILD_BENCH, target
+** bench_graph_csr) and run by `python -m bench run c_graph_csr_ab`; or by hand:
 **   cc -O2 -std=c11 bench/c/bench_graph_csr.c $(python -m rowvoi.config --cflags --libs) \
 **      -o bench_graph_csr
 **   bench_graph_csr [nodes] [edges] [rounds] [order] [n_threads] [borrow]
 **
-** Builds the graph of bench/graph.py --part big without its vectors: nodes
+** Builds the graph of `python -m bench run graph --part big` without its vectors: nodes
 ** 0 .. nodes - 1, `edges` random edges (uniform ends, types 0 .. 3, random
 ** times), one document per node and one per 5th edge.  order is "random"
 ** (default) or "sorted" (edges ordered by source, as read from a table
@@ -16,7 +18,7 @@
 ** are borrowed, as rowvoi.graph.MemoryGraph builds.  Prints one JSON line per round (wall ms, CPU ms, minor page
 ** faults) and a last line with the median and a checksum of both
 ** adjacency directions (equal across thread counts and orders of runs).
-** bench/c/ab_graph_csr.py runs builds of it against two libraries
+** The c_graph_csr_ab study runs builds of it against two libraries
 ** alternately (bench/results/graph_csr.md).
 */
 #define _POSIX_C_SOURCE 200809L

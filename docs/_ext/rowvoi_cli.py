@@ -1,7 +1,7 @@
 """``.. rowvoi-cli::`` -- the ``rowvoi`` command's help, verb by verb.
 
 The text is argparse's own ``--help`` of the parser that ``rowvoi`` runs
-(``rowvoi.cli.build_parser``, the same source that ``scripts/manpage.py``
+(``rowvoi.cli.main.build_parser``, the same source that ``scripts/manpage.py``
 renders into ``man/rowvoi.1``), formatted at a fixed width so that the page
 does not depend on the terminal that built it. One section per verb, in
 the parser's order, so a new verb appears without editing the page.
@@ -55,7 +55,7 @@ class CliDirective(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        from rowvoi.cli import build_parser
+        from rowvoi.cli.main import build_parser
 
         parser = build_parser()
         text = _help(parser)

@@ -38,8 +38,8 @@
 **
 ** Cost: one pass over the bytes (two over the upper levels) and 4 bytes
 ** per element; 7.6 ms for 100,000 vectors of dimension 128 with M = 16 (a
-** 66 MB file), about 2% of what rowvoi.dense.HNSWIndex.load takes for that
-** index (bench/hnsw_load.py, bench/results/hnsw_load.md).
+** 66 MB file), about 2% of what rowvoi.index.hnsw.HNSWIndex.load takes for that
+** index (python -m bench run hnsw_load, bench/results/hnsw_load.md).
 **
 ** Thread-safety: reentrant; reads buf only.
 */

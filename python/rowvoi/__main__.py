@@ -2,6 +2,6 @@
 
 import sys
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 
 sys.exit(main())

@@ -36,7 +36,7 @@ API
     writes a bytes object.
 :func:`owner_tag`, :func:`owner_alive`
     the ``HOST-PID-RAND`` tags, for callers that name whole generations of
-    files (see :class:`rowvoi.dense.HNSWIndex`).
+    files (see :class:`rowvoi.index.hnsw.HNSWIndex`).
 :func:`sha256_file`
     the SHA-256 of a file's bytes, read in 1 MiB blocks (the checksum the
     files above are verified with).

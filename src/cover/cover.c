@@ -1,6 +1,7 @@
 /*
 ** Set cover problems: construction from CSR sets or from the row pairs of a
-** key problem, and the queries every solver shares.
+** key problem, the queries every solver shares, and the residual problem
+** left once the free sets are taken (solve.c and lp.c solve it).
 */
 #include <math.h>
 #include <stdlib.h>
@@ -319,4 +320,73 @@ rv_status rv_cover_covered(const rv_cover *p, const uint32_t *sel, size_t n_sel,
             mask[e] = (uint8_t)((acc[e >> 6] >> (e & 63)) & 1);
     rv__free(acc);
     return RV_OK;
+}
+
+/* ------------------------------------------------------ residual problems */
+
+/* Build the residual problem of p once the sets with is_free[s] are taken.
+** paid[k] gets the original index of residual set k (*n_paid of them) and
+** *free_covered the elements the free sets cover. */
+rv_status rv__cover_free_residual(const rv_cover *p, const uint8_t *is_free, rv_cover **res,
+                                  uint32_t *paid, size_t *n_paid, uint64_t *free_covered) {
+    size_t nw = p->nwords;
+    uint64_t *cov = rv__calloc(nw ? nw : 1, sizeof(uint64_t));
+    uint32_t *newid = NULL;
+    uint64_t *off = NULL;
+    uint32_t *el = NULL;
+    double *costs = NULL;
+    rv_status st = RV_OK;
+    if (!cov) return rv__nomem("the free sets' coverage");
+    for (size_t s = 0; s < p->n_sets; s++)
+        if (is_free[s])
+            for (size_t w = 0; w < nw; w++) cov[w] |= RV__SET(p, s)[w];
+    *free_covered = rv_bitset_count(cov, nw);
+    /* elements left: renumber in order */
+    uint64_t left = p->n_elements - *free_covered;
+    newid = rv__malloc((p->n_elements ? p->n_elements : 1) * sizeof(uint32_t));
+    if (!newid) {
+        st = rv__nomem("the residual element map");
+        goto out;
+    }
+    uint32_t next = 0;
+    for (uint64_t e = 0; e < p->n_elements; e++)
+        newid[e] = ((cov[e >> 6] >> (e & 63)) & 1) ? UINT32_MAX : next++;
+    size_t k = 0;
+    uint64_t nnz = 0;
+    for (size_t s = 0; s < p->n_sets; s++) {
+        if (is_free[s]) continue;
+        paid[k++] = (uint32_t)s;
+        const uint64_t *b = RV__SET(p, s);
+        for (size_t w = 0; w < nw; w++) nnz += rv__popcount64(b[w] & ~cov[w]);
+    }
+    *n_paid = k;
+    off = rv__malloc((k + 1) * sizeof(uint64_t));
+    el = rv__malloc((nnz ? nnz : 1) * sizeof(uint32_t));
+    costs = rv__malloc((k ? k : 1) * sizeof(double));
+    if (!off || !el || !costs) {
+        st = rv__nomem("the residual set cover problem");
+        goto out;
+    }
+    off[0] = 0;
+    uint64_t at = 0;
+    for (size_t i = 0; i < k; i++) {
+        const uint64_t *b = RV__SET(p, paid[i]);
+        for (size_t w = 0; w < nw; w++) {
+            uint64_t x = b[w] & ~cov[w];
+            while (x) {
+                el[at++] = newid[(w << 6) + rv__ctz64(x)];
+                x &= x - 1;
+            }
+        }
+        off[i + 1] = at;
+        costs[i] = p->costs[paid[i]];
+    }
+    st = rv_cover_create((size_t)left, k, off, el, costs, res);
+out:
+    rv__free(cov);
+    rv__free(newid);
+    rv__free(off);
+    rv__free(el);
+    rv__free(costs);
+    return st;
 }

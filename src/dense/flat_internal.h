@@ -1,9 +1,16 @@
 /*
-** Internals of the flat index, shared by flat.c, flat_kernels.c, flat_io.c.
+** Internals of the flat index, shared by its files:
+**   flat_build.c    create, add, delete, compact, the id map, accessors
+**   flat_search.c   batched top-k search and exact re-scoring
+**   flat_screen.c   the exact search of an int8 index (the screen)
+**   flat_kernels.c  the scoring kernels, picked per CPU
+**   flat_io.c       save and load
 */
 #ifndef ROWVOI_FLAT_INTERNAL_H
 #define ROWVOI_FLAT_INTERNAL_H
 
+#include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,7 +49,7 @@ typedef void (*rv__tile_q16_fn)(const int8_t *panel, size_t dim4, const int16_t 
 typedef void (*rv__tile_q16s_fn)(const int8_t *panel, const int16_t *q, const uint32_t *quads,
                                  size_t n_quads, int32_t *out);
 /* The screen's score intervals of one panel's first `lanes` rows
-** (rv__scan_chunk_screen in flat.c): with qb = (qs, alpha, beta),
+** (rv__scan_chunk_screen in flat_screen.c): with qb = (qs, alpha, beta),
 **   a = ((float)itile[l] * sc[l]) * qs,  b = (alpha qe[l] + beta qn[l]) + 1e-30,
 ** up[l] = a + b and lo[l] = a - b, each a float32 operation (any of them
 ** may be fused, which only drops roundings); a non-finite a or b (overflow)
@@ -116,7 +123,7 @@ struct rv_flat {
     float *rows;      /* F16/I8 only: cap_rows * dim */
     float *scale;     /* I8 only: per-row scale */
     int32_t *csum;    /* I8 only: per-row sum of the int8 codes */
-    /* I8 only, for the exact search's screen (see rv_flat_search in flat.c):
+    /* I8 only, for the exact search's screen (see flat_screen.c):
     ** upper bounds of |x - scale * code| and of |scale * code| (Euclidean
     ** norms) of each stored row x. */
     float *qerr;
@@ -130,6 +137,41 @@ struct rv_flat {
     size_t map_used;
 };
 
+/* Bounds of the rescore factor (rv_flat_options, rv_flat_search_params). */
+#define RV__DEFAULT_RESCORE 8u
+#define RV__MAX_RESCORE     1024u
+
+/* x rounded up to a multiple of m. */
+static inline size_t rv__round_up(size_t x, size_t m) {
+    return (x + m - 1) / m * m;
+}
+
+/* Bytes of one panel of 16 rows. */
+static inline size_t rv__panel_bytes(const rv_flat *ix) {
+    if (ix->storage == RV_FLAT_I8) return (size_t)ix->dim4 * RV__PANEL;
+    size_t elem = ix->storage == RV_FLAT_F32 ? 4 : ix->storage == RV_FLAT_F16 ? 2 : 1;
+    return (size_t)ix->dim * RV__PANEL * elem;
+}
+
+/* The smallest float >= x (x >= 0, finite). */
+static inline float rv__float_up(double x) {
+    float f = (float)x;
+    if ((double)f < x) f = nextafterf(f, INFINITY);
+    return f;
+}
+
+/* The row of a live id, or SIZE_MAX (the id map: open addressing, linear
+** probing, empty slots hold -1). */
+static inline size_t rv__map_find(const rv_flat *ix, int64_t id) {
+    if (!ix->map_cap) return SIZE_MAX;
+    size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
+    while (ix->map_key[i] != -1) {
+        if (ix->map_key[i] == id) return ix->map_row[i];
+        i = (i + 1) & mask;
+    }
+    return SIZE_MAX;
+}
+
 /* Internal add used by load: norm_given != 0 keeps cosine vectors as they
 ** are (they were normalised when first added). */
 rv_status rv__flat_add(rv_flat *index, size_t n, const float *vectors, const int64_t *ids,
@@ -138,5 +180,97 @@ rv_status rv__flat_add(rv_flat *index, size_t n, const float *vectors, const int
 /* Row r of the index as float32 (points into rows, or gathers from the
 ** float32 panels into tmp, dim floats). */
 const float *rv__flat_row(const rv_flat *index, size_t r, float *tmp);
+
+/* ------------------------------------------------------------- search */
+
+/* Search modes beside the rv_flat_storage values: exact scores from the
+** float32 rows of a compact-storage index; the exact search of an
+** int8-storage index, whose int8 copy screens the rows that the float32
+** rows then score (flat_screen.c). */
+#define RV__MODE_ROWS   3
+#define RV__MODE_SCREEN 4
+
+/* One candidate of a search. */
+typedef struct rv__hit {
+    float s; /* internal score: higher is better */
+    int64_t id;
+    size_t row;
+} rv__hit;
+
+/* a ranks before b: higher score, then lower id. */
+static inline int rv__hit_better(float sa, int64_t ia, float sb, int64_t ib) {
+    return sa > sb || (sa == sb && ia < ib);
+}
+
+/* Bounded heap with the worst hit at the root. */
+static inline void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
+    size_t i;
+    if (*n < cap) {
+        i = (*n)++;
+        while (i > 0) {
+            size_t p = (i - 1) / 2;
+            if (!rv__hit_better(h[p].s, h[p].id, x.s, x.id)) break;
+            h[i] = h[p];
+            i = p;
+        }
+        h[i] = x;
+        return;
+    }
+    if (!rv__hit_better(x.s, x.id, h[0].s, h[0].id)) return;
+    i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= cap) break;
+        if (c + 1 < cap && rv__hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id)) c++;
+        if (!rv__hit_better(x.s, x.id, h[c].s, h[c].id)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+/* One pass of a search (flat_search.c): the queries of the pass, packed,
+** the rows to skip, the panels to scan in chunks, and per thread a heap
+** per query. */
+typedef struct rv__search {
+    const rv_flat *ix;
+    size_t nq;              /* queries in this pass */
+    size_t kk;              /* heap size per query */
+    unsigned qb;            /* queries per kernel block */
+    size_t nqb;             /* query blocks */
+    int mode;               /* storage scanned: RV_FLAT_F32 / F16 / I8 */
+    const float *qpack_f;   /* float query blocks */
+    const uint8_t *qpack_b; /* int8 query blocks */
+    const float *qscale;    /* int8: per-query scale */
+    const float *qrows;     /* prepared queries, row-major (RV__MODE_ROWS) */
+    const int16_t *q16;     /* screen: int16 query codes, dim4 per query */
+    const float *qbound;    /* screen: per query (code scale, alpha, beta) */
+    const uint32_t *qnz;    /* screen: per query dim4/4 + 1: count, nonzero quads */
+    float *sc_u;            /* screen: [n_threads][chunk rows] upper bounds */
+    size_t *sc_row;         /* screen: [n_threads][chunk rows] their rows */
+    double *sc_lb;          /* screen: [n_threads][4 kk] lower bounds */
+    const uint8_t *skip;    /* per row: 1 = never return (dead or filtered) */
+    const size_t *panels;   /* panels holding at least one eligible row */
+    size_t chunk_panels;    /* panels per work item */
+    size_t n_panels;        /* entries of panels */
+    size_t n_chunks;
+    atomic_size_t next_chunk;
+    atomic_size_t done_chunks;
+    atomic_int stop;
+    rv__hit *heaps; /* [n_threads][nq][kk] */
+    size_t *counts; /* [n_threads][nq] */
+    float *tiles;   /* [n_threads][qb * 16] floats or int32 */
+    rv_progress_fn progress;
+    void *progress_ctx;
+    uint64_t progress_base, progress_total;
+    int interrupted;
+} rv__search;
+
+/* The screen (flat_screen.c).  rv__pack_queries_q16: the screen's form of
+** nq prepared queries; rv__scan_chunk_screen: work item c of a pass in
+** RV__MODE_SCREEN on thread t. */
+void rv__pack_queries_q16(const rv_flat *ix, const float *qn, size_t nq, int16_t *q16,
+                          float *qbound, uint32_t *qnz);
+void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c);
 
 #endif /* ROWVOI_FLAT_INTERNAL_H */

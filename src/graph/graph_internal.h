@@ -1,5 +1,12 @@
 /*
-** Internals of the graph engine, shared by graph.c, walk.c and select.c.
+** Internals of the graph engine, shared by its files:
+**   build.c   rv_graph_create and rv_graph_free: spec, node ids, endpoints,
+**             vectors
+**   csr.c     the adjacency (both CSR directions) and the document table
+**   arrays.c  the build's large arrays, recycled from build to build
+**   query.c   sizes, node ids, neighbours, degrees, edges, entity documents
+**   walk.c    breadth-first walks and neighbourhood facts
+**   select.c  document selections and top-k by vector similarity
 */
 #ifndef ROWVOI_GRAPH_INTERNAL_H
 #define ROWVOI_GRAPH_INTERNAL_H
@@ -38,7 +45,7 @@ static inline uint32_t rv__csr_edge(const rv__csr *c, uint32_t p) {
     return c->edge ? c->edge[p] : p;
 }
 
-/* One large array of a graph (graph.c recycles them). */
+/* One large array of a graph (arrays.c recycles them). */
 typedef struct rv__gblock {
     void *p;    /* the array (size bytes) */
     void *base; /* what rv__free takes: p, or the allocation p was aligned in */
@@ -56,7 +63,7 @@ struct rv_graph {
     rv__gblock blocks[RV__GRAPH_BLOCKS]; /* the arrays of the adjacency build:
                                             node_id .. ent_doc */
     unsigned n_blocks;
-    uint64_t birth; /* build number (graph.c's recycling) */
+    uint64_t birth; /* build number (arrays.c's recycling) */
     uint64_t mask;  /* slots - 1 (a power of two minus one) */
 
     rv__idx src, dst;      /* n_edges each */
@@ -145,8 +152,50 @@ static inline int rv__ent_has_docs(const rv_graph *g, uint32_t x) {
     return lo < hi;
 }
 
-/* Node index of an id, or -1. */
-int64_t rv__graph_find(const rv_graph *g, int64_t id);
+/* Node index of an id, or -1: the id table (node ids not 0 .. n-1) is
+** open addressing with linear probing, slots holding 1 + the node index
+** (build.c fills it). */
+static inline int64_t rv__graph_find(const rv_graph *g, int64_t id) {
+    if (g->identity_ids) return (id >= 0 && (uint64_t)id < g->n_nodes) ? id : -1;
+    if (!g->slots) return -1;
+    uint64_t i = rv__mix64((uint64_t)id) & g->mask;
+    for (;;) {
+        uint32_t s = g->slots[i];
+        if (!s) return -1;
+        if (g->node_id[s - 1] == id) return (int64_t)(s - 1);
+        i = (i + 1) & g->mask;
+    }
+}
+
+/* ---- the build's arrays (arrays.c) */
+
+/* Number a build that begins (the recycling's clock). */
+uint64_t rv__graph_build_begin(void);
+
+/* An array of size bytes (at least 1), recorded in list[*n]: a kept one
+** when there is one, else a fresh one (NULL when none can be had). */
+void *rv__graph_alloc(rv__gblock *list, unsigned *n, size_t size);
+
+/* Keep n arrays for later builds, first releasing those kept before build
+** `since` (0: none; UINT64_MAX: all); frees what is too small to keep or
+** finds no slot. */
+void rv__graph_keep(const rv__gblock *b, unsigned n, uint64_t since);
+
+/* Fault in the pages of the fresh arrays among b[0 .. n) on nt threads. */
+void rv__graph_populate(const rv__gblock *b, unsigned n, unsigned nt);
+
+/* ---- the adjacency (csr.c) */
+
+/* Bucket shift of the adjacency sort of n nodes and m edges; *packed: the
+** bucket offsets fit the slots beside the edge indexes. */
+unsigned rv__graph_bucket_shift(size_t n, size_t m, int *packed);
+
+/* The rest of a build after the endpoints: both CSR directions, edge types
+** and times, the document table.  ordered: bit 0 sources in order, bit 1
+** destinations; count: the edges per bucket (2 * buckets, out then in), or
+** NULL to count them here. */
+rv_status rv__graph_build_csr(rv_graph *g, const rv_graph_spec *s, unsigned ordered, unsigned nt,
+                              const uint32_t *count);
 
 /* Window tests (w NULL: everything is inside). */
 static inline int rv__in_window(int64_t t, const int64_t *w) {
@@ -169,15 +218,6 @@ static inline int rv__bit(const uint64_t *b, size_t i) {
 static inline void rv__set(uint64_t *b, size_t i) {
     b[i >> 6] |= 1ull << (i & 63);
 }
-
-/* Check a selection of documents and mark it in a fresh bitmap of n_docs
-** bits (*selected, caller frees with rv__free). */
-rv_status rv__graph_mark_docs(const rv_graph *g, size_t n_sel, const int64_t *sel,
-                              uint64_t **selected);
-
-/* Unit query (cosine) or a copy (inner product) into q (dim floats);
-** RV_E_INVALID_ARG naming a bad component. */
-rv_status rv__graph_query(const rv_graph *g, const float *query, float *q);
 
 /* Score of document d against a prepared query. */
 static inline float rv__graph_score(const rv_graph *g, const float *q, uint32_t d) {

@@ -14,11 +14,57 @@
 ** same.)  For the same reason an entity's neighbourhood is gathered once,
 ** however many of its documents are selected: an entity-expanded bitmap.
 */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/parallel.h"
 #include "graph_internal.h"
+
+/* ------------------------------------------------------------- arguments */
+
+/* Check a selection of documents and mark it in a fresh bitmap of n_docs
+** bits (*selected, the caller frees it with rv__free). */
+static rv_status rv__graph_mark_docs(const rv_graph *g, size_t n_sel, const int64_t *sel,
+                                     uint64_t **selected) {
+    *selected = NULL;
+    if (n_sel && !sel) return rv__error(RV_E_INVALID_ARG, "sel is NULL");
+    RV__CHECK_SIZE(n_sel, sizeof *sel, "n_sel");
+    for (size_t i = 0; i < n_sel; i++)
+        if (sel[i] < 0 || (uint64_t)sel[i] >= g->n_docs)
+            return rv__error(RV_E_RANGE, "sel[%zu] = %lld: the graph has %zu documents", i,
+                             (long long)sel[i], g->n_docs);
+    uint64_t *b = (uint64_t *)rv__calloc(RV_BITSET_WORDS(g->n_docs) + 1, sizeof *b);
+    if (!b) return rv__nomem("the selection bitmap");
+    for (size_t i = 0; i < n_sel; i++) rv__set(b, (size_t)sel[i]);
+    *selected = b;
+    return RV_OK;
+}
+
+/* Unit query (cosine) or a copy (inner product) into q (dim floats);
+** RV_E_INVALID_ARG naming a bad component. */
+static rv_status rv__graph_query(const rv_graph *g, const float *query, float *q) {
+    if (!g->dim || !g->dot)
+        return rv__error(RV_E_STATE, "the graph holds no vectors: build it with dim > 0");
+    if (!query) return rv__error(RV_E_INVALID_ARG, "query is NULL");
+    double ss = 0;
+    for (uint32_t j = 0; j < g->dim; j++) {
+        if (!isfinite(query[j]))
+            return rv__error(RV_E_INVALID_ARG, "query[%u] = %g: queries must be finite", j,
+                             (double)query[j]);
+        ss += (double)query[j] * query[j];
+    }
+    if (g->metric == RV_METRIC_COSINE) {
+        if (!(ss > 0))
+            return rv__error(RV_E_INVALID_ARG, "the query is a zero vector: cosine needs "
+                                               "a nonzero query");
+        float inv = (float)(1.0 / sqrt(ss));
+        for (uint32_t j = 0; j < g->dim; j++) q[j] = query[j] * inv;
+    } else {
+        memcpy(q, query, g->dim * sizeof *q);
+    }
+    return RV_OK;
+}
 
 /* --------------------------------------------------------------- ranking */
 

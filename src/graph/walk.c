@@ -11,6 +11,20 @@
 
 #include "graph_internal.h"
 
+void rv_graph_walk_init(rv_graph_walk *walk) {
+    if (!walk) return;
+    memset(walk, 0, sizeof *walk);
+    walk->max_depth = 1;
+    walk->dir = RV_GRAPH_BOTH;
+}
+
+void rv_graph_facts_init(rv_graph_facts_params *p) {
+    if (!p) return;
+    memset(p, 0, sizeof *p);
+    p->depth = 3;
+    p->max_edges = 25;
+}
+
 /* A bitmap of the 65536 edge types (8 KiB on the stack is too much for
 ** some hosts' threads; it is allocated). */
 static rv_status rv__type_mask(const uint16_t *types, size_t n, const char *types_name,

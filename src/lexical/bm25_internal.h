@@ -226,7 +226,12 @@ static inline void rv__mark_dead(rv_bm25 *ix, uint32_t d) {
 
 /* The length norm of a document of dl terms under the current statistics
 ** (rv__norm_compute is the formula; ltab caches it). */
-float rv__norm_compute(const rv_bm25 *ix, uint32_t dl);
+static inline float rv__norm_compute(const rv_bm25 *ix, uint32_t dl) {
+    const rv_bm25_params *p = &ix->par;
+    double ratio = ix->avgdl > 0 ? (double)dl / ix->avgdl : 0.0;
+    double B = (1.0 - p->b) + p->b * ratio;
+    return (float)(p->variant == RV_BM25_L ? B : p->k1 * B);
+}
 
 static inline float rv__norm(const rv_bm25 *ix, uint32_t dl) {
     return dl < ix->ltab_n ? ix->ltab[dl] : rv__norm_compute(ix, dl);

@@ -72,13 +72,6 @@ double rv__idf(const rv_bm25 *ix, uint64_t df_) {
     }
 }
 
-float rv__norm_compute(const rv_bm25 *ix, uint32_t dl) {
-    const rv_bm25_params *p = &ix->par;
-    double ratio = ix->avgdl > 0 ? (double)dl / ix->avgdl : 0.0;
-    double B = (1.0 - p->b) + p->b * ratio;
-    return (float)(p->variant == RV_BM25_L ? B : p->k1 * B);
-}
-
 /* Recompute avgdl, the length-norm table and the g(tf, dl) table.  No
 ** allocation; O(ltab_n * RV__GTF). */
 void rv__bm25_refresh(rv_bm25 *ix) {

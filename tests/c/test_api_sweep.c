@@ -215,6 +215,9 @@ typedef struct sw {
     int fd;
     rv_belief_options bo;
     rv_hasher_options ho;
+    rv_records rt;
+    rv_records_search_params rsp;
+    rv_records_verdict rvd;
     unsigned char image[1 << 16];
 } sw;
 
@@ -1670,6 +1673,120 @@ static int64_t call_hasher_embed_batch(sw *s) {
                                  P(const uint64_t *, 2), Z(0), 1, P(float *, 3));
 }
 
+/* ---- records.h */
+
+/* A table of the three records of g_fl (ids 10, 11, 12) over two artifacts:
+** texts "abc", no metadata, artifact ids "xy". */
+static const int64_t R_IDS[3] = {10, 11, 12};
+static const int32_t R_ART[3] = {0, 1, 0}, R_KIND[3] = {0, 0, 1};
+static const int64_t R_OFF_REC[4] = {0, 1, 2, 3}, R_OFF_EMPTY[4] = {0, 0, 0, 0};
+static const int64_t R_OFF_ART[3] = {0, 1, 2};
+
+static void records_table(rv_records *t) {
+    memset(t, 0, sizeof *t);
+    t->n_records = 3;
+    t->ids = R_IDS;
+    t->artifact = R_ART;
+    t->kind = R_KIND;
+    t->n_kinds = 2;
+    t->texts = (rv_strings){"abc", 3, R_OFF_REC};
+    t->metadata = (rv_strings){NULL, 0, R_OFF_EMPTY};
+    t->n_artifacts = 2;
+    t->filter_fields = (rv_strings){NULL, 0, R_OFF_EMPTY};
+    t->artifact_ids = (rv_strings){"xy", 2, R_OFF_ART};
+}
+
+static void init_unit_vector(sw *s) {
+    memcpy(s->f32a, VECS, DIM * sizeof(float));
+    s->p[0] = s->f32a;
+    s->z[0] = DIM;
+    s->p[1] = s->f32b;
+}
+static int64_t call_unit_vector(sw *s) {
+    return rv_unit_vector(P(const void *, 0), RV_REAL_F32, Z(0), sizeof(float), P(float *, 1));
+}
+static int64_t call_any_nonzero(sw *s) {
+    return rv_any_nonzero(P(const void *, 0), RV_REAL_F32, Z(0), sizeof(float));
+}
+static void init_records_check(sw *s) {
+    records_table(&s->rt);
+    s->p[0] = &s->rt;
+    s->p[1] = (void *)s->rt.ids;
+    s->p[2] = (void *)s->rt.artifact;
+    s->p[3] = (void *)s->rt.kind;
+    s->p[4] = (void *)s->rt.texts.offsets;
+    s->z[0] = s->rt.n_records;
+    s->z[1] = s->rt.n_artifacts;
+}
+static int64_t call_records_check(sw *s) {
+    s->rt.ids = P(const int64_t *, 1);
+    s->rt.artifact = P(const int32_t *, 2);
+    s->rt.kind = P(const int32_t *, 3);
+    s->rt.texts.offsets = P(const int64_t *, 4);
+    s->rt.n_records = Z(0);
+    s->rt.n_artifacts = Z(1);
+    return rv_records_check(P(const rv_records *, 0));
+}
+static void init_records_hits(sw *s) {
+    records_table(&s->rt);
+    s->p[0] = &s->rt;
+    s->z[0] = 2; /* n */
+    s->i64a[0] = 12;
+    s->i64a[1] = 10;
+    s->p[1] = s->i64a;
+    s->f32a[0] = 0.5f;
+    s->f32a[1] = 0.25f;
+    s->p[2] = s->f32a;
+    s->i64b[0] = 2;
+    s->i64b[1] = 0;
+    s->p[3] = s->i64b; /* pos */
+    s->z[1] = 2;       /* k */
+    s->p[4] = s->i64c;
+    s->p[5] = s->i64d;
+    s->p[6] = &s->n1;
+    s->p[7] = &s->rvd;
+}
+static int64_t call_records_hits(sw *s) {
+    return rv_records_hits(P(const rv_records *, 0), Z(0), P(const int64_t *, 1),
+                           P(const void *, 2), RV_REAL_F32, P(const int64_t *, 3), Z(1), 1,
+                           P(int64_t *, 4), P(int64_t *, 5), P(size_t *, 6),
+                           P(rv_records_verdict *, 7));
+}
+static void init_records_search_params(sw *s) {
+    s->p[0] = &s->rsp;
+}
+static int64_t call_records_search_params_init(sw *s) {
+    rv_records_search_params_init(P(rv_records_search_params *, 0));
+    return P(rv_records_search_params *, 0) ? (int64_t)s->rsp.k : -1;
+}
+static void init_records_search(sw *s) {
+    records_table(&s->rt);
+    rv_records_search_params_init(&s->rsp);
+    s->rsp.fetch_k = 3;
+    s->rsp.n_threads = 1;
+    s->p[0] = &s->rt;
+    s->p[1] = g_fl;
+    s->p[2] = &s->rsp;
+    memcpy(s->f32a, VECS, DIM * sizeof(float));
+    s->p[3] = s->f32a;
+    s->p[4] = s->i64a;
+    s->p[5] = s->i64b;
+    s->p[6] = s->f32b;
+    s->p[7] = &s->n1;
+    s->p[8] = &s->rvd;
+    s->z[0] = 2; /* params->k */
+}
+static int64_t call_records_search(sw *s) {
+    if (s->p[2]) { /* (fetch_k >= k: a k of SIZE_MAX is sized by the index) */
+        s->rsp.k = Z(0);
+        if (s->rsp.fetch_k < Z(0)) s->rsp.fetch_k = Z(0);
+    }
+    return rv_records_search(P(const rv_records *, 0), P(const rv_flat *, 1),
+                             P(const rv_records_search_params *, 2), P(const float *, 3),
+                             P(int64_t *, 4), P(int64_t *, 5), P(float *, 6), P(size_t *, 7),
+                             P(rv_records_verdict *, 8));
+}
+
 /* ------------------------------------------------------------- the table */
 
 static const sw_case CASES[] = {
@@ -2313,6 +2430,45 @@ static const sw_case CASES[] = {
      call_hasher_embed_batch,
      {PTR("h", INV), PTR("data", INV), PTR("offsets", INV), SZN("n", OK, RNG, "data offsets out"),
       PTR("out", INV)}},
+
+    /* records.h */
+    {"rv_unit_vector",
+     1,
+     OK,
+     init_unit_vector,
+     call_unit_vector,
+     {PTR("x", INV), SZN("n", OK, RNG, "x out"), PTR("out", INV)}},
+    {"rv_any_nonzero", 0, 1, init_unit_vector, call_any_nonzero, {PTR("x", 0), SZ("n", 0, 0)}},
+    {"rv_records_check",
+     1,
+     OK,
+     init_records_check,
+     call_records_check,
+     {PTR("table", INV), PTR("table->ids", INV), PTR("table->artifact", INV),
+      PTR("table->kind", INV), PTRM("table->texts.offsets", INV, "texts.offsets"),
+      SZM("table->n_records", INV, RNG, ""), SZM("table->n_artifacts", INV, RNG, "")}},
+    {"rv_records_hits",
+     1,
+     OK,
+     init_records_hits,
+     call_records_hits,
+     {PTR("table", INV), SZN("n", OK, RNG, "ids scores pos"), PTR("ids", INV), PTR("scores", OK),
+      PTR("pos", OK), SZ("k", INV, OK), PTR("at", INV), PTR("rank", INV), PTR("n_hits", INV),
+      PTR("verdict", INV)}},
+    {"rv_records_search_params_init",
+     0,
+     10,
+     init_records_search_params,
+     call_records_search_params_init,
+     {PTR("p", -1)}},
+    {"rv_records_search",
+     1,
+     OK,
+     init_records_search,
+     call_records_search,
+     {PTR("table", INV), PTR("index", INV), PTR("params", INV), PTR("query", INV), PTR("at", INV),
+      PTR("rank", INV), PTR("scores", INV), PTR("n_hits", INV), PTR("verdict", INV),
+      SZ("params->k", INV, OK)}},
 };
 
 #define N_CASES (sizeof CASES / sizeof CASES[0])

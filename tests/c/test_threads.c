@@ -1,7 +1,7 @@
 /*
 ** Shared objects under concurrent callers.  Each threaded kernel -- the
-** belief MI scan, flat search, BM25 batch search and the hashing
-** embedder's batch -- is called from four threads at once on one shared
+** belief MI scan, flat search, a record table's search, BM25 batch search
+** and the hashing embedder's batch -- is called from four threads at once on one shared
 ** object, every call itself fanning out on several worker threads, and
 ** every answer must equal the single-threaded reference bit for bit.  The
 ** ThreadSanitizer tier of .ci/run (RV_SANITIZE=thread) runs this file and
@@ -153,6 +153,87 @@ static void test_flat_search_shared_index(void) {
     }
 }
 
+/* ------------------------------------------------- a record table's search */
+
+/* one query over REC_N rows of REC_D: 2^21 row-dimension products, the
+** size at which the index's scan fans out */
+enum { REC_N = 32768, REC_D = 64, REC_Q = 6, REC_K = 8, REC_ART = 5000 };
+typedef struct {
+    const rv_records *t;
+    const rv_flat *ix;
+    const float *q;
+} rec_data;
+
+/* Per query: REC_K positions, ranks and score bits, then the count and
+** the verdict. */
+static rv_status rec_call(const rec_data *d, unsigned fan, int64_t *out) {
+    rv_records_search_params p;
+    rv_records_search_params_init(&p);
+    p.k = REC_K;
+    p.fetch_k = 5 * REC_K;
+    p.collapse = 1;
+    p.n_threads = fan;
+    memset(out, 0, REC_Q * (3 * REC_K + 2) * sizeof *out);
+    for (size_t i = 0; i < REC_Q; i++) {
+        int64_t *o = out + i * (3 * REC_K + 2);
+        float sc[REC_K];
+        size_t n = 0;
+        rv_records_verdict v;
+        rv_status st =
+            rv_records_search(d->t, d->ix, &p, d->q + i * REC_D, o, o + REC_K, sc, &n, &v);
+        if (st) return st;
+        for (size_t h = 0; h < n; h++) memcpy(o + 2 * REC_K + h, sc + h, sizeof sc[h]);
+        o[3 * REC_K] = (int64_t)n;
+        o[3 * REC_K + 1] = v;
+    }
+    return RV_OK;
+}
+
+static void *rec_caller(caller *c) {
+    c->st = rec_call(c->shared, c->fan, c->out);
+    return NULL;
+}
+
+static void test_records_search_shared_table(void) {
+    rv_flat_options o;
+    rv_flat_options_init(&o);
+    o.dim = REC_D;
+    rv_flat *ix = NULL;
+    ASSERT_OK(rv_flat_create(&o, &ix));
+    float *v = malloc((size_t)REC_N * REC_D * sizeof *v);
+    int64_t *ids = malloc(REC_N * sizeof *ids), *off = calloc(REC_N + 1, sizeof *off);
+    int32_t *art = malloc(REC_N * sizeof *art), *kind = calloc(REC_N, sizeof *kind);
+    ASSERT_TRUE(v && ids && off && art && kind);
+    rv_rng rng;
+    rv_rng_seed(&rng, 17);
+    for (size_t i = 0; i < (size_t)REC_N * REC_D; i++) v[i] = (float)(rv_rng_uniform(&rng) * 2 - 1);
+    for (size_t i = 0; i < REC_N; i++) {
+        ids[i] = 3 * (int64_t)i + 1;
+        art[i] = (int32_t)(i % REC_ART);
+    }
+    ASSERT_OK(rv_flat_add(ix, REC_N, v, ids, NULL));
+    /* (every string empty: the offsets are zeros) */
+    rv_records t = {
+        REC_N,          ids,           art, kind, 1, {NULL, 0, off}, {NULL, 0, off}, REC_ART,
+        {NULL, 0, off}, {NULL, 0, off}};
+    ASSERT_OK(rv_records_check(&t));
+    rec_data d = {&t, ix, v + 100 * REC_D}; /* queries: rows 100 .. 105 */
+    static int64_t want[REC_Q * (3 * REC_K + 2)];
+    ASSERT_OK(rec_call(&d, 1, want));
+    for (size_t i = 0; i < REC_Q; i++) { /* each query's own row first */
+        EXPECT_EQ(want[i * (3 * REC_K + 2)], 100 + (int64_t)i);
+        EXPECT_EQ(want[i * (3 * REC_K + 2) + 3 * REC_K], REC_K);
+    }
+    caller proto = {rec_caller, &d, 0, NULL, sizeof want, RV_OK};
+    run_callers(proto, want);
+    free(v);
+    free(ids);
+    free(off);
+    free(art);
+    free(kind);
+    rv_flat_free(ix);
+}
+
 /* ------------------------------------------------------- BM25 batch search */
 
 enum { BM_DOCS = 1500, BM_Q = 40, BM_K = 8 };
@@ -271,6 +352,7 @@ static void test_hashing_batch_shared_hasher(void) {
 int main(void) {
     RUN_TEST(test_mi_shared_inputs);
     RUN_TEST(test_flat_search_shared_index);
+    RUN_TEST(test_records_search_shared_table);
     RUN_TEST(test_bm25_batch_shared_index);
     RUN_TEST(test_hashing_batch_shared_hasher);
     return RV_TEST_SUMMARY();

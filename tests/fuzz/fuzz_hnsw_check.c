@@ -1,6 +1,6 @@
 /*
 ** Fuzz target for rv_hnsw_check, the structural check that stands between
-** an hnswlib graph file and hnswlib (rowvoi.dense.HNSWIndex.load).
+** an hnswlib graph file and hnswlib (rowvoi.index.hnsw.HNSWIndex.load).
 **
 ** Input: one mode byte, an 11-byte description, then the graph file's
 ** bytes (the seeds are files hnswlib 0.8 wrote; tests/fuzz/corpus/

@@ -26,19 +26,40 @@ def frame_factory():
 # ------------------------------------------------- Cranfield with MiniLM
 # Embedding the 1,400 Cranfield abstracts with MiniLM takes one to three
 # minutes on two cores; two test modules need that corpus.  It is built
-# once per session into a directory, closed (so docs.sqlite holds every
+# once per run into a directory, closed (so docs.sqlite holds every
 # committed page: the last connection to close checkpoints the WAL), and
 # each module gets a copy of the directory: what one changes (a rebuild, a
-# saved calibration) never reaches another.
+# saved calibration) never reaches another.  Under pytest-xdist the workers
+# share the one build (the first to need it builds it under a file lock in
+# the run's temporary folder; the others wait for it).
 
 
 @pytest.fixture(scope="session")
 def _cranfield_minilm_dir(tmp_path_factory):
+    import fcntl
+    import os
+    import shutil
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    root = base / "cranfield-minilm"
+    path = root / "cranfield"
+    with open(base / "cranfield-minilm.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "built").exists():
+            shutil.rmtree(root, ignore_errors=True)  # what a failed build left
+            root.mkdir()
+            _build_cranfield_minilm(path)
+            (root / "built").touch()
+    return path
+
+
+def _build_cranfield_minilm(path):
     from test_corpus_cranfield import DOCS
 
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping
 
-    path = tmp_path_factory.mktemp("cranfield-minilm") / "cranfield"
     store = CorpusStore(path, name="cranfield")
     src = from_mapping(DOCS, name="cranfield", strategy=WholeText(), embedder="minilm")
     build(src, store=store, progress=False)
@@ -46,7 +67,6 @@ def _cranfield_minilm_dir(tmp_path_factory):
     store.close()
     leftovers = sorted(p.name for p in path.iterdir() if p.name.endswith(("-wal", "-shm")))
     assert not leftovers, f"the corpus was not closed cleanly: {leftovers}"
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from rowvoi.errors import IndexFormatError, StateError
-from rowvoi.lexical import VARIANTS, BM25Index
-from rowvoi.text import Analyzer
+from rowvoi.index.lexical import VARIANTS, BM25Index
+from rowvoi.index.text import Analyzer
 
 WORDS = [
     "apple",

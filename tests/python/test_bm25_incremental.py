@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rowvoi.errors import IndexFormatError
-from rowvoi.idset import IdSet
-from rowvoi.lexical import BM25Index
-from rowvoi.text import Analyzer
+from rowvoi.index.idset import IdSet
+from rowvoi.index.lexical import BM25Index
+from rowvoi.index.text import Analyzer
 
 WORDS = ["apple", "banana", "cherry", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
 PLAIN = Analyzer(stem=False, stopwords=False)
@@ -182,7 +182,7 @@ def test_format_1_files_ask_for_a_rebuild(tmp_path):
 def test_changes_cost_the_change_not_the_index():
     """Work of an add or delete does not grow with the index: compared by
     the postings touched, not by time (timing belongs to
-    bench/bm25_incremental.py)."""
+    bench/suites/bm25_incremental.py)."""
     rng = np.random.default_rng(8)
     vocab = [f"w{i}" for i in range(3000)]
     docs = [" ".join(vocab[min(int(x), 2999)] for x in rng.pareto(0.8, 30)) for _ in range(20000)]

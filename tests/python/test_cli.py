@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ROOT / "examples" / "data" / "customers.csv"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rowvoi.cli import build_parser, main
+from rowvoi.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ROOT / "examples" / "data" / "customers.csv"

@@ -1,6 +1,6 @@
 """The rules every verb of the ``rowvoi`` command keeps (issue 28).
 
-* One exit-code rule (``rowvoi._cli_common.EXIT_RULE``): every verb and
+* One exit-code rule (``rowvoi.cli._common.EXIT_RULE``): every verb and
   subverb, enumerated from the argparse parser itself, exits 2 for a usage
   error (an unknown flag, every bad value of every typed option, an unknown
   choice of every option with choices), 1 for a well-formed request that
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-import rowvoi._cli_common as common
-from rowvoi._cli_common import EXIT_RULE, printable
-from rowvoi.cli import build_parser, main
+import rowvoi.cli._common as common
+from rowvoi.cli._common import EXIT_RULE, printable
+from rowvoi.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(sys.modules["rowvoi"].__file__).parent  # the imported package, installed or not
@@ -152,7 +152,7 @@ def usage_cases():
                 rejects = getattr(action.type, "rejects", None)
                 assert rejects, (
                     f"rowvoi {' '.join(path)} {label}: its type has no `rejects`; use a "
-                    "type of rowvoi._cli_common (bounded numbers, names, lists) or list "
+                    "type of rowvoi.cli._common (bounded numbers, names, lists) or list "
                     "the inputs it refuses"
                 )
                 bad_values += list(rejects)
@@ -489,8 +489,8 @@ def test_ask_prompts_and_outcome_are_escaped(capsys, hostile, monkeypatch):
 
 WARNER = """
 import sys, warnings
-import rowvoi.corpus.cli as corpus_cli
-from rowvoi.cli import main
+import rowvoi.cli.corpus as corpus_cli
+from rowvoi.cli.main import main
 real = corpus_cli._cmd_ls
 def noisy(args):
     warnings.warn("odd file \\x1b[2Jname", UserWarning)
@@ -516,7 +516,7 @@ def test_warnings_are_shown_escaped(tmp_path):
 # ------------------------------------------------------- non-regular files
 RUNNER = """
 import contextlib, io, json, sys, time
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 for argv in json.loads(sys.argv[1]):
     err, t = io.StringIO(), time.monotonic()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

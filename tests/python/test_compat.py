@@ -429,7 +429,7 @@ def test_14_rag_guide_example_lives_where_the_guide_says():
 
 # 15 (command line) ----------------------------------------------------
 def test_15_cli_costs_accept_free_columns_and_refuse_negatives(capsys, tmp_path):
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     table = tmp_path / "customers.csv"
     CUSTOMERS.to_csv(table, index=False)

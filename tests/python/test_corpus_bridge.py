@@ -52,7 +52,7 @@ def kb():
 def test_token_counts_use_the_minilm_tokenizer():
     from tokenizers import Tokenizer
 
-    from rowvoi.embed import locate_minilm
+    from rowvoi.index.embed import locate_minilm
 
     tok = Tokenizer.from_file(str(locate_minilm()[1]))
     tok.no_padding()
@@ -70,7 +70,7 @@ def test_token_counts_use_the_minilm_tokenizer():
 
 def test_token_count_fallback_is_documented_and_warned(monkeypatch):
     import rowvoi.rag.corpus as bridge
-    from rowvoi.embed import ModelNotFoundError
+    from rowvoi.index.embed import ModelNotFoundError
 
     def missing(path):
         raise ModelNotFoundError("the MiniLM tokenizer is not installed")

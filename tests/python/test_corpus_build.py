@@ -26,8 +26,8 @@ from rowvoi.corpus import (
     records_for_artifact,
     search,
 )
-from rowvoi.embed import HashingEmbedder
 from rowvoi.errors import QueryError
+from rowvoi.index.embed import HashingEmbedder
 
 
 class Counting:
@@ -464,7 +464,7 @@ def test_surface_restriction_from_the_record_table(home):
     """A surfaces-only restriction comes from the generation's record table
     (no SQL), kept per generation: the same ids as the SQL listing, every
     kind subset, and a new generation's records seen."""
-    from rowvoi.corpus.retrieve import _kinds_allowed
+    from rowvoi.corpus.storage.generation import _kinds_allowed
 
     docs = {
         f"d{i}": {"title": f"wing {i}", "body": f"lift and drag {i}", "note": f"n {i}"}
@@ -479,7 +479,7 @@ def test_surface_restriction_from_the_record_table(home):
     subsets = [[], ["title"], ["body", "title"], ["note", "body", "title"], ["missing"]]
     subsets.append(["title", "missing"])
     with c.store.snapshot() as snap:
-        loaded = c._indexes(snap, lexical=True, dense=True, records=True)
+        loaded = c._generations.open(snap, lexical=True, dense=True, records=True)
         for kinds in subsets:
             got = _kinds_allowed(loaded, loaded.records, kinds)
             assert sorted(got) == snap.ids_where(None, [], kinds).tolist()
@@ -501,7 +501,7 @@ def test_surface_restriction_from_the_record_table(home):
     docs["d99"] = {"title": "wing 99", "body": "b", "note": "n"}
     c = build(from_mapping(docs, name="k", **meta))
     with c.store.snapshot() as snap:
-        loaded = c._indexes(snap, lexical=True, dense=True, records=True)
+        loaded = c._generations.open(snap, lexical=True, dense=True, records=True)
         assert len(_kinds_allowed(loaded, loaded.records, ["title"])) == n_title + 1
     assert "d99" in {h.artifact_id for h in search(c, "wing 99", mode="lexical", surfaces="title")}
 

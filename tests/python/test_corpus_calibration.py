@@ -32,7 +32,7 @@ from rowvoi.corpus import (
     search,
     select,
 )
-from rowvoi.corpus.calibration import (
+from rowvoi.corpus.retrieval.calibration import (
     abstention_rates,
     best_floor,
     calibration_problem,
@@ -40,7 +40,7 @@ from rowvoi.corpus.calibration import (
     stored_calibration,
     top_scores,
 )
-from rowvoi.corpus.selection import floor_score
+from rowvoi.corpus.retrieval.selection import floor_score
 
 DOCS = {
     "wing": "lift and drag of a thin swept wing at high angle of attack",
@@ -314,6 +314,7 @@ def test_saving_takes_the_builder_lock_and_checks_the_corpus_did_not_change():
         c.store.set_calibration("", {"min_score": 1.0})
 
 
+@pytest.mark.stress
 def test_recalibrating_while_discovering_from_threads():
     c = corpus()
     calibrate_min_score(c, IN, OUT, mode="lexical")
@@ -350,7 +351,7 @@ def test_recalibrating_while_discovering_from_threads():
 
 
 # ------------------------------------------------------------------ CLI
-from rowvoi.cli import main  # noqa: E402
+from rowvoi.cli.main import main  # noqa: E402
 
 
 def run(*argv):

@@ -10,7 +10,7 @@ Target (issue 11): the calibrated floors of dense, blend and RRF searches
 answer >= 95 % of the held-out in-scope queries and refuse >= 95 % of the
 held-out far queries. The near set is harder (its queries share words and
 meaning with aerodynamics); it is guarded, not targeted, here, and
-reported by ``bench/calibration.py``.
+reported by the ``calibration`` benchmark (``python -m bench run calibration``).
 """
 
 import warnings
@@ -20,12 +20,19 @@ import pytest
 from test_corpus_cranfield import QUERIES
 
 from rowvoi.corpus import calibrate_min_score, discover
-from rowvoi.corpus.calibration import abstention_rates, best_floor, read_queries, top_scores
+from rowvoi.corpus.retrieval.calibration import (
+    abstention_rates,
+    best_floor,
+    read_queries,
+    top_scores,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "abstention"
 FAR = read_queries(DATA / "far_out_of_scope.txt")
 NEAR = read_queries(DATA / "near_out_of_scope.txt")
 CONFIGS = [("dense", "rrf"), ("hybrid", "blend"), ("hybrid", "rrf")]
+# one worker builds the Cranfield corpus (conftest.py) and runs every test that uses it
+pytestmark = pytest.mark.xdist_group("cranfield-minilm")
 
 
 def test_query_sets():

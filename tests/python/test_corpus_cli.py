@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusStore
 
 

@@ -12,7 +12,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from rowvoi.corpus import Chunked, CorpusStore, build, from_mapping, retrieve, search
+from rowvoi.corpus import Chunked, CorpusStore, build, from_mapping, search
+from rowvoi.corpus.retrieval import rank as retrieve
 
 N_BIG, N_SMALL, BIG_CHUNKS = 3, 15, 120
 QUERY = "wing lift flutter"
@@ -194,7 +195,7 @@ def test_cli_search_on_a_chunked_hnsw_corpus_returns_k(tmp_path, monkeypatch, ca
     ``--hnsw`` in chunks, dense (HNSW and exact) and every other mode."""
     import json
 
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
     recs = tmp_path / "docs.jsonl"

@@ -13,6 +13,7 @@ with the hashing embedder and is checked on lexical quality and on giving
 the same hits as the Python API.
 """
 
+import importlib.util
 import json
 import math
 import os
@@ -30,13 +31,16 @@ DATA = ROOT / "tests" / "data" / "cranfield"
 
 
 def smart_records(path):
-    """The records of a SMART-format file (the parser of bench/cranfield.py)."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        from cranfield import _records
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    return _records(str(path))
+    """The records of a SMART-format file (the benchmarks' parser,
+    bench/_common/cranfield.py, loaded by path: it needs only the standard
+    library)."""
+    spec = importlib.util.spec_from_file_location(
+        "_bench_cranfield", ROOT / "bench" / "_common" / "cranfield.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look the module up by name
+    spec.loader.exec_module(mod)
+    return mod.records(str(path))
 
 
 DOCS = {
@@ -84,6 +88,7 @@ def minilm_corpus(cranfield_minilm):
     return cranfield_minilm  # conftest.py: built once per session, copied per module
 
 
+@pytest.mark.xdist_group("cranfield-minilm")  # one worker builds and uses the corpus
 def test_minilm_ndcg_per_mode(minilm_corpus):
     # each query embedded once (a text's vector does not depend on its batch)
     vecs = minilm_corpus.embedder.embed(QUERIES)
@@ -104,6 +109,7 @@ def test_minilm_ndcg_per_mode(minilm_corpus):
     assert got["blend"] >= 0.416, got
 
 
+@pytest.mark.xdist_group("cranfield-minilm")  # one worker builds and uses the corpus
 def test_minilm_incremental_rebuild_keeps_quality(minilm_corpus):
     # ten edited abstracts: only those are embedded again, quality holds
     docs = dict(DOCS)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rowvoi.corpus import CorpusStore, Fields, WholeText, build, from_mapping, search
-from rowvoi.dense import FlatIndex
+from rowvoi.index.flat import FlatIndex
 
 
 def _vectors(texts):
@@ -88,7 +88,7 @@ def test_loaded_flat_index_is_frozen():
         store=CorpusStore.memory(),
     )
     assert search(corpus, "lift", mode="dense", k=1)[0].artifact_id == "a"
-    index = corpus._loaded.dense
+    index = corpus._generations.loaded.dense
     assert isinstance(index, FlatIndex)
     with pytest.raises(RuntimeError, match="read-only"):
         index.add(np.ones((1, 8), dtype=np.float32), ids=[99])
@@ -103,11 +103,11 @@ def _corpus_of(n, seed):
 
 
 def test_compiled_dense_search_is_taken_and_hands_back_ties(monkeypatch):
-    """A dense search of a vector answers through rowvoi._hot.dense_search
+    """A dense search of a vector answers through rowvoi.corpus._hot.dense_search
     (one call), except where that call hands back (equal scores near the
     top): then the general path answers, with the same hits as weights of
     1.0 give; float64, strided and float32 vectors alike."""
-    from rowvoi.corpus import retrieve
+    from rowvoi.corpus.retrieval import rank as retrieve
 
     calls = []
     real = retrieve._dense_search_c
@@ -174,6 +174,7 @@ def test_compiled_dense_search_keeps_the_errors():
     assert _hits(search(corpus, "q", query_vector=v.astype(v.dtype.newbyteorder()))) == want
 
 
+@pytest.mark.stress
 def test_compiled_dense_search_from_many_threads():
     """Eight threads search one corpus for two seconds through the compiled
     call (the GIL released in the scan): every answer is the one a single

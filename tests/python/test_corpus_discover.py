@@ -1,4 +1,4 @@
-"""rowvoi.corpus.fusion, .disclosure, .discovery and .tools: rank fusion across
+"""rowvoi.corpus.retrieval.fusion, .disclosure, .discovery and .tools: rank fusion across
 sources, federated discovery with per-source floors, tools."""
 
 import json
@@ -6,8 +6,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from rowvoi.corpus import fuse_hits
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.fusion import fuse_hits
 
 
 def hit(aid, score, source=None, **meta):
@@ -182,7 +182,7 @@ from rowvoi.corpus import (  # noqa: E402
     sentence_window_policy,
     tools,
 )
-from rowvoi.corpus.disclosure import allowed_roots, read_pointer  # noqa: E402
+from rowvoi.corpus.retrieval.disclosure import allowed_roots, read_pointer  # noqa: E402
 
 
 def sel_of(*hits):
@@ -662,7 +662,7 @@ def test_numpy_free_json_through_hits_with_numpy_metadata():
 import contextlib  # noqa: E402
 import io  # noqa: E402
 
-from rowvoi.cli import main  # noqa: E402
+from rowvoi.cli.main import main  # noqa: E402
 
 
 def run_cli(args):

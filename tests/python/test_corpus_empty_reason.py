@@ -8,11 +8,11 @@ import pickle
 import numpy as np
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusStore, Fields, SearchHits, build, from_mapping, search
-from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import collapsed_tree_policy, reverse_dependency_policy, traverse
-from rowvoi.graph.walk import MemorySurfaces
+from rowvoi.graph.surfaces import MemorySurfaces
+from rowvoi.index.embed import HashingEmbedder
 
 DOCS = {
     "a": {"title": "wing lift", "body": "lift and drag of a thin wing", "year": 1960},

@@ -10,6 +10,7 @@ judgements dropped, gain = 5 - grade.
 """
 
 import contextlib
+import importlib.util
 import io
 import json
 import os
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusStore, open_corpus, search
 from rowvoi.corpus.eval import DiscoveryCase, save_cases, to_qrels
 
@@ -30,12 +31,16 @@ DATA = ROOT / "tests" / "data" / "cranfield"
 
 
 def _records(path):
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        from cranfield import _records as parse
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    return parse(str(path))
+    """The records of a SMART-format file (the benchmarks' parser,
+    bench/_common/cranfield.py, loaded by path: it needs only the standard
+    library)."""
+    spec = importlib.util.spec_from_file_location(
+        "_bench_cranfield", ROOT / "bench" / "_common" / "cranfield.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look the module up by name
+    spec.loader.exec_module(mod)
+    return mod.records(str(path))
 
 
 def cranfield_cases():

@@ -1,4 +1,4 @@
-"""rowvoi.corpus.expansion: stitching with overlap removal, window and parent
+"""rowvoi.corpus.retrieval.expansion: stitching with overlap removal, window and parent
 policies, errors."""
 
 import json
@@ -17,7 +17,7 @@ from rowvoi.corpus import (
     from_mapping,
     search,
 )
-from rowvoi.corpus.expansion import (
+from rowvoi.corpus.retrieval.expansion import (
     MIN_OVERLAP,
     Passage,
     SeedNotFound,

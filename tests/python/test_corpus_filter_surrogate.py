@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusStore, build, from_mapping, search
 from rowvoi.errors import QueryError
 

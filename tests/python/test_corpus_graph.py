@@ -1,4 +1,4 @@
-"""The link graph inside a corpus: edges at build time (rowvoi.corpus.edges),
+"""The link graph inside a corpus: edges at build time (rowvoi.corpus.indexing.edges),
 CorpusGraph (CSR per generation), traverse / selections on a corpus, and the
 ``rowvoi graph`` verb."""
 
@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from rowvoi.corpus import CorpusStore, Fields, build, from_mapping, fuse_hits, search
-from rowvoi.corpus.edges import (
+from rowvoi.corpus.indexing.edges import (
     CombinedEdges,
     EdgeList,
     FieldEdges,
@@ -213,7 +213,7 @@ def test_bad_extractor_fails_the_build_and_commits_nothing():
         def extract(self, artifact_id, raw, fields):
             return ["not a link"]
 
-    with pytest.raises(TypeError, match=r"not rowvoi\.corpus\.edges\.Link"):
+    with pytest.raises(TypeError, match=r"not rowvoi\.corpus\.Link"):
         build(_src({"a": {"text": "x2", "links": ["b"]}, "b": "y"}), store=store, edges=Broken())
     assert _links(c) == {("a", "LINKS", "", "b")}
     with c.store.snapshot() as snap:
@@ -515,7 +515,7 @@ def home(tmp_path, monkeypatch):
 
 
 def _run(argv):
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -1,6 +1,6 @@
-"""The compiled hot path of a corpus search (rowvoi._hot) against its
+"""The compiled hot path of a corpus search (rowvoi.corpus._hot) against its
 Python reference: the dense hits built by ``dense_hits`` equal those of
-``retrieve._dense_hits_reference`` field for field (texts, metadata,
+``rank._dense_hits_reference`` field for field (texts, metadata,
 ``explain``, order, types) on hypothesis-chosen record tables with equal
 scores, several surfaces per artifact, surface metadata, filter fields and
 non-ASCII text; ``unit_query`` equals its definition (a float64 sum of
@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi import _hot
-from rowvoi.corpus import CorpusStore, build, from_mapping, retrieve, search
+from rowvoi.corpus import CorpusStore, _hot, build, from_mapping, search
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.records import RecordTable, _json_bytes, _Strings
+from rowvoi.corpus.retrieval import rank
+from rowvoi.corpus.storage.records import RecordTable, _json_bytes, _Strings
 from rowvoi.errors import IndexFormatError
 
 TEXTS = ["", "wing", "Lift and drag", "Flügel — Auftrieb", "θ = 3°", "a\u0000b", "🛩 high"]
@@ -92,13 +92,11 @@ def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, an
     rng = np.random.default_rng(seed)
     t = _table(arts, rng)
     ids, scores = _candidates(t, rng, n, sort)
-    p = retrieve._Params(
-        k, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False
-    )
+    p = rank.Params(k, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False)
     c = SimpleNamespace(name=name)
     for sc in (scores, scores.astype(np.float64)):
-        want = retrieve._dense_hits_reference(c, t, ids, sc, answered, p)
-        got = retrieve._dense_hits(c, t, ids, sc, answered, p)
+        want = rank._dense_hits_reference(c.name, t, ids, sc, answered, p)
+        got = rank._dense_hits(c.name, t, ids, sc, answered, p)
         assert _fields(got) == _fields(want)
         assert got == want
     # the compiled builder alone declines candidates not strictly best
@@ -115,10 +113,10 @@ def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, an
 def test_hits_are_independent_objects():
     t = _table(["a", "b"], np.random.default_rng(3))
     ids, scores = t.ids[:2].copy(), np.float32([0.5, 0.25])
-    p = retrieve._Params(2, "dense", "rrf", 60, 0.5, 8.0, None, False, None, 2, "auto", False)
+    p = rank.Params(2, "dense", "rrf", 60, 0.5, 8.0, None, False, None, 2, "auto", False)
     c = SimpleNamespace(name=None)
-    h1 = retrieve._dense_hits(c, t, ids, scores, "flat", p)
-    h2 = retrieve._dense_hits(c, t, ids, scores, "flat", p)
+    h1 = rank._dense_hits(c.name, t, ids, scores, "flat", p)
+    h2 = rank._dense_hits(c.name, t, ids, scores, "flat", p)
     h1[0].metadata["x"] = 1
     h1[0].explain["answered_by"].append("bm25")
     assert "x" not in h2[0].metadata and h2[0].explain["answered_by"] == ["flat"]
@@ -133,15 +131,15 @@ def test_an_unknown_id_raises_as_the_reference():
     bad = int(t.ids.max()) + 7
     ids = np.array([int(t.ids[0]), bad], dtype=np.int64)
     scores = np.float32([0.5, 0.25])
-    p = retrieve._Params(2, "dense", "rrf", 60, 0.5, 8.0, None, True, None, 50, "auto", False)
+    p = rank.Params(2, "dense", "rrf", 60, 0.5, 8.0, None, True, None, 50, "auto", False)
     c = SimpleNamespace(name=None)
-    for fn in (retrieve._dense_hits, retrieve._dense_hits_reference):
+    for fn in (rank._dense_hits, rank._dense_hits_reference):
         with pytest.raises(IndexFormatError, match=f"record id {bad} is in the index files"):
-            fn(c, t, ids, scores, "flat", p)
+            fn(c.name, t, ids, scores, "flat", p)
     # also beyond the k kept: every candidate must be a record
     p1 = p._replace(k=1, per_artifact=False)
     with pytest.raises(IndexFormatError, match=f"record id {bad}"):
-        retrieve._dense_hits(c, t, ids, scores, "flat", p1)
+        rank._dense_hits(c.name, t, ids, scores, "flat", p1)
 
 
 @settings(max_examples=60, deadline=None)
@@ -288,6 +286,21 @@ def test_unit_query_is_its_definition_bit_for_bit(data, dtype, step):
         assert _hot.unit_query(x.astype(np.float64)).tobytes() == got.tobytes()
 
 
+def test_unit_query_rounds_every_operation():
+    # a vector whose first component comes out one float apart when the
+    # third square is added by a fused multiply-add (one rounding fewer):
+    # the rule's result, as _unit_reference computes it, not the fused one
+    x = np.array(
+        [
+            float.fromhex(h)
+            for h in ("-0x1.b582164065512p-1", "0x1.da375b2fa0b84p-2", "-0x1.b8048c6b71b38p-3")
+        ]
+    )
+    got = _hot.unit_query(x)
+    assert float(got[0]) == float.fromhex("-0x1.b7886p-1") != float.fromhex("-0x1.b7885ep-1")
+    assert got.view(np.uint32).tolist() == _unit_reference(x, np.float64).view(np.uint32).tolist()
+
+
 def test_unit_query_zero_overflow_and_refusals():
     assert _hot.unit_query(np.zeros(3, dtype=np.float32)).tolist() == [0.0, 0.0, 0.0]
     # squares overflowing double: the norm is inf and the components zeros,
@@ -343,11 +356,11 @@ def test_query_vector_is_unit_query():
     ):
         flat = np.asarray(v).reshape(-1)
         want = _unit_reference(flat, np.float64)
-        assert retrieve._query_vector(v).view(np.uint32).tolist() == want.view(np.uint32).tolist()
-    assert not retrieve._query_vector(np.zeros(4)).any()
+        assert rank.query_vector(v).view(np.uint32).tolist() == want.view(np.uint32).tolist()
+    assert not rank.query_vector(np.zeros(4)).any()
     for bad in ([np.nan, 1.0], np.array([1.0, np.inf], dtype=np.float32), np.ones((2, 2)), []):
         with pytest.raises(ValueError, match="query_vector must be one finite vector"):
-            retrieve._query_vector(bad)
+            rank.query_vector(bad)
 
 
 def test_search_through_the_compiled_builder():
@@ -372,25 +385,25 @@ def test_search_through_the_compiled_builder():
         hits = search(corpus, "wing heat", k=5, per_artifact=per_artifact)
         assert hits and all(h.metadata["year"] >= 1950 for h in hits)
         assert any("chunk_index" in h.metadata for h in hits)
-        cur = corpus._loaded
-        q = retrieve._query_vector(corpus.embedder.embed(["wing heat"])[0])
+        cur = corpus._generations.loaded
+        q = rank.query_vector(corpus.embedder.embed(["wing heat"])[0])
         ids, sc = cur.dense._search_vector(q, 50 if per_artifact else 5, True, 1)
-        p = retrieve._Params(
+        p = rank.Params(
             5, "dense", "rrf", 60, 0.5, 8.0, None, per_artifact, None, 50, "auto", False
         )
-        assert hits == retrieve._dense_hits_reference(corpus, cur.records, ids, sc, "flat", p)
+        assert hits == rank._dense_hits_reference(corpus.name, cur.records, ids, sc, "flat", p)
 
 
 def test_dense_search_hands_back_what_it_does_not_decide():
-    """rowvoi._hot.dense_search: hits equal to dense_hits of the index's own
+    """rowvoi.corpus._hot.dense_search: hits equal to dense_hits of the index's own
     candidates; None for vectors the general path must judge and for equal
     scores; [] for a zero vector; bad arguments refused."""
-    from rowvoi.dense import FlatIndex
+    from rowvoi.index.flat import FlatIndex
 
     docs = {f"d{i}": f"wing {i} lift {i % 4}" for i in range(30)}
     corpus = build(from_mapping(docs, embedder="hashing:16"), store=CorpusStore.memory())
     search(corpus, "wing", mode="dense")
-    cur = corpus._loaded
+    cur = corpus._generations.loaded
     ht, cap, threads, one = cur.fast
     assert isinstance(cur.dense, FlatIndex) and one and threads == 1
 
@@ -398,7 +411,7 @@ def test_dense_search_hands_back_what_it_does_not_decide():
         return _hot.dense_search(ht, cap, x, k, fetch_k, False, kplus1, 1, None, "flat", "dense")
 
     q = np.random.default_rng(2).standard_normal(16)
-    ids, sc = cur.dense._search_vector(retrieve._query_vector(q), 50, True, 1)
+    ids, sc = cur.dense._search_vector(rank.query_vector(q), 50, True, 1)
     want = _hot.dense_hits(ht, ids, sc, None, 5, False, None, "flat", "dense")
     assert want is not None
     assert run(q) == want == run(np.repeat(q, 2)[::2]) == run(q, kplus1=True)
@@ -418,7 +431,7 @@ def test_dense_search_hands_back_what_it_does_not_decide():
         store=CorpusStore.memory(),
     )
     search(twins, "heat", mode="dense")
-    tw = twins._loaded.fast
+    tw = twins._generations.loaded.fast
     v = twins.embedder.embed(["heat flow"])[0]
     assert _hot.dense_search(tw[0], tw[1], v, 1, 2, False, True, 1, None, "flat", "dense") is None
     with pytest.raises(ValueError, match="need 1 <= k <= fetch_k"):

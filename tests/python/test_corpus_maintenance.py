@@ -11,18 +11,16 @@ import time
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import CorpusNotFound, CorpusStore, registry
-from rowvoi.corpus.maintenance import (
+from rowvoi.corpus.maintenance.policy import MaintenancePolicy, parse_duration, policy_from_spec
+from rowvoi.corpus.maintenance.runs import (
     MaintenanceBusy,
-    MaintenancePolicy,
     coverage,
     maintain,
     maintenance_dir,
     maintenance_log,
-    parse_duration,
     policy_for,
-    policy_from_spec,
     set_policy,
 )
 
@@ -228,8 +226,8 @@ def test_log_records_each_run(env):
 
 _HOLDER = textwrap.dedent("""
     import sys, time
-    from rowvoi.corpus.maintenance import maintenance_dir
-    from rowvoi.corpus.store import pid_lock
+    from rowvoi.corpus.maintenance.runs import maintenance_dir
+    from rowvoi.corpus.storage.lock import pid_lock
     maintenance_dir().mkdir(parents=True, exist_ok=True)
     with pid_lock(maintenance_dir() / "maintain.lock", lambda h: RuntimeError("busy")):
         print("held", flush=True)
@@ -356,7 +354,7 @@ def test_records_fetcher_module_attr(env, fetcher, capsys):
     # the CLI, in a fresh process, twice: the second does nothing and says so
     for expect in ("papers: nothing to do (source unchanged)",) * 2:
         proc = subprocess.run(
-            [sys.executable, "-m", "rowvoi.cli", "maintain", "--all"],
+            [sys.executable, "-m", "rowvoi", "maintain", "--all"],
             capture_output=True,
             text=True,
             env=quiet_env(),

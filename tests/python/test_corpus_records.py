@@ -17,11 +17,10 @@ from rowvoi.corpus import (
     build,
     from_mapping,
     open_corpus,
-    records as records_mod,
     search,
-    store as store_mod,
 )
-from rowvoi.corpus.records import RecordTable
+from rowvoi.corpus.storage import records as records_mod, store as store_mod, wal as wal_mod
+from rowvoi.corpus.storage.records import RecordTable
 from rowvoi.errors import IndexFormatError
 
 DOCS = {
@@ -141,7 +140,7 @@ def test_an_unchanged_generation_reads_no_sql(corpus):
 
 
 def test_without_the_wal_header_the_check_is_data_version(corpus, monkeypatch):
-    monkeypatch.setattr(store_mod, "_wal_header", lambda key: None)
+    monkeypatch.setattr(store_mod, "wal_header", lambda key: None)
     store = CorpusStore(corpus.store.path, name=corpus.name)
     reader = open_corpus(corpus.name, store=store)
     search(reader, "wing", mode="hybrid")  # loads the generation
@@ -161,7 +160,7 @@ def test_without_the_wal_header_the_check_is_data_version(corpus, monkeypatch):
 @pytest.mark.parametrize("wal_header", [True, False])
 def test_committed_generation_follows_other_connections(tmp_path, monkeypatch, wal_header):
     if not wal_header:
-        monkeypatch.setattr(store_mod, "_wal_header", lambda key: None)
+        monkeypatch.setattr(store_mod, "wal_header", lambda key: None)
     store = CorpusStore(tmp_path / "c")
     assert not store.exists()
     build(make_source(), store=store)
@@ -200,11 +199,11 @@ def test_the_commit_check_reads_the_wal_header_here(corpus):
     # on this platform (Linux, SQLite in WAL mode) the header is mapped: the
     # fallback is tested above by switching it off
     corpus.store.connection()
-    assert isinstance(corpus.store._local.wal, store_mod._WalHeader)
+    assert isinstance(corpus.store._local.wal, wal_mod.WalHeader)
 
 
-def _header(change: int, *, init: int = 1, version: int = store_mod._WAL_VERSION) -> bytes:
-    head = bytearray(store_mod._WAL_HEADER)
+def _header(change: int, *, init: int = 1, version: int = wal_mod._WAL_VERSION) -> bytes:
+    head = bytearray(wal_mod._WAL_HEADER)
     head[0:4] = version.to_bytes(4, sys.byteorder)
     head[8:12] = change.to_bytes(4, sys.byteorder)
     head[12] = init
@@ -216,7 +215,7 @@ def test_wal_header_reader_accepts_only_a_whole_valid_header(tmp_path):
     shm.write_bytes(_header(1)[:40])
     fd = os.open(shm, os.O_RDWR)
     try:
-        reader = store_mod._WalHeader(fd)
+        reader = wal_mod.WalHeader(fd)
         assert reader.token() is None  # too short
         for bad in (_header(1, init=0), _header(1) + _header(2)):
             os.pwrite(fd, bad * (2 if len(bad) == 48 else 1), 0)
@@ -225,7 +224,7 @@ def test_wal_header_reader_accepts_only_a_whole_valid_header(tmp_path):
         token = reader.token()
         assert token == _header(1) * 2 and reader.unchanged(token)
         # a commit mid-publication: the second copy first, then the first
-        os.pwrite(fd, _header(2), store_mod._WAL_HEADER)
+        os.pwrite(fd, _header(2), wal_mod._WAL_HEADER)
         assert reader.token() is None and not reader.unchanged(token)
         os.pwrite(fd, _header(2), 0)
         assert reader.token() == _header(2) * 2 and not reader.unchanged(token)
@@ -238,14 +237,14 @@ def test_wal_header_reader_accepts_only_a_whole_valid_header(tmp_path):
 def test_an_unknown_wal_index_layout_falls_back(tmp_path):
     db = tmp_path / "docs.sqlite"
     (tmp_path / "docs.sqlite-shm").write_bytes(_header(1, version=3007001) * 2 + bytes(40))
-    key = store_mod._pin(db)
+    key = wal_mod._pin(db)
     try:
-        assert store_mod._wal_header(key) is None
+        assert wal_mod.wal_header(key) is None
         (tmp_path / "docs.sqlite-shm").write_bytes(_header(1) * 2 + bytes(40))
-        assert store_mod._wal_header(key) is None  # the same file: decided once
+        assert wal_mod.wal_header(key) is None  # the same file: decided once
     finally:
-        store_mod._unpin(key)
-    assert key not in store_mod._SHM_FILES
+        wal_mod._unpin(key)
+    assert key not in wal_mod._SHM_FILES
 
 
 def test_a_wal_restart_is_a_change_but_not_a_new_generation(tmp_path):
@@ -350,7 +349,7 @@ def test_the_header_check_never_drops_sqlites_locks(tmp_path):
     a = CorpusStore(path)
     reader = open_corpus(store=a)
     assert search(reader, "wing flutter")
-    assert isinstance(a._local.wal, store_mod._WalHeader)
+    assert isinstance(a._local.wal, wal_mod.WalHeader)
     assert _dms(shm) == "held"
     # another store object on the same corpus opens and closes its connection
     b = CorpusStore(path)
@@ -373,10 +372,10 @@ def test_the_header_check_never_drops_sqlites_locks(tmp_path):
     assert search(reader, "hypersonic inlet", k=1)[0].artifact_id == "new"
     # all closed: the check's descriptors are closed too
     key = os.path.realpath(path / "docs.sqlite")
-    assert store_mod._SHM_FILES[key][0] >= 1
+    assert wal_mod._SHM_FILES[key][0] >= 1
     a.close()
     del builder
     gc.collect()
-    assert key not in store_mod._SHM_FILES
+    assert key not in wal_mod._SHM_FILES
     # (SQLite's last connection deletes the file; else nobody locks it now)
     assert not shm.exists() or _dms(shm) == "free"

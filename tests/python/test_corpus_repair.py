@@ -27,7 +27,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import (
     CorpusStore,
     EmbedderUnavailable,
@@ -39,8 +39,8 @@ from rowvoi.corpus import (
     search,
 )
 from rowvoi.corpus.embedders import make_embedder
-from rowvoi.corpus.repair import check, repair
-from rowvoi.corpus.vectors import CACHE_FILE, cache_info
+from rowvoi.corpus.maintenance.repair import check, repair
+from rowvoi.corpus.storage.vectors import CACHE_FILE, cache_info
 from rowvoi.errors import IndexFormatError
 
 WORDS = (
@@ -510,8 +510,8 @@ def test_interrupted_build_keeps_the_old_corpus_and_its_embeddings(home):
 
 _CHILD = textwrap.dedent("""
     import sys, time
-    import rowvoi.corpus.index as b
-    from rowvoi.cli import main
+    import rowvoi.corpus.indexing.build as b
+    from rowvoi.cli.main import main
     seen = [0]
     def hook(name):
         if name == "embedded":
@@ -571,7 +571,8 @@ def test_readme_when_something_breaks(tmp_path):
 
 
 def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
-    from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone, load_lexical
+    from rowvoi.corpus.storage.index_files import load_lexical
+    from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
 
     docs = make_docs(30)
     build(from_mapping(docs, name="c", embedder="hashing:32"))
@@ -587,3 +588,62 @@ def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
     (reader.store.path / "lexical.2.rvx").unlink()
     with pytest.raises(BaseFileDamaged, match=r"lexical\.2\.rvx: missing"):
         reader.store.confirm_damage(BaseFileGone(reader.store.path / "lexical.2.rvx"))
+
+
+def test_a_search_opens_its_generation_again_when_a_commit_replaced_its_files(home, monkeypatch):
+    # the race is storage's to settle: Generations.read's first snapshot is
+    # of generation 1, whose lexical file a compacting commit has deleted;
+    # it tells the race from damage and opens generation 2 on a fresh one
+    import contextlib
+
+    from rowvoi.corpus.storage.generation import Generations, Wanted
+
+    docs = make_docs(30)
+    build(from_mapping(docs, name="c", embedder="hashing:32"))
+    store = open_corpus("c").store
+    old = store.snapshot()
+    old_snap = old.__enter__()  # generation 1, still read
+    docs.update(make_docs(5, seed=2, prefix="z"))
+    build(from_mapping(docs, name="c", embedder="hashing:32"), compact=True)
+    assert not (store.path / "lexical.1.rvx").exists()
+    real = CorpusStore.snapshot
+    taken = []
+
+    @contextlib.contextmanager
+    def snapshot(self):
+        if not taken:
+            taken.append(old_snap.generation)
+            try:
+                yield old_snap
+            finally:
+                old.__exit__(None, None, None)
+        else:
+            with real(self) as snap:
+                taken.append(snap.generation)
+                yield snap
+
+    monkeypatch.setattr(CorpusStore, "snapshot", snapshot)
+    want = Wanted(True, False, False, None, None, "c", "corpus 'c'")
+    with Generations(store).read(want) as opened:
+        assert (opened.gen.generation, len(opened.gen.lexical)) == (2, 35)
+        assert opened.allowed is None and opened.none_allowed is None
+    # the stale snapshot, confirm_damage's look at what is committed, the retry
+    assert taken == [1, 2, 2]
+
+
+def test_a_corpus_that_keeps_changing_is_refused_after_the_retries(monkeypatch):
+    from rowvoi.corpus.storage.generation import RETRIES, Generations, Stale
+
+    c = build(from_mapping(make_docs(5), embedder="hashing:16"), store=CorpusStore.memory())
+    tries = []
+
+    def always_stale(self, snap, **kw):
+        tries.append(snap.generation)
+        raise Stale()
+
+    monkeypatch.setattr(Generations, "open", always_stale)
+    with pytest.raises(
+        RuntimeError, match=rf"kept changing during the search \({RETRIES} commits\)"
+    ):
+        search(c, "d1", mode="lexical")
+    assert tries == [1] * RETRIES

@@ -91,7 +91,7 @@ CHILD = textwrap.dedent("""
     import json, os, random, signal, sys, threading, time
     sys.path.insert(0, {tests!r})
     from rowvoi.corpus import build, from_mapping
-    import rowvoi.corpus.index as b
+    import rowvoi.corpus.indexing.build as b
     docs = json.load(open({docs!r}))
     stage, when, compact = {stage!r}, {when!r}, {compact!r}
     seen = {{"embedded": 0}}
@@ -170,6 +170,7 @@ def test_sigkill_at_each_stage(tmp_path, monkeypatch, expected, stage, compact):
     assert len([f for f in files if f.startswith(("lexical.", "dense."))]) <= 2, (files, base)
 
 
+@pytest.mark.stress
 def test_sigkill_at_random_moments(tmp_path, monkeypatch, expected):
     home = tmp_path / "home"
     monkeypatch.setenv("ROWVOI_HOME", str(home))

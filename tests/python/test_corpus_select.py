@@ -1,4 +1,4 @@
-"""rowvoi.corpus.selection: properties of every strategy, abstention, errors."""
+"""rowvoi.corpus.retrieval.selection: properties of every strategy, abstention, errors."""
 
 import json
 import math
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.selection import SELECT_STRATEGIES, Selection, ranked, select
+from rowvoi.corpus.retrieval.selection import SELECT_STRATEGIES, Selection, ranked, select
 
 scores = st.lists(st.floats(min_value=0.0, max_value=100.0, allow_nan=False), max_size=12)
 

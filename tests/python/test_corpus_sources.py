@@ -32,7 +32,7 @@ from rowvoi.corpus import (
     text_of,
 )
 from rowvoi.corpus.embedders import embedder_for_id, spec_for_id
-from rowvoi.corpus.strategy import strategy_id
+from rowvoi.corpus.indexing.strategy import strategy_id
 
 
 def test_from_files_is_lazy_and_skips_noise(tmp_path):
@@ -89,7 +89,7 @@ def test_from_records_ids_and_metadata():
 def test_resolve_fetcher():
     assert resolve_fetcher("json:dumps") is json.dumps
     assert resolve_fetcher("json.dumps") is json.dumps
-    assert resolve_fetcher("rowvoi.corpus.sources:CorpusSource.items") is not None
+    assert resolve_fetcher("rowvoi.corpus.indexing.sources:CorpusSource.items") is not None
     with pytest.raises(ValueError, match="cannot import module"):
         resolve_fetcher("no_such_module_xyz:f")
     with pytest.raises(ValueError, match="has no attribute"):
@@ -199,7 +199,7 @@ def test_chunk_surfaces_metadata():
 def test_token_chunks_fit_minilm():
     from tokenizers import Tokenizer
 
-    from rowvoi.embed import locate_minilm
+    from rowvoi.index.embed import locate_minilm
 
     tok = Tokenizer.from_file(str(locate_minilm()[1]))
     text = (

@@ -23,7 +23,7 @@ import warnings
 
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.corpus import (
     CorpusStore,
     build,
@@ -37,10 +37,10 @@ from rowvoi.corpus import (
     select,
 )
 from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.disclosure import allowed_roots
-from rowvoi.corpus.maintenance import coverage, maintain
-from rowvoi.corpus.sources import FileScope, SkippedFileWarning
-from rowvoi.corpus.store import check_index_name
+from rowvoi.corpus.indexing.sources import FileScope, SkippedFileWarning
+from rowvoi.corpus.maintenance.runs import coverage, maintain
+from rowvoi.corpus.retrieval.disclosure import allowed_roots
+from rowvoi.corpus.storage.layout import check_index_name
 from rowvoi.errors import IndexFormatError
 
 SECRET = "zanzibar quokka passphrase"
@@ -259,7 +259,7 @@ def test_impossible_pointers_give_a_note_never_an_exception(tmp_path, pointer):
 _BUILD_SPECIALS = textwrap.dedent(
     """
     import os, socket, sys, json
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
     root = sys.argv[1]
     os.mkfifo(os.path.join(root, "x.md"))
     s = socket.socket(socket.AF_UNIX)
@@ -306,7 +306,7 @@ _SWAP_AFTER_SCAN = textwrap.dedent(
     """
     import os, sys
     from rowvoi.corpus import CorpusStore, build, from_files
-    from rowvoi.corpus.sources import FileScope
+    from rowvoi.corpus.indexing.sources import FileScope
     root, outside = sys.argv[1], sys.argv[2]
     real_scan = FileScope.scan
 
@@ -404,8 +404,8 @@ _PRIVATE_BUILD = textwrap.dedent(
     import json, os, stat, sys
     os.umask(0)
     from rowvoi.corpus import CorpusStore, build, calibrate_min_score, from_files, registry
-    from rowvoi.corpus import index as ix
-    from rowvoi.corpus.maintenance import maintain
+    from rowvoi.corpus.indexing import build as ix
+    from rowvoi.corpus.maintenance.runs import maintain
     root, home = sys.argv[1], os.environ["ROWVOI_HOME"]
     seen = {}
 
@@ -473,8 +473,8 @@ def test_older_corpus_is_tightened_by_its_next_write(tmp_path):
 def test_standalone_index_saves_keep_the_umask_rule(tmp_path):
     import numpy as np
 
-    from rowvoi.dense import FlatIndex
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.lexical import BM25Index
 
     old = os.umask(0o022)
     try:
@@ -562,8 +562,8 @@ _RECORDS_FIFO = textwrap.dedent(
     """
     import os, sys
     from rowvoi.corpus import registry
-    from rowvoi.corpus.maintenance import maintain
-    from rowvoi.corpus.sources import read_records
+    from rowvoi.corpus.maintenance.runs import maintain
+    from rowvoi.corpus.indexing.sources import read_records
     path = sys.argv[1]
     registry.register("feed", "records", path=path, embedder="hashing:8")
     assert [r.action for r in maintain(all=True)] == ["built"]

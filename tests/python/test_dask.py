@@ -476,6 +476,8 @@ def client():
         yield c
 
 
+@pytest.mark.xdist_group("dask-cluster")  # one LocalCluster (the module's client) per run
+@pytest.mark.stress
 def test_cluster_with_processes_matches_memory(client):
     rng = np.random.default_rng(11)
     n = 2000
@@ -518,6 +520,8 @@ def test_cluster_with_processes_matches_memory(client):
     np.testing.assert_allclose(out["p"].to_numpy(), kept.posterior, rtol=1e-12)
 
 
+@pytest.mark.xdist_group("dask-cluster")  # one LocalCluster (the module's client) per run
+@pytest.mark.stress
 def test_local_scheduler_while_a_client_exists(client):
     """scheduler="sync" (or "threads") with a distributed Client alive in the
     process: the shuffle runs by tasks on that local scheduler (Dask's
@@ -534,6 +538,8 @@ def _very_slow(p):
     return p
 
 
+@pytest.mark.xdist_group("dask-cluster")  # one LocalCluster (the module's client) per run
+@pytest.mark.stress
 def test_cluster_time_limit_cancels_a_running_pass(client):
     df = pd.DataFrame({"a": [1, 2, 3, 4], "b": [1, 1, 2, 2]})
     ddf = split(df, [2, 2]).map_partitions(_very_slow, meta=df.iloc[:0])

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi.dense import FlatIndex, HNSWIndex, recall_at_k
 from rowvoi.errors import IndexFormatError, InvalidArgumentError, RangeError
-from rowvoi.idset import IdSet
+from rowvoi.index.flat import FlatIndex, recall_at_k
+from rowvoi.index.hnsw import HNSWIndex
+from rowvoi.index.idset import IdSet
 
 
 def numpy_knn(data, ids, queries, k, metric):

@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import rowvoi.embed as embed
-from rowvoi.embed import HashingEmbedder, MiniLMEmbedder, ModelNotFoundError, locate_minilm
+import rowvoi.index.embed as embed
+from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder, ModelNotFoundError, locate_minilm
+
+# one worker runs the module: its fixtures derive the int8 model once, not once per worker
+pytestmark = pytest.mark.xdist_group("minilm-embed")
 
 # Cosine similarities published for sentence-transformers/all-MiniLM-L6-v2
 # (the sentence-transformers README and documentation examples).
@@ -130,7 +133,7 @@ def test_derivation_never_imports_torch(tmp_path):
                 if name.split(".")[0] == "torch":
                     raise ImportError("torch is blocked in this test")
         sys.meta_path.insert(0, NoTorch())
-        import rowvoi.embed as e
+        import rowvoi.index.embed as e
         p = e.derived_model(e.locate_minilm()[0], "int8", cache={str(tmp_path)!r})
         assert p.is_file() and "torch" not in sys.modules
         print(p.name)
@@ -213,6 +216,7 @@ def test_batch_size_threads_and_neighbours_do_not_change_vectors(variants, quant
     np.testing.assert_array_equal(quantized.embed(texts[::-1]), ref[::-1])
 
 
+@pytest.mark.stress
 def test_embed_is_thread_safe(quantized):
     rng = np.random.default_rng(3)
     texts = [" ".join(rng.choice(WORDS, int(n))) for n in rng.integers(0, 60, 40)]

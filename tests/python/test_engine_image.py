@@ -13,11 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from rowvoi import _bm25, _idset, _setcover
+from rowvoi import _setcover
 from rowvoi.errors import InvalidArgumentError, RvError
+from rowvoi.index import _bm25, _idset
 
 CYTHON_DIR = Path(__file__).resolve().parents[2] / "cython"
-MODULES = sorted(p.stem for p in CYTHON_DIR.glob("*.pyx"))
+# cython/[PACKAGE/]NAME.pyx is the module rowvoi.[PACKAGE.]NAME
+PYX = {
+    ".".join(p.relative_to(CYTHON_DIR).with_suffix("").parts): p for p in CYTHON_DIR.rglob("*.pyx")
+}
+MODULES = sorted(PYX)
 
 
 def _nm(path, *flags):
@@ -42,9 +47,9 @@ def test_extension_defines_no_engine_symbol(name):
     assert not [s for s in defined if s.startswith("rv_")], path
     # ... and takes every engine symbol it uses from librowvoi (a module
     # that declares no engine function -- no ``from rowvoi cimport`` -- uses
-    # none: rowvoi._hot only turns arrays into Python objects).
+    # none).
     undefined = _nm(path, "--undefined-only")
-    uses_engine = "from rowvoi cimport" in (CYTHON_DIR / f"{name}.pyx").read_text()
+    uses_engine = "from rowvoi cimport" in PYX[name].read_text()
     assert any(s.startswith("rv_") for s in undefined) == uses_engine, path
 
 
@@ -61,6 +66,31 @@ def test_one_librowvoi_mapped_from_the_package():
     assert lib.resolve() == (ext_dir / "lib" / "librowvoi.so").resolve()
     exported = _nm(lib, "--defined-only")
     assert "rv_errmsg" in exported and "rv_bm25_load" in exported
+
+
+def test_every_extension_finds_librowvoi_by_its_own_rpath():
+    # a module in a subpackage (rowvoi.index._flat) reaches rowvoi/lib by
+    # $ORIGIN/../lib, a root one by $ORIGIN/lib: each on its own, not only
+    # because another module loaded the library first
+    readelf = shutil.which("readelf")
+    assert readelf, "binutils' readelf is needed to inspect the extensions"
+    lib = (Path(_setcover.__file__).resolve().parent / "lib" / "librowvoi.so").resolve()
+    for name in MODULES:
+        path = Path(importlib.import_module(f"rowvoi.{name}").__file__).resolve()
+        dyn = subprocess.run(
+            [readelf, "-d", str(path)], capture_output=True, text=True, check=True
+        ).stdout
+        paths = [
+            ln.split("[", 1)[1].rstrip("]")
+            for ln in dyn.splitlines()
+            if "(RUNPATH)" in ln or "(RPATH)" in ln
+        ]
+        assert len(paths) == 1, (name, paths)
+        found = [
+            Path(d.replace("$ORIGIN", str(path.parent))) / "librowvoi.so"
+            for d in paths[0].split(":")
+        ]
+        assert any(f.exists() and f.resolve() == lib for f in found), (name, paths)
 
 
 def test_error_raised_in_one_module_is_read_through_another():

@@ -10,13 +10,12 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi import _graph
-from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (
     GraphStore,
     MemoryGraph,
     Node,
     WalkHit,
+    _graph,
     collapsed_tree_policy,
     documents_by_similarity,
     graph_to_text,
@@ -24,7 +23,8 @@ from rowvoi.graph import (
     reverse_dependency_policy,
     traverse,
 )
-from rowvoi.graph.walk import MemorySurfaces
+from rowvoi.graph.surfaces import MemorySurfaces
+from rowvoi.index.embed import HashingEmbedder
 
 EMB = HashingEmbedder(dim=32)
 

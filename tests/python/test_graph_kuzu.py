@@ -8,7 +8,6 @@ import tempfile
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (
     GraphData,
     GraphStore,
@@ -20,6 +19,7 @@ from rowvoi.graph import (
     snapshot,
     traverse,
 )
+from rowvoi.index.embed import HashingEmbedder
 
 EMB = HashingEmbedder(dim=32)
 

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from rowvoi.embed import HashingEmbedder
 from rowvoi.graph import (
     Edge,
     MemoryGraph,
@@ -21,6 +20,7 @@ from rowvoi.graph import (
     entities_by_similarity,
     nodes_by_similarity,
 )
+from rowvoi.index.embed import HashingEmbedder
 
 # --------------------------------------------------------------- the model
 
@@ -431,6 +431,7 @@ def test_errors_say_what_to_do():
         empty_selection(g).append(empty_selection(_people()))
 
 
+@pytest.mark.stress
 def test_threads_share_a_graph_and_a_selection():
     g = _people()
     shared = empty_selection(g)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi.idset import MAX_ID, IdSet, as_idset
+from rowvoi.index.idset import MAX_ID, IdSet, as_idset
 
 ids = st.lists(st.integers(0, MAX_ID) | st.integers(0, 50), max_size=200)
 
@@ -54,7 +54,7 @@ def test_inputs_and_errors():
 
 
 def test_capsule_keeps_the_set_alive():
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.lexical import BM25Index
 
     ix = BM25Index()
     ix.add(["red apple", "green apple", "red car"])

@@ -33,9 +33,10 @@ import numpy as np
 import pytest
 
 from rowvoi.corpus import CorpusStore, build, from_mapping, open_corpus, search
-from rowvoi.dense import HNSW_MAX_ELEMENTS, FlatIndex, HNSWIndex
 from rowvoi.errors import IndexFormatError, RvIOError
-from rowvoi.lexical import BM25Index
+from rowvoi.index.flat import FlatIndex
+from rowvoi.index.hnsw import HNSW_MAX_ELEMENTS, HNSWIndex
+from rowvoi.index.lexical import BM25Index
 
 RNG = np.random.default_rng(28)
 HEADER = 96
@@ -162,7 +163,7 @@ ATTACKS = {
 _LOAD_ALL = textwrap.dedent("""
     import json, sys
     import numpy as np
-    from rowvoi.dense import HNSWIndex
+    from rowvoi.index.hnsw import HNSWIndex
     out = {}
     for d in sys.argv[1:]:
         try:
@@ -211,8 +212,8 @@ def test_edited_hnsw_graphs_are_refused_before_hnswlib_sees_them(tmp_path):
 _BYPASS = textwrap.dedent("""
     import sys
     import numpy as np
-    import rowvoi._flat as flat
-    from rowvoi.dense import HNSWIndex
+    import rowvoi.index._flat as flat
+    from rowvoi.index.hnsw import HNSWIndex
     real = flat.hnsw_check
     pristine = sys.argv[1]
     HNSWIndex.load(pristine)  # learn the info of the unedited graph
@@ -333,7 +334,7 @@ def test_a_huge_manifest_is_refused_before_it_is_read(tmp_path):
 # count the parent's peak, which Linux carries across fork and exec.
 _RSS = textwrap.dedent("""
     import sys
-    from rowvoi.dense import HNSWIndex
+    from rowvoi.index.hnsw import HNSWIndex
     ix = HNSWIndex.load(sys.argv[1])
     hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
     print(len(ix), ix._g.get_max_elements(), hwm.split()[1])
@@ -378,8 +379,9 @@ def test_a_graph_from_another_index_is_refused(tmp_path):
 
 _FIFO_CHILD = textwrap.dedent("""
     import json, sys, time
-    from rowvoi.dense import FlatIndex, HNSWIndex
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.hnsw import HNSWIndex
+    from rowvoi.index.lexical import BM25Index
     loaders = {"bm25": BM25Index.load, "flat": FlatIndex.load, "hnsw": HNSWIndex.load}
     out = []
     for kind, path in zip(sys.argv[1::2], sys.argv[2::2]):
@@ -466,7 +468,7 @@ def _hnsw_corpus(tmp_path, monkeypatch):
     notes.mkdir()
     for name, text in docs.items():
         (notes / name).write_text(text)
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     assert main(["build", "h", "--files", str(notes), "--embedder", "hashing:16", "--hnsw"]) == 0
     return open_corpus("h")
@@ -568,7 +570,7 @@ def test_hnswlib_reads_a_private_copy_also_without_memfd(tmp_path, monkeypatch):
     fresh 0700 directory, removed once hnswlib has read it."""
     import tempfile
 
-    from rowvoi import _indexfile
+    from rowvoi.index import _file as _indexfile
 
     d = tmp_path / "ix"
     h = _saved(d, remove=[4])

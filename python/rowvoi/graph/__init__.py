@@ -6,7 +6,7 @@ a safe walker (``traverse``).
   directions) over typed, directed edges with optional times and texts;
   documents on nodes and edges, with vectors from an embedder.
 * :class:`CorpusGraph` -- the link graph inside a corpus (its ``links``,
-  written at build time by :mod:`rowvoi.corpus.edges`), cached per
+  written at build time by :mod:`rowvoi.corpus.indexing.edges`), cached per
   generation; its documents are the corpus's records and vectors.
 * :class:`GraphStore` -- the protocol other stores implement
   (:class:`rowvoi.graph.kuzu_store.KuzuGraph` for the embedded Kùzu database).

@@ -1,7 +1,7 @@
 """The link graph inside a corpus: :class:`CorpusGraph`.
 
 A built corpus (:mod:`rowvoi.corpus`) stores its edges in ``docs.sqlite``
-(:mod:`rowvoi.corpus.edges` says how they get there). :class:`CorpusGraph`
+(:mod:`rowvoi.corpus.indexing.edges` says how they get there). :class:`CorpusGraph`
 serves them as a :class:`~rowvoi.graph.GraphStore`:
 
 * **Nodes** are the corpus's artifacts (ids: artifact ids, numbered in
@@ -36,7 +36,7 @@ cache is built under a lock, and the graphs it hands out are immutable.
 Examples
 --------
 >>> from rowvoi.corpus import CorpusStore, build, from_mapping
->>> from rowvoi.corpus.edges import FieldEdges
+>>> from rowvoi.corpus.indexing.edges import FieldEdges
 >>> docs = {"core": {"text": "array maths"},
 ...         "stats": {"text": "statistical tests", "deps": ["core"]},
 ...         "plots": {"text": "charts", "deps": ["core", "colour"]}}
@@ -55,18 +55,19 @@ import json
 import threading
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from rowvoi.graph._time import NO_TIME, to_time
+from rowvoi._time import NO_TIME, to_time
+from rowvoi.corpus.base import SearchHit, SearchHits, ledger_key
+from rowvoi.corpus.retrieval.corpus import Corpus, as_corpus, search
+from rowvoi.corpus.storage.generation import Stale
+from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
+from rowvoi.graph.surfaces import Surface, no_kinds
 
-if TYPE_CHECKING:
-    from rowvoi.corpus.base import SearchHit, SearchHits
-    from rowvoi.graph import walk  # walk.Surface: one name in the docs' index
-
-__all__ = ["CorpusGraph"]
+__all__ = ["CorpusGraph", "graph_of"]
 
 
 @dataclass
@@ -89,12 +90,6 @@ class _Generation:
     record_ids: np.ndarray | None = None
     max_fan_in: dict[str | None, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-def _as_corpus(corpus: Any) -> Any:
-    from rowvoi.corpus.retrieve import _as_corpus as as_corpus
-
-    return as_corpus(corpus)
 
 
 def _load(snap: Any, time_field: str | None) -> _Generation:
@@ -217,7 +212,7 @@ class CorpusGraph:
             raise TypeError("time_field must be a filter field name (a non-empty str)")
         if search_mode not in ("dense", "lexical", "hybrid"):
             raise ValueError(f"search_mode={search_mode!r}: use 'dense', 'lexical' or 'hybrid'")
-        self.corpus = _as_corpus(corpus)
+        self.corpus = as_corpus(corpus)
         self.source = self.corpus.name
         self.time_field = time_field
         self.search_mode = search_mode
@@ -229,7 +224,7 @@ class CorpusGraph:
 
     # ------------------------------------------------------------ caching
     def _cache(self) -> dict[str | None, _Generation]:
-        store = self.corpus.store
+        store: Any = self.corpus.store  # the cache rides on the store (one per directory)
         cache: dict[str | None, _Generation] | None = getattr(store, "_graph_cache", None)
         if cache is None:
             with self._lock:
@@ -282,9 +277,6 @@ class CorpusGraph:
             The corpus's embedder cannot be recreated here (pass the
             corpus opened with it).
         """
-        from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
-
         for _ in range(8):
             try:
                 with self.corpus.store.snapshot() as snap:
@@ -292,7 +284,7 @@ class CorpusGraph:
                     if gen.full is not None and embedder is None:
                         return gen.full
                     return self._full(snap, gen, embedder)
-            except _Stale:  # a newer commit: read that one
+            except Stale:  # a newer commit: read that one
                 continue
             except (BaseFileGone, BaseFileDamaged) as exc:  # replaced by a newer commit?
                 self.corpus.store.confirm_damage(exc)
@@ -318,7 +310,7 @@ class CorpusGraph:
             rec_ids = np.array([r[0] for r in rows], dtype=np.int64)
             doc_entity = np.repeat(node_of, counts)
             texts = [r[1] for r in rows]
-            loaded = self.corpus._indexes(snap, lexical=False, dense=True)
+            loaded = self.corpus._generations.open(snap, lexical=False, dense=True)
             dim = int(snap.state.get("dim") or 0)
             vecs = (
                 loaded.dense.get(rec_ids)
@@ -468,8 +460,6 @@ class CorpusGraph:
     def documents(self, node_id: Hashable) -> list[str]:
         """The artifact's record texts in plan order (``[]`` for a
         dangling target or an unknown id)."""
-        from rowvoi.corpus.base import ledger_key
-
         if not isinstance(node_id, (str, int)) or isinstance(node_id, bool):
             return []
         with self.corpus.store.snapshot() as snap:
@@ -499,17 +489,13 @@ class CorpusGraph:
         in :attr:`search_mode`. Kinds the corpus lacks match nothing (an
         empty :class:`~rowvoi.corpus.SearchHits` says so in its
         ``reason``)."""
-        from rowvoi.corpus.base import SearchHits
-        from rowvoi.corpus.retrieve import search
-        from rowvoi.graph.walk import _no_kinds
-
         kinds = None if kinds is None else list(kinds)
         if kinds is not None:
             with self.corpus.store.snapshot() as snap:
                 present = self._kinds(snap)
             asked, kinds = kinds, [k_ for k_ in kinds if k_ in present]
             if not kinds:
-                return SearchHits.empty(_no_kinds(asked, present))
+                return SearchHits.empty(no_kinds(asked, present))
         if isinstance(query, str):
             return search(self.corpus, query, k=k, mode=self.search_mode, surfaces=kinds)
         return search(self.corpus, "", k=k, mode="dense", surfaces=kinds, query_vector=query)
@@ -523,14 +509,9 @@ class CorpusGraph:
             self._kinds_cache = cached  # one assignment: safe across threads
         return cached[1]
 
-    def surfaces(self, artifact_id: Hashable) -> list[walk.Surface]:
+    def surfaces(self, artifact_id: Hashable) -> list[Surface]:
         """An artifact's surfaces in plan order, with their stored vectors
-        (:class:`rowvoi.graph.walk.Surface`; ``[]`` when unknown)."""
-        from rowvoi.corpus.base import ledger_key
-        from rowvoi.corpus.retrieve import _Stale
-        from rowvoi.corpus.store import BaseFileDamaged, BaseFileGone
-        from rowvoi.graph.walk import Surface
-
+        (:class:`rowvoi.graph.surfaces.Surface`; ``[]`` when unknown)."""
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
             return []
         for _ in range(8):
@@ -540,14 +521,14 @@ class CorpusGraph:
                     if entry is None:
                         return []
                     rows = snap.artifact_records(entry["aid"])
-                    loaded = self.corpus._indexes(snap, lexical=False, dense=True)
+                    loaded = self.corpus._generations.open(snap, lexical=False, dense=True)
                     vecs = (
                         loaded.dense.get([r[0] for r in rows])
                         if rows and loaded.dense is not None
                         else [None] * len(rows)
                     )
                 return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
-            except _Stale:
+            except Stale:
                 continue
             except (BaseFileGone, BaseFileDamaged) as exc:
                 self.corpus.store.confirm_damage(exc)
@@ -561,8 +542,6 @@ class CorpusGraph:
         and surface kind filled in (by ``artifact_id`` and
         ``surface_index``); ``walk_depth`` and ``seed`` kept in
         ``metadata``."""
-        from rowvoi.corpus.base import SearchHit, ledger_key
-
         hits = list(hits)
         out = []
         with self.corpus.store.snapshot() as snap:
@@ -598,3 +577,16 @@ class CorpusGraph:
                     )
                 )
         return out
+
+
+def graph_of(store: Any) -> Any:
+    """The store a graph walk or selection runs on: a
+    :class:`CorpusGraph` for a :class:`rowvoi.corpus.Corpus` (its link
+    graph, surfaces and search), any other store as it is.
+
+    >>> from rowvoi.graph import MemoryGraph
+    >>> g = MemoryGraph.from_edges([("a", "b")])
+    >>> graph_of(g) is g
+    True
+    """
+    return CorpusGraph(store) if isinstance(store, Corpus) else store

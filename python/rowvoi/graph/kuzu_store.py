@@ -38,7 +38,7 @@ import threading
 from collections.abc import Hashable
 from typing import Any
 
-from rowvoi.graph._time import to_time, to_window
+from rowvoi._time import to_time, to_window
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node, _texts_of
 
 __all__ = ["KuzuGraph"]

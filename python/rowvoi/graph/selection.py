@@ -42,7 +42,7 @@ engine's rounds run with the GIL released.
 
 Examples
 --------
->>> from rowvoi.embed import HashingEmbedder
+>>> from rowvoi.index.embed import HashingEmbedder
 >>> from rowvoi.graph import MemoryGraph, empty_selection
 >>> g = MemoryGraph.from_edges(
 ...     [("alice", "acme", "WORKS_AT", "alice works at acme"),
@@ -72,6 +72,7 @@ from typing import Any
 
 import numpy as np
 
+from rowvoi.graph.corpus import graph_of
 from rowvoi.graph.store import Document, Edge, MemoryGraph, Node, _window_array, snapshot
 
 __all__ = [
@@ -131,7 +132,7 @@ class VectorSelection:
     def __init__(
         self, graph: Any, _docs: np.ndarray | None = None, _scores: np.ndarray | None = None
     ) -> None:
-        self._g = snapshot(graph)
+        self._g = snapshot(graph_of(graph))
         self._docs = np.zeros(0, dtype=np.int64) if _docs is None else _docs
         self._scores = np.zeros(0, dtype=np.float32) if _scores is None else _scores
         self._lock = threading.RLock()
@@ -365,7 +366,7 @@ def empty_selection(graph: Any) -> VectorSelection:
 
 
 def _by_similarity(graph: Any, kinds: str, query: Any, limit: int, window: Any) -> VectorSelection:
-    g = snapshot(graph)
+    g = snapshot(graph_of(graph))
     limit = _limit(limit)
     q = _query(g, query)
     w = _window_array(window)

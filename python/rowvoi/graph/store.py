@@ -12,11 +12,11 @@ Model
   numbered node documents first (node order, then each node's texts in
   order), then edge documents (edge order).  With an embedder (any object
   with ``embed(texts) -> (n, dim) array``, e.g.
-  :class:`rowvoi.embed.HashingEmbedder`) or explicit ``vectors`` each
+  :class:`rowvoi.index.embed.HashingEmbedder`) or explicit ``vectors`` each
   document has a vector, so selections can rank them.
 * **Times** are ints in your unit; ISO-8601 strings and datetimes become
   milliseconds since the Unix epoch (UTC when no zone).  See
-  :mod:`rowvoi.graph._time`.
+  :mod:`rowvoi._time`.
 
 Listing order is deterministic everywhere: out-edges before in-edges, each
 in input order; neighbours de-duplicated, first seen first.
@@ -38,15 +38,16 @@ Examples
 from __future__ import annotations
 
 import numbers
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from rowvoi import _graph
-from rowvoi.embed import HashingEmbedder, MiniLMEmbedder
-from rowvoi.graph._time import NO_TIME, times_array, to_window
+from rowvoi._rows import edge_rows, node_rows
+from rowvoi._time import NO_TIME, times_array, to_window
+from rowvoi.graph import _graph
+from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder
 
 __all__ = [
     "Node",
@@ -115,11 +116,11 @@ class GraphData:
         """Edge and node rows in the formats of
         :meth:`MemoryGraph.from_edges`, as lists."""
         data = cls()
-        for v, text, t in _node_rows(nodes if nodes is not None else []):
+        for v, text, t in node_rows(nodes if nodes is not None else []):
             data.node_ids.append(v)
             data.node_texts.append(text)
             data.node_times.append(t)
-        for s, d, typ, text, t in _edge_rows(edges):
+        for s, d, typ, text, t in edge_rows(edges):
             data.edge_src.append(s)
             data.edge_dst.append(d)
             data.edge_types.append(typ)
@@ -168,61 +169,6 @@ class GraphStore(Protocol):
     ) -> list[Edge]: ...
 
     def export(self) -> GraphData: ...
-
-
-# --------------------------------------------------------------- parsing
-
-
-def _frame_rows(obj: Any, columns: Sequence[str]) -> list[dict[str, Any]] | None:
-    """Rows of a pandas DataFrame as dicts of the known columns, else None."""
-    if not hasattr(obj, "columns") or not hasattr(obj, "to_dict"):
-        return None
-    present = [c for c in columns if c in obj.columns]
-    rows: list[dict[str, Any]] = obj[present].to_dict("records")
-    return rows
-
-
-def _edge_rows(edges: Any) -> list[tuple[Any, ...]]:
-    rows = _frame_rows(edges, ("src", "dst", "type", "text", "time"))
-    if rows is not None:
-        if rows and ("src" not in rows[0] or "dst" not in rows[0]):
-            raise ValueError(
-                "an edge DataFrame needs 'src' and 'dst' columns "
-                "(optional: 'type', 'text', 'time')"
-            )
-        return [(r["src"], r["dst"], r.get("type"), r.get("text"), r.get("time")) for r in rows]
-    out = []
-    for i, e in enumerate(edges):
-        if isinstance(e, Mapping):
-            if "src" not in e or "dst" not in e:
-                raise ValueError(f"edges[{i}] = {e!r}: an edge dict needs 'src' and 'dst'")
-            out.append((e["src"], e["dst"], e.get("type"), e.get("text"), e.get("time")))
-            continue
-        if isinstance(e, (str, bytes)) or not isinstance(e, Sequence) or not 2 <= len(e) <= 5:
-            raise ValueError(
-                f"edges[{i}] = {e!r}: an edge is (src, dst[, type[, text[, "
-                "time]]]) or a dict with 'src' and 'dst'"
-            )
-        e = tuple(e) + (None,) * (5 - len(e))
-        out.append(e)
-    return out
-
-
-def _node_rows(nodes: Any) -> list[tuple[Any, ...]]:
-    rows = _frame_rows(nodes, ("id", "text", "time"))
-    if rows is not None:
-        if rows and "id" not in rows[0]:
-            raise ValueError("a node DataFrame needs an 'id' column (optional: 'text', 'time')")
-        return [(r["id"], r.get("text"), r.get("time")) for r in rows]
-    out = []
-    for i, v in enumerate(nodes):
-        if isinstance(v, Mapping):
-            if "id" not in v:
-                raise ValueError(f"nodes[{i}] = {v!r}: a node dict needs 'id'")
-            out.append((v["id"], v.get("text"), v.get("time")))
-        else:
-            out.append((v, None, None))
-    return out
 
 
 def _texts_of(value: Any, where: str) -> list[str]:
@@ -560,7 +506,7 @@ class MemoryGraph:
             return None
         if not hasattr(embedder, "embed"):
             raise TypeError(
-                "embedder must have an embed(texts) method (e.g. rowvoi.embed.HashingEmbedder)"
+                "embedder must have an embed(texts) method (e.g. rowvoi.index.embed.HashingEmbedder)"
             )
         if not texts:
             dim = getattr(embedder, "dim", None)
@@ -898,9 +844,10 @@ def release_build_memory() -> None:
 def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     """The :class:`MemoryGraph` a store's selections and walks run on: the
     store itself when it is one, a store's own ``snapshot()`` (a
-    :class:`~rowvoi.graph.CorpusGraph`'s; a :class:`rowvoi.corpus.Corpus`
-    is wrapped in one), else one built from ``store.export()``
-    (with the store's ``embedder`` attribute unless one is given).
+    :class:`~rowvoi.graph.CorpusGraph`'s, say: a corpus is wrapped in one by
+    :func:`~rowvoi.graph.corpus.graph_of` before it comes here), else one
+    built from ``store.export()`` (with the store's ``embedder`` attribute
+    unless one is given).
 
     Raises
     ------
@@ -909,12 +856,6 @@ def snapshot(store: Any, *, embedder: Any = None) -> MemoryGraph:
     """
     if isinstance(store, MemoryGraph) and embedder is None:
         return store
-    from rowvoi.corpus.retrieve import Corpus
-
-    if isinstance(store, Corpus):  # a corpus's link graph, documents and vectors
-        from rowvoi.graph.corpus import CorpusGraph
-
-        store = CorpusGraph(store)
     snap = getattr(store, "snapshot", None)
     if callable(snap) and not isinstance(store, MemoryGraph):
         snapshot: MemoryGraph = snap() if embedder is None else snap(embedder=embedder)

@@ -15,9 +15,9 @@ huge fan-out and a policy whose ``stop`` never fires all terminate.
 Policies see the store verbatim.  Two ship here:
 
 * :func:`collapsed_tree_policy` -- a match on a *summary* surface routes to
-  that artifact's best *leaf* surfaces; it needs a :class:`SurfaceStore`
+  that artifact's best *leaf* surfaces; it needs a :class:`~rowvoi.graph.surfaces.SurfaceStore`
   (a ``search`` callable and a per-artifact ``surfaces`` accessor;
-  :class:`MemorySurfaces` is the in-memory one; a corpus's
+  :class:`~rowvoi.graph.surfaces.MemorySurfaces` is the in-memory one; a corpus's
   :class:`~rowvoi.graph.CorpusGraph` is another, which also routes to the
   leaves of child artifacts through ``PARENT`` links);
 * :func:`reverse_dependency_policy` -- from caller-chosen seeds, walk
@@ -34,7 +34,7 @@ flat search results (:func:`rowvoi.corpus.fuse_hits`).
 
 Examples
 --------
->>> from rowvoi.embed import HashingEmbedder
+>>> from rowvoi.index.embed import HashingEmbedder
 >>> from rowvoi.graph import (MemoryGraph, reverse_dependency_policy,
 ...                           traverse)
 >>> g = MemoryGraph.from_edges(
@@ -53,23 +53,22 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from rowvoi.corpus.base import SearchHit, SearchHits
+from rowvoi.graph.corpus import CorpusGraph, graph_of
 from rowvoi.graph.store import MemoryGraph, snapshot
+from rowvoi.graph.surfaces import Surface
 
 __all__ = [
     "WalkHit",
     "WalkState",
     "WalkPolicy",
     "traverse",
-    "SurfaceStore",
-    "Surface",
-    "MemorySurfaces",
     "collapsed_tree_policy",
     "reverse_dependency_policy",
 ]
@@ -200,9 +199,7 @@ def traverse(
     node_budget = _count(node_budget, "node_budget", 1)
     k = _count(k, "k", 1)
     max_fan_out = _count(max_fan_out, "max_fan_out", 1)
-    corpus_graph = _corpus_graph(store)
-    if corpus_graph is not None:
-        store = corpus_graph
+    store = graph_of(store)
     state = WalkState(query=query, max_depth=max_depth, budget=node_budget)
     frontier: list[tuple[Any, int, Hashable]] = []
     for node in itertools.islice(policy.seed(query, store, state), max_fan_out):
@@ -246,7 +243,7 @@ def traverse(
     ranked = sorted(range(len(state.results)), key=lambda i: -state.results[i].score)
     hits = [state.results[i] for i in ranked[:k]]
     if hits:
-        return SearchHits(hits if corpus_graph is None else corpus_graph.search_hits(hits))
+        return SearchHits(hits if not isinstance(store, CorpusGraph) else store.search_hits(hits))
     return SearchHits.empty(_empty_reason(policy, store, state, n_seeds, depth_cut))
 
 
@@ -272,141 +269,12 @@ def _empty_reason(
     return why + (f" ({'; '.join(limits)})" if limits else "")
 
 
-def _corpus_graph(store: Any) -> Any:
-    """A CorpusGraph for a Corpus or CorpusGraph store, else None."""
-    from rowvoi.corpus.retrieve import Corpus
-    from rowvoi.graph.corpus import CorpusGraph
-
-    if isinstance(store, CorpusGraph):
-        return store
-    if isinstance(store, Corpus):
-        return CorpusGraph(store)
-    return None
-
-
 _Select = Callable[[list[tuple[Any, float]], "WalkState"], list[tuple[Any, float]]]
 
 
 def _best_first(scored: list[tuple[Any, float]], state: WalkState) -> list[tuple[Any, float]]:
     """Every scored node, best first (ties keep frontier order)."""
     return sorted(scored, key=lambda p: -p[1])
-
-
-# ------------------------------------------------------- surface stores
-
-
-@dataclass(frozen=True)
-class Surface:
-    """One embeddable text unit of an artifact: ``kind`` (e.g. "summary",
-    "chunk"), ``text``, its position ``index`` among the artifact's
-    surfaces, and its ``vector`` (float32, or None)."""
-
-    artifact_id: Hashable
-    kind: str
-    text: str
-    index: int
-    vector: Any = None
-
-
-@runtime_checkable
-class SurfaceStore(Protocol):
-    """What :func:`collapsed_tree_policy` needs: ``search(query, k, kinds)``
-    returns the best ``k`` surfaces of those kinds as hits (objects with
-    ``artifact_id``, ``surface_kind``, ``score``, ``text``,
-    ``surface_index``), ``surfaces(artifact_id)`` an artifact's
-    :class:`Surface` list in order, and ``embed_query(query)`` the query's
-    vector (cosine against surface vectors)."""
-
-    def search(self, query: Any, k: int, kinds: Sequence[str]) -> list[Any]: ...
-
-    def surfaces(self, artifact_id: Hashable) -> list[Surface]: ...
-
-    def embed_query(self, query: Any) -> np.ndarray: ...
-
-
-def _no_kinds(kinds: Iterable[str], have: Iterable[str]) -> str:
-    """Why a search restricted to ``kinds`` finds nothing in a store whose
-    surfaces are of the kinds ``have``."""
-    kinds = list(kinds)
-    s = "s" if len(kinds) != 1 else ""
-    return (
-        f"the corpus has no surfaces of kind{s} {', '.join(map(repr, kinds))} "
-        f"(its kinds: {', '.join(sorted(have)) or 'none'})"
-    )
-
-
-def _unit(v: np.ndarray) -> np.ndarray:
-    n = float(np.linalg.norm(v))
-    return v / n if n > 0 else v
-
-
-class MemorySurfaces:
-    """An in-memory :class:`SurfaceStore`: artifacts with ``(kind, text)``
-    surfaces, embedded once with ``embedder``; search is exact cosine
-    (ties: earlier surface first).
-
-    Parameters
-    ----------
-    artifacts : mapping
-        ``artifact_id -> [(kind, text), ...]`` in plan order.
-    embedder : object with ``embed(texts)``
-
-    Thread-safety: immutable once built.
-    """
-
-    def __init__(
-        self, artifacts: Mapping[Hashable, Sequence[tuple[str, str]]], embedder: Any
-    ) -> None:
-        self.embedder = embedder
-        self._surfaces: dict[Hashable, list[Surface]] = {}
-        flat: list[Surface] = []
-        texts: list[str] = []
-        for aid, items in artifacts.items():
-            for i, (kind, text) in enumerate(items):
-                texts.append(text)
-                flat.append(Surface(aid, str(kind), text, i))
-        vecs = (
-            np.asarray(embedder.embed(texts), dtype=np.float32)
-            if texts
-            else np.zeros((0, 1), np.float32)
-        )
-        self._flat = []
-        for s, v in zip(flat, vecs):
-            s = Surface(s.artifact_id, s.kind, s.text, s.index, _unit(v))
-            self._flat.append(s)
-            self._surfaces.setdefault(s.artifact_id, []).append(s)
-        self._matrix = np.stack([s.vector for s in self._flat]) if self._flat else vecs
-
-    def embed_query(self, query: Any) -> np.ndarray:
-        """The query as a unit vector (text through the embedder)."""
-        if isinstance(query, str):
-            return _unit(np.asarray(self.embedder.embed([query]), dtype=np.float32)[0])
-        return _unit(np.asarray(query, dtype=np.float32))
-
-    def surfaces(self, artifact_id: Hashable) -> list[Surface]:
-        """An artifact's surfaces in order (``[]`` when unknown)."""
-        return list(self._surfaces.get(artifact_id, []))
-
-    def search(self, query: Any, k: int, kinds: Sequence[str]) -> list[WalkHit]:
-        """The best ``k`` surfaces of the given kinds by cosine (a
-        :class:`~rowvoi.corpus.SearchHits` saying why when there are
-        none)."""
-        q = self.embed_query(query)
-        keep = [i for i, s in enumerate(self._flat) if s.kind in set(kinds)]
-        if not keep:
-            return SearchHits.empty(_no_kinds(kinds, {s.kind for s in self._flat}))
-        scores = self._matrix[keep] @ q
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [
-            WalkHit(
-                self._flat[keep[i]].artifact_id,
-                self._flat[keep[i]].kind,
-                float(scores[i]),
-                self._flat[keep[i]].text,
-                surface_index=self._flat[keep[i]].index,
-            )
-            for i in order
-        ]
 
 
 # ------------------------------------------------------------- policies
@@ -514,7 +382,7 @@ def collapsed_tree_policy(
     ``leaf_kinds`` surfaces, scored by cosine to the query.  A summary is a
     router (not a result) only when its artifact has leaves, so a corpus of
     single-surface artifacts returns its summaries instead of nothing.  The
-    store is a :class:`SurfaceStore`; use ``max_depth >= 1``.
+    store is a :class:`~rowvoi.graph.surfaces.SurfaceStore`; use ``max_depth >= 1``.
 
     On a store with links (a corpus: :class:`~rowvoi.graph.CorpusGraph`),
     an artifact's leaves are its own leaf surfaces and those of its

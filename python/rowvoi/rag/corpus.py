@@ -51,11 +51,9 @@ import numpy as np
 import pandas as pd
 
 from rowvoi._validate import integer as _check_int
-from rowvoi.corpus.base import SearchHit
-from rowvoi.corpus.retrieve import search
-from rowvoi.corpus.selection import check_floor
-from rowvoi.corpus.strategy import minilm_tokenizer
-from rowvoi.embed import ModelNotFoundError
+from rowvoi.corpus import SearchHit, minilm_tokenizer, search
+from rowvoi.corpus.retrieval.selection import check_floor
+from rowvoi.index.embed import ModelNotFoundError
 from rowvoi.rag.context import Chunk
 
 __all__ = [
@@ -93,7 +91,7 @@ def count_tokens(texts: Iterable[str], *, tokens: str = "auto") -> list[int]:
     texts : iterable of str
     tokens : {"auto", "minilm", "words"}
         ``"minilm"``: the MiniLM WordPiece tokenizer (raises
-        :class:`~rowvoi.embed.ModelNotFoundError` when it is missing);
+        :class:`~rowvoi.index.embed.ModelNotFoundError` when it is missing);
         ``"words"``: words and punctuation marks; ``"auto"``: MiniLM when
         available, else words (with one warning per process).
 

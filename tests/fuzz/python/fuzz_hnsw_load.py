@@ -60,8 +60,8 @@ _instrument = (
 with _instrument:
     import numpy as np
 
-    from rowvoi.dense import HNSWIndex
     from rowvoi.errors import IndexFormatError, RvIOError
+    from rowvoi.index.hnsw import HNSWIndex
 
 EXPECTED = (IndexFormatError, RvIOError)
 DIM = 6

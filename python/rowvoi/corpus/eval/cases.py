@@ -309,7 +309,7 @@ def corpus_artifact_ids(corpus: Any) -> set[str]:
     >>> sorted(corpus_artifact_ids(c))
     ['a', 'b']
     """
-    from rowvoi.corpus.retrieve import open_corpus
+    from rowvoi.corpus.retrieval.corpus import open_corpus
 
     if isinstance(corpus, str):
         corpus = open_corpus(corpus)

@@ -141,7 +141,7 @@ def leaks_name(query: str, name: str) -> bool:
 
 
 def _describe(raw: Any) -> str:
-    from rowvoi.corpus.strategy import text_of
+    from rowvoi.corpus.indexing.strategy import text_of
 
     if isinstance(raw, Mapping):
         description = raw.get("description")

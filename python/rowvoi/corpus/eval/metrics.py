@@ -30,7 +30,7 @@ re-sorts a run file by score, breaking ties by document id *descending*;
 writes a ranking with scores that make its order explicit (strictly
 decreasing), so trec_eval scores exactly the order rowvoi scored. rowvoi's
 own searches break ties by input order (see
-:func:`rowvoi.corpus.selection.ranked`).
+:func:`rowvoi.corpus.retrieval.selection.ranked`).
 
 All functions are pure and thread-safe.
 

@@ -141,7 +141,7 @@ def search_hits(
     corpus: Any, query: str, *, k: int, mode: str, surfaces: Any, search_kw: Mapping[str, Any]
 ) -> list[Any]:
     """One search, one hit per artifact (the unit cases judge)."""
-    from rowvoi.corpus.retrieve import search
+    from rowvoi.corpus.retrieval.corpus import search
 
     return search(corpus, query, k=k, mode=mode, surfaces=surfaces, per_artifact=True, **search_kw)
 
@@ -149,7 +149,7 @@ def search_hits(
 def open_if_name(corpus: Any) -> Any:
     """An open corpus for a corpus name; anything else unchanged."""
     if isinstance(corpus, str):
-        from rowvoi.corpus.retrieve import open_corpus
+        from rowvoi.corpus.retrieval.corpus import open_corpus
 
         return open_corpus(corpus)
     if corpus is None:

@@ -96,10 +96,10 @@ def distractor_robustness_curve(
         trials or k.
     """
     from rowvoi._validate import integer as _check_int
-    from rowvoi.corpus.index import build
-    from rowvoi.corpus.retrieve import search
-    from rowvoi.corpus.sources import from_mapping
-    from rowvoi.corpus.store import CorpusStore
+    from rowvoi.corpus.indexing.build import build
+    from rowvoi.corpus.indexing.sources import from_mapping
+    from rowvoi.corpus.retrieval.corpus import search
+    from rowvoi.corpus.storage.store import CorpusStore
 
     pool = {str(a): raw for a, raw in scope.items()}
     if not pool:

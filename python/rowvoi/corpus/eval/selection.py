@@ -2,7 +2,7 @@
 
 :func:`~rowvoi.corpus.eval.retrieval.evaluate_discovery` scores how a
 corpus *ranks*; :func:`evaluate_selection` scores what
-:func:`~rowvoi.corpus.selection.select` then *commits to* out of the ``k``
+:func:`~rowvoi.corpus.retrieval.selection.select` then *commits to* out of the ``k``
 candidates. Selection metrics are conditioned on retrieval: a case whose
 gold is not among its ``k`` candidates is a retrieval miss, left out of
 every selection metric, so a low number here is the selector's doing.
@@ -86,7 +86,7 @@ from rowvoi.corpus.eval.retrieval import (
     open_if_name,
     search_hits,
 )
-from rowvoi.corpus.selection import (
+from rowvoi.corpus.retrieval.selection import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,
     DFLT_REL_THRESHOLD,
@@ -358,7 +358,7 @@ def evaluate_selection(
     corpus : Corpus or str
     cases : sequence of DiscoveryCase
     strategy, max_k, rel, gap_ratio, min_score
-        The selection (see :func:`rowvoi.corpus.selection.select`).
+        The selection (see :func:`rowvoi.corpus.retrieval.selection.select`).
     mode : {"hybrid", "dense", "lexical"}
     k : int
         Candidates retrieved per case (the selector's window); hold it

@@ -1,0 +1,380 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: freethreading_compatible=True
+"""Private: the per-query hot path of a corpus search, compiled.
+
+The algorithms are the engine's (``include/rowvoi/records.h``): the query
+vector's unit form (``rv_unit_vector``), the nonzero test
+(``rv_any_nonzero``), a record table's check (``rv_records_check``), the
+hits among a vector index's candidates (``rv_records_hits``: each
+candidate's record, the collapse to one per artifact, the best k) and the
+whole exact search of a flat index (``rv_records_search``).  This module
+translates: NumPy arrays and bytes to the engine's pointers, statuses to
+exceptions, and the hits' positions to ``SearchHit`` objects (texts
+decoded, metadata parsed, ``explain`` filled) without a Python-level call
+per hit.
+
+``unit_query``, ``any_nonzero``: as their engine functions.  ``HitTable``
+and ``dense_hits``: a dense search's last step, done once per query for
+``k`` hits.  The reference, and the meaning of every field, is
+``rowvoi.corpus.retrieve._dense_hits_reference``; validation, the result
+order of equal scores and errors stay in Python
+(``rowvoi.corpus.retrieve._dense_hits``).  ``dense_search``: an
+unfiltered dense search of one query vector in one call, handing the cases
+it does not decide back to the Python path.  Everything here reads objects
+that never change once built, so any number of threads may call it at
+once.
+"""
+
+cimport numpy as cnp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.list cimport PyList_GET_ITEM
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject_GenericSetAttr
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport int32_t, int64_t, uint32_t
+
+from rowvoi cimport (RV_E_INVALID_ARG, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS,
+                     rv_any_nonzero, rv_flat, rv_flat_dim, rv_flat_size, rv_progress_fn,
+                     rv_real, rv_records, rv_records_check, rv_records_hits, rv_records_search,
+                     rv_records_search_params, rv_records_search_params_init,
+                     rv_records_verdict, rv_status, rv_unit_vector)
+from _check cimport check, flat_pointer, progress_check_signals
+
+cnp.import_array()
+
+
+cdef int _vector_type(cnp.ndarray x) noexcept:
+    """The engine's element type of ``x``, or -1 unless it is float32 or
+    float64, 1-D, in native byte order."""
+    cdef int typ = cnp.PyArray_TYPE(x)
+    if cnp.PyArray_NDIM(x) != 1 or not cnp.PyArray_ISNOTSWAPPED(x):
+        return -1
+    if typ == cnp.NPY_FLOAT32:
+        return RV_REAL_F32
+    if typ == cnp.NPY_FLOAT64:
+        return RV_REAL_F64
+    return -1
+
+
+cdef int _vector_type_of(cnp.ndarray x, str fn) except -1:
+    """_vector_type, or ValueError (naming ``fn``) for another array."""
+    cdef int typ = _vector_type(x)
+    if typ < 0:
+        raise ValueError(f"{fn}: x must be a 1-D float32 or float64 array "
+                         "in native byte order")
+    return typ
+
+
+def unit_query(cnp.ndarray x not None):
+    """The query vector ``x`` as float32 of unit length, in one call and
+    one allocation: the corpus's dense search calls this for every query
+    given as a vector, and NumPy's conversion and BLAS calls that it
+    replaces cost tens of microseconds when their code is out of cache.
+
+    ``x``: float32 or float64 in native byte order, 1-D, any stride.  The
+    arithmetic is the engine's ``rv_unit_vector``, bit for bit: the norm
+    ``n`` is the square root of the float64 sum of the components' squares
+    (each component converted to double), added in index order; each
+    component is then divided by ``n`` in double and rounded once to
+    float32.  A zero vector stays zero (``n`` is 0: no division).  Squares
+    whose sum overflows double give ``n = inf``, so finite components
+    become zeros, as NumPy's ``x / np.linalg.norm(x)`` does.  ValueError
+    for a NaN or infinite component (rowvoi.errors.InvalidArgumentError),
+    or for another dtype, byte order or number of dimensions.  Returns a
+    new C-contiguous array; ``x`` is not changed."""
+    cdef rv_real typ = <rv_real>_vector_type_of(x, "unit_query")
+    cdef cnp.npy_intp d = cnp.PyArray_DIM(x, 0)
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, &d, cnp.NPY_FLOAT32, 0)
+    check(rv_unit_vector(cnp.PyArray_DATA(x), typ, <size_t>d, cnp.PyArray_STRIDE(x, 0),
+                         <float *>cnp.PyArray_DATA(out)))
+    return out
+
+
+def any_nonzero(cnp.ndarray x not None):
+    """Whether a component of ``x`` (float32 or float64 in native byte
+    order, 1-D, any stride) is not zero: ``np.count_nonzero(x) > 0`` (NaN
+    counts as nonzero), without NumPy's dispatch -- the dense search asks
+    it of every query vector (the engine's ``rv_any_nonzero``).  ValueError
+    for another array."""
+    cdef rv_real typ = <rv_real>_vector_type_of(x, "any_nonzero")
+    cdef bint r = rv_any_nonzero(cnp.PyArray_DATA(x), typ, <size_t>cnp.PyArray_DIM(x, 0),
+                                 cnp.PyArray_STRIDE(x, 0)) != 0
+    return r
+
+
+cdef enum:
+    # up to this many hits keep their positions and ranks on the stack
+    STACK_HITS = 256
+
+
+cdef class HitTable:
+    """A read-only view of one record table (``RecordTable._hit_table``):
+    record ids (int64, ascending), per record its artifact rank and kind
+    code (int32) and surface index (int64), the kind names, and four
+    string columns as a UTF-8 ``bytes`` blob with int64 offsets (``n + 1``
+    each): texts and surface metadata per record, filter fields and ids
+    per artifact (an empty metadata or filter-field string means ``{}``).
+    The engine checks every offset and code here, once
+    (``rv_records_check``): the per-query functions then index without
+    checks.  It keeps references to all of them (they never change) and to
+    the hit class and the JSON parser it uses."""
+
+    cdef const int64_t[::1] ids
+    cdef const int32_t[::1] art
+    cdef const int32_t[::1] kind
+    cdef const int64_t[::1] surface
+    cdef list kinds
+    cdef bytes t_blob, m_blob, f_blob, a_blob
+    cdef const int64_t[::1] t_off, m_off, f_off, a_off
+    cdef Py_ssize_t n, n_art
+    cdef rv_records t
+    cdef object hit_type, loads, new
+
+    def __init__(self, ids, art, kind, surface, list kinds not None,
+                 bytes texts not None, t_off, bytes metadata not None, m_off,
+                 bytes filter_fields not None, f_off, bytes artifact_ids not None, a_off,
+                 hit_type not None, loads not None):
+        self.ids = ids
+        self.art = art
+        self.kind = kind
+        self.surface = surface
+        self.kinds = list(kinds)
+        self.t_blob, self.m_blob = texts, metadata
+        self.f_blob, self.a_blob = filter_fields, artifact_ids
+        self.t_off, self.m_off, self.f_off, self.a_off = t_off, m_off, f_off, a_off
+        self.n = self.ids.shape[0]
+        self.n_art = self.a_off.shape[0] - 1
+        self.hit_type = hit_type
+        self.loads = loads
+        self.new = object.__new__
+        if (self.art.shape[0] != self.n or self.kind.shape[0] != self.n
+                or self.surface.shape[0] != self.n or self.t_off.shape[0] != self.n + 1
+                or self.m_off.shape[0] != self.n + 1 or self.n_art < 0
+                or self.f_off.shape[0] != self.n_art + 1):
+            raise ValueError("HitTable: columns of different lengths")
+        self.t.n_records = <size_t>self.n
+        self.t.ids = &self.ids[0] if self.n else NULL
+        self.t.artifact = &self.art[0] if self.n else NULL
+        self.t.kind = &self.kind[0] if self.n else NULL
+        self.t.n_kinds = <size_t>len(self.kinds)
+        self.t.n_artifacts = <size_t>self.n_art
+        _strings(&self.t.texts.bytes, &self.t.texts.size, &self.t.texts.offsets,
+                 self.t_blob, self.t_off)
+        _strings(&self.t.metadata.bytes, &self.t.metadata.size, &self.t.metadata.offsets,
+                 self.m_blob, self.m_off)
+        _strings(&self.t.filter_fields.bytes, &self.t.filter_fields.size,
+                 &self.t.filter_fields.offsets, self.f_blob, self.f_off)
+        _strings(&self.t.artifact_ids.bytes, &self.t.artifact_ids.size,
+                 &self.t.artifact_ids.offsets, self.a_blob, self.a_off)
+        check(rv_records_check(&self.t))
+
+    def __len__(self):
+        return self.n
+
+
+cdef void _strings(const char **data, size_t *size, const int64_t **offsets, bytes blob,
+                   const int64_t[::1] off) noexcept:
+    """A string column as the engine's rv_strings (the blob and the offsets
+    stay referenced by the HitTable)."""
+    data[0] = PyBytes_AS_STRING(blob)
+    size[0] = <size_t>len(blob)
+    offsets[0] = &off[0]
+
+
+cdef inline double _score(const char *sp, int typ, Py_ssize_t i) noexcept:
+    if typ == cnp.NPY_FLOAT32:
+        return (<const float *>sp)[i]
+    return (<const double *>sp)[i]
+
+
+def dense_hits(HitTable t not None, cnp.ndarray ids not None, cnp.ndarray scores not None,
+               cnp.ndarray pos, Py_ssize_t k, bint collapse, source, str answered not None,
+               str mode not None):
+    """The hits of a dense search's candidates, best first.
+
+    ``ids`` (int64) and ``scores`` (float32 or float64), both 1-D and
+    C-contiguous and of one length, are the candidates in result order
+    when ``pos`` (int64, their positions in ``t``) is given; with ``pos``
+    ``None`` they are in the vector index's order, and ``None`` is
+    returned -- nothing built -- when a score is not strictly below the
+    one before it (equal scores: the caller orders them and passes
+    ``pos``), when an id is not in ``t`` (the caller reports it), or when
+    an array is of another type or layout.  Keeps the first ``k``
+    candidates, or with ``collapse`` the first of each artifact until
+    ``k`` are kept (the engine's ``rv_records_hits``).  ValueError for a
+    ``pos`` out of range or of another length; k must be >= 1.
+    """
+    cdef Py_ssize_t n = cnp.PyArray_DIM(ids, 0) if cnp.PyArray_NDIM(ids) == 1 else -1
+    cdef int styp = cnp.PyArray_TYPE(scores)
+    if (n < 0 or cnp.PyArray_TYPE(ids) != cnp.NPY_INT64
+            or not cnp.PyArray_IS_C_CONTIGUOUS(ids)
+            or cnp.PyArray_NDIM(scores) != 1 or cnp.PyArray_DIM(scores, 0) != n
+            or (styp != cnp.NPY_FLOAT32 and styp != cnp.NPY_FLOAT64)
+            or not cnp.PyArray_IS_C_CONTIGUOUS(scores)):
+        if pos is not None:
+            raise ValueError("dense_hits: ids must be int64 and scores float32 or float64, "
+                             "1-D, C-contiguous, of one length")
+        return None
+    if k < 1:
+        raise ValueError(f"dense_hits: k={k}, must be >= 1")
+    if n == 0:
+        return []
+    cdef const int64_t *pp = NULL
+    if pos is not None:
+        if (cnp.PyArray_TYPE(pos) != cnp.NPY_INT64 or cnp.PyArray_NDIM(pos) != 1
+                or cnp.PyArray_DIM(pos, 0) != n or not cnp.PyArray_IS_C_CONTIGUOUS(pos)):
+            raise ValueError("dense_hits: pos must be int64, 1-D, C-contiguous, one per id")
+        pp = <const int64_t *>cnp.PyArray_DATA(pos)
+    cdef const int64_t *ip = <const int64_t *>cnp.PyArray_DATA(ids)
+    cdef const char *sp = <const char *>cnp.PyArray_DATA(scores)
+    cdef Py_ssize_t m = k if k < n else n
+    cdef int64_t stack[2 * STACK_HITS]
+    cdef int64_t *at = stack
+    if m > STACK_HITS:
+        at = <int64_t *>PyMem_Malloc(2 * m * sizeof(int64_t))
+        if at == NULL:
+            raise MemoryError()
+    cdef size_t kept = 0
+    cdef rv_records_verdict verdict
+    try:
+        check(rv_records_hits(&t.t, <size_t>n, ip, sp,
+                              RV_REAL_F32 if styp == cnp.NPY_FLOAT32 else RV_REAL_F64, pp,
+                              <size_t>k, collapse, at, at + m, &kept, &verdict))
+        if verdict != RV_RECORDS_HITS:
+            return None
+        return _build(t, at, at + m, <Py_ssize_t>kept, ip, sp, styp, source, answered, mode)
+    finally:
+        if at != stack:
+            PyMem_Free(at)
+
+
+def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_ssize_t k,
+                 Py_ssize_t fetch_k, bint collapse, bint kplus1, uint32_t n_threads, source,
+                 str answered not None, str mode not None):
+    """A whole unfiltered dense search of one query vector, in one call:
+    ``unit_query(x)``, then the engine's ``rv_records_search`` (the exact
+    search of the flat index behind ``flat`` -- a capsule from
+    ``FlatHandle.capsule``: an index no writer changes again, searched
+    without a lock, the GIL released -- and ``dense_hits`` of its
+    candidates) -- the corpus's hot path
+    (``rowvoi.corpus.retrieve.search``), without the NumPy arrays and the
+    Python-level calls between those steps, whose code is out of cache
+    whenever queries are sparse.
+
+    The candidates are the best ``fetch_k`` records, or with ``kplus1``
+    (the caller knows no collapse can drop a candidate) the best
+    ``k + 1``, which tell the best ``k`` when no two of them score the
+    same.  The hits are those of ``dense_hits(t, ids, scores, None, k,
+    collapse, ...)`` on them.  An all-zero unit query has no candidates
+    (``[]``).
+
+    Returns None -- nothing built -- where the caller's general path must
+    decide: ``x`` not a 1-D float32 or float64 vector in native byte order
+    with the index's dimension, a NaN or infinite component, two
+    candidates with equal scores (their order, and with ``kplus1`` which
+    of them make the hits, then depends on candidates further down), a
+    candidate id not in ``t``.  The engine's errors raise
+    (rowvoi.errors).  ``1 <= k <= fetch_k``.
+    """
+    cdef const rv_flat *ix = <const rv_flat *>flat_pointer(flat)
+    if k < 1 or fetch_k < k:
+        raise ValueError(f"dense_search: k={k}, fetch_k={fetch_k}: need 1 <= k <= fetch_k")
+    cdef int typ = _vector_type(x)
+    cdef size_t dim = rv_flat_dim(ix)
+    if typ < 0 or <size_t>cnp.PyArray_DIM(x, 0) != dim:
+        return None
+    # one block: per hit (at most k, at most the index's size) its position,
+    # rank and score, then the unit query
+    cdef size_t m = rv_flat_size(ix)
+    if <size_t>k < m:
+        m = <size_t>k
+    cdef char *block = <char *>PyMem_Malloc((m + 1) * (2 * sizeof(int64_t) + sizeof(float))
+                                            + dim * sizeof(float))
+    if block == NULL:
+        raise MemoryError()
+    cdef int64_t *at = <int64_t *>block
+    cdef int64_t *rank = at + m + 1
+    cdef float *sc = <float *>(rank + m + 1)
+    cdef float *q = sc + m + 1
+    cdef rv_records_search_params prm
+    cdef rv_records_verdict verdict
+    cdef rv_status st
+    cdef size_t kept = 0
+    try:
+        st = rv_unit_vector(cnp.PyArray_DATA(x), <rv_real>typ, dim, cnp.PyArray_STRIDE(x, 0), q)
+        if st == RV_E_INVALID_ARG:
+            return None  # a NaN or infinite component: the caller says so
+        check(st)
+        rv_records_search_params_init(&prm)
+        prm.k = <size_t>k
+        prm.fetch_k = <size_t>k + 1 if kplus1 else <size_t>fetch_k
+        prm.collapse = collapse
+        prm.n_threads = n_threads
+        prm.progress = <rv_progress_fn>progress_check_signals
+        with nogil:
+            st = rv_records_search(&t.t, ix, &prm, q, at, rank, sc, &kept, &verdict)
+        check(st)
+        if verdict != RV_RECORDS_HITS:
+            return None
+        return _build(t, at, rank, <Py_ssize_t>kept, NULL, <const char *>sc, cnp.NPY_FLOAT32,
+                      source, answered, mode)
+    finally:
+        PyMem_Free(block)
+
+
+cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t kept,
+                 const int64_t *ip, const char *sp, int styp, source, str answered, str mode):
+    """The hits' objects.  Hit h is the record at position ``at[h]``,
+    candidate ``rank[h]``; with ``ip`` its record id is ``ip[rank[h]]``
+    and its score ``sp[rank[h]]`` (the candidates' arrays), without it the
+    table's id and ``sp[h]`` (a score per hit)."""
+    cdef list out = [None] * kept
+    cdef Py_ssize_t h, i, j
+    cdef int32_t a
+    cdef int64_t s0, s1, rid
+    cdef const char *tb = PyBytes_AS_STRING(t.t_blob)
+    cdef const char *mb = PyBytes_AS_STRING(t.m_blob)
+    cdef const char *fb = PyBytes_AS_STRING(t.f_blob)
+    cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
+    cdef object meta, hit, score, weight = 1.0, loads = t.loads, new = t.new, typ = t.hit_type
+    for h in range(kept):
+        j = at[h]
+        i = rank[h]
+        a = t.art[j]
+        if ip != NULL:
+            rid = ip[i]
+            score = _score(sp, styp, i)
+        else:
+            rid = t.ids[j]
+            score = _score(sp, styp, h)
+        s0, s1 = t.m_off[j], t.m_off[j + 1]
+        if s1 > s0:
+            meta = loads(PyBytes_FromStringAndSize(mb + s0, s1 - s0))
+        else:
+            meta = {}
+        s0, s1 = t.f_off[a], t.f_off[a + 1]
+        if s1 > s0:
+            meta.update(loads(PyBytes_FromStringAndSize(fb + s0, s1 - s0)))
+        hit = new(typ)
+        # object.__setattr__ (the frozen class's own __init__ sets its fields
+        # so): the attributes go to the instance's own storage, with no
+        # __dict__ made and grown here
+        PyObject_GenericSetAttr(hit, "artifact_id", PyUnicode_DecodeUTF8(
+            ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a], NULL))
+        PyObject_GenericSetAttr(hit, "surface_kind", <object>PyList_GET_ITEM(t.kinds, t.kind[j]))
+        PyObject_GenericSetAttr(hit, "score", score)
+        PyObject_GenericSetAttr(hit, "text", PyUnicode_DecodeUTF8(
+            tb + t.t_off[j], t.t_off[j + 1] - t.t_off[j], NULL))
+        PyObject_GenericSetAttr(hit, "metadata", meta)
+        PyObject_GenericSetAttr(hit, "source", source)
+        PyObject_GenericSetAttr(hit, "surface_index", t.surface[j])
+        PyObject_GenericSetAttr(hit, "record_id", rid)
+        PyObject_GenericSetAttr(hit, "explain", {
+            "mode": mode,
+            "answered_by": [answered],
+            "dense": {"rank": i + 1, "cosine": score},
+            "lexical": None,
+            "surface_weight": weight,
+        })
+        out[h] = hit
+    return out

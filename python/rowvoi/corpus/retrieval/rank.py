@@ -1,0 +1,826 @@
+"""Rank one opened generation: dense, lexical or hybrid, with hard filters.
+
+A search (:func:`rowvoi.corpus.search`) opens the committed generation of
+a corpus once (:mod:`rowvoi.corpus.storage.generation`: indexes with
+tombstones and delta applied, record table, filter schema) and then only
+searches it, here: :func:`rank` ranks its records for a query in one of
+:data:`MODES`:
+
+``"dense"`` (default)
+    cosine similarity of the query's embedding: exact flat index (its int8
+    copy screens every vector with proven error bounds, float32 scores
+    decide: the results of a float32 scan, bit for bit), or the HNSW graph
+    when the corpus has one and ``index`` allows it;
+``"lexical"``
+    Okapi BM25 (Lucene variant, k1 = 1.2, b = 0.75) over the analysed text;
+    never loads the embedding model;
+``"hybrid"``
+    both, fused by one of :data:`FUSIONS`: ``"rrf"`` (reciprocal rank
+    fusion, ``sum 1 / (rrf_k + rank)`` over the two candidate lists) or
+    ``"blend"`` (``alpha * cosine + (1 - alpha) * bm25 / (bm25 +
+    bm25_sat_k)``, which keeps the magnitude of the scores: better for
+    abstention floors). Blend scores every candidate of either list on both
+    sides exactly (a record BM25 did not return has BM25 score 0; a
+    record the vector search did not return gets its exact cosine), so a
+    fused score never mixes scales -- also when one side finds nothing: the
+    other side's hits are then scored on the fused scale all the same.
+
+Floors and RRF
+--------------
+An RRF score is ``sum 1 / (rrf_k + rank)``: it depends on ranks only, so
+a query about cooking and a query about wing flutter both give their top
+hit about ``2 / (rrf_k + 1)``, and no absolute floor can tell them apart.
+Each hit of a hybrid RRF search therefore also carries its **evidence**,
+``explain["evidence"]``: the blend score of that hit (the formula above,
+with the search's ``alpha`` and ``bm25_sat_k``, both sides scored
+exactly), an absolute quantity. Floors -- ``min_score`` of
+:func:`rowvoi.corpus.select`, :func:`rowvoi.corpus.discover` and the
+calibrated ones of :mod:`rowvoi.corpus.retrieval.calibration` -- compare the
+evidence of an RRF hit and the score of any other hit
+(:func:`rowvoi.corpus.retrieval.selection.floor_score`); the RRF order is kept.
+
+Filters and surfaces
+--------------------
+``filter`` is a document of the :mod:`rowvoi.query` filter language over
+the corpus's filter fields (``{"year": {"$gte": 1960}, "venue":
+"JAS"}``), validated against their declared types and compiled by the
+query layer to parameterised SQL over the typed ``filter_values`` table.
+``surfaces`` restricts to surface kinds. Both become one
+:class:`~rowvoi.index.idset.IdSet` that the kernels apply while they rank, so a
+filtered top-k is exact.
+
+Candidates and collapse
+-----------------------
+Each index returns ``fetch_k`` candidates (default ``max(5 k, 50)`` when
+collapsing per artifact or weighting surfaces, else ``k``); surface
+weights multiply each candidate's first-stage score; ``per_artifact=True``
+keeps the best surface per artifact; then the top ``k``. When the
+collapse leaves fewer than ``k`` artifacts although a candidate list was
+cut at ``fetch_k`` (an artifact with many surfaces -- a long chunked
+document -- can fill the whole fetch), the search runs again with
+:data:`FETCH_GROWTH` times as many candidates (an HNSW search's ``ef``
+grows with them), until ``k`` artifacts are found or every index has
+returned all the records it can (never more than the corpus, or the
+filter, holds): a search returns ``k`` artifacts whenever ``k`` qualify,
+whatever the mode, fusion, index and filter. The first fetch decides
+most searches; the result is that of the last fetch (a hybrid RRF
+search's scores are those of its candidate lists). Equal scores are
+ordered by artifact id, then surface index: deterministic, and independent
+of the build history (an incremental build ranks as a fresh build of the
+same documents). Only at an index's own ``fetch_k`` cut do exact ties go
+to the lower record id. Equal RRF scores are frequent (ranks (1, 2) and
+(2, 1) sum to the same score, and so do two records each returned by one
+side only, at the same rank); ranks cannot order them, so they are ordered
+by their evidence (see "Floors and RRF"), highest first, before artifact id.
+
+Every hit carries ``explain``: which indexes returned it
+(``answered_by``), its rank and raw score on each side, the fused score
+and the surface weight; ``explain=True`` adds each query term's BM25
+contribution.
+
+Examples
+--------
+>>> from rowvoi.corpus import CorpusStore, build, from_mapping, search
+>>> docs = {"a": "Lift and drag of a thin wing", "b": "Heat transfer in pipes",
+...         "c": "Wing flutter at high speed"}
+>>> corpus = build(from_mapping(docs, embedder="hashing"), store=CorpusStore.memory())
+>>> [h.artifact_id for h in search(corpus, "wing lift", mode="lexical", k=2)]
+['a', 'c']
+>>> hit = search(corpus, "wing", mode="hybrid", k=1)[0]
+>>> hit.explain["answered_by"], hit.explain["fusion"]
+(['flat', 'bm25'], 'rrf')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from rowvoi import _validate as _v
+from rowvoi._validate import integer as _check_int
+from rowvoi.corpus._hot import (
+    any_nonzero as _any_nonzero,
+    dense_hits as _dense_hits_c,
+    dense_search as _dense_search_c,
+    unit_query as _unit_query,
+)
+from rowvoi.corpus.base import SearchHit, SearchHits, new_hit
+from rowvoi.corpus.storage.generation import Generation, Opened
+from rowvoi.corpus.storage.records import RecordTable
+from rowvoi.index.hnsw import HNSWIndex
+
+__all__ = [
+    "MODES",
+    "FUSIONS",
+    "INDEXES",
+    "DFLT_RRF_K",
+    "DFLT_BLEND_ALPHA",
+    "DFLT_BM25_SAT_K",
+    "MAX_FETCH_K",
+    "FETCH_GROWTH",
+    "Params",
+    "params",
+    "query_vector",
+    "fast_dense",
+    "rank",
+]
+
+#: Ranking modes of a search.
+MODES = ("dense", "lexical", "hybrid")
+#: Hybrid fusion methods.
+FUSIONS = ("rrf", "blend")
+#: Vector index choices.
+INDEXES = ("auto", "flat", "hnsw")
+#: The RRF rank constant (``1 / (rrf_k + rank)``).
+DFLT_RRF_K = 60
+#: Dense weight of the blend fusion.
+DFLT_BLEND_ALPHA = 0.5
+#: BM25 saturation of the blend fusion: ``bm25 / (bm25 + k)`` lies in [0, 1)
+#: without per-query normalisation, so absolute magnitudes survive.
+DFLT_BM25_SAT_K = 8.0
+#: Largest ``fetch_k`` accepted.
+MAX_FETCH_K = 100_000
+
+
+def _check_surfaces(surfaces: Any) -> list[str] | None:
+    if surfaces is None:
+        return None
+    if isinstance(surfaces, str):
+        surfaces = [surfaces]
+    try:
+        kinds = list(surfaces)
+    except TypeError:
+        raise TypeError("surfaces must be a surface kind or an iterable of kinds") from None
+    for k in kinds:
+        if not isinstance(k, str):
+            raise TypeError(f"surfaces holds {k!r}, not a kind name")
+    return sorted(set(kinds))
+
+
+def _check_weights(weights: Any) -> dict[str, float] | None:
+    if weights is None:
+        return None
+    if not isinstance(weights, Mapping):
+        raise TypeError("surface_weights must be a mapping {kind: weight}")
+    out = {}
+    for kind, w in weights.items():
+        if not isinstance(kind, str):
+            raise TypeError(f"surface_weights key {kind!r} is not a kind name")
+        out[kind] = _v.real(f"surface_weights[{kind!r}]", w, low=0.0, finite=True)
+    return out
+
+
+# ----------------------------------------------------------------- search
+
+
+class Params(NamedTuple):
+    """A search's checked arguments (see :func:`params`)."""
+
+    k: int
+    mode: str
+    fusion: str
+    rrf_k: int
+    alpha: float
+    sat_k: float
+    kinds: list[str] | None
+    per_artifact: bool
+    weights: dict[str, float] | None
+    fetch_k: int
+    vector_index: str  # ("index" would shadow tuple.index)
+    explain: bool
+
+
+def params(
+    k: Any,
+    mode: Any,
+    fusion: Any,
+    rrf_k: Any,
+    alpha: Any,
+    bm25_sat_k: Any,
+    surfaces: Any,
+    per_artifact: Any,
+    surface_weights: Any,
+    fetch_k: Any,
+    index: Any,
+    explain: Any,
+) -> Params:
+    """A search's arguments checked (see :func:`rowvoi.corpus.search`), in
+    that order: the first bad one raises ``ValueError`` or ``TypeError``.
+
+    >>> p = params(3, "hybrid", "rrf", 60, 0.5, 8.0, "title", True, None, None, "auto", False)
+    >>> p.kinds, p.fetch_k
+    (['title'], 50)
+    >>> params(0, "dense", "rrf", 60, 0.5, 8.0, None, True, None, None, "auto", False)
+    Traceback (most recent call last):
+    ...
+    ValueError: k=0: must be in 1 .. 100000
+    """
+    # each check's common valid case first (a plain int, float or str in
+    # range), the full checks (conversions, messages) otherwise
+    if not (type(k) is int and 1 <= k <= MAX_FETCH_K):
+        k = _check_int("k", k, 1, MAX_FETCH_K)
+    if not (type(mode) is str and mode in MODES):
+        mode = _v.choice("mode", mode, MODES)
+    if not (type(fusion) is str and fusion in FUSIONS):
+        fusion = _v.choice("fusion", fusion, FUSIONS)
+    if not (type(rrf_k) is int and rrf_k >= 1):
+        rrf_k = _check_int("rrf_k", rrf_k, 1)
+    if not (type(alpha) is float and 0.0 <= alpha <= 1.0):
+        alpha = _v.real("alpha", alpha, low=0.0, high=1.0)
+    if not (type(bm25_sat_k) is float and 0.0 < bm25_sat_k < math.inf):
+        bm25_sat_k = _v.real("bm25_sat_k", bm25_sat_k, low=0.0, low_open=True, finite=True)
+    if not (type(index) is str and index in INDEXES):
+        index = _v.choice("index", index, INDEXES)
+    kinds = None if surfaces is None else _check_surfaces(surfaces)
+    weights = None if surface_weights is None else _check_weights(surface_weights)
+    if fetch_k is None:
+        fetch_k = max(5 * k, 50) if (per_artifact or weights) else k
+    else:
+        fetch_k = _check_int("fetch_k", fetch_k, k, MAX_FETCH_K)
+    return Params(
+        k,
+        mode,
+        fusion,
+        rrf_k,
+        alpha,
+        bm25_sat_k,
+        kinds,
+        bool(per_artifact),
+        weights,
+        fetch_k,
+        index,
+        bool(explain),
+    )
+
+
+def fast_dense(
+    opened: Opened, vector: np.ndarray, p: Params, name: str | None
+) -> SearchHits | None:
+    """The hot path: an unfiltered dense search of a vector on a flat index
+    of the generation ``opened``, in one compiled call
+    (:func:`rowvoi.corpus._hot.dense_search`: the query's unit form, the
+    exact scan, the hits). ``None`` when the generation offers no such
+    path, or that call leaves the result undecided (equal scores, a bad
+    vector): :func:`rank` decides then."""
+    loaded = opened.gen
+    fast = loaded.fast
+    if fast is None:
+        return None
+    ht, flat, threads, one = fast
+    k = p.k
+    collapse = p.per_artifact and not one
+    kplus1 = k < p.fetch_k and not collapse
+    size = loaded.dense_size
+    f = p.fetch_k
+    while True:
+        hits = _dense_search_c(
+            ht, flat, vector, k, f, collapse, kplus1, threads, name, "flat", "dense"
+        )
+        # ([]: an all-zero query; fewer than k after the collapse of all f
+        # candidates asked for: fetch more, as rank does)
+        if hits is None or not (collapse and 0 < len(hits) < k and f < size):
+            break
+        f = _grown(f, size)
+    if hits is None:
+        return None
+    return SearchHits(hits) if hits else SearchHits.empty(_ZERO_VECTOR)
+
+
+def query_vector(v: Any) -> np.ndarray:
+    """A query vector as float32 of unit length (an all-zero one stays
+    zero): :func:`rowvoi.corpus._hot.unit_query` (the norm summed in float64 in
+    index order; each component divided in float64, rounded once).
+    ValueError for anything but one finite vector."""
+    arr = v
+    if type(arr) is not np.ndarray or arr.dtype not in _QV_DTYPES:
+        arr = np.asarray(v, dtype=np.float64)
+    if arr.ndim == 2 and arr.shape[0] == 1:
+        arr = arr[0]
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("query_vector must be one finite vector, shape (dim,)")
+    try:
+        return _unit_query(arr)
+    except ValueError:
+        raise ValueError("query_vector must be one finite vector, shape (dim,)") from None
+
+
+#: dtypes :func:`query_vector` hands to the compiled normaliser as they are
+_QV_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+#: Why a search of an all-zero query vector finds nothing.
+_ZERO_VECTOR = (
+    "the query's embedding is the zero vector (nothing in the query the "
+    "embedder represents), so no cosine can rank the records"
+)
+
+
+def _why_empty(
+    loaded: Generation, query: str, qvec: np.ndarray | None, allowed: Any, p: Params
+) -> str:
+    """Why a search that ran (some record allowed) found nothing."""
+    why = []
+    if p.mode != "lexical":
+        if qvec is not None and not _any_nonzero(qvec):
+            why.append(_ZERO_VECTOR)
+        else:
+            why.append("the vector index returned no record")
+    if p.mode != "dense":
+        terms = [] if loaded.lexical is None else loaded.lexical.analyzer.tokenize(query)
+        if not terms:
+            why.append(
+                "the query has no searchable terms (the analyzer drops punctuation and stopwords)"
+            )
+        else:
+            among = "" if allowed is None else " (of those the filter and surface kinds allow)"
+            shown = ", ".join(map(repr, list(dict.fromkeys(terms))[:8]))
+            why.append(f"no record{among} contains a query term (analysed: {shown})")
+    return "; and ".join(why)
+
+
+@dataclass
+class _Ranked:
+    """One candidate list, best first: record ids, float64 scores and
+    positions in the record table."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+    pos: np.ndarray
+
+    def ranks(self) -> tuple[dict[int, int], list[float]]:
+        """``({record id: 1-based rank}, scores)``: the score of rank ``r``
+        is ``scores[r - 1]``."""
+        ids = self.ids.tolist()
+        return dict(zip(ids, range(1, len(ids) + 1))), self.scores.tolist()
+
+
+_NO_IDS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0, dtype=np.float64)
+
+
+def _order(
+    table: RecordTable, pos: np.ndarray, scores: np.ndarray, tie: np.ndarray | None = None
+) -> np.ndarray:
+    """The permutation that ranks records (positions ``pos`` in ``table``)
+    by score, descending, then ``tie`` descending (when given: a second key
+    for equal scores, one value per record), then artifact id, then surface
+    index -- the order of search results, independent of record ids (a
+    stable total order)."""
+    n = len(scores)
+    if n < 2 or np.count_nonzero(scores[1:] < scores[:-1]) == n - 1:
+        return np.arange(len(scores))  # no equal scores: already in order
+    if tie is None:
+        return np.lexsort((table.surface[pos], table.art[pos], -scores))
+    return np.lexsort((table.surface[pos], table.art[pos], -tie, -scores))
+
+
+def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
+    """Candidates in result order: score, then artifact id, then surface
+    index -- an order that does not depend on the build history (record ids
+    do)."""
+    if not len(ids):
+        return _Ranked(_NO_IDS, _NO_SCORES, _NO_IDS)
+    ids = np.asarray(ids, dtype=np.int64)
+    sc = np.asarray(scores, dtype=np.float64)
+    pos = table.positions(ids)
+    o = _order(table, pos, sc)
+    return _Ranked(ids[o], sc[o], pos[o])
+
+
+#: Factor by which the candidate fetch grows when a per-artifact collapse
+#: left fewer than ``k`` artifacts (see "Candidates and collapse").
+FETCH_GROWTH = 4
+
+
+def _grown(fetch_k: int, bound: int) -> int:
+    """The next fetch after ``fetch_k`` (``< bound``) fell short: times
+    :data:`FETCH_GROWTH`, never past ``bound`` (the records a search could
+    return), where every index is exhausted."""
+    return min(bound, fetch_k * FETCH_GROWTH)
+
+
+def rank(
+    opened: Opened,
+    query: str,
+    qvec: np.ndarray | None,
+    p: Params,
+    name: str | None,
+) -> SearchHits:
+    """The hits of a search of the generation ``opened`` for it
+    (:meth:`~rowvoi.corpus.storage.generation.Generations.read`): its
+    indexes and record table, the records its filter allows, the query's
+    text and, for a dense or hybrid search of a corpus with vectors, its
+    unit embedding ``qvec``; hits carry ``name`` as their source. Nothing
+    else is read (the hits' rows, when the table holds no texts, come from
+    ``opened`` too).
+
+    When the per-artifact collapse leaves fewer than ``k`` artifacts while
+    an index's candidates were cut at ``fetch_k`` (more records could
+    follow), the search runs again with :func:`_grown` candidates, until
+    ``k`` artifacts are found or no list is cut (every index exhausted)."""
+    if opened.none_allowed is not None:
+        return SearchHits.empty(opened.none_allowed)
+    loaded, allowed = opened.gen, opened.allowed
+    table = loaded.records
+    assert table is not None
+    collapse = p.per_artifact and not table.one_per_artifact
+    while True:
+        hits, cut = _fetch(opened, query, qvec, p, name)
+        if collapse and cut and len(hits) < p.k:
+            # (the records a search could return: where every index is exhausted)
+            bound = len(table) if allowed is None else min(len(table), len(allowed))
+            if p.fetch_k < bound:
+                p = p._replace(fetch_k=_grown(p.fetch_k, bound))
+                continue
+        if not hits:
+            return SearchHits.empty(_why_empty(loaded, query, qvec, allowed, p))
+        return SearchHits(hits)
+
+
+def _fetch(
+    opened: Opened,
+    query: str,
+    qvec: np.ndarray | None,
+    p: Params,
+    name: str | None,
+) -> tuple[list[SearchHit], bool]:
+    """One pass of :func:`rank` with ``p.fetch_k`` candidates per
+    index (``qvec`` already embedded): the hits, and whether a candidate
+    list was cut at ``fetch_k`` (an index returned all it was asked for, or
+    the fused list was longer), so that more candidates could follow."""
+    loaded, allowed = opened.gen, opened.allowed
+    table = loaded.records
+    assert table is not None
+    want_dense = p.mode in ("dense", "hybrid")
+    want_lex = p.mode in ("lexical", "hybrid")
+    d_ids: np.ndarray = _NO_IDS
+    d_sc: np.ndarray = _NO_IDS
+    answered_dense = "flat"
+    if want_dense and loaded.dense is not None and qvec is not None and _any_nonzero(qvec):
+        index = loaded.dense
+        if isinstance(index, HNSWIndex) and p.vector_index != "flat":
+            # approximate; candidates re-scored exactly (float32 cosines)
+            answered_dense = "hnsw"
+            d_ids, d_sc = index.search(qvec, p.fetch_k, filter=allowed, exact_rescore=True)
+        else:
+            # exact, whatever the size: the screen reads the same int8
+            # copy as an approximate int8 scan would, and in float32 only
+            # the rows its bounds cannot rule out (the approximate scan
+            # re-scores 8 * fetch_k); faster at every size and on every
+            # data set measured (bench/results/flat_int8_paths.md)
+            index = loaded.flat  # (an HNSW graph's exact twin)
+            threads = loaded.scan_threads
+            if (
+                allowed is None
+                and qvec.dtype == np.float32
+                and qvec.shape == (index.dim,)
+                and qvec.flags.c_contiguous
+            ):
+                # (a checked query vector: search()'s argument checks skipped)
+                k = p.k
+                if (
+                    p.mode == "dense"
+                    and k < p.fetch_k
+                    and not p.weights
+                    and (table.one_per_artifact or not p.per_artifact)
+                ):
+                    # no collapse can drop a candidate, so the hits are
+                    # the best k of the fetch_k candidates: the best k + 1
+                    # tell them unless the k-th and (k + 1)-th tie (their
+                    # order then depends on candidates further down)
+                    d_ids, d_sc = index._search_vector(qvec, k + 1, True, threads)
+                    if len(d_ids) == k + 1 and d_sc.item(k - 1) == d_sc.item(k):
+                        d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
+                else:
+                    d_ids, d_sc = index._search_vector(qvec, p.fetch_k, True, threads)
+            else:
+                d_ids, d_sc = index.search(
+                    qvec, p.fetch_k, filter=allowed, exact=True, n_threads=threads
+                )
+    cut = len(d_ids) >= p.fetch_k
+    if p.mode == "dense" and not p.weights and table.has_text:
+        return _dense_hits(name, table, d_ids, d_sc, answered_dense, p), cut
+    dense = _ranked(table, d_ids, d_sc)
+    if want_lex:
+        res = loaded.lexical.search(query, p.fetch_k, filter=allowed)
+        lex = _ranked(table, res.ids, res.scores)
+        cut = cut or len(lex.ids) >= p.fetch_k
+    else:
+        lex = _ranked(table, _NO_IDS, _NO_IDS)
+    cands = _fuse(loaded, table, query, qvec, dense, lex, p)
+    if not len(cands.ids):
+        return [], False
+    cut = cut or len(cands.ids) > p.fetch_k
+    if p.weights:
+        w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
+        scores = cands.scores * w[table.kind[cands.pos]]
+        o = _order(table, cands.pos, scores)
+        cands = _Ranked(cands.ids[o], scores[o], cands.pos[o])
+    if p.mode == "hybrid" and p.fusion == "rrf":
+        cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
+    ids, scores, pos = cands.ids, cands.scores, cands.pos
+    ids, scores, pos = ids[: p.fetch_k], scores[: p.fetch_k], pos[: p.fetch_k]
+    if p.per_artifact:
+        # the best surface of each artifact: its first in result order
+        seen: set[int] = set()
+        keep: list[int] = []
+        for i, a in enumerate(table.art[pos].tolist()):
+            if a not in seen:
+                seen.add(a)
+                keep.append(i)
+                if len(keep) == p.k:
+                    break
+        ids, scores, pos = ids[keep], scores[keep], pos[keep]
+    else:
+        ids, scores, pos = ids[: p.k], scores[: p.k], pos[: p.k]
+    id_list = ids.tolist()
+    evidence: dict[int, float] = {}
+    if p.mode == "hybrid" and p.fusion == "rrf":
+        # RRF scores depend on ranks only, so they cannot be floored; each hit
+        # carries its absolute evidence (its blend score) for floors instead
+        # (the ties' evidence is already known)
+        evidence = {cid: known[cid] for cid in id_list if cid in known}
+        need = np.array([cid for cid in id_list if cid not in known], dtype=np.int64)
+        if len(need):
+            got = _blend_scores(loaded, query, qvec, dense, lex, need, p)
+            evidence.update(zip(need.tolist(), got.tolist()))
+    d_rank, d_scores = dense.ranks()
+    l_rank, l_scores = lex.ranks()
+    if table.has_text:
+        fields = table.hits_fields(pos)
+    else:
+        rows = opened.rows(id_list)
+        fields = []
+        for cid in id_list:
+            row = rows[cid]
+            meta = json.loads(row["metadata"])
+            meta.update(json.loads(row["filter_fields"]))
+            fields.append(
+                (row["artifact_id"], row["kind"], row["surface_index"], row["text"], meta)
+            )
+    hybrid = p.mode == "hybrid"
+    hits = []
+    for cid, score, (artifact_id, kind, surface_index, text, meta) in zip(
+        id_list, scores.tolist(), fields
+    ):
+        # explain: which indexes returned the record, its rank and raw score
+        # on each side, the surface weight, the fused score
+        dr = d_rank.get(cid)
+        lr = l_rank.get(cid)
+        why: dict[str, Any] = {
+            "mode": p.mode,
+            "answered_by": ([answered_dense] if dr else []) + (["bm25"] if lr else []),
+            "dense": None if dr is None else {"rank": dr, "cosine": d_scores[dr - 1]},
+            "lexical": None if lr is None else {"rank": lr, "bm25": l_scores[lr - 1]},
+            "surface_weight": 1.0 if not p.weights else p.weights.get(kind, 1.0),
+        }
+        if hybrid:
+            why["fusion"] = p.fusion
+            why["fused"] = score
+        if p.explain and lr is not None and loaded.lexical is not None:
+            why["lexical"]["terms"] = _terms(loaded.lexical, query, cid)
+        if cid in evidence:
+            why["evidence"] = evidence[cid]
+        hits.append(new_hit(artifact_id, kind, score, text, meta, name, surface_index, cid, why))
+    return hits, cut
+
+
+def _dense_hits(
+    name: str | None,
+    table: RecordTable,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    answered: str,
+    p: Params,
+) -> list[SearchHit]:
+    """The hits of a dense search without surface weights, from the vector
+    index's candidates (best first, ties by record id) and a record table
+    holding the texts: :func:`_dense_hits_reference`'s result, built in
+    one compiled pass (:func:`rowvoi.corpus._hot.dense_hits`: positions,
+    collapse, texts, metadata, hits). Candidates with equal scores are
+    first put in result order here (:func:`_order`); an id the
+    table lacks raises :class:`~rowvoi.errors.IndexFormatError`
+    (:meth:`RecordTable.positions`)."""
+    ht = table._hits
+    if ht is None:
+        ht = table._hit_table()
+    collapse = p.per_artifact and not table.one_per_artifact
+    hits: list[SearchHit] | None = _dense_hits_c(
+        ht, ids, scores, None, p.k, collapse, name, answered, p.mode
+    )
+    if hits is None:
+        # equal scores, an unknown id (positions raises) or unusual dtypes
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        scores = np.ascontiguousarray(scores)
+        if scores.dtype != np.float32:
+            scores = scores.astype(np.float64)
+        pos = table.positions(ids)
+        o = _order(table, pos, scores)
+        hits = _dense_hits_c(ht, ids[o], scores[o], pos[o], p.k, collapse, name, answered, p.mode)
+    return hits
+
+
+def _dense_hits_reference(
+    name: str | None,
+    table: RecordTable,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    answered: str,
+    p: Params,
+) -> list[SearchHit]:
+    """:func:`_dense_hits` in Python: the specification of the compiled
+    builder (:func:`rowvoi.corpus._hot.dense_hits`), which the tests hold to it
+    hit for hit. :func:`rank`'s steps for this case (the result
+    order, the collapse, the ``explain`` of a dense hit) with no fusion, no
+    second candidate list and no rank dictionaries."""
+    n = len(ids)
+    if not n:
+        return []
+    pos = table.positions(ids)
+    sc_list = scores.tolist()
+    # the result order (score, artifact, surface): the index's order unless
+    # two candidates have equal scores
+    if not all(map(operator.gt, sc_list, sc_list[1:])):
+        o = _order(table, pos, scores)
+        ids, scores, pos = ids[o], scores[o], pos[o]
+        sc_list = scores.tolist()
+    k = p.k
+    pos_list = pos.tolist()
+    keep: Iterable[int]
+    if p.per_artifact and not table.one_per_artifact:
+        # the best surface of each artifact: its first in result order
+        art = table._columns()[0]
+        seen: set[int] = set()
+        kept: list[int] = []
+        for i, j in enumerate(pos_list):
+            a = art[j]
+            if a not in seen:
+                seen.add(a)
+                kept.append(i)
+                if len(kept) == k:
+                    break
+        keep = kept
+    else:
+        keep = range(min(n, k))
+    id_list = ids.tolist()
+    fields = table.hits_fields([pos_list[i] for i in keep])
+    mode = p.mode
+    hits = []
+    for i, (artifact_id, kind, surface_index, text, meta) in zip(keep, fields):
+        s = sc_list[i]
+        why = {
+            "mode": mode,
+            "answered_by": [answered],
+            "dense": {"rank": i + 1, "cosine": s},
+            "lexical": None,
+            "surface_weight": 1.0,
+        }
+        hits.append(
+            new_hit(artifact_id, kind, s, text, meta, name, surface_index, id_list[i], why)
+        )
+    return hits
+
+
+def _fuse(
+    loaded: Generation,
+    table: RecordTable,
+    query: str,
+    qvec: np.ndarray | None,
+    dense: _Ranked,
+    lex: _Ranked,
+    p: Params,
+) -> _Ranked:
+    """The first-stage candidates with their (fused) scores, in result
+    order."""
+    if p.mode == "dense":
+        return dense
+    if p.mode == "lexical":
+        return lex
+    union = np.unique(np.concatenate([dense.ids, lex.ids]))
+    if p.fusion == "rrf":
+        # sum over the lists of 1 / (rrf_k + rank): the dense term first, as
+        # floating-point addition is done in a fixed order
+        acc = np.zeros(len(union), dtype=np.float64)
+        acc[np.searchsorted(union, dense.ids)] += 1.0 / (
+            p.rrf_k + np.arange(1, len(dense.ids) + 1)
+        )
+        acc[np.searchsorted(union, lex.ids)] += 1.0 / (p.rrf_k + np.arange(1, len(lex.ids) + 1))
+    else:
+        acc = _blend_scores(loaded, query, qvec, dense, lex, union, p)
+    return _ranked(table, union, acc)
+
+
+def _break_rrf_ties(
+    loaded: Generation,
+    table: RecordTable,
+    query: str,
+    qvec: np.ndarray | None,
+    dense: _Ranked,
+    lex: _Ranked,
+    cands: _Ranked,
+    p: Params,
+) -> tuple[_Ranked, dict[int, float]]:
+    """The RRF candidates with equal scores ordered by their evidence, and
+    ``{record id: evidence}`` of the records whose evidence was computed.
+
+    An RRF score depends on ranks only, and equal scores are common: a
+    record ranked (1, 2) by (dense, lexical) and one ranked (2, 1) score
+    ``1 / (rrf_k + 1) + 1 / (rrf_k + 2)`` both (the sum is exact either
+    way round), and so do a record only one side returned at rank ``r``
+    and one only the other side returned at rank ``r``. Ranks cannot say
+    which is better; the records' evidence (their blend score, as for
+    floors) measures how well each actually matches, so it orders them,
+    highest first; then artifact id and surface index, as for any equal
+    scores. Evidence is computed only for the records that share a score
+    with another and can reach the results: the records up to the one that
+    completes the top ``k`` (``k`` distinct artifacts with
+    ``per_artifact``), within the first ``fetch_k``, and the rest of its
+    group of equal scores -- reordering a group never changes which records
+    lie before its end, so groups after it cannot change the results.
+    Candidates without such ties come back unchanged.
+    """
+    sc = cands.scores
+    n = min(len(sc), p.fetch_k)
+    if n < 2:
+        return cands, {}
+    if p.per_artifact:
+        firsts = np.sort(np.unique(table.art[cands.pos[:n]], return_index=True)[1])
+        last = int(firsts[p.k - 1]) if len(firsts) >= p.k else n - 1
+    else:
+        last = min(p.k, n) - 1
+    srt = np.sort(sc)
+    shared = srt[1:][srt[1:] == srt[:-1]]
+    shared = shared[shared >= sc[last]]
+    if not len(shared):
+        return cands, {}
+    tied = np.isin(sc, shared)
+    tie = np.zeros(len(sc), dtype=np.float64)
+    tie[tied] = _blend_scores(loaded, query, qvec, dense, lex, cands.ids[tied], p)
+    o = _order(table, cands.pos, sc, tie)
+    known = dict(zip(cands.ids[tied].tolist(), tie[tied].tolist()))
+    return _Ranked(cands.ids[o], sc[o], cands.pos[o]), known
+
+
+def _blend_scores(
+    loaded: Generation,
+    query: str,
+    qvec: np.ndarray | None,
+    dense: _Ranked,
+    lex: _Ranked,
+    cids: np.ndarray,
+    p: Params,
+) -> np.ndarray:
+    """``alpha * cosine + (1 - alpha) * bm25 / (bm25 + sat_k)`` of each
+    record id of ``cids``, each side scored exactly (a side that did not
+    return a record is asked for its score; a record BM25 does not match
+    scores 0)."""
+    n = len(cids)
+    cos = np.zeros(n, dtype=np.float64)
+    bm = np.zeros(n, dtype=np.float64)
+    have_cos = np.zeros(n, dtype=bool)
+    have_bm = np.zeros(n, dtype=bool)
+    by_id = np.argsort(cids, kind="stable")
+    sorted_ids = cids[by_id]
+
+    def place(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(indexes into cids of those ids that are in cids, which of ids)."""
+        at = np.minimum(np.searchsorted(sorted_ids, ids), max(n - 1, 0))
+        hit = sorted_ids[at] == ids if n else np.zeros(len(ids), dtype=bool)
+        return by_id[at[hit]], hit
+
+    at, hit = place(dense.ids)
+    cos[at], have_cos[at] = dense.scores[hit], True
+    at, hit = place(lex.ids)
+    bm[at], have_bm[at] = lex.scores[hit], True
+    need_cos = cids[~have_cos]
+    if len(need_cos) and qvec is not None and loaded.dense is not None and np.any(qvec):
+        flat = getattr(loaded.dense, "exact", loaded.dense)
+        r = flat.rescore(qvec, need_cos, len(need_cos))
+        found = r.ids >= 0
+        at, hit = place(r.ids[found])
+        cos[at] = r.scores[found][hit]
+    need_bm = cids[~have_bm]
+    if len(need_bm) and loaded.lexical is not None:
+        r = loaded.lexical.search(query, len(need_bm), filter=need_bm)
+        at, hit = place(np.asarray(r.ids, dtype=np.int64))
+        bm[at] = np.asarray(r.scores, dtype=np.float64)[hit]
+    # max(bm25, 0.0) as Python's max takes it
+    b = np.where(bm < 0.0, 0.0, bm)
+    return p.alpha * cos + (1.0 - p.alpha) * b / (b + p.sat_k)
+
+
+def _terms(lexical: Any, query: str, cid: int) -> list[dict[str, Any]]:
+    """Each query term's BM25 contribution to a record's score."""
+    return [
+        {"term": t.term, "tf": t.tf, "df": t.df, "idf": t.idf, "contribution": t.contribution}
+        for t in lexical.explain(query, cid).terms
+    ]
+
+
+# --------------------------------------------------------------- siblings

@@ -1,0 +1,498 @@
+"""A committed generation, opened: what a search reads, in memory.
+
+A search reads one committed generation of a corpus. Opening it reads,
+from one snapshot, everything a search needs -- the BM25 index and the
+vector index (base files, tombstones deleted, delta added:
+:mod:`rowvoi.corpus.storage.index_files`), the record table
+(:class:`~rowvoi.corpus.storage.records.RecordTable`) and the filter schema
+-- into one :class:`Generation`; from then on the search only searches it.
+:class:`Generations` keeps a corpus's opened generation: the parts are
+loaded once, by the first search that needs them, and reused as long as
+the generation is the committed one, which
+:meth:`~rowvoi.corpus.storage.store.CorpusStore.committed_generation`
+tells without a transaction (one read of SQLite's WAL-index header), so a
+search of a generation still committed reads no SQL at all.
+
+A search opens its generation through :meth:`Generations.read`, one
+call that hands back an :class:`Opened`: the generation, the records the
+search's filter allows, and nothing left to load; the retry on a fresh
+snapshot while commits replace base files is in there too.
+
+Thread-safety: parts are loaded under the holder's lock, each published
+before its ``has_`` flag, and never change afterwards; any number of
+searches read a :class:`Generation` at once.
+
+Examples
+--------
+>>> from rowvoi.corpus import CorpusStore, build, from_mapping
+>>> c = build(from_mapping({"a": "lift", "b": "drag"}, embedder="hashing:8"),
+...           store=CorpusStore.memory())
+>>> opened = Generations(c.store)
+>>> with c.store.snapshot() as snap:
+...     gen = opened.open(snap, lexical=True, dense=True, records=True)
+>>> gen.generation, len(gen.lexical), gen.dense.dim, len(gen.records)
+(1, 2, 8, 2)
+>>> opened.current() is gen    # nothing committed since: no SQL
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from rowvoi.corpus.base import CorpusEmpty
+from rowvoi.corpus.storage.index_files import load_dense, load_lexical
+from rowvoi.corpus.storage.records import RecordTable
+from rowvoi.corpus.storage.snapshot import Snapshot
+from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone, CorpusStore
+from rowvoi.errors import IndexFormatError, QueryError
+from rowvoi.index.flat import FlatIndex
+
+__all__ = [
+    "Generation",
+    "Generations",
+    "Wanted",
+    "Opened",
+    "Stale",
+    "PARALLEL_SCAN_MIN",
+    "RETRIES",
+    "empty_message",
+    "filter_schema",
+]
+
+#: One query scans a flat index of fewer vectors on one thread, and a
+#: larger one on all cores (the engine's work rule may still use fewer).
+#: The exact screen of 100k 384-d vectors on a 2-core machine: 1.5x faster
+#: on two threads when the second core is free, within 2 % when another
+#: process holds it (bench/results/flat_int8_paths.md); at 50k the gain is
+#: as large but the second thread costs 5-10 % under that load.
+PARALLEL_SCAN_MIN = 100_000
+#: Categorical filter fields with at most this many distinct values get
+#: them as their canonical values (case- and spacing-insensitive matching).
+_MAX_CATEGORIES = 10_000
+#: Fresh snapshots a search takes while commits keep replacing its files.
+RETRIES = 8
+#: Most kind restrictions whose IdSet one generation keeps.
+_KIND_SETS_MAX = 32
+
+
+class Stale(Exception):
+    """The snapshot is older than the generation opened: take a fresh one."""
+
+
+@dataclass
+class Generation:
+    """One committed generation, opened (see the module notes).
+
+    Attributes
+    ----------
+    generation : int
+    state : dict
+        The generation's committed state.
+    lexical : BM25Index or None
+        Its BM25 index (``has_lexical``: loaded).
+    dense : FlatIndex, HNSWIndex or None
+        Its vector index (``has_dense``: loaded; None when nothing was
+        ever embedded).
+    flat : FlatIndex or None
+        The flat index (an HNSW graph's exact twin), ``dense_size``
+        vectors, scanned on ``scan_threads`` threads (0: all cores).
+    records : RecordTable or None
+        Its record table.
+    schema : rowvoi.query.QuerySchema or None
+        Its filter fields, typed.
+    fast : tuple or None
+        What the compiled dense path needs, once the record table (with
+        its texts) and a flat index (no HNSW graph) are loaded: (hit table,
+        the frozen index's capsule, scan threads, records one per
+        artifact).
+    kind_sets : dict
+        IdSets of the records of some surface kinds (key: the sorted
+        kinds), kept by the searches that restricted to them.
+    """
+
+    generation: int
+    state: dict[str, Any]
+    lexical: Any = None
+    dense: Any = None
+    records: RecordTable | None = None
+    dense_size: int = 0
+    flat: Any = None
+    scan_threads: int = 1
+    has_lexical: bool = False
+    has_dense: bool = False
+    schema: Any = None
+    fast: tuple[Any, Any, int, bool] | None = None
+    kind_sets: dict[tuple[str, ...], Any] = field(default_factory=dict)
+
+    def serves(self, lexical: bool, dense: bool) -> bool:
+        """Is everything a search of these sides needs loaded?"""
+        return (
+            self.records is not None
+            and (self.has_lexical or not lexical)
+            and (self.has_dense or not dense)
+        )
+
+
+class Wanted(NamedTuple):
+    """What a search needs of the generation it opens (see
+    :meth:`Generations.read`).
+
+    Attributes
+    ----------
+    lexical, dense : bool
+        The indexes it reads.
+    hnsw : bool
+        It reads the HNSW graph (an error when the corpus has none).
+    filter : Mapping or None
+        Its filter document (:mod:`rowvoi.query`).
+    kinds : list of str or None
+        The surface kinds it is restricted to.
+    name : str or None
+        The corpus's name, for the advice in messages.
+    label : str
+        The corpus, for messages (``corpus 'NAME'``).
+    """
+
+    lexical: bool
+    dense: bool
+    hnsw: bool
+    filter: Mapping[str, Any] | None
+    kinds: list[str] | None
+    name: str | None
+    label: str
+
+
+class Opened:
+    """A committed generation opened for one search: all it reads, from
+    :meth:`Generations.read`; a context manager that holds the snapshot it
+    was opened through (if any) until the block ends.
+
+    Attributes
+    ----------
+    gen : Generation
+        The generation: its indexes (tombstones and delta applied), record
+        table and filter schema, shared by the searches of that generation
+        and never changed once published.
+    allowed : IdSet or None
+        The records the search's filter and surface kinds allow (None:
+        all).
+    none_allowed : str or None
+        Why no record is allowed, when none is (the search then finds
+        nothing).
+    """
+
+    __slots__ = ("_snap", "_stack", "allowed", "gen", "none_allowed")
+
+    def __init__(
+        self,
+        gen: Generation,
+        allowed: Any = None,
+        none_allowed: str | None = None,
+        snap: Snapshot | None = None,
+    ) -> None:
+        self.gen = gen
+        self.allowed = allowed
+        self.none_allowed = none_allowed
+        self._snap = snap
+        self._stack: contextlib.ExitStack | None = None
+
+    def __enter__(self) -> Opened:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the snapshot the generation was opened through (if any)."""
+        stack, self._stack, self._snap = self._stack, None, None
+        if stack is not None:
+            stack.close()
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The generation's committed state."""
+        return self.gen.state
+
+    def rows(self, ids: list[int]) -> dict[int, dict[str, Any]]:
+        """The records' rows (``{id: {artifact_id, kind, surface_index,
+        text, metadata, filter_fields, ...}}``), read from the snapshot the
+        generation was opened through: only needed when the record table
+        holds no texts, which a generation opened from memory always
+        holds."""
+        if self._snap is None:
+            raise RuntimeError("this generation was opened from memory, or closed: no rows")
+        return self._snap.rows(ids)
+
+
+class Generations:
+    """The opened generation of one corpus's store (see the module notes).
+
+    Parameters
+    ----------
+    store : CorpusStore
+    """
+
+    def __init__(self, store: CorpusStore) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        #: The generation opened last (whatever is committed now).
+        self.loaded: Generation | None = None
+
+    def current(self) -> Generation | None:
+        """The opened generation, if it is still the committed one
+        (:meth:`~rowvoi.corpus.storage.store.CorpusStore.committed_generation`:
+        no transaction), else ``None``."""
+        cur = self.loaded
+        if cur is None:
+            return None
+        gen = self.store.committed_generation()
+        return cur if gen is not None and gen == cur.generation else None
+
+    def open(
+        self, snap: Snapshot, *, lexical: bool, dense: bool, records: bool = False
+    ) -> Generation:
+        """The snapshot's generation, with the indexes asked for (and, with
+        ``records``, the record table) and its filter schema, loading what
+        is missing.
+
+        Raises
+        ------
+        Stale
+            A newer generation is opened already (take a fresh snapshot).
+        BaseFileGone
+            A base file was deleted by a newer commit (retry).
+        BaseFileDamaged, rowvoi.errors.IndexFormatError
+            A base file or ``docs.sqlite`` is damaged.
+        """
+        gen = snap.generation
+        with self._lock:
+            cur = self.loaded
+            if cur is not None and cur.generation > gen:
+                raise Stale()
+            if cur is None or cur.generation != gen:
+                cur = Generation(gen, snap.state)
+            if lexical and not cur.has_lexical:
+                cur.lexical = load_lexical(self.store, snap)
+                cur.has_lexical = True
+            if dense and not cur.has_dense:
+                cur.dense = load_dense(self.store, snap)
+                if isinstance(cur.dense, FlatIndex):
+                    # never changed once published: searches skip its lock
+                    cur.dense._freeze()
+                cur.flat = getattr(cur.dense, "exact", cur.dense)
+                cur.dense_size = 0 if cur.flat is None else len(cur.flat)
+                cur.scan_threads = 1 if cur.dense_size < PARALLEL_SCAN_MIN else 0
+                cur.has_dense = True
+            if records and cur.records is None:
+                cur.records = RecordTable.load(snap)
+            if cur.schema is None:
+                cur.schema = filter_schema(snap)
+            table = cur.records
+            if (
+                cur.fast is None
+                and isinstance(cur.dense, FlatIndex)
+                and table is not None
+                and table.has_text
+                and gen > 0
+                and cur.state.get("n_records")
+            ):
+                ht = table._hits if table._hits is not None else table._hit_table()
+                cur.fast = (ht, cur.dense._h.capsule(), cur.scan_threads, table.one_per_artifact)
+            self.loaded = cur
+            return cur
+
+    def read(self, want: Wanted) -> Opened:
+        """The committed generation, opened once for a search (use it as a
+        context manager): everything ``want`` asks for loaded, the filter
+        run, and nothing left to read but, for a record table without
+        texts, the hits' rows, from the same snapshot, which stays open
+        until the block ends.
+
+        From memory (no SQL) when nothing filters and the generation opened
+        last is still the committed one and serves; else through a
+        snapshot, which loads what its generation lacks. A snapshot older
+        than the generation opened already, or naming base files a newer
+        commit has replaced, is retried on a fresh one (up to
+        :data:`RETRIES`; :meth:`~rowvoi.corpus.storage.store.CorpusStore.confirm_damage`
+        tells a race from damage).
+
+        Raises
+        ------
+        CorpusEmpty
+            The generation holds no records.
+        ValueError
+            ``want.hnsw`` of a corpus without an HNSW graph.
+        rowvoi.errors.QueryError
+            The filter does not fit the corpus's fields (each problem
+            prefixed with ``want.label``).
+        BaseFileDamaged, rowvoi.errors.IndexFormatError
+            A file of the committed generation is damaged.
+        RuntimeError
+            The corpus kept changing (:data:`RETRIES` commits).
+
+        Examples
+        --------
+        >>> from rowvoi.corpus import CorpusStore, build, from_mapping
+        >>> c = build(from_mapping({"a": "lift", "b": "drag"}, embedder="hashing:8"),
+        ...           store=CorpusStore.memory())
+        >>> want = Wanted(True, False, False, None, ["title"], None, "the corpus")
+        >>> with Generations(c.store).read(want) as opened:
+        ...     len(opened.gen.lexical), opened.none_allowed
+        (2, "the corpus has no surfaces of kind 'title' (its kinds: document)")
+        """
+        if not want.filter and want.kinds is None:
+            cur = self.current()
+            if (
+                cur is not None
+                and cur.serves(want.lexical, want.dense)
+                and cur.records is not None
+                and cur.records.has_text
+            ):
+                _check_searchable(cur.state, cur.generation, want)
+                return Opened(cur)
+        for _ in range(RETRIES):
+            stack = contextlib.ExitStack()
+            try:
+                snap = stack.enter_context(self.store.snapshot())
+                _check_searchable(snap.state, snap.generation, want)
+                gen = self.open(snap, lexical=want.lexical, dense=want.dense, records=True)
+                opened = _allowed(gen, snap, want)
+            except Stale:
+                stack.close()
+                continue
+            except (BaseFileGone, BaseFileDamaged) as exc:
+                stack.close()  # (outside the snapshot)
+                self.store.confirm_damage(exc)  # raises unless a newer commit replaced it
+                continue
+            except BaseException:
+                stack.close()
+                raise
+            opened._stack = stack
+            return opened
+        raise RuntimeError(
+            f"{want.label} kept changing during the search ({RETRIES} commits); retry"
+        )
+
+
+def empty_message(name: str | None, label: str) -> str:
+    """What :class:`~rowvoi.corpus.CorpusEmpty` says of a corpus.
+
+    >>> empty_message("aero", "corpus 'aero'")
+    "corpus 'aero' is empty; build it first: rowvoi build aero"
+    """
+    if name:
+        return f"corpus {name!r} is empty; build it first: rowvoi build {name}"
+    return f"{label} is empty; build it first"
+
+
+def _check_searchable(state: Mapping[str, Any], generation: int, want: Wanted) -> None:
+    if generation == 0 or not state.get("n_records"):
+        raise CorpusEmpty(empty_message(want.name, want.label))
+    if want.hnsw and not state.get("hnsw"):
+        fix = f"rowvoi build {want.name} --hnsw" if want.name else "build(..., hnsw=True)"
+        raise ValueError(
+            f"{want.label} has no HNSW index; build one ({fix}) or search with "
+            "index='flat' or 'auto'"
+        )
+
+
+def _allowed(gen: Generation, snap: Snapshot, want: Wanted) -> Opened:
+    """The generation opened for a search: the IdSet of records its filter
+    and surface restriction allow (None: all) -- the filter compiled to SQL
+    over the typed filter table, a kinds-only restriction from the record
+    table -- and why none is, when none is."""
+    from rowvoi.index.idset import IdSet
+    from rowvoi.query import compile_where, parse_filter
+    from rowvoi.query.sql import SQLITE
+
+    filter, kinds = want.filter, want.kinds
+    if not filter and kinds is None:
+        return Opened(gen, None, None, snap)
+    if not filter and gen.records is not None:
+        ids = _kinds_allowed(gen, gen.records, kinds)
+    else:
+        where: str | None = None
+        args: list[Any] = []
+        if filter:
+            try:
+                node = parse_filter(filter, gen.schema)
+            except QueryError as exc:
+                raise QueryError([f"{want.label}: {p}" for p in exc.problems]) from None
+            if node is not None:
+                where, args = compile_where(node, SQLITE)
+        ids = IdSet(snap.ids_where(where, args, kinds))
+    why = None if len(ids) else _none_allowed(gen, bool(filter), kinds)
+    return Opened(gen, ids, why, snap)
+
+
+def _kinds_allowed(loaded: Generation, rec: RecordTable, kinds: list[str] | None) -> Any:
+    """The IdSet of the records of ``kinds``, from the generation's record
+    table ``rec`` (``loaded.records``): the same ids as
+    ``Snapshot.ids_where(None, [], kinds)``, without SQL.  Kept per
+    generation (a walk restricts every search of its seeds to the same
+    kinds); threads racing on a new key compute equal sets, and the one
+    stored last is kept."""
+    from rowvoi.index.idset import IdSet
+
+    key = tuple(sorted(set(kinds or ())))
+    got = loaded.kind_sets.get(key)
+    if got is None:
+        codes = [i for i, k in enumerate(rec.kinds) if k in key]
+        got = IdSet(rec.ids[np.isin(rec.kind, codes)])
+        if len(loaded.kind_sets) < _KIND_SETS_MAX:
+            loaded.kind_sets[key] = got
+    return got
+
+
+def _none_allowed(loaded: Generation, filtered: bool, kinds: list[str] | None) -> str:
+    """Why a filter and surface restriction allow no record."""
+    have = [] if loaded.records is None else loaded.records.kinds
+    if kinds is not None and not set(kinds) & set(have):
+        s = "s" if len(kinds) > 1 else ""
+        return (
+            f"the corpus has no surfaces of kind{s} {', '.join(map(repr, kinds))} "
+            f"(its kinds: {', '.join(have) or 'none'})"
+        )
+    if kinds is not None and filtered:
+        s = "s" if len(kinds) > 1 else ""
+        return f"no record of kind{s} {', '.join(map(repr, kinds))} matches the filter"
+    return "no record matches the filter"
+
+
+def filter_schema(snap: Snapshot) -> Any:
+    """The filter schema of the snapshot's generation (its typed,
+    filterable fields) as a :class:`rowvoi.query.QuerySchema`.
+
+    Raises
+    ------
+    rowvoi.errors.IndexFormatError
+        The stored field list is damaged.
+    """
+    from rowvoi.query import QuerySchema
+
+    cols: dict[str, Any] = {}
+    for name, t, integer in snap.fields():
+        if t == "json":
+            continue
+        spec: dict[str, Any] = {"type": t}
+        if t == "numeric":
+            spec["integer"] = integer
+        if t == "categorical":
+            values = snap.distinct_values(name, _MAX_CATEGORIES + 1)
+            if len(values) <= _MAX_CATEGORIES:
+                spec["values"] = [str(v) for v in values]
+        cols[name] = spec
+    try:
+        return QuerySchema(cols)
+    except QueryError as exc:  # the stored field list is damaged (NULL names, types)
+        raise IndexFormatError(
+            f"RV_E_CORRUPT: {snap.db_path}: damaged corpus database (its filter "
+            f"fields: {exc}); rebuild the corpus"
+        ) from None

