@@ -170,8 +170,8 @@ SUITES: tuple[Suite, ...] = (
         "mcp_tools",
         "tool search over a 320-tool MCP catalogue: top-1 per mode, held-out abstention",
         "none (each search mode beside the others)",
-        "~3 min",
         "~1 min",
+        "~30 s",
         ("--requests", "40"),
     ),
     Suite(

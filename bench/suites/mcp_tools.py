@@ -56,7 +56,7 @@ def _load(name: str) -> Any:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
+    return "-" if x != x else f"{100 * x:.1f} %"  # NaN: no request of that group
 
 
 def accuracy(corpus: Any, requests: Sequence[dict[str, Any]], mode: str, fusion: str) -> dict:
