@@ -183,6 +183,9 @@ def test_accepted_forms_give_the_same_ids(tmp_path):
     f.write_text(json.dumps(SMALL))
     assert sorted(from_mcp_tools(f).ids()) == want
     assert sorted(from_mcp_tools(str(f)).ids()) == want
+    link = tmp_path / "link.json"
+    link.symlink_to(f)  # a link the user names is followed
+    assert sorted(from_mcp_tools(link).ids()) == want
     assert from_mcp_tools(f).spec == {"kind": "mcp_tools", "path": str(f.resolve())}
     # an MCP tools/list result, and {name: tool} (a record's own name wins)
     listed = {"tools": SMALL["web"], "nextCursor": None}

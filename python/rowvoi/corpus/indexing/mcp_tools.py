@@ -59,11 +59,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from rowvoi.corpus import _confine
 from rowvoi.corpus.base import CorpusError
 from rowvoi.corpus.indexing.sources import CorpusSource, resolve_fetcher
 from rowvoi.corpus.indexing.strategy import Capability
@@ -287,29 +287,21 @@ def read_mcp_tools(path: str | os.PathLike[str]) -> Any:
     [{'name': 'ping'}]
     """
     p = Path(path).expanduser()
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(p, flags)
+        fd, st = _confine.open_regular(os.path.realpath(p))
     except FileNotFoundError:
         raise FileNotFoundError(f"{p}: no such file (the tool catalogue)") from None
+    except _confine.Refused as exc:
+        raise McpToolError(f"{exc}: a tool catalogue is a plain JSON file") from None
     except OSError as exc:
         raise McpToolError(f"{p}: cannot open the tool catalogue: {exc.strerror or exc}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise McpToolError(f"{p}: not a regular file; a tool catalogue is a plain JSON file")
-        if st.st_size > MAX_MCP_TOOLS_BYTES:
-            raise McpToolError(
-                f"{p} is {st.st_size:,} bytes, more than the {MAX_MCP_TOOLS_BYTES:,} "
-                "bytes read from a tool catalogue"
-            )
-        os.set_blocking(fd, True)
-        fh = os.fdopen(fd, "rb")
-    except BaseException:
+    if st.st_size > MAX_MCP_TOOLS_BYTES:
         os.close(fd)
-        raise
-    with fh:
-        data = fh.read(MAX_MCP_TOOLS_BYTES + 1)
+        raise McpToolError(
+            f"{p} is {st.st_size:,} bytes, more than the {MAX_MCP_TOOLS_BYTES:,} "
+            "bytes read from a tool catalogue"
+        )
+    data = _confine.read_fd(fd, MAX_MCP_TOOLS_BYTES + 1)
     if len(data) > MAX_MCP_TOOLS_BYTES:
         raise McpToolError(f"{p} holds more than {MAX_MCP_TOOLS_BYTES:,} bytes")
     try:
