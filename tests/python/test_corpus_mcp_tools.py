@@ -338,6 +338,27 @@ def test_registry_kind(tmp_path, monkeypatch):
     assert ref["fetcher"] == "test_corpus_mcp_tools:small_catalogue"
 
 
+def test_maintain_rebuilds_a_catalogue_file_after_an_edit(tmp_path, monkeypatch):
+    from rowvoi.corpus.maintenance.policy import default_policy
+    from rowvoi.corpus.maintenance.runs import maintain
+
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps(SMALL))
+    registry.register("t", "mcp_tools", path=str(f), embedder="hashing")
+    assert default_policy(registry.get("t")).to_spec() == "on_source_change"
+    assert default_policy({"kind": "mcp_tools", "fetcher": "m:f"}).to_spec() == "interval:1d"
+    first = maintain("t").results[0]
+    assert first.ran and first.counts["n_new"] == 4
+    (again,) = maintain("t").results
+    assert not again.ran
+    edited = copy.deepcopy(SMALL)
+    edited["web"][0]["inputSchema"]["required"] = ["url", "timeout"]
+    f.write_text(json.dumps(edited))
+    (after,) = maintain("t").results
+    assert after.ran and after.counts["n_changed"] == 1 and after.counts["texts_embedded"] == 0
+
+
 def small_catalogue():
     """A fetcher reference for the registry test."""
     return SMALL
