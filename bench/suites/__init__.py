@@ -167,6 +167,14 @@ SUITES: tuple[Suite, ...] = (
         ("--part", "big", "--nodes", "100000", "--edges", "500000", "--rounds", "2"),
     ),
     Suite(
+        "mcp_tools",
+        "tool search over a 320-tool MCP catalogue: top-1 per mode, held-out abstention",
+        "none (each search mode beside the others)",
+        "~1 min",
+        "~30 s",
+        ("--requests", "40"),
+    ),
+    Suite(
         "hnsw_load",
         "HNSWIndex.load step by step: what the structural check of a graph costs",
         "hnswlib's own load_index, before the checks",

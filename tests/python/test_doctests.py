@@ -56,6 +56,7 @@ MODULES = [
     "rowvoi.corpus.embedders",
     "rowvoi.corpus.indexing.strategy",
     "rowvoi.corpus.indexing.sources",
+    "rowvoi.corpus.indexing.mcp_tools",
     "rowvoi.corpus._confine",
     "rowvoi.corpus.storage.store",
     "rowvoi.corpus.storage.vectors",

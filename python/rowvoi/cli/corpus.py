@@ -38,6 +38,7 @@ from typing import Any, Literal, overload
 
 from rowvoi.cli._common import (
     INT_MAX,
+    MAX_JSON_BYTES,
     CliError,
     UsageError,
     check_input_file,
@@ -45,6 +46,7 @@ from rowvoi.cli._common import (
     embedder_spec,
     integer,
     name_list,
+    open_input,
     print_hits,
     print_json,
     printable,
@@ -119,10 +121,14 @@ def _strategy_spec(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
-    """A registry entry from --files/--records/--fetcher flags (None: none given)."""
-    given = [f for f in ("files", "records", "fetcher") if getattr(args, f, None)]
+    """A registry entry from --files/--records/--fetcher/--mcp-tools flags
+    (None: none given)."""
+    given = [f for f in ("files", "records", "fetcher", "mcp_tools") if getattr(args, f, None)]
     if len(given) > 1:
-        raise UsageError("give one source: --files FOLDER, --records FILE or --fetcher MOD:ATTR")
+        raise UsageError(
+            "give one source: --files FOLDER, --records FILE, --fetcher MOD:ATTR "
+            "or --mcp-tools FILE"
+        )
     record_flags = [
         f for f in ("id_key", "text_key", "metadata_keys") if getattr(args, f, None) is not None
     ]
@@ -134,6 +140,13 @@ def _entry_from_flags(args: argparse.Namespace) -> dict[str, Any] | None:
                 "go with a source (--files or --records)"
             )
         return None
+    if given[0] == "mcp_tools":
+        if record_flags or args.pattern is not None or follow:
+            raise UsageError(
+                "--mcp-tools takes no --id-key, --text-key, --metadata-keys, --pattern "
+                "or --follow-symlinks (ids are server.tool; the metadata is fixed)"
+            )
+        return {"kind": "mcp_tools", "path": args.mcp_tools}
     if given[0] == "files":
         if record_flags:
             raise UsageError("--id-key, --text-key and --metadata-keys go with --records")
@@ -174,6 +187,13 @@ def _add_source_args(p: argparse.ArgumentParser) -> None:
         metavar="MODULE:ATTR",
         help="index the records a function returns (importing MODULE runs its "
         "code: name only modules you trust)",
+    )
+    g.add_argument(
+        "--mcp-tools",
+        metavar="FILE",
+        help="index a catalogue of MCP tools: a JSON list of tools (each with name, "
+        "description, inputSchema and optionally server), or {server: [tools]}; "
+        "ids are server.tool, only names and descriptions are embedded",
     )
     p.add_argument(
         "--pattern",
@@ -292,7 +312,8 @@ def _recipe_from_flags(
     if entry is None:
         if required:
             raise UsageError(
-                "give the source: --files FOLDER, --records FILE or --fetcher MODULE:ATTR"
+                "give the source: --files FOLDER, --records FILE, --fetcher MODULE:ATTR "
+                "or --mcp-tools FILE"
             )
         if old is None:
             return None, None
@@ -340,14 +361,19 @@ def _cmd_build(args: argparse.Namespace) -> int:
         # the flags are well formed; a FIFO or a device would hang the
         # build: refuse it before anything is registered
         check_input_file(args.records, "--records")
+    if _entry_from_flags(args) is not None and args.mcp_tools:
+        # a catalogue is one JSON document: the JSON size limit applies
+        open_input(args.mcp_tools, "--mcp-tools", limit=MAX_JSON_BYTES).close()
     entry, recipe = _recipe_from_flags(args.name, args, required=False)
     if entry is None:
         raise CliError(
             f"corpus {args.name!r} is not registered: give its source "
-            f"(rowvoi build {args.name} --files FOLDER, or --records FILE)"
+            f"(rowvoi build {args.name} --files FOLDER, --records FILE or --mcp-tools FILE)"
         )
     if entry.get("kind") == "records" and entry.get("path"):
         check_input_file(entry["path"], "records file")
+    if entry.get("kind") == "mcp_tools" and entry.get("path"):
+        open_input(entry["path"], "tool catalogue", limit=MAX_JSON_BYTES).close()
 
     progress = False if args.json else None
     # a new or changed recipe is registered once the build has committed (or
@@ -411,6 +437,7 @@ _NOT_WITH_REPAIR = (
     "files",
     "records",
     "fetcher",
+    "mcp_tools",
     "pattern",
     "id_key",
     "text_key",
@@ -727,7 +754,8 @@ def _add_build(sub: Any) -> None:
         "if the corpus is being built by another process or its index files are "
         "damaged (the message names the file and the repair).",
         epilog="example: rowvoi build notes --files ~/notes; rowvoi build papers --records "
-        "papers.jsonl --id-key id --text-key abstract --metadata-keys year,venue",
+        "papers.jsonl --id-key id --text-key abstract --metadata-keys year,venue; "
+        "rowvoi build tools --mcp-tools tools.json",
     )
     p.add_argument(
         "name", metavar="NAME", type=corpus_name, help="corpus name (A-Z a-z 0-9 . _ -)"

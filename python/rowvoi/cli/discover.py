@@ -5,7 +5,10 @@ results worth reading, or abstain.
 on its own floor, then fused by rank), selects (``--strategy``,
 ``--max-k``, ``--rel``, ``--min-score``) and, with ``--disclose``, reads
 each result's body from inside the corpus's root. The human output shows,
-for each committed hit, the number its floor was compared with.
+for each committed hit, the number its floor was compared with, and for a
+tool of a catalogue (``rowvoi build NAME --mcp-tools FILE``) how to call it:
+the tool's name, its arguments and its server (``--json`` carries the whole
+input schema in each result's ``metadata``).
 
 Examples
 --------
@@ -169,6 +172,11 @@ def _cmd_discover(args: argparse.Namespace) -> int:
             print(f"     {printable(summary[:160])}{'...' if len(summary) > 160 else ''}")
         elif not args.disclose:
             print(f"     (not disclosed: {printable(d.metadata['disclosure'])})")
+        tool, params = d.metadata.get("tool"), d.metadata.get("param_names")
+        if isinstance(tool, str) and isinstance(params, list):  # a tool catalogue's hit
+            server = d.metadata.get("server")
+            on = f" on server {server}" if server else ""
+            print(printable(f"     call: {tool}({', '.join(map(str, params))}){on}"))
         if args.disclose:
             if d.body is not None:
                 print("     ---")

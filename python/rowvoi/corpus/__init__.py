@@ -33,8 +33,9 @@ only the wings below it):
 ``indexing/``
     documents in, a generation out: :class:`CorpusSource` and
     :func:`from_mapping`, :func:`from_files`, :func:`from_records`,
-    :func:`from_records_file`, :func:`from_dataframe`; :class:`WholeText`,
-    :class:`Chunked`, :class:`Fields`; the link graph's edges
+    :func:`from_records_file`, :func:`from_dataframe`, :func:`from_mcp_tools`
+    (a catalogue of MCP tools: one search tool over many); :class:`WholeText`,
+    :class:`Chunked`, :class:`Fields`, :class:`Capability`; the link graph's edges
     (:class:`FieldEdges`, :class:`EdgeList`; :class:`rowvoi.graph.CorpusGraph`
     serves them); :func:`build`, incremental and crash-safe.
 ``eval/``
@@ -110,10 +111,18 @@ from rowvoi.corpus.indexing.sources import (
     from_records_file,
     resolve_fetcher,
 )
+from rowvoi.corpus.indexing.mcp_tools import (
+    MCP_TOOL_PARAM_KEYS,
+    McpToolError,
+    from_mcp_tools,
+    mcp_tool_record,
+    mcp_tool_signal,
+)
 from rowvoi.corpus.storage.store import CorpusStore
 from rowvoi.corpus.indexing.strategy import (
     DFLT_CHUNK_MAX_TOKENS,
     STRATEGY_REGISTRY,
+    Capability,
     Chunked,
     Fields,
     IndexingStrategy,
@@ -189,11 +198,17 @@ __all__ = [
     "resolve_fetcher",
     "content_hash_signal",
     "DFLT_EXCLUDE_DIRS",
+    "from_mcp_tools",
+    "mcp_tool_record",
+    "mcp_tool_signal",
+    "MCP_TOOL_PARAM_KEYS",
+    "McpToolError",
     # strategy
     "IndexingStrategy",
     "WholeText",
     "Chunked",
     "Fields",
+    "Capability",
     "text_of",
     "STRATEGY_REGISTRY",
     "minilm_tokenizer",

@@ -7,10 +7,14 @@ are handed on by :mod:`rowvoi.corpus`; the modules, bottom up:
 
 ``strategy``
     how an artifact becomes surfaces: :class:`~rowvoi.corpus.WholeText`,
-    :class:`~rowvoi.corpus.Chunked`, :class:`~rowvoi.corpus.Fields`.
+    :class:`~rowvoi.corpus.Chunked`, :class:`~rowvoi.corpus.Fields`,
+    :class:`~rowvoi.corpus.Capability`.
 ``sources``
     what is in a corpus and what changed: :class:`~rowvoi.corpus.CorpusSource`
     and its constructors (files, mappings, records, data frames).
+``mcp_tools``
+    a catalogue of MCP tools as a source: :func:`~rowvoi.corpus.from_mcp_tools`,
+    :func:`~rowvoi.corpus.mcp_tool_record`, :func:`~rowvoi.corpus.mcp_tool_signal`.
 ``edges``
     the link graph's edges, found at build time.
 ``build``

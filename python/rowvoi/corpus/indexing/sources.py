@@ -25,7 +25,8 @@ read when the build asks for them), :func:`from_records` (a fetcher
 function, or a ``"module:attr"`` reference -- importing it runs that
 module's code, so only name modules you trust), :func:`from_dataframe`, and
 :func:`from_records_file` (JSON Lines, CSV or Parquet, as the ``rowvoi
-build --records`` command reads them).
+build --records`` command reads them); a catalogue of MCP tools has its
+own, :func:`rowvoi.corpus.from_mcp_tools` (:mod:`rowvoi.corpus.indexing.mcp_tools`).
 
 Examples
 --------

@@ -10,6 +10,9 @@ An :class:`IndexingStrategy` decomposes one artifact into an
     ``max_tokens`` -- at most that many tokens of the MiniLM tokenizer, so
     no chunk is silently truncated by the embedder (256 tokens). The
     default for records.
+:class:`Capability`
+    One surface, ``"id: description"``: a tool or skill catalogue, where
+    the name and the description carry the meaning.
 :class:`Fields`
     Several named fields of a record as separate surfaces (a title and an
     abstract, a description and a body), each of its own kind, optionally
@@ -64,6 +67,7 @@ __all__ = [
     "WholeText",
     "Chunked",
     "Fields",
+    "Capability",
     "text_of",
     "minilm_tokenizer",
     "STRATEGY_REGISTRY",
@@ -473,8 +477,56 @@ class Fields(_Strategy):
         return IndexPlan({}, out)
 
 
+class Capability(_Strategy):
+    """One surface naming a capability: its id, then its description.
+
+    The text is ``"<artifact id>: <description>"`` (the id alone when the
+    description is empty), one ``document``-granularity surface of kind
+    ``kind``. Built for catalogues of things an agent can call or load --
+    tools, skills -- where the id is the name the agent uses
+    (``jira.create_issue``) and only the name and the description carry
+    meaning: the rest of the payload (a parameter schema, a body) is not
+    embedded. :func:`rowvoi.corpus.from_mcp_tools` uses it.
+
+    Parameters
+    ----------
+    text_key : str
+        For mapping payloads: the key holding the description (default
+        ``"description"``); a ``str`` payload is the description itself.
+    kind : str
+        The surface kind (default ``"capability"``).
+
+    Examples
+    --------
+    >>> plan = Capability().decompose(
+    ...     "jira.create_issue", {"description": "Open a ticket.", "parameters": {}})
+    >>> [(s.kind, s.text) for s in plan.surfaces]
+    [('capability', 'jira.create_issue: Open a ticket.')]
+    >>> Capability().decompose("ping", {"description": ""}).surfaces[0].text
+    'ping'
+    """
+
+    _params = ("text_key", "kind")
+
+    def __init__(self, *, text_key: str = "description", kind: str = "capability") -> None:
+        self.text_key = _check_opt_str("text_key", text_key) or "description"
+        self.kind = _check_opt_str("kind", kind) or "capability"
+
+    def decompose(self, artifact_id: str, raw: Any) -> IndexPlan:
+        """One surface: ``"id: description"``, or the id alone."""
+        description = text_of(raw.get(self.text_key) if isinstance(raw, Mapping) else raw)
+        description = " ".join(description.split())
+        text = f"{artifact_id}: {description}" if description else artifact_id
+        return IndexPlan({}, [Surface(artifact_id, self.kind, text, "document")])
+
+
 #: Shipped strategies by name, for :func:`strategy_from_spec`.
-STRATEGY_REGISTRY: dict[str, type] = {"WholeText": WholeText, "Chunked": Chunked, "Fields": Fields}
+STRATEGY_REGISTRY: dict[str, type] = {
+    "WholeText": WholeText,
+    "Chunked": Chunked,
+    "Fields": Fields,
+    "Capability": Capability,
+}
 
 
 def strategy_to_spec(strategy: Any) -> dict[str, Any]:

@@ -189,13 +189,14 @@ def policy_from_spec(spec: Any) -> MaintenancePolicy:
 
 
 def default_policy(entry: Mapping[str, Any]) -> MaintenancePolicy:
-    """The policy of an entry without one: ``on_source_change`` for files
-    and records files, ``interval`` every :data:`DEFAULT_INTERVAL` for a
-    fetcher (whose only change signal is calling it).
+    """The policy of an entry without one: ``on_source_change`` for files,
+    records files and tool catalogue files, ``interval`` every
+    :data:`DEFAULT_INTERVAL` for a fetcher (whose only change signal is
+    calling it).
 
     >>> default_policy({"kind": "records", "fetcher": "m:f"}).to_spec()
     'interval:1d'
     """
-    if entry.get("kind") == "records" and entry.get("fetcher"):
+    if entry.get("fetcher"):  # records or an MCP tool catalogue
         return MaintenancePolicy("interval", DEFAULT_INTERVAL)
     return MaintenancePolicy("on_source_change")

@@ -25,6 +25,10 @@ Kinds:
     ``fetcher`` (a ``"module:attr"`` reference: building imports that
     module, which runs its code), with ``id_key``, ``text_key`` and
     ``metadata_keys``: :func:`~rowvoi.corpus.indexing.sources.from_records`.
+``mcp_tools``
+    ``path`` (a JSON tool catalogue) or ``fetcher`` (a ``"module:attr"``
+    reference, as for records):
+    :func:`~rowvoi.corpus.indexing.mcp_tools.from_mcp_tools`.
 
 Each entry may also hold ``embedder`` (a spec string), ``strategy`` (a
 shipped strategy's spec), ``filter_types``, ``edges`` (an edge
@@ -68,6 +72,7 @@ from rowvoi.corpus.base import CorpusNotFound, EmbedderError
 from rowvoi.corpus.embedders import check_spec
 from rowvoi.corpus.indexing.build import build
 from rowvoi.corpus.indexing.edges import extractor_from_spec
+from rowvoi.corpus.indexing.mcp_tools import from_mcp_tools
 from rowvoi.corpus.indexing.sources import (
     FILTER_TYPES,
     CorpusSource,
@@ -94,11 +99,13 @@ __all__ = [
 ]
 
 #: The kinds of registered corpora.
-KINDS = ("files", "records")
+KINDS = ("files", "records", "mcp_tools")
 _PARAMS = {
     "files": {"root", "pattern", "exclude", "follow_symlinks"},
     "records": {"path", "fetcher", "id_key", "text_key", "metadata_keys"},
+    "mcp_tools": {"path", "fetcher"},
 }
+_ALL_PARAMS = set().union(*_PARAMS.values())
 _COMMON = {"kind", "embedder", "strategy", "filter_types", "edges", "maintenance"}
 
 
@@ -126,9 +133,9 @@ def _check_entry(name: str, entry: Mapping[str, Any]) -> dict[str, Any]:
     else:
         has = [k for k in ("path", "fetcher") if out.get(k)]
         if len(has) != 1:
+            what = "an mcp_tools corpus" if kind == "mcp_tools" else "a records corpus"
             raise ValueError(
-                f"corpus {name!r}: a records corpus needs exactly one of "
-                "path=FILE or fetcher='module:attr'"
+                f"corpus {name!r}: {what} needs exactly one of path=FILE or fetcher='module:attr'"
             )
         if "path" in out:
             out["path"] = str(Path(out["path"]).expanduser().resolve())
@@ -188,7 +195,7 @@ def register(
     Parameters
     ----------
     name : str
-    kind : {"files", "records"}
+    kind : {"files", "records", "mcp_tools"}
     embedder : str
         An embedder spec string.
     strategy : IndexingStrategy or spec dict, optional
@@ -214,14 +221,14 @@ def register(
     >>> register("papers", "skills")
     Traceback (most recent call last):
     ...
-    ValueError: corpus 'papers': kind 'skills'; kinds are files, records
+    ValueError: corpus 'papers': kind 'skills'; kinds are files, records, mcp_tools
     >>> del os.environ["ROWVOI_HOME"]
     """
     entry = make_entry(name, kind, embedder=embedder, strategy=strategy, **params)
     with edit() as doc:
         old = doc["corpora"].get(name) or {}
         # keys of later versions (maintenance policies, ...) survive a re-registration
-        known = _COMMON | _PARAMS["files"] | _PARAMS["records"]
+        known = _COMMON | _ALL_PARAMS
         keep = {k: v for k, v in old.items() if k not in known or k == "maintenance"}
         doc["corpora"][name] = {**keep, **entry}
         return dict(doc["corpora"][name])
@@ -279,7 +286,7 @@ def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
     ...                         "text_key": "abstract", "maintenance": {}}).name
     'p'
     """
-    known = (_COMMON - {"maintenance"}) | _PARAMS["files"] | _PARAMS["records"]
+    known = (_COMMON - {"maintenance"}) | _ALL_PARAMS
     e = _check_entry(name, {k: v for k, v in entry.items() if k in known})
     strategy = strategy_from_spec(e.get("strategy"))
     common = {"name": name, "strategy": strategy, "embedder": e.get("embedder", "default")}
@@ -290,6 +297,8 @@ def source_from_entry(name: str, entry: Mapping[str, Any]) -> CorpusSource:
             k: e[k] for k in ("pattern", "exclude", "follow_symlinks") if k in e
         }
         return from_files(e["root"], **files_kw, **common)
+    if e["kind"] == "mcp_tools":
+        return from_mcp_tools(Path(e["path"]) if "path" in e else e["fetcher"], **common)
     kw: dict[str, Any] = {k: e[k] for k in ("id_key", "text_key", "metadata_keys") if k in e}
     if "path" in e:
         return from_records_file(e["path"], **kw, **common)
