@@ -229,6 +229,7 @@ FAILING = {
         "ghost",
         None,
     ),
+    ("mcp",): (["mcp", "--corpus", "ghost"], "no corpus 'ghost'", None),
 }
 
 

@@ -14,7 +14,10 @@ the command line; this module imports no verb module.
   A value they refuse is a usage error (exit 2) that names the option and
   what it wants. Each type carries ``rejects``, inputs it must refuse, so
   the test that sweeps every verb can try them on every option that uses
-  it.
+  it. The number and list types also carry ``json_schema``, the JSON
+  Schema of what they accept, derived from the same bounds: what ``rowvoi
+  mcp`` (:mod:`rowvoi.cli.mcp`) advertises for the option before the type
+  itself checks the value.
 * **Human output** is escaped (:func:`printable`; :class:`EscapingWriter`
   stands in front of ``sys.stdout`` while a verb runs): a terminal control
   sequence in a file name, id, text or message is shown as a visible escape
@@ -204,6 +207,11 @@ def number(
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: must be a number > 0, got '0'
+
+    ``json_schema`` states the same bounds in JSON Schema:
+
+    >>> number(low=0.0, low_open=True, high=1.0).json_schema
+    {'type': 'number', 'exclusiveMinimum': 0.0, 'maximum': 1.0}
     """
     what = what or _range_text(low, high, low_open, high_open, integer)
 
@@ -230,6 +238,12 @@ def number(
         bad.append(_fmt(high) if high_open else _fmt(high + 1 if integer else high + 0.5))
     parse.__name__ = what
     parse.rejects = tuple(bad)  # type: ignore[attr-defined]
+    schema: dict[str, Any] = {"type": "integer" if integer else "number"}
+    if low is not None:
+        schema["exclusiveMinimum" if low_open else "minimum"] = low
+    if high is not None:
+        schema["exclusiveMaximum" if high_open else "maximum"] = high
+    parse.json_schema = schema  # type: ignore[attr-defined]
     return parse
 
 
@@ -298,6 +312,11 @@ def name_list(text: str) -> list[str]:
 
 
 name_list.rejects = (",", "")  # type: ignore[attr-defined]
+name_list.json_schema = {  # type: ignore[attr-defined]
+    "type": "array",
+    "items": {"type": "string", "minLength": 1},
+    "minItems": 1,
+}
 
 
 def regex(text: str) -> str:
@@ -347,6 +366,7 @@ def corpus_names(text: str) -> list[str]:
 
 corpus_names.__name__ = "corpus names"
 corpus_names.rejects = (",", "notes,bad name", "../x")  # type: ignore[attr-defined]
+corpus_names.json_schema = name_list.json_schema  # type: ignore[attr-defined]
 
 
 def embedder_spec(text: str) -> str:
@@ -412,6 +432,7 @@ def metric_names(text: str) -> list[str]:
 
 metric_names.__name__ = "metric names"
 metric_names.rejects = (",", "ndcg,bleu")  # type: ignore[attr-defined]
+metric_names.json_schema = name_list.json_schema  # type: ignore[attr-defined]
 
 #: The named numbers of the verbs' options (one definition each).
 FRACTION = number("a fraction in [0, 1]", low=0.0, high=1.0)

@@ -38,7 +38,14 @@ from rowvoi.cli._common import (
     search_k,
     split_list,
 )
-from rowvoi.corpus import FUSIONS, MODES, SELECT_STRATEGIES, NoFloorWarning, discover
+from rowvoi.corpus import (
+    DISCLOSURE_LEVELS,
+    FUSIONS,
+    MODES,
+    SELECT_STRATEGIES,
+    NoFloorWarning,
+    discover,
+)
 from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
 from rowvoi.corpus.retrieval.selection import _has_evidence as _evidence, floor_score
 
@@ -96,6 +103,13 @@ def _indent(text: str, prefix: str = "     ", max_lines: int = 40) -> list[str]:
 def _cmd_discover(args: argparse.Namespace) -> int:
     names = args.names
     floor = _discover_floor(args.min_score, names)
+    if args.disclose and args.disclose_level not in (None, "body"):
+        raise UsageError(
+            f"--disclose is --disclose-level body; it cannot go with --disclose-level "
+            f"{args.disclose_level}"
+        )
+    level = args.disclose_level or ("body" if args.disclose else "metadata")
+    reads = level != "metadata"  # body or bundled: each result's body is read
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoFloorWarning)
         result = discover(
@@ -108,7 +122,7 @@ def _cmd_discover(args: argparse.Namespace) -> int:
             rel=args.rel,
             min_score=floor,
             fusion=args.fusion,
-            disclose_level="body" if args.disclose else "metadata",
+            disclose_level=level,
             roots=args.root,
         )
     for w in caught:
@@ -170,14 +184,14 @@ def _cmd_discover(args: argparse.Namespace) -> int:
         summary = " ".join(d.summary.split())
         if summary or not d.metadata.get("disclosure"):
             print(f"     {printable(summary[:160])}{'...' if len(summary) > 160 else ''}")
-        elif not args.disclose:
+        elif not reads:
             print(f"     (not disclosed: {printable(d.metadata['disclosure'])})")
         tool, params = d.metadata.get("tool"), d.metadata.get("param_names")
         if isinstance(tool, str) and isinstance(params, list):  # a tool catalogue's hit
             server = d.metadata.get("server")
             on = f" on server {server}" if server else ""
             print(printable(f"     call: {tool}({', '.join(map(str, params))}){on}"))
-        if args.disclose:
+        if reads:
             if d.body is not None:
                 print("     ---")
                 for line in _indent(d.body):
@@ -263,7 +277,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument(
         "--disclose",
         action="store_true",
-        help="also print each result's body (the file it points to)",
+        help="also print each result's body (the file it points to): --disclose-level body",
+    )
+    p.add_argument(
+        "--disclose-level",
+        choices=DISCLOSURE_LEVELS,
+        help="what to hand back of each result: metadata (default: id, name, "
+        "summary, pointer), body (also the file it points to) or bundled (for "
+        "bodies with attachments; today the same as body)",
     )
     p.add_argument(
         "--root",

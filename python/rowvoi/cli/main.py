@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         evaluate,
         graph,
         maintain,
+        mcp,
         query,
         rag,
         tables,
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_parsers(sub)  # graph NAME neighbours|walk|text
     discover.add_parsers(sub)  # discover
     calibrate.add_parsers(sub)  # calibrate
+    mcp.add_parsers(sub)  # mcp: serves the verbs above as tools, so last
     return parser
 
 
