@@ -16,7 +16,7 @@ __all__ = ["get_include", "get_lib_dir"]
 def _pkg_dir() -> Path:
     # files() is a real directory for regular installs; for editable installs
     # the compiled parts live where the extension module was installed.
-    from rowvoi import _setcover
+    import rowvoi._setcover as _setcover
 
     return Path(_setcover.__file__).resolve().parent
 

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief, _candidates
+import rowvoi._belief as _belief
+from rowvoi import _candidates
 from rowvoi.frame import check_frame, resolve_columns
 
 __all__ = ["CandidateState", "FeatureSuggestion"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import warnings
 from typing import ClassVar
 
-from rowvoi import _status
+import rowvoi._status as _status
 
 __all__ = [
     "RvError",

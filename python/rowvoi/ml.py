@@ -52,7 +52,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief, _candidates, _validate as _v
+import rowvoi._belief as _belief
+from rowvoi import _candidates, _validate as _v
 from rowvoi._suggest import check_state, columns_to_consider, nothing_to_learn
 from rowvoi.core import CandidateState, FeatureSuggestion
 from rowvoi.frame import UnknownLabelError, check_frame, resolve_columns, resolve_costs

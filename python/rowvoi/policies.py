@@ -43,7 +43,9 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief, _candidates, _setcover, _validate as _v
+import rowvoi._belief as _belief
+import rowvoi._setcover as _setcover
+from rowvoi import _candidates, _validate as _v
 from rowvoi._suggest import (
     best_index,
     check_state,

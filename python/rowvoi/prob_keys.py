@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief, _candidates, _validate as _v
+import rowvoi._belief as _belief
+from rowvoi import _candidates, _validate as _v
 from rowvoi._suggest import best_index
 from rowvoi.frame import check_frame, resolve_columns, resolve_costs, resolve_rows
 from rowvoi.keys import KeyPath, KeyPathStep, pairwise_coverage

@@ -48,7 +48,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rowvoi import _setcover, _validate as _v
+import rowvoi._setcover as _setcover
+from rowvoi import _validate as _v
 from rowvoi._validate import STRATEGIES
 from rowvoi.errors import (
     SolverUnavailableError,

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rowvoi import _setcover
+import rowvoi._setcover as _setcover
 
 from ._values import merge_canon, value_keys
 

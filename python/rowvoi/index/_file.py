@@ -35,7 +35,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from rowvoi import _status
+import rowvoi._status as _status
 from rowvoi.errors import status_error
 
 __all__ = ["open_dir", "open_file", "private_copy", "read_small"]

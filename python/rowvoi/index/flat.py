@@ -89,7 +89,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rowvoi import _status, _validate as _v
+import rowvoi._status as _status
+from rowvoi import _validate as _v
 from rowvoi._atomic import (
     check_mode,
 )

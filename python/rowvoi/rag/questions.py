@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rowvoi import _belief, _validate as _v
+import rowvoi._belief as _belief
+from rowvoi import _validate as _v
 from rowvoi._candidates import encode_columns_at, encode_values
 from rowvoi._validate import cost as check_cost, per_cost
 from rowvoi.core import CandidateState, FeatureSuggestion

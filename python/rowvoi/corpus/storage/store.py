@@ -80,7 +80,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rowvoi import _status
+import rowvoi._status as _status
 from rowvoi._atomic import (
     PRIVATE_DIR,
     PRIVATE_FILE,
