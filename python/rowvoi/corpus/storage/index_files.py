@@ -16,9 +16,9 @@ repair command.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rowvoi.corpus.storage.layout import FLAT_STORAGE, HNSW_PARAMS, check_index_name
 from rowvoi.corpus.storage.snapshot import Snapshot
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from rowvoi.index.flat import FlatIndex
     from rowvoi.index.hnsw import HNSWIndex
     from rowvoi.index.lexical import BM25Index
+
+_T = TypeVar("_T")
 
 __all__ = [
     "index_path",
@@ -75,6 +77,24 @@ def base_count(snap: Snapshot) -> int:
     """
     c = snap.counts()
     return c["n_records"] - c["n_delta"] + c["n_tombstones"]
+
+
+def _load_base(store: CorpusStore, kind: str, name: str, load: Callable[..., _T]) -> _T:
+    """``load(path)`` of the base file ``name`` of index ``kind`` (never
+    through a link). A file that is no longer there was replaced by a newer
+    commit: :class:`BaseFileGone` (retry); one that is there but will not
+    load is damage, named with what :func:`load_problem` found."""
+    path = index_path(store, kind, name)
+    try:
+        return load(path, follow_symlinks=False)
+    except OSError:
+        if not os.path.lexists(path):
+            raise BaseFileGone(path) from None
+        raise
+    except IndexFormatError as exc:
+        if not os.path.lexists(path):
+            raise BaseFileGone(path) from None
+        raise damaged_file_error(store, name, load_problem(store, name, exc), exc.code) from None
 
 
 def _check_base_size(store: CorpusStore, snap: Snapshot, name: str, n: int, what: str) -> None:
@@ -135,19 +155,7 @@ def load_lexical(store: CorpusStore, snap: Snapshot) -> BM25Index:
 
     name = snap.base.get("lexical")
     if name:
-        path = index_path(store, "lexical", name)
-        try:
-            index = BM25Index.load(path, follow_symlinks=False)
-        except OSError:
-            if not os.path.lexists(path):
-                raise BaseFileGone(path) from None
-            raise
-        except IndexFormatError as exc:
-            if not os.path.lexists(path):
-                raise BaseFileGone(path) from None
-            raise damaged_file_error(
-                store, name, load_problem(store, name, exc), exc.code
-            ) from None
+        index = _load_base(store, "lexical", name, BM25Index.load)
         _check_base_size(store, snap, name, len(index), "documents")
     else:
         index = new_lexical(snap.state.get("lexical") or default_lexical())
@@ -190,19 +198,8 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     index: FlatIndex | HNSWIndex
     if hnsw or name:
         file = str(hnsw or name)
-        path = index_path(store, "hnsw" if hnsw else "dense", file)
-        try:
-            index = (HNSWIndex if hnsw else FlatIndex).load(path, follow_symlinks=False)
-        except OSError:
-            if not os.path.lexists(path):
-                raise BaseFileGone(path) from None
-            raise
-        except IndexFormatError as exc:
-            if not os.path.lexists(path):
-                raise BaseFileGone(path) from None
-            raise damaged_file_error(
-                store, file, load_problem(store, file, exc), exc.code
-            ) from None
+        loader = HNSWIndex.load if hnsw else FlatIndex.load
+        index = _load_base(store, "hnsw" if hnsw else "dense", file, loader)
         if index.dim != int(dim):
             raise damaged_file_error(
                 store, file, f"holds {index.dim}-dimensional vectors; the corpus's are {dim}"
