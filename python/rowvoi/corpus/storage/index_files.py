@@ -198,8 +198,10 @@ def load_dense(store: CorpusStore, snap: Snapshot) -> FlatIndex | HNSWIndex | No
     index: FlatIndex | HNSWIndex
     if hnsw or name:
         file = str(hnsw or name)
-        loader = HNSWIndex.load if hnsw else FlatIndex.load
-        index = _load_base(store, "hnsw" if hnsw else "dense", file, loader)
+        if hnsw:
+            index = _load_base(store, "hnsw", file, HNSWIndex.load)
+        else:
+            index = _load_base(store, "dense", file, FlatIndex.load)
         if index.dim != int(dim):
             raise damaged_file_error(
                 store, file, f"holds {index.dim}-dimensional vectors; the corpus's are {dim}"
