@@ -127,25 +127,31 @@ def test_thin_predicate_reads_the_field_of_a_mapping_or_the_whole_text():
     by_default = {
         tid for tid, raw in catalogue.items() if thin_description_predicate(Artifact(tid, raw))
     }
-    assert GATED < by_default and len(by_default) < len(TOOLS) / 4
+    assert by_default > GATED and len(by_default) < len(TOOLS) / 4
 
 
 # ------------------------------------------------ synopsis changes results
 @pytest.fixture(scope="module")
 def minilm_pair():
     """The catalogue with MiniLM, without and with param-word synopses."""
-    plain = build(from_mcp_tools(copy.deepcopy(TOOLS), embedder="minilm"),
-                  store=CorpusStore.memory(), progress=False)
+    plain = build(
+        from_mcp_tools(copy.deepcopy(TOOLS), embedder="minilm"),
+        store=CorpusStore.memory(),
+        progress=False,
+    )
     fake = ParamWords()
     src = from_mcp_tools(copy.deepcopy(TOOLS), embedder="minilm")
-    src.indexing_strategy = with_synopsis(Capability(), synthesize=fake,
-                                          synthesizer_id="param-words", when=GATE)
+    src.indexing_strategy = with_synopsis(
+        Capability(), synthesize=fake, synthesizer_id="param-words", when=GATE
+    )
     rich = build(src, store=CorpusStore.memory(), progress=False)
     return plain, rich, fake
 
 
 def _right(corpus, requests, **kw):
-    return sum(bool(set(t) & _acceptable(r)) for t, r in zip(_top1(corpus, requests, **kw), requests))
+    return sum(
+        bool(set(t) & _acceptable(r)) for t, r in zip(_top1(corpus, requests, **kw), requests)
+    )
 
 
 def test_synopsis_makes_discover_find_a_thin_tool(minilm_pair):
@@ -170,23 +176,25 @@ def test_synopsis_makes_discover_find_a_thin_tool(minilm_pair):
 
 def test_synopsis_surface_comes_first_and_records_its_maker():
     fake = ParamWords()
-    strat = with_synopsis(Capability(), synthesize=fake, synthesizer_id="pw",
-                          when=GATE)
+    strat = with_synopsis(Capability(), synthesize=fake, synthesizer_id="pw", when=GATE)
     corpus = _corpus(strat)
     stored = _synopses(corpus)
     assert set(stored) == GATED
     text, meta, index = stored["postgres.list_indexes"]
     assert index == 0 and text == "postgres list indexes table"
     raw = _catalogue().get("postgres.list_indexes")
-    assert meta == {"synthesizer_id": "pw",
-                    "synopsis_input": synopsis_input_digest("postgres.list_indexes", raw)}
+    assert meta == {
+        "synthesizer_id": "pw",
+        "synopsis_input": synopsis_input_digest("postgres.list_indexes", raw),
+    }
     assert corpus.last_build.records_added == len(TOOLS) + len(GATED)
 
 
 def test_a_gate_that_admits_nothing_leaves_results_identical():
     fake = ParamWords()
-    strat = with_synopsis(Capability(), synthesize=fake, synthesizer_id="pw",
-                          when=lambda a: False, when_id="never")
+    strat = with_synopsis(
+        Capability(), synthesize=fake, synthesizer_id="pw", when=lambda a: False, when_id="never"
+    )
     plain, gated = _corpus(), _corpus(strat)
     assert fake.calls == []
     for mode in ("lexical", "dense", "hybrid"):
@@ -203,14 +211,16 @@ def test_rebuilds_resynthesize_only_what_a_change_affects(tmp_path):
     store = CorpusStore(tmp_path / "c", name="c")
     first = ParamWords()
     gate = GATE
-    corpus = _corpus(with_synopsis(Capability(), synthesize=first, synthesizer_id="v1",
-                                   when=gate), store=store)
+    corpus = _corpus(
+        with_synopsis(Capability(), synthesize=first, synthesizer_id="v1", when=gate), store=store
+    )
     assert len(first.calls) == len(GATED)
 
     # nothing changed: no decomposition, no call
     again = ParamWords()
-    r = _corpus(with_synopsis(Capability(), synthesize=again, synthesizer_id="v1", when=gate),
-                store=store).last_build
+    r = _corpus(
+        with_synopsis(Capability(), synthesize=again, synthesizer_id="v1", when=gate), store=store
+    ).last_build
     assert again.calls == [] and r.texts_embedded == 0 and r.rebuild is None
 
     # a wider gate (same synthesizer): only the newly admitted are synthesized
@@ -218,23 +228,26 @@ def test_rebuilds_resynthesize_only_what_a_change_affects(tmp_path):
     newly = {tid for tid, raw in _catalogue().items() if wide(Artifact(tid, raw))} - GATED
     assert newly  # descriptions of 19 to 39 characters
     calls = ParamWords()
-    r = _corpus(with_synopsis(Capability(), synthesize=calls, synthesizer_id="v1", when=wide),
-                store=store).last_build
+    r = _corpus(
+        with_synopsis(Capability(), synthesize=calls, synthesizer_id="v1", when=wide), store=store
+    ).last_build
     assert r.rebuild == "strategy changed"
     assert sorted(calls.calls) == sorted(newly)
     assert set(_synopses(corpus)) == GATED | newly
 
     # back to the narrow gate: nothing synthesized, the others' synopses gone
     calls = ParamWords()
-    _corpus(with_synopsis(Capability(), synthesize=calls, synthesizer_id="v1", when=gate),
-            store=store)
+    _corpus(
+        with_synopsis(Capability(), synthesize=calls, synthesizer_id="v1", when=gate), store=store
+    )
     assert calls.calls == []
     assert set(_synopses(corpus)) == GATED
 
     # a new synthesizer id: every gated artifact again
     calls = ParamWords()
-    _corpus(with_synopsis(Capability(), synthesize=calls, synthesizer_id="v2", when=gate),
-            store=store)
+    _corpus(
+        with_synopsis(Capability(), synthesize=calls, synthesizer_id="v2", when=gate), store=store
+    )
     assert sorted(calls.calls) == sorted(GATED)
     assert {m["synthesizer_id"] for _, m, _ in _synopses(corpus).values()} == {"v2"}
 
@@ -245,8 +258,11 @@ def test_rebuilds_resynthesize_only_what_a_change_affects(tmp_path):
     untouched = next(t for t in tools if (t["server"], t["name"]) == ("jira", "get_issue"))
     untouched["description"] += " Also subtasks."
     calls = ParamWords()
-    r = _corpus(with_synopsis(Capability(), synthesize=calls, synthesizer_id="v2", when=gate),
-                store=store, tools=tools).last_build
+    r = _corpus(
+        with_synopsis(Capability(), synthesize=calls, synthesizer_id="v2", when=gate),
+        store=store,
+        tools=tools,
+    ).last_build
     assert r.rebuild is None and r.n_changed == 2
     assert calls.calls == ["linear.list_cycles"]
     assert _synopses(corpus)["linear.list_cycles"][0].startswith("Lists sprints.")
@@ -261,11 +277,15 @@ def test_inner_strategy_change_keeps_the_synopses(tmp_path):
         calls.append(artifact.id)
         return f"about {artifact.id}"
 
-    src = from_mapping(docs, strategy=with_synopsis(WholeText(), synthesize=synth,
-                                                    synthesizer_id="s"), embedder="hashing")
+    src = from_mapping(
+        docs,
+        strategy=with_synopsis(WholeText(), synthesize=synth, synthesizer_id="s"),
+        embedder="hashing",
+    )
     build(src, store=store, progress=False)
-    src.indexing_strategy = with_synopsis(WholeText(kind="body"), synthesize=synth,
-                                          synthesizer_id="s")
+    src.indexing_strategy = with_synopsis(
+        WholeText(kind="body"), synthesize=synth, synthesizer_id="s"
+    )
     corpus = build(src, store=store, progress=False)
     assert corpus.last_build.rebuild == "strategy changed"
     assert sorted(calls) == ["a", "b"]  # once each, in the first build only
@@ -286,8 +306,11 @@ def test_a_failing_synthesizer_skips_that_artifact_with_a_warning():
         return f"summary of {artifact.id}"
 
     docs = {x: f"text {x}" for x in "abcde"}
-    src = from_mapping(docs, strategy=with_synopsis(WholeText(), synthesize=synth,
-                                                    synthesizer_id="s"), embedder="hashing")
+    src = from_mapping(
+        docs,
+        strategy=with_synopsis(WholeText(), synthesize=synth, synthesizer_id="s"),
+        embedder="hashing",
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         corpus = build(src, store=CorpusStore.memory(), progress=False)
@@ -304,9 +327,13 @@ def test_a_gate_that_raises_fails_the_build():
     def gate(artifact):
         raise KeyError("boom")
 
-    src = from_mapping({"a": "x"}, strategy=with_synopsis(
-        WholeText(), synthesize=lambda a: "s", synthesizer_id="s", when=gate, when_id="g"),
-        embedder="hashing")
+    src = from_mapping(
+        {"a": "x"},
+        strategy=with_synopsis(
+            WholeText(), synthesize=lambda a: "s", synthesizer_id="s", when=gate, when_id="g"
+        ),
+        embedder="hashing",
+    )
     with pytest.raises(KeyError, match="indexing artifact 'a' failed"):
         build(src, store=CorpusStore.memory(), progress=False)
 
@@ -315,8 +342,9 @@ def test_identities_are_required_and_checked():
     with pytest.raises(ValueError, match="synthesizer_id="):
         with_synopsis(WholeText(), synthesize=lambda a: "s")
     with pytest.raises(ValueError, match="when_id="):
-        with_synopsis(WholeText(), synthesize=lambda a: "s", synthesizer_id="s",
-                      when=lambda a: True)
+        with_synopsis(
+            WholeText(), synthesize=lambda a: "s", synthesizer_id="s", when=lambda a: True
+        )
     with pytest.raises(ValueError, match="'always' or a predicate"):
         with_synopsis(WholeText(), synthesize=lambda a: "s", synthesizer_id="s", when="thin")
     with pytest.raises(TypeError, match="synthesizer_id must be a non-empty str"):

@@ -221,7 +221,9 @@ class ClaudeSynthesizer(_CachedAdapter):
             or not isinstance(max_input_chars, int)
             or max_input_chars < 1
         ):
-            raise ValueError(f"max_input_chars must be a positive integer, got {max_input_chars!r}")
+            raise ValueError(
+                f"max_input_chars must be a positive integer, got {max_input_chars!r}"
+            )
         super().__init__(client=client, model=model, max_tokens=max_tokens, force_tool=force_tool)
         self.system = system
         self.max_input_chars = max_input_chars
@@ -236,9 +238,7 @@ class ClaudeSynthesizer(_CachedAdapter):
         )
         text = data.get("synopsis")
         if not isinstance(text, str):
-            raise ValueError(
-                f"the {SYNOPSIS_TOOL} call's synopsis must be a string, got {text!r}"
-            )
+            raise ValueError(f"the {SYNOPSIS_TOOL} call's synopsis must be a string, got {text!r}")
         text = " ".join(text.split())
         if not text:
             raise ValueError(f"the {SYNOPSIS_TOOL} call has an empty synopsis")
@@ -289,5 +289,7 @@ class ClaudeSelectionModel(_CachedAdapter):
         data = self._ask_cached(_SELECT_SYSTEM, _SELECTION_SCHEMA, prompt)
         ids = data.get("ids")
         if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
-            raise ValueError(f"the {SELECTION_TOOL} call's ids must be a list of strings, got {ids!r}")
+            raise ValueError(
+                f"the {SELECTION_TOOL} call's ids must be a list of strings, got {ids!r}"
+            )
         return json.dumps({"ids": list(ids)}, ensure_ascii=False)

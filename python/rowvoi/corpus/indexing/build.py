@@ -1106,7 +1106,8 @@ class _Builder:
             try:
                 if self.derived:
                     prior = self._prior(artifact_id)
-                    plan = self.strategy.decompose_with_prior(artifact_id, raw, prior)
+                    carry: Any = self.strategy  # a strategy with derived_kinds
+                    plan = carry.decompose_with_prior(artifact_id, raw, prior)
                 else:
                     plan = self.strategy.decompose(artifact_id, raw)
                 fields = self.source.filter_fields(artifact_id, raw, plan.filter_fields)

@@ -243,7 +243,7 @@ class SynopsisStrategy:
         artifact's stored surfaces of :attr:`derived_kinds`) when it was
         made by this synthesizer id from the same input; the synthesizer is
         called only otherwise."""
-        plan = self.strategy.decompose(artifact_id, raw)
+        plan: IndexPlan = self.strategy.decompose(artifact_id, raw)
         artifact = Artifact(artifact_id, raw)
         if self.when is not None and not self.when(artifact):
             return plan
@@ -376,7 +376,9 @@ def with_synopsis(
     gate: Predicate | None
     if isinstance(when, str):
         if when != ALWAYS:
-            raise ValueError(f"when must be {ALWAYS!r} or a predicate Artifact -> bool, not {when!r}")
+            raise ValueError(
+                f"when must be {ALWAYS!r} or a predicate Artifact -> bool, not {when!r}"
+            )
         gate, when_id = None, ALWAYS if when_id is None else when_id
     elif callable(when):
         gate = when

@@ -586,9 +586,7 @@ class LLMSelector:
             if len(text) > self.max_text_chars:
                 text = text[: self.max_text_chars] + "..."
             lines.append(json.dumps({"id": label, "text": text}, ensure_ascii=False))
-        prompt = self.prompt.format(
-            query=query, max_k=self.max_k, candidates="\n".join(lines)
-        )
+        prompt = self.prompt.format(query=query, max_k=self.max_k, candidates="\n".join(lines))
         return prompt, by_label
 
     def choose(self, hits: Sequence[SearchHit], query: str) -> list[SearchHit]:
@@ -624,8 +622,7 @@ class LLMSelector:
             return self.choose(hits, query)
         except Exception as exc:
             warnings.warn(
-                f"the LLM selector fell back to {self.fallback!r}: "
-                f"{type(exc).__name__}: {exc}",
+                f"the LLM selector fell back to {self.fallback!r}: {type(exc).__name__}: {exc}",
                 SelectorFallbackWarning,
                 stacklevel=2,
             )
