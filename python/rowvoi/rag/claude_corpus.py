@@ -59,7 +59,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from rowvoi.rag.claude import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, _ClaudeAdapter, _tool_input
+from rowvoi.rag.claude import DEFAULT_MODEL, _ClaudeAdapter
 
 __all__ = [
     "ClaudeSynthesizer",
@@ -123,17 +123,8 @@ class _CachedAdapter(_ClaudeAdapter):
     cached block (the same in every request)."""
 
     def _ask_cached(self, system: str, tool: dict[str, Any], text: str) -> dict[str, Any]:
-        request = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-            "tools": [tool],
-            "tool_choice": (
-                {"type": "tool", "name": tool["name"]} if self.force_tool else {"type": "auto"}
-            ),
-            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
-        }
-        return _tool_input(self.client.messages.create(**request), tool["name"], self.max_tokens)
+        block = {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+        return self._ask([block], tool, [{"type": "text", "text": text}])
 
 
 def _artifact_text(artifact: Any, limit: int) -> str:
@@ -258,7 +249,8 @@ class ClaudeSelectionModel(_CachedAdapter):
     Parameters
     ----------
     client, model, max_tokens, force_tool
-        As :class:`rowvoi.rag.claude.ClaudeClaimExtractor`.
+        As :class:`rowvoi.rag.claude.ClaudeClaimExtractor` (the defaults are
+        its defaults).
 
     Examples
     --------
@@ -271,16 +263,6 @@ class ClaudeSelectionModel(_CachedAdapter):
     >>> ClaudeSelectionModel(client=Client())("Choose ...")
     '{"ids": ["a"]}'
     """
-
-    def __init__(
-        self,
-        *,
-        client: Any = None,
-        model: str = DEFAULT_MODEL,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        force_tool: bool = True,
-    ) -> None:
-        super().__init__(client=client, model=model, max_tokens=max_tokens, force_tool=force_tool)
 
     def __call__(self, prompt: str) -> str:
         """The ids the model chose, as ``{"ids": [...]}`` JSON text."""

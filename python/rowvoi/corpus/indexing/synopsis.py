@@ -215,7 +215,6 @@ class SynopsisStrategy:
         #: surface kinds whose stored records a build offers back to
         #: :meth:`decompose_with_prior`
         self.derived_kinds: tuple[str, ...] = (synopsis_kind,)
-        self.calls = 0  # synthesizer calls made by this object (audit)
 
     @property
     def strategy_id(self) -> str:
@@ -272,7 +271,6 @@ class SynopsisStrategy:
         return IndexPlan(plan.filter_fields, [surface, *plan.surfaces])
 
     def _synthesize(self, artifact: Artifact) -> str:
-        self.calls += 1
         try:
             text = self.synthesize(artifact)
         except Exception as exc:
@@ -292,6 +290,20 @@ class SynopsisStrategy:
             )
             return ""
         return " ".join(text.split())
+
+
+def _identity(fn: Any, attr: str, given: str | None, example: str) -> str:
+    """``given``, else ``fn``'s ``attr`` attribute, checked: an identity a
+    build can compare (ValueError when there is none)."""
+    value = getattr(fn, attr, None) if given is None else given
+    if value is None:
+        raise ValueError(
+            f"with_synopsis needs {attr}=: {getattr(fn, '__name__', type(fn).__name__)!r} "
+            f"has no {attr} attribute, and without an identity a build cannot tell "
+            f"that what it makes changed; pass one that changes with it, e.g. "
+            f"{attr}={example!r}"
+        )
+    return _check_id(attr, value)
 
 
 def with_synopsis(
@@ -362,16 +374,7 @@ def with_synopsis(
         raise TypeError(
             f"synthesize must be a callable Artifact -> str, not {type(synthesize).__name__}"
         )
-    if synthesizer_id is None:
-        synthesizer_id = getattr(synthesize, "synthesizer_id", None)
-        if synthesizer_id is None:
-            raise ValueError(
-                "with_synopsis needs synthesizer_id=: the synthesizer has no "
-                "synthesizer_id attribute, and without an identity a build cannot "
-                "tell that its synopses changed; pass an id that changes with the "
-                "prompt or model, e.g. synthesizer_id='summary-v1'"
-            )
-    _check_id("synthesizer_id", synthesizer_id)
+    synthesizer_id = _identity(synthesize, "synthesizer_id", synthesizer_id, "summary-v1")
     kind = _check_id("synopsis_kind", synopsis_kind)
     gate: Predicate | None
     if isinstance(when, str):
@@ -379,21 +382,11 @@ def with_synopsis(
             raise ValueError(
                 f"when must be {ALWAYS!r} or a predicate Artifact -> bool, not {when!r}"
             )
-        gate, when_id = None, ALWAYS if when_id is None else when_id
+        gate, when_id = None, _check_id("when_id", ALWAYS if when_id is None else when_id)
     elif callable(when):
-        gate = when
-        if when_id is None:
-            when_id = getattr(when, "when_id", None)
-            if when_id is None:
-                raise ValueError(
-                    "with_synopsis needs when_id=: the predicate has no when_id "
-                    "attribute, and without an identity a build cannot tell that the "
-                    "gate changed; pass an id that changes with it, e.g. "
-                    "when_id='short-description-v1'"
-                )
+        gate, when_id = when, _identity(when, "when_id", when_id, "short-description-v1")
     else:
         raise TypeError(
             f"when must be {ALWAYS!r} or a callable Artifact -> bool, not {type(when).__name__}"
         )
-    _check_id("when_id", when_id)
     return SynopsisStrategy(strategy, synthesize, synthesizer_id, kind, gate, when_id)
