@@ -35,7 +35,8 @@ only the wings below it):
     :func:`from_mapping`, :func:`from_files`, :func:`from_records`,
     :func:`from_records_file`, :func:`from_dataframe`, :func:`from_mcp_tools`
     (a catalogue of MCP tools: one search tool over many); :class:`WholeText`,
-    :class:`Chunked`, :class:`Fields`, :class:`Capability`; the link graph's edges
+    :class:`Chunked`, :class:`Fields`, :class:`Capability`, and
+    :func:`with_synopsis` (a written synopsis surface per artifact); the link graph's edges
     (:class:`FieldEdges`, :class:`EdgeList`; :class:`rowvoi.graph.CorpusGraph`
     serves them); :func:`build`, incremental and crash-safe.
 ``eval/``
@@ -118,6 +119,14 @@ from rowvoi.corpus.indexing.mcp_tools import (
     mcp_tool_record,
     mcp_tool_signal,
 )
+from rowvoi.corpus.indexing.synopsis import (
+    SYNOPSIS_KIND,
+    SynopsisStrategy,
+    SynopsisWarning,
+    make_thin_description_predicate,
+    thin_description_predicate,
+    with_synopsis,
+)
 from rowvoi.corpus.storage.store import CorpusStore
 from rowvoi.corpus.indexing.strategy import (
     DFLT_CHUNK_MAX_TOKENS,
@@ -156,7 +165,14 @@ from rowvoi.corpus.retrieval.expansion import (
 )
 from rowvoi.corpus.retrieval.fusion import Identity, fuse_hits
 from rowvoi.corpus.indexing.edges import EdgeExtractor, EdgeList, FieldEdges, Link
-from rowvoi.corpus.retrieval.selection import SELECT_STRATEGIES, Selection, select
+from rowvoi.corpus.retrieval.selection import (
+    SELECT_STRATEGIES,
+    LLMSelector,
+    Selection,
+    SelectorFallbackWarning,
+    make_llm_selector,
+    select,
+)
 from rowvoi.corpus.retrieval.tools import as_retriever, make_search
 
 # -- calibrated abstention ------------------------------------------------------
@@ -215,6 +231,13 @@ __all__ = [
     "strategy_to_spec",
     "strategy_from_spec",
     "DFLT_CHUNK_MAX_TOKENS",
+    # synopses
+    "with_synopsis",
+    "SynopsisStrategy",
+    "SynopsisWarning",
+    "make_thin_description_predicate",
+    "thin_description_predicate",
+    "SYNOPSIS_KIND",
     # embedders
     "CorpusEmbedder",
     "make_embedder",
@@ -246,6 +269,9 @@ __all__ = [
     "select",
     "Selection",
     "SELECT_STRATEGIES",
+    "make_llm_selector",
+    "LLMSelector",
+    "SelectorFallbackWarning",
     "expand",
     "Passage",
     "SeedNotFound",

@@ -202,9 +202,14 @@ class _ClaudeAdapter:
         )
 
     def _ask(
-        self, system: str, tool: dict[str, Any], content: list[dict[str, Any]]
+        self,
+        system: str | list[dict[str, Any]],
+        tool: dict[str, Any],
+        content: list[dict[str, Any]],
     ) -> dict[str, Any]:
-        """Send one request offering ``tool``; return the input of its call."""
+        """Send one request offering ``tool``; return the input of its call.
+        ``system`` is a string or a list of content blocks (one may carry a
+        cache breakpoint)."""
         request = {
             "model": self.model,
             "max_tokens": self.max_tokens,

@@ -248,7 +248,13 @@ def score_selection(
     rows: list[dict[str, Any]] = []
     for index, case, hits in scored:
         sel = select(
-            hits, strategy=strategy, max_k=max_k, rel=rel, gap_ratio=gap_ratio, min_score=min_score
+            hits,
+            strategy=strategy,
+            max_k=max_k,
+            rel=rel,
+            gap_ratio=gap_ratio,
+            min_score=min_score,
+            query=case.query,
         )
         chosen = sel.selected_ids
         chosen_set = set(chosen)

@@ -9,6 +9,10 @@ are handed on by :mod:`rowvoi.corpus`; the modules, bottom up:
     how an artifact becomes surfaces: :class:`~rowvoi.corpus.WholeText`,
     :class:`~rowvoi.corpus.Chunked`, :class:`~rowvoi.corpus.Fields`,
     :class:`~rowvoi.corpus.Capability`.
+``synopsis``
+    :func:`~rowvoi.corpus.with_synopsis`: one written synopsis surface per
+    artifact (gated, e.g. by :func:`~rowvoi.corpus.make_thin_description_predicate`),
+    carried over between builds while its maker and input are unchanged.
 ``sources``
     what is in a corpus and what changed: :class:`~rowvoi.corpus.CorpusSource`
     and its constructors (files, mappings, records, data frames).

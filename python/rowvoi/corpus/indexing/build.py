@@ -20,7 +20,13 @@ What a build does
    embedder is re-embedded entirely; a change of strategy re-decomposes
    every artifact (vectors of texts that did not change are kept); a
    change of analyzer or BM25 settings re-indexes the text. Each is
-   reported in :attr:`BuildReport.rebuild`.
+   reported in :attr:`BuildReport.rebuild`. A strategy that derives
+   costly surfaces (a synopsis, :mod:`rowvoi.corpus.indexing.synopsis`)
+   names their kinds in ``derived_kinds`` and has a
+   ``decompose_with_prior(artifact_id, raw, prior)`` method: the build
+   hands it the artifact's stored surfaces of those kinds, read before
+   they are replaced, so it can carry them over instead of making them
+   again.
 4. **Commit** (see :mod:`rowvoi.corpus.storage.store`): the change is written as
    delta rows, or -- when the delta has grown past the compaction
    threshold, or everything was rebuilt -- as new index files of the new
@@ -706,6 +712,13 @@ class _Builder:
         self.report = BuildReport()
         self.strategy = source.indexing_strategy
         self.strategy_id = strategy_id(self.strategy)
+        # kinds of surfaces the strategy can carry over from the stored records
+        self.derived: tuple[str, ...] = (
+            tuple(getattr(self.strategy, "derived_kinds", ()) or ())
+            if callable(getattr(self.strategy, "decompose_with_prior", None))
+            else ()
+        )
+        self.prior_all: dict[str, list[Surface]] | None = None  # read before a rebuild
         self.lexical_conf = default_lexical()
         self.new_files: list[str] = []
         self.cache = EmbeddingCache(store.path / CACHE_FILE)
@@ -946,6 +959,8 @@ class _Builder:
             )
             self.direct: tuple[BM25Index, FlatIndex | None] | None
             if self.rebuild is not None:
+                if self.derived:
+                    self.prior_all = self._prior_surfaces(None)
                 self._reset()
                 ledger = {}
                 self.direct = (new_lexical(self.lexical_conf), None)
@@ -1089,7 +1104,12 @@ class _Builder:
                     "the build again"
                 ) from None
             try:
-                plan = self.strategy.decompose(artifact_id, raw)
+                if self.derived:
+                    prior = self._prior(artifact_id)
+                    carry: Any = self.strategy  # a strategy with derived_kinds
+                    plan = carry.decompose_with_prior(artifact_id, raw, prior)
+                else:
+                    plan = self.strategy.decompose(artifact_id, raw)
                 fields = self.source.filter_fields(artifact_id, raw, plan.filter_fields)
             except Exception as exc:
                 raise type(exc)(f"indexing artifact {artifact_id!r} failed: {exc}") from exc
@@ -1109,6 +1129,34 @@ class _Builder:
                 batch, n = [], 0
         if batch:
             yield batch
+
+    def _prior_surfaces(self, key: str | None) -> dict[str, list[Surface]]:
+        """The stored surfaces of the strategy's ``derived_kinds``, by
+        ledger key: of one artifact, or of all (``key`` None)."""
+        kinds = list(self.derived)
+        sql = (
+            "SELECT a.artifact_id, r.kind, r.granularity, r.text, r.metadata FROM records r "
+            f"JOIN artifacts a ON a.aid = r.aid WHERE r.kind IN ({', '.join('?' * len(kinds))})"
+        )
+        args: list[Any] = kinds
+        if key is not None:
+            sql += " AND a.artifact_id = ?"
+            args = [*kinds, key]
+        out: dict[str, list[Surface]] = {}
+        for aid, kind, granularity, text, meta in self.con.execute(
+            sql + " ORDER BY r.aid, r.surface_index", args
+        ):
+            out.setdefault(aid, []).append(
+                Surface(aid, kind, text, granularity, json.loads(meta) if meta else {})
+            )
+        return out
+
+    def _prior(self, artifact_id: str) -> list[Surface]:
+        """An artifact's stored surfaces of the ``derived_kinds``."""
+        key = ledger_key(artifact_id)
+        if self.prior_all is not None:
+            return self.prior_all.get(key, [])
+        return self._prior_surfaces(key).get(key, [])
 
     def _reindex(
         self,

@@ -366,7 +366,7 @@ def discover(
         )
     floor, floor_from = _floor(c, min_score, mode, search_kw)
     hits = search(c, query, k=k, mode=mode, filter=filter, surfaces=surfaces, **search_kw)
-    selection = select(hits, min_score=floor, **common)
+    selection = select(hits, min_score=floor, query=query, **common)
     results = disclose(selection, corpus=c, **disclosure)
     signals = dict(selection.signals)
     signals["floor_from"] = floor_from
@@ -460,7 +460,7 @@ def _federated(
         if not hits and getattr(found, "reason", None):
             per_source[name]["no_hits"] = found.reason
     merged = _merge(survivors, merge, merge_weights, merge_rrf_k, k)
-    selection = select(merged, min_score=None, **common)
+    selection = select(merged, min_score=None, query=query, **common)
     reason = selection.reason
     if not merged:
         any_hits = any(p["n_retrieved"] for p in per_source.values())

@@ -23,7 +23,16 @@ the numbers behind it -- with one of these strategies:
 a callable ``Selector``
     ``hits -> subset``: any rule of your own (a language model's choice, a
     business rule). Its answer must be a subset of the hits; it is put back
-    in rank order and capped at ``max_k``.
+    in rank order and capped at ``max_k``. A selector with a true
+    ``takes_query`` attribute is called as ``selector(hits, query=query)``
+    with the request passed to :func:`select` (:func:`rowvoi.corpus.discover`
+    passes it).
+
+:func:`make_llm_selector` builds such a selector on a language model (any
+``complete(prompt) -> str``): the model reads the request and the top
+candidates and names the ids worth acting on; a reply that fails in any way
+(an exception, no JSON list of ids, an id that is not a candidate) gives
+the heuristic selection instead, never an error or a guess.
 
 Abstention is opt-in: relative structure alone cannot tell "everything is
 irrelevant" from "everything is relevant", so only an absolute floor can.
@@ -58,8 +67,11 @@ True
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
+import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,6 +90,10 @@ __all__ = [
     "DFLT_MAX_K",
     "DFLT_REL_THRESHOLD",
     "DFLT_GAP_RATIO",
+    "LLMSelector",
+    "SelectorFallbackWarning",
+    "make_llm_selector",
+    "LLM_SELECT_PROMPT",
 ]
 
 #: ``hits -> subset``: a selection rule of your own (see :func:`select`).
@@ -280,13 +296,23 @@ def _elbow(hits: list[SearchHit], gap_ratio: float) -> list[SearchHit]:
     return kept
 
 
-def _from_selector(selector: Callable[..., Any], hits: list[SearchHit]) -> list[SearchHit]:
+def _from_selector(
+    selector: Callable[..., Any], hits: list[SearchHit], query: str | None = None
+) -> list[SearchHit]:
     """Run a callable selector; its answer must be a subset of ``hits``.
 
     The answer is put back in rank order and de-duplicated, so a selector
     cannot reorder the ranking or commit to one hit twice.
     """
-    chosen = selector(list(hits))
+    if getattr(selector, "takes_query", False) is True:
+        if query is None:
+            raise ValueError(
+                f"the selector {strategy_name(selector)!r} reads the request: pass "
+                "query= to select (discover passes it)"
+            )
+        chosen = selector(list(hits), query=query)
+    else:
+        chosen = selector(list(hits))
     if chosen is None or isinstance(chosen, (str, bytes)) or not hasattr(chosen, "__iter__"):
         raise TypeError(
             f"a selector must return a sequence of the hits it chose, got {type(chosen).__name__}"
@@ -316,6 +342,7 @@ def select(
     rel: float = DFLT_REL_THRESHOLD,
     gap_ratio: float = DFLT_GAP_RATIO,
     min_score: float | None = None,
+    query: str | None = None,
 ) -> Selection:
     """Commit to a few of the ranked hits, or abstain.
 
@@ -341,6 +368,10 @@ def select(
         whose :func:`floor_score` is below it are never selected, and the
         selection abstains when no hit reaches it. None (default) never
         abstains. Required by ``abs_threshold``.
+    query : str or None
+        The request the hits answer, for a selector that reads it (one with
+        ``takes_query = True``, e.g. :func:`make_llm_selector`'s); the
+        named strategies ignore it.
 
     Returns
     -------
@@ -353,7 +384,8 @@ def select(
         Unknown strategy; ``max_k`` < 1; ``rel`` or ``gap_ratio`` outside
         (0, 1]; a non-finite score or floor; ``abs_threshold`` without
         ``min_score``; a relative strategy whose top score (after the floor)
-        is negative; a selector answering with a hit it was not given.
+        is negative; a selector answering with a hit it was not given; a
+        selector that reads the request called without ``query``.
     TypeError
         A hit that is not a :class:`SearchHit`, a ``max_k`` that is not an
         integer, a strategy that is neither a name nor a callable, or a selector that does not return a
@@ -376,6 +408,8 @@ def select(
     """
     max_k = _check_int("max_k", max_k, 1)
     floor = check_floor(min_score)
+    if query is not None and not isinstance(query, str):
+        raise TypeError(f"query must be a str or None, not {type(query).__name__}")
     strategy_name(strategy)  # an unknown name or a non-callable fails here
     name = strategy if isinstance(strategy, str) else None
     if name in ("conservative", "rel_threshold"):
@@ -418,7 +452,7 @@ def select(
     elif name in ("top_k", "abs_threshold"):
         kept, rule = eligible, name  # only the floor and the cap apply
     else:
-        kept, rule = _from_selector(strategy, eligible), "selector"  # type: ignore[arg-type]
+        kept, rule = _from_selector(strategy, eligible, query), "selector"  # type: ignore[arg-type]
         if not kept:
             return Selection([], candidates, True, "abstain:selector", signals)
 
@@ -436,3 +470,270 @@ def select(
     signals["n_selected"] = len(kept)
     signals["min_ratio"] = float(kept[-1].score) / top if top > 0 else None
     return Selection(kept, candidates, False, reason, signals)
+
+
+# ------------------------------------------------------------ LLM selector
+#: Default prompt of :func:`make_llm_selector`; ``{query}``, ``{max_k}`` and
+#: ``{candidates}`` (one JSON object per line: ``id``, ``text``) are filled in.
+LLM_SELECT_PROMPT = (
+    "A user asked: {query}\n\n"
+    "A search returned these candidates, best first (one JSON object per line):\n"
+    "{candidates}\n\n"
+    "Choose the candidates that actually serve the request -- at most {max_k}, "
+    "fewer when fewer fit, none when none fits. A candidate that is only on the "
+    "same topic does not serve it. Reply with a JSON object and nothing else: "
+    '{{"ids": [the chosen ids, copied exactly]}}.'
+)
+
+
+class SelectorFallbackWarning(UserWarning):
+    """An LLM selector's model failed (the message says how) and the
+    heuristic selection was used instead.
+
+    >>> issubclass(SelectorFallbackWarning, UserWarning)
+    True
+    """
+
+
+_JSON_START = re.compile(r"[\[{]")
+
+
+def _parse_ids(reply: Any) -> list[str]:
+    """The ids of a model reply: a JSON list of strings, or an object whose
+    ``ids`` is one, possibly inside prose or a code fence. ValueError
+    otherwise."""
+    if not isinstance(reply, str):
+        raise ValueError(f"the model returned a {type(reply).__name__}, not a str")
+    decoder = json.JSONDecoder()
+    for m in _JSON_START.finditer(reply):
+        try:
+            value, _ = decoder.raw_decode(reply, m.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            if "ids" not in value:
+                continue
+            value = value["ids"]
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return value
+        raise ValueError(f"the reply's ids are not a list of strings: {value!r}")
+    raise ValueError(f"the reply holds no JSON list of ids: {reply[:200]!r}")
+
+
+class LLMSelector:
+    """A :data:`Selector` that asks a language model which hits to commit to
+    (made by :func:`make_llm_selector`; see there).
+
+    Attributes
+    ----------
+    takes_query : bool
+        True: :func:`select` calls it as ``selector(hits, query=...)``.
+    __name__ : str
+        ``"llm_selector"``, the strategy name :func:`select` reports.
+    """
+
+    takes_query = True
+    __name__ = "llm_selector"
+
+    def __init__(
+        self,
+        complete: Callable[[str], str],
+        *,
+        prompt: str,
+        max_k: int,
+        max_candidates: int,
+        max_text_chars: int,
+        fallback: str,
+        rel: float,
+        gap_ratio: float,
+    ) -> None:
+        self.complete = complete
+        self.prompt = prompt
+        self.max_k = max_k
+        self.max_candidates = max_candidates
+        self.max_text_chars = max_text_chars
+        self.fallback = fallback
+        self.rel = rel
+        self.gap_ratio = gap_ratio
+
+    def __repr__(self) -> str:
+        return (
+            f"make_llm_selector({getattr(self.complete, '__name__', type(self.complete).__name__)}, "
+            f"max_k={self.max_k}, max_candidates={self.max_candidates}, "
+            f"fallback={self.fallback!r})"
+        )
+
+    @staticmethod
+    def labels(hits: Sequence[SearchHit]) -> list[str]:
+        """The id each hit is shown under: its artifact id, prefixed with
+        its source (``source:id``) when two hits share an id."""
+        ids = [h.artifact_id for h in hits]
+        if len(set(ids)) == len(ids):
+            return ids
+        return [f"{h.source}:{h.artifact_id}" if h.source else h.artifact_id for h in hits]
+
+    def render(self, query: str, hits: Sequence[SearchHit]) -> tuple[str, dict[str, SearchHit]]:
+        """The prompt for ``hits`` (the first ``max_candidates``) and the map
+        from the ids it shows back to the hits."""
+        shown = list(hits)[: self.max_candidates]
+        by_label: dict[str, SearchHit] = {}
+        lines = []
+        for label, h in zip(self.labels(shown), shown):
+            if label in by_label:
+                continue  # another surface of a shown artifact
+            by_label[label] = h
+            text = " ".join(h.text.split())
+            if len(text) > self.max_text_chars:
+                text = text[: self.max_text_chars] + "..."
+            lines.append(json.dumps({"id": label, "text": text}, ensure_ascii=False))
+        prompt = self.prompt.format(query=query, max_k=self.max_k, candidates="\n".join(lines))
+        return prompt, by_label
+
+    def choose(self, hits: Sequence[SearchHit], query: str) -> list[SearchHit]:
+        """The model's choice, validated; raises ``ValueError`` (a malformed
+        reply, an unknown id, more than ``max_k`` ids) or whatever the
+        model raised."""
+        prompt, by_label = self.render(query, hits)
+        ids = _parse_ids(self.complete(prompt))
+        unknown = [i for i in ids if i not in by_label]
+        if unknown:
+            raise ValueError(f"the reply names ids that are not candidates: {unknown!r}")
+        picked = list(dict.fromkeys(ids))
+        if len(picked) > self.max_k:
+            raise ValueError(f"the reply chose {len(picked)} ids, more than max_k={self.max_k}")
+        return [by_label[i] for i in picked]
+
+    def heuristic(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
+        """The fallback: :func:`select` with the ``fallback`` strategy."""
+        return select(
+            hits, strategy=self.fallback, max_k=self.max_k, rel=self.rel, gap_ratio=self.gap_ratio
+        ).selected
+
+    def __call__(self, hits: Sequence[SearchHit], query: str | None = None) -> list[SearchHit]:
+        """The hits the model chose among ``hits``, or -- when it fails in
+        any way -- the heuristic selection, with a
+        :class:`SelectorFallbackWarning` saying why."""
+        hits = list(hits)
+        if not hits:
+            return []
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("an LLM selector needs the request: pass query= to select")
+        try:
+            return self.choose(hits, query)
+        except Exception as exc:
+            warnings.warn(
+                f"the LLM selector fell back to {self.fallback!r}: {type(exc).__name__}: {exc}",
+                SelectorFallbackWarning,
+                stacklevel=2,
+            )
+            return self.heuristic(hits)
+
+
+def make_llm_selector(
+    complete: Callable[[str], str],
+    *,
+    prompt: str = LLM_SELECT_PROMPT,
+    max_k: int = DFLT_MAX_K,
+    max_candidates: int = 10,
+    max_text_chars: int = 500,
+    fallback: str = "conservative",
+    rel: float = DFLT_REL_THRESHOLD,
+    gap_ratio: float = DFLT_GAP_RATIO,
+) -> LLMSelector:
+    """A selector that lets a language model choose among the top hits,
+    and falls back to the heuristic selection on any failure.
+
+    Pass it as ``strategy=`` to :func:`select` (with ``query=``) or to
+    :func:`rowvoi.corpus.discover` (which passes the query). The model
+    sees the request and the first ``max_candidates`` hits -- each as its
+    id and matched text -- and replies with the ids worth acting on.
+
+    Parameters
+    ----------
+    complete : callable
+        ``prompt -> reply text``: any language model (a test double, an
+        SDK call, :class:`rowvoi.rag.claude_corpus.ClaudeSelectionModel`).
+        The reply must hold a JSON list of ids or ``{"ids": [...]}``
+        (surrounding prose and code fences are tolerated); an empty list is
+        a valid answer and makes the selection abstain
+        (``reason == "abstain:selector"``).
+    prompt : str
+        The template, with ``{query}``, ``{max_k}`` and ``{candidates}``
+        (default :data:`LLM_SELECT_PROMPT`).
+    max_k : int
+        The most ids the model may choose (a reply with more is a failure);
+        also the fallback's cap.
+    max_candidates : int
+        How many of the top hits the model sees (default 10); the others
+        cannot be chosen.
+    max_text_chars : int
+        Each candidate's text is cut to this many characters in the prompt.
+    fallback : str
+        The named strategy used when the model fails (default
+        ``"conservative"``), with ``rel`` and ``gap_ratio``; deterministic.
+
+    Returns
+    -------
+    LLMSelector
+        ``selector(hits, query=...) -> chosen hits``.
+
+    Failures that fall back (each with a :class:`SelectorFallbackWarning`):
+    ``complete`` raises; the reply is not a str or holds no JSON list of
+    string ids; it names an id that is not among the shown candidates; it
+    chooses more than ``max_k``. Calling the selector without a query is a
+    usage error (``ValueError``), not a fallback.
+
+    Raises
+    ------
+    TypeError
+        ``complete`` not callable; ``prompt`` not a str.
+    ValueError
+        A ``prompt`` without ``{query}`` or ``{candidates}``; ``fallback``
+        not a named strategy that needs no floor; bad ``max_k``,
+        ``max_candidates``, ``max_text_chars``, ``rel`` or ``gap_ratio``.
+
+    Examples
+    --------
+    >>> from rowvoi.corpus.base import SearchHit
+    >>> hits = [SearchHit("jira.create_issue", "capability", 0.71, "jira.create_issue: Create an issue"),
+    ...         SearchHit("github.create_issue", "capability", 0.70, "github.create_issue: Open an issue"),
+    ...         SearchHit("slack.send_message", "capability", 0.30, "slack.send_message: Post")]
+    >>> pick = make_llm_selector(lambda prompt: '{"ids": ["github.create_issue"]}')
+    >>> select(hits, strategy=pick, query="file a bug on the repo").selected_ids
+    ['github.create_issue']
+    >>> import warnings
+    >>> broken = make_llm_selector(lambda prompt: "I would pick the Jira one.")
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", SelectorFallbackWarning)
+    ...     select(hits, strategy=broken, query="file a bug on the repo").selected_ids
+    ['jira.create_issue', 'github.create_issue']
+    """
+    if not callable(complete):
+        raise TypeError(
+            f"complete must be a callable prompt -> reply text, not {type(complete).__name__}"
+        )
+    if not isinstance(prompt, str):
+        raise TypeError(f"prompt must be a str, not {type(prompt).__name__}")
+    for field_name in ("{query}", "{candidates}"):
+        if field_name not in prompt:
+            raise ValueError(f"the prompt must contain {field_name}")
+    if fallback not in SELECT_STRATEGIES or fallback == "abs_threshold":
+        raise ValueError(
+            f"fallback must be one of conservative, rel_threshold, score_gap, top_k "
+            f"(a strategy that needs no floor), not {fallback!r}"
+        )
+    max_k = _check_int("max_k", max_k, 1)
+    max_candidates = _check_int("max_candidates", max_candidates, 1)
+    max_text_chars = _check_int("max_text_chars", max_text_chars, 1)
+    rel = _v.real("rel", rel, low=0.0, low_open=True, high=1.0)
+    gap_ratio = _v.real("gap_ratio", gap_ratio, low=0.0, low_open=True, high=1.0)
+    return LLMSelector(
+        complete,
+        prompt=prompt,
+        max_k=max_k,
+        max_candidates=max_candidates,
+        max_text_chars=max_text_chars,
+        fallback=fallback,
+        rel=rel,
+        gap_ratio=gap_ratio,
+    )

@@ -1,0 +1,20 @@
+"""The README's "Synopses for thin descriptions, and a model that chooses"
+runs as written and prints what its prose says."""
+
+from readme_blocks import run_python, section
+
+TITLE = "#### Synopses for thin descriptions, and a model that chooses"
+
+
+def test_synopses_and_the_llm_selector(tmp_path):
+    text = section(TITLE)
+    out = run_python(text, tmp_path / "home").splitlines()
+    assert out == [
+        "jira.get_project_versions synopsis ['jira.get_project_versions']",
+        "1",
+        "['github.create_issue', 'jira.create_issue']",
+        "['jira.create_issue']",
+    ]
+    prose = " ".join(text.split())
+    for line in out:
+        assert f"`{line}`" in prose
