@@ -26,6 +26,7 @@ from rowvoi.corpus import (
     calibration_key,
     discover,
     field_contains_any,
+    from_mapping,
     load_calibration,
     make_llm_formulator,
     resolve_reranker,
@@ -33,19 +34,33 @@ from rowvoi.corpus import (
 )
 from rowvoi.corpus.retrieval.formulate import FormulationWarning
 from rowvoi.corpus.retrieval.rerank import passage_texts, rerank_tag
-from rowvoi.corpus import from_mapping
 
 DOCS = {
-    "wing": {"title": "Wing lift", "body": "Lift and drag of a thin wing at low speed.",
-             "tags": "aero"},
-    "flutter": {"title": "Wing flutter", "body": "Flutter of a wing at high speed.",
-                "tags": "aero"},
-    "pipe": {"title": "Pipe flow", "body": "Heat transfer and friction in pipes.",
-             "tags": "thermal"},
-    "shock": {"title": "Shock waves", "body": "Oblique shock on a wedge at Mach two.",
-              "tags": "aero"},
-    "boiler": {"title": "Boiler design", "body": "Water tube boilers and heat exchangers.",
-               "tags": "thermal"},
+    "wing": {
+        "title": "Wing lift",
+        "body": "Lift and drag of a thin wing at low speed.",
+        "tags": "aero",
+    },
+    "flutter": {
+        "title": "Wing flutter",
+        "body": "Flutter of a wing at high speed.",
+        "tags": "aero",
+    },
+    "pipe": {
+        "title": "Pipe flow",
+        "body": "Heat transfer and friction in pipes.",
+        "tags": "thermal",
+    },
+    "shock": {
+        "title": "Shock waves",
+        "body": "Oblique shock on a wedge at Mach two.",
+        "tags": "aero",
+    },
+    "boiler": {
+        "title": "Boiler design",
+        "body": "Water tube boilers and heat exchangers.",
+        "tags": "thermal",
+    },
 }
 
 
@@ -91,7 +106,9 @@ def test_rerank_reorders_by_the_rerankers_scores(corpus: Any) -> None:
 
 
 @pytest.mark.parametrize("mode,fusion", MODES)
-def test_a_constant_reranker_keeps_the_first_stage_order(corpus: Any, mode: str, fusion: str) -> None:
+def test_a_constant_reranker_keeps_the_first_stage_order(
+    corpus: Any, mode: str, fusion: str
+) -> None:
     for q in ("wing speed", "heat", "shock wedge"):
         plain = search(corpus, q, mode=mode, fusion=fusion, k=4)
         got = search(corpus, q, mode=mode, fusion=fusion, k=4, rerank=lambda q, t: [0.5] * len(t))
@@ -143,7 +160,9 @@ def test_bad_rerank_specs(corpus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(RerankError, match=r"unknown rerank spec 'nope'; expected a callable"):
         search(corpus, "wing", rerank="nope")
     monkeypatch.delenv("ROWVOI_CROSS_ENCODER", raising=False)
-    with pytest.raises(RerankError, match=r"no package on PyPI ships one's weights.*ROWVOI_CROSS_ENCODER"):
+    with pytest.raises(
+        RerankError, match=r"no package on PyPI ships one's weights.*ROWVOI_CROSS_ENCODER"
+    ):
         resolve_reranker("cross-encoder")
     with pytest.raises(RerankError, match=r"no model.onnx in"):
         resolve_reranker("cross-encoder:/nonexistent/folder")
@@ -209,8 +228,13 @@ def test_llm_formulator_falls_back_to_the_identity() -> None:
 def test_a_boost_changes_the_order(corpus: Any) -> None:
     plain = search(corpus, "wing speed", mode="lexical", k=5)
     assert ids(plain)[0] != "pipe"
-    boosted = search(corpus, "wing speed heat", mode="lexical", k=5,
-                     boost=field_contains_any("tags", ["Thermal"], 100.0))
+    boosted = search(
+        corpus,
+        "wing speed heat",
+        mode="lexical",
+        k=5,
+        boost=field_contains_any("tags", ["Thermal"], 100.0),
+    )
     assert set(ids(boosted)[:2]) == {"pipe", "boiler"}
     assert boosted[0].explain["boost"] == 100.0
 
@@ -221,10 +245,18 @@ def test_a_zero_boost_changes_nothing(corpus: Any, mode: str, fusion: str) -> No
         # (a boost fetches max(5 k, 50) candidates, as a collapsing search
         # does; without the collapse, a plain search fetches k unless told)
         for per_artifact, fetch in ((True, None), (False, 50)):
-            plain = search(corpus, q, mode=mode, fusion=fusion, k=3, per_artifact=per_artifact,
-                           fetch_k=fetch)
-            got = search(corpus, q, mode=mode, fusion=fusion, k=3, per_artifact=per_artifact,
-                         boost=lambda h: 0.0)
+            plain = search(
+                corpus, q, mode=mode, fusion=fusion, k=3, per_artifact=per_artifact, fetch_k=fetch
+            )
+            got = search(
+                corpus,
+                q,
+                mode=mode,
+                fusion=fusion,
+                k=3,
+                per_artifact=per_artifact,
+                boost=lambda h: 0.0,
+            )
             assert [(h.artifact_id, h.surface_kind, h.score) for h in got] == [
                 (h.artifact_id, h.surface_kind, h.score) for h in plain
             ]
@@ -242,14 +274,15 @@ def test_calibration_keys_are_separate() -> None:
     assert calibration_key("hybrid") == "hybrid"
     assert calibration_key("hybrid", "rerank-m+artifact") == "hybrid+rerank-m+artifact"
     m = named(lambda q, t: [0.0] * len(t), "m")
-    assert calibration_key("hybrid", "rrf", rerank_tag(m, "artifact")) == "hybrid+rerank-m+artifact"
+    assert (
+        calibration_key("hybrid", "rrf", rerank_tag(m, "artifact")) == "hybrid+rerank-m+artifact"
+    )
     assert rerank_tag(m, "artifact", max_chars=500) == "rerank-m+artifact500"
 
 
 def test_a_reranked_floor_is_stored_and_read_under_its_own_key(corpus: Any) -> None:
     rr = named(lambda q, t: [1.0 if "wing" in s.lower() else 0.1 for s in t], "wingy")
-    cal = calibrate_min_score(corpus, ["wing lift"], ["boiler heat"], mode="lexical",
-                              rerank=rr)
+    cal = calibrate_min_score(corpus, ["wing lift"], ["boiler heat"], mode="lexical", rerank=rr)
     assert cal.key == "lexical+rerank-wingy+surface"
     assert 0.1 < cal.min_score <= 1.0
     assert load_calibration(corpus, "lexical") is None  # the plain key holds nothing
@@ -265,10 +298,11 @@ def test_a_reranked_floor_is_stored_and_read_under_its_own_key(corpus: Any) -> N
 
 def test_an_unnamed_reranker_cannot_persist_or_read_a_floor(corpus: Any) -> None:
     anon = lambda q, t: [0.5] * len(t)  # noqa: E731
-    with pytest.raises(ValueError, match="unnamed reranker.*rerank_id"):
+    with pytest.raises(ValueError, match=r"unnamed reranker.*rerank_id"):
         calibrate_min_score(corpus, ["wing"], ["boiler"], mode="lexical", rerank=anon)
-    cal = calibrate_min_score(corpus, ["wing"], ["boiler"], mode="lexical", rerank=anon,
-                              save=False)
+    cal = calibrate_min_score(
+        corpus, ["wing"], ["boiler"], mode="lexical", rerank=anon, save=False
+    )
     assert cal.key == "lexical+rerank-~anonymous+surface"
     with pytest.warns(NoFloorWarning, match="reranker has no name"):
         res = discover(corpus, "wing", mode="lexical", min_score="auto", rerank=anon)
@@ -310,17 +344,23 @@ class _Client:
 
 
 def _tool(name: str, data: Any) -> dict[str, Any]:
-    return {"stop_reason": "tool_use",
-            "content": [{"type": "tool_use", "name": name, "input": data}]}
+    return {
+        "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "name": name, "input": data}],
+    }
 
 
 def test_claude_reranker_request_and_validation(corpus: Any) -> None:
     from rowvoi.rag.claude_search import ClaudeReranker
 
     def reply(n: int, best: int) -> dict[str, Any]:
-        return _tool("record_relevance",
-                     {"scores": [{"id": str(i), "score": 1.0 if i == best else 0.1}
-                                 for i in range(n)] + [{"id": "99", "score": 1.0}]})
+        return _tool(
+            "record_relevance",
+            {
+                "scores": [{"id": str(i), "score": 1.0 if i == best else 0.1} for i in range(n)]
+                + [{"id": "99", "score": 1.0}]
+            },
+        )
 
     client = _Client(reply(2, 1))
     rr = ClaudeReranker(client=client, model="m1")
@@ -333,11 +373,29 @@ def test_claude_reranker_request_and_validation(corpus: Any) -> None:
     assert rr.rerank_id.startswith("claude-m1-")
     bad = [
         (_tool("record_relevance", {"scores": [{"id": "0", "score": 0.5}]}), "scores no passage"),
-        (_tool("record_relevance", {"scores": [{"id": "0", "score": 2}, {"id": "1", "score": 0}]}),
-         r"in \[0, 1\]"),
-        (_tool("record_relevance", {"scores": [{"id": "0", "score": 0.1}, {"id": "0", "score": 0.2},
-                                               {"id": "1", "score": 0}]}), "scored twice"),
-        ({"stop_reason": "end_turn", "content": [{"type": "text", "text": "hi"}]}, "no record_relevance"),
+        (
+            _tool(
+                "record_relevance", {"scores": [{"id": "0", "score": 2}, {"id": "1", "score": 0}]}
+            ),
+            r"in \[0, 1\]",
+        ),
+        (
+            _tool(
+                "record_relevance",
+                {
+                    "scores": [
+                        {"id": "0", "score": 0.1},
+                        {"id": "0", "score": 0.2},
+                        {"id": "1", "score": 0},
+                    ]
+                },
+            ),
+            "scored twice",
+        ),
+        (
+            {"stop_reason": "end_turn", "content": [{"type": "text", "text": "hi"}]},
+            "no record_relevance",
+        ),
     ]
     for r, match in bad:
         with pytest.raises(ValueError, match=match):
@@ -345,8 +403,14 @@ def test_claude_reranker_request_and_validation(corpus: Any) -> None:
     # through a search: the reranker's favourite comes first
     hits = search(corpus, "wing", mode="lexical", k=2, per_artifact=False)
     n = len(search(corpus, "wing", mode="lexical", k=10, per_artifact=False, fetch_k=50))
-    got = search(corpus, "wing", mode="lexical", k=2, fetch_k=50,
-                 rerank=ClaudeReranker(client=_Client(reply(n, n - 1))))
+    got = search(
+        corpus,
+        "wing",
+        mode="lexical",
+        k=2,
+        fetch_k=50,
+        rerank=ClaudeReranker(client=_Client(reply(n, n - 1))),
+    )
     assert ids(got)[0] != hits[0].artifact_id or n == 1
 
 
@@ -357,11 +421,20 @@ def test_claude_formulator_falls_back(corpus: Any) -> None:
     f = ClaudeFormulator(client=client, n=2)
     assert f("wing") == ["wing", "boilers"]
     assert client.messages.requests[0]["tool_choice"]["name"] == "record_queries"
-    for r in (RuntimeError("network down"), _tool("record_queries", {"queries": []}),
-              _tool("record_queries", {"other": 1})):
+    for r in (
+        RuntimeError("network down"),
+        _tool("record_queries", {"queries": []}),
+        _tool("record_queries", {"other": 1}),
+    ):
         with pytest.warns(FormulationWarning):
             assert ClaudeFormulator(client=_Client(r))("wing") == ["wing"]
-    got = search(corpus, "wing", mode="lexical", k=5,
-                 formulate=ClaudeFormulator(client=_Client(_tool("record_queries",
-                                                                  {"queries": ["boilers"]}))))
+    got = search(
+        corpus,
+        "wing",
+        mode="lexical",
+        k=5,
+        formulate=ClaudeFormulator(
+            client=_Client(_tool("record_queries", {"queries": ["boilers"]}))
+        ),
+    )
     assert "boiler" in ids(got)

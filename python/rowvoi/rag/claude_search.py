@@ -137,7 +137,7 @@ class ClaudeReranker(_ClaudeAdapter):
         if not items:
             return []
         passages = "Passages:\n\n" + "\n\n".join(
-            f"<passage id=\"{i}\">\n{t[: self.max_chars]}\n</passage>" for i, t in enumerate(items)
+            f'<passage id="{i}">\n{t[: self.max_chars]}\n</passage>' for i, t in enumerate(items)
         )
         data = self._ask(
             _RERANK_SYSTEM,
@@ -158,9 +158,8 @@ class ClaudeReranker(_ClaudeAdapter):
             pid, s = str(e["id"]).strip(), e["score"]
             if not pid.isdigit() or int(pid) >= len(items):
                 continue  # a passage we did not send
-            if isinstance(s, bool) or not isinstance(s, numbers.Real) or not (
-                math.isfinite(s) and 0.0 <= s <= 1.0
-            ):
+            ok = not isinstance(s, bool) and isinstance(s, numbers.Real)
+            if not ok or not (math.isfinite(float(s)) and 0.0 <= float(s) <= 1.0):
                 raise ValueError(f"{where}.score must be a number in [0, 1], got {s!r}")
             if int(pid) in got:
                 raise ValueError(f"{where}: passage {pid} is scored twice")

@@ -58,7 +58,6 @@ from rowvoi.corpus.retrieval.calibration import (
     search_tag,
     stored_calibration,
 )
-from rowvoi.corpus.retrieval.rerank import is_anonymous
 from rowvoi.corpus.retrieval.corpus import open_corpus, search
 from rowvoi.corpus.retrieval.disclosure import (
     DISCLOSURE_LEVELS,
@@ -69,6 +68,7 @@ from rowvoi.corpus.retrieval.disclosure import (
 )
 from rowvoi.corpus.retrieval.expansion import NeighborhoodPolicy
 from rowvoi.corpus.retrieval.fusion import DFLT_RRF_K, fuse_hits
+from rowvoi.corpus.retrieval.rerank import is_anonymous
 from rowvoi.corpus.retrieval.selection import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,

@@ -160,7 +160,7 @@ def resolve_reranker(spec: Any) -> Reranker | None:
     rowvoi.corpus.retrieval.rerank.RerankError: unknown rerank spec 'nope'; expected a callable, 'cross-encoder' or 'cross-encoder:<folder>'.
     """
     if spec is None or callable(spec):
-        return spec
+        return spec  # type: ignore[no-any-return]
     if not isinstance(spec, str):
         raise TypeError(
             f"rerank must be a callable (query, texts) -> scores or a spec string, "
@@ -333,9 +333,9 @@ def passage_texts(
     """The text the reranker scores for each hit.
 
     ``"surface"``: the matched surface's own text. ``"artifact"``: every
-    stored surface of the hit's artifact in plan order, the chunker's
-    overlap kept once (:func:`~rowvoi.corpus.retrieval.expansion.stitch`),
-    cut at ``max_chars`` (siblings read once per artifact; an artifact the
+    stored surface of the hit's artifact in plan order
+    (``corpus.records_for_artifact``), joined by blank lines (a chunker's
+    overlap is not removed), cut at ``max_chars`` (siblings read once per artifact; an artifact the
     corpus no longer holds falls back to the matched surface). A callable
     is called as ``rerank_text(corpus, hit)`` and must return a str.
 
@@ -361,15 +361,13 @@ def passage_texts(
                 )
             out.append(t)
         return out
-    from rowvoi.corpus.retrieval.corpus import records_for_artifact
-    from rowvoi.corpus.retrieval.expansion import stitch
-
     cache: dict[str, str] = {}
     for h in hits:
         text = cache.get(h.artifact_id)
         if text is None:
             try:
-                text = stitch(records_for_artifact(corpus, h.artifact_id))[:max_chars]
+                recs = corpus.records_for_artifact(h.artifact_id)
+                text = "\n\n".join(r.text for r in recs)[:max_chars]
             except NoLedgerEntry:
                 text = h.text
             cache[h.artifact_id] = text
@@ -428,7 +426,8 @@ def _scores(got: Any, n: int, what: str) -> list[float]:
             f"{what} returned a non-finite score ({float(arr[bad[0]])!r}) for text {int(bad[0])}; "
             "a reranker must return one finite score per text"
         )
-    return arr.tolist()
+    scores: list[float] = arr.tolist()
+    return scores
 
 
 def _boost(boost: ScoreBoost, hit: SearchHit) -> float:
