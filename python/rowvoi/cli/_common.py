@@ -69,6 +69,9 @@ if TYPE_CHECKING:
     from rowvoi.corpus import SearchHit
 
 __all__ = [
+    "rerank_spec",
+    "add_rerank_args",
+    "rerank_from_args",
     "EXIT_OK",
     "EXIT_FAILURE",
     "EXIT_USAGE",
@@ -458,6 +461,70 @@ def search_k() -> Any:
     from rowvoi.corpus.retrieval.rank import MAX_FETCH_K
 
     return integer(1, MAX_FETCH_K)
+
+
+def rerank_spec(text: str) -> str:
+    """The argparse ``type=`` of ``--rerank``: ``cross-encoder``,
+    ``cross-encoder:FOLDER``, ``claude`` or ``claude:MODEL`` (checked
+    here, loaded when the search runs: :func:`add_rerank_args`).
+
+    >>> rerank_spec("claude:claude-sonnet-4-6")
+    'claude:claude-sonnet-4-6'
+    >>> rerank_spec("bm25")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected cross-encoder, cross-encoder:FOLDER, claude or claude:MODEL, got 'bm25'
+    """
+    head, _, tail = text.partition(":")
+    if head not in ("cross-encoder", "claude") or (_ and not tail):
+        raise argparse.ArgumentTypeError(
+            f"expected cross-encoder, cross-encoder:FOLDER, claude or claude:MODEL, got {text!r}"
+        )
+    return text
+
+
+rerank_spec.rejects = ("bm25", "claude:", "cross-encoder:", "")  # type: ignore[attr-defined]
+
+
+def add_rerank_args(p: argparse.ArgumentParser) -> None:
+    """Add ``--rerank SPEC`` and ``--rerank-text`` to a search verb."""
+    p.add_argument(
+        "--rerank",
+        type=rerank_spec,
+        metavar="SPEC",
+        help="rerank the candidates: cross-encoder[:FOLDER] (an ONNX cross-encoder "
+        "export; FOLDER or $ROWVOI_CROSS_ENCODER), or claude[:MODEL] (needs "
+        "rowvoi[claude] and ANTHROPIC_API_KEY)",
+    )
+    p.add_argument(
+        "--rerank-text",
+        choices=("surface", "artifact"),
+        default="surface",
+        metavar="{surface,artifact}",
+        help="what the reranker reads: the matched surface (default) or the whole artifact",
+    )
+
+
+def rerank_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``rerank`` keywords of a search from ``--rerank``/``--rerank-text``
+    (``{}`` without ``--rerank``). CliError when the reranker cannot be
+    made here (its message says what to install or provide)."""
+    spec = getattr(args, "rerank", None)
+    if spec is None:
+        return {}
+    try:
+        if spec == "claude" or spec.startswith("claude:"):
+            from rowvoi.rag.claude_search import ClaudeReranker
+
+            model = spec.partition(":")[2]
+            reranker: Any = ClaudeReranker(**({"model": model} if model else {}))
+        else:
+            from rowvoi.corpus.retrieval.rerank import resolve_reranker
+
+            reranker = resolve_reranker(spec)
+    except (ImportError, ValueError) as exc:
+        raise CliError(f"--rerank {spec}: {exc}") from exc
+    return {"rerank": reranker, "rerank_text": args.rerank_text}
 
 
 # ------------------------------------------------------------------ output

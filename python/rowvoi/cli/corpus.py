@@ -41,6 +41,7 @@ from rowvoi.cli._common import (
     MAX_JSON_BYTES,
     CliError,
     UsageError,
+    add_rerank_args,
     check_input_file,
     corpus_name,
     embedder_spec,
@@ -51,6 +52,7 @@ from rowvoi.cli._common import (
     print_json,
     printable,
     regex,
+    rerank_from_args,
     search_k,
 )
 from rowvoi.corpus import (
@@ -564,6 +566,7 @@ def _cmd_search(args: argparse.Namespace) -> int:
         surfaces=args.surfaces,
         explain=args.explain,
         index=args.index,
+        **rerank_from_args(args),
     )
     if args.json:
         print_json(
@@ -849,6 +852,7 @@ def _add_search(sub: Any) -> None:
         metavar="{auto,flat,hnsw}",
         help="vector index: the HNSW graph when the corpus has one (auto), or exact search (flat)",
     )
+    add_rerank_args(p)
     p.add_argument(
         "--explain",
         action="store_true",

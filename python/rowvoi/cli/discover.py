@@ -31,10 +31,12 @@ from typing import Any
 from rowvoi.cli._common import (
     REL,
     UsageError,
+    add_rerank_args,
     corpus_names,
     integer,
     print_json,
     printable,
+    rerank_from_args,
     search_k,
     split_list,
 )
@@ -124,6 +126,7 @@ def _cmd_discover(args: argparse.Namespace) -> int:
             fusion=args.fusion,
             disclose_level=level,
             roots=args.root,
+            **rerank_from_args(args),
         )
     for w in caught:
         if issubclass(w.category, NoFloorWarning):
@@ -251,6 +254,7 @@ def add_parsers(sub: Any) -> None:
         help="hybrid fusion: rrf (rank-based, default) or blend (keeps score "
         "magnitudes; pairs with --min-score)",
     )
+    add_rerank_args(p)
     p.add_argument(
         "--strategy",
         choices=SELECT_STRATEGIES,

@@ -164,6 +164,22 @@ from rowvoi.corpus.retrieval.expansion import (
     sentence_window_policy,
 )
 from rowvoi.corpus.retrieval.fusion import Identity, fuse_hits
+from rowvoi.corpus.retrieval.formulate import (
+    FormulationWarning,
+    Formulator,
+    identity_formulator,
+    make_llm_formulator,
+)
+from rowvoi.corpus.retrieval.rerank import (
+    CrossEncoderReranker,
+    Reranker,
+    RerankError,
+    ScoreBoost,
+    field_contains_any,
+    passage_texts,
+    rerank_tag,
+    resolve_reranker,
+)
 from rowvoi.corpus.indexing.edges import EdgeExtractor, EdgeList, FieldEdges, Link
 from rowvoi.corpus.retrieval.selection import (
     SELECT_STRATEGIES,
@@ -285,6 +301,19 @@ __all__ = [
     "DiscoveryResult",
     "NoFloorWarning",
     "calibration_key",
+    # second stage: rerank, formulation, boosts
+    "Reranker",
+    "RerankError",
+    "CrossEncoderReranker",
+    "resolve_reranker",
+    "rerank_tag",
+    "passage_texts",
+    "ScoreBoost",
+    "field_contains_any",
+    "Formulator",
+    "FormulationWarning",
+    "identity_formulator",
+    "make_llm_formulator",
     "fuse_hits",
     "Identity",
     "as_retriever",

@@ -94,6 +94,12 @@ from typing import Any
 from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.retrieval.corpus import as_corpus, search
 from rowvoi.corpus.retrieval.rank import DFLT_BLEND_ALPHA, DFLT_BM25_SAT_K, FUSIONS, MODES
+from rowvoi.corpus.retrieval.rerank import (
+    DFLT_RERANK_MAX_CHARS,
+    is_anonymous,
+    rerank_tag,
+    resolve_reranker,
+)
 from rowvoi.corpus.retrieval.selection import floor_score
 
 __all__ = [
@@ -101,6 +107,7 @@ __all__ = [
     "calibrate_min_score",
     "load_calibration",
     "calibration_key",
+    "search_tag",
     "calibration_problem",
     "stored_calibration",
     "top_scores",
@@ -124,19 +131,42 @@ _BLEND_PARAMS = ("alpha", "bm25_sat_k")
 
 
 # ------------------------------------------------------------------ keys
-def calibration_key(mode: str, fusion: str = "rrf") -> str:
+def calibration_key(mode: str, fusion: str | None = "rrf", tag: str | None = None) -> str:
     """The key a calibrated floor is stored under for a search.
 
     The mode, and for a hybrid search with a fusion other than RRF the
     fusion too (``"hybrid+blend"``): floors live on the scale of the score
-    they were calibrated on.
+    they were calibrated on. A reranked search's scores are the
+    reranker's, so its ``tag`` (:func:`~rowvoi.corpus.retrieval.rerank.rerank_tag`,
+    ``"rerank-<id>+<rerank_text>"``) is added. A second argument that is
+    not a fusion name is read as the tag (``calibration_key(mode, tag)``).
 
     >>> calibration_key("dense"), calibration_key("hybrid"), calibration_key("hybrid", "blend")
     ('dense', 'hybrid', 'hybrid+blend')
+    >>> calibration_key("hybrid")
+    'hybrid'
+    >>> calibration_key("hybrid", "rerank-m+artifact")
+    'hybrid+rerank-m+artifact'
+    >>> calibration_key("hybrid", "blend", "rerank-m+surface")
+    'hybrid+blend+rerank-m+surface'
     """
-    if mode == "hybrid" and fusion != "rrf":
-        return f"{mode}+{fusion}"
-    return mode
+    if fusion is not None and fusion not in FUSIONS and tag is None:
+        fusion, tag = "rrf", fusion
+    key = f"{mode}+{fusion}" if mode == "hybrid" and fusion not in (None, "rrf") else mode
+    return key if tag is None else f"{key}+{tag}"
+
+
+def search_tag(search_kw: Mapping[str, Any]) -> str | None:
+    """The calibration tag of a search's keywords: its reranker's
+    (:func:`~rowvoi.corpus.retrieval.rerank.rerank_tag`), or None."""
+    spec = search_kw.get("rerank")
+    if spec is None:
+        return None
+    return rerank_tag(
+        resolve_reranker(spec),
+        search_kw.get("rerank_text", "surface"),
+        max_chars=search_kw.get("rerank_max_chars", DFLT_RERANK_MAX_CHARS),
+    )
 
 
 def stored_calibration(corpus: Any, key: str) -> dict[str, Any] | None:
@@ -733,8 +763,11 @@ def calibrate_min_score(
         Store the floor on the corpus for ``min_score="auto"`` (default).
     **search_kw
         Other :func:`rowvoi.corpus.search` keywords (``alpha``,
-        ``bm25_sat_k``, ``surfaces``, ``filter``, ...). ``surface_weights``
-        cannot be saved (it rescales scores).
+        ``bm25_sat_k``, ``surfaces``, ``filter``, ``rerank``, ...).
+        ``surface_weights`` and ``boost`` cannot be saved (they rescale
+        scores); a ``rerank`` is saved under its own key
+        (:func:`calibration_key` with its tag), and only when the reranker
+        is named (a ``rerank_id`` attribute).
 
     Returns
     -------
@@ -744,7 +777,8 @@ def calibrate_min_score(
     ------
     ValueError
         An empty query list or query, an unknown mode or fusion, a weight
-        outside [0, 1], ``surface_weights`` with ``save=True``.
+        outside [0, 1], ``surface_weights`` or ``boost`` with ``save=True``,
+        an unnamed reranker with ``save=True``.
     TypeError
         Queries that are not strings (or objects with a ``.query``).
     CorpusLocked
@@ -777,6 +811,21 @@ def calibrate_min_score(
             "floors apply to unweighted searches; pass save=False and give "
             "the returned min_score to discover yourself"
         )
+    if save and search_kw.get("boost") is not None:
+        raise ValueError(
+            "a floor calibrated with a boost cannot be saved: a boost shifts scores "
+            "by an amount no key can name; pass save=False and give the returned "
+            "min_score to discover yourself"
+        )
+    tag = search_tag(search_kw)
+    if save and is_anonymous(tag):
+        raise ValueError(
+            "a floor calibrated with an unnamed reranker (or rerank_text callable) "
+            "cannot be saved: its scores have no name to be stored under, and two "
+            "different callables would share one key. Give it a stable name "
+            "(reranker.rerank_id = 'my-reranker'; rerank_text.rerank_text_id = ...) "
+            "or pass save=False"
+        )
     k = _check_int("k", k, 1)
     with c.store.snapshot() as snap:
         fp = _fingerprint(snap.state)
@@ -792,7 +841,7 @@ def calibrate_min_score(
     eff_fusion = fusion if mode == "hybrid" else None
     cal = Calibration(
         c.name,
-        calibration_key(mode, fusion),
+        calibration_key(mode, fusion, tag),
         mode,
         eff_fusion,
         float(floor),
@@ -816,9 +865,18 @@ def calibrate_min_score(
     return cal
 
 
-def load_calibration(corpus: Any, mode: str = "hybrid", fusion: str = "rrf") -> Calibration | None:
+def load_calibration(
+    corpus: Any,
+    mode: str = "hybrid",
+    fusion: str = "rrf",
+    *,
+    rerank: Any = None,
+    rerank_text: Any = "surface",
+    rerank_max_chars: int = DFLT_RERANK_MAX_CHARS,
+) -> Calibration | None:
     """The calibration stored for ``mode``/``fusion`` searches of
-    ``corpus``, or None (none stored, or a hand-written record that holds
+    ``corpus`` (reranked by ``rerank`` reading ``rerank_text``, when
+    given), or None (none stored, or a hand-written record that holds
     only a floor). Whether it still applies is :func:`calibration_problem`'s
     question.
 
@@ -830,7 +888,12 @@ def load_calibration(corpus: Any, mode: str = "hybrid", fusion: str = "rrf") -> 
     (True, None)
     """
     c = as_corpus(corpus)
-    record = stored_calibration(c, calibration_key(mode, fusion))
+    tag = search_tag(
+        {"rerank": rerank, "rerank_text": rerank_text, "rerank_max_chars": rerank_max_chars}
+    )
+    if is_anonymous(tag):
+        return None
+    record = stored_calibration(c, calibration_key(mode, fusion, tag))
     if not record:
         return None
     try:

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from rowvoi._validate import integer
 from rowvoi.corpus.base import (
     CorpusEmpty,
     EmbedderMismatch,
@@ -51,10 +52,19 @@ from rowvoi.corpus.retrieval.rank import (
     DFLT_BLEND_ALPHA,
     DFLT_BM25_SAT_K,
     DFLT_RRF_K,
+    FETCH_GROWTH,
+    MAX_FETCH_K,
     fast_dense,
     params,
     query_vector as unit_query_vector,
     rank,
+)
+from rowvoi.corpus.retrieval.rerank import (
+    DFLT_RERANK_MAX_CHARS,
+    _check_text_choice,
+    queries_of,
+    refine,
+    resolve_reranker,
 )
 from rowvoi.corpus.storage.damage import check_files
 from rowvoi.corpus.storage.generation import Generations, Wanted, empty_message
@@ -345,6 +355,11 @@ def search(
     index: str = "auto",
     explain: bool = False,
     query_vector: Any = None,
+    rerank: Any = None,
+    rerank_text: Any = "surface",
+    rerank_max_chars: int = DFLT_RERANK_MAX_CHARS,
+    formulate: Any = None,
+    boost: Any = None,
 ) -> SearchHits:
     """The top ``k`` hits for ``query`` (see the module notes).
 
@@ -416,10 +431,15 @@ def search(
         not allow, or a value of the wrong type (every problem listed).
     EmbedderMismatch, EmbedderUnavailable
         The corpus's embedder cannot be used here (dense and hybrid).
+    rowvoi.corpus.retrieval.rerank.RerankError
+        A bad rerank spec or ``rerank_text``, a reranker that returns the
+        wrong number of scores or a non-finite one, a boost that returns no
+        finite number, a formulator that returns no query.
 
     Notes
     -----
-    Thread-safe (see :class:`Corpus`).
+    Thread-safe (see :class:`Corpus`) when the reranker, formulator and
+    boost are.
 
     Examples
     --------
@@ -436,6 +456,32 @@ def search(
     c = corpus if type(corpus) is Corpus else as_corpus(corpus)
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, not {type(query).__name__}")
+    if rerank is not None or formulate is not None or boost is not None:
+        return _refined(
+            c,
+            query,
+            k=k,
+            per_artifact=per_artifact,
+            fetch_k=fetch_k,
+            rerank=rerank,
+            rerank_text=rerank_text,
+            rerank_max_chars=rerank_max_chars,
+            formulate=formulate,
+            boost=boost,
+            first=dict(
+                mode=mode,
+                fusion=fusion,
+                rrf_k=rrf_k,
+                alpha=alpha,
+                bm25_sat_k=bm25_sat_k,
+                filter=filter,
+                surfaces=surfaces,
+                surface_weights=surface_weights,
+                index=index,
+                explain=explain,
+                query_vector=query_vector,
+            ),
+        )
     p = params(
         k,
         mode,
@@ -491,6 +537,71 @@ def search(
                 f"holds {dense.dim}-dimensional vectors"
             )
         return rank(opened, query, qvec, p, c.name)
+
+
+def _refined(
+    c: Corpus,
+    query: str,
+    *,
+    k: int,
+    per_artifact: bool,
+    fetch_k: int | None,
+    rerank: Any,
+    rerank_text: Any,
+    rerank_max_chars: int,
+    formulate: Any,
+    boost: Any,
+    first: dict[str, Any],
+) -> SearchHits:
+    """A search with a second stage (:mod:`rowvoi.corpus.retrieval.rerank`)."""
+    reranker = resolve_reranker(rerank)
+    _check_text_choice(rerank_text)
+    max_chars = integer("rerank_max_chars", rerank_max_chars, 1)
+    if boost is not None and not callable(boost):
+        raise TypeError(f"boost must be a callable hit -> float, not {type(boost).__name__}")
+    queries = [query] if formulate is None else queries_of(formulate, query)
+    if first.get("query_vector") is not None and queries != [query]:
+        raise ValueError(
+            "query_vector embeds one query; it cannot be combined with a "
+            "formulate that returns other queries"
+        )
+    # the checks of a plain search (k, mode, fetch_k, ...), and its fetch_k
+    p = params(
+        k,
+        first["mode"],
+        first["fusion"],
+        first["rrf_k"],
+        first["alpha"],
+        first["bm25_sat_k"],
+        first["surfaces"],
+        per_artifact,
+        first["surface_weights"],
+        fetch_k,
+        first["index"],
+        first["explain"],
+    )
+    if reranker is None and boost is None and len(queries) == 1:
+        return search(c, queries[0], k=k, per_artifact=per_artifact, fetch_k=fetch_k, **first)
+    n = p.fetch_k if fetch_k is not None else max(5 * p.k, 50)
+
+    def first_stage(q: str, m: int) -> SearchHits:
+        return search(c, q, k=m, per_artifact=False, fetch_k=m, **first)
+
+    return refine(
+        first_stage,
+        c,
+        query,
+        k=p.k,
+        per_artifact=p.per_artifact,
+        fetch_k=n,
+        max_fetch=MAX_FETCH_K,
+        growth=FETCH_GROWTH,
+        queries=queries,
+        reranker=reranker,
+        rerank_text=rerank_text,
+        max_chars=max_chars,
+        boost=boost,
+    )
 
 
 # --------------------------------------------------------------- siblings

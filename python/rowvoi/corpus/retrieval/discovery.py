@@ -29,10 +29,13 @@ corpus and the search's mode from the corpus's ``calibration`` table (see
 :func:`calibration_key` and :mod:`rowvoi.corpus.retrieval.calibration`); when none
 is stored, or it no longer applies (another embedder, analyzer or
 strategy, other blend parameters: :func:`calibration_problem`), or the
-search reweights scores (``surface_weights``), :class:`NoFloorWarning` is
+search reweights or boosts scores (``surface_weights``, ``boost``), or
+reranks them with an unnamed reranker, :class:`NoFloorWarning` is
 issued and no floor applies -- never a guessed one. A floor compares each
 hit's :func:`~rowvoi.corpus.retrieval.selection.floor_score`: for a hybrid RRF
 search, the hit's absolute evidence rather than its rank-only RRF score.
+A reranked search (``rerank=``) reads the floor calibrated for its
+reranker (:func:`calibration_key` with the reranker's tag).
 
 Thread-safety: :func:`discover` is safe to call from many threads on shared
 corpora (searches only read).
@@ -52,6 +55,7 @@ from rowvoi.corpus.base import SearchHit, plain, tag_source
 from rowvoi.corpus.retrieval.calibration import (
     calibration_key,
     calibration_problem,
+    search_tag,
     stored_calibration,
 )
 from rowvoi.corpus.retrieval.corpus import open_corpus, search
@@ -64,6 +68,7 @@ from rowvoi.corpus.retrieval.disclosure import (
 )
 from rowvoi.corpus.retrieval.expansion import NeighborhoodPolicy
 from rowvoi.corpus.retrieval.fusion import DFLT_RRF_K, fuse_hits
+from rowvoi.corpus.retrieval.rerank import is_anonymous
 from rowvoi.corpus.retrieval.selection import (
     DFLT_GAP_RATIO,
     DFLT_MAX_K,
@@ -183,7 +188,25 @@ def _calibrated_floor(corpus: Any, mode: str, search_kw: Mapping[str, Any]) -> f
             stacklevel=4,
         )
         return None
-    key = calibration_key(mode, str(search_kw.get("fusion", "rrf")))
+    if search_kw.get("boost") is not None:
+        warnings.warn(
+            f"{label}: a boost shifts scores, and floors are calibrated without "
+            "one; not abstaining by absolute score (pass min_score=<number>)",
+            NoFloorWarning,
+            stacklevel=4,
+        )
+        return None
+    tag = search_tag(search_kw)
+    if is_anonymous(tag):
+        warnings.warn(
+            f"{label}: the reranker has no name (a rerank_id attribute), so no floor "
+            "can be stored for its scores; not abstaining by absolute score (name it: "
+            "reranker.rerank_id = 'my-reranker', then calibrate with it)",
+            NoFloorWarning,
+            stacklevel=4,
+        )
+        return None
+    key = calibration_key(mode, str(search_kw.get("fusion", "rrf")), tag)
     record = stored_calibration(corpus, key)
     if record is None:
         warnings.warn(
