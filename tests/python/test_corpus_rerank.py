@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
 from rowvoi.corpus import (
+    Chunked,
     CorpusStore,
     Fields,
     IndexPlan,
@@ -25,10 +27,12 @@ from rowvoi.corpus import (
     calibrate_min_score,
     calibration_key,
     discover,
+    expand,
     field_contains_any,
     from_mapping,
     load_calibration,
     make_llm_formulator,
+    parent_policy,
     resolve_reranker,
     search,
 )
@@ -130,6 +134,30 @@ def test_rerank_text_artifact_reads_the_whole_artifact(corpus: Any) -> None:
     assert passage_texts(corpus, hits, lambda c, h: h.artifact_id.upper()) == [
         h.artifact_id.upper() for h in hits
     ]
+
+
+def test_rerank_text_artifact_keeps_chunk_overlap_once() -> None:
+    # a chunked artifact: consecutive chunks share ~40 characters; the
+    # artifact text a reranker reads is the text once, as expand shows it
+    text = " ".join(f"w{i:03d}" for i in range(120))
+    src = from_mapping(
+        {"long": text, "short": "w000 apart"},
+        strategy=Chunked(chunk_size=120, overlap=40),
+        embedder="hashing",
+    )
+    c = build(src, store=CorpusStore.memory())
+    recs = c.records_for_artifact("long")
+    assert len(recs) > 3
+    shared = [a.metadata["end"] - b.metadata["start"] for a, b in pairwise(recs)]
+    assert min(shared) > 0  # the chunks do overlap
+    hits = search(c, "w050", mode="lexical", k=1, per_artifact=False)
+    assert hits[0].artifact_id == "long"
+    (got,) = passage_texts(c, hits, "artifact", max_chars=10_000)
+    assert got == text
+    assert got.count("w050") == 1  # a blank-line join would repeat each overlap
+    whole = expand(hits[0], c, policy=parent_policy())
+    assert got == whole.text
+    assert passage_texts(c, hits, "artifact", max_chars=50) == [text[:50]]
 
 
 def test_rerank_fetches_fetch_k_candidates(corpus: Any) -> None:

@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 
 from rowvoi.corpus.base import NoLedgerEntry, SearchHit, SearchHits
+from rowvoi.corpus.retrieval.stitching import stitch
 
 __all__ = [
     "Reranker",
@@ -334,9 +335,11 @@ def passage_texts(
 
     ``"surface"``: the matched surface's own text. ``"artifact"``: every
     stored surface of the hit's artifact in plan order
-    (``corpus.records_for_artifact``), joined by blank lines (a chunker's
-    overlap is not removed), cut at ``max_chars`` (siblings read once per artifact; an artifact the
-    corpus no longer holds falls back to the matched surface). A callable
+    (``corpus.records_for_artifact``) joined by
+    :func:`~rowvoi.corpus.retrieval.stitching.stitch` (a chunker's overlap
+    kept once, as :func:`~rowvoi.corpus.expand` shows it), cut at
+    ``max_chars`` (read once per artifact; an artifact the corpus no
+    longer holds falls back to the matched surface). A callable
     is called as ``rerank_text(corpus, hit)`` and must return a str.
 
     >>> from rowvoi.corpus import CorpusStore, Fields, build, from_mapping, search
@@ -367,7 +370,7 @@ def passage_texts(
         if text is None:
             try:
                 recs = corpus.records_for_artifact(h.artifact_id)
-                text = "\n\n".join(r.text for r in recs)[:max_chars]
+                text = stitch(recs)[:max_chars]
             except NoLedgerEntry:
                 text = h.text
             cache[h.artifact_id] = text
