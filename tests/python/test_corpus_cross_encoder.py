@@ -324,3 +324,34 @@ def test_a_tokenizer_beyond_the_models_vocabulary_fails_clearly(tmp_path: Path) 
 def test_max_length_is_checked(folder: Path) -> None:
     with pytest.raises(ValueError, match="max_length must be an integer >= 4"):
         CrossEncoderReranker(folder, max_length=0)
+
+
+def test_the_mcp_tools_rerank_with_the_servers_model_never_an_agents_folder(
+    tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rowvoi.cli.main import build_parser
+    from rowvoi.cli.mcp import ToolError, ToolServer, verb_parsers
+
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("wing lift and drag")
+    (docs / "b.txt").write_text("shock wave on the wing")
+    assert cli_main(["build", "notes", "--files", str(docs), "--embedder", "hashing"]) == 0
+    server = ToolServer(verb_parsers(build_parser()), ["notes"])
+    ask = {"name": "notes", "query": "wing", "mode": "lexical"}
+    plain = server.call("search", ask)
+    plain = plain["hits"] if isinstance(plain, dict) else plain
+    assert [h["artifact_id"] for h in plain] == ["a.txt", "b.txt"]
+    for tool, args in (("search", ask), ("discover", {**ask, "names": ["notes"]})):
+        args = {k: v for k, v in args.items() if not (tool == "discover" and k == "name")}
+        with pytest.raises(ToolError, match="loads no model from a folder a tool call names"):
+            server.call(tool, {**args, "rerank": f"cross-encoder:{folder}"})
+        monkeypatch.delenv(CROSS_ENCODER_ENV, raising=False)
+        with pytest.raises(ToolError, match=f"set {CROSS_ENCODER_ENV}="):
+            server.call(tool, {**args, "rerank": "cross-encoder"})
+        monkeypatch.setenv(CROSS_ENCODER_ENV, str(folder))
+        got = server.call(tool, {**args, "rerank": "cross-encoder"})
+        hits = got.get("hits") or got.get("results") if isinstance(got, dict) else got
+        assert hits[0]["artifact_id"] == "b.txt", tool
+    assert server.schema("search")["properties"]["rerank"]["pattern"].startswith("^(cross")

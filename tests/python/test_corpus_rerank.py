@@ -466,3 +466,50 @@ def test_claude_formulator_falls_back(corpus: Any) -> None:
         ),
     )
     assert "boiler" in ids(got)
+
+
+# ------------------------------------------------------------------ tools
+def test_tool_surfaces_take_the_second_stage(corpus: Any) -> None:
+    from rowvoi.corpus import tools
+
+    q = "wing speed wedge"
+    plain = tools.search(q, corpus=corpus, mode="lexical")
+    assert plain == discover(corpus, q, mode="lexical").to_dict()
+    first = [r["artifact_id"] for r in plain["results"]]
+    assert first and first[0] != "shock"
+
+    def prefers_shock(query: str, texts: list[str]) -> list[float]:
+        return [1.0 if "shock" in t.lower() else 0.0 for t in texts]
+
+    got = tools.search(q, corpus=corpus, mode="lexical", rerank=prefers_shock)
+    assert got["results"][0]["artifact_id"] == "shock"
+    tool = tools.make_search(corpus, mode="lexical", rerank=prefers_shock)
+    assert tool(q) == got
+    boosted = tools.make_search(
+        corpus, mode="lexical", boost=field_contains_any("tags", ["thermal"], 5.0)
+    )
+    assert {r["artifact_id"] for r in boosted("wing heat")["results"]} <= {"pipe", "boiler"}
+    assert tools.search("aerofoil", corpus=corpus, mode="lexical")["results"] == []
+    rewrite = tools.make_search(corpus, mode="lexical", formulate=lambda s: [s, "flutter"])
+    assert [r["artifact_id"] for r in rewrite("aerofoil")["results"]] == ["flutter"]
+    # an identity formulation and a zero boost leave the tool's answer as it was
+    same = tools.make_search(corpus, mode="lexical", formulate=lambda s: s, boost=lambda h: 0.0)
+    assert same(q) == plain
+
+
+def test_tool_surfaces_check_the_second_stage_when_made(
+    corpus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rowvoi.corpus import tools
+
+    monkeypatch.delenv("ROWVOI_CROSS_ENCODER", raising=False)
+    with pytest.raises(RerankError, match="set ROWVOI_CROSS_ENCODER"):
+        tools.make_search(corpus, rerank="cross-encoder")
+    with pytest.raises(RerankError, match="rerank_text='page'"):
+        tools.make_search(corpus, rerank_text="page")
+    with pytest.raises(RerankError, match="rerank_text='page'"):
+        tools.search("wing", corpus=corpus, rerank_text="page")
+    with pytest.raises(TypeError, match="boost must be a callable, not float"):
+        tools.make_search(corpus, boost=0.5)
+    with pytest.raises(TypeError, match="formulate must be a callable, not str"):
+        tools.make_search(corpus, formulate="wing")
