@@ -252,17 +252,21 @@ def test_specs_resolve_once_per_folder_and_name_the_model(
         resolve_reranker("cross-encoder")
 
 
-def test_the_cli_reranks_with_it(
-    tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
-) -> None:
-    import json
-
+@pytest.fixture
+def notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A registered corpus "notes" of two files, in a fresh rowvoi home."""
     monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("wing lift and drag")
     (docs / "b.txt").write_text("shock wave on the wing")
     assert cli_main(["build", "notes", "--files", str(docs), "--embedder", "hashing"]) == 0
+    return "notes"
+
+
+def test_the_cli_reranks_with_it(tmp_path: Path, folder: Path, notes: str, capsys: Any) -> None:
+    import json
+
     capsys.readouterr()
     argv = ["search", "notes", "wing", "--mode", "lexical", "--json"]
     assert cli_main([*argv, "--rerank", f"cross-encoder:{folder}"]) == 0
@@ -327,17 +331,11 @@ def test_max_length_is_checked(folder: Path) -> None:
 
 
 def test_the_mcp_tools_rerank_with_the_servers_model_never_an_agents_folder(
-    tmp_path: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+    folder: Path, notes: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rowvoi.cli.main import build_parser
     from rowvoi.cli.mcp import ToolError, ToolServer, verb_parsers
 
-    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.txt").write_text("wing lift and drag")
-    (docs / "b.txt").write_text("shock wave on the wing")
-    assert cli_main(["build", "notes", "--files", str(docs), "--embedder", "hashing"]) == 0
     server = ToolServer(verb_parsers(build_parser()), ["notes"])
     ask = {"name": "notes", "query": "wing", "mode": "lexical"}
     plain = server.call("search", ask)

@@ -1,7 +1,7 @@
 """The README's "Sharpen a search: rerank, rewrite the request, boost" runs
 as written and prints what its prose says; its CLI claims hold."""
 
-from readme_blocks import README, run_python, section
+from readme_blocks import README, assert_quoted, run_python, section
 
 from rowvoi.cli.main import build_parser
 from rowvoi.cli.mcp import ToolServer, verb_parsers
@@ -19,9 +19,7 @@ def test_rerank_boost_and_formulate_change_the_results_as_the_readme_says(tmp_pa
         "0",
         "['github.list_pulls']",
     ]
-    prose = " ".join(text.split())
-    for line in dict.fromkeys(out):
-        assert f"`{line}`" in prose
+    assert_quoted(text, out)
 
 
 def test_the_rerank_flags_the_readme_names_exist_on_search_discover_and_mcp():

@@ -153,6 +153,8 @@ def resolve_reranker(spec: Any) -> Reranker | None:
     TypeError
         Anything else.
 
+    Examples
+    --------
     >>> resolve_reranker(len) is len, resolve_reranker(None)
     (True, None)
     >>> resolve_reranker("nope")

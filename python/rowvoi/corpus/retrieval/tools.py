@@ -8,16 +8,16 @@
 :func:`make_search`
     The same bound to one corpus, exposing only ``query`` and ``k``, with
     a tool name and description set (``__name__``, ``__doc__``).
-
-Both take the second stage of a search (see
-:mod:`~rowvoi.corpus.retrieval.rerank`): ``rerank`` (a callable or a spec
-such as ``"cross-encoder:FOLDER"``), ``rerank_text``, ``formulate`` and
-``boost``; :func:`make_search` fixes them when the tool is made, so the
-agent that calls it sees only ``query`` and ``k``.
 :func:`as_retriever`
     One corpus bound to ``retrieve(query, **overrides) -> list[SearchHit]``
     with default search options: the uniform retriever shape an
     orchestration layer plugs sources in by.
+
+The first two take the second stage of a search (see
+:mod:`~rowvoi.corpus.retrieval.rerank`): ``rerank`` (a callable or a spec
+such as ``"cross-encoder:FOLDER"``), ``rerank_text``, ``formulate`` and
+``boost``; :func:`make_search` fixes them when the tool is made, so the
+agent that calls it sees only ``query`` and ``k``.
 
 ``k`` here is how many candidates the search retrieves (per corpus when
 several); how many results come back is the selection's (at most 3 by
