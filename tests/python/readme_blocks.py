@@ -73,3 +73,11 @@ def run_python(text: str, home: Path) -> str:
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
+
+
+def assert_quoted(text: str, lines: list[str]) -> None:
+    """Each of ``lines`` (a block's output) is quoted in ``text``'s prose
+    as `` `line` ``, whatever the line wrapping."""
+    prose = " ".join(text.split())
+    for line in dict.fromkeys(lines):
+        assert f"`{line}`" in prose, line

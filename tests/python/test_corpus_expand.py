@@ -1,4 +1,4 @@
-"""rowvoi.corpus.retrieval.expansion: stitching with overlap removal, window and parent
+"""rowvoi.corpus.retrieval.expansion and .stitching: stitching with overlap removal, window and parent
 policies, errors."""
 
 import json
@@ -18,14 +18,13 @@ from rowvoi.corpus import (
     search,
 )
 from rowvoi.corpus.retrieval.expansion import (
-    MIN_OVERLAP,
     Passage,
     SeedNotFound,
     expand,
     parent_policy,
     sentence_window_policy,
-    stitch,
 )
+from rowvoi.corpus.retrieval.stitching import MIN_OVERLAP, stitch
 
 
 def records_of(text, chunk_size, overlap, offsets=True):

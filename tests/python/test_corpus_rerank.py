@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
 from rowvoi.corpus import (
+    Chunked,
     CorpusStore,
     Fields,
     IndexPlan,
@@ -25,10 +27,12 @@ from rowvoi.corpus import (
     calibrate_min_score,
     calibration_key,
     discover,
+    expand,
     field_contains_any,
     from_mapping,
     load_calibration,
     make_llm_formulator,
+    parent_policy,
     resolve_reranker,
     search,
 )
@@ -130,6 +134,30 @@ def test_rerank_text_artifact_reads_the_whole_artifact(corpus: Any) -> None:
     assert passage_texts(corpus, hits, lambda c, h: h.artifact_id.upper()) == [
         h.artifact_id.upper() for h in hits
     ]
+
+
+def test_rerank_text_artifact_keeps_chunk_overlap_once() -> None:
+    # a chunked artifact: consecutive chunks share ~40 characters; the
+    # artifact text a reranker reads is the text once, as expand shows it
+    text = " ".join(f"w{i:03d}" for i in range(120))
+    src = from_mapping(
+        {"long": text, "short": "w000 apart"},
+        strategy=Chunked(chunk_size=120, overlap=40),
+        embedder="hashing",
+    )
+    c = build(src, store=CorpusStore.memory())
+    recs = c.records_for_artifact("long")
+    assert len(recs) > 3
+    shared = [a.metadata["end"] - b.metadata["start"] for a, b in pairwise(recs)]
+    assert min(shared) > 0  # the chunks do overlap
+    hits = search(c, "w050", mode="lexical", k=1, per_artifact=False)
+    assert hits[0].artifact_id == "long"
+    (got,) = passage_texts(c, hits, "artifact", max_chars=10_000)
+    assert got == text
+    assert got.count("w050") == 1  # a blank-line join would repeat each overlap
+    whole = expand(hits[0], c, policy=parent_policy())
+    assert got == whole.text
+    assert passage_texts(c, hits, "artifact", max_chars=50) == [text[:50]]
 
 
 def test_rerank_fetches_fetch_k_candidates(corpus: Any) -> None:
@@ -438,3 +466,50 @@ def test_claude_formulator_falls_back(corpus: Any) -> None:
         ),
     )
     assert "boiler" in ids(got)
+
+
+# ------------------------------------------------------------------ tools
+def test_tool_surfaces_take_the_second_stage(corpus: Any) -> None:
+    from rowvoi.corpus import tools
+
+    q = "wing speed wedge"
+    plain = tools.search(q, corpus=corpus, mode="lexical")
+    assert plain == discover(corpus, q, mode="lexical").to_dict()
+    first = [r["artifact_id"] for r in plain["results"]]
+    assert first and first[0] != "shock"
+
+    def prefers_shock(query: str, texts: list[str]) -> list[float]:
+        return [1.0 if "shock" in t.lower() else 0.0 for t in texts]
+
+    got = tools.search(q, corpus=corpus, mode="lexical", rerank=prefers_shock)
+    assert got["results"][0]["artifact_id"] == "shock"
+    tool = tools.make_search(corpus, mode="lexical", rerank=prefers_shock)
+    assert tool(q) == got
+    boosted = tools.make_search(
+        corpus, mode="lexical", boost=field_contains_any("tags", ["thermal"], 5.0)
+    )
+    assert {r["artifact_id"] for r in boosted("wing heat")["results"]} <= {"pipe", "boiler"}
+    assert tools.search("aerofoil", corpus=corpus, mode="lexical")["results"] == []
+    rewrite = tools.make_search(corpus, mode="lexical", formulate=lambda s: [s, "flutter"])
+    assert [r["artifact_id"] for r in rewrite("aerofoil")["results"]] == ["flutter"]
+    # an identity formulation and a zero boost leave the tool's answer as it was
+    same = tools.make_search(corpus, mode="lexical", formulate=lambda s: s, boost=lambda h: 0.0)
+    assert same(q) == plain
+
+
+def test_tool_surfaces_check_the_second_stage_when_made(
+    corpus: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rowvoi.corpus import tools
+
+    monkeypatch.delenv("ROWVOI_CROSS_ENCODER", raising=False)
+    with pytest.raises(RerankError, match="set ROWVOI_CROSS_ENCODER"):
+        tools.make_search(corpus, rerank="cross-encoder")
+    with pytest.raises(RerankError, match="rerank_text='page'"):
+        tools.make_search(corpus, rerank_text="page")
+    with pytest.raises(RerankError, match="rerank_text='page'"):
+        tools.search("wing", corpus=corpus, rerank_text="page")
+    with pytest.raises(TypeError, match="boost must be a callable, not float"):
+        tools.make_search(corpus, boost=0.5)
+    with pytest.raises(TypeError, match="formulate must be a callable, not str"):
+        tools.make_search(corpus, formulate="wing")

@@ -1,7 +1,7 @@
 """The README's "Synopses for thin descriptions, and a model that chooses"
 runs as written and prints what its prose says."""
 
-from readme_blocks import run_python, section
+from readme_blocks import assert_quoted, run_python, section
 
 TITLE = "#### Synopses for thin descriptions, and a model that chooses"
 
@@ -15,6 +15,4 @@ def test_synopses_and_the_llm_selector(tmp_path):
         "['github.create_issue', 'jira.create_issue']",
         "['jira.create_issue']",
     ]
-    prose = " ".join(text.split())
-    for line in out:
-        assert f"`{line}`" in prose
+    assert_quoted(text, out)

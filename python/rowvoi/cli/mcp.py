@@ -120,6 +120,31 @@ def _floor_text(value: Any) -> str:
 _FLOOR = {"anyOf": [{"type": "number"}, {"const": "auto"}]}
 
 
+def _rerank_text(value: Any) -> str:
+    """``rerank``: a reranker the server's owner set up, never a folder the
+    agent names (``cross-encoder`` reads $ROWVOI_CROSS_ENCODER; a
+    ``cross-encoder:FOLDER`` would load a model file from any path)."""
+    if not isinstance(value, str):
+        raise ToolError(f"rerank: a string, not {value!r}")
+    if value.startswith("cross-encoder:"):
+        raise ToolError(
+            "rerank: this server loads no model from a folder a tool call names; use "
+            "'cross-encoder' (the folder $ROWVOI_CROSS_ENCODER names where the server "
+            "runs) or 'claude[:MODEL]'"
+        )
+    return value
+
+
+#: ``rerank`` as the search tools take it (see :func:`_rerank_text`).
+_RERANK = Inline(
+    {"type": "string", "pattern": "^(cross-encoder|claude(:.+)?)$"},
+    _rerank_text,
+    description="rerank the candidates: cross-encoder (the ONNX cross-encoder in the "
+    "folder $ROWVOI_CROSS_ENCODER names where the server runs) or claude[:MODEL] (needs "
+    "rowvoi[claude] and ANTHROPIC_API_KEY there)",
+)
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool: the verb it runs and how its arguments travel.
@@ -154,7 +179,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Search a corpus (dense, lexical or hybrid) and return the ranked hits, each "
         "with its artifact_id, surface_kind, surface_index, score, text and metadata "
         "(hand a hit to expand for the passage around it).",
-        inline={"filter": Inline({"type": "object"})},
+        inline={"filter": Inline({"type": "object"}), "rerank": _RERANK},
     ),
     ToolSpec(
         "discover",
@@ -167,7 +192,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "min_score": Inline(
                 {"anyOf": [*_FLOOR["anyOf"], {"type": "object", "additionalProperties": _FLOOR}]},
                 _floor_text,
-            )
+            ),
+            "rerank": _RERANK,
         },
         corpus="names",
     ),

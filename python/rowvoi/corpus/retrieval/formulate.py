@@ -116,6 +116,8 @@ def make_llm_formulator(
         The identity stamped on the result (``formulator_id``); default
         from the prompt's hash.
 
+    Examples
+    --------
     >>> def broken(prompt): raise TimeoutError("model timed out")
     >>> import warnings
     >>> with warnings.catch_warnings(record=True) as w:

@@ -73,6 +73,7 @@ from typing import Any
 import numpy as np
 
 from rowvoi.corpus.base import NoLedgerEntry, SearchHit, SearchHits
+from rowvoi.corpus.retrieval.stitching import stitch
 
 __all__ = [
     "Reranker",
@@ -130,7 +131,7 @@ def _no_cross_encoder() -> str:
         "Put a cross-encoder's model.onnx and tokenizer.json in one folder (an export "
         "of e.g. cross-encoder/ms-marco-MiniLM-L-6-v2) and pass "
         f"rerank='{CROSS_ENCODER}:/path/to/folder' or set {CROSS_ENCODER_ENV}=/path/to/"
-        "folder (it runs on onnxruntime and tokenizers: pip install 'rowvoi[minilm]'); "
+        "folder (it runs on onnxruntime and tokenizers, which rowvoi installs); "
         "or pass any callable (query, texts) -> scores, e.g. "
         "rowvoi.rag.claude_search.ClaudeReranker() (pip install 'rowvoi[claude]')"
     )
@@ -152,6 +153,8 @@ def resolve_reranker(spec: Any) -> Reranker | None:
     TypeError
         Anything else.
 
+    Examples
+    --------
     >>> resolve_reranker(len) is len, resolve_reranker(None)
     (True, None)
     >>> resolve_reranker("nope")
@@ -201,8 +204,12 @@ class CrossEncoderReranker:
     Raises
     ------
     RerankError
-        A missing file, a model without the BERT inputs, or onnxruntime /
-        tokenizers not installed (``pip install 'rowvoi[minilm]'``).
+        A missing or unreadable file, a model without the BERT inputs or
+        with more than one logit per pair, onnxruntime / tokenizers not
+        installed (``pip install onnxruntime tokenizers``); when called, a model
+        that fails on a pair (e.g. token ids beyond its vocabulary).
+    ValueError
+        ``max_length`` not an integer >= 4.
     """
 
     def __init__(self, folder: str | os.PathLike[str], *, max_length: int = 512) -> None:
@@ -220,11 +227,19 @@ class CrossEncoderReranker:
         except ImportError as exc:
             raise RerankError(
                 f"the cross-encoder reranker needs onnxruntime and tokenizers: "
-                f"pip install 'rowvoi[minilm]' ({exc})"
+                f"pip install onnxruntime tokenizers ({exc})"
             ) from exc
         self.folder = path
-        self.max_length = int(max_length)
-        tok = Tokenizer.from_file(str(tok_file))
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 4:
+            raise ValueError(f"max_length must be an integer >= 4 (tokens), got {max_length!r}")
+        self.max_length = max_length
+        try:
+            tok = Tokenizer.from_file(str(tok_file))
+        except Exception as exc:  # (tokenizers raises a bare Exception on a bad file)
+            raise RerankError(
+                f"{tok_file} is not a readable Hugging Face tokenizers file ({exc}); "
+                "use the tokenizer.json exported with the cross-encoder"
+            ) from exc
         tok.no_padding()
         tok.enable_truncation(max_length=self.max_length)
         self._tok = tok
@@ -232,14 +247,33 @@ class CrossEncoderReranker:
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
         so.log_severity_level = 3
-        self._sess = ort.InferenceSession(
-            str(model), sess_options=so, providers=["CPUExecutionProvider"]
-        )
+        try:
+            self._sess = ort.InferenceSession(
+                str(model), sess_options=so, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # (onnxruntime's own error types)
+            raise RerankError(
+                f"{model} is not a loadable ONNX model ({type(exc).__name__}: "
+                f"{str(exc).strip()[:300]}); export the cross-encoder to ONNX again"
+            ) from exc
         names = {i.name for i in self._sess.get_inputs()}
         if not {"input_ids", "attention_mask"} <= names:
             raise RerankError(
                 f"{model} is not a BERT-style cross-encoder: it needs inputs input_ids "
                 f"and attention_mask (it has {', '.join(sorted(names))})"
+            )
+        extra = names - {"input_ids", "attention_mask", "token_type_ids"}
+        if extra:
+            raise RerankError(
+                f"{model} takes inputs a BERT-style cross-encoder does not "
+                f"({', '.join(sorted(extra))}); it needs input_ids, attention_mask and "
+                "optionally token_type_ids"
+            )
+        shape = self._sess.get_outputs()[0].shape
+        if not shape or (len(shape) > 1 and any(isinstance(d, int) and d != 1 for d in shape[1:])):
+            raise RerankError(
+                f"{model}'s first output has shape {shape}; a cross-encoder reranker needs "
+                "one logit per pair, (batch, 1) or (batch,)"
             )
         self._types = "token_type_ids" in names
         digest = hashlib.sha256(model.read_bytes()).hexdigest()[:12]
@@ -250,7 +284,7 @@ class CrossEncoderReranker:
 
     def __call__(self, query: str, texts: Sequence[str]) -> list[float]:
         """The sigmoid of the model's logit for each ``(query, text)``."""
-        out = []
+        out: list[float] = []
         for text in texts:
             e = self._tok.encode(query, text)
             feeds = {
@@ -259,7 +293,20 @@ class CrossEncoderReranker:
             }
             if self._types:
                 feeds["token_type_ids"] = np.array([e.type_ids], dtype=np.int64)
-            logit = float(np.asarray(self._sess.run(None, feeds)[0]).reshape(-1)[0])
+            try:
+                got = np.asarray(self._sess.run(None, feeds)[0])
+            except Exception as exc:  # (onnxruntime's own error types)
+                raise RerankError(
+                    f"the cross-encoder in {self.folder} failed on text {len(out)} "
+                    f"({type(exc).__name__}: {str(exc).strip()[:300]}); are model.onnx "
+                    "and tokenizer.json from the same export?"
+                ) from exc
+            if got.size != 1:
+                raise RerankError(
+                    f"the cross-encoder in {self.folder} returned {got.size} values for "
+                    "one pair; a cross-encoder reranker needs one logit per pair"
+                )
+            logit = float(got.reshape(-1)[0])
             out.append(1.0 / (1.0 + math.exp(-logit)) if logit > -700 else 0.0)
         return out
 
@@ -334,9 +381,11 @@ def passage_texts(
 
     ``"surface"``: the matched surface's own text. ``"artifact"``: every
     stored surface of the hit's artifact in plan order
-    (``corpus.records_for_artifact``), joined by blank lines (a chunker's
-    overlap is not removed), cut at ``max_chars`` (siblings read once per artifact; an artifact the
-    corpus no longer holds falls back to the matched surface). A callable
+    (``corpus.records_for_artifact``) joined by
+    :func:`~rowvoi.corpus.retrieval.stitching.stitch` (a chunker's overlap
+    kept once, as :func:`~rowvoi.corpus.expand` shows it), cut at
+    ``max_chars`` (read once per artifact; an artifact the corpus no
+    longer holds falls back to the matched surface). A callable
     is called as ``rerank_text(corpus, hit)`` and must return a str.
 
     >>> from rowvoi.corpus import CorpusStore, Fields, build, from_mapping, search
@@ -367,7 +416,7 @@ def passage_texts(
         if text is None:
             try:
                 recs = corpus.records_for_artifact(h.artifact_id)
-                text = "\n\n".join(r.text for r in recs)[:max_chars]
+                text = stitch(recs)[:max_chars]
             except NoLedgerEntry:
                 text = h.text
             cache[h.artifact_id] = text

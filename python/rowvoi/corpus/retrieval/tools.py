@@ -13,6 +13,12 @@
     with default search options: the uniform retriever shape an
     orchestration layer plugs sources in by.
 
+The first two take the second stage of a search (see
+:mod:`~rowvoi.corpus.retrieval.rerank`): ``rerank`` (a callable or a spec
+such as ``"cross-encoder:FOLDER"``), ``rerank_text``, ``formulate`` and
+``boost``; :func:`make_search` fixes them when the tool is made, so the
+agent that calls it sees only ``query`` and ``k``.
+
 ``k`` here is how many candidates the search retrieves (per corpus when
 several); how many results come back is the selection's (at most 3 by
 default), so a tool answer stays short.
@@ -32,6 +38,7 @@ from rowvoi._validate import integer as _check_int
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.retrieval.corpus import open_corpus, search as _search
 from rowvoi.corpus.retrieval.discovery import discover
+from rowvoi.corpus.retrieval.rerank import _check_text_choice, resolve_reranker
 
 __all__ = ["search", "make_search", "as_retriever", "Retriever"]
 
@@ -50,6 +57,10 @@ def search(
     k: int = 8,
     mode: str = "hybrid",
     filter: Mapping[str, Any] | None = None,
+    rerank: Any = None,
+    rerank_text: Any = "surface",
+    formulate: Any = None,
+    boost: Any = None,
 ) -> dict[str, Any]:
     """Search a corpus (or several) and return a JSON-ready result.
 
@@ -64,6 +75,12 @@ def search(
     mode : {"hybrid", "dense", "lexical"}
     filter : Mapping or None
         A metadata filter (the filter language of :mod:`rowvoi.query`).
+    rerank, rerank_text, formulate, boost
+        The second stage, as :func:`rowvoi.corpus.search` takes it
+        (absent: the plain search): a reranker ``(query, texts) -> scores``
+        or a spec (``"cross-encoder[:FOLDER]"``), what it reads
+        (``"surface"`` or ``"artifact"``), a formulator
+        ``query -> str | list[str]`` and a score boost ``hit -> float``.
 
     Returns
     -------
@@ -92,8 +109,37 @@ def search(
     (['vpn'], False)
     >>> json.loads(json.dumps(out)) == out
     True
+    >>> search("income paperwork", corpus=notes, mode="lexical")["results"]
+    []
+    >>> out = search("income paperwork", corpus=notes, mode="lexical",
+    ...              formulate=lambda q: [q, "yearly tax"])
+    >>> [r["artifact_id"] for r in out["results"]]
+    ['tax']
     """
-    return discover(corpus, query, k=k, mode=mode, filter=filter).to_dict()
+    return discover(
+        corpus,
+        query,
+        k=k,
+        mode=mode,
+        filter=filter,
+        **_stage(rerank, rerank_text, formulate, boost),
+    ).to_dict()
+
+
+def _stage(rerank: Any, rerank_text: Any, formulate: Any, boost: Any) -> dict[str, Any]:
+    """The second-stage keywords of a search, only those given (so a tool
+    without them runs exactly the plain search)."""
+    out: dict[str, Any] = {}
+    if rerank is not None:
+        out["rerank"] = rerank
+        out["rerank_text"] = rerank_text
+    else:
+        _check_text_choice(rerank_text)
+    if formulate is not None:
+        out["formulate"] = formulate
+    if boost is not None:
+        out["boost"] = boost
+    return out
 
 
 def _tool_name(text: str) -> str:
@@ -110,6 +156,10 @@ def make_search(
     description: str | None = None,
     k: int = 8,
     mode: str = "hybrid",
+    rerank: Any = None,
+    rerank_text: Any = "surface",
+    formulate: Any = None,
+    boost: Any = None,
 ) -> Callable[..., dict[str, Any]]:
     """A search tool bound to one corpus: ``tool(query, k=k) -> dict``.
 
@@ -126,6 +176,9 @@ def make_search(
         Default candidates retrieved.
     mode : str
         The search mode of every call.
+    rerank, rerank_text, formulate, boost
+        The second stage of every call (see :func:`search`); a rerank spec
+        is loaded now, so a missing cross-encoder fails here.
 
     Returns
     -------
@@ -138,6 +191,10 @@ def make_search(
         An unknown corpus name.
     ValueError
         ``k`` < 1, an unknown mode.
+    rowvoi.corpus.retrieval.rerank.RerankError
+        A rerank spec that cannot be loaded, an unknown ``rerank_text``.
+    TypeError
+        A ``formulate`` or ``boost`` that is not callable.
 
     Examples
     --------
@@ -148,15 +205,23 @@ def make_search(
     >>> tool = make_search(notes, mode="lexical")
     >>> tool.__name__, tool("vpn")["results"][0]["artifact_id"]
     ('search_notes', 'vpn')
+    >>> def wireguard_first(query, texts):
+    ...     return [float("WireGuard" in t) for t in texts]
+    >>> make_search(notes, mode="lexical", rerank=wireguard_first)("vpn")["results"][0]["score"]
+    1.0
     """
     bound = open_corpus(corpus) if isinstance(corpus, str) else corpus
     default_k = _check_int("k", k, 1)
     if mode not in ("hybrid", "dense", "lexical"):
         raise ValueError(f"unknown mode {mode!r}; use hybrid, dense or lexical")
+    for what, fn in (("formulate", formulate), ("boost", boost)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{what} must be a callable, not {type(fn).__name__}")
+    stage = _stage(resolve_reranker(rerank), rerank_text, formulate, boost)
     label = getattr(bound, "name", None) or "corpus"
 
     def tool(query: str, k: int = default_k) -> dict[str, Any]:
-        return search(query, corpus=bound, k=k, mode=mode)
+        return discover(bound, query, k=k, mode=mode, **stage).to_dict()
 
     tool.__name__ = tool.__qualname__ = name or _tool_name(f"search_{label}")
     tool.__doc__ = description or (
