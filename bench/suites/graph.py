@@ -101,11 +101,11 @@ import numpy as np
 
 from rowvoi.graph import (
     MemoryGraph,
-    _graph,
     documents_by_similarity,
     empty_selection,
     graph_to_text,
 )
+from rowvoi.index import _graph
 from rowvoi.index.embed import HashingEmbedder
 
 from .._common.results import ROOT, Run, update_blocks, versions

@@ -34,7 +34,7 @@ from .._common.results import ROOT, Run, versions, write
 def child(rounds: int) -> None:
     import numpy as np
 
-    from rowvoi.graph import _graph
+    from rowvoi.index import _graph
 
     from .graph import in_source_order  # the same edges as the graph suite's --part big
 

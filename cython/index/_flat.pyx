@@ -231,7 +231,7 @@ cdef class FlatHandle:
 
     def capsule(self):
         """A capsule of the rv_flat pointer, named "rowvoi.rv_flat", that
-        keeps this object alive (rowvoi.corpus._hot.dense_search searches through
+        keeps this object alive (rowvoi.index._hot.dense_search searches through
         it).  Only for an index no writer will change again (a frozen
         rowvoi.index.flat.FlatIndex): a search through the capsule takes no
         lock."""

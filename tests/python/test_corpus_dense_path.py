@@ -103,7 +103,7 @@ def _corpus_of(n, seed):
 
 
 def test_compiled_dense_search_is_taken_and_hands_back_ties(monkeypatch):
-    """A dense search of a vector answers through rowvoi.corpus._hot.dense_search
+    """A dense search of a vector answers through rowvoi.index._hot.dense_search
     (one call), except where that call hands back (equal scores near the
     top): then the general path answers, with the same hits as weights of
     1.0 give; float64, strided and float32 vectors alike."""

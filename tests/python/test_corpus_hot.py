@@ -1,4 +1,4 @@
-"""The compiled hot path of a corpus search (rowvoi.corpus._hot) against its
+"""The compiled hot path of a corpus search (rowvoi.index._hot) against its
 Python reference: the dense hits built by ``dense_hits`` equal those of
 ``rank._dense_hits_reference`` field for field (texts, metadata,
 ``explain``, order, types) on hypothesis-chosen record tables with equal
@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from rowvoi.corpus import CorpusStore, _hot, build, from_mapping, search
+from rowvoi.corpus import CorpusStore, build, from_mapping, search
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.retrieval import rank
 from rowvoi.corpus.storage.records import RecordTable, _json_bytes, _Strings
 from rowvoi.errors import IndexFormatError
+from rowvoi.index import _hot
 
 TEXTS = ["", "wing", "Lift and drag", "Flügel — Auftrieb", "θ = 3°", "a\u0000b", "🛩 high"]
 KINDS = ["body", "document", "title"]
@@ -395,7 +396,7 @@ def test_search_through_the_compiled_builder():
 
 
 def test_dense_search_hands_back_what_it_does_not_decide():
-    """rowvoi.corpus._hot.dense_search: hits equal to dense_hits of the index's own
+    """rowvoi.index._hot.dense_search: hits equal to dense_hits of the index's own
     candidates; None for vectors the general path must judge and for equal
     scores; [] for a zero vector; bad arguments refused."""
     from rowvoi.index.flat import FlatIndex

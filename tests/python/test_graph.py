@@ -15,7 +15,6 @@ from rowvoi.graph import (
     MemoryGraph,
     Node,
     WalkHit,
-    _graph,
     collapsed_tree_policy,
     documents_by_similarity,
     graph_to_text,
@@ -24,6 +23,7 @@ from rowvoi.graph import (
     traverse,
 )
 from rowvoi.graph.surfaces import MemorySurfaces
+from rowvoi.index import _graph
 from rowvoi.index.embed import HashingEmbedder
 
 EMB = HashingEmbedder(dim=32)

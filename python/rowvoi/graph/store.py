@@ -44,9 +44,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+import rowvoi.index._graph as _graph
 from rowvoi._rows import edge_rows, node_rows
 from rowvoi._time import NO_TIME, times_array, to_window
-from rowvoi.graph import _graph
 from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder
 
 __all__ = [

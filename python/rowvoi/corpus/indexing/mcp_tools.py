@@ -63,7 +63,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rowvoi.corpus import _confine
+import rowvoi.corpus._confine as _confine
 from rowvoi.corpus.base import CorpusError
 from rowvoi.corpus.indexing.sources import CorpusSource, resolve_fetcher
 from rowvoi.corpus.indexing.strategy import Capability

@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rowvoi.corpus import _confine
+import rowvoi.corpus._confine as _confine
 from rowvoi.corpus.base import ledger_key
 from rowvoi.corpus.indexing.strategy import Chunked, WholeText, strategy_id
 from rowvoi.corpus.storage.paths import check_name

@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rowvoi.corpus import _confine
+import rowvoi.corpus._confine as _confine
 from rowvoi.corpus.base import SearchHit, plain
 from rowvoi.corpus.retrieval.expansion import NeighborhoodPolicy, SeedNotFound, expand as _expand
 from rowvoi.corpus.retrieval.selection import Selection

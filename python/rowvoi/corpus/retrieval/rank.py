@@ -104,15 +104,15 @@ import numpy as np
 
 from rowvoi import _validate as _v
 from rowvoi._validate import integer as _check_int
-from rowvoi.corpus._hot import (
+from rowvoi.corpus.base import SearchHit, SearchHits, new_hit
+from rowvoi.corpus.storage.generation import Generation, Opened
+from rowvoi.corpus.storage.records import RecordTable
+from rowvoi.index._hot import (
     any_nonzero as _any_nonzero,
     dense_hits as _dense_hits_c,
     dense_search as _dense_search_c,
     unit_query as _unit_query,
 )
-from rowvoi.corpus.base import SearchHit, SearchHits, new_hit
-from rowvoi.corpus.storage.generation import Generation, Opened
-from rowvoi.corpus.storage.records import RecordTable
 from rowvoi.index.hnsw import HNSWIndex
 
 __all__ = [
@@ -264,7 +264,7 @@ def fast_dense(
 ) -> SearchHits | None:
     """The hot path: an unfiltered dense search of a vector on a flat index
     of the generation ``opened``, in one compiled call
-    (:func:`rowvoi.corpus._hot.dense_search`: the query's unit form, the
+    (:func:`rowvoi.index._hot.dense_search`: the query's unit form, the
     exact scan, the hits). ``None`` when the generation offers no such
     path, or that call leaves the result undecided (equal scores, a bad
     vector): :func:`rank` decides then."""
@@ -294,7 +294,7 @@ def fast_dense(
 
 def query_vector(v: Any) -> np.ndarray:
     """A query vector as float32 of unit length (an all-zero one stays
-    zero): :func:`rowvoi.corpus._hot.unit_query` (the norm summed in float64 in
+    zero): :func:`rowvoi.index._hot.unit_query` (the norm summed in float64 in
     index order; each component divided in float64, rounded once).
     ValueError for anything but one finite vector."""
     arr = v
@@ -602,7 +602,7 @@ def _dense_hits(
     """The hits of a dense search without surface weights, from the vector
     index's candidates (best first, ties by record id) and a record table
     holding the texts: :func:`_dense_hits_reference`'s result, built in
-    one compiled pass (:func:`rowvoi.corpus._hot.dense_hits`: positions,
+    one compiled pass (:func:`rowvoi.index._hot.dense_hits`: positions,
     collapse, texts, metadata, hits). Candidates with equal scores are
     first put in result order here (:func:`_order`); an id the
     table lacks raises :class:`~rowvoi.errors.IndexFormatError`
@@ -635,7 +635,7 @@ def _dense_hits_reference(
     p: Params,
 ) -> list[SearchHit]:
     """:func:`_dense_hits` in Python: the specification of the compiled
-    builder (:func:`rowvoi.corpus._hot.dense_hits`), which the tests hold to it
+    builder (:func:`rowvoi.index._hot.dense_hits`), which the tests hold to it
     hit for hit. :func:`rank`'s steps for this case (the result
     order, the collapse, the ``explain`` of a dense hit) with no fusion, no
     second candidate list and no rank dictionaries."""

@@ -11,7 +11,7 @@ generation is still the committed one reads no SQL at all: the order of
 ties, the collapse and the weights are array operations, and a hit's
 fields are decoded from the table -- for a dense search in one compiled
 pass over its arrays (:meth:`RecordTable._hit_table`, a view that copies
-nothing, and ``rowvoi.corpus._hot.dense_hits``).
+nothing, and ``rowvoi.index._hot.dense_hits``).
 
 Memory
 ------
@@ -51,9 +51,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from rowvoi.corpus._hot import HitTable
 from rowvoi.corpus.base import SearchHit
 from rowvoi.errors import IndexFormatError
+from rowvoi.index._hot import HitTable
 
 if TYPE_CHECKING:
     from rowvoi.corpus.storage.snapshot import Snapshot
@@ -280,7 +280,7 @@ class RecordTable:
 
     def _hit_table(self) -> HitTable:
         """The compiled view of the table that builds dense hits
-        (:func:`rowvoi.corpus._hot.dense_hits`): built once (its columns checked
+        (:func:`rowvoi.index._hot.dense_hits`): built once (its columns checked
         then), shared by every search of this generation; a race builds
         equal views.
 

@@ -1,4 +1,4 @@
-# Stub of the compiled module rowvoi.corpus._hot (cython/corpus/_hot.pyx): the per-query
+# Stub of the compiled module rowvoi.index._hot (cython/index/_hot.pyx): the per-query
 # hot path of a corpus search -- the query vector's float32 unit form, and a
 # dense search's hits built from a record table's arrays, and the whole
 # unfiltered dense search of a vector in one call (private; the reference

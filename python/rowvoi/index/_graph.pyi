@@ -1,4 +1,4 @@
-"""Type stubs of the compiled module ``rowvoi.graph._graph`` (cython/graph/_graph.pyx).
+"""Type stubs of the compiled module ``rowvoi.index._graph`` (cython/index/_graph.pyx).
 
 The public API is :mod:`rowvoi.graph`.  Id arrays are C-contiguous int64
 (edge types uint16, vectors 2-D float32) or None where a parameter allows.
