@@ -571,7 +571,7 @@ def test_readme_when_something_breaks(tmp_path):
 
 
 def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
-    from rowvoi.corpus.storage.index_files import load_lexical
+    from rowvoi.corpus.storage.index_files import load_lexical, read_delta
     from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
 
     docs = make_docs(30)
@@ -581,7 +581,7 @@ def test_a_file_replaced_by_a_newer_commit_is_a_race_not_damage(home):
         docs.update(make_docs(5, seed=2, prefix="z"))
         build(from_mapping(docs, name="c", embedder="hashing:32"), compact=True)
         with pytest.raises(BaseFileGone) as gone:  # lexical.1.rvx: deleted by that commit
-            load_lexical(reader.store, snap)
+            load_lexical(reader.store, read_delta(snap))
     reader.store.confirm_damage(gone.value)  # returns: read the new generation
     reader.store.confirm_damage(BaseFileDamaged("...", name="lexical.1.rvx"))
     assert [h.artifact_id for h in search(reader, "z1", mode="lexical", k=1)] == ["z0001"]
@@ -637,11 +637,11 @@ def test_a_corpus_that_keeps_changing_is_refused_after_the_retries(monkeypatch):
     c = build(from_mapping(make_docs(5), embedder="hashing:16"), store=CorpusStore.memory())
     tries = []
 
-    def always_stale(self, snap, **kw):
+    def always_stale(self, snap, *args, **kw):
         tries.append(snap.generation)
         raise Stale()
 
-    monkeypatch.setattr(Generations, "open", always_stale)
+    monkeypatch.setattr(Generations, "_load", always_stale)
     with pytest.raises(
         RuntimeError, match=rf"kept changing during the search \({RETRIES} commits\)"
     ):

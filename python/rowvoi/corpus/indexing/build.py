@@ -102,6 +102,7 @@ from rowvoi.corpus.storage.index_files import (
     load_dense,
     load_lexical,
     new_lexical,
+    read_delta,
 )
 from rowvoi.corpus.storage.layout import (
     AID_COLUMN,
@@ -1066,7 +1067,7 @@ class _Builder:
         if not self.state.get("dim"):
             return None
         snap = self.store.view(self.con)
-        dense = load_dense(self.store, snap)
+        dense = load_dense(self.store, read_delta(snap, lexical=False))
         if dense is None:
             return None
         by_hash = {h: i for i, h in self.con.execute("SELECT id, content_hash FROM records")}
@@ -1387,8 +1388,8 @@ class _Builder:
             lexical, dense = self.direct
         else:
             snap = self.store.view(self.con)  # sees this transaction's rows
-            lexical = load_lexical(self.store, snap)
-            dense = load_dense(self.store, snap)
+            lexical = load_lexical(self.store, read_delta(snap, dense=False))
+            dense = load_dense(self.store, read_delta(snap, lexical=False))
         flat: Any = getattr(dense, "exact", dense)  # an HNSWIndex's exact twin
         self.base_flat = flat
         base = write_base_files(

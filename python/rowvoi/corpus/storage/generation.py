@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rowvoi.corpus.base import CorpusEmpty
-from rowvoi.corpus.storage.index_files import load_dense, load_lexical
+from rowvoi.corpus.storage.index_files import Delta, load_dense, load_lexical, read_delta
 from rowvoi.corpus.storage.records import RecordTable
 from rowvoi.corpus.storage.snapshot import Snapshot
 from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone, CorpusStore
@@ -271,42 +271,55 @@ class Generations:
         BaseFileDamaged, rowvoi.errors.IndexFormatError
             A base file or ``docs.sqlite`` is damaged.
         """
-        gen = snap.generation
+        return self._load(snap, lexical, dense, records)[0]
+
+    def _load(
+        self,
+        snap: Snapshot,
+        lexical: bool,
+        dense: bool,
+        records: bool,
+        schema: Any = None,
+        ids: np.ndarray | None = None,
+        kinds: list[str] | None = None,
+    ) -> tuple[Generation, Any]:
+        """:meth:`open`, and the IdSet of the records a search may find:
+        the filter's ``ids`` (read from the snapshot before, with the
+        generation's ``schema``), else the records of ``kinds`` (None:
+        all)."""
+        from rowvoi.index.idset import IdSet
+
         with self._lock:
             cur = self.loaded
-            if cur is not None and cur.generation > gen:
+            if cur is not None and cur.generation > snap.generation:
                 raise Stale()
-            if cur is None or cur.generation != gen:
-                cur = Generation(gen, snap.state)
-            if lexical and not cur.has_lexical:
-                cur.lexical = load_lexical(self.store, snap)
-                cur.has_lexical = True
-            if dense and not cur.has_dense:
-                cur.dense = load_dense(self.store, snap)
-                if isinstance(cur.dense, FlatIndex):
-                    # never changed once published: searches skip its lock
-                    cur.dense._freeze()
-                cur.flat = getattr(cur.dense, "exact", cur.dense)
-                cur.dense_size = 0 if cur.flat is None else len(cur.flat)
-                cur.scan_threads = 1 if cur.dense_size < PARALLEL_SCAN_MIN else 0
-                cur.has_dense = True
+            if cur is None or cur.generation != snap.generation:
+                cur = Generation(snap.generation, snap.state)
+            # what the snapshot says of the parts missing, read first ...
+            lexical = lexical and not cur.has_lexical
+            dense = dense and not cur.has_dense
+            delta = read_delta(snap, lexical=lexical, dense=dense) if lexical or dense else None
             if records and cur.records is None:
                 cur.records = RecordTable.load(snap)
             if cur.schema is None:
-                cur.schema = filter_schema(snap)
-            table = cur.records
-            if (
-                cur.fast is None
-                and isinstance(cur.dense, FlatIndex)
-                and table is not None
-                and table.has_text
-                and gen > 0
-                and cur.state.get("n_records")
-            ):
-                ht = table._hits if table._hits is not None else table._hit_table()
-                cur.fast = (ht, cur.dense._h.capsule(), cur.scan_threads, table.one_per_artifact)
+                cur.schema = filter_schema(snap) if schema is None else schema
+            # ... then the indexes (base files, tombstones deleted, delta
+            # added) and the records allowed
+            _load_indexes(self.store, cur, delta)
             self.loaded = cur
-            return cur
+        if ids is not None:
+            return cur, IdSet(ids)
+        if kinds is not None and cur.records is not None:
+            return cur, _kinds_allowed(cur, cur.records, kinds)
+        return cur, None
+
+    def _schema(self, snap: Snapshot) -> Any:
+        """The filter schema of the snapshot's generation: the opened
+        one's when it is that generation, else read."""
+        cur = self.loaded
+        if cur is not None and cur.generation == snap.generation and cur.schema is not None:
+            return cur.schema
+        return filter_schema(snap)
 
     def read(self, want: Wanted) -> Opened:
         """The committed generation, opened once for a search (use it as a
@@ -362,8 +375,12 @@ class Generations:
             try:
                 snap = stack.enter_context(self.store.snapshot())
                 _check_searchable(snap.state, snap.generation, want)
-                gen = self.open(snap, lexical=want.lexical, dense=want.dense, records=True)
-                opened = _allowed(gen, snap, want)
+                schema = self._schema(snap) if want.filter else None
+                ids = _filter_ids(snap, schema, want) if want.filter else None
+                gen, allowed = self._load(
+                    snap, want.lexical, want.dense, True, schema, ids, want.kinds
+                )
+                opened = _opened(gen, allowed, want, snap)
             except Stale:
                 stack.close()
                 continue
@@ -403,33 +420,61 @@ def _check_searchable(state: Mapping[str, Any], generation: int, want: Wanted) -
         )
 
 
-def _allowed(gen: Generation, snap: Snapshot, want: Wanted) -> Opened:
-    """The generation opened for a search: the IdSet of records its filter
-    and surface restriction allow (None: all) -- the filter compiled to SQL
-    over the typed filter table, a kinds-only restriction from the record
-    table -- and why none is, when none is."""
-    from rowvoi.index.idset import IdSet
+def _load_indexes(store: CorpusStore, cur: Generation, delta: Delta | None) -> None:
+    """Load the generation's indexes that ``delta`` was read for (none
+    when None), then what the compiled dense path needs once the record
+    table and a flat index are there (:attr:`Generation.fast`)."""
+    if delta is not None and delta.lexical:
+        cur.lexical = load_lexical(store, delta)
+        cur.has_lexical = True
+    if delta is not None and delta.dense:
+        cur.dense = load_dense(store, delta)
+        if isinstance(cur.dense, FlatIndex):
+            # never changed once published: searches skip its lock
+            cur.dense._freeze()
+        cur.flat = getattr(cur.dense, "exact", cur.dense)
+        cur.dense_size = 0 if cur.flat is None else len(cur.flat)
+        cur.scan_threads = 1 if cur.dense_size < PARALLEL_SCAN_MIN else 0
+        cur.has_dense = True
+    table = cur.records
+    if (
+        cur.fast is None
+        and isinstance(cur.dense, FlatIndex)
+        and table is not None
+        and table.has_text
+        and cur.generation > 0
+        and cur.state.get("n_records")
+    ):
+        ht = table._hits if table._hits is not None else table._hit_table()
+        cur.fast = (ht, cur.dense._h.capsule(), cur.scan_threads, table.one_per_artifact)
+
+
+def _filter_ids(snap: Snapshot, schema: Any, want: Wanted) -> np.ndarray:
+    """The ids of the records ``want``'s filter (and surface kinds) allow:
+    the filter compiled to SQL over the typed filter table of the
+    snapshot, whose fields ``schema`` types."""
     from rowvoi.query import compile_where, parse_filter
     from rowvoi.query.sql import SQLITE
 
-    filter, kinds = want.filter, want.kinds
-    if not filter and kinds is None:
-        return Opened(gen, None, None, snap)
-    if not filter and gen.records is not None:
-        ids = _kinds_allowed(gen, gen.records, kinds)
-    else:
-        where: str | None = None
-        args: list[Any] = []
-        if filter:
-            try:
-                node = parse_filter(filter, gen.schema)
-            except QueryError as exc:
-                raise QueryError([f"{want.label}: {p}" for p in exc.problems]) from None
-            if node is not None:
-                where, args = compile_where(node, SQLITE)
-        ids = IdSet(snap.ids_where(where, args, kinds))
-    why = None if len(ids) else _none_allowed(gen, bool(filter), kinds)
-    return Opened(gen, ids, why, snap)
+    where: str | None = None
+    args: list[Any] = []
+    try:
+        node = parse_filter(want.filter, schema)
+    except QueryError as exc:
+        raise QueryError([f"{want.label}: {p}" for p in exc.problems]) from None
+    if node is not None:
+        where, args = compile_where(node, SQLITE)
+    return snap.ids_where(where, args, want.kinds)
+
+
+def _opened(gen: Generation, allowed: Any, want: Wanted, snap: Snapshot) -> Opened:
+    """The generation opened for a search, with the IdSet of records its
+    filter and surface restriction allow (None: all) and why none is, when
+    none is."""
+    why = None
+    if allowed is not None and not len(allowed):
+        why = _none_allowed(gen, bool(want.filter), want.kinds)
+    return Opened(gen, allowed, why, snap)
 
 
 def _kinds_allowed(loaded: Generation, rec: RecordTable, kinds: list[str] | None) -> Any:
