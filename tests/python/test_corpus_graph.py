@@ -301,6 +301,34 @@ def test_cache_follows_the_generation():
     assert t2 is not t1 and g.neighbors("b") == ["a"] and t1.neighbors("b") == []
 
 
+def test_graph_reads_retry_a_racing_commit_and_give_up_after_the_retries(monkeypatch):
+    """CorpusGraph.surfaces and snapshot read a fresh snapshot while commits
+    race them (Stale), like a search, and give up with a clear error."""
+    from rowvoi.corpus.storage.generation import RETRIES, Generations, Stale
+
+    store = CorpusStore.memory()
+    c = build(
+        _src({"a": {"text": "x", "links": ["b"]}, "b": "y"}),
+        store=store,
+        edges=FieldEdges(["links"]),
+    )
+    g = CorpusGraph(c)
+    real = Generations._load
+    tries = []
+
+    def stale_twice(self, snap, *args, **kw):
+        tries.append(snap.generation)
+        if len(tries) <= 2:
+            raise Stale()
+        return real(self, snap, *args, **kw)
+
+    monkeypatch.setattr(Generations, "_load", stale_twice)
+    assert [(s.index, s.text) for s in g.surfaces("a")] == [(0, "x")] and len(tries) == 3
+    monkeypatch.setattr(Generations, "_load", lambda *a, **k: (_ for _ in ()).throw(Stale()))
+    with pytest.raises(RuntimeError, match=rf"kept changing \({RETRIES} commits\); retry"):
+        g.surfaces("b")
+
+
 # ------------------------------------------------- walks on a corpus
 
 

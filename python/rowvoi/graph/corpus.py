@@ -62,8 +62,6 @@ import numpy as np
 from rowvoi._time import NO_TIME, to_time
 from rowvoi.corpus.base import SearchHit, SearchHits, ledger_key
 from rowvoi.corpus.retrieval.corpus import Corpus, as_corpus, search
-from rowvoi.corpus.storage.generation import Stale
-from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone
 from rowvoi.graph.store import Edge, GraphData, MemoryGraph, Node
 from rowvoi.graph.surfaces import Surface, no_kinds
 
@@ -277,19 +275,16 @@ class CorpusGraph:
             The corpus's embedder cannot be recreated here (pass the
             corpus opened with it).
         """
-        for _ in range(8):
-            try:
-                with self.corpus.store.snapshot() as snap:
-                    gen = self._current(snap)
-                    if gen.full is not None and embedder is None:
-                        return gen.full
-                    return self._full(snap, gen, embedder)
-            except Stale:  # a newer commit: read that one
-                continue
-            except (BaseFileGone, BaseFileDamaged) as exc:  # replaced by a newer commit?
-                self.corpus.store.confirm_damage(exc)
-                continue
-        raise RuntimeError(f"{self.corpus.label} kept changing while its graph was loaded; retry")
+
+        def full(snap: Any) -> MemoryGraph:
+            gen = self._current(snap)
+            if gen.full is not None and embedder is None:
+                return gen.full
+            return self._full(snap, gen, embedder)
+
+        return self.corpus._generations.retried(
+            full, f"{self.corpus.label} kept changing while its graph was loaded"
+        )
 
     def _full(self, snap: Any, gen: _Generation, embedder: Any) -> MemoryGraph:
         with gen.lock:
@@ -514,26 +509,22 @@ class CorpusGraph:
         (:class:`rowvoi.graph.surfaces.Surface`; ``[]`` when unknown)."""
         if not isinstance(artifact_id, (str, int)) or isinstance(artifact_id, bool):
             return []
-        for _ in range(8):
-            try:
-                with self.corpus.store.snapshot() as snap:
-                    entry = snap.artifact(ledger_key(artifact_id))
-                    if entry is None:
-                        return []
-                    rows = snap.artifact_records(entry["aid"])
-                    loaded = self.corpus._generations.open(snap, lexical=False, dense=True)
-                    vecs = (
-                        loaded.dense.get([r[0] for r in rows])
-                        if rows and loaded.dense is not None
-                        else [None] * len(rows)
-                    )
-                return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
-            except Stale:
-                continue
-            except (BaseFileGone, BaseFileDamaged) as exc:
-                self.corpus.store.confirm_damage(exc)
-                continue
-        raise RuntimeError(f"{self.corpus.label} kept changing; retry")
+        gens = self.corpus._generations
+
+        def read(snap: Any) -> list[Surface]:
+            entry = snap.artifact(ledger_key(artifact_id))
+            if entry is None:
+                return []
+            rows = snap.artifact_records(entry["aid"])
+            loaded = gens.open(snap, lexical=False, dense=True)
+            vecs = (
+                loaded.dense.get([r[0] for r in rows])
+                if rows and loaded.dense is not None
+                else [None] * len(rows)
+            )
+            return [Surface(artifact_id, r[2], r[4], r[1], v) for r, v in zip(rows, vecs)]
+
+        return gens.retried(read, f"{self.corpus.label} kept changing")
 
     def search_hits(self, hits: Iterable[Any]) -> list[SearchHit]:
         """Walk results as ordinary :class:`~rowvoi.corpus.SearchHit`

@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -76,6 +76,8 @@ PARALLEL_SCAN_MIN = 100_000
 #: Categorical filter fields with at most this many distinct values get
 #: them as their canonical values (case- and spacing-insensitive matching).
 _MAX_CATEGORIES = 10_000
+_T = TypeVar("_T")
+
 #: Fresh snapshots a search takes while commits keep replacing its files.
 RETRIES = 8
 #: Most kind restrictions whose IdSet one generation keeps.
@@ -370,17 +372,55 @@ class Generations:
             ):
                 _check_searchable(cur.state, cur.generation, want)
                 return Opened(cur)
+
+        def opened(snap: Snapshot) -> Opened:
+            _check_searchable(snap.state, snap.generation, want)
+            schema = self._schema(snap) if want.filter else None
+            ids = _filter_ids(snap, schema, want) if want.filter else None
+            gen, allowed = self._load(
+                snap, want.lexical, want.dense, True, schema, ids, want.kinds
+            )
+            return _opened(gen, allowed, want, snap)
+
+        got, stack = self._retried(opened, f"{want.label} kept changing during the search")
+        got._stack = stack
+        return got
+
+    def retried(self, read: Callable[[Snapshot], _T], what: str) -> _T:
+        """``read(snap)`` on a fresh snapshot of the store, taken again
+        while commits race it: when ``read`` raises :class:`Stale`, or
+        :class:`BaseFileGone` / :class:`BaseFileDamaged` for a file a
+        newer commit replaced (:meth:`~rowvoi.corpus.storage.store.CorpusStore.confirm_damage`
+        tells a race from damage, and raises on damage); up to
+        :data:`RETRIES` snapshots. The snapshot ends before this returns.
+
+        Raises
+        ------
+        BaseFileDamaged, rowvoi.errors.IndexFormatError
+            A file of the committed generation is damaged.
+        RuntimeError
+            ``what`` (e.g. ``corpus 'c' kept changing``), after
+            :data:`RETRIES` commits.
+
+        Examples
+        --------
+        >>> store = CorpusStore.memory(); store.create()
+        >>> Generations(store).retried(lambda snap: snap.generation, "it kept changing")
+        0
+        """
+        got, stack = self._retried(read, what)
+        stack.close()
+        return got
+
+    def _retried(
+        self, read: Callable[[Snapshot], _T], what: str
+    ) -> tuple[_T, contextlib.ExitStack]:
+        """:meth:`retried`, with the snapshot ``read`` succeeded on still
+        open: close the stack when done with it."""
         for _ in range(RETRIES):
             stack = contextlib.ExitStack()
             try:
-                snap = stack.enter_context(self.store.snapshot())
-                _check_searchable(snap.state, snap.generation, want)
-                schema = self._schema(snap) if want.filter else None
-                ids = _filter_ids(snap, schema, want) if want.filter else None
-                gen, allowed = self._load(
-                    snap, want.lexical, want.dense, True, schema, ids, want.kinds
-                )
-                opened = _opened(gen, allowed, want, snap)
+                got = read(stack.enter_context(self.store.snapshot()))
             except Stale:
                 stack.close()
                 continue
@@ -391,11 +431,8 @@ class Generations:
             except BaseException:
                 stack.close()
                 raise
-            opened._stack = stack
-            return opened
-        raise RuntimeError(
-            f"{want.label} kept changing during the search ({RETRIES} commits); retry"
-        )
+            return got, stack
+        raise RuntimeError(f"{what} ({RETRIES} commits); retry")
 
 
 def empty_message(name: str | None, label: str) -> str:
