@@ -64,6 +64,7 @@ __all__ = [
     "RETRIES",
     "empty_message",
     "filter_schema",
+    "opened_in",
 ]
 
 #: One query scans a flat index of fewer vectors on one thread, and a
@@ -289,8 +290,6 @@ class Generations:
         the filter's ``ids`` (read from the snapshot before, with the
         generation's ``schema``), else the records of ``kinds`` (None:
         all)."""
-        from rowvoi.index.idset import IdSet
-
         with self._lock:
             cur = self.loaded
             if cur is not None and cur.generation > snap.generation:
@@ -309,11 +308,7 @@ class Generations:
             # added) and the records allowed
             _load_indexes(self.store, cur, delta)
             self.loaded = cur
-        if ids is not None:
-            return cur, IdSet(ids)
-        if kinds is not None and cur.records is not None:
-            return cur, _kinds_allowed(cur, cur.records, kinds)
-        return cur, None
+        return cur, _allowed_set(cur, ids, kinds)
 
     def _schema(self, snap: Snapshot) -> Any:
         """The filter schema of the snapshot's generation: the opened
@@ -512,6 +507,45 @@ def _opened(gen: Generation, allowed: Any, want: Wanted, snap: Snapshot) -> Open
     if allowed is not None and not len(allowed):
         why = _none_allowed(gen, bool(want.filter), want.kinds)
     return Opened(gen, allowed, why, snap)
+
+
+def opened_in(gen: Generation, snap: Snapshot, want: Wanted) -> Opened:
+    """A loaded generation opened for one search through ``snap`` (an
+    open snapshot of that generation): the records ``want``'s filter and
+    surface kinds allow, and why none is, when none is. What a caller that
+    holds its generation itself (a shard served from memory) uses in place
+    of :meth:`Generations.read`.
+
+    Raises
+    ------
+    rowvoi.errors.QueryError
+        The filter does not fit the generation's fields.
+
+    Examples
+    --------
+    >>> from rowvoi.corpus import CorpusStore, build, from_mapping
+    >>> c = build(from_mapping({"a": "lift", "b": "drag"}, embedder="hashing:8"),
+    ...           store=CorpusStore.memory())
+    >>> want = Wanted(True, False, False, None, ["title"], None, "the corpus")
+    >>> with c.store.snapshot() as snap:
+    ...     gen = Generations(c.store).open(snap, lexical=True, dense=False, records=True)
+    ...     opened_in(gen, snap, want).none_allowed
+    "the corpus has no surfaces of kind 'title' (its kinds: document)"
+    """
+    ids = _filter_ids(snap, gen.schema, want) if want.filter else None
+    return _opened(gen, _allowed_set(gen, ids, want.kinds), want, snap)
+
+
+def _allowed_set(gen: Generation, ids: np.ndarray | None, kinds: list[str] | None) -> Any:
+    """The IdSet of the filter's ``ids`` (read from the snapshot), else of
+    the records of ``kinds`` (None: all)."""
+    from rowvoi.index.idset import IdSet
+
+    if ids is not None:
+        return IdSet(ids)
+    if kinds is not None and gen.records is not None:
+        return _kinds_allowed(gen, gen.records, kinds)
+    return None
 
 
 def _kinds_allowed(loaded: Generation, rec: RecordTable, kinds: list[str] | None) -> Any:
