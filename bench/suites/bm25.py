@@ -3,6 +3,11 @@
     python -m bench run bm25 synth --docs 1000000 --queries 2000
     python -m bench run bm25 synth --docs 1000000 --queries 2000 --query-mode top10k
     python -m bench run bm25 cranfield --queries 225 --rank-queries 225
+    python -m bench run bm25 synth --docs 300000 --k 10,100 --engines rowvoi,pisa
+
+``--k`` takes one k or several: every k is timed in its own interleaved
+rounds on the same indexes (built once) and written to its own results file
+(``_kK`` added to the default name when K != 10).
 
 Every engine indexes the same documents and answers the same queries.  Builds
 run one after another: build time is from raw text (each engine tokenizes
@@ -28,9 +33,13 @@ Engines and settings:
   rowvoi     BM25Index, Lucene variant, k1=1.2 b=0.75; on the synthetic corpus
              an analyzer without stemming or stopwords (the words are already
              terms).  "1 thread" = search_batch(n_threads=1); calling search()
-             once per query is reported too.  Build is single-threaded.
+             once per query is reported too, and on Cranfield the same
+             documents as a rowvoi.corpus (in memory, one record each)
+             searched with mode="lexical" once per query.  Build is
+             single-threaded.
   bm25s      method="lucene", k1=1.2, b=0.75, backend="numba" when numba
-             imports; queries are tokenized and retrieved (n_threads=1 / -1).
+             imports; queries are tokenized and retrieved (n_threads=1 / -1);
+             on Cranfield also one tokenize + retrieve per query.
   tantivy    in-RAM index, default tokenizer, freq-only postings; writer
              pinned to one indexing thread (num_threads=1); queries parsed
              (OR) and searched top-10 with count=False (counting every match
