@@ -706,17 +706,9 @@ def main(argv: Sequence[str], run: Run) -> int:
 
 
 # ------------------------------------------------------------------ report
-#: The results files of the standard runs, in the order bm25.md shows them.
-SECTIONS = (
-    ("bm25_synth_zipf.json", "Synthetic corpus, {n} documents, Zipf queries"),
-    ("bm25_synth_top10k.json", "Synthetic corpus, {n} documents, mid-frequency queries"),
-    ("bm25_cranfield.json", "Cranfield speed"),
-)
-
-
 def section_title(data: dict, name: str) -> str:
-    """The title of a results file outside SECTIONS, from what it holds:
-    corpus, size, query mix and k (``{n}`` is filled in with the size)."""
+    """The title of a results file's section, from what it holds: corpus,
+    size, query mix and k (``{n}`` is filled in with the size)."""
     k = data.get("k", 10)
     if data.get("corpus") == "synth":
         mix = "Zipf" if data.get("query_mode", "zipf") == "zipf" else "mid-frequency"
@@ -923,13 +915,24 @@ def speed_section(title: str, data: dict) -> list[str]:
 
 def report(folder: str | os.PathLike[str]) -> str:
     """``bm25.md`` from every ``bm25_*.json`` in ``folder``: one section per
-    file (the standard runs first), then the machine and the reading notes."""
-    titles = dict(SECTIONS)
-    names = [n for n, _ in SECTIONS] + sorted(
-        os.path.basename(p)
-        for p in glob.glob(os.path.join(folder, "bm25_*.json"))
-        if os.path.basename(p) not in titles
-    )
+    file -- synthetic corpus by size, query mix (Zipf first) and k, then
+    Cranfield by k -- then the machine and the reading notes."""
+    found = []
+    for p in glob.glob(os.path.join(folder, "bm25_*.json")):
+        with open(p) as f:
+            d = json.load(f)
+        if "results" not in d:
+            continue
+        n = next((r.get("n_docs") for r in d["results"] if r.get("n_docs")), 0)
+        key = (
+            d.get("corpus") != "synth",
+            n,
+            d.get("query_mode", "zipf") != "zipf",
+            d.get("k", 10),
+            os.path.basename(p),
+        )
+        found.append((key, os.path.basename(p)))
+    names = [name for _, name in sorted(found)]
     parts = [
         "# Lexical search (BM25)",
         "",
@@ -945,7 +948,7 @@ def report(folder: str | os.PathLike[str]) -> str:
         with open(path) as f:
             d = json.load(f)
         n_docs = next((r.get("n_docs") for r in d["results"] if r.get("n_docs")), 0)
-        title = titles.get(name) or section_title(d, name)
+        title = section_title(d, name)
         any_speed = any_speed or d
         section = speed_section(title.format(n=f"{n_docs:,}"), d)
         if d.get("provenance"):
