@@ -3,6 +3,11 @@
     python -m bench run bm25 synth --docs 1000000 --queries 2000
     python -m bench run bm25 synth --docs 1000000 --queries 2000 --query-mode top10k
     python -m bench run bm25 cranfield --queries 225 --rank-queries 225
+    python -m bench run bm25 synth --docs 300000 --k 10,100 --engines rowvoi,pisa
+
+``--k`` takes one k or several: every k is timed in its own interleaved
+rounds on the same indexes (built once) and written to its own results file
+(``_kK`` added to the default name when K != 10).
 
 Every engine indexes the same documents and answers the same queries.  Builds
 run one after another: build time is from raw text (each engine tokenizes
@@ -28,9 +33,13 @@ Engines and settings:
   rowvoi     BM25Index, Lucene variant, k1=1.2 b=0.75; on the synthetic corpus
              an analyzer without stemming or stopwords (the words are already
              terms).  "1 thread" = search_batch(n_threads=1); calling search()
-             once per query is reported too.  Build is single-threaded.
+             once per query is reported too, and on Cranfield the same
+             documents as a rowvoi.corpus (in memory, one record each)
+             searched with mode="lexical" once per query.  Build is
+             single-threaded.
   bm25s      method="lucene", k1=1.2, b=0.75, backend="numba" when numba
-             imports; queries are tokenized and retrieved (n_threads=1 / -1).
+             imports; queries are tokenized and retrieved (n_threads=1 / -1);
+             on Cranfield also one tokenize + retrieve per query.
   tantivy    in-RAM index, default tokenizer, freq-only postings; writer
              pinned to one indexing thread (num_threads=1); queries parsed
              (OR) and searched top-10 with count=False (counting every match
@@ -172,23 +181,43 @@ class Rowvoi(Engine):
         )
         self.index = BM25Index(analyzer, k1=1.2, b=0.75)
         self.index.add(docs)
+        self.docs = docs
         self.out["engine_memory_mb"] = self.index.stats()["memory_bytes"] / 2**20
 
     def warm(self, queries):
         self.q = queries
-        self.index.search_batch(queries[:50], 10, n_threads=1)
+        self.index.search_batch(queries[:50], self.args.k, n_threads=1)
+        if self.args.corpus == "cranfield" and not hasattr(self, "corpus"):
+            # the same documents as a rowvoi.corpus (in memory, one record
+            # each), searched in lexical mode: the API a corpus user calls
+            from rowvoi.corpus import CorpusStore, build, from_mapping
+
+            docs = {f"{i:04d}": t for i, t in enumerate(self.docs)}
+            self.corpus = build(from_mapping(docs, embedder="hashing"), store=CorpusStore.memory())
+        if hasattr(self, "corpus"):
+            for q in queries[:50]:
+                self.corpus.search(q, mode="lexical", k=self.args.k)
 
     def run1(self):
-        return self.index.search_batch(self.q, 10, n_threads=1)
+        return self.index.search_batch(self.q, self.args.k, n_threads=1)
 
     def run1_per_call(self):
-        return [self.index.search(q, 10) for q in self.q]
+        # one call per query, each result dropped (as a caller's loop would)
+        for q in self.q:
+            self.index.search(q, self.args.k)
+
+    def run1_corpus(self):
+        for q in self.q:
+            self.corpus.search(q, mode="lexical", k=self.args.k)
 
     def runall(self):
-        return self.index.search_batch(self.q, 10, n_threads=0)
+        return self.index.search_batch(self.q, self.args.k, n_threads=0)
 
     def cases(self):
-        return [("qps_1thread", self.run1), ("qps_1thread_per_call", self.run1_per_call)]
+        out = [("qps_1thread", self.run1), ("qps_1thread_per_call", self.run1_per_call)]
+        if hasattr(self, "corpus"):
+            out.append(("qps_1thread_corpus", self.run1_corpus))
+        return out
 
     def finish(self):
         import numpy as np
@@ -196,7 +225,7 @@ class Rowvoi(Engine):
         r = self.run1()
         self.out["top10"] = [row[row >= 0].tolist() for row in r.ids]
         self.out["top10_scores"] = [row[~np.isnan(row)].tolist() for row in r.scores]
-        stats = [self.index.search(q, 10).stats for q in self.q[:500]]
+        stats = [self.index.search(q, self.args.k).stats for q in self.q[:500]]
         self.out["postings_scored_fraction"] = sum(s["postings_scored"] for s in stats) / max(
             1, sum(s["postings_total"] for s in stats)
         )
@@ -229,7 +258,7 @@ class Bm25s(Engine):
             return_ids=False,
             show_progress=False,
         )
-        return self.r.retrieve(qt, k=10, n_threads=nt, show_progress=False)
+        return self.r.retrieve(qt, k=self.args.k, n_threads=nt, show_progress=False)
 
     def warm(self, queries):
         self.q = queries
@@ -239,8 +268,19 @@ class Bm25s(Engine):
     def run1(self):
         return self._run(self.q, 1)
 
+    def run1_per_call(self):
+        # one tokenize + retrieve per query, each result dropped
+        for q in self.q:
+            self._run([q], 1)
+
     def runall(self):
         return self._run(self.q, -1)
+
+    def cases(self):
+        out = [("qps_1thread", self.run1)]
+        if self.args.corpus == "cranfield":
+            out.append(("qps_1thread_per_call", self.run1_per_call))
+        return out
 
     def finish(self):
         res = self._run(self.q, 1)
@@ -275,7 +315,9 @@ class Tantivy(Engine):
         # engine's query processing is timed.  count=False: counting every
         # match would switch off tantivy's pruning.
         words = " ".join(re.findall(r"\w+", q))
-        return self.searcher.search(self.index.parse_query(words, ["body"]), 10, count=False).hits
+        return self.searcher.search(
+            self.index.parse_query(words, ["body"]), self.args.k, count=False
+        ).hits
 
     def warm(self, queries):
         self.q = queries
@@ -316,7 +358,7 @@ class RankBm25(Engine):
 
         for q in self.q:
             s = self.bm.get_scores(q.split())
-            np.argsort(-s, kind="stable")[:10]
+            np.argsort(-s, kind="stable")[: self.args.k]
 
     def finish(self):
         pass
@@ -377,7 +419,7 @@ class Pisa(Engine):
         return self._read()
 
     def _run(self, algo: str, threads: int) -> SelfTimed:
-        r = self._ask(f"run {algo} {threads}")
+        r = self._ask(f"run {algo} {threads} {self.args.k}")
         self.out["jvm_loaded"] = bool(r["jvm"])
         return SelfTimed(r["wall"], r["cpu"])
 
@@ -395,9 +437,8 @@ class Pisa(Engine):
         return self._run("block_max_wand", os.cpu_count() or 1)
 
     def finish(self):
-        r = self._ask("top10 block_max_wand")
+        r = self._ask(f"top10 block_max_wand {self.args.k}")
         self.out["top10"], self.out["top10_scores"] = r["top10"], r["top10_scores"]
-        self.release()
 
     def release(self):
         """Stop the child (it deletes its index) and remove the work folder."""
@@ -454,7 +495,7 @@ def measure(engines: list[Engine], queries: list[str], rounds: int) -> None:
 
 
 def agreement(a: dict, b: dict) -> dict:
-    """Top-10 agreement; with scores on both sides, also whether the score
+    """Top-k agreement; with scores on both sides, also whether the score
     sequences agree within float32 rounding -- then any difference in the ids
     is only the order of tied documents."""
     la, lb = a["top10"], b["top10"]
@@ -520,6 +561,13 @@ def main(argv: Sequence[str], run: Run) -> int:
         help="synth queries: drawn like the documents (zipf) or uniformly "
         "from the 10,000 most frequent words (top10k)",
     )
+    ap.add_argument(
+        "--k",
+        default="10",
+        help="results per query, one value or several separated by commas (each timed in its "
+        "own rounds on the same indexes, one results file each; the default file name gains "
+        "_kK when K != 10, and --json must hold {k} when there are several)",
+    )
     ap.add_argument("--engines", default="rowvoi,bm25s,tantivy,pisa,rank_bm25")
     ap.add_argument(
         "--pisa-python",
@@ -535,14 +583,28 @@ def main(argv: Sequence[str], run: Run) -> int:
         help="only write bm25.md from the bm25_*.json already in the results folder",
     )
     args = ap.parse_args(argv)
+    try:
+        ks = [int(x) for x in str(args.k).split(",")]
+    except ValueError:
+        ap.error(f"--k {args.k}: give integers separated by commas, e.g. 10,100")
+    if any(k < 1 for k in ks) or len(set(ks)) != len(ks):
+        ap.error(f"--k {args.k}: every k must be >= 1, each given once")
+    if args.json is not None and len(ks) > 1 and "{k}" not in args.json:
+        ap.error("--json must contain {k} when --k gives several values")
+    args.k = ks[0]
     if args.report_only:
         print(write_report(run.results_dir))
         return 0
     if args.corpus is None:
         ap.error("the corpus (synth or cranfield) is required")
-    if args.json is None:
+
+    def json_path(k: int) -> str:
+        if args.json is not None:
+            return str(args.json).replace("{k}", str(k))
         label = args.corpus + (f"_{args.query_mode}" if args.corpus == "synth" else "")
-        args.json = str(run.path(f"bm25_{label}.json"))
+        label += f"_k{k}" if k != 10 else ""
+        return str(run.path(f"bm25_{label}.json"))
+
     docs, queries, params = load_corpus(args.corpus, args.docs, args.queries, args.query_mode)
     # import every engine first, so a build's memory is its index, not its code
     for mod in ("rowvoi.index.lexical", "bm25s", "numba", "tantivy", "rank_bm25"):
@@ -587,58 +649,73 @@ def main(argv: Sequence[str], run: Run) -> int:
         b = spread(builds[e.name])
         e.out["build_s"], e.out["build_s_range"] = b.median, [b.lo, b.hi]
         e.out["build_rounds_s"] = builds[e.name]
-    measure(engines, queries, args.rounds)
-    results = [e.out for e in engines]
-    for r in results:
-        print(short(r), flush=True)
-    by = {r["engine"]: r for r in results}
-    v = versions()
-    if "pisa" in by:
-        v["pyterrier_pisa"] = by["pisa"]["peer_versions"]["pyterrier_pisa"]
-    peers = {"pyterrier-pisa": v.get("pyterrier_pisa")}
-    summary = {
-        "corpus": args.corpus,
-        "query_mode": args.query_mode,
-        "versions": v,
-        "command": run.command,
-        "provenance": run.provenance(
-            run_versions(
-                "numpy",
-                "numba",
-                peers={
-                    **peers,
-                    **{d: version_of(d) for d in ("bm25s", "tantivy", "rank-bm25")},
-                },
-            )
-        ),
-        "timing": method_note(args.rounds),
-        "rounds": args.rounds,
-        "build_rounds": args.build_rounds,
-        "query_tokenisation": "timed for every engine (each engine's search call takes "
-        "the query strings)",
-        "results": [
-            {k: v for k, v in r.items() if k not in ("top10", "top10_scores")} for r in results
-        ],
-    }
-    # on Cranfield each engine tokenizes its own way, so top-10 lists are not
-    # comparable here (the cranfield suite compares them on shared tokens)
-    if args.corpus == "synth" and "rowvoi" in by:
-        for other in ("bm25s", "tantivy", "pisa"):
-            if other in by:
-                summary[f"top10_agreement_{other}"] = agreement(by["rowvoi"], by[other])
-                print(other, summary[f"top10_agreement_{other}"])
-    write(args.json, json.dumps(summary, indent=1))
-    print(write_report(Path(args.json).parent))
+    base = {e.name: dict(e.out) for e in engines}
+    for k in ks:
+        # every k answers the same queries on the same indexes, timed in its own rounds
+        args.k = k
+        for e in engines:
+            e.out = dict(base[e.name])
+        measure(engines, queries, args.rounds)
+        results = [e.out for e in engines]
+        for r in results:
+            print(short(r), flush=True)
+        by = {r["engine"]: r for r in results}
+        v = versions()
+        if "pisa" in by:
+            v["pyterrier_pisa"] = by["pisa"]["peer_versions"]["pyterrier_pisa"]
+        peers = {"pyterrier-pisa": v.get("pyterrier_pisa")}
+        summary = {
+            "corpus": args.corpus,
+            "query_mode": args.query_mode,
+            "k": k,
+            "versions": v,
+            "command": run.command,
+            "provenance": run.provenance(
+                run_versions(
+                    "numpy",
+                    "numba",
+                    peers={
+                        **peers,
+                        **{d: version_of(d) for d in ("bm25s", "tantivy", "rank-bm25")},
+                    },
+                )
+            ),
+            "timing": method_note(args.rounds),
+            "rounds": args.rounds,
+            "build_rounds": args.build_rounds,
+            "query_tokenisation": "timed for every engine (each engine's search call takes "
+            "the query strings)",
+            "results": [
+                {key: val for key, val in r.items() if key not in ("top10", "top10_scores")}
+                for r in results
+            ],
+        }
+        # on Cranfield each engine tokenizes its own way, so top-k lists are not
+        # comparable here (the cranfield suite compares them on shared tokens)
+        if args.corpus == "synth" and "rowvoi" in by:
+            for other in ("bm25s", "tantivy", "pisa"):
+                if other in by:
+                    summary[f"top10_agreement_{other}"] = agreement(by["rowvoi"], by[other])
+                    print(other, summary[f"top10_agreement_{other}"])
+        write(json_path(k), json.dumps(summary, indent=1))
+    for e in engines:
+        if isinstance(e, Pisa):
+            e.release()
+    print(write_report(Path(json_path(ks[0])).parent))
     return 0
 
 
 # ------------------------------------------------------------------ report
-#: The results files of the standard runs, in the order bm25.md shows them.
-SECTIONS = (
-    ("bm25_synth_zipf.json", "Synthetic corpus, {n} documents, Zipf queries"),
-    ("bm25_synth_top10k.json", "Synthetic corpus, {n} documents, mid-frequency queries"),
-    ("bm25_cranfield.json", "Cranfield speed"),
-)
+def section_title(data: dict, name: str) -> str:
+    """The title of a results file's section, from what it holds: corpus,
+    size, query mix and k (``{n}`` is filled in with the size)."""
+    k = data.get("k", 10)
+    if data.get("corpus") == "synth":
+        mix = "Zipf" if data.get("query_mode", "zipf") == "zipf" else "mid-frequency"
+        return f"Synthetic corpus, {{n}} documents, {mix} queries, top {k}"
+    if data.get("corpus") == "cranfield":
+        return f"Cranfield speed, top {k}"
+    return name[len("bm25_") : -len(".json")].replace("_", " ")
 
 
 def fmt(x, nd=1):
@@ -676,10 +753,16 @@ def round_ratio(a: dict, key_a: str, b: dict, key_b: str) -> str:
 
 PEER_ROWS = (
     ("bm25s", "bm25s", "qps_1thread"),
+    ("bm25s", "bm25s, one call per query", "qps_1thread_per_call"),
     ("tantivy", "tantivy", "qps_1thread"),
     ("pisa", "PISA, block-max WAND", "qps_1thread"),
     ("pisa", "PISA, MaxScore", "qps_1thread_maxscore"),
 )
+
+#: Which rowvoi figure each peer row is compared with: the batch call, but
+#: one call per query against bm25s called once per query -- and then also
+#: rowvoi.corpus's lexical search (Cranfield).
+RV_KEYS = {"qps_1thread_per_call": ("qps_1thread_per_call", "qps_1thread_corpus")}
 
 
 def speed_section(title: str, data: dict) -> list[str]:
@@ -713,7 +796,7 @@ def speed_section(title: str, data: dict) -> list[str]:
         ("rank_bm25", "rank_bm25", "qps_1thread"),
     ):
         r = rows.get(eng)
-        if not r:
+        if not r or (key != "qps_1thread" and key not in r and "error" not in r):
             continue
         if "error" in r:
             if key == "qps_1thread":
@@ -727,8 +810,15 @@ def speed_section(title: str, data: dict) -> list[str]:
                 f"postings scored {100 * r.get('postings_scored_fraction', 0):.1f}%; "
                 f"engine heap {fmt(r.get('engine_memory_mb'))} MB"
             )
+        if eng == "rowvoi" and r.get("qps_1thread_corpus_cpu") is not None:
+            notes.append(
+                f"rowvoi.corpus search (mode lexical) per query: "
+                f"{qps(r, 'qps_1thread_corpus_cpu')} QPS (CPU)"
+            )
         if eng == "bm25s":
             notes.append(f"backend {r.get('backend')}")
+            if key != "qps_1thread":
+                notes = ["same index as the row above; tokenize + retrieve once per query"]
         if eng == "pisa":
             notes.append(
                 f"pyterrier-pisa {r.get('peer_versions', {}).get('pyterrier_pisa')}, own "
@@ -778,24 +868,32 @@ def speed_section(title: str, data: dict) -> list[str]:
                     if r.get("build_rounds_s") and rv.get("build_rounds_s")
                     else f"{r['build_s'] / rv['build_s']:.2f}x"
                 )
-            out.append(
-                f"| {label} | {round_ratio(rv, 'qps_1thread_cpu', r, key + '_cpu')} | "
-                f"{round_ratio(rv, 'qps_1thread', r, key)} | "
-                f"{round_ratio(rv, 'qps_all_cores', r, 'qps_all_cores') if first else '-'} | "
-                f"{build} |"
-            )
+            for rv_key in RV_KEYS.get(key, ("qps_1thread",)):
+                if rv_key not in rv:
+                    continue
+                shown = label
+                if rv_key == "qps_1thread_per_call":
+                    shown += " (rowvoi: BM25Index.search once per query)"
+                elif rv_key == "qps_1thread_corpus":
+                    shown += " (rowvoi: rowvoi.corpus lexical search once per query)"
+                out.append(
+                    f"| {shown} | {round_ratio(rv, rv_key + '_cpu', r, key + '_cpu')} | "
+                    f"{round_ratio(rv, rv_key, r, key)} | "
+                    f"{round_ratio(rv, 'qps_all_cores', r, 'qps_all_cores') if first else '-'} | "
+                    f"{build} |"
+                )
     if any(data.get(f"top10_agreement_{o}") for o in ("bm25s", "tantivy", "pisa")):
         out.append("")
     for other in ("bm25s", "tantivy", "pisa"):
         a = data.get(f"top10_agreement_{other}")
         if a:
             line = (
-                f"Top-10 vs {other}: identical lists for {a['identical_lists']} of "
+                f"Top-{data.get('k', 10)} vs {other}: identical lists for {a['identical_lists']} of "
                 f"{a['queries']} queries, same sets for {a['same_sets']}"
             )
             if other == "bm25s" and "same_scores" in a:
                 line += (
-                    f", the same ten scores (within float32 rounding) for "
+                    f", the same scores (within float32 rounding) for "
                     f"{a['same_scores']} -- where the scores agree the lists differ only "
                     f"in the order of tied documents, which bm25s leaves unspecified "
                     f"and rowvoi breaks by the lower id."
@@ -817,13 +915,24 @@ def speed_section(title: str, data: dict) -> list[str]:
 
 def report(folder: str | os.PathLike[str]) -> str:
     """``bm25.md`` from every ``bm25_*.json`` in ``folder``: one section per
-    file (the standard runs first), then the machine and the reading notes."""
-    titles = dict(SECTIONS)
-    names = [n for n, _ in SECTIONS] + sorted(
-        os.path.basename(p)
-        for p in glob.glob(os.path.join(folder, "bm25_*.json"))
-        if os.path.basename(p) not in titles
-    )
+    file -- synthetic corpus by size, query mix (Zipf first) and k, then
+    Cranfield by k -- then the machine and the reading notes."""
+    found = []
+    for p in glob.glob(os.path.join(folder, "bm25_*.json")):
+        with open(p) as f:
+            d = json.load(f)
+        if "results" not in d:
+            continue
+        n = next((r.get("n_docs") for r in d["results"] if r.get("n_docs")), 0)
+        key = (
+            d.get("corpus") != "synth",
+            n,
+            d.get("query_mode", "zipf") != "zipf",
+            d.get("k", 10),
+            os.path.basename(p),
+        )
+        found.append((key, os.path.basename(p)))
+    names = [name for _, name in sorted(found)]
     parts = [
         "# Lexical search (BM25)",
         "",
@@ -839,7 +948,7 @@ def report(folder: str | os.PathLike[str]) -> str:
         with open(path) as f:
             d = json.load(f)
         n_docs = next((r.get("n_docs") for r in d["results"] if r.get("n_docs")), 0)
-        title = titles.get(name, name[len("bm25_") : -len(".json")].replace("_", " "))
+        title = section_title(d, name)
         any_speed = any_speed or d
         section = speed_section(title.format(n=f"{n_docs:,}"), d)
         if d.get("provenance"):

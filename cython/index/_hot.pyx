@@ -190,7 +190,8 @@ cdef inline double _score(const char *sp, int typ, Py_ssize_t i) noexcept:
 def dense_hits(HitTable t not None, cnp.ndarray ids not None, cnp.ndarray scores not None,
                cnp.ndarray pos, Py_ssize_t k, bint collapse, source, str answered not None,
                str mode not None):
-    """The hits of a dense search's candidates, best first.
+    """The hits of a dense search's candidates, best first (or of a
+    lexical search's, with ``answered`` "bm25").
 
     ``ids`` (int64) and ``scores`` (float32 or float64), both 1-D and
     C-contiguous and of one length, are the candidates in result order
@@ -327,8 +328,12 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
     """The hits' objects.  Hit h is the record at position ``at[h]``,
     candidate ``rank[h]``; with ``ip`` its record id is ``ip[rank[h]]``
     and its score ``sp[rank[h]]`` (the candidates' arrays), without it the
-    table's id and ``sp[h]`` (a score per hit)."""
+    table's id and ``sp[h]`` (a score per hit).  ``answered`` "bm25": the
+    candidates are a lexical search's (its rank and score go to the
+    explain's "lexical" entry, not "dense")."""
     cdef list out = [None] * kept
+    cdef bint lexical = answered == "bm25"
+    cdef dict why
     cdef Py_ssize_t h, i, j
     cdef int32_t a
     cdef int64_t s0, s1, rid
@@ -369,12 +374,22 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
         PyObject_GenericSetAttr(hit, "source", source)
         PyObject_GenericSetAttr(hit, "surface_index", t.surface[j])
         PyObject_GenericSetAttr(hit, "record_id", rid)
-        PyObject_GenericSetAttr(hit, "explain", {
-            "mode": mode,
-            "answered_by": [answered],
-            "dense": {"rank": i + 1, "cosine": score},
-            "lexical": None,
-            "surface_weight": weight,
-        })
+        if lexical:
+            why = {
+                "mode": mode,
+                "answered_by": [answered],
+                "dense": None,
+                "lexical": {"rank": i + 1, "bm25": score},
+                "surface_weight": weight,
+            }
+        else:
+            why = {
+                "mode": mode,
+                "answered_by": [answered],
+                "dense": {"rank": i + 1, "cosine": score},
+                "lexical": None,
+                "surface_weight": weight,
+            }
+        PyObject_GenericSetAttr(hit, "explain", why)
         out[h] = hit
     return out

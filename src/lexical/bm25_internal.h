@@ -63,6 +63,8 @@
 #ifndef ROWVOI_BM25_INTERNAL_H
 #define ROWVOI_BM25_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "../internal.h"
 #include "../text/text_internal.h"
 
@@ -74,6 +76,7 @@
 #define RV__LTAB_MAX    8191u   /* lengths with a cached norm and g */
 #define RV__CODE_ESCAPE 0xFFFFu /* code: not in the g table */
 #define RV__NO_SLOT     UINT32_MAX
+#define RV__TOP         128u /* postings kept per long list for the first cut */
 
 /* A dictionary slot: the term's id + 1 (0: empty), its hash with the
 ** length folded into the low byte, and its first 8 bytes -- so most
@@ -124,6 +127,13 @@ typedef struct rv__seg {
     rv__impact *imp;
     uint64_t *timp_off; /* n_terms + 1: each whole list's impacts */
     rv__impact *timp;
+    /* per list longer than RV__TOP postings: the positions (from the
+    ** list's start) of RV__TOP of its postings with the largest weights
+    ** under a fixed BM25 (k1 1.2, b 0.75, the segment's mean length), best
+    ** first -- documents whose weights under the current statistics give
+    ** a lower bound of a query's k-th score before search starts */
+    uint32_t *top_off; /* n_terms + 1 */
+    uint32_t *top;
     /* forward lists, or NULL until needed: the term ids of slot
     ** doc_base + i are fwd_term[fwd_off[i] .. fwd_off[i + 1]) */
     uint64_t *fwd_off;
@@ -174,6 +184,11 @@ struct rv_bm25 {
     /* postings */
     rv__seg **segs;
     size_t n_segs;
+    /* a single search's scratch (search.c), kept between calls so that a
+    ** search does not allocate and clear its buffers every time: taken by
+    ** an atomic exchange (a concurrent search finds NULL and makes its own),
+    ** put back when the slot is empty, freed by rv_bm25_free */
+    _Atomic(void *) spare;
 };
 
 /* ---- weights: the one definition shared by search, bounds and explain */
@@ -324,6 +339,9 @@ rv_status rv__bm25_reserve_docs(rv_bm25 *ix, uint64_t n);
 rv_status rv__bm25_reserve_ltab(rv_bm25 *ix, uint32_t max_dl);
 uint64_t rv__bm25_memory(const rv_bm25 *ix);
 void rv__wparams_of(const rv_bm25 *ix, rv__wparams *wp);
+
+/* Free the spare search scratch of an index (search.c). */
+void rv__bm25_spare_free(rv_bm25 *ix);
 
 /* CRC-32C for the file format (io.c) lives in the file toolkit. */
 #include "../core/binfile.h"

@@ -213,6 +213,8 @@ void rv__seg_free(rv__seg *s) {
     rv__free(s->imp);
     rv__free(s->timp_off);
     rv__free(s->timp);
+    rv__free(s->top_off);
+    rv__free(s->top);
     rv__free(s->fwd_off);
     rv__free(s->fwd_term);
     rv__free(s);
@@ -257,6 +259,30 @@ static void rv__front_cap(rv__impact *f, uint32_t *n, uint32_t cap) {
 
 #define RV__FRONT_WORK (2 * RV__IMPACTS)
 
+/* A posting on the way to a list's top (rv__seg_finish). */
+typedef struct {
+    float w;
+    uint32_t pos;
+} rv__topent;
+
+/* Min-heap on w (ties: the later position is smaller), of n entries. */
+static int rv__top_less(rv__topent a, rv__topent b) {
+    return a.w < b.w || (a.w == b.w && a.pos > b.pos);
+}
+
+static void rv__top_down(rv__topent *h, uint32_t n, uint32_t i) {
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && rv__top_less(h[l], h[m])) m = l;
+        if (r < n && rv__top_less(h[r], h[m])) m = r;
+        if (m == i) return;
+        rv__topent t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
 /*
 ** Lay out the pruning data of a segment whose postings are in place: block
 ** boundaries, and the (tf, dl) frontier of every block and every list, with
@@ -284,12 +310,29 @@ rv_status rv__seg_finish(rv__seg *s, const uint32_t *doc_len) {
     s->timp = rv__malloc((timp_cap ? timp_cap : 1) * sizeof *s->timp);
     if (!s->block_last || !s->imp_off || !s->imp || !s->timp)
         return rv__nomem("the pruning bounds");
+    /* the lists' tops: a fixed BM25 (k1 1.2, b 0.75) over the segment's
+    ** mean length ranks the postings; any ranking gives valid bounds */
+    uint64_t n_top = 0, seg_len = 0;
+    for (size_t i = 0; i < s->n_terms; i++) {
+        uint64_t len = s->offsets[i + 1] - s->offsets[i];
+        if (len > RV__TOP) n_top += RV__TOP;
+    }
+    if (n_top > UINT32_MAX) return rv__error(RV_E_RANGE, "a segment too large for its list tops");
+    for (uint32_t d = s->doc_base; d < s->doc_end; d++) seg_len += doc_len[d];
+    float inv_avg = seg_len ? (float)((double)(s->doc_end - s->doc_base) / (double)seg_len) : 0.0f;
+    s->top_off = rv__malloc((s->n_terms + 1) * sizeof *s->top_off);
+    s->top = rv__malloc((n_top ? n_top : 1) * sizeof *s->top);
+    if (!s->top_off || !s->top) return rv__nomem("the pruning bounds");
+    rv__topent heap[RV__TOP];
+    uint32_t nt_top = 0;
     rv__impact bf[RV__FRONT_WORK + 1], lf[RV__FRONT_WORK + 1];
     uint64_t ni = 0, nti = 0;
     for (size_t i = 0; i < s->n_terms; i++) {
-        uint64_t a = s->offsets[i], e = s->offsets[i + 1];
-        uint32_t nl = 0;
+        uint64_t a = s->offsets[i], e = s->offsets[i + 1], a0 = a;
+        uint32_t nl = 0, nh = 0;
+        int ranked = e - a > RV__TOP;
         s->timp_off[i] = nti;
+        s->top_off[i] = nt_top;
         for (uint64_t bk = s->block_off[i]; a < e; bk++) {
             uint64_t last = a + RV__BLOCK < e ? a + RV__BLOCK : e;
             uint32_t nf = 0;
@@ -298,6 +341,19 @@ rv_status rv__seg_finish(rv__seg *s, const uint32_t *doc_len) {
                 s->code[q] = rv__code_of(tf, dl);
                 rv__front_add(bf, &nf, tf, dl);
                 if (nf == RV__FRONT_WORK) rv__front_cap(bf, &nf, RV__IMPACTS);
+                if (ranked) {
+                    float t = (float)tf;
+                    rv__topent en = {t / (t + 0.3f + 0.9f * (float)dl * inv_avg),
+                                     (uint32_t)(q - a0)};
+                    if (nh < RV__TOP) {
+                        heap[nh++] = en;
+                        if (nh == RV__TOP)
+                            for (uint32_t h = RV__TOP / 2; h-- > 0;) rv__top_down(heap, nh, h);
+                    } else if (rv__top_less(heap[0], en)) {
+                        heap[0] = en;
+                        rv__top_down(heap, nh, 0);
+                    }
+                }
             }
             rv__front_cap(bf, &nf, RV__IMPACTS);
             s->block_last[bk] = s->docs[last - 1];
@@ -311,9 +367,17 @@ rv_status rv__seg_finish(rv__seg *s, const uint32_t *doc_len) {
         }
         rv__front_cap(lf, &nl, RV__IMPACTS);
         for (uint32_t j = 0; j < nl; j++) s->timp[nti++] = lf[j];
+        /* the top, best first (the heap taken apart from its minimum) */
+        for (uint32_t j = nh; j-- > 0;) {
+            s->top[nt_top + j] = heap[0].pos;
+            heap[0] = heap[j];
+            rv__top_down(heap, j, 0);
+        }
+        nt_top += nh;
     }
     s->imp_off[nb] = ni;
     s->timp_off[s->n_terms] = nti;
+    s->top_off[s->n_terms] = nt_top;
     /* give back what the frontiers did not use (best effort) */
     rv__impact *shr = rv__realloc(s->imp, (ni ? ni : 1) * sizeof *shr);
     if (shr) s->imp = shr;
@@ -364,6 +428,7 @@ uint64_t rv__bm25_memory(const rv_bm25 *ix) {
         uint64_t nb = s->block_off[s->n_terms];
         m += sizeof *s + s->n_terms * (4 + 8 + 8 + 8) + 16 + s->n_post * 7 + s->n_over * 12;
         m += nb * (4 + 8) + (s->imp_off[nb] + s->timp_off[s->n_terms]) * sizeof(rv__impact);
+        m += (s->n_terms + 1) * 4 + (uint64_t)s->top_off[s->n_terms] * 4;
         if (s->fwd_term) m += ((uint64_t)(s->doc_end - s->doc_base) + 1) * 8 + s->n_post * 4;
     }
     return m;
@@ -411,6 +476,7 @@ rv_status rv_bm25_create(const rv_analyzer_options *analyzer, const rv_bm25_para
 
 void rv_bm25_free(rv_bm25 *ix) {
     if (!ix) return;
+    rv__bm25_spare_free(ix);
     for (size_t i = 0; i < ix->n_segs; i++) rv__seg_free(ix->segs[i]);
     rv__free(ix->segs);
     rv__free(ix->pool);

@@ -18,17 +18,19 @@
 ** g(tf, dl) table of the index, because nothing stored depends on the
 ** statistics.
 **
-** Three kernels.  The main one works a window of 4096 slots at a time, as
-** Lucene's MaxScore bulk scorer does: it skips the window outright when
-** the block bounds (Ding and Suel 2011) of the essential lists plus the
-** bounds of the others cannot beat theta; otherwise it adds the essential
-** lists term at a time into per-document partial scores, then merges each
-** non-essential list either by walking its postings in the window or by
-** probing the surviving candidates, whichever touches fewer postings.  A
-** document-at-a-time kernel serves exhaustive search (nothing dropped,
-** every list essential: an independent traversal to check the other
-** against) and queries of more than 64 distinct terms (the window kernel
-** keeps a 64-bit matched-term mask per document).  The direct kernel
+** Three kernels.  The main one works a window of slots at a time (4096 to
+** 32768, about 1024 essential postings a window), as Lucene's MaxScore
+** bulk scorer does: it skips the window outright when the block bounds
+** (Ding and Suel 2011) of the essential lists plus the bounds of the others
+** cannot beat theta; otherwise it adds the essential lists term at a time
+** into per-document partial scores (no branch per posting), then merges
+** each non-essential list either by walking its postings in the window or
+** by probing the surviving candidates, whichever touches fewer postings.
+** It adds a document's terms in whatever order the lists come, so it runs
+** only for queries whose sums are exact in any order (rv__order_free: in
+** practice all of them).  A document-at-a-time kernel serves exhaustive
+** search (nothing dropped, every list essential: an independent traversal
+** to check the other against) and the other queries.  The direct kernel
 ** serves small filters: it visits the allowed documents in slot order and
 ** probes each query term's list for them (galloping), so its cost follows
 ** the filter, not the lists.
@@ -43,8 +45,16 @@
 ** and (allowed documents) * (query terms) <= 4 * (postings of the query
 ** terms).
 **
-** Exactness.  A document's score is always summed the same way: qtf * w in
-** double precision, in ascending term order, rounded to float once.  A
+** First cut.  Before search starts, theta gets a lower bound: each long
+** list keeps (per segment, computed when the segment is laid out, never
+** stored on disk) the positions of its 128 best postings under a fixed
+** BM25; k live allowed documents of one list with contributions >= x make
+** the final k-th score >= x (weights are >= 0), so pruning starts at once
+** instead of after the first k documents (rv__first_cut).
+**
+** Exactness.  A document's score is the exact sum of its qtf * w in
+** double precision (the same in every order, rv__order_free; the other
+** kernels add in ascending term order), rounded to float once.  A
 ** candidate is dropped only when an upper bound of that sum, inflated by
 ** 1e-9 relative, is <= the float just below theta; the bounds dominate the
 ** same single-precision weights, and all weights are >= 0, so a dropped
@@ -54,6 +64,8 @@
 ** in; ties are broken by the caller id, so the slot order never shows.
 */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -66,9 +78,11 @@
 #include "bm25_internal.h"
 
 #define RV__MARGIN       (1.0 + 1e-9)
-#define RV__WIN          4096u
-#define RV__DIRECT_SHARE 128u /* direct: at most one allowed document in this many slots */
-#define RV__PIPE         16   /* ids translated per group of prefetches */
+#define RV__WIN          4096u  /* narrowest window (slots) */
+#define RV__WIN_MAX      32768u /* widest window (slots) */
+#define RV__WIN_POSTINGS 1024u  /* essential postings aimed at per window */
+#define RV__DIRECT_SHARE 128u   /* direct: at most one allowed document in this many slots */
+#define RV__PIPE         16     /* ids translated per group of prefetches */
 
 typedef struct {
     float score;
@@ -84,8 +98,10 @@ typedef struct {
     uint32_t doc;                /* current document, UINT32_MAX at end */
     float idf;
     double qtf;
-    double ub;  /* qtf * the list's bound */
-    uint32_t q; /* index of the term in canonical order */
+    double ub;       /* qtf * the list's bound */
+    uint32_t q;      /* index of the term in canonical order */
+    uint64_t bb_blk; /* the block whose bound bb is (UINT64_MAX: none yet) */
+    double bb;
 } rv__cur;
 
 /* A filter translated for one index: the live allowed slots. */
@@ -111,14 +127,11 @@ typedef struct {
     size_t cur_cap;
     rv__hit *heap;
     size_t heap_cap;
-    /* window kernel: per-document partial score, matched-term mask and
-    ** weights (term-major), a bitmap of touched documents, candidates */
+    /* window kernel: per-document partial scores (all zero between
+    ** windows), a bitmap of touched documents, candidates */
     double *wpart;
-    uint64_t *wmask;
-    float *wbuf;
-    size_t wbuf_terms;
     uint64_t *wbits;
-    uint32_t *cand;
+    uint32_t *cand, *cand_tmp;
     const rv_bm25 *ix;
 } rv__scratch;
 
@@ -133,11 +146,41 @@ static void rv__scratch_free(rv__scratch *s) {
     rv__free(s->tw);
     rv__free(s->heap);
     rv__free(s->wpart);
-    rv__free(s->wmask);
-    rv__free(s->wbuf);
     rv__free(s->wbits);
     rv__free(s->cand);
+    rv__free(s->cand_tmp);
     memset(s, 0, sizeof *s);
+}
+
+/* A single search's scratch: the index's spare one when no other search
+** holds it, else a fresh one (NULL: out of memory).  Only the spare slot of
+** the index changes, atomically, so concurrent searches stay safe. */
+static rv__scratch *rv__scratch_take(const rv_bm25 *ix) {
+    rv_bm25 *m = (rv_bm25 *)ix; /* the index is never a const object */
+    rv__scratch *s = atomic_exchange(&m->spare, NULL);
+    if (!s) s = rv__calloc(1, sizeof *s);
+    if (s) s->ix = ix;
+    return s;
+}
+
+/* Put a scratch back as the index's spare (or free it when the slot is
+** taken, or when it holds a large heap or many terms: the spare stays
+** small). */
+static void rv__scratch_give(const rv_bm25 *ix, rv__scratch *s) {
+    rv_bm25 *m = (rv_bm25 *)ix;
+    void *none = NULL;
+    if (s->heap_cap <= 4096 && s->q_cap <= 256 &&
+        atomic_compare_exchange_strong(&m->spare, &none, s))
+        return;
+    rv__scratch_free(s);
+    rv__free(s);
+}
+
+void rv__bm25_spare_free(rv_bm25 *ix) {
+    rv__scratch *s = atomic_exchange(&ix->spare, NULL);
+    if (!s) return;
+    rv__scratch_free(s);
+    rv__free(s);
 }
 
 /* ------------------------------------------------------- query terms */
@@ -349,10 +392,16 @@ static void rv__sift_up(rv__hit *h, size_t i) {
     }
 }
 
-static int rv__cmp_hit(const void *x, const void *y) {
-    const rv__hit *a = x, *b = y;
-    if (a->score != b->score) return a->score > b->score ? -1 : 1;
-    return a->id < b->id ? -1 : a->id > b->id;
+/* The heap (worst at the root) sorted best first in place -- score
+** descending, then id ascending: the worst goes to the end, and so on
+** (heapsort; no comparison through a function pointer). */
+static void rv__heap_sort(rv__hit *h, size_t n) {
+    while (n > 1) {
+        rv__hit t = h[0];
+        h[0] = h[--n];
+        h[n] = t;
+        rv__sift_down(h, n, 0);
+    }
 }
 
 /* ------------------------------------------------------------ cursors */
@@ -436,7 +485,8 @@ typedef struct {
     rv__scratch *s;
     const rv_bm25 *ix;
     size_t k, n_heap;
-    double cut; /* prune below: the float just under the k-th score */
+    double cut;  /* prune below: the float just under the k-th score */
+    double cut0; /* the same under a lower bound of the final k-th score */
     int full;
     int exhaustive;
     rv__wparams wp;
@@ -466,8 +516,31 @@ static inline double rv__block_bound(const rv__run *r, const rv__cur *c, uint64_
                             g->imp_off[b + 1] - g->imp_off[b]);
 }
 
+/* The same, remembered for the last block asked about (consecutive windows
+** usually fall in one block of a sparse list). */
+static inline double rv__block_bound_cached(const rv__run *r, rv__cur *c, uint64_t b) {
+    if (c->bb_blk != b) {
+        c->bb = rv__block_bound(r, c, b);
+        c->bb_blk = b;
+    }
+    return c->bb;
+}
+
+/* The float just below x (x not NaN). */
+static inline float rv__below(float x) {
+    if (x == 0.0f) return -FLT_TRUE_MIN;
+    if (isinf(x)) return x < 0 ? x : FLT_MAX;
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u = x > 0 ? u - 1 : u + 1;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
 static void rv__set_cut(rv__run *r) {
-    if (!r->exhaustive) r->cut = (double)nextafterf(r->s->heap[0].score, -INFINITY);
+    if (r->exhaustive) return;
+    double c = (double)rv__below(r->s->heap[0].score);
+    r->cut = c > r->cut0 ? c : r->cut0;
 }
 
 static void rv__offer(rv__run *r, uint32_t doc, float score) {
@@ -534,6 +607,7 @@ static size_t rv__cursors_canonical(rv__run *r, const rv__seg *seg) {
         c->ub = c->qtf * rv__impact_bound(ix, &r->wp, c->idf, seg->timp + seg->timp_off[i],
                                           seg->timp_off[i + 1] - seg->timp_off[i]);
         c->q = (uint32_t)q;
+        c->bb_blk = UINT64_MAX;
         r->info.postings_total += c->end - c->start;
     }
     return nc;
@@ -675,21 +749,84 @@ static void rv__search_seg_direct(rv__run *r, const rv__seg *seg, const uint32_t
     }
 }
 
+/* Window width for a segment's essential lists: about RV__WIN_POSTINGS of
+** their postings per window (the per-window work -- bounds, cursor moves --
+** then stays small beside the postings), a power of two between RV__WIN
+** and RV__WIN_MAX slots. */
+static uint32_t rv__window_width(const rv__cur *cur, size_t ne, size_t nc, const rv__seg *seg) {
+    uint64_t post = 0;
+    for (size_t j = ne; j < nc; j++) post += cur[j].end - cur[j].start;
+    uint64_t slots = seg->doc_end - seg->doc_base;
+    uint32_t w = RV__WIN;
+    while (w < RV__WIN_MAX && post * w < (uint64_t)RV__WIN_POSTINGS * slots) w *= 2;
+    return w;
+}
+
+/* Sort the candidates cand[0 .. n) ascending: by insertion when few, from
+** the window's bitmap (where exactly they are set; nw words) when that is
+** cheaper than a radix sort (tmp: n slots of scratch). */
+static void rv__sort_cand(uint32_t *cand, size_t n, const uint64_t *bits, uint32_t nw,
+                          uint32_t *tmp) {
+    if (n <= 32) {
+        for (size_t t = 1; t < n; t++) {
+            uint32_t i = cand[t];
+            size_t u = t;
+            while (u && cand[u - 1] > i) {
+                cand[u] = cand[u - 1];
+                u--;
+            }
+            cand[u] = i;
+        }
+    } else if (nw <= 8 * n) {
+        size_t m = 0;
+        for (uint32_t w = 0; w < nw; w++)
+            for (uint64_t x = bits[w]; x; x &= x - 1) cand[m++] = (w << 6) + rv__ctz64(x);
+    } else {
+        rv__sort_u32(cand, n, tmp);
+    }
+}
+
+/* Drop the candidates cand[0 .. n) that cannot beat the cut even with
+** `rest` more (their partial score and bit go back to zero); returns how
+** many are left, in the same order.  No branch per candidate. */
+static size_t rv__prune_cand(const rv__run *r, double *part, uint64_t *bits, uint32_t *cand,
+                             size_t n, double rest) {
+    const double cut = r->cut;
+    size_t m = 0;
+    for (size_t t = 0; t < n; t++) {
+        uint32_t i = cand[t];
+        double v = part[i];
+        int keep = !((v + rest) * RV__MARGIN <= cut);
+        cand[m] = i;
+        m += (size_t)keep;
+        part[i] = keep ? v : 0.0;
+        bits[i >> 6] &= ~((uint64_t)!keep << (i & 63));
+    }
+    return m;
+}
+
 /*
 ** Window at a time (Lucene's MaxScore bulk scorer, with block-max window
-** skipping): documents are taken RV__WIN slots at a time.  In a window,
+** skipping): documents are taken a window of slots at a time (its width
+** set by the density of the essential lists, rv__window_width).  In a
+** window,
 **  1. if the block bounds of the essential lists plus the bounds of the
 **     non-essential ones cannot beat the cut, the window is skipped;
 **  2. the essential lists are added term at a time into per-document
-**     partial scores, a matched-term mask and the weights themselves;
-**  3. each non-essential list, largest ub first, first drops the candidates
+**     partial scores (double, kept all zero between windows); a bitmap
+**     marks the documents touched, and each document's first touch appends
+**     it to the candidates -- no branch per posting;
+**  3. candidates that cannot make it even with every non-essential list
+**     are dropped;
+**  4. each non-essential list, largest ub first, first drops the candidates
 **     that cannot make it even with it and the lists below it, then adds its
 **     weights -- by walking its postings in the window when they are fewer
-**     than the candidates, else by probing each candidate;
-**  4. survivors are scored in canonical order (ascending term, from the mask
-**     and the stored weights) and offered to the heap in slot order.
-** With a filter, a window starts at an allowed slot, and only allowed
-** documents become candidates.
+**     than the candidates, else by probing each candidate in slot order;
+**  5. survivors are offered to the heap.
+** A partial score is the final one once every list has been added: the
+** kernel runs only for queries whose sums do not depend on the order of
+** their terms (rv__order_free).  With a filter, a window starts at an
+** allowed slot, and only allowed documents become candidates.
 */
 static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
     rv__scratch *s = r->s;
@@ -698,15 +835,23 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
     if (!nc) return;
     double *prefix = s->prefix;
     double *part = s->wpart;
-    uint64_t *mask = s->wmask;
-    float *wbuf = s->wbuf;
     uint64_t *bits = s->wbits;
     uint32_t *cand = s->cand;
     const uint64_t *allow = r->allow;
+    const uint64_t *dead = seg->n_dead ? r->ix->dead : NULL;
+    const float *gtab = r->ix->gtab;
+    const uint32_t n_codes = r->ix->n_codes;
+    const uint16_t *code = seg->code;
     uint32_t lo = seg->doc_base;
+    size_t ne_width = SIZE_MAX;
+    uint32_t width = RV__WIN;
     for (;;) {
         size_t ne = rv__n_nonessential(r, nc);
         if (ne == nc) break; /* nothing left can beat the cut */
+        if (ne != ne_width) {
+            width = rv__window_width(cur, ne, nc, seg);
+            ne_width = ne;
+        }
         uint32_t dmin = UINT32_MAX;
         for (size_t j = ne; j < nc; j++) {
             if (cur[j].doc < lo) rv__next_geq(&cur[j], lo);
@@ -714,8 +859,8 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         }
         if (dmin == UINT32_MAX) break;
         lo = dmin;
-        if (r->allow) { /* start the window at an allowed slot */
-            uint32_t a = rv__next_allowed(r->allow, r->ix->n_docs, lo);
+        if (allow) { /* start the window at an allowed slot */
+            uint32_t a = rv__next_allowed(allow, r->ix->n_docs, lo);
             if (a == UINT32_MAX || a >= seg->doc_end) break;
             if (a > lo) {
                 lo = a;
@@ -726,18 +871,17 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         ** candidates line up with the words of the slot bitmaps; the slots
         ** before dmin hold no essential posting and cost nothing */
         lo &= ~(uint32_t)63;
-        uint32_t hi =
-            lo + RV__WIN > lo && lo + RV__WIN < seg->doc_end ? lo + RV__WIN : seg->doc_end;
+        uint32_t hi = seg->doc_end - lo > width ? lo + width : seg->doc_end;
         double ne_ub = ne ? prefix[ne - 1] : 0.0;
         /* 1. block bound of the window */
-        if (r->full) {
+        if (r->cut > -INFINITY) {
             double wub = ne_ub;
             for (size_t j = ne; j < nc; j++) {
-                const rv__cur *c = &cur[j];
+                rv__cur *c = &cur[j];
                 if (c->doc >= hi) continue;
                 double m = 0;
                 for (uint64_t b = c->blk; b < c->blk_end; b++) {
-                    double bb = rv__block_bound(r, c, b);
+                    double bb = rv__block_bound_cached(r, c, b);
                     if (bb > m) m = bb;
                     if (seg->block_last[b] >= hi - 1) break;
                 }
@@ -752,9 +896,7 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         /* 2. essential lists, term at a time -- or, when a filter allows
         ** fewer documents in the window than the lists hold postings there,
         ** allowed document at a time, probing each list for it */
-        size_t touched = 0;
-        const float *gtab = r->ix->gtab;
-        const uint32_t n_codes = r->ix->n_codes;
+        size_t n = 0;
         int probe = 0;
         if (allow) {
             uint64_t n_allowed = 0, n_post = 0;
@@ -776,15 +918,11 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
                     rv__cur *c = &cur[j];
                     if (c->doc < d) rv__next_geq(c, d);
                     if (c->doc != d) continue;
-                    float w = rv__cur_weight(r, c);
-                    if (!mask[i]) {
-                        bits[i >> 6] |= (uint64_t)1 << (i & 63);
-                        part[i] = 0;
-                        cand[touched++] = i;
-                    }
-                    mask[i] |= (uint64_t)1 << c->q;
-                    wbuf[(size_t)c->q * RV__WIN + i] = w;
-                    part[i] += c->qtf * (double)w;
+                    part[i] += c->qtf * (double)rv__cur_weight(r, c);
+                    uint64_t x = bits[i >> 6], b = (uint64_t)1 << (i & 63);
+                    cand[n] = i;
+                    n += !(x & b);
+                    bits[i >> 6] = x | b;
                     r->info.postings_scored++;
                 }
             }
@@ -792,197 +930,271 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         }
         for (size_t j = ne; j < nc && !probe; j++) {
             rv__cur *c = &cur[j];
-            const uint64_t bit = (uint64_t)1 << c->q;
             const double qtf = c->qtf;
             const float idf = c->idf;
-            uint64_t p = c->pos, e = c->end, p0 = c->pos;
+            const uint64_t e = c->end, p0 = c->pos;
             const uint32_t *docs = c->docs;
-            const uint16_t *code = seg->code;
-            float *wq = wbuf + (size_t)c->q * RV__WIN;
-            for (; p < e && docs[p] < hi; p++) {
-                uint32_t i = docs[p] - lo, cd = code[p];
-                float w =
-                    RV__LIKELY(cd < n_codes) ? idf * gtab[cd] : rv__post_weight(r, seg, p, idf);
-                if (!mask[i]) {
-                    bits[i >> 6] |= (uint64_t)1 << (i & 63);
-                    part[i] = 0;
-                    cand[touched++] = i;
+            uint64_t p = p0;
+            if (seg->block_last[c->blk_end - 1] < hi) {
+                /* the list ends in the window */
+                for (; p < e; p++) {
+                    uint32_t i = docs[p] - lo, cd = code[p];
+                    float w =
+                        RV__LIKELY(cd < n_codes) ? idf * gtab[cd] : rv__post_weight(r, seg, p, idf);
+                    part[i] += qtf * (double)w;
+                    uint64_t x = bits[i >> 6], b = (uint64_t)1 << (i & 63);
+                    cand[n] = i;
+                    n += !(x & b);
+                    bits[i >> 6] = x | b;
                 }
-                mask[i] |= bit;
-                wq[i] = w;
-                part[i] += qtf * (double)w;
+            } else {
+                /* a posting at or past hi stops the walk before e */
+                for (; docs[p] < hi; p++) {
+                    uint32_t i = docs[p] - lo, cd = code[p];
+                    float w =
+                        RV__LIKELY(cd < n_codes) ? idf * gtab[cd] : rv__post_weight(r, seg, p, idf);
+                    part[i] += qtf * (double)w;
+                    uint64_t x = bits[i >> 6], b = (uint64_t)1 << (i & 63);
+                    cand[n] = i;
+                    n += !(x & b);
+                    bits[i >> 6] = x | b;
+                }
             }
-            uint64_t pe = p;
-            p = p0;
-            r->info.postings_scored += pe - p;
+            r->info.postings_scored += p - p0;
             /* resynchronise the cursor */
-            if (pe >= e) {
+            if (p >= e) {
                 c->pos = e;
                 c->doc = UINT32_MAX;
                 c->blk = c->blk_end;
             } else {
-                c->pos = pe;
-                c->doc = docs[pe];
-                c->blk = c->blk0 + (pe - c->start) / RV__BLOCK;
+                c->pos = p;
+                c->doc = docs[p];
+                c->blk = c->blk0 + (p - c->start) / RV__BLOCK;
             }
         }
-        /* candidates in slot order: a sparse window sorts the touched list,
-        ** a dense one reads the bitmap; either way the bitmap ends clear.
-        ** Only a filter or deleted documents in the segment need checking. */
-        size_t n = 0;
-        const int check = allow || seg->n_dead;
-        if (touched <= 16) {
-            for (size_t t = 0; t < touched; t++) {
-                uint32_t i = cand[t];
-                bits[i >> 6] = 0;
-                size_t u = t;
-                while (u && cand[u - 1] > i) {
-                    cand[u] = cand[u - 1];
-                    u--;
-                }
-                cand[u] = i;
-            }
-            n = touched;
-            if (check) {
-                size_t m = 0;
-                for (size_t t = 0; t < n; t++) {
-                    uint32_t i = cand[t];
-                    if (rv__eligible(r, lo + i))
-                        cand[m++] = i;
-                    else
-                        mask[i] = 0;
-                }
-                n = m;
-            }
-        } else {
-            /* the bitmap, less the ineligible 64 at a time (window word w
-            ** is word lo / 64 + w of the slot bitmaps); without a filter,
-            ** only the words the summary marks can hold a deleted document */
-            uint32_t nw = (hi - lo + 63) / 64, g0 = lo >> 6;
-            uint64_t marked = ~(uint64_t)0;
-            if (!allow && check) marked = rv__bits_at(r->ix->dead_sum, g0);
-            for (uint32_t w = 0; w < nw; w++) {
-                uint64_t x = bits[w];
-                bits[w] = 0;
-                if (check && ((marked >> w) & 1)) {
-                    uint64_t bad = allow ? ~allow[g0 + w] : r->ix->dead[g0 + w];
-                    for (uint64_t drop = x & bad; drop; drop &= drop - 1)
-                        mask[(w << 6) + rv__ctz64(drop)] = 0;
-                    x &= ~bad;
-                }
-                while (x) {
-                    cand[n++] = (w << 6) + rv__ctz64(x);
-                    x &= x - 1;
-                }
-            }
-        }
-        /* 3. non-essential lists, largest bound first */
-        for (size_t jj = ne; jj-- > 0 && n;) {
-            rv__cur *c = &cur[jj];
-            double rest = prefix[jj];
+        /* 3. the candidates that could make it with every non-essential
+        ** list; only a filter or deleted documents in the segment need
+        ** checking */
+        if (allow || dead) {
             size_t m = 0;
             for (size_t t = 0; t < n; t++) {
                 uint32_t i = cand[t];
-                if (rv__hopeless(r, part[i] + rest))
-                    mask[i] = 0;
-                else
+                if (rv__eligible(r, lo + i)) {
                     cand[m++] = i;
+                } else {
+                    part[i] = 0;
+                    bits[i >> 6] &= ~((uint64_t)1 << (i & 63));
+                }
             }
             n = m;
-            if (!n) break;
-            const uint64_t bit = (uint64_t)1 << c->q;
-            rv__next_geq(c, lo + cand[0]);
+        }
+        n = rv__prune_cand(r, part, bits, cand, n, ne_ub);
+        /* 4. non-essential lists, largest bound first; probing wants the
+        ** candidates in slot order */
+        int sorted = 0;
+        for (size_t jj = ne; jj-- > 0 && n;) {
+            rv__cur *c = &cur[jj];
+            if (jj + 1 < ne) { /* the drop for jj + 1 .. ne - 1 was done */
+                n = rv__prune_cand(r, part, bits, cand, n, prefix[jj]);
+                if (!n) break;
+            }
+            if (c->doc < lo) rv__next_geq(c, lo);
             if (c->doc >= hi) continue;
+            const double qtf = c->qtf;
+            const float idf = c->idf;
             /* postings of this list in the window, roughly, from its blocks */
             uint64_t bl = rv__find_block(c, hi);
             uint64_t span = (bl - c->blk + 1) * RV__BLOCK;
-            if (span < 16 * n) { /* walk the list */
+            if (span < 16 * n) { /* walk the list over the bitmap of candidates */
                 uint64_t p = c->pos, e = c->end;
-                while (p < e && c->docs[p] < hi) {
-                    uint32_t d = c->docs[p];
-                    uint32_t i = d - lo;
-                    if (mask[i]) {
-                        float w = rv__post_weight(r, seg, p, c->idf);
-                        mask[i] |= bit;
-                        wbuf[(size_t)c->q * RV__WIN + i] = w;
-                        part[i] += c->qtf * (double)w;
-                        r->info.postings_scored++;
+                const uint32_t *docs = c->docs;
+                uint64_t hit = 0;
+                for (; p < e && docs[p] < hi; p++) {
+                    uint32_t i = docs[p] - lo;
+                    if ((bits[i >> 6] >> (i & 63)) & 1) {
+                        part[i] += qtf * (double)rv__post_weight(r, seg, p, idf);
+                        hit++;
                     }
-                    p++;
                 }
+                r->info.postings_scored += hit;
                 if (p >= e) {
                     c->pos = e;
                     c->doc = UINT32_MAX;
                     c->blk = c->blk_end;
                 } else {
                     c->pos = p;
-                    c->doc = c->docs[p];
+                    c->doc = docs[p];
                     c->blk = c->blk0 + (p - c->start) / RV__BLOCK;
                 }
-            } else { /* probe each candidate */
+            } else { /* probe each candidate, in slot order */
+                if (!sorted) {
+                    rv__sort_cand(cand, n, bits, (hi - lo + 63) / 64, s->cand_tmp);
+                    sorted = 1;
+                }
                 for (size_t t = 0; t < n; t++) {
                     uint32_t i = cand[t];
                     rv__next_geq(c, lo + i);
                     if (c->doc >= hi) break;
                     if (c->doc != lo + i) continue;
-                    float w = rv__cur_weight(r, c);
-                    mask[i] |= bit;
-                    wbuf[(size_t)c->q * RV__WIN + i] = w;
-                    part[i] += c->qtf * (double)w;
+                    part[i] += qtf * (double)rv__cur_weight(r, c);
                     r->info.postings_scored++;
                 }
             }
         }
-        /* 4. score the survivors in canonical order */
+        /* 5. the survivors, whose partial scores are now their scores */
         for (size_t t = 0; t < n; t++) {
             uint32_t i = cand[t];
-            uint64_t mk = mask[i];
-            mask[i] = 0;
-            if (rv__hopeless(r, part[i])) continue;
-            double sum = 0;
-            while (mk) {
-                uint32_t q = rv__ctz64(mk);
-                mk &= mk - 1;
-                sum += (double)s->qtf[q] * (double)wbuf[(size_t)q * RV__WIN + i];
-            }
+            double v = part[i];
+            part[i] = 0;
+            bits[i >> 6] = 0;
+            if (rv__hopeless(r, v)) continue;
             r->info.docs_scored++;
-            rv__offer(r, lo + i, (float)sum);
+            rv__offer(r, lo + i, (float)v);
         }
         if (hi >= seg->doc_end) break;
         lo = hi;
     }
 }
 
-/* Allocate the window kernel's buffers (once per scratch); wbuf for
-** s->nq terms.  The mask and bitmap start (and are left) all zero. */
+/* Allocate the window kernel's buffers (once per scratch).  The partial
+** scores and the bitmap start (and are left) all zero. */
 static rv_status rv__window_alloc(rv__scratch *s) {
-    if (!s->wpart) {
-        s->wpart = rv__malloc(RV__WIN * sizeof *s->wpart);
-        s->wmask = rv__calloc(RV__WIN, sizeof *s->wmask);
-        s->wbits = rv__calloc(RV__WIN / 64, sizeof *s->wbits);
-        s->cand = rv__malloc(RV__WIN * sizeof *s->cand);
-        if (!s->wpart || !s->wmask || !s->wbits || !s->cand) {
-            rv__free(s->wpart);
-            rv__free(s->wmask);
-            rv__free(s->wbits);
-            rv__free(s->cand);
-            s->wpart = NULL;
-            s->wmask = NULL;
-            s->wbits = NULL;
-            s->cand = NULL;
-            return rv__nomem("the search window");
-        }
-    }
-    if (s->nq > s->wbuf_terms) {
-        rv__free(s->wbuf);
-        s->wbuf = rv__malloc(s->nq * RV__WIN * sizeof *s->wbuf);
-        if (!s->wbuf) {
-            s->wbuf_terms = 0;
-            return rv__nomem("the search window");
-        }
-        s->wbuf_terms = s->nq;
+    if (s->wpart) return RV_OK;
+    s->wpart = rv__calloc(RV__WIN_MAX, sizeof *s->wpart);
+    s->wbits = rv__calloc(RV__WIN_MAX / 64, sizeof *s->wbits);
+    s->cand = rv__malloc(RV__WIN_MAX * sizeof *s->cand);
+    s->cand_tmp = rv__malloc(RV__WIN_MAX * sizeof *s->cand_tmp);
+    if (!s->wpart || !s->wbits || !s->cand || !s->cand_tmp) {
+        rv__free(s->wpart);
+        rv__free(s->wbits);
+        rv__free(s->cand);
+        rv__free(s->cand_tmp);
+        s->wpart = NULL;
+        s->wbits = NULL;
+        s->cand = NULL;
+        s->cand_tmp = NULL;
+        return rv__nomem("the search window");
     }
     return RV_OK;
+}
+
+/*
+** Do the query's document scores come out the same whatever order their
+** terms are added in?  A score is the sum of qtf * w over the matched
+** terms, each w a float and the sum in double precision.  Every w of a
+** term with idf > 0 is at least wlow = idf * (g(1, longest document) / 2)
+** (g grows with tf and falls with the length, up to a few ulps of float
+** rounding, which the half covers), so it is a whole multiple of the ulp
+** of wlow; terms with idf 0 add exactly 0.  If 2^E is the smallest such
+** ulp over the query's terms and every sum stays below 2^(53 + E), every
+** partial sum is a whole multiple of 2^E that double precision holds
+** exactly: each order gives the exact sum.  The bound on a sum is the sum
+** of qtf * idf * (the largest g of the variant); it holds for all but
+** extreme weight ratios (about 2^27 between a query's largest and smallest
+** weight).  Queries that fail take the document-at-a-time kernel, which
+** adds in canonical order.
+*/
+static int rv__order_free(const rv__run *r) {
+    const rv__scratch *s = r->s;
+    const rv_bm25 *ix = r->ix;
+    const rv__wparams *wp = &r->wp;
+    float glow = 0.5f * rv__g(ix, wp, 1, ix->max_dl);
+    double gup;
+    switch (wp->v) {
+    case RV_BM25_ATIRE:
+    case RV_BM25_L:
+        gup = (double)wp->k1p1;
+        break;
+    case RV_BM25_PLUS:
+        gup = (double)wp->k1p1 + (double)wp->delta;
+        break;
+    default:
+        gup = 1.0;
+    }
+    if (!(glow > 0.0f) || !isfinite(gup)) return 0;
+    int emin = INT_MAX;
+    double total = 0;
+    for (size_t q = 0; q < s->nq; q++) {
+        float idf = s->qidf[q];
+        if (idf == 0.0f) continue;
+        float wlow = idf * glow;
+        if (!(wlow >= FLT_MIN) || !isfinite(idf)) return 0;
+        int ex;
+        (void)frexpf(wlow, &ex); /* wlow in [2^(ex-1), 2^ex): ulp 2^(ex - 24) */
+        if (ex - 24 < emin) emin = ex - 24;
+        total += (double)s->qtf[q] * (double)idf * gup;
+    }
+    if (emin == INT_MAX) return 1; /* every weight is 0 */
+    return total * 1.01 < ldexp(1.0, 53 + emin);
+}
+
+/* The k-th largest of v[0 .. n) (1 <= k <= n; v is reordered):
+** quickselect with Hoare's partition. */
+static float rv__kth_largest(float *v, size_t n, size_t k) {
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k - 1;
+    while (lo < hi) {
+        float pivot = v[lo + (hi - lo) / 2];
+        ptrdiff_t i = lo - 1, j = hi + 1;
+        for (;;) { /* [lo, j] >= pivot >= [j + 1, hi] */
+            do i++;
+            while (v[i] > pivot);
+            do j--;
+            while (v[j] < pivot);
+            if (i >= j) break;
+            float t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+        if (want <= j)
+            hi = j;
+        else
+            lo = j + 1;
+    }
+    return v[want];
+}
+
+/*
+** A lower bound of the query's final k-th score, before search starts:
+** every weight is >= 0, so a document scores at least qtf * w(t, d) for
+** each of its terms, and k documents of one list with weights >= x make the
+** k-th score >= x.  The documents are those the segment ranked first in
+** each list (rv__seg: top), or the whole list when it is short; only live
+** documents the filter allows count.  Terms whose list bound cannot raise
+** the bound are skipped.  Returns the bound, or -INFINITY.
+*/
+static double rv__first_cut(rv__run *r) {
+    rv__scratch *s = r->s;
+    const rv_bm25 *ix = r->ix;
+    size_t k = r->k;
+    if (k > RV__TOP) return -INFINITY;
+    float vals[RV__TOP];
+    double best = -INFINITY;
+    size_t want = 2 * k + 16; /* of a long list's top: room for deletes */
+    for (size_t si = 0; si < ix->n_segs; si++) {
+        const rv__seg *g = ix->segs[si];
+        for (size_t q = 0; q < s->nq; q++) {
+            size_t i = rv__seg_find(g, s->qterm[q]);
+            if (i == SIZE_MAX) continue;
+            uint64_t a = g->offsets[i], len = g->offsets[i + 1] - a;
+            if (len < k) continue;
+            double qtf = (double)s->qtf[q];
+            float idf = s->qidf[q];
+            double ub = qtf * rv__impact_bound(ix, &r->wp, idf, g->timp + g->timp_off[i],
+                                               g->timp_off[i + 1] - g->timp_off[i]);
+            if (ub <= best) continue;
+            const uint32_t *top = len > RV__TOP ? g->top + g->top_off[i] : NULL;
+            size_t m = len > RV__TOP ? (want < RV__TOP ? want : RV__TOP) : (size_t)len, n = 0;
+            for (size_t j = 0; j < m; j++) {
+                uint64_t p = a + (top ? top[j] : j);
+                if (!rv__eligible(r, g->docs[p])) continue;
+                vals[n++] = (float)(qtf * (double)rv__post_weight(r, g, p, idf));
+            }
+            if (n < k) continue;
+            double x = (double)rv__kth_largest(vals, n, k);
+            if (x > best) best = x;
+        }
+    }
+    return best;
 }
 
 /* Should a filtered query score the allowed documents directly?  When
@@ -1034,10 +1246,14 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
     r.info.filter_direct = direct;
     if (f->on && !direct && (st = rv__filter_bits(ix, f)) != RV_OK) return st;
     r.allow = f->on ? f->bits : NULL;
-    int window = !direct && !r.exhaustive && s->nq <= 64;
+    int window = !direct && !r.exhaustive && rv__order_free(&r);
     if (window && s->nq && (st = rv__window_alloc(s)) != RV_OK) return st;
     if (s->nq && !(f->on && f->n == 0)) {
-        r.cut = -INFINITY;
+        r.cut = r.cut0 = -INFINITY;
+        if (!r.exhaustive && !direct) {
+            double x = rv__first_cut(&r);
+            if (x > -INFINITY) r.cut = r.cut0 = (double)rv__below((float)x);
+        }
         size_t at = 0; /* direct: the next allowed document */
         for (size_t i = 0; i < ix->n_segs; i++) {
             const rv__seg *g = ix->segs[i];
@@ -1052,7 +1268,7 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
             }
         }
     }
-    qsort(s->heap, r.n_heap, sizeof *s->heap, rv__cmp_hit);
+    rv__heap_sort(s->heap, r.n_heap);
     for (size_t i = 0; i < r.n_heap; i++) {
         ids[i] = s->heap[i].id;
         scores[i] = s->heap[i].score;
@@ -1084,18 +1300,17 @@ rv_status rv_bm25_search(const rv_bm25 *ix, const char *query, size_t len, size_
     if (st != RV_OK) return st;
     if (!query && len) return rv__error(RV_E_INVALID_ARG, "query is NULL but len = %zu", len);
     RV__CHECK_SIZE(len, 1, "len");
-    rv__scratch s;
-    memset(&s, 0, sizeof s);
-    s.ix = ix;
+    rv__scratch *s = rv__scratch_take(ix);
+    if (!s) return rv__nomem("the search scratch");
     rv__filter f;
-    st = rv__query_text(&s, query, len);
+    st = rv__query_text(s, query, len);
     if (st == RV_OK)
         st = rv__filter_make(ix, filter, &f);
     else
         memset(&f, 0, sizeof f);
-    if (st == RV_OK) st = rv__run_query(&s, k, flags, &f, ids, scores, n_found, info);
+    if (st == RV_OK) st = rv__run_query(s, k, flags, &f, ids, scores, n_found, info);
     rv__filter_free(&f);
-    rv__scratch_free(&s);
+    rv__scratch_give(ix, s);
     return st;
 }
 
@@ -1113,17 +1328,17 @@ rv_status rv_bm25_search_terms(const rv_bm25 *ix, const uint32_t *term_ids, size
         if (term_ids[i] >= ix->n_terms)
             return rv__error(RV_E_RANGE, "term_ids[%zu] = %u: the dictionary has %u terms", i,
                              term_ids[i], ix->n_terms);
-    rv__scratch s;
-    memset(&s, 0, sizeof s);
-    s.ix = ix;
+    rv__scratch *s = rv__scratch_take(ix);
+    if (!s) return rv__nomem("the search scratch");
     rv__filter f;
     memset(&f, 0, sizeof f);
-    for (size_t i = 0; i < n_terms && st == RV_OK; i++) st = rv__raw_push(&s, term_ids[i]);
-    if (st == RV_OK) st = rv__query_finish(&s);
+    s->n_raw = 0;
+    for (size_t i = 0; i < n_terms && st == RV_OK; i++) st = rv__raw_push(s, term_ids[i]);
+    if (st == RV_OK) st = rv__query_finish(s);
     if (st == RV_OK) st = rv__filter_make(ix, filter, &f);
-    if (st == RV_OK) st = rv__run_query(&s, k, flags, &f, ids, scores, n_found, info);
+    if (st == RV_OK) st = rv__run_query(s, k, flags, &f, ids, scores, n_found, info);
     rv__filter_free(&f);
-    rv__scratch_free(&s);
+    rv__scratch_give(ix, s);
     return st;
 }
 

@@ -448,6 +448,103 @@ static void test_pruning(void) {
 }
 
 /* More than 64 distinct terms takes the document-at-a-time kernel. */
+/* Pruned == exhaustive where pruning is easiest to get wrong: long lists of
+** exactly tied weights (the bound taken before search from a list's best
+** postings equals the k-th score), k around the size of those best-posting
+** samples (128) and beyond the matches, deleted documents and filters that
+** remove the very postings the first bound would be read from, repeated
+** query terms, and a term found in every document.  Three segments. */
+static void test_pruning_adversarial(void) {
+    enum { N = 3000 };
+    corpus c;
+    c.n = N;
+    c.text = malloc(N * sizeof *c.text);
+    c.len = malloc(N * sizeof *c.len);
+    for (size_t i = 0; i < N; i++) {
+        char *t = malloc(96);
+        size_t o = (size_t)sprintf(t, "apple");
+        for (size_t f = 0; f < 1 + i % 3; f++) o += (size_t)sprintf(t + o, " zz"); /* 3 lengths */
+        if (i % 7 == 0) o += (size_t)sprintf(t + o, " banana");
+        if (i < 40) o += (size_t)sprintf(t + o, " cherry");
+        if (i % 500 == 0) o += (size_t)sprintf(t + o, " apple apple"); /* a few stand out */
+        c.text[i] = t;
+        c.len[i] = o;
+    }
+    /* caller ids out of slot order (slot i has id i * 1237 mod N), so a tie
+    ** visited late can hold the lower id; three segments */
+    rv_analyzer_options o;
+    rv_analyzer_options_init(&o);
+    rv_bm25 *ix = NULL;
+    ASSERT_OK(rv_bm25_create(&o, NULL, &ix));
+    int64_t *perm = malloc(N * sizeof *perm);
+    for (size_t i = 0; i < N; i++) perm[i] = (int64_t)(i * 1237 % N);
+    for (size_t a = 0; a < N; a += N / 3)
+        ASSERT_OK(rv_bm25_add(ix, N / 3, (const char *const *)c.text + a, c.len + a, perm + a, NULL,
+                              NULL, NULL));
+    /* delete most of the best "apple" documents (the shortest, slot % 3 ==
+    ** 0, and the standouts) */
+    int64_t del[700];
+    size_t nd = 0, cherry = 40;
+    for (size_t i = 0; i < N && nd < 700; i += 3)
+        if (i % 4 != 1) {
+            del[nd++] = perm[i];
+            cherry -= i < 40;
+        }
+    ASSERT_OK(rv_bm25_delete(ix, del, nd, NULL));
+    /* filters: without the shortest documents (large: the pruned kernel),
+    ** and a few ids (small: the direct kernel) */
+    int64_t *keep = malloc(N * sizeof *keep), few[30];
+    size_t nk = 0;
+    for (size_t i = 0; i < N; i++)
+        if (i % 3 != 0) keep[nk++] = perm[i];
+    for (int i = 0; i < 30; i++) few[i] = i * 97 % N;
+    rv_idset *big = NULL, *small = NULL;
+    ASSERT_OK(rv_idset_create(keep, nk, &big));
+    ASSERT_OK(rv_idset_create(few, 30, &small));
+    rv_idset *filters[3] = {NULL, big, small};
+    static const char *const queries[] = {
+        "apple", "apple banana", "cherry", "apple cherry", "banana banana apple",
+        "zz",    "zz apple",     "nothing"};
+    static const size_t ks[] = {1, 3, 10, 64, 100, 127, 128, 129, 150, 500, 5000};
+    int64_t *ids = malloc(5000 * sizeof *ids), *ide = malloc(5000 * sizeof *ide);
+    float *sc = malloc(5000 * sizeof *sc), *sce = malloc(5000 * sizeof *sce);
+    size_t live = N - nd;
+    for (size_t fi = 0; fi < 3; fi++)
+        for (size_t qi = 0; qi < sizeof queries / sizeof *queries; qi++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+                const char *q = queries[qi];
+                size_t k = ks[ki], nf, nfe;
+                ASSERT_OK(rv_bm25_search(ix, q, strlen(q), k, 0, filters[fi], ids, sc, &nf, NULL));
+                ASSERT_OK(rv_bm25_search(ix, q, strlen(q), k, RV_BM25_EXHAUSTIVE, filters[fi], ide,
+                                         sce, &nfe, NULL));
+                EXPECT_EQ(nf, nfe);
+                for (size_t i = 0; i < nf && i < nfe; i++) {
+                    EXPECT_EQ(ids[i], ide[i]);
+                    EXPECT_TRUE(sc[i] == sce[i]);
+                }
+                /* k beyond the matches: every match, no more */
+                if (fi == 0 && qi == 0) EXPECT_EQ(nf, k < live ? k : live);
+                if (fi == 0 && qi == 2) EXPECT_EQ(nf, k < cherry ? k : cherry);
+                if (qi == 7) EXPECT_EQ(nf, 0);
+            }
+    /* ties: among the live length-2 "apple" documents without extras, a
+    ** lower id always comes first */
+    size_t nf;
+    ASSERT_OK(rv_bm25_search(ix, "apple", 5, 100, 0, NULL, ids, sc, &nf, NULL));
+    for (size_t i = 1; i < nf; i++)
+        if (sc[i] == sc[i - 1]) EXPECT_TRUE(ids[i] > ids[i - 1]);
+    rv_idset_free(big);
+    rv_idset_free(small);
+    free(perm);
+    free(keep);
+    free(ids);
+    free(ide);
+    free(sc);
+    free(sce);
+    rv_bm25_free(ix);
+    corpus_free(&c);
+}
+
 static void test_long_query(void) {
     corpus c;
     corpus_make(&c, 300, 3, 20);
@@ -1486,6 +1583,7 @@ int main(void) {
     RUN_TEST(test_tie_order);
     RUN_TEST(test_variants_vs_reference);
     RUN_TEST(test_pruning);
+    RUN_TEST(test_pruning_adversarial);
     RUN_TEST(test_long_query);
     RUN_TEST(test_batch);
     RUN_TEST(test_explain);

@@ -457,6 +457,14 @@ def _fetch(
     loaded, allowed = opened.gen, opened.allowed
     table = loaded.records
     assert table is not None
+    if (
+        p.mode == "lexical"
+        and not p.weights
+        and not p.explain
+        and table.has_text
+        and loaded.lexical is not None
+    ):
+        return _lexical_hits(loaded.lexical, allowed, query, name, table, p)
     want_dense = p.mode in ("dense", "hybrid")
     want_lex = p.mode in ("lexical", "hybrid")
     d_ids: np.ndarray = _NO_IDS
@@ -589,6 +597,36 @@ def _fetch(
             why["evidence"] = evidence[cid]
         hits.append(new_hit(artifact_id, kind, score, text, meta, name, surface_index, cid, why))
     return hits, cut
+
+
+def _lexical_hits(
+    index: Any,
+    allowed: Any,
+    query: str,
+    name: str | None,
+    table: RecordTable,
+    p: Params,
+) -> tuple[list[SearchHit], bool]:
+    """One pass of :func:`_fetch` for a lexical search without surface
+    weights or ``explain`` terms, of a table holding the texts: the same
+    hits, built by the compiled builder (:func:`_dense_hits`, which gives
+    a lexical hit its explain when ``answered`` is "bm25") instead of
+    per-hit Python.  When no collapse can drop a candidate, the index is
+    asked for the best ``k + 1`` records, not ``fetch_k``: they tell the
+    best ``k`` unless the ``k``-th and ``(k + 1)``-th score the same (their
+    order then depends on candidates further down, and the ``fetch_k``
+    are asked for) -- so a search at ``k`` = 100 scores and orders about
+    100 candidates, not ``fetch_k`` = 500."""
+    collapse = p.per_artifact and not table.one_per_artifact
+    ask = p.k + 1 if not collapse and p.k < p.fetch_k else p.fetch_k
+    res = index.search(query, ask, filter=allowed)
+    ids, scores = res.ids, res.scores
+    if ask < p.fetch_k and len(ids) == ask and scores[p.k - 1] == scores[p.k]:
+        res = index.search(query, p.fetch_k, filter=allowed)
+        ids, scores = res.ids, res.scores
+    if not len(ids):
+        return [], False
+    return _dense_hits(name, table, ids, scores, "bm25", p), len(ids) >= p.fetch_k
 
 
 def _dense_hits(

@@ -1,0 +1,122 @@
+"""The lexical search's fast path (no surface weights, no ``explain`` terms,
+record table in memory: hits from the compiled builder, and only ``k + 1``
+candidates when no collapse can drop one) gives exactly what the general
+path gives: same hits, order, scores and ``explain`` -- also with exact
+ties (many documents of the same words), several surfaces per artifact,
+``per_artifact=False``, an explicit ``fetch_k`` and deleted records."""
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from rowvoi.corpus import CorpusStore, Fields, WholeText, build, from_mapping, search
+
+WORDS = ["lift", "drag", "wing", "flow", "shock", "heat"]
+
+
+def _docs(rng, n, fields):
+    docs = {}
+    for i in range(n):
+        words = lambda: " ".join(rng.choice(WORDS, size=rng.integers(1, 4)))  # noqa: E731
+        docs[f"d{rng.integers(0, 10 * n):04d}-{i}"] = (
+            {"title": words(), "body": words()} if fields else words()
+        )
+    return docs
+
+
+def _hits(hits):
+    return [
+        (h.artifact_id, h.surface_kind, h.surface_index, h.record_id, h.score, h.text, h.explain)
+        for h in hits
+    ]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(1, 80),
+    st.booleans(),
+    st.integers(1, 15),
+    st.booleans(),
+    st.sampled_from([None, 1, 3, 40]),
+    st.integers(0, 2**32 - 1),
+)
+def test_fast_path_equals_general_path(n, fields, k, per_artifact, fetch_extra, seed):
+    """Surface weights of 1.0 send a search down the general path (fusion
+    code, rank dictionaries, all fetch_k candidates, per-hit Python)
+    without changing a score, so both paths must agree hit for hit."""
+    rng = np.random.default_rng(seed)
+    strategy = Fields(("title", "body")) if fields else WholeText()
+    docs = _docs(rng, n, fields)
+    corpus = build(
+        from_mapping(docs, strategy=strategy, embedder="hashing:8"), store=CorpusStore.memory()
+    )
+    if n > 3:  # an incremental build that deletes two artifacts
+        keep = dict(list(docs.items())[2:])
+        corpus = build(
+            from_mapping(keep, strategy=strategy, embedder="hashing:8"), store=corpus.store
+        )
+    kinds = ["title", "body"] if fields else ["document"]
+    ones = {kind: 1.0 for kind in kinds}
+    # (weights change fetch_k's default, so both searches name it)
+    default = max(5 * k, 50) if per_artifact else k
+    fetch_k = default if fetch_extra is None else k + fetch_extra
+    for q in ("lift", "wing drag", "heat heat flow", "nothing here"):
+        kw = dict(k=k, mode="lexical", per_artifact=per_artifact, fetch_k=fetch_k)
+        fast = search(corpus, q, **kw)
+        slow = search(corpus, q, surface_weights=ones, **kw)
+        assert _hits(fast) == _hits(slow)
+        assert fast.reason == slow.reason
+
+
+def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
+    """Without a collapse, the lexical index is asked for k + 1 records;
+    when the k-th and (k + 1)-th tie, once more for fetch_k -- and the hits
+    are those of the general path either way."""
+    from rowvoi.index.lexical import BM25Index
+
+    asked = []
+    real = BM25Index.search
+
+    def spy(self, query, k=10, **kw):
+        asked.append(k)
+        return real(self, query, k, **kw)
+
+    monkeypatch.setattr(BM25Index, "search", spy)
+    # distinct documents: no two score the same for "wing"
+    docs = {f"d{i:02d}": "wing " + " ".join(["lift"] * i) for i in range(30)}
+    corpus = build(from_mapping(docs, embedder="hashing:8"), store=CorpusStore.memory())
+    ones = {"document": 1.0}
+    search(corpus, "wing", mode="lexical")  # loads the generation
+    del asked[:]
+    got = search(corpus, "wing", mode="lexical", k=5)
+    assert asked == [6]
+    assert _hits(got) == _hits(
+        search(corpus, "wing", mode="lexical", k=5, fetch_k=50, surface_weights=ones)
+    )
+    # twenty identical documents: the 5th and 6th tie
+    tied = build(
+        from_mapping({f"t{i:02d}": "wing lift" for i in range(20)}, embedder="hashing:8"),
+        store=CorpusStore.memory(),
+    )
+    search(tied, "wing", mode="lexical")
+    del asked[:]
+    got = search(tied, "wing", mode="lexical", k=5)
+    assert asked == [6, 50]
+    assert [h.artifact_id for h in got] == [f"t{i:02d}" for i in range(5)]
+    assert _hits(got) == _hits(
+        search(tied, "wing", mode="lexical", k=5, fetch_k=50, surface_weights=ones)
+    )
+
+
+def test_explain_terms_take_the_general_path():
+    """``explain=True`` adds each hit's matched terms (general path); the
+    rest of the explanation is the fast path's."""
+    docs = {"a": "wing lift", "b": "wing drag drag", "c": "heat"}
+    corpus = build(from_mapping(docs, embedder="hashing:8"), store=CorpusStore.memory())
+    plain = search(corpus, "wing drag", mode="lexical", k=2)
+    full = search(corpus, "wing drag", mode="lexical", k=2, explain=True)
+    assert [h.artifact_id for h in plain] == [h.artifact_id for h in full] == ["b", "a"]
+    for p, f in zip(plain, full):
+        assert p.explain["lexical"]["rank"] == f.explain["lexical"]["rank"]
+        assert p.explain["lexical"]["bm25"] == f.explain["lexical"]["bm25"] == p.score
+        assert p.explain["dense"] is None and p.explain["answered_by"] == ["bm25"]
+        assert "terms" in f.explain["lexical"] and "terms" not in p.explain["lexical"]
