@@ -768,7 +768,6 @@ class MiniLMEmbedder:
                 out[i] = _mean_l2(hidden[row, : int(lengths[i])])
         return out
 
-
     def _encode(self, items: list[str]) -> list[Any]:
         """The tokenizer's truncated encodings of ``items``, identical to
         ``encode_batch(items)``, without tokenising what truncation drops.
