@@ -3,6 +3,8 @@ rowvoi alone at scale.
 
     python -m bench run corpus --ir-python IR_VENV/bin/python \\
         [--rounds 3] [--scale-docs 1000000] [--minilm-docs 100000] \\
+        [--folder DIR --st-python ST_VENV/bin/python [--folder-whole]] \\
+        [--skip-cranfield] \\
         [--markdown bench/results/corpus.md] [--json bench/results/corpus.json]
 
 Part 1 -- side by side on Cranfield (1,400 documents, title + abstract as
@@ -22,6 +24,8 @@ processes.)  Measured per round:
   spent in the embedder);
 * query latency p50/p95 per mode, own time (the query's embedding is
   measured apart and subtracted; it is reported on its own for MiniLM);
+  then the same queries at k = 100 (:data:`BIG_K`), every mode, in the same
+  process, and per round the ratio of the k = 100 p50 to the k = 10 one;
 * nDCG@10 per mode (gain = 5 - grade, -1 rows dropped, queries by
   position);
 * files and bytes on disk.
@@ -31,6 +35,19 @@ embedder at 512 dimensions, and MiniLM through a callable that looks each
 text's vector up in a table computed once with rowvoi's MiniLM (so both
 index identical vectors and the embedder costs ~nothing). ``ir`` runs in
 its own virtual environment as a subprocess (``bench/peers/corpus_ir.py``).
+
+Folder part (``--folder DIR``) -- a first build of a folder of real text
+files with MiniLM on both sides: the files rowvoi's ``from_files`` takes
+(``.md .markdown .txt .rst``), one surface per file (``WholeText``), the
+same weights (rowvoi: its int8 model of the shipped ONNX file; ir:
+sentence-transformers on that file's float32 weights -- ir's own MiniLM
+path -- from the venv given by ``--st-python``, whose site-packages the ir
+driver appends to its path: same Python and numpy), each round each system
+in a fresh process (order rotating), the embedder made before the clock
+starts. Reported: end-to-end build seconds, of which embedding, texts
+embedded and the process's peak RSS; ``--folder-whole`` adds rowvoi with
+every text tokenised whole (the build before the head cut) as a third
+system.
 
 Part 2 -- rowvoi alone at scale: a synthetic Zipfian corpus
 (``bench/_common/synth_corpus.py``) with the hashing embedder -- full build, no-op
@@ -68,6 +85,9 @@ from .._common.results import ROOT, Run, update_blocks, versions, write
 from .._common.timing import median, spread
 
 IR_PEER = ROOT / "bench" / "peers" / "corpus_ir.py"
+#: The large k whose query latency is measured beside k = 10 (same queries,
+#: same process, right after the k = 10 pass of every mode).
+BIG_K = 100
 MODES = (
     ("lexical", {"mode": "lexical"}),
     ("dense", {"mode": "dense"}),
@@ -110,7 +130,7 @@ def build_ours(docs, edits, embedder_kind, table, scratch):
     return open_corpus("cran", store=store, embedder=emb), steps, store
 
 
-def search_ours(c, embedder, query, kw):
+def search_ours(c, embedder, query, kw, k=10):
     """One timed rowvoi query: ``(own seconds, artifact ids)``. The query's
     embedding by ``embedder`` (``c.embedder``, fetched once; dense and
     hybrid modes) is timed apart and subtracted."""
@@ -118,12 +138,12 @@ def search_ours(c, embedder, query, kw):
 
     t0 = time.perf_counter()
     if kw["mode"] == "lexical":
-        hits = search(c, query, k=10, **kw)
+        hits = search(c, query, k=k, **kw)
     else:
         t1 = time.perf_counter()
         vec = embedder.embed([query])[0]
         t0 += time.perf_counter() - t1  # query embedding apart
-        hits = search(c, query, k=10, query_vector=vec, **kw)
+        hits = search(c, query, k=k, query_vector=vec, **kw)
     return time.perf_counter() - t0, [h.artifact_id for h in hits]
 
 
@@ -133,6 +153,8 @@ def worker(cfg_path: str) -> dict:
     config, the same steps, the same JSON."""
     with open(cfg_path) as f:
         cfg = json.load(f)
+    if cfg.get("folder"):
+        return folder_ours(cfg)
     with open(cfg["docs"]) as f:
         docs = {d["id"]: d["text"] for d in map(json.loads, f)}
     with open(cfg["edits"]) as f:
@@ -168,6 +190,9 @@ def run_ours_here(docs, edits, queries, embedder_kind, table, scratch):
             lat.append(sec)
             ranked.append(ids)
         runs[label] = {"latency": lat, "ranked": ranked}
+    for label, kw in MODES:  # the same queries at k = BIG_K, after every mode at 10
+        lat = [search_ours(c, embedder, q, kw, BIG_K)[0] for q in queries]
+        runs[f"{label}@{BIG_K}"] = {"latency": lat}
     out["runs"] = runs
     files = store.files()
     out["files"] = len(files)
@@ -195,6 +220,7 @@ def ir_config(docs, edits, queries, embedder_kind, table, scratch):
         "name": "cran",
         "table": table[0] if table else None,
         "table_id": table[1] if table else None,
+        "big_k": BIG_K,
     }
     with open(os.path.join(d, "cfg.json"), "w") as f:
         json.dump(cfg, f)
@@ -217,6 +243,176 @@ def run_ir(ir_python, docs, edits, queries, embedder_kind, table, scratch):
     if p.returncode != 0:
         raise RuntimeError(f"ir driver failed:\n{p.stderr[-3000:]}")
     return json.loads(p.stdout)
+
+
+# ---------------------------------------------------------------- folder
+
+
+def folder_ours(cfg: dict) -> dict:
+    """rowvoi's first build of a folder with MiniLM (int8, the default), in
+    the round's fresh process: the embedder is made before the clock
+    starts; ``"whole"`` in the config tokenises every text whole (as before
+    the head cut, for the before/after figure). Returns the build's total
+    and embedding seconds, texts embedded, files seen and the process's
+    peak resident memory."""
+    import gc
+    import resource
+
+    from rowvoi.corpus import CorpusStore, WholeText, build, from_files
+    from rowvoi.index.embed import MiniLMEmbedder
+
+    emb = MiniLMEmbedder()
+    if cfg.get("whole"):
+        emb._head_chars = 0
+    src = from_files(
+        cfg["folder"], name=cfg["name"], pattern=cfg["pattern"], strategy=WholeText(), embedder=emb
+    )
+    store = CorpusStore(os.path.join(cfg["scratch"], "c"), name=cfg["name"])
+    gc.collect()
+    t0 = time.perf_counter()
+    c = build(src, store=store, progress=False)
+    total = time.perf_counter() - t0
+    r = c.last_build
+    return {
+        "build": {"total": total, "embed": r.embed_seconds, "texts": r.texts_embedded},
+        "n_seen": r.n_seen,
+        "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def st_site(st_python: str) -> str:
+    """The site-packages directory holding sentence-transformers in the
+    venv of ``st_python`` (ir's MiniLM path; appended to the ir driver's
+    path, after ir's own packages)."""
+    p = subprocess.run(
+        [
+            st_python,
+            "-c",
+            "import os, sentence_transformers as s; "
+            "print(os.path.dirname(os.path.dirname(s.__file__)))",
+        ],
+        capture_output=True,
+        text=True,
+        env=ir_env(),
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"--st-python {st_python}: no sentence-transformers ({p.stderr[-500:]})")
+    return p.stdout.strip()
+
+
+def folder_part(args, scratch) -> dict:
+    """Both systems' first build of ``args.folder`` with MiniLM, each round
+    in a fresh process per system, order alternating."""
+    from rowvoi.corpus import from_files
+    from rowvoi.corpus.indexing.sources import DFLT_FILE_PATTERN
+    from rowvoi.index.embed import derived_model, locate_minilm
+
+    if not (args.ir_python and args.st_python):
+        raise SystemExit("--folder needs --ir-python and --st-python (ir's MiniLM is torch)")
+    root = os.path.abspath(args.folder)
+    keys = sorted(from_files(root).scope.keys_list())
+    sizes = [os.path.getsize(os.path.join(root, k)) for k in keys]
+    source, tok = locate_minilm()
+    base = {
+        "folder": root,
+        "keys": keys,
+        "pattern": DFLT_FILE_PATTERN,
+        "name": "folder",
+        "fp32": str(derived_model(source, "fp32")),
+        "tokenizer": str(tok),
+        "st_site": st_site(args.st_python),
+    }
+    who_all = ["ours", "ir"] + (["whole"] if args.folder_whole else [])
+    rounds: dict[str, list] = {w: [] for w in who_all}
+    for i in range(args.rounds):
+        order = who_all[i % len(who_all) :] + who_all[: i % len(who_all)]
+        for who in order:
+            d = tempfile.mkdtemp(dir=scratch)
+            cfg = {**base, "scratch": d, "whole": who == "whole"}
+            path = os.path.join(d, "cfg.json")
+            with open(path, "w") as f:
+                json.dump(cfg, f)
+            if who == "ir":
+                cmd, env, cwd = [args.ir_python, str(IR_PEER), path], ir_env(), None
+            else:
+                cmd = [sys.executable, "-m", "bench.suites.corpus", "--worker", path]
+                env, cwd = None, ROOT
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd)
+            shutil.rmtree(d, ignore_errors=True)
+            if p.returncode != 0:
+                raise RuntimeError(f"{who} folder build failed:\n{p.stderr[-3000:]}")
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            if r["n_seen"] != len(keys):
+                raise RuntimeError(f"{who} saw {r['n_seen']} files, not {len(keys)}")
+            rounds[who].append(r)
+            print(f"folder: round {i + 1} {who} {r['build']['total']:.1f} s", file=sys.stderr)
+    out = {
+        "folder": root,
+        "files": len(keys),
+        "bytes": sum(sizes),
+        "largest": max(sizes),
+        "over_100k": sum(s > 100_000 for s in sizes),
+        "ir_embedder": rounds["ir"][0].get("embedder"),
+        "ir_version": rounds["ir"][0].get("ir_version"),
+        "rounds": args.rounds,
+    }
+    for who, rs in rounds.items():
+        tot = [r["build"]["total"] for r in rs]
+        out[who] = {
+            "total_s": median(tot),
+            "total_spread": span(tot),
+            "embed_s": median([r["build"]["embed"] for r in rs]),
+            "texts": rs[0]["build"]["texts"],
+            "maxrss_mb": median([r["maxrss_mb"] for r in rs]),
+            "all_total_s": tot,
+        }
+    ratios = [
+        b["build"]["total"] / a["build"]["total"] for a, b in zip(rounds["ours"], rounds["ir"])
+    ]
+    out["ir_over_ours"] = median(ratios)
+    out["ir_over_ours_spread"] = span(ratios)
+    return out
+
+
+def folder_md(f: dict) -> list[str]:
+    """The folder section's lines."""
+    names = {
+        "ours": "rowvoi (MiniLM int8, onnxruntime)",
+        "whole": "rowvoi, every text tokenised whole (the build before the head cut)",
+        "ir": f"ir 0.1.61 ({f['ir_embedder']}, float32)",
+    }
+    lines = [
+        "### A folder of real files with MiniLM: first build, rowvoi beside ir",
+        "",
+        f"`{f['folder']}`: {f['files']:,} files (rowvoi's default pattern, "
+        f"`.md .markdown .txt .rst`), {f['bytes']:,} bytes, the largest {f['largest']:,} "
+        f"bytes, {f['over_100k']} over 100 kB. One surface per file (`WholeText` on both "
+        "sides), MiniLM at 256 tokens on the same weights (rowvoi: its int8 model of the "
+        "shipped ONNX file; ir: sentence-transformers on that file's float32 weights, "
+        "batch 32, through an embedder callable -- ir's own MiniLM path), default threads "
+        "on both. Each round runs each system in a fresh process of its own, order "
+        f"rotating; the embedder is made before the clock starts; medians over "
+        f"{f['rounds']} rounds.",
+        "",
+        "| system | build s (end to end) | of which embedding s | texts embedded | "
+        "peak RSS MB | rounds, s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for who in ("ours", "whole", "ir"):
+        if who not in f:
+            continue
+        r = f[who]
+        lines.append(
+            f"| {names[who]} | {r['total_s']:.1f} | {r['embed_s']:.1f} | {r['texts']} | "
+            f"{r['maxrss_mb']:.0f} | {r['total_spread']} |"
+        )
+    lines += [
+        "",
+        f"ir / rowvoi, build time per round: median {f['ir_over_ours']:.2f}x "
+        f"(rounds {f['ir_over_ours_spread']}).",
+        "",
+    ]
+    return lines
 
 
 # ------------------------------------------------------------- reporting
@@ -253,6 +449,13 @@ def summarize(rounds, qrels):
                 "p95_ms": median(p95),
                 "ndcg10": nd,
             }
+            big = [r["runs"].get(f"{label}@{BIG_K}") for r in rs]
+            if all(big):
+                b50 = [np.percentile(b["latency"], 50) * 1000 for b in big]
+                s[label][f"p50_ms_k{BIG_K}"] = median(b50)
+                # per round: p50 at BIG_K over p50 at 10, in the same process
+                s[label][f"k{BIG_K}_over_k10"] = median([b / a for a, b in zip(p50, b50)])
+                s[label][f"k{BIG_K}_over_k10_spread"] = span([b / a for a, b in zip(p50, b50)])
         s["files"], s["bytes"] = rs[0]["files"], rs[0]["bytes"]
         out[sysname] = s
     return out
@@ -285,6 +488,10 @@ def table_md(title, summ, note=""):
     for label, _ in MODES:
         row(f"{label} query p50 ms (own)", o[label]["p50_ms"], r[label]["p50_ms"], "{:.2f}")
         row(f"{label} query p95 ms (own)", o[label]["p95_ms"], r[label]["p95_ms"], "{:.2f}")
+    kb = f"p50_ms_k{BIG_K}"
+    for label, _ in MODES:
+        if kb in o[label] and kb in r[label]:
+            row(f"{label} query p50 ms at k={BIG_K} (own)", o[label][kb], r[label][kb], "{:.2f}")
     for label, _ in MODES:
         row(f"{label} nDCG@10", o[label]["ndcg10"], r[label]["ndcg10"], "{:.4f}", ratio=False)
     row("files on disk", o["files"], r["files"], "{:d}")
@@ -300,6 +507,19 @@ def table_md(title, summ, note=""):
         + "."
     )
     lines.append("")
+    kr = f"k{BIG_K}_over_k10"
+    if all(kr in o[m] for m, _ in MODES):
+        lines.append(
+            f"Query p50 at k={BIG_K} over p50 at k=10 (per round, same process; median, "
+            "min-max), rowvoi / ir: "
+            + "; ".join(
+                f"{m} {o[m][kr]:.2f}x ({o[m][kr + '_spread']})"
+                + (f" / {r[m][kr]:.2f}x" if kr in r[m] else "")
+                for m, _ in MODES
+            )
+            + "."
+        )
+        lines.append("")
     return lines
 
 
@@ -431,6 +651,17 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     ap.add_argument("--scale-docs", type=int, default=0, help="synthetic docs (0: skip)")
     ap.add_argument("--minilm-docs", type=int, default=0, help="MiniLM docs (0: skip)")
     ap.add_argument("--skip-cranfield", action="store_true")
+    ap.add_argument(
+        "--folder", help="a folder of text files: first build with MiniLM, rowvoi beside ir"
+    )
+    ap.add_argument(
+        "--st-python", help="python of a venv with sentence-transformers (ir's MiniLM; --folder)"
+    )
+    ap.add_argument(
+        "--folder-whole",
+        action="store_true",
+        help="--folder also runs rowvoi with every text tokenised whole (the before figure)",
+    )
     ap.add_argument("--markdown", default=str(run.out) if run else None)
     ap.add_argument("--json", default=str(run.path("corpus.json")) if run else None)
     ap.add_argument("--worker", metavar="CONFIG", help=argparse.SUPPRESS)
@@ -504,6 +735,10 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
                         "",
                     ]
                 section(f"cranfield_{kind}", summ, lines)
+        if args.folder:
+            f = folder_part(args, scratch)
+            peer["ir"] = f["ir_version"]
+            section("folder_minilm", f, folder_md(f))
         if args.scale_docs:
             s = scale_hashing(args.scale_docs, scratch)
             lines = [
@@ -565,7 +800,13 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
 
 
 #: The results file's sections, in the order a full run writes them.
-SECTIONS = ("cranfield_hashing", "cranfield_table", "scale_hashing", "scale_minilm")
+SECTIONS = (
+    "cranfield_hashing",
+    "cranfield_table",
+    "folder_minilm",
+    "scale_hashing",
+    "scale_minilm",
+)
 MD_HEAD = """# Corpus benchmarks
 
 Produced by `python -m bench run corpus` (bench/suites/corpus.py); each section below

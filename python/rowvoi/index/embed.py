@@ -32,8 +32,10 @@ True
 from __future__ import annotations
 
 import importlib.util
+import json
 import numbers
 import os
+import re
 import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
@@ -675,6 +677,13 @@ class MiniLMEmbedder:
         tok.no_padding()
         tok.enable_truncation(max_length=self.max_length)
         self._tok = tok
+        #: Characters of a text tokenised first (see :meth:`_encode`); 0: the
+        #: tokenizer is not one the cut is proven for, texts go in whole.
+        self._head_chars = (
+            _HEAD_CHARS_PER_TOKEN * self.max_length
+            if _cut_is_exact(self.tokenizer_path, tok, self.max_length)
+            else 0
+        )
         so = ort.SessionOptions()
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
@@ -725,7 +734,7 @@ class MiniLMEmbedder:
         out = np.zeros((len(items), MINILM_DIM), dtype=np.float32)
         if not items:
             return out
-        encs = self._tok.encode_batch(items)
+        encs = self._encode(items)
         lengths = np.array([len(e.ids) for e in encs])
         order = np.argsort(lengths, kind="stable")
         start = 0
@@ -758,6 +767,96 @@ class MiniLMEmbedder:
             for row, i in enumerate(idx):
                 out[i] = _mean_l2(hidden[row, : int(lengths[i])])
         return out
+
+    def _encode(self, items: list[str]) -> list[Any]:
+        """The tokenizer's truncated encodings of ``items``, identical to
+        ``encode_batch(items)``, without tokenising what truncation drops.
+
+        Each text is tokenised in growing heads (:func:`_head`): first its
+        shortest prefix of at least ``_head_chars`` characters that ends
+        just before an ASCII whitespace character; a head whose encoding
+        is not full (fewer than ``max_length`` ids) and is not the whole
+        text grows fourfold, so a text costs at most about 4/3 of the head
+        it finally needs, and a long file costs its first few thousand
+        characters, not its length.
+
+        Why the result is identical (for the BERT pipeline that
+        :func:`_cut_is_exact` checks): the normaliser works character by
+        character (control characters removed, whitespace to a space, CJK
+        padded with spaces, lowercase, NFD with combining marks removed;
+        NFD reorders only runs of combining marks, and a space is not
+        one), the pre-tokenizer splits words at whitespace and
+        punctuation, WordPiece works per word, and no added token holds
+        whitespace. So a cut just before a space, tab, CR or LF changes
+        no token before it: the head's tokens are the first tokens of the
+        whole text. A full head holds at least ``max_length`` minus the
+        special tokens, so truncation keeps the same tokens from the head
+        as from the text. (A vertical tab, form feed or other control
+        character is removed by the normaliser, joining its neighbours:
+        never a cut.)
+        """
+        n = self._head_chars
+        if n == 0:
+            return list(self._tok.encode_batch(items))
+        heads = [_head(t, n) for t in items]
+        encs = list(self._tok.encode_batch(heads))
+        todo = [i for i, h in enumerate(heads) if h is not items[i]]
+        while todo:
+            todo = [i for i in todo if len(encs[i].ids) < self.max_length]
+            if not todo:
+                break
+            n *= 4
+            heads = [_head(items[i], n) for i in todo]
+            for i, e in zip(todo, self._tok.encode_batch(heads)):
+                encs[i] = e
+            todo = [i for i, h in zip(todo, heads) if h is not items[i]]
+        return encs
+
+
+#: First head of a text (:meth:`MiniLMEmbedder._encode`), in characters per
+#: token of ``max_length``: English prose runs about 4-6 characters a
+#: token, so a head of 16 per token is nearly always full at once (4,096
+#: characters at 256 tokens).
+_HEAD_CHARS_PER_TOKEN = 16
+
+#: Where a text may be cut: just before an ASCII space, tab, LF or CR.
+_CUT = re.compile(r"[ \t\n\r]")
+
+
+def _head(text: str, n: int) -> str:
+    """The shortest prefix of ``text`` with at least ``n`` characters that
+    ends just before an ASCII whitespace character; ``text`` itself (the
+    same object) when it is no longer than ``n`` or has no such place.
+
+    >>> _head("lift on a wing", 6), _head("lift on a wing", 99), _head("lift-on-a-wing", 6)
+    ('lift on', 'lift on a wing', 'lift-on-a-wing')
+    """
+    if len(text) <= n:
+        return text
+    m = _CUT.search(text, n)
+    return text if m is None else text[: m.start()]
+
+
+def _cut_is_exact(tokenizer_path: Path, tok: Any, max_length: int) -> bool:
+    """Is :meth:`MiniLMEmbedder._encode`'s cut proven for this tokenizer:
+    a BERT normaliser, the BERT pre-tokenizer, WordPiece, no added token
+    holding whitespace, and room for a content token after the special
+    ones? (A tokenizer of another make tokenises texts whole.)"""
+    try:
+        spec = json.loads(Path(tokenizer_path).read_text(encoding="utf-8"))
+        kinds = (
+            (spec.get("normalizer") or {}).get("type"),
+            (spec.get("pre_tokenizer") or {}).get("type"),
+            (spec.get("model") or {}).get("type"),
+        )
+        added = [t.get("content", "") for t in spec.get("added_tokens") or []]
+    except (OSError, ValueError, AttributeError):
+        return False
+    if kinds != ("BertNormalizer", "BertPreTokenizer", "WordPiece"):
+        return False
+    if any(c.isspace() for t in added for c in t):
+        return False
+    return bool(max_length > tok.num_special_tokens_to_add(False))
 
 
 def _mean_l2(tokens: np.ndarray) -> np.ndarray:

@@ -49,6 +49,19 @@ vectors it computed: the next build takes them from the cache
 (:attr:`BuildReport.cache_hits`). Texts repeated within one build are
 embedded once.
 
+Memory
+------
+Bounded by the batch, not by the largest file: artifacts are fetched and
+decomposed as the build reaches them (``_Builder._plans``), and a batch
+holds the surfaces of about ``batch_size`` texts -- each text a few times
+over (the string, its UTF-8 for the content hash and ``docs.sqlite``, the
+analyser's pass for BM25) -- until its rows are written. The embedder's
+working memory is bounded by the batch too: MiniLM tokenises only the head
+of each text that its 256 tokens can hold
+(``MiniLMEmbedder._encode``) and runs at most
+``batch_tokens`` padded tokens per call. What grows with the corpus is the
+indexes being built (postings, vectors) and the embedding cache's rows.
+
 When a build fails
 ------------------
 Nothing is committed: the previous generation stays, whole. A first build

@@ -353,11 +353,21 @@ class _Ranked:
     scores: np.ndarray
     pos: np.ndarray
 
-    def ranks(self) -> tuple[dict[int, int], list[float]]:
-        """``({record id: 1-based rank}, scores)``: the score of rank ``r``
-        is ``scores[r - 1]``."""
-        ids = self.ids.tolist()
-        return dict(zip(ids, range(1, len(ids) + 1))), self.scores.tolist()
+    def ranks_of(self, ids: np.ndarray) -> tuple[list[int], list[float]]:
+        """Of each record id of ``ids``: its 1-based rank in this list and
+        its score here, or ``0`` and ``0.0`` when the list lacks it (one
+        sorted lookup for them all, whatever the list's length)."""
+        n = len(self.ids)
+        if not n or not len(ids):
+            return [0] * len(ids), [0.0] * len(ids)
+        by_id = np.argsort(self.ids, kind="stable")
+        srt = self.ids[by_id]
+        at = np.minimum(np.searchsorted(srt, ids), n - 1)
+        found = srt[at] == ids
+        where = by_id[at]
+        rank = np.where(found, where + 1, 0)
+        score = np.where(found, self.scores[where], 0.0)
+        return rank.tolist(), score.tolist()
 
 
 _NO_IDS = np.zeros(0, dtype=np.int64)
@@ -530,11 +540,12 @@ def _fetch(
         scores = cands.scores * w[table.kind[cands.pos]]
         o = _order(table, cands.pos, scores)
         cands = _Ranked(cands.ids[o], scores[o], cands.pos[o])
+    known: dict[int, float] = {}
     if p.mode == "hybrid" and p.fusion == "rrf":
         cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
     ids, scores, pos = cands.ids, cands.scores, cands.pos
     ids, scores, pos = ids[: p.fetch_k], scores[: p.fetch_k], pos[: p.fetch_k]
-    if p.per_artifact:
+    if p.per_artifact and not table.one_per_artifact:
         # the best surface of each artifact: its first in result order
         seen: set[int] = set()
         keep: list[int] = []
@@ -548,18 +559,13 @@ def _fetch(
     else:
         ids, scores, pos = ids[: p.k], scores[: p.k], pos[: p.k]
     id_list = ids.tolist()
-    evidence: dict[int, float] = {}
-    if p.mode == "hybrid" and p.fusion == "rrf":
-        # RRF scores depend on ranks only, so they cannot be floored; each hit
-        # carries its absolute evidence (its blend score) for floors instead
-        # (the ties' evidence is already known)
-        evidence = {cid: known[cid] for cid in id_list if cid in known}
-        need = np.array([cid for cid in id_list if cid not in known], dtype=np.int64)
-        if len(need):
-            got = _blend_scores(loaded, query, qvec, dense, lex, need, p)
-            evidence.update(zip(need.tolist(), got.tolist()))
-    d_rank, d_scores = dense.ranks()
-    l_rank, l_scores = lex.ranks()
+    # RRF scores depend on ranks only, so they cannot be floored; each hit
+    # carries its absolute evidence (its blend score) for floors instead,
+    # computed with the ties' (_break_rrf_ties: every record that can be a hit)
+    evidence = known
+    # each hit's rank and score on each side (0: not returned by that side)
+    d_rank, d_scores = dense.ranks_of(ids)
+    l_rank, l_scores = lex.ranks_of(ids)
     if table.has_text:
         fields = table.hits_fields(pos)
     else:
@@ -573,25 +579,28 @@ def _fetch(
                 (row["artifact_id"], row["kind"], row["surface_index"], row["text"], meta)
             )
     hybrid = p.mode == "hybrid"
+    mode, fusion, weights = p.mode, p.fusion, p.weights
+    terms = p.explain and loaded.lexical is not None
+    both, dense_only, lex_only = [answered_dense, "bm25"], [answered_dense], ["bm25"]
     hits = []
-    for cid, score, (artifact_id, kind, surface_index, text, meta) in zip(
-        id_list, scores.tolist(), fields
+    for cid, score, dr, ds, lr, ls, (artifact_id, kind, surface_index, text, meta) in zip(
+        id_list, scores.tolist(), d_rank, d_scores, l_rank, l_scores, fields
     ):
         # explain: which indexes returned the record, its rank and raw score
         # on each side, the surface weight, the fused score
-        dr = d_rank.get(cid)
-        lr = l_rank.get(cid)
         why: dict[str, Any] = {
-            "mode": p.mode,
-            "answered_by": ([answered_dense] if dr else []) + (["bm25"] if lr else []),
-            "dense": None if dr is None else {"rank": dr, "cosine": d_scores[dr - 1]},
-            "lexical": None if lr is None else {"rank": lr, "bm25": l_scores[lr - 1]},
-            "surface_weight": 1.0 if not p.weights else p.weights.get(kind, 1.0),
+            "mode": mode,
+            "answered_by": (both[:] if lr else dense_only[:])
+            if dr
+            else (lex_only[:] if lr else []),
+            "dense": {"rank": dr, "cosine": ds} if dr else None,
+            "lexical": {"rank": lr, "bm25": ls} if lr else None,
+            "surface_weight": 1.0 if not weights else weights.get(kind, 1.0),
         }
         if hybrid:
-            why["fusion"] = p.fusion
+            why["fusion"] = fusion
             why["fused"] = score
-        if p.explain and lr is not None and loaded.lexical is not None:
+        if terms and lr:
             why["lexical"]["terms"] = _terms(loaded.lexical, query, cid)
         if cid in evidence:
             why["evidence"] = evidence[cid]
@@ -765,7 +774,7 @@ def _break_rrf_ties(
     p: Params,
 ) -> tuple[_Ranked, dict[int, float]]:
     """The RRF candidates with equal scores ordered by their evidence, and
-    ``{record id: evidence}`` of the records whose evidence was computed.
+    ``{record id: evidence}`` of every record that can be a hit.
 
     An RRF score depends on ranks only, and equal scores are common: a
     record ranked (1, 2) by (dense, lexical) and one ranked (2, 1) score
@@ -775,33 +784,36 @@ def _break_rrf_ties(
     which is better; the records' evidence (their blend score, as for
     floors) measures how well each actually matches, so it orders them,
     highest first; then artifact id and surface index, as for any equal
-    scores. Evidence is computed only for the records that share a score
-    with another and can reach the results: the records up to the one that
-    completes the top ``k`` (``k`` distinct artifacts with
-    ``per_artifact``), within the first ``fetch_k``, and the rest of its
-    group of equal scores -- reordering a group never changes which records
-    lie before its end, so groups after it cannot change the results.
-    Candidates without such ties come back unchanged.
+    scores. Evidence is computed, in one call, for the records that can
+    reach the results: the records up to the one that completes the top
+    ``k`` (``k`` distinct artifacts with ``per_artifact``), within the
+    first ``fetch_k``, and the rest of its group of equal scores --
+    reordering a group never changes which records lie before its end, so
+    groups after it cannot change the results. Candidates without ties
+    among those come back unchanged.
     """
     sc = cands.scores
     n = min(len(sc), p.fetch_k)
-    if n < 2:
+    if n < 1:
         return cands, {}
-    if p.per_artifact:
+    if p.per_artifact and not table.one_per_artifact:
         firsts = np.sort(np.unique(table.art[cands.pos[:n]], return_index=True)[1])
         last = int(firsts[p.k - 1]) if len(firsts) >= p.k else n - 1
     else:
         last = min(p.k, n) - 1
-    srt = np.sort(sc)
-    shared = srt[1:][srt[1:] == srt[:-1]]
-    shared = shared[shared >= sc[last]]
-    if not len(shared):
-        return cands, {}
-    tied = np.isin(sc, shared)
+    # the records that can be hits: those scoring at least the one that
+    # completes the top k (candidates are sorted by score, descending; the
+    # group of its score may reach past fetch_k); their evidence orders
+    # their ties and goes with the hits -- one call
+    end = int(np.count_nonzero(sc >= sc[last]))
+    head = cands.ids[:end]
+    ev = _blend_scores(loaded, query, qvec, dense, lex, head, p)
+    known = dict(zip(head.tolist(), ev.tolist()))
+    if end < 2 or not np.any(sc[1:end] == sc[: end - 1]):
+        return cands, known  # no tie among them: the order stands
     tie = np.zeros(len(sc), dtype=np.float64)
-    tie[tied] = _blend_scores(loaded, query, qvec, dense, lex, cands.ids[tied], p)
+    tie[:end] = ev
     o = _order(table, cands.pos, sc, tie)
-    known = dict(zip(cands.ids[tied].tolist(), tie[tied].tolist()))
     return _Ranked(cands.ids[o], sc[o], cands.pos[o]), known
 
 
