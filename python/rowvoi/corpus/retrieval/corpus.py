@@ -453,6 +453,32 @@ def search(
     ...
     ValueError: k=0: must be in 1 .. 100000
     """
+    if type(corpus) is not Corpus and hasattr(type(corpus), "__rowvoi_search__"):
+        # another kind of corpus that searches itself (a sharded corpus of
+        # rowvoi.dask): same arguments, same hits
+        return type(corpus).__rowvoi_search__(  # type: ignore[no-any-return]
+            corpus,
+            query,
+            k=k,
+            mode=mode,
+            fusion=fusion,
+            rrf_k=rrf_k,
+            alpha=alpha,
+            bm25_sat_k=bm25_sat_k,
+            filter=filter,
+            surfaces=surfaces,
+            per_artifact=per_artifact,
+            surface_weights=surface_weights,
+            fetch_k=fetch_k,
+            index=index,
+            explain=explain,
+            query_vector=query_vector,
+            rerank=rerank,
+            rerank_text=rerank_text,
+            rerank_max_chars=rerank_max_chars,
+            formulate=formulate,
+            boost=boost,
+        )
     c = corpus if type(corpus) is Corpus else as_corpus(corpus)
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, not {type(query).__name__}")
