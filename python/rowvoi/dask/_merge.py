@@ -81,6 +81,7 @@ def merge(
     l_rows: list[tuple[int, float]] = []
     tokens: list[str] = []
     vec_ok = False
+    filtered = any(r["filtered"] for _, r in live)
     for s, r in live:
         base = len(local)
         ids = r["ids"]
@@ -99,7 +100,7 @@ def merge(
         vec_ok = vec_ok or bool(r["vec_ok"])
     n = len(local)
     if not n:
-        return Merged([], False, n_allowed, _why_empty(p, query_has_vec, vec_ok, tokens, None))
+        return Merged([], False, n_allowed, _why_empty(p, query_has_vec, vec_ok, tokens, filtered))
     art_ids = [f[0] for f in fields]
     # artifact ranks in code point order (comparing ranks compares ids)
     uniq = sorted(set(art_ids))
@@ -136,7 +137,7 @@ def merge(
         o = _order(acc, art[c_ix], surf[c_ix])
         c_ix, c_sc = c_ix[o], acc[o]
     if not len(c_ix):
-        return Merged([], False, n_allowed, _why_empty(p, query_has_vec, vec_ok, tokens, None))
+        return Merged([], False, n_allowed, _why_empty(p, query_has_vec, vec_ok, tokens, filtered))
     cut = cut or len(c_ix) > fetch_k
     if p.weights:
         w = np.array([p.weights.get(fields[i][1], 1.0) for i in c_ix.tolist()], dtype=np.float64)
@@ -237,9 +238,7 @@ def _rrf_ties(
     return c_ix[o], sc[o], known
 
 
-def _why_empty(
-    p: Params, has_vec: bool, vec_ok: bool, tokens: list[str], allowed: Any
-) -> str:
+def _why_empty(p: Params, has_vec: bool, vec_ok: bool, tokens: list[str], filtered: bool) -> str:
     """Why a search that ran found nothing (as one corpus says it)."""
     why = []
     if p.mode != "lexical":
@@ -253,6 +252,7 @@ def _why_empty(
                 "the query has no searchable terms (the analyzer drops punctuation and stopwords)"
             )
         else:
+            among = " (of those the filter and surface kinds allow)" if filtered else ""
             shown = ", ".join(map(repr, list(dict.fromkeys(tokens))[:8]))
-            why.append(f"no record contains a query term (analysed: {shown})")
+            why.append(f"no record{among} contains a query term (analysed: {shown})")
     return "; and ".join(why)

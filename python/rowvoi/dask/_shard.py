@@ -289,6 +289,7 @@ def _one(
         "tokens": tokens,
         "vec_ok": vec_ok,
         "one": table.one_per_artifact,
+        "filtered": allowed is not None,
     }
 
 
