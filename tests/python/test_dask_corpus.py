@@ -438,3 +438,31 @@ def test_collection_stats_checked_and_dropped_by_a_change():
         a.set_collection_stats({"df": {}})
     with pytest.raises(TypeError, match="mapping"):
         a.set_collection_stats([1, 2])
+
+
+def test_select_discover_expand_disclose_accept_a_sharded_corpus():
+    from rowvoi.corpus import discover, disclose, expand, select
+
+    docs = {
+        f"d{i}": {"title": f"wing {i}", "body": "lift drag. heat flow. shock wave.",
+                  "year": 2000 + i, "venue": VENUES[i % 3]}
+        for i in range(12)
+    }
+    strategy = Fields(("title", "body"))
+    one = build(_source(docs, strategy), store=CorpusStore.memory())
+    root = tempfile.mkdtemp()
+    build_sharded(_source(docs, strategy), None, shards=3, root=root, client="sync")
+    sc = open_sharded(root, client="local")
+    for mode in ("lexical", "hybrid"):
+        assert discover(sc, "wing lift", mode=mode).to_dict() == discover(
+            one, "wing lift", mode=mode
+        ).to_dict()
+        a, b = search(sc, "wing 3", mode=mode), search(one, "wing 3", mode=mode)
+        assert [h.artifact_id for h in select(a).selected] == [
+            h.artifact_id for h in select(b).selected
+        ]
+        pa, pb = expand(a[0], sc), expand(b[0], one)
+        assert (pa.text, pa.artifact_id) == (pb.text, pb.artifact_id)
+        assert disclose(select(a), corpus=sc, level="body") == disclose(
+            select(b), corpus=one, level="body"
+        )

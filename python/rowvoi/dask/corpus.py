@@ -653,6 +653,22 @@ class ShardedCorpus:
             "shard_info": rows,
         }
 
+    #: No folder a pointer of its hits may name (pass roots= to disclose).
+    source_roots: tuple[str, ...] = ()
+
+    def __rowvoi_records__(self, artifact_id: str, *, surface_kind: str | None = None) -> Any:
+        """The hook :func:`rowvoi.corpus.records_for_artifact` calls (and
+        so :func:`rowvoi.corpus.expand`): the artifact's records, read from
+        its shard."""
+        from rowvoi.corpus.base import ledger_key
+        from rowvoi.corpus.retrieval.corpus import records_for_artifact
+        from rowvoi.corpus.storage.store import CorpusStore
+
+        m = self._refresh()
+        i = shard_of(ledger_key(artifact_id), m["shards"])
+        store = CorpusStore(Path(self.root) / shard_dir_name(i))
+        return records_for_artifact(store, artifact_id, surface_kind=surface_kind)
+
     # ------------------------------------------------------------ search
     def __rowvoi_search__(self, query: str, **kw: Any) -> SearchHits:
         """The hook :func:`rowvoi.corpus.search` calls."""

@@ -680,6 +680,12 @@ def records_for_artifact(
     elif isinstance(store_or_corpus, str):
         store = CorpusStore.local(store_or_corpus)
         label = f"corpus {store_or_corpus!r}"
+    elif hasattr(type(store_or_corpus), "__rowvoi_records__"):
+        # another kind of corpus that finds its records itself (a sharded
+        # corpus of rowvoi.dask: the artifact's shard)
+        return type(store_or_corpus).__rowvoi_records__(  # type: ignore[no-any-return]
+            store_or_corpus, artifact_id, surface_kind=surface_kind
+        )
     elif hasattr(store_or_corpus, "store"):
         return records_for_artifact(store_or_corpus.store, artifact_id, surface_kind=surface_kind)
     else:
