@@ -466,3 +466,165 @@ def test_select_discover_expand_disclose_accept_a_sharded_corpus():
         assert disclose(select(a), corpus=sc, level="body") == disclose(
             select(b), corpus=one, level="body"
         )
+
+
+# ----------------------------------------------------------------- cluster
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+def _big_docs(n, seed=5):
+    rng = np.random.default_rng(seed)
+    return {
+        f"b{i:05d}": {
+            "title": "t",
+            "body": " ".join(rng.choice(WORDS, rng.integers(2, 10))),
+            "year": int(rng.integers(1970, 2020)),
+            "venue": VENUES[i % 3],
+        }
+        for i in range(n)
+    }
+
+
+@pytest.mark.xdist_group("dask-cluster")
+@pytest.mark.stress
+def test_cluster_build_serve_and_incremental_rebuild(cluster_client):
+    c = cluster_client
+    docs = _big_docs(400)
+    root = tempfile.mkdtemp()
+    rep = build_sharded(_source(docs), None, shards=4, root=root, client=c)
+    assert rep.n_artifacts == 400 and rep.changed_shards == [0, 1, 2, 3]
+    one = build(_source(docs), store=CorpusStore.memory())
+    sc = open_sharded(root, client=c)
+    queries = ["wing lift", "heat flow", "shock wave speed", "fluid", "thin pipe drag"]
+    for mode, fusion in [("lexical", "rrf"), ("dense", "rrf"), ("hybrid", "rrf"),
+                         ("hybrid", "blend")]:
+        for flt in (None, {"venue": "JAS"}):
+            got = sc.search_batch(queries, mode=mode, fusion=fusion, filter=flt, k=7)
+            for q, g in zip(queries, got):
+                assert _key(g) == _key(search(one, q, mode=mode, fusion=fusion, filter=flt, k=7))
+    # the shards stay loaded where they are served: another batch loads nothing
+    loads = sum(c.run(_shard.load_count).values())
+    held = sorted(k[1] for v in c.run(_shard.loaded_keys).values() for k in v if k[0] == root)
+    assert held == [0, 1, 2, 3]
+    sc.search_batch(queries * 4, mode="hybrid", k=5)
+    assert sum(c.run(_shard.load_count).values()) == loads
+    # an edited artifact: one shard rebuilt, only it reloaded
+    edited = dict(docs)
+    edited["b00007"] = dict(docs["b00007"], body="supersonic panel flutter")
+    rep2 = build_sharded(_source(edited), None, shards=4, root=root, client=c)
+    assert rep2.changed_shards == [shard_of("b00007", 4)]
+    hits = search(sc, "supersonic panel", mode="lexical")
+    assert [h.artifact_id for h in hits] == ["b00007"]
+    assert sum(c.run(_shard.load_count).values()) == loads + 1
+    one2 = build(_source(edited), store=CorpusStore.memory())
+    for q in queries:
+        assert _key(search(sc, q, mode="hybrid", k=9)) == _key(search(one2, q, mode="hybrid", k=9))
+
+
+@pytest.mark.xdist_group("dask-cluster")
+@pytest.mark.stress
+def test_cluster_worker_killed_mid_search_gives_whole_results(cluster_client):
+    import signal
+    import threading
+    import time
+
+    c = cluster_client
+    docs = _big_docs(600, seed=9)
+    root = tempfile.mkdtemp()
+    build_sharded(_source(docs), None, shards=4, root=root, client=c)
+    one = build(_source(docs), store=CorpusStore.memory())
+    sc = open_sharded(root, client=c)
+    rng = np.random.default_rng(1)
+    queries = [" ".join(rng.choice(WORDS, 3)) for _ in range(2000)]
+    sc.search_batch(queries[:4], mode="lexical", k=5)  # shards loaded on both workers
+    pids = c.run(os.getpid)
+    victim = sorted(pids)[0]
+    out: dict[str, object] = {}
+
+    def run():
+        try:
+            out["hits"] = sc.search_batch(queries, mode="hybrid", k=5)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            out["error"] = exc
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(0.3)
+    mid = t.is_alive()
+    os.kill(pids[victim], signal.SIGKILL)
+    t.join(120)
+    assert mid, "the batch ended before the kill: make it larger"
+    assert "error" not in out, out.get("error")
+    got = out["hits"]
+    for i in rng.choice(len(queries), 60, replace=False).tolist():
+        assert _key(got[i]) == _key(search(one, queries[i], mode="hybrid", k=5))
+    c.wait_for_workers(2, timeout=60)  # (the nanny restarts the killed worker)
+
+
+@pytest.mark.xdist_group("dask-cluster")
+@pytest.mark.stress
+def test_cluster_reader_during_a_rebuild_sees_one_generation(cluster_client):
+    import threading
+
+    c = cluster_client
+    docs = _big_docs(300, seed=4)
+    edited = {a: dict(d, body=d["body"] + " extra wing") for a, d in docs.items()}
+    root = tempfile.mkdtemp()
+    build_sharded(_source(docs), None, shards=4, root=root, client=c)
+    old = _key(search(build(_source(docs), store=CorpusStore.memory()), "extra wing",
+                      mode="lexical", k=20))
+    new = _key(search(build(_source(edited), store=CorpusStore.memory()), "extra wing",
+                      mode="lexical", k=20))
+    assert old != new
+    sc = open_sharded(root, client=c)
+    seen = [_key(search(sc, "extra wing", mode="lexical", k=20))]  # (shards loaded)
+    stop = threading.Event()
+
+    def read():
+        while not stop.is_set():
+            seen.append(_key(search(sc, "extra wing", mode="lexical", k=20)))
+
+    t = threading.Thread(target=read)
+    t.start()
+    try:
+        build_sharded(_source(edited), None, shards=4, root=root, client=c)
+    finally:
+        stop.set()
+        t.join(60)
+    seen.append(_key(search(sc, "extra wing", mode="lexical", k=20)))
+    assert all(s in (old, new) for s in seen)  # never a mix of generations
+    assert seen[0] == old and seen[-1] == new
+
+
+def test_no_worker_left_is_a_clear_error():
+    class Empty:
+        def submit(self, *a, **k):
+            raise AssertionError("nothing may be submitted")
+
+        def gather(self, *a, **k):
+            raise AssertionError
+
+        def scheduler_info(self, **kw):
+            return {"workers": {}}
+
+    root = tempfile.mkdtemp()
+    build_sharded(_source(_docs(5)), None, shards=2, root=root, client="sync")
+    sc = open_sharded(root, client=Empty())
+    with pytest.raises(ShardedCorpusError, match="no Dask worker is alive"):
+        search(sc, "wing", mode="lexical")

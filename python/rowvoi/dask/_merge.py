@@ -29,6 +29,8 @@ import numpy as np
 from rowvoi.corpus.base import SearchHit, new_hit
 from rowvoi.corpus.retrieval.rank import Params
 
+from ._shard import metadata_of
+
 __all__ = ["Merged", "merge"]
 
 #: Why a dense search finds nothing for an all-zero query vector.
@@ -191,7 +193,9 @@ def merge(
             why["evidence"] = evidence[i]
         why["shard"] = shard_of[i]
         hits.append(
-            new_hit(artifact_id, kind, score, text, dict(meta), name, surface_index, local[i], why)
+            new_hit(
+                artifact_id, kind, score, text, metadata_of(meta), name, surface_index, local[i], why
+            )
         )
     return Merged(hits, cut, n_allowed, None)
 

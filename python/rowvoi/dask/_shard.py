@@ -36,7 +36,16 @@ from rowvoi.index._hot import any_nonzero
 
 from ._manifest import ShardedCorpusError, read_stats, shard_dir_name
 
-__all__ = ["LoadedShard", "ShardMoved", "shard", "shard_pass", "run_pass", "loaded_keys"]
+__all__ = [
+    "LoadedShard",
+    "ShardMoved",
+    "shard",
+    "shard_pass",
+    "run_pass",
+    "loaded_keys",
+    "load_count",
+    "metadata_of",
+]
 
 
 class ShardMoved(ShardedCorpusError):
@@ -63,6 +72,9 @@ class LoadedShard:
         self.generation = generation
         self.store = CorpusStore(Path(root) / shard_dir_name(index))
         self.gen: Generation | None = None
+        #: the statistics file applied; held by a pass and a change of them
+        self.stats_name: str | None = None
+        self.lock = threading.RLock()
         self.n_records = 0
         self.one_per_artifact = True
         if generation == 0:
@@ -87,6 +99,8 @@ class LoadedShard:
 
 #: (root, shard index) -> the shard loaded last there (one generation each).
 _CACHE: dict[tuple[str, int], LoadedShard] = {}
+#: Shards this process has loaded from storage (a count, for monitoring).
+LOADS = 0
 _LOCK = threading.Lock()
 #: (root, stats file) -> statistics read (the last file per root).
 _STATS: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -107,20 +121,26 @@ def _stats_of(root: str, manifest: dict[str, Any]) -> dict[str, Any] | None:
 def shard(root: str, index: int, manifest: dict[str, Any]) -> LoadedShard:
     """Shard ``index`` of the sharded corpus at ``root`` at the generation
     ``manifest`` names: from this process's cache, else loaded (and kept,
-    replacing an older generation of it)."""
+    replacing an older generation of it). A shard still at the generation
+    named, under new collection statistics (another shard changed), keeps
+    its indexes and takes the new statistics (:func:`run_pass` holds the
+    shard's lock, so no pass sees a mix)."""
     key = (root, index)
     want = manifest["shard_generations"][index]
     with _LOCK:
         cur = _CACHE.get(key)
-        if cur is not None and cur.generation == want and cur.gen is not None:
-            stats_ok = getattr(cur, "_stats_name", None) == manifest["stats"]
-            if stats_ok:
-                return cur
-        if cur is not None and cur.generation == want and cur.gen is None:
+        if cur is not None and cur.generation == want:
+            if cur.gen is not None and cur.stats_name != manifest["stats"]:
+                with cur.lock:
+                    if cur.gen.lexical is not None:
+                        cur.gen.lexical.set_collection_stats(_stats_of(root, manifest))
+                    cur.stats_name = manifest["stats"]
             return cur
         loaded = LoadedShard(root, index, want, _stats_of(root, manifest))
-        loaded._stats_name = manifest["stats"]  # type: ignore[attr-defined]
+        loaded.stats_name = manifest["stats"]
         _CACHE[key] = loaded
+        global LOADS
+        LOADS += 1
         return loaded
 
 
@@ -128,6 +148,11 @@ def loaded_keys() -> list[tuple[str, int, int]]:
     """(root, shard, generation) of every shard this process holds."""
     with _LOCK:
         return [(r, i, s.generation) for (r, i), s in _CACHE.items()]
+
+
+def load_count() -> int:
+    """Shards this process has loaded from storage so far."""
+    return LOADS
 
 
 def _none(reason: str) -> dict[str, Any]:
@@ -243,7 +268,7 @@ def _one(
                 rid = np.asarray(r2.ids, dtype=np.int64)
                 bm[np.searchsorted(ids, rid)] = np.asarray(r2.scores, dtype=np.float64)
     if n and table.has_text:
-        fields = table.hits_fields(table.positions(ids))
+        fields = _raw_fields(table, table.positions(ids))
     elif n:
         rows = opened.rows(ids.tolist())
         fields = []
@@ -293,6 +318,47 @@ def _one(
     }
 
 
+def _raw_fields(table: Any, pos: np.ndarray) -> list[tuple[str, str, int, str, Any]]:
+    """``(artifact_id, kind, surface_index, text, (metadata, filter fields))``
+    of the records at positions ``pos``, the two objects as their stored
+    JSON bytes: decoded (:func:`metadata_of`) only for the records that
+    become hits, after the merge."""
+    texts, metas = table._texts, table._metadata
+    t_blob, t_off = texts.blob, texts.offsets
+    m_blob, m_off = metas.blob, metas.offsets
+    ff = table._filter_fields
+    f_blob, f_off = ff.blob, ff.offsets
+    ai = table._artifact_ids
+    a_blob, a_off = ai.blob, ai.offsets
+    art, kind, surface = table._columns()
+    kinds = table.kinds
+    out = []
+    for i in pos.tolist():
+        a = art[i]
+        out.append(
+            (
+                a_blob[a_off[a] : a_off[a + 1]].decode(),
+                kinds[kind[i]],
+                surface[i],
+                t_blob[t_off[i] : t_off[i + 1]].decode(),
+                (bytes(m_blob[m_off[i] : m_off[i + 1]]), bytes(f_blob[f_off[a] : f_off[a + 1]])),
+            )
+        )
+    return out
+
+
+def metadata_of(raw: Any) -> dict[str, Any]:
+    """A hit's metadata from what :func:`shard_pass` returned for it: the
+    surface's metadata updated with the artifact's filter fields."""
+    if isinstance(raw, dict):
+        return dict(raw)
+    meta_b, ff_b = raw
+    meta: dict[str, Any] = json.loads(meta_b) if meta_b else {}
+    if ff_b:
+        meta.update(json.loads(ff_b))
+    return meta
+
+
 def run_pass(
     root: str,
     index: int,
@@ -305,4 +371,9 @@ def run_pass(
 ) -> list[dict[str, Any]]:
     """:func:`shard_pass` on shard ``index``, loaded here if need be (the
     task a worker runs)."""
-    return shard_pass(shard(root, index, manifest), queries, qvecs, p, filter, fetch)
+    while True:
+        sh = shard(root, index, manifest)
+        with sh.lock:
+            if sh.stats_name == manifest["stats"] or sh.gen is None:
+                return shard_pass(sh, queries, qvecs, p, filter, fetch)
+        # (another manifest's statistics were applied meanwhile: apply ours)

@@ -854,45 +854,63 @@ class ShardedCorpus:
         flt: dict[str, Any] | None,
         fetch: list[int],
     ) -> list[list[dict[str, Any]]]:
-        from distributed.client import FutureCancelledError
-        from distributed.scheduler import KilledWorker
+        """One task per shard, each pinned to the worker that holds the
+        shard (so it stays loaded there, never stolen away); a task whose
+        worker is lost is sent to a live worker, which loads the shard from
+        storage."""
+        from distributed import wait
 
         client = self.client
-        last: BaseException | None = None
-        for _ in range(RESUBMITS + 1):
-            workers = sorted(client.scheduler_info().get("workers", {}))
+
+        def alive() -> list[str]:
+            workers = sorted(client.scheduler_info(n_workers=-1).get("workers", {}))
             if not workers:
                 raise ShardedCorpusError(
                     f"{self.label}: no Dask worker is alive to load its shards (the cluster "
                     "has no workers); start workers, then search again"
                 )
-            futs = [
-                client.submit(
-                    _shard.run_pass,
-                    self.root,
-                    i,
-                    m,
-                    qs,
-                    qvecs,
-                    p,
-                    flt,
-                    fetch,
-                    workers=[workers[i % len(workers)]],
-                    allow_other_workers=True,
-                    pure=False,
-                    retries=1,
-                )
-                for i in live
-            ]
+            return workers
+
+        def submit(i: int, worker: str) -> Any:
+            return client.submit(
+                _shard.run_pass,
+                self.root,
+                i,
+                m,
+                qs,
+                qvecs,
+                p,
+                flt,
+                fetch,
+                workers=[worker],
+                allow_other_workers=False,
+                pure=False,
+            )
+
+        workers = alive()
+        assign = {i: workers[i % len(workers)] for i in live}
+        futs = {i: submit(i, assign[i]) for i in live}
+        moves = 0
+        while True:
             try:
-                return list(client.gather(futs))
-            except (KilledWorker, FutureCancelledError, OSError) as exc:
-                last = exc
-                continue
-        raise ShardedCorpusError(
-            f"{self.label}: the workers serving its shards kept failing ({last}); no worker "
-            "could load them"
-        )
+                wait(list(futs.values()), timeout=0.25)
+                break
+            except TimeoutError:
+                pass
+            workers = alive()
+            for i, f in futs.items():
+                if f.status == "pending" and assign[i] not in workers:
+                    moves += 1
+                    if moves > RESUBMITS * max(1, len(live)):
+                        raise ShardedCorpusError(
+                            f"{self.label}: the workers serving its shards kept failing; no "
+                            "worker could load them"
+                        )
+                    f.cancel()
+                    assign[i] = workers[i % len(workers)]
+                    futs[i] = submit(i, assign[i])
+        # (a task that raised re-raises its error here: a ShardMoved, a bad filter)
+        return list(client.gather([futs[i] for i in live]))
 
 
 def open_sharded(name_or_root: str | os.PathLike[str], client: Any = None) -> ShardedCorpus:
