@@ -628,3 +628,46 @@ def test_no_worker_left_is_a_clear_error():
     sc = open_sharded(root, client=Empty())
     with pytest.raises(ShardedCorpusError, match="no Dask worker is alive"):
         search(sc, "wing", mode="lexical")
+
+
+# --------------------------------------------------------------------- CLI
+
+
+def test_cli_build_search_info_of_a_sharded_corpus(tmp_path, monkeypatch, capsys):
+    from rowvoi.cli.main import main
+
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    texts = {"a.md": "Lift and drag of a wing", "b.md": "Heat transfer in pipes",
+             "c.md": "Wing flutter at speed", "d.md": "Shock waves in nozzles"}
+    for n, t in texts.items():
+        (notes / n).write_text(t)
+    assert main(["build", "docs", "--files", str(notes), "--embedder", "hashing",
+                 "--shards", "3"]) == 0
+    assert "built sharded corpus 'docs'" in capsys.readouterr().out
+    assert main(["build", "docs"]) == 0  # registered; rebuilt as sharded; nothing changed
+    assert "is up to date (generation 1, 3 shards)" in capsys.readouterr().out
+    (notes / "b.md").write_text("Heat transfer in wing pipes")
+    assert main(["build", "docs", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["changed_shards"] == [shard_of("b.md", 3)] and rep["generation"] == 2
+    assert main(["search", "docs", "wing", "--mode", "lexical", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    one = build(
+        CorpusSource(None, {n: (notes / n).read_text() for n in texts}, embedder="hashing"),
+        store=CorpusStore.memory(),
+    )
+    assert [(h["artifact_id"], h["score"]) for h in got["hits"]] == [
+        (h.artifact_id, h.score) for h in search(one, "wing", mode="lexical")
+    ]
+    assert main(["info", "docs"]) == 0
+    out = capsys.readouterr().out
+    assert "generation 2, 3 shards; 4 artifacts" in out
+    assert out.count("  shard ") == 3
+    assert main(["info", "docs", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["shard_info"]) == 3
+    assert main(["build", "plain", "--files", str(notes), "--embedder", "hashing"]) == 0
+    capsys.readouterr()
+    assert main(["search", "plain", "wing", "--scheduler", "tcp://127.0.0.1:1"]) != 0
+    assert "is not sharded" in capsys.readouterr().err
