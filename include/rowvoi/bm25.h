@@ -222,9 +222,8 @@ RV_API rv_status rv_bm25_set_params(rv_bm25 *index, const rv_bm25_params *params
 ** the index keeps the statistics it had.
 ** Since: 0.1
 */
-RV_API rv_status rv_bm25_set_collection_stats(rv_bm25 *index, uint64_t n_docs,
-                                              uint64_t total_len, const uint64_t *dfs,
-                                              size_t n_terms);
+RV_API rv_status rv_bm25_set_collection_stats(rv_bm25 *index, uint64_t n_docs, uint64_t total_len,
+                                              const uint64_t *dfs, size_t n_terms);
 
 /* Copy out the parameters / the analyzer options the index was built with.
 ** Returns RV_E_INVALID_ARG for NULL pointers.  Since: 0.1 */

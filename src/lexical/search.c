@@ -202,7 +202,8 @@ static rv_status rv__query_finish(rv__scratch *s) {
         }
     }
     s->nq = nq;
-    for (size_t q = 0; q < nq; q++) s->qidf[q] = (float)rv__idf(s->ix, rv__stat_df(s->ix, s->qterm[q]));
+    for (size_t q = 0; q < nq; q++)
+        s->qidf[q] = (float)rv__idf(s->ix, rv__stat_df(s->ix, s->qterm[q]));
     return RV_OK;
 }
 

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 pytest.importorskip("dask.dataframe")
 
-from rowvoi.corpus import (  # noqa: E402
+from rowvoi.corpus import (
     CorpusNotFound,
     CorpusSource,
     CorpusStore,
@@ -39,14 +39,16 @@ from rowvoi.corpus import (  # noqa: E402
     build,
     search,
 )
-from rowvoi.dask import (  # noqa: E402
+from rowvoi.dask import (
     ShardedCorpusError,
+    _manifest,
+    _shard,
     build_sharded,
+    corpus as sharded_mod,
     open_sharded,
     shard_of,
 )
-from rowvoi.dask import _manifest, _shard, corpus as sharded_mod  # noqa: E402
-from rowvoi.index.lexical import BM25Index, merge_stats  # noqa: E402
+from rowvoi.index.lexical import BM25Index, merge_stats
 
 WORDS = "wing lift drag pipe heat flow shock wave flutter speed thin fluid the of".split()
 EMB = "hashing:32"
@@ -186,8 +188,11 @@ def test_dask_bag_and_dataframe_sources_equal_a_corpus_source():
     import pandas as pd
 
     recs = [
-        {"id": f"r{i}", "text": " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(i % 6 + 1)),
-         "year": 1980 + i}
+        {
+            "id": f"r{i}",
+            "text": " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(i % 6 + 1)),
+            "year": 1980 + i,
+        }
         for i in range(40)
     ]
     mapping = {r["id"]: r for r in recs}
@@ -204,12 +209,28 @@ def test_dask_bag_and_dataframe_sources_equal_a_corpus_source():
     )
     bag = db.from_sequence(recs, npartitions=3)
     r1 = tempfile.mkdtemp()
-    build_sharded(bag, None, shards=3, root=r1, client="sync", embedder=EMB,
-                  metadata_keys=["year"], filter_types={"year": "numeric"})
+    build_sharded(
+        bag,
+        None,
+        shards=3,
+        root=r1,
+        client="sync",
+        embedder=EMB,
+        metadata_keys=["year"],
+        filter_types={"year": "numeric"},
+    )
     ddf = dd.from_pandas(pd.DataFrame(recs), npartitions=4)
     r2 = tempfile.mkdtemp()
-    build_sharded(ddf, None, shards=3, root=r2, client="sync", embedder=EMB,
-                  metadata_keys=["year"], filter_types={"year": "numeric"})
+    build_sharded(
+        ddf,
+        None,
+        shards=3,
+        root=r2,
+        client="sync",
+        embedder=EMB,
+        metadata_keys=["year"],
+        filter_types={"year": "numeric"},
+    )
     for root in (r1, r2):
         sc = open_sharded(root, client="local")
         for mode in ("lexical", "dense", "hybrid"):
@@ -229,8 +250,12 @@ def test_dask_bag_and_dataframe_sources_equal_a_corpus_source():
 
 def _docs(n=24):
     return {
-        f"a{i}": {"title": "x", "body": f"{WORDS[i % 12]} {WORDS[(i * 5) % 12]} wing",
-                  "year": 1970 + i, "venue": VENUES[i % 3]}
+        f"a{i}": {
+            "title": "x",
+            "body": f"{WORDS[i % 12]} {WORDS[(i * 5) % 12]} wing",
+            "year": 1970 + i,
+            "venue": VENUES[i % 3],
+        }
         for i in range(n)
     }
 
@@ -251,9 +276,7 @@ def test_incremental_and_idempotent_build_touches_only_the_edited_shard():
     third = build_sharded(_source(edited), None, shards=4, root=root, client="sync")
     s = shard_of("a5", 4)
     assert third.changed_shards == [s] and third.generation == 2
-    assert third.shard_generations == [
-        g + (i == s) for i, g in enumerate(first.shard_generations)
-    ]
+    assert third.shard_generations == [g + (i == s) for i, g in enumerate(first.shard_generations)]
     sc = open_sharded(root, client="local")
     assert [h.artifact_id for h in search(sc, "supersonic panel", mode="lexical")] == ["a5"]
     del edited["a7"]
@@ -432,8 +455,9 @@ def test_collection_stats_checked_and_dropped_by_a_change():
     with pytest.raises(ValueError, match="total_len"):
         a.set_collection_stats(merge_stats([a.own_stats()]) | {"total_len": 1})
     with pytest.raises(ValueError, match=r"dfs\[\d+\]"):
-        a.set_collection_stats(merge_stats([a.own_stats()]) | {"df": {"cat": 1, "purr": 1,
-                                                                      "dog": 1, "bark": 1}})
+        a.set_collection_stats(
+            merge_stats([a.own_stats()]) | {"df": {"cat": 1, "purr": 1, "dog": 1, "bark": 1}}
+        )
     with pytest.raises(ValueError, match="lacks n_docs"):
         a.set_collection_stats({"df": {}})
     with pytest.raises(TypeError, match="mapping"):
@@ -441,11 +465,15 @@ def test_collection_stats_checked_and_dropped_by_a_change():
 
 
 def test_select_discover_expand_disclose_accept_a_sharded_corpus():
-    from rowvoi.corpus import discover, disclose, expand, select
+    from rowvoi.corpus import disclose, discover, expand, select
 
     docs = {
-        f"d{i}": {"title": f"wing {i}", "body": "lift drag. heat flow. shock wave.",
-                  "year": 2000 + i, "venue": VENUES[i % 3]}
+        f"d{i}": {
+            "title": f"wing {i}",
+            "body": "lift drag. heat flow. shock wave.",
+            "year": 2000 + i,
+            "venue": VENUES[i % 3],
+        }
         for i in range(12)
     }
     strategy = Fields(("title", "body"))
@@ -454,9 +482,10 @@ def test_select_discover_expand_disclose_accept_a_sharded_corpus():
     build_sharded(_source(docs, strategy), None, shards=3, root=root, client="sync")
     sc = open_sharded(root, client="local")
     for mode in ("lexical", "hybrid"):
-        assert discover(sc, "wing lift", mode=mode).to_dict() == discover(
-            one, "wing lift", mode=mode
-        ).to_dict()
+        assert (
+            discover(sc, "wing lift", mode=mode).to_dict()
+            == discover(one, "wing lift", mode=mode).to_dict()
+        )
         a, b = search(sc, "wing 3", mode=mode), search(one, "wing 3", mode=mode)
         assert [h.artifact_id for h in select(a).selected] == [
             h.artifact_id for h in select(b).selected
@@ -512,8 +541,12 @@ def test_cluster_build_serve_and_incremental_rebuild(cluster_client):
     one = build(_source(docs), store=CorpusStore.memory())
     sc = open_sharded(root, client=c)
     queries = ["wing lift", "heat flow", "shock wave speed", "fluid", "thin pipe drag"]
-    for mode, fusion in [("lexical", "rrf"), ("dense", "rrf"), ("hybrid", "rrf"),
-                         ("hybrid", "blend")]:
+    for mode, fusion in [
+        ("lexical", "rrf"),
+        ("dense", "rrf"),
+        ("hybrid", "rrf"),
+        ("hybrid", "blend"),
+    ]:
         for flt in (None, {"venue": "JAS"}):
             got = sc.search_batch(queries, mode=mode, fusion=fusion, filter=flt, k=7)
             for q, g in zip(queries, got):
@@ -587,10 +620,16 @@ def test_cluster_reader_during_a_rebuild_sees_one_generation(cluster_client):
     edited = {a: dict(d, body=d["body"] + " extra wing") for a, d in docs.items()}
     root = tempfile.mkdtemp()
     build_sharded(_source(docs), None, shards=4, root=root, client=c)
-    old = _key(search(build(_source(docs), store=CorpusStore.memory()), "extra wing",
-                      mode="lexical", k=20))
-    new = _key(search(build(_source(edited), store=CorpusStore.memory()), "extra wing",
-                      mode="lexical", k=20))
+    old = _key(
+        search(
+            build(_source(docs), store=CorpusStore.memory()), "extra wing", mode="lexical", k=20
+        )
+    )
+    new = _key(
+        search(
+            build(_source(edited), store=CorpusStore.memory()), "extra wing", mode="lexical", k=20
+        )
+    )
     assert old != new
     sc = open_sharded(root, client=c)
     seen = [_key(search(sc, "extra wing", mode="lexical", k=20))]  # (shards loaded)
@@ -639,12 +678,18 @@ def test_cli_build_search_info_of_a_sharded_corpus(tmp_path, monkeypatch, capsys
     monkeypatch.setenv("ROWVOI_HOME", str(tmp_path / "home"))
     notes = tmp_path / "notes"
     notes.mkdir()
-    texts = {"a.md": "Lift and drag of a wing", "b.md": "Heat transfer in pipes",
-             "c.md": "Wing flutter at speed", "d.md": "Shock waves in nozzles"}
+    texts = {
+        "a.md": "Lift and drag of a wing",
+        "b.md": "Heat transfer in pipes",
+        "c.md": "Wing flutter at speed",
+        "d.md": "Shock waves in nozzles",
+    }
     for n, t in texts.items():
         (notes / n).write_text(t)
-    assert main(["build", "docs", "--files", str(notes), "--embedder", "hashing",
-                 "--shards", "3"]) == 0
+    assert (
+        main(["build", "docs", "--files", str(notes), "--embedder", "hashing", "--shards", "3"])
+        == 0
+    )
     assert "built sharded corpus 'docs'" in capsys.readouterr().out
     assert main(["build", "docs"]) == 0  # registered; rebuilt as sharded; nothing changed
     assert "is up to date (generation 1, 3 shards)" in capsys.readouterr().out

@@ -6,8 +6,8 @@ from readme_blocks import assert_quoted, run_python, section
 
 pytest.importorskip("dask.dataframe")
 
-from rowvoi.cli.main import build_parser  # noqa: E402
-from rowvoi.cli.mcp import verb_parsers  # noqa: E402
+from rowvoi.cli.main import build_parser
+from rowvoi.cli.mcp import verb_parsers
 
 TITLE = "### When the corpus outgrows one machine"
 

@@ -369,7 +369,9 @@ def _dask() -> Any:
     try:
         import rowvoi.dask as rd
     except ImportError as exc:
-        raise CliError(f"sharded corpora need the dask extra: pip install 'rowvoi[dask]' ({exc})")
+        raise CliError(
+            f"sharded corpora need the dask extra: pip install 'rowvoi[dask]' ({exc})"
+        ) from None
     return rd
 
 
@@ -381,11 +383,13 @@ def _client(address: str | None) -> Any:
     try:
         from distributed import Client
     except ImportError as exc:
-        raise CliError(f"--scheduler needs distributed: pip install 'rowvoi[dask]' ({exc})")
+        raise CliError(
+            f"--scheduler needs distributed: pip install 'rowvoi[dask]' ({exc})"
+        ) from None
     try:
         return Client(address, timeout="10s")
     except (OSError, TimeoutError) as exc:
-        raise CliError(f"cannot reach the Dask scheduler at {address}: {exc}")
+        raise CliError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
 
 
 def _open_any(name: str, scheduler: str | None = None) -> Any:

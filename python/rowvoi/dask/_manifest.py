@@ -59,7 +59,7 @@ MAX_BYTES = 1 << 20
 #: Largest statistics file read (bytes).
 MAX_STATS_BYTES = 1 << 31
 
-_KEYS = {
+_KEYS: dict[str, type | tuple[type, ...]] = {
     "format": str,
     "version": int,
     "name": (str, type(None)),
@@ -224,7 +224,10 @@ def write_manifest(root: str | os.PathLike[str], doc: Mapping[str, Any]) -> None
 
 
 def write_stats(
-    root: str | os.PathLike[str], generation: int, shard_gens: Sequence[int], stats: Mapping[str, Any]
+    root: str | os.PathLike[str],
+    generation: int,
+    shard_gens: Sequence[int],
+    stats: Mapping[str, Any],
 ) -> str:
     """Write the collection statistics of a sharded generation (``0600``);
     returns the file name."""

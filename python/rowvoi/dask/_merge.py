@@ -194,7 +194,15 @@ def merge(
         why["shard"] = shard_of[i]
         hits.append(
             new_hit(
-                artifact_id, kind, score, text, metadata_of(meta), name, surface_index, local[i], why
+                artifact_id,
+                kind,
+                score,
+                text,
+                metadata_of(meta),
+                name,
+                surface_index,
+                local[i],
+                why,
             )
         )
     return Merged(hits, cut, n_allowed, None)
@@ -206,7 +214,8 @@ def _blend(cos: np.ndarray, bm: np.ndarray, ix: np.ndarray, p: Params) -> np.nda
     c = np.nan_to_num(cos[ix], nan=0.0)
     b = np.nan_to_num(bm[ix], nan=0.0)
     b = np.where(b < 0.0, 0.0, b)
-    return p.alpha * c + (1.0 - p.alpha) * b / (b + p.sat_k)
+    out: np.ndarray = p.alpha * c + (1.0 - p.alpha) * b / (b + p.sat_k)
+    return out
 
 
 def _rrf_ties(

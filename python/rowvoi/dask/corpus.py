@@ -275,7 +275,9 @@ def _own_stats(root: str, i: int, generation: int) -> dict[str, Any] | None:
     return stats
 
 
-def _build_shard(root: str, i: int, source: Any, spec: dict[str, Any], *pieces: Any) -> dict[str, Any]:
+def _build_shard(
+    root: str, i: int, source: Any, spec: dict[str, Any], *pieces: Any
+) -> dict[str, Any]:
     """Build shard ``i`` (a Dask task): incremental, one commit; returns its
     generation, counts, embedder id, statistics and what the build did."""
     from rowvoi.corpus.indexing.build import build
@@ -439,7 +441,11 @@ def build_sharded(
 
     runner = Runner(client if not isinstance(client, str) or client != "local" else "sync")
     with pid_lock(top / _LOCK_FILE, busy):
-        old = read_manifest(top) if (top / MANIFEST).exists() or (top / MANIFEST).is_symlink() else None
+        old = (
+            read_manifest(top)
+            if (top / MANIFEST).exists() or (top / MANIFEST).is_symlink()
+            else None
+        )
         if old is not None and old["shards"] != shards:
             raise ShardedCorpusError(
                 f"the sharded corpus at {top} has {old['shards']} shards, not {shards}: the "
@@ -479,7 +485,11 @@ def build_sharded(
             )
         n_records = sum(r["n_records"] for r in results)
         n_artifacts = sum(r["n_artifacts"] for r in results)
-        changed = [r["shard"] for r in results if old is None or gens[r["shard"]] != old["shard_generations"][r["shard"]]]
+        changed = [
+            r["shard"]
+            for r in results
+            if old is None or gens[r["shard"]] != old["shard_generations"][r["shard"]]
+        ]
         if old is not None and not changed:
             gen = old["generation"]
         else:
@@ -725,8 +735,18 @@ class ShardedCorpus:
             if not isinstance(q, str):
                 raise TypeError(f"queries must be str, not {type(q).__name__}")
         p = params(
-            k, mode, fusion, rrf_k, alpha, bm25_sat_k, surfaces, per_artifact,
-            surface_weights, fetch_k, index, explain,
+            k,
+            mode,
+            fusion,
+            rrf_k,
+            alpha,
+            bm25_sat_k,
+            surfaces,
+            per_artifact,
+            surface_weights,
+            fetch_k,
+            index,
+            explain,
         )
         if p.vector_index == "hnsw":
             raise ValueError(
@@ -756,8 +776,14 @@ class ShardedCorpus:
         fetch = [p.fetch_k] * len(qs)
         todo = list(range(len(qs)))
         while todo:
-            parts, m = self._round(m, [qs[i] for i in todo], [qvecs[i] for i in todo], p, flt,
-                                   [fetch[i] for i in todo])
+            parts, m = self._round(
+                m,
+                [qs[i] for i in todo],
+                [qvecs[i] for i in todo],
+                p,
+                flt,
+                [fetch[i] for i in todo],
+            )
             again = []
             for j, qi in enumerate(todo):
                 per = [sh[j] for sh in parts]

@@ -453,10 +453,11 @@ def search(
     ...
     ValueError: k=0: must be in 1 .. 100000
     """
-    if type(corpus) is not Corpus and hasattr(type(corpus), "__rowvoi_search__"):
+    hook = None if type(corpus) is Corpus else getattr(type(corpus), "__rowvoi_search__", None)
+    if hook is not None:
         # another kind of corpus that searches itself (a sharded corpus of
         # rowvoi.dask): same arguments, same hits
-        return type(corpus).__rowvoi_search__(  # type: ignore[no-any-return]
+        found: SearchHits = hook(
             corpus,
             query,
             k=k,
@@ -479,6 +480,7 @@ def search(
             formulate=formulate,
             boost=boost,
         )
+        return found
     c = corpus if type(corpus) is Corpus else as_corpus(corpus)
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, not {type(query).__name__}")
@@ -683,9 +685,10 @@ def records_for_artifact(
     elif hasattr(type(store_or_corpus), "__rowvoi_records__"):
         # another kind of corpus that finds its records itself (a sharded
         # corpus of rowvoi.dask: the artifact's shard)
-        return type(store_or_corpus).__rowvoi_records__(  # type: ignore[no-any-return]
+        records: list[Record] = type(store_or_corpus).__rowvoi_records__(
             store_or_corpus, artifact_id, surface_kind=surface_kind
         )
+        return records
     elif hasattr(store_or_corpus, "store"):
         return records_for_artifact(store_or_corpus.store, artifact_id, surface_kind=surface_kind)
     else:
