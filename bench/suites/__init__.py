@@ -64,6 +64,15 @@ SUITES: tuple[Suite, ...] = (
         ("--rows", "1000000,2000000", "--what", "key"),
     ),
     Suite(
+        "dask_corpus",
+        "rowvoi.dask sharded corpus (4 shards, 2 workers) vs one corpus: build, equality, "
+        "query p50/p95 per mode, batch throughput",
+        "one rowvoi corpus of the same documents",
+        "~1 h (1M documents)",
+        "~3 min",
+        ("--docs", "20000", "--queries", "50"),
+    ),
+    Suite(
         "query",
         "rowvoi.query on a 10M-row Parquet file: time and peak memory",
         "pandas (whole file, needed columns)",
