@@ -73,8 +73,13 @@ def gen_chunk(c: int, n_docs: int, seed: int) -> list[dict[str, Any]]:
     out = []
     for i in range(lo, hi):
         n = int(rng.integers(4, 41))
-        out.append({"id": f"d{i:08d}", "text": " ".join(_words(rng, n)),
-                    "year": int(rng.integers(1950, 2025))})
+        out.append(
+            {
+                "id": f"d{i:08d}",
+                "text": " ".join(_words(rng, n)),
+                "year": int(rng.integers(1950, 2025)),
+            }
+        )
     return out
 
 
@@ -138,18 +143,34 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
         ) as cluster,
         Client(cluster) as client,
     ):
-        bag = db.from_sequence(range(n_chunks), npartitions=max(1, min(n_chunks, 64))).map(
-            gen_chunk, args.docs, args.seed
-        ).flatten()
+        bag = (
+            db.from_sequence(range(n_chunks), npartitions=max(1, min(n_chunks, 64)))
+            .map(gen_chunk, args.docs, args.seed)
+            .flatten()
+        )
         t0 = time.perf_counter()
-        rep = build_sharded(bag, None, shards=args.shards, root=root, client=client,
-                            embedder=emb, metadata_keys=["year"],
-                            filter_types={"year": "numeric"})
+        rep = build_sharded(
+            bag,
+            None,
+            shards=args.shards,
+            root=root,
+            client=client,
+            embedder=emb,
+            metadata_keys=["year"],
+            filter_types={"year": "numeric"},
+        )
         res["sharded_build_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        again = build_sharded(bag, None, shards=args.shards, root=root, client=client,
-                              embedder=emb, metadata_keys=["year"],
-                              filter_types={"year": "numeric"})
+        again = build_sharded(
+            bag,
+            None,
+            shards=args.shards,
+            root=root,
+            client=client,
+            embedder=emb,
+            metadata_keys=["year"],
+            filter_types={"year": "numeric"},
+        )
         res["sharded_noop_build_s"] = time.perf_counter() - t0
         res["noop_changed_shards"] = again.changed_shards
         res["n_records"] = rep.n_records
@@ -216,7 +237,9 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
 
     v = versions("numpy", "dask", "distributed")
     stem = Path(args.out)
-    write(stem.with_suffix(".json"), json.dumps({"command": run.command, "results": res}, indent=2))
+    write(
+        stem.with_suffix(".json"), json.dumps({"command": run.command, "results": res}, indent=2)
+    )
     lines = [f"# Sharded corpus on Dask vs one corpus ({args.docs:,} documents)", ""]
     lines += run.header(v)
     lines += [

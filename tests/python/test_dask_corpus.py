@@ -712,7 +712,24 @@ def test_cli_build_search_info_of_a_sharded_corpus(tmp_path, monkeypatch, capsys
     assert out.count("  shard ") == 3
     assert main(["info", "docs", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["shard_info"]) == 3
+    assert main(["ls", "--json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out) if r["name"] == "docs")
+    assert (row["shards"], row["generation"], row["n_artifacts"]) == (3, 2, 4)
+    assert main(["discover", "docs", "wing drag", "--mode", "lexical", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    want = discover_of(one, "wing drag")
+    assert [r["artifact_id"] for r in found["results"]] == want
     assert main(["build", "plain", "--files", str(notes), "--embedder", "hashing"]) == 0
     capsys.readouterr()
     assert main(["search", "plain", "wing", "--scheduler", "tcp://127.0.0.1:1"]) != 0
     assert "is not sharded" in capsys.readouterr().err
+    root = tmp_path / "home" / "corpora" / "docs"
+    assert main(["rm", "docs"]) == 0
+    assert not root.exists()
+    assert main(["search", "docs", "wing"]) != 0  # gone
+
+
+def discover_of(corpus, query):
+    from rowvoi.corpus import discover
+
+    return [r["artifact_id"] for r in discover(corpus, query, mode="lexical").to_dict()["results"]]

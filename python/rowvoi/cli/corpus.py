@@ -706,7 +706,9 @@ def _corpus_rows() -> list[dict[str, Any]]:
     names: set[str] = set(registry.registered())
     root = corpora_dir()
     if root.is_dir():
-        names |= {p.name for p in root.iterdir() if is_corpus_dir(p)}
+        names |= {
+            p.name for p in root.iterdir() if is_corpus_dir(p) or (p / "sharded.json").is_file()
+        }
     rows = []
     for name in sorted(names):
         entry = registry.get(name)
@@ -720,7 +722,24 @@ def _corpus_rows() -> list[dict[str, Any]]:
             if entry is None
             else (entry.get("root") or entry.get("path") or entry.get("fetcher")),
         }
-        if store.exists():
+        if _sharded_root(name) is not None:
+            try:
+                m = _dask().open_sharded(name, client="local").manifest
+            except Exception as exc:  # noqa: BLE001 - one damaged corpus: listed, not fatal
+                row["damaged"] = str(exc)
+            else:
+                row.update(
+                    {
+                        "built": True,
+                        "shards": m["shards"],
+                        "generation": m["generation"],
+                        "n_artifacts": m["n_artifacts"],
+                        "n_records": m["n_records"],
+                        "embedder": m["embedder_id"],
+                        "updated": m["published"],
+                    }
+                )
+        elif store.exists():
             try:
                 with store.snapshot() as snap:
                     s = snap.state
@@ -816,12 +835,15 @@ def _cmd_rm(args: argparse.Namespace) -> int:
 
     store = CorpusStore.local(args.name)
     entry = registry.get(args.name)
-    if not store.exists() and entry is None:
+    sharded = _sharded_root(args.name) is not None
+    if not store.exists() and entry is None and not sharded:
         raise CliError(f"no corpus {args.name!r} (see rowvoi ls)")
     unregister = entry is not None and not args.keep_registration
     if unregister:
         forget(args.name)  # first: a live maintain run refuses it, nothing lost
-    if store.exists():
+    if sharded:
+        _dask().remove_sharded(args.name)
+    elif store.exists():
         remove_corpus(store)
     if unregister:
         registry.unregister(args.name)

@@ -42,6 +42,7 @@ from .corpus import (
     ShardedCorpusError,
     build_sharded,
     open_sharded,
+    remove_sharded,
     shard_of,
 )
 from .keys import find_key, plan_key_path
@@ -58,4 +59,5 @@ __all__ = [
     "ShardedBuildReport",
     "ShardedCorpusError",
     "shard_of",
+    "remove_sharded",
 ]

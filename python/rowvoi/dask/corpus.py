@@ -99,6 +99,7 @@ __all__ = [
     "ShardedCorpusError",
     "shard_of",
     "is_sharded",
+    "remove_sharded",
 ]
 
 #: Seconds a search waits for a build that committed shards to publish its
@@ -975,6 +976,51 @@ def open_sharded(name_or_root: str | os.PathLike[str], client: Any = None) -> Sh
     corpus = ShardedCorpus(str(root), None, _resolve_client(client))
     corpus.name = name if name is not None else corpus._manifest["name"]
     return corpus
+
+
+def remove_sharded(name_or_root: str | os.PathLike[str]) -> None:
+    """Delete a sharded corpus: every shard (each under its own builder
+    lock), the manifest and statistics files, then the root -- under the
+    sharded build lock, so a running build is never pulled from under.
+
+    Raises
+    ------
+    CorpusNotFound
+        Nothing sharded there.
+    ShardedCorpusError
+        A build holds the lock, the manifest is not one rowvoi wrote, or the
+        root holds files of its own (they are left, and named).
+    """
+    from rowvoi.corpus.storage.store import CorpusStore, remove_corpus
+
+    corpus = open_sharded(name_or_root, client="local")
+    top = Path(corpus.root)
+    shards = corpus.shards
+
+    def busy(holder: Mapping[str, Any]) -> BaseException:
+        return ShardedCorpusError(
+            f"the sharded corpus at {top} is being built by {holder_text(holder)}; "
+            "remove it when the build is over"
+        )
+
+    with pid_lock(top / _LOCK_FILE, busy):
+        for i in range(shards):
+            store = CorpusStore(top / shard_dir_name(i))
+            if store.exists():
+                remove_corpus(store)
+            with contextlib.suppress(FileNotFoundError):
+                (top / f"{shard_dir_name(i)}.stats.json").unlink()
+        for p in top.glob("stats-*.json"):
+            p.unlink()
+        (top / MANIFEST).unlink()
+    (top / _LOCK_FILE).unlink()
+    left = sorted(p.name for p in top.iterdir())
+    if left:
+        raise ShardedCorpusError(
+            f"{top}: the shards and the manifest are removed; these files are not the "
+            f"corpus's and were left: {', '.join(left)}"
+        )
+    top.rmdir()
 
 
 def stats_file_name(generation: int) -> str:
