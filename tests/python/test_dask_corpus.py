@@ -733,3 +733,26 @@ def discover_of(corpus, query):
     from rowvoi.corpus import discover
 
     return [r["artifact_id"] for r in discover(corpus, query, mode="lexical").to_dict()["results"]]
+
+
+def test_a_pass_of_a_replaced_generation_is_told_to_read_the_manifest_again():
+    docs = _docs(30)
+    root = tempfile.mkdtemp()
+    build_sharded(_source(docs), None, shards=3, root=root, client="sync")
+    sc = open_sharded(root, client="local")
+    search(sc, "wing", mode="lexical")
+    old = sc.manifest
+    edited = dict(docs)
+    edited["a1"] = dict(docs["a1"], body="brand new words")
+    rep = build_sharded(_source(edited), None, shards=3, root=root, client="sync")
+    search(sc, "wing", mode="lexical")  # the new generation, applied to every shard
+    same = next(i for i in range(3) if i not in rep.changed_shards)
+    p = sharded_mod.params(
+        5, "lexical", "rrf", 60, 0.5, 8.0, None, True, None, None, "auto", False
+    )
+    with pytest.raises(_shard.ShardMoved, match="replaced by a newer generation"):
+        _shard.run_pass(root, same, old, ["wing"], [None], p, None, [50])
+    one = build(_source(edited), store=CorpusStore.memory())
+    assert _key(search(sc, "brand new", mode="lexical")) == _key(
+        search(one, "brand new", mode="lexical")
+    )

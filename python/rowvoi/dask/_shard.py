@@ -113,7 +113,14 @@ def _stats_of(root: str, manifest: dict[str, Any]) -> dict[str, Any] | None:
     got = _STATS.get(root)
     if got is not None and got[0] == name:
         return got[1]
-    stats = read_stats(root, manifest)
+    try:
+        stats = read_stats(root, manifest)
+    except FileNotFoundError:
+        # a newer build published its own statistics and removed these: the
+        # caller reads the manifest again
+        raise ShardMoved(
+            f"the statistics file {name} of {root} was replaced by a newer generation"
+        ) from None
     _STATS[root] = (name, stats)
     return stats
 
