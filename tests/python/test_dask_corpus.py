@@ -756,3 +756,37 @@ def test_a_pass_of_a_replaced_generation_is_told_to_read_the_manifest_again():
     assert _key(search(sc, "brand new", mode="lexical")) == _key(
         search(one, "brand new", mode="lexical")
     )
+
+
+def test_collapse_fetch_growth_equals_one_corpus():
+    """Long chunked documents fill the first fetch with their own surfaces:
+    the per-artifact collapse leaves fewer than k artifacts, and the search
+    fetches more -- on the merged lists as on one corpus."""
+    from rowvoi.corpus import Chunked
+
+    rng = np.random.default_rng(17)
+    docs = {}
+    for i in range(40):
+        n = 400 if i < 6 else 12  # six long documents: many chunks each
+        docs[f"c{i:02d}"] = {
+            "title": "t",
+            "body": " ".join(rng.choice(WORDS[:12], n)),
+            "year": 1990 + i,
+            "venue": VENUES[i % 3],
+        }
+    strategy = Chunked(chunk_size=60, overlap=0, text_key="body")
+    one = build(_source(docs, strategy), store=CorpusStore.memory())
+    root = tempfile.mkdtemp()
+    build_sharded(_source(docs, strategy), None, shards=4, root=root, client="sync")
+    sc = open_sharded(root, client="local")
+    for mode, fusion in [
+        ("lexical", "rrf"),
+        ("dense", "rrf"),
+        ("hybrid", "rrf"),
+        ("hybrid", "blend"),
+    ]:
+        for flt in (None, {"year": {"$lt": 2010}}):
+            kw = dict(mode=mode, fusion=fusion, filter=flt, k=12)
+            want = search(one, "wing lift shock", **kw)
+            assert len(want) == 12
+            assert _key(search(sc, "wing lift shock", **kw)) == _key(want), kw
