@@ -122,6 +122,7 @@ docs_st = st.dictionaries(
 )
 
 
+@pytest.mark.slow  # (10 to 25 sharded builds: the long tier; the quick tier runs the cases below)
 @settings(
     max_examples=25,
     deadline=None,
@@ -145,6 +146,23 @@ def test_sharded_search_equals_one_corpus(docs, shards, fields):
         # every shard was loaded once, with the collection's statistics
         held = [k for k in _shard.loaded_keys() if k[0] == root]
         assert len(held) == shards
+
+
+@pytest.mark.parametrize("shards, fields", [(1, False), (4, True), (7, False)])
+def test_sharded_search_equals_one_corpus_fixed_cases(shards, fields):
+    """The hypothesis test's claim on fixed records (the quick tier): 1, 4
+    and 7 shards (7 shards for 12 artifacts: some empty), both strategies."""
+    rng = np.random.default_rng(shards)
+    docs = {
+        f"{c}{i}": {
+            "title": " ".join(rng.choice(WORDS, 2)),
+            "body": " ".join(rng.choice(WORDS, int(rng.integers(1, 9)))),
+            "year": int(rng.integers(1970, 2021)),
+            "venue": VENUES[i % 3],
+        }
+        for i, c in enumerate("abcxyz019abc")
+    }
+    test_sharded_search_equals_one_corpus.hypothesis.inner_test(docs, shards, fields)
 
 
 def test_lexical_scores_and_explain_equal_one_index_with_many_shards():
