@@ -450,6 +450,8 @@ class BM25Index:
             shorter total length, a term missing or with a df below this
             index's or above N.
 
+        Examples
+        --------
         >>> a, b = BM25Index(), BM25Index()
         >>> _ = a.add(["cats purr", "dogs bark"]); _ = b.add(["cats and dogs"])
         >>> whole = BM25Index(); _ = whole.add(["cats purr", "dogs bark", "cats and dogs"])
