@@ -808,3 +808,23 @@ def test_collapse_fetch_growth_equals_one_corpus():
             want = search(one, "wing lift shock", **kw)
             assert len(want) == 12
             assert _key(search(sc, "wing lift shock", **kw)) == _key(want), kw
+
+
+def test_what_a_sharded_search_refuses_it_says_why():
+    root = tempfile.mkdtemp()
+    build_sharded(_source(_docs(6)), None, shards=2, root=root, client="sync")
+    sc = open_sharded(root, client="local")
+    with pytest.raises(ValueError, match="exact"):
+        search(sc, "wing", index="hnsw")
+    with pytest.raises(ValueError, match="rerank"):
+        search(sc, "wing", rerank=lambda q, texts: [0.0] * len(texts))
+    with pytest.raises(ValueError, match="k=0"):
+        search(sc, "wing", k=0)
+    with pytest.raises(TypeError, match="filter must be a mapping"):
+        search(sc, "wing", filter="year > 3")
+    from rowvoi.errors import QueryError
+
+    with pytest.raises(QueryError):
+        search(sc, "wing", mode="lexical", filter={"nope": 1})
+    with pytest.raises(ValueError, match="client="):
+        open_sharded(root, client="cluster")
