@@ -828,3 +828,37 @@ def test_what_a_sharded_search_refuses_it_says_why():
         search(sc, "wing", mode="lexical", filter={"nope": 1})
     with pytest.raises(ValueError, match="client="):
         open_sharded(root, client="cluster")
+
+
+def test_a_filter_field_some_shards_never_saw():
+    """A filter field only some artifacts have: shards without any of them
+    match nothing (as those artifacts match nothing on one corpus); a field
+    no shard knows is the error one corpus gives; $exists on such a field
+    stays an error (a shard without the field cannot tell its absence)."""
+    from rowvoi.errors import QueryError
+
+    docs = {f"d{i}": {"text": "wing lift", "year": 2000 + i} for i in range(8)}
+
+    def src():
+        return CorpusSource(
+            None,
+            docs,
+            WholeText(text_key="text"),
+            embedder=EMB,
+            metadata_of=lambda a, r: {"year": r["year"]} if a in ("d3", "d5") else {},
+        )
+
+    one = build(src(), store=CorpusStore.memory())
+    root = tempfile.mkdtemp()
+    build_sharded(src(), None, shards=4, root=root, client="sync")
+    assert len({shard_of(a, 4) for a in ("d3", "d5")}) < 4  # some shard lacks the field
+    sc = open_sharded(root, client="local")
+    for flt in ({"year": {"$gt": 1}}, {"year": 2005}):
+        for mode in ("lexical", "hybrid"):
+            assert _key(search(sc, "wing", mode=mode, filter=flt)) == _key(
+                search(one, "wing", mode=mode, filter=flt)
+            )
+    with pytest.raises(QueryError, match="unknown column"):
+        search(sc, "wing", mode="lexical", filter={"nope": 1})
+    with pytest.raises(QueryError, match="unknown column"):
+        search(sc, "wing", mode="lexical", filter={"year": {"$exists": False}})

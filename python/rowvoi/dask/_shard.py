@@ -32,6 +32,7 @@ import numpy as np
 from rowvoi.corpus.retrieval.rank import Params
 from rowvoi.corpus.storage.generation import Generation, Generations, Wanted, _allowed
 from rowvoi.corpus.storage.store import CorpusStore
+from rowvoi.errors import QueryError
 from rowvoi.index._hot import any_nonzero
 
 from ._manifest import ShardedCorpusError, read_stats, shard_dir_name
@@ -209,7 +210,17 @@ def shard_pass(
                     f"shard {sh.index} moved to generation {snap.generation} (the manifest "
                     f"names {sh.generation})"
                 )
-            opened = _allowed(gen, snap, want)
+            try:
+                opened = _allowed(gen, snap, want)
+            except QueryError as exc:
+                if not _absent_fields_only(exc, filter):
+                    raise
+                # fields no artifact of this shard has (another shard's
+                # artifacts have them): no record here can match
+                return [
+                    dict(_none("no record matches the filter"), unknown=list(exc.problems))
+                    for _ in queries
+                ]
             allowed, none_allowed = opened.allowed, opened.none_allowed
         out = []
         for query, qvec, f in zip(queries, qvecs, fetch):
@@ -221,6 +232,18 @@ def shard_pass(
     finally:
         if snap_cm is not None:
             snap_cm.__exit__(None, None, None)
+
+
+def _absent_fields_only(exc: QueryError, filter: Any) -> bool:
+    """Does the filter fail on this shard only for naming fields it does
+    not have? (Then none of its records can match -- unless the filter asks
+    for a field's absence, ``$exists``, which such a shard cannot answer
+    from its schema: that stays an error.)"""
+    return (
+        bool(exc.problems)
+        and all("unknown column" in p for p in exc.problems)
+        and "$exists" not in json.dumps(filter, default=str)
+    )
 
 
 _NO_I = np.zeros(0, dtype=np.int64)

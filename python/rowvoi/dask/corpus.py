@@ -72,6 +72,7 @@ from rowvoi.corpus.retrieval.rank import (
 )
 from rowvoi.corpus.storage.lock import holder_text, pid_lock
 from rowvoi.corpus.storage.paths import check_name, corpus_dir
+from rowvoi.errors import QueryError
 
 from . import _shard
 from ._manifest import (
@@ -788,6 +789,11 @@ class ShardedCorpus:
             again = []
             for j, qi in enumerate(todo):
                 per = [sh[j] for sh in parts]
+                unknown = [r["unknown"] for r in per if "unknown" in r]
+                built = [r for r in per if r.get("none") != "the shard is empty"]
+                if unknown and len(unknown) == len(built):
+                    # no shard knows the field: the error one corpus gives
+                    raise QueryError([f"{self.label}: {pr}" for pr in unknown[0]])
                 mg = merge(per, qvecs[qi] is not None, p, self.name, fetch[qi])
                 collapse = p.per_artifact and not all(r["one"] for r in per)
                 if collapse and mg.cut and len(mg.hits) < p.k:
