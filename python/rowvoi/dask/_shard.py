@@ -313,8 +313,9 @@ def _one(
         fields = []
     terms: list[Any] = []
     if p.explain and lex is not None:
-        for cid, b in zip(ids.tolist(), bm.tolist()):
-            if b == b and cid in set(l_ids.tolist()):
+        in_lex = set(l_ids.tolist())
+        for cid in ids.tolist():
+            if cid in in_lex:
                 terms.append(
                     [
                         {
