@@ -23,6 +23,7 @@ this one round.
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,10 @@ __all__ = [
     "loaded_keys",
     "load_count",
     "metadata_of",
+    "run_passes",
+    "ShardServer",
+    "pack",
+    "unpack",
 ]
 
 
@@ -408,3 +413,53 @@ def run_pass(
             if sh.stats_name == manifest["stats"] or sh.gen is None:
                 return shard_pass(sh, queries, qvecs, p, filter, fetch)
         # (another manifest's statistics were applied meanwhile: apply ours)
+
+
+def run_passes(
+    root: str,
+    indexes: list[int],
+    manifest: dict[str, Any],
+    queries: list[str],
+    qvecs: list[np.ndarray | None],
+    p: Params,
+    filter: dict[str, Any] | None,
+    fetch: list[int],
+) -> list[list[dict[str, Any]]]:
+    """:func:`run_pass` on each of the shards ``indexes`` (those one worker
+    serves), in that order."""
+    return [run_pass(root, i, manifest, queries, qvecs, p, filter, fetch) for i in indexes]
+
+
+class ShardServer:
+    """The Dask actor through which a worker serves its shards.
+
+    A client holds one per worker it sends shards to; a call of
+    :meth:`passes` goes straight from the client to the worker (no
+    scheduler, no task, no second trip to fetch the result), and the shards
+    it loads stay in the worker process's cache (:func:`shard`) between
+    calls, as they would for a task. Its argument and its result each
+    travel as one pickle (:func:`pack`, :func:`unpack`): Dask would
+    otherwise walk the nested lists, dicts and arrays item by item to
+    serialise them, which took longer than the pass itself (lexical p50 at
+    20k documents under load: 48 ms per query, 11 ms as pickles).
+    """
+
+    def passes(self, root: str, indexes: list[int], args: bytes) -> bytes:
+        """:func:`run_passes` of the shards ``indexes`` in the worker that
+        holds this actor; ``args``: ``pack((manifest, queries, qvecs, p,
+        filter, fetch))``, the answer ``pack``-ed too."""
+        manifest, queries, qvecs, p, filter, fetch = unpack(args)
+        return pack(run_passes(root, indexes, manifest, queries, qvecs, p, filter, fetch))
+
+
+def pack(obj: Any) -> bytes:
+    """``obj`` as one pickle, for a call between a client and the workers
+    of its own cluster (:class:`ShardServer`)."""
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(blob: bytes) -> Any:
+    """What :func:`pack` made, unpickled: only ever a blob from the client
+    or a worker of the same cluster (as Dask itself unpickles what they
+    send)."""
+    return pickle.loads(blob)

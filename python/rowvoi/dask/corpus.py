@@ -45,6 +45,7 @@ Examples
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import os
@@ -108,6 +109,12 @@ __all__ = [
 PUBLISH_WAIT = 60.0
 #: Times a batch is resent after the workers serving it were lost.
 RESUBMITS = 2
+#: Seconds a list of the cluster's workers is trusted before it is asked again.
+WORKERS_TTL = 1.0
+#: Seconds between checks that a worker answering a call is still alive.
+POLL = 0.25
+#: Seconds a worker whose connection failed is given to leave the scheduler's list.
+LOST_WAIT = 10.0
 _LOCK_FILE = "sharded.lock"
 
 
@@ -578,7 +585,7 @@ class ShardedCorpus:
     round robin), kept there between queries -- with the collection's BM25
     statistics applied. A worker that is lost is replaced transparently:
     its shards are loaded from storage by the workers that take over its
-    tasks; with no worker left, the search raises
+    calls; with no worker left, the search raises
     :class:`ShardedCorpusError`. A search reads the manifest's generation
     (checked for a change before every batch: one ``stat``), so it never
     mixes generations.
@@ -592,6 +599,11 @@ class ShardedCorpus:
         self._sig: tuple[int, int, int] | None = None
         self._manifest: dict[str, Any] = {}
         self._embedder: CorpusEmbedder | None = None
+        #: worker address -> (the future holding its ShardServer actor, the actor)
+        self._actors: dict[str, tuple[Any, Any]] = {}
+        self._known: list[str] = []
+        self._known_at = 0.0
+        self._serve_lock = threading.RLock()
         self._refresh()
 
     def __repr__(self) -> str:
@@ -718,9 +730,10 @@ class ShardedCorpus:
         boost: Any = None,
     ) -> list[SearchHits]:
         """The hits of many queries, each as :func:`rowvoi.corpus.search`
-        gives them on one corpus, sent to the shards in one round (one
-        task per shard for the whole batch; another round only for the
-        queries whose per-artifact collapse needs more candidates).
+        gives them on one corpus, sent to the shards in one round (on a cluster,
+        one call per worker for the whole batch, through the worker's
+        :class:`rowvoi.dask._shard.ShardServer` actor; another round only
+        for the queries whose per-artifact collapse needs more candidates).
 
         ``index="hnsw"`` is refused: a sharded search is exact (the flat
         indexes), whatever the shards hold. A second stage (``rerank``,
@@ -887,63 +900,143 @@ class ShardedCorpus:
         flt: dict[str, Any] | None,
         fetch: list[int],
     ) -> list[list[dict[str, Any]]]:
-        """One task per shard, each pinned to the worker that holds the
-        shard (so it stays loaded there, never stolen away); a task whose
-        worker is lost is sent to a live worker, which loads the shard from
-        storage."""
-        from distributed import wait
-
-        client = self.client
-
-        def alive() -> list[str]:
-            workers = sorted(client.scheduler_info(n_workers=-1).get("workers", {}))
-            if not workers:
+        """One call per worker, answering the batch on each shard the worker
+        holds (shard ``i`` on the ``i``-th live worker, round robin, so it
+        stays loaded there), through that worker's :class:`_shard.ShardServer`
+        actor: straight from the client to the worker and back, no scheduler
+        in between. A call whose worker is lost is sent again, the shards
+        reassigned over the live workers (which load them from storage)."""
+        moves = 0
+        workers = self._workers(fresh=False)
+        while True:
+            assign: dict[str, list[int]] = {}
+            for i in live:
+                assign.setdefault(workers[i % len(workers)], []).append(i)
+            calls = {}
+            lost = False
+            args = _shard.pack((m, qs, qvecs, p, flt, fetch))
+            for w, idx in assign.items():
+                try:
+                    calls[w] = self._call(w, idx, args)
+                except _WorkerLost:
+                    lost = True
+                    break
+            got: dict[int, list[dict[str, Any]]] = {}
+            if not lost:
+                for w, call in calls.items():
+                    try:
+                        res = _shard.unpack(self._await(call, w))
+                    except _WorkerLost:
+                        lost = True
+                        break
+                    for i, r in zip(assign[w], res):
+                        got[i] = r
+            if not lost:
+                return [got[i] for i in live]
+            moves += 1
+            if moves > RESUBMITS * max(1, len(live)):
                 raise ShardedCorpusError(
-                    f"{self.label}: no Dask worker is alive to load its shards (the cluster "
-                    "has no workers); start workers, then search again"
+                    f"{self.label}: the workers serving its shards kept failing; no "
+                    "worker could load them"
                 )
-            return workers
+            workers = self._workers(fresh=True)
 
-        def submit(i: int, worker: str) -> Any:
-            return client.submit(
-                _shard.run_pass,
-                self.root,
-                i,
-                m,
-                qs,
-                qvecs,
-                p,
-                flt,
-                fetch,
+    def _workers(self, *, fresh: bool) -> list[str]:
+        """The cluster's workers (sorted addresses), asked of the scheduler
+        at most once a second unless ``fresh``; none: a ShardedCorpusError."""
+        now = time.monotonic()
+        if fresh or not self._known or now - self._known_at > WORKERS_TTL:
+            info = self.client.scheduler_info(n_workers=-1)
+            self._known = sorted(info.get("workers", {}))
+            self._known_at = now
+            # (actors on workers that left are dropped: their futures released)
+            for w in [w for w in self._actors if w not in self._known]:
+                self._drop(w)
+        if not self._known:
+            raise ShardedCorpusError(
+                f"{self.label}: no Dask worker is alive to load its shards (the cluster "
+                "has no workers); start workers, then search again"
+            )
+        return self._known
+
+    def _drop(self, worker: str) -> None:
+        with self._serve_lock:
+            fut = self._actors.pop(worker, (None, None))[0]
+        if fut is not None:
+            with contextlib.suppress(Exception):
+                fut.cancel()
+
+    def _alive(self, worker: str) -> bool:
+        return worker in self._workers(fresh=True)
+
+    def _call(self, worker: str, indexes: list[int], args: bytes) -> Any:
+        """Start ``ShardServer.passes(root, indexes, args)`` on ``worker``."""
+        try:
+            return self._actor(worker).passes(self.root, indexes, args)
+        except (OSError, RuntimeError) as exc:
+            if not _lost(exc):
+                raise
+            self._drop(worker)
+            raise _WorkerLost(worker) from None
+
+    def _actor(self, worker: str) -> Any:
+        """This client's :class:`_shard.ShardServer` on ``worker`` (made on
+        first use; the future that holds it is kept, or Dask would release
+        it)."""
+        with self._serve_lock:
+            got = self._actors.get(worker)
+            if got is not None:
+                return got[1]
+            fut = self.client.submit(
+                _shard.ShardServer,
                 workers=[worker],
                 allow_other_workers=False,
+                actor=True,
                 pure=False,
             )
+            try:
+                actor = self._await(fut, worker)
+            except _WorkerLost:
+                fut.cancel()
+                raise
+            self._actors[worker] = (fut, actor)
+            return actor
 
-        workers = alive()
-        assign = {i: workers[i % len(workers)] for i in live}
-        futs = {i: submit(i, assign[i]) for i in live}
-        moves = 0
+    def _await(self, fut: Any, worker: str) -> Any:
+        """The result of ``fut`` (an actor call or the making of an actor on
+        ``worker``), polled so that a lost worker is noticed: then
+        :class:`_WorkerLost` (its actor dropped). An error the call raised
+        (a bad filter, a shard moved) is raised as it is."""
         while True:
             try:
-                wait(list(futs.values()), timeout=0.25)
-                break
-            except TimeoutError:
-                pass
-            workers = alive()
-            for i, f in futs.items():
-                if f.status == "pending" and assign[i] not in workers:
-                    moves += 1
-                    if moves > RESUBMITS * max(1, len(live)):
-                        raise ShardedCorpusError(
-                            f"{self.label}: the workers serving its shards kept failing; no "
-                            "worker could load them"
-                        )
-                    f.cancel()
-                    assign[i] = workers[i % len(workers)]
-                    futs[i] = submit(i, assign[i])
-        # (a task that raised re-raises its error here: a ShardMoved, a bad filter)
-        return list(client.gather([futs[i] for i in live]))
+                return fut.result(timeout=POLL)
+            except (TimeoutError, asyncio.TimeoutError):
+                if not self._alive(worker):
+                    self._drop(worker)
+                    raise _WorkerLost(worker) from None
+            except (OSError, RuntimeError) as exc:
+                if not _lost(exc):
+                    raise
+                # (the actor's worker went away during the call, or before it)
+                deadline = time.monotonic() + LOST_WAIT
+                while self._alive(worker) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                self._drop(worker)
+                raise _WorkerLost(worker) from None
+
+
+def _lost(exc: BaseException) -> bool:
+    """Is ``exc`` how Dask reports an actor's worker as gone (rather than an
+    error the shard's pass raised)?"""
+    if isinstance(exc, RuntimeError):
+        return str(exc).startswith("Worker holding Actor was lost")
+    from distributed.comm.core import CommClosedError
+
+    return isinstance(exc, CommClosedError) or str(exc) == "Unable to contact Actor's worker"
+
+
+class _WorkerLost(Exception):
+    """A worker serving shards is gone (its calls are sent elsewhere)."""
 
 
 def open_sharded(name_or_root: str | os.PathLike[str], client: Any = None) -> ShardedCorpus:
