@@ -36,6 +36,17 @@ From the repository root with the ``dask`` extra installed::
 
     python -m bench run dask_corpus                    # 1M documents
     python -m bench run dask_corpus --quick            # 20k documents
+    python -m bench run dask_corpus --docs 10000000 --sharded-only --memory 6GB
+
+``--sharded-only`` leaves the single corpus out (a scale where one index
+in one process does not fit): no equality column, the sharded build,
+latency and throughput alone. Every run reports each worker process's
+peak resident memory after the build and after the queries
+(``getrusage``), and the sharded corpus's size on disk. The documents are
+generated on the workers in chunks of 10,000, so the client never holds
+them; at 200k documents the sharded corpus takes about 3.9 kB per
+document on disk (783 MB), so 10M need about 40 GB free under
+``--data-dir``.
 
 Results go to ``bench/results/dask_corpus.md`` (and ``.json``). The machine
 this runs on may be shared; the report says so.
@@ -96,6 +107,18 @@ def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.array(xs), q)) * 1e3
 
 
+def _peak_rss(client: Any) -> dict[str, float]:
+    """Peak resident memory (MB) of each worker process so far."""
+
+    def peak() -> float:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # (KB on Linux)
+
+    got = client.run(peak)
+    return {f"worker {i}": round(got[w], 1) for i, w in enumerate(sorted(got))}
+
+
 def _disk(p: Path) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
@@ -113,6 +136,12 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--seed", type=int, default=20261206)
     ap.add_argument("--data-dir", default="/tmp/rowvoi-bench-dask-corpus")
+    ap.add_argument(
+        "--sharded-only",
+        action="store_true",
+        help="no single corpus (a scale where one index does not fit): build, latency, "
+        "throughput, peak memory per worker and disk of the sharded corpus alone",
+    )
     ap.add_argument("--out", default=str(run.path("dask_corpus")) if run else None)
     args = ap.parse_args(argv)
     if run is None:
@@ -177,36 +206,40 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
         res["disk_bytes"] = _disk(root)
         print(f"sharded build {res['sharded_build_s']:.1f} s", file=sys.stderr)
 
-        records = {}
-        t0 = time.perf_counter()
-        for c in range(n_chunks):
-            for r in gen_chunk(c, args.docs, args.seed):
-                records[r["id"]] = r
-        res["generate_s"] = time.perf_counter() - t0
-        src = CorpusSource(
-            None,
-            records,
-            WholeText(text_key="text"),
-            embedder=emb,
-            metadata_of=lambda a, r: {"year": r["year"]},
-            filter_types={"year": "numeric"},
-        )
-        t0 = time.perf_counter()
-        one = build(src, store=CorpusStore(data / "one"), progress=False)
-        res["one_build_s"] = time.perf_counter() - t0
-        print(f"one build {res['one_build_s']:.1f} s", file=sys.stderr)
-        del records, src
+        res["build_peak_rss_mb"] = _peak_rss(client)
+        one = None
+        if not args.sharded_only:
+            records = {}
+            t0 = time.perf_counter()
+            for c in range(n_chunks):
+                for r in gen_chunk(c, args.docs, args.seed):
+                    records[r["id"]] = r
+            res["generate_s"] = time.perf_counter() - t0
+            src = CorpusSource(
+                None,
+                records,
+                WholeText(text_key="text"),
+                embedder=emb,
+                metadata_of=lambda a, r: {"year": r["year"]},
+                filter_types={"year": "numeric"},
+            )
+            t0 = time.perf_counter()
+            one = build(src, store=CorpusStore(data / "one"), progress=False)
+            res["one_build_s"] = time.perf_counter() - t0
+            print(f"one build {res['one_build_s']:.1f} s", file=sys.stderr)
+            del records, src
 
         sc = open_sharded(root, client=client)
         sc.search_batch(queries[:2], mode="hybrid", k=args.k)  # shards loaded on the workers
         for q in queries[:2]:
-            search(one, q, mode="hybrid", k=args.k)
+            if one is not None:
+                search(one, q, mode="hybrid", k=args.k)
         per_mode = {}
         for mode, fusion in MODES:
             label = mode if mode != "hybrid" else f"hybrid-{fusion}"
             kw = dict(mode=mode, fusion=fusion, k=args.k)
             lat_s, lat_1, want = [], [], []
-            for q in queries:
+            for q in queries if one is not None else ():
                 t = time.perf_counter()
                 want.append(_key(search(one, q, **kw)))
                 lat_1.append(time.perf_counter() - t)
@@ -221,18 +254,22 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
             equal = sum(g == w for g, w in zip(got_single, want))
             equal_b = sum(_key(b) == w for b, w in zip(batch, want))
             per_mode[label] = {
-                "equal": equal,
-                "equal_batch": equal_b,
                 "queries": len(queries),
-                "one_p50_ms": _pct(lat_1, 50),
-                "one_p95_ms": _pct(lat_1, 95),
                 "sharded_p50_ms": _pct(lat_s, 50),
                 "sharded_p95_ms": _pct(lat_s, 95),
-                "one_qps": len(queries) / sum(lat_1),
                 "sharded_batch_qps": len(queries) / batch_s,
             }
+            if one is not None:
+                per_mode[label].update(
+                    equal=equal,
+                    equal_batch=equal_b,
+                    one_p50_ms=_pct(lat_1, 50),
+                    one_p95_ms=_pct(lat_1, 95),
+                    one_qps=len(queries) / sum(lat_1),
+                )
             print(label, per_mode[label], file=sys.stderr)
         res["modes"] = per_mode
+        res["peak_rss_mb"] = _peak_rss(client)
     shutil.rmtree(data, ignore_errors=True)
 
     v = versions("numpy", "dask", "distributed")
@@ -240,7 +277,8 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     write(
         stem.with_suffix(".json"), json.dumps({"command": run.command, "results": res}, indent=2)
     )
-    lines = [f"# Sharded corpus on Dask vs one corpus ({args.docs:,} documents)", ""]
+    title = "alone" if args.sharded_only else "vs one corpus"
+    lines = [f"# Sharded corpus on Dask {title} ({args.docs:,} documents)", ""]
     lines += run.header(v)
     lines += [
         f"{args.shards} shards on {args.workers} worker processes (1 thread, "
@@ -252,19 +290,38 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
         f"| sharded (generated on the workers) | {res['sharded_build_s']:.1f} |",
         f"| sharded, second run (no change: shards rebuilt {res['noop_changed_shards']}) "
         f"| {res['sharded_noop_build_s']:.1f} |",
-        f"| one corpus (in this process) | {res['one_build_s']:.1f} |",
-        "",
-        "| mode | equal hits (single / batch) | one p50 / p95 ms | sharded p50 / p95 ms "
-        "| one q/s | sharded batch q/s |",
-        "|---|---|---|---|---|---|",
     ]
-    for label, m in res["modes"].items():
-        lines.append(
-            f"| {label} | {m['equal']}/{m['queries']} / {m['equal_batch']}/{m['queries']} "
-            f"| {m['one_p50_ms']:.2f} / {m['one_p95_ms']:.2f} "
-            f"| {m['sharded_p50_ms']:.1f} / {m['sharded_p95_ms']:.1f} "
-            f"| {m['one_qps']:.0f} | {m['sharded_batch_qps']:.0f} |"
-        )
+    if not args.sharded_only:
+        lines.append(f"| one corpus (in this process) | {res['one_build_s']:.1f} |")
+    lines += [
+        "",
+        "Peak resident memory per worker process: after the build "
+        + ", ".join(f"{w} {mb:.0f} MB" for w, mb in res["build_peak_rss_mb"].items())
+        + "; after the queries "
+        + ", ".join(f"{w} {mb:.0f} MB" for w, mb in res["peak_rss_mb"].items())
+        + ".",
+        "",
+    ]
+    if args.sharded_only:
+        lines += ["| mode | sharded p50 / p95 ms | sharded batch q/s |", "|---|---|---|"]
+        for label, m in res["modes"].items():
+            lines.append(
+                f"| {label} | {m['sharded_p50_ms']:.1f} / {m['sharded_p95_ms']:.1f} "
+                f"| {m['sharded_batch_qps']:.0f} |"
+            )
+    else:
+        lines += [
+            "| mode | equal hits (single / batch) | one p50 / p95 ms | sharded p50 / p95 ms "
+            "| one q/s | sharded batch q/s |",
+            "|---|---|---|---|---|---|",
+        ]
+        for label, m in res["modes"].items():
+            lines.append(
+                f"| {label} | {m['equal']}/{m['queries']} / {m['equal_batch']}/{m['queries']} "
+                f"| {m['one_p50_ms']:.2f} / {m['one_p95_ms']:.2f} "
+                f"| {m['sharded_p50_ms']:.1f} / {m['sharded_p95_ms']:.1f} "
+                f"| {m['one_qps']:.0f} | {m['sharded_batch_qps']:.0f} |"
+            )
     write(stem.with_suffix(".md"), "\n".join(lines) + "\n")
     print(stem.with_suffix(".md").read_text())
     return 0
