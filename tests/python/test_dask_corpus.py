@@ -669,7 +669,12 @@ def test_cluster_reader_during_a_rebuild_sees_one_generation(cluster_client):
     assert seen[0] == old and seen[-1] == new
 
 
-def test_no_worker_left_is_a_clear_error():
+def test_no_worker_left_is_a_clear_error(monkeypatch):
+    from rowvoi.dask import corpus as dask_corpus
+
+    asked = []
+    monkeypatch.setattr(dask_corpus, "WORKER_WAIT", 0.3)
+
     class Empty:
         def submit(self, *a, **k):
             raise AssertionError("nothing may be submitted")
@@ -678,6 +683,7 @@ def test_no_worker_left_is_a_clear_error():
             raise AssertionError
 
         def scheduler_info(self, **kw):
+            asked.append(1)
             return {"workers": {}}
 
     root = tempfile.mkdtemp()
@@ -685,6 +691,7 @@ def test_no_worker_left_is_a_clear_error():
     sc = open_sharded(root, client=Empty())
     with pytest.raises(ShardedCorpusError, match="no Dask worker is alive"):
         search(sc, "wing", mode="lexical")
+    assert len(asked) > 1  # (it waited for workers that might be restarting, then gave up)
 
 
 # --------------------------------------------------------------------- CLI

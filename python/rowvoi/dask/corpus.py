@@ -113,6 +113,8 @@ RESUBMITS = 2
 WORKERS_TTL = 1.0
 #: Seconds between checks that a worker answering a call is still alive.
 POLL = 0.25
+#: Seconds a search waits for a cluster with no worker to have one again.
+WORKER_WAIT = 10.0
 #: Seconds a worker whose connection failed is given to leave the scheduler's list.
 LOST_WAIT = 10.0
 _LOCK_FILE = "sharded.lock"
@@ -946,8 +948,14 @@ class ShardedCorpus:
         at most once a second unless ``fresh``; none: a ShardedCorpusError."""
         now = time.monotonic()
         if fresh or not self._known or now - self._known_at > WORKERS_TTL:
-            info = self.client.scheduler_info(n_workers=-1)
-            self._known = sorted(info.get("workers", {}))
+            deadline = now + WORKER_WAIT
+            while True:
+                info = self.client.scheduler_info(n_workers=-1)
+                self._known = sorted(info.get("workers", {}))
+                # (none: they may be restarting -- a nanny replaces a lost one)
+                if self._known or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.1)
             self._known_at = now
             # (actors on workers that left are dropped: their futures released)
             for w in [w for w in self._actors if w not in self._known]:
@@ -955,7 +963,7 @@ class ShardedCorpus:
         if not self._known:
             raise ShardedCorpusError(
                 f"{self.label}: no Dask worker is alive to load its shards (the cluster "
-                "has no workers); start workers, then search again"
+                f"has had no workers for {WORKER_WAIT:.0f} s); start workers, then search again"
             )
         return self._known
 
