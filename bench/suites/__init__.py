@@ -68,7 +68,7 @@ SUITES: tuple[Suite, ...] = (
         "rowvoi.dask sharded corpus (4 shards, 2 workers) vs one corpus: build, equality, "
         "query p50/p95 per mode, batch throughput",
         "one rowvoi corpus of the same documents",
-        "not yet run (1M documents)",
+        "~11 min (1M documents)",
         "~3 min",
         ("--docs", "20000", "--queries", "50"),
     ),

@@ -44,8 +44,8 @@ latency and throughput alone. Every run reports each worker process's
 peak resident memory after the build and after the queries
 (``getrusage``), and the sharded corpus's size on disk. The documents are
 generated on the workers in chunks of 10,000, so the client never holds
-them; at 200k documents the sharded corpus takes about 3.9 kB per
-document on disk (783 MB), so 10M need about 40 GB free under
+them; at 1M documents the sharded corpus takes about 3.9 kB per
+document on disk (3.9 GB), so 10M need about 40 GB free under
 ``--data-dir``.
 
 Results go to ``bench/results/dask_corpus.md`` (and ``.json``). The machine
