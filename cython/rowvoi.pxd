@@ -281,6 +281,9 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_bm25_term(const rv_bm25 *index, uint32_t term_id, const char **term,
                            size_t *len)
     rv_status rv_bm25_doc_freq(const rv_bm25 *index, uint32_t term_id, uint64_t *df)
+    rv_status rv_bm25_set_collection_stats(rv_bm25 *index, uint64_t n_docs,
+                                           uint64_t total_len, const uint64_t *dfs,
+                                           size_t n_terms)
     rv_status rv_bm25_doc(const rv_bm25 *index, int64_t id, uint32_t *doc_len, int *state)
     int rv_bm25_contains(const rv_bm25 *index, int64_t id)
     rv_status rv_bm25_ids(const rv_bm25 *index, int64_t *ids, size_t capacity, size_t *n_ids)

@@ -64,6 +64,25 @@ SUITES: tuple[Suite, ...] = (
         ("--rows", "1000000,2000000", "--what", "key"),
     ),
     Suite(
+        "dask_corpus",
+        "rowvoi.dask sharded corpus (4 shards, 2 workers) vs one corpus: build, equality, "
+        "query p50/p95 per mode, batch throughput",
+        "one rowvoi corpus of the same documents",
+        "~11 min (1M documents)",
+        "~3 min",
+        ("--docs", "20000", "--queries", "50"),
+    ),
+    Suite(
+        "dask_corpus_serving",
+        "a sharded corpus's queries through per-worker actor calls vs one pinned task per "
+        "shard, interleaved: p50/p95 per mode, batch throughput, hits equal",
+        "the task-per-shard serving it replaced",
+        "~6 min (200k documents)",
+        "~1 min",
+        ("--docs", "20000", "--queries", "40"),
+        group="study",
+    ),
+    Suite(
         "query",
         "rowvoi.query on a 10M-row Parquet file: time and peak memory",
         "pandas (whole file, needed columns)",

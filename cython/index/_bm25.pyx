@@ -320,6 +320,32 @@ cdef class BM25Core:
         check(rv_bm25_doc_freq(self.ix, term_id, &df))
         return df
 
+    def doc_freqs(self):
+        """This index's own df of every term, by term id (uint64)."""
+        cdef rv_bm25_info i
+        check(rv_bm25_get_info(self.ix, &i))
+        cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] out = np.zeros(i.n_terms, dtype=np.uint64)
+        cdef uint32_t t
+        for t in range(<uint32_t>i.n_terms):
+            check(rv_bm25_doc_freq(self.ix, t, &out[t]))
+        return out
+
+    def set_collection_stats(self, uint64_t n_docs, uint64_t total_len, dfs):
+        """dfs: None (with n_docs = 0: back to the index's own statistics)
+        or a C-contiguous uint64 array, one per term id."""
+        cdef cnp.ndarray[uint64_t, ndim=1, mode="c"] arr
+        cdef const uint64_t *p = NULL
+        cdef size_t n = 0
+        if dfs is not None:
+            arr = dfs
+            n = arr.shape[0]
+            if n:
+                p = &arr[0]
+        cdef rv_status st
+        with nogil:
+            st = rv_bm25_set_collection_stats(self.ix, n_docs, total_len, p, n)
+        check(st)
+
     def doc(self, int64_t doc):
         cdef uint32_t dl = 0
         cdef int state = 0

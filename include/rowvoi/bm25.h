@@ -201,6 +201,30 @@ RV_API rv_status rv_bm25_compact(rv_bm25 *index);
 ** exclusive access.  Since: 0.1 */
 RV_API rv_status rv_bm25_set_params(rv_bm25 *index, const rv_bm25_params *params);
 
+/*
+** Score with the statistics of a collection this index is one shard of, so
+** that its BM25 scores equal those of one index over the whole collection
+** (a sharded search merges the shards' hits on one scale).  The weights of
+** the searches and of rv_bm25_explain then use N = n_docs (documents),
+** avgdl = total_len / n_docs (total_len: the summed lengths of the
+** collection's documents, in terms) and, for term id t of THIS index,
+** df = dfs[t] (the collection's document frequency of that term); n_terms
+** must be this index's term count (rv_bm25_info.n_terms).  The statistics
+** are copied (the caller keeps dfs) and hold until the next change of the
+** index (add, delete, compact, set_params), which returns it to its own;
+** n_docs = 0 (with total_len = 0, dfs = NULL, n_terms = 0) returns to them
+** now.  rv_bm25_get_info and rv_bm25_doc_freq keep reporting the index's own.
+** Not thread-safe against searches of the same index (the caller locks).
+** Errors: RV_E_INVALID_ARG for a NULL index, dfs NULL with n_terms > 0,
+** n_docs below this index's live documents, total_len below its summed
+** lengths, or a dfs[t] outside [this index's df of t, n_docs];
+** RV_E_SHAPE for n_terms other than the index's; RV_E_NOMEM.  On error
+** the index keeps the statistics it had.
+** Since: 0.1
+*/
+RV_API rv_status rv_bm25_set_collection_stats(rv_bm25 *index, uint64_t n_docs, uint64_t total_len,
+                                              const uint64_t *dfs, size_t n_terms);
+
 /* Copy out the parameters / the analyzer options the index was built with.
 ** Returns RV_E_INVALID_ARG for NULL pointers.  Since: 0.1 */
 RV_API rv_status rv_bm25_get_params(const rv_bm25 *index, rv_bm25_params *out /* OUT */);

@@ -169,6 +169,12 @@ struct rv_bm25 {
     int64_t *ext;                             /* caller id of each slot */
     uint64_t n_live, n_tombstoned, total_len; /* statistics: live documents */
     double avgdl;
+    /* collection statistics (rv_bm25_set_collection_stats), or c_n == 0 and
+    ** cdf NULL: N, the summed lengths and each term's df (by term id) of
+    ** the collection this index is one shard of; idf and avgdl read them.
+    ** Any change to the index drops them (rv__bm25_refresh). */
+    uint64_t c_n, c_total_len;
+    uint64_t *cdf;
     int64_t next_id; /* one past the largest id ever added */
     /* caller id -> latest slot with that id (slot + 1; 0: empty) */
     uint32_t *idmap;
@@ -267,6 +273,12 @@ static inline float rv__g(const rv_bm25 *ix, const rv__wparams *wp, uint32_t tf,
 
 /* idf of a term with document frequency df under the current N. */
 double rv__idf(const rv_bm25 *ix, uint64_t df);
+
+/* The df of term t the weights use: the collection's when collection
+** statistics are set, else this index's. */
+static inline uint64_t rv__stat_df(const rv_bm25 *ix, uint32_t t) {
+    return ix->cdf ? ix->cdf[t] : ix->df[t];
+}
 
 /* The largest weight over n frontier points, inflated by RV__SLACK: an
 ** upper bound of w(t, d) over every posting the frontier summarises. */

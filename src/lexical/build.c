@@ -54,7 +54,7 @@ void rv__wparams_of(const rv_bm25 *ix, rv__wparams *wp) {
 }
 
 double rv__idf(const rv_bm25 *ix, uint64_t df_) {
-    double N = (double)ix->n_live, df = (double)df_;
+    double N = (double)(ix->c_n ? ix->c_n : ix->n_live), df = (double)df_;
     if (df <= 0 || N <= 0) return 0.0;
     switch (ix->par.variant) {
     case RV_BM25_ROBERTSON: {
@@ -72,10 +72,20 @@ double rv__idf(const rv_bm25 *ix, uint64_t df_) {
     }
 }
 
-/* Recompute avgdl, the length-norm table and the g(tf, dl) table.  No
-** allocation; O(ltab_n * RV__GTF). */
+/* The length-norm table and the g(tf, dl) table under ix->avgdl. */
+static void rv__bm25_tables(rv_bm25 *ix);
+
+/* Drop collection statistics (if any); recompute avgdl, the length-norm
+** table and the g(tf, dl) table.  No allocation; O(ltab_n * RV__GTF). */
 void rv__bm25_refresh(rv_bm25 *ix) {
+    rv__free(ix->cdf);
+    ix->cdf = NULL;
+    ix->c_n = ix->c_total_len = 0;
     ix->avgdl = ix->n_live ? (double)ix->total_len / (double)ix->n_live : 0.0;
+    rv__bm25_tables(ix);
+}
+
+static void rv__bm25_tables(rv_bm25 *ix) {
     uint32_t n = ix->max_dl < ix->ltab_cap ? ix->max_dl + 1 : ix->ltab_cap;
     rv__wparams wp;
     rv__wparams_of(ix, &wp);
@@ -493,6 +503,7 @@ void rv_bm25_free(rv_bm25 *ix) {
     rv__free(ix->idmap);
     rv__free(ix->ltab);
     rv__free(ix->gtab);
+    rv__free(ix->cdf);
     rv__free(ix);
 }
 
@@ -1201,6 +1212,51 @@ rv_status rv_bm25_set_params(rv_bm25 *ix, const rv_bm25_params *params) {
     if (st != RV_OK) return st;
     ix->par = *params;
     rv__bm25_refresh(ix);
+    return RV_OK;
+}
+
+rv_status rv_bm25_set_collection_stats(rv_bm25 *ix, uint64_t n_docs, uint64_t total_len,
+                                       const uint64_t *dfs, size_t n_terms) {
+    RV__NOT_NULL(ix, "index");
+    if (n_docs == 0) {
+        if (dfs || n_terms || total_len)
+            return rv__error(RV_E_INVALID_ARG,
+                             "n_docs = 0 drops collection statistics: pass total_len = 0, "
+                             "dfs = NULL and n_terms = 0");
+        rv__bm25_refresh(ix);
+        return RV_OK;
+    }
+    if (n_terms) RV__NOT_NULL(dfs, "dfs");
+    if (n_terms != ix->n_terms)
+        return rv__error(RV_E_SHAPE, "dfs has %zu entries; the index has %u terms", n_terms,
+                         ix->n_terms);
+    if (n_docs < ix->n_live)
+        return rv__error(RV_E_INVALID_ARG,
+                         "n_docs = %llu is less than this index's %llu live documents: "
+                         "collection statistics must cover this index",
+                         (unsigned long long)n_docs, (unsigned long long)ix->n_live);
+    if (total_len < ix->total_len)
+        return rv__error(RV_E_INVALID_ARG,
+                         "total_len = %llu is less than this index's %llu: collection "
+                         "statistics must cover this index",
+                         (unsigned long long)total_len, (unsigned long long)ix->total_len);
+    for (size_t t = 0; t < n_terms; t++) {
+        if (dfs[t] < ix->df[t] || dfs[t] > n_docs)
+            return rv__error(RV_E_INVALID_ARG,
+                             "dfs[%zu] = %llu: the collection df of a term must lie between "
+                             "this index's df (%llu) and n_docs (%llu)",
+                             t, (unsigned long long)dfs[t], (unsigned long long)ix->df[t],
+                             (unsigned long long)n_docs);
+    }
+    uint64_t *cdf = rv__malloc((n_terms ? n_terms : 1) * sizeof *cdf);
+    if (!cdf) return rv__nomem("collection document frequencies");
+    if (n_terms) memcpy(cdf, dfs, n_terms * sizeof *cdf);
+    rv__free(ix->cdf);
+    ix->cdf = cdf;
+    ix->c_n = n_docs;
+    ix->c_total_len = total_len;
+    ix->avgdl = (double)total_len / (double)n_docs;
+    rv__bm25_tables(ix);
     return RV_OK;
 }
 

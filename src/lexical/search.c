@@ -245,7 +245,8 @@ static rv_status rv__query_finish(rv__scratch *s) {
         }
     }
     s->nq = nq;
-    for (size_t q = 0; q < nq; q++) s->qidf[q] = (float)rv__idf(s->ix, s->ix->df[s->qterm[q]]);
+    for (size_t q = 0; q < nq; q++)
+        s->qidf[q] = (float)rv__idf(s->ix, rv__stat_df(s->ix, s->qterm[q]));
     return RV_OK;
 }
 
@@ -1570,8 +1571,8 @@ rv_status rv_bm25_explain(const rv_bm25 *ix, const char *query, size_t len, int6
             rows[q].term_id = t;
             rows[q].qtf = s.qtf[q];
             rows[q].tf = tf;
-            rows[q].df = ix->df[t];
-            rows[q].idf = rv__idf(ix, ix->df[t]);
+            rows[q].df = rv__stat_df(ix, t);
+            rows[q].idf = rv__idf(ix, rv__stat_df(ix, t));
             rows[q].weight = w;
             rows[q].contribution = c;
         }

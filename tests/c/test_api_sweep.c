@@ -836,6 +836,21 @@ static void init_bm25_set_params(sw *s) {
 static int64_t call_bm25_set_params(sw *s) {
     return rv_bm25_set_params(P(rv_bm25 *, 0), P(const rv_bm25_params *, 1));
 }
+/* the index's own statistics given as collection statistics: valid */
+static void init_bm25_collection(sw *s) {
+    init_bm25_own(s);
+    rv_bm25_get_info(s->own_bm, &s->binfo);
+    for (uint32_t t = 0; t < s->binfo.n_terms && t < 64; t++)
+        rv_bm25_doc_freq(s->own_bm, t, &s->u64a[t]);
+    s->x1 = s->binfo.n_live;
+    s->x2 = s->binfo.total_len;
+    s->p[1] = s->u64a;
+    s->z[0] = s->binfo.n_terms;
+}
+static int64_t call_bm25_collection(sw *s) {
+    return rv_bm25_set_collection_stats(P(rv_bm25 *, 0), s->x1, s->x2, P(const uint64_t *, 1),
+                                        Z(0));
+}
 static void init_bm25_get(sw *s) {
     s->p[0] = g_bm;
 }
@@ -2004,6 +2019,12 @@ static const sw_case CASES[] = {
      init_bm25_set_params,
      call_bm25_set_params,
      {PTR("index", INV), PTR("params", INV)}},
+    {"rv_bm25_set_collection_stats",
+     1,
+     OK,
+     init_bm25_collection,
+     call_bm25_collection,
+     {PTR("index", INV), PTR("dfs", INV), SZ("n_terms", SHP, SHP)}},
     {"rv_bm25_get_params",
      1,
      OK,

@@ -51,6 +51,8 @@ MODULES = [
     "rowvoi.query.planner",
     "rowvoi.dask.keys",
     "rowvoi.dask.belief",
+    "rowvoi.dask.corpus",
+    "rowvoi.dask._manifest",
     "rowvoi.corpus",
     "rowvoi.corpus.base",
     "rowvoi.corpus.storage.paths",

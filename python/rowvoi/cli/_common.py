@@ -613,6 +613,25 @@ class EscapingWriter:
         return str(getattr(self.raw, "encoding", None) or "utf-8")
 
 
+def open_named(name: str) -> Any:
+    """The corpus NAME for the search verbs: a sharded corpus
+    (:func:`rowvoi.dask.open_sharded`, served in this process) when its
+    folder holds one, else NAME itself (the verbs open it)."""
+    from rowvoi.corpus.storage.paths import corpus_dir
+
+    man = corpus_dir(name) / "sharded.json"
+    if not (man.exists() or man.is_symlink()):
+        return name
+    try:
+        import rowvoi.dask as rd
+    except ImportError as exc:
+        raise CliError(
+            f"corpus {name!r} is sharded and needs the dask extra: pip install 'rowvoi[dask]' "
+            f"({exc})"
+        ) from None
+    return rd.open_sharded(name, client="local")
+
+
 def print_json(doc: Any, indent: int | None = None) -> None:
     """Print ``doc`` as one JSON document: the ``--json`` output of every
     verb (exact, never escaped: :func:`json.dumps` escapes control

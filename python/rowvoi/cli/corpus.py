@@ -352,6 +352,116 @@ def _pinned_spec(name: str) -> str | None:
         return snap.state.get("embedder_spec")
 
 
+# ----------------------------------------------------------------- sharded
+
+
+def _sharded_root(name: str) -> Any:
+    """The root of NAME when it is a sharded corpus (rowvoi.dask), else None."""
+    from rowvoi.corpus.storage.paths import corpus_dir
+
+    root = corpus_dir(name)
+    man = root / "sharded.json"
+    return root if man.exists() or man.is_symlink() else None
+
+
+def _dask() -> Any:
+    """rowvoi.dask, or a clear error without the extra."""
+    try:
+        import rowvoi.dask as rd
+    except ImportError as exc:
+        raise CliError(
+            f"sharded corpora need the dask extra: pip install 'rowvoi[dask]' ({exc})"
+        ) from None
+    return rd
+
+
+def _client(address: str | None) -> Any:
+    """A distributed.Client connected to ADDRESS (None: none)."""
+    if address is None:
+        return None
+    _dask()
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise CliError(
+            f"--scheduler needs distributed: pip install 'rowvoi[dask]' ({exc})"
+        ) from None
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise CliError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+
+
+def _open_any(name: str, scheduler: str | None = None) -> Any:
+    """The corpus NAME: a sharded one (served on --scheduler's cluster, or in
+    this process) or an ordinary one."""
+    if _sharded_root(name) is not None:
+        client = _client(scheduler)
+        return _dask().open_sharded(name, client=client if client is not None else "local")
+    if scheduler is not None:
+        raise UsageError(f"--scheduler: corpus {name!r} is not sharded (built without --shards)")
+    return open_corpus(name)
+
+
+def _build_sharded(args: argparse.Namespace, entry: dict[str, Any]) -> int:
+    """``rowvoi build NAME ... --shards N [--scheduler ADDRESS]``."""
+    rd = _dask()
+    root = _sharded_root(args.name)
+    shards = args.shards
+    if shards is None:
+        shards = rd.open_sharded(args.name, client="local").shards
+    client = _client(args.scheduler)
+    source = registry.source_from_entry(args.name, entry)
+    try:
+        rep = rd.build_sharded(
+            source,
+            args.name,
+            shards=shards,
+            client=client if client is not None else "threads",
+            full=not args.keep_missing,
+            edges=extractor_from_spec(entry.get("edges")),
+        )
+    finally:
+        if client is not None:
+            client.close()
+    del root
+    if args.json:
+        print_json({"corpus": args.name, "sharded": True, **rep.__dict__})
+        return 0
+    if not rep.changed_shards:
+        print(
+            f"sharded corpus {args.name!r} is up to date (generation {rep.generation}, "
+            f"{shards} shards): {rep.n_artifacts} artifacts; {rep.seconds:.2f} s"
+        )
+        return 0
+    changed = ", ".join(map(str, rep.changed_shards))
+    print(
+        f"built sharded corpus {args.name!r} (generation {rep.generation}, {shards} shards): "
+        f"{rep.n_artifacts} artifacts, {rep.n_records} records; shards rebuilt: {changed}; "
+        f"{rep.seconds:.2f} s"
+    )
+    return 0
+
+
+def _info_sharded(args: argparse.Namespace) -> int:
+    info = _open_any(args.name).info()
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"sharded corpus {args.name!r}: {printable(info['root'])}")
+    print(
+        f"  generation {info['generation']}, {info['shards']} shards; "
+        f"{info['n_artifacts']} artifacts, {info['n_records']} records"
+    )
+    print(f"  embedder: {printable(str(info['embedder_id']))}")
+    for r in info["shard_info"]:
+        print(
+            f"  shard {r['shard']}: generation {r['generation']}, {r['n_artifacts']} "
+            f"artifacts, {r['n_records']} records  {printable(r['path'])}"
+        )
+    return 0
+
+
 # ------------------------------------------------------------------- verbs
 
 
@@ -377,6 +487,11 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if entry.get("kind") == "mcp_tools" and entry.get("path"):
         open_input(entry["path"], "tool catalogue", limit=MAX_JSON_BYTES).close()
 
+    if args.shards is not None or (args.scheduler is not None) or _sharded_root(args.name):
+        code = _build_sharded(args, entry)
+        if recipe is not None:
+            _register(args.name, recipe)
+        return code
     progress = False if args.json else None
     # a new or changed recipe is registered once the build has committed (or
     # was interrupted: the next 'rowvoi build NAME' resumes it), so that a
@@ -436,6 +551,8 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 _NOT_WITH_REPAIR = (
+    "shards",
+    "scheduler",
     "files",
     "records",
     "fetcher",
@@ -555,7 +672,7 @@ def _filter_document(text: str) -> dict[str, Any]:
 def _cmd_search(args: argparse.Namespace) -> int:
 
     flt = None if args.filter is None else _filter_document(args.filter)
-    corpus = open_corpus(args.name)
+    corpus = _open_any(args.name, args.scheduler)
     hits = search(
         corpus,
         args.query,
@@ -589,7 +706,9 @@ def _corpus_rows() -> list[dict[str, Any]]:
     names: set[str] = set(registry.registered())
     root = corpora_dir()
     if root.is_dir():
-        names |= {p.name for p in root.iterdir() if is_corpus_dir(p)}
+        names |= {
+            p.name for p in root.iterdir() if is_corpus_dir(p) or (p / "sharded.json").is_file()
+        }
     rows = []
     for name in sorted(names):
         entry = registry.get(name)
@@ -603,7 +722,24 @@ def _corpus_rows() -> list[dict[str, Any]]:
             if entry is None
             else (entry.get("root") or entry.get("path") or entry.get("fetcher")),
         }
-        if store.exists():
+        if _sharded_root(name) is not None:
+            try:
+                m = _dask().open_sharded(name, client="local").manifest
+            except Exception as exc:  # noqa: BLE001 - one damaged corpus: listed, not fatal
+                row["damaged"] = str(exc)
+            else:
+                row.update(
+                    {
+                        "built": True,
+                        "shards": m["shards"],
+                        "generation": m["generation"],
+                        "n_artifacts": m["n_artifacts"],
+                        "n_records": m["n_records"],
+                        "embedder": m["embedder_id"],
+                        "updated": m["published"],
+                    }
+                )
+        elif store.exists():
             try:
                 with store.snapshot() as snap:
                     s = snap.state
@@ -655,6 +791,8 @@ def _cmd_ls(args: argparse.Namespace) -> int:
 
 def _cmd_info(args: argparse.Namespace) -> int:
 
+    if _sharded_root(args.name) is not None:
+        return _info_sharded(args)
     info = open_corpus(args.name).info(check=args.check)
     info["registry"] = registry.get(args.name)
     damaged = 1 if info["damage"] and args.check else 0
@@ -697,12 +835,15 @@ def _cmd_rm(args: argparse.Namespace) -> int:
 
     store = CorpusStore.local(args.name)
     entry = registry.get(args.name)
-    if not store.exists() and entry is None:
+    sharded = _sharded_root(args.name) is not None
+    if not store.exists() and entry is None and not sharded:
         raise CliError(f"no corpus {args.name!r} (see rowvoi ls)")
     unregister = entry is not None and not args.keep_registration
     if unregister:
         forget(args.name)  # first: a live maintain run refuses it, nothing lost
-    if store.exists():
+    if sharded:
+        _dask().remove_sharded(args.name)
+    elif store.exists():
         remove_corpus(store)
     if unregister:
         registry.unregister(args.name)
@@ -789,6 +930,19 @@ def _add_build(sub: Any) -> None:
         help="rebuild damaged or missing index files from the stored rows and the "
         "embedding cache (re-embeds nothing; reads no source; takes no other flags)",
     )
+    p.add_argument(
+        "--shards",
+        type=integer(1, 4096, "--shards"),
+        metavar="N",
+        help="build a sharded corpus of N shards on Dask (rowvoi[dask]); fixed once built "
+        "(a sharded corpus is rebuilt as sharded without it)",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --shards: the Dask scheduler to run the shard builds on "
+        "(tcp://host:8786; default: threads of this process)",
+    )
     p.add_argument("--json", action="store_true", help="print the build report as JSON")
     p.set_defaults(func=_cmd_build, verb_parser=p)
 
@@ -853,6 +1007,12 @@ def _add_search(sub: Any) -> None:
         help="vector index: the HNSW graph when the corpus has one (auto), or exact search (flat)",
     )
     add_rerank_args(p)
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a sharded corpus: serve its shards on this Dask scheduler's workers "
+        "(default: in this process)",
+    )
     p.add_argument(
         "--explain",
         action="store_true",

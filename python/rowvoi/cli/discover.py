@@ -34,6 +34,7 @@ from rowvoi.cli._common import (
     add_rerank_args,
     corpus_names,
     integer,
+    open_named,
     print_json,
     printable,
     rerank_from_args,
@@ -114,8 +115,9 @@ def _cmd_discover(args: argparse.Namespace) -> int:
     reads = level != "metadata"  # body or bundled: each result's body is read
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NoFloorWarning)
+        opened = [open_named(n) for n in names]
         result = discover(
-            names if len(names) > 1 else names[0],
+            opened if len(opened) > 1 else opened[0],
             args.query,
             k=args.k,
             mode=args.mode,

@@ -1,4 +1,4 @@
-"""Keys, key paths and information gain over Dask DataFrames.
+"""Keys, key paths and information gain over Dask DataFrames; corpora in shards.
 
 For tables that outgrow one machine's memory. Every function here is the
 twin of an in-memory one and gives its answer on any table both can hold:
@@ -11,6 +11,10 @@ twin of an in-memory one and gives its answer on any table both can hold:
 ``suggest``                 :meth:`rowvoi.policies.CandidateMIPolicy.suggest`
 ``filter_candidates``       :meth:`rowvoi.CandidateState.filter_candidates`
 ==========================  ==============================================
+
+Corpora that outgrow one machine are built in shards and searched as one
+(:mod:`rowvoi.dask.corpus`): :func:`build_sharded`, :func:`open_sharded`
+and :class:`ShardedCorpus`, whose hits equal those of one corpus.
 
 Install with ``pip install 'rowvoi[dask]'``. Every function takes
 ``scheduler=`` (None: the active ``distributed`` client, else Dask's
@@ -32,6 +36,28 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from .belief import filter_candidates, question_values, suggest
+from .corpus import (
+    ShardedBuildReport,
+    ShardedCorpus,
+    ShardedCorpusError,
+    build_sharded,
+    open_sharded,
+    remove_sharded,
+    shard_of,
+)
 from .keys import find_key, plan_key_path
 
-__all__ = ["find_key", "plan_key_path", "question_values", "suggest", "filter_candidates"]
+__all__ = [
+    "find_key",
+    "plan_key_path",
+    "question_values",
+    "suggest",
+    "filter_candidates",
+    "build_sharded",
+    "open_sharded",
+    "ShardedCorpus",
+    "ShardedBuildReport",
+    "ShardedCorpusError",
+    "shard_of",
+    "remove_sharded",
+]

@@ -70,7 +70,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,7 @@ from rowvoi.index.text import Analyzer
 
 __all__ = [
     "BM25Index",
+    "merge_stats",
     "SearchResult",
     "BatchResult",
     "Explanation",
@@ -407,6 +408,95 @@ class BM25Index:
             )
             self._core.set_params(v, k1_, b_, d)
 
+    # ------------------------------------------------ collection statistics
+    def own_stats(self) -> dict[str, Any]:
+        """This index's own BM25 statistics, as a shard of a collection
+        contributes them: ``{"n_docs": live documents, "total_len": their
+        summed lengths (terms), "df": {term: live documents containing
+        it}}`` (terms with df 0 left out). Summed over the shards of a
+        collection (:func:`merge_stats`), they are the statistics one index
+        over all of its documents would have.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
+        >>> index.own_stats()
+        {'n_docs': 3, 'total_len': 6, 'df': {'cat': 2, 'purr': 1, 'dog': 2, 'bark': 1}}
+        """
+        with self._lock.read():
+            info = self._core.info()
+            n_live = int(info["n_live"])
+            total = int(info["total_len"])
+            dfs = self._core.doc_freqs()
+            vocab = self._core.vocabulary()
+        df = {t: int(d) for t, d in zip(vocab, dfs.tolist()) if d}
+        return {"n_docs": n_live, "total_len": total, "df": df}
+
+    def set_collection_stats(self, stats: Mapping[str, Any] | None) -> None:
+        """Score with a collection's statistics (this index one shard of
+        it), so that scores equal those of one index over the whole
+        collection; ``None``: back to the index's own.
+
+        ``stats`` is :meth:`own_stats` summed over the collection's shards
+        (:func:`merge_stats`): ``n_docs`` (N), ``total_len`` (avgdl =
+        total_len / N) and ``df`` ({term: documents containing it}; every
+        term of this index must be there). They hold until the index
+        changes (:meth:`add`, :meth:`delete`, :meth:`compact`,
+        :meth:`set_params` return it to its own statistics).
+
+        Raises
+        ------
+        ValueError
+            Statistics that cannot cover this index: fewer documents, a
+            shorter total length, a term missing or with a df below this
+            index's or above N.
+
+        Examples
+        --------
+        >>> a, b = BM25Index(), BM25Index()
+        >>> _ = a.add(["cats purr", "dogs bark"]); _ = b.add(["cats and dogs"])
+        >>> whole = BM25Index(); _ = whole.add(["cats purr", "dogs bark", "cats and dogs"])
+        >>> stats = merge_stats([a.own_stats(), b.own_stats()])
+        >>> a.set_collection_stats(stats)
+        >>> a.search("cats").scores.tolist() == whole.search("cats", k=1).scores.tolist()
+        True
+        """
+        if stats is None:
+            with self._lock.write():
+                self._core.set_collection_stats(0, 0, None)
+            return
+        if not isinstance(stats, Mapping):
+            raise TypeError(f"stats must be a mapping (see own_stats), not {type(stats).__name__}")
+        missing = {"n_docs", "total_len", "df"} - set(stats)
+        if missing:
+            raise ValueError(f"stats lacks {', '.join(sorted(missing))} (see own_stats)")
+        n_docs = _v.integer("stats['n_docs']", stats["n_docs"], 1)
+        total = _v.integer("stats['total_len']", stats["total_len"], 0)
+        df = stats["df"]
+        if not isinstance(df, Mapping):
+            raise TypeError("stats['df'] must be a mapping {term: document frequency}")
+        with self._lock.write():
+            vocab = self._core.vocabulary()
+            own = self._core.doc_freqs()
+            arr = np.zeros(len(vocab), dtype=np.uint64)
+            for t, (term, d) in enumerate(zip(vocab, own.tolist())):
+                g = df.get(term)
+                if g is None:
+                    if d:
+                        raise ValueError(
+                            f"stats['df'] lacks the term {term!r} of this index: collection "
+                            "statistics must be summed over every shard, this one included"
+                        )
+                    continue
+                if type(g) is not int:
+                    g = _v.integer(f"stats['df'][{term!r}]", g, 0)
+                if g < 0:
+                    raise ValueError(f"stats['df'][{term!r}] = {g}: must be >= 0")
+                arr[t] = g
+            try:
+                self._core.set_collection_stats(n_docs, total, arr)
+            except (ValueError, IndexError) as exc:
+                raise ValueError(f"collection statistics do not cover this index: {exc}") from None
+
     # --------------------------------------------------------------- search
     def search(
         self,
@@ -687,3 +777,23 @@ class BM25Index:
             f"BM25Index(n_docs={info['n_docs']}, live={info['n_live']}, "
             f"variant={p['variant']!r}, k1={p['k1']}, b={p['b']})"
         )
+
+
+def merge_stats(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The statistics of a collection from those of its shards
+    (:meth:`BM25Index.own_stats` of each): document counts, total lengths
+    and each term's document frequencies summed -- exactly the statistics
+    one index over all their documents has.
+
+    >>> merge_stats([{"n_docs": 2, "total_len": 4, "df": {"cat": 1}},
+    ...              {"n_docs": 1, "total_len": 3, "df": {"cat": 1, "dog": 1}}])
+    {'n_docs': 3, 'total_len': 7, 'df': {'cat': 2, 'dog': 1}}
+    """
+    n = total = 0
+    df: dict[str, int] = {}
+    for part in parts:
+        n += int(part["n_docs"])
+        total += int(part["total_len"])
+        for term, d in part["df"].items():
+            df[term] = df.get(term, 0) + int(d)
+    return {"n_docs": n, "total_len": total, "df": df}

@@ -453,6 +453,34 @@ def search(
     ...
     ValueError: k=0: must be in 1 .. 100000
     """
+    hook = None if type(corpus) is Corpus else getattr(type(corpus), "__rowvoi_search__", None)
+    if hook is not None:
+        # another kind of corpus that searches itself (a sharded corpus of
+        # rowvoi.dask): same arguments, same hits
+        found: SearchHits = hook(
+            corpus,
+            query,
+            k=k,
+            mode=mode,
+            fusion=fusion,
+            rrf_k=rrf_k,
+            alpha=alpha,
+            bm25_sat_k=bm25_sat_k,
+            filter=filter,
+            surfaces=surfaces,
+            per_artifact=per_artifact,
+            surface_weights=surface_weights,
+            fetch_k=fetch_k,
+            index=index,
+            explain=explain,
+            query_vector=query_vector,
+            rerank=rerank,
+            rerank_text=rerank_text,
+            rerank_max_chars=rerank_max_chars,
+            formulate=formulate,
+            boost=boost,
+        )
+        return found
     c = corpus if type(corpus) is Corpus else as_corpus(corpus)
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, not {type(query).__name__}")
@@ -654,6 +682,13 @@ def records_for_artifact(
     elif isinstance(store_or_corpus, str):
         store = CorpusStore.local(store_or_corpus)
         label = f"corpus {store_or_corpus!r}"
+    elif hasattr(type(store_or_corpus), "__rowvoi_records__"):
+        # another kind of corpus that finds its records itself (a sharded
+        # corpus of rowvoi.dask: the artifact's shard)
+        records: list[Record] = type(store_or_corpus).__rowvoi_records__(
+            store_or_corpus, artifact_id, surface_kind=surface_kind
+        )
+        return records
     elif hasattr(store_or_corpus, "store"):
         return records_for_artifact(store_or_corpus.store, artifact_id, surface_kind=surface_kind)
     else:
