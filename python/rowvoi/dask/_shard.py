@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from rowvoi.corpus.retrieval.rank import Params
-from rowvoi.corpus.storage.generation import Generation, Generations, Wanted, _allowed
+from rowvoi.corpus.storage.generation import Generation, Generations, Wanted, opened_in
 from rowvoi.corpus.storage.store import CorpusStore
 from rowvoi.errors import QueryError
 from rowvoi.index._hot import any_nonzero
@@ -216,7 +216,7 @@ def shard_pass(
                     f"names {sh.generation})"
                 )
             try:
-                opened = _allowed(gen, snap, want)
+                opened = opened_in(gen, snap, want)
             except QueryError as exc:
                 if not _absent_fields_only(exc, filter):
                     raise

@@ -260,7 +260,7 @@ def _own_stats(root: str, i: int, generation: int) -> dict[str, Any] | None:
     import json
 
     from rowvoi._atomic import PRIVATE_FILE, atomic_write_bytes
-    from rowvoi.corpus.storage.index_files import load_lexical
+    from rowvoi.corpus.storage.index_files import load_lexical, read_delta
     from rowvoi.corpus.storage.store import CorpusStore
 
     cache = Path(root) / f"{shard_dir_name(i)}.stats.json"
@@ -278,7 +278,11 @@ def _own_stats(root: str, i: int, generation: int) -> dict[str, Any] | None:
             raise ShardedCorpusError(
                 f"shard {i} of {root} moved to generation {snap.generation} during the build"
             )
-        lex = load_lexical(store, snap) if snap.state.get("n_records") else None
+        lex = (
+            load_lexical(store, read_delta(snap, dense=False))
+            if snap.state.get("n_records")
+            else None
+        )
     stats = None if lex is None else lex.own_stats()
     atomic_write_bytes(
         cache, json.dumps({"generation": generation, "stats": stats}).encode(), mode=PRIVATE_FILE
