@@ -56,14 +56,23 @@ def folder_build(cfg: dict, reply) -> None:
     ``WholeText``, the files named in CONFIG's ``keys`` (rowvoi's list of
     the same folder). Replies ``{"build": {"total", "embed", "texts"},
     "n_seen", "maxrss_mb"}``."""
+    import importlib.util
     import resource
     from pathlib import Path
 
-    sys.path.append(cfg["st_site"])  # sentence-transformers and torch, after ir's own
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import ir
-    from embed_st import sentence_transformers_model
     from ir import CorpusSource, WholeText
+
+    # the sentence-transformers peer beside this file, loaded by its path
+    # (this driver runs by path in ir's venv, which holds
+    # sentence-transformers and torch for this mode)
+    spec = importlib.util.spec_from_file_location(
+        "embed_st", os.path.join(os.path.dirname(os.path.abspath(__file__)), "embed_st.py")
+    )
+    assert spec is not None and spec.loader is not None
+    embed_st = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(embed_st)
+    sentence_transformers_model = embed_st.sentence_transformers_model
 
     model, note = sentence_transformers_model(
         Path(cfg["fp32"]), Path(cfg["tokenizer"]), Path(cfg["scratch"]) / "bert"

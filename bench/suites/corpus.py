@@ -3,7 +3,7 @@ rowvoi alone at scale.
 
     python -m bench run corpus --ir-python IR_VENV/bin/python \\
         [--rounds 3] [--scale-docs 1000000] [--minilm-docs 100000] \\
-        [--folder DIR --st-python ST_VENV/bin/python [--folder-whole]] \\
+        [--folder DIR [--folder-whole]] \\
         [--skip-cranfield] \\
         [--markdown bench/results/corpus.md] [--json bench/results/corpus.json]
 
@@ -41,8 +41,8 @@ files with MiniLM on both sides: the files rowvoi's ``from_files`` takes
 (``.md .markdown .txt .rst``), one surface per file (``WholeText``), the
 same weights (rowvoi: its int8 model of the shipped ONNX file; ir:
 sentence-transformers on that file's float32 weights -- ir's own MiniLM
-path -- from the venv given by ``--st-python``, whose site-packages the ir
-driver appends to its path: same Python and numpy), each round each system
+path -- in ir's own venv, which needs ``sentence-transformers`` and
+``torch`` installed beside ir for this part), each round each system
 in a fresh process (order rotating), the embedder made before the clock
 starts. Reported: end-to-end build seconds, of which embedding, texts
 embedded and the process's peak RSS; ``--folder-whole`` adds rowvoi with
@@ -280,26 +280,6 @@ def folder_ours(cfg: dict) -> dict:
     }
 
 
-def st_site(st_python: str) -> str:
-    """The site-packages directory holding sentence-transformers in the
-    venv of ``st_python`` (ir's MiniLM path; appended to the ir driver's
-    path, after ir's own packages)."""
-    p = subprocess.run(
-        [
-            st_python,
-            "-c",
-            "import os, sentence_transformers as s; "
-            "print(os.path.dirname(os.path.dirname(s.__file__)))",
-        ],
-        capture_output=True,
-        text=True,
-        env=ir_env(),
-    )
-    if p.returncode != 0:
-        raise SystemExit(f"--st-python {st_python}: no sentence-transformers ({p.stderr[-500:]})")
-    return p.stdout.strip()
-
-
 def folder_part(args, scratch) -> dict:
     """Both systems' first build of ``args.folder`` with MiniLM, each round
     in a fresh process per system, order alternating."""
@@ -307,8 +287,11 @@ def folder_part(args, scratch) -> dict:
     from rowvoi.corpus.indexing.sources import DFLT_FILE_PATTERN
     from rowvoi.index.embed import derived_model, locate_minilm
 
-    if not (args.ir_python and args.st_python):
-        raise SystemExit("--folder needs --ir-python and --st-python (ir's MiniLM is torch)")
+    if not args.ir_python:
+        raise SystemExit(
+            "--folder needs --ir-python, a venv with ir 0.1.61, sentence-transformers and "
+            "torch (ir's MiniLM path)"
+        )
     root = os.path.abspath(args.folder)
     keys = sorted(from_files(root).scope.keys_list())
     sizes = [os.path.getsize(os.path.join(root, k)) for k in keys]
@@ -320,7 +303,6 @@ def folder_part(args, scratch) -> dict:
         "name": "folder",
         "fp32": str(derived_model(source, "fp32")),
         "tokenizer": str(tok),
-        "st_site": st_site(args.st_python),
     }
     who_all = ["ours", "ir"] + (["whole"] if args.folder_whole else [])
     rounds: dict[str, list] = {w: [] for w in who_all}
@@ -653,9 +635,6 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     ap.add_argument("--skip-cranfield", action="store_true")
     ap.add_argument(
         "--folder", help="a folder of text files: first build with MiniLM, rowvoi beside ir"
-    )
-    ap.add_argument(
-        "--st-python", help="python of a venv with sentence-transformers (ir's MiniLM; --folder)"
     )
     ap.add_argument(
         "--folder-whole",
