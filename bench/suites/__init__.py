@@ -177,7 +177,7 @@ SUITES: tuple[Suite, ...] = (
     Suite(
         "query_latency",
         "one short query: MiniLM embedding p10/p50/p90, hybrid search over 100k documents",
-        "the same embedder's all-cores session (the path before)",
+        "none (the search with and without the embedding)",
         "~5 min",
         "~1 min",
         ("--docs", "10000", "--queries", "50", "--warmup", "5"),

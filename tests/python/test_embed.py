@@ -163,7 +163,7 @@ def test_tidy_rewrites_keep_or_bound_the_values(tmp_path):
         }
         so = ort.SessionOptions()
         so.intra_op_num_threads = 1
-        emb._sess = emb._small = ort.InferenceSession(
+        emb._sess = ort.InferenceSession(
             str(path),
             so,
             providers=["CPUExecutionProvider"],
@@ -267,52 +267,6 @@ def test_batch_size_threads_and_neighbours_do_not_change_vectors(variants, quant
     assert not np.array_equal(again[5], ref[5])
     np.testing.assert_array_equal(np.delete(again, 5, axis=0), np.delete(ref, 5, axis=0))
     np.testing.assert_array_equal(quantized.embed(texts[::-1]), ref[::-1])
-
-
-def test_short_calls_run_on_one_thread_with_the_same_bits(cache, monkeypatch):
-    # a query (at most SMALL_TOKENS tokens) runs on a 1-thread session made
-    # once, even when several threads ask for it at the same moment; its
-    # vector is the one the multi-thread session gives
-    emb = MiniLMEmbedder(quantize=True, threads=2, cache_dir=cache)
-    made = []
-    real = emb._session
-
-    def counting(threads):
-        made.append(threads)
-        time.sleep(0.05)  # widen the window for a second creation
-        return real(threads)
-
-    monkeypatch.setattr(emb, "_session", counting)
-    assert emb._small is None
-    q = "heat transfer in a laminar boundary layer"
-    barrier = threading.Barrier(4)
-    got = []
-
-    def ask():
-        barrier.wait()
-        got.append(emb.embed([q]))
-
-    workers = [threading.Thread(target=ask) for _ in range(4)]
-    for t in workers:
-        t.start()
-    for t in workers:
-        t.join()
-    assert made == [1] and emb._small is not emb._sess
-    assert emb._small.get_session_options().intra_op_num_threads == 1
-    pooled = MiniLMEmbedder(quantize=True, threads=2, cache_dir=cache)
-    pooled._small = pooled._sess  # force the 2-thread session
-    want = pooled.embed([q])
-    for v in got:
-        np.testing.assert_array_equal(v, want)
-    # a long text is no small call: it runs on the pool session, same bits
-    long_text = " ".join(WORDS * 2)
-    assert len(emb._tok.encode(long_text).ids) > embed.SMALL_TOKENS
-    monkeypatch.setattr(emb, "_small", None)
-    np.testing.assert_array_equal(emb.embed([long_text]), pooled.embed([long_text]))
-    assert emb._small is None and made == [1]
-    # with threads=1 there is one session only
-    one = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)
-    assert one._small is one._sess
 
 
 @pytest.mark.stress

