@@ -194,6 +194,14 @@ SUITES: tuple[Suite, ...] = (
         ("--requests", "40"),
     ),
     Suite(
+        "query_latency",
+        "one short query: MiniLM embedding p10/p50/p90, hybrid search over 100k documents",
+        "none (the search with and without the embedding)",
+        "~5 min",
+        "~1 min",
+        ("--docs", "10000", "--queries", "50", "--warmup", "5"),
+    ),
+    Suite(
         "hnsw_load",
         "HNSWIndex.load step by step: what the structural check of a graph costs",
         "hnswlib's own load_index, before the checks",

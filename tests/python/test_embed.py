@@ -89,7 +89,7 @@ def test_int8_ids_name_the_recipe(quantized, shipped):
     assert quantized.embedder_id.startswith("minilm-l6-v2:int8-rowscale-v3:src=")
     assert "fused-dynq8pc" not in quantized.embedder_id
     assert shipped.embedder_id.startswith("minilm-l6-v2:shipped:src=")
-    assert "rowscale-v3" in quantized.model_path.name
+    assert "rowscale-v3.d2" in quantized.model_path.name
 
 
 def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
@@ -107,9 +107,19 @@ def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
     ]
     inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
     mm = [n for n in m.graph.node if n.op_type == "MatMulIntegerToFloat"]
-    assert len(mm) == 36  # 6 layers x (Q, K, V, attention out, 2 feed-forward)
+    assert len(mm) == 24  # 6 layers x (Q/K/V as one, attention out, 2 feed-forward)
+    assert sorted({inits[n.input[1]].shape for n in mm}) == [
+        (384, 384),
+        (384, 1152),
+        (384, 1536),
+        (1536, 384),
+    ]
+    # the tidy rewrites that change no output: no NaN guards, one Q/K/V MatMul
+    # (SkipLayerNormalization stays: splitting it would change the vectors)
+    assert "IsNaN" not in ops and ops.count("Split") == 6
+    assert ops.count("SkipLayerNormalization") == 12
     quantizers = {n.output[0]: n for n in m.graph.node if n.op_type == "QuantizeLinear"}
-    assert len(quantizers) == 24  # Q, K and V share one quantised input
+    assert len(quantizers) == 24  # one per MatMul input
     for n in mm:
         a_scale, b_scale = inits[n.input[2]], inits[n.input[3]]
         assert a_scale.shape == () and a_scale == 1.0  # documented use only
@@ -121,6 +131,50 @@ def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
     # is a matrix (per-row scales of the tables are columns)
     floats = [i for i in m.graph.initializer if i.data_type == onnx.TensorProto.FLOAT]
     assert floats and all(len(i.dims) < 2 or min(i.dims) == 1 for i in floats)
+
+
+def test_tidy_rewrites_keep_or_bound_the_values(tmp_path):
+    # the NaN-guard and Q/K/V rewrites leave every value as it was (bit for
+    # bit); splitting SkipLayerNormalization moves vectors by rounding only
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    src, _ = locate_minilm()
+    fp32 = tmp_path / "fp32.onnx"
+    onnx.save(embed._fold_weights(src), str(fp32))
+
+    def variant(steps):
+        m = optimize_model(
+            str(fp32), model_type="bert", num_heads=12, hidden_size=384, opt_level=0
+        ).model
+        assert embed._int8_rows(m) == 36
+        counts = embed._tidy_int8(m, steps)
+        path = tmp_path / f"{'-'.join(steps) or 'none'}.onnx"
+        onnx.save(m, str(path))
+        return path, counts
+
+    texts = [a for a, _, _ in KNOWN_PAIRS] + [" ".join(WORDS[: 40 + i]) for i in range(0, 60, 20)]
+    emb = MiniLMEmbedder(quantize=False, threads=1)
+    got = {}
+    for steps in [(), ("nan_guards", "qkv"), ("nan_guards", "qkv", "skip_layernorm")]:
+        path, counts = variant(steps)
+        assert counts == {
+            k: (6 if k in steps else 0) * (2 if k == "skip_layernorm" else 1) for k in counts
+        }
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        emb._sess = ort.InferenceSession(
+            str(path),
+            so,
+            providers=["CPUExecutionProvider"],
+            disabled_optimizers=["SkipLayerNormFusion"],
+        )
+        got[steps] = emb.embed(texts)
+    np.testing.assert_array_equal(got[("nan_guards", "qkv")], got[()])
+    full = got[("nan_guards", "qkv", "skip_layernorm")]
+    assert not np.array_equal(full, got[()])
+    assert ((full * got[()]).sum(axis=1)).min() > 0.99
 
 
 def test_derivation_never_imports_torch(tmp_path):
@@ -140,7 +194,7 @@ def test_derivation_never_imports_torch(tmp_path):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "rowscale-v3" in out.stdout
+    assert "rowscale-v3.d2" in out.stdout
 
 
 # ------------------------------------------------------- batch invariance

@@ -93,6 +93,10 @@ def test_a_long_file_is_not_tokenised_past_its_head(emb, monkeypatch):
             seen.extend(len(t) for t in texts)
             return real.encode_batch(texts)
 
+        def encode(self, text):
+            seen.append(len(text))
+            return real.encode(text)
+
     monkeypatch.setattr(emb, "_tok", Spy())
     v = emb.embed([text])
     assert max(seen) < 4200 and sum(seen) < 4200, seen  # one head of ~4,096 chars
