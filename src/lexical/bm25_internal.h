@@ -352,7 +352,7 @@ rv_status rv__bm25_reserve_ltab(rv_bm25 *ix, uint32_t max_dl);
 uint64_t rv__bm25_memory(const rv_bm25 *ix);
 void rv__wparams_of(const rv_bm25 *ix, rv__wparams *wp);
 
-/* Free the spare search scratch of an index (search.c). */
+/* Free the spare search scratch of an index (scratch.c). */
 void rv__bm25_spare_free(rv_bm25 *ix);
 
 /* CRC-32C for the file format (io.c) lives in the file toolkit. */

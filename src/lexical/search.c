@@ -76,6 +76,7 @@
 
 #include "../core/parallel.h"
 #include "bm25_internal.h"
+#include "search_internal.h"
 
 #define RV__MARGIN       (1.0 + 1e-9)
 #define RV__WIN          4096u  /* narrowest window (slots) */
@@ -83,26 +84,6 @@
 #define RV__WIN_POSTINGS 1024u  /* essential postings aimed at per window */
 #define RV__DIRECT_SHARE 128u   /* direct: at most one allowed document in this many slots */
 #define RV__PIPE         16     /* ids translated per group of prefetches */
-
-typedef struct {
-    float score;
-    uint32_t doc;
-    int64_t id;
-} rv__hit;
-
-typedef struct {
-    const uint32_t *docs;
-    const rv__seg *seg;
-    uint64_t pos, end, start;    /* posting positions of the list */
-    uint64_t blk, blk0, blk_end; /* current, first and end block */
-    uint32_t doc;                /* current document, UINT32_MAX at end */
-    float idf;
-    double qtf;
-    double ub;       /* qtf * the list's bound */
-    uint32_t q;      /* index of the term in canonical order */
-    uint64_t bb_blk; /* the block whose bound bb is (UINT64_MAX: none yet) */
-    double bb;
-} rv__cur;
 
 /* A filter translated for one index: the live allowed slots. */
 typedef struct {
@@ -112,76 +93,6 @@ typedef struct {
     uint64_t *bits; /* the same as a bitmap over the slots, or NULL */
 } rv__filter;
 
-/* Per-thread scratch, reused across the queries of a batch. */
-typedef struct {
-    uint32_t *raw; /* analysed query term ids, with repeats */
-    size_t n_raw, raw_cap;
-    uint32_t *qterm; /* distinct, ascending */
-    uint32_t *qtf;
-    float *qidf; /* idf of each, single precision */
-    size_t nq, q_cap;
-    rv__cur *cur;
-    double *prefix;
-    uint32_t *tq; /* terms matched by the current candidate */
-    float *tw;
-    size_t cur_cap;
-    rv__hit *heap;
-    size_t heap_cap;
-    /* window kernel: per-document partial scores (all zero between
-    ** windows), a bitmap of touched documents, candidates */
-    double *wpart;
-    uint64_t *wbits;
-    uint32_t *cand, *cand_tmp;
-    const rv_bm25 *ix;
-} rv__scratch;
-
-static void rv__scratch_free(rv__scratch *s) {
-    rv__free(s->raw);
-    rv__free(s->qterm);
-    rv__free(s->qtf);
-    rv__free(s->qidf);
-    rv__free(s->cur);
-    rv__free(s->prefix);
-    rv__free(s->tq);
-    rv__free(s->tw);
-    rv__free(s->heap);
-    rv__free(s->wpart);
-    rv__free(s->wbits);
-    rv__free(s->cand);
-    rv__free(s->cand_tmp);
-    memset(s, 0, sizeof *s);
-}
-
-/* A single search's scratch: the index's spare one when no other search
-** holds it, else a fresh one (NULL: out of memory).  Only the spare slot of
-** the index changes, atomically, so concurrent searches stay safe. */
-static rv__scratch *rv__scratch_take(const rv_bm25 *ix) {
-    rv_bm25 *m = (rv_bm25 *)ix; /* the index is never a const object */
-    rv__scratch *s = atomic_exchange(&m->spare, NULL);
-    if (!s) s = rv__calloc(1, sizeof *s);
-    if (s) s->ix = ix;
-    return s;
-}
-
-/* Put a scratch back as the index's spare (or free it when the slot is
-** taken, or when it holds a large heap or many terms: the spare stays
-** small). */
-static void rv__scratch_give(const rv_bm25 *ix, rv__scratch *s) {
-    rv_bm25 *m = (rv_bm25 *)ix;
-    void *none = NULL;
-    if (s->heap_cap <= 4096 && s->q_cap <= 256 &&
-        atomic_compare_exchange_strong(&m->spare, &none, s))
-        return;
-    rv__scratch_free(s);
-    rv__free(s);
-}
-
-void rv__bm25_spare_free(rv_bm25 *ix) {
-    rv__scratch *s = atomic_exchange(&ix->spare, NULL);
-    if (!s) return;
-    rv__scratch_free(s);
-    rv__free(s);
-}
 
 /* ------------------------------------------------------- query terms */
 
