@@ -123,6 +123,51 @@ def _disk(p: Path) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
 
+def bench_cluster(args: argparse.Namespace) -> Any:
+    """The benches' LocalCluster: ``args.workers`` one-thread worker
+    processes of ``args.memory`` each."""
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=args.memory,
+        dashboard_address=None,
+        silence_logs=50,
+    )
+
+
+def records_bag(n_docs: int, seed: int) -> Any:
+    """The ``n_docs`` generated records as a Dask bag, made on the workers
+    in chunks of :data:`CHUNK` (:func:`gen_chunk`)."""
+    import dask.bag as db
+
+    n_chunks = (n_docs + CHUNK - 1) // CHUNK
+    return (
+        db.from_sequence(range(n_chunks), npartitions=max(1, min(n_chunks, 64)))
+        .map(gen_chunk, n_docs, seed)
+        .flatten()
+    )
+
+
+def build_records(bag: Any, root: Path, shards: int, client: Any) -> Any:
+    """``build_sharded`` of the generated records (hashing embedder, the
+    numeric ``year`` filter field) at ``root``; its report."""
+    from rowvoi.dask import build_sharded
+
+    return build_sharded(
+        bag,
+        None,
+        shards=shards,
+        root=root,
+        client=client,
+        embedder="hashing",
+        metadata_keys=["year"],
+        filter_types={"year": "numeric"},
+    )
+
+
 def main(argv: Sequence[str], run: Run | None = None) -> int:
     """The suite (``run``: the runner's context)."""
     ap = argparse.ArgumentParser(
@@ -147,59 +192,25 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     if run is None:
         ap.error("run the suite as: python -m bench run dask_corpus")
 
-    import dask.bag as db
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     from rowvoi.corpus import CorpusSource, CorpusStore, WholeText, build, search
-    from rowvoi.dask import build_sharded, open_sharded
+    from rowvoi.dask import open_sharded
 
     emb = "hashing"
     data = Path(args.data_dir)
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     root = data / "sharded"
-    n_chunks = (args.docs + CHUNK - 1) // CHUNK
     queries = _queries(args.queries, args.seed)
     res: dict[str, Any] = {"docs": args.docs, "shards": args.shards, "workers": args.workers}
-    with (
-        LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=args.memory,
-            dashboard_address=None,
-            silence_logs=50,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        bag = (
-            db.from_sequence(range(n_chunks), npartitions=max(1, min(n_chunks, 64)))
-            .map(gen_chunk, args.docs, args.seed)
-            .flatten()
-        )
+    with bench_cluster(args) as cluster, Client(cluster) as client:
+        bag = records_bag(args.docs, args.seed)
         t0 = time.perf_counter()
-        rep = build_sharded(
-            bag,
-            None,
-            shards=args.shards,
-            root=root,
-            client=client,
-            embedder=emb,
-            metadata_keys=["year"],
-            filter_types={"year": "numeric"},
-        )
+        rep = build_records(bag, root, args.shards, client)
         res["sharded_build_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        again = build_sharded(
-            bag,
-            None,
-            shards=args.shards,
-            root=root,
-            client=client,
-            embedder=emb,
-            metadata_keys=["year"],
-            filter_types={"year": "numeric"},
-        )
+        again = build_records(bag, root, args.shards, client)
         res["sharded_noop_build_s"] = time.perf_counter() - t0
         res["noop_changed_shards"] = again.changed_shards
         res["n_records"] = rep.n_records
@@ -211,7 +222,7 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
         if not args.sharded_only:
             records = {}
             t0 = time.perf_counter()
-            for c in range(n_chunks):
+            for c in range((args.docs + CHUNK - 1) // CHUNK):
                 for r in gen_chunk(c, args.docs, args.seed):
                     records[r["id"]] = r
             res["generate_s"] = time.perf_counter() - t0

@@ -43,14 +43,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .._common.results import Run, versions, write
-from .dask_corpus import CHUNK, MODES, _key, _queries, gen_chunk
-
-
-def _pct(xs: list[float], q: float) -> float:
-    return float(np.percentile(np.array(xs), q)) * 1e3
+from .dask_corpus import MODES, _key, _pct, _queries, bench_cluster, build_records, records_bag
 
 
 def _tasks_run_cluster(
@@ -110,46 +104,21 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     if run is None:
         ap.error("run the suite as: python -m bench run dask_corpus_serving")
 
-    import dask.bag as db
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     from rowvoi.corpus import search
-    from rowvoi.dask import build_sharded, open_sharded
+    from rowvoi.dask import open_sharded
 
     data = Path(args.data_dir)
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
     root = data / "sharded"
-    n_chunks = (args.docs + CHUNK - 1) // CHUNK
     queries = _queries(args.queries, args.seed)
     res: dict[str, Any] = {"docs": args.docs, "shards": args.shards, "workers": args.workers}
-    with (
-        LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=args.memory,
-            dashboard_address=None,
-            silence_logs=50,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
-        bag = (
-            db.from_sequence(range(n_chunks), npartitions=max(1, min(n_chunks, 64)))
-            .map(gen_chunk, args.docs, args.seed)
-            .flatten()
-        )
+    with bench_cluster(args) as cluster, Client(cluster) as client:
+        bag = records_bag(args.docs, args.seed)
         t0 = time.perf_counter()
-        build_sharded(
-            bag,
-            None,
-            shards=args.shards,
-            root=root,
-            client=client,
-            embedder="hashing",
-            metadata_keys=["year"],
-            filter_types={"year": "numeric"},
-        )
+        build_records(bag, root, args.shards, client)
         res["build_s"] = time.perf_counter() - t0
         actor = open_sharded(root, client=client)
         tasks = open_sharded(root, client=client)

@@ -80,3 +80,22 @@ def cranfield_minilm(_cranfield_minilm_dir, tmp_path_factory):
     path = tmp_path_factory.mktemp("cranfield-copy") / "cranfield"
     shutil.copytree(_cranfield_minilm_dir, path)
     return open_corpus("cranfield", store=CorpusStore(path, name="cranfield"))
+
+
+@pytest.fixture(scope="module")
+def cluster_client():
+    """A Dask client of a 2-worker process LocalCluster, one per test module
+    (its tests may kill a worker)."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c

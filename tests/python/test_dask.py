@@ -460,20 +460,8 @@ def test_belief_bad_input():
 
 # --------------------------------------------------------------- cluster
 @pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=40,
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
+def client(cluster_client):
+    return cluster_client
 
 
 @pytest.mark.xdist_group("dask-cluster")  # one LocalCluster (the module's client) per run

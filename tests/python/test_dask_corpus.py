@@ -518,23 +518,6 @@ def test_select_discover_expand_disclose_accept_a_sharded_corpus():
 # ----------------------------------------------------------------- cluster
 
 
-@pytest.fixture(scope="module")
-def cluster_client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=50,
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
-
-
 def _big_docs(n, seed=5):
     rng = np.random.default_rng(seed)
     return {

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -337,8 +337,16 @@ def as_corpus(corpus: Any) -> Corpus:
     )
 
 
+class SearchesItself(Protocol):
+    """A corpus of another kind that :func:`search` hands its arguments to
+    (a :class:`rowvoi.dask.ShardedCorpus`): its class's
+    ``__rowvoi_search__(corpus, query, **keywords)`` returns the hits."""
+
+    def __rowvoi_search__(self, query: str, **kw: Any) -> SearchHits: ...
+
+
 def search(
-    corpus: Corpus | str,
+    corpus: Corpus | str | SearchesItself,
     query: str,
     *,
     k: int = 10,
