@@ -12,9 +12,10 @@ query so that load from other jobs hits them alike:
 
 1. ``MiniLMEmbedder().embed([query])`` (default settings: ``threads=0``,
    int8): p10, p50, p90 in milliseconds, over all queries and over those of
-   at most 12 tokens.  One embedder only: a second session in the process
-   (say ``threads=1``) alternating with it runs while the first one's pool
-   threads still spin, and both read slower than either alone.
+   at most 12 tokens.  One embedder only: two sessions alternating in one
+   process each pay for the other's thread pool (the embedder's pool stops
+   spinning when a call returns, but its threads still wake and sleep), and
+   both read slower than either alone.
 2. ``search(corpus, query, k=10, mode="hybrid")`` on a corpus of
    ``--docs`` documents, each two Cranfield sentences drawn at random
    (``WholeText``; BM25 + an exact flat int8 dense index).  Embedding
