@@ -16,11 +16,14 @@ per hit.
 ``unit_query``, ``any_nonzero``: as their engine functions.  ``HitTable``
 and ``dense_hits``: a dense search's last step, done once per query for
 ``k`` hits.  The reference, and the meaning of every field, is
-``rowvoi.corpus.retrieve._dense_hits_reference``; validation, the result
-order of equal scores and errors stay in Python
-(``rowvoi.corpus.retrieve._dense_hits``).  ``dense_search``: an
+``rowvoi.corpus.retrieval.rank._dense_hits_reference``; validation, the
+result order of equal scores and errors stay in Python
+(``rowvoi.corpus.retrieval.rank._dense_hits``).  ``dense_search``: an
 unfiltered dense search of one query vector in one call, handing the cases
-it does not decide back to the Python path.  Everything here reads objects
+it does not decide back to the Python path.  ``fused_hits``: the last step
+of a hybrid or weighted search (``rank._fetch``), the hits of its final
+candidates with both sides' ranks and scores in their ``explain``; its
+reference is ``rank._fused_hits_reference``.  Everything here reads objects
 that never change once built, so any number of threads may call it at
 once.
 """
@@ -323,6 +326,44 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
         PyMem_Free(block)
 
 
+cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object source,
+                 dict why):
+    """The ``SearchHit`` of the record at position ``j``: its artifact id,
+    kind, text and surface index from the table, its metadata (the
+    surface's, updated with the artifact's filter fields: a new dict), and
+    ``score``, ``rid``, ``source`` and ``why`` as given."""
+    cdef int32_t a = t.art[j]
+    cdef int64_t s0 = t.m_off[j], s1 = t.m_off[j + 1]
+    cdef const char *mb = PyBytes_AS_STRING(t.m_blob)
+    cdef const char *fb = PyBytes_AS_STRING(t.f_blob)
+    cdef const char *tb = PyBytes_AS_STRING(t.t_blob)
+    cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
+    cdef object meta
+    if s1 > s0:
+        meta = t.loads(PyBytes_FromStringAndSize(mb + s0, s1 - s0))
+    else:
+        meta = {}
+    s0, s1 = t.f_off[a], t.f_off[a + 1]
+    if s1 > s0:
+        meta.update(t.loads(PyBytes_FromStringAndSize(fb + s0, s1 - s0)))
+    hit = t.new(t.hit_type)
+    # object.__setattr__ (the frozen class's own __init__ sets its fields
+    # so): the attributes go to the instance's own storage, with no
+    # __dict__ made and grown here
+    PyObject_GenericSetAttr(hit, "artifact_id", PyUnicode_DecodeUTF8(
+        ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a], NULL))
+    PyObject_GenericSetAttr(hit, "surface_kind", <object>PyList_GET_ITEM(t.kinds, t.kind[j]))
+    PyObject_GenericSetAttr(hit, "score", score)
+    PyObject_GenericSetAttr(hit, "text", PyUnicode_DecodeUTF8(
+        tb + t.t_off[j], t.t_off[j + 1] - t.t_off[j], NULL))
+    PyObject_GenericSetAttr(hit, "metadata", meta)
+    PyObject_GenericSetAttr(hit, "source", source)
+    PyObject_GenericSetAttr(hit, "surface_index", t.surface[j])
+    PyObject_GenericSetAttr(hit, "record_id", rid)
+    PyObject_GenericSetAttr(hit, "explain", why)
+    return hit
+
+
 cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t kept,
                  const int64_t *ip, const char *sp, int styp, source, str answered, str mode):
     """The hits' objects.  Hit h is the record at position ``at[h]``,
@@ -335,45 +376,17 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
     cdef bint lexical = answered == "bm25"
     cdef dict why
     cdef Py_ssize_t h, i, j
-    cdef int32_t a
-    cdef int64_t s0, s1, rid
-    cdef const char *tb = PyBytes_AS_STRING(t.t_blob)
-    cdef const char *mb = PyBytes_AS_STRING(t.m_blob)
-    cdef const char *fb = PyBytes_AS_STRING(t.f_blob)
-    cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
-    cdef object meta, hit, score, weight = 1.0, loads = t.loads, new = t.new, typ = t.hit_type
+    cdef int64_t rid
+    cdef object score, weight = 1.0
     for h in range(kept):
         j = at[h]
         i = rank[h]
-        a = t.art[j]
         if ip != NULL:
             rid = ip[i]
             score = _score(sp, styp, i)
         else:
             rid = t.ids[j]
             score = _score(sp, styp, h)
-        s0, s1 = t.m_off[j], t.m_off[j + 1]
-        if s1 > s0:
-            meta = loads(PyBytes_FromStringAndSize(mb + s0, s1 - s0))
-        else:
-            meta = {}
-        s0, s1 = t.f_off[a], t.f_off[a + 1]
-        if s1 > s0:
-            meta.update(loads(PyBytes_FromStringAndSize(fb + s0, s1 - s0)))
-        hit = new(typ)
-        # object.__setattr__ (the frozen class's own __init__ sets its fields
-        # so): the attributes go to the instance's own storage, with no
-        # __dict__ made and grown here
-        PyObject_GenericSetAttr(hit, "artifact_id", PyUnicode_DecodeUTF8(
-            ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a], NULL))
-        PyObject_GenericSetAttr(hit, "surface_kind", <object>PyList_GET_ITEM(t.kinds, t.kind[j]))
-        PyObject_GenericSetAttr(hit, "score", score)
-        PyObject_GenericSetAttr(hit, "text", PyUnicode_DecodeUTF8(
-            tb + t.t_off[j], t.t_off[j + 1] - t.t_off[j], NULL))
-        PyObject_GenericSetAttr(hit, "metadata", meta)
-        PyObject_GenericSetAttr(hit, "source", source)
-        PyObject_GenericSetAttr(hit, "surface_index", t.surface[j])
-        PyObject_GenericSetAttr(hit, "record_id", rid)
         if lexical:
             why = {
                 "mode": mode,
@@ -390,6 +403,87 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
                 "lexical": None,
                 "surface_weight": weight,
             }
-        PyObject_GenericSetAttr(hit, "explain", why)
-        out[h] = hit
+        out[h] = _hit(t, j, score, rid, source, why)
     return out
+
+
+cdef object _MISSING = object()  # (no evidence for a record)
+
+
+cdef inline bint _column(cnp.ndarray a, int typ, Py_ssize_t n):
+    return (cnp.PyArray_NDIM(a) == 1 and cnp.PyArray_DIM(a, 0) == n
+            and cnp.PyArray_TYPE(a) == typ and cnp.PyArray_IS_C_CONTIGUOUS(a))
+
+
+def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids not None,
+               cnp.ndarray scores not None, cnp.ndarray d_rank not None,
+               cnp.ndarray d_score not None, cnp.ndarray l_rank not None,
+               cnp.ndarray l_score not None, dict evidence not None, weights, source,
+               str mode not None, fusion, str answered_dense not None):
+    """The hits of a search's final candidates, in the order given, with
+    the ``explain`` of a search that may have two sides (hybrid, or a
+    weighted one): :func:`rowvoi.corpus.retrieval.rank._fused_hits_reference`'s
+    result, which the tests hold it to.
+
+    Per hit: its position in ``t`` (``pos``, int64), record id (``ids``,
+    int64), score (``scores``, float64), its 1-based rank and raw score on
+    the dense side and on the lexical side (``d_rank``/``l_rank`` int64, 0
+    where that side did not return it; ``d_score``/``l_score`` float64):
+    all 1-D, C-contiguous, of one length.  ``evidence`` maps a record id
+    to its evidence (RRF); ``weights`` (a dict of kind to weight, or None)
+    gives ``surface_weight``; ``fusion`` (None unless hybrid) goes to the
+    explain with the fused score.  ValueError for arrays of another type,
+    shape or length, or a position outside the table.
+    """
+    cdef Py_ssize_t n = cnp.PyArray_DIM(pos, 0) if cnp.PyArray_NDIM(pos) == 1 else -1
+    if (n < 0 or not _column(pos, cnp.NPY_INT64, n) or not _column(ids, cnp.NPY_INT64, n)
+            or not _column(scores, cnp.NPY_FLOAT64, n)
+            or not _column(d_rank, cnp.NPY_INT64, n) or not _column(d_score, cnp.NPY_FLOAT64, n)
+            or not _column(l_rank, cnp.NPY_INT64, n)
+            or not _column(l_score, cnp.NPY_FLOAT64, n)):
+        raise ValueError("fused_hits: pos, ids, d_rank, l_rank must be int64 and scores, "
+                         "d_score, l_score float64, 1-D, C-contiguous, of one length")
+    cdef const int64_t *pp = <const int64_t *>cnp.PyArray_DATA(pos)
+    cdef const int64_t *ip = <const int64_t *>cnp.PyArray_DATA(ids)
+    cdef const double *sp = <const double *>cnp.PyArray_DATA(scores)
+    cdef const int64_t *dr = <const int64_t *>cnp.PyArray_DATA(d_rank)
+    cdef const double *ds = <const double *>cnp.PyArray_DATA(d_score)
+    cdef const int64_t *lr = <const int64_t *>cnp.PyArray_DATA(l_rank)
+    cdef const double *ls = <const double *>cnp.PyArray_DATA(l_score)
+    cdef Py_ssize_t h, j
+    for h in range(n):
+        if pp[h] < 0 or pp[h] >= t.n:
+            raise ValueError(f"fused_hits: position {pp[h]} out of range")
+    cdef list out = [None] * n
+    cdef dict why
+    cdef object score, rid, weight, answered_by, ev
+    cdef bint weighted = bool(weights)
+    for h in range(n):
+        j = pp[h]
+        score = sp[h]
+        rid = ip[h]
+        if dr[h]:
+            answered_by = [answered_dense, "bm25"] if lr[h] else [answered_dense]
+        else:
+            answered_by = ["bm25"] if lr[h] else []
+        if weighted:
+            weight = weights.get(<object>PyList_GET_ITEM(t.kinds, t.kind[j]), 1.0)
+        else:
+            weight = 1.0
+        why = {
+            "mode": mode,
+            "answered_by": answered_by,
+            "dense": {"rank": dr[h], "cosine": ds[h]} if dr[h] else None,
+            "lexical": {"rank": lr[h], "bm25": ls[h]} if lr[h] else None,
+            "surface_weight": weight,
+        }
+        if fusion is not None:
+            why["fusion"] = fusion
+            why["fused"] = score
+        if evidence:
+            ev = evidence.get(rid, _MISSING)
+            if ev is not _MISSING:
+                why["evidence"] = ev
+        out[h] = _hit(t, j, score, rid, source, why)
+    return out
+

@@ -111,6 +111,115 @@ def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, an
     assert (direct is None) == (not strict)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=25, unique=True),
+    st.integers(1, 40),
+    st.sampled_from(["hybrid", "dense", "lexical"]),
+    st.sampled_from(["rrf", "blend"]),
+    st.sampled_from([None, {}, {"title": 2.0, "body": 0.5}]),
+    st.sampled_from([None, "cran"]),
+    st.sampled_from(["flat", "hnsw"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_fused_hits_equal_the_reference(arts, n, mode, fusion, weights, name, answered, seed):
+    # the final candidates of a hybrid (or weighted) search, in the order
+    # given, with ranks and raw scores on each side (0: not returned there)
+    # and the evidence of some: hit for hit the Python reference's
+    rng = np.random.default_rng(seed)
+    t = _table(arts, rng)
+    pos = rng.choice(len(t), size=min(n, len(t)), replace=False).astype(np.int64)
+    ids = t.ids[pos]
+    m = len(pos)
+    scores = rng.choice([0.5, 0.25, 1 / 61 + 1 / 62, 0.0], size=m).astype(np.float64)
+    d_rank = np.where(rng.random(m) < 0.7, rng.integers(1, 500, size=m), 0).astype(np.int64)
+    l_rank = np.where(rng.random(m) < 0.7, rng.integers(1, 500, size=m), 0).astype(np.int64)
+    d_score = np.where(d_rank > 0, rng.normal(size=m), 0.0)
+    l_score = np.where(l_rank > 0, rng.gamma(2.0, size=m), 0.0)
+    evidence = {int(i): float(rng.random()) for i in ids if rng.random() < 0.5}
+    p = rank.Params(m, mode, fusion, 60, 0.5, 8.0, None, True, weights, 50, "auto", False)
+    opened = SimpleNamespace(gen=SimpleNamespace(lexical=None))
+    want = rank._fused_hits_reference(
+        opened,
+        "q",
+        t,
+        pos,
+        ids,
+        scores,
+        (d_rank, d_score, l_rank, l_score),
+        evidence,
+        p,
+        name,
+        answered,
+    )
+    got = _hot.fused_hits(
+        t._hit_table(),
+        pos,
+        ids,
+        scores,
+        d_rank,
+        d_score,
+        l_rank,
+        l_score,
+        evidence,
+        weights,
+        name,
+        mode,
+        fusion if mode == "hybrid" else None,
+        answered,
+    )
+    assert _fields(got) == _fields(want)
+    assert [h.explain for h in got] == [h.explain for h in want]
+    assert [list(h.explain) for h in got] == [list(h.explain) for h in want]  # key order
+    assert got == want
+    if m:
+        # independent objects: nothing shared between hits or with the inputs
+        got[0].explain["answered_by"].append("x")
+        got[0].metadata["x"] = 1
+        again = _hot.fused_hits(
+            t._hit_table(),
+            pos,
+            ids,
+            scores,
+            d_rank,
+            d_score,
+            l_rank,
+            l_score,
+            evidence,
+            weights,
+            name,
+            mode,
+            fusion if mode == "hybrid" else None,
+            answered,
+        )
+        assert again == want
+
+
+def test_fused_hits_refuses_bad_arrays():
+    t = _table(["a", "b"], np.random.default_rng(4))
+    n = len(t)
+    pos = np.arange(n, dtype=np.int64)
+    ids, sc = t.ids.copy(), np.zeros(n)
+    rk = np.zeros(n, dtype=np.int64)
+    good = [pos, ids, sc, rk, sc, rk, sc]
+    ht = t._hit_table()
+    for i, bad in [
+        (0, pos.astype(np.int32)),
+        (2, sc.astype(np.float32)),
+        (3, rk[:-1]),
+        (4, np.zeros((n, 1))),
+        (6, sc[::-1][::-1].repeat(2)[::2]),  # a strided view
+    ]:
+        args = list(good)
+        args[i] = bad
+        with pytest.raises(ValueError, match="1-D, C-contiguous, of one length"):
+            _hot.fused_hits(ht, *args, {}, None, None, "hybrid", "rrf", "flat")
+    with pytest.raises(ValueError, match=f"position {n} out of range"):
+        _hot.fused_hits(
+            ht, pos + 1, ids, sc, rk, sc, rk, sc, {}, None, None, "hybrid", "rrf", "flat"
+        )
+
+
 def test_hits_are_independent_objects():
     t = _table(["a", "b"], np.random.default_rng(3))
     ids, scores = t.ids[:2].copy(), np.float32([0.5, 0.25])

@@ -71,3 +71,19 @@ def dense_search(
     answered: str,
     mode: str,
 ) -> list[Any] | None: ...
+def fused_hits(
+    t: HitTable,
+    pos: np.ndarray,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    d_rank: np.ndarray,
+    d_score: np.ndarray,
+    l_rank: np.ndarray,
+    l_score: np.ndarray,
+    evidence: dict[int, float],
+    weights: dict[str, float] | None,
+    source: str | None,
+    mode: str,
+    fusion: str | None,
+    answered_dense: str,
+) -> list[Any]: ...

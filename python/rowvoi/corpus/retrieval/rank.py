@@ -111,6 +111,7 @@ from rowvoi.index._hot import (
     any_nonzero as _any_nonzero,
     dense_hits as _dense_hits_c,
     dense_search as _dense_search_c,
+    fused_hits as _fused_hits_c,
     unit_query as _unit_query,
 )
 from rowvoi.index.hnsw import HNSWIndex
@@ -353,21 +354,22 @@ class _Ranked:
     scores: np.ndarray
     pos: np.ndarray
 
-    def ranks_of(self, ids: np.ndarray) -> tuple[list[int], list[float]]:
+    def ranks_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Of each record id of ``ids``: its 1-based rank in this list and
-        its score here, or ``0`` and ``0.0`` when the list lacks it (one
-        sorted lookup for them all, whatever the list's length)."""
+        its score here (int64 and float64 arrays), or ``0`` and ``0.0``
+        when the list lacks it (one sorted lookup for them all, whatever
+        the list's length)."""
         n = len(self.ids)
         if not n or not len(ids):
-            return [0] * len(ids), [0.0] * len(ids)
+            return np.zeros(len(ids), dtype=np.int64), np.zeros(len(ids), dtype=np.float64)
         by_id = np.argsort(self.ids, kind="stable")
         srt = self.ids[by_id]
         at = np.minimum(np.searchsorted(srt, ids), n - 1)
         found = srt[at] == ids
         where = by_id[at]
-        rank = np.where(found, where + 1, 0)
-        score = np.where(found, self.scores[where], 0.0)
-        return rank.tolist(), score.tolist()
+        rank = np.where(found, where + 1, 0).astype(np.int64, copy=False)
+        score = np.where(found, self.scores[where], 0.0).astype(np.float64, copy=False)
+        return rank, score
 
 
 _NO_IDS = np.zeros(0, dtype=np.int64)
@@ -558,14 +560,78 @@ def _fetch(
         ids, scores, pos = ids[keep], scores[keep], pos[keep]
     else:
         ids, scores, pos = ids[: p.k], scores[: p.k], pos[: p.k]
-    id_list = ids.tolist()
-    # RRF scores depend on ranks only, so they cannot be floored; each hit
-    # carries its absolute evidence (its blend score) for floors instead,
-    # computed with the ties' (_break_rrf_ties: every record that can be a hit)
-    evidence = known
-    # each hit's rank and score on each side (0: not returned by that side)
+    # each hit's rank and score on each side (0: not returned by that side);
+    # RRF scores depend on ranks only, so they cannot be floored: each hit
+    # carries its absolute evidence (its blend score, ``known``) for floors
+    # instead, computed with the ties' (_break_rrf_ties)
     d_rank, d_scores = dense.ranks_of(ids)
     l_rank, l_scores = lex.ranks_of(ids)
+    fusion = p.fusion if p.mode == "hybrid" else None
+    if table.has_text and not (p.explain and loaded.lexical is not None):
+        ht = table._hits
+        if ht is None:
+            ht = table._hit_table()
+        hits = _fused_hits_c(
+            ht,
+            np.ascontiguousarray(pos, dtype=np.int64),
+            np.ascontiguousarray(ids, dtype=np.int64),
+            np.ascontiguousarray(scores, dtype=np.float64),
+            d_rank,
+            d_scores,
+            l_rank,
+            l_scores,
+            known,
+            p.weights,
+            name,
+            p.mode,
+            fusion,
+            answered_dense,
+        )
+        return hits, cut
+    return (
+        _fused_hits_reference(
+            opened,
+            query,
+            table,
+            pos,
+            ids,
+            scores,
+            (d_rank, d_scores, l_rank, l_scores),
+            known,
+            p,
+            name,
+            answered_dense,
+        ),
+        cut,
+    )
+
+
+def _fused_hits_reference(
+    opened: Opened,
+    query: str,
+    table: RecordTable,
+    pos: np.ndarray,
+    ids: np.ndarray,
+    scores: np.ndarray,
+    sides: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    evidence: dict[int, float],
+    p: Params,
+    name: str | None,
+    answered_dense: str,
+) -> list[SearchHit]:
+    """The hits of :func:`_fetch`'s final candidates (positions ``pos``,
+    record ids, scores, in result order), each with its ``explain``: which
+    indexes returned it, its rank and raw score on each side (``sides``:
+    dense ranks and scores, lexical ranks and scores, 0 where a side did
+    not return it), the surface weight, the fused score of a hybrid search,
+    the evidence of a hybrid RRF one and, with ``p.explain``, each term of
+    ``query``'s contribution. Per-hit Python: the specification of the compiled
+    builder (:func:`rowvoi.index._hot.fused_hits`, which :func:`_fetch`
+    uses when the table holds the texts and no term is explained; the
+    tests hold it to this hit for hit), and the path of a table without
+    texts (rows read from ``opened``)."""
+    loaded = opened.gen
+    id_list = ids.tolist()
     if table.has_text:
         fields = table.hits_fields(pos)
     else:
@@ -582,6 +648,7 @@ def _fetch(
     mode, fusion, weights = p.mode, p.fusion, p.weights
     terms = p.explain and loaded.lexical is not None
     both, dense_only, lex_only = [answered_dense, "bm25"], [answered_dense], ["bm25"]
+    d_rank, d_scores, l_rank, l_scores = (side.tolist() for side in sides)
     hits = []
     for cid, score, dr, ds, lr, ls, (artifact_id, kind, surface_index, text, meta) in zip(
         id_list, scores.tolist(), d_rank, d_scores, l_rank, l_scores, fields
@@ -605,7 +672,7 @@ def _fetch(
         if cid in evidence:
             why["evidence"] = evidence[cid]
         hits.append(new_hit(artifact_id, kind, score, text, meta, name, surface_index, cid, why))
-    return hits, cut
+    return hits
 
 
 def _lexical_hits(
