@@ -152,22 +152,9 @@ def test_fused_hits_equal_the_reference(arts, n, mode, fusion, weights, name, an
         name,
         answered,
     )
-    got = _hot.fused_hits(
-        t._hit_table(),
-        pos,
-        ids,
-        scores,
-        d_rank,
-        d_score,
-        l_rank,
-        l_score,
-        evidence,
-        weights,
-        name,
-        mode,
-        fusion if mode == "hybrid" else None,
-        answered,
-    )
+    args = (pos, ids, scores, d_rank, d_score, l_rank, l_score, evidence, weights, name, mode)
+    fus = fusion if mode == "hybrid" else None
+    got = _hot.fused_hits(t._hit_table(), *args, fus, answered)
     assert _fields(got) == _fields(want)
     assert [h.explain for h in got] == [h.explain for h in want]
     assert [list(h.explain) for h in got] == [list(h.explain) for h in want]  # key order
@@ -176,23 +163,7 @@ def test_fused_hits_equal_the_reference(arts, n, mode, fusion, weights, name, an
         # independent objects: nothing shared between hits or with the inputs
         got[0].explain["answered_by"].append("x")
         got[0].metadata["x"] = 1
-        again = _hot.fused_hits(
-            t._hit_table(),
-            pos,
-            ids,
-            scores,
-            d_rank,
-            d_score,
-            l_rank,
-            l_score,
-            evidence,
-            weights,
-            name,
-            mode,
-            fusion if mode == "hybrid" else None,
-            answered,
-        )
-        assert again == want
+        assert _hot.fused_hits(t._hit_table(), *args, fus, answered) == want
 
 
 def test_fused_hits_refuses_bad_arrays():
