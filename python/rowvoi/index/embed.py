@@ -926,9 +926,10 @@ class MiniLMEmbedder:
         (``session.force_spinning_stop``): by default they keep spinning on
         the cores for a while, waiting for the next call, and a query's
         embedding then slows the search that follows it (hybrid search
-        over 100,000 documents: p50 8.4 ms spinning, 7.4 ms not, on a
-        2-core AVX2 host; bench/results/query_latency.md). Vectors are
-        unchanged, and batches measured the same within noise."""
+        over 100,000 documents with the query embedded: p50 9.19 ms
+        spinning, 6.72 ms not, on a 2-core AVX2 host;
+        ``python -m bench run query_latency``). Vectors are unchanged, and
+        batches measured the same within noise."""
         ort = self._ort
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
