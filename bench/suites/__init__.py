@@ -194,6 +194,14 @@ SUITES: tuple[Suite, ...] = (
         ("--requests", "40"),
     ),
     Suite(
+        "large_k",
+        "each search mode's p50 at k=100 over its p50 at k=10 on Cranfield; lexical vs bm25s",
+        "bm25s (one call per query); the same search at k=10",
+        "~30 s",
+        "~10 s",
+        ("--rounds", "2", "--queries", "60"),
+    ),
+    Suite(
         "query_latency",
         "one short query: MiniLM embedding p10/p50/p90, hybrid search over 100k documents",
         "none (the search with and without the embedding)",

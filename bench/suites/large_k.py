@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Large k on Cranfield: what a search at k=100 costs against the same search
+at k=10, per mode, and rowvoi's lexical search against bm25s at both k.
+
+    python -m bench run large_k                 # 5 rounds, all 225 queries (~30 s)
+    python -m bench run large_k --quick         # 2 rounds, 60 queries (~10 s)
+
+Writes ``bench/results/large_k.md``.  One process: the Cranfield collection
+built once as a corpus (``WholeText``, the ``hashing:512`` embedder, so no
+model is needed), every query's vector computed before the clock starts and
+passed as ``query_vector=`` (the embedding is the same at any k).  A case is
+one mode at one k, answering every query once through
+``rowvoi.corpus.search``; each round runs every case once, order rotating
+(``bench._common.timing.interleaved``), and a case's figure for a round is
+the median time of its queries.  The ratio of k=100 to k=10 is taken round
+by round (the two ran in the same round, under the same load): its median
+and range over rounds are reported.
+
+The peer: ``bm25s`` (method "lucene", k1 1.2, b 0.75, its numba backend
+when numba is installed, ``bm25s.tokenize`` with no stopwords or stemmer:
+the bm25 suite's settings), one ``tokenize`` + ``retrieve`` call per query,
+as a caller with one query at a time uses it.  Against it stand rowvoi's
+``BM25Index.search`` (an index of the same texts alone) and ``rowvoi.corpus.search(...,
+mode="lexical")`` (the corpus: ids and scores and the hits' texts,
+metadata and ``explain``; bm25s returns document numbers and scores).  No
+peer stands beside the dense and hybrid modes: the figure is rowvoi's own
+ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._common.cranfield import corpus_data
+from .._common.results import Run, version_of, versions, write
+from .._common.timing import SelfTimed, interleaved, ratio, spread
+
+#: (label, search() keywords) of the corpus's modes
+MODES = (
+    ("lexical", {"mode": "lexical"}),
+    ("dense", {"mode": "dense"}),
+    ("hybrid rrf", {"mode": "hybrid", "fusion": "rrf"}),
+    ("hybrid blend", {"mode": "hybrid", "fusion": "blend"}),
+)
+KS = (10, 100)
+
+
+def per_query_median(fn: Callable[[str], Any], queries: list[str]) -> SelfTimed:
+    """Every query through ``fn`` once: the median wall and CPU seconds of
+    one, as the round's figure of the case."""
+    wall, cpu = [], []
+    for q in queries:
+        c, t = time.process_time(), time.perf_counter()
+        fn(q)
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return SelfTimed(statistics.median(wall), statistics.median(cpu))
+
+
+def main(argv: Sequence[str], run: Run) -> int:
+    """The suite (``run``: the runner's context)."""
+    ap = argparse.ArgumentParser(
+        prog="python -m bench run large_k", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--queries", type=int, default=0, help="first N queries (0: all 225)")
+    args = ap.parse_args(argv)
+
+    import numpy as np
+
+    from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
+    from rowvoi.index.lexical import BM25Index
+
+    docs, _, queries, _ = corpus_data()
+    queries = [" ".join(q.split()) for q in queries]
+    if args.queries:
+        queries = queries[: args.queries]
+    scratch = tempfile.mkdtemp(prefix="rowvoi-bench-large-k-")
+    emb = "hashing:512"
+    corpus = build(
+        from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),
+        store=CorpusStore(f"{scratch}/cran", name="cran"),
+        progress=False,
+    )
+    vec = {q: v for q, v in zip(queries, corpus.embedder.embed(queries))}
+    lexical = BM25Index()  # the index alone, over the same texts
+    lexical.add(list(docs.values()))
+
+    cases: dict[str, Callable[[], SelfTimed]] = {}
+    for label, kw in MODES:
+        for k in KS:
+
+            def case(kw: dict[str, Any] = kw, k: int = k) -> SelfTimed:
+                def one(q: str) -> Any:
+                    if kw["mode"] == "lexical":
+                        return search(corpus, q, k=k, **kw)
+                    return search(corpus, q, k=k, query_vector=vec[q], **kw)
+
+                return per_query_median(one, queries)
+
+            cases[f"{label} k={k}"] = case
+    for k in KS:
+        cases[f"BM25Index.search k={k}"] = lambda k=k: per_query_median(
+            lambda q: lexical.search(q, k), queries
+        )
+
+    peer = None
+    if version_of("bm25s"):
+        import bm25s
+
+        try:
+            import numba  # noqa: F401
+
+            backend = "numba"
+        except ImportError:
+            backend = "numpy"
+        texts = list(docs.values())
+        toks = bm25s.tokenize(texts, lower=True, stopwords=None, stemmer=None, show_progress=False)
+        retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75, backend=backend)
+        retriever.index(toks, show_progress=False)
+        peer = f"bm25s {version_of('bm25s')} ({backend})"
+
+        def bm25s_one(q: str, k: int) -> Any:
+            qt = bm25s.tokenize(
+                [q],
+                lower=True,
+                stopwords=None,
+                stemmer=None,
+                return_ids=False,
+                show_progress=False,
+            )
+            return retriever.retrieve(qt, k=k, n_threads=1, show_progress=False)
+
+        for k in KS:
+            cases[f"bm25s k={k}"] = lambda k=k: per_query_median(
+                lambda q: bm25s_one(q, k), queries
+            )
+
+    # a first pass of every query in every case (numba compiles, caches warm)
+    res = interleaved(cases, args.rounds, warmup=1)
+    us = {name: s.wall_s().scaled(1e6) for name, s in res.items()}
+
+    lines = [
+        "# Large k on Cranfield: k=100 against k=10, per mode",
+        "",
+        *run.header(versions("numpy", peers={"bm25s": version_of("bm25s")})),
+        f"{len(docs):,} documents, {len(queries)} queries; the corpus built with "
+        f"`WholeText` and `{emb}`, query vectors given. Each figure: the median "
+        f"microseconds of one query, median (min-max) over {args.rounds} interleaved "
+        "rounds; ratios taken round by round.",
+        "",
+        "| search | p50 at k=10, us | p50 at k=100, us | k=100 / k=10 |",
+        "|---|---|---|---|",
+    ]
+    rows = [label for label, _ in MODES] + ["BM25Index.search"] + (["bm25s"] if peer else [])
+    for label in rows:
+        a, b = f"{label} k=10", f"{label} k=100"
+        r = ratio(res[b].wall, res[a].wall)
+        lines.append(
+            f"| {label} | {us[a].fmt(',.1f')} | {us[b].fmt(',.1f')} | {r.fmt('.2f', 'x')} |"
+        )
+    if peer:
+        lines += [
+            "",
+            f"Against {peer}, one `tokenize` + `retrieve` call per query (>1x: rowvoi "
+            "faster; per-round ratio of the medians):",
+            "",
+            "| rowvoi | at k=10 | at k=100 |",
+            "|---|---|---|",
+        ]
+        for label, mine in (
+            ("BM25Index.search", "BM25Index.search"),
+            ("rowvoi.corpus.search, mode lexical", "lexical"),
+        ):
+            cells = [
+                ratio(res[f"bm25s k={k}"].wall, res[f"{mine} k={k}"].wall).fmt(".2f", "x")
+                for k in KS
+            ]
+            lines.append(f"| {label} | {cells[0]} | {cells[1]} |")
+    worst = max(
+        spread(np.array(res[f"{label} k=100"].wall) / np.array(res[f"{label} k=10"].wall)).median
+        for label, _ in MODES
+    )
+    lines += [
+        "",
+        f"The costliest mode's k=100 is {worst:.2f}x its k=10 here (the goal is 2x).",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    write(run.out, text)
+    return 0
