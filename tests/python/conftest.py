@@ -18,6 +18,30 @@ def random_frame(n_rows, n_cols, seed, max_card=6, unique=True):
     raise RuntimeError("could not draw a frame without duplicate rows")
 
 
+#: the few words of the fast-path tests' documents: many exact ties
+TIE_WORDS = ["lift", "drag", "wing", "flow", "shock", "heat"]
+
+
+def tie_docs(rng, n, fields):
+    """``n`` documents of 1-3 words of :data:`TIE_WORDS` each (a title and a
+    body when ``fields``), keyed by ids that do not follow their order."""
+    docs = {}
+    for i in range(n):
+        words = lambda: " ".join(rng.choice(TIE_WORDS, size=rng.integers(1, 4)))  # noqa: E731
+        docs[f"d{rng.integers(0, 10 * n):04d}-{i}"] = (
+            {"title": words(), "body": words()} if fields else words()
+        )
+    return docs
+
+
+def hit_rows(hits):
+    """What two searches must agree on, hit for hit."""
+    return [
+        (h.artifact_id, h.surface_kind, h.surface_index, h.record_id, h.score, h.text, h.explain)
+        for h in hits
+    ]
+
+
 @pytest.fixture
 def frame_factory():
     return random_frame

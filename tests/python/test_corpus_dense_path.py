@@ -6,6 +6,7 @@ records; and the loaded flat index is frozen."""
 
 import numpy as np
 import pytest
+from conftest import hit_rows as _hits, tie_docs as _docs
 from hypothesis import given, settings, strategies as st
 
 from rowvoi.corpus import CorpusStore, Fields, WholeText, build, from_mapping, search
@@ -25,24 +26,6 @@ def _vectors(texts):
 
 
 EMB = (_vectors, "test-ties-v1")
-WORDS = ["lift", "drag", "wing", "flow", "shock", "heat"]
-
-
-def _docs(rng, n, fields):
-    docs = {}
-    for i in range(n):
-        words = lambda: " ".join(rng.choice(WORDS, size=rng.integers(1, 4)))  # noqa: E731
-        docs[f"d{rng.integers(0, 10 * n):04d}-{i}"] = (
-            {"title": words(), "body": words()} if fields else words()
-        )
-    return docs
-
-
-def _hits(hits):
-    return [
-        (h.artifact_id, h.surface_kind, h.surface_index, h.record_id, h.score, h.text, h.explain)
-        for h in hits
-    ]
 
 
 @settings(max_examples=25, deadline=None)

@@ -6,28 +6,10 @@ ties (many documents of the same words), several surfaces per artifact,
 ``per_artifact=False``, an explicit ``fetch_k`` and deleted records."""
 
 import numpy as np
+from conftest import hit_rows as _hits, tie_docs as _docs
 from hypothesis import given, settings, strategies as st
 
 from rowvoi.corpus import CorpusStore, Fields, WholeText, build, from_mapping, search
-
-WORDS = ["lift", "drag", "wing", "flow", "shock", "heat"]
-
-
-def _docs(rng, n, fields):
-    docs = {}
-    for i in range(n):
-        words = lambda: " ".join(rng.choice(WORDS, size=rng.integers(1, 4)))  # noqa: E731
-        docs[f"d{rng.integers(0, 10 * n):04d}-{i}"] = (
-            {"title": words(), "body": words()} if fields else words()
-        )
-    return docs
-
-
-def _hits(hits):
-    return [
-        (h.artifact_id, h.surface_kind, h.surface_index, h.record_id, h.score, h.text, h.explain)
-        for h in hits
-    ]
 
 
 @settings(max_examples=30, deadline=None)
