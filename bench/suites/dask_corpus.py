@@ -123,6 +123,30 @@ def _disk(p: Path) -> int:
     return sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
 
 
+def cluster_args(ap: argparse.ArgumentParser, *, docs: int, queries: int, data_dir: str) -> None:
+    """The options the cluster benches share: the generated corpus
+    (``--docs``, ``--seed``), its shards and the LocalCluster (``--shards``,
+    ``--workers``, ``--memory``), the queries (``--queries``, ``--k``) and
+    the scratch directory (``--data-dir``)."""
+    ap.add_argument("--docs", type=int, default=docs)
+    ap.add_argument("--shards", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--memory", default="4GB", help="memory_limit per worker")
+    ap.add_argument("--queries", type=int, default=queries)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=20261206)
+    ap.add_argument("--data-dir", default=data_dir)
+
+
+def fresh_data(data_dir: str) -> tuple[Path, Path]:
+    """``data_dir`` emptied (made if need be) and the sharded corpus's
+    root in it."""
+    data = Path(data_dir)
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir(parents=True)
+    return data, data / "sharded"
+
+
 def bench_cluster(args: argparse.Namespace) -> Any:
     """The benches' LocalCluster: ``args.workers`` one-thread worker
     processes of ``args.memory`` each."""
@@ -173,14 +197,7 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m bench run dask_corpus", description=__doc__.split("\n")[0]
     )
-    ap.add_argument("--docs", type=int, default=1_000_000)
-    ap.add_argument("--shards", type=int, default=4)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--memory", default="4GB", help="memory_limit per worker")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=20261206)
-    ap.add_argument("--data-dir", default="/tmp/rowvoi-bench-dask-corpus")
+    cluster_args(ap, docs=1_000_000, queries=200, data_dir="/tmp/rowvoi-bench-dask-corpus")
     ap.add_argument(
         "--sharded-only",
         action="store_true",
@@ -198,10 +215,7 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     from rowvoi.dask import open_sharded
 
     emb = "hashing"
-    data = Path(args.data_dir)
-    shutil.rmtree(data, ignore_errors=True)
-    data.mkdir(parents=True)
-    root = data / "sharded"
+    data, root = fresh_data(args.data_dir)
     queries = _queries(args.queries, args.seed)
     res: dict[str, Any] = {"docs": args.docs, "shards": args.shards, "workers": args.workers}
     with bench_cluster(args) as cluster, Client(cluster) as client:

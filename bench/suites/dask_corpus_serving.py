@@ -44,7 +44,17 @@ from pathlib import Path
 from typing import Any
 
 from .._common.results import Run, versions, write
-from .dask_corpus import MODES, _key, _pct, _queries, bench_cluster, build_records, records_bag
+from .dask_corpus import (
+    MODES,
+    _key,
+    _pct,
+    _queries,
+    bench_cluster,
+    build_records,
+    cluster_args,
+    fresh_data,
+    records_bag,
+)
 
 
 def _tasks_run_cluster(
@@ -91,14 +101,7 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m bench run dask_corpus_serving", description=__doc__.split("\n")[0]
     )
-    ap.add_argument("--docs", type=int, default=200_000)
-    ap.add_argument("--shards", type=int, default=4)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--memory", default="4GB", help="memory_limit per worker")
-    ap.add_argument("--queries", type=int, default=100)
-    ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=20261206)
-    ap.add_argument("--data-dir", default="/tmp/rowvoi-bench-dask-corpus-serving")
+    cluster_args(ap, docs=200_000, queries=100, data_dir="/tmp/rowvoi-bench-dask-corpus-serving")
     ap.add_argument("--out", default=str(run.path("dask_corpus_serving")) if run else None)
     args = ap.parse_args(argv)
     if run is None:
@@ -109,10 +112,7 @@ def main(argv: Sequence[str], run: Run | None = None) -> int:
     from rowvoi.corpus import search
     from rowvoi.dask import open_sharded
 
-    data = Path(args.data_dir)
-    shutil.rmtree(data, ignore_errors=True)
-    data.mkdir(parents=True)
-    root = data / "sharded"
+    data, root = fresh_data(args.data_dir)
     queries = _queries(args.queries, args.seed)
     res: dict[str, Any] = {"docs": args.docs, "shards": args.shards, "workers": args.workers}
     with bench_cluster(args) as cluster, Client(cluster) as client:
