@@ -10,8 +10,7 @@
 #include "bm25_internal.h"
 #include "search_internal.h"
 
-void rv__scratch_free(rv__scratch *s) {
-    rv__free(s->raw);
+void rv__scratch_free_terms(rv__scratch *s) {
     rv__free(s->qterm);
     rv__free(s->qtf);
     rv__free(s->qidf);
@@ -19,6 +18,19 @@ void rv__scratch_free(rv__scratch *s) {
     rv__free(s->prefix);
     rv__free(s->tq);
     rv__free(s->tw);
+    s->qterm = NULL;
+    s->qtf = NULL;
+    s->qidf = NULL;
+    s->cur = NULL;
+    s->prefix = NULL;
+    s->tq = NULL;
+    s->tw = NULL;
+    s->q_cap = 0;
+}
+
+void rv__scratch_free(rv__scratch *s) {
+    rv__free(s->raw);
+    rv__scratch_free_terms(s);
     rv__free(s->heap);
     rv__free(s->wpart);
     rv__free(s->wbits);

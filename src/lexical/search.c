@@ -126,13 +126,7 @@ static rv_status rv__query_finish(rv__scratch *s) {
     if (s->n_raw > 1) qsort(s->raw, s->n_raw, sizeof *s->raw, rv__cmp_u32);
     size_t need = s->n_raw ? s->n_raw : 1;
     if (need > s->q_cap) {
-        rv__free(s->qterm);
-        rv__free(s->qtf);
-        rv__free(s->qidf);
-        rv__free(s->cur);
-        rv__free(s->prefix);
-        rv__free(s->tq);
-        rv__free(s->tw);
+        rv__scratch_free_terms(s);
         s->qterm = rv__malloc(need * sizeof *s->qterm);
         s->qtf = rv__malloc(need * sizeof *s->qtf);
         s->qidf = rv__malloc(need * sizeof *s->qidf);

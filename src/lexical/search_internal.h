@@ -59,6 +59,8 @@ typedef struct {
 
 /* Free what a scratch holds (not the scratch itself); zeroes it. */
 void rv__scratch_free(rv__scratch *s);
+/* Free the per-term arrays alone (qterm .. tw; q_cap 0), to size them anew. */
+void rv__scratch_free_terms(rv__scratch *s);
 
 /* A single search's scratch: the index's spare one when no other search
 ** holds it, else a fresh one (NULL: out of memory).  Only the spare slot of
