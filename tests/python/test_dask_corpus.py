@@ -225,31 +225,23 @@ def test_dask_bag_and_dataframe_sources_equal_a_corpus_source():
         ),
         store=CorpusStore.memory(),
     )
-    bag = db.from_sequence(recs, npartitions=3)
-    r1 = tempfile.mkdtemp()
-    build_sharded(
-        bag,
-        None,
-        shards=3,
-        root=r1,
-        client="sync",
-        embedder=EMB,
-        metadata_keys=["year"],
-        filter_types={"year": "numeric"},
-    )
-    ddf = dd.from_pandas(pd.DataFrame(recs), npartitions=4)
-    r2 = tempfile.mkdtemp()
-    build_sharded(
-        ddf,
-        None,
-        shards=3,
-        root=r2,
-        client="sync",
-        embedder=EMB,
-        metadata_keys=["year"],
-        filter_types={"year": "numeric"},
-    )
-    for root in (r1, r2):
+    roots = []
+    for source in (
+        db.from_sequence(recs, npartitions=3),
+        dd.from_pandas(pd.DataFrame(recs), npartitions=4),
+    ):
+        roots.append(tempfile.mkdtemp())
+        build_sharded(
+            source,
+            None,
+            shards=3,
+            root=roots[-1],
+            client="sync",
+            embedder=EMB,
+            metadata_keys=["year"],
+            filter_types={"year": "numeric"},
+        )
+    for root in roots:
         sc = open_sharded(root, client="local")
         for mode in ("lexical", "dense", "hybrid"):
             for flt in (None, {"year": {"$lt": 2000}}):
