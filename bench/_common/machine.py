@@ -63,6 +63,25 @@ def load_average() -> str:
         return "unknown"
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MiB.
+
+    ``VmHWM`` of ``/proc/self/status`` belongs to the process's own address
+    space. ``ru_maxrss`` is the fallback off Linux; on Linux it would carry
+    the parent's peak across fork and exec, inflating a child's figure.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
 def machine_line() -> str:
     """``"AMD EPYC 7B13 (x86_64), 2 cores, vector extensions: avx2; load
     average 1.23"``: what a results file says of the machine."""

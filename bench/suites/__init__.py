@@ -210,6 +210,15 @@ SUITES: tuple[Suite, ...] = (
         ("--docs", "10000", "--queries", "50", "--warmup", "5"),
     ),
     Suite(
+        "shared_model",
+        "three MiniLM corpora in one process: search by name, discover over three, "
+        "p50/p90; peak RSS",
+        "a MiniLM model loaded per opened corpus (every earlier rowvoi)",
+        "~1 min",
+        "~30 s",
+        ("--queries", "20"),
+    ),
+    Suite(
         "hnsw_load",
         "HNSWIndex.load step by step: what the structural check of a graph costs",
         "hnswlib's own load_index, before the checks",

@@ -53,13 +53,13 @@ import argparse
 import json
 import math
 import os
-import resource
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from .._common.machine import peak_rss_mb
 from .._common.results import CACHE, ROOT, Run, version_of, versions, write
 from .._common.timing import median
 
@@ -153,23 +153,6 @@ def make_file(path: Path, rows: int, seed: int = 0, chunk: int = 1_000_000) -> N
 
 
 # ------------------------------------------------------------------ worker
-def _rss_mb() -> float:
-    """Peak resident memory of this process so far, in MiB.
-
-    ``VmHWM`` of ``/proc/self/status`` belongs to the process's own address
-    space. ``ru_maxrss`` is the fallback off Linux; on Linux it would carry
-    the parent's peak across fork and exec, inflating every child's figure.
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def worker(path: str, query_name: str, how: str) -> dict:
     import pandas as pd
 
@@ -177,7 +160,7 @@ def worker(path: str, query_name: str, how: str) -> dict:
 
     schema = QuerySchema.from_dict(SCHEMA)
     query = QUERIES[query_name]
-    base = _rss_mb()
+    base = peak_rss_mb()
     t0 = time.perf_counter()
     load = 0.0
     if how == "duckdb":
@@ -194,7 +177,7 @@ def worker(path: str, query_name: str, how: str) -> dict:
         "total_s": total,
         "load_s": load,
         "query_s": total - load,
-        "peak_mb": _rss_mb(),
+        "peak_mb": peak_rss_mb(),
         "base_mb": base,
         "records": result.records,
     }

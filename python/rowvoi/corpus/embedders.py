@@ -31,6 +31,23 @@ Vectors are float32 and L2-normalised here (a zero vector -- a text with
 no features -- stays zero and scores 0 against every query), so a dot
 product is the cosine.
 
+One model per process
+---------------------
+Every corpus of a process that uses the MiniLM embedder shares one loaded
+model (one onnxruntime session per variant, int8 or as shipped): a
+corpus opened by name for each search, or several corpora searched
+together, load it once, not once each (a load costs about 0.1 s and
+100 MB, and sessions side by side slow each other's calls). It is loaded
+again when the model files change (another path, size or modification
+time) and stays loaded until the process ends.
+
+A query's vector is remembered: :meth:`CorpusEmbedder.embed_query` of a
+built-in embedder keeps the last :data:`QUERY_MEMO_SIZE` queries' vectors
+(process-wide, keyed by embedder id and text), so a query searched in
+several corpora, or again with other options, is embedded once. The
+built-in embedders give a text the same vector bit for bit on every call,
+so a remembered vector is the vector a new call would give.
+
 Examples
 --------
 >>> emb = make_embedder("hashing:64")
@@ -50,9 +67,11 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import re
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -69,6 +88,7 @@ __all__ = [
     "check_spec",
     "MINILM_SPECS",
     "HASHING_SPECS",
+    "QUERY_MEMO_SIZE",
 ]
 
 #: Spec strings naming the MiniLM embedder.
@@ -81,6 +101,17 @@ _HASH_ID = re.compile(
     r"seed=(\d+)$"
 )
 _MINILM_PREFIX = "minilm-l6-v2:"
+
+#: Queries whose vectors :meth:`CorpusEmbedder.embed_query` remembers
+#: (process-wide, the least recently used forgotten first).
+QUERY_MEMO_SIZE = 256
+#: Longest query text (characters) that is remembered; longer ones are
+#: embedded on every call (they would hold memory for little gain).
+QUERY_MEMO_MAX_CHARS = 4096
+
+# {(embedder id, text): unit float32 vector (read-only)}, most recent last
+_query_memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+_query_memo_lock = threading.Lock()
 
 
 def _install_hint() -> str:
@@ -172,6 +203,52 @@ class CorpusEmbedder:
         norms[norms == 0.0] = 1.0
         return np.ascontiguousarray(out / norms, dtype=np.float32)
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query's vector: ``embed([text])[0]``, float32, a new array
+        the caller owns.
+
+        A built-in embedder's (``spec`` set) vectors of recent queries are
+        remembered process-wide (see the module notes, "One model per
+        process"): a query embedded before -- by this corpus or another
+        with the same embedder id -- costs a copy, not a model call, and
+        is not counted in ``calls``. A callable's queries are embedded on
+        every call (it may change its answers).
+
+        Thread-safe.
+
+        Raises
+        ------
+        EmbedderMismatch
+            As :meth:`embed`.
+
+        Examples
+        --------
+        >>> emb = make_embedder("hashing:8")
+        >>> first = emb.embed_query("lift of a wing")
+        >>> calls = emb.calls
+        >>> again = emb.embed_query("lift of a wing")  # remembered: no model call
+        >>> emb.calls == calls, bool((first == again).all()), first is again
+        (True, True, False)
+        """
+        if self.spec is None or len(text) > QUERY_MEMO_MAX_CHARS:
+            one: np.ndarray = self.embed([text])[0]
+            return one
+        key = (self.embedder_id, text)
+        with _query_memo_lock:
+            vec = _query_memo.get(key)
+            if vec is not None:
+                _query_memo.move_to_end(key)
+        if vec is None:
+            vec = self.embed([text])[0]
+            vec.setflags(write=False)
+            with _query_memo_lock:
+                _query_memo[key] = vec
+                _query_memo.move_to_end(key)
+                while len(_query_memo) > QUERY_MEMO_SIZE:
+                    _query_memo.popitem(last=False)
+        out: np.ndarray = vec.copy()
+        return out
+
 
 def _hashing(dim: int | None = None) -> CorpusEmbedder:
     from rowvoi.index.embed import HashingEmbedder
@@ -181,11 +258,49 @@ def _hashing(dim: int | None = None) -> CorpusEmbedder:
     return CorpusEmbedder(eng.embed, eng.embedder_id, dim=eng.dim, spec=spec, engine=eng)
 
 
+# {quantize: (the model files' identity, the engine)}: the process's MiniLM
+# engines, one per variant (see the module notes, "One model per process")
+_minilm_engines: dict[bool, tuple[tuple[Any, ...], Any]] = {}
+_minilm_lock = threading.Lock()
+
+
+def _file_identity(path: Any) -> tuple[Any, ...]:
+    st = os.stat(path)
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _minilm_engine(quantize: bool) -> Any:
+    """The process's :class:`~rowvoi.index.embed.MiniLMEmbedder` of this
+    variant (default settings), loaded on first use and again when the
+    model or tokenizer file it was loaded from is another file now (path,
+    size or modification time).
+
+    Raises
+    ------
+    rowvoi.index.embed.ModelNotFoundError
+        The model or tokenizer is not installed."""
+    from rowvoi.index.embed import MiniLMEmbedder, locate_minilm
+
+    with _minilm_lock:
+        model, tok = locate_minilm()
+        try:
+            ident = _file_identity(model) + _file_identity(tok)
+        except OSError:  # gone since located: let the engine say what is missing
+            ident = ()
+        held = _minilm_engines.get(quantize)
+        if held is not None and ident and held[0] == ident:
+            return held[1]
+        eng = MiniLMEmbedder(quantize=quantize)
+        if ident and (eng.source_path, eng.tokenizer_path) == (model, tok):
+            _minilm_engines[quantize] = (ident, eng)
+        return eng
+
+
 def _minilm(quantize: bool = True) -> CorpusEmbedder:
-    from rowvoi.index.embed import MiniLMEmbedder, ModelNotFoundError
+    from rowvoi.index.embed import ModelNotFoundError
 
     try:
-        eng = MiniLMEmbedder(quantize=quantize)
+        eng = _minilm_engine(quantize)
     except ModelNotFoundError as exc:
         raise EmbedderUnavailable(
             f"the MiniLM embedder is not available here ({exc}); {_install_hint()}"

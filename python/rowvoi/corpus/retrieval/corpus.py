@@ -267,7 +267,10 @@ def open_corpus(
     The embedding model is loaded at the first dense or hybrid query (so
     ``info``, lexical search and sibling lookups never load it), and it is
     the embedder the corpus was built with: pinned by id, recreated
-    strictly.
+    strictly. The MiniLM model is loaded once per process and shared by
+    every corpus that uses it, and recent queries' vectors are remembered
+    (see :mod:`rowvoi.corpus.embedders`): opening a corpus by name for
+    each search costs no model load.
 
     Parameters
     ----------
@@ -566,7 +569,7 @@ def search(
         if want.dense and qvec is None:
             embedder = c._query_embedder(opened.state)
             if dense is not None:
-                qvec = embedder.embed([query])[0]
+                qvec = embedder.embed_query(query)
         elif want.dense and dense is not None and qvec is not None and qvec.shape[0] != dense.dim:
             raise EmbedderMismatch(
                 f"query_vector has {qvec.shape[0]} dimensions; {c.label} "
