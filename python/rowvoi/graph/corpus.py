@@ -469,9 +469,11 @@ class CorpusGraph:
 
     # ------------------------------------------------- surfaces (policies)
     def embed_query(self, query: Any) -> np.ndarray:
-        """The query as a unit vector: text through the corpus's embedder."""
+        """The query as a unit vector: text through the corpus's embedder
+        (:meth:`~rowvoi.corpus.embedders.CorpusEmbedder.embed_query`: a
+        query the corpus was just searched with is not embedded again)."""
         if isinstance(query, str):
-            v = np.asarray(self.corpus.embedder.embed([query]), dtype=np.float32)[0]
+            v = self.corpus.embedder.embed_query(query)
         else:
             v = np.asarray(query, dtype=np.float32)
         n = float(np.linalg.norm(v))
