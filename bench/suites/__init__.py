@@ -210,13 +210,13 @@ SUITES: tuple[Suite, ...] = (
         ("--docs", "10000", "--queries", "50", "--warmup", "5"),
     ),
     Suite(
-        "shared_model",
-        "three MiniLM corpora in one process: search by name, discover over three, "
-        "p50/p90; peak RSS",
-        "a MiniLM model loaded per opened corpus (every earlier rowvoi)",
+        "named_corpora",
+        "corpora named in calls: search by name and discover over three MiniLM corpora, "
+        "peak RSS; a 100k-document corpus searched by name (p50/p90)",
+        "the model and the corpus loaded for each call (every earlier rowvoi)",
+        "~3 min",
         "~1 min",
-        "~30 s",
-        ("--queries", "20"),
+        ("--queries", "20", "--docs", "20000"),
     ),
     Suite(
         "hnsw_load",

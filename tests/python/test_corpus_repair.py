@@ -27,6 +27,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import rowvoi.corpus.retrieval.corpus as kept
 from rowvoi.cli.main import main
 from rowvoi.corpus import (
     CorpusStore,
@@ -193,6 +194,10 @@ def test_missing_dense_file_through_the_cli_says_which_file_and_how(home, tmp_pa
     code, before, _ = run(capsys, "search", "n", "wing lift", "--json")
     dense = home / "corpora" / "n" / "dense.1.rvf"
     dense.unlink()
+    # a new rowvoi process: no corpus kept open by the search before (in
+    # one process, the kept corpus would serve its loaded generation)
+    with kept._kept_lock:
+        kept._kept.clear()
 
     code, out, err = run(capsys, "search", "n", "wing lift")
     assert code == 1 and str(dense) in err and "rowvoi build n --repair" in err, err

@@ -75,6 +75,7 @@ from rowvoi.corpus import (
 )
 from rowvoi.corpus.indexing.edges import DEFAULT_EDGE_FIELDS, extractor_from_spec
 from rowvoi.corpus.maintenance.runs import forget
+from rowvoi.corpus.retrieval.corpus import kept_corpus
 from rowvoi.corpus.retrieval.rank import INDEXES, MAX_FETCH_K
 from rowvoi.corpus.storage.store import is_corpus_dir, remove_corpus
 from rowvoi.errors import IndexFormatError
@@ -400,7 +401,7 @@ def _open_any(name: str, scheduler: str | None = None) -> Any:
         return _dask().open_sharded(name, client=client if client is not None else "local")
     if scheduler is not None:
         raise UsageError(f"--scheduler: corpus {name!r} is not sharded (built without --shards)")
-    return open_corpus(name)
+    return kept_corpus(name)  # (the MCP server's calls find it open)
 
 
 def _build_sharded(args: argparse.Namespace, entry: dict[str, Any]) -> int:

@@ -31,7 +31,9 @@ Examples
 from __future__ import annotations
 
 import json
+import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -68,13 +70,31 @@ from rowvoi.corpus.retrieval.rerank import (
 )
 from rowvoi.corpus.storage.damage import check_files
 from rowvoi.corpus.storage.generation import Generations, Wanted, empty_message
+from rowvoi.corpus.storage.layout import DB
+from rowvoi.corpus.storage.paths import corpus_dir
 from rowvoi.corpus.storage.store import (
     CorpusStore,
     rebuild_advice,
     repair_command,
 )
 
-__all__ = ["Corpus", "open_corpus", "as_corpus", "search", "records_for_artifact"]
+__all__ = [
+    "Corpus",
+    "open_corpus",
+    "as_corpus",
+    "kept_corpus",
+    "search",
+    "records_for_artifact",
+    "KEPT_CORPORA",
+]
+
+#: Corpora named in searches that a process keeps open (see
+#: :func:`kept_corpus`), the least recently named closed first.
+KEPT_CORPORA = 4
+# {corpus folder: (identity of the folder and its docs.sqlite, the corpus)},
+# the most recently named last
+_kept: OrderedDict[str, tuple[tuple[int, ...], Corpus]] = OrderedDict()
+_kept_lock = threading.Lock()
 
 
 class Corpus:
@@ -318,6 +338,63 @@ def open_corpus(
     return corpus
 
 
+def _identity(folder: Any) -> tuple[int, ...] | None:
+    """The corpus folder's and its database's (device, inode); None when
+    either is missing."""
+    try:
+        a = os.stat(folder)
+        b = os.stat(os.path.join(folder, DB))
+    except OSError:
+        return None
+    return (a.st_dev, a.st_ino, b.st_dev, b.st_ino)
+
+
+def kept_corpus(name: str) -> Corpus:
+    """The corpus ``name`` as the searches that name it use it: opened once
+    and kept open by the process, so that a search, ``discover`` or a tool
+    call naming a corpus finds its indexes in memory instead of loading
+    them again (at 100,000 documents a load takes about a second).
+
+    The :data:`KEPT_CORPORA` most recently named corpora stay open (each
+    holds its indexes while it is searched, as an opened corpus does); a
+    corpus whose folder or ``docs.sqlite`` was deleted or replaced since is
+    opened afresh, and a new build of it is found as by any opened corpus
+    (the next search reads the newly committed generation). Each call
+    costs two ``stat`` calls. To control a corpus's lifetime yourself,
+    hold the :func:`open_corpus` of it instead.
+
+    Thread-safe: threads naming one corpus share one :class:`Corpus`.
+
+    Raises
+    ------
+    ValueError
+        A name that is not a valid corpus name.
+    CorpusNotFound
+        No such corpus.
+    rowvoi.errors.IndexFormatError
+        The directory holds another format version.
+    """
+    folder = str(corpus_dir(name))
+    ident = _identity(folder)
+    if ident is not None:
+        with _kept_lock:
+            held = _kept.get(folder)
+            if held is not None and held[0] == ident:
+                _kept.move_to_end(folder)
+                return held[1]
+    corpus = open_corpus(name)
+    if ident is not None:
+        with _kept_lock:
+            held = _kept.get(folder)
+            if held is not None and held[0] == ident:
+                return held[1]  # another thread opened it meanwhile
+            _kept[folder] = (ident, corpus)
+            _kept.move_to_end(folder)
+            while len(_kept) > KEPT_CORPORA:
+                _kept.popitem(last=False)
+    return corpus
+
+
 def as_corpus(corpus: Any) -> Corpus:
     """``corpus`` as an open :class:`Corpus`: itself, the named corpus, or
     the corpus of a store.
@@ -377,7 +454,8 @@ def search(
     Parameters
     ----------
     corpus : Corpus or str
-        An open corpus, or a corpus name.
+        An open corpus, or a corpus name (kept open by the process for the
+        next search that names it: :func:`kept_corpus`).
     query : str
         The query text, embedded verbatim (dense) and analysed (lexical).
     k : int
@@ -492,7 +570,12 @@ def search(
             boost=boost,
         )
         return found
-    c = corpus if type(corpus) is Corpus else as_corpus(corpus)
+    if type(corpus) is Corpus:
+        c = corpus
+    elif isinstance(corpus, str):
+        c = kept_corpus(corpus)
+    else:
+        c = as_corpus(corpus)
     if not isinstance(query, str):
         raise TypeError(f"query must be a str, not {type(query).__name__}")
     if rerank is not None or formulate is not None or boost is not None:

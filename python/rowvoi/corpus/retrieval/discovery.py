@@ -58,7 +58,7 @@ from rowvoi.corpus.retrieval.calibration import (
     search_tag,
     stored_calibration,
 )
-from rowvoi.corpus.retrieval.corpus import open_corpus, search
+from rowvoi.corpus.retrieval.corpus import kept_corpus, search
 from rowvoi.corpus.retrieval.disclosure import (
     DISCLOSURE_LEVELS,
     BodyLoader,
@@ -259,7 +259,7 @@ def _floor(
 # ------------------------------------------------------------------ checks
 def _open(corpus: Any) -> Any:
     if isinstance(corpus, str):
-        return open_corpus(corpus)
+        return kept_corpus(corpus)
     if corpus is None:
         raise TypeError("discover needs a corpus (an open corpus or a corpus name), got None")
     return corpus
@@ -294,8 +294,9 @@ def discover(
     Parameters
     ----------
     corpus : corpus, str, or list of them
-        An open corpus or a corpus name; a list or tuple of them for
-        federated discovery (see the module docstring).
+        An open corpus or a corpus name (kept open by the process:
+        :func:`~rowvoi.corpus.retrieval.corpus.kept_corpus`); a list or
+        tuple of them for federated discovery (see the module docstring).
     query : str
         The user's request, searched verbatim.
     k : int

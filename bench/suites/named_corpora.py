@@ -1,29 +1,31 @@
 #!/usr/bin/env python3
-"""Several MiniLM corpora in one process: searching by name, and discovery
-over three corpora at once, with the model loaded once per process and each
-query embedded once, against a model loaded per opened corpus.
+"""Corpora named in calls: the MiniLM model and a named corpus opened once
+per process, against loading them for each call, as every earlier rowvoi did.
 
-    python -m bench run shared_model            # 60 queries per case (~1 min)
-    python -m bench run shared_model --quick    # 20 queries per case (~30 s)
+    python -m bench run named_corpora            # 60 queries per case (~3 min)
+    python -m bench run named_corpora --quick    # 20 queries, 20,000 documents (~1 min)
 
-Writes ``bench/results/shared_model.md``.  Three corpora of the first 200
-Cranfield documents each (``WholeText``, MiniLM int8), built once under a
-scratch ``ROWVOI_HOME``.  Each case answers every query once, the cases of
-one row alternating query by query (their order reversed on every other
-query), each query new to the process (no case finds a query's vector
-remembered from another); milliseconds p50 / p90 of wall clock:
+Writes ``bench/results/named_corpora.md``.  Every case answers every query
+once, the two ways of a row alternating query by query (their order
+reversed on every other query), each query new to the process (no case
+finds its vector remembered from another); milliseconds p50 / p90 of wall
+clock, and the ratio of the p50s.
 
-* this tree: ``search("a", q, mode="hybrid")``, ``discover(["a", "b", "c"],
-  q)`` and ``discover(opened, q)`` over three corpora opened once;
-* the baseline, what every earlier rowvoi did: each opened corpus held a
-  MiniLM model of its own (a new ``MiniLMEmbedder``, loaded at the corpus's
-  first dense or hybrid query) and embedded the query itself.  It is the
-  same search with the corpus opened as ``open_corpus(name,
-  embedder=(fresh model's embed, pinned id))``: same vectors, same hits,
-  the model's load and the query's embedding paid per corpus.
-
-Then the peak RSS of a fresh process that opens the three corpora and
-discovers over them once, each way (``VmHWM``).
+1. **The model.** Three corpora of the first 200 Cranfield documents each
+   (``WholeText``, MiniLM int8): ``search("a", q, mode="hybrid")``,
+   ``discover(["a", "b", "c"], q)``, and ``discover(opened, q)`` over the
+   three opened once.  The baseline: each opened corpus holds a MiniLM model
+   of its own (a new ``MiniLMEmbedder``, loaded at its first dense or hybrid
+   query) and embeds the query itself -- the same search with the corpus
+   opened as ``open_corpus(name, embedder=(fresh model's embed, pinned
+   id))``: same vectors, same hits.  Then the peak RSS (``VmHWM``) of a
+   fresh process that opens the three and discovers over them once, each
+   way.
+2. **The corpus.** One corpus of ``--docs`` documents, each two Cranfield
+   sentences drawn at random (``WholeText``, the ``hashing`` embedder: no
+   model time in the figures), searched by name, hybrid and lexical:
+   ``search("big", q)`` against ``search(open_corpus("big"), q)`` (the
+   corpus opened, and its indexes loaded, for each call).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common.cranfield import corpus_data
+from .._common.cranfield import corpus_data, sentences
 from .._common.results import ROOT, Run, versions, write
 
 NAMES = ("a", "b", "c")
@@ -84,7 +86,7 @@ def rss_child(way: str, query: str) -> float:
         "warnings.simplefilter('ignore')\n"
         "from rowvoi.corpus import discover, open_corpus\n"
         "from bench._common.machine import peak_rss_mb\n"
-        "from bench.suites.shared_model import NAMES, per_corpus_model\n"
+        "from bench.suites.named_corpora import NAMES, per_corpus_model\n"
         "way, q = sys.argv[1], sys.argv[2]\n"
         "cs = [open_corpus(n) if way == 'shared' else per_corpus_model(n) for n in NAMES]\n"
         "discover(cs, q)\n"
@@ -104,13 +106,14 @@ def rss_child(way: str, query: str) -> float:
 def main(argv: Sequence[str], run: Run) -> int:
     """The suite (``run``: the runner's context)."""
     ap = argparse.ArgumentParser(
-        prog="python -m bench run shared_model", description=__doc__.split("\n")[0]
+        prog="python -m bench run named_corpora", description=__doc__.split("\n")[0]
     )
     ap.add_argument("--queries", type=int, default=60, help="queries per case")
+    ap.add_argument("--docs", type=int, default=100_000, help="documents of part 2's corpus")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")  # (no floors calibrated: discover warns nothing here)
 
-    home = tempfile.mkdtemp(prefix="rowvoi-bench-shared-model-")
+    home = tempfile.mkdtemp(prefix="rowvoi-bench-named-corpora-")
     os.environ["ROWVOI_HOME"] = home
     from rowvoi.corpus import build, discover, from_mapping, open_corpus, search
 
@@ -174,10 +177,37 @@ def main(argv: Sequence[str], run: Run) -> int:
     )
     rss = {way: rss_child(way, queries[-2]) for way in ("shared", "per corpus")}
 
+    # part 2: one big corpus searched by name
+    sents = sentences(docs)
+    rng = np.random.default_rng(3)
+    picks = rng.integers(0, len(sents), size=(args.docs, 2))
+    mapping = {f"m{i}": f"{sents[a]} {sents[b]}" for i, (a, b) in enumerate(picks.tolist())}
+    t0 = time.perf_counter()
+    build(from_mapping(mapping, name="big", embedder="hashing"), progress=False)
+    big_s = time.perf_counter() - t0
+    big: list[tuple[str, dict[str, list[float]]]] = []
+    for mode, qs in (("hybrid", queries[:n]), ("lexical", queries[n : 2 * n])):
+        big.append(
+            (
+                f"{mode} search by name",
+                alternating(
+                    {
+                        "this tree": lambda q, m=mode: search("big", q, mode=m),
+                        "opened for each call": lambda q, m=mode: search(
+                            open_corpus("big"), q, mode=m
+                        ),
+                    },
+                    qs,
+                ),
+            )
+        )
+
     lines = [
-        "# Several MiniLM corpora in one process: the model loaded once",
+        "# Corpora named in calls: the model and the corpus opened once per process",
         "",
         *run.header(versions("numpy", "onnxruntime")),
+        "## 1. The model: three MiniLM corpora",
+        "",
         f"Three corpora of 200 Cranfield documents each (MiniLM int8, built in "
         f"{build_s:.0f} s). Milliseconds per call, p50 / p90, the two ways alternating "
         "query by query, every query new to the process; ratio of the p50s.",
@@ -197,7 +227,21 @@ def main(argv: Sequence[str], run: Run) -> int:
         f"them once: {rss['shared']:.0f} MB with the model shared, "
         f"{rss['per corpus']:.0f} MB with a model per corpus.",
         "",
+        f"## 2. The corpus: {args.docs:,} documents searched by name",
+        "",
+        f"Built in {big_s:.0f} s (two Cranfield sentences per document, the hashing "
+        "embedder). `k=10`.",
+        "",
+        "| call | this tree | opened for each call | ratio |",
+        "|---|---|---|---|",
     ]
+    for label, res in big:
+        a, b = res["this tree"], res["opened for each call"]
+        lines.append(
+            f"| {label} ({len(a)} queries) | {pcts(a)} | {pcts(b)} | "
+            f"{np.median(b) / np.median(a):.0f}x |"
+        )
+    lines.append("")
     text = "\n".join(lines)
     print(text)
     write(run.out, text)
