@@ -165,3 +165,53 @@ def test_mcp_tool_calls_find_the_corpus_open(home):
     server.call("discover", {"names": ["notes"], "query": "shock in a nozzle"})
     server.call("search", {"name": "notes", "query": "nozzle", "mode": "lexical"})
     assert kept_corpus("notes") is kept and kept._generations.loaded is loaded
+
+
+def _in_forked_child(fn, timeout=120.0):
+    """Run ``fn`` in a forked child; its exit code (0: ``fn`` returned
+    True), or -1 when it did not end within ``timeout`` seconds (killed)."""
+    import os
+    import signal
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # (fork of a threaded process)
+        pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            code = 0 if fn() else 3
+        finally:
+            os._exit(code)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return -1
+
+
+def test_a_forked_child_opens_its_own_corpus_and_model(home):
+    """The parent's kept corpus and loaded MiniLM model are not the child's:
+    a child searching by name opens the corpus and loads the model itself
+    (an inherited onnxruntime session could wait forever for threads that
+    stayed in the parent), and finds what the parent finds."""
+    import rowvoi.corpus.embedders as E
+
+    build(from_mapping(FIRST, name="mini", embedder="minilm"), progress=False)
+    want = _ids(search("mini", "wing lift", mode="hybrid"))
+    parent = kept_corpus("mini")
+    engine = E._minilm().engine
+
+    def child():
+        return (
+            _ids(search("mini", "wing lift", mode="hybrid")) == want
+            and kept_corpus("mini") is not parent
+            and E._minilm().engine is not engine
+        )
+
+    assert _in_forked_child(child) == 0
+    assert kept_corpus("mini") is parent and E._minilm().engine is engine

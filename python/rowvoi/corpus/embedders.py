@@ -39,7 +39,8 @@ corpus opened by name for each search, or several corpora searched
 together, load it once, not once each (a load costs about 0.1 s and
 100 MB, and sessions side by side slow each other's calls). It is loaded
 again when the model files change (another path, size or modification
-time) and stays loaded until the process ends.
+time) and stays loaded until the process ends (a forked child loads its
+own).
 
 A query's vector is remembered: :meth:`CorpusEmbedder.embed_query` of a
 built-in embedder keeps the last :data:`QUERY_MEMO_SIZE` queries' vectors
@@ -294,6 +295,22 @@ def _minilm_engine(quantize: bool) -> Any:
         if ident and (eng.source_path, eng.tokenizer_path) == (model, tok):
             _minilm_engines[quantize] = (ident, eng)
         return eng
+
+
+def _after_fork_in_child() -> None:
+    """In a forked child: forget the parent's MiniLM engines (an
+    onnxruntime session does not survive a fork -- its worker threads stay
+    in the parent, and a call in the child could wait for them forever) and
+    take new locks (another thread of the parent may have held one). The
+    remembered query vectors are plain arrays: the child keeps them."""
+    global _minilm_engines, _minilm_lock, _query_memo_lock
+    _minilm_engines = {}
+    _minilm_lock = threading.Lock()
+    _query_memo_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _minilm(quantize: bool = True) -> CorpusEmbedder:

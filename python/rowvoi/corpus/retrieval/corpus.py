@@ -349,6 +349,25 @@ def _identity(folder: Any) -> tuple[int, ...] | None:
     return (a.st_dev, a.st_ino, b.st_dev, b.st_ino)
 
 
+# corpora a forked child inherited from its parent's _kept: never used nor
+# closed (their SQLite connections are the parent's), only kept referenced
+_inherited: list[Any] = []
+
+
+def _after_fork_in_child() -> None:
+    """In a forked child: set the parent's kept corpora aside (a child must
+    not use, nor close, its parent's SQLite connections) and take a new
+    lock; the child opens the corpora it names itself."""
+    global _kept, _kept_lock
+    _inherited.append(_kept)
+    _kept = OrderedDict()
+    _kept_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def kept_corpus(name: str) -> Corpus:
     """The corpus ``name`` as the searches that name it use it: opened once
     and kept open by the process, so that a search, ``discover`` or a tool
@@ -361,7 +380,8 @@ def kept_corpus(name: str) -> Corpus:
     opened afresh, and a new build of it is found as by any opened corpus
     (the next search reads the newly committed generation). Each call
     costs two ``stat`` calls. To control a corpus's lifetime yourself,
-    hold the :func:`open_corpus` of it instead.
+    hold the :func:`open_corpus` of it instead. A forked child does not
+    use its parent's kept corpora: it opens its own.
 
     Thread-safe: threads naming one corpus share one :class:`Corpus`.
 
