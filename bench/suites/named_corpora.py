@@ -53,6 +53,17 @@ def pcts(ms: list[float]) -> str:
     return " / ".join(f"{np.percentile(ms, p):.1f}" for p in (50, 90))
 
 
+def table(rows: list[tuple[str, dict[str, list[float]]]], other: str, fmt: str) -> list[str]:
+    """A results table: per row, this tree's and ``other``'s p50 / p90 and
+    the ratio of the p50s (formatted with ``fmt``)."""
+    out = [f"| call | this tree | {other} | ratio |", "|---|---|---|---|"]
+    for label, res in rows:
+        a, b = res["this tree"], res[other]
+        ratio = float(np.median(b) / np.median(a))
+        out.append(f"| {label} ({len(a)} queries) | {pcts(a)} | {pcts(b)} | {ratio:{fmt}}x |")
+    return out
+
+
 def alternating(
     cases: dict[str, Callable[[str], Any]], queries: list[str]
 ) -> dict[str, list[float]]:
@@ -212,16 +223,7 @@ def main(argv: Sequence[str], run: Run) -> int:
         f"{build_s:.0f} s). Milliseconds per call, p50 / p90, the two ways alternating "
         "query by query, every query new to the process; ratio of the p50s.",
         "",
-        "| call | this tree | a model per opened corpus | ratio |",
-        "|---|---|---|---|",
-    ]
-    for label, res in rows:
-        a, b = res["this tree"], res["a model per opened corpus"]
-        lines.append(
-            f"| {label} ({len(a)} queries) | {pcts(a)} | {pcts(b)} | "
-            f"{np.median(b) / np.median(a):.1f}x |"
-        )
-    lines += [
+        *table(rows, "a model per opened corpus", ".1f"),
         "",
         "Peak RSS of a fresh process that opens the three corpora and discovers over "
         f"them once: {rss['shared']:.0f} MB with the model shared, "
@@ -232,16 +234,9 @@ def main(argv: Sequence[str], run: Run) -> int:
         f"Built in {big_s:.0f} s (two Cranfield sentences per document, the hashing "
         "embedder). `k=10`.",
         "",
-        "| call | this tree | opened for each call | ratio |",
-        "|---|---|---|---|",
+        *table(big, "opened for each call", ".0f"),
+        "",
     ]
-    for label, res in big:
-        a, b = res["this tree"], res["opened for each call"]
-        lines.append(
-            f"| {label} ({len(a)} queries) | {pcts(a)} | {pcts(b)} | "
-            f"{np.median(b) / np.median(a):.0f}x |"
-        )
-    lines.append("")
     text = "\n".join(lines)
     print(text)
     write(run.out, text)
