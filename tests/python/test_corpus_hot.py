@@ -26,6 +26,11 @@ from rowvoi.index import _hot
 
 TEXTS = ["", "wing", "Lift and drag", "Flügel — Auftrieb", "θ = 3°", "a\u0000b", "🛩 high"]
 KINDS = ["body", "document", "title"]
+#: what both builders' tests draw: a table's artifact ids, the hits' source
+#: (an unnamed corpus or one named), the index that answered the dense side
+ARTIFACT_IDS = st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=25, unique=True)
+SOURCES = st.sampled_from([None, "cran"])
+ANSWERED_BY = st.sampled_from(["flat", "hnsw"])
 
 
 def _table(draw_artifacts, rng):
@@ -80,13 +85,13 @@ def _fields(hits):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=25, unique=True),
+    ARTIFACT_IDS,
     st.integers(1, 60),
     st.integers(1, 12),
     st.booleans(),
     st.booleans(),
-    st.sampled_from([None, "cran"]),
-    st.sampled_from(["flat", "hnsw"]),
+    SOURCES,
+    ANSWERED_BY,
     st.integers(0, 2**32 - 1),
 )
 def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, answered, seed):
@@ -113,13 +118,13 @@ def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, an
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.text(min_size=1, max_size=6), min_size=1, max_size=25, unique=True),
+    ARTIFACT_IDS,
     st.integers(1, 40),
     st.sampled_from(["hybrid", "dense", "lexical"]),
     st.sampled_from(["rrf", "blend"]),
     st.sampled_from([None, {}, {"title": 2.0, "body": 0.5}]),
-    st.sampled_from([None, "cran"]),
-    st.sampled_from(["flat", "hnsw"]),
+    SOURCES,
+    ANSWERED_BY,
     st.integers(0, 2**32 - 1),
 )
 def test_fused_hits_equal_the_reference(arts, n, mode, fusion, weights, name, answered, seed):
