@@ -568,11 +568,8 @@ def _fetch(
     l_rank, l_scores = lex.ranks_of(ids)
     fusion = p.fusion if p.mode == "hybrid" else None
     if table.has_text and not (p.explain and loaded.lexical is not None):
-        ht = table._hits
-        if ht is None:
-            ht = table._hit_table()
         hits = _fused_hits_c(
-            ht,
+            table._hit_table(),
             np.ascontiguousarray(pos, dtype=np.int64),
             np.ascontiguousarray(ids, dtype=np.int64),
             np.ascontiguousarray(scores, dtype=np.float64),
@@ -721,9 +718,7 @@ def _dense_hits(
     first put in result order here (:func:`_order`); an id the
     table lacks raises :class:`~rowvoi.errors.IndexFormatError`
     (:meth:`RecordTable.positions`)."""
-    ht = table._hits
-    if ht is None:
-        ht = table._hit_table()
+    ht = table._hit_table()
     collapse = p.per_artifact and not table.one_per_artifact
     hits: list[SearchHit] | None = _dense_hits_c(
         ht, ids, scores, None, p.k, collapse, name, answered, p.mode

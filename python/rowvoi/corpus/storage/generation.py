@@ -477,8 +477,12 @@ def _load_indexes(store: CorpusStore, cur: Generation, delta: Delta | None) -> N
         and cur.generation > 0
         and cur.state.get("n_records")
     ):
-        ht = table._hits if table._hits is not None else table._hit_table()
-        cur.fast = (ht, cur.dense._h.capsule(), cur.scan_threads, table.one_per_artifact)
+        cur.fast = (
+            table._hit_table(),
+            cur.dense._h.capsule(),
+            cur.scan_threads,
+            table.one_per_artifact,
+        )
 
 
 def _filter_ids(snap: Snapshot, schema: Any, want: Wanted) -> np.ndarray:
