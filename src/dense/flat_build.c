@@ -170,14 +170,19 @@ static void *rv__grow(void *p, size_t count, size_t size, int *ok) {
     return q;
 }
 
-/* Make room for `rows` rows.  On failure nothing observable changes. */
-static rv_status rv__reserve_rows(rv_flat *ix, size_t rows) {
+/* Make room for `rows` rows: growing by half again (amortised adds), or to
+** exactly `rows` rounded up to a panel when `exact` (a load that knows its
+** size, so that the vectors are allocated and copied once).  On failure
+** nothing observable changes. */
+static rv_status rv__reserve_rows(rv_flat *ix, size_t rows, int exact) {
     if (rows <= ix->cap_rows) return RV_OK;
     size_t cap = ix->cap_rows ? ix->cap_rows : 64;
+    if (exact) cap = rows;
     while (cap < rows) {
         if (cap > SIZE_MAX / 2) return rv__nomem("the vectors");
         cap = cap + cap / 2;
     }
+    if (cap > SIZE_MAX - RV__PANEL) return rv__nomem("the vectors");
     cap = rv__round_up(cap, RV__PANEL);
     size_t pb = rv__panel_bytes(ix), n_pan = cap / RV__PANEL;
     if (n_pan > (SIZE_MAX - 64) / pb) return rv__nomem("the vectors");
@@ -212,11 +217,26 @@ static rv_status rv__reserve_rows(rv_flat *ix, size_t rows) {
     return RV_OK;
 }
 
-/* Write a (validated, already normalised) vector into row r. */
-static void rv__store_row(rv_flat *ix, size_t r, const float *x) {
+rv_status rv__flat_reserve(rv_flat *ix, size_t rows) {
+    RV__NOT_NULL(ix, "index");
+    rv_status st = rv__reserve_rows(ix, rows, 1);
+    if (st) return st;
+    return rv__map_reserve(ix, rows);
+}
+
+/* v rounded to the nearest integer, ties to even (lrintf's rounding in the
+** default rounding mode), for |v| < 2^22: adding and subtracting 1.5 * 2^23
+** leaves no fraction bits.  Unlike lrintf, no library call per element. */
+static inline float rv__round_even(float v) {
+    const float m = 12582912.0f; /* (no -ffast-math here: never folded away) */
+    return (v + m) - m;
+}
+
+/* Write a (validated, already normalised) vector into row r; nn is its
+** squared norm, summed in double in index order (sqnorm's value, bit for
+** bit, whoever computed it). */
+static void rv__store_row(rv_flat *ix, size_t r, const float *x, double nn) {
     size_t dim = ix->dim, p = r / RV__PANEL, l = r % RV__PANEL;
-    double nn = 0;
-    for (size_t j = 0; j < dim; j++) nn += (double)x[j] * x[j];
     ix->sqnorm[r] = (float)nn;
     if (ix->storage == RV_FLAT_F32) {
         float *pan = (float *)ix->panels + p * dim * RV__PANEL;
@@ -229,32 +249,46 @@ static void rv__store_row(rv_flat *ix, size_t r, const float *x) {
         for (size_t j = 0; j < dim; j++) pan[j * RV__PANEL + l] = rv__f32_to_f16(x[j]);
         return;
     }
-    /* int8: symmetric, one scale per vector: x ~= scale * code. */
+    /* int8: symmetric, one scale per vector: x ~= scale * code.  The
+    ** largest |x[j]| in 8 lanes (a maximum is the same in any order). */
+    float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t j8 = dim / 8 * 8;
+    for (size_t j = 0; j < j8; j += 8)
+        for (size_t t = 0; t < 8; t++) {
+            float a = fabsf(x[j + t]);
+            lane[t] = a > lane[t] ? a : lane[t];
+        }
     float maxabs = 0;
-    for (size_t j = 0; j < dim; j++) {
+    for (size_t t = 0; t < 8; t++) maxabs = lane[t] > maxabs ? lane[t] : maxabs;
+    for (size_t j = j8; j < dim; j++) {
         float a = fabsf(x[j]);
         if (a > maxabs) maxabs = a;
     }
     float scale = maxabs / 127.0f, inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
     int8_t *pan = (int8_t *)ix->panels + p * (size_t)ix->dim4 * RV__PANEL;
     int32_t sum = 0;
-    double e2 = 0, c2 = 0;
+    /* the bounds' sums in four double accumulators (they need not be
+    ** summed in any one order: see the margins below) */
+    double e2[4] = {0, 0, 0, 0}, c2[4] = {0, 0, 0, 0};
     for (size_t j = 0; j < dim; j++) {
-        long c = lrintf(x[j] * inv);
-        if (c > 127) c = 127;
-        if (c < -127) c = -127;
+        float c = rv__round_even(x[j] * inv); /* |x[j] * inv| <= 127 */
+        if (c > 127.0f) c = 127.0f;
+        if (c < -127.0f) c = -127.0f;
         pan[(j / 4) * 64 + l * 4 + (j % 4)] = (int8_t)c;
         sum += (int32_t)c;
         double xh = (double)scale * (double)c; /* exact: 24 x 8 bits */
-        e2 += ((double)x[j] - xh) * ((double)x[j] - xh);
-        c2 += xh * xh;
+        double d = (double)x[j] - xh;
+        e2[j % 4] += d * d;
+        c2[j % 4] += xh * xh;
     }
     ix->scale[r] = scale;
     ix->csum[r] = sum;
     /* the screen's bounds, rounded up: the relative and absolute margins
-    ** cover every rounding of the double sums above many times over */
-    ix->qerr[r] = rv__float_up(sqrt(e2) * (1.0 + 1e-6) + 1e-12 * sqrt(nn));
-    ix->qnorm[r] = rv__float_up(sqrt(c2) * (1.0 + 1e-6));
+    ** cover every rounding of the double sums above, in any order, many
+    ** times over */
+    double e = (e2[0] + e2[1]) + (e2[2] + e2[3]), c = (c2[0] + c2[1]) + (c2[2] + c2[3]);
+    ix->qerr[r] = rv__float_up(sqrt(e) * (1.0 + 1e-6) + 1e-12 * sqrt(nn));
+    ix->qnorm[r] = rv__float_up(sqrt(c) * (1.0 + 1e-6));
 }
 
 const float *rv__flat_row(const rv_flat *ix, size_t r, float *tmp) {
@@ -265,9 +299,10 @@ const float *rv__flat_row(const rv_flat *ix, size_t r, float *tmp) {
     return tmp;
 }
 
-/* Check one input vector; *inv receives the factor to store it with. */
+/* Check one input vector; *inv receives the factor to store it with, *sq
+** its squared norm (summed in double in index order). */
 static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i, const char *what,
-                                  int norm_given, float *inv) {
+                                  int norm_given, float *inv, double *sq) {
     double nn = 0;
     for (size_t j = 0; j < ix->dim; j++) {
         if (!isfinite(x[j]))
@@ -275,6 +310,7 @@ static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i, c
                              j, (double)x[j]);
         nn += (double)x[j] * x[j];
     }
+    *sq = nn;
     if (nn > (double)FLT_MAX)
         return rv__error(RV_E_RANGE, "%s[%zu]: its squared norm %g overflows float32", what, i, nn);
     *inv = 1.0f;
@@ -295,6 +331,10 @@ static rv_status rv__check_vector(const rv_flat *ix, const float *x, size_t i, c
     return RV_OK;
 }
 
+static rv_status rv__flat_add_checked(rv_flat *ix, size_t n, const float *vectors,
+                                      const int64_t *ids, int64_t *assigned, int norm_given,
+                                      const double *sq);
+
 rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_t *ids,
                        int64_t *assigned, int norm_given) {
     RV__NOT_NULL(ix, "index");
@@ -305,11 +345,28 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_
     if (n > SIZE_MAX / 2 - ix->n_rows)
         return rv__error(RV_E_RANGE, "n = %zu vectors is too many", n);
     size_t dim = ix->dim;
+    /* each vector's squared norm, from the checks for the stores */
+    double *sq = (double *)rv__malloc(n * sizeof *sq);
+    if (!sq) return rv__nomem("the vectors' norms");
     float inv;
     for (size_t i = 0; i < n; i++) {
-        rv_status st = rv__check_vector(ix, vectors + i * dim, i, "vectors", norm_given, &inv);
-        if (st) return st;
+        rv_status st =
+            rv__check_vector(ix, vectors + i * dim, i, "vectors", norm_given, &inv, sq + i);
+        if (st) {
+            rv__free(sq);
+            return st;
+        }
     }
+    rv_status st = rv__flat_add_checked(ix, n, vectors, ids, assigned, norm_given, sq);
+    rv__free(sq);
+    return st;
+}
+
+/* rv__flat_add past the vectors' checks (sq: their squared norms). */
+static rv_status rv__flat_add_checked(rv_flat *ix, size_t n, const float *vectors,
+                                      const int64_t *ids, int64_t *assigned, int norm_given,
+                                      const double *sq) {
+    size_t dim = ix->dim;
     int64_t max_id = -1;
     if (ids) {
         for (size_t i = 0; i < n; i++) {
@@ -335,7 +392,7 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_
                              n, (long long)ix->next_id, (long long)RV_FLAT_MAX_ID);
         max_id = ix->next_id + (int64_t)n - 1;
     }
-    rv_status st = rv__reserve_rows(ix, ix->n_rows + n);
+    rv_status st = rv__reserve_rows(ix, ix->n_rows + n, 0);
     if (st) return st;
     st = rv__map_reserve(ix, ix->map_used + n);
     if (st) return st;
@@ -347,14 +404,18 @@ rv_status rv__flat_add(rv_flat *ix, size_t n, const float *vectors, const int64_
     }
     for (size_t i = 0; i < n; i++) {
         const float *x = vectors + i * dim;
+        double nn = sq[i];
         if (tmp) {
-            rv__check_vector(ix, x, i, "vectors", 0, &inv);
+            /* normalised: the stored vector's own norm */
+            float inv = (float)(1.0 / sqrt(nn));
             for (size_t j = 0; j < dim; j++) tmp[j] = x[j] * inv;
             x = tmp;
+            nn = 0;
+            for (size_t j = 0; j < dim; j++) nn += (double)x[j] * x[j];
         }
         size_t r = ix->n_rows + i;
         int64_t id = ids ? ids[i] : ix->next_id + (int64_t)i;
-        rv__store_row(ix, r, x);
+        rv__store_row(ix, r, x, nn);
         ix->row_id[r] = id;
         ix->dead[r] = 0;
         rv__map_put(ix, id, r);
@@ -414,8 +475,7 @@ rv_status rv_flat_compact(rv_flat *ix) {
     float *buf = (float *)rv__malloc(batch * dim * sizeof *buf);
     int64_t *idb = (int64_t *)rv__malloc(batch * sizeof *idb);
     if (!buf || !idb) st = rv__nomem("the compaction buffers");
-    if (!st) st = rv__reserve_rows(nx, ix->n_live);
-    if (!st) st = rv__map_reserve(nx, ix->n_live);
+    if (!st) st = rv__flat_reserve(nx, ix->n_live);
     size_t filled = 0;
     for (size_t r = 0; !st && r < ix->n_rows; r++) {
         if (ix->dead[r]) continue;

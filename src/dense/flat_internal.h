@@ -177,6 +177,10 @@ static inline size_t rv__map_find(const rv_flat *ix, int64_t id) {
 rv_status rv__flat_add(rv_flat *index, size_t n, const float *vectors, const int64_t *ids,
                        int64_t *assigned, int norm_given);
 
+/* Room for `rows` rows and ids in all, allocated once (a load or a
+** compaction that knows its size); grows nothing already large enough. */
+rv_status rv__flat_reserve(rv_flat *index, size_t rows);
+
 /* Row r of the index as float32 (points into rows, or gathers from the
 ** float32 panels into tmp, dim floats). */
 const float *rv__flat_row(const rv_flat *index, size_t r, float *tmp);

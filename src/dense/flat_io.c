@@ -298,6 +298,8 @@ static rv_status rv__load_image(rv__source *src, const char *path, uint64_t fsiz
     opt.rescore_factor = rescore;
     st = rv_flat_create(&opt, &ix);
     if (st) goto done;
+    st = rv__flat_reserve(ix, (size_t)n); /* (n is bounded by the file's size) */
+    if (st) goto done;
     ids = (int64_t *)rv__malloc((size_t)(n ? n : 1) * sizeof *ids);
     buf = (float *)rv__malloc((size_t)RV__BATCH * dim * sizeof *buf);
     if (!ids || !buf) {

@@ -1070,6 +1070,107 @@ static void test_save_load_round_trip(void) {
     free(qs);
 }
 
+/* What an int8 row stores, against a plain reference: each code is
+** lrintf(x * 127 / max|x|) (ties to even), the scale and code sum follow,
+** sqnorm is the double sum in index order, and the screen's bounds hold
+** (qerr >= |x - scale * code|, qnorm >= |scale * code|, both within a
+** hair of the truth).  A load stores the same rows bit for bit, allocated
+** once for the rows it holds. */
+static void check_i8_rows(const rv_flat *ix, size_t n, const float *data, const int64_t *ids) {
+    size_t dim = ix->dim;
+    for (size_t i = 0; i < n; i++) {
+        size_t r = rv__map_find(ix, ids[i]);
+        ASSERT_TRUE(r != SIZE_MAX);
+        const float *x = data + i * dim;
+        float maxabs = 0;
+        double nn = 0;
+        for (size_t j = 0; j < dim; j++) {
+            if (fabsf(x[j]) > maxabs) maxabs = fabsf(x[j]);
+            nn += (double)x[j] * x[j];
+        }
+        float scale = maxabs / 127.0f, inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
+        EXPECT_TRUE(ix->scale[r] == scale);
+        EXPECT_TRUE(ix->sqnorm[r] == (float)nn);
+        const int8_t *pan = (const int8_t *)ix->panels + (r / RV__PANEL) * ix->dim4 * RV__PANEL;
+        size_t l = r % RV__PANEL;
+        int32_t sum = 0;
+        double e2 = 0, c2 = 0;
+        int codes_ok = 1;
+        for (size_t j = 0; j < dim; j++) {
+            long c = lrintf(x[j] * inv);
+            if (c > 127) c = 127;
+            if (c < -127) c = -127;
+            if (pan[(j / 4) * 64 + l * 4 + (j % 4)] != (int8_t)c) codes_ok = 0;
+            sum += (int32_t)c;
+            double xh = (double)scale * (double)c;
+            e2 += ((double)x[j] - xh) * ((double)x[j] - xh);
+            c2 += xh * xh;
+        }
+        EXPECT_TRUE(codes_ok);
+        EXPECT_EQ(ix->csum[r], sum);
+        EXPECT_TRUE((double)ix->qerr[r] >= sqrt(e2));
+        EXPECT_TRUE((double)ix->qnorm[r] >= sqrt(c2));
+        EXPECT_TRUE((double)ix->qerr[r] <= sqrt(e2) * (1 + 1e-5) + 1e-9);
+        EXPECT_TRUE((double)ix->qnorm[r] <= sqrt(c2) * (1 + 1e-5) + 1e-9);
+    }
+}
+
+static void test_i8_rows_match_reference(void) {
+    size_t n = 1000, dim = 37;
+    float *data = gauss_vectors(n, dim, 77);
+    /* rows whose scaled components fall exactly halfway between codes
+    ** (max |x| = 127, so x * 127 / max|x| = x): ties go to the even code */
+    for (size_t j = 0; j < dim; j++) {
+        data[j] = (j == 0) ? 127.0f : (float)((int)(j % 9) - 4) + 0.5f;
+        data[dim + j] = (j == 5) ? -127.0f : -((float)(j % 7) + 0.5f);
+    }
+    int64_t *ids = (int64_t *)malloc(n * sizeof *ids);
+    for (size_t i = 0; i < n; i++) ids[i] = (int64_t)(3 * i + 1);
+    char path[512];
+    path_in_tmp(path, sizeof path, "i8rows.rvf");
+    for (int m = 0; m < 3; m++) {
+        rv_flat *ix = make((uint32_t)dim, (rv_metric)m, RV_FLAT_I8);
+        /* added in uneven batches, so the rows grow several times */
+        size_t at = 0, step = 1;
+        while (at < n) {
+            size_t b = n - at < step ? n - at : step;
+            ASSERT_OK(rv_flat_add(ix, b, data + at * dim, ids + at, NULL));
+            at += b;
+            step = step * 3 + 1;
+        }
+        if (m != RV_METRIC_COSINE) check_i8_rows(ix, n, data, ids);
+        ASSERT_OK(rv_flat_save(ix, path));
+        rv_flat *back = NULL;
+        ASSERT_OK(rv_flat_load(path, &back));
+        EXPECT_EQ(back->cap_rows, rv__round_up(n, RV__PANEL));
+        EXPECT_EQ(back->n_rows, n);
+        for (size_t i = 0; i < n; i++) {
+            size_t a = rv__map_find(ix, ids[i]), b = rv__map_find(back, ids[i]);
+            ASSERT_TRUE(a != SIZE_MAX && b != SIZE_MAX);
+            EXPECT_TRUE(ix->scale[a] == back->scale[b] && ix->csum[a] == back->csum[b]);
+            EXPECT_TRUE(ix->sqnorm[a] == back->sqnorm[b]);
+            EXPECT_TRUE(ix->qerr[a] == back->qerr[b] && ix->qnorm[a] == back->qnorm[b]);
+            EXPECT_TRUE(memcmp(ix->rows + a * dim, back->rows + b * dim, dim * 4) == 0);
+        }
+        EXPECT_TRUE(memcmp(ix->panels, back->panels, rv__round_up(n, RV__PANEL) * ix->dim4) == 0);
+        if (m == RV_METRIC_COSINE) {
+            /* the stored rows are the unit vectors: the reference of those */
+            float *unit = (float *)malloc(n * dim * sizeof *unit);
+            for (size_t i = 0; i < n; i++) {
+                size_t r = rv__map_find(back, ids[i]);
+                memcpy(unit + i * dim, back->rows + r * dim, dim * 4);
+            }
+            check_i8_rows(back, n, unit, ids);
+            free(unit);
+        }
+        rv_flat_free(ix);
+        rv_flat_free(back);
+    }
+    unlink(path);
+    free(ids);
+    free(data);
+}
+
 static void test_corrupt_files(void) {
     size_t n = 12, dim = 3;
     float *data = gauss_vectors(n, dim, 51);
@@ -1286,6 +1387,7 @@ int main(void) {
     RUN_TEST(test_rescore);
     RUN_TEST(test_progress_interrupts);
     RUN_TEST(test_save_load_round_trip);
+    RUN_TEST(test_i8_rows_match_reference);
     RUN_TEST(test_corrupt_files);
     RUN_TEST(test_allocation_failures);
     rmdir(tmpdir);
