@@ -95,6 +95,42 @@ def test_table_over_budget_holds_no_texts(corpus):
         small.hit_fields(0)
 
 
+def _load_counting(snap, **kw):
+    """The table, and whether the texts' character count was queried."""
+    statements = []
+    snap.con.set_trace_callback(statements.append)
+    try:
+        table = RecordTable.load(snap, **kw)
+    finally:
+        snap.con.set_trace_callback(None)
+    return table, any("sum(length(text))" in s for s in statements)
+
+
+def test_files_under_the_budget_skip_the_count_and_the_sizes_still_decide(corpus, monkeypatch):
+    with corpus.store.snapshot() as snap:
+        # docs.sqlite (and its log) under the budget: no count is needed
+        full, counted = _load_counting(snap)
+        assert full.has_text and not counted
+        # over it: the count rules the texts out before any is decoded
+        small, counted = _load_counting(snap, text_budget=10)
+        assert not small.has_text and counted
+        # files that look small (sized wrongly) skip the count, and the
+        # texts' sizes as read still keep them out
+        monkeypatch.setattr(records_mod, "_stored_bytes", lambda path: 0)
+        fooled, counted = _load_counting(snap, text_budget=10)
+        assert not fooled.has_text and not counted
+    assert fooled.ids.tolist() == full.ids.tolist()
+
+
+def test_stored_bytes_counts_the_log_and_gives_up_on_what_it_cannot_size(tmp_path):
+    db = tmp_path / "docs.sqlite"
+    db.write_bytes(b"x" * 100)
+    assert records_mod._stored_bytes(db) == 100
+    (tmp_path / "docs.sqlite-wal").write_bytes(b"y" * 30)
+    assert records_mod._stored_bytes(db) == 130
+    assert records_mod._stored_bytes(tmp_path / "missing.sqlite") == float("inf")
+
+
 CASES = [
     {"mode": "dense"},
     {"mode": "lexical"},

@@ -45,6 +45,8 @@ Examples
 from __future__ import annotations
 
 import json
+import math
+import os
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -204,11 +206,15 @@ class RecordTable:
         by_aid = np.argsort(a_aid, kind="stable")
         aid_sorted = a_aid[by_aid]
         # the character count bounds the UTF-8 size from below: a corpus
-        # surely over the budget never decodes its texts
-        chars = con.execute(
-            "SELECT coalesce(sum(length(text)) + sum(length(metadata)), 0) FROM records"
-        ).fetchone()[0]
-        with_text = chars <= budget
+        # surely over the budget never decodes its texts; the database's
+        # files bound it from above: one surely under it skips the count (a
+        # scan of every text). Either way the sizes read decide below.
+        with_text = _stored_bytes(snap.db_path) <= budget or (
+            con.execute(
+                "SELECT coalesce(sum(length(text)) + sum(length(metadata)), 0) FROM records"
+            ).fetchone()[0]
+            <= budget
+        )
         cols = "id, aid, surface_index, kind" + (", text, metadata" if with_text else "")
         cur = con.execute(f"SELECT {cols} FROM records ORDER BY id")
         ids: list[np.ndarray] = []
@@ -401,6 +407,22 @@ class RecordTable:
                 )
             )
         return out
+
+
+def _stored_bytes(db_path: Any) -> float:
+    """Bytes of a database and its write-ahead log on disk (every text it
+    holds is in them, uncompressed); infinite when they cannot be sized."""
+    try:
+        n = os.stat(db_path).st_size
+    except (OSError, TypeError, ValueError):
+        return math.inf
+    try:
+        n += os.stat(f"{os.fspath(db_path)}-wal").st_size
+    except FileNotFoundError:
+        pass
+    except (OSError, TypeError, ValueError):
+        return math.inf
+    return n
 
 
 def _json_bytes(doc: str) -> bytes:
