@@ -5,12 +5,17 @@
 ** flat_search.c's; files are flat_io.c's.
 */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MADV_POPULATE_WRITE */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flat_internal.h"
+
+#if defined(__linux__)
+#  include <sys/mman.h>
+#endif
 
 /* ------------------------------------------------------------ id -> row */
 
@@ -170,6 +175,21 @@ static void *rv__grow(void *p, size_t count, size_t size, int *ok) {
     return q;
 }
 
+/* Fault in a fresh allocation's pages with one call (Linux 5.14 and later)
+** instead of one fault per page as they are first written: about a tenth of
+** a 100,000-vector load.  Advice only: elsewhere the pages fault in as
+** before. */
+static void rv__populate(void *p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+    uintptr_t b = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+    if (b > a) (void)madvise((void *)a, (size_t)(b - a), MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 /* Make room for `rows` rows: growing by half again (amortised adds), or to
 ** exactly `rows` rounded up to a panel when `exact` (a load that knows its
 ** size, so that the vectors are allocated and copied once).  On failure
@@ -207,6 +227,7 @@ static rv_status rv__reserve_rows(rv_flat *ix, size_t rows, int exact) {
         rv__free(raw);
         return rv__nomem("the vectors");
     }
+    if (exact) rv__populate(raw, n_pan * pb + 64);
     size_t used = rv__round_up(ix->n_rows, RV__PANEL) / RV__PANEL * pb;
     if (used) memcpy(pan, ix->panels, used);
     memset((char *)pan + used, 0, n_pan * pb - used);
@@ -221,6 +242,7 @@ rv_status rv__flat_reserve(rv_flat *ix, size_t rows) {
     RV__NOT_NULL(ix, "index");
     rv_status st = rv__reserve_rows(ix, rows, 1);
     if (st) return st;
+    if (ix->rows) rv__populate(ix->rows, ix->cap_rows * ix->dim * sizeof(float));
     return rv__map_reserve(ix, rows);
 }
 
