@@ -6,6 +6,9 @@ vector index (base files, tombstones deleted, delta added:
 :mod:`rowvoi.corpus.storage.index_files`), the record table
 (:class:`~rowvoi.corpus.storage.records.RecordTable`) and the filter schema
 -- into one :class:`Generation`; from then on the search only searches it.
+Large base files load in a thread of their own while the record table is
+read (:func:`~rowvoi.corpus.storage.index_files.load_bases`): at 100,000
+documents that is most of the first search.
 :class:`Generations` keeps a corpus's opened generation: the parts are
 loaded once, by the first search that needs them, and reused as long as
 the generation is the committed one, which
@@ -47,7 +50,14 @@ from typing import Any, NamedTuple, TypeVar
 import numpy as np
 
 from rowvoi.corpus.base import CorpusEmpty
-from rowvoi.corpus.storage.index_files import Delta, load_dense, load_lexical, read_delta
+from rowvoi.corpus.storage.index_files import (
+    Bases,
+    Delta,
+    load_bases,
+    load_dense,
+    load_lexical,
+    read_delta,
+)
 from rowvoi.corpus.storage.records import RecordTable
 from rowvoi.corpus.storage.snapshot import Snapshot
 from rowvoi.corpus.storage.store import BaseFileDamaged, BaseFileGone, CorpusStore
@@ -300,13 +310,23 @@ class Generations:
             lexical = lexical and not cur.has_lexical
             dense = dense and not cur.has_dense
             delta = read_delta(snap, lexical=lexical, dense=dense) if lexical or dense else None
-            if records and cur.records is None:
-                cur.records = RecordTable.load(snap)
-            if cur.schema is None:
-                cur.schema = filter_schema(snap) if schema is None else schema
+            # large base files load in a thread of their own meanwhile
+            bases = None
+            if delta is not None and records and cur.records is None:
+                bases = load_bases(self.store, delta)
+            try:
+                if records and cur.records is None:
+                    cur.records = RecordTable.load(snap)
+                if cur.schema is None:
+                    cur.schema = filter_schema(snap) if schema is None else schema
+            except BaseException:
+                if bases is not None:
+                    with contextlib.suppress(BaseException):
+                        bases.wait()  # (the table's problem is the one told)
+                raise
             # ... then the indexes (base files, tombstones deleted, delta
             # added) and the records allowed
-            _load_indexes(self.store, cur, delta)
+            _load_indexes(self.store, cur, delta, bases)
             self.loaded = cur
         return cur, _allowed_set(cur, ids, kinds)
 
@@ -452,15 +472,18 @@ def _check_searchable(state: Mapping[str, Any], generation: int, want: Wanted) -
         )
 
 
-def _load_indexes(store: CorpusStore, cur: Generation, delta: Delta | None) -> None:
+def _load_indexes(
+    store: CorpusStore, cur: Generation, delta: Delta | None, bases: Bases | None = None
+) -> None:
     """Load the generation's indexes that ``delta`` was read for (none
-    when None), then what the compiled dense path needs once the record
+    when None; their base files from ``bases`` when they were loading in
+    a thread), then what the compiled dense path needs once the record
     table and a flat index are there (:attr:`Generation.fast`)."""
     if delta is not None and delta.lexical:
-        cur.lexical = load_lexical(store, delta)
+        cur.lexical = load_lexical(store, delta, None if bases is None else bases.lexical())
         cur.has_lexical = True
     if delta is not None and delta.dense:
-        cur.dense = load_dense(store, delta)
+        cur.dense = load_dense(store, delta, None if bases is None else bases.dense())
         if isinstance(cur.dense, FlatIndex):
             # never changed once published: searches skip its lock
             cur.dense._freeze()

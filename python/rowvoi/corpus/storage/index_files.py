@@ -19,6 +19,7 @@ repair command.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -47,6 +48,9 @@ __all__ = [
     "read_delta",
     "load_lexical",
     "load_dense",
+    "Bases",
+    "BACKGROUND_BYTES",
+    "load_bases",
 ]
 
 
@@ -204,9 +208,10 @@ def read_delta(snap: Snapshot, *, lexical: bool = True, dense: bool = True) -> D
     )
 
 
-def load_lexical(store: CorpusStore, delta: Delta) -> BM25Index:
-    """The BM25 index of a generation: its base file, minus the
-    tombstones, plus the delta's texts (added with their record ids).
+def load_lexical(store: CorpusStore, delta: Delta, base: BM25Index | None = None) -> BM25Index:
+    """The BM25 index of a generation: its base file (``base``: loaded
+    already, by :func:`load_bases`), minus the tombstones, plus the delta's
+    texts (added with their record ids).
 
     Raises
     ------
@@ -225,14 +230,7 @@ def load_lexical(store: CorpusStore, delta: Delta) -> BM25Index:
     ...     len(load_lexical(c.store, read_delta(snap))), load_dense(c.store, read_delta(snap)).dim
     (2, 8)
     """
-    from rowvoi.index.lexical import BM25Index
-
-    name = delta.base.get("lexical")
-    if name:
-        index = _load_base(store, "lexical", name, BM25Index.load)
-        _check_base_size(store, delta, name, len(index), "documents")
-    else:
-        index = new_lexical(delta.state.get("lexical") or default_lexical())
+    index = _lexical_base(store, delta) if base is None else base
     if len(delta.tombstones):
         index.delete(delta.tombstones)
     for ids, texts in delta.texts:
@@ -240,9 +238,24 @@ def load_lexical(store: CorpusStore, delta: Delta) -> BM25Index:
     return index
 
 
-def load_dense(store: CorpusStore, delta: Delta) -> FlatIndex | HNSWIndex | None:
+def _lexical_base(store: CorpusStore, delta: Delta) -> BM25Index:
+    """The BM25 index of the generation's base file, or an empty one."""
+    from rowvoi.index.lexical import BM25Index
+
+    name = delta.base.get("lexical")
+    if not name:
+        return new_lexical(delta.state.get("lexical") or default_lexical())
+    index = _load_base(store, "lexical", name, BM25Index.load)
+    _check_base_size(store, delta, name, len(index), "documents")
+    return index
+
+
+def load_dense(
+    store: CorpusStore, delta: Delta, base: FlatIndex | HNSWIndex | None = None
+) -> FlatIndex | HNSWIndex | None:
     """The vector index (inner product over unit vectors = cosine) of a
-    generation: base file, minus tombstones, plus delta vectors -- a
+    generation: base file (``base``: loaded already, by
+    :func:`load_bases`), minus tombstones, plus delta vectors -- a
     :class:`~rowvoi.index.flat.FlatIndex`, or an
     :class:`~rowvoi.index.hnsw.HNSWIndex` for a corpus built with ``hnsw=True``.
     ``None`` when the corpus has no dimension yet (nothing was ever
@@ -263,6 +276,19 @@ def load_dense(store: CorpusStore, delta: Delta) -> FlatIndex | HNSWIndex | None
     ...     load_dense(store, read_delta(snap)) is None   # nothing embedded yet
     True
     """
+    index = _dense_base(store, delta) if base is None else base
+    if index is None:
+        return None
+    if len(delta.tombstones):
+        index.remove(delta.tombstones)
+    for ids, vecs in delta.vectors:
+        index.add(vecs, ids=ids)
+    return index
+
+
+def _dense_base(store: CorpusStore, delta: Delta) -> FlatIndex | HNSWIndex | None:
+    """The vector index of the generation's base file, or an empty one
+    (None: the corpus has no dimension yet)."""
     from rowvoi.index.flat import FlatIndex
     from rowvoi.index.hnsw import HNSWIndex
 
@@ -299,8 +325,77 @@ def load_dense(store: CorpusStore, delta: Delta) -> FlatIndex | HNSWIndex | None
             ) from None
     else:
         index = FlatIndex(int(dim), metric="ip", storage=FLAT_STORAGE)
-    if len(delta.tombstones):
-        index.remove(delta.tombstones)
-    for ids, vecs in delta.vectors:
-        index.add(vecs, ids=ids)
     return index
+
+
+#: Base files of at least this many bytes in all load in a thread of their
+#: own (:func:`load_bases`) while the record table is read.
+BACKGROUND_BYTES = 4 << 20
+
+
+class Bases:
+    """A generation's base files, loading in a thread of their own
+    (:func:`load_bases`): :meth:`lexical` and :meth:`dense` wait for them
+    and hand the indexes over, or raise what loading raised."""
+
+    def __init__(self, store: CorpusStore, delta: Delta) -> None:
+        self._store, self._delta = store, delta
+        self._lexical: BM25Index | None = None
+        self._dense: FlatIndex | HNSWIndex | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="rowvoi-base-files", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            # (in the order a load without a thread takes them, so the
+            # first problem is the same one)
+            if self._delta.lexical:
+                self._lexical = _lexical_base(self._store, self._delta)
+            if self._delta.dense:
+                self._dense = _dense_base(self._store, self._delta)
+        except BaseException as exc:  # handed to the caller by wait()
+            self._error = exc
+
+    def wait(self) -> None:
+        """Until loading ends; raises what it raised."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def lexical(self) -> BM25Index | None:
+        """The BM25 base (None when the delta was not read for it)."""
+        self.wait()
+        return self._lexical
+
+    def dense(self) -> FlatIndex | HNSWIndex | None:
+        """The vector base (None when not read for it, or no dimension yet)."""
+        self.wait()
+        return self._dense
+
+
+def load_bases(store: CorpusStore, delta: Delta) -> Bases | None:
+    """The base files ``delta`` was read for, loading in a thread of their
+    own when they are large (:data:`BACKGROUND_BYTES` in all), so that the
+    caller reads the record table meanwhile: the compiled loaders release
+    the GIL, and the Python that reads the table from SQLite is the other
+    half of opening a large corpus. ``None`` when they are small (load them
+    in place: :func:`load_lexical`, :func:`load_dense`).
+
+    The caller must :meth:`Bases.wait` before it lets the snapshot go (the
+    thread reads no SQL, but a newer commit may delete the files once no
+    snapshot holds the generation)."""
+    size = 0
+    for kind, wanted in (
+        ("lexical", delta.lexical),
+        ("dense", delta.dense),
+        ("hnsw", delta.dense),
+    ):
+        name = delta.base.get(kind)
+        if not (wanted and name):
+            continue
+        try:
+            size += os.stat(index_path(store, kind, name), follow_symlinks=False).st_size
+        except (OSError, ValueError):
+            pass  # (the loader says what is wrong)
+    return Bases(store, delta) if size >= BACKGROUND_BYTES else None
