@@ -219,6 +219,15 @@ SUITES: tuple[Suite, ...] = (
         ("--queries", "20", "--docs", "20000"),
     ),
     Suite(
+        "corpus_open",
+        "a corpus opened in a fresh process: `rowvoi search` by name (wall, peak RSS) and "
+        "the first search's parts (record table, index files, FlatIndex.add), 100k documents",
+        "another rowvoi install (--against PYTHON, e.g. the previous commit)",
+        "~4 min",
+        "~1 min",
+        ("--docs", "20000", "--rounds", "3", "--add", "20000"),
+    ),
+    Suite(
         "hnsw_load",
         "HNSWIndex.load step by step: what the structural check of a graph costs",
         "hnswlib's own load_index, before the checks",
