@@ -86,20 +86,37 @@ print(json.dumps(out))
 """
 
 
+#: A small process that runs the measured one (argv) and prints its wall
+#: seconds, peak RSS and exit status as JSON. A process forked straight
+#: from the suite would count the suite's own resident memory, inherited
+#: across fork and exec, in its ``ru_maxrss``; this one's is a few MB.
+WRAP = r"""
+import json, os, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+out, err = p.stdout.read(), p.stderr.read()
+_, status, usage = os.wait4(p.pid, 0)
+wall = time.perf_counter() - t
+print(json.dumps({"wall": wall, "rss_kb": usage.ru_maxrss, "code": os.waitstatus_to_exitcode(status),
+                  "out": out.decode(errors="replace"), "err": err.decode(errors="replace")[-2000:]}))
+"""
+
+
 def child(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float, str]:
-    """Run ``argv`` to its end: (wall seconds, peak RSS in MiB, stdout);
-    SystemExit when it fails."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t = time.perf_counter()
-        p = subprocess.Popen(argv, stdout=out, stderr=err, env=env, cwd=cwd)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if p.returncode != 0:
-            raise SystemExit(f"{argv[:4]} failed ({p.returncode}): {err.read().decode()[-2000:]}")
-        return wall, usage.ru_maxrss / 1024.0, out.read().decode()
+    """Run ``argv`` to its end (through :data:`WRAP`): (wall seconds, peak
+    RSS in MiB, stdout); SystemExit when it fails."""
+    done = subprocess.run(
+        [sys.executable, "-c", WRAP, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=True,
+    )
+    got = json.loads(done.stdout)
+    if got["code"] != 0:
+        raise SystemExit(f"{argv[:4]} failed ({got['code']}): {got['err']}")
+    return float(got["wall"]), got["rss_kb"] / 1024.0, str(got["out"])
 
 
 def version_in(python: str) -> str:
