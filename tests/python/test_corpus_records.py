@@ -95,6 +95,40 @@ def test_table_over_budget_holds_no_texts(corpus):
         small.hit_fields(0)
 
 
+def _table_state(table):
+    strings = [table._artifact_ids, table._filter_fields, table._texts, table._metadata]
+    return (
+        [a.tolist() for a in (table.ids, table.art, table.surface, table.kind)],
+        table.kinds,
+        table.one_per_artifact,
+        [(s.blob, s.offsets.tolist()) for s in strings],
+    )
+
+
+@pytest.mark.parametrize("batch", [1, 3, 7])
+def test_a_table_read_in_small_batches_is_the_same_table(monkeypatch, batch):
+    # kinds first seen out of their sorted order ("zeta" first, then "body",
+    # "alpha"), across batches: each record keeps its own kind
+    from rowvoi.corpus import Fields
+
+    docs = {
+        f"a{i:02d}": {"zeta": f"zeta {i}", "body": f"body {i} wing", "alpha": f"alpha {i}"}
+        for i in range(9)
+    }
+    c = build(
+        from_mapping(docs, embedder="hashing:16", strategy=Fields(("zeta", "body", "alpha"))),
+        store=CorpusStore.memory(),
+    )
+    with c.store.snapshot() as snap:
+        whole = RecordTable.load(snap)
+        monkeypatch.setattr(records_mod, "_BATCH", batch)
+        small = RecordTable.load(snap)
+        kinds = [r[0] for r in snap.con.execute("SELECT kind FROM records ORDER BY id")]
+    assert whole.kinds == ["alpha", "body", "zeta"] and kinds[0] == "zeta"
+    assert [small.kinds[k] for k in small.kind] == kinds
+    assert _table_state(small) == _table_state(whole)
+
+
 def _load_counting(snap, **kw):
     """The table, and whether the texts' character count was queried."""
     statements = []

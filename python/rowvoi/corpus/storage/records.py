@@ -23,7 +23,10 @@ when they total at most :data:`TEXT_BUDGET` bytes; beyond that they stay
 on disk and each search reads its ``k`` hits' rows from its snapshot. So a
 corpus of 1M records holds about 40 MB of arrays, plus its artifact ids
 (about 20 MB for 1M artifacts with ten-character ids), plus the texts
-(about 0.3 GB for 1M 45-word documents) only under the budget.
+(about 0.3 GB for 1M 45-word documents) only under the budget. A load
+reads the rows in batches of :data:`_BATCH`, each batch's strings joined
+into one buffer as it comes, so what it holds beyond the table is about
+one batch of rows and the buffers' final join.
 
 Thread-safety: a table never changes after :meth:`RecordTable.load`, so
 any number of threads may read it at once.
@@ -67,7 +70,8 @@ __all__ = ["TEXT_BUDGET", "RecordTable"]
 #: hits' texts from ``docs.sqlite`` at each search.
 TEXT_BUDGET = 256 << 20
 
-_BATCH = 65_536
+#: Rows read from SQLite at a time.
+_BATCH = 16_384
 
 
 class _Strings:
@@ -77,11 +81,16 @@ class _Strings:
     __slots__ = ("blob", "offsets")
 
     def __init__(self, parts: Sequence[bytes]) -> None:
-        self.blob = b"".join(parts)
-        off = np.zeros(len(parts) + 1, dtype=np.int64)
-        if parts:
-            np.cumsum(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)), out=off[1:])
-        self.offsets = array("q", off.tobytes())
+        pieces = _Pieces()
+        pieces.add(parts)
+        self.blob, self.offsets = pieces.joined()
+
+    @classmethod
+    def of(cls, pieces: _Pieces) -> _Strings:
+        """The strings added to ``pieces``, in order."""
+        self = cls.__new__(cls)
+        self.blob, self.offsets = pieces.joined()
+        return self
 
     def __getitem__(self, i: int) -> str:
         off = self.offsets
@@ -90,6 +99,32 @@ class _Strings:
     @property
     def nbytes(self) -> int:
         return len(self.blob) + self.offsets.itemsize * len(self.offsets)
+
+
+class _Pieces:
+    """Strings gathered batch by batch: each batch joined into one buffer
+    as it comes (no object per string outlives its batch)."""
+
+    __slots__ = ("blobs", "lengths")
+
+    def __init__(self) -> None:
+        self.blobs: list[bytes] = []
+        self.lengths: list[np.ndarray] = []
+
+    def add(self, parts: Sequence[bytes]) -> None:
+        """Append a batch of strings (UTF-8)."""
+        self.blobs.append(b"".join(parts))
+        self.lengths.append(np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)))
+
+    def joined(self) -> tuple[bytes, array[int]]:
+        """(every string in one buffer, the n + 1 offsets into it)."""
+        n = sum(map(len, self.lengths))
+        off = np.zeros(n + 1, dtype=np.int64)
+        if n:
+            np.cumsum(np.concatenate(self.lengths), out=off[1:])
+        blob = self.blobs[0] if len(self.blobs) == 1 else b"".join(self.blobs)
+        self.blobs, self.lengths = [], []
+        return blob, array("q", off.tobytes())
 
 
 class RecordTable:
@@ -194,15 +229,9 @@ class RecordTable:
         self = cls(snap.generation)
         self._source = str(snap.db_path)
         con = snap.con
-        arts = con.execute(
-            "SELECT aid, artifact_id, filter_fields FROM artifacts ORDER BY artifact_id"
-        ).fetchall()
         # SQLite orders TEXT by its UTF-8 bytes, which is code point order:
         # Python's order of str
-        a_aid = np.array([a[0] for a in arts], dtype=np.int64)
-        self._artifact_ids = _Strings([a[1].encode() for a in arts])
-        # an empty JSON object is stored as nothing (decoded as {} unread)
-        self._filter_fields = _Strings([_json_bytes(a[2]) for a in arts])
+        a_aid, self._artifact_ids, self._filter_fields = _artifacts(con)
         by_aid = np.argsort(a_aid, kind="stable")
         aid_sorted = a_aid[by_aid]
         # the character count bounds the UTF-8 size from below: a corpus
@@ -220,29 +249,32 @@ class RecordTable:
         ids: list[np.ndarray] = []
         aids: list[np.ndarray] = []
         surf: list[np.ndarray] = []
-        kind_names: list[str] = []
-        texts: list[bytes] = []
-        metas: list[bytes] = []
+        kind_at: list[np.ndarray] = []
+        seen: dict[str, int] = {}  # kind -> its number in order of first sight
+        texts: _Pieces | None = _Pieces() if with_text else None
+        metas: _Pieces | None = _Pieces() if with_text else None
         size = 0
-        while True:
-            rows = cur.fetchmany(_BATCH)
-            if not rows:
-                break
+        rows = cur.fetchmany(_BATCH)
+        while rows:
             c = list(zip(*rows))
+            rows = []  # (a batch's rows go before the next batch is read)
             ids.append(np.array(c[0], dtype=np.int64))
             aids.append(np.array(c[1], dtype=np.int64))
             surf.append(np.array(c[2], dtype=np.int64))
-            kind_names.extend(c[3])
-            if with_text:
+            kind_at.append(
+                np.fromiter((seen.setdefault(k, len(seen)) for k in c[3]), np.int32, len(c[3]))
+            )
+            if texts is not None and metas is not None:
                 t = [s.encode() for s in c[4]]
                 m = [_json_bytes(s) for s in c[5]]
                 size += sum(map(len, t)) + sum(map(len, m))
                 if size > budget:
-                    with_text = False
-                    texts, metas = [], []
+                    texts = metas = None
                 else:
-                    texts += t
-                    metas += m
+                    texts.add(t)
+                    metas.add(m)
+            del c
+            rows = cur.fetchmany(_BATCH)
         if ids:
             self.ids = np.concatenate(ids)
             r_aid = np.concatenate(aids)
@@ -261,14 +293,15 @@ class RecordTable:
             )
         self.art = by_aid[at].astype(np.int32)
         self.one_per_artifact = bool(len(np.unique(self.art)) == len(self.art))
-        self.kinds = sorted(set(kind_names))
-        code = {k: i for i, k in enumerate(self.kinds)}
-        self.kind = np.fromiter(
-            (code[k] for k in kind_names), dtype=np.int32, count=len(kind_names)
-        )
-        if with_text:
-            self._texts = _Strings(texts)
-            self._metadata = _Strings(metas)
+        self.kinds = sorted(seen)
+        # from the order of first sight to the sorted order
+        renumber = np.zeros(len(seen), dtype=np.int32)
+        for i, k in enumerate(self.kinds):
+            renumber[seen[k]] = i
+        self.kind = renumber[np.concatenate(kind_at)] if kind_at else self.kind
+        if texts is not None and metas is not None:
+            self._texts = _Strings.of(texts)
+            self._metadata = _Strings.of(metas)
         return self
 
     def _columns(self) -> tuple[memoryview, memoryview, memoryview]:
@@ -407,6 +440,26 @@ class RecordTable:
                 )
             )
         return out
+
+
+def _artifacts(con: Any) -> tuple[np.ndarray, _Strings, _Strings]:
+    """The artifacts, ordered by id: their ``aid`` (int64), ids and filter
+    fields (an empty object as nothing: decoded as ``{}`` unread), read
+    batch by batch."""
+    cur = con.execute("SELECT aid, artifact_id, filter_fields FROM artifacts ORDER BY artifact_id")
+    aids: list[np.ndarray] = []
+    names, fields = _Pieces(), _Pieces()
+    rows = cur.fetchmany(_BATCH)
+    while rows:
+        c = list(zip(*rows))
+        rows = []
+        aids.append(np.array(c[0], dtype=np.int64))
+        names.add([s.encode() for s in c[1]])
+        fields.add([_json_bytes(s) for s in c[2]])
+        del c
+        rows = cur.fetchmany(_BATCH)
+    a_aid = np.concatenate(aids) if aids else np.zeros(0, dtype=np.int64)
+    return a_aid, _Strings.of(names), _Strings.of(fields)
 
 
 def _stored_bytes(db_path: Any) -> float:
