@@ -372,7 +372,7 @@ def kept_corpus(name: str) -> Corpus:
     """The corpus ``name`` as the searches that name it use it: opened once
     and kept open by the process, so that a search, ``discover`` or a tool
     call naming a corpus finds its indexes in memory instead of loading
-    them again (at 100,000 documents a load takes about a second).
+    them again (at 100,000 documents a load takes about 0.7 s).
 
     The :data:`KEPT_CORPORA` most recently named corpora stay open (each
     holds its indexes while it is searched, as an opened corpus does); a
