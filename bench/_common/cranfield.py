@@ -114,6 +114,21 @@ def sentences(docs: dict[str, str]) -> list[str]:
     ]
 
 
+def sentence_pairs(
+    docs: dict[str, str], n: int, seed: int = 3
+) -> tuple[list[str], list[list[int]], dict[str, str]]:
+    """``n`` documents of two Cranfield sentences each, drawn at random
+    (numpy's generator seeded with ``seed``): the sentences
+    (:func:`sentences`), each document's two picks, and the documents as
+    ``{"m<i>": "<sentence> <sentence>"}`` -- the large corpora of the
+    suites that need one without a model."""
+    import numpy as np  # (not at import time: see the module docstring)
+
+    sents = sentences(docs)
+    picks = np.random.default_rng(seed).integers(0, len(sents), size=(n, 2)).tolist()
+    return sents, picks, {f"m{i}": f"{sents[a]} {sents[b]}" for i, (a, b) in enumerate(picks)}
+
+
 # --------------------------------------------------------------- metrics
 
 

@@ -79,7 +79,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._common.cranfield import corpus_data as cranfield, ndcg_at, sentences as cranfield_sentences
+from .._common.cranfield import corpus_data as cranfield, ndcg_at, sentence_pairs
 from .._common.minilm import minilm_table, table_embedder
 from .._common.results import ROOT, Run, update_blocks, versions, write
 from .._common.timing import median, spread
@@ -560,12 +560,7 @@ def scale_minilm(n_docs, scratch):
     from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, search
 
     docs, _, queries, _ = cranfield()
-    sentences = cranfield_sentences(docs)
-    rng = np.random.default_rng(3)
-    picks = rng.integers(0, len(sentences), size=(n_docs, 2))
-    mapping = {
-        f"m{i}": sentences[a] + " " + sentences[b] for i, (a, b) in enumerate(picks.tolist())
-    }
+    _, _, mapping = sentence_pairs(docs, n_docs)
     store = CorpusStore(os.path.join(scratch, "minilm"), name="minilm")
     t0 = time.perf_counter()
     c = build(

@@ -43,7 +43,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .._common.cranfield import corpus_data, sentences
+from .._common.cranfield import corpus_data, sentence_pairs
 from .._common.results import Run, versions, write
 from .._common.timing import ratio, spread
 
@@ -142,18 +142,13 @@ def main(argv: Sequence[str], run: Run) -> int:
     ap.add_argument("--against-label", default="the other install")
     args = ap.parse_args(argv)
 
-    import numpy as np
-
     home = tempfile.mkdtemp(prefix="rowvoi-bench-corpus-open-")
     os.environ["ROWVOI_HOME"] = home
     from rowvoi.corpus import build, from_mapping
 
     docs, _, queries, _ = corpus_data()
     queries = [" ".join(q.split()) for q in queries]
-    sents = sentences(docs)
-    rng = np.random.default_rng(3)
-    picks = rng.integers(0, len(sents), size=(args.docs, 2))
-    mapping = {f"m{i}": f"{sents[a]} {sents[b]}" for i, (a, b) in enumerate(picks.tolist())}
+    _, _, mapping = sentence_pairs(docs, args.docs)
     t0 = time.perf_counter()
     build(from_mapping(mapping, name="big", embedder="hashing"), progress=False)
     build_s = time.perf_counter() - t0

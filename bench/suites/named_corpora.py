@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from .._common.cranfield import corpus_data, sentences
+from .._common.cranfield import corpus_data, sentence_pairs
 from .._common.results import ROOT, Run, versions, write
 
 NAMES = ("a", "b", "c")
@@ -189,10 +189,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     rss = {way: rss_child(way, queries[-2]) for way in ("shared", "per corpus")}
 
     # part 2: one big corpus searched by name
-    sents = sentences(docs)
-    rng = np.random.default_rng(3)
-    picks = rng.integers(0, len(sents), size=(args.docs, 2))
-    mapping = {f"m{i}": f"{sents[a]} {sents[b]}" for i, (a, b) in enumerate(picks.tolist())}
+    _, _, mapping = sentence_pairs(docs, args.docs)
     t0 = time.perf_counter()
     build(from_mapping(mapping, name="big", embedder="hashing"), progress=False)
     big_s = time.perf_counter() - t0

@@ -4,10 +4,10 @@ replaced since is opened afresh (``kept_corpus``)."""
 
 import json
 import shutil
-import threading
 import time
 
 import pytest
+from hammer import hammer
 
 import rowvoi.corpus.retrieval.corpus as C
 from rowvoi.corpus import CorpusNotFound, CorpusStore, build, discover, from_mapping, search
@@ -119,36 +119,19 @@ def test_searches_by_name_under_threads_while_the_corpus_is_rebuilt(home):
     sets' answers, and no call fails."""
     _build("notes", FIRST)
     answers = {("a",), ("a", "d")}  # "wing" in FIRST, and in FIRST + SECOND
-    stop = time.monotonic() + 3.0
-    bad, errors, counts = [], [], []
 
-    def hammer():
-        n = 0
-        try:
-            while time.monotonic() < stop:
-                # (hybrid also returns dense neighbours: its answer only must exist)
-                if not search("notes", "wing", mode="hybrid", k=5):
-                    bad.append("no hybrid hit")
-                lex = tuple(sorted(_ids(search("notes", "wing", mode="lexical", k=5))))
-                if lex not in answers:
-                    bad.append(lex)
-                n += 1
-        except Exception as exc:  # reported below
-            errors.append(exc)
-        counts.append(n)
+    def both_modes(_):
+        # (hybrid also returns dense neighbours: its answer only must exist)
+        if not search("notes", "wing", mode="hybrid", k=5):
+            return "no hybrid hit"
+        lex = tuple(sorted(_ids(search("notes", "wing", mode="lexical", k=5))))
+        return None if lex in answers else lex
 
-    threads = [threading.Thread(target=hammer) for _ in range(6)]
-    for t in threads:
-        t.start()
-    rebuilds = 0
-    while time.monotonic() < stop:
-        _build("notes", {**FIRST, **SECOND} if rebuilds % 2 == 0 else FIRST)
-        rebuilds += 1
-    for t in threads:
-        t.join()
-    assert not errors, errors[:3]
-    assert not bad, bad[:3]
-    assert rebuilds >= 2 and len(counts) == 6 and min(counts) > 5
+    got = hammer(
+        3.0, 6, both_modes, lambda i: _build("notes", {**FIRST, **SECOND} if i % 2 == 0 else FIRST)
+    )
+    assert not got.problems, got.problems[:3]
+    assert got.meanwhile >= 2 and len(got.calls) == 6 and min(got.calls) > 5
 
 
 def test_mcp_tool_calls_find_the_corpus_open(home):

@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+from hammer import hammer
 
 import rowvoi.corpus.storage.index_files as files
 from rowvoi.corpus import CorpusStore, WholeText, build, from_mapping, open_corpus, search
@@ -126,12 +127,20 @@ def test_the_record_tables_problem_is_told_and_the_thread_ends_first(home, monke
     # the base files are damaged too: the table's problem is the one told
     (home / "corpora" / "c" / "dense.1.rvf").write_bytes(b"not an index")
     seen = []
+    reading = threading.Event()
+    lexical_base = files._lexical_base
+
+    def held_base(store, delta):
+        reading.wait(10)  # (the files load while the table is being read)
+        time.sleep(0.05)
+        return lexical_base(store, delta)
 
     def broken(snap, text_budget=None):
         seen.append(len(loader_threads()))
-        time.sleep(0.05)
+        reading.set()
         raise IndexFormatError("RV_E_CORRUPT: the records are damaged", 6, "RV_E_CORRUPT")
 
+    monkeypatch.setattr(files, "_lexical_base", held_base)
     monkeypatch.setattr(records_mod.RecordTable, "load", staticmethod(broken))
     with pytest.raises(IndexFormatError, match="the records are damaged"):
         search(open_corpus("c"), "wing", mode="hybrid")
@@ -172,32 +181,16 @@ def test_threads_open_a_corpus_rebuilt_under_them(home, monkeypatch):
     monkeypatch.setattr(files, "BACKGROUND_BYTES", 0)
     first, second = make_docs(150), make_docs(150, seed=5, prefix="y")
     build(source(first), progress=False)
-    stop = time.monotonic() + 3.0
-    errors, counts = [], []
 
-    def hammer():
-        n = 0
-        try:
-            while time.monotonic() < stop:
-                hits = search(open_corpus("c"), "wing lift", mode="hybrid", k=5)
-                prefixes = {h.artifact_id[0] for h in hits}
-                if not hits or len(prefixes) != 1:
-                    errors.append(f"mixed or empty answer: {prefixes}")
-                n += 1
-        except Exception as exc:  # reported below
-            errors.append(exc)
-        counts.append(n)
+    def one_search(_):
+        hits = search(open_corpus("c"), "wing lift", mode="hybrid", k=5)
+        prefixes = {h.artifact_id[0] for h in hits}
+        return None if hits and len(prefixes) == 1 else f"mixed or empty: {prefixes}"
 
-    threads = [threading.Thread(target=hammer) for _ in range(6)]
-    for t in threads:
-        t.start()
-    rebuilds = 0
-    while time.monotonic() < stop:
-        docs = second if rebuilds % 2 == 0 else first
-        build(source(docs), compact=True, progress=False)
-        rebuilds += 1
-    for t in threads:
-        t.join()
-    assert not errors, errors[:3]
-    assert rebuilds >= 2 and len(counts) == 6 and min(counts) > 3
+    def rebuild(i):
+        build(source(second if i % 2 == 0 else first), compact=True, progress=False)
+
+    got = hammer(3.0, 6, one_search, rebuild)
+    assert not got.problems, got.problems[:3]
+    assert got.meanwhile >= 2 and len(got.calls) == 6 and min(got.calls) > 3
     assert not loader_threads()
