@@ -336,7 +336,11 @@ BACKGROUND_BYTES = 4 << 20
 class Bases:
     """A generation's base files, loading in a thread of their own
     (:func:`load_bases`): :meth:`lexical` and :meth:`dense` wait for them
-    and hand the indexes over, or raise what loading raised."""
+    and hand the indexes over, or raise what loading raised.
+
+    For the thread that started it (the loader of a generation, under
+    :class:`~rowvoi.corpus.storage.generation.Generations`' lock); not to
+    be shared."""
 
     def __init__(self, store: CorpusStore, delta: Delta) -> None:
         self._store, self._delta = store, delta
