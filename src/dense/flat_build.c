@@ -254,6 +254,12 @@ static inline float rv__round_even(float v) {
     return (v + m) - m;
 }
 
+/* The same in double, for |v| < 2^51 (1.5 * 2^52). */
+static inline double rv__round_even_double(double v) {
+    const double m = 6755399441055744.0;
+    return (v + m) - m;
+}
+
 /* Write a (validated, already normalised) vector into row r; nn is its
 ** squared norm, summed in double in index order (sqnorm's value, bit for
 ** bit, whoever computed it). */
@@ -287,13 +293,20 @@ static void rv__store_row(rv_flat *ix, size_t r, const float *x, double nn) {
         if (a > maxabs) maxabs = a;
     }
     float scale = maxabs / 127.0f, inv = maxabs > 0 ? 127.0f / maxabs : 0.0f;
+    /* a vector whose largest |x| is below 127 / FLT_MAX (about 4e-37):
+    ** 127 / max|x| overflows float, so its codes are computed in double
+    ** (x * inv would be infinite, or NaN for a zero) */
+    int wide = isinf(inv);
+    double wide_inv = wide ? 127.0 / (double)maxabs : 0.0;
     int8_t *pan = (int8_t *)ix->panels + p * (size_t)ix->dim4 * RV__PANEL;
     int32_t sum = 0;
     /* the bounds' sums in four double accumulators (they need not be
     ** summed in any one order: see the margins below) */
     double e2[4] = {0, 0, 0, 0}, c2[4] = {0, 0, 0, 0};
     for (size_t j = 0; j < dim; j++) {
-        float c = rv__round_even(x[j] * inv); /* |x[j] * inv| <= 127 */
+        /* |x[j] * inv| <= 127 (and a little) */
+        float c = wide ? (float)rv__round_even_double((double)x[j] * wide_inv)
+                       : rv__round_even(x[j] * inv);
         if (c > 127.0f) c = 127.0f;
         if (c < -127.0f) c = -127.0f;
         pan[(j / 4) * 64 + l * 4 + (j % 4)] = (int8_t)c;

@@ -1171,6 +1171,53 @@ static void test_i8_rows_match_reference(void) {
     free(data);
 }
 
+/* Vectors so small that 127 / max|x| overflows float (subnormal
+** components, and zeros): their int8 codes are the nearest to x * 127 /
+** max|x| (computed in double), never a NaN's conversion, and an exact
+** search ranks them as a float32 scan does. */
+static void test_i8_tiny_vectors(void) {
+    float v[3][4] = {
+        {1e-40f, 0.0f, -1e-40f, 0.0f},
+        {0.0f, 2e-41f, 0.0f, -3e-41f},
+        {1e-38f, 1e-39f, 0.0f, 0.0f},
+    };
+    for (int mi = 0; mi < 2; mi++) { /* inner product and L2: kept as given */
+        rv_metric m = mi ? RV_METRIC_L2 : RV_METRIC_INNER_PRODUCT;
+        rv_flat *ix = make(4, m, RV_FLAT_I8);
+        ASSERT_OK(rv_flat_add(ix, 3, &v[0][0], NULL, NULL));
+        const int8_t *pan = (const int8_t *)ix->panels;
+        /* row 0, components 0..3 (panel layout: 4 codes of a row together) */
+        EXPECT_EQ(pan[0], 127);
+        EXPECT_EQ(pan[1], 0);
+        EXPECT_EQ(pan[2], -127);
+        EXPECT_EQ(pan[3], 0);
+        EXPECT_EQ(ix->csum[0], 0);
+        EXPECT_EQ(pan[4 + 3], -127); /* row 1's largest |x|, negative */
+        float q[4] = {1.0f, 1.0f, 0.0f, 0.0f};
+        for (int exact = 0; exact < 2; exact++) {
+            int64_t ids[3];
+            float sc[3];
+            size_t got = 0;
+            rv_flat_search_params prm;
+            rv_flat_search_params_init(&prm);
+            prm.k = 3;
+            prm.exact = exact;
+            ASSERT_OK(rv_flat_search(ix, &prm, 1, q, ids, sc, &got));
+            EXPECT_EQ(got, 3);
+            if (m == RV_METRIC_INNER_PRODUCT) { /* 1.1e-38 > 1e-40 > 2e-41 */
+                EXPECT_EQ(ids[0], 2);
+                EXPECT_EQ(ids[1], 0);
+                EXPECT_EQ(ids[2], 1);
+            } else { /* every distance rounds to 2 in float32: ties by id */
+                EXPECT_EQ(ids[0], 0);
+                EXPECT_EQ(ids[1], 1);
+                EXPECT_EQ(ids[2], 2);
+            }
+        }
+        rv_flat_free(ix);
+    }
+}
+
 static void test_corrupt_files(void) {
     size_t n = 12, dim = 3;
     float *data = gauss_vectors(n, dim, 51);
@@ -1388,6 +1435,7 @@ int main(void) {
     RUN_TEST(test_progress_interrupts);
     RUN_TEST(test_save_load_round_trip);
     RUN_TEST(test_i8_rows_match_reference);
+    RUN_TEST(test_i8_tiny_vectors);
     RUN_TEST(test_corrupt_files);
     RUN_TEST(test_allocation_failures);
     rmdir(tmpdir);
