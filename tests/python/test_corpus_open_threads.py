@@ -121,6 +121,29 @@ def test_a_damaged_base_file_is_told_as_when_loaded_in_place(home, monkeypatch, 
     assert not loader_threads()
 
 
+def test_problems_are_told_in_the_order_of_a_load_in_place(home, monkeypatch):
+    # the lexical index's delta fails to apply, and the dense base file is
+    # damaged: loaded in place, the lexical problem comes first; so it does
+    # when the dense file was loading (and failing) in the thread meanwhile
+    from rowvoi.index.lexical import BM25Index
+
+    docs = make_docs(200)
+    build(source(docs), progress=False)
+    docs.update(make_docs(10, seed=4, prefix="x"))
+    build(source(docs), progress=False)  # a delta since the base
+    (home / "corpora" / "c" / "dense.1.rvf").write_bytes(b"not an index")
+
+    def refuse(self, texts, ids=None):
+        raise ValueError("the delta does not apply")
+
+    monkeypatch.setattr(BM25Index, "add", refuse)
+    for threshold in (1 << 60, 0):
+        monkeypatch.setattr(files, "BACKGROUND_BYTES", threshold)
+        with pytest.raises(ValueError, match="the delta does not apply"):
+            search(open_corpus("c"), "wing", mode="hybrid")
+    assert not loader_threads()
+
+
 def test_the_record_tables_problem_is_told_and_the_thread_ends_first(home, monkeypatch):
     build(source(make_docs(200)), progress=False)
     monkeypatch.setattr(files, "BACKGROUND_BYTES", 0)

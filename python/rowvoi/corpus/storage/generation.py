@@ -321,8 +321,7 @@ class Generations:
                     cur.schema = filter_schema(snap) if schema is None else schema
             except BaseException:
                 if bases is not None:
-                    with contextlib.suppress(BaseException):
-                        bases.wait()  # (the table's problem is the one told)
+                    bases.wait()  # (the table's problem is the one told)
                 raise
             # ... then the indexes (base files, tombstones deleted, delta
             # added) and the records allowed

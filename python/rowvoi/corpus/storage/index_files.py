@@ -346,35 +346,43 @@ class Bases:
         self._store, self._delta = store, delta
         self._lexical: BM25Index | None = None
         self._dense: FlatIndex | HNSWIndex | None = None
-        self._error: BaseException | None = None
+        # what loading each raised (the dense base is not loaded after the
+        # lexical one failed, as a load in place would not reach it)
+        self._errors: dict[str, BaseException] = {}
         self._thread = threading.Thread(target=self._run, name="rowvoi-base-files", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        kind = "lexical"
         try:
-            # (in the order a load without a thread takes them, so the
-            # first problem is the same one)
+            # (in the order a load in place takes them)
             if self._delta.lexical:
                 self._lexical = _lexical_base(self._store, self._delta)
+            kind = "dense"
             if self._delta.dense:
                 self._dense = _dense_base(self._store, self._delta)
-        except BaseException as exc:  # handed to the caller by wait()
-            self._error = exc
+        except BaseException as exc:  # raised to the caller by lexical() or dense()
+            self._errors[kind] = exc
 
     def wait(self) -> None:
-        """Until loading ends; raises what it raised."""
+        """Until loading ends (whatever it raised: :meth:`lexical` and
+        :meth:`dense` tell that)."""
         self._thread.join()
-        if self._error is not None:
-            raise self._error
 
     def lexical(self) -> BM25Index | None:
-        """The BM25 base (None when the delta was not read for it)."""
+        """The BM25 base (None when the delta was not read for it); raises
+        what loading it raised."""
         self.wait()
+        if "lexical" in self._errors:
+            raise self._errors["lexical"]
         return self._lexical
 
     def dense(self) -> FlatIndex | HNSWIndex | None:
-        """The vector base (None when not read for it, or no dimension yet)."""
+        """The vector base (None when not read for it, or no dimension
+        yet); raises what loading it raised."""
         self.wait()
+        if "dense" in self._errors:
+            raise self._errors["dense"]
         return self._dense
 
 
