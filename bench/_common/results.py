@@ -154,6 +154,14 @@ def write(path: str | os.PathLike[str], text: str) -> Path:
     return p
 
 
+def publish(path: str | os.PathLike[str], lines: Sequence[str]) -> Path:
+    """A suite's results, one line each: printed, and written to ``path``
+    (:func:`write`) ending with a newline."""
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    print(text, end="")
+    return write(path, text)
+
+
 def _marker(tag: str, name: str, end: str) -> str:
     return f"<!-- {tag}:{name}:{end} -->"
 

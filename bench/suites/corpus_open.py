@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._common.cranfield import corpus_data, sentence_pairs
-from .._common.results import Run, versions, write
+from .._common.results import Run, publish, versions
 from .._common.timing import ratio, spread
 
 #: What a fresh process of the parts case runs (argv: home, corpus name,
@@ -227,7 +227,5 @@ def main(argv: Sequence[str], run: Run) -> int:
         *lines_m,
         "",
     ]
-    text = "\n".join(lines)
-    print(text)
-    write(run.out, text)
+    publish(run.out, lines)
     return 0

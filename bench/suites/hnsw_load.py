@@ -40,7 +40,7 @@ from rowvoi.index import _file as _indexfile, _flat
 from rowvoi.index.flat import FlatIndex
 from rowvoi.index.hnsw import HNSWIndex, _check_labels
 
-from .._common.results import Run, versions, write
+from .._common.results import Run, publish, versions
 
 
 def median_ms(fn: Callable[[], object], reps: int) -> float:
@@ -124,7 +124,5 @@ def main(argv: Sequence[str], run: Run) -> int:
     ]
     for name, ms in rows.items():
         lines.append(f"| {name} | {ms:.1f} | {100 * ms / total:.1f}% |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    write(run.out, text)
+    publish(run.out, lines)
     return 0

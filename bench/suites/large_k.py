@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._common.cranfield import corpus_data
-from .._common.results import Run, version_of, versions, write
+from .._common.results import Run, publish, version_of, versions
 from .._common.timing import SelfTimed, interleaved, ratio, spread
 
 #: (label, search() keywords) of the corpus's modes
@@ -191,7 +191,5 @@ def main(argv: Sequence[str], run: Run) -> int:
         f"The costliest mode's k=100 is {worst:.2f}x its k=10 here (the goal is 2x).",
         "",
     ]
-    text = "\n".join(lines)
-    print(text)
-    write(run.out, text)
+    publish(run.out, lines)
     return 0

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .._common.results import ROOT, Run, versions, write
+from .._common.results import ROOT, Run, publish, versions, write
 
 DATA = ROOT / "tests" / "data" / "mcp"
 #: (label, mode, fusion) of the searches measured
@@ -258,9 +258,7 @@ def main(argv: Sequence[str], run: Run) -> int:
         "The hybrid RRF floor compares each hit's evidence (its blend score), not its "
         "rank-only RRF score (see `rowvoi.corpus.retrieval.calibration`).",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    write(run.out, text)
+    publish(run.out, lines)
     doc = {
         "catalogue": {"tools": len(tools), "requests": n_req, "out_of_catalogue": len(outside)},
         "embedder": args.embedder,

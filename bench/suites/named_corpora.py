@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from .._common.cranfield import corpus_data, sentence_pairs
-from .._common.results import ROOT, Run, versions, write
+from .._common.results import ROOT, Run, publish, versions
 
 NAMES = ("a", "b", "c")
 
@@ -234,7 +234,5 @@ def main(argv: Sequence[str], run: Run) -> int:
         *table(big, "opened for each call", ".0f"),
         "",
     ]
-    text = "\n".join(lines)
-    print(text)
-    write(run.out, text)
+    publish(run.out, lines)
     return 0

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .._common.cranfield import corpus_data, sentence_pairs
-from .._common.results import CACHE, Run, versions, write
+from .._common.results import CACHE, Run, publish, versions
 
 
 def percentiles(ms: list[float]) -> str:
@@ -193,7 +193,5 @@ def main(argv: Sequence[str], run: Run) -> int:
         ),
         "",
     ]
-    text = "\n".join(lines)
-    print(text)
-    write(run.path("query_latency_hnsw.md") if args.hnsw else run.out, text)
+    publish(run.path("query_latency_hnsw.md") if args.hnsw else run.out, lines)
     return 0

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._common.results import Run, version_of, versions, write
+from .._common.results import Run, publish, version_of, versions
 from .._common.timing import interleaved, method_note, ratio
 
 
@@ -180,7 +180,5 @@ def main(argv: Sequence[str], run: Run) -> int:
             f"| {name} | {size} | {a.wall_s().scaled(1e3).fmt(',.2f')} ms | "
             f"{b.wall_s().scaled(1e3).fmt(',.2f')} ms | {r.fmt('.1f', 'x')} | {note} |"
         )
-    text = "\n".join(lines) + "\n"
-    write(args.out, text)
-    print(text)
+    publish(args.out, lines)
     return 0
