@@ -9,9 +9,12 @@ hits among a vector index's candidates (``rv_records_hits``: each
 candidate's record, the collapse to one per artifact, the best k) and the
 whole exact search of a flat index (``rv_records_search``).  This module
 translates: NumPy arrays and bytes to the engine's pointers, statuses to
-exceptions, and the hits' positions to ``SearchHit`` objects (texts
-decoded, metadata parsed, ``explain`` filled) without a Python-level call
-per hit.
+exceptions, and the hits' positions to ``SearchHit`` objects without a
+Python-level call per hit.  A hit's text, metadata and (for a search of
+one side) ``explain`` are built when one of them is first read
+(``Deferred``, ``DeferredField``): most callers read a few of ``k`` hits,
+and those three are most of a hit's cost (a text's decoding, a JSON
+parse, two dicts and a list the cyclic garbage collector then walks).
 
 ``unit_query``, ``any_nonzero``: as their engine functions.  ``HitTable``
 and ``dense_hits``: a dense search's last step, done once per query for
@@ -28,10 +31,12 @@ that never change once built, so any number of threads may call it at
 once.
 """
 
+cimport cython
 cimport numpy as cnp
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.list cimport PyList_GET_ITEM
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject
 from cpython.object cimport PyObject_GenericSetAttr
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int32_t, int64_t, uint32_t
@@ -103,6 +108,10 @@ def any_nonzero(cnp.ndarray x not None):
     cdef bint r = rv_any_nonzero(cnp.PyArray_DATA(x), typ, <size_t>cnp.PyArray_DIM(x, 0),
                                  cnp.PyArray_STRIDE(x, 0)) != 0
     return r
+
+
+#: the key of a hit's ``Deferred`` in its ``__dict__`` (rowvoi.corpus.base.DEFERRED)
+DEFERRED = "_rv_deferred"
 
 
 cdef enum:
@@ -326,26 +335,190 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
         PyMem_Free(block)
 
 
+@cython.final
+@cython.no_gc
+@cython.auto_pickle(False)
+@cython.freelist(256)
+cdef class Deferred:
+    """The fields of a hit built here that are built when one of them is
+    first read: the record's ``text``, its ``metadata`` and, for a hit of
+    one side (``dense_hits``, ``dense_search``), its ``explain``
+    (``DeferredField``, through ``field``, stores them on the hit once).
+    The methods ``text``, ``metadata`` and ``explain`` build new objects
+    on each call, equal to the reference's (``rank._dense_hits_reference``,
+    ``rank._fused_hits_reference``).
+
+    It keeps the record table it reads alive (a snapshot: a hit read
+    after the corpus changed still gives its search's values) and refers
+    to nothing that can refer back to a hit, so the cyclic garbage
+    collector does not track it.  Its one state is whether it stored the
+    fields (``stored``, under its critical section); copies are itself;
+    it is not pickled (a hit pickles its fields, read)."""
+
+    cdef HitTable t
+    cdef Py_ssize_t j          # the record's position in t
+    cdef Py_ssize_t rank       # explain's 1-based rank; 0: the hit's explain was built with it
+    cdef bint lexical          # explain's side: "lexical" (answered "bm25") or "dense"
+    cdef object score          # the hit's score (explain's "bm25" or "cosine")
+    cdef str mode, answered
+    cdef int stored            # the fields stored on the hit (DeferredField.bit)
+
+    def __init__(self):
+        raise TypeError("Deferred: made by the hit builders only")
+
+    def text(self):
+        """The record's text (a new str)."""
+        return self._text()
+
+    def metadata(self):
+        """The surface's metadata updated with the artifact's filter
+        fields (a new dict)."""
+        return self._metadata()
+
+    def explain(self):
+        """The ``explain`` of a hit of one side (a new dict); ValueError
+        for a hit whose explain was built with it."""
+        return self._explain()
+
+    cdef object _text(self):
+        cdef HitTable t = self.t
+        cdef const char *tb = PyBytes_AS_STRING(t.t_blob)
+        return PyUnicode_DecodeUTF8(tb + t.t_off[self.j], t.t_off[self.j + 1] - t.t_off[self.j],
+                                    NULL)
+
+    cdef object _metadata(self):
+        cdef HitTable t = self.t
+        cdef Py_ssize_t j = self.j
+        cdef int32_t a = t.art[j]
+        cdef int64_t s0 = t.m_off[j], s1 = t.m_off[j + 1]
+        cdef object meta
+        if s1 > s0:
+            meta = t.loads(PyBytes_FromStringAndSize(PyBytes_AS_STRING(t.m_blob) + s0, s1 - s0))
+        else:
+            meta = {}
+        s0, s1 = t.f_off[a], t.f_off[a + 1]
+        if s1 > s0:
+            meta.update(t.loads(PyBytes_FromStringAndSize(PyBytes_AS_STRING(t.f_blob) + s0,
+                                                          s1 - s0)))
+        return meta
+
+    cdef object _explain(self):
+        if self.rank == 0:
+            raise ValueError("Deferred.explain: this hit's explain was built with it")
+        if self.lexical:
+            return {
+                "mode": self.mode,
+                "answered_by": [self.answered],
+                "dense": None,
+                "lexical": {"rank": self.rank, "bm25": self.score},
+                "surface_weight": 1.0,
+            }
+        return {
+            "mode": self.mode,
+            "answered_by": [self.answered],
+            "dense": {"rank": self.rank, "cosine": self.score},
+            "lexical": None,
+            "surface_weight": 1.0,
+        }
+
+    cdef object field(self, hit, str name, int bit):
+        """The field ``name`` of ``hit`` (whose Deferred this is), after
+        storing on the hit every deferred field it lacks, built here
+        (unless another thread stored them first: the first stored
+        stand), and letting the Deferred go: a caller who reads one of a
+        hit's deferred fields mostly reads the others, and one descriptor
+        call per hit costs less than three."""
+        if self.stored == 7:
+            return PyObject_GenericGetAttr(hit, name)  # (stored: no descriptor call)
+        text = self._text() if not self.stored & 1 else None
+        meta = self._metadata() if not self.stored & 2 else None  # (may let threads run)
+        why = self._explain() if not self.stored & 4 else None
+        with cython.critical_section(self):
+            if self.stored == 7:
+                return PyObject_GenericGetAttr(hit, name)  # another thread's, first
+            # object.__setattr__: the hit is a frozen dataclass
+            if not self.stored & 1:
+                PyObject_GenericSetAttr(hit, "text", text)
+            if not self.stored & 2:
+                PyObject_GenericSetAttr(hit, "metadata", meta)
+            if not self.stored & 4:
+                PyObject_GenericSetAttr(hit, "explain", why)
+            self.stored = 7
+            try:
+                _set_or_delete(hit, "_rv_deferred", NULL)
+            except AttributeError:
+                pass
+        return text if bit == 1 else meta if bit == 2 else PyObject_GenericGetAttr(hit, name)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+cdef extern from "Python.h":
+    object PyObject_GenericGetDict(object o, void *context)
+    object PyObject_GenericGetAttr(object o, object name)
+    int _set_or_delete "PyObject_GenericSetAttr" (object o, object name, PyObject *v) except -1
+
+cdef object _ABSENT = object()  # (a descriptor's default: none)
+cdef tuple _DEFERRED_NAMES = ("text", "metadata", "explain")
+
+
+@cython.final
+cdef class DeferredField:
+    """A field of ``SearchHit`` (``text``, ``metadata`` or ``explain``)
+    that a hit built here leaves to be built when first read: a non-data
+    descriptor, so a hit that holds the field (every hand-built hit, and
+    a built one once read) never reaches it.
+
+    On the first read of one of them, the hit's ``Deferred`` (its
+    attribute ``DEFERRED``) builds the three and the hit stores them
+    (``Deferred.field``); the first values stored are the ones every read
+    gives, in every thread (the stores and their check hold the
+    ``Deferred``'s critical section).  Then the ``Deferred``, and the
+    record table it keeps alive, is let go.  ``default``: what the class attribute gives (explain's default),
+    or the descriptor itself when not given.  AttributeError for a hit
+    with neither the field nor a ``Deferred``."""
+
+    cdef readonly str name
+    cdef object default
+    cdef int bit
+
+    def __init__(self, str name not None, default=_ABSENT):
+        if name not in _DEFERRED_NAMES:
+            raise ValueError(f"DeferredField: {name!r} is not a deferred field")
+        self.name = name
+        self.default = default
+        self.bit = 1 << _DEFERRED_NAMES.index(name)
+
+    def __get__(self, hit, owner):
+        if hit is None:
+            return self if self.default is _ABSENT else self.default
+        try:
+            later = PyObject_GenericGetAttr(hit, "_rv_deferred")  # (DEFERRED)
+        except AttributeError:
+            later = None
+        if type(later) is not Deferred:
+            # another thread stored the last deferred field meanwhile (the
+            # Deferred goes only after the three are stored), or a hit
+            # made without the field: its dict says which
+            d = PyObject_GenericGetDict(hit, NULL)
+            if self.name in d:
+                return d[self.name]
+            raise AttributeError(f"{type(hit).__name__!r} object has no attribute {self.name!r}")
+        return (<Deferred>later).field(hit, self.name, self.bit)
+
+
 cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object source,
-                 dict why):
+                 dict why, Deferred later):
     """The ``SearchHit`` of the record at position ``j``: its artifact id,
-    kind, text and surface index from the table, its metadata (the
-    surface's, updated with the artifact's filter fields: a new dict), and
-    ``score``, ``rid``, ``source`` and ``why`` as given."""
+    kind and surface index from the table, ``score``, ``rid``, ``source``
+    and, when not ``None``, ``why`` as its explain; its text, metadata
+    (and explain, when ``why`` is ``None``) left to ``later``."""
     cdef int32_t a = t.art[j]
-    cdef int64_t s0 = t.m_off[j], s1 = t.m_off[j + 1]
-    cdef const char *mb = PyBytes_AS_STRING(t.m_blob)
-    cdef const char *fb = PyBytes_AS_STRING(t.f_blob)
-    cdef const char *tb = PyBytes_AS_STRING(t.t_blob)
     cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
-    cdef object meta
-    if s1 > s0:
-        meta = t.loads(PyBytes_FromStringAndSize(mb + s0, s1 - s0))
-    else:
-        meta = {}
-    s0, s1 = t.f_off[a], t.f_off[a + 1]
-    if s1 > s0:
-        meta.update(t.loads(PyBytes_FromStringAndSize(fb + s0, s1 - s0)))
     hit = t.new(t.hit_type)
     # object.__setattr__ (the frozen class's own __init__ sets its fields
     # so): the attributes go to the instance's own storage, with no
@@ -354,14 +527,22 @@ cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object sour
         ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a], NULL))
     PyObject_GenericSetAttr(hit, "surface_kind", <object>PyList_GET_ITEM(t.kinds, t.kind[j]))
     PyObject_GenericSetAttr(hit, "score", score)
-    PyObject_GenericSetAttr(hit, "text", PyUnicode_DecodeUTF8(
-        tb + t.t_off[j], t.t_off[j + 1] - t.t_off[j], NULL))
-    PyObject_GenericSetAttr(hit, "metadata", meta)
     PyObject_GenericSetAttr(hit, "source", source)
     PyObject_GenericSetAttr(hit, "surface_index", t.surface[j])
     PyObject_GenericSetAttr(hit, "record_id", rid)
-    PyObject_GenericSetAttr(hit, "explain", why)
+    if why is not None:
+        PyObject_GenericSetAttr(hit, "explain", why)
+    PyObject_GenericSetAttr(hit, "_rv_deferred", later)  # (DEFERRED)
     return hit
+
+
+cdef inline Deferred _later(HitTable t, Py_ssize_t j, Py_ssize_t rank, bint lexical,
+                            object score, str mode, str answered):
+    cdef Deferred d = Deferred.__new__(Deferred)
+    d.t, d.j, d.rank, d.lexical, d.score, d.mode, d.answered = (t, j, rank, lexical, score,
+                                                                mode, answered)
+    d.stored = 0 if rank else 4  # (rank 0: the hit's explain is stored with it)
+    return d
 
 
 cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t kept,
@@ -371,13 +552,13 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
     and its score ``sp[rank[h]]`` (the candidates' arrays), without it the
     table's id and ``sp[h]`` (a score per hit).  ``answered`` "bm25": the
     candidates are a lexical search's (its rank and score go to the
-    explain's "lexical" entry, not "dense")."""
+    explain's "lexical" entry, not "dense").  Each hit's text, metadata
+    and explain are left to its ``Deferred``."""
     cdef list out = [None] * kept
     cdef bint lexical = answered == "bm25"
-    cdef dict why
     cdef Py_ssize_t h, i, j
     cdef int64_t rid
-    cdef object score, weight = 1.0
+    cdef object score
     for h in range(kept):
         j = at[h]
         i = rank[h]
@@ -387,23 +568,8 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
         else:
             rid = t.ids[j]
             score = _score(sp, styp, h)
-        if lexical:
-            why = {
-                "mode": mode,
-                "answered_by": [answered],
-                "dense": None,
-                "lexical": {"rank": i + 1, "bm25": score},
-                "surface_weight": weight,
-            }
-        else:
-            why = {
-                "mode": mode,
-                "answered_by": [answered],
-                "dense": {"rank": i + 1, "cosine": score},
-                "lexical": None,
-                "surface_weight": weight,
-            }
-        out[h] = _hit(t, j, score, rid, source, why)
+        out[h] = _hit(t, j, score, rid, source, None,
+                      _later(t, j, i + 1, lexical, score, mode, answered))
     return out
 
 
@@ -484,6 +650,6 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
             ev = evidence.get(rid, _MISSING)
             if ev is not _MISSING:
                 why["evidence"] = ev
-        out[h] = _hit(t, j, score, rid, source, why)
+        out[h] = _hit(t, j, score, rid, source, why, _later(t, j, 0, False, None, mode, None))
     return out
 

@@ -72,6 +72,8 @@ from typing import Any
 
 import numpy as np
 
+from rowvoi.index import _hot
+
 __all__ = [
     "Artifact",
     "Surface",
@@ -501,6 +503,20 @@ class SearchHit:
         1-based within each index's candidate list; a side that did not
         return the record is ``None``.
 
+    Notes
+    -----
+    A search's hits build their ``text``, ``metadata`` and ``explain``
+    when one of them is first read: most callers read a few of ``k``
+    hits, and those fields are most of what a hit costs (a text decoded,
+    a JSON parse, three containers for the cyclic garbage collector).
+    Reading gives the values of the search's snapshot of the corpus, the
+    same objects on every read and from every thread; equality,
+    ``repr``, pickling, copies, :func:`dataclasses.asdict` and
+    :meth:`to_dict` read them. Until then a hit keeps the record table of
+    the generation it came from alive, and ``vars(hit)`` lacks them (and
+    holds a private key instead): use :func:`dataclasses.asdict` or
+    :meth:`to_dict` to see every field.
+
     Examples
     --------
     >>> hit = SearchHit("d1", "body", 0.25, "text", {"path": "d1.txt", "year": 1962},
@@ -563,6 +579,27 @@ class SearchHit:
         if self.explain is not None:
             out["explain"] = plain(dict(self.explain))
         return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields, every one read (see Notes): what pickling and
+        :mod:`copy` take, so a copy never refers to a record table."""
+        return {name: getattr(self, name) for name in _HIT_FIELDS}
+
+
+#: the key of a hit's deferred fields in its ``__dict__``: an object with
+#: a method per field (``text()``, ``metadata()``, ``explain()``) that
+#: builds it (:class:`rowvoi.index._hot.Deferred`)
+DEFERRED = _hot.DEFERRED
+_HIT_FIELDS = tuple(f.name for f in dataclasses.fields(SearchHit))
+for _name in ("text", "metadata", "explain"):
+    # the descriptors that build a deferred field on its first read; set
+    # after the dataclass is made (its __init__ keeps explain's default,
+    # None, which the class attribute still gives)
+    if hasattr(SearchHit, _name):
+        setattr(SearchHit, _name, _hot.DeferredField(_name, getattr(SearchHit, _name)))
+    else:
+        setattr(SearchHit, _name, _hot.DeferredField(_name))
+del _name
 
 
 def new_hit(
