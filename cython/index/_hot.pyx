@@ -28,7 +28,8 @@ of a hybrid or weighted search (``rank._fetch``), the hits of its final
 candidates with both sides' ranks and scores in their ``explain``; its
 reference is ``rank._fused_hits_reference``.  Everything here reads objects
 that never change once built, so any number of threads may call it at
-once.
+once; a ``Deferred``'s one change, storing its hit's fields, holds its
+critical section.
 """
 
 cimport cython
@@ -478,9 +479,10 @@ cdef class DeferredField:
     (``Deferred.field``); the first values stored are the ones every read
     gives, in every thread (the stores and their check hold the
     ``Deferred``'s critical section).  Then the ``Deferred``, and the
-    record table it keeps alive, is let go.  ``default``: what the class attribute gives (explain's default),
-    or the descriptor itself when not given.  AttributeError for a hit
-    with neither the field nor a ``Deferred``."""
+    record table it keeps alive, is let go.  ``default``: what the class
+    attribute gives (explain's default), or the descriptor itself when
+    not given.  AttributeError for a hit with neither the field nor a
+    ``Deferred``."""
 
     cdef readonly str name
     cdef object default
