@@ -26,7 +26,9 @@ unfiltered dense search of one query vector in one call, handing the cases
 it does not decide back to the Python path.  ``fused_hits``: the last step
 of a hybrid or weighted search (``rank._fetch``), the hits of its final
 candidates with both sides' ranks and scores in their ``explain``; its
-reference is ``rank._fused_hits_reference``.  Everything here reads objects
+reference is ``rank._fused_hits_reference``.  ``order``: the result order
+of candidates with equal scores (``rank._order``), ``np.lexsort`` of their
+keys in one sort.  Everything here reads objects
 that never change once built, so any number of threads may call it at
 once; a ``Deferred``'s one change, storing its hit's fields, holds its
 critical section.
@@ -40,6 +42,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
 from cpython.object cimport PyObject_GenericSetAttr
 from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.math cimport isnan
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
 from rowvoi cimport (RV_E_INVALID_ARG, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS,
@@ -576,6 +579,151 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
 
 
 cdef object _MISSING = object()  # (no evidence for a record)
+
+
+ctypedef struct _Place:
+    double s       # the score (descending)
+    double t       # the tie key (descending), or 0.0
+    int64_t a      # artifact rank (ascending)
+    int64_t u      # surface index (ascending)
+    int64_t i      # the input position (ascending: a stable order)
+
+
+cdef inline int _desc(double p, double q) noexcept nogil:
+    """p before q when greater; NaN after every number (where np.lexsort
+    of -x puts it); -0.0 equals 0.0."""
+    if p > q:
+        return -1
+    if p < q:
+        return 1
+    if p == q:
+        return 0
+    if isnan(p):
+        return 0 if isnan(q) else 1
+    return -1
+
+
+cdef inline bint _before(const _Place *x, const _Place *y) noexcept nogil:
+    """Whether x comes before y in result order (a strict total order:
+    the input position decides last)."""
+    cdef int c = _desc(x.s, y.s)
+    if c == 0:
+        c = _desc(x.t, y.t)
+    if c == 0:
+        c = (x.a > y.a) - (x.a < y.a)
+    if c == 0:
+        c = (x.u > y.u) - (x.u < y.u)
+    if c == 0:
+        c = (x.i > y.i) - (x.i < y.i)
+    return c < 0
+
+
+cdef void _sort_places(_Place *v, _Place *tmp, Py_ssize_t n) noexcept nogil:
+    """Sort v[0:n] by _before: runs of 16 by insertion, then merged bottom
+    up through tmp (n entries), the result back in v."""
+    cdef Py_ssize_t lo, hi, i, j, k, mid, width
+    cdef _Place x
+    cdef _Place *src = v
+    cdef _Place *dst = tmp
+    cdef _Place *sw
+    for lo in range(0, n, 16):
+        hi = lo + 16 if lo + 16 < n else n
+        for i in range(lo + 1, hi):
+            x = v[i]
+            j = i
+            while j > lo and _before(&x, &v[j - 1]):
+                v[j] = v[j - 1]
+                j -= 1
+            v[j] = x
+    width = 16
+    while width < n:
+        lo = 0
+        while lo < n:
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            i, j, k = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(&src[j], &src[i]):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            lo = hi
+        sw = src
+        src = dst
+        dst = sw
+        width *= 2
+    if src != v:
+        for i in range(n):
+            v[i] = src[i]
+
+
+def order(cnp.ndarray art not None, cnp.ndarray surface not None, cnp.ndarray pos not None,
+          cnp.ndarray scores not None, cnp.ndarray tie=None):
+    """The permutation that puts records in result order: score
+    descending, then ``tie`` descending (when given), then artifact rank,
+    then surface index -- ``np.lexsort((surface[pos], art[pos], -tie,
+    -scores))``, equal to it element for element (NaN after every
+    number, -0.0 equal to 0.0, equal keys in input order), in one merge
+    sort instead of NumPy's passes over each key.
+
+    ``art`` (int32) and ``surface`` (int64) are a record table's columns,
+    ``pos`` (int64) the records' positions in them, ``scores`` and
+    ``tie`` (float64) one per position; all 1-D and C-contiguous.
+    Returns an intp array.  ValueError for arrays of another type, shape
+    or length, or a position outside the columns."""
+    cdef Py_ssize_t n_rec = cnp.PyArray_DIM(art, 0) if cnp.PyArray_NDIM(art) == 1 else -1
+    cdef Py_ssize_t n = cnp.PyArray_DIM(pos, 0) if cnp.PyArray_NDIM(pos) == 1 else -1
+    if (n_rec < 0 or n < 0 or not _column(art, cnp.NPY_INT32, n_rec)
+            or not _column(surface, cnp.NPY_INT64, n_rec) or not _column(pos, cnp.NPY_INT64, n)
+            or not _column(scores, cnp.NPY_FLOAT64, n)
+            or (tie is not None and not _column(tie, cnp.NPY_FLOAT64, n))):
+        raise ValueError("order: art must be int32 and surface int64 (one length), pos int64 "
+                         "and scores and tie float64 (one length), 1-D, C-contiguous")
+    cdef const int32_t *ap = <const int32_t *>cnp.PyArray_DATA(art)
+    cdef const int64_t *up = <const int64_t *>cnp.PyArray_DATA(surface)
+    cdef const int64_t *pp = <const int64_t *>cnp.PyArray_DATA(pos)
+    cdef const double *sp = <const double *>cnp.PyArray_DATA(scores)
+    cdef const double *tp = <const double *>cnp.PyArray_DATA(tie) if tie is not None else NULL
+    cdef Py_ssize_t h, j
+    for h in range(n):
+        if pp[h] < 0 or pp[h] >= n_rec:
+            raise ValueError(f"order: position {pp[h]} out of range")
+    cdef cnp.npy_intp dims[1]
+    dims[0] = n
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INTP, 0)
+    cdef Py_ssize_t *op = <Py_ssize_t *>cnp.PyArray_DATA(out)
+    if n == 0:
+        return out
+    cdef _Place *pl = <_Place *>PyMem_Malloc(2 * n * sizeof(_Place))
+    if pl == NULL:
+        raise MemoryError()
+    try:
+        for h in range(n):
+            j = pp[h]
+            pl[h].s = sp[h]
+            pl[h].t = tp[h] if tp != NULL else 0.0
+            pl[h].a = ap[j]
+            pl[h].u = up[j]
+            pl[h].i = h
+        with nogil:
+            _sort_places(pl, pl + n, n)
+        for h in range(n):
+            op[h] = <Py_ssize_t>pl[h].i
+    finally:
+        PyMem_Free(pl)
+    return out
+
 
 
 cdef inline bint _column(cnp.ndarray a, int typ, Py_ssize_t n):

@@ -187,6 +187,55 @@ def test_fused_hits_equal_the_reference(arts, n, mode, fusion, weights, name, an
         assert _hot.fused_hits(t._hit_table(), *args, fus, answered) == want
 
 
+SCORE_VALUES = [0.5, 0.25, 0.0, -0.0, -1.0, math.inf, -math.inf, math.nan, 1e-300]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.lists(st.sampled_from(SCORE_VALUES), max_size=120),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_order_is_lexsort_element_for_element(n_rec, scores, with_tie, repeat, seed):
+    """The compiled result order equals np.lexsort((surface[pos], art[pos],
+    [-tie,] -scores)): NaN last, -0.0 equal to 0.0, infinities, positions
+    repeated (equal keys keep their input order)."""
+    rng = np.random.default_rng(seed)
+    art = rng.integers(0, 6, n_rec).astype(np.int32)
+    surface = rng.integers(0, 3, n_rec).astype(np.int64)
+    pos = rng.integers(0, n_rec, len(scores)) if repeat else rng.permutation(n_rec)
+    pos = pos[: len(scores)].astype(np.int64)
+    sc = np.array(scores[: len(pos)], dtype=np.float64)
+    tie = rng.choice(np.array(SCORE_VALUES), len(pos)) if with_tie else None
+    keys = [surface[pos], art[pos]] + ([-tie] if with_tie else []) + [-sc]
+    want = np.lexsort(keys)
+    got = _hot.order(art, surface, pos, sc, tie)
+    assert got.dtype == np.intp and got.tolist() == want.tolist()
+
+
+def test_order_refuses_bad_arrays():
+    art, surface = np.zeros(4, dtype=np.int32), np.zeros(4, dtype=np.int64)
+    pos, sc = np.arange(3, dtype=np.int64), np.zeros(3)
+    assert _hot.order(art, surface, pos[:0], sc[:0]).tolist() == []
+    for bad in (
+        (art.astype(np.int64), surface, pos, sc, None),
+        (art, surface[:3], pos, sc, None),
+        (art, surface, pos.astype(np.int32), sc, None),
+        (art, surface, pos, sc.astype(np.float32), None),
+        (art, surface, pos, sc[:2], None),
+        (art, surface, pos, sc, np.zeros(2)),
+        (art, surface, pos, np.zeros(6)[::2], None),
+    ):
+        with pytest.raises(ValueError, match="1-D, C-contiguous"):
+            _hot.order(*bad)
+    with pytest.raises(ValueError, match="position 4 out of range"):
+        _hot.order(art, surface, pos + 2, sc)
+    with pytest.raises(ValueError, match="position -1 out of range"):
+        _hot.order(art, surface, pos - 1, sc)
+
+
 def test_fused_hits_refuses_bad_arrays():
     t = _table(["a", "b"], np.random.default_rng(4))
     n = len(t)

@@ -13,6 +13,13 @@ from typing_extensions import CapsuleType, disjoint_base
 DEFERRED: str
 
 def unit_query(x: np.ndarray) -> np.ndarray: ...
+def order(
+    art: np.ndarray,
+    surface: np.ndarray,
+    pos: np.ndarray,
+    scores: np.ndarray,
+    tie: np.ndarray | None = None,
+) -> np.ndarray: ...
 def any_nonzero(x: np.ndarray) -> bool: ...
 
 @disjoint_base

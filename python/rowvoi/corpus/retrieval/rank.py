@@ -112,6 +112,7 @@ from rowvoi.index._hot import (
     dense_hits as _dense_hits_c,
     dense_search as _dense_search_c,
     fused_hits as _fused_hits_c,
+    order as _order_c,
     unit_query as _unit_query,
 )
 from rowvoi.index.hnsw import HNSWIndex
@@ -387,9 +388,15 @@ def _order(
     n = len(scores)
     if n < 2 or np.count_nonzero(scores[1:] < scores[:-1]) == n - 1:
         return np.arange(len(scores))  # no equal scores: already in order
-    if tie is None:
-        return np.lexsort((table.surface[pos], table.art[pos], -scores))
-    return np.lexsort((table.surface[pos], table.art[pos], -tie, -scores))
+    # np.lexsort((table.surface[pos], table.art[pos], [-tie,] -scores)),
+    # element for element, in one comparison sort
+    return _order_c(
+        table.art,
+        table.surface,
+        np.ascontiguousarray(pos, dtype=np.int64),
+        np.ascontiguousarray(scores, dtype=np.float64),
+        None if tie is None else np.ascontiguousarray(tie, dtype=np.float64),
+    )
 
 
 def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
