@@ -10,23 +10,24 @@ built once as a corpus (``WholeText``, the ``hashing:512`` embedder, so no
 model is needed), every query's vector computed before the clock starts and
 passed as ``query_vector=`` (the embedding is the same at any k).  A case is
 one mode at one k, answering every query once through
-``rowvoi.corpus.search``; a search's hits build their text, metadata and
-``explain`` when first read (``SearchHit``'s Notes), so each mode runs
-twice: the search alone, and the search with every hit's fields read
-(what a caller who reads them all pays).  Each round runs every case once,
-order rotating
-(``bench._common.timing.interleaved``), and a case's figure for a round is
-the median time of its queries.  The ratio of k=100 to k=10 is taken round
-by round (the two ran in the same round, under the same load): its median
-and range over rounds are reported.
+``rowvoi.corpus.search``.  A search's hits build their text, metadata and
+``explain`` when one of them is first read (``SearchHit``'s Notes), so
+each mode runs twice: the search alone, and the search with every hit's
+fields read (what a caller who reads them all pays).  Each round runs
+every case once, order rotating (``bench._common.timing.interleaved``),
+and a case's figure for a round is the median time of its queries.  The
+ratio of k=100 to k=10 is taken round by round (the two ran in the same
+round, under the same load): its median and range over rounds are
+reported.
 
 The peer: ``bm25s`` (method "lucene", k1 1.2, b 0.75, its numba backend
 when numba is installed, ``bm25s.tokenize`` with no stopwords or stemmer:
 the bm25 suite's settings), one ``tokenize`` + ``retrieve`` call per query,
 as a caller with one query at a time uses it.  Against it stand rowvoi's
-``BM25Index.search`` (an index of the same texts alone) and ``rowvoi.corpus.search(...,
-mode="lexical")`` (the corpus: ids and scores and the hits' texts,
-metadata and ``explain``; bm25s returns document numbers and scores).  No
+``BM25Index.search`` (an index of the same texts alone) and
+``rowvoi.corpus.search(..., mode="lexical")`` (the corpus: hits with ids
+and scores, their texts, metadata and ``explain`` built when read -- and
+read, in the second row; bm25s returns document numbers and scores).  No
 peer stands beside the dense and hybrid modes: the figure is rowvoi's own
 ratio.
 """
