@@ -356,7 +356,7 @@ cdef class Deferred:
     after the corpus changed still gives its search's values) and refers
     to nothing that can refer back to a hit, so the cyclic garbage
     collector does not track it.  Its one state is whether it stored the
-    fields (``stored``, under its critical section); copies are itself;
+    fields (``done``, under its critical section); copies are itself;
     it is not pickled (a hit pickles its fields, read)."""
 
     cdef HitTable t
@@ -365,7 +365,7 @@ cdef class Deferred:
     cdef bint lexical          # explain's side: "lexical" (answered "bm25") or "dense"
     cdef object score          # the hit's score (explain's "bm25" or "cosine")
     cdef str mode, answered
-    cdef int stored            # the fields stored on the hit (DeferredField.bit)
+    cdef bint done             # whether the fields are stored on the hit
 
     def __init__(self):
         raise TypeError("Deferred: made by the hit builders only")
@@ -425,34 +425,33 @@ cdef class Deferred:
             "surface_weight": 1.0,
         }
 
-    cdef object field(self, hit, str name, int bit):
+    cdef object field(self, hit, str name):
         """The field ``name`` of ``hit`` (whose Deferred this is), after
-        storing on the hit every deferred field it lacks, built here
-        (unless another thread stored them first: the first stored
-        stand), and letting the Deferred go: a caller who reads one of a
-        hit's deferred fields mostly reads the others, and one descriptor
-        call per hit costs less than three."""
-        if self.stored == 7:
+        storing on the hit every deferred field, built here (unless
+        another thread stored them first: the first stored stand), and
+        letting the Deferred go: a caller who reads one of a hit's
+        deferred fields mostly reads the others, and one descriptor call
+        per hit costs less than three."""
+        if self.done:
             return PyObject_GenericGetAttr(hit, name)  # (stored: no descriptor call)
-        text = self._text() if not self.stored & 1 else None
-        meta = self._metadata() if not self.stored & 2 else None  # (may let threads run)
-        why = self._explain() if not self.stored & 4 else None
+        text = self._text()
+        meta = self._metadata()  # (may let other threads run)
+        why = self._explain() if self.rank else None
         with cython.critical_section(self):
-            if self.stored == 7:
+            if self.done:
                 return PyObject_GenericGetAttr(hit, name)  # another thread's, first
             # object.__setattr__: the hit is a frozen dataclass
-            if not self.stored & 1:
-                PyObject_GenericSetAttr(hit, "text", text)
-            if not self.stored & 2:
-                PyObject_GenericSetAttr(hit, "metadata", meta)
-            if not self.stored & 4:
+            PyObject_GenericSetAttr(hit, "text", text)
+            PyObject_GenericSetAttr(hit, "metadata", meta)
+            if self.rank:
                 PyObject_GenericSetAttr(hit, "explain", why)
-            self.stored = 7
+            self.done = True
             try:
                 _set_or_delete(hit, "_rv_deferred", NULL)
             except AttributeError:
                 pass
-        return text if bit == 1 else meta if bit == 2 else PyObject_GenericGetAttr(hit, name)
+        # (explain is deferred, and so read here, only when rank is set)
+        return text if name == "text" else meta if name == "metadata" else why
 
     def __copy__(self):
         return self
@@ -489,14 +488,12 @@ cdef class DeferredField:
 
     cdef readonly str name
     cdef object default
-    cdef int bit
 
     def __init__(self, str name not None, default=_ABSENT):
         if name not in _DEFERRED_NAMES:
             raise ValueError(f"DeferredField: {name!r} is not a deferred field")
         self.name = name
         self.default = default
-        self.bit = 1 << _DEFERRED_NAMES.index(name)
 
     def __get__(self, hit, owner):
         if hit is None:
@@ -513,7 +510,7 @@ cdef class DeferredField:
             if self.name in d:
                 return d[self.name]
             raise AttributeError(f"{type(hit).__name__!r} object has no attribute {self.name!r}")
-        return (<Deferred>later).field(hit, self.name, self.bit)
+        return (<Deferred>later).field(hit, self.name)
 
 
 cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object source,
@@ -546,7 +543,7 @@ cdef inline Deferred _later(HitTable t, Py_ssize_t j, Py_ssize_t rank, bint lexi
     cdef Deferred d = Deferred.__new__(Deferred)
     d.t, d.j, d.rank, d.lexical, d.score, d.mode, d.answered = (t, j, rank, lexical, score,
                                                                 mode, answered)
-    d.stored = 0 if rank else 4  # (rank 0: the hit's explain is stored with it)
+    d.done = False
     return d
 
 
