@@ -206,6 +206,9 @@ static inline int rv__hit_better(float sa, int64_t ia, float sb, int64_t ib) {
     return sa > sb || (sa == sb && ia < ib);
 }
 
+/* Sort n hits best first, by rv__hit_better (flat_search.c). */
+void rv__sort_hits(rv__hit *h, size_t n);
+
 /* Bounded heap with the worst hit at the root. */
 static inline void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
     size_t i;

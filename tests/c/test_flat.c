@@ -1410,6 +1410,79 @@ static void test_allocation_failures(void) {
     free(data);
 }
 
+static int cmp_hit_ref(const void *pa, const void *pb) {
+    const rv__hit *a = (const rv__hit *)pa, *b = (const rv__hit *)pb;
+    if (a->s != b->s) return a->s > b->s ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static int cmp_i64_ref(const void *pa, const void *pb) {
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The hits' sort (quicksort, heapsort past its depth, insertion sort)
+** gives qsort's order (score descending, then id) on random, sorted,
+** reversed, organ-pipe and all-equal scores, +-0, and sizes around its
+** thresholds; with NaN scores it stays in bounds and keeps every hit. */
+static void test_sort_hits(void) {
+    size_t sizes[] = {0, 1, 2, 3, 23, 24, 25, 26, 100, 501, 4099};
+    rv_rng rng;
+    rv_rng_seed(&rng, 4242);
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        size_t n = sizes[si];
+        rv__hit *a = (rv__hit *)malloc((n + 1) * sizeof *a);
+        rv__hit *b = (rv__hit *)malloc((n + 1) * sizeof *b);
+        for (int pat = 0; pat < 8; pat++) {
+            for (size_t i = 0; i < n; i++) {
+                float s;
+                switch (pat) {
+                case 0: s = (float)rv_rng_uniform(&rng); break;
+                case 1: s = (float)rv_rng_below(&rng, 3); break; /* many ties */
+                case 2: s = (float)i; break;
+                case 3: s = -(float)i; break;
+                case 4: s = (float)(i < n / 2 ? i : n - i); break; /* organ pipe */
+                case 5: s = 1.0f; break;
+                case 6: s = (i % 2) ? 0.0f : -0.0f; break;
+                default: s = (float)(i % 7) * 0.25f; break;
+                }
+                /* distinct ids in a shuffled order */
+                a[i].s = s;
+                a[i].id = (int64_t)(i * 7919 % n) - 3; /* (7919: a prime, no size's factor) */
+                a[i].row = i;
+            }
+            memcpy(b, a, n * sizeof *a);
+            rv__sort_hits(a, n);
+            if (n) qsort(b, n, sizeof *b, cmp_hit_ref);
+            for (size_t i = 0; i < n; i++)
+                if (a[i].id != b[i].id || memcmp(&a[i].s, &b[i].s, sizeof a[i].s) != 0 ||
+                    a[i].row != b[i].row) {
+                    FAILF("n %zu pattern %d: position %zu holds id %lld, qsort's %lld", n, pat, i,
+                          (long long)a[i].id, (long long)b[i].id);
+                    break;
+                }
+        }
+        /* NaN scores: no order is defined, but no hit is lost or made up */
+        int64_t *ids = (int64_t *)malloc((n + 1) * sizeof *ids);
+        for (size_t i = 0; i < n; i++) {
+            a[i].s = (i % 3 == 0) ? NAN : (float)rv_rng_uniform(&rng);
+            a[i].id = (int64_t)i;
+            a[i].row = i;
+        }
+        rv__sort_hits(a, n);
+        for (size_t i = 0; i < n; i++) ids[i] = a[i].id;
+        if (n) qsort(ids, n, sizeof *ids, cmp_i64_ref);
+        for (size_t i = 0; i < n; i++)
+            if (ids[i] != (int64_t)i) {
+                FAILF("n %zu with NaN scores: a hit was lost or duplicated", n);
+                break;
+            }
+        free(ids);
+        free(a);
+        free(b);
+    }
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/rv_test_flat_XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
@@ -1425,6 +1498,7 @@ int main(void) {
     RUN_TEST(test_i8_kernels_exact);
     RUN_TEST(test_q16_kernels_exact);
     RUN_TEST(test_dotsg_match_dot);
+    RUN_TEST(test_sort_hits);
     RUN_TEST(test_screen_equals_brute_force);
     RUN_TEST(test_screen_extreme_queries);
     RUN_TEST(test_single_query_matches_batch);
