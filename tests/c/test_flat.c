@@ -1437,14 +1437,30 @@ static void test_sort_hits(void) {
             for (size_t i = 0; i < n; i++) {
                 float s;
                 switch (pat) {
-                case 0: s = (float)rv_rng_uniform(&rng); break;
-                case 1: s = (float)rv_rng_below(&rng, 3); break; /* many ties */
-                case 2: s = (float)i; break;
-                case 3: s = -(float)i; break;
-                case 4: s = (float)(i < n / 2 ? i : n - i); break; /* organ pipe */
-                case 5: s = 1.0f; break;
-                case 6: s = (i % 2) ? 0.0f : -0.0f; break;
-                default: s = (float)(i % 7) * 0.25f; break;
+                case 0:
+                    s = (float)rv_rng_uniform(&rng);
+                    break;
+                case 1:
+                    s = (float)rv_rng_below(&rng, 3);
+                    break; /* many ties */
+                case 2:
+                    s = (float)i;
+                    break;
+                case 3:
+                    s = -(float)i;
+                    break;
+                case 4:
+                    s = (float)(i < n / 2 ? i : n - i);
+                    break; /* organ pipe */
+                case 5:
+                    s = 1.0f;
+                    break;
+                case 6:
+                    s = (i % 2) ? 0.0f : -0.0f;
+                    break;
+                default:
+                    s = (float)(i % 7) * 0.25f;
+                    break;
                 }
                 /* distinct ids in a shuffled order */
                 a[i].s = s;
