@@ -553,6 +553,35 @@ class FlatIndex:
         finally:
             lock.release_read()
 
+    def _rescore_vector(
+        self, q: np.ndarray, candidates: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`rescore` of one query and all its candidates, for a
+        caller that has checked its arguments (the corpus's hybrid
+        search): ``q`` float32, C-contiguous, shape ``(dim,)``;
+        ``candidates`` int64, C-contiguous, 1-D, not empty. The ids found
+        (best first; ``-1`` padding removed) and their float32 scores.
+        Same lock, same results as :meth:`rescore`; an unknown id raises
+        ValueError as there.
+
+        >>> ix = FlatIndex(2, metric="ip")
+        >>> _ = ix.add([[1, 0], [0, 1], [1, 1]])
+        >>> ix._rescore_vector(np.array([1, 2], dtype=np.float32), np.array([0, 1]))
+        (array([1, 0]), array([2., 1.], dtype=float32))
+        """
+        n = candidates.shape[0]
+        if self._frozen:
+            ids, scores, found = self._h.rescore(
+                q.reshape(1, -1), candidates.reshape(1, -1), n, self.n_threads
+            )
+        else:
+            with self._lock.read():
+                ids, scores, found = self._h.rescore(
+                    q.reshape(1, -1), candidates.reshape(1, -1), n, self.n_threads
+                )
+        m = int(found[0])
+        return ids[0, :m], scores[0, :m]
+
     def rescore(
         self, queries: Any, candidates: Any, k: int = 10, *, n_threads: int | None = None
     ) -> NeighborResult:

@@ -406,8 +406,11 @@ def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     if not len(ids):
         return _Ranked(_NO_IDS, _NO_SCORES, _NO_IDS)
     ids = np.asarray(ids, dtype=np.int64)
-    sc = np.asarray(scores, dtype=np.float64)
-    pos = table.positions(ids)
+    return _in_order(table, ids, np.asarray(scores, dtype=np.float64), table.positions(ids))
+
+
+def _in_order(table: RecordTable, ids: np.ndarray, sc: np.ndarray, pos: np.ndarray) -> _Ranked:
+    """:func:`_ranked` of records whose positions ``pos`` are known."""
     o = _order(table, pos, sc)
     return _Ranked(ids[o], sc[o], pos[o])
 
@@ -818,18 +821,19 @@ def _fuse(
         return dense
     if p.mode == "lexical":
         return lex
-    union = np.unique(np.concatenate([dense.ids, lex.ids]))
+    # the union by table position (the table's ids ascend, so positions
+    # sort as ids do, and no id is looked up again)
+    upos = np.unique(np.concatenate([dense.pos, lex.pos]))
+    union = table.ids[upos]
     if p.fusion == "rrf":
         # sum over the lists of 1 / (rrf_k + rank): the dense term first, as
         # floating-point addition is done in a fixed order
         acc = np.zeros(len(union), dtype=np.float64)
-        acc[np.searchsorted(union, dense.ids)] += 1.0 / (
-            p.rrf_k + np.arange(1, len(dense.ids) + 1)
-        )
-        acc[np.searchsorted(union, lex.ids)] += 1.0 / (p.rrf_k + np.arange(1, len(lex.ids) + 1))
+        acc[np.searchsorted(upos, dense.pos)] += 1.0 / (p.rrf_k + np.arange(1, len(dense.ids) + 1))
+        acc[np.searchsorted(upos, lex.pos)] += 1.0 / (p.rrf_k + np.arange(1, len(lex.ids) + 1))
     else:
         acc = _blend_scores(loaded, query, qvec, dense, lex, union, p)
-    return _ranked(table, union, acc)
+    return _in_order(table, union, acc, upos)
 
 
 def _break_rrf_ties(
@@ -880,10 +884,12 @@ def _break_rrf_ties(
     known = dict(zip(head.tolist(), ev.tolist()))
     if end < 2 or not np.any(sc[1:end] == sc[: end - 1]):
         return cands, known  # no tie among them: the order stands
-    tie = np.zeros(len(sc), dtype=np.float64)
-    tie[:end] = ev
-    o = _order(table, cands.pos, sc, tie)
-    return _Ranked(cands.ids[o], sc[o], cands.pos[o]), known
+    # only the head is reordered: every candidate after it scores less than
+    # all of it, and their order (no evidence: equal ties) stands
+    o = _order(table, cands.pos[:end], sc[:end], ev)
+    ids, scores, pos = cands.ids.copy(), sc.copy(), cands.pos.copy()
+    ids[:end], scores[:end], pos[:end] = cands.ids[o], sc[o], cands.pos[o]
+    return _Ranked(ids, scores, pos), known
 
 
 def _blend_scores(
@@ -920,10 +926,17 @@ def _blend_scores(
     need_cos = cids[~have_cos]
     if len(need_cos) and qvec is not None and loaded.dense is not None and np.any(qvec):
         flat = getattr(loaded.dense, "exact", loaded.dense)
-        r = flat.rescore(qvec, need_cos, len(need_cos))
-        found = r.ids >= 0
-        at, hit = place(r.ids[found])
-        cos[at] = r.scores[found][hit]
+        if qvec.dtype == np.float32 and qvec.shape == (flat.dim,) and qvec.flags.c_contiguous:
+            # (a checked query vector: rescore()'s argument checks skipped)
+            r_ids, r_sc = flat._rescore_vector(
+                qvec, np.ascontiguousarray(need_cos, dtype=np.int64)
+            )
+        else:
+            r = flat.rescore(qvec, need_cos, len(need_cos))
+            found = r.ids >= 0
+            r_ids, r_sc = r.ids[found], r.scores[found]
+        at, hit = place(r_ids)
+        cos[at] = r_sc[hit]
     need_bm = cids[~have_bm]
     if len(need_bm) and loaded.lexical is not None:
         r = loaded.lexical.search(query, len(need_bm), filter=need_bm)
