@@ -117,6 +117,8 @@ def any_nonzero(cnp.ndarray x not None):
 #: the key of a hit's ``Deferred`` in its ``__dict__`` (rowvoi.corpus.base.DEFERRED)
 DEFERRED = "_rv_deferred"
 
+cdef object _MISSING = object()  # (no evidence for a record)
+
 
 cdef enum:
     # up to this many hits keep their positions and ranks on the stack
@@ -345,9 +347,10 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
 @cython.freelist(256)
 cdef class Deferred:
     """The fields of a hit built here that are built when one of them is
-    first read: the record's ``text``, its ``metadata`` and, for a hit of
-    one side (``dense_hits``, ``dense_search``), its ``explain``
-    (``DeferredField``, through ``field``, stores them on the hit once).
+    first read: the record's ``text``, its ``metadata`` and its
+    ``explain`` -- of one side (``dense_hits``, ``dense_search``) or of
+    two (``fused_hits``) -- (``DeferredField``, through ``field``, stores
+    them on the hit once).
     The methods ``text``, ``metadata`` and ``explain`` build new objects
     on each call, equal to the reference's (``rank._dense_hits_reference``,
     ``rank._fused_hits_reference``).
@@ -361,10 +364,14 @@ cdef class Deferred:
 
     cdef HitTable t
     cdef Py_ssize_t j          # the record's position in t
-    cdef Py_ssize_t rank       # explain's 1-based rank; 0: the hit's explain was built with it
-    cdef bint lexical          # explain's side: "lexical" (answered "bm25") or "dense"
-    cdef object score          # the hit's score (explain's "bm25" or "cosine")
-    cdef str mode, answered
+    cdef Py_ssize_t rank       # one side: explain's 1-based rank
+    cdef bint lexical          # one side: "lexical" (answered "bm25") or "dense"
+    cdef object score          # the hit's score (explain's "bm25", "cosine" or "fused")
+    cdef str mode, answered    # (answered: the dense side's name when fused)
+    cdef bint fused            # explain of two sides, from the fields below
+    cdef int64_t d_rank, l_rank  # fused: each side's rank, 0 where it did not return the hit
+    cdef double d_score, l_score  # fused: each side's raw score
+    cdef object weight, fusion, evidence  # fused: surface weight, fusion, evidence or _MISSING
     cdef bint done             # whether the fields are stored on the hit
 
     def __init__(self):
@@ -380,8 +387,7 @@ cdef class Deferred:
         return self._metadata()
 
     def explain(self):
-        """The ``explain`` of a hit of one side (a new dict); ValueError
-        for a hit whose explain was built with it."""
+        """The hit's ``explain`` (a new dict)."""
         return self._explain()
 
     cdef object _text(self):
@@ -407,8 +413,8 @@ cdef class Deferred:
         return meta
 
     cdef object _explain(self):
-        if self.rank == 0:
-            raise ValueError("Deferred.explain: this hit's explain was built with it")
+        if self.fused:
+            return self._fused_explain()
         if self.lexical:
             return {
                 "mode": self.mode,
@@ -425,6 +431,23 @@ cdef class Deferred:
             "surface_weight": 1.0,
         }
 
+    cdef object _fused_explain(self):
+        cdef bint d = self.d_rank != 0, l = self.l_rank != 0
+        cdef dict why = {
+            "mode": self.mode,
+            "answered_by": ([self.answered, "bm25"] if l else [self.answered]) if d
+                           else (["bm25"] if l else []),
+            "dense": {"rank": self.d_rank, "cosine": self.d_score} if d else None,
+            "lexical": {"rank": self.l_rank, "bm25": self.l_score} if l else None,
+            "surface_weight": self.weight,
+        }
+        if self.fusion is not None:
+            why["fusion"] = self.fusion
+            why["fused"] = self.score
+        if self.evidence is not _MISSING:
+            why["evidence"] = self.evidence
+        return why
+
     cdef object field(self, hit, str name):
         """The field ``name`` of ``hit`` (whose Deferred this is), after
         storing on the hit every deferred field, built here (unless
@@ -436,21 +459,19 @@ cdef class Deferred:
             return PyObject_GenericGetAttr(hit, name)  # (stored: no descriptor call)
         text = self._text()
         meta = self._metadata()  # (may let other threads run)
-        why = self._explain() if self.rank else None
+        why = self._explain()
         with cython.critical_section(self):
             if self.done:
                 return PyObject_GenericGetAttr(hit, name)  # another thread's, first
             # object.__setattr__: the hit is a frozen dataclass
             PyObject_GenericSetAttr(hit, "text", text)
             PyObject_GenericSetAttr(hit, "metadata", meta)
-            if self.rank:
-                PyObject_GenericSetAttr(hit, "explain", why)
+            PyObject_GenericSetAttr(hit, "explain", why)
             self.done = True
             try:
                 _set_or_delete(hit, "_rv_deferred", NULL)
             except AttributeError:
                 pass
-        # (explain is deferred, and so read here, only when rank is set)
         return text if name == "text" else meta if name == "metadata" else why
 
     def __copy__(self):
@@ -514,11 +535,10 @@ cdef class DeferredField:
 
 
 cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object source,
-                 dict why, Deferred later):
+                 Deferred later):
     """The ``SearchHit`` of the record at position ``j``: its artifact id,
-    kind and surface index from the table, ``score``, ``rid``, ``source``
-    and, when not ``None``, ``why`` as its explain; its text, metadata
-    (and explain, when ``why`` is ``None``) left to ``later``."""
+    kind and surface index from the table, ``score``, ``rid`` and
+    ``source``; its text, metadata and explain left to ``later``."""
     cdef int32_t a = t.art[j]
     cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
     hit = t.new(t.hit_type)
@@ -532,8 +552,6 @@ cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object sour
     PyObject_GenericSetAttr(hit, "source", source)
     PyObject_GenericSetAttr(hit, "surface_index", t.surface[j])
     PyObject_GenericSetAttr(hit, "record_id", rid)
-    if why is not None:
-        PyObject_GenericSetAttr(hit, "explain", why)
     PyObject_GenericSetAttr(hit, "_rv_deferred", later)  # (DEFERRED)
     return hit
 
@@ -543,6 +561,7 @@ cdef inline Deferred _later(HitTable t, Py_ssize_t j, Py_ssize_t rank, bint lexi
     cdef Deferred d = Deferred.__new__(Deferred)
     d.t, d.j, d.rank, d.lexical, d.score, d.mode, d.answered = (t, j, rank, lexical, score,
                                                                 mode, answered)
+    d.fused = False
     d.done = False
     return d
 
@@ -570,12 +589,9 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
         else:
             rid = t.ids[j]
             score = _score(sp, styp, h)
-        out[h] = _hit(t, j, score, rid, source, None,
+        out[h] = _hit(t, j, score, rid, source,
                       _later(t, j, i + 1, lexical, score, mode, answered))
     return out
-
-
-cdef object _MISSING = object()  # (no evidence for a record)
 
 
 ctypedef struct _Place:
@@ -745,8 +761,10 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
     all 1-D, C-contiguous, of one length.  ``evidence`` maps a record id
     to its evidence (RRF); ``weights`` (a dict of kind to weight, or None)
     gives ``surface_weight``; ``fusion`` (None unless hybrid) goes to the
-    explain with the fused score.  ValueError for arrays of another type,
-    shape or length, or a position outside the table.
+    explain with the fused score.  Each hit's text, metadata and explain
+    are left to its ``Deferred`` (evidence values: floats).  ValueError for
+    arrays of another type, shape or length, or a position outside the
+    table.
     """
     cdef Py_ssize_t n = cnp.PyArray_DIM(pos, 0) if cnp.PyArray_NDIM(pos) == 1 else -1
     if (n < 0 or not _column(pos, cnp.NPY_INT64, n) or not _column(ids, cnp.NPY_INT64, n)
@@ -768,35 +786,22 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
         if pp[h] < 0 or pp[h] >= t.n:
             raise ValueError(f"fused_hits: position {pp[h]} out of range")
     cdef list out = [None] * n
-    cdef dict why
-    cdef object score, rid, weight, answered_by, ev
+    cdef object score, rid, weight
+    cdef Deferred d
     cdef bint weighted = bool(weights)
     for h in range(n):
         j = pp[h]
         score = sp[h]
         rid = ip[h]
-        if dr[h]:
-            answered_by = [answered_dense, "bm25"] if lr[h] else [answered_dense]
-        else:
-            answered_by = ["bm25"] if lr[h] else []
         if weighted:
             weight = weights.get(<object>PyList_GET_ITEM(t.kinds, t.kind[j]), 1.0)
         else:
             weight = 1.0
-        why = {
-            "mode": mode,
-            "answered_by": answered_by,
-            "dense": {"rank": dr[h], "cosine": ds[h]} if dr[h] else None,
-            "lexical": {"rank": lr[h], "bm25": ls[h]} if lr[h] else None,
-            "surface_weight": weight,
-        }
-        if fusion is not None:
-            why["fusion"] = fusion
-            why["fused"] = score
-        if evidence:
-            ev = evidence.get(rid, _MISSING)
-            if ev is not _MISSING:
-                why["evidence"] = ev
-        out[h] = _hit(t, j, score, rid, source, why, _later(t, j, 0, False, None, mode, None))
+        d = _later(t, j, 0, False, score, mode, answered_dense)
+        d.fused = True
+        d.d_rank, d.d_score, d.l_rank, d.l_score = dr[h], ds[h], lr[h], ls[h]
+        d.weight, d.fusion = weight, fusion
+        d.evidence = evidence.get(rid, _MISSING) if evidence else _MISSING
+        out[h] = _hit(t, j, score, rid, source, d)
     return out
 
