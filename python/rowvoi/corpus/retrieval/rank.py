@@ -822,8 +822,12 @@ def _fuse(
     if p.mode == "lexical":
         return lex
     # the union by table position (the table's ids ascend, so positions
-    # sort as ids do, and no id is looked up again)
-    upos = np.unique(np.concatenate([dense.pos, lex.pos]))
+    # sort as ids do, and no id is looked up again); sorted and deduplicated
+    # by hand: np.unique of NumPy 2 hashes first (about 3x slower here)
+    upos = np.concatenate([dense.pos, lex.pos])
+    upos.sort()
+    if len(upos) > 1:
+        upos = upos[np.concatenate(([True], upos[1:] != upos[:-1]))]
     union = table.ids[upos]
     if p.fusion == "rrf":
         # sum over the lists of 1 / (rrf_k + rank): the dense term first, as
