@@ -587,6 +587,10 @@ cdef extern from "rowvoi.h" nogil:
                               size_t k, int collapse, int64_t *at, int64_t *rank,
                               size_t *n_hits, rv_records_verdict *verdict)
 
+    rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a, size_t n_b,
+                               const int64_t *b, int64_t *u, int64_t *rank_a, int64_t *rank_b,
+                               size_t *n_u)
+
     ctypedef struct rv_records_search_params:
         size_t k
         size_t fetch_k

@@ -10,8 +10,8 @@ candidate's record, the collapse to one per artifact, the best k) and the
 whole exact search of a flat index (``rv_records_search``).  This module
 translates: NumPy arrays and bytes to the engine's pointers, statuses to
 exceptions, and the hits' positions to ``SearchHit`` objects without a
-Python-level call per hit.  A hit's text, metadata and (for a search of
-one side) ``explain`` are built when one of them is first read
+Python-level call per hit.  A hit's text, metadata and ``explain`` are
+built when one of them is first read
 (``Deferred``, ``DeferredField``): most callers read a few of ``k`` hits,
 and those three are most of a hit's cost (a text's decoding, a JSON
 parse, two dicts and a list the cyclic garbage collector then walks).
@@ -28,7 +28,9 @@ of a hybrid or weighted search (``rank._fetch``), the hits of its final
 candidates with both sides' ranks and scores in their ``explain``; its
 reference is ``rank._fused_hits_reference``.  ``order``: the result order
 of candidates with equal scores (``rank._order``), ``np.lexsort`` of their
-keys in one sort.  Everything here reads objects
+keys in one sort.  ``union``: a hybrid search's two candidate lists
+merged, with each record's rank on each side (``rv_records_union``).
+Everything here reads objects
 that never change once built, so any number of threads may call it at
 once; a ``Deferred``'s one change, storing its hit's fields, holds its
 critical section.
@@ -49,7 +51,7 @@ from rowvoi cimport (RV_E_INVALID_ARG, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS
                      rv_any_nonzero, rv_flat, rv_flat_dim, rv_flat_size, rv_progress_fn,
                      rv_real, rv_records, rv_records_check, rv_records_hits, rv_records_search,
                      rv_records_search_params, rv_records_search_params_init,
-                     rv_records_verdict, rv_status, rv_unit_vector)
+                     rv_records_union, rv_records_verdict, rv_status, rv_unit_vector)
 from _check cimport check, flat_pointer, progress_check_signals
 
 cnp.import_array()
@@ -737,6 +739,38 @@ def order(cnp.ndarray art not None, cnp.ndarray surface not None, cnp.ndarray po
         PyMem_Free(pl)
     return out
 
+
+
+def union(cnp.ndarray a not None, cnp.ndarray b not None, Py_ssize_t n_records):
+    """The union of two ranked lists of record positions (``a`` and ``b``:
+    int64, 1-D, C-contiguous, best first, each position once per list, all
+    in ``[0, n_records)``): the distinct positions ascending, and each
+    one's 1-based rank in ``a`` and in ``b`` (0 where that list lacks it),
+    three int64 arrays of one length -- the engine's ``rv_records_union``.
+    ValueError for arrays of another type or shape;
+    ``rowvoi.errors.InvalidArgumentError`` for a position twice in one
+    list, ``rowvoi.errors.RangeError`` for one out of range (both
+    ValueErrors)."""
+    if (cnp.PyArray_NDIM(a) != 1 or cnp.PyArray_NDIM(b) != 1
+            or not _column(a, cnp.NPY_INT64, cnp.PyArray_DIM(a, 0))
+            or not _column(b, cnp.NPY_INT64, cnp.PyArray_DIM(b, 0)) or n_records < 0):
+        raise ValueError("union: a and b must be int64, 1-D, C-contiguous; n_records >= 0")
+    cdef size_t na = <size_t>cnp.PyArray_DIM(a, 0), nb = <size_t>cnp.PyArray_DIM(b, 0)
+    cdef cnp.npy_intp dims[1]
+    dims[0] = <cnp.npy_intp>(na + nb)
+    cdef cnp.ndarray u = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    cdef cnp.ndarray ra = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    cdef cnp.ndarray rb = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INT64, 0)
+    cdef size_t m = 0
+    cdef rv_status st
+    cdef const int64_t *ap = <const int64_t *>cnp.PyArray_DATA(a)
+    cdef const int64_t *bp = <const int64_t *>cnp.PyArray_DATA(b)
+    with nogil:
+        st = rv_records_union(<size_t>n_records, na, ap, nb, bp,
+                              <int64_t *>cnp.PyArray_DATA(u), <int64_t *>cnp.PyArray_DATA(ra),
+                              <int64_t *>cnp.PyArray_DATA(rb), &m)
+    check(st)
+    return u[:m], ra[:m], rb[:m]
 
 
 cdef inline bint _column(cnp.ndarray a, int typ, Py_ssize_t n):

@@ -155,6 +155,28 @@ RV_API rv_status rv_records_hits(const rv_records *table, size_t n, const int64_
                                  rv_records_verdict *verdict /* OUT */);
 
 /*
+** The union of two ranked lists of record positions (a hybrid search's
+** candidates from two indexes): a[0 .. n_a) and b[0 .. n_b), each best
+** first, each position in [0, n_records) and at most once per list.
+** Writes the *n_u distinct positions in ascending order to u and, for
+** each, its 1-based rank in a (rank_a) and in b (rank_b), 0 where that
+** list lacks it; u, rank_a and rank_b hold n_a + n_b slots (none are read
+** or written when n_a + n_b = 0).  On an error *n_u is 0 and the outputs
+** hold nothing of use.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL n_u, a NULL list with a count
+** above 0, NULL outputs with n_a + n_b > 0, or a position twice in one
+** list ("list b holds position 7 twice (ranks 2 and 5)"); RV_E_RANGE for a
+** position outside the table ("position 9 (list a, rank 3) out of
+** range ...") or counts no array can hold (core.h "Sizes"; n_a + n_b at
+** most 2^32 - 2); RV_E_NOMEM.
+** Cost: O((n_a + n_b) log2(n_records) / 11) (a radix sort), 28 (n_a + n_b)
+** bytes and 8 KB of scratch.  Since: 0.1
+*/
+RV_API rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a, size_t n_b,
+                                  const int64_t *b, int64_t *u /* OUT */, int64_t *rank_a /* OUT */,
+                                  int64_t *rank_b /* OUT */, size_t *n_u /* OUT */);
+
+/*
 ** Parameters of rv_records_search.  Initialise with
 ** rv_records_search_params_init, then set k and fetch_k.
 */

@@ -1767,6 +1767,26 @@ static int64_t call_records_hits(sw *s) {
                            P(int64_t *, 4), P(int64_t *, 5), P(size_t *, 6),
                            P(rv_records_verdict *, 7));
 }
+static void init_records_union(sw *s) {
+    s->z[0] = 20; /* n_records */
+    s->z[1] = 2;  /* n_a */
+    s->i64a[0] = 7;
+    s->i64a[1] = 3;
+    s->p[0] = s->i64a;
+    s->z[2] = 3; /* n_b */
+    s->i64b[0] = 3;
+    s->i64b[1] = 19;
+    s->i64b[2] = 0;
+    s->p[1] = s->i64b;
+    s->p[2] = s->i64c;
+    s->p[3] = s->i64d;
+    s->p[4] = s->u64a;
+    s->p[5] = &s->n1;
+}
+static int64_t call_records_union(sw *s) {
+    return rv_records_union(Z(0), Z(1), P(const int64_t *, 0), Z(2), P(const int64_t *, 1),
+                            P(int64_t *, 2), P(int64_t *, 3), P(int64_t *, 4), P(size_t *, 5));
+}
 static void init_records_search_params(sw *s) {
     s->p[0] = &s->rsp;
 }
@@ -2476,6 +2496,14 @@ static const sw_case CASES[] = {
      {PTR("table", INV), SZN("n", OK, RNG, "ids scores pos"), PTR("ids", INV), PTR("scores", OK),
       PTR("pos", OK), SZ("k", INV, OK), PTR("at", INV), PTR("rank", INV), PTR("n_hits", INV),
       PTR("verdict", INV)}},
+    {"rv_records_union",
+     1,
+     OK,
+     init_records_union,
+     call_records_union,
+     {SZM("n_records", RNG, OK, "out of range"), SZN("n_a", OK, RNG, "a"), PTR("a", INV),
+      SZN("n_b", OK, RNG, "b"), PTR("b", INV), PTR("u", INV), PTR("rank_a", INV),
+      PTR("rank_b", INV), PTR("n_u", INV)}},
     {"rv_records_search_params_init",
      0,
      10,

@@ -521,6 +521,103 @@ static void test_search_hands_back_ties_and_unknown_ids(void) {
     rv_flat_free(ix);
 }
 
+/* rv_records_union against a brute-force merge: random lists (empty,
+** disjoint, overlapping, equal) over tables of 1 record to 2^40 (one to
+** four radix passes), then each refusal, then every allocation failing. */
+static void test_union_against_brute_force(void) {
+    enum { MAXN = 700 };
+    static int64_t a[MAXN], b[MAXN], u[2 * MAXN], ra[2 * MAXN], rb[2 * MAXN];
+    static int64_t pool[2 * MAXN];
+    rv_rng rng;
+    rv_rng_seed(&rng, 77);
+    size_t tables[] = {1, 2, 5, 300, 2048, 2049, 70000, (size_t)1 << 23, (size_t)1 << 40};
+    for (int round = 0; round < 400; round++) {
+        size_t n_rec = tables[round % (sizeof tables / sizeof tables[0])];
+        /* distinct positions to draw from: some shared by both lists */
+        size_t n_pool = 1 + (size_t)rv_rng_below(&rng, n_rec < 2 * MAXN ? n_rec : 2 * MAXN);
+        for (size_t i = 0; i < n_pool; i++) {
+            int64_t p;
+            int fresh;
+            do { /* (distinct: rejection, the pool is small beside the table) */
+                p = (int64_t)rv_rng_below(&rng, n_rec);
+                if (n_pool == n_rec) p = (int64_t)i;
+                fresh = 1;
+                for (size_t j = 0; j < i; j++) fresh &= pool[j] != p;
+            } while (!fresh);
+            pool[i] = p;
+        }
+        size_t n_a = (size_t)rv_rng_below(&rng, (n_pool < MAXN ? n_pool : MAXN) + 1);
+        size_t n_b = (size_t)rv_rng_below(&rng, (n_pool < MAXN ? n_pool : MAXN) + 1);
+        /* a: a random n_a of the pool in random order; b likewise */
+        for (int side = 0; side < 2; side++) {
+            int64_t *l = side ? b : a;
+            size_t n = side ? n_b : n_a;
+            for (size_t i = 0; i < n_pool; i++) { /* a partial shuffle */
+                size_t j = i + (size_t)rv_rng_below(&rng, n_pool - i);
+                int64_t t = pool[i];
+                pool[i] = pool[j];
+                pool[j] = t;
+                if (i < n) l[i] = pool[i];
+            }
+        }
+        size_t m = 99;
+        ASSERT_OK(rv_records_union(n_rec, n_a, a, n_b, b, u, ra, rb, &m));
+        /* the reference: each position of either list, ascending, once */
+        size_t want = 0;
+        for (size_t i = 0; i < n_pool; i++) {
+            int64_t p = pool[i], want_a = 0, want_b = 0;
+            for (size_t j = 0; j < n_a; j++)
+                if (a[j] == p) want_a = (int64_t)j + 1;
+            for (size_t j = 0; j < n_b; j++)
+                if (b[j] == p) want_b = (int64_t)j + 1;
+            if (!want_a && !want_b) continue;
+            want++;
+            /* its place in u: the count of union positions below it */
+            size_t at = 0;
+            while (at < m && u[at] < p) at++;
+            if (at == m || u[at] != p || ra[at] != want_a || rb[at] != want_b) {
+                FAILF("round %d: position %lld: want ranks %lld/%lld", round, (long long)p,
+                      (long long)want_a, (long long)want_b);
+                break;
+            }
+        }
+        EXPECT_EQ(m, want);
+        for (size_t i = 1; i < m; i++)
+            if (u[i] <= u[i - 1]) {
+                FAILF("round %d: u not strictly ascending at %zu", round, i);
+                break;
+            }
+    }
+    /* refusals: a repeat within a list, a position out of range */
+    int64_t x[3] = {4, 2, 4}, y[2] = {1, 9};
+    size_t m = 7;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_union(10, 3, x, 2, y, u, ra, rb, &m));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "list a holds position 4 twice (ranks 1 and 3)");
+    EXPECT_EQ(m, 0);
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_union(10, 2, y, 3, x, u, ra, rb, &m));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "list b holds position 4 twice");
+    EXPECT_STATUS(RV_E_RANGE, rv_records_union(9, 3, x, 2, y, u, ra, rb, &m));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "position 9 (list b, rank 2) out of range");
+    int64_t neg = -1;
+    EXPECT_STATUS(RV_E_RANGE, rv_records_union(9, 1, &neg, 0, NULL, u, ra, rb, &m));
+    ASSERT_OK(rv_records_union(0, 0, NULL, 0, NULL, NULL, NULL, NULL, &m));
+    EXPECT_EQ(m, 0);
+    /* allocation failures: three buffers */
+    for (uint64_t fail = 1;; fail++) {
+        rv__test_fail_alloc_after(fail);
+        rv_status st = rv_records_union(10, 2, x + 1, 2, y, u, ra, rb, &m);
+        uint64_t made = rv__test_fail_alloc_after(0);
+        if (st == RV_OK) {
+            ASSERT_TRUE(made < fail);
+            EXPECT_TRUE(m == 4 && u[0] == 1 && u[3] == 9 && ra[1] == 1 && rb[0] == 1);
+            EXPECT_EQ(fail, 4u);
+            break;
+        }
+        ASSERT_EQ(st, RV_E_NOMEM);
+        EXPECT_EQ(m, 0);
+    }
+}
+
 int main(void) {
     RUN_TEST(test_unit_vector_rule);
     RUN_TEST(test_unit_vector_edges);
@@ -531,5 +628,6 @@ int main(void) {
     RUN_TEST(test_hits_allocation_failures);
     RUN_TEST(test_search_is_flat_search_then_hits);
     RUN_TEST(test_search_hands_back_ties_and_unknown_ids);
+    RUN_TEST(test_union_against_brute_force);
     return RV_TEST_SUMMARY();
 }

@@ -22,7 +22,7 @@ from rowvoi.corpus import CorpusStore, build, from_mapping, search
 from rowvoi.corpus.base import SearchHit
 from rowvoi.corpus.retrieval import rank
 from rowvoi.corpus.storage.records import RecordTable, _json_bytes, _Strings
-from rowvoi.errors import IndexFormatError
+from rowvoi.errors import IndexFormatError, InvalidArgumentError, RangeError
 from rowvoi.index import _hot
 
 TEXTS = ["", "wing", "Lift and drag", "Flügel — Auftrieb", "θ = 3°", "a\u0000b", "🛩 high"]
@@ -234,6 +234,46 @@ def test_order_refuses_bad_arrays():
         _hot.order(art, surface, pos + 2, sc)
     with pytest.raises(ValueError, match="position -1 out of range"):
         _hot.order(art, surface, pos - 1, sc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([1, 3, 40, 2048, 2049, 5000, 2**24 + 3]),
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 300),
+    st.integers(0, 300),
+)
+def test_union_is_the_merge_of_two_ranked_lists(n_rec, seed, n_a, n_b):
+    """The engine's union (one radix sort) gives what np.unique and a
+    search of each list give: the positions ascending, each with its
+    1-based rank in either list (0 where absent)."""
+    rng = np.random.default_rng(seed)
+    pool = rng.choice(n_rec, size=min(n_rec, 400), replace=False).astype(np.int64)
+    a = rng.permutation(pool)[: min(n_a, len(pool))]
+    b = rng.permutation(pool)[: min(n_b, len(pool))]
+    u, ra, rb = _hot.union(a, b, n_rec)
+    want = np.unique(np.concatenate([a, b]))
+    assert u.dtype == ra.dtype == rb.dtype == np.int64
+    assert u.tolist() == want.tolist()
+    rank_a = {int(p): i + 1 for i, p in enumerate(a)}
+    rank_b = {int(p): i + 1 for i, p in enumerate(b)}
+    assert ra.tolist() == [rank_a.get(p, 0) for p in want.tolist()]
+    assert rb.tolist() == [rank_b.get(p, 0) for p in want.tolist()]
+
+
+def test_union_refuses_bad_lists():
+    a, b = np.array([4, 2], dtype=np.int64), np.array([1, 9], dtype=np.int64)
+    for bad in (
+        (a.astype(np.int32), b, 10),
+        (a, np.arange(4, dtype=np.int64)[::2], 10),
+        (a, b, -1),
+    ):
+        with pytest.raises(ValueError, match="1-D, C-contiguous"):
+            _hot.union(*bad)
+    with pytest.raises(RangeError, match=r"position 9 \(list b, rank 2\) out of range"):
+        _hot.union(a, b, 9)
+    with pytest.raises(InvalidArgumentError, match="list a holds position 4 twice"):
+        _hot.union(np.array([4, 4], dtype=np.int64), b, 10)
 
 
 def test_fused_hits_refuses_bad_arrays():

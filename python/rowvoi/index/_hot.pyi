@@ -20,6 +20,9 @@ def order(
     scores: np.ndarray,
     tie: np.ndarray | None = None,
 ) -> np.ndarray: ...
+def union(
+    a: np.ndarray, b: np.ndarray, n_records: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 def any_nonzero(x: np.ndarray) -> bool: ...
 
 @disjoint_base

@@ -113,6 +113,7 @@ from rowvoi.index._hot import (
     dense_search as _dense_search_c,
     fused_hits as _fused_hits_c,
     order as _order_c,
+    union as _union_c,
     unit_query as _unit_query,
 )
 from rowvoi.index.hnsw import HNSWIndex
@@ -349,11 +350,27 @@ def _why_empty(
 @dataclass
 class _Ranked:
     """One candidate list, best first: record ids, float64 scores and
-    positions in the record table."""
+    positions in the record table; for a hybrid search's fused list, each
+    record's 1-based rank in the dense and in the lexical list (int64, 0
+    where that list lacks it), carried through every reordering."""
 
     ids: np.ndarray
     scores: np.ndarray
     pos: np.ndarray
+    d_rank: np.ndarray | None = None
+    l_rank: np.ndarray | None = None
+
+    def take(self, at: Any, scores: np.ndarray | None = None) -> _Ranked:
+        """The candidates ``at`` (indexes, a permutation or a slice), in
+        that order, with ``scores`` instead of their own when given
+        (already taken)."""
+        return _Ranked(
+            self.ids[at],
+            self.scores[at] if scores is None else scores,
+            self.pos[at],
+            None if self.d_rank is None else self.d_rank[at],
+            None if self.l_rank is None else self.l_rank[at],
+        )
 
     def ranks_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Of each record id of ``ids``: its 1-based rank in this list and
@@ -413,6 +430,15 @@ def _in_order(table: RecordTable, ids: np.ndarray, sc: np.ndarray, pos: np.ndarr
     """:func:`_ranked` of records whose positions ``pos`` are known."""
     o = _order(table, pos, sc)
     return _Ranked(ids[o], sc[o], pos[o])
+
+
+def _side_scores(side: _Ranked, rank: np.ndarray) -> np.ndarray:
+    """The scores (float64) in ``side`` of the records ranked ``rank``
+    there (1-based; 0.0 for rank 0: not in it)."""
+    out = np.zeros(len(rank), dtype=np.float64)
+    there = rank > 0
+    out[there] = side.scores[rank[there] - 1]
+    return out
 
 
 #: Factor by which the candidate fetch grows when a per-artifact collapse
@@ -551,31 +577,35 @@ def _fetch(
         w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
         scores = cands.scores * w[table.kind[cands.pos]]
         o = _order(table, cands.pos, scores)
-        cands = _Ranked(cands.ids[o], scores[o], cands.pos[o])
+        cands = cands.take(o, scores[o])
     known: dict[int, float] = {}
     if p.mode == "hybrid" and p.fusion == "rrf":
         cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
-    ids, scores, pos = cands.ids, cands.scores, cands.pos
-    ids, scores, pos = ids[: p.fetch_k], scores[: p.fetch_k], pos[: p.fetch_k]
     if p.per_artifact and not table.one_per_artifact:
         # the best surface of each artifact: its first in result order
         seen: set[int] = set()
         keep: list[int] = []
-        for i, a in enumerate(table.art[pos].tolist()):
+        for i, a in enumerate(table.art[cands.pos[: p.fetch_k]].tolist()):
             if a not in seen:
                 seen.add(a)
                 keep.append(i)
                 if len(keep) == p.k:
                     break
-        ids, scores, pos = ids[keep], scores[keep], pos[keep]
+        hits_at: Any = np.array(keep, dtype=np.intp)
     else:
-        ids, scores, pos = ids[: p.k], scores[: p.k], pos[: p.k]
+        hits_at = slice(0, min(p.k, p.fetch_k))
+    final = cands.take(hits_at)
+    ids, scores, pos = final.ids, final.scores, final.pos
     # each hit's rank and score on each side (0: not returned by that side);
     # RRF scores depend on ranks only, so they cannot be floored: each hit
     # carries its absolute evidence (its blend score, ``known``) for floors
     # instead, computed with the ties' (_break_rrf_ties)
-    d_rank, d_scores = dense.ranks_of(ids)
-    l_rank, l_scores = lex.ranks_of(ids)
+    if final.d_rank is not None and final.l_rank is not None:
+        d_rank, l_rank = final.d_rank, final.l_rank
+        d_scores, l_scores = _side_scores(dense, d_rank), _side_scores(lex, l_rank)
+    else:
+        d_rank, d_scores = dense.ranks_of(ids)
+        l_rank, l_scores = lex.ranks_of(ids)
     fusion = p.fusion if p.mode == "hybrid" else None
     if table.has_text and not (p.explain and loaded.lexical is not None):
         hits = _fused_hits_c(
@@ -821,23 +851,28 @@ def _fuse(
         return dense
     if p.mode == "lexical":
         return lex
-    # the union by table position (the table's ids ascend, so positions
-    # sort as ids do, and no id is looked up again); sorted and deduplicated
-    # by hand: np.unique of NumPy 2 hashes first (about 3x slower here)
-    upos = np.concatenate([dense.pos, lex.pos])
-    upos.sort()
-    if len(upos) > 1:
-        upos = upos[np.concatenate(([True], upos[1:] != upos[:-1]))]
+    # the union by table position, ascending (the table's ids ascend, so
+    # positions sort as ids do, and no id is looked up again), with each
+    # record's rank on each side: one radix sort in the engine, where a
+    # binary search per candidate mispredicts at nearly every step
+    upos, d_rank, l_rank = _union_c(
+        np.ascontiguousarray(dense.pos, dtype=np.int64),
+        np.ascontiguousarray(lex.pos, dtype=np.int64),
+        len(table),
+    )
     union = table.ids[upos]
     if p.fusion == "rrf":
         # sum over the lists of 1 / (rrf_k + rank): the dense term first, as
         # floating-point addition is done in a fixed order
         acc = np.zeros(len(union), dtype=np.float64)
-        acc[np.searchsorted(upos, dense.pos)] += 1.0 / (p.rrf_k + np.arange(1, len(dense.ids) + 1))
-        acc[np.searchsorted(upos, lex.pos)] += 1.0 / (p.rrf_k + np.arange(1, len(lex.ids) + 1))
+        there = d_rank > 0
+        acc[there] = 1.0 / (p.rrf_k + d_rank[there])
+        there = l_rank > 0
+        acc[there] += 1.0 / (p.rrf_k + l_rank[there])
     else:
-        acc = _blend_scores(loaded, query, qvec, dense, lex, union, p)
-    return _in_order(table, union, acc, upos)
+        acc = _blend_scores(loaded, query, qvec, dense, lex, union, p, (d_rank, l_rank))
+    o = _order(table, upos, acc)
+    return _Ranked(union[o], acc[o], upos[o], d_rank[o], l_rank[o])
 
 
 def _break_rrf_ties(
@@ -884,16 +919,18 @@ def _break_rrf_ties(
     # their ties and goes with the hits -- one call
     end = int(np.count_nonzero(sc >= sc[last]))
     head = cands.ids[:end]
-    ev = _blend_scores(loaded, query, qvec, dense, lex, head, p)
+    sides = None
+    if cands.d_rank is not None and cands.l_rank is not None:
+        sides = (cands.d_rank[:end], cands.l_rank[:end])
+    ev = _blend_scores(loaded, query, qvec, dense, lex, head, p, sides)
     known = dict(zip(head.tolist(), ev.tolist()))
     if end < 2 or not np.any(sc[1:end] == sc[: end - 1]):
         return cands, known  # no tie among them: the order stands
     # only the head is reordered: every candidate after it scores less than
     # all of it, and their order (no evidence: equal ties) stands
-    o = _order(table, cands.pos[:end], sc[:end], ev)
-    ids, scores, pos = cands.ids.copy(), sc.copy(), cands.pos.copy()
-    ids[:end], scores[:end], pos[:end] = cands.ids[o], sc[o], cands.pos[o]
-    return _Ranked(ids, scores, pos), known
+    at = np.arange(len(sc))
+    at[:end] = _order(table, cands.pos[:end], sc[:end], ev)
+    return cands.take(at), known
 
 
 def _blend_scores(
@@ -904,11 +941,13 @@ def _blend_scores(
     lex: _Ranked,
     cids: np.ndarray,
     p: Params,
+    sides: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """``alpha * cosine + (1 - alpha) * bm25 / (bm25 + sat_k)`` of each
     record id of ``cids``, each side scored exactly (a side that did not
     return a record is asked for its score; a record BM25 does not match
-    scores 0)."""
+    scores 0). ``sides``, when given: each record's 1-based rank in
+    ``dense`` and in ``lex`` (0: not there), so neither list is searched."""
     n = len(cids)
     cos = np.zeros(n, dtype=np.float64)
     bm = np.zeros(n, dtype=np.float64)
@@ -923,10 +962,14 @@ def _blend_scores(
         hit = sorted_ids[at] == ids if n else np.zeros(len(ids), dtype=bool)
         return by_id[at[hit]], hit
 
-    at, hit = place(dense.ids)
-    cos[at], have_cos[at] = dense.scores[hit], True
-    at, hit = place(lex.ids)
-    bm[at], have_bm[at] = lex.scores[hit], True
+    if sides is not None:
+        have_cos, have_bm = sides[0] > 0, sides[1] > 0
+        cos, bm = _side_scores(dense, sides[0]), _side_scores(lex, sides[1])
+    else:
+        at, hit = place(dense.ids)
+        cos[at], have_cos[at] = dense.scores[hit], True
+        at, hit = place(lex.ids)
+        bm[at], have_bm[at] = lex.scores[hit], True
     need_cos = cids[~have_cos]
     if len(need_cos) and qvec is not None and loaded.dense is not None and np.any(qvec):
         flat = getattr(loaded.dense, "exact", loaded.dense)
