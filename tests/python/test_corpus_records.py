@@ -83,6 +83,28 @@ def test_table_matches_the_rows(corpus):
     assert table.nbytes > 0 and "records=" in repr(table)
 
 
+@pytest.mark.parametrize("stride", [1, 3, 5000])
+def test_positions_by_table_and_by_search_agree(stride):
+    """Positions of dense ids come from a table indexed by id, of sparse
+    ones (ids past 4 per record) from a binary search: the same
+    positions either way, in any order, and the same refusal of an id
+    that is no record (between two ids, past the last, negative)."""
+    table = RecordTable(1)
+    table.ids = np.arange(7, 7 + 200 * stride, stride, dtype=np.int64)
+    rng = np.random.default_rng(stride)
+    want = rng.permutation(200)[:150]
+    got = table.positions(table.ids[want])
+    assert got.dtype == np.int64 and got.tolist() == want.tolist()
+    assert isinstance(table._pos_of, np.ndarray) == (stride < 5000)
+    assert table.positions([]).tolist() == []
+    bad = [int(table.ids[-1]) + 1, -1, 6]
+    if stride > 1:
+        bad.append(int(table.ids[3]) + 1)
+    for b in bad:
+        with pytest.raises(IndexFormatError, match=f"record id {b} is in the index files"):
+            table.positions([int(table.ids[0]), b])
+
+
 def test_table_over_budget_holds_no_texts(corpus):
     with corpus.store.snapshot() as snap:
         small = RecordTable.load(snap, text_budget=10)
