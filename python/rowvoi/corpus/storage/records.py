@@ -172,7 +172,7 @@ class RecordTable:
         self._hits: HitTable | None = None
         # record id -> position (-1: none), built at the first positions()
         # call when the ids are dense enough (False: not yet; None: never)
-        self._pos_of: np.ndarray | None | bool = False
+        self._pos_of: np.ndarray | bool | None = False
         self._source = "docs.sqlite"  # for messages: the database read
 
     def __len__(self) -> int:
@@ -383,10 +383,10 @@ class RecordTable:
             and ``docs.sqlite`` disagree (rebuild the corpus).
         """
         arr = np.asarray(ids, dtype=np.int64)
+        if self._pos_of is False:
+            self._pos_of = self._position_table()
         lut = self._pos_of
-        if lut is False:
-            lut = self._pos_of = self._position_table()
-        if lut is not None and arr.size:
+        if isinstance(lut, np.ndarray) and arr.size:
             # one gather, where a binary search per id mispredicts at
             # nearly every step (ids come in score order, not sorted)
             lo, hi = arr.min(), arr.max()
