@@ -429,6 +429,9 @@ def test_hit_table_refuses_inconsistent_columns():
             _hot.HitTable(*{**good, **change}.values())
     with pytest.raises(ValueError):  # a wrong element type
         _hot.HitTable(*{**good, "art": t.art.astype(np.int64)}.values())
+    # the hit class is made through its own slot: it must be a class
+    with pytest.raises(TypeError, match="hit_type must be a class, not function"):
+        _hot.HitTable(*{**good, "hit_type": lambda: None}.values())
 
 
 _F64 = st.floats(allow_nan=False, allow_infinity=False, width=64)
