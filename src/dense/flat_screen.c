@@ -291,30 +291,33 @@ void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
             const float *sc = ix->scale + r0, *qe = ix->qerr + r0, *qn = ix->qnorm + r0;
             uint32_t reach = ix->kern.bounds(itile, sc, qe, qn, lanes, qb3, (float)tau, up, lo);
             /* the lanes whose upper end reached tau (it may rise below) */
+            /* (branch-free appends: whether a lane stays is a coin toss;
+            ** m < cr and nb < 4 kk before each write) */
             while (reach) {
                 size_t l = rv__ctz64(reach);
                 reach &= reach - 1;
-                if ((double)up[l] < tau || sr->skip[r0 + l]) continue;
+                size_t keep = !((double)up[l] < tau) & !sr->skip[r0 + l];
                 U[m] = up[l];
-                rows[m++] = r0 + l;
-                if ((double)lo[l] > tau) {
-                    lb[nb++] = (double)lo[l];
-                    if (nb == 4 * kk) {
-                        /* keep the kk largest; tau = the smallest of them */
-                        tau = rv__kth_largest(lb, nb, kk);
-                        nb = kk;
-                    }
+                rows[m] = r0 + l;
+                m += keep;
+                lb[nb] = (double)lo[l];
+                nb += keep & ((double)lo[l] > tau);
+                if (nb == 4 * kk) {
+                    /* keep the kk largest; tau = the smallest of them */
+                    tau = rv__kth_largest(lb, nb, kk);
+                    nb = kk;
                 }
             }
         }
         /* T: -inf while fewer than kk rows are known */
         double thr = nb >= kk ? rv__kth_largest(lb, nb, kk) : -INFINITY;
         size_t n_c = 0;
-        for (size_t i = 0; i < m; i++)
-            if ((double)U[i] >= thr) {
-                U[n_c] = U[i];
-                rows[n_c++] = rows[i];
-            }
+        for (size_t i = 0; i < m; i++) { /* (branch-free: the test is a coin toss) */
+            float x = U[i];
+            U[n_c] = x;
+            rows[n_c] = rows[i];
+            n_c += (double)x >= thr;
+        }
         /* exact scores, as the rows scan computes them, four rows at a
         ** time, in blocks: while the heap has room, the rows with the
         ** highest upper ends that fill it; once it is full, every row whose
