@@ -136,8 +136,8 @@ typedef enum rv_records_verdict {
 ** Keeps the first k candidates, or with collapse nonzero the first of
 ** each artifact until k are kept.  For hit h (h < *n_hits <= min(k, n))
 ** at[h] is the record's position and rank[h] the candidate's index in ids
-** (its rank - 1).  at and rank hold min(k, n) slots.  The hits' strings
-** are prefetched into the caches for the caller's reads (no effect on
+** (its rank - 1).  at and rank hold min(k, n) slots.  The hits' artifact
+** ids are prefetched into the caches for the caller's reads (no effect on
 ** results).
 ** Returns RV_OK and *verdict; RV_E_INVALID_ARG for a NULL table, verdict,
 ** n_hits, at or rank, NULL ids (or scores without pos) with n > 0, k = 0,
