@@ -196,18 +196,23 @@ SCORE_VALUES = [0.5, 0.25, 0.0, -0.0, -1.0, math.inf, -math.inf, math.nan, 1e-30
     st.lists(st.sampled_from(SCORE_VALUES), max_size=120),
     st.booleans(),
     st.booleans(),
+    st.booleans(),
     st.integers(0, 2**32 - 1),
 )
-def test_order_is_lexsort_element_for_element(n_rec, scores, with_tie, repeat, seed):
+def test_order_is_lexsort_element_for_element(n_rec, scores, with_tie, repeat, falling, seed):
     """The compiled result order equals np.lexsort((surface[pos], art[pos],
     [-tie,] -scores)): NaN last, -0.0 equal to 0.0, infinities, positions
-    repeated (equal keys keep their input order)."""
+    repeated (equal keys keep their input order); scores in any order, or
+    already falling (then only runs of equal scores are sorted -- a NaN
+    among them sorts the whole)."""
     rng = np.random.default_rng(seed)
     art = rng.integers(0, 6, n_rec).astype(np.int32)
     surface = rng.integers(0, 3, n_rec).astype(np.int64)
     pos = rng.integers(0, n_rec, len(scores)) if repeat else rng.permutation(n_rec)
     pos = pos[: len(scores)].astype(np.int64)
     sc = np.array(scores[: len(pos)], dtype=np.float64)
+    if falling:
+        sc = np.sort(sc)[::-1].copy()  # (a NaN, sorted last, now comes first)
     tie = rng.choice(np.array(SCORE_VALUES), len(pos)) if with_tie else None
     keys = [surface[pos], art[pos]] + ([-tie] if with_tie else []) + [-sc]
     want = np.lexsort(keys)
