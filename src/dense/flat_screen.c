@@ -290,9 +290,9 @@ void rv__scan_chunk_screen(rv__search *sr, unsigned t, size_t c) {
             float up[RV__PANEL], lo[RV__PANEL];
             const float *sc = ix->scale + r0, *qe = ix->qerr + r0, *qn = ix->qnorm + r0;
             uint32_t reach = ix->kern.bounds(itile, sc, qe, qn, lanes, qb3, (float)tau, up, lo);
-            /* the lanes whose upper end reached tau (it may rise below) */
-            /* (branch-free appends: whether a lane stays is a coin toss;
-            ** m < cr and nb < 4 kk before each write) */
+            /* the lanes whose upper end reached tau (it may rise below),
+            ** appended without branches (whether a lane stays is a coin
+            ** toss): m < cr and nb < 4 kk before each write */
             while (reach) {
                 size_t l = rv__ctz64(reach);
                 reach &= reach - 1;
