@@ -100,3 +100,29 @@ def test_a_tie_reaching_past_fetch_k_goes_to_the_stronger_evidence():
         both = search(c, "wing", mode="hybrid", k=2, per_artifact=per_artifact)
         assert both[0].score == both[1].score
         assert both[0].explain["evidence"] > both[1].explain["evidence"]
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "blend"])
+def test_ordering_only_the_head_gives_the_whole_orders_first_k(corpus, fusion, monkeypatch):
+    """A hybrid search without weights or a collapse puts in order only the
+    fused candidates that can be among the first k (every tie at the
+    edge); its hits are those of ordering every candidate, at every k,
+    with many equal RRF scores (300 documents over 20 words)."""
+    from rowvoi.corpus.retrieval import rank
+
+    full = rank._fuse
+
+    def whole(*args, **kw):
+        return full(*args[:7], None)  # (head: None, every candidate in order)
+
+    for query, k, per_artifact in itertools.product(
+        ("wing lift", "shock wave flow", "heat pipe nozzle", "mach"), (1, 3, 10, 40), (True, False)
+    ):
+        kw = dict(mode="hybrid", fusion=fusion, k=k, per_artifact=per_artifact)
+        fast = search(corpus, query, **kw)
+        with monkeypatch.context() as m:
+            m.setattr(rank, "_fuse", whole)
+            want = search(corpus, query, **kw)
+        assert [(h.record_id, h.score, h.explain) for h in fast] == [
+            (h.record_id, h.score, h.explain) for h in want
+        ]

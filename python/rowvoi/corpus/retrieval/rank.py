@@ -569,10 +569,19 @@ def _fetch(
         cut = cut or len(lex.ids) >= p.fetch_k
     else:
         lex = _ranked(table, _NO_IDS, _NO_IDS)
-    cands = _fuse(loaded, table, query, qvec, dense, lex, p)
+    # a hybrid search without weights or a collapse reads only the first k
+    # candidates: only those that can be among them are put in order
+    head = (
+        p.k
+        if p.mode == "hybrid"
+        and not p.weights
+        and not (p.per_artifact and not table.one_per_artifact)
+        else None
+    )
+    cands, n_cands = _fuse(loaded, table, query, qvec, dense, lex, p, head)
     if not len(cands.ids):
         return [], False
-    cut = cut or len(cands.ids) > p.fetch_k
+    cut = cut or n_cands > p.fetch_k
     if p.weights:
         w = np.array([p.weights.get(kind, 1.0) for kind in table.kinds], dtype=np.float64)
         scores = cands.scores * w[table.kind[cands.pos]]
@@ -844,13 +853,18 @@ def _fuse(
     dense: _Ranked,
     lex: _Ranked,
     p: Params,
-) -> _Ranked:
+    head: int | None = None,
+) -> tuple[_Ranked, int]:
     """The first-stage candidates with their (fused) scores, in result
-    order."""
+    order, and how many there are. With ``head``, a hybrid search returns
+    only the candidates that can be among the first ``head`` (those
+    scoring at least the ``head``-th best: every tie at the edge), in
+    order -- the first ``head`` of the whole order, without sorting the
+    rest."""
     if p.mode == "dense":
-        return dense
+        return dense, len(dense.ids)
     if p.mode == "lexical":
-        return lex
+        return lex, len(lex.ids)
     # the union by table position, ascending (the table's ids ascend, so
     # positions sort as ids do, and no id is looked up again), with each
     # record's rank on each side: one radix sort in the engine, where a
@@ -871,8 +885,14 @@ def _fuse(
         acc[there] += 1.0 / (p.rrf_k + l_rank[there])
     else:
         acc = _blend_scores(loaded, query, qvec, dense, lex, union, p, (d_rank, l_rank))
-    o = _order(table, upos, acc)
-    return _Ranked(union[o], acc[o], upos[o], d_rank[o], l_rank[o])
+    n = len(union)
+    if head is not None and 0 < head < n and not np.isnan(acc).any():
+        edge = np.partition(acc, n - head)[n - head]  # the head-th best score
+        sel = np.flatnonzero(acc >= edge)
+        o = sel[_order(table, upos[sel], acc[sel])]
+    else:
+        o = _order(table, upos, acc)
+    return _Ranked(union[o], acc[o], upos[o], d_rank[o], l_rank[o]), n
 
 
 def _break_rrf_ties(
