@@ -209,11 +209,25 @@ static inline int rv__hit_better(float sa, int64_t ia, float sb, int64_t ib) {
 /* Sort n hits best first, by rv__hit_better (flat_search.c). */
 void rv__sort_hits(rv__hit *h, size_t n);
 
+/* Sift h[i] down a heap of n hits whose root is the last in result order
+** (the worst). */
+static inline void rv__sift_hits(rv__hit *h, size_t n, size_t i) {
+    rv__hit x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && rv__hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id)) c++;
+        if (!rv__hit_better(x.s, x.id, h[c].s, h[c].id)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
 /* Bounded heap with the worst hit at the root. */
 static inline void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
-    size_t i;
     if (*n < cap) {
-        i = (*n)++;
+        size_t i = (*n)++;
         while (i > 0) {
             size_t p = (i - 1) / 2;
             if (!rv__hit_better(h[p].s, h[p].id, x.s, x.id)) break;
@@ -224,16 +238,8 @@ static inline void rv__heap_push(rv__hit *h, size_t *n, size_t cap, rv__hit x) {
         return;
     }
     if (!rv__hit_better(x.s, x.id, h[0].s, h[0].id)) return;
-    i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= cap) break;
-        if (c + 1 < cap && rv__hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id)) c++;
-        if (!rv__hit_better(x.s, x.id, h[c].s, h[c].id)) break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = x;
+    h[0] = x;
+    rv__sift_hits(h, cap, 0);
 }
 
 /* One pass of a search (flat_search.c): the queries of the pass, packed,

@@ -42,20 +42,6 @@ static void rv__insert_hits(rv__hit *h, size_t n) {
     }
 }
 
-/* Sift h[i] down a heap of n hits whose root is the last in result order. */
-static void rv__sift_hits(rv__hit *h, size_t n, size_t i) {
-    rv__hit x = h[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && rv__hit_better(h[c].s, h[c].id, h[c + 1].s, h[c + 1].id)) c++;
-        if (!rv__hit_better(x.s, x.id, h[c].s, h[c].id)) break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = x;
-}
-
 static void rv__swap_hits(rv__hit *a, rv__hit *b) {
     rv__hit t = *a;
     *a = *b;
