@@ -169,7 +169,7 @@ RV_API rv_status rv_records_hits(const rv_records *table, size_t n, const int64_
 ** position outside the table ("position 9 (list a, rank 3) out of
 ** range ...") or counts no array can hold (core.h "Sizes"; n_a + n_b at
 ** most 2^32 - 2); RV_E_NOMEM.
-** Cost: O((n_a + n_b) log2(n_records) / 11) (a radix sort), 28 (n_a + n_b)
+** Cost: O((n_a + n_b) log2(n_records) / 11) (a radix sort), 24 (n_a + n_b)
 ** bytes and 8 KB of scratch.  Since: 0.1
 */
 RV_API rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a, size_t n_b,
