@@ -352,9 +352,10 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
 cdef class Deferred:
     """The fields of a hit built here that are built when one of them is
     first read: the record's ``text``, its ``metadata`` and its
-    ``explain`` -- of one side (``dense_hits``, ``dense_search``) or of
-    two (``fused_hits``) -- (``DeferredField``, through ``field``, stores
-    them on the hit once).
+    ``explain`` (``DeferredField``, through ``field``, stores them on the
+    hit once).  A hit of one side (``dense_hits``, ``dense_search``) has
+    the other side's rank 0, weight 1.0, no fusion and no evidence, and
+    its explain is the one a fused hit's would be (``fused_hits``).
     The methods ``text``, ``metadata`` and ``explain`` build new objects
     on each call, equal to the reference's (``rank._dense_hits_reference``,
     ``rank._fused_hits_reference``).
@@ -368,14 +369,11 @@ cdef class Deferred:
 
     cdef HitTable t
     cdef Py_ssize_t j          # the record's position in t
-    cdef Py_ssize_t rank       # one side: explain's 1-based rank
-    cdef bint lexical          # one side: "lexical" (answered "bm25") or "dense"
-    cdef object score          # the hit's score (explain's "bm25", "cosine" or "fused")
-    cdef str mode, answered    # (answered: the dense side's name when fused)
-    cdef bint fused            # explain of two sides, from the fields below
-    cdef int64_t d_rank, l_rank  # fused: each side's rank, 0 where it did not return the hit
-    cdef double d_score, l_score  # fused: each side's raw score
-    cdef object weight, fusion, evidence  # fused: surface weight, fusion, evidence or _MISSING
+    cdef object score          # the hit's score (explain's "fused" when fusion is set)
+    cdef str mode, answered    # the search's mode; the dense side's name
+    cdef int64_t d_rank, l_rank  # each side's 1-based rank, 0 where it did not return the hit
+    cdef double d_score, l_score  # each side's raw score
+    cdef object weight, fusion, evidence  # surface weight, fusion or None, evidence or _MISSING
     cdef bint done             # whether the fields are stored on the hit
 
     def __init__(self):
@@ -417,25 +415,6 @@ cdef class Deferred:
         return meta
 
     cdef object _explain(self):
-        if self.fused:
-            return self._fused_explain()
-        if self.lexical:
-            return {
-                "mode": self.mode,
-                "answered_by": [self.answered],
-                "dense": None,
-                "lexical": {"rank": self.rank, "bm25": self.score},
-                "surface_weight": 1.0,
-            }
-        return {
-            "mode": self.mode,
-            "answered_by": [self.answered],
-            "dense": {"rank": self.rank, "cosine": self.score},
-            "lexical": None,
-            "surface_weight": 1.0,
-        }
-
-    cdef object _fused_explain(self):
         cdef bint d = self.d_rank != 0, l = self.l_rank != 0
         cdef dict why = {
             "mode": self.mode,
@@ -491,14 +470,6 @@ cdef extern from "Python.h":
     int _set_or_delete "PyObject_GenericSetAttr" (object o, object name, PyObject *v) except -1
 
 cdef object _ABSENT = object()  # (a descriptor's default: none)
-cdef tuple _NO_ARGS = ()
-
-
-cdef inline object _new_object(type cls):
-    """``cls.__new__(cls)`` through the class's own slot (the hit class
-    inherits object's), without a Python-level call: a sixth of a hit's
-    cost (100 hits: 31.6 -> 26.2 us)."""
-    return (<PyTypeObject *>cls).tp_new(cls, <PyObject *>_NO_ARGS, NULL)
 cdef tuple _DEFERRED_NAMES = ("text", "metadata", "explain")
 
 
@@ -546,6 +517,16 @@ cdef class DeferredField:
         return (<Deferred>later).field(hit, self.name)
 
 
+cdef tuple _NO_ARGS = ()
+
+
+cdef inline object _new_object(type cls):
+    """``cls.__new__(cls)`` through the class's own slot (the hit class
+    inherits object's), without a Python-level call: a sixth of a hit's
+    cost (100 hits: 31.6 -> 26.2 us)."""
+    return (<PyTypeObject *>cls).tp_new(cls, <PyObject *>_NO_ARGS, NULL)
+
+
 cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object source,
                  Deferred later):
     """The ``SearchHit`` of the record at position ``j``: its artifact id,
@@ -568,12 +549,15 @@ cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object sour
     return hit
 
 
-cdef inline Deferred _later(HitTable t, Py_ssize_t j, Py_ssize_t rank, bint lexical,
-                            object score, str mode, str answered):
+cdef inline Deferred _later(HitTable t, Py_ssize_t j, object score, str mode, str answered,
+                            int64_t d_rank, double d_score, int64_t l_rank, double l_score,
+                            object weight, object fusion, object evidence):
+    """The ``Deferred`` of the hit of the record at position ``j``: what
+    its explain says (a hit of one side has the other's rank 0)."""
     cdef Deferred d = Deferred.__new__(Deferred)
-    d.t, d.j, d.rank, d.lexical, d.score, d.mode, d.answered = (t, j, rank, lexical, score,
-                                                                mode, answered)
-    d.fused = False
+    d.t, d.j, d.score, d.mode, d.answered = t, j, score, mode, answered
+    d.d_rank, d.d_score, d.l_rank, d.l_score = d_rank, d_score, l_rank, l_score
+    d.weight, d.fusion, d.evidence = weight, fusion, evidence
     d.done = False
     return d
 
@@ -591,18 +575,24 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
     cdef bint lexical = answered == "bm25"
     cdef Py_ssize_t h, i, j
     cdef int64_t rid
+    cdef double sc
     cdef object score
+    cdef Deferred later
     for h in range(kept):
         j = at[h]
         i = rank[h]
         if ip != NULL:
             rid = ip[i]
-            score = _score(sp, styp, i)
+            sc = _score(sp, styp, i)
         else:
             rid = t.ids[j]
-            score = _score(sp, styp, h)
-        out[h] = _hit(t, j, score, rid, source,
-                      _later(t, j, i + 1, lexical, score, mode, answered))
+            sc = _score(sp, styp, h)
+        score = sc
+        if lexical:
+            later = _later(t, j, score, mode, answered, 0, 0.0, i + 1, sc, 1.0, None, _MISSING)
+        else:
+            later = _later(t, j, score, mode, answered, i + 1, sc, 0, 0.0, 1.0, None, _MISSING)
+        out[h] = _hit(t, j, score, rid, source, later)
     return out
 
 
@@ -740,9 +730,7 @@ def order(cnp.ndarray art not None, cnp.ndarray surface not None, cnp.ndarray po
     cdef const double *sp = <const double *>cnp.PyArray_DATA(scores)
     cdef const double *tp = <const double *>cnp.PyArray_DATA(tie) if tie is not None else NULL
     cdef Py_ssize_t h, j
-    for h in range(n):
-        if pp[h] < 0 or pp[h] >= n_rec:
-            raise ValueError(f"order: position {pp[h]} out of range")
+    _check_positions(pp, n, n_rec, "order")
     cdef cnp.npy_intp dims[1]
     dims[0] = n
     cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, dims, cnp.NPY_INTP, 0)
@@ -767,7 +755,6 @@ def order(cnp.ndarray art not None, cnp.ndarray surface not None, cnp.ndarray po
     finally:
         PyMem_Free(pl)
     return out
-
 
 
 def union(cnp.ndarray a not None, cnp.ndarray b not None, Py_ssize_t n_records):
@@ -805,6 +792,16 @@ def union(cnp.ndarray a not None, cnp.ndarray b not None, Py_ssize_t n_records):
 cdef inline bint _column(cnp.ndarray a, int typ, Py_ssize_t n):
     return (cnp.PyArray_NDIM(a) == 1 and cnp.PyArray_DIM(a, 0) == n
             and cnp.PyArray_TYPE(a) == typ and cnp.PyArray_IS_C_CONTIGUOUS(a))
+
+
+cdef int _check_positions(const int64_t *pp, Py_ssize_t n, Py_ssize_t n_rec,
+                          str fn) except -1:
+    """ValueError (naming ``fn``) unless every pp[0:n] is in [0, n_rec)."""
+    cdef Py_ssize_t h
+    for h in range(n):
+        if pp[h] < 0 or pp[h] >= n_rec:
+            raise ValueError(f"{fn}: position {pp[h]} out of range")
+    return 0
 
 
 def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids not None,
@@ -845,12 +842,10 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
     cdef const int64_t *lr = <const int64_t *>cnp.PyArray_DATA(l_rank)
     cdef const double *ls = <const double *>cnp.PyArray_DATA(l_score)
     cdef Py_ssize_t h, j
-    for h in range(n):
-        if pp[h] < 0 or pp[h] >= t.n:
-            raise ValueError(f"fused_hits: position {pp[h]} out of range")
+    _check_positions(pp, n, t.n, "fused_hits")
     cdef list out = [None] * n
     cdef object score, rid, weight
-    cdef Deferred d
+    cdef Deferred later
     cdef bint weighted = bool(weights)
     for h in range(n):
         j = pp[h]
@@ -860,11 +855,8 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
             weight = weights.get(<object>PyList_GET_ITEM(t.kinds, t.kind[j]), 1.0)
         else:
             weight = 1.0
-        d = _later(t, j, 0, False, score, mode, answered_dense)
-        d.fused = True
-        d.d_rank, d.d_score, d.l_rank, d.l_score = dr[h], ds[h], lr[h], ls[h]
-        d.weight, d.fusion = weight, fusion
-        d.evidence = evidence.get(rid, _MISSING) if evidence else _MISSING
-        out[h] = _hit(t, j, score, rid, source, d)
+        later = _later(t, j, score, mode, answered_dense, dr[h], ds[h], lr[h], ls[h], weight,
+                       fusion, evidence.get(rid, _MISSING) if evidence else _MISSING)
+        out[h] = _hit(t, j, score, rid, source, later)
     return out
 

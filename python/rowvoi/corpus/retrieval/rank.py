@@ -423,11 +423,8 @@ def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     if not len(ids):
         return _Ranked(_NO_IDS, _NO_SCORES, _NO_IDS)
     ids = np.asarray(ids, dtype=np.int64)
-    return _in_order(table, ids, np.asarray(scores, dtype=np.float64), table.positions(ids))
-
-
-def _in_order(table: RecordTable, ids: np.ndarray, sc: np.ndarray, pos: np.ndarray) -> _Ranked:
-    """:func:`_ranked` of records whose positions ``pos`` are known."""
+    sc = np.asarray(scores, dtype=np.float64)
+    pos = table.positions(ids)
     o = _order(table, pos, sc)
     return _Ranked(ids[o], sc[o], pos[o])
 
@@ -969,10 +966,6 @@ def _blend_scores(
     scores 0). ``sides``, when given: each record's 1-based rank in
     ``dense`` and in ``lex`` (0: not there), so neither list is searched."""
     n = len(cids)
-    cos = np.zeros(n, dtype=np.float64)
-    bm = np.zeros(n, dtype=np.float64)
-    have_cos = np.zeros(n, dtype=bool)
-    have_bm = np.zeros(n, dtype=bool)
     by_id = np.argsort(cids, kind="stable")
     sorted_ids = cids[by_id]
 
@@ -986,6 +979,8 @@ def _blend_scores(
         have_cos, have_bm = sides[0] > 0, sides[1] > 0
         cos, bm = _side_scores(dense, sides[0]), _side_scores(lex, sides[1])
     else:
+        cos, bm = np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.float64)
+        have_cos, have_bm = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         at, hit = place(dense.ids)
         cos[at], have_cos[at] = dense.scores[hit], True
         at, hit = place(lex.ids)
