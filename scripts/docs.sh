@@ -29,9 +29,9 @@ with open("pyproject.toml", "rb") as f:
 PYEOF
 )
 if [ ${#REQS[@]} -gt 0 ]; then
-    "$PY" -m pip install --quiet "${REQS[@]}"
+    bash scripts/pip-install.sh "$PY" "${REQS[@]}"
 else
-    "$PY" -m pip install --quiet ".[docs]"
+    bash scripts/pip-install.sh "$PY" ".[docs]"
 fi
 
 # -E: read every page afresh, so no warning hides in a cached page; the

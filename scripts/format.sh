@@ -14,7 +14,7 @@ VENV=${1:-${ROWVOI_TEST_VENV:-build/test-venv}}
 if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install --quiet -r scripts/lint-requirements.txt
+bash scripts/pip-install.sh "$VENV/bin/python" -r scripts/lint-requirements.txt
 
 "$VENV/bin/ruff" check --select I --fix --quiet .
 "$VENV/bin/ruff" format .

@@ -24,7 +24,7 @@ if ! (cd tests && "$VENV/bin/python" -c "import rowvoi._setcover, dask, kuzu") 2
     echo "lint: making the test environment ($VENV) with scripts/test.sh --install-only"
     ROWVOI_TEST_VENV=$VENV bash scripts/test.sh --install-only
 fi
-"$VENV/bin/python" -m pip install --quiet -r scripts/lint-requirements.txt
+bash scripts/pip-install.sh "$VENV/bin/python" -r scripts/lint-requirements.txt
 
 failed=()
 step() {  # step NAME COMMAND...: run, report, remember a failure

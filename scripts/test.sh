@@ -73,10 +73,11 @@ if [ "$ctest" = yes ]; then
 fi
 
 # ------------------------------------------------------------- the environment
-pip() { "$VENV/bin/python" -m pip --quiet --disable-pip-version-check "$@"; }
+# (scripts/pip-install.sh: pip install, tried again when the network drops)
+pip_install() { bash scripts/pip-install.sh "$VENV/bin/python" "$@"; }
 if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
-    pip install --upgrade pip
+    pip_install --upgrade pip
 fi
 # The build requirements (pyproject.toml's [build-system] requires, and
 # ninja), installed when they change.
@@ -96,10 +97,10 @@ PYEOF
 stamp=$VENV/.rowvoi-build-requires
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$build_reqs" ]; then
     mapfile -t reqs <<<"$build_reqs"
-    pip install "${reqs[@]}"
+    pip_install "${reqs[@]}"
     printf '%s' "$build_reqs" >"$stamp"
 fi
-pip install --no-build-isolation -Cbuild-dir="$VENV/rowvoi-build" ".[test]"
+pip_install --no-build-isolation -Cbuild-dir="$VENV/rowvoi-build" ".[test]"
 echo "== environment ready ($VENV, ${SECONDS} s)"
 if [ "$tier" = install-only ]; then
     exit 0
