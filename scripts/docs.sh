@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.."
 VENV=${ROWVOI_TEST_VENV:-build/test-venv}
 case $VENV in /*) ;; *) VENV=$PWD/$VENV ;; esac
 PY="$VENV/bin/python"
+# The examples' temporary folders (the docstrings' tempfile.mkdtemp()) go
+# under one folder of this run, removed when it ends.
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/rowvoi-docs-XXXXXXXX")
+trap 'chmod -R u+rwx "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
+export TMPDIR=$scratch
 if ! (cd tests && "$PY" -c "import rowvoi._setcover") 2>/dev/null; then
     echo "docs: making the test environment ($VENV) with scripts/test.sh --install-only"
     ROWVOI_TEST_VENV=$VENV bash scripts/test.sh --install-only

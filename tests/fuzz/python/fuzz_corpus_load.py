@@ -23,6 +23,7 @@ on every CI run (atheris not needed).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import shutil
 import sys
@@ -53,6 +54,7 @@ DOCS = {
 EXPECTED = (CorpusError, rowvoi.errors.RvError)
 
 _ROOT = Path(tempfile.mkdtemp(prefix="rowvoi-fuzz-corpus-"))
+atexit.register(shutil.rmtree, _ROOT, True)  # (the inputs live in the fuzz corpus)
 _PRISTINE = _ROOT / "pristine"
 build(from_mapping(DOCS, embedder="hashing"), store=CorpusStore(_PRISTINE))
 IMAGE = (_PRISTINE / "docs.sqlite").read_bytes()

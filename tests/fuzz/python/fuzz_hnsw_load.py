@@ -39,6 +39,7 @@ on every CI run (atheris not needed).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -67,6 +68,7 @@ EXPECTED = (IndexFormatError, RvIOError)
 DIM = 6
 
 _ROOT = Path(tempfile.mkdtemp(prefix="rowvoi-fuzz-hnsw-"))
+atexit.register(shutil.rmtree, _ROOT, True)  # (the inputs live in the fuzz corpus)
 _PRISTINE = _ROOT / "pristine"
 _rng = np.random.default_rng(5)
 _index = HNSWIndex(DIM, metric="l2", M=4, ef_construction=20, ef=10, seed=3)

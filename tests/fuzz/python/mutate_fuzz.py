@@ -33,6 +33,7 @@ import importlib
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,6 +111,15 @@ def main() -> int:
     target, seconds = sys.argv[1], float(sys.argv[2])
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
     work = Path(tempfile.mkdtemp(prefix=f"rowvoi-mutate-{target}-"))
+    try:
+        return _run(target, seconds, seed, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # (the reproducers are in CORPUS)
+
+
+def _run(target: str, seconds: float, seed: int, work: Path) -> int:
+    """main's loop: children run inputs from the next one a dead child
+    left, until the deadline; ``work`` holds what they share."""
     start_time, deadline = time.monotonic(), time.time() + seconds
     nxt, findings, crashes = 0, 0, 0
     while deadline - time.time() > 1:
