@@ -92,8 +92,7 @@ static size_t rv__find_all(const int64_t *ids, size_t n, const int64_t *xs, size
         /* without a branch: whether a probe goes left or right is a coin
         ** toss, and a branch mispredicted at every other probe cost a
         ** k = 100 dense search on Cranfield about 6 % of its time */
-        for (size_t i = 0; i < m; i++)
-            out[i] += half & -(int64_t)(ids[out[i] + half] <= xs[i]);
+        for (size_t i = 0; i < m; i++) out[i] += half & -(int64_t)(ids[out[i] + half] <= xs[i]);
         length -= (size_t)half;
     }
     for (size_t i = 0; i < m; i++)
