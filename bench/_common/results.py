@@ -16,11 +16,14 @@ numpy); writing a file goes through rowvoi's atomic writer.
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import importlib.metadata
 import os
 import platform
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +145,16 @@ class Run:
             f"Produced by `{self.command}` on {self.machine} at the start (shared with "
             f"other jobs); {versions_line(v)}; {self.date}."
         )
+
+
+def scratch_dir(prefix: str) -> str:
+    """A new private folder (``tempfile.mkdtemp``) for what a run builds --
+    its corpora, indexes and files -- removed when the process exits,
+    however the run ends (the corpora of a latency run take hundreds of
+    MB)."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 def write(path: str | os.PathLike[str], text: str) -> Path:

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 
 from .._common.cranfield import corpus_data as cranfield
 from .._common.minilm import key, minilm_table
-from .._common.results import ROOT, Run, versions, write
+from .._common.results import ROOT, Run, scratch_dir, versions, write
 
 ABST = os.path.join(ROOT, "tests", "data", "abstention")
 IR_PEER = ROOT / "bench" / "peers" / "calibration_ir.py"
@@ -127,7 +127,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     def fn(texts):
         return np.stack([lut[key(t)] for t in texts])
 
-    scratch = tempfile.mkdtemp(prefix="rv-calib-bench-")
+    scratch = scratch_dir("rv-calib-bench-")
     results: dict = {}
     for emb_label, emb in (("MiniLM", (fn, "table:" + table[1])), ("hashing", "hashing")):
         c = build(

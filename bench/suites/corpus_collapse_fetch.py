@@ -39,12 +39,11 @@ import importlib.util
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 
 from .._common.cranfield import corpus_data
-from .._common.results import Run, versions, write
+from .._common.results import Run, scratch_dir, versions, write
 
 CONFIGS = (
     ("lexical", {"mode": "lexical"}, False),
@@ -97,7 +96,7 @@ def main(argv: Sequence[str], run: Run) -> int:
         (f"chunks of {args.chunk} characters", chunks, docs),
         (f"{args.join} documents joined, chunks of {args.chunk}", chunks, long_docs),
     )
-    scratch = tempfile.mkdtemp()
+    scratch = scratch_dir("rowvoi-bench-collapse-")
     lines = []
     for n, (label, strategy, mapping) in enumerate(corpora):
         store = CorpusStore(os.path.join(scratch, str(n)), name="cran")

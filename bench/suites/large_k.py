@@ -37,13 +37,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._common.cranfield import corpus_data
-from .._common.results import Run, publish, version_of, versions
+from .._common.results import Run, publish, scratch_dir, version_of, versions
 from .._common.timing import SelfTimed, interleaved, ratio, spread
 
 #: (label, search() keywords) of the corpus's modes
@@ -95,7 +94,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     queries = [" ".join(q.split()) for q in queries]
     if args.queries:
         queries = queries[: args.queries]
-    scratch = tempfile.mkdtemp(prefix="rowvoi-bench-large-k-")
+    scratch = scratch_dir("rowvoi-bench-large-k-")
     emb = "hashing:512"
     corpus = build(
         from_mapping(docs, name="cran", strategy=WholeText(), embedder=emb),

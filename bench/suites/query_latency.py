@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -43,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from .._common.cranfield import corpus_data, sentence_pairs
-from .._common.results import CACHE, Run, publish, versions
+from .._common.results import CACHE, Run, publish, scratch_dir, versions
 
 
 def percentiles(ms: list[float]) -> str:
@@ -133,7 +132,7 @@ def main(argv: Sequence[str], run: Run) -> int:
 
         return fn, eid
 
-    scratch = tempfile.mkdtemp(prefix="rowvoi-bench-qlat-")
+    scratch = scratch_dir("rowvoi-bench-qlat-")
     store = CorpusStore(os.path.join(scratch, "c"), name="qlat")
     t0 = time.perf_counter()
     build(
