@@ -353,7 +353,11 @@ cdef class Deferred:
     """The fields of a hit built here that are built when one of them is
     first read: the record's ``text``, its ``metadata`` and its
     ``explain`` (``DeferredField``, through ``field``, stores them on the
-    hit once).  A hit of one side (``dense_hits``, ``dense_search``) has
+    hit once, with the plain fields below).  The plain fields
+    ``surface_kind``, ``surface_index`` and ``record_id`` are read from it
+    until then (``plain``: a table lookup, nothing built or stored): most
+    callers read none of them, and three attribute stores are a fifth of
+    what a hit costs to make.  A hit of one side (``dense_hits``, ``dense_search``) has
     the other side's rank 0, weight 1.0, no fusion and no evidence, and
     its explain is the one a fused hit's would be (``fused_hits``).
     The methods ``text``, ``metadata`` and ``explain`` build new objects
@@ -369,6 +373,7 @@ cdef class Deferred:
 
     cdef HitTable t
     cdef Py_ssize_t j          # the record's position in t
+    cdef int64_t rid           # the record's id
     cdef object score          # the hit's score (explain's "fused" when fusion is set)
     cdef str mode, answered    # the search's mode; the dense side's name
     cdef int64_t d_rank, l_rank  # each side's 1-based rank, 0 where it did not return the hit
@@ -431,13 +436,22 @@ cdef class Deferred:
             why["evidence"] = self.evidence
         return why
 
+    cdef object plain(self, int which):
+        """The plain field ``_PLAIN_NAMES[which]`` (a new object for an
+        int, the table's for the kind)."""
+        if which == 0:
+            return <object>PyList_GET_ITEM(self.t.kinds, self.t.kind[self.j])
+        if which == 1:
+            return self.t.surface[self.j]
+        return self.rid
+
     cdef object field(self, hit, str name):
         """The field ``name`` of ``hit`` (whose Deferred this is), after
         storing on the hit every deferred field, built here (unless
         another thread stored them first: the first stored stand), and
-        letting the Deferred go: a caller who reads one of a hit's
-        deferred fields mostly reads the others, and one descriptor call
-        per hit costs less than three."""
+        the plain ones, then letting the Deferred go: a caller who reads
+        one of a hit's deferred fields mostly reads the others, and one
+        descriptor call per hit costs less than three."""
         if self.done:
             return PyObject_GenericGetAttr(hit, name)  # (stored: no descriptor call)
         text = self._text()
@@ -450,6 +464,9 @@ cdef class Deferred:
             PyObject_GenericSetAttr(hit, "text", text)
             PyObject_GenericSetAttr(hit, "metadata", meta)
             PyObject_GenericSetAttr(hit, "explain", why)
+            PyObject_GenericSetAttr(hit, "surface_kind", self.plain(0))
+            PyObject_GenericSetAttr(hit, "surface_index", self.plain(1))
+            PyObject_GenericSetAttr(hit, "record_id", self.plain(2))
             self.done = True
             try:
                 _set_or_delete(hit, "_rv_deferred", NULL)
@@ -471,20 +488,27 @@ cdef extern from "Python.h":
 
 cdef object _ABSENT = object()  # (a descriptor's default: none)
 cdef tuple _DEFERRED_NAMES = ("text", "metadata", "explain")
+cdef tuple _PLAIN_NAMES = ("surface_kind", "surface_index", "record_id")
+#: the fields of ``SearchHit`` that a hit built here leaves to its
+#: ``Deferred`` (``DeferredField``): the built ones, then the plain ones
+DEFERRED_FIELDS = _DEFERRED_NAMES + _PLAIN_NAMES
 
 
 @cython.final
 cdef class DeferredField:
     """A field of ``SearchHit`` (``text``, ``metadata`` or ``explain``)
-    that a hit built here leaves to be built when first read: a non-data
+    that a hit built here leaves to be built when first read, or one it
+    leaves to be read from its ``Deferred`` (``surface_kind``,
+    ``surface_index``, ``record_id``: ``DEFERRED_FIELDS``): a non-data
     descriptor, so a hit that holds the field (every hand-built hit, and
-    a built one once read) never reaches it.
+    a built one once a built field is read) never reaches it.
 
     On the first read of one of them, the hit's ``Deferred`` (its
     attribute ``DEFERRED``) builds the three and the hit stores them
     (``Deferred.field``); the first values stored are the ones every read
     gives, in every thread (the stores and their check hold the
-    ``Deferred``'s critical section).  Then the ``Deferred``, and the
+    ``Deferred``'s critical section); the plain fields are stored with
+    them, equal to what was read before.  Then the ``Deferred``, and the
     record table it keeps alive, is let go.  ``default``: what the class
     attribute gives (explain's default), or the descriptor itself when
     not given.  AttributeError for a hit with neither the field nor a
@@ -492,12 +516,14 @@ cdef class DeferredField:
 
     cdef readonly str name
     cdef object default
+    cdef int plain  # the plain field's index in _PLAIN_NAMES, or -1
 
     def __init__(self, str name not None, default=_ABSENT):
-        if name not in _DEFERRED_NAMES:
+        if name not in DEFERRED_FIELDS:
             raise ValueError(f"DeferredField: {name!r} is not a deferred field")
         self.name = name
         self.default = default
+        self.plain = _PLAIN_NAMES.index(name) if name in _PLAIN_NAMES else -1
 
     def __get__(self, hit, owner):
         if hit is None:
@@ -514,6 +540,8 @@ cdef class DeferredField:
             if self.name in d:
                 return d[self.name]
             raise AttributeError(f"{type(hit).__name__!r} object has no attribute {self.name!r}")
+        if self.plain >= 0:
+            return (<Deferred>later).plain(self.plain)
         return (<Deferred>later).field(hit, self.name)
 
 
@@ -527,11 +555,11 @@ cdef inline object _new_object(type cls):
     return (<PyTypeObject *>cls).tp_new(cls, <PyObject *>_NO_ARGS, NULL)
 
 
-cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object source,
-                 Deferred later):
-    """The ``SearchHit`` of the record at position ``j``: its artifact id,
-    kind and surface index from the table, ``score``, ``rid`` and
-    ``source``; its text, metadata and explain left to ``later``."""
+cdef object _hit(HitTable t, Py_ssize_t j, object score, object source, Deferred later):
+    """The ``SearchHit`` of the record at position ``j``: its artifact id
+    from the table, ``score`` and ``source``; its text, metadata and
+    explain left to ``later`` to build, its kind, surface index and
+    record id to read."""
     cdef int32_t a = t.art[j]
     cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
     hit = _new_object(t.hit_type)
@@ -540,22 +568,20 @@ cdef object _hit(HitTable t, Py_ssize_t j, object score, object rid, object sour
     # __dict__ made and grown here
     PyObject_GenericSetAttr(hit, "artifact_id", PyUnicode_DecodeUTF8(
         ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a], NULL))
-    PyObject_GenericSetAttr(hit, "surface_kind", <object>PyList_GET_ITEM(t.kinds, t.kind[j]))
     PyObject_GenericSetAttr(hit, "score", score)
     PyObject_GenericSetAttr(hit, "source", source)
-    PyObject_GenericSetAttr(hit, "surface_index", t.surface[j])
-    PyObject_GenericSetAttr(hit, "record_id", rid)
     PyObject_GenericSetAttr(hit, "_rv_deferred", later)  # (DEFERRED)
     return hit
 
 
-cdef inline Deferred _later(HitTable t, Py_ssize_t j, object score, str mode, str answered,
-                            int64_t d_rank, double d_score, int64_t l_rank, double l_score,
-                            object weight, object fusion, object evidence):
-    """The ``Deferred`` of the hit of the record at position ``j``: what
-    its explain says (a hit of one side has the other's rank 0)."""
+cdef inline Deferred _later(HitTable t, Py_ssize_t j, int64_t rid, object score, str mode,
+                            str answered, int64_t d_rank, double d_score, int64_t l_rank,
+                            double l_score, object weight, object fusion, object evidence):
+    """The ``Deferred`` of the hit of the record at position ``j``, of id
+    ``rid``: what its explain says (a hit of one side has the other's
+    rank 0)."""
     cdef Deferred d = Deferred.__new__(Deferred)
-    d.t, d.j, d.score, d.mode, d.answered = t, j, score, mode, answered
+    d.t, d.j, d.rid, d.score, d.mode, d.answered = t, j, rid, score, mode, answered
     d.d_rank, d.d_score, d.l_rank, d.l_score = d_rank, d_score, l_rank, l_score
     d.weight, d.fusion, d.evidence = weight, fusion, evidence
     d.done = False
@@ -589,10 +615,12 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
             sc = _score(sp, styp, h)
         score = sc
         if lexical:
-            later = _later(t, j, score, mode, answered, 0, 0.0, i + 1, sc, 1.0, None, _MISSING)
+            later = _later(t, j, rid, score, mode, answered, 0, 0.0, i + 1, sc, 1.0, None,
+                           _MISSING)
         else:
-            later = _later(t, j, score, mode, answered, i + 1, sc, 0, 0.0, 1.0, None, _MISSING)
-        out[h] = _hit(t, j, score, rid, source, later)
+            later = _later(t, j, rid, score, mode, answered, i + 1, sc, 0, 0.0, 1.0, None,
+                           _MISSING)
+        out[h] = _hit(t, j, score, source, later)
     return out
 
 
@@ -844,19 +872,18 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
     cdef Py_ssize_t h, j
     _check_positions(pp, n, t.n, "fused_hits")
     cdef list out = [None] * n
-    cdef object score, rid, weight
+    cdef object score, weight
     cdef Deferred later
     cdef bint weighted = bool(weights)
     for h in range(n):
         j = pp[h]
         score = sp[h]
-        rid = ip[h]
         if weighted:
             weight = weights.get(<object>PyList_GET_ITEM(t.kinds, t.kind[j]), 1.0)
         else:
             weight = 1.0
-        later = _later(t, j, score, mode, answered_dense, dr[h], ds[h], lr[h], ls[h], weight,
-                       fusion, evidence.get(rid, _MISSING) if evidence else _MISSING)
-        out[h] = _hit(t, j, score, rid, source, later)
+        later = _later(t, j, ip[h], score, mode, answered_dense, dr[h], ds[h], lr[h], ls[h],
+                       weight, fusion, evidence.get(ip[h], _MISSING) if evidence else _MISSING)
+        out[h] = _hit(t, j, score, source, later)
     return out
 

@@ -1,7 +1,9 @@
-"""A search's hits build their text, metadata and explain when one is first read
-(SearchHit's Notes; rowvoi.index._hot.Deferred): what a caller can see of
-that -- the values, their identity across reads and threads, the snapshot
-they come from, and every way a hit is copied or compared."""
+"""A search's hits build their text, metadata and explain when one is first read,
+and read their surface kind, surface index and record id from the record
+table until then (SearchHit's Notes; rowvoi.index._hot.Deferred): what a
+caller can see of that -- the values, their identity across reads and
+threads, the snapshot they come from, and every way a hit is copied or
+compared."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from rowvoi.corpus.base import DEFERRED, SearchHit
 from rowvoi.index import _hot
 
 LAZY = ("text", "metadata", "explain")
+PLAIN = ("surface_kind", "surface_index", "record_id")
 FIELDS = [f.name for f in dataclasses.fields(SearchHit)]
 DOCS = {
     f"d{i}": f"note {i}: the {w} pump {'valve ' * (i % 3)}failed at shift {i % 4}. " * 3
@@ -59,7 +62,7 @@ SEARCHES = [
 
 
 @pytest.mark.parametrize("kw", SEARCHES, ids=lambda kw: "-".join(kw.values()))
-def test_reading_one_deferred_field_stores_the_three(tmp_path, kw):
+def test_reading_one_deferred_field_stores_the_six(tmp_path, kw):
     corpus = _corpus(tmp_path)
     want = [_read(h) for h in search(corpus, "pump valve failed", k=8, **kw)]
     assert want and all(isinstance(w[3], str) and w[3] for w in want)
@@ -68,12 +71,19 @@ def test_reading_one_deferred_field_stores_the_three(tmp_path, kw):
         assert len(hits) == len(want)
         for h in hits:
             d = vars(h)
-            deferred = [name for name in LAZY if name not in d]
-            assert deferred == list(LAZY)  # (a fused search's explain too)
+            deferred = [name for name in _hot.DEFERRED_FIELDS if name not in d]
+            assert deferred == [*LAZY, *PLAIN]  # (a fused search's explain too)
             assert not gc.is_tracked(d[DEFERRED])
+            # the plain fields are read from the table: nothing is stored
+            plain = [getattr(h, name) for name in PLAIN]
+            assert plain == [getattr(h, name) for name in PLAIN]
+            assert DEFERRED in vars(h) and not set(PLAIN) & set(vars(h))
+            assert isinstance(plain[0], str) and type(plain[1]) is type(plain[2]) is int
             value = getattr(h, first)
             d = vars(h)
-            assert all(name in d for name in LAZY) and DEFERRED not in d  # the table let go
+            assert DEFERRED not in d  # the table let go
+            assert all(name in d for name in _hot.DEFERRED_FIELDS)
+            assert [d[name] for name in PLAIN] == plain
             assert d[first] is value is getattr(h, first)
         assert [_read(h) for h in hits] == want
 
@@ -153,11 +163,13 @@ def test_hand_built_hits_and_the_class_are_unchanged():
         "record_id": None,
         "explain": None,
     }
-    assert SearchHit.explain is None  # the default, as the class attribute
+    assert SearchHit.explain is None  # the defaults, as the class attributes
+    assert SearchHit.surface_index is None and SearchHit.record_id is None
     assert SearchHit("a", "doc", 1.0, "t").explain is None
     bare = object.__new__(SearchHit)
-    with pytest.raises(AttributeError, match="'text'"):
-        _ = bare.text
+    for name in ("text", "surface_kind"):
+        with pytest.raises(AttributeError, match=f"'{name}'"):
+            getattr(bare, name)
     with pytest.raises(dataclasses.FrozenInstanceError):
         h.text = "u"
 

@@ -513,9 +513,10 @@ class SearchHit:
     same objects on every read and from every thread; equality,
     ``repr``, pickling, copies, :func:`dataclasses.asdict` and
     :meth:`to_dict` read them. Until then a hit keeps the record table of
-    the generation it came from alive, and ``vars(hit)`` lacks them (and
-    holds a private key instead): use :func:`dataclasses.asdict` or
-    :meth:`to_dict` to see every field.
+    the generation it came from alive, reads its ``surface_kind``,
+    ``surface_index`` and ``record_id`` from it (stored with the others),
+    and ``vars(hit)`` lacks these six (and holds a private key instead):
+    use :func:`dataclasses.asdict` or :meth:`to_dict` to see every field.
 
     Examples
     --------
@@ -591,10 +592,11 @@ class SearchHit:
 #: builds it (:class:`rowvoi.index._hot.Deferred`)
 DEFERRED = _hot.DEFERRED
 _HIT_FIELDS = tuple(f.name for f in dataclasses.fields(SearchHit))
-for _name in ("text", "metadata", "explain"):
-    # the descriptors that build a deferred field on its first read; set
-    # after the dataclass is made (its __init__ keeps explain's default,
-    # None, which the class attribute still gives)
+for _name in _hot.DEFERRED_FIELDS:
+    # the descriptors that build a deferred field on its first read (or
+    # read a plain one from the Deferred); set after the dataclass is made
+    # (its __init__ keeps the defaults, None, which the class attributes
+    # still give)
     if hasattr(SearchHit, _name):
         setattr(SearchHit, _name, _hot.DeferredField(_name, getattr(SearchHit, _name)))
     else:

@@ -11,6 +11,7 @@ import numpy as np
 from typing_extensions import CapsuleType, disjoint_base
 
 DEFERRED: str
+DEFERRED_FIELDS: tuple[str, ...]
 
 def unit_query(x: np.ndarray) -> np.ndarray: ...
 def order(
