@@ -270,21 +270,26 @@ static uint32_t rv__next_allowed(const uint64_t *bits, uint32_t n_docs, uint32_t
 /* -------------------------------------------------------------- heap */
 
 /* a is worse than b: lower score, or equal score and higher caller id */
-static int rv__worse(rv__hit a, rv__hit b) {
-    return a.score < b.score || (a.score == b.score && a.id > b.id);
+/* Whether a ranks below b: a lower score, or an equal one and a larger
+** caller id (written with & and |, so that it compiles without a branch). */
+static inline int rv__worse(rv__hit a, rv__hit b) {
+    return (a.score < b.score) | ((a.score == b.score) & (a.id > b.id));
 }
 
+/* Sift h[i] down the heap of n (worst at the root).  The worse child is
+** picked without a branch -- which one it is is a coin toss, and the heap
+** of a k = 100 search on Cranfield spent about 8 % of the query there --
+** and the hole moves down to where h[i] belongs, written once. */
 static void rv__sift_down(rv__hit *h, size_t n, size_t i) {
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && rv__worse(h[l], h[m])) m = l;
-        if (r < n && rv__worse(h[r], h[m])) m = r;
-        if (m == i) return;
-        rv__hit t = h[i];
+    rv__hit x = h[i];
+    for (size_t l; (l = 2 * i + 1) < n;) {
+        size_t r = l + (size_t)(l + 1 < n); /* no right child: l, which is not worse than l */
+        size_t m = l + (r - l) * (size_t)rv__worse(h[r], h[l]);
+        if (!rv__worse(h[m], x)) break;
         h[i] = h[m];
-        h[m] = t;
         i = m;
     }
+    h[i] = x;
 }
 
 static void rv__sift_up(rv__hit *h, size_t i) {
