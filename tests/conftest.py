@@ -41,8 +41,9 @@ def pytest_configure(config):
     docstring's example, a fuzz target, or a subprocess a test starts
     (``TMPDIR``) -- goes under one folder of this run, removed when the
     run ends.  A quick run used to leave about 120 folders in /tmp, and
-    the machine's disk filled up.  (pytest's own ``tmp_path`` folders stay
-    where pytest keeps them, for the last three runs.)"""
+    the machine's disk filled up.  pytest's own ``tmp_path`` folders are
+    made there too; to keep them for a look after a failure, run pytest
+    with ``--basetemp DIR``."""
     root = tempfile.mkdtemp(prefix="rowvoi-tests-")
     config.stash[_TMP] = (root, tempfile.tempdir, os.environ.get("TMPDIR"))
     tempfile.tempdir = root
