@@ -17,6 +17,7 @@ Hypothesis profiles, chosen by the environment variable ``ROWVOI_HYPOTHESIS``:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -66,7 +67,8 @@ def pytest_unconfigure(config):
         for d in dirs:
             path = os.path.join(top, d)
             if not os.path.islink(path):
-                os.chmod(path, stat.S_IRWXU)
+                with contextlib.suppress(OSError):  # (what cannot be opened up stays)
+                    os.chmod(path, stat.S_IRWXU)
     shutil.rmtree(root, ignore_errors=True)
 
 
