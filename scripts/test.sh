@@ -80,7 +80,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     pip_install --upgrade pip
 fi
 # The build requirements (pyproject.toml's [build-system] requires, and
-# ninja), installed when they change.
+# ninja), installed when they change.  hnswlib is a source distribution only
+# on PyPI, and the install below builds it without isolation too: its
+# setup.py needs setuptools, wheel and pybind11 in this venv.
 build_reqs=$("$VENV/bin/python" - <<'PYEOF'
 import re
 try:
@@ -91,7 +93,7 @@ except ModuleNotFoundError:  # Python 3.10
     text = open("pyproject.toml").read()
     block = re.search(r"^requires\s*=\s*\[(.*?)\]", text, re.M | re.S).group(1)
     reqs = re.findall(r'"([^"]+)"', block)
-print("\n".join([*reqs, "ninja"]))
+print("\n".join([*reqs, "ninja", "setuptools", "wheel", "pybind11"]))
 PYEOF
 )
 stamp=$VENV/.rowvoi-build-requires

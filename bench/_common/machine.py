@@ -47,6 +47,13 @@ def vector_extensions() -> str:
     return ", ".join(f for f in VECTOR_FLAGS if f in have) or "no avx2"
 
 
+def host_tag() -> str:
+    """``"_avx512"`` on a CPU with AVX-512 (avx512f), else ``""``: the suffix
+    of a results file's name, so that one host's results sit beside the
+    other's rather than over them."""
+    return "_avx512" if "avx512f" in vector_extensions().split(", ") else ""
+
+
 def cores() -> int:
     """CPUs this process may run on (its affinity), else the machine's count."""
     try:

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .machine import git_commit, machine_line
+from .machine import git_commit, host_tag, machine_line
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
@@ -119,14 +119,22 @@ class Run:
             f"-m bench run {self.suite}" + (" --quick" if self.quick else ""), self.shown
         )
 
+    #: ``"_avx512"`` on a host with AVX-512, else ``""`` (:func:`.machine.host_tag`)
+    host: str = field(default_factory=host_tag)
+
     @property
     def out(self) -> Path:
-        """``NAME.md`` in the results folder of this run."""
-        return self.results_dir / f"{self.suite}.md"
+        """``NAME.md`` in the results folder of this run (``NAME_avx512.md``
+        on a host with AVX-512: each host's results are kept)."""
+        return self.path(f"{self.suite}.md")
 
     def path(self, name: str) -> Path:
-        """A file named ``name`` beside :attr:`out` (e.g. ``NAME.json``)."""
-        return self.results_dir / name
+        """A file named ``name`` beside :attr:`out` (e.g. ``NAME.json``), with
+        the host's tag before its extension (``NAME_avx512.json``)."""
+        if not self.host:
+            return self.results_dir / name
+        stem, dot, ext = name.rpartition(".")
+        return self.results_dir / (f"{stem}{self.host}.{ext}" if dot else name + self.host)
 
     def header(self, v: Mapping[str, str]) -> list[str]:
         """The provenance of a results file as a list: command, machine,

@@ -63,7 +63,8 @@ Engines and settings:
 
 Results are printed as JSON lines and written to --json (default
 ``bench/results/bm25_CORPUS.json``, ``bm25_synth_QUERYMODE.json`` for the
-synthetic corpus); then ``bench/results/bm25.md`` is written afresh from
+synthetic corpus, ``_k100`` for k=100, and ``_avx512`` before ``.json`` on a
+host with AVX-512: see ``Run.path``); then ``bench/results/bm25.md`` is written afresh from
 every ``bm25_*.json`` there, one section per file (``--report-only`` just
 does that).
 """
@@ -710,12 +711,22 @@ def section_title(data: dict, name: str) -> str:
     """The title of a results file's section, from what it holds: corpus,
     size, query mix and k (``{n}`` is filled in with the size)."""
     k = data.get("k", 10)
+    on = f", {host}" if (host := host_of(data)) else ""
     if data.get("corpus") == "synth":
         mix = "Zipf" if data.get("query_mode", "zipf") == "zipf" else "mid-frequency"
-        return f"Synthetic corpus, {{n}} documents, {mix} queries, top {k}"
+        return f"Synthetic corpus, {{n}} documents, {mix} queries, top {k}{on}"
     if data.get("corpus") == "cranfield":
-        return f"Cranfield speed, top {k}"
-    return name[len("bm25_") : -len(".json")].replace("_", " ")
+        return f"Cranfield speed, top {k}{on}"
+    return name[len("bm25_") : -len(".json")].replace("_", " ") + on
+
+
+def host_of(data: dict) -> str:
+    """``"AVX-512 host"`` or ``"AVX2 host"``, from the vector extensions its
+    run's provenance line names ("" where it names none)."""
+    found = re.search(r"vector extensions: ([^;]*)", data.get("provenance") or "")
+    if not found:
+        return ""
+    return "AVX-512 host" if "avx512f" in found.group(1) else "AVX2 host"
 
 
 def fmt(x, nd=1):
@@ -926,6 +937,7 @@ def report(folder: str | os.PathLike[str]) -> str:
         n = next((r.get("n_docs") for r in d["results"] if r.get("n_docs")), 0)
         key = (
             d.get("corpus") != "synth",
+            host_of(d) == "AVX-512 host",
             n,
             d.get("query_mode", "zipf") != "zipf",
             d.get("k", 10),

