@@ -129,8 +129,19 @@ def test_run_context_provenance(bench: ModuleType, tmp_path: Path) -> None:
         results_dir=results.QUICK,
     )
     assert run.command == "python -m bench run x --quick --out bench/results/a.md --py=<path>"
-    assert run.out == ROOT / "bench" / "results" / "quick" / "x.md"
-    assert run.path("x.json").parent == run.out.parent
+    quick = ROOT / "bench" / "results" / "quick"
+    tag = machine.host_tag()
+    assert tag == ("_avx512" if "avx512f" in machine.vector_extensions() else "")
+    assert run.host == tag and run.out == quick / f"x{tag}.md"
+    assert run.path("x.json") == quick / f"x{tag}.json"
+    # each host keeps its own files: an AVX-512 host's names carry its tag
+    for host, md, js, bare in (
+        ("", "x.md", "a.b.json", "out"),
+        ("_avx512", "x_avx512.md", "a.b_avx512.json", "out_avx512"),
+    ):
+        other = results.Run("x", quick=True, results_dir=results.QUICK, host=host)
+        assert other.out == quick / md
+        assert other.path("a.b.json") == quick / js and other.path("out") == quick / bare
     head = run.header(results.versions("numpy", peers={"ir": "0.1.61", "none": None}))
     assert [h.split(":")[0] for h in head[:4]] == [
         "- command",
@@ -144,6 +155,17 @@ def test_run_context_provenance(bench: ModuleType, tmp_path: Path) -> None:
     assert re.fullmatch(r"- date: \d{4}-\d\d-\d\d \d\d:\d\d UTC", head[3])
     assert not any(s in "\n".join(head) for s in ("/work/", "/home/", "/tmp/", "/opt/"))
     assert run.command in run.provenance({"rowvoi": "1"})
+
+
+def test_bm25_sections_name_their_host(bench: ModuleType) -> None:
+    bm25 = importlib.import_module("bench.suites.bm25")
+    line = "Produced by `x` on AMD EPYC (x86_64), 2 cores, vector extensions: {}; load 1"
+    for flags, host in (("avx2, avx512f, avx512_vnni", ", AVX-512 host"), ("avx2", ", AVX2 host")):
+        data = {"corpus": "synth", "k": 100, "provenance": line.format(flags)}
+        assert bm25.section_title(data, "bm25_x.json") == (
+            "Synthetic corpus, {n} documents, Zipf queries, top 100" + host
+        )
+    assert bm25.section_title({"corpus": "cranfield"}, "bm25_c.json") == "Cranfield speed, top 10"
 
 
 def test_blocks_are_replaced_in_place_and_added_in_order(bench: ModuleType) -> None:
