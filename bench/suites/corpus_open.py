@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._common.cranfield import corpus_data, sentence_pairs
-from .._common.results import Run, publish, versions
+from .._common.results import Run, publish, scratch_dir, versions
 from .._common.timing import ratio, spread
 
 #: What a fresh process of the parts case runs (argv: home, corpus name,
@@ -142,7 +142,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     ap.add_argument("--against-label", default="the other install")
     args = ap.parse_args(argv)
 
-    home = tempfile.mkdtemp(prefix="rowvoi-bench-corpus-open-")
+    home = scratch_dir("rowvoi-bench-corpus-open-")  # both removed at exit
     os.environ["ROWVOI_HOME"] = home
     from rowvoi.corpus import build, from_mapping
 
@@ -157,7 +157,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     if args.against:
         ways[args.against_label] = args.against
     env = {**os.environ, "ROWVOI_HOME": home}
-    cwd = tempfile.mkdtemp(prefix="rowvoi-bench-corpus-open-cwd-")
+    cwd = scratch_dir("rowvoi-bench-corpus-open-cwd-")
     # {case: {way: [seconds per round]}}, {case: {way: [MiB per round]}}
     times: dict[str, dict[str, list[float]]] = {}
     rss: dict[str, dict[str, list[float]]] = {}

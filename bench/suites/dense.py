@@ -66,7 +66,6 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,7 +74,7 @@ from typing import Any
 import numpy as np
 
 from .._common.cranfield import find_data
-from .._common.results import ROOT, Run, update_blocks, version_of, versions
+from .._common.results import ROOT, Run, scratch_dir, update_blocks, version_of, versions
 from .._common.timing import Samples, SelfTimed, Spread, interleaved, method_note, ratio, spread
 
 ST_PEER = ROOT / "bench" / "peers" / "embed_st.py"
@@ -621,7 +620,7 @@ def part_embed(args: argparse.Namespace, run: Run) -> None:
     short = short[: args.n_short]
     passages = passages[: args.n_passages]
     model, tok = locate_minilm()
-    work = Path(tempfile.mkdtemp(prefix="rowvoi-bench-"))
+    work = Path(scratch_dir("rowvoi-bench-embed-"))  # removed at exit
     fp32 = ort_fp32_model(model, work / "fp32.onnx")
     ntok_short = np.mean([len(e.ids) for e in _tokenizer(tok).encode_batch(short)])
     ntok_pass = np.mean([len(e.ids) for e in _tokenizer(tok).encode_batch(passages)])
