@@ -41,8 +41,9 @@ files with MiniLM on both sides: the files rowvoi's ``from_files`` takes
 (``.md .markdown .txt .rst``), one surface per file (``WholeText``), the
 same weights (rowvoi: its int8 model of the shipped ONNX file; ir:
 sentence-transformers on that file's float32 weights -- ir's own MiniLM
-path -- in ir's own venv, which needs ``sentence-transformers`` and
-``torch`` installed beside ir for this part), each round each system
+path -- in ir's own venv, which needs ``sentence-transformers``, ``torch``
+and ``onnx`` (to read those weights) installed beside ir for this part),
+each round each system
 in a fresh process (order rotating), the embedder made before the clock
 starts. Reported: end-to-end build seconds, of which embedding, texts
 embedded and the process's peak RSS; ``--folder-whole`` adds rowvoi with
@@ -289,8 +290,8 @@ def folder_part(args, scratch) -> dict:
 
     if not args.ir_python:
         raise SystemExit(
-            "--folder needs --ir-python, a venv with ir 0.1.61, sentence-transformers and "
-            "torch (ir's MiniLM path)"
+            "--folder needs --ir-python, a venv with ir 0.1.61, sentence-transformers, "
+            "torch (ir's MiniLM path) and onnx (to read the model's weights)"
         )
     root = os.path.abspath(args.folder)
     keys = sorted(from_files(root).scope.keys_list())
