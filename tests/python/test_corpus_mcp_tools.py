@@ -451,9 +451,11 @@ TOP1_FLOOR = {
 # int16), and a near tie in the objective then picks another floor for a
 # fold. Measured (answered / refused): hybrid RRF 0.786 / 0.64 on an AVX2
 # host, 0.656 / 0.74 on an AVX-512 VNNI one; dense 0.748 / 0.64 and 0.832 /
-# 0.66; lexical 0.573 / 0.98 on both.
+# 0.66; lexical 0.573 / 0.98 on both (int8 recipe rowscale-v3). With
+# rowscale-v5 (outlier channels in float32) on the VNNI host: dense 0.672 /
+# 0.68, so its answered floor moved from 0.70 to 0.62 as hybrid's did.
 ABSTAIN_FLOOR = {
-    ("dense", "rrf"): (0.67, 0.70, 0.58),
+    ("dense", "rrf"): (0.67, 0.62, 0.58),
     ("lexical", "rrf"): (0.75, 0.52, 0.90),
     ("hybrid", "rrf"): (0.68, 0.62, 0.58),
 }

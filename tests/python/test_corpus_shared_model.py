@@ -22,7 +22,7 @@ from rowvoi.corpus import (
     open_corpus,
     search,
 )
-from rowvoi.index.embed import locate_minilm
+from rowvoi.index.embed import _QUANT_RECIPE, locate_minilm
 
 # one worker runs the module with test_embed: the int8 model is derived once
 pytestmark = pytest.mark.xdist_group("minilm-embed")
@@ -55,9 +55,9 @@ def test_corpora_opened_by_name_share_one_loaded_model(tmp_path, monkeypatch):
         engines.add(id(c._embedder.engine))
     assert len(engines) == 1
     # searching by name opens the corpus each time, and finds the model loaded
-    before = E._minilm_engines[True][1]
+    before = E._minilm_engines[True, _QUANT_RECIPE][1]
     assert search("two", "nozzle shock", mode="dense")[0].artifact_id == "b"
-    assert E._minilm_engines[True][1] is before
+    assert E._minilm_engines[True, _QUANT_RECIPE][1] is before
 
 
 def test_the_model_is_loaded_again_when_its_files_change(tmp_path, monkeypatch):
@@ -110,7 +110,7 @@ def test_threads_that_load_the_model_at_once_share_one(monkeypatch):
     for t in threads:
         t.join()
     assert not errors
-    assert len({id(e) for e in got}) == 1 and got[0] is E._minilm_engines[True][1]
+    assert len({id(e) for e in got}) == 1 and got[0] is E._minilm_engines[True, _QUANT_RECIPE][1]
 
 
 def test_federated_discovery_embeds_the_query_once():

@@ -83,13 +83,103 @@ def test_quantized_model_is_derived_once_and_agrees(quantized, shipped, cache):
     assert "max=256" in shipped.embedder_id
 
 
-def test_int8_ids_name_the_recipe(quantized, shipped):
+def test_int8_ids_name_the_recipe(quantized, shipped, cache):
     # corpora built with the old, batch-dependent int8 recipe must never
     # match the new embedder
-    assert quantized.embedder_id.startswith("minilm-l6-v2:int8-rowscale-v3:src=")
+    assert quantized.embedder_id.startswith("minilm-l6-v2:int8-rowscale-v5:src=")
+    assert quantized.recipe == "rowscale-v5" and shipped.recipe is None
     assert "fused-dynq8pc" not in quantized.embedder_id
     assert shipped.embedder_id.startswith("minilm-l6-v2:shipped:src=")
-    assert "rowscale-v3.d2" in quantized.model_path.name
+    assert "rowscale-v5.d2" in quantized.model_path.name
+    # the previous recipe is still derived, under its own id and file
+    v3 = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache, recipe="rowscale-v3")
+    assert v3.embedder_id == quantized.embedder_id.replace("rowscale-v5", "rowscale-v3")
+    assert "rowscale-v3.d2" in v3.model_path.name
+    assert not np.array_equal(v3.embed(["lift of a wing"]), quantized.embed(["lift of a wing"]))
+    with pytest.raises(ValueError, match="rowscale-v5, rowscale-v3"):
+        MiniLMEmbedder(cache_dir=cache, recipe="rowscale-v9")
+    with pytest.raises(ValueError, match="recipe="):
+        embed.derived_model(locate_minilm()[0], "int8", cache, recipe="nope")
+
+
+def test_outlier_channels_are_the_layernorms_largest_and_fixed(tmp_path):
+    # the channels kept in float32 are, per LayerNorm output that feeds
+    # MatMuls, the 4 largest on the calibration ids, the same on every call
+    import onnx
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    src, _ = locate_minilm()
+    fp32 = tmp_path / "fp32.onnx"
+    onnx.save(embed._fold_weights(src), str(fp32))
+    fused = optimize_model(
+        str(fp32), model_type="bert", num_heads=12, hidden_size=384, opt_level=0
+    ).model
+    first = embed._outlier_channels(fused)
+    # 6 layers x (the Q/K/V input, the feed-forward input)
+    assert len(first) == 12
+    assert all(len(v) == 4 and v == sorted(set(v)) and 0 <= v[0] and v[-1] < 384 for v in first.values())
+    made = {o: n.op_type for n in fused.graph.node for o in n.output}
+    assert all("LayerNorm" in made[name] for name in first)
+    # BERT's known outlier dimensions: the [SEP]/[CLS] channel and the one
+    # every ordinary token peaks in are picked in every layer
+    assert sum(99 in v for v in first.values()) == 12
+    assert embed._outlier_channels(fused) == first
+    assert embed._outlier_channels(fused, 0) == {}
+    # the calibration ids are fixed: the same sequences on every call
+    a, b = embed._calibration_ids(30522), embed._calibration_ids(30522)
+    assert len(a) == 64 and all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert all(x[0] == 101 and x[-1] == 102 and x[1:-1].min() >= 1000 for x in a)
+    assert max(x[1:-1].max() for x in a) < 30522
+
+
+def test_outlier_channels_leave_the_float_product_exact(tmp_path, shipped):
+    # with every channel of every LayerNorm output an "outlier", the int8
+    # product of those activations is zero and the float32 one is the whole
+    # MatMul: the model computes what the float model does, to rounding
+    import onnx
+    import onnxruntime as ort
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    src, _ = locate_minilm()
+    fp32 = tmp_path / "fp32.onnx"
+    onnx.save(embed._fold_weights(src), str(fp32))
+
+    def fused():
+        return optimize_model(
+            str(fp32), model_type="bert", num_heads=12, hidden_size=384, opt_level=0
+        ).model
+
+    emb = MiniLMEmbedder(quantize=False, threads=1)
+    texts = [a for a, _, _ in KNOWN_PAIRS] + [" ".join(WORDS[:60])]
+    out = {}
+    for name, chans in (("none", 0), ("four", 4), ("all", 384)):
+        m = fused()
+        outl = embed._outlier_channels(m, chans)
+        assert embed._int8_rows(m, outl) == 36
+        counts = embed._tidy_int8(m, ("nan_guards", "qkv"))
+        assert counts["qkv"] == 6  # the Q/K/V join handles the float32 part too
+        path = tmp_path / f"{name}.onnx"
+        onnx.save(m, str(path))
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        emb._sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        out[name] = emb.embed(texts)
+    ref = shipped.embed(texts)
+    cos = {k: (v * ref).sum(axis=1) for k, v in out.items()}
+    # all in float32 except the attention and feed-forward outputs' int8
+    assert cos["all"].min() > cos["four"].min() - 1e-4
+    assert cos["four"].mean() > cos["none"].mean() and cos["four"].min() > cos["none"].min()
+    assert cos["four"].mean() > 0.999, cos
+
+
+def test_v5_is_closer_to_float_than_v3(quantized, shipped, cache):
+    texts = [a for a, _, _ in KNOWN_PAIRS] + [
+        " ".join(WORDS[i : i + 50]) for i in range(0, 150, 10)
+    ]
+    ref = shipped.embed(texts)
+    v3 = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache, recipe="rowscale-v3")
+    new, old = (quantized.embed(texts) * ref).sum(1), (v3.embed(texts) * ref).sum(1)
+    assert new.mean() > old.mean() and new.min() > old.min(), (new, old)
 
 
 def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
@@ -100,12 +190,11 @@ def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
     ops = [n.op_type for n in m.graph.node]
     # onnxruntime's dynamic quantisation ops scale a whole tensor at once
     assert not {"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "MatMulInteger"} & set(ops)
-    assert "MatMul" not in [
-        n.op_type
-        for n in m.graph.node
-        if n.input[1:2] and n.input[1] in {i.name for i in m.graph.initializer}
-    ]
     inits = {i.name: numpy_helper.to_array(i) for i in m.graph.initializer}
+    # float32 MatMuls against constants: only the LayerNorm outputs' 4
+    # outlier channels (Q/K/V joined, and the feed-forward input)
+    fmm = [n for n in m.graph.node if n.op_type == "MatMul" and n.input[1] in inits]
+    assert sorted(inits[n.input[1]].shape for n in fmm) == [(4, 1152)] * 6 + [(4, 1536)] * 6
     mm = [n for n in m.graph.node if n.op_type == "MatMulIntegerToFloat"]
     assert len(mm) == 24  # 6 layers x (Q/K/V as one, attention out, 2 feed-forward)
     assert sorted({inits[n.input[1]].shape for n in mm}) == [
@@ -114,10 +203,10 @@ def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
         (384, 1536),
         (1536, 384),
     ]
-    # the tidy rewrites that change no output: no NaN guards, one Q/K/V MatMul
-    # (SkipLayerNormalization stays: splitting it would change the vectors)
+    # the tidy rewrites: no NaN guards, one Q/K/V MatMul, and (rowscale-v5)
+    # SkipLayerNormalization split into Add and LayerNormalization
     assert "IsNaN" not in ops and ops.count("Split") == 6
-    assert ops.count("SkipLayerNormalization") == 12
+    assert "SkipLayerNormalization" not in ops and ops.count("LayerNormalization") == 13
     quantizers = {n.output[0]: n for n in m.graph.node if n.op_type == "QuantizeLinear"}
     assert len(quantizers) == 24  # one per MatMul input
     for n in mm:
@@ -128,9 +217,11 @@ def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
         assert dict((a.name, a.i) for a in q.attribute)["axis"] == 0
         assert q.input[1] not in inits
     # weight matrices and embedding tables are int8: no float initializer
-    # is a matrix (per-row scales of the tables are columns)
+    # is a matrix (per-row scales of the tables are columns) but the
+    # outlier channels' rows
     floats = [i for i in m.graph.initializer if i.data_type == onnx.TensorProto.FLOAT]
-    assert floats and all(len(i.dims) < 2 or min(i.dims) == 1 for i in floats)
+    assert floats and all(len(i.dims) < 2 or min(i.dims) in (1, 4) for i in floats)
+    assert sum(len(i.dims) == 2 and min(i.dims) == 4 for i in floats) == 12
 
 
 def test_tidy_rewrites_keep_or_bound_the_values(tmp_path):
@@ -144,21 +235,23 @@ def test_tidy_rewrites_keep_or_bound_the_values(tmp_path):
     fp32 = tmp_path / "fp32.onnx"
     onnx.save(embed._fold_weights(src), str(fp32))
 
-    def variant(steps):
+    def variant(steps, outliers):
         m = optimize_model(
             str(fp32), model_type="bert", num_heads=12, hidden_size=384, opt_level=0
         ).model
-        assert embed._int8_rows(m) == 36
+        assert embed._int8_rows(m, embed._outlier_channels(m, outliers)) == 36
         counts = embed._tidy_int8(m, steps)
-        path = tmp_path / f"{'-'.join(steps) or 'none'}.onnx"
+        path = tmp_path / f"{'-'.join(steps) or 'none'}-{outliers}.onnx"
         onnx.save(m, str(path))
         return path, counts
 
     texts = [a for a, _, _ in KNOWN_PAIRS] + [" ".join(WORDS[: 40 + i]) for i in range(0, 60, 20)]
     emb = MiniLMEmbedder(quantize=False, threads=1)
     got = {}
-    for steps in [(), ("nan_guards", "qkv"), ("nan_guards", "qkv", "skip_layernorm")]:
-        path, counts = variant(steps)
+    plain, tidy, full = (), ("nan_guards", "qkv"), ("nan_guards", "qkv", "skip_layernorm")
+    # without outlier channels (rowscale-v3) and with 4 (rowscale-v5)
+    for steps, outliers in [(plain, 0), (tidy, 0), (full, 0), (plain, 4), (tidy, 4)]:
+        path, counts = variant(steps, outliers)
         assert counts == {
             k: (6 if k in steps else 0) * (2 if k == "skip_layernorm" else 1) for k in counts
         }
@@ -170,11 +263,12 @@ def test_tidy_rewrites_keep_or_bound_the_values(tmp_path):
             providers=["CPUExecutionProvider"],
             disabled_optimizers=["SkipLayerNormFusion"],
         )
-        got[steps] = emb.embed(texts)
-    np.testing.assert_array_equal(got[("nan_guards", "qkv")], got[()])
-    full = got[("nan_guards", "qkv", "skip_layernorm")]
-    assert not np.array_equal(full, got[()])
-    assert ((full * got[()]).sum(axis=1)).min() > 0.99
+        got[steps, outliers] = emb.embed(texts)
+    np.testing.assert_array_equal(got[tidy, 0], got[plain, 0])
+    np.testing.assert_array_equal(got[tidy, 4], got[plain, 4])
+    assert not np.array_equal(got[tidy, 4], got[plain, 0])
+    assert not np.array_equal(got[full, 0], got[plain, 0])
+    assert ((got[full, 0] * got[plain, 0]).sum(axis=1)).min() > 0.99
 
 
 def test_derivation_never_imports_torch(tmp_path):
@@ -194,7 +288,7 @@ def test_derivation_never_imports_torch(tmp_path):
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "rowscale-v3.d2" in out.stdout
+    assert "rowscale-v5.d2" in out.stdout
 
 
 # ------------------------------------------------------- batch invariance
@@ -376,7 +470,7 @@ def test_unwritable_cache_falls_back_with_warning(tmp_path, monkeypatch):
     calls = []
     real_derive = embed._derive
 
-    def fake_derive(src, dest, variant):
+    def fake_derive(src, dest, variant, recipe):
         calls.append(dest)
         if dest.parent.parent == blocker:
             raise NotADirectoryError(20, "Not a directory", str(dest.parent))

@@ -259,9 +259,10 @@ def _hashing(dim: int | None = None) -> CorpusEmbedder:
     return CorpusEmbedder(eng.embed, eng.embedder_id, dim=eng.dim, spec=spec, engine=eng)
 
 
-# {quantize: (the model files' identity, the engine)}: the process's MiniLM
-# engines, one per variant (see the module notes, "One model per process")
-_minilm_engines: dict[bool, tuple[tuple[Any, ...], Any]] = {}
+# {(quantize, recipe): (the model files' identity, the engine)}: the
+# process's MiniLM engines, one per variant and int8 recipe (see the module
+# notes, "One model per process")
+_minilm_engines: dict[tuple[bool, str | None], tuple[tuple[Any, ...], Any]] = {}
 _minilm_lock = threading.Lock()
 
 
@@ -270,17 +271,18 @@ def _file_identity(path: Any) -> tuple[Any, ...]:
     return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _minilm_engine(quantize: bool) -> Any:
+def _minilm_engine(quantize: bool, recipe: str | None = None) -> Any:
     """The process's :class:`~rowvoi.index.embed.MiniLMEmbedder` of this
-    variant (default settings), loaded on first use and again when the
-    model or tokenizer file it was loaded from is another file now (path,
-    size or modification time).
+    variant and int8 ``recipe`` (None: the default; otherwise default
+    settings), loaded on first use and again when the model or tokenizer
+    file it was loaded from is another file now (path, size or
+    modification time).
 
     Raises
     ------
     rowvoi.index.embed.ModelNotFoundError
         The model or tokenizer is not installed."""
-    from rowvoi.index.embed import MiniLMEmbedder, locate_minilm
+    from rowvoi.index.embed import _QUANT_RECIPE, MiniLMEmbedder, locate_minilm
 
     with _minilm_lock:
         model, tok = locate_minilm()
@@ -288,12 +290,15 @@ def _minilm_engine(quantize: bool) -> Any:
             ident = _file_identity(model) + _file_identity(tok)
         except OSError:  # gone since located: let the engine say what is missing
             ident = ()
-        held = _minilm_engines.get(quantize)
+        # None and the default's name are one engine (a build asks for the
+        # default, an opened corpus names its recipe)
+        key = (quantize, (recipe or _QUANT_RECIPE) if quantize else None)
+        held = _minilm_engines.get(key)
         if held is not None and ident and held[0] == ident:
             return held[1]
-        eng = MiniLMEmbedder(quantize=quantize)
+        eng = MiniLMEmbedder(quantize=quantize, recipe=key[1])
         if ident and (eng.source_path, eng.tokenizer_path) == (model, tok):
-            _minilm_engines[quantize] = (ident, eng)
+            _minilm_engines[key] = (ident, eng)
         return eng
 
 
@@ -313,11 +318,11 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _minilm(quantize: bool = True) -> CorpusEmbedder:
+def _minilm(quantize: bool = True, recipe: str | None = None) -> CorpusEmbedder:
     from rowvoi.index.embed import ModelNotFoundError
 
     try:
-        eng = _minilm_engine(quantize)
+        eng = _minilm_engine(quantize, recipe)
     except ModelNotFoundError as exc:
         raise EmbedderUnavailable(
             f"the MiniLM embedder is not available here ({exc}); {_install_hint()}"
@@ -525,9 +530,15 @@ def embedder_for_id(embedder_id: str, *, corpus: str | None = None) -> CorpusEmb
         spec = spec_for_id(embedder_id)
         return CorpusEmbedder(eng.embed, eng.embedder_id, dim=eng.dim, spec=spec, engine=eng)
     if embedder_id.startswith(_MINILM_PREFIX):
-        shipped = embedder_id[len(_MINILM_PREFIX) :].split(":", 1)[0] == "shipped"
+        from rowvoi.index.embed import _RECIPES
+
+        variant = embedder_id[len(_MINILM_PREFIX) :].split(":", 1)[0]
+        shipped = variant == "shipped"
+        # an int8 recipe this rowvoi still derives (an older corpus's):
+        # that one, so the corpus's queries embed as its documents did
+        recipe = variant[len("int8-") :] if variant.startswith("int8-") else None
         try:
-            emb = _minilm(quantize=not shipped)
+            emb = _minilm(quantize=not shipped, recipe=recipe if recipe in _RECIPES else None)
         except EmbedderUnavailable as exc:
             raise EmbedderUnavailable(
                 f"{label} was built with the MiniLM embedder, which is not available here: {exc}"
