@@ -6,8 +6,8 @@ network (all-MiniLM-L6-v2, mean pooling, L2 normalisation, 256 tokens):
 
 ``int8 per-token``
     ``MiniLMEmbedder()`` of this tree: int8 MatMuls with a scale per weight
-    column and per token, LayerNorm outlier channels moved into the weights
-    first (recipe ``rowscale-v4``; ``rowscale-v3`` before it, without the move).
+    column and per token, the 4 largest channels of each LayerNorm output
+    in float32 (recipe ``rowscale-v5``; ``rowscale-v3`` before it, all int8).
 ``int8 per-call (old)``
     The previous recipe (``fused-dynq8pc-v2``, main before this change),
     rebuilt here: onnxruntime's BERT fusions, then ``quantize_dynamic``

@@ -82,6 +82,30 @@ def test_the_model_is_loaded_again_when_its_files_change(tmp_path, monkeypatch):
     assert E._minilm(quantize=False).engine is not second.engine
 
 
+def test_a_corpus_of_the_previous_recipe_keeps_it_until_rebuilt(tmp_path, monkeypatch):
+    # built when rowscale-v3 was the default int8 recipe: its queries embed
+    # with v3 (as its documents did) until a build re-embeds it with v5
+    import rowvoi.index.embed as embed
+
+    monkeypatch.setenv("ROWVOI_HOME", str(tmp_path))
+    monkeypatch.setattr(E, "_minilm_engines", {})
+    monkeypatch.setattr(embed, "_QUANT_RECIPE", "rowscale-v3")
+    build(from_mapping(DOCS, name="old", embedder="minilm"), progress=False)
+    old_id = open_corpus("old").embedder_id
+    assert ":int8-rowscale-v3:" in old_id
+    monkeypatch.setattr(embed, "_QUANT_RECIPE", _QUANT_RECIPE)
+    c = open_corpus("old")
+    assert search(c, "shock nozzle", mode="dense")[0].artifact_id == "b"
+    assert c._embedder.embedder_id == old_id
+    assert c._embedder.engine.recipe == "rowscale-v3"
+    v3 = c._embedder.embed(["shock nozzle"])
+    build(from_mapping(DOCS, name="old", embedder="minilm"), progress=False)
+    c = open_corpus("old")
+    assert c.embedder_id == old_id.replace("rowscale-v3", _QUANT_RECIPE)
+    assert search(c, "shock nozzle", mode="dense")[0].artifact_id == "b"
+    assert not np.array_equal(c._embedder.embed(["shock nozzle"]), v3)
+
+
 def test_a_missing_model_is_still_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("ROWVOI_MODEL_DIR", str(tmp_path))
     monkeypatch.setattr(E, "_minilm_engines", {})
