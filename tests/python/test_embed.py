@@ -122,8 +122,7 @@ def test_outlier_channels_are_the_layernorms_largest_and_fixed(tmp_path):
     )
     made = {o: n.op_type for n in fused.graph.node for o in n.output}
     assert all("LayerNorm" in made[name] for name in first)
-    # BERT's known outlier dimensions: the [SEP]/[CLS] channel and the one
-    # every ordinary token peaks in are picked in every layer
+    # the [CLS] token's outlier channel (99) is picked in every layer
     assert sum(99 in v for v in first.values()) == 12
     assert embed._outlier_channels(fused) == first
     assert embed._outlier_channels(fused, 0) == {}
