@@ -452,12 +452,15 @@ TOP1_FLOOR = {
 # fold. Measured (answered / refused): hybrid RRF 0.786 / 0.64 on an AVX2
 # host, 0.656 / 0.74 on an AVX-512 VNNI one; dense 0.748 / 0.64 and 0.832 /
 # 0.66; lexical 0.573 / 0.98 on both (int8 recipe rowscale-v3). With
-# rowscale-v5 (outlier channels in float32) on the VNNI host: dense 0.672 /
-# 0.68, so its answered floor moved from 0.70 to 0.62 as hybrid's did.
+# rowscale-v5 (outlier channels in float32): dense 0.672 / 0.68 on the VNNI
+# host, so its answered floor moved from 0.70 to 0.62; hybrid RRF 0.626 /
+# 0.86 there and 0.611 / 0.86 on AVX2 (emulated: qemu-x86_64 -cpu Haswell),
+# so its answered floor moved from 0.62 to 0.58 and its refused and
+# balanced floors up, from 0.58 to 0.80 and from 0.68 to 0.70.
 ABSTAIN_FLOOR = {
     ("dense", "rrf"): (0.67, 0.62, 0.58),
     ("lexical", "rrf"): (0.75, 0.52, 0.90),
-    ("hybrid", "rrf"): (0.68, 0.62, 0.58),
+    ("hybrid", "rrf"): (0.70, 0.58, 0.80),
 }
 
 
