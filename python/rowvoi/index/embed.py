@@ -989,10 +989,11 @@ def derived_model(
     outlier channels in float32; see :func:`_outlier_channels` and
     :func:`_int8_rows`) or ``"fp32"`` (weights folded to float32). The
     first call writes the file (about 3.5 s, half of it finding the
-    outlier channels; no torch import); later calls find it. When the cache directory is not writable the model is derived
-    into a temporary directory instead, with a warning. ``recipe`` (int8
-    only) is one of :data:`_RECIPES`: ``"rowscale-v3"`` derives the model
-    of corpora built before ``rowscale-v5``, every channel in int8.
+    outlier channels; no torch import); later calls find it. When the
+    cache directory is not writable the model is derived into a temporary
+    directory instead, with a warning. ``recipe`` (int8 only) is one of
+    :data:`_RECIPES`: ``"rowscale-v3"`` derives the model of corpora built
+    before ``rowscale-v5``, every channel in int8.
 
     Raises
     ------
@@ -1119,8 +1120,9 @@ class MiniLMEmbedder:
         self.quantize = bool(quantize)
         if recipe is not None:
             _recipe(recipe)
+        int8 = recipe or _QUANT_RECIPE
         #: The int8 recipe (None when ``quantize`` is False).
-        self.recipe = (recipe or _QUANT_RECIPE) if self.quantize else None
+        self.recipe = int8 if self.quantize else None
         self.source_path, self.tokenizer_path = locate_minilm(model_dir)
         try:
             import onnxruntime as ort
@@ -1133,9 +1135,7 @@ class MiniLMEmbedder:
         self._source_sha = sha256_file(self.source_path)
         if self.quantize:
             try:
-                self.model_path = derived_model(
-                    self.source_path, "int8", cache_dir, recipe=self.recipe or _QUANT_RECIPE
-                )
+                self.model_path = derived_model(self.source_path, "int8", cache_dir, recipe=int8)
             except ImportError as exc:
                 raise ModelNotFoundError(
                     f"quantize=True needs the onnx package to derive the int8 model: "
