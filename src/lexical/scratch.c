@@ -32,6 +32,7 @@ void rv__scratch_free(rv__scratch *s) {
     rv__free(s->raw);
     rv__scratch_free_terms(s);
     rv__free(s->heap);
+    rv__free(s->sel);
     rv__free(s->wpart);
     rv__free(s->wbits);
     rv__free(s->cand);

@@ -75,6 +75,7 @@
 #include <unistd.h>
 
 #include "../core/parallel.h"
+#include "../core/score_sort.h"
 #include "bm25_internal.h"
 #include "search_internal.h"
 
@@ -84,6 +85,7 @@
 #define RV__WIN_POSTINGS 1024u  /* essential postings aimed at per window */
 #define RV__DIRECT_SHARE 128u   /* direct: at most one allowed document in this many slots */
 #define RV__PIPE         16     /* ids translated per group of prefetches */
+#define RV__BULK_K       32u    /* k from which the window kernel offers in bulk */
 
 /* A filter translated for one index: the live allowed slots. */
 typedef struct {
@@ -326,6 +328,75 @@ static void rv__heap_sort(rv__hit *h, size_t n) {
     }
 }
 
+/* h[0 .. n) made a heap (worst at the root). */
+static void rv__heapify(rv__hit *h, size_t n) {
+    if (n < 2) return;
+    for (size_t i = (n - 2) / 4 + 1; i-- > 0;) rv__sift_down(h, n, i);
+}
+
+/* The best k of h[0 .. n) (k < n) moved to h[0 .. k), in no particular
+** order: quickselect on a median-of-three pivot (the order is total: ids
+** are distinct), and past 2 log2(n) rounds the rest kept through a heap of
+** k, so that no input costs more than O(n log k). */
+static void rv__select_best(rv__hit *h, size_t n, size_t k) {
+    size_t lo = 0, hi = n, depth = 0; /* the k-th best lies in [lo, hi) */
+    for (size_t m = n; m > 1; m >>= 1) depth += 2;
+    while (hi - lo > 16) {
+        if (depth-- == 0) {
+            /* the best k - lo of [lo, hi) through a heap of that many */
+            size_t w = k - lo;
+            rv__hit *g = h + lo;
+            rv__heapify(g, w);
+            for (size_t i = w; i < hi - lo; i++)
+                if (rv__worse(g[0], g[i])) {
+                    rv__hit t = g[0];
+                    g[0] = g[i];
+                    g[i] = t;
+                    rv__sift_down(g, w, 0);
+                }
+            return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        rv__hit *a = &h[lo], *b = &h[mid], *c = &h[hi - 1];
+        /* the median of a, b, c by rank, moved to hi - 1 */
+        rv__hit *med = rv__worse(*b, *a) ? (rv__worse(*c, *b) ? b : (rv__worse(*c, *a) ? c : a))
+                                          : (rv__worse(*c, *a) ? a : (rv__worse(*c, *b) ? c : b));
+        rv__hit p = *med;
+        *med = h[hi - 1];
+        h[hi - 1] = p;
+        size_t lt = lo; /* [lo, lt) better than the pivot */
+        for (size_t i = lo; i + 1 < hi; i++)
+            if (rv__worse(p, h[i])) {
+                rv__hit t = h[i];
+                h[i] = h[lt];
+                h[lt++] = t;
+            }
+        h[hi - 1] = h[lt];
+        h[lt] = p; /* the pivot at its rank lt */
+        if (lt == k || lt + 1 == k) return;
+        if (lt > k)
+            hi = lt;
+        else
+            lo = lt + 1;
+    }
+    /* a few left: insertion sort, best first */
+    for (size_t i = lo + 1; i < hi; i++) {
+        rv__hit x = h[i];
+        size_t j = i;
+        while (j > lo && rv__worse(h[j - 1], x)) {
+            h[j] = h[j - 1];
+            j--;
+        }
+        h[j] = x;
+    }
+}
+
+/* h[0 .. n) sorted best first (score descending, then id ascending),
+** through tmp (n slots), in linear time (core/score_sort.h): for the large
+** results (k >= RV__BULK_K), where heapsort's sift per hit was a fifth of a
+** k = 500 search on Cranfield. */
+RV__SCORE_SORT(rv__sort_best, rv__hit, score, id)
+
 /* ------------------------------------------------------------ cursors */
 
 /* First block at or after c->blk whose last document is >= target. */
@@ -407,6 +478,8 @@ typedef struct {
     rv__scratch *s;
     const rv_bm25 *ix;
     size_t k, n_heap;
+    size_t n_over; /* bulk: survivors waiting past the heap, heap[k .. k + n_over) */
+    int bulk;      /* the heap has room for k more (k >= RV__BULK_K) */
     double cut;  /* prune below: the float just under the k-th score */
     double cut0; /* the same under a lower bound of the final k-th score */
     int full;
@@ -484,6 +557,60 @@ static void rv__offer(rv__run *r, uint32_t doc, float score) {
     heap[0] = h;
     rv__sift_down(heap, r->n_heap, 0);
     rv__set_cut(r);
+}
+
+static float rv__kth_largest(float *v, size_t n, size_t k);
+
+/* Bulk offers (k >= RV__BULK_K, window kernel, heap full): the window's
+** survivors that may enter wait past the heap, in heap[k .. 2k), and enter
+** together at the end of the window (or when k wait), so that a window of
+** many survivors costs one selection instead of a sift each.  The cut is
+** then that of the heap at the end of the window, as with single offers:
+** within the window it only decided which survivors reach the heap. */
+static void rv__flush(rv__run *r) {
+    size_t m = r->n_over, k = r->k;
+    if (!m) return;
+    rv__hit *h = r->s->heap;
+    r->n_over = 0;
+    if (m <= k / 8) { /* few: a sift each */
+        for (size_t i = 0; i < m; i++) {
+            rv__hit x = h[k + i];
+            if (!rv__worse(h[0], x)) continue;
+            h[0] = x;
+            rv__sift_down(h, k, 0);
+        }
+    } else {
+        /* the k-th best score t among the n; when exactly k score >= t
+        ** (no tie at t reaches past the k-th), they are the best k */
+        size_t n = k + m, above = 0, j = 0;
+        float *v = r->s->sel;
+        for (size_t i = 0; i < n; i++) v[i] = h[i].score;
+        float t = rv__kth_largest(v, n, k);
+        for (size_t i = 0; i < n; i++) above += v[i] >= t;
+        if (above == k) {
+            for (size_t i = 0; i < n; i++) {
+                rv__hit x = h[i];
+                h[j] = x;
+                j += x.score >= t;
+            }
+        } else {
+            rv__select_best(h, n, k);
+        }
+        rv__heapify(h, k);
+    }
+    rv__set_cut(r);
+}
+
+static inline void rv__offer_bulk(rv__run *r, uint32_t doc, float score) {
+    rv__hit *heap = r->s->heap;
+    if (r->n_heap < r->k) {
+        rv__offer(r, doc, score);
+        return;
+    }
+    if (score < heap[0].score) return;
+    rv__hit h = {score, doc, r->ix->ext[doc]};
+    heap[r->k + r->n_over++] = h;
+    if (r->n_over == r->k) rv__flush(r);
 }
 
 /* Can a document whose score is at most `bound` be dropped?  Only when
@@ -971,8 +1098,12 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
             bits[i >> 6] = 0;
             if (rv__hopeless(r, v)) continue;
             r->info.docs_scored++;
-            rv__offer(r, lo + i, (float)v);
+            if (r->bulk)
+                rv__offer_bulk(r, lo + i, (float)v);
+            else
+                rv__offer(r, lo + i, (float)v);
         }
+        rv__flush(r);
         if (hi >= seg->doc_end) break;
         lo = hi;
     }
@@ -1146,6 +1277,9 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
     if (heap_need > ix->n_live) heap_need = ix->n_live;
     if (f->on && heap_need > f->n) heap_need = f->n;
     if (heap_need == 0) heap_need = 1;
+    /* large k: room for bulk offers and the final sort's second buffer */
+    int bulk = heap_need >= RV__BULK_K;
+    if (bulk) heap_need *= 2;
     if (heap_need > s->heap_cap) {
         rv__free(s->heap);
         s->heap = rv__malloc(heap_need * sizeof *s->heap);
@@ -1155,11 +1289,22 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
         }
         s->heap_cap = heap_need;
     }
+    if (bulk) heap_need /= 2;
+    if (bulk && 2 * heap_need > s->sel_cap) {
+        rv__free(s->sel);
+        s->sel = rv__malloc(2 * heap_need * sizeof *s->sel);
+        if (!s->sel) {
+            s->sel_cap = 0;
+            return rv__nomem("the result heap");
+        }
+        s->sel_cap = 2 * heap_need;
+    }
     rv__run r;
     memset(&r, 0, sizeof r);
     r.s = s;
     r.ix = ix;
     r.k = k < heap_need ? k : heap_need;
+    r.bulk = bulk && r.k >= RV__BULK_K;
     r.exhaustive = (flags & RV_BM25_EXHAUSTIVE) != 0;
     rv__wparams_of(ix, &r.wp);
     r.info.n_query_terms = s->nq;
@@ -1190,7 +1335,10 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
             }
         }
     }
-    rv__heap_sort(s->heap, r.n_heap);
+    if (r.bulk)
+        rv__sort_best(s->heap, r.n_heap, s->heap + r.k);
+    else
+        rv__heap_sort(s->heap, r.n_heap);
     for (size_t i = 0; i < r.n_heap; i++) {
         ids[i] = s->heap[i].id;
         scores[i] = s->heap[i].score;

@@ -49,6 +49,8 @@ typedef struct {
     size_t cur_cap;
     rv__hit *heap;
     size_t heap_cap;
+    float *sel; /* scores of the heap's 2k slots, for bulk offers (k >= 32) */
+    size_t sel_cap;
     /* window kernel: per-document partial scores (all zero between
     ** windows), a bitmap of touched documents, candidates */
     double *wpart;

@@ -400,6 +400,96 @@ static void test_variants_vs_reference(void) {
     corpus_free(&c);
 }
 
+/* Large k (the bulk offers and the final radix sort, k >= 32): on 9,000
+** short documents over 32 words (three segments, so several windows, and
+** scores tied in long runs), with deleted documents and with a filter, the
+** pruned, exhaustive and batch searches agree, and each is the true top k:
+** sorted by score descending then id ascending, with every other match
+** scoring below the last hit, or equal to it with a larger id.  The scores
+** of all matches come from one exhaustive search at k = every document. */
+static void test_large_k(void) {
+    enum { N = 9000 };
+    corpus c;
+    corpus_make(&c, N, 29, 8);
+    rv_bm25 *ix = build(&c, NULL, 3);
+    ASSERT_TRUE(ix != NULL);
+    int64_t del[60];
+    for (int64_t i = 0; i < 60; i++) del[i] = i * 149 % N;
+    ASSERT_OK(rv_bm25_delete(ix, del, 60, NULL));
+    int64_t *pick = malloc(N * sizeof *pick);
+    size_t n_pick = 0;
+    for (int64_t i = 0; i < N; i++)
+        if (i % 3 != 1) pick[n_pick++] = i;
+    rv_idset *set = NULL;
+    ASSERT_OK(rv_idset_create(pick, n_pick, &set));
+    int64_t *all = malloc(N * sizeof *all), *ids = malloc(N * sizeof *ids);
+    int64_t *ide = malloc(N * sizeof *ide), *idb = malloc(N * sizeof *idb);
+    float *all_sc = malloc(N * sizeof *all_sc), *sc = malloc(N * sizeof *sc);
+    float *sce = malloc(N * sizeof *sce), *scb = malloc(N * sizeof *scb);
+    float *score_of = malloc(N * sizeof *score_of);
+    ASSERT_TRUE(pick && all && ids && ide && idb && all_sc && sc && sce && scb && score_of);
+    static const size_t ks[] = {31, 32, 33, 100, 257, 1000, 4000, N};
+    rv_rng rng;
+    rv_rng_seed(&rng, 31);
+    int tie_at_edge = 0;
+    for (int qi = 0; qi < 24; qi++) {
+        size_t q[3], nq = 1 + (size_t)rv_rng_below(&rng, 3);
+        for (size_t j = 0; j < nq; j++) q[j] = pick_word(&rng);
+        char qt[64];
+        size_t ql = query_text(q, nq, qt);
+        const rv_idset *flt = qi % 2 ? set : NULL;
+        size_t n_all;
+        ASSERT_OK(rv_bm25_search(ix, qt, ql, N, RV_BM25_EXHAUSTIVE, flt, all, all_sc, &n_all, NULL));
+        for (size_t d = 0; d < N; d++) score_of[d] = -1.0f; /* no match */
+        for (size_t i = 0; i < n_all; i++) score_of[all[i]] = all_sc[i];
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+            size_t k = ks[ki], nf, nfe;
+            uint32_t nb;
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, flt, ids, sc, &nf, NULL));
+            ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, flt, ide, sce, &nfe, NULL));
+            const char *qv[1] = {qt};
+            ASSERT_OK(rv_bm25_search_batch(ix, 1, qv, &ql, k, 0, flt, 2, NULL, NULL, idb, scb, &nb));
+            ASSERT_EQ(nf, n_all < k ? n_all : k);
+            ASSERT_EQ(nfe, nf);
+            ASSERT_EQ((size_t)nb, nf);
+            for (size_t i = 0; i < nf; i++) {
+                EXPECT_EQ(ids[i], ide[i]);
+                EXPECT_TRUE(sc[i] == sce[i]);
+                EXPECT_EQ(ids[i], idb[i]);
+                EXPECT_TRUE(sc[i] == scb[i]);
+                EXPECT_TRUE(score_of[ids[i]] == sc[i]);
+                if (i)
+                    EXPECT_TRUE(sc[i - 1] > sc[i] || (sc[i - 1] == sc[i] && ids[i - 1] < ids[i]));
+            }
+            if (!nf || nf == n_all) continue;
+            /* every match left out ranks below the last hit */
+            uint8_t *in = calloc(N, 1);
+            for (size_t i = 0; i < nf; i++) in[ids[i]] = 1;
+            float last = sc[nf - 1];
+            for (size_t d = 0; d < N; d++) {
+                if (in[d] || score_of[d] < 0) continue;
+                EXPECT_TRUE(score_of[d] < last || (score_of[d] == last && (int64_t)d > ids[nf - 1]));
+                tie_at_edge += score_of[d] == last;
+            }
+            free(in);
+        }
+    }
+    EXPECT_TRUE(tie_at_edge > 0); /* ties across the k-th place were met */
+    rv_idset_free(set);
+    free(pick);
+    free(all);
+    free(ids);
+    free(ide);
+    free(idb);
+    free(all_sc);
+    free(sc);
+    free(sce);
+    free(scb);
+    free(score_of);
+    rv_bm25_free(ix);
+    corpus_free(&c);
+}
+
 /* Pruning on a larger Zipfian index: identical to exhaustive, and it skips
 ** most of the work. */
 static void test_pruning(void) {
@@ -1583,6 +1673,7 @@ int main(void) {
     RUN_TEST(test_tie_order);
     RUN_TEST(test_variants_vs_reference);
     RUN_TEST(test_pruning);
+    RUN_TEST(test_large_k);
     RUN_TEST(test_pruning_adversarial);
     RUN_TEST(test_long_query);
     RUN_TEST(test_batch);
