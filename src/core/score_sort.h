@@ -48,7 +48,7 @@ static inline uint32_t rv__score_key(float x) {
         uint32_t key0_ = rv__score_key(h[0].score);                                                \
         for (int b_ = 0; b_ < 4; b_++) {                                                           \
             size_t *c_ = cnt_[b_], sum_ = 0;                                                       \
-            if (c_[(key0_ >> (8 * b_)) & 255] == n) continue; /* one byte value: no pass */       \
+            if (c_[(key0_ >> (8 * b_)) & 255] == n) continue; /* one byte value: no pass */        \
             for (int v_ = 0; v_ < 256; v_++) {                                                     \
                 size_t t_ = c_[v_];                                                                \
                 c_[v_] = sum_;                                                                     \

@@ -366,7 +366,7 @@ static void rv__select_best(rv__hit *h, size_t n, size_t k) {
         rv__hit *a = &h[lo], *b = &h[mid], *c = &h[hi - 1];
         /* the median of a, b, c by rank, moved to hi - 1 */
         rv__hit *med = rv__worse(*b, *a) ? (rv__worse(*c, *b) ? b : (rv__worse(*c, *a) ? c : a))
-                                          : (rv__worse(*c, *a) ? a : (rv__worse(*c, *b) ? c : b));
+                                         : (rv__worse(*c, *a) ? a : (rv__worse(*c, *b) ? c : b));
         rv__hit p = *med;
         *med = h[hi - 1];
         h[hi - 1] = p;
@@ -486,8 +486,8 @@ typedef struct {
     size_t k, n_heap;
     size_t n_over; /* bulk: survivors waiting past the heap, heap[k .. k + n_over) */
     int bulk;      /* the heap has room for k more (k >= RV__BULK_K) */
-    double cut;  /* prune below: the float just under the k-th score */
-    double cut0; /* the same under a lower bound of the final k-th score */
+    double cut;    /* prune below: the float just under the k-th score */
+    double cut0;   /* the same under a lower bound of the final k-th score */
     int full;
     int exhaustive;
     rv__wparams wp;

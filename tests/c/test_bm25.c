@@ -439,7 +439,8 @@ static void test_large_k(void) {
         size_t ql = query_text(q, nq, qt);
         const rv_idset *flt = qi % 2 ? set : NULL;
         size_t n_all;
-        ASSERT_OK(rv_bm25_search(ix, qt, ql, N, RV_BM25_EXHAUSTIVE, flt, all, all_sc, &n_all, NULL));
+        ASSERT_OK(
+            rv_bm25_search(ix, qt, ql, N, RV_BM25_EXHAUSTIVE, flt, all, all_sc, &n_all, NULL));
         for (size_t d = 0; d < N; d++) score_of[d] = -1.0f; /* no match */
         for (size_t i = 0; i < n_all; i++) score_of[all[i]] = all_sc[i];
         for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
@@ -448,7 +449,8 @@ static void test_large_k(void) {
             ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, flt, ids, sc, &nf, NULL));
             ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, flt, ide, sce, &nfe, NULL));
             const char *qv[1] = {qt};
-            ASSERT_OK(rv_bm25_search_batch(ix, 1, qv, &ql, k, 0, flt, 2, NULL, NULL, idb, scb, &nb));
+            ASSERT_OK(
+                rv_bm25_search_batch(ix, 1, qv, &ql, k, 0, flt, 2, NULL, NULL, idb, scb, &nb));
             ASSERT_EQ(nf, n_all < k ? n_all : k);
             ASSERT_EQ(nfe, nf);
             ASSERT_EQ((size_t)nb, nf);
@@ -464,11 +466,13 @@ static void test_large_k(void) {
             if (!nf || nf == n_all) continue;
             /* every match left out ranks below the last hit */
             uint8_t *in = calloc(N, 1);
+            ASSERT_TRUE(in != NULL);
             for (size_t i = 0; i < nf; i++) in[ids[i]] = 1;
             float last = sc[nf - 1];
             for (size_t d = 0; d < N; d++) {
                 if (in[d] || score_of[d] < 0) continue;
-                EXPECT_TRUE(score_of[d] < last || (score_of[d] == last && (int64_t)d > ids[nf - 1]));
+                EXPECT_TRUE(score_of[d] < last ||
+                            (score_of[d] == last && (int64_t)d > ids[nf - 1]));
                 tie_at_edge += score_of[d] == last;
             }
             free(in);
