@@ -137,7 +137,9 @@ cdef class HitTable:
     The engine checks every offset and code here, once
     (``rv_records_check``): the per-query functions then index without
     checks.  It keeps references to all of them (they never change) and to
-    the hit class and the JSON parser it uses."""
+    the hit class and the JSON parser it uses, and the str of each artifact
+    id a hit has used (one list slot per artifact: every later hit of the
+    artifact shares it instead of decoding its own)."""
 
     cdef const int64_t[::1] ids
     cdef const int32_t[::1] art
@@ -150,6 +152,7 @@ cdef class HitTable:
     cdef rv_records t
     cdef type hit_type
     cdef object loads
+    cdef list a_str  # per artifact: its id as a str once a hit used it, else None
 
     def __init__(self, ids, art, kind, surface, list kinds not None,
                  bytes texts not None, t_off, bytes metadata not None, m_off,
@@ -165,6 +168,7 @@ cdef class HitTable:
         self.t_off, self.m_off, self.f_off, self.a_off = t_off, m_off, f_off, a_off
         self.n = self.ids.shape[0]
         self.n_art = self.a_off.shape[0] - 1
+        self.a_str = [None] * max(self.n_art, 0)
         if not isinstance(hit_type, type):
             raise TypeError(f"HitTable: hit_type must be a class, not {type(hit_type).__name__}")
         self.hit_type = hit_type
@@ -354,10 +358,10 @@ cdef class Deferred:
     first read: the record's ``text``, its ``metadata`` and its
     ``explain`` (``DeferredField``, through ``field``, stores them on the
     hit once, with the plain fields below).  The plain fields
-    ``surface_kind``, ``surface_index`` and ``record_id`` are read from it
-    until then (``plain``: a table lookup, nothing built or stored): most
-    callers read none of them, and three attribute stores are a fifth of
-    what a hit costs to make.  A hit of one side (``dense_hits``,
+    ``surface_kind``, ``surface_index``, ``record_id`` and ``source`` are
+    read from it until then (``plain``: a table lookup, nothing built or
+    stored): most callers read none of them, and an attribute store is
+    about a tenth of what a hit costs to make and free.  A hit of one side (``dense_hits``,
     ``dense_search``) has the other side's rank 0, weight 1.0, no fusion
     and no evidence, and its explain is the one a fused hit's would be
     (``fused_hits``).
@@ -380,6 +384,7 @@ cdef class Deferred:
     cdef int64_t d_rank, l_rank  # each side's 1-based rank, 0 where it did not return the hit
     cdef double d_score, l_score  # each side's raw score
     cdef object weight, fusion, evidence  # surface weight, fusion or None, evidence or _MISSING
+    cdef object source         # the hit's source (the corpus's name, or None)
     cdef bint done             # whether the fields are stored on the hit
 
     def __init__(self):
@@ -444,7 +449,9 @@ cdef class Deferred:
             return <object>PyList_GET_ITEM(self.t.kinds, self.t.kind[self.j])
         if which == 1:
             return self.t.surface[self.j]
-        return self.rid
+        if which == 2:
+            return self.rid
+        return self.source
 
     cdef object field(self, hit, str name):
         """The field ``name`` of ``hit`` (whose Deferred this is), after
@@ -468,6 +475,7 @@ cdef class Deferred:
             PyObject_GenericSetAttr(hit, "surface_kind", self.plain(0))
             PyObject_GenericSetAttr(hit, "surface_index", self.plain(1))
             PyObject_GenericSetAttr(hit, "record_id", self.plain(2))
+            PyObject_GenericSetAttr(hit, "source", self.plain(3))
             self.done = True
             try:
                 _set_or_delete(hit, "_rv_deferred", NULL)
@@ -489,7 +497,7 @@ cdef extern from "Python.h":
 
 cdef object _ABSENT = object()  # (a descriptor's default: none)
 cdef tuple _DEFERRED_NAMES = ("text", "metadata", "explain")
-cdef tuple _PLAIN_NAMES = ("surface_kind", "surface_index", "record_id")
+cdef tuple _PLAIN_NAMES = ("surface_kind", "surface_index", "record_id", "source")
 #: the fields of ``SearchHit`` that a hit built here leaves to its
 #: ``Deferred`` (``DeferredField``): the built ones, then the plain ones
 DEFERRED_FIELDS = _DEFERRED_NAMES + _PLAIN_NAMES
@@ -556,21 +564,35 @@ cdef inline object _new_object(type cls):
     return (<PyTypeObject *>cls).tp_new(cls, <PyObject *>_NO_ARGS, NULL)
 
 
+cdef object _artifact_id(HitTable t, int32_t a):
+    """The id of artifact ``a`` of ``t``: decoded on its first use, then
+    the same str for every hit of the table (``t.a_str``; the check and
+    the store under the table's critical section, so that free-threaded
+    builds keep one)."""
+    cdef PyObject *p
+    cdef const char *ab
+    with cython.critical_section(t):
+        p = PyList_GET_ITEM(t.a_str, a)
+        if p != <PyObject *>None:
+            return <object>p
+        ab = PyBytes_AS_STRING(t.a_blob)
+        s = PyUnicode_DecodeUTF8(ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a], NULL)
+        t.a_str[a] = s
+        return s
+
+
 cdef object _hit(HitTable t, Py_ssize_t j, object score, object source, Deferred later):
     """The ``SearchHit`` of the record at position ``j``: its artifact id
-    from the table, ``score`` and ``source``; its text, metadata and
-    explain left to ``later`` to build, its kind, surface index and
-    record id to read."""
-    cdef int32_t a = t.art[j]
-    cdef const char *ab = PyBytes_AS_STRING(t.a_blob)
+    from the table and ``score``; its text, metadata and explain left to
+    ``later`` to build, its kind, surface index, record id and ``source``
+    to read (``later.source``, set here)."""
     hit = _new_object(t.hit_type)
+    later.source = source
     # object.__setattr__ (the frozen class's own __init__ sets its fields
     # so): the attributes go to the instance's own storage, with no
     # __dict__ made and grown here
-    PyObject_GenericSetAttr(hit, "artifact_id", PyUnicode_DecodeUTF8(
-        ab + t.a_off[a], t.a_off[a + 1] - t.a_off[a], NULL))
+    PyObject_GenericSetAttr(hit, "artifact_id", _artifact_id(t, t.art[j]))
     PyObject_GenericSetAttr(hit, "score", score)
-    PyObject_GenericSetAttr(hit, "source", source)
     PyObject_GenericSetAttr(hit, "_rv_deferred", later)  # (DEFERRED)
     return hit
 

@@ -1,6 +1,6 @@
 """A search's hits build their text, metadata and explain when one is first read,
-and read their surface kind, surface index and record id from the record
-table until then (SearchHit's Notes; rowvoi.index._hot.Deferred): what a
+and read their surface kind, surface index, record id and source from the
+record table and the search until then (SearchHit's Notes; rowvoi.index._hot.Deferred): what a
 caller can see of that -- the values, their identity across reads and
 threads, the snapshot they come from, and every way a hit is copied or
 compared."""
@@ -23,7 +23,7 @@ from rowvoi.corpus.base import DEFERRED, SearchHit
 from rowvoi.index import _hot
 
 LAZY = ("text", "metadata", "explain")
-PLAIN = ("surface_kind", "surface_index", "record_id")
+PLAIN = ("surface_kind", "surface_index", "record_id", "source")
 FIELDS = [f.name for f in dataclasses.fields(SearchHit)]
 DOCS = {
     f"d{i}": f"note {i}: the {w} pump {'valve ' * (i % 3)}failed at shift {i % 4}. " * 3
@@ -62,7 +62,7 @@ SEARCHES = [
 
 
 @pytest.mark.parametrize("kw", SEARCHES, ids=lambda kw: "-".join(kw.values()))
-def test_reading_one_deferred_field_stores_the_six(tmp_path, kw):
+def test_reading_one_deferred_field_stores_the_seven(tmp_path, kw):
     corpus = _corpus(tmp_path)
     want = [_read(h) for h in search(corpus, "pump valve failed", k=8, **kw)]
     assert want and all(isinstance(w[3], str) and w[3] for w in want)
@@ -79,6 +79,7 @@ def test_reading_one_deferred_field_stores_the_six(tmp_path, kw):
             assert plain == [getattr(h, name) for name in PLAIN]
             assert DEFERRED in vars(h) and not set(PLAIN) & set(vars(h))
             assert isinstance(plain[0], str) and type(plain[1]) is type(plain[2]) is int
+            assert plain[3] == "notes"
             value = getattr(h, first)
             d = vars(h)
             assert DEFERRED not in d  # the table let go
@@ -165,6 +166,7 @@ def test_hand_built_hits_and_the_class_are_unchanged():
     }
     assert SearchHit.explain is None  # the defaults, as the class attributes
     assert SearchHit.surface_index is None and SearchHit.record_id is None
+    assert SearchHit.source is None
     assert SearchHit("a", "doc", 1.0, "t").explain is None
     bare = object.__new__(SearchHit)
     for name in ("text", "surface_kind"):

@@ -514,9 +514,10 @@ class SearchHit:
     ``repr``, pickling, copies, :func:`dataclasses.asdict` and
     :meth:`to_dict` read them. Until then a hit keeps the record table of
     the generation it came from alive, reads its ``surface_kind``,
-    ``surface_index`` and ``record_id`` from it (stored with the others),
-    and ``vars(hit)`` lacks these six (and holds a private key instead):
-    use :func:`dataclasses.asdict` or :meth:`to_dict` to see every field.
+    ``surface_index``, ``record_id`` and ``source`` from it (stored with
+    the others), and ``vars(hit)`` lacks these seven (and holds a private
+    key instead): use :func:`dataclasses.asdict` or :meth:`to_dict` to see
+    every field.
 
     Examples
     --------
