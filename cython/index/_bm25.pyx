@@ -207,6 +207,12 @@ cdef class BM25Core:
                 "n_segments": i.n_segments, "memory_bytes": i.memory_bytes,
                 "next_id": i.next_id}
 
+    def n_live(self):
+        """Live documents (info()'s "n_live", without the dict)."""
+        cdef rv_bm25_info i
+        check(rv_bm25_get_info(self.ix, &i))
+        return i.n_live
+
     def search(self, query, size_t k, bint exhaustive=False, filt=None):
         """(ids int64, scores float32, info dict).  filt: an id-set capsule
         or None."""
@@ -223,7 +229,9 @@ cdef class BM25Core:
         with nogil:
             st = rv_bm25_search(self.ix, p, <size_t>n, k, flags, fp, &ids[0], &sc[0], &nf, &info)
         check(st)
-        return ids[:nf].copy(), sc[:nf].copy(), {
+        if nf < k:  # (arrays of the length found)
+            ids, sc = ids[:nf].copy(), sc[:nf].copy()
+        return ids, sc, {
             "n_query_terms": info.n_query_terms, "docs_scored": info.docs_scored,
             "postings_scored": info.postings_scored, "postings_total": info.postings_total,
             "filter_docs": info.filter_docs, "filter_direct": bool(info.filter_direct)}

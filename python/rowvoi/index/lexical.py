@@ -72,7 +72,7 @@ import numbers
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -527,10 +527,14 @@ class BM25Index:
         flt = as_idset(filter)
         k = _v.integer("k", k, 1)
         cap = flt._capsule() if flt is not None else None
-        with self._lock.read():
+        lock = self._lock  # (acquired and released without a context manager: a search's hot path)
+        lock.acquire_read()
+        try:
             k = min(k, max(1, self._n_live()))  # no buffers larger than the index
             ids, scores, stats = self._core.search(query, k, bool(exhaustive), cap)
-        return SearchResult(ids, scores, dict(stats))
+        finally:
+            lock.release_read()
+        return SearchResult(ids, scores, cast(dict[str, Any], stats))
 
     def search_batch(
         self,
@@ -606,7 +610,7 @@ class BM25Index:
     # ----------------------------------------------------------- inspection
     def _n_live(self) -> int:
         # callers hold the lock
-        return int(self._core.info()["n_live"])
+        return int(self._core.n_live())
 
     @property
     def analyzer(self) -> Analyzer:
