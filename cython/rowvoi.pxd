@@ -590,6 +590,8 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a, size_t n_b,
                                const int64_t *b, int64_t *u, int64_t *rank_a, int64_t *rank_b,
                                size_t *n_u)
+    rv_status rv_records_rrf(size_t n, const int64_t *rank_a, const int64_t *rank_b,
+                             int64_t rrf_k, double *out)
 
     ctypedef struct rv_records_search_params:
         size_t k

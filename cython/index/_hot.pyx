@@ -51,7 +51,8 @@ from rowvoi cimport (RV_E_INVALID_ARG, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS
                      rv_any_nonzero, rv_flat, rv_flat_dim, rv_flat_size, rv_progress_fn,
                      rv_real, rv_records, rv_records_check, rv_records_hits, rv_records_search,
                      rv_records_search_params, rv_records_search_params_init,
-                     rv_records_union, rv_records_verdict, rv_status, rv_unit_vector)
+                     rv_records_rrf, rv_records_union, rv_records_verdict, rv_status,
+                     rv_unit_vector)
 from _check cimport check, flat_pointer, progress_check_signals
 
 cnp.import_array()
@@ -838,6 +839,27 @@ def union(cnp.ndarray a not None, cnp.ndarray b not None, Py_ssize_t n_records):
                               <int64_t *>cnp.PyArray_DATA(rb), &m)
     check(st)
     return u[:m], ra[:m], rb[:m]
+
+
+def rrf(cnp.ndarray rank_a not None, cnp.ndarray rank_b not None, int64_t rrf_k):
+    """The reciprocal rank fusion scores (float64) of records ranked
+    ``rank_a`` and ``rank_b`` (``union``'s ranks: int64, 1-D,
+    C-contiguous, of one length; 0 where a list lacks the record): per
+    record ``1 / (rrf_k + rank_a) + 1 / (rrf_k + rank_b)``, a term 0 for a
+    rank 0, the ``rank_a`` term first -- the engine's ``rv_records_rrf``,
+    bit for bit the sum written term by term in NumPy.  ValueError for
+    arrays of another type or shape; ``rowvoi.errors.InvalidArgumentError``
+    (a ValueError) for ``rrf_k < 1`` or a negative rank."""
+    cdef Py_ssize_t n = cnp.PyArray_DIM(rank_a, 0) if cnp.PyArray_NDIM(rank_a) == 1 else -1
+    if n < 0 or not _column(rank_a, cnp.NPY_INT64, n) or not _column(rank_b, cnp.NPY_INT64, n):
+        raise ValueError("rrf: rank_a and rank_b must be int64, 1-D, C-contiguous, of one length")
+    cdef cnp.npy_intp dims[1]
+    dims[0] = <cnp.npy_intp>n
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, dims, cnp.NPY_FLOAT64, 0)
+    check(rv_records_rrf(<size_t>n, <const int64_t *>cnp.PyArray_DATA(rank_a),
+                         <const int64_t *>cnp.PyArray_DATA(rank_b), rrf_k,
+                         <double *>cnp.PyArray_DATA(out)))
+    return out
 
 
 cdef inline bint _column(cnp.ndarray a, int typ, Py_ssize_t n):

@@ -177,6 +177,22 @@ RV_API rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a
                                   int64_t *rank_b /* OUT */, size_t *n_u /* OUT */);
 
 /*
+** Reciprocal rank fusion of the union's two ranks (rv_records_union's
+** rank_a and rank_b, n of each): out[i] = 1 / (rrf_k + rank_a[i]) +
+** 1 / (rrf_k + rank_b[i]), each term in double precision and 0 where the
+** rank is 0 (the list lacks the record), the rank_a term added first (so
+** the scores are bit for bit those of the same sum written in NumPy, term
+** by term).  out holds n slots.
+** Returns RV_OK; RV_E_INVALID_ARG for NULL arrays with n > 0, rrf_k or a
+** rank out of its range (rrf_k in 1 .. 2^62, ranks in 0 .. 2^62:
+** "rank_b[4] = -1: ranks are in 0 .. 2^62"); RV_E_RANGE for an n no array
+** can hold (core.h "Sizes").
+** Cost: O(n).  Since: 0.1
+*/
+RV_API rv_status rv_records_rrf(size_t n, const int64_t *rank_a, const int64_t *rank_b,
+                                int64_t rrf_k, double *out /* OUT */);
+
+/*
 ** Parameters of rv_records_search.  Initialise with
 ** rv_records_search_params_init, then set k and fetch_k.
 */

@@ -1,5 +1,6 @@
 /*
-** The union of two ranked candidate lists (records.h rv_records_union):
+** The union of two ranked candidate lists (records.h rv_records_union),
+** and the reciprocal rank fusion of their ranks (rv_records_rrf):
 ** every (position, entry) pair goes through a least-significant-digit
 ** radix sort on the position, 11 bits a pass (one pass for a table of up
 ** to 2,048 records, two up to 4 million), which keeps each position's
@@ -15,7 +16,9 @@
 #include "../internal.h"
 
 #define RV__RADIX_BITS 11u
-#define RV__RADIX      (1u << RV__RADIX_BITS)
+/* ranks and rrf_k up to this keep rrf_k + rank exact in int64 */
+#define RV__RRF_MAX ((int64_t)1 << 62)
+#define RV__RADIX   (1u << RV__RADIX_BITS)
 
 rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a, size_t n_b,
                            const int64_t *b, int64_t *u, int64_t *rank_a, int64_t *rank_b,
@@ -106,4 +109,26 @@ rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a, size_
     rv__free(count);
     *n_u = m;
     return st;
+}
+
+rv_status rv_records_rrf(size_t n, const int64_t *rank_a, const int64_t *rank_b, int64_t rrf_k,
+                         double *out) {
+    RV__CHECK_SIZE(n, 2 * sizeof(int64_t) + sizeof(double), "n");
+    if (n == 0) return RV_OK;
+    RV__NOT_NULL(rank_a, "rank_a");
+    RV__NOT_NULL(rank_b, "rank_b");
+    RV__NOT_NULL(out, "out");
+    if (rrf_k < 1 || rrf_k > RV__RRF_MAX)
+        return rv__error(RV_E_INVALID_ARG, "rrf_k = %lld: must be in 1 .. 2^62", (long long)rrf_k);
+    for (size_t i = 0; i < n; i++) {
+        int64_t ra = rank_a[i], rb = rank_b[i];
+        if (ra < 0 || ra > RV__RRF_MAX || rb < 0 || rb > RV__RRF_MAX)
+            return rv__error(RV_E_INVALID_ARG, "rank_%s[%zu] = %lld: ranks are in 0 .. 2^62",
+                             (ra < 0 || ra > RV__RRF_MAX) ? "a" : "b", i,
+                             (long long)((ra < 0 || ra > RV__RRF_MAX) ? ra : rb));
+        double s = ra ? 1.0 / (double)(rrf_k + ra) : 0.0;
+        if (rb) s += 1.0 / (double)(rrf_k + rb);
+        out[i] = s;
+    }
+    return RV_OK;
 }

@@ -1787,6 +1787,21 @@ static int64_t call_records_union(sw *s) {
     return rv_records_union(Z(0), Z(1), P(const int64_t *, 0), Z(2), P(const int64_t *, 1),
                             P(int64_t *, 2), P(int64_t *, 3), P(int64_t *, 4), P(size_t *, 5));
 }
+static void init_records_rrf(sw *s) {
+    s->z[0] = 3; /* n */
+    s->i64a[0] = 1;
+    s->i64a[1] = 0;
+    s->i64a[2] = 2;
+    s->i64b[0] = 2;
+    s->i64b[1] = 1;
+    s->i64b[2] = 0;
+    s->p[0] = s->i64a;
+    s->p[1] = s->i64b;
+    s->p[2] = s->f64a;
+}
+static int64_t call_records_rrf(sw *s) {
+    return rv_records_rrf(Z(0), P(const int64_t *, 0), P(const int64_t *, 1), 60, P(double *, 2));
+}
 static void init_records_search_params(sw *s) {
     s->p[0] = &s->rsp;
 }
@@ -2504,6 +2519,13 @@ static const sw_case CASES[] = {
      {SZM("n_records", RNG, OK, "out of range"), SZN("n_a", OK, RNG, "a"), PTR("a", INV),
       SZN("n_b", OK, RNG, "b"), PTR("b", INV), PTR("u", INV), PTR("rank_a", INV),
       PTR("rank_b", INV), PTR("n_u", INV)}},
+    {"rv_records_rrf",
+     1,
+     OK,
+     init_records_rrf,
+     call_records_rrf,
+     {SZN("n", OK, RNG, "rank_a rank_b out"), PTR("rank_a", INV), PTR("rank_b", INV),
+      PTR("out", INV)}},
     {"rv_records_search_params_init",
      0,
      10,

@@ -618,6 +618,34 @@ static void test_union_against_brute_force(void) {
     }
 }
 
+/* rv_records_rrf: each record's two terms, in order, against the sum
+** written out; ranks of one list only, of neither, large ranks and rrf_k;
+** the refusals. */
+static void test_rrf(void) {
+    int64_t ra[6] = {1, 0, 3, 0, 1000000007, 2}, rb[6] = {2, 5, 0, 0, 1, 2};
+    double out[6];
+    for (int64_t k = 1; k <= 100; k += 33) {
+        ASSERT_OK(rv_records_rrf(6, ra, rb, k, out));
+        for (size_t i = 0; i < 6; i++) {
+            double want = 0.0;
+            if (ra[i]) want = 1.0 / (double)(k + ra[i]);
+            if (rb[i]) want += 1.0 / (double)(k + rb[i]);
+            EXPECT_TRUE(memcmp(&out[i], &want, sizeof want) == 0);
+        }
+        EXPECT_TRUE(out[3] == 0.0);
+        EXPECT_TRUE(out[5] == 2.0 / (double)(k + 2));
+    }
+    /* (1 / 3 + 1 / 4 rounds differently from 1 / 4 + 1 / 3 for some sums:
+    ** the order is fixed, a's term first) */
+    ASSERT_OK(rv_records_rrf(0, NULL, NULL, 60, NULL));
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_rrf(6, ra, rb, 0, out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "rrf_k = 0");
+    int64_t bad[2] = {1, -1};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_rrf(2, ra, bad, 60, out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "rank_b[1] = -1");
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_rrf(2, NULL, rb, 60, out));
+}
+
 int main(void) {
     RUN_TEST(test_unit_vector_rule);
     RUN_TEST(test_unit_vector_edges);
@@ -629,5 +657,6 @@ int main(void) {
     RUN_TEST(test_search_is_flat_search_then_hits);
     RUN_TEST(test_search_hands_back_ties_and_unknown_ids);
     RUN_TEST(test_union_against_brute_force);
+    RUN_TEST(test_rrf);
     return RV_TEST_SUMMARY();
 }

@@ -77,7 +77,7 @@ from typing import Any, cast
 import numpy as np
 
 from rowvoi import _validate as _v
-from rowvoi.index import _bm25, _file as _indexfile
+from rowvoi.index import _bm25, _file as _indexfile, _idset
 from rowvoi.index._rwlock import RWLock
 from rowvoi.index.idset import IdSet, _as_id_array, as_idset
 from rowvoi.index.text import Analyzer
@@ -535,6 +535,28 @@ class BM25Index:
         finally:
             lock.release_read()
         return SearchResult(ids, scores, cast(dict[str, Any], stats))
+
+    def _scores_of(self, query: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``search(query, len(ids), filter=ids)``'s ids and scores, for a
+        caller whose ``ids`` are checked already (int64, C-contiguous,
+        1-D, not empty, every id >= 0, none repeated): the BM25 scores of
+        given records (a hybrid search's evidence of those its lexical list
+        lacks), without the argument checks and the result's statistics.
+        Same lock, same results.
+
+        >>> index = BM25Index()
+        >>> _ = index.add(["cats purr", "dogs bark", "cats and dogs"])
+        >>> index._scores_of("cats", np.array([2, 1], dtype=np.int64))[0].tolist()
+        [2]
+        """
+        cap = _idset.IdSetCore.create(ids).capsule()
+        lock = self._lock
+        lock.acquire_read()
+        try:
+            found, scores, _ = self._core.search(query, len(ids), False, cap)
+        finally:
+            lock.release_read()
+        return found, scores
 
     def search_batch(
         self,
