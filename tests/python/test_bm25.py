@@ -290,7 +290,7 @@ queries = st.lists(st.sampled_from(WORDS + ["unknown"]), min_size=0, max_size=8)
 @given(
     corpora,
     st.lists(queries, min_size=1, max_size=5),
-    st.integers(1, 30),
+    st.integers(1, 80),  # (from 32: bulk offers and the radix sort of the results)
     variants,
     st.integers(1, 4),
 )
