@@ -362,10 +362,10 @@ cdef class Deferred:
     ``surface_kind``, ``surface_index``, ``record_id`` and ``source`` are
     read from it until then (``plain``: a table lookup, nothing built or
     stored): most callers read none of them, and an attribute store is
-    about a tenth of what a hit costs to make and free.  A hit of one side (``dense_hits``,
-    ``dense_search``) has the other side's rank 0, weight 1.0, no fusion
-    and no evidence, and its explain is the one a fused hit's would be
-    (``fused_hits``).
+    about a tenth of what a hit costs to make and free.  A hit of one side
+    (``dense_hits``, ``dense_search``) has the other side's rank 0, weight
+    1.0, no fusion and no evidence, and its explain is the one a fused
+    hit's would be (``fused_hits``).
     The methods ``text``, ``metadata`` and ``explain`` build new objects
     on each call, equal to the reference's (``rank._dense_hits_reference``,
     ``rank._fused_hits_reference``).

@@ -267,6 +267,7 @@ def test_bad_search_arguments(home):
         ({"index": "ivf"}, ValueError),
         ({"alpha": 1.5}, ValueError),
         ({"rrf_k": 0}, ValueError),
+        ({"rrf_k": 2**62 + 1}, ValueError),  # (rrf_k + rank must stay exact in int64)
         ({"bm25_sat_k": 0}, ValueError),
         ({"fetch_k": 3, "k": 5}, ValueError),
         ({"surface_weights": {"document": -1}}, ValueError),

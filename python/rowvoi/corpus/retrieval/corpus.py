@@ -484,7 +484,7 @@ def search(
     fusion : {"rrf", "blend"}
         Hybrid fusion (ignored otherwise).
     rrf_k : int
-        RRF rank constant (>= 1).
+        RRF rank constant, in ``1 .. 2**62``.
     alpha : float
         Blend's dense weight, in [0, 1].
     bm25_sat_k : float
