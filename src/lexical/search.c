@@ -340,63 +340,6 @@ static void rv__heapify(rv__hit *h, size_t n) {
     for (size_t i = (n - 2) / 4 + 1; i-- > 0;) rv__sift_down(h, n, i);
 }
 
-/* The best k of h[0 .. n) (k < n) moved to h[0 .. k), in no particular
-** order: quickselect on a median-of-three pivot (the order is total: ids
-** are distinct), and past 2 log2(n) rounds the rest kept through a heap of
-** k, so that no input costs more than O(n log k). */
-static void rv__select_best(rv__hit *h, size_t n, size_t k) {
-    size_t lo = 0, hi = n, depth = 0; /* the k-th best lies in [lo, hi) */
-    for (size_t m = n; m > 1; m >>= 1) depth += 2;
-    while (hi - lo > 16) {
-        if (depth-- == 0) {
-            /* the best k - lo of [lo, hi) through a heap of that many */
-            size_t w = k - lo;
-            rv__hit *g = h + lo;
-            rv__heapify(g, w);
-            for (size_t i = w; i < hi - lo; i++)
-                if (rv__worse(g[0], g[i])) {
-                    rv__hit t = g[0];
-                    g[0] = g[i];
-                    g[i] = t;
-                    rv__sift_down(g, w, 0);
-                }
-            return;
-        }
-        size_t mid = lo + (hi - lo) / 2;
-        rv__hit *a = &h[lo], *b = &h[mid], *c = &h[hi - 1];
-        /* the median of a, b, c by rank, moved to hi - 1 */
-        rv__hit *med = rv__worse(*b, *a) ? (rv__worse(*c, *b) ? b : (rv__worse(*c, *a) ? c : a))
-                                         : (rv__worse(*c, *a) ? a : (rv__worse(*c, *b) ? c : b));
-        rv__hit p = *med;
-        *med = h[hi - 1];
-        h[hi - 1] = p;
-        size_t lt = lo; /* [lo, lt) better than the pivot */
-        for (size_t i = lo; i + 1 < hi; i++)
-            if (rv__worse(p, h[i])) {
-                rv__hit t = h[i];
-                h[i] = h[lt];
-                h[lt++] = t;
-            }
-        h[hi - 1] = h[lt];
-        h[lt] = p; /* the pivot at its rank lt */
-        if (lt == k || lt + 1 == k) return;
-        if (lt > k)
-            hi = lt;
-        else
-            lo = lt + 1;
-    }
-    /* a few left: insertion sort, best first */
-    for (size_t i = lo + 1; i < hi; i++) {
-        rv__hit x = h[i];
-        size_t j = i;
-        while (j > lo && rv__worse(h[j - 1], x)) {
-            h[j] = h[j - 1];
-            j--;
-        }
-        h[j] = x;
-    }
-}
-
 /* h[0 .. n) sorted best first (score descending, then id ascending),
 ** through tmp (n slots), in linear time (core/score_sort.h): for the large
 ** results (k >= RV__BULK_K), where heapsort's sift per hit was a fifth of a
@@ -578,16 +521,9 @@ static void rv__flush(rv__run *r) {
     if (!m) return;
     rv__hit *h = r->s->heap;
     r->n_over = 0;
-    if (m <= k / 8) { /* few (a sparse window of a large index): a sift each */
-        for (size_t i = 0; i < m; i++) {
-            rv__hit x = h[k + i];
-            if (!rv__worse(h[0], x)) continue;
-            h[0] = x;
-            rv__sift_down(h, k, 0);
-        }
-    } else {
-        /* the k-th best score t among the n; when exactly k score >= t
-        ** (no tie at t reaches past the k-th), they are the best k */
+    if (m > k / 8) {
+        /* many (a dense window): the k-th best score t among the n; when
+        ** exactly k score >= t, they are the best k, kept in one pass */
         size_t n = k + m, above = 0, j = 0;
         float *v = r->s->sel;
         for (size_t i = 0; i < n; i++) v[i] = h[i].score;
@@ -599,10 +535,18 @@ static void rv__flush(rv__run *r) {
                 h[j] = x;
                 j += x.score >= t;
             }
-        } else {
-            rv__select_best(h, n, k);
+            rv__heapify(h, k);
+            rv__set_cut(r);
+            return;
         }
-        rv__heapify(h, k);
+        /* a tie at t reaches past the k-th place (rare): ids decide, as
+        ** in a sift each (h[0 .. k) is still the heap) */
+    }
+    for (size_t i = 0; i < m; i++) { /* few: a sift each */
+        rv__hit x = h[k + i];
+        if (!rv__worse(h[0], x)) continue;
+        h[0] = x;
+        rv__sift_down(h, k, 0);
     }
     rv__set_cut(r);
 }

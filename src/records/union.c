@@ -122,10 +122,10 @@ rv_status rv_records_rrf(size_t n, const int64_t *rank_a, const int64_t *rank_b,
         return rv__error(RV_E_INVALID_ARG, "rrf_k = %lld: must be in 1 .. 2^62", (long long)rrf_k);
     for (size_t i = 0; i < n; i++) {
         int64_t ra = rank_a[i], rb = rank_b[i];
-        if (ra < 0 || ra > RV__RRF_MAX || rb < 0 || rb > RV__RRF_MAX)
+        int bad_a = ra < 0 || ra > RV__RRF_MAX;
+        if (bad_a || rb < 0 || rb > RV__RRF_MAX)
             return rv__error(RV_E_INVALID_ARG, "rank_%s[%zu] = %lld: ranks are in 0 .. 2^62",
-                             (ra < 0 || ra > RV__RRF_MAX) ? "a" : "b", i,
-                             (long long)((ra < 0 || ra > RV__RRF_MAX) ? ra : rb));
+                             bad_a ? "a" : "b", i, (long long)(bad_a ? ra : rb));
         double s = ra ? 1.0 / (double)(rrf_k + ra) : 0.0;
         if (rb) s += 1.0 / (double)(rrf_k + rb);
         out[i] = s;
