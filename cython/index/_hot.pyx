@@ -582,13 +582,12 @@ cdef object _artifact_id(HitTable t, int32_t a):
         return s
 
 
-cdef object _hit(HitTable t, Py_ssize_t j, object score, object source, Deferred later):
+cdef object _hit(HitTable t, Py_ssize_t j, object score, Deferred later):
     """The ``SearchHit`` of the record at position ``j``: its artifact id
     from the table and ``score``; its text, metadata and explain left to
-    ``later`` to build, its kind, surface index, record id and ``source``
-    to read (``later.source``, set here)."""
+    ``later`` to build, its kind, surface index, record id and source to
+    read."""
     hit = _new_object(t.hit_type)
-    later.source = source
     # object.__setattr__ (the frozen class's own __init__ sets its fields
     # so): the attributes go to the instance's own storage, with no
     # __dict__ made and grown here
@@ -600,14 +599,15 @@ cdef object _hit(HitTable t, Py_ssize_t j, object score, object source, Deferred
 
 cdef inline Deferred _later(HitTable t, Py_ssize_t j, int64_t rid, object score, str mode,
                             str answered, int64_t d_rank, double d_score, int64_t l_rank,
-                            double l_score, object weight, object fusion, object evidence):
+                            double l_score, object weight, object fusion, object evidence,
+                            object source):
     """The ``Deferred`` of the hit of the record at position ``j``, of id
     ``rid``: what its explain says (a hit of one side has the other's
-    rank 0)."""
+    rank 0), and the hit's ``source``."""
     cdef Deferred d = Deferred.__new__(Deferred)
     d.t, d.j, d.rid, d.score, d.mode, d.answered = t, j, rid, score, mode, answered
     d.d_rank, d.d_score, d.l_rank, d.l_score = d_rank, d_score, l_rank, l_score
-    d.weight, d.fusion, d.evidence = weight, fusion, evidence
+    d.weight, d.fusion, d.evidence, d.source = weight, fusion, evidence, source
     d.done = False
     return d
 
@@ -640,11 +640,11 @@ cdef list _build(HitTable t, const int64_t *at, const int64_t *rank, Py_ssize_t 
         score = sc
         if lexical:
             later = _later(t, j, rid, score, mode, answered, 0, 0.0, i + 1, sc, 1.0, None,
-                           _MISSING)
+                           _MISSING, source)
         else:
             later = _later(t, j, rid, score, mode, answered, i + 1, sc, 0, 0.0, 1.0, None,
-                           _MISSING)
-        out[h] = _hit(t, j, score, source, later)
+                           _MISSING, source)
+        out[h] = _hit(t, j, score, later)
     return out
 
 
@@ -928,7 +928,8 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
         else:
             weight = 1.0
         later = _later(t, j, ip[h], score, mode, answered_dense, dr[h], ds[h], lr[h], ls[h],
-                       weight, fusion, evidence.get(ip[h], _MISSING) if evidence else _MISSING)
-        out[h] = _hit(t, j, score, source, later)
+                       weight, fusion, evidence.get(ip[h], _MISSING) if evidence else _MISSING,
+                       source)
+        out[h] = _hit(t, j, score, later)
     return out
 
