@@ -527,14 +527,21 @@ class BM25Index:
         flt = as_idset(filter)
         k = _v.integer("k", k, 1)
         cap = flt._capsule() if flt is not None else None
-        lock = self._lock  # (acquired and released without a context manager: a search's hot path)
+        ids, scores, stats = self._search_locked(query, k, bool(exhaustive), cap)
+        return SearchResult(ids, scores, cast(dict[str, Any], stats))
+
+    def _search_locked(self, query: str | bytes, k: int, exhaustive: bool, cap: Any) -> Any:
+        """The engine's search of checked arguments under the read lock
+        (taken without a context manager: a search's hot path), ``k``
+        capped at the live documents (no buffers larger than the index):
+        ``(ids, scores, stats)``."""
+        lock = self._lock
         lock.acquire_read()
         try:
-            k = min(k, max(1, self._n_live()))  # no buffers larger than the index
-            ids, scores, stats = self._core.search(query, k, bool(exhaustive), cap)
+            k = min(k, max(1, self._n_live()))
+            return self._core.search(query, k, exhaustive, cap)
         finally:
             lock.release_read()
-        return SearchResult(ids, scores, cast(dict[str, Any], stats))
 
     def _scores_of(self, query: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``search(query, len(ids), filter=ids)``'s ids and scores, for a
@@ -550,12 +557,7 @@ class BM25Index:
         [2]
         """
         cap = _idset.IdSetCore.create(ids).capsule()
-        lock = self._lock
-        lock.acquire_read()
-        try:
-            found, scores, _ = self._core.search(query, len(ids), False, cap)
-        finally:
-            lock.release_read()
+        found, scores, _ = self._search_locked(query, len(ids), False, cap)
         return found, scores
 
     def search_batch(
