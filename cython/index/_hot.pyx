@@ -880,7 +880,7 @@ cdef int _check_positions(const int64_t *pp, Py_ssize_t n, Py_ssize_t n_rec,
 def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids not None,
                cnp.ndarray scores not None, cnp.ndarray d_rank not None,
                cnp.ndarray d_score not None, cnp.ndarray l_rank not None,
-               cnp.ndarray l_score not None, dict evidence not None, weights, source,
+               cnp.ndarray l_score not None, cnp.ndarray evidence, weights, source,
                str mode not None, fusion, str answered_dense not None):
     """The hits of a search's final candidates, in the order given, with
     the ``explain`` of a search that may have two sides (hybrid, or a
@@ -891,8 +891,9 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
     int64), score (``scores``, float64), its 1-based rank and raw score on
     the dense side and on the lexical side (``d_rank``/``l_rank`` int64, 0
     where that side did not return it; ``d_score``/``l_score`` float64):
-    all 1-D, C-contiguous, of one length.  ``evidence`` maps a record id
-    to its evidence (RRF); ``weights`` (a dict of kind to weight, or None)
+    all 1-D, C-contiguous, of one length.  ``evidence``: each hit's
+    evidence (RRF; float64, the same shape), or None (no hit has one);
+    ``weights`` (a dict of kind to weight, or None)
     gives ``surface_weight``; ``fusion`` (None unless hybrid) goes to the
     explain with the fused score.  Each hit's text, metadata and explain
     are left to its ``Deferred`` (evidence values: floats).  ValueError for
@@ -904,9 +905,10 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
             or not _column(scores, cnp.NPY_FLOAT64, n)
             or not _column(d_rank, cnp.NPY_INT64, n) or not _column(d_score, cnp.NPY_FLOAT64, n)
             or not _column(l_rank, cnp.NPY_INT64, n)
-            or not _column(l_score, cnp.NPY_FLOAT64, n)):
+            or not _column(l_score, cnp.NPY_FLOAT64, n)
+            or (evidence is not None and not _column(evidence, cnp.NPY_FLOAT64, n))):
         raise ValueError("fused_hits: pos, ids, d_rank, l_rank must be int64 and scores, "
-                         "d_score, l_score float64, 1-D, C-contiguous, of one length")
+                         "d_score, l_score, evidence float64, 1-D, C-contiguous, of one length")
     cdef const int64_t *pp = <const int64_t *>cnp.PyArray_DATA(pos)
     cdef const int64_t *ip = <const int64_t *>cnp.PyArray_DATA(ids)
     cdef const double *sp = <const double *>cnp.PyArray_DATA(scores)
@@ -914,6 +916,8 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
     cdef const double *ds = <const double *>cnp.PyArray_DATA(d_score)
     cdef const int64_t *lr = <const int64_t *>cnp.PyArray_DATA(l_rank)
     cdef const double *ls = <const double *>cnp.PyArray_DATA(l_score)
+    cdef const double *ev = (<const double *>cnp.PyArray_DATA(evidence)
+                             if evidence is not None else NULL)
     cdef Py_ssize_t h, j
     _check_positions(pp, n, t.n, "fused_hits")
     cdef list out = [None] * n
@@ -928,8 +932,7 @@ def fused_hits(HitTable t not None, cnp.ndarray pos not None, cnp.ndarray ids no
         else:
             weight = 1.0
         later = _later(t, j, ip[h], score, mode, answered_dense, dr[h], ds[h], lr[h], ls[h],
-                       weight, fusion, evidence.get(ip[h], _MISSING) if evidence else _MISSING,
-                       source)
+                       weight, fusion, <object>ev[h] if ev != NULL else _MISSING, source)
         out[h] = _hit(t, j, score, later)
     return out
 

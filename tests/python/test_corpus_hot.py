@@ -146,7 +146,8 @@ def test_dense_hits_equal_the_reference(arts, n, k, per_artifact, sort, name, an
 def test_fused_hits_equal_the_reference(arts, n, mode, fusion, weights, name, answered, seed):
     # the final candidates of a hybrid (or weighted) search, in the order
     # given, with ranks and raw scores on each side (0: not returned there)
-    # and the evidence of some: hit for hit the Python reference's
+    # and, for hybrid RRF, each hit's evidence: hit for hit the Python
+    # reference's
     rng = np.random.default_rng(seed)
     t = _table(arts, rng)
     pos = rng.choice(len(t), size=min(n, len(t)), replace=False).astype(np.int64)
@@ -157,7 +158,7 @@ def test_fused_hits_equal_the_reference(arts, n, mode, fusion, weights, name, an
     l_rank = np.where(rng.random(m) < 0.7, rng.integers(1, 500, size=m), 0).astype(np.int64)
     d_score = np.where(d_rank > 0, rng.normal(size=m), 0.0)
     l_score = np.where(l_rank > 0, rng.gamma(2.0, size=m), 0.0)
-    evidence = {int(i): float(rng.random()) for i in ids if rng.random() < 0.5}
+    evidence = rng.random(m) if mode == "hybrid" and fusion == "rrf" else None
     p = rank.Params(m, mode, fusion, 60, 0.5, 8.0, None, True, weights, 50, "auto", False)
     opened = SimpleNamespace(gen=SimpleNamespace(lexical=None))
     want = rank._fused_hits_reference(
@@ -314,7 +315,7 @@ def test_fused_hits_refuses_bad_arrays():
     pos = np.arange(n, dtype=np.int64)
     ids, sc = t.ids.copy(), np.zeros(n)
     rk = np.zeros(n, dtype=np.int64)
-    good = [pos, ids, sc, rk, sc, rk, sc]
+    good = [pos, ids, sc, rk, sc, rk, sc, sc]
     ht = t._hit_table()
     for i, bad in [
         (0, pos.astype(np.int32)),
@@ -322,14 +323,16 @@ def test_fused_hits_refuses_bad_arrays():
         (3, rk[:-1]),
         (4, np.zeros((n, 1))),
         (6, sc[::-1][::-1].repeat(2)[::2]),  # a strided view
+        (7, sc[:-1]),  # the evidence
+        (7, sc.astype(np.float32)),
     ]:
         args = list(good)
         args[i] = bad
         with pytest.raises(ValueError, match="1-D, C-contiguous, of one length"):
-            _hot.fused_hits(ht, *args, {}, None, None, "hybrid", "rrf", "flat")
+            _hot.fused_hits(ht, *args, None, None, "hybrid", "rrf", "flat")
     with pytest.raises(ValueError, match=f"position {n} out of range"):
         _hot.fused_hits(
-            ht, pos + 1, ids, sc, rk, sc, rk, sc, {}, None, None, "hybrid", "rrf", "flat"
+            ht, pos + 1, ids, sc, rk, sc, rk, sc, None, None, None, "hybrid", "rrf", "flat"
         )
 
 

@@ -111,7 +111,7 @@ def fused_hits(
     d_score: np.ndarray,
     l_rank: np.ndarray,
     l_score: np.ndarray,
-    evidence: dict[int, float],
+    evidence: np.ndarray | None,
     weights: dict[str, float] | None,
     source: str | None,
     mode: str,

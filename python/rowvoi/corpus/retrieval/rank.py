@@ -398,6 +398,13 @@ _NO_IDS = np.zeros(0, dtype=np.int64)
 _NO_SCORES = np.zeros(0, dtype=np.float64)
 
 
+def _descending(scores: np.ndarray) -> bool:
+    """Are ``scores`` strictly descending (no two equal, no NaN), so that
+    their records are in result order already, whatever the ties' keys?"""
+    n = len(scores)
+    return n < 2 or np.count_nonzero(scores[1:] < scores[:-1]) == n - 1
+
+
 def _order(
     table: RecordTable, pos: np.ndarray, scores: np.ndarray, tie: np.ndarray | None = None
 ) -> np.ndarray:
@@ -406,9 +413,8 @@ def _order(
     for equal scores, one value per record), then artifact id, then surface
     index -- the order of search results, independent of record ids (a
     stable total order)."""
-    n = len(scores)
-    if n < 2 or np.count_nonzero(scores[1:] < scores[:-1]) == n - 1:
-        return np.arange(len(scores))  # no equal scores: already in order
+    if _descending(scores):
+        return np.arange(len(scores))
     # np.lexsort((table.surface[pos], table.art[pos], [-tie,] -scores)),
     # element for element, in one comparison sort
     return _order_c(
@@ -429,6 +435,8 @@ def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     ids = np.asarray(ids, dtype=np.int64)
     sc = np.asarray(scores, dtype=np.float64)
     pos = table.positions(ids)
+    if _descending(sc):
+        return _Ranked(ids, sc, pos)  # (no permutation to copy through)
     o = _order(table, pos, sc)
     return _Ranked(ids[o], sc[o], pos[o])
 
@@ -588,9 +596,9 @@ def _fetch(
         scores = cands.scores * w[table.kind[cands.pos]]
         o = _order(table, cands.pos, scores)
         cands = cands.take(o, scores[o])
-    known: dict[int, float] = {}
+    head_ev: np.ndarray | None = None
     if p.mode == "hybrid" and p.fusion == "rrf":
-        cands, known = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
+        cands, head_ev = _break_rrf_ties(loaded, table, query, qvec, dense, lex, cands, p)
     if p.per_artifact and not table.one_per_artifact:
         # the best surface of each artifact: its first in result order
         seen: set[int] = set()
@@ -608,8 +616,9 @@ def _fetch(
     ids, scores, pos = final.ids, final.scores, final.pos
     # each hit's rank and score on each side (0: not returned by that side);
     # RRF scores depend on ranks only, so they cannot be floored: each hit
-    # carries its absolute evidence (its blend score, ``known``) for floors
-    # instead, computed with the ties' (_break_rrf_ties)
+    # carries its absolute evidence (its blend score) for floors instead,
+    # computed with the ties' (_break_rrf_ties: every hit lies in its head)
+    evidence = None if head_ev is None else head_ev[hits_at]
     if final.d_rank is not None and final.l_rank is not None:
         d_rank, l_rank = final.d_rank, final.l_rank
         d_scores, l_scores = _side_scores(dense, d_rank), _side_scores(lex, l_rank)
@@ -627,7 +636,7 @@ def _fetch(
             d_scores,
             l_rank,
             l_scores,
-            known,
+            evidence,
             p.weights,
             name,
             p.mode,
@@ -644,7 +653,7 @@ def _fetch(
             ids,
             scores,
             (d_rank, d_scores, l_rank, l_scores),
-            known,
+            evidence,
             p,
             name,
             answered_dense,
@@ -661,7 +670,7 @@ def _fused_hits_reference(
     ids: np.ndarray,
     scores: np.ndarray,
     sides: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    evidence: dict[int, float],
+    evidence: np.ndarray | None,
     p: Params,
     name: str | None,
     answered_dense: str,
@@ -671,7 +680,8 @@ def _fused_hits_reference(
     indexes returned it, its rank and raw score on each side (``sides``:
     dense ranks and scores, lexical ranks and scores, 0 where a side did
     not return it), the surface weight, the fused score of a hybrid search,
-    the evidence of a hybrid RRF one and, with ``p.explain``, each term of
+    the evidence of a hybrid RRF one (``evidence``: one per hit, float64;
+    None for other searches) and, with ``p.explain``, each term of
     ``query``'s contribution. Per-hit Python: the specification of the compiled
     builder (:func:`rowvoi.index._hot.fused_hits`, which :func:`_fetch`
     uses when the table holds the texts and no term is explained; the
@@ -696,9 +706,10 @@ def _fused_hits_reference(
     terms = p.explain and loaded.lexical is not None
     both, dense_only, lex_only = [answered_dense, "bm25"], [answered_dense], ["bm25"]
     d_rank, d_scores, l_rank, l_scores = (side.tolist() for side in sides)
+    ev_list = [None] * len(id_list) if evidence is None else evidence.tolist()
     hits = []
-    for cid, score, dr, ds, lr, ls, (artifact_id, kind, surface_index, text, meta) in zip(
-        id_list, scores.tolist(), d_rank, d_scores, l_rank, l_scores, fields
+    for cid, score, dr, ds, lr, ls, ev, (artifact_id, kind, surface_index, text, meta) in zip(
+        id_list, scores.tolist(), d_rank, d_scores, l_rank, l_scores, ev_list, fields
     ):
         # explain: which indexes returned the record, its rank and raw score
         # on each side, the surface weight, the fused score
@@ -716,8 +727,8 @@ def _fused_hits_reference(
             why["fused"] = score
         if terms and lr:
             why["lexical"]["terms"] = _terms(loaded.lexical, query, cid)
-        if cid in evidence:
-            why["evidence"] = evidence[cid]
+        if ev is not None:
+            why["evidence"] = ev
         hits.append(new_hit(artifact_id, kind, score, text, meta, name, surface_index, cid, why))
     return hits
 
@@ -903,9 +914,10 @@ def _break_rrf_ties(
     lex: _Ranked,
     cands: _Ranked,
     p: Params,
-) -> tuple[_Ranked, dict[int, float]]:
+) -> tuple[_Ranked, np.ndarray]:
     """The RRF candidates with equal scores ordered by their evidence, and
-    ``{record id: evidence}`` of every record that can be a hit.
+    the evidence (float64) of the first of them, in their new order: of
+    every record that can be a hit.
 
     An RRF score depends on ranks only, and equal scores are common: a
     record ranked (1, 2) by (dense, lexical) and one ranked (2, 1) score
@@ -926,7 +938,7 @@ def _break_rrf_ties(
     sc = cands.scores
     n = min(len(sc), p.fetch_k)
     if n < 1:
-        return cands, {}
+        return cands, _NO_SCORES
     if p.per_artifact and not table.one_per_artifact:
         firsts = np.sort(np.unique(table.art[cands.pos[:n]], return_index=True)[1])
         last = int(firsts[p.k - 1]) if len(firsts) >= p.k else n - 1
@@ -942,14 +954,13 @@ def _break_rrf_ties(
     if cands.d_rank is not None and cands.l_rank is not None:
         sides = (cands.d_rank[:end], cands.l_rank[:end])
     ev = _blend_scores(loaded, query, qvec, dense, lex, head, p, sides)
-    known = dict(zip(head.tolist(), ev.tolist()))
     if end < 2 or not np.any(sc[1:end] == sc[: end - 1]):
-        return cands, known  # no tie among them: the order stands
+        return cands, ev  # no tie among them: the order stands
     # only the head is reordered: every candidate after it scores less than
     # all of it, and their order (no evidence: equal ties) stands
     at = np.arange(len(sc))
     at[:end] = _order(table, cands.pos[:end], sc[:end], ev)
-    return cands.take(at), known
+    return cands.take(at), ev[at[:end]]
 
 
 def _blend_scores(
