@@ -272,6 +272,32 @@ def test_tidy_rewrites_keep_or_bound_the_values(tmp_path):
     assert ((got[full, 0] * got[plain, 0]).sum(axis=1)).min() > 0.99
 
 
+def test_sessions_keep_the_layernorms_split(quantized, cache, tmp_path):
+    # rowscale-v5's graph splits SkipLayerNormalization; a session must not
+    # fuse it back (other rounding: the vectors would move silently). The
+    # graph a session of the embedder's options runs holds the 13 plain
+    # LayerNormalizations, and gives the embedder's vectors bit for bit.
+    import onnx
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.optimized_model_filepath = str(tmp_path / "session.onnx")
+    sess = ort.InferenceSession(
+        str(quantized.model_path),
+        so,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=embed._UNFUSE,
+    )
+    ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
+    assert "SkipLayerNormalization" not in ops and ops.count("LayerNormalization") == 13
+    texts = [" ".join(WORDS[i : i + 60]) for i in range(0, 120, 15)]
+    other = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)
+    other._sess = sess
+    np.testing.assert_array_equal(other.embed(texts), quantized.embed(texts))
+
+
 def test_derivation_never_imports_torch(tmp_path):
     # onnxruntime's optimiser imports torch at opt_level > 0; block it so the
     # test means the same with or without torch installed

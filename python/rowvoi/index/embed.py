@@ -93,7 +93,12 @@ _RECIPES = {
     "rowscale-v3": _Recipe(0, ("nan_guards", "qkv")),
 }
 #: The onnxruntime graph optimisers a session of a derived model disables:
-#: ``SkipLayerNormFusion`` would undo the ``skip_layernorm`` rewrite.
+#: ``SkipLayerNormFusion`` could undo the ``skip_layernorm`` rewrite.
+#: (onnxruntime 1.32 does not match the split pattern of a v5 graph: its
+#: session graph holds no ``SkipLayerNormalization`` either way, and the
+#: vectors are the same bits; disabling the fusion keeps it so for a
+#: release whose pattern would match. ``test_sessions_keep_the_layernorms_split``
+#: checks the session's graph.)
 _UNFUSE = ["SkipLayerNormFusion"]
 #: The derived file's revision, in its name: a file of an older derivation
 #: (the same vectors, slower) is not reused.
@@ -744,8 +749,8 @@ def _tidy_int8(
         bias + LayerNorm) runs at about 6 ns per element on 1 thread here,
         against about 1 ns for ``Add`` followed by the standard
         ``LayerNormalization`` kernel: it is split back into those (a
-        session of that graph must disable onnxruntime's
-        ``SkipLayerNormFusion``, or it fuses them again: :data:`_UNFUSE`).
+        session of that graph disables onnxruntime's ``SkipLayerNormFusion``,
+        so that no release fuses them again: :data:`_UNFUSE`).
         The sums round differently in the last bits (about 4e-6), so this
         changes the vectors within the int8 noise and is part of
         ``rowscale-v5`` only. Profiled on 1 thread, 300 Cranfield
