@@ -709,7 +709,7 @@ def _fused_hits_reference(
     ev_list = [None] * len(id_list) if evidence is None else evidence.tolist()
     hits = []
     for cid, score, dr, ds, lr, ls, ev, (artifact_id, kind, surface_index, text, meta) in zip(
-        id_list, scores.tolist(), d_rank, d_scores, l_rank, l_scores, ev_list, fields
+        id_list, scores.tolist(), d_rank, d_scores, l_rank, l_scores, ev_list, fields, strict=True
     ):
         # explain: which indexes returned the record, its rank and raw score
         # on each side, the surface weight, the fused score
