@@ -60,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from .._common.cranfield import evaluate, load_cranfield
-from .._common.results import Run, versions, write
+from .._common.results import Run, scratch_dir, versions, write
 from .._common.timing import med, spread
 from ..peers.embed_st import sentence_transformers_model
 from .dense import cranfield_texts, table
@@ -106,12 +106,13 @@ def cos_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def derivation_seconds(runs: int) -> list[float]:
     """Wall seconds of MiniLMEmbedder() with an empty cache, in a new process
-    each time (imports included)."""
+    each time (imports included; the cache removed after)."""
     code = (
         "import time, tempfile; t = time.perf_counter(); "
         "from rowvoi.index.embed import MiniLMEmbedder; "
-        "MiniLMEmbedder(threads=1, cache_dir=tempfile.mkdtemp()); "
-        "print(time.perf_counter() - t)"
+        "cache = tempfile.TemporaryDirectory(); "
+        "MiniLMEmbedder(threads=1, cache_dir=cache.name); "
+        "print(time.perf_counter() - t); cache.cleanup()"
     )
     out = []
     for _ in range(runs):
@@ -177,7 +178,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     derive = derivation_seconds(args.derive_runs)
 
     src, tok = locate_minilm()
-    work = Path(tempfile.mkdtemp(prefix="rowvoi-bench-invariance-"))
+    work = Path(scratch_dir("rowvoi-bench-invariance-"))  # (removed at exit)
     fp32_path = derived_model(src, "fp32", cache=work / "cache")
     fdir = model_dir(work, "fp32", fp32_path, tok)
     odir = model_dir(work, "old", old_int8_model(src, work / "old.onnx"), tok)

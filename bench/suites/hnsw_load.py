@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -40,7 +39,7 @@ from rowvoi.index import _file as _indexfile, _flat
 from rowvoi.index.flat import FlatIndex
 from rowvoi.index.hnsw import HNSWIndex, _check_labels
 
-from .._common.results import Run, publish, versions
+from .._common.results import Run, publish, scratch_dir, versions
 
 
 def median_ms(fn: Callable[[], object], reps: int) -> float:
@@ -61,7 +60,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=None, help="reuse or keep the index here")
     args = ap.parse_args(argv)
-    d = args.dir or Path(tempfile.mkdtemp(prefix="rowvoi-hnsw-load-"))
+    d = args.dir or Path(scratch_dir("rowvoi-hnsw-load-"))  # (a temporary one: removed at exit)
     if not (d / "hnsw.json").exists():
         x = np.random.default_rng(0).normal(size=(args.n, args.dim)).astype(np.float32)
         h = HNSWIndex(

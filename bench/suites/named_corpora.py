@@ -35,7 +35,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from .._common.cranfield import corpus_data, sentence_pairs
-from .._common.results import ROOT, Run, publish, versions
+from .._common.results import ROOT, Run, publish, scratch_dir, versions
 
 NAMES = ("a", "b", "c")
 
@@ -124,7 +123,7 @@ def main(argv: Sequence[str], run: Run) -> int:
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")  # (no floors calibrated: discover warns nothing here)
 
-    home = tempfile.mkdtemp(prefix="rowvoi-bench-named-corpora-")
+    home = scratch_dir("rowvoi-bench-named-corpora-")  # (removed at exit)
     os.environ["ROWVOI_HOME"] = home
     from rowvoi.corpus import build, discover, from_mapping, open_corpus, search
 
