@@ -849,7 +849,8 @@ def rrf(cnp.ndarray rank_a not None, cnp.ndarray rank_b not None, int64_t rrf_k)
     rank 0, the ``rank_a`` term first -- the engine's ``rv_records_rrf``,
     bit for bit the sum written term by term in NumPy.  ValueError for
     arrays of another type or shape; ``rowvoi.errors.InvalidArgumentError``
-    (a ValueError) for ``rrf_k < 1`` or a negative rank."""
+    (a ValueError) for an ``rrf_k`` outside ``1 .. 2**62`` or a rank
+    outside ``0 .. 2**62``."""
     cdef Py_ssize_t n = cnp.PyArray_DIM(rank_a, 0) if cnp.PyArray_NDIM(rank_a) == 1 else -1
     if n < 0 or not _column(rank_a, cnp.NPY_INT64, n) or not _column(rank_b, cnp.NPY_INT64, n):
         raise ValueError("rrf: rank_a and rank_b must be int64, 1-D, C-contiguous, of one length")

@@ -415,6 +415,14 @@ def _order(
     stable total order)."""
     if _descending(scores):
         return np.arange(len(scores))
+    return _sorted_order(table, pos, scores, tie)
+
+
+def _sorted_order(
+    table: RecordTable, pos: np.ndarray, scores: np.ndarray, tie: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`_order`'s permutation, sorted whether or not ``scores`` are
+    already descending."""
     # np.lexsort((table.surface[pos], table.art[pos], [-tie,] -scores)),
     # element for element, in one comparison sort
     return _order_c(
@@ -437,7 +445,7 @@ def _ranked(table: RecordTable, ids: np.ndarray, scores: np.ndarray) -> _Ranked:
     pos = table.positions(ids)
     if _descending(sc):
         return _Ranked(ids, sc, pos)  # (no permutation to copy through)
-    o = _order(table, pos, sc)
+    o = _sorted_order(table, pos, sc)
     return _Ranked(ids[o], sc[o], pos[o])
 
 
