@@ -66,6 +66,11 @@ void rv__free(void *ptr);
 ** exported from librowvoi in test builds only, so C tests can link either
 ** library. */
 RV_API uint64_t rv__test_fail_alloc_after(uint64_t n);
+/* Test hook: BM25 searches take the term-at-a-time kernel for a segment
+** only when the query's lists hold at most n postings there (0: only for
+** segments without any, so the pruned kernels serve every search); returns
+** the limit it replaces.  Process-wide: set it while no search runs. */
+RV_API uint64_t rv__test_bm25_taat_postings(uint64_t n);
 #endif
 
 /* Record a failure for rv_errmsg() and return the status, so call sites can

@@ -37,6 +37,7 @@ void rv__scratch_free(rv__scratch *s) {
     rv__free(s->wbits);
     rv__free(s->cand);
     rv__free(s->cand_tmp);
+    rv__free(s->wscore);
     memset(s, 0, sizeof *s);
 }
 

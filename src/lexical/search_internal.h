@@ -56,6 +56,8 @@ typedef struct {
     double *wpart;
     uint64_t *wbits;
     uint32_t *cand, *cand_tmp;
+    /* term-at-a-time kernel: the candidates' scores (RV__WIN_MAX) */
+    float *wscore;
     const rv_bm25 *ix;
 } rv__scratch;
 

@@ -28,6 +28,9 @@
 /* The allocation-failure hook of test builds (src/core/status.c; CMake
 ** defines RV_TEST_HOOKS for the engine when RV_BUILD_TESTS=ON). */
 RV_API uint64_t rv__test_fail_alloc_after(uint64_t n);
+/* The postings limit of BM25's term-at-a-time kernel (src/lexical/search.c;
+** 0: the pruned kernels serve every search); returns the previous limit. */
+RV_API uint64_t rv__test_bm25_taat_postings(uint64_t n);
 
 #if defined(__GNUC__) || defined(__clang__)
 #  define RVT__UNUSED       __attribute__((unused))

@@ -1671,6 +1671,125 @@ static void test_alloc_failures(void) {
     corpus_free(&f.c);
 }
 
+/* The pruned == exhaustive tests again under other limits of the
+** term-at-a-time kernel: 0 (the window and document-at-a-time kernels serve
+** every search, as on a large index), and a limit between the lengths of
+** these queries' lists, so that one search mixes the kernels over its
+** segments.  On the default limit the term-at-a-time kernel serves most
+** searches of these small indexes. */
+static void with_taat_limit(void (*fn)(void), uint64_t n) {
+    uint64_t was = rv__test_bm25_taat_postings(n);
+    fn();
+    rv__test_bm25_taat_postings(was);
+}
+static void test_variants_vs_reference_pruned(void) {
+    with_taat_limit(test_variants_vs_reference, 0);
+}
+static void test_large_k_pruned(void) {
+    with_taat_limit(test_large_k, 0);
+}
+static void test_large_k_mixed(void) {
+    with_taat_limit(test_large_k, 600);
+}
+static void test_pruning_adversarial_pruned(void) {
+    with_taat_limit(test_pruning_adversarial, 0);
+}
+static void test_pruning_adversarial_mixed(void) {
+    with_taat_limit(test_pruning_adversarial, 300);
+}
+
+/* The term-at-a-time kernel: on a small index it serves the queries whose
+** lists pruning would not thin (scoring every posting) and returns what the
+** pruned and exhaustive kernels return; the queries pruning does thin keep
+** the pruned kernel.  Queries whose every match scores the same, and
+** scores near zero, come out right too. */
+static void test_term_at_a_time(void) {
+    corpus c;
+    corpus_make_zipf(&c, 3000, 41, 400, 30);
+    rv_bm25 *ix = build(&c, NULL, 1);
+    ASSERT_TRUE(ix != NULL);
+    double *cdf = zipf_cdf(400);
+    rv_rng rng;
+    rv_rng_seed(&rng, 77);
+    int taat = 0, pruned = 0;
+    for (int qi = 0; qi < 120; qi++) {
+        size_t nq = 1 + (size_t)rv_rng_below(&rng, 5);
+        char qt[128];
+        size_t ql = 0;
+        for (size_t j = 0; j < nq; j++)
+            ql += (size_t)sprintf(qt + ql, "t%u ", zipf_word(&rng, cdf, 400));
+        size_t k = qi % 4 == 0 ? 1 : qi % 4 == 1 ? 10 : qi % 4 == 2 ? 50 : 700;
+        int64_t ids[700], idp[700], ide[700];
+        float sc[700], scp[700], sce[700];
+        size_t nf, nfp, nfe;
+        rv_bm25_search_info a, b;
+        ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, NULL, ids, sc, &nf, &a));
+        uint64_t was = rv__test_bm25_taat_postings(0);
+        ASSERT_OK(rv_bm25_search(ix, qt, ql, k, 0, NULL, idp, scp, &nfp, &b));
+        rv__test_bm25_taat_postings(was);
+        ASSERT_OK(rv_bm25_search(ix, qt, ql, k, RV_BM25_EXHAUSTIVE, NULL, ide, sce, &nfe, NULL));
+        ASSERT_EQ(nf, nfe);
+        ASSERT_EQ(nfp, nfe);
+        for (size_t i = 0; i < nf; i++) {
+            EXPECT_EQ(ids[i], ide[i]);
+            EXPECT_TRUE(sc[i] == sce[i]);
+            EXPECT_EQ(idp[i], ide[i]);
+        }
+        EXPECT_EQ(a.postings_total, b.postings_total);
+        /* every posting scored where MaxScore alone skips some: term at a
+        ** time; fewer: MaxScore */
+        taat += a.postings_scored == a.postings_total && b.postings_scored < b.postings_total;
+        pruned += a.postings_scored < a.postings_total;
+    }
+    EXPECT_TRUE(taat > 0);
+    EXPECT_TRUE(pruned > 0);
+    free(cdf);
+    rv_bm25_free(ix);
+    corpus_free(&c);
+
+    /* every document holds the query term once and has the same length: all
+    ** score alike, and the best k are the lowest ids -- also with weights
+    ** near 1e-12 (the idf of a term in all but one of 2^40 documents, set
+    ** through the shard statistics) */
+    enum { M = 500 };
+    const char *same[M];
+    size_t lens[M];
+    for (size_t i = 0; i < M; i++) {
+        same[i] = "alpha beta";
+        lens[i] = 10;
+    }
+    rv_analyzer_options o;
+    rv_analyzer_options_init(&o);
+    ASSERT_OK(rv_bm25_create(&o, NULL, &ix));
+    ASSERT_OK(rv_bm25_add(ix, M, same, lens, NULL, NULL, NULL, NULL));
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            rv_bm25_info in;
+            ASSERT_OK(rv_bm25_get_info(ix, &in));
+            uint64_t *dfs = malloc(in.n_terms * sizeof *dfs);
+            ASSERT_TRUE(dfs != NULL);
+            uint64_t big = (uint64_t)1 << 40;
+            for (size_t t = 0; t < in.n_terms; t++) dfs[t] = big - 1;
+            ASSERT_OK(rv_bm25_set_collection_stats(ix, big, big * 2, dfs, in.n_terms));
+            free(dfs);
+        }
+        static const size_t ks[] = {1, 7, 100, 499, 500, 501};
+        for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+            int64_t ids[501];
+            float sc[501];
+            size_t nf;
+            ASSERT_OK(rv_bm25_search(ix, "beta", 4, ks[ki], 0, NULL, ids, sc, &nf, NULL));
+            ASSERT_EQ(nf, ks[ki] < M ? ks[ki] : M);
+            for (size_t i = 0; i < nf; i++) {
+                EXPECT_EQ(ids[i], (int64_t)i);
+                EXPECT_TRUE(sc[i] == sc[0]);
+            }
+            EXPECT_TRUE(sc[0] > 0);
+        }
+    }
+    rv_bm25_free(ix);
+}
+
 int main(void) {
     RUN_TEST(test_params);
     RUN_TEST(test_small_known);
@@ -1691,5 +1810,11 @@ int main(void) {
     RUN_TEST(test_filters);
     RUN_TEST(test_incremental_equals_fresh);
     RUN_TEST(test_alloc_failures);
+    RUN_TEST(test_variants_vs_reference_pruned);
+    RUN_TEST(test_large_k_pruned);
+    RUN_TEST(test_large_k_mixed);
+    RUN_TEST(test_pruning_adversarial_pruned);
+    RUN_TEST(test_pruning_adversarial_mixed);
+    RUN_TEST(test_term_at_a_time);
     return RV_TEST_SUMMARY();
 }
