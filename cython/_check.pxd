@@ -56,6 +56,14 @@ cdef inline const void *flat_pointer(object capsule) except NULL:
     return _rv_capsule_pointer(capsule, b"rowvoi.rv_flat")
 
 
+cdef inline const void *bm25_pointer(object capsule) except NULL:
+    """The rv_bm25 behind a capsule from rowvoi.index._bm25 (BM25Core.capsule).
+    The capsule keeps its index alive; hold it, and the index's read lock,
+    for the duration of the call.  ValueError (PyCapsule's) for another
+    object."""
+    return _rv_capsule_pointer(capsule, b"rowvoi.rv_bm25")
+
+
 cdef inline void _capsule_release(object capsule) noexcept:
     cdef void *owner = PyCapsule_GetContext(capsule)
     if owner != NULL:
@@ -65,7 +73,7 @@ cdef inline void _capsule_release(object capsule) noexcept:
 cdef inline object owner_capsule(void *pointer, const char *name, object owner):
     """A capsule of ``pointer`` named ``name`` that keeps ``owner`` alive
     until the capsule is freed (how one module hands an engine handle to
-    another: idset_pointer, flat_pointer)."""
+    another: idset_pointer, flat_pointer, bm25_pointer)."""
     cap = PyCapsule_New(pointer, name, _capsule_release)
     Py_INCREF(owner)
     PyCapsule_SetContext(cap, <void *>owner)

@@ -13,7 +13,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 from rowvoi cimport *
-from _check cimport check, idset_pointer, progress_check_signals
+from _check cimport check, idset_pointer, owner_capsule, progress_check_signals
 from _analyzer cimport fill_options, options_dict, text_ptr
 
 cnp.import_array()
@@ -206,6 +206,12 @@ cdef class BM25Core:
                 "n_terms": i.n_terms, "n_postings": i.n_postings,
                 "n_segments": i.n_segments, "memory_bytes": i.memory_bytes,
                 "next_id": i.next_id}
+
+    def capsule(self):
+        """A capsule of the rv_bm25 pointer, named "rowvoi.rv_bm25", that
+        keeps this object alive (rowvoi.index._hot.lexical_search searches
+        through it; its caller holds the owning BM25Index's read lock)."""
+        return owner_capsule(<void *>self.ix, b"rowvoi.rv_bm25", self)
 
     def n_live(self):
         """Live documents (info()'s "n_live", without the dict)."""

@@ -45,15 +45,18 @@ from cpython.object cimport PyObject, PyTypeObject
 from cpython.object cimport PyObject_GenericSetAttr
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.math cimport isnan
+from libc.string cimport memcpy
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
-from rowvoi cimport (RV_E_INVALID_ARG, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS,
-                     rv_any_nonzero, rv_flat, rv_flat_dim, rv_flat_size, rv_progress_fn,
+from rowvoi cimport (RV_E_INVALID_ARG, RV_OK, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS,
+                     rv_any_nonzero, rv_bm25, rv_bm25_search, rv_flat, rv_flat_dim,
+                     rv_flat_size, rv_progress_fn,
                      rv_real, rv_records, rv_records_check, rv_records_hits, rv_records_search,
                      rv_records_search_params, rv_records_search_params_init,
                      rv_records_rrf, rv_records_union, rv_records_verdict, rv_status,
                      rv_unit_vector)
-from _check cimport check, flat_pointer, progress_check_signals
+from _analyzer cimport text_ptr
+from _check cimport bm25_pointer, check, flat_pointer, progress_check_signals
 
 cnp.import_array()
 
@@ -346,6 +349,77 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
             return None
         return _build(t, at, rank, <Py_ssize_t>kept, NULL, <const char *>sc, cnp.NPY_FLOAT32,
                       source, answered, mode)
+    finally:
+        PyMem_Free(block)
+
+
+def lexical_search(HitTable t not None, bm25 not None, query, Py_ssize_t k, Py_ssize_t fetch_k,
+                   bint kplus1, bint collapse, source, str answered not None,
+                   str mode not None):
+    """A whole unfiltered lexical search of one query, in one call: the
+    engine's BM25 search (``rv_bm25_search``, the GIL released) of the
+    index behind ``bm25`` -- a capsule from ``BM25Core.capsule``; the
+    caller holds its BM25Index's read lock -- then ``dense_hits`` of its
+    candidates, with nothing between: the corpus's lexical hot path
+    (``rowvoi.corpus.retrieval.rank._lexical_hits``) without the NumPy
+    arrays, the result object and the Python-level calls of
+    ``BM25Index.search``.
+
+    The candidates are the best ``fetch_k`` documents, or with ``kplus1``
+    (the caller knows no collapse can drop a candidate) the best ``k + 1``,
+    which tell the best ``k`` unless the ``k``-th and ``(k + 1)``-th score
+    the same -- then the best ``fetch_k`` are asked for.  Returns ``(hits,
+    n, None)``: the hits (empty when no document matched) and the number
+    of candidates ``n``; or ``(None, ids, scores)`` -- nothing built --
+    when two candidates score the same (their order then takes the record
+    table's keys) or an id is not in ``t``: the candidates, for the
+    caller's general path (``dense_hits`` with ``pos``).  ValueError (with
+    the argument's name) for a query that is neither str nor bytes or not
+    UTF-8; the engine's errors raise (rowvoi.errors).
+    ``1 <= k <= fetch_k``."""
+    cdef const rv_bm25 *ix = <const rv_bm25 *>bm25_pointer(bm25)
+    if k < 1 or fetch_k < k:
+        raise ValueError(f"lexical_search: k={k}, fetch_k={fetch_k}: need 1 <= k <= fetch_k")
+    cdef const char *qp = NULL
+    cdef Py_ssize_t qn = 0
+    text_ptr(query, &qp, &qn, "query")
+    cdef size_t ask = <size_t>k + 1 if kplus1 and k < fetch_k else <size_t>fetch_k
+    # one block: the candidates' ids and scores (room for fetch_k), then per
+    # hit its position and rank
+    cdef size_t cap = <size_t>fetch_k
+    cdef size_t m = <size_t>k
+    cdef char *block = <char *>PyMem_Malloc(cap * (sizeof(int64_t) + sizeof(float))
+                                            + 2 * m * sizeof(int64_t))
+    if block == NULL:
+        raise MemoryError()
+    cdef int64_t *ids = <int64_t *>block
+    cdef int64_t *at = ids + cap
+    cdef float *sc = <float *>(at + 2 * m)
+    cdef size_t nf = 0, kept = 0
+    cdef rv_status st
+    cdef rv_records_verdict verdict
+    cdef cnp.npy_intp dims
+    try:
+        with nogil:
+            st = rv_bm25_search(ix, qp, <size_t>qn, ask, 0, NULL, ids, sc, &nf, NULL)
+            if (st == RV_OK and ask < cap and nf == ask
+                    and sc[<size_t>k - 1] == sc[<size_t>k]):
+                # a tie at the k-th place: the order takes candidates further down
+                st = rv_bm25_search(ix, qp, <size_t>qn, cap, 0, NULL, ids, sc, &nf, NULL)
+        check(st)
+        if nf == 0:
+            return [], 0, None
+        check(rv_records_hits(&t.t, nf, ids, <const char *>sc, RV_REAL_F32, NULL,
+                              <size_t>k, collapse, at, at + m, &kept, &verdict))
+        if verdict == RV_RECORDS_HITS:
+            return (_build(t, at, at + m, <Py_ssize_t>kept, ids, <const char *>sc,
+                           cnp.NPY_FLOAT32, source, answered, mode), nf, None)
+        dims = <cnp.npy_intp>nf
+        out_ids = cnp.PyArray_SimpleNew(1, &dims, cnp.NPY_INT64)
+        out_sc = cnp.PyArray_SimpleNew(1, &dims, cnp.NPY_FLOAT32)
+        memcpy(cnp.PyArray_DATA(out_ids), ids, nf * sizeof(int64_t))
+        memcpy(cnp.PyArray_DATA(out_sc), sc, nf * sizeof(float))
+        return None, out_ids, out_sc
     finally:
         PyMem_Free(block)
 

@@ -52,7 +52,12 @@ def test_fast_path_equals_general_path(n, fields, k, per_artifact, fetch_extra, 
 def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
     """Without a collapse, the lexical index is asked for k + 1 records;
     when the k-th and (k + 1)-th tie, once more for fetch_k -- and the hits
-    are those of the general path either way."""
+    are those of the general path either way.  Unfiltered, that is one
+    compiled call (``_hot.lexical_search``: it reports how many candidates
+    it found, or hands them back when ties leave their order to the record
+    table); filtered, ``BM25Index.search`` is asked."""
+    from rowvoi.corpus.retrieval import rank
+    from rowvoi.index._hot import lexical_search
     from rowvoi.index.lexical import BM25Index
 
     asked = []
@@ -63,30 +68,77 @@ def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
         return real(self, query, k, **kw)
 
     monkeypatch.setattr(BM25Index, "search", spy)
+    ones = {"document": 1.0}
     # distinct documents: no two score the same for "wing"
     docs = {f"d{i:02d}": "wing " + " ".join(["lift"] * i) for i in range(30)}
     corpus = build(from_mapping(docs, embedder="hashing:8"), store=CorpusStore.memory())
-    ones = {"document": 1.0}
     search(corpus, "wing", mode="lexical")  # loads the generation
+    gen = corpus._generations.loaded
+    ht, cap = gen.records._hit_table(), gen.lexical_capsule
+    hits, n, none = lexical_search(ht, cap, "wing", 5, 50, True, False, None, "bm25", "lexical")
+    assert (len(hits), n, none) == (5, 6, None)
     del asked[:]
     got = search(corpus, "wing", mode="lexical", k=5)
-    assert asked == [6]
+    assert asked == []  # (the compiled call)
     assert _hits(got) == _hits(
         search(corpus, "wing", mode="lexical", k=5, fetch_k=50, surface_weights=ones)
     )
+    # the general path (no engine handle given: as a filtered search goes)
+    p5 = rank.params(5, "lexical", "rrf", 60, 0.5, 1.0, None, True, None, None, "auto", False)
+    del asked[:]
+    rank._lexical_hits(gen.lexical, None, None, "wing", None, gen.records, p5)
+    assert asked == [6]
     # twenty identical documents: the 5th and 6th tie
     tied = build(
         from_mapping({f"t{i:02d}": "wing lift" for i in range(20)}, embedder="hashing:8"),
         store=CorpusStore.memory(),
     )
     search(tied, "wing", mode="lexical")
+    gen = tied._generations.loaded
+    ht, cap = gen.records._hit_table(), gen.lexical_capsule
+    none, ids, scores = lexical_search(
+        ht, cap, "wing", 5, 50, True, False, None, "bm25", "lexical"
+    )
+    assert none is None and len(ids) == len(scores) == 20  # asked again: all 20 match
+    assert ids.dtype == np.int64 and scores.dtype == np.float32
     del asked[:]
-    got = search(tied, "wing", mode="lexical", k=5)
+    rank._lexical_hits(gen.lexical, None, None, "wing", None, gen.records, p5)
     assert asked == [6, 50]
+    got = search(tied, "wing", mode="lexical", k=5)
     assert [h.artifact_id for h in got] == [f"t{i:02d}" for i in range(5)]
     assert _hits(got) == _hits(
         search(tied, "wing", mode="lexical", k=5, fetch_k=50, surface_weights=ones)
     )
+
+
+def test_compiled_lexical_search_checks_its_arguments():
+    """``_hot.lexical_search`` refuses what its caller must never pass: a
+    capsule of another kind, k outside 1 .. fetch_k, a query that is not
+    text -- and finds nothing for a query without known terms."""
+    import pytest
+
+    from rowvoi.index._hot import lexical_search
+
+    corpus = build(
+        from_mapping({"a": "wing lift", "b": "drag"}, embedder="hashing:8"),
+        store=CorpusStore.memory(),
+    )
+    search(corpus, "wing", mode="lexical")
+    gen = corpus._generations.loaded
+    ht, cap = gen.records._hit_table(), gen.lexical_capsule
+    args = (True, False, None, "bm25", "lexical")
+    assert lexical_search(ht, cap, "nothing known", 2, 10, *args) == ([], 0, None)
+    assert lexical_search(ht, cap, b"wing", 1, 10, *args)[0][0].artifact_id == "a"
+    with pytest.raises(ValueError, match=r"(?i)capsule"):
+        lexical_search(ht, gen.records, "wing", 2, 10, *args)
+    with pytest.raises(ValueError, match="need 1 <= k <= fetch_k"):
+        lexical_search(ht, cap, "wing", 0, 10, *args)
+    with pytest.raises(ValueError, match="need 1 <= k <= fetch_k"):
+        lexical_search(ht, cap, "wing", 11, 10, *args)
+    with pytest.raises(TypeError, match="query must be str or bytes"):
+        lexical_search(ht, cap, 42, 2, 10, *args)
+    with pytest.raises(ValueError, match="UTF-8"):
+        lexical_search(ht, cap, "\ud800", 2, 10, *args)
 
 
 def test_explain_terms_take_the_general_path():

@@ -102,6 +102,18 @@ def dense_search(
     answered: str,
     mode: str,
 ) -> list[Any] | None: ...
+def lexical_search(
+    t: HitTable,
+    bm25: CapsuleType,
+    query: str | bytes,
+    k: int,
+    fetch_k: int,
+    kplus1: bool,
+    collapse: bool,
+    source: str | None,
+    answered: str,
+    mode: str,
+) -> tuple[list[Any], int, None] | tuple[None, np.ndarray, np.ndarray]: ...
 def fused_hits(
     t: HitTable,
     pos: np.ndarray,

@@ -112,6 +112,7 @@ from rowvoi.index._hot import (
     dense_hits as _dense_hits_c,
     dense_search as _dense_search_c,
     fused_hits as _fused_hits_c,
+    lexical_search as _lexical_search_c,
     order as _order_c,
     rrf as _rrf_c,
     union as _union_c,
@@ -529,7 +530,9 @@ def _fetch(
         and table.has_text
         and loaded.lexical is not None
     ):
-        return _lexical_hits(loaded.lexical, allowed, query, name, table, p)
+        return _lexical_hits(
+            loaded.lexical, loaded.lexical_capsule, allowed, query, name, table, p
+        )
     want_dense = p.mode in ("dense", "hybrid")
     want_lex = p.mode in ("lexical", "hybrid")
     d_ids: np.ndarray = _NO_IDS
@@ -743,6 +746,7 @@ def _fused_hits_reference(
 
 def _lexical_hits(
     index: Any,
+    capsule: Any,
     allowed: Any,
     query: str,
     name: str | None,
@@ -758,16 +762,45 @@ def _lexical_hits(
     best ``k`` unless the ``k``-th and ``(k + 1)``-th score the same (their
     order then depends on candidates further down, and the ``fetch_k``
     are asked for) -- so a search at ``k`` = 100 scores and orders about
-    100 candidates, not ``fetch_k`` = 500."""
+    100 candidates, not ``fetch_k`` = 500.
+
+    Unfiltered, with the index's engine handle (``capsule``, the
+    generation's :attr:`~rowvoi.corpus.storage.generation.Generation.lexical_capsule`),
+    the search and the hits are one compiled call under the index's read
+    lock (:func:`rowvoi.index._hot.lexical_search`); its candidates come
+    back only when equal scores leave their order to the table's keys."""
     collapse = p.per_artifact and not table.one_per_artifact
-    ask = p.k + 1 if not collapse and p.k < p.fetch_k else p.fetch_k
-    res = index.search(query, ask, filter=allowed)
-    ids, scores = res.ids, res.scores
-    if ask < p.fetch_k and len(ids) == ask and scores[p.k - 1] == scores[p.k]:
-        res = index.search(query, p.fetch_k, filter=allowed)
+    kplus1 = not collapse and p.k < p.fetch_k
+    if allowed is None and capsule is not None:
+        lock = index._lock
+        lock.acquire_read()
+        try:
+            got = _lexical_search_c(
+                table._hit_table(),
+                capsule,
+                query,
+                p.k,
+                p.fetch_k,
+                kplus1,
+                collapse,
+                name,
+                "bm25",
+                p.mode,
+            )
+        finally:
+            lock.release_read()
+        if got[0] is not None:  # (the hits, and how many candidates)
+            return got[0], got[1] >= p.fetch_k
+        ids, scores = got[1], got[2]  # (the candidates, for the general path)
+    else:
+        ask = p.k + 1 if kplus1 else p.fetch_k
+        res = index.search(query, ask, filter=allowed)
         ids, scores = res.ids, res.scores
-    if not len(ids):
-        return [], False
+        if ask < p.fetch_k and len(ids) == ask and scores[p.k - 1] == scores[p.k]:
+            res = index.search(query, p.fetch_k, filter=allowed)
+            ids, scores = res.ids, res.scores
+        if not len(ids):
+            return [], False
     return _dense_hits(name, table, ids, scores, "bm25", p), len(ids) >= p.fetch_k
 
 

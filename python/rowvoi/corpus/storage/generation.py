@@ -125,6 +125,10 @@ class Generation:
         its texts) and a flat index (no HNSW graph) are loaded: (hit table,
         the frozen index's capsule, scan threads, records one per
         artifact).
+    lexical_capsule : object or None
+        What the compiled lexical path needs once the BM25 index is
+        loaded: its engine handle's capsule (searched under the index's
+        read lock).
     kind_sets : dict
         IdSets of the records of some surface kinds (key: the sorted
         kinds), kept by the searches that restricted to them.
@@ -142,6 +146,7 @@ class Generation:
     has_dense: bool = False
     schema: Any = None
     fast: tuple[Any, Any, int, bool] | None = None
+    lexical_capsule: Any = None
     kind_sets: dict[tuple[str, ...], Any] = field(default_factory=dict)
 
     def serves(self, lexical: bool, dense: bool) -> bool:
@@ -476,10 +481,13 @@ def _load_indexes(
 ) -> None:
     """Load the generation's indexes that ``delta`` was read for (none
     when None; their base files from ``bases`` when they were loading in
-    a thread), then what the compiled dense path needs once the record
-    table and a flat index are there (:attr:`Generation.fast`)."""
+    a thread), with the BM25 index's handle for the compiled lexical
+    path (:attr:`Generation.lexical_capsule`), then what the compiled
+    dense path needs once the record table and a flat index are there
+    (:attr:`Generation.fast`)."""
     if delta is not None and delta.lexical:
         cur.lexical = load_lexical(store, delta, None if bases is None else bases.lexical())
+        cur.lexical_capsule = cur.lexical._core.capsule()
         cur.has_lexical = True
     if delta is not None and delta.dense:
         cur.dense = load_dense(store, delta, None if bases is None else bases.dense())
