@@ -12,19 +12,22 @@
 
 /* RV__PREFETCH(p) / RV__PREFETCH_W(p): a hint to bring the line at p into
 ** the caches for a read / a write (no effect on results; nothing where the
-** compiler has no such builtin). */
+** compiler has no such builtin).  RV__NOINLINE keeps a function out of its
+** callers (where inlining it would cost a hotter caller its own). */
 #if defined(__GNUC__) || defined(__clang__)
 #  define RV__PRINTF(f, a)  __attribute__((format(printf, f, a)))
 #  define RV__LIKELY(x)     __builtin_expect(!!(x), 1)
 #  define RV__UNLIKELY(x)   __builtin_expect(!!(x), 0)
 #  define RV__PREFETCH(p)   __builtin_prefetch((p), 0, 3)
 #  define RV__PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#  define RV__NOINLINE      __attribute__((noinline))
 #else
 #  define RV__PRINTF(f, a)
 #  define RV__LIKELY(x)     (x)
 #  define RV__UNLIKELY(x)   (x)
 #  define RV__PREFETCH(p)   ((void)0)
 #  define RV__PREFETCH_W(p) ((void)0)
+#  define RV__NOINLINE
 #endif
 
 /* Hot bitset kernels are compiled for several x86-64 levels and picked at

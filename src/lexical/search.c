@@ -639,10 +639,10 @@ static size_t rv__n_nonessential(const rv__run *r, size_t nc) {
 ** Document at a time: used for exhaustive search (every list essential,
 ** nothing dropped) and for queries of more than 64 distinct terms.
 */
-static void rv__search_seg_daat(rv__run *r, const rv__seg *seg) {
+static void rv__search_seg_daat(rv__run *r, const rv__seg *seg, size_t nc) {
     rv__scratch *s = r->s;
     rv__cur *cur = s->cur;
-    size_t nc = rv__cursors(r, seg);
+    if (nc == SIZE_MAX) nc = rv__cursors(r, seg);
     if (!nc) return;
     double *prefix = s->prefix;
     size_t ne = rv__n_nonessential(r, nc); /* cursors [0, ne) are non-essential */
@@ -823,22 +823,20 @@ static size_t rv__prune_cand(const rv__run *r, double *part, uint64_t *bits, uin
 **     it to the candidates -- no branch per posting;
 **  3. candidates that cannot make it even with every non-essential list
 **     are dropped;
-**  4. each non-essential list, largest ub first, adds its weights -- by
-**     walking its postings in the window when they are fewer than the
-**     candidates, else by probing each candidate in slot order, after
-**     dropping the candidates that cannot make it even with it and the lists
-**     below it (a walk costs the same for any number of candidates, so no
-**     drop precedes one);
+**  4. each non-essential list, largest ub first, first drops the candidates
+**     that cannot make it even with it and the lists below it, then adds its
+**     weights -- by walking its postings in the window when they are fewer
+**     than the candidates, else by probing each candidate in slot order;
 **  5. survivors are offered to the heap.
 ** A partial score is the final one once every list has been added: the
 ** kernel runs only for queries whose sums do not depend on the order of
 ** their terms (rv__order_free).  With a filter, a window starts at an
 ** allowed slot, and only allowed documents become candidates.
 */
-static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
+static void rv__search_seg_window(rv__run *r, const rv__seg *seg, size_t nc) {
     rv__scratch *s = r->s;
     rv__cur *cur = s->cur;
-    size_t nc = rv__cursors(r, seg);
+    if (nc == SIZE_MAX) nc = rv__cursors(r, seg);
     if (!nc) return;
     double *prefix = s->prefix;
     double *part = s->wpart;
@@ -999,9 +997,12 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
         /* 4. non-essential lists, largest bound first; probing wants the
         ** candidates in slot order */
         int sorted = 0;
-        size_t dropped = ne; /* the candidates left could make it with lists [0, dropped) */
         for (size_t jj = ne; jj-- > 0 && n;) {
             rv__cur *c = &cur[jj];
+            if (jj + 1 < ne) { /* the drop for jj + 1 .. ne - 1 was done */
+                n = rv__prune_cand(r, part, bits, cand, n, prefix[jj]);
+                if (!n) break;
+            }
             if (c->doc < lo) rv__next_geq(c, lo);
             if (c->doc >= hi) continue;
             const double qtf = c->qtf;
@@ -1009,15 +1010,6 @@ static void rv__search_seg_window(rv__run *r, const rv__seg *seg) {
             /* postings of this list in the window, roughly, from its blocks */
             uint64_t bl = rv__find_block(c, hi);
             uint64_t span = (bl - c->blk + 1) * RV__BLOCK;
-            if (span >= 16 * n && jj + 1 < dropped) {
-                /* probing costs a seek per candidate: first drop those that
-                ** cannot make it with this list and the ones below it (a
-                ** walk costs the same for any number, and step 5 drops
-                ** the hopeless anyway) */
-                n = rv__prune_cand(r, part, bits, cand, n, prefix[jj]);
-                dropped = jj + 1;
-                if (!n) break;
-            }
             if (span < 16 * n) { /* walk the list over the bitmap of candidates */
                 uint64_t p = c->pos, e = c->end;
                 const uint32_t *docs = c->docs;
@@ -1142,11 +1134,21 @@ static int rv__weights_positive(const rv__run *r) {
 ** and 1,800 postings a query, of which MaxScore skips only a tenth to a
 ** quarter) the pruned kernels' bookkeeping cost more than the postings.
 */
-static void rv__search_seg_taat(rv__run *r, const rv__seg *seg) {
+/* (kept out of rv__run_query, where the window kernel is inlined: inlining
+** both cost the window kernel 6 % at 300k documents) */
+static RV__NOINLINE void rv__search_seg_taat(rv__run *r, const rv__seg *seg, size_t nc) {
     rv__scratch *s = r->s;
     rv__cur *cur = s->cur;
-    size_t nc = rv__cursors_canonical(r, seg);
-    if (!nc) return;
+    /* the cursors (rv__use_taat's, by bound) back in canonical order */
+    for (size_t i = 1; i < nc; i++) {
+        rv__cur x = cur[i];
+        size_t j = i;
+        while (j && cur[j - 1].q > x.q) {
+            cur[j] = cur[j - 1];
+            j--;
+        }
+        cur[j] = x;
+    }
     double *part = s->wpart;
     uint32_t *cand = s->cand;
     float *sc = s->wscore;
@@ -1250,22 +1252,28 @@ uint64_t rv__test_bm25_taat_postings(uint64_t n) {
 ** MaxScore walks whole (the essential ones) hold at least a third of the
 ** postings.  Where MaxScore can skip most of the postings by probing the
 ** long lists for a few candidates, it stays ahead.  Measured side by side
-** in one process (both kernels' libraries loaded) on synthetic Zipf
-** collections of 1,400 to 32,768 documents, 2 to 12 query terms, k 10 and
-** 100, 538 cases: this rule takes the term-at-a-time kernel in 365 and is
-** faster in 274 of them, total time -10 %, the worst case 1.5x slower (a
-** 10 us query); on Cranfield's 225 queries a search takes 0.6x (k = 10)
-** and 0.5x (k = 100) the time of MaxScore alone. */
-static int rv__use_taat(rv__run *r, const rv__seg *seg) {
+** in one process (the libraries with and without this kernel loaded at
+** once, each query's best of 31 runs): on Cranfield's 225 queries a
+** search takes 0.6x (k = 10) and 0.5x (k = 100) the time of MaxScore
+** alone; on synthetic Zipf collections of 1,400 to 32,768 documents (80
+** queries of 2 to 12 terms, k 10 and 100: 800 searches) the total time is
+** 2 % lower, the median search unchanged, the best 0.52x and the worst
+** 1.6x (k = 10, a 10 us search that MaxScore thins to a third); 300,000
+** documents (one segment, too wide for this kernel) are unchanged.
+** *nc: the segment's cursors, which this builds (rv__cursors, sorted by
+** bound) for whichever kernel runs; SIZE_MAX when it did not (a segment
+** too wide: the kernel builds them). */
+static int rv__use_taat(rv__run *r, const rv__seg *seg, size_t *nc) {
+    *nc = SIZE_MAX;
     if (seg->doc_end - seg->doc_base > RV__WIN_MAX) return 0;
-    uint64_t total = r->info.postings_total; /* rv__cursors adds to it */
-    size_t nc = rv__cursors(r, seg);
+    uint64_t total = r->info.postings_total;
+    *nc = rv__cursors(r, seg);
     uint64_t post = r->info.postings_total - total;
-    r->info.postings_total = total;
-    if (!nc || post > RV__TAAT_LIMIT() || post > RV__WIN_MAX) return 0;
+    if (!*nc || post > RV__TAAT_LIMIT() || post > RV__WIN_MAX) return 0;
     const rv__cur *cur = r->s->cur;
     uint64_t essential = 0;
-    for (size_t j = rv__n_nonessential(r, nc); j < nc; j++) essential += cur[j].end - cur[j].start;
+    for (size_t j = rv__n_nonessential(r, *nc); j < *nc; j++)
+        essential += cur[j].end - cur[j].start;
     return 3 * essential >= post;
 }
 
@@ -1493,12 +1501,14 @@ static rv_status rv__run_query(rv__scratch *s, size_t k, unsigned flags, rv__fil
                 size_t from = at;
                 while (at < f->n && f->list[at] < g->doc_end) at++;
                 rv__search_seg_direct(&r, g, f->list + from, at - from);
-            } else if (pruned && rv__use_taat(&r, g)) {
-                rv__search_seg_taat(&r, g);
-            } else if (window) {
-                rv__search_seg_window(&r, g);
             } else {
-                rv__search_seg_daat(&r, g);
+                size_t nc = SIZE_MAX; /* the segment's cursors: not built yet */
+                if (pruned && rv__use_taat(&r, g, &nc))
+                    rv__search_seg_taat(&r, g, nc);
+                else if (window)
+                    rv__search_seg_window(&r, g, nc);
+                else
+                    rv__search_seg_daat(&r, g, nc);
             }
         }
     }
