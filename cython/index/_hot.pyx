@@ -373,10 +373,10 @@ def lexical_search(HitTable t not None, bm25 not None, query, Py_ssize_t k, Py_s
     of candidates ``n``; or ``(None, ids, scores)`` -- nothing built --
     when two candidates score the same (their order then takes the record
     table's keys) or an id is not in ``t``: the candidates, for the
-    caller's general path (``dense_hits`` with ``pos``).  ValueError (with
-    the argument's name) for a query that is neither str nor bytes or not
-    UTF-8; the engine's errors raise (rowvoi.errors).
-    ``1 <= k <= fetch_k``."""
+    caller's general path (``dense_hits`` with ``pos``).  TypeError for a
+    query that is neither str nor bytes, ValueError for one that is not
+    UTF-8, for k outside ``1 .. fetch_k`` or a capsule of another kind; the
+    engine's errors raise (rowvoi.errors)."""
     cdef const rv_bm25 *ix = <const rv_bm25 *>bm25_pointer(bm25)
     if k < 1 or fetch_k < k:
         raise ValueError(f"lexical_search: k={k}, fetch_k={fetch_k}: need 1 <= k <= fetch_k")

@@ -1078,9 +1078,9 @@ static inline uint32_t rv__sel_bucket(float score, float scale) {
 ** bucket (rv__sel_bucket) is at least that of the k-th best score.  A
 ** document scoring below that bucket scores strictly below the k-th best,
 ** so it could not enter; the heap settles the rest, ties by caller id.
-** Two passes without a data-dependent branch (a quickselect's mispredicted
-** branches cost more than the postings on Cranfield), then about k
-** offers. */
+** One counting pass without a data-dependent branch (a quickselect's
+** mispredicted branches cost more than the postings on Cranfield), then a
+** pass that offers about k. */
 static void rv__offer_best(rv__run *r, uint32_t lo, const uint32_t *cand, const float *sc, size_t m,
                            double top) {
     const float scale = (float)((double)RV__SEL_BUCKETS / top); /* inf for top 0 */
@@ -1149,9 +1149,10 @@ static int rv__weights_positive(const rv__run *r) {
 ** heap (rv__offer_best).  On Cranfield (1,400 documents, 10 query terms
 ** and 1,800 postings a query, of which MaxScore skips only a tenth to a
 ** quarter) the pruned kernels' bookkeeping cost more than the postings.
+** nc: the segment's cursors, by bound (rv__use_taat built them).  Kept out
+** of rv__run_query, where the window kernel is inlined: inlining both cost
+** the window kernel 6 % at 300,000 documents.
 */
-/* (kept out of rv__run_query, where the window kernel is inlined: inlining
-** both cost the window kernel 6 % at 300k documents) */
 static RV__NOINLINE void rv__search_seg_taat(rv__run *r, const rv__seg *seg, size_t nc) {
     rv__scratch *s = r->s;
     rv__cur *cur = s->cur;
