@@ -1734,6 +1734,7 @@ static void test_term_at_a_time(void) {
             EXPECT_EQ(ids[i], ide[i]);
             EXPECT_TRUE(sc[i] == sce[i]);
             EXPECT_EQ(idp[i], ide[i]);
+            EXPECT_TRUE(scp[i] == sce[i]);
         }
         EXPECT_EQ(a.postings_total, b.postings_total);
         /* every posting scored where MaxScore alone skips some: term at a
