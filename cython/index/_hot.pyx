@@ -50,13 +50,13 @@ from libc.stdint cimport int32_t, int64_t, uint32_t
 
 from rowvoi cimport (RV_E_INVALID_ARG, RV_OK, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS,
                      rv_any_nonzero, rv_bm25, rv_bm25_search, rv_flat, rv_flat_dim,
-                     rv_flat_size, rv_progress_fn,
+                     rv_flat_size, rv_idset, rv_progress_fn,
                      rv_real, rv_records, rv_records_check, rv_records_hits, rv_records_search,
                      rv_records_search_params, rv_records_search_params_init,
                      rv_records_rrf, rv_records_union, rv_records_verdict, rv_status,
                      rv_unit_vector)
 from _analyzer cimport text_ptr
-from _check cimport bm25_pointer, check, flat_pointer, progress_check_signals
+from _check cimport bm25_pointer, check, flat_pointer, idset_pointer, progress_check_signals
 
 cnp.import_array()
 
@@ -355,12 +355,13 @@ def dense_search(HitTable t not None, flat not None, cnp.ndarray x not None, Py_
 
 def lexical_search(HitTable t not None, bm25 not None, query, Py_ssize_t k, Py_ssize_t fetch_k,
                    bint kplus1, bint collapse, source, str answered not None,
-                   str mode not None):
-    """A whole unfiltered lexical search of one query, in one call: the
-    engine's BM25 search (``rv_bm25_search``, the GIL released) of the
-    index behind ``bm25`` -- a capsule from ``BM25Core.capsule``; the
-    caller holds its BM25Index's read lock -- then ``dense_hits`` of its
-    candidates, with nothing between: the corpus's lexical hot path
+                   str mode not None, filt=None):
+    """A whole lexical search of one query, in one call: the engine's BM25
+    search (``rv_bm25_search``, the GIL released) of the index behind
+    ``bm25`` -- a capsule from ``BM25Core.capsule``; the caller holds its
+    BM25Index's read lock -- among the records of ``filt`` (an id-set
+    capsule, or None: all), then ``dense_hits`` of its candidates, with
+    nothing between: the corpus's lexical path
     (``rowvoi.corpus.retrieval.rank._lexical_hits``) without the NumPy
     arrays, the result object and the Python-level calls of
     ``BM25Index.search``.
@@ -378,6 +379,7 @@ def lexical_search(HitTable t not None, bm25 not None, query, Py_ssize_t k, Py_s
     UTF-8, for k outside ``1 .. fetch_k`` or a capsule of another kind; the
     engine's errors raise (rowvoi.errors)."""
     cdef const rv_bm25 *ix = <const rv_bm25 *>bm25_pointer(bm25)
+    cdef const rv_idset *fp = <const rv_idset *>idset_pointer(filt)
     if k < 1 or fetch_k < k:
         raise ValueError(f"lexical_search: k={k}, fetch_k={fetch_k}: need 1 <= k <= fetch_k")
     cdef const char *qp = NULL
@@ -401,11 +403,11 @@ def lexical_search(HitTable t not None, bm25 not None, query, Py_ssize_t k, Py_s
     cdef cnp.npy_intp dims
     try:
         with nogil:
-            st = rv_bm25_search(ix, qp, <size_t>qn, ask, 0, NULL, ids, sc, &nf, NULL)
+            st = rv_bm25_search(ix, qp, <size_t>qn, ask, 0, fp, ids, sc, &nf, NULL)
             if (st == RV_OK and ask < cap and nf == ask
                     and sc[<size_t>k - 1] == sc[<size_t>k]):
                 # a tie at the k-th place: the order takes candidates further down
-                st = rv_bm25_search(ix, qp, <size_t>qn, cap, 0, NULL, ids, sc, &nf, NULL)
+                st = rv_bm25_search(ix, qp, <size_t>qn, cap, 0, fp, ids, sc, &nf, NULL)
         check(st)
         if nf == 0:
             return [], 0, None

@@ -5,6 +5,8 @@ path gives: same hits, order, scores and ``explain`` -- also with exact
 ties (many documents of the same words), several surfaces per artifact,
 ``per_artifact=False``, an explicit ``fetch_k`` and deleted records."""
 
+import itertools
+
 import numpy as np
 from conftest import hit_rows as _hits, tie_docs as _docs
 from hypothesis import given, settings, strategies as st
@@ -41,8 +43,15 @@ def test_fast_path_equals_general_path(n, fields, k, per_artifact, fetch_extra, 
     # (weights change fetch_k's default, so both searches name it)
     default = max(5 * k, 50) if per_artifact else k
     fetch_k = default if fetch_extra is None else k + fetch_extra
-    for q in ("lift", "wing drag", "heat heat flow", "nothing here"):
-        kw = dict(k=k, mode="lexical", per_artifact=per_artifact, fetch_k=fetch_k)
+    # (a surface kind restricts the search to a set of records: the
+    # filtered search of the same compiled call)
+    for q, surfaces in itertools.product(
+        ("lift", "wing drag", "heat heat flow", "nothing here"),
+        (None, "body") if fields else (None,),
+    ):
+        kw = dict(
+            k=k, mode="lexical", per_artifact=per_artifact, fetch_k=fetch_k, surfaces=surfaces
+        )
         fast = search(corpus, q, **kw)
         slow = search(corpus, q, surface_weights=ones, **kw)
         assert _hits(fast) == _hits(slow)
@@ -52,12 +61,12 @@ def test_fast_path_equals_general_path(n, fields, k, per_artifact, fetch_extra, 
 def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
     """Without a collapse, the lexical index is asked for k + 1 records;
     when the k-th and (k + 1)-th tie, once more for fetch_k -- and the hits
-    are those of the general path either way.  Unfiltered, that is one
-    compiled call (``_hot.lexical_search``: it reports how many candidates
-    it found, or hands them back when ties leave their order to the record
-    table); filtered, ``BM25Index.search`` is asked."""
-    from rowvoi.corpus.retrieval import rank
+    are those of the general path either way.  That is one compiled call
+    (``_hot.lexical_search``, filtered or not: it reports how many
+    candidates it found, or hands them back when ties leave their order to
+    the record table); ``BM25Index.search`` is not asked."""
     from rowvoi.index._hot import lexical_search
+    from rowvoi.index.idset import IdSet
     from rowvoi.index.lexical import BM25Index
 
     asked = []
@@ -69,25 +78,26 @@ def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
 
     monkeypatch.setattr(BM25Index, "search", spy)
     ones = {"document": 1.0}
+    args = (True, False, None, "bm25", "lexical")
     # distinct documents: no two score the same for "wing"
     docs = {f"d{i:02d}": "wing " + " ".join(["lift"] * i) for i in range(30)}
     corpus = build(from_mapping(docs, embedder="hashing:8"), store=CorpusStore.memory())
     search(corpus, "wing", mode="lexical")  # loads the generation
     gen = corpus._generations.loaded
     ht, cap = gen.records._hit_table(), gen.lexical_capsule
-    hits, n, none = lexical_search(ht, cap, "wing", 5, 50, True, False, None, "bm25", "lexical")
+    hits, n, none = lexical_search(ht, cap, "wing", 5, 50, *args)
     assert (len(hits), n, none) == (5, 6, None)
+    # filtered: the odd records only, asked for k + 1 of them
+    odd = IdSet(gen.records.ids[1::2])
+    hits, n, none = lexical_search(ht, cap, "wing", 5, 50, *args, odd._capsule())
+    assert (len(hits), n, none) == (5, 6, None)
+    assert {h.record_id for h in hits} <= set(gen.records.ids[1::2].tolist())
     del asked[:]
     got = search(corpus, "wing", mode="lexical", k=5)
     assert asked == []  # (the compiled call)
     assert _hits(got) == _hits(
         search(corpus, "wing", mode="lexical", k=5, fetch_k=50, surface_weights=ones)
     )
-    # the general path (no engine handle given: as a filtered search goes)
-    p5 = rank.params(5, "lexical", "rrf", 60, 0.5, 1.0, None, True, None, None, "auto", False)
-    del asked[:]
-    rank._lexical_hits(gen.lexical, None, None, "wing", None, gen.records, p5)
-    assert asked == [6]
     # twenty identical documents: the 5th and 6th tie
     tied = build(
         from_mapping({f"t{i:02d}": "wing lift" for i in range(20)}, embedder="hashing:8"),
@@ -96,15 +106,15 @@ def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
     search(tied, "wing", mode="lexical")
     gen = tied._generations.loaded
     ht, cap = gen.records._hit_table(), gen.lexical_capsule
-    none, ids, scores = lexical_search(
-        ht, cap, "wing", 5, 50, True, False, None, "bm25", "lexical"
-    )
+    none, ids, scores = lexical_search(ht, cap, "wing", 5, 50, *args)
     assert none is None and len(ids) == len(scores) == 20  # asked again: all 20 match
     assert ids.dtype == np.int64 and scores.dtype == np.float32
+    odd = IdSet(gen.records.ids[1::2])
+    none, ids, _ = lexical_search(ht, cap, "wing", 5, 50, *args, odd._capsule())
+    assert none is None and sorted(ids.tolist()) == sorted(gen.records.ids[1::2].tolist())
     del asked[:]
-    rank._lexical_hits(gen.lexical, None, None, "wing", None, gen.records, p5)
-    assert asked == [6, 50]
     got = search(tied, "wing", mode="lexical", k=5)
+    assert asked == []
     assert [h.artifact_id for h in got] == [f"t{i:02d}" for i in range(5)]
     assert _hits(got) == _hits(
         search(tied, "wing", mode="lexical", k=5, fetch_k=50, surface_weights=ones)

@@ -113,6 +113,7 @@ def lexical_search(
     source: str | None,
     answered: str,
     mode: str,
+    filt: CapsuleType | None = None,
 ) -> tuple[list[Any], int, None] | tuple[None, np.ndarray, np.ndarray]: ...
 def fused_hits(
     t: HitTable,

@@ -764,43 +764,34 @@ def _lexical_hits(
     are asked for) -- so a search at ``k`` = 100 scores and orders about
     100 candidates, not ``fetch_k`` = 500.
 
-    Unfiltered, with the index's engine handle (``capsule``, the
-    generation's :attr:`~rowvoi.corpus.storage.generation.Generation.lexical_capsule`),
-    the search and the hits are one compiled call under the index's read
-    lock (:func:`rowvoi.index._hot.lexical_search`); its candidates come
-    back only when equal scores leave their order to the table's keys."""
+    The search (among ``allowed``'s records, when given) and the hits are
+    one compiled call through the index's engine handle (``capsule``, the
+    generation's :attr:`~rowvoi.corpus.storage.generation.Generation.lexical_capsule`)
+    under the index's read lock (:func:`rowvoi.index._hot.lexical_search`);
+    its candidates come back only when equal scores leave their order to
+    the table's keys."""
     collapse = p.per_artifact and not table.one_per_artifact
-    kplus1 = not collapse and p.k < p.fetch_k
-    if allowed is None and capsule is not None:
-        lock = index._lock
-        lock.acquire_read()
-        try:
-            got = _lexical_search_c(
-                table._hit_table(),
-                capsule,
-                query,
-                p.k,
-                p.fetch_k,
-                kplus1,
-                collapse,
-                name,
-                "bm25",
-                p.mode,
-            )
-        finally:
-            lock.release_read()
-        if got[0] is not None:  # (the hits, and how many candidates)
-            return got[0], got[1] >= p.fetch_k
-        ids, scores = got[1], got[2]  # (the candidates, for the general path)
-    else:
-        ask = p.k + 1 if kplus1 else p.fetch_k
-        res = index.search(query, ask, filter=allowed)
-        ids, scores = res.ids, res.scores
-        if ask < p.fetch_k and len(ids) == ask and scores[p.k - 1] == scores[p.k]:
-            res = index.search(query, p.fetch_k, filter=allowed)
-            ids, scores = res.ids, res.scores
-        if not len(ids):
-            return [], False
+    lock = index._lock
+    lock.acquire_read()
+    try:
+        got = _lexical_search_c(
+            table._hit_table(),
+            capsule,
+            query,
+            p.k,
+            p.fetch_k,
+            not collapse,
+            collapse,
+            name,
+            "bm25",
+            p.mode,
+            None if allowed is None else allowed._capsule(),
+        )
+    finally:
+        lock.release_read()
+    if got[0] is not None:  # (the hits, and how many candidates)
+        return got[0], got[1] >= p.fetch_k
+    ids, scores = got[1], got[2]  # (the candidates, for the general path)
     return _dense_hits(name, table, ids, scores, "bm25", p), len(ids) >= p.fetch_k
 
 
