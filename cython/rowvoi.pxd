@@ -593,6 +593,25 @@ cdef extern from "rowvoi.h" nogil:
     rv_status rv_records_rrf(size_t n, const int64_t *rank_a, const int64_t *rank_b,
                              int64_t rrf_k, double *out)
 
+    ctypedef struct rv_records_blend_params:
+        double alpha
+        double sat_k
+        const rv_flat *dense
+        const float *query_vector
+        uint32_t n_threads
+        const rv_bm25 *lexical
+        const char *query
+        size_t query_len
+        size_t head
+        double max_a
+        double max_b
+
+    void rv_records_blend_params_init(rv_records_blend_params *p)
+    rv_status rv_records_blend(const rv_records_blend_params *params, size_t n,
+                               const int64_t *ids, const int64_t *rank_a, const int64_t *rank_b,
+                               size_t n_a, const double *scores_a, size_t n_b,
+                               const double *scores_b, double *out) nogil
+
     ctypedef struct rv_records_search_params:
         size_t k
         size_t fetch_k

@@ -29,7 +29,10 @@ candidates with both sides' ranks and scores in their ``explain``; its
 reference is ``rank._fused_hits_reference``.  ``order``: the result order
 of candidates with equal scores (``rank._order``), ``np.lexsort`` of their
 keys in one sort.  ``union``: a hybrid search's two candidate lists
-merged, with each record's rank on each side (``rv_records_union``).
+merged, with each record's rank on each side (``rv_records_union``);
+``rrf``: their reciprocal rank fusion (``rv_records_rrf``); ``blend``:
+the blend evidence of records, each index asked for the scores its list
+lacks (``rv_records_blend``).
 Everything here reads objects
 that never change once built, so any number of threads may call it at
 once; a ``Deferred``'s one change, storing its hit's fields, holds its
@@ -44,12 +47,13 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.object cimport PyObject_GenericSetAttr
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.math cimport isnan
+from libc.math cimport INFINITY, isnan
 from libc.string cimport memcpy
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
 from rowvoi cimport (RV_E_INVALID_ARG, RV_OK, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS,
                      rv_any_nonzero, rv_bm25, rv_bm25_search, rv_flat, rv_flat_dim,
+                     rv_records_blend, rv_records_blend_params, rv_records_blend_params_init,
                      rv_flat_size, rv_idset, rv_progress_fn,
                      rv_real, rv_records, rv_records_check, rv_records_hits, rv_records_search,
                      rv_records_search_params, rv_records_search_params_init,
@@ -936,6 +940,74 @@ def rrf(cnp.ndarray rank_a not None, cnp.ndarray rank_b not None, int64_t rrf_k)
     check(rv_records_rrf(<size_t>n, <const int64_t *>cnp.PyArray_DATA(rank_a),
                          <const int64_t *>cnp.PyArray_DATA(rank_b), rrf_k,
                          <double *>cnp.PyArray_DATA(out)))
+    return out
+
+
+def blend(cnp.ndarray ids not None, cnp.ndarray rank_a not None, cnp.ndarray rank_b not None,
+          cnp.ndarray scores_a not None, cnp.ndarray scores_b not None, double alpha,
+          double sat_k, flat=None, cnp.ndarray query_vector=None, uint32_t n_threads=0,
+          bm25=None, query=None, size_t head=0, double max_a=INFINITY,
+          double max_b=INFINITY):
+    """The blend evidence (float64) of a hybrid search's records: ``ids``
+    with their ``union`` ranks in the dense list ``rank_a`` and the lexical
+    list ``rank_b`` (int64, 1-D, C-contiguous, of one length), those
+    lists' scores in rank order (``scores_a``, ``scores_b``: float64, 1-D,
+    C-contiguous); the records a list lacks are scored by the flat index
+    behind ``flat`` (a ``FlatHandle.capsule``; ``query_vector``: float32,
+    C-contiguous, of its dimension) and the BM25 index behind ``bm25`` (a
+    ``BM25Core.capsule``; ``query``: str or bytes), when given -- the
+    engine's ``rv_records_blend``, bit for bit the NumPy expression of
+    ``rowvoi.corpus.retrieval.rank._blend_scores_numpy``.  With ``head``
+    > 0, only the records that can be among the best ``head`` are
+    computed, the others ``-inf`` (``max_a``, ``max_b``: the most a record
+    the dense or lexical list lacks can score there).  The caller holds both
+    indexes' read locks (a frozen flat index needs none); the GIL is
+    released.  ValueError for arrays of another type or shape, or a
+    capsule of another kind; TypeError for a query neither str nor bytes;
+    the engine's errors raise (rowvoi.errors: ``RangeError`` for an id the
+    flat index lacks)."""
+    cdef Py_ssize_t n = cnp.PyArray_DIM(ids, 0) if cnp.PyArray_NDIM(ids) == 1 else -1
+    if (n < 0 or not _column(ids, cnp.NPY_INT64, n) or not _column(rank_a, cnp.NPY_INT64, n)
+            or not _column(rank_b, cnp.NPY_INT64, n)
+            or cnp.PyArray_NDIM(scores_a) != 1 or cnp.PyArray_NDIM(scores_b) != 1
+            or not _column(scores_a, cnp.NPY_FLOAT64, cnp.PyArray_DIM(scores_a, 0))
+            or not _column(scores_b, cnp.NPY_FLOAT64, cnp.PyArray_DIM(scores_b, 0))):
+        raise ValueError("blend: ids and ranks must be int64 and scores float64, 1-D, "
+                         "C-contiguous, ids and ranks of one length")
+    cdef rv_records_blend_params prm
+    rv_records_blend_params_init(&prm)
+    prm.alpha = alpha
+    prm.sat_k = sat_k
+    prm.n_threads = n_threads
+    prm.head = head
+    prm.max_a = max_a
+    prm.max_b = max_b
+    cdef Py_ssize_t qn = 0
+    if flat is not None:
+        prm.dense = <const rv_flat *>flat_pointer(flat)
+        if (query_vector is None or not _column(query_vector, cnp.NPY_FLOAT32,
+                                                <Py_ssize_t>rv_flat_dim(prm.dense))):
+            raise ValueError("blend: query_vector must be float32, 1-D, C-contiguous, "
+                             "of the flat index's dimension")
+        prm.query_vector = <const float *>cnp.PyArray_DATA(query_vector)
+    if bm25 is not None:
+        prm.lexical = <const rv_bm25 *>bm25_pointer(bm25)
+        text_ptr(query, &prm.query, &qn, "query")
+        prm.query_len = <size_t>qn
+    cdef cnp.npy_intp dims[1]
+    dims[0] = <cnp.npy_intp>n
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(1, dims, cnp.NPY_FLOAT64, 0)
+    cdef rv_status st
+    cdef const int64_t *ip = <const int64_t *>cnp.PyArray_DATA(ids)
+    cdef const int64_t *ra = <const int64_t *>cnp.PyArray_DATA(rank_a)
+    cdef const int64_t *rb = <const int64_t *>cnp.PyArray_DATA(rank_b)
+    cdef const double *sa = <const double *>cnp.PyArray_DATA(scores_a)
+    cdef const double *sb = <const double *>cnp.PyArray_DATA(scores_b)
+    cdef size_t na = <size_t>cnp.PyArray_DIM(scores_a, 0), nb = <size_t>cnp.PyArray_DIM(scores_b, 0)
+    with nogil:
+        st = rv_records_blend(&prm, <size_t>n, ip, ra, rb, na, sa, nb, sb,
+                              <double *>cnp.PyArray_DATA(out))
+    check(st)
     return out
 
 

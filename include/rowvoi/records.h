@@ -17,6 +17,11 @@
 **                       the best k
 **   rv_records_search   the whole exact search of a flat index in one call:
 **                       candidates, then rv_records_hits
+**   rv_records_union    a hybrid search's two candidate lists merged, with
+**                       each record's rank in either
+**   rv_records_rrf      reciprocal rank fusion of those ranks
+**   rv_records_blend    the blend evidence of records of a hybrid search,
+**                       asking each index for the scores its list lacks
 **
 ** A hit is a record's position in the table (0 .. n_records - 1) with the
 ** candidate's rank among the candidates: the caller reads the record's id,
@@ -31,6 +36,7 @@
 #ifndef ROWVOI_RECORDS_H
 #define ROWVOI_RECORDS_H
 
+#include "bm25.h"
 #include "core.h"
 #include "flat.h"
 
@@ -191,6 +197,76 @@ RV_API rv_status rv_records_union(size_t n_records, size_t n_a, const int64_t *a
 */
 RV_API rv_status rv_records_rrf(size_t n, const int64_t *rank_a, const int64_t *rank_b,
                                 int64_t rrf_k, double *out /* OUT */);
+
+/*
+** Parameters of rv_records_blend.  Initialise with
+** rv_records_blend_params_init, then set what the search has.
+*/
+typedef struct rv_records_blend_params {
+    double alpha;              /* the cosine's weight, in [0, 1] */
+    double sat_k;              /* BM25 saturation: b / (b + sat_k), > 0 */
+    const rv_flat *dense;      /* optional: scores the records list a lacks */
+    const float *query_vector; /* rv_flat_dim(dense) floats when dense is set,
+                                  as rv_flat_rescore takes them (all zero: no
+                                  record is asked, their cosines stay 0) */
+    uint32_t n_threads;        /* dense's rescore, core.h "Threads" */
+    const rv_bm25 *lexical;    /* optional: scores the records list b lacks */
+    const char *query;         /* UTF-8, query_len bytes, when lexical is set */
+    size_t query_len;
+    /* 0: every record's evidence; h > 0: only those that can be among the
+    ** best h (see rv_records_blend), with max_a (max_b) the most a record
+    ** list a (b) lacks can score there (+inf: not known) */
+    size_t head;
+    double max_a;
+    double max_b;
+} rv_records_blend_params;
+
+/* Fill *p with the defaults (alpha 0.5, sat_k 1, no index, all cores, every
+** record, no bounds known).  A NULL p does nothing.  Since: 0.1 */
+RV_API void rv_records_blend_params_init(rv_records_blend_params *p /* OUT */);
+
+/*
+** The blend evidence of n records of a hybrid search (a corpus orders the
+** equal scores of reciprocal rank fusion by it, and floors such hits by it):
+**   out[i] = alpha * cos_i + (1 - alpha) * b_i / (b_i + sat_k),
+**   b_i = max(bm_i, 0) (a NaN stays NaN),
+** where cos_i is record ids[i]'s score in list a (the dense side, scores_a
+** in rank order: scores_a[rank_a[i] - 1]) and bm_i its score in list b (the
+** lexical side), each a 1-based rank as rv_records_union writes them, 0
+** where the list lacks the record.  A record list a lacks is scored by
+** params->dense (one rv_flat_rescore of them all, when the query vector is
+** not all zero), one list b lacks by params->lexical (one rv_bm25_search of
+** params->query restricted to them); a record an index does not score (no
+** index given, or BM25 matches none of its terms) counts 0.  Each
+** operation is one IEEE double rounding, in the order written (no fused
+** multiply-add), so out equals the same expression computed by NumPy, bit
+** for bit.  out holds n slots.
+** With params->head = h (0 < h < n), only the records that can be among
+** the h best are computed: the h-th best value among the records whose
+** every score is known without asking (both lists hold them, or no index
+** can score a side) is a floor T, and a record whose value, with each
+** missing score at its bound (max_a, max_b: the last score of a list cut
+** at its length, an exact search's), stays below T (less a relative margin
+** of 1e-9, for rounding) is not asked for and gets -INFINITY.  The best h
+** values, ties included, and their order are those of h = 0, as long as
+** the bounds hold (a bound below a missing record's true score can drop
+** it); nothing is pruned when fewer than h records are known or one of
+** their values is NaN.
+** Returns RV_OK; RV_E_INVALID_ARG for a NULL params, alpha outside [0, 1],
+** sat_k not finite and > 0, a NULL array with n > 0 (scores_a or scores_b
+** with n_a or n_b > 0; query_vector with dense set; query with query_len >
+** 0), a rank outside 0 .. n_a (0 .. n_b), an id asked of an index twice or
+** outside 0 .. RV_MAX_ID; the errors of rv_flat_rescore (RV_E_RANGE for an
+** id the flat index lacks) and rv_bm25_search; RV_E_RANGE for an n no
+** array can hold; RV_E_NOMEM.  On an error out holds nothing of use.
+** Thread-safety: reads the indexes; the caller keeps writers away from
+** them for the call.
+** Cost: the two index calls, then O(n).  Since: 0.1
+*/
+RV_API rv_status rv_records_blend(const rv_records_blend_params *params, size_t n,
+                                  const int64_t *ids, const int64_t *rank_a, const int64_t *rank_b,
+                                  size_t n_a, const double *scores_a, size_t n_b,
+                                  const double *scores_b, double *out /* OUT */);
 
 /*
 ** Parameters of rv_records_search.  Initialise with

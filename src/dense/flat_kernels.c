@@ -373,6 +373,12 @@ RV__T_AVX2
 RV__T_AVX512 static void dots_avx512(const float *q, const float *x, size_t n_rows, size_t dim,
                                      float *out){RV__DOTS_BODY(8, rv__v16f, 16, dot_avx2)}
 
+/* The same for rows x + rows[r] * dim, four at a time (the screen's
+** groups): four rows x 1 zmm. */
+RV__T_AVX512 static void dotsg_avx512(const float *q, const float *x, const size_t *rows,
+                                      size_t n_rows, size_t dim, float *out){
+    RV__DOTS_BODY_AT(4, rv__v16f, 16, dot_avx2, x + rows[r] * dim)}
+
 /* AVX-512: 8 queries x 1 zmm per panel row. */
 #  define RV__QB_AVX512 8
 RV__T_AVX512
@@ -642,6 +648,7 @@ void rv__flat_kernels_select(rv__flat_kernels *k) {
             k->f16 = tile_f16_avx512;
             k->qb_f16 = RV__QB_AVX512;
             k->dots = dots_avx512;
+            k->dotsg = dotsg_avx512;
             k->name = "avx512";
             if (__builtin_cpu_supports("avx512vnni")) {
                 k->i8 = tile_i8_vnni;

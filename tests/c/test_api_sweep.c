@@ -217,6 +217,7 @@ typedef struct sw {
     rv_hasher_options ho;
     rv_records rt;
     rv_records_search_params rsp;
+    rv_records_blend_params rbp;
     rv_records_verdict rvd;
     unsigned char image[1 << 16];
 } sw;
@@ -1802,6 +1803,47 @@ static void init_records_rrf(sw *s) {
 static int64_t call_records_rrf(sw *s) {
     return rv_records_rrf(Z(0), P(const int64_t *, 0), P(const int64_t *, 1), 60, P(double *, 2));
 }
+static void init_records_blend_params(sw *s) {
+    s->p[0] = &s->rbp;
+}
+static int64_t call_records_blend_params_init(sw *s) {
+    rv_records_blend_params_init(P(rv_records_blend_params *, 0));
+    return P(rv_records_blend_params *, 0) ? (int64_t)s->rbp.sat_k : -1;
+}
+static void init_records_blend(sw *s) {
+    /* records 10, 11, 12: dense ranks 1, -, 2 (11 asked of g_fl), lexical
+    ** ranks -, 1, - (10 and 12 asked of g_bm, which lacks them) */
+    rv_records_blend_params_init(&s->rbp);
+    s->rbp.dense = g_fl;
+    memcpy(s->f32a, VECS, DIM * sizeof(float));
+    s->rbp.query_vector = s->f32a;
+    s->rbp.n_threads = 1;
+    s->rbp.lexical = g_bm;
+    s->rbp.query = "quick";
+    s->rbp.query_len = 5;
+    int64_t ids[3] = {10, 11, 12}, ra[3] = {1, 0, 2}, rb[3] = {0, 1, 0};
+    memcpy(s->i64a, ids, sizeof ids);
+    memcpy(s->i64b, ra, sizeof ra);
+    memcpy(s->i64c, rb, sizeof rb);
+    s->f64a[0] = 0.9;
+    s->f64a[1] = 0.5;
+    s->f64b[0] = 2.5;
+    s->p[0] = &s->rbp;
+    s->p[1] = s->i64a;
+    s->p[2] = s->i64b;
+    s->p[3] = s->i64c;
+    s->p[4] = s->f64a;
+    s->p[5] = s->f64b;
+    s->p[6] = s->f64c;
+    s->z[0] = 3; /* n */
+    s->z[1] = 2; /* n_a */
+    s->z[2] = 1; /* n_b */
+}
+static int64_t call_records_blend(sw *s) {
+    return rv_records_blend(P(const rv_records_blend_params *, 0), Z(0), P(const int64_t *, 1),
+                            P(const int64_t *, 2), P(const int64_t *, 3), Z(1),
+                            P(const double *, 4), Z(2), P(const double *, 5), P(double *, 6));
+}
 static void init_records_search_params(sw *s) {
     s->p[0] = &s->rsp;
 }
@@ -2526,6 +2568,20 @@ static const sw_case CASES[] = {
      call_records_rrf,
      {SZN("n", OK, RNG, "rank_a rank_b out"), PTR("rank_a", INV), PTR("rank_b", INV),
       PTR("out", INV)}},
+    {"rv_records_blend_params_init",
+     0,
+     1,
+     init_records_blend_params,
+     call_records_blend_params_init,
+     {PTR("p", -1)}},
+    {"rv_records_blend",
+     1,
+     OK,
+     init_records_blend,
+     call_records_blend,
+     {PTR("params", INV), SZN("n", OK, RNG, "ids rank_a rank_b out"), PTR("ids", INV),
+      PTR("rank_a", INV), PTR("rank_b", INV), SZ("n_a", INV, RNG), PTR("scores_a", INV),
+      SZ("n_b", INV, RNG), PTR("scores_b", INV), PTR("out", INV)}},
     {"rv_records_search_params_init",
      0,
      10,

@@ -4,8 +4,9 @@
 ** types, overflow, zeros), the nonzero test, the table check (each fault
 ** named), the hits against a plain reference (ties, unknown ids, the
 ** collapse, positions given, more candidates than the stack holds,
-** allocation failures), and the whole search against rv_flat_search plus
-** rv_records_hits.
+** allocation failures), the whole search against rv_flat_search plus
+** rv_records_hits, the union and its reciprocal rank fusion, and the
+** blend evidence against each index asked one record at a time.
 */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -646,6 +647,245 @@ static void test_rrf(void) {
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_rrf(2, NULL, rb, 60, out));
 }
 
+/* rv_records_blend: 300 records (ids 3 i + 1) in a flat index and a BM25
+** index; random ranks in two lists (scores from the indexes' own answers
+** for the listed records, made-up ones for others), and each record's
+** evidence against the formula with its cosine and BM25 score asked one at
+** a time (rv_flat_rescore of it alone; rv_bm25_search restricted to it),
+** every operation through a volatile double; asked for the best h only,
+** the same values or -inf below the h-th best.  Then: no index, an all-zero
+** query vector, the refusals, and allocation failures. */
+enum { B_N = 300, B_D = 8 };
+
+static double blend_reference(double alpha, double sat_k, double cos, double bm) {
+    volatile double b = bm < 0.0 ? 0.0 : bm, lhs, w, num, den, rhs, sum;
+    lhs = alpha * cos;
+    w = 1.0 - alpha;
+    num = w * b;
+    den = b + sat_k;
+    rhs = num / den;
+    sum = lhs + rhs;
+    return sum;
+}
+
+static double one_cosine(const rv_flat *ix, const float *q, int64_t id) {
+    int64_t got;
+    float s;
+    size_t nf = 0;
+    if (rv_flat_rescore(ix, 1, q, 1, &id, 1, 1, &got, &s, &nf) || nf != 1) return NAN;
+    return (double)s;
+}
+
+static double one_bm25(const rv_bm25 *ix, const char *q, int64_t id) {
+    rv_idset *set = NULL;
+    int64_t got;
+    float s;
+    size_t nf = 0;
+    if (rv_idset_create(&id, 1, &set)) return NAN;
+    rv_status st = rv_bm25_search(ix, q, strlen(q), 1, 0, set, &got, &s, &nf, NULL);
+    rv_idset_free(set);
+    if (st) return NAN;
+    return nf ? (double)s : 0.0;
+}
+
+static void test_blend(void) {
+    static const char *const words[] = {"wing", "lift",     "drag",  "flow", "shock",
+                                        "wave", "boundary", "layer", "heat", "jet"};
+    static char text[B_N][64];
+    static const char *texts[B_N];
+    static size_t lens[B_N];
+    static int64_t ids[B_N];
+    static float v[B_N * B_D];
+    rv_rng rng;
+    rv_rng_seed(&rng, 11);
+    for (size_t i = 0; i < B_N; i++) {
+        ids[i] = (int64_t)(3 * i + 1);
+        size_t len = 0;
+        for (int w = 0; w < 4; w++) {
+            const char *t =
+                words[rv_rng_uniform(&rng) < 0.5 ? i % 10 : (size_t)(rv_rng_uniform(&rng) * 10)];
+            len += (size_t)snprintf(text[i] + len, sizeof text[i] - len, "%s ", t);
+        }
+        texts[i] = text[i];
+        lens[i] = len;
+        for (size_t d = 0; d < B_D; d++) v[i * B_D + d] = (float)(rv_rng_uniform(&rng) * 2 - 1);
+    }
+    rv_flat_options fo;
+    rv_flat_options_init(&fo);
+    fo.dim = B_D;
+    rv_flat *fl = NULL;
+    rv_bm25 *bm = NULL;
+    ASSERT_OK(rv_flat_create(&fo, &fl));
+    ASSERT_OK(rv_flat_add(fl, B_N, v, ids, NULL));
+    ASSERT_OK(rv_bm25_create(NULL, NULL, &bm));
+    ASSERT_OK(rv_bm25_add(bm, B_N, texts, lens, ids, NULL, NULL, NULL));
+    const char *query = "shock wave heat";
+    float q[B_D];
+    for (size_t d = 0; d < B_D; d++) q[d] = (float)(rv_rng_uniform(&rng) * 2 - 1);
+    static int64_t cid[B_N], ra[B_N], rb[B_N];
+    static double sa[B_N], sb[B_N], out[B_N];
+    static double want_cos[B_N], want_bm[B_N];
+    for (size_t i = 0; i < B_N; i++) {
+        want_cos[i] = one_cosine(fl, q, ids[i]);
+        want_bm[i] = one_bm25(bm, query, ids[i]);
+    }
+    size_t n_pruned = 0;
+    for (int round = 0; round < 40; round++) {
+        /* n records (a random subset, in random order), each in list a and
+        ** list b with probability ~1/2 at a distinct rank */
+        size_t n = 1 + (size_t)(rv_rng_uniform(&rng) * (round % 2 ? B_N : 70));
+        size_t perm[B_N];
+        for (size_t i = 0; i < B_N; i++) perm[i] = i;
+        for (size_t i = B_N - 1; i > 0; i--) {
+            size_t j = (size_t)(rv_rng_uniform(&rng) * (double)(i + 1));
+            size_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        size_t na = 0, nb = 0;
+        double expect[B_N];
+        double alpha = round % 5 == 0 ? 0.0 : round % 5 == 1 ? 1.0 : rv_rng_uniform(&rng);
+        double sat_k = 0.5 + 4 * rv_rng_uniform(&rng);
+        for (size_t i = 0; i < n; i++) {
+            size_t r = perm[i];
+            cid[i] = ids[r];
+            double c = want_cos[r], b = want_bm[r];
+            ra[i] = rb[i] = 0;
+            if (rv_rng_uniform(&rng) < 0.5) { /* listed: its score comes from the list */
+                c = rv_rng_uniform(&rng) < 0.2 ? -0.75 : c;
+                sa[na] = c;
+                ra[i] = (int64_t)++na;
+            }
+            if (rv_rng_uniform(&rng) < 0.5) {
+                b = rv_rng_uniform(&rng) < 0.2 ? -1.5 : b; /* (clamped to 0) */
+                sb[nb] = b;
+                rb[i] = (int64_t)++nb;
+            }
+            expect[i] = blend_reference(alpha, sat_k, c, b);
+        }
+        rv_records_blend_params p;
+        rv_records_blend_params_init(&p);
+        p.alpha = alpha;
+        p.sat_k = sat_k;
+        p.dense = fl;
+        p.query_vector = q;
+        p.n_threads = 1 + (uint32_t)(round % 3);
+        p.lexical = bm;
+        p.query = query;
+        p.query_len = strlen(query);
+        ASSERT_OK(rv_records_blend(&p, n, cid, ra, rb, na, sa, nb, sb, out));
+        for (size_t i = 0; i < n; i++)
+            EXPECT_TRUE(memcmp(&out[i], &expect[i], sizeof(double)) == 0);
+        /* only the best h: every other record either its value or -inf,
+        ** and -inf only below the h-th best (with the true bounds) */
+        if (n > 1) {
+            static double pruned[B_N], sorted[B_N];
+            p.head = 1 + (size_t)(rv_rng_uniform(&rng) * (double)(n - 1));
+            p.max_a = p.max_b = -INFINITY;
+            for (size_t i = 0; i < n; i++) {
+                size_t r = (size_t)((cid[i] - 1) / 3);
+                if (!ra[i] && want_cos[r] > p.max_a) p.max_a = want_cos[r];
+                if (!rb[i] && want_bm[r] > p.max_b) p.max_b = want_bm[r];
+            }
+            ASSERT_OK(rv_records_blend(&p, n, cid, ra, rb, na, sa, nb, sb, pruned));
+            memcpy(sorted, expect, n * sizeof(double));
+            for (size_t i = 1; i < n; i++) /* (descending) */
+                for (size_t j = i; j > 0 && sorted[j - 1] < sorted[j]; j--) {
+                    double x = sorted[j];
+                    sorted[j] = sorted[j - 1];
+                    sorted[j - 1] = x;
+                }
+            double edge = sorted[p.head - 1];
+            for (size_t i = 0; i < n; i++) {
+                if (pruned[i] == -INFINITY) {
+                    n_pruned++;
+                    EXPECT_TRUE(expect[i] < edge);
+                } else {
+                    EXPECT_TRUE(memcmp(&pruned[i], &expect[i], sizeof(double)) == 0);
+                }
+            }
+            p.head = 0;
+            p.max_a = p.max_b = INFINITY;
+        }
+        /* no indexes: the records a list lacks count 0 on that side */
+        p.dense = NULL;
+        p.lexical = NULL;
+        ASSERT_OK(rv_records_blend(&p, n, cid, ra, rb, na, sa, nb, sb, out));
+        for (size_t i = 0; i < n; i++) {
+            double c = ra[i] ? sa[ra[i] - 1] : 0.0, b = rb[i] ? sb[rb[i] - 1] : 0.0;
+            double e = blend_reference(alpha, sat_k, c, b);
+            EXPECT_TRUE(memcmp(&out[i], &e, sizeof e) == 0);
+        }
+    }
+    EXPECT_TRUE(n_pruned > 0);
+    /* an all-zero query vector asks the flat index nothing */
+    rv_records_blend_params p;
+    rv_records_blend_params_init(&p);
+    EXPECT_TRUE(p.alpha == 0.5 && p.sat_k == 1.0 && !p.dense && !p.lexical);
+    float zero[B_D] = {0};
+    p.dense = fl;
+    p.query_vector = zero;
+    int64_t one[1] = {ids[5]}, r0[1] = {0};
+    ASSERT_OK(rv_records_blend(&p, 1, one, r0, r0, 0, NULL, 0, NULL, out));
+    EXPECT_TRUE(out[0] == 0.0);
+    /* the refusals */
+    p.query_vector = q;
+    p.alpha = 1.5;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_blend(&p, 1, one, r0, r0, 0, NULL, 0, NULL, out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "alpha = 1.5");
+    p.alpha = 0.5;
+    p.sat_k = 0.0;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_blend(&p, 1, one, r0, r0, 0, NULL, 0, NULL, out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "sat_k");
+    p.sat_k = NAN;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_blend(&p, 1, one, r0, r0, 0, NULL, 0, NULL, out));
+    p.sat_k = 1.0;
+    int64_t r3[1] = {3};
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_records_blend(&p, 1, one, r3, r0, 2, sa, 0, NULL, out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "rank_a[0] = 3");
+    int64_t twice[2] = {ids[1], ids[1]}, r00[2] = {0, 0};
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_records_blend(&p, 2, twice, r00, r00, 0, NULL, 0, NULL, out));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "asked twice");
+    int64_t absent[1] = {2}; /* (ids are 3 i + 1) */
+    EXPECT_STATUS(RV_E_RANGE, rv_records_blend(&p, 1, absent, r0, r0, 0, NULL, 0, NULL, out));
+    p.dense = NULL;
+    p.lexical = bm;
+    p.query = "wing";
+    p.query_len = 4;
+    int64_t negative[1] = {-4};
+    EXPECT_STATUS(RV_E_INVALID_ARG,
+                  rv_records_blend(&p, 1, negative, r0, r0, 0, NULL, 0, NULL, out));
+    /* allocation failures, each allocation in turn: RV_E_NOMEM, or (where
+    ** an index's search carries on without what it failed to allocate) the
+    ** same answer; never anything else, nothing leaked (the sanitizer
+    ** builds), until an injection point past the last allocation */
+    p.dense = fl;
+    for (size_t i = 0; i < 100; i++) {
+        cid[i] = ids[i];
+        ra[i] = rb[i] = 0;
+    }
+    double first[100];
+    ASSERT_OK(rv_records_blend(&p, 100, cid, ra, rb, 0, NULL, 0, NULL, first));
+    size_t n_nomem = 0;
+    for (uint64_t fail = 1;; fail++) {
+        rv__test_fail_alloc_after(fail);
+        rv_status st = rv_records_blend(&p, 100, cid, ra, rb, 0, NULL, 0, NULL, out);
+        uint64_t made = rv__test_fail_alloc_after(0);
+        if (st == RV_OK) {
+            EXPECT_TRUE(memcmp(out, first, sizeof first) == 0);
+            if (made < fail) break; /* no allocation failed */
+            continue;
+        }
+        ASSERT_EQ(st, RV_E_NOMEM);
+        n_nomem++;
+        ASSERT_TRUE(fail < 1000);
+    }
+    EXPECT_TRUE(n_nomem >= 3); /* ours, the rescore's, the id set's at least */
+    rv_flat_free(fl);
+    rv_bm25_free(bm);
+}
+
 int main(void) {
     RUN_TEST(test_unit_vector_rule);
     RUN_TEST(test_unit_vector_edges);
@@ -658,5 +898,6 @@ int main(void) {
     RUN_TEST(test_search_hands_back_ties_and_unknown_ids);
     RUN_TEST(test_union_against_brute_force);
     RUN_TEST(test_rrf);
+    RUN_TEST(test_blend);
     return RV_TEST_SUMMARY();
 }

@@ -670,3 +670,62 @@ def test_dense_search_hands_back_what_it_does_not_decide():
         run(q, k=6, fetch_k=5)
     with pytest.raises(ValueError):
         _hot.dense_search(ht, ht, q, 5, 50, False, False, 1, None, "flat", "dense")
+
+
+def test_blend_refuses_bad_arguments():
+    """``_hot.blend`` takes int64 ids and ranks of one length and float64
+    scores, each 1-D and C-contiguous; a query vector of the flat index's
+    type and dimension; capsules of the right kind; the engine refuses
+    ranks past their lists and an alpha outside [0, 1]."""
+    from rowvoi.index.flat import FlatIndex
+    from rowvoi.index.lexical import BM25Index
+
+    ids = np.array([0, 1, 2], dtype=np.int64)
+    ra = np.array([1, 0, 2], dtype=np.int64)
+    rb = np.array([0, 1, 0], dtype=np.int64)
+    sa, sb = np.array([0.5, 0.25]), np.array([3.0])
+    got = _hot.blend(ids, ra, rb, sa, sb, 0.5, 1.0)
+    want = 0.5 * np.array([0.5, 0.0, 0.25]) + 0.5 * np.array([0.0, 3.0, 0.0]) / (
+        np.array([0.0, 3.0, 0.0]) + 1.0
+    )
+    assert got.tobytes() == want.tobytes()
+    for bad in (
+        (ids.astype(np.int32), ra, rb, sa, sb),
+        (ids, ra[:2], rb, sa, sb),
+        (ids, ra, rb, sa.astype(np.float32), sb),
+        (ids, ra, rb, sa, np.array([[3.0]])),
+    ):
+        with pytest.raises(ValueError, match="1-D"):
+            _hot.blend(*bad, 0.5, 1.0)
+    with pytest.raises(InvalidArgumentError, match=r"rank_a\[2\] = 2"):
+        _hot.blend(ids, ra, rb, sa[:1].copy(), sb, 0.5, 1.0)
+    with pytest.raises(InvalidArgumentError, match="alpha = 2"):
+        _hot.blend(ids, ra, rb, sa, sb, 2.0, 1.0)
+    flat = FlatIndex(2, metric="ip")
+    flat.add([[1, 0], [0, 1], [1, 1]])
+    flat._freeze()
+    cap = flat._h.capsule()
+    q = np.array([1.0, 2.0], dtype=np.float32)
+    got = _hot.blend(ids, ra, rb, sa, sb, 0.5, 1.0, cap, q)
+    assert got[1] == 0.5 * 2.0 + 0.5 * 3.0 / 4.0  # (record 1's cosine asked: 2)
+    for badq in (None, q.astype(np.float64), np.ones(3, dtype=np.float32)):
+        with pytest.raises(ValueError, match="query_vector"):
+            _hot.blend(ids, ra, rb, sa, sb, 0.5, 1.0, cap, badq)
+    with pytest.raises(ValueError):
+        _hot.blend(ids, ra, rb, sa, sb, 0.5, 1.0, object(), q)
+    bm = BM25Index()
+    bm.add(["cats purr", "dogs bark", "cats and dogs"])
+    with pytest.raises(TypeError):
+        _hot.blend(ids, ra, rb, sa, sb, 0.5, 1.0, bm25=bm._core.capsule(), query=3)
+    with pytest.raises(RangeError):
+        _hot.blend(
+            np.array([7], dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            sa,
+            sb,
+            0.5,
+            1.0,
+            cap,
+            q,
+        )

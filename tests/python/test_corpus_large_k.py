@@ -126,3 +126,66 @@ def test_ordering_only_the_head_gives_the_whole_orders_first_k(corpus, fusion, m
         assert [(h.record_id, h.score, h.explain) for h in fast] == [
             (h.record_id, h.score, h.explain) for h in want
         ]
+
+
+@pytest.mark.parametrize("fusion", ["rrf", "blend"])
+@pytest.mark.parametrize("hnsw", [False, True])
+def test_compiled_evidence_is_the_numpy_evidence_bit_for_bit(fusion, hnsw, monkeypatch):
+    """The blend evidence of a hybrid search's records -- RRF's head, or
+    every fused candidate of a blend -- from the engine's one call
+    (``rank._blend_c``) equals the NumPy reference
+    (``rank._blend_scores_numpy``, each index asked through its methods)
+    bit for bit: records that one side lacks asked of its index, at
+    several k, restricted to a surface kind (a filter), with an all-zero
+    query vector (the flat index asked nothing), and with the flat index of
+    an HNSW graph, which is not frozen (its read lock taken). A blend's
+    call computes only the candidates that can be among the first k: every
+    other one is -inf there, and below the k-th best in NumPy's."""
+    from rowvoi.corpus.retrieval import rank
+
+    rng = random.Random(11)
+    docs = {
+        f"d{i:03d}": " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 60)))
+        for i in range(250)
+    }
+    c = build(
+        from_mapping(docs, name="ev", strategy=Chunked(max_tokens=12), embedder="hashing:64"),
+        store=CorpusStore.memory(),
+        hnsw=hnsw,
+        progress=False,
+    )
+    compiled = rank._blend_c
+    calls = []
+
+    def both(loaded, query, qvec, flat, dense, lex, cids, p, sides, head=None, bounds=None):
+        got = compiled(loaded, query, qvec, flat, dense, lex, cids, p, sides, head, bounds)
+        want = rank._blend_scores_numpy(loaded, query, qvec, dense, lex, cids, p, sides)
+        assert got.dtype == want.dtype == np.float64
+        kept = got != -np.inf
+        assert got[kept].tobytes() == want[kept].tobytes()
+        if not kept.all():
+            # only a blend's head is asked for; the others lie below it
+            assert head and kept.sum() >= head
+            edge = np.sort(want)[::-1][head - 1]
+            assert (want[~kept] < edge).all()
+        calls.append((int((~kept).sum()), int((sides[0] == 0).sum()), int((sides[1] == 0).sum())))
+        return got
+
+    monkeypatch.setattr(rank, "_blend_c", both)
+    zero = np.zeros(64, dtype=np.float32)
+    for query, k in itertools.product(
+        ("wing lift", "shock wave flow", "heat pipe nozzle", "mach", "nothing matches"),
+        (1, 10, 60),
+    ):
+        for kw in (
+            {},
+            {"per_artifact": False},
+            {"per_artifact": False, "fetch_k": 5 * k},
+            {"surfaces": ["chunk"], "per_artifact": False, "fetch_k": 3 * k},
+            {"query_vector": zero},
+        ):
+            search(c, query, mode="hybrid", fusion=fusion, k=k, **kw)
+    assert calls
+    # records asked of each index, somewhere; a blend's head pruned
+    assert any(d for _, d, _ in calls) and any(b for _, _, b in calls)
+    assert any(pruned for pruned, _, _ in calls) == (fusion == "blend")

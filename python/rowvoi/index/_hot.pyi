@@ -25,6 +25,23 @@ def union(
     a: np.ndarray, b: np.ndarray, n_records: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 def rrf(rank_a: np.ndarray, rank_b: np.ndarray, rrf_k: int) -> np.ndarray: ...
+def blend(
+    ids: np.ndarray,
+    rank_a: np.ndarray,
+    rank_b: np.ndarray,
+    scores_a: np.ndarray,
+    scores_b: np.ndarray,
+    alpha: float,
+    sat_k: float,
+    flat: Any = None,
+    query_vector: np.ndarray | None = None,
+    n_threads: int = 0,
+    bm25: Any = None,
+    query: str | bytes | None = None,
+    head: int = 0,
+    max_a: float = ...,
+    max_b: float = ...,
+) -> np.ndarray: ...
 def any_nonzero(x: np.ndarray) -> bool: ...
 
 @disjoint_base

@@ -109,6 +109,7 @@ from rowvoi.corpus.storage.generation import Generation, Opened
 from rowvoi.corpus.storage.records import RecordTable
 from rowvoi.index._hot import (
     any_nonzero as _any_nonzero,
+    blend as _blend_hot,
     dense_hits as _dense_hits_c,
     dense_search as _dense_search_c,
     fused_hits as _fused_hits_c,
@@ -118,6 +119,7 @@ from rowvoi.index._hot import (
     union as _union_c,
     unit_query as _unit_query,
 )
+from rowvoi.index.flat import FlatIndex
 from rowvoi.index.hnsw import HNSWIndex
 
 __all__ = [
@@ -598,7 +600,17 @@ def _fetch(
         and not (p.per_artifact and not table.one_per_artifact)
         else None
     )
-    cands, n_cands = _fuse(loaded, table, query, qvec, dense, lex, p, head)
+    # the most a record missing from a list can score there: that list's
+    # last score when it is an exact search's, cut at fetch_k (more could
+    # follow); 0 for BM25 when nothing was cut (every match is listed); not
+    # known otherwise (an approximate list)
+    bounds = (
+        float(dense.scores[-1])
+        if answered_dense == "flat" and len(dense.ids) >= p.fetch_k
+        else math.inf,
+        float(lex.scores[-1]) if len(lex.ids) >= p.fetch_k else 0.0,
+    )
+    cands, n_cands = _fuse(loaded, table, query, qvec, dense, lex, p, head, bounds)
     if not len(cands.ids):
         return [], False
     cut = cut or n_cands > p.fetch_k
@@ -898,13 +910,16 @@ def _fuse(
     lex: _Ranked,
     p: Params,
     head: int | None = None,
+    bounds: tuple[float, float] = (math.inf, math.inf),
 ) -> tuple[_Ranked, int]:
     """The first-stage candidates with their (fused) scores, in result
     order, and how many there are. With ``head``, a hybrid search returns
     only the candidates that can be among the first ``head`` (those
     scoring at least the ``head``-th best: every tie at the edge), in
     order -- the first ``head`` of the whole order, without sorting the
-    rest."""
+    rest; a blend then scores exactly only the candidates that can be
+    among them (``bounds``: the most a record the dense or the lexical
+    list lacks can score there; see :func:`_blend_scores`)."""
     if p.mode == "dense":
         return dense, len(dense.ids)
     if p.mode == "lexical":
@@ -926,7 +941,9 @@ def _fuse(
         # at k = 100)
         acc = _rrf_c(d_rank, l_rank, p.rrf_k)
     else:
-        acc = _blend_scores(loaded, query, qvec, dense, lex, union, p, (d_rank, l_rank))
+        acc = _blend_scores(
+            loaded, query, qvec, dense, lex, union, p, (d_rank, l_rank), head, bounds
+        )
     n = len(union)
     if head is not None and 0 < head < n and not np.isnan(acc).any():
         edge = np.partition(acc, n - head)[n - head]  # the head-th best score
@@ -1004,12 +1021,108 @@ def _blend_scores(
     cids: np.ndarray,
     p: Params,
     sides: tuple[np.ndarray, np.ndarray] | None = None,
+    head: int | None = None,
+    bounds: tuple[float, float] = (math.inf, math.inf),
 ) -> np.ndarray:
     """``alpha * cosine + (1 - alpha) * bm25 / (bm25 + sat_k)`` of each
     record id of ``cids``, each side scored exactly (a side that did not
     return a record is asked for its score; a record BM25 does not match
     scores 0). ``sides``, when given: each record's 1-based rank in
-    ``dense`` and in ``lex`` (0: not there), so neither list is searched."""
+    ``dense`` and in ``lex`` (0: not there), so neither list is searched.
+
+    With ``sides``, a checked query vector (or none) and the indexes'
+    engine handles at hand, one compiled call
+    (:func:`rowvoi.index._hot.blend`, the engine's ``rv_records_blend``)
+    does it all under both indexes' read locks; otherwise, and as its
+    specification (the tests hold the two to each other bit for bit),
+    :func:`_blend_scores_numpy`. The compiled call with ``head`` computes
+    only the records that can be among the best ``head`` values, every
+    other one ``-inf`` (``bounds``: the most a record missing from the
+    dense or the lexical list can score there), so the best ``head``, ties
+    included, and their order are those of every record computed."""
+    flat = None if loaded.dense is None else getattr(loaded.dense, "exact", loaded.dense)
+    if (
+        sides is not None
+        and (loaded.lexical is None or loaded.lexical_capsule is not None)
+        and (
+            qvec is None
+            or flat is None
+            or (
+                isinstance(flat, FlatIndex)
+                and qvec.dtype == np.float32
+                and qvec.shape == (flat.dim,)
+                and qvec.flags.c_contiguous
+            )
+        )
+    ):
+        return _blend_c(loaded, query, qvec, flat, dense, lex, cids, p, sides, head, bounds)
+    return _blend_scores_numpy(loaded, query, qvec, dense, lex, cids, p, sides)
+
+
+def _blend_c(
+    loaded: Generation,
+    query: str,
+    qvec: np.ndarray | None,
+    flat: FlatIndex | None,
+    dense: _Ranked,
+    lex: _Ranked,
+    cids: np.ndarray,
+    p: Params,
+    sides: tuple[np.ndarray, np.ndarray],
+    head: int | None = None,
+    bounds: tuple[float, float] = (math.inf, math.inf),
+) -> np.ndarray:
+    """:func:`_blend_scores` in one compiled call, holding the read locks of
+    the BM25 index and of a flat index not frozen (a frozen one never
+    changes again)."""
+    use_flat = flat is not None and qvec is not None
+    lexical = loaded.lexical
+    locks = []
+    if lexical is not None:
+        locks.append(lexical._lock)
+    if use_flat and not flat._frozen:  # type: ignore[union-attr]
+        locks.append(flat._lock)  # type: ignore[union-attr]
+    held = []
+    try:
+        for lock in locks:
+            lock.acquire_read()
+            held.append(lock)
+        return _blend_hot(
+            np.ascontiguousarray(cids, dtype=np.int64),
+            np.ascontiguousarray(sides[0], dtype=np.int64),
+            np.ascontiguousarray(sides[1], dtype=np.int64),
+            np.ascontiguousarray(dense.scores, dtype=np.float64),
+            np.ascontiguousarray(lex.scores, dtype=np.float64),
+            p.alpha,
+            p.sat_k,
+            flat._h.capsule() if use_flat else None,  # type: ignore[union-attr]
+            qvec if use_flat else None,
+            flat.n_threads if use_flat else 0,  # type: ignore[union-attr]
+            loaded.lexical_capsule if lexical is not None else None,
+            query,
+            head or 0,
+            bounds[0],
+            bounds[1],
+        )
+    finally:
+        for lock in reversed(held):
+            lock.release_read()
+
+
+def _blend_scores_numpy(
+    loaded: Generation,
+    query: str,
+    qvec: np.ndarray | None,
+    dense: _Ranked,
+    lex: _Ranked,
+    cids: np.ndarray,
+    p: Params,
+    sides: tuple[np.ndarray, np.ndarray] | None = None,
+) -> np.ndarray:
+    """:func:`_blend_scores` in NumPy, each index asked through its Python
+    methods: the path of a search whose candidates came without ranks, or
+    whose query vector or indexes the compiled call does not take, and the
+    specification of that call."""
     n = len(cids)
     by_id = np.argsort(cids, kind="stable")
     sorted_ids = cids[by_id]
