@@ -14,7 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import rowvoi.index.embed as embed
-from rowvoi.index.embed import HashingEmbedder, MiniLMEmbedder, ModelNotFoundError, locate_minilm
+from rowvoi.index.embed import (
+    BULK_THREADS_MAX,
+    HashingEmbedder,
+    MiniLMEmbedder,
+    ModelNotFoundError,
+    locate_minilm,
+)
 
 # one worker runs the module: its fixtures derive the int8 model once, not once per worker
 pytestmark = pytest.mark.xdist_group("minilm-embed")
@@ -391,11 +397,68 @@ def test_batch_size_threads_and_neighbours_do_not_change_vectors(variants, quant
     np.testing.assert_array_equal(quantized.embed(texts[::-1]), ref[::-1])
 
 
+def test_several_batches_run_side_by_side_with_the_same_bits(quantized, cache):
+    """A call of several batches runs up to ``threads`` of them at once on
+    a second session of one thread, made on first use and kept: the same
+    bits as one session running them in turn; a call of one batch takes
+    the first session. A batch that fails raises, and the next call
+    works."""
+    rng = np.random.default_rng(11)
+    texts = [" ".join(rng.choice(WORDS, int(n))) for n in rng.integers(1, 120, 41)]
+    ref = quantized.embed(texts)  # threads=1: one session, batch after batch
+    assert quantized._bulk is None
+    emb = MiniLMEmbedder(quantize=True, threads=3, batch_size=4, cache_dir=cache)
+    assert emb._bulk_max == 3
+    np.testing.assert_array_equal(emb.embed(texts[:3]), ref[:3])  # one batch
+    assert emb._bulk is None
+    seen = set()
+    real = emb._run_batch
+
+    def spy(sess, encs, lengths, idx, out):
+        seen.add((id(sess), threading.get_ident()))
+        return real(sess, encs, lengths, idx, out)
+
+    emb._run_batch = spy
+    np.testing.assert_array_equal(emb.embed(texts), ref)
+    bulk = emb._bulk
+    assert bulk is not None and bulk is not emb._sess
+    assert {s for s, _ in seen} == {id(bulk)}  # one session, several threads
+    assert 2 <= len({t for _, t in seen}) <= 3
+    np.testing.assert_array_equal(emb.embed(texts[::-1]), ref[::-1])
+    assert emb._bulk is bulk  # kept
+
+    calls = []
+
+    def failing(sess, encs, lengths, idx, out):
+        calls.append(len(idx))
+        if len(calls) == 3:
+            raise RuntimeError("batch three failed")
+        return real(sess, encs, lengths, idx, out)
+
+    emb._run_batch = failing
+    with pytest.raises(RuntimeError, match="batch three failed"):
+        emb.embed(texts)
+    del emb._run_batch
+    np.testing.assert_array_equal(emb.embed(texts), ref)
+    # threads=0: the usable cores, at most BULK_THREADS_MAX
+    auto = MiniLMEmbedder(quantize=True, cache_dir=cache)
+    assert auto._bulk_max == min(BULK_THREADS_MAX, len(os.sched_getaffinity(0)))
+
+
 @pytest.mark.stress
-def test_embed_is_thread_safe(quantized):
+@pytest.mark.parametrize("bulk", [False, True])
+def test_embed_is_thread_safe(quantized, cache, bulk):
+    """Calls from several threads at once return what each returns alone:
+    on one session, and with each call's batches run side by side (two at
+    a time, four callers sharing the one-thread session)."""
     rng = np.random.default_rng(3)
     texts = [" ".join(rng.choice(WORDS, int(n))) for n in rng.integers(0, 60, 40)]
     ref = quantized.embed(texts)
+    emb = (
+        MiniLMEmbedder(quantize=True, threads=2, batch_size=3, cache_dir=cache)
+        if bulk
+        else quantized
+    )
     errors = []
     deadline = time.monotonic() + 2.5
 
@@ -404,7 +467,7 @@ def test_embed_is_thread_safe(quantized):
         calls = 0
         while time.monotonic() < deadline or calls == 0:
             pick = r.choice(len(texts), int(r.integers(1, 12)), replace=True)
-            got = quantized.embed([texts[i] for i in pick])
+            got = emb.embed([texts[i] for i in pick])
             if not np.array_equal(got, ref[pick]):
                 errors.append((seed, pick))
             calls += 1
