@@ -133,7 +133,9 @@ rv_status rv_records_blend(const rv_records_blend_params *p, size_t n, const int
         return rv__error(RV_E_INVALID_ARG, "query_vector is NULL but dense is not");
     if (p->lexical && !p->query && p->query_len)
         return rv__error(RV_E_INVALID_ARG, "query is NULL but query_len = %zu", p->query_len);
-    RV__CHECK_SIZE(n, 2 * sizeof(int64_t) + 2 * sizeof(double), "n");
+    /* (the scratch: 41 bytes a record, and a table of fewer than 4 n slots
+    ** of 12 bytes) */
+    RV__CHECK_SIZE(n, 96, "n");
     RV__CHECK_SIZE(n_a, sizeof(double), "n_a");
     RV__CHECK_SIZE(n_b, sizeof(double), "n_b");
     if (n == 0) return RV_OK;
