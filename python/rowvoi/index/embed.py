@@ -1283,8 +1283,8 @@ class MiniLMEmbedder:
             for idx in batches:
                 self._run_batch(self._sess, encs, lengths, idx, out)
             return out
-        # several batches: on one-thread sessions at once, each batch's
-        # rows written by the thread that ran it (no two share a row)
+        # several batches: side by side on the one-thread session, each
+        # batch's rows written by the thread that ran it (no two share a row)
         sess = self._bulk_session()
         pool = ThreadPoolExecutor(min(self._bulk_max, len(batches)))
         try:
