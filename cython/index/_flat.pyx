@@ -231,10 +231,11 @@ cdef class FlatHandle:
 
     def capsule(self):
         """A capsule of the rv_flat pointer, named "rowvoi.rv_flat", that
-        keeps this object alive (rowvoi.index._hot.dense_search searches through
-        it).  Only for an index no writer will change again (a frozen
-        rowvoi.index.flat.FlatIndex): a search through the capsule takes no
-        lock."""
+        keeps this object alive (rowvoi.index._hot.dense_search searches
+        through it, rowvoi.index._hot.blend re-scores through it).  A call
+        through the capsule takes no lock: only for an index no writer will
+        change again (a frozen rowvoi.index.flat.FlatIndex), or while the
+        caller holds its FlatIndex's read lock."""
         return owner_capsule(<void *>self.p, b"rowvoi.rv_flat", self)
 
     def search1(self, cnp.ndarray query not None, size_t k, uint32_t n_threads, bint exact):
