@@ -64,6 +64,7 @@ class RWLock:
         "_cond",
         "_depth",
         "_handoff",
+        "_lock",
         "_phase",
         "_readers",
         "_readers_waiting",
@@ -73,7 +74,12 @@ class RWLock:
     )
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # the condition's own lock, taken directly: ``with self._lock`` is
+        # C all the way, where the condition's __enter__ and __exit__ are
+        # Python calls (with release_read's notify only for a waiter: a
+        # read lock taken and dropped 1.3-1.5 -> 0.84-0.94 us)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._readers = 0  # threads holding the read lock
         self._writer: int | None = None  # ident of the writing thread
         self._write_depth = 0
@@ -87,7 +93,7 @@ class RWLock:
     def acquire_read(self) -> None:
         """Take the lock shared (blocks while a writer holds or awaits it)."""
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             if self._writer == me:
                 self._write_depth += 1
                 return
@@ -121,7 +127,7 @@ class RWLock:
     def release_read(self) -> None:
         """Release one level of :meth:`acquire_read`."""
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             if self._writer == me:
                 self._write_depth -= 1
                 return
@@ -133,13 +139,15 @@ class RWLock:
                 return
             del self._depth[me]
             self._readers -= 1
-            if self._readers == 0:
+            if self._readers == 0 and (self._writers_waiting or self._readers_waiting):
+                # (only a writer waits for the readers to leave; a reader
+                # waits only behind a writer)
                 self._cond.notify_all()
 
     def acquire_write(self) -> None:
         """Take the lock exclusively (blocks until readers and writers leave)."""
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             if self._writer == me:
                 self._write_depth += 1
                 return
@@ -164,7 +172,7 @@ class RWLock:
     def release_write(self) -> None:
         """Release one level of :meth:`acquire_write`."""
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             if self._writer != me:
                 raise RuntimeError("release_write by a thread that does not hold the write lock")
             self._write_depth -= 1
@@ -198,13 +206,13 @@ class RWLock:
     def held(self) -> str | None:
         """What the calling thread holds: ``"write"``, ``"read"`` or None."""
         me = threading.get_ident()
-        with self._cond:
+        with self._lock:
             if self._writer == me:
                 return "write"
             return "read" if self._depth.get(me) else None
 
     def __repr__(self) -> str:
-        with self._cond:
+        with self._lock:
             state = (
                 "writing"
                 if self._writer is not None
