@@ -142,6 +142,13 @@ static inline uint64_t rv__mix64(uint64_t x) {
     return x;
 }
 
+/* ---- selection (src/core/select.c) */
+
+/* The k-th largest (1 <= k <= n) of v[0 .. n), none of them NaN; reorders
+** v so that v[0 .. k) are the k largest.  O(n) expected, O(n log n) at
+** worst. */
+double rv__kth_largest_f64(double *v, size_t n, size_t k);
+
 /* ---- record ids and id sets (src/core/idset.c) */
 
 /* The id set behind rv_idset (core.h): n distinct ids in ascending order,

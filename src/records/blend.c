@@ -10,7 +10,6 @@
 ** corpus's reference in Python.
 */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
@@ -68,45 +67,6 @@ static double rv__blend1(const rv_records_blend_params *p, double cos, double bm
     double lhs = p->alpha * cos;
     double rhs = (1.0 - p->alpha) * b / (b + p->sat_k);
     return lhs + rhs;
-}
-
-/* The k-th largest (1 <= k <= n) of v[0 .. n), no NaN among them; reorders
-** v.  Quickselect with a median-of-three pivot; after 64 rounds
-** (adversarial input) a sort of what is left. */
-static int rv__cmp_desc(const void *pa, const void *pb) {
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a < b) - (a > b);
-}
-
-static double rv__kth_desc(double *v, size_t n, size_t k) {
-    size_t lo = 0, hi = n, want = k - 1;
-    for (int round = 0; hi - lo > 16 && round < 64; round++) {
-        double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
-        double piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
-        size_t gt = lo, eq; /* [lo, gt) > piv, [gt, eq) == piv, then < piv */
-        for (size_t i = lo; i < hi; i++)
-            if (v[i] > piv) {
-                double x = v[i];
-                v[i] = v[gt];
-                v[gt++] = x;
-            }
-        eq = gt;
-        for (size_t i = gt; i < hi; i++)
-            if (v[i] == piv) {
-                double x = v[i];
-                v[i] = v[eq];
-                v[eq++] = x;
-            }
-        if (want < gt) {
-            hi = gt;
-        } else if (want < eq) {
-            return piv;
-        } else {
-            lo = eq;
-        }
-    }
-    qsort(v + lo, hi - lo, sizeof *v, rv__cmp_desc);
-    return v[want];
 }
 
 static rv_status rv__check_side(size_t n, const int64_t *rank, size_t n_list, const double *scores,
@@ -198,7 +158,7 @@ rv_status rv_records_blend(const rv_records_blend_params *p, size_t n, const int
             kv[nk++] = v;
         }
         if (nk >= p->head && !nan) {
-            double T = rv__kth_desc(kv, nk, p->head);
+            double T = rv__kth_largest_f64(kv, nk, p->head);
             double floor = T - 1e-9 * (fabs(T) + 1.0);
             for (size_t i = 0; i < n; i++) {
                 int miss_a = !rank_a[i] && can_a, miss_b = !rank_b[i] && can_b;
