@@ -52,6 +52,7 @@ from libc.string cimport memcpy
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
 from rowvoi cimport (RV_E_INVALID_ARG, RV_OK, RV_REAL_F32, RV_REAL_F64, RV_RECORDS_HITS,
+                     RV_RECORDS_TIE,
                      rv_any_nonzero, rv_bm25, rv_bm25_search, rv_flat, rv_flat_dim,
                      rv_records_blend, rv_records_blend_params, rv_records_blend_params_init,
                      rv_flat_size, rv_idset, rv_progress_fn,
@@ -373,12 +374,13 @@ def lexical_search(HitTable t not None, bm25 not None, query, Py_ssize_t k, Py_s
     The candidates are the best ``fetch_k`` documents, or with ``kplus1``
     (the caller knows no collapse can drop a candidate) the best ``k + 1``,
     which tell the best ``k`` unless the ``k``-th and ``(k + 1)``-th score
-    the same -- then the best ``fetch_k`` are asked for.  Returns ``(hits,
-    n, None)``: the hits (empty when no document matched) and the number
-    of candidates ``n``; or ``(None, ids, scores)`` -- nothing built --
-    when two candidates score the same (their order then takes the record
-    table's keys) or an id is not in ``t``: the candidates, for the
-    caller's general path (``dense_hits`` with ``pos``).  TypeError for a
+    the same -- then the best ``fetch_k`` are asked for.  Candidates that
+    score the same are put in result order here (``_tied_hits``: the
+    general path's ``order``).  Returns ``(hits, n, None)``: the hits
+    (empty when no document matched) and the number of candidates ``n``;
+    or ``(None, ids, scores)`` -- nothing built -- when an id is not in
+    ``t``: the candidates, for the caller's general path (which reports
+    the id).  TypeError for a
     query that is neither str nor bytes, ValueError for one that is not
     UTF-8, for k outside ``1 .. fetch_k`` or a capsule of another kind; the
     engine's errors raise (rowvoi.errors)."""
@@ -420,12 +422,85 @@ def lexical_search(HitTable t not None, bm25 not None, query, Py_ssize_t k, Py_s
         if verdict == RV_RECORDS_HITS:
             return (_build(t, at, at + m, <Py_ssize_t>kept, ids, <const char *>sc,
                            cnp.NPY_FLOAT32, source, answered, mode), nf, None)
+        if verdict == RV_RECORDS_TIE:
+            hits = _tied_hits(t, nf, ids, sc, k, collapse, source, answered, mode)
+            if hits is not None:
+                return hits, nf, None
         dims = <cnp.npy_intp>nf
         out_ids = cnp.PyArray_SimpleNew(1, &dims, cnp.NPY_INT64)
         out_sc = cnp.PyArray_SimpleNew(1, &dims, cnp.NPY_FLOAT32)
         memcpy(cnp.PyArray_DATA(out_ids), ids, nf * sizeof(int64_t))
         memcpy(cnp.PyArray_DATA(out_sc), sc, nf * sizeof(float))
         return None, out_ids, out_sc
+    finally:
+        PyMem_Free(block)
+
+
+cdef object _tied_hits(HitTable t, size_t n, const int64_t *ids, const float *sc,
+                       Py_ssize_t k, bint collapse, source, str answered, str mode):
+    """The hits of ``n`` lexical candidates (``ids`` best first, their
+    float32 scores ``sc`` falling, some equal) when two score the same:
+    put in result order -- score descending, then artifact rank, then
+    surface index, the order ``order`` gives the general path
+    (``rank._order``), by the same sort -- and kept and built as
+    ``dense_hits`` with their positions builds them.  None, nothing
+    built, when an id is not a record of ``t`` (the caller's general path
+    reports it)."""
+    cdef size_t m = <size_t>k if <size_t>k < n else n
+    # one block: places and the merge's scratch, then per candidate its
+    # position, its id and score in result order, then per hit its
+    # position and rank
+    cdef char *block = <char *>PyMem_Malloc(2 * n * sizeof(_Place)
+                                            + n * (3 * sizeof(int64_t) + sizeof(float))
+                                            + 2 * m * sizeof(int64_t))
+    if block == NULL:
+        raise MemoryError()
+    cdef _Place *pl = <_Place *>block
+    cdef int64_t *pos = <int64_t *>(pl + 2 * n)
+    cdef int64_t *opos = pos + n
+    cdef int64_t *oid = opos + n
+    cdef int64_t *at = oid + n
+    cdef float *osc = <float *>(at + 2 * m)
+    cdef const int64_t *tid = t.t.ids
+    cdef size_t h, lo, hi, mid, i, nrec = t.t.n_records
+    cdef int64_t x
+    cdef size_t kept = 0
+    cdef rv_records_verdict verdict
+    cdef bint unknown = False
+    try:
+        with nogil:
+            for h in range(n):
+                # the record's position: a binary search of the ascending ids
+                x = ids[h]
+                lo, hi = 0, nrec
+                while lo < hi:
+                    mid = (lo + hi) >> 1
+                    if tid[mid] < x:
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                if lo == nrec or tid[lo] != x:
+                    unknown = True
+                    break
+                pos[h] = <int64_t>lo
+                pl[h].s = sc[h]
+                pl[h].t = 0.0
+                pl[h].a = t.t.artifact[lo]
+                pl[h].u = t.surface[lo]
+                pl[h].i = <int64_t>h
+            if not unknown:
+                _sort_runs(pl, pl + n, <Py_ssize_t>n)
+                for h in range(n):
+                    i = <size_t>pl[h].i
+                    opos[h] = pos[i]
+                    oid[h] = ids[i]
+                    osc[h] = sc[i]
+        if unknown:
+            return None
+        check(rv_records_hits(&t.t, n, oid, NULL, RV_REAL_F32, opos, <size_t>k, collapse,
+                              at, at + m, &kept, &verdict))
+        return _build(t, at, at + m, <Py_ssize_t>kept, oid, <const char *>osc,
+                      cnp.NPY_FLOAT32, source, answered, mode)
     finally:
         PyMem_Free(block)
 

@@ -63,8 +63,9 @@ def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
     when the k-th and (k + 1)-th tie, once more for fetch_k -- and the hits
     are those of the general path either way.  That is one compiled call
     (``_hot.lexical_search``, filtered or not: it reports how many
-    candidates it found, or hands them back when ties leave their order to
-    the record table); ``BM25Index.search`` is not asked."""
+    candidates it found, orders tied ones as the general path does, and
+    hands them back only for an id the record table lacks);
+    ``BM25Index.search`` is not asked."""
     from rowvoi.index._hot import lexical_search
     from rowvoi.index.idset import IdSet
     from rowvoi.index.lexical import BM25Index
@@ -106,12 +107,28 @@ def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
     search(tied, "wing", mode="lexical")
     gen = tied._generations.loaded
     ht, cap = gen.records._hit_table(), gen.lexical_capsule
-    none, ids, scores = lexical_search(ht, cap, "wing", 5, 50, *args)
-    assert none is None and len(ids) == len(scores) == 20  # asked again: all 20 match
-    assert ids.dtype == np.int64 and scores.dtype == np.float32
+    hits, n, none = lexical_search(ht, cap, "wing", 5, 50, *args)
+    # asked again: all 20 match, and the hits are put in result order here
+    assert (len(hits), n, none) == (5, 20, None)
+    assert [h.artifact_id for h in hits] == [f"t{i:02d}" for i in range(5)]
     odd = IdSet(gen.records.ids[1::2])
-    none, ids, _ = lexical_search(ht, cap, "wing", 5, 50, *args, odd._capsule())
-    assert none is None and sorted(ids.tolist()) == sorted(gen.records.ids[1::2].tolist())
+    hits, n, none = lexical_search(ht, cap, "wing", 5, 50, *args, odd._capsule())
+    assert (len(hits), n, none) == (5, 10, None)
+    assert [h.artifact_id for h in hits] == [f"t{i:02d}" for i in range(1, 10, 2)]
+    # the candidates come back, nothing built, only for an id the table
+    # lacks (a table of 8 of the 20 records): with ties and without
+    few = build(
+        from_mapping({f"t{i:02d}": "wing lift" for i in range(8)}, embedder="hashing:8"),
+        store=CorpusStore.memory(),
+    )
+    search(few, "wing", mode="lexical")
+    few_ht = few._generations.loaded.records._hit_table()
+    none, ids, scores = lexical_search(few_ht, cap, "wing", 5, 50, *args)
+    assert none is None and len(ids) == len(scores) == 20
+    assert ids.dtype == np.int64 and scores.dtype == np.float32
+    none, ids, _ = lexical_search(few_ht, corpus._generations.loaded.lexical_capsule, "wing",
+                                  25, 50, *args)
+    assert none is None and len(ids) == 26  # (distinct scores: k + 1 asked)
     del asked[:]
     got = search(tied, "wing", mode="lexical", k=5)
     assert asked == []

@@ -779,9 +779,10 @@ def _lexical_hits(
     The search (among ``allowed``'s records, when given) and the hits are
     one compiled call through the index's engine handle (``capsule``, the
     generation's :attr:`~rowvoi.corpus.storage.generation.Generation.lexical_capsule`)
-    under the index's read lock (:func:`rowvoi.index._hot.lexical_search`);
-    its candidates come back only when equal scores leave their order to
-    the table's keys."""
+    under the index's read lock (:func:`rowvoi.index._hot.lexical_search`),
+    equal scores put in result order there too; its candidates come back
+    only when one is not a record of the table (:func:`_dense_hits`
+    reports it)."""
     collapse = p.per_artifact and not table.one_per_artifact
     lock = index._lock
     lock.acquire_read()
