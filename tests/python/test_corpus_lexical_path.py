@@ -126,8 +126,9 @@ def test_fast_path_asks_for_k_plus_one_and_again_on_a_tie(monkeypatch):
     none, ids, scores = lexical_search(few_ht, cap, "wing", 5, 50, *args)
     assert none is None and len(ids) == len(scores) == 20
     assert ids.dtype == np.int64 and scores.dtype == np.float32
-    none, ids, _ = lexical_search(few_ht, corpus._generations.loaded.lexical_capsule, "wing",
-                                  25, 50, *args)
+    none, ids, _ = lexical_search(
+        few_ht, corpus._generations.loaded.lexical_capsule, "wing", 25, 50, *args
+    )
     assert none is None and len(ids) == 26  # (distinct scores: k + 1 asked)
     del asked[:]
     got = search(tied, "wing", mode="lexical", k=5)
