@@ -125,7 +125,8 @@ def any_nonzero(cnp.ndarray x not None):
     return r
 
 
-#: the key of a hit's ``Deferred`` in its ``__dict__`` (rowvoi.corpus.base.DEFERRED)
+#: the attribute of a hit holding its ``Deferred`` (rowvoi.corpus.base.DEFERRED:
+#: a slot of SearchHit's, or a ``__dict__`` key of a hit class without one)
 DEFERRED = "_rv_deferred"
 
 cdef object _MISSING = object()  # (no evidence for a record)
@@ -160,6 +161,9 @@ cdef class HitTable:
     cdef Py_ssize_t n, n_art
     cdef rv_records t
     cdef type hit_type
+    # the byte offsets of the hit class's slots for the artifact id, the
+    # score and the Deferred (_slot_offset), or -1 each where it has none
+    cdef Py_ssize_t off_art, off_score, off_later
     cdef object loads
     cdef list a_str  # per artifact: its id as a str once a hit used it, else None
 
@@ -181,6 +185,9 @@ cdef class HitTable:
         if not isinstance(hit_type, type):
             raise TypeError(f"HitTable: hit_type must be a class, not {type(hit_type).__name__}")
         self.hit_type = hit_type
+        self.off_art = _slot_offset(hit_type, "artifact_id")
+        self.off_score = _slot_offset(hit_type, "score")
+        self.off_later = _slot_offset(hit_type, "_rv_deferred")
         self.loads = loads
         if (self.art.shape[0] != self.n or self.kind.shape[0] != self.n
                 or self.surface.shape[0] != self.n or self.t_off.shape[0] != self.n + 1
@@ -743,13 +750,57 @@ cdef object _hit(HitTable t, Py_ssize_t j, object score, Deferred later):
     ``later`` to build, its kind, surface index, record id and source to
     read."""
     hit = _new_object(t.hit_type)
+    if t.off_art >= 0 and t.off_score >= 0 and t.off_later >= 0:
+        # the class's slots (SearchHit's, from rowvoi.corpus.base._HitSlots),
+        # written in place: a fresh object's slots are empty
+        _fill_slot(hit, t.off_art, _artifact_id(t, t.art[j]))
+        _fill_slot(hit, t.off_score, score)
+        _fill_slot(hit, t.off_later, later)
+        return hit
     # object.__setattr__ (the frozen class's own __init__ sets its fields
-    # so): the attributes go to the instance's own storage, with no
-    # __dict__ made and grown here
+    # so), for a hit class without those slots
     PyObject_GenericSetAttr(hit, "artifact_id", _artifact_id(t, t.art[j]))
     PyObject_GenericSetAttr(hit, "score", score)
     PyObject_GenericSetAttr(hit, "_rv_deferred", later)  # (DEFERRED)
     return hit
+
+
+cdef extern from *:
+    """
+    #include "structmember.h"
+    /* A writable object slot of a member descriptor (T_OBJECT_EX, not
+    ** read-only): its byte offset in the instance, else -1. */
+    static Py_ssize_t rv__member_offset(PyObject *descr) {
+        if (!descr || Py_TYPE(descr) != &PyMemberDescr_Type) return -1;
+        PyMemberDef *m = ((PyMemberDescrObject *)descr)->d_member;
+        if (m->type != T_OBJECT_EX || (m->flags & READONLY)) return -1;
+        return m->offset;
+    }
+    /* Store v in the empty slot at byte offset off of the object o (a new
+    ** reference; o was made just now and nothing else has seen it). */
+    static void rv__fill_slot(PyObject *o, Py_ssize_t off, PyObject *v) {
+        PyObject **p = (PyObject **)((char *)o + off);
+        PyObject *old = *p;
+        Py_INCREF(v);
+        *p = v;
+        Py_XDECREF(old);
+    }
+    """
+    Py_ssize_t _member_offset "rv__member_offset" (PyObject *descr)
+    void _fill_slot "rv__fill_slot" (object o, Py_ssize_t off, object v)
+
+
+cdef Py_ssize_t _slot_offset(type cls, str name):
+    """The byte offset of the instance slot that attribute ``name`` of
+    ``cls`` instances reads and writes (a ``__slots__`` entry: what the
+    class's lookup of ``name`` finds is a writable member descriptor of
+    an object slot), or -1 when it is anything else: the hit builders
+    then set the attribute through ``object.__setattr__``."""
+    for base in cls.__mro__:  # (the class's attribute lookup, in its order)
+        found = base.__dict__.get(name, _ABSENT)
+        if found is not _ABSENT:
+            return _member_offset(<PyObject *>found)
+    return -1
 
 
 cdef inline Deferred _later(HitTable t, Py_ssize_t j, int64_t rid, object score, str mode,

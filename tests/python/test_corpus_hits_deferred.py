@@ -13,13 +13,14 @@ import gc
 import itertools
 import pickle
 import sys
+import weakref
 
 import numpy as np
 import pytest
 from hammer import hammer
 
 from rowvoi.corpus import Chunked, CorpusStore, build, from_mapping, search
-from rowvoi.corpus.base import DEFERRED, SearchHit
+from rowvoi.corpus.base import DEFERRED, SearchHit, new_hit
 from rowvoi.index import _hot
 
 LAZY = ("text", "metadata", "explain")
@@ -48,6 +49,22 @@ def _corpus(tmp_path, docs=DOCS, compact=None):
     )
 
 
+#: the attributes a hit keeps in slots (rowvoi.corpus.base._HitSlots), not in vars(hit)
+SLOTS = ("artifact_id", "score", DEFERRED)
+
+
+def _stored(hit):
+    """What a hit holds now: its instance dict, and its filled slots."""
+    assert not set(SLOTS) & set(vars(hit))
+    d = dict(vars(hit))
+    for name in SLOTS:
+        try:
+            d[name] = getattr(hit, name)
+        except AttributeError:
+            pass  # (an empty slot)
+    return d
+
+
 def _read(hit):
     """Every field, read through the attribute (as a caller does)."""
     return [getattr(hit, name) for name in FIELDS]
@@ -70,18 +87,20 @@ def test_reading_one_deferred_field_stores_the_seven(tmp_path, kw):
         hits = search(corpus, "pump valve failed", k=8, **kw)
         assert len(hits) == len(want)
         for h in hits:
-            d = vars(h)
+            d = _stored(h)
             deferred = [name for name in _hot.DEFERRED_FIELDS if name not in d]
             assert deferred == [*LAZY, *PLAIN]  # (a fused search's explain too)
             assert not gc.is_tracked(d[DEFERRED])
+            # the two fields every hit is made with: in their slots
+            assert vars(h) == {} and d["artifact_id"] in DOCS and type(d["score"]) is float
             # the plain fields are read from the table: nothing is stored
             plain = [getattr(h, name) for name in PLAIN]
             assert plain == [getattr(h, name) for name in PLAIN]
-            assert DEFERRED in vars(h) and not set(PLAIN) & set(vars(h))
+            assert DEFERRED in _stored(h) and not set(PLAIN) & set(_stored(h))
             assert isinstance(plain[0], str) and type(plain[1]) is type(plain[2]) is int
             assert plain[3] == "notes"
             value = getattr(h, first)
-            d = vars(h)
+            d = _stored(h)
             assert DEFERRED not in d  # the table let go
             assert all(name in d for name in _hot.DEFERRED_FIELDS)
             assert [d[name] for name in PLAIN] == plain
@@ -123,7 +142,7 @@ def test_copies_and_comparisons_read_the_fields(tmp_path):
         h = fresh()
         got = make(h)
         assert got == h == want and _read(got) == full
-        assert DEFERRED not in vars(got) and set(FIELDS) <= set(vars(got))
+        assert DEFERRED not in _stored(got) and set(FIELDS) == set(_stored(got))
     h = fresh()
     assert repr(h) == repr(want)
     assert h.to_dict() == want.to_dict()
@@ -136,7 +155,7 @@ def test_copies_and_comparisons_read_the_fields(tmp_path):
 def test_the_deferred_object_stays_inside(tmp_path):
     corpus = _corpus(tmp_path)
     h = search(corpus, "oil pump", k=1, mode="dense")[0]
-    later = vars(h)[DEFERRED]
+    later = getattr(h, DEFERRED)
     assert type(later) is _hot.Deferred and _hot.DEFERRED == DEFERRED
     with pytest.raises(TypeError):
         pickle.dumps(later)
@@ -146,17 +165,20 @@ def test_the_deferred_object_stays_inside(tmp_path):
     assert later.text() == h.text and later.text() is not later.text()
     assert later.metadata() == h.metadata and later.explain() == h.explain
     fused = search(corpus, "oil pump", k=1, mode="hybrid")[0]
-    later = vars(fused)[DEFERRED]
+    later = getattr(fused, DEFERRED)
     assert later.explain() == fused.explain and later.explain() is not later.explain()
     assert fused.explain["fusion"] == "rrf" and "evidence" in fused.explain
 
 
 def test_hand_built_hits_and_the_class_are_unchanged():
     h = SearchHit("a", "doc", 1.0, "t")
+    assert (h.artifact_id, h.score) == ("a", 1.0)
+    with pytest.raises(AttributeError):
+        getattr(h, DEFERRED)  # (its slot empty)
+    assert weakref.ref(h)() is h
+    # the two fields every hit has in slots, the rest in its dict
     assert vars(h) == {
-        "artifact_id": "a",
         "surface_kind": "doc",
-        "score": 1.0,
         "text": "t",
         "metadata": {},
         "source": None,
@@ -169,11 +191,19 @@ def test_hand_built_hits_and_the_class_are_unchanged():
     assert SearchHit.source is None
     assert SearchHit("a", "doc", 1.0, "t").explain is None
     bare = object.__new__(SearchHit)
-    for name in ("text", "surface_kind"):
+    for name in ("text", "surface_kind", "artifact_id", "score"):
         with pytest.raises(AttributeError, match=f"'{name}'"):
             getattr(bare, name)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        h.text = "u"
+    for name in ("text", "score", "artifact_id"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(h, name, "u")
+    # every protocol and copy gives the fields back, slots included
+    for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+        back = pickle.loads(pickle.dumps(h, proto))
+        assert back == h and vars(back) == vars(h) and back.score == 1.0
+    assert copy.copy(h) == h == copy.deepcopy(h) == dataclasses.replace(h)
+    made = new_hit("a", "doc", 1.0, "t", {}, None, None, None, None)
+    assert made == h and vars(made) == vars(h) and made.artifact_id == "a"
 
 
 @pytest.mark.stress
