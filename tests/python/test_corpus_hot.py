@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rowvoi.corpus import CorpusStore, build, from_mapping, search
-from rowvoi.corpus.base import SearchHit
+from rowvoi.corpus.base import DEFERRED, SearchHit
 from rowvoi.corpus.retrieval import rank
 from rowvoi.corpus.storage.records import RecordTable, _json_bytes, _Strings
 from rowvoi.errors import IndexFormatError, InvalidArgumentError, RangeError
@@ -467,6 +467,43 @@ def test_hit_table_refuses_inconsistent_columns():
     # the hit class is made through its own slot: it must be a class
     with pytest.raises(TypeError, match="hit_type must be a class, not function"):
         _hot.HitTable(*{**good, "hit_type": lambda: None}.values())
+
+
+def test_hit_classes_with_and_without_the_slots():
+    """The builders write SearchHit's three slots in place; a hit class
+    without them (or with some of them) gets the same values through
+    ``object.__setattr__``: into its slots or its ``__dict__``."""
+    t = _table([f"a{i}" for i in range(6)], np.random.default_rng(5))
+    args = [
+        t.ids, t.art, t.kind, t.surface, t.kinds, t._texts.blob, t._texts.offsets,
+        t._metadata.blob, t._metadata.offsets, t._filter_fields.blob, t._filter_fields.offsets,
+        t._artifact_ids.blob, t._artifact_ids.offsets,
+    ]  # fmt: skip
+
+    class Plain:  # attributes in __dict__ only
+        pass
+
+    class Half:  # two of the three in slots, the Deferred in __dict__
+        __slots__ = ("__dict__", "artifact_id", "score")
+
+    class ReadOnly:  # a property where a slot would be: not written in place
+        __slots__ = ("__dict__", "_rv_deferred", "artifact_id")
+        score = property(lambda self: self.__dict__["score"])
+
+    ids = t.ids[:5].copy()
+    sc = np.float32([0.9, 0.7, 0.5, 0.3, 0.1])
+    want = _hot.dense_hits(t._hit_table(), ids, sc, None, 5, False, None, "flat", "dense")
+    assert [type(h) for h in want] == [SearchHit] * 5 and vars(want[0]) == {}
+    for cls in (Plain, Half):
+        ht = _hot.HitTable(*args, cls, json.loads)
+        got = _hot.dense_hits(ht, ids, sc, None, 5, False, None, "flat", "dense")
+        assert [type(h) for h in got] == [cls] * 5
+        assert [(h.artifact_id, h.score) for h in got] == [(h.artifact_id, h.score) for h in want]
+        assert all(type(vars(h)[DEFERRED]) is _hot.Deferred for h in got)
+        assert all(vars(h)[DEFERRED].text() == w.text for h, w in zip(got, want))
+    ht = _hot.HitTable(*args, ReadOnly, json.loads)
+    with pytest.raises(AttributeError):  # (set through the property, which has no setter)
+        _hot.dense_hits(ht, ids, sc, None, 5, False, None, "flat", "dense")
 
 
 _F64 = st.floats(allow_nan=False, allow_infinity=False, width=64)
