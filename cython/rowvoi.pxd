@@ -1,7 +1,7 @@
 # cython: language_level=3
 # Declarations mirroring include/rowvoi.h one to one (nogil throughout).
 from libc.stddef cimport ptrdiff_t
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 cdef extern from "rowvoi.h" nogil:
     ctypedef enum rv_status:
@@ -625,3 +625,46 @@ cdef extern from "rowvoi.h" nogil:
                                 const rv_records_search_params *params, const float *query,
                                 int64_t *at, int64_t *rank, float *scores, size_t *n_hits,
                                 rv_records_verdict *verdict)
+
+    # encoder.h
+    ctypedef struct rv_encoder:
+        pass
+    unsigned int RV_ENCODER_MAX_HIDDEN
+    unsigned int RV_ENCODER_MAX_LAYERS
+    unsigned int RV_ENCODER_MAX_OUTLIERS
+
+    ctypedef struct rv_encoder_linear:
+        const int8_t *weight
+        const float *scale
+        const float *bias
+        uint32_t n_outliers
+        const uint32_t *outliers
+        const float *outlier_rows
+
+    ctypedef struct rv_encoder_layer:
+        rv_encoder_linear qkv, out, up, down
+        const float *ln1_gamma
+        const float *ln1_beta
+        const float *ln2_gamma
+        const float *ln2_beta
+
+    ctypedef struct rv_encoder_spec:
+        uint32_t hidden, heads, ffn, layers, vocab, max_positions, type_vocab
+        float ln_eps, attn_scale
+        const int8_t *word
+        const int8_t *position
+        const int8_t *type
+        const float *word_scale
+        const float *position_scale
+        const float *type_scale
+        const float *emb_gamma
+        const float *emb_beta
+        const rv_encoder_layer *layer
+        const char *kernel
+
+    rv_status rv_encoder_create(const rv_encoder_spec *spec, rv_encoder **out)
+    void rv_encoder_free(rv_encoder *enc)
+    const char *rv_encoder_kernel(const rv_encoder *enc)
+    uint32_t rv_encoder_dim(const rv_encoder *enc)
+    rv_status rv_encoder_encode(const rv_encoder *enc, size_t n, const size_t *offsets,
+                                const int32_t *ids, const int32_t *type_ids, float *out)

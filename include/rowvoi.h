@@ -16,6 +16,7 @@
 **   hashing.h  feature-hashing text embedder (no model)
 **   graph.h  link graph (CSR): hops, facts, similarity-ordered selections
 **   records.h  record tables: a query's unit form, the hits of a dense search
+**   encoder.h  the int8 MiniLM text encoder (vectors of token ids)
 */
 #ifndef ROWVOI_H
 #define ROWVOI_H
@@ -31,5 +32,6 @@
 #include "rowvoi/hashing.h"
 #include "rowvoi/graph.h"
 #include "rowvoi/records.h"
+#include "rowvoi/encoder.h"
 
 #endif /* ROWVOI_H */

@@ -50,7 +50,14 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def quantized(cache):
+    """The default int8 embedder: rowvoi's own encoder (``native-v1``)."""
     return MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)
+
+
+@pytest.fixture(scope="module")
+def v5(cache):
+    """The same recipe on onnxruntime (``rowscale-v5``)."""
+    return MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache, recipe="rowscale-v5")
 
 
 def cos_pairs(emb):
@@ -89,20 +96,25 @@ def test_quantized_model_is_derived_once_and_agrees(quantized, shipped, cache):
     assert "max=256" in shipped.embedder_id
 
 
-def test_int8_ids_name_the_recipe(quantized, shipped, cache):
+def test_int8_ids_name_the_recipe(quantized, v5, shipped, cache):
     # corpora built with the old, batch-dependent int8 recipe must never
     # match the new embedder
-    assert quantized.embedder_id.startswith("minilm-l6-v2:int8-rowscale-v5:src=")
-    assert quantized.recipe == "rowscale-v5" and shipped.recipe is None
+    assert quantized.embedder_id.startswith("minilm-l6-v2:int8-native-v1:src=")
+    assert quantized.recipe == "native-v1" and shipped.recipe is None
     assert "fused-dynq8pc" not in quantized.embedder_id
     assert shipped.embedder_id.startswith("minilm-l6-v2:shipped:src=")
+    # the native recipe reads rowscale-v5's derived graph: one file for both
     assert "rowscale-v5.d2" in quantized.model_path.name
-    # the previous recipe is still derived, under its own id and file
+    assert v5.model_path == quantized.model_path
+    assert quantized._native is not None and quantized._sess is None and v5._native is None
+    assert v5.embedder_id == quantized.embedder_id.replace("native-v1", "rowscale-v5")
+    # the previous recipes are still derived, under their own ids and files
     v3 = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache, recipe="rowscale-v3")
-    assert v3.embedder_id == quantized.embedder_id.replace("rowscale-v5", "rowscale-v3")
+    assert v3.embedder_id == quantized.embedder_id.replace("native-v1", "rowscale-v3")
     assert "rowscale-v3.d2" in v3.model_path.name
     assert not np.array_equal(v3.embed(["lift of a wing"]), quantized.embed(["lift of a wing"]))
-    with pytest.raises(ValueError, match="rowscale-v5, rowscale-v3"):
+    assert not np.array_equal(v5.embed(["lift of a wing"]), quantized.embed(["lift of a wing"]))
+    with pytest.raises(ValueError, match="native-v1, rowscale-v5, rowscale-v3"):
         MiniLMEmbedder(cache_dir=cache, recipe="rowscale-v9")
     with pytest.raises(ValueError, match="recipe="):
         embed.derived_model(locate_minilm()[0], "int8", cache, recipe="nope")
@@ -179,14 +191,17 @@ def test_outlier_channels_leave_the_float_product_exact(tmp_path, shipped):
     assert cos["four"].mean() > 0.999, cos
 
 
-def test_v5_is_closer_to_float_than_v3(quantized, shipped, cache):
+def test_v5_is_closer_to_float_than_v3(quantized, v5, shipped, cache):
     texts = [a for a, _, _ in KNOWN_PAIRS] + [
         " ".join(WORDS[i : i + 50]) for i in range(0, 150, 10)
     ]
     ref = shipped.embed(texts)
     v3 = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache, recipe="rowscale-v3")
-    new, old = (quantized.embed(texts) * ref).sum(1), (v3.embed(texts) * ref).sum(1)
+    new, old = (v5.embed(texts) * ref).sum(1), (v3.embed(texts) * ref).sum(1)
     assert new.mean() > old.mean() and new.min() > old.min(), (new, old)
+    # the native run of v5's recipe: as close to float
+    native = (quantized.embed(texts) * ref).sum(1)
+    assert native.mean() > old.mean() and native.min() > old.min(), (native, old)
 
 
 def test_int8_graph_has_no_per_tensor_activation_scales(quantized):
@@ -278,7 +293,7 @@ def test_tidy_rewrites_keep_or_bound_the_values(tmp_path):
     assert ((got[full, 0] * got[plain, 0]).sum(axis=1)).min() > 0.99
 
 
-def test_sessions_keep_the_layernorms_split(quantized, cache, tmp_path):
+def test_sessions_keep_the_layernorms_split(v5, cache, tmp_path):
     # rowscale-v5's graph splits SkipLayerNormalization; a session must not
     # fuse it back (other rounding: the vectors would move silently). The
     # graph a session of the embedder's options runs holds the 13 plain
@@ -291,7 +306,7 @@ def test_sessions_keep_the_layernorms_split(quantized, cache, tmp_path):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.optimized_model_filepath = str(tmp_path / "session.onnx")
     sess = ort.InferenceSession(
-        str(quantized.model_path),
+        str(v5.model_path),
         so,
         providers=["CPUExecutionProvider"],
         disabled_optimizers=embed._UNFUSE,
@@ -299,9 +314,9 @@ def test_sessions_keep_the_layernorms_split(quantized, cache, tmp_path):
     ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
     assert "SkipLayerNormalization" not in ops and ops.count("LayerNormalization") == 13
     texts = [" ".join(WORDS[i : i + 60]) for i in range(0, 120, 15)]
-    other = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache)
+    other = MiniLMEmbedder(quantize=True, threads=1, cache_dir=cache, recipe="rowscale-v5")
     other._sess = sess
-    np.testing.assert_array_equal(other.embed(texts), quantized.embed(texts))
+    np.testing.assert_array_equal(other.embed(texts), v5.embed(texts))
 
 
 def test_derivation_never_imports_torch(tmp_path):
@@ -349,6 +364,12 @@ def variants(cache):
             ),
         ),
         ("int8 b=1", MiniLMEmbedder(quantize=True, threads=1, batch_size=1, cache_dir=cache)),
+        (
+            "v5 b=3 tokens=300 threads=2",
+            MiniLMEmbedder(
+                threads=2, batch_size=3, batch_tokens=300, cache_dir=cache, recipe="rowscale-v5"
+            ),
+        ),
         ("shipped b=5", MiniLMEmbedder(quantize=False, threads=1, batch_size=5)),
     ]
 
@@ -360,7 +381,7 @@ def variants(cache):
 )
 @given(texts=st.lists(text_strategy, min_size=1, max_size=8), data=st.data())
 def test_a_text_gets_the_same_bits_alone_and_in_any_batch(
-    variants, quantized, shipped, texts, data
+    variants, quantized, v5, shipped, texts, data
 ):
     name, emb = data.draw(st.sampled_from(variants), label="embedder")
     # random composition: any order, repeats, and batch-mates of other
@@ -371,7 +392,7 @@ def test_a_text_gets_the_same_bits_alone_and_in_any_batch(
     )
     batch = [texts[i] for i in order]
     got = emb.embed(batch)
-    alone = quantized if name.startswith("int8") else shipped
+    alone = {"int8": quantized, "v5": v5}.get(name.split()[0], shipped)
     for j, t in enumerate(batch):
         want = alone.embed([t])[0]
         assert got[j].tobytes() == want.tobytes(), (name, j, float(got[j] @ want))
@@ -397,7 +418,7 @@ def test_batch_size_threads_and_neighbours_do_not_change_vectors(variants, quant
     np.testing.assert_array_equal(quantized.embed(texts[::-1]), ref[::-1])
 
 
-def test_several_batches_run_side_by_side_with_the_same_bits(quantized, cache):
+def test_several_batches_run_side_by_side_with_the_same_bits(v5, cache):
     """A call of several batches runs up to ``threads`` of them at once on
     a second session of one thread, made on first use and kept: the same
     bits as one session running them in turn; a call of one batch takes
@@ -405,9 +426,11 @@ def test_several_batches_run_side_by_side_with_the_same_bits(quantized, cache):
     works."""
     rng = np.random.default_rng(11)
     texts = [" ".join(rng.choice(WORDS, int(n))) for n in rng.integers(1, 120, 41)]
-    ref = quantized.embed(texts)  # threads=1: one session, batch after batch
-    assert quantized._bulk is None
-    emb = MiniLMEmbedder(quantize=True, threads=3, batch_size=4, cache_dir=cache)
+    ref = v5.embed(texts)  # threads=1: one session, batch after batch
+    assert v5._bulk is None
+    emb = MiniLMEmbedder(
+        quantize=True, threads=3, batch_size=4, cache_dir=cache, recipe="rowscale-v5"
+    )
     assert emb._bulk_max == 3
     np.testing.assert_array_equal(emb.embed(texts[:3]), ref[:3])  # one batch
     assert emb._bulk is None
@@ -445,19 +468,44 @@ def test_several_batches_run_side_by_side_with_the_same_bits(quantized, cache):
     assert auto._bulk_max == min(BULK_THREADS_MAX, len(os.sched_getaffinity(0)))
 
 
+def test_native_batches_run_side_by_side_with_the_same_bits(quantized, cache):
+    """The native encoder runs a call's batches on up to ``threads`` threads
+    (no session: each batch is one call of the immutable encoder): the same
+    bits as one thread, and a failing batch raises."""
+    rng = np.random.default_rng(12)
+    texts = [" ".join(rng.choice(WORDS, int(n))) for n in rng.integers(1, 120, 41)]
+    ref = quantized.embed(texts)
+    emb = MiniLMEmbedder(threads=3, batch_size=4, cache_dir=cache)
+    seen = set()
+    real = emb._run_batch
+
+    def spy(sess, encs, lengths, idx, out):
+        assert sess is None
+        seen.add(threading.get_ident())
+        return real(sess, encs, lengths, idx, out)
+
+    emb._run_batch = spy
+    np.testing.assert_array_equal(emb.embed(texts), ref)
+    assert 2 <= len(seen) <= 3 and emb._bulk is None and emb._sess is None
+    np.testing.assert_array_equal(emb.embed(texts[::-1]), ref[::-1])
+
+
 @pytest.mark.stress
+@pytest.mark.parametrize("recipe", ["native-v1", "rowscale-v5"])
 @pytest.mark.parametrize("bulk", [False, True])
-def test_embed_is_thread_safe(quantized, cache, bulk):
+def test_embed_is_thread_safe(quantized, v5, cache, bulk, recipe):
     """Calls from several threads at once return what each returns alone:
-    on one session, and with each call's batches run side by side (two at
-    a time, four callers sharing the one-thread session)."""
+    on one session (or the one native encoder), and with each call's
+    batches run side by side (two at a time, four callers sharing the
+    one-thread session)."""
     rng = np.random.default_rng(3)
     texts = [" ".join(rng.choice(WORDS, int(n))) for n in rng.integers(0, 60, 40)]
-    ref = quantized.embed(texts)
+    one = quantized if recipe == "native-v1" else v5
+    ref = one.embed(texts)
     emb = (
-        MiniLMEmbedder(quantize=True, threads=2, batch_size=3, cache_dir=cache)
+        MiniLMEmbedder(quantize=True, threads=2, batch_size=3, cache_dir=cache, recipe=recipe)
         if bulk
-        else quantized
+        else one
     )
     errors = []
     deadline = time.monotonic() + 2.5

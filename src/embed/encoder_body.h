@@ -1,0 +1,385 @@
+/*
+** The encoder's forward pass, compiled once per kernel: encoder.c includes
+** this file with
+**   RV__SFX(name)  the kernel's suffix on every name (name##_avx512, ...)
+**   RV__TGT        the kernel's target attribute (empty for portable)
+**   RV__VW         float lanes of one vector (16, 8 or 4)
+**   RV__FMA(a,b,c) a * b + c on vectors (fused where the kernel has FMA)
+**   RV__SPLAT(x)   a vector of RV__VW copies of the float x
+**   RV__RCP(x)     1 / x on vectors of finite x >= 1, to about 1 ulp
+**   RV__MAX(a, b)  the larger of a and b per lane (b where either is NaN)
+**   RV__GEMM       the kernel's integer product (see rv__enc_gemm_fn)
+**   RV__NK, RV__ND the attention's tiles: keys per score step (<= 32)
+**                  and value columns per pass (dividing 16, so the head
+**                  size)
+** Everything but the integer products is written once, with GCC vector
+** extensions, so each kernel gets full-width vectors from the same code.
+*/
+
+#define VF RV__SFX(vf)
+#define VI RV__SFX(vi)
+#define VB RV__SFX(vb)
+typedef float VF __attribute__((vector_size(RV__VW * 4)));
+typedef int32_t VI __attribute__((vector_size(RV__VW * 4)));
+typedef uint8_t VB __attribute__((vector_size(RV__VW)));
+
+RV__TGT static inline VF RV__SFX(ld)(const float *p) {
+    VF v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+RV__TGT static inline void RV__SFX(st)(float *p, VF v) {
+    memcpy(p, &v, sizeof v);
+}
+RV__TGT static inline VF RV__SFX(splat)(float x) {
+    return (VF)RV__SPLAT(x);
+}
+RV__TGT static inline VF RV__SFX(sel)(VI m, VF a, VF b) {
+    return (VF)(((VI)a & m) | ((VI)b & ~m));
+}
+RV__TGT static inline VF RV__SFX(vmax)(VF a, VF b) {
+    return (VF)RV__MAX(a, b);
+}
+RV__TGT static inline VF RV__SFX(vabs)(VF a) {
+    return (VF)((VI)a & 0x7fffffff);
+}
+RV__TGT static inline float RV__SFX(hsum)(VF v) {
+    float s = 0;
+    for (int i = 0; i < RV__VW; i++) s += v[i];
+    return s;
+}
+RV__TGT static inline float RV__SFX(hmax)(VF v) {
+    float m = v[0];
+    for (int i = 1; i < RV__VW; i++) m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+/* exp(x) for x <= 0 (softmax arguments): 2^n * p(r), r = x - n ln 2,
+** |r| <= ln 2 / 2, p the degree-6 Taylor polynomial (relative error below
+** 2e-7); arguments below -87 give exp(-87), which a softmax sum of at
+** least one 1 never notices. */
+RV__TGT static inline VF RV__SFX(vexp)(VF x) {
+    const VF magic = RV__SFX(splat)(12582912.0f); /* 1.5 * 2^23 */
+    x = RV__SFX(vmax)(x, RV__SFX(splat)(-87.0f));
+    VF t = x * RV__SFX(splat)(1.44269504f) + magic;
+    VF n = t - magic;
+    VI e = (VI)t - (VI)magic; /* n as an integer */
+    VF r = RV__FMA(n, RV__SFX(splat)(-0.693145752f), x);
+    r = RV__FMA(n, RV__SFX(splat)(-1.42860677e-6f), r);
+    VF p = RV__SFX(splat)(1.0f / 720);
+    p = RV__FMA(p, r, RV__SFX(splat)(1.0f / 120));
+    p = RV__FMA(p, r, RV__SFX(splat)(1.0f / 24));
+    p = RV__FMA(p, r, RV__SFX(splat)(1.0f / 6));
+    p = RV__FMA(p, r, RV__SFX(splat)(0.5f));
+    p = RV__FMA(p, r, RV__SFX(splat)(1.0f));
+    p = RV__FMA(p, r, RV__SFX(splat)(1.0f));
+    return p * (VF)((e + 127) << 23);
+}
+
+/* GELU(x) = x/2 (1 + erf(x / sqrt 2)), erf from Abramowitz & Stegun 7.1.28
+** (absolute error below 3e-7): 1 - erf(u) = 1 / t^16 with t a degree-6
+** polynomial in u >= 0.  For x < 0 the result is x/2 / t^16, with no
+** cancellation. */
+RV__TGT static inline VF RV__SFX(vgelu)(VF x) {
+    VF u = RV__SFX(vabs)(x) * RV__SFX(splat)(0.707106781f);
+    VF t = RV__SFX(splat)(4.30638e-5f);
+    t = RV__FMA(t, u, RV__SFX(splat)(2.765672e-4f));
+    t = RV__FMA(t, u, RV__SFX(splat)(1.520143e-4f));
+    t = RV__FMA(t, u, RV__SFX(splat)(9.2705272e-3f));
+    t = RV__FMA(t, u, RV__SFX(splat)(4.22820123e-2f));
+    t = RV__FMA(t, u, RV__SFX(splat)(7.05230784e-2f));
+    t = RV__FMA(t, u, RV__SFX(splat)(1.0f));
+    t = t * t;
+    t = t * t;
+    t = t * t;
+    t = t * t; /* t^16 */
+    /* 1 / t^16 (t >= 1): 0 for large u (t^16 capped below +inf first) */
+    VF r = RV__RCP(RV__SFX(sel)(t < RV__SFX(splat)(1e30f), t, RV__SFX(splat)(1e30f)));
+    VF half = x * RV__SFX(splat)(0.5f);
+    return RV__SFX(sel)(x < RV__SFX(splat)(0.0f), half * r, half * (RV__SFX(splat)(2.0f) - r));
+}
+
+/* Quantise rows of x (k floats each) for a product: the outlier channels
+** go to xo (nout per row) and count as 0; s[r] = max(max|x_r|, 1e-30) /
+** 127 (times the float 1/127, as the recipe's graph); A[r][c] = round(x /
+** s[r]) + 128, rounding to nearest even.  tmp: k floats. */
+RV__TGT static void RV__SFX(quant)(const float *x, size_t ldx, size_t rows, uint32_t k,
+                                   const uint32_t *och, uint32_t nout, uint8_t *A, size_t lda,
+                                   float *s, float *xo, float *tmp) {
+    const VF magic = RV__SFX(splat)(12582912.0f);
+    for (size_t r = 0; r < rows; r++) {
+        const float *row = x + r * ldx;
+        if (nout) {
+            memcpy(tmp, row, (size_t)k * sizeof *tmp);
+            for (uint32_t j = 0; j < nout; j++) {
+                xo[r * nout + j] = row[och[j]];
+                tmp[och[j]] = 0.0f;
+            }
+            row = tmp;
+        }
+        VF m = RV__SFX(splat)(0.0f);
+        for (uint32_t c = 0; c < k; c += RV__VW)
+            m = RV__SFX(vmax)(m, RV__SFX(vabs)(RV__SFX(ld)(row + c)));
+        float amax = RV__SFX(hmax)(m);
+        float sc = (amax > 1e-30f ? amax : 1e-30f) * 0.007874016f;
+        s[r] = sc;
+        VF inv = RV__SFX(splat)(1.0f / sc);
+        uint8_t *q = A + r * lda;
+        for (uint32_t c = 0; c < k; c += RV__VW) {
+            VF y = RV__SFX(ld)(row + c) * inv;
+            y = (y + magic) - magic;
+            y = RV__SFX(vmax)(y, RV__SFX(splat)(-128.0f));
+            y = RV__SFX(sel)(y > RV__SFX(splat)(127.0f), RV__SFX(splat)(127.0f), y);
+            VI qi = __builtin_convertvector(y, VI) + 128;
+            VB qb = __builtin_convertvector(qi, VB);
+            memcpy(q + c, &qb, sizeof qb);
+        }
+    }
+}
+
+/* y += xo @ outlier_rows (float32), row by row. */
+RV__TGT static void RV__SFX(outliers)(float *y, size_t ldy, size_t rows, const rv__lin *L,
+                                      const float *xo) {
+    uint32_t n = L->n, nout = L->n_out;
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * ldy;
+        const float *xr = xo + r * nout;
+        for (uint32_t c = 0; c < n; c += RV__VW) {
+            VF o = RV__SFX(splat)(xr[0]) * RV__SFX(ld)(L->out_rows + c);
+            for (uint32_t j = 1; j < nout; j++)
+                o = RV__FMA(RV__SFX(splat)(xr[j]), RV__SFX(ld)(L->out_rows + (size_t)j * n + c), o);
+            RV__SFX(st)(yr + c, RV__SFX(ld)(yr + c) + o);
+        }
+    }
+}
+
+/* y = (y [+ res]) + bias, row by row (res NULL: none). */
+RV__TGT static void RV__SFX(add_bias)(float *y, size_t ldy, size_t rows, uint32_t n,
+                                      const float *res, size_t ldr, const float *bias) {
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * ldy;
+        for (uint32_t c = 0; c < n; c += RV__VW) {
+            VF v = RV__SFX(ld)(yr + c);
+            if (res) v = v + RV__SFX(ld)(res + r * ldr + c);
+            RV__SFX(st)(yr + c, v + RV__SFX(ld)(bias + c));
+        }
+    }
+}
+
+/* dst = LayerNorm(y) per row: mean and variance in two passes (lane sums
+** in float, their total in double), then (y - mean) / sqrt(var + eps) *
+** gamma + beta. */
+RV__TGT static void RV__SFX(layernorm)(const float *y, size_t ldy, size_t rows, uint32_t n,
+                                       const float *gamma, const float *beta, float eps, float *dst,
+                                       size_t ldd) {
+    for (size_t r = 0; r < rows; r++) {
+        const float *yr = y + r * ldy;
+        VF a = RV__SFX(splat)(0.0f);
+        for (uint32_t c = 0; c < n; c += RV__VW) a = a + RV__SFX(ld)(yr + c);
+        double sum = 0;
+        for (int i = 0; i < RV__VW; i++) sum += a[i];
+        float mean = (float)(sum / n);
+        VF mv = RV__SFX(splat)(mean);
+        VF b = RV__SFX(splat)(0.0f);
+        for (uint32_t c = 0; c < n; c += RV__VW) {
+            VF d = RV__SFX(ld)(yr + c) - mv;
+            b = RV__FMA(d, d, b);
+        }
+        double ss = 0;
+        for (int i = 0; i < RV__VW; i++) ss += b[i];
+        float rstd = (float)(1.0 / sqrt(ss / n + (double)eps));
+        VF rv = RV__SFX(splat)(rstd);
+        float *dr = dst + r * ldd;
+        for (uint32_t c = 0; c < n; c += RV__VW) {
+            VF d = (RV__SFX(ld)(yr + c) - mv) * rv;
+            RV__SFX(st)(dr + c, RV__FMA(d, RV__SFX(ld)(gamma + c), RV__SFX(ld)(beta + c)));
+        }
+    }
+}
+
+/* y = GELU(y + bias) per row. */
+RV__TGT static void RV__SFX(gelu_rows)(float *y, size_t ldy, size_t rows, uint32_t n,
+                                       const float *bias) {
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * ldy;
+        for (uint32_t c = 0; c < n; c += RV__VW)
+            RV__SFX(st)(yr + c, RV__SFX(vgelu)(RV__SFX(ld)(yr + c) + RV__SFX(ld)(bias + c)));
+    }
+}
+
+/* The embeddings of rows [t0, t0 + rows) (positions pos[]) into y. */
+RV__TGT static void RV__SFX(embed)(const rv_encoder *m, const int32_t *ids, const int32_t *types,
+                                   const uint32_t *pos, size_t rows, float *y, size_t ldy) {
+    uint32_t h = m->hidden;
+    for (size_t r = 0; r < rows; r++) {
+        const int8_t *w = m->word + (size_t)ids[r] * h;
+        int32_t ty = types ? types[r] : 0;
+        const int8_t *t = m->type + (size_t)ty * h;
+        const int8_t *p = m->position + (size_t)pos[r] * h;
+        VF ws = RV__SFX(splat)(m->word_scale[ids[r]]);
+        VF ts = RV__SFX(splat)(m->type_scale[ty]);
+        VF ps = RV__SFX(splat)(m->position_scale[pos[r]]);
+        float *yr = y + r * ldy;
+        for (uint32_t c = 0; c < h; c += RV__VW) {
+            VF wv, tv, pv;
+            for (int i = 0; i < RV__VW; i++) {
+                wv[i] = (float)w[c + i];
+                tv[i] = (float)t[c + i];
+                pv[i] = (float)p[c + i];
+            }
+            RV__SFX(st)(yr + c, (wv * ws + tv * ts) + pv * ps);
+        }
+    }
+}
+
+/* One tile of scores: sc[u] (a vector of the block's queries) = the
+** queries qt (hd x RV__VW) times key u of kj (RV__NK rows of hd).  Inlined
+** with a constant hd, every key element's address is a constant offset
+** from one pointer, so each rides in its multiply-add. */
+RV__TGT static inline __attribute__((always_inline)) void
+RV__SFX(score_tile)(const float *qt, const float *kj, uint32_t hd, float *sc) {
+    VF a[RV__NK];
+    for (int u = 0; u < RV__NK; u++) a[u] = RV__SFX(splat)(0.0f);
+    for (uint32_t d = 0; d < hd; d++) {
+        VF qv = RV__SFX(ld)(qt + d * RV__VW);
+        for (int u = 0; u < RV__NK; u++) a[u] = RV__FMA(RV__SFX(splat)(kj[u * hd + d]), qv, a[u]);
+    }
+    for (int u = 0; u < RV__NK; u++) RV__SFX(st)(sc + u * RV__VW, a[u]);
+}
+
+/* Self-attention of one text of L tokens: qkv (L rows of 3 * hidden:
+** queries, keys, values) -> ctx (L rows of hidden, heads side by side).
+**
+** A block of RV__VW queries is computed with one query per vector lane:
+** a vector holds one key's scores for the block's queries, so the softmax
+** (largest, exp, sum) is elementwise over keys, and each score and weight
+** step is a vector times a broadcast key or value element, which AVX-512
+** folds into its multiply-add.  Per head: the keys are scaled and
+** transposed (hd x Lp, zero past L), the values copied (L x hd); per
+** block: the queries scaled and transposed (hd x RV__VW, zero past L),
+** scores in tiles of RV__NK keys, the softmax over the L real keys, the
+** weighted values in passes of RV__ND columns, divided by the sum, and
+** transposed back into ctx.  A lane's arithmetic never looks at another
+** lane, so a token's result does not depend on its block's other rows. */
+RV__TGT static void RV__SFX(attention)(const rv_encoder *m, const float *qkv, size_t L, float *ctx,
+                                       float *scratch) {
+    const uint32_t h = m->hidden, nh = m->heads, hd = h / nh;
+    const size_t ld = 3 * (size_t)h;
+    const size_t Lp = (L + RV__NK - 1) / RV__NK * RV__NK;
+    float *kc = scratch;          /* Lp x hd, zero past L */
+    float *vc = kc + Lp * hd;     /* L x hd */
+    float *qt = vc + L * hd;      /* hd x RV__VW */
+    float *sc = qt + hd * RV__VW; /* Lp x RV__VW: scores, then weights */
+    float *ot = sc + Lp * RV__VW; /* hd x RV__VW: the block's context */
+    const float c = m->attn_scale;
+    for (uint32_t head = 0; head < nh; head++) {
+        const float *q = qkv + (size_t)head * hd;
+        const float *k = q + h;
+        const float *v = q + 2 * (size_t)h;
+        const VF cv = RV__SFX(splat)(c);
+        for (size_t i = 0; i < L; i++) {
+            memcpy(vc + i * hd, v + i * ld, hd * sizeof *vc);
+            for (uint32_t d = 0; d < hd; d += RV__VW)
+                RV__SFX(st)(kc + i * hd + d, RV__SFX(ld)(k + i * ld + d) * cv);
+        }
+        memset(kc + L * hd, 0, (Lp - L) * hd * sizeof *kc);
+        for (size_t i0 = 0; i0 < L; i0 += RV__VW) {
+            size_t mr = L - i0 < RV__VW ? L - i0 : RV__VW;
+            for (uint32_t d = 0; d < hd; d++)
+                for (size_t r = 0; r < RV__VW; r++)
+                    qt[d * RV__VW + r] = r < mr ? q[(i0 + r) * ld + d] * c : 0.0f;
+            /* scores: a vector per key */
+            for (size_t j0 = 0; j0 < Lp; j0 += RV__NK) {
+                if (hd == 32) /* MiniLM's head */
+                    RV__SFX(score_tile)(qt, kc + j0 * 32, 32, sc + j0 * RV__VW);
+                else
+                    RV__SFX(score_tile)(qt, kc + j0 * hd, hd, sc + j0 * RV__VW);
+            }
+            /* softmax over the L keys, per lane */
+            VF mx = RV__SFX(ld)(sc);
+            for (size_t j = 1; j < L; j++) mx = RV__SFX(vmax)(mx, RV__SFX(ld)(sc + j * RV__VW));
+            VF sum = RV__SFX(splat)(0.0f);
+            for (size_t j = 0; j < L; j++) {
+                VF e = RV__SFX(vexp)(RV__SFX(ld)(sc + j * RV__VW) - mx);
+                RV__SFX(st)(sc + j * RV__VW, e);
+                sum = sum + e;
+            }
+            VF inv = RV__SFX(splat)(1.0f) / sum;
+            /* the weighted values: a vector per column of the head */
+            for (uint32_t d0 = 0; d0 < hd; d0 += RV__ND) {
+                VF o[RV__ND];
+                for (int u = 0; u < RV__ND; u++) o[u] = RV__SFX(splat)(0.0f);
+                for (size_t j = 0; j < L; j++) {
+                    VF w = RV__SFX(ld)(sc + j * RV__VW);
+                    const float *vj = vc + j * hd + d0;
+                    for (int u = 0; u < RV__ND; u++) o[u] = RV__FMA(RV__SFX(splat)(vj[u]), w, o[u]);
+                }
+                for (int u = 0; u < RV__ND; u++) RV__SFX(st)(ot + (d0 + u) * RV__VW, o[u] * inv);
+            }
+            for (size_t r = 0; r < mr; r++) {
+                float *out = ctx + (i0 + r) * h + (size_t)head * hd;
+                for (uint32_t d = 0; d < hd; d++) out[d] = ot[d * RV__VW + r];
+            }
+        }
+    }
+}
+
+/* The forward pass of rv_encoder_encode (arguments checked): see
+** encoder.c for the buffers (w). */
+RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t *off,
+                                     const int32_t *ids, const int32_t *types, float *out,
+                                     rv__enc_ws *w) {
+    const uint32_t h = m->hidden, f = m->ffn, nl = m->layers;
+    const size_t T = off[n];
+    const size_t ldq = 3 * (size_t)h;
+    const size_t lda = w->lda, ldy = w->ldy;
+    /* embeddings, LayerNorm and layer 0's query/key/value product, by chunk */
+    for (size_t t0 = 0; t0 < T; t0 += RV__ENC_CHUNK) {
+        size_t rows = T - t0 < RV__ENC_CHUNK ? T - t0 : RV__ENC_CHUNK;
+        RV__SFX(embed)(m, ids + t0, types ? types + t0 : NULL, w->pos + t0, rows, w->y, ldy);
+        RV__SFX(layernorm)(w->y, ldy, rows, h, m->emb_gamma, m->emb_beta, m->ln_eps, w->x + t0 * h,
+                           h);
+        const rv__lin *L = &m->layer[0].qkv;
+        RV__SFX(quant)(w->x + t0 * h, h, rows, h, L->out_ch, L->n_out, w->a, lda, w->s, w->xo,
+                       w->tmp);
+        RV__GEMM(L, w->a, lda, w->s, rows, w->qkv + t0 * ldq, ldq, w->gemm);
+        if (L->n_out) RV__SFX(outliers)(w->qkv + t0 * ldq, ldq, rows, L, w->xo);
+        RV__SFX(add_bias)(w->qkv + t0 * ldq, ldq, rows, L->n, NULL, 0, L->bias);
+    }
+    for (uint32_t l = 0; l < nl; l++) {
+        const rv__layer *ly = &m->layer[l];
+        for (size_t i = 0; i < n; i++)
+            RV__SFX(attention)(m, w->qkv + off[i] * ldq, off[i + 1] - off[i], w->ctx + off[i] * h,
+                               w->att);
+        /* the rest of the layer and the next one's first product, row-wise */
+        for (size_t t0 = 0; t0 < T; t0 += RV__ENC_CHUNK) {
+            size_t rows = T - t0 < RV__ENC_CHUNK ? T - t0 : RV__ENC_CHUNK;
+            float *x = w->x + t0 * h;
+            RV__SFX(quant)(w->ctx + t0 * h, h, rows, h, NULL, 0, w->a, lda, w->s, NULL, w->tmp);
+            RV__GEMM(&ly->out, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
+            RV__SFX(add_bias)(w->y, ldy, rows, h, x, h, ly->out.bias);
+            RV__SFX(layernorm)(w->y, ldy, rows, h, ly->ln1_gamma, ly->ln1_beta, m->ln_eps, w->h1,
+                               h);
+            RV__SFX(quant)(w->h1, h, rows, h, ly->up.out_ch, ly->up.n_out, w->a, lda, w->s, w->xo,
+                           w->tmp);
+            RV__GEMM(&ly->up, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
+            if (ly->up.n_out) RV__SFX(outliers)(w->y, ldy, rows, &ly->up, w->xo);
+            RV__SFX(gelu_rows)(w->y, ldy, rows, f, ly->up.bias);
+            RV__SFX(quant)(w->y, ldy, rows, f, NULL, 0, w->a, lda, w->s, NULL, w->tmp);
+            RV__GEMM(&ly->down, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
+            RV__SFX(add_bias)(w->y, ldy, rows, h, w->h1, h, ly->down.bias);
+            RV__SFX(layernorm)(w->y, ldy, rows, h, ly->ln2_gamma, ly->ln2_beta, m->ln_eps, x, h);
+            if (l + 1 == nl) continue;
+            const rv__lin *L = &m->layer[l + 1].qkv;
+            RV__SFX(quant)(x, h, rows, h, L->out_ch, L->n_out, w->a, lda, w->s, w->xo, w->tmp);
+            RV__GEMM(L, w->a, lda, w->s, rows, w->qkv + t0 * ldq, ldq, w->gemm);
+            if (L->n_out) RV__SFX(outliers)(w->qkv + t0 * ldq, ldq, rows, L, w->xo);
+            RV__SFX(add_bias)(w->qkv + t0 * ldq, ldq, rows, L->n, NULL, 0, L->bias);
+        }
+    }
+    rv__enc_pool(w->x, h, n, off, out);
+}
+
+#undef VF
+#undef VI
+#undef VB
