@@ -39,9 +39,9 @@ its own virtual environment as a subprocess (``bench/peers/corpus_ir.py``).
 Folder part (``--folder DIR``) -- a first build of a folder of real text
 files with MiniLM on both sides: the files rowvoi's ``from_files`` takes
 (``.md .markdown .txt .rst``), one surface per file (``WholeText``), the
-same weights (rowvoi: its int8 model of the shipped ONNX file; ir:
-sentence-transformers on that file's float32 weights -- ir's own MiniLM
-path -- in ir's own venv, which needs ``sentence-transformers``, ``torch``
+same weights (rowvoi: its int8 model of the shipped ONNX file, its default
+recipe; ir: sentence-transformers on that file's float32 weights -- ir's
+own MiniLM path -- in ir's own venv, which needs ``sentence-transformers``, ``torch``
 and ``onnx`` (to read those weights) installed beside ir for this part),
 each round each system
 in a fresh process (order rotating), the embedder made before the clock
@@ -79,6 +79,8 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+
+from rowvoi.index.embed import _QUANT_RECIPE
 
 from .._common.cranfield import corpus_data as cranfield, ndcg_at, sentence_pairs
 from .._common.minilm import minilm_table, table_embedder
@@ -360,7 +362,7 @@ def folder_part(args, scratch) -> dict:
 def folder_md(f: dict) -> list[str]:
     """The folder section's lines."""
     names = {
-        "ours": "rowvoi (MiniLM int8, onnxruntime)",
+        "ours": "rowvoi (MiniLM int8, its own encoder)",
         "whole": "rowvoi, every text tokenised whole (the build before the head cut)",
         "ir": f"ir 0.1.61 ({f['ir_embedder']}, float32)",
     }
@@ -371,7 +373,8 @@ def folder_md(f: dict) -> list[str]:
         f"`.md .markdown .txt .rst`), {f['bytes']:,} bytes, the largest {f['largest']:,} "
         f"bytes, {f['over_100k']} over 100 kB. One surface per file (`WholeText` on both "
         "sides), MiniLM at 256 tokens on the same weights (rowvoi: its int8 model of the "
-        "shipped ONNX file; ir: sentence-transformers on that file's float32 weights, "
+        f"shipped ONNX file, recipe `{_QUANT_RECIPE}`; ir: sentence-transformers on that "
+        "file's float32 weights, "
         "batch 32, through an embedder callable -- ir's own MiniLM path), default threads "
         "on both. Each round runs each system in a fresh process of its own, order "
         f"rotating; the embedder is made before the clock starts; medians over "

@@ -49,6 +49,7 @@ static rv_flat *g_fl;       /* float16 storage, rescore factor 4, ids 10, 11, 12
 static rv_graph *g_gr;      /* nodes 100 -> 101 -> 102, 3 documents with vectors */
 static rv_cover *g_cv;      /* 3 elements, sets {0, 1} and {2} */
 static rv_hasher *g_hs;     /* dim 8 */
+static rv_encoder *g_enc;   /* the small model of enc_spec */
 static rv_idset *g_set;     /* {0, 1} */
 static char g_dir[64];      /* a temporary directory */
 static char g_bm_path[128]; /* g_bm saved */
@@ -106,6 +107,38 @@ static void graph_spec(rv_graph_spec *s) {
     s->n_threads = 1;
 }
 
+/* A one-layer encoder of hidden 64, 4 heads, ffn 64, vocabulary 4, 4
+** positions: zero weights, scales 1/64, LayerNorm gamma 1 -- valid, and
+** enough for every argument of encoder.h. */
+static int8_t E_W[64 * 192];
+static float E_SCALE[192], E_ZERO[192], E_ONE[64];
+static rv_encoder_layer E_LAYER;
+static const rv_encoder_spec *enc_spec(void) {
+    static rv_encoder_spec es;
+    for (int i = 0; i < 192; i++) E_SCALE[i] = 1.0f / 64;
+    for (int i = 0; i < 64; i++) E_ONE[i] = 1.0f;
+    rv_encoder_linear lin = {E_W, E_SCALE, E_ZERO, 0, NULL, NULL};
+    E_LAYER.qkv = E_LAYER.out = E_LAYER.up = E_LAYER.down = lin;
+    E_LAYER.ln1_gamma = E_LAYER.ln2_gamma = E_ONE;
+    E_LAYER.ln1_beta = E_LAYER.ln2_beta = E_ZERO;
+    memset(&es, 0, sizeof es);
+    es.hidden = 64;
+    es.heads = 4;
+    es.ffn = 64;
+    es.layers = 1;
+    es.vocab = 4;
+    es.max_positions = 4;
+    es.type_vocab = 1;
+    es.ln_eps = 1e-12f;
+    es.attn_scale = 0.5f;
+    es.word = es.position = es.type = E_W;
+    es.word_scale = es.position_scale = es.type_scale = E_SCALE;
+    es.emb_gamma = E_ONE;
+    es.emb_beta = E_ZERO;
+    es.layer = &E_LAYER;
+    return &es;
+}
+
 static void fixtures_make(void) {
     g_bm = new_bm25();
     g_fl = new_flat();
@@ -119,7 +152,8 @@ static void fixtures_make(void) {
     int64_t set_ids[2] = {0, 1};
     snprintf(g_dir, sizeof g_dir, "/tmp/rv_test_sweep_XXXXXX");
     if (rv_graph_create(&gs, &g_gr) || rv_cover_create(3, 2, off, el, NULL, &g_cv) ||
-        rv_hasher_create(&ho, &g_hs) || rv_idset_create(set_ids, 2, &g_set) || !mkdtemp(g_dir)) {
+        rv_hasher_create(&ho, &g_hs) || rv_idset_create(set_ids, 2, &g_set) ||
+        rv_encoder_create(enc_spec(), &g_enc) || !mkdtemp(g_dir)) {
         fprintf(stderr, "fixture: %s\n", rv_errmsg());
         exit(2);
     }
@@ -143,6 +177,7 @@ static void fixtures_free(void) {
     rv_graph_free(g_gr);
     rv_cover_free(g_cv);
     rv_hasher_free(g_hs);
+    rv_encoder_free(g_enc);
     rv_idset_free(g_set);
     free(g_bm_img);
     free(g_fl_img);
@@ -170,6 +205,7 @@ typedef struct sw {
     rv_cover *own_cv;
     rv_graph *own_gr;
     rv_hasher *own_hs;
+    rv_encoder *own_enc;
     /* handles a constructor under test writes */
     rv_bm25 *bm_out;
     rv_flat *fl_out;
@@ -177,6 +213,7 @@ typedef struct sw {
     rv_cover *cv_out;
     rv_graph *gr_out;
     rv_hasher *hs_out;
+    rv_encoder *enc_out;
     /* storage */
     int64_t i64a[64], i64b[64], i64c[64], i64d[64];
     int32_t i32a[64];
@@ -215,6 +252,7 @@ typedef struct sw {
     int fd;
     rv_belief_options bo;
     rv_hasher_options ho;
+    rv_encoder_spec es;
     rv_records rt;
     rv_records_search_params rsp;
     rv_records_blend_params rbp;
@@ -235,6 +273,8 @@ static void sw_release(sw *s) {
     rv_cover_free(s->cv_out);
     rv_graph_free(s->gr_out);
     rv_hasher_free(s->hs_out);
+    rv_encoder_free(s->own_enc);
+    rv_encoder_free(s->enc_out);
 }
 
 /* --------------------------------------------------------------- entries */
@@ -1689,6 +1729,55 @@ static int64_t call_hasher_embed_batch(sw *s) {
                                  P(const uint64_t *, 2), Z(0), 1, P(float *, 3));
 }
 
+/* ---- encoder.h */
+
+static void init_encoder_create(sw *s) {
+    s->es = *enc_spec();
+    s->p[0] = &s->es;
+    s->p[1] = &s->enc_out;
+}
+static int64_t call_encoder_create(sw *s) {
+    rv_status st = rv_encoder_create(P(const rv_encoder_spec *, 0), P(rv_encoder **, 1));
+    FREE_IF_OK(st, rv_encoder_free, P(rv_encoder **, 1));
+    return st;
+}
+static void init_encoder_own(sw *s) {
+    rv_encoder_create(enc_spec(), &s->own_enc);
+    s->p[0] = s->own_enc;
+}
+static int64_t call_encoder_free(sw *s) {
+    rv_encoder_free(P(rv_encoder *, 0));
+    if (P(rv_encoder *, 0)) s->own_enc = NULL;
+    return 0;
+}
+static void init_encoder(sw *s) {
+    s->p[0] = g_enc;
+}
+static int64_t call_encoder_kernel(sw *s) {
+    return strlen(rv_encoder_kernel(P(const rv_encoder *, 0))) > 0;
+}
+static int64_t call_encoder_dim(sw *s) {
+    return rv_encoder_dim(P(const rv_encoder *, 0));
+}
+static void init_encoder_encode(sw *s) {
+    s->p[0] = g_enc;
+    s->za[0] = 0;
+    s->za[1] = 2;
+    s->za[2] = 3;
+    s->p[1] = s->za;
+    s->i32a[0] = 1;
+    s->i32a[1] = 3;
+    s->i32a[2] = 0;
+    s->p[2] = s->i32a;
+    s->p[3] = NULL; /* type ids: all 0 */
+    s->p[4] = s->f32a;
+    s->z[0] = 2;
+}
+static int64_t call_encoder_encode(sw *s) {
+    return rv_encoder_encode(P(const rv_encoder *, 0), Z(0), P(const size_t *, 1),
+                             P(const int32_t *, 2), P(const int32_t *, 3), P(float *, 4));
+}
+
 /* ---- records.h */
 
 /* A table of the three records of g_fl (ids 10, 11, 12) over two artifacts:
@@ -2528,6 +2617,24 @@ static const sw_case CASES[] = {
      call_hasher_embed_batch,
      {PTR("h", INV), PTR("data", INV), PTR("offsets", INV), SZN("n", OK, RNG, "data offsets out"),
       PTR("out", INV)}},
+
+    /* encoder.h */
+    {"rv_encoder_create",
+     1,
+     OK,
+     init_encoder_create,
+     call_encoder_create,
+     {PTR("spec", INV), PTR("out", INV)}},
+    {"rv_encoder_free", 0, 0, init_encoder_own, call_encoder_free, {PTR("enc", 0)}},
+    {"rv_encoder_kernel", 0, 1, init_encoder, call_encoder_kernel, {PTR("enc", 0)}},
+    {"rv_encoder_dim", 0, 64, init_encoder, call_encoder_dim, {PTR("enc", 0)}},
+    {"rv_encoder_encode",
+     1,
+     OK,
+     init_encoder_encode,
+     call_encoder_encode,
+     {PTR("enc", INV), SZN("n", OK, RNG, "offsets ids out"), PTR("offsets", INV), PTR("ids", INV),
+      PTR("type_ids", OK), PTR("out", INV)}},
 
     /* records.h */
     {"rv_unit_vector",

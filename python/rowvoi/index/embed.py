@@ -1067,7 +1067,8 @@ def _usable_cores(cap: int) -> int:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 sentence embeddings with onnxruntime, offline.
+    """all-MiniLM-L6-v2 sentence embeddings, offline: int8 on rowvoi's own
+    encoder (default), or on onnxruntime.
 
     Parameters
     ----------
@@ -1080,23 +1081,29 @@ class MiniLMEmbedder:
         weight column and one per token of each text, the 4 largest
         channels of each LayerNorm output in float32 -- derived from the
         model file on first use (a few seconds) and cached under
-        :func:`cache_dir`: about 2x faster than float32, mean cosine about
-        0.9994 to the float computation with VNNI, 0.9986 on AVX2
-        (:func:`_int8_rows`).
-        False: run the file as shipped (its int8 weights are expanded to
-        float32 at load, so it computes in float32).
+        :func:`cache_dir`, mean cosine about 0.9993 to the float
+        computation (:func:`_int8_rows`). The default recipe,
+        ``native-v1``, computes it with rowvoi's own encoder
+        (``include/rowvoi/encoder.h``: exact integer products with AVX-512
+        VNNI, AVX2 or plain C, the row-wise steps fused with them, no
+        padding), about 1.5x onnxruntime's run of the same recipe per
+        thread on an AVX-512 VNNI host; loading it reads the derived graph
+        (about 0.7 s).
+        False: run the file as shipped on onnxruntime (its int8 weights are
+        expanded to float32 at load, so it computes in float32).
     threads : int
-        onnxruntime intra-op threads of a call of one batch (a query, a few
-        texts); 0 lets onnxruntime choose (all physical cores). A call of
-        several batches runs ``threads`` of them at once, each on one
-        thread (0: the cores this process may use, at most
-        :data:`BULK_THREADS_MAX`; 1: one after another): a build's batches
-        are small, and onnxruntime splits one small batch over several
-        threads less well than it runs several batches side by side (the
-        first build of ``/usr/share/doc``, 777 files: 16.4 -> 13.5 s on 2
-        cores). They share a second session, of one thread, made on first
-        use; each batch running holds its activations (peak RSS of that
-        build 280 -> 342 MB).
+        Threads of a call. A call of several batches runs ``threads`` of
+        them at once, each on one thread (0: the cores this process may
+        use, at most :data:`BULK_THREADS_MAX`; 1: one after another). A
+        call of one batch (a query, a few texts) runs on the calling
+        thread with the native encoder; on onnxruntime it gets
+        ``threads`` intra-op threads (0: onnxruntime's choice, all
+        physical cores). On onnxruntime, batches side by side beat one
+        small batch split over threads (the first build of
+        ``/usr/share/doc``, 777 files: 16.4 -> 13.5 s on 2 cores); they
+        share a second session, of one thread, made on first use; each
+        batch running holds its activations (peak RSS of that build 280 ->
+        342 MB).
     batch_size : int
         Most texts per model call. Texts are sorted by token count first, so
         each batch pads to similar lengths.
@@ -1110,32 +1117,41 @@ class MiniLMEmbedder:
     cache_dir : path, optional
         Where the derived model is cached (see :func:`cache_dir`).
     recipe : str, optional
-        The int8 recipe (``quantize=True`` only): ``"rowscale-v5"`` (the
-        default) or ``"rowscale-v3"``, the recipe of corpora built before
-        it (every channel in int8), so that their queries embed as their
-        documents did. The recipe is part of :attr:`embedder_id`.
+        The int8 recipe (``quantize=True`` only): ``"native-v1"`` (the
+        default: ``rowscale-v5``'s arithmetic on rowvoi's encoder),
+        ``"rowscale-v5"`` (the same on onnxruntime; its vectors differ from
+        ``native-v1``'s in the float32 steps' last bits, cosine above
+        0.998, mean 0.9997) or ``"rowscale-v3"`` (every channel in int8),
+        the recipes of corpora built before it, so that their queries embed
+        as their documents did. The recipe is part of :attr:`embedder_id`.
 
     Raises
     ------
     ModelNotFoundError
         The model or tokenizer is missing; the message says what to install.
     ValueError
-        An unknown ``recipe``.
+        An unknown ``recipe``; or (``GraphLayoutError``) the cached derived
+        graph the native encoder reads is unreadable or not the recipe's
+        (the message names the file: delete it and it is derived again).
 
     Notes
     -----
     Batch invariance: a text's vector is bit-identical whether it is
     embedded alone or with any other texts, in any order, with any
     ``batch_size``, ``batch_tokens`` or ``threads``, and on every run (on
-    one machine and onnxruntime version). Nothing in the computation mixes
-    rows: activation scales are per token, padding only adds rows and
-    masked positions, and pooling runs per text. So vectors can be cached
-    by content hash and a corpus can be built incrementally.
+    one machine, and one onnxruntime version for the onnxruntime recipes).
+    Nothing in the computation mixes rows: activation scales are per
+    token, padding only adds rows and masked positions (the native encoder
+    pads nothing), and pooling runs per text. So vectors can be cached by
+    content hash and a corpus can be built incrementally. The native
+    encoder picks its kernel from the CPU (AVX-512 VNNI, AVX2, plain C):
+    the integer products are the same on each, the float32 steps may
+    differ in the last bits between them.
 
     Thread safety: :meth:`embed` may be called from several threads at once
-    on one embedder (onnxruntime sessions and the tokenizer are safe for
-    concurrent use; the second session is made under a lock); each call
-    returns what it would return alone.
+    on one embedder (onnxruntime sessions, the native encoder and the
+    tokenizer are safe for concurrent use; the second session is made
+    under a lock); each call returns what it would return alone.
 
     Examples
     --------
