@@ -52,6 +52,7 @@ typedef struct rv__lin {
     float *bias;      /* n */
     uint32_t *out_ch; /* n_out */
     float *out_rows;  /* n_out x n */
+    float *keep;      /* k: 0 at the outlier channels, else 1 (NULL without) */
 } rv__lin;
 
 typedef struct rv__layer {
@@ -65,7 +66,7 @@ typedef struct rv__enc_ws {
     float *x, *qkv, *ctx; /* T x hidden, T x 3 hidden, T x hidden */
     float *y, *h1;        /* chunk x ldy, chunk x hidden */
     uint8_t *a;           /* chunk x lda quantised activations */
-    float *s, *xo, *tmp;  /* chunk row scales, chunk x outliers, one row */
+    float *s, *xo, *am;   /* chunk row scales, chunk x outliers, chunk row maxima */
     float *att;           /* the attention of the longest text */
     void *gemm;           /* the kernel's own scratch */
     size_t lda, ldy;
@@ -488,6 +489,7 @@ static void rv__lin_free(rv__lin *L) {
     rv__free(L->bias);
     rv__free(L->out_ch);
     rv__free(L->out_rows);
+    rv__free(L->keep);
 }
 
 /* Check and copy one linear (k x n) of layer l into L. */
@@ -528,6 +530,12 @@ static rv_status rv__lin_make(rv__lin *L, const rv_encoder_linear *src, uint32_t
     L->out_rows = (float *)rv__enc_copy(src->outlier_rows, (size_t)L->n_out * n * sizeof(float));
     if (!L->packed || !L->corr || !L->scale || !L->bias || !L->out_ch || !L->out_rows)
         return rv__nomem("the encoder's weights");
+    if (L->n_out) {
+        L->keep = (float *)rv__malloc((size_t)k * sizeof(float));
+        if (!L->keep) return rv__nomem("the encoder's weights");
+        for (uint32_t c = 0; c < k; c++) L->keep[c] = 1.0f;
+        for (uint32_t j = 0; j < L->n_out; j++) L->keep[L->out_ch[j]] = 0.0f;
+    }
 #ifdef RV__ENC_X86
     if (kernel == RV__K_VNNI)
         rv__pack_vnni(L, src->weight);
@@ -742,7 +750,8 @@ rv_status rv_encoder_encode(const rv_encoder *m, size_t n, const size_t *off, co
     size_t gemm = m->kernel == RV__K_AVX2
                       ? RV__ENC_CHUNK * wide * sizeof(int16_t)
                       : (3 * (size_t)h > f ? 3 * (size_t)h : f) * sizeof(int32_t);
-    size_t floats = T * 5 * (size_t)h + RV__ENC_CHUNK * (wide + h + 1 + m->max_out) + wide + att;
+    size_t floats =
+        T * 5 * (size_t)h + RV__ENC_CHUNK * (wide + h + 2 + (m->max_out ? m->max_out : 1)) + att;
     size_t bytes = T * sizeof(uint32_t) + floats * sizeof(float) + RV__ENC_CHUNK * wide + gemm;
     unsigned char *mem = (unsigned char *)rv__malloc(bytes + 64 * 16);
     if (!mem) return rv__nomem("the encoder's buffers");
@@ -762,7 +771,7 @@ rv_status rv_encoder_encode(const rv_encoder *m, size_t n, const size_t *off, co
     RV__TAKE(w.h1, float, RV__ENC_CHUNK *(size_t)h);
     RV__TAKE(w.s, float, RV__ENC_CHUNK);
     RV__TAKE(w.xo, float, RV__ENC_CHUNK *(size_t)(m->max_out ? m->max_out : 1));
-    RV__TAKE(w.tmp, float, wide);
+    RV__TAKE(w.am, float, RV__ENC_CHUNK);
     RV__TAKE(w.att, float, att);
     RV__TAKE(w.a, uint8_t, RV__ENC_CHUNK *wide);
     RV__TAKE(w.gemm, unsigned char, gemm);

@@ -99,34 +99,41 @@ RV__TGT static inline VF RV__SFX(vgelu)(VF x) {
     return RV__SFX(sel)(x < RV__SFX(splat)(0.0f), half * r, half * (RV__SFX(splat)(2.0f) - r));
 }
 
-/* Quantise rows of x (k floats each) for a product: the outlier channels
-** go to xo (nout per row) and count as 0; s[r] = max(max|x_r|, 1e-30) /
-** 127 (times the float 1/127, as the recipe's graph); A[r][c] = round(x /
-** s[r]) + 128, rounding to nearest even.  tmp: k floats. */
+/* Quantise rows of x (k floats each) for the product L (NULL: one whose
+** input has no outlier channels): L's outlier channels go to xo (n_out
+** per row) and count as 0 (x times L->keep); s[r] = max(amax_r, 1e-30) /
+** 127 (times the float 1/127, as the recipe's graph), amax_r = max|x_r|
+** over the rest, given in amax (NULL: found here); A[r][c] = round(x /
+** s[r]) + 128, rounding to nearest even. */
 RV__TGT static void RV__SFX(quant)(const float *x, size_t ldx, size_t rows, uint32_t k,
-                                   const uint32_t *och, uint32_t nout, uint8_t *A, size_t lda,
-                                   float *s, float *xo, float *tmp) {
+                                   const rv__lin *L, const float *amax, uint8_t *A, size_t lda,
+                                   float *s, float *xo) {
     const VF magic = RV__SFX(splat)(12582912.0f);
+    const uint32_t nout = L ? L->n_out : 0;
+    const float *keep = nout ? L->keep : NULL;
     for (size_t r = 0; r < rows; r++) {
         const float *row = x + r * ldx;
-        if (nout) {
-            memcpy(tmp, row, (size_t)k * sizeof *tmp);
-            for (uint32_t j = 0; j < nout; j++) {
-                xo[r * nout + j] = row[och[j]];
-                tmp[och[j]] = 0.0f;
+        for (uint32_t j = 0; j < nout; j++) xo[r * nout + j] = row[L->out_ch[j]];
+        float am;
+        if (amax) {
+            am = amax[r];
+        } else {
+            VF m = RV__SFX(splat)(0.0f);
+            for (uint32_t c = 0; c < k; c += RV__VW) {
+                VF v = RV__SFX(ld)(row + c);
+                if (keep) v = v * RV__SFX(ld)(keep + c);
+                m = RV__SFX(vmax)(m, RV__SFX(vabs)(v));
             }
-            row = tmp;
+            am = RV__SFX(hmax)(m);
         }
-        VF m = RV__SFX(splat)(0.0f);
-        for (uint32_t c = 0; c < k; c += RV__VW)
-            m = RV__SFX(vmax)(m, RV__SFX(vabs)(RV__SFX(ld)(row + c)));
-        float amax = RV__SFX(hmax)(m);
-        float sc = (amax > 1e-30f ? amax : 1e-30f) * 0.007874016f;
+        float sc = (am > 1e-30f ? am : 1e-30f) * 0.007874016f;
         s[r] = sc;
         VF inv = RV__SFX(splat)(1.0f / sc);
         uint8_t *q = A + r * lda;
         for (uint32_t c = 0; c < k; c += RV__VW) {
-            VF y = RV__SFX(ld)(row + c) * inv;
+            VF v = RV__SFX(ld)(row + c);
+            if (keep) v = v * RV__SFX(ld)(keep + c);
+            VF y = v * inv;
             y = (y + magic) - magic;
             y = RV__SFX(vmax)(y, RV__SFX(splat)(-128.0f));
             y = RV__SFX(sel)(y > RV__SFX(splat)(127.0f), RV__SFX(splat)(127.0f), y);
@@ -137,41 +144,46 @@ RV__TGT static void RV__SFX(quant)(const float *x, size_t ldx, size_t rows, uint
     }
 }
 
-/* y += xo @ outlier_rows (float32), row by row. */
-RV__TGT static void RV__SFX(outliers)(float *y, size_t ldy, size_t rows, const rv__lin *L,
-                                      const float *xo) {
-    uint32_t n = L->n, nout = L->n_out;
+/* The steps after a product, in one pass over each row of y (L->n
+** floats): y + xo @ L->outlier_rows (when L has outliers), + res (when not
+** NULL), + L->bias, then GELU (gelu != 0); amax (when not NULL) gets each
+** row's largest |result|.  The additions are in that order, each rounded:
+** the recipe graph's Add nodes. */
+RV__TGT static void RV__SFX(finish)(float *y, size_t ldy, size_t rows, const rv__lin *L,
+                                    const float *xo, const float *res, size_t ldr, int gelu,
+                                    float *amax) {
+    const uint32_t n = L->n, nout = L->n_out;
     for (size_t r = 0; r < rows; r++) {
         float *yr = y + r * ldy;
         const float *xr = xo + r * nout;
-        for (uint32_t c = 0; c < n; c += RV__VW) {
-            VF o = RV__SFX(splat)(xr[0]) * RV__SFX(ld)(L->out_rows + c);
-            for (uint32_t j = 1; j < nout; j++)
-                o = RV__FMA(RV__SFX(splat)(xr[j]), RV__SFX(ld)(L->out_rows + (size_t)j * n + c), o);
-            RV__SFX(st)(yr + c, RV__SFX(ld)(yr + c) + o);
-        }
-    }
-}
-
-/* y = (y [+ res]) + bias, row by row (res NULL: none). */
-RV__TGT static void RV__SFX(add_bias)(float *y, size_t ldy, size_t rows, uint32_t n,
-                                      const float *res, size_t ldr, const float *bias) {
-    for (size_t r = 0; r < rows; r++) {
-        float *yr = y + r * ldy;
+        VF m = RV__SFX(splat)(0.0f);
         for (uint32_t c = 0; c < n; c += RV__VW) {
             VF v = RV__SFX(ld)(yr + c);
+            if (nout) {
+                VF o = RV__SFX(splat)(xr[0]) * RV__SFX(ld)(L->out_rows + c);
+                for (uint32_t j = 1; j < nout; j++)
+                    o = RV__FMA(RV__SFX(splat)(xr[j]), RV__SFX(ld)(L->out_rows + (size_t)j * n + c),
+                                o);
+                v = v + o;
+            }
             if (res) v = v + RV__SFX(ld)(res + r * ldr + c);
-            RV__SFX(st)(yr + c, v + RV__SFX(ld)(bias + c));
+            v = v + RV__SFX(ld)(L->bias + c);
+            if (gelu) v = RV__SFX(vgelu)(v);
+            m = RV__SFX(vmax)(m, RV__SFX(vabs)(v));
+            RV__SFX(st)(yr + c, v);
         }
+        if (amax) amax[r] = RV__SFX(hmax)(m);
     }
 }
 
 /* dst = LayerNorm(y) per row: mean and variance in two passes (lane sums
 ** in float, their total in double), then (y - mean) / sqrt(var + eps) *
-** gamma + beta. */
+** gamma + beta; amax (when not NULL) gets each row's largest |dst| over
+** the channels the product `next` quantises (its outliers left out). */
 RV__TGT static void RV__SFX(layernorm)(const float *y, size_t ldy, size_t rows, uint32_t n,
                                        const float *gamma, const float *beta, float eps, float *dst,
-                                       size_t ldd) {
+                                       size_t ldd, const rv__lin *next, float *amax) {
+    const float *keep = next && next->n_out ? next->keep : NULL;
     for (size_t r = 0; r < rows; r++) {
         const float *yr = y + r * ldy;
         VF a = RV__SFX(splat)(0.0f);
@@ -190,20 +202,15 @@ RV__TGT static void RV__SFX(layernorm)(const float *y, size_t ldy, size_t rows, 
         float rstd = (float)(1.0 / sqrt(ss / n + (double)eps));
         VF rv = RV__SFX(splat)(rstd);
         float *dr = dst + r * ldd;
+        VF m = RV__SFX(splat)(0.0f);
         for (uint32_t c = 0; c < n; c += RV__VW) {
             VF d = (RV__SFX(ld)(yr + c) - mv) * rv;
-            RV__SFX(st)(dr + c, RV__FMA(d, RV__SFX(ld)(gamma + c), RV__SFX(ld)(beta + c)));
+            VF o = RV__FMA(d, RV__SFX(ld)(gamma + c), RV__SFX(ld)(beta + c));
+            RV__SFX(st)(dr + c, o);
+            if (keep) o = o * RV__SFX(ld)(keep + c);
+            m = RV__SFX(vmax)(m, RV__SFX(vabs)(o));
         }
-    }
-}
-
-/* y = GELU(y + bias) per row. */
-RV__TGT static void RV__SFX(gelu_rows)(float *y, size_t ldy, size_t rows, uint32_t n,
-                                       const float *bias) {
-    for (size_t r = 0; r < rows; r++) {
-        float *yr = y + r * ldy;
-        for (uint32_t c = 0; c < n; c += RV__VW)
-            RV__SFX(st)(yr + c, RV__SFX(vgelu)(RV__SFX(ld)(yr + c) + RV__SFX(ld)(bias + c)));
+        if (amax) amax[r] = RV__SFX(hmax)(m);
     }
 }
 
@@ -336,15 +343,13 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
     /* embeddings, LayerNorm and layer 0's query/key/value product, by chunk */
     for (size_t t0 = 0; t0 < T; t0 += RV__ENC_CHUNK) {
         size_t rows = T - t0 < RV__ENC_CHUNK ? T - t0 : RV__ENC_CHUNK;
+        const rv__lin *L = &m->layer[0].qkv;
         RV__SFX(embed)(m, ids + t0, types ? types + t0 : NULL, w->pos + t0, rows, w->y, ldy);
         RV__SFX(layernorm)(w->y, ldy, rows, h, m->emb_gamma, m->emb_beta, m->ln_eps, w->x + t0 * h,
-                           h);
-        const rv__lin *L = &m->layer[0].qkv;
-        RV__SFX(quant)(w->x + t0 * h, h, rows, h, L->out_ch, L->n_out, w->a, lda, w->s, w->xo,
-                       w->tmp);
+                           h, L, w->am);
+        RV__SFX(quant)(w->x + t0 * h, h, rows, h, L, w->am, w->a, lda, w->s, w->xo);
         RV__GEMM(L, w->a, lda, w->s, rows, w->qkv + t0 * ldq, ldq, w->gemm);
-        if (L->n_out) RV__SFX(outliers)(w->qkv + t0 * ldq, ldq, rows, L, w->xo);
-        RV__SFX(add_bias)(w->qkv + t0 * ldq, ldq, rows, L->n, NULL, 0, L->bias);
+        RV__SFX(finish)(w->qkv + t0 * ldq, ldq, rows, L, w->xo, NULL, 0, 0, NULL);
     }
     for (uint32_t l = 0; l < nl; l++) {
         const rv__layer *ly = &m->layer[l];
@@ -355,26 +360,24 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
         for (size_t t0 = 0; t0 < T; t0 += RV__ENC_CHUNK) {
             size_t rows = T - t0 < RV__ENC_CHUNK ? T - t0 : RV__ENC_CHUNK;
             float *x = w->x + t0 * h;
-            RV__SFX(quant)(w->ctx + t0 * h, h, rows, h, NULL, 0, w->a, lda, w->s, NULL, w->tmp);
+            const rv__lin *next = l + 1 < nl ? &m->layer[l + 1].qkv : NULL;
+            RV__SFX(quant)(w->ctx + t0 * h, h, rows, h, NULL, NULL, w->a, lda, w->s, NULL);
             RV__GEMM(&ly->out, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
-            RV__SFX(add_bias)(w->y, ldy, rows, h, x, h, ly->out.bias);
-            RV__SFX(layernorm)(w->y, ldy, rows, h, ly->ln1_gamma, ly->ln1_beta, m->ln_eps, w->h1,
-                               h);
-            RV__SFX(quant)(w->h1, h, rows, h, ly->up.out_ch, ly->up.n_out, w->a, lda, w->s, w->xo,
-                           w->tmp);
+            RV__SFX(finish)(w->y, ldy, rows, &ly->out, NULL, x, h, 0, NULL);
+            RV__SFX(layernorm)(w->y, ldy, rows, h, ly->ln1_gamma, ly->ln1_beta, m->ln_eps, w->h1, h,
+                               &ly->up, w->am);
+            RV__SFX(quant)(w->h1, h, rows, h, &ly->up, w->am, w->a, lda, w->s, w->xo);
             RV__GEMM(&ly->up, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
-            if (ly->up.n_out) RV__SFX(outliers)(w->y, ldy, rows, &ly->up, w->xo);
-            RV__SFX(gelu_rows)(w->y, ldy, rows, f, ly->up.bias);
-            RV__SFX(quant)(w->y, ldy, rows, f, NULL, 0, w->a, lda, w->s, NULL, w->tmp);
+            RV__SFX(finish)(w->y, ldy, rows, &ly->up, w->xo, NULL, 0, 1, w->am);
+            RV__SFX(quant)(w->y, ldy, rows, f, NULL, w->am, w->a, lda, w->s, NULL);
             RV__GEMM(&ly->down, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
-            RV__SFX(add_bias)(w->y, ldy, rows, h, w->h1, h, ly->down.bias);
-            RV__SFX(layernorm)(w->y, ldy, rows, h, ly->ln2_gamma, ly->ln2_beta, m->ln_eps, x, h);
-            if (l + 1 == nl) continue;
-            const rv__lin *L = &m->layer[l + 1].qkv;
-            RV__SFX(quant)(x, h, rows, h, L->out_ch, L->n_out, w->a, lda, w->s, w->xo, w->tmp);
-            RV__GEMM(L, w->a, lda, w->s, rows, w->qkv + t0 * ldq, ldq, w->gemm);
-            if (L->n_out) RV__SFX(outliers)(w->qkv + t0 * ldq, ldq, rows, L, w->xo);
-            RV__SFX(add_bias)(w->qkv + t0 * ldq, ldq, rows, L->n, NULL, 0, L->bias);
+            RV__SFX(finish)(w->y, ldy, rows, &ly->down, NULL, w->h1, h, 0, NULL);
+            RV__SFX(layernorm)(w->y, ldy, rows, h, ly->ln2_gamma, ly->ln2_beta, m->ln_eps, x, h,
+                               next, next ? w->am : NULL);
+            if (!next) continue;
+            RV__SFX(quant)(x, h, rows, h, next, w->am, w->a, lda, w->s, w->xo);
+            RV__GEMM(next, w->a, lda, w->s, rows, w->qkv + t0 * ldq, ldq, w->gemm);
+            RV__SFX(finish)(w->qkv + t0 * ldq, ldq, rows, next, w->xo, NULL, 0, 0, NULL);
         }
     }
     rv__enc_pool(w->x, h, n, off, out);
