@@ -62,13 +62,15 @@ typedef struct rv__layer {
 
 /* The buffers of one call (encoder.c's comment). */
 typedef struct rv__enc_ws {
-    uint32_t *pos;        /* T: each row's position in its text */
-    float *x, *qkv, *ctx; /* T x hidden, T x 3 hidden, T x hidden */
-    float *y, *h1;        /* chunk x ldy, chunk x hidden */
-    uint8_t *a;           /* chunk x lda quantised activations */
-    float *s, *xo, *am;   /* chunk row scales, chunk x outliers, chunk row maxima */
-    float *att;           /* the attention of the longest text */
-    void *gemm;           /* the kernel's own scratch */
+    uint32_t *pos;      /* T: each row's position in its text */
+    float *x, *ctx;     /* T x hidden each */
+    float *qkv;         /* 3 * heads blocks of Tp x head size (finish_qkv) */
+    size_t Tp;          /* T and 16 zero rows (a last key tile reads them) */
+    float *y, *h1;      /* chunk x ldy, chunk x hidden */
+    uint8_t *a;         /* chunk x lda quantised activations */
+    float *s, *xo, *am; /* chunk row scales, chunk x outliers, chunk row maxima */
+    float *att;         /* the attention of the longest text */
+    void *gemm;         /* the kernel's own scratch */
     size_t lda, ldy;
 } rv__enc_ws;
 
@@ -741,17 +743,16 @@ rv_status rv_encoder_encode(const rv_encoder *m, size_t n, const size_t *off, co
         }
     }
     size_t T = off[n];
-    RV__CHECK_SIZE2(T, 5 * (size_t)h, sizeof(float), "tokens", "5 * hidden");
-    size_t wide = f > h ? f : h;
+    RV__CHECK_SIZE2(T + 16, 5 * (size_t)h, sizeof(float), "tokens", "5 * hidden");
+    size_t wide = f > h ? f : h;                          /* a product's inputs */
+    size_t ywide = 3 * (size_t)h > f ? 3 * (size_t)h : f; /* and outputs */
     size_t Lp = (longest + 31) / 32 * 32;
-    /* encoder_body.h, attention: keys, values, and a block's queries,
-    ** scores and context */
-    size_t att = hd * Lp + longest * hd + 2 * hd * RV__ENC_VW_MAX + Lp * RV__ENC_VW_MAX;
-    size_t gemm = m->kernel == RV__K_AVX2
-                      ? RV__ENC_CHUNK * wide * sizeof(int16_t)
-                      : (3 * (size_t)h > f ? 3 * (size_t)h : f) * sizeof(int32_t);
-    size_t floats =
-        T * 5 * (size_t)h + RV__ENC_CHUNK * (wide + h + 2 + (m->max_out ? m->max_out : 1)) + att;
+    /* encoder_body.h, attention: a block's queries, scores and context */
+    size_t att = 2 * hd * RV__ENC_VW_MAX + Lp * RV__ENC_VW_MAX;
+    size_t gemm =
+        m->kernel == RV__K_AVX2 ? RV__ENC_CHUNK * wide * sizeof(int16_t) : ywide * sizeof(int32_t);
+    size_t floats = (T + 16) * 5 * (size_t)h +
+                    RV__ENC_CHUNK * (ywide + h + 2 + (m->max_out ? m->max_out : 1)) + att;
     size_t bytes = T * sizeof(uint32_t) + floats * sizeof(float) + RV__ENC_CHUNK * wide + gemm;
     unsigned char *mem = (unsigned char *)rv__malloc(bytes + 64 * 16);
     if (!mem) return rv__nomem("the encoder's buffers");
@@ -765,9 +766,10 @@ rv_status rv_encoder_encode(const rv_encoder *m, size_t n, const size_t *off, co
     } while (0)
     RV__TAKE(w.pos, uint32_t, T);
     RV__TAKE(w.x, float, T *h);
-    RV__TAKE(w.qkv, float, T * 3 * (size_t)h);
+    w.Tp = T + 16;
+    RV__TAKE(w.qkv, float, w.Tp * 3 * (size_t)h);
     RV__TAKE(w.ctx, float, T *h);
-    RV__TAKE(w.y, float, RV__ENC_CHUNK *wide);
+    RV__TAKE(w.y, float, RV__ENC_CHUNK *ywide);
     RV__TAKE(w.h1, float, RV__ENC_CHUNK *(size_t)h);
     RV__TAKE(w.s, float, RV__ENC_CHUNK);
     RV__TAKE(w.xo, float, RV__ENC_CHUNK *(size_t)(m->max_out ? m->max_out : 1));
@@ -777,9 +779,11 @@ rv_status rv_encoder_encode(const rv_encoder *m, size_t n, const size_t *off, co
     RV__TAKE(w.gemm, unsigned char, gemm);
 #undef RV__TAKE
     w.lda = wide;
-    w.ldy = wide;
+    w.ldy = ywide;
     for (size_t i = 0; i < n; i++)
         for (size_t t = off[i]; t < off[i + 1]; t++) w.pos[t] = (uint32_t)(t - off[i]);
+    for (size_t b = 0; b < 3 * (size_t)m->heads; b++) /* the zero rows past T */
+        memset(w.qkv + (b * w.Tp + T) * hd, 0, 16 * hd * sizeof(float));
     m->forward(m, n, off, ids, types, out, &w);
     rv__free(mem);
     return RV_OK;

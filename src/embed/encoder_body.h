@@ -59,6 +59,9 @@ RV__TGT static inline float RV__SFX(hmax)(VF v) {
 ** 2e-7); arguments below -87 give exp(-87), which a softmax sum of at
 ** least one 1 never notices. */
 RV__TGT static inline VF RV__SFX(vexp)(VF x) {
+#ifdef RV__EXP
+    return (VF)RV__EXP(x);
+#else
     const VF magic = RV__SFX(splat)(12582912.0f); /* 1.5 * 2^23 */
     x = RV__SFX(vmax)(x, RV__SFX(splat)(-87.0f));
     VF t = x * RV__SFX(splat)(1.44269504f) + magic;
@@ -74,6 +77,7 @@ RV__TGT static inline VF RV__SFX(vexp)(VF x) {
     p = RV__FMA(p, r, RV__SFX(splat)(1.0f));
     p = RV__FMA(p, r, RV__SFX(splat)(1.0f));
     return p * (VF)((e + 127) << 23);
+#endif
 }
 
 /* GELU(x) = x/2 (1 + erf(x / sqrt 2)), erf from Abramowitz & Stegun 7.1.28
@@ -176,6 +180,38 @@ RV__TGT static void RV__SFX(finish)(float *y, size_t ldy, size_t rows, const rv_
     }
 }
 
+/* finish (outliers, bias) for the query/key/value product's rows t0 ..
+** t0 + rows - 1 of the call, written head-major into qkv: block (part *
+** heads + head) holds Tp rows of hd floats (part 0 the queries, 1 the
+** keys, 2 the values), queries and keys times the attention's scale. */
+RV__TGT static void RV__SFX(finish_qkv)(const rv_encoder *m, const float *y, size_t ldy,
+                                        size_t rows, const rv__lin *L, const float *xo, size_t t0,
+                                        float *qkv, size_t Tp) {
+    const uint32_t h = m->hidden, nh = m->heads, hd = h / nh, nout = L->n_out;
+    const VF c = RV__SFX(splat)(m->attn_scale);
+    for (size_t r = 0; r < rows; r++) {
+        const float *yr = y + r * ldy;
+        const float *xr = xo + r * nout;
+        for (uint32_t part = 0, col = 0; part < 3; part++)
+            for (uint32_t head = 0; head < nh; head++) {
+                float *dst = qkv + (((size_t)part * nh + head) * Tp + t0 + r) * hd;
+                for (uint32_t d = 0; d < hd; d += RV__VW, col += RV__VW) {
+                    VF v = RV__SFX(ld)(yr + col);
+                    if (nout) {
+                        VF o = RV__SFX(splat)(xr[0]) * RV__SFX(ld)(L->out_rows + col);
+                        for (uint32_t j = 1; j < nout; j++)
+                            o = RV__FMA(RV__SFX(splat)(xr[j]),
+                                        RV__SFX(ld)(L->out_rows + (size_t)j * 3 * h + col), o);
+                        v = v + o;
+                    }
+                    v = v + RV__SFX(ld)(L->bias + col);
+                    if (part < 2) v = v * c;
+                    RV__SFX(st)(dst + d, v);
+                }
+            }
+    }
+}
+
 /* dst = LayerNorm(y) per row: mean and variance in two passes (lane sums
 ** in float, their total in double), then (y - mean) / sqrt(var + eps) *
 ** gamma + beta; amax (when not NULL) gets each row's largest |dst| over
@@ -240,71 +276,67 @@ RV__TGT static void RV__SFX(embed)(const rv_encoder *m, const int32_t *ids, cons
 }
 
 /* One tile of scores: sc[u] (a vector of the block's queries) = the
-** queries qt (hd x RV__VW) times key u of kj (RV__NK rows of hd).  Inlined
+** queries qt (hd x RV__VW) times key u of kj (RV__NK rows of hd); returns
+** mx raised to the scores of the first `valid` keys (the text's; the
+** rest of the tile reads past its last key, and is never used).  Inlined
 ** with a constant hd, every key element's address is a constant offset
 ** from one pointer, so each rides in its multiply-add. */
-RV__TGT static inline __attribute__((always_inline)) void
-RV__SFX(score_tile)(const float *qt, const float *kj, uint32_t hd, float *sc) {
+RV__TGT static inline __attribute__((always_inline)) VF
+RV__SFX(score_tile)(const float *qt, const float *kj, uint32_t hd, size_t valid, float *sc, VF mx) {
     VF a[RV__NK];
     for (int u = 0; u < RV__NK; u++) a[u] = RV__SFX(splat)(0.0f);
     for (uint32_t d = 0; d < hd; d++) {
         VF qv = RV__SFX(ld)(qt + d * RV__VW);
         for (int u = 0; u < RV__NK; u++) a[u] = RV__FMA(RV__SFX(splat)(kj[u * hd + d]), qv, a[u]);
     }
-    for (int u = 0; u < RV__NK; u++) RV__SFX(st)(sc + u * RV__VW, a[u]);
+    for (int u = 0; u < RV__NK; u++) {
+        RV__SFX(st)(sc + u * RV__VW, a[u]);
+        if ((size_t)u < valid) mx = RV__SFX(vmax)(mx, a[u]);
+    }
+    return mx;
 }
 
-/* Self-attention of one text of L tokens: qkv (L rows of 3 * hidden:
-** queries, keys, values) -> ctx (L rows of hidden, heads side by side).
+/* Self-attention of one text of L tokens -> ctx (L rows of hidden, heads
+** side by side).  q0: the text's first query of head 0 in the head-major
+** buffer of finish_qkv (Tp rows a block; queries and keys scaled).
 **
 ** A block of RV__VW queries is computed with one query per vector lane:
 ** a vector holds one key's scores for the block's queries, so the softmax
 ** (largest, exp, sum) is elementwise over keys, and each score and weight
 ** step is a vector times a broadcast key or value element, which AVX-512
-** folds into its multiply-add.  Per head: the keys are scaled and
-** transposed (hd x Lp, zero past L), the values copied (L x hd); per
-** block: the queries scaled and transposed (hd x RV__VW, zero past L),
-** scores in tiles of RV__NK keys, the softmax over the L real keys, the
-** weighted values in passes of RV__ND columns, divided by the sum, and
-** transposed back into ctx.  A lane's arithmetic never looks at another
-** lane, so a token's result does not depend on its block's other rows. */
-RV__TGT static void RV__SFX(attention)(const rv_encoder *m, const float *qkv, size_t L, float *ctx,
-                                       float *scratch) {
+** folds into its multiply-add.  Per block: the queries transposed (hd x
+** RV__VW, zero past L), the scores in tiles of RV__NK keys read straight
+** from the keys' block, the softmax over the L real keys, the weighted
+** values in passes of RV__ND columns, divided by the sum, and transposed
+** back into ctx.  A lane's arithmetic never looks at another lane, so a
+** token's result does not depend on its block's other rows; the keys a
+** last tile reads past the text (the next text's, or the buffer's zero
+** rows) only make scores that no step reads. */
+RV__TGT static void RV__SFX(attention)(const rv_encoder *m, const float *q0, size_t Tp, size_t L,
+                                       float *ctx, float *scratch) {
     const uint32_t h = m->hidden, nh = m->heads, hd = h / nh;
-    const size_t ld = 3 * (size_t)h;
     const size_t Lp = (L + RV__NK - 1) / RV__NK * RV__NK;
-    float *kc = scratch;          /* Lp x hd, zero past L */
-    float *vc = kc + Lp * hd;     /* L x hd */
-    float *qt = vc + L * hd;      /* hd x RV__VW */
+    float *qt = scratch;          /* hd x RV__VW */
     float *sc = qt + hd * RV__VW; /* Lp x RV__VW: scores, then weights */
     float *ot = sc + Lp * RV__VW; /* hd x RV__VW: the block's context */
-    const float c = m->attn_scale;
     for (uint32_t head = 0; head < nh; head++) {
-        const float *q = qkv + (size_t)head * hd;
-        const float *k = q + h;
-        const float *v = q + 2 * (size_t)h;
-        const VF cv = RV__SFX(splat)(c);
-        for (size_t i = 0; i < L; i++) {
-            memcpy(vc + i * hd, v + i * ld, hd * sizeof *vc);
-            for (uint32_t d = 0; d < hd; d += RV__VW)
-                RV__SFX(st)(kc + i * hd + d, RV__SFX(ld)(k + i * ld + d) * cv);
-        }
-        memset(kc + L * hd, 0, (Lp - L) * hd * sizeof *kc);
+        const float *q = q0 + (size_t)head * Tp * hd;
+        const float *k = q0 + ((size_t)nh + head) * Tp * hd;
+        const float *v = q0 + (2 * (size_t)nh + head) * Tp * hd;
         for (size_t i0 = 0; i0 < L; i0 += RV__VW) {
             size_t mr = L - i0 < RV__VW ? L - i0 : RV__VW;
             for (uint32_t d = 0; d < hd; d++)
                 for (size_t r = 0; r < RV__VW; r++)
-                    qt[d * RV__VW + r] = r < mr ? q[(i0 + r) * ld + d] * c : 0.0f;
-            /* scores: a vector per key */
+                    qt[d * RV__VW + r] = r < mr ? q[(i0 + r) * hd + d] : 0.0f;
+            /* scores, a vector per key, and each lane's largest */
+            VF mx = RV__SFX(splat)(-INFINITY);
             for (size_t j0 = 0; j0 < Lp; j0 += RV__NK) {
                 if (hd == 32) /* MiniLM's head */
-                    RV__SFX(score_tile)(qt, kc + j0 * 32, 32, sc + j0 * RV__VW);
+                    mx = RV__SFX(score_tile)(qt, k + j0 * 32, 32, L - j0, sc + j0 * RV__VW, mx);
                 else
-                    RV__SFX(score_tile)(qt, kc + j0 * hd, hd, sc + j0 * RV__VW);
+                    mx = RV__SFX(score_tile)(qt, k + j0 * hd, hd, L - j0, sc + j0 * RV__VW, mx);
             }
             /* softmax over the L keys, per lane */
-            VF mx = RV__SFX(ld)(sc);
-            for (size_t j = 1; j < L; j++) mx = RV__SFX(vmax)(mx, RV__SFX(ld)(sc + j * RV__VW));
             VF sum = RV__SFX(splat)(0.0f);
             for (size_t j = 0; j < L; j++) {
                 VF e = RV__SFX(vexp)(RV__SFX(ld)(sc + j * RV__VW) - mx);
@@ -318,7 +350,7 @@ RV__TGT static void RV__SFX(attention)(const rv_encoder *m, const float *qkv, si
                 for (int u = 0; u < RV__ND; u++) o[u] = RV__SFX(splat)(0.0f);
                 for (size_t j = 0; j < L; j++) {
                     VF w = RV__SFX(ld)(sc + j * RV__VW);
-                    const float *vj = vc + j * hd + d0;
+                    const float *vj = v + j * hd + d0;
                     for (int u = 0; u < RV__ND; u++) o[u] = RV__FMA(RV__SFX(splat)(vj[u]), w, o[u]);
                 }
                 for (int u = 0; u < RV__ND; u++) RV__SFX(st)(ot + (d0 + u) * RV__VW, o[u] * inv);
@@ -338,7 +370,7 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
                                      rv__enc_ws *w) {
     const uint32_t h = m->hidden, f = m->ffn, nl = m->layers;
     const size_t T = off[n];
-    const size_t ldq = 3 * (size_t)h;
+    const size_t Tp = w->Tp;
     const size_t lda = w->lda, ldy = w->ldy;
     /* embeddings, LayerNorm and layer 0's query/key/value product, by chunk */
     for (size_t t0 = 0; t0 < T; t0 += RV__ENC_CHUNK) {
@@ -348,14 +380,14 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
         RV__SFX(layernorm)(w->y, ldy, rows, h, m->emb_gamma, m->emb_beta, m->ln_eps, w->x + t0 * h,
                            h, L, w->am);
         RV__SFX(quant)(w->x + t0 * h, h, rows, h, L, w->am, w->a, lda, w->s, w->xo);
-        RV__GEMM(L, w->a, lda, w->s, rows, w->qkv + t0 * ldq, ldq, w->gemm);
-        RV__SFX(finish)(w->qkv + t0 * ldq, ldq, rows, L, w->xo, NULL, 0, 0, NULL);
+        RV__GEMM(L, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
+        RV__SFX(finish_qkv)(m, w->y, ldy, rows, L, w->xo, t0, w->qkv, Tp);
     }
     for (uint32_t l = 0; l < nl; l++) {
         const rv__layer *ly = &m->layer[l];
         for (size_t i = 0; i < n; i++)
-            RV__SFX(attention)(m, w->qkv + off[i] * ldq, off[i + 1] - off[i], w->ctx + off[i] * h,
-                               w->att);
+            RV__SFX(attention)(m, w->qkv + off[i] * (h / m->heads), Tp, off[i + 1] - off[i],
+                               w->ctx + off[i] * h, w->att);
         /* the rest of the layer and the next one's first product, row-wise */
         for (size_t t0 = 0; t0 < T; t0 += RV__ENC_CHUNK) {
             size_t rows = T - t0 < RV__ENC_CHUNK ? T - t0 : RV__ENC_CHUNK;
@@ -376,8 +408,8 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
                                next, next ? w->am : NULL);
             if (!next) continue;
             RV__SFX(quant)(x, h, rows, h, next, w->am, w->a, lda, w->s, w->xo);
-            RV__GEMM(next, w->a, lda, w->s, rows, w->qkv + t0 * ldq, ldq, w->gemm);
-            RV__SFX(finish)(w->qkv + t0 * ldq, ldq, rows, next, w->xo, NULL, 0, 0, NULL);
+            RV__GEMM(next, w->a, lda, w->s, rows, w->y, ldy, w->gemm);
+            RV__SFX(finish_qkv)(m, w->y, ldy, rows, next, w->xo, t0, w->qkv, Tp);
         }
     }
     rv__enc_pool(w->x, h, n, off, out);
