@@ -21,7 +21,8 @@ Parts (``--part``, each well under 10 minutes on 2 cores):
 ``embed``
     Texts per second on short sentences (Cranfield titles and queries) and
     ~200-token passages (Cranfield abstracts cut to 150 words) for
-    ``MiniLMEmbedder`` (per-token int8, and the shipped file), an independent
+    ``MiniLMEmbedder`` (per-token int8: the default, rowvoi's own encoder, and
+    the same recipe on onnxruntime; and the shipped file), an independent
     onnxruntime peer on the fp32 model (its own session, tokenisation and
     pooling, written here; the fp32 file is the shipped one with its weights
     folded by onnxruntime) and sentence-transformers fp32 on torch CPU
@@ -628,8 +629,10 @@ def part_embed(args: argparse.Namespace, run: Run) -> None:
     REF = "onnxruntime fp32 (independent session)"
     ST = "sentence-transformers fp32 (torch)"
     encoders: dict[tuple[str, int], Any] = {}
+    V5 = "rowvoi MiniLM int8, rowscale-v5 on onnxruntime"
     for threads in (1, NCPU):
         encoders[("rowvoi MiniLM int8 (default)", threads)] = MiniLMEmbedder(threads=threads).embed
+        encoders[(V5, threads)] = MiniLMEmbedder(threads=threads, recipe="rowscale-v5").embed
         encoders[("rowvoi MiniLM, shipped file", threads)] = MiniLMEmbedder(
             quantize=False, threads=threads
         ).embed
@@ -654,7 +657,7 @@ def part_embed(args: argparse.Namespace, run: Run) -> None:
         st_note = "sentence-transformers not run (no --st-python)"
     ref_s, ref_p = vecs[(REF, 1)]
     cos = {key: ((vs * ref_s).sum(1), (vp * ref_p).sum(1)) for key, (vs, vp) in vecs.items()}
-    names = ["rowvoi MiniLM int8 (default)", "rowvoi MiniLM, shipped file", REF]
+    names = ["rowvoi MiniLM int8 (default)", V5, "rowvoi MiniLM, shipped file", REF]
     if st is not None:
         names.append(ST)
     base = ST if st is not None else REF
@@ -714,6 +717,8 @@ def part_embed(args: argparse.Namespace, run: Run) -> None:
             f"`{REF}` is written in the benchmark: its own InferenceSession on that file, "
             "tokenisation by the `tokenizers` library, mean pooling and normalisation "
             "(none of rowvoi's embedder code). Cosine agreement (mean / min) is against it. "
+            "The default int8 embedder runs recipe `native-v1` on rowvoi's own encoder "
+            f"(`include/rowvoi/encoder.h`); `{V5}` is the same recipe on onnxruntime. "
             "sentence-transformers cannot download its weights here, so its model is rebuilt "
             "in torch from the same fp32 file (see the script's docstring): it runs the same "
             f"network in fp32. Texts per second: {method_note(args.rounds)} Each part and "

@@ -92,7 +92,8 @@ class _Recipe(NamedTuple):
 #: from ``rowscale-v5``'s derived graph: the same integers in every product,
 #: float32 steps that round differently in the last bits (its own exp, erf,
 #: LayerNorm and attention), so its vectors get their own id; no padding
-#: and fused row-wise steps make it faster (the module notes).
+#: and row-wise steps fused with the products make it faster (the header's
+#: notes, and ``src/embed/encoder.c``).
 #: ``rowscale-v5``
 #: keeps the few largest channels of each LayerNorm output in float32 and
 #: quantises the rest per row as ``rowscale-v3`` does. v3 is kept so that
