@@ -642,15 +642,25 @@ cdef extern from "rowvoi.h" nogil:
         const float *outlier_rows
 
     ctypedef struct rv_encoder_layer:
-        rv_encoder_linear qkv, out, up, down
+        rv_encoder_linear qkv
+        rv_encoder_linear out
+        rv_encoder_linear up
+        rv_encoder_linear down
         const float *ln1_gamma
         const float *ln1_beta
         const float *ln2_gamma
         const float *ln2_beta
 
     ctypedef struct rv_encoder_spec:
-        uint32_t hidden, heads, ffn, layers, vocab, max_positions, type_vocab
-        float ln_eps, attn_scale
+        uint32_t hidden
+        uint32_t heads
+        uint32_t ffn
+        uint32_t layers
+        uint32_t vocab
+        uint32_t max_positions
+        uint32_t type_vocab
+        float ln_eps
+        float attn_scale
         const int8_t *word
         const int8_t *position
         const int8_t *type

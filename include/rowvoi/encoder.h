@@ -71,8 +71,14 @@ typedef struct rv_encoder_linear {
 ** feed-forward (up: hidden -> ffn, GELU, down: ffn -> hidden), LayerNorm 2.
 ** ln*_gamma / ln*_beta: hidden floats each. */
 typedef struct rv_encoder_layer {
-    rv_encoder_linear qkv, out, up, down;
-    const float *ln1_gamma, *ln1_beta, *ln2_gamma, *ln2_beta;
+    rv_encoder_linear qkv;
+    rv_encoder_linear out;
+    rv_encoder_linear up;
+    rv_encoder_linear down;
+    const float *ln1_gamma;
+    const float *ln1_beta;
+    const float *ln2_gamma;
+    const float *ln2_beta;
 } rv_encoder_layer;
 
 /*
@@ -86,11 +92,23 @@ typedef struct rv_encoder_layer {
 ** multiple of 64.
 */
 typedef struct rv_encoder_spec {
-    uint32_t hidden, heads, ffn, layers, vocab, max_positions, type_vocab;
-    float ln_eps, attn_scale;
-    const int8_t *word, *position, *type;
-    const float *word_scale, *position_scale, *type_scale;
-    const float *emb_gamma, *emb_beta;
+    uint32_t hidden;        /* 64 .. RV_ENCODER_MAX_HIDDEN */
+    uint32_t heads;         /* attention heads */
+    uint32_t ffn;           /* the feed-forward's width */
+    uint32_t layers;        /* 1 .. RV_ENCODER_MAX_LAYERS */
+    uint32_t vocab;         /* rows of word */
+    uint32_t max_positions; /* rows of position: the longest text */
+    uint32_t type_vocab;    /* rows of type */
+    float ln_eps;           /* every LayerNorm's epsilon */
+    float attn_scale;       /* multiplies queries and keys */
+    const int8_t *word;
+    const int8_t *position;
+    const int8_t *type;
+    const float *word_scale;
+    const float *position_scale;
+    const float *type_scale;
+    const float *emb_gamma;
+    const float *emb_beta;
     const rv_encoder_layer *layer; /* layers entries */
     const char *kernel;            /* NULL or "": the best the CPU has; else one name */
 } rv_encoder_spec;

@@ -369,16 +369,6 @@ static inline rv__v4f rv__max4(rv__v4f a, rv__v4f b) {
 #define RV__RCP(x)       (RV__SPLAT(1.0f) / (x))
 #define RV__MAX(a, b)    rv__max4(a, b)
 #include "encoder_body.h"
-#undef RV__SFX
-#undef RV__TGT
-#undef RV__VW
-#undef RV__FMA
-#undef RV__GEMM
-#undef RV__SPLAT
-#undef RV__NK
-#undef RV__ND
-#undef RV__RCP
-#undef RV__MAX
 
 #ifdef RV__ENC_X86
 #  define RV__SFX(name)    name##_avx2
@@ -392,16 +382,6 @@ static inline rv__v4f rv__max4(rv__v4f a, rv__v4f b) {
 #  define RV__RCP(x)       (_mm256_set1_ps(1.0f) / (x))
 #  define RV__MAX(a, b)    _mm256_max_ps((__m256)(a), (__m256)(b))
 #  include "encoder_body.h"
-#  undef RV__SFX
-#  undef RV__TGT
-#  undef RV__VW
-#  undef RV__FMA
-#  undef RV__GEMM
-#  undef RV__SPLAT
-#  undef RV__NK
-#  undef RV__ND
-#  undef RV__RCP
-#  undef RV__MAX
 
 /* 1 / x for finite x >= 1: the 14-bit estimate and one Newton step (a
 ** division costs about 5x more here, and GELU takes one per element). */
@@ -440,17 +420,6 @@ RV__T_VNNI static inline __m512 rv__exp16(__m512 x) {
 #  define RV__MAX(a, b)    _mm512_max_ps((__m512)(a), (__m512)(b))
 #  define RV__EXP(x)       rv__exp16((__m512)(x))
 #  include "encoder_body.h"
-#  undef RV__SFX
-#  undef RV__TGT
-#  undef RV__VW
-#  undef RV__FMA
-#  undef RV__GEMM
-#  undef RV__SPLAT
-#  undef RV__NK
-#  undef RV__ND
-#  undef RV__RCP
-#  undef RV__MAX
-#  undef RV__EXP
 #endif
 
 /* ------------------------------------------------------------- creation */

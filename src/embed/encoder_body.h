@@ -14,6 +14,7 @@
 **                  size)
 ** Everything but the integer products is written once, with GCC vector
 ** extensions, so each kernel gets full-width vectors from the same code.
+** The end of the file undefines every parameter.
 */
 
 #define VF RV__SFX(vf)
@@ -418,3 +419,15 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
 #undef VF
 #undef VI
 #undef VB
+/* the parameters too: each inclusion defines its own */
+#undef RV__SFX
+#undef RV__TGT
+#undef RV__VW
+#undef RV__FMA
+#undef RV__GEMM
+#undef RV__SPLAT
+#undef RV__NK
+#undef RV__ND
+#undef RV__RCP
+#undef RV__MAX
+#undef RV__EXP

@@ -3,11 +3,9 @@ against a NumPy reference of the recipe on a small random model, against
 onnxruntime's run of ``rowscale-v5`` and the float32 model on Cranfield,
 batch invariance on every kernel this CPU has, errors, and threads."""
 
-import threading
-import time
-
 import numpy as np
 import pytest
+from hammer import hammer
 
 from rowvoi.errors import InvalidArgumentError, RangeError, StateError
 from rowvoi.index._encoder import Encoder
@@ -274,22 +272,12 @@ def test_one_encoder_from_many_threads():
     enc = Encoder.create(spec)
     ids, types = texts_of(spec, list(range(1, 49)), seed=6)
     ref = encode(enc, ids, types)
-    errors = []
-    deadline = time.monotonic() + 3.0
+    rngs = [np.random.default_rng(seed) for seed in range(6)]
 
-    def worker(seed):
-        r = np.random.default_rng(seed)
-        calls = 0
-        while time.monotonic() < deadline or calls == 0:
-            pick = r.choice(len(ids), int(r.integers(1, 9)), replace=True)
-            got = encode(enc, [ids[i] for i in pick], [types[i] for i in pick])
-            if not np.array_equal(got, ref[pick]):
-                errors.append((seed, pick))
-            calls += 1
+    def call(t):
+        pick = rngs[t].choice(len(ids), int(rngs[t].integers(1, 9)), replace=True)
+        got = encode(enc, [ids[i] for i in pick], [types[i] for i in pick])
+        return None if np.array_equal(got, ref[pick]) else (t, pick)
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    seen = hammer(3.0, 6, call)
+    assert not seen.problems and min(seen.calls) > 0
