@@ -3,7 +3,8 @@
 **
 ** Layout of a call: the texts' tokens are rows 0 .. T-1, back to back.
 ** The buffers of the whole call are x (each row's hidden state), qkv (its
-** queries, keys and values) and ctx (its attention context); everything
+** queries, keys and values, head-major: one block of rows per part and
+** head) and ctx (its attention context); everything
 ** else runs on chunks of RV__ENC_CHUNK rows that stay in the caches: after
 ** a layer's attention, one chunk goes through the output product, the
 ** residual and LayerNorm, the feed-forward products with their GELU, the
@@ -69,7 +70,7 @@ typedef struct rv__enc_ws {
     float *y, *h1;      /* chunk x ldy, chunk x hidden */
     uint8_t *a;         /* chunk x lda quantised activations */
     float *s, *xo, *am; /* chunk row scales, chunk x outliers, chunk row maxima */
-    float *att;         /* the attention of the longest text */
+    float *att;         /* the attention's block: queries, scores, context */
     void *gemm;         /* the kernel's own scratch */
     size_t lda, ldy;
 } rv__enc_ws;
@@ -186,6 +187,12 @@ RV__AVX2_KERNEL(2)
 RV__AVX2_KERNEL(3)
 RV__AVX2_KERNEL(4)
 
+/* The kernel of a block of 1 .. 4 rows. */
+typedef void (*rv__avx2_kernel)(const int16_t *, size_t, const int16_t *, size_t, const float *,
+                                const float *, float *, size_t);
+static const rv__avx2_kernel rv__avx2_k[5] = {NULL, rv__avx2_k1, rv__avx2_k2, rv__avx2_k3,
+                                              rv__avx2_k4};
+
 /* scratch: rows x k int16 (the activations minus 128) */
 RV__T_AVX2 static void rv__gemm_avx2(const rv__lin *L, const uint8_t *A, size_t lda, const float *s,
                                      size_t rows, float *Y, size_t ldy, void *scratch) {
@@ -201,20 +208,7 @@ RV__T_AVX2 static void rv__gemm_avx2(const rv__lin *L, const uint8_t *A, size_t 
             const int16_t *a = A16 + r0 * k;
             const float *sc = L->scale + 16 * p, *sr = s + r0;
             float *y = Y + r0 * ldy + 16 * p;
-            switch (mr) {
-            case 4:
-                rv__avx2_k4(Bp, G, a, k, sc, sr, y, ldy);
-                break;
-            case 3:
-                rv__avx2_k3(Bp, G, a, k, sc, sr, y, ldy);
-                break;
-            case 2:
-                rv__avx2_k2(Bp, G, a, k, sc, sr, y, ldy);
-                break;
-            default:
-                rv__avx2_k1(Bp, G, a, k, sc, sr, y, ldy);
-                break;
-            }
+            rv__avx2_k[mr](Bp, G, a, k, sc, sr, y, ldy);
         }
     }
 }
@@ -309,6 +303,12 @@ RV__VNNI_KERNEL(4)
 RV__VNNI_KERNEL(5)
 RV__VNNI_KERNEL(6)
 
+/* The kernel of a block of 1 .. 6 rows. */
+typedef void (*rv__vnni_kernel)(const int8_t *, size_t, const uint8_t *, size_t, const int32_t *,
+                                const float *, const float *, float *, size_t);
+static const rv__vnni_kernel rv__vnni_k[7] = {NULL,        rv__vnni_k1, rv__vnni_k2, rv__vnni_k3,
+                                              rv__vnni_k4, rv__vnni_k5, rv__vnni_k6};
+
 RV__T_VNNI static void rv__gemm_vnni(const rv__lin *L, const uint8_t *A, size_t lda, const float *s,
                                      size_t rows, float *Y, size_t ldy, void *scratch) {
     (void)scratch;
@@ -323,26 +323,7 @@ RV__T_VNNI static void rv__gemm_vnni(const rv__lin *L, const uint8_t *A, size_t 
             const uint8_t *a = A + r0 * lda;
             const float *sr = s + r0;
             float *y = Y + r0 * ldy + 64 * p;
-            switch (mr) {
-            case 6:
-                rv__vnni_k6(Bp, G, a, lda, corr, sc, sr, y, ldy);
-                break;
-            case 5:
-                rv__vnni_k5(Bp, G, a, lda, corr, sc, sr, y, ldy);
-                break;
-            case 4:
-                rv__vnni_k4(Bp, G, a, lda, corr, sc, sr, y, ldy);
-                break;
-            case 3:
-                rv__vnni_k3(Bp, G, a, lda, corr, sc, sr, y, ldy);
-                break;
-            case 2:
-                rv__vnni_k2(Bp, G, a, lda, corr, sc, sr, y, ldy);
-                break;
-            default:
-                rv__vnni_k1(Bp, G, a, lda, corr, sc, sr, y, ldy);
-                break;
-            }
+            rv__vnni_k[mr](Bp, G, a, lda, corr, sc, sr, y, ldy);
         }
     }
 }

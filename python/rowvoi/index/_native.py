@@ -150,6 +150,8 @@ def _walk(model: Any) -> dict[str, Any]:
     if len(scales) != 1:
         raise GraphLayoutError(f"attention scales {sorted(scales)}: expected one")
     gamma, beta, eps = ln_arrays(lns[0])
+    if len({ln_arrays(n)[2] for n in lns}) != 1:
+        raise GraphLayoutError("the LayerNorms' epsilons differ: the encoder takes one")
     word, pos, typ = tables["word"], tables["position"], tables["type"]
     hidden = int(word[0].shape[1])
     layers: list[dict[str, Any]] = []
