@@ -135,16 +135,28 @@ static void rv__pack_portable(rv__lin *L, const int8_t *W) {
 }
 
 #ifdef RV__ENC_X86
-/* avx2: panels of 16 columns; per step of 2 inputs 16 x 2 int16 (two
-** vectors of 8 columns, each column's pair side by side). */
-static void rv__pack_avx2(rv__lin *L, const int8_t *W) {
-    int16_t *B = (int16_t *)L->packed;
-    size_t G = L->k / 2, n = L->n;
-    for (size_t p = 0; p < n / 16; p++)
+/* Weights in panels of `cols` columns: per step of `grp` inputs, each
+** column's grp weights side by side (into d16 as int16, else into d8).
+** avx2: 16 columns, pairs (two vectors of 8 columns); avx512-vnni: 64
+** columns, quads (four vectors of 16). */
+static void rv__pack_panels(const rv__lin *L, const int8_t *W, size_t cols, size_t grp,
+                            int16_t *d16, int8_t *d8) {
+    size_t G = L->k / grp, n = L->n;
+    for (size_t p = 0; p < n / cols; p++)
         for (size_t g = 0; g < G; g++)
-            for (size_t c = 0; c < 16; c++)
-                for (size_t t = 0; t < 2; t++)
-                    B[((p * G + g) * 16 + c) * 2 + t] = W[(2 * g + t) * n + 16 * p + c];
+            for (size_t c = 0; c < cols; c++)
+                for (size_t t = 0; t < grp; t++) {
+                    size_t at = ((p * G + g) * cols + c) * grp + t;
+                    int8_t w = W[(grp * g + t) * n + cols * p + c];
+                    if (d16)
+                        d16[at] = w;
+                    else
+                        d8[at] = w;
+                }
+}
+
+static void rv__pack_avx2(rv__lin *L, const int8_t *W) {
+    rv__pack_panels(L, W, 16, 2, (int16_t *)L->packed, NULL);
 }
 
 #  define RV__AVX2_ROW(r)                                                                          \
@@ -213,16 +225,10 @@ RV__T_AVX2 static void rv__gemm_avx2(const rv__lin *L, const uint8_t *A, size_t 
     }
 }
 
-/* avx512-vnni: panels of 64 columns; per step of 4 inputs four vectors of
-** 16 columns, each column's 4 weights side by side. */
+/* avx512-vnni: rv__pack_panels, and 128 * each column's sum. */
 static void rv__pack_vnni(rv__lin *L, const int8_t *W) {
-    int8_t *B = (int8_t *)L->packed;
-    size_t G = L->k / 4, n = L->n;
-    for (size_t p = 0; p < n / 64; p++)
-        for (size_t g = 0; g < G; g++)
-            for (size_t c = 0; c < 64; c++)
-                for (size_t t = 0; t < 4; t++)
-                    B[((p * G + g) * 64 + c) * 4 + t] = W[(4 * g + t) * n + 64 * p + c];
+    size_t n = L->n;
+    rv__pack_panels(L, W, 64, 4, NULL, (int8_t *)L->packed);
     for (size_t c = 0; c < n; c++) {
         int32_t sum = 0;
         for (size_t k = 0; k < L->k; k++) sum += W[k * n + c];

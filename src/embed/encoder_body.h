@@ -149,6 +149,15 @@ RV__TGT static void RV__SFX(quant)(const float *x, size_t ldx, size_t rows, uint
     }
 }
 
+/* Columns c .. c + RV__VW - 1 of one row's float32 product of its outlier
+** channels xr (L->n_out values) and L->outlier_rows. */
+RV__TGT static inline VF RV__SFX(outlier_sum)(const rv__lin *L, const float *xr, uint32_t c) {
+    VF o = RV__SFX(splat)(xr[0]) * RV__SFX(ld)(L->out_rows + c);
+    for (uint32_t j = 1; j < L->n_out; j++)
+        o = RV__FMA(RV__SFX(splat)(xr[j]), RV__SFX(ld)(L->out_rows + (size_t)j * L->n + c), o);
+    return o;
+}
+
 /* The steps after a product, in one pass over each row of y (L->n
 ** floats): y + xo @ L->outlier_rows (when L has outliers), + res (when not
 ** NULL), + L->bias, then GELU (gelu != 0); amax (when not NULL) gets each
@@ -164,13 +173,7 @@ RV__TGT static void RV__SFX(finish)(float *y, size_t ldy, size_t rows, const rv_
         VF m = RV__SFX(splat)(0.0f);
         for (uint32_t c = 0; c < n; c += RV__VW) {
             VF v = RV__SFX(ld)(yr + c);
-            if (nout) {
-                VF o = RV__SFX(splat)(xr[0]) * RV__SFX(ld)(L->out_rows + c);
-                for (uint32_t j = 1; j < nout; j++)
-                    o = RV__FMA(RV__SFX(splat)(xr[j]), RV__SFX(ld)(L->out_rows + (size_t)j * n + c),
-                                o);
-                v = v + o;
-            }
+            if (nout) v = v + RV__SFX(outlier_sum)(L, xr, c);
             if (res) v = v + RV__SFX(ld)(res + r * ldr + c);
             v = v + RV__SFX(ld)(L->bias + c);
             if (gelu) v = RV__SFX(vgelu)(v);
@@ -198,13 +201,7 @@ RV__TGT static void RV__SFX(finish_qkv)(const rv_encoder *m, const float *y, siz
                 float *dst = qkv + (((size_t)part * nh + head) * Tp + t0 + r) * hd;
                 for (uint32_t d = 0; d < hd; d += RV__VW, col += RV__VW) {
                     VF v = RV__SFX(ld)(yr + col);
-                    if (nout) {
-                        VF o = RV__SFX(splat)(xr[0]) * RV__SFX(ld)(L->out_rows + col);
-                        for (uint32_t j = 1; j < nout; j++)
-                            o = RV__FMA(RV__SFX(splat)(xr[j]),
-                                        RV__SFX(ld)(L->out_rows + (size_t)j * 3 * h + col), o);
-                        v = v + o;
-                    }
+                    if (nout) v = v + RV__SFX(outlier_sum)(L, xr, col);
                     v = v + RV__SFX(ld)(L->bias + col);
                     if (part < 2) v = v * c;
                     RV__SFX(st)(dst + d, v);
