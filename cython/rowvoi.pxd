@@ -671,6 +671,7 @@ cdef extern from "rowvoi.h" nogil:
         const float *emb_beta
         const rv_encoder_layer *layer
         const char *kernel
+        uint32_t attention
 
     rv_status rv_encoder_create(const rv_encoder_spec *spec, rv_encoder **out)
     void rv_encoder_free(rv_encoder *enc)

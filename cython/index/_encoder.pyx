@@ -39,6 +39,10 @@ cdef void _linear(rv_encoder_linear *dst, list keep, dict src, Py_ssize_t k, Py_
             keep, src["outlier_rows"], np.float32, outl.size * n, name + ".outlier_rows")
 
 
+# rv_encoder_spec.attention by name
+_ATTENTION = {"float32": 0, "bfloat16": 1}
+
+
 cdef class Encoder:
     """Owns one rv_encoder handle (immutable: encode from any thread)."""
     cdef rv_encoder *p
@@ -51,7 +55,8 @@ cdef class Encoder:
 
     @staticmethod
     def create(dict spec, kernel=None):
-        """spec: the model's dimensions and arrays (rowvoi.index._native);
+        """spec: the model's dimensions and arrays (rowvoi.index._native),
+        and optionally "attention": "float32" (the default) or "bfloat16";
         kernel: None (the best this CPU has) or a kernel name."""
         cdef rv_encoder_spec c
         cdef list keep = []
@@ -59,6 +64,10 @@ cdef class Encoder:
         cdef rv_encoder_layer *layers = <rv_encoder_layer *>calloc(max(nl, 1), sizeof(rv_encoder_layer))
         cdef Encoder self = Encoder.__new__(Encoder)
         cdef bytes kname = (kernel or "").encode("ascii")
+        attention = spec.get("attention", "float32")
+        if attention not in _ATTENTION:
+            free(layers)
+            raise ValueError(f"attention={attention!r}: expected 'float32' or 'bfloat16'")
         if layers == NULL:
             raise MemoryError("the encoder's layer table")
         try:
@@ -90,6 +99,7 @@ cdef class Encoder:
                 layers[i].ln2_beta = <const float *>_data(keep, ly["ln2_beta"], np.float32, h, "ln2_beta")
             c.layer = layers
             c.kernel = kname
+            c.attention = _ATTENTION[attention]
             with nogil:
                 st = rv_encoder_create(&c, &self.p)
             check(st)

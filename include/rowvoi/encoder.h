@@ -7,7 +7,8 @@
 ** int8 activations (one symmetric scale per token, max|x| / 127, zero point
 ** 128); a few channels of each LayerNorm output ("outliers") stay out of
 ** the int8 product and are multiplied in float32.  Attention, softmax,
-** GELU, LayerNorm and the embeddings' sums are float32.  The output of
+** GELU, LayerNorm and the embeddings' sums are float32; the attention
+** float32 or bfloat16 (rv_encoder_spec.attention).  The output of
 ** rv_encoder_encode is each text's mean-pooled, L2-normalised last hidden
 ** state (the pooling accumulates in double, in token order).
 **
@@ -23,9 +24,11 @@
 ** or in any batch, on every run.  Different kernels (rv_encoder_kernel) may
 ** differ in the last bits of the float32 steps.
 **
-** Kernels: "avx512-vnni" (AVX-512 with VNNI dot products), "avx2" (AVX2 +
-** FMA, 16-bit integer products) and "portable" (plain C), picked from the
-** CPU's features when the encoder is created, or asked for by name.
+** Kernels: "avx512-bf16" ("avx512-vnni" with AVX-512 BF16's dot products
+** for a bfloat16 attention), "avx512-vnni" (AVX-512 with VNNI dot
+** products), "avx2" (AVX2 + FMA, 16-bit integer products) and "portable"
+** (plain C), picked from the CPU's features when the encoder is created,
+** or asked for by name.
 **
 ** Thread-safety: an encoder is immutable once created; any number of
 ** threads may call rv_encoder_encode on it at once.  Each call runs on its
@@ -41,6 +44,18 @@ extern "C" {
 #endif
 
 typedef struct rv_encoder rv_encoder;
+
+/* The attention's arithmetic (rv_encoder_spec.attention).  FLOAT32: in
+** float32.  BFLOAT16: queries, keys, values and the softmax's weights
+** rounded to bfloat16 (to nearest even; a subnormal to zero) before
+** their products, which are exact in float32 and summed in float32 in
+** the order of vdpbf16ps: the second of each pair (of a head's elements;
+** of a text's keys, from its first) before the first; the softmax's
+** maxima, exp and sums stay float32.  Every kernel computes it; the
+** "avx512-bf16" kernel with the bfloat16 instructions, at about half the
+** attention's multiply-adds. */
+#define RV_ENCODER_ATTN_FLOAT32  0u
+#define RV_ENCODER_ATTN_BFLOAT16 1u
 
 /* Limits rv_encoder_create checks (a larger model is refused). */
 #define RV_ENCODER_MAX_HIDDEN   4096u
@@ -111,6 +126,7 @@ typedef struct rv_encoder_spec {
     const float *emb_beta;
     const rv_encoder_layer *layer; /* layers entries */
     const char *kernel;            /* NULL or "": the best the CPU has; else one name */
+    uint32_t attention;            /* RV_ENCODER_ATTN_FLOAT32 (0) or _BFLOAT16 */
 } rv_encoder_spec;
 
 /*
@@ -119,7 +135,7 @@ typedef struct rv_encoder_spec {
 ** weights for the kernel.  Returns RV_OK and *out; RV_E_INVALID_ARG for a
 ** NULL pointer, a non-finite or non-positive scale or a non-finite float
 ** (naming the array), outlier channels that are not ascending or not
-** below k, or an unknown kernel name; RV_E_SHAPE for dimensions the kernels
+** below k, an unknown kernel name or attention; RV_E_SHAPE for dimensions the kernels
 ** do not take (above); RV_E_RANGE for a dimension above the limits;
 ** RV_E_STATE when the named kernel needs instructions this CPU lacks;
 ** RV_E_NOMEM.  Ownership: free with rv_encoder_free.  Since: 0.1
@@ -129,7 +145,8 @@ RV_API rv_status rv_encoder_create(const rv_encoder_spec *spec, rv_encoder **out
 /* Free an encoder.  NULL is a no-op.  Since: 0.1 */
 RV_API void rv_encoder_free(rv_encoder *enc);
 
-/* The kernel's name ("avx512-vnni", "avx2" or "portable"; "" for NULL).
+/* The kernel's name ("avx512-bf16", "avx512-vnni", "avx2" or "portable";
+** "" for NULL).
 ** The string is static.  Since: 0.1 */
 RV_API const char *rv_encoder_kernel(const rv_encoder *enc);
 

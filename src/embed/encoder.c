@@ -35,6 +35,8 @@
 #  define RV__T_AVX2 __attribute__((target("avx2,fma")))
 #  define RV__T_VNNI                                                                               \
       __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma")))
+#  define RV__T_BF16                                                                               \
+      __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx512bf16,avx2,fma")))
 #endif
 
 /* Rows of one chunk (a multiple of the products' 6-row blocks). */
@@ -42,8 +44,11 @@
 /* Most float lanes of a kernel's vector (the attention's block of queries). */
 #define RV__ENC_VW_MAX 16
 
-enum { RV__K_PORTABLE = 0, RV__K_AVX2 = 1, RV__K_VNNI = 2 };
-static const char *const rv__enc_kernel_names[] = {"portable", "avx2", "avx512-vnni"};
+/* RV__K_BF16 is RV__K_VNNI with the bfloat16 instructions for a bfloat16
+** attention (rv__attention_bf16). */
+enum { RV__K_PORTABLE = 0, RV__K_AVX2 = 1, RV__K_VNNI = 2, RV__K_BF16 = 3 };
+static const char *const rv__enc_kernel_names[] = {"portable", "avx2", "avx512-vnni",
+                                                   "avx512-bf16"};
 
 typedef struct rv__lin {
     uint32_t k, n, n_out;
@@ -80,6 +85,9 @@ typedef void (*rv__enc_gemm_fn)(const rv__lin *L, const uint8_t *A, size_t lda, 
                                 size_t rows, float *Y, size_t ldy, void *scratch);
 typedef void (*rv__enc_fwd_fn)(const struct rv_encoder *m, size_t n, const size_t *off,
                                const int32_t *ids, const int32_t *types, float *out, rv__enc_ws *w);
+/* The self-attention of one text (encoder_body.h, attention). */
+typedef void (*rv__enc_att_fn)(const struct rv_encoder *m, const float *q0, size_t Tp, size_t L,
+                               float *ctx, float *scratch);
 
 struct rv_encoder {
     uint32_t hidden, heads, ffn, layers, vocab, max_positions, type_vocab, max_out;
@@ -87,8 +95,10 @@ struct rv_encoder {
     int8_t *word, *position, *type;
     float *word_scale, *position_scale, *type_scale, *emb_gamma, *emb_beta;
     rv__layer *layer;
+    uint32_t attn_bf16; /* RV_ENCODER_ATTN_BFLOAT16 */
     int kernel;
     rv__enc_fwd_fn forward;
+    rv__enc_att_fn attend;
 };
 
 /* Each text's mean row (double sums in token order), L2-normalised. */
@@ -395,6 +405,117 @@ RV__T_VNNI static inline __m512 rv__exp16(__m512 x) {
     return _mm512_scalef_ps(p, n);
 }
 
+/* acc += a's bfloat16 pairs (one a lane) times the pair at p, broadcast:
+** per lane acc += a.hi * p.hi, then acc += a.lo * p.lo (the products
+** exact in float32, each sum rounded to nearest).  As for vpdpbusd, the
+** instruction itself keeps GCC from copying the accumulators around. */
+#  if defined(__GNUC__) && !defined(__clang__)
+#    define RV__DPBF16(acc, a, p)                                                                  \
+        __asm__("vdpbf16ps %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(a), "m"(*(const uint32_t *)(p)))
+#  else
+#    define RV__DPBF16(acc, a, p)                                                                  \
+        ((acc) = _mm512_dpbf16_ps((acc), (__m512bh)(a), (__m512bh)_mm512_set1_epi32(*(p))))
+#  endif
+
+/* a and b in bfloat16, interleaved: lane i the pair (a[i], b[i]). */
+RV__T_BF16 static inline __m512i rv__bf16_pairs(__m512 a, __m512 b) {
+    const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24,
+                                         8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    return _mm512_permutexvar_epi16(ilv, (__m512i)_mm512_cvtne2ps_pbh(b, a)); /* a's 16, b's */
+}
+
+/* The bfloat16 attention of encoder_body.h's attention (its comment) with
+** vdpbf16ps: half the multiply-add instructions of float32, and the same
+** bits as the template's rounding and order.  Per head the text's keys go
+** to bfloat16 rows (kb: pairs of a row's elements), its values to pairs of
+** keys (vb: element d of keys 2i and 2i + 1); per block of 16 queries
+** their pairs transposed (qt: pair p of the 16 queries), the weights
+** (pb, over the scores) to pairs of keys per lane. */
+RV__T_BF16 static void rv__attention_bf16(const struct rv_encoder *m, const float *q0, size_t Tp,
+                                          size_t L, float *ctx, float *scratch) {
+    const uint32_t h = m->hidden, nh = m->heads, hd = h / nh, hp = hd / 2;
+    const size_t Lp = (L + 31) / 32 * 32, Lw = (L + 1) / 2;
+    uint32_t *qt = (uint32_t *)scratch;        /* hp x 16 */
+    float *sc = scratch + hd * 16;             /* Lp x 16: scores */
+    uint32_t *pb = (uint32_t *)sc;             /* Lp / 2 x 16: weights, over them */
+    float *ot = sc + Lp * 16;                  /* hd x 16: the block's context */
+    uint32_t *kb = (uint32_t *)(ot + hd * 16); /* Lp x hp */
+    uint32_t *vb = kb + Lp * hd;               /* Lp / 2 x hd */
+    for (uint32_t head = 0; head < nh; head++) {
+        const float *q = q0 + (size_t)head * Tp * hd;
+        const float *k = q0 + ((size_t)nh + head) * Tp * hd;
+        const float *v = q0 + (2 * (size_t)nh + head) * Tp * hd;
+        for (size_t j = 0; j < Lp; j++)
+            for (uint32_t d = 0; d < hd; d += 16) {
+                __m512 x = j < L ? _mm512_loadu_ps(k + j * hd + d) : _mm512_setzero_ps();
+                _mm256_storeu_si256((__m256i *)(kb + j * hp + d / 2),
+                                    (__m256i)_mm512_cvtneps_pbh(x));
+            }
+        for (size_t j = 0; j < Lp; j += 2)
+            for (uint32_t d = 0; d < hd; d += 16) {
+                __m512 x0 = j < L ? _mm512_loadu_ps(v + j * hd + d) : _mm512_setzero_ps();
+                __m512 x1 = j + 1 < L ? _mm512_loadu_ps(v + (j + 1) * hd + d) : _mm512_setzero_ps();
+                _mm512_storeu_si512(vb + j / 2 * hd + d, rv__bf16_pairs(x0, x1));
+            }
+        for (size_t i0 = 0; i0 < L; i0 += 16) {
+            size_t mr = L - i0 < 16 ? L - i0 : 16;
+            for (size_t r = 0; r < 16; r++) {
+                uint32_t row[RV_ENCODER_MAX_HIDDEN / 2];
+                for (uint32_t d = 0; d < hd; d += 16) {
+                    __m512 x =
+                        r < mr ? _mm512_loadu_ps(q + (i0 + r) * hd + d) : _mm512_setzero_ps();
+                    _mm256_storeu_si256((__m256i *)(row + d / 2), (__m256i)_mm512_cvtneps_pbh(x));
+                }
+                for (uint32_t p = 0; p < hp; p++) qt[p * 16 + r] = row[p];
+            }
+            /* scores, a vector per key, and each lane's largest */
+            __m512 mx = _mm512_set1_ps(-INFINITY);
+            for (size_t j0 = 0; j0 < L; j0 += 16) {
+                __m512 a[16];
+                for (int u = 0; u < 16; u++) a[u] = _mm512_setzero_ps();
+                for (uint32_t p = 0; p < hp; p++) {
+                    __m512i qv = _mm512_loadu_si512(qt + p * 16);
+                    for (int u = 0; u < 16; u++) RV__DPBF16(a[u], qv, kb + (j0 + u) * hp + p);
+                }
+                for (int u = 0; u < 16; u++) {
+                    _mm512_storeu_ps(sc + (j0 + u) * 16, a[u]);
+                    if (j0 + u < L) mx = _mm512_max_ps(mx, a[u]);
+                }
+            }
+            /* softmax: the weights of keys 2i and 2i + 1 to a pair per lane
+            ** (pair i over score row i, read already) */
+            __m512 sum = _mm512_setzero_ps();
+            for (size_t i = 0; i < Lw; i++) {
+                __m512 e0 = rv__exp16(_mm512_sub_ps(_mm512_loadu_ps(sc + 2 * i * 16), mx));
+                __m512 e1 = _mm512_setzero_ps();
+                sum = _mm512_add_ps(sum, e0);
+                if (2 * i + 1 < L) {
+                    e1 = rv__exp16(_mm512_sub_ps(_mm512_loadu_ps(sc + (2 * i + 1) * 16), mx));
+                    sum = _mm512_add_ps(sum, e1);
+                }
+                _mm512_storeu_si512(pb + i * 16, rv__bf16_pairs(e0, e1));
+            }
+            __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
+            /* the weighted values: a vector per column of the head */
+            for (uint32_t d0 = 0; d0 < hd; d0 += 16) {
+                __m512 o[16];
+                for (int u = 0; u < 16; u++) o[u] = _mm512_setzero_ps();
+                for (size_t i = 0; i < Lw; i++) {
+                    __m512i wv = _mm512_loadu_si512(pb + i * 16);
+                    const uint32_t *vi = vb + i * hd + d0;
+                    for (int u = 0; u < 16; u++) RV__DPBF16(o[u], wv, vi + u);
+                }
+                for (int u = 0; u < 16; u++)
+                    _mm512_storeu_ps(ot + (d0 + u) * 16, _mm512_mul_ps(o[u], inv));
+            }
+            for (size_t r = 0; r < mr; r++) {
+                float *out = ctx + (i0 + r) * h + (size_t)head * hd;
+                for (uint32_t d = 0; d < hd; d++) out[d] = ot[d * 16 + r];
+            }
+        }
+    }
+}
+
 #  define RV__SFX(name)    name##_vnni
 #  define RV__TGT          RV__T_VNNI
 #  define RV__VW           16
@@ -416,7 +537,8 @@ static int rv__enc_cpu(int kernel) {
     __builtin_cpu_init();
     if (kernel == RV__K_AVX2)
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (kernel == RV__K_VNNI)
+    if (kernel == RV__K_BF16 && !__builtin_cpu_supports("avx512bf16")) return 0;
+    if (kernel >= RV__K_VNNI)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx2") &&
@@ -495,7 +617,7 @@ static rv_status rv__lin_make(rv__lin *L, const rv_encoder_linear *src, uint32_t
         for (uint32_t j = 0; j < L->n_out; j++) L->keep[L->out_ch[j]] = 0.0f;
     }
 #ifdef RV__ENC_X86
-    if (kernel == RV__K_VNNI)
+    if (kernel >= RV__K_VNNI)
         rv__pack_vnni(L, src->weight);
     else if (kernel == RV__K_AVX2)
         rv__pack_avx2(L, src->weight);
@@ -616,20 +738,27 @@ rv_status rv_encoder_create(const rv_encoder_spec *sp, rv_encoder **out) {
         !(sp->attn_scale > 0))
         return rv__error(RV_E_INVALID_ARG, "ln_eps = %g, attn_scale = %g: must be finite and > 0",
                          (double)sp->ln_eps, (double)sp->attn_scale);
+    if (sp->attention != RV_ENCODER_ATTN_FLOAT32 && sp->attention != RV_ENCODER_ATTN_BFLOAT16)
+        return rv__error(RV_E_INVALID_ARG,
+                         "attention = %u: expected RV_ENCODER_ATTN_FLOAT32 (0) or "
+                         "RV_ENCODER_ATTN_BFLOAT16 (1)",
+                         (unsigned)sp->attention);
     int kernel = RV__K_PORTABLE;
     if (sp->kernel && sp->kernel[0]) {
         kernel = -1;
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k <= RV__K_BF16; k++)
             if (!strcmp(sp->kernel, rv__enc_kernel_names[k])) kernel = k;
         if (kernel < 0)
-            return rv__error(RV_E_INVALID_ARG,
-                             "kernel \"%s\": expected \"avx512-vnni\", \"avx2\" or \"portable\"",
-                             sp->kernel);
+            return rv__error(
+                RV_E_INVALID_ARG,
+                "kernel \"%s\": expected \"avx512-bf16\", \"avx512-vnni\", \"avx2\" or "
+                "\"portable\"",
+                sp->kernel);
         if (!rv__enc_cpu(kernel))
             return rv__error(RV_E_STATE, "kernel \"%s\": this CPU lacks its instructions",
                              sp->kernel);
     } else {
-        for (int k = RV__K_VNNI; k > RV__K_PORTABLE && kernel == RV__K_PORTABLE; k--)
+        for (int k = RV__K_BF16; k > RV__K_PORTABLE && kernel == RV__K_PORTABLE; k--)
             if (rv__enc_cpu(k)) kernel = k;
     }
     rv_encoder *m = (rv_encoder *)rv__calloc(1, sizeof *m);
@@ -643,6 +772,7 @@ rv_status rv_encoder_create(const rv_encoder_spec *sp, rv_encoder **out) {
     m->type_vocab = sp->type_vocab;
     m->ln_eps = sp->ln_eps;
     m->attn_scale = sp->attn_scale;
+    m->attn_bf16 = sp->attention == RV_ENCODER_ATTN_BFLOAT16;
     m->kernel = kernel;
     m->layers = sp->layers;
     rv_status st = rv__enc_build(m, sp);
@@ -651,9 +781,16 @@ rv_status rv_encoder_create(const rv_encoder_spec *sp, rv_encoder **out) {
         return st;
     }
     m->forward = forward_portable;
+    m->attend = attention_portable;
 #ifdef RV__ENC_X86
-    if (kernel == RV__K_AVX2) m->forward = forward_avx2;
-    if (kernel == RV__K_VNNI) m->forward = forward_vnni;
+    if (kernel == RV__K_AVX2) {
+        m->forward = forward_avx2;
+        m->attend = attention_avx2;
+    }
+    if (kernel >= RV__K_VNNI) {
+        m->forward = forward_vnni;
+        m->attend = kernel == RV__K_BF16 && m->attn_bf16 ? rv__attention_bf16 : attention_vnni;
+    }
 #endif
     *out = m;
     return RV_OK;
@@ -703,8 +840,9 @@ rv_status rv_encoder_encode(const rv_encoder *m, size_t n, const size_t *off, co
     size_t wide = f > h ? f : h;                          /* a product's inputs */
     size_t ywide = 3 * (size_t)h > f ? 3 * (size_t)h : f; /* and outputs */
     size_t Lp = (longest + 31) / 32 * 32;
-    /* encoder_body.h, attention: a block's queries, scores and context */
-    size_t att = 2 * hd * RV__ENC_VW_MAX + Lp * RV__ENC_VW_MAX;
+    /* encoder_body.h, attention: a block's queries, scores and context,
+    ** and the bfloat16 attention's keys and values */
+    size_t att = 2 * hd * RV__ENC_VW_MAX + Lp * RV__ENC_VW_MAX + 2 * Lp * hd;
     size_t gemm =
         m->kernel == RV__K_AVX2 ? RV__ENC_CHUNK * wide * sizeof(int16_t) : ywide * sizeof(int32_t);
     size_t floats = (T + 16) * 5 * (size_t)h +

@@ -20,8 +20,10 @@
 #define VF RV__SFX(vf)
 #define VI RV__SFX(vi)
 #define VB RV__SFX(vb)
+#define VU RV__SFX(vu)
 typedef float VF __attribute__((vector_size(RV__VW * 4)));
 typedef int32_t VI __attribute__((vector_size(RV__VW * 4)));
+typedef uint32_t VU __attribute__((vector_size(RV__VW * 4)));
 typedef uint8_t VB __attribute__((vector_size(RV__VW)));
 
 RV__TGT static inline VF RV__SFX(ld)(const float *p) {
@@ -43,6 +45,14 @@ RV__TGT static inline VF RV__SFX(vmax)(VF a, VF b) {
 }
 RV__TGT static inline VF RV__SFX(vabs)(VF a) {
     return (VF)((VI)a & 0x7fffffff);
+}
+/* x rounded to bfloat16 (to nearest, ties to even; a subnormal to a zero
+** of its sign), as a float: what AVX-512's conversion to bfloat16 gives
+** (finite x). */
+RV__TGT static inline VF RV__SFX(bf16)(VF x) {
+    VU b = (VU)x;
+    VU r = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+    return RV__SFX(sel)((VI)((b & 0x7f800000u) == 0), (VF)(b & 0x80000000u), (VF)r);
 }
 RV__TGT static inline float RV__SFX(hsum)(VF v) {
     float s = 0;
@@ -278,12 +288,15 @@ RV__TGT static void RV__SFX(embed)(const rv_encoder *m, const int32_t *ids, cons
 ** mx raised to the scores of the first `valid` keys (the text's; the
 ** rest of the tile reads past its last key, and is never used).  Inlined
 ** with a constant hd, every key element's address is a constant offset
-** from one pointer, so each rides in its multiply-add. */
-RV__TGT static inline __attribute__((always_inline)) VF
-RV__SFX(score_tile)(const float *qt, const float *kj, uint32_t hd, size_t valid, float *sc, VF mx) {
+** from one pointer, so each rides in its multiply-add.  pairs (a
+** constant): the head's elements in bfloat16 pairs, each pair's second
+** first (elements 1, 0, 3, 2, ...), the order of vdpbf16ps. */
+RV__TGT static inline __attribute__((always_inline)) VF RV__SFX(score_tile)(
+    const float *qt, const float *kj, uint32_t hd, size_t valid, float *sc, VF mx, uint32_t pairs) {
     VF a[RV__NK];
     for (int u = 0; u < RV__NK; u++) a[u] = RV__SFX(splat)(0.0f);
-    for (uint32_t d = 0; d < hd; d++) {
+    for (uint32_t d2 = 0; d2 < hd; d2++) {
+        const uint32_t d = d2 ^ pairs;
         VF qv = RV__SFX(ld)(qt + d * RV__VW);
         for (int u = 0; u < RV__NK; u++) a[u] = RV__FMA(RV__SFX(splat)(kj[u * hd + d]), qv, a[u]);
     }
@@ -309,18 +322,43 @@ RV__SFX(score_tile)(const float *qt, const float *kj, uint32_t hd, size_t valid,
 ** back into ctx.  A lane's arithmetic never looks at another lane, so a
 ** token's result does not depend on its block's other rows; the keys a
 ** last tile reads past the text (the next text's, or the buffer's zero
-** rows) only make scores that no step reads. */
+** rows) only make scores that no step reads.
+**
+** With bfloat16 attention (m->attn_bf16) the queries, keys, values and
+** weights are rounded to bfloat16 first (the keys and values into
+** scratch, zero past the text's end, so that the weights' pass runs over
+** whole pairs of keys) and every sum runs in the order of vdpbf16ps: the
+** second of each pair of elements (of a head's row; of keys, counted from
+** the text's first) before the first.  The products of bfloat16 values
+** are exact in float32, so this computes what rv__attention_bf16 does
+** with the instructions; the sums of the softmax stay in float32. */
 RV__TGT static void RV__SFX(attention)(const rv_encoder *m, const float *q0, size_t Tp, size_t L,
                                        float *ctx, float *scratch) {
-    const uint32_t h = m->hidden, nh = m->heads, hd = h / nh;
-    const size_t Lp = (L + RV__NK - 1) / RV__NK * RV__NK;
-    float *qt = scratch;          /* hd x RV__VW */
-    float *sc = qt + hd * RV__VW; /* Lp x RV__VW: scores, then weights */
-    float *ot = sc + Lp * RV__VW; /* hd x RV__VW: the block's context */
+    const uint32_t h = m->hidden, nh = m->heads, hd = h / nh, bf = m->attn_bf16;
+    /* key rows the scores read: bfloat16's copies, even and zero past L */
+    const size_t Lp = bf ? (L + 31) / 32 * 32 : (L + RV__NK - 1) / RV__NK * RV__NK;
+    float *qt = scratch;                        /* hd x RV__VW */
+    float *sc = qt + hd * RV__VW;               /* Lp x RV__VW: scores, then weights */
+    float *ot = sc + Lp * RV__VW;               /* hd x RV__VW: the block's context */
+    float *kb = ot + hd * RV__VW;               /* bfloat16: Lp x hd rounded keys */
+    float *vb = kb + Lp * hd;                   /* and values */
+    const size_t Lw = bf ? (L + 1) / 2 * 2 : L; /* keys the weights' pass reads */
     for (uint32_t head = 0; head < nh; head++) {
         const float *q = q0 + (size_t)head * Tp * hd;
         const float *k = q0 + ((size_t)nh + head) * Tp * hd;
         const float *v = q0 + (2 * (size_t)nh + head) * Tp * hd;
+        if (bf) {
+            for (size_t j = 0; j < Lp; j++)
+                for (uint32_t d = 0; d < hd; d += RV__VW) {
+                    VF z = RV__SFX(splat)(0.0f);
+                    RV__SFX(st)(kb + j * hd + d,
+                                j < L ? RV__SFX(bf16)(RV__SFX(ld)(k + j * hd + d)) : z);
+                    RV__SFX(st)(vb + j * hd + d,
+                                j < L ? RV__SFX(bf16)(RV__SFX(ld)(v + j * hd + d)) : z);
+                }
+            k = kb;
+            v = vb;
+        }
         for (size_t i0 = 0; i0 < L; i0 += RV__VW) {
             size_t mr = L - i0 < RV__VW ? L - i0 : RV__VW;
             for (uint32_t d = 0; d < hd; d++)
@@ -328,25 +366,36 @@ RV__TGT static void RV__SFX(attention)(const rv_encoder *m, const float *q0, siz
                     qt[d * RV__VW + r] = r < mr ? q[(i0 + r) * hd + d] : 0.0f;
             /* scores, a vector per key, and each lane's largest */
             VF mx = RV__SFX(splat)(-INFINITY);
-            for (size_t j0 = 0; j0 < Lp; j0 += RV__NK) {
-                if (hd == 32) /* MiniLM's head */
-                    mx = RV__SFX(score_tile)(qt, k + j0 * 32, 32, L - j0, sc + j0 * RV__VW, mx);
+            if (bf)
+                for (uint32_t d = 0; d < hd; d++)
+                    RV__SFX(st)(qt + d * RV__VW, RV__SFX(bf16)(RV__SFX(ld)(qt + d * RV__VW)));
+            /* with MiniLM's head of 32 a constant, in either order */
+            for (size_t j0 = 0; j0 < L; j0 += RV__NK) {
+                const float *kj = k + j0 * hd;
+                float *sj = sc + j0 * RV__VW;
+                if (hd == 32 && bf)
+                    mx = RV__SFX(score_tile)(qt, kj, 32, L - j0, sj, mx, 1);
+                else if (hd == 32)
+                    mx = RV__SFX(score_tile)(qt, kj, 32, L - j0, sj, mx, 0);
                 else
-                    mx = RV__SFX(score_tile)(qt, k + j0 * hd, hd, L - j0, sc + j0 * RV__VW, mx);
+                    mx = RV__SFX(score_tile)(qt, kj, hd, L - j0, sj, mx, bf);
             }
-            /* softmax over the L keys, per lane */
+            /* softmax over the L keys, per lane (bfloat16: the weights
+            ** rounded, zero for the key after an odd L) */
             VF sum = RV__SFX(splat)(0.0f);
             for (size_t j = 0; j < L; j++) {
                 VF e = RV__SFX(vexp)(RV__SFX(ld)(sc + j * RV__VW) - mx);
-                RV__SFX(st)(sc + j * RV__VW, e);
+                RV__SFX(st)(sc + j * RV__VW, bf ? RV__SFX(bf16)(e) : e);
                 sum = sum + e;
             }
+            if (Lw > L) RV__SFX(st)(sc + L * RV__VW, RV__SFX(splat)(0.0f));
             VF inv = RV__SFX(splat)(1.0f) / sum;
             /* the weighted values: a vector per column of the head */
             for (uint32_t d0 = 0; d0 < hd; d0 += RV__ND) {
                 VF o[RV__ND];
                 for (int u = 0; u < RV__ND; u++) o[u] = RV__SFX(splat)(0.0f);
-                for (size_t j = 0; j < L; j++) {
+                for (size_t j2 = 0; j2 < Lw; j2++) {
+                    const size_t j = bf ? j2 ^ 1 : j2;
                     VF w = RV__SFX(ld)(sc + j * RV__VW);
                     const float *vj = v + j * hd + d0;
                     for (int u = 0; u < RV__ND; u++) o[u] = RV__FMA(RV__SFX(splat)(vj[u]), w, o[u]);
@@ -384,8 +433,8 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
     for (uint32_t l = 0; l < nl; l++) {
         const rv__layer *ly = &m->layer[l];
         for (size_t i = 0; i < n; i++)
-            RV__SFX(attention)(m, w->qkv + off[i] * (h / m->heads), Tp, off[i + 1] - off[i],
-                               w->ctx + off[i] * h, w->att);
+            m->attend(m, w->qkv + off[i] * (h / m->heads), Tp, off[i + 1] - off[i],
+                      w->ctx + off[i] * h, w->att);
         /* the rest of the layer and the next one's first product, row-wise */
         for (size_t t0 = 0; t0 < T; t0 += RV__ENC_CHUNK) {
             size_t rows = T - t0 < RV__ENC_CHUNK ? T - t0 : RV__ENC_CHUNK;
@@ -416,6 +465,7 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
 #undef VF
 #undef VI
 #undef VB
+#undef VU
 /* the parameters too: each inclusion defines its own */
 #undef RV__SFX
 #undef RV__TGT

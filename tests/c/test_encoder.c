@@ -1,7 +1,8 @@
 /*
 ** Tests of the int8 text encoder (include/rowvoi/encoder.h) on a small
-** random model: every kernel this CPU has, batch invariance bit for bit,
-** agreement between kernels, argument errors and allocation failures.
+** random model: every kernel this CPU has with either attention, batch
+** invariance bit for bit, agreement between kernels (the two AVX-512 ones
+** bit for bit), argument errors and allocation failures.
 */
 #include <stdlib.h>
 
@@ -123,12 +124,16 @@ static void make_input(void) {
     }
 }
 
-static const char *KERNELS[] = {"portable", "avx2", "avx512-vnni"};
+static const char *KERNELS[] = {"portable", "avx2", "avx512-vnni", "avx512-bf16"};
 
-static void test_kernels_batch_invariant_and_agreeing(void) {
-    float ref[3 * H];
-    int have_ref = 0;
-    for (int k = 0; k < 3; k++) {
+/* Each kernel with one attention (RV_ENCODER_ATTN_*); the two AVX-512
+** kernels give the same bits (with bfloat16 attention one rounds, the
+** other has the instructions). */
+static void kernels_batch_invariant_and_agreeing(uint32_t attention) {
+    float ref[3 * H], vnni[3 * H];
+    int have_ref = 0, have_vnni = 0;
+    M.spec.attention = attention;
+    for (int k = 0; k < 4; k++) {
         M.spec.kernel = KERNELS[k];
         rv_encoder *e = NULL;
         rv_status st = rv_encoder_create(&M.spec, &e);
@@ -158,6 +163,11 @@ static void test_kernels_batch_invariant_and_agreeing(void) {
         ASSERT_OK(rv_encoder_encode(e, 3, OFF, IDS, zeros, zero_types));
         EXPECT_TRUE(memcmp(again, zero_types, sizeof again) == 0);
         EXPECT_TRUE(memcmp(again, all, sizeof all) != 0);
+        if (k == 2) {
+            memcpy(vnni, all, sizeof vnni);
+            have_vnni = 1;
+        }
+        if (k == 3 && have_vnni) EXPECT_TRUE(memcmp(vnni, all, sizeof all) == 0);
         if (!have_ref) {
             memcpy(ref, all, sizeof ref);
             have_ref = 1;
@@ -172,7 +182,33 @@ static void test_kernels_batch_invariant_and_agreeing(void) {
         rv_encoder_free(e);
     }
     M.spec.kernel = NULL;
+    M.spec.attention = RV_ENCODER_ATTN_FLOAT32;
     EXPECT_TRUE(have_ref);
+}
+
+static void test_kernels_batch_invariant_and_agreeing(void) {
+    kernels_batch_invariant_and_agreeing(RV_ENCODER_ATTN_FLOAT32);
+    kernels_batch_invariant_and_agreeing(RV_ENCODER_ATTN_BFLOAT16);
+}
+
+/* bfloat16 attention changes the vectors, a little. */
+static void test_bfloat16_attention_is_near_float32(void) {
+    float a[3 * H], b[3 * H];
+    rv_encoder *e = NULL;
+    ASSERT_OK(rv_encoder_create(&M.spec, &e));
+    ASSERT_OK(rv_encoder_encode(e, 3, OFF, IDS, TYPES, a));
+    rv_encoder_free(e);
+    M.spec.attention = RV_ENCODER_ATTN_BFLOAT16;
+    ASSERT_OK(rv_encoder_create(&M.spec, &e));
+    M.spec.attention = RV_ENCODER_ATTN_FLOAT32;
+    ASSERT_OK(rv_encoder_encode(e, 3, OFF, IDS, TYPES, b));
+    rv_encoder_free(e);
+    for (int i = 1; i < 3; i++) { /* one token's weight is 1 either way */
+        double d = 0;
+        for (int c = 0; c < H; c++) d += (double)a[i * H + c] * b[i * H + c];
+        EXPECT_LE(0.999, d);
+        EXPECT_TRUE(memcmp(a + i * H, b + i * H, H * sizeof(float)) != 0);
+    }
 }
 
 static void test_create_errors(void) {
@@ -195,6 +231,10 @@ static void test_create_errors(void) {
     s.kernel = "sse9";
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_encoder_create(&s, &e));
     EXPECT_STR_CONTAINS(rv_errmsg(), "sse9");
+    s = M.spec;
+    s.attention = 2;
+    EXPECT_STATUS(RV_E_INVALID_ARG, rv_encoder_create(&s, &e));
+    EXPECT_STR_CONTAINS(rv_errmsg(), "attention = 2");
     s = M.spec;
     s.word_scale = NULL;
     EXPECT_STATUS(RV_E_INVALID_ARG, rv_encoder_create(&s, &e));
@@ -281,6 +321,7 @@ int main(void) {
     fill(&M);
     make_input();
     RUN_TEST(test_kernels_batch_invariant_and_agreeing);
+    RUN_TEST(test_bfloat16_attention_is_near_float32);
     RUN_TEST(test_create_errors);
     RUN_TEST(test_encode_errors);
     RUN_TEST(test_allocation_failures);
