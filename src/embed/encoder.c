@@ -424,63 +424,111 @@ RV__T_BF16 static inline __m512i rv__bf16_pairs(__m512 a, __m512 b) {
     return _mm512_permutexvar_epi16(ilv, (__m512i)_mm512_cvtne2ps_pbh(b, a)); /* a's 16, b's */
 }
 
+/* r[0 .. 15] transposed in place: r[c] gets element c of every r[i], i
+** its lane (unpacks within 128-bit lanes, then the lanes themselves). */
+RV__T_BF16 static inline __attribute__((always_inline)) void rv__transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    /* r[4g + c]: columns c, c + 4, c + 8, c + 12 of rows 4g .. 4g + 3 */
+    for (int g = 0; g < 16; g += 4)
+        for (int c = 0; c < 2; c++) {
+            __m512d a = (__m512d)t[g + c], b = (__m512d)t[g + c + 2];
+            r[g + 2 * c] = (__m512)_mm512_unpacklo_pd(a, b);
+            r[g + 2 * c + 1] = (__m512)_mm512_unpackhi_pd(a, b);
+        }
+    /* t[c] (c < 4): columns c and c + 8 of rows 0 .. 7; t[4 + c]: c + 4
+    ** and c + 12; t[8 ..]: the same of rows 8 .. 15 */
+    for (int h = 0; h < 2; h++)
+        for (int c = 0; c < 4; c++) {
+            t[8 * h + c] = _mm512_shuffle_f32x4(r[8 * h + c], r[8 * h + 4 + c], 0x88);
+            t[8 * h + 4 + c] = _mm512_shuffle_f32x4(r[8 * h + c], r[8 * h + 4 + c], 0xdd);
+        }
+    for (int c = 0; c < 8; c++) {
+        r[c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88);
+        r[8 + c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd);
+    }
+}
+
+/* One tile of bfloat16 scores (score_tile of encoder_body.h): sc[u] = the
+** queries' pairs qt (hp x 16) times key u's pairs (kj + u * hp); mx
+** raised to the first `valid`.  Inlined with hp a constant, each key's
+** pair is a constant offset from kj. */
+RV__T_BF16 static inline __attribute__((always_inline)) __m512 rv__bf16_scores(
+    const uint32_t *qt, const uint32_t *kj, uint32_t hp, size_t valid, float *sc, __m512 mx) {
+    __m512 a[16];
+    for (int u = 0; u < 16; u++) a[u] = _mm512_setzero_ps();
+    for (uint32_t p = 0; p < hp; p++) {
+        __m512i qv = _mm512_loadu_si512(qt + p * 16);
+        for (int u = 0; u < 16; u++) RV__DPBF16(a[u], qv, kj + u * hp + p);
+    }
+    for (int u = 0; u < 16; u++) {
+        _mm512_storeu_ps(sc + u * 16, a[u]);
+        if ((size_t)u < valid) mx = _mm512_max_ps(mx, a[u]);
+    }
+    return mx;
+}
+
 /* The bfloat16 attention of encoder_body.h's attention (its comment) with
 ** vdpbf16ps: half the multiply-add instructions of float32, and the same
 ** bits as the template's rounding and order.  Per head the text's keys go
 ** to bfloat16 rows (kb: pairs of a row's elements), its values to pairs of
 ** keys (vb: element d of keys 2i and 2i + 1); per block of 16 queries
 ** their pairs transposed (qt: pair p of the 16 queries), the weights
-** (pb, over the scores) to pairs of keys per lane. */
+** (pb, over the scores) to pairs of keys per lane; the context is
+** transposed back in registers. */
 RV__T_BF16 static void rv__attention_bf16(const struct rv_encoder *m, const float *q0, size_t Tp,
                                           size_t L, float *ctx, float *scratch) {
     const uint32_t h = m->hidden, nh = m->heads, hd = h / nh, hp = hd / 2;
-    const size_t Lp = (L + 31) / 32 * 32, Lw = (L + 1) / 2;
-    uint32_t *qt = (uint32_t *)scratch;        /* hp x 16 */
-    float *sc = scratch + hd * 16;             /* Lp x 16: scores */
-    uint32_t *pb = (uint32_t *)sc;             /* Lp / 2 x 16: weights, over them */
-    float *ot = sc + Lp * 16;                  /* hd x 16: the block's context */
-    uint32_t *kb = (uint32_t *)(ot + hd * 16); /* Lp x hp */
-    uint32_t *vb = kb + Lp * hd;               /* Lp / 2 x hd */
+    const size_t Lk = (L + 15) / 16 * 16, Lw = (L + 1) / 2; /* keys scored, pairs weighed */
+    uint32_t *qt = (uint32_t *)scratch;                     /* hp x 16 */
+    float *sc = scratch + hd * 16;                          /* Lk x 16: scores */
+    uint32_t *pb = (uint32_t *)sc;                          /* Lw x 16: weights, over them */
+    uint32_t *kb = (uint32_t *)(sc + Lk * 16);              /* Lk x hp */
+    uint32_t *vb = kb + Lk * hp;                            /* Lw x hd */
     for (uint32_t head = 0; head < nh; head++) {
         const float *q = q0 + (size_t)head * Tp * hd;
         const float *k = q0 + ((size_t)nh + head) * Tp * hd;
         const float *v = q0 + (2 * (size_t)nh + head) * Tp * hd;
-        for (size_t j = 0; j < Lp; j++)
+        for (size_t j = 0; j < Lk; j++)
             for (uint32_t d = 0; d < hd; d += 16) {
                 __m512 x = j < L ? _mm512_loadu_ps(k + j * hd + d) : _mm512_setzero_ps();
                 _mm256_storeu_si256((__m256i *)(kb + j * hp + d / 2),
                                     (__m256i)_mm512_cvtneps_pbh(x));
             }
-        for (size_t j = 0; j < Lp; j += 2)
+        for (size_t i = 0; i < Lw; i++)
             for (uint32_t d = 0; d < hd; d += 16) {
-                __m512 x0 = j < L ? _mm512_loadu_ps(v + j * hd + d) : _mm512_setzero_ps();
-                __m512 x1 = j + 1 < L ? _mm512_loadu_ps(v + (j + 1) * hd + d) : _mm512_setzero_ps();
-                _mm512_storeu_si512(vb + j / 2 * hd + d, rv__bf16_pairs(x0, x1));
+                __m512 x0 = _mm512_loadu_ps(v + 2 * i * hd + d);
+                __m512 x1 =
+                    2 * i + 1 < L ? _mm512_loadu_ps(v + (2 * i + 1) * hd + d) : _mm512_setzero_ps();
+                _mm512_storeu_si512(vb + i * hd + d, rv__bf16_pairs(x0, x1));
             }
         for (size_t i0 = 0; i0 < L; i0 += 16) {
-            size_t mr = L - i0 < 16 ? L - i0 : 16;
-            for (size_t r = 0; r < 16; r++) {
-                uint32_t row[RV_ENCODER_MAX_HIDDEN / 2];
-                for (uint32_t d = 0; d < hd; d += 16) {
-                    __m512 x =
-                        r < mr ? _mm512_loadu_ps(q + (i0 + r) * hd + d) : _mm512_setzero_ps();
-                    _mm256_storeu_si256((__m256i *)(row + d / 2), (__m256i)_mm512_cvtneps_pbh(x));
+            const size_t mr = L - i0 < 16 ? L - i0 : 16;
+            /* the block's queries: 32 elements (16 pairs) of 16 rows a
+            ** transpose */
+            for (uint32_t d = 0; d < hd; d += 32) {
+                __m512 r[16];
+                for (size_t u = 0; u < 16; u++) {
+                    const float *qr = q + (i0 + u) * hd + d;
+                    __m512 lo = _mm512_setzero_ps(), hi = lo;
+                    if (u < mr) lo = _mm512_loadu_ps(qr);
+                    if (u < mr && d + 16 < hd) hi = _mm512_loadu_ps(qr + 16);
+                    r[u] = (__m512)_mm512_cvtne2ps_pbh(hi, lo);
                 }
-                for (uint32_t p = 0; p < hp; p++) qt[p * 16 + r] = row[p];
+                rv__transpose16(r);
+                for (uint32_t p = 0; p < 16 && d / 2 + p < hp; p++)
+                    _mm512_storeu_ps((float *)qt + (d / 2 + p) * 16, r[p]);
             }
             /* scores, a vector per key, and each lane's largest */
             __m512 mx = _mm512_set1_ps(-INFINITY);
             for (size_t j0 = 0; j0 < L; j0 += 16) {
-                __m512 a[16];
-                for (int u = 0; u < 16; u++) a[u] = _mm512_setzero_ps();
-                for (uint32_t p = 0; p < hp; p++) {
-                    __m512i qv = _mm512_loadu_si512(qt + p * 16);
-                    for (int u = 0; u < 16; u++) RV__DPBF16(a[u], qv, kb + (j0 + u) * hp + p);
-                }
-                for (int u = 0; u < 16; u++) {
-                    _mm512_storeu_ps(sc + (j0 + u) * 16, a[u]);
-                    if (j0 + u < L) mx = _mm512_max_ps(mx, a[u]);
-                }
+                if (hp == 16) /* MiniLM's head */
+                    mx = rv__bf16_scores(qt, kb + j0 * 16, 16, L - j0, sc + j0 * 16, mx);
+                else
+                    mx = rv__bf16_scores(qt, kb + j0 * hp, hp, L - j0, sc + j0 * 16, mx);
             }
             /* softmax: the weights of keys 2i and 2i + 1 to a pair per lane
             ** (pair i over score row i, read already) */
@@ -496,7 +544,8 @@ RV__T_BF16 static void rv__attention_bf16(const struct rv_encoder *m, const floa
                 _mm512_storeu_si512(pb + i * 16, rv__bf16_pairs(e0, e1));
             }
             __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
-            /* the weighted values: a vector per column of the head */
+            /* the weighted values: a vector per column of the head, then
+            ** transposed to the block's rows of ctx */
             for (uint32_t d0 = 0; d0 < hd; d0 += 16) {
                 __m512 o[16];
                 for (int u = 0; u < 16; u++) o[u] = _mm512_setzero_ps();
@@ -505,12 +554,11 @@ RV__T_BF16 static void rv__attention_bf16(const struct rv_encoder *m, const floa
                     const uint32_t *vi = vb + i * hd + d0;
                     for (int u = 0; u < 16; u++) RV__DPBF16(o[u], wv, vi + u);
                 }
-                for (int u = 0; u < 16; u++)
-                    _mm512_storeu_ps(ot + (d0 + u) * 16, _mm512_mul_ps(o[u], inv));
-            }
-            for (size_t r = 0; r < mr; r++) {
-                float *out = ctx + (i0 + r) * h + (size_t)head * hd;
-                for (uint32_t d = 0; d < hd; d++) out[d] = ot[d * 16 + r];
+                __m512 t[16]; /* not o, which then stays in registers */
+                for (int u = 0; u < 16; u++) t[u] = _mm512_mul_ps(o[u], inv);
+                rv__transpose16(t);
+                for (size_t r = 0; r < mr; r++)
+                    _mm512_storeu_ps(ctx + (i0 + r) * h + (size_t)head * hd + d0, t[r]);
             }
         }
     }

@@ -203,19 +203,16 @@ RV__TGT static void RV__SFX(finish_qkv)(const rv_encoder *m, const float *y, siz
                                         float *qkv, size_t Tp) {
     const uint32_t h = m->hidden, nh = m->heads, hd = h / nh, nout = L->n_out;
     const VF c = RV__SFX(splat)(m->attn_scale);
-    for (size_t r = 0; r < rows; r++) {
-        const float *yr = y + r * ldy;
-        const float *xr = xo + r * nout;
-        for (uint32_t part = 0, col = 0; part < 3; part++)
-            for (uint32_t head = 0; head < nh; head++) {
-                float *dst = qkv + (((size_t)part * nh + head) * Tp + t0 + r) * hd;
-                for (uint32_t d = 0; d < hd; d += RV__VW, col += RV__VW) {
-                    VF v = RV__SFX(ld)(yr + col);
-                    if (nout) v = v + RV__SFX(outlier_sum)(L, xr, col);
-                    v = v + RV__SFX(ld)(L->bias + col);
-                    if (part < 2) v = v * c;
-                    RV__SFX(st)(dst + d, v);
-                }
+    /* block by block, so that each block's rows are written in order */
+    for (uint32_t b = 0; b < 3 * nh; b++) {
+        float *dst = qkv + ((size_t)b * Tp + t0) * hd;
+        for (size_t r = 0; r < rows; r++)
+            for (uint32_t d = 0, col = b * hd; d < hd; d += RV__VW, col += RV__VW) {
+                VF v = RV__SFX(ld)(y + r * ldy + col);
+                if (nout) v = v + RV__SFX(outlier_sum)(L, xo + r * nout, col);
+                v = v + RV__SFX(ld)(L->bias + col);
+                if (b < 2 * nh) v = v * c;
+                RV__SFX(st)(dst + r * hd + d, v);
             }
     }
 }
