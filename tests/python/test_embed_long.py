@@ -99,7 +99,7 @@ def test_a_long_file_is_not_tokenised_past_its_head(emb, monkeypatch):
 
     monkeypatch.setattr(emb, "_tok", Spy())
     v = emb.embed([text])
-    assert max(seen) < 4200 and sum(seen) < 4200, seen  # one head of ~4,096 chars
+    assert max(seen) < 2100 and sum(seen) < 2100, seen  # one head of ~2,048 chars
     monkeypatch.setattr(emb, "_tok", real)
     monkeypatch.setattr(emb, "_head_chars", 0)  # the whole text
     assert np.array_equal(v, emb.embed([text]))
@@ -127,4 +127,4 @@ def test_other_tokenizers_are_tokenised_whole(tmp_path, monkeypatch):
     (d / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
     assert MiniLMEmbedder(d, quantize=False, threads=1)._head_chars == 0
     assert MiniLMEmbedder(quantize=False, threads=1, max_length=2)._head_chars == 0
-    assert MiniLMEmbedder(quantize=False, threads=1, max_length=3)._head_chars == 48
+    assert MiniLMEmbedder(quantize=False, threads=1, max_length=3)._head_chars == 24
