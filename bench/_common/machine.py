@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 #: The extensions named in a machine line, in this order, when present.
-VECTOR_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni")
+VECTOR_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "avx_vnni")
 
 
 def _cpuinfo_field(name: str) -> str | None:
@@ -39,7 +39,7 @@ def cpu_model() -> str:
 def vector_extensions() -> str:
     """The CPU's vector extensions that pick rowvoi's kernels, for a
     results file's machine line: e.g. ``"avx2"`` or ``"avx2, avx512f,
-    avx512_vnni"``. Read from /proc/cpuinfo; ``"unknown"`` elsewhere."""
+    avx512_vnni, avx512_bf16"`` (bf16: the encoder's bfloat16 attention). Read from /proc/cpuinfo; ``"unknown"`` elsewhere."""
     flags = _cpuinfo_field("flags")
     if flags is None:
         return "unknown"

@@ -21,7 +21,9 @@
 **                per step of 2 inputs (exact, no saturating sums);
 **   portable     int32 sums in plain C.
 ** Each gives the exact integer sums, then float(sum) * column scale * row
-** scale.
+** scale.  avx512-bf16 is avx512-vnni whose bfloat16 attention runs on
+** vdpbf16ps (rv__attention_bf16); the other kernels round to bfloat16 and
+** sum in that instruction's order (encoder_body.h, attention).
 */
 #include <math.h>
 #include <stdio.h>
