@@ -1,7 +1,9 @@
 """Type stubs of the compiled module ``rowvoi.index._encoder`` (cython/index/_encoder.pyx).
 
 The public API is :class:`rowvoi.index.embed.MiniLMEmbedder` (its
-``native-v1`` recipe); the spec comes from :func:`rowvoi.index._native.encoder_spec`.
+``native-v2`` and ``native-v1`` recipes); the spec comes from
+:func:`rowvoi.index._native.encoder_spec`, with ``"attention"``
+(``"float32"``, the default, or ``"bfloat16"``) added by the recipe.
 """
 
 from typing import Any

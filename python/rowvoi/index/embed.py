@@ -1104,7 +1104,7 @@ class MiniLMEmbedder:
         ``native-v2``, computes it with rowvoi's own encoder
         (``include/rowvoi/encoder.h``: exact integer products with AVX-512
         VNNI, AVX2 or plain C, the row-wise steps fused with them, no
-        padding, the attention in bfloat16), about 1.7x onnxruntime's run
+        padding, the attention in bfloat16), about 1.6x onnxruntime's run
         of ``rowscale-v5`` per thread on an AVX-512 VNNI + BF16 host;
         loading it reads the derived graph (about 0.7 s).
         False: run the file as shipped on onnxruntime (its int8 weights are
