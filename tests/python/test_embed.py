@@ -116,7 +116,9 @@ def test_int8_ids_name_the_recipe(quantized, v5, shipped, cache):
     assert v3.embedder_id == quantized.embedder_id.replace("native-v2", "rowscale-v3")
     assert "rowscale-v3.d2" in v3.model_path.name
     for other in (v1, v3, v5):
-        assert not np.array_equal(other.embed(["lift of a wing"]), quantized.embed(["lift of a wing"]))
+        assert not np.array_equal(
+            other.embed(["lift of a wing"]), quantized.embed(["lift of a wing"])
+        )
     with pytest.raises(ValueError, match="native-v2, native-v1, rowscale-v5, rowscale-v3"):
         MiniLMEmbedder(cache_dir=cache, recipe="rowscale-v9")
     with pytest.raises(ValueError, match="recipe="):
