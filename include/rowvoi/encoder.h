@@ -22,7 +22,8 @@
 ** the same integers everywhere; the float32 steps round the same way on
 ** one kernel whatever the batch, so a text's vector is the same bits alone
 ** or in any batch, on every run.  Different kernels (rv_encoder_kernel) may
-** differ in the last bits of the float32 steps.
+** differ in the last bits of the float32 steps (not "avx512-bf16" and
+** "avx512-vnni": they give the same bits).
 **
 ** Kernels: "avx512-bf16" ("avx512-vnni" with AVX-512 BF16's dot products
 ** for a bfloat16 attention), "avx512-vnni" (AVX-512 with VNNI dot
@@ -135,10 +136,10 @@ typedef struct rv_encoder_spec {
 ** weights for the kernel.  Returns RV_OK and *out; RV_E_INVALID_ARG for a
 ** NULL pointer, a non-finite or non-positive scale or a non-finite float
 ** (naming the array), outlier channels that are not ascending or not
-** below k, an unknown kernel name or attention; RV_E_SHAPE for dimensions the kernels
-** do not take (above); RV_E_RANGE for a dimension above the limits;
-** RV_E_STATE when the named kernel needs instructions this CPU lacks;
-** RV_E_NOMEM.  Ownership: free with rv_encoder_free.  Since: 0.1
+** below k, an unknown kernel name or attention; RV_E_SHAPE for dimensions
+** the kernels do not take (above); RV_E_RANGE for a dimension above the
+** limits; RV_E_STATE when the named kernel needs instructions this CPU
+** lacks; RV_E_NOMEM.  Ownership: free with rv_encoder_free.  Since: 0.1
 */
 RV_API rv_status rv_encoder_create(const rv_encoder_spec *spec, rv_encoder **out /* OUT */);
 

@@ -97,7 +97,7 @@ struct rv_encoder {
     int8_t *word, *position, *type;
     float *word_scale, *position_scale, *type_scale, *emb_gamma, *emb_beta;
     rv__layer *layer;
-    uint32_t attn_bf16; /* RV_ENCODER_ATTN_BFLOAT16 */
+    uint32_t attn_bf16; /* 1: spec.attention was RV_ENCODER_ATTN_BFLOAT16 */
     int kernel;
     rv__enc_fwd_fn forward;
     rv__enc_att_fn attend;
