@@ -370,6 +370,28 @@ static inline rv__v4f rv__max4(rv__v4f a, rv__v4f b) {
 #include "encoder_body.h"
 
 #ifdef RV__ENC_X86
+/* r[0 .. 7] transposed in place: r[c] gets element c of every r[i], i its
+** lane (unpacks and shuffles within 128-bit halves, then the halves). */
+RV__T_AVX2 static inline __attribute__((always_inline)) void rv__transpose8(__m256 r[8]) {
+    __m256 t[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    /* r[4g + c]: columns c and c + 4 of rows 4g .. 4g + 3 */
+    for (int g = 0; g < 8; g += 4) {
+        r[g] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
+        r[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], 0xee);
+        r[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+        r[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0xee);
+    }
+    for (int c = 0; c < 4; c++) {
+        __m256 lo = r[c], hi = r[4 + c];
+        r[c] = _mm256_permute2f128_ps(lo, hi, 0x20);
+        r[4 + c] = _mm256_permute2f128_ps(lo, hi, 0x31);
+    }
+}
+
 #  define RV__SFX(name)    name##_avx2
 #  define RV__TGT          RV__T_AVX2
 #  define RV__VW           8
@@ -380,6 +402,7 @@ static inline rv__v4f rv__max4(rv__v4f a, rv__v4f b) {
 #  define RV__ND           8
 #  define RV__RCP(x)       (_mm256_set1_ps(1.0f) / (x))
 #  define RV__MAX(a, b)    _mm256_max_ps((__m256)(a), (__m256)(b))
+#  define RV__TRANSPOSE(t) rv__transpose8((__m256 *)(t))
 #  include "encoder_body.h"
 
 /* 1 / x for finite x >= 1: the 14-bit estimate and one Newton step (a
@@ -428,7 +451,7 @@ RV__T_BF16 static inline __m512i rv__bf16_pairs(__m512 a, __m512 b) {
 
 /* r[0 .. 15] transposed in place: r[c] gets element c of every r[i], i
 ** its lane (unpacks within 128-bit lanes, then the lanes themselves). */
-RV__T_BF16 static inline __attribute__((always_inline)) void rv__transpose16(__m512 r[16]) {
+RV__T_VNNI static inline __attribute__((always_inline)) void rv__transpose16(__m512 r[16]) {
     __m512 t[16];
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -577,6 +600,7 @@ RV__T_BF16 static void rv__attention_bf16(const struct rv_encoder *m, const floa
 #  define RV__RCP(x)       rv__rcp16(x)
 #  define RV__MAX(a, b)    _mm512_max_ps((__m512)(a), (__m512)(b))
 #  define RV__EXP(x)       rv__exp16((__m512)(x))
+#  define RV__TRANSPOSE(t) rv__transpose16((__m512 *)(t))
 #  include "encoder_body.h"
 #endif
 

@@ -9,6 +9,8 @@
 **   RV__RCP(x)     1 / x on vectors of finite x >= 1, to about 1 ulp
 **   RV__MAX(a, b)  the larger of a and b per lane (b where either is NaN)
 **   RV__GEMM       the kernel's integer product (see rv__enc_gemm_fn)
+**   RV__TRANSPOSE(t) (optional) t[0 .. RV__VW - 1] transposed in place,
+**                  for the attention's context (RV__ND must be RV__VW)
 **   RV__NK, RV__ND the attention's tiles: keys per score step (<= 32)
 **                  and value columns per pass (dividing 16, so the head
 **                  size)
@@ -397,12 +399,22 @@ RV__TGT static void RV__SFX(attention)(const rv_encoder *m, const float *q0, siz
                     const float *vj = v + j * hd + d0;
                     for (int u = 0; u < RV__ND; u++) o[u] = RV__FMA(RV__SFX(splat)(vj[u]), w, o[u]);
                 }
+#ifdef RV__TRANSPOSE          /* RV__ND == RV__VW: to the block's rows in registers */
+                VF t[RV__VW]; /* not o, which then stays in registers */
+                for (int u = 0; u < RV__VW; u++) t[u] = o[u] * inv;
+                RV__TRANSPOSE(t);
+                for (size_t r = 0; r < mr; r++)
+                    RV__SFX(st)(ctx + (i0 + r) * h + (size_t)head * hd + d0, t[r]);
+#else
                 for (int u = 0; u < RV__ND; u++) RV__SFX(st)(ot + (d0 + u) * RV__VW, o[u] * inv);
+#endif
             }
+#ifndef RV__TRANSPOSE
             for (size_t r = 0; r < mr; r++) {
                 float *out = ctx + (i0 + r) * h + (size_t)head * hd;
                 for (uint32_t d = 0; d < hd; d++) out[d] = ot[d * RV__VW + r];
             }
+#endif
         }
     }
 }
@@ -475,3 +487,4 @@ RV__TGT static void RV__SFX(forward)(const rv_encoder *m, size_t n, const size_t
 #undef RV__RCP
 #undef RV__MAX
 #undef RV__EXP
+#undef RV__TRANSPOSE
