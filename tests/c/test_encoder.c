@@ -33,10 +33,9 @@ typedef struct model {
     rv_encoder_spec spec;
 } model;
 
-static uint64_t rng_state = 12345;
+static rv_rng RNG;        /* seeded in main */
 static double rnd(void) { /* uniform in [0, 1) */
-    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
+    return rv_rng_uniform(&RNG);
 }
 static int8_t rq(void) {
     return (int8_t)((int)(rnd() * 255) - 127);
@@ -320,6 +319,7 @@ static void test_allocation_failures(void) {
 }
 
 int main(void) {
+    rv_rng_seed(&RNG, 12345);
     fill(&M);
     make_input();
     RUN_TEST(test_kernels_batch_invariant_and_agreeing);
